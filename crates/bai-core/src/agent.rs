@@ -1,0 +1,150 @@
+//! The agent RPC interface. The manager reaches every agent only through [`AgentRpc`],
+//! also inside `baid up`, so the single-node and the multi-node path are the same code.
+//! All request and reply types are plain serde data, ready for any transport.
+
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+use crate::resources::ResourceSlots;
+use crate::status::SessionType;
+
+/// What an agent is and has.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentInfo {
+    pub id: String,
+    pub region: String,
+    pub scaling_group: String,
+    pub architecture: String,
+    /// Total capacity of the node (detected cores and memory, minus what is reserved).
+    pub capacity: ResourceSlots,
+    pub images: Vec<ImageInfo>,
+    pub version: String,
+}
+
+/// A kernel image the agent can run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImageInfo {
+    /// Canonical reference, e.g. `bai/python:3.11-bookworm`.
+    pub name: String,
+    pub digest: String,
+    pub labels: BTreeMap<String, String>,
+    pub size_bytes: u64,
+}
+
+/// Everything the agent needs to start one kernel (container).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelSpec {
+    pub kernel_id: Uuid,
+    pub session_id: Uuid,
+    pub session_name: String,
+    pub session_type: SessionType,
+    pub image: String,
+    pub slots: ResourceSlots,
+    pub shmem: u64,
+    pub environ: BTreeMap<String, String>,
+    /// Batch sessions: the command run when the kernel is ready; its exit ends the session.
+    pub startup_command: Option<String>,
+    /// Shell script run once before the kernel is ready.
+    pub bootstrap_script: Option<String>,
+    pub owner_access_key: String,
+}
+
+/// Reply to a successful `create_kernel`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelCreated {
+    pub kernel_id: Uuid,
+    pub container_id: String,
+    /// CPU set actually given (for display), if pinned.
+    pub cpuset: Option<String>,
+}
+
+/// Why and how a kernel ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelExit {
+    pub kernel_id: Uuid,
+    pub exit_code: Option<i32>,
+    pub oom_killed: bool,
+    /// Container logs collected before the container was removed (tail, bounded).
+    pub logs: String,
+}
+
+/// Events an agent reports on its own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum AgentEvent {
+    /// The kernel's main process ended (batch finished, crash, out of memory).
+    KernelExited(KernelExit),
+}
+
+/// Execution modes of the execute API (wire contract §6.2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "mode", rename_all = "lowercase")]
+pub enum ExecRequest {
+    /// Run a code snippet in the kernel's persistent REPL.
+    Query { code: String },
+    /// Clean / build / exec shell commands in /home/work. `"*"` means the kernel default,
+    /// an empty string or `None` skips the step.
+    Batch {
+        clean: Option<String>,
+        build: Option<String>,
+        exec: Option<String>,
+    },
+    /// A line typed by the user in answer to `WaitingInput`.
+    Input { line: String },
+}
+
+/// One piece of execution output, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "kebab-case")]
+pub enum ExecEvent {
+    Stdout { data: String },
+    Stderr { data: String },
+    /// The code asks for a line of input (`input()`).
+    WaitingInput { prompt: String, password: bool },
+    Finished { exit_code: i32 },
+}
+
+#[derive(Debug, Clone, thiserror::Error, Serialize, Deserialize, PartialEq)]
+pub enum AgentError {
+    #[error("kernel {0} is not on this agent")]
+    KernelNotFound(Uuid),
+    #[error("image {0:?} is not on this agent")]
+    ImageNotFound(String),
+    #[error("not enough resources on the agent: {0}")]
+    InsufficientResources(String),
+    #[error("kernel did not become ready: {0}")]
+    NotReady(String),
+    #[error("container runtime error: {0}")]
+    Runtime(String),
+    #[error("bad request to agent: {0}")]
+    BadRequest(String),
+}
+
+#[async_trait]
+pub trait AgentRpc: Send + Sync + 'static {
+    async fn info(&self) -> Result<AgentInfo, AgentError>;
+    /// Creates the container, starts it and waits until its runner answers.
+    async fn create_kernel(&self, spec: KernelSpec) -> Result<KernelCreated, AgentError>;
+    /// Stops and removes the container and its scratch directory.
+    async fn destroy_kernel(&self, kernel_id: Uuid) -> Result<KernelExit, AgentError>;
+    /// Runs code; the stream ends after `Finished`.
+    async fn execute(
+        &self,
+        kernel_id: Uuid,
+        req: ExecRequest,
+    ) -> Result<BoxStream<'static, ExecEvent>, AgentError>;
+    /// Writes files under /home/work (paths are relative and already validated).
+    async fn upload_files(
+        &self,
+        kernel_id: Uuid,
+        files: Vec<(String, bytes::Bytes)>,
+    ) -> Result<(), AgentError>;
+    /// Container logs (stdout and stderr interleaved).
+    async fn logs(&self, kernel_id: Uuid) -> Result<String, AgentError>;
+    /// Kernels this agent is running now (for reconciliation).
+    async fn list_kernels(&self) -> Result<Vec<Uuid>, AgentError>;
+    /// Events the agent reports by itself (kernel exits).
+    fn events(&self) -> BoxStream<'static, AgentEvent>;
+}

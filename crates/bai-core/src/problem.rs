@@ -1,0 +1,101 @@
+//! API errors as JSON problems (`type`, `title`, `msg`), the shape the Backend.AI client reads.
+
+use serde::{Deserialize, Serialize};
+
+/// One API error. `status` is the HTTP status; it is not serialized.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    #[serde(skip)]
+    pub status: u16,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub title: String,
+    /// What went wrong and what to do, in words.
+    pub msg: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
+}
+
+const PROBS: &str = "https://api.backend.ai/probs/";
+
+impl Problem {
+    pub fn new(status: u16, slug: &str, title: &str, msg: impl Into<String>) -> Problem {
+        Problem {
+            status,
+            kind: format!("{PROBS}{slug}"),
+            title: title.to_string(),
+            msg: msg.into(),
+            error_code: None,
+            data: None,
+        }
+    }
+
+    pub fn with_code(mut self, code: &str) -> Problem {
+        self.error_code = Some(code.to_string());
+        self
+    }
+
+    pub fn with_data(mut self, data: serde_json::Value) -> Problem {
+        self.data = Some(data);
+        self
+    }
+
+    pub fn invalid(msg: impl Into<String>) -> Problem {
+        Problem::new(400, "invalid-api-params", "Invalid API parameters.", msg)
+            .with_code("api_generic_invalid-parameters")
+    }
+
+    pub fn session_not_found(reference: &str) -> Problem {
+        Problem::new(
+            404,
+            "session-not-found",
+            "No such session.",
+            format!("no session named or with the id {reference:?} is visible to you"),
+        )
+    }
+
+    pub fn image_not_found(image: &str, known: &[String]) -> Problem {
+        let hint = if known.is_empty() {
+            "no images are registered yet; run `make up` to build them".to_string()
+        } else {
+            format!("known images and aliases: {}", known.join(", "))
+        };
+        Problem::new(
+            400,
+            "image-not-found",
+            "Unknown image.",
+            format!("the image {image:?} is not available here; {hint}"),
+        )
+        .with_code("session_create_image-not-found")
+    }
+
+    pub fn unauthorized(msg: impl Into<String>) -> Problem {
+        Problem::new(401, "auth-failed", "Authentication failed.", msg)
+    }
+
+    pub fn forbidden(msg: impl Into<String>) -> Problem {
+        Problem::new(403, "forbidden", "Forbidden operation.", msg)
+    }
+
+    pub fn conflict(slug: &str, title: &str, msg: impl Into<String>) -> Problem {
+        Problem::new(409, slug, title, msg)
+    }
+
+    pub fn internal(msg: impl Into<String>) -> Problem {
+        Problem::new(500, "internal-server-error", "Internal server error.", msg)
+    }
+
+    pub fn not_found(what: &str, msg: impl Into<String>) -> Problem {
+        Problem::new(404, &format!("{what}-not-found"), "Not found.", msg)
+    }
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}): {}", self.title, self.status, self.msg)
+    }
+}
+
+impl std::error::Error for Problem {}

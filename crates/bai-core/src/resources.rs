@@ -1,0 +1,316 @@
+//! Resource slots: what a session asks for and what an agent has.
+//!
+//! CPU is kept in milli-cores, memory and shared memory in bytes, accelerators in
+//! milli-shares, so arithmetic is exact and comparisons never suffer float error.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A set of resource amounts. Missing keys mean zero.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceSlots {
+    /// CPU in milli-cores (1000 = one core).
+    pub cpu_milli: u64,
+    /// Memory in bytes.
+    pub mem: u64,
+    /// Accelerator shares in milli-units, by slot name (e.g. `mock.shares`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub accel: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResourceError {
+    #[error("{slot}={value:?} is not a valid amount: {hint}")]
+    Invalid {
+        slot: String,
+        value: String,
+        hint: &'static str,
+    },
+    #[error(
+        "unknown resource slot {0:?}: use cpu, mem, shmem{1}"
+    )]
+    UnknownSlot(String, String),
+    #[error("shared memory ({shmem}) cannot be larger than memory ({mem})")]
+    ShmemOverMem { shmem: String, mem: String },
+    #[error("{slot}={value} is too small: at least {min} is needed")]
+    TooSmall {
+        slot: &'static str,
+        value: String,
+        min: String,
+    },
+}
+
+impl ResourceSlots {
+    pub fn fits_in(&self, avail: &ResourceSlots) -> bool {
+        self.cpu_milli <= avail.cpu_milli
+            && self.mem <= avail.mem
+            && self
+                .accel
+                .iter()
+                .all(|(k, v)| *v == 0 || avail.accel.get(k).copied().unwrap_or(0) >= *v)
+    }
+
+    pub fn checked_sub(&self, other: &ResourceSlots) -> ResourceSlots {
+        let mut accel = self.accel.clone();
+        for (k, v) in &other.accel {
+            let e = accel.entry(k.clone()).or_insert(0);
+            *e = e.saturating_sub(*v);
+        }
+        ResourceSlots {
+            cpu_milli: self.cpu_milli.saturating_sub(other.cpu_milli),
+            mem: self.mem.saturating_sub(other.mem),
+            accel,
+        }
+    }
+
+    pub fn add(&self, other: &ResourceSlots) -> ResourceSlots {
+        let mut accel = self.accel.clone();
+        for (k, v) in &other.accel {
+            *accel.entry(k.clone()).or_insert(0) += *v;
+        }
+        ResourceSlots {
+            cpu_milli: self.cpu_milli + other.cpu_milli,
+            mem: self.mem + other.mem,
+            accel,
+        }
+    }
+
+    /// Names of the slots in which `self` exceeds `avail` (for "why can't this fit").
+    pub fn short_of(&self, avail: &ResourceSlots) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.cpu_milli > avail.cpu_milli {
+            out.push("cpu".to_string());
+        }
+        if self.mem > avail.mem {
+            out.push("mem".to_string());
+        }
+        for (k, v) in &self.accel {
+            if *v > avail.accel.get(k).copied().unwrap_or(0) {
+                out.push(k.clone());
+            }
+        }
+        out
+    }
+
+    /// Backend.AI's string-valued slot map, e.g. `{"cpu": "2", "mem": "1073741824"}`.
+    pub fn to_wire(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        m.insert("cpu".into(), format_cpu(self.cpu_milli).into());
+        m.insert("mem".into(), self.mem.to_string().into());
+        for (k, v) in &self.accel {
+            m.insert(k.clone(), format_cpu(*v).into());
+        }
+        serde_json::Value::Object(m)
+    }
+}
+
+/// `2000` → `"2"`, `1500` → `"1.5"`.
+pub fn format_cpu(milli: u64) -> String {
+    if milli % 1000 == 0 {
+        (milli / 1000).to_string()
+    } else {
+        let s = format!("{}.{:03}", milli / 1000, milli % 1000);
+        s.trim_end_matches('0').to_string()
+    }
+}
+
+/// Human form of a byte count: `1073741824` → `1 GiB`.
+pub fn format_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if (v - v.round()).abs() < 0.005 {
+        format!("{} {}", v.round() as u64, UNITS[u])
+    } else {
+        format!("{v:.2} {}", UNITS[u])
+    }
+}
+
+/// Parses a decimal amount of cores (`"2"`, `"0.5"`, `1`) into milli-cores.
+pub fn parse_cpu(slot: &str, v: &serde_json::Value) -> Result<u64, ResourceError> {
+    let s = value_to_string(v);
+    let bad = || ResourceError::Invalid {
+        slot: slot.to_string(),
+        value: s.clone(),
+        hint: "give a positive number of cores, like 1, 2 or 0.5",
+    };
+    let f: f64 = s.trim().parse().map_err(|_| bad())?;
+    if !f.is_finite() || f <= 0.0 || f > 1_000_000.0 {
+        return Err(bad());
+    }
+    Ok((f * 1000.0).round() as u64)
+}
+
+/// Parses a memory size: `"1g"`, `"512m"`, `"512mb"`, `"4096m"`, `"1.5GiB"`, `1073741824`.
+/// A bare number is bytes, as in Backend.AI (the CLI appends `m` when no unit is given).
+pub fn parse_mem(slot: &str, v: &serde_json::Value) -> Result<u64, ResourceError> {
+    let s = value_to_string(v);
+    let bad = || ResourceError::Invalid {
+        slot: slot.to_string(),
+        value: s.clone(),
+        hint: "give a size like 512m, 1g or 2GiB",
+    };
+    let t = s.trim().to_ascii_lowercase();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| bad())?;
+    let mult: f64 = match unit.trim() {
+        "" | "b" => 1.0,
+        "k" | "kb" | "kib" => 1024.0,
+        "m" | "mb" | "mib" => 1024.0 * 1024.0,
+        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tb" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(bad()),
+    };
+    let bytes = n * mult;
+    if !bytes.is_finite() || bytes <= 0.0 || bytes > 1e18 {
+        return Err(bad());
+    }
+    Ok(bytes.round() as u64)
+}
+
+fn value_to_string(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// What a session asks for, after parsing and defaults.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceRequest {
+    pub slots: ResourceSlots,
+    /// Shared memory (`/dev/shm`) in bytes; part of `mem`, so never larger.
+    pub shmem: u64,
+}
+
+pub const DEFAULT_CPU_MILLI: u64 = 1000;
+pub const DEFAULT_MEM: u64 = 1024 * 1024 * 1024;
+pub const DEFAULT_SHMEM: u64 = 64 * 1024 * 1024;
+/// Below this a Python kernel cannot even start.
+pub const MIN_MEM: u64 = 64 * 1024 * 1024;
+
+impl ResourceRequest {
+    /// Parses the `resources` map of a create request (`{"cpu": "2", "mem": "1g"}`) and
+    /// `resource_opts` (`{"shmem": "64m"}`); `accel_slots` are the accelerator slot names the
+    /// cluster knows (e.g. `mock.shares`, with `gpu` as an alias of the first).
+    pub fn parse(
+        resources: &serde_json::Map<String, serde_json::Value>,
+        resource_opts: &serde_json::Map<String, serde_json::Value>,
+        accel_slots: &[String],
+    ) -> Result<ResourceRequest, ResourceError> {
+        let mut slots = ResourceSlots {
+            cpu_milli: DEFAULT_CPU_MILLI,
+            mem: DEFAULT_MEM,
+            accel: BTreeMap::new(),
+        };
+        let mut shmem = None;
+        let mut mem_given = false;
+        let all = resources
+            .iter()
+            .chain(resource_opts.iter().filter(|(k, _)| k.as_str() == "shmem"));
+        for (k, v) in all {
+            match k.as_str() {
+                "cpu" => slots.cpu_milli = parse_cpu(k, v)?,
+                "mem" => {
+                    slots.mem = parse_mem(k, v)?;
+                    mem_given = true;
+                }
+                "shmem" => shmem = Some(parse_mem(k, v)?),
+                other => {
+                    let target = if matches!(other, "gpu" | "fgpu" | "cuda.shares") {
+                        accel_slots.first().cloned()
+                    } else {
+                        accel_slots.iter().find(|s| s.as_str() == other).cloned()
+                    };
+                    match target {
+                        Some(t) => {
+                            slots.accel.insert(t, parse_cpu(other, v)?);
+                        }
+                        None => {
+                            let extra = if accel_slots.is_empty() {
+                                " (this cluster has no accelerators)".to_string()
+                            } else {
+                                format!(", {}", accel_slots.join(", "))
+                            };
+                            return Err(ResourceError::UnknownSlot(other.to_string(), extra));
+                        }
+                    }
+                }
+            }
+        }
+        let shmem = shmem.unwrap_or(DEFAULT_SHMEM.min(slots.mem));
+        if shmem > slots.mem {
+            return Err(ResourceError::ShmemOverMem {
+                shmem: format_bytes(shmem),
+                mem: format_bytes(slots.mem),
+            });
+        }
+        if mem_given && slots.mem < MIN_MEM {
+            return Err(ResourceError::TooSmall {
+                slot: "mem",
+                value: format_bytes(slots.mem),
+                min: format_bytes(MIN_MEM),
+            });
+        }
+        Ok(ResourceRequest { slots, shmem })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn req(r: serde_json::Value) -> Result<ResourceRequest, ResourceError> {
+        ResourceRequest::parse(
+            r.as_object().unwrap(),
+            &serde_json::Map::new(),
+            &["mock.shares".to_string()],
+        )
+    }
+
+    #[test]
+    fn parses_cli_forms() {
+        let r = req(json!({"cpu": "2", "mem": "1g", "shmem": "128m"})).unwrap();
+        assert_eq!(r.slots.cpu_milli, 2000);
+        assert_eq!(r.slots.mem, 1 << 30);
+        assert_eq!(r.shmem, 128 << 20);
+        let r = req(json!({"cpu": 1, "mem": "512mb"})).unwrap();
+        assert_eq!(r.slots.mem, 512 << 20);
+        let r = req(json!({"mem": "4096m", "gpu": "0.5"})).unwrap();
+        assert_eq!(r.slots.mem, 4096 << 20);
+        assert_eq!(r.slots.accel["mock.shares"], 500);
+    }
+
+    #[test]
+    fn rejects_bad_values_with_reasons() {
+        assert!(matches!(req(json!({"cpu": "-1"})), Err(ResourceError::Invalid { .. })));
+        assert!(matches!(req(json!({"cpu": "0"})), Err(ResourceError::Invalid { .. })));
+        assert!(matches!(req(json!({"mem": "lots"})), Err(ResourceError::Invalid { .. })));
+        assert!(matches!(
+            req(json!({"mem": "1g", "shmem": "2g"})),
+            Err(ResourceError::ShmemOverMem { .. })
+        ));
+        assert!(matches!(req(json!({"tpu": "1"})), Err(ResourceError::UnknownSlot(..))));
+        assert!(matches!(req(json!({"mem": "1m"})), Err(ResourceError::TooSmall { .. })));
+    }
+
+    #[test]
+    fn fitting_and_shortage() {
+        let want = ResourceSlots { cpu_milli: 2000, mem: 4 << 30, accel: BTreeMap::new() };
+        let have = ResourceSlots { cpu_milli: 1000, mem: 8 << 30, accel: BTreeMap::new() };
+        assert!(!want.fits_in(&have));
+        assert_eq!(want.short_of(&have), vec!["cpu".to_string()]);
+        let left = have.checked_sub(&ResourceSlots { cpu_milli: 500, mem: 1 << 30, ..Default::default() });
+        assert_eq!(left.cpu_milli, 500);
+        assert_eq!(format_cpu(1500), "1.5");
+        assert_eq!(format_bytes(1 << 30), "1 GiB");
+    }
+}

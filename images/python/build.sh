@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Builds the `python` kernel image locally: Debian bookworm (debootstrap) + Python 3.11,
+# imported with `docker import` and labelled for bai. No registry is needed.
+#
+#   images/python/build.sh [TAG]      (default TAG: bai/python:3.11-bookworm)
+#
+# The build is skipped when an image with the same recipe hash already exists.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+tag="${1:-bai/python:3.11-bookworm}"
+mirror="${BAI_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+recipe_hash="$(sha256sum "$here/build.sh" | cut -c1-16)"
+
+existing="$(docker image inspect -f '{{ index .Config.Labels "ai.bai.recipe" }}' "$tag" 2>/dev/null || true)"
+if [ "$existing" = "$recipe_hash" ]; then
+  echo "image $tag is up to date ($recipe_hash)"
+  exit 0
+fi
+
+work="$(mktemp -d /var/tmp/bai-image.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+rootfs="$work/rootfs"
+echo "debootstrap bookworm into $rootfs (mirror $mirror)"
+debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates,procps,less,tini \
+  bookworm "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 || {
+  tail -30 "$work/debootstrap.log" >&2
+  exit 1
+}
+
+# The unprivileged user every session runs as; /home/work is replaced by a per-session
+# scratch directory at run time, so its contents here only matter for `docker run` tests.
+chroot "$rootfs" /usr/sbin/groupadd -g 1000 work
+chroot "$rootfs" /usr/sbin/useradd -u 1000 -g 1000 -d /home/work -s /bin/bash -m work
+chroot "$rootfs" ln -sf /usr/bin/python3 /usr/local/bin/python
+rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* "$rootfs"/usr/share/doc/* \
+  "$rootfs"/usr/share/man/* "$rootfs"/usr/share/locale/*
+
+tar -C "$rootfs" -c . | docker import \
+  -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin' \
+  -c 'ENV LANG=C.UTF-8' \
+  -c 'USER work' \
+  -c 'WORKDIR /home/work' \
+  -c 'CMD ["/usr/bin/python3"]' \
+  -c "LABEL ai.bai.recipe=$recipe_hash" \
+  -c 'LABEL ai.backend.kernelspec=1' \
+  -c 'LABEL ai.backend.features="query batch uid-match"' \
+  -c 'LABEL ai.backend.base-distro=debian12' \
+  -c 'LABEL ai.backend.runtime-type=python' \
+  -c 'LABEL ai.backend.runtime-path=/usr/bin/python3' \
+  -c 'LABEL ai.backend.resource.min.cpu=1' \
+  -c 'LABEL ai.backend.resource.min.mem=64m' \
+  -c 'LABEL ai.backend.service-ports=""' \
+  - "$tag" >/dev/null
+echo "built $tag ($recipe_hash)"

@@ -49,10 +49,12 @@ impl SessionStatus {
             (self, to),
             (Pending, Scheduled | Cancelled | Error)
                 | (Scheduled, Preparing | Pending | Cancelled | Error | Terminating)
-                | (Preparing, Pulling | Prepared | Error | Terminating)
-                | (Pulling, Prepared | Error | Terminating)
-                | (Prepared, Creating | Error | Terminating)
-                | (Creating, Running | Error | Terminating)
+                // `Pending` from the creation phases = requeued after a manager restart
+                // interrupted the launch (the partial kernel is destroyed first).
+                | (Preparing, Pulling | Prepared | Error | Terminating | Pending)
+                | (Pulling, Prepared | Error | Terminating | Pending)
+                | (Prepared, Creating | Error | Terminating | Pending)
+                | (Creating, Running | Error | Terminating | Pending)
                 | (Running, Terminating | Restarting | RunningDegraded | Error)
                 | (Restarting, Running | Terminating | Error)
                 | (RunningDegraded, Running | Terminating | Error)

@@ -1,1 +1,13 @@
+//! The bai manager: the Backend.AI-compatible API, authentication, the scheduler and the
+//! session lifecycle. It reaches agents only through [`bai_core::agent::AgentRpc`].
 #![forbid(unsafe_code)]
+#![recursion_limit = "256"]
+
+pub mod api;
+pub mod auth;
+pub mod error;
+pub mod lifecycle;
+pub mod scheduler;
+pub mod state;
+
+pub use state::{AgentHandle, Manager, ManagerConfig};

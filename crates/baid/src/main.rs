@@ -1,1 +1,166 @@
-fn main() {}
+//! `baid`: the bai server. `baid up` runs everything on one machine: the API and manager,
+//! one agent on the local Docker engine, and the embedded SQLite database.
+#![forbid(unsafe_code)]
+
+mod bootstrap;
+
+use anyhow::{Context, Result};
+use bai_agent::{DockerAgent, DockerAgentConfig};
+use bai_manager::{Manager, ManagerConfig, lifecycle, scheduler};
+use bai_store::Store;
+use clap::{Parser, Subcommand};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(name = "baid", version, about = "The bai server")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run the whole platform on this machine: API, manager, one agent, SQLite.
+    Up(UpArgs),
+}
+
+#[derive(clap::Args)]
+struct UpArgs {
+    /// Address the API listens on.
+    #[arg(long, env = "BAI_LISTEN", default_value = "127.0.0.1:8090")]
+    listen: SocketAddr,
+    /// Where the database, kernel scratch directories and env files live.
+    #[arg(long, env = "BAI_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// The krunner binary bind-mounted into every container (default: next to baid).
+    #[arg(long, env = "BAI_KRUNNER")]
+    krunner: Option<PathBuf>,
+    /// Memory kept back for the host and bai itself.
+    #[arg(long, env = "BAI_RESERVED_MEM_MB", default_value_t = 512)]
+    reserved_mem_mb: u64,
+}
+
+fn default_data_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/root"))
+        .join(".local/share/bai")
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,bollard=warn,hyper=warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().cmd {
+        Cmd::Up(args) => up(args).await,
+    }
+}
+
+async fn up(args: UpArgs) -> Result<()> {
+    let data_dir = args.data_dir.unwrap_or_else(default_data_dir);
+    std::fs::create_dir_all(&data_dir)
+        .with_context(|| format!("cannot create the data dir {}", data_dir.display()))?;
+    let store = Arc::new(
+        Store::open(&data_dir.join("bai.db")).context("cannot open the database")?,
+    );
+    let endpoint = format!("http://{}", args.listen);
+    let accounts = bootstrap::ensure_accounts(&store, &data_dir, &endpoint)?;
+
+    let agent_id = match store.meta_get("agent_id")? {
+        Some(id) => id,
+        None => {
+            let id = format!("agent-{}", &hex::encode(rand::random::<[u8; 4]>()));
+            store.meta_set("agent_id", &id)?;
+            id
+        }
+    };
+    let krunner = match args.krunner {
+        Some(p) => p,
+        None => std::env::current_exe()
+            .context("cannot find baid's own path")?
+            .with_file_name("bai-krunner"),
+    };
+    if !krunner.exists() {
+        anyhow::bail!(
+            "the kernel runner {} is missing: build it with `cargo build -p bai-krunner` or set BAI_KRUNNER",
+            krunner.display()
+        );
+    }
+    let agent = DockerAgent::connect(DockerAgentConfig {
+        agent_id: agent_id.clone(),
+        scaling_group: "default".into(),
+        data_dir: data_dir.clone(),
+        krunner_path: krunner,
+        reserved_mem: args.reserved_mem_mb * 1024 * 1024,
+        reserved_cpu_milli: 0,
+    })
+    .await
+    .context("cannot reach the Docker engine (is dockerd running? `make up` starts it)")?;
+
+    let m = Manager::new(
+        store.clone(),
+        ManagerConfig {
+            data_dir: data_dir.clone(),
+            ..Default::default()
+        },
+    );
+    let handle = m
+        .register_agent(Arc::new(agent))
+        .await
+        .map_err(|e| anyhow::anyhow!("agent failed to start: {e}"))?;
+    bootstrap::register_aliases(&store, &handle.info())?;
+    lifecycle::watch::spawn(m.clone(), handle.clone());
+    lifecycle::reconcile::reconcile(&m).await?;
+    scheduler::spawn(m.clone());
+    lifecycle::timeouts::spawn_sweeper(m.clone());
+
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let info = handle.info();
+    println!("bai is up.");
+    println!("  API endpoint : {endpoint}");
+    println!("  data dir     : {}", data_dir.display());
+    println!(
+        "  agent        : {} ({} cores, {} memory, {} images)",
+        info.id,
+        bai_core::resources::format_cpu(info.capacity.cpu_milli),
+        bai_core::resources::format_bytes(info.capacity.mem),
+        info.images.len()
+    );
+    accounts.print();
+    println!("Stop with Ctrl-C.");
+    axum::serve(listener, bai_manager::api::router(m))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .context("API server failed")?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = ctrl_c.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = ctrl_c => {},
+            _ = term.recv() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+    tracing::info!("shutting down; sessions keep running and are picked up on the next start");
+}

@@ -1,0 +1,95 @@
+//! `GET /events/session`: lifecycle events as server-sent events (wire contract §6.1).
+//! The stream first replays the session's stored events, then follows live ones, and ends
+//! with `server_close` after the session terminated or was cancelled. A name that does not
+//! exist yet is bound lazily, to the first session of that name the caller creates.
+
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::state::Manager;
+use axum::Extension;
+use axum::extract::{Query, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use bai_core::Problem;
+use bai_core::event::SessionEvent;
+use futures::Stream;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_stream::wrappers::ReceiverStream;
+
+fn in_scope(scope: &str, ev: &SessionEvent) -> bool {
+    let parts: Vec<&str> = scope.split(',').map(str::trim).collect();
+    parts.contains(&"*") || parts.is_empty() || (if ev.kind.is_kernel() { parts.contains(&"kernel") } else { parts.contains(&"session") })
+}
+
+fn to_sse(ev: &SessionEvent) -> Event {
+    Event::default().event(ev.kind.as_str()).id(ev.seq.to_string()).data(ev.wire_data().to_string())
+}
+
+pub async fn session_events(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Query(q): Query<HashMap<String, String>>,
+) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let target = ["sessionName", "sessionId", "name", "session_name"]
+        .iter()
+        .find_map(|k| q.get(*k))
+        .cloned()
+        .ok_or_else(|| Problem::invalid("name the session: ?sessionName=NAME or ?sessionId=UUID"))?;
+    let scope = q.get("scope").cloned().unwrap_or_else(|| "*".into());
+    let owner: Option<String> = if caller.is_admin {
+        q.get("owner_access_key").or_else(|| q.get("ownerAccessKey")).cloned()
+    } else {
+        Some(caller.access_key.clone())
+    };
+    let mut rx = m.events.subscribe();
+    let existing = m.store.find_session(&target, owner.as_deref())?.into_iter().next();
+    let (tx, out) = tokio::sync::mpsc::channel::<Result<Event, Infallible>>(64);
+    let store = m.store.clone();
+    tokio::spawn(async move {
+        let mut bound = existing.as_ref().map(|r| r.id);
+        let mut last_seq = 0;
+        if let Some(id) = bound {
+            let Ok(past) = store.events_of(id) else { return };
+            for ev in past {
+                last_seq = ev.seq;
+                if in_scope(&scope, &ev) && tx.send(Ok(to_sse(&ev))).await.is_err() {
+                    return;
+                }
+                if ev.kind.is_final() {
+                    let _ = tx.send(Ok(Event::default().event("server_close").data("{}"))).await;
+                    return;
+                }
+            }
+        }
+        loop {
+            let ev = match rx.recv().await {
+                Ok(ev) => ev,
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => return,
+            };
+            if owner.as_deref().is_some_and(|o| o != ev.access_key) {
+                continue;
+            }
+            let matches = match bound {
+                Some(id) => ev.session_id == id,
+                None => ev.session_name == target || ev.session_id.to_string() == target,
+            };
+            if !matches || ev.seq <= last_seq {
+                continue;
+            }
+            bound = Some(ev.session_id);
+            last_seq = ev.seq;
+            if in_scope(&scope, &ev) && tx.send(Ok(to_sse(&ev))).await.is_err() {
+                return;
+            }
+            if ev.kind.is_final() {
+                let _ = tx.send(Ok(Event::default().event("server_close").data("{}"))).await;
+                return;
+            }
+        }
+    });
+    Ok(Sse::new(ReceiverStream::new(out)).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("keep-alive")))
+}

@@ -1,0 +1,157 @@
+//! `GET /stream/session/{ref}/execute`: code execution over a WebSocket (wire contract §6.2).
+//! Output is coalesced: short snippets answer with one `finished` frame holding all their
+//! output; long ones send `continued` frames at most once a second.
+
+use super::visible_session;
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::state::{AgentHandle, Manager};
+use axum::Extension;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, State};
+use axum::response::Response;
+use bai_core::Problem;
+use bai_core::agent::{ExecEvent, ExecRequest};
+use bai_core::status::SessionStatus;
+use futures::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use uuid::Uuid;
+
+pub async fn execute_ws(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+    ws: WebSocketUpgrade,
+) -> ApiResult<Response> {
+    let row = visible_session(&m, &caller, &reference)?;
+    if row.status != SessionStatus::Running {
+        return Err(Problem::invalid(format!("session {:?} is {}; code runs only in RUNNING sessions", row.name, row.status)).into());
+    }
+    let agent = row
+        .agent_id
+        .as_deref()
+        .and_then(|a| m.agent(a))
+        .ok_or_else(|| Problem::internal("the session's agent is gone"))?;
+    let kernel = row.main_kernel_id;
+    Ok(ws.on_upgrade(move |socket| serve(agent, kernel, socket)))
+}
+
+/// Parses the client's first frame into an execution request.
+pub fn parse_request(v: &Value) -> Result<ExecRequest, String> {
+    let code = v.get("code").and_then(Value::as_str).unwrap_or("").to_string();
+    let opts = v.get("options").cloned().unwrap_or(Value::Null);
+    let opt = |k: &str| opts.get(k).and_then(Value::as_str).map(str::to_string);
+    match v.get("mode").and_then(Value::as_str).unwrap_or("query") {
+        "query" => Ok(ExecRequest::Query { code }),
+        "batch" => Ok(ExecRequest::Batch { clean: opt("clean"), build: opt("build"), exec: opt("exec") }),
+        "input" => Ok(ExecRequest::Input { line: code }),
+        other => Err(format!("unknown execution mode {other:?}: use query or batch")),
+    }
+}
+
+#[derive(Default)]
+struct Console(Vec<(String, String)>);
+
+impl Console {
+    fn push(&mut self, kind: &str, text: String) {
+        match self.0.last_mut() {
+            Some((k, t)) if k == kind => t.push_str(&text),
+            _ => self.0.push((kind.to_string(), text)),
+        }
+    }
+    fn take(&mut self) -> Value {
+        Value::Array(std::mem::take(&mut self.0).into_iter().map(|(k, t)| json!([k, t])).collect())
+    }
+}
+
+fn frame(status: &str, console: Value, exit: Option<i32>, options: Value) -> Message {
+    Message::Text(
+        json!({"status": status, "console": console, "exitCode": exit, "options": options, "files": []})
+            .to_string()
+            .into(),
+    )
+}
+
+async fn serve(agent: Arc<AgentHandle>, kernel: Uuid, socket: WebSocket) {
+    let (mut tx, mut rx) = socket.split();
+    let first = loop {
+        match rx.next().await {
+            Some(Ok(Message::Text(t))) => break t.to_string(),
+            Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
+            _ => continue,
+        }
+    };
+    let req = match serde_json::from_str::<Value>(&first).map_err(|e| e.to_string()).and_then(|v| parse_request(&v)) {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = tx.send(frame("finished", json!([["stderr", format!("bad execute request: {e}\n")]]), Some(1), Value::Null)).await;
+            let _ = tx.close().await;
+            return;
+        }
+    };
+    let mut stream = match agent.rpc.execute(kernel, req).await {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = tx.send(frame("finished", json!([["stderr", format!("{e}\n")]]), Some(1), Value::Null)).await;
+            let _ = tx.close().await;
+            return;
+        }
+    };
+    let mut console = Console::default();
+    let mut last_flush = tokio::time::Instant::now();
+    loop {
+        let next = tokio::time::timeout(Duration::from_millis(250), stream.next()).await;
+        match next {
+            Ok(Some(ExecEvent::Stdout { data })) => console.push("stdout", data),
+            Ok(Some(ExecEvent::Stderr { data })) => console.push("stderr", data),
+            Ok(Some(ExecEvent::WaitingInput { prompt, password })) => {
+                if !prompt.is_empty() {
+                    console.push("stdout", prompt);
+                }
+                let opts = json!({"is_password": password});
+                if tx.send(frame("waiting-input", console.take(), None, opts)).await.is_err() {
+                    return;
+                }
+                last_flush = tokio::time::Instant::now();
+                let line = loop {
+                    match rx.next().await {
+                        Some(Ok(Message::Text(t))) => break t.to_string(),
+                        Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
+                        _ => continue,
+                    }
+                };
+                if let Ok(mut ack) = agent.rpc.execute(kernel, ExecRequest::Input { line }).await {
+                    while ack.next().await.is_some() {}
+                }
+            }
+            Ok(Some(ExecEvent::Finished { exit_code })) => {
+                let _ = tx.send(frame("finished", console.take(), Some(exit_code), Value::Null)).await;
+                break;
+            }
+            Ok(None) => {
+                console.push("stderr", "the kernel stopped answering\n".into());
+                let _ = tx.send(frame("finished", console.take(), Some(1), Value::Null)).await;
+                break;
+            }
+            Err(_) => {}
+        }
+        if !console.0.is_empty() && last_flush.elapsed() >= Duration::from_secs(1) {
+            if tx.send(frame("continued", console.take(), None, Value::Null)).await.is_err() {
+                return;
+            }
+            last_flush = tokio::time::Instant::now();
+        }
+    }
+    // Wait briefly for the client's close so it sees a clean shutdown.
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        while let Some(Ok(msg)) = rx.next().await {
+            if matches!(msg, Message::Close(_)) {
+                break;
+            }
+        }
+    })
+    .await;
+    let _ = tx.close().await;
+}

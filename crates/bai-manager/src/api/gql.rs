@@ -1,0 +1,155 @@
+//! `POST /admin/gql`: the legacy GraphQL listing endpoint (wire contract §5.1, §7).
+//! The executor (bai-gql) projects exactly the selected fields; this module resolves the
+//! root fields with the caller's permissions.
+
+use super::session::session_json;
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::state::Manager;
+use axum::Extension;
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use bai_core::Problem;
+use bai_core::status::SessionStatus;
+use bai_gql::{FieldError, OperationKind, Request, Resolver};
+use bai_store::SessionFilter;
+use base64::Engine;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use uuid::Uuid;
+
+struct SessionResolver<'a> {
+    m: &'a Manager,
+    caller: &'a Caller,
+}
+
+fn err(msg: impl Into<String>) -> FieldError {
+    FieldError { message: msg.into() }
+}
+
+fn arg_str<'a>(args: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
+    args.get(k).and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+/// Decodes a Relay global id (`base64("compute_session_node:<uuid>")`) or a bare UUID.
+pub fn decode_global_id(s: &str) -> Option<Uuid> {
+    if let Ok(u) = Uuid::parse_str(s) {
+        return Some(u);
+    }
+    let raw = base64::engine::general_purpose::STANDARD.decode(s).ok()?;
+    let text = String::from_utf8(raw).ok()?;
+    Uuid::parse_str(text.rsplit(':').next()?).ok()
+}
+
+impl SessionResolver<'_> {
+    fn visible(&self, id: Uuid) -> Result<Option<bai_store::SessionRow>, FieldError> {
+        let row = self.m.store.session(id).map_err(|e| err(e.to_string()))?;
+        Ok(row.filter(|r| self.caller.is_admin || r.access_key == self.caller.access_key))
+    }
+
+    fn session_list(&self, args: &Map<String, Value>) -> Result<Value, FieldError> {
+        let statuses: Vec<SessionStatus> = match arg_str(args, "status") {
+            Some(s) => s
+                .split(',')
+                .map(|p| p.trim().parse::<SessionStatus>().map_err(|e| err(e.to_string())))
+                .collect::<Result<_, _>>()?,
+            None => SessionStatus::ALL.to_vec(),
+        };
+        let access_key = match arg_str(args, "access_key") {
+            Some(ak) if ak != self.caller.access_key && !self.caller.is_admin => {
+                return Err(err("only administrators can list other users' sessions"));
+            }
+            Some(ak) => Some(ak.to_string()),
+            None if self.caller.is_admin => None,
+            None => Some(self.caller.access_key.clone()),
+        };
+        let limit = args.get("limit").and_then(Value::as_i64).unwrap_or(20).clamp(0, 1000);
+        let offset = args.get("offset").and_then(Value::as_i64).unwrap_or(0).max(0);
+        let (rows, total) = self
+            .m
+            .store
+            .list_sessions(&SessionFilter { statuses, access_key, limit, offset })
+            .map_err(|e| err(e.to_string()))?;
+        let items: Vec<Value> = rows.iter().map(|r| session_json(self.m, r)).collect();
+        Ok(json!({"items": items, "total_count": total}))
+    }
+}
+
+impl Resolver for SessionResolver<'_> {
+    fn resolve(&self, kind: OperationKind, field: &str, args: &Map<String, Value>) -> Result<Value, FieldError> {
+        match (kind, field) {
+            (OperationKind::Query, "keypair") => {
+                let kp = self
+                    .m
+                    .store
+                    .keypair(&self.caller.access_key)
+                    .map_err(|e| err(e.to_string()))?
+                    .ok_or_else(|| err("keypair not found"))?;
+                Ok(json!({
+                    "user_id": kp.email,
+                    "user": kp.user_id,
+                    "access_key": kp.access_key,
+                    "secret_key": kp.secret_key,
+                    "is_active": kp.is_active,
+                    "is_admin": kp.is_admin,
+                    "resource_policy": "default",
+                }))
+            }
+            (OperationKind::Query, "compute_session_list") => self.session_list(args),
+            (OperationKind::Query, "compute_session") => {
+                let id = arg_str(args, "id").and_then(|s| Uuid::parse_str(s).ok()).ok_or_else(|| err("id must be a UUID"))?;
+                Ok(self.visible(id)?.map(|r| session_json(self.m, &r)).unwrap_or(Value::Null))
+            }
+            (OperationKind::Query, "compute_session_node") => {
+                let id = arg_str(args, "id").and_then(decode_global_id).ok_or_else(|| err("id must be a global id or UUID"))?;
+                Ok(self
+                    .visible(id)?
+                    .map(|r| {
+                        let mut v = session_json(self.m, &r);
+                        let kernel = v["kernels"][0].clone();
+                        v["kernel_nodes"] = json!({"edges": [{"node": kernel}], "count": 1});
+                        v
+                    })
+                    .unwrap_or(Value::Null))
+            }
+            (OperationKind::Mutation, "modify_compute_session") => {
+                let input = args.get("input").and_then(Value::as_object).ok_or_else(|| err("input is required"))?;
+                let id = input
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .and_then(decode_global_id)
+                    .ok_or_else(|| err("input.id must be a session id"))?;
+                let row = self.visible(id)?.ok_or_else(|| err("no such session"))?;
+                if let Some(name) = input.get("name").and_then(Value::as_str) {
+                    let n = bai_core::SessionName::parse(name).map_err(|e| err(e.to_string()))?;
+                    self.m.store.rename_session(row.id, n.as_str()).map_err(|e| err(e.to_string()))?;
+                }
+                if input.get("priority").is_some_and(|p| !p.is_null()) {
+                    return Err(err("changing the priority is not available on this server yet"));
+                }
+                let row = self.visible(id)?.ok_or_else(|| err("no such session"))?;
+                Ok(json!({"item": session_json(self.m, &row), "clientMutationId": input.get("clientMutationId").cloned().unwrap_or(Value::Null)}))
+            }
+            _ => Err(err(format!("field {field:?} is not available on this server"))),
+        }
+    }
+}
+
+pub async fn admin_gql(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let v: Value = serde_json::from_slice(&body).map_err(|e| Problem::invalid(format!("the body is not valid JSON: {e}")))?;
+    let query = v
+        .get("query")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Problem::invalid("the body needs a GraphQL \"query\" string"))?
+        .to_string();
+    let variables = v.get("variables").and_then(Value::as_object).cloned().unwrap_or_default();
+    let operation_name = v.get("operationName").and_then(Value::as_str).map(str::to_string);
+    let req = Request { query, variables, operation_name };
+    let resolver = SessionResolver { m: &m, caller: &caller };
+    Ok(Json(bai_gql::execute(&req, &resolver)))
+}

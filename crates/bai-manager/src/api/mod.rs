@@ -1,0 +1,65 @@
+//! The HTTP API: the Backend.AI v9 surface the official client uses.
+
+mod events;
+mod execute;
+mod gql;
+mod session;
+
+use crate::auth::{Caller, authenticate};
+use crate::error::ApiResult;
+use crate::state::Manager;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::middleware;
+use axum::routing::{get, post};
+use bai_core::Problem;
+use bai_store::SessionRow;
+use serde_json::json;
+use std::sync::Arc;
+
+pub fn router(m: Arc<Manager>) -> Router {
+    let signed = Router::new()
+        .route("/manager/announcement", get(|| async { axum::Json(json!({"enabled": false, "message": ""})) }))
+        .route("/session", post(session::create))
+        .route("/session/{reference}", get(session::info).delete(session::destroy))
+        .route("/session/{reference}/logs", get(session::logs))
+        .route("/session/{reference}/rename", post(session::rename))
+        .route("/session/{reference}/upload", post(session::upload))
+        .route("/session/{reference}/status-history", get(session::status_history))
+        .route("/session/{reference}/scheduling-history", get(session::scheduling_history))
+        .route("/stream/session/{reference}/execute", get(execute::execute_ws))
+        .route("/events/session", get(events::session_events))
+        .route("/admin/gql", post(gql::admin_gql))
+        .layer(middleware::from_fn_with_state(m.clone(), authenticate));
+    Router::new()
+        .route("/", get(hello))
+        .merge(signed)
+        .fallback(|| async {
+            crate::error::ApiError(Problem::not_found("api", "no such API endpoint"))
+        })
+        .layer(DefaultBodyLimit::max(1 << 30))
+        .with_state(m)
+}
+
+async fn hello() -> axum::Json<serde_json::Value> {
+    axum::Json(json!({"version": bai_core::API_VERSION, "manager": bai_core::MANAGER_VERSION}))
+}
+
+/// Finds the one session `reference` names that the caller may see (404 otherwise, also
+/// for other users' sessions, as if they did not exist).
+pub fn visible_session(m: &Manager, caller: &Caller, reference: &str) -> ApiResult<SessionRow> {
+    let rows = m.store.find_session(reference, caller.owner_filter())?;
+    match rows.len() {
+        0 => Err(Problem::session_not_found(reference).into()),
+        1 => Ok(rows.into_iter().next().expect("one row")),
+        _ if rows[0].name == reference => Ok(rows.into_iter().next().expect("rows")),
+        _ => Err(Problem::new(
+            400,
+            "too-many-sessions-matched",
+            "Too many sessions matched.",
+            format!("{reference:?} matches several sessions; give more of the id"),
+        )
+        .with_data(json!({"matches": rows.iter().map(|r| json!({"id": r.id.to_string(), "name": r.name, "status": r.status.as_str()})).collect::<Vec<_>>()}))
+        .into()),
+    }
+}

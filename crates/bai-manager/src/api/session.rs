@@ -1,0 +1,317 @@
+//! REST handlers under `/session`.
+
+use super::visible_session;
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::lifecycle::create::{Created, create as create_session, plan};
+use crate::lifecycle::terminate::terminate;
+use crate::state::Manager;
+use axum::Extension;
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Multipart, Path, Query, State};
+use axum::http::StatusCode;
+use bai_core::Problem;
+use bai_core::resources::format_cpu;
+use bai_core::status::{SessionResult, SessionStatus as S, SessionType};
+use bai_store::SessionRow;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Everything we know about a session, in Backend.AI's field names (REST info, GraphQL).
+pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
+    let occupying = if row.status.occupies_resources() {
+        row.requested_slots.to_wire()
+    } else {
+        json!({})
+    };
+    let resource_opts = json!({"shmem": row.shmem});
+    let idle_checks = json!({});
+    let kernel = json!({
+        "id": row.main_kernel_id.to_string(),
+        "row_id": row.main_kernel_id.to_string(),
+        "session_id": row.id.to_string(),
+        "cluster_role": "main",
+        "cluster_idx": 1,
+        "cluster_hostname": "main1",
+        "image": row.image,
+        "image_reference": row.image,
+        "registry": "local",
+        "architecture": std::env::consts::ARCH,
+        "status": row.status.as_str(),
+        "status_info": row.status_info,
+        "status_data": "{}",
+        "status_changed": row.status_changed,
+        "created_at": row.created_at,
+        "terminated_at": row.terminated_at,
+        "agent": row.agent_id,
+        "agent_id": row.agent_id,
+        "container_id": row.container_id,
+        "resource_opts": resource_opts.to_string(),
+        "occupied_slots": occupying.to_string(),
+        "preopen_ports": [],
+        "live_stat": Value::Null,
+        "last_stat": Value::Null,
+    });
+    let owner_email = m.store.keypair(&row.access_key).ok().flatten().map(|k| k.email);
+    json!({
+        "id": row.id.to_string(),
+        "session_id": row.id.to_string(),
+        "row_id": row.id.to_string(),
+        "name": row.name,
+        "session_name": row.name,
+        "type": row.session_type.as_str(),
+        "session_type": row.session_type.as_str(),
+        "image": row.image,
+        "image_references": [row.image.clone()],
+        "architecture": std::env::consts::ARCH,
+        "tag": row.tag,
+        "priority": row.priority,
+        "status": row.status.as_str(),
+        "status_info": row.status_info,
+        "status_data": json!({"exit_code": row.exit_code}).to_string(),
+        "status_changed": row.status_changed,
+        "status_history": serde_json::to_value(&row.status_history).unwrap_or(Value::Null),
+        "result": row.result.as_str(),
+        "exit_code": row.exit_code,
+        "created_at": row.created_at,
+        "terminated_at": row.terminated_at,
+        "starts_at": row.starts_at,
+        "batch_timeout": row.batch_timeout,
+        "startup_command": row.startup_command,
+        "domain_name": row.domain_name,
+        "group_name": row.group_name,
+        "group_id": row.group_name,
+        "scaling_group": row.scaling_group,
+        "access_key": row.access_key,
+        "user_id": row.user_id,
+        "user_email": owner_email,
+        "main_kernel_id": row.main_kernel_id.to_string(),
+        "cluster_mode": "single-node",
+        "cluster_size": 1,
+        "agent": row.agent_id,
+        "agent_ids": row.agent_id.iter().collect::<Vec<_>>(),
+        "agents": row.agent_id.iter().collect::<Vec<_>>(),
+        "container_id": row.container_id,
+        "requested_slots": row.requested_slots.to_wire().to_string(),
+        "occupying_slots": occupying.to_string(),
+        "occupied_slots": occupying.to_string(),
+        "resource_opts": resource_opts.to_string(),
+        "shmem": row.shmem,
+        "cpu": format_cpu(row.requested_slots.cpu_milli),
+        "mem": row.requested_slots.mem,
+        "environ": row.environ,
+        "idle_checks": idle_checks.to_string(),
+        "vfolder_mounts": [],
+        "mounts": [],
+        "service_ports": "[]",
+        "live_stat": Value::Null,
+        "last_stat": Value::Null,
+        "containers": [kernel.clone()],
+        "kernels": [kernel],
+        "dependencies": [],
+    })
+}
+
+fn parse_json_body(body: &Bytes) -> ApiResult<Value> {
+    if body.is_empty() {
+        return Ok(json!({}));
+    }
+    serde_json::from_slice(body).map_err(|e| Problem::invalid(format!("the request body is not valid JSON: {e}")).into())
+}
+
+fn create_reply(row: &SessionRow, status: &str, created: bool) -> Value {
+    json!({
+        "sessionId": row.id.to_string(),
+        "sessionName": row.name,
+        "status": status,
+        "servicePorts": [],
+        "created": created,
+    })
+}
+
+/// `POST /session`: validate, enqueue, and (unless `enqueueOnly`) wait until the session
+/// runs, fails, or — for batch sessions — finishes; `maxWaitSeconds` bounds the wait.
+pub async fn create(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let body = parse_json_body(&body)?;
+    let plan = plan(&m, &caller, &body)?;
+    let mut rx = m.events.subscribe();
+    let row = match create_session(&m, &plan)? {
+        Created::Reused(row) => {
+            return Ok((StatusCode::OK, Json(create_reply(&row, row.status.as_str(), false))));
+        }
+        Created::New(row) => row,
+    };
+    if plan.enqueue_only {
+        return Ok((StatusCode::CREATED, Json(create_reply(&row, "PENDING", true))));
+    }
+    let deadline = (plan.max_wait_secs > 0)
+        .then(|| tokio::time::Instant::now() + Duration::from_secs(plan.max_wait_secs));
+    loop {
+        let now = m.store.session(row.id)?.ok_or_else(|| Problem::internal("session vanished"))?;
+        let done = match now.session_type {
+            SessionType::Batch => now.status.is_terminal() || now.status == S::Error,
+            _ => matches!(now.status, S::Running | S::Error) || now.status.is_terminal(),
+        };
+        if done {
+            return Ok((StatusCode::CREATED, Json(create_reply(&now, now.status.as_str(), true))));
+        }
+        let step = tokio::time::Instant::now() + Duration::from_millis(500);
+        let until = deadline.map(|d| d.min(step)).unwrap_or(step);
+        let _ = tokio::time::timeout_at(until, rx.recv()).await;
+        if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+            return Ok((StatusCode::CREATED, Json(create_reply(&now, "TIMEOUT", true))));
+        }
+    }
+}
+
+pub async fn info(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let row = visible_session(&m, &caller, &reference)?;
+    Ok(Json(session_json(&m, &row)))
+}
+
+pub async fn destroy(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let row = visible_session(&m, &caller, &reference)?;
+    let st = terminate(&m, row.id, "user-requested", SessionResult::Undefined).await.map_err(ApiError)?;
+    let word = st.as_str().to_ascii_lowercase();
+    Ok(Json(json!({"stats": {"status": word}, "status": st.as_str(), "sessionId": row.id.to_string()})))
+}
+
+pub async fn logs(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let row = visible_session(&m, &caller, &reference)?;
+    let live = matches!(row.status, S::Running | S::Restarting | S::RunningDegraded | S::Terminating);
+    let mut text = None;
+    if live && let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
+        text = agent.rpc.logs(row.main_kernel_id).await.ok();
+    }
+    let text = match text {
+        Some(t) => t,
+        None => m.store.logs(row.id)?.unwrap_or_default(),
+    };
+    Ok(Json(json!({"result": {"logs": text}})))
+}
+
+pub async fn rename(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> ApiResult<StatusCode> {
+    let row = visible_session(&m, &caller, &reference)?;
+    let new = q
+        .get("name")
+        .ok_or_else(|| Problem::invalid("give the new name as ?name=NEW"))?;
+    let name = bai_core::SessionName::parse(new).map_err(|e| Problem::invalid(e.to_string()))?;
+    if row.status.is_terminal() {
+        return Err(Problem::invalid(format!("session {:?} has ended; only live sessions can be renamed", row.name)).into());
+    }
+    if let Some(other) = m.store.live_session_named(&row.access_key, name.as_str())?
+        && other.id != row.id
+    {
+        return Err(Problem::conflict(
+            "session-already-exists",
+            "The session already exists.",
+            format!("you already have a live session named {new:?}; pick another name"),
+        )
+        .into());
+    }
+    m.store.rename_session(row.id, name.as_str())?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Checks a user-given relative path: no absolute paths, no `..`, no NUL, bounded length.
+pub fn safe_relative_path(p: &str) -> Result<String, Problem> {
+    if p.is_empty() || p.len() > 4096 {
+        return Err(Problem::invalid("file path must be 1 to 4096 bytes long"));
+    }
+    if p.contains('\0') {
+        return Err(Problem::invalid("file path contains a NUL byte"));
+    }
+    if p.starts_with('/') {
+        return Err(Problem::invalid(format!("file path {p:?} must be relative to /home/work")));
+    }
+    let mut parts = Vec::new();
+    for c in p.split('/') {
+        match c {
+            "" | "." => continue,
+            ".." => return Err(Problem::invalid(format!("file path {p:?} must not contain '..'"))),
+            c if c.len() > 255 => return Err(Problem::invalid("a file name is longer than 255 bytes")),
+            c => parts.push(c),
+        }
+    }
+    if parts.is_empty() {
+        return Err(Problem::invalid(format!("file path {p:?} names no file")));
+    }
+    Ok(parts.join("/"))
+}
+
+pub async fn upload(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+    mut multipart: Multipart,
+) -> ApiResult<StatusCode> {
+    let row = visible_session(&m, &caller, &reference)?;
+    if row.status != S::Running {
+        return Err(Problem::invalid(format!("session {:?} is {}, files can be uploaded only while it runs", row.name, row.status)).into());
+    }
+    let mut files = Vec::new();
+    while let Some(field) = multipart
+        .next_field()
+        .await
+        .map_err(|e| Problem::invalid(format!("bad multipart body: {e}")))?
+    {
+        let Some(name) = field.file_name().map(str::to_string) else { continue };
+        let path = safe_relative_path(&name)?;
+        let data = field.bytes().await.map_err(|e| Problem::invalid(format!("upload of {name:?} broke off: {e}")))?;
+        files.push((path, data));
+    }
+    let agent = row
+        .agent_id
+        .as_deref()
+        .and_then(|a| m.agent(a))
+        .ok_or_else(|| Problem::internal("the session's agent is gone"))?;
+    agent
+        .rpc
+        .upload_files(row.main_kernel_id, files)
+        .await
+        .map_err(|e| Problem::invalid(format!("upload failed: {e}")))?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+pub async fn status_history(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let row = visible_session(&m, &caller, &reference)?;
+    Ok(Json(json!({"result": row.status_history})))
+}
+
+pub async fn scheduling_history(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let row = visible_session(&m, &caller, &reference)?;
+    let items = m.store.history(row.id)?;
+    Ok(Json(json!({"result": items})))
+}

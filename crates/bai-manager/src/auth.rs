@@ -1,0 +1,128 @@
+//! Request authentication: the Backend.AI keypair HMAC signature (wire contract §2.3),
+//! a ±15 minute clock window, and the caller's identity for authorization.
+
+use crate::error::ApiError;
+use crate::state::Manager;
+use axum::extract::{Request, State};
+use axum::http::HeaderMap;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use bai_core::Problem;
+use bai_core::sign::{SignInput, media_type_of, parse_authorization, sign, signatures_match};
+use std::sync::Arc;
+
+/// Who is calling. Inserted as a request extension by [`authenticate`].
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub access_key: String,
+    pub user_id: String,
+    pub email: String,
+    pub is_admin: bool,
+}
+
+impl Caller {
+    /// The owner filter for lookups: admins see everyone's sessions.
+    pub fn owner_filter(&self) -> Option<&str> {
+        if self.is_admin { None } else { Some(&self.access_key) }
+    }
+}
+
+pub const CLOCK_WINDOW_SECS: i64 = 15 * 60;
+
+fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    h.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Parses the Date header: ISO-8601 with offset (naive = UTC), or RFC 2822.
+pub fn parse_date(s: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .ok()
+        .or_else(|| {
+            chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S%.f")
+                .ok()
+                .map(|n| n.and_utc().fixed_offset())
+        })
+        .or_else(|| chrono::DateTime::parse_from_rfc2822(s).ok())
+}
+
+/// Checks the signature of a request; returns the caller.
+pub fn verify(m: &Manager, method: &str, path_and_query: &str, headers: &HeaderMap) -> Result<Caller, Problem> {
+    let auth = header(headers, "authorization")
+        .ok_or_else(|| Problem::unauthorized("this API needs a signed request: set BACKEND_ACCESS_KEY and BACKEND_SECRET_KEY"))?;
+    let cred = parse_authorization(auth)
+        .ok_or_else(|| Problem::unauthorized("malformed Authorization header: expected `BackendAI signMethod=HMAC-SHA256, credential=AK:SIG`"))?;
+    if cred.hash != "sha256" {
+        return Err(Problem::unauthorized(format!("unsupported signature hash {:?}: use HMAC-SHA256", cred.hash)));
+    }
+    let raw_date = header(headers, "date")
+        .or_else(|| header(headers, "x-backendai-date"))
+        .or_else(|| header(headers, "x-sorna-date"))
+        .ok_or_else(|| Problem::unauthorized("the request has no Date header"))?;
+    let date = parse_date(raw_date).ok_or_else(|| Problem::unauthorized(format!("cannot parse the Date header {raw_date:?}")))?;
+    let skew = (chrono::Utc::now() - date.with_timezone(&chrono::Utc)).num_seconds().abs();
+    if skew > CLOCK_WINDOW_SECS {
+        return Err(Problem::unauthorized(format!(
+            "the request's Date is {skew}s away from the server clock (at most {CLOCK_WINDOW_SECS}s allowed): check your clock"
+        )));
+    }
+    let kp = m
+        .store
+        .keypair(&cred.access_key)
+        .map_err(|e| Problem::internal(e.to_string()))?
+        .filter(|k| k.is_active)
+        .ok_or_else(|| Problem::unauthorized("unknown or inactive access key"))?;
+    let host = header(headers, "host").unwrap_or("");
+    let version = header(headers, "x-backendai-version").unwrap_or(bai_core::API_VERSION);
+    let media = media_type_of(header(headers, "content-type"));
+    let ymd = date.format("%Y%m%d").to_string();
+    let mut hosts = vec![host.to_string()];
+    if !host.contains(':') {
+        hosts.push(format!("{host}:80"));
+        hosts.push(format!("{host}:443"));
+    }
+    let ok = hosts.iter().any(|h| {
+        let expected = sign(
+            &kp.secret_key,
+            &SignInput {
+                method,
+                path_and_query,
+                date: raw_date,
+                date_ymd: &ymd,
+                host: h,
+                media_type: &media,
+                api_version: version,
+            },
+        );
+        signatures_match(&expected, &cred.signature)
+    });
+    if !ok {
+        return Err(Problem::unauthorized(
+            "signature mismatch: check BACKEND_SECRET_KEY and that BACKEND_ENDPOINT matches the server address",
+        ));
+    }
+    Ok(Caller {
+        access_key: kp.access_key,
+        user_id: kp.user_id,
+        email: kp.email,
+        is_admin: kp.is_admin,
+    })
+}
+
+/// Axum middleware: verifies the signature and stores the [`Caller`] in the request.
+pub async fn authenticate(State(m): State<Arc<Manager>>, mut req: Request, next: Next) -> Response {
+    let pq = req
+        .uri()
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| req.uri().path().to_string());
+    match verify(&m, req.method().as_str(), &pq, req.headers()) {
+        Ok(caller) => {
+            req.extensions_mut().insert(caller);
+            next.run(req).await
+        }
+        Err(p) => {
+            tracing::info!(path = %req.uri().path(), reason = %p.msg, "rejected request");
+            ApiError(p).into_response()
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! Creating a session: validate everything up front, then store it PENDING.
+//! Nothing is half-created: a bad request is answered with a problem and writes nothing.
+
+use crate::auth::Caller;
+use crate::state::Manager;
+use bai_core::Problem;
+use bai_core::name::SessionName;
+use bai_core::resources::{ResourceRequest, format_bytes, format_cpu};
+use bai_core::status::SessionType;
+use bai_store::{NewSession, SessionRow};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+/// A validated create request.
+#[derive(Debug, Clone)]
+pub struct CreatePlan {
+    pub session: NewSession,
+    pub enqueue_only: bool,
+    pub max_wait_secs: u64,
+    pub reuse_if_exists: bool,
+}
+
+fn obj<'a>(v: &'a Value, key: &str) -> Option<&'a Map<String, Value>> {
+    v.get(key).and_then(Value::as_object)
+}
+
+fn str_field<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
+    keys.iter()
+        .find_map(|k| v.get(*k).and_then(Value::as_str))
+        .filter(|s| !s.is_empty())
+}
+
+/// Parses a duration: a number of seconds, or `90s`, `5m`, `2h`, `1d`.
+pub fn parse_duration_secs(v: &Value) -> Result<Option<i64>, String> {
+    let s = match v {
+        Value::Null => return Ok(None),
+        Value::Number(n) => return n.as_f64().map(|f| Some(f.round() as i64)).ok_or_else(|| n.to_string()),
+        Value::String(s) if s.trim().is_empty() => return Ok(None),
+        Value::String(s) => s.trim().to_ascii_lowercase(),
+        other => return Err(other.to_string()),
+    };
+    let (num, mult) = match s.chars().last() {
+        Some('s') => (&s[..s.len() - 1], 1),
+        Some('m') => (&s[..s.len() - 1], 60),
+        Some('h') => (&s[..s.len() - 1], 3600),
+        Some('d') => (&s[..s.len() - 1], 86400),
+        _ => (s.as_str(), 1),
+    };
+    let n: f64 = num.trim().parse().map_err(|_| s.clone())?;
+    if !n.is_finite() || n < 0.0 {
+        return Err(s.clone());
+    }
+    Ok(Some((n * mult as f64).round() as i64))
+}
+
+/// Parses `starts_at`: an ISO-8601 time (naive = UTC) or a delay like `10s`, `5m`.
+pub fn parse_starts_at(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    let s = s.trim();
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
+        return Ok(t.with_timezone(&chrono::Utc));
+    }
+    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"] {
+        if let Ok(t) = chrono::NaiveDateTime::parse_from_str(s, fmt) {
+            return Ok(t.and_utc());
+        }
+    }
+    if let Ok(Some(secs)) = parse_duration_secs(&Value::String(s.to_string())) {
+        return Ok(chrono::Utc::now() + chrono::Duration::seconds(secs));
+    }
+    Err(format!(
+        "starts_at {s:?} is neither an ISO-8601 time (2026-11-22T10:00:00+00:00) nor a delay (30s, 5m, 2h)"
+    ))
+}
+
+fn valid_env_name(k: &str) -> bool {
+    let mut chars = k.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Validates a `POST /session` body for `caller`.
+pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Problem> {
+    if !body.is_object() {
+        return Err(Problem::invalid("the request body must be a JSON object"));
+    }
+    let config = body.get("config").cloned().unwrap_or(Value::Null);
+
+    // Owner: an admin may create a session for another keypair.
+    let (access_key, user_id) = match str_field(body, &["owner_access_key"]) {
+        Some(ak) if ak != caller.access_key => {
+            if !caller.is_admin {
+                return Err(Problem::forbidden(
+                    "only administrators can create sessions for another user (owner_access_key)",
+                ));
+            }
+            let kp = m
+                .store
+                .keypair(ak)
+                .map_err(|e| Problem::internal(e.to_string()))?
+                .ok_or_else(|| Problem::invalid(format!("no keypair with access key {ak:?}")))?;
+            (kp.access_key, kp.user_id)
+        }
+        _ => (caller.access_key.clone(), caller.user_id.clone()),
+    };
+
+    // Name.
+    let name = match str_field(body, &["name", "clientSessionToken", "sessionName"]) {
+        Some(n) => SessionName::parse(n).map_err(|e| Problem::invalid(e.to_string()))?,
+        None => loop {
+            let n = SessionName::random();
+            if m
+                .store
+                .live_session_named(&access_key, n.as_str())
+                .map_err(|e| Problem::internal(e.to_string()))?
+                .is_none()
+            {
+                break n;
+            }
+        },
+    };
+
+    // Image.
+    let image_req = str_field(body, &["image", "lang"])
+        .ok_or_else(|| Problem::invalid("no image given: name an image or alias, e.g. `python`"))?;
+    let image = m
+        .resolve_image(image_req)
+        .ok_or_else(|| Problem::image_not_found(image_req, &m.known_images()))?;
+
+    // Type and its options.
+    let session_type: SessionType = match str_field(body, &["type", "sessionType"]) {
+        Some(t) => t.parse().map_err(Problem::invalid)?,
+        None => SessionType::Interactive,
+    };
+    let startup_command = str_field(body, &["startupCommand", "startup_command"]).map(str::to_string);
+    if session_type == SessionType::Batch && startup_command.is_none() {
+        return Err(Problem::invalid(
+            "a batch session needs a startup command (startupCommand / --startup-command)",
+        ));
+    }
+    let batch_timeout = parse_duration_secs(body.get("batch_timeout").unwrap_or(&Value::Null))
+        .map_err(|v| Problem::invalid(format!("batch_timeout {v} is not a duration: use seconds or 30s, 5m, 2h")))?
+        .filter(|s| *s > 0);
+    if batch_timeout.is_some() && session_type != SessionType::Batch {
+        return Err(Problem::invalid("batch_timeout applies only to batch sessions (--type batch)"));
+    }
+    let starts_at = match str_field(body, &["starts_at", "startsAt"]) {
+        Some(s) => {
+            if session_type != SessionType::Batch {
+                return Err(Problem::invalid("starts_at applies only to batch sessions (--type batch)"));
+            }
+            Some(parse_starts_at(s).map_err(Problem::invalid)?.to_rfc3339_opts(chrono::SecondsFormat::Micros, false))
+        }
+        None => None,
+    };
+
+    // Resources.
+    let empty = Map::new();
+    let accel: Vec<String> = m
+        .agents()
+        .iter()
+        .flat_map(|a| a.info().capacity.accel.keys().cloned().collect::<Vec<_>>())
+        .collect();
+    let req = ResourceRequest::parse(
+        obj(&config, "resources").unwrap_or(&empty),
+        obj(&config, "resource_opts").unwrap_or(&empty),
+        &accel,
+    )
+    .map_err(|e| Problem::invalid(e.to_string()))?;
+    let agents = m.agents();
+    if agents.is_empty() {
+        return Err(Problem::new(503, "no-agents", "No agents.", "no agent node is registered; start one with `baid up`"));
+    }
+    if !agents.iter().any(|a| req.slots.fits_in(&a.info().capacity)) {
+        let largest = agents
+            .iter()
+            .map(|a| a.info().capacity)
+            .max_by_key(|c| (c.mem, c.cpu_milli))
+            .unwrap_or_default();
+        return Err(Problem::new(
+            400,
+            "resource-request-too-large",
+            "Too large resource request.",
+            format!(
+                "the session asks for {} cores and {} of memory, but the largest node has {} cores and {}; ask for less",
+                format_cpu(req.slots.cpu_milli),
+                format_bytes(req.slots.mem),
+                format_cpu(largest.cpu_milli),
+                format_bytes(largest.mem)
+            ),
+        )
+        .with_code("session_create_unavailable"));
+    }
+
+    // Environment.
+    let mut environ = BTreeMap::new();
+    if let Some(env) = obj(&config, "environ") {
+        for (k, v) in env {
+            if !valid_env_name(k) {
+                return Err(Problem::invalid(format!(
+                    "environment variable name {k:?} is invalid: use letters, digits and '_', not starting with a digit"
+                )));
+            }
+            let v = match v {
+                Value::String(s) => s.clone(),
+                Value::Null => String::new(),
+                other => other.to_string(),
+            };
+            if v.contains('\0') {
+                return Err(Problem::invalid(format!("environment variable {k} contains a NUL byte")));
+            }
+            environ.insert(k.clone(), v);
+        }
+    }
+
+    // Features that later issues bring: refuse clearly instead of ignoring.
+    let mounts_given = config
+        .get("mounts")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty())
+        || config.get("mount_ids").and_then(Value::as_array).is_some_and(|a| !a.is_empty());
+    if mounts_given {
+        let first = config
+            .get("mounts")
+            .and_then(Value::as_array)
+            .and_then(|a| a.first())
+            .and_then(Value::as_str)
+            .unwrap_or("?");
+        return Err(Problem::not_found(
+            "vfolder",
+            format!("no data folder named {first:?} is visible to you (data folders are not available on this server yet)"),
+        ));
+    }
+    if let Some(ports) = config.get("preopen_ports").and_then(Value::as_array)
+        && !ports.is_empty()
+    {
+        for p in ports {
+            let n = p.as_u64().or_else(|| p.as_str().and_then(|s| s.trim().parse().ok()));
+            if !matches!(n, Some(1024..=65535)) {
+                return Err(Problem::invalid(format!("preopen port {p} is out of range: use 1024 to 65535")));
+            }
+        }
+        return Err(Problem::invalid("preopen ports are not available on this server yet"));
+    }
+    if body.get("clusterSize").and_then(Value::as_u64).unwrap_or(1) > 1 {
+        return Err(Problem::invalid("multi-container (cluster) sessions are not available on this server yet; use clusterSize 1"));
+    }
+    if body.get("dependencies").and_then(Value::as_array).is_some_and(|a| !a.is_empty()) {
+        return Err(Problem::invalid("session dependencies are not available on this server yet"));
+    }
+    let priority = match body.get("priority") {
+        None | Some(Value::Null) => 10,
+        Some(v) => match v.as_i64() {
+            Some(p @ 0..=100) => p,
+            _ => return Err(Problem::invalid(format!("priority {v} is out of range: use 0 to 100"))),
+        },
+    };
+    let max_wait_secs = match body.get("maxWaitSeconds") {
+        None | Some(Value::Null) => 0,
+        Some(v) => v
+            .as_u64()
+            .ok_or_else(|| Problem::invalid(format!("maxWaitSeconds {v} must be a whole number of seconds")))?,
+    };
+    let scaling_group = str_field(&config, &["scalingGroup", "scaling_group"])
+        .or_else(|| str_field(body, &["scalingGroup"]))
+        .unwrap_or("default")
+        .to_string();
+    if let Some(bad) = agents.iter().all(|a| a.info().scaling_group != scaling_group).then_some(&scaling_group) {
+        return Err(Problem::invalid(format!("resource group {bad:?} does not exist; use \"default\"")));
+    }
+
+    Ok(CreatePlan {
+        session: NewSession {
+            id: Uuid::new_v4(),
+            name: name.to_string(),
+            access_key,
+            user_id,
+            domain_name: str_field(body, &["domain"]).unwrap_or("default").to_string(),
+            group_name: str_field(body, &["group"]).unwrap_or("default").to_string(),
+            scaling_group,
+            session_type,
+            image,
+            tag: str_field(body, &["tag"]).map(str::to_string),
+            priority,
+            starts_at,
+            batch_timeout,
+            startup_command,
+            bootstrap_script: str_field(body, &["bootstrap_script", "bootstrapScript"]).map(str::to_string),
+            environ,
+            requested_slots: req.slots,
+            shmem: req.shmem,
+            main_kernel_id: Uuid::new_v4(),
+        },
+        enqueue_only: body.get("enqueueOnly").and_then(Value::as_bool).unwrap_or(false),
+        max_wait_secs,
+        reuse_if_exists: body.get("reuseIfExists").and_then(Value::as_bool).unwrap_or(true),
+    })
+}
+
+/// Outcome of [`create`].
+pub enum Created {
+    New(SessionRow),
+    /// A live session with that name exists and the client asked to reuse it.
+    Reused(SessionRow),
+}
+
+/// Stores a planned session PENDING (or finds the one to reuse) and wakes the scheduler.
+pub fn create(m: &Manager, plan: &CreatePlan) -> Result<Created, Problem> {
+    let s = &plan.session;
+    if let Some(existing) = m
+        .store
+        .live_session_named(&s.access_key, &s.name)
+        .map_err(|e| Problem::internal(e.to_string()))?
+    {
+        if plan.reuse_if_exists && existing.image == s.image {
+            return Ok(Created::Reused(existing));
+        }
+        return Err(Problem::conflict(
+            "session-already-exists",
+            "The session already exists.",
+            format!("you already have a live session named {:?}; pick another name or remove it first", s.name),
+        )
+        .with_data(serde_json::json!({ "existingSessionId": existing.id.to_string() })));
+    }
+    let ev = m.store.insert_session(s).map_err(|e| Problem::internal(e.to_string()))?;
+    m.publish(vec![ev]);
+    m.wake_scheduler.notify_one();
+    let row = m
+        .store
+        .session(s.id)
+        .map_err(|e| Problem::internal(e.to_string()))?
+        .ok_or_else(|| Problem::internal("session vanished right after insert"))?;
+    Ok(Created::New(row))
+}

@@ -1,0 +1,144 @@
+//! Launching a SCHEDULED session: PREPARING → PREPARED → CREATING → RUNNING on its agent.
+//! If the user terminates it half-way, the launch notices at its next step and finishes the
+//! termination itself, destroying whatever it had created.
+
+use super::terminate::finish_termination;
+use super::timeouts::arm_batch_timeout;
+use super::transition::{Change, transition};
+use super::watch::handle_kernel_exit;
+use crate::state::Manager;
+use bai_core::agent::KernelSpec;
+use bai_core::event::EventKind as E;
+use bai_core::status::SessionStatus as S;
+use bai_store::SessionRow;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Spawns the launch of a session that was just SCHEDULED.
+pub fn spawn(m: Arc<Manager>, row: SessionRow) {
+    if let Ok(mut set) = m.launching.lock() {
+        set.insert(row.id);
+    }
+    tokio::spawn(async move {
+        let id = row.id;
+        launch(&m, row).await;
+        if let Ok(mut set) = m.launching.lock() {
+            set.remove(&id);
+        }
+    });
+}
+
+/// After a step could not move the session, decide: someone asked to terminate it (finish
+/// that), or it was cancelled (nothing to do).
+async fn lost_race(m: &Arc<Manager>, row: &SessionRow, kernel_created: bool) {
+    match m.store.session(row.id) {
+        Ok(Some(now)) if now.status == S::Terminating => {
+            finish_termination(m, &now, kernel_created).await;
+        }
+        Ok(Some(now)) => {
+            tracing::info!(session = %row.id, status = %now.status, "launch stopped: session moved elsewhere");
+        }
+        _ => {}
+    }
+}
+
+macro_rules! step {
+    ($m:expr, $row:expr, $change:expr, $created:expr) => {
+        match transition($m, $row.id, $change) {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                lost_race($m, &$row, $created).await;
+                return;
+            }
+            Err(e) => {
+                tracing::error!(session = %$row.id, error = %e, "launch transition failed");
+                return;
+            }
+        }
+    };
+}
+
+async fn launch(m: &Arc<Manager>, row: SessionRow) {
+    let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) else {
+        let _ = transition(
+            m,
+            row.id,
+            Change::new(S::Scheduled, S::Error, "agent-lost: the assigned agent is gone", "launch"),
+        );
+        return;
+    };
+    let row = step!(
+        m,
+        row,
+        Change::new(S::Scheduled, S::Preparing, "preparing", "launch")
+            .events(&[E::SessionPreparing, E::KernelPreparing]),
+        false
+    );
+    let has_image = agent.info().images.iter().any(|i| i.name == row.image);
+    if !has_image {
+        let info = format!("image-not-found: {} is not on agent {}", row.image, agent.id);
+        let _ = transition(m, row.id, Change::new(S::Preparing, S::Error, &info, "launch"));
+        return;
+    }
+    let row = step!(m, row, Change::new(S::Preparing, S::Prepared, "image-ready", "launch"), false);
+    let row = step!(
+        m,
+        row,
+        Change::new(S::Prepared, S::Creating, "creating", "launch").events(&[E::KernelCreating]),
+        false
+    );
+    let spec = KernelSpec {
+        kernel_id: row.main_kernel_id,
+        session_id: row.id,
+        session_name: row.name.clone(),
+        session_type: row.session_type,
+        image: row.image.clone(),
+        slots: row.requested_slots.clone(),
+        shmem: row.shmem,
+        environ: row.environ.clone(),
+        startup_command: row.startup_command.clone(),
+        bootstrap_script: row.bootstrap_script.clone(),
+        owner_access_key: row.access_key.clone(),
+    };
+    let limit = Duration::from_secs(m.config.create_timeout_secs);
+    let created = match tokio::time::timeout(limit, agent.rpc.create_kernel(spec)).await {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => {
+            let info = format!("creation-failed: {e}");
+            fail_creation(m, &row, &info).await;
+            return;
+        }
+        Err(_) => {
+            let info = format!("creation-timeout: the kernel was not ready within {}s", limit.as_secs());
+            fail_creation(m, &row, &info).await;
+            return;
+        }
+    };
+    let row = step!(
+        m,
+        row,
+        Change::new(S::Creating, S::Running, "running", "launch")
+            .events(&[E::KernelStarted, E::SessionStarted])
+            .container(&created.container_id),
+        true
+    );
+    if let Some(secs) = row.batch_timeout {
+        arm_batch_timeout(m.clone(), row.id, Duration::from_secs(secs.max(0) as u64));
+    }
+    // A batch command can finish before we got here: handle its exit now.
+    let early = m.early_exits.lock().ok().and_then(|mut e| e.remove(&row.main_kernel_id));
+    if let Some(exit) = early {
+        handle_kernel_exit(m, exit).await;
+    }
+}
+
+async fn fail_creation(m: &Arc<Manager>, row: &SessionRow, info: &str) {
+    tracing::warn!(session = %row.id, info, "kernel creation failed");
+    if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
+        let _ = agent.rpc.destroy_kernel(row.main_kernel_id).await;
+    }
+    match transition(m, row.id, Change::new(S::Creating, S::Error, info, "launch").events(&[E::SessionFailure])) {
+        Ok(Some(_)) => {}
+        _ => lost_race(m, row, false).await,
+    }
+}

@@ -1,0 +1,70 @@
+//! Reconciliation at start: what the database believes against what the agents run.
+//! Launches interrupted by a restart are requeued, lost kernels end their sessions with a
+//! reason, unfinished terminations are finished, and orphan containers are removed.
+
+use super::launch;
+use super::terminate::finish_termination;
+use super::timeouts::{age_secs, arm_batch_timeout};
+use super::transition::{Change, transition};
+use crate::state::Manager;
+use bai_core::event::EventKind as E;
+use bai_core::status::{SessionResult, SessionStatus as S};
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
+    let mut running_kernels = HashSet::new();
+    for agent in m.agents() {
+        match agent.rpc.list_kernels().await {
+            Ok(k) => running_kernels.extend(k),
+            Err(e) => tracing::warn!(agent = %agent.id, error = %e, "cannot list kernels"),
+        }
+    }
+    let live = [
+        S::Scheduled, S::Preparing, S::Pulling, S::Prepared, S::Creating, S::Running,
+        S::Restarting, S::RunningDegraded, S::Terminating,
+    ];
+    let mut keep = HashSet::new();
+    for row in m.store.sessions_in(&live)? {
+        match row.status {
+            S::Scheduled => {
+                keep.insert(row.main_kernel_id);
+                launch::spawn(m.clone(), row);
+            }
+            S::Preparing | S::Pulling | S::Prepared | S::Creating => {
+                if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
+                    let _ = agent.rpc.destroy_kernel(row.main_kernel_id).await;
+                }
+                let _ = transition(m, row.id, Change::new(row.status, S::Pending, "requeued: a manager restart interrupted the launch", "reconcile"));
+            }
+            S::Running | S::Restarting | S::RunningDegraded => {
+                if running_kernels.contains(&row.main_kernel_id) {
+                    keep.insert(row.main_kernel_id);
+                    if let Some(t) = row.batch_timeout {
+                        let started = row.status_history.get("RUNNING").map(|s| age_secs(s)).unwrap_or(0);
+                        arm_batch_timeout(m.clone(), row.id, Duration::from_secs((t - started).max(0) as u64));
+                    }
+                } else {
+                    let c = Change::new(row.status, S::Terminating, "kernel-lost: its container is gone", "reconcile")
+                        .events(&[E::SessionTerminating])
+                        .result(SessionResult::Failure, None);
+                    if let Ok(Some(row)) = transition(m, row.id, c) {
+                        finish_termination(m, &row, false).await;
+                    }
+                }
+            }
+            S::Terminating => finish_termination(m, &row, true).await,
+            _ => {}
+        }
+    }
+    for agent in m.agents() {
+        if let Ok(kernels) = agent.rpc.list_kernels().await {
+            for k in kernels.into_iter().filter(|k| !keep.contains(k)) {
+                tracing::info!(kernel = %k, "removing orphan kernel");
+                let _ = agent.rpc.destroy_kernel(k).await;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,118 @@
+//! Terminating a session: cancel it while queued, or destroy its kernel and record why.
+
+use super::transition::{Change, transition};
+use crate::state::Manager;
+use bai_core::Problem;
+use bai_core::event::EventKind as E;
+use bai_core::status::{SessionResult, SessionStatus as S, SessionType};
+use bai_store::SessionRow;
+use std::sync::Arc;
+use std::time::Duration;
+use uuid::Uuid;
+
+fn internal(e: impl std::fmt::Display) -> Problem {
+    Problem::internal(e.to_string())
+}
+
+/// Terminates (or cancels) a session for `reason`; returns the status it ended in.
+/// Safe to call concurrently and repeatedly.
+pub async fn terminate(m: &Arc<Manager>, id: Uuid, reason: &str, result: SessionResult) -> Result<S, Problem> {
+    for _ in 0..20 {
+        let row = m.store.session(id).map_err(internal)?.ok_or_else(|| Problem::session_not_found(&id.to_string()))?;
+        match row.status {
+            S::Pending | S::Scheduled => {
+                let c = Change::new(row.status, S::Cancelled, reason, "terminate").events(&[E::SessionCancelled]);
+                if transition(m, id, c).map_err(internal)?.is_some() {
+                    return Ok(S::Cancelled);
+                }
+            }
+            S::Preparing | S::Pulling | S::Prepared | S::Creating => {
+                // The launch task finishes the termination when it notices.
+                let c = Change::new(row.status, S::Terminating, reason, "terminate")
+                    .events(&[E::SessionTerminating])
+                    .result(result, None);
+                if transition(m, id, c).map_err(internal)?.is_some() {
+                    return wait_until_ended(m, id).await;
+                }
+            }
+            S::Running | S::Restarting | S::RunningDegraded | S::Error => {
+                let c = Change::new(row.status, S::Terminating, reason, "terminate")
+                    .events(&[E::SessionTerminating, E::KernelTerminating])
+                    .result(result, None);
+                if let Some(row) = transition(m, id, c).map_err(internal)? {
+                    finish_termination(m, &row, true).await;
+                    return current_status(m, id);
+                }
+            }
+            S::Terminating => return wait_until_ended(m, id).await,
+            S::Terminated | S::Cancelled => return Ok(row.status),
+        }
+        // Lost a race: look again.
+        tokio::task::yield_now().await;
+    }
+    Err(Problem::internal("the session kept changing status while being terminated; try again"))
+}
+
+fn current_status(m: &Manager, id: Uuid) -> Result<S, Problem> {
+    Ok(m.store.session(id).map_err(internal)?.map(|r| r.status).unwrap_or(S::Terminated))
+}
+
+async fn wait_until_ended(m: &Arc<Manager>, id: Uuid) -> Result<S, Problem> {
+    let mut rx = m.events.subscribe();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(m.config.create_timeout_secs + 30);
+    loop {
+        let st = current_status(m, id)?;
+        if st.is_terminal() || st == S::Error {
+            return Ok(st);
+        }
+        let wait = tokio::time::timeout_at(deadline.min(tokio::time::Instant::now() + Duration::from_millis(500)), rx.recv());
+        if wait.await.is_err() && tokio::time::Instant::now() >= deadline {
+            return Ok(st);
+        }
+    }
+}
+
+/// Destroys the kernel of a TERMINATING session (when one was created), keeps its logs and
+/// marks it TERMINATED, with SUCCESS/FAILURE events for batch sessions.
+pub async fn finish_termination(m: &Arc<Manager>, row: &SessionRow, kernel_created: bool) {
+    let mut exit_code = row.exit_code;
+    if kernel_created && let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
+        let mut last_err = None;
+        for attempt in 0..3u64 {
+            match agent.rpc.destroy_kernel(row.main_kernel_id).await {
+                Ok(exit) => {
+                    if !exit.logs.is_empty() {
+                        let _ = m.store.set_logs(row.id, &exit.logs);
+                    }
+                    exit_code = exit_code.or(exit.exit_code);
+                    last_err = None;
+                    break;
+                }
+                Err(bai_core::agent::AgentError::KernelNotFound(_)) => {
+                    last_err = None;
+                    break;
+                }
+                Err(e) => {
+                    last_err = Some(e);
+                    tokio::time::sleep(Duration::from_millis(200 * (attempt + 1))).await;
+                }
+            }
+        }
+        if let Some(e) = last_err {
+            tracing::error!(session = %row.id, error = %e, "could not destroy kernel; reconciliation will remove it");
+        }
+    }
+    let reason = row.status_info.clone().unwrap_or_else(|| "user-requested".to_string());
+    let result = row.result;
+    let mut events = vec![E::KernelTerminated];
+    if row.session_type == SessionType::Batch {
+        events.push(if result == SessionResult::Success { E::SessionSuccess } else { E::SessionFailure });
+    }
+    events.push(E::SessionTerminated);
+    let c = Change::new(S::Terminating, S::Terminated, &reason, "terminate")
+        .events(&events)
+        .result(result, exit_code);
+    if let Err(e) = transition(m, row.id, c) {
+        tracing::error!(session = %row.id, error = %e, "could not mark session terminated");
+    }
+}

@@ -1,0 +1,142 @@
+//! Shared manager state: the store, the agents, the event bus and the scheduler's wake-up.
+
+use bai_core::agent::{AgentInfo, AgentRpc};
+use bai_core::event::SessionEvent;
+use bai_store::Store;
+use std::path::PathBuf;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, RwLock};
+use bai_core::agent::KernelExit;
+use uuid::Uuid;
+use tokio::sync::{Notify, broadcast};
+
+#[derive(Debug, Clone)]
+pub struct ManagerConfig {
+    pub data_dir: PathBuf,
+    /// How long a kernel may take from SCHEDULED to RUNNING before the session errors out.
+    pub create_timeout_secs: u64,
+    /// Safety tick of the scheduler (it is also woken by events).
+    pub schedule_tick_ms: u64,
+}
+
+impl Default for ManagerConfig {
+    fn default() -> Self {
+        ManagerConfig {
+            data_dir: PathBuf::from("."),
+            create_timeout_secs: 120,
+            schedule_tick_ms: 1000,
+        }
+    }
+}
+
+/// One agent, reached through its RPC interface.
+pub struct AgentHandle {
+    pub id: String,
+    pub rpc: Arc<dyn AgentRpc>,
+    pub info: RwLock<AgentInfo>,
+}
+
+impl AgentHandle {
+    pub fn info(&self) -> AgentInfo {
+        self.info.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+pub struct Manager {
+    pub store: Arc<Store>,
+    pub agents: RwLock<Vec<Arc<AgentHandle>>>,
+    pub events: broadcast::Sender<SessionEvent>,
+    pub wake_scheduler: Notify,
+    pub config: ManagerConfig,
+    /// Sessions whose launch task is running now (the stuck-session sweeper skips them).
+    pub launching: Mutex<HashSet<Uuid>>,
+    /// Kernel exits that arrived while their session was still being created.
+    pub early_exits: Mutex<HashMap<Uuid, KernelExit>>,
+}
+
+impl Manager {
+    pub fn new(store: Arc<Store>, config: ManagerConfig) -> Arc<Manager> {
+        let (events, _) = broadcast::channel(4096);
+        Arc::new(Manager {
+            store,
+            agents: RwLock::new(Vec::new()),
+            events,
+            wake_scheduler: Notify::new(),
+            config,
+            launching: Mutex::new(HashSet::new()),
+            early_exits: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn agents(&self) -> Vec<Arc<AgentHandle>> {
+        self.agents.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn agent(&self, id: &str) -> Option<Arc<AgentHandle>> {
+        self.agents().into_iter().find(|a| a.id == id)
+    }
+
+    pub async fn register_agent(&self, rpc: Arc<dyn AgentRpc>) -> Result<Arc<AgentHandle>, bai_core::agent::AgentError> {
+        let info = rpc.info().await?;
+        let handle = Arc::new(AgentHandle {
+            id: info.id.clone(),
+            rpc,
+            info: RwLock::new(info),
+        });
+        self.agents
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(handle.clone());
+        Ok(handle)
+    }
+
+    /// Publishes persisted events to live subscribers and logs them.
+    pub fn publish(&self, events: Vec<SessionEvent>) {
+        for ev in events {
+            tracing::info!(
+                event = ev.kind.as_str(),
+                session = %ev.session_id,
+                name = %ev.session_name,
+                reason = %ev.reason,
+                "session event"
+            );
+            // No subscribers is fine.
+            let _ = self.events.send(ev);
+        }
+    }
+
+    /// All image names and aliases that can be launched.
+    pub fn known_images(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .agents()
+            .iter()
+            .flat_map(|a| a.info().images.into_iter().map(|i| i.name))
+            .collect();
+        if let Ok(aliases) = self.store.image_aliases() {
+            names.extend(aliases.into_iter().map(|(a, _)| a));
+        }
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// Resolves an alias or a full image reference to an image some agent has.
+    pub fn resolve_image(&self, requested: &str) -> Option<String> {
+        let target = self
+            .store
+            .image_aliases()
+            .ok()
+            .and_then(|a| a.into_iter().find(|(al, _)| al == requested).map(|(_, i)| i))
+            .unwrap_or_else(|| requested.to_string());
+        let with_latest = if target.contains(':') {
+            target.clone()
+        } else {
+            format!("{target}:latest")
+        };
+        self.agents()
+            .iter()
+            .flat_map(|a| a.info().images)
+            .find(|i| i.name == target || i.name == with_latest)
+            .map(|i| i.name)
+    }
+}

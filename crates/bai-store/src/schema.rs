@@ -1,0 +1,116 @@
+//! Schema and migrations. Each migration runs once, in order, recorded in `meta.schema_version`.
+
+use rusqlite::Connection;
+
+const MIGRATIONS: &[&str] = &[
+    // 1: users, keypairs, sessions, history, events, image aliases
+    r#"
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        email TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL,
+        password_hash TEXT,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE keypairs (
+        access_key TEXT PRIMARY KEY,
+        secret_key TEXT NOT NULL,
+        user_id TEXT NOT NULL REFERENCES users(id),
+        is_admin INTEGER NOT NULL,
+        is_active INTEGER NOT NULL DEFAULT 1,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE image_aliases (alias TEXT PRIMARY KEY, image TEXT NOT NULL);
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        access_key TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        domain_name TEXT NOT NULL,
+        group_name TEXT NOT NULL,
+        scaling_group TEXT NOT NULL,
+        type TEXT NOT NULL,
+        image TEXT NOT NULL,
+        tag TEXT,
+        priority INTEGER NOT NULL DEFAULT 10,
+        status TEXT NOT NULL,
+        status_info TEXT,
+        status_changed TEXT NOT NULL,
+        status_history TEXT NOT NULL DEFAULT '{}',
+        result TEXT NOT NULL DEFAULT 'UNDEFINED',
+        exit_code INTEGER,
+        created_at TEXT NOT NULL,
+        terminated_at TEXT,
+        starts_at TEXT,
+        batch_timeout INTEGER,
+        startup_command TEXT,
+        bootstrap_script TEXT,
+        environ TEXT NOT NULL,
+        requested_slots TEXT NOT NULL,
+        shmem INTEGER NOT NULL,
+        agent_id TEXT,
+        main_kernel_id TEXT NOT NULL,
+        container_id TEXT,
+        logs TEXT
+    );
+    CREATE INDEX sessions_by_status ON sessions(status, priority, created_at);
+    CREATE INDEX sessions_by_owner ON sessions(access_key, status_changed);
+    CREATE INDEX sessions_by_name ON sessions(access_key, name);
+    CREATE TABLE scheduling_history (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        phase TEXT NOT NULL,
+        result TEXT NOT NULL,
+        from_status TEXT,
+        to_status TEXT,
+        error_code TEXT,
+        message TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 1,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX history_by_session ON scheduling_history(session_id, id);
+    CREATE TABLE events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        session_name TEXT NOT NULL,
+        access_key TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        exit_code INTEGER,
+        kernel_id TEXT,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX events_by_session ON events(session_id, seq);
+    "#,
+];
+
+pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);")?;
+    let current: i64 = conn
+        .query_row(
+            "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap_or(0);
+    for (i, sql) in MIGRATIONS.iter().enumerate() {
+        let version = i as i64 + 1;
+        if version <= current {
+            continue;
+        }
+        let sql = if version == 1 {
+            sql.replace("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);", "")
+        } else {
+            sql.to_string()
+        };
+        conn.execute_batch(&format!("BEGIN; {sql}; COMMIT;"))?;
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES ('schema_version', ?1)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [version.to_string()],
+        )?;
+    }
+    Ok(())
+}

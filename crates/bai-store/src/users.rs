@@ -1,0 +1,105 @@
+//! Users and their keypairs.
+
+use crate::{Result, Store, now_str};
+use rusqlite::OptionalExtension;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserRow {
+    pub id: String,
+    pub email: String,
+    pub role: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeypairRow {
+    pub access_key: String,
+    pub secret_key: String,
+    pub user_id: String,
+    pub email: String,
+    pub is_admin: bool,
+    pub is_active: bool,
+}
+
+impl Store {
+    pub fn create_user_with_keypair(
+        &self,
+        user: &UserRow,
+        access_key: &str,
+        secret_key: &str,
+        is_admin: bool,
+    ) -> Result<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let now = now_str();
+        tx.execute(
+            "INSERT INTO users(id, email, role, created_at) VALUES (?1, ?2, ?3, ?4)",
+            (&user.id, &user.email, &user.role, &now),
+        )?;
+        tx.execute(
+            "INSERT INTO keypairs(access_key, secret_key, user_id, is_admin, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            (access_key, secret_key, &user.id, is_admin, &now),
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn keypair(&self, access_key: &str) -> Result<Option<KeypairRow>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT k.access_key, k.secret_key, k.user_id, u.email, k.is_admin, k.is_active
+                 FROM keypairs k JOIN users u ON u.id = k.user_id WHERE k.access_key = ?1",
+                [access_key],
+                |r| {
+                    Ok(KeypairRow {
+                        access_key: r.get(0)?,
+                        secret_key: r.get(1)?,
+                        user_id: r.get(2)?,
+                        email: r.get(3)?,
+                        is_admin: r.get(4)?,
+                        is_active: r.get(5)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    pub fn keypair_by_email(&self, email: &str) -> Result<Option<KeypairRow>> {
+        let ak: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT k.access_key FROM keypairs k JOIN users u ON u.id = k.user_id
+                 WHERE u.email = ?1 ORDER BY k.created_at LIMIT 1",
+                [email],
+                |r| r.get(0),
+            )
+            .optional()?;
+        match ak {
+            Some(ak) => self.keypair(&ak),
+            None => Ok(None),
+        }
+    }
+
+    pub fn user_count(&self) -> Result<i64> {
+        Ok(self
+            .conn()
+            .query_row("SELECT COUNT(*) FROM users", [], |r| r.get(0))?)
+    }
+
+    pub fn set_image_alias(&self, alias: &str, image: &str) -> Result<()> {
+        self.conn().execute(
+            "INSERT INTO image_aliases(alias, image) VALUES (?1, ?2)
+             ON CONFLICT(alias) DO UPDATE SET image = excluded.image",
+            [alias, image],
+        )?;
+        Ok(())
+    }
+
+    pub fn image_aliases(&self) -> Result<Vec<(String, String)>> {
+        let conn = self.conn();
+        let mut st = conn.prepare("SELECT alias, image FROM image_aliases ORDER BY alias")?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+}

@@ -1,0 +1,120 @@
+use bai_core::event::EventKind;
+use bai_core::history::HistoryResult;
+use bai_core::resources::ResourceSlots;
+use bai_core::status::{SessionStatus, SessionType};
+use bai_store::{NewSession, SessionFilter, StatusChange, Store, UserRow};
+use uuid::Uuid;
+
+fn store_with_user() -> Store {
+    let s = Store::open_in_memory().unwrap();
+    s.create_user_with_keypair(
+        &UserRow { id: "u1".into(), email: "u@x".into(), role: "user".into() },
+        "AK1",
+        "SK1",
+        false,
+    )
+    .unwrap();
+    s
+}
+
+fn new_session(name: &str) -> NewSession {
+    NewSession {
+        id: Uuid::new_v4(),
+        name: name.into(),
+        access_key: "AK1".into(),
+        user_id: "u1".into(),
+        domain_name: "default".into(),
+        group_name: "default".into(),
+        scaling_group: "default".into(),
+        session_type: SessionType::Interactive,
+        image: "img".into(),
+        tag: None,
+        priority: 10,
+        starts_at: None,
+        batch_timeout: None,
+        startup_command: None,
+        bootstrap_script: None,
+        environ: Default::default(),
+        requested_slots: ResourceSlots { cpu_milli: 1000, mem: 1 << 30, accel: Default::default() },
+        shmem: 64 << 20,
+        main_kernel_id: Uuid::new_v4(),
+    }
+}
+
+fn change(from: SessionStatus, to: SessionStatus) -> StatusChange<'static> {
+    StatusChange {
+        from,
+        to,
+        info: "test",
+        phase: "test",
+        events: &[EventKind::SessionScheduled],
+        result: None,
+        exit_code: None,
+        agent_id: Some("agent-1"),
+        container_id: None,
+    }
+}
+
+#[test]
+fn cas_moves_once_and_records_history_and_events() {
+    let s = store_with_user();
+    let n = new_session("first");
+    s.insert_session(&n).unwrap();
+    let moved = s.cas_status(n.id, &change(SessionStatus::Pending, SessionStatus::Scheduled)).unwrap();
+    assert!(moved.is_some());
+    // A second actor with a stale view changes nothing.
+    let again = s.cas_status(n.id, &change(SessionStatus::Pending, SessionStatus::Scheduled)).unwrap();
+    assert!(again.is_none());
+    let row = s.session(n.id).unwrap().unwrap();
+    assert_eq!(row.status, SessionStatus::Scheduled);
+    assert_eq!(row.agent_id.as_deref(), Some("agent-1"));
+    assert!(row.status_history.contains_key("PENDING") && row.status_history.contains_key("SCHEDULED"));
+    let ev = s.events_of(n.id).unwrap();
+    assert_eq!(ev.iter().map(|e| e.kind).collect::<Vec<_>>(), vec![EventKind::SessionEnqueued, EventKind::SessionScheduled]);
+    assert_eq!(s.history(n.id).unwrap().len(), 2);
+}
+
+#[test]
+fn identical_history_records_merge() {
+    let s = store_with_user();
+    let n = new_session("merge");
+    s.insert_session(&n).unwrap();
+    for _ in 0..3 {
+        s.add_history(n.id, "schedule", HistoryResult::NeedRetry, Some("no-available-instances"), "cpu short").unwrap();
+    }
+    s.add_history(n.id, "schedule", HistoryResult::NeedRetry, Some("no-available-instances"), "mem short").unwrap();
+    let h = s.history(n.id).unwrap();
+    assert_eq!(h.len(), 3);
+    assert_eq!(h[1].attempts, 3);
+    assert_eq!(h[2].attempts, 1);
+}
+
+#[test]
+fn lookup_by_name_prefix_and_owner() {
+    let s = store_with_user();
+    let n = new_session("named");
+    s.insert_session(&n).unwrap();
+    assert_eq!(s.find_session("named", Some("AK1")).unwrap().len(), 1);
+    assert!(s.find_session("named", Some("OTHER")).unwrap().is_empty());
+    let prefix = &n.id.to_string()[..8];
+    assert_eq!(s.find_session(prefix, Some("AK1")).unwrap().len(), 1);
+    assert!(s.live_session_named("AK1", "named").unwrap().is_some());
+    let (rows, total) = s
+        .list_sessions(&SessionFilter { statuses: vec![SessionStatus::Pending], access_key: None, limit: 10, offset: 0 })
+        .unwrap();
+    assert_eq!((rows.len(), total), (1, 1));
+}
+
+#[test]
+fn reopening_a_file_keeps_data() {
+    let dir = std::env::temp_dir().join(format!("bai-store-{}", Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bai.db");
+    {
+        let s = Store::open(&path).unwrap();
+        s.meta_set("k", "v").unwrap();
+    }
+    let s = Store::open(&path).unwrap();
+    assert_eq!(s.meta_get("k").unwrap().as_deref(), Some("v"));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,132 @@
+//! First start: the superadmin and the normal user, their keypairs and env files; image
+//! aliases from the agent's images.
+
+use anyhow::{Context, Result};
+use bai_core::agent::AgentInfo;
+use bai_store::{Store, UserRow};
+use rand::Rng;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub struct Account {
+    pub email: String,
+    pub role: String,
+    pub access_key: String,
+    pub secret_key: String,
+    pub env_file: PathBuf,
+}
+
+pub struct Accounts {
+    pub created_now: bool,
+    pub list: Vec<Account>,
+}
+
+impl Accounts {
+    pub fn print(&self) {
+        for a in &self.list {
+            println!("  {:<12} : {} ({})", a.role, a.email, a.access_key);
+            if self.created_now {
+                println!("                 secret key {}", a.secret_key);
+            }
+            println!("                 . {}", a.env_file.display());
+        }
+    }
+}
+
+fn random_string(len: usize, alphabet: &[u8]) -> String {
+    let mut rng = rand::rng();
+    (0..len)
+        .map(|_| alphabet[rng.random_range(0..alphabet.len())] as char)
+        .collect()
+}
+
+fn new_keypair() -> (String, String) {
+    let ak = format!(
+        "AKIA{}",
+        random_string(16, b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+    );
+    let sk = random_string(
+        40,
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+    );
+    (ak, sk)
+}
+
+fn write_env_file(path: &Path, endpoint: &str, ak: &str, sk: &str) -> Result<()> {
+    let text = format!(
+        "export BACKEND_ENDPOINT={endpoint} BACKEND_ENDPOINT_TYPE=api BACKEND_ACCESS_KEY={ak} BACKEND_SECRET_KEY={sk}\n"
+    );
+    let mut f = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(path)
+            .with_context(|| format!("cannot write {}", path.display()))?
+    };
+    f.write_all(text.as_bytes())?;
+    Ok(())
+}
+
+/// Creates the two accounts on first start and (re)writes their env files, so that a
+/// changed listen address is reflected.
+pub fn ensure_accounts(store: &Store, data_dir: &Path, endpoint: &str) -> Result<Accounts> {
+    let specs = [
+        ("admin@bai.local", "superadmin", true, "env-admin.sh"),
+        ("user@bai.local", "user", false, "env-user.sh"),
+    ];
+    let created_now = store.user_count()? == 0;
+    let mut list = Vec::new();
+    for (email, role, admin, file) in specs {
+        let kp = match store.keypair_by_email(email)? {
+            Some(kp) => kp,
+            None => {
+                let (ak, sk) = new_keypair();
+                store.create_user_with_keypair(
+                    &UserRow {
+                        id: uuid_like(),
+                        email: email.into(),
+                        role: role.into(),
+                    },
+                    &ak,
+                    &sk,
+                    admin,
+                )?;
+                store
+                    .keypair(&ak)?
+                    .context("keypair vanished right after it was created")?
+            }
+        };
+        let env_file = data_dir.join(file);
+        write_env_file(&env_file, endpoint, &kp.access_key, &kp.secret_key)?;
+        list.push(Account {
+            email: email.into(),
+            role: role.into(),
+            access_key: kp.access_key,
+            secret_key: kp.secret_key,
+            env_file,
+        });
+    }
+    Ok(Accounts { created_now, list })
+}
+
+fn uuid_like() -> String {
+    let b: [u8; 16] = rand::random();
+    let h = hex::encode(b);
+    format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
+}
+
+/// Short names for images: `bai/python:3.11-bookworm` → `python` and `python:3.11-bookworm`.
+pub fn register_aliases(store: &Store, info: &AgentInfo) -> Result<()> {
+    let mut names: Vec<&str> = info.images.iter().map(|i| i.name.as_str()).collect();
+    names.sort();
+    for name in names {
+        let base = name.rsplit('/').next().unwrap_or(name);
+        let repo = base.split(':').next().unwrap_or(base);
+        store.set_image_alias(base, name)?;
+        store.set_image_alias(repo, name)?;
+    }
+    Ok(())
+}

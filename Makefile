@@ -1,0 +1,43 @@
+# bai: two commands for a fresh machine.
+#   make up    start the whole platform (baid up) in the foreground
+#   make test  run every test (unit, Docker integration, CLI and official-client end to end)
+# One cargo profile (release) serves both, so nothing is built twice.
+
+CARGO ?= cargo
+PROFILE ?= release
+BIN_DIR := target/$(PROFILE)
+PREFIX ?= /usr/local
+# Tests start many containers; run them a few at a time on small machines.
+TEST_THREADS ?= 2
+
+.PHONY: up test deps build install-cli official-client lint bench clean-containers
+
+deps:
+	@scripts/ensure-deps.sh
+
+build:
+	$(CARGO) build --profile $(PROFILE) --workspace --bins
+
+install-cli: build
+	@dest=$(PREFIX)/bin; [ -w $$dest ] || dest=$$HOME/.local/bin; mkdir -p $$dest; \
+	ln -sf $(CURDIR)/$(BIN_DIR)/bai $$dest/bai; ln -sf $(CURDIR)/$(BIN_DIR)/bai $$dest/backend.ai; \
+	echo "==> installed bai and backend.ai in $$dest"
+
+up: deps build install-cli
+	exec $(BIN_DIR)/baid up
+
+official-client:
+	@scripts/official-client.sh
+
+test: deps official-client build
+	$(CARGO) test --profile $(PROFILE) --workspace -- --test-threads=$(TEST_THREADS)
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+bench: deps build
+	bench/run.sh
+
+clean-containers:
+	-docker ps -aq --filter label=ai.bai.agent | xargs -r docker rm -f

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs and starts what bai needs on a fresh Debian 12 machine, skipping what is there:
+# Debian's docker.io and debootstrap, a running Docker engine, and the kernel images.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_pkgs=()
+command -v dockerd >/dev/null 2>&1 || need_pkgs+=(docker.io)
+command -v debootstrap >/dev/null 2>&1 || need_pkgs+=(debootstrap)
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "error: missing ${need_pkgs[*]}; run as root or install them with apt-get" >&2
+    exit 1
+  fi
+  echo "==> installing ${need_pkgs[*]} (Debian packages)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+fi
+
+if ! docker info >/dev/null 2>&1; then
+  echo "==> starting the Docker engine"
+  mkdir -p /var/log
+  setsid dockerd >/var/log/bai-dockerd.log 2>&1 < /dev/null &
+  for _ in $(seq 1 60); do
+    docker info >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+  docker info >/dev/null 2>&1 || { echo "error: dockerd did not start; see /var/log/bai-dockerd.log" >&2; tail -20 /var/log/bai-dockerd.log >&2; exit 1; }
+fi
+
+for recipe in images/*/build.sh; do
+  "$recipe"
+done

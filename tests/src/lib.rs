@@ -1,0 +1,243 @@
+//! Harness for end-to-end tests: starts a real `baid up` (own data dir, own port, the local
+//! Docker engine) and runs the `bai` CLI or the official client against it. Binaries are
+//! taken from the same target profile as the test (`make test` builds them first).
+#![forbid(unsafe_code)]
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The target directory of the running test (`target/debug` or `target/release`).
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test exe path");
+    // target/<profile>/deps/<test-binary>
+    exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf()
+}
+
+pub fn bin(name: &str) -> PathBuf {
+    let p = target_dir().join(name);
+    assert!(p.exists(), "{} is missing: run `make test` (it builds all binaries first)", p.display());
+    p
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
+}
+
+/// Credentials of one account, parsed from `$BAI_DATA_DIR/env-*.sh`.
+#[derive(Debug, Clone)]
+pub struct Account {
+    pub vars: Vec<(String, String)>,
+}
+
+impl Account {
+    fn load(path: &Path) -> Account {
+        let text = std::fs::read_to_string(path).expect("env file");
+        let vars = text
+            .split_whitespace()
+            .filter_map(|w| w.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Account { vars }
+    }
+    pub fn get(&self, k: &str) -> &str {
+        self.vars.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str()).unwrap_or("")
+    }
+}
+
+/// A running `baid up`. Dropping it stops the server and removes its containers.
+pub struct Server {
+    child: Child,
+    pub endpoint: String,
+    pub data_dir: tempfile::TempDir,
+    pub agent_id: String,
+    pub user: Account,
+    pub admin: Account,
+    pub work: tempfile::TempDir,
+}
+
+impl Server {
+    pub fn start() -> Server {
+        Self::start_with(&[])
+    }
+
+    pub fn start_with(env: &[(&str, &str)]) -> Server {
+        let data_dir = tempfile::Builder::new().prefix("bai-e2e-").tempdir().expect("tempdir");
+        let port = free_port();
+        let mut cmd = Command::new(bin("baid"));
+        cmd.arg("up")
+            .env("BAI_DATA_DIR", data_dir.path())
+            .env("BAI_LISTEN", format!("127.0.0.1:{port}"))
+            .env("BAI_KRUNNER", bin("bai-krunner"))
+            .env("RUST_LOG", "info,bollard=warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn baid");
+        let stdout = child.stdout.take().expect("stdout");
+        let stderr = child.stderr.take().expect("stderr");
+        let log_path = data_dir.path().join("baid.log");
+        std::thread::spawn(move || {
+            let mut f = std::fs::File::create(log_path).ok();
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(f) = f.as_mut() {
+                    use std::io::Write;
+                    let _ = writeln!(f, "{line}");
+                }
+            }
+        });
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut agent_id = String::new();
+        let mut up = false;
+        while Instant::now() < deadline {
+            match rx.recv_timeout(Duration::from_millis(200)) {
+                Ok(line) => {
+                    if let Some(rest) = line.trim().strip_prefix("agent        : ") {
+                        agent_id = rest.split_whitespace().next().unwrap_or("").to_string();
+                    }
+                    if line.starts_with("Stop with Ctrl-C") {
+                        up = true;
+                        break;
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if let Ok(Some(status)) = child.try_wait() {
+                        let log = std::fs::read_to_string(data_dir.path().join("baid.log")).unwrap_or_default();
+                        panic!("baid exited early ({status}):\n{log}");
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        assert!(up, "baid did not come up within 60s");
+        let user = Account::load(&data_dir.path().join("env-user.sh"));
+        let admin = Account::load(&data_dir.path().join("env-admin.sh"));
+        Server {
+            child,
+            endpoint: format!("http://127.0.0.1:{port}"),
+            data_dir,
+            agent_id,
+            user,
+            admin,
+            work: tempfile::tempdir().expect("work dir"),
+        }
+    }
+
+    /// Runs `bai ARGS` as `account`, in the server's scratch work dir.
+    pub fn bai(&self, account: &Account, args: &[&str]) -> Run {
+        self.run_as(bin("bai"), account, args)
+    }
+
+    pub fn run_as(&self, program: PathBuf, account: &Account, args: &[&str]) -> Run {
+        let mut cmd = Command::new(&program);
+        cmd.args(args).current_dir(self.work.path()).stdin(Stdio::null());
+        for k in ["BACKEND_ENDPOINT", "BACKEND_ACCESS_KEY", "BACKEND_SECRET_KEY", "BACKEND_ENDPOINT_TYPE"] {
+            cmd.env_remove(k);
+        }
+        for (k, v) in &account.vars {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+        Run::from(out, format!("{} {}", program.display(), args.join(" ")))
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.data_dir.path().join("baid.log")).unwrap_or_default()
+    }
+
+    /// Polls `f` every 200 ms until it returns Some, or panics after `secs`.
+    pub fn wait_for<T>(&self, secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            if let Some(v) = f() {
+                return v;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for {what}\n--- baid log ---\n{}", self.log());
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// The session's fields as `bai session info --json` reports them.
+    pub fn info(&self, account: &Account, reference: &str) -> serde_json::Value {
+        let r = self.bai(account, &["session", "info", "--json", reference]);
+        assert!(r.ok(), "session info failed: {r:?}");
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("info is not JSON ({e}): {}", r.stdout))
+    }
+
+    pub fn status(&self, account: &Account, reference: &str) -> String {
+        self.info(account, reference)["status"].as_str().unwrap_or("").to_string()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if !self.agent_id.is_empty() {
+            let filter = format!("label=ai.bai.agent={}", self.agent_id);
+            if let Ok(out) = Command::new("docker").args(["ps", "-aq", "--filter", &filter]).output() {
+                let ids: Vec<String> = String::from_utf8_lossy(&out.stdout).split_whitespace().map(str::to_string).collect();
+                if !ids.is_empty() {
+                    let _ = Command::new("docker").arg("rm").arg("-f").args(&ids).output();
+                }
+            }
+        }
+    }
+}
+
+/// The outcome of one command.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub cmd: String,
+}
+
+impl Run {
+    fn from(o: Output, cmd: String) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+            cmd,
+        }
+    }
+    pub fn ok(&self) -> bool {
+        self.code == 0
+    }
+    #[track_caller]
+    pub fn expect_ok(&self) -> &Run {
+        assert!(self.ok(), "command failed: {self:#?}");
+        self
+    }
+    #[track_caller]
+    pub fn expect_fail(&self, needle: &str) -> &Run {
+        assert!(!self.ok(), "command should have failed: {self:#?}");
+        assert!(
+            self.stderr.to_lowercase().contains(&needle.to_lowercase()),
+            "stderr should mention {needle:?}: {self:#?}"
+        );
+        self
+    }
+}

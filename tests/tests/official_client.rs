@@ -1,0 +1,86 @@
+//! The unmodified official Backend.AI client (PyPI backend.ai-client 26.9.6) against
+//! `baid up`: the commands of the product docs, as a researcher types them.
+
+use bai_e2e::{Run, Server};
+use std::path::PathBuf;
+
+fn official() -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv-official/bin/backend.ai");
+    assert!(p.exists(), "{} is missing: `make test` installs it (scripts/official-client.sh)", p.display());
+    p
+}
+
+fn ba(s: &Server, admin: bool, args: &[&str]) -> Run {
+    let acct = if admin { &s.admin } else { &s.user };
+    s.run_as(official(), acct, args)
+}
+
+fn session_id_from(out: &str) -> String {
+    out.split_whitespace()
+        .find(|w| uuid::Uuid::parse_str(w.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '-')).is_ok())
+        .map(|w| w.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '-').to_string())
+        .unwrap_or_else(|| panic!("no session id in {out:?}"))
+}
+
+#[test]
+fn official_client_runs_code_and_files() {
+    let s = Server::start();
+    let r = ba(&s, false, &["run", "--rm", "-c", "print(\"hello world\")", "python"]);
+    r.expect_ok();
+    assert!(r.stdout.contains("hello world"), "{r:#?}");
+
+    let r = ba(&s, false, &["run", "--rm", "-c", "1 + 1", "python"]);
+    r.expect_ok();
+    assert!(r.stdout.contains('2'), "{r:#?}");
+
+    std::fs::write(s.work.path().join("myscript.py"), "import sys\nprint('script got', sys.argv[1:])\n").unwrap();
+    let r = ba(&s, false, &["run", "--rm", "--exec", "python myscript.py arg1 arg2", "python", "./myscript.py"]);
+    r.expect_ok();
+    assert!(r.stdout.contains("script got ['arg1', 'arg2']"), "{r:#?}");
+
+    let ps = ba(&s, false, &["ps"]);
+    ps.expect_ok();
+    assert!(ps.stdout.contains("No matching items"), "--rm must remove the sessions: {ps:#?}");
+}
+
+#[test]
+fn official_client_manages_sessions() {
+    let s = Server::start();
+    let r = ba(&s, false, &["start", "-t", "offsess", "python"]);
+    r.expect_ok();
+    let id = session_id_from(&r.stdout);
+
+    let ps = ba(&s, false, &["ps"]);
+    ps.expect_ok();
+    assert!(ps.stdout.contains("offsess") && ps.stdout.contains("RUNNING"), "{ps:#?}");
+
+    let info = ba(&s, false, &["session", "info", &id]);
+    info.expect_ok();
+    assert!(info.stdout.contains("offsess") && info.stdout.contains("RUNNING"), "{info:#?}");
+
+    ba(&s, false, &["session", "rename", "offsess", "offsess2"]).expect_ok();
+    let ps = ba(&s, false, &["ps"]);
+    assert!(ps.stdout.contains("offsess2"), "{ps:#?}");
+
+    let logs = ba(&s, false, &["session", "logs", "offsess2"]);
+    logs.expect_ok();
+
+    let all = ba(&s, true, &["admin", "session", "list"]);
+    all.expect_ok();
+    assert!(all.stdout.contains("offsess2"), "{all:#?}");
+
+    ba(&s, false, &["rm", "offsess2"]).expect_ok();
+    let ev = ba(&s, false, &["events", "offsess2"]);
+    ev.expect_ok();
+    for name in ["session_enqueued", "session_started", "session_terminated"] {
+        assert!(ev.stdout.contains(name), "{name} missing: {ev:#?}");
+    }
+    let dead = ba(&s, false, &["ps", "--dead"]);
+    assert!(dead.stdout.contains("offsess2") && dead.stdout.contains("TERMINATED"), "{dead:#?}");
+
+    // Errors come back as problems the client can print.
+    let r = ba(&s, false, &["rm", "no-such-session"]);
+    assert_ne!(r.code, 0, "{r:#?}");
+    let r = ba(&s, false, &["start", "-t", "ab", "python"]);
+    assert_ne!(r.code, 0, "{r:#?}");
+}

@@ -13,17 +13,27 @@ use std::time::{Duration, Instant};
 pub fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test exe path");
     // target/<profile>/deps/<test-binary>
-    exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf()
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>")
+        .to_path_buf()
 }
 
 pub fn bin(name: &str) -> PathBuf {
     let p = target_dir().join(name);
-    assert!(p.exists(), "{} is missing: run `make test` (it builds all binaries first)", p.display());
+    assert!(
+        p.exists(),
+        "{} is missing: run `make test` (it builds all binaries first)",
+        p.display()
+    );
     p
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
 }
 
 /// Credentials of one account, parsed from `$BAI_DATA_DIR/env-*.sh`.
@@ -43,7 +53,11 @@ impl Account {
         Account { vars }
     }
     pub fn get(&self, k: &str) -> &str {
-        self.vars.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str()).unwrap_or("")
+        self.vars
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or("")
     }
 }
 
@@ -64,7 +78,10 @@ impl Server {
     }
 
     pub fn start_with(env: &[(&str, &str)]) -> Server {
-        let data_dir = tempfile::Builder::new().prefix("bai-e2e-").tempdir().expect("tempdir");
+        let data_dir = tempfile::Builder::new()
+            .prefix("bai-e2e-")
+            .tempdir()
+            .expect("tempdir");
         let port = free_port();
         let mut cmd = Command::new(bin("baid"));
         cmd.arg("up")
@@ -112,7 +129,8 @@ impl Server {
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                     if let Ok(Some(status)) = child.try_wait() {
-                        let log = std::fs::read_to_string(data_dir.path().join("baid.log")).unwrap_or_default();
+                        let log = std::fs::read_to_string(data_dir.path().join("baid.log"))
+                            .unwrap_or_default();
                         panic!("baid exited early ({status}):\n{log}");
                     }
                 }
@@ -140,14 +158,23 @@ impl Server {
 
     pub fn run_as(&self, program: PathBuf, account: &Account, args: &[&str]) -> Run {
         let mut cmd = Command::new(&program);
-        cmd.args(args).current_dir(self.work.path()).stdin(Stdio::null());
-        for k in ["BACKEND_ENDPOINT", "BACKEND_ACCESS_KEY", "BACKEND_SECRET_KEY", "BACKEND_ENDPOINT_TYPE"] {
+        cmd.args(args)
+            .current_dir(self.work.path())
+            .stdin(Stdio::null());
+        for k in [
+            "BACKEND_ENDPOINT",
+            "BACKEND_ACCESS_KEY",
+            "BACKEND_SECRET_KEY",
+            "BACKEND_ENDPOINT_TYPE",
+        ] {
             cmd.env_remove(k);
         }
         for (k, v) in &account.vars {
             cmd.env(k, v);
         }
-        let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+        let out = cmd
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
         Run::from(out, format!("{} {}", program.display(), args.join(" ")))
     }
 
@@ -163,7 +190,10 @@ impl Server {
                 return v;
             }
             if Instant::now() > deadline {
-                panic!("timed out waiting for {what}\n--- baid log ---\n{}", self.log());
+                panic!(
+                    "timed out waiting for {what}\n--- baid log ---\n{}",
+                    self.log()
+                );
             }
             std::thread::sleep(Duration::from_millis(200));
         }
@@ -173,17 +203,24 @@ impl Server {
     pub fn info(&self, account: &Account, reference: &str) -> serde_json::Value {
         let r = self.bai(account, &["session", "info", "--json", reference]);
         assert!(r.ok(), "session info failed: {r:?}");
-        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("info is not JSON ({e}): {}", r.stdout))
+        serde_json::from_str(&r.stdout)
+            .unwrap_or_else(|e| panic!("info is not JSON ({e}): {}", r.stdout))
     }
 
     pub fn status(&self, account: &Account, reference: &str) -> String {
-        self.info(account, reference)["status"].as_str().unwrap_or("").to_string()
+        self.info(account, reference)["status"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
     }
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
@@ -195,10 +232,20 @@ impl Drop for Server {
         let _ = self.child.wait();
         if !self.agent_id.is_empty() {
             let filter = format!("label=ai.bai.agent={}", self.agent_id);
-            if let Ok(out) = Command::new("docker").args(["ps", "-aq", "--filter", &filter]).output() {
-                let ids: Vec<String> = String::from_utf8_lossy(&out.stdout).split_whitespace().map(str::to_string).collect();
+            if let Ok(out) = Command::new("docker")
+                .args(["ps", "-aq", "--filter", &filter])
+                .output()
+            {
+                let ids: Vec<String> = String::from_utf8_lossy(&out.stdout)
+                    .split_whitespace()
+                    .map(str::to_string)
+                    .collect();
                 if !ids.is_empty() {
-                    let _ = Command::new("docker").arg("rm").arg("-f").args(&ids).output();
+                    let _ = Command::new("docker")
+                        .arg("rm")
+                        .arg("-f")
+                        .args(&ids)
+                        .output();
                 }
             }
         }

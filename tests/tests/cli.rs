@@ -5,7 +5,10 @@ use bai_e2e::Server;
 #[test]
 fn run_query_mode_prints_output_and_returns_exit_code() {
     let s = Server::start();
-    let r = s.bai(&s.user, &["run", "--rm", "-c", "print(\"hello world\")", "python"]);
+    let r = s.bai(
+        &s.user,
+        &["run", "--rm", "-c", "print(\"hello world\")", "python"],
+    );
     r.expect_ok();
     assert_eq!(r.stdout, "hello world\n", "{r:#?}");
 
@@ -13,7 +16,16 @@ fn run_query_mode_prints_output_and_returns_exit_code() {
     r.expect_ok();
     assert_eq!(r.stdout.trim_end(), "2", "{r:#?}");
 
-    let r = s.bai(&s.user, &["run", "--rm", "-c", "import sys\nprint('oops', file=sys.stderr)\nsys.exit(3)", "python"]);
+    let r = s.bai(
+        &s.user,
+        &[
+            "run",
+            "--rm",
+            "-c",
+            "import sys\nprint('oops', file=sys.stderr)\nsys.exit(3)",
+            "python",
+        ],
+    );
     assert_eq!(r.code, 3, "{r:#?}");
     assert!(r.stderr.contains("oops"), "{r:#?}");
 
@@ -26,8 +38,22 @@ fn run_query_mode_prints_output_and_returns_exit_code() {
 #[test]
 fn run_exec_uploads_the_file_and_runs_the_command() {
     let s = Server::start();
-    std::fs::write(s.work.path().join("myscript.py"), "import sys\nprint('args:', sys.argv[1:])\n").unwrap();
-    let r = s.bai(&s.user, &["run", "--rm", "--exec", "python myscript.py arg1 arg2", "python", "./myscript.py"]);
+    std::fs::write(
+        s.work.path().join("myscript.py"),
+        "import sys\nprint('args:', sys.argv[1:])\n",
+    )
+    .unwrap();
+    let r = s.bai(
+        &s.user,
+        &[
+            "run",
+            "--rm",
+            "--exec",
+            "python myscript.py arg1 arg2",
+            "python",
+            "./myscript.py",
+        ],
+    );
     r.expect_ok();
     assert!(r.stdout.contains("args: ['arg1', 'arg2']"), "{r:#?}");
 }
@@ -35,7 +61,23 @@ fn run_exec_uploads_the_file_and_runs_the_command() {
 #[test]
 fn start_ps_rename_info_logs_rm() {
     let s = Server::start();
-    let r = s.bai(&s.user, &["start", "-t", "mysess", "-e", "GREETING=hi=there", "-r", "cpu=1", "-r", "mem=256m", "-r", "shmem=32m", "python"]);
+    let r = s.bai(
+        &s.user,
+        &[
+            "start",
+            "-t",
+            "mysess",
+            "-e",
+            "GREETING=hi=there",
+            "-r",
+            "cpu=1",
+            "-r",
+            "mem=256m",
+            "-r",
+            "shmem=32m",
+            "python",
+        ],
+    );
     r.expect_ok();
     assert!(r.stdout.contains("created"), "{r:#?}");
     assert_eq!(s.status(&s.user, "mysess"), "RUNNING");
@@ -45,20 +87,41 @@ fn start_ps_rename_info_logs_rm() {
     r.expect_ok();
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(lines.first().copied(), Some("hi=there"), "{r:#?}");
-    assert_eq!(lines.get(1).copied(), Some(&*(32u64 << 20).to_string()), "{r:#?}");
+    assert_eq!(
+        lines.get(1).copied(),
+        Some(&*(32u64 << 20).to_string()),
+        "{r:#?}"
+    );
 
     let ps = s.bai(&s.user, &["ps"]);
     ps.expect_ok();
-    assert!(ps.stdout.contains("mysess") && ps.stdout.contains("RUNNING"), "{ps:#?}");
+    assert!(
+        ps.stdout.contains("mysess") && ps.stdout.contains("RUNNING"),
+        "{ps:#?}"
+    );
 
-    s.bai(&s.user, &["session", "rename", "mysess", "renamed-sess"]).expect_ok();
+    s.bai(&s.user, &["session", "rename", "mysess", "renamed-sess"])
+        .expect_ok();
     assert_eq!(s.status(&s.user, "renamed-sess"), "RUNNING");
-    s.bai(&s.user, &["session", "info", "mysess"]).expect_fail("no session");
+    s.bai(&s.user, &["session", "info", "mysess"])
+        .expect_fail("no session");
 
     // A bad new name is refused with the rule.
-    s.bai(&s.user, &["session", "rename", "renamed-sess", "a b"]).expect_fail("");
+    s.bai(&s.user, &["session", "rename", "renamed-sess", "a b"])
+        .expect_fail("");
 
-    s.bai(&s.user, &["run", "-t", "renamed-sess", "-c", "print('to the log', flush=True)", "python"]).expect_ok();
+    s.bai(
+        &s.user,
+        &[
+            "run",
+            "-t",
+            "renamed-sess",
+            "-c",
+            "print('to the log', flush=True)",
+            "python",
+        ],
+    )
+    .expect_ok();
     let logs = s.bai(&s.user, &["logs", "renamed-sess"]);
     logs.expect_ok();
 
@@ -68,7 +131,15 @@ fn start_ps_rename_info_logs_rm() {
     assert_eq!(info["status"], "TERMINATED");
     assert_eq!(info["status_info"], "user-requested");
     let hist = info["status_history"].as_object().unwrap();
-    for st in ["PENDING", "SCHEDULED", "PREPARING", "CREATING", "RUNNING", "TERMINATING", "TERMINATED"] {
+    for st in [
+        "PENDING",
+        "SCHEDULED",
+        "PREPARING",
+        "CREATING",
+        "RUNNING",
+        "TERMINATING",
+        "TERMINATED",
+    ] {
         assert!(hist.contains_key(st), "missing {st} in {hist:?}");
     }
     let dead = s.bai(&s.user, &["ps", "--dead"]);
@@ -85,38 +156,68 @@ fn bad_input_is_refused_with_a_reason_and_creates_nothing() {
         (&["start", "no-such-image"], "image"),
         (&["start", "-r", "cpu=-1", "python"], "cpu"),
         (&["start", "-r", "mem=lots", "python"], "mem"),
-        (&["start", "-r", "mem=1g", "-r", "shmem=2g", "python"], "shared memory"),
+        (
+            &["start", "-r", "mem=1g", "-r", "shmem=2g", "python"],
+            "shared memory",
+        ),
         (&["start", "-r", "cpu=4096", "python"], "largest node"),
     ];
     for (args, needle) in cases {
         let r = s.bai(&s.user, args);
         r.expect_fail(needle);
-        assert_eq!(r.stderr.trim().lines().count(), 1, "one line of error expected: {r:#?}");
+        assert_eq!(
+            r.stderr.trim().lines().count(),
+            1,
+            "one line of error expected: {r:#?}"
+        );
     }
     let all = s.bai(&s.user, &["ps", "--all"]);
-    assert!(all.stdout.contains("No matching items"), "nothing may be created: {all:#?}");
-    s.bai(&s.user, &["rm", "does-not-exist"]).expect_fail("no session");
+    assert!(
+        all.stdout.contains("No matching items"),
+        "nothing may be created: {all:#?}"
+    );
+    s.bai(&s.user, &["rm", "does-not-exist"])
+        .expect_fail("no session");
 }
 
 #[test]
 fn users_see_only_their_own_sessions_admins_see_all() {
     let s = Server::start();
-    s.bai(&s.user, &["start", "--enqueue-only", "-t", "users-sess", "python"]).expect_ok();
-    s.bai(&s.admin, &["start", "--enqueue-only", "-t", "admins-sess", "python"]).expect_ok();
+    s.bai(
+        &s.user,
+        &["start", "--enqueue-only", "-t", "users-sess", "python"],
+    )
+    .expect_ok();
+    s.bai(
+        &s.admin,
+        &["start", "--enqueue-only", "-t", "admins-sess", "python"],
+    )
+    .expect_ok();
 
     // The user cannot see, touch or rename the admin's session: it does not exist for them.
-    s.bai(&s.user, &["session", "info", "admins-sess"]).expect_fail("no session");
-    s.bai(&s.user, &["rm", "admins-sess"]).expect_fail("no session");
+    s.bai(&s.user, &["session", "info", "admins-sess"])
+        .expect_fail("no session");
+    s.bai(&s.user, &["rm", "admins-sess"])
+        .expect_fail("no session");
     let ps = s.bai(&s.user, &["ps"]);
-    assert!(!ps.stdout.contains("admins-sess") && ps.stdout.contains("users-sess"), "{ps:#?}");
+    assert!(
+        !ps.stdout.contains("admins-sess") && ps.stdout.contains("users-sess"),
+        "{ps:#?}"
+    );
     s.bai(&s.user, &["admin", "sessions"]).expect_fail("admin");
 
     let all = s.bai(&s.admin, &["admin", "sessions"]);
     all.expect_ok();
-    assert!(all.stdout.contains("admins-sess") && all.stdout.contains("users-sess"), "{all:#?}");
+    assert!(
+        all.stdout.contains("admins-sess") && all.stdout.contains("users-sess"),
+        "{all:#?}"
+    );
     let user_ak = s.user.get("BACKEND_ACCESS_KEY").to_string();
     let only_user = s.bai(&s.admin, &["admin", "sessions", "--access-key", &user_ak]);
-    assert!(only_user.stdout.contains("users-sess") && !only_user.stdout.contains("admins-sess"), "{only_user:#?}");
+    assert!(
+        only_user.stdout.contains("users-sess") && !only_user.stdout.contains("admins-sess"),
+        "{only_user:#?}"
+    );
 
     s.bai(&s.user, &["rm", "users-sess"]).expect_ok();
     s.bai(&s.admin, &["rm", "admins-sess"]).expect_ok();
@@ -126,7 +227,19 @@ fn users_see_only_their_own_sessions_admins_see_all() {
 fn batch_sessions_finish_time_out_and_respect_starts_at() {
     let s = Server::start();
     // A batch that succeeds: the create call returns after it finished.
-    let r = s.bai(&s.user, &["start", "--type", "batch", "-t", "batch-ok", "-c", "echo batch-output; exit 0", "python"]);
+    let r = s.bai(
+        &s.user,
+        &[
+            "start",
+            "--type",
+            "batch",
+            "-t",
+            "batch-ok",
+            "-c",
+            "echo batch-output; exit 0",
+            "python",
+        ],
+    );
     r.expect_ok();
     let info = s.wait_for(30, "batch-ok to finish", || {
         let i = s.info(&s.user, "batch-ok");
@@ -138,7 +251,19 @@ fn batch_sessions_finish_time_out_and_respect_starts_at() {
     assert!(logs.stdout.contains("batch-output"), "{logs:#?}");
 
     // A failing batch keeps its exit code.
-    s.bai(&s.user, &["start", "--type", "batch", "-t", "batch-bad", "-c", "exit 3", "python"]);
+    s.bai(
+        &s.user,
+        &[
+            "start",
+            "--type",
+            "batch",
+            "-t",
+            "batch-bad",
+            "-c",
+            "exit 3",
+            "python",
+        ],
+    );
     let info = s.wait_for(30, "batch-bad to finish", || {
         let i = s.info(&s.user, "batch-bad");
         (i["status"] == "TERMINATED").then_some(i)
@@ -147,7 +272,23 @@ fn batch_sessions_finish_time_out_and_respect_starts_at() {
     assert_eq!(info["exit_code"], 3, "{info}");
 
     // A batch that runs too long is killed with task-timeout.
-    s.bai(&s.user, &["start", "--enqueue-only", "--type", "batch", "-t", "batch-slow", "--batch-timeout", "2", "-c", "sleep 300", "python"]).expect_ok();
+    s.bai(
+        &s.user,
+        &[
+            "start",
+            "--enqueue-only",
+            "--type",
+            "batch",
+            "-t",
+            "batch-slow",
+            "--batch-timeout",
+            "2",
+            "-c",
+            "sleep 300",
+            "python",
+        ],
+    )
+    .expect_ok();
     let info = s.wait_for(60, "batch-slow to time out", || {
         let i = s.info(&s.user, "batch-slow");
         (i["status"] == "TERMINATED").then_some(i)
@@ -156,25 +297,67 @@ fn batch_sessions_finish_time_out_and_respect_starts_at() {
     assert_eq!(info["result"], "FAILURE", "{info}");
 
     // starts_at: it waits, with the reason, and never runs before its time.
-    let r = s.bai(&s.user, &["start", "--enqueue-only", "--type", "batch", "-t", "batch-later", "--starts-at", "4s", "-c", "date", "python"]);
+    let r = s.bai(
+        &s.user,
+        &[
+            "start",
+            "--enqueue-only",
+            "--type",
+            "batch",
+            "-t",
+            "batch-later",
+            "--starts-at",
+            "4s",
+            "-c",
+            "date",
+            "python",
+        ],
+    );
     r.expect_ok();
     let pending = s.info(&s.user, "batch-later");
     assert_eq!(pending["status"], "PENDING", "{pending}");
-    let starts_at = pending["starts_at"].as_str().expect("starts_at").to_string();
+    let starts_at = pending["starts_at"]
+        .as_str()
+        .expect("starts_at")
+        .to_string();
     let info = s.wait_for(60, "batch-later to finish", || {
         let i = s.info(&s.user, "batch-later");
         (i["status"] == "TERMINATED").then_some(i)
     });
-    let ran = info["status_history"]["RUNNING"].as_str().expect("RUNNING time").to_string();
-    assert!(ran >= starts_at, "ran at {ran}, before starts_at {starts_at}");
+    let ran = info["status_history"]["RUNNING"]
+        .as_str()
+        .expect("RUNNING time")
+        .to_string();
+    assert!(
+        ran >= starts_at,
+        "ran at {ran}, before starts_at {starts_at}"
+    );
 }
 
 #[test]
 fn out_of_memory_ends_only_that_session() {
     let s = Server::start();
-    s.bai(&s.user, &["start", "-t", "bystander", "-r", "mem=256m", "python"]).expect_ok();
-    s.bai(&s.user, &["start", "-t", "hungry", "-r", "mem=128m", "python"]).expect_ok();
-    let r = s.bai(&s.user, &["run", "-t", "hungry", "-c", "x = bytearray(600 * 1024 * 1024)\nprint(len(x))", "python"]);
+    s.bai(
+        &s.user,
+        &["start", "-t", "bystander", "-r", "mem=256m", "python"],
+    )
+    .expect_ok();
+    s.bai(
+        &s.user,
+        &["start", "-t", "hungry", "-r", "mem=128m", "python"],
+    )
+    .expect_ok();
+    let r = s.bai(
+        &s.user,
+        &[
+            "run",
+            "-t",
+            "hungry",
+            "-c",
+            "x = bytearray(600 * 1024 * 1024)\nprint(len(x))",
+            "python",
+        ],
+    );
     assert_ne!(r.code, 0, "{r:#?}");
     let info = s.wait_for(30, "hungry to end", || {
         let i = s.info(&s.user, "hungry");
@@ -182,7 +365,11 @@ fn out_of_memory_ends_only_that_session() {
     });
     assert_eq!(info["status_info"], "out-of-memory", "{info}");
     assert_eq!(s.status(&s.user, "bystander"), "RUNNING");
-    s.bai(&s.user, &["run", "-t", "bystander", "-c", "print('alive')", "python"]).expect_ok();
+    s.bai(
+        &s.user,
+        &["run", "-t", "bystander", "-c", "print('alive')", "python"],
+    )
+    .expect_ok();
     s.bai(&s.user, &["rm", "bystander"]).expect_ok();
 }
 
@@ -190,20 +377,56 @@ fn out_of_memory_ends_only_that_session() {
 fn queued_sessions_wait_and_are_cancelled_by_rm() {
     let s = Server::start();
     // Fill the node's CPUs, then one more waits PENDING with the reason.
-    let cores: u64 = std::thread::available_parallelism().map(|n| n.get() as u64).unwrap_or(2);
+    let cores: u64 = std::thread::available_parallelism()
+        .map(|n| n.get() as u64)
+        .unwrap_or(2);
     let big = format!("cpu={cores}");
-    s.bai(&s.user, &["start", "-t", "hog", "-r", &big, "-r", "mem=128m", "python"]).expect_ok();
-    let r = s.bai(&s.user, &["start", "--enqueue-only", "-t", "waiter", "-r", "cpu=1", "-r", "mem=128m", "python"]);
+    s.bai(
+        &s.user,
+        &["start", "-t", "hog", "-r", &big, "-r", "mem=128m", "python"],
+    )
+    .expect_ok();
+    let r = s.bai(
+        &s.user,
+        &[
+            "start",
+            "--enqueue-only",
+            "-t",
+            "waiter",
+            "-r",
+            "cpu=1",
+            "-r",
+            "mem=128m",
+            "python",
+        ],
+    );
     r.expect_ok();
     assert!(r.stdout.contains("enqueued"), "{r:#?}");
     let info = s.wait_for(10, "a reason for waiting", || {
         let i = s.info(&s.user, "waiter");
-        i["status_info"].as_str().is_some_and(|x| x.contains("cpu short")).then_some(i)
+        i["status_info"]
+            .as_str()
+            .is_some_and(|x| x.contains("cpu short"))
+            .then_some(i)
     });
     assert_eq!(info["status"], "PENDING");
 
     // --max-wait gives up waiting but leaves the session queued.
-    let r = s.bai(&s.user, &["start", "--max-wait", "1", "-t", "waiter2", "-r", "cpu=1", "-r", "mem=128m", "python"]);
+    let r = s.bai(
+        &s.user,
+        &[
+            "start",
+            "--max-wait",
+            "1",
+            "-t",
+            "waiter2",
+            "-r",
+            "cpu=1",
+            "-r",
+            "mem=128m",
+            "python",
+        ],
+    );
     r.expect_ok();
     assert_eq!(s.status(&s.user, "waiter2"), "PENDING");
     s.bai(&s.user, &["rm", "waiter2"]).expect_ok();
@@ -211,23 +434,40 @@ fn queued_sessions_wait_and_are_cancelled_by_rm() {
 
     // Freeing the hog lets the waiter start.
     s.bai(&s.user, &["rm", "hog"]).expect_ok();
-    s.wait_for(30, "waiter to run", || (s.status(&s.user, "waiter") == "RUNNING").then_some(()));
+    s.wait_for(30, "waiter to run", || {
+        (s.status(&s.user, "waiter") == "RUNNING").then_some(())
+    });
     s.bai(&s.user, &["rm", "waiter"]).expect_ok();
 }
 
 #[test]
 fn events_stream_the_whole_lifecycle() {
     let s = Server::start();
-    s.bai(&s.user, &["start", "-t", "evsess", "python"]).expect_ok();
+    s.bai(&s.user, &["start", "-t", "evsess", "python"])
+        .expect_ok();
     s.bai(&s.user, &["rm", "evsess"]).expect_ok();
     let ev = s.bai(&s.user, &["events", "evsess"]);
     ev.expect_ok();
-    let names: Vec<&str> = ev.stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
-    let expected = ["session_enqueued", "session_scheduled", "session_preparing", "session_started", "session_terminating", "session_terminated"];
+    let names: Vec<&str> = ev
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let expected = [
+        "session_enqueued",
+        "session_scheduled",
+        "session_preparing",
+        "session_started",
+        "session_terminating",
+        "session_terminated",
+    ];
     let mut pos = 0;
     for want in expected {
         let found = names[pos..].iter().position(|n| *n == want);
-        assert!(found.is_some(), "{want} missing or out of order in {names:?}");
+        assert!(
+            found.is_some(),
+            "{want} missing or out of order in {names:?}"
+        );
         pos += found.unwrap_or(0) + 1;
     }
     assert!(ev.stdout.contains("user-requested"), "{ev:#?}");

@@ -6,7 +6,11 @@ use std::path::PathBuf;
 
 fn official() -> PathBuf {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv-official/bin/backend.ai");
-    assert!(p.exists(), "{} is missing: `make test` installs it (scripts/official-client.sh)", p.display());
+    assert!(
+        p.exists(),
+        "{} is missing: `make test` installs it (scripts/official-client.sh)",
+        p.display()
+    );
     p
 }
 
@@ -17,15 +21,25 @@ fn ba(s: &Server, admin: bool, args: &[&str]) -> Run {
 
 fn session_id_from(out: &str) -> String {
     out.split_whitespace()
-        .find(|w| uuid::Uuid::parse_str(w.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '-')).is_ok())
-        .map(|w| w.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '-').to_string())
+        .find(|w| {
+            uuid::Uuid::parse_str(w.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '-'))
+                .is_ok()
+        })
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+                .to_string()
+        })
         .unwrap_or_else(|| panic!("no session id in {out:?}"))
 }
 
 #[test]
 fn official_client_runs_code_and_files() {
     let s = Server::start();
-    let r = ba(&s, false, &["run", "--rm", "-c", "print(\"hello world\")", "python"]);
+    let r = ba(
+        &s,
+        false,
+        &["run", "--rm", "-c", "print(\"hello world\")", "python"],
+    );
     r.expect_ok();
     assert!(r.stdout.contains("hello world"), "{r:#?}");
 
@@ -33,14 +47,32 @@ fn official_client_runs_code_and_files() {
     r.expect_ok();
     assert!(r.stdout.contains('2'), "{r:#?}");
 
-    std::fs::write(s.work.path().join("myscript.py"), "import sys\nprint('script got', sys.argv[1:])\n").unwrap();
-    let r = ba(&s, false, &["run", "--rm", "--exec", "python myscript.py arg1 arg2", "python", "./myscript.py"]);
+    std::fs::write(
+        s.work.path().join("myscript.py"),
+        "import sys\nprint('script got', sys.argv[1:])\n",
+    )
+    .unwrap();
+    let r = ba(
+        &s,
+        false,
+        &[
+            "run",
+            "--rm",
+            "--exec",
+            "python myscript.py arg1 arg2",
+            "python",
+            "./myscript.py",
+        ],
+    );
     r.expect_ok();
     assert!(r.stdout.contains("script got ['arg1', 'arg2']"), "{r:#?}");
 
     let ps = ba(&s, false, &["ps"]);
     ps.expect_ok();
-    assert!(ps.stdout.contains("No matching items"), "--rm must remove the sessions: {ps:#?}");
+    assert!(
+        ps.stdout.contains("No matching items"),
+        "--rm must remove the sessions: {ps:#?}"
+    );
 }
 
 #[test]
@@ -52,11 +84,17 @@ fn official_client_manages_sessions() {
 
     let ps = ba(&s, false, &["ps"]);
     ps.expect_ok();
-    assert!(ps.stdout.contains("offsess") && ps.stdout.contains("RUNNING"), "{ps:#?}");
+    assert!(
+        ps.stdout.contains("offsess") && ps.stdout.contains("RUNNING"),
+        "{ps:#?}"
+    );
 
     let info = ba(&s, false, &["session", "info", &id]);
     info.expect_ok();
-    assert!(info.stdout.contains("offsess") && info.stdout.contains("RUNNING"), "{info:#?}");
+    assert!(
+        info.stdout.contains("offsess") && info.stdout.contains("RUNNING"),
+        "{info:#?}"
+    );
 
     ba(&s, false, &["session", "rename", "offsess", "offsess2"]).expect_ok();
     let ps = ba(&s, false, &["ps"]);
@@ -76,7 +114,10 @@ fn official_client_manages_sessions() {
         assert!(ev.stdout.contains(name), "{name} missing: {ev:#?}");
     }
     let dead = ba(&s, false, &["ps", "--dead"]);
-    assert!(dead.stdout.contains("offsess2") && dead.stdout.contains("TERMINATED"), "{dead:#?}");
+    assert!(
+        dead.stdout.contains("offsess2") && dead.stdout.contains("TERMINATED"),
+        "{dead:#?}"
+    );
 
     // Errors come back as problems the client can print.
     let r = ba(&s, false, &["rm", "no-such-session"]);

@@ -99,11 +99,20 @@ pub enum ExecRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "t", rename_all = "kebab-case")]
 pub enum ExecEvent {
-    Stdout { data: String },
-    Stderr { data: String },
+    Stdout {
+        data: String,
+    },
+    Stderr {
+        data: String,
+    },
     /// The code asks for a line of input (`input()`).
-    WaitingInput { prompt: String, password: bool },
-    Finished { exit_code: i32 },
+    WaitingInput {
+        prompt: String,
+        password: bool,
+    },
+    Finished {
+        exit_code: i32,
+    },
 }
 
 #[derive(Debug, Clone, thiserror::Error, Serialize, Deserialize, PartialEq)]

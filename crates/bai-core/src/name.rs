@@ -58,8 +58,8 @@ impl SessionName {
         ];
         const NOUN: &[&str] = &[
             "otter", "falcon", "badger", "heron", "lynx", "marten", "panda", "quokka", "raven",
-            "salmon", "tapir", "walrus", "yak", "zebra", "koala", "gecko", "ibis", "moose",
-            "newt", "orca",
+            "salmon", "tapir", "walrus", "yak", "zebra", "koala", "gecko", "ibis", "moose", "newt",
+            "orca",
         ];
         let mut rng = rand::rng();
         let a = ADJ[rng.random_range(0..ADJ.len())];
@@ -98,14 +98,22 @@ mod tests {
 
     #[test]
     fn accepts_the_rules() {
-        for ok in ["abcd", "my-session_1.2", "pysdk-6f39a1b61d", &"a".repeat(64)] {
+        for ok in [
+            "abcd",
+            "my-session_1.2",
+            "pysdk-6f39a1b61d",
+            &"a".repeat(64),
+        ] {
             assert!(SessionName::parse(ok).is_ok(), "{ok}");
         }
     }
 
     #[test]
     fn rejects_what_the_seeds_forbid() {
-        assert!(matches!(SessionName::parse("ab"), Err(NameError::TooShort(_))));
+        assert!(matches!(
+            SessionName::parse("ab"),
+            Err(NameError::TooShort(_))
+        ));
         assert!(matches!(
             SessionName::parse(&"a".repeat(65)),
             Err(NameError::TooLong(65))
@@ -114,8 +122,14 @@ mod tests {
             SessionName::parse("my session"),
             Err(NameError::BadChar(_, ' '))
         ));
-        assert!(matches!(SessionName::parse("a/b/c"), Err(NameError::BadChar(_, '/'))));
-        assert!(matches!(SessionName::parse("-abc"), Err(NameError::BadEdge(_))));
+        assert!(matches!(
+            SessionName::parse("a/b/c"),
+            Err(NameError::BadChar(_, '/'))
+        ));
+        assert!(matches!(
+            SessionName::parse("-abc"),
+            Err(NameError::BadEdge(_))
+        ));
         assert!(SessionName::parse("héllo").is_err());
     }
 

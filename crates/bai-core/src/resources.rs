@@ -26,9 +26,7 @@ pub enum ResourceError {
         value: String,
         hint: &'static str,
     },
-    #[error(
-        "unknown resource slot {0:?}: use cpu, mem, shmem{1}"
-    )]
+    #[error("unknown resource slot {0:?}: use cpu, mem, shmem{1}")]
     UnknownSlot(String, String),
     #[error("shared memory ({shmem}) cannot be larger than memory ({mem})")]
     ShmemOverMem { shmem: String, mem: String },
@@ -106,7 +104,7 @@ impl ResourceSlots {
 
 /// `2000` → `"2"`, `1500` → `"1.5"`.
 pub fn format_cpu(milli: u64) -> String {
-    if milli % 1000 == 0 {
+    if milli.is_multiple_of(1000) {
         (milli / 1000).to_string()
     } else {
         let s = format!("{}.{:03}", milli / 1000, milli % 1000);
@@ -291,24 +289,51 @@ mod tests {
 
     #[test]
     fn rejects_bad_values_with_reasons() {
-        assert!(matches!(req(json!({"cpu": "-1"})), Err(ResourceError::Invalid { .. })));
-        assert!(matches!(req(json!({"cpu": "0"})), Err(ResourceError::Invalid { .. })));
-        assert!(matches!(req(json!({"mem": "lots"})), Err(ResourceError::Invalid { .. })));
+        assert!(matches!(
+            req(json!({"cpu": "-1"})),
+            Err(ResourceError::Invalid { .. })
+        ));
+        assert!(matches!(
+            req(json!({"cpu": "0"})),
+            Err(ResourceError::Invalid { .. })
+        ));
+        assert!(matches!(
+            req(json!({"mem": "lots"})),
+            Err(ResourceError::Invalid { .. })
+        ));
         assert!(matches!(
             req(json!({"mem": "1g", "shmem": "2g"})),
             Err(ResourceError::ShmemOverMem { .. })
         ));
-        assert!(matches!(req(json!({"tpu": "1"})), Err(ResourceError::UnknownSlot(..))));
-        assert!(matches!(req(json!({"mem": "1m"})), Err(ResourceError::TooSmall { .. })));
+        assert!(matches!(
+            req(json!({"tpu": "1"})),
+            Err(ResourceError::UnknownSlot(..))
+        ));
+        assert!(matches!(
+            req(json!({"mem": "1m"})),
+            Err(ResourceError::TooSmall { .. })
+        ));
     }
 
     #[test]
     fn fitting_and_shortage() {
-        let want = ResourceSlots { cpu_milli: 2000, mem: 4 << 30, accel: BTreeMap::new() };
-        let have = ResourceSlots { cpu_milli: 1000, mem: 8 << 30, accel: BTreeMap::new() };
+        let want = ResourceSlots {
+            cpu_milli: 2000,
+            mem: 4 << 30,
+            accel: BTreeMap::new(),
+        };
+        let have = ResourceSlots {
+            cpu_milli: 1000,
+            mem: 8 << 30,
+            accel: BTreeMap::new(),
+        };
         assert!(!want.fits_in(&have));
         assert_eq!(want.short_of(&have), vec!["cpu".to_string()]);
-        let left = have.checked_sub(&ResourceSlots { cpu_milli: 500, mem: 1 << 30, ..Default::default() });
+        let left = have.checked_sub(&ResourceSlots {
+            cpu_milli: 500,
+            mem: 1 << 30,
+            ..Default::default()
+        });
         assert_eq!(left.cpu_milli, 500);
         assert_eq!(format_cpu(1500), "1.5");
         assert_eq!(format_bytes(1 << 30), "1 GiB");

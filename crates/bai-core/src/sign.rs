@@ -98,7 +98,9 @@ pub fn parse_authorization(value: &str) -> Option<Credential> {
     }
     let method = method?;
     let hash = method.strip_prefix("HMAC-")?.to_ascii_lowercase();
-    let (ak, sig) = cred?.split_once(':').map(|(a, s)| (a.to_string(), s.to_string()))?;
+    let (ak, sig) = cred?
+        .split_once(':')
+        .map(|(a, s)| (a.to_string(), s.to_string()))?;
     Some(Credential {
         access_key: ak,
         signature: sig,
@@ -152,9 +154,15 @@ mod tests {
     #[test]
     fn any_change_breaks_the_signature() {
         let good = vector("GET", "/session/mysess/logs", "text/plain");
-        assert_ne!(good, vector("GET", "/session/mysess/logs?x=1", "text/plain"));
+        assert_ne!(
+            good,
+            vector("GET", "/session/mysess/logs?x=1", "text/plain")
+        );
         assert_ne!(good, vector("POST", "/session/mysess/logs", "text/plain"));
-        assert_ne!(good, vector("GET", "/session/mysess/logs", "application/json"));
+        assert_ne!(
+            good,
+            vector("GET", "/session/mysess/logs", "application/json")
+        );
     }
 
     #[test]

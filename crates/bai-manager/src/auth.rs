@@ -23,7 +23,11 @@ pub struct Caller {
 impl Caller {
     /// The owner filter for lookups: admins see everyone's sessions.
     pub fn owner_filter(&self) -> Option<&str> {
-        if self.is_admin { None } else { Some(&self.access_key) }
+        if self.is_admin {
+            None
+        } else {
+            Some(&self.access_key)
+        }
     }
 }
 
@@ -46,20 +50,35 @@ pub fn parse_date(s: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
 }
 
 /// Checks the signature of a request; returns the caller.
-pub fn verify(m: &Manager, method: &str, path_and_query: &str, headers: &HeaderMap) -> Result<Caller, Problem> {
-    let auth = header(headers, "authorization")
-        .ok_or_else(|| Problem::unauthorized("this API needs a signed request: set BACKEND_ACCESS_KEY and BACKEND_SECRET_KEY"))?;
+pub fn verify(
+    m: &Manager,
+    method: &str,
+    path_and_query: &str,
+    headers: &HeaderMap,
+) -> Result<Caller, Problem> {
+    let auth = header(headers, "authorization").ok_or_else(|| {
+        Problem::unauthorized(
+            "this API needs a signed request: set BACKEND_ACCESS_KEY and BACKEND_SECRET_KEY",
+        )
+    })?;
     let cred = parse_authorization(auth)
         .ok_or_else(|| Problem::unauthorized("malformed Authorization header: expected `BackendAI signMethod=HMAC-SHA256, credential=AK:SIG`"))?;
     if cred.hash != "sha256" {
-        return Err(Problem::unauthorized(format!("unsupported signature hash {:?}: use HMAC-SHA256", cred.hash)));
+        return Err(Problem::unauthorized(format!(
+            "unsupported signature hash {:?}: use HMAC-SHA256",
+            cred.hash
+        )));
     }
     let raw_date = header(headers, "date")
         .or_else(|| header(headers, "x-backendai-date"))
         .or_else(|| header(headers, "x-sorna-date"))
         .ok_or_else(|| Problem::unauthorized("the request has no Date header"))?;
-    let date = parse_date(raw_date).ok_or_else(|| Problem::unauthorized(format!("cannot parse the Date header {raw_date:?}")))?;
-    let skew = (chrono::Utc::now() - date.with_timezone(&chrono::Utc)).num_seconds().abs();
+    let date = parse_date(raw_date).ok_or_else(|| {
+        Problem::unauthorized(format!("cannot parse the Date header {raw_date:?}"))
+    })?;
+    let skew = (chrono::Utc::now() - date.with_timezone(&chrono::Utc))
+        .num_seconds()
+        .abs();
     if skew > CLOCK_WINDOW_SECS {
         return Err(Problem::unauthorized(format!(
             "the request's Date is {skew}s away from the server clock (at most {CLOCK_WINDOW_SECS}s allowed): check your clock"

@@ -1,14 +1,14 @@
 //! Shared manager state: the store, the agents, the event bus and the scheduler's wake-up.
 
+use bai_core::agent::KernelExit;
 use bai_core::agent::{AgentInfo, AgentRpc};
 use bai_core::event::SessionEvent;
 use bai_store::Store;
-use std::path::PathBuf;
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
-use bai_core::agent::KernelExit;
-use uuid::Uuid;
 use tokio::sync::{Notify, broadcast};
+use uuid::Uuid;
 
 #[derive(Debug, Clone)]
 pub struct ManagerConfig {
@@ -69,14 +69,20 @@ impl Manager {
     }
 
     pub fn agents(&self) -> Vec<Arc<AgentHandle>> {
-        self.agents.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.agents
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     pub fn agent(&self, id: &str) -> Option<Arc<AgentHandle>> {
         self.agents().into_iter().find(|a| a.id == id)
     }
 
-    pub async fn register_agent(&self, rpc: Arc<dyn AgentRpc>) -> Result<Arc<AgentHandle>, bai_core::agent::AgentError> {
+    pub async fn register_agent(
+        &self,
+        rpc: Arc<dyn AgentRpc>,
+    ) -> Result<Arc<AgentHandle>, bai_core::agent::AgentError> {
         let info = rpc.info().await?;
         let handle = Arc::new(AgentHandle {
             id: info.id.clone(),
@@ -126,7 +132,11 @@ impl Manager {
             .store
             .image_aliases()
             .ok()
-            .and_then(|a| a.into_iter().find(|(al, _)| al == requested).map(|(_, i)| i))
+            .and_then(|a| {
+                a.into_iter()
+                    .find(|(al, _)| al == requested)
+                    .map(|(_, i)| i)
+            })
             .unwrap_or_else(|| requested.to_string());
         let with_latest = if target.contains(':') {
             target.clone()

@@ -21,7 +21,10 @@ pub enum StoreError {
     #[error("database error: {0}")]
     Sql(#[from] rusqlite::Error),
     #[error("corrupt value in column {column}: {detail}")]
-    Corrupt { column: &'static str, detail: String },
+    Corrupt {
+        column: &'static str,
+        detail: String,
+    },
     #[error("cannot open the database at {path}: {source}")]
     Open {
         path: String,

@@ -87,7 +87,9 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute_batch("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);")?;
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+    )?;
     let current: i64 = conn
         .query_row(
             "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schema_version'",
@@ -101,7 +103,10 @@ pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
             continue;
         }
         let sql = if version == 1 {
-            sql.replace("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);", "")
+            sql.replace(
+                "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+                "",
+            )
         } else {
             sql.to_string()
         };

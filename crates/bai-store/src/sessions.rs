@@ -129,7 +129,8 @@ fn parse_row(r: &Row<'_>) -> rusqlite::Result<std::result::Result<SessionRow, St
             status: status.parse().map_err(|e| corrupt("status", e))?,
             status_info: r.get(12)?,
             status_changed: r.get(13)?,
-            status_history: serde_json::from_str(&hist).map_err(|e| corrupt("status_history", e))?,
+            status_history: serde_json::from_str(&hist)
+                .map_err(|e| corrupt("status_history", e))?,
             result: SessionResult::parse(&result),
             exit_code: r.get(16)?,
             created_at: r.get(17)?,
@@ -377,10 +378,9 @@ impl Store {
                 "SELECT {COLUMNS} FROM sessions WHERE id LIKE ?1 || '%' AND (?2 IS NULL OR access_key = ?2)
                  ORDER BY created_at DESC LIMIT 10"
             ))?;
-            return collect(st.query_map(
-                params![reference.to_ascii_lowercase(), owner],
-                parse_row,
-            )?);
+            return collect(
+                st.query_map(params![reference.to_ascii_lowercase(), owner], parse_row)?,
+            );
         }
         Ok(Vec::new())
     }
@@ -538,7 +538,16 @@ impl Store {
             let kind: String = r.get(1)?;
             let sid: String = r.get(2)?;
             let kid: Option<String> = r.get(7)?;
-            Ok((r.get(0)?, kind, sid, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, kid))
+            Ok((
+                r.get(0)?,
+                kind,
+                sid,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                kid,
+            ))
         })?;
         let mut out = Vec::new();
         for row in rows {
@@ -570,7 +579,12 @@ impl Store {
     }
 
     /// Appends events that come without a status change (e.g. `session_success`).
-    pub fn add_events(&self, row: &SessionRow, kinds: &[EventKind], reason: &str) -> Result<Vec<SessionEvent>> {
+    pub fn add_events(
+        &self,
+        row: &SessionRow,
+        kinds: &[EventKind],
+        reason: &str,
+    ) -> Result<Vec<SessionEvent>> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         let now = now_str();
@@ -614,6 +628,17 @@ fn parse_history_result(s: &str) -> HistoryResult {
     }
 }
 
+/// id, phase, result, from, to, error code, message of the latest history record.
+type LastRecord = (
+    i64,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    String,
+);
+
 #[allow(clippy::too_many_arguments)]
 fn add_history_tx(
     conn: &rusqlite::Connection,
@@ -626,12 +651,22 @@ fn add_history_tx(
     message: &str,
     now: &str,
 ) -> Result<()> {
-    let last: Option<(i64, String, String, Option<String>, Option<String>, Option<String>, String)> = conn
+    let last: Option<LastRecord> = conn
         .query_row(
             "SELECT id, phase, result, from_status, to_status, error_code, message
              FROM scheduling_history WHERE session_id = ?1 ORDER BY id DESC LIMIT 1",
             [session_id.to_string()],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
+            },
         )
         .optional()?;
     let from_s = from.map(|s| s.as_str().to_string());

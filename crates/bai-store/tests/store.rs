@@ -8,7 +8,11 @@ use uuid::Uuid;
 fn store_with_user() -> Store {
     let s = Store::open_in_memory().unwrap();
     s.create_user_with_keypair(
-        &UserRow { id: "u1".into(), email: "u@x".into(), role: "user".into() },
+        &UserRow {
+            id: "u1".into(),
+            email: "u@x".into(),
+            role: "user".into(),
+        },
         "AK1",
         "SK1",
         false,
@@ -35,7 +39,11 @@ fn new_session(name: &str) -> NewSession {
         startup_command: None,
         bootstrap_script: None,
         environ: Default::default(),
-        requested_slots: ResourceSlots { cpu_milli: 1000, mem: 1 << 30, accel: Default::default() },
+        requested_slots: ResourceSlots {
+            cpu_milli: 1000,
+            mem: 1 << 30,
+            accel: Default::default(),
+        },
         shmem: 64 << 20,
         main_kernel_id: Uuid::new_v4(),
     }
@@ -60,17 +68,32 @@ fn cas_moves_once_and_records_history_and_events() {
     let s = store_with_user();
     let n = new_session("first");
     s.insert_session(&n).unwrap();
-    let moved = s.cas_status(n.id, &change(SessionStatus::Pending, SessionStatus::Scheduled)).unwrap();
+    let moved = s
+        .cas_status(
+            n.id,
+            &change(SessionStatus::Pending, SessionStatus::Scheduled),
+        )
+        .unwrap();
     assert!(moved.is_some());
     // A second actor with a stale view changes nothing.
-    let again = s.cas_status(n.id, &change(SessionStatus::Pending, SessionStatus::Scheduled)).unwrap();
+    let again = s
+        .cas_status(
+            n.id,
+            &change(SessionStatus::Pending, SessionStatus::Scheduled),
+        )
+        .unwrap();
     assert!(again.is_none());
     let row = s.session(n.id).unwrap().unwrap();
     assert_eq!(row.status, SessionStatus::Scheduled);
     assert_eq!(row.agent_id.as_deref(), Some("agent-1"));
-    assert!(row.status_history.contains_key("PENDING") && row.status_history.contains_key("SCHEDULED"));
+    assert!(
+        row.status_history.contains_key("PENDING") && row.status_history.contains_key("SCHEDULED")
+    );
     let ev = s.events_of(n.id).unwrap();
-    assert_eq!(ev.iter().map(|e| e.kind).collect::<Vec<_>>(), vec![EventKind::SessionEnqueued, EventKind::SessionScheduled]);
+    assert_eq!(
+        ev.iter().map(|e| e.kind).collect::<Vec<_>>(),
+        vec![EventKind::SessionEnqueued, EventKind::SessionScheduled]
+    );
     assert_eq!(s.history(n.id).unwrap().len(), 2);
 }
 
@@ -80,9 +103,23 @@ fn identical_history_records_merge() {
     let n = new_session("merge");
     s.insert_session(&n).unwrap();
     for _ in 0..3 {
-        s.add_history(n.id, "schedule", HistoryResult::NeedRetry, Some("no-available-instances"), "cpu short").unwrap();
+        s.add_history(
+            n.id,
+            "schedule",
+            HistoryResult::NeedRetry,
+            Some("no-available-instances"),
+            "cpu short",
+        )
+        .unwrap();
     }
-    s.add_history(n.id, "schedule", HistoryResult::NeedRetry, Some("no-available-instances"), "mem short").unwrap();
+    s.add_history(
+        n.id,
+        "schedule",
+        HistoryResult::NeedRetry,
+        Some("no-available-instances"),
+        "mem short",
+    )
+    .unwrap();
     let h = s.history(n.id).unwrap();
     assert_eq!(h.len(), 3);
     assert_eq!(h[1].attempts, 3);
@@ -100,7 +137,12 @@ fn lookup_by_name_prefix_and_owner() {
     assert_eq!(s.find_session(prefix, Some("AK1")).unwrap().len(), 1);
     assert!(s.live_session_named("AK1", "named").unwrap().is_some());
     let (rows, total) = s
-        .list_sessions(&SessionFilter { statuses: vec![SessionStatus::Pending], access_key: None, limit: 10, offset: 0 })
+        .list_sessions(&SessionFilter {
+            statuses: vec![SessionStatus::Pending],
+            access_key: None,
+            limit: 10,
+            offset: 0,
+        })
         .unwrap();
     assert_eq!((rows.len(), total), (1, 1));
 }

@@ -115,7 +115,14 @@ pub fn ensure_accounts(store: &Store, data_dir: &Path, endpoint: &str) -> Result
 fn uuid_like() -> String {
     let b: [u8; 16] = rand::random();
     let h = hex::encode(b);
-    format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    )
 }
 
 /// Short names for images: `bai/python:3.11-bookworm` → `python` and `python:3.11-bookworm`.

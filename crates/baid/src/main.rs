@@ -67,9 +67,8 @@ async fn up(args: UpArgs) -> Result<()> {
     let data_dir = args.data_dir.unwrap_or_else(default_data_dir);
     std::fs::create_dir_all(&data_dir)
         .with_context(|| format!("cannot create the data dir {}", data_dir.display()))?;
-    let store = Arc::new(
-        Store::open(&data_dir.join("bai.db")).context("cannot open the database")?,
-    );
+    let store =
+        Arc::new(Store::open(&data_dir.join("bai.db")).context("cannot open the database")?);
     let endpoint = format!("http://{}", args.listen);
     let accounts = bootstrap::ensure_accounts(&store, &data_dir, &endpoint)?;
 
@@ -148,13 +147,14 @@ async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => {
-                let _ = ctrl_c.await;
-                return;
-            }
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
         tokio::select! {
             _ = ctrl_c => {},
             _ = term.recv() => {},

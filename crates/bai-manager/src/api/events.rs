@@ -21,11 +21,20 @@ use tokio_stream::wrappers::ReceiverStream;
 
 fn in_scope(scope: &str, ev: &SessionEvent) -> bool {
     let parts: Vec<&str> = scope.split(',').map(str::trim).collect();
-    parts.contains(&"*") || parts.is_empty() || (if ev.kind.is_kernel() { parts.contains(&"kernel") } else { parts.contains(&"session") })
+    parts.contains(&"*")
+        || parts.is_empty()
+        || (if ev.kind.is_kernel() {
+            parts.contains(&"kernel")
+        } else {
+            parts.contains(&"session")
+        })
 }
 
 fn to_sse(ev: &SessionEvent) -> Event {
-    Event::default().event(ev.kind.as_str()).id(ev.seq.to_string()).data(ev.wire_data().to_string())
+    Event::default()
+        .event(ev.kind.as_str())
+        .id(ev.seq.to_string())
+        .data(ev.wire_data().to_string())
 }
 
 pub async fn session_events(
@@ -37,29 +46,41 @@ pub async fn session_events(
         .iter()
         .find_map(|k| q.get(*k))
         .cloned()
-        .ok_or_else(|| Problem::invalid("name the session: ?sessionName=NAME or ?sessionId=UUID"))?;
+        .ok_or_else(|| {
+            Problem::invalid("name the session: ?sessionName=NAME or ?sessionId=UUID")
+        })?;
     let scope = q.get("scope").cloned().unwrap_or_else(|| "*".into());
     let owner: Option<String> = if caller.is_admin {
-        q.get("owner_access_key").or_else(|| q.get("ownerAccessKey")).cloned()
+        q.get("owner_access_key")
+            .or_else(|| q.get("ownerAccessKey"))
+            .cloned()
     } else {
         Some(caller.access_key.clone())
     };
     let mut rx = m.events.subscribe();
-    let existing = m.store.find_session(&target, owner.as_deref())?.into_iter().next();
+    let existing = m
+        .store
+        .find_session(&target, owner.as_deref())?
+        .into_iter()
+        .next();
     let (tx, out) = tokio::sync::mpsc::channel::<Result<Event, Infallible>>(64);
     let store = m.store.clone();
     tokio::spawn(async move {
         let mut bound = existing.as_ref().map(|r| r.id);
         let mut last_seq = 0;
         if let Some(id) = bound {
-            let Ok(past) = store.events_of(id) else { return };
+            let Ok(past) = store.events_of(id) else {
+                return;
+            };
             for ev in past {
                 last_seq = ev.seq;
                 if in_scope(&scope, &ev) && tx.send(Ok(to_sse(&ev))).await.is_err() {
                     return;
                 }
                 if ev.kind.is_final() {
-                    let _ = tx.send(Ok(Event::default().event("server_close").data("{}"))).await;
+                    let _ = tx
+                        .send(Ok(Event::default().event("server_close").data("{}")))
+                        .await;
                     return;
                 }
             }
@@ -86,10 +107,16 @@ pub async fn session_events(
                 return;
             }
             if ev.kind.is_final() {
-                let _ = tx.send(Ok(Event::default().event("server_close").data("{}"))).await;
+                let _ = tx
+                    .send(Ok(Event::default().event("server_close").data("{}")))
+                    .await;
                 return;
             }
         }
     });
-    Ok(Sse::new(ReceiverStream::new(out)).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("keep-alive")))
+    Ok(Sse::new(ReceiverStream::new(out)).keep_alive(
+        KeepAlive::new()
+            .interval(Duration::from_secs(15))
+            .text("keep-alive"),
+    ))
 }

@@ -27,7 +27,11 @@ pub async fn execute_ws(
 ) -> ApiResult<Response> {
     let row = visible_session(&m, &caller, &reference)?;
     if row.status != SessionStatus::Running {
-        return Err(Problem::invalid(format!("session {:?} is {}; code runs only in RUNNING sessions", row.name, row.status)).into());
+        return Err(Problem::invalid(format!(
+            "session {:?} is {}; code runs only in RUNNING sessions",
+            row.name, row.status
+        ))
+        .into());
     }
     let agent = row
         .agent_id
@@ -40,14 +44,24 @@ pub async fn execute_ws(
 
 /// Parses the client's first frame into an execution request.
 pub fn parse_request(v: &Value) -> Result<ExecRequest, String> {
-    let code = v.get("code").and_then(Value::as_str).unwrap_or("").to_string();
+    let code = v
+        .get("code")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     let opts = v.get("options").cloned().unwrap_or(Value::Null);
     let opt = |k: &str| opts.get(k).and_then(Value::as_str).map(str::to_string);
     match v.get("mode").and_then(Value::as_str).unwrap_or("query") {
         "query" => Ok(ExecRequest::Query { code }),
-        "batch" => Ok(ExecRequest::Batch { clean: opt("clean"), build: opt("build"), exec: opt("exec") }),
+        "batch" => Ok(ExecRequest::Batch {
+            clean: opt("clean"),
+            build: opt("build"),
+            exec: opt("exec"),
+        }),
         "input" => Ok(ExecRequest::Input { line: code }),
-        other => Err(format!("unknown execution mode {other:?}: use query or batch")),
+        other => Err(format!(
+            "unknown execution mode {other:?}: use query or batch"
+        )),
     }
 }
 
@@ -62,7 +76,12 @@ impl Console {
         }
     }
     fn take(&mut self) -> Value {
-        Value::Array(std::mem::take(&mut self.0).into_iter().map(|(k, t)| json!([k, t])).collect())
+        Value::Array(
+            std::mem::take(&mut self.0)
+                .into_iter()
+                .map(|(k, t)| json!([k, t]))
+                .collect(),
+        )
     }
 }
 
@@ -83,10 +102,20 @@ async fn serve(agent: Arc<AgentHandle>, kernel: Uuid, socket: WebSocket) {
             _ => continue,
         }
     };
-    let req = match serde_json::from_str::<Value>(&first).map_err(|e| e.to_string()).and_then(|v| parse_request(&v)) {
+    let req = match serde_json::from_str::<Value>(&first)
+        .map_err(|e| e.to_string())
+        .and_then(|v| parse_request(&v))
+    {
         Ok(r) => r,
         Err(e) => {
-            let _ = tx.send(frame("finished", json!([["stderr", format!("bad execute request: {e}\n")]]), Some(1), Value::Null)).await;
+            let _ = tx
+                .send(frame(
+                    "finished",
+                    json!([["stderr", format!("bad execute request: {e}\n")]]),
+                    Some(1),
+                    Value::Null,
+                ))
+                .await;
             let _ = tx.close().await;
             return;
         }
@@ -94,7 +123,14 @@ async fn serve(agent: Arc<AgentHandle>, kernel: Uuid, socket: WebSocket) {
     let mut stream = match agent.rpc.execute(kernel, req).await {
         Ok(s) => s,
         Err(e) => {
-            let _ = tx.send(frame("finished", json!([["stderr", format!("{e}\n")]]), Some(1), Value::Null)).await;
+            let _ = tx
+                .send(frame(
+                    "finished",
+                    json!([["stderr", format!("{e}\n")]]),
+                    Some(1),
+                    Value::Null,
+                ))
+                .await;
             let _ = tx.close().await;
             return;
         }
@@ -111,7 +147,11 @@ async fn serve(agent: Arc<AgentHandle>, kernel: Uuid, socket: WebSocket) {
                     console.push("stdout", prompt);
                 }
                 let opts = json!({"is_password": password});
-                if tx.send(frame("waiting-input", console.take(), None, opts)).await.is_err() {
+                if tx
+                    .send(frame("waiting-input", console.take(), None, opts))
+                    .await
+                    .is_err()
+                {
                     return;
                 }
                 last_flush = tokio::time::Instant::now();
@@ -127,18 +167,31 @@ async fn serve(agent: Arc<AgentHandle>, kernel: Uuid, socket: WebSocket) {
                 }
             }
             Ok(Some(ExecEvent::Finished { exit_code })) => {
-                let _ = tx.send(frame("finished", console.take(), Some(exit_code), Value::Null)).await;
+                let _ = tx
+                    .send(frame(
+                        "finished",
+                        console.take(),
+                        Some(exit_code),
+                        Value::Null,
+                    ))
+                    .await;
                 break;
             }
             Ok(None) => {
                 console.push("stderr", "the kernel stopped answering\n".into());
-                let _ = tx.send(frame("finished", console.take(), Some(1), Value::Null)).await;
+                let _ = tx
+                    .send(frame("finished", console.take(), Some(1), Value::Null))
+                    .await;
                 break;
             }
             Err(_) => {}
         }
         if !console.0.is_empty() && last_flush.elapsed() >= Duration::from_secs(1) {
-            if tx.send(frame("continued", console.take(), None, Value::Null)).await.is_err() {
+            if tx
+                .send(frame("continued", console.take(), None, Value::Null))
+                .await
+                .is_err()
+            {
                 return;
             }
             last_flush = tokio::time::Instant::now();

@@ -25,11 +25,15 @@ struct SessionResolver<'a> {
 }
 
 fn err(msg: impl Into<String>) -> FieldError {
-    FieldError { message: msg.into() }
+    FieldError {
+        message: msg.into(),
+    }
 }
 
 fn arg_str<'a>(args: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
-    args.get(k).and_then(Value::as_str).filter(|s| !s.is_empty())
+    args.get(k)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
 }
 
 /// Decodes a Relay global id (`base64("compute_session_node:<uuid>")`) or a bare UUID.
@@ -52,7 +56,11 @@ impl SessionResolver<'_> {
         let statuses: Vec<SessionStatus> = match arg_str(args, "status") {
             Some(s) => s
                 .split(',')
-                .map(|p| p.trim().parse::<SessionStatus>().map_err(|e| err(e.to_string())))
+                .map(|p| {
+                    p.trim()
+                        .parse::<SessionStatus>()
+                        .map_err(|e| err(e.to_string()))
+                })
                 .collect::<Result<_, _>>()?,
             None => SessionStatus::ALL.to_vec(),
         };
@@ -64,12 +72,25 @@ impl SessionResolver<'_> {
             None if self.caller.is_admin => None,
             None => Some(self.caller.access_key.clone()),
         };
-        let limit = args.get("limit").and_then(Value::as_i64).unwrap_or(20).clamp(0, 1000);
-        let offset = args.get("offset").and_then(Value::as_i64).unwrap_or(0).max(0);
+        let limit = args
+            .get("limit")
+            .and_then(Value::as_i64)
+            .unwrap_or(20)
+            .clamp(0, 1000);
+        let offset = args
+            .get("offset")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            .max(0);
         let (rows, total) = self
             .m
             .store
-            .list_sessions(&SessionFilter { statuses, access_key, limit, offset })
+            .list_sessions(&SessionFilter {
+                statuses,
+                access_key,
+                limit,
+                offset,
+            })
             .map_err(|e| err(e.to_string()))?;
         let items: Vec<Value> = rows.iter().map(|r| session_json(self.m, r)).collect();
         Ok(json!({"items": items, "total_count": total}))
@@ -77,7 +98,12 @@ impl SessionResolver<'_> {
 }
 
 impl Resolver for SessionResolver<'_> {
-    fn resolve(&self, kind: OperationKind, field: &str, args: &Map<String, Value>) -> Result<Value, FieldError> {
+    fn resolve(
+        &self,
+        kind: OperationKind,
+        field: &str,
+        args: &Map<String, Value>,
+    ) -> Result<Value, FieldError> {
         match (kind, field) {
             (OperationKind::Query, "keypair") => {
                 let kp = self
@@ -98,11 +124,18 @@ impl Resolver for SessionResolver<'_> {
             }
             (OperationKind::Query, "compute_session_list") => self.session_list(args),
             (OperationKind::Query, "compute_session") => {
-                let id = arg_str(args, "id").and_then(|s| Uuid::parse_str(s).ok()).ok_or_else(|| err("id must be a UUID"))?;
-                Ok(self.visible(id)?.map(|r| session_json(self.m, &r)).unwrap_or(Value::Null))
+                let id = arg_str(args, "id")
+                    .and_then(|s| Uuid::parse_str(s).ok())
+                    .ok_or_else(|| err("id must be a UUID"))?;
+                Ok(self
+                    .visible(id)?
+                    .map(|r| session_json(self.m, &r))
+                    .unwrap_or(Value::Null))
             }
             (OperationKind::Query, "compute_session_node") => {
-                let id = arg_str(args, "id").and_then(decode_global_id).ok_or_else(|| err("id must be a global id or UUID"))?;
+                let id = arg_str(args, "id")
+                    .and_then(decode_global_id)
+                    .ok_or_else(|| err("id must be a global id or UUID"))?;
                 Ok(self
                     .visible(id)?
                     .map(|r| {
@@ -114,7 +147,10 @@ impl Resolver for SessionResolver<'_> {
                     .unwrap_or(Value::Null))
             }
             (OperationKind::Mutation, "modify_compute_session") => {
-                let input = args.get("input").and_then(Value::as_object).ok_or_else(|| err("input is required"))?;
+                let input = args
+                    .get("input")
+                    .and_then(Value::as_object)
+                    .ok_or_else(|| err("input is required"))?;
                 let id = input
                     .get("id")
                     .and_then(Value::as_str)
@@ -123,15 +159,24 @@ impl Resolver for SessionResolver<'_> {
                 let row = self.visible(id)?.ok_or_else(|| err("no such session"))?;
                 if let Some(name) = input.get("name").and_then(Value::as_str) {
                     let n = bai_core::SessionName::parse(name).map_err(|e| err(e.to_string()))?;
-                    self.m.store.rename_session(row.id, n.as_str()).map_err(|e| err(e.to_string()))?;
+                    self.m
+                        .store
+                        .rename_session(row.id, n.as_str())
+                        .map_err(|e| err(e.to_string()))?;
                 }
                 if input.get("priority").is_some_and(|p| !p.is_null()) {
-                    return Err(err("changing the priority is not available on this server yet"));
+                    return Err(err(
+                        "changing the priority is not available on this server yet",
+                    ));
                 }
                 let row = self.visible(id)?.ok_or_else(|| err("no such session"))?;
-                Ok(json!({"item": session_json(self.m, &row), "clientMutationId": input.get("clientMutationId").cloned().unwrap_or(Value::Null)}))
+                Ok(
+                    json!({"item": session_json(self.m, &row), "clientMutationId": input.get("clientMutationId").cloned().unwrap_or(Value::Null)}),
+                )
             }
-            _ => Err(err(format!("field {field:?} is not available on this server"))),
+            _ => Err(err(format!(
+                "field {field:?} is not available on this server"
+            ))),
         }
     }
 }
@@ -141,15 +186,30 @@ pub async fn admin_gql(
     Extension(caller): Extension<Caller>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
-    let v: Value = serde_json::from_slice(&body).map_err(|e| Problem::invalid(format!("the body is not valid JSON: {e}")))?;
+    let v: Value = serde_json::from_slice(&body)
+        .map_err(|e| Problem::invalid(format!("the body is not valid JSON: {e}")))?;
     let query = v
         .get("query")
         .and_then(Value::as_str)
         .ok_or_else(|| Problem::invalid("the body needs a GraphQL \"query\" string"))?
         .to_string();
-    let variables = v.get("variables").and_then(Value::as_object).cloned().unwrap_or_default();
-    let operation_name = v.get("operationName").and_then(Value::as_str).map(str::to_string);
-    let req = Request { query, variables, operation_name };
-    let resolver = SessionResolver { m: &m, caller: &caller };
+    let variables = v
+        .get("variables")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let operation_name = v
+        .get("operationName")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let req = Request {
+        query,
+        variables,
+        operation_name,
+    };
+    let resolver = SessionResolver {
+        m: &m,
+        caller: &caller,
+    };
     Ok(Json(bai_gql::execute(&req, &resolver)))
 }

@@ -19,15 +19,30 @@ use std::sync::Arc;
 
 pub fn router(m: Arc<Manager>) -> Router {
     let signed = Router::new()
-        .route("/manager/announcement", get(|| async { axum::Json(json!({"enabled": false, "message": ""})) }))
+        .route(
+            "/manager/announcement",
+            get(|| async { axum::Json(json!({"enabled": false, "message": ""})) }),
+        )
         .route("/session", post(session::create))
-        .route("/session/{reference}", get(session::info).delete(session::destroy))
+        .route(
+            "/session/{reference}",
+            get(session::info).delete(session::destroy),
+        )
         .route("/session/{reference}/logs", get(session::logs))
         .route("/session/{reference}/rename", post(session::rename))
         .route("/session/{reference}/upload", post(session::upload))
-        .route("/session/{reference}/status-history", get(session::status_history))
-        .route("/session/{reference}/scheduling-history", get(session::scheduling_history))
-        .route("/stream/session/{reference}/execute", get(execute::execute_ws))
+        .route(
+            "/session/{reference}/status-history",
+            get(session::status_history),
+        )
+        .route(
+            "/session/{reference}/scheduling-history",
+            get(session::scheduling_history),
+        )
+        .route(
+            "/stream/session/{reference}/execute",
+            get(execute::execute_ws),
+        )
         .route("/events/session", get(events::session_events))
         .route("/admin/gql", post(gql::admin_gql))
         .layer(middleware::from_fn_with_state(m.clone(), authenticate));

@@ -55,7 +55,12 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
         "live_stat": Value::Null,
         "last_stat": Value::Null,
     });
-    let owner_email = m.store.keypair(&row.access_key).ok().flatten().map(|k| k.email);
+    let owner_email = m
+        .store
+        .keypair(&row.access_key)
+        .ok()
+        .flatten()
+        .map(|k| k.email);
     json!({
         "id": row.id.to_string(),
         "session_id": row.id.to_string(),
@@ -119,7 +124,8 @@ fn parse_json_body(body: &Bytes) -> ApiResult<Value> {
     if body.is_empty() {
         return Ok(json!({}));
     }
-    serde_json::from_slice(body).map_err(|e| Problem::invalid(format!("the request body is not valid JSON: {e}")).into())
+    serde_json::from_slice(body)
+        .map_err(|e| Problem::invalid(format!("the request body is not valid JSON: {e}")).into())
 }
 
 fn create_reply(row: &SessionRow, status: &str, created: bool) -> Value {
@@ -144,29 +150,44 @@ pub async fn create(
     let mut rx = m.events.subscribe();
     let row = match create_session(&m, &plan)? {
         Created::Reused(row) => {
-            return Ok((StatusCode::OK, Json(create_reply(&row, row.status.as_str(), false))));
+            return Ok((
+                StatusCode::OK,
+                Json(create_reply(&row, row.status.as_str(), false)),
+            ));
         }
         Created::New(row) => row,
     };
     if plan.enqueue_only {
-        return Ok((StatusCode::CREATED, Json(create_reply(&row, "PENDING", true))));
+        return Ok((
+            StatusCode::CREATED,
+            Json(create_reply(&row, "PENDING", true)),
+        ));
     }
     let deadline = (plan.max_wait_secs > 0)
         .then(|| tokio::time::Instant::now() + Duration::from_secs(plan.max_wait_secs));
     loop {
-        let now = m.store.session(row.id)?.ok_or_else(|| Problem::internal("session vanished"))?;
+        let now = m
+            .store
+            .session(row.id)?
+            .ok_or_else(|| Problem::internal("session vanished"))?;
         let done = match now.session_type {
             SessionType::Batch => now.status.is_terminal() || now.status == S::Error,
             _ => matches!(now.status, S::Running | S::Error) || now.status.is_terminal(),
         };
         if done {
-            return Ok((StatusCode::CREATED, Json(create_reply(&now, now.status.as_str(), true))));
+            return Ok((
+                StatusCode::CREATED,
+                Json(create_reply(&now, now.status.as_str(), true)),
+            ));
         }
         let step = tokio::time::Instant::now() + Duration::from_millis(500);
         let until = deadline.map(|d| d.min(step)).unwrap_or(step);
         let _ = tokio::time::timeout_at(until, rx.recv()).await;
         if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
-            return Ok((StatusCode::CREATED, Json(create_reply(&now, "TIMEOUT", true))));
+            return Ok((
+                StatusCode::CREATED,
+                Json(create_reply(&now, "TIMEOUT", true)),
+            ));
         }
     }
 }
@@ -186,9 +207,13 @@ pub async fn destroy(
     Path(reference): Path<String>,
 ) -> ApiResult<Json<Value>> {
     let row = visible_session(&m, &caller, &reference)?;
-    let st = terminate(&m, row.id, "user-requested", SessionResult::Undefined).await.map_err(ApiError)?;
+    let st = terminate(&m, row.id, "user-requested", SessionResult::Undefined)
+        .await
+        .map_err(ApiError)?;
     let word = st.as_str().to_ascii_lowercase();
-    Ok(Json(json!({"stats": {"status": word}, "status": st.as_str(), "sessionId": row.id.to_string()})))
+    Ok(Json(
+        json!({"stats": {"status": word}, "status": st.as_str(), "sessionId": row.id.to_string()}),
+    ))
 }
 
 pub async fn logs(
@@ -197,7 +222,10 @@ pub async fn logs(
     Path(reference): Path<String>,
 ) -> ApiResult<Json<Value>> {
     let row = visible_session(&m, &caller, &reference)?;
-    let live = matches!(row.status, S::Running | S::Restarting | S::RunningDegraded | S::Terminating);
+    let live = matches!(
+        row.status,
+        S::Running | S::Restarting | S::RunningDegraded | S::Terminating
+    );
     let mut text = None;
     if live && let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
         text = agent.rpc.logs(row.main_kernel_id).await.ok();
@@ -221,7 +249,11 @@ pub async fn rename(
         .ok_or_else(|| Problem::invalid("give the new name as ?name=NEW"))?;
     let name = bai_core::SessionName::parse(new).map_err(|e| Problem::invalid(e.to_string()))?;
     if row.status.is_terminal() {
-        return Err(Problem::invalid(format!("session {:?} has ended; only live sessions can be renamed", row.name)).into());
+        return Err(Problem::invalid(format!(
+            "session {:?} has ended; only live sessions can be renamed",
+            row.name
+        ))
+        .into());
     }
     if let Some(other) = m.store.live_session_named(&row.access_key, name.as_str())?
         && other.id != row.id
@@ -246,14 +278,22 @@ pub fn safe_relative_path(p: &str) -> Result<String, Problem> {
         return Err(Problem::invalid("file path contains a NUL byte"));
     }
     if p.starts_with('/') {
-        return Err(Problem::invalid(format!("file path {p:?} must be relative to /home/work")));
+        return Err(Problem::invalid(format!(
+            "file path {p:?} must be relative to /home/work"
+        )));
     }
     let mut parts = Vec::new();
     for c in p.split('/') {
         match c {
             "" | "." => continue,
-            ".." => return Err(Problem::invalid(format!("file path {p:?} must not contain '..'"))),
-            c if c.len() > 255 => return Err(Problem::invalid("a file name is longer than 255 bytes")),
+            ".." => {
+                return Err(Problem::invalid(format!(
+                    "file path {p:?} must not contain '..'"
+                )));
+            }
+            c if c.len() > 255 => {
+                return Err(Problem::invalid("a file name is longer than 255 bytes"));
+            }
             c => parts.push(c),
         }
     }
@@ -271,7 +311,11 @@ pub async fn upload(
 ) -> ApiResult<StatusCode> {
     let row = visible_session(&m, &caller, &reference)?;
     if row.status != S::Running {
-        return Err(Problem::invalid(format!("session {:?} is {}, files can be uploaded only while it runs", row.name, row.status)).into());
+        return Err(Problem::invalid(format!(
+            "session {:?} is {}, files can be uploaded only while it runs",
+            row.name, row.status
+        ))
+        .into());
     }
     let mut files = Vec::new();
     while let Some(field) = multipart
@@ -279,9 +323,14 @@ pub async fn upload(
         .await
         .map_err(|e| Problem::invalid(format!("bad multipart body: {e}")))?
     {
-        let Some(name) = field.file_name().map(str::to_string) else { continue };
+        let Some(name) = field.file_name().map(str::to_string) else {
+            continue;
+        };
         let path = safe_relative_path(&name)?;
-        let data = field.bytes().await.map_err(|e| Problem::invalid(format!("upload of {name:?} broke off: {e}")))?;
+        let data = field
+            .bytes()
+            .await
+            .map_err(|e| Problem::invalid(format!("upload of {name:?} broke off: {e}")))?;
         files.push((path, data));
     }
     let agent = row

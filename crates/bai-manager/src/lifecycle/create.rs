@@ -35,7 +35,12 @@ fn str_field<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
 pub fn parse_duration_secs(v: &Value) -> Result<Option<i64>, String> {
     let s = match v {
         Value::Null => return Ok(None),
-        Value::Number(n) => return n.as_f64().map(|f| Some(f.round() as i64)).ok_or_else(|| n.to_string()),
+        Value::Number(n) => {
+            return n
+                .as_f64()
+                .map(|f| Some(f.round() as i64))
+                .ok_or_else(|| n.to_string());
+        }
         Value::String(s) if s.trim().is_empty() => return Ok(None),
         Value::String(s) => s.trim().to_ascii_lowercase(),
         other => return Err(other.to_string()),
@@ -60,7 +65,12 @@ pub fn parse_starts_at(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String>
     if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
         return Ok(t.with_timezone(&chrono::Utc));
     }
-    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"] {
+    for fmt in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M:%S",
+        "%Y-%m-%d %H:%M:%S",
+    ] {
         if let Ok(t) = chrono::NaiveDateTime::parse_from_str(s, fmt) {
             return Ok(t.and_utc());
         }
@@ -109,8 +119,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
         Some(n) => SessionName::parse(n).map_err(|e| Problem::invalid(e.to_string()))?,
         None => loop {
             let n = SessionName::random();
-            if m
-                .store
+            if m.store
                 .live_session_named(&access_key, n.as_str())
                 .map_err(|e| Problem::internal(e.to_string()))?
                 .is_none()
@@ -132,24 +141,37 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
         Some(t) => t.parse().map_err(Problem::invalid)?,
         None => SessionType::Interactive,
     };
-    let startup_command = str_field(body, &["startupCommand", "startup_command"]).map(str::to_string);
+    let startup_command =
+        str_field(body, &["startupCommand", "startup_command"]).map(str::to_string);
     if session_type == SessionType::Batch && startup_command.is_none() {
         return Err(Problem::invalid(
             "a batch session needs a startup command (startupCommand / --startup-command)",
         ));
     }
     let batch_timeout = parse_duration_secs(body.get("batch_timeout").unwrap_or(&Value::Null))
-        .map_err(|v| Problem::invalid(format!("batch_timeout {v} is not a duration: use seconds or 30s, 5m, 2h")))?
+        .map_err(|v| {
+            Problem::invalid(format!(
+                "batch_timeout {v} is not a duration: use seconds or 30s, 5m, 2h"
+            ))
+        })?
         .filter(|s| *s > 0);
     if batch_timeout.is_some() && session_type != SessionType::Batch {
-        return Err(Problem::invalid("batch_timeout applies only to batch sessions (--type batch)"));
+        return Err(Problem::invalid(
+            "batch_timeout applies only to batch sessions (--type batch)",
+        ));
     }
     let starts_at = match str_field(body, &["starts_at", "startsAt"]) {
         Some(s) => {
             if session_type != SessionType::Batch {
-                return Err(Problem::invalid("starts_at applies only to batch sessions (--type batch)"));
+                return Err(Problem::invalid(
+                    "starts_at applies only to batch sessions (--type batch)",
+                ));
             }
-            Some(parse_starts_at(s).map_err(Problem::invalid)?.to_rfc3339_opts(chrono::SecondsFormat::Micros, false))
+            Some(
+                parse_starts_at(s)
+                    .map_err(Problem::invalid)?
+                    .to_rfc3339_opts(chrono::SecondsFormat::Micros, false),
+            )
         }
         None => None,
     };
@@ -169,7 +191,12 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
     .map_err(|e| Problem::invalid(e.to_string()))?;
     let agents = m.agents();
     if agents.is_empty() {
-        return Err(Problem::new(503, "no-agents", "No agents.", "no agent node is registered; start one with `baid up`"));
+        return Err(Problem::new(
+            503,
+            "no-agents",
+            "No agents.",
+            "no agent node is registered; start one with `baid up`",
+        ));
     }
     if !agents.iter().any(|a| req.slots.fits_in(&a.info().capacity)) {
         let largest = agents
@@ -207,7 +234,9 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
                 other => other.to_string(),
             };
             if v.contains('\0') {
-                return Err(Problem::invalid(format!("environment variable {k} contains a NUL byte")));
+                return Err(Problem::invalid(format!(
+                    "environment variable {k} contains a NUL byte"
+                )));
             }
             environ.insert(k.clone(), v);
         }
@@ -218,7 +247,10 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
         .get("mounts")
         .and_then(Value::as_array)
         .is_some_and(|a| !a.is_empty())
-        || config.get("mount_ids").and_then(Value::as_array).is_some_and(|a| !a.is_empty());
+        || config
+            .get("mount_ids")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty());
     if mounts_given {
         let first = config
             .get("mounts")
@@ -228,45 +260,73 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             .unwrap_or("?");
         return Err(Problem::not_found(
             "vfolder",
-            format!("no data folder named {first:?} is visible to you (data folders are not available on this server yet)"),
+            format!(
+                "no data folder named {first:?} is visible to you (data folders are not available on this server yet)"
+            ),
         ));
     }
     if let Some(ports) = config.get("preopen_ports").and_then(Value::as_array)
         && !ports.is_empty()
     {
         for p in ports {
-            let n = p.as_u64().or_else(|| p.as_str().and_then(|s| s.trim().parse().ok()));
+            let n = p
+                .as_u64()
+                .or_else(|| p.as_str().and_then(|s| s.trim().parse().ok()));
             if !matches!(n, Some(1024..=65535)) {
-                return Err(Problem::invalid(format!("preopen port {p} is out of range: use 1024 to 65535")));
+                return Err(Problem::invalid(format!(
+                    "preopen port {p} is out of range: use 1024 to 65535"
+                )));
             }
         }
-        return Err(Problem::invalid("preopen ports are not available on this server yet"));
+        return Err(Problem::invalid(
+            "preopen ports are not available on this server yet",
+        ));
     }
     if body.get("clusterSize").and_then(Value::as_u64).unwrap_or(1) > 1 {
-        return Err(Problem::invalid("multi-container (cluster) sessions are not available on this server yet; use clusterSize 1"));
+        return Err(Problem::invalid(
+            "multi-container (cluster) sessions are not available on this server yet; use clusterSize 1",
+        ));
     }
-    if body.get("dependencies").and_then(Value::as_array).is_some_and(|a| !a.is_empty()) {
-        return Err(Problem::invalid("session dependencies are not available on this server yet"));
+    if body
+        .get("dependencies")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty())
+    {
+        return Err(Problem::invalid(
+            "session dependencies are not available on this server yet",
+        ));
     }
     let priority = match body.get("priority") {
         None | Some(Value::Null) => 10,
         Some(v) => match v.as_i64() {
             Some(p @ 0..=100) => p,
-            _ => return Err(Problem::invalid(format!("priority {v} is out of range: use 0 to 100"))),
+            _ => {
+                return Err(Problem::invalid(format!(
+                    "priority {v} is out of range: use 0 to 100"
+                )));
+            }
         },
     };
     let max_wait_secs = match body.get("maxWaitSeconds") {
         None | Some(Value::Null) => 0,
-        Some(v) => v
-            .as_u64()
-            .ok_or_else(|| Problem::invalid(format!("maxWaitSeconds {v} must be a whole number of seconds")))?,
+        Some(v) => v.as_u64().ok_or_else(|| {
+            Problem::invalid(format!(
+                "maxWaitSeconds {v} must be a whole number of seconds"
+            ))
+        })?,
     };
     let scaling_group = str_field(&config, &["scalingGroup", "scaling_group"])
         .or_else(|| str_field(body, &["scalingGroup"]))
         .unwrap_or("default")
         .to_string();
-    if let Some(bad) = agents.iter().all(|a| a.info().scaling_group != scaling_group).then_some(&scaling_group) {
-        return Err(Problem::invalid(format!("resource group {bad:?} does not exist; use \"default\"")));
+    if let Some(bad) = agents
+        .iter()
+        .all(|a| a.info().scaling_group != scaling_group)
+        .then_some(&scaling_group)
+    {
+        return Err(Problem::invalid(format!(
+            "resource group {bad:?} does not exist; use \"default\""
+        )));
     }
 
     Ok(CreatePlan {
@@ -275,7 +335,9 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             name: name.to_string(),
             access_key,
             user_id,
-            domain_name: str_field(body, &["domain"]).unwrap_or("default").to_string(),
+            domain_name: str_field(body, &["domain"])
+                .unwrap_or("default")
+                .to_string(),
             group_name: str_field(body, &["group"]).unwrap_or("default").to_string(),
             scaling_group,
             session_type,
@@ -285,15 +347,22 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             starts_at,
             batch_timeout,
             startup_command,
-            bootstrap_script: str_field(body, &["bootstrap_script", "bootstrapScript"]).map(str::to_string),
+            bootstrap_script: str_field(body, &["bootstrap_script", "bootstrapScript"])
+                .map(str::to_string),
             environ,
             requested_slots: req.slots,
             shmem: req.shmem,
             main_kernel_id: Uuid::new_v4(),
         },
-        enqueue_only: body.get("enqueueOnly").and_then(Value::as_bool).unwrap_or(false),
+        enqueue_only: body
+            .get("enqueueOnly")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
         max_wait_secs,
-        reuse_if_exists: body.get("reuseIfExists").and_then(Value::as_bool).unwrap_or(true),
+        reuse_if_exists: body
+            .get("reuseIfExists")
+            .and_then(Value::as_bool)
+            .unwrap_or(true),
     })
 }
 
@@ -318,11 +387,17 @@ pub fn create(m: &Manager, plan: &CreatePlan) -> Result<Created, Problem> {
         return Err(Problem::conflict(
             "session-already-exists",
             "The session already exists.",
-            format!("you already have a live session named {:?}; pick another name or remove it first", s.name),
+            format!(
+                "you already have a live session named {:?}; pick another name or remove it first",
+                s.name
+            ),
         )
         .with_data(serde_json::json!({ "existingSessionId": existing.id.to_string() })));
     }
-    let ev = m.store.insert_session(s).map_err(|e| Problem::internal(e.to_string()))?;
+    let ev = m
+        .store
+        .insert_session(s)
+        .map_err(|e| Problem::internal(e.to_string()))?;
     m.publish(vec![ev]);
     m.wake_scheduler.notify_one();
     let row = m

@@ -63,7 +63,12 @@ async fn launch(m: &Arc<Manager>, row: SessionRow) {
         let _ = transition(
             m,
             row.id,
-            Change::new(S::Scheduled, S::Error, "agent-lost: the assigned agent is gone", "launch"),
+            Change::new(
+                S::Scheduled,
+                S::Error,
+                "agent-lost: the assigned agent is gone",
+                "launch",
+            ),
         );
         return;
     };
@@ -76,11 +81,23 @@ async fn launch(m: &Arc<Manager>, row: SessionRow) {
     );
     let has_image = agent.info().images.iter().any(|i| i.name == row.image);
     if !has_image {
-        let info = format!("image-not-found: {} is not on agent {}", row.image, agent.id);
-        let _ = transition(m, row.id, Change::new(S::Preparing, S::Error, &info, "launch"));
+        let info = format!(
+            "image-not-found: {} is not on agent {}",
+            row.image, agent.id
+        );
+        let _ = transition(
+            m,
+            row.id,
+            Change::new(S::Preparing, S::Error, &info, "launch"),
+        );
         return;
     }
-    let row = step!(m, row, Change::new(S::Preparing, S::Prepared, "image-ready", "launch"), false);
+    let row = step!(
+        m,
+        row,
+        Change::new(S::Preparing, S::Prepared, "image-ready", "launch"),
+        false
+    );
     let row = step!(
         m,
         row,
@@ -109,7 +126,10 @@ async fn launch(m: &Arc<Manager>, row: SessionRow) {
             return;
         }
         Err(_) => {
-            let info = format!("creation-timeout: the kernel was not ready within {}s", limit.as_secs());
+            let info = format!(
+                "creation-timeout: the kernel was not ready within {}s",
+                limit.as_secs()
+            );
             fail_creation(m, &row, &info).await;
             return;
         }
@@ -126,7 +146,11 @@ async fn launch(m: &Arc<Manager>, row: SessionRow) {
         arm_batch_timeout(m.clone(), row.id, Duration::from_secs(secs.max(0) as u64));
     }
     // A batch command can finish before we got here: handle its exit now.
-    let early = m.early_exits.lock().ok().and_then(|mut e| e.remove(&row.main_kernel_id));
+    let early = m
+        .early_exits
+        .lock()
+        .ok()
+        .and_then(|mut e| e.remove(&row.main_kernel_id));
     if let Some(exit) = early {
         handle_kernel_exit(m, exit).await;
     }
@@ -137,7 +161,11 @@ async fn fail_creation(m: &Arc<Manager>, row: &SessionRow, info: &str) {
     if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
         let _ = agent.rpc.destroy_kernel(row.main_kernel_id).await;
     }
-    match transition(m, row.id, Change::new(S::Creating, S::Error, info, "launch").events(&[E::SessionFailure])) {
+    match transition(
+        m,
+        row.id,
+        Change::new(S::Creating, S::Error, info, "launch").events(&[E::SessionFailure]),
+    ) {
         Ok(Some(_)) => {}
         _ => lost_race(m, row, false).await,
     }

@@ -22,8 +22,15 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
         }
     }
     let live = [
-        S::Scheduled, S::Preparing, S::Pulling, S::Prepared, S::Creating, S::Running,
-        S::Restarting, S::RunningDegraded, S::Terminating,
+        S::Scheduled,
+        S::Preparing,
+        S::Pulling,
+        S::Prepared,
+        S::Creating,
+        S::Running,
+        S::Restarting,
+        S::RunningDegraded,
+        S::Terminating,
     ];
     let mut keep = HashSet::new();
     for row in m.store.sessions_in(&live)? {
@@ -36,19 +43,41 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
                 if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
                     let _ = agent.rpc.destroy_kernel(row.main_kernel_id).await;
                 }
-                let _ = transition(m, row.id, Change::new(row.status, S::Pending, "requeued: a manager restart interrupted the launch", "reconcile"));
+                let _ = transition(
+                    m,
+                    row.id,
+                    Change::new(
+                        row.status,
+                        S::Pending,
+                        "requeued: a manager restart interrupted the launch",
+                        "reconcile",
+                    ),
+                );
             }
             S::Running | S::Restarting | S::RunningDegraded => {
                 if running_kernels.contains(&row.main_kernel_id) {
                     keep.insert(row.main_kernel_id);
                     if let Some(t) = row.batch_timeout {
-                        let started = row.status_history.get("RUNNING").map(|s| age_secs(s)).unwrap_or(0);
-                        arm_batch_timeout(m.clone(), row.id, Duration::from_secs((t - started).max(0) as u64));
+                        let started = row
+                            .status_history
+                            .get("RUNNING")
+                            .map(|s| age_secs(s))
+                            .unwrap_or(0);
+                        arm_batch_timeout(
+                            m.clone(),
+                            row.id,
+                            Duration::from_secs((t - started).max(0) as u64),
+                        );
                     }
                 } else {
-                    let c = Change::new(row.status, S::Terminating, "kernel-lost: its container is gone", "reconcile")
-                        .events(&[E::SessionTerminating])
-                        .result(SessionResult::Failure, None);
+                    let c = Change::new(
+                        row.status,
+                        S::Terminating,
+                        "kernel-lost: its container is gone",
+                        "reconcile",
+                    )
+                    .events(&[E::SessionTerminating])
+                    .result(SessionResult::Failure, None);
                     if let Ok(Some(row)) = transition(m, row.id, c) {
                         finish_termination(m, &row, false).await;
                     }

@@ -16,12 +16,22 @@ fn internal(e: impl std::fmt::Display) -> Problem {
 
 /// Terminates (or cancels) a session for `reason`; returns the status it ended in.
 /// Safe to call concurrently and repeatedly.
-pub async fn terminate(m: &Arc<Manager>, id: Uuid, reason: &str, result: SessionResult) -> Result<S, Problem> {
+pub async fn terminate(
+    m: &Arc<Manager>,
+    id: Uuid,
+    reason: &str,
+    result: SessionResult,
+) -> Result<S, Problem> {
     for _ in 0..20 {
-        let row = m.store.session(id).map_err(internal)?.ok_or_else(|| Problem::session_not_found(&id.to_string()))?;
+        let row = m
+            .store
+            .session(id)
+            .map_err(internal)?
+            .ok_or_else(|| Problem::session_not_found(&id.to_string()))?;
         match row.status {
             S::Pending | S::Scheduled => {
-                let c = Change::new(row.status, S::Cancelled, reason, "terminate").events(&[E::SessionCancelled]);
+                let c = Change::new(row.status, S::Cancelled, reason, "terminate")
+                    .events(&[E::SessionCancelled]);
                 if transition(m, id, c).map_err(internal)?.is_some() {
                     return Ok(S::Cancelled);
                 }
@@ -50,22 +60,32 @@ pub async fn terminate(m: &Arc<Manager>, id: Uuid, reason: &str, result: Session
         // Lost a race: look again.
         tokio::task::yield_now().await;
     }
-    Err(Problem::internal("the session kept changing status while being terminated; try again"))
+    Err(Problem::internal(
+        "the session kept changing status while being terminated; try again",
+    ))
 }
 
 fn current_status(m: &Manager, id: Uuid) -> Result<S, Problem> {
-    Ok(m.store.session(id).map_err(internal)?.map(|r| r.status).unwrap_or(S::Terminated))
+    Ok(m.store
+        .session(id)
+        .map_err(internal)?
+        .map(|r| r.status)
+        .unwrap_or(S::Terminated))
 }
 
 async fn wait_until_ended(m: &Arc<Manager>, id: Uuid) -> Result<S, Problem> {
     let mut rx = m.events.subscribe();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(m.config.create_timeout_secs + 30);
+    let deadline =
+        tokio::time::Instant::now() + Duration::from_secs(m.config.create_timeout_secs + 30);
     loop {
         let st = current_status(m, id)?;
         if st.is_terminal() || st == S::Error {
             return Ok(st);
         }
-        let wait = tokio::time::timeout_at(deadline.min(tokio::time::Instant::now() + Duration::from_millis(500)), rx.recv());
+        let wait = tokio::time::timeout_at(
+            deadline.min(tokio::time::Instant::now() + Duration::from_millis(500)),
+            rx.recv(),
+        );
         if wait.await.is_err() && tokio::time::Instant::now() >= deadline {
             return Ok(st);
         }
@@ -102,11 +122,18 @@ pub async fn finish_termination(m: &Arc<Manager>, row: &SessionRow, kernel_creat
             tracing::error!(session = %row.id, error = %e, "could not destroy kernel; reconciliation will remove it");
         }
     }
-    let reason = row.status_info.clone().unwrap_or_else(|| "user-requested".to_string());
+    let reason = row
+        .status_info
+        .clone()
+        .unwrap_or_else(|| "user-requested".to_string());
     let result = row.result;
     let mut events = vec![E::KernelTerminated];
     if row.session_type == SessionType::Batch {
-        events.push(if result == SessionResult::Success { E::SessionSuccess } else { E::SessionFailure });
+        events.push(if result == SessionResult::Success {
+            E::SessionSuccess
+        } else {
+            E::SessionFailure
+        });
     }
     events.push(E::SessionTerminated);
     let c = Change::new(S::Terminating, S::Terminated, &reason, "terminate")

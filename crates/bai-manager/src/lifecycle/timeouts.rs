@@ -38,19 +38,38 @@ pub fn spawn_sweeper(m: Arc<Manager>) {
         let mut tick = tokio::time::interval(Duration::from_secs(5));
         loop {
             tick.tick().await;
-            let stuck = [S::Scheduled, S::Preparing, S::Pulling, S::Prepared, S::Creating];
-            let Ok(rows) = m.store.sessions_in(&stuck) else { continue };
+            let stuck = [
+                S::Scheduled,
+                S::Preparing,
+                S::Pulling,
+                S::Prepared,
+                S::Creating,
+            ];
+            let Ok(rows) = m.store.sessions_in(&stuck) else {
+                continue;
+            };
             let limit = m.config.create_timeout_secs as i64 + 30;
             for row in rows {
-                let launching = m.launching.lock().map(|s| s.contains(&row.id)).unwrap_or(true);
+                let launching = m
+                    .launching
+                    .lock()
+                    .map(|s| s.contains(&row.id))
+                    .unwrap_or(true);
                 if launching || age_secs(&row.status_changed) < limit {
                     continue;
                 }
-                let info = format!("stuck-in-{}: no progress for {limit}s", row.status.as_str().to_lowercase());
+                let info = format!(
+                    "stuck-in-{}: no progress for {limit}s",
+                    row.status.as_str().to_lowercase()
+                );
                 if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
                     let _ = agent.rpc.destroy_kernel(row.main_kernel_id).await;
                 }
-                let _ = transition(&m, row.id, Change::new(row.status, S::Error, &info, "sweeper"));
+                let _ = transition(
+                    &m,
+                    row.id,
+                    Change::new(row.status, S::Error, &info, "sweeper"),
+                );
             }
             let _ = m.store.prune_events(7 * 24 * 3600);
         }

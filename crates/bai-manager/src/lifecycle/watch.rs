@@ -31,10 +31,16 @@ pub fn exit_reason(ty: SessionType, exit: &KernelExit) -> (String, SessionResult
     }
     match (ty, code) {
         (SessionType::Batch, 0) => ("task-finished".into(), SessionResult::Success),
-        (SessionType::Batch, c) => (format!("task-failed (exit code {c})"), SessionResult::Failure),
+        (SessionType::Batch, c) => (
+            format!("task-failed (exit code {c})"),
+            SessionResult::Failure,
+        ),
         (_, 0) => ("self-terminated".into(), SessionResult::Success),
         (_, 137) => ("killed (exit code 137)".into(), SessionResult::Failure),
-        (_, c) => (format!("self-terminated (exit code {c})"), SessionResult::Failure),
+        (_, c) => (
+            format!("self-terminated (exit code {c})"),
+            SessionResult::Failure,
+        ),
     }
 }
 

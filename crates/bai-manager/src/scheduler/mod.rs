@@ -47,7 +47,10 @@ pub fn schedule_pass(m: &Arc<Manager>) -> anyhow::Result<PassOutcome> {
     if pending.is_empty() {
         return Ok(out);
     }
-    let occupying: Vec<S> = S::ALL.into_iter().filter(|s| s.occupies_resources()).collect();
+    let occupying: Vec<S> = S::ALL
+        .into_iter()
+        .filter(|s| s.occupies_resources())
+        .collect();
     let mut used: HashMap<String, ResourceSlots> = HashMap::new();
     for r in m.store.sessions_in(&occupying)? {
         if let Some(a) = r.agent_id.clone() {
@@ -60,22 +63,42 @@ pub fn schedule_pass(m: &Arc<Manager>) -> anyhow::Result<PassOutcome> {
         .iter()
         .map(|a| {
             let info = a.info();
-            let free = info.capacity.checked_sub(used.get(&a.id).unwrap_or(&ResourceSlots::default()));
-            select::AgentView { id: a.id.clone(), scaling_group: info.scaling_group, capacity: info.capacity, free }
+            let free = info
+                .capacity
+                .checked_sub(used.get(&a.id).unwrap_or(&ResourceSlots::default()));
+            select::AgentView {
+                id: a.id.clone(),
+                scaling_group: info.scaling_group,
+                capacity: info.capacity,
+                free,
+            }
         })
         .collect();
     let now = chrono::Utc::now();
     for row in sequence::fifo(pending) {
         if let Err(why) = validate::check(&row, now) {
             m.store.set_status_info(row.id, &why.info)?;
-            m.store.add_history(row.id, "schedule", HistoryResult::Skipped, Some(why.code), &why.info)?;
+            m.store.add_history(
+                row.id,
+                "schedule",
+                HistoryResult::Skipped,
+                Some(why.code),
+                &why.info,
+            )?;
             out.waiting += 1;
             continue;
         }
         let Some(idx) = select::dispersed(&agents, &row.scaling_group, &row.requested_slots) else {
             let why = select::explain_shortage(&agents, &row.scaling_group, &row.requested_slots);
-            m.store.set_status_info(row.id, &format!("no-available-instances: {why}"))?;
-            m.store.add_history(row.id, "schedule", HistoryResult::NeedRetry, Some("no-available-instances"), &why)?;
+            m.store
+                .set_status_info(row.id, &format!("no-available-instances: {why}"))?;
+            m.store.add_history(
+                row.id,
+                "schedule",
+                HistoryResult::NeedRetry,
+                Some("no-available-instances"),
+                &why,
+            )?;
             out.waiting += 1;
             continue;
         };

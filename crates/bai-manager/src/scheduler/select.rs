@@ -32,7 +32,12 @@ pub fn explain_shortage(agents: &[AgentView], group: &str, want: &ResourceSlots)
     }
     let n = in_group.len();
     let mut parts = Vec::new();
-    let short = |slot: &str| in_group.iter().filter(|a| want.short_of(&a.free).iter().any(|s| s == slot)).count();
+    let short = |slot: &str| {
+        in_group
+            .iter()
+            .filter(|a| want.short_of(&a.free).iter().any(|s| s == slot))
+            .count()
+    };
     let cpu = short("cpu");
     if cpu > 0 {
         let best = in_group.iter().map(|a| a.free.cpu_milli).max().unwrap_or(0);
@@ -69,14 +74,27 @@ mod tests {
     use super::*;
 
     fn agent(id: &str, cpu: u64, mem_gib: u64) -> AgentView {
-        let s = ResourceSlots { cpu_milli: cpu * 1000, mem: mem_gib << 30, accel: Default::default() };
-        AgentView { id: id.into(), scaling_group: "default".into(), capacity: s.clone(), free: s }
+        let s = ResourceSlots {
+            cpu_milli: cpu * 1000,
+            mem: mem_gib << 30,
+            accel: Default::default(),
+        };
+        AgentView {
+            id: id.into(),
+            scaling_group: "default".into(),
+            capacity: s.clone(),
+            free: s,
+        }
     }
 
     #[test]
     fn dispersed_prefers_most_free_memory_and_respects_fit() {
         let agents = vec![agent("a", 8, 4), agent("b", 2, 16), agent("c", 1, 32)];
-        let want = ResourceSlots { cpu_milli: 2000, mem: 2 << 30, accel: Default::default() };
+        let want = ResourceSlots {
+            cpu_milli: 2000,
+            mem: 2 << 30,
+            accel: Default::default(),
+        };
         assert_eq!(dispersed(&agents, "default", &want), Some(1));
         assert_eq!(dispersed(&agents, "other", &want), None);
     }
@@ -84,7 +102,11 @@ mod tests {
     #[test]
     fn shortage_is_explained_per_slot() {
         let agents = vec![agent("a", 2, 4), agent("b", 8, 1)];
-        let want = ResourceSlots { cpu_milli: 4000, mem: 2 << 30, accel: Default::default() };
+        let want = ResourceSlots {
+            cpu_milli: 4000,
+            mem: 2 << 30,
+            accel: Default::default(),
+        };
         let why = explain_shortage(&agents, "default", &want);
         assert!(why.contains("cpu short on 1 of 2 agents"), "{why}");
         assert!(why.contains("memory short on 1 of 2 agents"), "{why}");

@@ -1,0 +1,70 @@
+//! Per-kernel host directories and confinement of user-given paths.
+
+use std::path::{Component, Path, PathBuf};
+use uuid::Uuid;
+
+/// `data_dir/kernels/<kernel_id>/{work,run}`: `work` becomes /home/work (the scratch dir,
+/// deleted with the kernel), `run` holds the krunner socket.
+#[derive(Debug, Clone)]
+pub struct KernelDirs {
+    pub root: PathBuf,
+    pub work: PathBuf,
+    pub run: PathBuf,
+    pub socket: PathBuf,
+}
+
+impl KernelDirs {
+    pub fn new(data_dir: &Path, kernel_id: Uuid) -> KernelDirs {
+        let root = data_dir.join("kernels").join(kernel_id.to_string());
+        KernelDirs {
+            work: root.join("work"),
+            run: root.join("run"),
+            socket: root.join("run").join("krunner.sock"),
+            root,
+        }
+    }
+}
+
+/// Joins a user-given relative path under `base`, refusing anything that could escape it.
+pub fn confined_join(base: &Path, rel: &str) -> Result<PathBuf, String> {
+    if rel.contains('\0') {
+        return Err("the path contains a NUL byte".into());
+    }
+    let p = Path::new(rel);
+    let mut out = base.to_path_buf();
+    let mut depth = 0;
+    for c in p.components() {
+        match c {
+            Component::Normal(n) => {
+                out.push(n);
+                depth += 1;
+            }
+            Component::CurDir => {}
+            Component::ParentDir => return Err(format!("{rel:?} must not contain '..'")),
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(format!("{rel:?} must be a relative path"));
+            }
+        }
+    }
+    if depth == 0 {
+        return Err(format!("{rel:?} names no file"));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_stay_inside() {
+        let base = Path::new("/data/k/work");
+        assert_eq!(confined_join(base, "a/b.py").unwrap(), Path::new("/data/k/work/a/b.py"));
+        assert_eq!(confined_join(base, "./x").unwrap(), Path::new("/data/k/work/x"));
+        assert!(confined_join(base, "../etc/passwd").is_err());
+        assert!(confined_join(base, "a/../../x").is_err());
+        assert!(confined_join(base, "/etc/passwd").is_err());
+        assert!(confined_join(base, "a\0b").is_err());
+        assert!(confined_join(base, ".").is_err());
+    }
+}

@@ -1,0 +1,93 @@
+//! Batch mode: clean, build and exec steps as shell commands in /home/work.
+
+use crate::proto::Event;
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+
+/// `"*"` means the kernel's default for that step; empty or absent skips it.
+pub fn resolve_step(step: &str, value: Option<&str>) -> Option<String> {
+    match value.map(str::trim) {
+        None | Some("") => None,
+        Some("*") => match step {
+            "exec" if std::path::Path::new("/home/work/main.py").exists() => Some("python3 main.py".into()),
+            _ => None,
+        },
+        Some(cmd) => Some(cmd.to_string()),
+    }
+}
+
+/// Runs one shell command, streaming its output; returns its exit code.
+pub fn run_command(cmd: &str, cwd: &std::path::Path, emit: &mut dyn FnMut(&Event) -> bool) -> i32 {
+    let child = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(cmd)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            emit(&Event::Stderr { data: format!("cannot run {cmd:?}: {e}\n") });
+            return 127;
+        }
+    };
+    let (tx, rx) = mpsc::channel::<Event>();
+    let mut readers = Vec::new();
+    if let Some(out) = child.stdout.take() {
+        readers.push(spawn_reader(out, false, tx.clone()));
+    }
+    if let Some(err) = child.stderr.take() {
+        readers.push(spawn_reader(err, true, tx.clone()));
+    }
+    drop(tx);
+    for ev in rx {
+        emit(&ev);
+    }
+    for r in readers {
+        let _ = r.join();
+    }
+    match child.wait() {
+        Ok(st) => exit_code(st),
+        Err(_) => 1,
+    }
+}
+
+pub fn exit_code(st: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0))
+}
+
+fn spawn_reader(mut r: impl Read + Send + 'static, is_err: bool, tx: mpsc::Sender<Event>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 65536];
+        let mut pending: Vec<u8> = Vec::new();
+        loop {
+            let n = match r.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            pending.extend_from_slice(&buf[..n]);
+            // Send whole UTF-8 sequences only.
+            let valid = match std::str::from_utf8(&pending) {
+                Ok(_) => pending.len(),
+                Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                Err(_) => pending.len(),
+            };
+            let chunk: Vec<u8> = pending.drain(..valid).collect();
+            let data = String::from_utf8_lossy(&chunk).into_owned();
+            if !data.is_empty() {
+                let ev = if is_err { Event::Stderr { data } } else { Event::Stdout { data } };
+                if tx.send(ev).is_err() {
+                    break;
+                }
+            }
+        }
+        if !pending.is_empty() {
+            let data = String::from_utf8_lossy(&pending).into_owned();
+            let _ = tx.send(if is_err { Event::Stderr { data } } else { Event::Stdout { data } });
+        }
+    })
+}

@@ -81,7 +81,9 @@ pub async fn destroy(inner: &Inner, kernel_id: Uuid) -> Result<KernelExit, Agent
         // The watcher is already reporting this kernel's end and cleaning up.
         return Ok(KernelExit { kernel_id, exit_code: None, oom_killed: false, logs: String::new() });
     }
-    let (exit_code, oom, _) = exit_state(inner, kernel_id).await;
+    // A kernel still running has no exit code of its own: we are the ones ending it.
+    let (exit_code, oom, running) = exit_state(inner, kernel_id).await;
+    let exit_code = if running { None } else { exit_code };
     let text = logs(inner, kernel_id, None).await.unwrap_or_default();
     let result = remove(inner, kernel_id).await;
     inner.release_end(kernel_id);

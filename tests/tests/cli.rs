@@ -383,7 +383,7 @@ fn queued_sessions_wait_and_are_cancelled_by_rm() {
     let big = format!("cpu={cores}");
     s.bai(
         &s.user,
-        &["start", "-t", "hog", "-r", &big, "-r", "mem=128m", "python"],
+        &["start", "-t", "cpu-hog", "-r", &big, "-r", "mem=128m", "python"],
     )
     .expect_ok();
     let r = s.bai(
@@ -433,7 +433,7 @@ fn queued_sessions_wait_and_are_cancelled_by_rm() {
     assert_eq!(s.status(&s.user, "waiter2"), "CANCELLED");
 
     // Freeing the hog lets the waiter start.
-    s.bai(&s.user, &["rm", "hog"]).expect_ok();
+    s.bai(&s.user, &["rm", "cpu-hog"]).expect_ok();
     s.wait_for(30, "waiter to run", || {
         (s.status(&s.user, "waiter") == "RUNNING").then_some(())
     });

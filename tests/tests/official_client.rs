@@ -70,7 +70,7 @@ fn official_client_runs_code_and_files() {
     let ps = ba(&s, false, &["ps"]);
     ps.expect_ok();
     assert!(
-        ps.stdout.contains("No matching items"),
+        !ps.stdout.contains("pysdk-"),
         "--rm must remove the sessions: {ps:#?}"
     );
 }
@@ -80,7 +80,7 @@ fn official_client_manages_sessions() {
     let s = Server::start();
     let r = ba(&s, false, &["start", "-t", "offsess", "python"]);
     r.expect_ok();
-    let id = session_id_from(&r.stdout);
+    let id = session_id_from(&format!("{} {}", r.stdout, r.stderr));
 
     let ps = ba(&s, false, &["ps"]);
     ps.expect_ok();

@@ -30,7 +30,7 @@ official-client:
 	@scripts/official-client.sh
 
 test: deps official-client build
-	$(CARGO) test --profile $(PROFILE) --workspace -- --test-threads=$(TEST_THREADS)
+	PROFILE=$(PROFILE) TEST_THREADS=$(TEST_THREADS) scripts/run-tests.sh
 
 lint:
 	$(CARGO) fmt --all -- --check

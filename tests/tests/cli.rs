@@ -484,3 +484,23 @@ fn a_wrong_secret_is_refused() {
     }
     s.bai(&bad, &["ps"]).expect_fail("signature");
 }
+
+#[test]
+fn a_session_without_a_name_gets_a_readable_one() {
+    let s = Server::start();
+    let r = s.bai(&s.user, &["start", "--enqueue-only", "python"]);
+    r.expect_ok();
+    let ps = s.bai(&s.user, &["ps"]);
+    let name = ps
+        .stdout
+        .lines()
+        .nth(2)
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no row: {ps:#?}"))
+        .to_string();
+    let parts: Vec<&str> = name.split('-').collect();
+    assert_eq!(parts.len(), 3, "{name}");
+    assert!(parts[0].chars().all(|c| c.is_ascii_lowercase()) && parts[1].chars().all(|c| c.is_ascii_lowercase()), "{name}");
+    assert!(parts[2].len() == 4 && parts[2].chars().all(|c| c.is_ascii_hexdigit()), "{name}");
+    s.bai(&s.user, &["rm", &name]).expect_ok();
+}

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 /// What `POST /session` is asked for (wire contract §5.2).
 #[derive(Debug, Clone, Default)]
 pub struct CreateSession {
-    pub name: String,
+    /// None: the server picks a random readable name.
+    pub name: Option<String>,
     pub image: String,
     pub session_type: String,
     pub resources: Map<String, Value>,
@@ -64,7 +65,7 @@ impl Client {
         let field = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
         Ok(CreateReply {
             session_id: field("sessionId").ok_or_else(|| ClientError::Protocol("no sessionId in the create reply".into()))?,
-            session_name: field("sessionName").unwrap_or_else(|| req.name.clone()),
+            session_name: field("sessionName").or_else(|| req.name.clone()).unwrap_or_default(),
             status: field("status").unwrap_or_else(|| "RUNNING".into()),
             created: v.get("created").and_then(Value::as_bool).unwrap_or(true),
         })

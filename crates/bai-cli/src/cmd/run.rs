@@ -7,9 +7,11 @@ use bai_client::{Client, CreateReply, CreateSession};
 use serde_json::json;
 use std::io::Write;
 
-fn build_request(a: &CreateArgs, image: &str, startup: Option<String>, default_name: String) -> Result<CreateSession> {
-    let name = a.name.clone().unwrap_or(default_name);
-    bai_core::SessionName::parse(&name).map_err(|e| anyhow!("{e}"))?;
+fn build_request(a: &CreateArgs, image: &str, startup: Option<String>) -> Result<CreateSession> {
+    let name = a.name.clone();
+    if let Some(n) = &name {
+        bai_core::SessionName::parse(n).map_err(|e| anyhow!("{e}"))?;
+    }
     let (res, opts) = resources(&a.resources).map_err(|e| anyhow!(e))?;
     let env = environ(&a.env).map_err(|e| anyhow!(e))?;
     let bootstrap = match &a.bootstrap_script {
@@ -36,12 +38,8 @@ fn build_request(a: &CreateArgs, image: &str, startup: Option<String>, default_n
     })
 }
 
-fn random_hex(n: usize) -> String {
-    uuid::Uuid::new_v4().simple().to_string()[..n].to_string()
-}
-
 async fn create(client: &Client, req: &CreateSession, quiet: bool) -> Result<CreateReply> {
-    let pb = spinner(&format!("starting session {}", req.name), quiet || req.enqueue_only);
+    let pb = spinner("starting the session", quiet || req.enqueue_only);
     let r = client.create_session(req).await;
     if let Some(pb) = pb {
         pb.finish_and_clear();
@@ -78,7 +76,7 @@ fn report_status(reply: &CreateReply) -> Result<Option<i32>> {
 }
 
 pub async fn start(client: &Client, a: StartArgs) -> Result<i32> {
-    let req = build_request(&a.create, &a.image, a.startup_command.clone(), format!("pysdk-{}", random_hex(10)))?;
+    let req = build_request(&a.create, &a.image, a.startup_command.clone())?;
     let reply = create(client, &req, a.create.quiet).await?;
     if let Some(code) = report_status(&reply)? {
         return Ok(code);
@@ -94,7 +92,7 @@ pub async fn start(client: &Client, a: StartArgs) -> Result<i32> {
 pub async fn run(client: &Client, a: RunArgs) -> Result<i32> {
     let quiet = a.create.quiet;
     let startup = a.startup_command.clone();
-    let req = build_request(&a.create, &a.image, startup, format!("pysdk-{}", random_hex(10)))?;
+    let req = build_request(&a.create, &a.image, startup)?;
     for f in &a.files {
         if !f.is_file() {
             bail!("{} is not a file", f.display());

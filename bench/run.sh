@@ -50,18 +50,21 @@ echo "bai run: ${bai_med}s  docker run: ${dock_med}s  ratio ${ratio1}x"
 
 echo "== 2. 20 sessions"
 t0=$(now)
-for i in $(seq 1 20); do "$bai" start -q --enqueue-only -t "bench-$i" -r cpu=0.1 -r mem=128m python >/dev/null & done
-wait
+pids=()
+for i in $(seq 1 20); do "$bai" start -q --enqueue-only -t "bench-$i" -r cpu=0.1 -r mem=128m python >/dev/null & pids+=($!); done
+wait "${pids[@]}"
 while [ "$("$bai" ps --running --limit 100 | grep -c 'RUNNING' || true)" -lt 20 ]; do sleep 0.05; done
 t1=$(now)
-for i in $(seq 1 20); do "$bai" rm "bench-$i" >/dev/null & done
-wait
+pids=()
+for i in $(seq 1 20); do "$bai" rm "bench-$i" >/dev/null & pids+=($!); done
+wait "${pids[@]}"
 while [ "$("$bai" ps --limit 100 | grep -c 'bench-' || true)" -gt 0 ]; do sleep 0.05; done
 t2=$(now)
 up20=$(sub $t1 $t0); down20=$(sub $t2 $t1)
 t0=$(now)
-for i in $(seq 1 20); do docker run -d --label ai.bai.bench=1 --cpus 0.1 --memory 128m "$IMAGE" sleep 600 >/dev/null & done
-wait
+pids=()
+for i in $(seq 1 20); do docker run -d --label ai.bai.bench=1 --cpus 0.1 --memory 128m "$IMAGE" sleep 600 >/dev/null & pids+=($!); done
+wait "${pids[@]}"
 t1=$(now)
 docker ps -aq --filter label=ai.bai.bench=1 | xargs -r -n1 -P20 docker rm -f >/dev/null
 t2=$(now)

@@ -86,12 +86,13 @@ async fn up(args: UpArgs) -> Result<()> {
             .context("cannot find baid's own path")?
             .with_file_name("bai-krunner"),
     };
-    if !krunner.exists() {
-        anyhow::bail!(
+    // Docker bind mounts need an absolute path.
+    let krunner = std::fs::canonicalize(&krunner).with_context(|| {
+        format!(
             "the kernel runner {} is missing: build it with `cargo build -p bai-krunner` or set BAI_KRUNNER",
             krunner.display()
-        );
-    }
+        )
+    })?;
     let agent = DockerAgent::connect(DockerAgentConfig {
         agent_id: agent_id.clone(),
         scaling_group: "default".into(),

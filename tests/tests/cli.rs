@@ -383,7 +383,9 @@ fn queued_sessions_wait_and_are_cancelled_by_rm() {
     let big = format!("cpu={cores}");
     s.bai(
         &s.user,
-        &["start", "-t", "cpu-hog", "-r", &big, "-r", "mem=128m", "python"],
+        &[
+            "start", "-t", "cpu-hog", "-r", &big, "-r", "mem=128m", "python",
+        ],
     )
     .expect_ok();
     let r = s.bai(
@@ -500,7 +502,14 @@ fn a_session_without_a_name_gets_a_readable_one() {
         .to_string();
     let parts: Vec<&str> = name.split('-').collect();
     assert_eq!(parts.len(), 3, "{name}");
-    assert!(parts[0].chars().all(|c| c.is_ascii_lowercase()) && parts[1].chars().all(|c| c.is_ascii_lowercase()), "{name}");
-    assert!(parts[2].len() == 4 && parts[2].chars().all(|c| c.is_ascii_hexdigit()), "{name}");
+    assert!(
+        parts[0].chars().all(|c| c.is_ascii_lowercase())
+            && parts[1].chars().all(|c| c.is_ascii_lowercase()),
+        "{name}"
+    );
+    assert!(
+        parts[2].len() == 4 && parts[2].chars().all(|c| c.is_ascii_hexdigit()),
+        "{name}"
+    );
     s.bai(&s.user, &["rm", &name]).expect_ok();
 }

@@ -2,7 +2,9 @@
 
 /// Cores this process may use.
 pub fn cores() -> u64 {
-    std::thread::available_parallelism().map(|n| n.get() as u64).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get() as u64)
+        .unwrap_or(1)
 }
 
 /// Total memory in bytes from `/proc/meminfo`, if readable.

@@ -59,8 +59,14 @@ mod tests {
     #[test]
     fn paths_stay_inside() {
         let base = Path::new("/data/k/work");
-        assert_eq!(confined_join(base, "a/b.py").unwrap(), Path::new("/data/k/work/a/b.py"));
-        assert_eq!(confined_join(base, "./x").unwrap(), Path::new("/data/k/work/x"));
+        assert_eq!(
+            confined_join(base, "a/b.py").unwrap(),
+            Path::new("/data/k/work/a/b.py")
+        );
+        assert_eq!(
+            confined_join(base, "./x").unwrap(),
+            Path::new("/data/k/work/x")
+        );
         assert!(confined_join(base, "../etc/passwd").is_err());
         assert!(confined_join(base, "a/../../x").is_err());
         assert!(confined_join(base, "/etc/passwd").is_err());

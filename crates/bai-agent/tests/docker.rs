@@ -15,8 +15,16 @@ const IMAGE: &str = "bai/python:3.11-bookworm";
 fn krunner() -> PathBuf {
     // tests run from target/<profile>/deps/
     let exe = std::env::current_exe().expect("test path");
-    let p = exe.parent().and_then(|d| d.parent()).expect("profile dir").join("bai-krunner");
-    assert!(p.exists(), "{} is missing: `make test` builds it (cargo build --bins)", p.display());
+    let p = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("profile dir")
+        .join("bai-krunner");
+    assert!(
+        p.exists(),
+        "{} is missing: `make test` builds it (cargo build --bins)",
+        p.display()
+    );
     p
 }
 
@@ -42,9 +50,15 @@ fn spec(ty: SessionType, mem_mib: u64, startup: Option<&str>) -> KernelSpec {
         session_name: "agent-test".into(),
         session_type: ty,
         image: IMAGE.into(),
-        slots: ResourceSlots { cpu_milli: 500, mem: mem_mib << 20, accel: Default::default() },
+        slots: ResourceSlots {
+            cpu_milli: 500,
+            mem: mem_mib << 20,
+            accel: Default::default(),
+        },
         shmem: 16 << 20,
-        environ: [("FOO".to_string(), "bar".to_string())].into_iter().collect(),
+        environ: [("FOO".to_string(), "bar".to_string())]
+            .into_iter()
+            .collect(),
         startup_command: startup.map(str::to_string),
         bootstrap_script: None,
         owner_access_key: "AK".into(),
@@ -77,7 +91,10 @@ async fn query_mode_is_a_real_repl_in_a_real_container() {
     let k = s.kernel_id;
     a.create_kernel(s).await.expect("create");
     assert!(a.list_kernels().await.unwrap().contains(&k));
-    assert_eq!(run(&a, k, q("print(\"Hello, world!\")")).await, ("Hello, world!\n".into(), String::new(), 0));
+    assert_eq!(
+        run(&a, k, q("print(\"Hello, world!\")")).await,
+        ("Hello, world!\n".into(), String::new(), 0)
+    );
     assert_eq!(run(&a, k, q("1 + 1")).await.0, "2");
     run(&a, k, q("x = 41")).await;
     assert_eq!(run(&a, k, q("x + 1")).await.0, "42");
@@ -85,18 +102,54 @@ async fn query_mode_is_a_real_repl_in_a_real_container() {
     assert_eq!(code, 1);
     assert!(err.contains("SyntaxError"), "{err}");
     assert_eq!(run(&a, k, q("import sys; sys.exit(2)")).await.2, 2);
-    assert!(run(&a, k, q("import os; os.system('echo from-shell')")).await.0.contains("from-shell\n"));
+    assert!(
+        run(&a, k, q("import os; os.system('echo from-shell')"))
+            .await
+            .0
+            .contains("from-shell\n")
+    );
     // Runs as the unprivileged work user in /home/work, with the env and limits applied.
-    let (out, _, _) = run(&a, k, q("import os; print(os.getuid(), os.getcwd(), os.environ['FOO'])")).await;
+    let (out, _, _) = run(
+        &a,
+        k,
+        q("import os; print(os.getuid(), os.getcwd(), os.environ['FOO'])"),
+    )
+    .await;
     assert_eq!(out, "1000 /home/work bar\n");
-    let (out, _, _) = run(&a, k, q("print(open('/sys/fs/cgroup/memory/memory.limit_in_bytes').read().strip())")).await;
+    let (out, _, _) = run(
+        &a,
+        k,
+        q("print(open('/sys/fs/cgroup/memory/memory.limit_in_bytes').read().strip())"),
+    )
+    .await;
     assert_eq!(out.trim(), (256u64 << 20).to_string());
 
     // Upload + batch exec.
-    a.upload_files(k, vec![("sub/myscript.py".into(), "import sys; print('args', sys.argv[1:])".into())]).await.unwrap();
-    let (out, _, code) = run(&a, k, ExecRequest::Batch { clean: Some("*".into()), build: Some("*".into()), exec: Some("python3 sub/myscript.py a b".into()) }).await;
+    a.upload_files(
+        k,
+        vec![(
+            "sub/myscript.py".into(),
+            "import sys; print('args', sys.argv[1:])".into(),
+        )],
+    )
+    .await
+    .unwrap();
+    let (out, _, code) = run(
+        &a,
+        k,
+        ExecRequest::Batch {
+            clean: Some("*".into()),
+            build: Some("*".into()),
+            exec: Some("python3 sub/myscript.py a b".into()),
+        },
+    )
+    .await;
     assert_eq!((out.as_str(), code), ("args ['a', 'b']\n", 0));
-    assert!(a.upload_files(k, vec![("../escape".into(), "x".into())]).await.is_err());
+    assert!(
+        a.upload_files(k, vec![("../escape".into(), "x".into())])
+            .await
+            .is_err()
+    );
 
     // Destroy removes the container and the scratch directory.
     a.destroy_kernel(k).await.expect("destroy");
@@ -155,7 +208,16 @@ async fn info_reports_capacity_and_kernel_images() {
     let info = a.info().await.unwrap();
     assert!(info.capacity.cpu_milli >= 1000);
     assert!(info.capacity.mem > 0);
-    assert!(info.images.iter().any(|i| i.name == IMAGE), "{:?}", info.images);
-    let err = a.create_kernel(KernelSpec { image: "no/such:image".into(), ..spec(SessionType::Interactive, 128, None) }).await;
+    assert!(
+        info.images.iter().any(|i| i.name == IMAGE),
+        "{:?}",
+        info.images
+    );
+    let err = a
+        .create_kernel(KernelSpec {
+            image: "no/such:image".into(),
+            ..spec(SessionType::Interactive, 128, None)
+        })
+        .await;
     assert!(err.is_err());
 }

@@ -4,7 +4,11 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::{Map, Value};
 
 #[derive(Parser, Debug)]
-#[command(name = "bai", version, about = "bai command line client (Backend.AI compatible)")]
+#[command(
+    name = "bai",
+    version,
+    about = "bai command line client (Backend.AI compatible)"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub cmd: Cmd,
@@ -38,7 +42,7 @@ pub enum Cmd {
 #[derive(Subcommand, Debug)]
 pub enum SessionCmd {
     /// Same as `bai start`.
-    Create(StartArgs),
+    Create(Box<StartArgs>),
     /// Details of a session.
     Info(InfoArgs),
     /// Rename a session.
@@ -227,7 +231,10 @@ pub fn split_kv(s: &str, what: &str) -> Result<(String, String), String> {
 
 /// `-r` values: `mem` without a unit letter gets `m` (as the official client); `shmem`
 /// goes to resource options.
-pub fn resources(items: &[String]) -> Result<(Map<String, Value>, Map<String, Value>), String> {
+/// Resource slots and resource options (`shmem`).
+pub type ResourceMaps = (Map<String, Value>, Map<String, Value>);
+
+pub fn resources(items: &[String]) -> Result<ResourceMaps, String> {
     let mut res = Map::new();
     let mut opts = Map::new();
     for it in items {
@@ -278,7 +285,13 @@ mod tests {
 
     #[test]
     fn resource_values_follow_the_official_client() {
-        let (r, o) = resources(&["cpu=2".into(), "mem=4096".into(), "shmem=64".into(), "gpu=0.5".into()]).unwrap();
+        let (r, o) = resources(&[
+            "cpu=2".into(),
+            "mem=4096".into(),
+            "shmem=64".into(),
+            "gpu=0.5".into(),
+        ])
+        .unwrap();
         assert_eq!(r["cpu"], "2");
         assert_eq!(r["mem"], "4096m");
         assert_eq!(r["gpu"], "0.5");
@@ -298,11 +311,17 @@ mod tests {
 
     #[test]
     fn status_filters() {
-        let ps = PsArgs { dead: true, ..Default::default() };
+        let ps = PsArgs {
+            dead: true,
+            ..Default::default()
+        };
         assert_eq!(ps.statuses(), "CANCELLED,TERMINATED");
         let ps = PsArgs::default();
         assert!(ps.statuses().contains("PENDING") && !ps.statuses().contains("TERMINATED"));
-        let ps = PsArgs { all: true, ..Default::default() };
+        let ps = PsArgs {
+            all: true,
+            ..Default::default()
+        };
         assert!(ps.statuses().contains("CANCELLED"));
     }
 
@@ -310,9 +329,21 @@ mod tests {
     fn cli_parses_the_seed_commands() {
         let c = Cli::try_parse_from(["bai", "run", "--rm", "-c", "print(1)", "python"]).unwrap();
         assert!(matches!(c.cmd, Cmd::Run(ref r) if r.rm && r.code.as_deref() == Some("print(1)")));
-        let c = Cli::try_parse_from(["bai", "run", "--rm", "--exec", "python myscript.py arg1 arg2", "python", "./myscript.py"]).unwrap();
+        let c = Cli::try_parse_from([
+            "bai",
+            "run",
+            "--rm",
+            "--exec",
+            "python myscript.py arg1 arg2",
+            "python",
+            "./myscript.py",
+        ])
+        .unwrap();
         assert!(matches!(c.cmd, Cmd::Run(ref r) if r.files.len() == 1 && r.image == "python"));
-        let c = Cli::try_parse_from(["bai", "start", "--type", "batch", "-c", "ls", "-t", "mysess", "python"]).unwrap();
+        let c = Cli::try_parse_from([
+            "bai", "start", "--type", "batch", "-c", "ls", "-t", "mysess", "python",
+        ])
+        .unwrap();
         assert!(matches!(c.cmd, Cmd::Start(ref s) if s.startup_command.as_deref() == Some("ls")));
         assert!(Cli::try_parse_from(["bai", "admin", "sessions", "--access-key", "AK"]).is_ok());
         assert!(Cli::try_parse_from(["bai", "ps", "--running", "--dead"]).is_err());

@@ -23,12 +23,22 @@ fn var(name: &str) -> Option<String> {
 impl Config {
     pub fn from_env() -> Result<Config, ClientError> {
         let endpoint = var("ENDPOINT").unwrap_or_else(|| "http://127.0.0.1:8090".into());
-        let endpoint = endpoint.split(',').next().unwrap_or("").trim().trim_end_matches('/').to_string();
+        let endpoint = endpoint
+            .split(',')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .trim_end_matches('/')
+            .to_string();
         if !endpoint.starts_with("http://") && !endpoint.starts_with("https://") {
-            return Err(ClientError::Config(format!("BACKEND_ENDPOINT {endpoint:?} must start with http:// or https://")));
+            return Err(ClientError::Config(format!(
+                "BACKEND_ENDPOINT {endpoint:?} must start with http:// or https://"
+            )));
         }
         if endpoint.starts_with("https://") {
-            return Err(ClientError::Config("this build of bai speaks plain HTTP only; use an http:// endpoint".into()));
+            return Err(ClientError::Config(
+                "this build of bai speaks plain HTTP only; use an http:// endpoint".into(),
+            ));
         }
         match var("ENDPOINT_TYPE").as_deref() {
             None | Some("api") => {}
@@ -52,20 +62,33 @@ impl Config {
             domain: var("DOMAIN").unwrap_or_else(|| "default".into()),
             group: var("GROUP").unwrap_or_else(|| "default".into()),
             vfolder_mounts: var("VFOLDER_MOUNTS")
-                .map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+                .map(|v| {
+                    v.split(',')
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                })
                 .unwrap_or_default(),
         })
     }
 
     /// `host[:port]` as written in the endpoint (what is signed and sent as Host).
     pub fn authority(&self) -> &str {
-        let rest = self.endpoint.split_once("://").map(|(_, r)| r).unwrap_or(&self.endpoint);
+        let rest = self
+            .endpoint
+            .split_once("://")
+            .map(|(_, r)| r)
+            .unwrap_or(&self.endpoint);
         rest.split('/').next().unwrap_or(rest)
     }
 
     /// The path prefix of the endpoint (`""` or `/prefix`), part of every signed path.
     pub fn path_prefix(&self) -> &str {
-        let rest = self.endpoint.split_once("://").map(|(_, r)| r).unwrap_or(&self.endpoint);
+        let rest = self
+            .endpoint
+            .split_once("://")
+            .map(|(_, r)| r)
+            .unwrap_or(&self.endpoint);
         match rest.find('/') {
             Some(i) => &rest[i..],
             None => "",

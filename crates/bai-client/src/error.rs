@@ -4,7 +4,13 @@
 pub enum ClientError {
     /// The server answered with a problem (`type`, `title`, `msg`).
     #[error("{}", if msg.is_empty() { title } else { msg })]
-    Api { status: u16, kind: String, title: String, msg: String, data: Option<serde_json::Value> },
+    Api {
+        status: u16,
+        kind: String,
+        title: String,
+        msg: String,
+        data: Option<serde_json::Value>,
+    },
     #[error("cannot reach the manager at {endpoint}: {detail} (is `make up` running?)")]
     Connect { endpoint: String, detail: String },
     #[error("{0}")]
@@ -19,9 +25,21 @@ impl ClientError {
         match serde_json::from_slice::<serde_json::Value>(body) {
             Ok(v) => ClientError::Api {
                 status,
-                kind: v.get("type").and_then(|x| x.as_str()).unwrap_or("").to_string(),
-                title: v.get("title").and_then(|x| x.as_str()).unwrap_or("request failed").to_string(),
-                msg: v.get("msg").and_then(|x| x.as_str()).unwrap_or("").to_string(),
+                kind: v
+                    .get("type")
+                    .and_then(|x| x.as_str())
+                    .unwrap_or("")
+                    .to_string(),
+                title: v
+                    .get("title")
+                    .and_then(|x| x.as_str())
+                    .unwrap_or("request failed")
+                    .to_string(),
+                msg: v
+                    .get("msg")
+                    .and_then(|x| x.as_str())
+                    .unwrap_or("")
+                    .to_string(),
                 data: v.get("data").cloned(),
             },
             Err(_) => ClientError::Api {

@@ -18,11 +18,14 @@ pub struct ExecResult {
 
 /// An open execution.
 pub struct Execution {
-    ws: tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+    ws: tokio_tungstenite::WebSocketStream<
+        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+    >,
 }
 
 fn parse_frame(text: &str) -> Result<ExecResult, ClientError> {
-    let v: Value = serde_json::from_str(text).map_err(|e| ClientError::Protocol(format!("bad execute frame: {e}")))?;
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| ClientError::Protocol(format!("bad execute frame: {e}")))?;
     let console = v["console"]
         .as_array()
         .map(|recs| {
@@ -48,21 +51,36 @@ fn parse_frame(text: &str) -> Result<ExecResult, ClientError> {
 
 impl Client {
     /// Opens the execute WebSocket and sends the first frame.
-    pub async fn execute(&self, session: &str, mode: &str, code: &str, options: Value) -> Result<Execution, ClientError> {
+    pub async fn execute(
+        &self,
+        session: &str,
+        mode: &str,
+        code: &str,
+        options: Value,
+    ) -> Result<Execution, ClientError> {
         let path = format!("/stream/session/{}/execute", encode_path_segment(session));
         let url = format!("{}{}", self.config.endpoint.replacen("http", "ws", 1), path);
-        let mut req = url.into_client_request().map_err(|e| ClientError::Config(format!("bad endpoint: {e}")))?;
+        let mut req = url
+            .into_client_request()
+            .map_err(|e| ClientError::Config(format!("bad endpoint: {e}")))?;
         for (k, v) in self.sign_headers("GET", &path, None).headers {
-            let value = v.parse().map_err(|_| ClientError::Config(format!("bad header value for {k}")))?;
+            let value = v
+                .parse()
+                .map_err(|_| ClientError::Config(format!("bad header value for {k}")))?;
             req.headers_mut().insert(k, value);
         }
-        let (mut ws, _) = tokio_tungstenite::connect_async(req).await.map_err(|e| match e {
-            tokio_tungstenite::tungstenite::Error::Http(resp) => {
-                let body = resp.body().clone().unwrap_or_default();
-                ClientError::from_reply(resp.status().as_u16(), &body)
-            }
-            other => ClientError::Connect { endpoint: self.config.endpoint.clone(), detail: other.to_string() },
-        })?;
+        let (mut ws, _) = tokio_tungstenite::connect_async(req)
+            .await
+            .map_err(|e| match e {
+                tokio_tungstenite::tungstenite::Error::Http(resp) => {
+                    let body = resp.body().clone().unwrap_or_default();
+                    ClientError::from_reply(resp.status().as_u16(), &body)
+                }
+                other => ClientError::Connect {
+                    endpoint: self.config.endpoint.clone(),
+                    detail: other.to_string(),
+                },
+            })?;
         let first = json!({"code": code, "mode": mode, "options": options});
         ws.send(Message::Text(first.to_string().into()))
             .await
@@ -75,7 +93,9 @@ impl Execution {
     /// The next result frame; `None` when the server closed.
     pub async fn next(&mut self) -> Result<Option<ExecResult>, ClientError> {
         while let Some(msg) = self.ws.next().await {
-            match msg.map_err(|e| ClientError::Protocol(format!("execution stream broke off: {e}")))? {
+            match msg
+                .map_err(|e| ClientError::Protocol(format!("execution stream broke off: {e}")))?
+            {
                 Message::Text(t) => return parse_frame(&t).map(Some),
                 Message::Close(_) => return Ok(None),
                 _ => continue,

@@ -61,11 +61,16 @@ impl Client {
             "owner_access_key": req.owner_access_key,
             "architecture": std::env::consts::ARCH,
         });
-        let v = self.send_json(Method::POST, "/session", Some(&body)).await?;
+        let v = self
+            .send_json(Method::POST, "/session", Some(&body))
+            .await?;
         let field = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
         Ok(CreateReply {
-            session_id: field("sessionId").ok_or_else(|| ClientError::Protocol("no sessionId in the create reply".into()))?,
-            session_name: field("sessionName").or_else(|| req.name.clone()).unwrap_or_default(),
+            session_id: field("sessionId")
+                .ok_or_else(|| ClientError::Protocol("no sessionId in the create reply".into()))?,
+            session_name: field("sessionName")
+                .or_else(|| req.name.clone())
+                .unwrap_or_default(),
             status: field("status").unwrap_or_else(|| "RUNNING".into()),
             created: v.get("created").and_then(Value::as_bool).unwrap_or(true),
         })
@@ -78,72 +83,130 @@ impl Client {
     /// `DELETE /session/{ref}`; the reply tells `terminated` or `cancelled`.
     pub async fn destroy(&self, reference: &str, forced: bool) -> Result<Value, ClientError> {
         let q = if forced { "?forced=true" } else { "" };
-        self.send_json(Method::DELETE, &Self::session_path(reference, q), None).await
+        self.send_json(Method::DELETE, &Self::session_path(reference, q), None)
+            .await
     }
 
     pub async fn logs(&self, reference: &str) -> Result<String, ClientError> {
-        let v = self.send_json(Method::GET, &Self::session_path(reference, "/logs"), None).await?;
+        let v = self
+            .send_json(Method::GET, &Self::session_path(reference, "/logs"), None)
+            .await?;
         Ok(v["result"]["logs"].as_str().unwrap_or("").to_string())
     }
 
     pub async fn rename(&self, reference: &str, new_name: &str) -> Result<(), ClientError> {
-        let path = Self::session_path(reference, &format!("/rename?name={}", encode_query_value(new_name)));
+        let path = Self::session_path(
+            reference,
+            &format!("/rename?name={}", encode_query_value(new_name)),
+        );
         self.send(Method::POST, &path, None).await.map(|_| ())
     }
 
     pub async fn info(&self, reference: &str) -> Result<Value, ClientError> {
-        self.send_json(Method::GET, &Self::session_path(reference, ""), None).await
+        self.send_json(Method::GET, &Self::session_path(reference, ""), None)
+            .await
     }
 
     pub async fn status_history(&self, reference: &str) -> Result<Value, ClientError> {
-        let v = self.send_json(Method::GET, &Self::session_path(reference, "/status-history"), None).await?;
+        let v = self
+            .send_json(
+                Method::GET,
+                &Self::session_path(reference, "/status-history"),
+                None,
+            )
+            .await?;
         Ok(v["result"].clone())
     }
 
     pub async fn scheduling_history(&self, reference: &str) -> Result<Value, ClientError> {
-        let v = self.send_json(Method::GET, &Self::session_path(reference, "/scheduling-history"), None).await?;
+        let v = self
+            .send_json(
+                Method::GET,
+                &Self::session_path(reference, "/scheduling-history"),
+                None,
+            )
+            .await?;
         Ok(v["result"].clone())
     }
 
     /// Uploads files into the session's /home/work; names are relative to `basedir`.
-    pub async fn upload(&self, reference: &str, files: &[PathBuf], basedir: &Path) -> Result<(), ClientError> {
+    pub async fn upload(
+        &self,
+        reference: &str,
+        files: &[PathBuf],
+        basedir: &Path,
+    ) -> Result<(), ClientError> {
         let mut form = reqwest::multipart::Form::new();
         for f in files {
-            let data = tokio::fs::read(f).await.map_err(|e| ClientError::Config(format!("cannot read {}: {e}", f.display())))?;
+            let data = tokio::fs::read(f)
+                .await
+                .map_err(|e| ClientError::Config(format!("cannot read {}: {e}", f.display())))?;
             let abs = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
             let base = std::fs::canonicalize(basedir).unwrap_or_else(|_| basedir.to_path_buf());
-            let rel = abs.strip_prefix(&base).map(Path::to_path_buf).unwrap_or_else(|_| {
-                PathBuf::from(f.file_name().map(|n| n.to_os_string()).unwrap_or_default())
-            });
+            let rel = abs
+                .strip_prefix(&base)
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|_| {
+                    PathBuf::from(f.file_name().map(|n| n.to_os_string()).unwrap_or_default())
+                });
             let part = reqwest::multipart::Part::bytes(data)
                 .file_name(rel.to_string_lossy().into_owned())
                 .mime_str("application/octet-stream")
                 .map_err(|e| ClientError::Protocol(e.to_string()))?;
             form = form.part("src", part);
         }
-        self.send_multipart(&Self::session_path(reference, "/upload"), form).await
+        self.send_multipart(&Self::session_path(reference, "/upload"), form)
+            .await
     }
 
     /// `POST /admin/gql`; GraphQL errors become [`ClientError::Api`].
     pub async fn gql(&self, query: &str, variables: Value) -> Result<Value, ClientError> {
-        let v = self.send_json(Method::POST, "/admin/gql", Some(&json!({"query": query, "variables": variables}))).await?;
+        let v = self
+            .send_json(
+                Method::POST,
+                "/admin/gql",
+                Some(&json!({"query": query, "variables": variables})),
+            )
+            .await?;
         if let Some(errs) = v.get("errors").and_then(Value::as_array)
             && !errs.is_empty()
         {
-            let msg = errs.iter().filter_map(|e| e.get("message").and_then(Value::as_str)).collect::<Vec<_>>().join("; ");
-            return Err(ClientError::Api { status: 400, kind: "graphql-error".into(), title: "GraphQL error".into(), msg, data: None });
+            let msg = errs
+                .iter()
+                .filter_map(|e| e.get("message").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(ClientError::Api {
+                status: 400,
+                kind: "graphql-error".into(),
+                title: "GraphQL error".into(),
+                msg,
+                data: None,
+            });
         }
         Ok(v.get("data").cloned().unwrap_or(Value::Null))
     }
 
     /// The caller's keypair (`is_admin` tells whether admin commands are allowed).
     pub async fn keypair_info(&self) -> Result<Value, ClientError> {
-        let d = self.gql("query { keypair { user_id access_key is_active is_admin } }", json!({})).await?;
+        let d = self
+            .gql(
+                "query { keypair { user_id access_key is_active is_admin } }",
+                json!({}),
+            )
+            .await?;
         Ok(d["keypair"].clone())
     }
 
     /// One page of sessions, most recently changed first.
-    pub async fn list_sessions(&self, statuses: &str, access_key: Option<&str>, limit: i64, offset: i64, fields: &str) -> Result<(Vec<Value>, i64), ClientError> {
+    pub async fn list_sessions(
+        &self,
+        statuses: &str,
+        access_key: Option<&str>,
+        limit: i64,
+        offset: i64,
+        fields: &str,
+    ) -> Result<(Vec<Value>, i64), ClientError> {
         let q = format!(
             "query($limit:Int!, $offset:Int!, $status: String, $access_key: String) {{ compute_session_list(limit:$limit, offset:$offset, status:$status, access_key:$access_key) {{ items {{ {fields} }} total_count }} }}"
         );

@@ -10,7 +10,9 @@ pub fn resolve_step(step: &str, value: Option<&str>) -> Option<String> {
     match value.map(str::trim) {
         None | Some("") => None,
         Some("*") => match step {
-            "exec" if std::path::Path::new("/home/work/main.py").exists() => Some("python3 main.py".into()),
+            "exec" if std::path::Path::new("/home/work/main.py").exists() => {
+                Some("python3 main.py".into())
+            }
             _ => None,
         },
         Some(cmd) => Some(cmd.to_string()),
@@ -30,7 +32,9 @@ pub fn run_command(cmd: &str, cwd: &std::path::Path, emit: &mut dyn FnMut(&Event
     let mut child = match child {
         Ok(c) => c,
         Err(e) => {
-            emit(&Event::Stderr { data: format!("cannot run {cmd:?}: {e}\n") });
+            emit(&Event::Stderr {
+                data: format!("cannot run {cmd:?}: {e}\n"),
+            });
             return 127;
         }
     };
@@ -60,7 +64,11 @@ pub fn exit_code(st: std::process::ExitStatus) -> i32 {
     st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0))
 }
 
-fn spawn_reader(mut r: impl Read + Send + 'static, is_err: bool, tx: mpsc::Sender<Event>) -> std::thread::JoinHandle<()> {
+fn spawn_reader(
+    mut r: impl Read + Send + 'static,
+    is_err: bool,
+    tx: mpsc::Sender<Event>,
+) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 65536];
         let mut pending: Vec<u8> = Vec::new();
@@ -79,7 +87,11 @@ fn spawn_reader(mut r: impl Read + Send + 'static, is_err: bool, tx: mpsc::Sende
             let chunk: Vec<u8> = pending.drain(..valid).collect();
             let data = String::from_utf8_lossy(&chunk).into_owned();
             if !data.is_empty() {
-                let ev = if is_err { Event::Stderr { data } } else { Event::Stdout { data } };
+                let ev = if is_err {
+                    Event::Stderr { data }
+                } else {
+                    Event::Stdout { data }
+                };
                 if tx.send(ev).is_err() {
                     break;
                 }
@@ -87,7 +99,11 @@ fn spawn_reader(mut r: impl Read + Send + 'static, is_err: bool, tx: mpsc::Sende
         }
         if !pending.is_empty() {
             let data = String::from_utf8_lossy(&pending).into_owned();
-            let _ = tx.send(if is_err { Event::Stderr { data } } else { Event::Stdout { data } });
+            let _ = tx.send(if is_err {
+                Event::Stderr { data }
+            } else {
+                Event::Stdout { data }
+            });
         }
     })
 }

@@ -33,10 +33,17 @@ fn main() {
         && !script.trim().is_empty()
     {
         eprintln!("krunner: running the bootstrap script");
-        let st = std::process::Command::new("/bin/sh").arg("-c").arg(&script).current_dir("/home/work").status();
+        let st = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(&script)
+            .current_dir("/home/work")
+            .status();
         match st {
             Ok(s) if s.success() => {}
-            Ok(s) => eprintln!("krunner: bootstrap script exited with {}", batch::exit_code(s)),
+            Ok(s) => eprintln!(
+                "krunner: bootstrap script exited with {}",
+                batch::exit_code(s)
+            ),
             Err(e) => eprintln!("krunner: cannot run the bootstrap script: {e}"),
         }
     }
@@ -48,7 +55,10 @@ fn main() {
             None
         }
     };
-    let state = Arc::new(State { repl, ready: (Mutex::new(false), Condvar::new()) });
+    let state = Arc::new(State {
+        repl,
+        ready: (Mutex::new(false), Condvar::new()),
+    });
     let _ = std::fs::remove_file(&socket);
     let listener = match UnixListener::bind(&socket) {
         Ok(l) => l,
@@ -79,7 +89,11 @@ fn run_startup(state: &State, cmd: &str) {
     let (lock, cv) = &state.ready;
     let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
     let _ = cv.wait_timeout_while(guard, Duration::from_secs(30), |ready| !*ready);
-    let st = std::process::Command::new("/bin/sh").arg("-c").arg(cmd).current_dir("/home/work").status();
+    let st = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(cmd)
+        .current_dir("/home/work")
+        .status();
     let code = match st {
         Ok(s) => batch::exit_code(s),
         Err(e) => {
@@ -91,7 +105,9 @@ fn run_startup(state: &State, cmd: &str) {
 }
 
 fn serve(state: &State, stream: UnixStream) {
-    let Ok(read_half) = stream.try_clone() else { return };
+    let Ok(read_half) = stream.try_clone() else {
+        return;
+    };
     let mut reader = BufReader::new(read_half);
     let mut line = String::new();
     if reader.read_line(&mut line).is_err() {
@@ -102,7 +118,9 @@ fn serve(state: &State, stream: UnixStream) {
     let req: Request = match serde_json::from_str(line.trim()) {
         Ok(r) => r,
         Err(e) => {
-            emit(&Event::Stderr { data: format!("krunner: bad request: {e}\n") });
+            emit(&Event::Stderr {
+                data: format!("krunner: bad request: {e}\n"),
+            });
             emit(&Event::Finished { exit_code: 1 });
             return;
         }
@@ -116,7 +134,9 @@ fn serve(state: &State, stream: UnixStream) {
         }
         ("exec", Some("query")) => {
             let Some(repl) = &state.repl else {
-                emit(&Event::Stderr { data: "this kernel has no Python REPL\n".into() });
+                emit(&Event::Stderr {
+                    data: "this kernel has no Python REPL\n".into(),
+                });
                 emit(&Event::Finished { exit_code: 1 });
                 return;
             };
@@ -139,7 +159,11 @@ fn serve(state: &State, stream: UnixStream) {
         }
         ("exec", Some("batch")) => {
             let mut code = 0;
-            for (step, value) in [("clean", &req.clean), ("build", &req.build), ("exec", &req.exec)] {
+            for (step, value) in [
+                ("clean", &req.clean),
+                ("build", &req.build),
+                ("exec", &req.exec),
+            ] {
                 if let Some(cmd) = batch::resolve_step(step, value.as_deref()) {
                     code = batch::run_command(&cmd, Path::new(WORKDIR), &mut emit);
                     if code != 0 {
@@ -150,7 +174,9 @@ fn serve(state: &State, stream: UnixStream) {
             emit(&Event::Finished { exit_code: code });
         }
         (op, mode) => {
-            emit(&Event::Stderr { data: format!("krunner: unknown request {op:?} mode {mode:?}\n") });
+            emit(&Event::Stderr {
+                data: format!("krunner: unknown request {op:?} mode {mode:?}\n"),
+            });
             emit(&Event::Finished { exit_code: 1 });
         }
     }
@@ -162,10 +188,20 @@ mod tests {
 
     #[test]
     fn events_serialize_like_bai_core() {
-        assert_eq!(Event::Finished { exit_code: 2 }.line(), "{\"t\":\"finished\",\"exit_code\":2}\n");
-        assert_eq!(Event::Stdout { data: "x".into() }.line(), "{\"t\":\"stdout\",\"data\":\"x\"}\n");
         assert_eq!(
-            Event::WaitingInput { prompt: "> ".into(), password: false }.line(),
+            Event::Finished { exit_code: 2 }.line(),
+            "{\"t\":\"finished\",\"exit_code\":2}\n"
+        );
+        assert_eq!(
+            Event::Stdout { data: "x".into() }.line(),
+            "{\"t\":\"stdout\",\"data\":\"x\"}\n"
+        );
+        assert_eq!(
+            Event::WaitingInput {
+                prompt: "> ".into(),
+                password: false
+            }
+            .line(),
             "{\"t\":\"waiting-input\",\"prompt\":\"> \",\"password\":false}\n"
         );
     }
@@ -174,18 +210,35 @@ mod tests {
     fn star_steps_use_kernel_defaults() {
         assert_eq!(batch::resolve_step("clean", Some("*")), None);
         assert_eq!(batch::resolve_step("build", Some("")), None);
-        assert_eq!(batch::resolve_step("exec", Some("python x.py")).as_deref(), Some("python x.py"));
+        assert_eq!(
+            batch::resolve_step("exec", Some("python x.py")).as_deref(),
+            Some("python x.py")
+        );
     }
 
     #[test]
     fn batch_commands_stream_output_and_exit_codes() {
         let mut events = Vec::new();
-        let code = batch::run_command("echo out && echo err >&2 && exit 4", Path::new("/"), &mut |e: &Event| {
-            events.push(e.clone());
-            true
-        });
+        let code = batch::run_command(
+            "echo out && echo err >&2 && exit 4",
+            Path::new("/"),
+            &mut |e: &Event| {
+                events.push(e.clone());
+                true
+            },
+        );
         assert_eq!(code, 4);
-        assert!(events.contains(&Event::Stdout { data: "out\n".into() }), "{events:?}");
-        assert!(events.contains(&Event::Stderr { data: "err\n".into() }), "{events:?}");
+        assert!(
+            events.contains(&Event::Stdout {
+                data: "out\n".into()
+            }),
+            "{events:?}"
+        );
+        assert!(
+            events.contains(&Event::Stderr {
+                data: "err\n".into()
+            }),
+            "{events:?}"
+        );
     }
 }

@@ -32,7 +32,8 @@ pub enum Event {
 
 impl Event {
     pub fn line(&self) -> String {
-        let mut s = serde_json::to_string(self).unwrap_or_else(|_| "{\"t\":\"finished\",\"exit_code\":1}".into());
+        let mut s = serde_json::to_string(self)
+            .unwrap_or_else(|_| "{\"t\":\"finished\",\"exit_code\":1}".into());
         s.push('\n');
         s
     }

@@ -33,8 +33,14 @@ impl Repl {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()?;
-        let stdin = child.stdin.take().ok_or_else(|| std::io::Error::other("no REPL stdin"))?;
-        let stdout = child.stdout.take().ok_or_else(|| std::io::Error::other("no REPL stdout"))?;
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| std::io::Error::other("no REPL stdin"))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| std::io::Error::other("no REPL stdout"))?;
         Ok(Repl {
             exec: Mutex::new((child, BufReader::new(stdout))),
             stdin: Mutex::new(stdin),
@@ -69,7 +75,9 @@ impl Repl {
                 }
                 Ok(_) => {}
             }
-            let Ok(ev) = serde_json::from_str::<Event>(line.trim_end()) else { continue };
+            let Ok(ev) = serde_json::from_str::<Event>(line.trim_end()) else {
+                continue;
+            };
             let finished = matches!(ev, Event::Finished { .. });
             // A client that went away does not stop the execution; keep draining.
             let _ = emit(&ev);

@@ -18,7 +18,8 @@ fn runtime(e: impl std::fmt::Display) -> AgentError {
 }
 
 fn make_dir(p: &std::path::Path) -> Result<(), AgentError> {
-    std::fs::create_dir_all(p).map_err(|e| AgentError::Runtime(format!("cannot create {}: {e}", p.display())))?;
+    std::fs::create_dir_all(p)
+        .map_err(|e| AgentError::Runtime(format!("cannot create {}: {e}", p.display())))?;
     std::os::unix::fs::chown(p, Some(WORK_UID), Some(WORK_UID))
         .map_err(|e| AgentError::Runtime(format!("cannot chown {}: {e}", p.display())))
 }
@@ -63,7 +64,8 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
     labels.insert(LABEL_AGENT.to_string(), inner.config.agent_id.clone());
     labels.insert(LABEL_KERNEL.to_string(), spec.kernel_id.to_string());
     labels.insert(LABEL_SESSION.to_string(), spec.session_id.to_string());
-    let mem = i64::try_from(spec.slots.mem).map_err(|_| AgentError::BadRequest("memory too large".into()))?;
+    let mem = i64::try_from(spec.slots.mem)
+        .map_err(|_| AgentError::BadRequest("memory too large".into()))?;
     let body = ContainerCreateBody {
         image: Some(spec.image.clone()),
         entrypoint: Some(vec!["/opt/bai/bin/krunner".into()]),
@@ -101,18 +103,34 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
             });
         }
     };
-    if let Err(e) = inner.docker.start_container(&name, None::<bollard::query_parameters::StartContainerOptions>).await {
+    if let Err(e) = inner
+        .docker
+        .start_container(
+            &name,
+            None::<bollard::query_parameters::StartContainerOptions>,
+        )
+        .await
+    {
         let _ = destroy::destroy(inner, spec.kernel_id).await;
         return Err(runtime(format!("cannot start the container: {e}")));
     }
     // The watcher reports the kernel's end, whenever it comes.
     watch::spawn(inner.clone(), spec.kernel_id);
     if let Err(e) = wait_ready(inner, &spec, &name).await {
-        let logs = destroy::logs(inner, spec.kernel_id, Some(4096)).await.unwrap_or_default();
+        let logs = destroy::logs(inner, spec.kernel_id, Some(4096))
+            .await
+            .unwrap_or_default();
         let _ = destroy::destroy(inner, spec.kernel_id).await;
-        return Err(AgentError::NotReady(format!("{e}; container log: {}", logs.trim())));
+        return Err(AgentError::NotReady(format!(
+            "{e}; container log: {}",
+            logs.trim()
+        )));
     }
-    Ok(KernelCreated { kernel_id: spec.kernel_id, container_id: created.id, cpuset: None })
+    Ok(KernelCreated {
+        kernel_id: spec.kernel_id,
+        container_id: created.id,
+        cpuset: None,
+    })
 }
 
 async fn ping(socket: &std::path::Path) -> std::io::Result<()> {
@@ -120,7 +138,11 @@ async fn ping(socket: &std::path::Path) -> std::io::Result<()> {
     s.write_all(b"{\"op\":\"ping\"}\n").await?;
     let mut line = String::new();
     BufReader::new(s).read_line(&mut line).await?;
-    if line.contains("pong") { Ok(()) } else { Err(std::io::Error::other("no pong")) }
+    if line.contains("pong") {
+        Ok(())
+    } else {
+        Err(std::io::Error::other("no pong"))
+    }
 }
 
 async fn wait_ready(inner: &Inner, spec: &KernelSpec, name: &str) -> Result<(), String> {
@@ -135,7 +157,10 @@ async fn wait_ready(inner: &Inner, spec: &KernelSpec, name: &str) -> Result<(), 
         if n.is_multiple_of(25) {
             let running = inner
                 .docker
-                .inspect_container(name, None::<bollard::query_parameters::InspectContainerOptions>)
+                .inspect_container(
+                    name,
+                    None::<bollard::query_parameters::InspectContainerOptions>,
+                )
                 .await
                 .ok()
                 .and_then(|i| i.state.and_then(|s| s.running))
@@ -145,7 +170,10 @@ async fn wait_ready(inner: &Inner, spec: &KernelSpec, name: &str) -> Result<(), 
             }
         }
         if tokio::time::Instant::now() > deadline {
-            return Err(format!("the runner did not answer within {}s", READY_TIMEOUT.as_secs()));
+            return Err(format!(
+                "the runner did not answer within {}s",
+                READY_TIMEOUT.as_secs()
+            ));
         }
         tokio::time::sleep(Duration::from_millis(if n < 100 { 5 } else { 50 })).await;
     }

@@ -3,14 +3,24 @@
 
 use super::{Inner, LOG_TAIL_BYTES};
 use bai_core::agent::{AgentError, KernelExit};
-use bollard::query_parameters::{InspectContainerOptions, LogsOptionsBuilder, RemoveContainerOptionsBuilder};
+use bollard::query_parameters::{
+    InspectContainerOptions, LogsOptionsBuilder, RemoveContainerOptionsBuilder,
+};
 use futures::StreamExt;
 use uuid::Uuid;
 
 /// The container's logs (stdout and stderr interleaved), at most `max` bytes from the end.
-pub async fn logs(inner: &Inner, kernel_id: Uuid, max: Option<usize>) -> Result<String, AgentError> {
+pub async fn logs(
+    inner: &Inner,
+    kernel_id: Uuid,
+    max: Option<usize>,
+) -> Result<String, AgentError> {
     let name = Inner::container_name(kernel_id);
-    let opts = LogsOptionsBuilder::default().stdout(true).stderr(true).follow(false).build();
+    let opts = LogsOptionsBuilder::default()
+        .stdout(true)
+        .stderr(true)
+        .follow(false)
+        .build();
     let mut stream = inner.docker.logs(&name, Some(opts));
     let mut buf: Vec<u8> = Vec::new();
     while let Some(item) = stream.next().await {
@@ -43,7 +53,11 @@ pub async fn logs(inner: &Inner, kernel_id: Uuid, max: Option<usize>) -> Result<
 /// Exit code and OOM flag of a stopped (or running) container.
 pub async fn exit_state(inner: &Inner, kernel_id: Uuid) -> (Option<i32>, bool, bool) {
     let name = Inner::container_name(kernel_id);
-    match inner.docker.inspect_container(&name, None::<InspectContainerOptions>).await {
+    match inner
+        .docker
+        .inspect_container(&name, None::<InspectContainerOptions>)
+        .await
+    {
         Ok(i) => {
             let st = i.state.unwrap_or_default();
             (
@@ -59,7 +73,10 @@ pub async fn exit_state(inner: &Inner, kernel_id: Uuid) -> (Option<i32>, bool, b
 /// Removes the container (killing it if needed) and the kernel's directories.
 pub async fn remove(inner: &Inner, kernel_id: Uuid) -> Result<bool, AgentError> {
     let name = Inner::container_name(kernel_id);
-    let opts = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
+    let opts = RemoveContainerOptionsBuilder::default()
+        .force(true)
+        .v(true)
+        .build();
     let existed = match inner.docker.remove_container(&name, Some(opts)).await {
         Ok(()) => true,
         Err(e) if e.to_string().contains("No such container") => false,
@@ -79,7 +96,12 @@ pub async fn remove(inner: &Inner, kernel_id: Uuid) -> Result<bool, AgentError> 
 pub async fn destroy(inner: &Inner, kernel_id: Uuid) -> Result<KernelExit, AgentError> {
     if !inner.claim_end(kernel_id) {
         // The watcher is already reporting this kernel's end and cleaning up.
-        return Ok(KernelExit { kernel_id, exit_code: None, oom_killed: false, logs: String::new() });
+        return Ok(KernelExit {
+            kernel_id,
+            exit_code: None,
+            oom_killed: false,
+            logs: String::new(),
+        });
     }
     // A kernel still running has no exit code of its own: we are the ones ending it.
     let (exit_code, oom, running) = exit_state(inner, kernel_id).await;
@@ -88,5 +110,10 @@ pub async fn destroy(inner: &Inner, kernel_id: Uuid) -> Result<KernelExit, Agent
     let result = remove(inner, kernel_id).await;
     inner.release_end(kernel_id);
     result?;
-    Ok(KernelExit { kernel_id, exit_code, oom_killed: oom, logs: text })
+    Ok(KernelExit {
+        kernel_id,
+        exit_code,
+        oom_killed: oom,
+        logs: text,
+    })
 }

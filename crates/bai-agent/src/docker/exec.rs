@@ -18,7 +18,11 @@ pub fn request_line(req: &ExecRequest) -> Result<String, AgentError> {
     Ok(format!("{v}\n"))
 }
 
-pub async fn execute(inner: &Inner, kernel_id: Uuid, req: ExecRequest) -> Result<BoxStream<'static, ExecEvent>, AgentError> {
+pub async fn execute(
+    inner: &Inner,
+    kernel_id: Uuid,
+    req: ExecRequest,
+) -> Result<BoxStream<'static, ExecEvent>, AgentError> {
     let socket = inner.dirs(kernel_id).socket;
     if !socket.exists() {
         return Err(AgentError::KernelNotFound(kernel_id));
@@ -45,7 +49,9 @@ pub async fn execute(inner: &Inner, kernel_id: Uuid, req: ExecRequest) -> Result
                     Err(_) => continue,
                 },
                 _ => {
-                    let ev = ExecEvent::Stderr { data: "the kernel went away during the execution\n".into() };
+                    let ev = ExecEvent::Stderr {
+                        data: "the kernel went away during the execution\n".into(),
+                    };
                     return Some((ev, (lines, true)));
                 }
             }
@@ -72,7 +78,11 @@ pub async fn execute(inner: &Inner, kernel_id: Uuid, req: ExecRequest) -> Result
     Ok(s.boxed())
 }
 
-pub async fn upload(inner: &Inner, kernel_id: Uuid, files: Vec<(String, bytes::Bytes)>) -> Result<(), AgentError> {
+pub async fn upload(
+    inner: &Inner,
+    kernel_id: Uuid,
+    files: Vec<(String, bytes::Bytes)>,
+) -> Result<(), AgentError> {
     let work = inner.dirs(kernel_id).work;
     if !work.exists() {
         return Err(AgentError::KernelNotFound(kernel_id));
@@ -90,25 +100,45 @@ pub async fn upload(inner: &Inner, kernel_id: Uuid, files: Vec<(String, bytes::B
             dir = d.parent().map(|p| p.to_path_buf());
         }
         for d in to_make.iter().rev() {
-            tokio::fs::create_dir(d).await.map_err(|e| AgentError::Runtime(format!("cannot create {}: {e}", d.display())))?;
-            let _ = std::os::unix::fs::chown(d, Some(super::create::WORK_UID), Some(super::create::WORK_UID));
+            tokio::fs::create_dir(d)
+                .await
+                .map_err(|e| AgentError::Runtime(format!("cannot create {}: {e}", d.display())))?;
+            let _ = std::os::unix::fs::chown(
+                d,
+                Some(super::create::WORK_UID),
+                Some(super::create::WORK_UID),
+            );
         }
         // Refuse to write through symlinks planted inside the scratch dir (the container
         // user controls it; we write as root on the host).
-        let real_work = tokio::fs::canonicalize(&work).await.map_err(|e| AgentError::Runtime(e.to_string()))?;
+        let real_work = tokio::fs::canonicalize(&work)
+            .await
+            .map_err(|e| AgentError::Runtime(e.to_string()))?;
         if let Some(parent) = path.parent() {
-            let real_parent = tokio::fs::canonicalize(parent).await.map_err(|e| AgentError::Runtime(e.to_string()))?;
+            let real_parent = tokio::fs::canonicalize(parent)
+                .await
+                .map_err(|e| AgentError::Runtime(e.to_string()))?;
             if !real_parent.starts_with(&real_work) {
-                return Err(AgentError::BadRequest(format!("{rel:?} leads outside /home/work")));
+                return Err(AgentError::BadRequest(format!(
+                    "{rel:?} leads outside /home/work"
+                )));
             }
         }
         if let Ok(meta) = tokio::fs::symlink_metadata(&path).await
             && meta.file_type().is_symlink()
         {
-            return Err(AgentError::BadRequest(format!("{rel:?} is a symbolic link")));
+            return Err(AgentError::BadRequest(format!(
+                "{rel:?} is a symbolic link"
+            )));
         }
-        tokio::fs::write(&path, &data).await.map_err(|e| AgentError::Runtime(format!("cannot write {rel:?}: {e}")))?;
-        let _ = std::os::unix::fs::chown(&path, Some(super::create::WORK_UID), Some(super::create::WORK_UID));
+        tokio::fs::write(&path, &data)
+            .await
+            .map_err(|e| AgentError::Runtime(format!("cannot write {rel:?}: {e}")))?;
+        let _ = std::os::unix::fs::chown(
+            &path,
+            Some(super::create::WORK_UID),
+            Some(super::create::WORK_UID),
+        );
     }
     Ok(())
 }

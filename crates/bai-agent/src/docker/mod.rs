@@ -62,7 +62,10 @@ impl Inner {
 
     /// Claims the right to clean up after a kernel; false if someone else already did.
     pub fn claim_end(&self, kernel_id: Uuid) -> bool {
-        self.ending.lock().map(|mut s| s.insert(kernel_id)).unwrap_or(false)
+        self.ending
+            .lock()
+            .map(|mut s| s.insert(kernel_id))
+            .unwrap_or(false)
     }
 
     pub fn release_end(&self, kernel_id: Uuid) {
@@ -86,12 +89,20 @@ impl DockerAgent {
     /// Connects to the local Docker engine and re-attaches watchers to this agent's kernels.
     pub async fn connect(config: DockerAgentConfig) -> Result<DockerAgent, AgentError> {
         let docker = Docker::connect_with_local_defaults().map_err(runtime)?;
-        docker.ping().await.map_err(|e| AgentError::Runtime(format!("Docker engine does not answer: {e}")))?;
+        docker
+            .ping()
+            .await
+            .map_err(|e| AgentError::Runtime(format!("Docker engine does not answer: {e}")))?;
         std::fs::create_dir_all(config.data_dir.join("kernels"))
             .map_err(|e| AgentError::Runtime(format!("cannot create kernel dirs: {e}")))?;
         let (events, _) = broadcast::channel(1024);
         let agent = DockerAgent {
-            inner: Arc::new(Inner { docker, config, events, ending: Mutex::new(HashSet::new()) }),
+            inner: Arc::new(Inner {
+                docker,
+                config,
+                events,
+                ending: Mutex::new(HashSet::new()),
+            }),
         };
         for kernel in agent.list_kernels().await? {
             watch::spawn(agent.inner.clone(), kernel);
@@ -114,12 +125,24 @@ impl DockerAgent {
     async fn images(&self) -> Result<Vec<ImageInfo>, AgentError> {
         let mut filters = HashMap::new();
         filters.insert("label".to_string(), vec![LABEL_KERNELSPEC.to_string()]);
-        let opts = bollard::query_parameters::ListImagesOptions { filters: Some(filters), ..Default::default() };
-        let list = self.inner.docker.list_images(Some(opts)).await.map_err(runtime)?;
+        let opts = bollard::query_parameters::ListImagesOptions {
+            filters: Some(filters),
+            ..Default::default()
+        };
+        let list = self
+            .inner
+            .docker
+            .list_images(Some(opts))
+            .await
+            .map_err(runtime)?;
         Ok(list
             .into_iter()
             .filter_map(|img| {
-                let name = img.repo_tags.iter().find(|t| *t != "<none>:<none>")?.clone();
+                let name = img
+                    .repo_tags
+                    .iter()
+                    .find(|t| *t != "<none>:<none>")?
+                    .clone();
                 Some(ImageInfo {
                     name,
                     digest: img.id,
@@ -135,14 +158,20 @@ impl DockerAgent {
 impl AgentRpc for DockerAgent {
     async fn info(&self) -> Result<AgentInfo, AgentError> {
         let c = &self.inner.config;
-        let mem = host::total_memory().unwrap_or(0).saturating_sub(c.reserved_mem);
+        let mem = host::total_memory()
+            .unwrap_or(0)
+            .saturating_sub(c.reserved_mem);
         let cpu = (host::cores() * 1000).saturating_sub(c.reserved_cpu_milli);
         Ok(AgentInfo {
             id: c.agent_id.clone(),
             region: "local".into(),
             scaling_group: c.scaling_group.clone(),
             architecture: host::architecture().into(),
-            capacity: ResourceSlots { cpu_milli: cpu, mem, accel: BTreeMap::new() },
+            capacity: ResourceSlots {
+                cpu_milli: cpu,
+                mem,
+                accel: BTreeMap::new(),
+            },
             images: self.images().await?,
             version: env!("CARGO_PKG_VERSION").into(),
         })
@@ -156,11 +185,19 @@ impl AgentRpc for DockerAgent {
         destroy::destroy(&self.inner, kernel_id).await
     }
 
-    async fn execute(&self, kernel_id: Uuid, req: ExecRequest) -> Result<BoxStream<'static, ExecEvent>, AgentError> {
+    async fn execute(
+        &self,
+        kernel_id: Uuid,
+        req: ExecRequest,
+    ) -> Result<BoxStream<'static, ExecEvent>, AgentError> {
         exec::execute(&self.inner, kernel_id, req).await
     }
 
-    async fn upload_files(&self, kernel_id: Uuid, files: Vec<(String, bytes::Bytes)>) -> Result<(), AgentError> {
+    async fn upload_files(
+        &self,
+        kernel_id: Uuid,
+        files: Vec<(String, bytes::Bytes)>,
+    ) -> Result<(), AgentError> {
         exec::upload(&self.inner, kernel_id, files).await
     }
 
@@ -170,12 +207,28 @@ impl AgentRpc for DockerAgent {
 
     async fn list_kernels(&self) -> Result<Vec<Uuid>, AgentError> {
         let mut filters = HashMap::new();
-        filters.insert("label".to_string(), vec![format!("{LABEL_AGENT}={}", self.inner.config.agent_id)]);
-        let opts = bollard::query_parameters::ListContainersOptions { all: true, filters: Some(filters), ..Default::default() };
-        let list = self.inner.docker.list_containers(Some(opts)).await.map_err(runtime)?;
+        filters.insert(
+            "label".to_string(),
+            vec![format!("{LABEL_AGENT}={}", self.inner.config.agent_id)],
+        );
+        let opts = bollard::query_parameters::ListContainersOptions {
+            all: true,
+            filters: Some(filters),
+            ..Default::default()
+        };
+        let list = self
+            .inner
+            .docker
+            .list_containers(Some(opts))
+            .await
+            .map_err(runtime)?;
         Ok(list
             .into_iter()
-            .filter_map(|c| c.labels?.get(LABEL_KERNEL).and_then(|k| Uuid::parse_str(k).ok()))
+            .filter_map(|c| {
+                c.labels?
+                    .get(LABEL_KERNEL)
+                    .and_then(|k| Uuid::parse_str(k).ok())
+            })
             .collect())
     }
 

@@ -11,7 +11,9 @@ use uuid::Uuid;
 pub fn spawn(inner: Arc<Inner>, kernel_id: Uuid) {
     tokio::spawn(async move {
         let name = Inner::container_name(kernel_id);
-        let opts = WaitContainerOptionsBuilder::default().condition("not-running").build();
+        let opts = WaitContainerOptionsBuilder::default()
+            .condition("not-running")
+            .build();
         let mut wait = inner.docker.wait_container(&name, Some(opts));
         // Ends with Ok (exit 0), or Err for a non-zero exit or a vanished container.
         let _ = wait.next().await;
@@ -25,12 +27,19 @@ pub fn spawn(inner: Arc<Inner>, kernel_id: Uuid) {
             spawn(inner, kernel_id);
             return;
         }
-        let logs = destroy::logs(&inner, kernel_id, None).await.unwrap_or_default();
+        let logs = destroy::logs(&inner, kernel_id, None)
+            .await
+            .unwrap_or_default();
         if let Err(e) = destroy::remove(&inner, kernel_id).await {
             tracing::warn!(kernel = %kernel_id, error = %e, "cleanup after exit failed");
         }
         inner.release_end(kernel_id);
         tracing::info!(kernel = %kernel_id, ?exit_code, oom, "kernel exited");
-        let _ = inner.events.send(AgentEvent::KernelExited(KernelExit { kernel_id, exit_code, oom_killed: oom, logs }));
+        let _ = inner.events.send(AgentEvent::KernelExited(KernelExit {
+            kernel_id,
+            exit_code,
+            oom_killed: oom,
+            logs,
+        }));
     });
 }

@@ -32,7 +32,9 @@ pub async fn ps(client: &Client, a: &PsArgs, access_key: Option<&str>, admin: bo
     let total;
     loop {
         let page = if a.all { 100 } else { a.limit };
-        let (items, t) = client.list_sessions(&statuses, access_key, page, offset, fields).await?;
+        let (items, t) = client
+            .list_sessions(&statuses, access_key, page, offset, fields)
+            .await?;
         let n = items.len() as i64;
         for it in items {
             let mut r = vec![cell(&it["name"]), cell(&it["id"])];
@@ -62,7 +64,10 @@ pub async fn ps(client: &Client, a: &PsArgs, access_key: Option<&str>, admin: bo
     table(&headers, &rows);
     let shown = rows.len() as i64;
     if a.offset + shown < total {
-        eprintln!("(showing {shown} of {total}; use --offset {} or --all to see more)", a.offset + shown);
+        eprintln!(
+            "(showing {shown} of {total}; use --offset {} or --all to see more)",
+            a.offset + shown
+        );
     }
     Ok(0)
 }

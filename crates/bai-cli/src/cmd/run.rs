@@ -15,7 +15,9 @@ fn build_request(a: &CreateArgs, image: &str, startup: Option<String>) -> Result
     let (res, opts) = resources(&a.resources).map_err(|e| anyhow!(e))?;
     let env = environ(&a.env).map_err(|e| anyhow!(e))?;
     let bootstrap = match &a.bootstrap_script {
-        Some(p) => Some(std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?),
+        Some(p) => Some(
+            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?,
+        ),
         None => None,
     };
     Ok(CreateSession {
@@ -52,11 +54,17 @@ fn report_status(reply: &CreateReply) -> Result<Option<i32>> {
     match reply.status.as_str() {
         "RUNNING" => Ok(None),
         "PENDING" => {
-            println!("Session ID {} is enqueued for scheduling.", reply.session_id);
+            println!(
+                "Session ID {} is enqueued for scheduling.",
+                reply.session_id
+            );
             Ok(Some(0))
         }
         "SCHEDULED" | "PREPARING" | "PULLING" | "PREPARED" | "CREATING" => {
-            println!("Session ID {} is scheduled and about to start.", reply.session_id);
+            println!(
+                "Session ID {} is scheduled and about to start.",
+                reply.session_id
+            );
             Ok(Some(0))
         }
         "TIMEOUT" => {
@@ -64,7 +72,10 @@ fn report_status(reply: &CreateReply) -> Result<Option<i32>> {
             Ok(Some(0))
         }
         "TERMINATED" | "TERMINATING" => {
-            println!("Session ID {} has finished ({}).", reply.session_id, reply.status);
+            println!(
+                "Session ID {} has finished ({}).",
+                reply.session_id, reply.status
+            );
             Ok(Some(0))
         }
         other => bail!(
@@ -84,7 +95,10 @@ pub async fn start(client: &Client, a: StartArgs) -> Result<i32> {
     if reply.created {
         println!("Session ID {} is created and ready.", reply.session_id);
     } else {
-        println!("Session ID {} is already running and reused.", reply.session_id);
+        println!(
+            "Session ID {} is already running and reused.",
+            reply.session_id
+        );
     }
     Ok(0)
 }
@@ -110,7 +124,10 @@ pub async fn run(client: &Client, a: RunArgs) -> Result<i32> {
     };
     if a.rm {
         match client.destroy(&id, false).await {
-            Ok(_) => note(quiet, &format!("Session {} is terminated.", reply.session_name)),
+            Ok(_) => note(
+                quiet,
+                &format!("Session {} is terminated.", reply.session_name),
+            ),
             Err(e) => eprintln!("error: could not terminate {}: {e}", reply.session_name),
         }
     }
@@ -120,7 +137,10 @@ pub async fn run(client: &Client, a: RunArgs) -> Result<i32> {
 async fn execute(client: &Client, id: &str, a: &RunArgs) -> Result<i32> {
     if !a.files.is_empty() {
         client.upload(id, &a.files, &a.basedir).await?;
-        note(a.create.quiet, &format!("Uploaded {} file(s).", a.files.len()));
+        note(
+            a.create.quiet,
+            &format!("Uploaded {} file(s).", a.files.len()),
+        );
     }
     let (mode, code, options) = if let Some(code) = &a.code {
         ("query", code.clone(), json!({}))

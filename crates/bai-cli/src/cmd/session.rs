@@ -10,7 +10,11 @@ pub async fn rm(client: &Client, a: &RmArgs) -> Result<i32> {
     for r in &a.references {
         match client.destroy(r, a.forced).await {
             Ok(v) => {
-                let st = v["stats"]["status"].as_str().or(v["status"].as_str()).unwrap_or("terminated").to_ascii_lowercase();
+                let st = v["stats"]["status"]
+                    .as_str()
+                    .or(v["status"].as_str())
+                    .unwrap_or("terminated")
+                    .to_ascii_lowercase();
                 println!("Session {r} is {st}.");
             }
             Err(e) => {
@@ -53,8 +57,25 @@ pub async fn info(client: &Client, a: &InfoArgs) -> Result<i32> {
         return Ok(0);
     }
     for k in [
-        "name", "id", "type", "status", "status_info", "result", "exit_code", "image", "access_key", "user_email",
-        "scaling_group", "agent", "cpu", "mem", "shmem", "created_at", "starts_at", "batch_timeout", "terminated_at",
+        "name",
+        "id",
+        "type",
+        "status",
+        "status_info",
+        "result",
+        "exit_code",
+        "image",
+        "access_key",
+        "user_email",
+        "scaling_group",
+        "agent",
+        "cpu",
+        "mem",
+        "shmem",
+        "created_at",
+        "starts_at",
+        "batch_timeout",
+        "terminated_at",
     ] {
         println!("{k:<14} {}", show(&v[k]));
     }
@@ -89,7 +110,17 @@ pub async fn history(client: &Client, reference: &str) -> Result<i32> {
                 ]
             })
             .collect();
-        crate::output::table(&["Phase", "Result", "Transition", "Attempts", "Message", "Updated"], &rows);
+        crate::output::table(
+            &[
+                "Phase",
+                "Result",
+                "Transition",
+                "Attempts",
+                "Message",
+                "Updated",
+            ],
+            &rows,
+        );
     }
     Ok(0)
 }

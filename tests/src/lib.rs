@@ -207,6 +207,19 @@ impl Server {
             .unwrap_or_else(|e| panic!("info is not JSON ({e}): {}", r.stdout))
     }
 
+    /// Waits until the session is TERMINATED and returns its fields.
+    pub fn wait_terminated(
+        &self,
+        account: &Account,
+        reference: &str,
+        secs: u64,
+    ) -> serde_json::Value {
+        self.wait_for(secs, &format!("{reference} to terminate"), || {
+            let i = self.info(account, reference);
+            (i["status"] == "TERMINATED").then_some(i)
+        })
+    }
+
     pub fn status(&self, account: &Account, reference: &str) -> String {
         self.info(account, reference)["status"]
             .as_str()

@@ -241,10 +241,7 @@ fn batch_sessions_finish_time_out_and_respect_starts_at() {
         ],
     );
     r.expect_ok();
-    let info = s.wait_for(30, "batch-ok to finish", || {
-        let i = s.info(&s.user, "batch-ok");
-        (i["status"] == "TERMINATED").then_some(i)
-    });
+    let info = s.wait_terminated(&s.user, "batch-ok", 30);
     assert_eq!(info["result"], "SUCCESS", "{info}");
     assert_eq!(info["status_info"], "task-finished", "{info}");
     let logs = s.bai(&s.user, &["logs", "batch-ok"]);
@@ -264,10 +261,7 @@ fn batch_sessions_finish_time_out_and_respect_starts_at() {
             "python",
         ],
     );
-    let info = s.wait_for(30, "batch-bad to finish", || {
-        let i = s.info(&s.user, "batch-bad");
-        (i["status"] == "TERMINATED").then_some(i)
-    });
+    let info = s.wait_terminated(&s.user, "batch-bad", 30);
     assert_eq!(info["result"], "FAILURE", "{info}");
     assert_eq!(info["exit_code"], 3, "{info}");
 
@@ -289,10 +283,7 @@ fn batch_sessions_finish_time_out_and_respect_starts_at() {
         ],
     )
     .expect_ok();
-    let info = s.wait_for(60, "batch-slow to time out", || {
-        let i = s.info(&s.user, "batch-slow");
-        (i["status"] == "TERMINATED").then_some(i)
-    });
+    let info = s.wait_terminated(&s.user, "batch-slow", 60);
     assert_eq!(info["status_info"], "task-timeout", "{info}");
     assert_eq!(info["result"], "FAILURE", "{info}");
 
@@ -320,10 +311,7 @@ fn batch_sessions_finish_time_out_and_respect_starts_at() {
         .as_str()
         .expect("starts_at")
         .to_string();
-    let info = s.wait_for(60, "batch-later to finish", || {
-        let i = s.info(&s.user, "batch-later");
-        (i["status"] == "TERMINATED").then_some(i)
-    });
+    let info = s.wait_terminated(&s.user, "batch-later", 60);
     let ran = info["status_history"]["RUNNING"]
         .as_str()
         .expect("RUNNING time")
@@ -359,10 +347,7 @@ fn out_of_memory_ends_only_that_session() {
         ],
     );
     assert_ne!(r.code, 0, "{r:#?}");
-    let info = s.wait_for(30, "hungry to end", || {
-        let i = s.info(&s.user, "hungry");
-        (i["status"] == "TERMINATED").then_some(i)
-    });
+    let info = s.wait_terminated(&s.user, "hungry", 30);
     assert_eq!(info["status_info"], "out-of-memory", "{info}");
     assert_eq!(s.status(&s.user, "bystander"), "RUNNING");
     s.bai(

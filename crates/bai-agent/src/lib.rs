@@ -1,9 +1,17 @@
 //! The bai agent: runs kernels as containers in a real Docker engine (bollard) and reaches
-//! each kernel's runner over a Unix socket in a per-kernel host directory.
+//! each kernel's runner (`bai-krunner`) over a Unix socket in a per-kernel host directory.
+//!
+//! The agent must run as root (or as a user that may `chown` to uid 1000 and talk to the
+//! Docker engine): kernel directories are handed to the image's `work` user.
 #![forbid(unsafe_code)]
 
 mod docker;
+mod error;
 pub mod host;
+pub mod krunner_proto;
 pub mod paths;
 
-pub use docker::{DockerAgent, DockerAgentConfig};
+pub use docker::{
+    DockerAgent, DockerAgentConfig, LABEL_AGENT, LABEL_KERNEL, LABEL_KERNELSPEC, LABEL_SESSION,
+    LOG_TAIL_BYTES, WORK_UID,
+};

@@ -13,6 +13,9 @@ pub struct KernelDirs {
     pub socket: PathBuf,
 }
 
+/// Longest Unix socket path the kernel accepts (`sun_path` is 108 bytes with the NUL).
+const MAX_SOCKET_PATH: usize = 107;
+
 impl KernelDirs {
     pub fn new(data_dir: &Path, kernel_id: Uuid) -> KernelDirs {
         let root = data_dir.join("kernels").join(kernel_id.to_string());
@@ -22,6 +25,19 @@ impl KernelDirs {
             socket: root.join("run").join("krunner.sock"),
             root,
         }
+    }
+
+    /// Unix socket paths are short; a deep data directory would make every kernel fail.
+    pub fn check_socket_path(&self) -> Result<(), String> {
+        let len = self.socket.as_os_str().len();
+        if len > MAX_SOCKET_PATH {
+            return Err(format!(
+                "the kernel socket path {} is {len} bytes long, over the limit of \
+                 {MAX_SOCKET_PATH}: choose a shorter data directory",
+                self.socket.display()
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -72,5 +88,22 @@ mod tests {
         assert!(confined_join(base, "/etc/passwd").is_err());
         assert!(confined_join(base, "a\0b").is_err());
         assert!(confined_join(base, ".").is_err());
+        assert!(confined_join(base, "").is_err());
+    }
+
+    #[test]
+    fn socket_paths_must_be_short() {
+        let k = Uuid::nil();
+        assert!(
+            KernelDirs::new(Path::new("/var/lib/bai"), k)
+                .check_socket_path()
+                .is_ok()
+        );
+        let deep = "/x".repeat(40);
+        assert!(
+            KernelDirs::new(Path::new(&deep), k)
+                .check_socket_path()
+                .is_err()
+        );
     }
 }

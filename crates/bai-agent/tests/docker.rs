@@ -1,37 +1,81 @@
-//! The Docker agent against the real engine and the real kernel image (`make test` builds
-//! the image and the krunner first).
+//! DOCKER TESTS: the agent against the real Docker engine and the real kernel image
+//! `bai/python:3.11-bookworm` (built by images/python/build.sh). Every test here is named
+//! `docker_*` and needs a running engine; the krunner binary is built on demand
+//! (`cargo build -p bai-krunner`), so `cargo test -p bai-agent` alone is enough.
 
 use bai_agent::{DockerAgent, DockerAgentConfig};
-use bai_core::agent::{AgentEvent, AgentRpc, ExecEvent, ExecRequest, KernelSpec};
+use bai_core::agent::{
+    AgentError, AgentEvent, AgentRpc, ExecEvent, ExecRequest, KernelExit, KernelSpec,
+};
 use bai_core::resources::ResourceSlots;
 use bai_core::status::SessionType;
 use futures::StreamExt;
-use std::path::PathBuf;
+use futures::stream::BoxStream;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
 use std::time::Duration;
 use uuid::Uuid;
 
 const IMAGE: &str = "bai/python:3.11-bookworm";
 
+/// The krunner binary next to this test's profile directory, built once per test run.
 fn krunner() -> PathBuf {
-    // tests run from target/<profile>/deps/
-    let exe = std::env::current_exe().expect("test path");
-    let p = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("profile dir")
-        .join("bai-krunner");
-    assert!(
-        p.exists(),
-        "{} is missing: `make test` builds it (cargo build --bins)",
-        p.display()
-    );
-    p
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            // Tests run from target/<profile>/deps/.
+            let exe = std::env::current_exe().expect("the test's own path");
+            let profile_dir = exe
+                .parent()
+                .and_then(Path::parent)
+                .expect("target/<profile>")
+                .to_path_buf();
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let mut cmd = Command::new(cargo);
+            cmd.args(["build", "--quiet", "-p", "bai-krunner"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"));
+            if profile_dir.file_name().is_some_and(|n| n == "release") {
+                cmd.arg("--release");
+            }
+            let status = cmd.status().expect("cargo runs");
+            assert!(status.success(), "cargo build -p bai-krunner failed");
+            let p = profile_dir.join("bai-krunner");
+            assert!(p.is_file(), "{} is missing after the build", p.display());
+            p
+        })
+        .clone()
 }
 
-async fn agent() -> (DockerAgent, tempfile::TempDir) {
+/// An agent with its own id and data directory. Dropping it force-removes whatever
+/// containers a failed test left behind.
+struct TestAgent {
+    agent: DockerAgent,
+    id: String,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for TestAgent {
+    fn drop(&mut self) {
+        let out = Command::new("docker")
+            .args(["ps", "-aq", "--filter"])
+            .arg(format!("label=ai.bai.agent={}", self.id))
+            .output();
+        if let Ok(out) = out {
+            let ids = String::from_utf8_lossy(&out.stdout);
+            let ids: Vec<&str> = ids.split_whitespace().collect();
+            if !ids.is_empty() {
+                let _ = Command::new("docker").args(["rm", "-f"]).args(ids).output();
+            }
+        }
+    }
+}
+
+async fn agent() -> TestAgent {
     let dir = tempfile::tempdir().expect("tempdir");
-    let a = DockerAgent::connect(DockerAgentConfig {
-        agent_id: format!("test-{}", &Uuid::new_v4().simple().to_string()[..8]),
+    let id = format!("test-{}", &Uuid::new_v4().simple().to_string()[..12]);
+    let agent = DockerAgent::connect(DockerAgentConfig {
+        agent_id: id.clone(),
         scaling_group: "default".into(),
         data_dir: dir.path().to_path_buf(),
         krunner_path: krunner(),
@@ -39,8 +83,8 @@ async fn agent() -> (DockerAgent, tempfile::TempDir) {
         reserved_cpu_milli: 0,
     })
     .await
-    .expect("Docker engine (make test starts it)");
-    (a, dir)
+    .expect("a running Docker engine");
+    TestAgent { agent, id, dir }
 }
 
 fn spec(ty: SessionType, mem_mib: u64, startup: Option<&str>) -> KernelSpec {
@@ -65,159 +109,330 @@ fn spec(ty: SessionType, mem_mib: u64, startup: Option<&str>) -> KernelSpec {
     }
 }
 
-/// Runs a request; returns (stdout, stderr, exit code).
-async fn run(a: &DockerAgent, k: Uuid, req: ExecRequest) -> (String, String, i32) {
-    let mut s = a.execute(k, req).await.expect("execute");
+/// Collects a whole execution: (stdout, stderr, exit code).
+async fn collect(mut s: BoxStream<'static, ExecEvent>) -> (String, String, i32) {
     let (mut out, mut err, mut code) = (String::new(), String::new(), -1);
-    while let Some(ev) = s.next().await {
+    while let Some(ev) = tokio::time::timeout(Duration::from_secs(30), s.next())
+        .await
+        .expect("execution event within 30 s")
+    {
         match ev {
             ExecEvent::Stdout { data } => out.push_str(&data),
             ExecEvent::Stderr { data } => err.push_str(&data),
             ExecEvent::Finished { exit_code } => code = exit_code,
-            ExecEvent::WaitingInput { .. } => {}
+            ExecEvent::WaitingInput { .. } => panic!("unexpected waiting-input"),
         }
     }
     (out, err, code)
+}
+
+async fn run(a: &DockerAgent, k: Uuid, req: ExecRequest) -> (String, String, i32) {
+    collect(a.execute(k, req).await.expect("execute")).await
 }
 
 fn q(code: &str) -> ExecRequest {
     ExecRequest::Query { code: code.into() }
 }
 
+/// The next exit report of kernel `k` (30 s at most).
+async fn next_exit(events: &mut BoxStream<'static, AgentEvent>, k: Uuid) -> KernelExit {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match events.next().await {
+                Some(AgentEvent::KernelExited(e)) if e.kernel_id == k => return e,
+                Some(_) => continue,
+                None => panic!("the event stream ended"),
+            }
+        }
+    })
+    .await
+    .expect("an exit event within 30 s")
+}
+
+fn kernel_dir(t: &TestAgent, k: Uuid) -> PathBuf {
+    t.dir.path().join("kernels").join(k.to_string())
+}
+
 #[tokio::test]
-async fn query_mode_is_a_real_repl_in_a_real_container() {
-    let (a, dir) = agent().await;
+async fn docker_query_mode_is_a_persistent_repl() {
+    let t = agent().await;
+    let a = &t.agent;
     let s = spec(SessionType::Interactive, 256, None);
     let k = s.kernel_id;
     a.create_kernel(s).await.expect("create");
-    assert!(a.list_kernels().await.unwrap().contains(&k));
+    assert!(a.list_kernels().await.expect("list").contains(&k));
+
     assert_eq!(
-        run(&a, k, q("print(\"Hello, world!\")")).await,
+        run(a, k, q("print(\"Hello, world!\")")).await,
         ("Hello, world!\n".into(), String::new(), 0)
     );
-    assert_eq!(run(&a, k, q("1 + 1")).await.0, "2");
-    run(&a, k, q("x = 41")).await;
-    assert_eq!(run(&a, k, q("x + 1")).await.0, "42");
-    let (_, err, code) = run(&a, k, q("def f(:")).await;
+    assert_eq!(run(a, k, q("1 + 1")).await, ("2".into(), String::new(), 0));
+    assert_eq!(
+        run(a, k, q("x = 41")).await,
+        (String::new(), String::new(), 0)
+    );
+    assert_eq!(run(a, k, q("x + 1")).await.0, "42");
+    let (_, err, code) = run(a, k, q("def f(:")).await;
     assert_eq!(code, 1);
     assert!(err.contains("SyntaxError"), "{err}");
-    assert_eq!(run(&a, k, q("import sys; sys.exit(2)")).await.2, 2);
-    assert!(
-        run(&a, k, q("import os; os.system('echo from-shell')"))
-            .await
-            .0
-            .contains("from-shell\n")
+    let (_, err, code) = run(a, k, q("1 / 0")).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("ZeroDivisionError"), "{err}");
+    assert_eq!(run(a, k, q("import sys; sys.exit(2)")).await.2, 2);
+    assert_eq!(run(a, k, q("import sys; sys.exit()")).await.2, 0);
+    assert_eq!(run(a, k, q("x")).await.0, "41", "SystemExit kept the REPL");
+    assert_eq!(
+        run(
+            a,
+            k,
+            q("import os; print('a'); os.system('echo from-shell'); print('c')")
+        )
+        .await
+        .0,
+        "a\nfrom-shell\nc\n"
     );
-    // Runs as the unprivileged work user in /home/work, with the env and limits applied.
+    // Unprivileged work user in /home/work, with the environment and limits applied.
     let (out, _, _) = run(
-        &a,
+        a,
         k,
-        q("import os; print(os.getuid(), os.getcwd(), os.environ['FOO'])"),
+        q("import os; print(os.getuid(), os.getcwd(), os.environ['FOO'], os.environ['BAI_KERNEL_ID'])"),
     )
     .await;
-    assert_eq!(out, "1000 /home/work bar\n");
+    assert_eq!(out, format!("1000 /home/work bar {k}\n"));
     let (out, _, _) = run(
-        &a,
+        a,
         k,
         q("print(open('/sys/fs/cgroup/memory/memory.limit_in_bytes').read().strip())"),
     )
     .await;
     assert_eq!(out.trim(), (256u64 << 20).to_string());
 
-    // Upload + batch exec.
+    // input(): waiting-input, the line arrives over a second request, the run goes on.
+    let mut s = a
+        .execute(k, q("name = input('Name: '); print('hi', name)"))
+        .await
+        .expect("execute");
+    let first = tokio::time::timeout(Duration::from_secs(10), s.next()).await;
+    assert_eq!(
+        first.expect("an event"),
+        Some(ExecEvent::WaitingInput {
+            prompt: "Name: ".into(),
+            password: false
+        })
+    );
+    let ack = a
+        .execute(k, ExecRequest::Input { line: "bob".into() })
+        .await
+        .expect("input");
+    assert_eq!(collect(ack).await.2, 0);
+    assert_eq!(collect(s).await, ("hi bob\n".into(), String::new(), 0));
+
+    t.agent.destroy_kernel(k).await.expect("destroy");
+}
+
+#[tokio::test]
+async fn docker_upload_then_batch_exec() {
+    let t = agent().await;
+    let a = &t.agent;
+    let s = spec(SessionType::Interactive, 256, None);
+    let k = s.kernel_id;
+    a.create_kernel(s).await.expect("create");
     a.upload_files(
         k,
-        vec![(
-            "sub/myscript.py".into(),
-            "import sys; print('args', sys.argv[1:])".into(),
-        )],
+        vec![
+            (
+                "myscript.py".into(),
+                "import sys; print('args', sys.argv[1:])".into(),
+            ),
+            ("sub/dir/data.txt".into(), "payload".into()),
+            ("main.py".into(), "print('main ran')".into()),
+        ],
     )
     .await
-    .unwrap();
-    let (out, _, code) = run(
-        &a,
+    .expect("upload");
+    let batch = |exec: &str| ExecRequest::Batch {
+        clean: Some("*".into()),
+        build: Some(String::new()),
+        exec: Some(exec.into()),
+    };
+    assert_eq!(
+        run(a, k, batch("python3 myscript.py a b")).await,
+        ("args ['a', 'b']\n".into(), String::new(), 0)
+    );
+    assert_eq!(run(a, k, batch("cat sub/dir/data.txt")).await.0, "payload");
+    assert_eq!(run(a, k, batch("*")).await.0, "main ran\n");
+    let (out, err, code) = run(
+        a,
         k,
         ExecRequest::Batch {
-            clean: Some("*".into()),
-            build: Some("*".into()),
-            exec: Some("python3 sub/myscript.py a b".into()),
+            clean: None,
+            build: Some("echo building; echo oops >&2; exit 5".into()),
+            exec: Some("echo never".into()),
         },
     )
     .await;
-    assert_eq!((out.as_str(), code), ("args ['a', 'b']\n", 0));
-    assert!(
-        a.upload_files(k, vec![("../escape".into(), "x".into())])
-            .await
-            .is_err()
+    assert_eq!(
+        (out.as_str(), err.as_str(), code),
+        ("building\n", "oops\n", 5)
+    );
+    // The uploaded files belong to the kernel user.
+    assert_eq!(
+        run(a, k, batch("stat -c %u:%g sub/dir/data.txt")).await.0,
+        "1000:1000\n"
     );
 
-    // Destroy removes the container and the scratch directory.
+    for bad in ["../escape", "/etc/passwd", "a/../../b", "nul\0byte"] {
+        let r = a.upload_files(k, vec![(bad.into(), "x".into())]).await;
+        assert!(
+            matches!(r, Err(AgentError::BadRequest(_))),
+            "{bad:?}: {r:?}"
+        );
+    }
+    // A link planted by the kernel user does not lead the agent outside.
+    run(a, k, batch("ln -s /etc evil")).await;
+    let r = a
+        .upload_files(k, vec![("evil/new/file".into(), "x".into())])
+        .await;
+    assert!(matches!(r, Err(AgentError::BadRequest(_))), "{r:?}");
+    let r = a.upload_files(k, vec![("evil".into(), "x".into())]).await;
+    assert!(matches!(r, Err(AgentError::BadRequest(_))), "{r:?}");
+    assert!(!Path::new("/etc/new").exists());
+
     a.destroy_kernel(k).await.expect("destroy");
-    assert!(!a.list_kernels().await.unwrap().contains(&k));
-    assert!(!dir.path().join("kernels").join(k.to_string()).exists());
 }
 
 #[tokio::test]
-async fn kernel_exits_are_reported_with_oom_and_exit_codes() {
-    let (a, _dir) = agent().await;
+async fn docker_out_of_memory_is_reported() {
+    let t = agent().await;
+    let a = &t.agent;
     let mut events = a.events();
-
-    // Out of memory: the REPL is killed, the kernel ends, the agent says why.
     let s = spec(SessionType::Interactive, 128, None);
     let k = s.kernel_id;
     a.create_kernel(s).await.expect("create");
-    let (_, err, code) = run(&a, k, q("x = bytearray(600 * 1024 * 1024)")).await;
+    let (_, err, code) = run(a, k, q("x = bytearray(400 * 1024 * 1024)")).await;
     assert_eq!(code, 137, "{err}");
-    let exit = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            if let Some(AgentEvent::KernelExited(e)) = events.next().await
-                && e.kernel_id == k
-            {
-                return e;
-            }
-        }
-    })
-    .await
-    .expect("exit event");
+    assert!(err.contains("killed"), "{err}");
+    let exit = next_exit(&mut events, k).await;
     assert!(exit.oom_killed, "{exit:?}");
-
-    // A batch kernel ends with its startup command's exit code and keeps its logs.
-    let s = spec(SessionType::Batch, 128, Some("echo batch-says-hi; exit 3"));
-    let k = s.kernel_id;
-    a.create_kernel(s).await.expect("create batch");
-    let exit = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            if let Some(AgentEvent::KernelExited(e)) = events.next().await
-                && e.kernel_id == k
-            {
-                return e;
-            }
-        }
-    })
-    .await
-    .expect("batch exit event");
-    assert_eq!(exit.exit_code, Some(3));
-    assert!(!exit.oom_killed);
-    assert!(exit.logs.contains("batch-says-hi"), "{:?}", exit.logs);
-    assert!(!a.list_kernels().await.unwrap().contains(&k));
+    assert!(!a.list_kernels().await.expect("list").contains(&k));
+    assert!(!kernel_dir(&t, k).exists());
 }
 
 #[tokio::test]
-async fn info_reports_capacity_and_kernel_images() {
-    let (a, _dir) = agent().await;
-    let info = a.info().await.unwrap();
+async fn docker_batch_session_ends_with_its_startup_command() {
+    let t = agent().await;
+    let a = &t.agent;
+    let mut events = a.events();
+    let mut s = spec(
+        SessionType::Batch,
+        128,
+        Some("echo batch-says-hi; cat boot.txt; exit 3"),
+    );
+    s.bootstrap_script = Some("echo booted > /home/work/boot.txt".into());
+    let k = s.kernel_id;
+    a.create_kernel(s).await.expect("create batch");
+    let exit = next_exit(&mut events, k).await;
+    assert_eq!(exit.exit_code, Some(3));
+    assert!(!exit.oom_killed);
+    assert!(exit.logs.contains("batch-says-hi"), "{:?}", exit.logs);
+    assert!(exit.logs.contains("booted"), "{:?}", exit.logs);
+    assert!(!a.list_kernels().await.expect("list").contains(&k));
+    assert!(!kernel_dir(&t, k).exists());
+    // Already gone: destroy is idempotent.
+    let again = a.destroy_kernel(k).await.expect("destroy a gone kernel");
+    assert_eq!((again.exit_code, again.logs.as_str()), (None, ""));
+}
+
+#[tokio::test]
+async fn docker_failures_are_reported() {
+    let t = agent().await;
+    let a = &t.agent;
+    let mut events = a.events();
+
+    // krunner dies before it is ready: NotReady with the container's log, nothing left.
+    let mut s = spec(SessionType::Interactive, 128, None);
+    s.bootstrap_script = Some("echo about-to-fail; kill -9 $PPID".into());
+    let k = s.kernel_id;
+    match a.create_kernel(s).await {
+        Err(AgentError::NotReady(why)) => assert!(why.contains("about-to-fail"), "{why}"),
+        other => panic!("expected NotReady, got {other:?}"),
+    }
+    assert!(!a.list_kernels().await.expect("list").contains(&k));
+    assert!(!kernel_dir(&t, k).exists());
+
+    // The kernel vanishes mid-execution: the stream still finishes, the exit is reported.
+    let s = spec(SessionType::Interactive, 128, None);
+    let k = s.kernel_id;
+    a.create_kernel(s).await.expect("create");
+    let (_, err, code) = run(
+        a,
+        k,
+        q("import os, time; os.kill(os.getppid(), 9); time.sleep(5)"),
+    )
+    .await;
+    assert_eq!(code, 137, "{err}");
+    assert!(err.contains("went away"), "{err}");
+    let exit = next_exit(&mut events, k).await;
+    assert_eq!((exit.exit_code, exit.oom_killed), (Some(137), false));
+}
+
+#[tokio::test]
+async fn docker_destroy_removes_container_and_scratch() {
+    let t = agent().await;
+    let a = &t.agent;
+    let mut events = a.events();
+    let s = spec(SessionType::Interactive, 128, None);
+    let k = s.kernel_id;
+    a.create_kernel(s).await.expect("create");
+    run(a, k, q("print('bye')")).await;
+    assert!(kernel_dir(&t, k).join("run/krunner.sock").exists());
+    let exit = a.destroy_kernel(k).await.expect("destroy");
+    assert_eq!(exit.exit_code, None, "we ended it");
+    assert!(exit.logs.is_empty() || !exit.logs.contains("Traceback"));
+    assert!(!a.list_kernels().await.expect("list").contains(&k));
+    assert!(!kernel_dir(&t, k).exists());
+    assert!(matches!(
+        a.execute(k, q("1")).await.map(|_| ()),
+        Err(AgentError::KernelNotFound(_))
+    ));
+    assert!(a.destroy_kernel(k).await.is_ok());
+    // destroy_kernel answers for the kernel: no KernelExited event as well.
+    let extra = tokio::time::timeout(Duration::from_millis(500), events.next()).await;
+    assert!(extra.is_err(), "unexpected event {extra:?}");
+}
+
+#[tokio::test]
+async fn docker_info_and_orphans() {
+    let t = agent().await;
+    let a = &t.agent;
+    let info = a.info().await.expect("info");
     assert!(info.capacity.cpu_milli >= 1000);
     assert!(info.capacity.mem > 0);
-    assert!(
-        info.images.iter().any(|i| i.name == IMAGE),
-        "{:?}",
-        info.images
-    );
-    let err = a
+    assert_eq!(info.architecture, std::env::consts::ARCH);
+    let image = info.images.iter().find(|i| i.name == IMAGE);
+    let image = image.unwrap_or_else(|| panic!("{IMAGE} not in {:?}", info.images));
+    assert!(image.size_bytes > 0);
+    assert!(image.labels.contains_key("ai.backend.kernelspec"));
+
+    let r = a
         .create_kernel(KernelSpec {
-            image: "no/such:image".into(),
+            image: "bai/no-such-image:0".into(),
             ..spec(SessionType::Interactive, 128, None)
         })
         .await;
-    assert!(err.is_err());
+    assert!(matches!(r, Err(AgentError::ImageNotFound(_))), "{r:?}");
+
+    let keep = spec(SessionType::Interactive, 128, None);
+    let drop_ = spec(SessionType::Interactive, 128, None);
+    let (keep_id, drop_id) = (keep.kernel_id, drop_.kernel_id);
+    a.create_kernel(keep).await.expect("create");
+    a.create_kernel(drop_).await.expect("create");
+    let stray = Uuid::new_v4();
+    std::fs::create_dir_all(kernel_dir(&t, stray).join("work")).expect("stray dir");
+    let removed = a.cleanup_orphans(&[keep_id]).await.expect("cleanup");
+    assert_eq!(removed, 2);
+    assert_eq!(a.list_kernels().await.expect("list"), vec![keep_id]);
+    assert!(!kernel_dir(&t, drop_id).exists());
+    assert!(!kernel_dir(&t, stray).exists());
+    a.destroy_kernel(keep_id).await.expect("destroy");
 }

@@ -1,13 +1,15 @@
-//! Command line arguments.
+//! Command line arguments (clap derive) and the pure helpers that turn them into requests.
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
 #[command(
     name = "bai",
     version,
-    about = "bai command line client (Backend.AI compatible)"
+    about = "bai command line client (Backend.AI compatible; also installed as backend.ai)"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -16,15 +18,15 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Cmd {
-    /// Start a session and run code or files in it.
-    Run(RunArgs),
+    /// Start a session (or reuse one by name) and run code or files in it.
+    Run(Box<RunArgs>),
     /// Start a session (interactive, or batch with a startup command).
-    Start(StartArgs),
+    Start(Box<StartArgs>),
     /// List your sessions, most recently changed first.
     Ps(PsArgs),
-    /// Lifecycle events of a session as they happen.
+    /// Print a session's lifecycle events as they happen.
     Events(EventsArgs),
-    /// Logs of a session's container.
+    /// Print the logs of a session's container.
     Logs(RefArg),
     /// Terminate sessions (queued ones are cancelled).
     #[command(visible_alias = "kill")]
@@ -43,17 +45,26 @@ pub enum Cmd {
 pub enum SessionCmd {
     /// Same as `bai start`.
     Create(Box<StartArgs>),
-    /// Details of a session.
+    /// Same as `bai ps`.
+    List(PsArgs),
+    /// Show a session's fields (GET /session/REF).
     Info(InfoArgs),
     /// Rename a session.
-    Rename { reference: String, new_name: String },
-    /// Logs of a session's container.
+    Rename {
+        /// Session name or id.
+        reference: String,
+        /// The new name (4–64 letters, digits, '-', '_', '.').
+        new_name: String,
+    },
+    /// Print the logs of a session's container.
     Logs(RefArg),
-    /// Lifecycle events of a session.
+    /// Print a session's lifecycle events as they happen.
     Events(EventsArgs),
-    /// When the session entered each status, and its scheduling history.
-    History(RefArg),
+    /// When the session entered each status.
+    #[command(visible_alias = "status-history")]
+    History(HistoryArgs),
     /// Same as `bai rm`.
+    #[command(visible_alias = "rm")]
     Destroy(RmArgs),
 }
 
@@ -80,6 +91,7 @@ pub struct RefArg {
 
 #[derive(Args, Debug, Clone)]
 pub struct InfoArgs {
+    /// Session name or id.
     pub reference: String,
     /// Print the raw JSON.
     #[arg(long)]
@@ -87,7 +99,17 @@ pub struct InfoArgs {
 }
 
 #[derive(Args, Debug, Clone)]
+pub struct HistoryArgs {
+    /// Session name or id.
+    pub reference: String,
+    /// Also print the scheduler's phase-by-phase history.
+    #[arg(long)]
+    pub scheduling: bool,
+}
+
+#[derive(Args, Debug, Clone)]
 pub struct RmArgs {
+    /// Session names or ids.
     #[arg(required = true)]
     pub references: Vec<String>,
     /// Force termination.
@@ -97,33 +119,40 @@ pub struct RmArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct EventsArgs {
+    /// Session name or id (it may not exist yet).
     pub reference: String,
-    /// session, kernel, or * for both.
+    /// session, kernel, session,kernel or * (all).
     #[arg(long, default_value = "*")]
     pub scope: String,
-    /// Exit when this event arrives (batch_session_result: exit 0 on success, 1 on failure).
-    #[arg(long)]
+    /// Exit 0 when this event arrives; `batch_session_result` exits 0 on
+    /// session_success and 1 on session_failure.
+    #[arg(long, value_name = "EVENT")]
     pub wait: Option<String>,
 }
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct PsArgs {
-    /// Running sessions only.
+    /// Running sessions only (CREATING, RUNNING, RUNNING_DEGRADED).
     #[arg(long, conflicts_with_all = ["dead", "all", "status"])]
     pub running: bool,
-    /// Terminated and cancelled sessions only.
+    /// Ended sessions only (CANCELLED, TERMINATED).
     #[arg(long, conflicts_with_all = ["all", "status"])]
     pub dead: bool,
     /// Sessions in every status, every page.
     #[arg(long, conflicts_with = "status")]
     pub all: bool,
-    /// Comma-separated statuses.
+    /// Comma-separated statuses (ALL for every status).
     #[arg(short, long)]
     pub status: Option<String>,
-    #[arg(long, default_value_t = 10)]
+    /// How many sessions to show.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(i64).range(1..))]
     pub limit: i64,
-    #[arg(long, default_value_t = 0)]
+    /// Skip this many sessions.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i64).range(0..))]
     pub offset: i64,
+    /// Also show the tag, creation time and occupied resources.
+    #[arg(long)]
+    pub detail: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -138,45 +167,47 @@ pub struct AdminPsArgs {
 /// Options shared by `run` and `start`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct CreateArgs {
-    /// Session name (4–64 letters, digits, '-', '_', '.'); random when not given.
+    /// Session name (4–64 letters, digits, '-', '_', '.'); a live session with this name is
+    /// reused.
     #[arg(short = 't', long = "name")]
     pub name: Option<String>,
     /// interactive, batch or inference.
-    #[arg(long = "type", default_value = "interactive")]
-    pub session_type: String,
-    /// Resources, e.g. -r cpu=2 -r mem=1g -r shmem=64m (a mem value without unit is MiB).
-    #[arg(short = 'r', long = "resources", value_name = "KEY=VALUE")]
-    pub resources: Vec<String>,
-    /// Environment variables, e.g. -e K=V.
-    #[arg(short = 'e', long = "env", value_name = "KEY=VALUE")]
-    pub env: Vec<String>,
-    /// Return right after the session is queued.
+    #[arg(long = "type", default_value = "interactive", value_parser = parse_type)]
+    pub session_type: bai_core::SessionType,
+    /// Resources, e.g. -r cpu=2 -r mem=1g -r shmem=64m (mem without a unit is MiB).
+    #[arg(short = 'r', long = "resources", value_name = "KEY=VALUE", value_parser = parse_kv)]
+    pub resources: Vec<(String, String)>,
+    /// Environment variables, e.g. -e K=V (the value may contain '=').
+    #[arg(short = 'e', long = "env", value_name = "KEY=VALUE", value_parser = parse_kv)]
+    pub env: Vec<(String, String)>,
+    /// Return right after the session is queued (no code is run).
     #[arg(long)]
     pub enqueue_only: bool,
-    /// Wait at most this many seconds for the session to start.
-    #[arg(long, default_value_t = 0)]
+    /// Wait at most this many seconds for the session to start (0: no limit).
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
     pub max_wait: u64,
-    /// Batch: never start before this time (ISO-8601, or a delay like 30s, 5m, 2h).
-    #[arg(long)]
+    /// Batch: not before this time (ISO-8601, or a delay like 30s, 5m, 2h).
+    #[arg(long, value_name = "TIME", value_parser = parse_starts_at)]
     pub starts_at: Option<String>,
     /// Batch: terminate with task-timeout after this long (seconds, or 30s, 5m, 2h).
-    #[arg(long, alias = "timeout")]
+    #[arg(long, visible_alias = "timeout", value_name = "SECS", value_parser = parse_batch_timeout)]
     pub batch_timeout: Option<String>,
+    /// A tag kept with the session.
     #[arg(long)]
     pub tag: Option<String>,
-    /// A shell script file run once before the session is ready.
-    #[arg(long)]
-    pub bootstrap_script: Option<std::path::PathBuf>,
+    /// A shell script run once before the session is ready.
+    #[arg(long, value_name = "FILE")]
+    pub bootstrap_script: Option<PathBuf>,
     /// Resource group.
     #[arg(long)]
     pub scaling_group: Option<String>,
     /// Administrators: create the session for this access key.
-    #[arg(short = 'o', long = "owner")]
+    #[arg(short = 'o', long = "owner", value_name = "ACCESS_KEY")]
     pub owner: Option<String>,
     /// Fail instead of reusing a live session with the same name.
     #[arg(long)]
     pub no_reuse: bool,
-    /// Print less.
+    /// No progress output.
     #[arg(short, long)]
     pub quiet: bool,
 }
@@ -185,29 +216,31 @@ pub struct CreateArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub create: CreateArgs,
-    /// Python code to run (query mode).
-    #[arg(short = 'c', long = "code")]
+    /// Code to run in the kernel's REPL (query mode).
+    #[arg(short = 'c', long = "code", conflicts_with = "exec")]
     pub code: Option<String>,
     /// Shell command to run after uploading FILES (batch mode).
-    #[arg(long)]
+    #[arg(long, value_name = "CMD")]
     pub exec: Option<String>,
-    #[arg(long)]
+    /// Batch mode: clean command (default: the kernel's).
+    #[arg(long, value_name = "CMD")]
     pub clean: Option<String>,
-    #[arg(long)]
+    /// Batch mode: build command (default: the kernel's).
+    #[arg(long, value_name = "CMD")]
     pub build: Option<String>,
     /// Batch sessions: the command that makes up the session.
-    #[arg(long)]
+    #[arg(long, value_name = "CMD")]
     pub startup_command: Option<String>,
-    /// Terminate the session afterwards.
+    /// Terminate the session afterwards (also on errors and Ctrl-C).
     #[arg(long)]
     pub rm: bool,
-    /// Upload paths relative to this directory.
+    /// Upload FILES with paths relative to this directory.
     #[arg(long, default_value = ".")]
-    pub basedir: std::path::PathBuf,
+    pub basedir: PathBuf,
     /// Image name or alias, e.g. python.
     pub image: String,
     /// Files to upload into /home/work.
-    pub files: Vec<std::path::PathBuf>,
+    pub files: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -215,66 +248,135 @@ pub struct StartArgs {
     #[command(flatten)]
     pub create: CreateArgs,
     /// Batch sessions: the command that makes up the session.
-    #[arg(short = 'c', long = "startup-command")]
+    #[arg(short = 'c', long = "startup-command", value_name = "CMD")]
     pub startup_command: Option<String>,
     /// Image name or alias, e.g. python.
     pub image: String,
 }
 
-/// Splits `K=V` (the value may contain `=`).
-pub fn split_kv(s: &str, what: &str) -> Result<(String, String), String> {
+fn parse_type(s: &str) -> Result<bai_core::SessionType, String> {
+    s.parse()
+}
+
+/// Splits `K=V`; the value may contain `=` and may be empty.
+pub fn parse_kv(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
-        _ => Err(format!("{what} {s:?} must look like KEY=VALUE")),
+        _ => Err(format!("{s:?} must look like KEY=VALUE")),
     }
 }
 
-/// `-r` values: `mem` without a unit letter gets `m` (as the official client); `shmem`
-/// goes to resource options.
-/// Resource slots and resource options (`shmem`).
+/// Resource slots and resource options.
 pub type ResourceMaps = (Map<String, Value>, Map<String, Value>);
 
-pub fn resources(items: &[String]) -> Result<ResourceMaps, String> {
+/// `-r` values as the official client sends them: strings, keys verbatim, and a `mem`
+/// (or `shmem`) value without a unit letter gets `m`. `shmem` goes to resource options.
+pub fn resources(items: &[(String, String)]) -> ResourceMaps {
     let mut res = Map::new();
     let mut opts = Map::new();
-    for it in items {
-        let (k, mut v) = split_kv(it, "resource")?;
+    for (k, v) in items {
+        let mut v = v.trim().to_string();
         if (k == "mem" || k == "shmem") && v.chars().last().is_some_and(|c| c.is_ascii_digit()) {
             v.push('m');
         }
         if k == "shmem" {
-            opts.insert(k, Value::String(v));
+            opts.insert(k.clone(), Value::String(v));
         } else {
-            res.insert(k, Value::String(v));
+            res.insert(k.clone(), Value::String(v));
         }
     }
-    Ok((res, opts))
+    (res, opts)
 }
 
-pub fn environ(items: &[String]) -> Result<Map<String, Value>, String> {
-    let mut m = Map::new();
-    for it in items {
-        let (k, v) = split_kv(it, "environment variable")?;
-        m.insert(k, Value::String(v));
+/// `-e` pairs; a later one wins.
+pub fn environ(items: &[(String, String)]) -> BTreeMap<String, String> {
+    items.iter().cloned().collect()
+}
+
+/// Parses a delay: `90`, `90s`, `5m`, `2h`, `1d`, `1w`, or combinations like `1h30m`.
+pub fn parse_delay_secs(s: &str) -> Option<u64> {
+    let s = s.trim().to_ascii_lowercase();
+    if s.is_empty() {
+        return None;
     }
-    Ok(m)
+    if let Ok(n) = s.parse::<f64>() {
+        return (n.is_finite() && n >= 0.0).then(|| n.round() as u64);
+    }
+    let mut total = 0f64;
+    let mut num = String::new();
+    for c in s.chars() {
+        if c.is_ascii_digit() || c == '.' {
+            num.push(c);
+            continue;
+        }
+        let unit = match c {
+            's' => 1.0,
+            'm' => 60.0,
+            'h' => 3600.0,
+            'd' => 86400.0,
+            'w' => 604800.0,
+            _ => return None,
+        };
+        let n: f64 = num.parse().ok()?;
+        total += n * unit;
+        num.clear();
+    }
+    if !num.is_empty() || !total.is_finite() {
+        return None;
+    }
+    Some(total.round() as u64)
 }
 
+/// `--starts-at`: an ISO-8601 time (sent as given) or a delay (sent as `<secs>s`, so the
+/// server adds it to its own clock).
+pub fn parse_starts_at(s: &str) -> Result<String, String> {
+    let t = s.trim();
+    if chrono::DateTime::parse_from_rfc3339(t).is_ok() {
+        return Ok(t.to_string());
+    }
+    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f"] {
+        if chrono::NaiveDateTime::parse_from_str(t, fmt).is_ok() {
+            return Ok(t.to_string());
+        }
+    }
+    match parse_delay_secs(t) {
+        Some(secs) => Ok(format!("{secs}s")),
+        None => Err(format!(
+            "{s:?} is neither an ISO-8601 time (2026-11-22T10:00:00+00:00) nor a delay (30s, 5m, 2h)"
+        )),
+    }
+}
+
+/// `--batch-timeout`: seconds or a delay; sent as a number of seconds.
+pub fn parse_batch_timeout(s: &str) -> Result<String, String> {
+    match parse_delay_secs(s) {
+        Some(secs) if secs > 0 => Ok(secs.to_string()),
+        _ => Err(format!(
+            "{s:?} is not a positive duration: use seconds, or 30s, 5m, 2h"
+        )),
+    }
+}
+
+pub const DEFAULT_STATUSES: &str = "PENDING,SCHEDULED,PULLING,PREPARED,PREPARING,CREATING,RUNNING,RUNNING_DEGRADED,TERMINATING,ERROR";
+pub const RUNNING_STATUSES: &str = "CREATING,RUNNING,RUNNING_DEGRADED";
+pub const DEAD_STATUSES: &str = "CANCELLED,TERMINATED";
 pub const ALL_STATUSES: &str = "PENDING,SCHEDULED,PULLING,PREPARED,PREPARING,CREATING,RUNNING,RESTARTING,RUNNING_DEGRADED,TERMINATING,TERMINATED,ERROR,CANCELLED";
 
 impl PsArgs {
+    /// The `status` variable of `compute_session_list` (wire contract §5.1).
     pub fn statuses(&self) -> String {
-        if let Some(s) = &self.status {
-            return s.to_ascii_uppercase();
-        }
-        if self.running {
-            "PREPARING,PULLING,CREATING,RUNNING,RUNNING_DEGRADED".into()
-        } else if self.dead {
-            "CANCELLED,TERMINATED".into()
-        } else if self.all {
-            ALL_STATUSES.into()
-        } else {
-            "PENDING,SCHEDULED,PULLING,PREPARED,PREPARING,CREATING,RUNNING,RESTARTING,RUNNING_DEGRADED,TERMINATING,ERROR".into()
+        match &self.status {
+            Some(s) if s.trim().eq_ignore_ascii_case("all") => ALL_STATUSES.into(),
+            Some(s) => s
+                .split(',')
+                .map(|p| p.trim().to_ascii_uppercase())
+                .filter(|p| !p.is_empty())
+                .collect::<Vec<_>>()
+                .join(","),
+            None if self.running => RUNNING_STATUSES.into(),
+            None if self.dead => DEAD_STATUSES.into(),
+            None if self.all => ALL_STATUSES.into(),
+            None => DEFAULT_STATUSES.into(),
         }
     }
 }
@@ -283,52 +385,101 @@ impl PsArgs {
 mod tests {
     use super::*;
 
+    fn kv(items: &[&str]) -> Vec<(String, String)> {
+        items.iter().map(|s| parse_kv(s).unwrap()).collect()
+    }
+
     #[test]
     fn resource_values_follow_the_official_client() {
-        let (r, o) = resources(&[
-            "cpu=2".into(),
-            "mem=4096".into(),
-            "shmem=64".into(),
-            "gpu=0.5".into(),
-        ])
-        .unwrap();
+        let (r, o) = resources(&kv(&["cpu=2", "mem=4096", "shmem=64", "gpu=0.5"]));
         assert_eq!(r["cpu"], "2");
         assert_eq!(r["mem"], "4096m");
         assert_eq!(r["gpu"], "0.5");
+        assert!(!r.contains_key("shmem"));
         assert_eq!(o["shmem"], "64m");
-        let (r, _) = resources(&["mem=1g".into()]).unwrap();
+        let (r, _) = resources(&kv(&["mem=1g", "cpu.shares=1"]));
         assert_eq!(r["mem"], "1g");
-        assert!(resources(&["cpu".into()]).is_err());
+        assert_eq!(r["cpu.shares"], "1");
+        let (r, _) = resources(&kv(&["mem=lots"]));
+        assert_eq!(r["mem"], "lots", "bad values are the server's to judge");
+        assert!(parse_kv("cpu").is_err());
+        assert!(parse_kv("=1").is_err());
     }
 
     #[test]
     fn env_values_may_contain_equals() {
-        let e = environ(&["A=b=c".into(), "EMPTY=".into()]).unwrap();
+        let e = environ(&kv(&["A=b=c", "EMPTY=", "A2=x"]));
         assert_eq!(e["A"], "b=c");
         assert_eq!(e["EMPTY"], "");
-        assert!(environ(&["=x".into()]).is_err());
+        assert_eq!(e["A2"], "x");
+        let c = Cli::try_parse_from(["bai", "start", "-e", "GREETING=hi=there", "python"]).unwrap();
+        let Cmd::Start(s) = c.cmd else { panic!() };
+        assert_eq!(s.create.env, vec![("GREETING".into(), "hi=there".into())]);
+        assert!(Cli::try_parse_from(["bai", "start", "-e", "novalue", "python"]).is_err());
     }
 
     #[test]
-    fn status_filters() {
-        let ps = PsArgs {
-            dead: true,
-            ..Default::default()
+    fn starts_at_accepts_times_and_delays() {
+        assert_eq!(parse_starts_at("10s").unwrap(), "10s");
+        assert_eq!(parse_starts_at("5m").unwrap(), "300s");
+        assert_eq!(parse_starts_at("1h30m").unwrap(), "5400s");
+        assert_eq!(parse_starts_at("2d").unwrap(), "172800s");
+        assert_eq!(parse_starts_at("45").unwrap(), "45s");
+        assert_eq!(
+            parse_starts_at("2026-11-22T10:00:00+00:00").unwrap(),
+            "2026-11-22T10:00:00+00:00"
+        );
+        assert_eq!(
+            parse_starts_at("2026-11-22T10:00:00").unwrap(),
+            "2026-11-22T10:00:00"
+        );
+        for bad in ["", "soon", "5x", "m5", "-3s", "1h30"] {
+            assert!(parse_starts_at(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_batch_timeout("2").unwrap(), "2");
+        assert_eq!(parse_batch_timeout("5m").unwrap(), "300");
+        assert!(parse_batch_timeout("0").is_err());
+    }
+
+    #[test]
+    fn status_lists_per_flag() {
+        let ps = |args: &[&str]| {
+            let mut v = vec!["bai", "ps"];
+            v.extend_from_slice(args);
+            match Cli::try_parse_from(v).unwrap().cmd {
+                Cmd::Ps(p) => p,
+                other => panic!("{other:?}"),
+            }
         };
-        assert_eq!(ps.statuses(), "CANCELLED,TERMINATED");
-        let ps = PsArgs::default();
-        assert!(ps.statuses().contains("PENDING") && !ps.statuses().contains("TERMINATED"));
-        let ps = PsArgs {
-            all: true,
-            ..Default::default()
-        };
-        assert!(ps.statuses().contains("CANCELLED"));
+        assert_eq!(ps(&[]).statuses(), DEFAULT_STATUSES);
+        assert_eq!(
+            ps(&["--running"]).statuses(),
+            "CREATING,RUNNING,RUNNING_DEGRADED"
+        );
+        assert_eq!(ps(&["--dead"]).statuses(), "CANCELLED,TERMINATED");
+        assert_eq!(ps(&["--all"]).statuses(), ALL_STATUSES);
+        assert_eq!(ps(&["-s", "ALL"]).statuses(), ALL_STATUSES);
+        assert_eq!(ps(&["-s", "running, error"]).statuses(), "RUNNING,ERROR");
+        assert_eq!(ps(&[]).limit, 10);
+        assert!(!DEFAULT_STATUSES.contains("TERMINATED"));
+        assert!(Cli::try_parse_from(["bai", "ps", "--running", "--dead"]).is_err());
+        assert!(Cli::try_parse_from(["bai", "ps", "--limit", "0"]).is_err());
     }
 
     #[test]
     fn cli_parses_the_seed_commands() {
-        let c = Cli::try_parse_from(["bai", "run", "--rm", "-c", "print(1)", "python"]).unwrap();
-        assert!(matches!(c.cmd, Cmd::Run(ref r) if r.rm && r.code.as_deref() == Some("print(1)")));
+        let c = Cli::try_parse_from([
+            "backend.ai",
+            "run",
+            "--rm",
+            "-c",
+            "print(\"hello world\")",
+            "python:3.6-ubuntu18.04",
+        ])
+        .unwrap();
+        assert!(
+            matches!(c.cmd, Cmd::Run(ref r) if r.rm && r.code.as_deref() == Some("print(\"hello world\")"))
+        );
         let c = Cli::try_parse_from([
             "bai",
             "run",
@@ -340,12 +491,65 @@ mod tests {
         ])
         .unwrap();
         assert!(matches!(c.cmd, Cmd::Run(ref r) if r.files.len() == 1 && r.image == "python"));
+        let c =
+            Cli::try_parse_from(["bai", "run", "--rm", "-r", "gpu=0.5", "img", "./a.py"]).unwrap();
+        assert!(matches!(c.cmd, Cmd::Run(ref r) if r.create.resources[0].1 == "0.5"));
         let c = Cli::try_parse_from([
             "bai", "start", "--type", "batch", "-c", "ls", "-t", "mysess", "python",
         ])
         .unwrap();
-        assert!(matches!(c.cmd, Cmd::Start(ref s) if s.startup_command.as_deref() == Some("ls")));
-        assert!(Cli::try_parse_from(["bai", "admin", "sessions", "--access-key", "AK"]).is_ok());
-        assert!(Cli::try_parse_from(["bai", "ps", "--running", "--dead"]).is_err());
+        assert!(
+            matches!(c.cmd, Cmd::Start(ref s) if s.startup_command.as_deref() == Some("ls")
+            && s.create.session_type == bai_core::SessionType::Batch)
+        );
+        for args in [
+            &["bai", "admin", "sessions", "--access-key", "AK"][..],
+            &["bai", "admin", "session", "list", "--all"],
+            &["bai", "ps"],
+            &["bai", "events", "sess", "--wait", "batch_session_result"],
+            &[
+                "bai",
+                "session",
+                "events",
+                "sess",
+                "--scope",
+                "session,kernel",
+            ],
+            &["bai", "logs", "sess"],
+            &["bai", "session", "logs", "sess"],
+            &["bai", "session", "rename", "a", "b"],
+            &["bai", "session", "info", "--json", "s"],
+            &["bai", "session", "history", "s"],
+            &["bai", "rm", "a", "b", "-f"],
+            &["bai", "kill", "a"],
+            &["bai", "session", "destroy", "a"],
+            &["bai", "session", "create", "-t", "x1234", "python"],
+            &[
+                "bai",
+                "start",
+                "--starts-at",
+                "10s",
+                "--type",
+                "batch",
+                "-c",
+                "date",
+                "python",
+            ],
+            &[
+                "bai",
+                "run",
+                "--enqueue-only",
+                "--max-wait",
+                "5",
+                "-q",
+                "python",
+            ],
+            &["bai", "version"],
+        ] {
+            assert!(Cli::try_parse_from(args).is_ok(), "{args:?}");
+        }
+        assert!(Cli::try_parse_from(["bai", "rm"]).is_err());
+        assert!(Cli::try_parse_from(["bai", "start", "--type", "weird", "python"]).is_err());
+        assert!(Cli::try_parse_from(["bai", "start", "--starts-at", "soon", "python"]).is_err());
     }
 }

@@ -1,22 +1,22 @@
 //! `bai`: the command line client (also installed as `backend.ai`).
 #![forbid(unsafe_code)]
 
-mod args;
-mod cmd;
-mod output;
-
 use clap::Parser;
 use std::process::ExitCode;
 
-#[tokio::main]
-async fn main() -> ExitCode {
-    let cli = args::Cli::parse();
-    match cmd::dispatch(cli).await {
-        Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+fn main() -> ExitCode {
+    // Usage errors exit 2 (clap's default), --help / --version exit 0.
+    let cli = bai_cli::args::Cli::parse();
+    let code = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt.block_on(bai_cli::main_with(cli)),
         Err(e) => {
-            let msg = e.to_string().replace('\n', " ");
-            eprintln!("error: {msg}");
-            ExitCode::from(1)
+            eprintln!("error: cannot start the async runtime: {e}");
+            1
         }
-    }
+    };
+    ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1))
 }

@@ -1,11 +1,23 @@
-//! Tables and progress for the terminal.
+//! Tables, progress notes and spinners for the terminal. Progress goes to stderr, so
+//! stdout carries only results (and the program's own output for `run`).
 
 use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::Value;
 use std::io::IsTerminal;
 use std::time::Duration;
 
-/// Prints rows as an aligned table.
-pub fn table(headers: &[&str], rows: &[Vec<String>]) {
+/// A JSON value as a table cell / `key: value` value.
+pub fn cell(v: &Value) -> String {
+    match v {
+        Value::Null => "-".into(),
+        Value::String(s) if s.is_empty() => "-".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Formats rows as an aligned table with a header rule.
+pub fn table_text(headers: &[&str], rows: &[Vec<String>]) -> String {
     let mut width: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
@@ -14,7 +26,7 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) {
             }
         }
     }
-    let line = |cells: Vec<String>| {
+    let line = |cells: &[String]| {
         cells
             .iter()
             .enumerate()
@@ -24,14 +36,27 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) {
             .trim_end()
             .to_string()
     };
-    println!("{}", line(headers.iter().map(|h| h.to_string()).collect()));
-    println!("{}", line(width.iter().map(|w| "-".repeat(*w)).collect()));
+    let mut out = String::new();
+    out.push_str(&line(
+        &headers.iter().map(|h| h.to_string()).collect::<Vec<_>>(),
+    ));
+    out.push('\n');
+    out.push_str(&line(
+        &width.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>(),
+    ));
+    out.push('\n');
     for r in rows {
-        println!("{}", line(r.clone()));
+        out.push_str(&line(r));
+        out.push('\n');
     }
+    out
 }
 
-/// A spinner on stderr while waiting, only on a terminal and when not quiet.
+pub fn table(headers: &[&str], rows: &[Vec<String>]) {
+    print!("{}", table_text(headers, rows));
+}
+
+/// A spinner on stderr while waiting; only on a terminal and when not quiet.
 pub fn spinner(msg: &str, quiet: bool) -> Option<ProgressBar> {
     if quiet || !std::io::stderr().is_terminal() {
         return None;
@@ -45,9 +70,22 @@ pub fn spinner(msg: &str, quiet: bool) -> Option<ProgressBar> {
     Some(pb)
 }
 
-/// Progress notes go to stderr so stdout carries only the program's output.
+/// Progress note on stderr: `∙ msg`.
 pub fn note(quiet: bool, msg: &str) {
     if !quiet {
         eprintln!("∙ {msg}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_align() {
+        let t = table_text(&["A", "Bee"], &[vec!["long-cell".into(), "x".into()]]);
+        assert_eq!(t, "A          Bee\n---------  ---\nlong-cell  x\n");
+        assert_eq!(cell(&Value::Null), "-");
+        assert_eq!(cell(&serde_json::json!(3)), "3");
     }
 }

@@ -1,97 +1,242 @@
-//! Configuration from the environment, as the official client reads it.
+//! Configuration from the environment, as the official client reads it (wire contract §1).
 
 use crate::ClientError;
+use std::time::Duration;
 
+pub const DEFAULT_ENDPOINT: &str = "http://127.0.0.1:8090";
+
+/// Where and as whom to talk to the manager.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Base URL without a trailing slash, e.g. `http://127.0.0.1:8090`.
-    pub endpoint: String,
+    /// Base URL without a trailing slash, path prefix included, e.g. `http://127.0.0.1:8090`.
+    endpoint: String,
+    /// `host[:port]`: sent as Host and signed.
+    authority: String,
+    /// `""` or `/prefix`: part of every request path (and signed).
+    prefix: String,
     pub access_key: String,
     pub secret_key: String,
+    /// Sent as `X-BackendAI-Domain` and as `domain` in session creation.
     pub domain: String,
+    /// Project name sent as `group` in session creation.
     pub group: String,
+    /// vfolders appended to `config.mounts` of every created session.
     pub vfolder_mounts: Vec<String>,
-}
-
-fn var(name: &str) -> Option<String> {
-    std::env::var(format!("BACKEND_{name}"))
-        .or_else(|_| std::env::var(format!("SORNA_{name}")))
-        .ok()
-        .filter(|v| !v.is_empty())
+    pub connect_timeout: Duration,
+    /// None: wait as long as the server needs (long-polls, blocking creates).
+    pub read_timeout: Option<Duration>,
 }
 
 impl Config {
-    pub fn from_env() -> Result<Config, ClientError> {
-        let endpoint = var("ENDPOINT").unwrap_or_else(|| "http://127.0.0.1:8090".into());
-        let endpoint = endpoint
-            .split(',')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .trim_end_matches('/')
-            .to_string();
-        if !endpoint.starts_with("http://") && !endpoint.starts_with("https://") {
-            return Err(ClientError::Config(format!(
-                "BACKEND_ENDPOINT {endpoint:?} must start with http:// or https://"
-            )));
-        }
-        if endpoint.starts_with("https://") {
-            return Err(ClientError::Config(
-                "this build of bai speaks plain HTTP only; use an http:// endpoint".into(),
-            ));
-        }
-        match var("ENDPOINT_TYPE").as_deref() {
-            None | Some("api") => {}
-            Some(other) => {
-                return Err(ClientError::Config(format!(
-                    "BACKEND_ENDPOINT_TYPE={other} is not supported by bai; use api (keypair signing)"
-                )));
-            }
-        }
-        let access_key = var("ACCESS_KEY").unwrap_or_default();
-        let secret_key = var("SECRET_KEY").unwrap_or_default();
+    /// A configuration for `endpoint` (`http://host[:port][/prefix]`) and a keypair, with
+    /// the defaults of the official client for everything else.
+    pub fn new(endpoint: &str, access_key: &str, secret_key: &str) -> Result<Config, ClientError> {
+        let (endpoint, authority, prefix) = parse_endpoint(endpoint)?;
         if access_key.is_empty() || secret_key.is_empty() {
             return Err(ClientError::Config(
-                "set BACKEND_ACCESS_KEY and BACKEND_SECRET_KEY (e.g. `. ~/.local/share/bai/env-user.sh`)".into(),
+                "set BACKEND_ACCESS_KEY and BACKEND_SECRET_KEY \
+                 (e.g. `. ~/.local/share/bai/env-user.sh`)"
+                    .into(),
             ));
         }
         Ok(Config {
             endpoint,
-            access_key,
-            secret_key,
-            domain: var("DOMAIN").unwrap_or_else(|| "default".into()),
-            group: var("GROUP").unwrap_or_else(|| "default".into()),
-            vfolder_mounts: var("VFOLDER_MOUNTS")
-                .map(|v| {
-                    v.split(',')
-                        .map(|s| s.trim().to_string())
-                        .filter(|s| !s.is_empty())
-                        .collect()
-                })
-                .unwrap_or_default(),
+            authority,
+            prefix,
+            access_key: access_key.to_string(),
+            secret_key: secret_key.to_string(),
+            domain: "default".into(),
+            group: "default".into(),
+            vfolder_mounts: Vec::new(),
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: None,
         })
     }
 
-    /// `host[:port]` as written in the endpoint (what is signed and sent as Host).
+    /// `BACKEND_*` variables (falling back to `SORNA_*`).
+    pub fn from_env() -> Result<Config, ClientError> {
+        Config::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// Like [`Config::from_env`], reading variables through `get` (for tests).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Config, ClientError> {
+        let var = |name: &str| {
+            get(&format!("BACKEND_{name}"))
+                .or_else(|| get(&format!("SORNA_{name}")))
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        match var("ENDPOINT_TYPE").as_deref() {
+            None | Some("api") => {}
+            Some(other) => {
+                return Err(ClientError::Config(format!(
+                    "BACKEND_ENDPOINT_TYPE={other} is not supported: bai speaks only `api` \
+                     (keypair signing); set BACKEND_ENDPOINT_TYPE=api and a keypair"
+                )));
+            }
+        }
+        let endpoint = var("ENDPOINT").unwrap_or_else(|| DEFAULT_ENDPOINT.into());
+        // The official client accepts a comma-separated list and rotates; we use the first.
+        let endpoint = endpoint.split(',').next().unwrap_or("").trim().to_string();
+        let mut c = Config::new(
+            &endpoint,
+            &var("ACCESS_KEY").unwrap_or_default(),
+            &var("SECRET_KEY").unwrap_or_default(),
+        )?;
+        if let Some(d) = var("DOMAIN") {
+            c.domain = d;
+        }
+        if let Some(g) = var("GROUP") {
+            c.group = g;
+        }
+        c.vfolder_mounts = var("VFOLDER_MOUNTS")
+            .map(|v| {
+                v.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(t) = var("CONNECTION_TIMEOUT") {
+            c.connect_timeout =
+                seconds(&t, "BACKEND_CONNECTION_TIMEOUT")?.unwrap_or(c.connect_timeout);
+        }
+        if let Some(t) = var("READ_TIMEOUT") {
+            c.read_timeout = seconds(&t, "BACKEND_READ_TIMEOUT")?;
+        }
+        Ok(c)
+    }
+
+    /// The base URL, path prefix included, without a trailing slash.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// `host[:port]` as sent in the Host header and signed.
     pub fn authority(&self) -> &str {
-        let rest = self
-            .endpoint
-            .split_once("://")
-            .map(|(_, r)| r)
-            .unwrap_or(&self.endpoint);
-        rest.split('/').next().unwrap_or(rest)
+        &self.authority
     }
 
     /// The path prefix of the endpoint (`""` or `/prefix`), part of every signed path.
     pub fn path_prefix(&self) -> &str {
-        let rest = self
-            .endpoint
-            .split_once("://")
-            .map(|(_, r)| r)
-            .unwrap_or(&self.endpoint);
-        match rest.find('/') {
-            Some(i) => &rest[i..],
-            None => "",
+        &self.prefix
+    }
+}
+
+/// Seconds as a float; 0 means "no limit".
+fn seconds(v: &str, name: &str) -> Result<Option<Duration>, ClientError> {
+    let s: f64 = v
+        .parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+        .ok_or_else(|| ClientError::Config(format!("{name}={v:?} is not a number of seconds")))?;
+    Ok((s > 0.0).then(|| Duration::from_secs_f64(s)))
+}
+
+/// Splits an endpoint into (normalised base URL, authority, path prefix).
+fn parse_endpoint(raw: &str) -> Result<(String, String, String), ClientError> {
+    let url = reqwest::Url::parse(raw.trim()).map_err(|e| {
+        ClientError::Config(format!(
+            "BACKEND_ENDPOINT {raw:?} is not a URL ({e}); use e.g. {DEFAULT_ENDPOINT}"
+        ))
+    })?;
+    match url.scheme() {
+        "http" => {}
+        "https" => {
+            return Err(ClientError::Config(format!(
+                "BACKEND_ENDPOINT {raw:?}: this build of bai speaks plain HTTP only; use an http:// endpoint"
+            )));
         }
+        other => {
+            return Err(ClientError::Config(format!(
+                "BACKEND_ENDPOINT {raw:?} has scheme {other:?}; use http://host:port"
+            )));
+        }
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(ClientError::Config(format!(
+            "BACKEND_ENDPOINT {raw:?} must not carry a query or fragment"
+        )));
+    }
+    let host = url
+        .host_str()
+        .ok_or_else(|| ClientError::Config(format!("BACKEND_ENDPOINT {raw:?} names no host")))?;
+    // `port()` is None for the scheme's default port, exactly when the Host header omits it.
+    let authority = match url.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_string(),
+    };
+    let prefix = url.path().trim_end_matches('/').to_string();
+    Ok((format!("http://{authority}{prefix}"), authority, prefix))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| m.get(k).cloned()
+    }
+
+    #[test]
+    fn defaults_and_sorna_fallbacks() {
+        let c = Config::from_lookup(lookup(&[
+            ("SORNA_ACCESS_KEY", "AK"),
+            ("BACKEND_SECRET_KEY", "SK"),
+            ("BACKEND_VFOLDER_MOUNTS", "a, b,,"),
+        ]))
+        .unwrap();
+        assert_eq!(c.endpoint(), "http://127.0.0.1:8090");
+        assert_eq!(c.authority(), "127.0.0.1:8090");
+        assert_eq!(c.path_prefix(), "");
+        assert_eq!(c.access_key, "AK");
+        assert_eq!(c.domain, "default");
+        assert_eq!(c.group, "default");
+        assert_eq!(c.vfolder_mounts, vec!["a", "b"]);
+        assert_eq!(c.read_timeout, None);
+    }
+
+    #[test]
+    fn endpoint_with_prefix_and_default_port() {
+        let c = Config::from_lookup(lookup(&[
+            (
+                "BACKEND_ENDPOINT",
+                "http://example.com:8080/prefix/,http://other",
+            ),
+            ("BACKEND_ACCESS_KEY", "AK"),
+            ("BACKEND_SECRET_KEY", "SK"),
+            ("BACKEND_DOMAIN", "dom"),
+            ("BACKEND_GROUP", "proj"),
+        ]))
+        .unwrap();
+        assert_eq!(c.endpoint(), "http://example.com:8080/prefix");
+        assert_eq!(c.authority(), "example.com:8080");
+        assert_eq!(c.path_prefix(), "/prefix");
+        assert_eq!((c.domain.as_str(), c.group.as_str()), ("dom", "proj"));
+        let c = Config::new("http://example.com:80", "AK", "SK").unwrap();
+        assert_eq!(c.authority(), "example.com");
+    }
+
+    #[test]
+    fn clear_errors() {
+        let e = Config::from_lookup(lookup(&[
+            ("BACKEND_ENDPOINT_TYPE", "session"),
+            ("BACKEND_ACCESS_KEY", "AK"),
+            ("BACKEND_SECRET_KEY", "SK"),
+        ]))
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("BACKEND_ENDPOINT_TYPE=session"),
+            "{e}"
+        );
+        let e = Config::from_lookup(lookup(&[])).unwrap_err();
+        assert!(e.to_string().contains("BACKEND_ACCESS_KEY"), "{e}");
+        assert!(Config::new("https://h", "AK", "SK").is_err());
+        assert!(Config::new("not a url", "AK", "SK").is_err());
     }
 }

@@ -1,33 +1,66 @@
 //! Code execution over the execute WebSocket (wire contract §6.2).
 
-use crate::{Client, ClientError, encode_path_segment};
-use futures::{SinkExt, StreamExt};
+use crate::session::session_path;
+use crate::{Client, ClientError};
+use futures::{SinkExt, Stream, StreamExt};
 use serde_json::{Value, json};
-use tokio_tungstenite::tungstenite::Message;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
+use tokio_tungstenite::tungstenite::{self, Message};
 
-/// One frame from the server.
-#[derive(Debug, Clone)]
+/// How the code is run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `code` is a snippet for the kernel's REPL (`-c`).
+    Query,
+    /// Build and run files: `options` has `clean`, `build`, `exec`.
+    Batch,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Query => "query",
+            Mode::Batch => "batch",
+        }
+    }
+}
+
+/// One result frame from the server.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ExecResult {
+    /// `continued`, `waiting-input`, `finished`, `clean-finished`, `build-finished`, …
     pub status: String,
-    /// `(stdout|stderr|…, text)` records in order.
+    /// `(kind, text)` records in order; kind is `stdout`, `stderr`, `media`, `html`, …
+    /// (non-text payloads are given as JSON text).
     pub console: Vec<(String, String)>,
     pub exit_code: Option<i32>,
-    pub is_password: bool,
+    pub options: Value,
 }
 
-/// An open execution.
-pub struct Execution {
-    ws: tokio_tungstenite::WebSocketStream<
-        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
-    >,
+impl ExecResult {
+    /// On `waiting-input`: whether the input should not be echoed.
+    pub fn is_password(&self) -> bool {
+        self.options
+            .get("is_password")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.status == "finished"
+    }
 }
 
-fn parse_frame(text: &str) -> Result<ExecResult, ClientError> {
+/// Parses one server frame.
+pub fn parse_frame(text: &str) -> Result<ExecResult, ClientError> {
     let v: Value = serde_json::from_str(text)
-        .map_err(|e| ClientError::Protocol(format!("bad execute frame: {e}")))?;
-    let console = v["console"]
-        .as_array()
+        .map_err(|e| ClientError::Protocol(format!("bad execute frame ({e}): {text}")))?;
+    let console = v
+        .get("console")
+        .and_then(Value::as_array)
         .map(|recs| {
             recs.iter()
                 .filter_map(|r| {
@@ -42,46 +75,66 @@ fn parse_frame(text: &str) -> Result<ExecResult, ClientError> {
         })
         .unwrap_or_default();
     Ok(ExecResult {
-        status: v["status"].as_str().unwrap_or("").to_string(),
+        status: v
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
         console,
-        exit_code: v["exitCode"].as_i64().map(|c| c as i32),
-        is_password: v["options"]["is_password"].as_bool().unwrap_or(false),
+        exit_code: v
+            .get("exitCode")
+            .and_then(Value::as_i64)
+            .and_then(|c| i32::try_from(c).ok()),
+        options: v.get("options").cloned().unwrap_or(Value::Null),
     })
 }
 
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// An open execution: a stream of [`ExecResult`]s, ending when the server closes.
+pub struct Execution {
+    ws: Ws,
+}
+
 impl Client {
-    /// Opens the execute WebSocket and sends the first frame.
-    pub async fn execute(
+    /// Opens `WS /stream/session/{ref}/execute` (signed, no Content-Type) and sends the
+    /// first frame `{"code", "mode", "options"}`.
+    pub async fn execute_ws(
         &self,
         session: &str,
-        mode: &str,
         code: &str,
+        mode: Mode,
         options: Value,
     ) -> Result<Execution, ClientError> {
-        let path = format!("/stream/session/{}/execute", encode_path_segment(session));
-        let url = format!("{}{}", self.config.endpoint.replacen("http", "ws", 1), path);
+        let path = format!("/stream{}", session_path(session, "/execute")?);
+        let url = format!(
+            "ws://{}{}{}",
+            self.config.authority(),
+            self.config.path_prefix(),
+            path
+        );
         let mut req = url
+            .as_str()
             .into_client_request()
-            .map_err(|e| ClientError::Config(format!("bad endpoint: {e}")))?;
+            .map_err(|e| ClientError::Config(format!("bad WebSocket URL {url}: {e}")))?;
         for (k, v) in self.sign_headers("GET", &path, None).headers {
-            let value = v
-                .parse()
-                .map_err(|_| ClientError::Config(format!("bad header value for {k}")))?;
-            req.headers_mut().insert(k, value);
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| ClientError::Config(format!("bad header name {k}")))?;
+            let value = HeaderValue::from_str(&v)
+                .map_err(|_| ClientError::Config(format!("bad value for header {k}: {v:?}")))?;
+            req.headers_mut().insert(name, value);
         }
         let (mut ws, _) = tokio_tungstenite::connect_async(req)
             .await
             .map_err(|e| match e {
-                tokio_tungstenite::tungstenite::Error::Http(resp) => {
+                tungstenite::Error::Http(resp) => {
                     let body = resp.body().clone().unwrap_or_default();
                     ClientError::from_reply(resp.status().as_u16(), &body)
                 }
-                other => ClientError::Connect {
-                    endpoint: self.config.endpoint.clone(),
-                    detail: other.to_string(),
-                },
+                other => ClientError::connect(self.config.endpoint(), &other),
             })?;
-        let first = json!({"code": code, "mode": mode, "options": options});
+        let first = json!({"code": code, "mode": mode.as_str(), "options": options});
         ws.send(Message::Text(first.to_string().into()))
             .await
             .map_err(|e| ClientError::Protocol(format!("cannot send the code: {e}")))?;
@@ -90,21 +143,7 @@ impl Client {
 }
 
 impl Execution {
-    /// The next result frame; `None` when the server closed.
-    pub async fn next(&mut self) -> Result<Option<ExecResult>, ClientError> {
-        while let Some(msg) = self.ws.next().await {
-            match msg
-                .map_err(|e| ClientError::Protocol(format!("execution stream broke off: {e}")))?
-            {
-                Message::Text(t) => return parse_frame(&t).map(Some),
-                Message::Close(_) => return Ok(None),
-                _ => continue,
-            }
-        }
-        Ok(None)
-    }
-
-    /// Answers a `waiting-input` frame.
+    /// Answers a `waiting-input` frame with one line (sent as a text frame).
     pub async fn send_input(&mut self, line: &str) -> Result<(), ClientError> {
         self.ws
             .send(Message::Text(line.to_string().into()))
@@ -112,7 +151,63 @@ impl Execution {
             .map_err(|e| ClientError::Protocol(format!("cannot send input: {e}")))
     }
 
+    /// Closes the socket (code 1000).
     pub async fn close(mut self) {
         let _ = self.ws.close(None).await;
+    }
+}
+
+impl Stream for Execution {
+    type Item = Result<ExecResult, ClientError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        loop {
+            let msg = match self.ws.poll_next_unpin(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Ready(Some(m)) => m,
+            };
+            return Poll::Ready(match msg {
+                Ok(Message::Text(t)) => Some(parse_frame(t.as_str())),
+                Ok(Message::Binary(b)) => Some(parse_frame(&String::from_utf8_lossy(&b))),
+                Ok(Message::Close(_)) => None,
+                Ok(_) => continue,
+                Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
+                    None
+                }
+                Err(e) => Some(Err(ClientError::Protocol(format!(
+                    "the execution stream broke off: {e}"
+                )))),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames() {
+        let r = parse_frame(
+            r#"{"status":"finished","console":[["stdout","hi\n"],["stderr","x"],["media",["image/png","AAA"]]],"exitCode":3,"options":null}"#,
+        )
+        .unwrap();
+        assert!(r.is_finished());
+        assert_eq!(r.exit_code, Some(3));
+        assert_eq!(
+            r.console,
+            vec![
+                ("stdout".to_string(), "hi\n".to_string()),
+                ("stderr".to_string(), "x".to_string()),
+                ("media".to_string(), "[\"image/png\",\"AAA\"]".to_string()),
+            ]
+        );
+        let r = parse_frame(
+            r#"{"status":"waiting-input","console":[],"options":{"is_password":true}}"#,
+        )
+        .unwrap();
+        assert!(r.is_password() && !r.is_finished());
+        assert!(parse_frame("not json").is_err());
     }
 }

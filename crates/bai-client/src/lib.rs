@@ -1,21 +1,34 @@
 //! The bai Rust SDK: signed requests to a Backend.AI-compatible manager (REST, GraphQL,
 //! server-sent events, the execute WebSocket), configured like the official client.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), bai_client::ClientError> {
+//! let client = bai_client::Client::from_env()?;
+//! let logs = client.logs("mysess").await?;
+//! # Ok(()) }
+//! ```
 #![forbid(unsafe_code)]
 
 mod config;
+mod create;
+pub mod encode;
 mod error;
 mod exec;
+mod gql;
 mod request;
 mod session;
 pub mod sse;
 
 pub use config::Config;
+pub use create::{CreateReply, CreateSession};
 pub use error::ClientError;
-pub use exec::{ExecResult, Execution};
-pub use session::{CreateReply, CreateSession};
+pub use exec::{ExecResult, Execution, Mode};
+pub use gql::{KeypairInfo, SessionList, SessionListQuery};
+pub use request::Signed;
+pub use sse::{Event, EventStream};
 
 /// A client for one manager endpoint and keypair.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Client {
     pub(crate) config: Config,
     pub(crate) http: reqwest::Client,
@@ -23,13 +36,17 @@ pub struct Client {
 
 impl Client {
     pub fn new(config: Config) -> Result<Client, ClientError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(std::time::Duration::from_secs(10))
+        let mut b = reqwest::Client::builder().connect_timeout(config.connect_timeout);
+        if let Some(t) = config.read_timeout {
+            b = b.read_timeout(t);
+        }
+        let http = b
             .build()
             .map_err(|e| ClientError::Config(format!("cannot build the HTTP client: {e}")))?;
         Ok(Client { config, http })
     }
 
+    /// Reads [`Config::from_env`].
     pub fn from_env() -> Result<Client, ClientError> {
         Client::new(Config::from_env()?)
     }
@@ -37,24 +54,4 @@ impl Client {
     pub fn config(&self) -> &Config {
         &self.config
     }
-}
-
-/// Percent-encodes a query value (everything but RFC 3986 unreserved characters), so the
-/// URL is sent exactly as it is signed.
-pub fn encode_query_value(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(b as char)
-            }
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
-}
-
-/// Percent-encodes one path segment.
-pub fn encode_path_segment(s: &str) -> String {
-    encode_query_value(s)
 }

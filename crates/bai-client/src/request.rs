@@ -1,34 +1,52 @@
 //! Signed requests (wire contract §2.2–2.3).
 
 use crate::{Client, ClientError};
-use bai_core::sign::{DEFAULT_MEDIA_TYPE, SignInput, sign};
+use bai_core::sign::{DEFAULT_MEDIA_TYPE, SignInput, media_type_of, sign};
+use reqwest::Method;
+use serde_json::Value;
 
-/// Headers of one signed request.
+/// The headers of one signed request, in the order they are sent.
+#[derive(Debug, Clone)]
 pub struct Signed {
     pub headers: Vec<(&'static str, String)>,
 }
 
+impl Signed {
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
 impl Client {
-    /// Signs `method path_and_query` (path relative to the endpoint) with `media_type`.
+    /// Signs `method path_and_query` (relative to the endpoint; its path prefix is added)
+    /// for a request with Content-Type `content_type` (None for WebSocket and SSE).
     pub fn sign_headers(
         &self,
         method: &str,
         path_and_query: &str,
-        media_type: Option<&str>,
+        content_type: Option<&str>,
     ) -> Signed {
-        self.sign_at(method, path_and_query, media_type, chrono::Utc::now())
+        self.sign_at(method, path_and_query, content_type, chrono::Utc::now())
     }
 
+    /// [`Client::sign_headers`] at a given time.
     pub fn sign_at(
         &self,
         method: &str,
         path_and_query: &str,
-        media_type: Option<&str>,
+        content_type: Option<&str>,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Signed {
         let date = now.to_rfc3339_opts(chrono::SecondsFormat::Micros, false);
         let ymd = now.format("%Y%m%d").to_string();
         let full_path = format!("{}{}", self.config.path_prefix(), path_and_query);
+        let media = match content_type {
+            Some(ct) => media_type_of(Some(ct)),
+            None => DEFAULT_MEDIA_TYPE.to_string(),
+        };
         let sig = sign(
             &self.config.secret_key,
             &SignInput {
@@ -37,7 +55,7 @@ impl Client {
                 date: &date,
                 date_ymd: &ymd,
                 host: self.config.authority(),
-                media_type: media_type.unwrap_or(DEFAULT_MEDIA_TYPE),
+                media_type: &media,
                 api_version: bai_core::API_VERSION,
             },
         );
@@ -45,10 +63,7 @@ impl Client {
             ("Date", date),
             ("X-BackendAI-Version", bai_core::API_VERSION.to_string()),
             ("X-BackendAI-Domain", self.config.domain.clone()),
-            (
-                "User-Agent",
-                format!("bai-cli/{}", env!("CARGO_PKG_VERSION")),
-            ),
+            ("User-Agent", format!("bai/{}", env!("CARGO_PKG_VERSION"))),
             (
                 "Authorization",
                 format!(
@@ -57,76 +72,38 @@ impl Client {
                 ),
             ),
         ];
-        if let Some(mt) = media_type {
-            headers.push(("Content-Type", mt.to_string()));
+        if let Some(ct) = content_type {
+            headers.push(("Content-Type", ct.to_string()));
         }
         Signed { headers }
     }
 
-    fn connect_error(&self, e: reqwest::Error) -> ClientError {
-        ClientError::Connect {
-            endpoint: self.config.endpoint.clone(),
-            detail: e.to_string(),
-        }
+    /// The absolute URL of `path_and_query`.
+    pub(crate) fn url(&self, path_and_query: &str) -> String {
+        format!("{}{}", self.config.endpoint(), path_and_query)
     }
 
-    /// Sends a signed request with an optional JSON body; returns the reply body of a 2xx.
-    pub async fn send(
-        &self,
-        method: reqwest::Method,
-        path_and_query: &str,
-        body: Option<&serde_json::Value>,
-    ) -> Result<bytes::Bytes, ClientError> {
-        let media = if body.is_some() {
-            "application/json"
-        } else {
-            "text/plain"
-        };
-        let signed = self.sign_headers(method.as_str(), path_and_query, Some(media));
-        let url = format!("{}{}", self.config.endpoint, path_and_query);
-        let mut req = self.http.request(method, &url);
-        for (k, v) in signed.headers {
-            req = req.header(k, v);
-        }
-        req = match body {
-            Some(b) => req.body(b.to_string()),
-            None => req.body(""),
-        };
-        let resp = req.send().await.map_err(|e| self.connect_error(e))?;
-        let status = resp.status();
-        let bytes = resp.bytes().await.map_err(|e| self.connect_error(e))?;
-        if !status.is_success() {
-            return Err(ClientError::from_reply(status.as_u16(), &bytes));
-        }
-        Ok(bytes)
+    pub(crate) fn connect_error(&self, e: &reqwest::Error) -> ClientError {
+        ClientError::connect(self.config.endpoint(), e)
     }
 
-    pub async fn send_json(
+    /// Sends a request signed with `content_type`; a non-2xx reply becomes [`ClientError::Api`].
+    async fn dispatch(
         &self,
-        method: reqwest::Method,
+        method: Method,
         path_and_query: &str,
-        body: Option<&serde_json::Value>,
-    ) -> Result<serde_json::Value, ClientError> {
-        let bytes = self.send(method, path_and_query, body).await?;
-        if bytes.is_empty() {
-            return Ok(serde_json::Value::Null);
-        }
-        serde_json::from_slice(&bytes)
-            .map_err(|e| ClientError::Protocol(format!("reply is not JSON: {e}")))
-    }
-
-    /// A signed GET whose reply body is streamed (server-sent events).
-    pub(crate) async fn get_stream(
-        &self,
-        path_and_query: &str,
+        content_type: Option<&str>,
+        build: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, ClientError> {
-        let signed = self.sign_headers("GET", path_and_query, None);
-        let url = format!("{}{}", self.config.endpoint, path_and_query);
-        let mut req = self.http.get(&url);
+        let signed = self.sign_headers(method.as_str(), path_and_query, content_type);
+        let mut req = self.http.request(method, self.url(path_and_query));
         for (k, v) in signed.headers {
             req = req.header(k, v);
         }
-        let resp = req.send().await.map_err(|e| self.connect_error(e))?;
+        let resp = build(req)
+            .send()
+            .await
+            .map_err(|e| self.connect_error(&e))?;
         let status = resp.status();
         if !status.is_success() {
             let bytes = resp.bytes().await.unwrap_or_default();
@@ -135,34 +112,60 @@ impl Client {
         Ok(resp)
     }
 
-    /// Sends a signed multipart POST.
+    /// Sends a signed request with an optional JSON body (`text/plain` and an empty body
+    /// without one, as the official client); returns the body of the 2xx reply.
+    pub async fn send(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        body: Option<&Value>,
+    ) -> Result<bytes::Bytes, ClientError> {
+        let (ct, payload) = match body {
+            Some(b) => ("application/json", b.to_string()),
+            None => ("text/plain", String::new()),
+        };
+        let resp = self
+            .dispatch(method, path_and_query, Some(ct), |r| r.body(payload))
+            .await?;
+        resp.bytes().await.map_err(|e| self.connect_error(&e))
+    }
+
+    /// [`Client::send`], parsing the reply as JSON (an empty reply is `null`).
+    pub async fn send_json(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, ClientError> {
+        let bytes = self.send(method, path_and_query, body).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Value::Null);
+        }
+        serde_json::from_slice(&bytes)
+            .map_err(|e| ClientError::Protocol(format!("reply is not JSON: {e}")))
+    }
+
+    /// A signed GET without Content-Type whose body is streamed (server-sent events).
+    pub(crate) async fn get_stream(
+        &self,
+        path_and_query: &str,
+    ) -> Result<reqwest::Response, ClientError> {
+        self.dispatch(Method::GET, path_and_query, None, |r| r)
+            .await
+    }
+
+    /// Sends a signed multipart POST (signed as `multipart/form-data`, sent with its boundary).
     pub(crate) async fn send_multipart(
         &self,
         path_and_query: &str,
         form: reqwest::multipart::Form,
     ) -> Result<(), ClientError> {
-        let boundary = form.boundary().to_string();
-        let signed = self.sign_headers("POST", path_and_query, Some("multipart/form-data"));
-        let url = format!("{}{}", self.config.endpoint, path_and_query);
-        let mut req = self.http.post(&url);
-        for (k, v) in signed.headers {
-            if k == "Content-Type" {
-                req = req.header(k, format!("multipart/form-data; boundary={boundary}"));
-            } else {
-                req = req.header(k, v);
-            }
-        }
-        let resp = req
-            .multipart(form)
-            .send()
-            .await
-            .map_err(|e| self.connect_error(e))?;
-        let status = resp.status();
-        if !status.is_success() {
-            let bytes = resp.bytes().await.unwrap_or_default();
-            return Err(ClientError::from_reply(status.as_u16(), &bytes));
-        }
-        Ok(())
+        let ct = format!("multipart/form-data; boundary={}", form.boundary());
+        self.dispatch(Method::POST, path_and_query, Some(&ct), |r| {
+            r.multipart(form)
+        })
+        .await
+        .map(|_| ())
     }
 }
 
@@ -170,45 +173,90 @@ impl Client {
 mod tests {
     use crate::{Client, Config};
 
-    fn client() -> Client {
-        Client::new(Config {
-            endpoint: "http://127.0.0.1:8090".into(),
-            access_key: "AKIAIOSFODNN7EXAMPLE".into(),
-            secret_key: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".into(),
-            domain: "default".into(),
-            group: "default".into(),
-            vfolder_mounts: vec![],
-        })
+    fn client(endpoint: &str) -> Client {
+        Client::new(
+            Config::new(
+                endpoint,
+                "AKIAIOSFODNN7EXAMPLE",
+                "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            )
+            .unwrap(),
+        )
         .unwrap()
     }
 
-    /// The known-answer vector of the wire contract §2.3, through the client's own signer.
-    #[test]
-    fn client_signature_matches_the_known_answer() {
-        let when = chrono::DateTime::parse_from_rfc3339("2026-01-02T03:04:05.123456+00:00")
+    fn when() -> chrono::DateTime<chrono::Utc> {
+        chrono::DateTime::parse_from_rfc3339("2026-01-02T03:04:05.123456+00:00")
             .unwrap()
-            .with_timezone(&chrono::Utc);
-        let s = client().sign_at("GET", "/session/mysess/logs", Some("text/plain"), when);
-        let auth = s
-            .headers
-            .iter()
-            .find(|(k, _)| *k == "Authorization")
-            .unwrap();
-        assert!(
-            auth.1
-                .ends_with(":c8958c232cded759c947826f4649e2e83aaa79caf7a409cf1492376345f66e43"),
-            "{}",
-            auth.1
+            .with_timezone(&chrono::Utc)
+    }
+
+    /// The known-answer vectors of the wire contract §2.3, through the client's own signer.
+    #[test]
+    fn client_signature_matches_the_known_answers() {
+        let c = client("http://127.0.0.1:8090");
+        let s = c.sign_at("GET", "/session/mysess/logs", Some("text/plain"), when());
+        assert_eq!(
+            s.get("Authorization"),
+            Some(
+                "BackendAI signMethod=HMAC-SHA256, credential=AKIAIOSFODNN7EXAMPLE:\
+                 c8958c232cded759c947826f4649e2e83aaa79caf7a409cf1492376345f66e43"
+            )
         );
-        let date = s.headers.iter().find(|(k, _)| *k == "Date").unwrap();
-        assert_eq!(date.1, "2026-01-02T03:04:05.123456+00:00");
+        assert_eq!(s.get("Date"), Some("2026-01-02T03:04:05.123456+00:00"));
+        assert_eq!(s.get("X-BackendAI-Version"), Some("v9.20250722"));
+        assert_eq!(s.get("X-BackendAI-Domain"), Some("default"));
+        assert_eq!(s.get("Content-Type"), Some("text/plain"));
+
+        let s = c.sign_at("POST", "/admin/gql", Some("application/json"), when());
+        assert!(
+            s.get("Authorization")
+                .unwrap()
+                .ends_with(":181c4b0766584d64729220add89099bc5e9d440bfac72603535202dcf59b8baa")
+        );
+        // SSE / WebSocket: no Content-Type, signed as application/octet-stream.
+        let s = c.sign_at(
+            "GET",
+            "/events/session?sessionName=mysess&scope=*",
+            None,
+            when(),
+        );
+        assert!(
+            s.get("Authorization")
+                .unwrap()
+                .ends_with(":c67a43959277ff3c566ada020373d02253b5effa3e743358c38324a115208c46")
+        );
+        assert_eq!(s.get("Content-Type"), None);
     }
 
     #[test]
-    fn authority_and_prefix() {
-        let mut c = client();
-        c.config.endpoint = "http://example.com:8080/prefix".into();
-        assert_eq!(c.config.authority(), "example.com:8080");
-        assert_eq!(c.config.path_prefix(), "/prefix");
+    fn multipart_is_signed_without_its_boundary() {
+        let c = client("http://127.0.0.1:8090");
+        let a = c.sign_at(
+            "POST",
+            "/x",
+            Some("multipart/form-data; boundary=abc"),
+            when(),
+        );
+        let b = c.sign_at("POST", "/x", Some("multipart/form-data"), when());
+        assert_eq!(a.get("Authorization"), b.get("Authorization"));
+    }
+
+    #[test]
+    fn the_path_prefix_is_signed() {
+        let plain = client("http://127.0.0.1:8090");
+        let prefixed = client("http://127.0.0.1:8090/api");
+        let a = plain.sign_at(
+            "GET",
+            "/api/session/mysess/logs",
+            Some("text/plain"),
+            when(),
+        );
+        let b = prefixed.sign_at("GET", "/session/mysess/logs", Some("text/plain"), when());
+        assert_eq!(a.get("Authorization"), b.get("Authorization"));
+        assert_eq!(
+            prefixed.url("/session"),
+            "http://127.0.0.1:8090/api/session"
+        );
     }
 }

@@ -1,45 +1,51 @@
-//! Server-sent events: a line parser and the session event stream.
+//! Server-sent events (wire contract §6.1): a line parser and the session event stream.
 
-use crate::{Client, ClientError, encode_query_value};
-use futures::StreamExt;
+use crate::{Client, ClientError, encode};
+use futures::{Stream, StreamExt};
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
-/// One event: its name and its data (JSON text).
+/// The event that tells the client the stream is over.
+pub const SERVER_CLOSE: &str = "server_close";
+
+/// One event: its name (`message` when the server gave none) and its data (JSON text).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
     pub name: String,
     pub data: String,
 }
 
-/// Incremental parser: feed it text, get complete events.
-#[derive(Default)]
+impl Event {
+    /// The data parsed as JSON.
+    pub fn json(&self) -> Option<serde_json::Value> {
+        serde_json::from_str(&self.data).ok()
+    }
+}
+
+/// Incremental parser: feed it bytes as they arrive, get complete events.
+/// Handles `\n` and `\r\n`, multi-line `data:`, `:` comments; ignores `id:` and `retry:`.
+#[derive(Debug, Default)]
 pub struct Parser {
-    buf: String,
+    buf: Vec<u8>,
     name: String,
     data: Vec<String>,
 }
 
 impl Parser {
-    pub fn feed(&mut self, text: &str) -> Vec<Event> {
-        self.buf.push_str(text);
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<Event> {
+        self.buf.extend_from_slice(bytes);
         let mut out = Vec::new();
-        while let Some(i) = self.buf.find('\n') {
-            let line: String = self.buf.drain(..=i).collect();
+        while let Some(i) = self.buf.iter().position(|b| *b == b'\n') {
+            let raw: Vec<u8> = self.buf.drain(..=i).collect();
+            let line = String::from_utf8_lossy(&raw);
             let line = line.trim_end_matches(['\n', '\r']);
             if line.is_empty() {
-                if !self.data.is_empty() || !self.name.is_empty() {
-                    let name = if self.name.is_empty() {
-                        "message".to_string()
-                    } else {
-                        std::mem::take(&mut self.name)
-                    };
-                    out.push(Event {
-                        name,
-                        data: self.data.join("\n"),
-                    });
-                    self.data.clear();
+                if let Some(ev) = self.dispatch() {
+                    out.push(ev);
                 }
             } else if line.starts_with(':') {
-                // comment / keep-alive
+                // A comment: keep-alive.
             } else {
                 let (field, value) = line.split_once(':').unwrap_or((line, ""));
                 let value = value.strip_prefix(' ').unwrap_or(value);
@@ -52,42 +58,100 @@ impl Parser {
         }
         out
     }
+
+    /// The event a blank line completes, if any field was seen.
+    fn dispatch(&mut self) -> Option<Event> {
+        if self.data.is_empty() && self.name.is_empty() {
+            return None;
+        }
+        let name = match std::mem::take(&mut self.name) {
+            n if n.is_empty() => "message".to_string(),
+            n => n,
+        };
+        let data = std::mem::take(&mut self.data).join("\n");
+        Some(Event { name, data })
+    }
 }
 
-impl Client {
-    /// Follows a session's lifecycle events until `server_close` (exclusive) or the end.
-    pub async fn session_events(
-        &self,
-        reference: &str,
-        scope: &str,
-        mut on_event: impl FnMut(&Event) -> bool,
-    ) -> Result<(), ClientError> {
-        let path = format!(
-            "/events/session?sessionName={}&scope={}",
-            encode_query_value(reference),
-            encode_query_value(scope)
-        );
-        let resp = self.get_stream(&path).await?;
-        let mut body = resp.bytes_stream();
-        let mut parser = Parser::default();
-        let mut pending = Vec::new();
-        while let Some(chunk) = body.next().await {
-            let chunk =
-                chunk.map_err(|e| ClientError::Protocol(format!("event stream broke off: {e}")))?;
-            pending.extend_from_slice(&chunk);
-            let valid = match std::str::from_utf8(&pending) {
-                Ok(s) => s.len(),
-                Err(e) => e.valid_up_to(),
-            };
-            let text = String::from_utf8_lossy(&pending[..valid]).into_owned();
-            pending.drain(..valid);
-            for ev in parser.feed(&text) {
-                if ev.name == "server_close" || !on_event(&ev) {
-                    return Ok(());
+type Body = Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>;
+
+/// A stream of events. It ends after `server_close` (which it does not yield) or when the
+/// server closes the connection.
+pub struct EventStream {
+    body: Body,
+    parser: Parser,
+    queue: VecDeque<Event>,
+    done: bool,
+}
+
+impl EventStream {
+    /// Events parsed from any byte stream (for tests and other transports).
+    pub fn from_body(
+        body: impl Stream<Item = reqwest::Result<bytes::Bytes>> + Send + 'static,
+    ) -> Self {
+        EventStream {
+            body: Box::pin(body),
+            parser: Parser::default(),
+            queue: VecDeque::new(),
+            done: false,
+        }
+    }
+}
+
+impl Stream for EventStream {
+    type Item = Result<Event, ClientError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        loop {
+            if let Some(ev) = self.queue.pop_front() {
+                return Poll::Ready(Some(Ok(ev)));
+            }
+            if self.done {
+                return Poll::Ready(None);
+            }
+            match self.body.poll_next_unpin(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) => {
+                    self.done = true;
+                }
+                Poll::Ready(Some(Err(e))) => {
+                    self.done = true;
+                    return Poll::Ready(Some(Err(ClientError::Protocol(format!(
+                        "the event stream broke off: {e}"
+                    )))));
+                }
+                Poll::Ready(Some(Ok(chunk))) => {
+                    for ev in self.parser.feed(&chunk) {
+                        if self.done {
+                            break;
+                        }
+                        if ev.name == SERVER_CLOSE {
+                            self.done = true;
+                        } else {
+                            self.queue.push_back(ev);
+                        }
+                    }
                 }
             }
         }
-        Ok(())
+    }
+}
+
+impl Client {
+    /// Follows a session's lifecycle events: `GET /events/session?sessionName=…&scope=…`
+    /// (`scope` is `*`, `session`, `kernel` or `session,kernel`). The name may also be a
+    /// session id; the server binds names lazily, so this may start before the session.
+    pub async fn events(
+        &self,
+        session_name_or_id: &str,
+        scope: &str,
+    ) -> Result<EventStream, ClientError> {
+        let path = format!(
+            "/events/session?{}",
+            encode::query(&[("sessionName", session_name_or_id), ("scope", scope)])
+        );
+        let resp = self.get_stream(&path).await?;
+        Ok(EventStream::from_body(resp.bytes_stream()))
     }
 }
 
@@ -99,10 +163,10 @@ mod tests {
     fn parses_events_comments_and_split_chunks() {
         let mut p = Parser::default();
         assert!(
-            p.feed(": keep-alive\n\nevent: session_started\nda")
+            p.feed(b": keep-alive\n\nevent: session_started\nda")
                 .is_empty()
         );
-        let evs = p.feed("ta: {\"a\": 1}\n\nevent: server_close\ndata: {}\n\n");
+        let evs = p.feed(b"ta: {\"a\": 1}\n\nevent: server_close\ndata: {}\n\n");
         assert_eq!(evs.len(), 2);
         assert_eq!(
             evs[0],
@@ -111,9 +175,40 @@ mod tests {
                 data: "{\"a\": 1}".into()
             }
         );
+        assert_eq!(evs[0].json().unwrap()["a"], 1);
         assert_eq!(evs[1].name, "server_close");
-        let evs = p.feed("data: line1\ndata: line2\n\n");
-        assert_eq!(evs[0].data, "line1\nline2");
-        assert_eq!(evs[0].name, "message");
+    }
+
+    #[test]
+    fn multi_line_data_crlf_and_unnamed_events() {
+        let mut p = Parser::default();
+        let evs = p.feed(b"data: line1\r\ndata:line2\r\nid: 7\r\nretry: 5\r\n\r\n");
+        assert_eq!(
+            evs,
+            vec![Event {
+                name: "message".into(),
+                data: "line1\nline2".into()
+            }]
+        );
+        // A multi-byte character split across chunks survives.
+        let s = "event: e\ndata: \"é\"\n\n".as_bytes();
+        let (a, b) = s.split_at(s.len() - 4);
+        assert!(p.feed(a).is_empty());
+        assert_eq!(p.feed(b)[0].data, "\"é\"");
+    }
+
+    #[tokio::test]
+    async fn the_stream_stops_at_server_close() {
+        let chunks: Vec<reqwest::Result<bytes::Bytes>> = vec![
+            Ok(bytes::Bytes::from_static(b"event: session_enqueued\ndata: {}\n\n: ping\n\n")),
+            Ok(bytes::Bytes::from_static(
+                b"event: session_started\ndata: {\"x\":1}\n\nevent: server_close\ndata: {}\n\nevent: after\ndata: {}\n\n",
+            )),
+        ];
+        let evs: Vec<_> = EventStream::from_body(futures::stream::iter(chunks))
+            .collect()
+            .await;
+        let names: Vec<String> = evs.into_iter().map(|e| e.unwrap().name).collect();
+        assert_eq!(names, vec!["session_enqueued", "session_started"]);
     }
 }

@@ -2,17 +2,18 @@
 
 use crate::proto::Event;
 use std::io::Read;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 
-/// `"*"` means the kernel's default for that step; empty or absent skips it.
-pub fn resolve_step(step: &str, value: Option<&str>) -> Option<String> {
+/// The command of one step. `"*"` means the kernel's default for that step (for Python:
+/// nothing to clean or build, `python3 main.py` if `main.py` exists); empty or absent skips
+/// the step.
+pub fn resolve_step(step: &str, value: Option<&str>, workdir: &Path) -> Option<String> {
     match value.map(str::trim) {
         None | Some("") => None,
         Some("*") => match step {
-            "exec" if std::path::Path::new("/home/work/main.py").exists() => {
-                Some("python3 main.py".into())
-            }
+            "exec" if workdir.join("main.py").exists() => Some("python3 main.py".into()),
             _ => None,
         },
         Some(cmd) => Some(cmd.to_string()),
@@ -20,7 +21,7 @@ pub fn resolve_step(step: &str, value: Option<&str>) -> Option<String> {
 }
 
 /// Runs one shell command, streaming its output; returns its exit code.
-pub fn run_command(cmd: &str, cwd: &std::path::Path, emit: &mut dyn FnMut(&Event) -> bool) -> i32 {
+pub fn run_command(cmd: &str, cwd: &Path, emit: &mut dyn FnMut(&Event) -> bool) -> i32 {
     let child = Command::new("/bin/sh")
         .arg("-c")
         .arg(cmd)
@@ -32,9 +33,7 @@ pub fn run_command(cmd: &str, cwd: &std::path::Path, emit: &mut dyn FnMut(&Event
     let mut child = match child {
         Ok(c) => c,
         Err(e) => {
-            emit(&Event::Stderr {
-                data: format!("cannot run {cmd:?}: {e}\n"),
-            });
+            emit(&Event::stderr(format!("cannot run {cmd:?}: {e}\n")));
             return 127;
         }
     };

@@ -1,26 +1,42 @@
-//! The socket protocol: one JSON line in, JSON lines out. Byte-compatible with
-//! `bai_core::agent::{ExecRequest, ExecEvent}` (krunner stays free of bai dependencies).
+//! The socket protocol: one JSON line in, JSON lines out, one request per connection.
+//!
+//! In: `{"op":"ping"}` or `{"op":"exec","mode":…}` where the rest is a
+//! `bai_core::agent::ExecRequest`. Out: `{"t":"pong"}`, or `bai_core::agent::ExecEvent`
+//! lines ending with `{"t":"finished",…}`. The shapes are duplicated here so krunner stays
+//! free of bai dependencies; bai-agent's tests check that both sides stay byte-compatible.
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Deserialize)]
-pub struct Request {
-    pub op: String,
-    #[serde(default)]
-    pub mode: Option<String>,
-    #[serde(default)]
-    pub code: Option<String>,
-    #[serde(default)]
-    pub line: Option<String>,
-    #[serde(default)]
-    pub clean: Option<String>,
-    #[serde(default)]
-    pub build: Option<String>,
-    #[serde(default)]
-    pub exec: Option<String>,
+/// A request line.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum Request {
+    Ping,
+    Exec(ExecRequest),
 }
 
-#[derive(Debug, Serialize, Deserialize, Clone, PartialEq)]
+/// Same shape as `bai_core::agent::ExecRequest`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "mode", rename_all = "lowercase")]
+pub enum ExecRequest {
+    Query {
+        code: String,
+    },
+    Batch {
+        #[serde(default)]
+        clean: Option<String>,
+        #[serde(default)]
+        build: Option<String>,
+        #[serde(default)]
+        exec: Option<String>,
+    },
+    Input {
+        line: String,
+    },
+}
+
+/// A reply line: `Pong`, or the same shape as `bai_core::agent::ExecEvent`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "t", rename_all = "kebab-case")]
 pub enum Event {
     Pong,
@@ -31,10 +47,20 @@ pub enum Event {
 }
 
 impl Event {
+    /// The event as one JSON line, newline included.
     pub fn line(&self) -> String {
         let mut s = serde_json::to_string(self)
             .unwrap_or_else(|_| "{\"t\":\"finished\",\"exit_code\":1}".into());
         s.push('\n');
         s
     }
+
+    pub fn stderr(data: impl Into<String>) -> Event {
+        Event::Stderr { data: data.into() }
+    }
+}
+
+/// Parses one request line.
+pub fn parse_request(line: &str) -> Result<Request, serde_json::Error> {
+    serde_json::from_str(line.trim())
 }

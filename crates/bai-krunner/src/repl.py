@@ -1,13 +1,30 @@
-# bai krunner's Python REPL helper. Runs inside the kernel container as the `work` user.
-# Protocol with krunner: JSON lines. In (stdin): {"code": "..."} or {"input": "..."}.
-# Out (the original stdout, kept on a private fd): {"t": "stdout"|"stderr", "data": ...},
-# {"t": "waiting-input", "prompt": ..., "password": bool}, {"t": "finished", "exit_code": N}.
-import ast, builtins, codecs, json, os, sys, threading, traceback
+# bai krunner's Python REPL helper. Runs inside the kernel container as the `work` user,
+# one process for the life of the kernel, so state persists between executions.
+#
+# Protocol with krunner, JSON lines over private file descriptors (duplicates of the
+# original stdin/stdout; fds 0, 1 and 2 are taken over for the user's code):
+#   in:  {"code": "..."}        run a snippet
+#        {"input": "..."}       the line a waiting input() asked for
+#        {"eof": true}          nobody will answer the waiting input(): raise EOFError
+#   out: {"t": "stdout"|"stderr", "data": "..."}
+#        {"t": "waiting-input", "prompt": "...", "password": false}
+#        {"t": "finished", "exit_code": N}
+#
+# fds 1 and 2 are pipes read by pump threads, so output of subprocesses and C code is
+# captured too, in order with Python's own prints (sys.stdout writes straight to fd 1).
+# Before "finished" (and before "waiting-input") every pump is drained: a sentinel is
+# written to each pipe and the pump acknowledges it once everything before it was sent.
+import ast, builtins, codecs, io, json, os, sys, threading, traceback
 
 _ctl = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8", errors="replace")
 _ctl_in = os.fdopen(os.dup(0), "r", encoding="utf-8", errors="replace")
 _lock = threading.Lock()
 _SENTINEL = b"\x00\x1b[bai-drain]\x00"
+
+# The user's code (and its subprocesses) must never read the control channel.
+_null = os.open(os.devnull, os.O_RDONLY)
+os.dup2(_null, 0)
+os.close(_null)
 
 
 def _send(obj):
@@ -17,7 +34,7 @@ def _send(obj):
 
 
 class _Pump(threading.Thread):
-    """Forwards what is written to a file descriptor (by subprocesses, C code) as records."""
+    """Forwards what is written to a file descriptor as records, coalescing chunks."""
 
     def __init__(self, fd, kind):
         super().__init__(daemon=True)
@@ -47,6 +64,7 @@ class _Pump(threading.Thread):
                 self._emit(buf[:i])
                 buf = buf[i + len(_SENTINEL):]
                 self.drained.set()
+            # Keep back a possible sentinel prefix at the end.
             keep = 0
             for n in range(min(len(_SENTINEL) - 1, len(buf)), 0, -1):
                 if _SENTINEL.startswith(buf[-n:]):
@@ -57,62 +75,72 @@ class _Pump(threading.Thread):
 
     def drain(self):
         self.drained.clear()
-        os.write(self.fd, _SENTINEL)
+        try:
+            os.write(self.fd, _SENTINEL)
+        except OSError:
+            return  # the user's code closed or replaced the descriptor
         self.drained.wait(5)
 
 
-class _Out:
-    """sys.stdout / sys.stderr: each write becomes a record, in order."""
+_pumps = [_Pump(1, "stdout"), _Pump(2, "stderr")]
+for _p in _pumps:
+    _p.start()
+# sys.stdout/sys.stderr keep writing to fds 1 and 2 (now the pipes), unbuffered.
+for _s in (sys.stdout, sys.stderr):
+    try:
+        _s.reconfigure(encoding="utf-8", errors="backslashreplace", write_through=True)
+    except Exception:
+        pass
+
+
+def _flush_output():
+    for s in {id(x): x for x in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)}.values():
+        try:
+            s.flush()
+        except Exception:
+            pass
+    for p in _pumps:
+        p.drain()
+
+
+def _read_input(prompt="", password=False):
+    _flush_output()
+    _send({"t": "waiting-input", "prompt": str(prompt), "password": bool(password)})
+    line = _ctl_in.readline()
+    if not line:
+        raise EOFError
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        raise EOFError
+    if "input" not in msg:
+        raise EOFError
+    return str(msg["input"])
+
+
+class _Stdin(io.TextIOBase):
+    """sys.stdin: each line read is asked for with waiting-input."""
 
     encoding = "utf-8"
-    errors = "replace"
 
-    def __init__(self, kind, fd):
-        self.kind, self._fd = kind, fd
-
-    def write(self, s):
-        if not isinstance(s, str):
-            s = str(s)
-        if s:
-            _send({"t": self.kind, "data": s})
-        return len(s)
-
-    def writelines(self, lines):
-        for line in lines:
-            self.write(line)
-
-    def flush(self):
-        pass
+    def readable(self):
+        return True
 
     def isatty(self):
         return False
 
-    def fileno(self):
-        return self._fd
+    def readline(self, size=-1):
+        try:
+            return _read_input("", False) + "\n"
+        except EOFError:
+            return ""
 
-    def readable(self):
-        return False
-
-    def writable(self):
-        return True
-
-
-_pumps = [_Pump(1, "stdout"), _Pump(2, "stderr")]
-for p in _pumps:
-    p.start()
-sys.stdout = _Out("stdout", 1)
-sys.stderr = _Out("stderr", 2)
-
-
-def _read_input(prompt, password):
-    _send({"t": "waiting-input", "prompt": str(prompt), "password": password})
-    line = _ctl_in.readline()
-    if not line:
-        raise EOFError
-    return json.loads(line).get("input", "")
+    def read(self, size=-1):
+        return self.readline()
 
 
 builtins.input = lambda prompt="": _read_input(prompt, False)
+sys.stdin = _Stdin()
 try:
     import getpass
 
@@ -121,6 +149,15 @@ except Exception:
     pass
 
 _globals = {"__name__": "__main__", "__builtins__": builtins}
+
+
+def _exit_code(code):
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return int(code) & 0xFF
+    sys.stderr.write(str(code) + "\n")
+    return 1
 
 
 def _run(code):
@@ -138,15 +175,11 @@ def _run(code):
         if last is not None:
             value = eval(compile(last, "<input>", "eval"), _globals)
             if value is not None:
+                builtins._ = value
                 sys.stdout.write(repr(value))
         return 0
     except SystemExit as e:
-        if e.code is None:
-            return 0
-        if isinstance(e.code, int):
-            return e.code
-        sys.stderr.write(str(e.code) + "\n")
-        return 1
+        return _exit_code(e.code)
     except BaseException:
         et, ev, tb = sys.exc_info()
         traceback.print_exception(et, ev, tb.tb_next if tb is not None else None)
@@ -154,16 +187,15 @@ def _run(code):
 
 
 while True:
-    line = _ctl_in.readline()
-    if not line:
+    _line = _ctl_in.readline()
+    if not _line:
         break
     try:
-        req = json.loads(line)
+        _req = json.loads(_line)
     except ValueError:
         continue
-    if "code" not in req:
-        continue
-    rc = _run(req["code"])
-    for p in _pumps:
-        p.drain()
-    _send({"t": "finished", "exit_code": rc})
+    if "code" not in _req:
+        continue  # a stray input line with nobody waiting
+    _rc = _run(str(_req["code"]))
+    _flush_output()
+    _send({"t": "finished", "exit_code": _rc})

@@ -82,6 +82,39 @@ pub struct StatusChange<'a> {
     pub container_id: Option<&'a str>,
 }
 
+impl<'a> StatusChange<'a> {
+    pub fn new(from: SessionStatus, to: SessionStatus, info: &'a str, phase: &'a str) -> Self {
+        StatusChange {
+            from,
+            to,
+            info,
+            phase,
+            events: &[],
+            result: None,
+            exit_code: None,
+            agent_id: None,
+            container_id: None,
+        }
+    }
+    pub fn events(mut self, e: &'a [EventKind]) -> Self {
+        self.events = e;
+        self
+    }
+    pub fn result(mut self, r: SessionResult, exit_code: Option<i32>) -> Self {
+        self.result = Some(r);
+        self.exit_code = exit_code;
+        self
+    }
+    pub fn agent(mut self, a: &'a str) -> Self {
+        self.agent_id = Some(a);
+        self
+    }
+    pub fn container(mut self, c: &'a str) -> Self {
+        self.container_id = Some(c);
+        self
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct SessionFilter {
     pub statuses: Vec<SessionStatus>,

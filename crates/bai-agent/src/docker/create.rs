@@ -1,31 +1,47 @@
-//! Creating a kernel: scratch dir, container with real limits, start, wait for krunner.
+//! Creating a kernel: scratch directories, a container with real limits, start, wait
+//! until krunner answers, then watch it.
 
-use super::{Inner, LABEL_AGENT, LABEL_KERNEL, LABEL_SESSION, destroy, watch};
+use super::{
+    Inner, LABEL_AGENT, LABEL_KERNEL, LABEL_SESSION, WORK_UID, destroy, inspect, ready, watch,
+};
+use crate::error::{is_not_found, runtime};
 use bai_core::agent::{AgentError, KernelCreated, KernelSpec};
 use bollard::models::{ContainerCreateBody, HostConfig};
-use bollard::query_parameters::CreateContainerOptionsBuilder;
-use std::collections::HashMap;
+use bollard::query_parameters::{CreateContainerOptions, StartContainerOptions};
+use std::collections::{BTreeMap, HashMap};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-/// uid/gid of the `work` user inside kernel images.
-pub const WORK_UID: u32 = 1000;
-pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Log bytes quoted in a NotReady error.
+const NOT_READY_LOG_TAIL: usize = 8 * 1024;
+/// Most processes (threads included) in one kernel.
+const PIDS_LIMIT: i64 = 4096;
 
-fn runtime(e: impl std::fmt::Display) -> AgentError {
-    AgentError::Runtime(e.to_string())
-}
-
-fn make_dir(p: &std::path::Path) -> Result<(), AgentError> {
+/// Creates `p` (and missing parents) owned by the work user.
+fn make_work_dir(p: &Path) -> Result<(), AgentError> {
     std::fs::create_dir_all(p)
-        .map_err(|e| AgentError::Runtime(format!("cannot create {}: {e}", p.display())))?;
-    std::os::unix::fs::chown(p, Some(WORK_UID), Some(WORK_UID))
-        .map_err(|e| AgentError::Runtime(format!("cannot chown {}: {e}", p.display())))
+        .map_err(|e| runtime(format_args!("cannot create {}", p.display()), e))?;
+    let meta = std::fs::metadata(p)
+        .map_err(|e| runtime(format_args!("cannot stat {}", p.display()), e))?;
+    if meta.uid() != WORK_UID || meta.gid() != WORK_UID {
+        std::os::unix::fs::chown(p, Some(WORK_UID), Some(WORK_UID)).map_err(|e| {
+            runtime(
+                format_args!(
+                    "cannot hand {} to uid {WORK_UID} (is the agent root?)",
+                    p.display()
+                ),
+                e,
+            )
+        })?;
+    }
+    Ok(())
 }
 
-fn environment(spec: &KernelSpec) -> Vec<String> {
-    let mut env: HashMap<String, String> = HashMap::new();
+/// The container's environment: the user's, plus what bai sets. Thread counts follow the
+/// CPU slot unless the user chose them; `BAI_*` cannot be overridden.
+pub fn environment(spec: &KernelSpec) -> Vec<String> {
+    let mut env: BTreeMap<String, String> = BTreeMap::new();
     let threads = spec.slots.cpu_milli.div_ceil(1000).max(1).to_string();
     env.insert("OMP_NUM_THREADS".into(), threads.clone());
     env.insert("OPENBLAS_NUM_THREADS".into(), threads);
@@ -38,39 +54,42 @@ fn environment(spec: &KernelSpec) -> Vec<String> {
     env.insert("BAI_KERNEL_ID".into(), spec.kernel_id.to_string());
     env.insert("BAI_SESSION_NAME".into(), spec.session_name.clone());
     env.insert("BAI_SESSION_TYPE".into(), spec.session_type.as_str().into());
+    env.remove("BAI_STARTUP_COMMAND");
+    env.remove("BAI_BOOTSTRAP_SCRIPT");
     if let Some(c) = &spec.startup_command {
         env.insert("BAI_STARTUP_COMMAND".into(), c.clone());
     }
     if let Some(s) = &spec.bootstrap_script {
         env.insert("BAI_BOOTSTRAP_SCRIPT".into(), s.clone());
     }
-    let mut out: Vec<String> = env.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
-    out.sort();
-    out
+    env.into_iter().map(|(k, v)| format!("{k}={v}")).collect()
 }
 
-pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreated, AgentError> {
+fn container_body(inner: &Inner, spec: &KernelSpec) -> Result<ContainerCreateBody, AgentError> {
     let dirs = inner.dirs(spec.kernel_id);
-    make_dir(&dirs.root)?;
-    make_dir(&dirs.work)?;
-    make_dir(&dirs.run)?;
-    let krunner = &inner.config.krunner_path;
     let binds = vec![
-        format!("{}:/opt/bai/bin/krunner:ro", krunner.display()),
+        format!(
+            "{}:/opt/bai/bin/krunner:ro",
+            inner.config.krunner_path.display()
+        ),
         format!("{}:/home/work:rw", dirs.work.display()),
         format!("{}:/opt/bai/run:rw", dirs.run.display()),
     ];
-    let mut labels = HashMap::new();
-    labels.insert(LABEL_AGENT.to_string(), inner.config.agent_id.clone());
-    labels.insert(LABEL_KERNEL.to_string(), spec.kernel_id.to_string());
-    labels.insert(LABEL_SESSION.to_string(), spec.session_id.to_string());
-    let mem = i64::try_from(spec.slots.mem)
-        .map_err(|_| AgentError::BadRequest("memory too large".into()))?;
-    let body = ContainerCreateBody {
+    let labels = HashMap::from([
+        (LABEL_AGENT.to_string(), inner.config.agent_id.clone()),
+        (LABEL_KERNEL.to_string(), spec.kernel_id.to_string()),
+        (LABEL_SESSION.to_string(), spec.session_id.to_string()),
+    ]);
+    let bytes = |what: &str, v: u64| {
+        i64::try_from(v).map_err(|_| AgentError::BadRequest(format!("{what} {v} is too large")))
+    };
+    let mem = bytes("memory", spec.slots.mem)?;
+    let nano_cpus = bytes("cpu", spec.slots.cpu_milli)?.saturating_mul(1_000_000);
+    Ok(ContainerCreateBody {
         image: Some(spec.image.clone()),
         entrypoint: Some(vec!["/opt/bai/bin/krunner".into()]),
         cmd: Some(vec![]),
-        env: Some(environment(&spec)),
+        env: Some(environment(spec)),
         labels: Some(labels),
         user: Some(format!("{WORK_UID}:{WORK_UID}")),
         working_dir: Some("/home/work".into()),
@@ -78,103 +97,81 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
         host_config: Some(HostConfig {
             binds: Some(binds),
             memory: Some(mem),
+            // Same as memory: no swap, so the limit is real and OOM kills are reported.
             memory_swap: Some(mem),
-            nano_cpus: Some((spec.slots.cpu_milli as i64).saturating_mul(1_000_000)),
-            shm_size: Some(spec.shmem as i64),
-            pids_limit: Some(4096),
+            nano_cpus: Some(nano_cpus),
+            shm_size: Some(bytes("shared memory", spec.shmem)?),
+            pids_limit: Some(PIDS_LIMIT),
+            // The engine's init (tini) is PID 1: it reaps zombies and forwards SIGTERM.
             init: Some(true),
             cap_drop: Some(vec!["ALL".into()]),
             security_opt: Some(vec!["no-new-privileges".into()]),
             ..Default::default()
         }),
         ..Default::default()
-    };
-    let name = Inner::container_name(spec.kernel_id);
-    let opts = CreateContainerOptionsBuilder::default().name(&name).build();
-    let created = match inner.docker.create_container(Some(opts), body).await {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&dirs.root);
-            let msg = e.to_string();
-            return Err(if msg.contains("No such image") {
-                AgentError::ImageNotFound(spec.image.clone())
-            } else {
-                runtime(msg)
-            });
-        }
-    };
-    if let Err(e) = inner
-        .docker
-        .start_container(
-            &name,
-            None::<bollard::query_parameters::StartContainerOptions>,
-        )
-        .await
-    {
-        let _ = destroy::destroy(inner, spec.kernel_id).await;
-        return Err(runtime(format!("cannot start the container: {e}")));
-    }
-    // The watcher reports the kernel's end, whenever it comes.
-    watch::spawn(inner.clone(), spec.kernel_id);
-    if let Err(e) = wait_ready(inner, &spec, &name).await {
-        let logs = destroy::logs(inner, spec.kernel_id, Some(4096))
-            .await
-            .unwrap_or_default();
-        let _ = destroy::destroy(inner, spec.kernel_id).await;
-        return Err(AgentError::NotReady(format!(
-            "{e}; container log: {}",
-            logs.trim()
-        )));
-    }
-    Ok(KernelCreated {
-        kernel_id: spec.kernel_id,
-        container_id: created.id,
-        cpuset: None,
     })
 }
 
-async fn ping(socket: &std::path::Path) -> std::io::Result<()> {
-    let mut s = tokio::net::UnixStream::connect(socket).await?;
-    s.write_all(b"{\"op\":\"ping\"}\n").await?;
-    let mut line = String::new();
-    BufReader::new(s).read_line(&mut line).await?;
-    if line.contains("pong") {
-        Ok(())
-    } else {
-        Err(std::io::Error::other("no pong"))
+pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreated, AgentError> {
+    let kernel_id = spec.kernel_id;
+    if spec.image.trim().is_empty() {
+        return Err(AgentError::BadRequest("no image given".into()));
     }
-}
-
-async fn wait_ready(inner: &Inner, spec: &KernelSpec, name: &str) -> Result<(), String> {
-    let socket = inner.dirs(spec.kernel_id).socket;
-    let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
-    let mut n = 0u32;
-    loop {
-        if ping(&socket).await.is_ok() {
-            return Ok(());
-        }
-        n += 1;
-        if n.is_multiple_of(25) {
-            let running = inner
-                .docker
-                .inspect_container(
-                    name,
-                    None::<bollard::query_parameters::InspectContainerOptions>,
-                )
-                .await
-                .ok()
-                .and_then(|i| i.state.and_then(|s| s.running))
-                .unwrap_or(false);
-            if !running {
-                return Err("the container stopped before its runner was ready".into());
-            }
-        }
-        if tokio::time::Instant::now() > deadline {
-            return Err(format!(
-                "the runner did not answer within {}s",
-                READY_TIMEOUT.as_secs()
-            ));
-        }
-        tokio::time::sleep(Duration::from_millis(if n < 100 { 5 } else { 50 })).await;
+    let body = container_body(inner, &spec)?;
+    let dirs = inner.dirs(kernel_id);
+    dirs.check_socket_path().map_err(AgentError::Runtime)?;
+    let made = make_work_dir(&dirs.root)
+        .and_then(|()| make_work_dir(&dirs.work))
+        .and_then(|()| make_work_dir(&dirs.run));
+    if let Err(e) = made {
+        let _ = tokio::fs::remove_dir_all(&dirs.root).await;
+        return Err(e);
     }
+    let name = Inner::container_name(kernel_id);
+    let opts = CreateContainerOptions {
+        name: Some(name.clone()),
+        ..Default::default()
+    };
+    let created = match inner.docker.create_container(Some(opts), body).await {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = tokio::fs::remove_dir_all(&dirs.root).await;
+            return Err(if is_not_found(&e) {
+                AgentError::ImageNotFound(spec.image.clone())
+            } else {
+                runtime(format_args!("cannot create container {name}"), e)
+            });
+        }
+    };
+    tracing::debug!(kernel = %kernel_id, container = %created.id, "container created");
+    if let Err(e) = inner
+        .docker
+        .start_container(&name, None::<StartContainerOptions>)
+        .await
+    {
+        let _ = destroy::remove(inner, kernel_id).await;
+        return Err(runtime(format_args!("cannot start container {name}"), e));
+    }
+    if let Err(why) = ready::wait(inner, kernel_id).await {
+        let logs = inspect::logs(inner, kernel_id, NOT_READY_LOG_TAIL)
+            .await
+            .unwrap_or_default();
+        if let Err(e) = destroy::remove(inner, kernel_id).await {
+            tracing::warn!(kernel = %kernel_id, error = %e, "cleanup after a failed start failed");
+        }
+        tracing::warn!(kernel = %kernel_id, %why, "kernel did not become ready");
+        let logs = logs.trim();
+        return Err(AgentError::NotReady(if logs.is_empty() {
+            why
+        } else {
+            format!("{why}; container log:\n{logs}")
+        }));
+    }
+    watch::spawn(inner, kernel_id);
+    tracing::info!(kernel = %kernel_id, image = %spec.image, "kernel ready");
+    Ok(KernelCreated {
+        kernel_id,
+        container_id: created.id,
+        cpuset: None,
+    })
 }

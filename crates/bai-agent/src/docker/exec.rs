@@ -1,21 +1,27 @@
-//! Talking to a kernel's krunner: code execution and file upload.
+//! Code execution: one connection to the kernel's krunner per request, its event lines
+//! turned into a stream of [`ExecEvent`]s that always ends with `Finished`.
 
 use super::Inner;
-use crate::paths::confined_join;
+use crate::error::runtime;
+use crate::krunner_proto::{parse_event, request_line};
 use bai_core::agent::{AgentError, ExecEvent, ExecRequest};
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
 use uuid::Uuid;
 
-/// The krunner request line for an execution (`{"op":"exec","mode":…}`).
-pub fn request_line(req: &ExecRequest) -> Result<String, AgentError> {
-    let mut v = serde_json::to_value(req).map_err(|e| AgentError::BadRequest(e.to_string()))?;
-    if let Value::Object(m) = &mut v {
-        m.insert("op".into(), Value::String("exec".into()));
-    }
-    Ok(format!("{v}\n"))
+/// The longest event line accepted from a kernel (krunner sends at most 64 KiB of output
+/// per event; anything far longer is a broken or hostile kernel).
+const MAX_LINE: u64 = 16 << 20;
+/// Exit code reported when the kernel vanishes mid-execution (as if killed).
+const GONE_EXIT_CODE: i32 = 137;
+
+enum Reading {
+    Open(BufReader<UnixStream>),
+    /// The connection ended before `Finished` (and that was said): finish now.
+    Gone,
+    Done,
 }
 
 pub async fn execute(
@@ -23,122 +29,76 @@ pub async fn execute(
     kernel_id: Uuid,
     req: ExecRequest,
 ) -> Result<BoxStream<'static, ExecEvent>, AgentError> {
-    let socket = inner.dirs(kernel_id).socket;
-    if !socket.exists() {
+    let line = request_line(&req)?;
+    let dirs = inner.dirs(kernel_id);
+    if !dirs.root.exists() {
         return Err(AgentError::KernelNotFound(kernel_id));
     }
-    let mut stream = tokio::net::UnixStream::connect(&socket)
+    let mut stream = UnixStream::connect(&dirs.socket)
         .await
-        .map_err(|e| AgentError::Runtime(format!("cannot reach the kernel runner: {e}")))?;
+        .map_err(|e| runtime("cannot reach the kernel's runner", e))?;
     stream
-        .write_all(request_line(&req)?.as_bytes())
+        .write_all(line.as_bytes())
         .await
-        .map_err(|e| AgentError::Runtime(format!("cannot talk to the kernel runner: {e}")))?;
-    let lines = BufReader::new(stream).lines();
-    let s = futures::stream::unfold((lines, false), |(mut lines, done)| async move {
-        if done {
-            return None;
-        }
-        loop {
-            match lines.next_line().await {
-                Ok(Some(l)) => match serde_json::from_str::<ExecEvent>(&l) {
-                    Ok(ev) => {
-                        let fin = matches!(ev, ExecEvent::Finished { .. });
-                        return Some((ev, (lines, fin)));
-                    }
-                    Err(_) => continue,
+        .map_err(|e| runtime("cannot send the request to the kernel's runner", e))?;
+    let start = Reading::Open(BufReader::new(stream));
+    let events = futures::stream::unfold(start, move |st| async move {
+        match st {
+            Reading::Open(reader) => Some(next_event(reader, kernel_id).await),
+            Reading::Gone => Some((
+                ExecEvent::Finished {
+                    exit_code: GONE_EXIT_CODE,
                 },
-                _ => {
-                    let ev = ExecEvent::Stderr {
-                        data: "the kernel went away during the execution\n".into(),
-                    };
-                    return Some((ev, (lines, true)));
-                }
-            }
+                Reading::Done,
+            )),
+            Reading::Done => None,
         }
     });
-    // Guarantee a Finished at the end even when the kernel vanished.
-    let mut finished = false;
-    let s = s
-        .map(move |ev| {
-            if matches!(ev, ExecEvent::Finished { .. }) {
-                finished = true;
-            }
-            (ev, finished)
-        })
-        .flat_map(|(ev, fin)| {
-            let tail = match (&ev, fin) {
-                (ExecEvent::Stderr { data }, false) if data.starts_with("the kernel went away") => {
-                    vec![ev, ExecEvent::Finished { exit_code: 137 }]
-                }
-                _ => vec![ev],
-            };
-            futures::stream::iter(tail)
-        });
-    Ok(s.boxed())
+    Ok(events.boxed())
 }
 
-pub async fn upload(
-    inner: &Inner,
-    kernel_id: Uuid,
-    files: Vec<(String, bytes::Bytes)>,
-) -> Result<(), AgentError> {
-    let work = inner.dirs(kernel_id).work;
-    if !work.exists() {
-        return Err(AgentError::KernelNotFound(kernel_id));
-    }
-    for (rel, data) in files {
-        let path = confined_join(&work, &rel).map_err(AgentError::BadRequest)?;
-        let mut dir = path.parent().map(|p| p.to_path_buf());
-        // Create and chown each missing parent directory.
-        let mut to_make = Vec::new();
-        while let Some(d) = dir {
-            if d == work || d.exists() {
-                break;
+/// Reads the next event; a broken connection becomes a stderr explanation.
+async fn next_event(mut reader: BufReader<UnixStream>, kernel_id: Uuid) -> (ExecEvent, Reading) {
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let read = (&mut reader)
+            .take(MAX_LINE)
+            .read_until(b'\n', &mut buf)
+            .await;
+        let why = match read {
+            Ok(0) => "the kernel went away during the execution (its runner closed the connection)"
+                .to_string(),
+            Ok(_) if buf.last() != Some(&b'\n') => {
+                if buf.len() as u64 >= MAX_LINE {
+                    "the kernel sent an oversized message; the execution is abandoned".to_string()
+                } else {
+                    "the kernel went away during the execution (its runner closed the connection)"
+                        .to_string()
+                }
             }
-            to_make.push(d.clone());
-            dir = d.parent().map(|p| p.to_path_buf());
-        }
-        for d in to_make.iter().rev() {
-            tokio::fs::create_dir(d)
-                .await
-                .map_err(|e| AgentError::Runtime(format!("cannot create {}: {e}", d.display())))?;
-            let _ = std::os::unix::fs::chown(
-                d,
-                Some(super::create::WORK_UID),
-                Some(super::create::WORK_UID),
-            );
-        }
-        // Refuse to write through symlinks planted inside the scratch dir (the container
-        // user controls it; we write as root on the host).
-        let real_work = tokio::fs::canonicalize(&work)
-            .await
-            .map_err(|e| AgentError::Runtime(e.to_string()))?;
-        if let Some(parent) = path.parent() {
-            let real_parent = tokio::fs::canonicalize(parent)
-                .await
-                .map_err(|e| AgentError::Runtime(e.to_string()))?;
-            if !real_parent.starts_with(&real_work) {
-                return Err(AgentError::BadRequest(format!(
-                    "{rel:?} leads outside /home/work"
-                )));
-            }
-        }
-        if let Ok(meta) = tokio::fs::symlink_metadata(&path).await
-            && meta.file_type().is_symlink()
-        {
-            return Err(AgentError::BadRequest(format!(
-                "{rel:?} is a symbolic link"
-            )));
-        }
-        tokio::fs::write(&path, &data)
-            .await
-            .map_err(|e| AgentError::Runtime(format!("cannot write {rel:?}: {e}")))?;
-        let _ = std::os::unix::fs::chown(
-            &path,
-            Some(super::create::WORK_UID),
-            Some(super::create::WORK_UID),
+            Ok(_) => match parse_event(&buf) {
+                Some(ev) => {
+                    let next = if matches!(ev, ExecEvent::Finished { .. }) {
+                        Reading::Done
+                    } else {
+                        Reading::Open(reader)
+                    };
+                    return (ev, next);
+                }
+                None => {
+                    tracing::warn!(kernel = %kernel_id, line = %String::from_utf8_lossy(&buf).trim_end(), "ignoring an unknown line from krunner");
+                    continue;
+                }
+            },
+            Err(e) => format!("the connection to the kernel broke during the execution: {e}"),
+        };
+        tracing::warn!(kernel = %kernel_id, %why, "execution ended without finishing");
+        return (
+            ExecEvent::Stderr {
+                data: format!("bai: {why}\n"),
+            },
+            Reading::Gone,
         );
     }
-    Ok(())
 }

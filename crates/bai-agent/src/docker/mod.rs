@@ -1,16 +1,26 @@
 //! [`DockerAgent`]: the agent RPC interface implemented on a local Docker engine.
+//!
+//! Every kernel is one container named `bai-k-<kernel_id>`, labelled with this agent's id,
+//! running `bai-krunner` (bind-mounted read-only) under the engine's init. The agent talks
+//! to krunner over `data_dir/kernels/<kernel_id>/run/krunner.sock`. A watcher task per
+//! kernel reports kernels that end on their own; `destroy_kernel` reports the others.
 
 mod create;
 mod destroy;
 mod exec;
+mod files;
+mod inspect;
+mod list;
+mod ready;
 mod watch;
 
+use crate::error::runtime;
 use crate::host;
 use crate::paths::KernelDirs;
 use async_trait::async_trait;
 use bai_core::agent::{
-    AgentError, AgentEvent, AgentInfo, AgentRpc, ExecEvent, ExecRequest, ImageInfo, KernelCreated,
-    KernelExit, KernelSpec,
+    AgentError, AgentEvent, AgentInfo, AgentRpc, ExecEvent, ExecRequest, KernelCreated, KernelExit,
+    KernelSpec,
 };
 use bai_core::resources::ResourceSlots;
 use bollard::Docker;
@@ -18,28 +28,35 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::broadcast;
+use tokio::task::AbortHandle;
 use uuid::Uuid;
 
-/// Label on every container this agent owns.
+/// Label on every container this agent owns (value: the agent id).
 pub const LABEL_AGENT: &str = "ai.bai.agent";
+/// Label with the kernel id.
 pub const LABEL_KERNEL: &str = "ai.bai.kernel";
+/// Label with the session id.
 pub const LABEL_SESSION: &str = "ai.bai.session";
 /// Images that are kernels carry this label.
 pub const LABEL_KERNELSPEC: &str = "ai.backend.kernelspec";
-/// Most logs kept from a finished kernel.
+/// Most bytes of logs kept from a finished kernel.
 pub const LOG_TAIL_BYTES: usize = 256 * 1024;
+/// uid and gid of the `work` user inside kernel images.
+pub const WORK_UID: u32 = 1000;
 
 #[derive(Debug, Clone)]
 pub struct DockerAgentConfig {
     pub agent_id: String,
     pub scaling_group: String,
-    /// Per-kernel directories go under `data_dir/kernels/<kernel_id>/`.
+    /// Per-kernel directories go under `data_dir/kernels/<kernel_id>/{work,run}`.
     pub data_dir: PathBuf,
     /// The krunner binary, bind-mounted read-only into every container.
     pub krunner_path: PathBuf,
+    /// Memory (bytes) kept back from the detected total.
     pub reserved_mem: u64,
+    /// CPU (milli-cores) kept back from the detected total.
     pub reserved_cpu_milli: u64,
 }
 
@@ -47,8 +64,14 @@ pub(crate) struct Inner {
     pub docker: Docker,
     pub config: DockerAgentConfig,
     pub events: broadcast::Sender<AgentEvent>,
-    /// Kernels whose end is being handled (by destroy or by the watcher): exactly one owner.
-    pub ending: Mutex<HashSet<Uuid>>,
+    /// Kernels whose end is being handled (by destroy or by the watcher): one owner each.
+    ending: Mutex<HashSet<Uuid>>,
+    /// The watcher task of each kernel, so destroy can stop it first.
+    watchers: Mutex<HashMap<Uuid, AbortHandle>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Inner {
@@ -60,41 +83,74 @@ impl Inner {
         KernelDirs::new(&self.config.data_dir, kernel_id)
     }
 
-    /// Claims the right to clean up after a kernel; false if someone else already did.
+    /// Claims the right to report and clean up a kernel's end; false if already claimed.
     pub fn claim_end(&self, kernel_id: Uuid) -> bool {
-        self.ending
-            .lock()
-            .map(|mut s| s.insert(kernel_id))
-            .unwrap_or(false)
+        lock(&self.ending).insert(kernel_id)
     }
 
     pub fn release_end(&self, kernel_id: Uuid) {
-        if let Ok(mut s) = self.ending.lock() {
-            s.remove(&kernel_id);
+        lock(&self.ending).remove(&kernel_id);
+    }
+
+    pub fn set_watcher(&self, kernel_id: Uuid, handle: AbortHandle) {
+        if let Some(old) = lock(&self.watchers).insert(kernel_id, handle) {
+            old.abort();
         }
+    }
+
+    /// Stops the kernel's watcher (if any) so it cannot report an end we handle ourselves.
+    pub fn stop_watcher(&self, kernel_id: Uuid) {
+        if let Some(h) = lock(&self.watchers).remove(&kernel_id) {
+            h.abort();
+        }
+    }
+
+    /// Called by a watcher that is done.
+    pub fn forget_watcher(&self, kernel_id: Uuid) {
+        lock(&self.watchers).remove(&kernel_id);
     }
 }
 
-/// The Docker-backed agent. Cheap to clone.
+/// The Docker-backed agent. Cheap to clone (all clones share one state).
 #[derive(Clone)]
 pub struct DockerAgent {
     inner: Arc<Inner>,
 }
 
-fn runtime(e: impl std::fmt::Display) -> AgentError {
-    AgentError::Runtime(e.to_string())
-}
-
 impl DockerAgent {
-    /// Connects to the local Docker engine and re-attaches watchers to this agent's kernels.
-    pub async fn connect(config: DockerAgentConfig) -> Result<DockerAgent, AgentError> {
-        let docker = Docker::connect_with_local_defaults().map_err(runtime)?;
+    /// Connects to the local Docker engine (`DOCKER_HOST` or the default socket), checks the
+    /// krunner binary and the data directory, and watches this agent's existing kernels
+    /// again (so kernels that ended while no agent ran are reported now).
+    pub async fn connect(mut config: DockerAgentConfig) -> Result<DockerAgent, AgentError> {
+        let docker = Docker::connect_with_local_defaults()
+            .map_err(|e| runtime("cannot connect to the Docker engine", e))?;
         docker
             .ping()
             .await
-            .map_err(|e| AgentError::Runtime(format!("Docker engine does not answer: {e}")))?;
-        std::fs::create_dir_all(config.data_dir.join("kernels"))
-            .map_err(|e| AgentError::Runtime(format!("cannot create kernel dirs: {e}")))?;
+            .map_err(|e| runtime("the Docker engine does not answer", e))?;
+        config.krunner_path = std::fs::canonicalize(&config.krunner_path)
+            .ok()
+            .filter(|p| p.is_file())
+            .ok_or_else(|| {
+                AgentError::Runtime(format!(
+                    "the kernel runner {} is missing: build it with `cargo build -p bai-krunner`",
+                    config.krunner_path.display()
+                ))
+            })?;
+        let kernels = config.data_dir.join("kernels");
+        std::fs::create_dir_all(&kernels)
+            .map_err(|e| runtime(format_args!("cannot create {}", kernels.display()), e))?;
+        config.data_dir = std::fs::canonicalize(&config.data_dir)
+            .map_err(|e| runtime(format_args!("cannot use {}", config.data_dir.display()), e))?;
+        KernelDirs::new(&config.data_dir, Uuid::nil())
+            .check_socket_path()
+            .map_err(AgentError::Runtime)?;
+        tracing::info!(
+            agent = %config.agent_id,
+            data_dir = %config.data_dir.display(),
+            krunner = %config.krunner_path.display(),
+            "connected to the Docker engine"
+        );
         let (events, _) = broadcast::channel(1024);
         let agent = DockerAgent {
             inner: Arc::new(Inner {
@@ -102,55 +158,38 @@ impl DockerAgent {
                 config,
                 events,
                 ending: Mutex::new(HashSet::new()),
+                watchers: Mutex::new(HashMap::new()),
             }),
         };
-        for kernel in agent.list_kernels().await? {
-            watch::spawn(agent.inner.clone(), kernel);
+        for kernel in list::kernels(&agent.inner).await? {
+            watch::spawn(&agent.inner, kernel);
         }
         Ok(agent)
     }
 
-    /// Removes this agent's containers that are not in `keep`.
-    pub async fn cleanup_orphans(&self, keep: &[Uuid]) -> Result<usize, AgentError> {
-        let mut n = 0;
-        for k in self.list_kernels().await? {
-            if !keep.contains(&k) {
-                destroy::destroy(&self.inner, k).await?;
-                n += 1;
-            }
-        }
-        Ok(n)
+    /// The configuration in use (paths canonicalized).
+    pub fn config(&self) -> &DockerAgentConfig {
+        &self.inner.config
     }
 
-    async fn images(&self) -> Result<Vec<ImageInfo>, AgentError> {
-        let mut filters = HashMap::new();
-        filters.insert("label".to_string(), vec![LABEL_KERNELSPEC.to_string()]);
-        let opts = bollard::query_parameters::ListImagesOptions {
-            filters: Some(filters),
-            ..Default::default()
-        };
-        let list = self
-            .inner
-            .docker
-            .list_images(Some(opts))
-            .await
-            .map_err(runtime)?;
-        Ok(list
-            .into_iter()
-            .filter_map(|img| {
-                let name = img
-                    .repo_tags
-                    .iter()
-                    .find(|t| *t != "<none>:<none>")?
-                    .clone();
-                Some(ImageInfo {
-                    name,
-                    digest: img.id,
-                    labels: img.labels.into_iter().collect::<BTreeMap<_, _>>(),
-                    size_bytes: img.size.max(0) as u64,
-                })
-            })
-            .collect())
+    /// Removes this agent's containers whose kernel is not in `keep`, and kernel
+    /// directories without a container. Returns how many kernels were removed.
+    pub async fn cleanup_orphans(&self, keep: &[Uuid]) -> Result<usize, AgentError> {
+        let mut removed = 0;
+        let live = list::kernels(&self.inner).await?;
+        for k in live.iter().filter(|k| !keep.contains(k)) {
+            tracing::info!(kernel = %k, "removing an orphan kernel");
+            destroy::destroy(&self.inner, *k).await?;
+            removed += 1;
+        }
+        for k in list::kernel_dirs(&self.inner).await {
+            if !keep.contains(&k) && !live.contains(&k) {
+                tracing::info!(kernel = %k, "removing an orphan kernel directory");
+                destroy::remove(&self.inner, k).await?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
     }
 }
 
@@ -172,7 +211,7 @@ impl AgentRpc for DockerAgent {
                 mem,
                 accel: BTreeMap::new(),
             },
-            images: self.images().await?,
+            images: list::images(&self.inner).await?,
             version: env!("CARGO_PKG_VERSION").into(),
         })
     }
@@ -198,38 +237,15 @@ impl AgentRpc for DockerAgent {
         kernel_id: Uuid,
         files: Vec<(String, bytes::Bytes)>,
     ) -> Result<(), AgentError> {
-        exec::upload(&self.inner, kernel_id, files).await
+        files::upload(&self.inner, kernel_id, files).await
     }
 
     async fn logs(&self, kernel_id: Uuid) -> Result<String, AgentError> {
-        destroy::logs(&self.inner, kernel_id, None).await
+        inspect::logs(&self.inner, kernel_id, LOG_TAIL_BYTES).await
     }
 
     async fn list_kernels(&self) -> Result<Vec<Uuid>, AgentError> {
-        let mut filters = HashMap::new();
-        filters.insert(
-            "label".to_string(),
-            vec![format!("{LABEL_AGENT}={}", self.inner.config.agent_id)],
-        );
-        let opts = bollard::query_parameters::ListContainersOptions {
-            all: true,
-            filters: Some(filters),
-            ..Default::default()
-        };
-        let list = self
-            .inner
-            .docker
-            .list_containers(Some(opts))
-            .await
-            .map_err(runtime)?;
-        Ok(list
-            .into_iter()
-            .filter_map(|c| {
-                c.labels?
-                    .get(LABEL_KERNEL)
-                    .and_then(|k| Uuid::parse_str(k).ok())
-            })
-            .collect())
+        list::kernels(&self.inner).await
     }
 
     fn events(&self) -> BoxStream<'static, AgentEvent> {
@@ -239,7 +255,7 @@ impl AgentRpc for DockerAgent {
                 match rx.recv().await {
                     Ok(ev) => return Some((ev, rx)),
                     Err(broadcast::error::RecvError::Lagged(n)) => {
-                        tracing::warn!(missed = n, "agent event subscriber lagged");
+                        tracing::warn!(missed = n, "an agent event subscriber lagged");
                     }
                     Err(broadcast::error::RecvError::Closed) => return None,
                 }

@@ -1,44 +1,44 @@
 //! One module per command family.
 
-mod events;
+pub mod create;
+pub mod events;
+mod exec;
 mod ps;
-mod run;
-mod session;
+pub mod run;
+pub mod session;
 
 use crate::args::{AdminCmd, AdminSessionCmd, Cli, Cmd, SessionCmd};
 use anyhow::Result;
 use bai_client::Client;
 
-pub async fn dispatch(cli: Cli) -> Result<i32> {
-    if let Cmd::Version = cli.cmd {
-        println!(
-            "bai {} (API {})",
-            env!("CARGO_PKG_VERSION"),
-            bai_core::API_VERSION
-        );
-        return Ok(0);
-    }
-    let client = Client::from_env()?;
+/// Runs one command against `client`; returns the process exit code.
+pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
     match cli.cmd {
-        Cmd::Run(a) => run::run(&client, a).await,
-        Cmd::Start(a) => run::start(&client, a).await,
-        Cmd::Session(SessionCmd::Create(a)) => run::start(&client, *a).await,
-        Cmd::Ps(a) => ps::ps(&client, &a, None, false).await,
+        Cmd::Run(a) => run::run(client, &a).await,
+        Cmd::Start(a) | Cmd::Session(SessionCmd::Create(a)) => create::start(client, &a).await,
+        Cmd::Ps(a) | Cmd::Session(SessionCmd::List(a)) => ps::ps(client, &a, None, false).await,
         Cmd::Admin(AdminCmd::Sessions(a))
         | Cmd::Admin(AdminCmd::Session(AdminSessionCmd::List(a))) => {
-            ps::ps(&client, &a.ps, a.access_key.as_deref(), true).await
+            ps::ps(client, &a.ps, a.access_key.as_deref(), true).await
         }
-        Cmd::Events(a) | Cmd::Session(SessionCmd::Events(a)) => events::events(&client, &a).await,
+        Cmd::Events(a) | Cmd::Session(SessionCmd::Events(a)) => events::events(client, &a).await,
         Cmd::Logs(a) | Cmd::Session(SessionCmd::Logs(a)) => {
-            session::logs(&client, &a.reference).await
+            session::logs(client, &a.reference).await
         }
-        Cmd::Rm(a) | Cmd::Session(SessionCmd::Destroy(a)) => session::rm(&client, &a).await,
-        Cmd::Session(SessionCmd::Info(a)) => session::info(&client, &a).await,
+        Cmd::Rm(a) | Cmd::Session(SessionCmd::Destroy(a)) => session::rm(client, &a).await,
+        Cmd::Session(SessionCmd::Info(a)) => session::info(client, &a).await,
         Cmd::Session(SessionCmd::Rename {
             reference,
             new_name,
-        }) => session::rename(&client, &reference, &new_name).await,
-        Cmd::Session(SessionCmd::History(a)) => session::history(&client, &a.reference).await,
-        Cmd::Version => Ok(0),
+        }) => session::rename(client, &reference, &new_name).await,
+        Cmd::Session(SessionCmd::History(a)) => session::history(client, &a).await,
+        Cmd::Version => {
+            println!(
+                "bai {} (Backend.AI API {})",
+                env!("CARGO_PKG_VERSION"),
+                bai_core::API_VERSION
+            );
+            Ok(0)
+        }
     }
 }

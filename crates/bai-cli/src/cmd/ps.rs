@@ -1,73 +1,126 @@
-//! `bai ps` and `bai admin sessions`.
+//! `bai ps`, `bai admin sessions` / `bai admin session list`.
 
 use crate::args::PsArgs;
-use crate::output::table;
+use crate::output::{cell, table};
 use anyhow::{Result, bail};
-use bai_client::Client;
-use serde_json::Value;
+use bai_client::{Client, SessionListQuery};
 
-fn cell(v: &Value) -> String {
-    match v {
-        Value::Null => "-".into(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+/// Page size when `--all` walks every page.
+const ALL_PAGE: i64 = 100;
+
+/// The selected item fields: the official `ps` list (+ `access_key` for admins after
+/// `name`, + `tag created_at occupying_slots` with `--detail`).
+pub fn fields(admin: bool, detail: bool) -> Vec<String> {
+    let mut f: Vec<String> = SessionListQuery::DEFAULT_FIELDS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    if admin {
+        f.insert(1, "access_key".into());
     }
+    if detail {
+        f.extend(["tag", "created_at", "occupying_slots"].map(String::from));
+    }
+    f
+}
+
+/// (header, field) pairs of the table.
+fn columns(admin: bool, detail: bool) -> Vec<(&'static str, &'static str)> {
+    let mut c = vec![("Session Name", "name"), ("Session ID", "id")];
+    if admin {
+        c.push(("Owner Access Key", "access_key"));
+    }
+    c.extend([
+        ("Status", "status"),
+        ("Status Info", "status_info"),
+        ("Type", "type"),
+        ("Image", "image"),
+        ("Last Updated", "status_changed"),
+    ]);
+    if detail {
+        c.extend([
+            ("Tag", "tag"),
+            ("Created At", "created_at"),
+            ("Occupying Slots", "occupying_slots"),
+        ]);
+    }
+    c
 }
 
 pub async fn ps(client: &Client, a: &PsArgs, access_key: Option<&str>, admin: bool) -> Result<i32> {
     if admin {
         let kp = client.keypair_info().await?;
-        if !kp["is_admin"].as_bool().unwrap_or(false) {
-            bail!("`bai admin sessions` needs an administrator keypair (use env-admin.sh)");
+        if !kp.is_admin {
+            bail!(
+                "listing every user's sessions needs an administrator keypair ({} is not an admin); use `bai ps` for your own",
+                kp.access_key
+            );
         }
     }
-    let fields = if admin {
-        "name id access_key status status_info type image status_changed"
-    } else {
-        "name id status status_info type image status_changed"
+    let cols = columns(admin, a.detail);
+    let mut q = SessionListQuery {
+        status: a.statuses(),
+        access_key: access_key.map(str::to_string),
+        limit: if a.all { ALL_PAGE } else { a.limit },
+        offset: a.offset,
+        fields: fields(admin, a.detail),
     };
-    let statuses = a.statuses();
     let mut rows = Vec::new();
-    let mut offset = a.offset;
-    let total;
-    loop {
-        let page = if a.all { 100 } else { a.limit };
-        let (items, t) = client
-            .list_sessions(&statuses, access_key, page, offset, fields)
-            .await?;
-        let n = items.len() as i64;
-        for it in items {
-            let mut r = vec![cell(&it["name"]), cell(&it["id"])];
-            if admin {
-                r.push(cell(&it["access_key"]));
-            }
-            for k in ["status", "status_info", "type", "image", "status_changed"] {
-                r.push(cell(&it[k]));
-            }
-            rows.push(r);
+    let total = loop {
+        let page = client.list_sessions(&q).await?;
+        let n = page.items.len() as i64;
+        rows.extend(
+            page.items
+                .iter()
+                .map(|it| cols.iter().map(|(_, f)| cell(&it[*f])).collect::<Vec<_>>()),
+        );
+        q.offset += n;
+        if !a.all || n == 0 || q.offset >= page.total_count {
+            break page.total_count;
         }
-        offset += n;
-        if !a.all || n == 0 || offset >= t {
-            total = t;
-            break;
-        }
-    }
+    };
     if rows.is_empty() {
         println!("No matching items.");
         return Ok(0);
     }
-    let mut headers = vec!["Session Name", "Session ID"];
-    if admin {
-        headers.push("Owner Access Key");
-    }
-    headers.extend(["Status", "Status Info", "Type", "Image", "Last Updated"]);
+    let headers: Vec<&str> = cols.iter().map(|(h, _)| *h).collect();
     table(&headers, &rows);
     let shown = rows.len() as i64;
     if a.offset + shown < total {
         eprintln!(
-            "(showing {shown} of {total}; use --offset {} or --all to see more)",
+            "(showing {} of {total}; use --all or --offset {} to see more)",
+            if a.offset == 0 {
+                format!("first {shown}")
+            } else {
+                format!("{}–{}", a.offset + 1, a.offset + shown)
+            },
             a.offset + shown
         );
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn admin_and_detail_fields() {
+        assert_eq!(
+            fields(false, false).join(" "),
+            "name priority id group_name type image status status_info status_changed result"
+        );
+        let f = fields(true, true);
+        assert_eq!(f[1], "access_key");
+        assert!(f.ends_with(&["tag".into(), "created_at".into(), "occupying_slots".into()]));
+        // Every column is selected.
+        for admin in [false, true] {
+            for detail in [false, true] {
+                let f = fields(admin, detail);
+                for (_, c) in columns(admin, detail) {
+                    assert!(f.iter().any(|x| x == c), "{c}");
+                }
+            }
+        }
+    }
 }

@@ -1,29 +1,34 @@
-//! `bai rm`, `logs`, `session info|rename|history`.
+//! `bai rm`, `bai logs`, `bai session info|rename|history`.
 
-use crate::args::{InfoArgs, RmArgs};
-use anyhow::Result;
+use crate::args::{HistoryArgs, InfoArgs, RmArgs};
+use crate::output::{cell, table};
+use anyhow::{Result, anyhow};
 use bai_client::Client;
 use serde_json::Value;
 
+/// `terminated` or `cancelled` from a DELETE reply (`stats.status`, else `status`).
+pub fn terminated_word(v: &Value) -> String {
+    v.pointer("/stats/status")
+        .and_then(Value::as_str)
+        .or_else(|| v.get("status").and_then(Value::as_str))
+        .unwrap_or("terminated")
+        .to_ascii_lowercase()
+}
+
+/// Terminates each session; a failure is reported and the others still go. Exit 1 if any
+/// failed.
 pub async fn rm(client: &Client, a: &RmArgs) -> Result<i32> {
     let mut failed = false;
     for r in &a.references {
         match client.destroy(r, a.forced).await {
-            Ok(v) => {
-                let st = v["stats"]["status"]
-                    .as_str()
-                    .or(v["status"].as_str())
-                    .unwrap_or("terminated")
-                    .to_ascii_lowercase();
-                println!("Session {r} is {st}.");
-            }
+            Ok(v) => println!("Session {r} is {}.", terminated_word(&v)),
             Err(e) => {
                 eprintln!("error: {r}: {e}");
                 failed = true;
             }
         }
     }
-    Ok(if failed { 1 } else { 0 })
+    Ok(i32::from(failed))
 }
 
 pub async fn logs(client: &Client, reference: &str) -> Result<i32> {
@@ -36,81 +41,123 @@ pub async fn logs(client: &Client, reference: &str) -> Result<i32> {
 }
 
 pub async fn rename(client: &Client, reference: &str, new_name: &str) -> Result<i32> {
-    bai_core::SessionName::parse(new_name).map_err(|e| anyhow::anyhow!("{e}"))?;
+    bai_core::SessionName::parse(new_name).map_err(|e| anyhow!("{e}"))?;
     client.rename(reference, new_name).await?;
     println!("Session {reference} is renamed to {new_name}.");
     Ok(0)
 }
 
-fn show(v: &Value) -> String {
-    match v {
-        Value::Null => "-".into(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
+/// Fields shown first by `session info`, in this order; the rest follow alphabetically.
+const INFO_FIRST: &[&str] = &[
+    "name",
+    "id",
+    "type",
+    "status",
+    "status_info",
+    "result",
+    "exit_code",
+    "image",
+    "tag",
+    "access_key",
+    "user_email",
+    "domain_name",
+    "group_name",
+    "scaling_group",
+    "agent",
+    "cpu",
+    "mem",
+    "shmem",
+    "startup_command",
+    "created_at",
+    "starts_at",
+    "batch_timeout",
+    "status_changed",
+    "terminated_at",
+];
+
+/// Nested details left to `--json`.
+const INFO_SKIP: &[&str] = &["containers", "kernels", "status_history"];
+
+/// `key: value` lines for a session object.
+pub fn info_lines(v: &Value) -> Vec<String> {
+    let Some(obj) = v.as_object() else {
+        return vec![cell(v)];
+    };
+    let mut keys: Vec<&str> = INFO_FIRST
+        .iter()
+        .copied()
+        .filter(|k| obj.contains_key(*k))
+        .collect();
+    let mut rest: Vec<&str> = obj
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !INFO_FIRST.contains(k) && !INFO_SKIP.contains(k))
+        .collect();
+    rest.sort_unstable();
+    keys.extend(rest);
+    keys.iter()
+        .map(|k| format!("{k}: {}", cell(&obj[*k])))
+        .collect()
 }
 
 pub async fn info(client: &Client, a: &InfoArgs) -> Result<i32> {
-    let v = client.info(&a.reference).await?;
+    let v = client.info_rest(&a.reference).await?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(0);
-    }
-    for k in [
-        "name",
-        "id",
-        "type",
-        "status",
-        "status_info",
-        "result",
-        "exit_code",
-        "image",
-        "access_key",
-        "user_email",
-        "scaling_group",
-        "agent",
-        "cpu",
-        "mem",
-        "shmem",
-        "created_at",
-        "starts_at",
-        "batch_timeout",
-        "terminated_at",
-    ] {
-        println!("{k:<14} {}", show(&v[k]));
+    } else {
+        for l in info_lines(&v) {
+            println!("{l}");
+        }
     }
     Ok(0)
 }
 
-pub async fn history(client: &Client, reference: &str) -> Result<i32> {
-    let h = client.status_history(reference).await?;
-    let mut entries: Vec<(String, String)> = h
-        .as_object()
-        .map(|m| m.iter().map(|(k, v)| (show(v), k.clone())).collect())
-        .unwrap_or_default();
-    entries.sort();
-    for (t, st) in entries {
-        println!("{st:<12} {t}");
-    }
-    let sched = client.scheduling_history(reference).await?;
-    if let Some(items) = sched.as_array()
-        && !items.is_empty()
-    {
-        println!();
-        let rows: Vec<Vec<String>> = items
+/// `(status, time)` pairs in time order from a status-history result.
+pub fn history_entries(h: &Value) -> Vec<(String, String)> {
+    let mut entries: Vec<(String, String)> = match h {
+        Value::Object(m) => m.iter().map(|(k, v)| (k.clone(), cell(v))).collect(),
+        Value::Array(items) => items
             .iter()
-            .map(|r| {
-                vec![
-                    show(&r["phase"]),
-                    show(&r["result"]),
-                    format!("{} -> {}", show(&r["from_status"]), show(&r["to_status"])),
-                    show(&r["attempts"]),
-                    show(&r["message"]),
-                    show(&r["updated_at"]),
-                ]
+            .map(|it| {
+                (
+                    cell(&it["status"]),
+                    cell(it.get("timestamp").unwrap_or(&it["time"])),
+                )
             })
-            .collect();
-        crate::output::table(
+            .collect(),
+        _ => Vec::new(),
+    };
+    entries.sort_by(|a, b| a.1.cmp(&b.1));
+    entries
+}
+
+pub async fn history(client: &Client, a: &HistoryArgs) -> Result<i32> {
+    let h = client.status_history(&a.reference).await?;
+    for (status, time) in history_entries(&h) {
+        println!("{status:<16} {time}");
+    }
+    if a.scheduling {
+        let sched = client.scheduling_history(&a.reference).await?;
+        let rows: Vec<Vec<String>> = sched
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .map(|r| {
+                        vec![
+                            cell(&r["phase"]),
+                            cell(&r["result"]),
+                            format!("{} -> {}", cell(&r["from_status"]), cell(&r["to_status"])),
+                            cell(&r["attempts"]),
+                            cell(&r["message"]),
+                            cell(&r["updated_at"]),
+                        ]
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        println!();
+        table(
             &[
                 "Phase",
                 "Result",
@@ -123,4 +170,36 @@ pub async fn history(client: &Client, reference: &str) -> Result<i32> {
         );
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn destroy_replies() {
+        assert_eq!(
+            terminated_word(&json!({"stats": {"status": "cancelled"}})),
+            "cancelled"
+        );
+        assert_eq!(
+            terminated_word(&json!({"status": "TERMINATED"})),
+            "terminated"
+        );
+        assert_eq!(terminated_word(&Value::Null), "terminated");
+    }
+
+    #[test]
+    fn info_and_history_lines() {
+        let l = info_lines(
+            &json!({"zeta": 1, "status": "RUNNING", "name": "s", "kernels": [], "tag": null}),
+        );
+        assert_eq!(l, vec!["name: s", "status: RUNNING", "tag: -", "zeta: 1"]);
+        let h = history_entries(
+            &json!({"RUNNING": "2026-01-01T00:00:02", "PENDING": "2026-01-01T00:00:00"}),
+        );
+        assert_eq!(h[0].0, "PENDING");
+        assert_eq!(h[1].0, "RUNNING");
+    }
 }

@@ -37,6 +37,23 @@ fn to_sse(ev: &SessionEvent) -> Event {
         .data(ev.wire_data().to_string())
 }
 
+type Tx = tokio::sync::mpsc::Sender<Result<Event, Infallible>>;
+
+/// Sends one event when in scope, and `server_close` after a final one. Returns whether the
+/// stream goes on.
+async fn forward(tx: &Tx, scope: &str, ev: &SessionEvent) -> bool {
+    if in_scope(scope, ev) && tx.send(Ok(to_sse(ev))).await.is_err() {
+        return false;
+    }
+    if ev.kind.is_final() {
+        let _ = tx
+            .send(Ok(Event::default().event("server_close").data("{}")))
+            .await;
+        return false;
+    }
+    true
+}
+
 pub async fn session_events(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
@@ -74,13 +91,7 @@ pub async fn session_events(
             };
             for ev in past {
                 last_seq = ev.seq;
-                if in_scope(&scope, &ev) && tx.send(Ok(to_sse(&ev))).await.is_err() {
-                    return;
-                }
-                if ev.kind.is_final() {
-                    let _ = tx
-                        .send(Ok(Event::default().event("server_close").data("{}")))
-                        .await;
+                if !forward(&tx, &scope, &ev).await {
                     return;
                 }
             }
@@ -103,13 +114,7 @@ pub async fn session_events(
             }
             bound = Some(ev.session_id);
             last_seq = ev.seq;
-            if in_scope(&scope, &ev) && tx.send(Ok(to_sse(&ev))).await.is_err() {
-                return;
-            }
-            if ev.kind.is_final() {
-                let _ = tx
-                    .send(Ok(Event::default().event("server_close").data("{}")))
-                    .await;
+            if !forward(&tx, &scope, &ev).await {
                 return;
             }
         }

@@ -1,0 +1,75 @@
+//! Reading a kernel container's state and logs.
+
+use super::Inner;
+use crate::error::{is_not_found, runtime};
+use bai_core::agent::AgentError;
+use bollard::query_parameters::{InspectContainerOptions, LogsOptions};
+use futures::StreamExt;
+use uuid::Uuid;
+
+/// What the engine says about a container.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ContainerState {
+    pub running: bool,
+    pub exit_code: Option<i32>,
+    pub oom_killed: bool,
+}
+
+/// The container's state; `Ok(None)` when it does not exist.
+pub async fn state(inner: &Inner, kernel_id: Uuid) -> Result<Option<ContainerState>, AgentError> {
+    let name = Inner::container_name(kernel_id);
+    match inner
+        .docker
+        .inspect_container(&name, None::<InspectContainerOptions>)
+        .await
+    {
+        Ok(info) => {
+            let st = info.state.unwrap_or_default();
+            Ok(Some(ContainerState {
+                running: st.running.unwrap_or(false),
+                exit_code: st.exit_code.and_then(|c| i32::try_from(c).ok()),
+                oom_killed: st.oom_killed.unwrap_or(false),
+            }))
+        }
+        Err(e) if is_not_found(&e) => Ok(None),
+        Err(e) => Err(runtime(format_args!("cannot inspect {name}"), e)),
+    }
+}
+
+/// The container's logs (stdout and stderr interleaved, lossy UTF-8), at most the last
+/// `max` bytes.
+pub async fn logs(inner: &Inner, kernel_id: Uuid, max: usize) -> Result<String, AgentError> {
+    let name = Inner::container_name(kernel_id);
+    let opts = LogsOptions {
+        stdout: true,
+        stderr: true,
+        follow: false,
+        timestamps: false,
+        tail: "all".into(),
+        ..Default::default()
+    };
+    let mut stream = inner.docker.logs(&name, Some(opts));
+    let mut buf: Vec<u8> = Vec::new();
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(chunk) => {
+                buf.extend_from_slice(&chunk.into_bytes());
+                if buf.len() > 2 * max {
+                    buf.drain(..buf.len() - max);
+                }
+            }
+            Err(e) if is_not_found(&e) => return Err(AgentError::KernelNotFound(kernel_id)),
+            Err(e) => {
+                if buf.is_empty() {
+                    return Err(runtime(format_args!("cannot read the logs of {name}"), e));
+                }
+                tracing::warn!(kernel = %kernel_id, error = %e, "the log stream broke off");
+                break;
+            }
+        }
+    }
+    if buf.len() > max {
+        buf.drain(..buf.len() - max);
+    }
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}

@@ -1,0 +1,86 @@
+//! What this agent has: its kernels (containers by label, directories on disk) and the
+//! kernel images of the engine.
+
+use super::{Inner, LABEL_AGENT, LABEL_KERNEL, LABEL_KERNELSPEC};
+use crate::error::runtime;
+use bai_core::agent::{AgentError, ImageInfo};
+use bollard::query_parameters::{ListContainersOptions, ListImagesOptions};
+use std::collections::{BTreeMap, HashMap};
+use uuid::Uuid;
+
+/// Kernel ids of this agent's containers, in any state.
+pub async fn kernels(inner: &Inner) -> Result<Vec<Uuid>, AgentError> {
+    let mut filters = HashMap::new();
+    filters.insert(
+        "label".to_string(),
+        vec![format!("{LABEL_AGENT}={}", inner.config.agent_id)],
+    );
+    let opts = ListContainersOptions {
+        all: true,
+        filters: Some(filters),
+        ..Default::default()
+    };
+    let list = inner
+        .docker
+        .list_containers(Some(opts))
+        .await
+        .map_err(|e| runtime("cannot list containers", e))?;
+    Ok(list
+        .into_iter()
+        .filter_map(|c| {
+            c.labels?
+                .get(LABEL_KERNEL)
+                .and_then(|k| Uuid::parse_str(k).ok())
+        })
+        .collect())
+}
+
+/// Kernel ids that have a directory under `data_dir/kernels`.
+pub async fn kernel_dirs(inner: &Inner) -> Vec<Uuid> {
+    let dir = inner.config.data_dir.join("kernels");
+    let mut out = Vec::new();
+    let Ok(mut rd) = tokio::fs::read_dir(&dir).await else {
+        return out;
+    };
+    while let Ok(Some(entry)) = rd.next_entry().await {
+        if let Some(id) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| Uuid::parse_str(n).ok())
+        {
+            out.push(id);
+        }
+    }
+    out
+}
+
+/// Local images labelled as kernels (`ai.backend.kernelspec`), named by their first tag.
+pub async fn images(inner: &Inner) -> Result<Vec<ImageInfo>, AgentError> {
+    let mut filters = HashMap::new();
+    filters.insert("label".to_string(), vec![LABEL_KERNELSPEC.to_string()]);
+    let opts = ListImagesOptions {
+        filters: Some(filters),
+        ..Default::default()
+    };
+    let list = inner
+        .docker
+        .list_images(Some(opts))
+        .await
+        .map_err(|e| runtime("cannot list images", e))?;
+    Ok(list
+        .into_iter()
+        .filter_map(|img| {
+            let name = img
+                .repo_tags
+                .iter()
+                .find(|t| t.as_str() != "<none>:<none>")?
+                .clone();
+            Some(ImageInfo {
+                name,
+                digest: img.id,
+                labels: img.labels.into_iter().collect::<BTreeMap<_, _>>(),
+                size_bytes: u64::try_from(img.size).unwrap_or(0),
+            })
+        })
+        .collect())
+}

@@ -1,0 +1,136 @@
+//! The krunner socket protocol, agent side: one JSON request line per connection
+//! (`{"op":"ping"}` or `{"op":"exec", …ExecRequest}`), answered by JSON lines
+//! (`{"t":"pong"}` or [`ExecEvent`]s ending with `finished`).
+
+use bai_core::agent::{AgentError, ExecEvent, ExecRequest};
+use serde_json::Value;
+
+/// The readiness probe.
+pub const PING: &[u8] = b"{\"op\":\"ping\"}\n";
+
+/// The request line for an execution: `{"op":"exec",` followed by the fields of the
+/// serialized [`ExecRequest`] (`"mode"` first), and a newline.
+pub fn request_line(req: &ExecRequest) -> Result<String, AgentError> {
+    let body = serde_json::to_string(req)
+        .map_err(|e| AgentError::BadRequest(format!("cannot encode the request: {e}")))?;
+    let fields = body
+        .strip_prefix('{')
+        .filter(|rest| rest.len() > 1)
+        .ok_or_else(|| {
+            AgentError::BadRequest("an execution request must encode as a JSON object".into())
+        })?;
+    Ok(format!("{{\"op\":\"exec\",{fields}\n"))
+}
+
+/// Whether a reply line is the answer to [`PING`].
+pub fn is_pong(line: &str) -> bool {
+    serde_json::from_str::<Value>(line.trim())
+        .ok()
+        .is_some_and(|v| v.get("t").and_then(Value::as_str) == Some("pong"))
+}
+
+/// One event line from krunner (`None` for a line that is not an event).
+pub fn parse_event(line: &[u8]) -> Option<ExecEvent> {
+    serde_json::from_slice(line).ok()
+}
+
+/// krunner's own wire types, compiled here so both sides are checked against each other.
+#[cfg(test)]
+#[allow(dead_code)]
+#[path = "../../bai-krunner/src/proto.rs"]
+mod krunner;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn requests() -> Vec<(ExecRequest, &'static str)> {
+        vec![
+            (
+                ExecRequest::Query {
+                    code: "1 + 1".into(),
+                },
+                r#"{"op":"exec","mode":"query","code":"1 + 1"}"#,
+            ),
+            (
+                ExecRequest::Batch {
+                    clean: None,
+                    build: Some("*".into()),
+                    exec: Some("python3 x.py a b".into()),
+                },
+                r#"{"op":"exec","mode":"batch","clean":null,"build":"*","exec":"python3 x.py a b"}"#,
+            ),
+            (
+                ExecRequest::Input { line: "bob".into() },
+                r#"{"op":"exec","mode":"input","line":"bob"}"#,
+            ),
+        ]
+    }
+
+    #[test]
+    fn requests_have_the_krunner_shape() {
+        for (req, json) in requests() {
+            let line = request_line(&req).expect("encodes");
+            assert_eq!(line, format!("{json}\n"));
+            let parsed = krunner::parse_request(&line).expect("krunner parses it");
+            let krunner::Request::Exec(k) = parsed else {
+                panic!("not an exec request: {parsed:?}");
+            };
+            // Back through krunner's type into bai-core's: the same value.
+            let back: ExecRequest =
+                serde_json::from_value(serde_json::to_value(&k).expect("encodes"))
+                    .expect("bai-core parses krunner's request");
+            assert_eq!(back, req);
+        }
+        assert_eq!(
+            krunner::parse_request(std::str::from_utf8(PING).expect("utf-8")).ok(),
+            Some(krunner::Request::Ping)
+        );
+    }
+
+    #[test]
+    fn krunner_events_are_bai_core_events() {
+        let pairs = [
+            (
+                krunner::Event::Stdout {
+                    data: "Hello, world!\n".into(),
+                },
+                ExecEvent::Stdout {
+                    data: "Hello, world!\n".into(),
+                },
+                r#"{"t":"stdout","data":"Hello, world!\n"}"#,
+            ),
+            (
+                krunner::Event::Stderr { data: "é".into() },
+                ExecEvent::Stderr { data: "é".into() },
+                r#"{"t":"stderr","data":"é"}"#,
+            ),
+            (
+                krunner::Event::WaitingInput {
+                    prompt: "Name: ".into(),
+                    password: true,
+                },
+                ExecEvent::WaitingInput {
+                    prompt: "Name: ".into(),
+                    password: true,
+                },
+                r#"{"t":"waiting-input","prompt":"Name: ","password":true}"#,
+            ),
+            (
+                krunner::Event::Finished { exit_code: 137 },
+                ExecEvent::Finished { exit_code: 137 },
+                r#"{"t":"finished","exit_code":137}"#,
+            ),
+        ];
+        for (k, core, json) in pairs {
+            let line = k.line();
+            assert_eq!(line, format!("{json}\n"));
+            assert_eq!(serde_json::to_string(&core).expect("encodes"), json);
+            assert_eq!(parse_event(line.trim_end().as_bytes()), Some(core));
+        }
+        let pong = krunner::Event::Pong.line();
+        assert!(is_pong(&pong));
+        assert_eq!(parse_event(pong.as_bytes()), None);
+        assert!(!is_pong("{\"t\":\"finished\",\"exit_code\":0}"));
+    }
+}

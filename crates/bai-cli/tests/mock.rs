@@ -1,0 +1,376 @@
+//! The `bai` binary against a small scripted manager (axum): exact stdout, stderr and exit
+//! codes of the commands, and the requests they send. Real-server tests live in /tests.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::ws::{Message, WebSocketUpgrade};
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post};
+use serde_json::{Value, json};
+use std::process::Output;
+use std::sync::{Arc, Mutex};
+
+const SID: &str = "5f0c9a43-3f76-4bd3-8d7c-6a8f7f0b2d11";
+
+#[derive(Default)]
+struct Mock {
+    /// `METHOD /path?query` of every request, in order.
+    log: Mutex<Vec<String>>,
+    bodies: Mutex<Vec<Value>>,
+    total_sessions: i64,
+}
+
+type S = Arc<Mock>;
+
+fn note(m: &Mock, method: &str, uri: &Uri) {
+    if let Ok(mut l) = m.log.lock() {
+        l.push(format!("{method} {uri}"));
+    }
+}
+
+fn problem(status: StatusCode, msg: &str) -> Response {
+    (
+        status,
+        axum::Json(
+            json!({"type": "https://api.backend.ai/probs/session-not-found",
+                          "title": "No such session.", "msg": msg}),
+        ),
+    )
+        .into_response()
+}
+
+async fn create(State(m): State<S>, uri: Uri, body: Bytes) -> Response {
+    note(&m, "POST", &uri);
+    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if let Ok(mut b) = m.bodies.lock() {
+        b.push(v.clone());
+    }
+    let status = if v["enqueueOnly"] == true {
+        "PENDING"
+    } else if v["image"] == "broken" {
+        "ERROR"
+    } else {
+        "RUNNING"
+    };
+    axum::Json(
+        json!({"sessionId": SID, "sessionName": v["name"], "status": status,
+                      "servicePorts": [], "created": true}),
+    )
+    .into_response()
+}
+
+async fn session(
+    State(m): State<S>,
+    uri: Uri,
+    Path(r): Path<String>,
+    method: axum::http::Method,
+) -> Response {
+    note(&m, method.as_str(), &uri);
+    match (method.as_str(), r.as_str()) {
+        (_, "missing") => problem(StatusCode::NOT_FOUND, "no session named \"missing\""),
+        ("DELETE", "queued") => {
+            axum::Json(json!({"stats": {"status": "cancelled"}})).into_response()
+        }
+        ("DELETE", _) => axum::Json(json!({"stats": {"status": "terminated"}})).into_response(),
+        _ => {
+            axum::Json(json!({"name": r, "id": SID, "status": "ERROR", "status_info": "no-image"}))
+                .into_response()
+        }
+    }
+}
+
+async fn execute(State(m): State<S>, uri: Uri, ws: WebSocketUpgrade) -> Response {
+    note(&m, "WS", &uri);
+    ws.on_upgrade(|mut sock| async move {
+        let Some(Ok(Message::Text(first))) = sock.recv().await else {
+            return;
+        };
+        let first: Value = serde_json::from_str(first.as_str()).unwrap_or(Value::Null);
+        let frames = if first["code"] == "fail" {
+            vec![
+                json!({"status": "continued", "console": [["stdout", "hello "]], "exitCode": null}),
+                json!({"status": "finished", "console": [["stdout", "world\n"], ["stderr", "oops\n"]], "exitCode": 3}),
+            ]
+        } else {
+            vec![json!({"status": "finished", "console": [["stdout", format!("mode={} opts={}\n", first["mode"], sorted(&first["options"]))]], "exitCode": 0})]
+        };
+        for f in frames {
+            if sock.send(Message::Text(f.to_string().into())).await.is_err() {
+                return;
+            }
+        }
+        let _ = sock.recv().await;
+    })
+}
+
+async fn gql(State(m): State<S>, uri: Uri, body: Bytes) -> Response {
+    note(&m, "POST", &uri);
+    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if let Ok(mut b) = m.bodies.lock() {
+        b.push(v.clone());
+    }
+    let q = v["query"].as_str().unwrap_or("");
+    if q.contains("keypair") {
+        return axum::Json(
+            json!({"data": {"keypair": {"user_id": "u", "access_key": "AK",
+            "secret_key": "SK", "is_active": true, "is_admin": false}}}),
+        )
+        .into_response();
+    }
+    let offset = v["variables"]["offset"].as_i64().unwrap_or(0);
+    let limit = v["variables"]["limit"].as_i64().unwrap_or(20);
+    let items: Vec<Value> = (offset..(offset + limit).min(m.total_sessions))
+        .map(|i| json!({"name": format!("sess-{i:03}"), "priority": 10, "id": format!("id-{i}"),
+                        "group_name": "default", "type": "interactive", "image": "python",
+                        "status": "RUNNING", "status_info": null, "status_changed": "2026-01-01T00:00:00+00:00",
+                        "result": "UNDEFINED"}))
+        .collect();
+    axum::Json(json!({"data": {"compute_session_list": {"items": items, "total_count": m.total_sessions}}}))
+        .into_response()
+}
+
+async fn events(State(m): State<S>, uri: Uri) -> Response {
+    note(&m, "GET", &uri);
+    let body = "event: session_enqueued\ndata: {\"sessionName\": \"b\"}\n\n: ping\n\nevent: session_failure\ndata: {\"exitCode\": 1}\n\nevent: session_terminated\ndata: {}\n\nevent: server_close\ndata: {}\n\n";
+    ([(header::CONTENT_TYPE, "text/event-stream")], body).into_response()
+}
+
+struct Server {
+    endpoint: String,
+    mock: S,
+}
+
+async fn server(total_sessions: i64) -> Server {
+    let mock = Arc::new(Mock {
+        total_sessions,
+        ..Default::default()
+    });
+    let app = Router::new()
+        .route("/session", post(create))
+        .route("/session/{reference}", any(session))
+        .route("/session/{reference}/logs", get(session))
+        .route("/stream/session/{reference}/execute", get(execute))
+        .route("/admin/gql", post(gql))
+        .route("/events/session", get(events))
+        .with_state(mock.clone());
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", l.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(l, app).await;
+    });
+    Server { endpoint, mock }
+}
+
+impl Server {
+    async fn bai(&self, args: &[&str]) -> Output {
+        bai_at(&self.endpoint, args, &[]).await
+    }
+
+    fn log(&self) -> Vec<String> {
+        self.mock.log.lock().unwrap().clone()
+    }
+
+    fn bodies(&self) -> Vec<Value> {
+        self.mock.bodies.lock().unwrap().clone()
+    }
+}
+
+async fn bai_at(endpoint: &str, args: &[&str], extra_env: &[(&str, &str)]) -> Output {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_bai"));
+    cmd.args(args)
+        .env("BACKEND_ENDPOINT", endpoint)
+        .env("BACKEND_ACCESS_KEY", "AKIAIOSFODNN7EXAMPLE")
+        .env(
+            "BACKEND_SECRET_KEY",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        )
+        .env_remove("BACKEND_ENDPOINT_TYPE")
+        .stdin(std::process::Stdio::null());
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
+    cmd.output().await.unwrap()
+}
+
+fn out(o: &Output) -> (String, String, i32) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.status.code().unwrap_or(-1),
+    )
+}
+
+#[tokio::test]
+async fn run_prints_output_verbatim_exits_with_the_code_and_removes_the_session() {
+    let s = server(0).await;
+    let (stdout, stderr, code) = out(&s.bai(&["run", "--rm", "-c", "fail", "python"]).await);
+    assert_eq!(stdout, "hello world\n");
+    assert!(stderr.contains("oops\n"), "{stderr}");
+    assert_eq!(code, 3, "{stderr}");
+    assert_eq!(
+        s.log(),
+        vec![
+            "POST /session".to_string(),
+            format!("WS /stream/session/{SID}/execute"),
+            format!("DELETE /session/{SID}"),
+        ]
+    );
+    let body = &s.bodies()[0];
+    let name = body["name"].as_str().unwrap();
+    assert!(name.starts_with("pysdk-") && name.len() == 16, "{name}");
+    assert_eq!(body["dependencies"], Value::Null);
+
+    let (stdout, _, code) = out(&s.bai(&["run", "-q", "--exec", "make run", "python"]).await);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        "mode=\"batch\" opts={\"build\":\"*\",\"buildLog\":false,\"clean\":\"*\",\"exec\":\"make run\"}\n"
+    );
+}
+
+#[tokio::test]
+async fn enqueue_only_runs_nothing_and_failures_are_one_line() {
+    let s = server(0).await;
+    let (stdout, _, code) = out(&s
+        .bai(&["run", "--rm", "--enqueue-only", "-c", "x", "python"])
+        .await);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        format!("Session ID {SID} is enqueued for scheduling.\n")
+    );
+    assert_eq!(s.log(), vec!["POST /session"]);
+
+    let (_, stderr, code) = out(&s.bai(&["start", "-t", "brk1", "broken"]).await);
+    assert_eq!(code, 1);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: session brk1 did not start: ERROR (no-image)"),
+        "{stderr}"
+    );
+
+    let (_, stderr, code) = out(&s.bai(&["start", "-t", "a b", "python"]).await);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.starts_with("error: session name \"a b\""),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn rm_goes_on_after_a_failure_and_exits_1() {
+    let s = server(0).await;
+    let (stdout, stderr, code) = out(&s.bai(&["rm", "one", "missing", "queued"]).await);
+    assert_eq!(
+        stdout,
+        "Session one is terminated.\nSession queued is cancelled.\n"
+    );
+    assert_eq!(stderr, "error: missing: no session named \"missing\"\n");
+    assert_eq!(code, 1);
+    let (_, _, code) = out(&s.bai(&["kill", "-f", "one"]).await);
+    assert_eq!(code, 0);
+    assert_eq!(s.log().last().unwrap(), "DELETE /session/one?forced=true");
+}
+
+#[tokio::test]
+async fn ps_shows_the_first_page_and_all_walks_every_page() {
+    let s = server(250).await;
+    let (stdout, stderr, code) = out(&s.bai(&["ps"]).await);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.lines().count(), 2 + 10, "{stdout}");
+    assert!(stdout.starts_with("Session Name"), "{stdout}");
+    assert_eq!(
+        stderr,
+        "(showing first 10 of 250; use --all or --offset 10 to see more)\n"
+    );
+    let vars = &s.bodies()[0]["variables"];
+    assert_eq!(
+        vars["status"],
+        "PENDING,SCHEDULED,PULLING,PREPARED,PREPARING,CREATING,RUNNING,RUNNING_DEGRADED,TERMINATING,ERROR"
+    );
+    assert_eq!(vars["limit"], 10);
+    assert_eq!(vars["order"], Value::Null);
+
+    let (stdout, stderr, code) = out(&s.bai(&["ps", "--all"]).await);
+    assert_eq!(code, 0);
+    assert_eq!(stdout.lines().count(), 2 + 250);
+    assert!(stderr.is_empty(), "{stderr}");
+    let offsets: Vec<i64> = s.bodies()[1..]
+        .iter()
+        .map(|b| b["variables"]["offset"].as_i64().unwrap())
+        .collect();
+    assert_eq!(offsets, vec![0, 100, 200]);
+
+    let empty = server(0).await;
+    let (stdout, _, code) = out(&empty.bai(&["ps", "--dead"]).await);
+    assert_eq!((stdout.as_str(), code), ("No matching items.\n", 0));
+
+    // Not an admin: a clear refusal.
+    let (_, stderr, code) = out(&s.bai(&["admin", "sessions"]).await);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("administrator"), "{stderr}");
+}
+
+#[tokio::test]
+async fn events_print_and_wait_for_the_batch_result() {
+    let s = server(0).await;
+    let (stdout, _, code) = out(&s.bai(&["events", "b"]).await);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        "session_enqueued {\"sessionName\": \"b\"}\nsession_failure {\"exitCode\": 1}\nsession_terminated {}\n"
+    );
+    assert_eq!(s.log(), vec!["GET /events/session?sessionName=b&scope=*"]);
+    let (stdout, _, code) = out(&s
+        .bai(&["session", "events", "b", "--wait", "batch_session_result"])
+        .await);
+    assert_eq!(code, 1);
+    assert_eq!(stdout.lines().count(), 2);
+    let (_, _, code) = out(&s.bai(&["events", "b", "--wait", "session_enqueued"]).await);
+    assert_eq!(code, 0);
+    let (_, stderr, code) = out(&s.bai(&["events", "b", "--wait", "session_started"]).await);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("ended before session_started"), "{stderr}");
+}
+
+#[tokio::test]
+async fn usage_config_and_connection_errors() {
+    let (_, _, code) =
+        out(&bai_at("http://127.0.0.1:1", &["ps", "--running", "--dead"], &[]).await);
+    assert_eq!(code, 2);
+    let (_, stderr, code) = out(&bai_at(
+        "http://127.0.0.1:1",
+        &["ps"],
+        &[("BACKEND_ENDPOINT_TYPE", "session")],
+    )
+    .await);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("BACKEND_ENDPOINT_TYPE=session"), "{stderr}");
+
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let ep = format!("http://{}", l.local_addr().unwrap());
+    drop(l);
+    let (_, stderr, code) = out(&bai_at(&ep, &["logs", "x"], &[]).await);
+    assert_eq!(code, 1);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "error: cannot reach the manager at {ep}: is `make up` running?"
+        )),
+        "{stderr}"
+    );
+    let (stdout, _, code) = out(&bai_at(&ep, &["version"], &[]).await);
+    assert_eq!(code, 0);
+    assert!(stdout.starts_with("bai "), "{stdout}");
+}
+
+/// Options as JSON with sorted keys, whatever map order serde_json was built with.
+fn sorted(v: &Value) -> String {
+    let map: std::collections::BTreeMap<&String, &Value> = v
+        .as_object()
+        .map(|o| o.iter().collect())
+        .unwrap_or_default();
+    serde_json::to_string(&map).unwrap_or_default()
+}

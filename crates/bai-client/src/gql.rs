@@ -1,0 +1,183 @@
+//! The legacy GraphQL endpoint `POST /admin/gql` (wire contract §5.1, §7).
+
+use crate::{Client, ClientError};
+use reqwest::Method;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// The caller's keypair (`query { keypair { … } }`).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct KeypairInfo {
+    #[serde(default)]
+    pub user_id: Option<String>,
+    pub access_key: String,
+    #[serde(default)]
+    pub is_active: bool,
+    #[serde(default)]
+    pub is_admin: bool,
+}
+
+/// One `compute_session_list` page request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionListQuery {
+    /// Comma-separated statuses, e.g. `CREATING,RUNNING,RUNNING_DEGRADED`.
+    pub status: String,
+    /// Administrators: only this keypair's sessions.
+    pub access_key: Option<String>,
+    pub limit: i64,
+    pub offset: i64,
+    /// Selected item fields, in order.
+    pub fields: Vec<String>,
+}
+
+impl SessionListQuery {
+    /// The item fields `ps` selects (without `access_key`, which only admins add).
+    pub const DEFAULT_FIELDS: &'static [&'static str] = &[
+        "name",
+        "priority",
+        "id",
+        "group_name",
+        "type",
+        "image",
+        "status",
+        "status_info",
+        "status_changed",
+        "result",
+    ];
+
+    /// The query text, laid out as the official client sends it.
+    pub fn query_text(&self) -> String {
+        format!(
+            "query($limit:Int!, $offset:Int!, $status: String, $access_key: String, $filter: String, $order: String) {{\n  \
+             compute_session_list(\n      \
+             limit:$limit, offset:$offset, status:$status, access_key:$access_key, filter:$filter, order:$order) {{\n    \
+             items {{ {} }}\n    total_count\n  }}\n}}\n",
+            self.fields.join(" ")
+        )
+    }
+
+    pub fn variables(&self) -> Value {
+        json!({
+            "status": self.status,
+            "access_key": self.access_key,
+            "filter": null,
+            "order": null,
+            "limit": self.limit,
+            "offset": self.offset,
+        })
+    }
+}
+
+/// One page of sessions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionList {
+    /// Each item has the selected fields.
+    pub items: Vec<Value>,
+    pub total_count: i64,
+}
+
+impl Client {
+    /// `POST /admin/gql`; returns `data`. A non-empty `errors` list is an error (as the
+    /// official client turns it into a 400 `graphql-error`).
+    pub async fn gql(&self, query: &str, variables: Value) -> Result<Value, ClientError> {
+        let v = self
+            .send_json(
+                Method::POST,
+                "/admin/gql",
+                Some(&json!({"query": query, "variables": variables})),
+            )
+            .await?;
+        check_gql_reply(v)
+    }
+
+    /// The caller's keypair; `is_admin` tells whether admin commands are allowed.
+    pub async fn keypair_info(&self) -> Result<KeypairInfo, ClientError> {
+        let d = self
+            .gql(
+                "query { keypair { user_id access_key secret_key is_active is_admin } }",
+                json!({}),
+            )
+            .await?;
+        serde_json::from_value(d.get("keypair").cloned().unwrap_or(Value::Null))
+            .map_err(|e| ClientError::Protocol(format!("bad keypair reply: {e}")))
+    }
+
+    /// One page of `compute_session_list` (the server lists the most recently changed first).
+    pub async fn list_sessions(&self, q: &SessionListQuery) -> Result<SessionList, ClientError> {
+        let d = self.gql(&q.query_text(), q.variables()).await?;
+        let list = d
+            .get("compute_session_list")
+            .ok_or_else(|| ClientError::Protocol(format!("no compute_session_list in {d}")))?;
+        Ok(SessionList {
+            items: list
+                .get("items")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+            total_count: list.get("total_count").and_then(Value::as_i64).unwrap_or(0),
+        })
+    }
+}
+
+fn check_gql_reply(v: Value) -> Result<Value, ClientError> {
+    if let Some(errs) = v.get("errors").and_then(Value::as_array)
+        && !errs.is_empty()
+    {
+        let msg = errs
+            .iter()
+            .map(|e| match e.get("message").and_then(Value::as_str) {
+                Some(m) => m.to_string(),
+                None => e.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(ClientError::Api {
+            status: 400,
+            kind: "https://api.backend.ai/probs/graphql-error".into(),
+            title: "GraphQL-generated error".into(),
+            msg,
+            data: Some(Value::Array(errs.clone())),
+        });
+    }
+    Ok(v.get("data").cloned().unwrap_or(Value::Null))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_query_is_the_official_text() {
+        let q = SessionListQuery {
+            status: "CANCELLED,TERMINATED".into(),
+            access_key: None,
+            limit: 10,
+            offset: 0,
+            fields: SessionListQuery::DEFAULT_FIELDS
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        };
+        assert_eq!(
+            q.query_text(),
+            "query($limit:Int!, $offset:Int!, $status: String, $access_key: String, $filter: String, $order: String) {\n  compute_session_list(\n      limit:$limit, offset:$offset, status:$status, access_key:$access_key, filter:$filter, order:$order) {\n    items { name priority id group_name type image status status_info status_changed result }\n    total_count\n  }\n}\n"
+        );
+        assert_eq!(
+            q.variables(),
+            json!({"status": "CANCELLED,TERMINATED", "access_key": null, "filter": null,
+                   "order": null, "limit": 10, "offset": 0})
+        );
+    }
+
+    #[test]
+    fn graphql_errors_are_errors() {
+        let e =
+            check_gql_reply(json!({"data": null, "errors": [{"message": "boom"}]})).unwrap_err();
+        assert_eq!(e.to_string(), "boom");
+        assert!(e.is_kind("graphql-error"));
+        assert_eq!(
+            check_gql_reply(json!({"data": {"a": 1}, "errors": []})).unwrap(),
+            json!({"a": 1})
+        );
+    }
+}

@@ -1,0 +1,161 @@
+//! One connection: read the request line, answer it, close.
+
+use crate::batch;
+use crate::proto::{self, Event, ExecRequest, Request};
+use crate::repl::{Outcome, Repl};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::Shutdown;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+
+/// The longest request line accepted (code snippets included).
+const MAX_REQUEST: u64 = 64 << 20;
+
+pub struct State {
+    pub repl: Option<Repl>,
+    pub workdir: String,
+    /// Set on the first ping: the agent has seen the kernel ready.
+    ready: (Mutex<bool>, Condvar),
+}
+
+impl State {
+    pub fn new(repl: Option<Repl>, workdir: String) -> State {
+        State {
+            repl,
+            workdir,
+            ready: (Mutex::new(false), Condvar::new()),
+        }
+    }
+
+    fn mark_ready(&self) {
+        let (lock, cv) = &self.ready;
+        *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        cv.notify_all();
+    }
+
+    /// Waits until the first ping, at most `timeout`.
+    pub fn wait_ready(&self, timeout: std::time::Duration) {
+        let (lock, cv) = &self.ready;
+        let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = cv.wait_timeout_while(guard, timeout, |ready| !*ready);
+    }
+}
+
+pub fn serve(state: &Arc<State>, stream: UnixStream) {
+    let read_half = match stream.try_clone() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("krunner: cannot use a connection: {e}");
+            return;
+        }
+    };
+    let mut reader = BufReader::new(read_half.take(MAX_REQUEST));
+    let mut line = String::new();
+    if let Err(e) = reader.read_line(&mut line) {
+        eprintln!("krunner: cannot read a request: {e}");
+        return;
+    }
+    let mut out = stream;
+    let req = match proto::parse_request(&line) {
+        Ok(r) => r,
+        Err(e) => {
+            let mut emit = emitter(&mut out);
+            emit(&Event::stderr(format!("krunner: bad request: {e}\n")));
+            emit(&Event::Finished { exit_code: 1 });
+            return;
+        }
+    };
+    match req {
+        Request::Ping => {
+            let _ = out.write_all(Event::Pong.line().as_bytes());
+            state.mark_ready();
+        }
+        Request::Exec(ExecRequest::Query { code }) => query(state, &code, out, reader),
+        Request::Exec(ExecRequest::Input { line }) => {
+            let mut emit = emitter(&mut out);
+            let code = match state.repl.as_ref().map(|r| r.input(&line)) {
+                Some(Ok(())) => 0,
+                Some(Err(e)) => {
+                    emit(&Event::stderr(format!("krunner: {e}\n")));
+                    1
+                }
+                None => {
+                    emit(&Event::stderr("krunner: this kernel has no Python REPL\n"));
+                    1
+                }
+            };
+            emit(&Event::Finished { exit_code: code });
+        }
+        Request::Exec(ExecRequest::Batch { clean, build, exec }) => {
+            let mut emit = emitter(&mut out);
+            let workdir = Path::new(&state.workdir);
+            let mut code = 0;
+            for (step, value) in [("clean", clean), ("build", build), ("exec", exec)] {
+                if let Some(cmd) = batch::resolve_step(step, value.as_deref(), workdir) {
+                    code = batch::run_command(&cmd, workdir, &mut emit);
+                    if code != 0 {
+                        break;
+                    }
+                }
+            }
+            emit(&Event::Finished { exit_code: code });
+        }
+    }
+}
+
+fn emitter(out: &mut UnixStream) -> impl FnMut(&Event) -> bool + '_ {
+    move |ev: &Event| out.write_all(ev.line().as_bytes()).is_ok()
+}
+
+/// Query mode. While it runs, a second thread watches the connection: when the client
+/// goes away, an `input()` waiting for it gets EOF instead of blocking the REPL forever.
+fn query<R: Read + Send + 'static>(
+    state: &Arc<State>,
+    code: &str,
+    mut out: UnixStream,
+    mut reader: BufReader<R>,
+) {
+    let Some(repl) = &state.repl else {
+        let mut emit = emitter(&mut out);
+        emit(&Event::stderr("krunner: this kernel has no Python REPL\n"));
+        emit(&Event::Finished { exit_code: 1 });
+        return;
+    };
+    let (gen_tx, gen_rx) = mpsc::channel::<u64>();
+    let watcher_state = state.clone();
+    std::thread::spawn(move || {
+        let mut sink = Vec::new();
+        // Returns at EOF: the client closed, or we shut the connection down after Finished.
+        let _ = reader.read_to_end(&mut sink);
+        if let (Ok(generation), Some(repl)) = (gen_rx.recv(), &watcher_state.repl) {
+            repl.cancel_input(generation);
+        }
+    });
+    let outcome = {
+        let mut emit = emitter(&mut out);
+        repl.run(
+            code,
+            &mut |generation| {
+                let _ = gen_tx.send(generation);
+            },
+            &mut emit,
+        )
+    };
+    if let Outcome::ReplDied = outcome {
+        {
+            let mut emit = emitter(&mut out);
+            emit(&Event::stderr(
+                "krunner: the Python process was killed (most likely it ran out of memory); \
+                 the kernel stops\n",
+            ));
+            emit(&Event::Finished { exit_code: 137 });
+        }
+        let _ = out.flush();
+        let _ = out.shutdown(Shutdown::Both);
+        eprintln!("krunner: the Python REPL died; exiting with 137");
+        std::process::exit(137);
+    }
+    let _ = out.shutdown(Shutdown::Both);
+}

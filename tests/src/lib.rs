@@ -82,6 +82,34 @@ impl Server {
             .prefix("bai-e2e-")
             .tempdir()
             .expect("tempdir");
+        Self::start_in(data_dir, env)
+    }
+
+    /// Only dummy agents (no containers): `n` agents of `capacity` (e.g. `cpu=2,mem=4g`).
+    pub fn start_dummy(n: u32, capacity: &str) -> Server {
+        let n = n.to_string();
+        Self::start_with(&[
+            ("BAI_NO_DOCKER", "true"),
+            ("BAI_DUMMY_AGENTS", &n),
+            ("BAI_DUMMY_CAPACITY", capacity),
+            ("BAI_SCHEDULE_TICK_MS", "200"),
+        ])
+    }
+
+    /// Kills baid with SIGKILL (no clean shutdown) and keeps its data dir for a restart.
+    pub fn crash(mut self) -> tempfile::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let dir = tempfile::Builder::new()
+            .prefix("bai-e2e-")
+            .tempdir()
+            .expect("tempdir");
+        // Hand the old data dir over: swap it with an empty one that Drop may remove.
+        std::mem::replace(&mut self.data_dir, dir)
+    }
+
+    /// Starts baid on an existing data dir (a restart keeps the database).
+    pub fn start_in(data_dir: tempfile::TempDir, env: &[(&str, &str)]) -> Server {
         let port = free_port();
         let mut cmd = Command::new(bin("baid"));
         cmd.arg("up")

@@ -14,7 +14,7 @@ fn run_query_mode_prints_output_and_returns_exit_code() {
 
     let r = s.bai(&s.user, &["run", "--rm", "-c", "1 + 1", "python"]);
     r.expect_ok();
-    assert_eq!(r.stdout.trim_end(), "2", "{r:#?}");
+    assert_eq!(r.stdout, "2\n", "{r:#?}");
 
     let r = s.bai(
         &s.user,

@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod docker;
+pub mod dummy;
 mod error;
 pub mod host;
 pub mod krunner_proto;
@@ -15,3 +16,4 @@ pub use docker::{
     DockerAgent, DockerAgentConfig, LABEL_AGENT, LABEL_KERNEL, LABEL_KERNELSPEC, LABEL_SESSION,
     LOG_TAIL_BYTES, WORK_UID,
 };
+pub use dummy::{DummyAgent, DummyAgentConfig};

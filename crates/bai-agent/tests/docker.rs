@@ -166,7 +166,10 @@ async fn docker_query_mode_is_a_persistent_repl() {
         run(a, k, q("print(\"Hello, world!\")")).await,
         ("Hello, world!\n".into(), String::new(), 0)
     );
-    assert_eq!(run(a, k, q("1 + 1")).await, ("2".into(), String::new(), 0));
+    assert_eq!(
+        run(a, k, q("1 + 1")).await,
+        ("2\n".into(), String::new(), 0)
+    );
     assert_eq!(
         run(a, k, q("x = 41")).await,
         (String::new(), String::new(), 0)

@@ -37,6 +37,13 @@ pub enum Cmd {
     /// Administrator commands.
     #[command(subcommand)]
     Admin(AdminCmd),
+    /// The resource groups you may launch in, with their free resources.
+    #[command(visible_alias = "scaling-groups")]
+    ResourceGroups,
+    /// Resource presets (`--check`: which fit right now).
+    Presets(PresetsArgs),
+    /// Agents of your resource groups with their free resources.
+    Agents,
     /// Print the client version.
     Version,
 }
@@ -75,6 +82,111 @@ pub enum AdminCmd {
     /// Session administration.
     #[command(subcommand)]
     Session(AdminSessionCmd),
+    /// Resource groups: create, update, delete, allow keypairs.
+    #[command(subcommand, visible_alias = "scaling-group")]
+    ResourceGroup(AdminGroupCmd),
+    /// Resource presets: create or replace, delete.
+    #[command(subcommand)]
+    Preset(AdminPresetCmd),
+    /// Keypair resource policies: list, create or replace, delete, assign.
+    #[command(subcommand, visible_alias = "resource-policy")]
+    Policy(AdminPolicyCmd),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PresetsArgs {
+    /// Also say which presets fit right now (for you, in the group).
+    #[arg(long)]
+    pub check: bool,
+    /// Resource group to check in (default: default).
+    #[arg(long)]
+    pub group: Option<String>,
+}
+
+/// Fields of a resource group; only those given are set.
+#[derive(Args, Debug, Clone, Default)]
+pub struct GroupFields {
+    #[arg(long)]
+    pub description: Option<String>,
+    /// Queue order: fifo, lifo or drf.
+    #[arg(long)]
+    pub scheduler: Option<String>,
+    /// Agent choice: dispersed, concentrated or round-robin.
+    #[arg(long)]
+    pub selector: Option<String>,
+    /// Open to every keypair (true) or only to those allowed (false).
+    #[arg(long)]
+    pub public: Option<bool>,
+    /// Seconds a session may be passed over by smaller ones before it holds the queue.
+    #[arg(long, value_name = "SECS")]
+    pub starvation: Option<i64>,
+    /// Cancel sessions PENDING longer than this (0: never).
+    #[arg(long, value_name = "SECS")]
+    pub pending_timeout: Option<i64>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminGroupCmd {
+    /// Every resource group.
+    List,
+    /// Create a resource group.
+    Create {
+        name: String,
+        #[command(flatten)]
+        fields: GroupFields,
+    },
+    /// Change a resource group.
+    Update {
+        name: String,
+        #[command(flatten)]
+        fields: GroupFields,
+    },
+    /// Delete a resource group without agents and sessions.
+    Delete { name: String },
+    /// Let a keypair use a non-public group.
+    Allow { name: String, access_key: String },
+    /// Stop letting a keypair use a non-public group.
+    Deny { name: String, access_key: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminPresetCmd {
+    /// Create or replace a preset, e.g. `bai admin preset create small -r cpu=1 -r mem=2g`.
+    Create {
+        name: String,
+        /// cpu=N, mem=SIZE, shmem=SIZE, or an accelerator slot.
+        #[arg(short = 'r', long = "resources", value_name = "KEY=VALUE", value_parser = parse_kv, required = true)]
+        resources: Vec<(String, String)>,
+    },
+    /// Delete a preset.
+    Delete { name: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminPolicyCmd {
+    /// Every policy and the keypairs that use it.
+    List,
+    /// Create or replace a policy.
+    Create {
+        name: String,
+        #[arg(long, value_name = "N")]
+        max_concurrent: Option<i64>,
+        #[arg(long, value_name = "N")]
+        max_pending: Option<i64>,
+        /// Total slots of all the keypair's sessions, e.g. -r cpu=8 -r mem=32g.
+        #[arg(short = 'r', long = "resources", value_name = "KEY=VALUE", value_parser = parse_kv)]
+        total: Vec<(String, String)>,
+        /// Seconds a session may live (0: no limit).
+        #[arg(long, value_name = "SECS")]
+        max_lifetime: Option<i64>,
+        /// Seconds of inactivity before a session is reclaimed (0: never).
+        #[arg(long, value_name = "SECS")]
+        idle_timeout: Option<i64>,
+    },
+    /// Delete a policy no keypair uses.
+    Delete { name: String },
+    /// Give a keypair a policy.
+    Assign { access_key: String, policy: String },
 }
 
 #[derive(Subcommand, Debug)]
@@ -102,9 +214,47 @@ pub struct InfoArgs {
 pub struct HistoryArgs {
     /// Session name or id.
     pub reference: String,
-    /// Also print the scheduler's phase-by-phase history.
+    /// Also print the scheduler's phase-by-phase history (implied by any filter).
     #[arg(long)]
     pub scheduling: bool,
+    /// Scheduling history: only this phase (e.g. schedule, launch).
+    #[arg(long)]
+    pub phase: Option<String>,
+    /// Scheduling history: SUCCESS, FAILURE, STALE, NEED_RETRY, EXPIRED, GIVE_UP or SKIPPED.
+    #[arg(long)]
+    pub result: Option<String>,
+    /// Scheduling history: status before the step.
+    #[arg(long)]
+    pub from_status: Option<String>,
+    /// Scheduling history: status after the step.
+    #[arg(long)]
+    pub to_status: Option<String>,
+    /// Scheduling history: this error code.
+    #[arg(long)]
+    pub error_code: Option<String>,
+    /// Scheduling history: messages containing this text.
+    #[arg(long)]
+    pub message: Option<String>,
+    /// Scheduling history: also print each record's sub-steps.
+    #[arg(long)]
+    pub steps: bool,
+}
+
+impl HistoryArgs {
+    /// The filter bar's fields that were given.
+    pub fn filter(&self) -> Vec<(&'static str, &str)> {
+        [
+            ("phase", &self.phase),
+            ("result", &self.result),
+            ("from_status", &self.from_status),
+            ("to_status", &self.to_status),
+            ("error_code", &self.error_code),
+            ("message", &self.message),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
+        .collect()
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -207,6 +357,21 @@ pub struct CreateArgs {
     /// Fail instead of reusing a live session with the same name.
     #[arg(long)]
     pub no_reuse: bool,
+    /// Start from a resource preset (see `bai presets`); -r values override it.
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Create this many sessions (named NAME-1 … NAME-N); those that do not fit wait.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub count: Option<u32>,
+    /// Run on this agent only (see `bai agents`).
+    #[arg(long, value_name = "AGENT_ID")]
+    pub assign_agent: Option<String>,
+    /// Start only after this session ended successfully (repeatable).
+    #[arg(long = "depends", value_name = "SESSION")]
+    pub depends: Vec<String>,
+    /// Scheduling priority (0–100, higher first; default 10).
+    #[arg(long)]
+    pub priority: Option<i64>,
     /// No progress output.
     #[arg(short, long)]
     pub quiet: bool,

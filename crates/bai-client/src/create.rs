@@ -51,6 +51,12 @@ pub struct CreateSession {
     /// Override the configured domain / project for this session.
     pub domain: Option<String>,
     pub group: Option<String>,
+    /// bai: a resource preset to start from (`config.preset`).
+    pub preset: Option<String>,
+    /// bai: create this many sessions ("Sessions: N"; `count`).
+    pub count: Option<u32>,
+    /// "Select Agent" (`config.agentList`).
+    pub agent: Option<String>,
 }
 
 impl CreateSession {
@@ -80,6 +86,9 @@ impl CreateSession {
             priority: None,
             domain: None,
             group: None,
+            preset: None,
+            count: None,
+            agent: None,
         }
     }
 }
@@ -96,6 +105,8 @@ pub struct CreateReply {
     pub created: bool,
     /// Names of the session's service ports (apps).
     pub service_ports: Vec<String>,
+    /// bai, with `count` > 1: every session created, as `(id, name)`.
+    pub sessions: Vec<(String, String)>,
 }
 
 impl Client {
@@ -145,6 +156,16 @@ impl Client {
         if let (Some(p), Some(obj)) = (req.priority, body.as_object_mut()) {
             obj.insert("priority".into(), p.into());
         }
+        // bai's additions, sent only when used so the body stays the official client's.
+        if let Some(p) = &req.preset {
+            body["config"]["preset"] = p.as_str().into();
+        }
+        if let Some(a) = &req.agent {
+            body["config"]["agentList"] = json!([a]);
+        }
+        if let Some(n) = req.count.filter(|n| *n > 1) {
+            body["count"] = n.into();
+        }
         body
     }
 
@@ -176,6 +197,21 @@ fn parse_create_reply(v: &Value, asked: Option<&str>) -> Result<CreateReply, Cli
                 ports
                     .iter()
                     .filter_map(|p| p.get("name").and_then(Value::as_str).map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        sessions: v
+            .get("sessions")
+            .and_then(Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|s| {
+                        Some((
+                            s.get("sessionId")?.as_str()?.to_string(),
+                            s.get("sessionName")?.as_str()?.to_string(),
+                        ))
+                    })
                     .collect()
             })
             .unwrap_or_default(),

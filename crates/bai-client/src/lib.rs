@@ -16,6 +16,7 @@ mod error;
 mod exec;
 mod gql;
 mod request;
+mod resources;
 mod session;
 pub mod sse;
 

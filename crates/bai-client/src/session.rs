@@ -97,13 +97,22 @@ impl Client {
 
     /// `GET /session/{ref}/scheduling-history` → `result` (a list of records; bai only).
     pub async fn scheduling_history(&self, reference: &str) -> Result<Value, ClientError> {
-        let v = self
-            .send_json(
-                Method::GET,
-                &session_path(reference, "/scheduling-history")?,
-                None,
-            )
-            .await?;
+        self.scheduling_history_filtered(reference, &[]).await
+    }
+
+    /// [`Client::scheduling_history`] with the filter bar's fields (`phase`, `result`,
+    /// `from_status`, `to_status`, `error_code`, `message`, `id`).
+    pub async fn scheduling_history_filtered(
+        &self,
+        reference: &str,
+        filter: &[(&str, &str)],
+    ) -> Result<Value, ClientError> {
+        let mut path = session_path(reference, "/scheduling-history")?;
+        if !filter.is_empty() {
+            path.push('?');
+            path.push_str(&crate::encode::query(filter));
+        }
+        let v = self.send_json(Method::GET, &path, None).await?;
         Ok(v.get("result").cloned().unwrap_or(Value::Null))
     }
 

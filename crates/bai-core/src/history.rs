@@ -16,6 +16,16 @@ pub enum HistoryResult {
 }
 
 impl HistoryResult {
+    pub const ALL: [HistoryResult; 7] = [
+        HistoryResult::Success,
+        HistoryResult::Failure,
+        HistoryResult::Stale,
+        HistoryResult::NeedRetry,
+        HistoryResult::Expired,
+        HistoryResult::GiveUp,
+        HistoryResult::Skipped,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             HistoryResult::Success => "SUCCESS",
@@ -43,4 +53,89 @@ pub struct HistoryRecord {
     pub attempts: i64,
     pub created_at: String,
     pub updated_at: String,
+    /// `[{step, result, message, error_code, started_at, ended_at}]`, as the scheduler
+    /// recorded them (empty for lifecycle records).
+    pub sub_steps: serde_json::Value,
+}
+
+/// The Scheduling History modal's filter bar: every given field must match (`message` as a
+/// case-insensitive substring, the others exactly; statuses and results case-insensitively).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct HistoryFilter {
+    pub id: Option<i64>,
+    pub phase: Option<String>,
+    pub result: Option<String>,
+    pub from_status: Option<String>,
+    pub to_status: Option<String>,
+    pub error_code: Option<String>,
+    pub message: Option<String>,
+}
+
+impl HistoryFilter {
+    pub fn matches(&self, r: &HistoryRecord) -> bool {
+        let eq_ci = |want: &Option<String>, have: Option<&str>| {
+            want.as_deref()
+                .is_none_or(|w| have.is_some_and(|h| h.eq_ignore_ascii_case(w)))
+        };
+        self.id.is_none_or(|id| id == r.id)
+            && self.phase.as_deref().is_none_or(|p| p == r.phase)
+            && eq_ci(&self.result, Some(r.result.as_str()))
+            && eq_ci(&self.from_status, r.from_status.as_deref())
+            && eq_ci(&self.to_status, r.to_status.as_deref())
+            && self
+                .error_code
+                .as_deref()
+                .is_none_or(|c| r.error_code.as_deref() == Some(c))
+            && self.message.as_deref().is_none_or(|m| {
+                r.message
+                    .to_ascii_lowercase()
+                    .contains(&m.to_ascii_lowercase())
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec() -> HistoryRecord {
+        HistoryRecord {
+            id: 7,
+            session_id: uuid::Uuid::nil(),
+            phase: "schedule".into(),
+            result: HistoryResult::NeedRetry,
+            from_status: Some("PENDING".into()),
+            to_status: Some("PENDING".into()),
+            error_code: Some("no-available-instances".into()),
+            message: "Memory short on 3 of 4 agents".into(),
+            attempts: 3,
+            created_at: String::new(),
+            updated_at: String::new(),
+            sub_steps: serde_json::json!([]),
+        }
+    }
+
+    #[test]
+    fn filter_fields_all_must_match() {
+        let r = rec();
+        assert!(HistoryFilter::default().matches(&r));
+        let f = HistoryFilter {
+            result: Some("need_retry".into()),
+            from_status: Some("pending".into()),
+            message: Some("memory short".into()),
+            error_code: Some("no-available-instances".into()),
+            ..Default::default()
+        };
+        assert!(f.matches(&r));
+        let f = HistoryFilter {
+            phase: Some("launch".into()),
+            ..Default::default()
+        };
+        assert!(!f.matches(&r));
+        let f = HistoryFilter {
+            id: Some(8),
+            ..Default::default()
+        };
+        assert!(!f.matches(&r));
+    }
 }

@@ -176,7 +176,7 @@ def _run(code):
             value = eval(compile(last, "<input>", "eval"), _globals)
             if value is not None:
                 builtins._ = value
-                sys.stdout.write(repr(value))
+                sys.stdout.write(repr(value) + "\n")
         return 0
     except SystemExit as e:
         return _exit_code(e.code)

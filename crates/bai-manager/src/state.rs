@@ -6,7 +6,9 @@ use bai_core::event::SessionEvent;
 use bai_store::Store;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
 use tokio::sync::{Notify, broadcast};
 use uuid::Uuid;
 
@@ -34,9 +36,15 @@ pub struct AgentHandle {
     pub id: String,
     pub rpc: Arc<dyn AgentRpc>,
     pub info: RwLock<AgentInfo>,
+    /// False once the agent stopped answering; nothing new is scheduled there.
+    pub alive: AtomicBool,
 }
 
 impl AgentHandle {
+    pub fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::Relaxed)
+    }
+
     pub fn info(&self) -> AgentInfo {
         self.info.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -52,6 +60,12 @@ pub struct Manager {
     pub launching: Mutex<HashSet<Uuid>>,
     /// Kernel exits that arrived while their session was still being created.
     pub early_exits: Mutex<HashMap<Uuid, KernelExit>>,
+    /// Per resource group scheduler state kept between passes (round-robin counter).
+    pub sched_state: Mutex<HashMap<String, bai_sched::GroupState>>,
+    /// Why each PENDING session waits, as of the last scheduling pass.
+    pub pending_views: Mutex<HashMap<Uuid, crate::scheduler::PendingView>>,
+    /// When the scheduler last wrote an unchanged wait to a session's history.
+    history_marks: Mutex<HashMap<Uuid, Instant>>,
 }
 
 impl Manager {
@@ -65,7 +79,36 @@ impl Manager {
             config,
             launching: Mutex::new(HashSet::new()),
             early_exits: Mutex::new(HashMap::new()),
+            sched_state: Mutex::new(HashMap::new()),
+            pending_views: Mutex::new(HashMap::new()),
+            history_marks: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Whether an unchanged wait of this session should be recorded again (attempts += 1):
+    /// at most every 10 seconds, so a long queue does not rewrite its history every tick.
+    pub fn history_due(&self, id: Uuid) -> bool {
+        let mut marks = self.history_marks.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        match marks.get(&id) {
+            Some(t) if now.duration_since(*t).as_secs() < 10 => false,
+            _ => {
+                marks.insert(id, now);
+                if marks.len() > 100_000 {
+                    marks.retain(|_, t| now.duration_since(*t).as_secs() < 60);
+                }
+                true
+            }
+        }
+    }
+
+    /// Why a PENDING session waits, if the scheduler has looked at it.
+    pub fn pending_view(&self, id: Uuid) -> Option<crate::scheduler::PendingView> {
+        self.pending_views
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&id)
+            .cloned()
     }
 
     pub fn agents(&self) -> Vec<Arc<AgentHandle>> {
@@ -88,6 +131,7 @@ impl Manager {
             id: info.id.clone(),
             rpc,
             info: RwLock::new(info),
+            alive: AtomicBool::new(true),
         });
         self.agents
             .write()

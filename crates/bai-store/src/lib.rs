@@ -5,10 +5,14 @@
 //! never both move the same session.
 #![forbid(unsafe_code)]
 
+mod pass;
+mod resources;
 mod schema;
 mod sessions;
 mod users;
 
+pub use pass::{PassEntry, PassResult, PassWrite};
+pub use resources::{PolicyRow, PresetRow, ResourceGroupRow};
 pub use sessions::{NewSession, SessionFilter, SessionRow, StatusChange};
 pub use users::{KeypairRow, UserRow};
 

@@ -84,6 +84,48 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX events_by_session ON events(session_id, seq);
     "#,
+    // 2: resource groups, presets, keypair resource policies; history sub-steps; sessions'
+    // designated agent and dependencies
+    r#"
+    CREATE TABLE resource_groups (
+        name TEXT PRIMARY KEY,
+        description TEXT NOT NULL DEFAULT '',
+        is_public INTEGER NOT NULL DEFAULT 1,
+        scheduler TEXT NOT NULL DEFAULT 'fifo',
+        selector TEXT NOT NULL DEFAULT 'dispersed',
+        starvation_secs INTEGER NOT NULL DEFAULT 300,
+        pending_timeout_secs INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL
+    );
+    INSERT INTO resource_groups(name, description, created_at)
+        VALUES ('default', 'the default resource group', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
+    CREATE TABLE resource_group_access (
+        group_name TEXT NOT NULL REFERENCES resource_groups(name) ON DELETE CASCADE,
+        access_key TEXT NOT NULL,
+        PRIMARY KEY (group_name, access_key)
+    );
+    CREATE TABLE resource_presets (
+        name TEXT PRIMARY KEY,
+        slots TEXT NOT NULL,
+        shmem INTEGER,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE resource_policies (
+        name TEXT PRIMARY KEY,
+        max_concurrent_sessions INTEGER,
+        max_pending_sessions INTEGER,
+        total_slots TEXT,
+        max_session_lifetime INTEGER NOT NULL DEFAULT 0,
+        idle_timeout INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL
+    );
+    INSERT INTO resource_policies(name, created_at)
+        VALUES ('default', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
+    ALTER TABLE keypairs ADD COLUMN resource_policy TEXT NOT NULL DEFAULT 'default';
+    ALTER TABLE scheduling_history ADD COLUMN sub_steps TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE sessions ADD COLUMN designated_agent TEXT;
+    ALTER TABLE sessions ADD COLUMN dependencies TEXT NOT NULL DEFAULT '[]';
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -42,6 +42,10 @@ pub struct SessionRow {
     pub agent_id: Option<String>,
     pub main_kernel_id: Uuid,
     pub container_id: Option<String>,
+    /// "Select Agent": only this agent may take the session.
+    pub designated_agent: Option<String>,
+    /// Sessions that must end successfully before this one is scheduled.
+    pub dependencies: Vec<Uuid>,
 }
 
 /// What a create request stores.
@@ -66,6 +70,8 @@ pub struct NewSession {
     pub requested_slots: ResourceSlots,
     pub shmem: u64,
     pub main_kernel_id: Uuid,
+    pub designated_agent: Option<String>,
+    pub dependencies: Vec<Uuid>,
 }
 
 /// A status change, written together with its history record and its events.
@@ -80,6 +86,11 @@ pub struct StatusChange<'a> {
     pub exit_code: Option<i32>,
     pub agent_id: Option<&'a str>,
     pub container_id: Option<&'a str>,
+    /// History result; by default SUCCESS (FAILURE for a change to ERROR).
+    pub history_result: Option<HistoryResult>,
+    pub error_code: Option<&'a str>,
+    /// The scheduler's sub-steps as a JSON array.
+    pub sub_steps: &'a str,
 }
 
 impl<'a> StatusChange<'a> {
@@ -94,7 +105,20 @@ impl<'a> StatusChange<'a> {
             exit_code: None,
             agent_id: None,
             container_id: None,
+            history_result: None,
+            error_code: None,
+            sub_steps: "[]",
         }
+    }
+    /// Records the history with this result and error code (e.g. GIVE_UP).
+    pub fn outcome(mut self, r: HistoryResult, error_code: &'a str) -> Self {
+        self.history_result = Some(r);
+        self.error_code = Some(error_code);
+        self
+    }
+    pub fn steps(mut self, json: &'a str) -> Self {
+        self.sub_steps = json;
+        self
     }
     pub fn events(mut self, e: &'a [EventKind]) -> Self {
         self.events = e;
@@ -124,19 +148,21 @@ pub struct SessionFilter {
     pub offset: i64,
 }
 
-const COLUMNS: &str = "id, name, access_key, user_id, domain_name, group_name, scaling_group, type, \
+pub(crate) const COLUMNS: &str = "id, name, access_key, user_id, domain_name, group_name, scaling_group, type, \
     image, tag, priority, status, status_info, status_changed, status_history, result, exit_code, \
     created_at, terminated_at, starts_at, batch_timeout, startup_command, bootstrap_script, environ, \
-    requested_slots, shmem, agent_id, main_kernel_id, container_id";
+    requested_slots, shmem, agent_id, main_kernel_id, container_id, designated_agent, dependencies";
 
-fn corrupt(column: &'static str, detail: impl ToString) -> StoreError {
+pub(crate) fn corrupt(column: &'static str, detail: impl ToString) -> StoreError {
     StoreError::Corrupt {
         column,
         detail: detail.to_string(),
     }
 }
 
-fn parse_row(r: &Row<'_>) -> rusqlite::Result<std::result::Result<SessionRow, StoreError>> {
+pub(crate) fn parse_row(
+    r: &Row<'_>,
+) -> rusqlite::Result<std::result::Result<SessionRow, StoreError>> {
     let id: String = r.get(0)?;
     let ty: String = r.get(7)?;
     let status: String = r.get(11)?;
@@ -146,6 +172,7 @@ fn parse_row(r: &Row<'_>) -> rusqlite::Result<std::result::Result<SessionRow, St
     let slots: String = r.get(24)?;
     let kid: String = r.get(27)?;
     let shmem: i64 = r.get(25)?;
+    let deps: String = r.get(30)?;
     let build = || -> std::result::Result<SessionRow, StoreError> {
         Ok(SessionRow {
             id: Uuid::parse_str(&id).map_err(|e| corrupt("id", e))?,
@@ -179,6 +206,8 @@ fn parse_row(r: &Row<'_>) -> rusqlite::Result<std::result::Result<SessionRow, St
             agent_id: r.get(26)?,
             main_kernel_id: Uuid::parse_str(&kid).map_err(|e| corrupt("main_kernel_id", e))?,
             container_id: r.get(28)?,
+            designated_agent: r.get(29)?,
+            dependencies: serde_json::from_str(&deps).map_err(|e| corrupt("dependencies", e))?,
         })
     };
     Ok(build())
@@ -212,13 +241,16 @@ impl Store {
         let environ = serde_json::to_string(&s.environ).map_err(|e| corrupt("environ", e))?;
         let slots =
             serde_json::to_string(&s.requested_slots).map_err(|e| corrupt("requested_slots", e))?;
+        let deps =
+            serde_json::to_string(&s.dependencies).map_err(|e| corrupt("dependencies", e))?;
         tx.execute(
             "INSERT INTO sessions(id, name, access_key, user_id, domain_name, group_name,
                 scaling_group, type, image, tag, priority, status, status_info, status_changed,
                 status_history, created_at, starts_at, batch_timeout, startup_command,
-                bootstrap_script, environ, requested_slots, shmem, main_kernel_id)
+                bootstrap_script, environ, requested_slots, shmem, main_kernel_id,
+                designated_agent, dependencies)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'PENDING', 'enqueued', ?12,
-                ?13, ?12, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+                ?13, ?12, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
             params![
                 s.id.to_string(),
                 s.name,
@@ -241,6 +273,8 @@ impl Store {
                 slots,
                 s.shmem as i64,
                 s.main_kernel_id.to_string(),
+                s.designated_agent,
+                deps,
             ],
         )?;
         add_history_tx(
@@ -279,98 +313,11 @@ impl Store {
     ) -> Result<Option<(SessionRow, Vec<SessionEvent>)>> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
-        let now = now_str();
-        let row = tx
-            .query_row(
-                &format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"),
-                [id.to_string()],
-                parse_row,
-            )
-            .optional()?;
-        let Some(row) = row else { return Ok(None) };
-        let mut row = row?;
-        if row.status != change.from {
-            return Ok(None);
+        let out = cas_status_tx(&tx, id, change, &now_str())?;
+        if out.is_some() {
+            tx.commit()?;
         }
-        row.status_history
-            .entry(change.to.as_str().to_string())
-            .or_insert_with(|| now.clone());
-        let hist = serde_json::to_string(&row.status_history).map_err(|e| corrupt("hist", e))?;
-        let terminated_at = if change.to.is_terminal() {
-            Some(now.clone())
-        } else {
-            row.terminated_at.clone()
-        };
-        let result = change.result.unwrap_or(row.result);
-        let exit_code = change.exit_code.or(row.exit_code);
-        let agent_id = change.agent_id.map(str::to_string).or(row.agent_id.clone());
-        let container_id = change
-            .container_id
-            .map(str::to_string)
-            .or(row.container_id.clone());
-        tx.execute(
-            "UPDATE sessions SET status = ?2, status_info = ?3, status_changed = ?4,
-                status_history = ?5, terminated_at = ?6, result = ?7, exit_code = ?8,
-                agent_id = ?9, container_id = ?10
-             WHERE id = ?1 AND status = ?11",
-            params![
-                id.to_string(),
-                change.to.as_str(),
-                change.info,
-                now,
-                hist,
-                terminated_at,
-                result.as_str(),
-                exit_code,
-                agent_id,
-                container_id,
-                change.from.as_str(),
-            ],
-        )?;
-        add_history_tx(
-            &tx,
-            id,
-            change.phase,
-            if matches!(change.to, SessionStatus::Error) {
-                HistoryResult::Failure
-            } else {
-                HistoryResult::Success
-            },
-            Some(change.from),
-            Some(change.to),
-            if matches!(change.to, SessionStatus::Error) {
-                Some(change.info)
-            } else {
-                None
-            },
-            change.info,
-            &now,
-        )?;
-        let mut events = Vec::new();
-        for kind in change.events {
-            let kernel = kind.is_kernel().then_some(row.main_kernel_id);
-            events.push(insert_event_tx(
-                &tx,
-                *kind,
-                id,
-                &row.name,
-                &row.access_key,
-                change.info,
-                exit_code,
-                kernel,
-                &now,
-            )?);
-        }
-        tx.commit()?;
-        row.status = change.to;
-        row.status_info = Some(change.info.to_string());
-        row.status_changed = now;
-        row.terminated_at = terminated_at;
-        row.result = result;
-        row.exit_code = exit_code;
-        row.agent_id = agent_id;
-        row.container_id = container_id;
-        Ok(Some((row, events)))
+        Ok(out)
     }
 
     pub fn session(&self, id: Uuid) -> Result<Option<SessionRow>> {
@@ -538,7 +485,7 @@ impl Store {
         let conn = self.conn();
         let mut st = conn.prepare(
             "SELECT id, phase, result, from_status, to_status, error_code, message, attempts,
-                    created_at, updated_at
+                    created_at, updated_at, sub_steps
              FROM scheduling_history WHERE session_id = ?1 ORDER BY id",
         )?;
         let rows = st.query_map([session_id.to_string()], |r| {
@@ -555,6 +502,8 @@ impl Store {
                 attempts: r.get(7)?,
                 created_at: r.get(8)?,
                 updated_at: r.get(9)?,
+                sub_steps: serde_json::from_str(&r.get::<_, String>(10)?)
+                    .unwrap_or(serde_json::Value::Array(Vec::new())),
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
@@ -649,6 +598,106 @@ impl Store {
     }
 }
 
+/// [`Store::cas_status`] inside a caller's transaction (not committed here).
+pub(crate) fn cas_status_tx(
+    tx: &rusqlite::Transaction<'_>,
+    id: Uuid,
+    change: &StatusChange<'_>,
+    now: &str,
+) -> Result<Option<(SessionRow, Vec<SessionEvent>)>> {
+    let now = now.to_string();
+    let row = tx
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"),
+            [id.to_string()],
+            parse_row,
+        )
+        .optional()?;
+    let Some(row) = row else { return Ok(None) };
+    let mut row = row?;
+    if row.status != change.from {
+        return Ok(None);
+    }
+    row.status_history
+        .entry(change.to.as_str().to_string())
+        .or_insert_with(|| now.clone());
+    let hist = serde_json::to_string(&row.status_history).map_err(|e| corrupt("hist", e))?;
+    let terminated_at = if change.to.is_terminal() {
+        Some(now.clone())
+    } else {
+        row.terminated_at.clone()
+    };
+    let result = change.result.unwrap_or(row.result);
+    let exit_code = change.exit_code.or(row.exit_code);
+    let agent_id = change.agent_id.map(str::to_string).or(row.agent_id.clone());
+    let container_id = change
+        .container_id
+        .map(str::to_string)
+        .or(row.container_id.clone());
+    tx.execute(
+        "UPDATE sessions SET status = ?2, status_info = ?3, status_changed = ?4,
+        status_history = ?5, terminated_at = ?6, result = ?7, exit_code = ?8,
+        agent_id = ?9, container_id = ?10
+         WHERE id = ?1 AND status = ?11",
+        params![
+            id.to_string(),
+            change.to.as_str(),
+            change.info,
+            now,
+            hist,
+            terminated_at,
+            result.as_str(),
+            exit_code,
+            agent_id,
+            container_id,
+            change.from.as_str(),
+        ],
+    )?;
+    let is_error = matches!(change.to, SessionStatus::Error);
+    let history_result = change.history_result.unwrap_or(if is_error {
+        HistoryResult::Failure
+    } else {
+        HistoryResult::Success
+    });
+    let error_code = change.error_code.or(is_error.then_some(change.info));
+    add_history_with_steps_tx(
+        tx,
+        id,
+        change.phase,
+        history_result,
+        Some(change.from),
+        Some(change.to),
+        error_code,
+        change.info,
+        change.sub_steps,
+        &now,
+    )?;
+    let mut events = Vec::new();
+    for kind in change.events {
+        let kernel = kind.is_kernel().then_some(row.main_kernel_id);
+        events.push(insert_event_tx(
+            tx,
+            *kind,
+            id,
+            &row.name,
+            &row.access_key,
+            change.info,
+            exit_code,
+            kernel,
+            &now,
+        )?);
+    }
+    row.status = change.to;
+    row.status_info = Some(change.info.to_string());
+    row.status_changed = now;
+    row.terminated_at = terminated_at;
+    row.result = result;
+    row.exit_code = exit_code;
+    row.agent_id = agent_id;
+    row.container_id = container_id;
+    Ok(Some((row, events)))
+}
+
 fn parse_history_result(s: &str) -> HistoryResult {
     match s {
         "SUCCESS" => HistoryResult::Success,
@@ -684,6 +733,27 @@ fn add_history_tx(
     message: &str,
     now: &str,
 ) -> Result<()> {
+    add_history_with_steps_tx(
+        conn, session_id, phase, result, from, to, error_code, message, "[]", now,
+    )
+}
+
+/// Adds a history record, merging it into the last one of the session when that is the same
+/// attempt again (same phase, result, from/to status and error code): `attempts += 1`, and
+/// its message and sub-steps become the latest.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn add_history_with_steps_tx(
+    conn: &rusqlite::Connection,
+    session_id: Uuid,
+    phase: &str,
+    result: HistoryResult,
+    from: Option<SessionStatus>,
+    to: Option<SessionStatus>,
+    error_code: Option<&str>,
+    message: &str,
+    sub_steps: &str,
+    now: &str,
+) -> Result<()> {
     let last: Option<LastRecord> = conn
         .query_row(
             "SELECT id, phase, result, from_status, to_status, error_code, message
@@ -704,24 +774,24 @@ fn add_history_tx(
         .optional()?;
     let from_s = from.map(|s| s.as_str().to_string());
     let to_s = to.map(|s| s.as_str().to_string());
-    if let Some((id, p, r, f, t, e, m)) = last
+    if let Some((id, p, r, f, t, e, _)) = last
         && p == phase
         && r == result.as_str()
         && f == from_s
         && t == to_s
         && e.as_deref() == error_code
-        && m == message
     {
         conn.execute(
-            "UPDATE scheduling_history SET attempts = attempts + 1, updated_at = ?2 WHERE id = ?1",
-            params![id, now],
+            "UPDATE scheduling_history SET attempts = attempts + 1, updated_at = ?2,
+                message = ?3, sub_steps = ?4 WHERE id = ?1",
+            params![id, now, message, sub_steps],
         )?;
         return Ok(());
     }
     conn.execute(
         "INSERT INTO scheduling_history(session_id, phase, result, from_status, to_status,
-            error_code, message, attempts, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?8)",
+            error_code, message, attempts, created_at, updated_at, sub_steps)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?8, ?9)",
         params![
             session_id.to_string(),
             phase,
@@ -730,14 +800,15 @@ fn add_history_tx(
             to_s,
             error_code,
             message,
-            now
+            now,
+            sub_steps
         ],
     )?;
     Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
-fn insert_event_tx(
+pub(crate) fn insert_event_tx(
     conn: &rusqlite::Connection,
     kind: EventKind,
     session_id: Uuid,

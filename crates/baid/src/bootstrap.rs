@@ -125,6 +125,9 @@ fn uuid_like() -> String {
     )
 }
 
+/// The kernel image every agent offers (dummy agents claim it too).
+pub const PYTHON_IMAGE: &str = "bai/python:3.11-bookworm";
+
 /// Short names for images: `bai/python:3.11-bookworm` → `python` and `python:3.11-bookworm`.
 pub fn register_aliases(store: &Store, info: &AgentInfo) -> Result<()> {
     let mut names: Vec<&str> = info.images.iter().map(|i| i.name.as_str()).collect();

@@ -5,7 +5,7 @@
 mod bootstrap;
 
 use anyhow::{Context, Result};
-use bai_agent::{DockerAgent, DockerAgentConfig};
+use bai_agent::{DockerAgent, DockerAgentConfig, DummyAgent, DummyAgentConfig};
 use bai_manager::{Manager, ManagerConfig, lifecycle, scheduler};
 use bai_store::Store;
 use clap::{Parser, Subcommand};
@@ -40,6 +40,41 @@ struct UpArgs {
     /// Memory kept back for the host and bai itself.
     #[arg(long, env = "BAI_RESERVED_MEM_MB", default_value_t = 512)]
     reserved_mem_mb: u64,
+    /// Also start N dummy agents (no containers; for scheduler tests and benchmarks).
+    #[arg(long, env = "BAI_DUMMY_AGENTS", default_value_t = 0)]
+    dummy_agents: u32,
+    /// Capacity of each dummy agent.
+    #[arg(long, env = "BAI_DUMMY_CAPACITY", default_value = "cpu=4,mem=8g")]
+    dummy_capacity: String,
+    /// Resource group of the dummy agents (created when missing).
+    #[arg(long, env = "BAI_DUMMY_GROUP", default_value = "default")]
+    dummy_group: String,
+    /// How long a dummy agent takes to start a kernel.
+    #[arg(long, env = "BAI_DUMMY_START_DELAY_MS", default_value_t = 0)]
+    dummy_start_delay_ms: u64,
+    /// Do not start the Docker agent (only dummy agents).
+    #[arg(long, env = "BAI_NO_DOCKER")]
+    no_docker: bool,
+    /// Scheduler safety tick in milliseconds (it is also woken by events).
+    #[arg(long, env = "BAI_SCHEDULE_TICK_MS", default_value_t = 1000)]
+    schedule_tick_ms: u64,
+}
+
+/// `cpu=4,mem=8g` → slots.
+fn parse_capacity(s: &str) -> Result<bai_core::ResourceSlots> {
+    let mut map = serde_json::Map::new();
+    for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+        let (k, v) = part
+            .split_once('=')
+            .with_context(|| format!("capacity {part:?} must look like cpu=4 or mem=8g"))?;
+        map.insert(
+            k.trim().to_string(),
+            serde_json::Value::String(v.trim().to_string()),
+        );
+    }
+    let req = bai_core::resources::ResourceRequest::parse(&map, &serde_json::Map::new(), &[])
+        .map_err(|e| anyhow::anyhow!("bad --dummy-capacity: {e}"))?;
+    Ok(req.slots)
 }
 
 fn default_data_dir() -> PathBuf {
@@ -80,43 +115,72 @@ async fn up(args: UpArgs) -> Result<()> {
             id
         }
     };
-    let krunner = match args.krunner {
-        Some(p) => p,
-        None => std::env::current_exe()
-            .context("cannot find baid's own path")?
-            .with_file_name("bai-krunner"),
-    };
-    // Docker bind mounts need an absolute path.
-    let krunner = std::fs::canonicalize(&krunner).with_context(|| {
-        format!(
-            "the kernel runner {} is missing: build it with `cargo build -p bai-krunner` or set BAI_KRUNNER",
-            krunner.display()
-        )
-    })?;
-    let agent = DockerAgent::connect(DockerAgentConfig {
-        agent_id: agent_id.clone(),
-        scaling_group: "default".into(),
-        data_dir: data_dir.clone(),
-        krunner_path: krunner,
-        reserved_mem: args.reserved_mem_mb * 1024 * 1024,
-        reserved_cpu_milli: 0,
-    })
-    .await
-    .context("cannot reach the Docker engine (is dockerd running? `make up` starts it)")?;
-
     let m = Manager::new(
         store.clone(),
         ManagerConfig {
             data_dir: data_dir.clone(),
+            schedule_tick_ms: args.schedule_tick_ms.max(10),
             ..Default::default()
         },
     );
-    let handle = m
-        .register_agent(Arc::new(agent))
+    let mut handles = Vec::new();
+    if !args.no_docker {
+        let krunner = match args.krunner {
+            Some(p) => p,
+            None => std::env::current_exe()
+                .context("cannot find baid's own path")?
+                .with_file_name("bai-krunner"),
+        };
+        // Docker bind mounts need an absolute path.
+        let krunner = std::fs::canonicalize(&krunner).with_context(|| {
+            format!(
+                "the kernel runner {} is missing: build it with `cargo build -p bai-krunner` or set BAI_KRUNNER",
+                krunner.display()
+            )
+        })?;
+        let agent = DockerAgent::connect(DockerAgentConfig {
+            agent_id: agent_id.clone(),
+            scaling_group: "default".into(),
+            data_dir: data_dir.clone(),
+            krunner_path: krunner,
+            reserved_mem: args.reserved_mem_mb * 1024 * 1024,
+            reserved_cpu_milli: 0,
+        })
         .await
-        .map_err(|e| anyhow::anyhow!("agent failed to start: {e}"))?;
-    bootstrap::register_aliases(&store, &handle.info())?;
-    lifecycle::watch::spawn(m.clone(), handle.clone());
+        .context("cannot reach the Docker engine (is dockerd running? `make up` starts it)")?;
+        handles.push(
+            m.register_agent(Arc::new(agent))
+                .await
+                .map_err(|e| anyhow::anyhow!("agent failed to start: {e}"))?,
+        );
+    }
+    if args.dummy_agents > 0 {
+        let capacity = parse_capacity(&args.dummy_capacity)?;
+        if store.resource_group(&args.dummy_group)?.is_none() {
+            store.put_resource_group(&bai_store::ResourceGroupRow::new(&args.dummy_group))?;
+        }
+        for i in 0..args.dummy_agents {
+            let agent = DummyAgent::new(DummyAgentConfig {
+                id: format!("dummy-{}-{i:04}", args.dummy_group),
+                scaling_group: args.dummy_group.clone(),
+                capacity: capacity.clone(),
+                start_delay: std::time::Duration::from_millis(args.dummy_start_delay_ms),
+                images: vec![bootstrap::PYTHON_IMAGE.to_string()],
+            });
+            handles.push(
+                m.register_agent(Arc::new(agent))
+                    .await
+                    .map_err(|e| anyhow::anyhow!("dummy agent failed to start: {e}"))?,
+            );
+        }
+    }
+    let Some(handle) = handles.first().cloned() else {
+        anyhow::bail!("no agent to run: drop --no-docker or add --dummy-agents N");
+    };
+    for h in &handles {
+        bootstrap::register_aliases(&store, &h.info())?;
+        lifecycle::watch::spawn(m.clone(), h.clone());
+    }
     lifecycle::reconcile::reconcile(&m).await?;
     scheduler::spawn(m.clone());
     lifecycle::timeouts::spawn_sweeper(m.clone());
@@ -135,6 +199,12 @@ async fn up(args: UpArgs) -> Result<()> {
         bai_core::resources::format_bytes(info.capacity.mem),
         info.images.len()
     );
+    if handles.len() > 1 {
+        println!(
+            "  dummy agents : {} in resource group {:?} (no containers)",
+            args.dummy_agents, args.dummy_group
+        );
+    }
     accounts.print();
     println!("Stop with Ctrl-C.");
     axum::serve(listener, bai_manager::api::router(m))

@@ -30,6 +30,13 @@ pub fn build_request(
     r.tag = a.tag.clone();
     r.scaling_group = a.scaling_group.clone();
     r.owner_access_key = a.owner.clone();
+    r.preset = a.preset.clone();
+    r.count = a.count;
+    r.agent = a.assign_agent.clone();
+    r.priority = a.priority;
+    if !a.depends.is_empty() {
+        r.dependencies = Some(a.depends.clone());
+    }
     if let Some(p) = &a.bootstrap_script {
         r.bootstrap_script = Some(
             std::fs::read_to_string(p)
@@ -129,8 +136,17 @@ pub async fn print_done(client: &Client, r: &CreateReply, msg: &str) {
 /// `bai start` / `bai session create`.
 pub async fn start(client: &Client, a: &StartArgs) -> Result<i32> {
     let mut req = build_request(&a.create, &a.image, a.startup_command.clone())?;
-    req.dependencies = Some(Vec::new());
+    if req.dependencies.is_none() {
+        req.dependencies = Some(Vec::new());
+    }
     let reply = create_with_progress(client, &req, a.create.quiet).await?;
+    if !reply.sessions.is_empty() {
+        println!("{} sessions are enqueued:", reply.sessions.len());
+        for (id, name) in &reply.sessions {
+            println!("  {name}  {id}");
+        }
+        return Ok(0);
+    }
     match outcome(&reply) {
         Outcome::Ready => {}
         Outcome::Done(msg) => {

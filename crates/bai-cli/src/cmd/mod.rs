@@ -4,6 +4,7 @@ pub mod create;
 pub mod events;
 mod exec;
 mod ps;
+pub mod resources;
 pub mod run;
 pub mod session;
 
@@ -32,6 +33,12 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
             new_name,
         }) => session::rename(client, &reference, &new_name).await,
         Cmd::Session(SessionCmd::History(a)) => session::history(client, &a).await,
+        Cmd::ResourceGroups => resources::list_groups(client, false).await,
+        Cmd::Presets(a) => resources::presets(client, &a).await,
+        Cmd::Agents => resources::agents(client).await,
+        Cmd::Admin(AdminCmd::ResourceGroup(c)) => resources::admin_group(client, &c).await,
+        Cmd::Admin(AdminCmd::Preset(c)) => resources::admin_preset(client, &c).await,
+        Cmd::Admin(AdminCmd::Policy(c)) => resources::admin_policy(client, &c).await,
         Cmd::Version => {
             println!(
                 "bai {} (Backend.AI API {})",

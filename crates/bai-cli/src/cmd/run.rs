@@ -38,6 +38,9 @@ pub fn plan(a: &RunArgs) -> Option<(Mode, String, Value)> {
 
 pub async fn run(client: &Client, a: &RunArgs) -> Result<i32> {
     let quiet = a.create.quiet;
+    if a.create.count.is_some_and(|n| n > 1) {
+        anyhow::bail!("--count creates several sessions: use it with `bai start`, not `bai run`");
+    }
     let mut req = build_request(&a.create, &a.image, a.startup_command.clone())?;
     let name = req.name.get_or_insert_with(default_run_name).clone();
     check_files(&a.files)?;

@@ -76,7 +76,42 @@ const INFO_FIRST: &[&str] = &[
 ];
 
 /// Nested details left to `--json`.
-const INFO_SKIP: &[&str] = &["containers", "kernels", "status_history"];
+const INFO_SKIP: &[&str] = &["containers", "kernels", "status_history", "pending"];
+
+/// "Why is it waiting", in words, for a PENDING session's `pending` object.
+pub fn pending_lines(p: &Value) -> Vec<String> {
+    if !p.is_object() {
+        return Vec::new();
+    }
+    let mut out = vec![format!("waiting because: {}", cell(&p["reason"]))];
+    out.push(format!(
+        "queue position: {} of {} in resource group {}",
+        cell(&p["queue_position"]),
+        cell(&p["queue_length"]),
+        cell(&p["resource_group"])
+    ));
+    if let Some(short) = p["short_of"].as_array().filter(|s| !s.is_empty()) {
+        let parts: Vec<String> = short
+            .iter()
+            .map(|s| {
+                let what = match s[0].as_str() {
+                    Some("mem") => "memory".to_string(),
+                    _ => cell(&s[0]),
+                };
+                format!("{what} on {}", cell(&s[1]))
+            })
+            .collect();
+        out.push(format!(
+            "short of: {} (of {} agents)",
+            parts.join(", "),
+            cell(&p["agents_considered"])
+        ));
+    }
+    if !p["estimated_start"].is_null() {
+        out.push(format!("estimated start: {}", cell(&p["estimated_start"])));
+    }
+    out
+}
 
 /// `key: value` lines for a session object.
 pub fn info_lines(v: &Value) -> Vec<String> {
@@ -108,6 +143,9 @@ pub async fn info(client: &Client, a: &InfoArgs) -> Result<i32> {
         for l in info_lines(&v) {
             println!("{l}");
         }
+        for l in pending_lines(&v["pending"]) {
+            println!("{l}");
+        }
     }
     Ok(0)
 }
@@ -136,38 +174,66 @@ pub async fn history(client: &Client, a: &HistoryArgs) -> Result<i32> {
     for (status, time) in history_entries(&h) {
         println!("{status:<16} {time}");
     }
-    if a.scheduling {
-        let sched = client.scheduling_history(&a.reference).await?;
-        let rows: Vec<Vec<String>> = sched
-            .as_array()
-            .map(|items| {
-                items
-                    .iter()
-                    .map(|r| {
-                        vec![
-                            cell(&r["phase"]),
-                            cell(&r["result"]),
-                            format!("{} -> {}", cell(&r["from_status"]), cell(&r["to_status"])),
-                            cell(&r["attempts"]),
-                            cell(&r["message"]),
-                            cell(&r["updated_at"]),
-                        ]
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+    let filter = a.filter();
+    if a.scheduling || a.steps || !filter.is_empty() {
+        let sched = client
+            .scheduling_history_filtered(&a.reference, &filter)
+            .await?;
+        let records = sched.as_array().cloned().unwrap_or_default();
         println!();
+        let rows: Vec<Vec<String>> = records
+            .iter()
+            .map(|r| {
+                vec![
+                    cell(&r["phase"]),
+                    cell(&r["result"]),
+                    format!("{} -> {}", cell(&r["from_status"]), cell(&r["to_status"])),
+                    cell(&r["attempts"]),
+                    cell(&r["error_code"]),
+                    cell(&r["message"]),
+                    cell(&r["updated_at"]),
+                ]
+            })
+            .collect();
         table(
             &[
                 "Phase",
                 "Result",
                 "Transition",
                 "Attempts",
+                "Error code",
                 "Message",
                 "Updated",
             ],
             &rows,
         );
+        if a.steps {
+            for r in &records {
+                let steps = r["sub_steps"].as_array().cloned().unwrap_or_default();
+                if steps.is_empty() {
+                    continue;
+                }
+                println!();
+                println!(
+                    "{} {} (record {}):",
+                    cell(&r["phase"]),
+                    cell(&r["result"]),
+                    cell(&r["id"])
+                );
+                let rows: Vec<Vec<String>> = steps
+                    .iter()
+                    .map(|s| {
+                        vec![
+                            cell(&s["step"]),
+                            cell(&s["result"]),
+                            cell(&s["error_code"]),
+                            cell(&s["message"]),
+                        ]
+                    })
+                    .collect();
+                table(&["Step", "Result", "Error code", "Message"], &rows);
+            }
+        }
     }
     Ok(0)
 }

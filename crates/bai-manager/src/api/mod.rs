@@ -3,6 +3,7 @@
 mod events;
 mod execute;
 mod gql;
+mod resources;
 mod session;
 
 use crate::auth::{Caller, authenticate};
@@ -11,7 +12,7 @@ use crate::state::Manager;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, patch, post};
 use bai_core::Problem;
 use bai_store::SessionRow;
 use serde_json::json;
@@ -45,6 +46,36 @@ pub fn router(m: Arc<Manager>) -> Router {
         )
         .route("/events/session", get(events::session_events))
         .route("/admin/gql", post(gql::admin_gql))
+        .route("/resource-groups", get(resources::list_groups))
+        .route("/admin/resource-groups", post(resources::create_group))
+        .route(
+            "/admin/resource-groups/{name}",
+            patch(resources::update_group).delete(resources::delete_group),
+        )
+        .route(
+            "/admin/resource-groups/{name}/access",
+            post(resources::group_access),
+        )
+        .route("/resource/presets", get(resources::list_presets))
+        .route("/resource/check-presets", post(resources::check_presets))
+        .route("/admin/resource-presets", post(resources::put_preset))
+        .route(
+            "/admin/resource-presets/{name}",
+            delete(resources::delete_preset),
+        )
+        .route(
+            "/admin/resource-policies",
+            get(resources::list_policies).post(resources::put_policy),
+        )
+        .route(
+            "/admin/resource-policies/{name}",
+            delete(resources::delete_policy),
+        )
+        .route(
+            "/admin/keypairs/{access_key}/resource-policy",
+            post(resources::assign_policy),
+        )
+        .route("/agents", get(resources::list_agents))
         .layer(middleware::from_fn_with_state(m.clone(), authenticate));
     Router::new()
         .route("/", get(hello))

@@ -3,7 +3,7 @@
 use super::visible_session;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::lifecycle::create::{Created, create as create_session, plan};
+use crate::lifecycle::create::{Created, create as create_session, create_many, plan};
 use crate::lifecycle::terminate::terminate;
 use crate::state::Manager;
 use axum::Extension;
@@ -12,6 +12,7 @@ use axum::body::Bytes;
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::StatusCode;
 use bai_core::Problem;
+use bai_core::history::{HistoryFilter, HistoryResult};
 use bai_core::resources::format_cpu;
 use bai_core::status::{SessionResult, SessionStatus as S, SessionType};
 use bai_store::SessionRow;
@@ -116,7 +117,13 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
         "last_stat": Value::Null,
         "containers": [kernel.clone()],
         "kernels": [kernel],
-        "dependencies": [],
+        "dependencies": row.dependencies.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+        "designated_agent": row.designated_agent,
+        "pending": if row.status == bai_core::status::SessionStatus::Pending {
+            m.pending_view(row.id).and_then(|v| serde_json::to_value(v).ok())
+        } else {
+            None
+        },
     })
 }
 
@@ -148,6 +155,18 @@ pub async fn create(
     let body = parse_json_body(&body)?;
     let plan = plan(&m, &caller, &body)?;
     let mut rx = m.events.subscribe();
+    if plan.count > 1 {
+        let rows = create_many(&m, &plan)?;
+        let first = rows
+            .first()
+            .ok_or_else(|| Problem::internal("no session was created"))?;
+        let mut reply = create_reply(first, "PENDING", true);
+        reply["sessions"] = rows
+            .iter()
+            .map(|r| json!({"sessionId": r.id.to_string(), "sessionName": r.name, "status": "PENDING"}))
+            .collect();
+        return Ok((StatusCode::CREATED, Json(reply)));
+    }
     let row = match create_session(&m, &plan)? {
         Created::Reused(row) => {
             return Ok((
@@ -359,8 +378,25 @@ pub async fn scheduling_history(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(reference): Path<String>,
+    Query(filter): Query<HistoryFilter>,
 ) -> ApiResult<Json<Value>> {
     let row = visible_session(&m, &caller, &reference)?;
-    let items = m.store.history(row.id)?;
+    if let Some(r) = &filter.result
+        && !HistoryResult::ALL
+            .iter()
+            .any(|x| x.as_str().eq_ignore_ascii_case(r))
+    {
+        return Err(Problem::invalid(format!(
+            "result {r:?} is not one of {}",
+            HistoryResult::ALL.map(|x| x.as_str()).join(", ")
+        ))
+        .into());
+    }
+    let items: Vec<_> = m
+        .store
+        .history(row.id)?
+        .into_iter()
+        .filter(|h| filter.matches(h))
+        .collect();
     Ok(Json(json!({"result": items})))
 }

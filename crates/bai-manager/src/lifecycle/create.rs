@@ -19,6 +19,8 @@ pub struct CreatePlan {
     pub enqueue_only: bool,
     pub max_wait_secs: u64,
     pub reuse_if_exists: bool,
+    /// How many sessions to create from this request ("Sessions: N").
+    pub count: u32,
 }
 
 fn obj<'a>(v: &'a Value, key: &str) -> Option<&'a Map<String, Value>> {
@@ -176,26 +178,39 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
         None => None,
     };
 
-    // Resources.
-    let empty = Map::new();
+    // Resource group: it must exist and be open to the owner; its agents bound the request.
+    let group_name = str_field(&config, &["scalingGroup", "scaling_group"])
+        .or_else(|| str_field(body, &["scalingGroup"]));
+    let scaling_group = resolve_group(m, &access_key, group_name)?;
+
+    // Resources: a preset first, then what is given explicitly on top of it.
+    let mut resources = obj(&config, "resources").cloned().unwrap_or_default();
+    let mut resource_opts = obj(&config, "resource_opts").cloned().unwrap_or_default();
+    if let Some(preset) =
+        str_field(&config, &["preset", "resource_preset"]).or_else(|| str_field(body, &["preset"]))
+    {
+        apply_preset(m, preset, &mut resources, &mut resource_opts)?;
+    }
     let accel: Vec<String> = m
         .agents()
         .iter()
         .flat_map(|a| a.info().capacity.accel.keys().cloned().collect::<Vec<_>>())
         .collect();
-    let req = ResourceRequest::parse(
-        obj(&config, "resources").unwrap_or(&empty),
-        obj(&config, "resource_opts").unwrap_or(&empty),
-        &accel,
-    )
-    .map_err(|e| Problem::invalid(e.to_string()))?;
-    let agents = m.agents();
+    let req = ResourceRequest::parse(&resources, &resource_opts, &accel)
+        .map_err(|e| Problem::invalid(e.to_string()))?;
+    let agents: Vec<_> = m
+        .agents()
+        .into_iter()
+        .filter(|a| a.info().scaling_group == scaling_group)
+        .collect();
     if agents.is_empty() {
         return Err(Problem::new(
             503,
             "no-agents",
             "No agents.",
-            "no agent node is registered; start one with `baid up`",
+            format!(
+                "no agent node is registered in resource group {scaling_group:?}; start one with `baid up` or pick another group"
+            ),
         ));
     }
     if !agents.iter().any(|a| req.slots.fits_in(&a.info().capacity)) {
@@ -209,7 +224,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             "resource-request-too-large",
             "Too large resource request.",
             format!(
-                "the session asks for {} cores and {} of memory, but the largest node has {} cores and {}; ask for less",
+                "the session asks for {} cores and {} of memory, but the largest node of resource group {scaling_group:?} has {} cores and {}; ask for less",
                 format_cpu(req.slots.cpu_milli),
                 format_bytes(req.slots.mem),
                 format_cpu(largest.cpu_milli),
@@ -218,6 +233,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
         )
         .with_code("session_create_unavailable"));
     }
+    let designated_agent = designated_agent(&config, &agents, &scaling_group, &req.slots)?;
 
     // Environment.
     let mut environ = BTreeMap::new();
@@ -287,15 +303,8 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             "multi-container (cluster) sessions are not available on this server yet; use clusterSize 1",
         ));
     }
-    if body
-        .get("dependencies")
-        .and_then(Value::as_array)
-        .is_some_and(|a| !a.is_empty())
-    {
-        return Err(Problem::invalid(
-            "session dependencies are not available on this server yet",
-        ));
-    }
+    let dependencies = resolve_dependencies(m, &access_key, body.get("dependencies"))?;
+    check_pending_limit(m, &access_key)?;
     let priority = match body.get("priority") {
         None | Some(Value::Null) => 10,
         Some(v) => match v.as_i64() {
@@ -315,20 +324,6 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             ))
         })?,
     };
-    let scaling_group = str_field(&config, &["scalingGroup", "scaling_group"])
-        .or_else(|| str_field(body, &["scalingGroup"]))
-        .unwrap_or("default")
-        .to_string();
-    if let Some(bad) = agents
-        .iter()
-        .all(|a| a.info().scaling_group != scaling_group)
-        .then_some(&scaling_group)
-    {
-        return Err(Problem::invalid(format!(
-            "resource group {bad:?} does not exist; use \"default\""
-        )));
-    }
-
     Ok(CreatePlan {
         session: NewSession {
             id: Uuid::new_v4(),
@@ -353,6 +348,8 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             requested_slots: req.slots,
             shmem: req.shmem,
             main_kernel_id: Uuid::new_v4(),
+            designated_agent,
+            dependencies,
         },
         enqueue_only: body
             .get("enqueueOnly")
@@ -363,7 +360,199 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             .get("reuseIfExists")
             .and_then(Value::as_bool)
             .unwrap_or(true),
+        count: parse_count(body)?,
     })
+}
+
+/// "Sessions: N" of the launcher (`count`, 1 to 100).
+fn parse_count(body: &Value) -> Result<u32, Problem> {
+    match body.get("count") {
+        None | Some(Value::Null) => Ok(1),
+        Some(v) => match v.as_u64() {
+            Some(n @ 1..=100) => Ok(n as u32),
+            _ => Err(Problem::invalid(format!(
+                "count {v} is out of range: create 1 to 100 sessions at once"
+            ))),
+        },
+    }
+}
+
+/// The resource group to create in: the one asked for, else `default` when the owner may
+/// use it, else the owner's only group.
+fn resolve_group(m: &Manager, access_key: &str, asked: Option<&str>) -> Result<String, Problem> {
+    let allowed = m
+        .store
+        .groups_for(access_key)
+        .map_err(|e| Problem::internal(e.to_string()))?;
+    let names: Vec<&str> = allowed.iter().map(|g| g.name.as_str()).collect();
+    match asked {
+        Some(g) if names.contains(&g) => Ok(g.to_string()),
+        Some(g) => Err(Problem::invalid(format!(
+            "resource group {g:?} does not exist or is not open to you; use one of: {}",
+            names.join(", ")
+        ))),
+        None if names.contains(&"default") => Ok("default".into()),
+        None if names.len() == 1 => Ok(names[0].to_string()),
+        None => Err(Problem::invalid(format!(
+            "choose a resource group (scalingGroup): one of {}",
+            names.join(", ")
+        ))),
+    }
+}
+
+/// Fills `resources` / `resource_opts` from a preset where the request leaves them out.
+fn apply_preset(
+    m: &Manager,
+    name: &str,
+    resources: &mut Map<String, Value>,
+    resource_opts: &mut Map<String, Value>,
+) -> Result<(), Problem> {
+    let presets = m
+        .store
+        .presets()
+        .map_err(|e| Problem::internal(e.to_string()))?;
+    let Some(p) = presets.iter().find(|p| p.name == name) else {
+        let names: Vec<&str> = presets.iter().map(|p| p.name.as_str()).collect();
+        return Err(Problem::not_found(
+            "resource-preset",
+            format!(
+                "no resource preset named {name:?}; presets: {}",
+                if names.is_empty() {
+                    "none defined".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ),
+        ));
+    };
+    let wire = p.slots.to_wire();
+    if let Some(w) = wire.as_object() {
+        for (k, v) in w {
+            resources.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    if let Some(shmem) = p.shmem {
+        resource_opts
+            .entry("shmem".to_string())
+            .or_insert_with(|| Value::String(shmem.to_string()));
+    }
+    Ok(())
+}
+
+/// "Select Agent" (`config.agentList`): one agent of the group that can hold the request.
+fn designated_agent(
+    config: &Value,
+    agents: &[std::sync::Arc<crate::state::AgentHandle>],
+    group: &str,
+    want: &bai_core::ResourceSlots,
+) -> Result<Option<String>, Problem> {
+    let list: Vec<&str> = match config.get("agentList").or(config.get("agent_list")) {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        Some(Value::String(s)) => s
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect(),
+        Some(other) => {
+            return Err(Problem::invalid(format!(
+                "agentList {other} must be a list of agent ids"
+            )));
+        }
+    };
+    match list.as_slice() {
+        [] => Ok(None),
+        [one] => {
+            let Some(a) = agents.iter().find(|a| a.id == *one) else {
+                return Err(Problem::invalid(format!(
+                    "agent {one:?} is not in resource group {group:?}; agents there: {}",
+                    agents
+                        .iter()
+                        .map(|a| a.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            };
+            if !want.fits_in(&a.info().capacity) {
+                return Err(Problem::invalid(format!(
+                    "agent {one:?} is too small for this request ({} cores, {} in all)",
+                    format_cpu(a.info().capacity.cpu_milli),
+                    format_bytes(a.info().capacity.mem)
+                )));
+            }
+            Ok(Some(one.to_string()))
+        }
+        _ => Err(Problem::invalid(
+            "a single-container session runs on one agent: give one agent in agentList",
+        )),
+    }
+}
+
+/// `dependencies`: the owner's sessions (ids or names) that must finish successfully first.
+fn resolve_dependencies(
+    m: &Manager,
+    access_key: &str,
+    v: Option<&Value>,
+) -> Result<Vec<Uuid>, Problem> {
+    let list = match v {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(a)) => a,
+        Some(other) => {
+            return Err(Problem::invalid(format!(
+                "dependencies {other} must be a list of session ids or names"
+            )));
+        }
+    };
+    let mut out = Vec::new();
+    for d in list {
+        let Some(r) = d.as_str() else {
+            return Err(Problem::invalid(format!(
+                "dependency {d} must be a session id or name"
+            )));
+        };
+        let found = m
+            .store
+            .find_session(r, Some(access_key))
+            .map_err(|e| Problem::internal(e.to_string()))?;
+        match found.first() {
+            Some(s) => out.push(s.id),
+            None => {
+                return Err(Problem::not_found(
+                    "session",
+                    format!("dependency {r:?} is not one of your sessions"),
+                ));
+            }
+        }
+    }
+    out.dedup();
+    Ok(out)
+}
+
+/// The keypair policy's `max_pending_sessions`: refuse at once when the queue is full.
+fn check_pending_limit(m: &Manager, access_key: &str) -> Result<(), Problem> {
+    let policy = m
+        .store
+        .policy_of(access_key)
+        .map_err(|e| Problem::internal(e.to_string()))?;
+    let Some(max) = policy.max_pending_sessions else {
+        return Ok(());
+    };
+    let pending = m
+        .store
+        .pending_count(access_key)
+        .map_err(|e| Problem::internal(e.to_string()))?;
+    if pending >= max {
+        return Err(Problem::new(
+            429,
+            "pending-session-limit",
+            "Too many pending sessions.",
+            format!(
+                "you already have {pending} PENDING sessions, the most resource policy {:?} allows; wait for them to start or remove some",
+                policy.name
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Outcome of [`create`].
@@ -371,6 +560,44 @@ pub enum Created {
     New(SessionRow),
     /// A live session with that name exists and the client asked to reuse it.
     Reused(SessionRow),
+}
+
+/// "Sessions: N": the planned session N times, named `NAME-1` … `NAME-N`, all PENDING in
+/// one go; those that do not fit wait in the queue. Nothing is stored when a name is taken.
+pub fn create_many(m: &Manager, plan: &CreatePlan) -> Result<Vec<SessionRow>, Problem> {
+    let mut plans = Vec::new();
+    for i in 1..=plan.count {
+        let mut p = plan.clone();
+        let name = format!("{}-{i}", plan.session.name);
+        SessionName::parse(&name).map_err(|e| {
+            Problem::invalid(format!(
+                "with {} sessions the names get a suffix: {e}",
+                plan.count
+            ))
+        })?;
+        p.session.name = name;
+        p.session.id = Uuid::new_v4();
+        p.session.main_kernel_id = Uuid::new_v4();
+        p.reuse_if_exists = false;
+        if m.store
+            .live_session_named(&p.session.access_key, &p.session.name)
+            .map_err(|e| Problem::internal(e.to_string()))?
+            .is_some()
+        {
+            return Err(Problem::conflict(
+                "session-already-exists",
+                "The session already exists.",
+                format!("you already have a live session named {:?}", p.session.name),
+            ));
+        }
+        plans.push(p);
+    }
+    let mut rows = Vec::new();
+    for p in &plans {
+        let (Created::New(row) | Created::Reused(row)) = create(m, p)?;
+        rows.push(row);
+    }
+    Ok(rows)
 }
 
 /// Stores a planned session PENDING (or finds the one to reuse) and wakes the scheduler.

@@ -1,24 +1,41 @@
-//! The scheduler: woken by events (a session enqueued, resources freed) and by a periodic
-//! safety tick. One pass per wake-up runs the pipeline
-//! validators → sequencer → agent selector → allocation (committed atomically as the
-//! PENDING → SCHEDULED compare-and-set), then hands each placed session to the launcher.
-//!
-//! Head-of-line rule: a session that does not fit now is skipped for this pass (it keeps
-//! its queue position and its reason), so it never blocks smaller sessions behind it.
+//! The scheduler loop: woken by events (a session enqueued, resources freed) and by a
+//! periodic safety tick. Each pass runs, per resource group, the pipeline of `bai_sched`
+//! (validators → sequencer → agent selector → allocation), commits the whole pass in one
+//! transaction (every placement a PENDING → SCHEDULED compare-and-set), hands each placed
+//! session to the launcher, and keeps for every waiting session the answer to "why is it
+//! still PENDING" ([`PendingView`]).
 
-pub mod select;
-pub mod sequence;
-pub mod validate;
+pub mod snapshot;
 
-use crate::lifecycle::{Change, launch, transition};
+use crate::lifecycle::launch;
 use crate::state::Manager;
-use bai_core::event::EventKind;
-use bai_core::history::HistoryResult;
-use bai_core::resources::ResourceSlots;
 use bai_core::status::SessionStatus as S;
+use bai_sched::{Decision, Outcome};
+use bai_store::{PassEntry, PassWrite};
+use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
+use uuid::Uuid;
+
+/// Why a session is still PENDING, as of the last pass.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PendingView {
+    /// The reason in words.
+    pub reason: String,
+    /// The code of the reason (`no-available-instances`, `concurrency-limit`, …).
+    pub code: String,
+    /// 1-based position in its group's queue, in the order the last pass tried it.
+    pub queue_position: usize,
+    pub queue_length: usize,
+    pub resource_group: String,
+    /// `[(resource, agents short of it)]` and the number of agents considered.
+    pub short_of: Vec<(String, usize)>,
+    pub agents_considered: usize,
+    /// Earliest possible start from running sessions' known ends (RFC 3339), if any.
+    pub estimated_start: Option<String>,
+    pub updated_at: String,
+}
 
 /// Runs the scheduler loop forever.
 pub fn spawn(m: Arc<Manager>) {
@@ -39,79 +56,142 @@ pub fn spawn(m: Arc<Manager>) {
 pub struct PassOutcome {
     pub scheduled: usize,
     pub waiting: usize,
+    pub cancelled: usize,
+}
+
+fn steps_json(d: &Decision) -> String {
+    serde_json::to_string(&d.steps).unwrap_or_else(|_| "[]".into())
+}
+
+/// Turns a decision into what the store writes.
+fn to_write(d: &Decision) -> PassWrite {
+    match &d.outcome {
+        Outcome::Placed { agent } => PassWrite::Placed {
+            agent: agent.clone(),
+        },
+        Outcome::Wait { code, message } => PassWrite::Wait {
+            code: code.to_string(),
+            info: format!("{code}: {message}"),
+            message: message.clone(),
+        },
+        Outcome::Held { message, .. } => PassWrite::Held {
+            info: format!("held-for-head-of-line: {message}"),
+            message: message.clone(),
+        },
+        Outcome::Failed { code, message } => PassWrite::GiveUp {
+            code: code.to_string(),
+            message: message.clone(),
+        },
+    }
 }
 
 pub fn schedule_pass(m: &Arc<Manager>) -> anyhow::Result<PassOutcome> {
-    let pending = m.store.sessions_in(&[S::Pending])?;
     let mut out = PassOutcome::default();
-    if pending.is_empty() {
-        return Ok(out);
-    }
-    let occupying: Vec<S> = S::ALL
-        .into_iter()
-        .filter(|s| s.occupies_resources())
-        .collect();
-    let mut used: HashMap<String, ResourceSlots> = HashMap::new();
-    for r in m.store.sessions_in(&occupying)? {
-        if let Some(a) = r.agent_id.clone() {
-            let e = used.entry(a).or_default();
-            *e = e.add(&r.requested_slots);
-        }
-    }
-    let mut agents: Vec<select::AgentView> = m
-        .agents()
-        .iter()
-        .map(|a| {
-            let info = a.info();
-            let free = info
-                .capacity
-                .checked_sub(used.get(&a.id).unwrap_or(&ResourceSlots::default()));
-            select::AgentView {
-                id: a.id.clone(),
-                scaling_group: info.scaling_group,
-                capacity: info.capacity,
-                free,
-            }
-        })
-        .collect();
+    let groups = snapshot::build(m)?;
     let now = chrono::Utc::now();
-    for row in sequence::fifo(pending) {
-        if let Err(why) = validate::check(&row, now) {
-            m.store.set_status_info(row.id, &why.info)?;
-            m.store.add_history(
-                row.id,
-                "schedule",
-                HistoryResult::Skipped,
-                Some(why.code),
-                &why.info,
-            )?;
-            out.waiting += 1;
-            continue;
+    let mut views: HashMap<Uuid, PendingView> = HashMap::new();
+    for g in groups {
+        let mut entries = Vec::new();
+        // A session PENDING longer than its group allows is given up first.
+        let timeout = g.row.pending_timeout_secs;
+        let mut snap = g.snapshot;
+        if timeout > 0 {
+            snap.pending.retain(|w| {
+                let waited = (now - w.enqueued_at).num_seconds();
+                if waited < timeout {
+                    return true;
+                }
+                entries.push(PassEntry {
+                    id: w.id,
+                    write: PassWrite::GiveUp {
+                        code: "pending-timeout".into(),
+                        message: format!(
+                            "waited {waited}s, longer than the {timeout}s resource group {} allows",
+                            g.row.name
+                        ),
+                    },
+                    sub_steps: "[]".into(),
+                });
+                false
+            });
         }
-        let Some(idx) = select::dispersed(&agents, &row.scaling_group, &row.requested_slots) else {
-            let why = select::explain_shortage(&agents, &row.scaling_group, &row.requested_slots);
-            m.store
-                .set_status_info(row.id, &format!("no-available-instances: {why}"))?;
-            m.store.add_history(
-                row.id,
-                "schedule",
-                HistoryResult::NeedRetry,
-                Some("no-available-instances"),
-                &why,
-            )?;
-            out.waiting += 1;
-            continue;
+        let plan = {
+            let mut states = m.sched_state.lock().unwrap_or_else(|p| p.into_inner());
+            let state = states.entry(g.row.name.clone()).or_default();
+            bai_sched::schedule(&g.config, &snap, state)
         };
-        let agent_id = agents[idx].id.clone();
-        let info = format!("scheduled on {agent_id}");
-        let change = Change::new(S::Pending, S::Scheduled, &info, "schedule")
-            .events(&[EventKind::SessionScheduled])
-            .agent(&agent_id);
-        if let Some(row) = transition(m, row.id, change)? {
-            agents[idx].free = agents[idx].free.checked_sub(&row.requested_slots);
-            out.scheduled += 1;
-            launch::spawn(m.clone(), row);
+        let queue_length = plan.decisions.len();
+        for d in &plan.decisions {
+            let write = to_write(d);
+            if let Outcome::Wait { code, message } | Outcome::Failed { code, message } = &d.outcome
+            {
+                views.insert(
+                    d.id,
+                    PendingView {
+                        reason: message.clone(),
+                        code: code.to_string(),
+                        queue_position: d.position,
+                        queue_length,
+                        resource_group: g.row.name.clone(),
+                        short_of: d
+                            .shortage
+                            .as_ref()
+                            .map(|s| s.short.clone())
+                            .unwrap_or_default(),
+                        agents_considered: d.shortage.as_ref().map(|s| s.agents).unwrap_or(0),
+                        estimated_start: d.estimated_start.map(|t| t.to_rfc3339()),
+                        updated_at: now.to_rfc3339(),
+                    },
+                );
+            }
+            if let Outcome::Held { message, .. } = &d.outcome {
+                views.insert(
+                    d.id,
+                    PendingView {
+                        reason: message.clone(),
+                        code: "held-for-head-of-line".into(),
+                        queue_position: d.position,
+                        queue_length,
+                        resource_group: g.row.name.clone(),
+                        short_of: Vec::new(),
+                        agents_considered: 0,
+                        estimated_start: None,
+                        updated_at: now.to_rfc3339(),
+                    },
+                );
+            }
+            // Unchanged waits are not rewritten every tick: only when the reason changed or
+            // the history record is due for its attempt count (at most every 10 s).
+            if let PassWrite::Wait { info, .. } | PassWrite::Held { info, .. } = &write
+                && let Some(row) = g.rows.get(&d.id)
+                && row.status_info.as_deref() == Some(info.as_str())
+                && !m.history_due(d.id)
+            {
+                out.waiting += 1;
+                continue;
+            }
+            entries.push(PassEntry {
+                id: d.id,
+                write,
+                sub_steps: steps_json(d),
+            });
         }
+        let result = m.store.apply_pass(&entries)?;
+        for (row, events) in result.moved {
+            m.publish(events);
+            match row.status {
+                S::Scheduled => {
+                    out.scheduled += 1;
+                    launch::spawn(m.clone(), row);
+                }
+                _ => out.cancelled += 1,
+            }
+        }
+        out.waiting += entries
+            .iter()
+            .filter(|e| matches!(e.write, PassWrite::Wait { .. } | PassWrite::Held { .. }))
+            .count();
     }
+    *m.pending_views.lock().unwrap_or_else(|p| p.into_inner()) = views;
     Ok(out)
 }

@@ -1,0 +1,188 @@
+//! DUMMY AGENT: an agent backend with no containers, for scheduler tests and benchmarks.
+//!
+//! It reports a configured capacity, "starts" a kernel after a configured delay and keeps it
+//! in memory. It runs nothing: a batch session's startup command `sleep N` ends the kernel
+//! after N seconds with exit code 0 (any other command exits 0 at once); execute answers
+//! with one line on stderr saying that nothing ran. It goes through the same [`AgentRpc`]
+//! interface as the Docker agent, so the manager cannot tell them apart — 1,000 of them fit
+//! in one process. It is never what `baid up` uses unless asked (`--dummy-agents N`).
+
+use async_trait::async_trait;
+use bai_core::agent::{
+    AgentError, AgentEvent, AgentInfo, AgentRpc, ExecEvent, ExecRequest, KernelCreated, KernelExit,
+    KernelSpec,
+};
+use bai_core::resources::ResourceSlots;
+use bai_core::status::SessionType;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::broadcast;
+use uuid::Uuid;
+
+/// How a dummy agent presents itself.
+#[derive(Debug, Clone)]
+pub struct DummyAgentConfig {
+    pub id: String,
+    pub scaling_group: String,
+    pub capacity: ResourceSlots,
+    /// How long `create_kernel` takes.
+    pub start_delay: Duration,
+    /// Images it claims to have (the manager only lets sessions use known images).
+    pub images: Vec<String>,
+}
+
+struct Inner {
+    config: DummyAgentConfig,
+    kernels: Mutex<HashMap<Uuid, KernelSpec>>,
+    events: broadcast::Sender<AgentEvent>,
+}
+
+#[derive(Clone)]
+pub struct DummyAgent {
+    inner: Arc<Inner>,
+}
+
+impl DummyAgent {
+    pub fn new(config: DummyAgentConfig) -> DummyAgent {
+        let (events, _) = broadcast::channel(1024);
+        DummyAgent {
+            inner: Arc::new(Inner {
+                config,
+                kernels: Mutex::new(HashMap::new()),
+                events,
+            }),
+        }
+    }
+
+    fn kernels(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, KernelSpec>> {
+        self.inner.kernels.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Seconds of `sleep N` (the only command a dummy kernel "runs").
+    fn sleep_secs(cmd: &str) -> f64 {
+        let mut it = cmd.split_whitespace();
+        match (it.next(), it.next(), it.next()) {
+            (Some("sleep"), Some(n), None) => n.parse().unwrap_or(0.0),
+            _ => 0.0,
+        }
+    }
+}
+
+#[async_trait]
+impl AgentRpc for DummyAgent {
+    async fn info(&self) -> Result<AgentInfo, AgentError> {
+        let c = &self.inner.config;
+        Ok(AgentInfo {
+            id: c.id.clone(),
+            region: "local".into(),
+            scaling_group: c.scaling_group.clone(),
+            architecture: std::env::consts::ARCH.into(),
+            capacity: c.capacity.clone(),
+            images: c
+                .images
+                .iter()
+                .map(|name| bai_core::agent::ImageInfo {
+                    name: name.clone(),
+                    digest: String::new(),
+                    labels: Default::default(),
+                    size_bytes: 0,
+                })
+                .collect(),
+            version: format!("dummy-{}", env!("CARGO_PKG_VERSION")),
+        })
+    }
+
+    async fn create_kernel(&self, spec: KernelSpec) -> Result<KernelCreated, AgentError> {
+        tokio::time::sleep(self.inner.config.start_delay).await;
+        let kernel_id = spec.kernel_id;
+        if spec.session_type == SessionType::Batch {
+            let secs = Self::sleep_secs(spec.startup_command.as_deref().unwrap_or(""));
+            let me = self.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_secs_f64(secs.clamp(0.0, 1e7))).await;
+                if me.kernels().contains_key(&kernel_id) {
+                    let _ = me.inner.events.send(AgentEvent::KernelExited(KernelExit {
+                        kernel_id,
+                        exit_code: Some(0),
+                        oom_killed: false,
+                        logs: String::new(),
+                    }));
+                }
+            });
+        }
+        self.kernels().insert(kernel_id, spec);
+        Ok(KernelCreated {
+            kernel_id,
+            container_id: format!("dummy-{kernel_id}"),
+            cpuset: None,
+        })
+    }
+
+    async fn destroy_kernel(&self, kernel_id: Uuid) -> Result<KernelExit, AgentError> {
+        self.kernels()
+            .remove(&kernel_id)
+            .ok_or(AgentError::KernelNotFound(kernel_id))?;
+        Ok(KernelExit {
+            kernel_id,
+            exit_code: None,
+            oom_killed: false,
+            logs: String::new(),
+        })
+    }
+
+    async fn execute(
+        &self,
+        kernel_id: Uuid,
+        _req: ExecRequest,
+    ) -> Result<BoxStream<'static, ExecEvent>, AgentError> {
+        if !self.kernels().contains_key(&kernel_id) {
+            return Err(AgentError::KernelNotFound(kernel_id));
+        }
+        let out = vec![
+            ExecEvent::Stderr {
+                data: "this session runs on a dummy agent: nothing was executed\n".into(),
+            },
+            ExecEvent::Finished { exit_code: 0 },
+        ];
+        Ok(futures::stream::iter(out).boxed())
+    }
+
+    async fn upload_files(
+        &self,
+        kernel_id: Uuid,
+        _files: Vec<(String, bytes::Bytes)>,
+    ) -> Result<(), AgentError> {
+        if !self.kernels().contains_key(&kernel_id) {
+            return Err(AgentError::KernelNotFound(kernel_id));
+        }
+        Ok(())
+    }
+
+    async fn logs(&self, kernel_id: Uuid) -> Result<String, AgentError> {
+        if !self.kernels().contains_key(&kernel_id) {
+            return Err(AgentError::KernelNotFound(kernel_id));
+        }
+        Ok(String::new())
+    }
+
+    async fn list_kernels(&self) -> Result<Vec<Uuid>, AgentError> {
+        Ok(self.kernels().keys().copied().collect())
+    }
+
+    fn events(&self) -> BoxStream<'static, AgentEvent> {
+        let rx = self.inner.events.subscribe();
+        futures::stream::unfold(rx, |mut rx| async move {
+            loop {
+                match rx.recv().await {
+                    Ok(ev) => return Some((ev, rx)),
+                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        })
+        .boxed()
+    }
+}

@@ -1,0 +1,116 @@
+//! Resource groups, presets, keypair resource policies and agents (bai's REST API for the
+//! scheduler; replies are returned as JSON).
+
+use crate::{Client, ClientError, encode};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+impl Client {
+    /// `GET /resource-groups` (`all`: every group; administrators).
+    pub async fn resource_groups(&self, all: bool) -> Result<Value, ClientError> {
+        let path = if all {
+            "/resource-groups?all=true"
+        } else {
+            "/resource-groups"
+        };
+        self.send_json(Method::GET, path, None).await
+    }
+
+    /// `POST /admin/resource-groups` with `{name, …fields}`.
+    pub async fn create_resource_group(&self, fields: &Value) -> Result<Value, ClientError> {
+        self.send_json(Method::POST, "/admin/resource-groups", Some(fields))
+            .await
+    }
+
+    /// `PATCH /admin/resource-groups/{name}` with the fields to change.
+    pub async fn update_resource_group(
+        &self,
+        name: &str,
+        fields: &Value,
+    ) -> Result<Value, ClientError> {
+        let path = format!("/admin/resource-groups/{}", encode::path_segment(name));
+        self.send_json(Method::PATCH, &path, Some(fields)).await
+    }
+
+    pub async fn delete_resource_group(&self, name: &str) -> Result<(), ClientError> {
+        let path = format!("/admin/resource-groups/{}", encode::path_segment(name));
+        self.send(Method::DELETE, &path, None).await.map(|_| ())
+    }
+
+    /// Allows (or denies) a keypair a non-public group.
+    pub async fn resource_group_access(
+        &self,
+        name: &str,
+        access_key: &str,
+        allow: bool,
+    ) -> Result<Value, ClientError> {
+        let path = format!(
+            "/admin/resource-groups/{}/access",
+            encode::path_segment(name)
+        );
+        let body = json!({"access_key": access_key, "allow": allow});
+        self.send_json(Method::POST, &path, Some(&body)).await
+    }
+
+    /// `GET /resource/presets`.
+    pub async fn presets(&self) -> Result<Value, ClientError> {
+        self.send_json(Method::GET, "/resource/presets", None).await
+    }
+
+    /// `POST /resource/check-presets`: which presets fit now.
+    pub async fn check_presets(&self, group: Option<&str>) -> Result<Value, ClientError> {
+        let body = match group {
+            Some(g) => json!({"scaling_group": g}),
+            None => json!({}),
+        };
+        self.send_json(Method::POST, "/resource/check-presets", Some(&body))
+            .await
+    }
+
+    /// `POST /admin/resource-presets` with `{name, resource_slots, shared_memory}`.
+    pub async fn put_preset(&self, preset: &Value) -> Result<Value, ClientError> {
+        self.send_json(Method::POST, "/admin/resource-presets", Some(preset))
+            .await
+    }
+
+    pub async fn delete_preset(&self, name: &str) -> Result<(), ClientError> {
+        let path = format!("/admin/resource-presets/{}", encode::path_segment(name));
+        self.send(Method::DELETE, &path, None).await.map(|_| ())
+    }
+
+    /// `GET /admin/resource-policies`.
+    pub async fn resource_policies(&self) -> Result<Value, ClientError> {
+        self.send_json(Method::GET, "/admin/resource-policies", None)
+            .await
+    }
+
+    /// `POST /admin/resource-policies` (creates or replaces).
+    pub async fn put_resource_policy(&self, policy: &Value) -> Result<Value, ClientError> {
+        self.send_json(Method::POST, "/admin/resource-policies", Some(policy))
+            .await
+    }
+
+    pub async fn delete_resource_policy(&self, name: &str) -> Result<(), ClientError> {
+        let path = format!("/admin/resource-policies/{}", encode::path_segment(name));
+        self.send(Method::DELETE, &path, None).await.map(|_| ())
+    }
+
+    /// Gives a keypair a resource policy.
+    pub async fn assign_resource_policy(
+        &self,
+        access_key: &str,
+        policy: &str,
+    ) -> Result<Value, ClientError> {
+        let path = format!(
+            "/admin/keypairs/{}/resource-policy",
+            encode::path_segment(access_key)
+        );
+        self.send_json(Method::POST, &path, Some(&json!({ "name": policy })))
+            .await
+    }
+
+    /// `GET /agents`: agents of the caller's groups with their free slots.
+    pub async fn agents(&self) -> Result<Value, ClientError> {
+        self.send_json(Method::GET, "/agents", None).await
+    }
+}

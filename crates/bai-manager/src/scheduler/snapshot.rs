@@ -1,0 +1,191 @@
+//! Builds the scheduler's view of each resource group from the store and the agents.
+
+use crate::state::Manager;
+use bai_core::resources::ResourceSlots;
+use bai_core::status::{SessionResult, SessionStatus as S};
+use bai_sched::{
+    AgentState, DepState, GroupConfig, Limits, OwnerUsage, RunningSession, Snapshot, Workload,
+};
+use bai_store::{ResourceGroupRow, SessionRow};
+use chrono::{DateTime, Duration, Utc};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// One group, ready for a pass: its configuration, its snapshot, and its PENDING rows by id.
+pub struct GroupInput {
+    pub config: GroupConfig,
+    pub row: ResourceGroupRow,
+    pub snapshot: Snapshot,
+    pub rows: HashMap<Uuid, SessionRow>,
+}
+
+pub fn config_of(g: &ResourceGroupRow) -> GroupConfig {
+    GroupConfig {
+        name: g.name.clone(),
+        sequencer: bai_sched::Sequencer::parse(&g.scheduler).unwrap_or_default(),
+        strategy: bai_sched::Strategy::parse(&g.selector).unwrap_or_default(),
+        starvation_after: Duration::seconds(g.starvation_secs.max(0)),
+    }
+}
+
+pub fn workload(r: &SessionRow) -> Workload {
+    Workload {
+        id: r.id,
+        owner: r.access_key.clone(),
+        priority: r.priority,
+        enqueued_at: parse_time(&r.created_at).unwrap_or_else(Utc::now),
+        slots: r.requested_slots.clone(),
+        starts_at: r.starts_at.as_deref().and_then(parse_time),
+        designated_agent: r.designated_agent.clone(),
+        dependencies: r.dependencies.clone(),
+    }
+}
+
+/// When a running session will have ended at the latest, if known.
+fn ends_by(r: &SessionRow, lifetime_of: &HashMap<String, i64>) -> Option<DateTime<Utc>> {
+    let started = r
+        .status_history
+        .get("RUNNING")
+        .or(r.status_history.get("SCHEDULED"))
+        .and_then(|t| parse_time(t))?;
+    let batch = r.batch_timeout.filter(|t| *t > 0);
+    let life = lifetime_of.get(&r.access_key).copied().filter(|t| *t > 0);
+    let secs = match (batch, life) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => return None,
+    };
+    Some(started + Duration::seconds(secs))
+}
+
+/// Reads everything once and splits it by resource group.
+pub fn build(m: &Manager) -> anyhow::Result<Vec<GroupInput>> {
+    let pending = m.store.sessions_in(&[S::Pending])?;
+    let groups = m.store.resource_groups()?;
+    if pending.is_empty() {
+        return Ok(Vec::new());
+    }
+    let occupying: Vec<S> = S::ALL
+        .into_iter()
+        .filter(|s| s.occupies_resources())
+        .collect();
+    let active = m.store.sessions_in(&occupying)?;
+
+    let policies = m.store.policies()?;
+    let policy_by_name: HashMap<&str, &bai_store::PolicyRow> =
+        policies.iter().map(|p| (p.name.as_str(), p)).collect();
+    let mut limits: HashMap<String, Limits> = HashMap::new();
+    let mut lifetime_of: HashMap<String, i64> = HashMap::new();
+    for (ak, pname) in m.store.keypair_policies()? {
+        let Some(p) = policy_by_name
+            .get(pname.as_str())
+            .or(policy_by_name.get("default"))
+        else {
+            continue;
+        };
+        lifetime_of.insert(ak.clone(), p.max_session_lifetime);
+        limits.insert(
+            ak,
+            Limits {
+                max_concurrent_sessions: p.max_concurrent_sessions.map(|v| v.max(0) as u32),
+                total_slots: p.total_slots.clone(),
+            },
+        );
+    }
+
+    let mut usage: HashMap<String, OwnerUsage> = HashMap::new();
+    let mut used_on: HashMap<String, ResourceSlots> = HashMap::new();
+    for r in &active {
+        let u = usage.entry(r.access_key.clone()).or_default();
+        u.sessions += 1;
+        u.slots = u.slots.add(&r.requested_slots);
+        if let Some(a) = &r.agent_id {
+            let e = used_on.entry(a.clone()).or_default();
+            *e = e.add(&r.requested_slots);
+        }
+    }
+
+    let mut dependencies: HashMap<Uuid, DepState> = HashMap::new();
+    for r in &pending {
+        for d in &r.dependencies {
+            if dependencies.contains_key(d) {
+                continue;
+            }
+            let state = match m.store.session(*d)? {
+                None => DepState::Missing,
+                Some(dep)
+                    if dep.status == S::Terminated && dep.result == SessionResult::Success =>
+                {
+                    DepState::Succeeded
+                }
+                Some(dep) if dep.status.is_terminal() => DepState::Failed,
+                Some(_) => DepState::Unfinished,
+            };
+            dependencies.insert(*d, state);
+        }
+    }
+
+    let agents = m.agents();
+    let now = Utc::now();
+    let mut out = Vec::new();
+    for g in groups {
+        let rows: HashMap<Uuid, SessionRow> = pending
+            .iter()
+            .filter(|r| r.scaling_group == g.name)
+            .map(|r| (r.id, r.clone()))
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let group_agents: Vec<AgentState> = agents
+            .iter()
+            .filter_map(|a| {
+                let info = a.info();
+                (info.scaling_group == g.name).then(|| AgentState {
+                    id: a.id.clone(),
+                    capacity: info.capacity,
+                    used: used_on.get(&a.id).cloned().unwrap_or_default(),
+                    schedulable: a.is_alive(),
+                })
+            })
+            .collect();
+        let running: Vec<RunningSession> = active
+            .iter()
+            .filter(|r| r.scaling_group == g.name)
+            .filter_map(|r| {
+                Some(RunningSession {
+                    owner: r.access_key.clone(),
+                    agent: r.agent_id.clone()?,
+                    slots: r.requested_slots.clone(),
+                    ends_by: ends_by(r, &lifetime_of),
+                })
+            })
+            .collect();
+        let snapshot = Snapshot {
+            now,
+            pending: pending
+                .iter()
+                .filter(|r| r.scaling_group == g.name)
+                .map(workload)
+                .collect(),
+            agents: group_agents,
+            usage: usage.clone(),
+            limits: limits.clone(),
+            dependencies: dependencies.clone(),
+            running,
+        };
+        out.push(GroupInput {
+            config: config_of(&g),
+            row: g,
+            snapshot,
+            rows,
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,184 @@
+//! Agent selectors: which of the agents that can take a session gets it.
+//!
+//! Candidates are the schedulable agents of the group with enough free slots (only the
+//! designated agent, when the user picked one). The strategy then orders them by their free
+//! slots, accelerators first, then CPU, then memory.
+
+use crate::types::AgentState;
+use bai_core::resources::ResourceSlots;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Strategy {
+    /// Spread load: the agent with the most free slots.
+    #[default]
+    Dispersed,
+    /// Pack: the agent with the fewest free slots that still fits (bin packing).
+    Concentrated,
+    /// Take turns over the fitting agents in id order.
+    RoundRobin,
+}
+
+impl Strategy {
+    pub const ALL: [Strategy; 3] = [
+        Strategy::Dispersed,
+        Strategy::Concentrated,
+        Strategy::RoundRobin,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::Dispersed => "dispersed",
+            Strategy::Concentrated => "concentrated",
+            Strategy::RoundRobin => "round-robin",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Strategy> {
+        let s = if s == "roundrobin" { "round-robin" } else { s };
+        Strategy::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+/// Why no agent was chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoAgent {
+    /// The designated agent is not in the group or not schedulable.
+    DesignatedUnavailable(String),
+    /// No candidate has enough free slots.
+    NoFit,
+}
+
+/// Free slots as a sort key: accelerators requested, then CPU, then memory.
+fn key(free: &ResourceSlots, want: &ResourceSlots) -> (u64, u64, u64) {
+    let accel = want
+        .accel
+        .keys()
+        .map(|k| free.accel.get(k).copied().unwrap_or(0))
+        .sum();
+    (accel, free.cpu_milli, free.mem)
+}
+
+/// Chooses an agent index for `want`. `rr` is the group's round-robin counter.
+pub fn choose(
+    strategy: Strategy,
+    agents: &[AgentState],
+    want: &ResourceSlots,
+    designated: Option<&str>,
+    rr: &mut u64,
+) -> Result<usize, NoAgent> {
+    if let Some(d) = designated {
+        return match agents.iter().position(|a| a.id == d && a.schedulable) {
+            None => Err(NoAgent::DesignatedUnavailable(d.to_string())),
+            Some(i) if want.fits_in(&agents[i].free()) => Ok(i),
+            Some(_) => Err(NoAgent::NoFit),
+        };
+    }
+    let fits = |a: &AgentState| a.schedulable && want.fits_in(&a.free());
+    match strategy {
+        Strategy::Dispersed => agents
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| fits(a))
+            .max_by(|(_, a), (_, b)| {
+                key(&a.free(), want)
+                    .cmp(&key(&b.free(), want))
+                    .then_with(|| b.id.cmp(&a.id))
+            })
+            .map(|(i, _)| i)
+            .ok_or(NoAgent::NoFit),
+        Strategy::Concentrated => agents
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| fits(a))
+            .min_by(|(_, a), (_, b)| {
+                key(&a.free(), want)
+                    .cmp(&key(&b.free(), want))
+                    .then_with(|| a.id.cmp(&b.id))
+            })
+            .map(|(i, _)| i)
+            .ok_or(NoAgent::NoFit),
+        Strategy::RoundRobin => {
+            let mut cands: Vec<usize> = (0..agents.len()).filter(|&i| fits(&agents[i])).collect();
+            if cands.is_empty() {
+                return Err(NoAgent::NoFit);
+            }
+            cands.sort_by(|&x, &y| agents[x].id.cmp(&agents[y].id));
+            let i = cands[(*rr % cands.len() as u64) as usize];
+            *rr = rr.wrapping_add(1);
+            Ok(i)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(id: &str, cpu: u64, mem_gib: u64) -> AgentState {
+        AgentState {
+            id: id.into(),
+            capacity: ResourceSlots {
+                cpu_milli: cpu * 1000,
+                mem: mem_gib << 30,
+                accel: Default::default(),
+            },
+            used: ResourceSlots::default(),
+            schedulable: true,
+        }
+    }
+
+    fn want(cpu: u64) -> ResourceSlots {
+        ResourceSlots {
+            cpu_milli: cpu * 1000,
+            mem: 1 << 30,
+            accel: Default::default(),
+        }
+    }
+
+    #[test]
+    fn strategies_pick_as_documented() {
+        let agents = vec![
+            agent("a", 8, 8),
+            agent("b", 2, 8),
+            agent("c", 4, 8),
+            agent("d", 1, 8),
+        ];
+        let mut rr = 0;
+        assert_eq!(
+            choose(Strategy::Dispersed, &agents, &want(2), None, &mut rr),
+            Ok(0)
+        );
+        assert_eq!(
+            choose(Strategy::Concentrated, &agents, &want(2), None, &mut rr),
+            Ok(1)
+        );
+        // Round-robin over the fitting agents a, b, c (d is too small), in id order.
+        let picks: Vec<usize> = (0..4)
+            .map(|_| choose(Strategy::RoundRobin, &agents, &want(2), None, &mut rr).unwrap_or(99))
+            .collect();
+        assert_eq!(picks, vec![0, 1, 2, 0]);
+        assert_eq!(
+            choose(Strategy::Dispersed, &agents, &want(9), None, &mut rr),
+            Err(NoAgent::NoFit)
+        );
+    }
+
+    #[test]
+    fn designated_agent_is_strict() {
+        let mut agents = vec![agent("a", 8, 8), agent("b", 2, 8)];
+        let mut rr = 0;
+        assert_eq!(
+            choose(Strategy::Dispersed, &agents, &want(1), Some("b"), &mut rr),
+            Ok(1)
+        );
+        assert_eq!(
+            choose(Strategy::Dispersed, &agents, &want(4), Some("b"), &mut rr),
+            Err(NoAgent::NoFit)
+        );
+        agents[1].schedulable = false;
+        assert_eq!(
+            choose(Strategy::Dispersed, &agents, &want(1), Some("b"), &mut rr),
+            Err(NoAgent::DesignatedUnavailable("b".into()))
+        );
+    }
+}

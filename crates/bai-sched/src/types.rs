@@ -1,0 +1,114 @@
+//! What the scheduler looks at: a snapshot of one resource group.
+
+use crate::select::Strategy;
+use crate::sequence::Sequencer;
+use bai_core::resources::ResourceSlots;
+use chrono::{DateTime, Duration, Utc};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// A PENDING session as the scheduler sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    pub id: Uuid,
+    /// The access key whose policy and usage count (the owner).
+    pub owner: String,
+    /// Higher bands go first.
+    pub priority: i64,
+    pub enqueued_at: DateTime<Utc>,
+    pub slots: ResourceSlots,
+    /// Batch sessions: never before this time.
+    pub starts_at: Option<DateTime<Utc>>,
+    /// "Select Agent": only this agent may take it.
+    pub designated_agent: Option<String>,
+    /// Sessions that must have ended successfully first.
+    pub dependencies: Vec<Uuid>,
+}
+
+/// One agent of the group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentState {
+    pub id: String,
+    pub capacity: ResourceSlots,
+    /// Slots held by sessions placed on it (SCHEDULED and later, until TERMINATED).
+    pub used: ResourceSlots,
+    /// False for an agent that is lost or draining: nothing new goes there.
+    pub schedulable: bool,
+}
+
+impl AgentState {
+    pub fn free(&self) -> ResourceSlots {
+        self.capacity.checked_sub(&self.used)
+    }
+}
+
+/// A keypair resource policy's limits that apply at scheduling time.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Limits {
+    pub max_concurrent_sessions: Option<u32>,
+    /// Cap on the sum of the owner's occupied slots (only the slots given count).
+    pub total_slots: Option<ResourceSlots>,
+}
+
+/// What an owner holds now (sessions between SCHEDULED and TERMINATING, all groups).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OwnerUsage {
+    pub sessions: u32,
+    pub slots: ResourceSlots,
+}
+
+/// How a dependency stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DepState {
+    /// Ended with result SUCCESS.
+    Succeeded,
+    /// Not ended yet.
+    Unfinished,
+    /// Ended otherwise (failure, cancelled): the dependent session can never run.
+    Failed,
+    /// No such session.
+    Missing,
+}
+
+/// A session occupying an agent, with the time it will end at the latest, if known (batch
+/// timeout, maximum lifetime). Used only to estimate when a waiting session may start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunningSession {
+    pub owner: String,
+    pub agent: String,
+    pub slots: ResourceSlots,
+    pub ends_by: Option<DateTime<Utc>>,
+}
+
+/// How a resource group schedules.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupConfig {
+    pub name: String,
+    pub sequencer: Sequencer,
+    pub strategy: Strategy,
+    /// How long a session may be passed over by smaller ones before it holds the queue.
+    pub starvation_after: Duration,
+}
+
+impl GroupConfig {
+    pub fn new(name: &str) -> GroupConfig {
+        GroupConfig {
+            name: name.to_string(),
+            sequencer: Sequencer::Fifo,
+            strategy: Strategy::Dispersed,
+            starvation_after: Duration::minutes(5),
+        }
+    }
+}
+
+/// Everything one pass over one resource group needs.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub now: DateTime<Utc>,
+    pub pending: Vec<Workload>,
+    pub agents: Vec<AgentState>,
+    pub usage: HashMap<String, OwnerUsage>,
+    pub limits: HashMap<String, Limits>,
+    pub dependencies: HashMap<Uuid, DepState>,
+    pub running: Vec<RunningSession>,
+}

@@ -1,0 +1,133 @@
+//! Persisting one scheduling pass: every placement, wait and give-up of the pass in a single
+//! transaction, so a crash leaves either all of it or none of it.
+
+use crate::sessions::{add_history_with_steps_tx, cas_status_tx};
+use crate::{Result, SessionRow, StatusChange, Store, now_str};
+use bai_core::event::{EventKind, SessionEvent};
+use bai_core::history::HistoryResult;
+use bai_core::status::SessionStatus;
+use rusqlite::params;
+use uuid::Uuid;
+
+/// What the pass decided for one session.
+#[derive(Debug, Clone)]
+pub enum PassWrite {
+    /// PENDING → SCHEDULED on `agent`.
+    Placed { agent: String },
+    /// Stays PENDING; `info` becomes its status_info.
+    Wait {
+        code: String,
+        info: String,
+        message: String,
+    },
+    /// Not attempted this pass (held behind the head of the queue).
+    Held { info: String, message: String },
+    /// PENDING → CANCELLED: it can never run.
+    GiveUp { code: String, message: String },
+}
+
+/// One session's entry of the pass.
+#[derive(Debug, Clone)]
+pub struct PassEntry {
+    pub id: Uuid,
+    pub write: PassWrite,
+    /// The scheduler's sub-steps, a JSON array.
+    pub sub_steps: String,
+}
+
+/// What committing the pass changed.
+#[derive(Debug, Default)]
+pub struct PassResult {
+    /// Sessions now SCHEDULED (to launch) or CANCELLED, with their events to publish.
+    pub moved: Vec<(SessionRow, Vec<SessionEvent>)>,
+}
+
+const PHASE: &str = "schedule";
+
+impl Store {
+    pub fn apply_pass(&self, entries: &[PassEntry]) -> Result<PassResult> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let now = now_str();
+        let mut out = PassResult::default();
+        for e in entries {
+            match &e.write {
+                PassWrite::Placed { agent } => {
+                    let info = format!("scheduled on {agent}");
+                    let change = StatusChange::new(
+                        SessionStatus::Pending,
+                        SessionStatus::Scheduled,
+                        &info,
+                        PHASE,
+                    )
+                    .events(&[EventKind::SessionScheduled])
+                    .agent(agent)
+                    .steps(&e.sub_steps);
+                    if let Some(moved) = cas_status_tx(&tx, e.id, &change, &now)? {
+                        out.moved.push(moved);
+                    }
+                }
+                PassWrite::GiveUp { code, message } => {
+                    let info = format!("{code}: {message}");
+                    let change = StatusChange::new(
+                        SessionStatus::Pending,
+                        SessionStatus::Cancelled,
+                        &info,
+                        PHASE,
+                    )
+                    .events(&[EventKind::SessionCancelled])
+                    .outcome(HistoryResult::GiveUp, code)
+                    .steps(&e.sub_steps);
+                    if let Some(moved) = cas_status_tx(&tx, e.id, &change, &now)? {
+                        out.moved.push(moved);
+                    }
+                }
+                PassWrite::Wait {
+                    code,
+                    info,
+                    message,
+                } => {
+                    set_info_tx(&tx, e.id, info)?;
+                    add_history_with_steps_tx(
+                        &tx,
+                        e.id,
+                        PHASE,
+                        HistoryResult::NeedRetry,
+                        Some(SessionStatus::Pending),
+                        Some(SessionStatus::Pending),
+                        Some(code),
+                        message,
+                        &e.sub_steps,
+                        &now,
+                    )?;
+                }
+                PassWrite::Held { info, message } => {
+                    set_info_tx(&tx, e.id, info)?;
+                    add_history_with_steps_tx(
+                        &tx,
+                        e.id,
+                        PHASE,
+                        HistoryResult::Skipped,
+                        Some(SessionStatus::Pending),
+                        Some(SessionStatus::Pending),
+                        Some("held-for-head-of-line"),
+                        message,
+                        &e.sub_steps,
+                        &now,
+                    )?;
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(out)
+    }
+}
+
+fn set_info_tx(tx: &rusqlite::Transaction<'_>, id: Uuid, info: &str) -> Result<()> {
+    tx.execute(
+        "UPDATE sessions SET status_info = ?2 WHERE id = ?1 AND status = 'PENDING'
+            AND (status_info IS NULL OR status_info != ?2)",
+        params![id.to_string(), info],
+    )?;
+    Ok(())
+}

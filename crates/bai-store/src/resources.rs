@@ -1,0 +1,335 @@
+//! Resource groups, resource presets and keypair resource policies.
+
+use crate::sessions::corrupt;
+use crate::{Result, Store, now_str};
+use bai_core::resources::ResourceSlots;
+use rusqlite::{OptionalExtension, params};
+
+/// A resource group: a set of agents with one scheduling configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceGroupRow {
+    pub name: String,
+    pub description: String,
+    /// Public groups are open to every keypair; others only to those allowed.
+    pub is_public: bool,
+    /// `fifo`, `lifo` or `drf`.
+    pub scheduler: String,
+    /// `dispersed`, `concentrated` or `round-robin`.
+    pub selector: String,
+    /// Seconds a session may be passed over by smaller ones before it holds the queue.
+    pub starvation_secs: i64,
+    /// A session PENDING longer than this is cancelled (0 = never).
+    pub pending_timeout_secs: i64,
+    pub created_at: String,
+}
+
+impl ResourceGroupRow {
+    pub fn new(name: &str) -> ResourceGroupRow {
+        ResourceGroupRow {
+            name: name.to_string(),
+            description: String::new(),
+            is_public: true,
+            scheduler: "fifo".into(),
+            selector: "dispersed".into(),
+            starvation_secs: 300,
+            pending_timeout_secs: 0,
+            created_at: String::new(),
+        }
+    }
+}
+
+/// A named set of resources a launch can ask for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PresetRow {
+    pub name: String,
+    pub slots: ResourceSlots,
+    pub shmem: Option<u64>,
+}
+
+/// A keypair resource policy.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PolicyRow {
+    pub name: String,
+    pub max_concurrent_sessions: Option<i64>,
+    pub max_pending_sessions: Option<i64>,
+    /// Cap on the sum of a keypair's occupied slots (zero fields are not limited).
+    pub total_slots: Option<ResourceSlots>,
+    /// Seconds a session may live (0 = no limit).
+    pub max_session_lifetime: i64,
+    /// Seconds without activity before a session is reclaimed (0 = never).
+    pub idle_timeout: i64,
+}
+
+const GROUP_COLUMNS: &str = "name, description, is_public, scheduler, selector, starvation_secs, \
+    pending_timeout_secs, created_at";
+
+fn group_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ResourceGroupRow> {
+    Ok(ResourceGroupRow {
+        name: r.get(0)?,
+        description: r.get(1)?,
+        is_public: r.get(2)?,
+        scheduler: r.get(3)?,
+        selector: r.get(4)?,
+        starvation_secs: r.get(5)?,
+        pending_timeout_secs: r.get(6)?,
+        created_at: r.get(7)?,
+    })
+}
+
+fn slots_json(s: &ResourceSlots) -> Result<String> {
+    serde_json::to_string(s).map_err(|e| corrupt("slots", e))
+}
+
+fn parse_slots(column: &'static str, s: &str) -> Result<ResourceSlots> {
+    serde_json::from_str(s).map_err(|e| corrupt(column, e))
+}
+
+impl Store {
+    pub fn resource_groups(&self) -> Result<Vec<ResourceGroupRow>> {
+        let conn = self.conn();
+        let mut st = conn.prepare(&format!(
+            "SELECT {GROUP_COLUMNS} FROM resource_groups ORDER BY name"
+        ))?;
+        let rows = st.query_map([], group_row)?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    pub fn resource_group(&self, name: &str) -> Result<Option<ResourceGroupRow>> {
+        Ok(self
+            .conn()
+            .query_row(
+                &format!("SELECT {GROUP_COLUMNS} FROM resource_groups WHERE name = ?1"),
+                [name],
+                group_row,
+            )
+            .optional()?)
+    }
+
+    /// Inserts or replaces a group's configuration. Returns true when it was new.
+    pub fn put_resource_group(&self, g: &ResourceGroupRow) -> Result<bool> {
+        let conn = self.conn();
+        let existed: bool = conn
+            .query_row(
+                "SELECT 1 FROM resource_groups WHERE name = ?1",
+                [&g.name],
+                |_| Ok(true),
+            )
+            .optional()?
+            .unwrap_or(false);
+        conn.execute(
+            "INSERT INTO resource_groups(name, description, is_public, scheduler, selector,
+                starvation_secs, pending_timeout_secs, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT(name) DO UPDATE SET description = excluded.description,
+                is_public = excluded.is_public, scheduler = excluded.scheduler,
+                selector = excluded.selector, starvation_secs = excluded.starvation_secs,
+                pending_timeout_secs = excluded.pending_timeout_secs",
+            params![
+                g.name,
+                g.description,
+                g.is_public,
+                g.scheduler,
+                g.selector,
+                g.starvation_secs,
+                g.pending_timeout_secs,
+                now_str()
+            ],
+        )?;
+        Ok(!existed)
+    }
+
+    pub fn delete_resource_group(&self, name: &str) -> Result<bool> {
+        Ok(self
+            .conn()
+            .execute("DELETE FROM resource_groups WHERE name = ?1", [name])?
+            == 1)
+    }
+
+    /// Allows (or stops allowing) a keypair to use a non-public group.
+    pub fn set_group_access(&self, group: &str, access_key: &str, allow: bool) -> Result<()> {
+        let conn = self.conn();
+        if allow {
+            conn.execute(
+                "INSERT OR IGNORE INTO resource_group_access(group_name, access_key) VALUES (?1, ?2)",
+                [group, access_key],
+            )?;
+        } else {
+            conn.execute(
+                "DELETE FROM resource_group_access WHERE group_name = ?1 AND access_key = ?2",
+                [group, access_key],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The groups a keypair may launch in: the public ones and those it was allowed.
+    pub fn groups_for(&self, access_key: &str) -> Result<Vec<ResourceGroupRow>> {
+        let conn = self.conn();
+        let mut st = conn.prepare(&format!(
+            "SELECT {GROUP_COLUMNS} FROM resource_groups
+             WHERE is_public = 1 OR name IN
+                (SELECT group_name FROM resource_group_access WHERE access_key = ?1)
+             ORDER BY name"
+        ))?;
+        let rows = st.query_map([access_key], group_row)?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    pub fn presets(&self) -> Result<Vec<PresetRow>> {
+        let conn = self.conn();
+        let mut st =
+            conn.prepare("SELECT name, slots, shmem FROM resource_presets ORDER BY name")?;
+        let rows = st.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (name, slots, shmem) = row?;
+            out.push(PresetRow {
+                name,
+                slots: parse_slots("resource_presets.slots", &slots)?,
+                shmem: shmem.map(|v| v.max(0) as u64),
+            });
+        }
+        Ok(out)
+    }
+
+    pub fn put_preset(&self, p: &PresetRow) -> Result<()> {
+        self.conn().execute(
+            "INSERT INTO resource_presets(name, slots, shmem, created_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(name) DO UPDATE SET slots = excluded.slots, shmem = excluded.shmem",
+            params![
+                p.name,
+                slots_json(&p.slots)?,
+                p.shmem.map(|v| v as i64),
+                now_str()
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn delete_preset(&self, name: &str) -> Result<bool> {
+        Ok(self
+            .conn()
+            .execute("DELETE FROM resource_presets WHERE name = ?1", [name])?
+            == 1)
+    }
+
+    pub fn policies(&self) -> Result<Vec<PolicyRow>> {
+        let conn = self.conn();
+        let mut st = conn.prepare(
+            "SELECT name, max_concurrent_sessions, max_pending_sessions, total_slots,
+                max_session_lifetime, idle_timeout FROM resource_policies ORDER BY name",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<i64>>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+                r.get::<_, Option<String>>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, i64>(5)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (name, mc, mp, total, life, idle) = row?;
+            out.push(PolicyRow {
+                name,
+                max_concurrent_sessions: mc,
+                max_pending_sessions: mp,
+                total_slots: total
+                    .map(|t| parse_slots("resource_policies.total_slots", &t))
+                    .transpose()?,
+                max_session_lifetime: life,
+                idle_timeout: idle,
+            });
+        }
+        Ok(out)
+    }
+
+    pub fn put_policy(&self, p: &PolicyRow) -> Result<()> {
+        let total = p.total_slots.as_ref().map(slots_json).transpose()?;
+        self.conn().execute(
+            "INSERT INTO resource_policies(name, max_concurrent_sessions, max_pending_sessions,
+                total_slots, max_session_lifetime, idle_timeout, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT(name) DO UPDATE SET
+                max_concurrent_sessions = excluded.max_concurrent_sessions,
+                max_pending_sessions = excluded.max_pending_sessions,
+                total_slots = excluded.total_slots,
+                max_session_lifetime = excluded.max_session_lifetime,
+                idle_timeout = excluded.idle_timeout",
+            params![
+                p.name,
+                p.max_concurrent_sessions,
+                p.max_pending_sessions,
+                total,
+                p.max_session_lifetime,
+                p.idle_timeout,
+                now_str()
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Deletes a policy no keypair uses. Returns false when it does not exist.
+    pub fn delete_policy(&self, name: &str) -> Result<bool> {
+        Ok(self.conn().execute(
+            "DELETE FROM resource_policies WHERE name = ?1
+                 AND NOT EXISTS (SELECT 1 FROM keypairs WHERE resource_policy = ?1)",
+            [name],
+        )? == 1)
+    }
+
+    pub fn set_keypair_policy(&self, access_key: &str, policy: &str) -> Result<bool> {
+        Ok(self.conn().execute(
+            "UPDATE keypairs SET resource_policy = ?2 WHERE access_key = ?1",
+            [access_key, policy],
+        )? == 1)
+    }
+
+    /// Every keypair's policy name.
+    pub fn keypair_policies(&self) -> Result<Vec<(String, String)>> {
+        let conn = self.conn();
+        let mut st = conn.prepare("SELECT access_key, resource_policy FROM keypairs")?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// The policy that applies to a keypair (the default one when its own is gone).
+    pub fn policy_of(&self, access_key: &str) -> Result<PolicyRow> {
+        let name: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT resource_policy FROM keypairs WHERE access_key = ?1",
+                [access_key],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let all = self.policies()?;
+        let name = name.unwrap_or_else(|| "default".into());
+        Ok(all
+            .iter()
+            .find(|p| p.name == name)
+            .or_else(|| all.iter().find(|p| p.name == "default"))
+            .cloned()
+            .unwrap_or_else(|| PolicyRow {
+                name: "default".into(),
+                ..Default::default()
+            }))
+    }
+
+    /// How many PENDING sessions a keypair has.
+    pub fn pending_count(&self, access_key: &str) -> Result<i64> {
+        Ok(self.conn().query_row(
+            "SELECT COUNT(*) FROM sessions WHERE access_key = ?1 AND status = 'PENDING'",
+            [access_key],
+            |r| r.get(0),
+        )?)
+    }
+}

@@ -1,0 +1,494 @@
+//! The scheduler end to end: `baid up` with dummy agents (no containers, the same agent
+//! interface) driven through the `bai` CLI. Every assertion is about what a user sees:
+//! statuses, reasons, queue positions, scheduling history.
+
+use bai_e2e::{Account, Server};
+use serde_json::Value;
+
+fn start(s: &Server, who: &Account, args: &[&str]) {
+    let mut a = vec!["start", "--enqueue-only", "--type", "batch"];
+    a.extend_from_slice(args);
+    a.push("python");
+    s.bai(who, &a).expect_ok();
+}
+
+fn status(s: &Server, who: &Account, name: &str) -> String {
+    s.status(who, name)
+}
+
+fn wait_status(s: &Server, who: &Account, name: &str, want: &str, secs: u64) -> Value {
+    s.wait_for(secs, &format!("{name} to be {want}"), || {
+        let i = s.info(who, name);
+        (i["status"] == want).then_some(i)
+    })
+}
+
+/// The scheduling history records of a session, optionally filtered (`--result X` …).
+fn history(s: &Server, who: &Account, name: &str, filter: &[&str]) -> Vec<String> {
+    let mut a = vec!["session", "history", name, "--scheduling"];
+    a.extend_from_slice(filter);
+    let r = s.bai(who, &a);
+    r.expect_ok();
+    r.stdout
+        .lines()
+        .filter(|l| {
+            l.starts_with("schedule ") || l.starts_with("enqueue ") || l.starts_with("launch")
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+fn scheduled_at(i: &Value) -> String {
+    i["status_history"]["SCHEDULED"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn n_sessions_fill_the_agents_and_the_rest_wait_with_a_reason() {
+    let s = Server::start_dummy(2, "cpu=2,mem=4g");
+    let r = s.bai(
+        &s.user,
+        &[
+            "start", "--type", "batch", "-c", "sleep 2", "-t", "fill", "--count", "5", "-r",
+            "cpu=2", "-r", "mem=1g", "python",
+        ],
+    );
+    r.expect_ok();
+    assert!(r.stdout.contains("5 sessions are enqueued"), "{r:#?}");
+    // Two agents of two cores: two run, three wait for cpu.
+    s.wait_for(20, "two running", || {
+        let running = (1..=5)
+            .filter(|i| status(&s, &s.user, &format!("fill-{i}")) == "RUNNING")
+            .count();
+        (running == 2).then_some(())
+    });
+    let waiting: Vec<Value> = (1..=5)
+        .map(|i| s.info(&s.user, &format!("fill-{i}")))
+        .filter(|i| i["status"] == "PENDING")
+        .collect();
+    assert_eq!(waiting.len(), 3);
+    for w in &waiting {
+        let p = &w["pending"];
+        assert_eq!(p["code"], "no-available-instances", "{w:#}");
+        assert_eq!(p["reason"], "cpu short on 2 of 2 agents", "{w:#}");
+        assert_eq!(
+            w["status_info"],
+            "no-available-instances: cpu short on 2 of 2 agents"
+        );
+    }
+    let mut positions: Vec<u64> = waiting
+        .iter()
+        .map(|w| w["pending"]["queue_position"].as_u64().unwrap_or(0))
+        .collect();
+    positions.sort();
+    assert_eq!(positions, vec![1, 2, 3]);
+    // In words, through `bai session info`.
+    let name = waiting[0]["name"].as_str().unwrap_or_default().to_string();
+    let r = s.bai(&s.user, &["session", "info", &name]);
+    r.expect_ok();
+    assert!(
+        r.stdout
+            .contains("waiting because: cpu short on 2 of 2 agents"),
+        "{r:#?}"
+    );
+    assert!(
+        r.stdout.contains("short of: cpu on 2 (of 2 agents)"),
+        "{r:#?}"
+    );
+
+    // As capacity frees, every one of them runs, each scheduled exactly once.
+    for i in 1..=5 {
+        let done = wait_status(&s, &s.user, &format!("fill-{i}"), "TERMINATED", 60);
+        assert_eq!(done["result"], "SUCCESS", "{done:#}");
+        let h = history(
+            &s,
+            &s.user,
+            &format!("fill-{i}"),
+            &["--result", "SUCCESS", "--phase", "schedule"],
+        );
+        assert_eq!(h.len(), 1, "fill-{i}: {h:#?}");
+    }
+    // The waits were recorded and merged: one NEED_RETRY record with attempts ≥ 1.
+    let h = history(
+        &s,
+        &s.user,
+        waiting[0]["name"].as_str().unwrap_or_default(),
+        &["--result", "NEED_RETRY"],
+    );
+    assert_eq!(h.len(), 1, "{h:#?}");
+    assert!(h[0].contains("no-available-instances"), "{h:#?}");
+}
+
+#[test]
+fn fifo_then_lifo_order_and_rm_of_a_pending_session() {
+    let s = Server::start_dummy(1, "cpu=1,mem=4g");
+    let order = |names: &[&str]| -> Vec<String> {
+        let mut v: Vec<(String, String)> = names
+            .iter()
+            .map(|n| {
+                (
+                    scheduled_at(&wait_status(&s, &s.user, n, "TERMINATED", 60)),
+                    n.to_string(),
+                )
+            })
+            .collect();
+        v.sort();
+        v.into_iter().map(|(_, n)| n).collect()
+    };
+    // FIFO (the default): a blocker holds the only core while three queue up.
+    start(
+        &s,
+        &s.user,
+        &["-c", "sleep 1", "-t", "block1", "-r", "cpu=1"],
+    );
+    for n in ["fifo-a", "fifo-b", "fifo-c", "fifo-x"] {
+        start(&s, &s.user, &["-c", "sleep 0.3", "-t", n, "-r", "cpu=1"]);
+    }
+    // Removing a PENDING session cancels it and frees its place in the queue.
+    assert_eq!(status(&s, &s.user, "fifo-x"), "PENDING");
+    s.bai(&s.user, &["rm", "fifo-x"]).expect_ok();
+    let x = wait_status(&s, &s.user, "fifo-x", "CANCELLED", 10);
+    assert!(x["status_history"]["SCHEDULED"].is_null(), "{x:#}");
+    assert_eq!(
+        order(&["fifo-a", "fifo-b", "fifo-c"]),
+        vec!["fifo-a", "fifo-b", "fifo-c"]
+    );
+
+    // LIFO: the newest waiting session goes first.
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--scheduler",
+            "lifo",
+        ],
+    )
+    .expect_ok();
+    start(
+        &s,
+        &s.user,
+        &["-c", "sleep 1", "-t", "block2", "-r", "cpu=1"],
+    );
+    wait_status(&s, &s.user, "block2", "RUNNING", 10);
+    for n in ["lifo-a", "lifo-b", "lifo-c"] {
+        start(&s, &s.user, &["-c", "sleep 0.3", "-t", n, "-r", "cpu=1"]);
+    }
+    assert_eq!(
+        order(&["lifo-a", "lifo-b", "lifo-c"]),
+        vec!["lifo-c", "lifo-b", "lifo-a"]
+    );
+}
+
+#[test]
+fn drf_gives_the_free_core_to_the_user_with_the_smaller_share() {
+    let s = Server::start_dummy(1, "cpu=4,mem=8g");
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--scheduler",
+            "drf",
+        ],
+    )
+    .expect_ok();
+    // The admin keypair ("heavy") holds three of four cores for a while, and a fourth briefly.
+    for i in 1..=3 {
+        start(
+            &s,
+            &s.admin,
+            &[
+                "-c",
+                "sleep 30",
+                "-t",
+                &format!("heavy-run-{i}"),
+                "-r",
+                "cpu=1",
+                "-r",
+                "mem=1g",
+            ],
+        );
+    }
+    start(
+        &s,
+        &s.admin,
+        &[
+            "-c",
+            "sleep 2",
+            "-t",
+            "heavy-brief",
+            "-r",
+            "cpu=1",
+            "-r",
+            "mem=1g",
+        ],
+    );
+    wait_status(&s, &s.admin, "heavy-brief", "RUNNING", 10);
+    // Both queue for the next free core: heavy's session first, then the user's.
+    start(
+        &s,
+        &s.admin,
+        &[
+            "-c",
+            "sleep 30",
+            "-t",
+            "heavy-next",
+            "-r",
+            "cpu=1",
+            "-r",
+            "mem=1g",
+        ],
+    );
+    start(
+        &s,
+        &s.user,
+        &[
+            "-c",
+            "sleep 30",
+            "-t",
+            "light-next",
+            "-r",
+            "cpu=1",
+            "-r",
+            "mem=1g",
+        ],
+    );
+    assert_eq!(status(&s, &s.admin, "heavy-next"), "PENDING");
+    wait_status(&s, &s.user, "light-next", "RUNNING", 30);
+    assert_eq!(status(&s, &s.admin, "heavy-next"), "PENDING");
+}
+
+#[test]
+fn starts_at_and_policy_limits_keep_sessions_pending_with_the_right_reason() {
+    let s = Server::start_dummy(2, "cpu=4,mem=8g");
+    // A batch session never starts before its start time.
+    start(
+        &s,
+        &s.user,
+        &["-c", "sleep 0", "-t", "later", "--starts-at", "3s"],
+    );
+    let i = s.info(&s.user, "later");
+    assert_eq!(i["status"], "PENDING");
+    assert_eq!(i["pending"]["code"], "starts-at-not-reached", "{i:#}");
+    let starts_at = i["starts_at"].as_str().unwrap_or_default().to_string();
+    let done = wait_status(&s, &s.user, "later", "TERMINATED", 30);
+    assert!(
+        scheduled_at(&done) >= starts_at,
+        "scheduled {} before {starts_at}",
+        scheduled_at(&done)
+    );
+
+    // A policy of one concurrent session and two pending ones.
+    let ak = s.user.get("BACKEND_ACCESS_KEY").to_string();
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "policy",
+            "create",
+            "tight",
+            "--max-concurrent",
+            "1",
+            "--max-pending",
+            "2",
+        ],
+    )
+    .expect_ok();
+    s.bai(&s.admin, &["admin", "policy", "assign", &ak, "tight"])
+        .expect_ok();
+    start(&s, &s.user, &["-c", "sleep 2", "-t", "lim-1"]);
+    wait_status(&s, &s.user, "lim-1", "RUNNING", 10);
+    start(&s, &s.user, &["-c", "sleep 0", "-t", "lim-2"]);
+    start(&s, &s.user, &["-c", "sleep 0", "-t", "lim-3"]);
+    let i = s.wait_for(10, "lim-2's reason", || {
+        let i = s.info(&s.user, "lim-2");
+        (i["pending"]["code"] == "concurrency-limit").then_some(i)
+    });
+    assert!(
+        i["pending"]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("1 of at most 1 concurrent sessions"),
+        "{i:#}"
+    );
+    // A third pending session is refused at once, with the reason, and nothing is created.
+    let r = s.bai(
+        &s.user,
+        &[
+            "start",
+            "--enqueue-only",
+            "--type",
+            "batch",
+            "-c",
+            "sleep 0",
+            "-t",
+            "lim-4",
+            "python",
+        ],
+    );
+    assert_ne!(r.code, 0, "{r:#?}");
+    assert!(r.stderr.contains("2 PENDING sessions"), "{r:#?}");
+    let r = s.bai(&s.user, &["session", "info", "lim-4"]);
+    assert_ne!(r.code, 0, "{r:#?}");
+    // They start as capacity under the policy frees.
+    wait_status(&s, &s.user, "lim-2", "TERMINATED", 30);
+    wait_status(&s, &s.user, "lim-3", "TERMINATED", 30);
+    let h = history(&s, &s.user, "lim-3", &["--error-code", "concurrency-limit"]);
+    assert_eq!(h.len(), 1, "{h:#?}");
+}
+
+#[test]
+fn presets_resource_groups_and_select_agent() {
+    let s = Server::start_dummy(2, "cpu=2,mem=4g");
+    s.bai(
+        &s.admin,
+        &[
+            "admin", "preset", "create", "small", "-r", "cpu=1", "-r", "mem=1g",
+        ],
+    )
+    .expect_ok();
+    s.bai(
+        &s.admin,
+        &[
+            "admin", "preset", "create", "huge", "-r", "cpu=16", "-r", "mem=64g",
+        ],
+    )
+    .expect_ok();
+    let r = s.bai(&s.user, &["presets", "--check"]);
+    r.expect_ok();
+    let line = |name: &str| {
+        r.stdout
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(line("small").ends_with("yes"), "{r:#?}");
+    assert!(line("huge").ends_with("no"), "{r:#?}");
+    // A launch from a preset gets its resources; an unknown preset is a clear error.
+    start(
+        &s,
+        &s.user,
+        &["-c", "sleep 30", "-t", "from-preset", "--preset", "small"],
+    );
+    let i = s.info(&s.user, "from-preset");
+    assert_eq!(i["cpu"], "1", "{i:#}");
+    let r = s.bai(&s.user, &["start", "--preset", "nope", "python"]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("no resource preset named \"nope\""),
+        "{r:#?}"
+    );
+    // Select Agent: the session lands on the agent picked.
+    start(
+        &s,
+        &s.user,
+        &[
+            "-c",
+            "sleep 30",
+            "-t",
+            "picked",
+            "-r",
+            "cpu=1",
+            "--assign-agent",
+            "dummy-default-0001",
+        ],
+    );
+    let i = wait_status(&s, &s.user, "picked", "RUNNING", 10);
+    assert_eq!(i["agent"], "dummy-default-0001", "{i:#}");
+    // A private group is invisible to the user until allowed; a group without agents refuses.
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "create",
+            "private",
+            "--public",
+            "false",
+        ],
+    )
+    .expect_ok();
+    let r = s.bai(&s.user, &["resource-groups"]);
+    assert!(!r.stdout.contains("private"), "{r:#?}");
+    let r = s.bai(&s.user, &["start", "--scaling-group", "private", "python"]);
+    assert!(r.stderr.contains("not open to you"), "{r:#?}");
+    let ak = s.user.get("BACKEND_ACCESS_KEY").to_string();
+    s.bai(
+        &s.admin,
+        &["admin", "resource-group", "allow", "private", &ak],
+    )
+    .expect_ok();
+    let r = s.bai(&s.user, &["resource-groups"]);
+    assert!(r.stdout.contains("private"), "{r:#?}");
+    let r = s.bai(&s.user, &["start", "--scaling-group", "private", "python"]);
+    assert!(
+        r.stderr
+            .contains("no agent node is registered in resource group \"private\""),
+        "{r:#?}"
+    );
+    // Users cannot administer.
+    let r = s.bai(
+        &s.user,
+        &[
+            "admin", "preset", "create", "mine", "-r", "cpu=1", "-r", "mem=1g",
+        ],
+    );
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("administrator"), "{r:#?}");
+    // Bad scheduler names are refused with the choices.
+    let r = s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--scheduler",
+            "random",
+        ],
+    );
+    assert!(r.stderr.contains("use fifo, lifo or drf"), "{r:#?}");
+    let r = s.bai(
+        &s.user,
+        &["session", "history", "picked", "--result", "BOGUS"],
+    );
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("is not one of"), "{r:#?}");
+}
+
+#[test]
+fn a_manager_crash_with_a_queue_in_flight_loses_nothing_and_schedules_nothing_twice() {
+    let s = Server::start_dummy(1, "cpu=2,mem=4g");
+    let names: Vec<String> = (1..=6).map(|i| format!("queued-{i}")).collect();
+    for n in &names {
+        start(&s, &s.user, &["-c", "sleep 1", "-t", n, "-r", "cpu=1"]);
+    }
+    wait_status(&s, &s.user, "queued-1", "RUNNING", 10);
+    let user = s.user.clone();
+    let dir = s.crash();
+    let env = [
+        ("BAI_NO_DOCKER", "true"),
+        ("BAI_DUMMY_AGENTS", "1"),
+        ("BAI_DUMMY_CAPACITY", "cpu=2,mem=4g"),
+        ("BAI_SCHEDULE_TICK_MS", "200"),
+    ];
+    let s = Server::start_in(dir, &env);
+    let _ = user;
+    for n in &names {
+        let i = s.wait_for(60, &format!("{n} to end"), || {
+            let i = s.info(&s.user, n);
+            matches!(i["status"].as_str(), Some("TERMINATED" | "CANCELLED")).then_some(i)
+        });
+        assert_eq!(i["status"], "TERMINATED", "{n}: {i:#}");
+        let h = history(&s, &s.user, n, &["--to-status", "SCHEDULED"]);
+        assert_eq!(h.len(), 1, "{n} scheduled more than once: {h:#?}");
+    }
+}

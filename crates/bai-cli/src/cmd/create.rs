@@ -193,6 +193,7 @@ mod tests {
             status: status.into(),
             created: true,
             service_ports: vec![],
+            sessions: vec![],
         }
     }
 

@@ -269,6 +269,7 @@ mod tests {
                 status: "RUNNING".into(),
                 created: true,
                 service_ports: vec![],
+                sessions: vec![],
             }
         );
         let r = parse_create_reply(

@@ -2,7 +2,7 @@ use bai_core::event::EventKind;
 use bai_core::history::HistoryResult;
 use bai_core::resources::ResourceSlots;
 use bai_core::status::{SessionStatus, SessionType};
-use bai_store::{NewSession, SessionFilter, StatusChange, Store, UserRow};
+use bai_store::{NewSession, PassEntry, PassWrite, SessionFilter, StatusChange, Store, UserRow};
 use uuid::Uuid;
 
 fn store_with_user() -> Store {
@@ -46,21 +46,15 @@ fn new_session(name: &str) -> NewSession {
         },
         shmem: 64 << 20,
         main_kernel_id: Uuid::new_v4(),
+        designated_agent: None,
+        dependencies: Vec::new(),
     }
 }
 
 fn change(from: SessionStatus, to: SessionStatus) -> StatusChange<'static> {
-    StatusChange {
-        from,
-        to,
-        info: "test",
-        phase: "test",
-        events: &[EventKind::SessionScheduled],
-        result: None,
-        exit_code: None,
-        agent_id: Some("agent-1"),
-        container_id: None,
-    }
+    StatusChange::new(from, to, "test", "test")
+        .events(&[EventKind::SessionScheduled])
+        .agent("agent-1")
 }
 
 #[test]
@@ -98,17 +92,21 @@ fn cas_moves_once_and_records_history_and_events() {
 }
 
 #[test]
-fn identical_history_records_merge() {
+fn repeated_attempts_merge_and_keep_the_latest_message() {
     let s = store_with_user();
     let n = new_session("merge");
     s.insert_session(&n).unwrap();
-    for _ in 0..3 {
+    for msg in [
+        "cpu short on 2 of 2 agents",
+        "cpu short on 1 of 2 agents",
+        "cpu short",
+    ] {
         s.add_history(
             n.id,
             "schedule",
             HistoryResult::NeedRetry,
             Some("no-available-instances"),
-            "cpu short",
+            msg,
         )
         .unwrap();
     }
@@ -116,14 +114,98 @@ fn identical_history_records_merge() {
         n.id,
         "schedule",
         HistoryResult::NeedRetry,
-        Some("no-available-instances"),
-        "mem short",
+        Some("concurrency-limit"),
+        "1 of at most 1",
     )
     .unwrap();
     let h = s.history(n.id).unwrap();
     assert_eq!(h.len(), 3);
     assert_eq!(h[1].attempts, 3);
+    assert_eq!(h[1].message, "cpu short");
     assert_eq!(h[2].attempts, 1);
+    assert_eq!(h[2].error_code.as_deref(), Some("concurrency-limit"));
+}
+
+#[test]
+fn a_pass_is_committed_as_one_with_sub_steps() {
+    let s = store_with_user();
+    let (a, b, c) = (
+        new_session("placed"),
+        new_session("waits"),
+        new_session("gives-up"),
+    );
+    for n in [&a, &b, &c] {
+        s.insert_session(n).unwrap();
+    }
+    let steps = r#"[{"step":"agent_selection","result":"FAILURE","message":"cpu short","error_code":"no-available-instances","started_at":"t","ended_at":"t"}]"#;
+    let out = s
+        .apply_pass(&[
+            PassEntry {
+                id: a.id,
+                write: PassWrite::Placed {
+                    agent: "agent-1".into(),
+                },
+                sub_steps: "[]".into(),
+            },
+            PassEntry {
+                id: b.id,
+                write: PassWrite::Wait {
+                    code: "no-available-instances".into(),
+                    info: "no-available-instances: cpu short".into(),
+                    message: "cpu short".into(),
+                },
+                sub_steps: steps.into(),
+            },
+            PassEntry {
+                id: c.id,
+                write: PassWrite::GiveUp {
+                    code: "dependency-failed".into(),
+                    message: "dependency x did not end successfully".into(),
+                },
+                sub_steps: "[]".into(),
+            },
+        ])
+        .unwrap();
+    let moved: Vec<(Uuid, SessionStatus)> =
+        out.moved.iter().map(|(r, _)| (r.id, r.status)).collect();
+    assert_eq!(
+        moved,
+        vec![
+            (a.id, SessionStatus::Scheduled),
+            (c.id, SessionStatus::Cancelled)
+        ]
+    );
+    assert_eq!(
+        s.session(a.id).unwrap().unwrap().agent_id.as_deref(),
+        Some("agent-1")
+    );
+    let waiting = s.session(b.id).unwrap().unwrap();
+    assert_eq!(waiting.status, SessionStatus::Pending);
+    assert_eq!(
+        waiting.status_info.as_deref(),
+        Some("no-available-instances: cpu short")
+    );
+    let h = s.history(b.id).unwrap();
+    assert_eq!(h[1].result, HistoryResult::NeedRetry);
+    assert_eq!(h[1].sub_steps[0]["step"], "agent_selection");
+    let h = s.history(c.id).unwrap();
+    assert_eq!(h[1].result, HistoryResult::GiveUp);
+    assert_eq!(h[1].error_code.as_deref(), Some("dependency-failed"));
+    // A second pass cannot place a session twice.
+    let again = s
+        .apply_pass(&[PassEntry {
+            id: a.id,
+            write: PassWrite::Placed {
+                agent: "agent-2".into(),
+            },
+            sub_steps: "[]".into(),
+        }])
+        .unwrap();
+    assert!(again.moved.is_empty());
+    assert_eq!(
+        s.session(a.id).unwrap().unwrap().agent_id.as_deref(),
+        Some("agent-1")
+    );
 }
 
 #[test]

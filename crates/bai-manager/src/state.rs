@@ -19,6 +19,8 @@ pub struct ManagerConfig {
     pub create_timeout_secs: u64,
     /// Safety tick of the scheduler (it is also woken by events).
     pub schedule_tick_ms: u64,
+    /// Benchmarks only: placed sessions stay SCHEDULED (no kernel is started).
+    pub launch_disabled: bool,
 }
 
 impl Default for ManagerConfig {
@@ -27,6 +29,7 @@ impl Default for ManagerConfig {
             data_dir: PathBuf::from("."),
             create_timeout_secs: 120,
             schedule_tick_ms: 1000,
+            launch_disabled: false,
         }
     }
 }

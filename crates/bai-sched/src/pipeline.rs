@@ -12,7 +12,7 @@
 //! time, dependencies, policy, a designated agent) never hold the queue.
 
 use crate::explain::{Shortage, estimate_start};
-use crate::select::{self, NoAgent};
+use crate::select::{self, AgentIndex, NoAgent};
 use crate::sequence::Queue;
 use crate::step::SubStep;
 use crate::types::{AgentState, GroupConfig, OwnerUsage, Snapshot};
@@ -86,12 +86,15 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
         *e = e.add(&r.slots);
     }
     let mut queue = Queue::new(cfg.sequencer, &snap.pending, total, held);
+    let mut index = AgentIndex::new(&agents);
     let mut decisions = Vec::with_capacity(snap.pending.len());
     let mut blocker: Option<(Uuid, i64)> = None;
     let mut position = 0;
-    let ok = |step: &str, msg: String| SubStep::at(now, step, Ok(msg));
-    let fail =
-        |step: &str, code: &str, msg: &str| SubStep::at(now, step, Err((code.into(), msg.into())));
+    let now_s = now.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    let ok = |step: &str, msg: String| SubStep::at(&now_s, step, Ok(msg));
+    let fail = |step: &str, code: &str, msg: &str| {
+        SubStep::at(&now_s, step, Err((code.into(), msg.into())))
+    };
 
     while let Some(i) = queue.next_index() {
         position += 1;
@@ -160,6 +163,7 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
         match select::choose(
             strategy,
             &agents,
+            &index,
             &w.slots,
             w.designated_agent.as_deref(),
             &mut state.round_robin,
@@ -170,7 +174,9 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
                     "agent_selection",
                     format!("{} chose agent {}", strategy.as_str(), a.id),
                 ));
+                let old = select::key_of(a);
                 a.used = a.used.add(&w.slots);
+                index.reindex(ai, old, select::key_of(a));
                 let u = usage.entry(w.owner.clone()).or_default();
                 u.sessions += 1;
                 u.slots = u.slots.add(&w.slots);

@@ -2,10 +2,65 @@
 //!
 //! Candidates are the schedulable agents of the group with enough free slots (only the
 //! designated agent, when the user picked one). The strategy then orders them by their free
-//! slots, accelerators first, then CPU, then memory.
+//! slots: CPU, then memory, then accelerators. An [`AgentIndex`] keeps the agents sorted by
+//! that key, so a pick costs O(log n) for the usual case instead of a scan of every agent.
 
 use crate::types::AgentState;
 use bai_core::resources::ResourceSlots;
+use std::cmp::Reverse;
+use std::collections::BTreeSet;
+
+/// Free CPU, memory and accelerators (summed), the order strategies compare agents by.
+pub type Key = (u64, u64, u64);
+
+pub fn key_of(a: &AgentState) -> Key {
+    let f = a.free();
+    (f.cpu_milli, f.mem, f.accel.values().sum())
+}
+
+/// The schedulable agents of a group ordered by [`Key`] (ties: lower index first).
+#[derive(Debug, Clone, Default)]
+pub struct AgentIndex {
+    set: BTreeSet<(Key, Reverse<usize>)>,
+}
+
+impl AgentIndex {
+    pub fn new(agents: &[AgentState]) -> AgentIndex {
+        AgentIndex {
+            set: agents
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.schedulable)
+                .map(|(i, a)| (key_of(a), Reverse(i)))
+                .collect(),
+        }
+    }
+
+    /// Call around a change of agent `i`'s free slots.
+    pub fn reindex(&mut self, i: usize, old: Key, new: Key) {
+        if self.set.remove(&(old, Reverse(i))) {
+            self.set.insert((new, Reverse(i)));
+        }
+    }
+
+    /// The agent with the most free slots that fits `want`.
+    fn most_free(&self, agents: &[AgentState], want: &ResourceSlots) -> Option<usize> {
+        self.set
+            .iter()
+            .rev()
+            .take_while(|(k, _)| k.0 >= want.cpu_milli)
+            .map(|(_, Reverse(i))| *i)
+            .find(|&i| want.fits_in(&agents[i].free()))
+    }
+
+    /// The agent with the fewest free slots that still fits `want`.
+    fn least_free(&self, agents: &[AgentState], want: &ResourceSlots) -> Option<usize> {
+        self.set
+            .range(((want.cpu_milli, 0, 0), Reverse(usize::MAX))..)
+            .map(|(_, Reverse(i))| *i)
+            .find(|&i| want.fits_in(&agents[i].free()))
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Strategy {
@@ -48,20 +103,12 @@ pub enum NoAgent {
     NoFit,
 }
 
-/// Free slots as a sort key: accelerators requested, then CPU, then memory.
-fn key(free: &ResourceSlots, want: &ResourceSlots) -> (u64, u64, u64) {
-    let accel = want
-        .accel
-        .keys()
-        .map(|k| free.accel.get(k).copied().unwrap_or(0))
-        .sum();
-    (accel, free.cpu_milli, free.mem)
-}
-
-/// Chooses an agent index for `want`. `rr` is the group's round-robin counter.
+/// Chooses an agent index for `want`. `rr` is the group's round-robin counter; `index`
+/// must reflect `agents`' current free slots.
 pub fn choose(
     strategy: Strategy,
     agents: &[AgentState],
+    index: &AgentIndex,
     want: &ResourceSlots,
     designated: Option<&str>,
     rr: &mut u64,
@@ -73,31 +120,11 @@ pub fn choose(
             Some(_) => Err(NoAgent::NoFit),
         };
     }
-    let fits = |a: &AgentState| a.schedulable && want.fits_in(&a.free());
     match strategy {
-        Strategy::Dispersed => agents
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| fits(a))
-            .max_by(|(_, a), (_, b)| {
-                key(&a.free(), want)
-                    .cmp(&key(&b.free(), want))
-                    .then_with(|| b.id.cmp(&a.id))
-            })
-            .map(|(i, _)| i)
-            .ok_or(NoAgent::NoFit),
-        Strategy::Concentrated => agents
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| fits(a))
-            .min_by(|(_, a), (_, b)| {
-                key(&a.free(), want)
-                    .cmp(&key(&b.free(), want))
-                    .then_with(|| a.id.cmp(&b.id))
-            })
-            .map(|(i, _)| i)
-            .ok_or(NoAgent::NoFit),
+        Strategy::Dispersed => index.most_free(agents, want).ok_or(NoAgent::NoFit),
+        Strategy::Concentrated => index.least_free(agents, want).ok_or(NoAgent::NoFit),
         Strategy::RoundRobin => {
+            let fits = |a: &AgentState| a.schedulable && want.fits_in(&a.free());
             let mut cands: Vec<usize> = (0..agents.len()).filter(|&i| fits(&agents[i])).collect();
             if cands.is_empty() {
                 return Err(NoAgent::NoFit);
@@ -145,20 +172,51 @@ mod tests {
         ];
         let mut rr = 0;
         assert_eq!(
-            choose(Strategy::Dispersed, &agents, &want(2), None, &mut rr),
+            choose(
+                Strategy::Dispersed,
+                &agents,
+                &AgentIndex::new(&agents),
+                &want(2),
+                None,
+                &mut rr
+            ),
             Ok(0)
         );
         assert_eq!(
-            choose(Strategy::Concentrated, &agents, &want(2), None, &mut rr),
+            choose(
+                Strategy::Concentrated,
+                &agents,
+                &AgentIndex::new(&agents),
+                &want(2),
+                None,
+                &mut rr
+            ),
             Ok(1)
         );
         // Round-robin over the fitting agents a, b, c (d is too small), in id order.
         let picks: Vec<usize> = (0..4)
-            .map(|_| choose(Strategy::RoundRobin, &agents, &want(2), None, &mut rr).unwrap_or(99))
+            .map(|_| {
+                choose(
+                    Strategy::RoundRobin,
+                    &agents,
+                    &AgentIndex::new(&agents),
+                    &want(2),
+                    None,
+                    &mut rr,
+                )
+                .unwrap_or(99)
+            })
             .collect();
         assert_eq!(picks, vec![0, 1, 2, 0]);
         assert_eq!(
-            choose(Strategy::Dispersed, &agents, &want(9), None, &mut rr),
+            choose(
+                Strategy::Dispersed,
+                &agents,
+                &AgentIndex::new(&agents),
+                &want(9),
+                None,
+                &mut rr
+            ),
             Err(NoAgent::NoFit)
         );
     }
@@ -168,16 +226,37 @@ mod tests {
         let mut agents = vec![agent("a", 8, 8), agent("b", 2, 8)];
         let mut rr = 0;
         assert_eq!(
-            choose(Strategy::Dispersed, &agents, &want(1), Some("b"), &mut rr),
+            choose(
+                Strategy::Dispersed,
+                &agents,
+                &AgentIndex::new(&agents),
+                &want(1),
+                Some("b"),
+                &mut rr
+            ),
             Ok(1)
         );
         assert_eq!(
-            choose(Strategy::Dispersed, &agents, &want(4), Some("b"), &mut rr),
+            choose(
+                Strategy::Dispersed,
+                &agents,
+                &AgentIndex::new(&agents),
+                &want(4),
+                Some("b"),
+                &mut rr
+            ),
             Err(NoAgent::NoFit)
         );
         agents[1].schedulable = false;
         assert_eq!(
-            choose(Strategy::Dispersed, &agents, &want(1), Some("b"), &mut rr),
+            choose(
+                Strategy::Dispersed,
+                &agents,
+                &AgentIndex::new(&agents),
+                &want(1),
+                Some("b"),
+                &mut rr
+            ),
             Err(NoAgent::DesignatedUnavailable("b".into()))
         );
     }

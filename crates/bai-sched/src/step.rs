@@ -1,6 +1,5 @@
 //! Sub-steps of a scheduling attempt, as the Scheduling History modal shows them.
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,13 +16,15 @@ pub struct SubStep {
     pub result: StepResult,
     pub message: String,
     pub error_code: Option<String>,
-    pub started_at: DateTime<Utc>,
-    pub ended_at: DateTime<Utc>,
+    /// RFC 3339.
+    pub started_at: String,
+    /// RFC 3339.
+    pub ended_at: String,
 }
 
 impl SubStep {
-    /// A step that took no measurable time at `at`.
-    pub fn at(at: DateTime<Utc>, step: &str, outcome: Result<String, (String, String)>) -> SubStep {
+    /// A step that took no measurable time at `at` (RFC 3339; a pass formats it once).
+    pub fn at(at: &str, step: &str, outcome: Result<String, (String, String)>) -> SubStep {
         let (result, message, error_code) = match outcome {
             Ok(msg) => (StepResult::Success, msg, None),
             Err((code, msg)) => (StepResult::Failure, msg, Some(code)),
@@ -33,8 +34,8 @@ impl SubStep {
             result,
             message,
             error_code,
-            started_at: at,
-            ended_at: at,
+            started_at: at.to_string(),
+            ended_at: at.to_string(),
         }
     }
 }

@@ -62,6 +62,10 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        // 64 MiB of page cache (the default is 2 MiB): a scheduling pass touches sessions,
+        // history and events pages of every queued session.
+        conn.pragma_update(None, "cache_size", -65536)?;
+        conn.pragma_update(None, "temp_store", "MEMORY")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         schema::migrate(&conn)?;
         Ok(Store {

@@ -1,12 +1,12 @@
 //! Persisting one scheduling pass: every placement, wait and give-up of the pass in a single
 //! transaction, so a crash leaves either all of it or none of it.
 
-use crate::sessions::{add_history_with_steps_tx, cas_status_tx};
+use crate::sessions::{add_history_with_steps_tx, cas_status_tx, insert_event_tx};
 use crate::{Result, SessionRow, StatusChange, Store, now_str};
 use bai_core::event::{EventKind, SessionEvent};
 use bai_core::history::HistoryResult;
 use bai_core::status::SessionStatus;
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 use uuid::Uuid;
 
 /// What the pass decided for one session.
@@ -38,8 +38,10 @@ pub struct PassEntry {
 /// What committing the pass changed.
 #[derive(Debug, Default)]
 pub struct PassResult {
-    /// Sessions now SCHEDULED (to launch) or CANCELLED, with their events to publish.
-    pub moved: Vec<(SessionRow, Vec<SessionEvent>)>,
+    /// Sessions now SCHEDULED (to launch), with their `session_scheduled` events.
+    pub placed: Vec<(Uuid, SessionEvent)>,
+    /// Sessions now CANCELLED, with their events.
+    pub cancelled: Vec<(SessionRow, Vec<SessionEvent>)>,
 }
 
 const PHASE: &str = "schedule";
@@ -53,18 +55,8 @@ impl Store {
         for e in entries {
             match &e.write {
                 PassWrite::Placed { agent } => {
-                    let info = format!("scheduled on {agent}");
-                    let change = StatusChange::new(
-                        SessionStatus::Pending,
-                        SessionStatus::Scheduled,
-                        &info,
-                        PHASE,
-                    )
-                    .events(&[EventKind::SessionScheduled])
-                    .agent(agent)
-                    .steps(&e.sub_steps);
-                    if let Some(moved) = cas_status_tx(&tx, e.id, &change, &now)? {
-                        out.moved.push(moved);
+                    if let Some(ev) = place_tx(&tx, e.id, agent, &e.sub_steps, &now)? {
+                        out.placed.push((e.id, ev));
                     }
                 }
                 PassWrite::GiveUp { code, message } => {
@@ -79,7 +71,7 @@ impl Store {
                     .outcome(HistoryResult::GiveUp, code)
                     .steps(&e.sub_steps);
                     if let Some(moved) = cas_status_tx(&tx, e.id, &change, &now)? {
-                        out.moved.push(moved);
+                        out.cancelled.push(moved);
                     }
                 }
                 PassWrite::Wait {
@@ -123,11 +115,63 @@ impl Store {
     }
 }
 
+/// PENDING → SCHEDULED on `agent` as one compare-and-set statement, with its history record
+/// and its event; None when the session is no longer PENDING.
+fn place_tx(
+    tx: &rusqlite::Transaction<'_>,
+    id: Uuid,
+    agent: &str,
+    sub_steps: &str,
+    now: &str,
+) -> Result<Option<SessionEvent>> {
+    let info = format!("scheduled on {agent}");
+    let moved: Option<(String, String, String)> = tx
+        .prepare_cached(
+            "UPDATE sessions SET status = 'SCHEDULED', status_info = ?3, status_changed = ?4,
+                agent_id = ?2,
+                status_history = CASE WHEN json_extract(status_history, '$.SCHEDULED') IS NULL
+                    THEN json_set(status_history, '$.SCHEDULED', ?4) ELSE status_history END
+             WHERE id = ?1 AND status = 'PENDING'
+             RETURNING name, access_key, main_kernel_id",
+        )?
+        .query_row(params![id.to_string(), agent, info, now], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .optional()?;
+    let Some((name, access_key, _kernel)) = moved else {
+        return Ok(None);
+    };
+    add_history_with_steps_tx(
+        tx,
+        id,
+        PHASE,
+        HistoryResult::Success,
+        Some(SessionStatus::Pending),
+        Some(SessionStatus::Scheduled),
+        None,
+        &info,
+        sub_steps,
+        now,
+    )?;
+    let ev = insert_event_tx(
+        tx,
+        EventKind::SessionScheduled,
+        id,
+        &name,
+        &access_key,
+        &info,
+        None,
+        None,
+        now,
+    )?;
+    Ok(Some(ev))
+}
+
 fn set_info_tx(tx: &rusqlite::Transaction<'_>, id: Uuid, info: &str) -> Result<()> {
-    tx.execute(
+    tx.prepare_cached(
         "UPDATE sessions SET status_info = ?2 WHERE id = ?1 AND status = 'PENDING'
             AND (status_info IS NULL OR status_info != ?2)",
-        params![id.to_string(), info],
-    )?;
+    )?
+    .execute(params![id.to_string(), info])?;
     Ok(())
 }

@@ -607,11 +607,8 @@ pub(crate) fn cas_status_tx(
 ) -> Result<Option<(SessionRow, Vec<SessionEvent>)>> {
     let now = now.to_string();
     let row = tx
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"),
-            [id.to_string()],
-            parse_row,
-        )
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"))?
+        .query_row([id.to_string()], parse_row)
         .optional()?;
     let Some(row) = row else { return Ok(None) };
     let mut row = row?;
@@ -634,25 +631,25 @@ pub(crate) fn cas_status_tx(
         .container_id
         .map(str::to_string)
         .or(row.container_id.clone());
-    tx.execute(
+    tx.prepare_cached(
         "UPDATE sessions SET status = ?2, status_info = ?3, status_changed = ?4,
         status_history = ?5, terminated_at = ?6, result = ?7, exit_code = ?8,
         agent_id = ?9, container_id = ?10
          WHERE id = ?1 AND status = ?11",
-        params![
-            id.to_string(),
-            change.to.as_str(),
-            change.info,
-            now,
-            hist,
-            terminated_at,
-            result.as_str(),
-            exit_code,
-            agent_id,
-            container_id,
-            change.from.as_str(),
-        ],
-    )?;
+    )?
+    .execute(params![
+        id.to_string(),
+        change.to.as_str(),
+        change.info,
+        now,
+        hist,
+        terminated_at,
+        result.as_str(),
+        exit_code,
+        agent_id,
+        container_id,
+        change.from.as_str(),
+    ])?;
     let is_error = matches!(change.to, SessionStatus::Error);
     let history_result = change.history_result.unwrap_or(if is_error {
         HistoryResult::Failure
@@ -755,22 +752,21 @@ pub(crate) fn add_history_with_steps_tx(
     now: &str,
 ) -> Result<()> {
     let last: Option<LastRecord> = conn
-        .query_row(
+        .prepare_cached(
             "SELECT id, phase, result, from_status, to_status, error_code, message
              FROM scheduling_history WHERE session_id = ?1 ORDER BY id DESC LIMIT 1",
-            [session_id.to_string()],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                ))
-            },
-        )
+        )?
+        .query_row([session_id.to_string()], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+            ))
+        })
         .optional()?;
     let from_s = from.map(|s| s.as_str().to_string());
     let to_s = to.map(|s| s.as_str().to_string());
@@ -781,29 +777,29 @@ pub(crate) fn add_history_with_steps_tx(
         && t == to_s
         && e.as_deref() == error_code
     {
-        conn.execute(
+        conn.prepare_cached(
             "UPDATE scheduling_history SET attempts = attempts + 1, updated_at = ?2,
                 message = ?3, sub_steps = ?4 WHERE id = ?1",
-            params![id, now, message, sub_steps],
-        )?;
+        )?
+        .execute(params![id, now, message, sub_steps])?;
         return Ok(());
     }
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO scheduling_history(session_id, phase, result, from_status, to_status,
             error_code, message, attempts, created_at, updated_at, sub_steps)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?8, ?9)",
-        params![
-            session_id.to_string(),
-            phase,
-            result.as_str(),
-            from_s,
-            to_s,
-            error_code,
-            message,
-            now,
-            sub_steps
-        ],
-    )?;
+    )?
+    .execute(params![
+        session_id.to_string(),
+        phase,
+        result.as_str(),
+        from_s,
+        to_s,
+        error_code,
+        message,
+        now,
+        sub_steps
+    ])?;
     Ok(())
 }
 
@@ -819,21 +815,21 @@ pub(crate) fn insert_event_tx(
     kernel_id: Option<Uuid>,
     now: &str,
 ) -> Result<SessionEvent> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO events(kind, session_id, session_name, access_key, reason, exit_code,
             kernel_id, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![
-            kind.as_str(),
-            session_id.to_string(),
-            name,
-            access_key,
-            reason,
-            exit_code,
-            kernel_id.map(|k| k.to_string()),
-            now
-        ],
-    )?;
+    )?
+    .execute(params![
+        kind.as_str(),
+        session_id.to_string(),
+        name,
+        access_key,
+        reason,
+        exit_code,
+        kernel_id.map(|k| k.to_string()),
+        now
+    ])?;
     Ok(SessionEvent {
         seq: conn.last_insert_rowid(),
         kind,

@@ -166,14 +166,20 @@ fn a_pass_is_committed_as_one_with_sub_steps() {
             },
         ])
         .unwrap();
-    let moved: Vec<(Uuid, SessionStatus)> =
-        out.moved.iter().map(|(r, _)| (r.id, r.status)).collect();
+    let placed: Vec<Uuid> = out.placed.iter().map(|(id, _)| *id).collect();
+    assert_eq!(placed, vec![a.id]);
+    let cancelled: Vec<(Uuid, SessionStatus)> = out
+        .cancelled
+        .iter()
+        .map(|(r, _)| (r.id, r.status))
+        .collect();
+    assert_eq!(cancelled, vec![(c.id, SessionStatus::Cancelled)]);
+    let row = s.session(a.id).unwrap().unwrap();
+    assert_eq!(row.status, SessionStatus::Scheduled);
+    assert!(row.status_history.contains_key("SCHEDULED"));
     assert_eq!(
-        moved,
-        vec![
-            (a.id, SessionStatus::Scheduled),
-            (c.id, SessionStatus::Cancelled)
-        ]
+        s.events_of(a.id).unwrap().last().map(|e| e.kind),
+        Some(EventKind::SessionScheduled)
     );
     assert_eq!(
         s.session(a.id).unwrap().unwrap().agent_id.as_deref(),
@@ -201,7 +207,7 @@ fn a_pass_is_committed_as_one_with_sub_steps() {
             sub_steps: "[]".into(),
         }])
         .unwrap();
-    assert!(again.moved.is_empty());
+    assert!(again.placed.is_empty());
     assert_eq!(
         s.session(a.id).unwrap().unwrap().agent_id.as_deref(),
         Some("agent-1")

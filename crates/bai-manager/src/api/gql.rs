@@ -97,6 +97,50 @@ impl SessionResolver<'_> {
     }
 }
 
+impl SessionResolver<'_> {
+    /// Scheduling history records of one session as a connection (`count`, `edges.node`),
+    /// filtered like the Scheduling History modal.
+    fn scheduling_histories(&self, args: &Map<String, Value>) -> Result<Value, FieldError> {
+        let id = arg_str(args, "session_id")
+            .or(arg_str(args, "sessionId"))
+            .and_then(decode_global_id)
+            .ok_or_else(|| err("session_id must be a session id"))?;
+        let row = self.visible(id)?.ok_or_else(|| err("no such session"))?;
+        let s = |k: &str| arg_str(args, k).map(str::to_string);
+        let filter = bai_core::history::HistoryFilter {
+            id: args.get("id").and_then(Value::as_i64),
+            phase: s("phase"),
+            result: s("result"),
+            from_status: s("from_status"),
+            to_status: s("to_status"),
+            error_code: s("error_code"),
+            message: s("message"),
+        };
+        let all: Vec<Value> = self
+            .m
+            .store
+            .history(row.id)
+            .map_err(|e| err(e.to_string()))?
+            .into_iter()
+            .filter(|h| filter.matches(h))
+            .map(|h| serde_json::to_value(h).unwrap_or(Value::Null))
+            .collect();
+        let count = all.len();
+        let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let first = args
+            .get("first")
+            .and_then(Value::as_u64)
+            .map(|n| n as usize);
+        let edges: Vec<Value> = all
+            .into_iter()
+            .skip(offset)
+            .take(first.unwrap_or(usize::MAX))
+            .map(|n| json!({ "node": n }))
+            .collect();
+        Ok(json!({ "count": count, "edges": edges }))
+    }
+}
+
 impl Resolver for SessionResolver<'_> {
     fn resolve(
         &self,
@@ -119,10 +163,26 @@ impl Resolver for SessionResolver<'_> {
                     "secret_key": kp.secret_key,
                     "is_active": kp.is_active,
                     "is_admin": kp.is_admin,
-                    "resource_policy": "default",
+                    "resource_policy": self
+                        .m
+                        .store
+                        .policy_of(&kp.access_key)
+                        .map(|p| p.name)
+                        .unwrap_or_else(|_| "default".into()),
                 }))
             }
             (OperationKind::Query, "compute_session_list") => self.session_list(args),
+            (
+                OperationKind::Query,
+                "session_scheduling_histories" | "admin_session_scheduling_histories",
+            ) => {
+                if field.starts_with("admin_") && !self.caller.is_admin {
+                    return Err(err(
+                        "only administrators may query admin_session_scheduling_histories",
+                    ));
+                }
+                self.scheduling_histories(args)
+            }
             (OperationKind::Query, "compute_session") => {
                 let id = arg_str(args, "id")
                     .and_then(|s| Uuid::parse_str(s).ok())

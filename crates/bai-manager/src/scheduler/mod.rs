@@ -9,7 +9,6 @@ pub mod snapshot;
 
 use crate::lifecycle::launch;
 use crate::state::Manager;
-use bai_core::status::SessionStatus as S;
 use bai_sched::{Decision, Outcome};
 use bai_store::{PassEntry, PassWrite};
 use serde::Serialize;
@@ -177,15 +176,20 @@ pub fn schedule_pass(m: &Arc<Manager>) -> anyhow::Result<PassOutcome> {
             });
         }
         let result = m.store.apply_pass(&entries)?;
-        for (row, events) in result.moved {
-            m.publish(events);
-            match row.status {
-                S::Scheduled => {
-                    out.scheduled += 1;
-                    launch::spawn(m.clone(), row);
-                }
-                _ => out.cancelled += 1,
+        for (id, ev) in result.placed {
+            m.publish(vec![ev]);
+            out.scheduled += 1;
+            if m.config.launch_disabled {
+                continue;
             }
+            match m.store.session(id)? {
+                Some(row) => launch::spawn(m.clone(), row),
+                None => tracing::error!(session = %id, "a placed session vanished"),
+            }
+        }
+        for (_, events) in result.cancelled {
+            m.publish(events);
+            out.cancelled += 1;
         }
         out.waiting += entries
             .iter()

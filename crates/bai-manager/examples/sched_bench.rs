@@ -1,0 +1,143 @@
+//! Scheduler benchmark (issue "Scheduler"): N PENDING sessions onto M dummy agents with DRF +
+//! dispersed, through the manager's real scheduling pass (snapshot from SQLite → bai-sched
+//! pipeline → one transaction with every PENDING → SCHEDULED compare-and-set, its history
+//! record with sub-steps and its event). Baseline, same run, same data: the bare SQLite
+//! compare-and-set of the same rows in one transaction (no scheduling, no history, no
+//! events) — the floor any persistent scheduler pays.
+//!
+//!   cargo run --profile release -p bai-manager --example sched_bench -- [SESSIONS] [AGENTS]
+//!
+//! Prints one JSON line. Launching is switched off (`launch_disabled`) so the number is the
+//! scheduler's, not the dummy agents'.
+
+use bai_agent::{DummyAgent, DummyAgentConfig};
+use bai_core::resources::ResourceSlots;
+use bai_core::status::SessionType;
+use bai_manager::{Manager, ManagerConfig, scheduler};
+use bai_store::{NewSession, ResourceGroupRow, Store};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use uuid::Uuid;
+
+fn session(i: usize) -> NewSession {
+    NewSession {
+        id: Uuid::new_v4(),
+        name: format!("bench-{i:05}"),
+        access_key: format!("AKBENCH{:02}", i % 10),
+        user_id: format!("u{}", i % 10),
+        domain_name: "default".into(),
+        group_name: "default".into(),
+        scaling_group: "default".into(),
+        session_type: SessionType::Interactive,
+        image: "bai/python:3.11-bookworm".into(),
+        tag: None,
+        priority: 10,
+        starts_at: None,
+        batch_timeout: None,
+        startup_command: None,
+        bootstrap_script: None,
+        environ: Default::default(),
+        requested_slots: ResourceSlots {
+            cpu_milli: 1000,
+            mem: 1 << 30,
+            accel: Default::default(),
+        },
+        shmem: 64 << 20,
+        main_kernel_id: Uuid::new_v4(),
+        designated_agent: None,
+        dependencies: Vec::new(),
+    }
+}
+
+fn fill(store: &Store, n: usize) -> Vec<Uuid> {
+    (0..n)
+        .map(|i| {
+            let s = session(i);
+            store.insert_session(&s).expect("insert");
+            s.id
+        })
+        .collect()
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> anyhow::Result<()> {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let sessions = args.first().copied().unwrap_or(10_000);
+    let agents = args.get(1).copied().unwrap_or(1_000);
+    let dir = tempfile::tempdir()?;
+
+    // bai: the manager's pass.
+    let store = Arc::new(Store::open(&dir.path().join("bai.db"))?);
+    let mut g = ResourceGroupRow::new("default");
+    g.scheduler = "drf".into();
+    g.selector = "dispersed".into();
+    store.put_resource_group(&g)?;
+    fill(&store, sessions);
+    let config = ManagerConfig {
+        data_dir: dir.path().to_path_buf(),
+        launch_disabled: true,
+        ..Default::default()
+    };
+    let m = Manager::new(store.clone(), config);
+    for i in 0..agents {
+        let a = DummyAgent::new(DummyAgentConfig {
+            id: format!("dummy-{i:04}"),
+            scaling_group: "default".into(),
+            capacity: ResourceSlots {
+                cpu_milli: 16_000,
+                mem: 64 << 30,
+                accel: Default::default(),
+            },
+            start_delay: Duration::ZERO,
+            images: vec!["bai/python:3.11-bookworm".into()],
+        });
+        m.register_agent(Arc::new(a)).await?;
+    }
+    let t = Instant::now();
+    let mut placed = 0;
+    let mut passes = 0;
+    while placed < sessions && passes < 100 {
+        placed += scheduler::schedule_pass(&m)?.scheduled;
+        passes += 1;
+    }
+    let bai_s = t.elapsed().as_secs_f64();
+
+    // Baseline: the same rows, a bare compare-and-set in one transaction.
+    let path = dir.path().join("baseline.db");
+    let base_ids = {
+        let s = Store::open(&path)?;
+        fill(&s, sessions)
+    };
+    let mut conn = rusqlite::Connection::open(&path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    let t = Instant::now();
+    let tx = conn.transaction()?;
+    {
+        let mut st = tx.prepare(
+            "UPDATE sessions SET status = 'SCHEDULED', agent_id = ?2, status_changed = ?3
+             WHERE id = ?1 AND status = 'PENDING'",
+        )?;
+        let now = chrono::Utc::now().to_rfc3339();
+        for (i, id) in base_ids.iter().enumerate() {
+            st.execute(rusqlite::params![
+                id.to_string(),
+                format!("dummy-{:04}", i % agents),
+                now
+            ])?;
+        }
+    }
+    tx.commit()?;
+    let base_s = t.elapsed().as_secs_f64();
+
+    println!(
+        "{{\"sessions\": {sessions}, \"agents\": {agents}, \"placed\": {placed}, \"passes\": {passes}, \"bai_s\": {bai_s:.4}, \"placements_per_s\": {:.0}, \"baseline_s\": {base_s:.4}, \"baseline_per_s\": {:.0}, \"ratio\": {:.2}}}",
+        placed as f64 / bai_s,
+        sessions as f64 / base_s,
+        bai_s / base_s
+    );
+    Ok(())
+}

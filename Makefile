@@ -38,6 +38,7 @@ lint:
 
 bench: deps build
 	bench/run.sh
+	bench/sched.sh
 
 clean-containers:
 	-docker ps -aq --filter label=ai.bai.agent | xargs -r docker rm -f

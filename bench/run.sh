@@ -77,11 +77,10 @@ rss_kb=$(awk '/VmRSS/ {print $2}' "/proc/$baid_pid/status")
 dockerd_kb=$(awk '/VmRSS/ {print $2}' "/proc/$(pgrep -xo dockerd)/status" 2>/dev/null || echo 0)
 echo "baid: $((rss_kb / 1024)) MB  dockerd: $((dockerd_kb / 1024)) MB"
 
-cat > bench/RESULTS.md <<MD
-# Benchmark results
+cat > bench/results/10-spine.md <<MD
+## Sessions (bench/run.sh)
 
-Latest run of \`bench/run.sh\` ($(date -u +%Y-%m-%d), $(nproc) cores, $(free -g | awk '/Mem/ {print $2}') GiB; release build).
-Every number is a ratio against a baseline measured in the same run on the same machine.
+Latest run ($(date -u +%Y-%m-%d), $(nproc) cores, $(free -g | awk '/Mem/ {print $2}') GiB; release build).
 
 | benchmark | bai | baseline (same run) | ratio | goal |
 |---|---|---|---|---|
@@ -93,4 +92,4 @@ Every number is a ratio against a baseline measured in the same run on the same 
 For scale (not measured here): Backend.AI 26.9 on this kind of machine takes 14.8 s per \`run -c\`,
 44–50 s for 20 sessions to reach RUNNING, 18–21 s to destroy them, and 1.3 GB of resident daemons.
 MD
-echo "written bench/RESULTS.md"
+bench/assemble.sh

@@ -174,7 +174,7 @@ async fn docker_query_mode_is_a_persistent_repl() {
         run(a, k, q("x = 41")).await,
         (String::new(), String::new(), 0)
     );
-    assert_eq!(run(a, k, q("x + 1")).await.0, "42");
+    assert_eq!(run(a, k, q("x + 1")).await.0, "42\n");
     let (_, err, code) = run(a, k, q("def f(:")).await;
     assert_eq!(code, 1);
     assert!(err.contains("SyntaxError"), "{err}");
@@ -183,7 +183,7 @@ async fn docker_query_mode_is_a_persistent_repl() {
     assert!(err.contains("ZeroDivisionError"), "{err}");
     assert_eq!(run(a, k, q("import sys; sys.exit(2)")).await.2, 2);
     assert_eq!(run(a, k, q("import sys; sys.exit()")).await.2, 0);
-    assert_eq!(run(a, k, q("x")).await.0, "41", "SystemExit kept the REPL");
+    assert_eq!(run(a, k, q("x")).await.0, "41\n", "SystemExit kept the REPL");
     assert_eq!(
         run(
             a,

@@ -183,7 +183,11 @@ async fn docker_query_mode_is_a_persistent_repl() {
     assert!(err.contains("ZeroDivisionError"), "{err}");
     assert_eq!(run(a, k, q("import sys; sys.exit(2)")).await.2, 2);
     assert_eq!(run(a, k, q("import sys; sys.exit()")).await.2, 0);
-    assert_eq!(run(a, k, q("x")).await.0, "41\n", "SystemExit kept the REPL");
+    assert_eq!(
+        run(a, k, q("x")).await.0,
+        "41\n",
+        "SystemExit kept the REPL"
+    );
     assert_eq!(
         run(
             a,

@@ -13,7 +13,7 @@ mod users;
 
 pub use pass::{PassEntry, PassResult, PassWrite};
 pub use resources::{PolicyRow, PresetRow, ResourceGroupRow};
-pub use sessions::{NewSession, SessionFilter, SessionRow, StatusChange};
+pub use sessions::{NewSession, PendingRow, SessionFilter, SessionRow, StatusChange};
 pub use users::{KeypairRow, UserRow};
 
 use rusqlite::Connection;

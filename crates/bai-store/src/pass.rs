@@ -129,8 +129,7 @@ fn place_tx(
         .prepare_cached(
             "UPDATE sessions SET status = 'SCHEDULED', status_info = ?3, status_changed = ?4,
                 agent_id = ?2,
-                status_history = CASE WHEN json_extract(status_history, '$.SCHEDULED') IS NULL
-                    THEN json_set(status_history, '$.SCHEDULED', ?4) ELSE status_history END
+                status_history = json_insert(status_history, '$.SCHEDULED', ?4)
              WHERE id = ?1 AND status = 'PENDING'
              RETURNING name, access_key, main_kernel_id",
         )?
@@ -141,18 +140,13 @@ fn place_tx(
     let Some((name, access_key, _kernel)) = moved else {
         return Ok(None);
     };
-    add_history_with_steps_tx(
-        tx,
-        id,
-        PHASE,
-        HistoryResult::Success,
-        Some(SessionStatus::Pending),
-        Some(SessionStatus::Scheduled),
-        None,
-        &info,
-        sub_steps,
-        now,
-    )?;
+    // A placement is always a record of its own (never merged into an earlier one).
+    tx.prepare_cached(
+        "INSERT INTO scheduling_history(session_id, phase, result, from_status, to_status,
+            error_code, message, attempts, created_at, updated_at, sub_steps)
+         VALUES (?1, ?2, 'SUCCESS', 'PENDING', 'SCHEDULED', NULL, ?3, 1, ?4, ?4, ?5)",
+    )?
+    .execute(params![id.to_string(), PHASE, info, now, sub_steps])?;
     let ev = insert_event_tx(
         tx,
         EventKind::SessionScheduled,

@@ -48,6 +48,21 @@ pub struct SessionRow {
     pub dependencies: Vec<Uuid>,
 }
 
+/// A PENDING session as the scheduler reads it: only the columns it needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingRow {
+    pub id: Uuid,
+    pub access_key: String,
+    pub scaling_group: String,
+    pub priority: i64,
+    pub created_at: String,
+    pub requested_slots: ResourceSlots,
+    pub starts_at: Option<String>,
+    pub designated_agent: Option<String>,
+    pub dependencies: Vec<Uuid>,
+    pub status_info: Option<String>,
+}
+
 /// What a create request stores.
 #[derive(Debug, Clone)]
 pub struct NewSession {
@@ -397,6 +412,52 @@ impl Store {
         ))?;
         let rows = collect(st.query_map(params![f.access_key, f.limit, f.offset], parse_row)?)?;
         Ok((rows, total))
+    }
+
+    /// The queue: every PENDING session, highest priority first, then oldest first.
+    pub fn pending_queue(&self) -> Result<Vec<PendingRow>> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(
+            "SELECT id, access_key, scaling_group, priority, created_at, requested_slots,
+                starts_at, designated_agent, dependencies, status_info
+             FROM sessions WHERE status = 'PENDING' ORDER BY priority DESC, created_at ASC",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, String>(5)?,
+                r.get::<_, Option<String>>(6)?,
+                r.get::<_, Option<String>>(7)?,
+                r.get::<_, String>(8)?,
+                r.get::<_, Option<String>>(9)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, ak, group, priority, created, slots, starts, agent, deps, info) = row?;
+            out.push(PendingRow {
+                id: Uuid::parse_str(&id).map_err(|e| corrupt("id", e))?,
+                access_key: ak,
+                scaling_group: group,
+                priority,
+                created_at: created,
+                requested_slots: serde_json::from_str(&slots)
+                    .map_err(|e| corrupt("requested_slots", e))?,
+                starts_at: starts,
+                designated_agent: agent,
+                dependencies: if deps == "[]" {
+                    Vec::new()
+                } else {
+                    serde_json::from_str(&deps).map_err(|e| corrupt("dependencies", e))?
+                },
+                status_info: info,
+            });
+        }
+        Ok(out)
     }
 
     /// Sessions in any of `statuses`, oldest first (scheduler and reconciliation).

@@ -6,7 +6,7 @@ use bai_core::status::{SessionResult, SessionStatus as S};
 use bai_sched::{
     AgentState, DepState, GroupConfig, Limits, OwnerUsage, RunningSession, Snapshot, Workload,
 };
-use bai_store::{ResourceGroupRow, SessionRow};
+use bai_store::{PendingRow, ResourceGroupRow, SessionRow};
 use chrono::{DateTime, Duration, Utc};
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -22,7 +22,7 @@ pub struct GroupInput {
     pub config: GroupConfig,
     pub row: ResourceGroupRow,
     pub snapshot: Snapshot,
-    pub rows: HashMap<Uuid, SessionRow>,
+    pub rows: HashMap<Uuid, PendingRow>,
 }
 
 pub fn config_of(g: &ResourceGroupRow) -> GroupConfig {
@@ -34,7 +34,7 @@ pub fn config_of(g: &ResourceGroupRow) -> GroupConfig {
     }
 }
 
-pub fn workload(r: &SessionRow) -> Workload {
+pub fn workload(r: &PendingRow) -> Workload {
     Workload {
         id: r.id,
         owner: r.access_key.clone(),
@@ -66,7 +66,7 @@ fn ends_by(r: &SessionRow, lifetime_of: &HashMap<String, i64>) -> Option<DateTim
 
 /// Reads everything once and splits it by resource group.
 pub fn build(m: &Manager) -> anyhow::Result<Vec<GroupInput>> {
-    let pending = m.store.sessions_in(&[S::Pending])?;
+    let pending = m.store.pending_queue()?;
     let groups = m.store.resource_groups()?;
     if pending.is_empty() {
         return Ok(Vec::new());
@@ -135,7 +135,7 @@ pub fn build(m: &Manager) -> anyhow::Result<Vec<GroupInput>> {
     let now = Utc::now();
     let mut out = Vec::new();
     for g in groups {
-        let rows: HashMap<Uuid, SessionRow> = pending
+        let rows: HashMap<Uuid, PendingRow> = pending
             .iter()
             .filter(|r| r.scaling_group == g.name)
             .map(|r| (r.id, r.clone()))

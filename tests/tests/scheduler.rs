@@ -285,6 +285,55 @@ fn starts_at_and_policy_limits_keep_sessions_pending_with_the_right_reason() {
         scheduled_at(&done)
     );
 
+    // Dependencies: wait until the dependency ended successfully; a failed one cancels.
+    start(&s, &s.user, &["-c", "sleep 2", "-t", "dep-ok"]);
+    start(
+        &s,
+        &s.user,
+        &["-c", "sleep 0", "-t", "after-ok", "--depends", "dep-ok"],
+    );
+    let i = s.wait_for(10, "after-ok's reason", || {
+        let i = s.info(&s.user, "after-ok");
+        (i["pending"]["code"] == "dependency-not-finished").then_some(i)
+    });
+    assert_eq!(
+        i["dependencies"][0],
+        s.info(&s.user, "dep-ok")["id"],
+        "{i:#}"
+    );
+    let dep = wait_status(&s, &s.user, "dep-ok", "TERMINATED", 30);
+    let after = wait_status(&s, &s.user, "after-ok", "TERMINATED", 30);
+    assert!(
+        scheduled_at(&after)
+            >= dep["terminated_at"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+    );
+    start(&s, &s.user, &["-c", "sleep 30", "-t", "dep-bad"]);
+    start(
+        &s,
+        &s.user,
+        &["-c", "sleep 0", "-t", "after-bad", "--depends", "dep-bad"],
+    );
+    wait_status(&s, &s.user, "dep-bad", "RUNNING", 10);
+    s.bai(&s.user, &["rm", "dep-bad"]).expect_ok();
+    let i = wait_status(&s, &s.user, "after-bad", "CANCELLED", 20);
+    assert!(
+        i["status_info"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("dependency-failed"),
+        "{i:#}"
+    );
+    let h = history(&s, &s.user, "after-bad", &["--result", "GIVE_UP"]);
+    assert_eq!(h.len(), 1, "{h:#?}");
+    let r = s.bai(
+        &s.user,
+        &["start", "--depends", "no-such-session", "python"],
+    );
+    assert!(r.stderr.contains("is not one of your sessions"), "{r:#?}");
+
     // A policy of one concurrent session and two pending ones.
     let ak = s.user.get("BACKEND_ACCESS_KEY").to_string();
     s.bai(

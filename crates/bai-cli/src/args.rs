@@ -235,6 +235,9 @@ pub struct HistoryArgs {
     /// Scheduling history: messages containing this text.
     #[arg(long)]
     pub message: Option<String>,
+    /// Scheduling history: only the record with this id.
+    #[arg(long, value_parser = clap::value_parser!(i64))]
+    pub id: Option<i64>,
     /// Scheduling history: also print each record's sub-steps.
     #[arg(long)]
     pub steps: bool,
@@ -242,8 +245,10 @@ pub struct HistoryArgs {
 
 impl HistoryArgs {
     /// The filter bar's fields that were given.
-    pub fn filter(&self) -> Vec<(&'static str, &str)> {
+    pub fn filter(&self) -> Vec<(&'static str, String)> {
+        let id = self.id.map(|i| i.to_string());
         [
+            ("id", &id),
             ("phase", &self.phase),
             ("result", &self.result),
             ("from_status", &self.from_status),
@@ -252,7 +257,7 @@ impl HistoryArgs {
             ("message", &self.message),
         ]
         .into_iter()
-        .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
+        .filter_map(|(k, v)| v.clone().map(|v| (k, v)))
         .collect()
     }
 }

@@ -176,8 +176,9 @@ pub async fn history(client: &Client, a: &HistoryArgs) -> Result<i32> {
     }
     let filter = a.filter();
     if a.scheduling || a.steps || !filter.is_empty() {
+        let pairs: Vec<(&str, &str)> = filter.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let sched = client
-            .scheduling_history_filtered(&a.reference, &filter)
+            .scheduling_history_filtered(&a.reference, &pairs)
             .await?;
         let records = sched.as_array().cloned().unwrap_or_default();
         println!();

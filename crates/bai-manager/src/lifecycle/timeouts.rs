@@ -71,6 +71,7 @@ pub fn spawn_sweeper(m: Arc<Manager>) {
                     Change::new(row.status, S::Error, &info, "sweeper"),
                 );
             }
+            finish_stuck_terminations(&m).await;
             enforce_lifetimes(&m).await;
             let _ = m.store.prune_events(7 * 24 * 3600);
         }
@@ -105,5 +106,26 @@ async fn enforce_lifetimes(m: &Arc<Manager>) {
                 tracing::error!(session = %row.id, error = %e, "lifetime termination failed");
             }
         }
+    }
+}
+
+/// A session TERMINATING for longer than the creation timeout with no task behind it (its
+/// launch or termination task died) is finished: kernel destroyed if there, then TERMINATED.
+async fn finish_stuck_terminations(m: &Arc<Manager>) {
+    let Ok(rows) = m.store.sessions_in(&[S::Terminating]) else {
+        return;
+    };
+    let limit = m.config.create_timeout_secs as i64 + 30;
+    for row in rows {
+        let launching = m
+            .launching
+            .lock()
+            .map(|s| s.contains(&row.id))
+            .unwrap_or(true);
+        if launching || age_secs(&row.status_changed) < limit {
+            continue;
+        }
+        tracing::warn!(session = %row.id, "finishing a termination that made no progress");
+        super::terminate::finish_termination(m, &row, true).await;
     }
 }

@@ -303,13 +303,8 @@ fn starts_at_and_policy_limits_keep_sessions_pending_with_the_right_reason() {
     );
     let dep = wait_status(&s, &s.user, "dep-ok", "TERMINATED", 30);
     let after = wait_status(&s, &s.user, "after-ok", "TERMINATED", 30);
-    assert!(
-        scheduled_at(&after)
-            >= dep["terminated_at"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string()
-    );
+    let dep_end = dep["terminated_at"].as_str().unwrap_or_default();
+    assert!(scheduled_at(&after).as_str() >= dep_end, "{after:#}");
     start(&s, &s.user, &["-c", "sleep 30", "-t", "dep-bad"]);
     start(
         &s,

@@ -27,6 +27,19 @@ fn json_body(body: &[u8]) -> Result<Value, Problem> {
         .map_err(|e| Problem::invalid(format!("the request body is not valid JSON: {e}")))
 }
 
+/// An administrator's request body with a valid `name` of a `what`.
+fn admin_named_body(caller: &Caller, body: &[u8], what: &str) -> Result<(Value, String), Problem> {
+    require_admin(caller)?;
+    let body = json_body(body)?;
+    let name = body
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Problem::invalid(format!("give the {what} a name")))?
+        .to_string();
+    check_name(what, &name)?;
+    Ok((body, name))
+}
+
 fn require_admin(c: &Caller) -> Result<(), Problem> {
     if c.is_admin {
         Ok(())
@@ -185,13 +198,8 @@ pub async fn create_group(
     Extension(caller): Extension<Caller>,
     body: axum::body::Bytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    require_admin(&caller)?;
-    let body = json_body(&body)?;
-    let name = body
-        .get("name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Problem::invalid("give the resource group a name"))?;
-    check_name("resource group", name)?;
+    let (body, name) = admin_named_body(&caller, &body, "resource group")?;
+    let name = name.as_str();
     if m.store.resource_group(name)?.is_some() {
         return Err(Problem::conflict(
             "resource-group-exists",
@@ -312,13 +320,8 @@ pub async fn put_preset(
     Extension(caller): Extension<Caller>,
     body: axum::body::Bytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    require_admin(&caller)?;
-    let body = json_body(&body)?;
-    let name = body
-        .get("name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Problem::invalid("give the preset a name"))?;
-    check_name("preset", name)?;
+    let (body, name) = admin_named_body(&caller, &body, "preset")?;
+    let name = name.as_str();
     let slots = parse_slot_map(
         body.get("resource_slots")
             .and_then(Value::as_object)
@@ -489,13 +492,8 @@ pub async fn put_policy(
     Extension(caller): Extension<Caller>,
     body: axum::body::Bytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    require_admin(&caller)?;
-    let body = json_body(&body)?;
-    let name = body
-        .get("name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Problem::invalid("give the policy a name"))?;
-    check_name("resource policy", name)?;
+    let (body, name) = admin_named_body(&caller, &body, "resource policy")?;
+    let name = name.as_str();
     let count = |key: &str| -> Result<Option<i64>, Problem> {
         match body.get(key) {
             None | Some(Value::Null) => Ok(None),

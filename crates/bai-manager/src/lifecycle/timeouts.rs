@@ -50,12 +50,7 @@ pub fn spawn_sweeper(m: Arc<Manager>) {
             };
             let limit = m.config.create_timeout_secs as i64 + 30;
             for row in rows {
-                let launching = m
-                    .launching
-                    .lock()
-                    .map(|s| s.contains(&row.id))
-                    .unwrap_or(true);
-                if launching || age_secs(&row.status_changed) < limit {
+                if !stalled(&m, &row, limit) {
                     continue;
                 }
                 let info = format!(
@@ -117,15 +112,20 @@ async fn finish_stuck_terminations(m: &Arc<Manager>) {
     };
     let limit = m.config.create_timeout_secs as i64 + 30;
     for row in rows {
-        let launching = m
-            .launching
-            .lock()
-            .map(|s| s.contains(&row.id))
-            .unwrap_or(true);
-        if launching || age_secs(&row.status_changed) < limit {
+        if !stalled(m, &row, limit) {
             continue;
         }
         tracing::warn!(session = %row.id, "finishing a termination that made no progress");
         super::terminate::finish_termination(m, &row, true).await;
     }
+}
+
+/// No task is working on the session and it has not changed status for `limit` seconds.
+fn stalled(m: &Manager, row: &bai_store::SessionRow, limit: i64) -> bool {
+    let launching = m
+        .launching
+        .lock()
+        .map(|s| s.contains(&row.id))
+        .unwrap_or(true);
+    !launching && age_secs(&row.status_changed) >= limit
 }

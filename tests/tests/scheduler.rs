@@ -478,6 +478,57 @@ fn presets_resource_groups_and_select_agent() {
             .contains("no agent node is registered in resource group \"private\""),
         "{r:#?}"
     );
+    // Projects: a group opened to a project is usable by its members, in that project only.
+    s.bai(&s.admin, &["admin", "project", "create", "vision"])
+        .expect_ok();
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "create",
+            "team",
+            "--public",
+            "false",
+        ],
+    )
+    .expect_ok();
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "allow",
+            "team",
+            "--project",
+            "vision",
+        ],
+    )
+    .expect_ok();
+    let r = s.bai(&s.user, &["start", "-g", "vision", "python"]);
+    assert!(
+        r.stderr.contains("not a member of project \"vision\""),
+        "{r:#?}"
+    );
+    assert!(!s.bai(&s.user, &["resource-groups"]).stdout.contains("team"));
+    s.bai(
+        &s.admin,
+        &["admin", "project", "add-member", "vision", "user@bai.local"],
+    )
+    .expect_ok();
+    assert!(s.bai(&s.user, &["projects"]).stdout.contains("vision"));
+    assert!(s.bai(&s.user, &["resource-groups"]).stdout.contains("team"));
+    let r = s.bai(
+        &s.user,
+        &["start", "-g", "vision", "--scaling-group", "team", "python"],
+    );
+    assert!(
+        r.stderr
+            .contains("no agent node is registered in resource group \"team\""),
+        "{r:#?}"
+    );
+    let r = s.bai(&s.user, &["start", "--scaling-group", "team", "python"]);
+    assert!(r.stderr.contains("not open to you"), "{r:#?}");
     // Users cannot administer.
     let r = s.bai(
         &s.user,

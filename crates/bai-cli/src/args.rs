@@ -44,6 +44,8 @@ pub enum Cmd {
     Presets(PresetsArgs),
     /// Agents of your resource groups with their free resources.
     Agents,
+    /// Your projects.
+    Projects,
     /// Print the client version.
     Version,
 }
@@ -91,6 +93,9 @@ pub enum AdminCmd {
     /// Keypair resource policies: list, create or replace, delete, assign.
     #[command(subcommand, visible_alias = "resource-policy")]
     Policy(AdminPolicyCmd),
+    /// Projects and their members.
+    #[command(subcommand)]
+    Project(AdminProjectCmd),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -143,10 +148,40 @@ pub enum AdminGroupCmd {
     },
     /// Delete a resource group without agents and sessions.
     Delete { name: String },
-    /// Let a keypair use a non-public group.
-    Allow { name: String, access_key: String },
-    /// Stop letting a keypair use a non-public group.
-    Deny { name: String, access_key: String },
+    /// Let a keypair (or, with --project, every member of a project) use a non-public group.
+    Allow {
+        name: String,
+        #[arg(required_unless_present = "project")]
+        access_key: Option<String>,
+        #[arg(long, conflicts_with = "access_key")]
+        project: Option<String>,
+    },
+    /// Stop letting a keypair (or a project) use a non-public group.
+    Deny {
+        name: String,
+        #[arg(required_unless_present = "project")]
+        access_key: Option<String>,
+        #[arg(long, conflicts_with = "access_key")]
+        project: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminProjectCmd {
+    /// Every project and its members.
+    List,
+    /// Create a project.
+    Create {
+        name: String,
+        #[arg(long, default_value = "")]
+        description: String,
+    },
+    /// Delete a project.
+    Delete { name: String },
+    /// Add a user (by email) to a project.
+    AddMember { name: String, email: String },
+    /// Remove a user (by email) from a project.
+    RemoveMember { name: String, email: String },
 }
 
 #[derive(Subcommand, Debug)]
@@ -362,6 +397,9 @@ pub struct CreateArgs {
     /// Fail instead of reusing a live session with the same name.
     #[arg(long)]
     pub no_reuse: bool,
+    /// Project to create the session in (default: default).
+    #[arg(short = 'g', long = "project", visible_alias = "group")]
+    pub project: Option<String>,
     /// Start from a resource preset (see `bai presets`); -r values override it.
     #[arg(long)]
     pub preset: Option<String>,

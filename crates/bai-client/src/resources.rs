@@ -52,6 +52,53 @@ impl Client {
         self.send_json(Method::POST, &path, Some(&body)).await
     }
 
+    /// Opens (or closes) a non-public group to every member of a project.
+    pub async fn resource_group_project_access(
+        &self,
+        name: &str,
+        project: &str,
+        allow: bool,
+    ) -> Result<Value, ClientError> {
+        let path = format!(
+            "/admin/resource-groups/{}/access",
+            encode::path_segment(name)
+        );
+        let body = json!({"project": project, "allow": allow});
+        self.send_json(Method::POST, &path, Some(&body)).await
+    }
+
+    /// `GET /projects`.
+    pub async fn projects(&self) -> Result<Value, ClientError> {
+        self.send_json(Method::GET, "/projects", None).await
+    }
+
+    pub async fn create_project(
+        &self,
+        name: &str,
+        description: &str,
+    ) -> Result<Value, ClientError> {
+        let body = json!({"name": name, "description": description});
+        self.send_json(Method::POST, "/admin/projects", Some(&body))
+            .await
+    }
+
+    pub async fn delete_project(&self, name: &str) -> Result<(), ClientError> {
+        let path = format!("/admin/projects/{}", encode::path_segment(name));
+        self.send(Method::DELETE, &path, None).await.map(|_| ())
+    }
+
+    /// Adds (or removes) a user, by email, to a project.
+    pub async fn project_member(
+        &self,
+        name: &str,
+        email: &str,
+        member: bool,
+    ) -> Result<Value, ClientError> {
+        let path = format!("/admin/projects/{}/members", encode::path_segment(name));
+        let body = json!({"email": email, "member": member});
+        self.send_json(Method::POST, &path, Some(&body)).await
+    }
+
     /// `GET /resource/presets`.
     pub async fn presets(&self) -> Result<Value, ClientError> {
         self.send_json(Method::GET, "/resource/presets", None).await

@@ -162,17 +162,123 @@ impl Store {
         Ok(())
     }
 
-    /// The groups a keypair may launch in: the public ones and those it was allowed.
+    /// The groups a keypair may launch in: the public ones, those its keypair was allowed,
+    /// and those opened to `project` (None: to any project its user is a member of).
     pub fn groups_for(&self, access_key: &str) -> Result<Vec<ResourceGroupRow>> {
+        self.groups_for_project(access_key, None)
+    }
+
+    pub fn groups_for_project(
+        &self,
+        access_key: &str,
+        project: Option<&str>,
+    ) -> Result<Vec<ResourceGroupRow>> {
         let conn = self.conn();
         let mut st = conn.prepare(&format!(
             "SELECT {GROUP_COLUMNS} FROM resource_groups
-             WHERE is_public = 1 OR name IN
-                (SELECT group_name FROM resource_group_access WHERE access_key = ?1)
+             WHERE is_public = 1
+                OR name IN (SELECT group_name FROM resource_group_access WHERE access_key = ?1)
+                OR name IN (SELECT rp.group_name FROM resource_group_projects rp
+                    JOIN project_members pm ON pm.project = rp.project
+                    JOIN keypairs k ON k.user_id = pm.user_id
+                    WHERE k.access_key = ?1 AND (?2 IS NULL OR rp.project = ?2))
              ORDER BY name"
         ))?;
-        let rows = st.query_map([access_key], group_row)?;
+        let rows = st.query_map(params![access_key, project], group_row)?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Opens (or closes) a non-public group to every member of a project.
+    pub fn set_group_project_access(&self, group: &str, project: &str, allow: bool) -> Result<()> {
+        let conn = self.conn();
+        if allow {
+            conn.execute(
+                "INSERT OR IGNORE INTO resource_group_projects(group_name, project) VALUES (?1, ?2)",
+                [group, project],
+            )?;
+        } else {
+            conn.execute(
+                "DELETE FROM resource_group_projects WHERE group_name = ?1 AND project = ?2",
+                [group, project],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Every project with its members' emails.
+    pub fn projects(&self) -> Result<Vec<(String, String, Vec<String>)>> {
+        let conn = self.conn();
+        let mut st = conn.prepare("SELECT name, description FROM projects ORDER BY name")?;
+        let names: Vec<(String, String)> = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut m = conn.prepare(
+            "SELECT u.email FROM project_members pm JOIN users u ON u.id = pm.user_id
+             WHERE pm.project = ?1 ORDER BY u.email",
+        )?;
+        let mut out = Vec::new();
+        for (name, desc) in names {
+            let members: Vec<String> = m
+                .query_map([&name], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            out.push((name, desc, members));
+        }
+        Ok(out)
+    }
+
+    /// Creates a project; false when it exists.
+    pub fn create_project(&self, name: &str, description: &str) -> Result<bool> {
+        Ok(self.conn().execute(
+            "INSERT OR IGNORE INTO projects(name, description, created_at) VALUES (?1, ?2, ?3)",
+            params![name, description, now_str()],
+        )? == 1)
+    }
+
+    pub fn delete_project(&self, name: &str) -> Result<bool> {
+        Ok(self
+            .conn()
+            .execute("DELETE FROM projects WHERE name = ?1", [name])?
+            == 1)
+    }
+
+    pub fn set_project_member(&self, project: &str, user_id: &str, member: bool) -> Result<()> {
+        let conn = self.conn();
+        if member {
+            conn.execute(
+                "INSERT OR IGNORE INTO project_members(project, user_id) VALUES (?1, ?2)",
+                [project, user_id],
+            )?;
+        } else {
+            conn.execute(
+                "DELETE FROM project_members WHERE project = ?1 AND user_id = ?2",
+                [project, user_id],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Whether the keypair's user is a member of `project`.
+    pub fn is_member(&self, access_key: &str, project: &str) -> Result<bool> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT 1 FROM project_members pm JOIN keypairs k ON k.user_id = pm.user_id
+                 WHERE k.access_key = ?1 AND pm.project = ?2",
+                [access_key, project],
+                |_| Ok(true),
+            )
+            .optional()?
+            .unwrap_or(false))
+    }
+
+    pub fn project_exists(&self, name: &str) -> Result<bool> {
+        Ok(self
+            .conn()
+            .query_row("SELECT 1 FROM projects WHERE name = ?1", [name], |_| {
+                Ok(true)
+            })
+            .optional()?
+            .unwrap_or(false))
     }
 
     pub fn presets(&self) -> Result<Vec<PresetRow>> {

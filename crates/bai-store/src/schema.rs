@@ -126,6 +126,27 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN designated_agent TEXT;
     ALTER TABLE sessions ADD COLUMN dependencies TEXT NOT NULL DEFAULT '[]';
     "#,
+    // 3: projects, their members, and resource groups opened to projects
+    r#"
+    CREATE TABLE projects (
+        name TEXT PRIMARY KEY,
+        description TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL
+    );
+    INSERT INTO projects(name, description, created_at)
+        VALUES ('default', 'the default project', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
+    CREATE TABLE project_members (
+        project TEXT NOT NULL REFERENCES projects(name) ON DELETE CASCADE,
+        user_id TEXT NOT NULL,
+        PRIMARY KEY (project, user_id)
+    );
+    INSERT INTO project_members(project, user_id) SELECT 'default', id FROM users;
+    CREATE TABLE resource_group_projects (
+        group_name TEXT NOT NULL REFERENCES resource_groups(name) ON DELETE CASCADE,
+        project TEXT NOT NULL REFERENCES projects(name) ON DELETE CASCADE,
+        PRIMARY KEY (group_name, project)
+    );
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

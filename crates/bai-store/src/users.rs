@@ -40,6 +40,12 @@ impl Store {
              VALUES (?1, ?2, ?3, ?4, ?5)",
             (access_key, secret_key, &user.id, is_admin, &now),
         )?;
+        // Every user starts in the default project.
+        tx.execute(
+            "INSERT OR IGNORE INTO project_members(project, user_id)
+             SELECT name, ?1 FROM projects WHERE name = 'default'",
+            [&user.id],
+        )?;
         tx.commit()?;
         Ok(())
     }

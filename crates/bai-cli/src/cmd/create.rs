@@ -31,6 +31,7 @@ pub fn build_request(
     r.scaling_group = a.scaling_group.clone();
     r.owner_access_key = a.owner.clone();
     r.preset = a.preset.clone();
+    r.group = a.project.clone();
     r.count = a.count;
     r.agent = a.assign_agent.clone();
     r.priority = a.priority;

@@ -36,6 +36,8 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
         Cmd::ResourceGroups => resources::list_groups(client, false).await,
         Cmd::Presets(a) => resources::presets(client, &a).await,
         Cmd::Agents => resources::agents(client).await,
+        Cmd::Projects => resources::projects(client).await,
+        Cmd::Admin(AdminCmd::Project(c)) => resources::admin_project(client, &c).await,
         Cmd::Admin(AdminCmd::ResourceGroup(c)) => resources::admin_group(client, &c).await,
         Cmd::Admin(AdminCmd::Preset(c)) => resources::admin_preset(client, &c).await,
         Cmd::Admin(AdminCmd::Policy(c)) => resources::admin_policy(client, &c).await,

@@ -1,7 +1,9 @@
 //! `bai resource-groups`, `bai presets`, `bai agents` and the `bai admin resource-group |
 //! preset | policy` commands.
 
-use crate::args::{AdminGroupCmd, AdminPolicyCmd, AdminPresetCmd, GroupFields, PresetsArgs};
+use crate::args::{
+    AdminGroupCmd, AdminPolicyCmd, AdminPresetCmd, AdminProjectCmd, GroupFields, PresetsArgs,
+};
 use crate::output::{cell, table};
 use anyhow::Result;
 use bai_client::Client;
@@ -196,15 +198,30 @@ pub async fn admin_group(client: &Client, c: &AdminGroupCmd) -> Result<i32> {
             client.delete_resource_group(name).await?;
             println!("Resource group {name} is deleted.");
         }
-        AdminGroupCmd::Allow { name, access_key } => {
-            client.resource_group_access(name, access_key, true).await?;
-            println!("{access_key} may now use resource group {name}.");
+        AdminGroupCmd::Allow {
+            name,
+            access_key,
+            project,
         }
-        AdminGroupCmd::Deny { name, access_key } => {
-            client
-                .resource_group_access(name, access_key, false)
-                .await?;
-            println!("{access_key} may no longer use resource group {name}.");
+        | AdminGroupCmd::Deny {
+            name,
+            access_key,
+            project,
+        } => {
+            let allow = matches!(c, AdminGroupCmd::Allow { .. });
+            let who = match (project, access_key) {
+                (Some(p), _) => {
+                    client.resource_group_project_access(name, p, allow).await?;
+                    format!("Members of project {p}")
+                }
+                (None, Some(ak)) => {
+                    client.resource_group_access(name, ak, allow).await?;
+                    ak.clone()
+                }
+                (None, None) => anyhow::bail!("give an access key or --project"),
+            };
+            let verb = if allow { "may now" } else { "may no longer" };
+            println!("{who} {verb} use resource group {name}.");
         }
     }
     Ok(0)
@@ -301,6 +318,46 @@ pub async fn admin_policy(client: &Client, c: &AdminPolicyCmd) -> Result<i32> {
         AdminPolicyCmd::Assign { access_key, policy } => {
             client.assign_resource_policy(access_key, policy).await?;
             println!("{access_key} now has resource policy {policy}.");
+        }
+    }
+    Ok(0)
+}
+
+pub async fn projects(client: &Client) -> Result<i32> {
+    let v = client.projects().await?;
+    let rows: Vec<Vec<String>> = items(&v, "projects")
+        .iter()
+        .map(|p| {
+            let members: Vec<String> = items(p, "members").iter().map(cell).collect();
+            vec![
+                cell(&p["name"]),
+                cell(&p["description"]),
+                members.join(", "),
+            ]
+        })
+        .collect();
+    table(&["Project", "Description", "Members"], &rows);
+    Ok(0)
+}
+
+pub async fn admin_project(client: &Client, c: &AdminProjectCmd) -> Result<i32> {
+    match c {
+        AdminProjectCmd::List => return projects(client).await,
+        AdminProjectCmd::Create { name, description } => {
+            client.create_project(name, description).await?;
+            println!("Project {name} is created.");
+        }
+        AdminProjectCmd::Delete { name } => {
+            client.delete_project(name).await?;
+            println!("Project {name} is deleted.");
+        }
+        AdminProjectCmd::AddMember { name, email } => {
+            client.project_member(name, email, true).await?;
+            println!("{email} is now a member of project {name}.");
+        }
+        AdminProjectCmd::RemoveMember { name, email } => {
+            client.project_member(name, email, false).await?;
+            println!("{email} is no longer a member of project {name}.");
         }
     }
     Ok(0)

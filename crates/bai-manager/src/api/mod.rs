@@ -76,6 +76,13 @@ pub fn router(m: Arc<Manager>) -> Router {
             post(resources::assign_policy),
         )
         .route("/agents", get(resources::list_agents))
+        .route("/projects", get(resources::list_projects))
+        .route("/admin/projects", post(resources::create_project))
+        .route("/admin/projects/{name}", delete(resources::delete_project))
+        .route(
+            "/admin/projects/{name}/members",
+            post(resources::project_member),
+        )
         .layer(middleware::from_fn_with_state(m.clone(), authenticate));
     Router::new()
         .route("/", get(hello))

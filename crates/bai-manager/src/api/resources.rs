@@ -272,7 +272,8 @@ pub async fn delete_group(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// `POST /admin/resource-groups/{name}/access`: `{"access_key": AK, "allow": bool}`.
+/// `POST /admin/resource-groups/{name}/access`: `{"access_key": AK, "allow": bool}` or
+/// `{"project": NAME, "allow": bool}` (every member of the project).
 pub async fn group_access(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
@@ -286,17 +287,115 @@ pub async fn group_access(
             Problem::not_found("resource-group", format!("no resource group {name:?}")).into(),
         );
     }
+    let allow = body.get("allow").and_then(Value::as_bool).unwrap_or(true);
+    if let Some(project) = body.get("project").and_then(Value::as_str) {
+        if !m.store.project_exists(project)? {
+            return Err(Problem::not_found("project", format!("no project {project:?}")).into());
+        }
+        m.store.set_group_project_access(&name, project, allow)?;
+        return Ok(Json(
+            json!({"resource_group": name, "project": project, "allowed": allow}),
+        ));
+    }
     let ak = body
         .get("access_key")
         .and_then(Value::as_str)
-        .ok_or_else(|| Problem::invalid("give the access_key to allow or deny"))?;
+        .ok_or_else(|| Problem::invalid("give the access_key or the project to allow or deny"))?;
     if m.store.keypair(ak)?.is_none() {
         return Err(Problem::not_found("keypair", format!("no keypair {ak:?}")).into());
     }
-    let allow = body.get("allow").and_then(Value::as_bool).unwrap_or(true);
     m.store.set_group_access(&name, ak, allow)?;
     Ok(Json(
         json!({"resource_group": name, "access_key": ak, "allowed": allow}),
+    ))
+}
+
+/// `GET /projects`: the caller's projects (administrators: every project).
+pub async fn list_projects(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+) -> ApiResult<Json<Value>> {
+    let me = m
+        .store
+        .keypair(&caller.access_key)?
+        .map(|k| k.email)
+        .unwrap_or_default();
+    let items: Vec<Value> = m
+        .store
+        .projects()?
+        .into_iter()
+        .filter(|(_, _, members)| caller.is_admin || members.contains(&me))
+        .map(|(name, description, members)| {
+            json!({"name": name, "description": description, "members": members})
+        })
+        .collect();
+    Ok(Json(json!({ "projects": items })))
+}
+
+/// `POST /admin/projects`: `{"name", "description"}`.
+pub async fn create_project(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    body: axum::body::Bytes,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let (body, name) = admin_named_body(&caller, &body, "project")?;
+    let description = body
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if !m.store.create_project(&name, description)? {
+        return Err(Problem::conflict(
+            "project-exists",
+            "The project exists.",
+            format!("project {name:?} already exists"),
+        )
+        .into());
+    }
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"name": name, "description": description})),
+    ))
+}
+
+pub async fn delete_project(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(name): Path<String>,
+) -> ApiResult<StatusCode> {
+    require_admin(&caller)?;
+    if name == "default" {
+        return Err(Problem::invalid("the default project cannot be deleted").into());
+    }
+    if !m.store.delete_project(&name)? {
+        return Err(Problem::not_found("project", format!("no project {name:?}")).into());
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `POST /admin/projects/{name}/members`: `{"email": E, "member": bool}`.
+pub async fn project_member(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(name): Path<String>,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<Value>> {
+    require_admin(&caller)?;
+    let body = json_body(&body)?;
+    if !m.store.project_exists(&name)? {
+        return Err(Problem::not_found("project", format!("no project {name:?}")).into());
+    }
+    let email = body
+        .get("email")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Problem::invalid("give the member's email"))?;
+    let kp = m
+        .store
+        .keypair_by_email(email)?
+        .ok_or_else(|| Problem::not_found("user", format!("no user with email {email:?}")))?;
+    let member = body.get("member").and_then(Value::as_bool).unwrap_or(true);
+    m.store.set_project_member(&name, &kp.user_id, member)?;
+    Ok(Json(
+        json!({"project": name, "email": email, "member": member}),
     ))
 }
 

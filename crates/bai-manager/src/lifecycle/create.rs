@@ -179,9 +179,11 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
     };
 
     // Resource group: it must exist and be open to the owner; its agents bound the request.
+    let project = str_field(body, &["group"]).unwrap_or("default").to_string();
+    check_project(m, &access_key, &project)?;
     let group_name = str_field(&config, &["scalingGroup", "scaling_group"])
         .or_else(|| str_field(body, &["scalingGroup"]));
-    let scaling_group = resolve_group(m, &access_key, group_name)?;
+    let scaling_group = resolve_group(m, &access_key, &project, group_name)?;
 
     // Resources: a preset first, then what is given explicitly on top of it.
     let mut resources = obj(&config, "resources").cloned().unwrap_or_default();
@@ -333,7 +335,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             domain_name: str_field(body, &["domain"])
                 .unwrap_or("default")
                 .to_string(),
-            group_name: str_field(body, &["group"]).unwrap_or("default").to_string(),
+            group_name: project,
             scaling_group,
             session_type,
             image,
@@ -379,10 +381,15 @@ fn parse_count(body: &Value) -> Result<u32, Problem> {
 
 /// The resource group to create in: the one asked for, else `default` when the owner may
 /// use it, else the owner's only group.
-fn resolve_group(m: &Manager, access_key: &str, asked: Option<&str>) -> Result<String, Problem> {
+fn resolve_group(
+    m: &Manager,
+    access_key: &str,
+    project: &str,
+    asked: Option<&str>,
+) -> Result<String, Problem> {
     let allowed = m
         .store
-        .groups_for(access_key)
+        .groups_for_project(access_key, Some(project))
         .map_err(|e| Problem::internal(e.to_string()))?;
     let names: Vec<&str> = allowed.iter().map(|g| g.name.as_str()).collect();
     match asked {
@@ -398,6 +405,22 @@ fn resolve_group(m: &Manager, access_key: &str, asked: Option<&str>) -> Result<S
             names.join(", ")
         ))),
     }
+}
+
+/// The session's project (`group`) must exist and have the owner as a member.
+fn check_project(m: &Manager, access_key: &str, project: &str) -> Result<(), Problem> {
+    let internal = |e: bai_store::StoreError| Problem::internal(e.to_string());
+    if !m.store.project_exists(project).map_err(internal)? {
+        return Err(Problem::invalid(format!(
+            "project {project:?} does not exist"
+        )));
+    }
+    if !m.store.is_member(access_key, project).map_err(internal)? {
+        return Err(Problem::forbidden(format!(
+            "you are not a member of project {project:?}; ask an administrator to add you"
+        )));
+    }
+    Ok(())
 }
 
 /// Fills `resources` / `resource_opts` from a preset where the request leaves them out.

@@ -297,7 +297,7 @@ fn starts_at_and_policy_limits_keep_sessions_pending_with_the_right_reason() {
         (i["pending"]["code"] == "dependency-not-finished").then_some(i)
     });
     assert_eq!(
-        i["dependencies"][0],
+        i["dependencies"][0]["id"],
         s.info(&s.user, "dep-ok")["id"],
         "{i:#}"
     );

@@ -106,6 +106,7 @@ fn spec(ty: SessionType, mem_mib: u64, startup: Option<&str>) -> KernelSpec {
         startup_command: startup.map(str::to_string),
         bootstrap_script: None,
         owner_access_key: "AK".into(),
+        mounts: Vec::new(),
     }
 }
 

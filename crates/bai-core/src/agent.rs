@@ -50,6 +50,21 @@ pub struct KernelSpec {
     /// Shell script run once before the kernel is ready.
     pub bootstrap_script: Option<String>,
     pub owner_access_key: String,
+    /// Data folders to bind-mount.
+    #[serde(default)]
+    pub mounts: Vec<Mount>,
+}
+
+/// A data folder bind-mounted into a kernel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mount {
+    pub vfolder_id: Uuid,
+    pub name: String,
+    /// Absolute path of the folder on the agent's host.
+    pub host_path: String,
+    /// Absolute path inside the container (under /home/work).
+    pub kernel_path: String,
+    pub read_only: bool,
 }
 
 /// Reply to a successful `create_kernel`.

@@ -14,6 +14,7 @@ pub mod problem;
 pub mod resources;
 pub mod sign;
 pub mod status;
+pub mod vpath;
 
 pub use name::SessionName;
 pub use problem::Problem;

@@ -46,6 +46,7 @@ fn session(i: usize) -> NewSession {
         main_kernel_id: Uuid::new_v4(),
         designated_agent: None,
         dependencies: Vec::new(),
+        mounts: Vec::new(),
     }
 }
 

@@ -9,5 +9,6 @@ pub mod error;
 pub mod lifecycle;
 pub mod scheduler;
 pub mod state;
+pub mod storage;
 
 pub use state::{AgentHandle, Manager, ManagerConfig};

@@ -69,6 +69,10 @@ pub struct Manager {
     pub pending_views: Mutex<HashMap<Uuid, crate::scheduler::PendingView>>,
     /// When the scheduler last wrote an unchanged wait to a session's history.
     history_marks: Mutex<HashMap<Uuid, Instant>>,
+    /// Where data folders live.
+    pub storage: crate::storage::Storage,
+    /// Pending uploads and downloads by token.
+    pub transfers: Mutex<HashMap<String, crate::storage::Transfer>>,
 }
 
 impl Manager {
@@ -79,12 +83,14 @@ impl Manager {
             agents: RwLock::new(Vec::new()),
             events,
             wake_scheduler: Notify::new(),
-            config,
             launching: Mutex::new(HashSet::new()),
             early_exits: Mutex::new(HashMap::new()),
             sched_state: Mutex::new(HashMap::new()),
             pending_views: Mutex::new(HashMap::new()),
             history_marks: Mutex::new(HashMap::new()),
+            storage: crate::storage::Storage::new(&config.data_dir),
+            transfers: Mutex::new(HashMap::new()),
+            config,
         })
     }
 

@@ -10,11 +10,13 @@ mod resources;
 mod schema;
 mod sessions;
 mod users;
+mod vfolders;
 
 pub use pass::{PassEntry, PassResult, PassWrite};
 pub use resources::{PolicyRow, PresetRow, ResourceGroupRow};
 pub use sessions::{NewSession, PendingRow, SessionFilter, SessionRow, StatusChange};
 pub use users::{KeypairRow, UserRow};
+pub use vfolders::VFolderRow;
 
 use rusqlite::Connection;
 use std::path::Path;

@@ -147,6 +147,21 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (group_name, project)
     );
     "#,
+    // 4: data folders; the folders a session mounts
+    r#"
+    CREATE TABLE vfolders (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        host TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        permission TEXT NOT NULL,
+        usage_mode TEXT NOT NULL DEFAULT 'general',
+        status TEXT NOT NULL DEFAULT 'ready',
+        created_at TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX vfolders_by_owner_name ON vfolders(user_id, name);
+    ALTER TABLE sessions ADD COLUMN mounts TEXT NOT NULL DEFAULT '[]';
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -46,6 +46,8 @@ pub struct SessionRow {
     pub designated_agent: Option<String>,
     /// Sessions that must end successfully before this one is scheduled.
     pub dependencies: Vec<Uuid>,
+    /// Data folders mounted into the session.
+    pub mounts: Vec<bai_core::agent::Mount>,
 }
 
 /// A PENDING session as the scheduler reads it: only the columns it needs.
@@ -87,6 +89,7 @@ pub struct NewSession {
     pub main_kernel_id: Uuid,
     pub designated_agent: Option<String>,
     pub dependencies: Vec<Uuid>,
+    pub mounts: Vec<bai_core::agent::Mount>,
 }
 
 /// A status change, written together with its history record and its events.
@@ -166,7 +169,7 @@ pub struct SessionFilter {
 pub(crate) const COLUMNS: &str = "id, name, access_key, user_id, domain_name, group_name, scaling_group, type, \
     image, tag, priority, status, status_info, status_changed, status_history, result, exit_code, \
     created_at, terminated_at, starts_at, batch_timeout, startup_command, bootstrap_script, environ, \
-    requested_slots, shmem, agent_id, main_kernel_id, container_id, designated_agent, dependencies";
+    requested_slots, shmem, agent_id, main_kernel_id, container_id, designated_agent, dependencies, mounts";
 
 pub(crate) fn corrupt(column: &'static str, detail: impl ToString) -> StoreError {
     StoreError::Corrupt {
@@ -188,6 +191,7 @@ pub(crate) fn parse_row(
     let kid: String = r.get(27)?;
     let shmem: i64 = r.get(25)?;
     let deps: String = r.get(30)?;
+    let mounts: String = r.get(31)?;
     let build = || -> std::result::Result<SessionRow, StoreError> {
         Ok(SessionRow {
             id: Uuid::parse_str(&id).map_err(|e| corrupt("id", e))?,
@@ -223,6 +227,7 @@ pub(crate) fn parse_row(
             container_id: r.get(28)?,
             designated_agent: r.get(29)?,
             dependencies: serde_json::from_str(&deps).map_err(|e| corrupt("dependencies", e))?,
+            mounts: serde_json::from_str(&mounts).map_err(|e| corrupt("mounts", e))?,
         })
     };
     Ok(build())
@@ -258,14 +263,15 @@ impl Store {
             serde_json::to_string(&s.requested_slots).map_err(|e| corrupt("requested_slots", e))?;
         let deps =
             serde_json::to_string(&s.dependencies).map_err(|e| corrupt("dependencies", e))?;
+        let mounts = serde_json::to_string(&s.mounts).map_err(|e| corrupt("mounts", e))?;
         tx.execute(
             "INSERT INTO sessions(id, name, access_key, user_id, domain_name, group_name,
                 scaling_group, type, image, tag, priority, status, status_info, status_changed,
                 status_history, created_at, starts_at, batch_timeout, startup_command,
                 bootstrap_script, environ, requested_slots, shmem, main_kernel_id,
-                designated_agent, dependencies)
+                designated_agent, dependencies, mounts)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'PENDING', 'enqueued', ?12,
-                ?13, ?12, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+                ?13, ?12, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
             params![
                 s.id.to_string(),
                 s.name,
@@ -290,6 +296,7 @@ impl Store {
                 s.main_kernel_id.to_string(),
                 s.designated_agent,
                 deps,
+                mounts,
             ],
         )?;
         add_history_tx(

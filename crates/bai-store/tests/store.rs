@@ -48,6 +48,7 @@ fn new_session(name: &str) -> NewSession {
         main_kernel_id: Uuid::new_v4(),
         designated_agent: None,
         dependencies: Vec::new(),
+        mounts: Vec::new(),
     }
 }
 

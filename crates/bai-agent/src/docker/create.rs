@@ -67,7 +67,7 @@ pub fn environment(spec: &KernelSpec) -> Vec<String> {
 
 fn container_body(inner: &Inner, spec: &KernelSpec) -> Result<ContainerCreateBody, AgentError> {
     let dirs = inner.dirs(spec.kernel_id);
-    let binds = vec![
+    let mut binds = vec![
         format!(
             "{}:/opt/bai/bin/krunner:ro",
             inner.config.krunner_path.display()
@@ -75,6 +75,17 @@ fn container_body(inner: &Inner, spec: &KernelSpec) -> Result<ContainerCreateBod
         format!("{}:/home/work:rw", dirs.work.display()),
         format!("{}:/opt/bai/run:rw", dirs.run.display()),
     ];
+    // Data folders (paths validated by the manager: absolute, no ':').
+    for m in &spec.mounts {
+        if m.host_path.contains(':') || m.kernel_path.contains(':') {
+            return Err(AgentError::BadRequest(format!(
+                "mount path of {} contains ':'",
+                m.name
+            )));
+        }
+        let mode = if m.read_only { "ro" } else { "rw" };
+        binds.push(format!("{}:{}:{mode}", m.host_path, m.kernel_path));
+    }
     let labels = HashMap::from([
         (LABEL_AGENT.to_string(), inner.config.agent_id.clone()),
         (LABEL_KERNEL.to_string(), spec.kernel_id.to_string()),

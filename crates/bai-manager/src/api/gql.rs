@@ -174,6 +174,36 @@ impl Resolver for SessionResolver<'_> {
             (OperationKind::Query, "compute_session_list") => self.session_list(args),
             (
                 OperationKind::Query,
+                "vfolder_list"
+                | "vfolder_own_list"
+                | "vfolder_invited_list"
+                | "vfolder_project_list",
+            ) => {
+                let mine = field != "vfolder_invited_list" && field != "vfolder_project_list";
+                let all: Vec<Value> = if mine {
+                    self.m
+                        .store
+                        .vfolders(Some(&self.caller.user_id))
+                        .map_err(|e| err(e.to_string()))?
+                        .iter()
+                        .map(|v| {
+                            let mut j = super::vfolder::folder_json(self.m, v);
+                            j["creator"] = json!(self.caller.email);
+                            j["user_email"] = json!(self.caller.email);
+                            j
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                let total = all.len();
+                let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
+                let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(20) as usize;
+                let items: Vec<Value> = all.into_iter().skip(offset).take(limit).collect();
+                Ok(json!({"items": items, "total_count": total}))
+            }
+            (
+                OperationKind::Query,
                 "session_scheduling_histories" | "admin_session_scheduling_histories",
             ) => {
                 if field.starts_with("admin_") && !self.caller.is_admin {

@@ -5,6 +5,7 @@ mod execute;
 mod gql;
 mod resources;
 mod session;
+pub(crate) mod vfolder;
 
 use crate::auth::{Caller, authenticate};
 use crate::error::ApiResult;
@@ -76,6 +77,32 @@ pub fn router(m: Arc<Manager>) -> Router {
             post(resources::assign_policy),
         )
         .route("/agents", get(resources::list_agents))
+        .route(
+            "/folders",
+            post(vfolder::create)
+                .get(vfolder::list)
+                .delete(vfolder::delete),
+        )
+        .route("/folders/_/id", get(vfolder::id_of))
+        .route("/folders/_/hosts", get(vfolder::hosts))
+        .route(
+            "/folders/{id}",
+            get(vfolder::info).delete(vfolder::delete_by_path),
+        )
+        .route("/folders/{id}/rename", post(vfolder::rename))
+        .route("/folders/{id}/files", get(vfolder::files))
+        .route("/folders/{id}/mkdir", post(vfolder::mkdir))
+        .route("/folders/{id}/rename-file", post(vfolder::rename_file))
+        .route("/folders/{id}/move-file", post(vfolder::move_file))
+        .route("/folders/{id}/delete-files", delete(vfolder::delete_files))
+        .route(
+            "/folders/{id}/request-upload",
+            post(vfolder::request_upload),
+        )
+        .route(
+            "/folders/{id}/request-download",
+            post(vfolder::request_download),
+        )
         .route("/projects", get(resources::list_projects))
         .route("/admin/projects", post(resources::create_project))
         .route("/admin/projects/{name}", delete(resources::delete_project))
@@ -86,6 +113,12 @@ pub fn router(m: Arc<Manager>) -> Router {
         .layer(middleware::from_fn_with_state(m.clone(), authenticate));
     Router::new()
         .route("/", get(hello))
+        // Unsigned transfer URLs handed out by request-upload / request-download.
+        .route(
+            "/storage/upload",
+            axum::routing::patch(vfolder::tus_patch).head(vfolder::tus_head),
+        )
+        .route("/storage/download", get(vfolder::download))
         .merge(signed)
         .fallback(|| async {
             crate::error::ApiError(Problem::not_found("api", "no such API endpoint"))

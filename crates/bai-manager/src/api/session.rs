@@ -110,14 +110,21 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
         "mem": row.requested_slots.mem,
         "environ": row.environ,
         "idle_checks": idle_checks.to_string(),
-        "vfolder_mounts": [],
-        "mounts": [],
+        "vfolder_mounts": row.mounts.iter().map(|x| x.vfolder_id.to_string()).collect::<Vec<_>>(),
+        "mounts": row.mounts.iter().map(|x| json!([x.name, x.kernel_path, if x.read_only { "ro" } else { "rw" }])).collect::<Vec<_>>(),
         "service_ports": "[]",
         "live_stat": Value::Null,
         "last_stat": Value::Null,
         "containers": [kernel.clone()],
         "kernels": [kernel],
-        "dependencies": row.dependencies.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+        "dependencies": row
+            .dependencies
+            .iter()
+            .map(|d| {
+                let name = m.store.session(*d).ok().flatten().map(|r| r.name);
+                json!({"id": d.to_string(), "name": name})
+            })
+            .collect::<Vec<_>>(),
         "designated_agent": row.designated_agent,
         "pending": if row.status == bai_core::status::SessionStatus::Pending {
             m.pending_view(row.id).and_then(|v| serde_json::to_value(v).ok())

@@ -260,29 +260,9 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
         }
     }
 
-    // Features that later issues bring: refuse clearly instead of ignoring.
-    let mounts_given = config
-        .get("mounts")
-        .and_then(Value::as_array)
-        .is_some_and(|a| !a.is_empty())
-        || config
-            .get("mount_ids")
-            .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty());
-    if mounts_given {
-        let first = config
-            .get("mounts")
-            .and_then(Value::as_array)
-            .and_then(|a| a.first())
-            .and_then(Value::as_str)
-            .unwrap_or("?");
-        return Err(Problem::not_found(
-            "vfolder",
-            format!(
-                "no data folder named {first:?} is visible to you (data folders are not available on this server yet)"
-            ),
-        ));
-    }
+    // Data folders.
+    let mounts = resolve_mounts(m, &user_id, &config)?;
+
     if let Some(ports) = config.get("preopen_ports").and_then(Value::as_array)
         && !ports.is_empty()
     {
@@ -352,6 +332,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             main_kernel_id: Uuid::new_v4(),
             designated_agent,
             dependencies,
+            mounts,
         },
         enqueue_only: body
             .get("enqueueOnly")
@@ -405,6 +386,96 @@ fn resolve_group(
             names.join(", ")
         ))),
     }
+}
+
+/// `config.mounts` (names) / `config.mount_ids` (ids) with `mount_map` / `mount_id_map`
+/// (where inside the container; default `/home/work/NAME`): the owner's folders only.
+fn resolve_mounts(
+    m: &Manager,
+    user_id: &str,
+    config: &Value,
+) -> Result<Vec<bai_core::agent::Mount>, Problem> {
+    let internal = |e: bai_store::StoreError| Problem::internal(e.to_string());
+    let list = |k: &str| -> Vec<String> {
+        config
+            .get(k)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let map = |k: &str| -> Map<String, Value> { obj(config, k).cloned().unwrap_or_default() };
+    let (name_map, id_map) = (map("mount_map"), map("mount_id_map"));
+    let mut out: Vec<bai_core::agent::Mount> = Vec::new();
+    let mut wanted: Vec<(bai_store::VFolderRow, Option<String>)> = Vec::new();
+    for name in list("mounts") {
+        let v = m
+            .store
+            .vfolder_by_name(user_id, &name)
+            .map_err(internal)?
+            .ok_or_else(|| {
+                Problem::not_found(
+                    "vfolder",
+                    format!("no data folder named {name:?} is visible to you"),
+                )
+            })?;
+        let target = name_map
+            .get(&name)
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        wanted.push((v, target));
+    }
+    for id in list("mount_ids") {
+        let v = Uuid::parse_str(&id)
+            .ok()
+            .and_then(|u| m.store.vfolder(u).ok().flatten())
+            .filter(|v| v.user_id == user_id)
+            .ok_or_else(|| {
+                Problem::not_found(
+                    "vfolder",
+                    format!("no data folder with id {id:?} is visible to you"),
+                )
+            })?;
+        let target = id_map.get(&id).and_then(Value::as_str).map(str::to_string);
+        wanted.push((v, target));
+    }
+    for (v, target) in wanted {
+        if out.iter().any(|x| x.vfolder_id == v.id) {
+            continue;
+        }
+        let target = target.unwrap_or_else(|| v.name.clone());
+        let rel = target.strip_prefix("/home/work/").unwrap_or(&target);
+        if rel.starts_with('/') || rel.contains(':') {
+            return Err(Problem::invalid(format!(
+                "mount path {target:?} must be inside /home/work and contain no ':'"
+            )));
+        }
+        let rel = bai_core::vpath::confine(rel)
+            .map_err(|e| Problem::invalid(format!("mount path: {e}")))?;
+        if rel.as_os_str().is_empty() {
+            return Err(Problem::invalid(
+                "a folder cannot be mounted over /home/work itself",
+            ));
+        }
+        let kernel_path = format!("/home/work/{}", rel.display());
+        if out.iter().any(|x| x.kernel_path == kernel_path) {
+            return Err(Problem::invalid(format!(
+                "two folders are mounted at {kernel_path}"
+            )));
+        }
+        out.push(bai_core::agent::Mount {
+            vfolder_id: v.id,
+            name: v.name.clone(),
+            host_path: m.storage.folder_dir(v.id).display().to_string(),
+            kernel_path,
+            read_only: v.permission == "ro",
+        });
+    }
+    Ok(out)
 }
 
 /// The session's project (`group`) must exist and have the owner as a member.

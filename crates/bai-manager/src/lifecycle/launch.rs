@@ -116,6 +116,7 @@ async fn launch(m: &Arc<Manager>, row: SessionRow) {
         startup_command: row.startup_command.clone(),
         bootstrap_script: row.bootstrap_script.clone(),
         owner_access_key: row.access_key.clone(),
+        mounts: row.mounts.clone(),
     };
     let limit = Duration::from_secs(m.config.create_timeout_secs);
     let created = match tokio::time::timeout(limit, agent.rpc.create_kernel(spec)).await {

@@ -1,0 +1,612 @@
+//! Data folders (wire contract §5.9, §6.4): folder CRUD, name → id lookup, file operations,
+//! and uploads (TUS subset) / downloads through unsigned, token-bearing URLs.
+//! A user sees and touches only their own folders; anything else is 404.
+
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::state::Manager;
+use crate::storage::{HOST, Transfer, own, own_tree};
+use axum::Extension;
+use axum::Json;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bai_core::Problem;
+use bai_store::VFolderRow;
+use futures::StreamExt;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use uuid::Uuid;
+
+fn body_json(body: &[u8]) -> Result<Value, Problem> {
+    if body.is_empty() {
+        return Ok(json!({}));
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| Problem::invalid(format!("the request body is not valid JSON: {e}")))
+}
+
+fn field<'a>(v: &'a Value, k: &str) -> Result<&'a str, Problem> {
+    v.get(k)
+        .and_then(Value::as_str)
+        .ok_or_else(|| Problem::invalid(format!("{k} is required")))
+}
+
+/// Folder names: 1–64 letters, digits, '.', '-', '_' (a leading '.' is fine: `.ssh`).
+pub fn check_folder_name(n: &str) -> Result<(), Problem> {
+    let ok = (1..=64).contains(&n.len())
+        && n != "."
+        && n != ".."
+        && n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Problem::invalid(format!(
+            "folder name {n:?} is invalid: use 1 to 64 letters, digits, '.', '-' or '_'"
+        )))
+    }
+}
+
+fn not_found(r: &str) -> Problem {
+    Problem::not_found("vfolder", format!("no data folder {r:?} is visible to you"))
+}
+
+/// The caller's folder with this id (hex or hyphenated), else 404.
+fn own_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VFolderRow> {
+    let uuid = Uuid::parse_str(id).map_err(|_| not_found(id))?;
+    match m.store.vfolder(uuid)? {
+        Some(v) if v.user_id == caller.user_id => Ok(v),
+        _ => Err(not_found(id).into()),
+    }
+}
+
+pub fn folder_json(m: &Manager, v: &VFolderRow) -> Value {
+    let (files, bytes) = m.storage.usage(v.id);
+    json!({
+        "id": v.id.simple().to_string(),
+        "name": v.name,
+        "host": v.host,
+        "usage_mode": v.usage_mode,
+        "permission": v.permission,
+        "status": v.status,
+        "created_at": v.created_at,
+        "is_owner": true,
+        "ownership_type": "user",
+        "type": "user",
+        "user": v.user_id,
+        "creator": v.user_id,
+        "group": Value::Null,
+        "cloneable": false,
+        "max_size": 0,
+        "numFiles": files,
+        "used_bytes": bytes,
+    })
+}
+
+/// `GET /folders/_/id` with `{"name"}` → `{"id"}`.
+pub async fn id_of(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Query(q): Query<std::collections::HashMap<String, String>>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let b = body_json(&body)?;
+    let name = b
+        .get("name")
+        .and_then(Value::as_str)
+        .or(q.get("name").map(String::as_str))
+        .ok_or_else(|| Problem::invalid("name is required"))?;
+    let v = m
+        .store
+        .vfolder_by_name(&caller.user_id, name)?
+        .ok_or_else(|| not_found(name))?;
+    Ok(Json(
+        json!({"id": v.id.simple().to_string(), "name": v.name}),
+    ))
+}
+
+/// `POST /folders`.
+pub async fn create(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let b = body_json(&body)?;
+    let name = field(&b, "name")?;
+    check_folder_name(name)?;
+    if let Some(h) = b.get("host").and_then(Value::as_str)
+        && h != HOST
+    {
+        return Err(
+            Problem::invalid(format!("storage host {h:?} does not exist; use {HOST}")).into(),
+        );
+    }
+    if b.get("group").is_some_and(|g| !g.is_null()) {
+        return Err(Problem::invalid(
+            "project folders are not available on this server yet; create a user folder",
+        )
+        .into());
+    }
+    if b.get("unmanaged_path").is_some_and(|g| !g.is_null()) {
+        return Err(Problem::invalid("unmanaged folders are not supported").into());
+    }
+    let permission = b.get("permission").and_then(Value::as_str).unwrap_or("rw");
+    if !matches!(permission, "rw" | "ro") {
+        return Err(Problem::invalid(format!(
+            "permission {permission:?} is unknown: use rw or ro"
+        ))
+        .into());
+    }
+    let v = VFolderRow {
+        id: Uuid::new_v4(),
+        name: name.to_string(),
+        host: HOST.to_string(),
+        user_id: caller.user_id.clone(),
+        permission: permission.to_string(),
+        usage_mode: b
+            .get("usage_mode")
+            .and_then(Value::as_str)
+            .unwrap_or("general")
+            .to_string(),
+        status: "ready".into(),
+        created_at: bai_store::now_str(),
+    };
+    if !m.store.insert_vfolder(&v)? {
+        return Err(Problem::conflict(
+            "vfolder-exists",
+            "The folder exists.",
+            format!("you already have a data folder named {name:?}"),
+        )
+        .into());
+    }
+    if let Err(e) = m.storage.create(v.id) {
+        let _ = m.store.delete_vfolder(v.id);
+        return Err(e.into());
+    }
+    Ok((StatusCode::CREATED, Json(folder_json(&m, &v))))
+}
+
+/// `GET /folders`: the caller's folders.
+pub async fn list(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+) -> ApiResult<Json<Value>> {
+    let items: Vec<Value> = m
+        .store
+        .vfolders(Some(&caller.user_id))?
+        .iter()
+        .map(|v| folder_json(&m, v))
+        .collect();
+    Ok(Json(Value::Array(items)))
+}
+
+pub async fn hosts() -> Json<Value> {
+    Json(
+        json!({"default": HOST, "allowed": [HOST], "volume_info": {HOST: {"backend": "vfs", "capabilities": ["vfolder"]}}}),
+    )
+}
+
+pub async fn info(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let v = own_folder(&m, &caller, &id)?;
+    Ok(Json(folder_json(&m, &v)))
+}
+
+pub async fn rename(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<StatusCode> {
+    let v = own_folder(&m, &caller, &id)?;
+    let b = body_json(&body)?;
+    let new = field(&b, "new_name")?;
+    check_folder_name(new)?;
+    if !m.store.rename_vfolder(v.id, new)? {
+        return Err(Problem::conflict(
+            "vfolder-exists",
+            "The folder exists.",
+            format!("you already have a data folder named {new:?}"),
+        )
+        .into());
+    }
+    Ok(StatusCode::CREATED)
+}
+
+/// `DELETE /folders` with `{"id"}` (also `DELETE /folders/{id}`).
+pub async fn delete(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> ApiResult<StatusCode> {
+    let b = body_json(&body)?;
+    let id = field(&b, "id")?.to_string();
+    delete_folder(&m, &caller, &id)
+}
+
+pub async fn delete_by_path(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    delete_folder(&m, &caller, &id)
+}
+
+fn delete_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<StatusCode> {
+    let v = own_folder(m, caller, id)?;
+    if m.store.sessions_mounting(v.id)? > 0 {
+        return Err(Problem::conflict(
+            "vfolder-in-use",
+            "The folder is mounted.",
+            format!(
+                "data folder {:?} is mounted by a live session; remove the session first",
+                v.name
+            ),
+        )
+        .into());
+    }
+    m.storage.remove(v.id)?;
+    m.store.delete_vfolder(v.id)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Deserialize)]
+pub struct PathQuery {
+    #[serde(default)]
+    path: String,
+}
+
+pub async fn files(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    Query(q): Query<PathQuery>,
+) -> ApiResult<Json<Value>> {
+    let v = own_folder(&m, &caller, &id)?;
+    Ok(Json(m.storage.list(v.id, &q.path)?))
+}
+
+pub async fn mkdir(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let v = own_folder(&m, &caller, &id)?;
+    let b = body_json(&body)?;
+    let paths: Vec<String> = match b.get("path") {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => return Err(Problem::invalid("path is required (a string or a list)").into()),
+    };
+    let parents = b.get("parents").and_then(Value::as_bool).unwrap_or(false);
+    let exist_ok = b.get("exist_ok").and_then(Value::as_bool).unwrap_or(false);
+    let out = m.storage.mkdir(v.id, &paths, parents, exist_ok);
+    let failed = out["results"]["failed"]
+        .as_array()
+        .is_some_and(|f| !f.is_empty());
+    let status = if failed
+        && out["results"]["success"]
+            .as_array()
+            .is_some_and(|s| s.is_empty())
+    {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::CREATED
+    };
+    Ok((status, Json(out)))
+}
+
+pub async fn rename_file(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let v = own_folder(&m, &caller, &id)?;
+    let b = body_json(&body)?;
+    m.storage
+        .rename_file(v.id, field(&b, "target_path")?, field(&b, "new_name")?)?;
+    Ok(Json(json!({})))
+}
+
+pub async fn move_file(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let v = own_folder(&m, &caller, &id)?;
+    let b = body_json(&body)?;
+    m.storage
+        .move_file(v.id, field(&b, "src")?, field(&b, "dst")?)?;
+    Ok(Json(json!({})))
+}
+
+pub async fn delete_files(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let v = own_folder(&m, &caller, &id)?;
+    let b = body_json(&body)?;
+    let files: Vec<String> = b
+        .get("files")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    if files.is_empty() {
+        return Err(Problem::invalid("files is required: a list of paths").into());
+    }
+    let recursive = b.get("recursive").and_then(Value::as_bool).unwrap_or(false);
+    m.storage.delete_files(v.id, &files, recursive)?;
+    Ok(Json(json!({})))
+}
+
+fn token() -> String {
+    hex::encode(rand::random::<[u8; 24]>())
+}
+
+fn base_url(headers: &HeaderMap) -> String {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("127.0.0.1:8090");
+    format!("http://{host}")
+}
+
+fn remember(m: &Manager, t: Transfer) -> String {
+    let tok = token();
+    let mut map = m.transfers.lock().unwrap_or_else(|p| p.into_inner());
+    let now = Instant::now();
+    map.retain(|_, t| t.expires > now);
+    map.insert(tok.clone(), t);
+    tok
+}
+
+/// `POST /folders/{id}/request-upload` `{"path", "size"}` → `{"token", "url"}`; the file is
+/// created (empty) now, so zero-byte uploads need no PATCH.
+pub async fn request_upload(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let v = own_folder(&m, &caller, &id)?;
+    let b = body_json(&body)?;
+    let rel = field(&b, "path")?;
+    let size = b.get("size").and_then(Value::as_u64).unwrap_or(0);
+    let path = m.storage.resolve(v.id, rel)?;
+    if path == m.storage.folder_dir(v.id) || path.is_dir() {
+        return Err(Problem::invalid(format!("{rel} is a directory: give a file path")).into());
+    }
+    if let Some(parent) = path.parent() {
+        tokio::fs::create_dir_all(parent)
+            .await
+            .map_err(|e| Problem::internal(format!("cannot create {}: {e}", parent.display())))?;
+        own_tree(&m.storage.folder_dir(v.id), parent);
+    }
+    tokio::fs::File::create(&path)
+        .await
+        .map_err(|e| Problem::internal(format!("cannot create {rel}: {e}")))?;
+    own(&path);
+    let tok = remember(
+        &m,
+        Transfer {
+            vfolder: v.id,
+            path,
+            size,
+            upload: true,
+            expires: Instant::now() + Duration::from_secs(24 * 3600),
+        },
+    );
+    Ok(Json(
+        json!({"token": tok, "url": format!("{}/storage/upload", base_url(&headers))}),
+    ))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct TokenQuery {
+    token: String,
+}
+
+fn transfer(m: &Manager, token: &str, upload: bool) -> Result<Transfer, Problem> {
+    let map = m.transfers.lock().unwrap_or_else(|p| p.into_inner());
+    match map.get(token) {
+        Some(t) if t.upload == upload && t.expires > Instant::now() => Ok(t.clone()),
+        _ => Err(Problem::new(
+            403,
+            "invalid-token",
+            "Invalid token.",
+            "the transfer token is unknown or expired; request a new upload or download",
+        )),
+    }
+}
+
+/// TUS `PATCH /storage/upload?token=…` (unsigned): appends the body at `Upload-Offset`.
+pub async fn tus_patch(
+    State(m): State<Arc<Manager>>,
+    Query(q): Query<TokenQuery>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
+    let t = transfer(&m, &q.token, true)?;
+    let offset: u64 = headers
+        .get("upload-offset")
+        .and_then(|h| h.to_str().ok())
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| Problem::invalid("Upload-Offset header is required"))?;
+    let mut f = tokio::fs::OpenOptions::new()
+        .write(true)
+        .open(&t.path)
+        .await
+        .map_err(|e| Problem::internal(format!("cannot open the upload: {e}")))?;
+    let len = f
+        .metadata()
+        .await
+        .map_err(|e| Problem::internal(e.to_string()))?
+        .len();
+    if offset != len {
+        return Err(Problem::conflict(
+            "offset-mismatch",
+            "Upload offset mismatch.",
+            format!("Upload-Offset {offset} does not match the {len} bytes received so far"),
+        )
+        .into());
+    }
+    use tokio::io::AsyncSeekExt;
+    f.seek(std::io::SeekFrom::Start(offset))
+        .await
+        .map_err(|e| Problem::internal(e.to_string()))?;
+    let mut written = offset;
+    let mut stream = body.into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| Problem::invalid(format!("upload interrupted: {e}")))?;
+        f.write_all(&chunk)
+            .await
+            .map_err(|e| Problem::internal(format!("cannot write the upload: {e}")))?;
+        written += chunk.len() as u64;
+    }
+    f.flush()
+        .await
+        .map_err(|e| Problem::internal(e.to_string()))?;
+    if written >= t.size {
+        m.transfers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&q.token);
+    }
+    Ok((
+        StatusCode::NO_CONTENT,
+        [
+            ("Upload-Offset", written.to_string()),
+            ("Tus-Resumable", "1.0.0".to_string()),
+        ],
+    )
+        .into_response())
+}
+
+/// TUS `HEAD`: how much has arrived.
+pub async fn tus_head(
+    State(m): State<Arc<Manager>>,
+    Query(q): Query<TokenQuery>,
+) -> ApiResult<Response> {
+    let t = transfer(&m, &q.token, true)?;
+    let len = tokio::fs::metadata(&t.path)
+        .await
+        .map(|md| md.len())
+        .unwrap_or(0);
+    Ok((
+        StatusCode::OK,
+        [
+            ("Upload-Offset", len.to_string()),
+            ("Upload-Length", t.size.to_string()),
+            ("Tus-Resumable", "1.0.0".to_string()),
+        ],
+    )
+        .into_response())
+}
+
+/// `POST /folders/{id}/request-download` `{"path"}` → `{"token", "url"}`.
+pub async fn request_download(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let v = own_folder(&m, &caller, &id)?;
+    let b = body_json(&body)?;
+    let rel = field(&b, "path")?;
+    let path = m.storage.resolve(v.id, rel)?;
+    let md = tokio::fs::metadata(&path)
+        .await
+        .map_err(|_| Problem::not_found("file", format!("{rel}: no such file")))?;
+    if !md.is_file() {
+        return Err(Problem::invalid(format!("{rel} is not a file")).into());
+    }
+    let tok = remember(
+        &m,
+        Transfer {
+            vfolder: v.id,
+            path,
+            size: md.len(),
+            upload: false,
+            expires: Instant::now() + Duration::from_secs(3600),
+        },
+    );
+    Ok(Json(
+        json!({"token": tok, "url": format!("{}/storage/download", base_url(&headers))}),
+    ))
+}
+
+/// `GET /storage/download?token=…` (unsigned): the file, streamed, with Content-Length.
+pub async fn download(
+    State(m): State<Arc<Manager>>,
+    Query(q): Query<TokenQuery>,
+) -> ApiResult<Response> {
+    let t = transfer(&m, &q.token, false)?;
+    let f = tokio::fs::File::open(&t.path)
+        .await
+        .map_err(|_| Problem::not_found("file", "the file is gone"))?;
+    let md = f
+        .metadata()
+        .await
+        .map_err(|e| Problem::internal(e.to_string()))?;
+    let len = md.len();
+    let stream = futures::stream::unfold(f, |mut f| async move {
+        let mut buf = vec![0u8; 256 * 1024];
+        match f.read(&mut buf).await {
+            Ok(0) => None,
+            Ok(n) => {
+                buf.truncate(n);
+                Some((Ok::<_, std::io::Error>(Bytes::from(buf)), f))
+            }
+            Err(e) => Some((Err(e), f)),
+        }
+    });
+    let name = t
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().replace('"', ""))
+        .unwrap_or_default();
+    let mut resp = Response::new(Body::from_stream(stream));
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_LENGTH, len.into());
+    h.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/octet-stream"),
+    );
+    if let Ok(v) = header::HeaderValue::from_str(&format!("attachment; filename=\"{name}\"")) {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
+    if let Ok(modified) = md.modified() {
+        let t: chrono::DateTime<chrono::Utc> = modified.into();
+        if let Ok(v) =
+            header::HeaderValue::from_str(&t.format("%a, %d %b %Y %H:%M:%S GMT").to_string())
+        {
+            h.insert(header::LAST_MODIFIED, v);
+        }
+    }
+    let _ = t.vfolder;
+    Ok(resp)
+}

@@ -1,0 +1,299 @@
+//! Data folders end to end: the unmodified official client's vfolder commands and mounts in
+//! real containers, against `baid up` and the real Docker engine.
+
+use bai_e2e::{Run, Server};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+fn official() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv-official/bin/backend.ai")
+}
+
+fn ba(s: &Server, admin: bool, args: &[&str]) -> Run {
+    let acct = if admin { &s.admin } else { &s.user };
+    s.run_as(official(), acct, args)
+}
+
+fn client(s: &Server, admin: bool) -> bai_client::Client {
+    let a = if admin { &s.admin } else { &s.user };
+    let cfg = bai_client::Config::new(
+        &s.endpoint,
+        a.get("BACKEND_ACCESS_KEY"),
+        a.get("BACKEND_SECRET_KEY"),
+    )
+    .expect("config");
+    bai_client::Client::new(cfg).expect("client")
+}
+
+/// A signed request through the SDK; Ok(reply) or Err((status, problem msg)).
+fn api(
+    s: &Server,
+    admin: bool,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> Result<Value, (u16, String)> {
+    let c = client(s, admin);
+    let m = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(c.send_json(m, path, body.as_ref()))
+        .map_err(|e| (e.status().unwrap_or(0), e.to_string()))
+}
+
+fn sha256(path: &std::path::Path) -> String {
+    let out = std::process::Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .expect("sha256sum");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn official_client_vfolder_commands_and_isolation() {
+    let s = Server::start();
+    let w = s.work.path();
+    ba(&s, false, &["vfolder", "create", "mydata", "local:volume1"]).expect_ok();
+    let r = ba(&s, false, &["vfolder", "list"]);
+    r.expect_ok();
+    assert!(
+        r.stdout.contains("mydata") && r.stdout.contains("rw"),
+        "{r:#?}"
+    );
+    std::fs::write(w.join("hello.txt"), "hello data\n").unwrap();
+    ba(&s, false, &["vfolder", "upload", "mydata", "hello.txt"]).expect_ok();
+    ba(&s, false, &["vfolder", "mkdir", "-p", "mydata", "a/b"]).expect_ok();
+    // mkdir without -p of an existing dir fails; with -e it is fine.
+    assert!(
+        !ba(&s, false, &["vfolder", "mkdir", "mydata", "a"])
+            .stdout
+            .contains("Successfully created")
+    );
+    ba(&s, false, &["vfolder", "mkdir", "-e", "mydata", "a"]).expect_ok();
+    ba(
+        &s,
+        false,
+        &["vfolder", "mv", "mydata", "hello.txt", "a/b/moved.txt"],
+    )
+    .expect_ok();
+    ba(
+        &s,
+        false,
+        &[
+            "vfolder",
+            "rename-file",
+            "mydata",
+            "a/b/moved.txt",
+            "renamed.txt",
+        ],
+    )
+    .expect_ok();
+    let r = ba(&s, false, &["vfolder", "ls", "mydata", "a/b"]);
+    assert!(r.stdout.contains("renamed.txt"), "{r:#?}");
+    std::fs::create_dir_all(w.join("a/b")).unwrap();
+    ba(
+        &s,
+        false,
+        &["vfolder", "download", "mydata", "a/b/renamed.txt"],
+    )
+    .expect_ok();
+    assert_eq!(
+        std::fs::read_to_string(w.join("a/b/renamed.txt")).unwrap(),
+        "hello data\n"
+    );
+    ba(&s, false, &["vfolder", "rename", "mydata", "mydata2"]).expect_ok();
+    let r = ba(&s, false, &["vfolder", "info", "mydata2"]);
+    assert!(r.stdout.contains("Number of files: 1"), "{r:#?}");
+
+    // Another user cannot see or touch it (404 as if it did not exist), and may own the
+    // same name.
+    let id = api(
+        &s,
+        false,
+        "GET",
+        "/folders/_/id",
+        Some(json!({"name": "mydata2"})),
+    )
+    .expect("id")["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    for (m, p) in [
+        ("GET", format!("/folders/{id}")),
+        ("GET", format!("/folders/{id}/files?path=.")),
+    ] {
+        let e = api(&s, true, m, &p, None).expect_err("admin must not see it");
+        assert_eq!(e.0, 404, "{e:?}");
+    }
+    assert!(
+        api(
+            &s,
+            true,
+            "GET",
+            "/folders/_/id",
+            Some(json!({"name": "mydata2"}))
+        )
+        .is_err()
+    );
+    ba(&s, true, &["vfolder", "create", "mydata2", "local:volume1"]).expect_ok();
+
+    // Every path stays inside the folder.
+    let bad = ["../..", "/etc", "a/../../x", "x\u{0}y"];
+    for p in bad {
+        let e = api(
+            &s,
+            false,
+            "POST",
+            &format!("/folders/{id}/request-upload"),
+            Some(json!({"path": p, "size": 1})),
+        )
+        .expect_err(p);
+        assert_eq!(e.0, 400, "{p:?}: {e:?}");
+    }
+    let long = "n".repeat(300);
+    assert_eq!(
+        api(
+            &s,
+            false,
+            "POST",
+            &format!("/folders/{id}/mkdir"),
+            Some(json!({"path": [long]}))
+        )
+        .expect_err("long")
+        .0,
+        400
+    );
+    let e = api(
+        &s,
+        false,
+        "GET",
+        &format!("/folders/{id}/files?path=..%2F.."),
+        None,
+    )
+    .expect_err("ls ..");
+    assert_eq!(e.0, 400, "{e:?}");
+    // A symlink planted in the folder (e.g. by a session) is never followed.
+    let dir = s.data_dir.path().join("volumes/volume1").join(&id);
+    std::os::unix::fs::symlink("/etc", dir.join("escape")).unwrap();
+    let e = api(
+        &s,
+        false,
+        "GET",
+        &format!("/folders/{id}/files?path=escape"),
+        None,
+    )
+    .expect_err("symlink");
+    assert_eq!(e.0, 400, "{e:?}");
+    let e = api(
+        &s,
+        false,
+        "POST",
+        &format!("/folders/{id}/request-download"),
+        Some(json!({"path": "escape/passwd"})),
+    )
+    .expect_err("symlink");
+    assert_eq!(e.0, 400, "{e:?}");
+
+    // Deleting files, then the folder.
+    let r = ba(&s, false, &["vfolder", "delete", "mydata2"]);
+    r.expect_ok();
+    assert!(
+        !ba(&s, false, &["vfolder", "list"])
+            .stdout
+            .contains("mydata2")
+    );
+    assert!(!dir.exists(), "the folder's directory is removed");
+}
+
+#[test]
+fn mounted_folders_survive_sessions_and_ro_is_read_only() {
+    let s = Server::start();
+    let w = s.work.path();
+    ba(&s, false, &["vfolder", "create", "shared", "local:volume1"]).expect_ok();
+    ba(
+        &s,
+        false,
+        &["vfolder", "create", "refs", "local:volume1", "-p", "ro"],
+    )
+    .expect_ok();
+    // 200 MB through the API, into a session, changed there, and back.
+    let big = w.join("big.bin");
+    let st = std::process::Command::new("dd")
+        .args([
+            "if=/dev/urandom",
+            &format!("of={}", big.display()),
+            "bs=1M",
+            "count=200",
+            "status=none",
+        ])
+        .status()
+        .expect("dd");
+    assert!(st.success());
+    let sum = sha256(&big);
+    ba(&s, false, &["vfolder", "upload", "shared", "big.bin"]).expect_ok();
+    std::fs::remove_file(&big).unwrap();
+    let code = "import hashlib, os\n\
+                d = open('/home/work/shared/big.bin','rb').read()\n\
+                print('sum', hashlib.sha256(d).hexdigest())\n\
+                open('/home/work/shared/big.bin','ab').write(b'tail')\n\
+                open('/home/work/scratch.txt','w').write('gone soon')\n\
+                try:\n    open('/home/work/refs/x','w')\nexcept OSError as e:\n    print('ro', e.errno)\n";
+    let r = ba(
+        &s,
+        false,
+        &[
+            "run", "--rm", "-m", "shared", "-m", "refs", "-c", code, "python",
+        ],
+    );
+    r.expect_ok();
+    assert!(r.stdout.contains(&format!("sum {sum}")), "{r:#?}");
+    assert!(r.stdout.contains("ro 30"), "read-only mount: {r:#?}");
+    // The change made in the session is there after it ended; scratch files are not.
+    ba(&s, false, &["vfolder", "download", "shared", "big.bin"]).expect_ok();
+    let got = std::fs::read(&big).unwrap();
+    assert_eq!(got.len(), 200 * 1024 * 1024 + 4);
+    assert_eq!(&got[got.len() - 4..], b"tail");
+    // A new session sees the folder (mounted at a chosen path), not the old scratch file.
+    let r = ba(
+        &s,
+        false,
+        &[
+            "run",
+            "--rm",
+            "-m",
+            "shared:/home/work/data",
+            "-c",
+            "import os; print(os.path.getsize('/home/work/data/big.bin'), os.path.exists('/home/work/scratch.txt'))",
+            "python",
+        ],
+    );
+    r.expect_ok();
+    assert!(
+        r.stdout
+            .contains(&format!("{} False", 200 * 1024 * 1024 + 4)),
+        "{r:#?}"
+    );
+    let e = api(
+        &s,
+        true,
+        "POST",
+        "/session",
+        Some(json!({"image": "python", "config": {"mounts": ["shared"]}})),
+    )
+    .expect_err("mount");
+    assert_eq!(e.0, 404, "{e:?}");
+    // Someone else's folder, or an unknown one, cannot be mounted (the official client's
+    // `run` reports the error but exits 0).
+    let r = ba(
+        &s,
+        true,
+        &["run", "--rm", "-m", "shared", "-c", "1", "python"],
+    );
+    assert!(
+        format!("{}{}", r.stdout, r.stderr).contains("no data folder named"),
+        "{r:#?}"
+    );
+}

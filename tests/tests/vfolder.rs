@@ -297,3 +297,63 @@ fn mounted_folders_survive_sessions_and_ro_is_read_only() {
         "{r:#?}"
     );
 }
+
+#[test]
+fn a_folder_quota_holds_in_uploads_and_in_sessions() {
+    let s = Server::start();
+    let v = api(
+        &s,
+        false,
+        "POST",
+        "/folders",
+        Some(json!({"name": "small", "host": "local:volume1", "quota": "20m"})),
+    )
+    .expect("create with quota");
+    assert_eq!(v["quota"], 20 * 1024 * 1024, "{v:#}");
+    let id = v["id"].as_str().unwrap_or_default().to_string();
+    let e = api(
+        &s,
+        false,
+        "POST",
+        "/folders",
+        Some(json!({"name": "tiny", "quota": "1m"})),
+    )
+    .expect_err("tiny");
+    assert_eq!(e.0, 400, "{e:?}");
+    // An upload that cannot fit is refused before a byte is sent.
+    let e = api(
+        &s,
+        false,
+        "POST",
+        &format!("/folders/{id}/request-upload"),
+        Some(json!({"path": "big.bin", "size": 30 * 1024 * 1024})),
+    )
+    .expect_err("over quota");
+    assert_eq!(e.0, 413, "{e:?}");
+    assert!(e.1.contains("quota"), "{e:?}");
+    // One that fits goes through.
+    let w = s.work.path();
+    std::fs::write(w.join("fits.bin"), vec![7u8; 8 * 1024 * 1024]).unwrap();
+    ba(&s, false, &["vfolder", "upload", "small", "fits.bin"]).expect_ok();
+    // Inside a session, writing past the quota fails with "no space left on device".
+    let code = "import os\n\
+                try:\n    f = open('/home/work/small/fill.bin', 'wb')\n    f.write(b'x' * (30 * 1024 * 1024))\n    f.close()\n    print('wrote')\n\
+                except OSError as e:\n    print('errno', e.errno)\n";
+    let r = ba(
+        &s,
+        false,
+        &["run", "--rm", "-m", "small", "-c", code, "python"],
+    );
+    r.expect_ok();
+    assert!(r.stdout.contains("errno 28"), "{r:#?}");
+    // Deleting the folder unmounts and removes its filesystem.
+    ba(&s, false, &["vfolder", "delete", "small"]).expect_ok();
+    let dir = s.data_dir.path().join("volumes/volume1").join(&id);
+    assert!(!dir.exists());
+    assert!(
+        !s.data_dir
+            .path()
+            .join(format!("volumes/volume1/{id}.img"))
+            .exists()
+    );
+}

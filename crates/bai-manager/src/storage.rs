@@ -67,15 +67,66 @@ impl Storage {
         self.root.join(id.simple().to_string())
     }
 
-    pub fn create(&self, id: Uuid) -> Result<PathBuf, Problem> {
+    /// The image file holding a folder with a quota.
+    fn image(&self, id: Uuid) -> PathBuf {
+        self.root.join(format!("{}.img", id.simple()))
+    }
+
+    /// Creates the folder's directory. With a quota, the folder is a filesystem of exactly
+    /// that size (an ext4 image, loop-mounted), so writes past it fail everywhere — in
+    /// sessions and in uploads — with "no space left on device".
+    pub fn create(&self, id: Uuid, quota: Option<u64>) -> Result<PathBuf, Problem> {
         let dir = self.folder_dir(id);
         std::fs::create_dir_all(&dir).map_err(|e| io("the folder", e))?;
+        if let Some(q) = quota {
+            let img = self.image(id);
+            let f = std::fs::File::create(&img).map_err(|e| io("the quota image", e))?;
+            f.set_len(q).map_err(|e| io("the quota image", e))?;
+            drop(f);
+            run(
+                "mkfs.ext4",
+                &[
+                    "-q",
+                    "-F",
+                    "-m",
+                    "0",
+                    "-O",
+                    "^has_journal",
+                    &img.to_string_lossy(),
+                ],
+            )?;
+            self.mount_quota(id)?;
+            let _ = std::fs::remove_dir(dir.join("lost+found"));
+        }
         own(&dir);
         Ok(dir)
     }
 
+    /// Mounts a quota folder's filesystem (at creation and when baid starts).
+    pub fn mount_quota(&self, id: Uuid) -> Result<(), Problem> {
+        let dir = self.folder_dir(id);
+        if is_mountpoint(&dir) {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| io("the folder", e))?;
+        run(
+            "mount",
+            &[
+                "-o",
+                "loop",
+                &self.image(id).to_string_lossy(),
+                &dir.to_string_lossy(),
+            ],
+        )
+    }
+
     pub fn remove(&self, id: Uuid) -> Result<(), Problem> {
-        match std::fs::remove_dir_all(self.folder_dir(id)) {
+        let dir = self.folder_dir(id);
+        if is_mountpoint(&dir) {
+            run("umount", &["-l", &dir.to_string_lossy()])?;
+        }
+        let _ = std::fs::remove_file(self.image(id));
+        match std::fs::remove_dir_all(&dir) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(io("the folder", e)),
@@ -240,6 +291,31 @@ impl Storage {
         let (mut n, mut b) = (0, 0);
         walk(&self.folder_dir(id), &mut n, &mut b);
         (n, b)
+    }
+}
+
+/// Runs a system tool; its stderr becomes the error.
+fn run(cmd: &str, args: &[&str]) -> Result<(), Problem> {
+    let out = std::process::Command::new(cmd)
+        .args(args)
+        .output()
+        .map_err(|e| Problem::internal(format!("cannot run {cmd}: {e}")))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(Problem::internal(format!(
+            "{cmd} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )))
+    }
+}
+
+/// Whether `p` is a mount point (its device differs from its parent's).
+fn is_mountpoint(p: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(p), p.parent().map(std::fs::metadata)) {
+        (Ok(a), Some(Ok(b))) => a.dev() != b.dev(),
+        _ => false,
     }
 }
 

@@ -157,6 +157,7 @@ const MIGRATIONS: &[&str] = &[
         permission TEXT NOT NULL,
         usage_mode TEXT NOT NULL DEFAULT 'general',
         status TEXT NOT NULL DEFAULT 'ready',
+        quota_bytes INTEGER,
         created_at TEXT NOT NULL
     );
     CREATE UNIQUE INDEX vfolders_by_owner_name ON vfolders(user_id, name);

@@ -16,10 +16,13 @@ pub struct VFolderRow {
     pub permission: String,
     pub usage_mode: String,
     pub status: String,
+    /// Size limit in bytes (a filesystem of its own), or none.
+    pub quota_bytes: Option<u64>,
     pub created_at: String,
 }
 
-const COLS: &str = "id, name, host, user_id, permission, usage_mode, status, created_at";
+const COLS: &str =
+    "id, name, host, user_id, permission, usage_mode, status, created_at, quota_bytes";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, VFolderRow)> {
     let id: String = r.get(0)?;
@@ -34,6 +37,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, VFolderRow)> {
             usage_mode: r.get(5)?,
             status: r.get(6)?,
             created_at: r.get(7)?,
+            quota_bytes: r.get::<_, Option<i64>>(8)?.map(|q| q.max(0) as u64),
         },
     ))
 }
@@ -47,8 +51,9 @@ impl Store {
     /// Creates a folder; false when the owner already has one with this name.
     pub fn insert_vfolder(&self, v: &VFolderRow) -> Result<bool> {
         Ok(self.conn().execute(
-            "INSERT OR IGNORE INTO vfolders(id, name, host, user_id, permission, usage_mode, status, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT OR IGNORE INTO vfolders(id, name, host, user_id, permission, usage_mode, status,
+                created_at, quota_bytes)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
                 v.id.to_string(),
                 v.name,
@@ -57,7 +62,8 @@ impl Store {
                 v.permission,
                 v.usage_mode,
                 v.status,
-                now_str()
+                now_str(),
+                v.quota_bytes.map(|q| q as i64)
             ],
         )? == 1)
     }

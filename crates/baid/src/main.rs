@@ -123,6 +123,14 @@ async fn up(args: UpArgs) -> Result<()> {
             ..Default::default()
         },
     );
+    // Folders with a quota are filesystems of their own: mount them again after a reboot.
+    for v in store.vfolders(None)? {
+        if v.quota_bytes.is_some()
+            && let Err(e) = m.storage.mount_quota(v.id)
+        {
+            tracing::error!(vfolder = %v.id, error = %e.msg, "cannot mount a quota folder");
+        }
+    }
     let mut handles = Vec::new();
     if !args.no_docker {
         let krunner = match args.krunner {

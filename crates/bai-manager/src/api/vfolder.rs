@@ -82,7 +82,8 @@ pub fn folder_json(m: &Manager, v: &VFolderRow) -> Value {
         "creator": v.user_id,
         "group": Value::Null,
         "cloneable": false,
-        "max_size": 0,
+        "max_size": v.quota_bytes.map(|q| q / (1 << 20)).unwrap_or(0),
+        "quota": v.quota_bytes,
         "numFiles": files,
         "used_bytes": bytes,
     })
@@ -135,6 +136,17 @@ pub async fn create(
     if b.get("unmanaged_path").is_some_and(|g| !g.is_null()) {
         return Err(Problem::invalid("unmanaged folders are not supported").into());
     }
+    let quota = match b.get("quota").or(b.get("max_size")) {
+        None | Some(Value::Null) => None,
+        Some(v) => {
+            let q = bai_core::resources::parse_mem("quota", v)
+                .map_err(|e| Problem::invalid(e.to_string()))?;
+            if q < 16 << 20 {
+                return Err(Problem::invalid("a folder quota must be at least 16 MiB").into());
+            }
+            Some(q)
+        }
+    };
     let permission = b.get("permission").and_then(Value::as_str).unwrap_or("rw");
     if !matches!(permission, "rw" | "ro") {
         return Err(Problem::invalid(format!(
@@ -154,6 +166,7 @@ pub async fn create(
             .unwrap_or("general")
             .to_string(),
         status: "ready".into(),
+        quota_bytes: quota,
         created_at: bai_store::now_str(),
     };
     if !m.store.insert_vfolder(&v)? {
@@ -164,7 +177,8 @@ pub async fn create(
         )
         .into());
     }
-    if let Err(e) = m.storage.create(v.id) {
+    if let Err(e) = m.storage.create(v.id, v.quota_bytes) {
+        let _ = m.storage.remove(v.id);
         let _ = m.store.delete_vfolder(v.id);
         return Err(e.into());
     }
@@ -395,6 +409,24 @@ pub async fn request_upload(
     let b = body_json(&body)?;
     let rel = field(&b, "path")?;
     let size = b.get("size").and_then(Value::as_u64).unwrap_or(0);
+    if let Some(q) = v.quota_bytes {
+        let (_, used) = m.storage.usage(v.id);
+        if used + size > q {
+            return Err(Problem::new(
+                413,
+                "vfolder-quota-exceeded",
+                "Folder quota exceeded.",
+                format!(
+                    "{rel} ({}) does not fit: folder {:?} uses {} of its {} quota",
+                    bai_core::resources::format_bytes(size),
+                    v.name,
+                    bai_core::resources::format_bytes(used),
+                    bai_core::resources::format_bytes(q)
+                ),
+            )
+            .into());
+        }
+    }
     let path = m.storage.resolve(v.id, rel)?;
     if path == m.storage.folder_dir(v.id) || path.is_dir() {
         return Err(Problem::invalid(format!("{rel} is a directory: give a file path")).into());
@@ -481,9 +513,18 @@ pub async fn tus_patch(
     let mut stream = body.into_data_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| Problem::invalid(format!("upload interrupted: {e}")))?;
-        f.write_all(&chunk)
-            .await
-            .map_err(|e| Problem::internal(format!("cannot write the upload: {e}")))?;
+        f.write_all(&chunk).await.map_err(|e| {
+            if e.raw_os_error() == Some(28) {
+                Problem::new(
+                    507,
+                    "vfolder-quota-exceeded",
+                    "Folder quota exceeded.",
+                    "the data folder is full (its quota is reached)",
+                )
+            } else {
+                Problem::internal(format!("cannot write the upload: {e}"))
+            }
+        })?;
         written += chunk.len() as u64;
     }
     f.flush()

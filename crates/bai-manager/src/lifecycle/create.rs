@@ -443,6 +443,12 @@ fn resolve_mounts(
         let target = id_map.get(&id).and_then(Value::as_str).map(str::to_string);
         wanted.push((v, target));
     }
+    // The owner's `.ssh` folder is always mounted (its authorized_keys admit them over SSH).
+    if let Some(ssh) = m.store.vfolder_by_name(user_id, ".ssh").map_err(internal)?
+        && !wanted.iter().any(|(v, _)| v.id == ssh.id)
+    {
+        wanted.push((ssh, Some(".ssh".into())));
+    }
     for (v, target) in wanted {
         if out.iter().any(|x| x.vfolder_id == v.id) {
             continue;

@@ -39,6 +39,7 @@ lint:
 bench: deps build
 	bench/run.sh
 	bench/sched.sh
+	bench/vfolder.sh
 
 clean-containers:
 	-docker ps -aq --filter label=ai.bai.agent | xargs -r docker rm -f

@@ -357,3 +357,70 @@ fn a_folder_quota_holds_in_uploads_and_in_sessions() {
             .exists()
     );
 }
+
+#[test]
+fn bai_cli_vfolder_commands_and_mounts() {
+    let s = Server::start();
+    let w = s.work.path();
+    s.bai(&s.user, &["vfolder", "create", "notes"]).expect_ok();
+    std::fs::create_dir_all(w.join("d")).unwrap();
+    std::fs::write(w.join("d/x.txt"), "from the cli\n").unwrap();
+    s.bai(&s.user, &["vfolder", "upload", "-q", "notes", "d/x.txt"])
+        .expect_ok();
+    let r = s.bai(&s.user, &["vfolder", "ls", "notes", "d"]);
+    assert!(r.stdout.contains("x.txt"), "{r:#?}");
+    let r = s.bai(
+        &s.user,
+        &["run", "--rm", "-m", "notes:/home/work/n", "-c",
+          "print(open('/home/work/n/d/x.txt').read().strip()); _ = open('/home/work/n/y.txt','w').write('back')",
+          "python"],
+    );
+    r.expect_ok();
+    assert_eq!(r.stdout, "from the cli\n", "{r:#?}");
+    s.bai(
+        &s.user,
+        &[
+            "vfolder",
+            "download",
+            "-q",
+            "notes",
+            "y.txt",
+            "--base-dir",
+            "out",
+        ],
+    )
+    .expect_ok();
+    assert_eq!(
+        std::fs::read_to_string(w.join("out/y.txt")).unwrap(),
+        "back"
+    );
+    // A second download does not overwrite; errors are one line and non-zero.
+    let r = s.bai(
+        &s.user,
+        &[
+            "vfolder",
+            "download",
+            "-q",
+            "notes",
+            "y.txt",
+            "--base-dir",
+            "out",
+        ],
+    );
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("exists already"), "{r:#?}");
+    let r = s.bai(&s.user, &["vfolder", "rm", "notes", "d"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("recursive"), "{r:#?}");
+    s.bai(&s.user, &["vfolder", "rm", "-r", "notes", "d"])
+        .expect_ok();
+    let r = s.bai(&s.admin, &["vfolder", "info", "notes"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("no data folder \"notes\""), "{r:#?}");
+    s.bai(&s.user, &["vfolder", "delete", "notes"]).expect_ok();
+    assert!(
+        !s.bai(&s.user, &["vfolder", "list"])
+            .stdout
+            .contains("notes")
+    );
+}

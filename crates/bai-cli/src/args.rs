@@ -46,6 +46,9 @@ pub enum Cmd {
     Agents,
     /// Your projects.
     Projects,
+    /// Data folders: create, list, info, rename, delete, and their files.
+    #[command(subcommand, visible_alias = "folder")]
+    Vfolder(VfolderCmd),
     /// Print the client version.
     Version,
 }
@@ -96,6 +99,90 @@ pub enum AdminCmd {
     /// Projects and their members.
     #[command(subcommand)]
     Project(AdminProjectCmd),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum VfolderCmd {
+    /// Create a data folder.
+    Create {
+        name: String,
+        /// Storage host (default: the server's default, local:volume1).
+        host: Option<String>,
+        /// rw or ro (read-only inside sessions).
+        #[arg(short, long, default_value = "rw")]
+        permission: String,
+        /// Size limit, e.g. 10g (the folder becomes a filesystem of that size).
+        #[arg(long)]
+        quota: Option<String>,
+    },
+    /// Your data folders.
+    List,
+    /// A folder's details.
+    Info { name: String },
+    /// Rename a folder.
+    Rename { name: String, new_name: String },
+    /// Delete a folder and its files.
+    Delete { name: String },
+    /// Files in a folder's directory.
+    Ls {
+        name: String,
+        #[arg(default_value = ".")]
+        path: String,
+    },
+    /// Create directories.
+    Mkdir {
+        name: String,
+        #[arg(required = true)]
+        paths: Vec<String>,
+        /// Create parents as needed.
+        #[arg(short, long)]
+        parents: bool,
+        /// No error when it exists.
+        #[arg(short, long)]
+        exist_ok: bool,
+    },
+    /// Upload files (paths relative to --base-dir keep their directories).
+    Upload {
+        name: String,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long, default_value = ".")]
+        base_dir: PathBuf,
+        /// No progress bar.
+        #[arg(short, long)]
+        quiet: bool,
+    },
+    /// Download files into --base-dir.
+    Download {
+        name: String,
+        #[arg(required = true)]
+        files: Vec<String>,
+        #[arg(long, default_value = ".")]
+        base_dir: PathBuf,
+        /// No progress bar.
+        #[arg(short, long)]
+        quiet: bool,
+    },
+    /// Rename a file or directory in place.
+    RenameFile {
+        name: String,
+        path: String,
+        new_name: String,
+    },
+    /// Move a file or directory inside the folder.
+    Mv {
+        name: String,
+        src: String,
+        dst: String,
+    },
+    /// Delete files (-r for directories).
+    Rm {
+        name: String,
+        #[arg(required = true)]
+        files: Vec<String>,
+        #[arg(short, long)]
+        recursive: bool,
+    },
 }
 
 #[derive(Args, Debug, Clone)]
@@ -397,6 +484,14 @@ pub struct CreateArgs {
     /// Fail instead of reusing a live session with the same name.
     #[arg(long)]
     pub no_reuse: bool,
+    /// Mount a data folder: NAME (at /home/work/NAME) or NAME:PATH (repeatable).
+    #[arg(
+        short = 'm',
+        long = "mount",
+        visible_alias = "volume",
+        value_name = "NAME[:PATH]"
+    )]
+    pub mounts: Vec<String>,
     /// Project to create the session in (default: default).
     #[arg(short = 'g', long = "project", visible_alias = "group")]
     pub project: Option<String>,

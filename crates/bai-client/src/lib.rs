@@ -19,6 +19,7 @@ mod request;
 mod resources;
 mod session;
 pub mod sse;
+pub mod vfolder;
 
 pub use config::Config;
 pub use create::{CreateReply, CreateSession};

@@ -32,6 +32,23 @@ pub fn build_request(
     r.owner_access_key = a.owner.clone();
     r.preset = a.preset.clone();
     r.group = a.project.clone();
+    for m in &a.mounts {
+        let (name, path) = match m.split_once(':') {
+            Some((n, p)) => (n.to_string(), Some(p.to_string())),
+            None => (m.clone(), None),
+        };
+        if name.is_empty() {
+            return Err(anyhow!(
+                "--mount {m:?}: give a folder name, NAME or NAME:PATH"
+            ));
+        }
+        if let Some(p) = path {
+            r.mount_map.insert(name.clone(), p);
+        }
+        if !r.mounts.contains(&name) {
+            r.mounts.push(name);
+        }
+    }
     r.count = a.count;
     r.agent = a.assign_agent.clone();
     r.priority = a.priority;

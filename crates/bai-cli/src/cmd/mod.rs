@@ -7,6 +7,7 @@ mod ps;
 pub mod resources;
 pub mod run;
 pub mod session;
+pub mod vfolder;
 
 use crate::args::{AdminCmd, AdminSessionCmd, Cli, Cmd, SessionCmd};
 use anyhow::Result;
@@ -37,6 +38,7 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
         Cmd::Presets(a) => resources::presets(client, &a).await,
         Cmd::Agents => resources::agents(client).await,
         Cmd::Projects => resources::projects(client).await,
+        Cmd::Vfolder(c) => vfolder::vfolder(client, &c).await,
         Cmd::Admin(AdminCmd::Project(c)) => resources::admin_project(client, &c).await,
         Cmd::Admin(AdminCmd::ResourceGroup(c)) => resources::admin_group(client, &c).await,
         Cmd::Admin(AdminCmd::Preset(c)) => resources::admin_preset(client, &c).await,

@@ -615,7 +615,7 @@ pub async fn download(
         .map_err(|e| Problem::internal(e.to_string()))?;
     let len = md.len();
     let stream = futures::stream::unfold(f, |mut f| async move {
-        let mut buf = vec![0u8; 256 * 1024];
+        let mut buf = vec![0u8; 2 << 20];
         match f.read(&mut buf).await {
             Ok(0) => None,
             Ok(n) => {

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Data-folder benchmark (issue "Data folders"): upload and download of a 1 GiB file through the
+# API (`bai vfolder upload|download`: signed request + TUS PATCH / streamed GET) against `cp`
+# of the same file on the same disk, in the same run; and the peak RSS of `baid` meanwhile.
+#   goals: throughput ≥ 0.7× cp; baid peak RSS flat, under 100 MB
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SIZE_MB="${SIZE_MB:-1024}"
+BIN="$PWD/target/release"
+data="$(mktemp -d /var/tmp/bai-bench-vf.XXXXXX)"
+port=$((20000 + RANDOM % 20000))
+BAI_DATA_DIR="$data" BAI_LISTEN="127.0.0.1:$port" BAI_NO_DOCKER=true BAI_DUMMY_AGENTS=1 RUST_LOG=warn \
+  "$BIN/baid" up >"$data/out.log" 2>"$data/err.log" &
+baid_pid=$!
+cleanup() { kill "$baid_pid" 2>/dev/null || true; wait "$baid_pid" 2>/dev/null || true; rm -rf "$data"; }
+trap cleanup EXIT
+for _ in $(seq 1 100); do grep -q "Stop with Ctrl-C" "$data/out.log" 2>/dev/null && break; sleep 0.1; done
+# shellcheck disable=SC1091
+. "$data/env-user.sh"
+bai="$BIN/bai"
+now() { date +%s.%N; }
+work="$data/work"; mkdir -p "$work/dl"
+dd if=/dev/urandom of="$work/big.bin" bs=1M count="$SIZE_MB" status=none
+sync
+"$bai" vfolder create benchdata >/dev/null
+rss_before=$(awk '/VmRSS/ {print $2}' "/proc/$baid_pid/status")
+
+t0=$(now); cp "$work/big.bin" "$work/copy.bin"; sync; t1=$(now)
+cp_s=$(python3 -c "print($t1 - $t0)")
+rm -f "$work/copy.bin"
+
+t0=$(now); (cd "$work" && "$bai" vfolder upload -q benchdata big.bin >/dev/null); sync; t1=$(now)
+up_s=$(python3 -c "print($t1 - $t0)")
+t0=$(now); (cd "$work/dl" && "$bai" vfolder download -q benchdata big.bin >/dev/null); sync; t1=$(now)
+down_s=$(python3 -c "print($t1 - $t0)")
+cmp "$work/big.bin" "$work/dl/big.bin"
+peak_kb=$(awk '/VmHWM/ {print $2}' "/proc/$baid_pid/status")
+
+python3 - "$SIZE_MB" "$cp_s" "$up_s" "$down_s" "$rss_before" "$peak_kb" <<'PY' > bench/results/30-vfolder.md
+import sys, datetime, os
+size, cp, up, down, before, peak = sys.argv[1:]
+size = int(size); cp, up, down = float(cp), float(up), float(down)
+mbps = lambda s: size / s
+print("## Data folders (bench/vfolder.sh)")
+print()
+print(f"Latest run ({datetime.date.today()}, {os.cpu_count()} cores; release build), a {size} MiB file.")
+print()
+print("| benchmark | bai | baseline (same run) | ratio | goal |")
+print("|---|---|---|---|---|")
+print(f"| upload through the API (`bai vfolder upload`) | {up:.2f} s, {mbps(up):.0f} MiB/s | `cp` {cp:.2f} s, {mbps(cp):.0f} MiB/s | {cp/up:.2f}× | ≥ 0.7× |")
+print(f"| download through the API (`bai vfolder download`) | {down:.2f} s, {mbps(down):.0f} MiB/s | `cp` {cp:.2f} s | {cp/down:.2f}× | ≥ 0.7× |")
+print(f"| peak RSS of `baid` during both | {int(peak)//1024} MB | idle before: {int(before)//1024} MB | {int(peak)/max(int(before),1):.2f}× | flat, < 100 MB |")
+PY
+bench/assemble.sh

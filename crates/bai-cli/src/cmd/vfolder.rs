@@ -1,0 +1,248 @@
+//! `bai vfolder …`: data folders and their files, with progress bars for transfers.
+
+use crate::args::VfolderCmd;
+use crate::output::{cell, table};
+use anyhow::{Result, anyhow};
+use bai_client::Client;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+
+fn bar(label: &str, quiet: bool) -> Option<ProgressBar> {
+    if quiet {
+        return None;
+    }
+    let pb = ProgressBar::new(0);
+    pb.set_style(
+        ProgressStyle::with_template(
+            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    pb.set_message(label.to_string());
+    Some(pb)
+}
+
+/// The remote name of an upload: the path relative to `base`, with `/` separators.
+pub fn remote_name(file: &Path, base: &Path) -> Result<String> {
+    let rel = file.strip_prefix(base).unwrap_or(file);
+    let parts: Vec<String> = rel
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    if parts.is_empty() {
+        return Err(anyhow!("{} is not a file name", file.display()));
+    }
+    Ok(parts.join("/"))
+}
+
+pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
+    match c {
+        VfolderCmd::Create {
+            name,
+            host,
+            permission,
+            quota,
+        } => {
+            client
+                .create_vfolder(name, host.as_deref(), permission, quota.as_deref())
+                .await?;
+            println!("Virtual folder \"{name}\" is created.");
+        }
+        VfolderCmd::List => {
+            let items = client.list_vfolders().await?;
+            let rows: Vec<Vec<String>> = items
+                .iter()
+                .map(|v| {
+                    let quota = v["max_size"].as_u64().filter(|q| *q > 0);
+                    vec![
+                        cell(&v["name"]),
+                        cell(&v["host"]),
+                        cell(&v["permission"]),
+                        cell(&v["status"]),
+                        quota
+                            .map(|q| format!("{q} MiB"))
+                            .unwrap_or_else(|| "-".into()),
+                        cell(&v["created_at"]),
+                    ]
+                })
+                .collect();
+            table(
+                &["Name", "Host", "Permission", "Status", "Quota", "Created"],
+                &rows,
+            );
+        }
+        VfolderCmd::Info { name } => {
+            let id = client.vfolder_id(name).await?;
+            let v = client.vfolder_info(&id).await?;
+            for k in [
+                "name",
+                "id",
+                "host",
+                "permission",
+                "status",
+                "numFiles",
+                "used_bytes",
+                "quota",
+                "usage_mode",
+                "created_at",
+            ] {
+                println!("{k}: {}", cell(&v[k]));
+            }
+        }
+        VfolderCmd::Rename { name, new_name } => {
+            let id = client.vfolder_id(name).await?;
+            client.rename_vfolder(&id, new_name).await?;
+            println!("Virtual folder \"{name}\" is renamed to \"{new_name}\".");
+        }
+        VfolderCmd::Delete { name } => {
+            let id = client.vfolder_id(name).await?;
+            client.delete_vfolder(&id).await?;
+            println!("Virtual folder \"{name}\" is deleted.");
+        }
+        VfolderCmd::Ls { name, path } => {
+            let id = client.vfolder_id(name).await?;
+            let v = client.list_files(&id, path).await?;
+            let rows: Vec<Vec<String>> = v["items"]
+                .as_array()
+                .map(|items| {
+                    items
+                        .iter()
+                        .map(|f| {
+                            vec![
+                                cell(&f["name"]),
+                                cell(&f["type"]),
+                                cell(&f["size"]),
+                                cell(&f["modified"]),
+                                cell(&f["mode"]),
+                            ]
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            table(&["Name", "Type", "Size", "Modified", "Mode"], &rows);
+        }
+        VfolderCmd::Mkdir {
+            name,
+            paths,
+            parents,
+            exist_ok,
+        } => {
+            let id = client.vfolder_id(name).await?;
+            let v = client.mkdir(&id, paths, *parents, *exist_ok).await?;
+            let failed = v["results"]["failed"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            for f in &failed {
+                eprintln!("error: {}: {}", cell(&f["item"]), cell(&f["msg"]));
+            }
+            if !failed.is_empty() {
+                return Ok(1);
+            }
+            println!("Created: {}", paths.join(", "));
+        }
+        VfolderCmd::Upload {
+            name,
+            files,
+            base_dir,
+            quiet,
+        } => {
+            let id = client.vfolder_id(name).await?;
+            for f in files {
+                let local = if f.is_absolute() {
+                    f.clone()
+                } else {
+                    base_dir.join(f)
+                };
+                let remote = remote_name(&local, base_dir)?;
+                let pb = bar(&remote, *quiet);
+                client
+                    .upload_file(&id, &local, &remote, |done, total| {
+                        if let Some(pb) = &pb {
+                            pb.set_length(total);
+                            pb.set_position(done);
+                        }
+                    })
+                    .await?;
+                if let Some(pb) = pb {
+                    pb.finish_and_clear();
+                }
+                if !quiet {
+                    println!("Uploaded {remote}.");
+                }
+            }
+        }
+        VfolderCmd::Download {
+            name,
+            files,
+            base_dir,
+            quiet,
+        } => {
+            let id = client.vfolder_id(name).await?;
+            for f in files {
+                let local: PathBuf = base_dir.join(f.trim_start_matches('/'));
+                let pb = bar(f, *quiet);
+                client
+                    .download_file(&id, f, &local, |done, total| {
+                        if let Some(pb) = &pb {
+                            pb.set_length(total);
+                            pb.set_position(done);
+                        }
+                    })
+                    .await?;
+                if let Some(pb) = pb {
+                    pb.finish_and_clear();
+                }
+                if !quiet {
+                    println!("Downloaded {f}.");
+                }
+            }
+        }
+        VfolderCmd::RenameFile {
+            name,
+            path,
+            new_name,
+        } => {
+            let id = client.vfolder_id(name).await?;
+            client.rename_file(&id, path, new_name).await?;
+            println!("Renamed {path} to {new_name}.");
+        }
+        VfolderCmd::Mv { name, src, dst } => {
+            let id = client.vfolder_id(name).await?;
+            client.move_file(&id, src, dst).await?;
+            println!("Moved {src} to {dst}.");
+        }
+        VfolderCmd::Rm {
+            name,
+            files,
+            recursive,
+        } => {
+            let id = client.vfolder_id(name).await?;
+            client.delete_files(&id, files, *recursive).await?;
+            println!("Deleted {}.", files.join(", "));
+        }
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upload_names_are_relative_to_the_base_dir() {
+        assert_eq!(
+            remote_name(Path::new("./a/b.txt"), Path::new(".")).unwrap(),
+            "a/b.txt"
+        );
+        assert_eq!(
+            remote_name(Path::new("/tmp/x/y.bin"), Path::new("/tmp/x")).unwrap(),
+            "y.bin"
+        );
+        assert!(remote_name(Path::new(".."), Path::new(".")).is_err());
+    }
+}

@@ -288,7 +288,7 @@ mod tests {
     fn transfer_urls_carry_the_token() {
         assert_eq!(
             transfer_url("http://h:1", "http://h:1/storage/upload", "a b"),
-            "http://h:1/storage/upload?token=a%20b"
+            "http://h:1/storage/upload?token=a+b"
         );
         assert_eq!(
             transfer_url("http://h:1/", "/storage/download", "t"),

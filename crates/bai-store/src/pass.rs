@@ -1,7 +1,9 @@
 //! Persisting one scheduling pass: every placement, wait and give-up of the pass in a single
 //! transaction, so a crash leaves either all of it or none of it.
 
-use crate::sessions::{add_history_with_steps_tx, cas_status_tx, insert_event_tx};
+use crate::sessions::{
+    add_history_with_steps_tx, cas_status_tx, insert_event_tx, insert_history_tx,
+};
 use crate::{Result, SessionRow, StatusChange, Store, now_str};
 use bai_core::event::{EventKind, SessionEvent};
 use bai_core::history::HistoryResult;
@@ -141,12 +143,18 @@ fn place_tx(
         return Ok(None);
     };
     // A placement is always a record of its own (never merged into an earlier one).
-    tx.prepare_cached(
-        "INSERT INTO scheduling_history(session_id, phase, result, from_status, to_status,
-            error_code, message, attempts, created_at, updated_at, sub_steps)
-         VALUES (?1, ?2, 'SUCCESS', 'PENDING', 'SCHEDULED', NULL, ?3, 1, ?4, ?4, ?5)",
-    )?
-    .execute(params![id.to_string(), PHASE, info, now, sub_steps])?;
+    insert_history_tx(
+        tx,
+        id,
+        PHASE,
+        HistoryResult::Success,
+        Some(SessionStatus::Pending.as_str()),
+        Some(SessionStatus::Scheduled.as_str()),
+        None,
+        &info,
+        sub_steps,
+        now,
+    )?;
     let ev = insert_event_tx(
         tx,
         EventKind::SessionScheduled,

@@ -852,6 +852,34 @@ pub(crate) fn add_history_with_steps_tx(
         .execute(params![id, now, message, sub_steps])?;
         return Ok(());
     }
+    insert_history_tx(
+        conn,
+        session_id,
+        phase,
+        result,
+        from_s.as_deref(),
+        to_s.as_deref(),
+        error_code,
+        message,
+        sub_steps,
+        now,
+    )
+}
+
+/// A new history record (`attempts` 1), never merged.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn insert_history_tx(
+    conn: &rusqlite::Connection,
+    session_id: Uuid,
+    phase: &str,
+    result: HistoryResult,
+    from: Option<&str>,
+    to: Option<&str>,
+    error_code: Option<&str>,
+    message: &str,
+    sub_steps: &str,
+    now: &str,
+) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO scheduling_history(session_id, phase, result, from_status, to_status,
             error_code, message, attempts, created_at, updated_at, sub_steps)
@@ -861,8 +889,8 @@ pub(crate) fn add_history_with_steps_tx(
         session_id.to_string(),
         phase,
         result.as_str(),
-        from_s,
-        to_s,
+        from,
+        to,
         error_code,
         message,
         now,

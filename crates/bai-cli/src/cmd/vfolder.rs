@@ -7,20 +7,38 @@ use bai_client::Client;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 
-fn bar(label: &str, quiet: bool) -> Option<ProgressBar> {
-    if quiet {
-        return None;
+/// A byte progress bar for one transfer (nothing when quiet).
+struct Progress(Option<ProgressBar>);
+
+impl Progress {
+    fn new(label: &str, quiet: bool) -> Progress {
+        if quiet {
+            return Progress(None);
+        }
+        let pb = ProgressBar::new(0);
+        pb.set_style(
+            ProgressStyle::with_template(
+                "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        pb.set_message(label.to_string());
+        Progress(Some(pb))
     }
-    let pb = ProgressBar::new(0);
-    pb.set_style(
-        ProgressStyle::with_template(
-            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
-    pb.set_message(label.to_string());
-    Some(pb)
+
+    fn update(&self, done: u64, total: u64) {
+        if let Some(pb) = &self.0 {
+            pb.set_length(total);
+            pb.set_position(done);
+        }
+    }
+
+    fn finish(self) {
+        if let Some(pb) = self.0 {
+            pb.finish_and_clear();
+        }
+    }
 }
 
 /// The remote name of an upload: the path relative to `base`, with `/` separators.
@@ -159,18 +177,11 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
                     base_dir.join(f)
                 };
                 let remote = remote_name(&local, base_dir)?;
-                let pb = bar(&remote, *quiet);
+                let pb = Progress::new(&remote, *quiet);
                 client
-                    .upload_file(&id, &local, &remote, |done, total| {
-                        if let Some(pb) = &pb {
-                            pb.set_length(total);
-                            pb.set_position(done);
-                        }
-                    })
+                    .upload_file(&id, &local, &remote, |d, t| pb.update(d, t))
                     .await?;
-                if let Some(pb) = pb {
-                    pb.finish_and_clear();
-                }
+                pb.finish();
                 if !quiet {
                     println!("Uploaded {remote}.");
                 }
@@ -185,18 +196,11 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
             let id = client.vfolder_id(name).await?;
             for f in files {
                 let local: PathBuf = base_dir.join(f.trim_start_matches('/'));
-                let pb = bar(f, *quiet);
+                let pb = Progress::new(f, *quiet);
                 client
-                    .download_file(&id, f, &local, |done, total| {
-                        if let Some(pb) = &pb {
-                            pb.set_length(total);
-                            pb.set_position(done);
-                        }
-                    })
+                    .download_file(&id, f, &local, |d, t| pb.update(d, t))
                     .await?;
-                if let Some(pb) = pb {
-                    pb.finish_and_clear();
-                }
+                pb.finish();
                 if !quiet {
                     println!("Downloaded {f}.");
                 }

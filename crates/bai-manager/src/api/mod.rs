@@ -131,6 +131,15 @@ async fn hello() -> axum::Json<serde_json::Value> {
     axum::Json(json!({"version": bai_core::API_VERSION, "manager": bai_core::MANAGER_VERSION}))
 }
 
+/// A request body as JSON (`{}` when empty), or a 400 problem saying why it is not JSON.
+pub(crate) fn json_body(body: &[u8]) -> Result<serde_json::Value, Problem> {
+    if body.is_empty() {
+        return Ok(json!({}));
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| Problem::invalid(format!("the request body is not valid JSON: {e}")))
+}
+
 /// Finds the one session `reference` names that the caller may see (404 otherwise, also
 /// for other users' sessions, as if they did not exist).
 pub fn visible_session(m: &Manager, caller: &Caller, reference: &str) -> ApiResult<SessionRow> {

@@ -1,8 +1,10 @@
 //! Resource groups, presets, keypair resource policies and agents: what users may list and
 //! administrators manage.
 
+use super::json_body;
 use crate::auth::Caller;
 use crate::error::ApiResult;
+use crate::scheduler::snapshot::Occupancy;
 use crate::state::Manager;
 use axum::Extension;
 use axum::Json;
@@ -18,15 +20,6 @@ use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The request body as JSON (`{}` when empty), or a 400 problem.
-fn json_body(body: &[u8]) -> Result<Value, Problem> {
-    if body.is_empty() {
-        return Ok(json!({}));
-    }
-    serde_json::from_slice(body)
-        .map_err(|e| Problem::invalid(format!("the request body is not valid JSON: {e}")))
-}
-
 /// An administrator's request body with a valid `name` of a `what`.
 fn admin_named_body(caller: &Caller, body: &[u8], what: &str) -> Result<(Value, String), Problem> {
     require_admin(caller)?;
@@ -38,6 +31,20 @@ fn admin_named_body(caller: &Caller, body: &[u8], what: &str) -> Result<(Value, 
         .to_string();
     check_name(what, &name)?;
     Ok((body, name))
+}
+
+fn existing_group(m: &Manager, name: &str) -> ApiResult<ResourceGroupRow> {
+    Ok(m.store.resource_group(name)?.ok_or_else(|| {
+        Problem::not_found("resource-group", format!("no resource group {name:?}"))
+    })?)
+}
+
+fn existing_project(m: &Manager, name: &str) -> ApiResult<()> {
+    if m.store.project_exists(name)? {
+        Ok(())
+    } else {
+        Err(Problem::not_found("project", format!("no project {name:?}")).into())
+    }
 }
 
 fn require_admin(c: &Caller) -> Result<(), Problem> {
@@ -85,20 +92,9 @@ pub fn parse_slot_map(m: &Map<String, Value>) -> Result<ResourceSlots, Problem> 
     Ok(s)
 }
 
-/// Used and capacity of each agent, from the sessions that hold resources.
+/// Slots held on each agent.
 fn agent_usage(m: &Manager) -> ApiResult<HashMap<String, ResourceSlots>> {
-    let occupying: Vec<S> = S::ALL
-        .into_iter()
-        .filter(|s| s.occupies_resources())
-        .collect();
-    let mut used: HashMap<String, ResourceSlots> = HashMap::new();
-    for r in m.store.sessions_in(&occupying)? {
-        if let Some(a) = r.agent_id {
-            let e = used.entry(a).or_default();
-            *e = e.add(&r.requested_slots);
-        }
-    }
-    Ok(used)
+    Ok(Occupancy::read(m)?.by_agent)
 }
 
 fn group_json(m: &Manager, g: &ResourceGroupRow, used: &HashMap<String, ResourceSlots>) -> Value {
@@ -225,9 +221,7 @@ pub async fn update_group(
 ) -> ApiResult<Json<Value>> {
     require_admin(&caller)?;
     let body = json_body(&body)?;
-    let mut g = m.store.resource_group(&name)?.ok_or_else(|| {
-        Problem::not_found("resource-group", format!("no resource group {name:?}"))
-    })?;
+    let mut g = existing_group(&m, &name)?;
     apply_group_fields(&mut g, &body)?;
     m.store.put_resource_group(&g)?;
     m.wake_scheduler.notify_one();
@@ -242,11 +236,7 @@ pub async fn delete_group(
     Path(name): Path<String>,
 ) -> ApiResult<StatusCode> {
     require_admin(&caller)?;
-    if m.store.resource_group(&name)?.is_none() {
-        return Err(
-            Problem::not_found("resource-group", format!("no resource group {name:?}")).into(),
-        );
-    }
+    existing_group(&m, &name)?;
     if m.agents().iter().any(|a| a.info().scaling_group == name) {
         return Err(Problem::conflict(
             "resource-group-in-use",
@@ -282,16 +272,10 @@ pub async fn group_access(
 ) -> ApiResult<Json<Value>> {
     require_admin(&caller)?;
     let body = json_body(&body)?;
-    if m.store.resource_group(&name)?.is_none() {
-        return Err(
-            Problem::not_found("resource-group", format!("no resource group {name:?}")).into(),
-        );
-    }
+    existing_group(&m, &name)?;
     let allow = body.get("allow").and_then(Value::as_bool).unwrap_or(true);
     if let Some(project) = body.get("project").and_then(Value::as_str) {
-        if !m.store.project_exists(project)? {
-            return Err(Problem::not_found("project", format!("no project {project:?}")).into());
-        }
+        existing_project(&m, project)?;
         m.store.set_group_project_access(&name, project, allow)?;
         return Ok(Json(
             json!({"resource_group": name, "project": project, "allowed": allow}),
@@ -381,9 +365,7 @@ pub async fn project_member(
 ) -> ApiResult<Json<Value>> {
     require_admin(&caller)?;
     let body = json_body(&body)?;
-    if !m.store.project_exists(&name)? {
-        return Err(Problem::not_found("project", format!("no project {name:?}")).into());
-    }
+    existing_project(&m, &name)?;
     let email = body
         .get("email")
         .and_then(Value::as_str)
@@ -480,7 +462,8 @@ pub async fn check_presets(
             .or(groups.first())
             .ok_or_else(|| Problem::invalid("no resource group is open to you"))?,
     };
-    let used = agent_usage(&m)?;
+    let occupancy = Occupancy::read(&m)?;
+    let used = &occupancy.by_agent;
     let frees: Vec<ResourceSlots> = m
         .agents()
         .iter()
@@ -493,16 +476,7 @@ pub async fn check_presets(
         .collect();
     let group_remaining = frees.iter().fold(ResourceSlots::default(), |t, f| t.add(f));
     let policy = m.store.policy_of(&caller.access_key)?;
-    let occupying: Vec<S> = S::ALL
-        .into_iter()
-        .filter(|s| s.occupies_resources())
-        .collect();
-    let using = m
-        .store
-        .sessions_in(&occupying)?
-        .iter()
-        .filter(|r| r.access_key == caller.access_key)
-        .fold(ResourceSlots::default(), |t, r| t.add(&r.requested_slots));
+    let using = occupancy.of_owner(&caller.access_key);
     let limits = policy.total_slots.clone();
     let remaining = limits.as_ref().map(|l| {
         let mut r = l.checked_sub(&using);

@@ -1,6 +1,6 @@
 //! REST handlers under `/session`.
 
-use super::visible_session;
+use super::{json_body, visible_session};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::lifecycle::create::{Created, create as create_session, create_many, plan};
@@ -134,14 +134,6 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
     })
 }
 
-fn parse_json_body(body: &Bytes) -> ApiResult<Value> {
-    if body.is_empty() {
-        return Ok(json!({}));
-    }
-    serde_json::from_slice(body)
-        .map_err(|e| Problem::invalid(format!("the request body is not valid JSON: {e}")).into())
-}
-
 fn create_reply(row: &SessionRow, status: &str, created: bool) -> Value {
     json!({
         "sessionId": row.id.to_string(),
@@ -159,7 +151,7 @@ pub async fn create(
     Extension(caller): Extension<Caller>,
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let body = parse_json_body(&body)?;
+    let body = json_body(&body)?;
     let plan = plan(&m, &caller, &body)?;
     let mut rx = m.events.subscribe();
     if plan.count > 1 {

@@ -2,6 +2,7 @@
 //! and uploads (TUS subset) / downloads through unsigned, token-bearing URLs.
 //! A user sees and touches only their own folders; anything else is 404.
 
+use super::json_body;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::Manager;
@@ -21,14 +22,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use uuid::Uuid;
-
-fn body_json(body: &[u8]) -> Result<Value, Problem> {
-    if body.is_empty() {
-        return Ok(json!({}));
-    }
-    serde_json::from_slice(body)
-        .map_err(|e| Problem::invalid(format!("the request body is not valid JSON: {e}")))
-}
 
 fn field<'a>(v: &'a Value, k: &str) -> Result<&'a str, Problem> {
     v.get(k)
@@ -96,7 +89,7 @@ pub async fn id_of(
     Query(q): Query<std::collections::HashMap<String, String>>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
-    let b = body_json(&body)?;
+    let b = json_body(&body)?;
     let name = b
         .get("name")
         .and_then(Value::as_str)
@@ -117,7 +110,7 @@ pub async fn create(
     Extension(caller): Extension<Caller>,
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let b = body_json(&body)?;
+    let b = json_body(&body)?;
     let name = field(&b, "name")?;
     check_folder_name(name)?;
     if let Some(h) = b.get("host").and_then(Value::as_str)
@@ -221,7 +214,7 @@ pub async fn rename(
     body: Bytes,
 ) -> ApiResult<StatusCode> {
     let v = own_folder(&m, &caller, &id)?;
-    let b = body_json(&body)?;
+    let b = json_body(&body)?;
     let new = field(&b, "new_name")?;
     check_folder_name(new)?;
     if !m.store.rename_vfolder(v.id, new)? {
@@ -241,7 +234,7 @@ pub async fn delete(
     Extension(caller): Extension<Caller>,
     body: Bytes,
 ) -> ApiResult<StatusCode> {
-    let b = body_json(&body)?;
+    let b = json_body(&body)?;
     let id = field(&b, "id")?.to_string();
     delete_folder(&m, &caller, &id)
 }
@@ -295,7 +288,7 @@ pub async fn mkdir(
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     let v = own_folder(&m, &caller, &id)?;
-    let b = body_json(&body)?;
+    let b = json_body(&body)?;
     let paths: Vec<String> = match b.get("path") {
         Some(Value::String(s)) => vec![s.clone()],
         Some(Value::Array(a)) => a
@@ -330,7 +323,7 @@ pub async fn rename_file(
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
     let v = own_folder(&m, &caller, &id)?;
-    let b = body_json(&body)?;
+    let b = json_body(&body)?;
     m.storage
         .rename_file(v.id, field(&b, "target_path")?, field(&b, "new_name")?)?;
     Ok(Json(json!({})))
@@ -343,7 +336,7 @@ pub async fn move_file(
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
     let v = own_folder(&m, &caller, &id)?;
-    let b = body_json(&body)?;
+    let b = json_body(&body)?;
     m.storage
         .move_file(v.id, field(&b, "src")?, field(&b, "dst")?)?;
     Ok(Json(json!({})))
@@ -356,7 +349,7 @@ pub async fn delete_files(
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
     let v = own_folder(&m, &caller, &id)?;
-    let b = body_json(&body)?;
+    let b = json_body(&body)?;
     let files: Vec<String> = b
         .get("files")
         .and_then(Value::as_array)
@@ -406,7 +399,7 @@ pub async fn request_upload(
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
     let v = own_folder(&m, &caller, &id)?;
-    let b = body_json(&body)?;
+    let b = json_body(&body)?;
     let rel = field(&b, "path")?;
     let size = b.get("size").and_then(Value::as_u64).unwrap_or(0);
     if let Some(q) = v.quota_bytes {
@@ -576,7 +569,7 @@ pub async fn request_download(
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
     let v = own_folder(&m, &caller, &id)?;
-    let b = body_json(&body)?;
+    let b = json_body(&body)?;
     let rel = field(&b, "path")?;
     let path = m.storage.resolve(v.id, rel)?;
     let md = tokio::fs::metadata(&path)

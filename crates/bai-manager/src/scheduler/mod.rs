@@ -122,8 +122,14 @@ pub fn schedule_pass(m: &Arc<Manager>) -> anyhow::Result<PassOutcome> {
         let queue_length = plan.decisions.len();
         for d in &plan.decisions {
             let write = to_write(d);
-            if let Outcome::Wait { code, message } | Outcome::Failed { code, message } = &d.outcome
-            {
+            let why = match &d.outcome {
+                Outcome::Wait { code, message } | Outcome::Failed { code, message } => {
+                    Some((*code, message))
+                }
+                Outcome::Held { message, .. } => Some(("held-for-head-of-line", message)),
+                Outcome::Placed { .. } => None,
+            };
+            if let Some((code, message)) = why {
                 views.insert(
                     d.id,
                     PendingView {
@@ -139,22 +145,6 @@ pub fn schedule_pass(m: &Arc<Manager>) -> anyhow::Result<PassOutcome> {
                             .unwrap_or_default(),
                         agents_considered: d.shortage.as_ref().map(|s| s.agents).unwrap_or(0),
                         estimated_start: d.estimated_start.map(|t| t.to_rfc3339()),
-                        updated_at: now.to_rfc3339(),
-                    },
-                );
-            }
-            if let Outcome::Held { message, .. } = &d.outcome {
-                views.insert(
-                    d.id,
-                    PendingView {
-                        reason: message.clone(),
-                        code: "held-for-head-of-line".into(),
-                        queue_position: d.position,
-                        queue_length,
-                        resource_group: g.row.name.clone(),
-                        short_of: Vec::new(),
-                        agents_considered: 0,
-                        estimated_start: None,
                         updated_at: now.to_rfc3339(),
                     },
                 );

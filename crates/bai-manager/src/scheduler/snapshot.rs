@@ -64,6 +64,48 @@ fn ends_by(r: &SessionRow, lifetime_of: &HashMap<String, i64>) -> Option<DateTim
     Some(started + Duration::seconds(secs))
 }
 
+/// Who holds what now: the sessions that occupy resources (SCHEDULED through TERMINATING),
+/// summed per owner and per agent. Computed from the sessions, so it cannot drift.
+pub struct Occupancy {
+    pub rows: Vec<SessionRow>,
+    pub by_owner: HashMap<String, OwnerUsage>,
+    pub by_agent: HashMap<String, ResourceSlots>,
+}
+
+impl Occupancy {
+    pub fn read(m: &Manager) -> Result<Occupancy, bai_store::StoreError> {
+        let occupying: Vec<S> = S::ALL
+            .into_iter()
+            .filter(|s| s.occupies_resources())
+            .collect();
+        let rows = m.store.sessions_in(&occupying)?;
+        let mut by_owner: HashMap<String, OwnerUsage> = HashMap::new();
+        let mut by_agent: HashMap<String, ResourceSlots> = HashMap::new();
+        for r in &rows {
+            let u = by_owner.entry(r.access_key.clone()).or_default();
+            u.sessions += 1;
+            u.slots = u.slots.add(&r.requested_slots);
+            if let Some(a) = &r.agent_id {
+                let e = by_agent.entry(a.clone()).or_default();
+                *e = e.add(&r.requested_slots);
+            }
+        }
+        Ok(Occupancy {
+            rows,
+            by_owner,
+            by_agent,
+        })
+    }
+
+    /// What `owner` holds now.
+    pub fn of_owner(&self, owner: &str) -> ResourceSlots {
+        self.by_owner
+            .get(owner)
+            .map(|u| u.slots.clone())
+            .unwrap_or_default()
+    }
+}
+
 /// Reads everything once and splits it by resource group.
 pub fn build(m: &Manager) -> anyhow::Result<Vec<GroupInput>> {
     let pending = m.store.pending_queue()?;
@@ -71,11 +113,11 @@ pub fn build(m: &Manager) -> anyhow::Result<Vec<GroupInput>> {
     if pending.is_empty() {
         return Ok(Vec::new());
     }
-    let occupying: Vec<S> = S::ALL
-        .into_iter()
-        .filter(|s| s.occupies_resources())
-        .collect();
-    let active = m.store.sessions_in(&occupying)?;
+    let Occupancy {
+        rows: active,
+        by_owner: usage,
+        by_agent: used_on,
+    } = Occupancy::read(m)?;
 
     let policies = m.store.policies()?;
     let policy_by_name: HashMap<&str, &bai_store::PolicyRow> =
@@ -97,18 +139,6 @@ pub fn build(m: &Manager) -> anyhow::Result<Vec<GroupInput>> {
                 total_slots: p.total_slots.clone(),
             },
         );
-    }
-
-    let mut usage: HashMap<String, OwnerUsage> = HashMap::new();
-    let mut used_on: HashMap<String, ResourceSlots> = HashMap::new();
-    for r in &active {
-        let u = usage.entry(r.access_key.clone()).or_default();
-        u.sessions += 1;
-        u.slots = u.slots.add(&r.requested_slots);
-        if let Some(a) = &r.agent_id {
-            let e = used_on.entry(a.clone()).or_default();
-            *e = e.add(&r.requested_slots);
-        }
     }
 
     let mut dependencies: HashMap<Uuid, DepState> = HashMap::new();

@@ -3,14 +3,15 @@
 //! unsigned URLs the manager hands out.
 
 use crate::{Client, ClientError, encode};
+use bytes::Bytes;
 use futures::StreamExt;
 use reqwest::Method;
 use serde_json::{Value, json};
+use std::io::{Read, Seek, Write};
 use std::path::Path;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// Size of one TUS `PATCH` (the official client's default).
-pub const CHUNK: usize = 16 * 1024 * 1024;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 /// `url?token=…`, with a relative `url` joined to the endpoint.
 pub fn transfer_url(endpoint: &str, url: &str, token: &str) -> String {
@@ -151,7 +152,9 @@ impl Client {
         .map(|_| ())
     }
 
-    /// Uploads `local` as `remote` in 16 MiB TUS `PATCH`es; `progress(sent, total)`.
+    /// Uploads `local` as `remote`: one TUS `PATCH` streams the file from a read-ahead thread;
+    /// a dropped connection resumes from the server's offset (`HEAD`), up to 3 times.
+    /// `progress(sent, total)` is called about ten times a second.
     pub async fn upload_file(
         &self,
         id: &str,
@@ -163,8 +166,7 @@ impl Client {
             path: local.display().to_string(),
             source: e,
         };
-        let mut f = tokio::fs::File::open(local).await.map_err(file_err)?;
-        let size = f.metadata().await.map_err(file_err)?.len();
+        let size = tokio::fs::metadata(local).await.map_err(file_err)?.len();
         let v = self
             .send_json(
                 Method::POST,
@@ -178,30 +180,51 @@ impl Client {
             &reply_field(&v, "token")?,
         );
         let mut offset = 0u64;
-        let mut buf = vec![0u8; CHUNK];
+        let mut retries = 0;
         progress(0, size);
         while offset < size {
-            let mut n = 0;
-            while n < buf.len() {
-                let r = f.read(&mut buf[n..]).await.map_err(file_err)?;
-                if r == 0 {
-                    break;
-                }
-                n += r;
-            }
-            if n == 0 {
-                break;
-            }
-            let resp = self
+            let sent = Arc::new(AtomicU64::new(offset));
+            let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(4);
+            let reader = {
+                let (path, sent) = (local.to_path_buf(), sent.clone());
+                tokio::task::spawn_blocking(move || read_ahead(&path, offset, tx, &sent))
+            };
+            let body =
+                reqwest::Body::wrap_stream(futures::stream::unfold(rx, |mut rx| async move {
+                    rx.recv().await.map(|item| (item, rx))
+                }));
+            let req = self
                 .http
                 .patch(&url)
                 .header("Tus-Resumable", "1.0.0")
                 .header("Upload-Offset", offset.to_string())
                 .header("Content-Type", "application/offset+octet-stream")
-                .body(buf[..n].to_vec())
-                .send()
+                .header("Content-Length", (size - offset).to_string())
+                .body(body)
+                .send();
+            tokio::pin!(req);
+            let mut tick = tokio::time::interval(Duration::from_millis(100));
+            let result = loop {
+                tokio::select! {
+                    r = &mut req => break r,
+                    _ = tick.tick() => progress(sent.load(Ordering::Relaxed), size),
+                }
+            };
+            let read = reader
                 .await
-                .map_err(|e| self.connect_error(&e))?;
+                .map_err(|e| ClientError::Protocol(format!("file reader failed: {e}")))?;
+            let resp = match result {
+                Ok(resp) => resp,
+                Err(e) => {
+                    read.map_err(file_err)?;
+                    if retries >= 3 {
+                        return Err(self.connect_error(&e));
+                    }
+                    retries += 1;
+                    offset = self.upload_offset(&url).await?;
+                    continue;
+                }
+            };
             let status = resp.status().as_u16();
             let next = resp
                 .headers()
@@ -212,6 +235,7 @@ impl Client {
                 let body = resp.bytes().await.unwrap_or_default();
                 return Err(ClientError::from_reply(status, &body));
             }
+            read.map_err(file_err)?;
             offset =
                 next.ok_or_else(|| ClientError::Protocol("no Upload-Offset in the reply".into()))?;
             progress(offset, size);
@@ -219,7 +243,24 @@ impl Client {
         Ok(())
     }
 
-    /// Downloads `remote` into `local` (which must not exist), streamed; `progress(got, total)`.
+    /// TUS `HEAD`: how many bytes of an upload the server holds.
+    async fn upload_offset(&self, url: &str) -> Result<u64, ClientError> {
+        let resp = self
+            .http
+            .head(url)
+            .header("Tus-Resumable", "1.0.0")
+            .send()
+            .await
+            .map_err(|e| self.connect_error(&e))?;
+        resp.headers()
+            .get("upload-offset")
+            .and_then(|h| h.to_str().ok())
+            .and_then(|s| s.parse::<u64>().ok())
+            .ok_or_else(|| ClientError::Protocol("no Upload-Offset in the reply".into()))
+    }
+
+    /// Downloads `remote` into `local` (which must not exist), streamed to a writer thread;
+    /// `progress(got, total)`.
     pub async fn download_file(
         &self,
         id: &str,
@@ -264,20 +305,93 @@ impl Client {
         if let Some(parent) = local.parent().filter(|p| !p.as_os_str().is_empty()) {
             tokio::fs::create_dir_all(parent).await.map_err(file_err)?;
         }
-        let f = tokio::fs::File::create(local).await.map_err(file_err)?;
-        let mut f = tokio::io::BufWriter::with_capacity(4 << 20, f);
+        let f = std::fs::File::create_new(local).map_err(file_err)?;
+        let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(4);
+        let writer = tokio::task::spawn_blocking(move || write_all_from(f, rx));
         let mut got = 0u64;
         progress(0, total);
         let mut stream = resp.bytes_stream();
+        let mut failed = None;
+        // Small network reads are gathered into 1 MiB writes: fewer thread hand-offs and syscalls.
+        let mut pending = bytes::BytesMut::with_capacity(GATHER);
         while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| self.connect_error(&e))?;
-            f.write_all(&chunk).await.map_err(file_err)?;
-            got += chunk.len() as u64;
-            progress(got, total);
+            match chunk {
+                Ok(c) => {
+                    got += c.len() as u64;
+                    pending.extend_from_slice(&c);
+                    if pending.len() >= GATHER {
+                        let full =
+                            std::mem::replace(&mut pending, bytes::BytesMut::with_capacity(GATHER));
+                        if tx.send(full.freeze()).await.is_err() {
+                            break; // the writer failed; its error is reported below
+                        }
+                        progress(got, total);
+                    }
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
         }
-        f.flush().await.map_err(file_err)?;
+        if !pending.is_empty() {
+            let _ = tx.send(pending.freeze()).await;
+        }
+        progress(got, total);
+        drop(tx);
+        writer
+            .await
+            .map_err(|e| ClientError::Protocol(format!("file writer failed: {e}")))?
+            .map_err(file_err)?;
+        if let Some(e) = failed {
+            return Err(self.connect_error(&e));
+        }
         Ok(())
     }
+}
+
+/// Download writes are gathered up to this size.
+const GATHER: usize = 1 << 20;
+
+/// Reads `path` from `offset` in 1 MiB chunks into `tx`, counting what was handed over in `sent`.
+fn read_ahead(
+    path: &Path,
+    offset: u64,
+    tx: tokio::sync::mpsc::Sender<std::io::Result<Bytes>>,
+    sent: &AtomicU64,
+) -> std::io::Result<()> {
+    const READ: u64 = 1 << 20;
+    let mut f = std::fs::File::open(path)?;
+    f.seek(std::io::SeekFrom::Start(offset))?;
+    loop {
+        let mut buf = Vec::with_capacity(READ as usize);
+        let n = match (&mut f).take(READ).read_to_end(&mut buf) {
+            Ok(n) => n,
+            Err(e) => {
+                let msg = e.to_string();
+                let _ = tx.blocking_send(Err(std::io::Error::other(msg)));
+                return Err(e);
+            }
+        };
+        if n == 0 {
+            return Ok(());
+        }
+        if tx.blocking_send(Ok(Bytes::from(buf))).is_err() {
+            return Ok(()); // the request ended early; the caller looks at its result
+        }
+        sent.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+/// Writes everything that arrives on `rx` into `f`.
+fn write_all_from(
+    mut f: std::fs::File,
+    mut rx: tokio::sync::mpsc::Receiver<Bytes>,
+) -> std::io::Result<()> {
+    while let Some(chunk) = rx.blocking_recv() {
+        f.write_all(&chunk)?;
+    }
+    f.flush()
 }
 
 #[cfg(test)]

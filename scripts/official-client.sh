@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Installs the unmodified official Backend.AI client (PyPI backend.ai-client==26.9.6) into
-# .venv-official with Python 3.13 (pyenv's 3.13.0), once. The e2e tests drive it.
+# Installs the unmodified official Backend.AI client (PyPI backend.ai-client==26.9.6) and its
+# integration suite (backend.ai-test==26.9.6, which drives the CLI through pexpect) into
+# .venv-official with Python 3.13 (pyenv's 3.13.0), once. The e2e tests drive both.
+# blessed is pinned to 1.20.0: newer ones query the terminal under a pty and stall every
+# pexpect step (wire reference §8 A).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.venv-official
-want="backend.ai-client==26.9.6"
+want="backend.ai-client==26.9.6 backend.ai-test==26.9.6 pexpect blessed==1.20.0"
 if [ -x "$venv/bin/backend.ai" ] && [ -f "$venv/.installed" ] && [ "$(cat "$venv/.installed")" = "$want" ]; then
   exit 0
 fi
@@ -19,5 +22,6 @@ fi
 echo "==> installing the official client ($want) with $py"
 rm -rf "$venv"
 "$py" -m venv "$venv"
-"$venv/bin/pip" install -q --disable-pip-version-check "$want"
+# shellcheck disable=SC2086
+"$venv/bin/pip" install -q --disable-pip-version-check $want
 echo "$want" > "$venv/.installed"

@@ -84,7 +84,10 @@ fn official_run_cli_user_suite_passes() {
         .find(|l| l.contains(" passed") || l.contains(" failed") || l.contains(" error"))
         .unwrap_or_default()
         .to_string();
-    let report = format!("summary: {summary}\n{stdout}\n{stderr}\nbaid log:\n{}", s.log());
+    let report = format!(
+        "summary: {summary}\n{stdout}\n{stderr}\nbaid log:\n{}",
+        s.log()
+    );
     assert!(
         count(&summary, "passed") >= 10,
         "expected the 10 vfolder cases to pass\n{report}"

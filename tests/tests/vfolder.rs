@@ -424,3 +424,112 @@ fn bai_cli_vfolder_commands_and_mounts() {
             .contains("notes")
     );
 }
+
+#[test]
+fn project_folders_automount_folders_and_reserved_names() {
+    let s = Server::start();
+    let (user, admin) = (&s.user, &s.admin);
+    let w = s.work.path();
+    s.bai(admin, &["admin", "project", "create", "team"])
+        .expect_ok();
+    s.bai(
+        admin,
+        &["admin", "project", "add-member", "team", "user@bai.local"],
+    )
+    .expect_ok();
+    // Only administrators create project folders.
+    s.bai(user, &["vfolder", "create", "-g", "team", "mine"])
+        .expect_fail("only administrators create project folders");
+    s.bai(admin, &["vfolder", "create", "-g", "team", "teamdata"])
+        .expect_ok();
+    s.bai(
+        admin,
+        &["vfolder", "create", "-g", "team", "-p", "ro", "teamrefs"],
+    )
+    .expect_ok();
+    s.bai(admin, &["vfolder", "create", "-g", "nosuch", "x"])
+        .expect_fail("project \"nosuch\" does not exist");
+    // A project the user is not in: its folder is invisible to them.
+    s.bai(admin, &["admin", "project", "create", "other"])
+        .expect_ok();
+    s.bai(admin, &["vfolder", "create", "-g", "other", "secret"])
+        .expect_ok();
+    let list = s.bai(user, &["vfolder", "list"]);
+    list.expect_ok();
+    assert!(
+        list.stdout.contains("teamdata") && list.stdout.contains("project team"),
+        "{list:#?}"
+    );
+    assert!(!list.stdout.contains("secret"), "{list:#?}");
+    s.bai(user, &["vfolder", "info", "secret"])
+        .expect_fail("no data folder");
+    // Members use the files; a ro project folder is read-only for them; only admins manage.
+    std::fs::write(w.join("note.txt"), "from the user").unwrap();
+    s.bai(user, &["vfolder", "upload", "teamdata", "note.txt"])
+        .expect_ok();
+    s.bai(user, &["vfolder", "upload", "teamrefs", "note.txt"])
+        .expect_fail("read-only for project members");
+    s.bai(user, &["vfolder", "delete", "teamdata"])
+        .expect_fail("managed by administrators");
+    s.bai(admin, &["admin", "project", "delete", "team"])
+        .expect_fail("owns 2 data folder(s)");
+    // Reserved names, as folders and as mount paths.
+    s.bai(user, &["vfolder", "create", ".bashrc"])
+        .expect_fail("is reserved");
+    s.bai(user, &["vfolder", "create", ".jupyter"])
+        .expect_fail("is reserved");
+    s.bai(
+        user,
+        &[
+            "run",
+            "--rm",
+            "-m",
+            "teamdata:/home/work/.bashrc",
+            "-c",
+            "1",
+            "python",
+        ],
+    )
+    .expect_fail("is reserved");
+    // A dot-named folder is mounted in every session of its owner; the project folder is
+    // mounted on request, with the member's file in it.
+    s.bai(user, &["vfolder", "create", ".config"]).expect_ok();
+    std::fs::write(w.join("settings.ini"), "answer=42").unwrap();
+    s.bai(user, &["vfolder", "upload", ".config", "settings.ini"])
+        .expect_ok();
+    let r = s.bai(
+        user,
+        &[
+            "run",
+            "--rm",
+            "-m",
+            "teamdata",
+            "-c",
+            "print(open('/home/work/.config/settings.ini').read(), open('/home/work/teamdata/note.txt').read())",
+            "python",
+        ],
+    );
+    r.expect_ok();
+    assert!(r.stdout.contains("answer=42 from the user"), "{r:#?}");
+    // Someone outside the project cannot mount its folder, by name or by id.
+    let id = api(
+        &s,
+        true,
+        "GET",
+        "/folders/_/id",
+        Some(json!({"name": "secret"})),
+    )
+    .expect("admin sees the folder")["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let e = api(
+        &s,
+        false,
+        "POST",
+        "/session",
+        Some(json!({"image": "python", "config": {"mount_ids": [id]}})),
+    )
+    .expect_err("mount by id");
+    assert_eq!(e.0, 404, "{e:?}");
+}

@@ -114,8 +114,11 @@ pub enum VfolderCmd {
         /// Size limit, e.g. 10g (the folder becomes a filesystem of that size).
         #[arg(long)]
         quota: Option<String>,
+        /// Make it a project folder, shared with the project's members (administrators only).
+        #[arg(short = 'g', long = "project")]
+        project: Option<String>,
     },
-    /// Your data folders.
+    /// Your data folders and your projects' folders.
     List,
     /// A folder's details.
     Info { name: String },

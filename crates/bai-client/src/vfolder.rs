@@ -48,16 +48,18 @@ impl Client {
         reply_field(&v, "id")
     }
 
-    /// `POST /folders`: a user folder on `host` (default host when None), `rw` or `ro`.
+    /// `POST /folders`: a folder on `host` (default host when None), `rw` or `ro`; a project
+    /// folder when `project` is given (administrators only).
     pub async fn create_vfolder(
         &self,
         name: &str,
         host: Option<&str>,
         permission: &str,
         quota: Option<&str>,
+        project: Option<&str>,
     ) -> Result<Value, ClientError> {
         let mut body = json!({
-            "name": name, "host": host, "unmanaged_path": null, "group": null,
+            "name": name, "host": host, "unmanaged_path": null, "group": project,
             "usage_mode": "general", "permission": permission, "cloneable": false,
         });
         if let Some(q) = quota {
@@ -69,7 +71,7 @@ impl Client {
     /// The caller's folders (GraphQL `vfolder_list`).
     pub async fn list_vfolders(&self) -> Result<Vec<Value>, ClientError> {
         let q = "query($limit:Int!, $offset:Int!) { vfolder_list(limit:$limit, offset:$offset) \
-                 { items { id host name status created_at permission ownership_type max_size } total_count } }";
+                 { items { id host name status created_at permission ownership_type group max_size } total_count } }";
         let v = self.gql(q, json!({"limit": 1000, "offset": 0})).await?;
         Ok(v["vfolder_list"]["items"]
             .as_array()

@@ -67,6 +67,37 @@ pub fn confine_name(n: &str) -> Result<String, PathError> {
     }
 }
 
+/// Why `name`, as a folder name or as the first path component of a mount under /home/work,
+/// is reserved (it would shadow what the session itself puts in /home/work), or None.
+/// Other dot-names are fine: they make automount folders (`.ssh`, `.local`, `.cache`…).
+pub fn reserved_name(name: &str) -> Option<&'static str> {
+    const FIXED: &[(&str, &str)] = &[
+        (".terminfo", "the terminal descriptions of the web terminal"),
+        (".jupyter", "the Jupyter configuration of the session"),
+        (".tmux.conf", "the tmux configuration of the web terminal"),
+        (".bai", "bai's own files in the session"),
+        ("id_container", "the session's generated SSH key"),
+        ("id_container.pub", "the session's generated SSH key"),
+    ];
+    if let Some((_, why)) = FIXED.iter().find(|(n, _)| *n == name) {
+        return Some(why);
+    }
+    let word = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    };
+    if let Some(stem) = name.strip_prefix('.') {
+        if stem.strip_suffix("rc").is_some_and(word) {
+            return Some("start-up files such as .bashrc belong to the session");
+        }
+        if stem.strip_suffix("_profile").is_some_and(word) {
+            return Some("login profiles such as .bash_profile belong to the session");
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +130,34 @@ mod tests {
         ));
         assert!(confine_name("a/b").is_err());
         assert!(confine_name("..").is_err());
+    }
+
+    #[test]
+    fn reserved_names_are_the_sessions_own_files() {
+        for n in [
+            ".bashrc",
+            ".vimrc",
+            ".zshrc",
+            ".bash_profile",
+            ".jupyter",
+            ".tmux.conf",
+            ".terminfo",
+            "id_container",
+        ] {
+            assert!(reserved_name(n).is_some(), "{n} should be reserved");
+        }
+        for n in [
+            ".ssh",
+            ".local",
+            ".cache",
+            "data",
+            "rc",
+            ".rc",
+            ".Bashrc",
+            "bashrc",
+            "my_profile",
+        ] {
+            assert!(reserved_name(n).is_none(), "{n} should be allowed");
+        }
     }
 }

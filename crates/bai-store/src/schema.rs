@@ -163,6 +163,14 @@ const MIGRATIONS: &[&str] = &[
     CREATE UNIQUE INDEX vfolders_by_owner_name ON vfolders(user_id, name);
     ALTER TABLE sessions ADD COLUMN mounts TEXT NOT NULL DEFAULT '[]';
     "#,
+    // 5: project folders (owned by a project; user_id is their creator); names are unique per
+    // owning user among user folders and per project among project folders
+    r#"
+    ALTER TABLE vfolders ADD COLUMN project TEXT;
+    DROP INDEX vfolders_by_owner_name;
+    CREATE UNIQUE INDEX vfolders_user_name ON vfolders(user_id, name) WHERE project IS NULL;
+    CREATE UNIQUE INDEX vfolders_project_name ON vfolders(project, name) WHERE project IS NOT NULL;
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -10,8 +10,10 @@ pub struct VFolderRow {
     pub name: String,
     /// Storage host, e.g. `local:volume1`.
     pub host: String,
-    /// The owning user.
+    /// The owning user; for a project folder, the user who created it.
     pub user_id: String,
+    /// The owning project, for a project folder; None for a user folder.
+    pub project: Option<String>,
     /// `rw` or `ro`.
     pub permission: String,
     pub usage_mode: String,
@@ -22,7 +24,13 @@ pub struct VFolderRow {
 }
 
 const COLS: &str =
-    "id, name, host, user_id, permission, usage_mode, status, created_at, quota_bytes";
+    "id, name, host, user_id, permission, usage_mode, status, created_at, quota_bytes, project";
+
+/// Folders `?1` (a user id) may see: their own user folders and their projects' folders, and
+/// every project folder when `?2` (an administrator) is true.
+const VISIBLE: &str = "(project IS NULL AND user_id = ?1)
+    OR (?2 AND project IS NOT NULL)
+    OR project IN (SELECT project FROM project_members WHERE user_id = ?1)";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, VFolderRow)> {
     let id: String = r.get(0)?;
@@ -38,6 +46,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, VFolderRow)> {
             status: r.get(6)?,
             created_at: r.get(7)?,
             quota_bytes: r.get::<_, Option<i64>>(8)?.map(|q| q.max(0) as u64),
+            project: r.get(9)?,
         },
     ))
 }
@@ -48,12 +57,12 @@ fn with_id((id, mut v): (String, VFolderRow)) -> Result<VFolderRow> {
 }
 
 impl Store {
-    /// Creates a folder; false when the owner already has one with this name.
+    /// Creates a folder; false when its owner (user or project) already has one of that name.
     pub fn insert_vfolder(&self, v: &VFolderRow) -> Result<bool> {
         Ok(self.conn().execute(
             "INSERT OR IGNORE INTO vfolders(id, name, host, user_id, permission, usage_mode, status,
-                created_at, quota_bytes)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                created_at, quota_bytes, project)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 v.id.to_string(),
                 v.name,
@@ -63,7 +72,8 @@ impl Store {
                 v.usage_mode,
                 v.status,
                 now_str(),
-                v.quota_bytes.map(|q| q as i64)
+                v.quota_bytes.map(|q| q as i64),
+                v.project
             ],
         )? == 1)
     }
@@ -80,16 +90,76 @@ impl Store {
             .transpose()
     }
 
+    /// The user's own (user) folder of this name.
     pub fn vfolder_by_name(&self, user_id: &str, name: &str) -> Result<Option<VFolderRow>> {
         self.conn()
             .query_row(
-                &format!("SELECT {COLS} FROM vfolders WHERE user_id = ?1 AND name = ?2"),
+                &format!(
+                    "SELECT {COLS} FROM vfolders WHERE user_id = ?1 AND name = ?2 AND project IS NULL"
+                ),
                 [user_id, name],
                 row,
             )
             .optional()?
             .map(with_id)
             .transpose()
+    }
+
+    /// The folder of this name the user may see (`all_projects`: every project's, for
+    /// administrators): their own first, then projects' (by project name).
+    pub fn visible_vfolder_by_name(
+        &self,
+        user_id: &str,
+        name: &str,
+        all_projects: bool,
+    ) -> Result<Option<VFolderRow>> {
+        self.conn()
+            .query_row(
+                &format!(
+                    "SELECT {COLS} FROM vfolders WHERE name = ?3 AND ({VISIBLE})
+                     ORDER BY project IS NOT NULL, project LIMIT 1"
+                ),
+                params![user_id, all_projects, name],
+                row,
+            )
+            .optional()?
+            .map(with_id)
+            .transpose()
+    }
+
+    /// Whether the user may see the folder: it is theirs, or their project's.
+    pub fn can_see_vfolder(&self, user_id: &str, v: &VFolderRow) -> Result<bool> {
+        Ok(match &v.project {
+            None => v.user_id == user_id,
+            Some(p) => self
+                .conn()
+                .query_row(
+                    "SELECT 1 FROM project_members WHERE project = ?1 AND user_id = ?2",
+                    [p, user_id],
+                    |_| Ok(true),
+                )
+                .optional()?
+                .unwrap_or(false),
+        })
+    }
+
+    /// The folders a user may see (own, then projects'), by name; `all_projects` as above.
+    pub fn visible_vfolders(&self, user_id: &str, all_projects: bool) -> Result<Vec<VFolderRow>> {
+        let conn = self.conn();
+        let mut st = conn.prepare(&format!(
+            "SELECT {COLS} FROM vfolders WHERE {VISIBLE} ORDER BY project IS NOT NULL, name"
+        ))?;
+        let rows = st.query_map(params![user_id, all_projects], row)?;
+        rows.map(|r| with_id(r?)).collect()
+    }
+
+    /// Folders owned by a project.
+    pub fn project_vfolder_count(&self, project: &str) -> Result<i64> {
+        Ok(self.conn().query_row(
+            "SELECT COUNT(*) FROM vfolders WHERE project = ?1",
+            [project],
+            |r| r.get(0),
+        )?)
     }
 
     /// A user's folders (None: everyone's), by name.

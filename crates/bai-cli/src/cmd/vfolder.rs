@@ -64,9 +64,16 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
             host,
             permission,
             quota,
+            project,
         } => {
             client
-                .create_vfolder(name, host.as_deref(), permission, quota.as_deref())
+                .create_vfolder(
+                    name,
+                    host.as_deref(),
+                    permission,
+                    quota.as_deref(),
+                    project.as_deref(),
+                )
                 .await?;
             println!("Virtual folder \"{name}\" is created.");
         }
@@ -76,8 +83,13 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
                 .iter()
                 .map(|v| {
                     let quota = v["max_size"].as_u64().filter(|q| *q > 0);
+                    let owner = match v["group"].as_str() {
+                        Some(p) => format!("project {p}"),
+                        None => "you".into(),
+                    };
                     vec![
                         cell(&v["name"]),
+                        owner,
                         cell(&v["host"]),
                         cell(&v["permission"]),
                         cell(&v["status"]),
@@ -89,7 +101,15 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
                 })
                 .collect();
             table(
-                &["Name", "Host", "Permission", "Status", "Quota", "Created"],
+                &[
+                    "Name",
+                    "Owner",
+                    "Host",
+                    "Permission",
+                    "Status",
+                    "Quota",
+                    "Created",
+                ],
                 &rows,
             );
         }

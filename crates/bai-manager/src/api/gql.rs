@@ -179,23 +179,29 @@ impl Resolver for SessionResolver<'_> {
                 | "vfolder_invited_list"
                 | "vfolder_project_list",
             ) => {
-                let mine = field != "vfolder_invited_list" && field != "vfolder_project_list";
-                let all: Vec<Value> = if mine {
-                    self.m
-                        .store
-                        .vfolders(Some(&self.caller.user_id))
-                        .map_err(|e| err(e.to_string()))?
-                        .iter()
-                        .map(|v| {
-                            let mut j = super::vfolder::folder_json(self.m, v);
+                // No invitations exist yet, so `vfolder_invited_list` is always empty.
+                let visible = self
+                    .m
+                    .store
+                    .visible_vfolders(&self.caller.user_id, self.caller.is_admin)
+                    .map_err(|e| err(e.to_string()))?;
+                let all: Vec<Value> = visible
+                    .iter()
+                    .filter(|v| match field {
+                        "vfolder_own_list" => v.project.is_none(),
+                        "vfolder_project_list" => v.project.is_some(),
+                        "vfolder_invited_list" => false,
+                        _ => true,
+                    })
+                    .map(|v| {
+                        let mut j = super::vfolder::folder_json(self.m, v, &self.caller.user_id);
+                        if v.user_id == self.caller.user_id {
                             j["creator"] = json!(self.caller.email);
                             j["user_email"] = json!(self.caller.email);
-                            j
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                };
+                        }
+                        j
+                    })
+                    .collect();
                 let total = all.len();
                 let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
                 let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(20) as usize;

@@ -350,6 +350,15 @@ pub async fn delete_project(
     if name == "default" {
         return Err(Problem::invalid("the default project cannot be deleted").into());
     }
+    let folders = m.store.project_vfolder_count(&name)?;
+    if folders > 0 {
+        return Err(Problem::conflict(
+            "project-has-folders",
+            "The project owns data folders.",
+            format!("project {name:?} owns {folders} data folder(s); delete them first"),
+        )
+        .into());
+    }
     if !m.store.delete_project(&name)? {
         return Err(Problem::not_found("project", format!("no project {name:?}")).into());
     }

@@ -29,37 +29,81 @@ fn field<'a>(v: &'a Value, k: &str) -> Result<&'a str, Problem> {
         .ok_or_else(|| Problem::invalid(format!("{k} is required")))
 }
 
-/// Folder names: 1–64 letters, digits, '.', '-', '_' (a leading '.' is fine: `.ssh`).
+/// Folder names: 1–64 letters, digits, '.', '-', '_'. A leading '.' makes an automount folder
+/// (mounted at /home/work/NAME in every session of its owner, like `.ssh`); dot-names that
+/// would shadow the session's own configuration are reserved (`reserved_name`).
 pub fn check_folder_name(n: &str) -> Result<(), Problem> {
     let ok = (1..=64).contains(&n.len())
         && n != "."
         && n != ".."
         && n.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
-    if ok {
-        Ok(())
-    } else {
-        Err(Problem::invalid(format!(
+    if !ok {
+        return Err(Problem::invalid(format!(
             "folder name {n:?} is invalid: use 1 to 64 letters, digits, '.', '-' or '_'"
-        )))
+        )));
     }
+    if let Some(why) = bai_core::vpath::reserved_name(n) {
+        return Err(Problem::invalid(format!(
+            "folder name {n:?} is reserved: {why}; choose another name"
+        )));
+    }
+    Ok(())
 }
 
 fn not_found(r: &str) -> Problem {
     Problem::not_found("vfolder", format!("no data folder {r:?} is visible to you"))
 }
 
-/// The caller's folder with this id (hex or hyphenated), else 404.
+/// A folder the caller may see (id in hex or hyphenated), else 404: their own user folders,
+/// their projects' folders, and (for superadmins) every project folder.
 fn own_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VFolderRow> {
     let uuid = Uuid::parse_str(id).map_err(|_| not_found(id))?;
     match m.store.vfolder(uuid)? {
-        Some(v) if v.user_id == caller.user_id => Ok(v),
+        Some(v)
+            if (caller.is_admin && v.project.is_some())
+                || m.store.can_see_vfolder(&caller.user_id, &v)? =>
+        {
+            Ok(v)
+        }
         _ => Err(not_found(id).into()),
     }
 }
 
-pub fn folder_json(m: &Manager, v: &VFolderRow) -> Value {
+/// A folder whose files the caller may change: a project folder with `ro` permission is
+/// read-only for its members (its administrators may still change it).
+fn writable_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VFolderRow> {
+    let v = own_folder(m, caller, id)?;
+    if v.project.is_some() && v.permission == "ro" && !caller.is_admin {
+        return Err(Problem::forbidden(format!(
+            "project folder {:?} is read-only for project members",
+            v.name
+        ))
+        .into());
+    }
+    Ok(v)
+}
+
+/// A folder the caller may rename or delete: their own user folder, or (superadmins) a
+/// project folder.
+fn managed_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VFolderRow> {
+    let v = own_folder(m, caller, id)?;
+    if v.project.is_some() && !caller.is_admin {
+        return Err(Problem::forbidden(format!(
+            "project folder {:?} is managed by administrators; members may use its files",
+            v.name
+        ))
+        .into());
+    }
+    Ok(v)
+}
+
+pub fn folder_json(m: &Manager, v: &VFolderRow, caller_id: &str) -> Value {
     let (files, bytes) = m.storage.usage(v.id);
+    let (ownership, is_owner) = match &v.project {
+        Some(_) => ("group", false),
+        None => ("user", v.user_id == caller_id),
+    };
     json!({
         "id": v.id.simple().to_string(),
         "name": v.name,
@@ -68,12 +112,13 @@ pub fn folder_json(m: &Manager, v: &VFolderRow) -> Value {
         "permission": v.permission,
         "status": v.status,
         "created_at": v.created_at,
-        "is_owner": true,
-        "ownership_type": "user",
-        "type": "user",
-        "user": v.user_id,
+        "is_owner": is_owner,
+        "ownership_type": ownership,
+        "type": ownership,
+        "user": if v.project.is_some() { Value::Null } else { json!(v.user_id) },
         "creator": v.user_id,
-        "group": Value::Null,
+        "group": v.project,
+        "group_name": v.project,
         "cloneable": false,
         "max_size": v.quota_bytes.map(|q| q / (1 << 20)).unwrap_or(0),
         "quota": v.quota_bytes,
@@ -97,7 +142,7 @@ pub async fn id_of(
         .ok_or_else(|| Problem::invalid("name is required"))?;
     let v = m
         .store
-        .vfolder_by_name(&caller.user_id, name)?
+        .visible_vfolder_by_name(&caller.user_id, name, caller.is_admin)?
         .ok_or_else(|| not_found(name))?;
     Ok(Json(
         json!({"id": v.id.simple().to_string(), "name": v.name}),
@@ -120,11 +165,27 @@ pub async fn create(
             Problem::invalid(format!("storage host {h:?} does not exist; use {HOST}")).into(),
         );
     }
-    if b.get("group").is_some_and(|g| !g.is_null()) {
-        return Err(Problem::invalid(
-            "project folders are not available on this server yet; create a user folder",
-        )
-        .into());
+    let project = match b.get("group") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(p)) => Some(p.clone()),
+        Some(_) => return Err(Problem::invalid("group must be a project name").into()),
+    };
+    if let Some(p) = &project {
+        if !caller.is_admin {
+            return Err(Problem::forbidden(format!(
+                "only administrators create project folders; ask one to create it in project {p:?}"
+            ))
+            .into());
+        }
+        if !m.store.project_exists(p)? {
+            return Err(Problem::invalid(format!("project {p:?} does not exist")).into());
+        }
+        if name.starts_with('.') {
+            return Err(Problem::invalid(format!(
+                "folder name {name:?} is for a user's automount folder; a project folder's name cannot start with '.'"
+            ))
+            .into());
+        }
     }
     if b.get("unmanaged_path").is_some_and(|g| !g.is_null()) {
         return Err(Problem::invalid("unmanaged folders are not supported").into());
@@ -152,6 +213,7 @@ pub async fn create(
         name: name.to_string(),
         host: HOST.to_string(),
         user_id: caller.user_id.clone(),
+        project: project.clone(),
         permission: permission.to_string(),
         usage_mode: b
             .get("usage_mode")
@@ -163,10 +225,14 @@ pub async fn create(
         created_at: bai_store::now_str(),
     };
     if !m.store.insert_vfolder(&v)? {
+        let owner = match &project {
+            Some(p) => format!("project {p:?} already has"),
+            None => "you already have".into(),
+        };
         return Err(Problem::conflict(
             "vfolder-exists",
             "The folder exists.",
-            format!("you already have a data folder named {name:?}"),
+            format!("{owner} a data folder named {name:?}"),
         )
         .into());
     }
@@ -175,7 +241,10 @@ pub async fn create(
         let _ = m.store.delete_vfolder(v.id);
         return Err(e.into());
     }
-    Ok((StatusCode::CREATED, Json(folder_json(&m, &v))))
+    Ok((
+        StatusCode::CREATED,
+        Json(folder_json(&m, &v, &caller.user_id)),
+    ))
 }
 
 /// `GET /folders`: the caller's folders.
@@ -185,9 +254,9 @@ pub async fn list(
 ) -> ApiResult<Json<Value>> {
     let items: Vec<Value> = m
         .store
-        .vfolders(Some(&caller.user_id))?
+        .visible_vfolders(&caller.user_id, caller.is_admin)?
         .iter()
-        .map(|v| folder_json(&m, v))
+        .map(|v| folder_json(&m, v, &caller.user_id))
         .collect();
     Ok(Json(Value::Array(items)))
 }
@@ -204,7 +273,7 @@ pub async fn info(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
     let v = own_folder(&m, &caller, &id)?;
-    Ok(Json(folder_json(&m, &v)))
+    Ok(Json(folder_json(&m, &v, &caller.user_id)))
 }
 
 pub async fn rename(
@@ -213,7 +282,7 @@ pub async fn rename(
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<StatusCode> {
-    let v = own_folder(&m, &caller, &id)?;
+    let v = managed_folder(&m, &caller, &id)?;
     let b = json_body(&body)?;
     let new = field(&b, "new_name")?;
     check_folder_name(new)?;
@@ -248,7 +317,7 @@ pub async fn delete_by_path(
 }
 
 fn delete_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<StatusCode> {
-    let v = own_folder(m, caller, id)?;
+    let v = managed_folder(m, caller, id)?;
     if m.store.sessions_mounting(v.id)? > 0 {
         return Err(Problem::conflict(
             "vfolder-in-use",
@@ -287,7 +356,7 @@ pub async fn mkdir(
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let v = own_folder(&m, &caller, &id)?;
+    let v = writable_folder(&m, &caller, &id)?;
     let b = json_body(&body)?;
     let paths: Vec<String> = match b.get("path") {
         Some(Value::String(s)) => vec![s.clone()],
@@ -322,7 +391,7 @@ pub async fn rename_file(
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
-    let v = own_folder(&m, &caller, &id)?;
+    let v = writable_folder(&m, &caller, &id)?;
     let b = json_body(&body)?;
     m.storage
         .rename_file(v.id, field(&b, "target_path")?, field(&b, "new_name")?)?;
@@ -335,7 +404,7 @@ pub async fn move_file(
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
-    let v = own_folder(&m, &caller, &id)?;
+    let v = writable_folder(&m, &caller, &id)?;
     let b = json_body(&body)?;
     m.storage
         .move_file(v.id, field(&b, "src")?, field(&b, "dst")?)?;
@@ -348,7 +417,7 @@ pub async fn delete_files(
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
-    let v = own_folder(&m, &caller, &id)?;
+    let v = writable_folder(&m, &caller, &id)?;
     let b = json_body(&body)?;
     let files: Vec<String> = b
         .get("files")
@@ -398,7 +467,7 @@ pub async fn request_upload(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
-    let v = own_folder(&m, &caller, &id)?;
+    let v = writable_folder(&m, &caller, &id)?;
     let b = json_body(&body)?;
     let rel = field(&b, "path")?;
     let size = b.get("size").and_then(Value::as_u64).unwrap_or(0);

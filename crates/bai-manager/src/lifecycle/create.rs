@@ -415,7 +415,7 @@ fn resolve_mounts(
     for name in list("mounts") {
         let v = m
             .store
-            .vfolder_by_name(user_id, &name)
+            .visible_vfolder_by_name(user_id, &name, false)
             .map_err(internal)?
             .ok_or_else(|| {
                 Problem::not_found(
@@ -433,7 +433,7 @@ fn resolve_mounts(
         let v = Uuid::parse_str(&id)
             .ok()
             .and_then(|u| m.store.vfolder(u).ok().flatten())
-            .filter(|v| v.user_id == user_id)
+            .filter(|v| m.store.can_see_vfolder(user_id, v).unwrap_or(false))
             .ok_or_else(|| {
                 Problem::not_found(
                     "vfolder",
@@ -443,11 +443,16 @@ fn resolve_mounts(
         let target = id_map.get(&id).and_then(Value::as_str).map(str::to_string);
         wanted.push((v, target));
     }
-    // The owner's `.ssh` folder is always mounted (its authorized_keys admit them over SSH).
-    if let Some(ssh) = m.store.vfolder_by_name(user_id, ".ssh").map_err(internal)?
-        && !wanted.iter().any(|(v, _)| v.id == ssh.id)
-    {
-        wanted.push((ssh, Some(".ssh".into())));
+    // The owner's automount folders (names starting with '.', such as `.ssh`, whose
+    // authorized_keys admit them over SSH) are mounted in every session at /home/work/NAME.
+    for auto in m.store.vfolders(Some(user_id)).map_err(internal)? {
+        if auto.project.is_none()
+            && auto.name.starts_with('.')
+            && !wanted.iter().any(|(v, _)| v.id == auto.id)
+        {
+            let target = auto.name.clone();
+            wanted.push((auto, Some(target)));
+        }
     }
     for (v, target) in wanted {
         if out.iter().any(|x| x.vfolder_id == v.id) {
@@ -462,6 +467,16 @@ fn resolve_mounts(
         }
         let rel = bai_core::vpath::confine(rel)
             .map_err(|e| Problem::invalid(format!("mount path: {e}")))?;
+        if let Some(why) = rel
+            .components()
+            .next()
+            .and_then(|c| c.as_os_str().to_str())
+            .and_then(bai_core::vpath::reserved_name)
+        {
+            return Err(Problem::invalid(format!(
+                "mount path {target:?} is reserved ({why}); mount the folder elsewhere"
+            )));
+        }
         if rel.as_os_str().is_empty() {
             return Err(Problem::invalid(
                 "a folder cannot be mounted over /home/work itself",

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Builds the `python` kernel image locally: Debian bookworm (debootstrap) + Python 3.11,
+# OpenSSH (server, client, sftp) and tmux for the intrinsic apps (sshd, web terminal),
 # imported with `docker import` and labelled for bai. No registry is needed.
 #
 #   images/python/build.sh [TAG]      (default TAG: bai/python:3.11-bookworm)
@@ -21,7 +22,7 @@ work="$(mktemp -d /var/tmp/bai-image.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 rootfs="$work/rootfs"
 echo "debootstrap bookworm into $rootfs (mirror $mirror)"
-debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates,procps,less,tini \
+debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates,procps,less,tini,openssh-server,openssh-client,openssh-sftp-server,tmux \
   bookworm "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 || {
   tail -30 "$work/debootstrap.log" >&2
   exit 1
@@ -32,6 +33,9 @@ debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates,pro
 chroot "$rootfs" /usr/sbin/groupadd -g 1000 work
 chroot "$rootfs" /usr/sbin/useradd -u 1000 -g 1000 -d /home/work -s /bin/bash -m work
 chroot "$rootfs" ln -sf /usr/bin/python3 /usr/local/bin/python
+# Host keys made at package install would be shared by every session: krunner makes fresh
+# ones per session (and runs sshd as the work user, so no privilege separation directory).
+rm -f "$rootfs"/etc/ssh/ssh_host_*
 rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* "$rootfs"/usr/share/doc/* \
   "$rootfs"/usr/share/man/* "$rootfs"/usr/share/locale/*
 

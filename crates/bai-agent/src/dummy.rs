@@ -161,6 +161,32 @@ impl AgentRpc for DummyAgent {
         Ok(())
     }
 
+    async fn download_files(
+        &self,
+        kernel_id: Uuid,
+        _paths: Vec<String>,
+    ) -> Result<Vec<(String, bytes::Bytes)>, AgentError> {
+        if !self.kernels().contains_key(&kernel_id) {
+            return Err(AgentError::KernelNotFound(kernel_id));
+        }
+        Err(AgentError::BadRequest(
+            "a DUMMY agent's kernels have no files".into(),
+        ))
+    }
+
+    async fn app_address(
+        &self,
+        kernel_id: Uuid,
+        _port: u16,
+    ) -> Result<std::net::SocketAddr, AgentError> {
+        if !self.kernels().contains_key(&kernel_id) {
+            return Err(AgentError::KernelNotFound(kernel_id));
+        }
+        Err(AgentError::BadRequest(
+            "a DUMMY agent's kernels run no apps".into(),
+        ))
+    }
+
     async fn logs(&self, kernel_id: Uuid) -> Result<String, AgentError> {
         if !self.kernels().contains_key(&kernel_id) {
             return Err(AgentError::KernelNotFound(kernel_id));

@@ -49,6 +49,14 @@ pub enum Cmd {
     /// Data folders: create, list, info, rename, delete, and their files.
     #[command(subcommand, visible_alias = "folder")]
     Vfolder(VfolderCmd),
+    /// Forward a local TCP port to an app of a session (e.g. sshd) until Ctrl-C.
+    App(AppArgs),
+    /// The apps of a session.
+    Apps(RefArg),
+    /// Download files from a session's /home/work.
+    Download(DownloadArgs),
+    /// Upload files into a session's /home/work.
+    Upload(UploadArgs),
     /// Print the client version.
     Version,
 }
@@ -75,6 +83,12 @@ pub enum SessionCmd {
     /// When the session entered each status.
     #[command(visible_alias = "status-history")]
     History(HistoryArgs),
+    /// Same as `bai download`.
+    Download(DownloadArgs),
+    /// Same as `bai upload`.
+    Upload(UploadArgs),
+    /// Same as `bai apps`.
+    Apps(RefArg),
     /// Same as `bai rm`.
     #[command(visible_alias = "rm")]
     Destroy(RmArgs),
@@ -327,6 +341,40 @@ pub struct RefArg {
 }
 
 #[derive(Args, Debug, Clone)]
+pub struct AppArgs {
+    /// Session name or id.
+    pub reference: String,
+    /// The app, e.g. sshd, or a preopen port number.
+    pub app: String,
+    /// Where to listen: PORT or HOST:PORT.
+    #[arg(short = 'b', long = "bind", default_value = "127.0.0.1:8080")]
+    pub bind: String,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DownloadArgs {
+    /// Session name or id.
+    pub reference: String,
+    /// Paths relative to /home/work (files or directories).
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    /// Where to put them.
+    #[arg(long, default_value = ".")]
+    pub dest: PathBuf,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct UploadArgs {
+    /// Session name or id.
+    pub reference: String,
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Paths relative to this directory keep their directories under /home/work.
+    #[arg(long, default_value = ".")]
+    pub base_dir: PathBuf,
+}
+
+#[derive(Args, Debug, Clone)]
 pub struct InfoArgs {
     /// Session name or id.
     pub reference: String,
@@ -495,6 +543,9 @@ pub struct CreateArgs {
         value_name = "NAME[:PATH]"
     )]
     pub mounts: Vec<String>,
+    /// Container ports to open as apps, 1024–65535, comma or space separated (repeatable).
+    #[arg(long = "preopen", value_name = "PORTS")]
+    pub preopen: Vec<String>,
     /// Project to create the session in (default: default).
     #[arg(short = 'g', long = "project", visible_alias = "group")]
     pub project: Option<String>,

@@ -89,7 +89,7 @@ pub fn parse_frame(text: &str) -> Result<ExecResult, ClientError> {
     })
 }
 
-type Ws =
+pub(crate) type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// An open execution: a stream of [`ExecResult`]s, ending when the server closes.
@@ -98,6 +98,38 @@ pub struct Execution {
 }
 
 impl Client {
+    /// Opens a signed WebSocket to `path_and_query` (signed as a GET without Content-Type);
+    /// a refused upgrade becomes the server's problem as [`ClientError::Api`].
+    pub(crate) async fn signed_ws(&self, path_and_query: &str) -> Result<Ws, ClientError> {
+        let url = format!(
+            "ws://{}{}{}",
+            self.config.authority(),
+            self.config.path_prefix(),
+            path_and_query
+        );
+        let mut req = url
+            .as_str()
+            .into_client_request()
+            .map_err(|e| ClientError::Config(format!("bad WebSocket URL {url}: {e}")))?;
+        for (k, v) in self.sign_headers("GET", path_and_query, None).headers {
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| ClientError::Config(format!("bad header name {k}")))?;
+            let value = HeaderValue::from_str(&v)
+                .map_err(|_| ClientError::Config(format!("bad value for header {k}: {v:?}")))?;
+            req.headers_mut().insert(name, value);
+        }
+        let (ws, _) = tokio_tungstenite::connect_async(req)
+            .await
+            .map_err(|e| match e {
+                tungstenite::Error::Http(resp) => {
+                    let body = resp.body().clone().unwrap_or_default();
+                    ClientError::from_reply(resp.status().as_u16(), &body)
+                }
+                other => ClientError::connect(self.config.endpoint(), &other),
+            })?;
+        Ok(ws)
+    }
+
     /// Opens `WS /stream/session/{ref}/execute` (signed, no Content-Type) and sends the
     /// first frame `{"code", "mode", "options"}`.
     pub async fn execute_ws(
@@ -108,32 +140,7 @@ impl Client {
         options: Value,
     ) -> Result<Execution, ClientError> {
         let path = format!("/stream{}", session_path(session, "/execute")?);
-        let url = format!(
-            "ws://{}{}{}",
-            self.config.authority(),
-            self.config.path_prefix(),
-            path
-        );
-        let mut req = url
-            .as_str()
-            .into_client_request()
-            .map_err(|e| ClientError::Config(format!("bad WebSocket URL {url}: {e}")))?;
-        for (k, v) in self.sign_headers("GET", &path, None).headers {
-            let name = HeaderName::from_bytes(k.as_bytes())
-                .map_err(|_| ClientError::Config(format!("bad header name {k}")))?;
-            let value = HeaderValue::from_str(&v)
-                .map_err(|_| ClientError::Config(format!("bad value for header {k}: {v:?}")))?;
-            req.headers_mut().insert(name, value);
-        }
-        let (mut ws, _) = tokio_tungstenite::connect_async(req)
-            .await
-            .map_err(|e| match e {
-                tungstenite::Error::Http(resp) => {
-                    let body = resp.body().clone().unwrap_or_default();
-                    ClientError::from_reply(resp.status().as_u16(), &body)
-                }
-                other => ClientError::connect(self.config.endpoint(), &other),
-            })?;
+        let mut ws = self.signed_ws(&path).await?;
         let first = json!({"code": code, "mode": mode.as_str(), "options": options});
         ws.send(Message::Text(first.to_string().into()))
             .await

@@ -9,6 +9,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod apps;
 mod config;
 mod create;
 pub mod encode;

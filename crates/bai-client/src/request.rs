@@ -88,7 +88,7 @@ impl Client {
     }
 
     /// Sends a request signed with `content_type`; a non-2xx reply becomes [`ClientError::Api`].
-    async fn dispatch(
+    pub(crate) async fn dispatch(
         &self,
         method: Method,
         path_and_query: &str,

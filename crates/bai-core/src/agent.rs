@@ -165,6 +165,18 @@ pub trait AgentRpc: Send + Sync + 'static {
         kernel_id: Uuid,
         files: Vec<(String, bytes::Bytes)>,
     ) -> Result<(), AgentError>;
+    /// Each path under /home/work (relative, already validated) as one tar archive.
+    async fn download_files(
+        &self,
+        kernel_id: Uuid,
+        paths: Vec<String>,
+    ) -> Result<Vec<(String, bytes::Bytes)>, AgentError>;
+    /// Where the app listening on `port` inside the kernel can be reached from the manager.
+    async fn app_address(
+        &self,
+        kernel_id: Uuid,
+        port: u16,
+    ) -> Result<std::net::SocketAddr, AgentError>;
     /// Container logs (stdout and stderr interleaved).
     async fn logs(&self, kernel_id: Uuid) -> Result<String, AgentError>;
     /// Kernels this agent is running now (for reconciliation).

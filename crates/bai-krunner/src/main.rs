@@ -11,6 +11,7 @@
 //! tests outside a container `BAI_KRUNNER_SOCKET`, `BAI_KRUNNER_WORKDIR`, `BAI_PYTHON`.
 #![forbid(unsafe_code)]
 
+mod apps;
 mod batch;
 mod proto;
 mod repl;
@@ -36,6 +37,13 @@ fn main() {
         && !script.trim().is_empty()
     {
         session::bootstrap(&script, &workdir);
+    }
+    // Intrinsic apps (in an image that has them); the manager's proxy retries until they answer.
+    if let Some(run) = std::path::Path::new(&socket).parent()
+        && std::env::var_os("BAI_KERNEL_ID").is_some()
+        && let Err(e) = apps::start_sshd(std::path::Path::new(&workdir), run)
+    {
+        eprintln!("krunner: {e}");
     }
     let repl = match Repl::start(&env_or("BAI_PYTHON", "python3"), &workdir) {
         Ok(r) => Some(r),

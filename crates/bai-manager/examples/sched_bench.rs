@@ -47,6 +47,7 @@ fn session(i: usize) -> NewSession {
         designated_agent: None,
         dependencies: Vec::new(),
         mounts: Vec::new(),
+        preopen_ports: Vec::new(),
     }
 }
 

@@ -4,6 +4,7 @@
 #![recursion_limit = "256"]
 
 pub mod api;
+pub mod apps;
 pub mod auth;
 pub mod error;
 pub mod lifecycle;

@@ -73,6 +73,8 @@ pub struct Manager {
     pub storage: crate::storage::Storage,
     /// Pending uploads and downloads by token.
     pub transfers: Mutex<HashMap<String, crate::storage::Transfer>>,
+    /// Bytes through the app proxies per session (for the idle checker).
+    pub traffic: crate::apps::TrafficBook,
 }
 
 impl Manager {
@@ -91,6 +93,7 @@ impl Manager {
             storage: crate::storage::Storage::new(&config.data_dir),
             transfers: Mutex::new(HashMap::new()),
             config,
+            traffic: Default::default(),
         })
     }
 

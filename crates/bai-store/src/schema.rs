@@ -171,6 +171,10 @@ const MIGRATIONS: &[&str] = &[
     CREATE UNIQUE INDEX vfolders_user_name ON vfolders(user_id, name) WHERE project IS NULL;
     CREATE UNIQUE INDEX vfolders_project_name ON vfolders(project, name) WHERE project IS NOT NULL;
     "#,
+    // 6: the container ports a session opens as apps (preopen ports)
+    r#"
+    ALTER TABLE sessions ADD COLUMN preopen_ports TEXT NOT NULL DEFAULT '[]';
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

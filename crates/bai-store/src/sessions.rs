@@ -48,6 +48,8 @@ pub struct SessionRow {
     pub dependencies: Vec<Uuid>,
     /// Data folders mounted into the session.
     pub mounts: Vec<bai_core::agent::Mount>,
+    /// Container ports opened as apps (1024–65535).
+    pub preopen_ports: Vec<u16>,
 }
 
 /// A PENDING session as the scheduler reads it: only the columns it needs.
@@ -90,6 +92,8 @@ pub struct NewSession {
     pub designated_agent: Option<String>,
     pub dependencies: Vec<Uuid>,
     pub mounts: Vec<bai_core::agent::Mount>,
+    /// Container ports opened as apps (1024–65535).
+    pub preopen_ports: Vec<u16>,
 }
 
 /// A status change, written together with its history record and its events.
@@ -169,7 +173,7 @@ pub struct SessionFilter {
 pub(crate) const COLUMNS: &str = "id, name, access_key, user_id, domain_name, group_name, scaling_group, type, \
     image, tag, priority, status, status_info, status_changed, status_history, result, exit_code, \
     created_at, terminated_at, starts_at, batch_timeout, startup_command, bootstrap_script, environ, \
-    requested_slots, shmem, agent_id, main_kernel_id, container_id, designated_agent, dependencies, mounts";
+    requested_slots, shmem, agent_id, main_kernel_id, container_id, designated_agent, dependencies, mounts, preopen_ports";
 
 pub(crate) fn corrupt(column: &'static str, detail: impl ToString) -> StoreError {
     StoreError::Corrupt {
@@ -192,6 +196,7 @@ pub(crate) fn parse_row(
     let shmem: i64 = r.get(25)?;
     let deps: String = r.get(30)?;
     let mounts: String = r.get(31)?;
+    let preopen: String = r.get(32)?;
     let build = || -> std::result::Result<SessionRow, StoreError> {
         Ok(SessionRow {
             id: Uuid::parse_str(&id).map_err(|e| corrupt("id", e))?,
@@ -228,6 +233,8 @@ pub(crate) fn parse_row(
             designated_agent: r.get(29)?,
             dependencies: serde_json::from_str(&deps).map_err(|e| corrupt("dependencies", e))?,
             mounts: serde_json::from_str(&mounts).map_err(|e| corrupt("mounts", e))?,
+            preopen_ports: serde_json::from_str(&preopen)
+                .map_err(|e| corrupt("preopen_ports", e))?,
         })
     };
     Ok(build())
@@ -264,14 +271,16 @@ impl Store {
         let deps =
             serde_json::to_string(&s.dependencies).map_err(|e| corrupt("dependencies", e))?;
         let mounts = serde_json::to_string(&s.mounts).map_err(|e| corrupt("mounts", e))?;
+        let preopen =
+            serde_json::to_string(&s.preopen_ports).map_err(|e| corrupt("preopen_ports", e))?;
         tx.execute(
             "INSERT INTO sessions(id, name, access_key, user_id, domain_name, group_name,
                 scaling_group, type, image, tag, priority, status, status_info, status_changed,
                 status_history, created_at, starts_at, batch_timeout, startup_command,
                 bootstrap_script, environ, requested_slots, shmem, main_kernel_id,
-                designated_agent, dependencies, mounts)
+                designated_agent, dependencies, mounts, preopen_ports)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'PENDING', 'enqueued', ?12,
-                ?13, ?12, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
+                ?13, ?12, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
             params![
                 s.id.to_string(),
                 s.name,
@@ -297,6 +306,7 @@ impl Store {
                 s.designated_agent,
                 deps,
                 mounts,
+                preopen,
             ],
         )?;
         add_history_tx(

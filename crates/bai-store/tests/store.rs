@@ -49,6 +49,7 @@ fn new_session(name: &str) -> NewSession {
         designated_agent: None,
         dependencies: Vec::new(),
         mounts: Vec::new(),
+        preopen_ports: Vec::new(),
     }
 }
 

@@ -36,6 +36,31 @@ pub async fn state(inner: &Inner, kernel_id: Uuid) -> Result<Option<ContainerSta
     }
 }
 
+/// The container's address on its network (the engine's bridge), where its apps listen.
+pub async fn address(inner: &Inner, kernel_id: Uuid) -> Result<std::net::IpAddr, AgentError> {
+    let name = Inner::container_name(kernel_id);
+    let info = match inner
+        .docker
+        .inspect_container(&name, None::<InspectContainerOptions>)
+        .await
+    {
+        Ok(info) => info,
+        Err(e) if is_not_found(&e) => return Err(AgentError::KernelNotFound(kernel_id)),
+        Err(e) => return Err(runtime(format_args!("cannot inspect {name}"), e)),
+    };
+    let net = info.network_settings.unwrap_or_default();
+    let candidates: Vec<String> = net
+        .networks
+        .unwrap_or_default()
+        .into_values()
+        .filter_map(|n| n.ip_address)
+        .collect();
+    candidates
+        .iter()
+        .find_map(|ip| ip.parse().ok())
+        .ok_or_else(|| AgentError::BadRequest(format!("kernel {kernel_id} has no network address")))
+}
+
 /// The container's logs (stdout and stderr interleaved, lossy UTF-8), at most the last
 /// `max` bytes.
 pub async fn logs(inner: &Inner, kernel_id: Uuid, max: usize) -> Result<String, AgentError> {

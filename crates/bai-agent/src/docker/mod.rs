@@ -240,6 +240,23 @@ impl AgentRpc for DockerAgent {
         files::upload(&self.inner, kernel_id, files).await
     }
 
+    async fn download_files(
+        &self,
+        kernel_id: Uuid,
+        paths: Vec<String>,
+    ) -> Result<Vec<(String, bytes::Bytes)>, AgentError> {
+        files::download(&self.inner, kernel_id, paths).await
+    }
+
+    async fn app_address(
+        &self,
+        kernel_id: Uuid,
+        port: u16,
+    ) -> Result<std::net::SocketAddr, AgentError> {
+        let ip = inspect::address(&self.inner, kernel_id).await?;
+        Ok(std::net::SocketAddr::new(ip, port))
+    }
+
     async fn logs(&self, kernel_id: Uuid) -> Result<String, AgentError> {
         inspect::logs(&self.inner, kernel_id, LOG_TAIL_BYTES).await
     }

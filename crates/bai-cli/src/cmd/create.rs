@@ -49,6 +49,21 @@ pub fn build_request(
             r.mounts.push(name);
         }
     }
+    let mut ports: Vec<u16> = Vec::new();
+    for word in a
+        .preopen
+        .iter()
+        .flat_map(|s| s.split(|c: char| c == ',' || c.is_whitespace()))
+        .filter(|w| !w.is_empty())
+    {
+        let p: u16 = word
+            .parse()
+            .map_err(|_| anyhow!("--preopen {word:?}: use port numbers from 1024 to 65535"))?;
+        ports.push(p);
+    }
+    if !ports.is_empty() {
+        r.preopen_ports = Some(ports);
+    }
     r.count = a.count;
     r.agent = a.assign_agent.clone();
     r.priority = a.priority;

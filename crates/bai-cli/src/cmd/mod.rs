@@ -1,5 +1,6 @@
 //! One module per command family.
 
+pub mod apps;
 pub mod create;
 pub mod events;
 mod exec;
@@ -43,6 +44,12 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
         Cmd::Admin(AdminCmd::ResourceGroup(c)) => resources::admin_group(client, &c).await,
         Cmd::Admin(AdminCmd::Preset(c)) => resources::admin_preset(client, &c).await,
         Cmd::Admin(AdminCmd::Policy(c)) => resources::admin_policy(client, &c).await,
+        Cmd::App(a) => apps::app(client, &a).await,
+        Cmd::Apps(a) | Cmd::Session(SessionCmd::Apps(a)) => apps::apps(client, &a.reference).await,
+        Cmd::Download(a) | Cmd::Session(SessionCmd::Download(a)) => {
+            apps::download(client, &a).await
+        }
+        Cmd::Upload(a) | Cmd::Session(SessionCmd::Upload(a)) => apps::upload(client, &a).await,
         Cmd::Version => {
             println!(
                 "bai {} (Backend.AI API {})",

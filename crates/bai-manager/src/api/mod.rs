@@ -1,5 +1,6 @@
 //! The HTTP API: the Backend.AI v9 surface the official client uses.
 
+mod apps;
 mod events;
 mod execute;
 mod gql;
@@ -45,6 +46,9 @@ pub fn router(m: Arc<Manager>) -> Router {
             "/stream/session/{reference}/execute",
             get(execute::execute_ws),
         )
+        .route("/stream/session/{reference}/apps", get(apps::list))
+        .route("/stream/session/{reference}/tcpproxy", get(apps::tcpproxy))
+        .route("/session/{reference}/download", post(apps::download))
         .route("/events/session", get(events::session_events))
         .route("/admin/gql", post(gql::admin_gql))
         .route("/resource-groups", get(resources::list_groups))

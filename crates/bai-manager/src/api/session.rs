@@ -52,7 +52,7 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
         "container_id": row.container_id,
         "resource_opts": resource_opts.to_string(),
         "occupied_slots": occupying.to_string(),
-        "preopen_ports": [],
+        "preopen_ports": row.preopen_ports,
         "live_stat": Value::Null,
         "last_stat": Value::Null,
     });
@@ -62,7 +62,14 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
         .ok()
         .flatten()
         .map(|k| k.email);
+    let network = m
+        .traffic
+        .get(row.id)
+        .map(|t| t.json())
+        .unwrap_or_else(|| json!({"rx_bytes": 0, "tx_bytes": 0, "last_activity": null}));
     json!({
+        "network": network,
+        "preopen_ports": row.preopen_ports,
         "id": row.id.to_string(),
         "session_id": row.id.to_string(),
         "row_id": row.id.to_string(),

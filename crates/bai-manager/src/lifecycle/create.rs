@@ -263,23 +263,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
     // Data folders.
     let mounts = resolve_mounts(m, &user_id, &config)?;
 
-    if let Some(ports) = config.get("preopen_ports").and_then(Value::as_array)
-        && !ports.is_empty()
-    {
-        for p in ports {
-            let n = p
-                .as_u64()
-                .or_else(|| p.as_str().and_then(|s| s.trim().parse().ok()));
-            if !matches!(n, Some(1024..=65535)) {
-                return Err(Problem::invalid(format!(
-                    "preopen port {p} is out of range: use 1024 to 65535"
-                )));
-            }
-        }
-        return Err(Problem::invalid(
-            "preopen ports are not available on this server yet",
-        ));
-    }
+    let preopen_ports = parse_preopen_ports(config.get("preopen_ports"))?;
     if body.get("clusterSize").and_then(Value::as_u64).unwrap_or(1) > 1 {
         return Err(Problem::invalid(
             "multi-container (cluster) sessions are not available on this server yet; use clusterSize 1",
@@ -333,6 +317,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             designated_agent,
             dependencies,
             mounts,
+            preopen_ports: preopen_ports.clone(),
         },
         enqueue_only: body
             .get("enqueueOnly")
@@ -497,6 +482,57 @@ fn resolve_mounts(
         });
     }
     Ok(out)
+}
+
+/// `config.preopen_ports`: a list of ports (numbers or numeric strings), or one string with
+/// ports separated by commas or spaces; each 1024–65535, no duplicates, at most 16.
+pub fn parse_preopen_ports(v: Option<&Value>) -> Result<Vec<u16>, Problem> {
+    let items: Vec<String> = match v {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::String(s)) => s
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|p| match p {
+                Value::String(s) => s.trim().to_string(),
+                other => other.to_string(),
+            })
+            .collect(),
+        Some(other) => {
+            return Err(Problem::invalid(format!(
+                "preopen_ports must be a list of ports, not {other}"
+            )));
+        }
+    };
+    let mut ports: Vec<u16> = Vec::new();
+    for item in items {
+        let port = match item.parse::<u32>() {
+            Ok(p @ 1024..=65535) => p as u16,
+            _ => {
+                return Err(Problem::invalid(format!(
+                    "preopen port {item:?} is invalid: use numbers from 1024 to 65535"
+                )));
+            }
+        };
+        if ports.contains(&port) {
+            return Err(Problem::invalid(format!(
+                "preopen port {port} is given twice"
+            )));
+        }
+        if crate::apps::INTRINSIC.iter().any(|a| a.port == port) {
+            return Err(Problem::invalid(format!(
+                "preopen port {port} is taken by a built-in app; choose another"
+            )));
+        }
+        ports.push(port);
+    }
+    if ports.len() > 16 {
+        return Err(Problem::invalid("at most 16 preopen ports may be given"));
+    }
+    Ok(ports)
 }
 
 /// The session's project (`group`) must exist and have the owner as a member.

@@ -1,0 +1,234 @@
+//! Session apps and files (wire contract §5.4, §5.5): the app list, TCP tunnels to an app
+//! over `WS /stream/session/{ref}/tcpproxy`, and downloads of session files as tar parts.
+
+use crate::exec::Ws;
+use crate::session::session_path;
+use crate::{Client, ClientError, encode};
+use futures::{SinkExt, StreamExt};
+use reqwest::Method;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_tungstenite::tungstenite::Message;
+
+/// One app of a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppInfo {
+    pub name: String,
+    pub protocol: String,
+    pub ports: Vec<u16>,
+}
+
+/// An open tunnel to an app: raw bytes in binary frames.
+pub struct Tunnel {
+    ws: Ws,
+}
+
+impl Client {
+    /// `GET /stream/session/{ref}/apps`.
+    pub async fn apps(&self, session: &str) -> Result<Vec<AppInfo>, ClientError> {
+        let path = format!("/stream{}", session_path(session, "/apps")?);
+        let v = self.send_json(Method::GET, &path, None).await?;
+        let items = v
+            .as_array()
+            .ok_or_else(|| ClientError::Protocol("the app list is not a list".into()))?;
+        Ok(items
+            .iter()
+            .map(|a| AppInfo {
+                name: a["name"].as_str().unwrap_or_default().to_string(),
+                protocol: a["protocol"].as_str().unwrap_or_default().to_string(),
+                ports: a["ports"]
+                    .as_array()
+                    .map(|p| {
+                        p.iter()
+                            .filter_map(Value::as_u64)
+                            .filter_map(|n| u16::try_from(n).ok())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            })
+            .collect())
+    }
+
+    /// Opens a tunnel to `app` of the session.
+    pub async fn open_tunnel(&self, session: &str, app: &str) -> Result<Tunnel, ClientError> {
+        let path = format!(
+            "/stream{}?app={}",
+            session_path(session, "/tcpproxy")?,
+            encode::query_value(app)
+        );
+        Ok(Tunnel {
+            ws: self.signed_ws(&path).await?,
+        })
+    }
+
+    /// `POST /session/{ref}/download?files=…`: extracts each returned tar part into `dest`;
+    /// returns the paths of the entries written.
+    pub async fn download_session_files(
+        &self,
+        session: &str,
+        files: &[String],
+        dest: &Path,
+    ) -> Result<Vec<PathBuf>, ClientError> {
+        let query: Vec<String> = files
+            .iter()
+            .map(|f| format!("files={}", encode::query_value(f)))
+            .collect();
+        let path = format!(
+            "{}?{}",
+            session_path(session, "/download")?,
+            query.join("&")
+        );
+        let resp = self
+            .dispatch(Method::POST, &path, Some("text/plain"), |r| r.body(""))
+            .await?;
+        let ct = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        let body = resp.bytes().await.map_err(|e| self.connect_error(&e))?;
+        let boundary = ct
+            .split(';')
+            .filter_map(|p| p.trim().strip_prefix("boundary="))
+            .next()
+            .map(|b| b.trim_matches('"').to_string())
+            .ok_or_else(|| ClientError::Protocol(format!("not a multipart reply: {ct:?}")))?;
+        let mut written = Vec::new();
+        for part in multipart_parts(&body, &boundary)? {
+            let mut archive = tar::Archive::new(part);
+            let entries = archive
+                .entries()
+                .map_err(|e| ClientError::Protocol(format!("bad tar part: {e}")))?;
+            for entry in entries {
+                let mut entry =
+                    entry.map_err(|e| ClientError::Protocol(format!("bad tar entry: {e}")))?;
+                let rel = entry
+                    .path()
+                    .map_err(|e| ClientError::Protocol(format!("bad tar path: {e}")))?
+                    .into_owned();
+                // unpack_in refuses entries that would land outside `dest`.
+                let ok = entry.unpack_in(dest).map_err(|source| ClientError::File {
+                    path: dest.join(&rel).display().to_string(),
+                    source,
+                })?;
+                if ok {
+                    written.push(dest.join(rel));
+                }
+            }
+        }
+        Ok(written)
+    }
+}
+
+/// The bodies of a `multipart/mixed` reply.
+fn multipart_parts<'a>(body: &'a [u8], boundary: &str) -> Result<Vec<&'a [u8]>, ClientError> {
+    let delim = format!("--{boundary}");
+    let find = |hay: &[u8], needle: &[u8], from: usize| -> Option<usize> {
+        hay.get(from..)?
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .map(|p| p + from)
+    };
+    let bad = || ClientError::Protocol("malformed multipart reply".into());
+    let mut parts = Vec::new();
+    let mut pos = find(body, delim.as_bytes(), 0).ok_or_else(bad)?;
+    loop {
+        let after = pos + delim.len();
+        if body.get(after..after + 2) == Some(b"--") {
+            return Ok(parts);
+        }
+        let head_end = find(body, b"\r\n\r\n", after).ok_or_else(bad)?;
+        let head = String::from_utf8_lossy(&body[after..head_end]).to_ascii_lowercase();
+        let start = head_end + 4;
+        let len = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse::<usize>().ok());
+        let end = match len {
+            Some(n) if start + n <= body.len() => start + n,
+            _ => find(body, format!("\r\n{delim}").as_bytes(), start).ok_or_else(bad)?,
+        };
+        parts.push(&body[start..end]);
+        pos = find(body, delim.as_bytes(), end).ok_or_else(bad)?;
+    }
+}
+
+impl Tunnel {
+    /// Pumps bytes between `conn` and the app until either side closes.
+    pub async fn pump(self, conn: tokio::net::TcpStream) -> Result<(), ClientError> {
+        let _ = conn.set_nodelay(true);
+        let (mut rd, mut wr) = conn.into_split();
+        let (mut ws_tx, mut ws_rx) = self.ws.split();
+        let up = async move {
+            let mut buf = vec![0u8; 256 * 1024];
+            loop {
+                match rd.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if ws_tx
+                            .send(Message::Binary(bytes::Bytes::copy_from_slice(&buf[..n])))
+                            .await
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                }
+            }
+            let _ = ws_tx.close().await;
+        };
+        let down = async move {
+            while let Some(msg) = ws_rx.next().await {
+                match msg {
+                    Ok(Message::Binary(b)) => {
+                        if wr.write_all(&b).await.is_err() {
+                            break;
+                        }
+                    }
+                    Ok(Message::Text(t)) => {
+                        if wr.write_all(t.as_bytes()).await.is_err() {
+                            break;
+                        }
+                    }
+                    Ok(Message::Close(frame)) => {
+                        if let Some(f) = frame
+                            && u16::from(f.code) != 1000
+                        {
+                            let msg = format!(
+                                "HTTP/1.1 503 Service Unavailable\r\n\r\nWebSocket reply: {}",
+                                f.reason
+                            );
+                            let _ = wr.write_all(msg.as_bytes()).await;
+                        }
+                        break;
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = wr.shutdown().await;
+        };
+        tokio::pin!(up, down);
+        // The app's side decides: once it is done, so is the connection.
+        tokio::select! {
+            _ = &mut down => {}
+            _ = async { (&mut up).await; std::future::pending::<()>().await } => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multipart_parts_are_split_with_and_without_lengths() {
+        let body = b"--XYZ\r\nContent-Type: application/x-tar\r\nContent-Length: 5\r\n\r\nhello\r\n--XYZ\r\nContent-Type: application/x-tar\r\n\r\nwor\r\nld\r\n--XYZ--\r\n";
+        let parts = multipart_parts(body, "XYZ").unwrap();
+        assert_eq!(parts, [&b"hello"[..], &b"wor\r\nld"[..]]);
+        assert!(multipart_parts(b"garbage", "XYZ").is_err());
+    }
+}

@@ -1,0 +1,124 @@
+//! Intrinsic apps started with the kernel. For now: sshd on port 2200, run as the work user
+//! (no privilege separation is needed to log in as oneself), with host keys made fresh for
+//! this kernel and `/home/work/id_container`, a fresh key pair whose public half is authorized
+//! unless the user's `.ssh` folder (mounted at /home/work/.ssh) brings its own
+//! `authorized_keys`. Its output goes to the container log.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Where sshd listens inside the container (the manager's app list says the same).
+pub const SSHD_PORT: u16 = 2200;
+
+fn keygen(path: &Path, comment: &str) -> Result<(), String> {
+    if path.exists() {
+        return Ok(()); // a restarted kernel keeps its keys
+    }
+    let st = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f"])
+        .arg(path)
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| format!("cannot run ssh-keygen: {e}"))?;
+    if st.success() {
+        Ok(())
+    } else {
+        Err(format!("ssh-keygen failed for {}: {st}", path.display()))
+    }
+}
+
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode));
+}
+
+/// The sshd configuration: keys from `run`, users' keys from `.ssh/authorized_keys` or the
+/// generated one.
+fn sshd_config(run: &Path) -> String {
+    let r = run.display();
+    format!(
+        "Port {SSHD_PORT}\n\
+         HostKey {r}/ssh_host_ed25519_key\n\
+         PidFile {r}/sshd.pid\n\
+         AuthorizedKeysFile .ssh/authorized_keys {r}/authorized_keys\n\
+         PasswordAuthentication no\n\
+         KbdInteractiveAuthentication no\n\
+         UsePAM no\n\
+         StrictModes no\n\
+         PrintMotd no\n\
+         AcceptEnv LANG LC_*\n\
+         Subsystem sftp internal-sftp\n"
+    )
+}
+
+/// Prepares keys and starts sshd in the background; an image without sshd simply has no
+/// SSH app. Returns why it did not start, if it did not.
+pub fn start_sshd(workdir: &Path, run: &Path) -> Result<(), String> {
+    let sshd = std::env::var("BAI_SSHD").unwrap_or_else(|_| "/usr/sbin/sshd".into());
+    start_sshd_with(&sshd, workdir, run)
+}
+
+fn start_sshd_with(sshd: &str, workdir: &Path, run: &Path) -> Result<(), String> {
+    if !Path::new(sshd).exists() {
+        return Err(format!("{sshd} is not in this image; no SSH app"));
+    }
+    keygen(&run.join("ssh_host_ed25519_key"), "bai-session-host")?;
+    let key = workdir.join("id_container");
+    keygen(&key, "work@bai-session")?;
+    chmod(&key, 0o600);
+    let user_keys = workdir.join(".ssh/authorized_keys");
+    let ours = run.join("authorized_keys");
+    if user_keys.exists() {
+        // The user's `.ssh` folder decides who may log in; only tidy its permissions.
+        chmod(&workdir.join(".ssh"), 0o700);
+        chmod(&user_keys, 0o600);
+        let _ = std::fs::remove_file(&ours);
+    } else {
+        let public = std::fs::read(workdir.join("id_container.pub"))
+            .map_err(|e| format!("cannot read id_container.pub: {e}"))?;
+        std::fs::write(&ours, public)
+            .map_err(|e| format!("cannot write {}: {e}", ours.display()))?;
+        chmod(&ours, 0o600);
+    }
+    let cfg = run.join("sshd_config");
+    std::fs::write(&cfg, sshd_config(run)).map_err(|e| format!("cannot write sshd_config: {e}"))?;
+    let mut child = Command::new(sshd)
+        .arg("-D")
+        .arg("-e")
+        .arg("-f")
+        .arg(&cfg)
+        .stdin(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start {sshd}: {e}"))?;
+    // Reap it when it ends (krunner is not PID 1).
+    std::thread::spawn(move || {
+        if let Ok(st) = child.wait() {
+            eprintln!("krunner: sshd exited: {st}");
+        }
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_points_at_the_kernels_own_keys() {
+        let c = sshd_config(Path::new("/opt/bai/run"));
+        assert!(c.contains("Port 2200\n"));
+        assert!(c.contains("HostKey /opt/bai/run/ssh_host_ed25519_key\n"));
+        assert!(
+            c.contains("AuthorizedKeysFile .ssh/authorized_keys /opt/bai/run/authorized_keys\n")
+        );
+        assert!(c.contains("PasswordAuthentication no\n"));
+        assert!(c.contains("Subsystem sftp internal-sftp\n"));
+    }
+
+    #[test]
+    fn a_missing_sshd_means_no_ssh_app() {
+        let dir = std::env::temp_dir();
+        let e = start_sshd_with("/nonexistent/sshd", &dir, &dir).unwrap_err();
+        assert!(e.contains("not in this image"), "{e}");
+    }
+}

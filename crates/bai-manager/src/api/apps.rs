@@ -1,0 +1,315 @@
+//! Session apps through the manager (wire contract §5.4, §5.5):
+//! `GET /stream/session/{ref}/apps` lists them; `GET /stream/session/{ref}/tcpproxy?app=…`
+//! is a WebSocket carrying one raw TCP connection to the app (binary frames both ways); and
+//! `POST /session/{ref}/download?files=…` returns each file as a tar part of a
+//! `multipart/mixed` reply. Only the session's owner (or an administrator) gets through:
+//! anyone else is told the session does not exist.
+
+use super::session::safe_relative_path;
+use super::visible_session;
+use crate::apps::{App, SERVICE_PORTS_LABEL, Traffic, session_apps};
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::state::{AgentHandle, Manager};
+use axum::Extension;
+use axum::Json;
+use axum::body::Body;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{StatusCode, header};
+use axum::response::Response;
+use bai_core::Problem;
+use bai_core::event::EventKind;
+use bai_core::status::SessionStatus;
+use bai_store::SessionRow;
+use futures::{SinkExt, StreamExt};
+use serde_json::Value;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use uuid::Uuid;
+
+/// How long a proxy waits for an app that is still starting to accept connections.
+const APP_START_WAIT: Duration = Duration::from_secs(15);
+/// Read size of a tunnel.
+const TUNNEL_BUF: usize = 256 * 1024;
+
+fn running(row: &SessionRow, what: &str) -> Result<(), Problem> {
+    if row.status == SessionStatus::Running {
+        Ok(())
+    } else {
+        Err(Problem::invalid(format!(
+            "session {:?} is {}; {what} only while it runs",
+            row.name, row.status
+        )))
+    }
+}
+
+fn agent_of(m: &Manager, row: &SessionRow) -> Result<Arc<AgentHandle>, Problem> {
+    row.agent_id
+        .as_deref()
+        .and_then(|a| m.agent(a))
+        .ok_or_else(|| Problem::internal("the session's agent is gone"))
+}
+
+/// The apps of a session, from its image's label and its preopen ports.
+fn apps_of(m: &Manager, row: &SessionRow) -> Result<Vec<App>, Problem> {
+    let agent = agent_of(m, row)?;
+    let label = {
+        let info = agent.info.read().unwrap_or_else(|p| p.into_inner());
+        info.images
+            .iter()
+            .find(|i| i.name == row.image)
+            .and_then(|i| i.labels.get(SERVICE_PORTS_LABEL).cloned())
+    };
+    Ok(session_apps(label.as_deref(), &row.preopen_ports))
+}
+
+/// `GET /stream/session/{ref}/apps`.
+pub async fn list(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let row = visible_session(&m, &caller, &reference)?;
+    running(&row, "its apps can be listed")?;
+    let apps = apps_of(&m, &row)?;
+    Ok(Json(Value::Array(apps.iter().map(App::wire).collect())))
+}
+
+/// `GET /stream/session/{ref}/tcpproxy?app=NAME` (WebSocket).
+pub async fn tcpproxy(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+    RawQuery(query): RawQuery,
+    ws: WebSocketUpgrade,
+) -> ApiResult<Response> {
+    let row = visible_session(&m, &caller, &reference)?;
+    running(&row, "its apps can be opened")?;
+    let wanted = query_values(query.as_deref().unwrap_or(""), "app")
+        .into_iter()
+        .next()
+        .ok_or_else(|| Problem::invalid("app is required: ?app=NAME"))?;
+    let apps = apps_of(&m, &row)?;
+    let app = apps.iter().find(|a| a.name == wanted).ok_or_else(|| {
+        let names: Vec<&str> = apps.iter().map(|a| a.name.as_str()).collect();
+        Problem::not_found(
+            "app",
+            format!(
+                "session {:?} has no app {wanted:?}; its apps: {}",
+                row.name,
+                names.join(", ")
+            ),
+        )
+    })?;
+    let agent = agent_of(&m, &row)?;
+    let addr = agent
+        .rpc
+        .app_address(row.main_kernel_id, app.port)
+        .await
+        .map_err(|e| Problem::invalid(format!("app {wanted:?} cannot be reached: {e}")))?;
+    let traffic = m.traffic.of(row.id);
+    let ended = session_end(&m, row.id);
+    tracing::info!(session = %row.id, app = %app.name, %addr, "tcp tunnel opened");
+    Ok(ws.on_upgrade(move |socket| tunnel(socket, addr, traffic, ended)))
+}
+
+/// Resolves when the session starts terminating (its proxies close then).
+fn session_end(
+    m: &Manager,
+    session: Uuid,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
+    let mut rx = m.events.subscribe();
+    async move {
+        loop {
+            match rx.recv().await {
+                Ok(ev)
+                    if ev.session_id == session
+                        && matches!(
+                            ev.kind,
+                            EventKind::SessionTerminating
+                                | EventKind::SessionTerminated
+                                | EventKind::SessionCancelled
+                        ) =>
+                {
+                    return;
+                }
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    }
+}
+
+/// Connects to the app, retrying while it starts.
+async fn connect(addr: SocketAddr) -> std::io::Result<tokio::net::TcpStream> {
+    let deadline = Instant::now() + APP_START_WAIT;
+    loop {
+        match tokio::net::TcpStream::connect(addr).await {
+            Ok(s) => {
+                let _ = s.set_nodelay(true);
+                return Ok(s);
+            }
+            Err(e) if Instant::now() < deadline => {
+                tracing::debug!(%addr, error = %e, "app not answering yet");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+async fn close(ws: &mut futures::stream::SplitSink<WebSocket, Message>, code: u16, why: String) {
+    let _ = ws
+        .send(Message::Close(Some(CloseFrame {
+            code,
+            reason: why.into(),
+        })))
+        .await;
+}
+
+/// Pumps bytes between the WebSocket and the app until either side ends or the session
+/// terminates.
+async fn tunnel(
+    socket: WebSocket,
+    addr: SocketAddr,
+    traffic: Arc<Traffic>,
+    ended: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    let (mut ws_tx, mut ws_rx) = socket.split();
+    let tcp = match connect(addr).await {
+        Ok(s) => s,
+        Err(e) => {
+            close(&mut ws_tx, 1011, format!("the app does not answer: {e}")).await;
+            return;
+        }
+    };
+    let (mut tcp_rx, mut tcp_tx) = tcp.into_split();
+    let t_up = traffic.clone();
+    let upstream = async move {
+        while let Some(msg) = ws_rx.next().await {
+            let data = match msg {
+                Ok(Message::Binary(b)) => b,
+                Ok(Message::Text(t)) => axum::body::Bytes::from(t.as_str().to_owned()),
+                Ok(Message::Close(_)) | Err(_) => break,
+                Ok(_) => continue,
+            };
+            if tcp_tx.write_all(&data).await.is_err() {
+                break;
+            }
+            t_up.add(data.len() as u64, 0);
+        }
+        let _ = tcp_tx.shutdown().await;
+    };
+    let downstream = async move {
+        let mut buf = vec![0u8; TUNNEL_BUF];
+        loop {
+            match tcp_rx.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if ws_tx
+                        .send(Message::Binary(axum::body::Bytes::copy_from_slice(
+                            &buf[..n],
+                        )))
+                        .await
+                        .is_err()
+                    {
+                        return;
+                    }
+                    traffic.add(0, n as u64);
+                }
+            }
+        }
+        close(&mut ws_tx, 1000, String::new()).await;
+    };
+    tokio::pin!(upstream, downstream, ended);
+    // The tunnel lives while the app sends (the client may half-close its side), and ends
+    // with the session.
+    tokio::select! {
+        _ = &mut downstream => {}
+        _ = &mut ended => { tracing::info!(%addr, "tcp tunnel closed: the session ended"); }
+        _ = async { (&mut upstream).await; std::future::pending::<()>().await } => {}
+    }
+}
+
+/// Every value of `key` in a raw query string (`files=a&files=b`), percent-decoded.
+fn query_values(query: &str, key: &str) -> Vec<String> {
+    form_urlencoded::parse(query.as_bytes())
+        .filter(|(k, _)| k == key)
+        .map(|(_, v)| v.into_owned())
+        .collect()
+}
+
+/// `POST /session/{ref}/download?files=F&files=G`: one tar archive per file or directory, as
+/// the parts of a `multipart/mixed` reply.
+pub async fn download(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+    RawQuery(query): RawQuery,
+) -> ApiResult<Response> {
+    let row = visible_session(&m, &caller, &reference)?;
+    running(&row, "files can be downloaded")?;
+    let files = query_values(query.as_deref().unwrap_or(""), "files");
+    if files.is_empty() {
+        return Err(Problem::invalid("files is required: ?files=PATH (repeatable)").into());
+    }
+    if files.len() > 64 {
+        return Err(Problem::invalid("at most 64 files may be downloaded at once").into());
+    }
+    let paths = files
+        .iter()
+        .map(|f| safe_relative_path(f.strip_prefix("/home/work/").unwrap_or(f)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let agent = agent_of(&m, &row)?;
+    let parts = agent
+        .rpc
+        .download_files(row.main_kernel_id, paths)
+        .await
+        .map_err(|e| match e {
+            bai_core::agent::AgentError::BadRequest(msg) => Problem::invalid(msg),
+            e => Problem::internal(format!("download failed: {e}")),
+        })?;
+    let boundary = format!("bai-{}", hex::encode(rand::random::<[u8; 12]>()));
+    let mut body: Vec<u8> = Vec::new();
+    for (name, tar) in &parts {
+        let file = name.rsplit('/').next().unwrap_or(name).replace('"', "");
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Type: application/x-tar\r\nContent-Disposition: attachment; filename=\"{file}.tar\"\r\nContent-Length: {}\r\n\r\n",
+                tar.len()
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(tar);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    m.traffic.of(row.id).add(0, body.len() as u64);
+    let resp = Response::builder()
+        .status(StatusCode::OK)
+        .header(
+            header::CONTENT_TYPE,
+            format!("multipart/mixed; boundary={boundary}"),
+        )
+        .body(Body::from(body))
+        .map_err(|e| Problem::internal(e.to_string()))?;
+    Ok(resp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_query_keys_are_all_read() {
+        assert_eq!(
+            query_values("files=a&files=dir%2Fb&other=1", "files"),
+            ["a", "dir/b"]
+        );
+        assert_eq!(query_values("app=sshd", "app"), ["sshd"]);
+        assert!(query_values("", "app").is_empty());
+    }
+}

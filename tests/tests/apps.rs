@@ -1,0 +1,370 @@
+//! Apps end to end, against `baid up` and the real Docker engine: the seed's SSH recipe with
+//! `bai` and with the unmodified official client (download `id_container`, tunnel sshd through
+//! the manager, `ssh`, `scp` of 100 MB, `sftp`), preopen ports, who may open a tunnel, and
+//! tunnels closing when their session ends.
+
+use bai_e2e::{Account, Server, bin};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn official() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv-official/bin/backend.ai")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// A background `bai app …` / `backend.ai app …`, killed on drop.
+struct Forward(Child);
+
+impl Drop for Forward {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn forward(s: &Server, program: &Path, acct: &Account, args: &[&str], port: u16) -> Forward {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(s.work.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in &acct.vars {
+        cmd.env(k, v);
+    }
+    let child = cmd.spawn().expect("spawn the app forwarder");
+    let f = Forward(child);
+    s.wait_for(30, "the local app port", || {
+        TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ())
+    });
+    f
+}
+
+fn ssh_args(key: &Path, port: u16) -> Vec<String> {
+    [
+        "-o",
+        "StrictHostKeyChecking=no",
+        "-o",
+        "UserKnownHostsFile=/dev/null",
+        "-o",
+        "LogLevel=ERROR",
+        "-o",
+        "BatchMode=yes",
+        "-i",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([key.display().to_string()])
+    .chain(["-p".to_string(), port.to_string()])
+    .collect()
+}
+
+fn ssh(key: &Path, port: u16, command: &str) -> std::process::Output {
+    Command::new("ssh")
+        .args(ssh_args(key, port))
+        .arg("work@localhost")
+        .arg(command)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run ssh")
+}
+
+fn sha256(path: &Path) -> String {
+    let out = Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .expect("sha256sum");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn chmod600(p: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+}
+
+#[test]
+fn the_seed_ssh_recipe_works_with_bai_and_the_official_client() {
+    let s = Server::start();
+    let user = &s.user;
+    let w = s.work.path().to_path_buf();
+    s.bai(user, &["start", "-t", "mysess", "python"])
+        .expect_ok();
+    let apps = s.bai(user, &["apps", "mysess"]);
+    apps.expect_ok();
+    assert!(
+        apps.stdout.contains("sshd") && apps.stdout.contains("2200"),
+        "{apps:#?}"
+    );
+    s.bai(user, &["download", "mysess", "id_container"])
+        .expect_ok();
+    let key = w.join("id_container");
+    assert!(
+        std::fs::read_to_string(&key)
+            .unwrap_or_default()
+            .contains("PRIVATE KEY"),
+        "id_container is a private key"
+    );
+    chmod600(&key);
+    let port = free_port();
+    let p = port.to_string();
+    let fwd = forward(
+        &s,
+        &bin("bai"),
+        user,
+        &["app", "mysess", "sshd", "-b", &p],
+        port,
+    );
+    let out = ssh(&key, port, "echo hi from $(whoami) in $(hostname)");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "hi from work in main1"
+    );
+    // scp 100 MB in and back out, intact.
+    let big = w.join("big.bin");
+    let st = Command::new("dd")
+        .args([
+            "if=/dev/urandom",
+            &format!("of={}", big.display()),
+            "bs=1M",
+            "count=100",
+            "status=none",
+        ])
+        .status()
+        .expect("dd");
+    assert!(st.success());
+    let sum = sha256(&big);
+    let scp = |from: &str, to: &str| {
+        let out = Command::new("scp")
+            .args([
+                "-q",
+                "-o",
+                "StrictHostKeyChecking=no",
+                "-o",
+                "UserKnownHostsFile=/dev/null",
+                "-o",
+                "LogLevel=ERROR",
+                "-o",
+                "BatchMode=yes",
+                "-i",
+            ])
+            .arg(&key)
+            .args(["-P", &p, from, to])
+            .output()
+            .expect("scp");
+        assert!(out.status.success(), "scp {from} {to}: {out:?}");
+    };
+    scp(
+        &big.display().to_string(),
+        "work@localhost:/home/work/big.bin",
+    );
+    let out = ssh(&key, port, "sha256sum /home/work/big.bin");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with(&sum),
+        "{out:?}"
+    );
+    let back = w.join("back.bin");
+    scp(
+        "work@localhost:/home/work/big.bin",
+        &back.display().to_string(),
+    );
+    assert_eq!(sha256(&back), sum);
+    // sftp lists the container's home.
+    let mut sftp = Command::new("sftp")
+        .args([
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+            "-o",
+            "LogLevel=ERROR",
+            "-o",
+            "BatchMode=yes",
+            "-i",
+        ])
+        .arg(&key)
+        .args(["-P", &p, "-b", "-", "work@localhost"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("sftp");
+    sftp.stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"ls /home/work\n")
+        .expect("sftp commands");
+    let out = sftp.wait_with_output().expect("sftp output");
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("big.bin"),
+        "{out:?}"
+    );
+    // The tunnels' bytes are recorded for the idle checker.
+    let info = s.info(user, "mysess");
+    assert!(
+        info["network"]["rx_bytes"].as_u64().unwrap_or(0) > 100 << 20,
+        "{}",
+        info["network"]
+    );
+    assert!(info["network"]["last_activity"].is_string());
+    drop(fwd);
+
+    // The same recipe with the official client.
+    let dl = s.work.path().join("official");
+    std::fs::create_dir_all(&dl).unwrap();
+    let r = s.run_as(
+        official(),
+        user,
+        &[
+            "session",
+            "download",
+            "mysess",
+            "id_container",
+            "--dest",
+            &dl.display().to_string(),
+        ],
+    );
+    r.expect_ok();
+    let key2 = dl.join("id_container");
+    assert_eq!(
+        std::fs::read(&key2).expect("official download"),
+        std::fs::read(&key).expect("our download")
+    );
+    chmod600(&key2);
+    let port2 = free_port();
+    let p2 = port2.to_string();
+    let _fwd2 = forward(
+        &s,
+        &official(),
+        user,
+        &["app", "mysess", "sshd", "-b", &p2],
+        port2,
+    );
+    let out = ssh(&key2, port2, "echo official $(id -u)");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "official 1000");
+}
+
+#[test]
+fn preopen_ports_permits_and_tunnels_closing_with_their_session() {
+    let s = Server::start();
+    let (user, admin) = (&s.user, &s.admin);
+    // Validation happens on the server too.
+    s.bai(
+        user,
+        &["start", "-t", "badport", "--preopen", "80", "python"],
+    )
+    .expect_fail("1024 to 65535");
+    s.bai(
+        user,
+        &["start", "-t", "badport", "--preopen", "2200", "python"],
+    )
+    .expect_fail("built-in app");
+    s.bai(
+        user,
+        &["start", "-t", "web1", "--preopen", "8080, 9090", "python"],
+    )
+    .expect_ok();
+    let apps = s.bai(user, &["apps", "web1"]);
+    assert!(
+        apps.stdout.contains("8080") && apps.stdout.contains("preopen"),
+        "{apps:#?}"
+    );
+    // A process in the session serves on the preopen port; the tunnel reaches it.
+    let code = "import subprocess, pathlib\n\
+                pathlib.Path('/home/work/hello.txt').write_text('served from the session')\n\
+                subprocess.Popen(['python3', '-m', 'http.server', '8080'], cwd='/home/work',\n\
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)\n\
+                print('started')";
+    let r = s.bai(user, &["run", "-t", "web1", "-c", code, "python"]);
+    r.expect_ok();
+    let port = free_port();
+    let _fwd = forward(
+        &s,
+        &bin("bai"),
+        user,
+        &["app", "web1", "8080", "-b", &port.to_string()],
+        port,
+    );
+    let body = s.wait_for(30, "the preopen port to serve", || {
+        let mut c = TcpStream::connect(("127.0.0.1", port)).ok()?;
+        c.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        c.write_all(b"GET /hello.txt HTTP/1.0\r\nHost: x\r\n\r\n")
+            .ok()?;
+        let mut out = String::new();
+        c.read_to_string(&mut out).ok()?;
+        out.contains("200").then_some(out)
+    });
+    assert!(body.contains("served from the session"), "{body}");
+
+    // Another user is told the session does not exist: no app list, no tunnel, no files.
+    s.bai(admin, &["start", "-t", "adminsess", "python"])
+        .expect_ok();
+    s.bai(user, &["apps", "adminsess"])
+        .expect_fail("is visible to you");
+    s.bai(user, &["download", "adminsess", "id_container"])
+        .expect_fail("is visible to you");
+    let port3 = free_port();
+    s.bai(
+        user,
+        &["app", "adminsess", "sshd", "-b", &port3.to_string()],
+    )
+    .expect_fail("is visible to you");
+
+    // An open SSH connection ends when its session is terminated.
+    s.bai(user, &["download", "web1", "id_container"])
+        .expect_ok();
+    let key = s.work.path().join("id_container");
+    chmod600(&key);
+    let port4 = free_port();
+    let _fwd4 = forward(
+        &s,
+        &bin("bai"),
+        user,
+        &["app", "web1", "sshd", "-b", &port4.to_string()],
+        port4,
+    );
+    let mut long = Command::new("ssh")
+        .args(ssh_args(&key, port4))
+        .args(["work@localhost", "echo connected; sleep 600"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("ssh");
+    let mut first = [0u8; 10];
+    long.stdout
+        .as_mut()
+        .expect("stdout")
+        .read_exact(&mut first)
+        .expect("ssh connected");
+    assert_eq!(&first, b"connected\n");
+    s.bai(user, &["rm", "web1"]).expect_ok();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(st) = long.try_wait().expect("ssh status") {
+            break Some(st);
+        }
+        if Instant::now() > deadline {
+            let _ = long.kill();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(
+        status.is_some(),
+        "the ssh session outlived its compute session"
+    );
+}

@@ -40,6 +40,7 @@ bench: deps build
 	bench/run.sh
 	bench/sched.sh
 	bench/vfolder.sh
+	bench/apps.sh
 
 clean-containers:
 	-docker ps -aq --filter label=ai.bai.agent | xargs -r docker rm -f

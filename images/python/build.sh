@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the `python` kernel image locally: Debian bookworm (debootstrap) + Python 3.11,
 # OpenSSH (server, client, sftp) and tmux for the intrinsic apps (sshd, web terminal),
+# Jupyter Notebook and JupyterLab (PyPI) declared as apps by the service-ports label,
 # imported with `docker import` and labelled for bai. No registry is needed.
 #
 #   images/python/build.sh [TAG]      (default TAG: bai/python:3.11-bookworm)
@@ -33,6 +34,22 @@ debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates,pro
 chroot "$rootfs" /usr/sbin/groupadd -g 1000 work
 chroot "$rootfs" /usr/sbin/useradd -u 1000 -g 1000 -d /home/work -s /bin/bash -m work
 chroot "$rootfs" ln -sf /usr/bin/python3 /usr/local/bin/python
+# Jupyter Notebook and JupyterLab from PyPI, in their own virtual environment (started on
+# demand by krunner when the user opens the app).
+# The wheels are fetched by the host's pip (its index and certificates), for the image's
+# CPython 3.11 on x86_64 glibc, then installed offline into the chroot.
+wheels="$rootfs/tmp/wheels"
+mkdir -p "$wheels"
+python3 -m pip download -q --disable-pip-version-check --dest "$wheels" --only-binary=:all: \
+  --python-version 3.11 --implementation cp --abi cp311 --platform manylinux_2_17_x86_64 \
+  --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 --platform any \
+  "notebook>=7,<8" "jupyterlab>=4,<5" >"$work/pip.log" 2>&1 || { tail -30 "$work/pip.log" >&2; exit 1; }
+chroot "$rootfs" /usr/bin/python3 -m venv /opt/jupyter
+chroot "$rootfs" /usr/bin/env -u PIP_FIND_LINKS /opt/jupyter/bin/pip install -q --no-cache-dir \
+  --disable-pip-version-check --no-index --find-links /tmp/wheels \
+  "notebook>=7,<8" "jupyterlab>=4,<5" >>"$work/pip.log" 2>&1 || { tail -30 "$work/pip.log" >&2; exit 1; }
+chroot "$rootfs" ln -sf /opt/jupyter/bin/jupyter /usr/local/bin/jupyter
+rm -rf "$wheels"
 # Host keys made at package install would be shared by every session: krunner makes fresh
 # ones per session (and runs sshd as the work user, so no privilege separation directory).
 rm -f "$rootfs"/etc/ssh/ssh_host_*
@@ -53,6 +70,6 @@ tar -C "$rootfs" -c . | docker import \
   -c 'LABEL ai.backend.runtime-path=/usr/bin/python3' \
   -c 'LABEL ai.backend.resource.min.cpu=1' \
   -c 'LABEL ai.backend.resource.min.mem=64m' \
-  -c 'LABEL ai.backend.service-ports=""' \
+  -c 'LABEL ai.backend.service-ports="jupyter:http:8091,jupyterlab:http:8092"' \
   - "$tag" >/dev/null
 echo "built $tag ($recipe_hash)"

@@ -187,6 +187,15 @@ impl AgentRpc for DummyAgent {
         ))
     }
 
+    async fn start_app(&self, kernel_id: Uuid, _name: &str) -> Result<(), AgentError> {
+        if !self.kernels().contains_key(&kernel_id) {
+            return Err(AgentError::KernelNotFound(kernel_id));
+        }
+        Err(AgentError::BadRequest(
+            "a DUMMY agent's kernels run no apps".into(),
+        ))
+    }
+
     async fn logs(&self, kernel_id: Uuid) -> Result<String, AgentError> {
         if !self.kernels().contains_key(&kernel_id) {
             return Err(AgentError::KernelNotFound(kernel_id));

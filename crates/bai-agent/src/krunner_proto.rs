@@ -22,6 +22,12 @@ pub fn request_line(req: &ExecRequest) -> Result<String, AgentError> {
     Ok(format!("{{\"op\":\"exec\",{fields}\n"))
 }
 
+/// The request line that starts an app: `{"op":"start-app","name":…}`.
+pub fn start_app_line(name: &str) -> Result<String, AgentError> {
+    let v = serde_json::json!({"op": "start-app", "name": name});
+    Ok(format!("{v}\n"))
+}
+
 /// Whether a reply line is the answer to [`PING`].
 pub fn is_pong(line: &str) -> bool {
     serde_json::from_str::<Value>(line.trim())

@@ -53,6 +53,9 @@ pub enum Cmd {
     App(AppArgs),
     /// The apps of a session.
     Apps(RefArg),
+    /// Open a web app of a session (Jupyter, the web terminal `ttyd`, a preopen port): prints
+    /// its URL, with a permit for your browser.
+    Open(OpenArgs),
     /// Download files from a session's /home/work.
     Download(DownloadArgs),
     /// Upload files into a session's /home/work.
@@ -349,6 +352,23 @@ pub struct AppArgs {
     /// Where to listen: PORT or HOST:PORT.
     #[arg(short = 'b', long = "bind", default_value = "127.0.0.1:8080")]
     pub bind: String,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct OpenArgs {
+    /// Session name or id.
+    pub reference: String,
+    /// The app, e.g. jupyter, jupyterlab, ttyd, or a preopen port number.
+    pub app: String,
+    /// Serve it under the API's own address instead of a port of its own.
+    #[arg(long)]
+    pub path: bool,
+    /// Try this host port first (port mode).
+    #[arg(long, value_name = "PORT")]
+    pub port: Option<u16>,
+    /// Anyone with the URL may open it, no permit needed.
+    #[arg(long)]
+    pub public: bool,
 }
 
 #[derive(Args, Debug, Clone)]

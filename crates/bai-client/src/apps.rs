@@ -50,6 +50,30 @@ impl Client {
             .collect())
     }
 
+    /// `POST /session/{ref}/start-service`: starts a web app and opens an HTTP proxy to it;
+    /// the reply's `url` (with a one-time permit) opens it in a browser.
+    pub async fn start_service(
+        &self,
+        session: &str,
+        app: &str,
+        path_mode: bool,
+        preferred_port: Option<u16>,
+        public: bool,
+    ) -> Result<Value, ClientError> {
+        let body = serde_json::json!({
+            "app": app,
+            "mode": if path_mode { "path" } else { "port" },
+            "port": preferred_port,
+            "open_to_public": public,
+        });
+        self.send_json(
+            Method::POST,
+            &session_path(session, "/start-service")?,
+            Some(&body),
+        )
+        .await
+    }
+
     /// Opens a tunnel to `app` of the session.
     pub async fn open_tunnel(&self, session: &str, app: &str) -> Result<Tunnel, ClientError> {
         let path = format!(

@@ -177,6 +177,8 @@ pub trait AgentRpc: Send + Sync + 'static {
         kernel_id: Uuid,
         port: u16,
     ) -> Result<std::net::SocketAddr, AgentError>;
+    /// Starts the app `name` in the kernel unless it runs, and returns once it answers.
+    async fn start_app(&self, kernel_id: Uuid, name: &str) -> Result<(), AgentError>;
     /// Container logs (stdout and stderr interleaved).
     async fn logs(&self, kernel_id: Uuid) -> Result<String, AgentError>;
     /// Kernels this agent is running now (for reconciliation).

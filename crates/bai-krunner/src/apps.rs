@@ -4,8 +4,12 @@
 //! unless the user's `.ssh` folder (mounted at /home/work/.ssh) brings its own
 //! `authorized_keys`. Its output goes to the container log.
 
+use std::collections::HashMap;
+use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// Where sshd listens inside the container (the manager's app list says the same).
 pub const SSHD_PORT: u16 = 2200;
@@ -99,6 +103,91 @@ fn start_sshd_with(sshd: &str, workdir: &Path, run: &Path) -> Result<(), String>
     Ok(())
 }
 
+/// How long an app may take to accept connections after it was started.
+const APP_START_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// An app krunner knows how to start: its command and the port it serves on. Web apps are
+/// served under `/app/<session id>/<name>/`, the path the manager's proxy uses in both of
+/// its modes; they need no token of their own (the proxy's permit guards them).
+fn app_command(name: &str, session_id: &str, workdir: &Path) -> Option<(Vec<String>, u16)> {
+    let jupyter = |sub: &str, port: u16| {
+        let args = vec![
+            "jupyter".to_string(),
+            sub.to_string(),
+            "--no-browser".into(),
+            "--ip=0.0.0.0".into(),
+            format!("--port={port}"),
+            "--port-retries=0".into(),
+            format!("--ServerApp.base_url=/app/{session_id}/{name}/"),
+            "--IdentityProvider.token=".into(),
+            "--ServerApp.password=".into(),
+            "--ServerApp.allow_origin=*".into(),
+            "--ServerApp.allow_remote_access=True".into(),
+            "--ServerApp.disable_check_xsrf=True".into(),
+            format!("--ServerApp.root_dir={}", workdir.display()),
+        ];
+        (args, port)
+    };
+    match name {
+        "jupyter" => Some(jupyter("notebook", 8091)),
+        "jupyterlab" => Some(jupyter("lab", 8092)),
+        "sshd" => Some((Vec::new(), SSHD_PORT)),
+        "ttyd" => Some((Vec::new(), crate::terminal::TERMINAL_PORT)),
+        _ => None,
+    }
+}
+
+/// Apps started on demand, by name.
+#[derive(Default)]
+pub struct Running(Mutex<HashMap<String, Child>>);
+
+impl Running {
+    /// Starts `name` unless it runs, then waits until its port accepts connections.
+    pub fn start(&self, name: &str, workdir: &Path) -> Result<(), String> {
+        let session = std::env::var("BAI_SESSION_ID").unwrap_or_default();
+        let (cmd, port) = app_command(name, &session, workdir)
+            .ok_or_else(|| format!("krunner does not know how to start the app {name:?}"))?;
+        if !cmd.is_empty() {
+            let mut running = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            let alive = running
+                .get_mut(name)
+                .is_some_and(|c| matches!(c.try_wait(), Ok(None)));
+            if !alive {
+                let child = Command::new(&cmd[0])
+                    .args(&cmd[1..])
+                    .current_dir(workdir)
+                    .stdin(Stdio::null())
+                    .spawn()
+                    .map_err(|e| format!("cannot start {name} ({}): {e}", cmd[0]))?;
+                eprintln!("krunner: started {name} (pid {})", child.id());
+                running.insert(name.to_string(), child);
+            }
+        }
+        let deadline = Instant::now() + APP_START_TIMEOUT;
+        loop {
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Ok(());
+            }
+            if let Some(c) = self
+                .0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_mut(name)
+                && let Ok(Some(st)) = c.try_wait()
+            {
+                return Err(format!("{name} exited while starting: {st}"));
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "{name} did not answer on port {port} within {}s",
+                    APP_START_TIMEOUT.as_secs()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,6 +202,19 @@ mod tests {
         );
         assert!(c.contains("PasswordAuthentication no\n"));
         assert!(c.contains("Subsystem sftp internal-sftp\n"));
+    }
+
+    #[test]
+    fn jupyter_serves_under_the_proxy_path_without_a_token() {
+        let (cmd, port) = app_command("jupyter", "s1", Path::new("/home/work")).unwrap();
+        assert_eq!(port, 8091);
+        assert!(cmd.contains(&"--ServerApp.base_url=/app/s1/jupyter/".to_string()));
+        assert!(cmd.contains(&"--IdentityProvider.token=".to_string()));
+        assert!(app_command("rm -rf", "s1", Path::new("/")).is_none());
+        let e = Running::default()
+            .start("nosuch", Path::new("/"))
+            .unwrap_err();
+        assert!(e.contains("does not know"), "{e}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod proto;
 mod repl;
 mod server;
 mod session;
+mod terminal;
 
 use repl::Repl;
 use server::State;
@@ -44,6 +45,11 @@ fn main() {
         && let Err(e) = apps::start_sshd(std::path::Path::new(&workdir), run)
     {
         eprintln!("krunner: {e}");
+    }
+    if std::env::var_os("BAI_KERNEL_ID").is_some()
+        && let Err(e) = terminal::start(terminal::TERMINAL_PORT, workdir.clone())
+    {
+        eprintln!("krunner: no web terminal: {e}");
     }
     let repl = match Repl::start(&env_or("BAI_PYTHON", "python3"), &workdir) {
         Ok(r) => Some(r),

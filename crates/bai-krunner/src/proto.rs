@@ -13,6 +13,12 @@ use serde::{Deserialize, Serialize};
 pub enum Request {
     Ping,
     Exec(ExecRequest),
+    /// Start an app (if it is not running) and answer once it accepts connections:
+    /// `{"op":"start-app","name":"jupyter"}`; the reply ends with `finished` (0: ready).
+    #[serde(rename = "start-app")]
+    StartApp {
+        name: String,
+    },
 }
 
 /// Same shape as `bai_core::agent::ExecRequest`.

@@ -15,6 +15,8 @@ const MAX_REQUEST: u64 = 64 << 20;
 
 pub struct State {
     pub repl: Option<Repl>,
+    /// Apps started on demand.
+    pub apps: crate::apps::Running,
     pub workdir: String,
     /// Set on the first ping: the agent has seen the kernel ready.
     ready: (Mutex<bool>, Condvar),
@@ -24,6 +26,7 @@ impl State {
     pub fn new(repl: Option<Repl>, workdir: String) -> State {
         State {
             repl,
+            apps: Default::default(),
             workdir,
             ready: (Mutex::new(false), Condvar::new()),
         }
@@ -73,6 +76,16 @@ pub fn serve(state: &Arc<State>, stream: UnixStream) {
             state.mark_ready();
         }
         Request::Exec(ExecRequest::Query { code }) => query(state, &code, out, reader),
+        Request::StartApp { name } => {
+            let mut emit = emitter(&mut out);
+            match state.apps.start(&name, Path::new(&state.workdir)) {
+                Ok(()) => emit(&Event::Finished { exit_code: 0 }),
+                Err(e) => {
+                    emit(&Event::stderr(format!("{e}\n")));
+                    emit(&Event::Finished { exit_code: 1 })
+                }
+            };
+        }
         Request::Exec(ExecRequest::Input { line }) => {
             let mut emit = emitter(&mut out);
             let code = match state.repl.as_ref().map(|r| r.input(&line)) {

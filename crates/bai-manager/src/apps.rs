@@ -19,12 +19,20 @@ pub struct Intrinsic {
     pub port: u16,
 }
 
-/// sshd (port 2200, started by krunner with keys made for the session).
-pub const INTRINSIC: &[Intrinsic] = &[Intrinsic {
-    name: "sshd",
-    protocol: "tcp",
-    port: 2200,
-}];
+/// sshd (port 2200, started by krunner with keys made for the session) and the web
+/// terminal `ttyd` (port 7681, krunner's xterm.js page and tmux over a WebSocket).
+pub const INTRINSIC: &[Intrinsic] = &[
+    Intrinsic {
+        name: "sshd",
+        protocol: "tcp",
+        port: 2200,
+    },
+    Intrinsic {
+        name: "ttyd",
+        protocol: "http",
+        port: 7681,
+    },
+];
 
 /// One app of a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,14 +189,14 @@ mod tests {
     fn session_apps_are_builtin_then_image_then_preopen() {
         let apps = session_apps(Some("jupyter:http:8091,evil:tcp:2200"), &[8080, 2200]);
         let names: Vec<&str> = apps.iter().map(|a| a.name.as_str()).collect();
-        assert_eq!(names, ["sshd", "jupyter", "8080"]);
-        assert_eq!(apps[2].protocol, "preopen");
+        assert_eq!(names, ["sshd", "ttyd", "jupyter", "8080"]);
+        assert_eq!(apps[3].protocol, "preopen");
         assert_eq!(
             apps[0].wire(),
             json!({"name": "sshd", "protocol": "tcp", "ports": [2200]})
         );
         // A broken label leaves the built-in apps.
-        assert_eq!(session_apps(Some("nonsense"), &[]).len(), 1);
+        assert_eq!(session_apps(Some("nonsense"), &[]).len(), INTRINSIC.len());
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod apps;
 pub mod auth;
 pub mod error;
 pub mod lifecycle;
+pub mod proxy;
 pub mod scheduler;
 pub mod state;
 pub mod storage;

@@ -21,6 +21,8 @@ pub struct ManagerConfig {
     pub schedule_tick_ms: u64,
     /// Benchmarks only: placed sessions stay SCHEDULED (no kernel is started).
     pub launch_disabled: bool,
+    /// Host ports the app proxy's port mode may use (inclusive).
+    pub app_port_pool: (u16, u16),
 }
 
 impl Default for ManagerConfig {
@@ -30,6 +32,7 @@ impl Default for ManagerConfig {
             create_timeout_secs: 120,
             schedule_tick_ms: 1000,
             launch_disabled: false,
+            app_port_pool: (30000, 30199),
         }
     }
 }
@@ -75,6 +78,8 @@ pub struct Manager {
     pub transfers: Mutex<HashMap<String, crate::storage::Transfer>>,
     /// Bytes through the app proxies per session (for the idle checker).
     pub traffic: crate::apps::TrafficBook,
+    /// Open HTTP app proxies.
+    pub proxies: crate::proxy::Proxies,
 }
 
 impl Manager {
@@ -92,6 +97,7 @@ impl Manager {
             history_marks: Mutex::new(HashMap::new()),
             storage: crate::storage::Storage::new(&config.data_dir),
             transfers: Mutex::new(HashMap::new()),
+            proxies: crate::proxy::Proxies::new(config.app_port_pool),
             config,
             traffic: Default::default(),
         })

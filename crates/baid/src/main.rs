@@ -55,6 +55,9 @@ struct UpArgs {
     /// Do not start the Docker agent (only dummy agents).
     #[arg(long, env = "BAI_NO_DOCKER")]
     no_docker: bool,
+    /// Host ports the app proxy's port mode hands out, FIRST-LAST.
+    #[arg(long, env = "BAI_APP_PORTS", default_value = "30000-30199", value_parser = parse_port_range)]
+    app_ports: (u16, u16),
     /// Scheduler safety tick in milliseconds (it is also woken by events).
     #[arg(long, env = "BAI_SCHEDULE_TICK_MS", default_value_t = 1000)]
     schedule_tick_ms: u64,
@@ -120,6 +123,7 @@ async fn up(args: UpArgs) -> Result<()> {
         ManagerConfig {
             data_dir: data_dir.clone(),
             schedule_tick_ms: args.schedule_tick_ms.max(10),
+            app_port_pool: args.app_ports,
             ..Default::default()
         },
     );
@@ -192,6 +196,7 @@ async fn up(args: UpArgs) -> Result<()> {
     lifecycle::reconcile::reconcile(&m).await?;
     scheduler::spawn(m.clone());
     lifecycle::timeouts::spawn_sweeper(m.clone());
+    bai_manager::proxy::spawn_closer(m.clone());
 
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
@@ -242,4 +247,23 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     let _ = ctrl_c.await;
     tracing::info!("shutting down; sessions keep running and are picked up on the next start");
+}
+
+/// `FIRST-LAST` (inclusive), both 1024–65535.
+fn parse_port_range(s: &str) -> Result<(u16, u16), String> {
+    let (a, b) = s
+        .split_once('-')
+        .ok_or_else(|| format!("{s:?} is not FIRST-LAST, e.g. 30000-30199"))?;
+    let port = |p: &str| -> Result<u16, String> {
+        p.trim()
+            .parse::<u16>()
+            .ok()
+            .filter(|p| *p >= 1024)
+            .ok_or_else(|| format!("{p:?} is not a port from 1024 to 65535"))
+    };
+    let (a, b) = (port(a)?, port(b)?);
+    if a > b {
+        return Err(format!("{s:?}: the first port is after the last"));
+    }
+    Ok((a, b))
 }

@@ -3,7 +3,7 @@
 
 use super::Inner;
 use crate::error::runtime;
-use crate::krunner_proto::{parse_event, request_line};
+use crate::krunner_proto::{parse_event, request_line, start_app_line};
 use bai_core::agent::{AgentError, ExecEvent, ExecRequest};
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -29,7 +29,33 @@ pub async fn execute(
     kernel_id: Uuid,
     req: ExecRequest,
 ) -> Result<BoxStream<'static, ExecEvent>, AgentError> {
-    let line = request_line(&req)?;
+    request(inner, kernel_id, request_line(&req)?).await
+}
+
+/// Asks krunner to start an app and waits until it is ready (or refused).
+pub async fn start_app(inner: &Inner, kernel_id: Uuid, name: &str) -> Result<(), AgentError> {
+    let mut events = request(inner, kernel_id, start_app_line(name)?).await?;
+    let mut why = String::new();
+    while let Some(ev) = events.next().await {
+        match ev {
+            ExecEvent::Stderr { data } | ExecEvent::Stdout { data } => why.push_str(&data),
+            ExecEvent::Finished { exit_code: 0 } => return Ok(()),
+            ExecEvent::Finished { .. } => break,
+            _ => {}
+        }
+    }
+    Err(AgentError::BadRequest(format!(
+        "the app {name:?} did not start: {}",
+        why.trim()
+    )))
+}
+
+/// Sends one request line to the kernel's krunner; its event lines become a stream.
+async fn request(
+    inner: &Inner,
+    kernel_id: Uuid,
+    line: String,
+) -> Result<BoxStream<'static, ExecEvent>, AgentError> {
     let dirs = inner.dirs(kernel_id);
     if !dirs.root.exists() {
         return Err(AgentError::KernelNotFound(kernel_id));

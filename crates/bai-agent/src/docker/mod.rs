@@ -257,6 +257,10 @@ impl AgentRpc for DockerAgent {
         Ok(std::net::SocketAddr::new(ip, port))
     }
 
+    async fn start_app(&self, kernel_id: Uuid, name: &str) -> Result<(), AgentError> {
+        exec::start_app(&self.inner, kernel_id, name).await
+    }
+
     async fn logs(&self, kernel_id: Uuid) -> Result<String, AgentError> {
         inspect::logs(&self.inner, kernel_id, LOG_TAIL_BYTES).await
     }

@@ -1,6 +1,6 @@
 //! `bai app`, `bai apps`, `bai download`, `bai upload`: a session's apps and files.
 
-use crate::args::{AppArgs, DownloadArgs, UploadArgs};
+use crate::args::{AppArgs, DownloadArgs, OpenArgs, UploadArgs};
 use crate::output::table;
 use anyhow::{Context, Result, anyhow, bail};
 use bai_client::Client;
@@ -77,6 +77,18 @@ pub async fn app(client: &Client, a: &AppArgs) -> Result<i32> {
             }
         }
     }
+}
+
+pub async fn open(client: &Client, a: &OpenArgs) -> Result<i32> {
+    let v = client
+        .start_service(&a.reference, &a.app, a.path, a.port, a.public)
+        .await?;
+    let url = v["url"].as_str().unwrap_or_default();
+    println!("{url}");
+    if a.port.is_some() && v["preferred_port_used"] != true {
+        eprintln!("(the preferred port was taken; another one was used)");
+    }
+    Ok(0)
 }
 
 pub async fn apps(client: &Client, reference: &str) -> Result<i32> {

@@ -45,6 +45,7 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
         Cmd::Admin(AdminCmd::Preset(c)) => resources::admin_preset(client, &c).await,
         Cmd::Admin(AdminCmd::Policy(c)) => resources::admin_policy(client, &c).await,
         Cmd::App(a) => apps::app(client, &a).await,
+        Cmd::Open(a) => apps::open(client, &a).await,
         Cmd::Apps(a) | Cmd::Session(SessionCmd::Apps(a)) => apps::apps(client, &a.reference).await,
         Cmd::Download(a) | Cmd::Session(SessionCmd::Download(a)) => {
             apps::download(client, &a).await

@@ -2,7 +2,8 @@
 //! `GET /stream/session/{ref}/apps` lists them; `GET /stream/session/{ref}/tcpproxy?app=…`
 //! is a WebSocket carrying one raw TCP connection to the app (binary frames both ways); and
 //! `POST /session/{ref}/download?files=…` returns each file as a tar part of a
-//! `multipart/mixed` reply. Only the session's owner (or an administrator) gets through:
+//! `multipart/mixed` reply; `POST /session/{ref}/start-service` opens an HTTP app proxy
+//! (see `crate::proxy`), served in path mode by `GET /app/{session id}/{app}/…`. Only the session's owner (or an administrator) gets through:
 //! anyone else is told the session does not exist.
 
 use super::session::safe_relative_path;
@@ -297,6 +298,138 @@ pub async fn download(
         .body(Body::from(body))
         .map_err(|e| Problem::internal(e.to_string()))?;
     Ok(resp)
+}
+
+/// `POST /session/{ref}/start-service` `{"app", "mode"?: "port"|"path", "port"?: preferred
+/// host port, "open_to_public"?: bool}` → `{"app", "mode", "url", "token", "port"?, "public"}`.
+/// Starts the app when needed and waits until it answers.
+pub async fn start_service(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<Value>> {
+    let row = visible_session(&m, &caller, &reference)?;
+    running(&row, "its apps can be opened")?;
+    let b = super::json_body(&body)?;
+    let name = b
+        .get("app")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Problem::invalid("app is required"))?;
+    let apps = apps_of(&m, &row)?;
+    let app = apps.iter().find(|a| a.name == name).ok_or_else(|| {
+        Problem::not_found("app", format!("session {:?} has no app {name:?}", row.name))
+    })?;
+    if app.protocol == "tcp" {
+        return Err(Problem::invalid(format!(
+            "{name} is a TCP app: reach it through a tunnel (`bai app {} {name} -b PORT`)",
+            row.name
+        ))
+        .into());
+    }
+    let mode = b.get("mode").and_then(Value::as_str).unwrap_or("port");
+    if !matches!(mode, "port" | "path") {
+        return Err(Problem::invalid(format!("mode {mode:?} is unknown: use port or path")).into());
+    }
+    let preferred = match b.get("port") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_u64()
+                .and_then(|p| u16::try_from(p).ok())
+                .filter(|p| *p >= 1024)
+                .ok_or_else(|| {
+                    Problem::invalid(format!(
+                        "preferred port {v} is not a port from 1024 to 65535"
+                    ))
+                })?,
+        ),
+    };
+    let public = b
+        .get("open_to_public")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let agent = agent_of(&m, &row)?;
+    if app.protocol == "http" {
+        agent
+            .rpc
+            .start_app(row.main_kernel_id, &app.name)
+            .await
+            .map_err(|e| Problem::invalid(e.to_string()))?;
+    }
+    let target = agent
+        .rpc
+        .app_address(row.main_kernel_id, app.port)
+        .await
+        .map_err(|e| Problem::invalid(format!("app {name:?} cannot be reached: {e}")))?;
+    let mut proxy = crate::proxy::AppProxy::new(
+        row.id,
+        &app.name,
+        target,
+        public,
+        app.protocol == "preopen",
+        m.traffic.of(row.id),
+    );
+    let host_header = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("127.0.0.1")
+        .to_string();
+    let host_only = host_header
+        .rsplit_once(':')
+        .filter(|(_, p)| p.chars().all(|c| c.is_ascii_digit()))
+        .map(|(h, _)| h.to_string())
+        .unwrap_or_else(|| host_header.clone());
+    let port =
+        if mode == "port" {
+            Some(m.proxies.listen(&mut proxy, preferred).await.map_err(|e| {
+                Problem::new(503, "app-port-pool-exhausted", "No app port is free.", e)
+            })?)
+        } else {
+            None
+        };
+    let origin = match port {
+        Some(p) => format!("http://{host_only}:{p}"),
+        None => format!("http://{host_header}"),
+    };
+    let url = format!("{origin}{}?permit={}", proxy.prefix(), proxy.token);
+    let reply = serde_json::json!({
+        "app": app.name,
+        "mode": mode,
+        "url": url,
+        "token": proxy.token,
+        "port": port,
+        "public": public,
+        "preferred_port_used": preferred.is_some() && port == preferred,
+    });
+    tracing::info!(session = %row.id, app = %app.name, mode, ?port, public, "app proxy opened");
+    m.proxies.insert(Arc::new(proxy));
+    Ok(Json(reply))
+}
+
+/// Path mode: `GET|POST|… /app/{session id}/{app}/…` (unsigned: the permit cookie decides).
+pub async fn path_proxy(
+    State(m): State<Arc<Manager>>,
+    Path(params): Path<Vec<(String, String)>>,
+    req: axum::http::Request<Body>,
+) -> Response {
+    let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let proxy = get("session")
+        .and_then(|s| Uuid::parse_str(&s).ok())
+        .zip(get("app"))
+        .and_then(|(s, a)| m.proxies.get(s, &a));
+    match proxy {
+        Some(p) if p.host_port.is_none() => {
+            crate::proxy::forward(&crate::proxy::ProxyTarget::from(&*p), req).await
+        }
+        _ => {
+            let mut r = Response::new(Body::from(
+                "<!doctype html><title>bai app proxy</title><p>No such app is open: start it again from bai.</p>\n",
+            ));
+            *r.status_mut() = StatusCode::NOT_FOUND;
+            r
+        }
+    }
 }
 
 #[cfg(test)]

@@ -49,6 +49,10 @@ pub fn router(m: Arc<Manager>) -> Router {
         .route("/stream/session/{reference}/apps", get(apps::list))
         .route("/stream/session/{reference}/tcpproxy", get(apps::tcpproxy))
         .route("/session/{reference}/download", post(apps::download))
+        .route(
+            "/session/{reference}/start-service",
+            post(apps::start_service),
+        )
         .route("/events/session", get(events::session_events))
         .route("/admin/gql", post(gql::admin_gql))
         .route("/resource-groups", get(resources::list_groups))
@@ -123,6 +127,16 @@ pub fn router(m: Arc<Manager>) -> Router {
             axum::routing::patch(vfolder::tus_patch).head(vfolder::tus_head),
         )
         .route("/storage/download", get(vfolder::download))
+        // The HTTP app proxy's path mode (permit cookies, not signatures).
+        .route("/app/{session}/{app}", axum::routing::any(apps::path_proxy))
+        .route(
+            "/app/{session}/{app}/",
+            axum::routing::any(apps::path_proxy),
+        )
+        .route(
+            "/app/{session}/{app}/{*rest}",
+            axum::routing::any(apps::path_proxy),
+        )
         .merge(signed)
         .fallback(|| async {
             crate::error::ApiError(Problem::not_found("api", "no such API endpoint"))

@@ -85,7 +85,7 @@ def get(host, port, path, headers):
     t0 = time.perf_counter()
     c = http.client.HTTPConnection(host, port); c.request('GET', path, headers=headers)
     r = c.getresponse(); body = r.read(); c.close()
-    assert r.status == 200 and b'xterm' in body, r.status
+    assert r.status == 200 and b'xterm' in body, (host, port, path, r.status, body[:200])
     return time.perf_counter() - t0
 for _ in range(20): get(u.hostname, u.port, u.path, {'Cookie': cookie}); get(ip, 7681, '/', {})
 proxied, straight = [], []

@@ -105,7 +105,14 @@ fn respond(mut s: &TcpStream, status: &str, ctype: &str, body: &[u8]) -> std::io
         body.len()
     )?;
     s.write_all(body)?;
-    s.flush()
+    s.flush()?;
+    // Close gracefully: half-close, then drain what the client still sends, so the close
+    // is a FIN and not a reset that could cost the client our reply.
+    s.shutdown(std::net::Shutdown::Write)?;
+    s.set_read_timeout(Some(Duration::from_secs(2)))?;
+    let mut sink = [0u8; 1024];
+    while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
+    Ok(())
 }
 
 fn handle(mut conn: TcpStream, workdir: &str) -> std::io::Result<()> {

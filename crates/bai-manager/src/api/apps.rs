@@ -34,7 +34,7 @@ use uuid::Uuid;
 /// How long a proxy waits for an app that is still starting to accept connections.
 const APP_START_WAIT: Duration = Duration::from_secs(15);
 /// Read size of a tunnel.
-const TUNNEL_BUF: usize = 256 * 1024;
+const TUNNEL_BUF: usize = 1 << 20;
 
 fn running(row: &SessionRow, what: &str) -> Result<(), Problem> {
     if row.status == SessionStatus::Running {

@@ -592,3 +592,80 @@ fn web_terminal_and_jupyter_through_the_http_proxy() {
         "the port-mode listener is closed"
     );
 }
+
+#[test]
+fn own_keys_from_the_ssh_folder_and_the_http_tunnel() {
+    let s = Server::start();
+    let user = &s.user;
+    let w = s.work.path().to_path_buf();
+    // The user's own key pair, its public half in the `.ssh` folder.
+    let mine = w.join("mykey");
+    let st = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&mine)
+        .status()
+        .expect("ssh-keygen");
+    assert!(st.success());
+    std::fs::copy(w.join("mykey.pub"), w.join("authorized_keys")).expect("copy");
+    s.bai(user, &["vfolder", "create", ".ssh"]).expect_ok();
+    s.bai(user, &["vfolder", "upload", ".ssh", "authorized_keys"])
+        .expect_ok();
+    s.bai(user, &["start", "-t", "keysess", "python"])
+        .expect_ok();
+    s.bai(user, &["download", "keysess", "id_container"])
+        .expect_ok();
+    chmod600(&w.join("id_container"));
+    let port = free_port();
+    let _fwd = forward(
+        &s,
+        &bin("bai"),
+        user,
+        &["app", "keysess", "sshd", "-b", &port.to_string()],
+        port,
+    );
+    let out = ssh(&mine, port, "echo own key");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "own key");
+    // The folder's authorized_keys decides: the generated key is not let in.
+    let out = ssh(&w.join("id_container"), port, "echo generated key");
+    assert!(!out.status.success(), "{out:?}");
+
+    // `httpproxy` tunnels web apps only: the terminal page comes through it; sshd does not.
+    let cfg = bai_client::Config::new(
+        &s.endpoint,
+        user.get("BACKEND_ACCESS_KEY"),
+        user.get("BACKEND_SECRET_KEY"),
+    )
+    .expect("config");
+    let client = bai_client::Client::new(cfg).expect("client");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let page = rt.block_on(async {
+        let e = client.open_http_tunnel("keysess", "sshd").await;
+        assert!(e.is_err(), "sshd is not a web app");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let tunnel = client
+            .open_http_tunnel("keysess", "ttyd")
+            .await
+            .expect("tunnel");
+        tokio::spawn(async move {
+            if let Ok((conn, _)) = listener.accept().await {
+                let _ = tunnel.pump(conn).await;
+            }
+        });
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut c = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        c.write_all(b"GET / HTTP/1.0\r\nHost: x\r\n\r\n")
+            .await
+            .expect("send");
+        let mut out = String::new();
+        let _ = c.read_to_string(&mut out).await;
+        out
+    });
+    assert!(
+        page.starts_with("HTTP/1.1 200") && page.contains("xterm.js"),
+        "{page}"
+    );
+}

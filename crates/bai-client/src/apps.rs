@@ -74,11 +74,25 @@ impl Client {
         .await
     }
 
-    /// Opens a tunnel to `app` of the session.
+    /// Opens a tunnel to `app` of the session (`tcpproxy`: any app).
     pub async fn open_tunnel(&self, session: &str, app: &str) -> Result<Tunnel, ClientError> {
+        self.open_tunnel_at(session, app, "tcpproxy").await
+    }
+
+    /// Opens a tunnel to a web app through `httpproxy` (HTTP apps only).
+    pub async fn open_http_tunnel(&self, session: &str, app: &str) -> Result<Tunnel, ClientError> {
+        self.open_tunnel_at(session, app, "httpproxy").await
+    }
+
+    async fn open_tunnel_at(
+        &self,
+        session: &str,
+        app: &str,
+        kind: &str,
+    ) -> Result<Tunnel, ClientError> {
         let path = format!(
             "/stream{}?app={}",
-            session_path(session, "/tcpproxy")?,
+            session_path(session, &format!("/{kind}"))?,
             encode::query_value(app)
         );
         Ok(Tunnel {

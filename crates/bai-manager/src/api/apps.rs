@@ -79,13 +79,36 @@ pub async fn list(
     Ok(Json(Value::Array(apps.iter().map(App::wire).collect())))
 }
 
-/// `GET /stream/session/{ref}/tcpproxy?app=NAME` (WebSocket).
+/// `GET /stream/session/{ref}/tcpproxy?app=NAME` (WebSocket): any app.
 pub async fn tcpproxy(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(reference): Path<String>,
     RawQuery(query): RawQuery,
     ws: WebSocketUpgrade,
+) -> ApiResult<Response> {
+    open_tunnel(m, caller, reference, query, ws, false).await
+}
+
+/// `GET /stream/session/{ref}/httpproxy?app=NAME` (WebSocket): the same tunnel, for web
+/// apps only (a local HTTP listener such as Backend.AI's wsproxy speaks HTTP through it).
+pub async fn httpproxy(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+    RawQuery(query): RawQuery,
+    ws: WebSocketUpgrade,
+) -> ApiResult<Response> {
+    open_tunnel(m, caller, reference, query, ws, true).await
+}
+
+async fn open_tunnel(
+    m: Arc<Manager>,
+    caller: Caller,
+    reference: String,
+    query: Option<String>,
+    ws: WebSocketUpgrade,
+    http_only: bool,
 ) -> ApiResult<Response> {
     let row = visible_session(&m, &caller, &reference)?;
     running(&row, "its apps can be opened")?;
@@ -105,7 +128,17 @@ pub async fn tcpproxy(
             ),
         )
     })?;
+    if http_only && app.protocol == "tcp" {
+        return Err(Problem::invalid(format!("{wanted} is a TCP app; use tcpproxy for it")).into());
+    }
     let agent = agent_of(&m, &row)?;
+    if app.protocol == "http" {
+        agent
+            .rpc
+            .start_app(row.main_kernel_id, &app.name)
+            .await
+            .map_err(|e| Problem::invalid(e.to_string()))?;
+    }
     let addr = agent
         .rpc
         .app_address(row.main_kernel_id, app.port)

@@ -39,7 +39,8 @@ pub async fn execute_ws(
         .and_then(|a| m.agent(a))
         .ok_or_else(|| Problem::internal("the session's agent is gone"))?;
     let kernel = row.main_kernel_id;
-    Ok(ws.on_upgrade(move |socket| serve(agent, kernel, socket)))
+    let traffic = m.traffic.of(row.id);
+    Ok(ws.on_upgrade(move |socket| serve(agent, kernel, traffic, socket)))
 }
 
 /// Parses the client's first frame into an execution request.
@@ -93,7 +94,14 @@ fn frame(status: &str, console: Value, exit: Option<i32>, options: Value) -> Mes
     )
 }
 
-async fn serve(agent: Arc<AgentHandle>, kernel: Uuid, socket: WebSocket) {
+/// Serves one execution; the code, input and output bytes count as the session's network
+/// activity (for the idle checker).
+async fn serve(
+    agent: Arc<AgentHandle>,
+    kernel: Uuid,
+    traffic: Arc<crate::apps::Traffic>,
+    socket: WebSocket,
+) {
     let (mut tx, mut rx) = socket.split();
     let first = loop {
         match rx.next().await {
@@ -102,6 +110,7 @@ async fn serve(agent: Arc<AgentHandle>, kernel: Uuid, socket: WebSocket) {
             _ => continue,
         }
     };
+    traffic.add(first.len() as u64, 0);
     let req = match serde_json::from_str::<Value>(&first)
         .map_err(|e| e.to_string())
         .and_then(|v| parse_request(&v))
@@ -140,8 +149,14 @@ async fn serve(agent: Arc<AgentHandle>, kernel: Uuid, socket: WebSocket) {
     loop {
         let next = tokio::time::timeout(Duration::from_millis(250), stream.next()).await;
         match next {
-            Ok(Some(ExecEvent::Stdout { data })) => console.push("stdout", data),
-            Ok(Some(ExecEvent::Stderr { data })) => console.push("stderr", data),
+            Ok(Some(ExecEvent::Stdout { data })) => {
+                traffic.add(0, data.len() as u64);
+                console.push("stdout", data)
+            }
+            Ok(Some(ExecEvent::Stderr { data })) => {
+                traffic.add(0, data.len() as u64);
+                console.push("stderr", data)
+            }
             Ok(Some(ExecEvent::WaitingInput { prompt, password })) => {
                 if !prompt.is_empty() {
                     console.push("stdout", prompt);
@@ -162,6 +177,7 @@ async fn serve(agent: Arc<AgentHandle>, kernel: Uuid, socket: WebSocket) {
                         _ => continue,
                     }
                 };
+                traffic.add(line.len() as u64, 0);
                 if let Ok(mut ack) = agent.rpc.execute(kernel, ExecRequest::Input { line }).await {
                     while ack.next().await.is_some() {}
                 }

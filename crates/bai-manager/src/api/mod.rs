@@ -48,6 +48,10 @@ pub fn router(m: Arc<Manager>) -> Router {
         )
         .route("/stream/session/{reference}/apps", get(apps::list))
         .route("/stream/session/{reference}/tcpproxy", get(apps::tcpproxy))
+        .route(
+            "/stream/session/{reference}/httpproxy",
+            get(apps::httpproxy),
+        )
         .route("/session/{reference}/download", post(apps::download))
         .route(
             "/session/{reference}/start-service",

@@ -40,7 +40,12 @@ chroot "$rootfs" ln -sf /usr/bin/python3 /usr/local/bin/python
 # CPython 3.11 on x86_64 glibc, then installed offline into the chroot.
 wheels="$rootfs/tmp/wheels"
 mkdir -p "$wheels"
-python3 -m pip download -q --disable-pip-version-check --dest "$wheels" --only-binary=:all: \
+hostpy=""
+for c in python3 "$HOME/.pyenv/versions/3.13.0/bin/python3.13" python3.13 python3.11; do
+  if command -v "$c" >/dev/null 2>&1 && "$c" -m pip --version >/dev/null 2>&1; then hostpy="$c"; break; fi
+done
+[ -n "$hostpy" ] || { echo "error: a host Python with pip is needed to fetch Jupyter's wheels" >&2; exit 1; }
+"$hostpy" -m pip download -q --disable-pip-version-check --dest "$wheels" --only-binary=:all: \
   --python-version 3.11 --implementation cp --abi cp311 --platform manylinux_2_17_x86_64 \
   --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 --platform any \
   "notebook>=7,<8" "jupyterlab>=4,<5" >"$work/pip.log" 2>&1 || { tail -30 "$work/pip.log" >&2; exit 1; }

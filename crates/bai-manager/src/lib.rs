@@ -12,5 +12,6 @@ pub mod proxy;
 pub mod scheduler;
 pub mod state;
 pub mod storage;
+pub mod web;
 
 pub use state::{AgentHandle, Manager, ManagerConfig};

@@ -80,6 +80,8 @@ pub struct Manager {
     pub traffic: crate::apps::TrafficBook,
     /// Open HTTP app proxies.
     pub proxies: crate::proxy::Proxies,
+    /// Logged-in browsers of the web UI.
+    pub web_sessions: crate::web::WebSessions,
 }
 
 impl Manager {
@@ -100,6 +102,7 @@ impl Manager {
             proxies: crate::proxy::Proxies::new(config.app_port_pool),
             config,
             traffic: Default::default(),
+            web_sessions: Default::default(),
         })
     }
 

@@ -1,7 +1,7 @@
 //! Users and their keypairs.
 
 use crate::{Result, Store, now_str};
-use rusqlite::OptionalExtension;
+use rusqlite::{OptionalExtension, params};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UserRow {
@@ -21,6 +21,32 @@ pub struct KeypairRow {
 }
 
 impl Store {
+    /// Sets a user's web password (an argon2 PHC string); false when no such user.
+    pub fn set_password_hash(&self, email: &str, hash: &str) -> Result<bool> {
+        Ok(self.conn().execute(
+            "UPDATE users SET password_hash = ?2 WHERE email = ?1",
+            params![email, hash],
+        )? == 1)
+    }
+
+    /// For a web login: the user's password hash and their (first active) keypair.
+    pub fn login_of(&self, email: &str) -> Result<Option<(String, KeypairRow)>> {
+        let row: Option<(Option<String>, String)> = self
+            .conn()
+            .query_row(
+                "SELECT u.password_hash, k.access_key FROM users u
+                 JOIN keypairs k ON k.user_id = u.id
+                 WHERE u.email = ?1 AND k.is_active ORDER BY k.access_key LIMIT 1",
+                [email],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let Some((Some(hash), ak)) = row else {
+            return Ok(None);
+        };
+        Ok(self.keypair(&ak)?.map(|kp| (hash, kp)))
+    }
+
     pub fn create_user_with_keypair(
         &self,
         user: &UserRow,

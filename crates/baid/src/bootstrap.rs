@@ -14,6 +14,8 @@ pub struct Account {
     pub access_key: String,
     pub secret_key: String,
     pub env_file: PathBuf,
+    /// The web UI password made at first start (kept in `web-login.txt`, mode 0600).
+    pub password: Option<String>,
 }
 
 pub struct Accounts {
@@ -29,6 +31,9 @@ impl Accounts {
                 println!("                 secret key {}", a.secret_key);
             }
             println!("                 . {}", a.env_file.display());
+            if let Some(p) = &a.password {
+                println!("                 web password {p}");
+            }
         }
     }
 }
@@ -56,6 +61,11 @@ fn write_env_file(path: &Path, endpoint: &str, ak: &str, sk: &str) -> Result<()>
     let text = format!(
         "export BACKEND_ENDPOINT={endpoint} BACKEND_ENDPOINT_TYPE=api BACKEND_ACCESS_KEY={ak} BACKEND_SECRET_KEY={sk}\n"
     );
+    write_private(path, &text)
+}
+
+/// Writes `text` to `path`, readable by its owner only.
+fn write_private(path: &Path, text: &str) -> Result<()> {
     let mut f = {
         use std::os::unix::fs::OpenOptionsExt;
         std::fs::OpenOptions::new()
@@ -101,12 +111,14 @@ pub fn ensure_accounts(store: &Store, data_dir: &Path, endpoint: &str) -> Result
         };
         let env_file = data_dir.join(file);
         write_env_file(&env_file, endpoint, &kp.access_key, &kp.secret_key)?;
+        let password = web_password(store, data_dir, email)?;
         list.push(Account {
             email: email.into(),
             role: role.into(),
             access_key: kp.access_key,
             secret_key: kp.secret_key,
             env_file,
+            password,
         });
     }
     Ok(Accounts { created_now, list })
@@ -139,4 +151,33 @@ pub fn register_aliases(store: &Store, info: &AgentInfo) -> Result<()> {
         store.set_image_alias(repo, name)?;
     }
     Ok(())
+}
+
+/// The web password of `email`: made (and hashed into the store) the first time, and kept in
+/// `web-login.txt` (`EMAIL PASSWORD` lines, mode 0600) so every start can print it.
+fn web_password(store: &Store, data_dir: &Path, email: &str) -> Result<Option<String>> {
+    let file = data_dir.join("web-login.txt");
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let known = text
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .find(|(e, _)| *e == email)
+        .map(|(_, p)| p.trim().to_string());
+    if store.login_of(email)?.is_some() {
+        return Ok(known);
+    }
+    let password = random_string(
+        16,
+        b"abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789",
+    );
+    let hash = bai_manager::web::hash_password(&password).map_err(|e| anyhow::anyhow!(e))?;
+    store.set_password_hash(email, &hash)?;
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|l| !l.starts_with(&format!("{email} ")))
+        .map(str::to_string)
+        .collect();
+    lines.push(format!("{email} {password}"));
+    write_private(&file, &(lines.join("\n") + "\n"))?;
+    Ok(Some(password))
 }

@@ -204,6 +204,14 @@ async fn up(args: UpArgs) -> Result<()> {
     let info = handle.info();
     println!("bai is up.");
     println!("  API endpoint : {endpoint}");
+    match bai_manager::web::web_dir() {
+        Some(_) => {
+            println!("  web UI       : {endpoint}/  (log in with an email and web password below)")
+        }
+        None => println!(
+            "  web UI       : not built (make up builds it: cd web && npm ci && npm run build)"
+        ),
+    }
     println!("  data dir     : {}", data_dir.display());
     println!(
         "  agent        : {} ({} cores, {} memory, {} images)",

@@ -131,6 +131,10 @@ pub fn router(m: Arc<Manager>) -> Router {
             axum::routing::patch(vfolder::tus_patch).head(vfolder::tus_head),
         )
         .route("/storage/download", get(vfolder::download))
+        // The web UI's login (cookie sessions; the browser never holds a secret key).
+        .route("/server/login", post(crate::web::login))
+        .route("/server/logout", post(crate::web::logout))
+        .route("/server/me", get(crate::web::me))
         // The HTTP app proxy's path mode (permit cookies, not signatures).
         .route("/app/{session}/{app}", axum::routing::any(apps::path_proxy))
         .route(
@@ -142,15 +146,33 @@ pub fn router(m: Arc<Manager>) -> Router {
             axum::routing::any(apps::path_proxy),
         )
         .merge(signed)
-        .fallback(|| async {
-            crate::error::ApiError(Problem::not_found("api", "no such API endpoint"))
-        })
+        .fallback(fallback)
         .layer(DefaultBodyLimit::max(1 << 30))
         .with_state(m)
 }
 
-async fn hello() -> axum::Json<serde_json::Value> {
+/// `GET /`: the API version for clients; the web UI for a browser.
+async fn hello(uri: axum::http::Uri, headers: axum::http::HeaderMap) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    if crate::web::wants_html(&headers)
+        && let Some(page) = crate::web::ui_file(&uri, &headers).await
+    {
+        return page;
+    }
     axum::Json(json!({"version": bai_core::API_VERSION, "manager": bai_core::MANAGER_VERSION}))
+        .into_response()
+}
+
+/// Anything else: a file or page of the web UI, or a JSON 404.
+async fn fallback(
+    uri: axum::http::Uri,
+    headers: axum::http::HeaderMap,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    if let Some(page) = crate::web::ui_file(&uri, &headers).await {
+        return page;
+    }
+    crate::error::ApiError(Problem::not_found("api", "no such API endpoint")).into_response()
 }
 
 /// A request body as JSON (`{}` when empty), or a 400 problem saying why it is not JSON.

@@ -10,26 +10,33 @@ PREFIX ?= /usr/local
 # Tests start many containers; run them a few at a time on small machines.
 TEST_THREADS ?= 2
 
-.PHONY: up test deps build install-cli official-client lint bench clean-containers
+.PHONY: up test deps test-deps build web install-cli official-client lint bench clean-containers
 
 deps:
 	@scripts/ensure-deps.sh
 
+test-deps:
+	@scripts/ensure-deps.sh --test
+
 build:
 	$(CARGO) build --profile $(PROFILE) --workspace --bins
+
+# The web UI (web/dist, served by baid): built when missing or older than its sources.
+web:
+	@scripts/build-web.sh
 
 install-cli: build
 	@dest=$(PREFIX)/bin; [ -w $$dest ] || dest=$$HOME/.local/bin; mkdir -p $$dest; \
 	ln -sf $(CURDIR)/$(BIN_DIR)/bai $$dest/bai; ln -sf $(CURDIR)/$(BIN_DIR)/bai $$dest/backend.ai; \
 	echo "==> installed bai and backend.ai in $$dest"
 
-up: deps build install-cli
+up: deps build web install-cli
 	exec $(BIN_DIR)/baid up
 
 official-client:
 	@scripts/official-client.sh
 
-test: deps official-client build
+test: test-deps official-client build web
 	PROFILE=$(PROFILE) TEST_THREADS=$(TEST_THREADS) scripts/run-tests.sh
 
 lint:

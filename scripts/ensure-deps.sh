@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # Installs and starts what bai needs on a fresh Debian 12 machine, skipping what is there:
-# Debian's docker.io and debootstrap, a running Docker engine, and the kernel images.
+# Debian's docker.io and debootstrap, node/npm, chromium and the OpenSSH client, a running
+# Docker engine, and the kernel images.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_pkgs=()
 command -v dockerd >/dev/null 2>&1 || need_pkgs+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || need_pkgs+=(debootstrap)
+# The web UI is built with node/npm. With --test: Debian's chromium for the UI's end-to-end
+# tests and the OpenSSH client (ssh, scp, sftp) for the apps tests.
+command -v npm >/dev/null 2>&1 || need_pkgs+=(nodejs npm)
+if [ "${1:-}" = "--test" ]; then
+  command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
+  command -v ssh >/dev/null 2>&1 || need_pkgs+=(openssh-client)
+fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "error: missing ${need_pkgs[*]}; run as root or install them with apt-get" >&2

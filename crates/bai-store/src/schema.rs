@@ -175,10 +175,6 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE sessions ADD COLUMN preopen_ports TEXT NOT NULL DEFAULT '[]';
     "#,
-    // 7: web login (argon2 PHC strings; NULL: no password, API keypairs only)
-    r#"
-    ALTER TABLE users ADD COLUMN password_hash TEXT;
-    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -22,6 +22,7 @@ pub struct KeypairRow {
 
 impl Store {
     /// Sets a user's web password (an argon2 PHC string); false when no such user.
+    /// (`users.password_hash` holds argon2 PHC strings; NULL: API keypairs only.)
     pub fn set_password_hash(&self, email: &str, hash: &str) -> Result<bool> {
         Ok(self.conn().execute(
             "UPDATE users SET password_hash = ?2 WHERE email = ?1",

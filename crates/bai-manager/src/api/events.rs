@@ -75,11 +75,16 @@ pub async fn session_events(
         Some(caller.access_key.clone())
     };
     let mut rx = m.events.subscribe();
-    let existing = m
-        .store
-        .find_session(&target, owner.as_deref())?
-        .into_iter()
-        .next();
+    // `sessionName=*`: every session the caller may see, live only (the web UI's list).
+    let all = target == "*";
+    let existing = if all {
+        None
+    } else {
+        m.store
+            .find_session(&target, owner.as_deref())?
+            .into_iter()
+            .next()
+    };
     let (tx, out) = tokio::sync::mpsc::channel::<Result<Event, Infallible>>(64);
     let store = m.store.clone();
     tokio::spawn(async move {
@@ -105,14 +110,17 @@ pub async fn session_events(
             if owner.as_deref().is_some_and(|o| o != ev.access_key) {
                 continue;
             }
-            let matches = match bound {
-                Some(id) => ev.session_id == id,
-                None => ev.session_name == target || ev.session_id.to_string() == target,
-            };
-            if !matches || ev.seq <= last_seq {
+            let matches = all
+                || match bound {
+                    Some(id) => ev.session_id == id,
+                    None => ev.session_name == target || ev.session_id.to_string() == target,
+                };
+            if !matches || (!all && ev.seq <= last_seq) {
                 continue;
             }
-            bound = Some(ev.session_id);
+            if !all {
+                bound = Some(ev.session_id);
+            }
             last_seq = ev.seq;
             if !forward(&tx, &scope, &ev).await {
                 return;

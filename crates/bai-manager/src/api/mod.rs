@@ -89,6 +89,7 @@ pub fn router(m: Arc<Manager>) -> Router {
             post(resources::assign_policy),
         )
         .route("/agents", get(resources::list_agents))
+        .route("/admin/users/{email}", get(resources::user_by_email))
         .route(
             "/folders",
             post(vfolder::create)

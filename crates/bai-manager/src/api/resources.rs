@@ -686,3 +686,20 @@ pub async fn list_agents(
         .collect();
     Ok(Json(json!({ "agents": items })))
 }
+
+/// `GET /admin/users/{email}` (administrators): the user's access key, for "assign a session
+/// owner" in the launcher.
+pub async fn user_by_email(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(email): Path<String>,
+) -> ApiResult<Json<Value>> {
+    require_admin(&caller)?;
+    let kp = m
+        .store
+        .keypair_by_email(&email)?
+        .ok_or_else(|| Problem::not_found("user", format!("no user with email {email:?}")))?;
+    Ok(Json(
+        json!({"email": kp.email, "access_key": kp.access_key, "is_admin": kp.is_admin}),
+    ))
+}

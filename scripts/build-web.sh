@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds the web UI into web/dist (npm ci from the lockfile, then vite), unless the build is
+# newer than every source file.
+set -euo pipefail
+cd "$(dirname "$0")/../web"
+if [ -f dist/index.html ] && [ -z "$(find src index.html package-lock.json vite.config.ts -newer dist/index.html -print -quit)" ]; then
+  exit 0
+fi
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "==> installing the web UI's packages (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+echo "==> building the web UI"
+npm run --silent build

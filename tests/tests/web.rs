@@ -1,0 +1,66 @@
+//! The web UI: its component tests (Vitest, the launcher's validation rules) and its
+//! end-to-end test in a real browser (Debian's chromium driven by playwright-core, see
+//! `web/e2e/run.mjs`) against `baid up` with the real Docker engine: log in, launch through
+//! every launcher page with a folder and an env var, see it RUNNING, the terminal's `echo`,
+//! Jupyter through the proxy, logs, rename, scheduling history, terminate, Finished; invalid
+//! inputs show their errors and launch nothing.
+
+use bai_e2e::Server;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn web_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../web")
+}
+
+#[test]
+fn web_component_tests_pass() {
+    let out = Command::new("npx")
+        .args(["--no-install", "vitest", "run"])
+        .current_dir(web_dir())
+        .output()
+        .expect("run vitest (make web installs it)");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("passed") && !text.contains("failed"), "{text}");
+}
+
+#[test]
+fn web_ui_end_to_end_in_chromium() {
+    let s = Server::start();
+    assert!(
+        web_dir().join("dist/index.html").is_file(),
+        "the web UI is not built (make web)"
+    );
+    s.bai(&s.user, &["vfolder", "create", "uidata"]).expect_ok();
+    let logins = std::fs::read_to_string(s.data_dir.path().join("web-login.txt"))
+        .expect("baid writes the web passwords");
+    let password = logins
+        .lines()
+        .find_map(|l| l.strip_prefix("user@bai.local "))
+        .expect("the user's web password")
+        .trim()
+        .to_string();
+    let mut cmd = Command::new("node");
+    cmd.arg("e2e/run.mjs")
+        .current_dir(web_dir())
+        .env("BAI_URL", &s.endpoint)
+        .env("BAI_EMAIL", "user@bai.local")
+        .env("BAI_PASSWORD", &password)
+        .env("BAI_FOLDER", "uidata");
+    if let Ok(dir) = std::env::var("BAI_SCREENSHOTS") {
+        cmd.env("SCREENSHOTS", dir);
+    }
+    let out = cmd.output().expect("run the browser test");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}\nbaid log:\n{}", s.log());
+    assert!(text.contains("e2e: 12 passed"), "{text}");
+}

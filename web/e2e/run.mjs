@@ -1,0 +1,173 @@
+// End-to-end test of the web UI in a real browser: Debian's chromium driven by
+// playwright-core (no browser download), against a running `baid up`.
+//   BAI_URL, BAI_EMAIL, BAI_PASSWORD   where and who (a normal user)
+//   BAI_FOLDER                          an existing data folder of that user to mount
+//   CHROMIUM                            the browser (default /usr/bin/chromium)
+//   SCREENSHOTS                         if set, a directory for screenshots of the main pages
+// Prints one line per step and "e2e: N passed" at the end; exits non-zero on the first failure.
+import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+
+const url = process.env.BAI_URL;
+const email = process.env.BAI_EMAIL;
+const password = process.env.BAI_PASSWORD;
+const folder = process.env.BAI_FOLDER;
+const shots = process.env.SCREENSHOTS;
+if (!url || !email || !password || !folder) {
+  console.error('set BAI_URL, BAI_EMAIL, BAI_PASSWORD and BAI_FOLDER');
+  process.exit(2);
+}
+if (shots) mkdirSync(shots, { recursive: true });
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+});
+const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+const page = await context.newPage();
+page.setDefaultTimeout(30000);
+let passed = 0;
+async function step(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    passed += 1;
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    console.log(`FAIL ${name}: ${e.message}`);
+    if (shots) await page.screenshot({ path: `${shots}/failure.png` }).catch(() => {});
+    await browser.close();
+    process.exit(1);
+  }
+}
+const byTest = (id) => page.getByTestId(id);
+async function closeModal() {
+  const close = page.locator('.ant-modal-wrap:visible .ant-modal-close').last();
+  await close.click();
+  await page.locator('.ant-modal-wrap:visible').first().waitFor({ state: 'detached' }).catch(() => {});
+  await page.waitForFunction(() => ![...document.querySelectorAll('.ant-modal-wrap')].some((w) => getComputedStyle(w).display !== 'none'));
+}
+const expectText = async (locator, text) => {
+  await locator.filter({ hasText: text }).first().waitFor();
+};
+
+await step('a wrong password is refused beside the form', async () => {
+  await page.goto(url);
+  await byTest('login-email').fill(email);
+  await byTest('login-password').fill('not the password');
+  await byTest('login-submit').click();
+  await expectText(byTest('login-error'), 'wrong');
+});
+
+await step('log in', async () => {
+  await byTest('login-password').fill(password);
+  await byTest('login-submit').click();
+  await expectText(byTest('whoami'), email);
+});
+
+await step('invalid inputs show their errors and cannot be launched', async () => {
+  await byTest('start').click();
+  await byTest('session-name').fill('ab');
+  await page.getByText('Use at least 4 characters.').first().waitFor();
+  await byTest('skip-to-review').click();
+  await byTest('error-card').waitFor();
+  await expectText(byTest('error-card'), 'Use at least 4 characters.');
+  if (!(await byTest('launch').isDisabled())) throw new Error('Launch is enabled with an invalid name');
+});
+
+await step('launch through every launcher page with a folder and an env var', async () => {
+  await byTest('edit-0').click();
+  await byTest('session-name').fill('websess1');
+  if (shots) await page.screenshot({ path: `${shots}/launcher.png` });
+  await byTest('next').click();
+  await byTest('env-add').click();
+  await byTest('env-key-0').fill('1BAD');
+  await page.getByText('not starting with a digit').first().waitFor();
+  await byTest('env-key-0').fill('GREETING');
+  await byTest('env-value-0').fill('hello-from-the-ui');
+  await byTest('next').click();
+  await page.getByRole('row', { name: new RegExp(folder) }).getByRole('checkbox').check();
+  await byTest('next').click();
+  await byTest('preopen').fill('80');
+  await page.getByText('out of range').first().waitFor();
+  await byTest('preopen').fill('8080, 8081');
+  await byTest('next').click();
+  await expectText(page.locator('.ant-card'), folder);
+  await expectText(page.locator('.ant-card'), 'GREETING=hello-from-the-ui');
+  if (shots) await page.screenshot({ path: `${shots}/confirm-and-launch.png` });
+  await byTest('launch').click();
+  await byTest('tab-running').waitFor();
+});
+
+await step('the session shows RUNNING without a manual refresh', async () => {
+  await expectText(byTest('status-websess1'), 'RUNNING');
+  if (shots) await page.screenshot({ path: `${shots}/sessions.png` });
+});
+
+await step('the web terminal answers `echo hi`', async () => {
+  const [tab] = await Promise.all([context.waitForEvent('page'), byTest('terminal-websess1').click()]);
+  await tab.waitForURL(/\/app\//);
+  await tab.waitForSelector('.xterm');
+  await tab.waitForTimeout(500);
+  await tab.locator('.xterm').click();
+  await tab.keyboard.type('echo hi-$GREETING; touch /home/work/' + folder + '/from-ui.txt\n');
+  await tab.waitForFunction(() => document.querySelector('.xterm')?.textContent?.includes('hi-hello-from-the-ui'), null, { timeout: 30000 });
+  if (shots) await tab.screenshot({ path: `${shots}/terminal.png` });
+  await tab.close();
+});
+
+await step('Jupyter opens through the app proxy', async () => {
+  await byTest('apps-websess1').click();
+  const [tab] = await Promise.all([context.waitForEvent('page'), byTest('open-app-jupyter').click()]);
+  await tab.waitForURL(/\/app\//, { timeout: 90000 });
+  await tab.waitForLoadState('domcontentloaded');
+  await tab.waitForFunction(() => /jupyter/i.test(document.documentElement.innerHTML), null, { timeout: 90000 });
+  const r = await tab.request.get(new URL('api/contents/' + folder, tab.url().split('tree')[0]).toString());
+  const body = await r.text();
+  if (!body.includes('from-ui.txt')) throw new Error(`Jupyter does not see the file made in the terminal: ${r.status()} ${body.slice(0, 200)}`);
+  // The notebook's file browser lists the home directory, the mounted folder among it.
+  await tab.getByText(folder, { exact: true }).first().waitFor({ timeout: 90000 });
+  if (shots) await tab.screenshot({ path: `${shots}/jupyter.png` });
+  await tab.close();
+  await closeModal();
+});
+
+await step('logs open', async () => {
+  await byTest('logs-websess1').click();
+  await byTest('logs').waitFor();
+  await closeModal();
+});
+
+await step('rename in the detail panel', async () => {
+  await byTest('session-websess1').click();
+  await byTest('rename').click();
+  await byTest('rename-input').fill('websess2');
+  await byTest('rename-save').click();
+  await expectText(byTest('detail-name'), 'websess2');
+  if (shots) await page.screenshot({ path: `${shots}/session-detail.png` });
+  await page.locator('.ant-drawer-close').click();
+  await expectText(byTest('session-websess2'), 'websess2');
+});
+
+await step('scheduling history lists the records', async () => {
+  await byTest('history-websess2').click();
+  await page.locator('.ant-modal .ant-table-row').first().waitFor();
+  if (shots) await page.screenshot({ path: `${shots}/scheduling-history.png` });
+  await closeModal();
+});
+
+await step('terminate, then find it under Finished', async () => {
+  await byTest('terminate-websess2').click();
+  await page.getByRole('button', { name: 'Terminate', exact: true }).last().click();
+  await byTest('tab-finished').click();
+  await expectText(byTest('status-websess2'), 'TERMINATED');
+});
+
+await step('log out', async () => {
+  await byTest('logout').click();
+  await byTest('login-submit').waitFor();
+});
+
+await browser.close();
+console.log(`e2e: ${passed} passed`);

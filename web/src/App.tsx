@@ -1,0 +1,149 @@
+import { useCallback, useEffect, useState } from 'react';
+import { Alert, Badge, Button, Card, Dropdown, Form, Input, Layout, List, Menu, Space, Typography } from 'antd';
+import { api, ApiError, Me } from './api';
+import Sessions from './Sessions';
+import Launcher, { LaunchSettings } from './Launcher';
+import Data from './Data';
+
+export interface Note {
+  id: number;
+  text: string;
+  sessionId?: string;
+  at: string;
+}
+
+type Page = 'sessions' | 'launcher' | 'data';
+
+function Login({ onLogin }: { onLogin: (m: Me) => void }) {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (v: { email: string; password: string }) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await api<{ authenticated: boolean; data: Me }>('POST', '/server/login', {
+        username: v.email,
+        password: v.password,
+      });
+      onLogin(r.data);
+    } catch (e) {
+      setError(e instanceof ApiError ? e.message : String(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div style={{ display: 'flex', justifyContent: 'center', marginTop: 120 }}>
+      <Card title="Log in to bai" style={{ width: 380 }}>
+        <Form layout="vertical" onFinish={submit}>
+          <Form.Item label="Email" name="email" rules={[{ required: true, message: 'Enter your email.' }]}>
+            <Input autoComplete="username" data-testid="login-email" />
+          </Form.Item>
+          <Form.Item label="Password" name="password" rules={[{ required: true, message: 'Enter your password.' }]}>
+            <Input.Password autoComplete="current-password" data-testid="login-password" />
+          </Form.Item>
+          {error && <Alert type="error" showIcon message={error} style={{ marginBottom: 16 }} data-testid="login-error" />}
+          <Button type="primary" htmlType="submit" block loading={busy} data-testid="login-submit">
+            Log in
+          </Button>
+        </Form>
+      </Card>
+    </div>
+  );
+}
+
+export default function App() {
+  const [me, setMe] = useState<Me | null | undefined>(undefined);
+  const [page, setPage] = useState<Page>('sessions');
+  const [notes, setNotes] = useState<Note[]>([]);
+  const [relaunch, setRelaunch] = useState<LaunchSettings | null>(null);
+
+  useEffect(() => {
+    api<Me>('GET', '/server/me').then(setMe, () => setMe(null));
+  }, []);
+
+  const notify = useCallback((text: string, sessionId?: string) => {
+    setNotes((n) => [{ id: Date.now() + Math.random(), text, sessionId, at: new Date().toLocaleTimeString() }, ...n].slice(0, 50));
+  }, []);
+
+  if (me === undefined) return null;
+  if (me === null) return <Login onLogin={setMe} />;
+
+  const logout = async () => {
+    await api('POST', '/server/logout').catch(() => undefined);
+    setMe(null);
+  };
+
+  return (
+    <Layout style={{ minHeight: '100vh' }}>
+      <Layout.Header style={{ display: 'flex', alignItems: 'center', gap: 24, background: '#fff', borderBottom: '1px solid #eee' }}>
+        <Typography.Title level={4} style={{ margin: 0 }}>
+          bai
+        </Typography.Title>
+        <Menu
+          mode="horizontal"
+          selectedKeys={[page === 'launcher' ? 'sessions' : page]}
+          onClick={(e) => setPage(e.key as Page)}
+          style={{ flex: 1, borderBottom: 'none' }}
+          items={[
+            { key: 'sessions', label: 'Sessions' },
+            { key: 'data', label: 'Data' },
+          ]}
+        />
+        <Space>
+          <Dropdown
+            trigger={['click']}
+            dropdownRender={() => (
+              <Card size="small" style={{ width: 360, maxHeight: 400, overflow: 'auto' }} title="Notifications">
+                <List
+                  size="small"
+                  dataSource={notes}
+                  locale={{ emptyText: 'No notifications' }}
+                  renderItem={(n) => (
+                    <List.Item>
+                      <Typography.Text type="secondary">{n.at}</Typography.Text>&nbsp;{n.text}
+                    </List.Item>
+                  )}
+                />
+              </Card>
+            )}
+          >
+            <Badge count={notes.length} size="small">
+              <Button data-testid="notifications">Notifications</Button>
+            </Badge>
+          </Dropdown>
+          <Typography.Text data-testid="whoami">
+            {me.email} {me.is_admin ? '(superadmin)' : ''}
+          </Typography.Text>
+          <Button onClick={logout} data-testid="logout">
+            Log out
+          </Button>
+        </Space>
+      </Layout.Header>
+      <Layout.Content style={{ padding: 24 }}>
+        {page === 'sessions' && (
+          <Sessions
+            me={me}
+            notify={notify}
+            onStart={(s) => {
+              setRelaunch(s);
+              setPage('launcher');
+            }}
+          />
+        )}
+        {page === 'launcher' && (
+          <Launcher
+            me={me}
+            initial={relaunch}
+            notify={notify}
+            onDone={() => {
+              setRelaunch(null);
+              setPage('sessions');
+            }}
+          />
+        )}
+        {page === 'data' && <Data />}
+      </Layout.Content>
+    </Layout>
+  );
+}

@@ -1,0 +1,512 @@
+import { useEffect, useMemo, useState } from 'react';
+import {
+  Alert, App as AntApp, Button, Card, Col, DatePicker, Descriptions, Divider, Form, Input, InputNumber, List, Modal, Radio,
+  Row, Select, Slider, Space, Steps, Switch, Table, Tag, Typography,
+} from 'antd';
+import dayjs from 'dayjs';
+import { api, ApiError, Me } from './api';
+import * as v from './validate';
+
+/** Everything the launcher sets; also what Recent History keeps. */
+export interface LaunchSettings {
+  type: 'interactive' | 'batch' | 'inference';
+  name: string;
+  startupCommand: string;
+  startsAt: string | null;
+  timeoutSecs: number | null;
+  ownerEmail: string;
+  ownerAccessKey: string | null;
+  project: string;
+  environment: string;
+  image: string;
+  env: { key: string; value: string }[];
+  group: string;
+  preset: string | null;
+  cpu: number;
+  memGiB: number;
+  shmemGiB: number;
+  accelerator: number;
+  count: number;
+  agent: string | null;
+  clusterMode: 'single-node' | 'multi-node';
+  clusterSize: number;
+  ompThreads: number | null;
+  openblasThreads: number | null;
+  mounts: string[];
+  preopen: string;
+}
+
+const DEFAULTS: LaunchSettings = {
+  type: 'interactive', name: '', startupCommand: '', startsAt: null, timeoutSecs: null, ownerEmail: '',
+  ownerAccessKey: null, project: 'default', environment: 'python', image: '', env: [], group: 'default', preset: null,
+  cpu: 1, memGiB: 1, shmemGiB: 0.0625, accelerator: 0, count: 1, agent: null, clusterMode: 'single-node',
+  clusterSize: 1, ompThreads: null, openblasThreads: null, mounts: [], preopen: '',
+};
+
+interface HistoryEntry {
+  id: string;
+  label: string;
+  pinned: boolean;
+  at: string;
+  settings: LaunchSettings;
+}
+const HISTORY_KEY = 'bai.launcher.history';
+function loadHistory(): HistoryEntry[] {
+  try {
+    return JSON.parse(localStorage.getItem(HISTORY_KEY) || '[]');
+  } catch {
+    return [];
+  }
+}
+function saveHistory(h: HistoryEntry[]) {
+  // The five most recent, pinned ones kept first.
+  const pinned = h.filter((e) => e.pinned);
+  const rest = h.filter((e) => !e.pinned).slice(0, Math.max(0, 5 - pinned.length));
+  localStorage.setItem(HISTORY_KEY, JSON.stringify([...pinned, ...rest]));
+}
+
+const STEPS = ['Session type', 'Environments & Resource allocation', 'Data & Storage', 'Network', 'Confirm and Launch'];
+
+/** Every problem of the settings, by step. */
+export function problems(s: LaunchSettings, max: { cpu: number; memGiB: number }): { step: number; text: string }[] {
+  const out: { step: number; text: string }[] = [];
+  const add = (step: number, p: v.Problem) => p && out.push({ step, text: p });
+  add(0, v.sessionName(s.name));
+  if (s.type === 'batch') add(0, v.batch(s.startupCommand, s.timeoutSecs));
+  s.env.forEach((e) => add(1, v.envName(e.key)));
+  add(1, v.resources({ cpu: s.cpu, memGiB: s.memGiB, shmemGiB: s.shmemGiB, accelerator: s.accelerator }, max));
+  if (s.image === '' && s.environment === '') add(1, 'Choose an environment or give an image name.');
+  add(3, v.preopenPorts(s.preopen).problem);
+  return out;
+}
+
+function body(s: LaunchSettings) {
+  const environ: Record<string, string> = {};
+  for (const e of s.env) environ[e.key] = e.value;
+  if (s.ompThreads) environ.OMP_NUM_THREADS = String(s.ompThreads);
+  if (s.openblasThreads) environ.OPENBLAS_NUM_THREADS = String(s.openblasThreads);
+  const config: Record<string, unknown> = {
+    resources: { cpu: s.cpu, mem: `${Math.round(s.memGiB * 1024)}m`, ...(s.accelerator ? { 'cuda.shares': s.accelerator } : {}) },
+    resource_opts: { shmem: `${Math.round(s.shmemGiB * 1024)}m` },
+    environ,
+    mounts: s.mounts,
+    preopen_ports: v.preopenPorts(s.preopen).ports,
+    scalingGroup: s.group,
+  };
+  if (s.preset) config.preset = s.preset;
+  if (s.agent) config.agentList = [s.agent];
+  return {
+    name: s.name || undefined,
+    image: s.image || s.environment,
+    type: s.type,
+    group: s.project,
+    config,
+    enqueueOnly: true,
+    startupCommand: s.type === 'batch' ? s.startupCommand : undefined,
+    starts_at: s.type === 'batch' ? s.startsAt : undefined,
+    batch_timeout: s.type === 'batch' && s.timeoutSecs ? s.timeoutSecs : undefined,
+    owner_access_key: s.ownerAccessKey ?? undefined,
+    count: s.count > 1 ? s.count : undefined,
+    clusterSize: s.clusterSize,
+    clusterMode: s.clusterMode,
+  };
+}
+
+export default function Launcher({ me, initial, notify, onDone }: { me: Me; initial: LaunchSettings | null; notify: (t: string, id?: string) => void; onDone: () => void }) {
+  const { message, notification } = AntApp.useApp();
+  const [s, setS] = useState<LaunchSettings>(initial ?? DEFAULTS);
+  const [step, setStep] = useState(initial ? 4 : 0);
+  const [groups, setGroups] = useState<any[]>([]);
+  const [presets, setPresets] = useState<any[]>([]);
+  const [agents, setAgents] = useState<any[]>([]);
+  const [projects, setProjects] = useState<string[]>(['default']);
+  const [folders, setFolders] = useState<any[]>([]);
+  const [folderSearch, setFolderSearch] = useState('');
+  const [newFolder, setNewFolder] = useState<string | null>(null);
+  const [explore, setExplore] = useState<{ id: string; name: string; items: any[] } | null>(null);
+  const [history, setHistory] = useState<HistoryEntry[]>(loadHistory());
+  const [showHistory, setShowHistory] = useState(false);
+  const [confirmNoFolder, setConfirmNoFolder] = useState(false);
+  const [launching, setLaunching] = useState(false);
+  const [serverError, setServerError] = useState<string | null>(null);
+  const set = <K extends keyof LaunchSettings>(k: K, val: LaunchSettings[K]) => setS((o) => ({ ...o, [k]: val }));
+
+  useEffect(() => {
+    api('GET', '/resource-groups').then((r) => setGroups(r.resource_groups ?? []), () => undefined);
+    api('GET', '/resource/presets').then((r) => setPresets(r.presets ?? []), () => undefined);
+    api('GET', '/agents').then((r) => setAgents(r.agents ?? []), () => undefined);
+    api('GET', '/projects').then((r) => setProjects((r.projects ?? []).map((p: any) => p.name ?? p)), () => undefined);
+    loadFolders();
+  }, []);
+  const loadFolders = () => api<any[]>('GET', '/folders').then(setFolders, () => undefined);
+
+  const max = useMemo(() => {
+    let cpu = 0;
+    let mem = 0;
+    for (const a of agents.filter((a) => a.scaling_group === s.group)) {
+      cpu = Math.max(cpu, Number(a.capacity?.cpu ?? 0));
+      mem = Math.max(mem, Number(a.capacity?.mem ?? 0) / 2 ** 30);
+    }
+    return { cpu: cpu || 64, memGiB: Math.floor(mem * 100) / 100 || 256 };
+  }, [agents, s.group]);
+  const all = problems(s, max);
+  const stepProblems = (i: number) => all.filter((p) => p.step === i);
+
+  const searchOwner = async () => {
+    try {
+      const r = await api('GET', `/admin/users/${encodeURIComponent(s.ownerEmail)}`);
+      set('ownerAccessKey', r.access_key);
+    } catch (e) {
+      set('ownerAccessKey', null);
+      message.error(e instanceof ApiError ? e.message : String(e));
+    }
+  };
+
+  const applyPreset = (name: string | null) => {
+    set('preset', name);
+    const p = presets.find((x) => x.name === name);
+    if (p) {
+      setS((o) => ({
+        ...o,
+        preset: name,
+        cpu: Number(p.resource_slots?.cpu ?? o.cpu),
+        memGiB: Number(p.resource_slots?.mem ?? o.memGiB * 2 ** 30) / 2 ** 30,
+        shmemGiB: p.shared_memory ? Number(p.shared_memory) / 2 ** 30 : o.shmemGiB,
+      }));
+    }
+  };
+
+  const launch = async () => {
+    setConfirmNoFolder(false);
+    setLaunching(true);
+    setServerError(null);
+    try {
+      const r = await api('POST', '/session', body(s));
+      const id = r.sessionId ?? r.session_id ?? r.id;
+      const name = r.sessionName ?? s.name ?? id;
+      const entry: HistoryEntry = { id: `${Date.now()}`, label: s.name || name, pinned: false, at: new Date().toISOString(), settings: s };
+      const h = [entry, ...history];
+      saveHistory(h);
+      setHistory(loadHistory());
+      notify(`Session ${name} created (${r.status ?? 'PENDING'})`, id);
+      notification.success({
+        placement: 'bottomRight',
+        message: `Session ${name} created`,
+        description: `Status: ${r.status ?? 'PENDING'}`,
+      });
+      onDone();
+    } catch (e) {
+      setServerError(e instanceof ApiError ? e.message : String(e));
+      setStep(4);
+    } finally {
+      setLaunching(false);
+    }
+  };
+
+  const envRows = (
+    <Space direction="vertical" style={{ width: '100%' }}>
+      {s.env.map((e, i) => (
+        <Space key={i} align="start">
+          <Form.Item validateStatus={v.envName(e.key) ? 'error' : ''} help={v.envName(e.key)} style={{ marginBottom: 0 }}>
+            <Input
+              placeholder="Variable"
+              data-testid={`env-key-${i}`}
+              value={e.key}
+              onChange={(ev) => set('env', s.env.map((x, j) => (j === i ? { ...x, key: ev.target.value } : x)))}
+            />
+          </Form.Item>
+          <Input
+            placeholder="Value"
+            data-testid={`env-value-${i}`}
+            value={e.value}
+            onChange={(ev) => set('env', s.env.map((x, j) => (j === i ? { ...x, value: ev.target.value } : x)))}
+          />
+          <Button onClick={() => set('env', s.env.filter((_, j) => j !== i))}>−</Button>
+        </Space>
+      ))}
+      <Button onClick={() => set('env', [...s.env, { key: '', value: '' }])} data-testid="env-add">
+        + Add environment variables
+      </Button>
+    </Space>
+  );
+
+  const page = [
+    // 1. Session type
+    <Form layout="vertical" key="0">
+      <Form.Item label="Session type">
+        <Radio.Group value={s.type} onChange={(e) => set('type', e.target.value)}>
+          <Radio.Button value="interactive" data-testid="type-interactive">Interactive</Radio.Button>
+          <Radio.Button value="batch" data-testid="type-batch">Batch</Radio.Button>
+          <Radio.Button value="inference" data-testid="type-inference">Inference</Radio.Button>
+        </Radio.Group>
+      </Form.Item>
+      <Form.Item label="Session name (optional)" validateStatus={v.sessionName(s.name) ? 'error' : ''} help={v.sessionName(s.name)}>
+        <Input data-testid="session-name" value={s.name} onChange={(e) => set('name', e.target.value)} placeholder="4–64 letters, digits, '-', '_', '.'" />
+      </Form.Item>
+      {s.type === 'batch' && (
+        <>
+          <Form.Item label="Startup command" validateStatus={v.batch(s.startupCommand, s.timeoutSecs) ? 'error' : ''} help={v.batch(s.startupCommand, s.timeoutSecs)}>
+            <Input.TextArea data-testid="startup-command" value={s.startupCommand} onChange={(e) => set('startupCommand', e.target.value)} />
+          </Form.Item>
+          <Form.Item label="Start time (not before)">
+            <DatePicker showTime value={s.startsAt ? dayjs(s.startsAt) : null} onChange={(d) => set('startsAt', d ? d.toISOString() : null)} />
+          </Form.Item>
+          <Form.Item label="Timeout duration (seconds)">
+            <InputNumber min={1} value={s.timeoutSecs ?? undefined} onChange={(n) => set('timeoutSecs', n ?? null)} />
+          </Form.Item>
+        </>
+      )}
+      {me.is_admin && (
+        <Form.Item label="Assign a session owner">
+          <Space>
+            <Input placeholder="user email" value={s.ownerEmail} onChange={(e) => setS((o) => ({ ...o, ownerEmail: e.target.value, ownerAccessKey: null }))} />
+            <Button onClick={searchOwner}>Search</Button>
+            {s.ownerAccessKey && <Tag color="green">{s.ownerAccessKey}</Tag>}
+          </Space>
+        </Form.Item>
+      )}
+      <Form.Item label="Project">
+        <Select value={s.project} onChange={(p) => set('project', p)} options={projects.map((p) => ({ value: p, label: p }))} style={{ width: 240 }} />
+      </Form.Item>
+      <Form.Item label="Resource group">
+        <Select value={s.group} onChange={(g) => set('group', g)} options={groups.map((g) => ({ value: g.name, label: g.name }))} style={{ width: 240 }} />
+      </Form.Item>
+    </Form>,
+    // 2. Environments & Resource allocation
+    <Form layout="vertical" key="1">
+      <Row gutter={16}>
+        <Col span={8}>
+          <Form.Item label="Environment">
+            <Select value={s.environment} onChange={(e) => set('environment', e)} options={[{ value: 'python', label: 'Python' }]} />
+          </Form.Item>
+        </Col>
+        <Col span={8}>
+          <Form.Item label="Version">
+            <Select value="3.11-bookworm" options={[{ value: '3.11-bookworm', label: '3.11 (Debian bookworm)' }]} />
+          </Form.Item>
+        </Col>
+        <Col span={8}>
+          <Form.Item label="Image name (optional)">
+            <Input value={s.image} onChange={(e) => set('image', e.target.value)} placeholder="bai/python:3.11-bookworm" />
+          </Form.Item>
+        </Col>
+      </Row>
+      <Form.Item label="Environment variables">{envRows}</Form.Item>
+      <Form.Item label="Resource presets">
+        <Select allowClear value={s.preset} onChange={(p) => applyPreset(p ?? null)} options={presets.map((p) => ({ value: p.name, label: p.name }))} style={{ width: 240 }} />
+      </Form.Item>
+      {(
+        [
+          ['CPU', 'cpu', 0.5, max.cpu, 0.5, 'cores'],
+          ['Memory', 'memGiB', 0.25, max.memGiB, 0.25, 'GiB'],
+          ['Shared memory', 'shmemGiB', 0, s.memGiB, 0.0625, 'GiB'],
+          ['AI accelerator', 'accelerator', 0, 8, 0.1, 'shares'],
+        ] as [string, 'cpu' | 'memGiB' | 'shmemGiB' | 'accelerator', number, number, number, string][]
+      ).map(([label, key, lo, hi, stepSize, unit]) => (
+        <Form.Item label={`${label} (${unit})`} key={key}>
+          <Row gutter={12}>
+            <Col span={16}>
+              <Slider min={lo} max={Math.max(hi, lo)} step={stepSize} value={s[key]} onChange={(n) => set(key, n)} />
+            </Col>
+            <Col span={8}>
+              <InputNumber data-testid={`res-${key}`} min={lo} max={Math.max(hi, lo)} step={stepSize} value={s[key]} onChange={(n) => set(key, Number(n ?? 0))} />
+            </Col>
+          </Row>
+        </Form.Item>
+      ))}
+      {stepProblems(1).map((p, i) => (
+        <Alert key={i} type="error" showIcon message={p.text} style={{ marginBottom: 8 }} />
+      ))}
+      <Row gutter={16}>
+        <Col span={8}>
+          <Form.Item label="Sessions">
+            <InputNumber min={1} max={100} value={s.count} onChange={(n) => set('count', Number(n ?? 1))} />
+          </Form.Item>
+        </Col>
+        <Col span={16}>
+          <Form.Item label="Select agent">
+            <Select
+              allowClear
+              placeholder="Automatic (the scheduler chooses)"
+              value={s.agent ?? undefined}
+              onChange={(a) => set('agent', a ?? null)}
+              options={agents
+                .filter((a) => a.scaling_group === s.group)
+                .map((a) => ({ value: a.id, label: `${a.id} — free ${a.free?.cpu ?? '?'} CPU, ${(Number(a.free?.mem ?? 0) / 2 ** 30).toFixed(1)} GiB` }))}
+            />
+          </Form.Item>
+        </Col>
+      </Row>
+      <Row gutter={16}>
+        <Col span={12}>
+          <Form.Item label="Cluster mode" help="Multi-container sessions are not available yet.">
+            <Radio.Group value={s.clusterMode} onChange={(e) => set('clusterMode', e.target.value)}>
+              <Radio value="single-node">Single node</Radio>
+              <Radio value="multi-node" disabled>Multi node</Radio>
+            </Radio.Group>
+          </Form.Item>
+        </Col>
+        <Col span={12}>
+          <Form.Item label="Cluster size">
+            <InputNumber min={1} max={1} value={s.clusterSize} onChange={(n) => set('clusterSize', Number(n ?? 1))} />
+          </Form.Item>
+        </Col>
+      </Row>
+      <Form.Item label="High-performance computing optimizations (default: the number of CPU cores)">
+        <Space>
+          OpenMP threads <InputNumber min={1} placeholder={String(Math.ceil(s.cpu))} value={s.ompThreads ?? undefined} onChange={(n) => set('ompThreads', n ?? null)} />
+          OpenBLAS threads <InputNumber min={1} placeholder={String(Math.ceil(s.cpu))} value={s.openblasThreads ?? undefined} onChange={(n) => set('openblasThreads', n ?? null)} />
+        </Space>
+      </Form.Item>
+    </Form>,
+    // 3. Data & Storage
+    <div key="2">
+      <Space style={{ marginBottom: 12 }}>
+        <Input.Search placeholder="Search folders" allowClear value={folderSearch} onChange={(e) => setFolderSearch(e.target.value)} />
+        <Button onClick={() => setNewFolder('')} data-testid="folder-add">+</Button>
+      </Space>
+      <Table
+        size="small"
+        rowKey="name"
+        pagination={false}
+        dataSource={folders.filter((f) => f.name.includes(folderSearch))}
+        rowSelection={{
+          selectedRowKeys: s.mounts,
+          onChange: (keys) => set('mounts', keys as string[]),
+          getCheckboxProps: (f: any) => ({ 'data-testid': `mount-${f.name}` } as any),
+        }}
+        columns={[
+          {
+            title: 'Folder',
+            dataIndex: 'name',
+            render: (n: string, f: any) => (
+              <a onClick={() => api('GET', `/folders/${f.id}/files?path=`).then((r) => setExplore({ id: f.id, name: n, items: r.items ?? [] }))}>{n}</a>
+            ),
+          },
+          { title: 'Permission', dataIndex: 'permission' },
+          { title: 'Owner', render: (_: unknown, f: any) => (f.group ? `project ${f.group}` : 'you') },
+        ]}
+      />
+      <Modal open={newFolder !== null} title="Create a folder" onCancel={() => setNewFolder(null)} onOk={async () => {
+        try {
+          await api('POST', '/folders', { name: newFolder, permission: 'rw' });
+          await loadFolders();
+          set('mounts', [...s.mounts, newFolder as string]);
+          setNewFolder(null);
+        } catch (e) {
+          message.error(e instanceof ApiError ? e.message : String(e));
+        }
+      }}>
+        <Input data-testid="new-folder-name" value={newFolder ?? ''} onChange={(e) => setNewFolder(e.target.value)} placeholder="folder name" />
+      </Modal>
+      <Modal open={!!explore} title={`Files in ${explore?.name}`} onCancel={() => setExplore(null)} footer={null}>
+        <List size="small" dataSource={explore?.items ?? []} locale={{ emptyText: 'No files' }} renderItem={(i: any) => <List.Item>{i.type === 'DIRECTORY' ? '📁' : '📄'} {i.name} <Typography.Text type="secondary">{i.size} B</Typography.Text></List.Item>} />
+      </Modal>
+    </div>,
+    // 4. Network
+    <Form layout="vertical" key="3">
+      <Form.Item label="Preopen ports (1024–65535, separated by commas or spaces)" validateStatus={v.preopenPorts(s.preopen).problem ? 'error' : ''} help={v.preopenPorts(s.preopen).problem}>
+        <Input data-testid="preopen" value={s.preopen} onChange={(e) => set('preopen', e.target.value)} placeholder="8080, 8081" />
+      </Form.Item>
+    </Form>,
+    // 5. Confirm and Launch
+    <div key="4">
+      {(all.length > 0 || serverError) && (
+        <Alert
+          type="error"
+          showIcon
+          data-testid="error-card"
+          message="The session cannot be launched yet"
+          description={
+            <ul style={{ margin: 0 }}>
+              {all.map((p, i) => (
+                <li key={i}>{STEPS[p.step]}: {p.text}</li>
+              ))}
+              {serverError && <li>{serverError}</li>}
+            </ul>
+          }
+          style={{ marginBottom: 16 }}
+        />
+      )}
+      <Row gutter={[16, 16]}>
+        {[
+          [0, 'Session type', [['Type', s.type], ['Name', s.name || '(random)'], ['Project', s.project], ['Resource group', s.group], ...(s.type === 'batch' ? [['Startup command', s.startupCommand]] : [])]],
+          [1, 'Environments & Resource allocation', [['Image', s.image || s.environment], ['Resources', `${s.cpu} CPU, ${s.memGiB} GiB, shm ${s.shmemGiB} GiB`], ['Environment variables', s.env.map((e) => `${e.key}=${e.value}`).join(', ') || '-'], ['Sessions', String(s.count)]]],
+          [2, 'Data & Storage', [['Mounted folders', s.mounts.join(', ') || '-']]],
+          [3, 'Network', [['Preopen ports', s.preopen || '-']]],
+        ].map(([i, title, rows]) => (
+          <Col span={12} key={i as number}>
+            <Card size="small" title={title as string} extra={<Button size="small" onClick={() => setStep(i as number)} data-testid={`edit-${i}`}>Edit</Button>}>
+              <Descriptions column={1} size="small">
+                {(rows as string[][]).map(([k, val]) => (
+                  <Descriptions.Item label={k} key={k}>{val}</Descriptions.Item>
+                ))}
+              </Descriptions>
+            </Card>
+          </Col>
+        ))}
+      </Row>
+      <Divider />
+      <Button
+        type="primary"
+        size="large"
+        data-testid="launch"
+        loading={launching}
+        disabled={all.length > 0}
+        onClick={() => (s.mounts.length === 0 ? setConfirmNoFolder(true) : launch())}
+      >
+        Launch
+      </Button>
+      <Modal open={confirmNoFolder} title="No folders are mounted" okText="Start" onOk={launch} onCancel={() => setConfirmNoFolder(false)} okButtonProps={{ 'data-testid': 'no-folder-start' } as any}>
+        Files outside mounted folders are deleted when the session ends. Start anyway?
+      </Modal>
+    </div>,
+  ];
+
+  return (
+    <Row gutter={24}>
+      <Col span={18}>
+        <Card
+          title={STEPS[step]}
+          extra={
+            <Space>
+              <Button onClick={() => setShowHistory(true)} data-testid="recent-history">Recent History</Button>
+              <Button onClick={onDone}>Cancel</Button>
+            </Space>
+          }
+        >
+          {page[step]}
+          {step < 4 && stepProblems(step).length > 0 && step !== 1 && (
+            <Alert type="warning" showIcon message={stepProblems(step)[0].text} style={{ marginTop: 12 }} />
+          )}
+          <Divider />
+          <Space>
+            <Button disabled={step === 0} onClick={() => setStep(step - 1)} data-testid="previous">Previous</Button>
+            {step < 4 && <Button type="primary" onClick={() => setStep(step + 1)} data-testid="next">Next</Button>}
+            {step < 4 && <Button onClick={() => setStep(4)} data-testid="skip-to-review">Skip to review</Button>}
+          </Space>
+        </Card>
+      </Col>
+      <Col span={6}>
+        <Steps direction="vertical" current={step} onChange={setStep} items={STEPS.map((t, i) => ({ title: t, status: stepProblems(i).length ? 'error' : i === step ? 'process' : i < step ? 'finish' : 'wait' }))} />
+      </Col>
+      <Modal open={showHistory} title="Recent History" footer={null} onCancel={() => setShowHistory(false)}>
+        <List
+          dataSource={history}
+          locale={{ emptyText: 'No launches yet' }}
+          renderItem={(h) => (
+            <List.Item
+              actions={[
+                <Switch key="p" size="small" checked={h.pinned} checkedChildren="pinned" onChange={(p) => { const n = history.map((x) => (x.id === h.id ? { ...x, pinned: p } : x)); saveHistory(n); setHistory(loadHistory()); }} />,
+                <Button key="r" size="small" onClick={() => { const label = window.prompt('New name', h.label); if (label) { const n = history.map((x) => (x.id === h.id ? { ...x, label } : x)); saveHistory(n); setHistory(loadHistory()); } }}>Rename</Button>,
+              ]}
+            >
+              <a onClick={() => { setS(h.settings); setStep(4); setShowHistory(false); }}>{h.label}</a>
+              <Typography.Text type="secondary"> {new Date(h.at).toLocaleString()}</Typography.Text>
+            </List.Item>
+          )}
+        />
+      </Modal>
+    </Row>
+  );
+}

@@ -1,0 +1,69 @@
+// The launcher's validation rules. They mirror the server's (which enforces them all again):
+// session names (bai_core::name), environment variable names, resources, preopen ports.
+
+export type Problem = string | null;
+
+/** Session names: 4–64 letters, digits, '-', '_', '.'; first and last a letter, digit or '_'. */
+export function sessionName(name: string): Problem {
+  if (name === '') return null; // optional: the server picks a name
+  const n = [...name].length;
+  if (n < 4) return 'Use at least 4 characters.';
+  if (n > 64) return 'Use at most 64 characters.';
+  const bad = [...name].find((c) => !/[A-Za-z0-9._-]/.test(c));
+  if (bad !== undefined) return `"${bad}" is not allowed: use letters, digits, '-', '_' or '.'.`;
+  const edge = /[A-Za-z0-9_]/;
+  if (!edge.test(name[0]) || !edge.test(name[name.length - 1]))
+    return "Start and end with a letter, a digit or '_'.";
+  return null;
+}
+
+/** Environment variable names: letters, digits, '_', not starting with a digit. */
+export function envName(name: string): Problem {
+  if (name === '') return 'Give the variable a name.';
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+    return "Use letters, digits and '_', not starting with a digit.";
+  if (name.startsWith('BAI_')) return 'Names starting with BAI_ are reserved.';
+  return null;
+}
+
+/** Preopen ports: 1024–65535, separated by commas or spaces, no duplicates, at most 16. */
+export function preopenPorts(text: string): { ports: number[]; problem: Problem } {
+  const words = text.split(/[\s,]+/).filter((w) => w !== '');
+  const ports: number[] = [];
+  for (const w of words) {
+    if (!/^\d+$/.test(w)) return { ports, problem: `"${w}" is not a port number.` };
+    const p = Number(w);
+    if (p < 1024 || p > 65535) return { ports, problem: `${p} is out of range: use 1024 to 65535.` };
+    if (ports.includes(p)) return { ports, problem: `${p} is given twice.` };
+    if (p === 2200 || p === 7681) return { ports, problem: `${p} is taken by a built-in app.` };
+    ports.push(p);
+  }
+  if (ports.length > 16) return { ports, problem: 'At most 16 ports.' };
+  return { ports, problem: null };
+}
+
+export interface Resources {
+  cpu: number; // cores
+  memGiB: number;
+  shmemGiB: number;
+  accelerator: number;
+}
+
+/** Resource rules: positive CPU and memory within the limits; shared memory ≤ memory. */
+export function resources(r: Resources, max: { cpu: number; memGiB: number }): Problem {
+  if (!(r.cpu > 0)) return 'Give at least some CPU.';
+  if (r.cpu > max.cpu) return `At most ${max.cpu} CPU cores are allowed.`;
+  if (!(r.memGiB > 0)) return 'Give at least some memory.';
+  if (r.memGiB > max.memGiB) return `At most ${max.memGiB} GiB of memory is allowed.`;
+  if (r.shmemGiB < 0) return 'Shared memory cannot be negative.';
+  if (r.shmemGiB > r.memGiB) return 'Shared memory cannot be more than the memory.';
+  if (r.accelerator < 0) return 'The accelerator share cannot be negative.';
+  return null;
+}
+
+/** Batch sessions need a startup command; a timeout is a positive number of seconds. */
+export function batch(command: string, timeoutSecs: number | null): Problem {
+  if (command.trim() === '') return 'A batch session needs a startup command.';
+  if (timeoutSecs !== null && !(timeoutSecs > 0)) return 'The timeout must be a positive number of seconds.';
+  return null;
+}

@@ -329,3 +329,16 @@ impl Run {
         self
     }
 }
+
+/// The SHA-256 of a file, in hex (by `sha256sum`).
+pub fn sha256(path: &Path) -> String {
+    let out = Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .expect("sha256sum");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}

@@ -3,7 +3,7 @@
 //! the manager, `ssh`, `scp` of 100 MB, `sftp`), preopen ports, who may open a tunnel, and
 //! tunnels closing when their session ends.
 
-use bai_e2e::{Account, Server, bin};
+use bai_e2e::{Account, Server, bin, sha256};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -76,18 +76,6 @@ fn ssh(key: &Path, port: u16, command: &str) -> std::process::Output {
         .stdin(Stdio::null())
         .output()
         .expect("run ssh")
-}
-
-fn sha256(path: &Path) -> String {
-    let out = Command::new("sha256sum")
-        .arg(path)
-        .output()
-        .expect("sha256sum");
-    String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap_or_default()
-        .to_string()
 }
 
 fn chmod600(p: &Path) {

@@ -1,7 +1,7 @@
 //! Data folders end to end: the unmodified official client's vfolder commands and mounts in
 //! real containers, against `baid up` and the real Docker engine.
 
-use bai_e2e::{Run, Server};
+use bai_e2e::{Run, Server, sha256};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -38,18 +38,6 @@ fn api(
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(c.send_json(m, path, body.as_ref()))
         .map_err(|e| (e.status().unwrap_or(0), e.to_string()))
-}
-
-fn sha256(path: &std::path::Path) -> String {
-    let out = std::process::Command::new("sha256sum")
-        .arg(path)
-        .output()
-        .expect("sha256sum");
-    String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap_or_default()
-        .to_string()
 }
 
 #[test]

@@ -26,7 +26,10 @@ fn web_component_tests_pass() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "{text}");
-    assert!(text.contains("passed") && !text.contains("failed"), "{text}");
+    assert!(
+        text.contains("passed") && !text.contains("failed"),
+        "{text}"
+    );
 }
 
 #[test]

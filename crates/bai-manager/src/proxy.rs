@@ -224,14 +224,7 @@ fn split_permit(query: &str) -> (Option<String>, String) {
 }
 
 fn cookie_value(req: &Request<Body>, name: &str) -> Option<String> {
-    req.headers()
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|kv| kv.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.to_string())
+    crate::web::cookie(req.headers(), name)
 }
 
 /// Constant-time comparison of permits.
@@ -371,20 +364,22 @@ pub async fn forward(p: &ProxyTarget, mut req: Request<Body>) -> Response<Body> 
     Response::from_parts(parts, Body::from_stream(counted))
 }
 
+/// Whether an event ends a session's apps (it starts terminating, or was cancelled).
+pub fn ends_session(kind: bai_core::event::EventKind) -> bool {
+    use bai_core::event::EventKind::*;
+    matches!(
+        kind,
+        SessionTerminating | SessionTerminated | SessionCancelled
+    )
+}
+
 /// Closes a session's proxies when it starts terminating.
 pub fn spawn_closer(m: Arc<crate::state::Manager>) {
     let mut rx = m.events.subscribe();
     tokio::spawn(async move {
         loop {
             match rx.recv().await {
-                Ok(ev)
-                    if matches!(
-                        ev.kind,
-                        bai_core::event::EventKind::SessionTerminating
-                            | bai_core::event::EventKind::SessionTerminated
-                            | bai_core::event::EventKind::SessionCancelled
-                    ) =>
-                {
+                Ok(ev) if ends_session(ev.kind) => {
                     let n = m.proxies.close_session(ev.session_id);
                     if n > 0 {
                         tracing::info!(session = %ev.session_id, closed = n, "app proxies closed");

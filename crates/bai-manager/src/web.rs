@@ -81,7 +81,8 @@ impl WebSessions {
     }
 }
 
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+/// The value of cookie `name`, if the request carries it.
+pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()

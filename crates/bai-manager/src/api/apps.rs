@@ -20,7 +20,6 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{StatusCode, header};
 use axum::response::Response;
 use bai_core::Problem;
-use bai_core::event::EventKind;
 use bai_core::status::SessionStatus;
 use bai_store::SessionRow;
 use futures::{SinkExt, StreamExt};
@@ -65,6 +64,23 @@ fn apps_of(m: &Manager, row: &SessionRow) -> Result<Vec<App>, Problem> {
             .and_then(|i| i.labels.get(SERVICE_PORTS_LABEL).cloned())
     };
     Ok(session_apps(label.as_deref(), &row.preopen_ports))
+}
+
+/// Where the app can be reached, once it answers: web apps are started on demand first.
+async fn reach(m: &Manager, row: &SessionRow, app: &App) -> Result<SocketAddr, Problem> {
+    let agent = agent_of(m, row)?;
+    if app.protocol == "http" {
+        agent
+            .rpc
+            .start_app(row.main_kernel_id, &app.name)
+            .await
+            .map_err(|e| Problem::invalid(e.to_string()))?;
+    }
+    agent
+        .rpc
+        .app_address(row.main_kernel_id, app.port)
+        .await
+        .map_err(|e| Problem::invalid(format!("app {:?} cannot be reached: {e}", app.name)))
 }
 
 /// `GET /stream/session/{ref}/apps`.
@@ -131,19 +147,7 @@ async fn open_tunnel(
     if http_only && app.protocol == "tcp" {
         return Err(Problem::invalid(format!("{wanted} is a TCP app; use tcpproxy for it")).into());
     }
-    let agent = agent_of(&m, &row)?;
-    if app.protocol == "http" {
-        agent
-            .rpc
-            .start_app(row.main_kernel_id, &app.name)
-            .await
-            .map_err(|e| Problem::invalid(e.to_string()))?;
-    }
-    let addr = agent
-        .rpc
-        .app_address(row.main_kernel_id, app.port)
-        .await
-        .map_err(|e| Problem::invalid(format!("app {wanted:?} cannot be reached: {e}")))?;
+    let addr = reach(&m, &row, app).await?;
     let traffic = m.traffic.of(row.id);
     let ended = session_end(&m, row.id);
     tracing::info!(session = %row.id, app = %app.name, %addr, "tcp tunnel opened");
@@ -159,15 +163,7 @@ fn session_end(
     async move {
         loop {
             match rx.recv().await {
-                Ok(ev)
-                    if ev.session_id == session
-                        && matches!(
-                            ev.kind,
-                            EventKind::SessionTerminating
-                                | EventKind::SessionTerminated
-                                | EventKind::SessionCancelled
-                        ) =>
-                {
+                Ok(ev) if ev.session_id == session && crate::proxy::ends_session(ev.kind) => {
                     return;
                 }
                 Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
@@ -382,19 +378,7 @@ pub async fn start_service(
         .get("open_to_public")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let agent = agent_of(&m, &row)?;
-    if app.protocol == "http" {
-        agent
-            .rpc
-            .start_app(row.main_kernel_id, &app.name)
-            .await
-            .map_err(|e| Problem::invalid(e.to_string()))?;
-    }
-    let target = agent
-        .rpc
-        .app_address(row.main_kernel_id, app.port)
-        .await
-        .map_err(|e| Problem::invalid(format!("app {name:?} cannot be reached: {e}")))?;
+    let target = reach(&m, &row, app).await?;
     let mut proxy = crate::proxy::AppProxy::new(
         row.id,
         &app.name,

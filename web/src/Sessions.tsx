@@ -275,11 +275,18 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
   const [detail, setDetail] = useState<string | null>(null);
   const [, tick] = useState(0);
   const group = useMemo(() => GROUPS.find((g) => g.key === tab)!, [tab]);
+  // Only the newest request may fill the table: a slower answer for a tab the user already
+  // left (or an older refresh) must not overwrite the newer one.
+  const seq = useRef(0);
   const refresh = useCallback(() => {
+    const mine = ++seq.current;
     setLoading(true);
     listSessions(group.statuses)
-      .then(setItems, (e) => message.error(errText(e)))
-      .finally(() => setLoading(false));
+      .then(
+        (rows) => mine === seq.current && setItems(rows),
+        (e) => mine === seq.current && message.error(errText(e)),
+      )
+      .finally(() => mine === seq.current && setLoading(false));
   }, [group, message]);
   const timer = useRef<number | undefined>(undefined);
   useEffect(refresh, [refresh]);
@@ -321,6 +328,7 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
     return () => {
       es.close();
       window.clearInterval(t);
+      window.clearTimeout(timer.current);
     };
   }, [refresh, notify, notification, message]);
 

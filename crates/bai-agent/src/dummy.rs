@@ -203,6 +203,21 @@ impl AgentRpc for DummyAgent {
         Ok(String::new())
     }
 
+    /// A DUMMY kernel runs nothing, so it uses nothing.
+    async fn kernel_stats(
+        &self,
+        kernel_id: Uuid,
+    ) -> Result<bai_core::stats::KernelStats, AgentError> {
+        if !self.kernels().contains_key(&kernel_id) {
+            return Err(AgentError::KernelNotFound(kernel_id));
+        }
+        Ok(bai_core::stats::KernelStats {
+            kernel_id,
+            at_ms: bai_core::stats::now_ms(),
+            ..Default::default()
+        })
+    }
+
     async fn list_kernels(&self) -> Result<Vec<Uuid>, AgentError> {
         Ok(self.kernels().keys().copied().collect())
     }

@@ -72,6 +72,8 @@ pub enum SessionCmd {
     List(PsArgs),
     /// Show a session's fields (GET /session/REF).
     Info(InfoArgs),
+    /// A session's recent resource use (CPU, memory, network, disk) and idle checks.
+    Stats(InfoArgs),
     /// Rename a session.
     Rename {
         /// Session name or id.

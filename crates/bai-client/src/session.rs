@@ -83,6 +83,13 @@ impl Client {
             .await
     }
 
+    /// `GET /session/{ref}/stats`: recent resource use (`samples`, `counters`) and the idle
+    /// checkers' reports.
+    pub async fn stats(&self, reference: &str) -> Result<Value, ClientError> {
+        self.send_json(Method::GET, &session_path(reference, "/stats")?, None)
+            .await
+    }
+
     /// `GET /session/{ref}/status-history` → `result` (`{"PENDING": iso, …}`).
     pub async fn status_history(&self, reference: &str) -> Result<Value, ClientError> {
         let v = self

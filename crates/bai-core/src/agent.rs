@@ -181,6 +181,8 @@ pub trait AgentRpc: Send + Sync + 'static {
     async fn start_app(&self, kernel_id: Uuid, name: &str) -> Result<(), AgentError>;
     /// Container logs (stdout and stderr interleaved).
     async fn logs(&self, kernel_id: Uuid) -> Result<String, AgentError>;
+    /// The kernel's resource counters now (CPU time, memory, network and block I/O).
+    async fn kernel_stats(&self, kernel_id: Uuid) -> Result<crate::stats::KernelStats, AgentError>;
     /// Kernels this agent is running now (for reconciliation).
     async fn list_kernels(&self) -> Result<Vec<Uuid>, AgentError>;
     /// Events the agent reports by itself (kernel exits).

@@ -9,10 +9,12 @@
 pub mod agent;
 pub mod event;
 pub mod history;
+pub mod idle;
 pub mod name;
 pub mod problem;
 pub mod resources;
 pub mod sign;
+pub mod stats;
 pub mod status;
 pub mod vpath;
 

@@ -8,6 +8,7 @@ pub mod apps;
 pub mod auth;
 pub mod error;
 pub mod lifecycle;
+pub mod monitor;
 pub mod proxy;
 pub mod scheduler;
 pub mod state;

@@ -23,6 +23,8 @@ pub struct ManagerConfig {
     pub launch_disabled: bool,
     /// Host ports the app proxy's port mode may use (inclusive).
     pub app_port_pool: (u16, u16),
+    /// Resource readings and idle checkers.
+    pub monitor: crate::monitor::MonitorConfig,
 }
 
 impl Default for ManagerConfig {
@@ -33,6 +35,7 @@ impl Default for ManagerConfig {
             schedule_tick_ms: 1000,
             launch_disabled: false,
             app_port_pool: (30000, 30199),
+            monitor: Default::default(),
         }
     }
 }
@@ -82,6 +85,10 @@ pub struct Manager {
     pub proxies: crate::proxy::Proxies,
     /// Logged-in browsers of the web UI.
     pub web_sessions: crate::web::WebSessions,
+    /// Recent resource use of running sessions.
+    pub stats: crate::monitor::StatsBook,
+    /// Unix milliseconds when this manager started (activity before it is unknown).
+    pub started_ms: i64,
 }
 
 impl Manager {
@@ -103,6 +110,8 @@ impl Manager {
             config,
             traffic: Default::default(),
             web_sessions: Default::default(),
+            stats: Default::default(),
+            started_ms: bai_core::stats::now_ms(),
         })
     }
 

@@ -88,6 +88,9 @@ pub fn ensure_accounts(store: &Store, data_dir: &Path, endpoint: &str) -> Result
         ("user@bai.local", "user", false, "env-user.sh"),
     ];
     let created_now = store.user_count()? == 0;
+    if created_now {
+        default_idle_timeout(store)?;
+    }
     let mut list = Vec::new();
     for (email, role, admin, file) in specs {
         let kp = match store.keypair_by_email(email)? {
@@ -122,6 +125,21 @@ pub fn ensure_accounts(store: &Store, data_dir: &Path, endpoint: &str) -> Result
         });
     }
     Ok(Accounts { created_now, list })
+}
+
+/// Sessions that nobody uses for this long are reclaimed unless an administrator changes the
+/// default policy (seeds, "Terminating or cancelling sessions": 30 minutes by default).
+pub const DEFAULT_IDLE_TIMEOUT_SECS: i64 = 30 * 60;
+
+/// Gives the default resource policy its network idle timeout on a new installation.
+fn default_idle_timeout(store: &Store) -> Result<()> {
+    for mut p in store.policies()? {
+        if p.name == "default" && p.idle_timeout == 0 {
+            p.idle_timeout = DEFAULT_IDLE_TIMEOUT_SECS;
+            store.put_policy(&p)?;
+        }
+    }
+    Ok(())
 }
 
 fn uuid_like() -> String {

@@ -61,6 +61,17 @@ struct UpArgs {
     /// Scheduler safety tick in milliseconds (it is also woken by events).
     #[arg(long, env = "BAI_SCHEDULE_TICK_MS", default_value_t = 1000)]
     schedule_tick_ms: u64,
+    /// How often each running session's resource use is read and the idle checkers run.
+    #[arg(long, env = "BAI_MONITOR_INTERVAL_MS", default_value_t = 5000)]
+    monitor_interval_ms: u64,
+    /// The utilization idle checker, e.g. `window=1800,grace=600,cpu_util=1,mem=0,op=and`
+    /// (seconds; thresholds in percent of the allocation); off when not given.
+    #[arg(long, env = "BAI_IDLE_UTILIZATION", value_parser = parse_utilization)]
+    idle_utilization: Option<bai_core::idle::UtilizationConfig>,
+}
+
+fn parse_utilization(s: &str) -> Result<bai_core::idle::UtilizationConfig, String> {
+    bai_core::idle::UtilizationConfig::parse(s)
 }
 
 /// `cpu=4,mem=8g` → slots.
@@ -124,6 +135,10 @@ async fn up(args: UpArgs) -> Result<()> {
             data_dir: data_dir.clone(),
             schedule_tick_ms: args.schedule_tick_ms.max(10),
             app_port_pool: args.app_ports,
+            monitor: bai_manager::monitor::MonitorConfig {
+                interval: std::time::Duration::from_millis(args.monitor_interval_ms.max(100)),
+                utilization: args.idle_utilization.clone(),
+            },
             ..Default::default()
         },
     );
@@ -196,6 +211,7 @@ async fn up(args: UpArgs) -> Result<()> {
     lifecycle::reconcile::reconcile(&m).await?;
     scheduler::spawn(m.clone());
     lifecycle::timeouts::spawn_sweeper(m.clone());
+    bai_manager::monitor::spawn(m.clone());
     bai_manager::proxy::spawn_closer(m.clone());
 
     let listener = tokio::net::TcpListener::bind(args.listen)

@@ -12,6 +12,7 @@ mod files;
 mod inspect;
 mod list;
 mod ready;
+mod stats;
 mod watch;
 
 use crate::error::runtime;
@@ -263,6 +264,13 @@ impl AgentRpc for DockerAgent {
 
     async fn logs(&self, kernel_id: Uuid) -> Result<String, AgentError> {
         inspect::logs(&self.inner, kernel_id, LOG_TAIL_BYTES).await
+    }
+
+    async fn kernel_stats(
+        &self,
+        kernel_id: Uuid,
+    ) -> Result<bai_core::stats::KernelStats, AgentError> {
+        stats::stats(&self.inner, kernel_id).await
     }
 
     async fn list_kernels(&self) -> Result<Vec<Uuid>, AgentError> {

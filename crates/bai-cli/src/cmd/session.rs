@@ -76,7 +76,63 @@ const INFO_FIRST: &[&str] = &[
 ];
 
 /// Nested details left to `--json`.
-const INFO_SKIP: &[&str] = &["containers", "kernels", "status_history", "pending"];
+const INFO_SKIP: &[&str] = &[
+    "containers",
+    "kernels",
+    "status_history",
+    "pending",
+    "idle_checks",
+    "live_stat",
+];
+
+/// `1h 2m`, `3m 4s`, `5s`.
+fn span(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match (s / 3600, s % 3600 / 60, s % 60) {
+        (0, 0, s) => format!("{s}s"),
+        (0, m, s) => format!("{m}m {s}s"),
+        (h, m, _) => format!("{h}h {m}m"),
+    }
+}
+
+/// The idle checkers' reports (`idle_checks`, a JSON text or object), in words.
+pub fn idle_lines(v: &Value) -> Vec<String> {
+    let parsed = match v {
+        Value::String(s) => serde_json::from_str(s).unwrap_or(Value::Null),
+        other => other.clone(),
+    };
+    let Some(checks) = parsed.as_object().filter(|c| !c.is_empty()) else {
+        return Vec::new();
+    };
+    let mut out = vec!["idle checks:".to_string()];
+    for (name, r) in checks {
+        let remaining = span(r["remaining"].as_f64().unwrap_or(0.0));
+        let limit = span(r["threshold"].as_f64().unwrap_or(0.0));
+        let when = if r["remaining_time_type"] == "grace_period" {
+            format!("grace period, {remaining} left")
+        } else if r["idle"] == true {
+            "idle: ending now".to_string()
+        } else {
+            format!("ends in {remaining} unless used (limit {limit})")
+        };
+        let mut line = format!("  {name:<17} {when}");
+        if let Some(res) = r["extra"]["resources"].as_object() {
+            let parts: Vec<String> = res
+                .iter()
+                .map(|(metric, pair)| {
+                    let avg = pair[0]
+                        .as_f64()
+                        .map(|a| format!("{a:.1}%"))
+                        .unwrap_or_else(|| "-".into());
+                    format!("{metric} {avg} (threshold {}%)", cell(&pair[1]))
+                })
+                .collect();
+            line.push_str(&format!("; {}", parts.join(", ")));
+        }
+        out.push(line);
+    }
+    out
+}
 
 /// "Why is it waiting", in words, for a PENDING session's `pending` object.
 pub fn pending_lines(p: &Value) -> Vec<String> {
@@ -143,9 +199,67 @@ pub async fn info(client: &Client, a: &InfoArgs) -> Result<i32> {
         for l in info_lines(&v) {
             println!("{l}");
         }
-        for l in pending_lines(&v["pending"]) {
+        for l in pending_lines(&v["pending"])
+            .into_iter()
+            .chain(idle_lines(&v["idle_checks"]))
+        {
             println!("{l}");
         }
+    }
+    Ok(0)
+}
+
+/// `bai session stats`: the latest samples as a table, then the idle checks.
+pub async fn stats(client: &Client, a: &InfoArgs) -> Result<i32> {
+    let v = client.stats(&a.reference).await?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(0);
+    }
+    let samples = v["samples"].as_array().cloned().unwrap_or_default();
+    if samples.is_empty() {
+        println!("no samples yet (the session is not running, or it just started)");
+    }
+    let mib = |x: &Value| format!("{:.1}", x.as_f64().unwrap_or(0.0) / (1 << 20) as f64);
+    let kib = |x: &Value| format!("{:.1}", x.as_f64().unwrap_or(0.0) / 1024.0);
+    let rows: Vec<Vec<String>> = samples
+        .iter()
+        .rev()
+        .take(12)
+        .rev()
+        .map(|s| {
+            let at = s["at_ms"]
+                .as_i64()
+                .and_then(chrono::DateTime::from_timestamp_millis)
+                .map(|t| t.format("%H:%M:%S").to_string())
+                .unwrap_or_default();
+            vec![
+                at,
+                format!("{:.1}", s["cpu_util"].as_f64().unwrap_or(0.0)),
+                mib(&s["mem_bytes"]),
+                kib(&s["net_rx_bps"]),
+                kib(&s["net_tx_bps"]),
+                kib(&s["io_read_bps"]),
+                kib(&s["io_write_bps"]),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        table(
+            &[
+                "Time",
+                "CPU %",
+                "Mem MiB",
+                "Net in KiB/s",
+                "Net out KiB/s",
+                "Disk read KiB/s",
+                "Disk write KiB/s",
+            ],
+            &rows,
+        );
+    }
+    for l in idle_lines(&v["idle_checks"]) {
+        println!("{l}");
     }
     Ok(0)
 }
@@ -255,6 +369,27 @@ mod tests {
             "terminated"
         );
         assert_eq!(terminated_word(&Value::Null), "terminated");
+    }
+
+    #[test]
+    fn idle_checks_in_words() {
+        let v = json!({
+            "network_timeout": {"remaining": 65.2, "remaining_time_type": "expire_after", "threshold": 1800, "idle": false},
+            "utilization": {"remaining": 30.0, "remaining_time_type": "grace_period", "threshold": 600, "idle": false,
+                "extra": {"resources": {"cpu_util": [2.5, 10.0], "mem": [null, 5.0]}, "thresholds_check_operator": "and"}}
+        });
+        let l = idle_lines(&Value::String(v.to_string()));
+        assert_eq!(l[0], "idle checks:");
+        assert_eq!(
+            l[1],
+            "  network_timeout   ends in 1m 5s unless used (limit 30m 0s)"
+        );
+        assert_eq!(
+            l[2],
+            "  utilization       grace period, 30s left; cpu_util 2.5% (threshold 10.0%), mem - (threshold 5.0%)"
+        );
+        assert!(idle_lines(&Value::String("{}".into())).is_empty());
+        assert!(idle_lines(&Value::Null).is_empty());
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub fn router(m: Arc<Manager>) -> Router {
             get(session::info).delete(session::destroy),
         )
         .route("/session/{reference}/logs", get(session::logs))
+        .route("/session/{reference}/stats", get(session::stats))
         .route("/session/{reference}/rename", post(session::rename))
         .route("/session/{reference}/upload", post(session::upload))
         .route(

@@ -29,7 +29,8 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
         json!({})
     };
     let resource_opts = json!({"shmem": row.shmem});
-    let idle_checks = json!({});
+    let idle_checks = crate::monitor::idle_checks_json(&crate::monitor::reports(m, row));
+    let live_stat = crate::monitor::live_stat(m, row);
     let kernel = json!({
         "id": row.main_kernel_id.to_string(),
         "row_id": row.main_kernel_id.to_string(),
@@ -53,7 +54,7 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
         "resource_opts": resource_opts.to_string(),
         "occupied_slots": occupying.to_string(),
         "preopen_ports": row.preopen_ports,
-        "live_stat": Value::Null,
+        "live_stat": live_stat,
         "last_stat": Value::Null,
     });
     let owner_email = m
@@ -120,7 +121,7 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
         "vfolder_mounts": row.mounts.iter().map(|x| x.vfolder_id.to_string()).collect::<Vec<_>>(),
         "mounts": row.mounts.iter().map(|x| json!([x.name, x.kernel_path, if x.read_only { "ro" } else { "rw" }])).collect::<Vec<_>>(),
         "service_ports": "[]",
-        "live_stat": Value::Null,
+        "live_stat": live_stat,
         "last_stat": Value::Null,
         "containers": [kernel.clone()],
         "kernels": [kernel],
@@ -241,12 +242,24 @@ pub async fn destroy(
     ))
 }
 
+/// `GET /session/{ref}/logs[?kernel_id=ID]`: the logs of the session's main kernel, or of
+/// the kernel asked for (which must be one of the session's).
 pub async fn logs(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(reference): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
 ) -> ApiResult<Json<Value>> {
     let row = visible_session(&m, &caller, &reference)?;
+    if let Some(k) = q.get("kernel_id").or_else(|| q.get("kernelId"))
+        && *k != row.main_kernel_id.to_string()
+    {
+        return Err(Problem::not_found(
+            "kernel",
+            format!("session {:?} has no kernel {k:?}", row.name),
+        )
+        .into());
+    }
     let live = matches!(
         row.status,
         S::Running | S::Restarting | S::RunningDegraded | S::Terminating
@@ -260,6 +273,20 @@ pub async fn logs(
         None => m.store.logs(row.id)?.unwrap_or_default(),
     };
     Ok(Json(json!({"result": {"logs": text}})))
+}
+
+/// `GET /session/{ref}/stats`: the session's recent resource use (one sample per monitor
+/// interval: CPU and memory in percent of the allocation, network and disk in bytes per
+/// second) and the idle checkers' reports.
+pub async fn stats(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let row = visible_session(&m, &caller, &reference)?;
+    let mut v = crate::monitor::stats_json(&m, &row);
+    v["idle_checks"] = crate::monitor::idle_checks_json(&crate::monitor::reports(&m, &row));
+    Ok(Json(v))
 }
 
 pub async fn rename(

@@ -67,41 +67,9 @@ pub fn spawn_sweeper(m: Arc<Manager>) {
                 );
             }
             finish_stuck_terminations(&m).await;
-            enforce_lifetimes(&m).await;
             let _ = m.store.prune_events(7 * 24 * 3600);
         }
     });
-}
-
-/// Terminates RUNNING sessions older than their keypair policy's `max_session_lifetime`.
-async fn enforce_lifetimes(m: &Arc<Manager>) {
-    let Ok(rows) = m.store.sessions_in(&[S::Running]) else {
-        return;
-    };
-    let mut limits: std::collections::HashMap<String, i64> = Default::default();
-    for row in rows {
-        let limit = match limits.get(&row.access_key) {
-            Some(l) => *l,
-            None => {
-                let l = m
-                    .store
-                    .policy_of(&row.access_key)
-                    .map(|p| p.max_session_lifetime)
-                    .unwrap_or(0);
-                limits.insert(row.access_key.clone(), l);
-                l
-            }
-        };
-        let started = row.status_history.get("RUNNING").map(|t| age_secs(t));
-        if limit > 0 && started.is_some_and(|age| age >= limit) {
-            tracing::info!(session = %row.id, limit, "maximum session lifetime reached");
-            if let Err(e) =
-                terminate(m, row.id, "max-lifetime-exceeded", SessionResult::Failure).await
-            {
-                tracing::error!(session = %row.id, error = %e, "lifetime termination failed");
-            }
-        }
-    }
 }
 
 /// A session TERMINATING for longer than the creation timeout with no task behind it (its

@@ -2,8 +2,9 @@
 //! end-to-end test in a real browser (Debian's chromium driven by playwright-core, see
 //! `web/e2e/run.mjs`) against `baid up` with the real Docker engine: log in, launch through
 //! every launcher page with a folder and an env var, see it RUNNING, the terminal's `echo`,
-//! Jupyter through the proxy, logs, rename, scheduling history, terminate, Finished; invalid
-//! inputs show their errors and launch nothing.
+//! Jupyter through the proxy, logs, the detail panel (resource charts, idle checks, kernel
+//! logs), rename, scheduling history (filters, sub-steps), terminate, Finished with its reason;
+//! invalid inputs show their errors and launch nothing.
 
 use bai_e2e::Server;
 use std::path::PathBuf;
@@ -34,7 +35,12 @@ fn web_component_tests_pass() {
 
 #[test]
 fn web_ui_end_to_end_in_chromium() {
-    let s = Server::start();
+    // Resource samples every second, and a utilization checker with a long grace period,
+    // so the detail panel has charts and idle checks to show.
+    let s = Server::start_with(&[
+        ("BAI_MONITOR_INTERVAL_MS", "1000"),
+        ("BAI_IDLE_UTILIZATION", "window=3600,grace=600,cpu_util=1"),
+    ]);
     assert!(
         web_dir().join("dist/index.html").is_file(),
         "the web UI is not built (make web)"
@@ -65,5 +71,5 @@ fn web_ui_end_to_end_in_chromium() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "{text}\nbaid log:\n{}", s.log());
-    assert!(text.contains("e2e: 12 passed"), "{text}");
+    assert!(text.contains("e2e: 14 passed"), "{text}");
 }

@@ -139,29 +139,67 @@ await step('logs open', async () => {
   await closeModal();
 });
 
-await step('rename in the detail panel', async () => {
+await step('the detail panel shows resource charts, idle checks and kernels', async () => {
   await byTest('session-websess1').click();
+  await byTest('detail-name').waitFor();
+  // Samples arrive every monitor interval; the panel follows them while it is open.
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="chart-cpu"] polyline').length > 0, null, { timeout: 30000 });
+  await byTest('chart-net').locator('svg').waitFor();
+  await expectText(byTest('idle-network_timeout'), 'limit 30m');
+  await expectText(byTest('idle-utilization'), 'grace period');
+  await byTest('idle-utilization').hover();
+  await expectText(byTest('utilization-tooltip'), 'threshold 1%');
+  await expectText(byTest('detail-mounts'), `${folder} → /home/work/${folder} (rw)`);
+});
+
+await step("a kernel's log button shows that kernel's logs", async () => {
+  await byTest('kernel-log-main1').click();
+  await page.locator('.ant-modal-title').filter({ hasText: 'kernel' }).waitFor();
+  await byTest('logs').waitFor();
+  await closeModal();
+});
+
+await step('rename in the detail panel (a bad name is refused beside the field)', async () => {
   await byTest('rename').click();
+  await byTest('rename-input').fill('ab');
+  await expectText(byTest('rename-error'), 'Use at least 4 characters.');
+  if (!(await byTest('rename-save').isDisabled())) throw new Error('Save is enabled with an invalid name');
   await byTest('rename-input').fill('websess2');
   await byTest('rename-save').click();
   await expectText(byTest('detail-name'), 'websess2');
   if (shots) await page.screenshot({ path: `${shots}/session-detail.png` });
+});
+
+await step('scheduling history lists the records, filters them and expands sub-steps', async () => {
+  await byTest('detail-history').click();
+  const modal = page.locator('.ant-modal').filter({ hasText: 'Scheduling history' });
+  await modal.locator('.ant-table-row').first().waitFor();
+  // The scheduler's record has sub-steps: expand it.
+  await modal.locator('.ant-table-row-expand-icon:not(.ant-table-row-expand-icon-spaced)').first().click();
+  await modal.locator('th').filter({ hasText: 'Started At' }).first().waitFor();
+  await expectText(modal.locator('.ant-table-expanded-row'), 'agent_selection');
+  if (shots) await page.screenshot({ path: `${shots}/scheduling-history.png` });
+  await byTest('history-filter-id').fill('abc');
+  await page.getByText('IDs are numbers.').waitFor();
+  await byTest('history-filter-id').fill('');
+  await byTest('history-filter-phase').fill('no-such-phase');
+  await modal.locator('.ant-table-row').first().waitFor({ state: 'detached' });
+  await byTest('history-filter-phase').fill('');
+  await modal.locator('.ant-table-row').first().waitFor();
+  await closeModal();
   await page.locator('.ant-drawer-close').click();
   await expectText(byTest('session-websess2'), 'websess2');
 });
 
-await step('scheduling history lists the records', async () => {
-  await byTest('history-websess2').click();
-  await page.locator('.ant-modal .ant-table-row').first().waitFor();
-  if (shots) await page.screenshot({ path: `${shots}/scheduling-history.png` });
-  await closeModal();
-});
-
-await step('terminate, then find it under Finished', async () => {
+await step('terminate, then find it under Finished with the reason behind the info button', async () => {
   await byTest('terminate-websess2').click();
   await page.getByRole('button', { name: 'Terminate', exact: true }).last().click();
   await byTest('tab-finished').click();
   await expectText(byTest('status-websess2'), 'TERMINATED');
+  await byTest('session-websess2').click();
+  await byTest('status-info').click();
+  await expectText(byTest('status-details'), 'user-requested');
+  await page.locator('.ant-drawer-close').click();
 });
 
 await step('log out', async () => {

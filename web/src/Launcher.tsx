@@ -72,6 +72,7 @@ export function problems(s: LaunchSettings, max: { cpu: number; memGiB: number }
   const out: { step: number; text: string }[] = [];
   const add = (step: number, p: v.Problem) => p && out.push({ step, text: p });
   add(0, v.sessionName(s.name));
+  if (s.ownerEmail !== '' && !s.ownerAccessKey) add(0, "Search for the owner's email first, or turn off the owner assignment.");
   if (s.type === 'batch') add(0, v.batch(s.startupCommand, s.timeoutSecs));
   s.env.forEach((e) => add(1, v.envName(e.key)));
   add(1, v.resources({ cpu: s.cpu, memGiB: s.memGiB, shmemGiB: s.shmemGiB, accelerator: s.accelerator }, max));
@@ -129,6 +130,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
   const [confirmNoFolder, setConfirmNoFolder] = useState(false);
   const [launching, setLaunching] = useState(false);
   const [serverError, setServerError] = useState<string | null>(null);
+  const [assignOwner, setAssignOwner] = useState(!!(initial && initial.ownerAccessKey));
   const set = <K extends keyof LaunchSettings>(k: K, val: LaunchSettings[K]) => setS((o) => ({ ...o, [k]: val }));
 
   useEffect(() => {
@@ -189,10 +191,19 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
       saveHistory(h);
       setHistory(loadHistory());
       notify(`Session ${name} created (${r.status ?? 'PENDING'})`, id);
-      notification.success({
+      // The same notification turns into the RUNNING one (apps, terminal, logs) once the
+      // session starts (the Sessions page follows the event stream).
+      const key = `session-${id}`;
+      notification.open({
+        key,
         placement: 'bottomRight',
         message: `Session ${name} created`,
-        description: `Status: ${r.status ?? 'PENDING'}`,
+        description: <Tag color="gold" data-testid="toast-status">{r.status ?? 'PENDING'}</Tag>,
+        btn: (
+          <Button size="small" danger onClick={() => { notification.destroy(key); api('DELETE', `/session/${id}`).catch(() => undefined); }}>
+            Terminate
+          </Button>
+        ),
       });
       onDone();
     } catch (e) {
@@ -258,10 +269,22 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
       )}
       {me.is_admin && (
         <Form.Item label="Assign a session owner">
-          <Space>
-            <Input placeholder="user email" value={s.ownerEmail} onChange={(e) => setS((o) => ({ ...o, ownerEmail: e.target.value, ownerAccessKey: null }))} />
-            <Button onClick={searchOwner}>Search</Button>
-            {s.ownerAccessKey && <Tag color="green">{s.ownerAccessKey}</Tag>}
+          <Space direction="vertical">
+            <Switch
+              checked={assignOwner}
+              data-testid="owner-toggle"
+              onChange={(on) => {
+                setAssignOwner(on);
+                if (!on) setS((o) => ({ ...o, ownerEmail: '', ownerAccessKey: null }));
+              }}
+            />
+            {assignOwner && (
+              <Space>
+                <Input placeholder="user email" data-testid="owner-email" value={s.ownerEmail} onChange={(e) => setS((o) => ({ ...o, ownerEmail: e.target.value, ownerAccessKey: null }))} onPressEnter={searchOwner} />
+                <Button onClick={searchOwner} data-testid="owner-search">Search</Button>
+                {s.ownerAccessKey && <Tag color="green" data-testid="owner-access-key">{s.ownerAccessKey}</Tag>}
+              </Space>
+            )}
           </Space>
         </Form.Item>
       )}

@@ -96,3 +96,16 @@ export function elapsed(from: string, to?: string | null): string {
   const m = Math.floor((s % 3600) / 60);
   return h ? `${h}h ${m}m` : m ? `${m}m ${s % 60}s` : `${s}s`;
 }
+
+/** `512 B`, `1.5 KiB`, `2.0 GiB`. */
+export function formatBytes(n: number): string {
+  if (!Number.isFinite(n) || n < 0) return '-';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i += 1;
+  }
+  return i === 0 ? `${Math.round(v)} B` : `${v.toFixed(1)} ${units[i]}`;
+}

@@ -1,0 +1,80 @@
+// The idle checks of a session (its `idle_checks` field, a JSON text keyed by checker) as the
+// detail panel shows them: remaining time per checker, and the utilization checker's averages
+// against their thresholds, coloured as they near the threshold (seeds, "Idleness checks").
+
+export interface IdleReport {
+  checker: string;
+  remaining: number;
+  remaining_time_type: 'expire_after' | 'grace_period';
+  threshold: number;
+  idle: boolean;
+  extra?: {
+    resources: Record<string, [number | null, number]>;
+    thresholds_check_operator: 'and' | 'or';
+  };
+}
+
+export const CHECKER_LABEL: Record<string, string> = {
+  session_lifetime: 'Max session lifetime',
+  network_timeout: 'Network idle timeout',
+  utilization: 'Utilization checker',
+};
+
+export const METRIC_LABEL: Record<string, string> = { cpu_util: 'CPU', mem: 'Memory' };
+
+/** Parses `idle_checks` (a JSON text or an object); anything else gives no reports. */
+export function parseIdleChecks(v: unknown): IdleReport[] {
+  let o: unknown = v;
+  if (typeof v === 'string') {
+    try {
+      o = JSON.parse(v);
+    } catch {
+      return [];
+    }
+  }
+  if (!o || typeof o !== 'object' || Array.isArray(o)) return [];
+  const order = Object.keys(CHECKER_LABEL);
+  return Object.entries(o as Record<string, IdleReport>)
+    .map(([checker, r]) => ({ ...r, checker }))
+    .sort((a, b) => order.indexOf(a.checker) - order.indexOf(b.checker));
+}
+
+/** `1h 02m`, `3m 04s`, `5s`. */
+export function formatDuration(secs: number): string {
+  const s = Math.max(0, Math.round(secs));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  if (h) return `${h}h ${pad(m)}m`;
+  if (m) return `${m}m ${pad(s % 60)}s`;
+  return `${s}s`;
+}
+
+/** Seconds left now, given the report's `remaining` as of `fetchedAt` (ms). */
+export function remainingNow(r: IdleReport, fetchedAt: number, now: number): number {
+  return Math.max(0, r.remaining - (now - fetchedAt) / 1000);
+}
+
+export type Level = 'normal' | 'warning' | 'danger';
+
+/** How close a utilization average is to its threshold (low use is what gets a session
+ *  reclaimed): at or below it is danger, within half again above it a warning. A metric
+ *  without samples yet, or with a threshold of 0, is normal. */
+export function utilizationLevel(avg: number | null, threshold: number): Level {
+  if (avg === null || !(threshold > 0)) return 'normal';
+  if (avg <= threshold) return 'danger';
+  if (avg <= threshold * 1.5) return 'warning';
+  return 'normal';
+}
+
+/** The worst level of a utilization report's metrics. */
+export function reportLevel(r: IdleReport): Level {
+  const levels = Object.values(r.extra?.resources ?? {}).map(([a, t]) => utilizationLevel(a, t));
+  return levels.includes('danger') ? 'danger' : levels.includes('warning') ? 'warning' : 'normal';
+}
+
+export const LEVEL_COLOR: Record<Level, string | undefined> = {
+  normal: undefined,
+  warning: '#d4b106',
+  danger: '#cf1322',
+};

@@ -202,6 +202,63 @@ await step('terminate, then find it under Finished with the reason behind the in
   await page.locator('.ant-drawer-close').click();
 });
 
+await step('Recent History reopens a launch on Confirm and Launch; entries can be renamed and pinned', async () => {
+  await byTest('start').click();
+  await byTest('recent-history').click();
+  await byTest('history-rename-websess1').click();
+  await byTest('history-label-input').fill('my favourite');
+  await byTest('history-label-ok').click();
+  const item = page.locator('.ant-list-item').filter({ hasText: 'my favourite' });
+  await item.locator('.ant-switch').click();
+  await item.locator('.ant-switch-checked').waitFor();
+  await item.getByText('my favourite').click();
+  await byTest('launch').waitFor();
+  await expectText(page.locator('.ant-card'), 'websess1');
+  await expectText(page.locator('.ant-card'), 'GREETING=hello-from-the-ui');
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  await byTest('tab-running').waitFor();
+});
+
+await step('Data page: create (bad names refused beside the field), explore, upload, download, mkdir, delete, rename', async () => {
+  await page.getByRole('menuitem', { name: 'Data' }).click();
+  await byTest('data-create').click();
+  await byTest('new-folder-input').fill('bad name');
+  await expectText(byTest('new-folder-error'), 'is not allowed');
+  await byTest('new-folder-input').fill('.bashrc');
+  await byTest('new-folder-ok').click();
+  await expectText(byTest('new-folder-error'), 'reserved');
+  await byTest('new-folder-input').fill('uidocs');
+  await byTest('new-folder-ok').click();
+  await byTest('folder-uidocs').click();
+  await byTest('explorer-mkdir').click();
+  await byTest('mkdir-input').fill('sub');
+  await byTest('mkdir-ok').click();
+  await byTest('entry-sub').waitFor();
+  await page.locator('.ant-modal input[type=file]').setInputFiles({ name: 'hello.txt', mimeType: 'text/plain', buffer: Buffer.from('hello from the browser\n') });
+  await byTest('entry-hello.txt').waitFor();
+  const seen = context.waitForEvent('request', (r) => r.url().includes('/storage/download'));
+  const [popup] = await Promise.all([context.waitForEvent('page'), byTest('download-hello.txt').click()]);
+  const url = (await seen).url();
+  await popup.close().catch(() => {});
+  const body = await (await page.request.get(url)).text();
+  if (body !== 'hello from the browser\n') throw new Error(`downloaded ${JSON.stringify(body)}`);
+  await byTest('delete-hello.txt').click();
+  await page.getByRole('button', { name: 'Delete', exact: true }).last().click();
+  await byTest('entry-hello.txt').waitFor({ state: 'detached' });
+  await closeModal();
+  await byTest('folder-rename-uidocs').click();
+  await byTest('rename-folder-input').fill(folder);
+  await byTest('rename-folder-ok').click();
+  await expectText(byTest('rename-folder-error'), 'already have a data folder');
+  await byTest('rename-folder-input').fill('uidocs2');
+  await byTest('rename-folder-ok').click();
+  await byTest('folder-uidocs2').waitFor();
+  await byTest('folder-delete-uidocs2').click();
+  await page.getByRole('button', { name: 'Delete', exact: true }).last().click();
+  await byTest('folder-uidocs2').waitFor({ state: 'detached' });
+  if (shots) await page.screenshot({ path: `${shots}/data.png` });
+});
+
 await step('log out', async () => {
   await byTest('logout').click();
   await byTest('login-submit').waitFor();

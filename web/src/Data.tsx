@@ -1,21 +1,53 @@
 import { useCallback, useEffect, useState } from 'react';
-import { App as AntApp, Button, Input, Modal, Popconfirm, Progress, Space, Table, Typography, Upload } from 'antd';
-import { api, ApiError } from './api';
+import { App as AntApp, Button, Modal, Popconfirm, Progress, Space, Table, Tag, Typography, Upload } from 'antd';
+import { api, ApiError, formatBytes } from './api';
+import NameDialog from './NameDialog';
+import { entryName, folderName } from './validate';
 
 function err(e: unknown) {
   return e instanceof ApiError ? e.message : String(e);
 }
 
+/** Uploads a file into a folder: `request-upload`, then one TUS `PATCH` with progress. */
+async function uploadFile(folderId: string, path: string, file: File, onProgress: (pct: number) => void) {
+  const r = await api('POST', `/folders/${folderId}/request-upload`, { path, size: file.size });
+  const url = `/storage/upload?token=${encodeURIComponent(r.token)}`;
+  await new Promise<void>((resolve, reject) => {
+    const x = new XMLHttpRequest();
+    x.open('PATCH', url);
+    x.setRequestHeader('Tus-Resumable', '1.0.0');
+    x.setRequestHeader('Upload-Offset', '0');
+    x.setRequestHeader('Content-Type', 'application/offset+octet-stream');
+    x.upload.onprogress = (e) => onProgress(Math.round((100 * e.loaded) / Math.max(1, e.total)));
+    x.onload = () => {
+      if (x.status < 300) return resolve();
+      let msg = x.statusText;
+      try {
+        msg = JSON.parse(x.responseText || '{}').msg ?? msg;
+      } catch {
+        /* not JSON */
+      }
+      reject(new Error(msg));
+    };
+    x.onerror = () => reject(new Error('the upload failed: the connection broke'));
+    x.send(file);
+  });
+}
+
+type Ask = { kind: 'create' } | { kind: 'rename'; folder: any } | { kind: 'mkdir' };
+
 /** The Data page: folders (create, rename, delete) and an explorer (list, upload with
- *  progress, download, mkdir, delete). */
+ *  progress, download, mkdir, delete). Names are checked as typed, and what the server
+ *  refuses is shown beside the field. */
 export default function Data() {
   const { message } = AntApp.useApp();
   const [folders, setFolders] = useState<any[]>([]);
-  const [name, setName] = useState('');
+  const [ask, setAsk] = useState<Ask | null>(null);
   const [open, setOpen] = useState<any | null>(null);
   const [path, setPath] = useState('');
   const [items, setItems] = useState<any[]>([]);
   const [progress, setProgress] = useState<number | null>(null);
+  const [uploadError, setUploadError] = useState<string | null>(null);
   const load = useCallback(() => api<any[]>('GET', '/folders').then(setFolders, (e) => message.error(err(e))), [message]);
   useEffect(() => {
     load();
@@ -30,24 +62,14 @@ export default function Data() {
   const join = (n: string) => (path ? `${path}/${n}` : n);
 
   const upload = async (file: File) => {
+    setUploadError(null);
+    setProgress(0);
     try {
-      const r = await api('POST', `/folders/${open.id}/request-upload`, { path: join(file.name), size: file.size });
-      const url = `/storage/upload?token=${encodeURIComponent(r.token)}`;
-      await new Promise<void>((resolve, reject) => {
-        const x = new XMLHttpRequest();
-        x.open('PATCH', url);
-        x.setRequestHeader('Tus-Resumable', '1.0.0');
-        x.setRequestHeader('Upload-Offset', '0');
-        x.setRequestHeader('Content-Type', 'application/offset+octet-stream');
-        x.upload.onprogress = (e) => setProgress(Math.round((100 * e.loaded) / Math.max(1, e.total)));
-        x.onload = () => (x.status < 300 ? resolve() : reject(new Error(JSON.parse(x.responseText || '{}').msg ?? x.statusText)));
-        x.onerror = () => reject(new Error('the upload failed'));
-        x.send(file);
-      });
+      await uploadFile(open.id, join(file.name), file, setProgress);
       message.success(`${file.name} uploaded`);
       list(open, path);
     } catch (e) {
-      message.error(err(e));
+      setUploadError(`${file.name}: ${err(e)}`);
     } finally {
       setProgress(null);
     }
@@ -59,64 +81,95 @@ export default function Data() {
 
   return (
     <>
-      <Typography.Title level={3}>Data</Typography.Title>
-      <Space style={{ marginBottom: 12 }}>
-        <Input placeholder="new folder name" value={name} onChange={(e) => setName(e.target.value)} data-testid="data-new-folder" />
-        <Button
-          type="primary"
-          data-testid="data-create"
-          onClick={() => api('POST', '/folders', { name, permission: 'rw' }).then(() => { setName(''); load(); }, (e) => message.error(err(e)))}
-        >
-          Create
+      <Space style={{ marginBottom: 12, width: '100%', justifyContent: 'space-between' }}>
+        <Typography.Title level={3} style={{ margin: 0 }}>Data</Typography.Title>
+        <Button type="primary" data-testid="data-create" onClick={() => setAsk({ kind: 'create' })}>
+          + New folder
         </Button>
       </Space>
       <Table
         rowKey="id"
         dataSource={folders}
         pagination={false}
+        data-testid="folder-table"
         columns={[
-          { title: 'Name', dataIndex: 'name', render: (n: string, f: any) => <a onClick={() => { setOpen(f); setPath(''); }}>{n}</a> },
+          { title: 'Name', dataIndex: 'name', render: (n: string, f: any) => <a data-testid={`folder-${n}`} onClick={() => { setOpen(f); setPath(''); setUploadError(null); }}>{n}</a> },
           { title: 'Host', dataIndex: 'host' },
-          { title: 'Permission', dataIndex: 'permission' },
+          { title: 'Permission', dataIndex: 'permission', render: (p: string) => <Tag>{p}</Tag> },
           { title: 'Owner', render: (_: unknown, f: any) => (f.group ? `project ${f.group}` : 'you') },
+          { title: 'Usage', render: (_: unknown, f: any) => `${formatBytes(Number(f.used_bytes ?? 0))}${f.max_size ? ` of ${f.max_size} MiB` : ''}` },
           {
             title: 'Controls',
             render: (_: unknown, f: any) => (
               <Space>
-                <Button size="small" onClick={() => { const n = window.prompt('New name', f.name); if (n) api('POST', `/folders/${f.id}/rename`, { new_name: n }).then(load, (e) => message.error(err(e))); }}>Rename</Button>
-                <Popconfirm title={`Delete ${f.name} and its files?`} onConfirm={() => api('DELETE', '/folders', { id: f.id }).then(load, (e) => message.error(err(e)))}>
-                  <Button size="small" danger>Delete</Button>
+                <Button size="small" data-testid={`folder-rename-${f.name}`} onClick={() => setAsk({ kind: 'rename', folder: f })}>Rename</Button>
+                <Popconfirm title={`Delete ${f.name} and its files?`} okText="Delete" onConfirm={() => api('DELETE', '/folders', { id: f.id }).then(load, (e) => message.error(err(e)))}>
+                  <Button size="small" danger data-testid={`folder-delete-${f.name}`}>Delete</Button>
                 </Popconfirm>
               </Space>
             ),
           },
         ]}
       />
+      {ask?.kind === 'create' && (
+        <NameDialog
+          title="Create a folder"
+          placeholder="folder name"
+          okText="Create"
+          testId="new-folder"
+          check={folderName}
+          onSubmit={(name) => api('POST', '/folders', { name, permission: 'rw' }).then(load)}
+          onClose={() => setAsk(null)}
+        />
+      )}
+      {ask?.kind === 'rename' && (
+        <NameDialog
+          title={`Rename ${ask.folder.name}`}
+          initial={ask.folder.name}
+          okText="Rename"
+          testId="rename-folder"
+          check={folderName}
+          onSubmit={(n) => api('POST', `/folders/${ask.folder.id}/rename`, { new_name: n }).then(load)}
+          onClose={() => setAsk(null)}
+        />
+      )}
+      {ask?.kind === 'mkdir' && open && (
+        <NameDialog
+          title={`New directory in ${open.name}/${path}`}
+          okText="Create"
+          testId="mkdir"
+          check={entryName}
+          onSubmit={(n) => api('POST', `/folders/${open.id}/mkdir`, { path: [join(n)], parents: true, exist_ok: false }).then(() => list(open, path))}
+          onClose={() => setAsk(null)}
+        />
+      )}
       <Modal open={!!open} width={800} title={`${open?.name ?? ''}/${path}`} onCancel={() => setOpen(null)} footer={null}>
-        <Space style={{ marginBottom: 12 }}>
+        <Space style={{ marginBottom: 12 }} wrap>
           <Button disabled={!path} onClick={() => setPath(path.split('/').slice(0, -1).join('/'))}>Up</Button>
           <Upload showUploadList={false} beforeUpload={(f) => { upload(f as unknown as File); return false; }}>
-            <Button>Upload</Button>
+            <Button data-testid="explorer-upload" disabled={open?.permission === 'ro'}>Upload</Button>
           </Upload>
-          <Button onClick={() => { const n = window.prompt('Folder name'); if (n) api('POST', `/folders/${open.id}/mkdir`, { path: [join(n)], parents: true, exist_ok: true }).then(() => list(open, path), (e) => message.error(err(e))); }}>New directory</Button>
-          {progress !== null && <Progress percent={progress} style={{ width: 200 }} />}
+          <Button data-testid="explorer-mkdir" disabled={open?.permission === 'ro'} onClick={() => setAsk({ kind: 'mkdir' })}>New directory</Button>
+          {progress !== null && <Progress percent={progress} style={{ width: 200 }} data-testid="upload-progress" />}
         </Space>
+        {uploadError && <div style={{ color: '#cf1322', marginBottom: 8 }} data-testid="upload-error">{uploadError}</div>}
         <Table
           size="small"
           rowKey="name"
           pagination={false}
           dataSource={items}
+          data-testid="explorer-table"
           columns={[
-            { title: 'Name', dataIndex: 'name', render: (n: string, i: any) => (i.type === 'DIRECTORY' ? <a onClick={() => setPath(join(n))}>📁 {n}</a> : <span>📄 {n}</span>) },
-            { title: 'Size', dataIndex: 'size' },
-            { title: 'Modified', dataIndex: 'modified' },
+            { title: 'Name', dataIndex: 'name', render: (n: string, i: any) => (i.type === 'DIRECTORY' ? <a data-testid={`entry-${n}`} onClick={() => setPath(join(n))}>📁 {n}</a> : <span data-testid={`entry-${n}`}>📄 {n}</span>) },
+            { title: 'Size', dataIndex: 'size', render: (n: number, i: any) => (i.type === 'DIRECTORY' ? '-' : formatBytes(Number(n))) },
+            { title: 'Modified', dataIndex: 'modified', render: (t: string) => (t ? new Date(t).toLocaleString() : '-') },
             {
               title: '',
               render: (_: unknown, i: any) => (
                 <Space>
-                  {i.type !== 'DIRECTORY' && <Button size="small" onClick={() => download(i.name).catch((e) => message.error(err(e)))}>Download</Button>}
-                  <Popconfirm title={`Delete ${i.name}?`} onConfirm={() => api('DELETE', `/folders/${open.id}/delete-files`, { files: [join(i.name)], recursive: true }).then(() => list(open, path), (e) => message.error(err(e)))}>
-                    <Button size="small" danger>Delete</Button>
+                  {i.type !== 'DIRECTORY' && <Button size="small" data-testid={`download-${i.name}`} onClick={() => download(i.name).catch((e) => message.error(err(e)))}>Download</Button>}
+                  <Popconfirm title={`Delete ${i.name}?`} okText="Delete" onConfirm={() => api('DELETE', `/folders/${open.id}/delete-files`, { files: [join(i.name)], recursive: true }).then(() => list(open, path), (e) => message.error(err(e)))}>
+                    <Button size="small" danger data-testid={`delete-${i.name}`} disabled={open?.permission === 'ro'}>Delete</Button>
                   </Popconfirm>
                 </Space>
               ),

@@ -6,6 +6,7 @@ import {
 import dayjs from 'dayjs';
 import { api, ApiError, Me } from './api';
 import * as v from './validate';
+import NameDialog from './NameDialog';
 
 /** Everything the launcher sets; also what Recent History keeps. */
 export interface LaunchSettings {
@@ -127,6 +128,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
   const [explore, setExplore] = useState<{ id: string; name: string; items: any[] } | null>(null);
   const [history, setHistory] = useState<HistoryEntry[]>(loadHistory());
   const [showHistory, setShowHistory] = useState(false);
+  const [renaming, setRenaming] = useState<HistoryEntry | null>(null);
   const [confirmNoFolder, setConfirmNoFolder] = useState(false);
   const [launching, setLaunching] = useState(false);
   const [serverError, setServerError] = useState<string | null>(null);
@@ -410,18 +412,22 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
           { title: 'Owner', render: (_: unknown, f: any) => (f.group ? `project ${f.group}` : 'you') },
         ]}
       />
-      <Modal open={newFolder !== null} title="Create a folder" onCancel={() => setNewFolder(null)} onOk={async () => {
-        try {
-          await api('POST', '/folders', { name: newFolder, permission: 'rw' });
-          await loadFolders();
-          set('mounts', [...s.mounts, newFolder as string]);
-          setNewFolder(null);
-        } catch (e) {
-          message.error(e instanceof ApiError ? e.message : String(e));
-        }
-      }}>
-        <Input data-testid="new-folder-name" value={newFolder ?? ''} onChange={(e) => setNewFolder(e.target.value)} placeholder="folder name" />
-      </Modal>
+      {newFolder !== null && (
+        <NameDialog
+          title="Create a folder"
+          placeholder="folder name"
+          okText="Create"
+          testId="new-folder"
+          check={v.folderName}
+          onSubmit={async (name) => {
+            await api('POST', '/folders', { name, permission: 'rw' });
+            await loadFolders();
+            // A new folder is selected for mounting at once.
+            setS((o) => ({ ...o, mounts: [...o.mounts, name] }));
+          }}
+          onClose={() => setNewFolder(null)}
+        />
+      )}
       <Modal open={!!explore} title={`Files in ${explore?.name}`} onCancel={() => setExplore(null)} footer={null}>
         <List size="small" dataSource={explore?.items ?? []} locale={{ emptyText: 'No files' }} renderItem={(i: any) => <List.Item>{i.type === 'DIRECTORY' ? '📁' : '📄'} {i.name} <Typography.Text type="secondary">{i.size} B</Typography.Text></List.Item>} />
       </Modal>
@@ -513,6 +519,20 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
       <Col span={6}>
         <Steps direction="vertical" current={step} onChange={setStep} items={STEPS.map((t, i) => ({ title: t, status: stepProblems(i).length ? 'error' : i === step ? 'process' : i < step ? 'finish' : 'wait' }))} />
       </Col>
+      {renaming && (
+        <NameDialog
+          title="Rename this launch"
+          initial={renaming.label}
+          okText="Rename"
+          testId="history-label"
+          check={(l) => (l.trim() === '' ? 'Give it a name.' : l.length > 64 ? 'Use at most 64 characters.' : null)}
+          onSubmit={async (label) => {
+            saveHistory(history.map((x) => (x.id === renaming.id ? { ...x, label: label.trim() } : x)));
+            setHistory(loadHistory());
+          }}
+          onClose={() => setRenaming(null)}
+        />
+      )}
       <Modal open={showHistory} title="Recent History" footer={null} onCancel={() => setShowHistory(false)}>
         <List
           dataSource={history}
@@ -521,7 +541,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
             <List.Item
               actions={[
                 <Switch key="p" size="small" checked={h.pinned} checkedChildren="pinned" onChange={(p) => { const n = history.map((x) => (x.id === h.id ? { ...x, pinned: p } : x)); saveHistory(n); setHistory(loadHistory()); }} />,
-                <Button key="r" size="small" onClick={() => { const label = window.prompt('New name', h.label); if (label) { const n = history.map((x) => (x.id === h.id ? { ...x, label } : x)); saveHistory(n); setHistory(loadHistory()); } }}>Rename</Button>,
+                <Button key="r" size="small" data-testid={`history-rename-${h.label}`} onClick={() => setRenaming(h)}>Rename</Button>,
               ]}
             >
               <a onClick={() => { setS(h.settings); setStep(4); setShowHistory(false); }}>{h.label}</a>

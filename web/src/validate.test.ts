@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { batch, envName, preopenPorts, resources, sessionName } from './validate';
+import { batch, entryName, envName, folderName, preopenPorts, resources, sessionName } from './validate';
 
 describe('session names', () => {
   it('accepts what the server accepts', () => {
@@ -57,5 +57,20 @@ describe('batch sessions', () => {
     expect(batch('python train.py', null)).toBeNull();
     expect(batch('  ', null)).toMatch(/startup command/);
     expect(batch('x', 0)).toMatch(/positive/);
+  });
+});
+
+
+describe('folder and entry names', () => {
+  it('accept plain names and refuse the rest with a reason', () => {
+    expect(folderName('mydata')).toBeNull();
+    expect(folderName('.ssh')).toBeNull();
+    expect(folderName('')).toMatch('name');
+    expect(folderName('a b')).toMatch('" " is not allowed');
+    expect(folderName('x'.repeat(65))).toMatch('64');
+    expect(folderName('..')).toMatch('not a folder name');
+    expect(entryName('results')).toBeNull();
+    expect(entryName('../etc')).toMatch("without '/'");
+    expect(entryName('é'.repeat(200))).toMatch('255');
   });
 });

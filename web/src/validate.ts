@@ -67,3 +67,22 @@ export function batch(command: string, timeoutSecs: number | null): Problem {
   if (timeoutSecs !== null && !(timeoutSecs > 0)) return 'The timeout must be a positive number of seconds.';
   return null;
 }
+
+/** Data folder names: 1–64 letters, digits, '.', '-', '_' (a leading '.' makes an automount
+ *  folder); the server also refuses reserved names such as `.bashrc`. */
+export function folderName(name: string): Problem {
+  if (name === '') return 'Give the folder a name.';
+  if (name.length > 64) return 'Use at most 64 characters.';
+  if (name === '.' || name === '..') return `"${name}" is not a folder name.`;
+  const bad = [...name].find((c) => !/[A-Za-z0-9._-]/.test(c));
+  if (bad !== undefined) return `"${bad}" is not allowed: use letters, digits, '.', '-' or '_'.`;
+  return null;
+}
+
+/** A file or directory name inside a folder: no '/', not '.' or '..', at most 255 bytes. */
+export function entryName(name: string): Problem {
+  if (name === '') return 'Give a name.';
+  if (name.includes('/') || name === '.' || name === '..') return "Use a plain name without '/'.";
+  if (new TextEncoder().encode(name).length > 255) return 'Use at most 255 bytes.';
+  return null;
+}

@@ -48,19 +48,24 @@ fn web_ui_end_to_end_in_chromium() {
     s.bai(&s.user, &["vfolder", "create", "uidata"]).expect_ok();
     let logins = std::fs::read_to_string(s.data_dir.path().join("web-login.txt"))
         .expect("baid writes the web passwords");
-    let password = logins
-        .lines()
-        .find_map(|l| l.strip_prefix("user@bai.local "))
-        .expect("the user's web password")
-        .trim()
-        .to_string();
+    let password_of = |email: &str| {
+        logins
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{email} ")))
+            .expect("a web password")
+            .trim()
+            .to_string()
+    };
+    let password = password_of("user@bai.local");
     let mut cmd = Command::new("node");
     cmd.arg("e2e/run.mjs")
         .current_dir(web_dir())
         .env("BAI_URL", &s.endpoint)
         .env("BAI_EMAIL", "user@bai.local")
         .env("BAI_PASSWORD", &password)
-        .env("BAI_FOLDER", "uidata");
+        .env("BAI_FOLDER", "uidata")
+        .env("BAI_ADMIN_EMAIL", "admin@bai.local")
+        .env("BAI_ADMIN_PASSWORD", password_of("admin@bai.local"));
     if let Ok(dir) = std::env::var("BAI_SCREENSHOTS") {
         cmd.env("SCREENSHOTS", dir);
     }
@@ -71,5 +76,5 @@ fn web_ui_end_to_end_in_chromium() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "{text}\nbaid log:\n{}", s.log());
-    assert!(text.contains("e2e: 16 passed"), "{text}");
+    assert!(text.contains("e2e: 17 passed"), "{text}");
 }

@@ -1,6 +1,7 @@
 // End-to-end test of the web UI in a real browser: Debian's chromium driven by
 // playwright-core (no browser download), against a running `baid up`.
 //   BAI_URL, BAI_EMAIL, BAI_PASSWORD   where and who (a normal user)
+//   BAI_ADMIN_EMAIL, BAI_ADMIN_PASSWORD a superadmin (optional: the admin steps run with it)
 //   BAI_FOLDER                          an existing data folder of that user to mount
 //   CHROMIUM                            the browser (default /usr/bin/chromium)
 //   SCREENSHOTS                         if set, a directory for screenshots of the main pages
@@ -263,6 +264,38 @@ await step('log out', async () => {
   await byTest('logout').click();
   await byTest('login-submit').waitFor();
 });
+
+const adminEmail = process.env.BAI_ADMIN_EMAIL;
+const adminPassword = process.env.BAI_ADMIN_PASSWORD;
+if (adminEmail && adminPassword) {
+  await step("a superadmin sees every user's sessions and launches one for a user", async () => {
+    await byTest('login-email').fill(adminEmail);
+    await byTest('login-password').fill(adminPassword);
+    await byTest('login-submit').click();
+    await expectText(byTest('whoami'), 'superadmin');
+    await byTest('tab-finished').click();
+    await page.getByRole('row', { name: /websess2/ }).filter({ hasText: email }).waitFor();
+    await byTest('start').click();
+    await byTest('session-name').fill('forauser');
+    await byTest('owner-toggle').click();
+    await byTest('owner-email').fill(email);
+    await byTest('skip-to-review').click();
+    await expectText(byTest('error-card'), "Search for the owner's email first");
+    await byTest('edit-0').click();
+    await byTest('owner-search').click();
+    await byTest('owner-access-key').waitFor();
+    await byTest('skip-to-review').click();
+    await byTest('launch').click();
+    await byTest('no-folder-start').click();
+    await byTest('tab-running').click();
+    await page.getByRole('row', { name: /forauser/ }).filter({ hasText: email }).waitFor();
+    await expectText(byTest('status-forauser'), 'RUNNING');
+    await byTest('terminate-forauser').click();
+    await page.getByRole('button', { name: 'Terminate', exact: true }).last().click();
+    await byTest('logout').click();
+    await byTest('login-submit').waitFor();
+  });
+}
 
 await browser.close();
 console.log(`e2e: ${passed} passed`);

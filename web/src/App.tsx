@@ -69,8 +69,12 @@ export default function App() {
   if (me === undefined) return null;
   if (me === null) return <Login onLogin={setMe} />;
 
+  // Nothing of one user's stays for the next one who logs in in this tab.
   const logout = async () => {
     await api('POST', '/server/logout').catch(() => undefined);
+    setNotes([]);
+    setRelaunch(null);
+    setPage('sessions');
     setMe(null);
   };
 

@@ -69,7 +69,7 @@ function saveHistory(h: HistoryEntry[]) {
 const STEPS = ['Session type', 'Environments & Resource allocation', 'Data & Storage', 'Network', 'Confirm and Launch'];
 
 /** Every problem of the settings, by step. */
-export function problems(s: LaunchSettings, max: { cpu: number; memGiB: number }): { step: number; text: string }[] {
+export function problems(s: LaunchSettings, max: { cpu: number; memGiB: number; accelerator?: number }): { step: number; text: string }[] {
   const out: { step: number; text: string }[] = [];
   const add = (step: number, p: v.Problem) => p && out.push({ step, text: p });
   add(0, v.sessionName(s.name));
@@ -82,13 +82,13 @@ export function problems(s: LaunchSettings, max: { cpu: number; memGiB: number }
   return out;
 }
 
-function body(s: LaunchSettings) {
+function body(s: LaunchSettings, accelSlot: string | null) {
   const environ: Record<string, string> = {};
   for (const e of s.env) environ[e.key] = e.value;
   if (s.ompThreads) environ.OMP_NUM_THREADS = String(s.ompThreads);
   if (s.openblasThreads) environ.OPENBLAS_NUM_THREADS = String(s.openblasThreads);
   const config: Record<string, unknown> = {
-    resources: { cpu: s.cpu, mem: `${Math.round(s.memGiB * 1024)}m`, ...(s.accelerator ? { 'cuda.shares': s.accelerator } : {}) },
+    resources: { cpu: s.cpu, mem: `${Math.round(s.memGiB * 1024)}m`, ...(s.accelerator && accelSlot ? { [accelSlot]: s.accelerator } : {}) },
     resource_opts: { shmem: `${Math.round(s.shmemGiB * 1024)}m` },
     environ,
     mounts: s.mounts,
@@ -151,7 +151,18 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
       cpu = Math.max(cpu, Number(a.capacity?.cpu ?? 0));
       mem = Math.max(mem, Number(a.capacity?.mem ?? 0) / 2 ** 30);
     }
-    return { cpu: cpu || 64, memGiB: Math.floor(mem * 100) / 100 || 256 };
+    // AI accelerators: the first accelerator slot the group's agents offer, up to the most
+    // one agent has.
+    let slot: string | null = null;
+    let accelerator = 0;
+    for (const a of agents.filter((a) => a.scaling_group === s.group)) {
+      for (const [k, val] of Object.entries(a.capacity ?? {})) {
+        if (k === 'cpu' || k === 'mem') continue;
+        slot ??= k;
+        if (k === slot) accelerator = Math.max(accelerator, Number(val));
+      }
+    }
+    return { cpu: cpu || 64, memGiB: Math.floor(mem * 100) / 100 || 256, accelerator, accelSlot: slot };
   }, [agents, s.group]);
   const all = problems(s, max);
   const stepProblems = (i: number) => all.filter((p) => p.step === i);
@@ -185,7 +196,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
     setLaunching(true);
     setServerError(null);
     try {
-      const r = await api('POST', '/session', body(s));
+      const r = await api('POST', '/session', body(s, max.accelSlot));
       const id = r.sessionId ?? r.session_id ?? r.id;
       const name = r.sessionName ?? s.name ?? id;
       const entry: HistoryEntry = { id: `${Date.now()}`, label: s.name || name, pinned: false, at: new Date().toISOString(), settings: s };
@@ -325,7 +336,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
           ['CPU', 'cpu', 0.5, max.cpu, 0.5, 'cores'],
           ['Memory', 'memGiB', 0.25, max.memGiB, 0.25, 'GiB'],
           ['Shared memory', 'shmemGiB', 0, s.memGiB, 0.0625, 'GiB'],
-          ['AI accelerator', 'accelerator', 0, 8, 0.1, 'shares'],
+          ['AI accelerator', 'accelerator', 0, max.accelerator, 0.1, max.accelSlot ?? 'none in this resource group'],
         ] as [string, 'cpu' | 'memGiB' | 'shmemGiB' | 'accelerator', number, number, number, string][]
       ).map(([label, key, lo, hi, stepSize, unit]) => (
         <Form.Item label={`${label} (${unit})`} key={key}>

@@ -50,6 +50,12 @@ describe('resources', () => {
     expect(resources({ cpu: 5, memGiB: 1, shmemGiB: 0, accelerator: 0 }, max)).toMatch(/At most 4/);
     expect(resources({ cpu: 1, memGiB: 9, shmemGiB: 0, accelerator: 0 }, max)).toMatch(/At most 8 GiB/);
   });
+  it('bounds accelerator shares by what the group offers', () => {
+    expect(resources({ cpu: 1, memGiB: 1, shmemGiB: 0, accelerator: 0.5 }, max)).toMatch(/no AI accelerators/);
+    const gpu = { ...max, accelerator: 2 };
+    expect(resources({ cpu: 1, memGiB: 1, shmemGiB: 0, accelerator: 0.5 }, gpu)).toBeNull();
+    expect(resources({ cpu: 1, memGiB: 1, shmemGiB: 0, accelerator: 2.5 }, gpu)).toMatch(/At most 2 accelerator/);
+  });
 });
 
 describe('batch sessions', () => {

@@ -50,7 +50,7 @@ export interface Resources {
 }
 
 /** Resource rules: positive CPU and memory within the limits; shared memory ≤ memory. */
-export function resources(r: Resources, max: { cpu: number; memGiB: number }): Problem {
+export function resources(r: Resources, max: { cpu: number; memGiB: number; accelerator?: number }): Problem {
   if (!(r.cpu > 0)) return 'Give at least some CPU.';
   if (r.cpu > max.cpu) return `At most ${max.cpu} CPU cores are allowed.`;
   if (!(r.memGiB > 0)) return 'Give at least some memory.';
@@ -58,6 +58,8 @@ export function resources(r: Resources, max: { cpu: number; memGiB: number }): P
   if (r.shmemGiB < 0) return 'Shared memory cannot be negative.';
   if (r.shmemGiB > r.memGiB) return 'Shared memory cannot be more than the memory.';
   if (r.accelerator < 0) return 'The accelerator share cannot be negative.';
+  if (r.accelerator > (max.accelerator ?? 0))
+    return max.accelerator ? `At most ${max.accelerator} accelerator shares are allowed.` : 'This resource group has no AI accelerators.';
   return null;
 }
 

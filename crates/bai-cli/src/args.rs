@@ -125,7 +125,7 @@ pub enum VfolderCmd {
     /// Create a data folder.
     Create {
         name: String,
-        /// Storage host (default: the server's default, local:volume1).
+        /// Storage host, e.g. nfs:shared (default: the server's default; see `bai vfolder hosts`).
         host: Option<String>,
         /// rw or ro (read-only inside sessions).
         #[arg(short, long, default_value = "rw")]
@@ -139,6 +139,9 @@ pub enum VfolderCmd {
     },
     /// Your data folders and your projects' folders.
     List,
+    /// The storage hosts folders can be created on, and the default one.
+    #[command(visible_alias = "list-hosts")]
+    Hosts,
     /// A folder's details.
     Info { name: String },
     /// Rename a folder.
@@ -843,6 +846,39 @@ mod tests {
         assert!(!DEFAULT_STATUSES.contains("TERMINATED"));
         assert!(Cli::try_parse_from(["bai", "ps", "--running", "--dead"]).is_err());
         assert!(Cli::try_parse_from(["bai", "ps", "--limit", "0"]).is_err());
+    }
+
+    #[test]
+    fn vfolder_create_takes_the_host_second_and_hosts_lists_them() {
+        let vf = |args: &[&str]| {
+            let mut v = vec!["bai", "vfolder"];
+            v.extend_from_slice(args);
+            match Cli::try_parse_from(v).unwrap().cmd {
+                Cmd::Vfolder(c) => c,
+                other => panic!("{other:?}"),
+            }
+        };
+        let VfolderCmd::Create {
+            name,
+            host,
+            permission,
+            quota,
+            ..
+        } = vf(&["create", "data", "nfs:shared", "-p", "ro", "--quota", "1g"])
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (name.as_str(), host.as_deref(), permission.as_str()),
+            ("data", Some("nfs:shared"), "ro")
+        );
+        assert_eq!(quota.as_deref(), Some("1g"));
+        assert!(matches!(
+            vf(&["create", "data"]),
+            VfolderCmd::Create { host: None, .. }
+        ));
+        assert!(matches!(vf(&["hosts"]), VfolderCmd::Hosts));
+        assert!(matches!(vf(&["list-hosts"]), VfolderCmd::Hosts));
     }
 
     #[test]

@@ -68,6 +68,11 @@ impl Client {
         self.send_json(Method::POST, "/folders", Some(&body)).await
     }
 
+    /// `GET /folders/_/hosts`: `{"default", "allowed", "volume_info"}`.
+    pub async fn vfolder_hosts(&self) -> Result<Value, ClientError> {
+        self.send_json(Method::GET, "/folders/_/hosts", None).await
+    }
+
     /// The caller's folders (GraphQL `vfolder_list`).
     pub async fn list_vfolders(&self) -> Result<Vec<Value>, ClientError> {
         let q = "query($limit:Int!, $offset:Int!) { vfolder_list(limit:$limit, offset:$offset) \

@@ -25,6 +25,9 @@ pub struct ManagerConfig {
     pub app_port_pool: (u16, u16),
     /// Resource readings and idle checkers.
     pub monitor: crate::monitor::MonitorConfig,
+    /// Storage hosts of data folders, checked by `Storage::open`; None: only
+    /// `local:volume1` under the data dir.
+    pub storage: Option<crate::storage::Storage>,
 }
 
 impl Default for ManagerConfig {
@@ -36,6 +39,7 @@ impl Default for ManagerConfig {
             launch_disabled: false,
             app_port_pool: (30000, 30199),
             monitor: Default::default(),
+            storage: None,
         }
     }
 }
@@ -104,7 +108,10 @@ impl Manager {
             sched_state: Mutex::new(HashMap::new()),
             pending_views: Mutex::new(HashMap::new()),
             history_marks: Mutex::new(HashMap::new()),
-            storage: crate::storage::Storage::new(&config.data_dir),
+            storage: config
+                .storage
+                .clone()
+                .unwrap_or_else(|| crate::storage::Storage::local(&config.data_dir)),
             transfers: Mutex::new(HashMap::new()),
             proxies: crate::proxy::Proxies::new(config.app_port_pool),
             config,

@@ -68,6 +68,23 @@ struct UpArgs {
     /// (seconds; thresholds in percent of the allocation); off when not given.
     #[arg(long, env = "BAI_IDLE_UTILIZATION", value_parser = parse_utilization)]
     idle_utilization: Option<bai_core::idle::UtilizationConfig>,
+    /// One more storage host for data folders, NAME=PATH (repeatable; the env variable takes
+    /// a comma-separated list), e.g. `nfs:shared=/mnt/nfs/bai` for an NFS export mounted at
+    /// the same path on every agent. `local:volume1` (under the data dir) always exists.
+    #[arg(
+        long = "storage-host",
+        env = "BAI_STORAGE_HOSTS",
+        value_name = "NAME=PATH"
+    )]
+    storage_hosts: Vec<String>,
+    /// Where new data folders go when the request names no host.
+    #[arg(
+        long,
+        env = "BAI_DEFAULT_STORAGE_HOST",
+        default_value = bai_manager::storage::LOCAL_HOST,
+        value_name = "NAME"
+    )]
+    default_storage_host: String,
 }
 
 fn parse_utilization(s: &str) -> Result<bai_core::idle::UtilizationConfig, String> {
@@ -116,6 +133,17 @@ async fn up(args: UpArgs) -> Result<()> {
     let data_dir = args.data_dir.unwrap_or_else(default_data_dir);
     std::fs::create_dir_all(&data_dir)
         .with_context(|| format!("cannot create the data dir {}", data_dir.display()))?;
+    // A bad storage configuration stops baid with one line (no backtrace, whatever
+    // RUST_BACKTRACE says): what is wrong and with which host.
+    let storage = match storage_config(&args.storage_hosts, &args.default_storage_host)
+        .and_then(|c| bai_manager::storage::Storage::open(&data_dir, &c))
+    {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("Error: bad storage host configuration: {e}");
+            std::process::exit(2);
+        }
+    };
     let store =
         Arc::new(Store::open(&data_dir.join("bai.db")).context("cannot open the database")?);
     let endpoint = format!("http://{}", args.listen);
@@ -139,13 +167,21 @@ async fn up(args: UpArgs) -> Result<()> {
                 interval: std::time::Duration::from_millis(args.monitor_interval_ms.max(100)),
                 utilization: args.idle_utilization.clone(),
             },
+            storage: Some(storage),
             ..Default::default()
         },
     );
     // Folders with a quota are filesystems of their own: mount them again after a reboot.
+    // A folder whose host is no longer configured stays in the database, unreachable.
     for v in store.vfolders(None)? {
-        if v.quota_bytes.is_some()
-            && let Err(e) = m.storage.mount_quota(v.id)
+        if m.storage.host(&v.host).is_none() {
+            tracing::warn!(
+                vfolder = %v.id, host = %v.host,
+                "data folder {:?} is on a storage host that is not configured; its files are out of reach",
+                v.name
+            );
+        } else if v.quota_bytes.is_some()
+            && let Err(e) = m.storage.mount_quota(&v)
         {
             tracing::error!(vfolder = %v.id, error = %e.msg, "cannot mount a quota folder");
         }
@@ -229,6 +265,18 @@ async fn up(args: UpArgs) -> Result<()> {
         ),
     }
     println!("  data dir     : {}", data_dir.display());
+    for h in m.storage.hosts() {
+        let default = if h.name == m.storage.default_host() {
+            " (default)"
+        } else {
+            ""
+        };
+        println!(
+            "  storage host : {} at {}{default}",
+            h.name,
+            h.root.display()
+        );
+    }
     println!(
         "  agent        : {} ({} cores, {} memory, {} images)",
         info.id,
@@ -273,6 +321,21 @@ async fn shutdown_signal() {
     tracing::info!("shutting down; sessions keep running and are picked up on the next start");
 }
 
+/// `--storage-host` / `BAI_STORAGE_HOSTS` and `--default-storage-host` as a storage
+/// configuration (names and paths checked; the directories are checked by `Storage::open`).
+fn storage_config(
+    hosts: &[String],
+    default: &str,
+) -> Result<bai_manager::storage::StorageConfig, String> {
+    let default = default.trim();
+    bai_manager::storage::check_host_name(default)
+        .map_err(|e| format!("--default-storage-host: {e}"))?;
+    Ok(bai_manager::storage::StorageConfig {
+        hosts: bai_manager::storage::parse_host_specs(hosts)?,
+        default: Some(default.to_string()),
+    })
+}
+
 /// `FIRST-LAST` (inclusive), both 1024–65535.
 fn parse_port_range(s: &str) -> Result<(u16, u16), String> {
     let (a, b) = s
@@ -290,4 +353,45 @@ fn parse_port_range(s: &str) -> Result<(u16, u16), String> {
         return Err(format!("{s:?}: the first port is after the last"));
     }
     Ok((a, b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn up_args(args: &[&str]) -> UpArgs {
+        let mut argv = vec!["baid", "up"];
+        argv.extend_from_slice(args);
+        match Cli::try_parse_from(argv).expect("parse").cmd {
+            Cmd::Up(a) => a,
+        }
+    }
+
+    #[test]
+    fn storage_hosts_from_repeated_flags() {
+        let a = up_args(&[
+            "--storage-host",
+            "nfs:shared=/mnt/nfs",
+            "--storage-host",
+            "fast:ssd=/ssd,more:v=/m",
+            "--default-storage-host",
+            "nfs:shared",
+        ]);
+        let c = storage_config(&a.storage_hosts, &a.default_storage_host).expect("valid");
+        assert_eq!(c.default.as_deref(), Some("nfs:shared"));
+        let names: Vec<&str> = c.hosts.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["nfs:shared", "fast:ssd", "more:v"]);
+    }
+
+    #[test]
+    fn storage_defaults_and_bad_values() {
+        let a = up_args(&[]);
+        let c = storage_config(&a.storage_hosts, &a.default_storage_host).expect("valid");
+        assert!(c.hosts.is_empty());
+        assert_eq!(c.default.as_deref(), Some("local:volume1"));
+        let e = storage_config(&[], "nope").expect_err("bad default");
+        assert!(e.starts_with("--default-storage-host:"), "{e}");
+        let e = storage_config(&["x:y".into()], "local:volume1").expect_err("no path");
+        assert!(e.contains("NAME=PATH"), "{e}");
+    }
 }

@@ -113,6 +113,15 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
                 &rows,
             );
         }
+        VfolderCmd::Hosts => {
+            let v = client.vfolder_hosts().await?;
+            let allowed: Vec<&str> = v["allowed"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|h| h.as_str()).collect())
+                .unwrap_or_default();
+            println!("default: {}", cell(&v["default"]));
+            println!("allowed: {}", allowed.join(", "));
+        }
         VfolderCmd::Info { name } => {
             let id = client.vfolder_id(name).await?;
             let v = client.vfolder_info(&id).await?;

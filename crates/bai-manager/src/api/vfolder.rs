@@ -6,7 +6,7 @@ use super::json_body;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::Manager;
-use crate::storage::{HOST, Transfer, own, own_tree};
+use crate::storage::{Host, Storage, Transfer, own, own_tree};
 use axum::Extension;
 use axum::Json;
 use axum::body::{Body, Bytes};
@@ -98,8 +98,13 @@ fn managed_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VFolderRo
     Ok(v)
 }
 
+/// A folder's JSON. A folder whose storage host is not configured lists with status
+/// `unavailable` and no usage.
 pub fn folder_json(m: &Manager, v: &VFolderRow, caller_id: &str) -> Value {
-    let (files, bytes) = m.storage.usage(v.id);
+    let (status, (files, bytes)) = match m.storage.usage(v) {
+        Ok(u) => (v.status.as_str(), u),
+        Err(_) => ("unavailable", (0, 0)),
+    };
     let (ownership, is_owner) = match &v.project {
         Some(_) => ("group", false),
         None => ("user", v.user_id == caller_id),
@@ -110,7 +115,7 @@ pub fn folder_json(m: &Manager, v: &VFolderRow, caller_id: &str) -> Value {
         "host": v.host,
         "usage_mode": v.usage_mode,
         "permission": v.permission,
-        "status": v.status,
+        "status": status,
         "created_at": v.created_at,
         "is_owner": is_owner,
         "ownership_type": ownership,
@@ -158,13 +163,19 @@ pub async fn create(
     let b = json_body(&body)?;
     let name = field(&b, "name")?;
     check_folder_name(name)?;
-    if let Some(h) = b.get("host").and_then(Value::as_str)
-        && h != HOST
-    {
-        return Err(
-            Problem::invalid(format!("storage host {h:?} does not exist; use {HOST}")).into(),
-        );
-    }
+    let host = match b.get("host") {
+        None | Some(Value::Null) => m.storage.default_host().to_string(),
+        Some(Value::String(h)) if h.is_empty() => m.storage.default_host().to_string(),
+        Some(Value::String(h)) if m.storage.host(h).is_some() => h.clone(),
+        Some(Value::String(h)) => {
+            return Err(Problem::invalid(format!(
+                "storage host {h:?} does not exist; configured hosts: {}",
+                m.storage.names().join(", ")
+            ))
+            .into());
+        }
+        Some(_) => return Err(Problem::invalid("host must be a storage host name").into()),
+    };
     let project = match b.get("group") {
         None | Some(Value::Null) => None,
         Some(Value::String(p)) => Some(p.clone()),
@@ -211,7 +222,7 @@ pub async fn create(
     let v = VFolderRow {
         id: Uuid::new_v4(),
         name: name.to_string(),
-        host: HOST.to_string(),
+        host,
         user_id: caller.user_id.clone(),
         project: project.clone(),
         permission: permission.to_string(),
@@ -236,8 +247,8 @@ pub async fn create(
         )
         .into());
     }
-    if let Err(e) = m.storage.create(v.id, v.quota_bytes) {
-        let _ = m.storage.remove(v.id);
+    if let Err(e) = m.storage.create(&v) {
+        let _ = m.storage.remove(&v);
         let _ = m.store.delete_vfolder(v.id);
         return Err(e.into());
     }
@@ -261,10 +272,37 @@ pub async fn list(
     Ok(Json(Value::Array(items)))
 }
 
-pub async fn hosts() -> Json<Value> {
-    Json(
-        json!({"default": HOST, "allowed": [HOST], "volume_info": {HOST: {"backend": "vfs", "capabilities": ["vfolder"]}}}),
-    )
+/// `GET /folders/_/hosts`: `{"default", "allowed"}` (what the official client reads) and
+/// `volume_info` per host: backend, capabilities, and the filesystem's total and used bytes.
+pub async fn hosts(State(m): State<Arc<Manager>>) -> ApiResult<Json<Value>> {
+    let storage = m.storage.clone();
+    let out = tokio::task::spawn_blocking(move || hosts_json(&storage))
+        .await
+        .map_err(|e| Problem::internal(format!("cannot read the storage hosts: {e}")))?;
+    Ok(Json(out))
+}
+
+fn hosts_json(storage: &Storage) -> Value {
+    let info: serde_json::Map<String, Value> = storage
+        .hosts()
+        .iter()
+        .map(|h: &Host| {
+            let (total, used) = Storage::host_usage(&h.root).unwrap_or((0, 0));
+            (
+                h.name.clone(),
+                json!({
+                    "backend": h.backend(),
+                    "capabilities": ["vfolder"],
+                    "usage": {"total_bytes": total, "used_bytes": used},
+                }),
+            )
+        })
+        .collect();
+    json!({
+        "default": storage.default_host(),
+        "allowed": storage.names(),
+        "volume_info": info,
+    })
 }
 
 pub async fn info(
@@ -273,6 +311,7 @@ pub async fn info(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
     let v = own_folder(&m, &caller, &id)?;
+    m.storage.folder_dir(&v)?;
     Ok(Json(folder_json(&m, &v, &caller.user_id)))
 }
 
@@ -329,7 +368,7 @@ fn delete_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<StatusCode
         )
         .into());
     }
-    m.storage.remove(v.id)?;
+    m.storage.remove(&v)?;
     m.store.delete_vfolder(v.id)?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -347,7 +386,7 @@ pub async fn files(
     Query(q): Query<PathQuery>,
 ) -> ApiResult<Json<Value>> {
     let v = own_folder(&m, &caller, &id)?;
-    Ok(Json(m.storage.list(v.id, &q.path)?))
+    Ok(Json(m.storage.list(&v, &q.path)?))
 }
 
 pub async fn mkdir(
@@ -369,7 +408,7 @@ pub async fn mkdir(
     };
     let parents = b.get("parents").and_then(Value::as_bool).unwrap_or(false);
     let exist_ok = b.get("exist_ok").and_then(Value::as_bool).unwrap_or(false);
-    let out = m.storage.mkdir(v.id, &paths, parents, exist_ok);
+    let out = m.storage.mkdir(&v, &paths, parents, exist_ok)?;
     let failed = out["results"]["failed"]
         .as_array()
         .is_some_and(|f| !f.is_empty());
@@ -394,7 +433,7 @@ pub async fn rename_file(
     let v = writable_folder(&m, &caller, &id)?;
     let b = json_body(&body)?;
     m.storage
-        .rename_file(v.id, field(&b, "target_path")?, field(&b, "new_name")?)?;
+        .rename_file(&v, field(&b, "target_path")?, field(&b, "new_name")?)?;
     Ok(Json(json!({})))
 }
 
@@ -407,7 +446,7 @@ pub async fn move_file(
     let v = writable_folder(&m, &caller, &id)?;
     let b = json_body(&body)?;
     m.storage
-        .move_file(v.id, field(&b, "src")?, field(&b, "dst")?)?;
+        .move_file(&v, field(&b, "src")?, field(&b, "dst")?)?;
     Ok(Json(json!({})))
 }
 
@@ -433,7 +472,7 @@ pub async fn delete_files(
         return Err(Problem::invalid("files is required: a list of paths").into());
     }
     let recursive = b.get("recursive").and_then(Value::as_bool).unwrap_or(false);
-    m.storage.delete_files(v.id, &files, recursive)?;
+    m.storage.delete_files(&v, &files, recursive)?;
     Ok(Json(json!({})))
 }
 
@@ -471,8 +510,9 @@ pub async fn request_upload(
     let b = json_body(&body)?;
     let rel = field(&b, "path")?;
     let size = b.get("size").and_then(Value::as_u64).unwrap_or(0);
+    let base = m.storage.folder_dir(&v)?;
     if let Some(q) = v.quota_bytes {
-        let (_, used) = m.storage.usage(v.id);
+        let (_, used) = m.storage.usage(&v)?;
         if used + size > q {
             return Err(Problem::new(
                 413,
@@ -489,15 +529,15 @@ pub async fn request_upload(
             .into());
         }
     }
-    let path = m.storage.resolve(v.id, rel)?;
-    if path == m.storage.folder_dir(v.id) || path.is_dir() {
+    let path = m.storage.resolve(&v, rel)?;
+    if path == base || path.is_dir() {
         return Err(Problem::invalid(format!("{rel} is a directory: give a file path")).into());
     }
     if let Some(parent) = path.parent() {
         tokio::fs::create_dir_all(parent)
             .await
             .map_err(|e| Problem::internal(format!("cannot create {}: {e}", parent.display())))?;
-        own_tree(&m.storage.folder_dir(v.id), parent);
+        own_tree(&base, parent);
     }
     tokio::fs::File::create(&path)
         .await
@@ -651,7 +691,7 @@ pub async fn request_download(
     let v = own_folder(&m, &caller, &id)?;
     let b = json_body(&body)?;
     let rel = field(&b, "path")?;
-    let path = m.storage.resolve(v.id, rel)?;
+    let path = m.storage.resolve(&v, rel)?;
     let md = tokio::fs::metadata(&path)
         .await
         .map_err(|_| Problem::not_found("file", format!("{rel}: no such file")))?;

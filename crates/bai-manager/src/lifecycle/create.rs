@@ -429,12 +429,22 @@ fn resolve_mounts(
         wanted.push((v, target));
     }
     // The owner's automount folders (names starting with '.', such as `.ssh`, whose
-    // authorized_keys admit them over SSH) are mounted in every session at /home/work/NAME.
+    // authorized_keys admit them over SSH) are mounted in every session at /home/work/NAME;
+    // one whose storage host is not configured any more is left out (with a warning) rather
+    // than blocking every session of its owner.
     for auto in m.store.vfolders(Some(user_id)).map_err(internal)? {
         if auto.project.is_none()
             && auto.name.starts_with('.')
             && !wanted.iter().any(|(v, _)| v.id == auto.id)
         {
+            if m.storage.host(&auto.host).is_none() {
+                tracing::warn!(
+                    vfolder = %auto.id, host = %auto.host,
+                    "automount folder {:?} is not mounted: its storage host is not configured",
+                    auto.name
+                );
+                continue;
+            }
             let target = auto.name.clone();
             wanted.push((auto, Some(target)));
         }
@@ -443,6 +453,12 @@ fn resolve_mounts(
         if out.iter().any(|x| x.vfolder_id == v.id) {
             continue;
         }
+        // A folder on a storage host this server no longer has cannot be mounted.
+        let host_path = m.storage.folder_dir(&v).map_err(|e| Problem {
+            status: 400,
+            msg: format!("data folder {:?} cannot be mounted: {}", v.name, e.msg),
+            ..e
+        })?;
         let target = target.unwrap_or_else(|| v.name.clone());
         let rel = target.strip_prefix("/home/work/").unwrap_or(&target);
         if rel.starts_with('/') || rel.contains(':') {
@@ -476,7 +492,7 @@ fn resolve_mounts(
         out.push(bai_core::agent::Mount {
             vfolder_id: v.id,
             name: v.name.clone(),
-            host_path: m.storage.folder_dir(v.id).display().to_string(),
+            host_path: host_path.display().to_string(),
             kernel_path,
             read_only: v.permission == "ro",
         });

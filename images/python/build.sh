@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the `python` kernel image locally: Debian bookworm (debootstrap) + Python 3.11,
 # OpenSSH (server, client, sftp) and tmux for the intrinsic apps (sshd, web terminal),
-# Jupyter Notebook and JupyterLab (PyPI) declared as apps by the service-ports label,
+# Jupyter Notebook, JupyterLab and TensorBoard (PyPI) declared as apps by the service-ports label,
 # imported with `docker import` and labelled for bai. No registry is needed.
 #
 #   images/python/build.sh [TAG]      (default TAG: bai/python:3.11-bookworm)
@@ -54,6 +54,16 @@ chroot "$rootfs" /usr/bin/env -u PIP_FIND_LINKS /opt/jupyter/bin/pip install -q 
   --disable-pip-version-check --no-index --find-links /tmp/wheels \
   "notebook>=7,<8" "jupyterlab>=4,<5" >>"$work/pip.log" 2>&1 || { tail -30 "$work/pip.log" >&2; exit 1; }
 chroot "$rootfs" ln -sf /opt/jupyter/bin/jupyter /usr/local/bin/jupyter
+# TensorBoard in a virtual environment of its own (its pins need not agree with Jupyter's).
+"$hostpy" -m pip download -q --disable-pip-version-check --dest "$wheels" --only-binary=:all: \
+  --python-version 3.11 --implementation cp --abi cp311 --platform manylinux_2_17_x86_64 \
+  --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 --platform any \
+  "tensorboard>=2.16,<3" >>"$work/pip.log" 2>&1 || { tail -30 "$work/pip.log" >&2; exit 1; }
+chroot "$rootfs" /usr/bin/python3 -m venv /opt/tensorboard
+chroot "$rootfs" /usr/bin/env -u PIP_FIND_LINKS /opt/tensorboard/bin/pip install -q --no-cache-dir \
+  --disable-pip-version-check --no-index --find-links /tmp/wheels \
+  "tensorboard>=2.16,<3" >>"$work/pip.log" 2>&1 || { tail -30 "$work/pip.log" >&2; exit 1; }
+chroot "$rootfs" ln -sf /opt/tensorboard/bin/tensorboard /usr/local/bin/tensorboard
 rm -rf "$wheels"
 # Host keys made at package install would be shared by every session: krunner makes fresh
 # ones per session (and runs sshd as the work user, so no privilege separation directory).
@@ -75,6 +85,6 @@ tar -C "$rootfs" -c . | docker import \
   -c 'LABEL ai.backend.runtime-path=/usr/bin/python3' \
   -c 'LABEL ai.backend.resource.min.cpu=1' \
   -c 'LABEL ai.backend.resource.min.mem=64m' \
-  -c 'LABEL ai.backend.service-ports="jupyter:http:8091,jupyterlab:http:8092"' \
+  -c 'LABEL ai.backend.service-ports="jupyter:http:8091,jupyterlab:http:8092,tensorboard:http:8093"' \
   - "$tag" >/dev/null
 echo "built $tag ($recipe_hash)"

@@ -449,6 +449,25 @@ fn ws_connect(
         .0
 }
 
+/// Writes three scalar events under /home/work/logs/run1 with TensorBoard's own writer (in
+/// the image's TensorBoard environment).
+const TENSORBOARD_LOGGER: &str = r#"
+import subprocess
+code = '''
+import time
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+from tensorboard.compat.proto.event_pb2 import Event
+from tensorboard.compat.proto.summary_pb2 import Summary
+w = EventFileWriter("/home/work/logs/run1")
+for step in range(3):
+    v = Summary.Value(tag="loss", simple_value=1.0 / (step + 1))
+    w.add_event(Event(wall_time=time.time(), step=step, summary=Summary(value=[v])))
+w.close()
+'''
+subprocess.run(["/opt/tensorboard/bin/python", "-c", code], check=True)
+print("logged")
+"#;
+
 #[test]
 fn web_terminal_and_jupyter_through_the_http_proxy() {
     let s = Server::start();
@@ -456,7 +475,7 @@ fn web_terminal_and_jupyter_through_the_http_proxy() {
     s.bai(user, &["start", "-t", "nbsess", "python"])
         .expect_ok();
     let apps = s.bai(user, &["apps", "nbsess"]);
-    for name in ["ttyd", "jupyter", "jupyterlab"] {
+    for name in ["ttyd", "jupyter", "jupyterlab", "tensorboard"] {
         assert!(apps.stdout.contains(name), "{name} in {apps:#?}");
     }
     // The web terminal, path mode: the page, then a WebSocket running tmux.
@@ -539,6 +558,21 @@ fn web_terminal_and_jupyter_through_the_http_proxy() {
     }
     assert_eq!(out.trim(), "42");
     drop(ws);
+
+    // TensorBoard, path mode: its page, and the runs a program logs under /home/work/logs.
+    s.bai(
+        user,
+        &["run", "-t", "nbsess", "-c", TENSORBOARD_LOGGER, "python"],
+    )
+    .expect_ok();
+    let (_, tb, tb_cookie) = open_app(&s, user, "nbsess", &["tensorboard", "--path"]);
+    let (status, _, page) = http(&tb, "GET", Some(&tb_cookie), "");
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("TensorBoard"), "{page}");
+    s.wait_for(60, "TensorBoard to list the logged run", || {
+        let (status, _, runs) = http(&format!("{tb}data/runs"), "GET", Some(&tb_cookie), "");
+        (status == 200 && runs.contains("run1")).then_some(())
+    });
 
     // Another user's permit does not open this app; a public app needs none.
     s.bai(admin, &["start", "-t", "adminnb", "python"])

@@ -128,9 +128,22 @@ fn app_command(name: &str, session_id: &str, workdir: &Path) -> Option<(Vec<Stri
         ];
         (args, port)
     };
+    // TensorBoard reads the logs under /home/work/logs (its page says so while it is empty).
+    let tensorboard = || {
+        let args = vec![
+            "tensorboard".to_string(),
+            format!("--logdir={}/logs", workdir.display()),
+            "--host=0.0.0.0".into(),
+            "--port=8093".into(),
+            format!("--path_prefix=/app/{session_id}/{name}"),
+            "--reload_interval=5".into(),
+        ];
+        (args, 8093)
+    };
     match name {
         "jupyter" => Some(jupyter("notebook", 8091)),
         "jupyterlab" => Some(jupyter("lab", 8092)),
+        "tensorboard" => Some(tensorboard()),
         "sshd" => Some((Vec::new(), SSHD_PORT)),
         "ttyd" => Some((Vec::new(), crate::terminal::TERMINAL_PORT)),
         _ => None,
@@ -210,6 +223,10 @@ mod tests {
         assert_eq!(port, 8091);
         assert!(cmd.contains(&"--ServerApp.base_url=/app/s1/jupyter/".to_string()));
         assert!(cmd.contains(&"--IdentityProvider.token=".to_string()));
+        let (cmd, port) = app_command("tensorboard", "s1", Path::new("/home/work")).unwrap();
+        assert_eq!(port, 8093);
+        assert!(cmd.contains(&"--path_prefix=/app/s1/tensorboard".to_string()));
+        assert!(cmd.contains(&"--logdir=/home/work/logs".to_string()));
         assert!(app_command("rm -rf", "s1", Path::new("/")).is_none());
         let e = Running::default()
             .start("nosuch", Path::new("/"))

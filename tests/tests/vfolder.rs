@@ -365,6 +365,28 @@ fn bai_cli_vfolder_commands_and_mounts() {
     );
     r.expect_ok();
     assert_eq!(r.stdout, "from the cli\n", "{r:#?}");
+    // By id too, mounted at /home/work/NAME.
+    let info = s.bai(&s.user, &["vfolder", "info", "notes"]);
+    let id = info
+        .expect_ok()
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("id: "))
+        .expect("the folder's id")
+        .to_string();
+    let r = s.bai(
+        &s.user,
+        &[
+            "run",
+            "--rm",
+            "-m",
+            &id,
+            "-c",
+            "print(open('/home/work/notes/d/x.txt').read().strip())",
+            "python",
+        ],
+    );
+    assert_eq!(r.expect_ok().stdout, "from the cli\n", "{r:#?}");
     s.bai(
         &s.user,
         &[

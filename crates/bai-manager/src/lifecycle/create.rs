@@ -397,17 +397,27 @@ fn resolve_mounts(
     let (name_map, id_map) = (map("mount_map"), map("mount_id_map"));
     let mut out: Vec<bai_core::agent::Mount> = Vec::new();
     let mut wanted: Vec<(bai_store::VFolderRow, Option<String>)> = Vec::new();
+    let by_id = |id: &str| {
+        Uuid::parse_str(id)
+            .ok()
+            .and_then(|u| m.store.vfolder(u).ok().flatten())
+            .filter(|v| m.store.can_see_vfolder(user_id, v).unwrap_or(false))
+    };
     for name in list("mounts") {
-        let v = m
+        // A name first; a folder may also be given by its id (`-m 3f2a…`).
+        let v = match m
             .store
             .visible_vfolder_by_name(user_id, &name, false)
             .map_err(internal)?
-            .ok_or_else(|| {
+        {
+            Some(v) => v,
+            None => by_id(&name).ok_or_else(|| {
                 Problem::not_found(
                     "vfolder",
                     format!("no data folder named {name:?} is visible to you"),
                 )
-            })?;
+            })?,
+        };
         let target = name_map
             .get(&name)
             .and_then(Value::as_str)
@@ -415,16 +425,12 @@ fn resolve_mounts(
         wanted.push((v, target));
     }
     for id in list("mount_ids") {
-        let v = Uuid::parse_str(&id)
-            .ok()
-            .and_then(|u| m.store.vfolder(u).ok().flatten())
-            .filter(|v| m.store.can_see_vfolder(user_id, v).unwrap_or(false))
-            .ok_or_else(|| {
-                Problem::not_found(
-                    "vfolder",
-                    format!("no data folder with id {id:?} is visible to you"),
-                )
-            })?;
+        let v = by_id(&id).ok_or_else(|| {
+            Problem::not_found(
+                "vfolder",
+                format!("no data folder with id {id:?} is visible to you"),
+            )
+        })?;
         let target = id_map.get(&id).and_then(Value::as_str).map(str::to_string);
         wanted.push((v, target));
     }

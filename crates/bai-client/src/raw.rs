@@ -1,6 +1,7 @@
 //! HTTP/1.1 spoken by hand on a plain TCP connection, for the paths where the connection
-//! itself is wanted afterwards (raw tunnels: an upgrade, then the socket is relayed with
-//! splice(2)).
+//! itself is wanted afterwards: raw tunnels (an upgrade, then the socket is relayed with
+//! splice(2)) and data-folder transfers (the file's bytes go between the socket and the file
+//! with sendfile(2) / splice(2)).
 
 use crate::{Client, ClientError};
 use bytes::{Bytes, BytesMut};
@@ -54,24 +55,26 @@ fn head_end(buf: &[u8]) -> Option<usize> {
 }
 
 impl Client {
-    fn raw_err(&self, e: std::io::Error) -> ClientError {
+    pub(crate) fn raw_err(&self, e: std::io::Error) -> ClientError {
         ClientError::connect(self.config.endpoint(), &e)
     }
 
     /// A new TCP connection to the manager (within the connect timeout).
     pub(crate) async fn raw_connect(&self) -> Result<TcpStream, ClientError> {
-        let conn = tokio::time::timeout(
-            self.config.connect_timeout,
-            TcpStream::connect(self.config.authority()),
-        )
-        .await
-        .map_err(|_| {
-            self.raw_err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "connection timed out",
-            ))
-        })?
-        .map_err(|e| self.raw_err(e))?;
+        self.raw_connect_to(self.config.authority()).await
+    }
+
+    /// A new TCP connection to `authority` (`host:port`), within the connect timeout.
+    pub(crate) async fn raw_connect_to(&self, authority: &str) -> Result<TcpStream, ClientError> {
+        let conn = tokio::time::timeout(self.config.connect_timeout, TcpStream::connect(authority))
+            .await
+            .map_err(|_| {
+                self.raw_err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "connection timed out",
+                ))
+            })?
+            .map_err(|e| self.raw_err(e))?;
         let _ = conn.set_nodelay(true);
         Ok(conn)
     }
@@ -95,9 +98,26 @@ impl Client {
             req.push_str(&format!("{k}: {v}\r\n"));
         }
         req.push_str("\r\n");
-        conn.write_all(req.as_bytes())
+        self.raw_request(conn, &req).await
+    }
+
+    /// Sends a whole request head (`request`), then reads the response head.
+    pub(crate) async fn raw_request(
+        &self,
+        conn: &mut TcpStream,
+        request: &str,
+    ) -> Result<Option<(Head, BytesMut)>, ClientError> {
+        conn.write_all(request.as_bytes())
             .await
             .map_err(|e| self.raw_err(e))?;
+        self.raw_head(conn).await
+    }
+
+    /// Reads a response head (within the read timeout, when one is set).
+    pub(crate) async fn raw_head(
+        &self,
+        conn: &mut TcpStream,
+    ) -> Result<Option<(Head, BytesMut)>, ClientError> {
         let read = async {
             let mut buf = BytesMut::with_capacity(8192);
             loop {

@@ -33,3 +33,9 @@ pub const RAW_TUNNEL_UPGRADE: &str = "bai-tcp";
 /// A header on every answer of a manager to a raw-tunnel request, refusals included: a client
 /// that does not find it is talking to a server without raw tunnels and uses the WebSocket.
 pub const RAW_TUNNEL_HEADER: &str = "x-bai-tunnel";
+/// The `Upgrade` protocol with which bai's own client asks the data-folder transfer URLs
+/// (`GET /storage/download`, `PATCH /storage/upload`) for the file's bytes on the bare
+/// connection after `101 Switching Protocols`; servers that do not know it answer as usual.
+pub const RAW_FILE_UPGRADE: &str = "bai-file";
+/// How many bytes follow a raw file switch (the download's length; the upload's body).
+pub const RAW_LENGTH_HEADER: &str = "x-bai-length";

@@ -13,6 +13,8 @@ use std::os::fd::OwnedFd;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, Interest};
 use tokio::net::TcpStream;
 
+pub mod file;
+
 /// The capacity asked for each pipe. Unprivileged processes may grow a pipe up to
 /// `/proc/sys/fs/pipe-max-size` (1 MiB by default); a smaller grant is used as it is.
 const PIPE_SIZE: usize = 1 << 20;
@@ -30,8 +32,18 @@ pub struct Pipe {
 }
 
 impl Pipe {
+    /// A non-blocking pipe (for relays driven by tokio's readiness).
     pub fn new() -> io::Result<Pipe> {
-        let (read, write) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)?;
+        Pipe::with_flags(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)
+    }
+
+    /// A blocking pipe (for transfers on a thread of their own).
+    pub fn blocking() -> io::Result<Pipe> {
+        Pipe::with_flags(PipeFlags::CLOEXEC)
+    }
+
+    fn with_flags(flags: PipeFlags) -> io::Result<Pipe> {
+        let (read, write) = rustix::pipe::pipe_with(flags)?;
         let size = match rustix::pipe::fcntl_setpipe_size(&write, PIPE_SIZE) {
             Ok(n) => n,
             Err(_) => rustix::pipe::fcntl_getpipe_size(&write)?,

@@ -7,6 +7,7 @@
 //! (see `crate::proxy`), served in path mode by `GET /app/{session id}/{app}/…`. Only the session's owner (or an administrator) gets through:
 //! anyone else is told the session does not exist.
 
+use super::raw::Switched;
 use super::session::safe_relative_path;
 use super::visible_session;
 use crate::apps::{App, SERVICE_PORTS_LABEL, Traffic, session_apps};
@@ -24,8 +25,6 @@ use bai_core::Problem;
 use bai_core::status::SessionStatus;
 use bai_store::SessionRow;
 use futures::{SinkExt, StreamExt};
-use hyper_util::rt::TokioIo;
-use hyper_util::server::conn::auto::upgrade::downcast;
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -122,16 +121,6 @@ pub async fn httpproxy(
     open_tunnel(m, caller, reference, query, req, true).await
 }
 
-/// Whether the request asks for a raw tunnel (`Upgrade: bai-tcp`) instead of a WebSocket.
-fn wants_raw(headers: &axum::http::HeaderMap) -> bool {
-    headers
-        .get_all(header::UPGRADE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|p| p.trim().eq_ignore_ascii_case(bai_core::RAW_TUNNEL_UPGRADE))
-}
-
 /// The app a tunnel leads to, checked.
 struct Target {
     session: Uuid,
@@ -151,7 +140,7 @@ async fn open_tunnel(
     req: Request,
     http_only: bool,
 ) -> Response {
-    if wants_raw(req.headers()) {
+    if super::raw::wants(req.headers(), bai_core::RAW_TUNNEL_UPGRADE) {
         let mut resp = open_raw_tunnel(&m, &caller, &reference, query, req, http_only)
             .await
             .unwrap_or_else(IntoResponse::into_response);
@@ -237,12 +226,7 @@ async fn open_raw_tunnel(
     let ended = session_end(m, t.session);
     tracing::info!(session = %t.session, app = %t.app, addr = %t.addr, mode = "raw", "tcp tunnel opened");
     tokio::spawn(raw_tunnel(on_upgrade, app, t.addr, traffic, ended));
-    Response::builder()
-        .status(StatusCode::SWITCHING_PROTOCOLS)
-        .header(header::CONNECTION, "upgrade")
-        .header(header::UPGRADE, bai_core::RAW_TUNNEL_UPGRADE)
-        .body(Body::empty())
-        .map_err(|e| Problem::internal(e.to_string()).into())
+    Ok(super::raw::switching(bai_core::RAW_TUNNEL_UPGRADE, &[])?)
 }
 
 /// Resolves when the session starts terminating (its proxies close then).
@@ -365,8 +349,8 @@ async fn raw_tunnel(
     traffic: Arc<Traffic>,
     ended: impl std::future::Future<Output = ()> + Send + 'static,
 ) {
-    let upgraded = match on_upgrade.await {
-        Ok(u) => u,
+    let switched = match super::raw::switched(on_upgrade).await {
+        Ok(s) => s,
         Err(e) => {
             tracing::info!(%addr, error = %e, "raw tunnel: the connection did not switch protocols");
             return;
@@ -375,19 +359,21 @@ async fn raw_tunnel(
     let up = |n: usize| traffic.add(n as u64, 0);
     let down = |n: usize| traffic.add(0, n as u64);
     let relay = async {
-        match downcast::<TokioIo<tokio::net::TcpStream>>(upgraded) {
-            Ok(parts) => {
-                let user = parts.io.into_inner();
+        match switched {
+            Switched::Tcp {
+                stream: user,
+                early,
+            } => {
                 // Bytes the client sent right after its request belong to the app.
-                if !parts.read_buf.is_empty() {
-                    bai_relay::write_all_tcp(&app, &parts.read_buf).await?;
-                    up(parts.read_buf.len());
+                if !early.is_empty() {
+                    bai_relay::write_all_tcp(&app, &early).await?;
+                    up(early.len());
                 }
                 bai_relay::tunnel(&user, &app, up, down).await
             }
-            Err(upgraded) => {
+            Switched::Other(user) => {
                 tracing::debug!(%addr, "raw tunnel through buffers: not a plain TCP connection");
-                bai_relay::tunnel_io(TokioIo::new(upgraded), app, up, down).await
+                bai_relay::tunnel_io(user, app, up, down).await
             }
         }
     };

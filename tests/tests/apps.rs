@@ -1,7 +1,8 @@
 //! Apps end to end, against `baid up` and the real Docker engine: the seed's SSH recipe with
 //! `bai` and with the unmodified official client (download `id_container`, tunnel sshd through
 //! the manager, `ssh`, `scp` of 100 MB, `sftp`), preopen ports, who may open a tunnel, and
-//! tunnels closing when their session ends.
+//! tunnels closing when their session ends, and the raw tunnel of `bai app` next to the
+//! WebSocket one.
 
 use bai_e2e::{Account, Server, bin, sha256};
 use std::io::{Read, Write};
@@ -689,5 +690,171 @@ fn own_keys_from_the_ssh_folder_and_the_http_tunnel() {
     assert!(
         page.starts_with("HTTP/1.1 200") && page.contains("xterm.js"),
         "{page}"
+    );
+}
+
+/// A deterministic, incompressible-looking payload.
+fn payload(len: usize) -> Vec<u8> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+/// Sends `data` (after its length) through the local port, half-closes when asked, and reads
+/// the answer to the end.
+fn exchange(port: u16, data: &[u8], half_close: bool) -> Vec<u8> {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).expect("connect to the local port");
+    c.set_read_timeout(Some(Duration::from_secs(120)))
+        .expect("timeout");
+    let mut w = c.try_clone().expect("clone");
+    let mut msg = (data.len() as u64).to_be_bytes().to_vec();
+    msg.extend_from_slice(data);
+    // A tunnel that could not reach the app is closed at once: the caller sees no answer.
+    let writer = std::thread::spawn(move || {
+        let _ = w.write_all(&msg);
+        if half_close {
+            let _ = w.shutdown(std::net::Shutdown::Write);
+        }
+    });
+    let mut back = Vec::new();
+    let _ = c.read_to_end(&mut back);
+    let _ = writer.join();
+    back
+}
+
+#[test]
+fn raw_and_websocket_tunnels_carry_large_payloads_both_ways() {
+    let s = Server::start();
+    let user = &s.user;
+    s.bai(
+        user,
+        &["start", "-t", "echo", "--preopen", "9000", "python"],
+    )
+    .expect_ok();
+    // A server in the session that reads a length and that many bytes, then sends them back
+    // reversed and closes.
+    let code = r#"import subprocess, textwrap
+src = textwrap.dedent("""
+    import socket, threading
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(('0.0.0.0', 9000)); s.listen(8)
+    def serve(c):
+        data = bytearray()
+        while len(data) < 8 or len(data) < 8 + int.from_bytes(data[:8], 'big'):
+            b = c.recv(1 << 20)
+            if not b:
+                break
+            data += b
+        c.sendall(bytes(data[8:][::-1]))
+        c.close()
+    while True:
+        c, _ = s.accept()
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
+""")
+subprocess.Popen(['python3', '-c', src], start_new_session=True,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print('started')
+"#;
+    s.bai(user, &["run", "-t", "echo", "-c", code, "python"])
+        .expect_ok();
+    let data = payload(48 << 20);
+    let reversed: Vec<u8> = data.iter().rev().copied().collect();
+
+    // `bai app` negotiates the raw tunnel; the manager says so in its log.
+    let port = free_port();
+    let fwd = forward(
+        &s,
+        &bin("bai"),
+        user,
+        &["app", "echo", "9000", "-b", &port.to_string()],
+        port,
+    );
+    let back = s.wait_for(30, "the echo server", || {
+        let b = exchange(port, b"ping", true);
+        (b == b"gnip").then_some(b)
+    });
+    assert_eq!(back, b"gnip");
+    // Half-closed: the answer still comes back.
+    let back = exchange(port, &data, true);
+    assert!(
+        back.len() == reversed.len() && back == reversed,
+        "raw tunnel: {} bytes came back of {}",
+        back.len(),
+        reversed.len()
+    );
+    drop(fwd);
+    let opened = |mode: &str| {
+        s.log()
+            .lines()
+            .filter(|l| l.contains("tcp tunnel opened") && l.contains(&format!("\"{mode}\"")))
+            .count()
+    };
+    s.wait_for(10, "raw tunnels in the log", || {
+        (opened("raw") >= 2).then_some(())
+    });
+    assert_eq!(opened("websocket"), 0, "bai app fell back to the WebSocket");
+
+    // The WebSocket of the wire contract carries the same bytes (what the official client uses).
+    let cfg = bai_client::Config::new(
+        &s.endpoint,
+        user.get("BACKEND_ACCESS_KEY"),
+        user.get("BACKEND_SECRET_KEY"),
+    )
+    .expect("config");
+    let client = bai_client::Client::new(cfg).expect("client");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    for raw in [true, false] {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let tunnel = rt
+            .block_on(async {
+                if raw {
+                    client.open_tunnel("echo", "9000").await
+                } else {
+                    client.open_ws_tunnel("echo", "9000").await
+                }
+            })
+            .expect("tunnel");
+        assert_eq!(tunnel.is_raw(), raw);
+        listener.set_nonblocking(true).expect("nonblocking");
+        let listener = {
+            let _guard = rt.enter();
+            tokio::net::TcpListener::from_std(listener).expect("listener")
+        };
+        let pump = rt.spawn(async move {
+            if let Ok((conn, _)) = listener.accept().await {
+                let _ = tunnel.pump(conn).await;
+            }
+        });
+        // (A WebSocket cannot be half-closed: the client's Close frame ends it.)
+        let back = exchange(port, &data, raw);
+        assert!(
+            back.len() == reversed.len() && back == reversed,
+            "tunnel (raw: {raw}): {} bytes came back of {}",
+            back.len(),
+            reversed.len()
+        );
+        rt.block_on(pump).expect("pump");
+    }
+    s.wait_for(10, "the WebSocket tunnel in the log", || {
+        (opened("websocket") == 1).then_some(())
+    });
+    // Both kinds are counted for the idle checker.
+    let info = s.info(user, "echo");
+    assert!(
+        info["network"]["rx_bytes"].as_u64().unwrap_or(0) >= 3 * (48 << 20),
+        "{}",
+        info["network"]
+    );
+    assert!(
+        info["network"]["tx_bytes"].as_u64().unwrap_or(0) >= 3 * (48 << 20),
+        "{}",
+        info["network"]
     );
 }

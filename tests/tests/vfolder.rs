@@ -869,3 +869,47 @@ fn bad_storage_host_configuration_stops_baid_with_one_line() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("must be NAME=PATH"));
 }
+
+#[test]
+fn bai_moves_files_raw_and_intact() {
+    let s = Server::start_dummy(1, "cpu=2,mem=4g");
+    let w = s.work.path();
+    s.bai(&s.user, &["vfolder", "create", "big"]).expect_ok();
+    // 40 MiB and a bit, not a multiple of any chunk size; and an empty file.
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let data: Vec<u8> = (0..(40 << 20) + 4093)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u8
+        })
+        .collect();
+    std::fs::write(w.join("big.bin"), &data).unwrap();
+    std::fs::write(w.join("empty.bin"), b"").unwrap();
+    for f in ["big.bin", "empty.bin"] {
+        s.bai(&s.user, &["vfolder", "upload", "-q", "big", f])
+            .expect_ok();
+        s.bai(
+            &s.user,
+            &["vfolder", "download", "-q", "big", f, "--base-dir", "out"],
+        )
+        .expect_ok();
+        assert_eq!(
+            sha256(&w.join("out").join(f)),
+            sha256(&w.join(f)),
+            "{f} came back changed"
+        );
+    }
+    // Our client took the raw paths (sendfile up, splice down), not the standard ones.
+    let seen = |what: &str, mode: &str| {
+        s.log()
+            .lines()
+            .any(|l| l.contains(what) && l.contains(&format!("\"{mode}\"")))
+    };
+    s.wait_for(10, "the raw transfers in the log", || {
+        (seen("upload received", "raw") && seen("download started", "raw")).then_some(())
+    });
+    assert!(!seen("upload received", "http"), "{}", s.log());
+    assert!(!seen("download started", "http"), "{}", s.log());
+}

@@ -1,5 +1,6 @@
 //! Session apps and files (wire contract §5.4, §5.5): the app list, TCP tunnels to an app
-//! over `WS /stream/session/{ref}/tcpproxy`, and downloads of session files as tar parts.
+//! over `/stream/session/{ref}/tcpproxy` (raw when the manager offers it, else the
+//! WebSocket), and downloads of session files as tar parts.
 
 use crate::exec::Ws;
 use crate::session::session_path;
@@ -19,9 +20,20 @@ pub struct AppInfo {
     pub ports: Vec<u16>,
 }
 
-/// An open tunnel to an app: raw bytes in binary frames.
+/// An open tunnel to an app.
 pub struct Tunnel {
-    ws: Ws,
+    inner: Carrier,
+}
+
+enum Carrier {
+    /// The wire contract's WebSocket: the bytes in binary frames.
+    WebSocket(Box<Ws>),
+    /// bai's raw tunnel (`Upgrade: bai-tcp`): the connection carries the bytes as they are;
+    /// `early` arrived from the app together with the switch.
+    Raw {
+        conn: tokio::net::TcpStream,
+        early: bytes::Bytes,
+    },
 }
 
 impl Client {
@@ -84,20 +96,53 @@ impl Client {
         self.open_tunnel_at(session, app, "httpproxy").await
     }
 
+    /// Opens a tunnel to `app` through the WebSocket only, as the official client does.
+    pub async fn open_ws_tunnel(&self, session: &str, app: &str) -> Result<Tunnel, ClientError> {
+        let path = tunnel_path(session, app, "tcpproxy")?;
+        Ok(Tunnel {
+            inner: Carrier::WebSocket(Box::new(self.signed_ws(&path).await?)),
+        })
+    }
+
+    /// A raw tunnel when the manager offers one, else the WebSocket.
     async fn open_tunnel_at(
         &self,
         session: &str,
         app: &str,
         kind: &str,
     ) -> Result<Tunnel, ClientError> {
-        let path = format!(
-            "/stream{}?app={}",
-            session_path(session, &format!("/{kind}"))?,
-            encode::query_value(app)
-        );
+        let path = tunnel_path(session, app, kind)?;
+        if let Some(t) = self.open_raw_tunnel(&path).await? {
+            return Ok(t);
+        }
         Ok(Tunnel {
-            ws: self.signed_ws(&path).await?,
+            inner: Carrier::WebSocket(Box::new(self.signed_ws(&path).await?)),
         })
+    }
+
+    /// Asks for a raw tunnel (an HTTP/1.1 upgrade to `bai-tcp`, signed like the WebSocket).
+    /// `None`: the server does not know raw tunnels (its answer lacks the raw-tunnel header).
+    async fn open_raw_tunnel(&self, path: &str) -> Result<Option<Tunnel>, ClientError> {
+        let mut conn = self.raw_connect().await?;
+        let extra = format!(
+            "Connection: Upgrade\r\nUpgrade: {}\r\n",
+            bai_core::RAW_TUNNEL_UPGRADE
+        );
+        let Some((head, early)) = self.raw_exchange(&mut conn, "GET", path, &extra).await? else {
+            return Ok(None);
+        };
+        if head.get(bai_core::RAW_TUNNEL_HEADER).is_none() {
+            return Ok(None);
+        }
+        if head.status != 101 {
+            return Err(self.raw_error(&mut conn, &head, early).await);
+        }
+        Ok(Some(Tunnel {
+            inner: Carrier::Raw {
+                conn,
+                early: early.freeze(),
+            },
+        }))
     }
 
     /// `POST /session/{ref}/download?files=…`: extracts each returned tar part into `dest`;
@@ -160,6 +205,15 @@ impl Client {
     }
 }
 
+/// `/stream/session/{ref}/{kind}?app=APP`.
+fn tunnel_path(session: &str, app: &str, kind: &str) -> Result<String, ClientError> {
+    Ok(format!(
+        "/stream{}?app={}",
+        session_path(session, &format!("/{kind}"))?,
+        encode::query_value(app)
+    ))
+}
+
 /// The bodies of a `multipart/mixed` reply.
 fn multipart_parts<'a>(body: &'a [u8], boundary: &str) -> Result<Vec<&'a [u8]>, ClientError> {
     let delim = format!("--{boundary}");
@@ -194,68 +248,90 @@ fn multipart_parts<'a>(body: &'a [u8], boundary: &str) -> Result<Vec<&'a [u8]>, 
 }
 
 impl Tunnel {
-    /// Pumps bytes between `conn` and the app until either side closes.
+    /// Whether this is a raw tunnel (not the WebSocket).
+    pub fn is_raw(&self) -> bool {
+        matches!(self.inner, Carrier::Raw { .. })
+    }
+
+    /// Pumps bytes between `conn` and the app until the app's side closes (the local side
+    /// closing ends only what goes to the app).
     pub async fn pump(self, conn: tokio::net::TcpStream) -> Result<(), ClientError> {
         let _ = conn.set_nodelay(true);
-        let (mut rd, mut wr) = conn.into_split();
-        let (mut ws_tx, mut ws_rx) = self.ws.split();
-        let up = async move {
-            let mut buf = vec![0u8; 256 * 1024];
-            loop {
-                match rd.read(&mut buf).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        if ws_tx
-                            .send(Message::Binary(bytes::Bytes::copy_from_slice(&buf[..n])))
-                            .await
-                            .is_err()
-                        {
-                            return;
-                        }
+        match self.inner {
+            Carrier::WebSocket(ws) => pump_ws(*ws, conn).await,
+            Carrier::Raw {
+                conn: server,
+                early,
+            } => {
+                // A broken connection ends the tunnel as the app's end would.
+                if bai_relay::write_all_tcp(&conn, &early).await.is_ok() {
+                    let _ = bai_relay::tunnel(&conn, &server, |_| {}, |_| {}).await;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+async fn pump_ws(ws: Ws, conn: tokio::net::TcpStream) -> Result<(), ClientError> {
+    let (mut rd, mut wr) = conn.into_split();
+    let (mut ws_tx, mut ws_rx) = ws.split();
+    let up = async move {
+        let mut buf = vec![0u8; 256 * 1024];
+        loop {
+            match rd.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if ws_tx
+                        .send(Message::Binary(bytes::Bytes::copy_from_slice(&buf[..n])))
+                        .await
+                        .is_err()
+                    {
+                        return;
                     }
                 }
             }
-            let _ = ws_tx.close().await;
-        };
-        let down = async move {
-            while let Some(msg) = ws_rx.next().await {
-                match msg {
-                    Ok(Message::Binary(b)) => {
-                        if wr.write_all(&b).await.is_err() {
-                            break;
-                        }
-                    }
-                    Ok(Message::Text(t)) => {
-                        if wr.write_all(t.as_bytes()).await.is_err() {
-                            break;
-                        }
-                    }
-                    Ok(Message::Close(frame)) => {
-                        if let Some(f) = frame
-                            && u16::from(f.code) != 1000
-                        {
-                            let msg = format!(
-                                "HTTP/1.1 503 Service Unavailable\r\n\r\nWebSocket reply: {}",
-                                f.reason
-                            );
-                            let _ = wr.write_all(msg.as_bytes()).await;
-                        }
+        }
+        let _ = ws_tx.close().await;
+    };
+    let down = async move {
+        while let Some(msg) = ws_rx.next().await {
+            match msg {
+                Ok(Message::Binary(b)) => {
+                    if wr.write_all(&b).await.is_err() {
                         break;
                     }
-                    Ok(_) => {}
-                    Err(_) => break,
                 }
+                Ok(Message::Text(t)) => {
+                    if wr.write_all(t.as_bytes()).await.is_err() {
+                        break;
+                    }
+                }
+                Ok(Message::Close(frame)) => {
+                    if let Some(f) = frame
+                        && u16::from(f.code) != 1000
+                    {
+                        let msg = format!(
+                            "HTTP/1.1 503 Service Unavailable\r\n\r\nWebSocket reply: {}",
+                            f.reason
+                        );
+                        let _ = wr.write_all(msg.as_bytes()).await;
+                    }
+                    break;
+                }
+                Ok(_) => {}
+                Err(_) => break,
             }
-            let _ = wr.shutdown().await;
-        };
-        tokio::pin!(up, down);
-        // The app's side decides: once it is done, so is the connection.
-        tokio::select! {
-            _ = &mut down => {}
-            _ = async { (&mut up).await; std::future::pending::<()>().await } => {}
         }
-        Ok(())
+        let _ = wr.shutdown().await;
+    };
+    tokio::pin!(up, down);
+    // The app's side decides: once it is done, so is the connection.
+    tokio::select! {
+        _ = &mut down => {}
+        _ = async { (&mut up).await; std::future::pending::<()>().await } => {}
     }
+    Ok(())
 }
 
 #[cfg(test)]

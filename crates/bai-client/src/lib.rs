@@ -16,6 +16,7 @@ pub mod encode;
 mod error;
 mod exec;
 mod gql;
+mod raw;
 mod request;
 mod resources;
 mod session;

@@ -28,6 +28,34 @@ pub fn transfer_url(endpoint: &str, url: &str, token: &str) -> String {
     format!("{base}{sep}token={}", encode::query_value(token))
 }
 
+/// `(host:port, path?query)` of a plain-HTTP transfer URL, for a request made by hand.
+fn plain_http_target(url: &str) -> Option<(String, String)> {
+    let u = reqwest::Url::parse(url).ok()?;
+    if u.scheme() != "http" {
+        return None;
+    }
+    let port = u.port_or_known_default()?;
+    // `Host` displays IPv6 addresses in brackets, as an authority needs them.
+    let authority = format!("{}:{port}", u.host()?);
+    let mut path = u.path().to_string();
+    if let Some(q) = u.query() {
+        path.push('?');
+        path.push_str(q);
+    }
+    Some((authority, path))
+}
+
+/// How a raw upload attempt failed.
+enum RawFailure {
+    /// For good (the server refused, the file cannot be read).
+    Fatal(ClientError),
+    /// The connection broke: resume from the server's offset.
+    Broken(ClientError),
+}
+
+/// How long a raw transfer waits for the server when no read timeout is configured.
+const RAW_IDLE: Duration = Duration::from_secs(120);
+
 fn folder_path(id: &str, tail: &str) -> String {
     format!("/folders/{}{tail}", encode::path_segment(id))
 }
@@ -159,8 +187,10 @@ impl Client {
         .map(|_| ())
     }
 
-    /// Uploads `local` as `remote`: one TUS `PATCH` streams the file from a read-ahead thread;
-    /// a dropped connection resumes from the server's offset (`HEAD`), up to 3 times.
+    /// Uploads `local` as `remote`: one TUS `PATCH` carries the whole file, raw (`Upgrade:
+    /// bai-file`, sent with sendfile(2)) when the server offers it, else streamed from a
+    /// read-ahead thread; a dropped connection resumes from the server's offset (`HEAD`), up
+    /// to 3 times.
     /// `progress(sent, total)` is called about ten times a second.
     pub async fn upload_file(
         &self,
@@ -188,8 +218,31 @@ impl Client {
         );
         let mut offset = 0u64;
         let mut retries = 0;
+        // The raw path first; the standard PATCH when the server does not switch.
+        let mut raw = plain_http_target(&url);
         progress(0, size);
         while offset < size {
+            if let Some(target) = &raw {
+                match self
+                    .upload_raw(target, local, offset, size, &mut progress)
+                    .await
+                {
+                    Ok(Some(next)) => {
+                        offset = next;
+                        progress(offset, size);
+                    }
+                    Ok(None) => raw = None,
+                    Err(RawFailure::Fatal(e)) => return Err(e),
+                    Err(RawFailure::Broken(e)) => {
+                        if retries >= 3 {
+                            return Err(e);
+                        }
+                        retries += 1;
+                        offset = self.upload_offset(&url).await?;
+                    }
+                }
+                continue;
+            }
             let sent = Arc::new(AtomicU64::new(offset));
             let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(4);
             let reader = {
@@ -250,6 +303,211 @@ impl Client {
         Ok(())
     }
 
+    /// One raw TUS `PATCH` (`Upgrade: bai-file`): after `101` the rest of the file from
+    /// `offset` goes out with sendfile(2), then the server's answer is read back. `None`: the
+    /// server did not switch (it took the request as an empty PATCH).
+    async fn upload_raw(
+        &self,
+        (authority, path): &(String, String),
+        local: &Path,
+        offset: u64,
+        size: u64,
+        progress: &mut impl FnMut(u64, u64),
+    ) -> Result<Option<u64>, RawFailure> {
+        let broken = RawFailure::Broken;
+        let len = size - offset;
+        let mut conn = self.raw_connect_to(authority).await.map_err(broken)?;
+        let req = format!(
+            "PATCH {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: bai/{}\r\n\
+             Tus-Resumable: 1.0.0\r\nUpload-Offset: {offset}\r\n\
+             Content-Type: application/offset+octet-stream\r\nContent-Length: 0\r\n\
+             Connection: Upgrade\r\nUpgrade: {}\r\n{}: {len}\r\n\r\n",
+            env!("CARGO_PKG_VERSION"),
+            bai_core::RAW_FILE_UPGRADE,
+            bai_core::RAW_LENGTH_HEADER,
+        );
+        let (head, early) = self
+            .raw_request(&mut conn, &req)
+            .await
+            .map_err(broken)?
+            .ok_or_else(|| broken(self.closed_early()))?;
+        match head.status {
+            101 => {}
+            204 => return Ok(None),
+            _ => {
+                return Err(RawFailure::Fatal(
+                    self.raw_error(&mut conn, &head, early).await,
+                ));
+            }
+        }
+        let file = std::fs::File::open(local).map_err(|source| {
+            RawFailure::Fatal(ClientError::File {
+                path: local.display().to_string(),
+                source,
+            })
+        })?;
+        let sock = self.blocking(conn).map_err(broken)?;
+        let sent = Arc::new(AtomicU64::new(offset));
+        let counter = sent.clone();
+        let sender = tokio::task::spawn_blocking(move || {
+            let r = bai_relay::file::send_file(&sock, &file, offset, len, |n| {
+                counter.fetch_add(n as u64, Ordering::Relaxed);
+            });
+            (sock, r)
+        });
+        let (sock, sent_result) = self
+            .with_progress(sender, &sent, size, progress)
+            .await
+            .map_err(RawFailure::Fatal)?;
+        // The answer, also after a failed send: a server that stopped taking bytes says why.
+        let mut conn = self.nonblocking(sock).map_err(broken)?;
+        let answer = self.raw_head(&mut conn).await;
+        let (head, early) = match (answer, sent_result) {
+            (Ok(Some(a)), _) => a,
+            (_, Err(e)) => return Err(broken(self.raw_err(e))),
+            (Err(e), Ok(_)) => return Err(broken(e)),
+            (Ok(None), Ok(_)) => return Err(broken(self.closed_early())),
+        };
+        if head.status != 204 {
+            return Err(RawFailure::Fatal(
+                self.raw_error(&mut conn, &head, early).await,
+            ));
+        }
+        head.get("upload-offset")
+            .and_then(|s| s.parse::<u64>().ok())
+            .map(Some)
+            .ok_or_else(|| {
+                RawFailure::Fatal(ClientError::Protocol(
+                    "no Upload-Offset in the reply".into(),
+                ))
+            })
+    }
+
+    /// A raw download (`Upgrade: bai-file`; a server that does not switch answers the usual
+    /// 200 with Content-Length, and its body is taken the same way): the bytes go from the
+    /// socket into the new file with splice(2). `false`: the reply cannot be taken this way
+    /// (no length), nothing was written.
+    async fn download_raw(
+        &self,
+        (authority, path): &(String, String),
+        local: &Path,
+        progress: &mut impl FnMut(u64, u64),
+    ) -> Result<bool, ClientError> {
+        let mut conn = self.raw_connect_to(authority).await?;
+        let req = format!(
+            "GET {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: bai/{}\r\n\
+             Connection: Upgrade\r\nUpgrade: {}\r\n\r\n",
+            env!("CARGO_PKG_VERSION"),
+            bai_core::RAW_FILE_UPGRADE,
+        );
+        let Some((head, early)) = self.raw_request(&mut conn, &req).await? else {
+            return Ok(false);
+        };
+        let length = |name: &str| head.get(name).and_then(|v| v.parse::<u64>().ok());
+        let total = match head.status {
+            101 => length(bai_core::RAW_LENGTH_HEADER).ok_or_else(|| {
+                ClientError::Protocol("the raw download did not say its length".into())
+            })?,
+            200 if head.get("transfer-encoding").is_none() => match length("content-length") {
+                Some(n) => n,
+                None => return Ok(false),
+            },
+            200 => return Ok(false),
+            _ => return Err(self.raw_error(&mut conn, &head, early).await),
+        };
+        let file_err = |source: std::io::Error| ClientError::File {
+            path: local.display().to_string(),
+            source,
+        };
+        if let Some(parent) = local.parent().filter(|p| !p.as_os_str().is_empty()) {
+            tokio::fs::create_dir_all(parent).await.map_err(file_err)?;
+        }
+        let file = std::fs::File::create_new(local).map_err(file_err)?;
+        let first = early
+            .len()
+            .min(usize::try_from(total).unwrap_or(usize::MAX));
+        {
+            use std::os::unix::fs::FileExt;
+            file.write_all_at(early.get(..first).unwrap_or_default(), 0)
+                .map_err(file_err)?;
+        }
+        let got = Arc::new(AtomicU64::new(first as u64));
+        let counter = got.clone();
+        let sock = self.blocking(conn)?;
+        let receiver = tokio::task::spawn_blocking(move || {
+            bai_relay::file::recv_file(
+                &sock,
+                &file,
+                first as u64,
+                Some(total - first as u64),
+                |n| {
+                    counter.fetch_add(n as u64, Ordering::Relaxed);
+                },
+            )
+        });
+        let received = self.with_progress(receiver, &got, total, progress).await?;
+        let n = received.map_err(|e| {
+            ClientError::Protocol(format!(
+                "the download broke off after {} of {total} bytes: {e}",
+                got.load(Ordering::Relaxed)
+            ))
+        })?;
+        if first as u64 + n < total {
+            return Err(ClientError::Protocol(format!(
+                "the download ended after {} of {total} bytes",
+                first as u64 + n
+            )));
+        }
+        progress(total, total);
+        Ok(true)
+    }
+
+    /// Waits for a transfer thread, reporting `done` of `total` about ten times a second.
+    async fn with_progress<T>(
+        &self,
+        task: tokio::task::JoinHandle<T>,
+        done: &AtomicU64,
+        total: u64,
+        progress: &mut impl FnMut(u64, u64),
+    ) -> Result<T, ClientError> {
+        tokio::pin!(task);
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        loop {
+            tokio::select! {
+                r = &mut task => {
+                    return r.map_err(|e| ClientError::Protocol(format!("the transfer thread failed: {e}")));
+                }
+                _ = tick.tick() => progress(done.load(Ordering::Relaxed), total),
+            }
+        }
+    }
+
+    /// The connection in blocking mode for a transfer thread (every wait bounded).
+    fn blocking(&self, conn: tokio::net::TcpStream) -> Result<std::net::TcpStream, ClientError> {
+        let wait = Some(self.config.read_timeout.unwrap_or(RAW_IDLE));
+        let set = |s: std::net::TcpStream| -> std::io::Result<std::net::TcpStream> {
+            s.set_nonblocking(false)?;
+            s.set_read_timeout(wait)?;
+            s.set_write_timeout(wait)?;
+            Ok(s)
+        };
+        conn.into_std().and_then(set).map_err(|e| self.raw_err(e))
+    }
+
+    /// A connection back from a transfer thread.
+    fn nonblocking(&self, sock: std::net::TcpStream) -> Result<tokio::net::TcpStream, ClientError> {
+        sock.set_nonblocking(true)
+            .and_then(|()| tokio::net::TcpStream::from_std(sock))
+            .map_err(|e| self.raw_err(e))
+    }
+
+    fn closed_early(&self) -> ClientError {
+        self.raw_err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the server closed the connection",
+        ))
+    }
+
     /// TUS `HEAD`: how many bytes of an upload the server holds.
     async fn upload_offset(&self, url: &str) -> Result<u64, ClientError> {
         let resp = self
@@ -266,8 +524,9 @@ impl Client {
             .ok_or_else(|| ClientError::Protocol("no Upload-Offset in the reply".into()))
     }
 
-    /// Downloads `remote` into `local` (which must not exist), streamed to a writer thread;
-    /// `progress(got, total)`.
+    /// Downloads `remote` into `local` (which must not exist): raw (`Upgrade: bai-file`, the
+    /// bytes spliced from the socket into the file) when the URL is plain HTTP, else streamed
+    /// to a writer thread; `progress(got, total)`.
     pub async fn download_file(
         &self,
         id: &str,
@@ -293,6 +552,11 @@ impl Client {
             &reply_field(&v, "url")?,
             &reply_field(&v, "token")?,
         );
+        if let Some(target) = plain_http_target(&url)
+            && self.download_raw(&target, local, &mut progress).await?
+        {
+            return Ok(());
+        }
         let resp = self
             .http
             .get(&url)
@@ -404,6 +668,29 @@ fn write_all_from(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_http_targets() {
+        assert_eq!(
+            plain_http_target("http://127.0.0.1:8090/storage/upload?token=a+b"),
+            Some((
+                "127.0.0.1:8090".to_string(),
+                "/storage/upload?token=a+b".to_string()
+            ))
+        );
+        assert_eq!(
+            plain_http_target("http://[::1]/storage/download?token=t"),
+            Some((
+                "[::1]:80".to_string(),
+                "/storage/download?token=t".to_string()
+            ))
+        );
+        assert_eq!(
+            plain_http_target("https://h/storage/download?token=t"),
+            None
+        );
+        assert_eq!(plain_http_target("not a url"), None);
+    }
 
     #[test]
     fn transfer_urls_carry_the_token() {

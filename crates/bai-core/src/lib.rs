@@ -27,3 +27,17 @@ pub use status::{SessionResult, SessionStatus, SessionType};
 pub const API_VERSION: &str = "v9.20250722";
 /// The manager version string we report.
 pub const MANAGER_VERSION: &str = "26.9.6";
+
+/// The `Upgrade` protocol with which bai's own client asks `tcpproxy` / `httpproxy` for a raw
+/// tunnel: after `101 Switching Protocols` the connection carries the app's bytes as they are
+/// (no WebSocket frames). Other clients keep the WebSocket.
+pub const RAW_TUNNEL_UPGRADE: &str = "bai-tcp";
+/// A header on every answer of a manager to a raw-tunnel request, refusals included: a client
+/// that does not find it is talking to a server without raw tunnels and uses the WebSocket.
+pub const RAW_TUNNEL_HEADER: &str = "x-bai-tunnel";
+/// The `Upgrade` protocol with which bai's own client asks the data-folder transfer URLs
+/// (`GET /storage/download`, `PATCH /storage/upload`) for the file's bytes on the bare
+/// connection after `101 Switching Protocols`; servers that do not know it answer as usual.
+pub const RAW_FILE_UPGRADE: &str = "bai-file";
+/// How many bytes follow a raw file switch (the download's length; the upload's body).
+pub const RAW_LENGTH_HEADER: &str = "x-bai-length";

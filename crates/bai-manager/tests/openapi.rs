@@ -107,7 +107,10 @@ fn spec_and_router_list_the_same_routes() {
 fn every_operation_is_described_and_answers_problems() {
     let spec = spec();
     assert!(spec["openapi"].as_str().unwrap_or("").starts_with("3."));
-    assert_eq!(spec["info"]["version"], bai_core::API_VERSION.trim_start_matches('v'));
+    assert_eq!(
+        spec["info"]["version"],
+        bai_core::API_VERSION.trim_start_matches('v')
+    );
     let problem = &spec["components"]["schemas"]["Problem"];
     for field in ["type", "title", "msg"] {
         assert!(

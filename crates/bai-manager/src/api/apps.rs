@@ -1,11 +1,13 @@
 //! Session apps through the manager (wire contract §5.4, §5.5):
 //! `GET /stream/session/{ref}/apps` lists them; `GET /stream/session/{ref}/tcpproxy?app=…`
-//! is a WebSocket carrying one raw TCP connection to the app (binary frames both ways); and
+//! is a WebSocket carrying one raw TCP connection to the app (binary frames both ways), or for
+//! bai's own client (`Upgrade: bai-tcp`) the connection itself, relayed with splice(2); and
 //! `POST /session/{ref}/download?files=…` returns each file as a tar part of a
 //! `multipart/mixed` reply; `POST /session/{ref}/start-service` opens an HTTP app proxy
 //! (see `crate::proxy`), served in path mode by `GET /app/{session id}/{app}/…`. Only the session's owner (or an administrator) gets through:
 //! anyone else is told the session does not exist.
 
+use super::raw::Switched;
 use super::session::safe_relative_path;
 use super::visible_session;
 use crate::apps::{App, SERVICE_PORTS_LABEL, Traffic, session_apps};
@@ -16,9 +18,9 @@ use axum::Extension;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{FromRequestParts, Path, RawQuery, Request, State};
 use axum::http::{StatusCode, header};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use bai_core::Problem;
 use bai_core::status::SessionStatus;
 use bai_store::SessionRow;
@@ -95,44 +97,89 @@ pub async fn list(
     Ok(Json(Value::Array(apps.iter().map(App::wire).collect())))
 }
 
-/// `GET /stream/session/{ref}/tcpproxy?app=NAME` (WebSocket): any app.
+/// `GET /stream/session/{ref}/tcpproxy?app=NAME` (WebSocket, or a raw tunnel for bai's own
+/// client): any app.
 pub async fn tcpproxy(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(reference): Path<String>,
     RawQuery(query): RawQuery,
-    ws: WebSocketUpgrade,
-) -> ApiResult<Response> {
-    open_tunnel(m, caller, reference, query, ws, false).await
+    req: Request,
+) -> Response {
+    open_tunnel(m, caller, reference, query, req, false).await
 }
 
-/// `GET /stream/session/{ref}/httpproxy?app=NAME` (WebSocket): the same tunnel, for web
-/// apps only (a local HTTP listener such as Backend.AI's wsproxy speaks HTTP through it).
+/// `GET /stream/session/{ref}/httpproxy?app=NAME` (WebSocket or raw): the same tunnel, for
+/// web apps only (a local HTTP listener such as Backend.AI's wsproxy speaks HTTP through it).
 pub async fn httpproxy(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(reference): Path<String>,
     RawQuery(query): RawQuery,
-    ws: WebSocketUpgrade,
-) -> ApiResult<Response> {
-    open_tunnel(m, caller, reference, query, ws, true).await
+    req: Request,
+) -> Response {
+    open_tunnel(m, caller, reference, query, req, true).await
 }
 
+/// The app a tunnel leads to, checked.
+struct Target {
+    session: Uuid,
+    app: String,
+    addr: SocketAddr,
+}
+
+/// Two kinds of tunnel share one endpoint: the WebSocket of the wire contract (binary
+/// frames, for every client), and for bai's own client a raw one (`Upgrade: bai-tcp`,
+/// answered `101` once the app accepted the connection) that carries the bytes unframed and
+/// is relayed with splice(2). Both are checked and counted alike and close with the session.
 async fn open_tunnel(
     m: Arc<Manager>,
     caller: Caller,
     reference: String,
     query: Option<String>,
-    ws: WebSocketUpgrade,
+    req: Request,
     http_only: bool,
-) -> ApiResult<Response> {
-    let row = visible_session(&m, &caller, &reference)?;
+) -> Response {
+    if super::raw::wants(req.headers(), bai_core::RAW_TUNNEL_UPGRADE) {
+        let mut resp = open_raw_tunnel(&m, &caller, &reference, query, req, http_only)
+            .await
+            .unwrap_or_else(IntoResponse::into_response);
+        resp.headers_mut().insert(
+            bai_core::RAW_TUNNEL_HEADER,
+            header::HeaderValue::from_static("raw"),
+        );
+        return resp;
+    }
+    let (mut parts, _) = req.into_parts();
+    let ws = match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
+        Ok(ws) => ws,
+        Err(rejection) => return rejection.into_response(),
+    };
+    let t = match target(&m, &caller, &reference, query, http_only).await {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
+    let traffic = m.traffic.of(t.session);
+    let ended = session_end(&m, t.session);
+    tracing::info!(session = %t.session, app = %t.app, addr = %t.addr, mode = "websocket", "tcp tunnel opened");
+    ws.on_upgrade(move |socket| tunnel(socket, t.addr, traffic, ended))
+}
+
+/// Checks the session and the app, and finds where the app is reached.
+async fn target(
+    m: &Manager,
+    caller: &Caller,
+    reference: &str,
+    query: Option<String>,
+    http_only: bool,
+) -> ApiResult<Target> {
+    let row = visible_session(m, caller, reference)?;
     running(&row, "its apps can be opened")?;
     let wanted = query_values(query.as_deref().unwrap_or(""), "app")
         .into_iter()
         .next()
         .ok_or_else(|| Problem::invalid("app is required: ?app=NAME"))?;
-    let apps = apps_of(&m, &row)?;
+    let apps = apps_of(m, &row)?;
     let app = apps.iter().find(|a| a.name == wanted).ok_or_else(|| {
         let names: Vec<&str> = apps.iter().map(|a| a.name.as_str()).collect();
         Problem::not_found(
@@ -147,11 +194,39 @@ async fn open_tunnel(
     if http_only && app.protocol == "tcp" {
         return Err(Problem::invalid(format!("{wanted} is a TCP app; use tcpproxy for it")).into());
     }
-    let addr = reach(&m, &row, app).await?;
-    let traffic = m.traffic.of(row.id);
-    let ended = session_end(&m, row.id);
-    tracing::info!(session = %row.id, app = %app.name, %addr, "tcp tunnel opened");
-    Ok(ws.on_upgrade(move |socket| tunnel(socket, addr, traffic, ended)))
+    let addr = reach(m, &row, app).await?;
+    Ok(Target {
+        session: row.id,
+        app: app.name.clone(),
+        addr,
+    })
+}
+
+/// A raw tunnel: the app is connected first (a refusal is still an HTTP answer), then the
+/// connection switches protocols and is relayed as it is.
+async fn open_raw_tunnel(
+    m: &Manager,
+    caller: &Caller,
+    reference: &str,
+    query: Option<String>,
+    mut req: Request,
+    http_only: bool,
+) -> ApiResult<Response> {
+    let on_upgrade = hyper::upgrade::on(&mut req);
+    let t = target(m, caller, reference, query, http_only).await?;
+    let app = connect(t.addr).await.map_err(|e| {
+        Problem::new(
+            502,
+            "app-not-answering",
+            "The app does not answer.",
+            format!("the app {:?} does not answer: {e}", t.app),
+        )
+    })?;
+    let traffic = m.traffic.of(t.session);
+    let ended = session_end(m, t.session);
+    tracing::info!(session = %t.session, app = %t.app, addr = %t.addr, mode = "raw", "tcp tunnel opened");
+    tokio::spawn(raw_tunnel(on_upgrade, app, t.addr, traffic, ended));
+    Ok(super::raw::switching(bai_core::RAW_TUNNEL_UPGRADE, &[])?)
 }
 
 /// Resolves when the session starts terminating (its proxies close then).
@@ -261,6 +336,55 @@ async fn tunnel(
         _ = &mut downstream => {}
         _ = &mut ended => { tracing::info!(%addr, "tcp tunnel closed: the session ended"); }
         _ = async { (&mut upstream).await; std::future::pending::<()>().await } => {}
+    }
+}
+
+/// Relays a raw tunnel once the connection has switched protocols: splice(2) between the
+/// two sockets when the upgraded connection is the plain TCP socket `axum::serve` accepted,
+/// buffers otherwise. Bytes are counted per chunk for the idle checker.
+async fn raw_tunnel(
+    on_upgrade: hyper::upgrade::OnUpgrade,
+    app: tokio::net::TcpStream,
+    addr: SocketAddr,
+    traffic: Arc<Traffic>,
+    ended: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    let switched = match super::raw::switched(on_upgrade).await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::info!(%addr, error = %e, "raw tunnel: the connection did not switch protocols");
+            return;
+        }
+    };
+    let up = |n: usize| traffic.add(n as u64, 0);
+    let down = |n: usize| traffic.add(0, n as u64);
+    let relay = async {
+        match switched {
+            Switched::Tcp {
+                stream: user,
+                early,
+            } => {
+                // Bytes the client sent right after its request belong to the app.
+                if !early.is_empty() {
+                    bai_relay::write_all_tcp(&app, &early).await?;
+                    up(early.len());
+                }
+                bai_relay::tunnel(&user, &app, up, down).await
+            }
+            Switched::Other(user) => {
+                tracing::debug!(%addr, "raw tunnel through buffers: not a plain TCP connection");
+                bai_relay::tunnel_io(user, app, up, down).await
+            }
+        }
+    };
+    tokio::pin!(ended);
+    tokio::select! {
+        r = relay => {
+            if let Err(e) = r {
+                tracing::debug!(%addr, error = %e, "raw tunnel ended");
+            }
+        }
+        _ = &mut ended => { tracing::info!(%addr, "tcp tunnel closed: the session ended"); }
     }
 }
 

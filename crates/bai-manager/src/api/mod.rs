@@ -4,6 +4,7 @@ mod apps;
 mod events;
 mod execute;
 mod gql;
+mod raw;
 mod resources;
 mod session;
 pub(crate) mod vfolder;

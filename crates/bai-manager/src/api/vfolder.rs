@@ -577,12 +577,15 @@ fn transfer(m: &Manager, token: &str, upload: bool) -> Result<Transfer, Problem>
 }
 
 /// TUS `PATCH /storage/upload?token=…` (unsigned): appends the body at `Upload-Offset`.
+/// bai's own client may ask for `Upgrade: bai-file` with the length in `x-bai-length` and no
+/// body: after `101` it sends that many bytes on the bare connection, which are spliced into
+/// the file, and reads the usual answer (204 with `Upload-Offset`, or a problem) back.
 pub async fn tus_patch(
     State(m): State<Arc<Manager>>,
     Query(q): Query<TokenQuery>,
-    headers: HeaderMap,
-    body: Body,
+    mut req: axum::extract::Request,
 ) -> ApiResult<Response> {
+    let headers = req.headers().clone();
     let t = transfer(&m, &q.token, true)?;
     let offset: u64 = headers
         .get("upload-offset")
@@ -601,6 +604,27 @@ pub async fn tus_patch(
         )
         .into());
     }
+    if super::raw::wants(&headers, bai_core::RAW_FILE_UPGRADE) {
+        let n: u64 = headers
+            .get(bai_core::RAW_LENGTH_HEADER)
+            .and_then(|h| h.to_str().ok())
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| {
+                Problem::invalid(format!(
+                    "{} header is required with Upgrade: {}",
+                    bai_core::RAW_LENGTH_HEADER,
+                    bai_core::RAW_FILE_UPGRADE
+                ))
+            })?;
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&t.path)
+            .map_err(|e| Problem::internal(format!("cannot open the upload: {e}")))?;
+        let on = hyper::upgrade::on(&mut req);
+        tokio::spawn(receive_raw(m.clone(), q.token, t, on, file, offset, n));
+        return Ok(super::raw::switching(bai_core::RAW_FILE_UPGRADE, &[])?);
+    }
+    let body = req.into_body();
     // The body is written by one blocking thread fed through a short queue: receiving and
     // writing overlap, and each chunk is one plain write(2) with no extra copy.
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(64);
@@ -625,24 +649,14 @@ pub async fn tus_patch(
     let written = writer
         .await
         .map_err(|e| Problem::internal(format!("upload writer failed: {e}")))?
-        .map_err(|e| {
-            if e.raw_os_error() == Some(28) {
-                Problem::new(
-                    507,
-                    "vfolder-quota-exceeded",
-                    "Folder quota exceeded.",
-                    "the data folder is full (its quota is reached)",
-                )
-            } else {
-                Problem::internal(format!("cannot write the upload: {e}"))
-            }
-        })?;
+        .map_err(|e| write_problem(&e))?;
     if let Some(e) = interrupted {
         return Err(Problem::invalid(format!(
             "upload interrupted after {written} bytes: {e}; resume at that offset"
         ))
         .into());
     }
+    tracing::info!(bytes = written - offset, mode = "http", "upload received");
     if written >= t.size {
         m.transfers
             .lock()
@@ -657,6 +671,172 @@ pub async fn tus_patch(
         ],
     )
         .into_response())
+}
+
+/// The problem a failed upload write stands for.
+fn write_problem(e: &std::io::Error) -> Problem {
+    if e.raw_os_error() == Some(28) {
+        Problem::new(
+            507,
+            "vfolder-quota-exceeded",
+            "Folder quota exceeded.",
+            "the data folder is full (its quota is reached)",
+        )
+    } else {
+        Problem::internal(format!("cannot write the upload: {e}"))
+    }
+}
+
+/// How long a raw transfer waits for its peer before giving up.
+const RAW_IDLE: Duration = Duration::from_secs(120);
+
+/// The blocking socket of a switched connection, for a transfer thread.
+fn blocking_socket(stream: tokio::net::TcpStream) -> std::io::Result<std::net::TcpStream> {
+    let s = stream.into_std()?;
+    s.set_nonblocking(false)?;
+    s.set_read_timeout(Some(RAW_IDLE))?;
+    s.set_write_timeout(Some(RAW_IDLE))?;
+    Ok(s)
+}
+
+/// The answer to a raw upload, written on the connection after its bytes (an HTTP response
+/// head, with the problem as its body on failure).
+fn raw_answer(result: Result<u64, Problem>) -> Vec<u8> {
+    match result {
+        Ok(offset) => format!(
+            "HTTP/1.1 204 No Content\r\nUpload-Offset: {offset}\r\nTus-Resumable: 1.0.0\r\n\r\n"
+        )
+        .into_bytes(),
+        Err(p) => {
+            let body = serde_json::to_vec(&p).unwrap_or_default();
+            let mut out = format!(
+                "HTTP/1.1 {} Error\r\nContent-Type: application/problem+json\r\nContent-Length: {}\r\n\r\n",
+                p.status,
+                body.len()
+            )
+            .into_bytes();
+            out.extend_from_slice(&body);
+            out
+        }
+    }
+}
+
+/// Receives `len` bytes of a raw upload into `file` at `offset` (splice(2) from the socket
+/// into the file on a blocking thread), then answers on the same connection.
+async fn receive_raw(
+    m: Arc<Manager>,
+    token: String,
+    t: Transfer,
+    on: hyper::upgrade::OnUpgrade,
+    file: std::fs::File,
+    offset: u64,
+    len: u64,
+) {
+    use super::raw::Switched;
+    let switched = match super::raw::switched(on).await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::info!(error = %e, "raw upload: the connection did not switch protocols");
+            return;
+        }
+    };
+    let done = |got: u64| -> Result<u64, Problem> {
+        let end = offset + got;
+        if got < len {
+            return Err(Problem::invalid(format!(
+                "upload interrupted after {end} bytes; resume at that offset"
+            )));
+        }
+        if end >= t.size {
+            m.transfers
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&token);
+        }
+        Ok(end)
+    };
+    match switched {
+        Switched::Tcp { stream, early } => {
+            let sock = match blocking_socket(stream) {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(error = %e, "raw upload: cannot use the connection");
+                    return;
+                }
+            };
+            let received = tokio::task::spawn_blocking(move || {
+                use std::os::unix::fs::FileExt;
+                let first = early.len().min(usize::try_from(len).unwrap_or(usize::MAX));
+                let head = early.get(..first).unwrap_or_default();
+                let got = file
+                    .write_all_at(head, offset)
+                    .and_then(|()| {
+                        bai_relay::file::recv_file(
+                            &sock,
+                            &file,
+                            offset + first as u64,
+                            Some(len - first as u64),
+                            |_| {},
+                        )
+                    })
+                    .map(|n| n + first as u64);
+                (sock, got)
+            })
+            .await;
+            let (mut sock, got) = match received {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(error = %e, "raw upload thread failed");
+                    return;
+                }
+            };
+            if let Ok(n) = &got {
+                tracing::info!(bytes = n, mode = "raw", "upload received");
+            }
+            let answer = raw_answer(got.map_err(|e| write_problem(&e)).and_then(done));
+            let _ = tokio::task::spawn_blocking(move || sock.write_all(&answer)).await;
+        }
+        Switched::Other(mut conn) => {
+            use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+            let mut f = tokio::fs::File::from_std(file);
+            let got = async {
+                f.seek(std::io::SeekFrom::Start(offset)).await?;
+                let n = tokio::io::copy(&mut (&mut conn).take(len), &mut f).await?;
+                f.flush().await?;
+                Ok::<u64, std::io::Error>(n)
+            }
+            .await;
+            let answer = raw_answer(got.map_err(|e| write_problem(&e)).and_then(done));
+            let _ = conn.write_all(&answer).await;
+            let _ = conn.shutdown().await;
+        }
+    }
+}
+
+/// Sends `len` bytes of `file` on a switched connection (sendfile(2) on a blocking thread).
+async fn send_raw(on: hyper::upgrade::OnUpgrade, file: std::fs::File, len: u64) {
+    use super::raw::Switched;
+    let result = match super::raw::switched(on).await {
+        Ok(Switched::Tcp { stream, .. }) => match blocking_socket(stream) {
+            Ok(sock) => tokio::task::spawn_blocking(move || {
+                bai_relay::file::send_file(&sock, &file, 0, len, |_| {})
+            })
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string()))),
+            Err(e) => Err(e),
+        },
+        Ok(Switched::Other(mut conn)) => {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut f = tokio::fs::File::from_std(file).take(len);
+            let r = tokio::io::copy(&mut f, &mut conn).await;
+            let _ = conn.shutdown().await;
+            r
+        }
+        Err(e) => Err(std::io::Error::other(e.to_string())),
+    };
+    if let Err(e) = result {
+        tracing::info!(error = %e, "raw download ended early");
+    }
 }
 
 /// TUS `HEAD`: how much has arrived.
@@ -714,15 +894,28 @@ pub async fn request_download(
 }
 
 /// `GET /storage/download?token=…` (unsigned): the file, streamed, with Content-Length.
+/// bai's own client may ask for `Upgrade: bai-file`: after `101` (with the length in
+/// `x-bai-length`) the file follows on the bare connection, sent with sendfile(2).
 pub async fn download(
     State(m): State<Arc<Manager>>,
     Query(q): Query<TokenQuery>,
+    mut req: axum::extract::Request,
 ) -> ApiResult<Response> {
     let t = transfer(&m, &q.token, false)?;
     let f =
         std::fs::File::open(&t.path).map_err(|_| Problem::not_found("file", "the file is gone"))?;
     let md = f.metadata().map_err(|e| Problem::internal(e.to_string()))?;
     let len = md.len();
+    if super::raw::wants(req.headers(), bai_core::RAW_FILE_UPGRADE) {
+        let on = hyper::upgrade::on(&mut req);
+        tracing::info!(bytes = len, mode = "raw", "download started");
+        tokio::spawn(send_raw(on, f, len));
+        return Ok(super::raw::switching(
+            bai_core::RAW_FILE_UPGRADE,
+            &[(bai_core::RAW_LENGTH_HEADER, len.to_string())],
+        )?);
+    }
+    tracing::info!(bytes = len, mode = "http", "download started");
     // One blocking thread reads ahead in large chunks while the socket drains the previous ones.
     let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(4);
     tokio::task::spawn_blocking(move || read_into(f, tx));

@@ -180,12 +180,8 @@ fn splice_socket_to_file(
     let mut off = offset;
     let mut done = 0u64;
     loop {
-        let want = match len {
-            Some(l) if l == done => return Ok(done),
-            Some(l) => usize::try_from(l - done)
-                .unwrap_or(usize::MAX)
-                .min(pipe.size),
-            None => pipe.size,
+        let Some(want) = next_chunk(len, done, pipe.size) else {
+            return Ok(done);
         };
         let n = match rustix::pipe::splice(sock, None, &pipe.write, None, want, SpliceFlags::MOVE) {
             Ok(n) => n,
@@ -251,12 +247,8 @@ fn copy_socket_to_file(
     let mut buf = vec![0u8; COPY_BUF];
     let mut done = 0u64;
     loop {
-        let want = match len {
-            Some(l) if l == done => return Ok(done),
-            Some(l) => usize::try_from(l - done)
-                .unwrap_or(usize::MAX)
-                .min(buf.len()),
-            None => buf.len(),
+        let Some(want) = next_chunk(len, done, buf.len()) else {
+            return Ok(done);
         };
         let slot = buf.get_mut(..want).unwrap_or_default();
         let n = sock.read(slot).map_err(|e| timed_out(e, "receiving"))?;
@@ -266,6 +258,16 @@ fn copy_socket_to_file(
         file.write_all_at(slot.get(..n).unwrap_or_default(), offset + done)?;
         done += n as u64;
         on_chunk(n);
+    }
+}
+
+/// How much to move next: at most `cap`, and no more than what is left of `len` bytes when
+/// the length is known; None once `done` reached it.
+fn next_chunk(len: Option<u64>, done: u64, cap: usize) -> Option<usize> {
+    match len {
+        Some(l) if l <= done => None,
+        Some(l) => Some(usize::try_from(l - done).unwrap_or(usize::MAX).min(cap)),
+        None => Some(cap),
     }
 }
 
@@ -279,6 +281,15 @@ mod tests {
         let a = TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let (b, _) = l.accept().unwrap();
         (a, b)
+    }
+
+    #[test]
+    fn chunks_stop_at_the_known_length() {
+        assert_eq!(next_chunk(None, 10, 64), Some(64));
+        assert_eq!(next_chunk(Some(100), 90, 64), Some(10));
+        assert_eq!(next_chunk(Some(100), 0, 64), Some(64));
+        assert_eq!(next_chunk(Some(100), 100, 64), None);
+        assert_eq!(next_chunk(Some(0), 0, 64), None);
     }
 
     #[test]

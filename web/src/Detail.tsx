@@ -84,7 +84,7 @@ function IdleChecks({ reports, fetchedAt }: { reports: IdleReport[]; fetchedAt: 
         const tip = (
           <div data-testid="utilization-tooltip">
             {Object.entries(r.extra?.resources ?? {}).map(([m, [avg, threshold]]) => (
-              <div key={m} style={{ color: LEVEL_COLOR[utilizationLevel(avg, threshold)] === undefined ? undefined : LEVEL_COLOR[utilizationLevel(avg, threshold)] }}>
+              <div key={m} style={{ color: LEVEL_COLOR[utilizationLevel(avg, threshold)] }}>
                 {METRIC_LABEL[m] ?? m}: {avg === null ? 'no samples yet' : `${avg.toFixed(1)}%`} (threshold {threshold}%)
               </div>
             ))}

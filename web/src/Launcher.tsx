@@ -124,7 +124,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
   const [projects, setProjects] = useState<string[]>(['default']);
   const [folders, setFolders] = useState<any[]>([]);
   const [folderSearch, setFolderSearch] = useState('');
-  const [newFolder, setNewFolder] = useState<string | null>(null);
+  const [creatingFolder, setCreatingFolder] = useState(false);
   const [explore, setExplore] = useState<{ id: string; name: string; items: any[] } | null>(null);
   const [history, setHistory] = useState<HistoryEntry[]>(loadHistory());
   const [showHistory, setShowHistory] = useState(false);
@@ -399,7 +399,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
     <div key="2">
       <Space style={{ marginBottom: 12 }}>
         <Input.Search placeholder="Search folders" allowClear value={folderSearch} onChange={(e) => setFolderSearch(e.target.value)} />
-        <Button onClick={() => setNewFolder('')} data-testid="folder-add">+</Button>
+        <Button onClick={() => setCreatingFolder(true)} data-testid="folder-add">+</Button>
       </Space>
       <Table
         size="small"
@@ -423,7 +423,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
           { title: 'Owner', render: (_: unknown, f: any) => (f.group ? `project ${f.group}` : 'you') },
         ]}
       />
-      {newFolder !== null && (
+      {creatingFolder && (
         <NameDialog
           title="Create a folder"
           placeholder="folder name"
@@ -436,7 +436,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
             // A new folder is selected for mounting at once.
             setS((o) => ({ ...o, mounts: [...o.mounts, name] }));
           }}
-          onClose={() => setNewFolder(null)}
+          onClose={() => setCreatingFolder(false)}
         />
       )}
       <Modal open={!!explore} title={`Files in ${explore?.name}`} onCancel={() => setExplore(null)} footer={null}>

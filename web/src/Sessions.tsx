@@ -36,9 +36,16 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
   }, [group, message]);
   const timer = useRef<number | undefined>(undefined);
   useEffect(refresh, [refresh]);
+  // The event stream outlives tab switches: it always calls the newest `refresh`. Reconnecting
+  // on every tab switch would drop the events published while the new stream connects (a
+  // session that turns TERMINATED just then would never appear under Finished).
+  const latest = useRef(refresh);
+  latest.current = refresh;
   // Live updates: every lifecycle event of a visible session refreshes the list.
   useEffect(() => {
     const es = new EventSource('/events/session?sessionName=*&scope=session');
+    // (Re)connected: whatever happened before the stream was up is fetched once.
+    es.onopen = () => latest.current();
     const onEvent = (ev: MessageEvent) => {
       try {
         const d = JSON.parse(ev.data);
@@ -66,7 +73,7 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
         /* keep-alive */
       }
       window.clearTimeout(timer.current);
-      timer.current = window.setTimeout(refresh, 150);
+      timer.current = window.setTimeout(() => latest.current(), 150);
     };
     for (const t of ['session_enqueued', 'session_scheduled', 'session_preparing', 'session_started', 'session_terminating', 'session_terminated', 'session_cancelled', 'session_success', 'session_failure'])
       es.addEventListener(t, onEvent as EventListener);
@@ -76,7 +83,7 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
       window.clearInterval(t);
       window.clearTimeout(timer.current);
     };
-  }, [refresh, notify, notification, message]);
+  }, [notify, notification, message]);
 
   const terminate = async (s: SessionItem) => {
     try {

@@ -5,6 +5,7 @@ import { api, elapsed, FINISHED_STATES, formatSlots, listSessions, Me, SessionIt
 import type { LaunchSettings } from './Launcher';
 import { AppsDialog, errText, HistoryModal, LogsModal, openApp, SessionRef, STATUS_COLOR } from './dialogs';
 import Detail from './Detail';
+import { followSessions } from './live';
 
 const GROUPS: { key: string; label: string; statuses: string[] }[] = [
   { key: 'running', label: 'Running', statuses: ['SCHEDULED', 'PREPARING', 'PULLING', 'PREPARED', 'CREATING', 'RUNNING', 'RESTARTING', 'TERMINATING'] },
@@ -34,54 +35,44 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
       )
       .finally(() => mine === seq.current && setLoading(false));
   }, [group, message]);
-  const timer = useRef<number | undefined>(undefined);
   useEffect(refresh, [refresh]);
-  // The event stream outlives tab switches: it always calls the newest `refresh`. Reconnecting
-  // on every tab switch would drop the events published while the new stream connects (a
-  // session that turns TERMINATED just then would never appear under Finished).
+  // The stream outlives tab switches and always calls the newest `refresh` (see live.ts).
   const latest = useRef(refresh);
   latest.current = refresh;
   // Live updates: every lifecycle event of a visible session refreshes the list.
   useEffect(() => {
-    const es = new EventSource('/events/session?sessionName=*&scope=session');
-    // (Re)connected: whatever happened before the stream was up is fetched once.
-    es.onopen = () => latest.current();
-    const onEvent = (ev: MessageEvent) => {
-      try {
-        const d = JSON.parse(ev.data);
-        if (ev.type === 'session_started') {
-          notify(`${d.sessionName} is running`, d.sessionId);
-          const item: SessionRef = { id: d.sessionId, name: d.sessionName };
-          const key = `session-${d.sessionId}`;
-          notification.open({
-            key,
-            placement: 'bottomRight',
-            message: `${d.sessionName}`,
-            description: <Tag color="green">RUNNING</Tag>,
-            btn: (
-              <Space>
-                <Button size="small" onClick={() => setDialog({ kind: 'apps', s: item })}>Apps</Button>
-                <Button size="small" onClick={() => openApp(d.sessionId, 'ttyd', { path: true }).catch((e) => message.error(errText(e)))}>Terminal</Button>
-                <Button size="small" onClick={() => setDialog({ kind: 'logs', s: item })}>Logs</Button>
-                <Button size="small" danger onClick={() => { notification.destroy(key); api('DELETE', `/session/${d.sessionId}`).catch((e) => message.error(errText(e))); }}>Terminate</Button>
-              </Space>
-            ),
-          });
-        }
-        if (ev.type === 'session_terminated') notify(`${d.sessionName} terminated`, d.sessionId);
-      } catch {
-        /* keep-alive */
+    const onEvent = (type: string, d: Record<string, unknown>) => {
+      const id = String(d.sessionId ?? '');
+      const name = String(d.sessionName ?? '');
+      if (type === 'session_started') {
+        notify(`${name} is running`, id);
+        const item: SessionRef = { id, name };
+        const key = `session-${id}`;
+        notification.open({
+          key,
+          placement: 'bottomRight',
+          message: name,
+          description: <Tag color="green">RUNNING</Tag>,
+          btn: (
+            <Space>
+              <Button size="small" onClick={() => setDialog({ kind: 'apps', s: item })}>Apps</Button>
+              <Button size="small" onClick={() => openApp(id, 'ttyd', { path: true }).catch((e) => message.error(errText(e)))}>Terminal</Button>
+              <Button size="small" onClick={() => setDialog({ kind: 'logs', s: item })}>Logs</Button>
+              <Button size="small" danger onClick={() => { notification.destroy(key); api('DELETE', `/session/${id}`).catch((e) => message.error(errText(e))); }}>Terminate</Button>
+            </Space>
+          ),
+        });
       }
-      window.clearTimeout(timer.current);
-      timer.current = window.setTimeout(() => latest.current(), 150);
+      if (type === 'session_terminated') notify(`${name} terminated`, id);
     };
-    for (const t of ['session_enqueued', 'session_scheduled', 'session_preparing', 'session_started', 'session_terminating', 'session_terminated', 'session_cancelled', 'session_success', 'session_failure'])
-      es.addEventListener(t, onEvent as EventListener);
+    const stop = followSessions(new EventSource('/events/session?sessionName=*&scope=session'), {
+      refresh: () => latest.current,
+      onEvent,
+    });
     const t = window.setInterval(() => tick((n) => n + 1), 1000);
     return () => {
-      es.close();
+      stop();
       window.clearInterval(t);
-      window.clearTimeout(timer.current);
     };
   }, [notify, notification, message]);
 

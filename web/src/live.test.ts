@@ -1,0 +1,74 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { followSessions, type EventStream } from './live';
+
+/** An event stream driven by the test. */
+class FakeStream implements EventStream {
+  onopen: ((ev: Event) => unknown) | null = null;
+  closed = false;
+  private listeners = new Map<string, ((ev: MessageEvent) => void)[]>();
+  addEventListener(type: string, listener: (ev: MessageEvent) => void) {
+    this.listeners.set(type, [...(this.listeners.get(type) ?? []), listener]);
+  }
+  close() {
+    this.closed = true;
+  }
+  open() {
+    this.onopen?.(new Event('open'));
+  }
+  emit(type: string, data: unknown) {
+    const ev = new MessageEvent(type, { data: typeof data === 'string' ? data : JSON.stringify(data) });
+    for (const l of this.listeners.get(type) ?? []) l(ev);
+  }
+}
+
+describe('following the session event stream', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('refreshes the view shown now, also after it changed (a tab switch keeps the stream)', () => {
+    const es = new FakeStream();
+    const running = vi.fn();
+    const finished = vi.fn();
+    let current = running;
+    followSessions(es, { refresh: () => current });
+    es.open();
+    expect(running).toHaveBeenCalledTimes(1);
+    current = finished; // the user opens Finished; the stream stays
+    es.emit('session_terminated', { sessionId: 's1', sessionName: 'web' });
+    vi.advanceTimersByTime(200);
+    expect(finished).toHaveBeenCalledTimes(1);
+    expect(running).toHaveBeenCalledTimes(1);
+    expect(es.closed).toBe(false);
+  });
+
+  it('refreshes once per burst of events and once per reconnection', () => {
+    const es = new FakeStream();
+    const refresh = vi.fn();
+    followSessions(es, { refresh: () => refresh, debounceMs: 150 });
+    es.emit('session_terminating', { sessionId: 's1' });
+    vi.advanceTimersByTime(100);
+    es.emit('session_terminated', { sessionId: 's1' });
+    vi.advanceTimersByTime(100);
+    expect(refresh).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(100);
+    expect(refresh).toHaveBeenCalledTimes(1);
+    es.open(); // the browser reconnected after a drop
+    expect(refresh).toHaveBeenCalledTimes(2);
+  });
+
+  it('hands parsed events over, skips malformed data, and stops cleanly', () => {
+    const es = new FakeStream();
+    const refresh = vi.fn();
+    const seen: [string, unknown][] = [];
+    const stop = followSessions(es, { refresh: () => refresh, onEvent: (t, d) => seen.push([t, d.sessionName]) });
+    es.emit('session_started', { sessionId: 's1', sessionName: 'web' });
+    es.emit('session_started', 'not json');
+    es.emit('kernel_started', { sessionName: 'ignored' });
+    expect(seen).toEqual([['session_started', 'web']]);
+    stop();
+    vi.advanceTimersByTime(1000);
+    expect(refresh).not.toHaveBeenCalled();
+    expect(es.closed).toBe(true);
+    expect(es.onopen).toBeNull();
+  });
+});

@@ -32,9 +32,12 @@ impl Drop for Forward {
     }
 }
 
-fn forward(s: &Server, program: &Path, acct: &Account, args: &[&str], port: u16) -> Forward {
+/// Runs `PROGRAM app SESSION APP -b PORT` on a free port and waits until it listens; the
+/// forwarder ends when the returned guard is dropped.
+fn forward(s: &Server, program: &Path, acct: &Account, session: &str, app: &str) -> (Forward, u16) {
+    let port = free_port();
     let mut cmd = Command::new(program);
-    cmd.args(args)
+    cmd.args(["app", session, app, "-b", &port.to_string()])
         .current_dir(s.work.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -47,10 +50,12 @@ fn forward(s: &Server, program: &Path, acct: &Account, args: &[&str], port: u16)
     s.wait_for(30, "the local app port", || {
         TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ())
     });
-    f
+    (f, port)
 }
 
-fn ssh_args(key: &Path, port: u16) -> Vec<String> {
+/// The options ssh, scp and sftp share: no host-key prompts or files, no password
+/// prompts, the key `key`, and the port (`-p` for ssh, `-P` for scp and sftp).
+fn ssh_opts(key: &Path, port_flag: &str, port: u16) -> Vec<String> {
     [
         "-o",
         "StrictHostKeyChecking=no",
@@ -65,8 +70,12 @@ fn ssh_args(key: &Path, port: u16) -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .chain([key.display().to_string()])
-    .chain(["-p".to_string(), port.to_string()])
+    .chain([port_flag.to_string(), port.to_string()])
     .collect()
+}
+
+fn ssh_args(key: &Path, port: u16) -> Vec<String> {
+    ssh_opts(key, "-p", port)
 }
 
 fn ssh(key: &Path, port: u16, command: &str) -> std::process::Output {
@@ -107,15 +116,7 @@ fn the_seed_ssh_recipe_works_with_bai_and_the_official_client() {
         "id_container is a private key"
     );
     chmod600(&key);
-    let port = free_port();
-    let p = port.to_string();
-    let fwd = forward(
-        &s,
-        &bin("bai"),
-        user,
-        &["app", "mysess", "sshd", "-b", &p],
-        port,
-    );
+    let (fwd, port) = forward(&s, &bin("bai"), user, "mysess", "sshd");
     let out = ssh(&key, port, "echo hi from $(whoami) in $(hostname)");
     assert!(out.status.success(), "{out:?}");
     assert_eq!(
@@ -138,20 +139,9 @@ fn the_seed_ssh_recipe_works_with_bai_and_the_official_client() {
     let sum = sha256(&big);
     let scp = |from: &str, to: &str| {
         let out = Command::new("scp")
-            .args([
-                "-q",
-                "-o",
-                "StrictHostKeyChecking=no",
-                "-o",
-                "UserKnownHostsFile=/dev/null",
-                "-o",
-                "LogLevel=ERROR",
-                "-o",
-                "BatchMode=yes",
-                "-i",
-            ])
-            .arg(&key)
-            .args(["-P", &p, from, to])
+            .arg("-q")
+            .args(ssh_opts(&key, "-P", port))
+            .args([from, to])
             .output()
             .expect("scp");
         assert!(out.status.success(), "scp {from} {to}: {out:?}");
@@ -173,19 +163,8 @@ fn the_seed_ssh_recipe_works_with_bai_and_the_official_client() {
     assert_eq!(sha256(&back), sum);
     // sftp lists the container's home.
     let mut sftp = Command::new("sftp")
-        .args([
-            "-o",
-            "StrictHostKeyChecking=no",
-            "-o",
-            "UserKnownHostsFile=/dev/null",
-            "-o",
-            "LogLevel=ERROR",
-            "-o",
-            "BatchMode=yes",
-            "-i",
-        ])
-        .arg(&key)
-        .args(["-P", &p, "-b", "-", "work@localhost"])
+        .args(ssh_opts(&key, "-P", port))
+        .args(["-b", "-", "work@localhost"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -233,15 +212,7 @@ fn the_seed_ssh_recipe_works_with_bai_and_the_official_client() {
         std::fs::read(&key).expect("our download")
     );
     chmod600(&key2);
-    let port2 = free_port();
-    let p2 = port2.to_string();
-    let _fwd2 = forward(
-        &s,
-        &official(),
-        user,
-        &["app", "mysess", "sshd", "-b", &p2],
-        port2,
-    );
+    let (_fwd2, port2) = forward(&s, &official(), user, "mysess", "sshd");
     let out = ssh(&key2, port2, "echo official $(id -u)");
     assert!(out.status.success(), "{out:?}");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "official 1000");
@@ -280,14 +251,7 @@ fn preopen_ports_permits_and_tunnels_closing_with_their_session() {
                 print('started')";
     let r = s.bai(user, &["run", "-t", "web1", "-c", code, "python"]);
     r.expect_ok();
-    let port = free_port();
-    let _fwd = forward(
-        &s,
-        &bin("bai"),
-        user,
-        &["app", "web1", "8080", "-b", &port.to_string()],
-        port,
-    );
+    let (_fwd, port) = forward(&s, &bin("bai"), user, "web1", "8080");
     let body = s.wait_for(30, "the preopen port to serve", || {
         let mut c = TcpStream::connect(("127.0.0.1", port)).ok()?;
         c.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
@@ -318,14 +282,7 @@ fn preopen_ports_permits_and_tunnels_closing_with_their_session() {
         .expect_ok();
     let key = s.work.path().join("id_container");
     chmod600(&key);
-    let port4 = free_port();
-    let _fwd4 = forward(
-        &s,
-        &bin("bai"),
-        user,
-        &["app", "web1", "sshd", "-b", &port4.to_string()],
-        port4,
-    );
+    let (_fwd4, port4) = forward(&s, &bin("bai"), user, "web1", "sshd");
     let mut long = Command::new("ssh")
         .args(ssh_args(&key, port4))
         .args(["work@localhost", "echo connected; sleep 600"])
@@ -638,14 +595,7 @@ fn own_keys_from_the_ssh_folder_and_the_http_tunnel() {
     s.bai(user, &["download", "keysess", "id_container"])
         .expect_ok();
     chmod600(&w.join("id_container"));
-    let port = free_port();
-    let _fwd = forward(
-        &s,
-        &bin("bai"),
-        user,
-        &["app", "keysess", "sshd", "-b", &port.to_string()],
-        port,
-    );
+    let (_fwd, port) = forward(&s, &bin("bai"), user, "keysess", "sshd");
     let out = ssh(&mine, port, "echo own key");
     assert!(out.status.success(), "{out:?}");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "own key");
@@ -767,14 +717,7 @@ print('started')
     let reversed: Vec<u8> = data.iter().rev().copied().collect();
 
     // `bai app` negotiates the raw tunnel; the manager says so in its log.
-    let port = free_port();
-    let fwd = forward(
-        &s,
-        &bin("bai"),
-        user,
-        &["app", "echo", "9000", "-b", &port.to_string()],
-        port,
-    );
+    let (fwd, port) = forward(&s, &bin("bai"), user, "echo", "9000");
     let back = s.wait_for(30, "the echo server", || {
         let b = exchange(port, b"ping", true);
         (b == b"gnip").then_some(b)

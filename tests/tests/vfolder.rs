@@ -98,17 +98,7 @@ fn official_client_vfolder_commands_and_isolation() {
 
     // Another user cannot see or touch it (404 as if it did not exist), and may own the
     // same name.
-    let id = api(
-        &s,
-        false,
-        "GET",
-        "/folders/_/id",
-        Some(json!({"name": "mydata2"})),
-    )
-    .expect("id")["id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let id = folder_id(&s, false, "mydata2");
     for (m, p) in [
         ("GET", format!("/folders/{id}")),
         ("GET", format!("/folders/{id}/files?path=.")),
@@ -522,17 +512,7 @@ fn project_folders_automount_folders_and_reserved_names() {
     r.expect_ok();
     assert!(r.stdout.contains("answer=42 from the user"), "{r:#?}");
     // Someone outside the project cannot mount its folder, by name or by id.
-    let id = api(
-        &s,
-        true,
-        "GET",
-        "/folders/_/id",
-        Some(json!({"name": "secret"})),
-    )
-    .expect("admin sees the folder")["id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let id = folder_id(&s, true, "secret");
     let e = api(
         &s,
         false,

@@ -47,11 +47,7 @@ pub fn hash_password(password: &str) -> Result<String, String> {
 }
 
 pub fn verify_password(password: &str, phc: &str) -> bool {
-    PasswordHash::new(phc).is_ok_and(|h| {
-        argon2()
-            .verify_password(password.as_bytes(), &h)
-            .is_ok()
-    })
+    PasswordHash::new(phc).is_ok_and(|h| argon2().verify_password(password.as_bytes(), &h).is_ok())
 }
 
 /// Logged-in browsers: cookie value → (access key, last use).

@@ -144,6 +144,22 @@ fn start_ps_rename_info_logs_rm() {
     }
     let dead = s.bai(&s.user, &["ps", "--dead"]);
     assert!(dead.stdout.contains("renamed-sess"), "{dead:#?}");
+
+    // `bai session info … | head -1`: a reader that stops early ends bai quietly, with the
+    // status of a process killed by SIGPIPE, not a panic.
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let mut cmd = std::process::Command::new(bai_e2e::bin("bai"));
+    cmd.args(["session", "info", "renamed-sess"])
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in &s.user.vars {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run bai");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{out:?}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 pub mod args;
 mod cmd;
-mod output;
+pub mod output;
 
 pub use cmd::create::{Outcome, outcome};
 pub use cmd::dispatch;

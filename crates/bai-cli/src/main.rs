@@ -5,6 +5,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    bai_cli::output::quiet_on_broken_pipe();
     // Usage errors exit 2 (clap's default), --help / --version exit 0.
     let cli = bai_cli::args::Cli::parse();
     let code = match tokio::runtime::Builder::new_multi_thread()

@@ -77,9 +77,51 @@ pub fn note(quiet: bool, msg: &str) {
     }
 }
 
+/// The exit status of a process that wrote into a closed pipe (the shell's 128 + SIGPIPE).
+pub const BROKEN_PIPE_EXIT: i32 = 141;
+
+/// Whether a panic message is std's "failed printing to stdout/stderr" for a closed pipe.
+pub fn is_broken_pipe_panic(message: &str) -> bool {
+    message.starts_with("failed printing to std") && message.contains("os error 32")
+}
+
+/// `bai … | head` closes stdout early, and std's print macros then panic. Ends the process
+/// quietly with [`BROKEN_PIPE_EXIT`] instead, as `ls | head` does; every other panic is
+/// reported as before. (SIGPIPE itself stays ignored: the tunnels write to sockets whose
+/// peer may be gone, and must see EPIPE rather than die.)
+pub fn quiet_on_broken_pipe() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if is_broken_pipe_panic(message) {
+            std::process::exit(BROKEN_PIPE_EXIT);
+        }
+        report(info)
+    }));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_closed_pipe_on_stdout_or_stderr_is_quiet() {
+        assert!(is_broken_pipe_panic(
+            "failed printing to stdout: Broken pipe (os error 32)"
+        ));
+        assert!(is_broken_pipe_panic(
+            "failed printing to stderr: Broken pipe (os error 32)"
+        ));
+        assert!(!is_broken_pipe_panic(
+            "failed printing to stdout: No space left on device (os error 28)"
+        ));
+        assert!(!is_broken_pipe_panic("index out of bounds"));
+    }
 
     #[test]
     fn tables_align() {

@@ -118,6 +118,20 @@ fn network_idle_timeout_reclaims_unused_sessions_only() {
     for id in [&used, &batch] {
         s.bai(&s.user, &["rm", id]).expect_ok();
     }
+    // An ended session keeps its last counters (`last_stat`, a JSON text): the traffic of its
+    // code executions and its last resource readings, after the manager forgot them.
+    let gone = s.info(&s.user, &used);
+    assert_eq!(gone["status"], "TERMINATED", "{gone}");
+    let last: Value = serde_json::from_str(
+        gone["last_stat"]
+            .as_str()
+            .expect("last_stat is a JSON text"),
+    )
+    .expect("last_stat parses");
+    assert!(last["network"]["rx_bytes"].as_u64() > Some(0), "{last}");
+    assert!(last["network"]["tx_bytes"].as_u64() > Some(0), "{last}");
+    assert!(last["cpu_used"]["current"].is_string(), "{last}");
+    assert_eq!(gone["network"], last["network"], "{gone}");
 }
 
 #[test]

@@ -161,6 +161,16 @@ impl TrafficBook {
             .cloned()
     }
 
+    /// The sessions with counters.
+    pub fn sessions(&self) -> Vec<Uuid> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys()
+            .copied()
+            .collect()
+    }
+
     pub fn forget(&self, session: Uuid) {
         self.0
             .lock()

@@ -82,6 +82,10 @@ impl StatsBook {
     pub fn retain(&self, live: &[Uuid]) {
         self.lock().retain(|id, _| live.contains(id));
     }
+
+    pub fn forget(&self, session: Uuid) {
+        self.lock().remove(&session);
+    }
 }
 
 /// Unix milliseconds of an RFC 3339 time.
@@ -197,6 +201,31 @@ pub fn live_stat(m: &Manager, row: &SessionRow) -> Option<String> {
     Some(v.to_string())
 }
 
+/// What a session that ends leaves behind (Backend.AI's `last_stat`, a JSON text): its last
+/// `live_stat` metrics, when there were two readings, and the traffic through its proxies
+/// under `network`. None when nothing was measured.
+pub fn last_stat(m: &Manager, row: &SessionRow) -> Option<String> {
+    let mut v = live_stat(m, row)
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .unwrap_or_else(|| serde_json::json!({}));
+    if let Some(t) = m.traffic.get(row.id) {
+        v["network"] = t.json();
+    }
+    (v.as_object().is_some_and(|o| !o.is_empty())).then(|| v.to_string())
+}
+
+/// Keeps a session's last counters in the store, then forgets its series and traffic: an
+/// ended session holds no memory in the manager.
+pub fn keep_last_stat(m: &Manager, row: &SessionRow) {
+    if let Some(stat) = last_stat(m, row)
+        && let Err(e) = m.store.set_last_stat(row.id, &stat)
+    {
+        tracing::warn!(session = %row.id, error = %e, "cannot keep the last stat");
+    }
+    m.stats.forget(row.id);
+    m.traffic.forget(row.id);
+}
+
 /// One round: read every running session's counters, then judge each.
 pub async fn round(m: &Arc<Manager>) {
     let Ok(rows) = m.store.sessions_in(&[S::Running]) else {
@@ -220,6 +249,18 @@ pub async fn round(m: &Arc<Manager>) {
     }
     m.stats
         .retain(&rows.iter().map(|r| r.id).collect::<Vec<_>>());
+    // Traffic of sessions that ended without passing through `keep_last_stat` (cancelled
+    // before they ran, or a manager restart mid-termination) is dropped here.
+    for id in m.traffic.sessions() {
+        let ended = match m.store.session(id) {
+            Ok(Some(r)) => r.status.is_terminal(),
+            Ok(None) => true,
+            Err(_) => false,
+        };
+        if ended && !rows.iter().any(|r| r.id == id) {
+            m.traffic.forget(id);
+        }
+    }
     let now = now_ms();
     let mut policies: HashMap<String, bai_store::PolicyRow> = HashMap::new();
     for row in &rows {

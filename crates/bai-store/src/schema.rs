@@ -175,6 +175,10 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE sessions ADD COLUMN preopen_ports TEXT NOT NULL DEFAULT '[]';
     "#,
+    // 7: the last resource and traffic counters of an ended session (`last_stat`)
+    r#"
+    ALTER TABLE sessions ADD COLUMN last_stat TEXT;
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -524,6 +524,27 @@ impl Store {
         Ok(())
     }
 
+    /// Keeps the last counters of a session that ended (a JSON text, Backend.AI's `last_stat`).
+    pub fn set_last_stat(&self, id: Uuid, stat: &str) -> Result<()> {
+        self.conn().execute(
+            "UPDATE sessions SET last_stat = ?2 WHERE id = ?1",
+            params![id.to_string(), stat],
+        )?;
+        Ok(())
+    }
+
+    pub fn last_stat(&self, id: Uuid) -> Result<Option<String>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT last_stat FROM sessions WHERE id = ?1",
+                [id.to_string()],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .optional()?
+            .flatten())
+    }
+
     pub fn logs(&self, id: Uuid) -> Result<Option<String>> {
         Ok(self
             .conn()

@@ -31,6 +31,12 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
     let resource_opts = json!({"shmem": row.shmem});
     let idle_checks = crate::monitor::idle_checks_json(&crate::monitor::reports(m, row));
     let live_stat = crate::monitor::live_stat(m, row);
+    // An ended session's counters live in the store (the manager forgot them).
+    let last_stat = if row.status.is_terminal() {
+        m.store.last_stat(row.id).ok().flatten()
+    } else {
+        None
+    };
     let kernel = json!({
         "id": row.main_kernel_id.to_string(),
         "row_id": row.main_kernel_id.to_string(),
@@ -55,7 +61,7 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
         "occupied_slots": occupying.to_string(),
         "preopen_ports": row.preopen_ports,
         "live_stat": live_stat,
-        "last_stat": Value::Null,
+        "last_stat": last_stat,
     });
     let owner_email = m
         .store
@@ -67,6 +73,10 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
         .traffic
         .get(row.id)
         .map(|t| t.json())
+        .or_else(|| {
+            let kept: Value = serde_json::from_str(last_stat.as_deref()?).ok()?;
+            kept.get("network").cloned()
+        })
         .unwrap_or_else(|| json!({"rx_bytes": 0, "tx_bytes": 0, "last_activity": null}));
     json!({
         "network": network,
@@ -122,7 +132,7 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
         "mounts": row.mounts.iter().map(|x| json!([x.name, x.kernel_path, if x.read_only { "ro" } else { "rw" }])).collect::<Vec<_>>(),
         "service_ports": "[]",
         "live_stat": live_stat,
-        "last_stat": Value::Null,
+        "last_stat": last_stat,
         "containers": [kernel.clone()],
         "kernels": [kernel],
         "dependencies": row

@@ -136,6 +136,7 @@ pub async fn finish_termination(m: &Arc<Manager>, row: &SessionRow, kernel_creat
         });
     }
     events.push(E::SessionTerminated);
+    crate::monitor::keep_last_stat(m, row);
     let c = Change::new(S::Terminating, S::Terminated, &reason, "terminate")
         .events(&events)
         .result(result, exit_code);

@@ -132,6 +132,14 @@ fn network_idle_timeout_reclaims_unused_sessions_only() {
     assert!(last["network"]["tx_bytes"].as_u64() > Some(0), "{last}");
     assert!(last["cpu_used"]["current"].is_string(), "{last}");
     assert_eq!(gone["network"], last["network"], "{gone}");
+    let info = s.bai(&s.user, &["session", "info", &used]);
+    info.expect_ok();
+    assert!(
+        info.stdout
+            .lines()
+            .any(|l| l.starts_with("last stat: CPU time") && l.contains("through apps")),
+        "{info:#?}"
+    );
 }
 
 #[test]

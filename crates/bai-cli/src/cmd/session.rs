@@ -83,6 +83,7 @@ const INFO_SKIP: &[&str] = &[
     "pending",
     "idle_checks",
     "live_stat",
+    "last_stat",
 ];
 
 /// `1h 2m`, `3m 4s`, `5s`.
@@ -132,6 +133,42 @@ pub fn idle_lines(v: &Value) -> Vec<String> {
         out.push(line);
     }
     out
+}
+
+/// An ended session's last readings (`last_stat`, a JSON text or object), in words.
+pub fn last_stat_lines(v: &Value) -> Vec<String> {
+    let parsed = match v {
+        Value::String(s) => serde_json::from_str(s).unwrap_or(Value::Null),
+        other => other.clone(),
+    };
+    let Some(stat) = parsed.as_object().filter(|o| !o.is_empty()) else {
+        return Vec::new();
+    };
+    let number = |metric: &str| {
+        stat.get(metric)
+            .and_then(|m| m["current"].as_str())
+            .and_then(|c| c.parse::<f64>().ok())
+    };
+    let bytes = |b: f64| bai_core::resources::format_bytes(b.max(0.0) as u64);
+    let mut parts = Vec::new();
+    if let Some(ms) = number("cpu_used") {
+        parts.push(format!("CPU time {:.1}s", ms / 1000.0));
+    }
+    if let Some(b) = number("mem") {
+        parts.push(format!("memory {}", bytes(b)));
+    }
+    if let (Some(rx), Some(tx)) = (number("net_rx"), number("net_tx")) {
+        parts.push(format!("network {} in, {} out", bytes(rx), bytes(tx)));
+    }
+    if let Some(n) = stat.get("network") {
+        let b = |k: &str| bytes(n[k].as_f64().unwrap_or(0.0));
+        parts.push(format!(
+            "through apps {} in, {} out",
+            b("rx_bytes"),
+            b("tx_bytes")
+        ));
+    }
+    vec![format!("last stat: {}", parts.join("; "))]
 }
 
 /// "Why is it waiting", in words, for a PENDING session's `pending` object.
@@ -202,6 +239,7 @@ pub async fn info(client: &Client, a: &InfoArgs) -> Result<i32> {
         for l in pending_lines(&v["pending"])
             .into_iter()
             .chain(idle_lines(&v["idle_checks"]))
+            .chain(last_stat_lines(&v["last_stat"]))
         {
             println!("{l}");
         }
@@ -389,6 +427,21 @@ mod tests {
             "  utilization       grace period, 30s left; cpu_util 2.5% (threshold 10.0%), mem - (threshold 5.0%)"
         );
         assert!(idle_lines(&Value::String("{}".into())).is_empty());
+    }
+
+    #[test]
+    fn last_stat_in_words() {
+        let last = json!({
+            "cpu_used": {"current": "1500", "unit_hint": "msec"},
+            "mem": {"current": "1048576", "unit_hint": "bytes"},
+            "network": {"rx_bytes": 2048, "tx_bytes": 10, "last_activity": null},
+        });
+        assert_eq!(
+            last_stat_lines(&Value::String(last.to_string())),
+            ["last stat: CPU time 1.5s; memory 1 MiB; through apps 2 KiB in, 10 B out"]
+        );
+        assert!(last_stat_lines(&Value::Null).is_empty());
+        assert!(last_stat_lines(&Value::String("{}".into())).is_empty());
         assert!(idle_lines(&Value::Null).is_empty());
     }
 

@@ -263,12 +263,16 @@ pub async fn list(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
 ) -> ApiResult<Json<Value>> {
-    let items: Vec<Value> = m
-        .store
-        .visible_vfolders(&caller.user_id, caller.is_admin)?
-        .iter()
-        .map(|v| folder_json(&m, v, &caller.user_id))
-        .collect();
+    let folders = m.store.visible_vfolders(&caller.user_id, caller.is_admin)?;
+    // Usage walks every folder's tree: on a blocking thread, not the runtime's.
+    let items = tokio::task::spawn_blocking(move || {
+        folders
+            .iter()
+            .map(|v| folder_json(&m, v, &caller.user_id))
+            .collect::<Vec<Value>>()
+    })
+    .await
+    .map_err(|e| Problem::internal(format!("listing folders failed: {e}")))?;
     Ok(Json(Value::Array(items)))
 }
 

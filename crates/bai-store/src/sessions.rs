@@ -516,40 +516,37 @@ impl Store {
         )? == 1)
     }
 
+    /// Keeps the output of a session's kernel (it outlives the container).
     pub fn set_logs(&self, id: Uuid, logs: &str) -> Result<()> {
-        self.conn().execute(
-            "UPDATE sessions SET logs = ?2 WHERE id = ?1",
-            params![id.to_string(), logs],
-        )?;
-        Ok(())
+        self.set_kept(id, Kept::Logs, logs)
+    }
+
+    pub fn logs(&self, id: Uuid) -> Result<Option<String>> {
+        self.kept(id, Kept::Logs)
     }
 
     /// Keeps the last counters of a session that ended (a JSON text, Backend.AI's `last_stat`).
     pub fn set_last_stat(&self, id: Uuid, stat: &str) -> Result<()> {
+        self.set_kept(id, Kept::LastStat, stat)
+    }
+
+    pub fn last_stat(&self, id: Uuid) -> Result<Option<String>> {
+        self.kept(id, Kept::LastStat)
+    }
+
+    fn set_kept(&self, id: Uuid, what: Kept, text: &str) -> Result<()> {
         self.conn().execute(
-            "UPDATE sessions SET last_stat = ?2 WHERE id = ?1",
-            params![id.to_string(), stat],
+            &format!("UPDATE sessions SET {} = ?2 WHERE id = ?1", what.column()),
+            params![id.to_string(), text],
         )?;
         Ok(())
     }
 
-    pub fn last_stat(&self, id: Uuid) -> Result<Option<String>> {
+    fn kept(&self, id: Uuid, what: Kept) -> Result<Option<String>> {
         Ok(self
             .conn()
             .query_row(
-                "SELECT last_stat FROM sessions WHERE id = ?1",
-                [id.to_string()],
-                |r| r.get::<_, Option<String>>(0),
-            )
-            .optional()?
-            .flatten())
-    }
-
-    pub fn logs(&self, id: Uuid) -> Result<Option<String>> {
-        Ok(self
-            .conn()
-            .query_row(
-                "SELECT logs FROM sessions WHERE id = ?1",
+                &format!("SELECT {} FROM sessions WHERE id = ?1", what.column()),
                 [id.to_string()],
                 |r| r.get::<_, Option<String>>(0),
             )
@@ -967,4 +964,20 @@ pub(crate) fn insert_event_tx(
         exit_code,
         kernel_id,
     })
+}
+
+/// What a session keeps after its kernel is gone (a text column each).
+#[derive(Debug, Clone, Copy)]
+enum Kept {
+    Logs,
+    LastStat,
+}
+
+impl Kept {
+    fn column(self) -> &'static str {
+        match self {
+            Kept::Logs => "logs",
+            Kept::LastStat => "last_stat",
+        }
+    }
 }

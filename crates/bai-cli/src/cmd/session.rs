@@ -96,12 +96,18 @@ fn span(secs: f64) -> String {
     }
 }
 
-/// The idle checkers' reports (`idle_checks`, a JSON text or object), in words.
-pub fn idle_lines(v: &Value) -> Vec<String> {
-    let parsed = match v {
+/// A field that Backend.AI sends as a JSON text (GraphQL `JSONString`) or we as an object;
+/// anything unreadable is null.
+fn json_text(v: &Value) -> Value {
+    match v {
         Value::String(s) => serde_json::from_str(s).unwrap_or(Value::Null),
         other => other.clone(),
-    };
+    }
+}
+
+/// The idle checkers' reports (`idle_checks`, a JSON text or object), in words.
+pub fn idle_lines(v: &Value) -> Vec<String> {
+    let parsed = json_text(v);
     let Some(checks) = parsed.as_object().filter(|c| !c.is_empty()) else {
         return Vec::new();
     };
@@ -137,10 +143,7 @@ pub fn idle_lines(v: &Value) -> Vec<String> {
 
 /// An ended session's last readings (`last_stat`, a JSON text or object), in words.
 pub fn last_stat_lines(v: &Value) -> Vec<String> {
-    let parsed = match v {
-        Value::String(s) => serde_json::from_str(s).unwrap_or(Value::Null),
-        other => other.clone(),
-    };
+    let parsed = json_text(v);
     let Some(stat) = parsed.as_object().filter(|o| !o.is_empty()) else {
         return Vec::new();
     };

@@ -179,6 +179,17 @@ impl Server {
         }
     }
 
+    /// Our SDK's client, signed as `account`.
+    pub fn client(&self, account: &Account) -> bai_client::Client {
+        let cfg = bai_client::Config::new(
+            &self.endpoint,
+            account.get("BACKEND_ACCESS_KEY"),
+            account.get("BACKEND_SECRET_KEY"),
+        )
+        .expect("client config");
+        bai_client::Client::new(cfg).expect("client")
+    }
+
     /// Runs `bai ARGS` as `account`, in the server's scratch work dir.
     pub fn bai(&self, account: &Account, args: &[&str]) -> Run {
         self.run_as(bin("bai"), account, args)

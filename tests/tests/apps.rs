@@ -604,13 +604,7 @@ fn own_keys_from_the_ssh_folder_and_the_http_tunnel() {
     assert!(!out.status.success(), "{out:?}");
 
     // `httpproxy` tunnels web apps only: the terminal page comes through it; sshd does not.
-    let cfg = bai_client::Config::new(
-        &s.endpoint,
-        user.get("BACKEND_ACCESS_KEY"),
-        user.get("BACKEND_SECRET_KEY"),
-    )
-    .expect("config");
-    let client = bai_client::Client::new(cfg).expect("client");
+    let client = s.client(user);
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let page = rt.block_on(async {
         let e = client.open_http_tunnel("keysess", "sshd").await;
@@ -744,13 +738,7 @@ print('started')
     assert_eq!(opened("websocket"), 0, "bai app fell back to the WebSocket");
 
     // The WebSocket of the wire contract carries the same bytes (what the official client uses).
-    let cfg = bai_client::Config::new(
-        &s.endpoint,
-        user.get("BACKEND_ACCESS_KEY"),
-        user.get("BACKEND_SECRET_KEY"),
-    )
-    .expect("config");
-    let client = bai_client::Client::new(cfg).expect("client");
+    let client = s.client(user);
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     for raw in [true, false] {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");

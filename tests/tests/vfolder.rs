@@ -15,14 +15,7 @@ fn ba(s: &Server, admin: bool, args: &[&str]) -> Run {
 }
 
 fn client(s: &Server, admin: bool) -> bai_client::Client {
-    let a = if admin { &s.admin } else { &s.user };
-    let cfg = bai_client::Config::new(
-        &s.endpoint,
-        a.get("BACKEND_ACCESS_KEY"),
-        a.get("BACKEND_SECRET_KEY"),
-    )
-    .expect("config");
-    bai_client::Client::new(cfg).expect("client")
+    s.client(if admin { &s.admin } else { &s.user })
 }
 
 /// A signed request through the SDK; Ok(reply) or Err((status, problem msg)).

@@ -78,6 +78,13 @@ impl StatsBook {
         self.lock().get(&session).and_then(|s| s.last.clone())
     }
 
+    /// The last reading and the newest sample, once there is a sample.
+    pub fn latest(&self, session: Uuid) -> Option<(KernelStats, StatSample)> {
+        let book = self.lock();
+        let series = book.get(&session)?;
+        Some((series.last.clone()?, series.samples.back()?.clone()))
+    }
+
     /// Keeps only the sessions in `live`.
     pub fn retain(&self, live: &[Uuid]) {
         self.lock().retain(|id, _| live.contains(id));
@@ -186,8 +193,11 @@ pub fn idle_checks_json(reports: &[Report]) -> serde_json::Value {
 /// Backend.AI's `live_stat` of a kernel (a JSON text; metric → current, capacity, pct), from
 /// the last sample and reading; None before the second reading.
 pub fn live_stat(m: &Manager, row: &SessionRow) -> Option<String> {
-    let last = m.stats.last(row.id)?;
-    let s = m.stats.samples(row.id).pop()?;
+    live_stat_value(m, row).map(|v| v.to_string())
+}
+
+fn live_stat_value(m: &Manager, row: &SessionRow) -> Option<serde_json::Value> {
+    let (last, s) = m.stats.latest(row.id)?;
     let cores = row.requested_slots.cpu_milli as f64 / 1000.0;
     let v = serde_json::json!({
         "cpu_util": {"current": format!("{:.2}", s.cpu_util * cores), "capacity": format!("{:.2}", cores * 100.0), "pct": format!("{:.2}", s.cpu_util), "unit_hint": "percent"},
@@ -198,16 +208,14 @@ pub fn live_stat(m: &Manager, row: &SessionRow) -> Option<String> {
         "io_read": {"current": last.io_read_bytes.to_string(), "capacity": null, "unit_hint": "bytes"},
         "io_write": {"current": last.io_write_bytes.to_string(), "capacity": null, "unit_hint": "bytes"},
     });
-    Some(v.to_string())
+    Some(v)
 }
 
 /// What a session that ends leaves behind (Backend.AI's `last_stat`, a JSON text): its last
 /// `live_stat` metrics, when there were two readings, and the traffic through its proxies
 /// under `network`. None when nothing was measured.
 pub fn last_stat(m: &Manager, row: &SessionRow) -> Option<String> {
-    let mut v = live_stat(m, row)
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .unwrap_or_else(|| serde_json::json!({}));
+    let mut v = live_stat_value(m, row).unwrap_or_else(|| serde_json::json!({}));
     if let Some(t) = m.traffic.get(row.id) {
         v["network"] = t.json();
     }
@@ -252,12 +260,15 @@ pub async fn round(m: &Arc<Manager>) {
     // Traffic of sessions that ended without passing through `keep_last_stat` (cancelled
     // before they ran, or a manager restart mid-termination) is dropped here.
     for id in m.traffic.sessions() {
+        if rows.iter().any(|r| r.id == id) {
+            continue;
+        }
         let ended = match m.store.session(id) {
             Ok(Some(r)) => r.status.is_terminal(),
             Ok(None) => true,
             Err(_) => false,
         };
-        if ended && !rows.iter().any(|r| r.id == id) {
+        if ended {
             m.traffic.forget(id);
         }
     }

@@ -23,10 +23,7 @@ pub(crate) struct Head {
 impl Head {
     /// The first value of header `name` (case-insensitive).
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        crate::request::header(&self.headers, name)
     }
 
     /// Parses `HTTP/1.x CODE REASON\r\nName: value\r\n…` (without the final empty line).

@@ -13,11 +13,16 @@ pub struct Signed {
 
 impl Signed {
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        header(&self.headers, name)
     }
+}
+
+/// The first value of header `name` in `headers` (names compare case-insensitively).
+pub(crate) fn header<'a, K: AsRef<str>>(headers: &'a [(K, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.as_ref().eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
 }
 
 impl Client {

@@ -82,38 +82,20 @@ pub fn check_host_name(name: &str) -> Result<(), String> {
 }
 
 /// `NAME=PATH` items, each possibly a comma-separated list (`BAI_STORAGE_HOSTS="a:b=/x,c:d=/y"`),
-/// into (name, absolute path) pairs. Names must be valid and distinct.
+/// into (name, path) pairs. The names and paths are checked by [`Storage::open`].
 pub fn parse_host_specs(items: &[String]) -> Result<Vec<(String, PathBuf)>, String> {
-    let mut out: Vec<(String, PathBuf)> = Vec::new();
-    for spec in items
+    items
         .iter()
         .flat_map(|i| i.split(','))
         .map(str::trim)
         .filter(|s| !s.is_empty())
-    {
-        let (name, path) = spec.split_once('=').ok_or_else(|| {
-            format!("storage host {spec:?} must be NAME=PATH, e.g. nfs:shared=/mnt/nfs/bai")
-        })?;
-        let (name, path) = (name.trim(), path.trim());
-        check_host_name(name)?;
-        let path = PathBuf::from(path);
-        if !path.is_absolute() {
-            return Err(format!(
-                "storage host {name}: the path {:?} must be absolute",
-                path.display().to_string()
-            ));
-        }
-        if name == LOCAL_HOST {
-            return Err(format!(
-                "storage host {LOCAL_HOST} is built in (under the data dir); give the other host another name"
-            ));
-        }
-        if out.iter().any(|(n, _)| n == name) {
-            return Err(format!("storage host {name} is configured twice"));
-        }
-        out.push((name.to_string(), path));
-    }
-    Ok(out)
+        .map(|spec| {
+            let (name, path) = spec.split_once('=').ok_or_else(|| {
+                format!("storage host {spec:?} must be NAME=PATH, e.g. nfs:shared=/mnt/nfs/bai")
+            })?;
+            Ok((name.trim().to_string(), PathBuf::from(path.trim())))
+        })
+        .collect()
 }
 
 /// The problem of a folder whose host is not configured (any more) on this server.
@@ -196,15 +178,18 @@ impl Storage {
         let mut s = Storage::local(data_dir);
         for (name, root) in &config.hosts {
             check_host_name(name)?;
-            if s.host(name).is_some() {
+            if name == LOCAL_HOST {
                 return Err(format!(
-                    "storage host {name} is configured twice (or is the built-in {LOCAL_HOST})"
+                    "storage host {LOCAL_HOST} is built in (under the data dir); give the other host another name"
                 ));
+            }
+            if s.host(name).is_some() {
+                return Err(format!("storage host {name} is configured twice"));
             }
             if !root.is_absolute() {
                 return Err(format!(
-                    "storage host {name}: the path {} must be absolute",
-                    root.display()
+                    "storage host {name}: the path {:?} must be absolute",
+                    root.display().to_string()
                 ));
             }
             s.hosts.push(Host {
@@ -607,16 +592,24 @@ mod tests {
             ]
         );
         assert_eq!(parse_host_specs(&[]), Ok(vec![]));
+        let e = parse_host_specs(&["nfs:shared".into()]).expect_err("no path");
+        assert!(e.contains("NAME=PATH") && !e.contains('\n'), "{e}");
+        // What the specs say is checked where the hosts are opened.
+        let data = tempfile::tempdir().expect("tempdir");
         let err = |items: &[&str]| {
-            parse_host_specs(&items.iter().map(|s| s.to_string()).collect::<Vec<_>>())
-                .expect_err("must fail")
+            let hosts = parse_host_specs(&items.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+                .expect("parses");
+            let config = StorageConfig {
+                hosts,
+                default: None,
+            };
+            Storage::open(data.path(), &config).expect_err("must fail")
         };
-        assert!(err(&["nfs:shared"]).contains("NAME=PATH"));
         assert!(err(&["nfs:shared=relative/dir"]).contains("must be absolute"));
         assert!(err(&["nfs=/x"]).contains("is invalid"));
         assert!(err(&["a:b=/x,a:b=/y"]).contains("configured twice"));
         assert!(err(&["local:volume1=/x"]).contains("built in"));
-        for e in [err(&["nfs"]), err(&["a:b=/x,a:b=/y"])] {
+        for e in [err(&["nfs=/x"]), err(&["a:b=/x,a:b=/y"])] {
             assert!(!e.contains('\n'), "one line: {e}");
         }
     }

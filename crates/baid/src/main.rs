@@ -322,7 +322,7 @@ async fn shutdown_signal() {
 }
 
 /// `--storage-host` / `BAI_STORAGE_HOSTS` and `--default-storage-host` as a storage
-/// configuration (names and paths checked; the directories are checked by `Storage::open`).
+/// configuration (the hosts are checked by `Storage::open`).
 fn storage_config(
     hosts: &[String],
     default: &str,

@@ -661,12 +661,7 @@ pub async fn tus_patch(
         .into());
     }
     tracing::info!(bytes = written - offset, mode = "http", "upload received");
-    if written >= t.size {
-        m.transfers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&q.token);
-    }
+    upload_reached(&m, &q.token, &t, written);
     Ok((
         StatusCode::NO_CONTENT,
         [
@@ -675,6 +670,16 @@ pub async fn tus_patch(
         ],
     )
         .into_response())
+}
+
+/// An upload has `end` bytes: once that is all of it, its token is spent.
+fn upload_reached(m: &Manager, token: &str, t: &Transfer, end: u64) {
+    if end >= t.size {
+        m.transfers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(token);
+    }
 }
 
 /// The problem a failed upload write stands for.
@@ -751,12 +756,7 @@ async fn receive_raw(
                 "upload interrupted after {end} bytes; resume at that offset"
             )));
         }
-        if end >= t.size {
-            m.transfers
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&token);
-        }
+        upload_reached(&m, &token, &t, end);
         Ok(end)
     };
     match switched {

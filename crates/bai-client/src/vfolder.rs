@@ -423,27 +423,13 @@ impl Client {
             tokio::fs::create_dir_all(parent).await.map_err(file_err)?;
         }
         let file = std::fs::File::create_new(local).map_err(file_err)?;
-        let first = early
-            .len()
-            .min(usize::try_from(total).unwrap_or(usize::MAX));
-        {
-            use std::os::unix::fs::FileExt;
-            file.write_all_at(early.get(..first).unwrap_or_default(), 0)
-                .map_err(file_err)?;
-        }
-        let got = Arc::new(AtomicU64::new(first as u64));
+        let got = Arc::new(AtomicU64::new(0));
         let counter = got.clone();
         let sock = self.blocking(conn)?;
         let receiver = tokio::task::spawn_blocking(move || {
-            bai_relay::file::recv_file(
-                &sock,
-                &file,
-                first as u64,
-                Some(total - first as u64),
-                |n| {
-                    counter.fetch_add(n as u64, Ordering::Relaxed);
-                },
-            )
+            bai_relay::file::recv_file_after(&sock, &file, 0, &early, total, |n| {
+                counter.fetch_add(n as u64, Ordering::Relaxed);
+            })
         });
         let received = self.with_progress(receiver, &got, total, progress).await?;
         let n = received.map_err(|e| {
@@ -452,10 +438,9 @@ impl Client {
                 got.load(Ordering::Relaxed)
             ))
         })?;
-        if first as u64 + n < total {
+        if n < total {
             return Err(ClientError::Protocol(format!(
-                "the download ended after {} of {total} bytes",
-                first as u64 + n
+                "the download ended after {n} of {total} bytes"
             )));
         }
         progress(total, total);
@@ -484,14 +469,8 @@ impl Client {
 
     /// The connection in blocking mode for a transfer thread (every wait bounded).
     fn blocking(&self, conn: tokio::net::TcpStream) -> Result<std::net::TcpStream, ClientError> {
-        let wait = Some(self.config.read_timeout.unwrap_or(RAW_IDLE));
-        let set = |s: std::net::TcpStream| -> std::io::Result<std::net::TcpStream> {
-            s.set_nonblocking(false)?;
-            s.set_read_timeout(wait)?;
-            s.set_write_timeout(wait)?;
-            Ok(s)
-        };
-        conn.into_std().and_then(set).map_err(|e| self.raw_err(e))
+        let wait = self.config.read_timeout.unwrap_or(RAW_IDLE);
+        bai_relay::file::into_blocking(conn, wait).map_err(|e| self.raw_err(e))
     }
 
     /// A connection back from a transfer thread.

@@ -168,6 +168,39 @@ pub fn recv_file(
     r
 }
 
+/// [`recv_file`] of `len` bytes at `offset` of which the first few already came in `early`
+/// (read together with the reply or request head): those are written first, then the rest is
+/// received. `on_chunk` counts both. Returns how many bytes were written in all.
+pub fn recv_file_after(
+    sock: &TcpStream,
+    file: &File,
+    offset: u64,
+    early: &[u8],
+    len: u64,
+    mut on_chunk: impl FnMut(usize),
+) -> io::Result<u64> {
+    let first = early.len().min(usize::try_from(len).unwrap_or(usize::MAX));
+    let head = early.get(..first).unwrap_or_default();
+    file.write_all_at(head, offset)?;
+    on_chunk(first);
+    let first = first as u64;
+    let rest = recv_file(sock, file, offset + first, Some(len - first), on_chunk)?;
+    Ok(first + rest)
+}
+
+/// A connection handed from tokio to a transfer thread: blocking, every read and write
+/// bounded by `wait`.
+pub fn into_blocking(
+    stream: tokio::net::TcpStream,
+    wait: std::time::Duration,
+) -> io::Result<TcpStream> {
+    let s = stream.into_std()?;
+    s.set_nonblocking(false)?;
+    s.set_read_timeout(Some(wait))?;
+    s.set_write_timeout(Some(wait))?;
+    Ok(s)
+}
+
 fn splice_socket_to_file(
     sock: &TcpStream,
     file: &File,
@@ -331,6 +364,19 @@ mod tests {
         let short = File::open(dir.join("dst2")).unwrap();
         let e = send_file(&a, &short, 0, 100, |_| {}).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+
+        // Bytes that came early are written first and counted; the rest is received; more
+        // early bytes than the length are left alone.
+        let (mut a, b) = pair();
+        a.write_all(b"cdefXYZ").unwrap();
+        let dst3 = File::create(dir.join("dst3")).unwrap();
+        let mut counted = 0;
+        let got = recv_file_after(&b, &dst3, 2, b"ab", 6, |n| counted += n).unwrap();
+        assert_eq!((got, counted), (6, 6));
+        assert_eq!(&std::fs::read(dir.join("dst3")).unwrap()[2..], b"abcdef");
+        let got = recv_file_after(&b, &dst3, 0, b"0123456789", 4, |_| {}).unwrap();
+        assert_eq!(got, 4);
+        assert_eq!(&std::fs::read(dir.join("dst3")).unwrap()[..4], b"0123");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

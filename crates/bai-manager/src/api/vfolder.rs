@@ -701,11 +701,7 @@ const RAW_IDLE: Duration = Duration::from_secs(120);
 
 /// The blocking socket of a switched connection, for a transfer thread.
 fn blocking_socket(stream: tokio::net::TcpStream) -> std::io::Result<std::net::TcpStream> {
-    let s = stream.into_std()?;
-    s.set_nonblocking(false)?;
-    s.set_read_timeout(Some(RAW_IDLE))?;
-    s.set_write_timeout(Some(RAW_IDLE))?;
-    Ok(s)
+    bai_relay::file::into_blocking(stream, RAW_IDLE)
 }
 
 /// The answer to a raw upload, written on the connection after its bytes (an HTTP response
@@ -769,21 +765,8 @@ async fn receive_raw(
                 }
             };
             let received = tokio::task::spawn_blocking(move || {
-                use std::os::unix::fs::FileExt;
-                let first = early.len().min(usize::try_from(len).unwrap_or(usize::MAX));
-                let head = early.get(..first).unwrap_or_default();
-                let got = file
-                    .write_all_at(head, offset)
-                    .and_then(|()| {
-                        bai_relay::file::recv_file(
-                            &sock,
-                            &file,
-                            offset + first as u64,
-                            Some(len - first as u64),
-                            |_| {},
-                        )
-                    })
-                    .map(|n| n + first as u64);
+                let got =
+                    bai_relay::file::recv_file_after(&sock, &file, offset, &early, len, |_| {});
                 (sock, got)
             })
             .await;

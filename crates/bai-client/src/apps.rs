@@ -98,9 +98,13 @@ impl Client {
 
     /// Opens a tunnel to `app` through the WebSocket only, as the official client does.
     pub async fn open_ws_tunnel(&self, session: &str, app: &str) -> Result<Tunnel, ClientError> {
-        let path = tunnel_path(session, app, "tcpproxy")?;
+        self.ws_tunnel(&tunnel_path(session, app, "tcpproxy")?)
+            .await
+    }
+
+    async fn ws_tunnel(&self, path: &str) -> Result<Tunnel, ClientError> {
         Ok(Tunnel {
-            inner: Carrier::WebSocket(Box::new(self.signed_ws(&path).await?)),
+            inner: Carrier::WebSocket(Box::new(self.signed_ws(path).await?)),
         })
     }
 
@@ -112,12 +116,10 @@ impl Client {
         kind: &str,
     ) -> Result<Tunnel, ClientError> {
         let path = tunnel_path(session, app, kind)?;
-        if let Some(t) = self.open_raw_tunnel(&path).await? {
-            return Ok(t);
+        match self.open_raw_tunnel(&path).await? {
+            Some(t) => Ok(t),
+            None => self.ws_tunnel(&path).await,
         }
-        Ok(Tunnel {
-            inner: Carrier::WebSocket(Box::new(self.signed_ws(&path).await?)),
-        })
     }
 
     /// Asks for a raw tunnel (an HTTP/1.1 upgrade to `bai-tcp`, signed like the WebSocket).

@@ -85,9 +85,9 @@ impl StatsBook {
         Some((series.last.clone()?, series.samples.back()?.clone()))
     }
 
-    /// Keeps only the sessions in `live`.
-    pub fn retain(&self, live: &[Uuid]) {
-        self.lock().retain(|id, _| live.contains(id));
+    /// The sessions with a series.
+    pub fn sessions(&self) -> Vec<Uuid> {
+        self.lock().keys().copied().collect()
     }
 
     pub fn forget(&self, session: Uuid) {
@@ -234,6 +234,31 @@ pub fn keep_last_stat(m: &Manager, row: &SessionRow) {
     m.traffic.forget(row.id);
 }
 
+/// Drops the series and traffic of sessions that ended. `keep_last_stat` does that as a
+/// session terminates (a TERMINATING session keeps its series until then, for its
+/// `last_stat`); this catches the rest: sessions cancelled before they ran, or a manager
+/// restart mid-termination.
+fn forget_ended(m: &Manager, running: &[SessionRow]) {
+    let mut known = m.stats.sessions();
+    known.extend(m.traffic.sessions());
+    known.sort_unstable();
+    known.dedup();
+    for id in known {
+        if running.iter().any(|r| r.id == id) {
+            continue;
+        }
+        let ended = match m.store.session(id) {
+            Ok(Some(r)) => r.status.is_terminal(),
+            Ok(None) => true,
+            Err(_) => false,
+        };
+        if ended {
+            m.stats.forget(id);
+            m.traffic.forget(id);
+        }
+    }
+}
+
 /// One round: read every running session's counters, then judge each.
 pub async fn round(m: &Arc<Manager>) {
     let Ok(rows) = m.store.sessions_in(&[S::Running]) else {
@@ -255,23 +280,7 @@ pub async fn round(m: &Arc<Manager>) {
             m.stats.record(row.id, &row.requested_slots, r);
         }
     }
-    m.stats
-        .retain(&rows.iter().map(|r| r.id).collect::<Vec<_>>());
-    // Traffic of sessions that ended without passing through `keep_last_stat` (cancelled
-    // before they ran, or a manager restart mid-termination) is dropped here.
-    for id in m.traffic.sessions() {
-        if rows.iter().any(|r| r.id == id) {
-            continue;
-        }
-        let ended = match m.store.session(id) {
-            Ok(Some(r)) => r.status.is_terminal(),
-            Ok(None) => true,
-            Err(_) => false,
-        };
-        if ended {
-            m.traffic.forget(id);
-        }
-    }
+    forget_ended(m, &rows);
     let now = now_ms();
     let mut policies: HashMap<String, bai_store::PolicyRow> = HashMap::new();
     for row in &rows {
@@ -346,7 +355,8 @@ mod tests {
             book.record(id, &alloc, reading(4000 + i * 1000, 2));
         }
         assert_eq!(book.samples(id).len(), KEEP_SAMPLES);
-        book.retain(&[]);
+        assert_eq!(book.sessions(), [id]);
+        book.forget(id);
         assert!(book.samples(id).is_empty() && book.last(id).is_none());
     }
 }

@@ -122,7 +122,7 @@ impl Traffic {
         self.rx_bytes.fetch_add(to_session, Ordering::Relaxed);
         self.tx_bytes.fetch_add(to_user, Ordering::Relaxed);
         self.last_activity_ms
-            .store(chrono::Utc::now().timestamp_millis(), Ordering::Relaxed);
+            .store(bai_core::stats::now_ms(), Ordering::Relaxed);
     }
 
     pub fn json(&self) -> Value {

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { App as AntApp, Button, Modal, Popconfirm, Progress, Space, Table, Tag, Typography, Upload } from 'antd';
-import { api, ApiError, formatBytes } from './api';
+import { api, ApiError, formatBytes, formatTime } from './api';
 import NameDialog from './NameDialog';
 import { entryName, folderName } from './validate';
 
@@ -162,7 +162,7 @@ export default function Data() {
           columns={[
             { title: 'Name', dataIndex: 'name', render: (n: string, i: any) => (i.type === 'DIRECTORY' ? <a data-testid={`entry-${n}`} onClick={() => setPath(join(n))}>📁 {n}</a> : <span data-testid={`entry-${n}`}>📄 {n}</span>) },
             { title: 'Size', dataIndex: 'size', render: (n: number, i: any) => (i.type === 'DIRECTORY' ? '-' : formatBytes(Number(n))) },
-            { title: 'Modified', dataIndex: 'modified', render: (t: string) => (t ? new Date(t).toLocaleString() : '-') },
+            { title: 'Modified', dataIndex: 'modified', render: formatTime },
             {
               title: '',
               render: (_: unknown, i: any) => (

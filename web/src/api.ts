@@ -97,6 +97,11 @@ export function elapsed(from: string, to?: string | null): string {
   return h ? `${h}h ${m}m` : m ? `${m}m ${s % 60}s` : `${s}s`;
 }
 
+/** A server time in the browser's locale; `-` when there is none. */
+export function formatTime(t?: string | null): string {
+  return t ? new Date(t).toLocaleString() : '-';
+}
+
 /** `512 B`, `1.5 KiB`, `2.0 GiB`. */
 export function formatBytes(n: number): string {
   if (!Number.isFinite(n) || n < 0) return '-';

@@ -1,7 +1,7 @@
 // The dialogs of the Sessions page: app launcher, log viewer, scheduling history.
 import { useCallback, useEffect, useState } from 'react';
 import { App as AntApp, Button, Checkbox, Input, List, Modal, Select, Space, Table, Tag, Typography } from 'antd';
-import { api, ApiError } from './api';
+import { api, ApiError, formatTime } from './api';
 
 export const STATUS_COLOR: Record<string, string> = {
   PENDING: 'gold', SCHEDULED: 'cyan', PREPARING: 'blue', PULLING: 'blue', PREPARED: 'blue', CREATING: 'blue',
@@ -149,8 +149,6 @@ interface HistoryRecord {
   sub_steps?: SubStep[];
 }
 
-const time = (t?: string | null) => (t ? new Date(t).toLocaleString() : '-');
-
 /** The Scheduling History modal: filter bar, refresh, records with expandable sub-steps. */
 export function HistoryModal({ session, onClose }: { session: SessionRef; onClose: () => void }) {
   const [rows, setRows] = useState<HistoryRecord[]>([]);
@@ -224,8 +222,8 @@ export function HistoryModal({ session, onClose }: { session: SessionRef; onClos
                 { title: 'Result', dataIndex: 'result', render: (x: string) => <Tag color={RESULT_COLOR[x] ?? 'default'}>{x}</Tag> },
                 { title: 'Message', dataIndex: 'message' },
                 { title: 'Error Code', dataIndex: 'error_code', render: (x) => x ?? '-' },
-                { title: 'Started At', dataIndex: 'started_at', render: time },
-                { title: 'Ended At', dataIndex: 'ended_at', render: time },
+                { title: 'Started At', dataIndex: 'started_at', render: formatTime },
+                { title: 'Ended At', dataIndex: 'ended_at', render: formatTime },
               ]}
             />
           ),
@@ -237,8 +235,8 @@ export function HistoryModal({ session, onClose }: { session: SessionRef; onClos
           { title: 'Attempts', dataIndex: 'attempts' },
           { title: 'Message', dataIndex: 'message' },
           { title: 'Error Code', dataIndex: 'error_code', render: (x) => x ?? '-' },
-          { title: 'Updated At', dataIndex: 'updated_at', render: time, sorter: (a, b) => a.updated_at.localeCompare(b.updated_at) },
-          { title: 'Created At', dataIndex: 'created_at', render: time, sorter: (a, b) => a.created_at.localeCompare(b.created_at), defaultSortOrder: 'ascend' },
+          { title: 'Updated At', dataIndex: 'updated_at', render: formatTime, sorter: (a, b) => a.updated_at.localeCompare(b.updated_at) },
+          { title: 'Created At', dataIndex: 'created_at', render: formatTime, sorter: (a, b) => a.created_at.localeCompare(b.created_at), defaultSortOrder: 'ascend' },
         ]}
       />
     </Modal>

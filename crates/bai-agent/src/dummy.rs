@@ -6,6 +6,11 @@
 //! with one line on stderr saying that nothing ran. It goes through the same [`AgentRpc`]
 //! interface as the Docker agent, so the manager cannot tell them apart — 1,000 of them fit
 //! in one process. It is never what `baid up` uses unless asked (`--dummy-agents N`).
+//!
+//! Tests script it: [`DummyAgent::script_create`] decides how the next kernel creations go
+//! (succeed, fail, or hang until [`DummyAgent::release`]), [`DummyAgent::exit`] ends a kernel
+//! as its process would (any exit code, or the OOM killer), and it keeps which kernels it
+//! created and destroyed.
 
 use async_trait::async_trait;
 use bai_core::agent::{
@@ -34,10 +39,27 @@ pub struct DummyAgentConfig {
     pub images: Vec<String>,
 }
 
+/// How a scripted kernel creation goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreateStep {
+    /// The kernel starts (the default when nothing is scripted).
+    Start,
+    /// `create_kernel` fails with this runtime error.
+    Fail(String),
+    /// `create_kernel` does not answer until [`DummyAgent::release`]; then the kernel starts.
+    Hang,
+}
+
 struct Inner {
     config: DummyAgentConfig,
     kernels: Mutex<HashMap<Uuid, KernelSpec>>,
     events: broadcast::Sender<AgentEvent>,
+    script: Mutex<std::collections::VecDeque<CreateStep>>,
+    release: tokio::sync::Notify,
+    /// Every `create_kernel` call (in order), and every kernel destroyed.
+    asked: Mutex<Vec<Uuid>>,
+    destroyed: Mutex<Vec<Uuid>>,
+    asked_bell: tokio::sync::Notify,
 }
 
 #[derive(Clone)]
@@ -53,7 +75,63 @@ impl DummyAgent {
                 config,
                 kernels: Mutex::new(HashMap::new()),
                 events,
+                script: Mutex::new(Default::default()),
+                release: tokio::sync::Notify::new(),
+                asked: Mutex::new(Vec::new()),
+                destroyed: Mutex::new(Vec::new()),
+                asked_bell: tokio::sync::Notify::new(),
             }),
+        }
+    }
+
+    /// How the next kernel creations go, one step each, in order.
+    pub fn script_create(&self, steps: impl IntoIterator<Item = CreateStep>) {
+        lock(&self.inner.script).extend(steps);
+    }
+
+    /// Lets every hanging creation go on (the kernel starts).
+    pub fn release(&self) {
+        self.inner.release.notify_waiters();
+    }
+
+    /// Ends a kernel as its main process would: with `exit_code`, or killed by the OOM killer.
+    /// Returns whether the kernel was there.
+    pub fn exit(&self, kernel_id: Uuid, exit_code: i32, oom_killed: bool) -> bool {
+        if self.kernels().remove(&kernel_id).is_none() {
+            return false;
+        }
+        let _ = self.inner.events.send(AgentEvent::KernelExited(KernelExit {
+            kernel_id,
+            exit_code: Some(exit_code),
+            oom_killed,
+            logs: format!("dummy kernel ended with exit code {exit_code}\n"),
+        }));
+        true
+    }
+
+    /// The kernels running now.
+    pub fn live(&self) -> Vec<Uuid> {
+        self.kernels().keys().copied().collect()
+    }
+
+    /// Every kernel `create_kernel` was asked for, in order (also failed and hanging ones).
+    pub fn asked(&self) -> Vec<Uuid> {
+        lock(&self.inner.asked).clone()
+    }
+
+    /// Every kernel that `destroy_kernel` removed, in order.
+    pub fn destroyed(&self) -> Vec<Uuid> {
+        lock(&self.inner.destroyed).clone()
+    }
+
+    /// Waits until `create_kernel` has been asked for `n` kernels in all.
+    pub async fn wait_asked(&self, n: usize) {
+        loop {
+            let bell = self.inner.asked_bell.notified();
+            if lock(&self.inner.asked).len() >= n {
+                return;
+            }
+            bell.await;
         }
     }
 
@@ -96,8 +174,19 @@ impl AgentRpc for DummyAgent {
     }
 
     async fn create_kernel(&self, spec: KernelSpec) -> Result<KernelCreated, AgentError> {
-        tokio::time::sleep(self.inner.config.start_delay).await;
         let kernel_id = spec.kernel_id;
+        let step = lock(&self.inner.script)
+            .pop_front()
+            .unwrap_or(CreateStep::Start);
+        let released = self.inner.release.notified();
+        lock(&self.inner.asked).push(kernel_id);
+        self.inner.asked_bell.notify_waiters();
+        match step {
+            CreateStep::Start => {}
+            CreateStep::Fail(e) => return Err(AgentError::Runtime(e)),
+            CreateStep::Hang => released.await,
+        }
+        tokio::time::sleep(self.inner.config.start_delay).await;
         if spec.session_type == SessionType::Batch {
             let secs = Self::sleep_secs(spec.startup_command.as_deref().unwrap_or(""));
             let me = self.clone();
@@ -125,6 +214,7 @@ impl AgentRpc for DummyAgent {
         self.kernels()
             .remove(&kernel_id)
             .ok_or(AgentError::KernelNotFound(kernel_id))?;
+        lock(&self.inner.destroyed).push(kernel_id);
         Ok(KernelExit {
             kernel_id,
             exit_code: None,
@@ -235,4 +325,8 @@ impl AgentRpc for DummyAgent {
         })
         .boxed()
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }

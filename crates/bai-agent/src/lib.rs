@@ -16,4 +16,4 @@ pub use docker::{
     DockerAgent, DockerAgentConfig, LABEL_AGENT, LABEL_KERNEL, LABEL_KERNELSPEC, LABEL_SESSION,
     LOG_TAIL_BYTES, WORK_UID,
 };
-pub use dummy::{DummyAgent, DummyAgentConfig};
+pub use dummy::{CreateStep, DummyAgent, DummyAgentConfig};

@@ -36,12 +36,12 @@ impl Checker {
         }
     }
 
-    /// The `status_info` of a session this checker ends.
-    pub fn reason(self) -> &'static str {
+    /// Why a session this checker ends was ended.
+    pub fn reason(self) -> crate::Reason {
         match self {
-            Checker::SessionLifetime => "max-lifetime-exceeded",
-            Checker::NetworkTimeout => "idle-timeout",
-            Checker::Utilization => "idle-utilization",
+            Checker::SessionLifetime => crate::Reason::MaxLifetimeExceeded,
+            Checker::NetworkTimeout => crate::Reason::IdleTimeout,
+            Checker::Utilization => crate::Reason::IdleUtilization,
         }
     }
 }

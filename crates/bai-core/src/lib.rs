@@ -12,6 +12,7 @@ pub mod history;
 pub mod idle;
 pub mod name;
 pub mod problem;
+pub mod reason;
 pub mod resources;
 pub mod sign;
 pub mod stats;
@@ -20,6 +21,7 @@ pub mod vpath;
 
 pub use name::SessionName;
 pub use problem::Problem;
+pub use reason::Reason;
 pub use resources::ResourceSlots;
 pub use status::{SessionResult, SessionStatus, SessionType};
 

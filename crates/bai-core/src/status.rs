@@ -63,6 +63,79 @@ impl SessionStatus {
         )
     }
 
+    /// The creation phases between a placement and RUNNING: a launch task drives them, a
+    /// restart requeues them, the sweeper ends them when they make no progress.
+    pub const CREATION_PHASES: [SessionStatus; 5] =
+        [Scheduled, Preparing, Pulling, Prepared, Creating];
+
+    /// Statuses in which the kernel is up on its agent (the session can be used).
+    pub const UP: [SessionStatus; 3] = [Running, Restarting, RunningDegraded];
+
+    /// Every status that holds (or is about to hold) resources on an agent; see
+    /// [`SessionStatus::occupies_resources`].
+    pub const HOLDS_RESOURCES: [SessionStatus; 9] = [
+        Scheduled,
+        Preparing,
+        Pulling,
+        Prepared,
+        Creating,
+        Running,
+        Restarting,
+        RunningDegraded,
+        Terminating,
+    ];
+
+    /// `ps` with no filter (seed 004): everything not yet ended.
+    pub const LIST_DEFAULT: [SessionStatus; 11] = [
+        Pending,
+        Scheduled,
+        Preparing,
+        Pulling,
+        Prepared,
+        Creating,
+        Running,
+        Restarting,
+        RunningDegraded,
+        Terminating,
+        Error,
+    ];
+
+    /// `ps --running`: seed 004's PREPARING, PULLING and RUNNING, with the other creation
+    /// phases after a placement and the running variants.
+    pub const LIST_RUNNING: [SessionStatus; 7] = [
+        Preparing,
+        Pulling,
+        Prepared,
+        Creating,
+        Running,
+        Restarting,
+        RunningDegraded,
+    ];
+
+    /// `ps --dead`.
+    pub const LIST_DEAD: [SessionStatus; 2] = [Cancelled, Terminated];
+
+    /// The web UI's "Running" tab: placed and not yet ended.
+    pub const TAB_RUNNING: [SessionStatus; 9] = Self::HOLDS_RESOURCES;
+
+    /// The web UI's "Finished" tab.
+    pub const TAB_FINISHED: [SessionStatus; 3] = [Terminated, Cancelled, Error];
+
+    /// In a creation phase (see [`SessionStatus::CREATION_PHASES`]).
+    pub fn is_creating(self) -> bool {
+        Self::CREATION_PHASES.contains(&self)
+    }
+
+    /// The kernel is up (see [`SessionStatus::UP`]).
+    pub fn is_up(self) -> bool {
+        Self::UP.contains(&self)
+    }
+
+    /// Comma-separated names, as `ps` filters and GraphQL `status` arguments spell a set.
+    pub fn join(set: &[SessionStatus]) -> String {
+        set.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(",")
+    }
+
     /// A status the session never leaves.
     pub fn is_terminal(self) -> bool {
         matches!(self, Terminated | Cancelled)
@@ -70,18 +143,7 @@ impl SessionStatus {
 
     /// Statuses that hold (or are about to hold) resources on an agent.
     pub fn occupies_resources(self) -> bool {
-        matches!(
-            self,
-            Scheduled
-                | Preparing
-                | Pulling
-                | Prepared
-                | Creating
-                | Running
-                | Restarting
-                | RunningDegraded
-                | Terminating
-        )
+        Self::HOLDS_RESOURCES.contains(&self)
     }
 
     /// Not yet terminated or cancelled: the name is still taken.
@@ -231,6 +293,26 @@ mod tests {
     fn running_cannot_go_back_to_pending() {
         assert!(!Running.can_transition_to(Pending));
         assert!(!Terminating.can_transition_to(Running));
+    }
+
+    #[test]
+    fn sets_agree_with_the_predicates() {
+        for s in SessionStatus::ALL {
+            assert_eq!(
+                SessionStatus::LIST_DEFAULT.contains(&s),
+                !matches!(s, Terminated | Cancelled),
+                "{s}"
+            );
+            assert_eq!(
+                s.is_creating(),
+                s.occupies_resources() && !s.is_up() && s != Terminating,
+                "{s}"
+            );
+        }
+        assert_eq!(
+            SessionStatus::join(&SessionStatus::LIST_DEAD),
+            "CANCELLED,TERMINATED"
+        );
     }
 
     #[test]

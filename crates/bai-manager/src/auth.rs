@@ -11,25 +11,7 @@ use bai_core::Problem;
 use bai_core::sign::{SignInput, media_type_of, parse_authorization, sign, signatures_match};
 use std::sync::Arc;
 
-/// Who is calling. Inserted as a request extension by [`authenticate`].
-#[derive(Debug, Clone)]
-pub struct Caller {
-    pub access_key: String,
-    pub user_id: String,
-    pub email: String,
-    pub is_admin: bool,
-}
-
-impl Caller {
-    /// The owner filter for lookups: admins see everyone's sessions.
-    pub fn owner_filter(&self) -> Option<&str> {
-        if self.is_admin {
-            None
-        } else {
-            Some(&self.access_key)
-        }
-    }
-}
+pub use crate::identity::Caller;
 
 pub const CLOCK_WINDOW_SECS: i64 = 15 * 60;
 

@@ -7,12 +7,15 @@ pub mod api;
 pub mod apps;
 pub mod auth;
 pub mod error;
+pub mod identity;
 pub mod lifecycle;
 pub mod monitor;
 pub mod proxy;
 pub mod scheduler;
+pub mod start;
 pub mod state;
 pub mod storage;
 pub mod web;
 
+pub use start::{StartError, Started, start};
 pub use state::{AgentHandle, Manager, ManagerConfig};

@@ -224,7 +224,7 @@ fn split_permit(query: &str) -> (Option<String>, String) {
 }
 
 fn cookie_value(req: &Request<Body>, name: &str) -> Option<String> {
-    crate::web::cookie(req.headers(), name)
+    crate::web::sessions::cookie(req.headers(), name)
 }
 
 /// Constant-time comparison of permits.
@@ -371,25 +371,6 @@ pub fn ends_session(kind: bai_core::event::EventKind) -> bool {
         kind,
         SessionTerminating | SessionTerminated | SessionCancelled
     )
-}
-
-/// Closes a session's proxies when it starts terminating.
-pub fn spawn_closer(m: Arc<crate::state::Manager>) {
-    let mut rx = m.events.subscribe();
-    tokio::spawn(async move {
-        loop {
-            match rx.recv().await {
-                Ok(ev) if ends_session(ev.kind) => {
-                    let n = m.proxies.close_session(ev.session_id);
-                    if n > 0 {
-                        tracing::info!(session = %ev.session_id, closed = n, "app proxies closed");
-                    }
-                }
-                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-            }
-        }
-    });
 }
 
 #[cfg(test)]

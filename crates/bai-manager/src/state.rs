@@ -24,7 +24,7 @@ pub struct ManagerConfig {
     /// Host ports the app proxy's port mode may use (inclusive).
     pub app_port_pool: (u16, u16),
     /// Resource readings and idle checkers.
-    pub monitor: crate::monitor::MonitorConfig,
+    pub monitor: crate::monitor::book::MonitorConfig,
     /// Storage hosts of data folders, checked by `Storage::open`; None: only
     /// `local:volume1` under the data dir.
     pub storage: Option<crate::storage::Storage>,
@@ -76,7 +76,7 @@ pub struct Manager {
     /// Per resource group scheduler state kept between passes (round-robin counter).
     pub sched_state: Mutex<HashMap<String, bai_sched::GroupState>>,
     /// Why each PENDING session waits, as of the last scheduling pass.
-    pub pending_views: Mutex<HashMap<Uuid, crate::scheduler::PendingView>>,
+    pub pending_views: Mutex<HashMap<Uuid, crate::scheduler::view::PendingView>>,
     /// When the scheduler last wrote an unchanged wait to a session's history.
     history_marks: Mutex<HashMap<Uuid, Instant>>,
     /// Where data folders live.
@@ -88,9 +88,9 @@ pub struct Manager {
     /// Open HTTP app proxies.
     pub proxies: crate::proxy::Proxies,
     /// Logged-in browsers of the web UI.
-    pub web_sessions: crate::web::WebSessions,
+    pub web_sessions: crate::web::sessions::WebSessions,
     /// Recent resource use of running sessions.
-    pub stats: crate::monitor::StatsBook,
+    pub stats: crate::monitor::book::StatsBook,
     /// Unix milliseconds when this manager started (activity before it is unknown).
     pub started_ms: i64,
 }
@@ -140,7 +140,7 @@ impl Manager {
     }
 
     /// Why a PENDING session waits, if the scheduler has looked at it.
-    pub fn pending_view(&self, id: Uuid) -> Option<crate::scheduler::PendingView> {
+    pub fn pending_view(&self, id: Uuid) -> Option<crate::scheduler::view::PendingView> {
         self.pending_views
             .lock()
             .unwrap_or_else(|p| p.into_inner())

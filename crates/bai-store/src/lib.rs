@@ -14,12 +14,15 @@ mod vfolders;
 
 pub use pass::{PassEntry, PassResult, PassWrite};
 pub use resources::{PolicyRow, PresetRow, ResourceGroupRow};
-pub use sessions::{NewSession, PendingRow, SessionFilter, SessionRow, StatusChange};
+pub use sessions::{
+    NewSession, PendingRow, SessionFilter, SessionRow, StatusChange, StatusHistory,
+};
 pub use users::{KeypairRow, UserRow};
 pub use vfolders::VFolderRow;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +34,13 @@ pub enum StoreError {
         column: &'static str,
         detail: String,
     },
+    /// A status change the state machine does not allow (a bug in the caller; nothing was
+    /// written).
+    #[error("illegal transition {from} -> {to}")]
+    IllegalTransition {
+        from: bai_core::SessionStatus,
+        to: bai_core::SessionStatus,
+    },
     #[error("cannot open the database at {path}: {source}")]
     Open {
         path: String,
@@ -40,9 +50,16 @@ pub enum StoreError {
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
-/// The database. Cheap to share behind an `Arc`; queries are short and serialized.
+/// Read-only connections a file database keeps beside its writer: in WAL mode readers see
+/// the last committed state and neither wait for the writer nor hold it up.
+const READERS: usize = 4;
+
+/// The database. Cheap to share behind an `Arc`. Writes are serialized on one connection;
+/// reads of a file database use a small pool of read-only connections.
 pub struct Store {
     conn: Mutex<Connection>,
+    readers: Vec<Mutex<Connection>>,
+    next_reader: AtomicUsize,
 }
 
 impl Store {
@@ -52,10 +69,25 @@ impl Store {
             path: path.display().to_string(),
             source: e,
         })?;
-        Self::init(conn)
+        let mut store = Self::init(conn)?;
+        for _ in 0..READERS {
+            let reader = Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(|e| StoreError::Open {
+                path: path.display().to_string(),
+                source: e,
+            })?;
+            reader.pragma_update(None, "query_only", "ON")?;
+            reader.pragma_update(None, "cache_size", -16384)?;
+            reader.busy_timeout(std::time::Duration::from_secs(5))?;
+            store.readers.push(Mutex::new(reader));
+        }
+        Ok(store)
     }
 
-    /// An in-memory database, for tests.
+    /// An in-memory database, for tests (one connection serves reads and writes).
     pub fn open_in_memory() -> Result<Store> {
         Self::init(Connection::open_in_memory()?)
     }
@@ -72,6 +104,8 @@ impl Store {
         schema::migrate(&conn)?;
         Ok(Store {
             conn: Mutex::new(conn),
+            readers: Vec::new(),
+            next_reader: AtomicUsize::new(0),
         })
     }
 
@@ -81,10 +115,30 @@ impl Store {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// A connection for reading: a free one of the pool (the writer when there is no pool),
+    /// so a reader never waits behind a writer's transaction.
+    pub(crate) fn read(&self) -> MutexGuard<'_, Connection> {
+        let n = self.readers.len();
+        if n == 0 {
+            return self.conn();
+        }
+        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
+        for i in 0..n {
+            match self.readers[(start + i) % n].try_lock() {
+                Ok(guard) => return guard,
+                Err(std::sync::TryLockError::Poisoned(p)) => return p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => {}
+            }
+        }
+        self.readers[start % n]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
     pub fn meta_get(&self, key: &str) -> Result<Option<String>> {
         use rusqlite::OptionalExtension;
         Ok(self
-            .conn()
+            .read()
             .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
             .optional()?)
     }
@@ -102,4 +156,44 @@ impl Store {
 /// Current time as the RFC 3339 string stored everywhere (UTC, microseconds).
 pub fn now_str() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// Reads of a file database do not wait for the writer: while a write holds the writer's
+    /// connection (a long scheduling pass, say), another thread still reads.
+    #[test]
+    fn readers_do_not_wait_for_the_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = std::sync::Arc::new(Store::open(&dir.path().join("bai.db")).unwrap());
+        store.meta_set("k", "v").unwrap();
+        let writing = store.conn();
+        let (done, finished) = std::sync::mpsc::channel();
+        let reader = store.clone();
+        std::thread::spawn(move || {
+            let _ = done.send(reader.meta_get("k").map_err(|e| e.to_string()));
+        });
+        // A generous bound that only a deadlock reaches: with one shared connection the
+        // reader would wait for `writing` forever.
+        let got = finished.recv_timeout(Duration::from_secs(120));
+        drop(writing);
+        assert_eq!(
+            got.expect("the read finished while the writer held its connection")
+                .unwrap()
+                .as_deref(),
+            Some("v")
+        );
+    }
+
+    /// In memory there is one connection: reads use the writer's.
+    #[test]
+    fn in_memory_reads_use_the_one_connection() {
+        let store = Store::open_in_memory().unwrap();
+        store.meta_set("k", "v").unwrap();
+        assert_eq!(store.meta_get("k").unwrap().as_deref(), Some("v"));
+        assert!(store.readers.is_empty());
+    }
 }

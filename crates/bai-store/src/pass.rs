@@ -1,14 +1,13 @@
 //! Persisting one scheduling pass: every placement, wait and give-up of the pass in a single
 //! transaction, so a crash leaves either all of it or none of it.
 
-use crate::sessions::{
-    add_history_with_steps_tx, cas_status_tx, insert_event_tx, insert_history_tx,
-};
+use crate::sessions::{add_history_with_steps_tx, cas_status_tx, place_tx};
 use crate::{Result, SessionRow, StatusChange, Store, now_str};
+use bai_core::Reason;
 use bai_core::event::{EventKind, SessionEvent};
 use bai_core::history::HistoryResult;
 use bai_core::status::SessionStatus;
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 use uuid::Uuid;
 
 /// What the pass decided for one session.
@@ -62,11 +61,13 @@ impl Store {
                     }
                 }
                 PassWrite::GiveUp { code, message } => {
-                    let info = format!("{code}: {message}");
                     let change = StatusChange::new(
                         SessionStatus::Pending,
                         SessionStatus::Cancelled,
-                        &info,
+                        Reason::Scheduler {
+                            code: code.clone(),
+                            message: message.clone(),
+                        },
                         PHASE,
                     )
                     .events(&[EventKind::SessionCancelled])
@@ -115,58 +116,6 @@ impl Store {
         tx.commit()?;
         Ok(out)
     }
-}
-
-/// PENDING → SCHEDULED on `agent` as one compare-and-set statement, with its history record
-/// and its event; None when the session is no longer PENDING.
-fn place_tx(
-    tx: &rusqlite::Transaction<'_>,
-    id: Uuid,
-    agent: &str,
-    sub_steps: &str,
-    now: &str,
-) -> Result<Option<SessionEvent>> {
-    let info = format!("scheduled on {agent}");
-    let moved: Option<(String, String, String)> = tx
-        .prepare_cached(
-            "UPDATE sessions SET status = 'SCHEDULED', status_info = ?3, status_changed = ?4,
-                agent_id = ?2,
-                status_history = json_insert(status_history, '$.SCHEDULED', ?4)
-             WHERE id = ?1 AND status = 'PENDING'
-             RETURNING name, access_key, main_kernel_id",
-        )?
-        .query_row(params![id.to_string(), agent, info, now], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
-        .optional()?;
-    let Some((name, access_key, _kernel)) = moved else {
-        return Ok(None);
-    };
-    // A placement is always a record of its own (never merged into an earlier one).
-    insert_history_tx(
-        tx,
-        id,
-        PHASE,
-        HistoryResult::Success,
-        Some(SessionStatus::Pending.as_str()),
-        Some(SessionStatus::Scheduled.as_str()),
-        None,
-        &info,
-        sub_steps,
-        now,
-    )?;
-    let ev = insert_event_tx(
-        tx,
-        EventKind::SessionScheduled,
-        id,
-        &name,
-        &access_key,
-        &info,
-        None,
-        None,
-        now,
-    )?;
-    Ok(Some(ev))
 }
 
 fn set_info_tx(tx: &rusqlite::Transaction<'_>, id: Uuid, info: &str) -> Result<()> {

@@ -86,7 +86,7 @@ fn parse_slots(column: &'static str, s: &str) -> Result<ResourceSlots> {
 
 impl Store {
     pub fn resource_groups(&self) -> Result<Vec<ResourceGroupRow>> {
-        let conn = self.conn();
+        let conn = self.read();
         let mut st = conn.prepare(&format!(
             "SELECT {GROUP_COLUMNS} FROM resource_groups ORDER BY name"
         ))?;
@@ -96,7 +96,7 @@ impl Store {
 
     pub fn resource_group(&self, name: &str) -> Result<Option<ResourceGroupRow>> {
         Ok(self
-            .conn()
+            .read()
             .query_row(
                 &format!("SELECT {GROUP_COLUMNS} FROM resource_groups WHERE name = ?1"),
                 [name],
@@ -173,7 +173,7 @@ impl Store {
         access_key: &str,
         project: Option<&str>,
     ) -> Result<Vec<ResourceGroupRow>> {
-        let conn = self.conn();
+        let conn = self.read();
         let mut st = conn.prepare(&format!(
             "SELECT {GROUP_COLUMNS} FROM resource_groups
              WHERE is_public = 1
@@ -207,7 +207,7 @@ impl Store {
 
     /// Every project with its members' emails.
     pub fn projects(&self) -> Result<Vec<(String, String, Vec<String>)>> {
-        let conn = self.conn();
+        let conn = self.read();
         let mut st = conn.prepare("SELECT name, description FROM projects ORDER BY name")?;
         let names: Vec<(String, String)> = st
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
@@ -260,7 +260,7 @@ impl Store {
     /// Whether the keypair's user is a member of `project`.
     pub fn is_member(&self, access_key: &str, project: &str) -> Result<bool> {
         Ok(self
-            .conn()
+            .read()
             .query_row(
                 "SELECT 1 FROM project_members pm JOIN keypairs k ON k.user_id = pm.user_id
                  WHERE k.access_key = ?1 AND pm.project = ?2",
@@ -273,7 +273,7 @@ impl Store {
 
     pub fn project_exists(&self, name: &str) -> Result<bool> {
         Ok(self
-            .conn()
+            .read()
             .query_row("SELECT 1 FROM projects WHERE name = ?1", [name], |_| {
                 Ok(true)
             })
@@ -282,7 +282,7 @@ impl Store {
     }
 
     pub fn presets(&self) -> Result<Vec<PresetRow>> {
-        let conn = self.conn();
+        let conn = self.read();
         let mut st =
             conn.prepare("SELECT name, slots, shmem FROM resource_presets ORDER BY name")?;
         let rows = st.query_map([], |r| {
@@ -326,7 +326,7 @@ impl Store {
     }
 
     pub fn policies(&self) -> Result<Vec<PolicyRow>> {
-        let conn = self.conn();
+        let conn = self.read();
         let mut st = conn.prepare(
             "SELECT name, max_concurrent_sessions, max_pending_sessions, total_slots,
                 max_session_lifetime, idle_timeout FROM resource_policies ORDER BY name",
@@ -401,7 +401,7 @@ impl Store {
 
     /// Every keypair's policy name.
     pub fn keypair_policies(&self) -> Result<Vec<(String, String)>> {
-        let conn = self.conn();
+        let conn = self.read();
         let mut st = conn.prepare("SELECT access_key, resource_policy FROM keypairs")?;
         let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
@@ -410,7 +410,7 @@ impl Store {
     /// The policy that applies to a keypair (the default one when its own is gone).
     pub fn policy_of(&self, access_key: &str) -> Result<PolicyRow> {
         let name: Option<String> = self
-            .conn()
+            .read()
             .query_row(
                 "SELECT resource_policy FROM keypairs WHERE access_key = ?1",
                 [access_key],
@@ -432,7 +432,7 @@ impl Store {
 
     /// How many PENDING sessions a keypair has.
     pub fn pending_count(&self, access_key: &str) -> Result<i64> {
-        Ok(self.conn().query_row(
+        Ok(self.read().query_row(
             "SELECT COUNT(*) FROM sessions WHERE access_key = ?1 AND status = 'PENDING'",
             [access_key],
             |r| r.get(0),

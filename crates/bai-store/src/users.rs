@@ -33,7 +33,7 @@ impl Store {
     /// For a web login: the user's password hash and their (first active) keypair.
     pub fn login_of(&self, email: &str) -> Result<Option<(String, KeypairRow)>> {
         let row: Option<(Option<String>, String)> = self
-            .conn()
+            .read()
             .query_row(
                 "SELECT u.password_hash, k.access_key FROM users u
                  JOIN keypairs k ON k.user_id = u.id
@@ -79,7 +79,7 @@ impl Store {
 
     pub fn keypair(&self, access_key: &str) -> Result<Option<KeypairRow>> {
         Ok(self
-            .conn()
+            .read()
             .query_row(
                 "SELECT k.access_key, k.secret_key, k.user_id, u.email, k.is_admin, k.is_active
                  FROM keypairs k JOIN users u ON u.id = k.user_id WHERE k.access_key = ?1",
@@ -100,7 +100,7 @@ impl Store {
 
     pub fn keypair_by_email(&self, email: &str) -> Result<Option<KeypairRow>> {
         let ak: Option<String> = self
-            .conn()
+            .read()
             .query_row(
                 "SELECT k.access_key FROM keypairs k JOIN users u ON u.id = k.user_id
                  WHERE u.email = ?1 ORDER BY k.created_at LIMIT 1",
@@ -116,7 +116,7 @@ impl Store {
 
     pub fn user_count(&self) -> Result<i64> {
         Ok(self
-            .conn()
+            .read()
             .query_row("SELECT COUNT(*) FROM users", [], |r| r.get(0))?)
     }
 
@@ -130,7 +130,7 @@ impl Store {
     }
 
     pub fn image_aliases(&self) -> Result<Vec<(String, String)>> {
-        let conn = self.conn();
+        let conn = self.read();
         let mut st = conn.prepare("SELECT alias, image FROM image_aliases ORDER BY alias")?;
         let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)

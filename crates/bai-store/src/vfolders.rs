@@ -79,7 +79,7 @@ impl Store {
     }
 
     pub fn vfolder(&self, id: Uuid) -> Result<Option<VFolderRow>> {
-        self.conn()
+        self.read()
             .query_row(
                 &format!("SELECT {COLS} FROM vfolders WHERE id = ?1"),
                 [id.to_string()],
@@ -92,7 +92,7 @@ impl Store {
 
     /// The user's own (user) folder of this name.
     pub fn vfolder_by_name(&self, user_id: &str, name: &str) -> Result<Option<VFolderRow>> {
-        self.conn()
+        self.read()
             .query_row(
                 &format!(
                     "SELECT {COLS} FROM vfolders WHERE user_id = ?1 AND name = ?2 AND project IS NULL"
@@ -113,7 +113,7 @@ impl Store {
         name: &str,
         all_projects: bool,
     ) -> Result<Option<VFolderRow>> {
-        self.conn()
+        self.read()
             .query_row(
                 &format!(
                     "SELECT {COLS} FROM vfolders WHERE name = ?3 AND ({VISIBLE})
@@ -132,7 +132,7 @@ impl Store {
         Ok(match &v.project {
             None => v.user_id == user_id,
             Some(p) => self
-                .conn()
+                .read()
                 .query_row(
                     "SELECT 1 FROM project_members WHERE project = ?1 AND user_id = ?2",
                     [p, user_id],
@@ -145,7 +145,7 @@ impl Store {
 
     /// The folders a user may see (own, then projects'), by name; `all_projects` as above.
     pub fn visible_vfolders(&self, user_id: &str, all_projects: bool) -> Result<Vec<VFolderRow>> {
-        let conn = self.conn();
+        let conn = self.read();
         let mut st = conn.prepare(&format!(
             "SELECT {COLS} FROM vfolders WHERE {VISIBLE} ORDER BY project IS NOT NULL, name"
         ))?;
@@ -155,7 +155,7 @@ impl Store {
 
     /// Folders owned by a project.
     pub fn project_vfolder_count(&self, project: &str) -> Result<i64> {
-        Ok(self.conn().query_row(
+        Ok(self.read().query_row(
             "SELECT COUNT(*) FROM vfolders WHERE project = ?1",
             [project],
             |r| r.get(0),
@@ -164,7 +164,7 @@ impl Store {
 
     /// A user's folders (None: everyone's), by name.
     pub fn vfolders(&self, user_id: Option<&str>) -> Result<Vec<VFolderRow>> {
-        let conn = self.conn();
+        let conn = self.read();
         let mut st = conn.prepare(&format!(
             "SELECT {COLS} FROM vfolders WHERE ?1 IS NULL OR user_id = ?1 ORDER BY name"
         ))?;
@@ -190,7 +190,7 @@ impl Store {
 
     /// Live sessions that mount the folder.
     pub fn sessions_mounting(&self, id: Uuid) -> Result<i64> {
-        Ok(self.conn().query_row(
+        Ok(self.read().query_row(
             "SELECT COUNT(*) FROM sessions WHERE status NOT IN ('TERMINATED', 'CANCELLED')
                 AND mounts LIKE '%' || ?1 || '%'",
             [id.to_string()],

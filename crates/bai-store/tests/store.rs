@@ -54,7 +54,7 @@ fn new_session(name: &str) -> NewSession {
 }
 
 fn change(from: SessionStatus, to: SessionStatus) -> StatusChange<'static> {
-    StatusChange::new(from, to, "test", "test")
+    StatusChange::new(from, to, bai_core::Reason::Other("test".into()), "test")
         .events(&[EventKind::SessionScheduled])
         .agent("agent-1")
 }
@@ -83,7 +83,8 @@ fn cas_moves_once_and_records_history_and_events() {
     assert_eq!(row.status, SessionStatus::Scheduled);
     assert_eq!(row.agent_id.as_deref(), Some("agent-1"));
     assert!(
-        row.status_history.contains_key("PENDING") && row.status_history.contains_key("SCHEDULED")
+        row.status_history.contains_key(&SessionStatus::Pending)
+            && row.status_history.contains_key(&SessionStatus::Scheduled)
     );
     let ev = s.events_of(n.id).unwrap();
     assert_eq!(
@@ -178,7 +179,7 @@ fn a_pass_is_committed_as_one_with_sub_steps() {
     assert_eq!(cancelled, vec![(c.id, SessionStatus::Cancelled)]);
     let row = s.session(a.id).unwrap().unwrap();
     assert_eq!(row.status, SessionStatus::Scheduled);
-    assert!(row.status_history.contains_key("SCHEDULED"));
+    assert!(row.status_history.contains_key(&SessionStatus::Scheduled));
     assert_eq!(
         s.events_of(a.id).unwrap().last().map(|e| e.kind),
         Some(EventKind::SessionScheduled)
@@ -249,4 +250,68 @@ fn reopening_a_file_keeps_data() {
     let s = Store::open(&path).unwrap();
     assert_eq!(s.meta_get("k").unwrap().as_deref(), Some("v"));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The one door: a change the state machine does not allow is refused with an error and
+/// writes nothing (no row change, no history record, no event), whoever asks.
+#[test]
+fn illegal_changes_are_refused_and_write_nothing() {
+    let s = store_with_user();
+    let n = new_session("illegal");
+    s.insert_session(&n).unwrap();
+    let before = (
+        s.history(n.id).unwrap().len(),
+        s.events_of(n.id).unwrap().len(),
+    );
+    for to in [
+        SessionStatus::Running,
+        SessionStatus::Terminated,
+        SessionStatus::Creating,
+    ] {
+        let err = s
+            .cas_status(n.id, &change(SessionStatus::Pending, to))
+            .unwrap_err();
+        assert!(
+            matches!(err, bai_store::StoreError::IllegalTransition { from: SessionStatus::Pending, to: t } if t == to),
+            "{err}"
+        );
+    }
+    let row = s.session(n.id).unwrap().unwrap();
+    assert_eq!(row.status, SessionStatus::Pending);
+    assert_eq!(
+        before,
+        (
+            s.history(n.id).unwrap().len(),
+            s.events_of(n.id).unwrap().len()
+        )
+    );
+}
+
+/// Reasons are stored as Backend.AI's text and read back typed; the history of statuses is
+/// keyed by status, in lifecycle order.
+#[test]
+fn reasons_and_status_history_are_typed() {
+    let s = store_with_user();
+    let n = new_session("typed");
+    s.insert_session(&n).unwrap();
+    let row = s.session(n.id).unwrap().unwrap();
+    assert_eq!(row.status_info.as_deref(), Some("enqueued"));
+    let c = StatusChange::new(
+        SessionStatus::Pending,
+        SessionStatus::Cancelled,
+        bai_core::Reason::Scheduler {
+            code: "dependency-failed".into(),
+            message: "prep ended with FAILURE".into(),
+        },
+        "schedule",
+    );
+    let (row, _) = s.cas_status(n.id, &c).unwrap().unwrap();
+    assert_eq!(
+        row.status_info.as_deref(),
+        Some("dependency-failed: prep ended with FAILURE")
+    );
+    let keys: Vec<_> = row.status_history.keys().copied().collect();
+    assert_eq!(keys, [SessionStatus::Pending, SessionStatus::Cancelled]);
+    let wire = serde_json::to_value(&row.status_history).unwrap();
+    assert!(wire["PENDING"].is_string() && wire["CANCELLED"].is_string());
 }

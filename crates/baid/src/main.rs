@@ -6,7 +6,8 @@ mod bootstrap;
 
 use anyhow::{Context, Result};
 use bai_agent::{DockerAgent, DockerAgentConfig, DummyAgent, DummyAgentConfig};
-use bai_manager::{Manager, ManagerConfig, lifecycle, scheduler};
+use bai_core::agent::AgentRpc;
+use bai_manager::ManagerConfig;
 use bai_store::Store;
 use clap::{Parser, Subcommand};
 use std::net::SocketAddr;
@@ -157,36 +158,18 @@ async fn up(args: UpArgs) -> Result<()> {
             id
         }
     };
-    let m = Manager::new(
-        store.clone(),
-        ManagerConfig {
-            data_dir: data_dir.clone(),
-            schedule_tick_ms: args.schedule_tick_ms.max(10),
-            app_port_pool: args.app_ports,
-            monitor: bai_manager::monitor::MonitorConfig {
-                interval: std::time::Duration::from_millis(args.monitor_interval_ms.max(100)),
-                utilization: args.idle_utilization.clone(),
-            },
-            storage: Some(storage),
-            ..Default::default()
+    let config = ManagerConfig {
+        data_dir: data_dir.clone(),
+        schedule_tick_ms: args.schedule_tick_ms.max(10),
+        app_port_pool: args.app_ports,
+        monitor: bai_manager::monitor::book::MonitorConfig {
+            interval: std::time::Duration::from_millis(args.monitor_interval_ms.max(100)),
+            utilization: args.idle_utilization.clone(),
         },
-    );
-    // Folders with a quota are filesystems of their own: mount them again after a reboot.
-    // A folder whose host is no longer configured stays in the database, unreachable.
-    for v in store.vfolders(None)? {
-        if m.storage.host(&v.host).is_none() {
-            tracing::warn!(
-                vfolder = %v.id, host = %v.host,
-                "data folder {:?} is on a storage host that is not configured; its files are out of reach",
-                v.name
-            );
-        } else if v.quota_bytes.is_some()
-            && let Err(e) = m.storage.mount_quota(&v)
-        {
-            tracing::error!(vfolder = %v.id, error = %e.msg, "cannot mount a quota folder");
-        }
-    }
-    let mut handles = Vec::new();
+        storage: Some(storage),
+        ..Default::default()
+    };
+    let mut agents: Vec<Arc<dyn AgentRpc>> = Vec::new();
     if !args.no_docker {
         let krunner = match args.krunner {
             Some(p) => p,
@@ -211,11 +194,7 @@ async fn up(args: UpArgs) -> Result<()> {
         })
         .await
         .context("cannot reach the Docker engine (is dockerd running? `make up` starts it)")?;
-        handles.push(
-            m.register_agent(Arc::new(agent))
-                .await
-                .map_err(|e| anyhow::anyhow!("agent failed to start: {e}"))?,
-        );
+        agents.push(Arc::new(agent));
     }
     if args.dummy_agents > 0 {
         let capacity = parse_capacity(&args.dummy_capacity)?;
@@ -223,32 +202,24 @@ async fn up(args: UpArgs) -> Result<()> {
             store.put_resource_group(&bai_store::ResourceGroupRow::new(&args.dummy_group))?;
         }
         for i in 0..args.dummy_agents {
-            let agent = DummyAgent::new(DummyAgentConfig {
+            agents.push(Arc::new(DummyAgent::new(DummyAgentConfig {
                 id: format!("dummy-{}-{i:04}", args.dummy_group),
                 scaling_group: args.dummy_group.clone(),
                 capacity: capacity.clone(),
                 start_delay: std::time::Duration::from_millis(args.dummy_start_delay_ms),
                 images: vec![bootstrap::PYTHON_IMAGE.to_string()],
-            });
-            handles.push(
-                m.register_agent(Arc::new(agent))
-                    .await
-                    .map_err(|e| anyhow::anyhow!("dummy agent failed to start: {e}"))?,
-            );
+            })));
         }
     }
-    let Some(handle) = handles.first().cloned() else {
+    if agents.is_empty() {
         anyhow::bail!("no agent to run: drop --no-docker or add --dummy-agents N");
-    };
+    }
+    let started = bai_manager::start(store.clone(), config, agents).await?;
+    let (m, handles) = (started.manager, started.agents);
     for h in &handles {
         bootstrap::register_aliases(&store, &h.info())?;
-        lifecycle::watch::spawn(m.clone(), h.clone());
     }
-    lifecycle::reconcile::reconcile(&m).await?;
-    scheduler::spawn(m.clone());
-    lifecycle::timeouts::spawn_sweeper(m.clone());
-    bai_manager::monitor::spawn(m.clone());
-    bai_manager::proxy::spawn_closer(m.clone());
+    let handle = handles[0].clone();
 
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await

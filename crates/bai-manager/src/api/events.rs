@@ -1,6 +1,7 @@
 //! `GET /events/session`: lifecycle events as server-sent events (wire contract §6.1).
 //! The stream first replays the session's stored events, then follows live ones, and ends
-//! with `server_close` after the session terminated or was cancelled. A name that does not
+//! with `server_close` after the session terminated or was cancelled. `sessionName=*` follows
+//! every session the caller may see, live, until the client leaves. A name that does not
 //! exist yet is bound lazily, to the first session of that name the caller creates.
 
 use crate::auth::Caller;
@@ -39,13 +40,21 @@ fn to_sse(ev: &SessionEvent) -> Event {
 
 type Tx = tokio::sync::mpsc::Sender<Result<Event, Infallible>>;
 
-/// Sends one event when in scope, and `server_close` after a final one. Returns whether the
-/// stream goes on.
-async fn forward(tx: &Tx, scope: &str, ev: &SessionEvent) -> bool {
+/// How long a stream follows: one session (until it ends), or every session the caller may
+/// see (`sessionName=*`, for as long as the client stays).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Follow {
+    One,
+    All,
+}
+
+/// Sends one event when in scope and, on a one-session stream, `server_close` after a final
+/// one. Returns whether the stream goes on.
+async fn forward(tx: &Tx, scope: &str, follow: Follow, ev: &SessionEvent) -> bool {
     if in_scope(scope, ev) && tx.send(Ok(to_sse(ev))).await.is_err() {
         return false;
     }
-    if ev.kind.is_final() {
+    if follow == Follow::One && ev.kind.is_final() {
         let _ = tx
             .send(Ok(Event::default().event("server_close").data("{}")))
             .await;
@@ -77,6 +86,7 @@ pub async fn session_events(
     let mut rx = m.events.subscribe();
     // `sessionName=*`: every session the caller may see, live only (the web UI's list).
     let all = target == "*";
+    let follow = if all { Follow::All } else { Follow::One };
     let existing = if all {
         None
     } else {
@@ -96,7 +106,7 @@ pub async fn session_events(
             };
             for ev in past {
                 last_seq = ev.seq;
-                if !forward(&tx, &scope, &ev).await {
+                if !forward(&tx, &scope, follow, &ev).await {
                     return;
                 }
             }
@@ -122,7 +132,7 @@ pub async fn session_events(
                 bound = Some(ev.session_id);
             }
             last_seq = ev.seq;
-            if !forward(&tx, &scope, &ev).await {
+            if !forward(&tx, &scope, follow, &ev).await {
                 return;
             }
         }

@@ -29,8 +29,9 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
         json!({})
     };
     let resource_opts = json!({"shmem": row.shmem});
-    let idle_checks = crate::monitor::idle_checks_json(&crate::monitor::reports(m, row));
-    let live_stat = crate::monitor::live_stat(m, row);
+    let idle_checks =
+        crate::monitor::view::idle_checks_json(&crate::monitor::view::reports(m, row));
+    let live_stat = crate::monitor::view::live_stat(m, row);
     // An ended session's counters live in the store (the manager forgot them).
     let last_stat = if row.status.is_terminal() {
         m.store.last_stat(row.id).ok().flatten()
@@ -243,9 +244,14 @@ pub async fn destroy(
     Path(reference): Path<String>,
 ) -> ApiResult<Json<Value>> {
     let row = visible_session(&m, &caller, &reference)?;
-    let st = terminate(&m, row.id, "user-requested", SessionResult::Undefined)
-        .await
-        .map_err(ApiError)?;
+    let st = terminate(
+        &m,
+        row.id,
+        bai_core::Reason::UserRequested,
+        SessionResult::Undefined,
+    )
+    .await
+    .map_err(ApiError)?;
     let word = st.as_str().to_ascii_lowercase();
     Ok(Json(
         json!({"stats": {"status": word}, "status": st.as_str(), "sessionId": row.id.to_string()}),
@@ -294,8 +300,9 @@ pub async fn stats(
     Path(reference): Path<String>,
 ) -> ApiResult<Json<Value>> {
     let row = visible_session(&m, &caller, &reference)?;
-    let mut v = crate::monitor::stats_json(&m, &row);
-    v["idle_checks"] = crate::monitor::idle_checks_json(&crate::monitor::reports(&m, &row));
+    let mut v = crate::monitor::view::stats_json(&m, &row);
+    v["idle_checks"] =
+        crate::monitor::view::idle_checks_json(&crate::monitor::view::reports(&m, &row));
     Ok(Json(v))
 }
 

@@ -1,13 +1,19 @@
 //! Creating a session: validate everything up front, then store it PENDING.
 //! Nothing is half-created: a bad request is answered with a problem and writes nothing.
 
-use crate::auth::Caller;
+use crate::identity::Caller;
 use crate::state::Manager;
 use bai_core::Problem;
 use bai_core::name::SessionName;
 use bai_core::resources::{ResourceRequest, format_bytes, format_cpu};
 use bai_core::status::SessionType;
 use bai_store::{NewSession, SessionRow};
+
+use super::admit::{
+    apply_preset, check_pending_limit, check_project, designated_agent, parse_count,
+    parse_preopen_ports, resolve_dependencies, resolve_group,
+};
+use super::mounts::resolve_mounts;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use uuid::Uuid;
@@ -23,11 +29,11 @@ pub struct CreatePlan {
     pub count: u32,
 }
 
-fn obj<'a>(v: &'a Value, key: &str) -> Option<&'a Map<String, Value>> {
+pub(super) fn obj<'a>(v: &'a Value, key: &str) -> Option<&'a Map<String, Value>> {
     v.get(key).and_then(Value::as_object)
 }
 
-fn str_field<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
+pub(super) fn str_field<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
     keys.iter()
         .find_map(|k| v.get(*k).and_then(Value::as_str))
         .filter(|s| !s.is_empty())
@@ -84,6 +90,10 @@ pub fn parse_starts_at(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String>
         "starts_at {s:?} is neither an ISO-8601 time (2026-11-22T10:00:00+00:00) nor a delay (30s, 5m, 2h)"
     ))
 }
+
+/// Environment names the platform sets in every kernel (`BAI_KERNEL_ID`,
+/// `BAI_KRUNNER_SOCKET`, …); a user's value could cut the agent off its kernel.
+pub const RESERVED_ENV_PREFIX: &str = "BAI_";
 
 fn valid_env_name(k: &str) -> bool {
     let mut chars = k.chars();
@@ -246,6 +256,11 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
                     "environment variable name {k:?} is invalid: use letters, digits and '_', not starting with a digit"
                 )));
             }
+            if k.starts_with(RESERVED_ENV_PREFIX) {
+                return Err(Problem::invalid(format!(
+                    "environment variable name {k:?} is reserved: names starting with {RESERVED_ENV_PREFIX} steer the session's own runner"
+                )));
+            }
             let v = match v {
                 Value::String(s) => s.clone(),
                 Value::Null => String::new(),
@@ -330,402 +345,6 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             .unwrap_or(true),
         count: parse_count(body)?,
     })
-}
-
-/// "Sessions: N" of the launcher (`count`, 1 to 100).
-fn parse_count(body: &Value) -> Result<u32, Problem> {
-    match body.get("count") {
-        None | Some(Value::Null) => Ok(1),
-        Some(v) => match v.as_u64() {
-            Some(n @ 1..=100) => Ok(n as u32),
-            _ => Err(Problem::invalid(format!(
-                "count {v} is out of range: create 1 to 100 sessions at once"
-            ))),
-        },
-    }
-}
-
-/// The resource group to create in: the one asked for, else `default` when the owner may
-/// use it, else the owner's only group.
-fn resolve_group(
-    m: &Manager,
-    access_key: &str,
-    project: &str,
-    asked: Option<&str>,
-) -> Result<String, Problem> {
-    let allowed = m
-        .store
-        .groups_for_project(access_key, Some(project))
-        .map_err(|e| Problem::internal(e.to_string()))?;
-    let names: Vec<&str> = allowed.iter().map(|g| g.name.as_str()).collect();
-    match asked {
-        Some(g) if names.contains(&g) => Ok(g.to_string()),
-        Some(g) => Err(Problem::invalid(format!(
-            "resource group {g:?} does not exist or is not open to you; use one of: {}",
-            names.join(", ")
-        ))),
-        None if names.contains(&"default") => Ok("default".into()),
-        None if names.len() == 1 => Ok(names[0].to_string()),
-        None => Err(Problem::invalid(format!(
-            "choose a resource group (scalingGroup): one of {}",
-            names.join(", ")
-        ))),
-    }
-}
-
-/// `config.mounts` (names) / `config.mount_ids` (ids) with `mount_map` / `mount_id_map`
-/// (where inside the container; default `/home/work/NAME`): the owner's folders only.
-fn resolve_mounts(
-    m: &Manager,
-    user_id: &str,
-    config: &Value,
-) -> Result<Vec<bai_core::agent::Mount>, Problem> {
-    let internal = |e: bai_store::StoreError| Problem::internal(e.to_string());
-    let list = |k: &str| -> Vec<String> {
-        config
-            .get(k)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let map = |k: &str| -> Map<String, Value> { obj(config, k).cloned().unwrap_or_default() };
-    let (name_map, id_map) = (map("mount_map"), map("mount_id_map"));
-    let mut out: Vec<bai_core::agent::Mount> = Vec::new();
-    let mut wanted: Vec<(bai_store::VFolderRow, Option<String>)> = Vec::new();
-    let by_id = |id: &str| {
-        Uuid::parse_str(id)
-            .ok()
-            .and_then(|u| m.store.vfolder(u).ok().flatten())
-            .filter(|v| m.store.can_see_vfolder(user_id, v).unwrap_or(false))
-    };
-    for name in list("mounts") {
-        // A name first; a folder may also be given by its id (`-m 3f2a…`).
-        let v = match m
-            .store
-            .visible_vfolder_by_name(user_id, &name, false)
-            .map_err(internal)?
-        {
-            Some(v) => v,
-            None => by_id(&name).ok_or_else(|| {
-                Problem::not_found(
-                    "vfolder",
-                    format!("no data folder named {name:?} is visible to you"),
-                )
-            })?,
-        };
-        let target = name_map
-            .get(&name)
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        wanted.push((v, target));
-    }
-    for id in list("mount_ids") {
-        let v = by_id(&id).ok_or_else(|| {
-            Problem::not_found(
-                "vfolder",
-                format!("no data folder with id {id:?} is visible to you"),
-            )
-        })?;
-        let target = id_map.get(&id).and_then(Value::as_str).map(str::to_string);
-        wanted.push((v, target));
-    }
-    // The owner's automount folders (names starting with '.', such as `.ssh`, whose
-    // authorized_keys admit them over SSH) are mounted in every session at /home/work/NAME;
-    // one whose storage host is not configured any more is left out (with a warning) rather
-    // than blocking every session of its owner.
-    for auto in m.store.vfolders(Some(user_id)).map_err(internal)? {
-        if auto.project.is_none()
-            && auto.name.starts_with('.')
-            && !wanted.iter().any(|(v, _)| v.id == auto.id)
-        {
-            if m.storage.host(&auto.host).is_none() {
-                tracing::warn!(
-                    vfolder = %auto.id, host = %auto.host,
-                    "automount folder {:?} is not mounted: its storage host is not configured",
-                    auto.name
-                );
-                continue;
-            }
-            let target = auto.name.clone();
-            wanted.push((auto, Some(target)));
-        }
-    }
-    for (v, target) in wanted {
-        if out.iter().any(|x| x.vfolder_id == v.id) {
-            continue;
-        }
-        // A folder on a storage host this server no longer has cannot be mounted.
-        let host_path = m.storage.folder_dir(&v).map_err(|e| Problem {
-            status: 400,
-            msg: format!("data folder {:?} cannot be mounted: {}", v.name, e.msg),
-            ..e
-        })?;
-        let target = target.unwrap_or_else(|| v.name.clone());
-        let rel = target.strip_prefix("/home/work/").unwrap_or(&target);
-        if rel.starts_with('/') || rel.contains(':') {
-            return Err(Problem::invalid(format!(
-                "mount path {target:?} must be inside /home/work and contain no ':'"
-            )));
-        }
-        let rel = bai_core::vpath::confine(rel)
-            .map_err(|e| Problem::invalid(format!("mount path: {e}")))?;
-        if let Some(why) = rel
-            .components()
-            .next()
-            .and_then(|c| c.as_os_str().to_str())
-            .and_then(bai_core::vpath::reserved_name)
-        {
-            return Err(Problem::invalid(format!(
-                "mount path {target:?} is reserved ({why}); mount the folder elsewhere"
-            )));
-        }
-        if rel.as_os_str().is_empty() {
-            return Err(Problem::invalid(
-                "a folder cannot be mounted over /home/work itself",
-            ));
-        }
-        let kernel_path = format!("/home/work/{}", rel.display());
-        if out.iter().any(|x| x.kernel_path == kernel_path) {
-            return Err(Problem::invalid(format!(
-                "two folders are mounted at {kernel_path}"
-            )));
-        }
-        out.push(bai_core::agent::Mount {
-            vfolder_id: v.id,
-            name: v.name.clone(),
-            host_path: host_path.display().to_string(),
-            kernel_path,
-            read_only: v.permission == "ro",
-        });
-    }
-    Ok(out)
-}
-
-/// `config.preopen_ports`: a list of ports (numbers or numeric strings), or one string with
-/// ports separated by commas or spaces; each 1024–65535, no duplicates, at most 16.
-pub fn parse_preopen_ports(v: Option<&Value>) -> Result<Vec<u16>, Problem> {
-    let items: Vec<String> = match v {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::String(s)) => s
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|w| !w.is_empty())
-            .map(str::to_string)
-            .collect(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|p| match p {
-                Value::String(s) => s.trim().to_string(),
-                other => other.to_string(),
-            })
-            .collect(),
-        Some(other) => {
-            return Err(Problem::invalid(format!(
-                "preopen_ports must be a list of ports, not {other}"
-            )));
-        }
-    };
-    let mut ports: Vec<u16> = Vec::new();
-    for item in items {
-        let port = match item.parse::<u32>() {
-            Ok(p @ 1024..=65535) => p as u16,
-            _ => {
-                return Err(Problem::invalid(format!(
-                    "preopen port {item:?} is invalid: use numbers from 1024 to 65535"
-                )));
-            }
-        };
-        if ports.contains(&port) {
-            return Err(Problem::invalid(format!(
-                "preopen port {port} is given twice"
-            )));
-        }
-        if crate::apps::INTRINSIC.iter().any(|a| a.port == port) {
-            return Err(Problem::invalid(format!(
-                "preopen port {port} is taken by a built-in app; choose another"
-            )));
-        }
-        ports.push(port);
-    }
-    if ports.len() > 16 {
-        return Err(Problem::invalid("at most 16 preopen ports may be given"));
-    }
-    Ok(ports)
-}
-
-/// The session's project (`group`) must exist and have the owner as a member.
-fn check_project(m: &Manager, access_key: &str, project: &str) -> Result<(), Problem> {
-    let internal = |e: bai_store::StoreError| Problem::internal(e.to_string());
-    if !m.store.project_exists(project).map_err(internal)? {
-        return Err(Problem::invalid(format!(
-            "project {project:?} does not exist"
-        )));
-    }
-    if !m.store.is_member(access_key, project).map_err(internal)? {
-        return Err(Problem::forbidden(format!(
-            "you are not a member of project {project:?}; ask an administrator to add you"
-        )));
-    }
-    Ok(())
-}
-
-/// Fills `resources` / `resource_opts` from a preset where the request leaves them out.
-fn apply_preset(
-    m: &Manager,
-    name: &str,
-    resources: &mut Map<String, Value>,
-    resource_opts: &mut Map<String, Value>,
-) -> Result<(), Problem> {
-    let presets = m
-        .store
-        .presets()
-        .map_err(|e| Problem::internal(e.to_string()))?;
-    let Some(p) = presets.iter().find(|p| p.name == name) else {
-        let names: Vec<&str> = presets.iter().map(|p| p.name.as_str()).collect();
-        return Err(Problem::not_found(
-            "resource-preset",
-            format!(
-                "no resource preset named {name:?}; presets: {}",
-                if names.is_empty() {
-                    "none defined".to_string()
-                } else {
-                    names.join(", ")
-                }
-            ),
-        ));
-    };
-    let wire = p.slots.to_wire();
-    if let Some(w) = wire.as_object() {
-        for (k, v) in w {
-            resources.entry(k.clone()).or_insert_with(|| v.clone());
-        }
-    }
-    if let Some(shmem) = p.shmem {
-        resource_opts
-            .entry("shmem".to_string())
-            .or_insert_with(|| Value::String(shmem.to_string()));
-    }
-    Ok(())
-}
-
-/// "Select Agent" (`config.agentList`): one agent of the group that can hold the request.
-fn designated_agent(
-    config: &Value,
-    agents: &[std::sync::Arc<crate::state::AgentHandle>],
-    group: &str,
-    want: &bai_core::ResourceSlots,
-) -> Result<Option<String>, Problem> {
-    let list: Vec<&str> = match config.get("agentList").or(config.get("agent_list")) {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-        Some(Value::String(s)) => s
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .collect(),
-        Some(other) => {
-            return Err(Problem::invalid(format!(
-                "agentList {other} must be a list of agent ids"
-            )));
-        }
-    };
-    match list.as_slice() {
-        [] => Ok(None),
-        [one] => {
-            let Some(a) = agents.iter().find(|a| a.id == *one) else {
-                return Err(Problem::invalid(format!(
-                    "agent {one:?} is not in resource group {group:?}; agents there: {}",
-                    agents
-                        .iter()
-                        .map(|a| a.id.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            };
-            if !want.fits_in(&a.info().capacity) {
-                return Err(Problem::invalid(format!(
-                    "agent {one:?} is too small for this request ({} cores, {} in all)",
-                    format_cpu(a.info().capacity.cpu_milli),
-                    format_bytes(a.info().capacity.mem)
-                )));
-            }
-            Ok(Some(one.to_string()))
-        }
-        _ => Err(Problem::invalid(
-            "a single-container session runs on one agent: give one agent in agentList",
-        )),
-    }
-}
-
-/// `dependencies`: the owner's sessions (ids or names) that must finish successfully first.
-fn resolve_dependencies(
-    m: &Manager,
-    access_key: &str,
-    v: Option<&Value>,
-) -> Result<Vec<Uuid>, Problem> {
-    let list = match v {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Array(a)) => a,
-        Some(other) => {
-            return Err(Problem::invalid(format!(
-                "dependencies {other} must be a list of session ids or names"
-            )));
-        }
-    };
-    let mut out = Vec::new();
-    for d in list {
-        let Some(r) = d.as_str() else {
-            return Err(Problem::invalid(format!(
-                "dependency {d} must be a session id or name"
-            )));
-        };
-        let found = m
-            .store
-            .find_session(r, Some(access_key))
-            .map_err(|e| Problem::internal(e.to_string()))?;
-        match found.first() {
-            Some(s) => out.push(s.id),
-            None => {
-                return Err(Problem::not_found(
-                    "session",
-                    format!("dependency {r:?} is not one of your sessions"),
-                ));
-            }
-        }
-    }
-    out.dedup();
-    Ok(out)
-}
-
-/// The keypair policy's `max_pending_sessions`: refuse at once when the queue is full.
-fn check_pending_limit(m: &Manager, access_key: &str) -> Result<(), Problem> {
-    let policy = m
-        .store
-        .policy_of(access_key)
-        .map_err(|e| Problem::internal(e.to_string()))?;
-    let Some(max) = policy.max_pending_sessions else {
-        return Ok(());
-    };
-    let pending = m
-        .store
-        .pending_count(access_key)
-        .map_err(|e| Problem::internal(e.to_string()))?;
-    if pending >= max {
-        return Err(Problem::new(
-            429,
-            "pending-session-limit",
-            "Too many pending sessions.",
-            format!(
-                "you already have {pending} PENDING sessions, the most resource policy {:?} allows; wait for them to start or remove some",
-                policy.name
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// Outcome of [`create`].

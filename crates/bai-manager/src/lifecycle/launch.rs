@@ -4,9 +4,10 @@
 
 use super::terminate::finish_termination;
 use super::timeouts::arm_batch_timeout;
-use super::transition::{Change, transition};
+use super::transition::{Change, transition, transition_or_log};
 use super::watch::handle_kernel_exit;
 use crate::state::Manager;
+use bai_core::Reason;
 use bai_core::agent::KernelSpec;
 use bai_core::event::EventKind as E;
 use bai_core::status::SessionStatus as S;
@@ -60,48 +61,58 @@ macro_rules! step {
 
 async fn launch(m: &Arc<Manager>, row: SessionRow) {
     let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) else {
-        let _ = transition(
+        if transition_or_log(
             m,
             row.id,
             Change::new(
                 S::Scheduled,
                 S::Error,
-                "agent-lost: the assigned agent is gone",
+                Reason::AgentLost("the assigned agent is gone".into()),
                 "launch",
             ),
-        );
+        )
+        .is_none()
+        {
+            lost_race(m, &row, false).await;
+        }
         return;
     };
     let row = step!(
         m,
         row,
-        Change::new(S::Scheduled, S::Preparing, "preparing", "launch")
+        Change::new(S::Scheduled, S::Preparing, Reason::Preparing, "launch")
             .events(&[E::SessionPreparing, E::KernelPreparing]),
         false
     );
     let has_image = agent.info().images.iter().any(|i| i.name == row.image);
     if !has_image {
-        let info = format!(
-            "image-not-found: {} is not on agent {}",
-            row.image, agent.id
-        );
-        let _ = transition(
-            m,
-            row.id,
-            Change::new(S::Preparing, S::Error, &info, "launch"),
-        );
+        let reason = Reason::ImageNotFound {
+            image: row.image.clone(),
+            agent: agent.id.clone(),
+        };
+        fail_preparation(m, &row, reason).await;
         return;
     }
+    // Folders are bound now, not when the session was queued: a folder deleted, moved to
+    // another host or made read-only while the session waited is seen as it is at launch.
+    let mounts = match super::mounts::bind_at_launch(m, &row) {
+        Ok(mounts) => mounts,
+        Err(reason) => {
+            fail_preparation(m, &row, reason).await;
+            return;
+        }
+    };
     let row = step!(
         m,
         row,
-        Change::new(S::Preparing, S::Prepared, "image-ready", "launch"),
+        Change::new(S::Preparing, S::Prepared, Reason::ImageReady, "launch"),
         false
     );
     let row = step!(
         m,
         row,
-        Change::new(S::Prepared, S::Creating, "creating", "launch").events(&[E::KernelCreating]),
+        Change::new(S::Prepared, S::Creating, Reason::Creating, "launch")
+            .events(&[E::KernelCreating]),
         false
     );
     let spec = KernelSpec {
@@ -116,29 +127,27 @@ async fn launch(m: &Arc<Manager>, row: SessionRow) {
         startup_command: row.startup_command.clone(),
         bootstrap_script: row.bootstrap_script.clone(),
         owner_access_key: row.access_key.clone(),
-        mounts: row.mounts.clone(),
+        mounts,
     };
     let limit = Duration::from_secs(m.config.create_timeout_secs);
     let created = match tokio::time::timeout(limit, agent.rpc.create_kernel(spec)).await {
         Ok(Ok(c)) => c,
         Ok(Err(e)) => {
-            let info = format!("creation-failed: {e}");
-            fail_creation(m, &row, &info).await;
+            fail_creation(m, &row, Reason::CreationFailed(e.to_string())).await;
             return;
         }
         Err(_) => {
-            let info = format!(
-                "creation-timeout: the kernel was not ready within {}s",
-                limit.as_secs()
-            );
-            fail_creation(m, &row, &info).await;
+            let reason = Reason::CreationTimeout {
+                secs: limit.as_secs(),
+            };
+            fail_creation(m, &row, reason).await;
             return;
         }
     };
     let row = step!(
         m,
         row,
-        Change::new(S::Creating, S::Running, "running", "launch")
+        Change::new(S::Creating, S::Running, Reason::Running, "launch")
             .events(&[E::KernelStarted, E::SessionStarted])
             .container(&created.container_id),
         true
@@ -157,17 +166,22 @@ async fn launch(m: &Arc<Manager>, row: SessionRow) {
     }
 }
 
-async fn fail_creation(m: &Arc<Manager>, row: &SessionRow, info: &str) {
-    tracing::warn!(session = %row.id, info, "kernel creation failed");
-    if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
-        let _ = agent.rpc.destroy_kernel(row.main_kernel_id).await;
+/// PREPARING → ERROR before any kernel exists.
+async fn fail_preparation(m: &Arc<Manager>, row: &SessionRow, reason: Reason) {
+    tracing::warn!(session = %row.id, %reason, "session cannot be prepared");
+    let c = Change::new(S::Preparing, S::Error, reason, "launch").events(&[E::SessionFailure]);
+    if transition_or_log(m, row.id, c).is_none() {
+        lost_race(m, row, false).await;
     }
-    match transition(
-        m,
-        row.id,
-        Change::new(S::Creating, S::Error, info, "launch").events(&[E::SessionFailure]),
-    ) {
-        Ok(Some(_)) => {}
-        _ => lost_race(m, row, false).await,
+}
+
+async fn fail_creation(m: &Arc<Manager>, row: &SessionRow, reason: Reason) {
+    tracing::warn!(session = %row.id, %reason, "kernel creation failed");
+    if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
+        super::destroy_or_log(&agent, row.main_kernel_id).await;
+    }
+    let c = Change::new(S::Creating, S::Error, reason, "launch").events(&[E::SessionFailure]);
+    if transition_or_log(m, row.id, c).is_none() {
+        lost_race(m, row, false).await;
     }
 }

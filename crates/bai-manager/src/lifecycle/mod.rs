@@ -2,12 +2,27 @@
 //! [`transition::transition`], which checks the state machine, writes the row, the history
 //! record and the events in one transaction, and publishes the events.
 
+mod admit;
 pub mod create;
 pub mod launch;
+pub mod mounts;
 pub mod reconcile;
 pub mod terminate;
 pub mod timeouts;
 pub mod transition;
 pub mod watch;
 
-pub use transition::{Change, transition};
+pub use transition::{Change, transition, transition_or_log};
+
+use crate::state::AgentHandle;
+
+/// Destroys a kernel whose session no longer needs it; a failure is logged (reconciliation
+/// removes what is left at the next start).
+pub(crate) async fn destroy_or_log(agent: &AgentHandle, kernel: uuid::Uuid) {
+    match agent.rpc.destroy_kernel(kernel).await {
+        Ok(_) | Err(bai_core::agent::AgentError::KernelNotFound(_)) => {}
+        Err(e) => {
+            tracing::warn!(agent = %agent.id, %kernel, error = %e, "cannot destroy a kernel");
+        }
+    }
+}

@@ -5,8 +5,9 @@
 use super::launch;
 use super::terminate::finish_termination;
 use super::timeouts::{age_secs, arm_batch_timeout};
-use super::transition::{Change, transition};
+use super::transition::{Change, transition, transition_or_log};
 use crate::state::Manager;
+use bai_core::Reason;
 use bai_core::event::EventKind as E;
 use bai_core::status::{SessionResult, SessionStatus as S};
 use std::collections::HashSet;
@@ -21,19 +22,8 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
             Err(e) => tracing::warn!(agent = %agent.id, error = %e, "cannot list kernels"),
         }
     }
-    let live = [
-        S::Scheduled,
-        S::Preparing,
-        S::Pulling,
-        S::Prepared,
-        S::Creating,
-        S::Running,
-        S::Restarting,
-        S::RunningDegraded,
-        S::Terminating,
-    ];
     let mut keep = HashSet::new();
-    for row in m.store.sessions_in(&live)? {
+    for row in m.store.sessions_in(&S::HOLDS_RESOURCES)? {
         match row.status {
             S::Scheduled => {
                 keep.insert(row.main_kernel_id);
@@ -41,15 +31,15 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
             }
             S::Preparing | S::Pulling | S::Prepared | S::Creating => {
                 if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
-                    let _ = agent.rpc.destroy_kernel(row.main_kernel_id).await;
+                    super::destroy_or_log(&agent, row.main_kernel_id).await;
                 }
-                let _ = transition(
+                transition_or_log(
                     m,
                     row.id,
                     Change::new(
                         row.status,
                         S::Pending,
-                        "requeued: a manager restart interrupted the launch",
+                        Reason::Requeued("a manager restart interrupted the launch".into()),
                         "reconcile",
                     ),
                 );
@@ -60,7 +50,7 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
                     if let Some(t) = row.batch_timeout {
                         let started = row
                             .status_history
-                            .get("RUNNING")
+                            .get(&S::Running)
                             .map(|s| age_secs(s))
                             .unwrap_or(0);
                         arm_batch_timeout(
@@ -73,7 +63,7 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
                     let c = Change::new(
                         row.status,
                         S::Terminating,
-                        "kernel-lost: its container is gone",
+                        Reason::KernelLost("its container is gone".into()),
                         "reconcile",
                     )
                     .events(&[E::SessionTerminating])
@@ -91,7 +81,7 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
         if let Ok(kernels) = agent.rpc.list_kernels().await {
             for k in kernels.into_iter().filter(|k| !keep.contains(k)) {
                 tracing::info!(kernel = %k, "removing orphan kernel");
-                let _ = agent.rpc.destroy_kernel(k).await;
+                super::destroy_or_log(&agent, k).await;
             }
         }
     }

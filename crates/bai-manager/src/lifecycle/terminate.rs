@@ -2,9 +2,9 @@
 
 use super::transition::{Change, transition};
 use crate::state::Manager;
-use bai_core::Problem;
 use bai_core::event::EventKind as E;
 use bai_core::status::{SessionResult, SessionStatus as S, SessionType};
+use bai_core::{Problem, Reason};
 use bai_store::SessionRow;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +19,7 @@ fn internal(e: impl std::fmt::Display) -> Problem {
 pub async fn terminate(
     m: &Arc<Manager>,
     id: Uuid,
-    reason: &str,
+    reason: Reason,
     result: SessionResult,
 ) -> Result<S, Problem> {
     for _ in 0..20 {
@@ -30,7 +30,7 @@ pub async fn terminate(
             .ok_or_else(|| Problem::session_not_found(&id.to_string()))?;
         match row.status {
             S::Pending | S::Scheduled => {
-                let c = Change::new(row.status, S::Cancelled, reason, "terminate")
+                let c = Change::new(row.status, S::Cancelled, reason.clone(), "terminate")
                     .events(&[E::SessionCancelled]);
                 if transition(m, id, c).map_err(internal)?.is_some() {
                     return Ok(S::Cancelled);
@@ -38,7 +38,7 @@ pub async fn terminate(
             }
             S::Preparing | S::Pulling | S::Prepared | S::Creating => {
                 // The launch task finishes the termination when it notices.
-                let c = Change::new(row.status, S::Terminating, reason, "terminate")
+                let c = Change::new(row.status, S::Terminating, reason.clone(), "terminate")
                     .events(&[E::SessionTerminating])
                     .result(result, None);
                 if transition(m, id, c).map_err(internal)?.is_some() {
@@ -46,7 +46,7 @@ pub async fn terminate(
                 }
             }
             S::Running | S::Restarting | S::RunningDegraded | S::Error => {
-                let c = Change::new(row.status, S::Terminating, reason, "terminate")
+                let c = Change::new(row.status, S::Terminating, reason.clone(), "terminate")
                     .events(&[E::SessionTerminating, E::KernelTerminating])
                     .result(result, None);
                 if let Some(row) = transition(m, id, c).map_err(internal)? {
@@ -124,8 +124,9 @@ pub async fn finish_termination(m: &Arc<Manager>, row: &SessionRow, kernel_creat
     }
     let reason = row
         .status_info
-        .clone()
-        .unwrap_or_else(|| "user-requested".to_string());
+        .as_deref()
+        .map(Reason::parse)
+        .unwrap_or(Reason::UserRequested);
     let result = row.result;
     let mut events = vec![E::KernelTerminated];
     if row.session_type == SessionType::Batch {
@@ -136,8 +137,8 @@ pub async fn finish_termination(m: &Arc<Manager>, row: &SessionRow, kernel_creat
         });
     }
     events.push(E::SessionTerminated);
-    crate::monitor::keep_last_stat(m, row);
-    let c = Change::new(S::Terminating, S::Terminated, &reason, "terminate")
+    crate::monitor::view::keep_last_stat(m, row);
+    let c = Change::new(S::Terminating, S::Terminated, reason, "terminate")
         .events(&events)
         .result(result, exit_code);
     if let Err(e) = transition(m, row.id, c) {

@@ -2,8 +2,9 @@
 //! stays in an intermediate status forever.
 
 use super::terminate::terminate;
-use super::transition::{Change, transition};
+use super::transition::{Change, transition_or_log};
 use crate::state::Manager;
+use bai_core::Reason;
 use bai_core::status::{SessionResult, SessionStatus as S};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +18,7 @@ pub fn arm_batch_timeout(m: Arc<Manager>, id: Uuid, after: Duration) {
             && row.status == S::Running
         {
             tracing::info!(session = %id, "batch timeout reached");
-            if let Err(e) = terminate(&m, id, "task-timeout", SessionResult::Failure).await {
+            if let Err(e) = terminate(&m, id, Reason::TaskTimeout, SessionResult::Failure).await {
                 tracing::error!(session = %id, error = %e, "batch timeout termination failed");
             }
         }
@@ -38,14 +39,7 @@ pub fn spawn_sweeper(m: Arc<Manager>) {
         let mut tick = tokio::time::interval(Duration::from_secs(5));
         loop {
             tick.tick().await;
-            let stuck = [
-                S::Scheduled,
-                S::Preparing,
-                S::Pulling,
-                S::Prepared,
-                S::Creating,
-            ];
-            let Ok(rows) = m.store.sessions_in(&stuck) else {
+            let Ok(rows) = m.store.sessions_in(&S::CREATION_PHASES) else {
                 continue;
             };
             let limit = m.config.create_timeout_secs as i64 + 30;
@@ -53,21 +47,23 @@ pub fn spawn_sweeper(m: Arc<Manager>) {
                 if !stalled(&m, &row, limit) {
                     continue;
                 }
-                let info = format!(
-                    "stuck-in-{}: no progress for {limit}s",
-                    row.status.as_str().to_lowercase()
-                );
+                let reason = Reason::Stuck {
+                    status: row.status.as_str().to_lowercase(),
+                    secs: limit,
+                };
                 if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
-                    let _ = agent.rpc.destroy_kernel(row.main_kernel_id).await;
+                    super::destroy_or_log(&agent, row.main_kernel_id).await;
                 }
-                let _ = transition(
+                transition_or_log(
                     &m,
                     row.id,
-                    Change::new(row.status, S::Error, &info, "sweeper"),
+                    Change::new(row.status, S::Error, reason, "sweeper"),
                 );
             }
             finish_stuck_terminations(&m).await;
-            let _ = m.store.prune_events(7 * 24 * 3600);
+            if let Err(e) = m.store.prune_events(7 * 24 * 3600) {
+                tracing::warn!(error = %e, "cannot prune old events");
+            }
         }
     });
 }

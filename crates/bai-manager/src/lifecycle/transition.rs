@@ -23,12 +23,15 @@ pub fn transition(
     id: Uuid,
     change: Change<'_>,
 ) -> Result<Option<SessionRow>, TransitionError> {
-    if !change.from.can_transition_to(change.to) {
-        return Err(TransitionError::Illegal(change.from, change.to));
-    }
-    match m.store.cas_status(id, &change)? {
+    // The store's compare-and-set is the one door: it refuses what the state machine does
+    // not allow.
+    let moved = m.store.cas_status(id, &change).map_err(|e| match e {
+        bai_store::StoreError::IllegalTransition { from, to } => TransitionError::Illegal(from, to),
+        e => TransitionError::Store(e),
+    })?;
+    match moved {
         Some((row, events)) => {
-            tracing::debug!(session = %id, from = %change.from, to = %change.to, info = change.info, "transition");
+            tracing::debug!(session = %id, from = %change.from, to = %change.to, reason = %change.reason, "transition");
             m.publish(events);
             if change.from.occupies_resources() && !change.to.occupies_resources() {
                 // Resources were freed: queued sessions may fit now.
@@ -37,5 +40,18 @@ pub fn transition(
             Ok(Some(row))
         }
         None => Ok(None),
+    }
+}
+
+/// [`transition`] where the caller has nothing else to do about the outcome: a lost race is
+/// fine (someone else moved the session), an error is logged with what was attempted.
+pub fn transition_or_log(m: &Manager, id: Uuid, change: Change<'_>) -> Option<SessionRow> {
+    let (from, to) = (change.from, change.to);
+    match transition(m, id, change) {
+        Ok(row) => row,
+        Err(e) => {
+            tracing::error!(session = %id, %from, %to, error = %e, "status change failed");
+            None
+        }
     }
 }

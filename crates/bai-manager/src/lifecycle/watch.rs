@@ -2,8 +2,9 @@
 //! memory) ends its session with the reason in words.
 
 use super::terminate::finish_termination;
-use super::transition::{Change, transition};
+use super::transition::{Change, transition_or_log};
 use crate::state::{AgentHandle, Manager};
+use bai_core::Reason;
 use bai_core::agent::{AgentEvent, KernelExit};
 use bai_core::event::EventKind as E;
 use bai_core::status::{SessionResult, SessionStatus as S, SessionType};
@@ -23,24 +24,18 @@ pub fn spawn(m: Arc<Manager>, agent: Arc<AgentHandle>) {
     });
 }
 
-/// Why a kernel ended, in words.
-pub fn exit_reason(ty: SessionType, exit: &KernelExit) -> (String, SessionResult) {
+/// Why a kernel ended.
+pub fn exit_reason(ty: SessionType, exit: &KernelExit) -> (Reason, SessionResult) {
     let code = exit.exit_code.unwrap_or(-1);
     if exit.oom_killed {
-        return ("out-of-memory".into(), SessionResult::Failure);
+        return (Reason::OutOfMemory, SessionResult::Failure);
     }
     match (ty, code) {
-        (SessionType::Batch, 0) => ("task-finished".into(), SessionResult::Success),
-        (SessionType::Batch, c) => (
-            format!("task-failed (exit code {c})"),
-            SessionResult::Failure,
-        ),
-        (_, 0) => ("self-terminated".into(), SessionResult::Success),
-        (_, 137) => ("killed (exit code 137)".into(), SessionResult::Failure),
-        (_, c) => (
-            format!("self-terminated (exit code {c})"),
-            SessionResult::Failure,
-        ),
+        (SessionType::Batch, 0) => (Reason::TaskFinished, SessionResult::Success),
+        (SessionType::Batch, c) => (Reason::TaskFailed(c), SessionResult::Failure),
+        (_, 0) => (Reason::SelfTerminated(None), SessionResult::Success),
+        (_, 137) => (Reason::Killed(137), SessionResult::Failure),
+        (_, c) => (Reason::SelfTerminated(Some(c)), SessionResult::Failure),
     }
 }
 
@@ -56,16 +51,18 @@ pub async fn handle_kernel_exit(m: &Arc<Manager>, exit: KernelExit) {
             return;
         }
     };
-    if !exit.logs.is_empty() {
-        let _ = m.store.set_logs(row.id, &exit.logs);
+    if !exit.logs.is_empty()
+        && let Err(e) = m.store.set_logs(row.id, &exit.logs)
+    {
+        tracing::warn!(session = %row.id, error = %e, "cannot keep the kernel's logs");
     }
     match row.status {
         S::Running | S::Restarting | S::RunningDegraded => {
             let (reason, result) = exit_reason(row.session_type, &exit);
-            let c = Change::new(row.status, S::Terminating, &reason, "kernel-exit")
+            let c = Change::new(row.status, S::Terminating, reason, "kernel-exit")
                 .events(&[E::SessionTerminating])
                 .result(result, exit.exit_code);
-            if let Ok(Some(row)) = transition(m, row.id, c) {
+            if let Some(row) = transition_or_log(m, row.id, c) {
                 // The agent already removed the container.
                 finish_termination(m, &row, false).await;
             }

@@ -51,8 +51,8 @@ pub fn workload(r: &PendingRow) -> Workload {
 fn ends_by(r: &SessionRow, lifetime_of: &HashMap<String, i64>) -> Option<DateTime<Utc>> {
     let started = r
         .status_history
-        .get("RUNNING")
-        .or(r.status_history.get("SCHEDULED"))
+        .get(&bai_core::SessionStatus::Running)
+        .or(r.status_history.get(&bai_core::SessionStatus::Scheduled))
         .and_then(|t| parse_time(t))?;
     let batch = r.batch_timeout.filter(|t| *t > 0);
     let life = lifetime_of.get(&r.access_key).copied().filter(|t| *t > 0);

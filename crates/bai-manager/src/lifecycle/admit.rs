@@ -1,0 +1,272 @@
+//! The parts of a create request that are checked against what the server has: the
+//! resource group and project, presets, "Select Agent", dependencies, the owner's queue
+//! limit, preopen ports and the count.
+
+use crate::state::Manager;
+use bai_core::Problem;
+use bai_core::resources::{format_bytes, format_cpu};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+/// "Sessions: N" of the launcher (`count`, 1 to 100).
+pub(super) fn parse_count(body: &Value) -> Result<u32, Problem> {
+    match body.get("count") {
+        None | Some(Value::Null) => Ok(1),
+        Some(v) => match v.as_u64() {
+            Some(n @ 1..=100) => Ok(n as u32),
+            _ => Err(Problem::invalid(format!(
+                "count {v} is out of range: create 1 to 100 sessions at once"
+            ))),
+        },
+    }
+}
+
+/// The resource group to create in: the one asked for, else `default` when the owner may
+/// use it, else the owner's only group.
+pub(super) fn resolve_group(
+    m: &Manager,
+    access_key: &str,
+    project: &str,
+    asked: Option<&str>,
+) -> Result<String, Problem> {
+    let allowed = m
+        .store
+        .groups_for_project(access_key, Some(project))
+        .map_err(|e| Problem::internal(e.to_string()))?;
+    let names: Vec<&str> = allowed.iter().map(|g| g.name.as_str()).collect();
+    match asked {
+        Some(g) if names.contains(&g) => Ok(g.to_string()),
+        Some(g) => Err(Problem::invalid(format!(
+            "resource group {g:?} does not exist or is not open to you; use one of: {}",
+            names.join(", ")
+        ))),
+        None if names.contains(&"default") => Ok("default".into()),
+        None if names.len() == 1 => Ok(names[0].to_string()),
+        None => Err(Problem::invalid(format!(
+            "choose a resource group (scalingGroup): one of {}",
+            names.join(", ")
+        ))),
+    }
+}
+
+/// `config.preopen_ports`: a list of ports (numbers or numeric strings), or one string with
+/// ports separated by commas or spaces; each 1024–65535, no duplicates, at most 16.
+pub fn parse_preopen_ports(v: Option<&Value>) -> Result<Vec<u16>, Problem> {
+    let items: Vec<String> = match v {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::String(s)) => s
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|p| match p {
+                Value::String(s) => s.trim().to_string(),
+                other => other.to_string(),
+            })
+            .collect(),
+        Some(other) => {
+            return Err(Problem::invalid(format!(
+                "preopen_ports must be a list of ports, not {other}"
+            )));
+        }
+    };
+    let mut ports: Vec<u16> = Vec::new();
+    for item in items {
+        let port = match item.parse::<u32>() {
+            Ok(p @ 1024..=65535) => p as u16,
+            _ => {
+                return Err(Problem::invalid(format!(
+                    "preopen port {item:?} is invalid: use numbers from 1024 to 65535"
+                )));
+            }
+        };
+        if ports.contains(&port) {
+            return Err(Problem::invalid(format!(
+                "preopen port {port} is given twice"
+            )));
+        }
+        if crate::apps::INTRINSIC.iter().any(|a| a.port == port) {
+            return Err(Problem::invalid(format!(
+                "preopen port {port} is taken by a built-in app; choose another"
+            )));
+        }
+        ports.push(port);
+    }
+    if ports.len() > 16 {
+        return Err(Problem::invalid("at most 16 preopen ports may be given"));
+    }
+    Ok(ports)
+}
+
+/// The session's project (`group`) must exist and have the owner as a member.
+pub(super) fn check_project(m: &Manager, access_key: &str, project: &str) -> Result<(), Problem> {
+    let internal = |e: bai_store::StoreError| Problem::internal(e.to_string());
+    if !m.store.project_exists(project).map_err(internal)? {
+        return Err(Problem::invalid(format!(
+            "project {project:?} does not exist"
+        )));
+    }
+    if !m.store.is_member(access_key, project).map_err(internal)? {
+        return Err(Problem::forbidden(format!(
+            "you are not a member of project {project:?}; ask an administrator to add you"
+        )));
+    }
+    Ok(())
+}
+
+/// Fills `resources` / `resource_opts` from a preset where the request leaves them out.
+pub(super) fn apply_preset(
+    m: &Manager,
+    name: &str,
+    resources: &mut Map<String, Value>,
+    resource_opts: &mut Map<String, Value>,
+) -> Result<(), Problem> {
+    let presets = m
+        .store
+        .presets()
+        .map_err(|e| Problem::internal(e.to_string()))?;
+    let Some(p) = presets.iter().find(|p| p.name == name) else {
+        let names: Vec<&str> = presets.iter().map(|p| p.name.as_str()).collect();
+        return Err(Problem::not_found(
+            "resource-preset",
+            format!(
+                "no resource preset named {name:?}; presets: {}",
+                if names.is_empty() {
+                    "none defined".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ),
+        ));
+    };
+    let wire = p.slots.to_wire();
+    if let Some(w) = wire.as_object() {
+        for (k, v) in w {
+            resources.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    if let Some(shmem) = p.shmem {
+        resource_opts
+            .entry("shmem".to_string())
+            .or_insert_with(|| Value::String(shmem.to_string()));
+    }
+    Ok(())
+}
+
+/// "Select Agent" (`config.agentList`): one agent of the group that can hold the request.
+pub(super) fn designated_agent(
+    config: &Value,
+    agents: &[std::sync::Arc<crate::state::AgentHandle>],
+    group: &str,
+    want: &bai_core::ResourceSlots,
+) -> Result<Option<String>, Problem> {
+    let list: Vec<&str> = match config.get("agentList").or(config.get("agent_list")) {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        Some(Value::String(s)) => s
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect(),
+        Some(other) => {
+            return Err(Problem::invalid(format!(
+                "agentList {other} must be a list of agent ids"
+            )));
+        }
+    };
+    match list.as_slice() {
+        [] => Ok(None),
+        [one] => {
+            let Some(a) = agents.iter().find(|a| a.id == *one) else {
+                return Err(Problem::invalid(format!(
+                    "agent {one:?} is not in resource group {group:?}; agents there: {}",
+                    agents
+                        .iter()
+                        .map(|a| a.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            };
+            if !want.fits_in(&a.info().capacity) {
+                return Err(Problem::invalid(format!(
+                    "agent {one:?} is too small for this request ({} cores, {} in all)",
+                    format_cpu(a.info().capacity.cpu_milli),
+                    format_bytes(a.info().capacity.mem)
+                )));
+            }
+            Ok(Some(one.to_string()))
+        }
+        _ => Err(Problem::invalid(
+            "a single-container session runs on one agent: give one agent in agentList",
+        )),
+    }
+}
+
+/// `dependencies`: the owner's sessions (ids or names) that must finish successfully first.
+pub(super) fn resolve_dependencies(
+    m: &Manager,
+    access_key: &str,
+    v: Option<&Value>,
+) -> Result<Vec<Uuid>, Problem> {
+    let list = match v {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(a)) => a,
+        Some(other) => {
+            return Err(Problem::invalid(format!(
+                "dependencies {other} must be a list of session ids or names"
+            )));
+        }
+    };
+    let mut out = Vec::new();
+    for d in list {
+        let Some(r) = d.as_str() else {
+            return Err(Problem::invalid(format!(
+                "dependency {d} must be a session id or name"
+            )));
+        };
+        let found = m
+            .store
+            .find_session(r, Some(access_key))
+            .map_err(|e| Problem::internal(e.to_string()))?;
+        match found.first() {
+            Some(s) => out.push(s.id),
+            None => {
+                return Err(Problem::not_found(
+                    "session",
+                    format!("dependency {r:?} is not one of your sessions"),
+                ));
+            }
+        }
+    }
+    out.dedup();
+    Ok(out)
+}
+
+/// The keypair policy's `max_pending_sessions`: refuse at once when the queue is full.
+pub(super) fn check_pending_limit(m: &Manager, access_key: &str) -> Result<(), Problem> {
+    let policy = m
+        .store
+        .policy_of(access_key)
+        .map_err(|e| Problem::internal(e.to_string()))?;
+    let Some(max) = policy.max_pending_sessions else {
+        return Ok(());
+    };
+    let pending = m
+        .store
+        .pending_count(access_key)
+        .map_err(|e| Problem::internal(e.to_string()))?;
+    if pending >= max {
+        return Err(Problem::new(
+            429,
+            "pending-session-limit",
+            "Too many pending sessions.",
+            format!(
+                "you already have {pending} PENDING sessions, the most resource policy {:?} allows; wait for them to start or remove some",
+                policy.name
+            ),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,180 @@
+//! Data folders of a session: checked when it is queued (so a wrong name is a clear 400 at
+//! once), bound to their host paths again when it launches (so what waited hours sees the
+//! folders as they are then).
+
+use super::create::obj;
+use crate::state::Manager;
+use bai_core::agent::Mount;
+use bai_core::{Problem, Reason};
+use bai_store::SessionRow;
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+/// `config.mounts` (names) / `config.mount_ids` (ids) with `mount_map` / `mount_id_map`
+/// (where inside the container; default `/home/work/NAME`): the owner's folders only.
+pub(super) fn resolve_mounts(
+    m: &Manager,
+    user_id: &str,
+    config: &Value,
+) -> Result<Vec<bai_core::agent::Mount>, Problem> {
+    let internal = |e: bai_store::StoreError| Problem::internal(e.to_string());
+    let list = |k: &str| -> Vec<String> {
+        config
+            .get(k)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let map = |k: &str| -> Map<String, Value> { obj(config, k).cloned().unwrap_or_default() };
+    let (name_map, id_map) = (map("mount_map"), map("mount_id_map"));
+    let mut out: Vec<bai_core::agent::Mount> = Vec::new();
+    let mut wanted: Vec<(bai_store::VFolderRow, Option<String>)> = Vec::new();
+    let by_id = |id: &str| {
+        Uuid::parse_str(id)
+            .ok()
+            .and_then(|u| m.store.vfolder(u).ok().flatten())
+            .filter(|v| m.store.can_see_vfolder(user_id, v).unwrap_or(false))
+    };
+    for name in list("mounts") {
+        // A name first; a folder may also be given by its id (`-m 3f2a…`).
+        let v = match m
+            .store
+            .visible_vfolder_by_name(user_id, &name, false)
+            .map_err(internal)?
+        {
+            Some(v) => v,
+            None => by_id(&name).ok_or_else(|| {
+                Problem::not_found(
+                    "vfolder",
+                    format!("no data folder named {name:?} is visible to you"),
+                )
+            })?,
+        };
+        let target = name_map
+            .get(&name)
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        wanted.push((v, target));
+    }
+    for id in list("mount_ids") {
+        let v = by_id(&id).ok_or_else(|| {
+            Problem::not_found(
+                "vfolder",
+                format!("no data folder with id {id:?} is visible to you"),
+            )
+        })?;
+        let target = id_map.get(&id).and_then(Value::as_str).map(str::to_string);
+        wanted.push((v, target));
+    }
+    // The owner's automount folders (names starting with '.', such as `.ssh`, whose
+    // authorized_keys admit them over SSH) are mounted in every session at /home/work/NAME;
+    // one whose storage host is not configured any more is left out (with a warning) rather
+    // than blocking every session of its owner.
+    for auto in m.store.vfolders(Some(user_id)).map_err(internal)? {
+        if auto.project.is_none()
+            && auto.name.starts_with('.')
+            && !wanted.iter().any(|(v, _)| v.id == auto.id)
+        {
+            if m.storage.host(&auto.host).is_none() {
+                tracing::warn!(
+                    vfolder = %auto.id, host = %auto.host,
+                    "automount folder {:?} is not mounted: its storage host is not configured",
+                    auto.name
+                );
+                continue;
+            }
+            let target = auto.name.clone();
+            wanted.push((auto, Some(target)));
+        }
+    }
+    for (v, target) in wanted {
+        if out.iter().any(|x| x.vfolder_id == v.id) {
+            continue;
+        }
+        // A folder on a storage host this server no longer has cannot be mounted.
+        let host_path = m.storage.folder_dir(&v).map_err(|e| Problem {
+            status: 400,
+            msg: format!("data folder {:?} cannot be mounted: {}", v.name, e.msg),
+            ..e
+        })?;
+        let target = target.unwrap_or_else(|| v.name.clone());
+        let rel = target.strip_prefix("/home/work/").unwrap_or(&target);
+        if rel.starts_with('/') || rel.contains(':') {
+            return Err(Problem::invalid(format!(
+                "mount path {target:?} must be inside /home/work and contain no ':'"
+            )));
+        }
+        let rel = bai_core::vpath::confine(rel)
+            .map_err(|e| Problem::invalid(format!("mount path: {e}")))?;
+        if let Some(why) = rel
+            .components()
+            .next()
+            .and_then(|c| c.as_os_str().to_str())
+            .and_then(bai_core::vpath::reserved_name)
+        {
+            return Err(Problem::invalid(format!(
+                "mount path {target:?} is reserved ({why}); mount the folder elsewhere"
+            )));
+        }
+        if rel.as_os_str().is_empty() {
+            return Err(Problem::invalid(
+                "a folder cannot be mounted over /home/work itself",
+            ));
+        }
+        let kernel_path = format!("/home/work/{}", rel.display());
+        if out.iter().any(|x| x.kernel_path == kernel_path) {
+            return Err(Problem::invalid(format!(
+                "two folders are mounted at {kernel_path}"
+            )));
+        }
+        out.push(bai_core::agent::Mount {
+            vfolder_id: v.id,
+            name: v.name.clone(),
+            host_path: host_path.display().to_string(),
+            kernel_path,
+            read_only: v.permission == "ro",
+        });
+    }
+    Ok(out)
+}
+
+/// The session's folders as they are now: each one still visible to the owner, on a storage
+/// host this server has, with today's permission. A folder that went away while the
+/// session waited ends the launch with `mount-failed` naming it.
+pub fn bind_at_launch(m: &Manager, row: &SessionRow) -> Result<Vec<Mount>, Reason> {
+    let mut out = Vec::with_capacity(row.mounts.len());
+    for queued in &row.mounts {
+        let v = match m.store.vfolder(queued.vfolder_id) {
+            Ok(Some(v)) if m.store.can_see_vfolder(&row.user_id, &v).unwrap_or(false) => v,
+            Ok(_) => {
+                return Err(Reason::MountFailed(format!(
+                    "data folder {:?} was deleted while the session waited",
+                    queued.name
+                )));
+            }
+            Err(e) => {
+                return Err(Reason::MountFailed(format!(
+                    "data folder {:?} cannot be read: {e}",
+                    queued.name
+                )));
+            }
+        };
+        let host_path = m
+            .storage
+            .folder_dir(&v)
+            .map_err(|e| Reason::MountFailed(format!("data folder {:?}: {}", v.name, e.msg)))?;
+        out.push(Mount {
+            vfolder_id: v.id,
+            name: v.name.clone(),
+            host_path: host_path.display().to_string(),
+            kernel_path: queued.kernel_path.clone(),
+            read_only: queued.read_only || v.permission == "ro",
+        });
+    }
+    Ok(out)
+}

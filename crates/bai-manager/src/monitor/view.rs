@@ -1,0 +1,174 @@
+//! What the monitor knows about one session, as the API shows it (`live_stat`, `last_stat`,
+//! the idle checks and the stats series), and what an ending session keeps.
+
+use crate::state::Manager;
+use bai_core::idle::{self, Report};
+use bai_core::stats::now_ms;
+use bai_core::status::{SessionStatus as S, SessionType};
+use bai_store::SessionRow;
+
+/// Unix milliseconds of an RFC 3339 time.
+pub(super) fn ms(t: &str) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc3339(t)
+        .ok()
+        .map(|t| t.timestamp_millis())
+}
+
+/// When the session started running, if it did.
+pub(super) fn running_since(row: &SessionRow) -> Option<i64> {
+    row.status_history
+        .get(&bai_core::SessionStatus::Running)
+        .and_then(|t| ms(t))
+}
+
+/// Every checker's report on a running session, in checker order. Sessions that do not
+/// run get none.
+pub fn reports(m: &Manager, row: &SessionRow) -> Vec<Report> {
+    let Some(since) = running_since(row).filter(|_| row.status == S::Running) else {
+        return Vec::new();
+    };
+    let policy = m.store.policy_of(&row.access_key).unwrap_or_default();
+    judge(m, row, since, &policy, now_ms())
+}
+
+pub(super) fn judge(
+    m: &Manager,
+    row: &SessionRow,
+    running_since: i64,
+    policy: &bai_store::PolicyRow,
+    now: i64,
+) -> Vec<Report> {
+    let mut out = Vec::new();
+    out.extend(idle::lifetime(
+        u64::try_from(policy.max_session_lifetime).unwrap_or(0),
+        running_since,
+        now,
+    ));
+    // What happened before this manager started is not known: nobody is idle for it.
+    let since = running_since.max(m.started_ms);
+    let last_activity = m
+        .traffic
+        .get(row.id)
+        .map(|t| {
+            t.last_activity_ms
+                .load(std::sync::atomic::Ordering::Relaxed)
+        })
+        .filter(|t| *t > 0);
+    out.extend(idle::network(
+        u64::try_from(policy.idle_timeout).unwrap_or(0),
+        last_activity,
+        since,
+        now,
+        row.session_type == SessionType::Batch,
+    ));
+    if let Some(cfg) = &m.config.monitor.utilization {
+        let samples = m.stats.samples(row.id);
+        let slots = &row.requested_slots;
+        out.push(idle::utilization(
+            cfg,
+            &samples,
+            since,
+            now,
+            |metric| match metric {
+                "cpu_util" => slots.cpu_milli > 0,
+                "mem" => slots.mem > 0,
+                _ => false,
+            },
+        ));
+    }
+    out
+}
+
+/// The session's recent use as the API shows it: the interval, the samples, and the
+/// cumulative counters of the last reading.
+pub fn stats_json(m: &Manager, row: &SessionRow) -> serde_json::Value {
+    serde_json::json!({
+        "interval_secs": m.config.monitor.interval.as_secs_f64(),
+        "samples": m.stats.samples(row.id),
+        "counters": m.stats.last(row.id),
+    })
+}
+
+/// The reports as Backend.AI's `idle_checks` field: checker name → report.
+pub fn idle_checks_json(reports: &[Report]) -> serde_json::Value {
+    serde_json::Value::Object(
+        reports
+            .iter()
+            .map(|r| {
+                (
+                    r.checker.as_str().to_string(),
+                    serde_json::to_value(r).unwrap_or_default(),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// Backend.AI's `live_stat` of a kernel (a JSON text; metric → current, capacity, pct), from
+/// the last sample and reading; None before the second reading.
+pub fn live_stat(m: &Manager, row: &SessionRow) -> Option<String> {
+    live_stat_value(m, row).map(|v| v.to_string())
+}
+
+fn live_stat_value(m: &Manager, row: &SessionRow) -> Option<serde_json::Value> {
+    let (last, s) = m.stats.latest(row.id)?;
+    let cores = row.requested_slots.cpu_milli as f64 / 1000.0;
+    let v = serde_json::json!({
+        "cpu_util": {"current": format!("{:.2}", s.cpu_util * cores), "capacity": format!("{:.2}", cores * 100.0), "pct": format!("{:.2}", s.cpu_util), "unit_hint": "percent"},
+        "cpu_used": {"current": format!("{:.0}", last.cpu_used_ns as f64 / 1e6), "capacity": null, "unit_hint": "msec"},
+        "mem": {"current": last.mem_bytes.to_string(), "capacity": row.requested_slots.mem.to_string(), "pct": format!("{:.2}", s.mem), "unit_hint": "bytes"},
+        "net_rx": {"current": last.net_rx_bytes.to_string(), "capacity": null, "unit_hint": "bytes"},
+        "net_tx": {"current": last.net_tx_bytes.to_string(), "capacity": null, "unit_hint": "bytes"},
+        "io_read": {"current": last.io_read_bytes.to_string(), "capacity": null, "unit_hint": "bytes"},
+        "io_write": {"current": last.io_write_bytes.to_string(), "capacity": null, "unit_hint": "bytes"},
+    });
+    Some(v)
+}
+
+/// What a session that ends leaves behind (Backend.AI's `last_stat`, a JSON text): its last
+/// `live_stat` metrics, when there were two readings, and the traffic through its proxies
+/// under `network`. None when nothing was measured.
+pub fn last_stat(m: &Manager, row: &SessionRow) -> Option<String> {
+    let mut v = live_stat_value(m, row).unwrap_or_else(|| serde_json::json!({}));
+    if let Some(t) = m.traffic.get(row.id) {
+        v["network"] = t.json();
+    }
+    (v.as_object().is_some_and(|o| !o.is_empty())).then(|| v.to_string())
+}
+
+/// Keeps a session's last counters in the store, then forgets its series and traffic: an
+/// ended session holds no memory in the manager.
+pub fn keep_last_stat(m: &Manager, row: &SessionRow) {
+    if let Some(stat) = last_stat(m, row)
+        && let Err(e) = m.store.set_last_stat(row.id, &stat)
+    {
+        tracing::warn!(session = %row.id, error = %e, "cannot keep the last stat");
+    }
+    m.stats.forget(row.id);
+    m.traffic.forget(row.id);
+}
+
+/// Drops the series and traffic of sessions that ended. `keep_last_stat` does that as a
+/// session terminates (a TERMINATING session keeps its series until then, for its
+/// `last_stat`); this catches the rest: sessions cancelled before they ran, or a manager
+/// restart mid-termination.
+pub(super) fn forget_ended(m: &Manager, running: &[SessionRow]) {
+    let mut known = m.stats.sessions();
+    known.extend(m.traffic.sessions());
+    known.sort_unstable();
+    known.dedup();
+    for id in known {
+        if running.iter().any(|r| r.id == id) {
+            continue;
+        }
+        let ended = match m.store.session(id) {
+            Ok(Some(r)) => r.status.is_terminal(),
+            Ok(None) => true,
+            Err(_) => false,
+        };
+        if ended {
+            m.stats.forget(id);
+            m.traffic.forget(id);
+        }
+    }
+}

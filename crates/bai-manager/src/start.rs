@@ -1,0 +1,102 @@
+//! Starting a manager: the one place that starts its background tasks. A process (`baid`)
+//! parses its flags, opens the store, builds its agents and calls [`start`]; it then serves
+//! [`crate::api::router`] and nothing else.
+
+use crate::state::{AgentHandle, Manager, ManagerConfig};
+use crate::{lifecycle, monitor, scheduler};
+use bai_core::agent::{AgentError, AgentRpc};
+use bai_store::Store;
+use std::sync::Arc;
+use tokio::sync::broadcast::error::RecvError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("agent failed to start: {0}")]
+    Agent(#[from] AgentError),
+    #[error("cannot read the data folders: {0}")]
+    Store(#[from] bai_store::StoreError),
+    #[error("reconciliation at start failed: {0}")]
+    Reconcile(#[source] anyhow::Error),
+}
+
+/// A started manager: its state and the agents it runs with.
+pub struct Started {
+    pub manager: Arc<Manager>,
+    pub agents: Vec<Arc<AgentHandle>>,
+}
+
+/// Builds the manager, registers `agents` (each watched for kernel exits), remounts quota
+/// folders, reconciles the store with what the agents run, and starts the scheduler, the
+/// sweeper, the monitor and the app proxies' closer.
+pub async fn start(
+    store: Arc<Store>,
+    config: ManagerConfig,
+    agents: Vec<Arc<dyn AgentRpc>>,
+) -> Result<Started, StartError> {
+    let m = Manager::new(store, config);
+    remount_quota_folders(&m).await?;
+    let mut handles = Vec::with_capacity(agents.len());
+    for rpc in agents {
+        let h = m.register_agent(rpc).await?;
+        lifecycle::watch::spawn(m.clone(), h.clone());
+        handles.push(h);
+    }
+    lifecycle::reconcile::reconcile(&m)
+        .await
+        .map_err(StartError::Reconcile)?;
+    scheduler::spawn(m.clone());
+    lifecycle::timeouts::spawn_sweeper(m.clone());
+    monitor::round::spawn(m.clone());
+    spawn_proxy_closer(m.clone());
+    Ok(Started {
+        manager: m,
+        agents: handles,
+    })
+}
+
+/// Folders with a quota are filesystems of their own: mount them again after a reboot (on a
+/// blocking thread: `mount` may take a while). A folder whose host is no longer configured
+/// stays in the database, unreachable.
+async fn remount_quota_folders(m: &Arc<Manager>) -> Result<(), StartError> {
+    let folders = m.store.vfolders(None)?;
+    let m = m.clone();
+    let joined = tokio::task::spawn_blocking(move || {
+        for v in folders {
+            if m.storage.host(&v.host).is_none() {
+                tracing::warn!(
+                    vfolder = %v.id, host = %v.host,
+                    "data folder {:?} is on a storage host that is not configured; its files are out of reach",
+                    v.name
+                );
+            } else if v.quota_bytes.is_some()
+                && let Err(e) = m.storage.mount_quota(&v)
+            {
+                tracing::error!(vfolder = %v.id, error = %e.msg, "cannot mount a quota folder");
+            }
+        }
+    })
+    .await;
+    if let Err(e) = joined {
+        tracing::error!(error = %e, "remounting quota folders stopped");
+    }
+    Ok(())
+}
+
+/// Closes a session's app proxies when it starts terminating.
+fn spawn_proxy_closer(m: Arc<Manager>) {
+    let mut rx = m.events.subscribe();
+    tokio::spawn(async move {
+        loop {
+            match rx.recv().await {
+                Ok(ev) if crate::proxy::ends_session(ev.kind) => {
+                    let n = m.proxies.close_session(ev.session_id);
+                    if n > 0 {
+                        tracing::info!(session = %ev.session_id, closed = n, "app proxies closed");
+                    }
+                }
+                Ok(_) | Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => return,
+            }
+        }
+    });
+}

@@ -1,0 +1,325 @@
+//! The scheduling history of sessions and their persisted events.
+
+use super::corrupt;
+use crate::{Result, SessionRow, Store, now_str};
+use bai_core::event::{EventKind, SessionEvent};
+use bai_core::history::{HistoryRecord, HistoryResult};
+use bai_core::status::SessionStatus;
+use rusqlite::{OptionalExtension, params};
+use uuid::Uuid;
+
+impl Store {
+    /// Adds a history record, or bumps `attempts` of the last one when it says the same thing.
+    pub fn add_history(
+        &self,
+        session_id: Uuid,
+        phase: &str,
+        result: HistoryResult,
+        error_code: Option<&str>,
+        message: &str,
+    ) -> Result<()> {
+        let conn = self.conn();
+        add_history_tx(
+            &conn,
+            session_id,
+            phase,
+            result,
+            None,
+            None,
+            error_code,
+            message,
+            &now_str(),
+        )
+    }
+
+    pub fn history(&self, session_id: Uuid) -> Result<Vec<HistoryRecord>> {
+        let conn = self.read();
+        let mut st = conn.prepare(
+            "SELECT id, phase, result, from_status, to_status, error_code, message, attempts,
+                    created_at, updated_at, sub_steps
+             FROM scheduling_history WHERE session_id = ?1 ORDER BY id",
+        )?;
+        let rows = st.query_map([session_id.to_string()], |r| {
+            let result: String = r.get(2)?;
+            Ok(HistoryRecord {
+                id: r.get(0)?,
+                session_id,
+                phase: r.get(1)?,
+                result: parse_history_result(&result),
+                from_status: r.get(3)?,
+                to_status: r.get(4)?,
+                error_code: r.get(5)?,
+                message: r.get(6)?,
+                attempts: r.get(7)?,
+                created_at: r.get(8)?,
+                updated_at: r.get(9)?,
+                sub_steps: serde_json::from_str(&r.get::<_, String>(10)?)
+                    .unwrap_or(serde_json::Value::Array(Vec::new())),
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Persisted events of one session, oldest first.
+    pub fn events_of(&self, session_id: Uuid) -> Result<Vec<SessionEvent>> {
+        let conn = self.read();
+        let mut st = conn.prepare(
+            "SELECT seq, kind, session_id, session_name, access_key, reason, exit_code, kernel_id
+             FROM events WHERE session_id = ?1 ORDER BY seq",
+        )?;
+        let rows = st.query_map([session_id.to_string()], |r| {
+            let kind: String = r.get(1)?;
+            let sid: String = r.get(2)?;
+            let kid: Option<String> = r.get(7)?;
+            Ok((
+                r.get(0)?,
+                kind,
+                sid,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                kid,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (seq, kind, sid, name, ak, reason, exit_code, kid): (
+                i64,
+                String,
+                String,
+                String,
+                String,
+                String,
+                Option<i32>,
+                Option<String>,
+            ) = row?;
+            let Some(kind) = EventKind::parse(&kind) else {
+                continue;
+            };
+            out.push(SessionEvent {
+                seq,
+                kind,
+                session_id: Uuid::parse_str(&sid).map_err(|e| corrupt("session_id", e))?,
+                session_name: name,
+                access_key: ak,
+                reason,
+                exit_code,
+                kernel_id: kid.and_then(|k| Uuid::parse_str(&k).ok()),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Appends events that come without a status change (e.g. `session_success`).
+    pub fn add_events(
+        &self,
+        row: &SessionRow,
+        kinds: &[EventKind],
+        reason: &str,
+    ) -> Result<Vec<SessionEvent>> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let now = now_str();
+        let mut out = Vec::new();
+        for k in kinds {
+            out.push(insert_event_tx(
+                &tx,
+                *k,
+                row.id,
+                &row.name,
+                &row.access_key,
+                reason,
+                row.exit_code,
+                k.is_kernel().then_some(row.main_kernel_id),
+                &now,
+            )?);
+        }
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Drops events older than `keep_secs` (events are kept for a bounded time).
+    pub fn prune_events(&self, keep_secs: i64) -> Result<usize> {
+        let cutoff = (chrono::Utc::now() - chrono::Duration::seconds(keep_secs))
+            .to_rfc3339_opts(chrono::SecondsFormat::Micros, false);
+        Ok(self
+            .conn()
+            .execute("DELETE FROM events WHERE created_at < ?1", [cutoff])?)
+    }
+}
+
+fn parse_history_result(s: &str) -> HistoryResult {
+    match s {
+        "SUCCESS" => HistoryResult::Success,
+        "FAILURE" => HistoryResult::Failure,
+        "STALE" => HistoryResult::Stale,
+        "NEED_RETRY" => HistoryResult::NeedRetry,
+        "EXPIRED" => HistoryResult::Expired,
+        "GIVE_UP" => HistoryResult::GiveUp,
+        _ => HistoryResult::Skipped,
+    }
+}
+
+/// id, phase, result, from, to, error code, message of the latest history record.
+type LastRecord = (
+    i64,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    String,
+);
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn add_history_tx(
+    conn: &rusqlite::Connection,
+    session_id: Uuid,
+    phase: &str,
+    result: HistoryResult,
+    from: Option<SessionStatus>,
+    to: Option<SessionStatus>,
+    error_code: Option<&str>,
+    message: &str,
+    now: &str,
+) -> Result<()> {
+    add_history_with_steps_tx(
+        conn, session_id, phase, result, from, to, error_code, message, "[]", now,
+    )
+}
+
+/// Adds a history record, merging it into the last one of the session when that is the same
+/// attempt again (same phase, result, from/to status and error code): `attempts += 1`, and
+/// its message and sub-steps become the latest.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn add_history_with_steps_tx(
+    conn: &rusqlite::Connection,
+    session_id: Uuid,
+    phase: &str,
+    result: HistoryResult,
+    from: Option<SessionStatus>,
+    to: Option<SessionStatus>,
+    error_code: Option<&str>,
+    message: &str,
+    sub_steps: &str,
+    now: &str,
+) -> Result<()> {
+    let last: Option<LastRecord> = conn
+        .prepare_cached(
+            "SELECT id, phase, result, from_status, to_status, error_code, message
+             FROM scheduling_history WHERE session_id = ?1 ORDER BY id DESC LIMIT 1",
+        )?
+        .query_row([session_id.to_string()], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+            ))
+        })
+        .optional()?;
+    let from_s = from.map(|s| s.as_str().to_string());
+    let to_s = to.map(|s| s.as_str().to_string());
+    if let Some((id, p, r, f, t, e, _)) = last
+        && p == phase
+        && r == result.as_str()
+        && f == from_s
+        && t == to_s
+        && e.as_deref() == error_code
+    {
+        conn.prepare_cached(
+            "UPDATE scheduling_history SET attempts = attempts + 1, updated_at = ?2,
+                message = ?3, sub_steps = ?4 WHERE id = ?1",
+        )?
+        .execute(params![id, now, message, sub_steps])?;
+        return Ok(());
+    }
+    insert_history_tx(
+        conn,
+        session_id,
+        phase,
+        result,
+        from_s.as_deref(),
+        to_s.as_deref(),
+        error_code,
+        message,
+        sub_steps,
+        now,
+    )
+}
+
+/// A new history record (`attempts` 1), never merged.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn insert_history_tx(
+    conn: &rusqlite::Connection,
+    session_id: Uuid,
+    phase: &str,
+    result: HistoryResult,
+    from: Option<&str>,
+    to: Option<&str>,
+    error_code: Option<&str>,
+    message: &str,
+    sub_steps: &str,
+    now: &str,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO scheduling_history(session_id, phase, result, from_status, to_status,
+            error_code, message, attempts, created_at, updated_at, sub_steps)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?8, ?9)",
+    )?
+    .execute(params![
+        session_id.to_string(),
+        phase,
+        result.as_str(),
+        from,
+        to,
+        error_code,
+        message,
+        now,
+        sub_steps
+    ])?;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn insert_event_tx(
+    conn: &rusqlite::Connection,
+    kind: EventKind,
+    session_id: Uuid,
+    name: &str,
+    access_key: &str,
+    reason: &str,
+    exit_code: Option<i32>,
+    kernel_id: Option<Uuid>,
+    now: &str,
+) -> Result<SessionEvent> {
+    conn.prepare_cached(
+        "INSERT INTO events(kind, session_id, session_name, access_key, reason, exit_code,
+            kernel_id, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![
+        kind.as_str(),
+        session_id.to_string(),
+        name,
+        access_key,
+        reason,
+        exit_code,
+        kernel_id.map(|k| k.to_string()),
+        now
+    ])?;
+    Ok(SessionEvent {
+        seq: conn.last_insert_rowid(),
+        kind,
+        session_id,
+        session_name: name.to_string(),
+        access_key: access_key.to_string(),
+        reason: reason.to_string(),
+        exit_code,
+        kernel_id,
+    })
+}

@@ -1,0 +1,209 @@
+//! Sessions, their scheduling history and their persisted events.
+//!
+//! `change` is the one door for status changes (a compare-and-set that refuses illegal
+//! transitions); `query` reads sessions; `write` stores new sessions and what they keep;
+//! `history` keeps the scheduling history and the events.
+
+mod change;
+mod history;
+mod query;
+mod write;
+
+pub use change::StatusChange;
+pub(crate) use change::{cas_status_tx, place_tx};
+pub(crate) use history::add_history_with_steps_tx;
+
+use crate::{Result, StoreError};
+use bai_core::resources::ResourceSlots;
+use bai_core::status::{SessionResult, SessionStatus, SessionType};
+use rusqlite::Row;
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+/// When the session first entered each status (`status_history` on the wire: status name →
+/// time), in lifecycle order.
+pub type StatusHistory = BTreeMap<SessionStatus, String>;
+
+/// One session as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRow {
+    pub id: Uuid,
+    pub name: String,
+    pub access_key: String,
+    pub user_id: String,
+    pub domain_name: String,
+    pub group_name: String,
+    pub scaling_group: String,
+    pub session_type: SessionType,
+    pub image: String,
+    pub tag: Option<String>,
+    pub priority: i64,
+    pub status: SessionStatus,
+    pub status_info: Option<String>,
+    pub status_changed: String,
+    /// First time each status was entered.
+    pub status_history: StatusHistory,
+    pub result: SessionResult,
+    pub exit_code: Option<i32>,
+    pub created_at: String,
+    pub terminated_at: Option<String>,
+    pub starts_at: Option<String>,
+    pub batch_timeout: Option<i64>,
+    pub startup_command: Option<String>,
+    pub bootstrap_script: Option<String>,
+    pub environ: BTreeMap<String, String>,
+    pub requested_slots: ResourceSlots,
+    pub shmem: u64,
+    pub agent_id: Option<String>,
+    pub main_kernel_id: Uuid,
+    pub container_id: Option<String>,
+    /// "Select Agent": only this agent may take the session.
+    pub designated_agent: Option<String>,
+    /// Sessions that must end successfully before this one is scheduled.
+    pub dependencies: Vec<Uuid>,
+    /// Data folders mounted into the session.
+    pub mounts: Vec<bai_core::agent::Mount>,
+    /// Container ports opened as apps (1024–65535).
+    pub preopen_ports: Vec<u16>,
+}
+
+/// A PENDING session as the scheduler reads it: only the columns it needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingRow {
+    pub id: Uuid,
+    pub access_key: String,
+    pub scaling_group: String,
+    pub priority: i64,
+    pub created_at: String,
+    pub requested_slots: ResourceSlots,
+    pub starts_at: Option<String>,
+    pub designated_agent: Option<String>,
+    pub dependencies: Vec<Uuid>,
+    pub status_info: Option<String>,
+}
+
+/// What a create request stores.
+#[derive(Debug, Clone)]
+pub struct NewSession {
+    pub id: Uuid,
+    pub name: String,
+    pub access_key: String,
+    pub user_id: String,
+    pub domain_name: String,
+    pub group_name: String,
+    pub scaling_group: String,
+    pub session_type: SessionType,
+    pub image: String,
+    pub tag: Option<String>,
+    pub priority: i64,
+    pub starts_at: Option<String>,
+    pub batch_timeout: Option<i64>,
+    pub startup_command: Option<String>,
+    pub bootstrap_script: Option<String>,
+    pub environ: BTreeMap<String, String>,
+    pub requested_slots: ResourceSlots,
+    pub shmem: u64,
+    pub main_kernel_id: Uuid,
+    pub designated_agent: Option<String>,
+    pub dependencies: Vec<Uuid>,
+    pub mounts: Vec<bai_core::agent::Mount>,
+    /// Container ports opened as apps (1024–65535).
+    pub preopen_ports: Vec<u16>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SessionFilter {
+    pub statuses: Vec<SessionStatus>,
+    /// Restrict to one owner (None = everyone; admins only).
+    pub access_key: Option<String>,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+pub(crate) const COLUMNS: &str = "id, name, access_key, user_id, domain_name, group_name, scaling_group, type, \
+    image, tag, priority, status, status_info, status_changed, status_history, result, exit_code, \
+    created_at, terminated_at, starts_at, batch_timeout, startup_command, bootstrap_script, environ, \
+    requested_slots, shmem, agent_id, main_kernel_id, container_id, designated_agent, dependencies, mounts, preopen_ports";
+
+pub(crate) fn corrupt(column: &'static str, detail: impl ToString) -> StoreError {
+    StoreError::Corrupt {
+        column,
+        detail: detail.to_string(),
+    }
+}
+
+pub(crate) fn parse_row(
+    r: &Row<'_>,
+) -> rusqlite::Result<std::result::Result<SessionRow, StoreError>> {
+    let id: String = r.get(0)?;
+    let ty: String = r.get(7)?;
+    let status: String = r.get(11)?;
+    let hist: String = r.get(14)?;
+    let result: String = r.get(15)?;
+    let environ: String = r.get(23)?;
+    let slots: String = r.get(24)?;
+    let kid: String = r.get(27)?;
+    let shmem: i64 = r.get(25)?;
+    let deps: String = r.get(30)?;
+    let mounts: String = r.get(31)?;
+    let preopen: String = r.get(32)?;
+    let build = || -> std::result::Result<SessionRow, StoreError> {
+        Ok(SessionRow {
+            id: Uuid::parse_str(&id).map_err(|e| corrupt("id", e))?,
+            name: r.get(1)?,
+            access_key: r.get(2)?,
+            user_id: r.get(3)?,
+            domain_name: r.get(4)?,
+            group_name: r.get(5)?,
+            scaling_group: r.get(6)?,
+            session_type: ty.parse().map_err(|e: String| corrupt("type", e))?,
+            image: r.get(8)?,
+            tag: r.get(9)?,
+            priority: r.get(10)?,
+            status: status.parse().map_err(|e| corrupt("status", e))?,
+            status_info: r.get(12)?,
+            status_changed: r.get(13)?,
+            status_history: serde_json::from_str(&hist)
+                .map_err(|e| corrupt("status_history", e))?,
+            result: SessionResult::parse(&result),
+            exit_code: r.get(16)?,
+            created_at: r.get(17)?,
+            terminated_at: r.get(18)?,
+            starts_at: r.get(19)?,
+            batch_timeout: r.get(20)?,
+            startup_command: r.get(21)?,
+            bootstrap_script: r.get(22)?,
+            environ: serde_json::from_str(&environ).map_err(|e| corrupt("environ", e))?,
+            requested_slots: serde_json::from_str(&slots)
+                .map_err(|e| corrupt("requested_slots", e))?,
+            shmem: shmem.max(0) as u64,
+            agent_id: r.get(26)?,
+            main_kernel_id: Uuid::parse_str(&kid).map_err(|e| corrupt("main_kernel_id", e))?,
+            container_id: r.get(28)?,
+            designated_agent: r.get(29)?,
+            dependencies: serde_json::from_str(&deps).map_err(|e| corrupt("dependencies", e))?,
+            mounts: serde_json::from_str(&mounts).map_err(|e| corrupt("mounts", e))?,
+            preopen_ports: serde_json::from_str(&preopen)
+                .map_err(|e| corrupt("preopen_ports", e))?,
+        })
+    };
+    Ok(build())
+}
+
+pub(crate) fn collect(
+    rows: impl Iterator<Item = rusqlite::Result<std::result::Result<SessionRow, StoreError>>>,
+) -> Result<Vec<SessionRow>> {
+    let mut out = Vec::new();
+    for r in rows {
+        out.push(r??);
+    }
+    Ok(out)
+}
+
+pub(crate) fn status_list(statuses: &[SessionStatus]) -> String {
+    statuses
+        .iter()
+        .map(|s| format!("'{}'", s.as_str()))
+        .collect::<Vec<_>>()
+        .join(",")
+}

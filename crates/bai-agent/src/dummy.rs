@@ -109,6 +109,11 @@ impl DummyAgent {
         true
     }
 
+    /// What a running kernel was started with.
+    pub fn spec(&self, kernel_id: Uuid) -> Option<KernelSpec> {
+        self.kernels().get(&kernel_id).cloned()
+    }
+
     /// The kernels running now.
     pub fn live(&self) -> Vec<Uuid> {
         self.kernels().keys().copied().collect()

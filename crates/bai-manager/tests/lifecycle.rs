@@ -1,0 +1,245 @@
+//! The session lifecycle in process: every path through the state machine and the races
+//! between its actors (a user's `rm`, the scheduler, the launch, an agent's exit report),
+//! driven through the real manager with the scriptable dummy agent on a paused clock.
+
+mod support;
+
+use bai_agent::CreateStep;
+use bai_core::Reason;
+use bai_core::SessionResult;
+use bai_core::status::SessionStatus as S;
+use serde_json::json;
+use support::Harness;
+
+#[tokio::test(start_paused = true)]
+async fn a_session_passes_every_creation_phase_in_order() {
+    let h = Harness::start().await;
+    let s = h.create("happy", json!({}));
+    let row = h.wait_status(s.id, S::Running).await;
+    let phases: Vec<S> = row.status_history.keys().copied().collect();
+    assert_eq!(
+        phases,
+        [
+            S::Pending,
+            S::Scheduled,
+            S::Preparing,
+            S::Prepared,
+            S::Creating,
+            S::Running
+        ]
+    );
+    assert_eq!(
+        h.events(s.id),
+        [
+            "session_enqueued",
+            "session_scheduled",
+            "session_preparing",
+            "kernel_preparing",
+            "kernel_creating",
+            "kernel_started",
+            "session_started"
+        ]
+    );
+    assert_eq!(h.agent.live(), [row.main_kernel_id]);
+    assert_eq!(h.terminate(s.id).await, S::Terminated);
+    assert!(h.agent.live().is_empty());
+    assert_eq!(
+        h.row(s.id).status_info.as_deref().map(Reason::parse),
+        Some(Reason::UserRequested)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_creation_ends_in_error_with_the_agents_words() {
+    let h = Harness::start().await;
+    h.script([CreateStep::Fail("no space left on device".into())]);
+    let s = h.create("failing", json!({}));
+    let row = h.wait_status(s.id, S::Error).await;
+    assert_eq!(
+        row.status_info.as_deref().map(Reason::parse),
+        Some(Reason::CreationFailed(
+            "container runtime error: no space left on device".into()
+        ))
+    );
+    assert!(h.events(s.id).contains(&"session_failure".to_string()));
+    assert!(h.agent.live().is_empty());
+    // An errored session can still be removed.
+    assert_eq!(h.terminate(s.id).await, S::Terminated);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_creation_that_never_answers_times_out() {
+    let h = Harness::start().await;
+    h.script([CreateStep::Hang]);
+    let s = h.create("hanging", json!({}));
+    let row = h.wait_status(s.id, S::Error).await;
+    assert_eq!(
+        row.status_info.as_deref().map(Reason::parse),
+        Some(Reason::CreationTimeout { secs: 120 })
+    );
+    // The abandoned creation never starts a kernel behind the manager's back.
+    h.agent.release();
+    tokio::task::yield_now().await;
+    assert!(h.agent.live().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn kernel_exits_end_sessions_with_their_reason_and_result() {
+    let h = Harness::start().await;
+    let oom = h.create("oomkill", json!({}));
+    let batch_fail = h.create(
+        "batchfail",
+        json!({"type": "batch", "startupCommand": "sleep 100000"}),
+    );
+    let batch_ok = h.create(
+        "batchok",
+        json!({"type": "batch", "startupCommand": "sleep 100000"}),
+    );
+    for (s, code, oom_killed) in [
+        (&oom, 137, true),
+        (&batch_fail, 2, false),
+        (&batch_ok, 0, false),
+    ] {
+        let row = h.wait_status(s.id, S::Running).await;
+        assert!(h.agent.exit(row.main_kernel_id, code, oom_killed));
+    }
+    let want = [
+        (&oom, Reason::OutOfMemory, SessionResult::Failure, None),
+        (
+            &batch_fail,
+            Reason::TaskFailed(2),
+            SessionResult::Failure,
+            Some("session_failure"),
+        ),
+        (
+            &batch_ok,
+            Reason::TaskFinished,
+            SessionResult::Success,
+            Some("session_success"),
+        ),
+    ];
+    for (s, reason, result, event) in want {
+        let row = h.wait_status(s.id, S::Terminated).await;
+        assert_eq!(row.status_info.as_deref().map(Reason::parse), Some(reason));
+        assert_eq!(row.result, result, "{}", row.name);
+        if let Some(e) = event {
+            assert!(h.events(s.id).contains(&e.to_string()), "{}", row.name);
+        }
+    }
+}
+
+/// The user removes a session while its kernel is being created: the launch notices at its
+/// next step, destroys the kernel it made, and the session ends TERMINATED without ever
+/// being RUNNING.
+#[tokio::test(start_paused = true)]
+async fn rm_during_creation_destroys_the_new_kernel_once() {
+    let h = Harness::start().await;
+    h.script([CreateStep::Hang]);
+    let s = h.create("rm-creating", json!({}));
+    h.agent.wait_asked(1).await;
+    assert_eq!(h.row(s.id).status, S::Creating);
+    let m = h.m.clone();
+    let rm = tokio::spawn(async move {
+        bai_manager::lifecycle::terminate::terminate(
+            &m,
+            s.id,
+            Reason::UserRequested,
+            SessionResult::Undefined,
+        )
+        .await
+    });
+    h.wait_status(s.id, S::Terminating).await;
+    h.agent.release();
+    assert_eq!(rm.await.expect("join").expect("terminate"), S::Terminated);
+    let row = h.wait_status(s.id, S::Terminated).await;
+    assert_eq!(h.entered(s.id, S::Running), 0);
+    assert_eq!(h.agent.destroyed(), [row.main_kernel_id]);
+    assert!(h.agent.live().is_empty());
+    let ended = h
+        .events(s.id)
+        .iter()
+        .filter(|e| *e == "session_terminated")
+        .count();
+    assert_eq!(ended, 1);
+}
+
+/// The kernel ends by itself at the moment the user removes the session: one of them wins,
+/// the session ends once (one TERMINATED record, one `session_terminated` event).
+#[tokio::test(start_paused = true)]
+async fn agent_exit_racing_rm_ends_the_session_once() {
+    let h = Harness::start().await;
+    let s = h.create("exit-vs-rm", json!({}));
+    let row = h.wait_status(s.id, S::Running).await;
+    let m = h.m.clone();
+    let rm = tokio::spawn(async move {
+        bai_manager::lifecycle::terminate::terminate(
+            &m,
+            s.id,
+            Reason::UserRequested,
+            SessionResult::Undefined,
+        )
+        .await
+    });
+    h.agent.exit(row.main_kernel_id, 0, false);
+    let st = rm.await.expect("join").expect("terminate");
+    assert_eq!(st, S::Terminated);
+    let row = h.wait_status(s.id, S::Terminated).await;
+    assert_eq!(h.entered(s.id, S::Terminated), 1);
+    let ended = h
+        .events(s.id)
+        .iter()
+        .filter(|e| *e == "session_terminated")
+        .count();
+    assert_eq!(ended, 1, "{:?}", h.events(s.id));
+    let reason = row.status_info.as_deref().map(Reason::parse);
+    assert!(
+        matches!(
+            reason,
+            Some(Reason::UserRequested | Reason::SelfTerminated(None))
+        ),
+        "{reason:?}"
+    );
+    assert!(h.agent.live().is_empty());
+}
+
+/// Users remove sessions while the scheduler places them: every session ends CANCELLED (it
+/// was still queued) or TERMINATED (it had been placed), once, and no kernel is left.
+#[tokio::test(start_paused = true)]
+async fn rm_racing_the_scheduler_never_leaves_a_kernel() {
+    let h = Harness::start().await;
+    let sessions: Vec<_> = (0..12)
+        .map(|i| h.create(&format!("race-{i:02}"), json!({})))
+        .collect();
+    let rms: Vec<_> = sessions
+        .iter()
+        .map(|s| {
+            let m = h.m.clone();
+            let id = s.id;
+            tokio::spawn(async move {
+                bai_manager::lifecycle::terminate::terminate(
+                    &m,
+                    id,
+                    Reason::UserRequested,
+                    SessionResult::Undefined,
+                )
+                .await
+            })
+        })
+        .collect();
+    for (s, rm) in sessions.iter().zip(rms) {
+        let st = rm.await.expect("join").expect("terminate");
+        assert!(
+            matches!(st, S::Cancelled | S::Terminated),
+            "{}: {st}",
+            s.name
+        );
+        let row = h.wait(s.id, "ended", |r| r.status.is_terminal()).await;
+        let finals = h
+            .events(s.id)
+            .iter()
+            .filter(|e| *e == "session_terminated" || *e == "session_cancelled")
+            .count();
+        assert_eq!(finals, 1, "{}: {:?}", row.name, h.events(s.id));
+    }
+    assert!(h.agent.live().is_empty(), "{:?}", h.agent.live());
+}

@@ -110,7 +110,13 @@ async fn creation_phases_are_requeued_and_run_once() {
         S::Prepared,
         S::Creating,
     ] {
-        for kernel_alive in [false, true] {
+        // A crash in SCHEDULED comes before any kernel was asked for.
+        let alive_cases: &[bool] = if at == S::Scheduled {
+            &[false]
+        } else {
+            &[false, true]
+        };
+        for &kernel_alive in alive_cases {
             let (h, n) = after_restart(at, kernel_alive).await;
             let row = h.wait_status(n.id, S::Running).await;
             // One kernel, the session's own: a partial one was destroyed first.
@@ -120,6 +126,13 @@ async fn creation_phases_are_requeued_and_run_once() {
                 "{at} alive={kernel_alive}"
             );
             assert_eq!(h.entered(n.id, S::Running), 1, "{at}");
+            // The partial kernel was destroyed before the session was placed again.
+            let destroyed: &[uuid::Uuid] = if kernel_alive {
+                &[n.main_kernel_id]
+            } else {
+                &[]
+            };
+            assert_eq!(h.agent.destroyed(), destroyed, "{at} alive={kernel_alive}");
             if at != S::Scheduled {
                 let requeued = h
                     .store

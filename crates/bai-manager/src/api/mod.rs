@@ -18,6 +18,7 @@ use axum::middleware;
 use axum::routing::{delete, get, patch, post};
 use bai_core::Problem;
 use bai_store::SessionRow;
+use resources::{agents, groups, policies, presets, projects, users};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -61,37 +62,10 @@ pub fn router(m: Arc<Manager>) -> Router {
         )
         .route("/events/session", get(events::session_events))
         .route("/admin/gql", post(gql::admin_gql))
-        .route("/resource-groups", get(resources::list_groups))
-        .route("/admin/resource-groups", post(resources::create_group))
-        .route(
-            "/admin/resource-groups/{name}",
-            patch(resources::update_group).delete(resources::delete_group),
-        )
-        .route(
-            "/admin/resource-groups/{name}/access",
-            post(resources::group_access),
-        )
-        .route("/resource/presets", get(resources::list_presets))
-        .route("/resource/check-presets", post(resources::check_presets))
-        .route("/admin/resource-presets", post(resources::put_preset))
-        .route(
-            "/admin/resource-presets/{name}",
-            delete(resources::delete_preset),
-        )
-        .route(
-            "/admin/resource-policies",
-            get(resources::list_policies).post(resources::put_policy),
-        )
-        .route(
-            "/admin/resource-policies/{name}",
-            delete(resources::delete_policy),
-        )
-        .route(
-            "/admin/keypairs/{access_key}/resource-policy",
-            post(resources::assign_policy),
-        )
-        .route("/agents", get(resources::list_agents))
-        .route("/admin/users/{email}", get(resources::user_by_email))
+        .route("/resource-groups", get(groups::list_groups))
+        .route("/resource/presets", get(presets::list_presets))
+        .route("/resource/check-presets", post(presets::check_presets))
+        .route("/agents", get(agents::list_agents))
         .route(
             "/folders",
             post(vfolder::create)
@@ -118,13 +92,8 @@ pub fn router(m: Arc<Manager>) -> Router {
             "/folders/{id}/request-download",
             post(vfolder::request_download),
         )
-        .route("/projects", get(resources::list_projects))
-        .route("/admin/projects", post(resources::create_project))
-        .route("/admin/projects/{name}", delete(resources::delete_project))
-        .route(
-            "/admin/projects/{name}/members",
-            post(resources::project_member),
-        )
+        .route("/projects", get(projects::list_projects))
+        .merge(admin_routes())
         .layer(middleware::from_fn_with_state(m.clone(), authenticate));
     Router::new()
         .route("/", get(hello))
@@ -152,6 +121,45 @@ pub fn router(m: Arc<Manager>) -> Router {
         .fallback(fallback)
         .layer(DefaultBodyLimit::max(1 << 30))
         .with_state(m)
+}
+
+/// The administrators' routes, behind one layer that refuses everyone else (403).
+fn admin_routes() -> Router<Arc<Manager>> {
+    Router::new()
+        .route("/admin/resource-groups", post(groups::create_group))
+        .route(
+            "/admin/resource-groups/{name}",
+            patch(groups::update_group).delete(groups::delete_group),
+        )
+        .route(
+            "/admin/resource-groups/{name}/access",
+            post(groups::group_access),
+        )
+        .route("/admin/resource-presets", post(presets::put_preset))
+        .route(
+            "/admin/resource-presets/{name}",
+            delete(presets::delete_preset),
+        )
+        .route(
+            "/admin/resource-policies",
+            get(policies::list_policies).post(policies::put_policy),
+        )
+        .route(
+            "/admin/resource-policies/{name}",
+            delete(policies::delete_policy),
+        )
+        .route(
+            "/admin/keypairs/{access_key}/resource-policy",
+            post(policies::assign_policy),
+        )
+        .route("/admin/users/{email}", get(users::user_by_email))
+        .route("/admin/projects", post(projects::create_project))
+        .route("/admin/projects/{name}", delete(projects::delete_project))
+        .route(
+            "/admin/projects/{name}/members",
+            post(projects::project_member),
+        )
+        .route_layer(middleware::from_fn(resources::admin_only))
 }
 
 /// `GET /`: the API version for clients; the web UI for a browser.

@@ -4,6 +4,7 @@ mod apps;
 mod events;
 mod execute;
 mod gql;
+mod limits;
 mod raw;
 mod resources;
 mod session;
@@ -13,7 +14,6 @@ use crate::auth::{Caller, authenticate};
 use crate::error::ApiResult;
 use crate::state::Manager;
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
 use axum::middleware;
 use axum::routing::{delete, get, patch, post};
 use bai_core::Problem;
@@ -36,7 +36,11 @@ pub fn router(m: Arc<Manager>) -> Router {
         .route("/session/{reference}/logs", get(session::logs))
         .route("/session/{reference}/stats", get(session::stats))
         .route("/session/{reference}/rename", post(session::rename))
-        .route("/session/{reference}/upload", post(session::upload))
+        // Multipart file data: the one signed route with a large body.
+        .route(
+            "/session/{reference}/upload",
+            post(session::upload).layer(limits::file_data()),
+        )
         .route(
             "/session/{reference}/status-history",
             get(session::status_history),
@@ -95,9 +99,10 @@ pub fn router(m: Arc<Manager>) -> Router {
         .route("/projects", get(projects::list_projects))
         .merge(admin_routes())
         .layer(middleware::from_fn_with_state(m.clone(), authenticate));
-    Router::new()
+    let api = Router::new()
         .route("/", get(hello))
-        // Unsigned transfer URLs handed out by request-upload / request-download.
+        // Unsigned transfer URLs handed out by request-upload / request-download. The TUS
+        // PATCH reads its body as a stream, which no body limit applies to.
         .route(
             "/storage/upload",
             axum::routing::patch(vfolder::tus_patch).head(vfolder::tus_head),
@@ -107,7 +112,11 @@ pub fn router(m: Arc<Manager>) -> Router {
         .route("/server/login", post(crate::web::login))
         .route("/server/logout", post(crate::web::logout))
         .route("/server/me", get(crate::web::me))
-        // The HTTP app proxy's path mode (permit cookies, not signatures).
+        .merge(signed)
+        .layer(middleware::map_response(limits::too_large_as_problem));
+    Router::new()
+        // The HTTP app proxy's path mode (permit cookies, not signatures). Its answers are the
+        // app's own, so they do not go through the API's answer mapping.
         .route("/app/{session}/{app}", axum::routing::any(apps::path_proxy))
         .route(
             "/app/{session}/{app}/",
@@ -117,9 +126,9 @@ pub fn router(m: Arc<Manager>) -> Router {
             "/app/{session}/{app}/{*rest}",
             axum::routing::any(apps::path_proxy),
         )
-        .merge(signed)
+        .merge(api)
         .fallback(fallback)
-        .layer(DefaultBodyLimit::max(1 << 30))
+        .layer(limits::json_only())
         .with_state(m)
 }
 

@@ -4,6 +4,7 @@ mod apps;
 mod events;
 mod execute;
 mod gql;
+mod limits;
 mod raw;
 mod resources;
 mod session;
@@ -13,11 +14,11 @@ use crate::auth::{Caller, authenticate};
 use crate::error::ApiResult;
 use crate::state::Manager;
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
 use axum::middleware;
 use axum::routing::{delete, get, patch, post};
 use bai_core::Problem;
 use bai_store::SessionRow;
+use resources::{agents, groups, policies, presets, projects, users};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -35,7 +36,11 @@ pub fn router(m: Arc<Manager>) -> Router {
         .route("/session/{reference}/logs", get(session::logs))
         .route("/session/{reference}/stats", get(session::stats))
         .route("/session/{reference}/rename", post(session::rename))
-        .route("/session/{reference}/upload", post(session::upload))
+        // Multipart file data: the one signed route with a large body.
+        .route(
+            "/session/{reference}/upload",
+            post(session::upload).layer(limits::file_data()),
+        )
         .route(
             "/session/{reference}/status-history",
             get(session::status_history),
@@ -61,37 +66,10 @@ pub fn router(m: Arc<Manager>) -> Router {
         )
         .route("/events/session", get(events::session_events))
         .route("/admin/gql", post(gql::admin_gql))
-        .route("/resource-groups", get(resources::list_groups))
-        .route("/admin/resource-groups", post(resources::create_group))
-        .route(
-            "/admin/resource-groups/{name}",
-            patch(resources::update_group).delete(resources::delete_group),
-        )
-        .route(
-            "/admin/resource-groups/{name}/access",
-            post(resources::group_access),
-        )
-        .route("/resource/presets", get(resources::list_presets))
-        .route("/resource/check-presets", post(resources::check_presets))
-        .route("/admin/resource-presets", post(resources::put_preset))
-        .route(
-            "/admin/resource-presets/{name}",
-            delete(resources::delete_preset),
-        )
-        .route(
-            "/admin/resource-policies",
-            get(resources::list_policies).post(resources::put_policy),
-        )
-        .route(
-            "/admin/resource-policies/{name}",
-            delete(resources::delete_policy),
-        )
-        .route(
-            "/admin/keypairs/{access_key}/resource-policy",
-            post(resources::assign_policy),
-        )
-        .route("/agents", get(resources::list_agents))
-        .route("/admin/users/{email}", get(resources::user_by_email))
+        .route("/resource-groups", get(groups::list_groups))
+        .route("/resource/presets", get(presets::list_presets))
+        .route("/resource/check-presets", post(presets::check_presets))
+        .route("/agents", get(agents::list_agents))
         .route(
             "/folders",
             post(vfolder::create)
@@ -118,17 +96,13 @@ pub fn router(m: Arc<Manager>) -> Router {
             "/folders/{id}/request-download",
             post(vfolder::request_download),
         )
-        .route("/projects", get(resources::list_projects))
-        .route("/admin/projects", post(resources::create_project))
-        .route("/admin/projects/{name}", delete(resources::delete_project))
-        .route(
-            "/admin/projects/{name}/members",
-            post(resources::project_member),
-        )
+        .route("/projects", get(projects::list_projects))
+        .merge(admin_routes())
         .layer(middleware::from_fn_with_state(m.clone(), authenticate));
-    Router::new()
+    let api = Router::new()
         .route("/", get(hello))
-        // Unsigned transfer URLs handed out by request-upload / request-download.
+        // Unsigned transfer URLs handed out by request-upload / request-download. The TUS
+        // PATCH reads its body as a stream, which no body limit applies to.
         .route(
             "/storage/upload",
             axum::routing::patch(vfolder::tus_patch).head(vfolder::tus_head),
@@ -138,7 +112,11 @@ pub fn router(m: Arc<Manager>) -> Router {
         .route("/server/login", post(crate::web::login))
         .route("/server/logout", post(crate::web::logout))
         .route("/server/me", get(crate::web::me))
-        // The HTTP app proxy's path mode (permit cookies, not signatures).
+        .merge(signed)
+        .layer(middleware::map_response(limits::too_large_as_problem));
+    Router::new()
+        // The HTTP app proxy's path mode (permit cookies, not signatures). Its answers are the
+        // app's own, so they do not go through the API's answer mapping.
         .route("/app/{session}/{app}", axum::routing::any(apps::path_proxy))
         .route(
             "/app/{session}/{app}/",
@@ -148,10 +126,49 @@ pub fn router(m: Arc<Manager>) -> Router {
             "/app/{session}/{app}/{*rest}",
             axum::routing::any(apps::path_proxy),
         )
-        .merge(signed)
+        .merge(api)
         .fallback(fallback)
-        .layer(DefaultBodyLimit::max(1 << 30))
+        .layer(limits::json_only())
         .with_state(m)
+}
+
+/// The administrators' routes, behind one layer that refuses everyone else (403).
+fn admin_routes() -> Router<Arc<Manager>> {
+    Router::new()
+        .route("/admin/resource-groups", post(groups::create_group))
+        .route(
+            "/admin/resource-groups/{name}",
+            patch(groups::update_group).delete(groups::delete_group),
+        )
+        .route(
+            "/admin/resource-groups/{name}/access",
+            post(groups::group_access),
+        )
+        .route("/admin/resource-presets", post(presets::put_preset))
+        .route(
+            "/admin/resource-presets/{name}",
+            delete(presets::delete_preset),
+        )
+        .route(
+            "/admin/resource-policies",
+            get(policies::list_policies).post(policies::put_policy),
+        )
+        .route(
+            "/admin/resource-policies/{name}",
+            delete(policies::delete_policy),
+        )
+        .route(
+            "/admin/keypairs/{access_key}/resource-policy",
+            post(policies::assign_policy),
+        )
+        .route("/admin/users/{email}", get(users::user_by_email))
+        .route("/admin/projects", post(projects::create_project))
+        .route("/admin/projects/{name}", delete(projects::delete_project))
+        .route(
+            "/admin/projects/{name}/members",
+            post(projects::project_member),
+        )
+        .route_layer(middleware::from_fn(resources::admin_only))
 }
 
 /// `GET /`: the API version for clients; the web UI for a browser.

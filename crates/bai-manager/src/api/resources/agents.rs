@@ -1,0 +1,43 @@
+//! Agents open to the caller, with what they hold and have free.
+
+use super::agent_usage;
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::state::Manager;
+use axum::extract::State;
+use axum::{Extension, Json};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// `GET /agents`: the agents of the groups open to the caller, with their free slots
+/// (the launcher's "Select Agent").
+pub async fn list_agents(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+) -> ApiResult<Json<Value>> {
+    let groups: Vec<String> = m
+        .store
+        .groups_for(&caller.access_key)?
+        .into_iter()
+        .map(|g| g.name)
+        .collect();
+    let used = agent_usage(&m)?;
+    let items: Vec<Value> = m
+        .agents()
+        .iter()
+        .filter(|a| caller.is_admin || groups.contains(&a.info().scaling_group))
+        .map(|a| {
+            let info = a.info();
+            let u = used.get(&a.id).cloned().unwrap_or_default();
+            json!({
+                "id": a.id,
+                "scaling_group": info.scaling_group,
+                "alive": a.is_alive(),
+                "capacity": info.capacity.to_wire(),
+                "used": u.to_wire(),
+                "free": info.capacity.checked_sub(&u).to_wire(),
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "agents": items })))
+}

@@ -1,0 +1,119 @@
+//! Resource groups, presets, keypair resource policies, projects and agents: what users may
+//! list and administrators manage.
+//!
+//! Every `/admin/…` route of this module sits behind [`admin_only`], one layer that refuses
+//! callers without an administrator's keypair; its handlers do not check the role again.
+
+pub(super) mod agents;
+pub(super) mod groups;
+pub(super) mod policies;
+pub(super) mod presets;
+pub(super) mod projects;
+pub(super) mod users;
+
+use super::json_body;
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::scheduler::snapshot::Occupancy;
+use crate::state::Manager;
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use bai_core::Problem;
+use bai_core::resources::{ResourceSlots, parse_cpu, parse_mem};
+use bai_store::ResourceGroupRow;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+/// The refusal of a caller who is not an administrator.
+fn require_admin(c: &Caller) -> Result<(), Problem> {
+    if c.is_admin {
+        Ok(())
+    } else {
+        Err(Problem::forbidden("this needs an administrator's keypair"))
+    }
+}
+
+/// Route layer of the administrators' routes: lets the request through only for a caller
+/// (set by `authenticate`, which runs first) with an administrator's keypair.
+pub(super) async fn admin_only(req: Request, next: Next) -> Response {
+    let verdict = match req.extensions().get::<Caller>() {
+        Some(caller) => require_admin(caller),
+        None => Err(Problem::unauthorized("the request is not signed")),
+    };
+    match verdict {
+        Ok(()) => next.run(req).await,
+        Err(p) => {
+            tracing::info!(path = %req.uri().path(), "refused a non-administrator");
+            ApiError(p).into_response()
+        }
+    }
+}
+
+/// A request body with a valid `name` of a `what`.
+fn named_body(body: &[u8], what: &str) -> Result<(Value, String), Problem> {
+    let body = json_body(body)?;
+    let name = body
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Problem::invalid(format!("give the {what} a name")))?
+        .to_string();
+    check_name(what, &name)?;
+    Ok((body, name))
+}
+
+fn existing_group(m: &Manager, name: &str) -> ApiResult<ResourceGroupRow> {
+    Ok(m.store.resource_group(name)?.ok_or_else(|| {
+        Problem::not_found("resource-group", format!("no resource group {name:?}"))
+    })?)
+}
+
+fn existing_project(m: &Manager, name: &str) -> ApiResult<()> {
+    if m.store.project_exists(name)? {
+        Ok(())
+    } else {
+        Err(Problem::not_found("project", format!("no project {name:?}")).into())
+    }
+}
+
+/// Names of groups, presets and policies: 1–64 letters, digits, `-`, `_`, `.`.
+fn check_name(what: &str, n: &str) -> Result<(), Problem> {
+    let ok = (1..=64).contains(&n.len())
+        && n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Problem::invalid(format!(
+            "{what} name {n:?} is invalid: use 1 to 64 letters, digits, '-', '_' or '.'"
+        )))
+    }
+}
+
+/// `{"cpu": "2", "mem": "4g", "mock.shares": "0.5"}` → slots; missing keys are zero.
+pub fn parse_slot_map(m: &Map<String, Value>) -> Result<ResourceSlots, Problem> {
+    let mut s = ResourceSlots::default();
+    for (k, v) in m {
+        match k.as_str() {
+            "cpu" => s.cpu_milli = parse_cpu(k, v).map_err(|e| Problem::invalid(e.to_string()))?,
+            "mem" => s.mem = parse_mem(k, v).map_err(|e| Problem::invalid(e.to_string()))?,
+            other if other.contains('.') => {
+                s.accel.insert(
+                    other.to_string(),
+                    parse_cpu(k, v).map_err(|e| Problem::invalid(e.to_string()))?,
+                );
+            }
+            other => {
+                return Err(Problem::invalid(format!(
+                    "unknown resource slot {other:?}: use cpu, mem or an accelerator slot like mock.shares"
+                )));
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// Slots held on each agent.
+fn agent_usage(m: &Manager) -> ApiResult<HashMap<String, ResourceSlots>> {
+    Ok(Occupancy::read(m)?.by_agent)
+}

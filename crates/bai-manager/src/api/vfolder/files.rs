@@ -1,0 +1,132 @@
+//! File operations inside a folder: list, mkdir, rename, move and delete. They touch the
+//! filesystem (deletion walks trees), so each runs on a blocking thread.
+
+use super::{field, own_folder, writable_folder};
+use crate::api::json_body;
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::state::Manager;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::{Extension, Json};
+use bai_core::Problem;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+#[derive(Debug, Deserialize)]
+pub struct PathQuery {
+    #[serde(default)]
+    path: String,
+}
+
+pub async fn files(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    Query(q): Query<PathQuery>,
+) -> ApiResult<Json<Value>> {
+    let v = own_folder(&m, &caller, &id)?;
+    let listing = m.storage.blocking(move |s| s.list(&v, &q.path)).await?;
+    Ok(Json(listing))
+}
+
+pub async fn mkdir(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let v = writable_folder(&m, &caller, &id)?;
+    let b = json_body(&body)?;
+    let paths: Vec<String> = match b.get("path") {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => return Err(Problem::invalid("path is required (a string or a list)").into()),
+    };
+    let parents = b.get("parents").and_then(Value::as_bool).unwrap_or(false);
+    let exist_ok = b.get("exist_ok").and_then(Value::as_bool).unwrap_or(false);
+    let out = m
+        .storage
+        .blocking(move |s| s.mkdir(&v, &paths, parents, exist_ok))
+        .await?;
+    let failed = out["results"]["failed"]
+        .as_array()
+        .is_some_and(|f| !f.is_empty());
+    let status = if failed
+        && out["results"]["success"]
+            .as_array()
+            .is_some_and(|s| s.is_empty())
+    {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::CREATED
+    };
+    Ok((status, Json(out)))
+}
+
+pub async fn rename_file(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let v = writable_folder(&m, &caller, &id)?;
+    let b = json_body(&body)?;
+    let (target, new_name) = (
+        field(&b, "target_path")?.to_string(),
+        field(&b, "new_name")?.to_string(),
+    );
+    m.storage
+        .blocking(move |s| s.rename_file(&v, &target, &new_name))
+        .await?;
+    Ok(Json(json!({})))
+}
+
+pub async fn move_file(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let v = writable_folder(&m, &caller, &id)?;
+    let b = json_body(&body)?;
+    let (src, dst) = (field(&b, "src")?.to_string(), field(&b, "dst")?.to_string());
+    m.storage
+        .blocking(move |s| s.move_file(&v, &src, &dst))
+        .await?;
+    Ok(Json(json!({})))
+}
+
+pub async fn delete_files(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let v = writable_folder(&m, &caller, &id)?;
+    let b = json_body(&body)?;
+    let files: Vec<String> = b
+        .get("files")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    if files.is_empty() {
+        return Err(Problem::invalid("files is required: a list of paths").into());
+    }
+    let recursive = b.get("recursive").and_then(Value::as_bool).unwrap_or(false);
+    m.storage
+        .blocking(move |s| s.delete_files(&v, &files, recursive))
+        .await?;
+    Ok(Json(json!({})))
+}

@@ -1,0 +1,241 @@
+//! Folder CRUD: create, list, look up by name, show, rename and delete; and the storage
+//! hosts folders may be created on.
+
+use super::json::{folder_json, folder_json_async, hosts_json};
+use super::{check_folder_name, field, managed_folder, not_found, own_folder};
+use crate::api::json_body;
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::state::Manager;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::{Extension, Json};
+use bai_core::Problem;
+use bai_store::VFolderRow;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// `GET /folders/_/id` with `{"name"}` → `{"id"}`.
+pub async fn id_of(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Query(q): Query<std::collections::HashMap<String, String>>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let b = json_body(&body)?;
+    let name = b
+        .get("name")
+        .and_then(Value::as_str)
+        .or(q.get("name").map(String::as_str))
+        .ok_or_else(|| Problem::invalid("name is required"))?;
+    let v = m
+        .store
+        .visible_vfolder_by_name(&caller.user_id, name, caller.is_admin)?
+        .ok_or_else(|| not_found(name))?;
+    Ok(Json(
+        json!({"id": v.id.simple().to_string(), "name": v.name}),
+    ))
+}
+
+/// `POST /folders`.
+pub async fn create(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let b = json_body(&body)?;
+    let name = field(&b, "name")?;
+    check_folder_name(name)?;
+    let host = match b.get("host") {
+        None | Some(Value::Null) => m.storage.default_host().to_string(),
+        Some(Value::String(h)) if h.is_empty() => m.storage.default_host().to_string(),
+        Some(Value::String(h)) if m.storage.host(h).is_some() => h.clone(),
+        Some(Value::String(h)) => {
+            return Err(Problem::invalid(format!(
+                "storage host {h:?} does not exist; configured hosts: {}",
+                m.storage.names().join(", ")
+            ))
+            .into());
+        }
+        Some(_) => return Err(Problem::invalid("host must be a storage host name").into()),
+    };
+    let project = match b.get("group") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(p)) => Some(p.clone()),
+        Some(_) => return Err(Problem::invalid("group must be a project name").into()),
+    };
+    if let Some(p) = &project {
+        if !caller.is_admin {
+            return Err(Problem::forbidden(format!(
+                "only administrators create project folders; ask one to create it in project {p:?}"
+            ))
+            .into());
+        }
+        if !m.store.project_exists(p)? {
+            return Err(Problem::invalid(format!("project {p:?} does not exist")).into());
+        }
+        if name.starts_with('.') {
+            return Err(Problem::invalid(format!(
+                "folder name {name:?} is for a user's automount folder; a project folder's name cannot start with '.'"
+            ))
+            .into());
+        }
+    }
+    if b.get("unmanaged_path").is_some_and(|g| !g.is_null()) {
+        return Err(Problem::invalid("unmanaged folders are not supported").into());
+    }
+    let quota = match b.get("quota").or(b.get("max_size")) {
+        None | Some(Value::Null) => None,
+        Some(v) => {
+            let q = bai_core::resources::parse_mem("quota", v)
+                .map_err(|e| Problem::invalid(e.to_string()))?;
+            if q < 16 << 20 {
+                return Err(Problem::invalid("a folder quota must be at least 16 MiB").into());
+            }
+            Some(q)
+        }
+    };
+    let permission = b.get("permission").and_then(Value::as_str).unwrap_or("rw");
+    if !matches!(permission, "rw" | "ro") {
+        return Err(Problem::invalid(format!(
+            "permission {permission:?} is unknown: use rw or ro"
+        ))
+        .into());
+    }
+    let v = VFolderRow {
+        id: Uuid::new_v4(),
+        name: name.to_string(),
+        host,
+        user_id: caller.user_id.clone(),
+        project: project.clone(),
+        permission: permission.to_string(),
+        usage_mode: b
+            .get("usage_mode")
+            .and_then(Value::as_str)
+            .unwrap_or("general")
+            .to_string(),
+        status: "ready".into(),
+        quota_bytes: quota,
+        created_at: bai_store::now_str(),
+    };
+    if !m.store.insert_vfolder(&v)? {
+        let owner = match &project {
+            Some(p) => format!("project {p:?} already has"),
+            None => "you already have".into(),
+        };
+        return Err(Problem::conflict(
+            "vfolder-exists",
+            "The folder exists.",
+            format!("{owner} a data folder named {name:?}"),
+        )
+        .into());
+    }
+    // A quota folder runs mkfs.ext4 and mount: not on a runtime worker.
+    if let Err(e) = m.storage.create_async(&v).await {
+        let _ = m.storage.remove_async(&v).await;
+        let _ = m.store.delete_vfolder(v.id);
+        return Err(e.into());
+    }
+    Ok((
+        StatusCode::CREATED,
+        Json(folder_json_async(&m, &v, &caller.user_id).await?),
+    ))
+}
+
+/// `GET /folders`: the caller's folders.
+pub async fn list(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+) -> ApiResult<Json<Value>> {
+    let folders = m.store.visible_vfolders(&caller.user_id, caller.is_admin)?;
+    // Usage walks every folder's tree: on a blocking thread, not the runtime's.
+    let items = tokio::task::spawn_blocking(move || {
+        folders
+            .iter()
+            .map(|v| folder_json(&m, v, &caller.user_id))
+            .collect::<Vec<Value>>()
+    })
+    .await
+    .map_err(|e| Problem::internal(format!("listing folders failed: {e}")))?;
+    Ok(Json(Value::Array(items)))
+}
+
+/// `GET /folders/_/hosts`: `{"default", "allowed"}` (what the official client reads) and
+/// `volume_info` per host: backend, capabilities, and the filesystem's total and used bytes.
+pub async fn hosts(State(m): State<Arc<Manager>>) -> ApiResult<Json<Value>> {
+    let storage = m.storage.clone();
+    let out = tokio::task::spawn_blocking(move || hosts_json(&storage))
+        .await
+        .map_err(|e| Problem::internal(format!("cannot read the storage hosts: {e}")))?;
+    Ok(Json(out))
+}
+
+pub async fn info(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let v = own_folder(&m, &caller, &id)?;
+    m.storage.folder_dir(&v)?;
+    Ok(Json(folder_json_async(&m, &v, &caller.user_id).await?))
+}
+
+pub async fn rename(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<StatusCode> {
+    let v = managed_folder(&m, &caller, &id)?;
+    let b = json_body(&body)?;
+    let new = field(&b, "new_name")?;
+    check_folder_name(new)?;
+    if !m.store.rename_vfolder(v.id, new)? {
+        return Err(Problem::conflict(
+            "vfolder-exists",
+            "The folder exists.",
+            format!("you already have a data folder named {new:?}"),
+        )
+        .into());
+    }
+    Ok(StatusCode::CREATED)
+}
+
+/// `DELETE /folders` with `{"id"}` (also `DELETE /folders/{id}`).
+pub async fn delete(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> ApiResult<StatusCode> {
+    let b = json_body(&body)?;
+    let id = field(&b, "id")?.to_string();
+    delete_folder(&m, &caller, &id).await
+}
+
+pub async fn delete_by_path(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    delete_folder(&m, &caller, &id).await
+}
+
+async fn delete_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<StatusCode> {
+    let v = managed_folder(m, caller, id)?;
+    if m.store.sessions_mounting(v.id)? > 0 {
+        return Err(Problem::conflict(
+            "vfolder-in-use",
+            "The folder is mounted.",
+            format!(
+                "data folder {:?} is mounted by a live session; remove the session first",
+                v.name
+            ),
+        )
+        .into());
+    }
+    m.storage.remove_async(&v).await?;
+    m.store.delete_vfolder(v.id)?;
+    Ok(StatusCode::NO_CONTENT)
+}

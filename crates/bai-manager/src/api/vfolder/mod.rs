@@ -1,0 +1,106 @@
+//! Data folders (wire contract §5.9, §6.4): folder CRUD, name → id lookup, file operations,
+//! and uploads (TUS subset) / downloads through unsigned, token-bearing URLs.
+//! A user sees and touches only their own folders; anything else is 404.
+//!
+//! `folders`: folder CRUD and hosts; `files`: file operations inside a folder; `transfers`:
+//! the tokens of uploads and downloads; `upload` (TUS) and `download` use them, with
+//! `raw_io` for bai's own client's raw connections; `json`: a folder's JSON, also for GraphQL.
+//! Storage work that walks directories or runs system tools goes to a blocking thread.
+
+mod download;
+mod files;
+mod folders;
+mod json;
+mod raw_io;
+mod transfers;
+mod upload;
+
+pub use download::download;
+pub use files::{delete_files, files, mkdir, move_file, rename_file};
+pub use folders::{create, delete, delete_by_path, hosts, id_of, info, list, rename};
+pub use json::folder_json;
+pub use transfers::{request_download, request_upload};
+pub use upload::{tus_head, tus_patch};
+
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::state::Manager;
+use bai_core::Problem;
+use bai_store::VFolderRow;
+use serde_json::Value;
+use uuid::Uuid;
+
+pub(super) fn field<'a>(v: &'a Value, k: &str) -> Result<&'a str, Problem> {
+    v.get(k)
+        .and_then(Value::as_str)
+        .ok_or_else(|| Problem::invalid(format!("{k} is required")))
+}
+
+/// Folder names: 1–64 letters, digits, '.', '-', '_'. A leading '.' makes an automount folder
+/// (mounted at /home/work/NAME in every session of its owner, like `.ssh`); dot-names that
+/// would shadow the session's own configuration are reserved (`reserved_name`).
+pub fn check_folder_name(n: &str) -> Result<(), Problem> {
+    let ok = (1..=64).contains(&n.len())
+        && n != "."
+        && n != ".."
+        && n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+    if !ok {
+        return Err(Problem::invalid(format!(
+            "folder name {n:?} is invalid: use 1 to 64 letters, digits, '.', '-' or '_'"
+        )));
+    }
+    if let Some(why) = bai_core::vpath::reserved_name(n) {
+        return Err(Problem::invalid(format!(
+            "folder name {n:?} is reserved: {why}; choose another name"
+        )));
+    }
+    Ok(())
+}
+
+pub(super) fn not_found(r: &str) -> Problem {
+    Problem::not_found("vfolder", format!("no data folder {r:?} is visible to you"))
+}
+
+/// A folder the caller may see (id in hex or hyphenated), else 404: their own user folders,
+/// their projects' folders, and (for superadmins) every project folder.
+pub(super) fn own_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VFolderRow> {
+    let uuid = Uuid::parse_str(id).map_err(|_| not_found(id))?;
+    match m.store.vfolder(uuid)? {
+        Some(v)
+            if (caller.is_admin && v.project.is_some())
+                || m.store.can_see_vfolder(&caller.user_id, &v)? =>
+        {
+            Ok(v)
+        }
+        _ => Err(not_found(id).into()),
+    }
+}
+
+/// A folder whose files the caller may change: a project folder with `ro` permission is
+/// read-only for its members (its administrators may still change it).
+pub(super) fn writable_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VFolderRow> {
+    let v = own_folder(m, caller, id)?;
+    if v.project.is_some() && v.permission == "ro" && !caller.is_admin {
+        return Err(Problem::forbidden(format!(
+            "project folder {:?} is read-only for project members",
+            v.name
+        ))
+        .into());
+    }
+    Ok(v)
+}
+
+/// A folder the caller may rename or delete: their own user folder, or (superadmins) a
+/// project folder.
+pub(super) fn managed_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VFolderRow> {
+    let v = own_folder(m, caller, id)?;
+    if v.project.is_some() && !caller.is_admin {
+        return Err(Problem::forbidden(format!(
+            "project folder {:?} is managed by administrators; members may use its files",
+            v.name
+        ))
+        .into());
+    }
+    Ok(v)
+}

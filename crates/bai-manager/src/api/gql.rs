@@ -303,9 +303,15 @@ pub async fn admin_gql(
         variables,
         operation_name,
     };
-    let resolver = SessionResolver {
-        m: &m,
-        caller: &caller,
-    };
-    Ok(Json(bai_gql::execute(&req, &resolver)))
+    // Resolvers read the store and walk data folders for their usage: off the runtime.
+    let answer = tokio::task::spawn_blocking(move || {
+        let resolver = SessionResolver {
+            m: &m,
+            caller: &caller,
+        };
+        bai_gql::execute(&req, &resolver)
+    })
+    .await
+    .map_err(|e| Problem::internal(format!("the GraphQL query stopped: {e}")))?;
+    Ok(Json(answer))
 }

@@ -90,6 +90,10 @@ pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
     if text.is_empty() {
         return Err(UnitError::Empty(Q));
     }
+    // Whole seconds exactly; everything else through f64.
+    if let Ok(n) = text.parse::<u64>() {
+        return Ok(Duration::from_secs(n));
+    }
     let secs = match text.parse::<f64>() {
         Ok(n) => checked(Q, input, &text, n)?,
         Err(_) => duration_terms(input, &text)?,
@@ -367,6 +371,15 @@ mod tests {
             );
         }
         assert_eq!(secs("1e18"), 1e18, "well within a Duration");
+        assert_eq!(
+            parse_duration("18446744073709551615").map(|d| d.as_secs()),
+            Ok(u64::MAX),
+            "whole seconds are exact"
+        );
+        assert!(matches!(
+            parse_duration("18446744073709551616"),
+            Err(UnitError::Overflow { .. })
+        ));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Administrator commands: `bai admin …` (sessions, resource groups, presets, policies,
 //! projects).
 
-use super::{AdminPsArgs, parse_kv};
+use super::{AdminPsArgs, parse_kv, parse_secs_i64};
 use clap::{Args, Subcommand};
 
 #[derive(Subcommand, Debug)]
@@ -40,10 +40,10 @@ pub struct GroupFields {
     #[arg(long)]
     pub public: Option<bool>,
     /// Seconds a session may be passed over by smaller ones before it holds the queue.
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs_i64)]
     pub starvation: Option<i64>,
     /// Cancel sessions PENDING longer than this (0: never).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs_i64)]
     pub pending_timeout: Option<i64>,
 }
 
@@ -129,10 +129,10 @@ pub enum AdminPolicyCmd {
         #[arg(short = 'r', long = "resources", value_name = "KEY=VALUE", value_parser = parse_kv)]
         total: Vec<(String, String)>,
         /// Seconds a session may live (0: no limit).
-        #[arg(long, value_name = "SECS")]
+        #[arg(long, value_name = "SECS", value_parser = parse_secs_i64)]
         max_lifetime: Option<i64>,
         /// Seconds of inactivity before a session is reclaimed (0: never).
-        #[arg(long, value_name = "SECS")]
+        #[arg(long, value_name = "SECS", value_parser = parse_secs_i64)]
         idle_timeout: Option<i64>,
     },
     /// Delete a policy no keypair uses.

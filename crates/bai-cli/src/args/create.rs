@@ -1,7 +1,7 @@
 //! Creating sessions: the options `bai run` and `bai start` share, and the request maps built
 //! from their `-r` and `-e` pairs.
 
-use super::{parse_batch_timeout, parse_kv, parse_starts_at, values::parse_type};
+use super::{parse_batch_timeout, parse_kv, parse_secs, parse_starts_at, values::parse_type};
 use clap::Args;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -27,7 +27,7 @@ pub struct CreateArgs {
     #[arg(long)]
     pub enqueue_only: bool,
     /// Wait at most this many seconds for the session to start (0: no limit).
-    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    #[arg(long, value_name = "SECS", default_value_t = 0, value_parser = parse_secs)]
     pub max_wait: u64,
     /// Batch: not before this time (ISO-8601, or a delay like 30s, 5m, 2h).
     #[arg(long, value_name = "TIME", value_parser = parse_starts_at)]

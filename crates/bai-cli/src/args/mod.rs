@@ -21,7 +21,7 @@ pub use ps::{
 pub use session::{
     DownloadArgs, EventsArgs, HistoryArgs, InfoArgs, RefArg, RmArgs, SessionCmd, UploadArgs,
 };
-pub use values::{parse_batch_timeout, parse_delay_secs, parse_kv, parse_starts_at};
+pub use values::{parse_batch_timeout, parse_kv, parse_secs, parse_secs_i64, parse_starts_at};
 pub use vfolder::VfolderCmd;
 
 use clap::{Args, Parser, Subcommand};

@@ -1,5 +1,7 @@
 //! Value parsers of the arguments: `KEY=VALUE` pairs, session types, times and delays.
 
+use bai_core::units::round_secs;
+
 pub(super) fn parse_type(s: &str) -> Result<bai_core::SessionType, String> {
     s.parse()
 }
@@ -12,38 +14,22 @@ pub fn parse_kv(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// Parses a delay: `90`, `90s`, `5m`, `2h`, `1d`, `1w`, or combinations like `1h30m`.
-pub fn parse_delay_secs(s: &str) -> Option<u64> {
-    let s = s.trim().to_ascii_lowercase();
-    if s.is_empty() {
-        return None;
-    }
-    if let Ok(n) = s.parse::<f64>() {
-        return (n.is_finite() && n >= 0.0).then(|| n.round() as u64);
-    }
-    let mut total = 0f64;
-    let mut num = String::new();
-    for c in s.chars() {
-        if c.is_ascii_digit() || c == '.' {
-            num.push(c);
-            continue;
-        }
-        let unit = match c {
-            's' => 1.0,
-            'm' => 60.0,
-            'h' => 3600.0,
-            'd' => 86400.0,
-            'w' => 604800.0,
-            _ => return None,
-        };
-        let n: f64 = num.parse().ok()?;
-        total += n * unit;
-        num.clear();
-    }
-    if !num.is_empty() || !total.is_finite() {
-        return None;
-    }
-    Some(total.round() as u64)
+/// A delay in whole seconds: seconds, or a duration like `90s`, `5m`, `1h30m`.
+fn delay_secs(s: &str) -> Option<u64> {
+    bai_core::parse_duration(s).ok().map(round_secs)
+}
+
+/// `--max-wait` and the other `SECS` options: seconds, or a duration like 30s, 5m, 2h,
+/// rounded to whole seconds.
+pub fn parse_secs(s: &str) -> Result<u64, String> {
+    bai_core::parse_duration(s)
+        .map(round_secs)
+        .map_err(|e| e.to_string())
+}
+
+/// [`parse_secs`] for the options that are signed numbers on the wire (`--idle-timeout`, …).
+pub fn parse_secs_i64(s: &str) -> Result<i64, String> {
+    i64::try_from(parse_secs(s)?).map_err(|_| format!("{s:?} is too long a duration"))
 }
 
 /// `--starts-at`: an ISO-8601 time (sent as given) or a delay (sent as `<secs>s`, so the
@@ -58,7 +44,7 @@ pub fn parse_starts_at(s: &str) -> Result<String, String> {
             return Ok(t.to_string());
         }
     }
-    match parse_delay_secs(t) {
+    match delay_secs(t) {
         Some(secs) => Ok(format!("{secs}s")),
         None => Err(format!(
             "{s:?} is neither an ISO-8601 time (2026-11-22T10:00:00+00:00) nor a delay (30s, 5m, 2h)"
@@ -68,7 +54,7 @@ pub fn parse_starts_at(s: &str) -> Result<String, String> {
 
 /// `--batch-timeout`: seconds or a delay; sent as a number of seconds.
 pub fn parse_batch_timeout(s: &str) -> Result<String, String> {
-    match parse_delay_secs(s) {
+    match delay_secs(s) {
         Some(secs) if secs > 0 => Ok(secs.to_string()),
         _ => Err(format!(
             "{s:?} is not a positive duration: use seconds, or 30s, 5m, 2h"
@@ -101,5 +87,22 @@ mod tests {
         assert_eq!(parse_batch_timeout("2").unwrap(), "2");
         assert_eq!(parse_batch_timeout("5m").unwrap(), "300");
         assert!(parse_batch_timeout("0").is_err());
+        assert!(parse_batch_timeout("0.4").is_err(), "rounds to 0");
+        assert_eq!(parse_batch_timeout("0.6").unwrap(), "1");
+    }
+
+    #[test]
+    fn seconds_options_take_durations() {
+        assert_eq!(parse_secs("7"), Ok(7));
+        assert_eq!(parse_secs("0"), Ok(0));
+        assert_eq!(parse_secs("5m"), Ok(300));
+        assert_eq!(parse_secs("1h30m"), Ok(5400));
+        assert_eq!(parse_secs("2.5"), Ok(3));
+        for bad in ["", "soon", "-1", "5x", "1h30"] {
+            assert!(parse_secs(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_secs_i64("30m"), Ok(1800));
+        assert_eq!(parse_secs_i64("9223372036854775807"), Ok(i64::MAX));
+        assert!(parse_secs_i64("1e19").is_err(), "fits a u64, not an i64");
     }
 }

@@ -123,14 +123,11 @@ impl Config {
     }
 }
 
-/// Seconds as a float; 0 means "no limit".
+/// Seconds (fractions too), or a duration like `30s` or `5m`; 0 means "no limit".
 fn seconds(v: &str, name: &str) -> Result<Option<Duration>, ClientError> {
-    let s: f64 = v
-        .parse()
-        .ok()
-        .filter(|s: &f64| s.is_finite() && *s >= 0.0)
-        .ok_or_else(|| ClientError::Config(format!("{name}={v:?} is not a number of seconds")))?;
-    Ok((s > 0.0).then(|| Duration::from_secs_f64(s)))
+    let d = bai_core::parse_duration(v)
+        .map_err(|_| ClientError::Config(format!("{name}={v:?} is not a number of seconds")))?;
+    Ok((!d.is_zero()).then_some(d))
 }
 
 /// Splits an endpoint into (normalised base URL, authority, path prefix).
@@ -238,5 +235,33 @@ mod tests {
         assert!(e.to_string().contains("BACKEND_ACCESS_KEY"), "{e}");
         assert!(Config::new("https://h", "AK", "SK").is_err());
         assert!(Config::new("not a url", "AK", "SK").is_err());
+    }
+
+    #[test]
+    fn timeouts_are_seconds_or_durations() {
+        let with = |k: &str, v: &str| {
+            Config::from_lookup(lookup(&[
+                ("BACKEND_ACCESS_KEY", "AK"),
+                ("BACKEND_SECRET_KEY", "SK"),
+                (k, v),
+            ]))
+        };
+        let c = with("BACKEND_READ_TIMEOUT", "2.5").unwrap();
+        assert_eq!(c.read_timeout, Some(Duration::from_millis(2500)));
+        let c = with("BACKEND_READ_TIMEOUT", "5m").unwrap();
+        assert_eq!(c.read_timeout, Some(Duration::from_secs(300)));
+        let c = with("BACKEND_READ_TIMEOUT", "0").unwrap();
+        assert_eq!(c.read_timeout, None, "0: no limit");
+        let c = with("BACKEND_CONNECTION_TIMEOUT", "0").unwrap();
+        assert_eq!(c.connect_timeout, Duration::from_secs(10), "0: the default");
+        let c = with("BACKEND_CONNECTION_TIMEOUT", "3").unwrap();
+        assert_eq!(c.connect_timeout, Duration::from_secs(3));
+        for bad in ["soon", "-1", "1e30"] {
+            let e = with("BACKEND_READ_TIMEOUT", bad).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("BACKEND_READ_TIMEOUT={bad:?} is not a number of seconds"),
+            );
+        }
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! Everything that the manager, the agent, the client and the CLI must agree on lives here:
 //! session names and their rules, the session state machine with its legal transitions,
-//! resource slots and their parsing, typed lifecycle events, API problems, the HMAC request
+//! resource slots and their parsing, human durations and sizes, typed lifecycle events, API problems, the HMAC request
 //! signature of the Backend.AI wire contract, and the agent RPC interface.
 #![forbid(unsafe_code)]
 
@@ -17,6 +17,7 @@ pub mod resources;
 pub mod sign;
 pub mod stats;
 pub mod status;
+pub mod units;
 pub mod vpath;
 
 pub use name::SessionName;
@@ -24,6 +25,7 @@ pub use problem::Problem;
 pub use reason::Reason;
 pub use resources::ResourceSlots;
 pub use status::{SessionResult, SessionStatus, SessionType};
+pub use units::{UnitError, parse_duration, parse_size};
 
 /// The API version we answer on `GET /` (wire contract §2.1).
 pub const API_VERSION: &str = "v9.20250722";

@@ -1,0 +1,148 @@
+//! Administrator commands: `bai admin …` (sessions, resource groups, presets, policies,
+//! projects).
+
+use super::{AdminPsArgs, parse_kv, parse_secs_i64};
+use clap::{Args, Subcommand};
+
+#[derive(Subcommand, Debug)]
+pub enum AdminCmd {
+    /// Every user's sessions (administrators only).
+    Sessions(AdminPsArgs),
+    /// Session administration.
+    #[command(subcommand)]
+    Session(AdminSessionCmd),
+    /// Resource groups: create, update, delete, allow keypairs.
+    #[command(subcommand, visible_alias = "scaling-group")]
+    ResourceGroup(AdminGroupCmd),
+    /// Resource presets: create or replace, delete.
+    #[command(subcommand)]
+    Preset(AdminPresetCmd),
+    /// Keypair resource policies: list, create or replace, delete, assign.
+    #[command(subcommand, visible_alias = "resource-policy")]
+    Policy(AdminPolicyCmd),
+    /// Projects and their members.
+    #[command(subcommand)]
+    Project(AdminProjectCmd),
+}
+
+/// Fields of a resource group; only those given are set.
+#[derive(Args, Debug, Clone, Default)]
+pub struct GroupFields {
+    #[arg(long)]
+    pub description: Option<String>,
+    /// Queue order: fifo, lifo or drf.
+    #[arg(long)]
+    pub scheduler: Option<String>,
+    /// Agent choice: dispersed, concentrated or round-robin.
+    #[arg(long)]
+    pub selector: Option<String>,
+    /// Open to every keypair (true) or only to those allowed (false).
+    #[arg(long)]
+    pub public: Option<bool>,
+    /// Seconds a session may be passed over by smaller ones before it holds the queue.
+    #[arg(long, value_name = "SECS", value_parser = parse_secs_i64)]
+    pub starvation: Option<i64>,
+    /// Cancel sessions PENDING longer than this (0: never).
+    #[arg(long, value_name = "SECS", value_parser = parse_secs_i64)]
+    pub pending_timeout: Option<i64>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminGroupCmd {
+    /// Every resource group.
+    List,
+    /// Create a resource group.
+    Create {
+        name: String,
+        #[command(flatten)]
+        fields: GroupFields,
+    },
+    /// Change a resource group.
+    Update {
+        name: String,
+        #[command(flatten)]
+        fields: GroupFields,
+    },
+    /// Delete a resource group without agents and sessions.
+    Delete { name: String },
+    /// Let a keypair (or, with --project, every member of a project) use a non-public group.
+    Allow {
+        name: String,
+        #[arg(required_unless_present = "project")]
+        access_key: Option<String>,
+        #[arg(long, conflicts_with = "access_key")]
+        project: Option<String>,
+    },
+    /// Stop letting a keypair (or a project) use a non-public group.
+    Deny {
+        name: String,
+        #[arg(required_unless_present = "project")]
+        access_key: Option<String>,
+        #[arg(long, conflicts_with = "access_key")]
+        project: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminProjectCmd {
+    /// Every project and its members.
+    List,
+    /// Create a project.
+    Create {
+        name: String,
+        #[arg(long, default_value = "")]
+        description: String,
+    },
+    /// Delete a project.
+    Delete { name: String },
+    /// Add a user (by email) to a project.
+    AddMember { name: String, email: String },
+    /// Remove a user (by email) from a project.
+    RemoveMember { name: String, email: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminPresetCmd {
+    /// Create or replace a preset, e.g. `bai admin preset create small -r cpu=1 -r mem=2g`.
+    Create {
+        name: String,
+        /// cpu=N, mem=SIZE, shmem=SIZE, or an accelerator slot.
+        #[arg(short = 'r', long = "resources", value_name = "KEY=VALUE", value_parser = parse_kv, required = true)]
+        resources: Vec<(String, String)>,
+    },
+    /// Delete a preset.
+    Delete { name: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminPolicyCmd {
+    /// Every policy and the keypairs that use it.
+    List,
+    /// Create or replace a policy.
+    Create {
+        name: String,
+        #[arg(long, value_name = "N")]
+        max_concurrent: Option<i64>,
+        #[arg(long, value_name = "N")]
+        max_pending: Option<i64>,
+        /// Total slots of all the keypair's sessions, e.g. -r cpu=8 -r mem=32g.
+        #[arg(short = 'r', long = "resources", value_name = "KEY=VALUE", value_parser = parse_kv)]
+        total: Vec<(String, String)>,
+        /// Seconds a session may live (0: no limit).
+        #[arg(long, value_name = "SECS", value_parser = parse_secs_i64)]
+        max_lifetime: Option<i64>,
+        /// Seconds of inactivity before a session is reclaimed (0: never).
+        #[arg(long, value_name = "SECS", value_parser = parse_secs_i64)]
+        idle_timeout: Option<i64>,
+    },
+    /// Delete a policy no keypair uses.
+    Delete { name: String },
+    /// Give a keypair a policy.
+    Assign { access_key: String, policy: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminSessionCmd {
+    /// Every user's sessions (administrators only).
+    List(AdminPsArgs),
+}

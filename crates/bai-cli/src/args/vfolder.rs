@@ -1,0 +1,134 @@
+//! Data folder commands: `bai vfolder …`.
+
+use clap::Subcommand;
+use std::path::PathBuf;
+
+#[derive(Subcommand, Debug)]
+pub enum VfolderCmd {
+    /// Create a data folder.
+    Create {
+        name: String,
+        /// Storage host, e.g. nfs:shared (default: the server's default; see `bai vfolder hosts`).
+        host: Option<String>,
+        /// rw or ro (read-only inside sessions).
+        #[arg(short, long, default_value = "rw")]
+        permission: String,
+        /// Size limit, e.g. 10g (the folder becomes a filesystem of that size).
+        #[arg(long)]
+        quota: Option<String>,
+        /// Make it a project folder, shared with the project's members (administrators only).
+        #[arg(short = 'g', long = "project")]
+        project: Option<String>,
+    },
+    /// Your data folders and your projects' folders.
+    List,
+    /// The storage hosts folders can be created on, and the default one.
+    #[command(visible_alias = "list-hosts")]
+    Hosts,
+    /// A folder's details.
+    Info { name: String },
+    /// Rename a folder.
+    Rename { name: String, new_name: String },
+    /// Delete a folder and its files.
+    Delete { name: String },
+    /// Files in a folder's directory.
+    Ls {
+        name: String,
+        #[arg(default_value = ".")]
+        path: String,
+    },
+    /// Create directories.
+    Mkdir {
+        name: String,
+        #[arg(required = true)]
+        paths: Vec<String>,
+        /// Create parents as needed.
+        #[arg(short, long)]
+        parents: bool,
+        /// No error when it exists.
+        #[arg(short, long)]
+        exist_ok: bool,
+    },
+    /// Upload files (paths relative to --base-dir keep their directories).
+    Upload {
+        name: String,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long, default_value = ".")]
+        base_dir: PathBuf,
+        /// No progress bar.
+        #[arg(short, long)]
+        quiet: bool,
+    },
+    /// Download files into --base-dir.
+    Download {
+        name: String,
+        #[arg(required = true)]
+        files: Vec<String>,
+        #[arg(long, default_value = ".")]
+        base_dir: PathBuf,
+        /// No progress bar.
+        #[arg(short, long)]
+        quiet: bool,
+    },
+    /// Rename a file or directory in place.
+    RenameFile {
+        name: String,
+        path: String,
+        new_name: String,
+    },
+    /// Move a file or directory inside the folder.
+    Mv {
+        name: String,
+        src: String,
+        dst: String,
+    },
+    /// Delete files (-r for directories).
+    Rm {
+        name: String,
+        #[arg(required = true)]
+        files: Vec<String>,
+        #[arg(short, long)]
+        recursive: bool,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::{Cli, Cmd};
+    use clap::Parser;
+
+    #[test]
+    fn vfolder_create_takes_the_host_second_and_hosts_lists_them() {
+        let vf = |args: &[&str]| {
+            let mut v = vec!["bai", "vfolder"];
+            v.extend_from_slice(args);
+            match Cli::try_parse_from(v).unwrap().cmd {
+                Cmd::Vfolder(c) => c,
+                other => panic!("{other:?}"),
+            }
+        };
+        let VfolderCmd::Create {
+            name,
+            host,
+            permission,
+            quota,
+            ..
+        } = vf(&["create", "data", "nfs:shared", "-p", "ro", "--quota", "1g"])
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (name.as_str(), host.as_deref(), permission.as_str()),
+            ("data", Some("nfs:shared"), "ro")
+        );
+        assert_eq!(quota.as_deref(), Some("1g"));
+        assert!(matches!(
+            vf(&["create", "data"]),
+            VfolderCmd::Create { host: None, .. }
+        ));
+        assert!(matches!(vf(&["hosts"]), VfolderCmd::Hosts));
+        assert!(matches!(vf(&["list-hosts"]), VfolderCmd::Hosts));
+    }
+}

@@ -1,0 +1,149 @@
+//! Data folders (wire contract §5.9): folder CRUD by id (names are looked up with
+//! `GET /folders/_/id`), file operations, TUS uploads and streamed downloads through the
+//! unsigned URLs the manager hands out.
+//!
+//! This module holds the folder and file operations; the transfers are in `upload` and
+//! `download`, with the transfer threads' plumbing in `threads` and the URLs in `url`.
+
+mod download;
+mod threads;
+mod upload;
+mod url;
+
+pub use url::transfer_url;
+
+use crate::{Client, ClientError, encode};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+pub(super) fn folder_path(id: &str, tail: &str) -> String {
+    format!("/folders/{}{tail}", encode::path_segment(id))
+}
+
+pub(super) fn reply_field(v: &Value, k: &str) -> Result<String, ClientError> {
+    v.get(k)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| ClientError::Protocol(format!("no {k} in {v}")))
+}
+
+impl Client {
+    /// The id of the caller's folder `name`.
+    pub async fn vfolder_id(&self, name: &str) -> Result<String, ClientError> {
+        let v = self
+            .send_json(Method::GET, "/folders/_/id", Some(&json!({ "name": name })))
+            .await?;
+        reply_field(&v, "id")
+    }
+
+    /// `POST /folders`: a folder on `host` (default host when None), `rw` or `ro`; a project
+    /// folder when `project` is given (administrators only).
+    pub async fn create_vfolder(
+        &self,
+        name: &str,
+        host: Option<&str>,
+        permission: &str,
+        quota: Option<&str>,
+        project: Option<&str>,
+    ) -> Result<Value, ClientError> {
+        let mut body = json!({
+            "name": name, "host": host, "unmanaged_path": null, "group": project,
+            "usage_mode": "general", "permission": permission, "cloneable": false,
+        });
+        if let Some(q) = quota {
+            body["quota"] = q.into();
+        }
+        self.send_json(Method::POST, "/folders", Some(&body)).await
+    }
+
+    /// `GET /folders/_/hosts`: `{"default", "allowed", "volume_info"}`.
+    pub async fn vfolder_hosts(&self) -> Result<Value, ClientError> {
+        self.send_json(Method::GET, "/folders/_/hosts", None).await
+    }
+
+    /// The caller's folders (GraphQL `vfolder_list`).
+    pub async fn list_vfolders(&self) -> Result<Vec<Value>, ClientError> {
+        let q = "query($limit:Int!, $offset:Int!) { vfolder_list(limit:$limit, offset:$offset) \
+                 { items { id host name status created_at permission ownership_type group max_size } total_count } }";
+        let v = self.gql(q, json!({"limit": 1000, "offset": 0})).await?;
+        Ok(v["vfolder_list"]["items"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    pub async fn vfolder_info(&self, id: &str) -> Result<Value, ClientError> {
+        self.send_json(Method::GET, &folder_path(id, ""), None)
+            .await
+    }
+
+    pub async fn rename_vfolder(&self, id: &str, new_name: &str) -> Result<(), ClientError> {
+        let body = json!({ "new_name": new_name });
+        self.send(Method::POST, &folder_path(id, "/rename"), Some(&body))
+            .await
+            .map(|_| ())
+    }
+
+    pub async fn delete_vfolder(&self, id: &str) -> Result<(), ClientError> {
+        self.send(Method::DELETE, "/folders", Some(&json!({ "id": id })))
+            .await
+            .map(|_| ())
+    }
+
+    /// `{"items": [{name, type, size, mode, created, modified}]}` of a directory.
+    pub async fn list_files(&self, id: &str, path: &str) -> Result<Value, ClientError> {
+        let p = format!(
+            "{}?{}",
+            folder_path(id, "/files"),
+            encode::query(&[("path", path)])
+        );
+        self.send_json(Method::GET, &p, None).await
+    }
+
+    pub async fn mkdir(
+        &self,
+        id: &str,
+        paths: &[String],
+        parents: bool,
+        exist_ok: bool,
+    ) -> Result<Value, ClientError> {
+        let body = json!({"path": paths, "parents": parents, "exist_ok": exist_ok});
+        self.send_json(Method::POST, &folder_path(id, "/mkdir"), Some(&body))
+            .await
+    }
+
+    pub async fn rename_file(
+        &self,
+        id: &str,
+        target: &str,
+        new_name: &str,
+    ) -> Result<(), ClientError> {
+        let body = json!({"target_path": target, "new_name": new_name});
+        self.send(Method::POST, &folder_path(id, "/rename-file"), Some(&body))
+            .await
+            .map(|_| ())
+    }
+
+    pub async fn move_file(&self, id: &str, src: &str, dst: &str) -> Result<(), ClientError> {
+        let body = json!({"src": src, "dst": dst});
+        self.send(Method::POST, &folder_path(id, "/move-file"), Some(&body))
+            .await
+            .map(|_| ())
+    }
+
+    pub async fn delete_files(
+        &self,
+        id: &str,
+        files: &[String],
+        recursive: bool,
+    ) -> Result<(), ClientError> {
+        let body = json!({"files": files, "recursive": recursive});
+        self.send(
+            Method::DELETE,
+            &folder_path(id, "/delete-files"),
+            Some(&body),
+        )
+        .await
+        .map(|_| ())
+    }
+}

@@ -148,7 +148,9 @@ impl DummyAgent {
     fn sleep_secs(cmd: &str) -> f64 {
         let mut it = cmd.split_whitespace();
         match (it.next(), it.next(), it.next()) {
-            (Some("sleep"), Some(n), None) => n.parse().unwrap_or(0.0),
+            (Some("sleep"), Some(n), None) => bai_core::parse_duration(n)
+                .map(|d| d.as_secs_f64())
+                .unwrap_or(0.0),
             _ => 0.0,
         }
     }

@@ -288,7 +288,7 @@ async fn ps_shows_the_first_page_and_all_walks_every_page() {
     let vars = &s.bodies()[0]["variables"];
     assert_eq!(
         vars["status"],
-        "PENDING,SCHEDULED,PULLING,PREPARED,PREPARING,CREATING,RUNNING,RUNNING_DEGRADED,TERMINATING,ERROR"
+        bai_core::SessionStatus::join(&bai_core::SessionStatus::LIST_DEFAULT)
     );
     assert_eq!(vars["limit"], 10);
     assert_eq!(vars["order"], Value::Null);

@@ -93,8 +93,9 @@ impl UtilizationConfig {
                 .split_once('=')
                 .ok_or_else(|| format!("{item:?} is not key=value"))?;
             let secs = || {
-                v.parse::<u64>()
-                    .map_err(|_| format!("{k}={v:?} is not a number of seconds"))
+                crate::units::parse_duration(v)
+                    .map(crate::units::round_secs)
+                    .map_err(|e| format!("{k}={v:?} is not a duration (seconds, or 30m, 1h): {e}"))
             };
             match k {
                 "window" => c.window_secs = secs()?,

@@ -152,25 +152,11 @@ pub fn parse_mem(slot: &str, v: &serde_json::Value) -> Result<u64, ResourceError
         value: s.clone(),
         hint: "give a size like 512m, 1g or 2GiB",
     };
-    let t = s.trim().to_ascii_lowercase();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| bad())?;
-    let mult: f64 = match unit.trim() {
-        "" | "b" => 1.0,
-        "k" | "kb" | "kib" => 1024.0,
-        "m" | "mb" | "mib" => 1024.0 * 1024.0,
-        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
-        "t" | "tb" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        _ => return Err(bad()),
-    };
-    let bytes = n * mult;
-    if !bytes.is_finite() || bytes <= 0.0 || bytes > 1e18 {
+    let bytes = crate::units::parse_size(&s).map_err(|_| bad())?;
+    if bytes == 0 || bytes > 1_000_000_000_000_000_000 {
         return Err(bad());
     }
-    Ok(bytes.round() as u64)
+    Ok(bytes)
 }
 
 fn value_to_string(v: &serde_json::Value) -> String {

@@ -15,9 +15,7 @@ pub use admin::{
 };
 pub use apps::{AppArgs, OpenArgs};
 pub use create::{CreateArgs, ResourceMaps, RunArgs, StartArgs, environ, resources};
-pub use ps::{
-    ALL_STATUSES, AdminPsArgs, DEAD_STATUSES, DEFAULT_STATUSES, PsArgs, RUNNING_STATUSES,
-};
+pub use ps::{AdminPsArgs, PsArgs};
 pub use session::{
     DownloadArgs, EventsArgs, HistoryArgs, InfoArgs, RefArg, RmArgs, SessionCmd, UploadArgs,
 };

@@ -39,32 +39,23 @@ pub(super) fn str_field<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
         .filter(|s| !s.is_empty())
 }
 
-/// Parses a duration: a number of seconds, or `90s`, `5m`, `2h`, `1d`.
+/// Parses a duration: a number of seconds, or a human duration (`90s`, `5m`, `1h30m`, `1d`;
+/// [`bai_core::parse_duration`]).
 pub fn parse_duration_secs(v: &Value) -> Result<Option<i64>, String> {
-    let s = match v {
-        Value::Null => return Ok(None),
-        Value::Number(n) => {
-            return n
-                .as_f64()
-                .map(|f| Some(f.round() as i64))
-                .ok_or_else(|| n.to_string());
-        }
-        Value::String(s) if s.trim().is_empty() => return Ok(None),
-        Value::String(s) => s.trim().to_ascii_lowercase(),
-        other => return Err(other.to_string()),
-    };
-    let (num, mult) = match s.chars().last() {
-        Some('s') => (&s[..s.len() - 1], 1),
-        Some('m') => (&s[..s.len() - 1], 60),
-        Some('h') => (&s[..s.len() - 1], 3600),
-        Some('d') => (&s[..s.len() - 1], 86400),
-        _ => (s.as_str(), 1),
-    };
-    let n: f64 = num.trim().parse().map_err(|_| s.clone())?;
-    if !n.is_finite() || n < 0.0 {
-        return Err(s.clone());
+    match v {
+        Value::Null => Ok(None),
+        Value::Number(n) => n
+            .as_f64()
+            .filter(|f| f.is_finite() && *f >= 0.0)
+            .map(|f| Some(f.round() as i64))
+            .ok_or_else(|| n.to_string()),
+        Value::String(s) if s.trim().is_empty() => Ok(None),
+        Value::String(s) => bai_core::parse_duration(s)
+            .map_err(|_| s.trim().to_string())
+            .and_then(|d| i64::try_from(bai_core::units::round_secs(d)).map_err(|_| s.to_string()))
+            .map(Some),
+        other => Err(other.to_string()),
     }
-    Ok(Some((n * mult as f64).round() as i64))
 }
 
 /// Parses `starts_at`: an ISO-8601 time (naive = UTC) or a delay like `10s`, `5m`.

@@ -36,12 +36,14 @@ up: deps build web install-cli
 official-client:
 	@scripts/official-client.sh
 
-test: test-deps official-client build web
+test: test-deps official-client lint build web
 	PROFILE=$(PROFILE) TEST_THREADS=$(TEST_THREADS) scripts/run-tests.sh
 
+# fmt and clippy -D warnings, part of `make test`. Clippy checks the release profile's
+# dependencies, so the build that follows reuses them.
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --profile $(PROFILE) --workspace --all-targets -- -D warnings
 
 bench: deps build
 	bench/run.sh

@@ -8,7 +8,8 @@ import Detail from './Detail';
 import { followSessions } from './live';
 
 const GROUPS: { key: string; label: string; statuses: string[] }[] = [
-  { key: 'running', label: 'Running', statuses: ['SCHEDULED', 'PREPARING', 'PULLING', 'PREPARED', 'CREATING', 'RUNNING', 'RESTARTING', 'TERMINATING'] },
+  // The server's SessionStatus::TAB_RUNNING: placed and not yet ended.
+  { key: 'running', label: 'Running', statuses: ['SCHEDULED', 'PREPARING', 'PULLING', 'PREPARED', 'CREATING', 'RUNNING', 'RESTARTING', 'RUNNING_DEGRADED', 'TERMINATING'] },
   { key: 'pending', label: 'Pending', statuses: ['PENDING'] },
   { key: 'finished', label: 'Finished', statuses: FINISHED_STATES },
 ];

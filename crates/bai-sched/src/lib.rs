@@ -18,6 +18,7 @@
 
 pub mod explain;
 pub mod pipeline;
+pub mod policy;
 pub mod select;
 pub mod sequence;
 pub mod step;
@@ -25,8 +26,7 @@ pub mod types;
 pub mod validate;
 
 pub use pipeline::{Decision, GroupState, Outcome, Plan, schedule};
-pub use select::Strategy;
-pub use sequence::Sequencer;
+pub use policy::{Sequencer, Strategy};
 pub use step::{StepResult, SubStep};
 pub use types::{
     AgentState, DepState, GroupConfig, Limits, OwnerUsage, RunningSession, Snapshot, Workload,

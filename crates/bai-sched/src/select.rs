@@ -5,6 +5,7 @@
 //! slots: CPU, then memory, then accelerators. An [`AgentIndex`] keeps the agents sorted by
 //! that key, so a pick costs O(log n) for the usual case instead of a scan of every agent.
 
+pub use crate::policy::Strategy;
 use crate::types::AgentState;
 use bai_core::resources::ResourceSlots;
 use std::cmp::Reverse;
@@ -59,38 +60,6 @@ impl AgentIndex {
             .range(((want.cpu_milli, 0, 0), Reverse(usize::MAX))..)
             .map(|(_, Reverse(i))| *i)
             .find(|&i| want.fits_in(&agents[i].free()))
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Strategy {
-    /// Spread load: the agent with the most free slots.
-    #[default]
-    Dispersed,
-    /// Pack: the agent with the fewest free slots that still fits (bin packing).
-    Concentrated,
-    /// Take turns over the fitting agents in id order.
-    RoundRobin,
-}
-
-impl Strategy {
-    pub const ALL: [Strategy; 3] = [
-        Strategy::Dispersed,
-        Strategy::Concentrated,
-        Strategy::RoundRobin,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Strategy::Dispersed => "dispersed",
-            Strategy::Concentrated => "concentrated",
-            Strategy::RoundRobin => "round-robin",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Strategy> {
-        let s = if s == "roundrobin" { "round-robin" } else { s };
-        Strategy::ALL.into_iter().find(|x| x.as_str() == s)
     }
 }
 

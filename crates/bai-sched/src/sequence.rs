@@ -4,37 +4,11 @@
 //! decides. DRF is dynamic: after every placement the owner with the smallest dominant share
 //! (the largest fraction of any one resource of the group it holds) is served next.
 
+pub use crate::policy::Sequencer;
 use crate::types::Workload;
 use bai_core::resources::ResourceSlots;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Sequencer {
-    /// First come, first served.
-    #[default]
-    Fifo,
-    /// Last come, first served.
-    Lifo,
-    /// Dominant resource fairness across owners.
-    Drf,
-}
-
-impl Sequencer {
-    pub const ALL: [Sequencer; 3] = [Sequencer::Fifo, Sequencer::Lifo, Sequencer::Drf];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Sequencer::Fifo => "fifo",
-            Sequencer::Lifo => "lifo",
-            Sequencer::Drf => "drf",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Sequencer> {
-        Sequencer::ALL.into_iter().find(|x| x.as_str() == s)
-    }
-}
 
 /// The largest share of any one resource of `total` that `held` is.
 pub fn dominant_share(held: &ResourceSlots, total: &ResourceSlots) -> f64 {

@@ -1,7 +1,6 @@
 //! What the scheduler looks at: a snapshot of one resource group.
 
-use crate::select::Strategy;
-use crate::sequence::Sequencer;
+use crate::policy::{Sequencer, Strategy};
 use bai_core::resources::ResourceSlots;
 use chrono::{DateTime, Duration, Utc};
 use std::collections::HashMap;

@@ -59,7 +59,6 @@ impl PsArgs {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::args::{Cli, Cmd};
     use clap::Parser;
 

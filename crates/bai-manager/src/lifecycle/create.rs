@@ -13,8 +13,9 @@ use super::admit::{
     apply_preset, check_pending_limit, check_project, designated_agent, parse_count,
     parse_preopen_ports, resolve_dependencies, resolve_group,
 };
+use super::body::{obj, str_field};
 use super::mounts::resolve_mounts;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
@@ -27,16 +28,6 @@ pub struct CreatePlan {
     pub reuse_if_exists: bool,
     /// How many sessions to create from this request ("Sessions: N").
     pub count: u32,
-}
-
-pub(super) fn obj<'a>(v: &'a Value, key: &str) -> Option<&'a Map<String, Value>> {
-    v.get(key).and_then(Value::as_object)
-}
-
-pub(super) fn str_field<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
-    keys.iter()
-        .find_map(|k| v.get(*k).and_then(Value::as_str))
-        .filter(|s| !s.is_empty())
 }
 
 /// Parses a duration: a number of seconds, or a human duration (`90s`, `5m`, `1h30m`, `1d`;

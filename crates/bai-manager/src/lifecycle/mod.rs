@@ -3,6 +3,7 @@
 //! record and the events in one transaction, and publishes the events.
 
 mod admit;
+mod body;
 pub mod create;
 pub mod launch;
 pub mod mounts;

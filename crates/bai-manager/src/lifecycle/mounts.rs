@@ -2,7 +2,7 @@
 //! once), bound to their host paths again when it launches (so what waited hours sees the
 //! folders as they are then).
 
-use super::create::obj;
+use super::body::obj;
 use crate::state::Manager;
 use bai_core::agent::Mount;
 use bai_core::{Problem, Reason};

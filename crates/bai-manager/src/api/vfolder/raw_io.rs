@@ -2,7 +2,7 @@
 //! the file's bytes go on the bare connection, spliced into the file or sent with
 //! sendfile(2) on a blocking thread.
 
-use super::upload::{upload_reached, write_problem};
+use super::transfers::{upload_reached, write_problem};
 use crate::state::Manager;
 use crate::storage::Transfer;
 use bai_core::Problem;

@@ -149,3 +149,27 @@ pub async fn request_download(
         json!({"token": tok, "url": format!("{}/storage/download", base_url(&headers))}),
     ))
 }
+
+/// An upload has `end` bytes: once that is all of it, its token is spent.
+pub(super) fn upload_reached(m: &Manager, token: &str, t: &Transfer, end: u64) {
+    if end >= t.size {
+        m.transfers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(token);
+    }
+}
+
+/// The problem a failed upload write stands for.
+pub(super) fn write_problem(e: &std::io::Error) -> Problem {
+    if e.raw_os_error() == Some(28) {
+        Problem::new(
+            507,
+            "vfolder-quota-exceeded",
+            "Folder quota exceeded.",
+            "the data folder is full (its quota is reached)",
+        )
+    } else {
+        Problem::internal(format!("cannot write the upload: {e}"))
+    }
+}

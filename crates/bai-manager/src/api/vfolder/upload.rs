@@ -2,10 +2,9 @@
 //! stream, written by a blocking thread) and `HEAD` says how much has arrived.
 
 use super::raw_io::receive_raw;
-use super::transfers::{TokenQuery, transfer};
+use super::transfers::{TokenQuery, transfer, upload_reached, write_problem};
 use crate::error::ApiResult;
 use crate::state::Manager;
-use crate::storage::Transfer;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -105,30 +104,6 @@ pub async fn tus_patch(
         ],
     )
         .into_response())
-}
-
-/// An upload has `end` bytes: once that is all of it, its token is spent.
-pub(super) fn upload_reached(m: &Manager, token: &str, t: &Transfer, end: u64) {
-    if end >= t.size {
-        m.transfers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(token);
-    }
-}
-
-/// The problem a failed upload write stands for.
-pub(super) fn write_problem(e: &std::io::Error) -> Problem {
-    if e.raw_os_error() == Some(28) {
-        Problem::new(
-            507,
-            "vfolder-quota-exceeded",
-            "Folder quota exceeded.",
-            "the data folder is full (its quota is reached)",
-        )
-    } else {
-        Problem::internal(format!("cannot write the upload: {e}"))
-    }
 }
 
 /// TUS `HEAD`: how much has arrived.

@@ -1,0 +1,182 @@
+//! `docs/openapi.json`, generated: the hand-written operation texts (summaries, parameters,
+//! tags, security) with every body's schema taken from the types of this crate.
+
+use crate::route::{Body, Route, routes};
+use schemars::SchemaGenerator;
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value, json};
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum OpenApiError {
+    /// Operations of the document that no route of the table describes.
+    Undescribed(Vec<String>),
+    /// Routes of the table that the document does not have.
+    Unknown(Vec<String>),
+    /// The document is not an OpenAPI object with `paths`.
+    Malformed(&'static str),
+}
+
+impl std::fmt::Display for OpenApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenApiError::Undescribed(ops) => {
+                write!(
+                    f,
+                    "operations without their bodies in bai-api: {}",
+                    ops.join(", ")
+                )
+            }
+            OpenApiError::Unknown(ops) => {
+                write!(
+                    f,
+                    "bai-api describes operations the document lacks: {}",
+                    ops.join(", ")
+                )
+            }
+            OpenApiError::Malformed(why) => write!(f, "not an OpenAPI document: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for OpenApiError {}
+
+const METHODS: &[&str] = &["get", "put", "post", "delete", "options", "head", "patch"];
+
+/// The generated document: `base` with `components.schemas` from the types and each
+/// operation's request body and success response filled in from [`routes`].
+pub fn generate(base: &Value) -> Result<Value, OpenApiError> {
+    let mut doc = base.clone();
+    let settings = SchemaSettings::draft2020_12().with(|s| {
+        s.definitions_path = "/components/schemas".into();
+    });
+    let mut schemas = SchemaGenerator::new(settings);
+    let problem = schemas.subschema_for::<crate::Problem>();
+    let table = routes();
+    let paths = doc
+        .get_mut("paths")
+        .and_then(Value::as_object_mut)
+        .ok_or(OpenApiError::Malformed("no paths"))?;
+    let mut undescribed = Vec::new();
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else {
+            return Err(OpenApiError::Malformed("a path item is not an object"));
+        };
+        for (method, op) in item.iter_mut() {
+            if !METHODS.contains(&method.as_str()) {
+                continue;
+            }
+            let Some(route) = table.iter().find(|r| r.method == method && r.path == path) else {
+                undescribed.push(format!("{} {path}", method.to_uppercase()));
+                continue;
+            };
+            fill(op, route, &mut schemas);
+        }
+    }
+    let unknown: Vec<String> = table
+        .iter()
+        .filter(|r| paths.get(r.path).and_then(|i| i.get(r.method)).is_none())
+        .map(|r| format!("{} {}", r.method.to_uppercase(), r.path))
+        .collect();
+    if !undescribed.is_empty() {
+        return Err(OpenApiError::Undescribed(undescribed));
+    }
+    if !unknown.is_empty() {
+        return Err(OpenApiError::Unknown(unknown));
+    }
+    let components = doc
+        .get_mut("components")
+        .and_then(Value::as_object_mut)
+        .ok_or(OpenApiError::Malformed("no components"))?;
+    components.insert(
+        "responses".into(),
+        json!({"Problem": {
+            "description": "An error, as a JSON problem.",
+            "content": {"application/problem+json": {"schema": problem},
+                        "application/json": {"schema": problem}},
+        }}),
+    );
+    let defs: Map<String, Value> = schemas.take_definitions(true).into_iter().collect();
+    components.insert("schemas".into(), Value::Object(defs));
+    Ok(doc)
+}
+
+/// The content of a body: media type → schema.
+fn content(body: &Body, schemas: &mut SchemaGenerator) -> Option<Value> {
+    Some(match body {
+        Body::Json(schema) => json!({"application/json": {"schema": schema(schemas)}}),
+        Body::Bytes(media) => {
+            json!({*media: {"schema": {"type": "string", "contentMediaType": media}}})
+        }
+        Body::Multipart(media) => json!({*media: {"schema": {
+            "type": "object",
+            "description": "one part per file, named by its path",
+            "additionalProperties": {"type": "string", "contentMediaType": "application/octet-stream"},
+        }}}),
+        Body::Events(data) => json!({"text/event-stream": {
+            "schema": {"type": "string", "description": "server-sent events; each event's `data` is `x-bai-event-data`"},
+            "x-bai-event-data": data(schemas),
+        }}),
+        Body::Any => json!({"*/*": {"schema": {}}}),
+        Body::Upgrade | Body::Empty => return None,
+    })
+}
+
+fn fill(op: &mut Value, route: &Route, schemas: &mut SchemaGenerator) {
+    if let Some(body) = &route.request {
+        let req = &mut op["requestBody"];
+        if !req.is_object() {
+            *req = json!({"required": true});
+        }
+        match content(body, schemas) {
+            Some(c) => req["content"] = c,
+            None => {
+                if let Some(o) = op.as_object_mut() {
+                    o.remove("requestBody");
+                }
+            }
+        }
+    }
+    let (status, body) = &route.response;
+    let responses = &mut op["responses"];
+    if !responses.is_object() {
+        *responses = json!({});
+    }
+    // The success answer is the table's: other 1xx–3xx answers of the text are replaced.
+    let text = responses
+        .as_object_mut()
+        .map(|r| {
+            let keys: Vec<String> = r
+                .keys()
+                .filter(|k| k.starts_with(['1', '2', '3']))
+                .cloned()
+                .collect();
+            let mut first = None;
+            for k in keys {
+                let v = r.remove(&k);
+                if first.is_none() {
+                    first = v;
+                }
+            }
+            first
+        })
+        .flatten();
+    let description = text
+        .as_ref()
+        .and_then(|t| t.get("description"))
+        .cloned()
+        .unwrap_or_else(|| json!(default_description(*status)));
+    let mut answer = json!({"description": description});
+    if let Some(c) = content(body, schemas) {
+        answer["content"] = c;
+    }
+    responses[status.to_string()] = answer;
+}
+
+fn default_description(status: u16) -> &'static str {
+    match status {
+        101 => "Switching Protocols",
+        201 => "Created",
+        204 => "No Content",
+        _ => "OK",
+    }
+}

@@ -142,24 +142,21 @@ fn fill(op: &mut Value, route: &Route, schemas: &mut SchemaGenerator) {
         *responses = json!({});
     }
     // The success answer is the table's: other 1xx–3xx answers of the text are replaced.
-    let text = responses
-        .as_object_mut()
-        .map(|r| {
-            let keys: Vec<String> = r
-                .keys()
-                .filter(|k| k.starts_with(['1', '2', '3']))
-                .cloned()
-                .collect();
-            let mut first = None;
-            for k in keys {
-                let v = r.remove(&k);
-                if first.is_none() {
-                    first = v;
-                }
+    let text = responses.as_object_mut().and_then(|r| {
+        let keys: Vec<String> = r
+            .keys()
+            .filter(|k| k.starts_with(['1', '2', '3']))
+            .cloned()
+            .collect();
+        let mut first = None;
+        for k in keys {
+            let v = r.remove(&k);
+            if first.is_none() {
+                first = v;
             }
-            first
-        })
-        .flatten();
+        }
+        first
+    });
     let description = text
         .as_ref()
         .and_then(|t| t.get("description"))

@@ -1,0 +1,135 @@
+//! Resource groups (scaling groups): the listing, the administrators' changes, and who may
+//! use a group.
+
+use super::slots::ResourceSlots;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// In which order a group's queued sessions are tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Scheduler {
+    /// First come, first served.
+    Fifo,
+    /// Last come, first served.
+    Lifo,
+    /// Dominant resource fairness across owners.
+    Drf,
+}
+
+/// How a group picks the agent a session runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum Selector {
+    /// Spread load: the agent with the most free slots.
+    #[serde(rename = "dispersed")]
+    Dispersed,
+    /// Pack: the agent with the fewest free slots that still fits.
+    #[serde(rename = "concentrated")]
+    Concentrated,
+    /// Take turns over the fitting agents in id order (`roundrobin` is read as this too).
+    #[serde(rename = "round-robin", alias = "roundrobin")]
+    RoundRobin,
+}
+
+/// A resource group as the server shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ResourceGroup {
+    /// The group's name.
+    pub name: String,
+    /// Free text about the group (may be empty).
+    pub description: String,
+    /// Public groups are open to every keypair; others only to those allowed.
+    pub is_public: bool,
+    /// The order queued sessions are tried in.
+    pub scheduler: Scheduler,
+    /// How an agent is picked.
+    pub selector: Selector,
+    /// Seconds a session may be passed over by smaller ones before it holds the queue.
+    pub starvation_secs: u64,
+    /// Seconds a session may stay PENDING before it is cancelled (0 = never).
+    pub pending_timeout_secs: u64,
+    /// The ids of the group's agents.
+    pub agents: Vec<String>,
+    /// The sum of the agents' capacities.
+    pub capacity: ResourceSlots,
+    /// What the agents have free now.
+    pub free: ResourceSlots,
+}
+
+/// `GET /resource-groups`: the groups open to the caller (`?all=true`: every group, for
+/// administrators).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ResourceGroupList {
+    /// The groups.
+    pub resource_groups: Vec<ResourceGroup>,
+}
+
+/// The settings of a group a client may give; each one left out keeps its value (on
+/// creation: its default).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ResourceGroupSettings {
+    /// Free text about the group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Whether every keypair may use the group (default `true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool")]
+    pub is_public: Option<bool>,
+    /// The order queued sessions are tried in (default `fifo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Scheduler")]
+    pub scheduler: Option<Scheduler>,
+    /// How an agent is picked (default `dispersed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Selector")]
+    pub selector: Option<Selector>,
+    /// Seconds a session may be passed over before it holds the queue (default 300).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
+    pub starvation_secs: Option<u64>,
+    /// Seconds a session may stay PENDING before it is cancelled (0 = never; the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
+    pub pending_timeout_secs: Option<u64>,
+}
+
+/// `POST /admin/resource-groups`: a new group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NewResourceGroup {
+    /// 1 to 64 letters, digits, `-`, `_` or `.`.
+    pub name: String,
+    /// Its settings.
+    #[serde(flatten)]
+    pub settings: ResourceGroupSettings,
+}
+
+/// `POST /admin/resource-groups/{name}/access`: allow or deny a keypair, or every member of
+/// a project, the use of a group. One of `project` and `access_key` is needed; when both
+/// are given, `project` is the one changed.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct GroupAccessChange {
+    /// The keypair to allow or deny.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_key: Option<String>,
+    /// The project whose members to allow or deny.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// `true` allows, `false` denies (default `true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow: Option<bool>,
+}
+
+/// The access a group now gives: to the keypair or to the project that was named.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GroupAccess {
+    /// The group's name.
+    pub resource_group: String,
+    /// The keypair changed (when the request named one and no project).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_key: Option<String>,
+    /// The project changed (when the request named one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// Whether it may use the group now.
+    pub allowed: bool,
+}

@@ -186,7 +186,7 @@ pub async fn group_access(
 ) -> ApiResult<Json<Value>> {
     let body = json_body(&body)?;
     existing_group(&m, &name)?;
-    let allow = body.get("allow").and_then(Value::as_bool).unwrap_or(true);
+    let allow = super::flag(&body, "allow", true)?;
     if let Some(project) = body.get("project").and_then(Value::as_str) {
         existing_project(&m, project)?;
         m.store.set_group_project_access(&name, project, allow)?;

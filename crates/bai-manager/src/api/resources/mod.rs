@@ -117,3 +117,15 @@ pub fn parse_slot_map(m: &Map<String, Value>) -> Result<ResourceSlots, Problem> 
 fn agent_usage(m: &Manager) -> ApiResult<HashMap<String, ResourceSlots>> {
     Ok(Occupancy::read(m)?.by_agent)
 }
+
+/// An optional boolean field (`default` when absent or null); anything else is a 400 naming
+/// the field, never read as true.
+pub(super) fn flag(body: &Value, field: &str, default: bool) -> Result<bool, Problem> {
+    match body.get(field) {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(Problem::invalid(format!(
+            "{field} must be true or false, not {other}"
+        ))),
+    }
+}

@@ -96,7 +96,7 @@ pub async fn project_member(
         .store
         .keypair_by_email(email)?
         .ok_or_else(|| Problem::not_found("user", format!("no user with email {email:?}")))?;
-    let member = body.get("member").and_then(Value::as_bool).unwrap_or(true);
+    let member = super::flag(&body, "member", true)?;
     m.store.set_project_member(&name, &kp.user_id, member)?;
     Ok(Json(
         json!({"project": name, "email": email, "member": member}),

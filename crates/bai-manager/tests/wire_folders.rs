@@ -14,7 +14,7 @@ use bai_api::folders::{
 use common::{ADMIN, Api, Keypair, Reply, USER};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A request body from its type.
 fn body<T: Serialize>(t: &T) -> Value {
@@ -481,4 +481,30 @@ async fn bad_requests_are_problems() {
         )
         .await;
     let _: Problem = answer(&r, 403, "a download with an unknown token");
+
+    // A body that lacks a required string names the first one it lacks.
+    let id = create(&api, USER, &new_folder("files")).await.id;
+    for (op, b, missing) in [
+        ("rename-file", json!({"new_name": "b"}), "target_path"),
+        (
+            "rename-file",
+            json!({"target_path": "a", "new_name": 5}),
+            "new_name",
+        ),
+        ("rename-file", json!(["a", "b"]), "target_path"),
+        ("move-file", json!({"src": null, "dst": "x"}), "src"),
+        ("request-download", json!({}), "path"),
+        ("rename", json!({"name": "x"}), "new_name"),
+    ] {
+        let r = api
+            .call("POST", &format!("/folders/{id}/{op}"), USER, &b)
+            .await;
+        let p: Problem = answer(&r, 400, op);
+        assert_eq!(p.msg, format!("{missing} is required"), "{op} {b}");
+    }
+    let r = api
+        .call("DELETE", "/folders", USER, &json!({"id": 1}))
+        .await;
+    let p: Problem = answer(&r, 400, "delete without an id");
+    assert_eq!(p.msg, "id is required");
 }

@@ -1,7 +1,7 @@
 //! File operations inside a folder: list, mkdir, rename, move and delete. They touch the
 //! filesystem (deletion walks trees), so each runs on a blocking thread.
 
-use super::{field, own_folder, writable_folder};
+use super::{own_folder, typed, writable_folder};
 use crate::api::json_body;
 use crate::auth::Caller;
 use crate::error::ApiResult;
@@ -10,6 +10,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
+use bai_api::folders::{MoveFile, RenameFile};
 use bai_core::Problem;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -77,11 +78,10 @@ pub async fn rename_file(
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
     let v = writable_folder(&m, &caller, &id)?;
-    let b = json_body(&body)?;
-    let (target, new_name) = (
-        field(&b, "target_path")?.to_string(),
-        field(&b, "new_name")?.to_string(),
-    );
+    let RenameFile {
+        target_path: target,
+        new_name,
+    } = typed(json_body(&body)?, &["target_path", "new_name"])?;
     m.storage
         .blocking(move |s| s.rename_file(&v, &target, &new_name))
         .await?;
@@ -95,8 +95,7 @@ pub async fn move_file(
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
     let v = writable_folder(&m, &caller, &id)?;
-    let b = json_body(&body)?;
-    let (src, dst) = (field(&b, "src")?.to_string(), field(&b, "dst")?.to_string());
+    let MoveFile { src, dst } = typed(json_body(&body)?, &["src", "dst"])?;
     m.storage
         .blocking(move |s| s.move_file(&v, &src, &dst))
         .await?;

@@ -2,7 +2,7 @@
 //! hosts folders may be created on.
 
 use super::json::{folder_json, folder_json_async, hosts_json};
-use super::{check_folder_name, field, managed_folder, not_found, own_folder};
+use super::{check_folder_name, field, managed_folder, not_found, own_folder, typed};
 use crate::api::json_body;
 use crate::auth::Caller;
 use crate::error::ApiResult;
@@ -11,6 +11,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
+use bai_api::folders::{FolderId, RenameFolder};
 use bai_core::Problem;
 use bai_store::VFolderRow;
 use serde_json::{Value, json};
@@ -189,10 +190,9 @@ pub async fn rename(
     body: Bytes,
 ) -> ApiResult<StatusCode> {
     let v = managed_folder(&m, &caller, &id)?;
-    let b = json_body(&body)?;
-    let new = field(&b, "new_name")?;
-    check_folder_name(new)?;
-    if !m.store.rename_vfolder(v.id, new)? {
+    let RenameFolder { new_name: new } = typed(json_body(&body)?, &["new_name"])?;
+    check_folder_name(&new)?;
+    if !m.store.rename_vfolder(v.id, &new)? {
         return Err(Problem::conflict(
             "vfolder-exists",
             "The folder exists.",
@@ -209,8 +209,7 @@ pub async fn delete(
     Extension(caller): Extension<Caller>,
     body: Bytes,
 ) -> ApiResult<StatusCode> {
-    let b = json_body(&body)?;
-    let id = field(&b, "id")?.to_string();
+    let FolderId { id } = typed(json_body(&body)?, &["id"])?;
     delete_folder(&m, &caller, &id).await
 }
 

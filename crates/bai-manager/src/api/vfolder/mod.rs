@@ -27,6 +27,7 @@ use crate::error::ApiResult;
 use crate::state::Manager;
 use bai_core::Problem;
 use bai_store::VFolderRow;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -34,6 +35,17 @@ pub(super) fn field<'a>(v: &'a Value, k: &str) -> Result<&'a str, Problem> {
     v.get(k)
         .and_then(Value::as_str)
         .ok_or_else(|| Problem::invalid(format!("{k} is required")))
+}
+
+/// Reads a JSON body as the request type `T`, all of whose fields are the strings named in
+/// `required` (in the order they are checked): a body that lacks one of them, or has it as
+/// anything but a string, is answered "NAME is required"; other fields are ignored.
+pub(super) fn typed<T: DeserializeOwned>(b: Value, required: &[&str]) -> Result<T, Problem> {
+    for k in required {
+        field(&b, k)?;
+    }
+    serde_json::from_value(b)
+        .map_err(|e| Problem::invalid(format!("the request body does not read: {e}")))
 }
 
 /// Folder names: 1–64 letters, digits, '.', '-', '_'. A leading '.' makes an automount folder

@@ -1,7 +1,7 @@
 //! Transfers: `request-upload` and `request-download` hand out unsigned URLs with a token;
 //! the upload and download routes find the transfer by its token.
 
-use super::{field, own_folder, writable_folder};
+use super::{field, own_folder, typed, writable_folder};
 use crate::api::json_body;
 use crate::auth::Caller;
 use crate::error::ApiResult;
@@ -11,6 +11,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, header};
 use axum::{Extension, Json};
+use bai_api::folders::RequestDownload;
 use bai_core::Problem;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -126,9 +127,8 @@ pub async fn request_download(
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
     let v = own_folder(&m, &caller, &id)?;
-    let b = json_body(&body)?;
-    let rel = field(&b, "path")?;
-    let path = m.storage.resolve(&v, rel)?;
+    let RequestDownload { path: rel } = typed(json_body(&body)?, &["path"])?;
+    let path = m.storage.resolve(&v, &rel)?;
     let md = tokio::fs::metadata(&path)
         .await
         .map_err(|_| Problem::not_found("file", format!("{rel}: no such file")))?;

@@ -438,12 +438,23 @@ async fn errors_are_problems() {
 async fn flags_must_be_booleans() {
     let api = Api::start().await;
     let r = api
-        .call("POST", "/admin/resource-groups", ADMIN, &json!({"name": "closed", "is_public": false}))
+        .call(
+            "POST",
+            "/admin/resource-groups",
+            ADMIN,
+            &json!({"name": "closed", "is_public": false}),
+        )
         .await;
     assert_eq!(r.status, 201, "{}", r.json());
     for (path, body) in [
-        ("/admin/resource-groups/closed/access", json!({"access_key": "AKUSERTEST", "allow": "false"})),
-        ("/admin/projects/default/members", json!({"email": "user@bai.test", "member": 0})),
+        (
+            "/admin/resource-groups/closed/access",
+            json!({"access_key": "AKUSERTEST", "allow": "false"}),
+        ),
+        (
+            "/admin/projects/default/members",
+            json!({"email": "user@test", "member": 0}),
+        ),
     ] {
         let r = api.call("POST", path, ADMIN, &body).await;
         assert_eq!(r.status, 400, "{path}: {}", r.json());
@@ -451,6 +462,9 @@ async fn flags_must_be_booleans() {
         assert!(p.msg.contains("must be true or false"), "{}", p.msg);
     }
     // The group stayed closed to the user.
-    let groups = api.call("GET", "/resource-groups", USER, &json!({})).await.json();
+    let groups = api
+        .call("GET", "/resource-groups", USER, &json!({}))
+        .await
+        .json();
     assert!(!groups.to_string().contains("\"closed\""), "{groups}");
 }

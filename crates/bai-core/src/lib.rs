@@ -11,6 +11,7 @@ pub mod event;
 pub mod history;
 pub mod idle;
 pub mod name;
+pub mod permission;
 pub mod problem;
 pub mod reason;
 pub mod resources;
@@ -21,6 +22,7 @@ pub mod units;
 pub mod vpath;
 
 pub use name::SessionName;
+pub use permission::FolderPermission;
 pub use problem::Problem;
 pub use reason::Reason;
 pub use resources::ResourceSlots;

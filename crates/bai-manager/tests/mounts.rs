@@ -65,7 +65,7 @@ fn queue_then_crash(
             host: "nfs:shared".into(),
             user_id: "u1".into(),
             project: None,
-            permission: "rw".into(),
+            permission: bai_core::FolderPermission::ReadWrite,
             usage_mode: "general".into(),
             status: "ready".into(),
             quota_bytes: None,

@@ -14,8 +14,7 @@ pub struct VFolderRow {
     pub user_id: String,
     /// The owning project, for a project folder; None for a user folder.
     pub project: Option<String>,
-    /// `rw` or `ro`.
-    pub permission: String,
+    pub permission: bai_core::FolderPermission,
     pub usage_mode: String,
     pub status: String,
     /// Size limit in bytes (a filesystem of its own), or none.
@@ -41,7 +40,11 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, VFolderRow)> {
             name: r.get(1)?,
             host: r.get(2)?,
             user_id: r.get(3)?,
-            permission: r.get(4)?,
+            permission: {
+                let p: String = r.get(4)?;
+                bai_core::FolderPermission::parse(&p)
+                    .unwrap_or(bai_core::FolderPermission::ReadOnly)
+            },
             usage_mode: r.get(5)?,
             status: r.get(6)?,
             created_at: r.get(7)?,
@@ -68,7 +71,7 @@ impl Store {
                 v.name,
                 v.host,
                 v.user_id,
-                v.permission,
+                v.permission.as_str(),
                 v.usage_mode,
                 v.status,
                 now_str(),

@@ -137,7 +137,7 @@ pub(super) fn resolve_mounts(
             name: v.name.clone(),
             host_path: host_path.display().to_string(),
             kernel_path,
-            read_only: v.permission == "ro",
+            read_only: v.permission.is_read_only(),
         });
     }
     Ok(out)
@@ -173,7 +173,7 @@ pub fn bind_at_launch(m: &Manager, row: &SessionRow) -> Result<Vec<Mount>, Reaso
             name: v.name.clone(),
             host_path: host_path.display().to_string(),
             kernel_path: queued.kernel_path.clone(),
-            read_only: queued.read_only || v.permission == "ro",
+            read_only: queued.read_only || v.permission.is_read_only(),
         });
     }
     Ok(out)

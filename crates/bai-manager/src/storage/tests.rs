@@ -11,7 +11,7 @@ fn row(host: &str) -> VFolderRow {
         host: host.into(),
         user_id: "u".into(),
         project: None,
-        permission: "rw".into(),
+        permission: bai_core::FolderPermission::ReadWrite,
         usage_mode: "general".into(),
         status: "ready".into(),
         quota_bytes: None,

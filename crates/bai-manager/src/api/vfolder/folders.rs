@@ -98,20 +98,24 @@ pub async fn create(
             Some(q)
         }
     };
-    let permission = b.get("permission").and_then(Value::as_str).unwrap_or("rw");
-    if !matches!(permission, "rw" | "ro") {
-        return Err(Problem::invalid(format!(
-            "permission {permission:?} is unknown: use rw or ro"
-        ))
-        .into());
-    }
+    let asked = b.get("permission").and_then(Value::as_str).unwrap_or("rw");
+    let permission = match bai_core::FolderPermission::parse(asked) {
+        Some(
+            p @ (bai_core::FolderPermission::ReadWrite | bai_core::FolderPermission::ReadOnly),
+        ) => p,
+        _ => {
+            return Err(
+                Problem::invalid(format!("permission {asked:?} is unknown: use rw or ro")).into(),
+            );
+        }
+    };
     let v = VFolderRow {
         id: Uuid::new_v4(),
         name: name.to_string(),
         host,
         user_id: caller.user_id.clone(),
         project: project.clone(),
-        permission: permission.to_string(),
+        permission,
         usage_mode: b
             .get("usage_mode")
             .and_then(Value::as_str)

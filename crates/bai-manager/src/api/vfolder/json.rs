@@ -25,7 +25,7 @@ pub fn folder_json(m: &Manager, v: &VFolderRow, caller_id: &str) -> Value {
         "name": v.name,
         "host": v.host,
         "usage_mode": v.usage_mode,
-        "permission": v.permission,
+        "permission": v.permission.as_str(),
         "status": status,
         "created_at": v.created_at,
         "is_owner": is_owner,

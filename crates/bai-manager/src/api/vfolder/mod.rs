@@ -93,7 +93,7 @@ pub(super) fn own_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VF
 /// read-only for its members (its administrators may still change it).
 pub(super) fn writable_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VFolderRow> {
     let v = own_folder(m, caller, id)?;
-    if v.project.is_some() && v.permission == "ro" && !caller.is_admin {
+    if v.project.is_some() && v.permission.is_read_only() && !caller.is_admin {
         return Err(Problem::forbidden(format!(
             "project folder {:?} is read-only for project members",
             v.name

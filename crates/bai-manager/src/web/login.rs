@@ -7,8 +7,10 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use bai_api::sessions::{
+    LoginRefusal, LoginRefusalData, LoginReply, LoginRequest, LogoutReply, Me, WebRole,
+};
 use bai_core::Problem;
-use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// The caller of a cookie request, if it carries a live web session. `Err` when it does but
@@ -39,28 +41,37 @@ pub fn cookie_caller(
     }))
 }
 
-fn me_json(c: &Caller) -> Value {
-    json!({
-        "email": c.email,
-        "access_key": c.access_key,
-        "is_admin": c.is_admin,
-        "role": if c.is_admin { "superadmin" } else { "user" },
-    })
+fn me_of(c: &Caller) -> Me {
+    Me {
+        email: c.email.clone(),
+        access_key: c.access_key.clone(),
+        is_admin: c.is_admin,
+        role: if c.is_admin {
+            WebRole::Superadmin
+        } else {
+            WebRole::User
+        },
+    }
 }
 
 /// `POST /server/login`.
 pub async fn login(State(m): State<Arc<Manager>>, body: axum::body::Bytes) -> Response {
-    let b: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let email = b
-        .get("username")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .trim();
-    let password = b.get("password").and_then(Value::as_str).unwrap_or("");
+    // A body that is not a login request is one without an email and a password.
+    let b: LoginRequest = serde_json::from_slice(&body).unwrap_or(LoginRequest {
+        username: String::new(),
+        password: String::new(),
+    });
+    let email = b.username.trim();
+    let password = b.password.as_str();
     let refuse = |why: &str| {
         (
             StatusCode::UNAUTHORIZED,
-            Json(json!({"authenticated": false, "data": {"details": why}})),
+            Json(LoginRefusal {
+                authenticated: false,
+                data: LoginRefusalData {
+                    details: why.to_string(),
+                },
+            }),
         )
             .into_response()
     };
@@ -88,7 +99,11 @@ pub async fn login(State(m): State<Arc<Manager>>, body: axum::body::Bytes) -> Re
         is_admin: kp.is_admin,
     };
     tracing::info!(email = %caller.email, "web login");
-    let mut r = Json(json!({"authenticated": true, "data": me_json(&caller)})).into_response();
+    let mut r = Json(LoginReply {
+        authenticated: true,
+        data: me_of(&caller),
+    })
+    .into_response();
     if let Ok(v) = HeaderValue::from_str(&format!(
         "{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"
     )) {
@@ -105,7 +120,10 @@ pub async fn logout(State(m): State<Arc<Manager>>, headers: HeaderMap) -> Respon
     if let Some(t) = cookie(&headers, COOKIE) {
         m.web_sessions.close(&t);
     }
-    let mut r = Json(json!({"authenticated": false})).into_response();
+    let mut r = Json(LogoutReply {
+        authenticated: false,
+    })
+    .into_response();
     r.headers_mut().insert(
         header::SET_COOKIE,
         HeaderValue::from_static("bai_web=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"),
@@ -116,7 +134,7 @@ pub async fn logout(State(m): State<Arc<Manager>>, headers: HeaderMap) -> Respon
 /// `GET /server/me`: who is logged in (401 when nobody).
 pub async fn me(State(m): State<Arc<Manager>>, headers: HeaderMap) -> Response {
     match cookie_caller(&m, &Method::GET, &headers) {
-        Some(Ok(c)) => Json(me_json(&c)).into_response(),
+        Some(Ok(c)) => Json(me_of(&c)).into_response(),
         _ => crate::error::ApiError(Problem::unauthorized("not logged in")).into_response(),
     }
 }

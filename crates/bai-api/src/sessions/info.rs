@@ -1,0 +1,244 @@
+//! `GET /session/{reference}`: everything known about a session, in Backend.AI's field
+//! names (GraphQL's `compute_session` answers the same fields). Several fields are JSON
+//! texts inside a string, as Backend.AI sends them.
+
+use super::status::{ClusterMode, SessionResult, SessionStatus, SessionType};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A session's fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SessionInfo {
+    /// The session's id.
+    pub id: String,
+    /// The session's id (again, as `session_id`).
+    pub session_id: String,
+    /// The session's id (again, as `row_id`).
+    pub row_id: String,
+    /// The session's name.
+    pub name: String,
+    /// The session's name (again, as `session_name`).
+    pub session_name: String,
+    /// The kind of session.
+    #[serde(rename = "type")]
+    pub kind: SessionType,
+    /// The kind of session (again, as `session_type`).
+    pub session_type: SessionType,
+    /// The image it runs (its full name).
+    pub image: String,
+    /// The images of its kernels (one).
+    pub image_references: Vec<String>,
+    /// The manager's CPU architecture (e.g. `x86_64`).
+    pub architecture: String,
+    /// The user's label.
+    pub tag: Option<String>,
+    /// Scheduling priority (0–100).
+    pub priority: i64,
+    /// The status now.
+    pub status: SessionStatus,
+    /// Why it has this status (e.g. `user-requested`, `no-available-instances: …`).
+    pub status_info: Option<String>,
+    /// A JSON text: `{"exit_code": N|null}`.
+    pub status_data: String,
+    /// When the status last changed (RFC 3339).
+    pub status_changed: String,
+    /// When it first entered each status (RFC 3339).
+    pub status_history: BTreeMap<SessionStatus, String>,
+    /// How it ended.
+    pub result: SessionResult,
+    /// The exit code of its command, once it ended with one.
+    pub exit_code: Option<i32>,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+    /// When it ended (RFC 3339).
+    pub terminated_at: Option<String>,
+    /// Batch sessions: the earliest start asked for (RFC 3339).
+    pub starts_at: Option<String>,
+    /// Batch sessions: seconds after which it is ended.
+    pub batch_timeout: Option<i64>,
+    /// What the container runs at start.
+    pub startup_command: Option<String>,
+    /// The domain.
+    pub domain_name: String,
+    /// The project.
+    pub group_name: String,
+    /// The project (bai names projects by name: the same as `group_name`).
+    pub group_id: String,
+    /// The resource group it runs in.
+    pub scaling_group: String,
+    /// The owner's access key.
+    pub access_key: String,
+    /// The owner's user id.
+    pub user_id: String,
+    /// The owner's email, when the keypair is still known.
+    pub user_email: Option<String>,
+    /// The main kernel's id.
+    pub main_kernel_id: String,
+    /// How its kernels are spread (always `single-node`).
+    pub cluster_mode: ClusterMode,
+    /// Number of kernels (1).
+    pub cluster_size: u32,
+    /// The agent it runs on, once placed.
+    pub agent: Option<String>,
+    /// The agents it runs on (none or one).
+    pub agent_ids: Vec<String>,
+    /// The agents it runs on (again, as `agents`).
+    pub agents: Vec<String>,
+    /// The main kernel's container id, once created.
+    pub container_id: Option<String>,
+    /// A JSON text of the slots asked for: `{"cpu": "2", "mem": "1073741824", …}`.
+    pub requested_slots: String,
+    /// A JSON text of the slots held now (`{}` when it holds none).
+    pub occupying_slots: String,
+    /// A JSON text of the slots held now (again, as `occupied_slots`).
+    pub occupied_slots: String,
+    /// A JSON text of the resource options: `{"shmem": BYTES}`.
+    pub resource_opts: String,
+    /// Shared memory in bytes.
+    pub shmem: u64,
+    /// Cores asked for, as text (`"2"`, `"0.5"`).
+    pub cpu: String,
+    /// Memory asked for, bytes.
+    pub mem: u64,
+    /// Environment variables of the kernel.
+    pub environ: BTreeMap<String, String>,
+    /// A JSON text of the idle checks: checker → report (see `IdleReport`); `{}` unless it
+    /// runs.
+    pub idle_checks: String,
+    /// Ids of the mounted data folders.
+    pub vfolder_mounts: Vec<String>,
+    /// The mounted data folders: `[name, path in the container, "rw"|"ro"]`.
+    pub mounts: Vec<(String, String, MountMode)>,
+    /// A JSON text of the service ports (always `[]`: see the apps list).
+    pub service_ports: String,
+    /// Container ports opened as apps.
+    pub preopen_ports: Vec<u16>,
+    /// A JSON text of the current use, metric → `{current, capacity, pct, unit_hint}` (see
+    /// `Kernel::live_stat`); null before the second reading.
+    pub live_stat: Option<String>,
+    /// A JSON text of the last use an ended session kept (`live_stat`'s metrics and
+    /// `network`); null while it lives or when nothing was measured.
+    pub last_stat: Option<String>,
+    /// Bytes through the session's apps, tunnels and executions.
+    pub network: Network,
+    /// Its kernels (one).
+    pub containers: Vec<Kernel>,
+    /// Its kernels (again, as `kernels`).
+    pub kernels: Vec<Kernel>,
+    /// Sessions that must end successfully before it is scheduled.
+    pub dependencies: Vec<Dependency>,
+    /// "Select Agent": the one agent that may run it.
+    pub designated_agent: Option<String>,
+    /// PENDING sessions: why it waits, as of the last scheduling pass (null otherwise, or
+    /// before the first pass).
+    pub pending: Option<PendingInfo>,
+}
+
+/// Whether a data folder is writable in the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MountMode {
+    /// Read and write.
+    Rw,
+    /// Read only.
+    Ro,
+}
+
+/// Bytes between the user and the session, through its proxies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Network {
+    /// Bytes from the user to the session.
+    pub rx_bytes: u64,
+    /// Bytes from the session to the user.
+    pub tx_bytes: u64,
+    /// When a byte last moved (RFC 3339); null when none did.
+    pub last_activity: Option<String>,
+}
+
+/// A session this one depends on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Dependency {
+    /// Its id.
+    pub id: String,
+    /// Its name; null when it is gone.
+    pub name: Option<String>,
+}
+
+/// Why a PENDING session waits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PendingInfo {
+    /// The reason in words.
+    pub reason: String,
+    /// The reason's code (`no-available-instances`, `concurrency-limit`, …).
+    pub code: String,
+    /// 1-based position in its resource group's queue, in the order the last pass tried it.
+    pub queue_position: u64,
+    /// Sessions in that queue.
+    pub queue_length: u64,
+    /// The resource group.
+    pub resource_group: String,
+    /// `[resource, number of agents short of it]`.
+    pub short_of: Vec<(String, u64)>,
+    /// Agents the pass considered.
+    pub agents_considered: u64,
+    /// Earliest possible start from running sessions' known ends (RFC 3339), if any.
+    pub estimated_start: Option<String>,
+    /// When the pass ran (RFC 3339).
+    pub updated_at: String,
+}
+
+/// A session's kernel (bai's sessions have one: the main kernel).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Kernel {
+    /// The kernel's id.
+    pub id: String,
+    /// The kernel's id (again, as `row_id`).
+    pub row_id: String,
+    /// Its session's id.
+    pub session_id: String,
+    /// Its role (`main`).
+    pub cluster_role: String,
+    /// Its index in the role (1).
+    pub cluster_idx: u32,
+    /// Its host name in the cluster (`main1`).
+    pub cluster_hostname: String,
+    /// The image.
+    pub image: String,
+    /// The image (again, as `image_reference`).
+    pub image_reference: String,
+    /// The image's registry (`local`).
+    pub registry: String,
+    /// The CPU architecture.
+    pub architecture: String,
+    /// Its status (the session's).
+    pub status: SessionStatus,
+    /// Why it has this status.
+    pub status_info: Option<String>,
+    /// A JSON text (`{}`).
+    pub status_data: String,
+    /// When the status last changed (RFC 3339).
+    pub status_changed: String,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+    /// When it ended (RFC 3339).
+    pub terminated_at: Option<String>,
+    /// The agent it runs on.
+    pub agent: Option<String>,
+    /// The agent it runs on (again, as `agent_id`).
+    pub agent_id: Option<String>,
+    /// Its container's id.
+    pub container_id: Option<String>,
+    /// A JSON text of the resource options: `{"shmem": BYTES}`.
+    pub resource_opts: String,
+    /// A JSON text of the slots it holds (`{}` when none).
+    pub occupied_slots: String,
+    /// Container ports opened as apps.
+    pub preopen_ports: Vec<u16>,
+    /// A JSON text of the current use: metric (`cpu_util`, `cpu_used`, `mem`, `net_rx`,
+    /// `net_tx`, `io_read`, `io_write`) → `{"current", "capacity", "pct"?, "unit_hint"}`,
+    /// numbers as text; null before the second reading.
+    pub live_stat: Option<String>,
+    /// A JSON text of the last use an ended session kept; null otherwise.
+    pub last_stat: Option<String>,
+}

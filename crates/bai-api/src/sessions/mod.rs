@@ -1,0 +1,73 @@
+//! The sessions area's bodies and routes: creating, inspecting and ending sessions, their
+//! events, GraphQL, their apps, and the web UI's login.
+
+pub mod apps;
+pub mod create;
+pub mod events;
+pub mod gql;
+pub mod info;
+pub mod replies;
+pub mod stats;
+pub mod status;
+pub mod web;
+
+pub use apps::{App, AppProtocol, ProxyMode, StartServiceReply, StartServiceRequest};
+pub use create::{
+    CreateConfig, CreateReply, CreateRequest, CreatedSession, ListOrText, NumberOrText,
+};
+pub use events::{CloseData, EventData, EventName, SessionEventData};
+pub use gql::{GqlAnswer, GqlError, GqlRequest};
+pub use info::{Dependency, Kernel, MountMode, Network, PendingInfo, SessionInfo};
+pub use replies::{
+    Destroyed, DestroyedStats, HistoryRecord, HistoryResult, Logs, LogsResult, SchedulingHistory,
+    StatusHistory, StepResult, SubStep,
+};
+pub use stats::{
+    Counters, IdleChecker, IdleReport, RemainingKind, StatSample, Stats, ThresholdOp,
+    UtilizationExtra,
+};
+pub use status::{ClusterMode, CreateStatus, SessionResult, SessionStatus, SessionType};
+pub use web::{LoginRefusal, LoginRefusalData, LoginReply, LoginRequest, LogoutReply, Me, WebRole};
+
+use crate::route::{Body, Route, events, json};
+
+/// The sessions area's operations.
+pub fn routes() -> Vec<Route> {
+    const S: &str = "/session/{reference}";
+    let upgrade = (101, Body::Upgrade);
+    vec![
+        Route::new("post", "/session")
+            .takes(json::<CreateRequest>())
+            .answers(201, json::<CreateReply>()),
+        Route::new("get", S).answers(200, json::<SessionInfo>()),
+        Route::new("delete", S).answers(200, json::<Destroyed>()),
+        Route::new("get", "/session/{reference}/logs").answers(200, json::<Logs>()),
+        Route::new("get", "/session/{reference}/stats").answers(200, json::<Stats>()),
+        Route::new("post", "/session/{reference}/rename").answers(204, Body::Empty),
+        Route::new("post", "/session/{reference}/upload")
+            .takes(Body::Multipart("multipart/form-data"))
+            .answers(204, Body::Empty),
+        Route::new("get", "/session/{reference}/status-history")
+            .answers(200, json::<StatusHistory>()),
+        Route::new("get", "/session/{reference}/scheduling-history")
+            .answers(200, json::<SchedulingHistory>()),
+        Route::new("get", "/stream/session/{reference}/execute").answers(upgrade.0, upgrade.1),
+        Route::new("get", "/events/session").answers(200, events::<EventData>()),
+        Route::new("post", "/admin/gql")
+            .takes(json::<GqlRequest>())
+            .answers(200, json::<GqlAnswer>()),
+        Route::new("get", "/stream/session/{reference}/apps").answers(200, json::<Vec<App>>()),
+        Route::new("get", "/stream/session/{reference}/tcpproxy").answers(upgrade.0, upgrade.1),
+        Route::new("get", "/stream/session/{reference}/httpproxy").answers(upgrade.0, upgrade.1),
+        Route::new("post", "/session/{reference}/download")
+            .answers(200, Body::Multipart("multipart/mixed")),
+        Route::new("post", "/session/{reference}/start-service")
+            .takes(json::<StartServiceRequest>())
+            .answers(200, json::<StartServiceReply>()),
+        Route::new("post", "/server/login")
+            .takes(json::<LoginRequest>())
+            .answers(200, json::<LoginReply>()),
+        Route::new("post", "/server/logout").answers(200, json::<LogoutReply>()),
+        Route::new("get", "/server/me").answers(200, json::<Me>()),
+    ]
+}

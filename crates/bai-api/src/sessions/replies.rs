@@ -1,0 +1,131 @@
+//! The small answers about one session: logs, termination, status and scheduling history.
+
+use super::status::SessionStatus;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// `GET /session/{reference}/logs`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Logs {
+    /// The logs.
+    pub result: LogsResult,
+}
+
+/// The logs of a kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LogsResult {
+    /// The container's output (stdout and stderr), as text; kept after the session ended.
+    pub logs: String,
+}
+
+/// `DELETE /session/{reference}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Destroyed {
+    /// What the official client prints with `-s`.
+    pub stats: DestroyedStats,
+    /// The status after the request (`CANCELLED`, `TERMINATING`, `TERMINATED`).
+    pub status: SessionStatus,
+    /// The session's id.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+}
+
+/// The `stats` of a termination.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DestroyedStats {
+    /// The status after the request in lower case (`terminated`, `cancelled`, …).
+    pub status: String,
+}
+
+/// `GET /session/{reference}/status-history`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StatusHistory {
+    /// Status → when the session first entered it (RFC 3339).
+    pub result: BTreeMap<SessionStatus, String>,
+}
+
+/// `GET /session/{reference}/scheduling-history`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SchedulingHistory {
+    /// The records that match the filter, oldest first.
+    pub result: Vec<HistoryRecord>,
+}
+
+/// The outcome of a scheduling or lifecycle step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum HistoryResult {
+    /// It happened.
+    Success,
+    /// It failed.
+    Failure,
+    /// It no longer applied.
+    Stale,
+    /// It is tried again (e.g. no agent has room yet).
+    NeedRetry,
+    /// It ran out of time.
+    Expired,
+    /// It is not tried again.
+    GiveUp,
+    /// It was not needed.
+    Skipped,
+}
+
+/// One record of what happened to a session on its way. Identical consecutive attempts
+/// merge into one (`attempts` counts them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HistoryRecord {
+    /// The record's number.
+    pub id: i64,
+    /// The session's id.
+    pub session_id: String,
+    /// Which part acted: `schedule`, `launch`, `terminate`, …
+    pub phase: String,
+    /// How it went.
+    pub result: HistoryResult,
+    /// The status before.
+    pub from_status: Option<SessionStatus>,
+    /// The status after.
+    pub to_status: Option<SessionStatus>,
+    /// The code of a failure or wait (e.g. `no-available-instances`).
+    pub error_code: Option<String>,
+    /// What happened, in words.
+    pub message: String,
+    /// How many identical attempts this record stands for.
+    pub attempts: i64,
+    /// The first attempt (RFC 3339).
+    pub created_at: String,
+    /// The last attempt (RFC 3339).
+    pub updated_at: String,
+    /// The scheduler's steps (none for lifecycle records).
+    pub sub_steps: Vec<SubStep>,
+}
+
+/// How a step went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum StepResult {
+    /// It passed.
+    Success,
+    /// It failed.
+    Failure,
+}
+
+/// One step of a scheduling attempt: a validator, the sequencer, the agent selector or the
+/// allocation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SubStep {
+    /// The step's name.
+    pub step: String,
+    /// How it went.
+    pub result: StepResult,
+    /// What it found.
+    pub message: String,
+    /// The failure's code.
+    pub error_code: Option<String>,
+    /// When it started (RFC 3339).
+    pub started_at: String,
+    /// When it ended (RFC 3339).
+    pub ended_at: String,
+}

@@ -1,0 +1,68 @@
+//! The web UI's login: `POST /server/login`, `POST /server/logout`, `GET /server/me`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The body of `POST /server/login`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LoginRequest {
+    /// The user's email.
+    pub username: String,
+    /// The user's web password.
+    pub password: String,
+}
+
+/// A user's role in the web UI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WebRole {
+    /// An administrator.
+    Superadmin,
+    /// Anyone else.
+    User,
+}
+
+/// Who a web session belongs to (`GET /server/me`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Me {
+    /// The user's email.
+    pub email: String,
+    /// The keypair the web session acts with.
+    pub access_key: String,
+    /// The user is an administrator.
+    pub is_admin: bool,
+    /// The role, in words.
+    pub role: WebRole,
+}
+
+/// `POST /server/login` that succeeded (with an HttpOnly `bai_web` cookie).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LoginReply {
+    /// True.
+    pub authenticated: bool,
+    /// Who logged in.
+    pub data: Me,
+}
+
+/// `POST /server/login` refused (401; not a problem document, as the web UI reads it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LoginRefusal {
+    /// False.
+    pub authenticated: bool,
+    /// Why.
+    pub data: LoginRefusalData,
+}
+
+/// Why a login was refused.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LoginRefusalData {
+    /// For the person, e.g. "The email or the password is wrong.".
+    pub details: String,
+}
+
+/// `POST /server/logout` (the cookie is cleared).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LogoutReply {
+    /// False.
+    pub authenticated: bool,
+}

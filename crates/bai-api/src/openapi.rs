@@ -97,7 +97,26 @@ pub fn generate(base: &Value) -> Result<Value, OpenApiError> {
     );
     let defs: Map<String, Value> = schemas.take_definitions(true).into_iter().collect();
     components.insert("schemas".into(), Value::Object(defs));
-    Ok(doc)
+    Ok(canonical(doc))
+}
+
+/// The same document with every object's keys in sorted order, so its text does not depend
+/// on how `serde_json` keeps maps in a given build (`preserve_order` or not).
+pub fn canonical(v: Value) -> Value {
+    match v {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, canonical(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(canonical).collect()),
+        other => other,
+    }
 }
 
 /// The content of a body: media type → schema.

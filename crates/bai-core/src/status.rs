@@ -7,20 +7,34 @@ use std::str::FromStr;
 
 /// Status of a session (and of its kernels), as the Backend.AI API spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum SessionStatus {
+    /// Queued, waiting for the scheduler to place it.
     Pending,
+    /// Placed on an agent; its kernel is about to be prepared.
     Scheduled,
+    /// The agent prepares the kernel.
     Preparing,
+    /// The agent pulls the image.
     Pulling,
+    /// The image is there; the container is about to be created.
     Prepared,
+    /// The container is being created.
     Creating,
+    /// The kernel runs and can be used.
     Running,
+    /// The kernel restarts.
     Restarting,
+    /// The kernel runs, but not everything of it is healthy.
     RunningDegraded,
+    /// The kernel is being destroyed.
     Terminating,
+    /// Ended after it ran (final).
     Terminated,
+    /// Failed; it still has to be terminated.
     Error,
+    /// Ended before it ran (final).
     Cancelled,
 }
 
@@ -193,11 +207,15 @@ impl FromStr for SessionStatus {
 
 /// Interactive, batch or inference (system sessions are internal and never user-created).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum SessionType {
+    /// Used by a person: apps, terminals, code execution (the default).
     #[default]
     Interactive,
+    /// Runs its startup command and ends with it.
     Batch,
+    /// Serves a model.
     Inference,
 }
 
@@ -227,11 +245,15 @@ impl FromStr for SessionType {
 
 /// Outcome of a finished session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum SessionResult {
+    /// Not ended, or ended without an outcome (interactive sessions).
     #[default]
     Undefined,
+    /// A batch session whose command exited with 0.
     Success,
+    /// A batch session whose command failed, or a session that failed to start.
     Failure,
 }
 

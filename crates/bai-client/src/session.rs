@@ -84,10 +84,14 @@ impl Client {
     }
 
     /// `GET /session/{ref}/stats`: recent resource use (`samples`, `counters`) and the idle
-    /// checkers' reports.
-    pub async fn stats(&self, reference: &str) -> Result<Value, ClientError> {
-        self.send_json(Method::GET, &session_path(reference, "/stats")?, None)
-            .await
+    /// checkers' reports, as the wire contract's type.
+    pub async fn stats(&self, reference: &str) -> Result<bai_api::sessions::Stats, ClientError> {
+        let v = self
+            .send_json(Method::GET, &session_path(reference, "/stats")?, None)
+            .await?;
+        serde_json::from_value(v).map_err(|e| {
+            ClientError::Protocol(format!("the stats answer is not as the API says: {e}"))
+        })
     }
 
     /// `GET /session/{ref}/status-history` → `result` (`{"PENDING": iso, …}`).

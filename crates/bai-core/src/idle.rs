@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 
 /// The checkers, by the names Backend.AI reports them under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Checker {
     SessionLifetime,
@@ -48,6 +49,7 @@ impl Checker {
 
 /// What `remaining` counts down to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RemainingKind {
     /// The session is ended when it reaches 0.
@@ -58,6 +60,7 @@ pub enum RemainingKind {
 
 /// How the utilization thresholds combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ThresholdOp {
     /// Idle only when every metric is below its threshold.
@@ -134,6 +137,7 @@ impl UtilizationConfig {
 
 /// One checker's view of one session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Report {
     pub checker: Checker,
     /// Seconds until `remaining_time_type` is reached (0: now).
@@ -150,6 +154,7 @@ pub struct Report {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct UtilizationExtra {
     pub resources: BTreeMap<String, (Option<f64>, f64)>,
     pub thresholds_check_operator: ThresholdOp,

@@ -17,6 +17,7 @@ pub fn now_ms() -> i64 {
 /// One reading of a kernel's counters, as the container runtime reports them. CPU time,
 /// network and block I/O are cumulative since the kernel started; memory is the current use.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct KernelStats {
     pub kernel_id: Uuid,
     /// Unix milliseconds of the reading.
@@ -33,6 +34,7 @@ pub struct KernelStats {
 
 /// What a kernel used between two readings.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StatSample {
     /// Unix milliseconds at the end of the interval.
     pub at_ms: i64,

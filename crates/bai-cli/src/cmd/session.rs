@@ -3,6 +3,7 @@
 use crate::args::{HistoryArgs, InfoArgs, RmArgs};
 use crate::output::{cell, table};
 use anyhow::{Result, anyhow};
+use bai_api::sessions::stats::{IdleChecker, IdleReport, RemainingKind};
 use bai_client::Client;
 use serde_json::Value;
 
@@ -105,33 +106,46 @@ fn json_text(v: &Value) -> Value {
     }
 }
 
-/// The idle checkers' reports (`idle_checks`, a JSON text or object), in words.
+/// The idle checkers' reports as `GET /session` gives them (`idle_checks`, a JSON text or
+/// object), in words; nothing when there are none or they cannot be read.
 pub fn idle_lines(v: &Value) -> Vec<String> {
-    let parsed = json_text(v);
-    let Some(checks) = parsed.as_object().filter(|c| !c.is_empty()) else {
+    serde_json::from_value::<IdleChecks>(json_text(v))
+        .map(|checks| idle_report_lines(&checks))
+        .unwrap_or_default()
+}
+
+/// The idle checks by checker, as the wire contract types them.
+type IdleChecks = std::collections::BTreeMap<IdleChecker, IdleReport>;
+
+/// The idle checkers' reports in words, one line each.
+pub fn idle_report_lines(checks: &IdleChecks) -> Vec<String> {
+    if checks.is_empty() {
         return Vec::new();
-    };
+    }
     let mut out = vec!["idle checks:".to_string()];
-    for (name, r) in checks {
-        let remaining = span(r["remaining"].as_f64().unwrap_or(0.0));
-        let limit = span(r["threshold"].as_f64().unwrap_or(0.0));
-        let when = if r["remaining_time_type"] == "grace_period" {
+    for (checker, r) in checks {
+        let remaining = span(r.remaining);
+        let limit = span(r.threshold as f64);
+        let when = if r.remaining_time_type == RemainingKind::GracePeriod {
             format!("grace period, {remaining} left")
-        } else if r["idle"] == true {
+        } else if r.idle {
             "idle: ending now".to_string()
         } else {
             format!("ends in {remaining} unless used (limit {limit})")
         };
-        let mut line = format!("  {name:<17} {when}");
-        if let Some(res) = r["extra"]["resources"].as_object() {
-            let parts: Vec<String> = res
+        let mut line = format!("  {:<17} {when}", checker.as_str());
+        if let Some(extra) = &r.extra {
+            let parts: Vec<String> = extra
+                .resources
                 .iter()
-                .map(|(metric, pair)| {
-                    let avg = pair[0]
-                        .as_f64()
+                .map(|(metric, (avg, threshold))| {
+                    let avg = avg
                         .map(|a| format!("{a:.1}%"))
                         .unwrap_or_else(|| "-".into());
-                    format!("{metric} {avg} (threshold {}%)", cell(&pair[1]))
+                    format!(
+                        "{metric} {avg} (threshold {}%)",
+                        cell(&Value::from(*threshold))
+                    )
                 })
                 .collect();
             line.push_str(&format!("; {}", parts.join(", ")));
@@ -252,36 +266,31 @@ pub async fn info(client: &Client, a: &InfoArgs) -> Result<i32> {
 
 /// `bai session stats`: the latest samples as a table, then the idle checks.
 pub async fn stats(client: &Client, a: &InfoArgs) -> Result<i32> {
-    let v = client.stats(&a.reference).await?;
+    let stats = client.stats(&a.reference).await?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        println!("{}", serde_json::to_string_pretty(&stats)?);
         return Ok(0);
     }
-    let samples = v["samples"].as_array().cloned().unwrap_or_default();
-    if samples.is_empty() {
+    if stats.samples.is_empty() {
         println!("no samples yet (the session is not running, or it just started)");
     }
-    let mib = |x: &Value| format!("{:.1}", x.as_f64().unwrap_or(0.0) / (1 << 20) as f64);
-    let kib = |x: &Value| format!("{:.1}", x.as_f64().unwrap_or(0.0) / 1024.0);
-    let rows: Vec<Vec<String>> = samples
+    let mib = |x: f64| format!("{:.1}", x / (1 << 20) as f64);
+    let kib = |x: f64| format!("{:.1}", x / 1024.0);
+    let skip = stats.samples.len().saturating_sub(12);
+    let rows: Vec<Vec<String>> = stats.samples[skip..]
         .iter()
-        .rev()
-        .take(12)
-        .rev()
         .map(|s| {
-            let at = s["at_ms"]
-                .as_i64()
-                .and_then(chrono::DateTime::from_timestamp_millis)
+            let at = chrono::DateTime::from_timestamp_millis(s.at_ms)
                 .map(|t| t.format("%H:%M:%S").to_string())
                 .unwrap_or_default();
             vec![
                 at,
-                format!("{:.1}", s["cpu_util"].as_f64().unwrap_or(0.0)),
-                mib(&s["mem_bytes"]),
-                kib(&s["net_rx_bps"]),
-                kib(&s["net_tx_bps"]),
-                kib(&s["io_read_bps"]),
-                kib(&s["io_write_bps"]),
+                format!("{:.1}", s.cpu_util),
+                mib(s.mem_bytes as f64),
+                kib(s.net_rx_bps),
+                kib(s.net_tx_bps),
+                kib(s.io_read_bps),
+                kib(s.io_write_bps),
             ]
         })
         .collect();
@@ -299,7 +308,7 @@ pub async fn stats(client: &Client, a: &InfoArgs) -> Result<i32> {
             &rows,
         );
     }
-    for l in idle_lines(&v["idle_checks"]) {
+    for l in idle_report_lines(&stats.idle_checks) {
         println!("{l}");
     }
     Ok(0)
@@ -415,8 +424,8 @@ mod tests {
     #[test]
     fn idle_checks_in_words() {
         let v = json!({
-            "network_timeout": {"remaining": 65.2, "remaining_time_type": "expire_after", "threshold": 1800, "idle": false},
-            "utilization": {"remaining": 30.0, "remaining_time_type": "grace_period", "threshold": 600, "idle": false,
+            "network_timeout": {"checker": "network_timeout", "remaining": 65.2, "remaining_time_type": "expire_after", "threshold": 1800, "idle": false},
+            "utilization": {"checker": "utilization", "remaining": 30.0, "remaining_time_type": "grace_period", "threshold": 600, "idle": false,
                 "extra": {"resources": {"cpu_util": [2.5, 10.0], "mem": [null, 5.0]}, "thresholds_check_operator": "and"}}
         });
         let l = idle_lines(&Value::String(v.to_string()));

@@ -20,7 +20,11 @@ use std::collections::BTreeMap;
 
 /// The checkers, by the names Backend.AI reports them under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "IdleChecker")
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Checker {
     SessionLifetime,
@@ -137,7 +141,11 @@ impl UtilizationConfig {
 
 /// One checker's view of one session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "IdleReport")
+)]
 pub struct Report {
     pub checker: Checker,
     /// Seconds until `remaining_time_type` is reached (0: now).

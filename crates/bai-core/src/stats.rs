@@ -17,7 +17,11 @@ pub fn now_ms() -> i64 {
 /// One reading of a kernel's counters, as the container runtime reports them. CPU time,
 /// network and block I/O are cumulative since the kernel started; memory is the current use.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "Counters")
+)]
 pub struct KernelStats {
     pub kernel_id: Uuid,
     /// Unix milliseconds of the reading.

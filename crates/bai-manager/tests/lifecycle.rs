@@ -243,3 +243,34 @@ async fn rm_racing_the_scheduler_never_leaves_a_kernel() {
     }
     assert!(h.agent.live().is_empty(), "{:?}", h.agent.live());
 }
+
+/// Environment names the platform sets (`BAI_*`: they steer the kernel's runner) are refused
+/// by the server with a clear 400, as the web UI refuses them; others are kept.
+#[tokio::test(start_paused = true)]
+async fn reserved_environment_names_are_refused() {
+    let h = Harness::start().await;
+    let body = |env: serde_json::Value| {
+        json!({"name": "envcheck", "image": support::IMAGE, "enqueueOnly": true,
+               "config": {"resources": {"cpu": 1, "mem": "1g"}, "environ": env}})
+    };
+    let refused = bai_manager::lifecycle::create::plan(
+        &h.m,
+        &h.user,
+        &body(json!({"BAI_KRUNNER_SOCKET": "/tmp/x"})),
+    )
+    .err()
+    .expect("refused");
+    assert_eq!(refused.status, 400);
+    assert!(
+        refused.msg.contains("BAI_KRUNNER_SOCKET") && refused.msg.contains("reserved"),
+        "{}",
+        refused.msg
+    );
+    let plan =
+        bai_manager::lifecycle::create::plan(&h.m, &h.user, &body(json!({"MY_BAI_THING": "1"})))
+            .expect("other names are fine");
+    assert_eq!(
+        plan.session.environ.get("MY_BAI_THING").map(String::as_str),
+        Some("1")
+    );
+}

@@ -21,10 +21,7 @@ function Login({ onLogin }: { onLogin: (m: Me) => void }) {
     setBusy(true);
     setError(null);
     try {
-      const r = await api<{ authenticated: boolean; data: Me }>('POST', '/server/login', {
-        username: v.email,
-        password: v.password,
-      });
+      const r = await api('POST', '/server/login', { body: { username: v.email, password: v.password } });
       onLogin(r.data);
     } catch (e) {
       setError(e instanceof ApiError ? e.message : String(e));
@@ -59,7 +56,7 @@ export default function App() {
   const [relaunch, setRelaunch] = useState<LaunchSettings | null>(null);
 
   useEffect(() => {
-    api<Me>('GET', '/server/me').then(setMe, () => setMe(null));
+    api('GET', '/server/me').then(setMe, () => setMe(null));
   }, []);
 
   const notify = useCallback((text: string, sessionId?: string) => {

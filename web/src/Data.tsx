@@ -1,8 +1,11 @@
 import { useCallback, useEffect, useState } from 'react';
 import { App as AntApp, Button, Modal, Popconfirm, Progress, Space, Table, Tag, Typography, Upload } from 'antd';
-import { api, ApiError, formatBytes, formatTime } from './api';
+import { api, ApiError, formatBytes, formatTime, problem, Schema } from './api';
 import NameDialog from './NameDialog';
 import { entryName, folderName } from './validate';
+
+type Folder = Schema<'Folder'>;
+type FileEntry = Schema<'FileEntry'>;
 
 function err(e: unknown) {
   return e instanceof ApiError ? e.message : String(e);
@@ -10,7 +13,7 @@ function err(e: unknown) {
 
 /** Uploads a file into a folder: `request-upload`, then one TUS `PATCH` with progress. */
 async function uploadFile(folderId: string, path: string, file: File, onProgress: (pct: number) => void) {
-  const r = await api('POST', `/folders/${folderId}/request-upload`, { path, size: file.size });
+  const r = await api('POST', '/folders/{id}/request-upload', { path: { id: folderId }, body: { path, size: file.size } });
   const url = `/storage/upload?token=${encodeURIComponent(r.token)}`;
   await new Promise<void>((resolve, reject) => {
     const x = new XMLHttpRequest();
@@ -23,7 +26,7 @@ async function uploadFile(folderId: string, path: string, file: File, onProgress
       if (x.status < 300) return resolve();
       let msg = x.statusText;
       try {
-        msg = JSON.parse(x.responseText || '{}').msg ?? msg;
+        msg = problem(JSON.parse(x.responseText || '{}')).msg ?? msg;
       } catch {
         /* not JSON */
       }
@@ -34,26 +37,27 @@ async function uploadFile(folderId: string, path: string, file: File, onProgress
   });
 }
 
-type Ask = { kind: 'create' } | { kind: 'rename'; folder: any } | { kind: 'mkdir' };
+type Ask = { kind: 'create' } | { kind: 'rename'; folder: Folder } | { kind: 'mkdir' };
 
 /** The Data page: folders (create, rename, delete) and an explorer (list, upload with
  *  progress, download, mkdir, delete). Names are checked as typed, and what the server
  *  refuses is shown beside the field. */
 export default function Data() {
   const { message } = AntApp.useApp();
-  const [folders, setFolders] = useState<any[]>([]);
+  const [folders, setFolders] = useState<Folder[]>([]);
   const [ask, setAsk] = useState<Ask | null>(null);
-  const [open, setOpen] = useState<any | null>(null);
+  const [open, setOpen] = useState<Folder | null>(null);
   const [path, setPath] = useState('');
-  const [items, setItems] = useState<any[]>([]);
+  const [items, setItems] = useState<FileEntry[]>([]);
   const [progress, setProgress] = useState<number | null>(null);
   const [uploadError, setUploadError] = useState<string | null>(null);
-  const load = useCallback(() => api<any[]>('GET', '/folders').then(setFolders, (e) => message.error(err(e))), [message]);
+  const load = useCallback(() => api('GET', '/folders').then(setFolders, (e) => message.error(err(e))), [message]);
   useEffect(() => {
     load();
   }, [load]);
   const list = useCallback(
-    (f: any, p: string) => api('GET', `/folders/${f.id}/files?path=${encodeURIComponent(p)}`).then((r) => setItems(r.items ?? []), (e) => message.error(err(e))),
+    (f: Folder, p: string) =>
+      api('GET', '/folders/{id}/files', { path: { id: f.id }, query: { path: p } }).then((r) => setItems(r.items), (e) => message.error(err(e))),
     [message],
   );
   useEffect(() => {
@@ -62,6 +66,7 @@ export default function Data() {
   const join = (n: string) => (path ? `${path}/${n}` : n);
 
   const upload = async (file: File) => {
+    if (!open) return;
     setUploadError(null);
     setProgress(0);
     try {
@@ -75,8 +80,13 @@ export default function Data() {
     }
   };
   const download = async (n: string) => {
-    const r = await api('POST', `/folders/${open.id}/request-download`, { path: join(n) });
+    if (!open) return;
+    const r = await api('POST', '/folders/{id}/request-download', { path: { id: open.id }, body: { path: join(n) } });
     window.open(`/storage/download?token=${encodeURIComponent(r.token)}`, '_blank');
+  };
+  const remove = (n: string) => {
+    if (!open) return;
+    api('DELETE', '/folders/{id}/delete-files', { path: { id: open.id }, body: { files: [join(n)], recursive: true } }).then(() => list(open, path), (e) => message.error(err(e)));
   };
 
   return (
@@ -87,23 +97,23 @@ export default function Data() {
           + New folder
         </Button>
       </Space>
-      <Table
+      <Table<Folder>
         rowKey="id"
         dataSource={folders}
         pagination={false}
         data-testid="folder-table"
         columns={[
-          { title: 'Name', dataIndex: 'name', render: (n: string, f: any) => <a data-testid={`folder-${n}`} onClick={() => { setOpen(f); setPath(''); setUploadError(null); }}>{n}</a> },
+          { title: 'Name', dataIndex: 'name', render: (n: string, f) => <a data-testid={`folder-${n}`} onClick={() => { setOpen(f); setPath(''); setUploadError(null); }}>{n}</a> },
           { title: 'Host', dataIndex: 'host' },
           { title: 'Permission', dataIndex: 'permission', render: (p: string) => <Tag>{p}</Tag> },
-          { title: 'Owner', render: (_: unknown, f: any) => (f.group ? `project ${f.group}` : 'you') },
-          { title: 'Usage', render: (_: unknown, f: any) => `${formatBytes(Number(f.used_bytes ?? 0))}${f.max_size ? ` of ${f.max_size} MiB` : ''}` },
+          { title: 'Owner', render: (_, f) => (f.group ? `project ${f.group}` : 'you') },
+          { title: 'Usage', render: (_, f) => `${formatBytes(f.used_bytes)}${f.max_size ? ` of ${f.max_size} MiB` : ''}` },
           {
             title: 'Controls',
-            render: (_: unknown, f: any) => (
+            render: (_, f) => (
               <Space>
                 <Button size="small" data-testid={`folder-rename-${f.name}`} onClick={() => setAsk({ kind: 'rename', folder: f })}>Rename</Button>
-                <Popconfirm title={`Delete ${f.name} and its files?`} okText="Delete" onConfirm={() => api('DELETE', '/folders', { id: f.id }).then(load, (e) => message.error(err(e)))}>
+                <Popconfirm title={`Delete ${f.name} and its files?`} okText="Delete" onConfirm={() => api('DELETE', '/folders', { body: { id: f.id } }).then(load, (e) => message.error(err(e)))}>
                   <Button size="small" danger data-testid={`folder-delete-${f.name}`}>Delete</Button>
                 </Popconfirm>
               </Space>
@@ -118,7 +128,7 @@ export default function Data() {
           okText="Create"
           testId="new-folder"
           check={folderName}
-          onSubmit={(name) => api('POST', '/folders', { name, permission: 'rw' }).then(load)}
+          onSubmit={(name) => api('POST', '/folders', { body: { name, permission: 'rw' } }).then(load)}
           onClose={() => setAsk(null)}
         />
       )}
@@ -129,7 +139,7 @@ export default function Data() {
           okText="Rename"
           testId="rename-folder"
           check={folderName}
-          onSubmit={(n) => api('POST', `/folders/${ask.folder.id}/rename`, { new_name: n }).then(load)}
+          onSubmit={(n) => api('POST', '/folders/{id}/rename', { path: { id: ask.folder.id }, body: { new_name: n } }).then(load)}
           onClose={() => setAsk(null)}
         />
       )}
@@ -139,36 +149,36 @@ export default function Data() {
           okText="Create"
           testId="mkdir"
           check={entryName}
-          onSubmit={(n) => api('POST', `/folders/${open.id}/mkdir`, { path: [join(n)], parents: true, exist_ok: false }).then(() => list(open, path))}
+          onSubmit={(n) => api('POST', '/folders/{id}/mkdir', { path: { id: open.id }, body: { path: [join(n)], parents: true, exist_ok: false } }).then(() => list(open, path))}
           onClose={() => setAsk(null)}
         />
       )}
       <Modal open={!!open} width={800} title={`${open?.name ?? ''}/${path}`} onCancel={() => setOpen(null)} footer={null}>
         <Space style={{ marginBottom: 12 }} wrap>
           <Button disabled={!path} onClick={() => setPath(path.split('/').slice(0, -1).join('/'))}>Up</Button>
-          <Upload showUploadList={false} beforeUpload={(f) => { upload(f as unknown as File); return false; }}>
+          <Upload showUploadList={false} beforeUpload={(f) => { upload(f); return false; }}>
             <Button data-testid="explorer-upload" disabled={open?.permission === 'ro'}>Upload</Button>
           </Upload>
           <Button data-testid="explorer-mkdir" disabled={open?.permission === 'ro'} onClick={() => setAsk({ kind: 'mkdir' })}>New directory</Button>
           {progress !== null && <Progress percent={progress} style={{ width: 200 }} data-testid="upload-progress" />}
         </Space>
         {uploadError && <div style={{ color: '#cf1322', marginBottom: 8 }} data-testid="upload-error">{uploadError}</div>}
-        <Table
+        <Table<FileEntry>
           size="small"
           rowKey="name"
           pagination={false}
           dataSource={items}
           data-testid="explorer-table"
           columns={[
-            { title: 'Name', dataIndex: 'name', render: (n: string, i: any) => (i.type === 'DIRECTORY' ? <a data-testid={`entry-${n}`} onClick={() => setPath(join(n))}>📁 {n}</a> : <span data-testid={`entry-${n}`}>📄 {n}</span>) },
-            { title: 'Size', dataIndex: 'size', render: (n: number, i: any) => (i.type === 'DIRECTORY' ? '-' : formatBytes(Number(n))) },
+            { title: 'Name', dataIndex: 'name', render: (n: string, i) => (i.type === 'DIRECTORY' ? <a data-testid={`entry-${n}`} onClick={() => setPath(join(n))}>📁 {n}</a> : <span data-testid={`entry-${n}`}>📄 {n}</span>) },
+            { title: 'Size', dataIndex: 'size', render: (n: number, i) => (i.type === 'DIRECTORY' ? '-' : formatBytes(n)) },
             { title: 'Modified', dataIndex: 'modified', render: formatTime },
             {
               title: '',
-              render: (_: unknown, i: any) => (
+              render: (_, i) => (
                 <Space>
                   {i.type !== 'DIRECTORY' && <Button size="small" data-testid={`download-${i.name}`} onClick={() => download(i.name).catch((e) => message.error(err(e)))}>Download</Button>}
-                  <Popconfirm title={`Delete ${i.name}?`} okText="Delete" onConfirm={() => api('DELETE', `/folders/${open.id}/delete-files`, { files: [join(i.name)], recursive: true }).then(() => list(open, path), (e) => message.error(err(e)))}>
+                  <Popconfirm title={`Delete ${i.name}?`} okText="Delete" onConfirm={() => remove(i.name)}>
                     <Button size="small" danger data-testid={`delete-${i.name}`} disabled={open?.permission === 'ro'}>Delete</Button>
                   </Popconfirm>
                 </Space>

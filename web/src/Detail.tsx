@@ -4,27 +4,20 @@
 import { useCallback, useEffect, useState } from 'react';
 import { App as AntApp, Button, Descriptions, Drawer, Input, Popover, Space, Table, Tag, Tooltip, Typography } from 'antd';
 import { ClockCircleOutlined, InfoCircleOutlined } from '@ant-design/icons';
-import { api, elapsed, formatBytes, formatSlots } from './api';
+import { api, elapsed, formatBytes, formatSlots, Schema } from './api';
 import { errText, STATUS_COLOR } from './dialogs';
 import Sparkline from './Sparkline';
 import * as sessionName from './validate';
 import { CHECKER_LABEL, formatDuration, IdleReport, LEVEL_COLOR, METRIC_LABEL, parseIdleChecks, remainingNow, reportLevel, utilizationLevel } from './idle';
 
-interface Sample {
-  at_ms: number;
-  cpu_util: number;
-  mem_bytes: number;
-  mem: number;
-  net_rx_bps: number;
-  net_tx_bps: number;
-  io_read_bps: number;
-  io_write_bps: number;
-}
+type Sample = Schema<'StatSample'>;
+type Session = Schema<'SessionInfo'>;
+type Kernel = Schema<'Kernel'>;
 
 const INFO_STATES = ['PENDING', 'TERMINATED', 'CANCELLED', 'ERROR'];
 
 /** What the Info button next to a PENDING / TERMINATED / CANCELLED status says. */
-function statusDetails(s: any) {
+function statusDetails(s: Session) {
   const p = s.pending;
   return (
     <div style={{ maxWidth: 420 }} data-testid="status-details">
@@ -37,9 +30,9 @@ function statusDetails(s: any) {
           <div>
             Queue position {p.queue_position} of {p.queue_length} in resource group {p.resource_group}
           </div>
-          {p.short_of?.length > 0 && (
+          {p.short_of.length > 0 && (
             <div>
-              Short of: {p.short_of.map(([r, n]: [string, number]) => `${r} on ${n} of ${p.agents_considered} agents`).join(', ')}
+              Short of: {p.short_of.map(([r, n]) => `${r} on ${n} of ${p.agents_considered} agents`).join(', ')}
             </div>
           )}
           {p.estimated_start && <div>Estimated start: {new Date(p.estimated_start).toLocaleString()}</div>}
@@ -146,14 +139,15 @@ export default function Detail({
   onHistory: (s: { id: string; name: string }) => void;
 }) {
   const { message } = AntApp.useApp();
-  const [s, setS] = useState<any>(null);
+  const [s, setS] = useState<Session | null>(null);
   const [stats, setStats] = useState<{ samples: Sample[]; idle: IdleReport[]; at: number }>({ samples: [], idle: [], at: Date.now() });
   const [editing, setEditing] = useState(false);
   const [name, setName] = useState('');
   const load = useCallback(() => {
-    api('GET', `/session/${id}`).then(setS, (e) => message.error(errText(e)));
-    api('GET', `/session/${id}/stats`).then(
-      (r) => setStats({ samples: r.samples ?? [], idle: parseIdleChecks(r.idle_checks), at: Date.now() }),
+    const path = { reference: id };
+    api('GET', '/session/{reference}', { path }).then(setS, (e) => message.error(errText(e)));
+    api('GET', '/session/{reference}/stats', { path }).then(
+      (r) => setStats({ samples: r.samples, idle: parseIdleChecks(r.idle_checks), at: Date.now() }),
       () => undefined,
     );
   }, [id, message]);
@@ -168,7 +162,7 @@ export default function Detail({
   const rename = async () => {
     if (nameProblem) return;
     try {
-      await api('POST', `/session/${id}/rename?name=${encodeURIComponent(name)}`);
+      await api('POST', '/session/{reference}/rename', { path: { reference: id }, query: { name } });
       setEditing(false);
       load();
       onRenamed();
@@ -177,9 +171,7 @@ export default function Detail({
     }
   };
   const ref = { id: s.id, name: s.name };
-  const running = s.status_history?.RUNNING as string | undefined;
-  const kernels: any[] = s.kernels ?? [];
-  const mounts: [string, string, string][] = s.mounts ?? [];
+  const running: string | undefined = s.status_history.RUNNING;
   return (
     <Drawer open width={720} title="Session detail" onClose={onClose}>
       <Descriptions column={1} bordered size="small">
@@ -225,11 +217,11 @@ export default function Detail({
         <Descriptions.Item label="Type">{s.type}</Descriptions.Item>
         <Descriptions.Item label="Environment">{s.image}</Descriptions.Item>
         <Descriptions.Item label="Mounts">
-          <span data-testid="detail-mounts">{mounts.map(([n, path, perm]) => `${n} → ${path} (${perm})`).join(', ') || '-'}</span>
+          <span data-testid="detail-mounts">{s.mounts.map(([n, path, perm]) => `${n} → ${path} (${perm})`).join(', ') || '-'}</span>
         </Descriptions.Item>
         <Descriptions.Item label="Resource allocation">
           {formatSlots(s.requested_slots)}
-          {s.shmem ? `, shared memory ${formatBytes(Number(s.shmem))}` : ''}
+          {s.shmem ? `, shared memory ${formatBytes(s.shmem)}` : ''}
         </Descriptions.Item>
         <Descriptions.Item label="Reserved time">{s.created_at ? `${new Date(s.created_at).toLocaleString()} (waited ${running ? elapsed(s.created_at, running) : elapsed(s.created_at, s.terminated_at)})` : '-'}</Descriptions.Item>
         <Descriptions.Item label="Elapsed time">{running ? elapsed(running, s.terminated_at) : '-'}</Descriptions.Item>
@@ -238,8 +230,8 @@ export default function Detail({
         <Descriptions.Item label="Resource usage">
           <Usage samples={stats.samples} />
           <div style={{ fontSize: 12, color: '#555' }}>
-            Through the app proxy and tunnels: {formatBytes(s.network?.rx_bytes ?? 0)} in, {formatBytes(s.network?.tx_bytes ?? 0)} out
-            {s.network?.last_activity ? `, last at ${new Date(s.network.last_activity).toLocaleTimeString()}` : ''}
+            Through the app proxy and tunnels: {formatBytes(s.network.rx_bytes)} in, {formatBytes(s.network.tx_bytes)} out
+            {s.network.last_activity ? `, last at ${new Date(s.network.last_activity).toLocaleTimeString()}` : ''}
           </div>
         </Descriptions.Item>
         <Descriptions.Item label="Idle checks">
@@ -247,17 +239,17 @@ export default function Detail({
         </Descriptions.Item>
       </Descriptions>
       <Typography.Title level={5} style={{ marginTop: 16 }}>Kernels</Typography.Title>
-      <Table
+      <Table<Kernel>
         size="small"
         rowKey="id"
         pagination={false}
-        dataSource={kernels}
+        dataSource={s.kernels}
         data-testid="kernels"
         columns={[
           {
             title: 'Hostname',
             dataIndex: 'cluster_hostname',
-            render: (h: string, k: any) => (
+            render: (h: string, k) => (
               <Space>
                 {h}
                 <Button size="small" onClick={() => onLogs(ref, k.id)} data-testid={`kernel-log-${h}`}>Log</Button>

@@ -3,14 +3,19 @@ import {
   Alert, App as AntApp, Button, Card, Col, DatePicker, Descriptions, Divider, Form, Input, InputNumber, List, Modal, Radio,
   Row, Select, Slider, Space, Steps, Switch, Table, Tag, Typography,
 } from 'antd';
+import type { ButtonProps } from 'antd';
 import dayjs from 'dayjs';
-import { api, ApiError, Me } from './api';
+import { api, ApiError, Me, Schema } from './api';
+import { dataProps } from './dataProps';
 import * as v from './validate';
 import NameDialog from './NameDialog';
 
+type Folder = Schema<'Folder'>;
+type FileEntry = Schema<'FileEntry'>;
+
 /** Everything the launcher sets; also what Recent History keeps. */
 export interface LaunchSettings {
-  type: 'interactive' | 'batch' | 'inference';
+  type: Schema<'SessionType'>;
   name: string;
   startupCommand: string;
   startsAt: string | null;
@@ -29,7 +34,7 @@ export interface LaunchSettings {
   accelerator: number;
   count: number;
   agent: string | null;
-  clusterMode: 'single-node' | 'multi-node';
+  clusterMode: Schema<'ClusterMode'>;
   clusterSize: number;
   ompThreads: number | null;
   openblasThreads: number | null;
@@ -82,12 +87,12 @@ export function problems(s: LaunchSettings, max: { cpu: number; memGiB: number; 
   return out;
 }
 
-function body(s: LaunchSettings, accelSlot: string | null) {
+function body(s: LaunchSettings, accelSlot: string | null): Schema<'CreateRequest'> {
   const environ: Record<string, string> = {};
   for (const e of s.env) environ[e.key] = e.value;
   if (s.ompThreads) environ.OMP_NUM_THREADS = String(s.ompThreads);
   if (s.openblasThreads) environ.OPENBLAS_NUM_THREADS = String(s.openblasThreads);
-  const config: Record<string, unknown> = {
+  const config: Schema<'CreateConfig'> = {
     resources: { cpu: s.cpu, mem: `${Math.round(s.memGiB * 1024)}m`, ...(s.accelerator && accelSlot ? { [accelSlot]: s.accelerator } : {}) },
     resource_opts: { shmem: `${Math.round(s.shmemGiB * 1024)}m` },
     environ,
@@ -118,14 +123,14 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
   const { message, notification } = AntApp.useApp();
   const [s, setS] = useState<LaunchSettings>(initial ?? DEFAULTS);
   const [step, setStep] = useState(initial ? 4 : 0);
-  const [groups, setGroups] = useState<any[]>([]);
-  const [presets, setPresets] = useState<any[]>([]);
-  const [agents, setAgents] = useState<any[]>([]);
+  const [groups, setGroups] = useState<Schema<'ResourceGroup'>[]>([]);
+  const [presets, setPresets] = useState<Schema<'Preset'>[]>([]);
+  const [agents, setAgents] = useState<Schema<'Agent'>[]>([]);
   const [projects, setProjects] = useState<string[]>(['default']);
-  const [folders, setFolders] = useState<any[]>([]);
+  const [folders, setFolders] = useState<Folder[]>([]);
   const [folderSearch, setFolderSearch] = useState('');
   const [creatingFolder, setCreatingFolder] = useState(false);
-  const [explore, setExplore] = useState<{ id: string; name: string; items: any[] } | null>(null);
+  const [explore, setExplore] = useState<{ id: string; name: string; items: FileEntry[] } | null>(null);
   const [history, setHistory] = useState<HistoryEntry[]>(loadHistory());
   const [showHistory, setShowHistory] = useState(false);
   const [renaming, setRenaming] = useState<HistoryEntry | null>(null);
@@ -136,27 +141,27 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
   const set = <K extends keyof LaunchSettings>(k: K, val: LaunchSettings[K]) => setS((o) => ({ ...o, [k]: val }));
 
   useEffect(() => {
-    api('GET', '/resource-groups').then((r) => setGroups(r.resource_groups ?? []), () => undefined);
-    api('GET', '/resource/presets').then((r) => setPresets(r.presets ?? []), () => undefined);
-    api('GET', '/agents').then((r) => setAgents(r.agents ?? []), () => undefined);
-    api('GET', '/projects').then((r) => setProjects((r.projects ?? []).map((p: any) => p.name ?? p)), () => undefined);
+    api('GET', '/resource-groups').then((r) => setGroups(r.resource_groups), () => undefined);
+    api('GET', '/resource/presets').then((r) => setPresets(r.presets), () => undefined);
+    api('GET', '/agents').then((r) => setAgents(r.agents), () => undefined);
+    api('GET', '/projects').then((r) => setProjects(r.projects.map((p) => p.name)), () => undefined);
     loadFolders();
   }, []);
-  const loadFolders = () => api<any[]>('GET', '/folders').then(setFolders, () => undefined);
+  const loadFolders = () => api('GET', '/folders').then(setFolders, () => undefined);
 
   const max = useMemo(() => {
     let cpu = 0;
     let mem = 0;
     for (const a of agents.filter((a) => a.scaling_group === s.group)) {
-      cpu = Math.max(cpu, Number(a.capacity?.cpu ?? 0));
-      mem = Math.max(mem, Number(a.capacity?.mem ?? 0) / 2 ** 30);
+      cpu = Math.max(cpu, Number(a.capacity.cpu));
+      mem = Math.max(mem, Number(a.capacity.mem) / 2 ** 30);
     }
     // AI accelerators: the first accelerator slot the group's agents offer, up to the most
     // one agent has.
     let slot: string | null = null;
     let accelerator = 0;
     for (const a of agents.filter((a) => a.scaling_group === s.group)) {
-      for (const [k, val] of Object.entries(a.capacity ?? {})) {
+      for (const [k, val] of Object.entries(a.capacity)) {
         if (k === 'cpu' || k === 'mem') continue;
         slot ??= k;
         if (k === slot) accelerator = Math.max(accelerator, Number(val));
@@ -169,7 +174,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
 
   const searchOwner = async () => {
     try {
-      const r = await api('GET', `/admin/users/${encodeURIComponent(s.ownerEmail)}`);
+      const r = await api('GET', '/admin/users/{email}', { path: { email: s.ownerEmail } });
       set('ownerAccessKey', r.access_key);
     } catch (e) {
       set('ownerAccessKey', null);
@@ -184,8 +189,9 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
       setS((o) => ({
         ...o,
         preset: name,
-        cpu: Number(p.resource_slots?.cpu ?? o.cpu),
-        memGiB: Number(p.resource_slots?.mem ?? o.memGiB * 2 ** 30) / 2 ** 30,
+        cpu: Number(p.resource_slots.cpu),
+        memGiB: Number(p.resource_slots.mem) / 2 ** 30,
+        // The server sends null for a preset without shared memory (the document says a string).
         shmemGiB: p.shared_memory ? Number(p.shared_memory) / 2 ** 30 : o.shmemGiB,
       }));
     }
@@ -196,14 +202,14 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
     setLaunching(true);
     setServerError(null);
     try {
-      const r = await api('POST', '/session', body(s, max.accelSlot));
-      const id = r.sessionId ?? r.session_id ?? r.id;
-      const name = r.sessionName ?? s.name ?? id;
+      const r = await api('POST', '/session', { body: body(s, max.accelSlot) });
+      const id = r.sessionId;
+      const name = r.sessionName;
       const entry: HistoryEntry = { id: `${Date.now()}`, label: s.name || name, pinned: false, at: new Date().toISOString(), settings: s };
       const h = [entry, ...history];
       saveHistory(h);
       setHistory(loadHistory());
-      notify(`Session ${name} created (${r.status ?? 'PENDING'})`, id);
+      notify(`Session ${name} created (${r.status})`, id);
       // The same notification turns into the RUNNING one (apps, terminal, logs) once the
       // session starts (the Sessions page follows the event stream).
       const key = `session-${id}`;
@@ -211,9 +217,9 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
         key,
         placement: 'bottomRight',
         message: `Session ${name} created`,
-        description: <Tag color="gold" data-testid="toast-status">{r.status ?? 'PENDING'}</Tag>,
+        description: <Tag color="gold" data-testid="toast-status">{r.status}</Tag>,
         btn: (
-          <Button size="small" danger onClick={() => { notification.destroy(key); api('DELETE', `/session/${id}`).catch(() => undefined); }}>
+          <Button size="small" danger onClick={() => { notification.destroy(key); api('DELETE', '/session/{reference}', { path: { reference: id } }).catch(() => undefined); }}>
             Terminate
           </Button>
         ),
@@ -401,7 +407,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
         <Input.Search placeholder="Search folders" allowClear value={folderSearch} onChange={(e) => setFolderSearch(e.target.value)} />
         <Button onClick={() => setCreatingFolder(true)} data-testid="folder-add">+</Button>
       </Space>
-      <Table
+      <Table<Folder>
         size="small"
         rowKey="name"
         pagination={false}
@@ -409,18 +415,18 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
         rowSelection={{
           selectedRowKeys: s.mounts,
           onChange: (keys) => set('mounts', keys as string[]),
-          getCheckboxProps: (f: any) => ({ 'data-testid': `mount-${f.name}` } as any),
+          getCheckboxProps: (f) => dataProps({ 'data-testid': `mount-${f.name}` }),
         }}
         columns={[
           {
             title: 'Folder',
             dataIndex: 'name',
-            render: (n: string, f: any) => (
-              <a onClick={() => api('GET', `/folders/${f.id}/files?path=`).then((r) => setExplore({ id: f.id, name: n, items: r.items ?? [] }))}>{n}</a>
+            render: (n: string, f) => (
+              <a onClick={() => api('GET', '/folders/{id}/files', { path: { id: f.id }, query: { path: '' } }).then((r) => setExplore({ id: f.id, name: n, items: r.items }))}>{n}</a>
             ),
           },
           { title: 'Permission', dataIndex: 'permission' },
-          { title: 'Owner', render: (_: unknown, f: any) => (f.group ? `project ${f.group}` : 'you') },
+          { title: 'Owner', render: (_, f) => (f.group ? `project ${f.group}` : 'you') },
         ]}
       />
       {creatingFolder && (
@@ -431,7 +437,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
           testId="new-folder"
           check={v.folderName}
           onSubmit={async (name) => {
-            await api('POST', '/folders', { name, permission: 'rw' });
+            await api('POST', '/folders', { body: { name, permission: 'rw' } });
             await loadFolders();
             // A new folder is selected for mounting at once.
             setS((o) => ({ ...o, mounts: [...o.mounts, name] }));
@@ -440,7 +446,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
         />
       )}
       <Modal open={!!explore} title={`Files in ${explore?.name}`} onCancel={() => setExplore(null)} footer={null}>
-        <List size="small" dataSource={explore?.items ?? []} locale={{ emptyText: 'No files' }} renderItem={(i: any) => <List.Item>{i.type === 'DIRECTORY' ? '📁' : '📄'} {i.name} <Typography.Text type="secondary">{i.size} B</Typography.Text></List.Item>} />
+        <List size="small" dataSource={explore?.items ?? []} locale={{ emptyText: 'No files' }} renderItem={(i) => <List.Item>{i.type === 'DIRECTORY' ? '📁' : '📄'} {i.name} <Typography.Text type="secondary">{i.size} B</Typography.Text></List.Item>} />
       </Modal>
     </div>,
     // 4. Network
@@ -497,7 +503,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
       >
         Launch
       </Button>
-      <Modal open={confirmNoFolder} title="No folders are mounted" okText="Start" onOk={launch} onCancel={() => setConfirmNoFolder(false)} okButtonProps={{ 'data-testid': 'no-folder-start' } as any}>
+      <Modal open={confirmNoFolder} title="No folders are mounted" okText="Start" onOk={launch} onCancel={() => setConfirmNoFolder(false)} okButtonProps={dataProps<ButtonProps>({ 'data-testid': 'no-folder-start' })}>
         Files outside mounted folders are deleted when the session ends. Start anyway?
       </Modal>
     </div>,

@@ -2,7 +2,9 @@
 // answer (a refused name, a conflict) is shown beside the field, not as a passing toast.
 import { useState } from 'react';
 import { Input, Modal } from 'antd';
+import type { ButtonProps } from 'antd';
 import { ApiError } from './api';
+import { dataProps } from './dataProps';
 import type { Problem } from './validate';
 
 export default function NameDialog({
@@ -42,7 +44,7 @@ export default function NameDialog({
     }
   };
   return (
-    <Modal open title={title} okText={okText} onOk={submit} onCancel={onClose} confirmLoading={busy} okButtonProps={{ disabled: !!problem, 'data-testid': `${testId}-ok` } as any}>
+    <Modal open title={title} okText={okText} onOk={submit} onCancel={onClose} confirmLoading={busy} okButtonProps={dataProps<ButtonProps>({ disabled: !!problem, 'data-testid': `${testId}-ok` })}>
       <Input
         autoFocus
         data-testid={`${testId}-input`}

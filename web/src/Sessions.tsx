@@ -59,7 +59,7 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
               <Button size="small" onClick={() => setDialog({ kind: 'apps', s: item })}>Apps</Button>
               <Button size="small" onClick={() => openApp(id, 'ttyd', { path: true }).catch((e) => message.error(errText(e)))}>Terminal</Button>
               <Button size="small" onClick={() => setDialog({ kind: 'logs', s: item })}>Logs</Button>
-              <Button size="small" danger onClick={() => { notification.destroy(key); api('DELETE', `/session/${id}`).catch((e) => message.error(errText(e))); }}>Terminate</Button>
+              <Button size="small" danger onClick={() => { notification.destroy(key); api('DELETE', '/session/{reference}', { path: { reference: id } }).catch((e) => message.error(errText(e))); }}>Terminate</Button>
             </Space>
           ),
         });
@@ -79,7 +79,7 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
 
   const terminate = async (s: SessionItem) => {
     try {
-      await api('DELETE', `/session/${s.id}`);
+      await api('DELETE', '/session/{reference}', { path: { reference: s.id } });
       message.success(`${s.name} is terminating`);
     } catch (e) {
       message.error(errText(e));

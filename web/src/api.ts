@@ -1,61 +1,121 @@
 // The browser's API client: the session cookie authenticates (the browser never holds a
 // secret key); every request carries X-BAI-Web, which state-changing ones must have.
 
+import type { components, paths } from './api-types';
+
 export class ApiError extends Error {
   constructor(public status: number, public title: string, message: string) {
     super(message);
   }
 }
 
-export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+/** A type of the server's wire contract, by its name in docs/openapi.json. */
+export type Schema<N extends keyof components['schemas']> = components['schemas'][N];
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+
+/** The documented paths that have an operation for `M`. */
+export type PathOf<M extends Method> = {
+  [P in keyof paths]: paths[P] extends Record<Lowercase<M>, object> ? P : never;
+}[keyof paths];
+
+type Operation<M extends Method, P extends PathOf<M>> = paths[P][Lowercase<M>];
+
+type JsonContent<C> = C extends { content: { 'application/json': infer T } } ? T : null;
+type SuccessCode = 200 | 201 | 202 | 204;
+
+/** What a successful call answers: its JSON body, or `null` for an empty one (204). */
+export type Reply<M extends Method, P extends PathOf<M>> =
+  Operation<M, P> extends { responses: infer R } ? { [C in keyof R & SuccessCode]: JsonContent<R[C]> }[keyof R & SuccessCode] : never;
+
+type PathPart<O> = O extends { parameters: { path: infer X } } ? { path: X } : { path?: undefined };
+type QueryPart<O> = O extends { parameters: { query: infer Q } }
+  ? { query: Q }
+  : O extends { parameters: { query?: infer Q } }
+    ? { query?: Q }
+    : { query?: undefined };
+type BodyPart<O> = O extends { requestBody: { content: { 'application/json': infer B } } } ? { body: B } : { body?: undefined };
+
+/** The path parameters, query and JSON body an operation takes, as the document says. */
+export type Request<M extends Method, P extends PathOf<M>> = PathPart<Operation<M, P>> & QueryPart<Operation<M, P>> & BodyPart<Operation<M, P>>;
+
+/** The query parameters an operation takes. */
+export type Query<M extends Method, P extends PathOf<M>> = NonNullable<Request<M, P>['query']>;
+
+/** `/folders/{id}/files` with `{id: 'abc'}` and `{path: ''}` → `/folders/abc/files?path=`. */
+export function buildUrl(template: string, path?: Record<string, string | number>, query?: Record<string, string | number | boolean | undefined>): string {
+  const url = template.replace(/\{([^}]+)\}/g, (_, k: string) => {
+    const v = path?.[k];
+    if (v === undefined) throw new Error(`${template}: no value for {${k}}`);
+    return encodeURIComponent(String(v));
+  });
+  const q = Object.entries(query ?? {})
+    .filter((e): e is [string, string | number | boolean] => e[1] !== undefined)
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
+    .join('&');
+  return q ? `${url}?${q}` : url;
+}
+
+/** What `api` is given beside the method and path: nothing where the operation takes nothing. */
+export type RequestArgs<M extends Method, P extends PathOf<M>> = {} extends Request<M, P> ? [req?: Request<M, P>] : [req: Request<M, P>];
+
+type RawRequest = { path?: Record<string, string | number>; query?: Record<string, string | number | boolean | undefined>; body?: unknown };
+
+/** Calls a documented operation: `path` is the document's template (`/session/{reference}`),
+ *  and what it takes and answers are the contract's types. */
+export function api<M extends Method, P extends PathOf<M>>(method: M, path: P, ...req: RequestArgs<M, P>): Promise<Reply<M, P>>;
+// The answer is what the document says the operation answers (the signature above).
+export function api(method: Method, path: string, req?: object): Promise<unknown> {
+  const r: RawRequest = req ?? {};
+  return send(method, buildUrl(path, r.path, r.query), r.body);
+}
+
+/** The message and title of an error answer (a JSON problem; anything else gives none). */
+export function problem(data: unknown): { msg?: string; title?: string } {
+  if (!data || typeof data !== 'object') return {};
+  const p = data as Partial<Schema<'Problem'>>;
+  return { msg: typeof p.msg === 'string' ? p.msg : undefined, title: typeof p.title === 'string' ? p.title : undefined };
+}
+
+/** One request; the parsed JSON answer (`null` when empty), or an `ApiError`. */
+async function send(method: Method, url: string, body?: unknown): Promise<unknown> {
   const headers: Record<string, string> = { 'X-BAI-Web': '1', Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const r = await fetch(path, {
+  const r = await fetch(url, {
     method,
     headers,
     credentials: 'same-origin',
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await r.text();
-  let data: any = null;
+  let data: unknown = null;
   try {
     data = text ? JSON.parse(text) : null;
   } catch {
     data = text;
   }
   if (!r.ok) {
-    const msg = (data && (data.msg || data.data?.details || data.title)) || `${r.status} ${r.statusText}`;
-    throw new ApiError(r.status, (data && data.title) || 'Error', msg);
+    const p = problem(data);
+    throw new ApiError(r.status, p.title || 'Error', p.msg || p.title || `${r.status} ${r.statusText}`);
   }
-  return data as T;
+  return data;
 }
 
-export async function gql<T = any>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const r = await api<{ data: T; errors?: { message: string }[] }>('POST', '/admin/gql', { query, variables });
+/** A GraphQL query; `T` is the shape of `data` the query selects (the document says only
+ *  "free JSON"). */
+export async function gql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const r = await api('POST', '/admin/gql', { body: { query, variables } });
   if (r.errors && r.errors.length) throw new ApiError(400, 'GraphQL error', r.errors[0].message);
-  return r.data;
+  return r.data as T;
 }
 
-export interface Me {
-  email: string;
-  access_key: string;
-  is_admin: boolean;
-  role: string;
-}
+export type Me = Schema<'Me'>;
 
-export interface SessionItem {
-  id: string;
-  name: string;
-  type: string;
-  status: string;
-  status_info: string | null;
-  image: string;
-  created_at: string;
-  terminated_at: string | null;
-  occupying_slots: string;
-  agent: string | null;
-  user_email: string | null;
-}
+/** A row of the session list: `compute_session_list` answers the fields of `GET /session/{reference}`. */
+export type SessionItem = Pick<
+  Schema<'SessionInfo'>,
+  'id' | 'name' | 'type' | 'status' | 'status_info' | 'image' | 'created_at' | 'terminated_at' | 'occupying_slots' | 'agent' | 'user_email'
+>;
 
 export const RUNNING_STATES = ['PENDING', 'SCHEDULED', 'PREPARING', 'PULLING', 'PREPARED', 'CREATING', 'RUNNING', 'RESTARTING', 'TERMINATING'];
 export const FINISHED_STATES = ['TERMINATED', 'CANCELLED', 'ERROR'];

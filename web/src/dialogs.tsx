@@ -1,7 +1,7 @@
 // The dialogs of the Sessions page: app launcher, log viewer, scheduling history.
 import { useCallback, useEffect, useState } from 'react';
 import { App as AntApp, Button, Checkbox, Input, List, Modal, Select, Space, Table, Tag, Typography } from 'antd';
-import { api, ApiError, formatTime } from './api';
+import { api, ApiError, formatTime, Query, Schema } from './api';
 
 export const STATUS_COLOR: Record<string, string> = {
   PENDING: 'gold', SCHEDULED: 'cyan', PREPARING: 'blue', PULLING: 'blue', PREPARED: 'blue', CREATING: 'blue',
@@ -29,11 +29,9 @@ export interface SessionRef {
 export async function openApp(session: string, app: string, opts: { public?: boolean; port?: number; path?: boolean } = {}) {
   const tab = window.open('about:blank', '_blank');
   try {
-    const r = await api<{ url: string }>('POST', `/session/${encodeURIComponent(session)}/start-service`, {
-      app,
-      mode: opts.path ? 'path' : 'port',
-      port: opts.port ?? null,
-      open_to_public: !!opts.public,
+    const r = await api('POST', '/session/{reference}/start-service', {
+      path: { reference: session },
+      body: { app, mode: opts.path ? 'path' : 'port', port: opts.port ?? null, open_to_public: !!opts.public },
     });
     if (tab) tab.location.href = r.url;
     else window.open(r.url, '_blank');
@@ -46,13 +44,13 @@ export async function openApp(session: string, app: string, opts: { public?: boo
 
 export function AppsDialog({ session, onClose }: { session: SessionRef; onClose: () => void }) {
   const { message } = AntApp.useApp();
-  const [apps, setApps] = useState<{ name: string; protocol: string; ports: number[] }[]>([]);
+  const [apps, setApps] = useState<Schema<'App'>[]>([]);
   const [publicApp, setPublic] = useState(false);
   const [tryPort, setTryPort] = useState(false);
   const [port, setPort] = useState<string>('');
   const portProblem = tryPort && port !== '' && !(/^\d+$/.test(port) && Number(port) >= 1024 && Number(port) <= 65535) ? 'Use a port from 1024 to 65535.' : null;
   useEffect(() => {
-    api<any[]>('GET', `/stream/session/${session.id}/apps`).then(setApps, (e) => message.error(errText(e)));
+    api('GET', '/stream/session/{reference}/apps', { path: { reference: session.id } }).then(setApps, (e) => message.error(errText(e)));
   }, [session.id, message]);
   return (
     <Modal open title={`Apps of ${session.name}`} onCancel={onClose} footer={null}>
@@ -112,8 +110,7 @@ export function AppsDialog({ session, onClose }: { session: SessionRef; onClose:
 export function LogsModal({ session, kernelId, onClose }: { session: SessionRef; kernelId?: string; onClose: () => void }) {
   const [text, setText] = useState('Loading…');
   const load = useCallback(() => {
-    const q = kernelId ? `?kernel_id=${encodeURIComponent(kernelId)}` : '';
-    api<{ result: { logs: string } }>('GET', `/session/${session.id}/logs${q}`).then(
+    api('GET', '/session/{reference}/logs', { path: { reference: session.id }, query: { kernel_id: kernelId } }).then(
       (r) => setText(r.result.logs || '(no output yet)'),
       (e) => setText(errText(e)),
     );
@@ -126,48 +123,29 @@ export function LogsModal({ session, kernelId, onClose }: { session: SessionRef;
   );
 }
 
-interface SubStep {
-  step: string;
-  result: string;
-  message: string;
-  error_code?: string | null;
-  started_at?: string | null;
-  ended_at?: string | null;
-}
-
-interface HistoryRecord {
-  id: number;
-  phase: string;
-  result: string;
-  from_status: string | null;
-  to_status: string | null;
-  attempts: number;
-  message: string;
-  error_code: string | null;
-  created_at: string;
-  updated_at: string;
-  sub_steps?: SubStep[];
-}
+type SubStep = Schema<'SubStep'>;
+type HistoryRecord = Schema<'HistoryRecord'>;
+type HistoryFilter = Query<'GET', '/session/{reference}/scheduling-history'>;
 
 /** The Scheduling History modal: filter bar, refresh, records with expandable sub-steps. */
 export function HistoryModal({ session, onClose }: { session: SessionRef; onClose: () => void }) {
   const [rows, setRows] = useState<HistoryRecord[]>([]);
   const [error, setError] = useState<string | null>(null);
-  const [filter, setFilter] = useState<Record<string, string>>({});
+  const [filter, setFilter] = useState<HistoryFilter>({});
   const idProblem = filter.id && !/^\d+$/.test(filter.id) ? 'IDs are numbers.' : null;
   const load = useCallback(() => {
     if (idProblem) return;
-    const q = new URLSearchParams(Object.entries(filter).filter(([, v]) => v)).toString();
-    api<{ result: HistoryRecord[] }>('GET', `/session/${session.id}/scheduling-history${q ? `?${q}` : ''}`).then(
+    const query = Object.fromEntries(Object.entries(filter).filter(([, v]) => v));
+    api('GET', '/session/{reference}/scheduling-history', { path: { reference: session.id }, query }).then(
       (r) => {
-        setRows(r.result ?? []);
+        setRows(r.result);
         setError(null);
       },
       (e) => setError(errText(e)),
     );
   }, [session.id, filter, idProblem]);
   useEffect(load, [load]);
-  const field = (k: string, label: string, problem?: string | null) => (
+  const field = (k: keyof HistoryFilter, label: string, problem?: string | null) => (
     <div>
       <Input
         placeholder={label}

@@ -1,18 +1,11 @@
 // The idle checks of a session (its `idle_checks` field, a JSON text keyed by checker) as the
 // detail panel shows them: remaining time per checker, and the utilization checker's averages
 // against their thresholds, coloured as they near the threshold (seeds, "Idleness checks").
+import type { components } from './api-types';
 
-export interface IdleReport {
-  checker: string;
-  remaining: number;
-  remaining_time_type: 'expire_after' | 'grace_period';
-  threshold: number;
-  idle: boolean;
-  extra?: {
-    resources: Record<string, [number | null, number]>;
-    thresholds_check_operator: 'and' | 'or';
-  };
-}
+/** One checker's report (the contract's `IdleReport`); a checker this UI does not know yet
+ *  is shown by its name. */
+export type IdleReport = Omit<components['schemas']['IdleReport'], 'checker'> & { checker: string };
 
 export const CHECKER_LABEL: Record<string, string> = {
   session_lifetime: 'Max session lifetime',

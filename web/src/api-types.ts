@@ -1015,16 +1015,10 @@ export interface components {
             idle_timeout: number;
             /** @description The access keys of the keypairs that use it. */
             keypairs: string[];
-            /**
-             * Format: uint64
-             * @description How many sessions a keypair may have running at once; `null`: no limit.
-             */
-            max_concurrent_sessions: number;
-            /**
-             * Format: uint64
-             * @description How many sessions a keypair may have queued at once; `null`: no limit.
-             */
-            max_pending_sessions: number;
+            /** @description How many sessions a keypair may have running at once; `null`: no limit. */
+            max_concurrent_sessions: number | null;
+            /** @description How many sessions a keypair may have queued at once; `null`: no limit. */
+            max_pending_sessions: number | null;
             /**
              * Format: uint64
              * @description Seconds a session may live (0 = no limit).
@@ -1036,20 +1030,7 @@ export interface components {
              * @description Cap on the sum of what a keypair's sessions hold (a zero amount is not limited);
              *     `null`: no cap.
              */
-            total_resource_slots: {
-                /**
-                 * @description CPU cores as a decimal string, e.g. `"2"` or `"0.5"`; `"Infinity"` where nothing
-                 *     limits it (the keypair limits of `check-presets`).
-                 */
-                cpu: string;
-                /**
-                 * @description Memory in bytes as a decimal string, e.g. `"4294967296"`; `"Infinity"` where
-                 *     nothing limits it.
-                 */
-                mem: string;
-            } & {
-                [key: string]: string;
-            };
+            total_resource_slots: components["schemas"]["ResourceSlots"] | null;
         };
         /** @description What keeps a host's folders. */
         Backend: "local" | "vfs";
@@ -1060,8 +1041,8 @@ export interface components {
         /** @description How the kernels of a session are spread (bai runs single-node sessions only). */
         ClusterMode: "single-node" | "multi-node";
         /**
-         * @description One raw reading of the kernel's counters (cumulative since it started; memory is the
-         *     current use).
+         * @description One reading of a kernel's counters, as the container runtime reports them. CPU time,
+         *     network and block I/O are cumulative since the kernel started; memory is the current use.
          */
         Counters: {
             /**
@@ -1074,32 +1055,20 @@ export interface components {
              * @description CPU time used, nanoseconds (all cores together).
              */
             cpu_used_ns: number;
-            /**
-             * Format: uint64
-             * @description Bytes read from block devices.
-             */
+            /** Format: uint64 */
             io_read_bytes: number;
-            /**
-             * Format: uint64
-             * @description Bytes written to block devices.
-             */
+            /** Format: uint64 */
             io_write_bytes: number;
-            /** @description The kernel's id. */
+            /** Format: uuid */
             kernel_id: string;
             /**
              * Format: uint64
-             * @description Memory in use, bytes.
+             * @description Memory in use, bytes (without reclaimable page cache).
              */
             mem_bytes: number;
-            /**
-             * Format: uint64
-             * @description Bytes received.
-             */
+            /** Format: uint64 */
             net_rx_bytes: number;
-            /**
-             * Format: uint64
-             * @description Bytes sent.
-             */
+            /** Format: uint64 */
             net_tx_bytes: number;
         };
         /** @description `config` of a create request. */
@@ -1546,22 +1515,26 @@ export interface components {
             /** @description The folder's name. */
             name: string;
         };
-        /** @description The idle checkers, by Backend.AI's names. */
+        /**
+         * @description The checkers, by the names Backend.AI reports them under.
+         * @enum {string}
+         */
         IdleChecker: "session_lifetime" | "network_timeout" | "utilization";
-        /** @description One checker's view of a running session. */
+        /** @description One checker's view of one session. */
         IdleReport: {
-            /** @description The checker. */
             checker: components["schemas"]["IdleChecker"];
-            /** @description Utilization only: the averages against the thresholds. */
+            /**
+             * @description Utilization only: metric → [average over the window, threshold] (percent), and how
+             *     the thresholds combine.
+             */
             extra?: components["schemas"]["UtilizationExtra"] | null;
-            /** @description Idle by this checker: the session is to be ended. */
+            /** @description The session is idle by this checker and is to be ended. */
             idle: boolean;
             /**
              * Format: double
              * @description Seconds until `remaining_time_type` is reached (0: now).
              */
             remaining: number;
-            /** @description What the countdown leads to. */
             remaining_time_type: components["schemas"]["RemainingKind"];
             /**
              * Format: uint64
@@ -1885,7 +1858,7 @@ export interface components {
              * @description Shared memory (`/dev/shm`) in bytes as a decimal string; `null` when the preset
              *     does not set it.
              */
-            shared_memory: string;
+            shared_memory: string | null;
         };
         /** @description `POST /resource/check-presets`: where to check. */
         PresetCheck: {
@@ -1910,7 +1883,7 @@ export interface components {
              * @description Shared memory (`/dev/shm`) in bytes as a decimal string; `null` when the preset
              *     does not set it.
              */
-            shared_memory: string;
+            shared_memory: string | null;
         };
         /** @description Which presets fit now for the caller in a group, and the numbers behind it. */
         PresetFits: {
@@ -2062,16 +2035,10 @@ export interface components {
              * @description Seconds without activity before a session is reclaimed (0 = never).
              */
             idle_timeout: number;
-            /**
-             * Format: uint64
-             * @description How many sessions a keypair may have running at once; `null`: no limit.
-             */
-            max_concurrent_sessions: number;
-            /**
-             * Format: uint64
-             * @description How many sessions a keypair may have queued at once; `null`: no limit.
-             */
-            max_pending_sessions: number;
+            /** @description How many sessions a keypair may have running at once; `null`: no limit. */
+            max_concurrent_sessions: number | null;
+            /** @description How many sessions a keypair may have queued at once; `null`: no limit. */
+            max_pending_sessions: number | null;
             /**
              * Format: uint64
              * @description Seconds a session may live (0 = no limit).
@@ -2083,20 +2050,7 @@ export interface components {
              * @description Cap on the sum of what a keypair's sessions hold (a zero amount is not limited);
              *     `null`: no cap.
              */
-            total_resource_slots: {
-                /**
-                 * @description CPU cores as a decimal string, e.g. `"2"` or `"0.5"`; `"Infinity"` where nothing
-                 *     limits it (the keypair limits of `check-presets`).
-                 */
-                cpu: string;
-                /**
-                 * @description Memory in bytes as a decimal string, e.g. `"4294967296"`; `"Infinity"` where
-                 *     nothing limits it.
-                 */
-                mem: string;
-            } & {
-                [key: string]: string;
-            };
+            total_resource_slots: components["schemas"]["ResourceSlots"] | null;
         };
         /** @description `GET /admin/resource-policies`. */
         ResourcePolicyList: {
@@ -2323,11 +2277,11 @@ export interface components {
             /** @description Ids of the mounted data folders. */
             vfolder_mounts: string[];
         };
-        /** @description How a session ended. */
+        /** @description Outcome of a finished session. */
         SessionResult: "UNDEFINED" | "SUCCESS" | "FAILURE";
-        /** @description Status of a session (and of its kernel), as Backend.AI spells it. */
+        /** @description Status of a session (and of its kernels), as the Backend.AI API spells it. */
         SessionStatus: "PENDING" | "SCHEDULED" | "PREPARING" | "PULLING" | "PREPARED" | "CREATING" | "RUNNING" | "RESTARTING" | "RUNNING_DEGRADED" | "TERMINATING" | "TERMINATED" | "ERROR" | "CANCELLED";
-        /** @description The kind of session. */
+        /** @description Interactive, batch or inference (system sessions are internal and never user-created). */
         SessionType: "interactive" | "batch" | "inference";
         /** @description A size: a number of bytes, or a text with a unit (`512m`, `1g`, `2 GiB`, `1048576`). */
         Size: number | string;
@@ -2369,7 +2323,7 @@ export interface components {
              */
             port?: number | null;
         };
-        /** @description What the kernel used between two readings. */
+        /** @description What a kernel used between two readings. */
         StatSample: {
             /**
              * Format: int64
@@ -2378,22 +2332,19 @@ export interface components {
             at_ms: number;
             /**
              * Format: double
-             * @description CPU used, in percent of the CPU allocated (100: all of it busy).
+             * @description CPU used, in percent of the CPU allocated to the session (100 = all of it busy).
              */
             cpu_util: number;
             /**
              * Format: double
-             * @description Bytes per second read from block devices.
+             * @description Bytes per second read from and written to block devices.
              */
             io_read_bps: number;
-            /**
-             * Format: double
-             * @description Bytes per second written to block devices.
-             */
+            /** Format: double */
             io_write_bps: number;
             /**
              * Format: double
-             * @description Memory in use, in percent of the memory allocated.
+             * @description Memory in use, in percent of the memory allocated to the session.
              */
             mem: number;
             /**
@@ -2403,13 +2354,10 @@ export interface components {
             mem_bytes: number;
             /**
              * Format: double
-             * @description Bytes per second received by the container.
+             * @description Bytes per second received and sent by the container.
              */
             net_rx_bps: number;
-            /**
-             * Format: double
-             * @description Bytes per second sent by the container.
-             */
+            /** Format: double */
             net_tx_bps: number;
         };
         /** @description A session's recent resource use. */
@@ -2418,7 +2366,9 @@ export interface components {
             counters?: components["schemas"]["Counters"] | null;
             /** @description Each idle checker's report (none unless the session runs). */
             idle_checks: {
-                [key: string]: components["schemas"]["IdleReport"];
+                network_timeout?: components["schemas"]["IdleReport"];
+                session_lifetime?: components["schemas"]["IdleReport"];
+                utilization?: components["schemas"]["IdleReport"];
             };
             /**
              * Format: double
@@ -2481,16 +2431,13 @@ export interface components {
             /** @description Whether the keypair is an administrator's. */
             is_admin: boolean;
         };
-        /** @description The utilization checker's details. */
         UtilizationExtra: {
-            /** @description Metric → `[average over the window (null: no sample), threshold]`, in percent. */
             resources: {
                 [key: string]: [
                     number | null,
                     number
                 ];
             };
-            /** @description How the thresholds combine. */
             thresholds_check_operator: components["schemas"]["ThresholdOp"];
         };
         /** @description `GET /`: the API version a client must speak. */
@@ -3594,7 +3541,8 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        /** @description The official client sends {"name"} in the body of this GET; `?name=` works as well. */
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["IdLookup"];
             };
@@ -3943,7 +3891,10 @@ export interface operations {
     };
     get_resource_groups: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Administrators: every resource group, not only those open to the caller. */
+                all?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;

@@ -13,6 +13,7 @@ pub mod openapi;
 pub mod problem;
 pub mod resources;
 pub mod route;
+pub mod schema;
 pub mod server;
 pub mod sessions;
 

@@ -10,14 +10,14 @@ pub struct ResourcePolicy {
     /// The policy's name.
     pub name: String,
     /// How many sessions a keypair may have running at once; `null`: no limit.
-    #[schemars(required)]
+    #[schemars(required, schema_with = "crate::schema::nullable::<u64>")]
     pub max_concurrent_sessions: Option<u64>,
     /// How many sessions a keypair may have queued at once; `null`: no limit.
-    #[schemars(required)]
+    #[schemars(required, schema_with = "crate::schema::nullable::<u64>")]
     pub max_pending_sessions: Option<u64>,
     /// Cap on the sum of what a keypair's sessions hold (a zero amount is not limited);
     /// `null`: no cap.
-    #[schemars(required)]
+    #[schemars(required, schema_with = "crate::schema::nullable::<ResourceSlots>")]
     pub total_resource_slots: Option<ResourceSlots>,
     /// Seconds a session may live (0 = no limit).
     pub max_session_lifetime: u64,

@@ -13,7 +13,7 @@ pub struct Preset {
     pub resource_slots: ResourceSlots,
     /// Shared memory (`/dev/shm`) in bytes as a decimal string; `null` when the preset
     /// does not set it.
-    #[schemars(required)]
+    #[schemars(required, schema_with = "crate::schema::nullable::<String>")]
     pub shared_memory: Option<String>,
 }
 

@@ -258,8 +258,7 @@ async fn reserved_environment_names_are_refused() {
         &h.user,
         &body(json!({"BAI_KRUNNER_SOCKET": "/tmp/x"})),
     )
-    .err()
-    .expect("refused");
+    .expect_err("refused");
     assert_eq!(refused.status, 400);
     assert!(
         refused.msg.contains("BAI_KRUNNER_SOCKET") && refused.msg.contains("reserved"),

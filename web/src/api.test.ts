@@ -15,6 +15,8 @@ describe('the API client', () => {
     expect(problem('Bad Gateway')).toEqual({});
     expect(problem(null)).toEqual({});
     expect(problem({ msg: 3 })).toEqual({ msg: undefined, title: undefined });
+    // A refused login answers Backend.AI's login shape, not a problem.
+    expect(problem({ authenticated: false, data: { details: 'The email or the password is wrong.' } }).msg).toBe('The email or the password is wrong.');
   });
 
   it('types calls by the document', () => {

@@ -70,11 +70,15 @@ export function api(method: Method, path: string, req?: object): Promise<unknown
   return send(method, buildUrl(path, r.path, r.query), r.body);
 }
 
-/** The message and title of an error answer (a JSON problem; anything else gives none). */
+/** The message and title of an error answer: a JSON problem's `msg` and `title`, or the
+ *  `data.details` of a refused login (Backend.AI's login answer, which is no problem
+ *  document); anything else gives none. */
 export function problem(data: unknown): { msg?: string; title?: string } {
   if (!data || typeof data !== 'object') return {};
-  const p = data as Partial<Schema<'Problem'>>;
-  return { msg: typeof p.msg === 'string' ? p.msg : undefined, title: typeof p.title === 'string' ? p.title : undefined };
+  const p = data as { msg?: unknown; title?: unknown; data?: unknown };
+  const details = p.data && typeof p.data === 'object' ? (p.data as { details?: unknown }).details : undefined;
+  const msg = typeof p.msg === 'string' ? p.msg : typeof details === 'string' ? details : undefined;
+  return { msg, title: typeof p.title === 'string' ? p.title : undefined };
 }
 
 /** One request; the parsed JSON answer (`null` when empty), or an `ApiError`. */

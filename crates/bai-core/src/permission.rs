@@ -1,16 +1,27 @@
 //! What a data folder lets its users do with its files.
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// A folder's permission, as Backend.AI spells it on the wire (`rw`, `ro`, `wd`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+/// Who may write a folder's files, as Backend.AI spells it on the wire (`rw`, `ro`, `wd`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "Permission")
+)]
 pub enum FolderPermission {
     /// Read and write.
     #[default]
+    #[serde(rename = "rw")]
     ReadWrite,
-    /// Read only: mounted read-only in sessions, writes through the API refused for members.
+    /// Read only: mounted read-only in sessions; a project folder's members may not change
+    /// its files through the API (its administrators may).
+    #[serde(rename = "ro")]
     ReadOnly,
-    /// Read, write and delete (Backend.AI's owner permission; bai does not create it).
+    /// Read, write and delete (Backend.AI's owner permission). bai creates folders with `rw`
+    /// or `ro` only and refuses `wd` in a request.
+    #[serde(rename = "wd")]
     WriteDelete,
 }
 

@@ -467,7 +467,7 @@ async fn bad_requests_are_problems() {
     let p: Problem = answer(&r, 400, "an unknown host");
     assert!(p.msg.contains("nowhere"), "{p:?}");
     req.host = None;
-    req.permission = Some(Permission::ReadWriteDelete);
+    req.permission = Some(Permission::WriteDelete);
     let r = api.call("POST", "/folders", USER, &body(&req)).await;
     let _: Problem = answer(&r, 400, "permission wd");
     let r = api

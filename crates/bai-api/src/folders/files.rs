@@ -43,6 +43,17 @@ pub enum FileType {
     Symlink,
 }
 
+impl FileType {
+    /// The wire spelling (`FILE`, `DIRECTORY`, `SYMLINK`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileType::File => "FILE",
+            FileType::Directory => "DIRECTORY",
+            FileType::Symlink => "SYMLINK",
+        }
+    }
+}
+
 /// One path or several.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]

@@ -4,21 +4,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Who may write a folder's files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub enum Permission {
-    /// Read and write.
-    #[serde(rename = "rw")]
-    ReadWrite,
-    /// Read only: a project folder's members may not change its files (its administrators
-    /// may).
-    #[serde(rename = "ro")]
-    ReadOnly,
-    /// Read, write and delete (Backend.AI's owner permission). bai creates folders with `rw`
-    /// or `ro` only and refuses `wd` in a request.
-    #[serde(rename = "wd")]
-    ReadWriteDelete,
-}
+/// Who may write a folder's files: `bai-core`'s type.
+pub use bai_core::FolderPermission as Permission;
 
 /// What a folder is for (Backend.AI's usage mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

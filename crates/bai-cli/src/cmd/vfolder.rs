@@ -114,17 +114,14 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
             );
         }
         VfolderCmd::Hosts => {
-            let v = client.vfolder_hosts().await?;
-            let allowed: Vec<&str> = v["allowed"]
-                .as_array()
-                .map(|a| a.iter().filter_map(|h| h.as_str()).collect())
-                .unwrap_or_default();
-            println!("default: {}", cell(&v["default"]));
-            println!("allowed: {}", allowed.join(", "));
+            let hosts = client.vfolder_hosts().await?;
+            println!("default: {}", hosts.default);
+            println!("allowed: {}", hosts.allowed.join(", "));
         }
         VfolderCmd::Info { name } => {
             let id = client.vfolder_id(name).await?;
-            let v = client.vfolder_info(&id).await?;
+            // Printed field by field as the API names them.
+            let v = serde_json::to_value(client.vfolder_info(&id).await?)?;
             for k in [
                 "name",
                 "id",
@@ -152,24 +149,20 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
         }
         VfolderCmd::Ls { name, path } => {
             let id = client.vfolder_id(name).await?;
-            let v = client.list_files(&id, path).await?;
-            let rows: Vec<Vec<String>> = v["items"]
-                .as_array()
-                .map(|items| {
-                    items
-                        .iter()
-                        .map(|f| {
-                            vec![
-                                cell(&f["name"]),
-                                cell(&f["type"]),
-                                cell(&f["size"]),
-                                cell(&f["modified"]),
-                                cell(&f["mode"]),
-                            ]
-                        })
-                        .collect()
+            let listing = client.list_files(&id, path).await?;
+            let rows: Vec<Vec<String>> = listing
+                .items
+                .iter()
+                .map(|f| {
+                    vec![
+                        f.name.clone(),
+                        f.kind.as_str().to_string(),
+                        f.size.to_string(),
+                        f.modified.clone(),
+                        f.mode.clone(),
+                    ]
                 })
-                .unwrap_or_default();
+                .collect();
             table(&["Name", "Type", "Size", "Modified", "Mode"], &rows);
         }
         VfolderCmd::Mkdir {

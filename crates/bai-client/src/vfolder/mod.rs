@@ -13,6 +13,7 @@ mod url;
 pub use url::transfer_url;
 
 use crate::{Client, ClientError, encode};
+use bai_api::folders;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -56,9 +57,12 @@ impl Client {
         self.send_json(Method::POST, "/folders", Some(&body)).await
     }
 
-    /// `GET /folders/_/hosts`: `{"default", "allowed", "volume_info"}`.
-    pub async fn vfolder_hosts(&self) -> Result<Value, ClientError> {
-        self.send_json(Method::GET, "/folders/_/hosts", None).await
+    /// `GET /folders/_/hosts`: the default host, the allowed ones and their volumes.
+    pub async fn vfolder_hosts(&self) -> Result<folders::Hosts, ClientError> {
+        typed(
+            self.send_json(Method::GET, "/folders/_/hosts", None)
+                .await?,
+        )
     }
 
     /// The caller's folders (GraphQL `vfolder_list`).
@@ -72,32 +76,38 @@ impl Client {
             .unwrap_or_default())
     }
 
-    pub async fn vfolder_info(&self, id: &str) -> Result<Value, ClientError> {
-        self.send_json(Method::GET, &folder_path(id, ""), None)
-            .await
+    /// `GET /folders/{id}`: the folder with its usage.
+    pub async fn vfolder_info(&self, id: &str) -> Result<folders::Folder, ClientError> {
+        typed(
+            self.send_json(Method::GET, &folder_path(id, ""), None)
+                .await?,
+        )
     }
 
     pub async fn rename_vfolder(&self, id: &str, new_name: &str) -> Result<(), ClientError> {
-        let body = json!({ "new_name": new_name });
+        let body = body(&folders::RenameFolder {
+            new_name: new_name.to_string(),
+        })?;
         self.send(Method::POST, &folder_path(id, "/rename"), Some(&body))
             .await
             .map(|_| ())
     }
 
     pub async fn delete_vfolder(&self, id: &str) -> Result<(), ClientError> {
-        self.send(Method::DELETE, "/folders", Some(&json!({ "id": id })))
+        let body = body(&folders::FolderId { id: id.to_string() })?;
+        self.send(Method::DELETE, "/folders", Some(&body))
             .await
             .map(|_| ())
     }
 
-    /// `{"items": [{name, type, size, mode, created, modified}]}` of a directory.
-    pub async fn list_files(&self, id: &str, path: &str) -> Result<Value, ClientError> {
+    /// The entries of a directory of a folder.
+    pub async fn list_files(&self, id: &str, path: &str) -> Result<folders::Listing, ClientError> {
         let p = format!(
             "{}?{}",
             folder_path(id, "/files"),
             encode::query(&[("path", path)])
         );
-        self.send_json(Method::GET, &p, None).await
+        typed(self.send_json(Method::GET, &p, None).await?)
     }
 
     pub async fn mkdir(
@@ -118,14 +128,20 @@ impl Client {
         target: &str,
         new_name: &str,
     ) -> Result<(), ClientError> {
-        let body = json!({"target_path": target, "new_name": new_name});
+        let body = body(&folders::RenameFile {
+            target_path: target.to_string(),
+            new_name: new_name.to_string(),
+        })?;
         self.send(Method::POST, &folder_path(id, "/rename-file"), Some(&body))
             .await
             .map(|_| ())
     }
 
     pub async fn move_file(&self, id: &str, src: &str, dst: &str) -> Result<(), ClientError> {
-        let body = json!({"src": src, "dst": dst});
+        let body = body(&folders::MoveFile {
+            src: src.to_string(),
+            dst: dst.to_string(),
+        })?;
         self.send(Method::POST, &folder_path(id, "/move-file"), Some(&body))
             .await
             .map(|_| ())
@@ -137,7 +153,10 @@ impl Client {
         files: &[String],
         recursive: bool,
     ) -> Result<(), ClientError> {
-        let body = json!({"files": files, "recursive": recursive});
+        let body = body(&folders::DeleteFiles {
+            files: files.to_vec(),
+            recursive: Some(recursive),
+        })?;
         self.send(
             Method::DELETE,
             &folder_path(id, "/delete-files"),
@@ -146,4 +165,15 @@ impl Client {
         .await
         .map(|_| ())
     }
+}
+
+/// A request body of the wire contract, as JSON.
+fn body<T: serde::Serialize>(request: &T) -> Result<Value, ClientError> {
+    serde_json::to_value(request).map_err(|e| ClientError::Protocol(e.to_string()))
+}
+
+/// An answer read as its wire-contract type.
+fn typed<T: serde::de::DeserializeOwned>(answer: Value) -> Result<T, ClientError> {
+    serde_json::from_value(answer)
+        .map_err(|e| ClientError::Protocol(format!("the answer is not what the API says ({e})")))
 }

@@ -1834,7 +1834,7 @@ export interface components {
             /** @description When the pass ran (RFC 3339). */
             updated_at: string;
         };
-        /** @description Who may write a folder's files. */
+        /** @description Who may write a folder's files, as Backend.AI spells it on the wire (`rw`, `ro`, `wd`). */
         Permission: "rw" | "ro" | "wd";
         /** @description The policy a keypair uses now. */
         PolicyAssignment: {

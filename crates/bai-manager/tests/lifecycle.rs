@@ -138,16 +138,7 @@ async fn rm_during_creation_destroys_the_new_kernel_once() {
     let s = h.create("rm-creating", json!({}));
     h.agent.wait_asked(1).await;
     assert_eq!(h.row(s.id).status, S::Creating);
-    let m = h.m.clone();
-    let rm = tokio::spawn(async move {
-        bai_manager::lifecycle::terminate::terminate(
-            &m,
-            s.id,
-            Reason::UserRequested,
-            SessionResult::Undefined,
-        )
-        .await
-    });
+    let rm = h.spawn_terminate(s.id);
     h.wait_status(s.id, S::Terminating).await;
     h.agent.release();
     assert_eq!(rm.await.expect("join").expect("terminate"), S::Terminated);
@@ -170,16 +161,7 @@ async fn agent_exit_racing_rm_ends_the_session_once() {
     let h = Harness::start().await;
     let s = h.create("exit-vs-rm", json!({}));
     let row = h.wait_status(s.id, S::Running).await;
-    let m = h.m.clone();
-    let rm = tokio::spawn(async move {
-        bai_manager::lifecycle::terminate::terminate(
-            &m,
-            s.id,
-            Reason::UserRequested,
-            SessionResult::Undefined,
-        )
-        .await
-    });
+    let rm = h.spawn_terminate(s.id);
     h.agent.exit(row.main_kernel_id, 0, false);
     let st = rm.await.expect("join").expect("terminate");
     assert_eq!(st, S::Terminated);
@@ -210,22 +192,7 @@ async fn rm_racing_the_scheduler_never_leaves_a_kernel() {
     let sessions: Vec<_> = (0..12)
         .map(|i| h.create(&format!("race-{i:02}"), json!({})))
         .collect();
-    let rms: Vec<_> = sessions
-        .iter()
-        .map(|s| {
-            let m = h.m.clone();
-            let id = s.id;
-            tokio::spawn(async move {
-                bai_manager::lifecycle::terminate::terminate(
-                    &m,
-                    id,
-                    Reason::UserRequested,
-                    SessionResult::Undefined,
-                )
-                .await
-            })
-        })
-        .collect();
+    let rms: Vec<_> = sessions.iter().map(|s| h.spawn_terminate(s.id)).collect();
     for (s, rm) in sessions.iter().zip(rms) {
         let st = rm.await.expect("join").expect("terminate");
         assert!(

@@ -162,6 +162,23 @@ impl Harness {
         .expect("terminate")
     }
 
+    /// A user's `rm` running beside the test, as a task to await.
+    pub fn spawn_terminate(
+        &self,
+        id: Uuid,
+    ) -> tokio::task::JoinHandle<Result<S, bai_core::Problem>> {
+        let m = self.m.clone();
+        tokio::spawn(async move {
+            terminate(
+                &m,
+                id,
+                bai_core::Reason::UserRequested,
+                bai_core::SessionResult::Undefined,
+            )
+            .await
+        })
+    }
+
     pub fn script(&self, steps: impl IntoIterator<Item = CreateStep>) {
         self.agent.script_create(steps);
     }

@@ -8,7 +8,7 @@ import Detail from './Detail';
 import { followSessions } from './live';
 
 const GROUPS: { key: string; label: string; statuses: string[] }[] = [
-  // The server's SessionStatus::TAB_RUNNING: placed and not yet ended.
+  // Placed and not yet ended: the server's SessionStatus::HOLDS_RESOURCES.
   { key: 'running', label: 'Running', statuses: ['SCHEDULED', 'PREPARING', 'PULLING', 'PREPARED', 'CREATING', 'RUNNING', 'RESTARTING', 'RUNNING_DEGRADED', 'TERMINATING'] },
   { key: 'pending', label: 'Pending', statuses: ['PENDING'] },
   { key: 'finished', label: 'Finished', statuses: FINISHED_STATES },

@@ -66,13 +66,6 @@ pub enum Reason {
 }
 
 impl Reason {
-    /// The reason's code: the text before `:` or ` (`, e.g. `kernel-lost`, `task-failed`.
-    pub fn code(&self) -> String {
-        let text = self.to_string();
-        let end = text.find([':', ' ']).unwrap_or(text.len());
-        text[..end].to_string()
-    }
-
     /// Reads a stored or received reason back. Unknown text becomes [`Reason::Other`].
     pub fn parse(text: &str) -> Reason {
         let (head, rest) = match text.split_once(": ") {
@@ -270,20 +263,5 @@ mod tests {
             "kernel-lost: its container is gone"
         );
         assert_eq!(Reason::UserRequested.to_string(), "user-requested");
-    }
-
-    #[test]
-    fn codes() {
-        assert_eq!(Reason::TaskFailed(1).code(), "task-failed");
-        assert_eq!(Reason::KernelLost("x".into()).code(), "kernel-lost");
-        assert_eq!(Reason::IdleTimeout.code(), "idle-timeout");
-        assert_eq!(
-            Reason::Stuck {
-                status: "creating".into(),
-                secs: 1
-            }
-            .code(),
-            "stuck-in-creating"
-        );
     }
 }

@@ -129,12 +129,6 @@ impl SessionStatus {
     /// `ps --dead`.
     pub const LIST_DEAD: [SessionStatus; 2] = [Cancelled, Terminated];
 
-    /// The web UI's "Running" tab: placed and not yet ended.
-    pub const TAB_RUNNING: [SessionStatus; 9] = Self::HOLDS_RESOURCES;
-
-    /// The web UI's "Finished" tab.
-    pub const TAB_FINISHED: [SessionStatus; 3] = [Terminated, Cancelled, Error];
-
     /// In a creation phase (see [`SessionStatus::CREATION_PHASES`]).
     pub fn is_creating(self) -> bool {
         Self::CREATION_PHASES.contains(&self)

@@ -1,7 +1,7 @@
 //! Persisting one scheduling pass: every placement, wait and give-up of the pass in a single
 //! transaction, so a crash leaves either all of it or none of it.
 
-use crate::sessions::{add_history_with_steps_tx, cas_status_tx, place_tx};
+use crate::sessions::{PLACEMENT_PHASE, add_history_with_steps_tx, cas_status_tx, place_tx};
 use crate::{Result, SessionRow, StatusChange, Store, now_str};
 use bai_core::Reason;
 use bai_core::event::{EventKind, SessionEvent};
@@ -45,7 +45,8 @@ pub struct PassResult {
     pub cancelled: Vec<(SessionRow, Vec<SessionEvent>)>,
 }
 
-const PHASE: &str = "schedule";
+/// The scheduler's phase name (its placements are written by `place_tx` under the same one).
+const PHASE: &str = PLACEMENT_PHASE;
 
 impl Store {
     pub fn apply_pass(&self, entries: &[PassEntry]) -> Result<PassResult> {

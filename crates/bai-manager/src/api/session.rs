@@ -276,10 +276,7 @@ pub async fn logs(
         )
         .into());
     }
-    let live = matches!(
-        row.status,
-        S::Running | S::Restarting | S::RunningDegraded | S::Terminating
-    );
+    let live = row.status.is_up() || row.status == S::Terminating;
     let mut text = None;
     if live && let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
         text = agent.rpc.logs(row.main_kernel_id).await.ok();

@@ -29,7 +29,8 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
                 keep.insert(row.main_kernel_id);
                 launch::spawn(m.clone(), row);
             }
-            S::Preparing | S::Pulling | S::Prepared | S::Creating => {
+            // The other creation phases: the launch was interrupted.
+            s if s.is_creating() => {
                 if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
                     super::destroy_or_log(&agent, row.main_kernel_id).await;
                 }
@@ -44,7 +45,7 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
                     ),
                 );
             }
-            S::Running | S::Restarting | S::RunningDegraded => {
+            s if s.is_up() => {
                 if running_kernels.contains(&row.main_kernel_id) {
                     keep.insert(row.main_kernel_id);
                     if let Some(t) = row.batch_timeout {

@@ -57,7 +57,7 @@ pub async fn handle_kernel_exit(m: &Arc<Manager>, exit: KernelExit) {
         tracing::warn!(session = %row.id, error = %e, "cannot keep the kernel's logs");
     }
     match row.status {
-        S::Running | S::Restarting | S::RunningDegraded => {
+        s if s.is_up() => {
             let (reason, result) = exit_reason(row.session_type, &exit);
             let c = Change::new(row.status, S::Terminating, reason, "kernel-exit")
                 .events(&[E::SessionTerminating])
@@ -67,7 +67,7 @@ pub async fn handle_kernel_exit(m: &Arc<Manager>, exit: KernelExit) {
                 finish_termination(m, &row, false).await;
             }
         }
-        S::Scheduled | S::Preparing | S::Pulling | S::Prepared | S::Creating => {
+        s if s.is_creating() => {
             if let Ok(mut early) = m.early_exits.lock() {
                 early.insert(exit.kernel_id, exit);
             }

@@ -10,7 +10,7 @@ mod query;
 mod write;
 
 pub use change::StatusChange;
-pub(crate) use change::{cas_status_tx, place_tx};
+pub(crate) use change::{PLACEMENT_PHASE, cas_status_tx, place_tx};
 pub(crate) use history::add_history_with_steps_tx;
 
 use crate::{Result, StoreError};

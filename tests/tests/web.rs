@@ -37,9 +37,21 @@ fn web_component_tests_pass() {
 fn web_ui_end_to_end_in_chromium() {
     // Resource samples every second, and a utilization checker with a long grace period,
     // so the detail panel has charts and idle checks to show.
+    // Two mock GPUs in fractional mode, so the launcher offers fGPU.
+    let mock = tempfile::tempdir().expect("tempdir");
+    let mock_file = mock.path().join("mock-accelerator.toml");
+    std::fs::write(
+        &mock_file,
+        "allocation_mode = \"fractional\"\n[[devices]]\nmodel_name = \"Mock GPU\"\nmemory_size = \"8G\"\n[[devices]]\nmodel_name = \"Mock GPU\"\nmemory_size = \"8G\"\n",
+    )
+    .expect("write the mock accelerator file");
     let s = Server::start_with(&[
         ("BAI_MONITOR_INTERVAL_MS", "1000"),
         ("BAI_IDLE_UTILIZATION", "window=3600,grace=600,cpu_util=1"),
+        (
+            "BAI_MOCK_ACCELERATOR",
+            mock_file.to_str().expect("utf-8 path"),
+        ),
     ]);
     assert!(
         web_dir().join("dist/index.html").is_file(),

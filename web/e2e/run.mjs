@@ -82,6 +82,12 @@ await step('launch through every launcher page with a folder and an env var', as
   await byTest('session-name').fill('websess1');
   if (shots) await page.screenshot({ path: `${shots}/launcher.png` });
   await byTest('next').click();
+  // Half a (mock) GPU: the field speaks the node's unit, fGPU.
+  const acc = byTest('res-accelerator');
+  const accInput = (await acc.evaluate((e) => e.tagName)) === 'INPUT' ? acc : acc.locator('input');
+  await accInput.fill('0.5');
+  await accInput.blur();
+  await page.getByText('AI accelerator (fGPU)').first().waitFor();
   await byTest('env-add').click();
   await byTest('env-key-0').fill('1BAD');
   await page.getByText('not starting with a digit').first().waitFor();
@@ -96,6 +102,7 @@ await step('launch through every launcher page with a folder and an env var', as
   await byTest('next').click();
   await expectText(page.locator('.ant-card'), folder);
   await expectText(page.locator('.ant-card'), 'GREETING=hello-from-the-ui');
+  await expectText(page.locator('.ant-card'), '0.50 fGPU');
   if (shots) await page.screenshot({ path: `${shots}/confirm-and-launch.png` });
   await byTest('launch').click();
   await byTest('tab-running').waitFor();
@@ -112,8 +119,9 @@ await step('the web terminal answers `echo hi`', async () => {
   await tab.waitForSelector('.xterm');
   await tab.waitForTimeout(500);
   await tab.locator('.xterm').click();
-  await tab.keyboard.type('echo hi-$GREETING; touch /home/work/' + folder + '/from-ui.txt\n');
-  await tab.waitForFunction(() => document.querySelector('.xterm')?.textContent?.includes('hi-hello-from-the-ui'), null, { timeout: 30000 });
+  await tab.keyboard.type('echo hi-$GREETING-gpu$BACKENDAI_MOCK_CUDA_DEVICE_COUNT; touch /home/work/' + folder + '/from-ui.txt\n');
+  // The session launched with 0.5 fGPU holds one (mock) device.
+  await tab.waitForFunction(() => document.querySelector('.xterm')?.textContent?.includes('hi-hello-from-the-ui-gpu1'), null, { timeout: 30000 });
   if (shots) await tab.screenshot({ path: `${shots}/terminal.png` });
   await tab.close();
 });
@@ -261,6 +269,7 @@ await step('Data page: create (bad names refused beside the field), explore, upl
 });
 
 await step('log out', async () => {
+  if (await page.getByRole('menuitem', { name: 'Agents' }).count()) throw new Error('a user sees the Agents page');
   await byTest('logout').click();
   await byTest('login-submit').waitFor();
 });
@@ -292,6 +301,12 @@ if (adminEmail && adminPassword) {
     await expectText(byTest('status-forauser'), 'RUNNING');
     await byTest('terminate-forauser').click();
     await page.getByRole('button', { name: 'Terminate', exact: true }).last().click();
+  });
+
+  await step('a superadmin sees the agents with their resources and devices', async () => {
+    await page.getByRole('menuitem', { name: 'Agents' }).click();
+    await byTest('agent-table').locator('.ant-table-row').first().waitFor();
+    await expectText(byTest('agent-table').locator('.ant-table-row'), 'CPU');
     await byTest('logout').click();
     await byTest('login-submit').waitFor();
   });

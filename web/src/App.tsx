@@ -4,6 +4,7 @@ import { api, ApiError, Me } from './api';
 import Sessions from './Sessions';
 import Launcher, { LaunchSettings } from './Launcher';
 import Data from './Data';
+import Agents from './Agents';
 
 export interface Note {
   id: number;
@@ -12,7 +13,7 @@ export interface Note {
   at: string;
 }
 
-type Page = 'sessions' | 'launcher' | 'data';
+type Page = 'sessions' | 'launcher' | 'data' | 'agents';
 
 function Login({ onLogin }: { onLogin: (m: Me) => void }) {
   const [error, setError] = useState<string | null>(null);
@@ -89,6 +90,8 @@ export default function App() {
           items={[
             { key: 'sessions', label: 'Sessions' },
             { key: 'data', label: 'Data' },
+            // Administrators see every agent and its devices.
+            ...(me.is_admin ? [{ key: 'agents', label: 'Agents' }] : []),
           ]}
         />
         <Space>
@@ -144,6 +147,7 @@ export default function App() {
           />
         )}
         {page === 'data' && <Data />}
+        {page === 'agents' && me.is_admin && <Agents />}
       </Layout.Content>
     </Layout>
   );

@@ -7,6 +7,7 @@ import { ClockCircleOutlined, InfoCircleOutlined } from '@ant-design/icons';
 import { api, elapsed, formatBytes, formatSlots, Schema } from './api';
 import { errText, STATUS_COLOR } from './dialogs';
 import Sparkline from './Sparkline';
+import { deviceKind, deviceSeries } from './accel';
 import * as sessionName from './validate';
 import { CHECKER_LABEL, formatDuration, IdleReport, LEVEL_COLOR, METRIC_LABEL, parseIdleChecks, remainingNow, reportLevel, utilizationLevel } from './idle';
 
@@ -96,7 +97,30 @@ function IdleChecks({ reports, fetchedAt }: { reports: IdleReport[]; fetchedAt: 
   );
 }
 
-function Usage({ samples }: { samples: Sample[] }) {
+/** One util and one memory chart per accelerator device; nothing for a session without. */
+function DeviceUsage({ samples, kind }: { samples: Sample[]; kind: string }) {
+  const devices = deviceSeries(samples);
+  if (!devices.length) return null;
+  const pct = (v: number) => `${v.toFixed(1)}%`;
+  return (
+    <div data-testid="device-charts">
+      {devices.map((d) => (
+        <div key={d.device} data-testid={`device-${d.device}`}>
+          <Sparkline testId={`chart-device-${d.device}-util`} title={`${kind} ${d.device}`} max={100} format={pct} series={[{ label: 'util', values: d.util, color: '#389e0d' }]} />
+          <Sparkline
+            testId={`chart-device-${d.device}-mem`}
+            title={`${kind} ${d.device} memory (of ${formatBytes(d.memTotal)})`}
+            max={d.memTotal || undefined}
+            format={formatBytes}
+            series={[{ label: 'used', values: d.memUsed, color: '#d46b08' }]}
+          />
+        </div>
+      ))}
+    </div>
+  );
+}
+
+function Usage({ samples, kind }: { samples: Sample[]; kind: string }) {
   const pct = (v: number) => `${v.toFixed(1)}%`;
   const rate = (v: number) => `${formatBytes(v)}/s`;
   return (
@@ -121,6 +145,7 @@ function Usage({ samples }: { samples: Sample[] }) {
           { label: 'write', values: samples.map((s) => s.io_write_bps), color: '#eb2f96' },
         ]}
       />
+      <DeviceUsage samples={samples} kind={kind} />
     </div>
   );
 }
@@ -228,7 +253,7 @@ export default function Detail({
         <Descriptions.Item label="Agent">{s.agent ?? '-'}</Descriptions.Item>
         <Descriptions.Item label="Cluster mode">{s.cluster_mode} (size {s.cluster_size})</Descriptions.Item>
         <Descriptions.Item label="Resource usage">
-          <Usage samples={stats.samples} />
+          <Usage samples={stats.samples} kind={deviceKind(s.requested_slots)} />
           <div style={{ fontSize: 12, color: '#555' }}>
             Through the app proxy and tunnels: {formatBytes(s.network.rx_bytes)} in, {formatBytes(s.network.tx_bytes)} out
             {s.network.last_activity ? `, last at ${new Date(s.network.last_activity).toLocaleTimeString()}` : ''}

@@ -8,6 +8,7 @@ import dayjs from 'dayjs';
 import { api, ApiError, Me, Schema } from './api';
 import { dataProps } from './dataProps';
 import * as v from './validate';
+import { AccelOffer, accelOffer, formatAccel, toMilli } from './accel';
 import NameDialog from './NameDialog';
 
 type Folder = Schema<'Folder'>;
@@ -74,26 +75,29 @@ function saveHistory(h: HistoryEntry[]) {
 const STEPS = ['Session type', 'Environments & Resource allocation', 'Data & Storage', 'Network', 'Confirm and Launch'];
 
 /** Every problem of the settings, by step. */
-export function problems(s: LaunchSettings, max: { cpu: number; memGiB: number; accelerator?: number }): { step: number; text: string }[] {
+export function problems(s: LaunchSettings, max: { cpu: number; memGiB: number }, accel: AccelOffer | null): { step: number; text: string }[] {
   const out: { step: number; text: string }[] = [];
   const add = (step: number, p: v.Problem) => p && out.push({ step, text: p });
   add(0, v.sessionName(s.name));
   if (s.ownerEmail !== '' && !s.ownerAccessKey) add(0, "Search for the owner's email first, or turn off the owner assignment.");
   if (s.type === 'batch') add(0, v.batch(s.startupCommand, s.timeoutSecs));
   s.env.forEach((e) => add(1, v.envName(e.key)));
-  add(1, v.resources({ cpu: s.cpu, memGiB: s.memGiB, shmemGiB: s.shmemGiB, accelerator: s.accelerator }, max));
+  add(1, v.resources({ cpu: s.cpu, memGiB: s.memGiB, shmemGiB: s.shmemGiB }, max));
+  add(1, v.accelerator(s.accelerator, accel));
   if (s.image === '' && s.environment === '') add(1, 'Choose an environment or give an image name.');
   add(3, v.preopenPorts(s.preopen).problem);
   return out;
 }
 
 function body(s: LaunchSettings, accelSlot: string | null): Schema<'CreateRequest'> {
+  // In milli-units, as the server counts (a slider's 0.1 steps can add up to 0.30000000000000004).
+  const accel = toMilli(s.accelerator) / 1000;
   const environ: Record<string, string> = {};
   for (const e of s.env) environ[e.key] = e.value;
   if (s.ompThreads) environ.OMP_NUM_THREADS = String(s.ompThreads);
   if (s.openblasThreads) environ.OPENBLAS_NUM_THREADS = String(s.openblasThreads);
   const config: Schema<'CreateConfig'> = {
-    resources: { cpu: s.cpu, mem: `${Math.round(s.memGiB * 1024)}m`, ...(s.accelerator && accelSlot ? { [accelSlot]: s.accelerator } : {}) },
+    resources: { cpu: s.cpu, mem: `${Math.round(s.memGiB * 1024)}m`, ...(accel && accelSlot ? { [accelSlot]: String(accel) } : {}) },
     resource_opts: { shmem: `${Math.round(s.shmemGiB * 1024)}m` },
     environ,
     mounts: s.mounts,
@@ -156,20 +160,15 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
       cpu = Math.max(cpu, Number(a.capacity.cpu));
       mem = Math.max(mem, Number(a.capacity.mem) / 2 ** 30);
     }
-    // AI accelerators: the first accelerator slot the group's agents offer, up to the most
-    // one agent has.
-    let slot: string | null = null;
-    let accelerator = 0;
-    for (const a of agents.filter((a) => a.scaling_group === s.group)) {
-      for (const [k, val] of Object.entries(a.capacity)) {
-        if (k === 'cpu' || k === 'mem') continue;
-        slot ??= k;
-        if (k === slot) accelerator = Math.max(accelerator, Number(val));
-      }
-    }
-    return { cpu: cpu || 64, memGiB: Math.floor(mem * 100) / 100 || 256, accelerator, accelSlot: slot };
+    return { cpu: cpu || 64, memGiB: Math.floor(mem * 100) / 100 || 256 };
   }, [agents, s.group]);
-  const all = problems(s, max);
+  // AI accelerators: the slot the group's agents (the chosen agent's) offer, its unit and
+  // step, up to the most one agent has free.
+  const accel = useMemo(() => accelOffer(agents, s.group, s.agent), [agents, s.group, s.agent]);
+  const groupAccel = useMemo(() => accelOffer(agents, s.group), [agents, s.group]);
+  const accelProblem = v.accelerator(s.accelerator, accel);
+  const accelText = s.accelerator && accel ? formatAccel(s.accelerator, accel.slot) : s.accelerator ? `${s.accelerator} (no accelerator in this resource group)` : '-';
+  const all = problems(s, max, accel);
   const stepProblems = (i: number) => all.filter((p) => p.step === i);
 
   const searchOwner = async () => {
@@ -202,7 +201,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
     setLaunching(true);
     setServerError(null);
     try {
-      const r = await api('POST', '/session', { body: body(s, max.accelSlot) });
+      const r = await api('POST', '/session', { body: body(s, accel?.slot ?? null) });
       const id = r.sessionId;
       const name = r.sessionName;
       const entry: HistoryEntry = { id: `${Date.now()}`, label: s.name || name, pinned: false, at: new Date().toISOString(), settings: s };
@@ -342,8 +341,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
           ['CPU', 'cpu', 0.5, max.cpu, 0.5, 'cores'],
           ['Memory', 'memGiB', 0.25, max.memGiB, 0.25, 'GiB'],
           ['Shared memory', 'shmemGiB', 0, s.memGiB, 0.0625, 'GiB'],
-          ['AI accelerator', 'accelerator', 0, max.accelerator, 0.1, max.accelSlot ?? 'none in this resource group'],
-        ] as [string, 'cpu' | 'memGiB' | 'shmemGiB' | 'accelerator', number, number, number, string][]
+        ] as [string, 'cpu' | 'memGiB' | 'shmemGiB', number, number, number, string][]
       ).map(([label, key, lo, hi, stepSize, unit]) => (
         <Form.Item label={`${label} (${unit})`} key={key}>
           <Row gutter={12}>
@@ -356,6 +354,39 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
           </Row>
         </Form.Item>
       ))}
+      <Form.Item
+        label={`AI accelerator (${accel ? accel.unit : 'none in this resource group'})`}
+        validateStatus={accelProblem ? 'error' : ''}
+        help={accelProblem ?? (accel ? `Up to ${formatAccel(accel.max, accel.slot)} free on one agent, in steps of ${formatAccel(accel.step, accel.slot)}.` : undefined)}
+      >
+        <Row gutter={12}>
+          <Col span={16}>
+            <Slider
+              min={0}
+              max={Math.max(accel?.max ?? 0, 0)}
+              step={accel?.step ?? 1}
+              disabled={!accel}
+              value={s.accelerator}
+              onChange={(n) => set('accelerator', toMilli(n) / 1000)}
+              tooltip={{ formatter: (n) => (accel && n !== undefined ? formatAccel(n, accel.slot) : n) }}
+            />
+          </Col>
+          <Col span={8}>
+            <InputNumber
+              data-testid="res-accelerator"
+              min={0}
+              max={accel?.max}
+              step={accel?.step ?? 1}
+              // Whole GPUs are not rounded: 1.5 stays, and the field says why it is refused.
+              precision={accel && !accel.whole ? accel.precision : undefined}
+              disabled={!accel && !s.accelerator}
+              addonAfter={accel?.unit}
+              value={s.accelerator}
+              onChange={(n) => set('accelerator', Number(n ?? 0))}
+            />
+          </Col>
+        </Row>
+      </Form.Item>
       {stepProblems(1).map((p, i) => (
         <Alert key={i} type="error" showIcon message={p.text} style={{ marginBottom: 8 }} />
       ))}
@@ -374,7 +405,10 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
               onChange={(a) => set('agent', a ?? null)}
               options={agents
                 .filter((a) => a.scaling_group === s.group)
-                .map((a) => ({ value: a.id, label: `${a.id} — free ${a.free?.cpu ?? '?'} CPU, ${(Number(a.free?.mem ?? 0) / 2 ** 30).toFixed(1)} GiB` }))}
+                .map((a) => ({
+                  value: a.id,
+                  label: `${a.id} — free ${a.free?.cpu ?? '?'} CPU, ${(Number(a.free?.mem ?? 0) / 2 ** 30).toFixed(1)} GiB${groupAccel ? `, ${formatAccel(a.free[groupAccel.slot] ?? 0, groupAccel.slot)}` : ''}`,
+                }))}
             />
           </Form.Item>
         </Col>
@@ -477,7 +511,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
       <Row gutter={[16, 16]}>
         {[
           [0, 'Session type', [['Type', s.type], ['Name', s.name || '(random)'], ['Project', s.project], ['Resource group', s.group], ...(s.type === 'batch' ? [['Startup command', s.startupCommand]] : [])]],
-          [1, 'Environments & Resource allocation', [['Image', s.image || s.environment], ['Resources', `${s.cpu} CPU, ${s.memGiB} GiB, shm ${s.shmemGiB} GiB`], ['Environment variables', s.env.map((e) => `${e.key}=${e.value}`).join(', ') || '-'], ['Sessions', String(s.count)]]],
+          [1, 'Environments & Resource allocation', [['Image', s.image || s.environment], ['Resources', `${s.cpu} CPU, ${s.memGiB} GiB, shm ${s.shmemGiB} GiB`], ['AI accelerator', accelText], ['Environment variables', s.env.map((e) => `${e.key}=${e.value}`).join(', ') || '-'], ['Sessions', String(s.count)]]],
           [2, 'Data & Storage', [['Mounted folders', s.mounts.join(', ') || '-']]],
           [3, 'Network', [['Preopen ports', s.preopen || '-']]],
         ].map(([i, title, rows]) => (

@@ -968,6 +968,11 @@ export interface components {
             alive: boolean;
             /** @description What it has in all. */
             capacity: components["schemas"]["ResourceSlots"];
+            /**
+             * @description Its accelerator devices (empty for an agent without any; a dummy agent's
+             *     `mock.shares` capacity has no devices).
+             */
+            devices: components["schemas"]["AgentDevice"][];
             /** @description What it has free. */
             free: components["schemas"]["ResourceSlots"];
             /** @description The agent's id. */
@@ -976,6 +981,40 @@ export interface components {
             scaling_group: string;
             /** @description What its sessions hold. */
             used: components["schemas"]["ResourceSlots"];
+        };
+        /** @description One accelerator device of an agent. */
+        AgentDevice: {
+            /**
+             * @description How much of the slot it gives, as a decimal string like the other slot amounts
+             *     (`"1"` for one whole GPU).
+             */
+            capacity: string;
+            /** @description The device's id on its agent (`0`, `1`, …). */
+            id: string;
+            /**
+             * Format: uint64
+             * @description Device memory in bytes.
+             */
+            memory: number;
+            /** @description The device's model name, e.g. `NVIDIA H100 80GB HBM3`. */
+            model: string;
+            /**
+             * Format: uint32
+             * @description The NUMA node it is attached to, where known.
+             */
+            numa_node?: number | null;
+            /** @description The plugin that drives it (`cuda`, or `mock` for a fake one). */
+            plugin: string;
+            /**
+             * @description The smallest step in which the slot is handed out, as a decimal string (`"1"` for
+             *     whole GPUs, usually `"0.1"` for fGPU).
+             */
+            quantum: string;
+            /**
+             * @description The slot it is counted in: `cuda.device` (whole GPUs, shown as `GPU`) or
+             *     `cuda.shares` (fractional GPUs, shown as `fGPU`), or another plugin's slot.
+             */
+            slot: string;
         };
         /**
          * @description `GET /agents`: the agents of the groups open to the caller (administrators: every
@@ -1055,6 +1094,11 @@ export interface components {
              * @description CPU time used, nanoseconds (all cores together).
              */
             cpu_used_ns: number;
+            /**
+             * @description The kernel's accelerator devices now (utilization is the device's, memory the
+             *     kernel's share); empty for a kernel without accelerators.
+             */
+            devices?: components["schemas"]["DeviceReading"][];
             /** Format: uint64 */
             io_read_bytes: number;
             /** Format: uint64 */
@@ -1310,6 +1354,26 @@ export interface components {
         DestroyedStats: {
             /** @description The status after the request in lower case (`terminated`, `cancelled`, …). */
             status: string;
+        };
+        /** @description A device's use as one kernel sees it. */
+        DeviceReading: {
+            /** @description The device's id on its agent. */
+            device: string;
+            /**
+             * Format: uint64
+             * @description Device memory this kernel may use (its share of the device), bytes.
+             */
+            mem_total: number;
+            /**
+             * Format: uint64
+             * @description Device memory in use, bytes.
+             */
+            mem_used: number;
+            /**
+             * Format: double
+             * @description Busy time of the device, percent.
+             */
+            util: number;
         };
         /** @description An empty object: the operation was done. */
         Done: Record<string, never>;
@@ -2335,6 +2399,19 @@ export interface components {
              * @description CPU used, in percent of the CPU allocated to the session (100 = all of it busy).
              */
             cpu_util: number;
+            /**
+             * Format: double
+             * @description Accelerator memory in use, percent of what the kernel may use.
+             */
+            cuda_mem?: number | null;
+            /**
+             * Format: double
+             * @description Accelerator utilization, percent, averaged over the kernel's devices (absent without
+             *     accelerators).
+             */
+            cuda_util?: number | null;
+            /** @description Per-device readings at the end of the interval. */
+            devices?: components["schemas"]["DeviceReading"][];
             /**
              * Format: double
              * @description Bytes per second read from and written to block devices.

@@ -2,6 +2,7 @@
 // secret key); every request carries X-BAI-Web, which state-changing ones must have.
 
 import type { components, paths } from './api-types';
+import { formatAccel, isAccelSlot } from './accel';
 
 export class ApiError extends Error {
   constructor(public status: number, public title: string, message: string) {
@@ -139,14 +140,20 @@ export async function listSessions(statuses: string[]): Promise<SessionItem[]> {
   return d.compute_session_list.items;
 }
 
+/** A slot map in words: `2 CPU, 4 GiB, 0.50 fGPU` (accelerators in their units). */
+export function formatSlotMap(s: Record<string, unknown>): string {
+  const parts: string[] = [];
+  if (s.cpu) parts.push(`${s.cpu} CPU`);
+  if (s.mem) parts.push(`${(Number(s.mem) / 2 ** 30).toFixed(Number(s.mem) % 2 ** 30 ? 2 : 0)} GiB`);
+  for (const [k, v] of Object.entries(s)) if (isAccelSlot(k) && Number(v)) parts.push(formatAccel(String(v), k));
+  return parts.join(', ') || '-';
+}
+
+/** A slot map given as JSON text (the session list's `occupying_slots`), in words. */
 export function formatSlots(json: string): string {
   try {
-    const s = JSON.parse(json || '{}');
-    const parts: string[] = [];
-    if (s.cpu) parts.push(`${s.cpu} CPU`);
-    if (s.mem) parts.push(`${(Number(s.mem) / 2 ** 30).toFixed(Number(s.mem) % 2 ** 30 ? 2 : 0)} GiB`);
-    for (const [k, v] of Object.entries(s)) if (k !== 'cpu' && k !== 'mem' && Number(v)) parts.push(`${v} ${k}`);
-    return parts.join(', ') || '-';
+    const s: unknown = JSON.parse(json || '{}');
+    return s && typeof s === 'object' ? formatSlotMap(s as Record<string, unknown>) : '-';
   } catch {
     return '-';
   }

@@ -13,7 +13,7 @@ export const CHECKER_LABEL: Record<string, string> = {
   utilization: 'Utilization checker',
 };
 
-export const METRIC_LABEL: Record<string, string> = { cpu_util: 'CPU', mem: 'Memory' };
+export const METRIC_LABEL: Record<string, string> = { cpu_util: 'CPU', mem: 'Memory', cuda_util: 'GPU', cuda_mem: 'GPU memory' };
 
 /** Parses `idle_checks` (a JSON text or an object); anything else gives no reports. */
 export function parseIdleChecks(v: unknown): IdleReport[] {

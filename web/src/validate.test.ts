@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { batch, entryName, envName, folderName, preopenPorts, resources, sessionName } from './validate';
+import type { AccelOffer } from './accel';
+import { accelerator, batch, entryName, envName, folderName, preopenPorts, resources, sessionName } from './validate';
 
 describe('session names', () => {
   it('accepts what the server accepts', () => {
@@ -42,19 +43,44 @@ describe('preopen ports', () => {
 describe('resources', () => {
   const max = { cpu: 4, memGiB: 8 };
   it('keeps shared memory within memory', () => {
-    expect(resources({ cpu: 1, memGiB: 1, shmemGiB: 0.0625, accelerator: 0 }, max)).toBeNull();
-    expect(resources({ cpu: 1, memGiB: 1, shmemGiB: 2, accelerator: 0 }, max)).toMatch(/more than the memory/);
+    expect(resources({ cpu: 1, memGiB: 1, shmemGiB: 0.0625 }, max)).toBeNull();
+    expect(resources({ cpu: 1, memGiB: 1, shmemGiB: 2 }, max)).toMatch(/more than the memory/);
   });
   it('bounds CPU and memory', () => {
-    expect(resources({ cpu: 0, memGiB: 1, shmemGiB: 0, accelerator: 0 }, max)).toMatch(/CPU/);
-    expect(resources({ cpu: 5, memGiB: 1, shmemGiB: 0, accelerator: 0 }, max)).toMatch(/At most 4/);
-    expect(resources({ cpu: 1, memGiB: 9, shmemGiB: 0, accelerator: 0 }, max)).toMatch(/At most 8 GiB/);
+    expect(resources({ cpu: 0, memGiB: 1, shmemGiB: 0 }, max)).toMatch(/CPU/);
+    expect(resources({ cpu: 5, memGiB: 1, shmemGiB: 0 }, max)).toMatch(/At most 4/);
+    expect(resources({ cpu: 1, memGiB: 9, shmemGiB: 0 }, max)).toMatch(/At most 8 GiB/);
   });
-  it('bounds accelerator shares by what the group offers', () => {
-    expect(resources({ cpu: 1, memGiB: 1, shmemGiB: 0, accelerator: 0.5 }, max)).toMatch(/no AI accelerators/);
-    const gpu = { ...max, accelerator: 2 };
-    expect(resources({ cpu: 1, memGiB: 1, shmemGiB: 0, accelerator: 0.5 }, gpu)).toBeNull();
-    expect(resources({ cpu: 1, memGiB: 1, shmemGiB: 0, accelerator: 2.5 }, gpu)).toMatch(/At most 2 accelerator/);
+});
+
+describe('AI accelerators', () => {
+  const fgpu: AccelOffer = { slot: 'cuda.shares', unit: 'fGPU', whole: false, quantumMilli: 100, step: 0.1, max: 1.5, precision: 2 };
+  const gpu: AccelOffer = { slot: 'cuda.device', unit: 'GPU', whole: true, quantumMilli: 1000, step: 1, max: 2, precision: 0 };
+  const mock: AccelOffer = { slot: 'mock.shares', unit: 'mock.shares', whole: false, quantumMilli: null, step: 0.1, max: 4, precision: 2 };
+  it('needs none, and refuses any where the group has none', () => {
+    expect(accelerator(0, null)).toBeNull();
+    expect(accelerator(0.5, null)).toMatch(/no AI accelerators/);
+    expect(accelerator(-1, fgpu)).toMatch(/negative/);
+    expect(accelerator(NaN, fgpu)).toMatch(/number/);
+  });
+  it('takes whole GPUs only for whole-device slots', () => {
+    expect(accelerator(1, gpu)).toBeNull();
+    expect(accelerator(2, gpu)).toBeNull();
+    expect(accelerator(0.5, gpu)).toMatch(/not shared: ask for whole GPUs/);
+    expect(accelerator(3, gpu)).toBe('At most 2 GPU is free on one agent of this resource group.');
+  });
+  it('takes multiples of the quantum for fGPU', () => {
+    expect(accelerator(0.5, fgpu)).toBeNull();
+    expect(accelerator(0.1 + 0.2, fgpu)).toBeNull(); // 0.30000000000000004
+    expect(accelerator(1.5, fgpu)).toBeNull();
+    expect(accelerator(0.25, fgpu)).toBe('Use a multiple of 0.10 fGPU.');
+    expect(accelerator(0.0001, fgpu)).toMatch(/at most 3 decimals/);
+    expect(accelerator(1.6, fgpu)).toBe('At most 1.50 fGPU is free on one agent of this resource group.');
+    expect(accelerator(0.5, { ...fgpu, max: 0 })).toBe('No fGPU is free in this resource group now.');
+  });
+  it('leaves the step to the server where the cluster sets no quantum', () => {
+    expect(accelerator(0.25, mock)).toBeNull();
+    expect(accelerator(0.125, mock)).toBeNull();
   });
 });
 

@@ -1,5 +1,7 @@
 // The launcher's validation rules. They mirror the server's (which enforces them all again):
-// session names (bai_core::name), environment variable names, resources, preopen ports.
+// session names (bai_core::name), environment variable names, resources, accelerators,
+// preopen ports.
+import { AccelOffer, formatAccel, toMilli } from './accel';
 
 export type Problem = string | null;
 
@@ -46,20 +48,37 @@ export interface Resources {
   cpu: number; // cores
   memGiB: number;
   shmemGiB: number;
-  accelerator: number;
 }
 
 /** Resource rules: positive CPU and memory within the limits; shared memory ≤ memory. */
-export function resources(r: Resources, max: { cpu: number; memGiB: number; accelerator?: number }): Problem {
+export function resources(r: Resources, max: { cpu: number; memGiB: number }): Problem {
   if (!(r.cpu > 0)) return 'Give at least some CPU.';
   if (r.cpu > max.cpu) return `At most ${max.cpu} CPU cores are allowed.`;
   if (!(r.memGiB > 0)) return 'Give at least some memory.';
   if (r.memGiB > max.memGiB) return `At most ${max.memGiB} GiB of memory is allowed.`;
   if (r.shmemGiB < 0) return 'Shared memory cannot be negative.';
   if (r.shmemGiB > r.memGiB) return 'Shared memory cannot be more than the memory.';
-  if (r.accelerator < 0) return 'The accelerator share cannot be negative.';
-  if (r.accelerator > (max.accelerator ?? 0))
-    return max.accelerator ? `At most ${max.accelerator} accelerator shares are allowed.` : 'This resource group has no AI accelerators.';
+  return null;
+}
+
+/** An AI accelerator amount against what the resource group offers (`accelOffer`): whole
+ *  GPUs for whole-device slots, multiples of the quantum for shares (the server checks
+ *  both again), at most what one agent has free. */
+export function accelerator(amount: number, offer: AccelOffer | null): Problem {
+  if (!Number.isFinite(amount)) return 'Give a number.';
+  if (amount < 0) return 'The accelerator amount cannot be negative.';
+  if (amount === 0) return null;
+  if (!offer) return 'This resource group has no AI accelerators.';
+  const milli = amount * 1000;
+  if (offer.whole && !Number.isInteger(amount))
+    return `The ${offer.unit}s of this cluster are not shared: ask for whole ${offer.unit}s (1, 2, …).`;
+  if (Math.abs(milli - Math.round(milli)) > 1e-6) return `Use at most 3 decimals (${offer.unit}).`;
+  const q = offer.quantumMilli;
+  if (q && toMilli(amount) % q !== 0) return `Use a multiple of ${formatAccel(q / 1000, offer.slot)}.`;
+  if (amount > offer.max)
+    return offer.max > 0
+      ? `At most ${formatAccel(offer.max, offer.slot)} is free on one agent of this resource group.`
+      : `No ${offer.unit} is free in this resource group now.`;
   return null;
 }
 

@@ -177,6 +177,7 @@ impl AgentRpc for DummyAgent {
                 })
                 .collect(),
             version: format!("dummy-{}", env!("CARGO_PKG_VERSION")),
+            devices: Vec::new(),
         })
     }
 
@@ -214,6 +215,7 @@ impl AgentRpc for DummyAgent {
             kernel_id,
             container_id: format!("dummy-{kernel_id}"),
             cpuset: None,
+            devices: Default::default(),
         })
     }
 

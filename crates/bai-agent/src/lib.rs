@@ -5,6 +5,8 @@
 //! Docker engine): kernel directories are handed to the image's `work` user.
 #![forbid(unsafe_code)]
 
+pub mod accel;
+pub mod cores;
 mod docker;
 pub mod dummy;
 mod error;
@@ -13,7 +15,7 @@ pub mod krunner_proto;
 pub mod paths;
 
 pub use docker::{
-    DockerAgent, DockerAgentConfig, LABEL_AGENT, LABEL_KERNEL, LABEL_KERNELSPEC, LABEL_SESSION,
-    LOG_TAIL_BYTES, WORK_UID,
+    DockerAgent, DockerAgentConfig, LABEL_AGENT, LABEL_CPUSET, LABEL_DEVICES, LABEL_KERNEL,
+    LABEL_KERNELSPEC, LABEL_SESSION, LOG_TAIL_BYTES, WORK_UID,
 };
 pub use dummy::{CreateStep, DummyAgent, DummyAgentConfig};

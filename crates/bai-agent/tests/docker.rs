@@ -75,6 +75,7 @@ async fn agent() -> TestAgent {
     let dir = tempfile::tempdir().expect("tempdir");
     let id = format!("test-{}", &Uuid::new_v4().simple().to_string()[..12]);
     let agent = DockerAgent::connect(DockerAgentConfig {
+        accelerator: None,
         agent_id: id.clone(),
         scaling_group: "default".into(),
         data_dir: dir.path().to_path_buf(),

@@ -22,6 +22,9 @@ pub struct AgentInfo {
     pub capacity: ResourceSlots,
     pub images: Vec<ImageInfo>,
     pub version: String,
+    /// Accelerator devices (their slots' totals are in `capacity.accel`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<crate::accel::DeviceInfo>,
 }
 
 /// A kernel image the agent can run.
@@ -74,6 +77,9 @@ pub struct KernelCreated {
     pub container_id: String,
     /// CPU set actually given (for display), if pinned.
     pub cpuset: Option<String>,
+    /// Accelerator devices given: device id → milli-units of it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub devices: BTreeMap<String, u64>,
 }
 
 /// Why and how a kernel ended.

@@ -87,7 +87,7 @@ pub struct UtilizationConfig {
 }
 
 impl UtilizationConfig {
-    /// Parses `window=600,grace=300,op=and,cpu_util=10,mem=5` (seconds, percent).
+    /// Parses `window=600,grace=300,op=and,cpu_util=10,mem=5,cuda_util=1` (seconds, percent).
     pub fn parse(s: &str) -> Result<UtilizationConfig, String> {
         let mut c = UtilizationConfig {
             window_secs: 0,
@@ -114,7 +114,7 @@ impl UtilizationConfig {
                         _ => return Err(format!("op={v:?}: use and or or")),
                     }
                 }
-                "cpu_util" | "mem" => {
+                "cpu_util" | "mem" | "cuda_util" | "cuda_mem" => {
                     let pct: f64 = v
                         .parse()
                         .ok()
@@ -124,7 +124,7 @@ impl UtilizationConfig {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown setting {k:?}: use window, grace, op, cpu_util, mem"
+                        "unknown setting {k:?}: use window, grace, op, cpu_util, mem, cuda_util, cuda_mem"
                     ));
                 }
             }
@@ -133,7 +133,9 @@ impl UtilizationConfig {
             return Err("window=SECONDS is required and must be more than 0".into());
         }
         if c.thresholds.is_empty() {
-            return Err("give at least one threshold (cpu_util=PCT or mem=PCT)".into());
+            return Err(
+                "give at least one threshold (cpu_util, mem, cuda_util or cuda_mem =PCT)".into(),
+            );
         }
         Ok(c)
     }
@@ -351,6 +353,29 @@ mod tests {
         assert!(utilization(&cfg(ThresholdOp::Or), &s, 0, 20_000, |_| true).idle);
         // Metrics the session did not ask for are left out: only memory counts then.
         assert!(!utilization(&cfg(ThresholdOp::Or), &s, 0, 20_000, |m| m == "mem").idle);
+    }
+
+    #[test]
+    fn accelerator_thresholds_judge_only_sessions_with_accelerators() {
+        let c = UtilizationConfig::parse("window=10,cuda_util=1").unwrap();
+        // CPU busy, GPU idle.
+        let s: Vec<StatSample> = (1..=20)
+            .map(|i| StatSample {
+                cuda_util: Some(0.0),
+                ..sample(i * 1000, 90.0, 50.0)
+            })
+            .collect();
+        assert!(utilization(&c, &s, 0, 20_000, |m| m.starts_with("cuda")).idle);
+        // A session without accelerators skips the metric: nothing judges it idle.
+        assert!(!utilization(&c, &s, 0, 20_000, |m| !m.starts_with("cuda")).idle);
+        // A busy GPU keeps it.
+        let busy: Vec<StatSample> = (1..=20)
+            .map(|i| StatSample {
+                cuda_util: Some(40.0),
+                ..sample(i * 1000, 0.0, 0.0)
+            })
+            .collect();
+        assert!(!utilization(&c, &busy, 0, 20_000, |_| true).idle);
     }
 
     #[test]

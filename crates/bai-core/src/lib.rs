@@ -6,6 +6,7 @@
 //! signature of the Backend.AI wire contract, and the agent RPC interface.
 #![forbid(unsafe_code)]
 
+pub mod accel;
 pub mod agent;
 pub mod event;
 pub mod history;

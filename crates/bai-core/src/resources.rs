@@ -30,6 +30,20 @@ pub enum ResourceError {
     UnknownSlot(String, String),
     #[error("shared memory ({shmem}) cannot be larger than memory ({mem})")]
     ShmemOverMem { shmem: String, mem: String },
+    #[error("{slot}={value}: {slot} counts whole devices{hint}")]
+    WholeDevices {
+        slot: String,
+        value: String,
+        hint: String,
+    },
+    #[error(
+        "{slot}={value} is not a multiple of {quantum}, the smallest step this cluster hands {slot} out in"
+    )]
+    Quantum {
+        slot: String,
+        value: String,
+        quantum: String,
+    },
     #[error("{slot}={value} is too small: at least {min} is needed")]
     TooSmall {
         slot: &'static str,
@@ -182,12 +196,13 @@ pub const MIN_MEM: u64 = 64 * 1024 * 1024;
 
 impl ResourceRequest {
     /// Parses the `resources` map of a create request (`{"cpu": "2", "mem": "1g"}`) and
-    /// `resource_opts` (`{"shmem": "64m"}`); `accel_slots` are the accelerator slot names the
-    /// cluster knows (e.g. `mock.shares`, with `gpu` as an alias of the first).
+    /// `resource_opts` (`{"shmem": "64m"}`); `accel_slots` are the accelerator slots the
+    /// cluster offers (`gpu` and `fgpu` name them as [`crate::accel::resolve`] says). Whole
+    /// device slots take whole numbers, shares multiples of their quantum.
     pub fn parse(
         resources: &serde_json::Map<String, serde_json::Value>,
         resource_opts: &serde_json::Map<String, serde_json::Value>,
-        accel_slots: &[String],
+        accel_slots: &[crate::accel::AccelSlot],
     ) -> Result<ResourceRequest, ResourceError> {
         let mut slots = ResourceSlots {
             cpu_milli: DEFAULT_CPU_MILLI,
@@ -207,26 +222,23 @@ impl ResourceRequest {
                     mem_given = true;
                 }
                 "shmem" => shmem = Some(parse_mem(k, v)?),
-                other => {
-                    let target = if matches!(other, "gpu" | "fgpu" | "cuda.shares") {
-                        accel_slots.first().cloned()
-                    } else {
-                        accel_slots.iter().find(|s| s.as_str() == other).cloned()
-                    };
-                    match target {
-                        Some(t) => {
-                            slots.accel.insert(t, parse_cpu(other, v)?);
-                        }
-                        None => {
-                            let extra = if accel_slots.is_empty() {
-                                " (this cluster has no accelerators)".to_string()
-                            } else {
-                                format!(", {}", accel_slots.join(", "))
-                            };
-                            return Err(ResourceError::UnknownSlot(other.to_string(), extra));
-                        }
+                other => match crate::accel::resolve(other, accel_slots) {
+                    Some(slot) => {
+                        let amount = parse_cpu(other, v)?;
+                        check_step(other, slot, amount)?;
+                        slots.accel.insert(slot.name.clone(), amount);
                     }
-                }
+                    None => {
+                        let names: Vec<&str> =
+                            accel_slots.iter().map(|s| s.name.as_str()).collect();
+                        let extra = if names.is_empty() {
+                            " (this cluster has no accelerators)".to_string()
+                        } else {
+                            format!(", {}", names.join(", "))
+                        };
+                        return Err(ResourceError::UnknownSlot(other.to_string(), extra));
+                    }
+                },
             }
         }
         let shmem = shmem.unwrap_or(DEFAULT_SHMEM.min(slots.mem));
@@ -247,17 +259,77 @@ impl ResourceRequest {
     }
 }
 
+/// Whole-device slots take whole numbers; shares come in steps of the slot's quantum.
+fn check_step(key: &str, slot: &crate::accel::AccelSlot, amount: u64) -> Result<(), ResourceError> {
+    let value = format_cpu(amount);
+    if crate::accel::is_whole(&slot.name) {
+        if !amount.is_multiple_of(1000) {
+            let hint = if key == slot.name {
+                String::new()
+            } else {
+                format!(" ({key} is {} here)", slot.name)
+            };
+            return Err(ResourceError::WholeDevices {
+                slot: slot.name.clone(),
+                value,
+                hint: format!("{hint}: the GPUs of this cluster are not shared, ask for 1, 2, …"),
+            });
+        }
+    } else if slot.quantum_milli > 1 && !amount.is_multiple_of(slot.quantum_milli) {
+        return Err(ResourceError::Quantum {
+            slot: slot.name.clone(),
+            value,
+            quantum: format_cpu(slot.quantum_milli),
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::accel::AccelSlot;
     use serde_json::json;
 
     fn req(r: serde_json::Value) -> Result<ResourceRequest, ResourceError> {
         ResourceRequest::parse(
             r.as_object().unwrap(),
             &serde_json::Map::new(),
-            &["mock.shares".to_string()],
+            &[AccelSlot {
+                name: "mock.shares".to_string(),
+                quantum_milli: 1,
+            }],
         )
+    }
+
+    fn with(
+        slot: &str,
+        quantum_milli: u64,
+        r: serde_json::Value,
+    ) -> Result<ResourceRequest, ResourceError> {
+        ResourceRequest::parse(
+            r.as_object().unwrap(),
+            &serde_json::Map::new(),
+            &[AccelSlot {
+                name: slot.to_string(),
+                quantum_milli,
+            }],
+        )
+    }
+
+    #[test]
+    fn gpu_aliases_whole_devices_and_quanta() {
+        let r = with("cuda.shares", 100, json!({"gpu": "0.5"})).unwrap();
+        assert_eq!(r.slots.accel["cuda.shares"], 500);
+        let r = with("cuda.shares", 100, json!({"fgpu": 1.5})).unwrap();
+        assert_eq!(r.slots.accel["cuda.shares"], 1500);
+        let e = with("cuda.shares", 100, json!({"cuda.shares": "0.25"})).unwrap_err();
+        assert!(matches!(e, ResourceError::Quantum { .. }), "{e}");
+        let e = with("cuda.device", 1000, json!({"gpu": "0.5"})).unwrap_err();
+        assert!(matches!(e, ResourceError::WholeDevices { .. }), "{e}");
+        assert!(e.to_string().contains("gpu is cuda.device here"), "{e}");
+        let r = with("cuda.device", 1000, json!({"gpu": 2})).unwrap();
+        assert_eq!(r.slots.accel["cuda.device"], 2000);
     }
 
     #[test]

@@ -34,6 +34,10 @@ pub struct KernelStats {
     pub net_tx_bytes: u64,
     pub io_read_bytes: u64,
     pub io_write_bytes: u64,
+    /// The kernel's accelerator devices now (utilization is the device's, memory the
+    /// kernel's share); empty for a kernel without accelerators.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<crate::accel::DeviceReading>,
 }
 
 /// What a kernel used between two readings.
@@ -54,6 +58,16 @@ pub struct StatSample {
     /// Bytes per second read from and written to block devices.
     pub io_read_bps: f64,
     pub io_write_bps: f64,
+    /// Accelerator utilization, percent, averaged over the kernel's devices (absent without
+    /// accelerators).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_util: Option<f64>,
+    /// Accelerator memory in use, percent of what the kernel may use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_mem: Option<f64>,
+    /// Per-device readings at the end of the interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<crate::accel::DeviceReading>,
 }
 
 impl StatSample {
@@ -87,6 +101,9 @@ impl StatSample {
             net_tx_bps: rate(prev.net_tx_bytes, cur.net_tx_bytes),
             io_read_bps: rate(prev.io_read_bytes, cur.io_read_bytes),
             io_write_bps: rate(prev.io_write_bytes, cur.io_write_bytes),
+            cuda_util: device_util(&cur.devices),
+            cuda_mem: device_mem(&cur.devices),
+            devices: cur.devices.clone(),
         })
     }
 
@@ -96,9 +113,21 @@ impl StatSample {
         match name {
             "cpu_util" => Some(self.cpu_util),
             "mem" => Some(self.mem),
+            "cuda_util" => self.cuda_util,
+            "cuda_mem" => self.cuda_mem,
             _ => None,
         }
     }
+}
+
+fn device_util(d: &[crate::accel::DeviceReading]) -> Option<f64> {
+    (!d.is_empty()).then(|| d.iter().map(|r| r.util).sum::<f64>() / d.len() as f64)
+}
+
+fn device_mem(d: &[crate::accel::DeviceReading]) -> Option<f64> {
+    let total: u64 = d.iter().map(|r| r.mem_total).sum();
+    let used: u64 = d.iter().map(|r| r.mem_used).sum();
+    (total > 0).then(|| (100.0 * used as f64 / total as f64).min(100.0))
 }
 
 #[cfg(test)]
@@ -134,6 +163,24 @@ mod tests {
         assert!((s.net_rx_bps - 1000.0).abs() < 1e-9);
         assert_eq!(s.metric("cpu_util"), Some(s.cpu_util));
         assert_eq!(s.metric("cuda_util"), None);
+        let mut gpu = reading(15_000, 6.0, 1 << 28, 6000);
+        gpu.devices = vec![
+            crate::accel::DeviceReading {
+                device: "0".into(),
+                util: 30.0,
+                mem_used: 1 << 30,
+                mem_total: 4 << 30,
+            },
+            crate::accel::DeviceReading {
+                device: "1".into(),
+                util: 10.0,
+                mem_used: 0,
+                mem_total: 4 << 30,
+            },
+        ];
+        let s = StatSample::between(&reading(10_000, 1.0, 0, 1000), &gpu, &alloc).unwrap();
+        assert_eq!(s.metric("cuda_util"), Some(20.0));
+        assert_eq!(s.metric("cuda_mem"), Some(12.5));
     }
 
     #[test]

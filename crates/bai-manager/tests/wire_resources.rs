@@ -340,6 +340,38 @@ async fn agents_and_users() {
         ("dummy-test", "default")
     );
     assert_eq!(agent.capacity.mem, (16u64 << 30).to_string());
+    assert!(agent.devices.is_empty(), "the dummy agent has no devices");
+
+    // An agent's accelerator devices, with amounts as decimal strings like the slots.
+    {
+        let handle = api.m.agents().into_iter().next().expect("the dummy agent");
+        let mut info = handle.info.write().unwrap();
+        info.devices = vec![bai_core::accel::DeviceInfo {
+            slot: "cuda.shares".into(),
+            id: "0".into(),
+            plugin: "cuda".into(),
+            model: "NVIDIA H100 80GB HBM3".into(),
+            memory: 80 << 30,
+            numa_node: Some(0),
+            capacity_milli: 1000,
+            quantum_milli: 100,
+        }];
+    }
+    let r = api.call("GET", "/agents", ADMIN, &Value::Null).await;
+    let list: AgentList = answer(&r, 200);
+    assert_eq!(
+        list.agents[0].devices,
+        vec![AgentDevice {
+            slot: "cuda.shares".into(),
+            id: "0".into(),
+            plugin: "cuda".into(),
+            model: "NVIDIA H100 80GB HBM3".into(),
+            memory: 80 << 30,
+            numa_node: Some(0),
+            capacity: "1".into(),
+            quantum: "0.1".into(),
+        }]
+    );
 
     let r = api
         .call("GET", "/admin/users/user@test", ADMIN, &Value::Null)

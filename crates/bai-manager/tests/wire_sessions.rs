@@ -176,6 +176,12 @@ async fn a_running_session_from_create_to_its_end() {
                 net_tx_bytes: 2000,
                 io_read_bytes: 4096,
                 io_write_bytes: 8192,
+                devices: vec![bai_core::accel::DeviceReading {
+                    device: "0".into(),
+                    util: 40.0,
+                    mem_used: 1 << 30,
+                    mem_total: 4 << 30,
+                }],
             },
         );
     }
@@ -195,6 +201,10 @@ async fn a_running_session_from_create_to_its_end() {
     assert_eq!(logs.result.logs, "");
     let stats: Stats = typed(&get(&api, &format!("/session/{id}/stats"), USER).await);
     assert_eq!(stats.samples.len(), 1);
+    // Per-device accelerator readings travel with the sample.
+    assert_eq!(stats.samples[0].cuda_util, Some(40.0));
+    assert_eq!(stats.samples[0].cuda_mem, Some(25.0));
+    assert_eq!(stats.samples[0].devices[0].device, "0");
     assert!(stats.counters.is_some());
     assert!(
         stats

@@ -53,6 +53,18 @@ struct UpArgs {
     /// How long a dummy agent takes to start a kernel.
     #[arg(long, env = "BAI_DUMMY_START_DELAY_MS", default_value_t = 0)]
     dummy_start_delay_ms: u64,
+    /// Give the local agent the MOCK accelerator described in FILE (Backend.AI's
+    /// `mock-accelerator.toml` format): fake GPUs for machines without any, so scheduling,
+    /// policies and the UI can be tried. Kernels get only `BACKENDAI_MOCK_CUDA_*` variables.
+    #[arg(long, env = "BAI_MOCK_ACCELERATOR", value_name = "FILE")]
+    mock_accelerator: Option<PathBuf>,
+    /// How real NVIDIA GPUs are handed out: `discrete` (whole GPUs, `cuda.device`) or
+    /// `fractional` (shares, `cuda.shares`, enforced with NVIDIA MPS).
+    #[arg(long, env = "BAI_GPU_MODE", default_value = "discrete", value_parser = parse_mode)]
+    gpu_mode: bai_core::accel::AllocMode,
+    /// The smallest fractional GPU share handed out.
+    #[arg(long, env = "BAI_GPU_QUANTUM", default_value = "0.1", value_parser = parse_quantum)]
+    gpu_quantum: u64,
     /// Do not start the Docker agent (only dummy agents).
     #[arg(long, env = "BAI_NO_DOCKER")]
     no_docker: bool,
@@ -88,6 +100,22 @@ struct UpArgs {
     default_storage_host: String,
 }
 
+fn parse_mode(s: &str) -> Result<bai_core::accel::AllocMode, String> {
+    bai_core::accel::AllocMode::parse(s)
+}
+
+/// `0.1` → 100 milli-shares.
+fn parse_quantum(s: &str) -> Result<u64, String> {
+    let q: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number"))?;
+    if !(q > 0.0 && q <= 1.0) {
+        return Err(format!("{s} must be above 0 and at most 1"));
+    }
+    Ok((q * 1000.0).round() as u64)
+}
+
 fn parse_utilization(s: &str) -> Result<bai_core::idle::UtilizationConfig, String> {
     bai_core::idle::UtilizationConfig::parse(s)
 }
@@ -107,6 +135,29 @@ fn parse_capacity(s: &str) -> Result<bai_core::ResourceSlots> {
     let req = bai_core::resources::ResourceRequest::parse(&map, &serde_json::Map::new(), &[])
         .map_err(|e| anyhow::anyhow!("bad --dummy-capacity: {e}"))?;
     Ok(req.slots)
+}
+
+/// The local agent's accelerator plugin: the mock when asked for, else real NVIDIA GPUs
+/// when the driver finds any (none and no driver: no plugin, no error).
+fn accelerator(
+    args: &UpArgs,
+    data_dir: &std::path::Path,
+) -> Result<Option<Arc<dyn bai_agent::accel::Accelerator>>> {
+    if let Some(file) = &args.mock_accelerator {
+        let mock = bai_agent::accel::mock::MockAccelerator::load(file)
+            .map_err(|e| anyhow::anyhow!("bad --mock-accelerator: {e}"))?;
+        return Ok(Some(Arc::new(mock)));
+    }
+    let config = bai_agent::accel::cuda::CudaConfig {
+        mode: args.gpu_mode,
+        quantum_milli: args.gpu_quantum,
+        mps_dir: data_dir.join("mps"),
+    };
+    match bai_agent::accel::cuda::CudaAccelerator::discover(config) {
+        Ok(Some(cuda)) => Ok(Some(Arc::new(cuda))),
+        Ok(None) => Ok(None),
+        Err(e) => anyhow::bail!("the NVIDIA GPUs of this node cannot be used: {e}"),
+    }
 }
 
 fn default_data_dir() -> PathBuf {
@@ -131,7 +182,7 @@ async fn main() -> Result<()> {
 }
 
 async fn up(args: UpArgs) -> Result<()> {
-    let data_dir = args.data_dir.unwrap_or_else(default_data_dir);
+    let data_dir = args.data_dir.clone().unwrap_or_else(default_data_dir);
     std::fs::create_dir_all(&data_dir)
         .with_context(|| format!("cannot create the data dir {}", data_dir.display()))?;
     // A bad storage configuration stops baid with one line (no backtrace, whatever
@@ -171,7 +222,7 @@ async fn up(args: UpArgs) -> Result<()> {
     };
     let mut agents: Vec<Arc<dyn AgentRpc>> = Vec::new();
     if !args.no_docker {
-        let krunner = match args.krunner {
+        let krunner = match args.krunner.clone() {
             Some(p) => p,
             None => std::env::current_exe()
                 .context("cannot find baid's own path")?
@@ -184,6 +235,7 @@ async fn up(args: UpArgs) -> Result<()> {
                 krunner.display()
             )
         })?;
+        let accelerator = accelerator(&args, &data_dir)?;
         let agent = DockerAgent::connect(DockerAgentConfig {
             agent_id: agent_id.clone(),
             scaling_group: "default".into(),
@@ -191,6 +243,7 @@ async fn up(args: UpArgs) -> Result<()> {
             krunner_path: krunner,
             reserved_mem: args.reserved_mem_mb * 1024 * 1024,
             reserved_cpu_milli: 0,
+            accelerator,
         })
         .await
         .context("cannot reach the Docker engine (is dockerd running? `make up` starts it)")?;
@@ -255,6 +308,22 @@ async fn up(args: UpArgs) -> Result<()> {
         bai_core::resources::format_bytes(info.capacity.mem),
         info.images.len()
     );
+    if let Some(d) = info.devices.first() {
+        let total: u64 = info.devices.iter().map(|d| d.capacity_milli).sum();
+        println!(
+            "  accelerator  : {} × {} ({}, {} {}){}",
+            info.devices.len(),
+            d.model,
+            d.slot,
+            bai_core::resources::format_cpu(total),
+            bai_core::accel::display_unit(&d.slot),
+            if d.plugin == "mock" {
+                " MOCK: no real device"
+            } else {
+                ""
+            }
+        );
+    }
     if handles.len() > 1 {
         println!(
             "  dummy agents : {} in resource group {:?} (no containers)",

@@ -1,14 +1,17 @@
 //! Creating a kernel: scratch directories, a container with real limits, start, wait
 //! until krunner answers, then watch it.
 
+use super::place::{Placement, environment};
 use super::{
-    Inner, LABEL_AGENT, LABEL_KERNEL, LABEL_SESSION, WORK_UID, destroy, inspect, ready, watch,
+    Inner, LABEL_AGENT, LABEL_CPUSET, LABEL_DEVICES, LABEL_KERNEL, LABEL_SESSION, WORK_UID,
+    destroy, inspect, place, ready, watch,
 };
+use crate::cores::format_cpulist;
 use crate::error::{is_not_found, runtime};
 use bai_core::agent::{AgentError, KernelCreated, KernelSpec};
-use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::models::{ContainerCreateBody, DeviceRequest, HostConfig};
 use bollard::query_parameters::{CreateContainerOptions, StartContainerOptions};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -38,34 +41,11 @@ fn make_work_dir(p: &Path) -> Result<(), AgentError> {
     Ok(())
 }
 
-/// The container's environment: the user's, plus what bai sets. Thread counts follow the
-/// CPU slot unless the user chose them; `BAI_*` cannot be overridden.
-pub fn environment(spec: &KernelSpec) -> Vec<String> {
-    let mut env: BTreeMap<String, String> = BTreeMap::new();
-    let threads = spec.slots.cpu_milli.div_ceil(1000).max(1).to_string();
-    env.insert("OMP_NUM_THREADS".into(), threads.clone());
-    env.insert("OPENBLAS_NUM_THREADS".into(), threads);
-    env.insert("HOME".into(), "/home/work".into());
-    env.insert("LANG".into(), "C.UTF-8".into());
-    for (k, v) in &spec.environ {
-        env.insert(k.clone(), v.clone());
-    }
-    env.insert("BAI_SESSION_ID".into(), spec.session_id.to_string());
-    env.insert("BAI_KERNEL_ID".into(), spec.kernel_id.to_string());
-    env.insert("BAI_SESSION_NAME".into(), spec.session_name.clone());
-    env.insert("BAI_SESSION_TYPE".into(), spec.session_type.as_str().into());
-    env.remove("BAI_STARTUP_COMMAND");
-    env.remove("BAI_BOOTSTRAP_SCRIPT");
-    if let Some(c) = &spec.startup_command {
-        env.insert("BAI_STARTUP_COMMAND".into(), c.clone());
-    }
-    if let Some(s) = &spec.bootstrap_script {
-        env.insert("BAI_BOOTSTRAP_SCRIPT".into(), s.clone());
-    }
-    env.into_iter().map(|(k, v)| format!("{k}={v}")).collect()
-}
-
-fn container_body(inner: &Inner, spec: &KernelSpec) -> Result<ContainerCreateBody, AgentError> {
+fn container_body(
+    inner: &Inner,
+    spec: &KernelSpec,
+    placement: &Placement,
+) -> Result<ContainerCreateBody, AgentError> {
     let dirs = inner.dirs(spec.kernel_id);
     let mut binds = vec![
         format!(
@@ -86,11 +66,31 @@ fn container_body(inner: &Inner, spec: &KernelSpec) -> Result<ContainerCreateBod
         let mode = if m.read_only { "ro" } else { "rw" };
         binds.push(format!("{}:{}:{mode}", m.host_path, m.kernel_path));
     }
-    let labels = HashMap::from([
+    binds.extend(placement.accel.binds.iter().cloned());
+    let mut labels = HashMap::from([
         (LABEL_AGENT.to_string(), inner.config.agent_id.clone()),
         (LABEL_KERNEL.to_string(), spec.kernel_id.to_string()),
         (LABEL_SESSION.to_string(), spec.session_id.to_string()),
     ]);
+    let cpuset = placement.cores.as_deref().map(format_cpulist);
+    if let Some(c) = &cpuset {
+        labels.insert(LABEL_CPUSET.to_string(), c.clone());
+    }
+    if !placement.devices.is_empty() {
+        labels.insert(
+            LABEL_DEVICES.to_string(),
+            crate::accel::format_alloc(&placement.devices),
+        );
+    }
+    let gpus = &placement.accel.nvidia_devices;
+    let device_requests = (!gpus.is_empty()).then(|| {
+        vec![DeviceRequest {
+            driver: Some("nvidia".into()),
+            device_ids: Some(gpus.clone()),
+            capabilities: Some(vec![vec!["gpu".into(), "compute".into(), "utility".into()]]),
+            ..Default::default()
+        }]
+    });
     let bytes = |what: &str, v: u64| {
         i64::try_from(v).map_err(|_| AgentError::BadRequest(format!("{what} {v} is too large")))
     };
@@ -100,7 +100,7 @@ fn container_body(inner: &Inner, spec: &KernelSpec) -> Result<ContainerCreateBod
         image: Some(spec.image.clone()),
         entrypoint: Some(vec!["/opt/bai/bin/krunner".into()]),
         cmd: Some(vec![]),
-        env: Some(environment(spec)),
+        env: Some(environment(spec, placement)),
         labels: Some(labels),
         user: Some(format!("{WORK_UID}:{WORK_UID}")),
         working_dir: Some("/home/work".into()),
@@ -111,6 +111,9 @@ fn container_body(inner: &Inner, spec: &KernelSpec) -> Result<ContainerCreateBod
             // Same as memory: no swap, so the limit is real and OOM kills are reported.
             memory_swap: Some(mem),
             nano_cpus: Some(nano_cpus),
+            cpuset_cpus: cpuset,
+            device_requests,
+            ipc_mode: placement.accel.ipc_host.then(|| "host".to_string()),
             shm_size: Some(bytes("shared memory", spec.shmem)?),
             pids_limit: Some(PIDS_LIMIT),
             // The engine's init (tini) is PID 1: it reaps zombies and forwards SIGTERM.
@@ -128,13 +131,22 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
     if spec.image.trim().is_empty() {
         return Err(AgentError::BadRequest("no image given".into()));
     }
-    let body = container_body(inner, &spec)?;
     let dirs = inner.dirs(kernel_id);
     dirs.check_socket_path().map_err(AgentError::Runtime)?;
+    let image_labels = place::image_labels(inner, &spec.image).await?;
+    let placement = place::place(inner, &spec, &image_labels)?;
+    let body = match container_body(inner, &spec, &placement) {
+        Ok(b) => b,
+        Err(e) => {
+            inner.release(kernel_id);
+            return Err(e);
+        }
+    };
     let made = make_work_dir(&dirs.root)
         .and_then(|()| make_work_dir(&dirs.work))
         .and_then(|()| make_work_dir(&dirs.run));
     if let Err(e) = made {
+        inner.release(kernel_id);
         let _ = tokio::fs::remove_dir_all(&dirs.root).await;
         return Err(e);
     }
@@ -146,6 +158,7 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
     let created = match inner.docker.create_container(Some(opts), body).await {
         Ok(c) => c,
         Err(e) => {
+            inner.release(kernel_id);
             let _ = tokio::fs::remove_dir_all(&dirs.root).await;
             return Err(if is_not_found(&e) {
                 AgentError::ImageNotFound(spec.image.clone())
@@ -183,6 +196,7 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
     Ok(KernelCreated {
         kernel_id,
         container_id: created.id,
-        cpuset: None,
+        cpuset: placement.cores.as_deref().map(format_cpulist),
+        devices: placement.devices,
     })
 }

@@ -29,6 +29,8 @@ pub async fn remove(inner: &Inner, kernel_id: Uuid) -> Result<(), AgentError> {
         }) => {}
         Err(e) => return Err(runtime(format_args!("cannot remove {name}"), e)),
     }
+    // The container is gone: its devices and cores are free again.
+    inner.release(kernel_id);
     let root = inner.dirs(kernel_id).root;
     match tokio::fs::remove_dir_all(&root).await {
         Ok(()) => Ok(()),

@@ -10,6 +10,17 @@ use uuid::Uuid;
 
 /// Kernel ids of this agent's containers, in any state.
 pub async fn kernels(inner: &Inner) -> Result<Vec<Uuid>, AgentError> {
+    Ok(kernels_with_labels(inner)
+        .await?
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect())
+}
+
+/// This agent's containers, in any state, by kernel id with their labels.
+pub async fn kernels_with_labels(
+    inner: &Inner,
+) -> Result<Vec<(Uuid, HashMap<String, String>)>, AgentError> {
     let mut filters = HashMap::new();
     filters.insert(
         "label".to_string(),
@@ -28,9 +39,11 @@ pub async fn kernels(inner: &Inner) -> Result<Vec<Uuid>, AgentError> {
     Ok(list
         .into_iter()
         .filter_map(|c| {
-            c.labels?
+            let labels = c.labels?;
+            let kernel = labels
                 .get(LABEL_KERNEL)
-                .and_then(|k| Uuid::parse_str(k).ok())
+                .and_then(|k| Uuid::parse_str(k).ok())?;
+            Some((kernel, labels))
         })
         .collect())
 }

@@ -11,10 +11,14 @@ mod exec;
 mod files;
 mod inspect;
 mod list;
+mod place;
 mod ready;
 mod stats;
 mod watch;
 
+use crate::accel::alloc::AllocMap;
+use crate::accel::{Accelerator, DeviceAlloc};
+use crate::cores::CoreMap;
 use crate::error::runtime;
 use crate::host;
 use crate::paths::KernelDirs;
@@ -46,6 +50,10 @@ pub const LABEL_KERNELSPEC: &str = "ai.backend.kernelspec";
 pub const LOG_TAIL_BYTES: usize = 256 * 1024;
 /// uid and gid of the `work` user inside kernel images.
 pub const WORK_UID: u32 = 1000;
+/// Label with the accelerator devices a kernel holds (`0=500,1=1000`).
+pub const LABEL_DEVICES: &str = "ai.bai.devices";
+/// Label with the cores a kernel is pinned to (`0,1`).
+pub const LABEL_CPUSET: &str = "ai.bai.cpuset";
 
 #[derive(Debug, Clone)]
 pub struct DockerAgentConfig {
@@ -59,6 +67,8 @@ pub struct DockerAgentConfig {
     pub reserved_mem: u64,
     /// CPU (milli-cores) kept back from the detected total.
     pub reserved_cpu_milli: u64,
+    /// The accelerator plugin, if the node has one.
+    pub accelerator: Option<Arc<dyn Accelerator>>,
 }
 
 pub(crate) struct Inner {
@@ -69,6 +79,10 @@ pub(crate) struct Inner {
     ending: Mutex<HashSet<Uuid>>,
     /// The watcher task of each kernel, so destroy can stop it first.
     watchers: Mutex<HashMap<Uuid, AbortHandle>>,
+    /// Which accelerator parts each kernel holds.
+    devices: Mutex<AllocMap>,
+    /// Which cores each pinned kernel holds.
+    cores: Mutex<CoreMap>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -109,6 +123,47 @@ impl Inner {
     /// Called by a watcher that is done.
     pub fn forget_watcher(&self, kernel_id: Uuid) {
         lock(&self.watchers).remove(&kernel_id);
+    }
+
+    pub fn accelerator(&self) -> Option<&Arc<dyn Accelerator>> {
+        self.config.accelerator.as_ref()
+    }
+
+    /// Gives a kernel its accelerator parts (none when it asks for none).
+    pub fn allocate_devices(&self, kernel_id: Uuid, milli: u64) -> Result<DeviceAlloc, String> {
+        lock(&self.devices).allocate(kernel_id, milli)
+    }
+
+    /// Pins `n` cores for a kernel.
+    pub fn allocate_cores(&self, kernel_id: Uuid, n: usize) -> Result<Vec<u32>, String> {
+        lock(&self.cores).allocate(kernel_id, n)
+    }
+
+    /// The accelerator parts a kernel holds.
+    pub fn held_devices(&self, kernel_id: Uuid) -> Option<DeviceAlloc> {
+        lock(&self.devices).held(kernel_id)
+    }
+
+    /// Frees what a kernel held (devices and cores); done when its container is removed.
+    pub fn release(&self, kernel_id: Uuid) {
+        lock(&self.devices).release(kernel_id);
+        lock(&self.cores).release(kernel_id);
+    }
+
+    /// Takes back what a running kernel holds, from its container's labels (agent restart).
+    pub fn restore(&self, kernel_id: Uuid, labels: &HashMap<String, String>) {
+        if let Some(a) = labels
+            .get(LABEL_DEVICES)
+            .and_then(|v| crate::accel::parse_alloc(v))
+        {
+            lock(&self.devices).restore(kernel_id, a);
+        }
+        if let Some(c) = labels
+            .get(LABEL_CPUSET)
+            .and_then(|v| crate::cores::parse_cpulist(v))
+        {
+            lock(&self.cores).restore(kernel_id, c);
+        }
     }
 }
 
@@ -153,6 +208,18 @@ impl DockerAgent {
             "connected to the Docker engine"
         );
         let (events, _) = broadcast::channel(1024);
+        let devices = match &config.accelerator {
+            Some(a) => {
+                tracing::info!(
+                    plugin = a.name(),
+                    slot = a.slot(),
+                    devices = a.devices().len(),
+                    "accelerator plugin attached"
+                );
+                AllocMap::new(a.mode(), a.devices())
+            }
+            None => AllocMap::new(bai_core::accel::AllocMode::Discrete, &[]),
+        };
         let agent = DockerAgent {
             inner: Arc::new(Inner {
                 docker,
@@ -160,9 +227,12 @@ impl DockerAgent {
                 events,
                 ending: Mutex::new(HashSet::new()),
                 watchers: Mutex::new(HashMap::new()),
+                devices: Mutex::new(devices),
+                cores: Mutex::new(CoreMap::detect()),
             }),
         };
-        for kernel in list::kernels(&agent.inner).await? {
+        for (kernel, labels) in list::kernels_with_labels(&agent.inner).await? {
+            agent.inner.restore(kernel, &labels);
             watch::spawn(&agent.inner, kernel);
         }
         Ok(agent)
@@ -202,6 +272,15 @@ impl AgentRpc for DockerAgent {
             .unwrap_or(0)
             .saturating_sub(c.reserved_mem);
         let cpu = (host::cores() * 1000).saturating_sub(c.reserved_cpu_milli);
+        let devices = c
+            .accelerator
+            .as_ref()
+            .map(|a| a.devices().to_vec())
+            .unwrap_or_default();
+        let mut accel = BTreeMap::new();
+        for d in &devices {
+            *accel.entry(d.slot.clone()).or_insert(0) += d.capacity_milli;
+        }
         Ok(AgentInfo {
             id: c.agent_id.clone(),
             region: "local".into(),
@@ -210,10 +289,11 @@ impl AgentRpc for DockerAgent {
             capacity: ResourceSlots {
                 cpu_milli: cpu,
                 mem,
-                accel: BTreeMap::new(),
+                accel,
             },
             images: list::images(&self.inner).await?,
             version: env!("CARGO_PKG_VERSION").into(),
+            devices,
         })
     }
 

@@ -18,7 +18,13 @@ pub async fn stats(inner: &Inner, kernel_id: Uuid) -> Result<KernelStats, AgentE
     };
     let mut stream = inner.docker.stats(&name, Some(opts));
     match stream.next().await {
-        Some(Ok(s)) => Ok(counters(kernel_id, &s, bai_core::stats::now_ms())),
+        Some(Ok(s)) => {
+            let mut c = counters(kernel_id, &s, bai_core::stats::now_ms());
+            if let (Some(acc), Some(held)) = (inner.accelerator(), inner.held_devices(kernel_id)) {
+                c.devices = acc.readings(&held);
+            }
+            Ok(c)
+        }
         Some(Err(e)) if is_not_found(&e) => Err(AgentError::KernelNotFound(kernel_id)),
         Some(Err(e)) => Err(runtime(format_args!("cannot read the stats of {name}"), e)),
         None => Err(AgentError::Runtime(format!(
@@ -79,6 +85,7 @@ fn counters(kernel_id: Uuid, s: &ContainerStatsResponse, at_ms: i64) -> KernelSt
         net_tx_bytes,
         io_read_bytes,
         io_write_bytes,
+        devices: Vec::new(),
     }
 }
 

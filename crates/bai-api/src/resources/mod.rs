@@ -9,7 +9,7 @@ pub mod projects;
 pub mod slots;
 pub mod users;
 
-pub use agents::{Agent, AgentList};
+pub use agents::{Agent, AgentDevice, AgentList};
 pub use groups::{
     GroupAccess, GroupAccessChange, NewResourceGroup, ResourceGroup, ResourceGroupList,
     ResourceGroupSettings, Scheduler, Selector,

@@ -185,11 +185,11 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
     {
         apply_preset(m, preset, &mut resources, &mut resource_opts)?;
     }
-    let accel: Vec<String> = m
-        .agents()
-        .iter()
-        .flat_map(|a| a.info().capacity.accel.keys().cloned().collect::<Vec<_>>())
-        .collect();
+    let infos: Vec<_> = m.agents().iter().map(|a| a.info()).collect();
+    let accel = bai_core::accel::AccelSlot::collect(
+        infos.iter().flat_map(|i| i.devices.iter()),
+        infos.iter().flat_map(|i| i.capacity.accel.keys()),
+    );
     let req = ResourceRequest::parse(&resources, &resource_opts, &accel)
         .map_err(|e| Problem::invalid(e.to_string()))?;
     let agents: Vec<_> = m
@@ -208,6 +208,35 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
         ));
     }
     if !agents.iter().any(|a| req.slots.fits_in(&a.info().capacity)) {
+        // An accelerator no node of the group has enough of, named first.
+        for (slot, want) in req.slots.accel.iter().filter(|(_, v)| **v > 0) {
+            let most = agents
+                .iter()
+                .map(|a| a.info().capacity.accel.get(slot).copied().unwrap_or(0))
+                .max()
+                .unwrap_or(0);
+            if *want > most {
+                let unit = bai_core::accel::display_unit(slot);
+                let has = if most == 0 {
+                    format!("no node of resource group {scaling_group:?} has any")
+                } else {
+                    format!(
+                        "the most one node of resource group {scaling_group:?} has is {} {unit}",
+                        format_cpu(most)
+                    )
+                };
+                return Err(Problem::new(
+                    400,
+                    "resource-request-too-large",
+                    "Too large resource request.",
+                    format!(
+                        "the session asks for {slot}={} ({unit}), but {has}; ask for less",
+                        format_cpu(*want)
+                    ),
+                )
+                .with_code("session_create_unavailable"));
+            }
+        }
         let largest = agents
             .iter()
             .map(|a| a.info().capacity)

@@ -72,6 +72,8 @@ pub(super) fn judge(
             |metric| match metric {
                 "cpu_util" => slots.cpu_milli > 0,
                 "mem" => slots.mem > 0,
+                // Accelerator metrics judge only sessions that hold an accelerator.
+                "cuda_util" | "cuda_mem" => slots.accel.values().any(|v| *v > 0),
                 _ => false,
             },
         ));

@@ -6,11 +6,13 @@ use crate::error::ApiResult;
 use crate::state::Manager;
 use axum::extract::State;
 use axum::{Extension, Json};
+use bai_core::accel::DeviceInfo;
+use bai_core::resources::format_cpu;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// `GET /agents`: the agents of the groups open to the caller, with their free slots
-/// (the launcher's "Select Agent").
+/// (the launcher's "Select Agent") and their accelerator devices.
 pub async fn list_agents(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
@@ -36,8 +38,23 @@ pub async fn list_agents(
                 "capacity": info.capacity.to_wire(),
                 "used": u.to_wire(),
                 "free": info.capacity.checked_sub(&u).to_wire(),
+                "devices": info.devices.iter().map(device_wire).collect::<Vec<_>>(),
             })
         })
         .collect();
     Ok(Json(json!({ "agents": items })))
+}
+
+/// One device as `GET /agents` prints it: amounts as decimal strings like the slots.
+fn device_wire(d: &DeviceInfo) -> Value {
+    json!({
+        "slot": d.slot,
+        "id": d.id,
+        "plugin": d.plugin,
+        "model": d.model,
+        "memory": d.memory,
+        "numa_node": d.numa_node,
+        "capacity": format_cpu(d.capacity_milli),
+        "quantum": format_cpu(d.quantum_milli),
+    })
 }

@@ -147,6 +147,68 @@ fn fractional_gpus_pack_wait_for_room_and_span_devices() {
     wide.expect_ok();
     assert!(wide.stdout.contains("devices 0,1 2"), "{wide:#?}");
 
+    // Presets and keypair policies name GPUs the same way: a quota of one fGPU holds a third
+    // half back, though the node has room.
+    s.bai(
+        &s.admin,
+        &[
+            "admin", "preset", "create", "halfgpu", "-r", "cpu=0.25", "-r", "mem=128m", "-r",
+            "gpu=0.5",
+        ],
+    )
+    .expect_ok();
+    s.bai(
+        &s.admin,
+        &[
+            "admin", "policy", "create", "onegpu", "-r", "cpu=8", "-r", "mem=8g", "-r", "gpu=1",
+        ],
+    )
+    .expect_ok();
+    let ak = s.user.get("BACKEND_ACCESS_KEY").to_string();
+    s.bai(&s.admin, &["admin", "policy", "assign", &ak, "onegpu"])
+        .expect_ok();
+    for n in ["quota-1", "quota-2", "quota-3"] {
+        s.bai(
+            &s.user,
+            &[
+                "start",
+                "--enqueue-only",
+                "-t",
+                n,
+                "--preset",
+                "halfgpu",
+                "python",
+            ],
+        )
+        .expect_ok();
+    }
+    let held = s.wait_for(60, "the quota to hold one back", || {
+        let pending: Vec<Value> = ["quota-1", "quota-2", "quota-3"]
+            .iter()
+            .map(|n| s.info(&s.user, n))
+            .filter(|i| {
+                i["status"] == "PENDING"
+                    && i["status_info"]
+                        .as_str()
+                        .is_some_and(|t| t.contains("quota"))
+            })
+            .collect();
+        let running = ["quota-1", "quota-2", "quota-3"]
+            .iter()
+            .filter(|n| s.status(&s.user, n) == "RUNNING")
+            .count();
+        (running == 2 && pending.len() == 1).then(|| pending[0].clone())
+    });
+    assert!(
+        held["status_info"]
+            .as_str()
+            .is_some_and(|t| t.contains("cuda.shares 1")),
+        "{held}"
+    );
+    for n in ["quota-1", "quota-2", "quota-3"] {
+        s.bai(&s.user, &["rm", n]).expect_ok();
+    }
+
     // Shares come in steps of the quantum; more than the cluster has is refused at once.
     s.bai(
         &s.user,

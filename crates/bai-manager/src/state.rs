@@ -155,6 +155,15 @@ impl Manager {
             .clone()
     }
 
+    /// The accelerator slots the agents offer, each with its quantum.
+    pub fn accel_slots(&self) -> Vec<bai_core::accel::AccelSlot> {
+        let infos: Vec<_> = self.agents().iter().map(|a| a.info()).collect();
+        bai_core::accel::AccelSlot::collect(
+            infos.iter().flat_map(|i| i.devices.iter()),
+            infos.iter().flat_map(|i| i.capacity.accel.keys()),
+        )
+    }
+
     pub fn agent(&self, id: &str) -> Option<Arc<AgentHandle>> {
         self.agents().into_iter().find(|a| a.id == id)
     }

@@ -136,6 +136,21 @@ pub async fn agents(client: &Client) -> Result<i32> {
         &["Agent", "Resource group", "State", "Free", "Capacity"],
         &rows,
     );
+    // Accelerator devices, one line each (the mock plugin's say so).
+    for a in items(&v, "agents") {
+        for d in a["devices"].as_array().into_iter().flatten() {
+            let gib = d["memory"].as_u64().unwrap_or(0) as f64 / (1u64 << 30) as f64;
+            let mock = if d["plugin"] == "mock" { "  MOCK" } else { "" };
+            println!(
+                "{} device {}: {} ({gib:.0} GiB), {} {}{mock}",
+                cell(&a["id"]),
+                cell(&d["id"]),
+                cell(&d["model"]),
+                cell(&d["capacity"]),
+                cell(&d["slot"]),
+            );
+        }
+    }
     Ok(0)
 }
 

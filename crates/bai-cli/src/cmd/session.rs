@@ -277,13 +277,16 @@ pub async fn stats(client: &Client, a: &InfoArgs) -> Result<i32> {
     let mib = |x: f64| format!("{:.1}", x / (1 << 20) as f64);
     let kib = |x: f64| format!("{:.1}", x / 1024.0);
     let skip = stats.samples.len().saturating_sub(12);
+    // GPU columns only for a session that holds an accelerator.
+    let gpu = stats.samples.iter().any(|s| s.cuda_util.is_some());
+    let pct = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into());
     let rows: Vec<Vec<String>> = stats.samples[skip..]
         .iter()
         .map(|s| {
             let at = chrono::DateTime::from_timestamp_millis(s.at_ms)
                 .map(|t| t.format("%H:%M:%S").to_string())
                 .unwrap_or_default();
-            vec![
+            let mut row = vec![
                 at,
                 format!("{:.1}", s.cpu_util),
                 mib(s.mem_bytes as f64),
@@ -291,22 +294,27 @@ pub async fn stats(client: &Client, a: &InfoArgs) -> Result<i32> {
                 kib(s.net_tx_bps),
                 kib(s.io_read_bps),
                 kib(s.io_write_bps),
-            ]
+            ];
+            if gpu {
+                row.extend([pct(s.cuda_util), pct(s.cuda_mem)]);
+            }
+            row
         })
         .collect();
     if !rows.is_empty() {
-        table(
-            &[
-                "Time",
-                "CPU %",
-                "Mem MiB",
-                "Net in KiB/s",
-                "Net out KiB/s",
-                "Disk read KiB/s",
-                "Disk write KiB/s",
-            ],
-            &rows,
-        );
+        let mut head = vec![
+            "Time",
+            "CPU %",
+            "Mem MiB",
+            "Net in KiB/s",
+            "Net out KiB/s",
+            "Disk read KiB/s",
+            "Disk write KiB/s",
+        ];
+        if gpu {
+            head.extend(["GPU %", "GPU mem %"]);
+        }
+        table(&head, &rows);
     }
     for l in idle_report_lines(&stats.idle_checks) {
         println!("{l}");

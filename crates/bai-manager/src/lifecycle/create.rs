@@ -185,11 +185,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
     {
         apply_preset(m, preset, &mut resources, &mut resource_opts)?;
     }
-    let infos: Vec<_> = m.agents().iter().map(|a| a.info()).collect();
-    let accel = bai_core::accel::AccelSlot::collect(
-        infos.iter().flat_map(|i| i.devices.iter()),
-        infos.iter().flat_map(|i| i.capacity.accel.keys()),
-    );
+    let accel = m.accel_slots();
     let req = ResourceRequest::parse(&resources, &resource_opts, &accel)
         .map_err(|e| Problem::invalid(e.to_string()))?;
     let agents: Vec<_> = m

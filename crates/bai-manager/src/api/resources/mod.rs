@@ -90,22 +90,29 @@ fn check_name(what: &str, n: &str) -> Result<(), Problem> {
     }
 }
 
-/// `{"cpu": "2", "mem": "4g", "mock.shares": "0.5"}` → slots; missing keys are zero.
-pub fn parse_slot_map(m: &Map<String, Value>) -> Result<ResourceSlots, Problem> {
+/// `{"cpu": "2", "mem": "4g", "cuda.shares": "0.5"}` → slots; missing keys are zero. `gpu`
+/// and `fgpu` name the cluster's CUDA slot (`accel`), as in a create request.
+pub fn parse_slot_map(
+    m: &Map<String, Value>,
+    accel: &[bai_core::accel::AccelSlot],
+) -> Result<ResourceSlots, Problem> {
     let mut s = ResourceSlots::default();
     for (k, v) in m {
         match k.as_str() {
             "cpu" => s.cpu_milli = parse_cpu(k, v).map_err(|e| Problem::invalid(e.to_string()))?,
             "mem" => s.mem = parse_mem(k, v).map_err(|e| Problem::invalid(e.to_string()))?,
-            other if other.contains('.') => {
+            other if other.contains('.') || bai_core::accel::resolve(other, accel).is_some() => {
+                let name = bai_core::accel::resolve(other, accel)
+                    .map(|a| a.name.clone())
+                    .unwrap_or_else(|| other.to_string());
                 s.accel.insert(
-                    other.to_string(),
+                    name,
                     parse_cpu(k, v).map_err(|e| Problem::invalid(e.to_string()))?,
                 );
             }
             other => {
                 return Err(Problem::invalid(format!(
-                    "unknown resource slot {other:?}: use cpu, mem or an accelerator slot like mock.shares"
+                    "unknown resource slot {other:?}: use cpu, mem or an accelerator slot like cuda.shares (gpu and fgpu name the cluster's own)"
                 )));
             }
         }

@@ -61,7 +61,7 @@ pub async fn put_policy(
     };
     let total_slots = match body.get("total_resource_slots") {
         None | Some(Value::Null) => None,
-        Some(Value::Object(o)) => Some(parse_slot_map(o)?),
+        Some(Value::Object(o)) => Some(parse_slot_map(o, &m.accel_slots())?),
         Some(_) => {
             return Err(Problem::invalid(
                 "total_resource_slots must be an object like {\"cpu\": \"8\", \"mem\": \"32g\"}",

@@ -41,6 +41,7 @@ pub async fn put_preset(
             .ok_or_else(|| {
                 Problem::invalid("give resource_slots, e.g. {\"cpu\": \"2\", \"mem\": \"4g\"}")
             })?,
+        &m.accel_slots(),
     )?;
     if slots.cpu_milli == 0 || slots.mem == 0 {
         return Err(Problem::invalid("a preset needs both cpu and mem").into());

@@ -1,0 +1,21 @@
+//! The link between the manager and a remote agent.
+//!
+//! The agent dials the manager (so a node behind NAT works) and keeps one TLS connection
+//! open. The agent trusts exactly one certificate: the one whose SHA-256 its join token
+//! carries ([`pin`]); the manager knows the agent by the credential it sends first, never by
+//! its address. Over the connection, [`conn::Link`] multiplexes calls in both directions as
+//! numbered streams of frames ([`frame`]), with explicit keepalive pings; [`rpc`] carries the
+//! agent RPC interface (`bai_core::agent::AgentRpc`) over it: [`rpc::RemoteAgent`] on the
+//! manager's side, [`rpc::serve`] on the agent's.
+#![forbid(unsafe_code)]
+
+pub mod conn;
+pub mod frame;
+pub mod identity;
+pub mod pin;
+pub mod rpc;
+pub mod token;
+
+pub use conn::{Inbound, Link, LinkError, Side};
+pub use identity::ManagerIdentity;
+pub use token::JoinToken;

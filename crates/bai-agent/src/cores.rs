@@ -67,14 +67,6 @@ impl CoreMap {
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.cores.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.cores.is_empty()
-    }
-
     fn pins(&self, core: u32) -> usize {
         self.held.values().filter(|c| c.contains(&core)).count()
     }
@@ -102,6 +94,7 @@ impl CoreMap {
             c
         };
         let mut nodes: Vec<u32> = self.cores.iter().map(|(_, n)| *n).collect();
+        nodes.sort_unstable();
         nodes.dedup();
         let best_node = nodes
             .iter()

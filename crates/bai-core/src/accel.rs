@@ -34,6 +34,33 @@ impl AllocMode {
     }
 }
 
+impl AllocMode {
+    /// The slot a plugin keyed `key` offers in this mode: `cuda.device` or `cuda.shares`.
+    pub fn slot(self, key: &str) -> String {
+        match self {
+            AllocMode::Discrete => format!("{key}.device"),
+            AllocMode::Fractional => format!("{key}.shares"),
+        }
+    }
+}
+
+/// A fractional quantum given as a number of devices (`0.1`) in milli-units; it must be
+/// above 0 and at most one device.
+pub fn parse_quantum(q: f64) -> Result<u64, String> {
+    if q > 0.0 && q <= 1.0 {
+        Ok((q * 1000.0).round() as u64)
+    } else {
+        Err(format!("quantum {q} must be above 0 and at most 1"))
+    }
+}
+
+/// The part of a device's `memory` (bytes) that `milli` of its `capacity_milli` stands for,
+/// rounded down and never more than the whole device.
+pub fn memory_share(memory: u64, milli: u64, capacity_milli: u64) -> u64 {
+    let cap = capacity_milli.max(1);
+    (memory as u128 * milli.min(cap) as u128 / cap as u128) as u64
+}
+
 /// Slots named `<key>.device` count whole devices; every other accelerator slot is a share.
 pub fn is_whole(slot: &str) -> bool {
     slot.ends_with(".device")
@@ -170,5 +197,11 @@ mod tests {
         assert_eq!(display_unit(CUDA_SHARES), "fGPU");
         assert_eq!(AllocMode::parse("Fractional"), Ok(AllocMode::Fractional));
         assert!(AllocMode::parse("half").is_err());
+        assert_eq!(AllocMode::Fractional.slot("cuda"), CUDA_SHARES);
+        assert_eq!(AllocMode::Discrete.slot("cuda"), CUDA_DEVICE);
+        assert_eq!(parse_quantum(0.1), Ok(100));
+        assert!(parse_quantum(0.0).is_err() && parse_quantum(1.5).is_err());
+        assert_eq!(memory_share(8 << 30, 500, 1000), 4 << 30);
+        assert_eq!(memory_share(8 << 30, 5000, 1000), 8 << 30);
     }
 }

@@ -110,10 +110,7 @@ fn parse_quantum(s: &str) -> Result<u64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("{s:?} is not a number"))?;
-    if !(q > 0.0 && q <= 1.0) {
-        return Err(format!("{s} must be above 0 and at most 1"));
-    }
-    Ok((q * 1000.0).round() as u64)
+    bai_core::accel::parse_quantum(q)
 }
 
 fn parse_utilization(s: &str) -> Result<bai_core::idle::UtilizationConfig, String> {

@@ -11,7 +11,9 @@
 //! and `BACKENDAI_MOCK_CUDA_DEVICE_COUNT`. Its devices always read as idle (0 %).
 
 use super::{Accelerator, ContainerArgs, DeviceAlloc, device_list};
-use bai_core::accel::{AllocMode, DEFAULT_QUANTUM_MILLI, DeviceInfo, DeviceReading};
+use bai_core::accel::{
+    AllocMode, DEFAULT_QUANTUM_MILLI, DeviceInfo, DeviceReading, memory_share, parse_quantum,
+};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -33,8 +35,6 @@ fn default_slot_name() -> String {
 
 #[derive(Debug, Deserialize)]
 struct MockDevice {
-    #[serde(default)]
-    mother_uuid: Option<String>,
     #[serde(default = "default_model")]
     model_name: String,
     #[serde(default)]
@@ -96,8 +96,9 @@ impl MockAccelerator {
         let quantum = match (mode, f.quantum_size) {
             (AllocMode::Discrete, _) => 1000,
             (AllocMode::Fractional, None) => DEFAULT_QUANTUM_MILLI,
-            (AllocMode::Fractional, Some(q)) if q > 0.0 && q <= 1.0 => (q * 1000.0).round() as u64,
-            (_, Some(q)) => return Err(format!("quantum_size {q} must be above 0 and at most 1")),
+            (AllocMode::Fractional, Some(q)) => {
+                parse_quantum(q).map_err(|e| format!("quantum_size: {e}"))?
+            }
         };
         let unit_mem = f
             .unit_mem
@@ -105,14 +106,7 @@ impl MockAccelerator {
             .map(|v| size("unit_mem", v))
             .transpose()?
             .filter(|u| *u > 0);
-        let slot = format!(
-            "{}.{}",
-            f.slot_name,
-            match mode {
-                AllocMode::Discrete => "device",
-                AllocMode::Fractional => "shares",
-            }
-        );
+        let slot = mode.slot(&f.slot_name);
         let mut devices = Vec::new();
         for (i, d) in f.devices.iter().enumerate() {
             if d.is_mig_device {
@@ -135,7 +129,6 @@ impl MockAccelerator {
                     }
                 }
             };
-            let _ = &d.mother_uuid;
             devices.push(DeviceInfo {
                 slot: slot.clone(),
                 id: i.to_string(),
@@ -195,13 +188,13 @@ impl Accelerator for MockAccelerator {
             .map(|(id, milli)| {
                 let (memory, cap) = self
                     .device(id)
-                    .map(|d| (d.memory, d.capacity_milli.max(1)))
+                    .map(|d| (d.memory, d.capacity_milli))
                     .unwrap_or((0, 1000));
                 DeviceReading {
                     device: id.clone(),
                     util: 0.0,
                     mem_used: 0,
-                    mem_total: ((memory as u128 * (*milli).min(cap) as u128) / cap as u128) as u64,
+                    mem_total: memory_share(memory, *milli, cap),
                 }
             })
             .collect()

@@ -7,7 +7,7 @@ use std::path::Path;
 /// Where a fractional kernel finds the MPS daemon's pipe directory inside its container.
 pub const MPS_PIPE_IN_CONTAINER: &str = "/opt/bai/mps/pipe";
 
-const MIB: u128 = 1 << 20;
+const MIB: u64 = 1 << 20;
 
 /// One GPU as the plugin keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,8 +25,7 @@ pub struct GpuDevice {
 /// `floor(memory * share / 1000)` in whole MiB: the memory a share of `share_milli` of a
 /// device with `memory` bytes may pin.
 pub fn mem_limit_mib(memory: u64, share_milli: u64) -> u64 {
-    let bytes = memory as u128 * share_milli.min(1000) as u128 / 1000;
-    (bytes / MIB) as u64
+    bai_core::accel::memory_share(memory, share_milli, 1000) / MIB
 }
 
 /// `round(share * 100 / 1000)`, clamped to `1..=100`: the percentage of the device's SMs

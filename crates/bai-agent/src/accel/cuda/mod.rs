@@ -32,9 +32,7 @@ pub use args::{
 pub use mps::{MpsDaemon, find_control};
 
 use super::{Accelerator, ContainerArgs, DeviceAlloc};
-use bai_core::accel::{
-    AllocMode, CUDA_DEVICE, CUDA_SHARES, DEFAULT_QUANTUM_MILLI, DeviceInfo, DeviceReading,
-};
+use bai_core::accel::{AllocMode, DEFAULT_QUANTUM_MILLI, DeviceInfo, DeviceReading};
 use std::path::{Path, PathBuf};
 
 /// How the cuda plugin hands out the node's GPUs.
@@ -73,6 +71,8 @@ impl CudaConfig {
 pub struct CudaAccelerator {
     nvml: nvml_wrapper::Nvml,
     mode: AllocMode,
+    /// `cuda.device` or `cuda.shares`, after the mode.
+    slot: String,
     gpus: Vec<GpuDevice>,
     devices: Vec<DeviceInfo>,
     mps: Option<MpsDaemon>,
@@ -102,14 +102,11 @@ impl CudaAccelerator {
             tracing::info!("NVML found no usable GPUs: no cuda devices");
             return Ok(None);
         }
-        let slot = match config.mode {
-            AllocMode::Discrete => CUDA_DEVICE,
-            AllocMode::Fractional => CUDA_SHARES,
-        };
+        let slot = config.mode.slot("cuda");
         let devices = gpus
             .iter()
             .map(|g| DeviceInfo {
-                slot: slot.into(),
+                slot: slot.clone(),
                 id: g.index.to_string(),
                 plugin: "cuda".into(),
                 model: g.model.clone(),
@@ -128,10 +125,11 @@ impl CudaAccelerator {
                 })?)
             }
         };
-        tracing::info!(gpus = gpus.len(), slot, "cuda devices found");
+        tracing::info!(gpus = gpus.len(), %slot, "cuda devices found");
         Ok(Some(CudaAccelerator {
             nvml,
             mode: config.mode,
+            slot,
             gpus,
             devices,
             mps,
@@ -166,10 +164,7 @@ impl Accelerator for CudaAccelerator {
     }
 
     fn slot(&self) -> &str {
-        match self.mode {
-            AllocMode::Discrete => CUDA_DEVICE,
-            AllocMode::Fractional => CUDA_SHARES,
-        }
+        &self.slot
     }
 
     fn mode(&self) -> AllocMode {
@@ -194,7 +189,7 @@ impl Accelerator for CudaAccelerator {
                 let (mem_total, mem_used) = match self.mode {
                     AllocMode::Discrete => (g.memory, used),
                     AllocMode::Fractional => {
-                        let total = (g.memory as u128 * milli.min(1000) as u128 / 1000) as u64;
+                        let total = bai_core::accel::memory_share(g.memory, milli, 1000);
                         (total, used.min(total))
                     }
                 };

@@ -101,19 +101,19 @@ pub fn parse_slot_map(
         match k.as_str() {
             "cpu" => s.cpu_milli = parse_cpu(k, v).map_err(|e| Problem::invalid(e.to_string()))?,
             "mem" => s.mem = parse_mem(k, v).map_err(|e| Problem::invalid(e.to_string()))?,
-            other if other.contains('.') || bai_core::accel::resolve(other, accel).is_some() => {
+            other => {
+                // A slot the cluster offers (or an alias of one), or any dotted slot name:
+                // a policy may limit a slot no agent offers yet.
                 let name = bai_core::accel::resolve(other, accel)
                     .map(|a| a.name.clone())
-                    .unwrap_or_else(|| other.to_string());
+                    .or_else(|| other.contains('.').then(|| other.to_string()))
+                    .ok_or_else(|| Problem::invalid(format!(
+                        "unknown resource slot {other:?}: use cpu, mem or an accelerator slot like cuda.shares (gpu and fgpu name the cluster's own)"
+                    )))?;
                 s.accel.insert(
                     name,
                     parse_cpu(k, v).map_err(|e| Problem::invalid(e.to_string()))?,
                 );
-            }
-            other => {
-                return Err(Problem::invalid(format!(
-                    "unknown resource slot {other:?}: use cpu, mem or an accelerator slot like cuda.shares (gpu and fgpu name the cluster's own)"
-                )));
             }
         }
     }

@@ -3,11 +3,11 @@
 // give (from `GET /agents`), and the per-device series of a session's stats samples.
 // Amounts on the wire are decimal strings ("0.5"); arithmetic is in milli-units, like the
 // server's, so 0.1 + 0.2 steps never drift.
-import type { Schema } from './api';
+import type { components } from './api-types';
 
-type Agent = Schema<'Agent'>;
-type Sample = Schema<'StatSample'>;
-export type Device = Schema<'AgentDevice'>;
+type Agent = components['schemas']['Agent'];
+type Sample = components['schemas']['StatSample'];
+export type Device = components['schemas']['AgentDevice'];
 
 /** Whole NVIDIA GPUs. */
 export const CUDA_DEVICE = 'cuda.device';

@@ -2,7 +2,6 @@
 //! data directory (DER files, private key mode 0600). Agents pin its SHA-256.
 
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
-use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -59,7 +58,7 @@ impl ManagerIdentity {
 
     /// SHA-256 of the certificate, hex: what join tokens carry and agents pin.
     pub fn fingerprint(&self) -> String {
-        fingerprint(&self.cert)
+        crate::pin::fingerprint(&self.cert)
     }
 
     /// The server side of the TLS handshake.
@@ -73,11 +72,6 @@ impl ManagerIdentity {
             .map(Arc::new)
             .map_err(|e| format!("bad manager certificate: {e}"))
     }
-}
-
-/// SHA-256 of a DER certificate, hex.
-pub fn fingerprint(cert: &[u8]) -> String {
-    hex::encode(Sha256::digest(cert))
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {

@@ -16,7 +16,7 @@ BIN=target/release
 IMAGE=bai/python:3.11-bookworm
 data="$(mktemp -d /tmp/bai-bench.XXXXXX)"
 port=$((20000 + RANDOM % 20000))
-BAI_DATA_DIR="$data" BAI_LISTEN="127.0.0.1:$port" BAI_KRUNNER="$BIN/bai-krunner" RUST_LOG=warn \
+BAI_DATA_DIR="$data" BAI_LISTEN="127.0.0.1:$port" BAI_AGENT_LISTEN=off BAI_KRUNNER="$BIN/bai-krunner" RUST_LOG=warn \
   "$BIN/baid" up >"$data/out.log" 2>"$data/err.log" &
 baid_pid=$!
 cleanup() {

@@ -9,7 +9,7 @@ SIZE_MB="${SIZE_MB:-1024}"
 BIN="$PWD/target/release"
 data="$(mktemp -d /var/tmp/bai-bench-vf.XXXXXX)"
 port=$((20000 + RANDOM % 20000))
-BAI_DATA_DIR="$data" BAI_LISTEN="127.0.0.1:$port" BAI_NO_DOCKER=true BAI_DUMMY_AGENTS=1 RUST_LOG=warn \
+BAI_DATA_DIR="$data" BAI_LISTEN="127.0.0.1:$port" BAI_AGENT_LISTEN=off BAI_NO_DOCKER=true BAI_DUMMY_AGENTS=1 RUST_LOG=warn \
   "$BIN/baid" up >"$data/out.log" 2>"$data/err.log" &
 baid_pid=$!
 cleanup() { kill "$baid_pid" 2>/dev/null || true; wait "$baid_pid" 2>/dev/null || true; rm -rf "$data"; }

@@ -3,6 +3,8 @@
 //! taken from the same target profile as the test (`make test` builds them first).
 #![forbid(unsafe_code)]
 
+pub mod netns;
+
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -67,6 +69,8 @@ pub struct Server {
     pub endpoint: String,
     pub data_dir: tempfile::TempDir,
     pub agent_id: String,
+    /// Where remote agents connect (`agents join` in the banner), if it listens.
+    pub agent_listen: Option<std::net::SocketAddr>,
     pub user: Account,
     pub admin: Account,
     pub work: tempfile::TempDir,
@@ -117,6 +121,8 @@ impl Server {
             .env("BAI_LISTEN", format!("127.0.0.1:{port}"))
             .env("BAI_KRUNNER", bin("bai-krunner"))
             .env("RUST_LOG", "info,bollard=warn")
+            // Tests run side by side: each manager takes any free port for agents.
+            .env("BAI_AGENT_LISTEN", "127.0.0.1:0")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         for (k, v) in env {
@@ -143,12 +149,16 @@ impl Server {
         });
         let deadline = Instant::now() + Duration::from_secs(60);
         let mut agent_id = String::new();
+        let mut agent_listen = None;
         let mut up = false;
         while Instant::now() < deadline {
             match rx.recv_timeout(Duration::from_millis(200)) {
                 Ok(line) => {
                     if let Some(rest) = line.trim().strip_prefix("agent        : ") {
                         agent_id = rest.split_whitespace().next().unwrap_or("").to_string();
+                    }
+                    if let Some(rest) = line.trim().strip_prefix("agents join  : ") {
+                        agent_listen = rest.split_whitespace().next().and_then(|a| a.parse().ok());
                     }
                     if line.starts_with("Stop with Ctrl-C") {
                         up = true;
@@ -173,6 +183,7 @@ impl Server {
             endpoint: format!("http://127.0.0.1:{port}"),
             data_dir,
             agent_id,
+            agent_listen,
             user,
             admin,
             work: tempfile::tempdir().expect("work dir"),

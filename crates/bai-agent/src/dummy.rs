@@ -322,17 +322,9 @@ impl AgentRpc for DummyAgent {
     }
 
     fn events(&self) -> BoxStream<'static, AgentEvent> {
-        let rx = self.inner.events.subscribe();
-        futures::stream::unfold(rx, |mut rx| async move {
-            loop {
-                match rx.recv().await {
-                    Ok(ev) => return Some((ev, rx)),
-                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(broadcast::error::RecvError::Closed) => return None,
-                }
-            }
-        })
-        .boxed()
+        tokio_stream::wrappers::BroadcastStream::new(self.inner.events.subscribe())
+            .filter_map(|r| futures::future::ready(r.ok()))
+            .boxed()
     }
 }
 

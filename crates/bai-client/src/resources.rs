@@ -160,4 +160,39 @@ impl Client {
     pub async fn agents(&self) -> Result<Value, ClientError> {
         self.send_json(Method::GET, "/agents", None).await
     }
+
+    /// `POST /admin/agent-tokens`: a join token for remote agents of `group`.
+    pub async fn create_agent_token(&self, group: Option<&str>) -> Result<Value, ClientError> {
+        self.send_json(
+            Method::POST,
+            "/admin/agent-tokens",
+            Some(&json!({ "group": group })),
+        )
+        .await
+    }
+
+    /// `GET /admin/agent-tokens`.
+    pub async fn agent_tokens(&self) -> Result<Value, ClientError> {
+        self.send_json(Method::GET, "/admin/agent-tokens", None)
+            .await
+    }
+
+    /// `DELETE /admin/agent-tokens/{id}`: revokes it (its agents are disconnected).
+    pub async fn revoke_agent_token(&self, id: &str) -> Result<(), ClientError> {
+        let path = format!("/admin/agent-tokens/{}", encode::path_segment(id));
+        self.send(Method::DELETE, &path, None).await.map(|_| ())
+    }
+
+    /// `POST /admin/agents/{id}/drain` (or `undrain`).
+    pub async fn drain_agent(&self, id: &str, drained: bool) -> Result<(), ClientError> {
+        let verb = if drained { "drain" } else { "undrain" };
+        let path = format!("/admin/agents/{}/{verb}", encode::path_segment(id));
+        self.send(Method::POST, &path, None).await.map(|_| ())
+    }
+
+    /// `DELETE /admin/agents/{id}`.
+    pub async fn remove_agent(&self, id: &str) -> Result<(), ClientError> {
+        let path = format!("/admin/agents/{}", encode::path_segment(id));
+        self.send(Method::DELETE, &path, None).await.map(|_| ())
+    }
 }

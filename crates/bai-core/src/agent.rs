@@ -150,6 +150,9 @@ pub enum AgentError {
     Runtime(String),
     #[error("bad request to agent: {0}")]
     BadRequest(String),
+    /// The agent cannot be reached now (its link is down, it is lost).
+    #[error("agent unreachable: {0}")]
+    Unreachable(String),
 }
 
 #[async_trait]

@@ -61,6 +61,11 @@ impl ManagerIdentity {
         crate::pin::fingerprint(&self.cert)
     }
 
+    /// Accepts agents' TLS connections with this identity.
+    pub fn acceptor(&self) -> Result<tokio_rustls::TlsAcceptor, String> {
+        self.server_config().map(tokio_rustls::TlsAcceptor::from)
+    }
+
     /// The server side of the TLS handshake.
     pub fn server_config(&self) -> Result<Arc<rustls::ServerConfig>, String> {
         let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(self.key.clone()));
@@ -74,7 +79,7 @@ impl ManagerIdentity {
     }
 }
 
-fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = std::fs::OpenOptions::new()

@@ -5,17 +5,26 @@
 //! carries ([`pin`]); the manager knows the agent by the credential it sends first, never by
 //! its address. Over the connection, [`conn::Link`] multiplexes calls in both directions as
 //! numbered streams of frames ([`frame`]), with explicit keepalive pings; [`rpc`] carries the
-//! agent RPC interface (`bai_core::agent::AgentRpc`) over it: [`rpc::RemoteAgent`] on the
-//! manager's side, [`rpc::serve`] on the agent's.
+//! agent RPC interface (`bai_core::agent::AgentRpc`) over it: [`remote::RemoteAgent`] on the
+//! manager's side, [`serve::serve`] on the agent's. A connection starts with a [`hello`];
+//! [`join::run`] is the agent's whole side (dial, serve, dial again), and app connections
+//! travel through [`tunnel`]s the agent dials back.
 #![forbid(unsafe_code)]
 
+pub mod accept;
 pub mod conn;
 pub mod frame;
+pub mod hello;
 pub mod identity;
+pub mod join;
 pub mod pin;
+pub mod remote;
 pub mod rpc;
+pub mod serve;
 pub mod token;
+pub mod tunnel;
 
 pub use conn::{Inbound, Link, LinkError, Side};
 pub use identity::ManagerIdentity;
 pub use token::JoinToken;
+pub use tokio_rustls::TlsAcceptor;

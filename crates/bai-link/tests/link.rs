@@ -7,7 +7,9 @@ use bai_agent::{DummyAgent, DummyAgentConfig};
 use bai_core::agent::{AgentError, AgentEvent, AgentRpc, ExecEvent, ExecRequest, KernelSpec};
 use bai_core::resources::ResourceSlots;
 use bai_core::status::SessionType;
-use bai_link::rpc::{RemoteAgent, serve};
+use bai_link::remote::{RemoteAgent, RemoteShared};
+use bai_link::serve::{Serving, serve};
+use bai_link::tunnel::Tunnels;
 use bai_link::{Link, ManagerIdentity, Side, pin};
 use futures::StreamExt;
 use std::sync::Arc;
@@ -66,7 +68,11 @@ async fn listen(
         let (tcp, _) = listener.accept().await.ok()?;
         let tls = acceptor.accept(tcp).await.ok()?;
         let (link, inbound) = Link::start(tls, Side::Listener, KEEPALIVE);
-        Some(RemoteAgent::new(link, inbound))
+        Some(RemoteAgent::new(
+            link,
+            inbound,
+            RemoteShared::new("remote-1", Arc::new(Tunnels::default())),
+        ))
     });
     (addr, task)
 }
@@ -87,7 +93,12 @@ async fn a_remote_dummy_agent_is_driven_through_the_link() {
     let (addr, accepted) = listen(&id).await;
     let agent = dummy();
     let (link, inbound) = dial(addr, &id.fingerprint()).await.unwrap();
-    tokio::spawn(serve(Arc::new(agent.clone()), link.clone(), inbound));
+    let served: Arc<dyn AgentRpc> = Arc::new(agent.clone());
+    let mut serving = Serving::new(served.as_ref(), Duration::from_secs(1), None);
+    tokio::spawn({
+        let link = link.clone();
+        async move { serve(served, link, inbound, &mut serving).await }
+    });
     let remote = accepted.await.unwrap().expect("the manager accepts");
 
     let info = remote.info().await.unwrap();
@@ -138,7 +149,7 @@ async fn a_remote_dummy_agent_is_driven_through_the_link() {
     remote.link().closed().await;
     assert!(matches!(
         remote.info().await,
-        Err(AgentError::Runtime(m)) if m.contains("unreachable")
+        Err(AgentError::Unreachable(_))
     ));
 }
 

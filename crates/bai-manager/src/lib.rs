@@ -11,6 +11,7 @@ pub mod identity;
 pub mod lifecycle;
 pub mod monitor;
 pub mod proxy;
+pub mod remote;
 pub mod scheduler;
 pub mod start;
 pub mod state;

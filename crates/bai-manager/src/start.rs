@@ -3,7 +3,7 @@
 //! [`crate::api::router`] and nothing else.
 
 use crate::state::{AgentHandle, Manager, ManagerConfig};
-use crate::{lifecycle, monitor, scheduler};
+use crate::{lifecycle, monitor, remote, scheduler};
 use bai_core::agent::{AgentError, AgentRpc};
 use bai_store::Store;
 use std::sync::Arc;
@@ -17,6 +17,8 @@ pub enum StartError {
     Store(#[from] bai_store::StoreError),
     #[error("reconciliation at start failed: {0}")]
     Reconcile(#[source] anyhow::Error),
+    #[error("{0}")]
+    AgentListener(String),
 }
 
 /// A started manager: its state and the agents it runs with.
@@ -41,9 +43,17 @@ pub async fn start(
         lifecycle::watch::spawn(m.clone(), h.clone());
         handles.push(h);
     }
+    // Remote agents the database knows wait, disconnected, until they dial in.
+    remote::connect::restore(&m);
     lifecycle::reconcile::reconcile(&m)
         .await
         .map_err(StartError::Reconcile)?;
+    if let Some(addr) = m.config.agent_listen {
+        remote::listener::start(&m, addr)
+            .await
+            .map_err(StartError::AgentListener)?;
+    }
+    remote::states::spawn(m.clone());
     scheduler::spawn(m.clone());
     lifecycle::timeouts::spawn_sweeper(m.clone());
     monitor::round::spawn(m.clone());

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 use tokio::sync::{Notify, broadcast};
+
+pub use crate::remote::slot::AgentStatus;
 use uuid::Uuid;
 
 #[derive(Debug, Clone)]
@@ -28,6 +30,12 @@ pub struct ManagerConfig {
     /// Storage hosts of data folders, checked by `Storage::open`; None: only
     /// `local:volume1` under the data dir.
     pub storage: Option<crate::storage::Storage>,
+    /// Where remote agents connect (`baid agent`); None: no remote agents.
+    pub agent_listen: Option<std::net::SocketAddr>,
+    /// A remote agent not heard from this long is LOST (its sessions degraded).
+    pub agent_lost_after: std::time::Duration,
+    /// A remote agent away this long is gone: its sessions end with `agent-lost`.
+    pub agent_gone_after: std::time::Duration,
 }
 
 impl Default for ManagerConfig {
@@ -40,6 +48,9 @@ impl Default for ManagerConfig {
             app_port_pool: (30000, 30199),
             monitor: Default::default(),
             storage: None,
+            agent_listen: None,
+            agent_lost_after: std::time::Duration::from_secs(40),
+            agent_gone_after: std::time::Duration::from_secs(600),
         }
     }
 }
@@ -51,11 +62,32 @@ pub struct AgentHandle {
     pub info: RwLock<AgentInfo>,
     /// False once the agent stopped answering; nothing new is scheduled there.
     pub alive: AtomicBool,
+    /// Drained by an admin: no new sessions, running ones stay.
+    pub drained: AtomicBool,
+    /// A remote agent's link and state (None: inside the manager's process).
+    pub remote: Option<Arc<crate::remote::slot::AgentSlot>>,
 }
 
 impl AgentHandle {
     pub fn is_alive(&self) -> bool {
-        self.alive.load(Ordering::Relaxed)
+        self.status() == AgentStatus::Alive
+    }
+
+    pub fn status(&self) -> AgentStatus {
+        match &self.remote {
+            Some(slot) => slot.status(),
+            None if self.alive.load(Ordering::Relaxed) => AgentStatus::Alive,
+            None => AgentStatus::Lost,
+        }
+    }
+
+    pub fn is_drained(&self) -> bool {
+        self.drained.load(Ordering::Relaxed)
+    }
+
+    /// Whether new sessions may be placed here.
+    pub fn schedulable(&self) -> bool {
+        self.is_alive() && !self.is_drained()
     }
 
     pub fn info(&self) -> AgentInfo {
@@ -93,6 +125,8 @@ pub struct Manager {
     pub stats: crate::monitor::book::StatsBook,
     /// Unix milliseconds when this manager started (activity before it is unknown).
     pub started_ms: i64,
+    /// Remote agents: the manager's identity and the tunnels it waits for.
+    pub remote: crate::remote::Remote,
 }
 
 impl Manager {
@@ -119,6 +153,7 @@ impl Manager {
             web_sessions: Default::default(),
             stats: Default::default(),
             started_ms: bai_core::stats::now_ms(),
+            remote: Default::default(),
         })
     }
 
@@ -173,17 +208,36 @@ impl Manager {
         rpc: Arc<dyn AgentRpc>,
     ) -> Result<Arc<AgentHandle>, bai_core::agent::AgentError> {
         let info = rpc.info().await?;
+        let drained = self
+            .store
+            .agent_row(&info.id)
+            .ok()
+            .flatten()
+            .is_some_and(|r| r.drained);
         let handle = Arc::new(AgentHandle {
             id: info.id.clone(),
             rpc,
             info: RwLock::new(info),
             alive: AtomicBool::new(true),
+            drained: AtomicBool::new(drained),
+            remote: None,
         });
-        self.agents
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(handle.clone());
+        self.add_agent(handle.clone());
         Ok(handle)
+    }
+
+    /// Adds an agent to the registry (replacing one of the same id).
+    pub fn add_agent(&self, handle: Arc<AgentHandle>) {
+        let mut agents = self.agents.write().unwrap_or_else(|p| p.into_inner());
+        agents.retain(|a| a.id != handle.id);
+        agents.push(handle);
+    }
+
+    /// Takes an agent out of the registry.
+    pub fn remove_agent(&self, id: &str) -> Option<Arc<AgentHandle>> {
+        let mut agents = self.agents.write().unwrap_or_else(|p| p.into_inner());
+        let i = agents.iter().position(|a| a.id == id)?;
+        Some(agents.remove(i))
     }
 
     /// Publishes persisted events to live subscribers and logs them.

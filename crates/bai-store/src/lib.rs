@@ -5,6 +5,7 @@
 //! never both move the same session.
 #![forbid(unsafe_code)]
 
+mod agents;
 mod pass;
 mod resources;
 mod schema;
@@ -12,6 +13,7 @@ mod sessions;
 mod users;
 mod vfolders;
 
+pub use agents::{AgentRow, AgentTokenRow};
 pub use pass::{PassEntry, PassResult, PassWrite};
 pub use resources::{PolicyRow, PresetRow, ResourceGroupRow};
 pub use sessions::{

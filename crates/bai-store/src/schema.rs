@@ -179,6 +179,29 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE sessions ADD COLUMN last_stat TEXT;
     "#,
+    // 8: join tokens of remote agents (only the secret's hash), and the agents the manager
+    // knows (remote ones by their credential's hash; drained flags of every agent)
+    r#"
+    CREATE TABLE agent_tokens (
+        id TEXT PRIMARY KEY,
+        secret_hash TEXT NOT NULL,
+        scaling_group TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+    );
+    CREATE TABLE agents (
+        id TEXT PRIMARY KEY,
+        token_id TEXT,
+        credential_hash TEXT,
+        scaling_group TEXT NOT NULL,
+        address TEXT NOT NULL DEFAULT '',
+        info TEXT,
+        drained INTEGER NOT NULL DEFAULT 0,
+        first_seen TEXT NOT NULL,
+        last_seen TEXT NOT NULL
+    );
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -2,10 +2,12 @@
 //! one agent on the local Docker engine, and the embedded SQLite database.
 #![forbid(unsafe_code)]
 
+mod agent;
 mod bootstrap;
+mod node;
 
 use anyhow::{Context, Result};
-use bai_agent::{DockerAgent, DockerAgentConfig, DummyAgent, DummyAgentConfig};
+use bai_agent::{DummyAgent, DummyAgentConfig};
 use bai_core::agent::AgentRpc;
 use bai_manager::ManagerConfig;
 use bai_store::Store;
@@ -25,6 +27,8 @@ struct Cli {
 enum Cmd {
     /// Run the whole platform on this machine: API, manager, one agent, SQLite.
     Up(UpArgs),
+    /// Run an agent on this machine for a manager elsewhere (it dials the manager).
+    Agent(agent::AgentArgs),
 }
 
 #[derive(clap::Args)]
@@ -35,12 +39,6 @@ struct UpArgs {
     /// Where the database, kernel scratch directories and env files live.
     #[arg(long, env = "BAI_DATA_DIR")]
     data_dir: Option<PathBuf>,
-    /// The krunner binary bind-mounted into every container (default: next to baid).
-    #[arg(long, env = "BAI_KRUNNER")]
-    krunner: Option<PathBuf>,
-    /// Memory kept back for the host and bai itself.
-    #[arg(long, env = "BAI_RESERVED_MEM_MB", default_value_t = 512)]
-    reserved_mem_mb: u64,
     /// Also start N dummy agents (no containers; for scheduler tests and benchmarks).
     #[arg(long, env = "BAI_DUMMY_AGENTS", default_value_t = 0)]
     dummy_agents: u32,
@@ -53,21 +51,24 @@ struct UpArgs {
     /// How long a dummy agent takes to start a kernel.
     #[arg(long, env = "BAI_DUMMY_START_DELAY_MS", default_value_t = 0)]
     dummy_start_delay_ms: u64,
-    /// Give the local agent the MOCK accelerator described in FILE (Backend.AI's
-    /// `mock-accelerator.toml` format): fake GPUs for machines without any, so scheduling,
-    /// policies and the UI can be tried. Kernels get only `BACKENDAI_MOCK_CUDA_*` variables.
-    #[arg(long, env = "BAI_MOCK_ACCELERATOR", value_name = "FILE")]
-    mock_accelerator: Option<PathBuf>,
-    /// How real NVIDIA GPUs are handed out: `discrete` (whole GPUs, `cuda.device`) or
-    /// `fractional` (shares, `cuda.shares`, enforced with NVIDIA MPS).
-    #[arg(long, env = "BAI_GPU_MODE", default_value = "discrete", value_parser = parse_mode)]
-    gpu_mode: bai_core::accel::AllocMode,
-    /// The smallest fractional GPU share handed out.
-    #[arg(long, env = "BAI_GPU_QUANTUM", default_value = "0.1", value_parser = parse_quantum)]
-    gpu_quantum: u64,
     /// Do not start the Docker agent (only dummy agents).
     #[arg(long, env = "BAI_NO_DOCKER")]
     no_docker: bool,
+    /// Run a manager only: no agent inside this process (remote agents join with
+    /// `baid agent`).
+    #[arg(long, env = "BAI_NO_LOCAL_AGENT")]
+    no_local_agent: bool,
+    /// Where remote agents (`baid agent`) connect, or `off`.
+    #[arg(long, env = "BAI_AGENT_LISTEN", default_value = "0.0.0.0:8091", value_parser = parse_listen)]
+    agent_listen: Listen,
+    /// A remote agent not heard from this long is LOST: its sessions are degraded.
+    #[arg(long, env = "BAI_AGENT_LOST_AFTER", default_value = "40s", value_parser = parse_duration)]
+    agent_lost_after: std::time::Duration,
+    /// A remote agent away this long is gone: its sessions end with `agent-lost`.
+    #[arg(long, env = "BAI_AGENT_GONE_AFTER", default_value = "10m", value_parser = parse_duration)]
+    agent_gone_after: std::time::Duration,
+    #[command(flatten)]
+    node: node::NodeArgs,
     /// Host ports the app proxy's port mode hands out, FIRST-LAST.
     #[arg(long, env = "BAI_APP_PORTS", default_value = "30000-30199", value_parser = parse_port_range)]
     app_ports: (u16, u16),
@@ -100,17 +101,41 @@ struct UpArgs {
     default_storage_host: String,
 }
 
-fn parse_mode(s: &str) -> Result<bai_core::accel::AllocMode, String> {
-    bai_core::accel::AllocMode::parse(s)
+/// An address to listen on, or none (`off`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Listen(Option<SocketAddr>);
+
+/// `ADDR:PORT`, or `off`.
+fn parse_listen(s: &str) -> Result<Listen, String> {
+    if s.trim() == "off" {
+        return Ok(Listen(None));
+    }
+    s.trim()
+        .parse()
+        .map(|a| Listen(Some(a)))
+        .map_err(|_| format!("{s:?} is not ADDR:PORT (e.g. 0.0.0.0:8091) or off"))
 }
 
-/// `0.1` → 100 milli-shares.
-fn parse_quantum(s: &str) -> Result<u64, String> {
-    let q: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a number"))?;
-    bai_core::accel::parse_quantum(q)
+/// `40s`, `10m`, `1h`, `500ms` or plain seconds.
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let bad = || format!("{s:?} is not a duration like 40s, 10m, 1h or 500ms");
+    let (num, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let ms = match unit {
+        "ms" => n,
+        "s" => n * 1000,
+        "m" => n * 60_000,
+        "h" => n * 3_600_000,
+        _ => return Err(bad()),
+    };
+    if ms == 0 {
+        return Err(format!("{s:?} must be more than zero"));
+    }
+    Ok(std::time::Duration::from_millis(ms))
 }
 
 fn parse_utilization(s: &str) -> Result<bai_core::idle::UtilizationConfig, String> {
@@ -134,30 +159,7 @@ fn parse_capacity(s: &str) -> Result<bai_core::ResourceSlots> {
     Ok(req.slots)
 }
 
-/// The local agent's accelerator plugin: the mock when asked for, else real NVIDIA GPUs
-/// when the driver finds any (none and no driver: no plugin, no error).
-fn accelerator(
-    args: &UpArgs,
-    data_dir: &std::path::Path,
-) -> Result<Option<Arc<dyn bai_agent::accel::Accelerator>>> {
-    if let Some(file) = &args.mock_accelerator {
-        let mock = bai_agent::accel::mock::MockAccelerator::load(file)
-            .map_err(|e| anyhow::anyhow!("bad --mock-accelerator: {e}"))?;
-        return Ok(Some(Arc::new(mock)));
-    }
-    let config = bai_agent::accel::cuda::CudaConfig {
-        mode: args.gpu_mode,
-        quantum_milli: args.gpu_quantum,
-        mps_dir: data_dir.join("mps"),
-    };
-    match bai_agent::accel::cuda::CudaAccelerator::discover(config) {
-        Ok(Some(cuda)) => Ok(Some(Arc::new(cuda))),
-        Ok(None) => Ok(None),
-        Err(e) => anyhow::bail!("the NVIDIA GPUs of this node cannot be used: {e}"),
-    }
-}
-
-fn default_data_dir() -> PathBuf {
+pub fn default_data_dir() -> PathBuf {
     std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/root"))
@@ -175,6 +177,7 @@ async fn main() -> Result<()> {
         .init();
     match Cli::parse().cmd {
         Cmd::Up(args) => up(args).await,
+        Cmd::Agent(args) => agent::run(args).await,
     }
 }
 
@@ -215,35 +218,14 @@ async fn up(args: UpArgs) -> Result<()> {
             utilization: args.idle_utilization.clone(),
         },
         storage: Some(storage),
+        agent_listen: args.agent_listen.0,
+        agent_lost_after: args.agent_lost_after,
+        agent_gone_after: args.agent_gone_after,
         ..Default::default()
     };
     let mut agents: Vec<Arc<dyn AgentRpc>> = Vec::new();
-    if !args.no_docker {
-        let krunner = match args.krunner.clone() {
-            Some(p) => p,
-            None => std::env::current_exe()
-                .context("cannot find baid's own path")?
-                .with_file_name("bai-krunner"),
-        };
-        // Docker bind mounts need an absolute path.
-        let krunner = std::fs::canonicalize(&krunner).with_context(|| {
-            format!(
-                "the kernel runner {} is missing: build it with `cargo build -p bai-krunner` or set BAI_KRUNNER",
-                krunner.display()
-            )
-        })?;
-        let accelerator = accelerator(&args, &data_dir)?;
-        let agent = DockerAgent::connect(DockerAgentConfig {
-            agent_id: agent_id.clone(),
-            scaling_group: "default".into(),
-            data_dir: data_dir.clone(),
-            krunner_path: krunner,
-            reserved_mem: args.reserved_mem_mb * 1024 * 1024,
-            reserved_cpu_milli: 0,
-            accelerator,
-        })
-        .await
-        .context("cannot reach the Docker engine (is dockerd running? `make up` starts it)")?;
+    if !args.no_docker && !args.no_local_agent {
+        let agent = node::docker_agent(&args.node, &agent_id, "default", &data_dir).await?;
         agents.push(Arc::new(agent));
     }
     if args.dummy_agents > 0 {
@@ -261,20 +243,19 @@ async fn up(args: UpArgs) -> Result<()> {
             })));
         }
     }
-    if agents.is_empty() {
-        anyhow::bail!("no agent to run: drop --no-docker or add --dummy-agents N");
+    if agents.is_empty() && args.agent_listen.0.is_none() {
+        anyhow::bail!(
+            "no agent to run: drop --no-docker/--no-local-agent, add --dummy-agents N, or let remote agents join (--agent-listen)"
+        );
     }
     let started = bai_manager::start(store.clone(), config, agents).await?;
     let (m, handles) = (started.manager, started.agents);
     for h in &handles {
         bootstrap::register_aliases(&store, &h.info())?;
     }
-    let handle = handles[0].clone();
-
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
-    let info = handle.info();
     println!("bai is up.");
     println!("  API endpoint : {endpoint}");
     match bai_manager::web::web_dir() {
@@ -298,6 +279,33 @@ async fn up(args: UpArgs) -> Result<()> {
             h.root.display()
         );
     }
+    if let Some(h) = handles.first() {
+        print_agent(&h.info());
+    }
+    match m.remote.listen.get() {
+        Some(addr) => println!(
+            "  agents join  : {addr} (on another machine: baid agent --manager THIS-HOST:{} --token TOKEN; TOKEN from `bai admin agent-token create`)",
+            addr.port()
+        ),
+        None => println!("  agents join  : off (--agent-listen)"),
+    }
+    if handles.len() > 1 {
+        println!(
+            "  dummy agents : {} in resource group {:?} (no containers)",
+            args.dummy_agents, args.dummy_group
+        );
+    }
+    accounts.print();
+    println!("Stop with Ctrl-C.");
+    axum::serve(listener, bai_manager::api::router(m))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .context("API server failed")?;
+    Ok(())
+}
+
+/// The local agent's line (and its accelerator's) in the banner.
+fn print_agent(info: &bai_core::agent::AgentInfo) {
     println!(
         "  agent        : {} ({} cores, {} memory, {} images)",
         info.id,
@@ -321,22 +329,9 @@ async fn up(args: UpArgs) -> Result<()> {
             }
         );
     }
-    if handles.len() > 1 {
-        println!(
-            "  dummy agents : {} in resource group {:?} (no containers)",
-            args.dummy_agents, args.dummy_group
-        );
-    }
-    accounts.print();
-    println!("Stop with Ctrl-C.");
-    axum::serve(listener, bai_manager::api::router(m))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .context("API server failed")?;
-    Ok(())
 }
 
-async fn shutdown_signal() {
+pub async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
@@ -401,6 +396,7 @@ mod tests {
         argv.extend_from_slice(args);
         match Cli::try_parse_from(argv).expect("parse").cmd {
             Cmd::Up(a) => a,
+            Cmd::Agent(_) => unreachable!("baid up was parsed"),
         }
     }
 
@@ -418,6 +414,33 @@ mod tests {
         assert_eq!(c.default.as_deref(), Some("nfs:shared"));
         let names: Vec<&str> = c.hosts.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["nfs:shared", "fast:ssd", "more:v"]);
+    }
+
+    #[test]
+    fn durations_and_listen_addresses() {
+        assert_eq!(
+            parse_duration("40s"),
+            Ok(std::time::Duration::from_secs(40))
+        );
+        assert_eq!(
+            parse_duration("10m"),
+            Ok(std::time::Duration::from_secs(600))
+        );
+        assert_eq!(
+            parse_duration("750ms"),
+            Ok(std::time::Duration::from_millis(750))
+        );
+        assert_eq!(parse_duration("3"), Ok(std::time::Duration::from_secs(3)));
+        for bad in ["", "0s", "s", "4d", "-1s"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_listen("off"), Ok(Listen(None)));
+        assert!(parse_listen("0.0.0.0:8091").unwrap().0.is_some());
+        assert!(parse_listen("8091").is_err());
+        let a = up_args(&[]);
+        assert_eq!(a.agent_listen.0.map(|l| l.port()), Some(8091));
+        assert_eq!(a.agent_lost_after, std::time::Duration::from_secs(40));
+        assert_eq!(a.agent_gone_after, std::time::Duration::from_secs(600));
     }
 
     #[test]

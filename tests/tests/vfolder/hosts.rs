@@ -292,6 +292,7 @@ fn bad_storage_host_configuration_stops_baid_with_one_line() {
         cmd.arg("up")
             .env("BAI_DATA_DIR", data.path())
             .env("BAI_LISTEN", "127.0.0.1:1")
+            .env("BAI_AGENT_LISTEN", "off")
             .env("BAI_NO_DOCKER", "true")
             .env_remove("BAI_STORAGE_HOSTS")
             .env_remove("BAI_DEFAULT_STORAGE_HOST");

@@ -13,6 +13,26 @@ pub struct Agent {
     pub scaling_group: String,
     /// Whether the manager reaches it now (sessions are placed only on alive agents).
     pub alive: bool,
+    /// `ALIVE`, `DISCONNECTED` (link down, nothing new placed there), `LOST` (not heard
+    /// from for the bound: its sessions are degraded) or `GONE` (away so long that its
+    /// sessions ended with `agent-lost`).
+    #[serde(default = "alive_status")]
+    pub status: String,
+    /// Drained by an administrator: no new sessions, running ones stay.
+    #[serde(default)]
+    pub drained: bool,
+    /// Whether it runs on another machine (`baid agent`) rather than inside the manager.
+    #[serde(default)]
+    pub remote: bool,
+    /// Where it last connected from (remote agents; shown, never trusted).
+    #[serde(default)]
+    pub address: String,
+    /// Its bai version.
+    #[serde(default)]
+    pub version: String,
+    /// When it was last heard from (RFC 3339).
+    #[serde(default)]
+    pub last_heartbeat: String,
     /// What it has in all.
     pub capacity: ResourceSlots,
     /// What its sessions hold.
@@ -22,6 +42,10 @@ pub struct Agent {
     /// Its accelerator devices (empty for an agent without any; a dummy agent's
     /// `mock.shares` capacity has no devices).
     pub devices: Vec<AgentDevice>,
+}
+
+fn alive_status() -> String {
+    "ALIVE".into()
 }
 
 /// One accelerator device of an agent.
@@ -54,4 +78,38 @@ pub struct AgentDevice {
 pub struct AgentList {
     /// The agents.
     pub agents: Vec<Agent>,
+}
+
+/// `POST /admin/agent-tokens`: a join token for remote agents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NewAgentToken {
+    /// The resource group its agents join (it must exist); `default` when not given.
+    #[serde(default)]
+    pub group: Option<String>,
+}
+
+/// A join token. The token itself is shown only once, in the answer that made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AgentToken {
+    /// The token's id (the second part of the token), for listing and revoking.
+    pub id: String,
+    /// The resource group its agents join.
+    pub group: String,
+    /// Who made it.
+    pub created_by: String,
+    pub created_at: String,
+    /// When it was revoked (its agents were disconnected and cannot come back).
+    pub revoked_at: Option<String>,
+    /// The token for `baid agent --token` (only when just made).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// Where agents connect, `HOST:PORT` as the manager listens (only when just made).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_listen: Option<String>,
+}
+
+/// `GET /admin/agent-tokens`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AgentTokenList {
+    pub tokens: Vec<AgentToken>,
 }

@@ -9,7 +9,7 @@ pub mod projects;
 pub mod slots;
 pub mod users;
 
-pub use agents::{Agent, AgentDevice, AgentList};
+pub use agents::{Agent, AgentDevice, AgentList, AgentToken, AgentTokenList, NewAgentToken};
 pub use groups::{
     GroupAccess, GroupAccessChange, NewResourceGroup, ResourceGroup, ResourceGroupList,
     ResourceGroupSettings, Scheduler, Selector,
@@ -62,6 +62,14 @@ pub fn routes() -> Vec<Route> {
             .answers(200, json::<PolicyAssignment>()),
         // Agents and users.
         Route::new("get", "/agents").answers(200, json::<AgentList>()),
+        Route::new("post", "/admin/agent-tokens")
+            .takes(json::<NewAgentToken>())
+            .answers(201, json::<AgentToken>()),
+        Route::new("get", "/admin/agent-tokens").answers(200, json::<AgentTokenList>()),
+        Route::new("delete", "/admin/agent-tokens/{id}").answers(204, Body::Empty),
+        Route::new("post", "/admin/agents/{id}/drain").answers(204, Body::Empty),
+        Route::new("post", "/admin/agents/{id}/undrain").answers(204, Body::Empty),
+        Route::new("delete", "/admin/agents/{id}").answers(204, Body::Empty),
         Route::new("get", "/admin/users/{email}").answers(200, json::<UserKeypair>()),
         // Projects.
         Route::new("get", "/projects").answers(200, json::<ProjectList>()),

@@ -1,5 +1,5 @@
 //! Administrator commands: `bai admin …` (sessions, resource groups, presets, policies,
-//! projects).
+//! projects, agents and their join tokens).
 
 use super::{AdminPsArgs, parse_kv, parse_secs_i64};
 use clap::{Args, Subcommand};
@@ -23,6 +23,36 @@ pub enum AdminCmd {
     /// Projects and their members.
     #[command(subcommand)]
     Project(AdminProjectCmd),
+    /// Join tokens for remote agents (`baid agent --token`).
+    #[command(subcommand)]
+    AgentToken(AdminAgentTokenCmd),
+    /// Agents: drain, undrain, remove.
+    #[command(subcommand)]
+    Agent(AdminAgentCmd),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminAgentTokenCmd {
+    /// Make a join token; prints the token alone on one line.
+    Create {
+        /// The resource group its agents join (default: `default`).
+        #[arg(long)]
+        group: Option<String>,
+    },
+    /// Every join token (never the tokens themselves).
+    List,
+    /// Revoke a token: its agents are disconnected and cannot join again.
+    Revoke { id: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminAgentCmd {
+    /// No new sessions on the agent; running ones stay.
+    Drain { id: String },
+    /// New sessions may go to the agent again.
+    Undrain { id: String },
+    /// Forget a remote agent that holds no sessions.
+    Remove { id: String },
 }
 
 /// Fields of a resource group; only those given are set.

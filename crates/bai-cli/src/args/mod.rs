@@ -10,8 +10,8 @@ mod values;
 mod vfolder;
 
 pub use admin::{
-    AdminCmd, AdminGroupCmd, AdminPolicyCmd, AdminPresetCmd, AdminProjectCmd, AdminSessionCmd,
-    GroupFields,
+    AdminAgentCmd, AdminAgentTokenCmd, AdminCmd, AdminGroupCmd, AdminPolicyCmd, AdminPresetCmd,
+    AdminProjectCmd, AdminSessionCmd, GroupFields,
 };
 pub use apps::{AppArgs, OpenArgs};
 pub use create::{CreateArgs, ResourceMaps, RunArgs, StartArgs, environ, resources};

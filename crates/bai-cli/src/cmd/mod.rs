@@ -1,5 +1,6 @@
 //! One module per command family.
 
+pub mod agents;
 pub mod apps;
 pub mod create;
 pub mod events;
@@ -38,10 +39,12 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
         Cmd::Session(SessionCmd::History(a)) => session::history(client, &a).await,
         Cmd::ResourceGroups => resources::list_groups(client, false).await,
         Cmd::Presets(a) => resources::presets(client, &a).await,
-        Cmd::Agents => resources::agents(client).await,
+        Cmd::Agents => agents::agents(client).await,
         Cmd::Projects => resources::projects(client).await,
         Cmd::Vfolder(c) => vfolder::vfolder(client, &c).await,
         Cmd::Admin(AdminCmd::Project(c)) => resources::admin_project(client, &c).await,
+        Cmd::Admin(AdminCmd::AgentToken(c)) => agents::admin_token(client, &c).await,
+        Cmd::Admin(AdminCmd::Agent(c)) => agents::admin_agent(client, &c).await,
         Cmd::Admin(AdminCmd::ResourceGroup(c)) => resources::admin_group(client, &c).await,
         Cmd::Admin(AdminCmd::Preset(c)) => resources::admin_preset(client, &c).await,
         Cmd::Admin(AdminCmd::Policy(c)) => resources::admin_policy(client, &c).await,

@@ -1,4 +1,4 @@
-//! `bai resource-groups`, `bai presets`, `bai agents` and the `bai admin resource-group |
+//! `bai resource-groups`, `bai presets` and the `bai admin resource-group |
 //! preset | policy` commands.
 
 use crate::args::{
@@ -26,7 +26,7 @@ pub fn slots_text(v: &Value) -> String {
         .join(", ")
 }
 
-fn items<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+pub(super) fn items<'a>(v: &'a Value, key: &str) -> &'a [Value] {
     v.get(key)
         .and_then(Value::as_array)
         .map(Vec::as_slice)
@@ -110,47 +110,6 @@ pub async fn presets(client: &Client, a: &PresetsArgs) -> Result<i32> {
     );
     println!("your limit          : {}", slots_text(&v["keypair_limits"]));
     println!("you use             : {}", slots_text(&v["keypair_using"]));
-    Ok(0)
-}
-
-pub async fn agents(client: &Client) -> Result<i32> {
-    let v = client.agents().await?;
-    let rows: Vec<Vec<String>> = items(&v, "agents")
-        .iter()
-        .map(|a| {
-            vec![
-                cell(&a["id"]),
-                cell(&a["scaling_group"]),
-                if a["alive"].as_bool() == Some(true) {
-                    "alive"
-                } else {
-                    "lost"
-                }
-                .into(),
-                slots_text(&a["free"]),
-                slots_text(&a["capacity"]),
-            ]
-        })
-        .collect();
-    table(
-        &["Agent", "Resource group", "State", "Free", "Capacity"],
-        &rows,
-    );
-    // Accelerator devices, one line each (the mock plugin's say so).
-    for a in items(&v, "agents") {
-        for d in a["devices"].as_array().into_iter().flatten() {
-            let gib = d["memory"].as_u64().unwrap_or(0) as f64 / (1u64 << 30) as f64;
-            let mock = if d["plugin"] == "mock" { "  MOCK" } else { "" };
-            println!(
-                "{} device {}: {} ({gib:.0} GiB), {} {}{mock}",
-                cell(&a["id"]),
-                cell(&d["id"]),
-                cell(&d["model"]),
-                cell(&d["capacity"]),
-                cell(&d["slot"]),
-            );
-        }
-    }
     Ok(0)
 }
 

@@ -18,7 +18,7 @@ use axum::middleware;
 use axum::routing::{delete, get, patch, post};
 use bai_core::Problem;
 use bai_store::SessionRow;
-use resources::{agents, groups, policies, presets, projects, users};
+use resources::{agent_admin, agents, groups, policies, presets, projects, users};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -162,6 +162,17 @@ fn admin_routes() -> Router<Arc<Manager>> {
             post(policies::assign_policy),
         )
         .route("/admin/users/{email}", get(users::user_by_email))
+        .route(
+            "/admin/agent-tokens",
+            post(agent_admin::create_token).get(agent_admin::list_tokens),
+        )
+        .route(
+            "/admin/agent-tokens/{id}",
+            delete(agent_admin::revoke_token),
+        )
+        .route("/admin/agents/{id}/drain", post(agent_admin::drain))
+        .route("/admin/agents/{id}/undrain", post(agent_admin::undrain))
+        .route("/admin/agents/{id}", delete(agent_admin::remove))
         .route("/admin/projects", post(projects::create_project))
         .route("/admin/projects/{name}", delete(projects::delete_project))
         .route(

@@ -6,7 +6,7 @@ use super::launch;
 use super::terminate::finish_termination;
 use super::timeouts::{age_secs, arm_batch_timeout};
 use super::transition::{Change, transition, transition_or_log};
-use crate::state::Manager;
+use crate::state::{AgentHandle, Manager};
 use bai_core::Reason;
 use bai_core::event::EventKind as E;
 use bai_core::status::{SessionResult, SessionStatus as S};
@@ -46,6 +46,16 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
                 );
             }
             s if s.is_up() => {
+                let remote_away = row
+                    .agent_id
+                    .as_deref()
+                    .and_then(|a| m.agent(a))
+                    .is_some_and(|a| a.remote.is_some() && !a.is_alive());
+                if remote_away {
+                    // A remote agent not back yet: it is reconciled when it reconnects, or
+                    // its sessions end when it is gone.
+                    continue;
+                }
                 if running_kernels.contains(&row.main_kernel_id) {
                     keep.insert(row.main_kernel_id);
                     if let Some(t) = row.batch_timeout {
@@ -86,5 +96,54 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// Reconciliation of one agent that (re)connected: its kernels still wanted resume (a
+/// degraded session is RUNNING again), sessions whose kernel vanished end, and kernels
+/// nobody wants (their session ended while the agent was away) are destroyed, never resumed.
+pub async fn reconcile_agent(m: &Arc<Manager>, agent: &Arc<AgentHandle>) -> anyhow::Result<()> {
+    let running: HashSet<_> = agent.rpc.list_kernels().await?.into_iter().collect();
+    let mut keep = HashSet::new();
+    let rows = m.store.sessions_in(&S::HOLDS_RESOURCES)?;
+    for row in rows
+        .into_iter()
+        .filter(|r| r.agent_id.as_deref() == Some(&agent.id))
+    {
+        match row.status {
+            // Its launch task decides.
+            s if s.is_creating() => {
+                keep.insert(row.main_kernel_id);
+            }
+            s if s.is_up() && running.contains(&row.main_kernel_id) => {
+                keep.insert(row.main_kernel_id);
+                if s == S::RunningDegraded {
+                    let c = Change::new(s, S::Running, Reason::Running, "reconcile");
+                    transition_or_log(m, row.id, c);
+                }
+            }
+            s if s.is_up() => {
+                let c = Change::new(
+                    s,
+                    S::Terminating,
+                    Reason::KernelLost(format!("its container is gone from agent {}", agent.id)),
+                    "reconcile",
+                )
+                .events(&[E::SessionTerminating])
+                .result(SessionResult::Failure, None);
+                if let Ok(Some(row)) = transition(m, row.id, c) {
+                    finish_termination(m, &row, false).await;
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut removed = 0;
+    for k in running.into_iter().filter(|k| !keep.contains(k)) {
+        tracing::info!(agent = %agent.id, kernel = %k, "removing a kernel whose session ended");
+        super::destroy_or_log(agent, k).await;
+        removed += 1;
+    }
+    tracing::info!(agent = %agent.id, kept = keep.len(), removed, "agent reconciled");
     Ok(())
 }

@@ -181,7 +181,7 @@ pub fn build(m: &Manager) -> anyhow::Result<Vec<GroupInput>> {
                     id: a.id.clone(),
                     capacity: info.capacity,
                     used: used_on.get(&a.id).cloned().unwrap_or_default(),
-                    schedulable: a.is_alive(),
+                    schedulable: a.schedulable(),
                 })
             })
             .collect();

@@ -35,6 +35,12 @@ pub async fn list_agents(
                 "id": a.id,
                 "scaling_group": info.scaling_group,
                 "alive": a.is_alive(),
+                "status": a.status().as_str(),
+                "drained": a.is_drained(),
+                "remote": a.remote.is_some(),
+                "address": a.remote.as_ref().map(|r| r.address.read().unwrap_or_else(|p| p.into_inner()).clone()).unwrap_or_default(),
+                "version": a.remote.as_ref().map(|r| r.version.read().unwrap_or_else(|p| p.into_inner()).clone()).filter(|v| !v.is_empty()).unwrap_or_else(|| info.version.clone()),
+                "last_heartbeat": last_heartbeat(a),
                 "capacity": info.capacity.to_wire(),
                 "used": u.to_wire(),
                 "free": info.capacity.checked_sub(&u).to_wire(),
@@ -57,4 +63,17 @@ fn device_wire(d: &DeviceInfo) -> Value {
         "capacity": format_cpu(d.capacity_milli),
         "quantum": format_cpu(d.quantum_milli),
     })
+}
+
+/// When the agent was last heard from: a remote agent's last heartbeat; an agent inside the
+/// manager's process is heard from now.
+fn last_heartbeat(a: &crate::state::AgentHandle) -> String {
+    let ms = a
+        .remote
+        .as_ref()
+        .map(|r| r.last_heartbeat_ms())
+        .unwrap_or_else(bai_core::stats::now_ms);
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default()
 }

@@ -4,6 +4,7 @@
 //! Every `/admin/…` route of this module sits behind [`admin_only`], one layer that refuses
 //! callers without an administrator's keypair; its handlers do not check the role again.
 
+pub(super) mod agent_admin;
 pub(super) mod agents;
 pub(super) mod groups;
 pub(super) mod policies;

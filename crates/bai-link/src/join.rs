@@ -1,0 +1,219 @@
+//! The agent's side of joining a manager: dial, pin the manager's certificate, say hello,
+//! serve the link, and dial again when it breaks (with backoff), until the manager refuses
+//! for good. The credential the manager gives on the first join is kept in a file (mode
+//! 0600) and presented from then on.
+
+use crate::hello::{self, Hello, Purpose, Welcome};
+use crate::serve::{Serving, TunnelDialer, serve};
+use crate::{JoinToken, Link, Side, pin};
+use async_trait::async_trait;
+use bai_core::agent::{AgentError, AgentRpc};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+use tokio_rustls::client::TlsStream;
+use uuid::Uuid;
+
+/// How long one dial (TCP, TLS and hello) may take.
+const DIAL_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest wait between two dials.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone)]
+pub struct JoinConfig {
+    /// The manager's agent address, `HOST:PORT`.
+    pub manager: String,
+    pub token: JoinToken,
+    pub agent_id: String,
+    /// The resource group asked for (the token decides; a mismatch is refused).
+    pub group: Option<String>,
+    /// Where the credential is kept.
+    pub credential_file: PathBuf,
+    pub heartbeat: Duration,
+    pub keepalive: Duration,
+    pub version: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum JoinError {
+    /// The manager refused the agent and trying again cannot help.
+    #[error("the manager refused this agent: {0}")]
+    Refused(String),
+    #[error("{0}")]
+    Config(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+enum DialError {
+    #[error("{0}")]
+    Net(String),
+    #[error("refused: {reason}")]
+    Refused { reason: String, retry: bool },
+}
+
+/// Dials the manager for the control link and for tunnels.
+struct Dialer {
+    config: JoinConfig,
+    connector: TlsConnector,
+    credential: Mutex<Option<String>>,
+}
+
+impl Dialer {
+    fn credential(&self) -> Option<String> {
+        self.credential
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    async fn connect(
+        &self,
+        purpose: Purpose,
+    ) -> Result<(TlsStream<TcpStream>, Option<String>), DialError> {
+        let net = |what: &str, e: &dyn std::fmt::Display| {
+            DialError::Net(format!("{what} {}: {e}", self.config.manager))
+        };
+        let dial = async {
+            let tcp = TcpStream::connect(&self.config.manager)
+                .await
+                .map_err(|e| net("cannot reach the manager at", &e))?;
+            let _ = tcp.set_nodelay(true);
+            let mut tls = self
+                .connector
+                .connect(pin::server_name(), tcp)
+                .await
+                .map_err(|e| net("TLS with the manager failed at", &e))?;
+            let hello = Hello {
+                protocol: hello::PROTOCOL,
+                token_id: self.config.token.id.clone(),
+                token_secret: self.config.token.secret.clone(),
+                agent_id: self.config.agent_id.clone(),
+                group: self.config.group.clone(),
+                credential: self.credential(),
+                version: self.config.version.clone(),
+                heartbeat_ms: self.config.heartbeat.as_millis() as u64,
+                purpose,
+            };
+            hello::write(&mut tls, &hello)
+                .await
+                .map_err(|e| net("hello failed at", &e))?;
+            match hello::read::<_, Welcome>(&mut tls).await {
+                Ok(Welcome::Admitted { credential }) => Ok((tls, credential)),
+                Ok(Welcome::Refused { reason, retry }) => Err(DialError::Refused { reason, retry }),
+                Err(e) => Err(net("no welcome from", &e)),
+            }
+        };
+        match tokio::time::timeout(DIAL_TIMEOUT, dial).await {
+            Ok(r) => r,
+            Err(_) => Err(DialError::Net(format!(
+                "the manager at {} did not answer in time",
+                self.config.manager
+            ))),
+        }
+    }
+
+    fn keep_credential(&self, credential: String) -> Result<(), JoinError> {
+        let text = format!("{}\n{}\n", self.config.agent_id, credential);
+        crate::identity::write_private(&self.config.credential_file, text.as_bytes())
+            .map_err(JoinError::Config)?;
+        *self.credential.lock().unwrap_or_else(|p| p.into_inner()) = Some(credential);
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl TunnelDialer for Dialer {
+    async fn open(&self, tunnel: Uuid, target: std::net::SocketAddr) -> Result<(), AgentError> {
+        let mut kernel = tokio::time::timeout(DIAL_TIMEOUT, TcpStream::connect(target))
+            .await
+            .map_err(|_| AgentError::Runtime(format!("the app at {target} does not answer")))?
+            .map_err(|e| AgentError::Runtime(format!("the app at {target} refused: {e}")))?;
+        let (mut tls, _) = self
+            .connect(Purpose::Tunnel(tunnel))
+            .await
+            .map_err(|e| AgentError::Unreachable(e.to_string()))?;
+        tokio::spawn(async move {
+            let _ = tokio::io::copy_bidirectional(&mut kernel, &mut tls).await;
+        });
+        Ok(())
+    }
+}
+
+/// Reads the credential kept for `agent_id` (another agent's file is ignored).
+fn load_credential(config: &JoinConfig) -> Option<String> {
+    let text = std::fs::read_to_string(&config.credential_file).ok()?;
+    let mut lines = text.lines();
+    (lines.next()? == config.agent_id)
+        .then(|| lines.next().map(str::to_string))
+        .flatten()
+}
+
+/// Joins the manager and serves `agent` over the link for as long as the manager accepts
+/// it. Returns only when the manager refuses for good (or the configuration is unusable).
+pub async fn run(config: JoinConfig, agent: Arc<dyn AgentRpc>) -> Result<(), JoinError> {
+    let client = pin::client_config(&config.token.ca_hash).map_err(JoinError::Config)?;
+    let credential = load_credential(&config);
+    let dialer = Arc::new(Dialer {
+        connector: TlsConnector::from(client),
+        credential: Mutex::new(credential),
+        config,
+    });
+    let tunnels: Arc<dyn TunnelDialer> = dialer.clone();
+    let mut serving = Serving::new(agent.as_ref(), dialer.config.heartbeat, Some(tunnels));
+    let mut backoff = Duration::from_millis(500);
+    loop {
+        match dialer.connect(Purpose::Control).await {
+            Ok((tls, credential)) => {
+                if let Some(c) = credential {
+                    dialer.keep_credential(c)?;
+                }
+                tracing::info!(
+                    manager = %dialer.config.manager,
+                    agent = %dialer.config.agent_id,
+                    "joined the manager"
+                );
+                backoff = Duration::from_millis(500);
+                let (link, inbound) = Link::start(tls, Side::Dialer, dialer.config.keepalive);
+                serve(agent.clone(), link.clone(), inbound, &mut serving).await;
+                link.close();
+                tracing::warn!(manager = %dialer.config.manager, "the link to the manager broke; dialing again");
+            }
+            Err(DialError::Refused {
+                reason,
+                retry: false,
+            }) => return Err(JoinError::Refused(reason)),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot join the manager; trying again");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_credential_is_read_back_only_for_its_own_agent() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = JoinConfig {
+            manager: "127.0.0.1:8091".into(),
+            token: JoinToken::new(&"ab".repeat(32)),
+            agent_id: "node-1".into(),
+            group: None,
+            credential_file: dir.path().join("credential"),
+            heartbeat: Duration::from_secs(10),
+            keepalive: Duration::from_secs(10),
+            version: "test".into(),
+        };
+        assert_eq!(load_credential(&config), None);
+        crate::identity::write_private(&config.credential_file, b"node-1\nc0ffee\n").unwrap();
+        assert_eq!(load_credential(&config).as_deref(), Some("c0ffee"));
+        config.agent_id = "node-2".into();
+        assert_eq!(load_credential(&config), None);
+    }
+}

@@ -1,0 +1,301 @@
+//! The manager's side of an agent link: [`RemoteAgent`] implements `AgentRpc` by calls
+//! over the link, turns the agent's notices into events and heartbeats, and serves app
+//! addresses as loopback listeners whose connections travel through tunnels.
+
+use crate::conn::{Inbound, Link, LinkError};
+use crate::rpc::{Call, File, Notice, Reply, decode, encode};
+use crate::tunnel::{DIAL_BACK, Listeners, Tunnels};
+use async_trait::async_trait;
+use bai_core::agent::{
+    AgentError, AgentEvent, AgentInfo, AgentRpc, ExecEvent, ExecRequest, KernelCreated, KernelExit,
+    KernelSpec,
+};
+use bai_core::stats::KernelStats;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, mpsc};
+use uuid::Uuid;
+
+fn lost(e: LinkError) -> AgentError {
+    AgentError::Unreachable(e.to_string())
+}
+
+/// What a [`RemoteAgent`] shares with whoever holds it across reconnects.
+#[derive(Clone)]
+pub struct RemoteShared {
+    /// The agent's id (tunnels are paired only with its connections).
+    pub agent_id: String,
+    /// Where the agent's events go.
+    pub events: broadcast::Sender<AgentEvent>,
+    /// Unix milliseconds of the agent's last heartbeat.
+    pub heartbeat_ms: Arc<AtomicI64>,
+    /// The tunnels the manager's listener pairs.
+    pub tunnels: Arc<Tunnels>,
+}
+
+impl RemoteShared {
+    pub fn new(agent_id: &str, tunnels: Arc<Tunnels>) -> RemoteShared {
+        let (events, _) = broadcast::channel(1024);
+        RemoteShared {
+            agent_id: agent_id.to_string(),
+            events,
+            heartbeat_ms: Arc::new(AtomicI64::new(bai_core::stats::now_ms())),
+            tunnels,
+        }
+    }
+}
+
+/// An agent reached over a link.
+#[derive(Clone)]
+pub struct RemoteAgent {
+    link: Link,
+    shared: RemoteShared,
+    listeners: Listeners,
+}
+
+impl RemoteAgent {
+    /// Wraps the manager's end of a link; `inbound` carries the agent's notices.
+    pub fn new(
+        link: Link,
+        mut inbound: mpsc::Receiver<Inbound>,
+        shared: RemoteShared,
+    ) -> RemoteAgent {
+        let tx = shared.events.clone();
+        let beat = shared.heartbeat_ms.clone();
+        let listeners = Listeners::default();
+        let closing = listeners.clone();
+        tokio::spawn(async move {
+            while let Some(msg) = inbound.recv().await {
+                match msg {
+                    Inbound::Event(b) => match decode::<Notice>(&b) {
+                        Ok(Notice::Agent(ev)) => {
+                            let _ = tx.send(ev);
+                        }
+                        Ok(Notice::Heartbeat) => {
+                            beat.store(bai_core::stats::now_ms(), Ordering::Relaxed);
+                        }
+                        Err(e) => tracing::warn!(error = %e, "a malformed notice from an agent"),
+                    },
+                    // The manager answers no calls from agents.
+                    Inbound::Call { answer, .. } => answer.end().await,
+                }
+            }
+            closing.close_all();
+        });
+        RemoteAgent {
+            link,
+            shared,
+            listeners,
+        }
+    }
+
+    pub fn link(&self) -> &Link {
+        &self.link
+    }
+
+    /// A loopback listener standing for `port` of `kernel`: each connection to it becomes a
+    /// tunnel through the agent.
+    async fn listen(&self, kernel: Uuid, port: u16) -> Result<SocketAddr, AgentError> {
+        if let Some(a) = self.listeners.get(kernel, port) {
+            return Ok(a);
+        }
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| AgentError::Runtime(format!("cannot open a tunnel listener: {e}")))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| AgentError::Runtime(e.to_string()))?;
+        let me = self.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let accepted = tokio::select! {
+                    a = listener.accept() => a,
+                    _ = me.link.closed() => return,
+                };
+                let Ok((tcp, _)) = accepted else { continue };
+                let me = me.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = me.tunnel(kernel, port, tcp).await {
+                        tracing::info!(%kernel, port, error = %e, "an app tunnel failed");
+                    }
+                });
+            }
+        });
+        self.listeners
+            .insert(kernel, port, addr, task.abort_handle());
+        Ok(addr)
+    }
+
+    /// Asks the agent for a tunnel and joins `tcp` with it until either side ends.
+    async fn tunnel(
+        &self,
+        kernel: Uuid,
+        port: u16,
+        mut tcp: tokio::net::TcpStream,
+    ) -> Result<(), AgentError> {
+        let tunnels = &self.shared.tunnels;
+        let (id, rx) = tunnels.expect(&self.shared.agent_id);
+        let asked = self.ask(Call::Tunnel(id, kernel, port)).await;
+        let io = match asked {
+            Ok(Reply::Done) => tokio::time::timeout(DIAL_BACK, rx).await,
+            Ok(r) => {
+                tunnels.forget(id);
+                return Err(unexpected(r));
+            }
+            Err(e) => {
+                tunnels.forget(id);
+                return Err(e);
+            }
+        };
+        let mut io = match io {
+            Ok(Ok(io)) => io,
+            _ => {
+                tunnels.forget(id);
+                return Err(AgentError::Unreachable(
+                    "the agent did not dial the tunnel back".into(),
+                ));
+            }
+        };
+        let _ = tokio::io::copy_bidirectional(&mut tcp, &mut io).await;
+        Ok(())
+    }
+
+    async fn ask(&self, call: Call) -> Result<Reply, AgentError> {
+        let b = self.link.call(encode(&call)).await.map_err(lost)?;
+        decode::<Result<Reply, AgentError>>(&b).map_err(lost)?
+    }
+}
+
+fn unexpected(r: Reply) -> AgentError {
+    AgentError::Runtime(format!("the agent answered out of turn: {r:?}"))
+}
+
+#[async_trait]
+impl AgentRpc for RemoteAgent {
+    async fn info(&self) -> Result<AgentInfo, AgentError> {
+        match self.ask(Call::Info).await? {
+            Reply::Info(i) => Ok(*i),
+            r => Err(unexpected(r)),
+        }
+    }
+
+    async fn create_kernel(&self, spec: KernelSpec) -> Result<KernelCreated, AgentError> {
+        match self.ask(Call::Create(Box::new(spec))).await? {
+            Reply::Created(c) => Ok(c),
+            r => Err(unexpected(r)),
+        }
+    }
+
+    async fn destroy_kernel(&self, kernel_id: Uuid) -> Result<KernelExit, AgentError> {
+        self.listeners.close_kernel(kernel_id);
+        match self.ask(Call::Destroy(kernel_id)).await? {
+            Reply::Exit(e) => Ok(e),
+            r => Err(unexpected(r)),
+        }
+    }
+
+    async fn execute(
+        &self,
+        kernel_id: Uuid,
+        req: ExecRequest,
+    ) -> Result<BoxStream<'static, ExecEvent>, AgentError> {
+        let mut rx = self
+            .link
+            .call_stream(encode(&Call::Execute(kernel_id, req)))
+            .await
+            .map_err(lost)?;
+        // The first item says whether the execution started.
+        let first = rx.recv().await.ok_or_else(|| lost(LinkError::Closed))?;
+        decode::<Result<Reply, AgentError>>(&first).map_err(lost)??;
+        let s = futures::stream::unfold(rx, |mut rx| async move {
+            let b = rx.recv().await?;
+            match decode::<Result<Reply, AgentError>>(&b) {
+                Ok(Ok(Reply::Exec(ev))) => Some((ev, rx)),
+                _ => None,
+            }
+        });
+        Ok(s.boxed())
+    }
+
+    async fn upload_files(
+        &self,
+        kernel_id: Uuid,
+        files: Vec<(String, bytes::Bytes)>,
+    ) -> Result<(), AgentError> {
+        let files = files
+            .into_iter()
+            .map(|(p, b)| File(p, b.to_vec()))
+            .collect();
+        match self.ask(Call::Upload(kernel_id, files)).await? {
+            Reply::Done => Ok(()),
+            r => Err(unexpected(r)),
+        }
+    }
+
+    async fn download_files(
+        &self,
+        kernel_id: Uuid,
+        paths: Vec<String>,
+    ) -> Result<Vec<(String, bytes::Bytes)>, AgentError> {
+        match self.ask(Call::Download(kernel_id, paths)).await? {
+            Reply::Files(f) => Ok(f
+                .into_iter()
+                .map(|File(p, b)| (p, bytes::Bytes::from(b)))
+                .collect()),
+            r => Err(unexpected(r)),
+        }
+    }
+
+    async fn app_address(
+        &self,
+        kernel_id: Uuid,
+        port: u16,
+    ) -> Result<std::net::SocketAddr, AgentError> {
+        // The agent checks the kernel and port; the manager reaches them only through it.
+        match self.ask(Call::AppAddress(kernel_id, port)).await? {
+            Reply::Addr(_) => self.listen(kernel_id, port).await,
+            r => Err(unexpected(r)),
+        }
+    }
+
+    async fn start_app(&self, kernel_id: Uuid, name: &str) -> Result<(), AgentError> {
+        match self
+            .ask(Call::StartApp(kernel_id, name.to_string()))
+            .await?
+        {
+            Reply::Done => Ok(()),
+            r => Err(unexpected(r)),
+        }
+    }
+
+    async fn logs(&self, kernel_id: Uuid) -> Result<String, AgentError> {
+        match self.ask(Call::Logs(kernel_id)).await? {
+            Reply::Logs(l) => Ok(l),
+            r => Err(unexpected(r)),
+        }
+    }
+
+    async fn kernel_stats(&self, kernel_id: Uuid) -> Result<KernelStats, AgentError> {
+        match self.ask(Call::Stats(kernel_id)).await? {
+            Reply::Stats(s) => Ok(*s),
+            r => Err(unexpected(r)),
+        }
+    }
+
+    async fn list_kernels(&self) -> Result<Vec<Uuid>, AgentError> {
+        match self.ask(Call::ListKernels).await? {
+            Reply::Kernels(k) => Ok(k),
+            r => Err(unexpected(r)),
+        }
+    }
+
+    fn events(&self) -> BoxStream<'static, AgentEvent> {
+        tokio_stream::wrappers::BroadcastStream::new(self.shared.events.subscribe())
+            .filter_map(|r| futures::future::ready(r.ok()))
+            .boxed()
+    }
+}

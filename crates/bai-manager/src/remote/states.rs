@@ -1,0 +1,109 @@
+//! Remote agents' states over time. A watcher looks at every remote agent a few times per
+//! `lost_after`: on LOST its running sessions become RUNNING_DEGRADED (`agent-lost`) and a
+//! silent link is closed; once it has been away for `gone_after`, its sessions end with
+//! `agent-lost` and free their resources (its old kernels are destroyed if it ever comes
+//! back, never resumed).
+
+use super::slot::AgentStatus;
+use crate::lifecycle::terminate::finish_termination;
+use crate::lifecycle::transition::{Change, transition, transition_or_log};
+use crate::state::{AgentHandle, Manager};
+use bai_core::Reason;
+use bai_core::event::EventKind as E;
+use bai_core::status::{SessionResult, SessionStatus as S};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+pub fn spawn(m: Arc<Manager>) {
+    let tick =
+        (m.config.agent_lost_after / 8).clamp(Duration::from_millis(100), Duration::from_secs(5));
+    tokio::spawn(async move {
+        let mut seen: HashMap<String, AgentStatus> = HashMap::new();
+        loop {
+            tokio::time::sleep(tick).await;
+            for h in m.agents() {
+                let Some(slot) = h.remote.clone() else {
+                    continue;
+                };
+                let now = h.status();
+                let before = seen.insert(h.id.clone(), now);
+                if before != Some(now) {
+                    tracing::info!(agent = %h.id, from = ?before, to = now.as_str(), "agent status");
+                }
+                if now == AgentStatus::Lost {
+                    if slot.connected() {
+                        // Up but silent (a cut cable): stop waiting on it.
+                        slot.disconnect();
+                    }
+                    let silent = slot.silent_for();
+                    if silent >= m.config.agent_gone_after {
+                        if !slot.gone.swap(true, Ordering::Relaxed) {
+                            tracing::warn!(agent = %h.id, secs = silent.as_secs(), "agent gone; its sessions end");
+                            end_sessions(&m, &h, silent).await;
+                        }
+                    } else if before != Some(AgentStatus::Lost) {
+                        degrade_sessions(&m, &h, silent);
+                    }
+                }
+            }
+        }
+    });
+}
+
+fn sessions_on(m: &Manager, agent: &str) -> Vec<bai_store::SessionRow> {
+    match m.store.sessions_in(&S::HOLDS_RESOURCES) {
+        Ok(rows) => rows
+            .into_iter()
+            .filter(|r| r.agent_id.as_deref() == Some(agent))
+            .collect(),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot read the sessions");
+            vec![]
+        }
+    }
+}
+
+fn lost_reason(agent: &str, silent: Duration) -> Reason {
+    Reason::AgentLost(format!(
+        "agent {agent} not heard from for {} s",
+        silent.as_secs()
+    ))
+}
+
+/// Running sessions of a lost agent: RUNNING_DEGRADED, with the reason.
+fn degrade_sessions(m: &Arc<Manager>, h: &AgentHandle, silent: Duration) {
+    for row in sessions_on(m, &h.id) {
+        if row.status == S::Running {
+            let c = Change::new(
+                S::Running,
+                S::RunningDegraded,
+                lost_reason(&h.id, silent),
+                "agent-watch",
+            );
+            transition_or_log(m, row.id, c);
+        }
+    }
+}
+
+/// Sessions of a gone agent end with `agent-lost` (their kernels are not reachable to
+/// destroy; the agent removes them if it comes back).
+async fn end_sessions(m: &Arc<Manager>, h: &AgentHandle, silent: Duration) {
+    for row in sessions_on(m, &h.id) {
+        let reason = lost_reason(&h.id, silent);
+        match row.status {
+            s if s.is_up() => {
+                let c = Change::new(s, S::Terminating, reason, "agent-watch")
+                    .events(&[E::SessionTerminating])
+                    .result(SessionResult::Failure, None);
+                if let Ok(Some(row)) = transition(m, row.id, c) {
+                    finish_termination(m, &row, false).await;
+                }
+            }
+            S::Terminating => finish_termination(m, &row, false).await,
+            // A launch in flight fails by itself (its agent is unreachable).
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! `baid agent`: this machine's Docker engine as an agent of a manager elsewhere. It dials
+//! the manager (so it works behind NAT), pins the manager's certificate by the hash in the
+//! join token, and serves the agent interface over that one connection, dialing again
+//! whenever it breaks.
+
+use crate::node::{self, NodeArgs};
+use anyhow::{Context, Result};
+use bai_core::agent::AgentRpc;
+use bai_link::JoinToken;
+use bai_link::join::{JoinConfig, JoinError};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct AgentArgs {
+    /// The manager's agent address, HOST:PORT (what `baid up` prints as "agents join").
+    #[arg(long, env = "BAI_MANAGER")]
+    manager: String,
+    /// A join token from `bai admin agent-token create` (better passed as BAI_AGENT_TOKEN,
+    /// so it stays out of the process list).
+    #[arg(long, env = "BAI_AGENT_TOKEN", hide_env_values = true)]
+    token: String,
+    /// The resource group to join; the token decides, a different one is refused.
+    #[arg(long, env = "BAI_AGENT_GROUP")]
+    group: Option<String>,
+    /// This agent's id (default: the one kept in the data dir, else HOSTNAME-xxxx).
+    #[arg(long, env = "BAI_AGENT_NAME")]
+    name: Option<String>,
+    /// Where kernel scratch directories, the agent id and its credential live.
+    #[arg(long, env = "BAI_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// How often the agent tells the manager it is alive.
+    #[arg(long, env = "BAI_AGENT_HEARTBEAT", default_value = "10s", value_parser = crate::parse_duration)]
+    heartbeat: Duration,
+    #[command(flatten)]
+    node: NodeArgs,
+}
+
+/// The agent id: the flag, else the one this data dir already has, else a new one.
+fn agent_id(args: &AgentArgs, data_dir: &std::path::Path) -> Result<String> {
+    let file = data_dir.join("agent-id");
+    if let Some(n) = &args.name {
+        std::fs::write(&file, n).with_context(|| format!("cannot write {}", file.display()))?;
+        return Ok(n.clone());
+    }
+    if let Ok(id) = std::fs::read_to_string(&file)
+        && !id.trim().is_empty()
+    {
+        return Ok(id.trim().to_string());
+    }
+    let host = std::fs::read_to_string("/etc/hostname").unwrap_or_else(|_| "agent".into());
+    let host: String = host
+        .trim()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .take(40)
+        .collect();
+    let id = format!("{host}-{}", hex::encode(rand::random::<[u8; 2]>()));
+    std::fs::write(&file, &id).with_context(|| format!("cannot write {}", file.display()))?;
+    Ok(id)
+}
+
+pub async fn run(args: AgentArgs) -> Result<()> {
+    let token = match JoinToken::parse(&args.token) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("Error: bad --token: {e}");
+            std::process::exit(2);
+        }
+    };
+    let data_dir = args
+        .data_dir
+        .clone()
+        .unwrap_or_else(crate::default_data_dir);
+    std::fs::create_dir_all(&data_dir)
+        .with_context(|| format!("cannot create the data dir {}", data_dir.display()))?;
+    let id = agent_id(&args, &data_dir)?;
+    let group = args.group.clone().unwrap_or_else(|| "default".into());
+    let agent = node::docker_agent(&args.node, &id, &group, &data_dir).await?;
+    let info = agent.info().await?;
+    println!(
+        "bai agent {} ({} cores, {} memory, {} images) joining {}",
+        info.id,
+        bai_core::resources::format_cpu(info.capacity.cpu_milli),
+        bai_core::resources::format_bytes(info.capacity.mem),
+        info.images.len(),
+        args.manager
+    );
+    let config = JoinConfig {
+        manager: args.manager.clone(),
+        token,
+        agent_id: id,
+        group: args.group.clone(),
+        credential_file: data_dir.join("agent-credential"),
+        heartbeat: args.heartbeat,
+        keepalive: args.heartbeat,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+    };
+    let agent: Arc<dyn AgentRpc> = Arc::new(agent);
+    tokio::select! {
+        r = bai_link::join::run(config, agent) => match r {
+            Ok(()) => Ok(()),
+            Err(JoinError::Refused(reason)) => {
+                eprintln!("Error: the manager refused this agent: {reason}");
+                std::process::exit(3);
+            }
+            Err(e) => Err(e.into()),
+        },
+        _ = crate::shutdown_signal() => Ok(()),
+    }
+}

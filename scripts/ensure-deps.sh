@@ -9,11 +9,14 @@ need_pkgs=()
 command -v dockerd >/dev/null 2>&1 || need_pkgs+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || need_pkgs+=(debootstrap)
 # The web UI is built with node/npm. With --test: Debian's chromium for the UI's end-to-end
-# tests and the OpenSSH client (ssh, scp, sftp) for the apps tests.
+# tests, the OpenSSH client (ssh, scp, sftp) for the apps tests, and iproute2/util-linux
+# for the multi-machine tests.
 command -v npm >/dev/null 2>&1 || need_pkgs+=(nodejs npm)
 if [ "${1:-}" = "--test" ]; then
   command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
   command -v ssh >/dev/null 2>&1 || need_pkgs+=(openssh-client)
+  command -v ip >/dev/null 2>&1 || need_pkgs+=(iproute2)
+  command -v nsenter >/dev/null 2>&1 || need_pkgs+=(util-linux)
 fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then

@@ -31,7 +31,7 @@ pub fn bin(name: &str) -> PathBuf {
     p
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())

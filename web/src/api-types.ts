@@ -21,6 +21,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/agent-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every join token, never the tokens themselves (administrators). */
+        get: operations["get_admin_agent_tokens"];
+        put?: never;
+        /** Make a join token for remote agents of a resource group; the token is in this answer only (administrators). */
+        post: operations["post_admin_agent_tokens"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/agent-tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a join token; the agents it admitted are disconnected and cannot join again (administrators). */
+        delete: operations["delete_admin_agent_tokens_id"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/agents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Forget a remote agent that holds no sessions (administrators). */
+        delete: operations["delete_admin_agents_id"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/agents/{id}/drain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Drain an agent: no new sessions, running ones stay (administrators). */
+        post: operations["post_admin_agents_id_drain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/agents/{id}/undrain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Let a drained agent take new sessions again (administrators). */
+        post: operations["post_admin_agents_id_undrain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/gql": {
         parameters: {
             query?: never;
@@ -964,6 +1050,11 @@ export interface components {
     schemas: {
         /** @description An agent as a user sees it. */
         Agent: {
+            /**
+             * @description Where it last connected from (remote agents; shown, never trusted).
+             * @default
+             */
+            address: string;
             /** @description Whether the manager reaches it now (sessions are placed only on alive agents). */
             alive: boolean;
             /** @description What it has in all. */
@@ -973,14 +1064,41 @@ export interface components {
              *     `mock.shares` capacity has no devices).
              */
             devices: components["schemas"]["AgentDevice"][];
+            /**
+             * @description Drained by an administrator: no new sessions, running ones stay.
+             * @default false
+             */
+            drained: boolean;
             /** @description What it has free. */
             free: components["schemas"]["ResourceSlots"];
             /** @description The agent's id. */
             id: string;
+            /**
+             * @description When it was last heard from (RFC 3339).
+             * @default
+             */
+            last_heartbeat: string;
+            /**
+             * @description Whether it runs on another machine (`baid agent`) rather than inside the manager.
+             * @default false
+             */
+            remote: boolean;
             /** @description The resource group it serves. */
             scaling_group: string;
+            /**
+             * @description `ALIVE`, `DISCONNECTED` (link down, nothing new placed there), `LOST` (not heard
+             *     from for the bound: its sessions are degraded) or `GONE` (away so long that its
+             *     sessions ended with `agent-lost`).
+             * @default ALIVE
+             */
+            status: string;
             /** @description What its sessions hold. */
             used: components["schemas"]["ResourceSlots"];
+            /**
+             * @description Its bai version.
+             * @default
+             */
+            version: string;
         };
         /** @description One accelerator device of an agent. */
         AgentDevice: {
@@ -1023,6 +1141,26 @@ export interface components {
         AgentList: {
             /** @description The agents. */
             agents: components["schemas"]["Agent"][];
+        };
+        /** @description A join token. The token itself is shown only once, in the answer that made it. */
+        AgentToken: {
+            /** @description Where agents connect, `HOST:PORT` as the manager listens (only when just made). */
+            agent_listen?: string | null;
+            created_at: string;
+            /** @description Who made it. */
+            created_by: string;
+            /** @description The resource group its agents join. */
+            group: string;
+            /** @description The token's id (the second part of the token), for listing and revoking. */
+            id: string;
+            /** @description When it was revoked (its agents were disconnected and cannot come back). */
+            revoked_at?: string | null;
+            /** @description The token for `baid agent --token` (only when just made). */
+            token?: string | null;
+        };
+        /** @description `GET /admin/agent-tokens`. */
+        AgentTokenList: {
+            tokens: components["schemas"]["AgentToken"][];
         };
         /**
          * @description One amount as a client gives it: a number, or a string the server parses (a number of
@@ -1783,6 +1921,14 @@ export interface components {
              * @description Bytes from the session to the user.
              */
             tx_bytes: number;
+        };
+        /** @description `POST /admin/agent-tokens`: a join token for remote agents. */
+        NewAgentToken: {
+            /**
+             * @description The resource group its agents join (it must exist); `default` when not given.
+             * @default null
+             */
+            group: string | null;
         };
         /** @description `POST /admin/resource-presets`: creates or replaces a preset. */
         NewPreset: {
@@ -2585,6 +2731,147 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Version"];
                 };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_admin_agent_tokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentTokenList"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_admin_agent_tokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description {group?} */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NewAgentToken"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentToken"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    delete_admin_agent_tokens_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    delete_admin_agents_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_admin_agents_id_drain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Drained */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_admin_agents_id_undrain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Undrained */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             "4XX": components["responses"]["Problem"];
             "5XX": components["responses"]["Problem"];

@@ -80,11 +80,19 @@ impl Dialer {
                 .await
                 .map_err(|e| net("cannot reach the manager at", &e))?;
             let _ = tcp.set_nodelay(true);
-            let mut tls = self
-                .connector
-                .connect(pin::server_name(), tcp)
-                .await
-                .map_err(|e| net("TLS with the manager failed at", &e))?;
+            let mut tls = match self.connector.connect(pin::server_name(), tcp).await {
+                Ok(t) => t,
+                Err(e) if pin_refused(&e) => {
+                    return Err(DialError::Refused {
+                        reason: format!(
+                            "the certificate of {} is not the one the join token names (a wrong token, or another server at that address)",
+                            self.config.manager
+                        ),
+                        retry: false,
+                    });
+                }
+                Err(e) => return Err(net("TLS with the manager failed at", &e)),
+            };
             let hello = Hello {
                 protocol: hello::PROTOCOL,
                 token_id: self.config.token.id.clone(),
@@ -139,6 +147,15 @@ impl TunnelDialer for Dialer {
         });
         Ok(())
     }
+}
+
+/// Whether a TLS failure is the pin refusing the manager's certificate (trying again cannot
+/// help).
+fn pin_refused(e: &std::io::Error) -> bool {
+    matches!(
+        e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()),
+        Some(rustls::Error::General(_) | rustls::Error::InvalidCertificate(_))
+    )
 }
 
 /// Reads the credential kept for `agent_id` (another agent's file is ignored).

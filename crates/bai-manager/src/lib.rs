@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 #![recursion_limit = "256"]
 
+pub mod aliases;
 pub mod api;
 pub mod apps;
 pub mod auth;

@@ -23,7 +23,8 @@ fn admin_routes() -> Vec<(String, String)> {
         let concrete = path
             .replace("{name}", "no-such-thing")
             .replace("{email}", "nobody@nowhere")
-            .replace("{access_key}", "AKNOSUCHKEY");
+            .replace("{access_key}", "AKNOSUCHKEY")
+            .replace("{id}", "no-such-id");
         assert!(!concrete.contains('{'), "fill in the parameters of {path}");
         for method in ops.as_object().expect("operations").keys() {
             out.push((method.to_uppercase(), concrete.clone()));

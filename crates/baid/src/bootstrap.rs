@@ -2,7 +2,6 @@
 //! aliases from the agent's images.
 
 use anyhow::{Context, Result};
-use bai_core::agent::AgentInfo;
 use bai_store::{Store, UserRow};
 use rand::Rng;
 use std::io::Write;
@@ -157,19 +156,6 @@ fn uuid_like() -> String {
 
 /// The kernel image every agent offers (dummy agents claim it too).
 pub const PYTHON_IMAGE: &str = "bai/python:3.11-bookworm";
-
-/// Short names for images: `bai/python:3.11-bookworm` → `python` and `python:3.11-bookworm`.
-pub fn register_aliases(store: &Store, info: &AgentInfo) -> Result<()> {
-    let mut names: Vec<&str> = info.images.iter().map(|i| i.name.as_str()).collect();
-    names.sort();
-    for name in names {
-        let base = name.rsplit('/').next().unwrap_or(name);
-        let repo = base.split(':').next().unwrap_or(base);
-        store.set_image_alias(base, name)?;
-        store.set_image_alias(repo, name)?;
-    }
-    Ok(())
-}
 
 /// The web password of `email`: made (and hashed into the store) the first time, and kept in
 /// `web-login.txt` (`EMAIL PASSWORD` lines, mode 0600) so every start can print it.

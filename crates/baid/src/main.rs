@@ -251,7 +251,7 @@ async fn up(args: UpArgs) -> Result<()> {
     let started = bai_manager::start(store.clone(), config, agents).await?;
     let (m, handles) = (started.manager, started.agents);
     for h in &handles {
-        bootstrap::register_aliases(&store, &h.info())?;
+        bai_manager::aliases::register(&store, &h.info())?;
     }
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await

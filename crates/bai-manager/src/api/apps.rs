@@ -38,21 +38,47 @@ const APP_START_WAIT: Duration = Duration::from_secs(15);
 const TUNNEL_BUF: usize = 1 << 20;
 
 fn running(row: &SessionRow, what: &str) -> Result<(), Problem> {
-    if row.status == SessionStatus::Running {
-        Ok(())
-    } else {
-        Err(Problem::invalid(format!(
+    match (row.status, row.status_info.as_deref()) {
+        (SessionStatus::Running, _) => Ok(()),
+        // Its agent is unreachable: say so at once, with the reason.
+        (SessionStatus::RunningDegraded, Some(info)) if info.starts_with("agent-lost") => {
+            Err(Problem::new(
+                503,
+                "agent-lost",
+                "Agent unreachable",
+                format!(
+                    "session {:?} is RUNNING_DEGRADED ({info}); {what} once its agent is back",
+                    row.name
+                ),
+            ))
+        }
+        _ => Err(Problem::invalid(format!(
             "session {:?} is {}; {what} only while it runs",
             row.name, row.status
-        )))
+        ))),
     }
 }
 
 fn agent_of(m: &Manager, row: &SessionRow) -> Result<Arc<AgentHandle>, Problem> {
-    row.agent_id
+    let agent = row
+        .agent_id
         .as_deref()
         .and_then(|a| m.agent(a))
-        .ok_or_else(|| Problem::internal("the session's agent is gone"))
+        .ok_or_else(|| Problem::internal("the session's agent is gone"))?;
+    if agent.remote.is_some() && !agent.is_alive() {
+        // Fail at once rather than wait on a link that is down.
+        return Err(Problem::new(
+            503,
+            "agent-lost",
+            "Agent unreachable",
+            format!(
+                "the session's agent {} is {}; its apps and files are out of reach until it comes back",
+                agent.id,
+                agent.status().as_str()
+            ),
+        ));
+    }
+    Ok(agent)
 }
 
 /// The apps of a session, from its image's label and its preopen ports.

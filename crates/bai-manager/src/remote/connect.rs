@@ -140,6 +140,9 @@ pub async fn connected<IO>(
         first_seen: String::new(),
         last_seen: String::new(),
     };
+    if let Err(e) = crate::aliases::register(&m.store, &info) {
+        tracing::warn!(agent = %h.id, error = %e, "cannot register the agent's image aliases");
+    }
     if let Err(e) = m.store.upsert_agent(&row) {
         tracing::error!(agent = %h.id, error = %e, "cannot record the agent");
     }

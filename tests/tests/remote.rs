@@ -1,0 +1,458 @@
+//! Remote agents end to end. A manager with no agent of its own (`baid up --no-local-agent`)
+//! and three `baid agent`s, each in its own network namespace with its own Docker engine,
+//! reaching the manager only through their veth address: sessions spread over them, a
+//! chosen agent is honoured, code, files and apps work through them; a killed agent is LOST
+//! and comes back reconciled, a short cut loses nothing, a long one ends its sessions with
+//! `agent-lost` and their kernels are destroyed when the link heals. Trust: a revoked
+//! token, a wrong certificate and a forged agent id are refused.
+
+use bai_e2e::netns::Machine;
+use bai_e2e::{Server, bin, free_port};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const IMAGE: &str = "bai/python:3.11-bookworm";
+
+/// A `baid agent` process (killed on drop) and its data dir.
+struct Agent {
+    name: String,
+    child: Option<Child>,
+    data: tempfile::TempDir,
+}
+
+fn agent_command(program: Command, name: &str, manager: &str, token: &str, data: &Path) -> Command {
+    let mut c = program;
+    c.args(["agent", "--manager", manager, "--name", name])
+        .args(["--heartbeat", "1s"])
+        .env("BAI_DATA_DIR", data)
+        .env("BAI_AGENT_TOKEN", token)
+        .env("BAI_KRUNNER", bin("bai-krunner"))
+        .env("BAI_RESERVED_MEM_MB", "0")
+        .env("RUST_LOG", "info,bollard=warn")
+        .stdin(Stdio::null());
+    c
+}
+
+impl Agent {
+    fn start(m: &Machine, name: &str, port: u16, token: &str) -> Agent {
+        let data = tempfile::Builder::new()
+            .prefix("bai-agent-")
+            .tempdir()
+            .expect("tempdir");
+        let mut a = Agent {
+            name: name.to_string(),
+            child: None,
+            data,
+        };
+        a.restart(m, port, token);
+        a
+    }
+
+    /// Starts (again) in the same data dir: same id, same credential.
+    fn restart(&mut self, m: &Machine, port: u16, token: &str) {
+        let log = std::fs::File::create(self.data.path().join("agent.log")).expect("log");
+        let manager = format!("{}:{port}", m.host_addr());
+        let mut c = agent_command(
+            m.command(bin("baid")),
+            &self.name,
+            &manager,
+            token,
+            self.data.path(),
+        );
+        c.stdout(log.try_clone().expect("log")).stderr(log);
+        self.child = Some(c.spawn().expect("spawn baid agent"));
+    }
+
+    /// `kill -9`: no goodbye to the manager.
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.data.path().join("agent.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// `GET /agents` as an administrator sees it.
+fn agents(s: &Server) -> Vec<Value> {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let v = rt
+        .block_on(s.client(&s.admin).agents())
+        .expect("GET /agents");
+    v["agents"].as_array().cloned().unwrap_or_default()
+}
+
+fn agent_status(s: &Server, id: &str) -> Option<String> {
+    agents(s)
+        .into_iter()
+        .find(|a| a["id"] == id)
+        .and_then(|a| a["status"].as_str().map(str::to_string))
+}
+
+fn wait_status(s: &Server, id: &str, status: &str, secs: u64) {
+    s.wait_for(secs, &format!("agent {id} to be {status}"), || {
+        (agent_status(s, id).as_deref() == Some(status)).then_some(())
+    });
+}
+
+/// Starts a session and waits until it runs; returns the agent it runs on.
+fn start_session(s: &Server, name: &str, extra: &[&str]) -> String {
+    let mut args = vec!["start", "-t", name, "-r", "cpu=0.5", "-r", "mem=256m"];
+    args.extend_from_slice(extra);
+    args.push("python");
+    s.bai(&s.admin, &args).expect_ok();
+    s.wait_for(180, &format!("{name} to run"), || {
+        let i = s.info(&s.admin, name);
+        (i["status"] == "RUNNING").then(|| i["agent"].as_str().unwrap_or("").to_string())
+    })
+}
+
+fn query(s: &Server, session: &str, code: &str) -> String {
+    let r = s.bai(&s.admin, &["run", "-t", session, "-c", code, "python"]);
+    r.expect_ok();
+    r.stdout.clone()
+}
+
+/// Containers of `agent` on `m`'s engine.
+fn containers(m: &Machine, agent: &str) -> usize {
+    let filter = format!("label=ai.bai.agent={agent}");
+    let out = m.docker(&["ps", "-q", "--filter", &filter]);
+    String::from_utf8_lossy(&out.stdout).lines().count()
+}
+
+/// How many of the test's sessions the manager has up on `agent`.
+fn held_on(s: &Server, agent: &str) -> usize {
+    ["sess-1", "sess-2", "sess-3", "sess-4", "sess-5"]
+        .iter()
+        .filter_map(|name| {
+            let r = s.bai(&s.admin, &["session", "info", "--json", name]);
+            r.ok()
+                .then(|| serde_json::from_str::<Value>(&r.stdout).ok())
+                .flatten()
+        })
+        .filter(|i| {
+            i["agent"] == agent && i["status"].as_str().unwrap_or("").starts_with("RUNNING")
+        })
+        .count()
+}
+
+/// An HTTP GET of `/` through `bai app SESSION ttyd`.
+fn ttyd_page(s: &Server, session: &str) -> String {
+    let port = free_port();
+    let mut cmd = Command::new(bin("bai"));
+    cmd.args(["app", session, "ttyd", "-b", &port.to_string()])
+        .current_dir(s.work.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in &s.admin.vars {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("bai app");
+    let page = s.wait_for(60, "the ttyd page through the tunnel", || {
+        let mut c = TcpStream::connect(("127.0.0.1", port)).ok()?;
+        c.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+        c.write_all(b"GET / HTTP/1.0\r\nHost: localhost\r\n\r\n")
+            .ok()?;
+        let mut body = String::new();
+        c.read_to_string(&mut body).ok()?;
+        body.contains("200").then_some(body)
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    page
+}
+
+#[test]
+fn three_agents_in_namespaces() {
+    let port = free_port();
+    let listen = format!("0.0.0.0:{port}");
+    let s = Server::start_with(&[
+        ("BAI_NO_LOCAL_AGENT", "true"),
+        ("BAI_AGENT_LISTEN", &listen),
+        ("BAI_AGENT_LOST_AFTER", "15s"),
+        ("BAI_AGENT_GONE_AFTER", "45s"),
+        ("BAI_SCHEDULE_TICK_MS", "200"),
+    ]);
+    let token = s
+        .bai(&s.admin, &["admin", "agent-token", "create"])
+        .expect_ok()
+        .stdout
+        .trim()
+        .to_string();
+    assert!(token.starts_with("bai1."), "one token on one line: {token}");
+
+    let machines: Vec<Machine> = (1..=3u8)
+        .map(|i| {
+            let m = Machine::start(30 + i);
+            m.load_image(IMAGE);
+            m
+        })
+        .collect();
+    let mut nodes: Vec<Agent> = machines
+        .iter()
+        .enumerate()
+        .map(|(i, m)| Agent::start(m, &format!("node-{}", i + 1), port, &token))
+        .collect();
+    s.wait_for(120, "three remote agents", || {
+        let list = agents(&s);
+        let alive = list.iter().filter(|a| a["status"] == "ALIVE").count();
+        (alive == 3).then_some(list)
+    });
+    // Each is known from its own veth address, and has its own engine's image.
+    for (m, a) in machines.iter().zip(&nodes) {
+        let info = agents(&s)
+            .into_iter()
+            .find(|x| x["id"] == a.name.as_str())
+            .expect("listed");
+        let addr = info["address"].as_str().unwrap_or("");
+        assert!(
+            addr.starts_with(&format!("{}:", m.addr())),
+            "{} connected from {addr}, not from its namespace {}",
+            a.name,
+            m.addr()
+        );
+        assert_eq!(info["remote"], true);
+    }
+
+    // Dispersed (the default selector): three sessions, three agents.
+    let mut on = std::collections::BTreeMap::new();
+    for name in ["sess-1", "sess-2", "sess-3"] {
+        on.insert(name, start_session(&s, name, &[]));
+    }
+    let distinct: std::collections::BTreeSet<_> = on.values().cloned().collect();
+    assert_eq!(distinct.len(), 3, "sessions spread over the agents: {on:?}");
+    let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
+    let idx = |agent: &str| -> usize {
+        names
+            .iter()
+            .position(|n| n == agent)
+            .expect("a known agent")
+    };
+
+    // Code, files and an app through a remote agent.
+    assert!(query(&s, "sess-1", "print(6*7)").contains("42"));
+    let f = s.work.path().join("payload.txt");
+    std::fs::write(&f, "through the link\n").expect("write");
+    s.bai(&s.admin, &["upload", "sess-1", "payload.txt"])
+        .expect_ok();
+    assert!(query(&s, "sess-1", "print(open('payload.txt').read())").contains("through the link"));
+    let dest = s.work.path().join("back");
+    std::fs::create_dir_all(&dest).expect("dir");
+    s.bai(
+        &s.admin,
+        &["download", "sess-1", "payload.txt", "--dest", "back"],
+    )
+    .expect_ok();
+    let got = std::fs::read_dir(&dest).expect("dest").count();
+    assert!(got > 0, "the download wrote something");
+    assert!(ttyd_page(&s, "sess-1").contains("Terminal"));
+
+    // Select Agent.
+    let pinned = start_session(&s, "pinned", &["--assign-agent", "node-2"]);
+    assert_eq!(pinned, "node-2");
+    s.bai(&s.admin, &["rm", "pinned"]).expect_ok();
+
+    // kill -9 the agent of s1: LOST, s1 degraded, the others untouched, new work elsewhere.
+    let a1 = on["sess-1"].clone();
+    let i1 = idx(&a1);
+    nodes[i1].kill();
+    wait_status(&s, &a1, "LOST", 120);
+    let info = s.wait_for(60, "sess-1 to be degraded", || {
+        let i = s.info(&s.admin, "sess-1");
+        (i["status"] == "RUNNING_DEGRADED").then_some(i)
+    });
+    assert!(
+        info["status_info"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("agent-lost"),
+        "{info}"
+    );
+    assert_eq!(s.status(&s.admin, "sess-2"), "RUNNING");
+    assert_eq!(s.status(&s.admin, "sess-3"), "RUNNING");
+    s.bai(&s.admin, &["apps", "sess-1"])
+        .expect_fail("agent-lost");
+    let s4 = start_session(&s, "sess-4", &[]);
+    assert_ne!(s4, a1, "nothing new goes to a lost agent");
+    // It comes back: reconciled, the same kernel resumes, nothing doubled.
+    nodes[i1].restart(&machines[i1], port, &token);
+    wait_status(&s, &a1, "ALIVE", 120);
+    s.wait_for(60, "s1 to run again", || {
+        (s.status(&s.admin, "sess-1") == "RUNNING").then_some(())
+    });
+    assert!(query(&s, "sess-1", "print(open('payload.txt').read())").contains("through the link"));
+    assert_eq!(
+        containers(&machines[i1], &a1),
+        held_on(&s, &a1),
+        "one kernel per session, none doubled"
+    );
+
+    // A short cut of s2's agent: nothing is lost.
+    let a2 = on["sess-2"].clone();
+    let i2 = idx(&a2);
+    machines[i2].cut();
+    std::thread::sleep(Duration::from_secs(3));
+    machines[i2].heal();
+    wait_status(&s, &a2, "ALIVE", 120);
+    s.wait_for(60, "s2 to be running", || {
+        (s.status(&s.admin, "sess-2") == "RUNNING").then_some(())
+    });
+    // Calls in the moment its old link is found dead fail; the kernel is there after.
+    s.wait_for(60, "sess-2 to answer", || {
+        let r = s.bai(
+            &s.admin,
+            &["run", "-t", "sess-2", "-c", "print(7*6)", "python"],
+        );
+        (r.ok() && r.stdout.contains("42")).then_some(())
+    });
+    assert_eq!(
+        containers(&machines[i2], &a2),
+        held_on(&s, &a2),
+        "one kernel per session, none doubled"
+    );
+
+    // A long cut of s3's agent: its session ends with agent-lost; when the link heals, its
+    // old kernel is destroyed, not resumed.
+    let a3 = on["sess-3"].clone();
+    let i3 = idx(&a3);
+    machines[i3].cut();
+    let ended = s.wait_terminated(&s.admin, "sess-3", 240);
+    assert!(
+        ended["status_info"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("agent-lost"),
+        "{ended}"
+    );
+    assert_eq!(agent_status(&s, &a3).as_deref(), Some("GONE"));
+    assert_eq!(
+        containers(&machines[i3], &a3),
+        1,
+        "unreachable, still there"
+    );
+    machines[i3].heal();
+    wait_status(&s, &a3, "ALIVE", 120);
+    s.wait_for(60, "the ended session's kernel to be destroyed", || {
+        (containers(&machines[i3], &a3) == 0).then_some(())
+    });
+    assert_eq!(s.status(&s.admin, "sess-3"), "TERMINATED");
+
+    // Drained agents take nothing new; running sessions stay.
+    for n in &nodes {
+        if n.name != a3 {
+            s.bai(&s.admin, &["admin", "agent", "drain", &n.name])
+                .expect_ok();
+        }
+    }
+    assert_eq!(start_session(&s, "sess-5", &[]), a3);
+    assert_eq!(s.status(&s.admin, "sess-2"), "RUNNING");
+    for n in &nodes {
+        s.bai(&s.admin, &["admin", "agent", "undrain", &n.name])
+            .expect_ok();
+    }
+    let logs: String = nodes.iter().map(|n| n.log()).collect();
+    assert!(!logs.contains(&token), "the token never reaches a log");
+}
+
+/// Runs `baid agent` on this host until it exits; returns its exit code and output.
+fn refused_agent(name: &str, manager: &str, token: &str) -> (Option<i32>, String) {
+    let data = tempfile::tempdir().expect("tempdir");
+    let out = agent_command(Command::new(bin("baid")), name, manager, token, data.path())
+        .output()
+        .expect("run baid agent");
+    (
+        out.status.code(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+#[test]
+fn agents_are_refused_without_trust() {
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let s = Server::start_with(&[("BAI_AGENT_LISTEN", &listen)]);
+    let create = || {
+        s.bai(&s.admin, &["admin", "agent-token", "create"])
+            .expect_ok()
+            .stdout
+            .trim()
+            .to_string()
+    };
+    // Only administrators mint tokens.
+    s.bai(&s.user, &["admin", "agent-token", "create"])
+        .expect_fail("admin");
+    let revoked = create();
+    let id = revoked.split('.').nth(1).expect("token id").to_string();
+    s.bai(&s.admin, &["admin", "agent-token", "revoke", &id])
+        .expect_ok();
+    let (code, out) = refused_agent("node-r", &listen, &revoked);
+    assert_eq!(code, Some(3), "{out}");
+    assert!(out.contains("revoked"), "{out}");
+
+    // A token naming another certificate: the agent refuses the manager.
+    let good = create();
+    let wrong = format!("{}{}", &good[..good.len() - 64], "0".repeat(64));
+    let (code, out) = refused_agent("node-w", &listen, &wrong);
+    assert_eq!(code, Some(3), "{out}");
+    assert!(out.contains("certificate"), "{out}");
+
+    // A real agent joins; another one claiming its id is refused, and so is the id of the
+    // manager's own agent.
+    let data = tempfile::tempdir().expect("tempdir");
+    let log = std::fs::File::create(data.path().join("agent.log")).expect("log");
+    let mut c = agent_command(
+        Command::new(bin("baid")),
+        "node-x",
+        &listen,
+        &good,
+        data.path(),
+    );
+    c.stdout(log.try_clone().expect("log")).stderr(log);
+    let mut legit = c.spawn().expect("spawn");
+    wait_status(&s, "node-x", "ALIVE", 120);
+    let (code, out) = refused_agent("node-x", &listen, &good);
+    assert_eq!(code, Some(3), "{out}");
+    assert!(out.contains("belongs to another agent"), "{out}");
+    assert_eq!(agent_status(&s, "node-x").as_deref(), Some("ALIVE"));
+    let (code, out) = refused_agent(&s.agent_id, &listen, &good);
+    assert_eq!(code, Some(3), "{out}");
+    assert!(out.contains("own agent"), "{out}");
+
+    // Revoking its token disconnects it for good.
+    let gid = good.split('.').nth(1).expect("token id").to_string();
+    s.bai(&s.admin, &["admin", "agent-token", "revoke", &gid])
+        .expect_ok();
+    let status = legit.wait().expect("the agent exits");
+    assert_eq!(status.code(), Some(3));
+    s.wait_for(60, "node-x to be disconnected", || {
+        (agent_status(&s, "node-x").as_deref() != Some("ALIVE")).then_some(())
+    });
+    let listed = s
+        .bai(&s.admin, &["admin", "agent-token", "list"])
+        .expect_ok()
+        .stdout
+        .clone();
+    assert!(
+        listed.contains(&gid) && listed.contains("revoked"),
+        "{listed}"
+    );
+    assert!(!listed.contains(&good), "a listing never shows the token");
+}

@@ -307,6 +307,15 @@ if (adminEmail && adminPassword) {
     await page.getByRole('menuitem', { name: 'Agents' }).click();
     await byTest('agent-table').locator('.ant-table-row').first().waitFor();
     await expectText(byTest('agent-table').locator('.ant-table-row'), 'CPU');
+    await expectText(byTest('agent-table').locator('.ant-table-row').first(), 'alive');
+  });
+
+  await step('a superadmin drains an agent and undrains it', async () => {
+    const row = byTest('agent-table').locator('.ant-table-row').first();
+    await row.locator('[data-testid^="drain-"]').click();
+    await expectText(row, 'drained');
+    await row.locator('[data-testid^="undrain-"]').click();
+    await row.locator('[data-testid^="drain-"]').waitFor();
     await byTest('logout').click();
     await byTest('login-submit').waitFor();
   });

@@ -1,6 +1,7 @@
 // The Agents page (administrators): every agent from `GET /agents` with its resource group,
-// whether the manager reaches it, what it has, holds and has free, and its accelerator
-// devices (model, memory, unit, capacity).
+// where it connects from, its state (ALIVE, DISCONNECTED, LOST, GONE; drained), what it has,
+// holds and has free, its last heartbeat and version, its accelerator devices, and the
+// drain / undrain buttons.
 import { useCallback, useEffect, useState } from 'react';
 import { App as AntApp, Button, Space, Table, Tag, Typography } from 'antd';
 import { api, formatSlotMap, Schema } from './api';
@@ -8,6 +9,8 @@ import { displayUnit, formatDevice } from './accel';
 import { errText } from './dialogs';
 
 type Agent = Schema<'Agent'>;
+
+const STATUS_COLORS: Record<string, string> = { ALIVE: 'green', DISCONNECTED: 'gold', LOST: 'red', GONE: 'default' };
 
 export default function Agents() {
   const { message } = AntApp.useApp();
@@ -20,6 +23,16 @@ export default function Agents() {
       .finally(() => setLoading(false));
   }, [message]);
   useEffect(load, [load]);
+  const drain = (a: Agent, drained: boolean) => {
+    const req = { path: { id: a.id } };
+    (drained ? api('POST', '/admin/agents/{id}/drain', req) : api('POST', '/admin/agents/{id}/undrain', req)).then(
+      () => {
+        message.success(drained ? `${a.id} takes no new sessions` : `${a.id} takes new sessions again`);
+        load();
+      },
+      (e) => message.error(errText(e)),
+    );
+  };
 
   return (
     <>
@@ -36,10 +49,21 @@ export default function Agents() {
         columns={[
           { title: 'ID', dataIndex: 'id', render: (id: string) => <span data-testid={`agent-${id}`}>{id}</span> },
           { title: 'Resource group', dataIndex: 'scaling_group' },
-          { title: 'Status', dataIndex: 'alive', render: (alive: boolean) => (alive ? <Tag color="green">alive</Tag> : <Tag color="red">lost</Tag>) },
+          { title: 'Address', render: (_, a) => (a.remote ? a.address || '-' : <Typography.Text type="secondary">in the manager</Typography.Text>) },
+          {
+            title: 'Status',
+            render: (_, a) => (
+              <span data-testid={`agent-status-${a.id}`}>
+                <Tag color={STATUS_COLORS[a.status] ?? 'default'}>{a.status.toLowerCase()}</Tag>
+                {a.drained && <Tag color="orange">drained</Tag>}
+              </span>
+            ),
+          },
           { title: 'Capacity', render: (_, a) => formatSlotMap(a.capacity) },
           { title: 'Used', render: (_, a) => formatSlotMap(a.used) },
           { title: 'Free', render: (_, a) => formatSlotMap(a.free) },
+          { title: 'Last heartbeat', render: (_, a) => a.last_heartbeat.replace('T', ' ').replace('Z', ' UTC') },
+          { title: 'Version', dataIndex: 'version' },
           {
             title: 'Devices',
             render: (_, a) =>
@@ -55,6 +79,15 @@ export default function Agents() {
                 </Space>
               ) : (
                 <Typography.Text type="secondary">none</Typography.Text>
+              ),
+          },
+          {
+            title: '',
+            render: (_, a) =>
+              a.drained ? (
+                <Button size="small" onClick={() => drain(a, false)} data-testid={`undrain-${a.id}`}>Undrain</Button>
+              ) : (
+                <Button size="small" onClick={() => drain(a, true)} data-testid={`drain-${a.id}`}>Drain</Button>
               ),
           },
         ]}

@@ -50,6 +50,7 @@ bench: deps build
 	bench/sched.sh
 	bench/vfolder.sh
 	bench/apps.sh
+	bench/remote.sh
 
 clean-containers:
 	-docker ps -aq --filter label=ai.bai.agent | xargs -r docker rm -f

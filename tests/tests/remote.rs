@@ -22,6 +22,8 @@ struct Agent {
     name: String,
     child: Option<Child>,
     data: tempfile::TempDir,
+    /// More `baid agent` flags.
+    extra: Vec<String>,
 }
 
 fn agent_command(program: Command, name: &str, manager: &str, token: &str, data: &Path) -> Command {
@@ -38,7 +40,7 @@ fn agent_command(program: Command, name: &str, manager: &str, token: &str, data:
 }
 
 impl Agent {
-    fn start(m: &Machine, name: &str, port: u16, token: &str) -> Agent {
+    fn start(m: &Machine, name: &str, port: u16, token: &str, extra: &[String]) -> Agent {
         let data = tempfile::Builder::new()
             .prefix("bai-agent-")
             .tempdir()
@@ -47,6 +49,7 @@ impl Agent {
             name: name.to_string(),
             child: None,
             data,
+            extra: extra.to_vec(),
         };
         a.restart(m, port, token);
         a
@@ -63,7 +66,9 @@ impl Agent {
             token,
             self.data.path(),
         );
-        c.stdout(log.try_clone().expect("log")).stderr(log);
+        c.args(&self.extra)
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log);
         self.child = Some(c.spawn().expect("spawn baid agent"));
     }
 
@@ -180,7 +185,15 @@ fn ttyd_page(s: &Server, session: &str) -> String {
 fn three_agents_in_namespaces() {
     let port = free_port();
     let listen = format!("0.0.0.0:{port}");
+    // A storage host "mounted identically" on the manager and on node-3 only (here: the same
+    // directory, as an NFS export would be).
+    let nfs = tempfile::Builder::new()
+        .prefix("bai-nfs-")
+        .tempdir()
+        .expect("tempdir");
+    let nfs_spec = format!("nfs:shared={}", nfs.path().display());
     let s = Server::start_with(&[
+        ("BAI_STORAGE_HOSTS", &nfs_spec),
         ("BAI_NO_LOCAL_AGENT", "true"),
         ("BAI_AGENT_LISTEN", &listen),
         ("BAI_AGENT_LOST_AFTER", "15s"),
@@ -205,7 +218,14 @@ fn three_agents_in_namespaces() {
     let mut nodes: Vec<Agent> = machines
         .iter()
         .enumerate()
-        .map(|(i, m)| Agent::start(m, &format!("node-{}", i + 1), port, &token))
+        .map(|(i, m)| {
+            let extra = if i == 2 {
+                vec!["--storage-host".to_string(), nfs_spec.clone()]
+            } else {
+                vec![]
+            };
+            Agent::start(m, &format!("node-{}", i + 1), port, &token, &extra)
+        })
         .collect();
     s.wait_for(120, "three remote agents", || {
         let list = agents(&s);
@@ -260,6 +280,53 @@ fn three_agents_in_namespaces() {
     let got = std::fs::read_dir(&dest).expect("dest").count();
     assert!(got > 0, "the download wrote something");
     assert!(ttyd_page(&s, "sess-1").contains("Terminal"));
+
+    // A session mounting a folder of nfs:shared goes where that storage host is; one that
+    // also names another agent waits, saying why.
+    s.bai(
+        &s.admin,
+        &["vfolder", "create", "shared-data", "nfs:shared"],
+    )
+    .expect_ok();
+    let on_nfs = start_session(&s, "with-nfs", &["--mount", "shared-data"]);
+    assert_eq!(on_nfs, "node-3");
+    assert!(
+        query(
+            &s,
+            "with-nfs",
+            "import os; print(os.path.isdir('shared-data'))"
+        )
+        .contains("True")
+    );
+    s.bai(&s.admin, &["rm", "with-nfs"]).expect_ok();
+    s.bai(
+        &s.admin,
+        &[
+            "start",
+            "-q",
+            "--enqueue-only",
+            "-t",
+            "nfs-pinned",
+            "--mount",
+            "shared-data",
+            "--assign-agent",
+            "node-1",
+            "-r",
+            "cpu=0.5",
+            "-r",
+            "mem=256m",
+            "python",
+        ],
+    )
+    .expect_ok();
+    let waiting = s.wait_for(60, "the reason nfs-pinned waits", || {
+        let i = s.info(&s.admin, "nfs-pinned");
+        let info = i["status_info"].as_str().unwrap_or("").to_string();
+        info.contains("no-eligible-agent").then_some(info)
+    });
+    assert!(waiting.contains("nfs:shared"), "{waiting}");
+    assert_eq!(s.status(&s.admin, "nfs-pinned"), "PENDING");
+    s.bai(&s.admin, &["rm", "nfs-pinned"]).expect_ok();
 
     // Select Agent.
     let pinned = start_session(&s, "pinned", &["--assign-agent", "node-2"]);
@@ -364,8 +431,12 @@ fn three_agents_in_namespaces() {
         s.bai(&s.admin, &["admin", "agent", "undrain", &n.name])
             .expect_ok();
     }
-    let logs: String = nodes.iter().map(|n| n.log()).collect();
-    assert!(!logs.contains(&token), "the token never reaches a log");
+    let secret = token.split('.').nth(2).expect("the token's secret");
+    let logs: String = nodes.iter().map(|n| n.log()).collect::<String>() + &s.log();
+    assert!(
+        !logs.contains(secret),
+        "the token's secret never reaches a log"
+    );
 }
 
 /// Runs `baid agent` on this host until it exits; returns its exit code and output.

@@ -178,6 +178,7 @@ impl AgentRpc for DummyAgent {
                 .collect(),
             version: format!("dummy-{}", env!("CARGO_PKG_VERSION")),
             devices: Vec::new(),
+            storage_hosts: Default::default(),
         })
     }
 

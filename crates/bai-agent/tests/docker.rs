@@ -82,6 +82,7 @@ async fn agent() -> TestAgent {
         krunner_path: krunner(),
         reserved_mem: 0,
         reserved_cpu_milli: 0,
+        storage_hosts: Default::default(),
     })
     .await
     .expect("a running Docker engine");

@@ -25,6 +25,10 @@ pub struct AgentInfo {
     /// Accelerator devices (their slots' totals are in `capacity.accel`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<crate::accel::DeviceInfo>,
+    /// Storage hosts a remote agent declares: name → the path where it mounts them (the same
+    /// path as on the manager, or the manager does not count it).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub storage_hosts: BTreeMap<String, String>,
 }
 
 /// A kernel image the agent can run.

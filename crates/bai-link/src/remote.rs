@@ -14,8 +14,8 @@ use bai_core::stats::KernelStats;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, RwLock};
 use tokio::net::TcpListener;
 use tokio::sync::{broadcast, mpsc};
 use uuid::Uuid;
@@ -35,6 +35,11 @@ pub struct RemoteShared {
     pub heartbeat_ms: Arc<AtomicI64>,
     /// The tunnels the manager's listener pairs.
     pub tunnels: Arc<Tunnels>,
+    /// The loopback listeners standing for kernel ports: they outlive a link, so an open
+    /// app proxy works again once the agent is back.
+    listeners: Listeners,
+    /// The agent's current link (the listeners' tunnels go through it).
+    current: Arc<RwLock<Option<Link>>>,
 }
 
 impl RemoteShared {
@@ -45,7 +50,23 @@ impl RemoteShared {
             events,
             heartbeat_ms: Arc::new(AtomicI64::new(bai_core::stats::now_ms())),
             tunnels,
+            listeners: Listeners::default(),
+            current: Arc::new(RwLock::new(None)),
         }
+    }
+
+    /// Closes every loopback listener of the agent (it was removed, or its sessions ended
+    /// while it was away).
+    pub fn close_listeners(&self) {
+        self.listeners.close_all();
+    }
+
+    fn link(&self) -> Option<Link> {
+        self.current
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .filter(|l| !l.is_closed())
     }
 }
 
@@ -54,7 +75,6 @@ impl RemoteShared {
 pub struct RemoteAgent {
     link: Link,
     shared: RemoteShared,
-    listeners: Listeners,
 }
 
 impl RemoteAgent {
@@ -66,8 +86,7 @@ impl RemoteAgent {
     ) -> RemoteAgent {
         let tx = shared.events.clone();
         let beat = shared.heartbeat_ms.clone();
-        let listeners = Listeners::default();
-        let closing = listeners.clone();
+        *shared.current.write().unwrap_or_else(|p| p.into_inner()) = Some(link.clone());
         tokio::spawn(async move {
             while let Some(msg) = inbound.recv().await {
                 match msg {
@@ -84,13 +103,8 @@ impl RemoteAgent {
                     Inbound::Call { answer, .. } => answer.end().await,
                 }
             }
-            closing.close_all();
         });
-        RemoteAgent {
-            link,
-            shared,
-            listeners,
-        }
+        RemoteAgent { link, shared }
     }
 
     pub fn link(&self) -> &Link {
@@ -98,9 +112,10 @@ impl RemoteAgent {
     }
 
     /// A loopback listener standing for `port` of `kernel`: each connection to it becomes a
-    /// tunnel through the agent.
+    /// tunnel through the agent's link of the moment.
     async fn listen(&self, kernel: Uuid, port: u16) -> Result<SocketAddr, AgentError> {
-        if let Some(a) = self.listeners.get(kernel, port) {
+        let listeners = &self.shared.listeners;
+        if let Some(a) = listeners.get(kernel, port) {
             return Ok(a);
         }
         let listener = TcpListener::bind("127.0.0.1:0")
@@ -109,65 +124,68 @@ impl RemoteAgent {
         let addr = listener
             .local_addr()
             .map_err(|e| AgentError::Runtime(e.to_string()))?;
-        let me = self.clone();
+        let shared = self.shared.clone();
         let task = tokio::spawn(async move {
             loop {
-                let accepted = tokio::select! {
-                    a = listener.accept() => a,
-                    _ = me.link.closed() => return,
+                let Ok((tcp, _)) = listener.accept().await else {
+                    continue;
                 };
-                let Ok((tcp, _)) = accepted else { continue };
-                let me = me.clone();
+                let shared = shared.clone();
                 tokio::spawn(async move {
-                    if let Err(e) = me.tunnel(kernel, port, tcp).await {
+                    if let Err(e) = tunnel(&shared, kernel, port, tcp).await {
                         tracing::info!(%kernel, port, error = %e, "an app tunnel failed");
                     }
                 });
             }
         });
-        self.listeners
-            .insert(kernel, port, addr, task.abort_handle());
+        listeners.insert(kernel, port, addr, task.abort_handle());
         Ok(addr)
     }
 
-    /// Asks the agent for a tunnel and joins `tcp` with it until either side ends.
-    async fn tunnel(
-        &self,
-        kernel: Uuid,
-        port: u16,
-        mut tcp: tokio::net::TcpStream,
-    ) -> Result<(), AgentError> {
-        let tunnels = &self.shared.tunnels;
-        let (id, rx) = tunnels.expect(&self.shared.agent_id);
-        let asked = self.ask(Call::Tunnel(id, kernel, port)).await;
-        let io = match asked {
-            Ok(Reply::Done) => tokio::time::timeout(DIAL_BACK, rx).await,
-            Ok(r) => {
-                tunnels.forget(id);
-                return Err(unexpected(r));
-            }
-            Err(e) => {
-                tunnels.forget(id);
-                return Err(e);
-            }
-        };
-        let mut io = match io {
-            Ok(Ok(io)) => io,
-            _ => {
-                tunnels.forget(id);
-                return Err(AgentError::Unreachable(
-                    "the agent did not dial the tunnel back".into(),
-                ));
-            }
-        };
-        let _ = tokio::io::copy_bidirectional(&mut tcp, &mut io).await;
-        Ok(())
-    }
-
     async fn ask(&self, call: Call) -> Result<Reply, AgentError> {
-        let b = self.link.call(encode(&call)).await.map_err(lost)?;
-        decode::<Result<Reply, AgentError>>(&b).map_err(lost)?
+        ask(&self.link, call).await
     }
+}
+
+async fn ask(link: &Link, call: Call) -> Result<Reply, AgentError> {
+    let b = link.call(encode(&call)).await.map_err(lost)?;
+    decode::<Result<Reply, AgentError>>(&b).map_err(lost)?
+}
+
+/// Asks the agent for a tunnel and joins `tcp` with it until either side ends.
+async fn tunnel(
+    shared: &RemoteShared,
+    kernel: Uuid,
+    port: u16,
+    mut tcp: tokio::net::TcpStream,
+) -> Result<(), AgentError> {
+    let link = shared.link().ok_or_else(|| {
+        AgentError::Unreachable(format!("agent {} is not connected", shared.agent_id))
+    })?;
+    let tunnels = &shared.tunnels;
+    let (id, rx) = tunnels.expect(&shared.agent_id);
+    let io = match ask(&link, Call::Tunnel(id, kernel, port)).await {
+        Ok(Reply::Done) => tokio::time::timeout(DIAL_BACK, rx).await,
+        Ok(r) => {
+            tunnels.forget(id);
+            return Err(unexpected(r));
+        }
+        Err(e) => {
+            tunnels.forget(id);
+            return Err(e);
+        }
+    };
+    let mut io = match io {
+        Ok(Ok(io)) => io,
+        _ => {
+            tunnels.forget(id);
+            return Err(AgentError::Unreachable(
+                "the agent did not dial the tunnel back".into(),
+            ));
+        }
+    };
+    let _ = tokio::io::copy_bidirectional(&mut tcp, &mut io).await;
+    Ok(())
 }
 
 fn unexpected(r: Reply) -> AgentError {
@@ -191,7 +209,7 @@ impl AgentRpc for RemoteAgent {
     }
 
     async fn destroy_kernel(&self, kernel_id: Uuid) -> Result<KernelExit, AgentError> {
-        self.listeners.close_kernel(kernel_id);
+        self.shared.listeners.close_kernel(kernel_id);
         match self.ask(Call::Destroy(kernel_id)).await? {
             Reply::Exit(e) => Ok(e),
             r => Err(unexpected(r)),

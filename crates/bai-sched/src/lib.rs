@@ -29,5 +29,6 @@ pub use pipeline::{Decision, GroupState, Outcome, Plan, schedule};
 pub use policy::{Sequencer, Strategy};
 pub use step::{StepResult, SubStep};
 pub use types::{
-    AgentState, DepState, GroupConfig, Limits, OwnerUsage, RunningSession, Snapshot, Workload,
+    AgentState, DepState, Eligible, GroupConfig, Limits, OwnerUsage, RunningSession, Snapshot,
+    Workload,
 };

@@ -160,12 +160,13 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
         }
 
         let strategy = cfg.strategy;
-        match select::choose(
+        match select::choose_among(
             strategy,
             &agents,
             &index,
             &w.slots,
             w.designated_agent.as_deref(),
+            w.eligible.as_ref().map(|e| e.agents.as_ref()),
             &mut state.round_robin,
         ) {
             Ok(ai) => {
@@ -201,10 +202,30 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
                 };
                 decisions.push(decision(outcome, steps, None, None));
             }
+            Err(NoAgent::Ineligible) => {
+                let (why, some) = w
+                    .eligible
+                    .as_ref()
+                    .map(|e| (e.why.clone(), !e.agents.is_empty()))
+                    .unwrap_or_default();
+                let message = match w.designated_agent.as_deref() {
+                    Some(d) => format!("the selected agent {d} cannot run it: {why}"),
+                    None if some => format!("{why}, and none of them is available"),
+                    None => why,
+                };
+                steps.push(fail("agent_selection", "no-eligible-agent", &message));
+                let outcome = Outcome::Wait {
+                    code: "no-eligible-agent",
+                    message,
+                };
+                decisions.push(decision(outcome, steps, None, None));
+            }
             Err(NoAgent::NoFit) => {
+                let eligible =
+                    |a: &AgentState| w.eligible.as_ref().is_none_or(|e| e.agents.contains(&a.id));
                 let pool: Vec<AgentState> = match w.designated_agent.as_deref() {
                     Some(d) => agents.iter().filter(|a| a.id == d).cloned().collect(),
-                    None => agents.clone(),
+                    None => agents.iter().filter(|a| eligible(a)).cloned().collect(),
                 };
                 let shortage = Shortage::of(&pool, &w.slots);
                 let message = shortage.describe();
@@ -258,6 +279,7 @@ mod tests {
             slots: slots(cpu, 1),
             starts_at: None,
             designated_agent: None,
+            eligible: None,
             dependencies: vec![],
         }
     }

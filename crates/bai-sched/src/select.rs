@@ -9,7 +9,7 @@ pub use crate::policy::Strategy;
 use crate::types::AgentState;
 use bai_core::resources::ResourceSlots;
 use std::cmp::Reverse;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 /// Free CPU, memory and accelerators (summed), the order strategies compare agents by.
 pub type Key = (u64, u64, u64);
@@ -44,22 +44,32 @@ impl AgentIndex {
         }
     }
 
-    /// The agent with the most free slots that fits `want`.
-    fn most_free(&self, agents: &[AgentState], want: &ResourceSlots) -> Option<usize> {
+    /// The agent with the most free slots that fits `want` (and `ok`).
+    fn most_free(
+        &self,
+        agents: &[AgentState],
+        want: &ResourceSlots,
+        ok: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
         self.set
             .iter()
             .rev()
             .take_while(|(k, _)| k.0 >= want.cpu_milli)
             .map(|(_, Reverse(i))| *i)
-            .find(|&i| want.fits_in(&agents[i].free()))
+            .find(|&i| ok(i) && want.fits_in(&agents[i].free()))
     }
 
     /// The agent with the fewest free slots that still fits `want`.
-    fn least_free(&self, agents: &[AgentState], want: &ResourceSlots) -> Option<usize> {
+    fn least_free(
+        &self,
+        agents: &[AgentState],
+        want: &ResourceSlots,
+        ok: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
         self.set
             .range(((want.cpu_milli, 0, 0), Reverse(usize::MAX))..)
             .map(|(_, Reverse(i))| *i)
-            .find(|&i| want.fits_in(&agents[i].free()))
+            .find(|&i| ok(i) && want.fits_in(&agents[i].free()))
     }
 }
 
@@ -70,6 +80,8 @@ pub enum NoAgent {
     DesignatedUnavailable(String),
     /// No candidate has enough free slots.
     NoFit,
+    /// No schedulable agent of the group is eligible (lacks the image or a storage host).
+    Ineligible,
 }
 
 /// Chooses an agent index for `want`. `rr` is the group's round-robin counter; `index`
@@ -82,19 +94,37 @@ pub fn choose(
     designated: Option<&str>,
     rr: &mut u64,
 ) -> Result<usize, NoAgent> {
+    choose_among(strategy, agents, index, want, designated, None, rr)
+}
+
+/// [`choose`] among the `eligible` agents only (None: all of them).
+pub fn choose_among(
+    strategy: Strategy,
+    agents: &[AgentState],
+    index: &AgentIndex,
+    want: &ResourceSlots,
+    designated: Option<&str>,
+    eligible: Option<&HashSet<String>>,
+    rr: &mut u64,
+) -> Result<usize, NoAgent> {
+    let ok = |i: usize| eligible.is_none_or(|e| e.contains(&agents[i].id));
+    if eligible.is_some() && !(0..agents.len()).any(|i| agents[i].schedulable && ok(i)) {
+        return Err(NoAgent::Ineligible);
+    }
     if let Some(d) = designated {
         return match agents.iter().position(|a| a.id == d && a.schedulable) {
             None => Err(NoAgent::DesignatedUnavailable(d.to_string())),
+            Some(i) if !ok(i) => Err(NoAgent::Ineligible),
             Some(i) if want.fits_in(&agents[i].free()) => Ok(i),
             Some(_) => Err(NoAgent::NoFit),
         };
     }
     match strategy {
-        Strategy::Dispersed => index.most_free(agents, want).ok_or(NoAgent::NoFit),
-        Strategy::Concentrated => index.least_free(agents, want).ok_or(NoAgent::NoFit),
+        Strategy::Dispersed => index.most_free(agents, want, ok).ok_or(NoAgent::NoFit),
+        Strategy::Concentrated => index.least_free(agents, want, ok).ok_or(NoAgent::NoFit),
         Strategy::RoundRobin => {
-            let fits = |a: &AgentState| a.schedulable && want.fits_in(&a.free());
-            let mut cands: Vec<usize> = (0..agents.len()).filter(|&i| fits(&agents[i])).collect();
+            let fits = |i: usize| agents[i].schedulable && ok(i) && want.fits_in(&agents[i].free());
+            let mut cands: Vec<usize> = (0..agents.len()).filter(|&i| fits(i)).collect();
             if cands.is_empty() {
                 return Err(NoAgent::NoFit);
             }
@@ -227,6 +257,65 @@ mod tests {
                 &mut rr
             ),
             Err(NoAgent::DesignatedUnavailable("b".into()))
+        );
+    }
+
+    #[test]
+    fn only_eligible_agents_are_chosen() {
+        let agents = vec![agent("a", 8, 8), agent("b", 2, 8), agent("c", 4, 8)];
+        let index = AgentIndex::new(&agents);
+        let mut rr = 0;
+        let only_c: HashSet<String> = ["c".to_string()].into();
+        for s in [
+            Strategy::Dispersed,
+            Strategy::Concentrated,
+            Strategy::RoundRobin,
+        ] {
+            assert_eq!(
+                choose_among(s, &agents, &index, &want(1), None, Some(&only_c), &mut rr),
+                Ok(2),
+                "{s:?}"
+            );
+        }
+        // Too big for the eligible one: no fit, although another agent has room.
+        assert_eq!(
+            choose_among(
+                Strategy::Dispersed,
+                &agents,
+                &index,
+                &want(6),
+                None,
+                Some(&only_c),
+                &mut rr
+            ),
+            Err(NoAgent::NoFit)
+        );
+        // The chosen agent lacks what the session needs.
+        assert_eq!(
+            choose_among(
+                Strategy::Dispersed,
+                &agents,
+                &index,
+                &want(1),
+                Some("a"),
+                Some(&only_c),
+                &mut rr
+            ),
+            Err(NoAgent::Ineligible)
+        );
+        // Nobody has it.
+        let none = HashSet::new();
+        assert_eq!(
+            choose_among(
+                Strategy::Dispersed,
+                &agents,
+                &index,
+                &want(1),
+                None,
+                Some(&none),
+                &mut rr
+            ),
+            Err(NoAgent::Ineligible)
         );
     }
 }

@@ -213,6 +213,7 @@ mod tests {
             },
             starts_at: None,
             designated_agent: None,
+            eligible: None,
             dependencies: vec![],
         }
     }

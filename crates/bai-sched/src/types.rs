@@ -20,8 +20,20 @@ pub struct Workload {
     pub starts_at: Option<DateTime<Utc>>,
     /// "Select Agent": only this agent may take it.
     pub designated_agent: Option<String>,
+    /// Only these agents may take it (they have its image and the storage hosts of its
+    /// folders); None: any agent of the group.
+    pub eligible: Option<Eligible>,
     /// Sessions that must have ended successfully first.
     pub dependencies: Vec<Uuid>,
+}
+
+/// The agents a workload may go to besides their free slots, and what the others lack (the
+/// pending reason when none of them is schedulable).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Eligible {
+    pub agents: std::sync::Arc<std::collections::HashSet<String>>,
+    /// E.g. `no agent of group gpu has image X`.
+    pub why: String,
 }
 
 /// One agent of the group.

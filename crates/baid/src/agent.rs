@@ -30,6 +30,14 @@ pub struct AgentArgs {
     /// Where kernel scratch directories, the agent id and its credential live.
     #[arg(long, env = "BAI_DATA_DIR")]
     data_dir: Option<PathBuf>,
+    /// A storage host this machine mounts, NAME=PATH (repeatable), at the same path as on the
+    /// manager (NFS in production): sessions mounting its folders may run here.
+    #[arg(
+        long = "storage-host",
+        env = "BAI_STORAGE_HOSTS",
+        value_name = "NAME=PATH"
+    )]
+    storage_hosts: Vec<String>,
     /// How often the agent tells the manager it is alive.
     #[arg(long, env = "BAI_AGENT_HEARTBEAT", default_value = "10s", value_parser = crate::parse_duration)]
     heartbeat: Duration,
@@ -77,7 +85,26 @@ pub async fn run(args: AgentArgs) -> Result<()> {
         .with_context(|| format!("cannot create the data dir {}", data_dir.display()))?;
     let id = agent_id(&args, &data_dir)?;
     let group = args.group.clone().unwrap_or_else(|| "default".into());
-    let agent = node::docker_agent(&args.node, &id, &group, &data_dir).await?;
+    let mut storage_hosts = std::collections::BTreeMap::new();
+    match bai_manager::storage::parse_host_specs(&args.storage_hosts) {
+        Ok(hosts) => {
+            for (name, path) in hosts {
+                if !path.is_dir() {
+                    eprintln!(
+                        "Error: storage host {name}: {} is not a directory here",
+                        path.display()
+                    );
+                    std::process::exit(2);
+                }
+                storage_hosts.insert(name, path);
+            }
+        }
+        Err(e) => {
+            eprintln!("Error: bad --storage-host: {e}");
+            std::process::exit(2);
+        }
+    }
+    let agent = node::docker_agent(&args.node, &id, &group, &data_dir, storage_hosts).await?;
     let info = agent.info().await?;
     println!(
         "bai agent {} ({} cores, {} memory, {} images) joining {}",

@@ -225,7 +225,14 @@ async fn up(args: UpArgs) -> Result<()> {
     };
     let mut agents: Vec<Arc<dyn AgentRpc>> = Vec::new();
     if !args.no_docker && !args.no_local_agent {
-        let agent = node::docker_agent(&args.node, &agent_id, "default", &data_dir).await?;
+        let agent = node::docker_agent(
+            &args.node,
+            &agent_id,
+            "default",
+            &data_dir,
+            Default::default(),
+        )
+        .await?;
         agents.push(Arc::new(agent));
     }
     if args.dummy_agents > 0 {

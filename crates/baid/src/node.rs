@@ -71,6 +71,7 @@ pub async fn docker_agent(
     id: &str,
     group: &str,
     data_dir: &Path,
+    storage_hosts: std::collections::BTreeMap<String, PathBuf>,
 ) -> Result<DockerAgent> {
     let krunner = match args.krunner.clone() {
         Some(p) => p,
@@ -94,6 +95,7 @@ pub async fn docker_agent(
         reserved_mem: args.reserved_mem_mb * 1024 * 1024,
         reserved_cpu_milli: 0,
         accelerator,
+        storage_hosts,
     })
     .await
     .context("cannot reach the Docker engine (is dockerd running? `make up` starts it)")

@@ -69,6 +69,8 @@ pub struct DockerAgentConfig {
     pub reserved_cpu_milli: u64,
     /// The accelerator plugin, if the node has one.
     pub accelerator: Option<Arc<dyn Accelerator>>,
+    /// Storage hosts this node mounts (a remote agent declares them; name → path).
+    pub storage_hosts: BTreeMap<String, PathBuf>,
 }
 
 pub(crate) struct Inner {
@@ -294,6 +296,11 @@ impl AgentRpc for DockerAgent {
             images: list::images(&self.inner).await?,
             version: env!("CARGO_PKG_VERSION").into(),
             devices,
+            storage_hosts: c
+                .storage_hosts
+                .iter()
+                .map(|(k, v)| (k.clone(), v.display().to_string()))
+                .collect(),
         })
     }
 

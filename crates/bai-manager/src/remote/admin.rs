@@ -135,6 +135,7 @@ pub fn remove_agent(m: &Manager, id: &str) -> Result<(), Problem> {
         ));
     }
     slot.disconnect();
+    slot.shared.close_listeners();
     m.remove_agent(id);
     m.store.delete_agent(id).map_err(internal)?;
     tracing::warn!(agent = id, "agent removed");

@@ -80,6 +80,7 @@ fn empty_info(id: &str, group: &str) -> AgentInfo {
         images: vec![],
         version: String::new(),
         devices: vec![],
+        storage_hosts: Default::default(),
     }
 }
 

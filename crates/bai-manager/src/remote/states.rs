@@ -42,6 +42,7 @@ pub fn spawn(m: Arc<Manager>) {
                         if !slot.gone.swap(true, Ordering::Relaxed) {
                             tracing::warn!(agent = %h.id, secs = silent.as_secs(), "agent gone; its sessions end");
                             end_sessions(&m, &h, silent).await;
+                            slot.shared.close_listeners();
                         }
                     } else if before != Some(AgentStatus::Lost) {
                         degrade_sessions(&m, &h, silent);

@@ -5,6 +5,7 @@
 //! session to the launcher, and keeps for every waiting session the answer to "why is it
 //! still PENDING" ([`PendingView`]).
 
+pub mod eligible;
 pub mod snapshot;
 pub mod view;
 

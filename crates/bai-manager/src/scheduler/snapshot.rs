@@ -43,6 +43,7 @@ pub fn workload(r: &PendingRow) -> Workload {
         slots: r.requested_slots.clone(),
         starts_at: r.starts_at.as_deref().and_then(parse_time),
         designated_agent: r.designated_agent.clone(),
+        eligible: None,
         dependencies: r.dependencies.clone(),
     }
 }
@@ -173,6 +174,18 @@ pub fn build(m: &Manager) -> anyhow::Result<Vec<GroupInput>> {
         if rows.is_empty() {
             continue;
         }
+        let in_group: Vec<_> = agents
+            .iter()
+            .filter(|a| {
+                a.info
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .scaling_group
+                    == g.name
+            })
+            .cloned()
+            .collect();
+        let mut eligible = super::eligible::Cache::default();
         let group_agents: Vec<AgentState> = agents
             .iter()
             .filter_map(|a| {
@@ -202,7 +215,11 @@ pub fn build(m: &Manager) -> anyhow::Result<Vec<GroupInput>> {
             pending: pending
                 .iter()
                 .filter(|r| r.scaling_group == g.name)
-                .map(workload)
+                .map(|r| {
+                    let mut w = workload(r);
+                    w.eligible = eligible.get(m, &g.name, &in_group, r);
+                    w
+                })
                 .collect(),
             agents: group_agents,
             usage: usage.clone(),

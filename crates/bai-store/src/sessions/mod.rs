@@ -80,6 +80,10 @@ pub struct PendingRow {
     pub designated_agent: Option<String>,
     pub dependencies: Vec<Uuid>,
     pub status_info: Option<String>,
+    /// The image it runs (an agent must have it).
+    pub image: String,
+    /// Host paths of the data folders it mounts (an agent must have their storage hosts).
+    pub mount_paths: Vec<String>,
 }
 
 /// What a create request stores.

@@ -93,7 +93,7 @@ impl Store {
         let conn = self.read();
         let mut st = conn.prepare_cached(
             "SELECT id, access_key, scaling_group, priority, created_at, requested_slots,
-                starts_at, designated_agent, dependencies, status_info
+                starts_at, designated_agent, dependencies, status_info, image, mounts
              FROM sessions WHERE status = 'PENDING' ORDER BY priority DESC, created_at ASC",
         )?;
         let rows = st.query_map([], |r| {
@@ -108,11 +108,23 @@ impl Store {
                 r.get::<_, Option<String>>(7)?,
                 r.get::<_, String>(8)?,
                 r.get::<_, Option<String>>(9)?,
+                r.get::<_, String>(10)?,
+                r.get::<_, String>(11)?,
             ))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, ak, group, priority, created, slots, starts, agent, deps, info) = row?;
+            let (id, ak, group, priority, created, slots, starts, agent, deps, info, image, mounts) =
+                row?;
+            let mount_paths = if mounts == "[]" {
+                Vec::new()
+            } else {
+                serde_json::from_str::<Vec<bai_core::agent::Mount>>(&mounts)
+                    .map_err(|e| corrupt("mounts", e))?
+                    .into_iter()
+                    .map(|m| m.host_path)
+                    .collect()
+            };
             out.push(PendingRow {
                 id: Uuid::parse_str(&id).map_err(|e| corrupt("id", e))?,
                 access_key: ak,
@@ -129,6 +141,8 @@ impl Store {
                     serde_json::from_str(&deps).map_err(|e| corrupt("dependencies", e))?
                 },
                 status_info: info,
+                image,
+                mount_paths,
             });
         }
         Ok(out)

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Remote agents (issue "many machines"). Ratios against baselines measured in the same run.
+#
+# 1. create → RUNNING (`bai start`, which returns once the session runs) on a remote agent
+#    (`baid agent` over the TLS link on loopback, the same Docker engine) vs on the
+#    in-process agent, alternating, N rounds, median ratio.            goal ≤ 1.1×
+# 2. 1,000 agents connected over the real transport (one load process holds them all:
+#    crates/bai-link/examples/many_agents.rs), heartbeating every 10 s: the manager's CPU over
+#    60 s and its RSS, vs the same manager before they joined.   goal CPU ≤ 5 %, RSS ≤ 200 MB
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS="${ROUNDS:-10}"
+AGENTS="${AGENTS:-1000}"
+BIN=target/release
+[ -x target/release/examples/many_agents ] || cargo build --release -p bai-link --example many_agents
+data="$(mktemp -d /tmp/bai-bench.XXXXXX)"
+mkdir -p "$data/agent"
+port=$((20000 + RANDOM % 20000))
+aport=$((port + 1))
+ulimit -n 65536 || true
+BAI_DATA_DIR="$data" BAI_LISTEN="127.0.0.1:$port" BAI_AGENT_LISTEN="127.0.0.1:$aport" \
+  BAI_KRUNNER="$BIN/bai-krunner" RUST_LOG=warn "$BIN/baid" up >"$data/out.log" 2>"$data/err.log" &
+baid_pid=$!
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  kill "$baid_pid" 2>/dev/null || true
+  wait 2>/dev/null || true
+  for a in $(grep -o 'agent-[0-9a-f]*' "$data/out.log" | head -1) bench-remote; do
+    docker ps -aq --filter "label=ai.bai.agent=$a" | xargs -r docker rm -f >/dev/null
+  done
+  rm -rf "$data"
+}
+trap cleanup EXIT
+for _ in $(seq 1 100); do grep -q "Stop with Ctrl-C" "$data/out.log" 2>/dev/null && break; sleep 0.1; done
+local_agent=$(grep -o 'agent-[0-9a-f]*' "$data/out.log" | head -1)
+# shellcheck disable=SC1091
+. "$data/env-admin.sh"
+bai="$BIN/bai"
+token=$("$bai" admin agent-token create 2>/dev/null)
+BAI_DATA_DIR="$data/agent" BAI_AGENT_TOKEN="$token" BAI_KRUNNER="$BIN/bai-krunner" RUST_LOG=warn \
+  "$BIN/baid" agent --manager "127.0.0.1:$aport" --name bench-remote >"$data/agent.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do "$bai" agents | grep -q 'bench-remote .*alive' && break; sleep 0.1; done
+now() { date +%s.%N; }
+sub() { python3 -c "print(round($1 - $2, 3))"; }
+median() { python3 -c 'import sys,statistics; print(statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
+
+echo "== 1. create → RUNNING, remote vs in-process ($ROUNDS rounds, alternating)"
+start_on() { "$bai" start -q -t "$2" --assign-agent "$1" -r cpu=0.5 -r mem=256m python >/dev/null; }
+start_on "$local_agent" warm-l; start_on bench-remote warm-r; "$bai" rm warm-l >/dev/null; "$bai" rm warm-r >/dev/null
+loc=(); rem=()
+for i in $(seq 1 "$ROUNDS"); do
+  t0=$(now); start_on "$local_agent" "bl-$i"; t1=$(now); start_on bench-remote "br-$i"; t2=$(now)
+  loc+=("$(sub $t1 $t0)"); rem+=("$(sub $t2 $t1)")
+  "$bai" rm "bl-$i" >/dev/null; "$bai" rm "br-$i" >/dev/null
+done
+loc_med=$(median "${loc[@]}"); rem_med=$(median "${rem[@]}")
+ratio1=$(python3 -c "print(f'{$rem_med/$loc_med:.2f}')")
+echo "in-process: ${loc_med}s  remote: ${rem_med}s  ratio ${ratio1}x"
+
+echo "== 2. $AGENTS agents connected"
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$baid_pid/stat"; }
+hz=$(getconf CLK_TCK)
+measure() { # seconds → "cpu% rss_mb"
+  local a b; a=$(cpu_ticks); sleep "$1"; b=$(cpu_ticks)
+  python3 -c "print(f'{($b-$a)/$hz/$1*100:.2f}', $(awk '/VmRSS/ {print $2}' "/proc/$baid_pid/status")//1024)"
+}
+read -r cpu0 rss0 <<<"$(measure 30)"
+target/release/examples/many_agents "127.0.0.1:$aport" "$token" "$AGENTS" 10000 >"$data/load.log" 2>&1 &
+pids+=($!)
+want=$((AGENTS + 2))
+for _ in $(seq 1 600); do
+  n=$("$bai" agents | grep -c ' alive' || true)
+  [ "$n" -ge "$want" ] && break
+  sleep 1
+done
+echo "alive agents: $n of $want"
+sleep 15
+read -r cpu1 rss1 <<<"$(measure 60)"
+echo "manager with 2 agents: CPU ${cpu0}% RSS ${rss0} MB; with $n: CPU ${cpu1}% RSS ${rss1} MB"
+
+cat > bench/results/60-remote.md <<MD
+## Remote agents (bench/remote.sh)
+
+Latest run ($(date -u +%Y-%m-%d), $(nproc) cores; release build). The remote agent is a
+\`baid agent\` on the same machine (TLS over loopback, the same Docker engine), so the ratio is
+the link's own cost.
+
+| benchmark | bai | baseline (same run) | ratio | goal |
+|---|---|---|---|---|
+| create → RUNNING on a remote agent (\`bai start --assign-agent\`), median of $ROUNDS | ${rem_med} s | on the in-process agent ${loc_med} s | ${ratio1}× | ≤ 1.1× |
+| manager CPU with $n agents connected, heartbeat 10 s, over 60 s | ${cpu1} % of a core | with 2 agents ${cpu0} % | $(python3 -c "print(f'+{$cpu1-$cpu0:.2f} points')") | ≤ 5 % |
+| manager RSS with $n agents connected | ${rss1} MB | with 2 agents ${rss0} MB | $(python3 -c "print(f'{$rss1/max($rss0,1):.2f}')")× | ≤ 200 MB |
+MD
+bench/assemble.sh

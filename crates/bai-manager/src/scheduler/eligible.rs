@@ -1,0 +1,117 @@
+//! Which agents of a group may take a session besides their free slots: those that have its
+//! image and, for a remote agent, the storage hosts of the folders it mounts (declared with
+//! `baid agent --storage-host NAME=PATH` at the path the manager has them). An agent inside
+//! the manager's process has every storage host. Computed once per distinct need per pass.
+
+use crate::state::{AgentHandle, Manager};
+use bai_sched::Eligible;
+use bai_store::PendingRow;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// What a session needs of its agent.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Needs {
+    pub image: String,
+    /// Storage hosts with their roots on the manager.
+    pub hosts: Vec<(String, String)>,
+}
+
+pub fn needs(m: &Manager, row: &PendingRow) -> Needs {
+    let mut hosts: Vec<(String, String)> = row
+        .mount_paths
+        .iter()
+        .filter_map(|p| {
+            m.storage
+                .hosts()
+                .iter()
+                .find(|h| std::path::Path::new(p).starts_with(&h.root))
+                .map(|h| (h.name.clone(), h.root.display().to_string()))
+        })
+        .collect();
+    hosts.sort();
+    hosts.dedup();
+    Needs {
+        image: row.image.clone(),
+        hosts,
+    }
+}
+
+fn has(a: &AgentHandle, n: &Needs) -> bool {
+    let info = a.info.read().unwrap_or_else(|p| p.into_inner());
+    info.images.iter().any(|i| i.name == n.image)
+        && (a.remote.is_none()
+            || n.hosts
+                .iter()
+                .all(|(name, root)| info.storage_hosts.get(name) == Some(root)))
+}
+
+/// The agents of `group` that meet `n`, or None when all of them do (no restriction).
+pub fn eligible(group: &str, agents: &[Arc<AgentHandle>], n: &Needs) -> Option<Eligible> {
+    let ok: HashSet<String> = agents
+        .iter()
+        .filter(|a| has(a, n))
+        .map(|a| a.id.clone())
+        .collect();
+    if ok.len() == agents.len() {
+        return None;
+    }
+    let hosts: Vec<&str> = n.hosts.iter().map(|(h, _)| h.as_str()).collect();
+    let with_image = agents
+        .iter()
+        .filter(|a| {
+            a.info
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .images
+                .iter()
+                .any(|i| i.name == n.image)
+        })
+        .count();
+    let why = if with_image == 0 {
+        format!("no agent of group {group} has image {}", n.image)
+    } else if ok.is_empty() {
+        format!(
+            "no agent of group {group} with image {} mounts storage host {}",
+            n.image,
+            hosts.join(", ")
+        )
+    } else {
+        let mut names: Vec<&str> = ok.iter().map(String::as_str).collect();
+        names.sort();
+        format!(
+            "it needs image {}{}, which only {} of group {group} has",
+            n.image,
+            if hosts.is_empty() {
+                String::new()
+            } else {
+                format!(" and storage host {}", hosts.join(", "))
+            },
+            names.join(", ")
+        )
+    };
+    Some(Eligible {
+        agents: Arc::new(ok),
+        why,
+    })
+}
+
+/// Per pass: one answer per distinct need.
+#[derive(Default)]
+pub struct Cache(HashMap<Needs, Option<Eligible>>);
+
+impl Cache {
+    pub fn get(
+        &mut self,
+        m: &Manager,
+        group: &str,
+        agents: &[Arc<AgentHandle>],
+        row: &PendingRow,
+    ) -> Option<Eligible> {
+        let n = needs(m, row);
+        self.0
+            .entry(n)
+            .or_insert_with_key(|n| eligible(group, agents, n))
+            .clone()
+    }
+}

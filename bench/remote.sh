@@ -17,7 +17,7 @@ data="$(mktemp -d /tmp/bai-bench.XXXXXX)"
 mkdir -p "$data/agent"
 port=$((20000 + RANDOM % 20000))
 aport=$((port + 1))
-ulimit -n 65536 || true
+ulimit -n 65536 2>/dev/null || true
 BAI_DATA_DIR="$data" BAI_LISTEN="127.0.0.1:$port" BAI_AGENT_LISTEN="127.0.0.1:$aport" \
   BAI_KRUNNER="$BIN/bai-krunner" RUST_LOG=warn "$BIN/baid" up >"$data/out.log" 2>"$data/err.log" &
 baid_pid=$!

@@ -96,9 +96,13 @@ pub fn eligible(group: &str, agents: &[Arc<AgentHandle>], n: &Needs) -> Option<E
     })
 }
 
-/// Per pass: one answer per distinct need.
+/// Per pass: one answer per distinct need (sessions without folders, the usual case, are
+/// looked up by their image alone, without allocating).
 #[derive(Default)]
-pub struct Cache(HashMap<Needs, Option<Eligible>>);
+pub struct Cache {
+    by_image: HashMap<String, Option<Eligible>>,
+    by_need: HashMap<Needs, Option<Eligible>>,
+}
 
 impl Cache {
     pub fn get(
@@ -108,8 +112,17 @@ impl Cache {
         agents: &[Arc<AgentHandle>],
         row: &PendingRow,
     ) -> Option<Eligible> {
+        if row.mount_paths.is_empty() {
+            if let Some(e) = self.by_image.get(&row.image) {
+                return e.clone();
+            }
+            let n = needs(m, row);
+            let e = eligible(group, agents, &n);
+            self.by_image.insert(row.image.clone(), e.clone());
+            return e;
+        }
         let n = needs(m, row);
-        self.0
+        self.by_need
             .entry(n)
             .or_insert_with_key(|n| eligible(group, agents, n))
             .clone()

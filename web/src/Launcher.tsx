@@ -407,7 +407,9 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
                 .filter((a) => a.scaling_group === s.group)
                 .map((a) => ({
                   value: a.id,
-                  label: `${a.id} — free ${a.free?.cpu ?? '?'} CPU, ${(Number(a.free?.mem ?? 0) / 2 ** 30).toFixed(1)} GiB${groupAccel ? `, ${formatAccel(a.free[groupAccel.slot] ?? 0, groupAccel.slot)}` : ''}`,
+                  // An agent that is not alive, or drained, takes nothing new: shown, not offered.
+                  disabled: a.status !== 'ALIVE' || a.drained,
+                  label: `${a.id}${a.remote ? ` (${a.address.split(':')[0]})` : ''} — free ${a.free?.cpu ?? '?'} CPU, ${(Number(a.free?.mem ?? 0) / 2 ** 30).toFixed(1)} GiB${groupAccel ? `, ${formatAccel(a.free[groupAccel.slot] ?? 0, groupAccel.slot)}` : ''}${a.status !== 'ALIVE' ? ` — ${a.status.toLowerCase()}` : a.drained ? ' — drained' : ''}`,
                 }))}
             />
           </Form.Item>

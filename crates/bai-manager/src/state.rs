@@ -226,6 +226,19 @@ impl Manager {
         Ok(handle)
     }
 
+    /// The sessions that hold resources on `agent` (SCHEDULED through TERMINATING).
+    pub fn sessions_on(
+        &self,
+        agent: &str,
+    ) -> Result<Vec<bai_store::SessionRow>, bai_store::StoreError> {
+        Ok(self
+            .store
+            .sessions_in(&bai_core::status::SessionStatus::HOLDS_RESOURCES)?
+            .into_iter()
+            .filter(|r| r.agent_id.as_deref() == Some(agent))
+            .collect())
+    }
+
     /// Adds an agent to the registry (replacing one of the same id).
     pub fn add_agent(&self, handle: Arc<AgentHandle>) {
         let mut agents = self.agents.write().unwrap_or_else(|p| p.into_inner());

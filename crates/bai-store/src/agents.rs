@@ -128,34 +128,25 @@ impl Store {
     /// Records an agent that (re)connected: a new one with its token and credential hash, a
     /// known one with its new address and info (its credential and token stay).
     pub fn upsert_agent(&self, a: &AgentRow) -> Result<()> {
-        let now = now_str();
-        self.conn().execute(
-            &format!(
-                "INSERT INTO agents({AGENT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
-                 ON CONFLICT(id) DO UPDATE SET address = excluded.address,
-                    info = excluded.info, scaling_group = excluded.scaling_group,
-                    last_seen = excluded.last_seen"
-            ),
-            params![
-                a.id,
-                a.token_id,
-                a.credential_hash,
-                a.scaling_group,
-                a.address,
-                a.info,
-                a.drained,
-                now
-            ],
+        self.write_agent(
+            a,
+            "DO UPDATE SET address = excluded.address, info = excluded.info,
+                scaling_group = excluded.scaling_group, last_seen = excluded.last_seen",
         )?;
         Ok(())
     }
 
     /// Records a new agent; false (and nothing written) when the id is already known.
     pub fn insert_agent(&self, a: &AgentRow) -> Result<bool> {
-        let n = self.conn().execute(
+        Ok(self.write_agent(a, "DO NOTHING")? == 1)
+    }
+
+    /// Inserts `a` (first and last seen now); `on_conflict` says what a known id gets.
+    fn write_agent(&self, a: &AgentRow, on_conflict: &str) -> Result<usize> {
+        Ok(self.conn().execute(
             &format!(
                 "INSERT INTO agents({AGENT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
-                 ON CONFLICT(id) DO NOTHING"
+                 ON CONFLICT(id) {on_conflict}"
             ),
             params![
                 a.id,
@@ -167,8 +158,7 @@ impl Store {
                 a.drained,
                 now_str()
             ],
-        )?;
-        Ok(n == 1)
+        )?)
     }
 
     /// Sets an agent's drained flag. False when the agent is unknown.

@@ -105,11 +105,7 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
 pub async fn reconcile_agent(m: &Arc<Manager>, agent: &Arc<AgentHandle>) -> anyhow::Result<()> {
     let running: HashSet<_> = agent.rpc.list_kernels().await?.into_iter().collect();
     let mut keep = HashSet::new();
-    let rows = m.store.sessions_in(&S::HOLDS_RESOURCES)?;
-    for row in rows
-        .into_iter()
-        .filter(|r| r.agent_id.as_deref() == Some(&agent.id))
-    {
+    for row in m.sessions_on(&agent.id)? {
         match row.status {
             // Its launch task decides.
             s if s.is_creating() => {

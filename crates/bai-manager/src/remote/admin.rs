@@ -4,7 +4,6 @@
 
 use crate::state::Manager;
 use bai_core::Problem;
-use bai_core::status::SessionStatus as S;
 use bai_link::JoinToken;
 use bai_store::{AgentRow, AgentTokenRow};
 use std::sync::atomic::Ordering;
@@ -118,13 +117,7 @@ pub fn remove_agent(m: &Manager, id: &str) -> Result<(), Problem> {
             "agent {id:?} runs inside the manager; stop baid to remove it"
         )));
     };
-    let held = m
-        .store
-        .sessions_in(&S::HOLDS_RESOURCES)
-        .map_err(internal)?
-        .into_iter()
-        .filter(|r| r.agent_id.as_deref() == Some(id))
-        .count();
+    let held = m.sessions_on(id).map_err(internal)?.len();
     if held > 0 {
         return Err(Problem::conflict(
             "agent-busy",

@@ -54,11 +54,8 @@ pub fn spawn(m: Arc<Manager>) {
 }
 
 fn sessions_on(m: &Manager, agent: &str) -> Vec<bai_store::SessionRow> {
-    match m.store.sessions_in(&S::HOLDS_RESOURCES) {
-        Ok(rows) => rows
-            .into_iter()
-            .filter(|r| r.agent_id.as_deref() == Some(agent))
-            .collect(),
+    match m.sessions_on(agent) {
+        Ok(rows) => rows,
         Err(e) => {
             tracing::error!(error = %e, "cannot read the sessions");
             vec![]

@@ -186,16 +186,18 @@ pub fn build(m: &Manager) -> anyhow::Result<Vec<GroupInput>> {
             .cloned()
             .collect();
         let mut eligible = super::eligible::Cache::default();
-        let group_agents: Vec<AgentState> = agents
+        let group_agents: Vec<AgentState> = in_group
             .iter()
-            .filter_map(|a| {
-                let info = a.info();
-                (info.scaling_group == g.name).then(|| AgentState {
-                    id: a.id.clone(),
-                    capacity: info.capacity,
-                    used: used_on.get(&a.id).cloned().unwrap_or_default(),
-                    schedulable: a.schedulable(),
-                })
+            .map(|a| AgentState {
+                id: a.id.clone(),
+                capacity: a
+                    .info
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .capacity
+                    .clone(),
+                used: used_on.get(&a.id).cloned().unwrap_or_default(),
+                schedulable: a.schedulable(),
             })
             .collect();
         let running: Vec<RunningSession> = active

@@ -25,7 +25,9 @@ const browser = await chromium.launch({
   headless: true,
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
 });
-const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+// Reduced motion: the UI then opens dialogs without animation, so a click never lands on a
+// dialog still zooming in (on a busy machine, it could land on the mask and close it).
+const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, reducedMotion: 'reduce' });
 const page = await context.newPage();
 page.setDefaultTimeout(30000);
 let passed = 0;

@@ -51,6 +51,7 @@ bench: deps build
 	bench/vfolder.sh
 	bench/apps.sh
 	bench/remote.sh
+	bench/cluster.sh
 
 clean-containers:
 	-docker ps -aq --filter label=ai.bai.agent | xargs -r docker rm -f

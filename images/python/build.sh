@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the `python` kernel image locally: Debian bookworm (debootstrap) + Python 3.11,
 # OpenSSH (server, client, sftp) and tmux for the intrinsic apps (sshd, web terminal),
+# Open MPI and mpi4py for cluster sessions (`mpirun -H main1,sub1,…` over the kernels' ssh),
 # Jupyter Notebook, JupyterLab and TensorBoard (PyPI) declared as apps by the service-ports label,
 # imported with `docker import` and labelled for bai. No registry is needed.
 #
@@ -23,7 +24,7 @@ work="$(mktemp -d /var/tmp/bai-image.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 rootfs="$work/rootfs"
 echo "debootstrap bookworm into $rootfs (mirror $mirror)"
-debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates,procps,less,tini,openssh-server,openssh-client,openssh-sftp-server,tmux \
+debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates,procps,less,tini,openssh-server,openssh-client,openssh-sftp-server,tmux,openmpi-bin,python3-mpi4py \
   bookworm "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 || {
   tail -30 "$work/debootstrap.log" >&2
   exit 1

@@ -90,6 +90,14 @@ await step('launch through every launcher page with a folder and an env var', as
   await accInput.fill('0.5');
   await accInput.blur();
   await page.getByText('AI accelerator (fGPU)').first().waitFor();
+  // A cluster of two containers, each with half a core.
+  for (const [id, value] of [['res-cpu', '0.5'], ['cluster-size', '2']]) {
+    const field = byTest(id);
+    const input = (await field.evaluate((e) => e.tagName)) === 'INPUT' ? field : field.locator('input');
+    await input.fill(value);
+    await input.blur();
+  }
+  await page.getByText('main1, sub1').first().waitFor();
   await byTest('env-add').click();
   await byTest('env-key-0').fill('1BAD');
   await page.getByText('not starting with a digit').first().waitFor();
@@ -105,6 +113,7 @@ await step('launch through every launcher page with a folder and an env var', as
   await expectText(page.locator('.ant-card'), folder);
   await expectText(page.locator('.ant-card'), 'GREETING=hello-from-the-ui');
   await expectText(page.locator('.ant-card'), '0.50 fGPU');
+  await expectText(page.locator('.ant-card'), '2 containers, single-node');
   if (shots) await page.screenshot({ path: `${shots}/confirm-and-launch.png` });
   await byTest('launch').click();
   await byTest('tab-running').waitFor();
@@ -164,10 +173,12 @@ await step('the detail panel shows resource charts, idle checks and kernels', as
 });
 
 await step("a kernel's log button shows that kernel's logs", async () => {
-  await byTest('kernel-log-main1').click();
-  await page.locator('.ant-modal-title').filter({ hasText: 'kernel' }).waitFor();
-  await byTest('logs').waitFor();
-  await closeModal();
+  for (const host of ['main1', 'sub1']) {
+    await byTest(`kernel-log-${host}`).click();
+    await page.locator('.ant-modal-title').filter({ hasText: 'kernel' }).waitFor();
+    await byTest('logs').waitFor();
+    await closeModal();
+  }
 });
 
 await step('rename in the detail panel (a bad name is refused beside the field)', async () => {

@@ -84,6 +84,7 @@ export function problems(s: LaunchSettings, max: { cpu: number; memGiB: number }
   s.env.forEach((e) => add(1, v.envName(e.key)));
   add(1, v.resources({ cpu: s.cpu, memGiB: s.memGiB, shmemGiB: s.shmemGiB }, max));
   add(1, v.accelerator(s.accelerator, accel));
+  add(1, v.clusterSize(s.clusterSize));
   if (s.image === '' && s.environment === '') add(1, 'Choose an environment or give an image name.');
   add(3, v.preopenPorts(s.preopen).problem);
   return out;
@@ -417,7 +418,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
       </Row>
       <Row gutter={16}>
         <Col span={12}>
-          <Form.Item label="Cluster mode" help="Multi-container sessions are not available yet.">
+          <Form.Item label="Cluster mode" help="Single node: every container of the session on one node. Multi node is not available yet.">
             <Radio.Group value={s.clusterMode} onChange={(e) => set('clusterMode', e.target.value)}>
               <Radio value="single-node">Single node</Radio>
               <Radio value="multi-node" disabled>Multi node</Radio>
@@ -425,8 +426,12 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
           </Form.Item>
         </Col>
         <Col span={12}>
-          <Form.Item label="Cluster size">
-            <InputNumber min={1} max={1} value={s.clusterSize} onChange={(n) => set('clusterSize', Number(n ?? 1))} />
+          <Form.Item
+            label="Cluster size"
+            validateStatus={v.clusterSize(s.clusterSize) ? 'error' : ''}
+            help={v.clusterSize(s.clusterSize) ?? (s.clusterSize > 1 ? `${s.clusterSize} containers (main1, sub1 … sub${s.clusterSize - 1}), each with the resources above; they reach each other by hostname and ssh.` : undefined)}
+          >
+            <InputNumber data-testid="cluster-size" min={1} max={64} value={s.clusterSize} onChange={(n) => set('clusterSize', Number(n ?? 1))} />
           </Form.Item>
         </Col>
       </Row>
@@ -513,7 +518,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
       <Row gutter={[16, 16]}>
         {[
           [0, 'Session type', [['Type', s.type], ['Name', s.name || '(random)'], ['Project', s.project], ['Resource group', s.group], ...(s.type === 'batch' ? [['Startup command', s.startupCommand]] : [])]],
-          [1, 'Environments & Resource allocation', [['Image', s.image || s.environment], ['Resources', `${s.cpu} CPU, ${s.memGiB} GiB, shm ${s.shmemGiB} GiB`], ['AI accelerator', accelText], ['Environment variables', s.env.map((e) => `${e.key}=${e.value}`).join(', ') || '-'], ['Sessions', String(s.count)]]],
+          [1, 'Environments & Resource allocation', [['Image', s.image || s.environment], ['Resources', `${s.cpu} CPU, ${s.memGiB} GiB, shm ${s.shmemGiB} GiB`], ['AI accelerator', accelText], ['Environment variables', s.env.map((e) => `${e.key}=${e.value}`).join(', ') || '-'], ['Sessions', String(s.count)], ['Cluster', s.clusterSize > 1 ? `${s.clusterSize} containers, ${s.clusterMode} (resources per container)` : 'one container']]],
           [2, 'Data & Storage', [['Mounted folders', s.mounts.join(', ') || '-']]],
           [3, 'Network', [['Preopen ports', s.preopen || '-']]],
         ].map(([i, title, rows]) => (

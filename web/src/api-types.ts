@@ -1194,6 +1194,11 @@ export interface components {
             keypairs: string[];
             /** @description How many sessions a keypair may have running at once; `null`: no limit. */
             max_concurrent_sessions: number | null;
+            /**
+             * @description Most kernels (containers) one session may have; `null`: no limit but the server's
+             *     own (64).
+             */
+            max_containers_per_session: number | null;
             /** @description How many sessions a keypair may have queued at once; `null`: no limit. */
             max_pending_sessions: number | null;
             /**
@@ -1215,7 +1220,7 @@ export interface components {
         Capability: "vfolder";
         /** @description The empty data of `server_close`. */
         CloseData: Record<string, never>;
-        /** @description How the kernels of a session are spread (bai runs single-node sessions only). */
+        /** @description How the kernels of a session are spread. */
         ClusterMode: "single-node" | "multi-node";
         /**
          * @description One reading of a kernel's counters, as the container runtime reports them. CPU time,
@@ -1369,11 +1374,16 @@ export interface components {
             bootstrap_script?: string | null;
             /** @description A URL to call on status changes; accepted and not read. */
             callback_url?: string | null;
-            /** @description How the kernels are spread; accepted and not read (sessions are single-node). */
+            /**
+             * @description How the kernels are spread: `single-node` (default: all on one agent, on a network of
+             *     their own) or `multi-node` (not available yet: refused with 400).
+             */
             clusterMode?: components["schemas"]["ClusterMode"] | null;
             /**
              * Format: uint32
-             * @description Number of kernels; only 1 is available.
+             * @description Number of kernels (containers), 1 to 64: main1 and `clusterSize - 1` sub kernels, each
+             *     with the resources asked for; at most the owner's policy's
+             *     `max_containers_per_session` (else 400 with code `session_create_unavailable`).
              */
             clusterSize?: number | null;
             /** @description Resources, data folders, environment and ports. */
@@ -1744,7 +1754,7 @@ export interface components {
              */
             threshold: number;
         };
-        /** @description A session's kernel (bai's sessions have one: the main kernel). */
+        /** @description A kernel (container) of a session: `main1`, then `sub1` … of a cluster session. */
         Kernel: {
             /** @description The agent it runs on. */
             agent?: string | null;
@@ -1752,19 +1762,24 @@ export interface components {
             agent_id?: string | null;
             /** @description The CPU architecture. */
             architecture: string;
-            /** @description Its host name in the cluster (`main1`). */
+            /** @description Its host name in the cluster (`main1`, `sub1`, …): the other kernels reach it by it. */
             cluster_hostname: string;
             /**
              * Format: uint32
-             * @description Its index in the role (1).
+             * @description Its index in the role: 1 for main1, i for sub i.
              */
             cluster_idx: number;
-            /** @description Its role (`main`). */
+            /** @description Its role: `main` or `sub`. */
             cluster_role: string;
             /** @description Its container's id. */
             container_id?: string | null;
             /** @description When it was created (RFC 3339). */
             created_at: string;
+            /**
+             * Format: int32
+             * @description How its container ended, once known (main1: the session's exit code).
+             */
+            exit_code?: number | null;
             /** @description The kernel's id. */
             id: string;
             /** @description The image. */
@@ -1779,9 +1794,14 @@ export interface components {
              *     numbers as text; null before the second reading.
              */
             live_stat?: string | null;
+            /**
+             * Format: uint32
+             * @description Its rank on its node: 0 for main1, i for sub i.
+             */
+            local_rank: number;
             /** @description A JSON text of the slots it holds (`{}` when none). */
             occupied_slots: string;
-            /** @description Container ports opened as apps. */
+            /** @description Container ports opened as apps (main1 only). */
             preopen_ports: number[];
             /** @description The image's registry (`local`). */
             registry: string;
@@ -1987,6 +2007,11 @@ export interface components {
              * @description How many sessions a keypair may have running at once.
              */
             max_concurrent_sessions?: number | null;
+            /**
+             * Format: uint64
+             * @description Most kernels (containers) one session may have (at least 1).
+             */
+            max_containers_per_session?: number | null;
             /**
              * Format: uint64
              * @description How many sessions a keypair may have queued at once.
@@ -2247,6 +2272,11 @@ export interface components {
             idle_timeout: number;
             /** @description How many sessions a keypair may have running at once; `null`: no limit. */
             max_concurrent_sessions: number | null;
+            /**
+             * @description Most kernels (containers) one session may have; `null`: no limit but the server's
+             *     own (64).
+             */
+            max_containers_per_session: number | null;
             /** @description How many sessions a keypair may have queued at once; `null`: no limit. */
             max_pending_sessions: number | null;
             /**
@@ -2345,11 +2375,11 @@ export interface components {
              * @description Batch sessions: seconds after which it is ended.
              */
             batch_timeout?: number | null;
-            /** @description How its kernels are spread (always `single-node`). */
+            /** @description How its kernels are spread: all on one agent (`single-node`) or over several. */
             cluster_mode: components["schemas"]["ClusterMode"];
             /**
              * Format: uint32
-             * @description Number of kernels (1).
+             * @description Number of kernels: main1 and `cluster_size - 1` sub kernels.
              */
             cluster_size: number;
             /** @description The main kernel's container id, once created. */

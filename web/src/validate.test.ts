@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AccelOffer } from './accel';
-import { accelerator, batch, entryName, envName, folderName, preopenPorts, resources, sessionName } from './validate';
+import { accelerator, batch, clusterSize, entryName, envName, folderName, preopenPorts, resources, sessionName } from './validate';
 
 describe('session names', () => {
   it('accepts what the server accepts', () => {
@@ -104,5 +104,15 @@ describe('folder and entry names', () => {
     expect(entryName('results')).toBeNull();
     expect(entryName('../etc')).toMatch("without '/'");
     expect(entryName('é'.repeat(200))).toMatch('255');
+  });
+});
+
+describe('cluster size', () => {
+  it('accepts 1 to 64 whole containers', () => {
+    expect(clusterSize(1)).toBeNull();
+    expect(clusterSize(64)).toBeNull();
+    expect(clusterSize(0)).toMatch('at least 1');
+    expect(clusterSize(2.5)).toMatch('whole number');
+    expect(clusterSize(65)).toMatch('64');
   });
 });

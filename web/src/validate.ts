@@ -28,6 +28,13 @@ export function envName(name: string): Problem {
   return null;
 }
 
+/** Cluster size: 1 to 64 containers (a resource policy may allow fewer; the server says so). */
+export function clusterSize(n: number): Problem {
+  if (!Number.isInteger(n) || n < 1) return 'Use a whole number of at least 1.';
+  if (n > 64) return 'At most 64 containers per session.';
+  return null;
+}
+
 /** Preopen ports: 1024–65535, separated by commas or spaces, no duplicates, at most 16. */
 export function preopenPorts(text: string): { ports: number[]; problem: Problem } {
   const words = text.split(/[\s,]+/).filter((w) => w !== '');

@@ -196,8 +196,11 @@ impl AgentRpc for DummyAgent {
             CreateStep::Hang => released.await,
         }
         tokio::time::sleep(self.inner.config.start_delay).await;
-        if spec.session_type == SessionType::Batch {
-            let secs = Self::sleep_secs(spec.startup_command.as_deref().unwrap_or(""));
+        // A batch kernel ends with its command; one without (a cluster's sub kernel) waits.
+        if spec.session_type == SessionType::Batch
+            && let Some(cmd) = spec.startup_command.as_deref()
+        {
+            let secs = Self::sleep_secs(cmd);
             let me = self.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_secs_f64(secs.clamp(0.0, 1e7))).await;

@@ -109,6 +109,7 @@ fn spec(ty: SessionType, mem_mib: u64, startup: Option<&str>) -> KernelSpec {
         bootstrap_script: None,
         owner_access_key: "AK".into(),
         mounts: Vec::new(),
+        cluster: None,
     }
 }
 

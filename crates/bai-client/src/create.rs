@@ -57,6 +57,10 @@ pub struct CreateSession {
     pub count: Option<u32>,
     /// "Select Agent" (`config.agentList`).
     pub agent: Option<String>,
+    /// Number of kernels (`clusterSize`, 1 by default).
+    pub cluster_size: u32,
+    /// `single-node` (default) or `multi-node` (`clusterMode`).
+    pub cluster_mode: String,
 }
 
 impl CreateSession {
@@ -89,6 +93,8 @@ impl CreateSession {
             preset: None,
             count: None,
             agent: None,
+            cluster_size: 1,
+            cluster_mode: "single-node".into(),
         }
     }
 }
@@ -140,8 +146,8 @@ impl Client {
             "dependencies": req.dependencies,
             "callback_url": null,
             "architecture": std::env::consts::ARCH,
-            "clusterSize": 1,
-            "clusterMode": "single-node",
+            "clusterSize": req.cluster_size,
+            "clusterMode": req.cluster_mode,
             "starts_at": req.starts_at,
             "batch_timeout": req.batch_timeout,
             "bootstrap_script": req.bootstrap_script,

@@ -60,8 +60,21 @@ impl Client {
 
     /// `GET /session/{ref}/logs` → `result.logs`.
     pub async fn logs(&self, reference: &str) -> Result<String, ClientError> {
+        self.kernel_logs(reference, None).await
+    }
+
+    /// `GET /session/{ref}/logs?kernel_id=K`: one kernel's logs (its id, or `main1`, `sub1`…).
+    pub async fn kernel_logs(
+        &self,
+        reference: &str,
+        kernel: Option<&str>,
+    ) -> Result<String, ClientError> {
+        let tail = match kernel {
+            Some(k) => format!("/logs?{}", encode::query(&[("kernel_id", k)])),
+            None => "/logs".to_string(),
+        };
         let v = self
-            .send_json(Method::GET, &session_path(reference, "/logs")?, None)
+            .send_json(Method::GET, &session_path(reference, &tail)?, None)
             .await?;
         v.pointer("/result/logs")
             .and_then(Value::as_str)

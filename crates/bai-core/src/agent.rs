@@ -60,6 +60,18 @@ pub struct KernelSpec {
     /// Data folders to bind-mount.
     #[serde(default)]
     pub mounts: Vec<Mount>,
+    /// Its place in a cluster session (None: the one kernel of its session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::cluster::ClusterInfo>,
+}
+
+impl KernelSpec {
+    /// The kernel's place in its session's cluster (a session of one kernel: `main1`).
+    pub fn cluster_info(&self) -> crate::cluster::ClusterInfo {
+        self.cluster
+            .clone()
+            .unwrap_or_else(|| crate::cluster::ClusterInfo::single(self.kernel_id))
+    }
 }
 
 /// A data folder bind-mounted into a kernel.

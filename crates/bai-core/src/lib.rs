@@ -8,6 +8,7 @@
 
 pub mod accel;
 pub mod agent;
+pub mod cluster;
 pub mod event;
 pub mod history;
 pub mod idle;

@@ -87,6 +87,29 @@ impl ResourceSlots {
         }
     }
 
+    /// `n` times these slots (a cluster session's total from one kernel's).
+    pub fn times(&self, n: u64) -> ResourceSlots {
+        ResourceSlots {
+            cpu_milli: self.cpu_milli.saturating_mul(n),
+            mem: self.mem.saturating_mul(n),
+            accel: self
+                .accel
+                .iter()
+                .map(|(k, v)| (k.clone(), v.saturating_mul(n)))
+                .collect(),
+        }
+    }
+
+    /// One `n`-th of these slots (one kernel's from a cluster session's total).
+    pub fn divided(&self, n: u64) -> ResourceSlots {
+        let n = n.max(1);
+        ResourceSlots {
+            cpu_milli: self.cpu_milli / n,
+            mem: self.mem / n,
+            accel: self.accel.iter().map(|(k, v)| (k.clone(), v / n)).collect(),
+        }
+    }
+
     /// Names of the slots in which `self` exceeds `avail` (for "why can't this fit").
     pub fn short_of(&self, avail: &ResourceSlots) -> Vec<String> {
         let mut out = Vec::new();

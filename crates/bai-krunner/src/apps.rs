@@ -44,7 +44,7 @@ fn sshd_config(run: &Path) -> String {
         "Port {SSHD_PORT}\n\
          HostKey {r}/ssh_host_ed25519_key\n\
          PidFile {r}/sshd.pid\n\
-         AuthorizedKeysFile .ssh/authorized_keys {r}/authorized_keys\n\
+         AuthorizedKeysFile .ssh/authorized_keys {r}/authorized_keys {r}/cluster_authorized_keys\n\
          PasswordAuthentication no\n\
          KbdInteractiveAuthentication no\n\
          UsePAM no\n\
@@ -211,7 +211,7 @@ mod tests {
         assert!(c.contains("Port 2200\n"));
         assert!(c.contains("HostKey /opt/bai/run/ssh_host_ed25519_key\n"));
         assert!(
-            c.contains("AuthorizedKeysFile .ssh/authorized_keys /opt/bai/run/authorized_keys\n")
+            c.contains("AuthorizedKeysFile .ssh/authorized_keys /opt/bai/run/authorized_keys /opt/bai/run/cluster_authorized_keys\n")
         );
         assert!(c.contains("PasswordAuthentication no\n"));
         assert!(c.contains("Subsystem sftp internal-sftp\n"));

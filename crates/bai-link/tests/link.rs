@@ -51,6 +51,7 @@ fn spec(kernel_id: Uuid) -> KernelSpec {
         bootstrap_script: None,
         owner_access_key: "AKIATEST".into(),
         mounts: vec![],
+        cluster: None,
     }
 }
 

@@ -48,6 +48,8 @@ fn session(i: usize) -> NewSession {
         dependencies: Vec::new(),
         mounts: Vec::new(),
         preopen_ports: Vec::new(),
+        cluster_mode: Default::default(),
+        sub_kernels: Vec::new(),
     }
 }
 

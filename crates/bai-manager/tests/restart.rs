@@ -40,6 +40,8 @@ fn queued(name: &str) -> NewSession {
         dependencies: Vec::new(),
         mounts: Vec::new(),
         preopen_ports: Vec::new(),
+        cluster_mode: Default::default(),
+        sub_kernels: Vec::new(),
     }
 }
 
@@ -85,6 +87,7 @@ fn spec(n: &NewSession) -> KernelSpec {
         bootstrap_script: None,
         owner_access_key: n.access_key.clone(),
         mounts: Vec::new(),
+        cluster: None,
     }
 }
 

@@ -251,12 +251,14 @@ async fn keypair_resource_policies() {
         total_resource_slots: Some(spec("4".into(), "8g")),
         max_session_lifetime: Some(3600),
         idle_timeout: Some(600),
+        max_containers_per_session: Some(3),
     };
     let r = api
         .call("POST", "/admin/resource-policies", ADMIN, &body(&capped))
         .await;
     let p: ResourcePolicy = answer(&r, 201);
     assert_eq!(p.max_concurrent_sessions, Some(2));
+    assert_eq!(p.max_containers_per_session, Some(3));
     assert_eq!(
         p.total_resource_slots.map(|s| s.mem),
         Some((8u64 << 30).to_string())
@@ -268,6 +270,7 @@ async fn keypair_resource_policies() {
         total_resource_slots: None,
         max_session_lifetime: None,
         idle_timeout: None,
+        max_containers_per_session: None,
     };
     let r = api
         .call("POST", "/admin/resource-policies", ADMIN, &body(&open))

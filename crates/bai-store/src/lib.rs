@@ -17,7 +17,7 @@ pub use agents::{AgentRow, AgentTokenRow};
 pub use pass::{PassEntry, PassResult, PassWrite};
 pub use resources::{PolicyRow, PresetRow, ResourceGroupRow};
 pub use sessions::{
-    NewSession, PendingRow, SessionFilter, SessionRow, StatusChange, StatusHistory,
+    NewSession, PendingRow, SessionFilter, SessionRow, StatusChange, StatusHistory, SubKernel,
 };
 pub use users::{KeypairRow, UserRow};
 pub use vfolders::VFolderRow;

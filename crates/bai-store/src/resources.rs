@@ -58,6 +58,8 @@ pub struct PolicyRow {
     pub max_session_lifetime: i64,
     /// Seconds without activity before a session is reclaimed (0 = never).
     pub idle_timeout: i64,
+    /// Most kernels (containers) one session may have (None: no limit but bai's own).
+    pub max_containers_per_session: Option<i64>,
 }
 
 const GROUP_COLUMNS: &str = "name, description, is_public, scheduler, selector, starvation_secs, \
@@ -329,7 +331,8 @@ impl Store {
         let conn = self.read();
         let mut st = conn.prepare(
             "SELECT name, max_concurrent_sessions, max_pending_sessions, total_slots,
-                max_session_lifetime, idle_timeout FROM resource_policies ORDER BY name",
+                max_session_lifetime, idle_timeout, max_containers_per_session
+             FROM resource_policies ORDER BY name",
         )?;
         let rows = st.query_map([], |r| {
             Ok((
@@ -339,11 +342,12 @@ impl Store {
                 r.get::<_, Option<String>>(3)?,
                 r.get::<_, i64>(4)?,
                 r.get::<_, i64>(5)?,
+                r.get::<_, Option<i64>>(6)?,
             ))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (name, mc, mp, total, life, idle) = row?;
+            let (name, mc, mp, total, life, idle, containers) = row?;
             out.push(PolicyRow {
                 name,
                 max_concurrent_sessions: mc,
@@ -353,6 +357,7 @@ impl Store {
                     .transpose()?,
                 max_session_lifetime: life,
                 idle_timeout: idle,
+                max_containers_per_session: containers,
             });
         }
         Ok(out)
@@ -362,14 +367,16 @@ impl Store {
         let total = p.total_slots.as_ref().map(slots_json).transpose()?;
         self.conn().execute(
             "INSERT INTO resource_policies(name, max_concurrent_sessions, max_pending_sessions,
-                total_slots, max_session_lifetime, idle_timeout, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                total_slots, max_session_lifetime, idle_timeout, created_at,
+                max_containers_per_session)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
              ON CONFLICT(name) DO UPDATE SET
                 max_concurrent_sessions = excluded.max_concurrent_sessions,
                 max_pending_sessions = excluded.max_pending_sessions,
                 total_slots = excluded.total_slots,
                 max_session_lifetime = excluded.max_session_lifetime,
-                idle_timeout = excluded.idle_timeout",
+                idle_timeout = excluded.idle_timeout,
+                max_containers_per_session = excluded.max_containers_per_session",
             params![
                 p.name,
                 p.max_concurrent_sessions,
@@ -377,7 +384,8 @@ impl Store {
                 total,
                 p.max_session_lifetime,
                 p.idle_timeout,
-                now_str()
+                now_str(),
+                p.max_containers_per_session
             ],
         )?;
         Ok(())

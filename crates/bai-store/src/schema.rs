@@ -202,6 +202,23 @@ const MIGRATIONS: &[&str] = &[
         last_seen TEXT NOT NULL
     );
     "#,
+    // 9: cluster sessions: their mode and size, their sub kernels (main1 is the session row's
+    // own kernel), and the policy limit on kernels per session
+    r#"
+    ALTER TABLE sessions ADD COLUMN cluster_mode TEXT NOT NULL DEFAULT 'single-node';
+    ALTER TABLE sessions ADD COLUMN cluster_size INTEGER NOT NULL DEFAULT 1;
+    CREATE TABLE kernels (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        agent_id TEXT,
+        container_id TEXT,
+        exit_code INTEGER,
+        logs TEXT
+    );
+    CREATE INDEX kernels_by_session ON kernels(session_id, idx);
+    ALTER TABLE resource_policies ADD COLUMN max_containers_per_session INTEGER;
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -50,6 +50,8 @@ fn new_session(name: &str) -> NewSession {
         dependencies: Vec::new(),
         mounts: Vec::new(),
         preopen_ports: Vec::new(),
+        cluster_mode: Default::default(),
+        sub_kernels: Vec::new(),
     }
 }
 

@@ -4,11 +4,12 @@
 use super::place::{Placement, environment};
 use super::{
     Inner, LABEL_AGENT, LABEL_CPUSET, LABEL_DEVICES, LABEL_KERNEL, LABEL_SESSION, WORK_UID,
-    destroy, inspect, place, ready, watch,
+    cluster, destroy, inspect, place, ready, watch,
 };
 use crate::cores::format_cpulist;
 use crate::error::{is_not_found, runtime};
 use bai_core::agent::{AgentError, KernelCreated, KernelSpec};
+use bai_core::cluster::ClusterInfo;
 use bollard::models::{ContainerCreateBody, DeviceRequest, HostConfig};
 use bollard::query_parameters::{CreateContainerOptions, StartContainerOptions};
 use std::collections::HashMap;
@@ -45,6 +46,8 @@ fn container_body(
     inner: &Inner,
     spec: &KernelSpec,
     placement: &Placement,
+    cluster: &ClusterInfo,
+    cluster_binds: Vec<String>,
 ) -> Result<ContainerCreateBody, AgentError> {
     let dirs = inner.dirs(spec.kernel_id);
     let mut binds = vec![
@@ -67,11 +70,16 @@ fn container_body(
         binds.push(format!("{}:{}:{mode}", m.host_path, m.kernel_path));
     }
     binds.extend(placement.accel.binds.iter().cloned());
+    binds.extend(cluster_binds);
+    let network = cluster::networking(cluster);
     let mut labels = HashMap::from([
         (LABEL_AGENT.to_string(), inner.config.agent_id.clone()),
         (LABEL_KERNEL.to_string(), spec.kernel_id.to_string()),
         (LABEL_SESSION.to_string(), spec.session_id.to_string()),
     ]);
+    if let Some((name, _)) = &network {
+        labels.insert(cluster::LABEL_NETWORK.to_string(), name.clone());
+    }
     let cpuset = placement.cores.as_deref().map(format_cpulist);
     if let Some(c) = &cpuset {
         labels.insert(LABEL_CPUSET.to_string(), c.clone());
@@ -104,7 +112,7 @@ fn container_body(
         labels: Some(labels),
         user: Some(format!("{WORK_UID}:{WORK_UID}")),
         working_dir: Some("/home/work".into()),
-        hostname: Some("main1".into()),
+        hostname: Some(cluster.place.hostname.clone()),
         host_config: Some(HostConfig {
             binds: Some(binds),
             memory: Some(mem),
@@ -120,8 +128,10 @@ fn container_body(
             init: Some(true),
             cap_drop: Some(vec!["ALL".into()]),
             security_opt: Some(vec!["no-new-privileges".into()]),
+            network_mode: network.as_ref().map(|(name, _)| name.clone()),
             ..Default::default()
         }),
+        networking_config: network.map(|(_, n)| n),
         ..Default::default()
     })
 }
@@ -135,17 +145,23 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
     dirs.check_socket_path().map_err(AgentError::Runtime)?;
     let image_labels = place::image_labels(inner, &spec.image).await?;
     let placement = place::place(inner, &spec, &image_labels)?;
-    let body = match container_body(inner, &spec, &placement) {
+    let cluster = spec.cluster_info();
+    let made = make_work_dir(&dirs.root)
+        .and_then(|()| make_work_dir(&dirs.work))
+        .and_then(|()| make_work_dir(&dirs.run))
+        .and_then(|()| cluster::ssh_binds(&dirs.run, &cluster))
+        .and_then(|binds| container_body(inner, &spec, &placement, &cluster, binds));
+    let body = match made {
         Ok(b) => b,
         Err(e) => {
             inner.release(kernel_id);
+            let _ = tokio::fs::remove_dir_all(&dirs.root).await;
             return Err(e);
         }
     };
-    let made = make_work_dir(&dirs.root)
-        .and_then(|()| make_work_dir(&dirs.work))
-        .and_then(|()| make_work_dir(&dirs.run));
-    if let Err(e) = made {
+    if let Some(net) = &cluster.network
+        && let Err(e) = cluster::ensure_network(inner, &spec, net).await
+    {
         inner.release(kernel_id);
         let _ = tokio::fs::remove_dir_all(&dirs.root).await;
         return Err(e);
@@ -160,6 +176,9 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
         Err(e) => {
             inner.release(kernel_id);
             let _ = tokio::fs::remove_dir_all(&dirs.root).await;
+            if let Some(net) = &cluster.network {
+                cluster::release_network(inner, net).await;
+            }
             return Err(if is_not_found(&e) {
                 AgentError::ImageNotFound(spec.image.clone())
             } else {

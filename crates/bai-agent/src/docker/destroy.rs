@@ -1,7 +1,7 @@
 //! Destroying a kernel: stop it, collect what it left (exit code, OOM flag, logs), remove
 //! the container and its scratch directory.
 
-use super::{Inner, LOG_TAIL_BYTES, inspect};
+use super::{Inner, LOG_TAIL_BYTES, cluster, inspect};
 use crate::error::{is_not_found, runtime};
 use bai_core::agent::{AgentError, KernelExit};
 use bollard::query_parameters::{RemoveContainerOptions, StopContainerOptions};
@@ -15,6 +15,13 @@ const STOP_GRACE_SECS: i32 = 1;
 /// already be gone.
 pub async fn remove(inner: &Inner, kernel_id: Uuid) -> Result<(), AgentError> {
     let name = Inner::container_name(kernel_id);
+    // A cluster kernel's network goes with the session's last kernel.
+    let network = inner
+        .docker
+        .inspect_container(&name, None)
+        .await
+        .ok()
+        .and_then(|c| c.config?.labels?.remove(cluster::LABEL_NETWORK));
     let opts = RemoveContainerOptions {
         force: true,
         v: true,
@@ -31,6 +38,9 @@ pub async fn remove(inner: &Inner, kernel_id: Uuid) -> Result<(), AgentError> {
     }
     // The container is gone: its devices and cores are free again.
     inner.release(kernel_id);
+    if let Some(net) = network {
+        cluster::release_network(inner, &net).await;
+    }
     let root = inner.dirs(kernel_id).root;
     match tokio::fs::remove_dir_all(&root).await {
         Ok(()) => Ok(()),

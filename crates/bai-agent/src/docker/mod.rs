@@ -5,6 +5,7 @@
 //! to krunner over `data_dir/kernels/<kernel_id>/run/krunner.sock`. A watcher task per
 //! kernel reports kernels that end on their own; `destroy_kernel` reports the others.
 
+mod cluster;
 mod create;
 mod destroy;
 mod exec;
@@ -85,6 +86,9 @@ pub(crate) struct Inner {
     devices: Mutex<AllocMap>,
     /// Which cores each pinned kernel holds.
     cores: Mutex<CoreMap>,
+    /// Held while a cluster network is looked up and made: the engine allows two networks of
+    /// one name, so the kernels of a session made at once must not each make one.
+    pub networks: tokio::sync::Mutex<()>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -231,6 +235,7 @@ impl DockerAgent {
                 watchers: Mutex::new(HashMap::new()),
                 devices: Mutex::new(devices),
                 cores: Mutex::new(CoreMap::detect()),
+                networks: tokio::sync::Mutex::new(()),
             }),
         };
         for (kernel, labels) in list::kernels_with_labels(&agent.inner).await? {
@@ -262,6 +267,7 @@ impl DockerAgent {
                 removed += 1;
             }
         }
+        cluster::prune_networks(&self.inner).await;
         Ok(removed)
     }
 }

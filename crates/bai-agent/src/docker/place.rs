@@ -126,6 +126,14 @@ pub fn environment(spec: &KernelSpec, placement: &Placement) -> Vec<String> {
     for (k, v) in &placement.accel.env {
         env.insert(k.clone(), v.clone());
     }
+    let cluster = spec.cluster_info();
+    if cluster.size > 1 {
+        // Open MPI between ranks of one container: no cross-memory attach (it needs ptrace,
+        // which kernels do not have).
+        env.entry("OMPI_MCA_btl_vader_single_copy_mechanism".into())
+            .or_insert_with(|| "none".into());
+    }
+    env.extend(cluster.environment(spec.session_id));
     env.insert("BAI_SESSION_ID".into(), spec.session_id.to_string());
     env.insert("BAI_KERNEL_ID".into(), spec.kernel_id.to_string());
     env.insert("BAI_SESSION_NAME".into(), spec.session_name.clone());
@@ -169,6 +177,7 @@ mod tests {
             bootstrap_script: None,
             owner_access_key: "AKIA".into(),
             mounts: vec![],
+            cluster: None,
         }
     }
 

@@ -23,6 +23,10 @@ pub struct ResourcePolicy {
     pub max_session_lifetime: u64,
     /// Seconds without activity before a session is reclaimed (0 = never).
     pub idle_timeout: u64,
+    /// Most kernels (containers) one session may have; `null`: no limit but the server's
+    /// own (64).
+    #[schemars(required, schema_with = "crate::schema::nullable::<u64>")]
+    pub max_containers_per_session: Option<u64>,
 }
 
 /// A policy in the listing, with the keypairs it is assigned to.
@@ -63,6 +67,9 @@ pub struct NewResourcePolicy {
     /// Seconds without activity before a session is reclaimed (0 = never).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout: Option<u64>,
+    /// Most kernels (containers) one session may have (at least 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_containers_per_session: Option<u64>,
 }
 
 /// `POST /admin/keypairs/{access_key}/resource-policy`: the policy the keypair is to use.

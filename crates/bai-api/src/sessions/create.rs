@@ -121,14 +121,17 @@ pub struct CreateRequest {
     /// scheduled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dependencies: Option<Vec<String>>,
-    /// Number of kernels; only 1 is available.
+    /// Number of kernels (containers), 1 to 64: main1 and `clusterSize - 1` sub kernels, each
+    /// with the resources asked for; at most the owner's policy's
+    /// `max_containers_per_session` (else 400 with code `session_create_unavailable`).
     #[serde(
         rename = "clusterSize",
         default,
         skip_serializing_if = "Option::is_none"
     )]
     pub cluster_size: Option<u32>,
-    /// How the kernels are spread; accepted and not read (sessions are single-node).
+    /// How the kernels are spread: `single-node` (default: all on one agent, on a network of
+    /// their own) or `multi-node` (not available yet: refused with 400).
     #[serde(
         rename = "clusterMode",
         default,

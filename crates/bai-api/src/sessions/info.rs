@@ -75,9 +75,9 @@ pub struct SessionInfo {
     pub user_email: Option<String>,
     /// The main kernel's id.
     pub main_kernel_id: String,
-    /// How its kernels are spread (always `single-node`).
+    /// How its kernels are spread: all on one agent (`single-node`) or over several.
     pub cluster_mode: ClusterMode,
-    /// Number of kernels (1).
+    /// Number of kernels: main1 and `cluster_size - 1` sub kernels.
     pub cluster_size: u32,
     /// The agent it runs on, once placed.
     pub agent: Option<String>,
@@ -188,7 +188,7 @@ pub struct PendingInfo {
     pub updated_at: String,
 }
 
-/// A session's kernel (bai's sessions have one: the main kernel).
+/// A kernel (container) of a session: `main1`, then `sub1` … of a cluster session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Kernel {
     /// The kernel's id.
@@ -197,11 +197,13 @@ pub struct Kernel {
     pub row_id: String,
     /// Its session's id.
     pub session_id: String,
-    /// Its role (`main`).
+    /// Its role: `main` or `sub`.
     pub cluster_role: String,
-    /// Its index in the role (1).
+    /// Its index in the role: 1 for main1, i for sub i.
     pub cluster_idx: u32,
-    /// Its host name in the cluster (`main1`).
+    /// Its rank on its node: 0 for main1, i for sub i.
+    pub local_rank: u32,
+    /// Its host name in the cluster (`main1`, `sub1`, …): the other kernels reach it by it.
     pub cluster_hostname: String,
     /// The image.
     pub image: String,
@@ -229,11 +231,13 @@ pub struct Kernel {
     pub agent_id: Option<String>,
     /// Its container's id.
     pub container_id: Option<String>,
+    /// How its container ended, once known (main1: the session's exit code).
+    pub exit_code: Option<i32>,
     /// A JSON text of the resource options: `{"shmem": BYTES}`.
     pub resource_opts: String,
     /// A JSON text of the slots it holds (`{}` when none).
     pub occupied_slots: String,
-    /// Container ports opened as apps.
+    /// Container ports opened as apps (main1 only).
     pub preopen_ports: Vec<u16>,
     /// A JSON text of the current use: metric (`cpu_util`, `cpu_used`, `mem`, `net_rx`,
     /// `net_tx`, `io_read`, `io_write`) → `{"current", "capacity", "pct"?, "unit_hint"}`,

@@ -41,13 +41,13 @@ pub enum CreateStatus {
     Timeout,
 }
 
-/// How the kernels of a session are spread (bai runs single-node sessions only).
+/// How the kernels of a session are spread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum ClusterMode {
     /// All kernels on one agent.
     #[serde(rename = "single-node")]
     SingleNode,
-    /// Kernels on several agents (refused by bai: cluster sessions are not available).
+    /// Kernels on several agents of the resource group (not available yet).
     #[serde(rename = "multi-node")]
     MultiNode,
 }

@@ -164,6 +164,9 @@ pub enum AdminPolicyCmd {
         /// Seconds of inactivity before a session is reclaimed (0: never).
         #[arg(long, value_name = "SECS", value_parser = parse_secs_i64)]
         idle_timeout: Option<i64>,
+        /// Most kernels (containers) one session may have (cluster sessions).
+        #[arg(long, value_name = "N")]
+        max_containers_per_session: Option<i64>,
     },
     /// Delete a policy no keypair uses.
     Delete { name: String },

@@ -73,6 +73,13 @@ pub struct CreateArgs {
     /// Run on this agent only (see `bai agents`).
     #[arg(long, value_name = "AGENT_ID")]
     pub assign_agent: Option<String>,
+    /// Number of kernels (containers): main1, sub1 … subN-1, each with the -r resources;
+    /// they reach each other by hostname and `ssh sub1` works between them.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub cluster_size: u32,
+    /// Where the kernels run: single-node (all on one agent) or multi-node.
+    #[arg(long, value_name = "MODE", default_value = "single-node", value_parser = ["single-node", "multi-node"])]
+    pub cluster_mode: String,
     /// Start only after this session ended successfully (repeatable).
     #[arg(long = "depends", value_name = "SESSION")]
     pub depends: Vec<String>,

@@ -17,7 +17,8 @@ pub use apps::{AppArgs, OpenArgs};
 pub use create::{CreateArgs, ResourceMaps, RunArgs, StartArgs, environ, resources};
 pub use ps::{AdminPsArgs, PsArgs};
 pub use session::{
-    DownloadArgs, EventsArgs, HistoryArgs, InfoArgs, RefArg, RmArgs, SessionCmd, UploadArgs,
+    DownloadArgs, EventsArgs, HistoryArgs, InfoArgs, LogsArgs, RefArg, RmArgs, SessionCmd,
+    UploadArgs,
 };
 pub use values::{parse_batch_timeout, parse_kv, parse_secs, parse_secs_i64, parse_starts_at};
 pub use vfolder::VfolderCmd;
@@ -46,7 +47,7 @@ pub enum Cmd {
     /// Print a session's lifecycle events as they happen.
     Events(EventsArgs),
     /// Print the logs of a session's container.
-    Logs(RefArg),
+    Logs(LogsArgs),
     /// Terminate sessions (queued ones are cancelled).
     #[command(visible_alias = "kill")]
     Rm(RmArgs),

@@ -23,7 +23,7 @@ pub enum SessionCmd {
         new_name: String,
     },
     /// Print the logs of a session's container.
-    Logs(RefArg),
+    Logs(LogsArgs),
     /// Print a session's lifecycle events as they happen.
     Events(EventsArgs),
     /// When the session entered each status.
@@ -38,6 +38,15 @@ pub enum SessionCmd {
     /// Same as `bai rm`.
     #[command(visible_alias = "rm")]
     Destroy(RmArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct LogsArgs {
+    /// Session name or id.
+    pub reference: String,
+    /// Which kernel of a cluster session: main1 (default), sub1, … or a kernel id.
+    #[arg(long, value_name = "KERNEL")]
+    pub kernel: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -66,6 +66,8 @@ pub fn build_request(
     }
     r.count = a.count;
     r.agent = a.assign_agent.clone();
+    r.cluster_size = a.cluster_size;
+    r.cluster_mode = a.cluster_mode.clone();
     r.priority = a.priority;
     if !a.depends.is_empty() {
         r.dependencies = Some(a.depends.clone());

@@ -27,7 +27,7 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
         }
         Cmd::Events(a) | Cmd::Session(SessionCmd::Events(a)) => events::events(client, &a).await,
         Cmd::Logs(a) | Cmd::Session(SessionCmd::Logs(a)) => {
-            session::logs(client, &a.reference).await
+            session::logs(client, &a.reference, a.kernel.as_deref()).await
         }
         Cmd::Rm(a) | Cmd::Session(SessionCmd::Destroy(a)) => session::rm(client, &a).await,
         Cmd::Session(SessionCmd::Info(a)) => session::info(client, &a).await,

@@ -243,6 +243,7 @@ pub async fn admin_policy(client: &Client, c: &AdminPolicyCmd) -> Result<i32> {
                         slots_text(&p["total_resource_slots"]),
                         cell(&p["max_session_lifetime"]),
                         cell(&p["idle_timeout"]),
+                        cell(&p["max_containers_per_session"]),
                         items(p, "keypairs").len().to_string(),
                     ]
                 })
@@ -255,6 +256,7 @@ pub async fn admin_policy(client: &Client, c: &AdminPolicyCmd) -> Result<i32> {
                     "Total slots",
                     "Lifetime",
                     "Idle timeout",
+                    "Containers",
                     "Keypairs",
                 ],
                 &rows,
@@ -267,6 +269,7 @@ pub async fn admin_policy(client: &Client, c: &AdminPolicyCmd) -> Result<i32> {
             total,
             max_lifetime,
             idle_timeout,
+            max_containers_per_session,
         } => {
             let total = if total.is_empty() {
                 Value::Null
@@ -281,6 +284,7 @@ pub async fn admin_policy(client: &Client, c: &AdminPolicyCmd) -> Result<i32> {
                     "total_resource_slots": total,
                     "max_session_lifetime": max_lifetime,
                     "idle_timeout": idle_timeout,
+                    "max_containers_per_session": max_containers_per_session,
                 }))
                 .await?;
             println!("Resource policy {} is saved.", cell(&p["name"]));

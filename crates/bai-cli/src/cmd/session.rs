@@ -32,8 +32,8 @@ pub async fn rm(client: &Client, a: &RmArgs) -> Result<i32> {
     Ok(i32::from(failed))
 }
 
-pub async fn logs(client: &Client, reference: &str) -> Result<i32> {
-    let text = client.logs(reference).await?;
+pub async fn logs(client: &Client, reference: &str, kernel: Option<&str>) -> Result<i32> {
+    let text = client.kernel_logs(reference, kernel).await?;
     print!("{text}");
     if !text.is_empty() && !text.ends_with('\n') {
         println!();

@@ -236,8 +236,11 @@ impl Resolver for SessionResolver<'_> {
                     .visible(id)?
                     .map(|r| {
                         let mut v = session_json(self.m, &r);
-                        let kernel = v["kernels"][0].clone();
-                        v["kernel_nodes"] = json!({"edges": [{"node": kernel}], "count": 1});
+                        let kernels = v["kernels"].as_array().cloned().unwrap_or_default();
+                        let count = kernels.len();
+                        let edges: Vec<Value> =
+                            kernels.into_iter().map(|k| json!({"node": k})).collect();
+                        v["kernel_nodes"] = json!({"edges": edges, "count": count});
                         v
                     })
                     .unwrap_or(Value::Null))

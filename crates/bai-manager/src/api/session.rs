@@ -38,32 +38,56 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
     } else {
         None
     };
-    let kernel = json!({
-        "id": row.main_kernel_id.to_string(),
-        "row_id": row.main_kernel_id.to_string(),
-        "session_id": row.id.to_string(),
-        "cluster_role": "main",
-        "cluster_idx": 1,
-        "cluster_hostname": "main1",
-        "image": row.image,
-        "image_reference": row.image,
-        "registry": "local",
-        "architecture": std::env::consts::ARCH,
-        "status": row.status.as_str(),
-        "status_info": row.status_info,
-        "status_data": "{}",
-        "status_changed": row.status_changed,
-        "created_at": row.created_at,
-        "terminated_at": row.terminated_at,
-        "agent": row.agent_id,
-        "agent_id": row.agent_id,
-        "container_id": row.container_id,
-        "resource_opts": resource_opts.to_string(),
-        "occupied_slots": occupying.to_string(),
-        "preopen_ports": row.preopen_ports,
-        "live_stat": live_stat,
-        "last_stat": last_stat,
-    });
+    let subs = if row.cluster_size > 1 {
+        m.store.sub_kernels(row.id).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let kernel_occupying = if row.status.occupies_resources() {
+        row.kernel_slots().to_wire()
+    } else {
+        json!({})
+    };
+    let places = crate::lifecycle::kernels::places(row, &subs);
+    let kernels: Vec<Value> = places
+        .iter()
+        .map(|p| {
+            let sub = subs.iter().find(|k| k.id == p.kernel_id);
+            let (agent, container) = match sub {
+                Some(k) => (k.agent_id.clone(), k.container_id.clone()),
+                None => (row.agent_id.clone(), row.container_id.clone()),
+            };
+            let main = sub.is_none();
+            json!({
+                "id": p.kernel_id.to_string(),
+                "row_id": p.kernel_id.to_string(),
+                "session_id": row.id.to_string(),
+                "cluster_role": p.role.as_str(),
+                "cluster_idx": p.idx,
+                "local_rank": p.local_rank,
+                "cluster_hostname": p.hostname,
+                "image": row.image,
+                "image_reference": row.image,
+                "registry": "local",
+                "architecture": std::env::consts::ARCH,
+                "status": row.status.as_str(),
+                "status_info": row.status_info,
+                "status_data": "{}",
+                "status_changed": row.status_changed,
+                "created_at": row.created_at,
+                "terminated_at": row.terminated_at,
+                "agent": agent,
+                "agent_id": agent,
+                "container_id": container,
+                "exit_code": if main { row.exit_code } else { sub.and_then(|k| k.exit_code) },
+                "resource_opts": resource_opts.to_string(),
+                "occupied_slots": kernel_occupying.to_string(),
+                "preopen_ports": if main { row.preopen_ports.clone() } else { Vec::new() },
+                "live_stat": if main { live_stat.clone() } else { None },
+                "last_stat": if main { last_stat.clone() } else { None },
+            })
+        })
+        .collect();
     let owner_email = m
         .store
         .keypair(&row.access_key)
@@ -114,8 +138,8 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
         "user_id": row.user_id,
         "user_email": owner_email,
         "main_kernel_id": row.main_kernel_id.to_string(),
-        "cluster_mode": "single-node",
-        "cluster_size": 1,
+        "cluster_mode": row.cluster_mode.as_str(),
+        "cluster_size": row.cluster_size,
         "agent": row.agent_id,
         "agent_ids": row.agent_id.iter().collect::<Vec<_>>(),
         "agents": row.agent_id.iter().collect::<Vec<_>>(),
@@ -134,8 +158,8 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
         "service_ports": "[]",
         "live_stat": live_stat,
         "last_stat": last_stat,
-        "containers": [kernel.clone()],
-        "kernels": [kernel],
+        "containers": kernels.clone(),
+        "kernels": kernels,
         "dependencies": row
             .dependencies
             .iter()
@@ -267,23 +291,39 @@ pub async fn logs(
     Query(q): Query<HashMap<String, String>>,
 ) -> ApiResult<Json<Value>> {
     let row = visible_session(&m, &caller, &reference)?;
-    if let Some(k) = q.get("kernel_id").or_else(|| q.get("kernelId"))
-        && *k != row.main_kernel_id.to_string()
-    {
-        return Err(Problem::not_found(
-            "kernel",
-            format!("session {:?} has no kernel {k:?}", row.name),
-        )
-        .into());
-    }
+    // A kernel by its id or (bai's addition) its hostname: `main1`, `sub1`, …
+    let subs = if row.cluster_size > 1 {
+        m.store.sub_kernels(row.id)?
+    } else {
+        Vec::new()
+    };
+    let sub = match q.get("kernel_id").or_else(|| q.get("kernelId")) {
+        None => None,
+        Some(k) if *k == row.main_kernel_id.to_string() || k == "main1" => None,
+        Some(k) => Some(
+            subs.iter()
+                .find(|s| s.id.to_string() == *k || format!("sub{}", s.idx) == *k)
+                .ok_or_else(|| {
+                    Problem::not_found(
+                        "kernel",
+                        format!("session {:?} has no kernel {k:?}", row.name),
+                    )
+                })?,
+        ),
+    };
+    let (kernel, agent) = match sub {
+        Some(k) => (k.id, k.agent_id.clone()),
+        None => (row.main_kernel_id, row.agent_id.clone()),
+    };
     let live = row.status.is_up() || row.status == S::Terminating;
     let mut text = None;
-    if live && let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
-        text = agent.rpc.logs(row.main_kernel_id).await.ok();
+    if live && let Some(agent) = agent.as_deref().and_then(|a| m.agent(a)) {
+        text = agent.rpc.logs(kernel).await.ok();
     }
-    let text = match text {
-        Some(t) => t,
-        None => m.store.logs(row.id)?.unwrap_or_default(),
+    let text = match (text, sub) {
+        (Some(t), _) => t,
+        (None, Some(k)) => m.store.sub_kernel_logs(k.id)?.unwrap_or_default(),
+        (None, None) => m.store.logs(row.id)?.unwrap_or_default(),
     };
     Ok(Json(json!({"result": {"logs": text}})))
 }

@@ -4,6 +4,7 @@
 
 use crate::state::Manager;
 use bai_core::Problem;
+use bai_core::cluster::{ClusterMode, MAX_CLUSTER_SIZE};
 use bai_core::resources::{format_bytes, format_cpu};
 use serde_json::{Map, Value};
 use uuid::Uuid;
@@ -269,4 +270,59 @@ pub(super) fn check_pending_limit(m: &Manager, access_key: &str) -> Result<(), P
         ));
     }
     Ok(())
+}
+
+/// `clusterSize` and `clusterMode` (top level, or in `config` as older clients send them):
+/// at least 1, at most bai's own bound and the owner's policy's `max_containers_per_session`.
+pub(super) fn cluster_shape(
+    m: &Manager,
+    access_key: &str,
+    body: &Value,
+    config: &Value,
+) -> Result<(ClusterMode, u32), Problem> {
+    let field = |k: &str| {
+        body.get(k)
+            .or_else(|| config.get(k))
+            .filter(|v| !v.is_null())
+    };
+    let size = match field("clusterSize").or_else(|| field("cluster_size")) {
+        None => 1,
+        Some(v) => v
+            .as_u64()
+            .filter(|n| (1..=u64::from(MAX_CLUSTER_SIZE)).contains(n))
+            .map(|n| n as u32)
+            .ok_or_else(|| {
+                Problem::invalid(format!(
+                    "clusterSize {v} is invalid: use a whole number from 1 to {MAX_CLUSTER_SIZE}"
+                ))
+            })?,
+    };
+    let mode = match field("clusterMode").or_else(|| field("cluster_mode")) {
+        None => ClusterMode::SingleNode,
+        Some(Value::String(s)) => s.parse().map_err(Problem::invalid)?,
+        Some(v) => {
+            return Err(Problem::invalid(format!(
+                "clusterMode {v} is invalid: use single-node or multi-node"
+            )));
+        }
+    };
+    let policy = m
+        .store
+        .policy_of(access_key)
+        .map_err(|e| Problem::internal(e.to_string()))?;
+    if let Some(max) = policy.max_containers_per_session
+        && i64::from(size) > max
+    {
+        return Err(Problem::new(
+            400,
+            "too-many-containers",
+            "Too many containers.",
+            format!(
+                "the session asks for {size} containers, but resource policy {:?} allows at most {max} per session",
+                policy.name
+            ),
+        )
+        .with_code("session_create_unavailable"));
+    }
+    Ok((mode, size))
 }

@@ -4,13 +4,14 @@
 use crate::identity::Caller;
 use crate::state::Manager;
 use bai_core::Problem;
+use bai_core::cluster::ClusterMode;
 use bai_core::name::SessionName;
 use bai_core::resources::{ResourceRequest, format_bytes, format_cpu};
 use bai_core::status::SessionType;
 use bai_store::{NewSession, SessionRow};
 
 use super::admit::{
-    apply_preset, check_pending_limit, check_project, designated_agent, parse_count,
+    apply_preset, check_pending_limit, check_project, cluster_shape, designated_agent, parse_count,
     parse_preopen_ports, resolve_dependencies, resolve_group,
 };
 use super::body::{obj, str_field};
@@ -188,6 +189,19 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
     let accel = m.accel_slots();
     let req = ResourceRequest::parse(&resources, &resource_opts, &accel)
         .map_err(|e| Problem::invalid(e.to_string()))?;
+    // Resources are per kernel; a single-node session needs all of its kernels' on one node.
+    let (cluster_mode, cluster_size) = cluster_shape(m, &access_key, body, &config)?;
+    if cluster_mode == ClusterMode::MultiNode && cluster_size > 1 {
+        return Err(Problem::invalid(
+            "multi-node cluster sessions are not available on this server yet; use clusterMode single-node (all kernels on one node)",
+        ));
+    }
+    let need = req.slots.times(u64::from(cluster_size));
+    let each = if cluster_size > 1 {
+        format!(" ({cluster_size} kernels together)")
+    } else {
+        String::new()
+    };
     let agents: Vec<_> = m
         .agents()
         .into_iter()
@@ -203,9 +217,9 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             ),
         ));
     }
-    if !agents.iter().any(|a| req.slots.fits_in(&a.info().capacity)) {
+    if !agents.iter().any(|a| need.fits_in(&a.info().capacity)) {
         // An accelerator no node of the group has enough of, named first.
-        for (slot, want) in req.slots.accel.iter().filter(|(_, v)| **v > 0) {
+        for (slot, want) in need.accel.iter().filter(|(_, v)| **v > 0) {
             let most = agents
                 .iter()
                 .map(|a| a.info().capacity.accel.get(slot).copied().unwrap_or(0))
@@ -226,7 +240,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
                     "resource-request-too-large",
                     "Too large resource request.",
                     format!(
-                        "the session asks for {slot}={} ({unit}), but {has}; ask for less",
+                        "the session asks for {slot}={} ({unit}){each}, but {has}; ask for less",
                         format_cpu(*want)
                     ),
                 )
@@ -243,16 +257,16 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             "resource-request-too-large",
             "Too large resource request.",
             format!(
-                "the session asks for {} cores and {} of memory, but the largest node of resource group {scaling_group:?} has {} cores and {}; ask for less",
-                format_cpu(req.slots.cpu_milli),
-                format_bytes(req.slots.mem),
+                "the session asks for {} cores and {} of memory{each}, but the largest node of resource group {scaling_group:?} has {} cores and {}; ask for less",
+                format_cpu(need.cpu_milli),
+                format_bytes(need.mem),
                 format_cpu(largest.cpu_milli),
                 format_bytes(largest.mem)
             ),
         )
         .with_code("session_create_unavailable"));
     }
-    let designated_agent = designated_agent(&config, &agents, &scaling_group, &req.slots)?;
+    let designated_agent = designated_agent(&config, &agents, &scaling_group, &need)?;
 
     // Environment.
     let mut environ = BTreeMap::new();
@@ -286,11 +300,6 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
     let mounts = resolve_mounts(m, &user_id, &config)?;
 
     let preopen_ports = parse_preopen_ports(config.get("preopen_ports"))?;
-    if body.get("clusterSize").and_then(Value::as_u64).unwrap_or(1) > 1 {
-        return Err(Problem::invalid(
-            "multi-container (cluster) sessions are not available on this server yet; use clusterSize 1",
-        ));
-    }
     let dependencies = resolve_dependencies(m, &access_key, body.get("dependencies"))?;
     check_pending_limit(m, &access_key)?;
     let priority = match body.get("priority") {
@@ -333,9 +342,11 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             bootstrap_script: str_field(body, &["bootstrap_script", "bootstrapScript"])
                 .map(str::to_string),
             environ,
-            requested_slots: req.slots,
+            requested_slots: need,
             shmem: req.shmem,
             main_kernel_id: Uuid::new_v4(),
+            cluster_mode,
+            sub_kernels: (1..cluster_size).map(|_| Uuid::new_v4()).collect(),
             designated_agent,
             dependencies,
             mounts,
@@ -377,6 +388,9 @@ pub fn create_many(m: &Manager, plan: &CreatePlan) -> Result<Vec<SessionRow>, Pr
         p.session.name = name;
         p.session.id = Uuid::new_v4();
         p.session.main_kernel_id = Uuid::new_v4();
+        p.session.sub_kernels = (0..p.session.sub_kernels.len())
+            .map(|_| Uuid::new_v4())
+            .collect();
         p.reuse_if_exists = false;
         if m.store
             .live_session_named(&p.session.access_key, &p.session.name)

@@ -2,13 +2,13 @@
 //! If the user terminates it half-way, the launch notices at its next step and finishes the
 //! termination itself, destroying whatever it had created.
 
+use super::kernels;
 use super::terminate::finish_termination;
 use super::timeouts::arm_batch_timeout;
 use super::transition::{Change, transition, transition_or_log};
 use super::watch::handle_kernel_exit;
 use crate::state::Manager;
 use bai_core::Reason;
-use bai_core::agent::KernelSpec;
 use bai_core::event::EventKind as E;
 use bai_core::status::SessionStatus as S;
 use bai_store::SessionRow;
@@ -115,53 +115,73 @@ async fn launch(m: &Arc<Manager>, row: SessionRow) {
             .events(&[E::KernelCreating]),
         false
     );
-    let spec = KernelSpec {
-        kernel_id: row.main_kernel_id,
-        session_id: row.id,
-        session_name: row.name.clone(),
-        session_type: row.session_type,
-        image: row.image.clone(),
-        slots: row.requested_slots.clone(),
-        shmem: row.shmem,
-        environ: row.environ.clone(),
-        startup_command: row.startup_command.clone(),
-        bootstrap_script: row.bootstrap_script.clone(),
-        owner_access_key: row.access_key.clone(),
-        mounts,
+    let subs = if row.cluster_size > 1 {
+        match m.store.sub_kernels(row.id) {
+            Ok(subs) => subs,
+            Err(e) => {
+                fail_creation(m, &row, Reason::CreationFailed(e.to_string())).await;
+                return;
+            }
+        }
+    } else {
+        Vec::new()
     };
-    let limit = Duration::from_secs(m.config.create_timeout_secs);
-    let created = match tokio::time::timeout(limit, agent.rpc.create_kernel(spec)).await {
-        Ok(Ok(c)) => c,
-        Ok(Err(e)) => {
-            fail_creation(m, &row, Reason::CreationFailed(e.to_string())).await;
+    if !subs.is_empty()
+        && let Err(e) = m.store.set_sub_kernels_agent(row.id, &agent.id)
+    {
+        fail_creation(m, &row, Reason::CreationFailed(e.to_string())).await;
+        return;
+    }
+    let specs = match kernels::specs(&row, &subs, mounts) {
+        Ok(specs) => specs,
+        Err(e) => {
+            fail_creation(m, &row, Reason::CreationFailed(e)).await;
             return;
         }
-        Err(_) => {
-            let reason = Reason::CreationTimeout {
-                secs: limit.as_secs(),
-            };
+    };
+    let limit = Duration::from_secs(m.config.create_timeout_secs);
+    let created = match kernels::create_all(&agent, specs, limit).await {
+        Ok(c) => c,
+        Err(reason) => {
             fail_creation(m, &row, reason).await;
             return;
         }
     };
+    for c in created.iter().skip(1) {
+        if let Err(e) = m
+            .store
+            .set_sub_kernel_started(c.kernel_id, &agent.id, &c.container_id)
+        {
+            tracing::warn!(kernel = %c.kernel_id, error = %e, "cannot record a sub kernel's container");
+        }
+    }
+    let main_container = created
+        .first()
+        .map(|c| c.container_id.clone())
+        .unwrap_or_default();
     let row = step!(
         m,
         row,
         Change::new(S::Creating, S::Running, Reason::Running, "launch")
             .events(&[E::KernelStarted, E::SessionStarted])
-            .container(&created.container_id),
+            .container(&main_container),
         true
     );
     if let Some(secs) = row.batch_timeout {
         arm_batch_timeout(m.clone(), row.id, Duration::from_secs(secs.max(0) as u64));
     }
-    // A batch command can finish before we got here: handle its exit now.
-    let early = m
+    // A batch command can finish (or a kernel die) before we got here: handle it now.
+    let early: Vec<_> = m
         .early_exits
         .lock()
-        .ok()
-        .and_then(|mut e| e.remove(&row.main_kernel_id));
-    if let Some(exit) = early {
+        .map(|mut e| {
+            created
+                .iter()
+                .filter_map(|c| e.remove(&c.kernel_id))
+                .collect()
+        })
+        .unwrap_or_default();
+    for exit in early {
         handle_kernel_exit(m, exit).await;
     }
 }

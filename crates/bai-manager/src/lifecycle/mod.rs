@@ -4,7 +4,9 @@
 
 mod admit;
 mod body;
+mod cluster_keys;
 pub mod create;
+pub mod kernels;
 pub mod launch;
 pub mod mounts;
 pub mod reconcile;

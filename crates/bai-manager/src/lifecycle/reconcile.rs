@@ -2,6 +2,7 @@
 //! Launches interrupted by a restart are requeued, lost kernels end their sessions with a
 //! reason, unfinished terminations are finished, and orphan containers are removed.
 
+use super::kernels::kernel_ids;
 use super::launch;
 use super::terminate::finish_termination;
 use super::timeouts::{age_secs, arm_batch_timeout};
@@ -13,6 +14,27 @@ use bai_core::status::{SessionResult, SessionStatus as S};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
+use uuid::Uuid;
+
+/// The first kernel of `ids` (main1 first) that is not running: its index and hostname.
+fn missing_kernel(ids: &[Uuid], running: &HashSet<Uuid>) -> Option<(usize, String)> {
+    ids.iter().position(|k| !running.contains(k)).map(|i| {
+        let host = if i == 0 {
+            "main1".to_string()
+        } else {
+            format!("sub{i}")
+        };
+        (i, host)
+    })
+}
+
+/// "its container is gone" for a session of one kernel; the kernel named in a cluster.
+fn gone(missing: Option<(usize, String)>, where_: &str) -> String {
+    match missing {
+        Some((i, host)) if i > 0 => format!("the container of kernel {host} is gone{where_}"),
+        _ => format!("its container is gone{where_}"),
+    }
+}
 
 pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
     let mut running_kernels = HashSet::new();
@@ -26,13 +48,15 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
     for row in m.store.sessions_in(&S::HOLDS_RESOURCES)? {
         match row.status {
             S::Scheduled => {
-                keep.insert(row.main_kernel_id);
+                keep.extend(kernel_ids(m, &row));
                 launch::spawn(m.clone(), row);
             }
             // The other creation phases: the launch was interrupted.
             s if s.is_creating() => {
                 if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
-                    super::destroy_or_log(&agent, row.main_kernel_id).await;
+                    for k in kernel_ids(m, &row) {
+                        super::destroy_or_log(&agent, k).await;
+                    }
                 }
                 transition_or_log(
                     m,
@@ -56,8 +80,10 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
                     // its sessions end when it is gone.
                     continue;
                 }
-                if running_kernels.contains(&row.main_kernel_id) {
-                    keep.insert(row.main_kernel_id);
+                let ids = kernel_ids(m, &row);
+                let missing = missing_kernel(&ids, &running_kernels);
+                if missing.is_none() {
+                    keep.extend(ids);
                     if let Some(t) = row.batch_timeout {
                         let started = row
                             .status_history
@@ -74,13 +100,14 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
                     let c = Change::new(
                         row.status,
                         S::Terminating,
-                        Reason::KernelLost("its container is gone".into()),
+                        Reason::KernelLost(gone(missing, "")),
                         "reconcile",
                     )
                     .events(&[E::SessionTerminating])
                     .result(SessionResult::Failure, None);
                     if let Ok(Some(row)) = transition(m, row.id, c) {
-                        finish_termination(m, &row, false).await;
+                        // The kernels still running go too.
+                        finish_termination(m, &row, row.cluster_size > 1).await;
                     }
                 }
             }
@@ -109,26 +136,27 @@ pub async fn reconcile_agent(m: &Arc<Manager>, agent: &Arc<AgentHandle>) -> anyh
         match row.status {
             // Its launch task decides.
             s if s.is_creating() => {
-                keep.insert(row.main_kernel_id);
+                keep.extend(kernel_ids(m, &row));
             }
-            s if s.is_up() && running.contains(&row.main_kernel_id) => {
-                keep.insert(row.main_kernel_id);
+            s if s.is_up() && missing_kernel(&kernel_ids(m, &row), &running).is_none() => {
+                keep.extend(kernel_ids(m, &row));
                 if s == S::RunningDegraded {
                     let c = Change::new(s, S::Running, Reason::Running, "reconcile");
                     transition_or_log(m, row.id, c);
                 }
             }
             s if s.is_up() => {
+                let missing = missing_kernel(&kernel_ids(m, &row), &running);
                 let c = Change::new(
                     s,
                     S::Terminating,
-                    Reason::KernelLost(format!("its container is gone from agent {}", agent.id)),
+                    Reason::KernelLost(gone(missing, &format!(" from agent {}", agent.id))),
                     "reconcile",
                 )
                 .events(&[E::SessionTerminating])
                 .result(SessionResult::Failure, None);
                 if let Ok(Some(row)) = transition(m, row.id, c) {
-                    finish_termination(m, &row, false).await;
+                    finish_termination(m, &row, row.cluster_size > 1).await;
                 }
             }
             _ => {}

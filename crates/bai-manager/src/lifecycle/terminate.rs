@@ -92,35 +92,12 @@ async fn wait_until_ended(m: &Arc<Manager>, id: Uuid) -> Result<S, Problem> {
     }
 }
 
-/// Destroys the kernel of a TERMINATING session (when one was created), keeps its logs and
+/// Destroys the kernels of a TERMINATING session (when they were created), keeps their logs and
 /// marks it TERMINATED, with SUCCESS/FAILURE events for batch sessions.
 pub async fn finish_termination(m: &Arc<Manager>, row: &SessionRow, kernel_created: bool) {
     let mut exit_code = row.exit_code;
-    if kernel_created && let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
-        let mut last_err = None;
-        for attempt in 0..3u64 {
-            match agent.rpc.destroy_kernel(row.main_kernel_id).await {
-                Ok(exit) => {
-                    if !exit.logs.is_empty() {
-                        let _ = m.store.set_logs(row.id, &exit.logs);
-                    }
-                    exit_code = exit_code.or(exit.exit_code);
-                    last_err = None;
-                    break;
-                }
-                Err(bai_core::agent::AgentError::KernelNotFound(_)) => {
-                    last_err = None;
-                    break;
-                }
-                Err(e) => {
-                    last_err = Some(e);
-                    tokio::time::sleep(Duration::from_millis(200 * (attempt + 1))).await;
-                }
-            }
-        }
-        if let Some(e) = last_err {
-            tracing::error!(session = %row.id, error = %e, "could not destroy kernel; reconciliation will remove it");
-        }
+    if kernel_created && let Some(exit) = super::kernels::destroy_all(m, row).await {
+        exit_code = exit_code.or(exit.exit_code);
     }
     let reason = row
         .status_info

@@ -51,20 +51,33 @@ pub async fn handle_kernel_exit(m: &Arc<Manager>, exit: KernelExit) {
             return;
         }
     };
+    let main = exit.kernel_id == row.main_kernel_id;
+    let kept = if main {
+        m.store.set_logs(row.id, &exit.logs)
+    } else {
+        m.store
+            .set_sub_kernel_exit(exit.kernel_id, exit.exit_code, &exit.logs)
+    };
     if !exit.logs.is_empty()
-        && let Err(e) = m.store.set_logs(row.id, &exit.logs)
+        && let Err(e) = kept
     {
         tracing::warn!(session = %row.id, error = %e, "cannot keep the kernel's logs");
     }
     match row.status {
         s if s.is_up() => {
-            let (reason, result) = exit_reason(row.session_type, &exit);
+            let (reason, result) = if main {
+                exit_reason(row.session_type, &exit)
+            } else {
+                // A sub kernel has no command of its own: its end is a failure of the session.
+                (sub_exit_reason(m, &row, &exit), SessionResult::Failure)
+            };
+            let code = if main { exit.exit_code } else { None };
             let c = Change::new(row.status, S::Terminating, reason, "kernel-exit")
                 .events(&[E::SessionTerminating])
-                .result(result, exit.exit_code);
+                .result(result, code);
             if let Some(row) = transition_or_log(m, row.id, c) {
-                // The agent already removed the container.
-                finish_termination(m, &row, false).await;
+                // The agent already removed this container; the other kernels go now.
+                finish_termination(m, &row, row.cluster_size > 1).await;
             }
         }
         s if s.is_creating() => {
@@ -74,4 +87,22 @@ pub async fn handle_kernel_exit(m: &Arc<Manager>, exit: KernelExit) {
         }
         _ => {}
     }
+}
+
+/// Why a session ends when one of its sub kernels ended: the kernel named, and how.
+fn sub_exit_reason(m: &Manager, row: &bai_store::SessionRow, exit: &KernelExit) -> Reason {
+    let host = super::kernels::kernel_ids(m, row)
+        .iter()
+        .position(|k| *k == exit.kernel_id)
+        .map(|i| format!("sub{i}"))
+        .unwrap_or_else(|| exit.kernel_id.to_string());
+    let how = if exit.oom_killed {
+        "ran out of memory".to_string()
+    } else {
+        match exit.exit_code {
+            Some(c) => format!("exited with code {c}"),
+            None => "ended".to_string(),
+        }
+    };
+    Reason::KernelLost(format!("kernel {host} {how}"))
 }

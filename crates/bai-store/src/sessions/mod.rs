@@ -6,14 +6,17 @@
 
 mod change;
 mod history;
+mod kernels;
 mod query;
 mod write;
 
 pub use change::StatusChange;
 pub(crate) use change::{PLACEMENT_PHASE, cas_status_tx, place_tx};
 pub(crate) use history::add_history_with_steps_tx;
+pub use kernels::SubKernel;
 
 use crate::{Result, StoreError};
+use bai_core::cluster::ClusterMode;
 use bai_core::resources::ResourceSlots;
 use bai_core::status::{SessionResult, SessionStatus, SessionType};
 use rusqlite::Row;
@@ -65,6 +68,17 @@ pub struct SessionRow {
     pub mounts: Vec<bai_core::agent::Mount>,
     /// Container ports opened as apps (1024–65535).
     pub preopen_ports: Vec<u16>,
+    pub cluster_mode: ClusterMode,
+    /// How many kernels: main1 and `cluster_size - 1` sub kernels (in the `kernels` table).
+    pub cluster_size: u32,
+}
+
+impl SessionRow {
+    /// Slots of each kernel (the session's are the sum over its kernels).
+    pub fn kernel_slots(&self) -> ResourceSlots {
+        self.requested_slots
+            .divided(self.cluster_size.max(1) as u64)
+    }
 }
 
 /// A PENDING session as the scheduler reads it: only the columns it needs.
@@ -113,6 +127,9 @@ pub struct NewSession {
     pub mounts: Vec<bai_core::agent::Mount>,
     /// Container ports opened as apps (1024–65535).
     pub preopen_ports: Vec<u16>,
+    pub cluster_mode: ClusterMode,
+    /// Ids of the sub kernels (`sub1` …), none for a session of one kernel.
+    pub sub_kernels: Vec<Uuid>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -127,7 +144,8 @@ pub struct SessionFilter {
 pub(crate) const COLUMNS: &str = "id, name, access_key, user_id, domain_name, group_name, scaling_group, type, \
     image, tag, priority, status, status_info, status_changed, status_history, result, exit_code, \
     created_at, terminated_at, starts_at, batch_timeout, startup_command, bootstrap_script, environ, \
-    requested_slots, shmem, agent_id, main_kernel_id, container_id, designated_agent, dependencies, mounts, preopen_ports";
+    requested_slots, shmem, agent_id, main_kernel_id, container_id, designated_agent, dependencies, mounts, preopen_ports, \
+    cluster_mode, cluster_size";
 
 pub(crate) fn corrupt(column: &'static str, detail: impl ToString) -> StoreError {
     StoreError::Corrupt {
@@ -151,6 +169,8 @@ pub(crate) fn parse_row(
     let deps: String = r.get(30)?;
     let mounts: String = r.get(31)?;
     let preopen: String = r.get(32)?;
+    let cluster_mode: String = r.get(33)?;
+    let cluster_size: i64 = r.get(34)?;
     let build = || -> std::result::Result<SessionRow, StoreError> {
         Ok(SessionRow {
             id: Uuid::parse_str(&id).map_err(|e| corrupt("id", e))?,
@@ -189,6 +209,11 @@ pub(crate) fn parse_row(
             mounts: serde_json::from_str(&mounts).map_err(|e| corrupt("mounts", e))?,
             preopen_ports: serde_json::from_str(&preopen)
                 .map_err(|e| corrupt("preopen_ports", e))?,
+            cluster_mode: cluster_mode
+                .parse()
+                .map_err(|e| corrupt("cluster_mode", e))?,
+            cluster_size: u32::try_from(cluster_size.max(1))
+                .map_err(|e| corrupt("cluster_size", e))?,
         })
     };
     Ok(build())

@@ -159,11 +159,15 @@ impl Store {
         collect(st.query_map([], parse_row)?)
     }
 
+    /// The session a kernel (its main kernel or a sub kernel) belongs to.
     pub fn session_by_kernel(&self, kernel_id: Uuid) -> Result<Option<SessionRow>> {
         let r = self
             .read()
             .query_row(
-                &format!("SELECT {COLUMNS} FROM sessions WHERE main_kernel_id = ?1"),
+                &format!(
+                    "SELECT {COLUMNS} FROM sessions WHERE main_kernel_id = ?1
+                     OR id = (SELECT session_id FROM kernels WHERE id = ?1)"
+                ),
                 [kernel_id.to_string()],
                 parse_row,
             )

@@ -34,9 +34,9 @@ impl Store {
                 scaling_group, type, image, tag, priority, status, status_info, status_changed,
                 status_history, created_at, starts_at, batch_timeout, startup_command,
                 bootstrap_script, environ, requested_slots, shmem, main_kernel_id,
-                designated_agent, dependencies, mounts, preopen_ports)
+                designated_agent, dependencies, mounts, preopen_ports, cluster_mode, cluster_size)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?26, ?27, ?12,
-                ?13, ?12, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+                ?13, ?12, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?28, ?29)",
             params![
                 s.id.to_string(),
                 s.name,
@@ -65,8 +65,11 @@ impl Store {
                 preopen,
                 SessionStatus::Pending.as_str(),
                 Reason::Enqueued.to_string(),
+                s.cluster_mode.as_str(),
+                s.sub_kernels.len() as i64 + 1,
             ],
         )?;
+        super::kernels::insert_subs_tx(&tx, s.id, &s.sub_kernels)?;
         add_history_tx(
             &tx,
             s.id,

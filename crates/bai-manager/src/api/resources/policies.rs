@@ -20,6 +20,7 @@ fn policy_json(p: &PolicyRow) -> Value {
         "total_resource_slots": p.total_slots.as_ref().map(ResourceSlots::to_wire),
         "max_session_lifetime": p.max_session_lifetime,
         "idle_timeout": p.idle_timeout,
+        "max_containers_per_session": p.max_containers_per_session,
     })
 }
 
@@ -76,7 +77,14 @@ pub async fn put_policy(
         total_slots,
         max_session_lifetime: count("max_session_lifetime")?.unwrap_or(0),
         idle_timeout: count("idle_timeout")?.unwrap_or(0),
+        max_containers_per_session: count("max_containers_per_session")?,
     };
+    if p.max_containers_per_session == Some(0) {
+        return Err(Problem::invalid(
+            "max_containers_per_session must be at least 1 (leave it out for no limit)",
+        )
+        .into());
+    }
     m.store.put_policy(&p)?;
     m.wake_scheduler.notify_one();
     Ok((StatusCode::CREATED, Json(policy_json(&p))))

@@ -1,0 +1,196 @@
+//! The kernels of a session: what each one gets (its place in the cluster, its spec), making
+//! all of them at once (all or none: a failure destroys those made), and destroying all of
+//! them. A session of one kernel is the case of a cluster of one.
+
+use super::cluster_keys;
+use crate::state::{AgentHandle, Manager};
+use bai_core::Reason;
+use bai_core::agent::{AgentError, KernelCreated, KernelExit, KernelSpec, Mount};
+use bai_core::cluster::{ClusterInfo, ClusterMode, KernelPlace, layout, network_name};
+use bai_store::{SessionRow, SubKernel};
+use futures::future::join_all;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where each kernel of `row` stands, main1 first.
+pub fn places(row: &SessionRow, subs: &[SubKernel]) -> Vec<KernelPlace> {
+    let ids: Vec<_> = subs.iter().map(|k| k.id).collect();
+    layout(row.main_kernel_id, &ids)
+}
+
+/// The spec of every kernel of `row`, main1 first. Sub kernels run no startup command (a
+/// batch session's command runs in main1 and its end ends the session).
+pub fn specs(
+    row: &SessionRow,
+    subs: &[SubKernel],
+    mounts: Vec<Mount>,
+) -> Result<Vec<KernelSpec>, String> {
+    let places = places(row, subs);
+    let size = places.len() as u32;
+    let keys = if size > 1 {
+        Some(cluster_keys::generate()?)
+    } else {
+        None
+    };
+    let network =
+        (size > 1 && row.cluster_mode == ClusterMode::SingleNode).then(|| network_name(row.id));
+    let hosts: Vec<String> = places.iter().map(|p| p.hostname.clone()).collect();
+    let slots = row.kernel_slots();
+    Ok(places
+        .into_iter()
+        .map(|place| {
+            let main = place.idx == 1 && place.local_rank == 0;
+            KernelSpec {
+                kernel_id: place.kernel_id,
+                session_id: row.id,
+                session_name: row.name.clone(),
+                session_type: row.session_type,
+                image: row.image.clone(),
+                slots: slots.clone(),
+                shmem: row.shmem,
+                environ: row.environ.clone(),
+                startup_command: if main {
+                    row.startup_command.clone()
+                } else {
+                    None
+                },
+                bootstrap_script: row.bootstrap_script.clone(),
+                owner_access_key: row.access_key.clone(),
+                mounts: mounts.clone(),
+                cluster: (size > 1).then(|| ClusterInfo {
+                    mode: row.cluster_mode,
+                    size,
+                    place,
+                    hosts: hosts.clone(),
+                    network: network.clone(),
+                    keys: keys.clone(),
+                }),
+            }
+        })
+        .collect())
+}
+
+/// Why making one kernel failed, naming it in a cluster.
+fn failure(spec: &KernelSpec, why: Reason) -> Reason {
+    let Some(c) = &spec.cluster else {
+        return why;
+    };
+    let host = &c.place.hostname;
+    match why {
+        Reason::CreationFailed(e) => Reason::CreationFailed(format!("kernel {host}: {e}")),
+        Reason::CreationTimeout { secs } => {
+            Reason::CreationFailed(format!("kernel {host} was not ready within {secs}s"))
+        }
+        other => other,
+    }
+}
+
+/// Makes every kernel on `agent` at once. When one fails, the others are destroyed and the
+/// reason names the kernel that failed.
+pub async fn create_all(
+    agent: &Arc<AgentHandle>,
+    specs: Vec<KernelSpec>,
+    limit: Duration,
+) -> Result<Vec<KernelCreated>, Reason> {
+    let ids: Vec<_> = specs.iter().map(|s| s.kernel_id).collect();
+    let made = join_all(specs.iter().cloned().map(|spec| {
+        let agent = agent.clone();
+        async move {
+            match tokio::time::timeout(limit, agent.rpc.create_kernel(spec)).await {
+                Ok(Ok(c)) => Ok(c),
+                Ok(Err(e)) => Err(Reason::CreationFailed(e.to_string())),
+                Err(_) => Err(Reason::CreationTimeout {
+                    secs: limit.as_secs(),
+                }),
+            }
+        }
+    }))
+    .await;
+    let mut out = Vec::new();
+    let mut first_failure = None;
+    for (spec, r) in specs.iter().zip(made) {
+        match r {
+            Ok(c) => out.push(c),
+            Err(why) if first_failure.is_none() => first_failure = Some(failure(spec, why)),
+            Err(_) => {}
+        }
+    }
+    match first_failure {
+        None => Ok(out),
+        Some(why) => {
+            // A cluster is all or nothing: what was made goes (a kernel whose creation timed
+            // out too, if the agent finished it meanwhile).
+            if ids.len() > 1 {
+                join_all(ids.iter().map(|k| super::destroy_or_log(agent, *k))).await;
+            }
+            Err(why)
+        }
+    }
+}
+
+/// Destroys every kernel of a session (each on its agent), keeping what each one left.
+/// Returns main1's exit when it was destroyed here.
+pub async fn destroy_all(m: &Arc<Manager>, row: &SessionRow) -> Option<KernelExit> {
+    let subs = if row.cluster_size > 1 {
+        m.store.sub_kernels(row.id).unwrap_or_else(|e| {
+            tracing::error!(session = %row.id, error = %e, "cannot read the sub kernels");
+            Vec::new()
+        })
+    } else {
+        Vec::new()
+    };
+    let mut jobs = vec![(row.main_kernel_id, row.agent_id.clone(), true)];
+    jobs.extend(subs.iter().map(|k| (k.id, k.agent_id.clone(), false)));
+    let results = join_all(jobs.into_iter().map(|(id, agent, main)| async move {
+        let agent = agent.as_deref().and_then(|a| m.agent(a))?;
+        destroy_with_retries(&agent, id)
+            .await
+            .map(|exit| (exit, main))
+    }))
+    .await;
+    let mut main_exit = None;
+    for (exit, main) in results.into_iter().flatten() {
+        if main {
+            if !exit.logs.is_empty() {
+                let _ = m.store.set_logs(row.id, &exit.logs);
+            }
+            main_exit = Some(exit);
+        } else if let Err(e) =
+            m.store
+                .set_sub_kernel_exit(exit.kernel_id, exit.exit_code, &exit.logs)
+        {
+            tracing::warn!(kernel = %exit.kernel_id, error = %e, "cannot keep a kernel's logs");
+        }
+    }
+    main_exit
+}
+
+async fn destroy_with_retries(agent: &AgentHandle, id: uuid::Uuid) -> Option<KernelExit> {
+    let mut last_err = None;
+    for attempt in 0..3u64 {
+        match agent.rpc.destroy_kernel(id).await {
+            Ok(exit) => return Some(exit),
+            Err(AgentError::KernelNotFound(_)) => return None,
+            Err(e) => {
+                last_err = Some(e);
+                tokio::time::sleep(Duration::from_millis(200 * (attempt + 1))).await;
+            }
+        }
+    }
+    if let Some(e) = last_err {
+        tracing::error!(kernel = %id, agent = %agent.id, error = %e, "could not destroy kernel; reconciliation will remove it");
+    }
+    None
+}
+
+/// Every kernel id of a session, main1 first.
+pub fn kernel_ids(m: &Manager, row: &SessionRow) -> Vec<uuid::Uuid> {
+    let mut ids = vec![row.main_kernel_id];
+    if row.cluster_size > 1 {
+        match m.store.sub_kernels(row.id) {
+            Ok(subs) => ids.extend(subs.iter().map(|k| k.id)),
+            Err(e) => tracing::error!(session = %row.id, error = %e, "cannot read the sub kernels"),
+        }
+    }
+    ids
+}

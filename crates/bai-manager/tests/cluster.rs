@@ -1,0 +1,253 @@
+//! Cluster sessions in process, with the dummy agent: every kernel is made at once or none
+//! is, each gets its place in the cluster and one share of the resources, a dead kernel ends
+//! the session naming it, and the queue holds a cluster until all of it fits.
+
+mod support;
+
+use bai_agent::CreateStep;
+use bai_core::cluster::ClusterRole;
+use bai_core::status::SessionStatus as S;
+use bai_manager::lifecycle::create::plan;
+use serde_json::json;
+use support::{Harness, IMAGE};
+
+fn cluster(size: u32, cpu: u32) -> serde_json::Value {
+    json!({"clusterSize": size, "clusterMode": "single-node",
+           "config": {"resources": {"cpu": cpu, "mem": "1g"}}})
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cluster_session_makes_all_its_kernels_and_ends_them_together() {
+    let h = Harness::start().await;
+    let s = h.create("trio", cluster(3, 2));
+    assert_eq!((s.cluster_size, s.requested_slots.cpu_milli), (3, 6000));
+    let row = h.wait_status(s.id, S::Running).await;
+    let subs = h.store.sub_kernels(row.id).expect("subs");
+    assert_eq!(subs.len(), 2);
+    let mut ids = vec![row.main_kernel_id];
+    ids.extend(subs.iter().map(|k| k.id));
+    let mut live = h.agent.live();
+    live.sort();
+    let mut want = ids.clone();
+    want.sort();
+    assert_eq!(live, want, "every kernel runs on the agent");
+
+    let specs: Vec<_> = ids
+        .iter()
+        .map(|k| h.agent.spec(*k).expect("spec"))
+        .collect();
+    let places: Vec<_> = specs
+        .iter()
+        .map(|s| {
+            let c = s
+                .cluster
+                .clone()
+                .expect("a cluster kernel knows its cluster");
+            (c.place.role, c.place.hostname, c.size, s.slots.cpu_milli)
+        })
+        .collect();
+    assert_eq!(
+        places,
+        vec![
+            (ClusterRole::Main, "main1".to_string(), 3, 2000),
+            (ClusterRole::Sub, "sub1".to_string(), 3, 2000),
+            (ClusterRole::Sub, "sub2".to_string(), 3, 2000),
+        ]
+    );
+    let keys: Vec<_> = specs
+        .iter()
+        .map(|s| {
+            s.cluster
+                .as_ref()
+                .and_then(|c| c.keys.clone())
+                .expect("keys")
+        })
+        .collect();
+    assert!(
+        keys.iter().all(|k| *k == keys[0]),
+        "one key pair per session"
+    );
+    let nets: Vec<_> = specs
+        .iter()
+        .map(|s| s.cluster.as_ref().and_then(|c| c.network.clone()))
+        .collect();
+    assert!(nets.iter().all(|n| n.is_some() && *n == nets[0]));
+    assert!(
+        subs.iter()
+            .all(|k| k.container_id.is_some() && k.agent_id.as_deref() == Some("dummy-a")),
+        "{subs:?}"
+    );
+
+    // A second cluster gets other keys and another network.
+    let other = h.create("duet", cluster(2, 1));
+    let other = h.wait_status(other.id, S::Running).await;
+    let o = h
+        .agent
+        .spec(other.main_kernel_id)
+        .and_then(|s| s.cluster)
+        .expect("cluster");
+    assert_ne!(o.keys.as_ref(), Some(&keys[0]));
+    assert_ne!(o.network, nets[0]);
+
+    assert_eq!(h.terminate(row.id).await, S::Terminated);
+    let destroyed = h.agent.destroyed();
+    assert!(
+        ids.iter().all(|k| destroyed.contains(k)),
+        "every kernel destroyed"
+    );
+    assert!(ids.iter().all(|k| !h.agent.live().contains(k)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_kernel_that_fails_to_start_rolls_back_the_others() {
+    let h = Harness::start().await;
+    h.script([
+        CreateStep::Start,
+        CreateStep::Fail("no room for this one".into()),
+        CreateStep::Start,
+    ]);
+    let s = h.create("broken", cluster(3, 1));
+    let row = h.wait_status(s.id, S::Error).await;
+    let info = row.status_info.unwrap_or_default();
+    assert!(
+        info.contains("kernel ") && info.contains("no room for this one"),
+        "{info}"
+    );
+    assert!(h.agent.live().is_empty(), "nothing of the cluster is left");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_sub_kernel_that_dies_ends_the_session_and_names_it() {
+    let h = Harness::start().await;
+    let s = h.create("fragile", cluster(3, 1));
+    let row = h.wait_status(s.id, S::Running).await;
+    let subs = h.store.sub_kernels(row.id).expect("subs");
+    assert!(h.agent.exit(subs[1].id, 137, false));
+    let row = h.wait_status(s.id, S::Terminated).await;
+    let info = row.status_info.unwrap_or_default();
+    assert!(info.contains("sub2") && info.contains("137"), "{info}");
+    assert!(
+        h.agent.live().is_empty(),
+        "main1 and sub1 were destroyed too"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cluster_waits_until_all_of_it_fits_on_one_node() {
+    let h = Harness::start().await;
+    // 8 cores: a 4-core session leaves room for two of the three 2-core kernels.
+    let big = h.create(
+        "bigone",
+        json!({"config": {"resources": {"cpu": 4, "mem": "1g"}}}),
+    );
+    h.wait_status(big.id, S::Running).await;
+    let gang = h.create("gang", cluster(3, 2));
+    let pending = h
+        .wait(gang.id, "a pending reason", |r| {
+            r.status == S::Pending && r.status_info.as_deref().is_some_and(|i| i != "enqueued")
+        })
+        .await;
+    assert_eq!(
+        h.agent.live().len(),
+        1,
+        "no kernel of the cluster is placed early"
+    );
+    let why = pending.status_info.unwrap_or_default();
+    assert!(why.contains("cpu"), "the reason says what is short: {why}");
+    h.terminate(big.id).await;
+    h.wait_status(gang.id, S::Running).await;
+    assert_eq!(h.agent.live().len(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn cluster_requests_are_checked_before_anything_is_stored() {
+    let h = Harness::start().await;
+    let body = |extra: serde_json::Value| {
+        let mut b = json!({"name": "cluster-check", "image": IMAGE, "enqueueOnly": true,
+                           "config": {"resources": {"cpu": 1, "mem": "1g"}}});
+        for (k, v) in extra.as_object().expect("object") {
+            b[k] = v.clone();
+        }
+        b
+    };
+    for (extra, words) in [
+        (json!({"clusterSize": 0}), "clusterSize 0"),
+        (json!({"clusterSize": 65}), "clusterSize 65"),
+        (json!({"clusterSize": "two"}), "clusterSize"),
+        (
+            json!({"clusterSize": 2, "clusterMode": "sideways"}),
+            "sideways",
+        ),
+        (
+            json!({"clusterSize": 2, "clusterMode": "multi-node"}),
+            "multi-node",
+        ),
+        // 9 kernels of 1 core do not fit on the 8-core node.
+        (json!({"clusterSize": 9}), "9 kernels together"),
+    ] {
+        let e = plan(&h.m, &h.user, &body(extra.clone())).expect_err("refused");
+        assert!(e.msg.contains(words), "{extra}: {}", e.msg);
+    }
+    // The official client's spelling of the mode is accepted.
+    assert!(
+        plan(
+            &h.m,
+            &h.user,
+            &body(json!({"clusterSize": 2, "clusterMode": "SINGLE_NODE"}))
+        )
+        .is_ok()
+    );
+
+    // A policy's max_containers_per_session.
+    h.store
+        .put_policy(&bai_store::PolicyRow {
+            name: "small".into(),
+            max_containers_per_session: Some(2),
+            ..Default::default()
+        })
+        .expect("policy");
+    h.store
+        .set_keypair_policy("AKUSER", "small")
+        .expect("assign");
+    let e = plan(&h.m, &h.user, &body(json!({"clusterSize": 3}))).expect_err("refused");
+    assert_eq!(
+        e.error_code.as_deref(),
+        Some("session_create_unavailable"),
+        "{}",
+        e.msg
+    );
+    assert!(plan(&h.m, &h.user, &body(json!({"clusterSize": 2}))).is_ok());
+    assert!(
+        h.store
+            .sessions_in(&[S::Pending])
+            .expect("sessions")
+            .is_empty()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_batch_cluster_ends_with_main1s_command_and_its_exit_code() {
+    let h = Harness::start().await;
+    let mut body = cluster(2, 1);
+    body["type"] = json!("batch");
+    body["startupCommand"] = json!("sleep 100000");
+    let s = h.create("batchgang", body);
+    let row = h.wait_status(s.id, S::Running).await;
+    let sub = h.store.sub_kernels(row.id).expect("subs")[0].id;
+    let main_spec = h.agent.spec(row.main_kernel_id).expect("main1");
+    let sub_spec = h.agent.spec(sub).expect("sub1");
+    assert_eq!(main_spec.startup_command.as_deref(), Some("sleep 100000"));
+    assert_eq!(
+        sub_spec.startup_command, None,
+        "only main1 runs the command"
+    );
+    assert!(h.agent.exit(row.main_kernel_id, 3, false));
+    let row = h.wait_status(s.id, S::Terminated).await;
+    assert_eq!(
+        row.status_info.as_deref().map(bai_core::Reason::parse),
+        Some(bai_core::Reason::TaskFailed(3))
+    );
+    assert_eq!(row.exit_code, Some(3));
+    assert!(h.agent.destroyed().contains(&sub), "sub1 goes with main1");
+    assert!(h.agent.live().is_empty());
+}

@@ -1,0 +1,121 @@
+//! The sub kernels of cluster sessions (`sub1` …). A session's main kernel is the session
+//! row itself (its `main_kernel_id`, `agent_id`, `container_id`, `logs`), so sessions of one
+//! kernel, nearly all of them, cost no row here.
+
+use crate::{Result, Store};
+use rusqlite::{OptionalExtension, params};
+use uuid::Uuid;
+
+/// One sub kernel as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubKernel {
+    pub id: Uuid,
+    pub session_id: Uuid,
+    /// 1 for `sub1`, …
+    pub idx: u32,
+    pub agent_id: Option<String>,
+    pub container_id: Option<String>,
+    pub exit_code: Option<i32>,
+}
+
+impl Store {
+    /// The sub kernels of a session, `sub1` first.
+    pub fn sub_kernels(&self, session_id: Uuid) -> Result<Vec<SubKernel>> {
+        let conn = self.read();
+        let mut st = conn.prepare_cached(
+            "SELECT id, idx, agent_id, container_id, exit_code FROM kernels
+             WHERE session_id = ?1 ORDER BY idx",
+        )?;
+        let rows = st.query_map([session_id.to_string()], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Option<String>>(3)?,
+                r.get::<_, Option<i32>>(4)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for r in rows {
+            let (id, idx, agent_id, container_id, exit_code) = r?;
+            out.push(SubKernel {
+                id: Uuid::parse_str(&id).map_err(|e| super::corrupt("kernels.id", e))?,
+                session_id,
+                idx: idx.max(0) as u32,
+                agent_id,
+                container_id,
+                exit_code,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Records where a sub kernel runs once it was made.
+    pub fn set_sub_kernel_started(
+        &self,
+        kernel_id: Uuid,
+        agent_id: &str,
+        container_id: &str,
+    ) -> Result<()> {
+        self.conn().execute(
+            "UPDATE kernels SET agent_id = ?2, container_id = ?3 WHERE id = ?1",
+            params![kernel_id.to_string(), agent_id, container_id],
+        )?;
+        Ok(())
+    }
+
+    /// Places a session's sub kernels on an agent (single-node: the session's agent).
+    pub fn set_sub_kernels_agent(&self, session_id: Uuid, agent_id: &str) -> Result<()> {
+        self.conn().execute(
+            "UPDATE kernels SET agent_id = ?2 WHERE session_id = ?1",
+            params![session_id.to_string(), agent_id],
+        )?;
+        Ok(())
+    }
+
+    /// Keeps what a sub kernel left when it ended.
+    pub fn set_sub_kernel_exit(
+        &self,
+        kernel_id: Uuid,
+        exit_code: Option<i32>,
+        logs: &str,
+    ) -> Result<()> {
+        self.conn().execute(
+            "UPDATE kernels SET exit_code = COALESCE(?2, exit_code),
+                logs = CASE WHEN ?3 = '' THEN logs ELSE ?3 END WHERE id = ?1",
+            params![kernel_id.to_string(), exit_code, logs],
+        )?;
+        Ok(())
+    }
+
+    /// The logs a sub kernel left when it ended.
+    pub fn sub_kernel_logs(&self, kernel_id: Uuid) -> Result<Option<String>> {
+        Ok(self
+            .read()
+            .query_row(
+                "SELECT logs FROM kernels WHERE id = ?1",
+                [kernel_id.to_string()],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .optional()?
+            .flatten())
+    }
+}
+
+/// Inserts the sub kernels of a new session (inside its insert).
+pub(crate) fn insert_subs_tx(
+    tx: &rusqlite::Transaction<'_>,
+    session_id: Uuid,
+    subs: &[Uuid],
+) -> Result<()> {
+    let mut st =
+        tx.prepare_cached("INSERT INTO kernels(id, session_id, idx) VALUES (?1, ?2, ?3)")?;
+    for (i, id) in subs.iter().enumerate() {
+        st.execute(params![
+            id.to_string(),
+            session_id.to_string(),
+            i as i64 + 1
+        ])?;
+    }
+    Ok(())
+}

@@ -333,6 +333,33 @@ fn three_agents_in_namespaces() {
     assert_eq!(pinned, "node-2");
     s.bai(&s.admin, &["rm", "pinned"]).expect_ok();
 
+    // A cluster session on a remote agent: its network is made in that node's engine, and
+    // its kernels reach each other there by hostname and ssh.
+    let on_node = start_session(
+        &s,
+        "remote-gang",
+        &[
+            "--assign-agent",
+            "node-2",
+            "--cluster-size",
+            "2",
+            "-r",
+            "cpu=0.25",
+        ],
+    );
+    assert_eq!(on_node, "node-2");
+    let out = query(
+        &s,
+        "remote-gang",
+        "import subprocess; print(subprocess.run(['ssh', 'sub1', 'hostname'], capture_output=True, text=True).stdout.strip())",
+    );
+    assert_eq!(out.trim(), "sub1", "{out}");
+    assert_eq!(
+        containers(&machines[1], "node-2"),
+        held_on(&s, "node-2") + 2
+    );
+    s.bai(&s.admin, &["rm", "remote-gang"]).expect_ok();
+
     // kill -9 the agent of s1: LOST, s1 degraded, the others untouched, new work elsewhere.
     let a1 = on["sess-1"].clone();
     let i1 = idx(&a1);

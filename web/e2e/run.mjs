@@ -329,6 +329,23 @@ if (adminEmail && adminPassword) {
     await expectText(row, 'drained');
     await row.locator('[data-testid^="undrain-"]').click();
     await row.locator('[data-testid^="drain-"]').waitFor();
+  });
+
+  await step('a superadmin makes a join token (an unknown group is refused beside the field) and revokes it', async () => {
+    await byTest('token-group').fill('no-such-group');
+    await byTest('token-create').click();
+    await expectText(byTest('token-error'), 'no-such-group');
+    await byTest('token-group').fill('');
+    await byTest('token-create').click();
+    await expectText(byTest('token-command'), 'baid agent --manager');
+    const command = await byTest('token-command').innerText();
+    const id = /--token bai1\.([^.]+)\./.exec(command)?.[1];
+    if (!id) throw new Error(`no token in ${command}`);
+    const row = byTest('token-table').locator('.ant-table-row').filter({ hasText: id });
+    await expectText(row, 'valid');
+    await byTest(`revoke-${id}`).click();
+    await page.getByRole('button', { name: 'Revoke', exact: true }).last().click();
+    await expectText(row, 'revoked');
     await byTest('logout').click();
     await byTest('login-submit').waitFor();
   });

@@ -1,14 +1,16 @@
 // The Agents page (administrators): every agent from `GET /agents` with its resource group,
 // where it connects from, its state (ALIVE, DISCONNECTED, LOST, GONE; drained), what it has,
 // holds and has free, its last heartbeat and version, its accelerator devices, and the
-// drain / undrain buttons.
+// drain / undrain buttons; below, the join tokens remote agents use (make one for a resource
+// group, shown once with the `baid agent` command to run; list; revoke).
 import { useCallback, useEffect, useState } from 'react';
-import { App as AntApp, Button, Space, Table, Tag, Typography } from 'antd';
+import { Alert, App as AntApp, Button, Input, Popconfirm, Space, Table, Tag, Typography } from 'antd';
 import { api, formatSlotMap, Schema } from './api';
 import { displayUnit, formatDevice } from './accel';
 import { errText } from './dialogs';
 
 type Agent = Schema<'Agent'>;
+type Token = Schema<'AgentToken'>;
 
 const STATUS_COLORS: Record<string, string> = { ALIVE: 'green', DISCONNECTED: 'gold', LOST: 'red', GONE: 'default' };
 
@@ -88,6 +90,99 @@ export default function Agents() {
                 <Button size="small" onClick={() => drain(a, false)} data-testid={`undrain-${a.id}`}>Undrain</Button>
               ) : (
                 <Button size="small" onClick={() => drain(a, true)} data-testid={`drain-${a.id}`}>Drain</Button>
+              ),
+          },
+        ]}
+      />
+      <JoinTokens onChange={load} />
+    </>
+  );
+}
+
+/** Join tokens: made for a resource group, shown once; revoking one disconnects its agents. */
+function JoinTokens({ onChange }: { onChange: () => void }) {
+  const { message } = AntApp.useApp();
+  const [tokens, setTokens] = useState<Token[]>([]);
+  const [group, setGroup] = useState('');
+  const [made, setMade] = useState<Token | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const load = useCallback(() => {
+    api('GET', '/admin/agent-tokens').then((r) => setTokens(r.tokens), (e) => message.error(errText(e)));
+  }, [message]);
+  useEffect(load, [load]);
+  const make = () => {
+    setError(null);
+    api('POST', '/admin/agent-tokens', { body: { group: group.trim() || null } }).then(
+      (t) => {
+        setMade(t);
+        load();
+      },
+      (e) => setError(errText(e)),
+    );
+  };
+  const revoke = (t: Token) =>
+    api('DELETE', '/admin/agent-tokens/{id}', { path: { id: t.id } }).then(
+      () => {
+        message.success(`token ${t.id} is revoked; its agents are disconnected`);
+        load();
+        onChange();
+      },
+      (e) => message.error(errText(e)),
+    );
+  return (
+    <>
+      <Typography.Title level={4} style={{ marginTop: 24 }}>Join tokens</Typography.Title>
+      <Space align="start" style={{ marginBottom: 12 }}>
+        <div>
+          <Input
+            placeholder="resource group (default)"
+            value={group}
+            onChange={(e) => {
+              setGroup(e.target.value);
+              setError(null);
+            }}
+            status={error ? 'error' : ''}
+            data-testid="token-group"
+            style={{ width: 240 }}
+          />
+          {error && <div style={{ color: '#cf1322', fontSize: 12, marginTop: 4 }} data-testid="token-error">{error}</div>}
+        </div>
+        <Button type="primary" onClick={make} data-testid="token-create">New join token</Button>
+      </Space>
+      {made?.token && (
+        <Alert
+          type="success"
+          showIcon
+          closable
+          onClose={() => setMade(null)}
+          style={{ marginBottom: 12 }}
+          message={`Token ${made.id} for resource group ${made.group}: it is shown only now`}
+          description={
+            <Typography.Paragraph copyable={{ text: `baid agent --manager ${made.agent_listen ?? 'MANAGER:8091'} --token ${made.token}` }} data-testid="token-command" style={{ marginBottom: 0 }}>
+              <code>baid agent --manager {made.agent_listen ?? 'MANAGER:8091'} --token {made.token}</code>
+            </Typography.Paragraph>
+          }
+        />
+      )}
+      <Table<Token>
+        rowKey="id"
+        size="small"
+        dataSource={tokens}
+        pagination={false}
+        data-testid="token-table"
+        columns={[
+          { title: 'ID', dataIndex: 'id' },
+          { title: 'Resource group', dataIndex: 'group' },
+          { title: 'Made by', dataIndex: 'created_by' },
+          { title: 'Made', dataIndex: 'created_at', render: (t: string) => t.replace('T', ' ').replace('Z', ' UTC') },
+          { title: 'State', render: (_, t) => (t.revoked_at ? <Tag>revoked</Tag> : <Tag color="green">valid</Tag>) },
+          {
+            title: '',
+            render: (_, t) =>
+              !t.revoked_at && (
+                <Popconfirm title={`Revoke ${t.id}? Its agents are disconnected and cannot join again.`} okText="Revoke" onConfirm={() => revoke(t)}>
+                  <Button size="small" danger data-testid={`revoke-${t.id}`}>Revoke</Button>
+                </Popconfirm>
               ),
           },
         ]}

@@ -35,7 +35,11 @@ type QueryPart<O> = O extends { parameters: { query: infer Q } }
   : O extends { parameters: { query?: infer Q } }
     ? { query?: Q }
     : { query?: undefined };
-type BodyPart<O> = O extends { requestBody: { content: { 'application/json': infer B } } } ? { body: B } : { body?: undefined };
+type BodyPart<O> = O extends { requestBody: { content: { 'application/json': infer B } } }
+  ? { body: B }
+  : O extends { requestBody?: { content: { 'application/json': infer B } } }
+    ? { body?: B }
+    : { body?: undefined };
 
 /** The path parameters, query and JSON body an operation takes, as the document says. */
 export type Request<M extends Method, P extends PathOf<M>> = PathPart<Operation<M, P>> & QueryPart<Operation<M, P>> & BodyPart<Operation<M, P>>;

@@ -242,6 +242,8 @@ impl DockerAgent {
             agent.inner.restore(kernel, &labels);
             watch::spawn(&agent.inner, kernel);
         }
+        // Cluster networks a crash left behind (none of their containers is left) go.
+        cluster::prune_networks(&agent.inner).await;
         Ok(agent)
     }
 

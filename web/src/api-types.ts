@@ -797,7 +797,8 @@ export interface paths {
         /** A session's fields (Backend.AI names), why it is pending, its idle checks, live stats and network traffic. */
         get: operations["get_session_reference"];
         put?: never;
-        post?: never;
+        /** Run code in the session's main kernel by long poll (the SDK's execute): `{"mode": "query"|"batch"|"continue"|"input", "code", "runId", "options"}` → `{"result": {"runId", "status": "finished"|"continued"|"waiting-input", "console": [[kind, text]…], "exitCode", "options", "files"}}`; ask again with `continue` (or `input` and the line as `code`) until `finished`. */
+        post: operations["post_session_reference"];
         /** Terminate a session (PENDING: cancel). */
         delete: operations["delete_session_reference"];
         options?: never;
@@ -1527,6 +1528,61 @@ export interface components {
         Done: Record<string, never>;
         /** @description The `data` of a server-sent event: a lifecycle event, or `{}` for `server_close`. */
         EventData: components["schemas"]["SessionEventData"] | components["schemas"]["CloseData"];
+        /** @description The answer: `{"result": …}`. */
+        ExecuteReply: {
+            result: components["schemas"]["ExecuteResult"];
+        };
+        /** @description What to run, or how to go on with a run. */
+        ExecuteRequest: {
+            /**
+             * @description The code (`query`), or the line (`input`).
+             * @default
+             */
+            code: string;
+            /**
+             * @description `query` (code in the kernel's REPL), `batch` (the `options` commands), `continue` (the
+             *     next output of `runId`), `input` (the line `code` for a run waiting for input). Left
+             *     out: a completion request, answered with no completions.
+             */
+            mode?: string | null;
+            /** @description `batch`: `clean`, `build`, `exec` commands. */
+            options?: unknown;
+            /** @description The run to go on with; a new run takes this id when given (else one is made). */
+            runId?: string | null;
+        };
+        /** @description Output since the last answer, and how the run stands. */
+        ExecuteResult: {
+            /** @description A completion request: the completions (none). */
+            completions?: string[] | null;
+            /**
+             * @description Output records in order: `["stdout", text]`, `["stderr", text]`.
+             * @default []
+             */
+            console: [
+                string,
+                string
+            ][];
+            /**
+             * Format: int32
+             * @description The exit code once `finished`.
+             * @default null
+             */
+            exitCode: number | null;
+            /**
+             * @description Files the run made available (none).
+             * @default []
+             */
+            files: unknown[];
+            /**
+             * @description `waiting-input`: `{"is_password": bool}`.
+             * @default null
+             */
+            options: unknown;
+            /** @description The run's id (give it back with `continue` or `input`). Absent for a completion. */
+            runId?: string | null;
+            /** @description `finished`, `continued` (ask again) or `waiting-input`. */
+            status: string;
+        };
         /** @description One entry of a directory. */
         FileEntry: {
             /**
@@ -4480,6 +4536,35 @@ export interface operations {
             "5XX": components["responses"]["Problem"];
         };
     };
+    post_session_reference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Session name or id (the caller's own sessions; administrators: any). */
+                reference: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExecuteRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecuteReply"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
     delete_session_reference: {
         parameters: {
             query?: {
@@ -4541,7 +4626,7 @@ export interface operations {
     get_session_reference_logs: {
         parameters: {
             query?: {
-                /** @description One of the session's kernels. */
+                /** @description One of the session's kernels: its id, or its hostname (`main1`, `sub1`, …). */
                 kernel_id?: string;
             };
             header?: never;

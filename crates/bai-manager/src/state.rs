@@ -127,6 +127,8 @@ pub struct Manager {
     pub started_ms: i64,
     /// Remote agents: the manager's identity and the tunnels it waits for.
     pub remote: crate::remote::Remote,
+    /// Executions by long poll (`POST /session/{ref}`) between their polls.
+    pub exec_runs: crate::api::execute_rest::Runs,
 }
 
 impl Manager {
@@ -154,6 +156,7 @@ impl Manager {
             stats: Default::default(),
             started_ms: bai_core::stats::now_ms(),
             remote: Default::default(),
+            exec_runs: Default::default(),
         })
     }
 

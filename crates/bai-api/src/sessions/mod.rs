@@ -4,6 +4,7 @@
 pub mod apps;
 pub mod create;
 pub mod events;
+pub mod execute;
 pub mod gql;
 pub mod info;
 pub mod replies;
@@ -16,6 +17,7 @@ pub use create::{
     CreateConfig, CreateReply, CreateRequest, CreatedSession, ListOrText, NumberOrText,
 };
 pub use events::{CloseData, EventData, EventName, SessionEventData};
+pub use execute::{ExecuteReply, ExecuteRequest, ExecuteResult};
 pub use gql::{GqlAnswer, GqlError, GqlRequest};
 pub use info::{Dependency, Kernel, MountMode, Network, PendingInfo, SessionInfo};
 pub use replies::{
@@ -41,6 +43,9 @@ pub fn routes() -> Vec<Route> {
             .answers(201, json::<CreateReply>()),
         Route::new("get", S).answers(200, json::<SessionInfo>()),
         Route::new("delete", S).answers(200, json::<Destroyed>()),
+        Route::new("post", S)
+            .takes(json::<ExecuteRequest>())
+            .answers(200, json::<ExecuteReply>()),
         Route::new("get", "/session/{reference}/logs").answers(200, json::<Logs>()),
         Route::new("get", "/session/{reference}/stats").answers(200, json::<Stats>()),
         Route::new("post", "/session/{reference}/rename").answers(204, Body::Empty),

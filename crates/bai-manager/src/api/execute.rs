@@ -26,21 +26,24 @@ pub async fn execute_ws(
     ws: WebSocketUpgrade,
 ) -> ApiResult<Response> {
     let row = visible_session(&m, &caller, &reference)?;
+    let agent = runs_code(&m, &row)?;
+    let kernel = row.main_kernel_id;
+    let traffic = m.traffic.of(row.id);
+    Ok(ws.on_upgrade(move |socket| serve(agent, kernel, traffic, socket)))
+}
+
+/// The agent of a session that can run code now (RUNNING; code goes to its main kernel).
+pub fn runs_code(m: &Manager, row: &bai_store::SessionRow) -> Result<Arc<AgentHandle>, Problem> {
     if row.status != SessionStatus::Running {
         return Err(Problem::invalid(format!(
             "session {:?} is {}; code runs only in RUNNING sessions",
             row.name, row.status
-        ))
-        .into());
+        )));
     }
-    let agent = row
-        .agent_id
+    row.agent_id
         .as_deref()
         .and_then(|a| m.agent(a))
-        .ok_or_else(|| Problem::internal("the session's agent is gone"))?;
-    let kernel = row.main_kernel_id;
-    let traffic = m.traffic.of(row.id);
-    Ok(ws.on_upgrade(move |socket| serve(agent, kernel, traffic, socket)))
+        .ok_or_else(|| Problem::internal("the session's agent is gone"))
 }
 
 /// Parses the client's first frame into an execution request.

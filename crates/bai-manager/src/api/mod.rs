@@ -3,6 +3,7 @@
 mod apps;
 mod events;
 mod execute;
+pub mod execute_rest;
 mod gql;
 mod limits;
 mod raw;
@@ -31,7 +32,9 @@ pub fn router(m: Arc<Manager>) -> Router {
         .route("/session", post(session::create))
         .route(
             "/session/{reference}",
-            get(session::info).delete(session::destroy),
+            get(session::info)
+                .delete(session::destroy)
+                .post(execute_rest::execute),
         )
         .route("/session/{reference}/logs", get(session::logs))
         .route("/session/{reference}/stats", get(session::stats))

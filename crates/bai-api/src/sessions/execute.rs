@@ -1,0 +1,54 @@
+//! `POST /session/{reference}`: code execution by long poll (the SDK's `execute`).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What to run, or how to go on with a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ExecuteRequest {
+    /// `query` (code in the kernel's REPL), `batch` (the `options` commands), `continue` (the
+    /// next output of `runId`), `input` (the line `code` for a run waiting for input). Left
+    /// out: a completion request, answered with no completions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// The code (`query`), or the line (`input`).
+    #[serde(default)]
+    pub code: String,
+    /// The run to go on with; a new run takes this id when given (else one is made).
+    #[serde(rename = "runId", default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// `batch`: `clean`, `build`, `exec` commands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options: Option<serde_json::Value>,
+}
+
+/// The answer: `{"result": …}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ExecuteReply {
+    pub result: ExecuteResult,
+}
+
+/// Output since the last answer, and how the run stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ExecuteResult {
+    /// The run's id (give it back with `continue` or `input`). Absent for a completion.
+    #[serde(rename = "runId", default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// `finished`, `continued` (ask again) or `waiting-input`.
+    pub status: String,
+    /// Output records in order: `["stdout", text]`, `["stderr", text]`.
+    #[serde(default)]
+    pub console: Vec<(String, String)>,
+    /// The exit code once `finished`.
+    #[serde(rename = "exitCode", default)]
+    pub exit_code: Option<i32>,
+    /// `waiting-input`: `{"is_password": bool}`.
+    #[serde(default)]
+    pub options: Option<serde_json::Value>,
+    /// Files the run made available (none).
+    #[serde(default)]
+    pub files: Vec<serde_json::Value>,
+    /// A completion request: the completions (none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completions: Option<Vec<String>>,
+}

@@ -1,0 +1,186 @@
+//! `POST /session/{ref}`: code execution by long poll (wire contract §6.3), what the official
+//! SDK's `ComputeSession.execute` (and Backend.AI's integration specs) use. A `query` or
+//! `batch` request starts a run under a `runId`; each answer carries the output since the last
+//! one and a status: `finished` (with `exitCode`), `waiting-input` (send `mode: input` with the
+//! line as `code`), or `continued` (ask again with `mode: continue`).
+
+use super::execute::{parse_request, runs_code};
+use super::visible_session;
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::state::Manager;
+use axum::extract::{Path, State};
+use axum::{Extension, Json};
+use bai_core::Problem;
+use bai_core::agent::{ExecEvent, ExecRequest};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex;
+use uuid::Uuid;
+
+/// How long one answer waits for output before it says `continued`.
+const POLL: Duration = Duration::from_secs(5);
+/// Most runs kept at once per manager (an abandoned run is dropped first).
+const MAX_RUNS: usize = 256;
+
+/// A run between answers: the agent's output stream, read on by the next poll.
+struct Run {
+    stream: BoxStream<'static, ExecEvent>,
+}
+
+/// A run by its session and run id.
+type RunMap = HashMap<(Uuid, String), Arc<Mutex<Run>>>;
+
+/// Runs waiting for their next poll, by session and run id.
+#[derive(Default)]
+pub struct Runs {
+    runs: std::sync::Mutex<RunMap>,
+}
+
+impl Runs {
+    fn get(&self, key: &(Uuid, String)) -> Option<Arc<Mutex<Run>>> {
+        self.runs.lock().ok()?.get(key).cloned()
+    }
+    fn put(&self, key: (Uuid, String), run: Run) -> Arc<Mutex<Run>> {
+        let run = Arc::new(Mutex::new(run));
+        if let Ok(mut m) = self.runs.lock() {
+            if m.len() >= MAX_RUNS
+                && let Some(k) = m.keys().next().cloned()
+            {
+                m.remove(&k);
+            }
+            m.insert(key, run.clone());
+        }
+        run
+    }
+    fn remove(&self, key: &(Uuid, String)) {
+        if let Ok(mut m) = self.runs.lock() {
+            m.remove(key);
+        }
+    }
+}
+
+fn push(console: &mut Vec<(String, String)>, kind: &str, text: String) {
+    match console.last_mut() {
+        Some((k, t)) if k == kind => t.push_str(&text),
+        _ => console.push((kind.to_string(), text)),
+    }
+}
+
+/// Reads the run's output until it finishes, waits for input, or `POLL` passes.
+async fn poll(run: &mut Run) -> (String, Vec<(String, String)>, Option<i32>, Value) {
+    let mut console = Vec::new();
+    let deadline = tokio::time::Instant::now() + POLL;
+    loop {
+        match tokio::time::timeout_at(deadline, run.stream.next()).await {
+            Ok(Some(ExecEvent::Stdout { data })) => push(&mut console, "stdout", data),
+            Ok(Some(ExecEvent::Stderr { data })) => push(&mut console, "stderr", data),
+            Ok(Some(ExecEvent::WaitingInput { prompt, password })) => {
+                if !prompt.is_empty() {
+                    push(&mut console, "stdout", prompt);
+                }
+                let opts = json!({"is_password": password});
+                return ("waiting-input".into(), console, None, opts);
+            }
+            Ok(Some(ExecEvent::Finished { exit_code })) => {
+                return ("finished".into(), console, Some(exit_code), Value::Null);
+            }
+            Ok(None) => {
+                push(
+                    &mut console,
+                    "stderr",
+                    "the kernel stopped answering\n".into(),
+                );
+                return ("finished".into(), console, Some(1), Value::Null);
+            }
+            Err(_) => return ("continued".into(), console, None, Value::Null),
+        }
+    }
+}
+
+pub async fn execute(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<Value>> {
+    let row = visible_session(&m, &caller, &reference)?;
+    let body = super::json_body(&body)?;
+    let mode = body.get("mode").and_then(Value::as_str).unwrap_or("");
+    if mode.is_empty() {
+        // Code completion (no mode): bai offers none.
+        return Ok(Json(
+            json!({"result": {"status": "finished", "completions": []}}),
+        ));
+    }
+    let agent = runs_code(&m, &row)?;
+    let kernel = row.main_kernel_id;
+    let given = body
+        .get("runId")
+        .and_then(Value::as_str)
+        .filter(|r| !r.is_empty())
+        .map(str::to_string);
+    let traffic = m.traffic.of(row.id);
+    let run_id = given.unwrap_or_else(|| Uuid::new_v4().simple().to_string());
+    let key = (row.id, run_id.clone());
+    let run = match mode {
+        "continue" | "input" => {
+            let run = m.exec_runs.get(&key).ok_or_else(|| {
+                Problem::not_found(
+                    "run",
+                    format!(
+                        "no execution {run_id:?} is waiting in session {:?}",
+                        row.name
+                    ),
+                )
+            })?;
+            if mode == "input" {
+                let line = body
+                    .get("code")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                traffic.add(line.len() as u64, 0);
+                let mut ack = agent
+                    .rpc
+                    .execute(kernel, ExecRequest::Input { line })
+                    .await
+                    .map_err(|e| Problem::internal(e.to_string()))?;
+                while ack.next().await.is_some() {}
+            }
+            run
+        }
+        _ => {
+            let req = parse_request(&body).map_err(Problem::invalid)?;
+            traffic.add(
+                body.get("code").and_then(Value::as_str).map_or(0, str::len) as u64,
+                0,
+            );
+            let stream = agent
+                .rpc
+                .execute(kernel, req)
+                .await
+                .map_err(|e| Problem::internal(e.to_string()))?;
+            m.exec_runs.put(key.clone(), Run { stream })
+        }
+    };
+    let (status, console, exit, options) = poll(&mut *run.lock().await).await;
+    if status == "finished" {
+        m.exec_runs.remove(&key);
+    }
+    let out: u64 = console.iter().map(|(_, t)| t.len() as u64).sum();
+    traffic.add(0, out);
+    let console: Vec<Value> = console.into_iter().map(|(k, t)| json!([k, t])).collect();
+    Ok(Json(json!({"result": {
+        "runId": run_id,
+        "status": status,
+        "console": console,
+        "exitCode": exit,
+        "options": options,
+        "files": [],
+    }})))
+}

@@ -4,6 +4,8 @@
 #![forbid(unsafe_code)]
 
 pub mod netns;
+pub mod remote;
+pub mod tunnel;
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;

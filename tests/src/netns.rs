@@ -183,7 +183,7 @@ impl Machine {
     }
 
     /// The veth's end on the host.
-    fn host_veth(&self) -> String {
+    pub fn host_veth(&self) -> String {
         format!("baie2e{}h", self.index)
     }
 

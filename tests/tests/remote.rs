@@ -7,136 +7,17 @@
 //! token, a wrong certificate and a forged agent id are refused.
 
 use bai_e2e::netns::Machine;
+use bai_e2e::remote::{
+    Agent, agent_command, agent_status, agents, containers, query, start_session, wait_status,
+};
 use bai_e2e::{Server, bin, free_port};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-const IMAGE: &str = "bai/python:3.11-bookworm";
-
-/// A `baid agent` process (killed on drop) and its data dir.
-struct Agent {
-    name: String,
-    child: Option<Child>,
-    data: tempfile::TempDir,
-    /// More `baid agent` flags.
-    extra: Vec<String>,
-}
-
-fn agent_command(program: Command, name: &str, manager: &str, token: &str, data: &Path) -> Command {
-    let mut c = program;
-    c.args(["agent", "--manager", manager, "--name", name])
-        .args(["--heartbeat", "1s"])
-        .env("BAI_DATA_DIR", data)
-        .env("BAI_AGENT_TOKEN", token)
-        .env("BAI_KRUNNER", bin("bai-krunner"))
-        .env("BAI_RESERVED_MEM_MB", "0")
-        .env("RUST_LOG", "info,bollard=warn")
-        .stdin(Stdio::null());
-    c
-}
-
-impl Agent {
-    fn start(m: &Machine, name: &str, port: u16, token: &str, extra: &[String]) -> Agent {
-        let data = tempfile::Builder::new()
-            .prefix("bai-agent-")
-            .tempdir()
-            .expect("tempdir");
-        let mut a = Agent {
-            name: name.to_string(),
-            child: None,
-            data,
-            extra: extra.to_vec(),
-        };
-        a.restart(m, port, token);
-        a
-    }
-
-    /// Starts (again) in the same data dir: same id, same credential.
-    fn restart(&mut self, m: &Machine, port: u16, token: &str) {
-        let log = std::fs::File::create(self.data.path().join("agent.log")).expect("log");
-        let manager = format!("{}:{port}", m.host_addr());
-        let mut c = agent_command(
-            m.command(bin("baid")),
-            &self.name,
-            &manager,
-            token,
-            self.data.path(),
-        );
-        c.args(&self.extra)
-            .stdout(log.try_clone().expect("log"))
-            .stderr(log);
-        self.child = Some(c.spawn().expect("spawn baid agent"));
-    }
-
-    /// `kill -9`: no goodbye to the manager.
-    fn kill(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.data.path().join("agent.log")).unwrap_or_default()
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// `GET /agents` as an administrator sees it.
-fn agents(s: &Server) -> Vec<Value> {
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let v = rt
-        .block_on(s.client(&s.admin).agents())
-        .expect("GET /agents");
-    v["agents"].as_array().cloned().unwrap_or_default()
-}
-
-fn agent_status(s: &Server, id: &str) -> Option<String> {
-    agents(s)
-        .into_iter()
-        .find(|a| a["id"] == id)
-        .and_then(|a| a["status"].as_str().map(str::to_string))
-}
-
-fn wait_status(s: &Server, id: &str, status: &str, secs: u64) {
-    s.wait_for(secs, &format!("agent {id} to be {status}"), || {
-        (agent_status(s, id).as_deref() == Some(status)).then_some(())
-    });
-}
-
-/// Starts a session and waits until it runs; returns the agent it runs on.
-fn start_session(s: &Server, name: &str, extra: &[&str]) -> String {
-    let mut args = vec!["start", "-t", name, "-r", "cpu=0.5", "-r", "mem=256m"];
-    args.extend_from_slice(extra);
-    args.push("python");
-    s.bai(&s.admin, &args).expect_ok();
-    s.wait_for(180, &format!("{name} to run"), || {
-        let i = s.info(&s.admin, name);
-        (i["status"] == "RUNNING").then(|| i["agent"].as_str().unwrap_or("").to_string())
-    })
-}
-
-fn query(s: &Server, session: &str, code: &str) -> String {
-    let r = s.bai(&s.admin, &["run", "-t", session, "-c", code, "python"]);
-    r.expect_ok();
-    r.stdout.clone()
-}
-
-/// Containers of `agent` on `m`'s engine.
-fn containers(m: &Machine, agent: &str) -> usize {
-    let filter = format!("label=ai.bai.agent={agent}");
-    let out = m.docker(&["ps", "-q", "--filter", &filter]);
-    String::from_utf8_lossy(&out.stdout).lines().count()
-}
+use bai_e2e::remote::IMAGE;
 
 /// How many of the test's sessions the manager has up on `agent`.
 fn held_on(s: &Server, agent: &str) -> usize {

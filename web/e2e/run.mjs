@@ -98,6 +98,10 @@ await step('launch through every launcher page with a folder and an env var', as
     await input.blur();
   }
   await page.getByText('main1, sub1').first().waitFor();
+  // Multi node: on this one-node platform both containers land on the local agent, joined by
+  // the session's overlay all the same.
+  await byTest('cluster-multi').click();
+  await page.getByText('spread over the nodes').first().waitFor();
   await byTest('env-add').click();
   await byTest('env-key-0').fill('1BAD');
   await page.getByText('not starting with a digit').first().waitFor();
@@ -113,7 +117,7 @@ await step('launch through every launcher page with a folder and an env var', as
   await expectText(page.locator('.ant-card'), folder);
   await expectText(page.locator('.ant-card'), 'GREETING=hello-from-the-ui');
   await expectText(page.locator('.ant-card'), '0.50 fGPU');
-  await expectText(page.locator('.ant-card'), '2 containers, single-node');
+  await expectText(page.locator('.ant-card'), '2 containers, multi-node');
   if (shots) await page.screenshot({ path: `${shots}/confirm-and-launch.png` });
   await byTest('launch').click();
   await byTest('tab-running').waitFor();
@@ -130,9 +134,10 @@ await step('the web terminal answers `echo hi`', async () => {
   await tab.waitForSelector('.xterm');
   await tab.waitForTimeout(500);
   await tab.locator('.xterm').click();
-  await tab.keyboard.type('echo hi-$GREETING-gpu$BACKENDAI_MOCK_CUDA_DEVICE_COUNT; touch /home/work/' + folder + '/from-ui.txt\n');
-  // The session launched with 0.5 fGPU holds one (mock) device.
-  await tab.waitForFunction(() => document.querySelector('.xterm')?.textContent?.includes('hi-hello-from-the-ui-gpu1'), null, { timeout: 30000 });
+  await tab.keyboard.type('echo hi-$GREETING-gpu$BACKENDAI_MOCK_CUDA_DEVICE_COUNT-$(ssh sub1 hostname); touch /home/work/' + folder + '/from-ui.txt\n');
+  // The session launched with 0.5 fGPU holds one (mock) device, and its second container
+  // answers ssh over the session's overlay.
+  await tab.waitForFunction(() => document.querySelector('.xterm')?.textContent?.includes('hi-hello-from-the-ui-gpu1-sub1'), null, { timeout: 30000 });
   if (shots) await tab.screenshot({ path: `${shots}/terminal.png` });
   await tab.close();
 });

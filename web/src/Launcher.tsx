@@ -418,10 +418,10 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
       </Row>
       <Row gutter={16}>
         <Col span={12}>
-          <Form.Item label="Cluster mode" help="Single node: every container of the session on one node. Multi node is not available yet.">
+          <Form.Item label="Cluster mode" help={s.clusterMode === 'multi-node' ? 'Multi node: the containers are spread over the nodes of the resource group, joined by a network of their own.' : 'Single node: every container of the session on one node.'}>
             <Radio.Group value={s.clusterMode} onChange={(e) => set('clusterMode', e.target.value)}>
-              <Radio value="single-node">Single node</Radio>
-              <Radio value="multi-node" disabled>Multi node</Radio>
+              <Radio value="single-node" data-testid="cluster-single">Single node</Radio>
+              <Radio value="multi-node" data-testid="cluster-multi">Multi node</Radio>
             </Radio.Group>
           </Form.Item>
         </Col>

@@ -136,6 +136,62 @@ pub struct ClusterInfo {
     pub network: Option<String>,
     /// Sessions of more than one kernel: the key pair for `ssh sub1`, `mpirun -H …`.
     pub keys: Option<ClusterKeys>,
+    /// Multi-node sessions: the overlay that joins the session's network across agents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overlay: Option<Overlay>,
+}
+
+/// The network of a multi-node session: on every agent that holds one of its kernels, a
+/// bridge of the session's own with one subnet and VXLAN id cluster-wide, joined to the other
+/// agents' bridges by a VXLAN tunnel (UDP 4789 between the agents). Every kernel has a fixed
+/// address and knows every other kernel's by hostname.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Overlay {
+    /// The VXLAN network identifier (24 bits), the session's alone while it lives.
+    pub vni: u32,
+    /// `10.224.3.0/24`.
+    pub subnet: String,
+    /// This agent's address on the session's bridge (its kernels' gateway).
+    pub gateway: std::net::Ipv4Addr,
+    /// This kernel's address.
+    pub address: std::net::Ipv4Addr,
+    /// Every kernel's hostname and address, main first.
+    pub hosts: Vec<(String, std::net::Ipv4Addr)>,
+    /// Where the other agents holding kernels of the session receive VXLAN traffic. The word
+    /// [`PEER_MANAGER`] stands for the manager's host (the in-process agent), whose address
+    /// only the remote agent knows (the one it dials).
+    pub peers: Vec<String>,
+}
+
+/// In [`Overlay::peers`]: the manager's own host.
+pub const PEER_MANAGER: &str = "manager";
+
+/// The UDP port of the VXLAN tunnels between agents (IANA's).
+pub const VXLAN_PORT: u16 = 4789;
+
+/// The pool multi-node sessions' subnets come from: `10.224.0.0/12`, one `/24` per session.
+pub const OVERLAY_SUBNETS: u32 = 4096;
+
+/// The subnet of overlay slot `slot` (below [`OVERLAY_SUBNETS`]): `10.224.0.0/24` onwards.
+pub fn overlay_subnet(slot: u32) -> [u8; 3] {
+    let base: u32 = (10 << 16) | (224 << 8);
+    let n = base + (slot % OVERLAY_SUBNETS);
+    [(n >> 16) as u8, (n >> 8) as u8, n as u8]
+}
+
+/// The VXLAN id of overlay slot `slot` (kept away from small ids other tools pick).
+pub fn overlay_vni(slot: u32) -> u32 {
+    0x10_0000 + (slot % OVERLAY_SUBNETS)
+}
+
+/// A kernel's address in the overlay: main1 is `.10`, sub i is `.10+i`.
+pub fn overlay_address(net: [u8; 3], kernel_index: u32) -> std::net::Ipv4Addr {
+    std::net::Ipv4Addr::new(net[0], net[1], net[2], 10 + kernel_index.min(200) as u8)
+}
+
+/// The `ordinal`-th agent's bridge address in the overlay: `.254`, `.253`, …
+pub fn overlay_gateway(net: [u8; 3], ordinal: u32) -> std::net::Ipv4Addr {
+    std::net::Ipv4Addr::new(net[0], net[1], net[2], 254 - ordinal.min(40) as u8)
 }
 
 impl ClusterInfo {
@@ -149,6 +205,7 @@ impl ClusterInfo {
             place,
             network: None,
             keys: None,
+            overlay: None,
         }
     }
 
@@ -223,6 +280,7 @@ mod tests {
             hosts: l.iter().map(|k| k.hostname.clone()).collect(),
             network: Some(network_name(s)),
             keys: None,
+            overlay: None,
         };
         let env = info.environment(s);
         assert_eq!(env["BACKENDAI_CLUSTER_HOSTS"], "main1,sub1,sub2,sub3");
@@ -249,6 +307,19 @@ mod tests {
             Ok(ClusterMode::MultiNode)
         );
         assert!("both".parse::<ClusterMode>().is_err());
+    }
+
+    #[test]
+    fn overlay_slots_give_disjoint_subnets_and_ids() {
+        assert_eq!(overlay_subnet(0), [10, 224, 0]);
+        assert_eq!(overlay_subnet(300), [10, 225, 44]);
+        assert_eq!(overlay_subnet(OVERLAY_SUBNETS - 1), [10, 239, 255]);
+        assert_ne!(overlay_vni(1), overlay_vni(2));
+        let net = overlay_subnet(5);
+        assert_eq!(overlay_address(net, 0).to_string(), "10.224.5.10");
+        assert_eq!(overlay_address(net, 63).to_string(), "10.224.5.73");
+        assert_eq!(overlay_gateway(net, 0).to_string(), "10.224.5.254");
+        assert_eq!(overlay_gateway(net, 1).to_string(), "10.224.5.253");
     }
 
     #[test]

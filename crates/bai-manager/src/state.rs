@@ -234,11 +234,16 @@ impl Manager {
         &self,
         agent: &str,
     ) -> Result<Vec<bai_store::SessionRow>, bai_store::StoreError> {
+        let subs: std::collections::HashSet<uuid::Uuid> = self
+            .store
+            .sessions_with_subs_on(agent)?
+            .into_iter()
+            .collect();
         Ok(self
             .store
             .sessions_in(&bai_core::status::SessionStatus::HOLDS_RESOURCES)?
             .into_iter()
-            .filter(|r| r.agent_id.as_deref() == Some(agent))
+            .filter(|r| r.agent_id.as_deref() == Some(agent) || subs.contains(&r.id))
             .collect())
     }
 

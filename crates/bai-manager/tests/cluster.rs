@@ -178,9 +178,15 @@ async fn cluster_requests_are_checked_before_anything_is_stored() {
             json!({"clusterSize": 2, "clusterMode": "sideways"}),
             "sideways",
         ),
+        // Multi-node: one kernel must fit a node, all of them the group.
         (
-            json!({"clusterSize": 2, "clusterMode": "multi-node"}),
-            "multi-node",
+            json!({"clusterSize": 9, "clusterMode": "multi-node"}),
+            "9 kernels ask for 9 cores",
+        ),
+        (
+            json!({"clusterSize": 2, "clusterMode": "multi-node",
+                   "config": {"resources": {"cpu": 9, "mem": "1g"}}}),
+            "each of its 2 kernels",
         ),
         // 9 kernels of 1 core do not fit on the 8-core node.
         (json!({"clusterSize": 9}), "9 kernels together"),
@@ -250,4 +256,66 @@ async fn a_batch_cluster_ends_with_main1s_command_and_its_exit_code() {
     assert_eq!(row.exit_code, Some(3));
     assert!(h.agent.destroyed().contains(&sub), "sub1 goes with main1");
     assert!(h.agent.live().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_multi_node_cluster_spreads_over_agents_on_one_overlay() {
+    let agents = vec![
+        support::agent_with("node-a", 2),
+        support::agent_with("node-b", 2),
+    ];
+    let h = Harness::start_on_many(support::store(), agents.clone(), support::config()).await;
+    let multi = |size: u32, cpu: u32| {
+        json!({"clusterSize": size, "clusterMode": "multi-node",
+               "config": {"resources": {"cpu": cpu, "mem": "1g"}}})
+    };
+    // Two kernels of 2 cores: one per 2-core node (single-node would never fit).
+    let s = h.create("duet", multi(2, 2));
+    let row = h.wait_status(s.id, S::Running).await;
+    let subs = h.store.sub_kernels(row.id).expect("subs");
+    assert_eq!(subs.len(), 1);
+    assert_ne!(row.agent_id, subs[0].agent_id, "one kernel per node");
+    let main_spec = agents
+        .iter()
+        .find_map(|a| a.spec(row.main_kernel_id))
+        .expect("main1 made");
+    let sub_spec = agents
+        .iter()
+        .find_map(|a| a.spec(subs[0].id))
+        .expect("sub1 made");
+    let (mo, so) = (
+        main_spec.cluster.and_then(|c| c.overlay).expect("overlay"),
+        sub_spec.cluster.and_then(|c| c.overlay).expect("overlay"),
+    );
+    assert_eq!((mo.vni, &mo.subnet), (so.vni, &so.subnet), "one overlay");
+    assert_ne!(mo.address, so.address);
+    assert_ne!(mo.gateway, so.gateway, "each node its own bridge address");
+    assert_eq!(mo.hosts, so.hosts);
+    // In-process agents are on the manager's host.
+    assert_eq!(mo.peers, vec!["manager".to_string()]);
+
+    // Both nodes are full now: a third session waits, then a gang of two waits naming the
+    // kernel that found no room.
+    let big = h.create("next", multi(2, 1));
+    let waiting = h
+        .wait(big.id, "a pending reason", |r| {
+            r.status_info
+                .as_deref()
+                .is_some_and(|i| i.contains("no-available-instances"))
+        })
+        .await;
+    assert!(
+        waiting
+            .status_info
+            .as_deref()
+            .is_some_and(|i| i.contains("kernel main1 found no room")),
+        "{:?}",
+        waiting.status_info
+    );
+    assert_eq!(h.terminate(s.id).await, S::Terminated);
+    let next = h.wait_status(big.id, S::Running).await;
+    let other = h.store.sub_kernels(next.id).expect("subs");
+    // A new overlay slot is not needed to differ, but it is the session's own while it runs.
+    assert_eq!(other.len(), 1);
+    assert!(agents.iter().all(|a| a.live().len() <= 1));
 }

@@ -12,7 +12,8 @@
 //! time, dependencies, policy, a designated agent) never hold the queue.
 
 use crate::explain::{Shortage, estimate_start};
-use crate::select::{self, AgentIndex, NoAgent};
+use crate::gang::{self, Unplaced};
+use crate::select::{AgentIndex, NoAgent};
 use crate::sequence::Queue;
 use crate::step::SubStep;
 use crate::types::{AgentState, GroupConfig, OwnerUsage, Snapshot};
@@ -25,8 +26,9 @@ use uuid::Uuid;
 /// What happens to one PENDING session in this pass.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    /// PENDING → SCHEDULED on this agent.
-    Placed { agent: String },
+    /// PENDING → SCHEDULED on this agent (main1's); a multi-node session's other kernels on
+    /// `subs` (sub1 first).
+    Placed { agent: String, subs: Vec<String> },
     /// Stays PENDING (history result NEED_RETRY).
     Wait { code: &'static str, message: String },
     /// Not attempted: held behind a starving session (history result SKIPPED).
@@ -60,7 +62,7 @@ pub struct Plan {
 impl Plan {
     pub fn placed(&self) -> impl Iterator<Item = (Uuid, &str)> {
         self.decisions.iter().filter_map(|d| match &d.outcome {
-            Outcome::Placed { agent } => Some((d.id, agent.as_str())),
+            Outcome::Placed { agent, .. } => Some((d.id, agent.as_str())),
             _ => None,
         })
     }
@@ -160,86 +162,108 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
         }
 
         let strategy = cfg.strategy;
-        match select::choose_among(
-            strategy,
-            &agents,
-            &index,
-            &w.slots,
-            w.designated_agent.as_deref(),
-            w.eligible.as_ref().map(|e| e.agents.as_ref()),
-            &mut state.round_robin,
-        ) {
-            Ok(ai) => {
-                let a = &mut agents[ai];
-                steps.push(ok(
-                    "agent_selection",
-                    format!("{} chose agent {}", strategy.as_str(), a.id),
-                ));
-                let old = select::key_of(a);
-                a.used = a.used.add(&w.slots);
-                index.reindex(ai, old, select::key_of(a));
+        match gang::place(strategy, &mut agents, &mut index, w, &mut state.round_robin) {
+            Ok(placed) => {
+                let ids: Vec<String> = placed.iter().map(|&ai| agents[ai].id.clone()).collect();
+                let chose = if ids.len() > 1 {
+                    let each: Vec<String> = ids
+                        .iter()
+                        .enumerate()
+                        .map(|(k, a)| format!("{} on {a}", gang::hostname(k as u32)))
+                        .collect();
+                    format!("{} chose {}", strategy.as_str(), each.join(", "))
+                } else {
+                    format!("{} chose agent {}", strategy.as_str(), ids[0])
+                };
+                steps.push(ok("agent_selection", chose));
                 let u = usage.entry(w.owner.clone()).or_default();
                 u.sessions += 1;
                 u.slots = u.slots.add(&w.slots);
                 queue.placed(i);
-                steps.push(ok("allocation", format!("allocated on {}", a.id)));
-                let agent = a.id.clone();
-                decisions.push(decision(Outcome::Placed { agent }, steps, None, None));
-            }
-            Err(NoAgent::DesignatedUnavailable(d)) => {
-                let message = format!(
-                    "the selected agent {d} is not available in group {}",
-                    cfg.name
-                );
-                steps.push(fail(
-                    "agent_selection",
-                    "designated-agent-unavailable",
-                    &message,
+                let mut distinct = ids.clone();
+                distinct.dedup();
+                steps.push(ok(
+                    "allocation",
+                    format!("allocated on {}", distinct.join(", ")),
                 ));
-                let outcome = Outcome::Wait {
-                    code: "designated-agent-unavailable",
-                    message,
-                };
-                decisions.push(decision(outcome, steps, None, None));
+                let agent = ids[0].clone();
+                let subs = ids[1..].to_vec();
+                decisions.push(decision(Outcome::Placed { agent, subs }, steps, None, None));
             }
-            Err(NoAgent::Ineligible) => {
-                let (why, some) = w
-                    .eligible
-                    .as_ref()
-                    .map(|e| (e.why.clone(), !e.agents.is_empty()))
-                    .unwrap_or_default();
-                let message = match w.designated_agent.as_deref() {
-                    Some(d) => format!("the selected agent {d} cannot run it: {why}"),
-                    None if some => format!("{why}, and none of them is available"),
-                    None => why,
+            Err(Unplaced { kernel, why, at }) => {
+                let multi = w.kernels > 1;
+                // A multi-node session names the kernel that found no room.
+                let which = |m: String| {
+                    if multi {
+                        format!("kernel {} found no room: {m}", gang::hostname(kernel))
+                    } else {
+                        m
+                    }
                 };
-                steps.push(fail("agent_selection", "no-eligible-agent", &message));
-                let outcome = Outcome::Wait {
-                    code: "no-eligible-agent",
-                    message,
-                };
-                decisions.push(decision(outcome, steps, None, None));
-            }
-            Err(NoAgent::NoFit) => {
-                let eligible =
-                    |a: &AgentState| w.eligible.as_ref().is_none_or(|e| e.agents.contains(&a.id));
-                let pool: Vec<AgentState> = match w.designated_agent.as_deref() {
-                    Some(d) => agents.iter().filter(|a| a.id == d).cloned().collect(),
-                    None => agents.iter().filter(|a| eligible(a)).cloned().collect(),
-                };
-                let shortage = Shortage::of(&pool, &w.slots);
-                let message = shortage.describe();
-                steps.push(fail("agent_selection", "no-available-instances", &message));
-                let eta = estimate_start(&pool, &snap.running, &w.slots, now);
-                let waited = (now - w.enqueued_at).num_seconds();
-                if w.designated_agent.is_none() && now - w.enqueued_at >= cfg.starvation_after {
-                    blocker = Some((w.id, waited));
+                match why {
+                    NoAgent::DesignatedUnavailable(d) => {
+                        let message = format!(
+                            "the selected agent {d} is not available in group {}",
+                            cfg.name
+                        );
+                        steps.push(fail(
+                            "agent_selection",
+                            "designated-agent-unavailable",
+                            &message,
+                        ));
+                        let outcome = Outcome::Wait {
+                            code: "designated-agent-unavailable",
+                            message,
+                        };
+                        decisions.push(decision(outcome, steps, None, None));
+                    }
+                    NoAgent::Ineligible => {
+                        let (why, some) = w
+                            .eligible
+                            .as_ref()
+                            .map(|e| (e.why.clone(), !e.agents.is_empty()))
+                            .unwrap_or_default();
+                        let message = match w.designated_agent.as_deref() {
+                            Some(d) => format!("the selected agent {d} cannot run it: {why}"),
+                            None if some => format!("{why}, and none of them is available"),
+                            None => why,
+                        };
+                        steps.push(fail("agent_selection", "no-eligible-agent", &message));
+                        let outcome = Outcome::Wait {
+                            code: "no-eligible-agent",
+                            message,
+                        };
+                        decisions.push(decision(outcome, steps, None, None));
+                    }
+                    NoAgent::NoFit => {
+                        let eligible = |a: &AgentState| {
+                            w.eligible.as_ref().is_none_or(|e| e.agents.contains(&a.id))
+                        };
+                        // A multi-node session's kernel is judged against the agents as they
+                        // stood when it was tried (the kernels before it allocated).
+                        let seen = if multi { &at } else { &agents };
+                        let pool: Vec<AgentState> = match w.designated_agent.as_deref() {
+                            Some(d) => seen.iter().filter(|a| a.id == d).cloned().collect(),
+                            None => seen.iter().filter(|a| eligible(a)).cloned().collect(),
+                        };
+                        let want = gang::per_kernel(w);
+                        let shortage = Shortage::of(&pool, &want);
+                        let message = which(shortage.describe());
+                        steps.push(fail("agent_selection", "no-available-instances", &message));
+                        let eta = estimate_start(&pool, &snap.running, &want, now);
+                        let waited = (now - w.enqueued_at).num_seconds();
+                        if w.designated_agent.is_none()
+                            && now - w.enqueued_at >= cfg.starvation_after
+                        {
+                            blocker = Some((w.id, waited));
+                        }
+                        let outcome = Outcome::Wait {
+                            code: "no-available-instances",
+                            message,
+                        };
+                        decisions.push(decision(outcome, steps, Some(shortage), eta));
+                    }
                 }
-                let outcome = Outcome::Wait {
-                    code: "no-available-instances",
-                    message,
-                };
-                decisions.push(decision(outcome, steps, Some(shortage), eta));
             }
         }
     }
@@ -277,6 +301,7 @@ mod tests {
             priority: 10,
             enqueued_at: Utc::now() - Duration::seconds(age_s),
             slots: slots(cpu, 1),
+            kernels: 1,
             starts_at: None,
             designated_agent: None,
             eligible: None,
@@ -413,5 +438,39 @@ mod tests {
             kinds(&p),
             vec!["dependency-failed", "starts-at-not-reached"]
         );
+    }
+
+    #[test]
+    fn a_multi_node_gang_waits_naming_its_kernel_then_spreads() {
+        let cfg = GroupConfig::new("default");
+        let mut gang = w("x", 10, 3);
+        gang.kernels = 3;
+        let s = snap(vec![gang.clone()], vec![agent("a", 1, 8), agent("b", 1, 8)]);
+        let p = schedule(&cfg, &s, &mut GroupState::default());
+        assert_eq!(kinds(&p), vec!["no-available-instances"]);
+        let Outcome::Wait { message, .. } = &p.decisions[0].outcome else {
+            panic!("{:?}", p.decisions[0].outcome);
+        };
+        assert_eq!(
+            message,
+            "kernel sub2 found no room: cpu short on 2 of 2 agents"
+        );
+        assert!(
+            p.agents.iter().all(|a| a.used.cpu_milli == 0),
+            "nothing held"
+        );
+
+        let s = snap(
+            vec![gang],
+            vec![agent("a", 1, 8), agent("b", 1, 8), agent("c", 1, 8)],
+        );
+        let p = schedule(&cfg, &s, &mut GroupState::default());
+        let Outcome::Placed { agent, subs } = &p.decisions[0].outcome else {
+            panic!("{:?}", p.decisions[0].outcome);
+        };
+        let mut all = vec![agent.clone()];
+        all.extend(subs.iter().cloned());
+        all.sort();
+        assert_eq!(all, vec!["a", "b", "c"]);
     }
 }

@@ -211,6 +211,7 @@ mod tests {
                 mem: 1 << 30,
                 accel: Default::default(),
             },
+            kernels: 1,
             starts_at: None,
             designated_agent: None,
             eligible: None,

@@ -15,7 +15,12 @@ pub struct Workload {
     /// Higher bands go first.
     pub priority: i64,
     pub enqueued_at: DateTime<Utc>,
+    /// The whole request (every kernel's together).
     pub slots: ResourceSlots,
+    /// Multi-node cluster sessions: how many kernels are placed one by one (each one
+    /// `kernels`-th of `slots`, on any agent). 1: the whole request goes to one agent (a
+    /// session of one kernel, or a single-node cluster).
+    pub kernels: u32,
     /// Batch sessions: never before this time.
     pub starts_at: Option<DateTime<Utc>>,
     /// "Select Agent": only this agent may take it.

@@ -18,6 +18,7 @@ pub use pass::{PassEntry, PassResult, PassWrite};
 pub use resources::{PolicyRow, PresetRow, ResourceGroupRow};
 pub use sessions::{
     NewSession, PendingRow, SessionFilter, SessionRow, StatusChange, StatusHistory, SubKernel,
+    SubPlacements,
 };
 pub use users::{KeypairRow, UserRow};
 pub use vfolders::VFolderRow;

@@ -13,8 +13,9 @@ use uuid::Uuid;
 /// What the pass decided for one session.
 #[derive(Debug, Clone)]
 pub enum PassWrite {
-    /// PENDING → SCHEDULED on `agent`.
-    Placed { agent: String },
+    /// PENDING → SCHEDULED on `agent` (main1's); a multi-node session's sub kernels on
+    /// `subs` (sub1 first).
+    Placed { agent: String, subs: Vec<String> },
     /// Stays PENDING; `info` becomes its status_info.
     Wait {
         code: String,
@@ -56,8 +57,11 @@ impl Store {
         let mut out = PassResult::default();
         for e in entries {
             match &e.write {
-                PassWrite::Placed { agent } => {
+                PassWrite::Placed { agent, subs } => {
                     if let Some(ev) = place_tx(&tx, e.id, agent, &e.sub_steps, &now)? {
+                        if !subs.is_empty() {
+                            crate::sessions::kernels::place_subs_tx(&tx, e.id, subs)?;
+                        }
                         out.placed.push((e.id, ev));
                     }
                 }

@@ -219,6 +219,11 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX kernels_by_session ON kernels(session_id, idx);
     ALTER TABLE resource_policies ADD COLUMN max_containers_per_session INTEGER;
     "#,
+    // 10: multi-node sessions: the overlay slot (subnet and VXLAN id) a session holds while
+    // it is not ended
+    r#"
+    ALTER TABLE sessions ADD COLUMN overlay_slot INTEGER;
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -149,6 +149,7 @@ fn a_pass_is_committed_as_one_with_sub_steps() {
                 id: a.id,
                 write: PassWrite::Placed {
                     agent: "agent-1".into(),
+                    subs: vec![],
                 },
                 sub_steps: "[]".into(),
             },
@@ -208,6 +209,7 @@ fn a_pass_is_committed_as_one_with_sub_steps() {
             id: a.id,
             write: PassWrite::Placed {
                 agent: "agent-2".into(),
+                subs: vec![],
             },
             sub_steps: "[]".into(),
         }])
@@ -316,4 +318,53 @@ fn reasons_and_status_history_are_typed() {
     assert_eq!(keys, [SessionStatus::Pending, SessionStatus::Cancelled]);
     let wire = serde_json::to_value(&row.status_history).unwrap();
     assert!(wire["PENDING"].is_string() && wire["CANCELLED"].is_string());
+}
+
+#[test]
+fn multi_node_placements_and_overlay_slots() {
+    let s = store_with_user();
+    let mut a = new_session("multi-a");
+    a.cluster_mode = bai_core::cluster::ClusterMode::MultiNode;
+    a.sub_kernels = vec![Uuid::new_v4(), Uuid::new_v4()];
+    let b = new_session("multi-b");
+    s.insert_session(&a).unwrap();
+    s.insert_session(&b).unwrap();
+    assert_eq!(s.pending_queue().unwrap()[0].kernels, 3);
+    // The pass writes each sub kernel's agent with main1's.
+    s.apply_pass(&[PassEntry {
+        id: a.id,
+        write: PassWrite::Placed {
+            agent: "n1".into(),
+            subs: vec!["n2".into(), "n1".into()],
+        },
+        sub_steps: "[]".into(),
+    }])
+    .unwrap();
+    let placed = s
+        .multi_node_placements(&[SessionStatus::Scheduled])
+        .unwrap();
+    assert_eq!(
+        placed.get(&a.id).cloned().unwrap_or_default(),
+        vec![(1, Some("n2".to_string())), (2, Some("n1".to_string()))]
+    );
+    assert_eq!(s.sessions_with_subs_on("n2").unwrap(), vec![a.id]);
+
+    // Overlay slots: the lowest free, kept by its session, free again once it ended.
+    assert_eq!(s.claim_overlay_slot(a.id, 4).unwrap(), Some(0));
+    assert_eq!(s.claim_overlay_slot(a.id, 4).unwrap(), Some(0));
+    assert_eq!(s.claim_overlay_slot(b.id, 4).unwrap(), Some(1));
+    let c = new_session("multi-c");
+    s.insert_session(&c).unwrap();
+    assert_eq!(s.claim_overlay_slot(c.id, 2).unwrap(), None, "all taken");
+    s.cas_status(
+        a.id,
+        &StatusChange::new(
+            SessionStatus::Scheduled,
+            SessionStatus::Cancelled,
+            bai_core::Reason::Other("test".into()),
+            "test",
+        ),
+    )
+    .unwrap();
+    assert_eq!(s.claim_overlay_slot(c.id, 2).unwrap(), Some(0));
 }

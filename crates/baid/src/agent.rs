@@ -104,7 +104,20 @@ pub async fn run(args: AgentArgs) -> Result<()> {
             std::process::exit(2);
         }
     }
-    let agent = node::docker_agent(&args.node, &id, &group, &data_dir, storage_hosts).await?;
+    // The manager's host as dialled: a multi-node session's tunnel to the manager's own agent.
+    let manager_host = args
+        .manager
+        .rsplit_once(':')
+        .map(|(h, _)| h.trim_start_matches('[').trim_end_matches(']').to_string());
+    let agent = node::docker_agent(
+        &args.node,
+        &id,
+        &group,
+        &data_dir,
+        storage_hosts,
+        manager_host,
+    )
+    .await?;
     let info = agent.info().await?;
     println!(
         "bai agent {} ({} cores, {} memory, {} images) joining {}",

@@ -231,6 +231,7 @@ async fn up(args: UpArgs) -> Result<()> {
             "default",
             &data_dir,
             Default::default(),
+            None,
         )
         .await?;
         agents.push(Arc::new(agent));

@@ -72,6 +72,7 @@ pub async fn docker_agent(
     group: &str,
     data_dir: &Path,
     storage_hosts: std::collections::BTreeMap<String, PathBuf>,
+    manager_host: Option<String>,
 ) -> Result<DockerAgent> {
     let krunner = match args.krunner.clone() {
         Some(p) => p,
@@ -96,6 +97,7 @@ pub async fn docker_agent(
         reserved_cpu_milli: 0,
         accelerator,
         storage_hosts,
+        manager_host,
     })
     .await
     .context("cannot reach the Docker engine (is dockerd running? `make up` starts it)")

@@ -3,11 +3,13 @@
 //! other session's kernels, which sit on other bridges), and the session's SSH key pair with
 //! a client configuration, so `ssh sub1` and `mpirun -H main1,sub1` work without a password.
 
-use super::{Inner, LABEL_AGENT, LABEL_SESSION};
+use super::{Inner, LABEL_AGENT, LABEL_SESSION, overlay};
 use crate::error::{is_not_found, runtime};
 use bai_core::agent::{AgentError, KernelSpec};
 use bai_core::cluster::ClusterInfo;
-use bollard::models::{EndpointSettings, NetworkCreateRequest, NetworkingConfig};
+use bollard::models::{
+    EndpointIpamConfig, EndpointSettings, NetworkCreateRequest, NetworkingConfig,
+};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -30,9 +32,19 @@ pub async fn ensure_network(
     if inner.docker.inspect_network(name, None).await.is_ok() {
         return Ok(());
     }
+    let overlay = spec.cluster.as_ref().and_then(|c| c.overlay.as_ref());
+    let (options, ipam) = match overlay {
+        Some(o) => {
+            let (options, ipam) = overlay::network_settings(spec.session_id, o);
+            (Some(options), Some(ipam))
+        }
+        None => (None, None),
+    };
     let req = NetworkCreateRequest {
         name: name.to_string(),
         driver: Some("bridge".into()),
+        options,
+        ipam,
         labels: Some(HashMap::from([
             (LABEL_AGENT.to_string(), inner.config.agent_id.clone()),
             (LABEL_SESSION.to_string(), spec.session_id.to_string()),
@@ -40,20 +52,32 @@ pub async fn ensure_network(
         ])),
         ..Default::default()
     };
-    match inner.docker.create_network(req).await {
-        Ok(_) => {
-            tracing::info!(network = name, session = %spec.session_id, "cluster network made");
-            Ok(())
-        }
-        Err(e) => Err(runtime(format_args!("cannot make network {name}"), e)),
+    if let Err(e) = inner.docker.create_network(req).await {
+        return Err(runtime(format_args!("cannot make network {name}"), e));
     }
+    tracing::info!(network = name, session = %spec.session_id, "cluster network made");
+    if let Some(o) = overlay
+        && let Err(e) = overlay::join(inner, spec.session_id, o).await
+    {
+        release_network(inner, name).await;
+        return Err(e);
+    }
+    Ok(())
 }
 
 /// Removes a session's network once no container is on it (the last kernel's removal
 /// removes it; the others are refused by the engine, which is fine).
 pub async fn release_network(inner: &Inner, name: &str) {
     match inner.docker.remove_network(name).await {
-        Ok(()) => tracing::info!(network = name, "cluster network removed"),
+        Ok(()) => {
+            tracing::info!(network = name, "cluster network removed");
+            if let Some(session) = name
+                .strip_prefix("bai-cluster-")
+                .and_then(|s| uuid::Uuid::parse_str(s).ok())
+            {
+                overlay::leave(session).await;
+            }
+        }
         Err(e) if is_not_found(&e) => {}
         Err(bollard::errors::Error::DockerResponseServerError {
             status_code: 403 | 409,
@@ -75,13 +99,19 @@ pub async fn prune_networks(inner: &Inner) {
     if let Err(e) = inner.docker.prune_networks(Some(opts)).await {
         tracing::warn!(error = %e, "cannot prune cluster networks");
     }
+    overlay::prune().await;
 }
 
-/// The container's network settings: on the session's network under its hostname.
+/// The container's network settings: on the session's network under its hostname (at its
+/// fixed address, in a multi-node session).
 pub fn networking(cluster: &ClusterInfo) -> Option<(String, NetworkingConfig)> {
     let name = cluster.network.clone()?;
     let endpoint = EndpointSettings {
         aliases: Some(vec![cluster.place.hostname.clone()]),
+        ipam_config: cluster.overlay.as_ref().map(|o| EndpointIpamConfig {
+            ipv4_address: Some(o.address.to_string()),
+            ..Default::default()
+        }),
         ..Default::default()
     };
     Some((
@@ -90,6 +120,13 @@ pub fn networking(cluster: &ClusterInfo) -> Option<(String, NetworkingConfig)> {
             endpoints_config: Some(HashMap::from([(name, endpoint)])),
         },
     ))
+}
+
+/// A multi-node session's host entries: every kernel's hostname and address (the engine's
+/// name service knows only the kernels on this node).
+pub fn extra_hosts(cluster: &ClusterInfo) -> Option<Vec<String>> {
+    let o = cluster.overlay.as_ref()?;
+    Some(o.hosts.iter().map(|(h, a)| format!("{h}:{a}")).collect())
 }
 
 /// The SSH client configuration for the session's hosts.

@@ -115,6 +115,7 @@ fn container_body(
         hostname: Some(cluster.place.hostname.clone()),
         host_config: Some(HostConfig {
             binds: Some(binds),
+            extra_hosts: cluster::extra_hosts(cluster),
             memory: Some(mem),
             // Same as memory: no swap, so the limit is real and OOM kills are reported.
             memory_swap: Some(mem),

@@ -12,6 +12,7 @@ mod exec;
 mod files;
 mod inspect;
 mod list;
+mod overlay;
 mod place;
 mod ready;
 mod stats;
@@ -72,6 +73,9 @@ pub struct DockerAgentConfig {
     pub accelerator: Option<Arc<dyn Accelerator>>,
     /// Storage hosts this node mounts (a remote agent declares them; name → path).
     pub storage_hosts: BTreeMap<String, PathBuf>,
+    /// A remote agent: the manager's host as it dials it (where a multi-node session's
+    /// tunnel reaches the kernels of the manager's own agent).
+    pub manager_host: Option<String>,
 }
 
 pub(crate) struct Inner {

@@ -157,6 +157,36 @@ pub(super) fn apply_preset(
 }
 
 /// "Select Agent" (`config.agentList`): one agent of the group that can hold the request.
+/// A multi-node session's kernels together must fit the group's nodes together.
+pub(super) fn fits_group(
+    agents: &[std::sync::Arc<crate::state::AgentHandle>],
+    group: &str,
+    total: &bai_core::ResourceSlots,
+    kernels: u32,
+) -> Result<(), Problem> {
+    let all = agents
+        .iter()
+        .fold(bai_core::ResourceSlots::default(), |t, a| {
+            t.add(&a.info().capacity)
+        });
+    if total.fits_in(&all) {
+        return Ok(());
+    }
+    Err(Problem::new(
+        400,
+        "resource-request-too-large",
+        "Too large resource request.",
+        format!(
+            "the session's {kernels} kernels ask for {} cores and {} of memory in all, but the nodes of resource group {group:?} have {} cores and {} together; ask for fewer or smaller kernels",
+            bai_core::resources::format_cpu(total.cpu_milli),
+            bai_core::resources::format_bytes(total.mem),
+            bai_core::resources::format_cpu(all.cpu_milli),
+            bai_core::resources::format_bytes(all.mem)
+        ),
+    )
+    .with_code("session_create_unavailable"))
+}
+
 pub(super) fn designated_agent(
     config: &Value,
     agents: &[std::sync::Arc<crate::state::AgentHandle>],

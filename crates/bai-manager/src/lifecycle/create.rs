@@ -189,15 +189,19 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
     let accel = m.accel_slots();
     let req = ResourceRequest::parse(&resources, &resource_opts, &accel)
         .map_err(|e| Problem::invalid(e.to_string()))?;
-    // Resources are per kernel; a single-node session needs all of its kernels' on one node.
+    // Resources are per kernel; a single-node session needs all of its kernels' on one node,
+    // a multi-node session one kernel's on each node it uses.
     let (cluster_mode, cluster_size) = cluster_shape(m, &access_key, body, &config)?;
-    if cluster_mode == ClusterMode::MultiNode && cluster_size > 1 {
-        return Err(Problem::invalid(
-            "multi-node cluster sessions are not available on this server yet; use clusterMode single-node (all kernels on one node)",
-        ));
-    }
-    let need = req.slots.times(u64::from(cluster_size));
-    let each = if cluster_size > 1 {
+    let multi_node = cluster_mode == ClusterMode::MultiNode && cluster_size > 1;
+    let total = req.slots.times(u64::from(cluster_size));
+    let need = if multi_node {
+        req.slots.clone()
+    } else {
+        total.clone()
+    };
+    let each = if multi_node {
+        format!(" (each of its {cluster_size} kernels)")
+    } else if cluster_size > 1 {
         format!(" ({cluster_size} kernels together)")
     } else {
         String::new()
@@ -266,7 +270,10 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
         )
         .with_code("session_create_unavailable"));
     }
-    let designated_agent = designated_agent(&config, &agents, &scaling_group, &need)?;
+    if multi_node {
+        super::admit::fits_group(&agents, &scaling_group, &total, cluster_size)?;
+    }
+    let designated_agent = designated_agent(&config, &agents, &scaling_group, &total)?;
 
     // Environment.
     let mut environ = BTreeMap::new();
@@ -342,7 +349,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             bootstrap_script: str_field(body, &["bootstrap_script", "bootstrapScript"])
                 .map(str::to_string),
             environ,
-            requested_slots: need,
+            requested_slots: total,
             shmem: req.shmem,
             main_kernel_id: Uuid::new_v4(),
             cluster_mode,

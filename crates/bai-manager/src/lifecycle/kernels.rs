@@ -6,7 +6,7 @@ use super::cluster_keys;
 use crate::state::{AgentHandle, Manager};
 use bai_core::Reason;
 use bai_core::agent::{AgentError, KernelCreated, KernelExit, KernelSpec, Mount};
-use bai_core::cluster::{ClusterInfo, ClusterMode, KernelPlace, layout, network_name};
+use bai_core::cluster::{ClusterInfo, KernelPlace, Overlay, layout, network_name};
 use bai_store::{SessionRow, SubKernel};
 use futures::future::join_all;
 use std::sync::Arc;
@@ -19,11 +19,13 @@ pub fn places(row: &SessionRow, subs: &[SubKernel]) -> Vec<KernelPlace> {
 }
 
 /// The spec of every kernel of `row`, main1 first. Sub kernels run no startup command (a
-/// batch session's command runs in main1 and its end ends the session).
+/// batch session's command runs in main1 and its end ends the session). A multi-node
+/// session gives `overlays`, one per kernel.
 pub fn specs(
     row: &SessionRow,
     subs: &[SubKernel],
     mounts: Vec<Mount>,
+    overlays: Vec<Overlay>,
 ) -> Result<Vec<KernelSpec>, String> {
     let places = places(row, subs);
     let size = places.len() as u32;
@@ -32,8 +34,8 @@ pub fn specs(
     } else {
         None
     };
-    let network =
-        (size > 1 && row.cluster_mode == ClusterMode::SingleNode).then(|| network_name(row.id));
+    let network = (size > 1).then(|| network_name(row.id));
+    let mut overlays = overlays.into_iter();
     let hosts: Vec<String> = places.iter().map(|p| p.hostname.clone()).collect();
     let slots = row.kernel_slots();
     Ok(places
@@ -64,6 +66,7 @@ pub fn specs(
                     hosts: hosts.clone(),
                     network: network.clone(),
                     keys: keys.clone(),
+                    overlay: overlays.next(),
                 }),
             }
         })
@@ -85,24 +88,20 @@ fn failure(spec: &KernelSpec, why: Reason) -> Reason {
     }
 }
 
-/// Makes every kernel on `agent` at once. When one fails, the others are destroyed and the
-/// reason names the kernel that failed.
+/// Makes every kernel at once, each on its agent. When one fails, the others are destroyed
+/// and the reason names the kernel that failed.
 pub async fn create_all(
-    agent: &Arc<AgentHandle>,
-    specs: Vec<KernelSpec>,
+    jobs: Vec<(Arc<AgentHandle>, KernelSpec)>,
     limit: Duration,
 ) -> Result<Vec<KernelCreated>, Reason> {
-    let ids: Vec<_> = specs.iter().map(|s| s.kernel_id).collect();
-    let made = join_all(specs.iter().cloned().map(|spec| {
-        let agent = agent.clone();
-        async move {
-            match tokio::time::timeout(limit, agent.rpc.create_kernel(spec)).await {
-                Ok(Ok(c)) => Ok(c),
-                Ok(Err(e)) => Err(Reason::CreationFailed(e.to_string())),
-                Err(_) => Err(Reason::CreationTimeout {
-                    secs: limit.as_secs(),
-                }),
-            }
+    let specs: Vec<&KernelSpec> = jobs.iter().map(|(_, s)| s).collect();
+    let made = join_all(jobs.iter().cloned().map(|(agent, spec)| async move {
+        match tokio::time::timeout(limit, agent.rpc.create_kernel(spec)).await {
+            Ok(Ok(c)) => Ok(c),
+            Ok(Err(e)) => Err(Reason::CreationFailed(e.to_string())),
+            Err(_) => Err(Reason::CreationTimeout {
+                secs: limit.as_secs(),
+            }),
         }
     }))
     .await;
@@ -120,8 +119,12 @@ pub async fn create_all(
         Some(why) => {
             // A cluster is all or nothing: what was made goes (a kernel whose creation timed
             // out too, if the agent finished it meanwhile).
-            if ids.len() > 1 {
-                join_all(ids.iter().map(|k| super::destroy_or_log(agent, *k))).await;
+            if jobs.len() > 1 {
+                join_all(
+                    jobs.iter()
+                        .map(|(agent, s)| super::destroy_or_log(agent, s.kernel_id)),
+                )
+                .await;
             }
             Err(why)
         }
@@ -193,4 +196,42 @@ pub fn kernel_ids(m: &Manager, row: &SessionRow) -> Vec<uuid::Uuid> {
         }
     }
     ids
+}
+
+/// One kernel of a session as reconciliation sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelAt {
+    pub id: uuid::Uuid,
+    /// `main1`, `sub1`, …
+    pub host: String,
+    /// Its agent (a sub kernel not yet placed: the session's).
+    pub agent: Option<String>,
+}
+
+/// Every kernel of a session with its hostname and agent, main1 first.
+pub fn kernels_at(m: &Manager, row: &SessionRow) -> Vec<KernelAt> {
+    let mut out = vec![KernelAt {
+        id: row.main_kernel_id,
+        host: "main1".into(),
+        agent: row.agent_id.clone(),
+    }];
+    if row.cluster_size > 1 {
+        match m.store.sub_kernels(row.id) {
+            Ok(subs) => out.extend(subs.iter().map(|k| KernelAt {
+                id: k.id,
+                host: format!("sub{}", k.idx),
+                agent: k.agent_id.clone().or_else(|| row.agent_id.clone()),
+            })),
+            Err(e) => tracing::error!(session = %row.id, error = %e, "cannot read the sub kernels"),
+        }
+    }
+    out
+}
+
+/// The kernels of a session that are on `agent`, main1 first.
+pub fn kernels_on(m: &Manager, row: &SessionRow, agent: &str) -> Vec<KernelAt> {
+    kernels_at(m, row)
+        .into_iter()
+        .filter(|k| k.agent.as_deref() == Some(agent))
+        .collect()
 }

@@ -2,16 +2,17 @@
 //! If the user terminates it half-way, the launch notices at its next step and finishes the
 //! termination itself, destroying whatever it had created.
 
-use super::kernels;
 use super::terminate::finish_termination;
 use super::timeouts::arm_batch_timeout;
 use super::transition::{Change, transition, transition_or_log};
 use super::watch::handle_kernel_exit;
-use crate::state::Manager;
+use super::{kernels, overlay};
+use crate::state::{AgentHandle, Manager};
 use bai_core::Reason;
+use bai_core::cluster::ClusterMode;
 use bai_core::event::EventKind as E;
 use bai_core::status::SessionStatus as S;
-use bai_store::SessionRow;
+use bai_store::{SessionRow, SubKernel};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -84,14 +85,35 @@ async fn launch(m: &Arc<Manager>, row: SessionRow) {
             .events(&[E::SessionPreparing, E::KernelPreparing]),
         false
     );
-    let has_image = agent.info().images.iter().any(|i| i.name == row.image);
-    if !has_image {
-        let reason = Reason::ImageNotFound {
-            image: row.image.clone(),
-            agent: agent.id.clone(),
-        };
-        fail_preparation(m, &row, reason).await;
-        return;
+    let subs = if row.cluster_size > 1 {
+        match m.store.sub_kernels(row.id) {
+            Ok(subs) => subs,
+            Err(e) => {
+                fail_preparation(m, &row, Reason::CreationFailed(e.to_string())).await;
+                return;
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    // Each kernel's agent: a multi-node session's as the scheduler placed them, every other
+    // session's all on its agent.
+    let kernel_agents = match kernel_agents(m, &row, &agent, &subs) {
+        Ok(a) => a,
+        Err(reason) => {
+            fail_preparation(m, &row, reason).await;
+            return;
+        }
+    };
+    for a in &kernel_agents {
+        if !a.info().images.iter().any(|i| i.name == row.image) {
+            let reason = Reason::ImageNotFound {
+                image: row.image.clone(),
+                agent: a.id.clone(),
+            };
+            fail_preparation(m, &row, reason).await;
+            return;
+        }
     }
     // Folders are bound now, not when the session was queued: a folder deleted, moved to
     // another host or made read-only while the session waited is seen as it is at launch.
@@ -115,24 +137,21 @@ async fn launch(m: &Arc<Manager>, row: SessionRow) {
             .events(&[E::KernelCreating]),
         false
     );
-    let subs = if row.cluster_size > 1 {
-        match m.store.sub_kernels(row.id) {
-            Ok(subs) => subs,
-            Err(e) => {
-                fail_creation(m, &row, Reason::CreationFailed(e.to_string())).await;
-                return;
-            }
-        }
-    } else {
-        Vec::new()
-    };
     if !subs.is_empty()
+        && !multi_node(&row)
         && let Err(e) = m.store.set_sub_kernels_agent(row.id, &agent.id)
     {
         fail_creation(m, &row, Reason::CreationFailed(e.to_string())).await;
         return;
     }
-    let specs = match kernels::specs(&row, &subs, mounts) {
+    let overlays = match overlays(m, &row, &subs, &kernel_agents) {
+        Ok(o) => o,
+        Err(reason) => {
+            fail_creation(m, &row, reason).await;
+            return;
+        }
+    };
+    let specs = match kernels::specs(&row, &subs, mounts, overlays) {
         Ok(specs) => specs,
         Err(e) => {
             fail_creation(m, &row, Reason::CreationFailed(e)).await;
@@ -140,17 +159,18 @@ async fn launch(m: &Arc<Manager>, row: SessionRow) {
         }
     };
     let limit = Duration::from_secs(m.config.create_timeout_secs);
-    let created = match kernels::create_all(&agent, specs, limit).await {
+    let jobs: Vec<_> = kernel_agents.iter().cloned().zip(specs).collect();
+    let created = match kernels::create_all(jobs, limit).await {
         Ok(c) => c,
         Err(reason) => {
             fail_creation(m, &row, reason).await;
             return;
         }
     };
-    for c in created.iter().skip(1) {
+    for (c, a) in created.iter().zip(&kernel_agents).skip(1) {
         if let Err(e) = m
             .store
-            .set_sub_kernel_started(c.kernel_id, &agent.id, &c.container_id)
+            .set_sub_kernel_started(c.kernel_id, &a.id, &c.container_id)
         {
             tracing::warn!(kernel = %c.kernel_id, error = %e, "cannot record a sub kernel's container");
         }
@@ -184,6 +204,68 @@ async fn launch(m: &Arc<Manager>, row: SessionRow) {
     for exit in early {
         handle_kernel_exit(m, exit).await;
     }
+}
+
+fn multi_node(row: &SessionRow) -> bool {
+    row.cluster_mode == ClusterMode::MultiNode && row.cluster_size > 1
+}
+
+/// The agent of every kernel, main1 first.
+fn kernel_agents(
+    m: &Manager,
+    row: &SessionRow,
+    main: &Arc<AgentHandle>,
+    subs: &[SubKernel],
+) -> Result<Vec<Arc<AgentHandle>>, Reason> {
+    let mut out = vec![main.clone()];
+    for k in subs {
+        if !multi_node(row) {
+            out.push(main.clone());
+            continue;
+        }
+        let a = k.agent_id.as_deref().and_then(|a| m.agent(a));
+        match a {
+            Some(a) => out.push(a),
+            None => {
+                return Err(Reason::AgentLost(format!(
+                    "the agent assigned to kernel sub{} is gone",
+                    k.idx
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A multi-node session's overlay, one per kernel (none for other sessions).
+fn overlays(
+    m: &Manager,
+    row: &SessionRow,
+    subs: &[SubKernel],
+    agents: &[Arc<AgentHandle>],
+) -> Result<Vec<bai_core::cluster::Overlay>, Reason> {
+    if !multi_node(row) {
+        return Ok(Vec::new());
+    }
+    let slot = match m.store.claim_overlay_slot(row.id, overlay::SLOTS) {
+        Ok(Some(slot)) => slot,
+        Ok(None) => {
+            return Err(Reason::CreationFailed(format!(
+                "all {} overlay networks are in use by other multi-node sessions",
+                overlay::SLOTS
+            )));
+        }
+        Err(e) => return Err(Reason::CreationFailed(e.to_string())),
+    };
+    let hosts: Vec<String> = kernels::places(row, subs)
+        .into_iter()
+        .map(|p| p.hostname)
+        .collect();
+    let kernels: Vec<(String, String)> = agents
+        .iter()
+        .map(|a| (a.id.clone(), overlay::underlay_of(a)))
+        .collect();
+    Ok(overlay::plan(slot, &hosts, &kernels))
 }
 
 /// PREPARING → ERROR before any kernel exists.

@@ -9,6 +9,7 @@ pub mod create;
 pub mod kernels;
 pub mod launch;
 pub mod mounts;
+pub mod overlay;
 pub mod reconcile;
 pub mod terminate;
 pub mod timeouts;

@@ -2,7 +2,7 @@
 //! Launches interrupted by a restart are requeued, lost kernels end their sessions with a
 //! reason, unfinished terminations are finished, and orphan containers are removed.
 
-use super::kernels::kernel_ids;
+use super::kernels::{KernelAt, kernel_ids, kernels_at, kernels_on};
 use super::launch;
 use super::terminate::finish_termination;
 use super::timeouts::{age_secs, arm_batch_timeout};
@@ -11,29 +11,29 @@ use crate::state::{AgentHandle, Manager};
 use bai_core::Reason;
 use bai_core::event::EventKind as E;
 use bai_core::status::{SessionResult, SessionStatus as S};
+use bai_store::SessionRow;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 use uuid::Uuid;
 
-/// The first kernel of `ids` (main1 first) that is not running: its index and hostname.
-fn missing_kernel(ids: &[Uuid], running: &HashSet<Uuid>) -> Option<(usize, String)> {
-    ids.iter().position(|k| !running.contains(k)).map(|i| {
-        let host = if i == 0 {
-            "main1".to_string()
-        } else {
-            format!("sub{i}")
-        };
-        (i, host)
-    })
+/// The first kernel of `kernels` that is not running.
+fn missing_kernel<'a>(kernels: &'a [KernelAt], running: &HashSet<Uuid>) -> Option<&'a KernelAt> {
+    kernels.iter().find(|k| !running.contains(&k.id))
 }
 
 /// "its container is gone" for a session of one kernel; the kernel named in a cluster.
-fn gone(missing: Option<(usize, String)>, where_: &str) -> String {
+fn gone(row: &SessionRow, missing: Option<&KernelAt>, where_: &str) -> String {
     match missing {
-        Some((i, host)) if i > 0 => format!("the container of kernel {host} is gone{where_}"),
+        Some(k) if row.cluster_size > 1 => {
+            format!("the container of kernel {} is gone{where_}", k.host)
+        }
         _ => format!("its container is gone{where_}"),
     }
+}
+
+fn ids(kernels: &[KernelAt]) -> impl Iterator<Item = Uuid> + '_ {
+    kernels.iter().map(|k| k.id)
 }
 
 pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
@@ -53,9 +53,9 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
             }
             // The other creation phases: the launch was interrupted.
             s if s.is_creating() => {
-                if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
-                    for k in kernel_ids(m, &row) {
-                        super::destroy_or_log(&agent, k).await;
+                for k in kernels_at(m, &row) {
+                    if let Some(agent) = k.agent.as_deref().and_then(|a| m.agent(a)) {
+                        super::destroy_or_log(&agent, k.id).await;
                     }
                 }
                 transition_or_log(
@@ -70,20 +70,22 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
                 );
             }
             s if s.is_up() => {
-                let remote_away = row
-                    .agent_id
-                    .as_deref()
-                    .and_then(|a| m.agent(a))
-                    .is_some_and(|a| a.remote.is_some() && !a.is_alive());
+                let kernels = kernels_at(m, &row);
+                let remote_away = kernels.iter().any(|k| {
+                    k.agent
+                        .as_deref()
+                        .and_then(|a| m.agent(a))
+                        .is_some_and(|a| a.remote.is_some() && !a.is_alive())
+                });
                 if remote_away {
                     // A remote agent not back yet: it is reconciled when it reconnects, or
                     // its sessions end when it is gone.
+                    keep.extend(ids(&kernels));
                     continue;
                 }
-                let ids = kernel_ids(m, &row);
-                let missing = missing_kernel(&ids, &running_kernels);
+                let missing = missing_kernel(&kernels, &running_kernels);
                 if missing.is_none() {
-                    keep.extend(ids);
+                    keep.extend(ids(&kernels));
                     if let Some(t) = row.batch_timeout {
                         let started = row
                             .status_history
@@ -100,7 +102,7 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
                     let c = Change::new(
                         row.status,
                         S::Terminating,
-                        Reason::KernelLost(gone(missing, "")),
+                        Reason::KernelLost(gone(&row, missing, "")),
                         "reconcile",
                     )
                     .events(&[E::SessionTerminating])
@@ -133,24 +135,26 @@ pub async fn reconcile_agent(m: &Arc<Manager>, agent: &Arc<AgentHandle>) -> anyh
     let running: HashSet<_> = agent.rpc.list_kernels().await?.into_iter().collect();
     let mut keep = HashSet::new();
     for row in m.sessions_on(&agent.id)? {
+        // Only this agent's kernels of the session (a multi-node session has others).
+        let here = kernels_on(m, &row, &agent.id);
         match row.status {
             // Its launch task decides.
             s if s.is_creating() => {
-                keep.extend(kernel_ids(m, &row));
+                keep.extend(ids(&here));
             }
-            s if s.is_up() && missing_kernel(&kernel_ids(m, &row), &running).is_none() => {
-                keep.extend(kernel_ids(m, &row));
+            s if s.is_up() && missing_kernel(&here, &running).is_none() => {
+                keep.extend(ids(&here));
                 if s == S::RunningDegraded {
                     let c = Change::new(s, S::Running, Reason::Running, "reconcile");
                     transition_or_log(m, row.id, c);
                 }
             }
             s if s.is_up() => {
-                let missing = missing_kernel(&kernel_ids(m, &row), &running);
+                let missing = missing_kernel(&here, &running);
                 let c = Change::new(
                     s,
                     S::Terminating,
-                    Reason::KernelLost(gone(missing, &format!(" from agent {}", agent.id))),
+                    Reason::KernelLost(gone(&row, missing, &format!(" from agent {}", agent.id))),
                     "reconcile",
                 )
                 .events(&[E::SessionTerminating])

@@ -63,11 +63,30 @@ fn sessions_on(m: &Manager, agent: &str) -> Vec<bai_store::SessionRow> {
     }
 }
 
-fn lost_reason(agent: &str, silent: Duration) -> Reason {
-    Reason::AgentLost(format!(
-        "agent {agent} not heard from for {} s",
-        silent.as_secs()
-    ))
+/// Why a session of a lost agent is degraded or ended; a cluster session's names the
+/// kernels that were on that agent.
+fn lost_reason(m: &Manager, row: &bai_store::SessionRow, agent: &str, silent: Duration) -> Reason {
+    let mut why = format!("agent {agent} not heard from for {} s", silent.as_secs());
+    if row.cluster_size > 1 {
+        let there = kernels_on(m, row, agent);
+        if !there.is_empty() {
+            let word = if there.len() == 1 {
+                "kernel"
+            } else {
+                "kernels"
+            };
+            why.push_str(&format!(" ({word} {} there)", there.join(", ")));
+        }
+    }
+    Reason::AgentLost(why)
+}
+
+/// The hostnames of `row`'s kernels on `agent`.
+fn kernels_on(m: &Manager, row: &bai_store::SessionRow, agent: &str) -> Vec<String> {
+    crate::lifecycle::kernels::kernels_on(m, row, agent)
+        .into_iter()
+        .map(|k| k.host)
+        .collect()
 }
 
 /// Running sessions of a lost agent: RUNNING_DEGRADED, with the reason.
@@ -77,7 +96,7 @@ fn degrade_sessions(m: &Arc<Manager>, h: &AgentHandle, silent: Duration) {
             let c = Change::new(
                 S::Running,
                 S::RunningDegraded,
-                lost_reason(&h.id, silent),
+                lost_reason(m, &row, &h.id, silent),
                 "agent-watch",
             );
             transition_or_log(m, row.id, c);
@@ -89,17 +108,19 @@ fn degrade_sessions(m: &Arc<Manager>, h: &AgentHandle, silent: Duration) {
 /// destroy; the agent removes them if it comes back).
 async fn end_sessions(m: &Arc<Manager>, h: &AgentHandle, silent: Duration) {
     for row in sessions_on(m, &h.id) {
-        let reason = lost_reason(&h.id, silent);
+        let reason = lost_reason(m, &row, &h.id, silent);
+        // A cluster's kernels on other agents are destroyed; those on this one cannot be.
+        let others = row.cluster_size > 1;
         match row.status {
             s if s.is_up() => {
                 let c = Change::new(s, S::Terminating, reason, "agent-watch")
                     .events(&[E::SessionTerminating])
                     .result(SessionResult::Failure, None);
                 if let Ok(Some(row)) = transition(m, row.id, c) {
-                    finish_termination(m, &row, false).await;
+                    finish_termination(m, &row, others).await;
                 }
             }
-            S::Terminating => finish_termination(m, &row, false).await,
+            S::Terminating => finish_termination(m, &row, others).await,
             // A launch in flight fails by itself (its agent is unreachable).
             _ => {}
         }

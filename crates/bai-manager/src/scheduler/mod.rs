@@ -49,8 +49,9 @@ fn steps_json(d: &Decision) -> String {
 /// Turns a decision into what the store writes.
 fn to_write(d: &Decision) -> PassWrite {
     match &d.outcome {
-        Outcome::Placed { agent } => PassWrite::Placed {
+        Outcome::Placed { agent, subs } => PassWrite::Placed {
             agent: agent.clone(),
+            subs: subs.clone(),
         },
         Outcome::Wait { code, message } => PassWrite::Wait {
             code: code.to_string(),

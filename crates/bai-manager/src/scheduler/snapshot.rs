@@ -41,6 +41,7 @@ pub fn workload(r: &PendingRow) -> Workload {
         priority: r.priority,
         enqueued_at: parse_time(&r.created_at).unwrap_or_else(Utc::now),
         slots: r.requested_slots.clone(),
+        kernels: r.kernels,
         starts_at: r.starts_at.as_deref().and_then(parse_time),
         designated_agent: r.designated_agent.clone(),
         eligible: None,
@@ -71,6 +72,28 @@ pub struct Occupancy {
     pub rows: Vec<SessionRow>,
     pub by_owner: HashMap<String, OwnerUsage>,
     pub by_agent: HashMap<String, ResourceSlots>,
+    /// Multi-node sessions' sub kernels: where each is.
+    pub subs: bai_store::SubPlacements,
+}
+
+/// What a session holds on which agent: all of it on its agent, or for a multi-node session
+/// one kernel's share on each kernel's agent.
+pub fn held_on(r: &SessionRow, subs: &bai_store::SubPlacements) -> Vec<(String, ResourceSlots)> {
+    let multi = r.cluster_mode == bai_core::cluster::ClusterMode::MultiNode && r.cluster_size > 1;
+    match (&r.agent_id, subs.get(&r.id)) {
+        (Some(main), Some(placed)) if multi => {
+            let each = r.kernel_slots();
+            let mut out = vec![(main.clone(), each.clone())];
+            out.extend(
+                placed
+                    .iter()
+                    .filter_map(|(_, a)| a.clone().map(|a| (a, each.clone()))),
+            );
+            out
+        }
+        (Some(main), _) => vec![(main.clone(), r.requested_slots.clone())],
+        (None, _) => Vec::new(),
+    }
 }
 
 impl Occupancy {
@@ -80,21 +103,23 @@ impl Occupancy {
             .filter(|s| s.occupies_resources())
             .collect();
         let rows = m.store.sessions_in(&occupying)?;
+        let subs = m.store.multi_node_placements(&occupying)?;
         let mut by_owner: HashMap<String, OwnerUsage> = HashMap::new();
         let mut by_agent: HashMap<String, ResourceSlots> = HashMap::new();
         for r in &rows {
             let u = by_owner.entry(r.access_key.clone()).or_default();
             u.sessions += 1;
             u.slots = u.slots.add(&r.requested_slots);
-            if let Some(a) = &r.agent_id {
-                let e = by_agent.entry(a.clone()).or_default();
-                *e = e.add(&r.requested_slots);
+            for (a, slots) in held_on(r, &subs) {
+                let e = by_agent.entry(a).or_default();
+                *e = e.add(&slots);
             }
         }
         Ok(Occupancy {
             rows,
             by_owner,
             by_agent,
+            subs,
         })
     }
 
@@ -118,6 +143,7 @@ pub fn build(m: &Manager) -> anyhow::Result<Vec<GroupInput>> {
         rows: active,
         by_owner: usage,
         by_agent: used_on,
+        subs: placements,
     } = Occupancy::read(m)?;
 
     let policies = m.store.policies()?;
@@ -203,13 +229,16 @@ pub fn build(m: &Manager) -> anyhow::Result<Vec<GroupInput>> {
         let running: Vec<RunningSession> = active
             .iter()
             .filter(|r| r.scaling_group == g.name)
-            .filter_map(|r| {
-                Some(RunningSession {
-                    owner: r.access_key.clone(),
-                    agent: r.agent_id.clone()?,
-                    slots: r.requested_slots.clone(),
-                    ends_by: ends_by(r, &lifetime_of),
-                })
+            .flat_map(|r| {
+                let ends = ends_by(r, &lifetime_of);
+                held_on(r, &placements)
+                    .into_iter()
+                    .map(move |(agent, slots)| RunningSession {
+                        owner: r.access_key.clone(),
+                        agent,
+                        slots,
+                        ends_by: ends,
+                    })
             })
             .collect();
         let snapshot = Snapshot {

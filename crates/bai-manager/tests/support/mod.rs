@@ -48,11 +48,16 @@ pub fn store() -> Arc<Store> {
 
 /// The dummy agent of these tests: 8 cores, 16 GiB, the python image, no start delay.
 pub fn agent() -> DummyAgent {
+    agent_with("dummy-a", 8)
+}
+
+/// A dummy agent `id` of `cores` cores and 16 GiB, with the python image.
+pub fn agent_with(id: &str, cores: u64) -> DummyAgent {
     DummyAgent::new(DummyAgentConfig {
-        id: "dummy-a".into(),
+        id: id.into(),
         scaling_group: "default".into(),
         capacity: bai_core::ResourceSlots {
-            cpu_milli: 8000,
+            cpu_milli: cores * 1000,
             mem: 16 << 30,
             accel: Default::default(),
         },
@@ -76,8 +81,21 @@ impl Harness {
 
     /// A manager (a new one, as after a restart) on an existing store and agent.
     pub async fn start_on(store: Arc<Store>, agent: DummyAgent, config: ManagerConfig) -> Harness {
-        let rpc: Arc<dyn AgentRpc> = Arc::new(agent.clone());
-        let started = bai_manager::start(store.clone(), config, vec![rpc])
+        Self::start_on_many(store, vec![agent], config).await
+    }
+
+    /// A manager with several agents (`agent` is the first).
+    pub async fn start_on_many(
+        store: Arc<Store>,
+        agents: Vec<DummyAgent>,
+        config: ManagerConfig,
+    ) -> Harness {
+        let agent = agents.first().cloned().expect("an agent");
+        let rpcs: Vec<Arc<dyn AgentRpc>> = agents
+            .into_iter()
+            .map(|a| Arc::new(a) as Arc<dyn AgentRpc>)
+            .collect();
+        let started = bai_manager::start(store.clone(), config, rpcs)
             .await
             .expect("manager starts");
         Harness {

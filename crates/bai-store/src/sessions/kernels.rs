@@ -3,7 +3,9 @@
 //! kernel, nearly all of them, cost no row here.
 
 use crate::{Result, Store};
+use bai_core::status::SessionStatus;
 use rusqlite::{OptionalExtension, params};
+use std::collections::HashMap;
 use uuid::Uuid;
 
 /// One sub kernel as stored.
@@ -100,6 +102,109 @@ impl Store {
             .optional()?
             .flatten())
     }
+}
+
+/// Where the kernels of multi-node sessions in `statuses` are: session → `(kernel index,
+/// agent)` of its sub kernels (main1 is the session's own agent).
+pub type SubPlacements = HashMap<Uuid, Vec<(u32, Option<String>)>>;
+
+impl Store {
+    /// [`SubPlacements`] of the multi-node sessions in `statuses` (the scheduler's occupancy).
+    pub fn multi_node_placements(&self, statuses: &[SessionStatus]) -> Result<SubPlacements> {
+        let conn = self.read();
+        let mut st = conn.prepare(&format!(
+            "SELECT k.session_id, k.idx, k.agent_id FROM kernels k
+             JOIN sessions s ON s.id = k.session_id
+             WHERE s.cluster_mode = 'multi-node' AND s.status IN ({})
+             ORDER BY k.session_id, k.idx",
+            super::status_list(statuses)
+        ))?;
+        let rows = st.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, Option<String>>(2)?,
+            ))
+        })?;
+        let mut out: SubPlacements = HashMap::new();
+        for r in rows {
+            let (session, idx, agent) = r?;
+            let session =
+                Uuid::parse_str(&session).map_err(|e| super::corrupt("kernels.session_id", e))?;
+            out.entry(session)
+                .or_default()
+                .push((idx.max(0) as u32, agent));
+        }
+        Ok(out)
+    }
+
+    /// Sessions with a sub kernel on `agent` (a multi-node session whose main1 is elsewhere).
+    pub fn sessions_with_subs_on(&self, agent: &str) -> Result<Vec<Uuid>> {
+        let conn = self.read();
+        let mut st =
+            conn.prepare_cached("SELECT DISTINCT session_id FROM kernels WHERE agent_id = ?1")?;
+        let rows = st.query_map([agent], |r| r.get::<_, String>(0))?;
+        let mut out = Vec::new();
+        for r in rows {
+            out.push(Uuid::parse_str(&r?).map_err(|e| super::corrupt("kernels.session_id", e))?);
+        }
+        Ok(out)
+    }
+
+    /// Gives a multi-node session an overlay slot no other unended session holds (the lowest
+    /// free one), or returns the one it holds. None when all are taken.
+    pub fn claim_overlay_slot(&self, session_id: Uuid, slots: u32) -> Result<Option<u32>> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let held: Option<i64> = tx
+            .query_row(
+                "SELECT overlay_slot FROM sessions WHERE id = ?1",
+                [session_id.to_string()],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten();
+        if let Some(h) = held {
+            return Ok(u32::try_from(h).ok());
+        }
+        let ended: Vec<SessionStatus> = SessionStatus::ALL
+            .into_iter()
+            .filter(|s| s.is_terminal())
+            .collect();
+        let ended = super::status_list(&ended);
+        let taken: std::collections::HashSet<i64> = {
+            let mut st = tx.prepare(&format!(
+                "SELECT overlay_slot FROM sessions
+                 WHERE overlay_slot IS NOT NULL AND status NOT IN ({ended})"
+            ))?;
+            let rows = st.query_map([], |r| r.get::<_, i64>(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let Some(free) = (0..i64::from(slots)).find(|s| !taken.contains(s)) else {
+            return Ok(None);
+        };
+        tx.execute(
+            "UPDATE sessions SET overlay_slot = ?2 WHERE id = ?1",
+            params![session_id.to_string(), free],
+        )?;
+        tx.commit()?;
+        Ok(u32::try_from(free).ok())
+    }
+}
+
+/// Places a multi-node session's sub kernels (inside the scheduler's pass): `subs[i]` is
+/// `sub{i+1}`'s agent.
+pub(crate) fn place_subs_tx(
+    tx: &rusqlite::Transaction<'_>,
+    session_id: Uuid,
+    subs: &[String],
+) -> Result<()> {
+    let mut st =
+        tx.prepare_cached("UPDATE kernels SET agent_id = ?3 WHERE session_id = ?1 AND idx = ?2")?;
+    for (i, agent) in subs.iter().enumerate() {
+        st.execute(params![session_id.to_string(), i as i64 + 1, agent])?;
+    }
+    Ok(())
 }
 
 /// Inserts the sub kernels of a new session (inside its insert).

@@ -6,14 +6,14 @@
 
 mod change;
 mod history;
-mod kernels;
+pub(crate) mod kernels;
 mod query;
 mod write;
 
 pub use change::StatusChange;
 pub(crate) use change::{PLACEMENT_PHASE, cas_status_tx, place_tx};
 pub(crate) use history::add_history_with_steps_tx;
-pub use kernels::SubKernel;
+pub use kernels::{SubKernel, SubPlacements};
 
 use crate::{Result, StoreError};
 use bai_core::cluster::ClusterMode;
@@ -98,6 +98,8 @@ pub struct PendingRow {
     pub image: String,
     /// Host paths of the data folders it mounts (an agent must have their storage hosts).
     pub mount_paths: Vec<String>,
+    /// Multi-node cluster sessions: the kernels placed one by one; 1 otherwise.
+    pub kernels: u32,
 }
 
 /// What a create request stores.

@@ -93,7 +93,8 @@ impl Store {
         let conn = self.read();
         let mut st = conn.prepare_cached(
             "SELECT id, access_key, scaling_group, priority, created_at, requested_slots,
-                starts_at, designated_agent, dependencies, status_info, image, mounts
+                starts_at, designated_agent, dependencies, status_info, image, mounts,
+                CASE WHEN cluster_mode = 'multi-node' THEN cluster_size ELSE 1 END
              FROM sessions WHERE status = 'PENDING' ORDER BY priority DESC, created_at ASC",
         )?;
         let rows = st.query_map([], |r| {
@@ -110,12 +111,26 @@ impl Store {
                 r.get::<_, Option<String>>(9)?,
                 r.get::<_, String>(10)?,
                 r.get::<_, String>(11)?,
+                r.get::<_, i64>(12)?,
             ))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, ak, group, priority, created, slots, starts, agent, deps, info, image, mounts) =
-                row?;
+            let (
+                id,
+                ak,
+                group,
+                priority,
+                created,
+                slots,
+                starts,
+                agent,
+                deps,
+                info,
+                image,
+                mounts,
+                spread,
+            ) = row?;
             let mount_paths = if mounts == "[]" {
                 Vec::new()
             } else {
@@ -143,6 +158,7 @@ impl Store {
                 status_info: info,
                 image,
                 mount_paths,
+                kernels: u32::try_from(spread.clamp(1, 64)).unwrap_or(1),
             });
         }
         Ok(out)

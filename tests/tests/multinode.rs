@@ -121,6 +121,8 @@ fn multi_node_cluster_across_namespaces() {
     assert_eq!(placed[0].0, "main1");
     assert_eq!(placed[1].0, "sub1");
     assert_ne!(placed[0].1, placed[1].1, "kernels on two nodes: {placed:?}");
+    let listed = info["agents"].as_array().map(|a| a.len()).unwrap_or(0);
+    assert_eq!(listed, 2, "both nodes in the session's agents: {info:#}");
     let main_node = placed[0].1.clone();
     let sub_node = placed[1].1.clone();
     let on = |agent: &str| if agent == "node-a" { 0 } else { 1 };

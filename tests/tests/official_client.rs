@@ -103,6 +103,61 @@ fn official_client_manages_sessions() {
     let logs = ba(&s, false, &["session", "logs", "offsess2"]);
     logs.expect_ok();
 
+    // `session ls`: a file the session made is listed with its size, a missing path is
+    // refused in one line.
+    ba(
+        &s,
+        false,
+        &[
+            "run",
+            "-t",
+            "offsess2",
+            "-c",
+            "open('made-here.txt', 'w').write('12345')",
+            "python",
+        ],
+    )
+    .expect_ok();
+    let ls = ba(&s, false, &["session", "ls", "offsess2", "."]);
+    ls.expect_ok();
+    let line = ls
+        .stdout
+        .lines()
+        .find(|l| l.contains("made-here.txt"))
+        .unwrap_or_else(|| panic!("made-here.txt listed: {ls:#?}"));
+    assert!(line.contains('5') && line.contains("-rw-"), "{line}");
+    let r = ba(&s, false, &["session", "ls", "offsess2", "/no/such/dir"]);
+    assert!(
+        !r.ok() || r.stdout.contains("No such file") || r.stderr.contains("No such file"),
+        "{r:#?}"
+    );
+
+    // `session show-graph`: a batch session that depends on this one.
+    let r = ba(
+        &s,
+        false,
+        &[
+            "session",
+            "create",
+            "--type",
+            "batch",
+            "--enqueue-only",
+            "--depends",
+            &id,
+            "-t",
+            "afteroff",
+            "--startup-command",
+            "true",
+            "python",
+        ],
+    );
+    r.expect_ok();
+    // The table view: the tree view parses Backend.AI's own task-name and enum spellings.
+    let graph = ba(&s, false, &["session", "show-graph", "--table", "afteroff"]);
+    graph.expect_ok();
+    assert!(graph.stdout.contains("offsess2"), "{graph:#?}");
+    ba(&s, false, &["rm", "afteroff"]).expect_ok();
+
     let all = ba(&s, true, &["admin", "session", "list"]);
     all.expect_ok();
     assert!(all.stdout.contains("offsess2"), "{all:#?}");

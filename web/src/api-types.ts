@@ -806,6 +806,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/session/{reference}/dependency-graph": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The sessions this session depends on, each with the sessions it depends on. */
+        get: operations["get_session_reference_dependency_graph"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/session/{reference}/download": {
         parameters: {
             query?: never;
@@ -817,6 +834,23 @@ export interface paths {
         put?: never;
         /** Files of the session's /home/work as tar parts of a multipart/mixed reply. */
         post: operations["post_session_reference_download"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/session/{reference}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One directory of the session's main kernel (the official SDK's list_files): the path in a JSON body {"path": …} or as ?path=; relative paths are under /home/work. */
+        get: operations["get_session_reference_files"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1490,6 +1524,19 @@ export interface components {
             /** @description Its name; null when it is gone. */
             name?: string | null;
         };
+        /** @description `GET /session/{reference}/dependency-graph`: a session and what it waits for. */
+        DependencyNode: {
+            /** @description The sessions it depends on, each as a node of its own. */
+            depends_on: components["schemas"]["DependencyNode"][];
+            /** @description The session's id. */
+            session_id: string;
+            /** @description Its name (null for a session that no longer exists). */
+            session_name?: string | null;
+            /** @description Its status (null for a session that no longer exists). */
+            status?: components["schemas"]["SessionStatus"] | null;
+            /** @description When its status last changed (RFC 3339). */
+            status_changed?: string | null;
+        };
         /** @description `DELETE /session/{reference}`. */
         Destroyed: {
             /** @description The session's id. */
@@ -1603,6 +1650,18 @@ export interface components {
             size: number;
             /** @description What it is. */
             type: components["schemas"]["FileType"];
+        };
+        /** @description `GET /session/{reference}/files`: one directory of the session's main kernel. */
+        FileListing: {
+            /** @description The directory listed, absolute inside the kernel. */
+            abspath: string;
+            /** @description Always null (errors are problems). */
+            errors?: string | null;
+            /**
+             * @description A JSON text: `[{"filename", "size", "mode" (like `-rw-r--r--`), "mtime" (epoch
+             *     seconds)}]`, as Backend.AI sends it.
+             */
+            files: string;
         };
         /** @description What a directory entry is. */
         FileType: "FILE" | "DIRECTORY" | "SYMLINK";
@@ -4593,6 +4652,31 @@ export interface operations {
             "5XX": components["responses"]["Problem"];
         };
     };
+    get_session_reference_dependency_graph: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Session name or id (the caller's own sessions; administrators: any). */
+                reference: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DependencyNode"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
     post_session_reference_download: {
         parameters: {
             query: {
@@ -4617,6 +4701,34 @@ export interface operations {
                     "multipart/mixed": {
                         [key: string]: string;
                     };
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_session_reference_files: {
+        parameters: {
+            query?: {
+                /** @description The directory (when the request has no JSON body). */
+                path?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Session name or id (the caller's own sessions; administrators: any). */
+                reference: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileListing"];
                 };
             };
             "4XX": components["responses"]["Problem"];

@@ -306,6 +306,18 @@ impl AgentRpc for DummyAgent {
         Ok(String::new())
     }
 
+    /// A DUMMY kernel has no files.
+    async fn list_files(
+        &self,
+        kernel_id: Uuid,
+        _path: String,
+    ) -> Result<Vec<bai_core::agent::FileEntry>, AgentError> {
+        if !self.kernels().contains_key(&kernel_id) {
+            return Err(AgentError::KernelNotFound(kernel_id));
+        }
+        Ok(Vec::new())
+    }
+
     /// A DUMMY kernel runs nothing, so it uses nothing.
     async fn kernel_stats(
         &self,

@@ -28,6 +28,14 @@ pub fn start_app_line(name: &str) -> Result<String, AgentError> {
     Ok(format!("{v}\n"))
 }
 
+/// The request line that lists a directory: `{"op":"list-files","path":…}`.
+pub fn list_files_line(path: &str) -> String {
+    format!(
+        "{}\n",
+        serde_json::json!({"op": "list-files", "path": path})
+    )
+}
+
 /// Whether a reply line is the answer to [`PING`].
 pub fn is_pong(line: &str) -> bool {
     serde_json::from_str::<Value>(line.trim())

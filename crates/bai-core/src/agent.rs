@@ -171,6 +171,17 @@ pub enum AgentError {
     Unreachable(String),
 }
 
+/// One entry of a kernel's directory, in Backend.AI's shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileEntry {
+    pub filename: String,
+    pub size: u64,
+    /// Like `ls -l`: `-rw-r--r--`, `drwxr-xr-x`.
+    pub mode: String,
+    /// Last modification, epoch seconds.
+    pub mtime: f64,
+}
+
 #[async_trait]
 pub trait AgentRpc: Send + Sync + 'static {
     async fn info(&self) -> Result<AgentInfo, AgentError>;
@@ -206,6 +217,10 @@ pub trait AgentRpc: Send + Sync + 'static {
     async fn start_app(&self, kernel_id: Uuid, name: &str) -> Result<(), AgentError>;
     /// Container logs (stdout and stderr interleaved).
     async fn logs(&self, kernel_id: Uuid) -> Result<String, AgentError>;
+    /// One directory inside the kernel as its user sees it (a relative `path` is under
+    /// /home/work; mounted folders included).
+    async fn list_files(&self, kernel_id: Uuid, path: String)
+    -> Result<Vec<FileEntry>, AgentError>;
     /// The kernel's resource counters now (CPU time, memory, network and block I/O).
     async fn kernel_stats(&self, kernel_id: Uuid) -> Result<crate::stats::KernelStats, AgentError>;
     /// Kernels this agent is running now (for reconciliation).

@@ -13,6 +13,7 @@
 
 mod apps;
 mod batch;
+mod listing;
 mod proto;
 mod repl;
 mod server;

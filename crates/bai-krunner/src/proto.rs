@@ -19,6 +19,12 @@ pub enum Request {
     StartApp {
         name: String,
     },
+    /// List a directory: `{"op":"list-files","path":"."}`; the reply is one `stdout` event
+    /// holding the JSON array of entries, then `finished` (1 and a `stderr` on failure).
+    #[serde(rename = "list-files")]
+    ListFiles {
+        path: String,
+    },
 }
 
 /// Same shape as `bai_core::agent::ExecRequest`.

@@ -176,10 +176,15 @@ def _run(code):
             value = eval(compile(last, "<input>", "eval"), _globals)
             if value is not None:
                 builtins._ = value
-                sys.stdout.write(repr(value) + "\n")
+                # As Backend.AI's kernels answer `1 + 1`: "2", no newline.
+                sys.stdout.write(repr(value))
         return 0
     except SystemExit as e:
-        return _exit_code(e.code)
+        rc = _exit_code(e.code)
+        if rc != 0 and isinstance(e.code, int):
+            # Said on stderr, as Backend.AI's kernels do, so the failure is visible.
+            sys.stderr.write("SystemExit: %d\n" % e.code)
+        return rc
     except BaseException:
         et, ev, tb = sys.exc_info()
         traceback.print_exception(et, ev, tb.tb_next if tb is not None else None)

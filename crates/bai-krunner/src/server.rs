@@ -1,6 +1,7 @@
 //! One connection: read the request line, answer it, close.
 
 use crate::batch;
+use crate::listing;
 use crate::proto::{self, Event, ExecRequest, Request};
 use crate::repl::{Outcome, Repl};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -85,6 +86,21 @@ pub fn serve(state: &Arc<State>, stream: UnixStream) {
                     emit(&Event::Finished { exit_code: 1 })
                 }
             };
+        }
+        Request::ListFiles { path } => {
+            let mut emit = emitter(&mut out);
+            let dir = listing::resolve(Path::new(&state.workdir), &path);
+            match listing::list(&dir) {
+                Ok(entries) => {
+                    let json = serde_json::to_string(&entries).unwrap_or_else(|_| "[]".into());
+                    emit(&Event::Stdout { data: json });
+                    emit(&Event::Finished { exit_code: 0 });
+                }
+                Err(e) => {
+                    emit(&Event::stderr(format!("{}: {e}\n", dir.display())));
+                    emit(&Event::Finished { exit_code: 1 });
+                }
+            }
         }
         Request::Exec(ExecRequest::Input { line }) => {
             let mut emit = emitter(&mut out);

@@ -297,6 +297,17 @@ impl AgentRpc for RemoteAgent {
         }
     }
 
+    async fn list_files(
+        &self,
+        kernel_id: Uuid,
+        path: String,
+    ) -> Result<Vec<bai_core::agent::FileEntry>, AgentError> {
+        match self.ask(Call::ListFiles(kernel_id, path)).await? {
+            Reply::Listing(l) => Ok(l),
+            r => Err(unexpected(r)),
+        }
+    }
+
     async fn kernel_stats(&self, kernel_id: Uuid) -> Result<KernelStats, AgentError> {
         match self.ask(Call::Stats(kernel_id)).await? {
             Reply::Stats(s) => Ok(*s),

@@ -29,6 +29,8 @@ pub enum Call {
     ListKernels,
     /// Open tunnel `.0` to port `.2` of kernel `.1`: dial back with a tunnel hello.
     Tunnel(Uuid, Uuid, u16),
+    /// One directory of a kernel.
+    ListFiles(Uuid, String),
 }
 
 /// The agent's answers (each item of a call's answer is one `Result<Reply, AgentError>`).
@@ -44,6 +46,7 @@ pub enum Reply {
     Logs(String),
     Stats(Box<KernelStats>),
     Kernels(Vec<Uuid>),
+    Listing(Vec<bai_core::agent::FileEntry>),
 }
 
 pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {

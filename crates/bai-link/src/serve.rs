@@ -157,6 +157,7 @@ async fn answer_call(
         Call::AppAddress(k, port) => agent.app_address(k, port).await.map(Reply::Addr),
         Call::StartApp(k, name) => agent.start_app(k, &name).await.map(|()| Reply::Done),
         Call::Logs(k) => agent.logs(k).await.map(Reply::Logs),
+        Call::ListFiles(k, path) => agent.list_files(k, path).await.map(Reply::Listing),
         Call::Stats(k) => agent
             .kernel_stats(k)
             .await

@@ -3,8 +3,8 @@
 
 use super::Inner;
 use crate::error::runtime;
-use crate::krunner_proto::{parse_event, request_line, start_app_line};
-use bai_core::agent::{AgentError, ExecEvent, ExecRequest};
+use crate::krunner_proto::{list_files_line, parse_event, request_line, start_app_line};
+use bai_core::agent::{AgentError, ExecEvent, ExecRequest, FileEntry};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -47,6 +47,34 @@ pub async fn start_app(inner: &Inner, kernel_id: Uuid, name: &str) -> Result<(),
     Err(AgentError::BadRequest(format!(
         "the app {name:?} did not start: {}",
         why.trim()
+    )))
+}
+
+/// Asks krunner for one directory's entries (it lists as the kernel's user, inside the
+/// container, so mounted folders are seen and nothing of the host is).
+pub async fn list_files(
+    inner: &Inner,
+    kernel_id: Uuid,
+    path: &str,
+) -> Result<Vec<FileEntry>, AgentError> {
+    let mut events = request(inner, kernel_id, list_files_line(path)).await?;
+    let (mut out, mut err) = (String::new(), String::new());
+    while let Some(ev) = events.next().await {
+        match ev {
+            ExecEvent::Stdout { data } => out.push_str(&data),
+            ExecEvent::Stderr { data } => err.push_str(&data),
+            ExecEvent::Finished { exit_code: 0 } => {
+                return serde_json::from_str(&out).map_err(|e| {
+                    AgentError::Runtime(format!("the kernel's runner sent a bad listing: {e}"))
+                });
+            }
+            ExecEvent::Finished { .. } => break,
+            _ => {}
+        }
+    }
+    Err(AgentError::BadRequest(format!(
+        "cannot list {path:?}: {}",
+        err.trim()
     )))
 }
 

@@ -365,6 +365,14 @@ impl AgentRpc for DockerAgent {
         inspect::logs(&self.inner, kernel_id, LOG_TAIL_BYTES).await
     }
 
+    async fn list_files(
+        &self,
+        kernel_id: Uuid,
+        path: String,
+    ) -> Result<Vec<bai_core::agent::FileEntry>, AgentError> {
+        exec::list_files(&self.inner, kernel_id, &path).await
+    }
+
     async fn kernel_stats(
         &self,
         kernel_id: Uuid,

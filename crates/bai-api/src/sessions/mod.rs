@@ -21,8 +21,8 @@ pub use execute::{ExecuteReply, ExecuteRequest, ExecuteResult};
 pub use gql::{GqlAnswer, GqlError, GqlRequest};
 pub use info::{Dependency, Kernel, MountMode, Network, PendingInfo, SessionInfo};
 pub use replies::{
-    Destroyed, DestroyedStats, HistoryRecord, HistoryResult, Logs, LogsResult, SchedulingHistory,
-    StatusHistory, StepResult, SubStep,
+    DependencyNode, Destroyed, DestroyedStats, FileListing, HistoryRecord, HistoryResult, Logs,
+    LogsResult, SchedulingHistory, StatusHistory, StepResult, SubStep,
 };
 pub use stats::{
     Counters, IdleChecker, IdleReport, RemainingKind, StatSample, Stats, ThresholdOp,
@@ -56,6 +56,9 @@ pub fn routes() -> Vec<Route> {
             .answers(200, json::<StatusHistory>()),
         Route::new("get", "/session/{reference}/scheduling-history")
             .answers(200, json::<SchedulingHistory>()),
+        Route::new("get", "/session/{reference}/files").answers(200, json::<FileListing>()),
+        Route::new("get", "/session/{reference}/dependency-graph")
+            .answers(200, json::<DependencyNode>()),
         Route::new("get", "/stream/session/{reference}/execute").answers(upgrade.0, upgrade.1),
         Route::new("get", "/events/session").answers(200, events::<EventData>()),
         Route::new("post", "/admin/gql")

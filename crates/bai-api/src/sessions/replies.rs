@@ -45,6 +45,33 @@ pub struct StatusHistory {
     pub result: BTreeMap<SessionStatus, String>,
 }
 
+/// `GET /session/{reference}/files`: one directory of the session's main kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FileListing {
+    /// A JSON text: `[{"filename", "size", "mode" (like `-rw-r--r--`), "mtime" (epoch
+    /// seconds)}]`, as Backend.AI sends it.
+    pub files: String,
+    /// Always null (errors are problems).
+    pub errors: Option<String>,
+    /// The directory listed, absolute inside the kernel.
+    pub abspath: String,
+}
+
+/// `GET /session/{reference}/dependency-graph`: a session and what it waits for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DependencyNode {
+    /// The session's id.
+    pub session_id: String,
+    /// Its name (null for a session that no longer exists).
+    pub session_name: Option<String>,
+    /// Its status (null for a session that no longer exists).
+    pub status: Option<SessionStatus>,
+    /// When its status last changed (RFC 3339).
+    pub status_changed: Option<String>,
+    /// The sessions it depends on, each as a node of its own.
+    pub depends_on: Vec<DependencyNode>,
+}
+
 /// `GET /session/{reference}/scheduling-history`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SchedulingHistory {

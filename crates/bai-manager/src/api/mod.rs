@@ -9,6 +9,7 @@ mod limits;
 mod raw;
 mod resources;
 mod session;
+mod session_files;
 pub(crate) mod vfolder;
 
 use crate::auth::{Caller, authenticate};
@@ -47,6 +48,11 @@ pub fn router(m: Arc<Manager>) -> Router {
         .route(
             "/session/{reference}/status-history",
             get(session::status_history),
+        )
+        .route("/session/{reference}/files", get(session_files::list_files))
+        .route(
+            "/session/{reference}/dependency-graph",
+            get(session_files::dependency_graph),
         )
         .route(
             "/session/{reference}/scheduling-history",

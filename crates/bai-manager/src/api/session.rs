@@ -88,6 +88,15 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
             })
         })
         .collect();
+    // Every agent holding a kernel (a multi-node session's are several), main1's first.
+    let mut agents: Vec<String> = row.agent_id.iter().cloned().collect();
+    for k in &subs {
+        if let Some(a) = &k.agent_id
+            && !agents.contains(a)
+        {
+            agents.push(a.clone());
+        }
+    }
     let owner_email = m
         .store
         .keypair(&row.access_key)
@@ -141,8 +150,8 @@ pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
         "cluster_mode": row.cluster_mode.as_str(),
         "cluster_size": row.cluster_size,
         "agent": row.agent_id,
-        "agent_ids": row.agent_id.iter().collect::<Vec<_>>(),
-        "agents": row.agent_id.iter().collect::<Vec<_>>(),
+        "agent_ids": agents,
+        "agents": agents,
         "container_id": row.container_id,
         "requested_slots": row.requested_slots.to_wire().to_string(),
         "occupying_slots": occupying.to_string(),

@@ -205,6 +205,13 @@ impl AgentRpc for AgentSlot {
     async fn logs(&self, kernel_id: Uuid) -> Result<String, AgentError> {
         self.agent()?.logs(kernel_id).await
     }
+    async fn list_files(
+        &self,
+        kernel_id: Uuid,
+        path: String,
+    ) -> Result<Vec<bai_core::agent::FileEntry>, AgentError> {
+        self.agent()?.list_files(kernel_id, path).await
+    }
     async fn kernel_stats(&self, kernel_id: Uuid) -> Result<KernelStats, AgentError> {
         self.agent()?.kernel_stats(kernel_id).await
     }

@@ -1,0 +1,138 @@
+//! `GET /session/{ref}/files`: one directory of the session's main kernel, as the official
+//! SDK's `list_files` reads it (the path in a JSON body, or `?path=`; `files` is a JSON text).
+//! `GET /session/{ref}/dependency-graph`: the sessions it waits for, recursively.
+
+use super::visible_session;
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::state::Manager;
+use axum::Extension;
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use bai_core::Problem;
+use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// The path asked for: `path` of a JSON body, else `?path=`, else the working directory.
+fn asked_path(body: &Bytes, q: &HashMap<String, String>) -> ApiResult<String> {
+    if !body.is_empty() {
+        let v: Value = serde_json::from_slice(body)
+            .map_err(|e| Problem::invalid(format!("the body is not JSON: {e}")))?;
+        if let Some(p) = v.get("path") {
+            return match p {
+                Value::String(s) => Ok(s.clone()),
+                Value::Null => Ok(".".into()),
+                other => Err(Problem::invalid(format!("path {other} must be a string")).into()),
+            };
+        }
+    }
+    Ok(q.get("path").cloned().unwrap_or_else(|| ".".into()))
+}
+
+/// Where `path` is inside the kernel (relative paths are under /home/work).
+fn absolute(path: &str) -> String {
+    if path.starts_with('/') {
+        path.to_string()
+    } else if path.is_empty() || path == "." {
+        "/home/work".to_string()
+    } else {
+        format!("/home/work/{}", path.trim_start_matches("./"))
+    }
+}
+
+pub async fn list_files(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let row = visible_session(&m, &caller, &reference)?;
+    let path = asked_path(&body, &q)?;
+    if path.contains('\0') {
+        return Err(Problem::invalid("path contains a NUL byte").into());
+    }
+    if !row.status.is_up() {
+        return Err(Problem::new(
+            409,
+            "invalid-session-state",
+            "Invalid session state.",
+            format!(
+                "session {:?} is {}: its files can be listed only while it runs",
+                row.name, row.status
+            ),
+        )
+        .into());
+    }
+    let agent = row
+        .agent_id
+        .as_deref()
+        .and_then(|a| m.agent(a))
+        .ok_or_else(|| Problem::internal("the session's agent is gone"))?;
+    let entries = agent
+        .rpc
+        .list_files(row.main_kernel_id, path.clone())
+        .await
+        .map_err(|e| Problem::invalid(e.to_string()))?;
+    let files = serde_json::to_string(&entries).unwrap_or_else(|_| "[]".into());
+    Ok(Json(
+        json!({"files": files, "errors": null, "abspath": absolute(&path)}),
+    ))
+}
+
+/// How deep a dependency graph is followed (cycles cannot be made, but rows are data).
+const MAX_DEPTH: usize = 32;
+
+fn node(m: &Manager, id: Uuid, seen: &mut HashSet<Uuid>, depth: usize) -> ApiResult<Value> {
+    let Some(row) = m.store.session(id)? else {
+        return Ok(json!({"session_id": id.to_string(), "session_name": null,
+                         "status": null, "status_changed": null, "depends_on": []}));
+    };
+    let mut depends_on = Vec::new();
+    if depth < MAX_DEPTH && seen.insert(id) {
+        for d in &row.dependencies {
+            depends_on.push(node(m, *d, seen, depth + 1)?);
+        }
+        seen.remove(&id);
+    }
+    Ok(json!({
+        "session_id": row.id.to_string(),
+        "session_name": row.name,
+        "status": row.status.as_str(),
+        "status_changed": row.status_changed,
+        "depends_on": depends_on,
+    }))
+}
+
+pub async fn dependency_graph(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let row = visible_session(&m, &caller, &reference)?;
+    Ok(Json(node(&m, row.id, &mut HashSet::new(), 0)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_come_from_the_body_or_the_query() {
+        let q = HashMap::from([("path".to_string(), "q".to_string())]);
+        let body = Bytes::from_static(br#"{"path": "/home/work/x"}"#);
+        assert_eq!(asked_path(&body, &q).ok().as_deref(), Some("/home/work/x"));
+        assert_eq!(asked_path(&Bytes::new(), &q).ok().as_deref(), Some("q"));
+        assert_eq!(
+            asked_path(&Bytes::new(), &HashMap::new()).ok().as_deref(),
+            Some(".")
+        );
+        assert!(asked_path(&Bytes::from_static(b"{\"path\": 3}"), &q).is_err());
+        assert_eq!(absolute("."), "/home/work");
+        assert_eq!(absolute("sub/dir"), "/home/work/sub/dir");
+        assert_eq!(absolute("/tmp"), "/tmp");
+    }
+}

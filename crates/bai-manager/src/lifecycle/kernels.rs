@@ -188,14 +188,7 @@ async fn destroy_with_retries(agent: &AgentHandle, id: uuid::Uuid) -> Option<Ker
 
 /// Every kernel id of a session, main1 first.
 pub fn kernel_ids(m: &Manager, row: &SessionRow) -> Vec<uuid::Uuid> {
-    let mut ids = vec![row.main_kernel_id];
-    if row.cluster_size > 1 {
-        match m.store.sub_kernels(row.id) {
-            Ok(subs) => ids.extend(subs.iter().map(|k| k.id)),
-            Err(e) => tracing::error!(session = %row.id, error = %e, "cannot read the sub kernels"),
-        }
-    }
-    ids
+    kernels_at(m, row).into_iter().map(|k| k.id).collect()
 }
 
 /// One kernel of a session as reconciliation sees it.

@@ -33,6 +33,17 @@ pub fn bin(name: &str) -> PathBuf {
     p
 }
 
+/// The official Backend.AI client (`make test` installs it with scripts/official-client.sh).
+pub fn official_client() -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv-official/bin/backend.ai");
+    assert!(
+        p.exists(),
+        "{} is missing: `make test` installs it (scripts/official-client.sh)",
+        p.display()
+    );
+    p
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -249,6 +260,21 @@ impl Server {
             }
             std::thread::sleep(Duration::from_millis(200));
         }
+    }
+
+    /// A signed request through bai's SDK: Ok(reply JSON) or Err((status, problem text)).
+    pub fn api(
+        &self,
+        account: &Account,
+        method: &str,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> Result<serde_json::Value, (u16, String)> {
+        let c = self.client(account);
+        let m = bai_client::Method::from_bytes(method.as_bytes()).expect("method");
+        let rt = tokio::runtime::Runtime::new().expect("runtime");
+        rt.block_on(c.send_json(m, path, body.as_ref()))
+            .map_err(|e| (e.status().unwrap_or(0), e.to_string()))
     }
 
     /// The session's fields as `bai session info --json` reports them.

@@ -770,6 +770,179 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/services": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's model services (administrators: all); `?name=` keeps the one of that name. */
+        get: operations["get_services"];
+        put?: never;
+        /** Creates a model service from a model folder: its replicas start as inference sessions and its endpoint URL is assigned once one is healthy. */
+        post: operations["post_services"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/services/_/runtimes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The runtime variants services may use. */
+        get: operations["get_services___runtimes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/services/_/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Model services by name, a page at a time. */
+        post: operations["post_services___search"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/services/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A model service: replicas wanted, routes with their health and counters, the endpoint URL. */
+        get: operations["get_services_id"];
+        put?: never;
+        post?: never;
+        /** Removes a model service: its routes leave the rotation, finish their requests and end; then it is destroyed. */
+        delete: operations["delete_services_id"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/services/{id}/errors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Routes of the service that failed to start, with why, and the failed-start count. */
+        get: operations["get_services_id_errors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/services/{id}/errors/clear": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Forgets a service's failed routes and lets it start routes again. */
+        post: operations["post_services_id_errors_clear"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/services/{id}/routings/{route}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Sets a route's traffic ratio (its weight at the endpoint; 0 takes it out of rotation). */
+        put: operations["put_services_id_routings_route"];
+        post?: never;
+        /** Takes one healthy route down (drained first) and wants one replica fewer. */
+        delete: operations["delete_services_id_routings_route"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/services/{id}/scale": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sets the replicas a service wants (0–16); this also lifts a give-up after failed starts. */
+        post: operations["post_services_id_scale"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/services/{id}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Asks the serving reconciler to look at the service now. */
+        post: operations["post_services_id_sync"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/services/{id}/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Issues a token (HS256 JWT) for the service's endpoint, valid for a duration or until a time. */
+        post: operations["post_services_id_token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/session": {
         parameters: {
             query?: never;
@@ -1083,6 +1256,35 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description One replica in [`ServiceInfo`], with what the endpoint counted for it. */
+        ActiveRoute: {
+            /**
+             * Format: uint64
+             * @description Of those, failed ones (no answer, or a 5xx).
+             */
+            errors: number;
+            /**
+             * Format: uint64
+             * @description Requests on their way now.
+             */
+            inflight: number;
+            /** Format: double */
+            mean_latency_ms: number;
+            /**
+             * Format: uint64
+             * @description Requests the endpoint sent it.
+             */
+            requests: number;
+            route_id: string;
+            /** @description Its inference session. */
+            session_id?: string | null;
+            status: components["schemas"]["RouteStatus"];
+            /**
+             * Format: double
+             * @description Its weight in the endpoint's balancing (0: no traffic).
+             */
+            traffic_ratio: number;
+        };
         /** @description An agent as a user sees it. */
         Agent: {
             /**
@@ -2142,6 +2344,75 @@ export interface components {
             /** @description Cap on the sum of what a keypair's sessions hold. */
             total_resource_slots?: components["schemas"]["ResourceSlotsSpec"] | null;
         };
+        /** @description `POST /services`. */
+        NewService: {
+            /**
+             * @description Accepted for compatibility; images here are of the host's architecture.
+             * @default null
+             */
+            arch: string | null;
+            /** @default null */
+            bootstrap_script: string | null;
+            /**
+             * @description Accepted, not called.
+             * @default null
+             */
+            callback_url: string | null;
+            /**
+             * @description `single-node` or `multi-node`.
+             * @default null
+             */
+            cluster_mode: string | null;
+            /**
+             * Format: uint32
+             * @description Kernels per replica (1–64).
+             * @default null
+             */
+            cluster_size: number | null;
+            config: components["schemas"]["ServiceConfig"];
+            /** @default null */
+            domain: string | null;
+            /**
+             * @description The project (default `default`).
+             * @default null
+             */
+            group: string | null;
+            /** @description The image (or alias) replicas run; also read as `lang`. */
+            image: string;
+            /**
+             * @description 4–64 letters, digits, `_` and `-` (also read as `clientSessionToken`); default
+             *     `bai-serve-…`.
+             * @default null
+             */
+            name: string | null;
+            /**
+             * @description No token needed at the endpoint.
+             * @default null
+             */
+            open_to_public: boolean | null;
+            /**
+             * @description Administrators: the keypair that owns the replicas.
+             * @default null
+             */
+            owner_access_key: string | null;
+            /**
+             * Format: uint32
+             * @description Replicas wanted, 0–16 (also read as `desired_session_count`, `desiredSessionCount`).
+             */
+            replicas: number;
+            /**
+             * @description `custom` (a model definition; default) or `cmd`.
+             * @default null
+             */
+            runtime_variant: string | null;
+            /**
+             * @description Replaces the definition's command (runtime variant `cmd`).
+             * @default null
+             */
+            startup_command: string | null;
+            /** @default null */
+            tag: string | null;
+        };
         /**
          * @description A number or its text: clients send resource amounts and durations either way
          *     (`"2"`, `2`, `"4g"`, `"30m"`, `1800`).
@@ -2149,6 +2420,14 @@ export interface components {
         NumberOrText: number | string;
         /** @description Whose a folder is. */
         Ownership: "user" | "group";
+        Pagination: {
+            /** Format: uint64 */
+            limit: number;
+            /** Format: uint64 */
+            offset: number;
+            /** Format: uint64 */
+            total: number;
+        };
         /** @description One path or several. */
         Paths: string | string[];
         /** @description Why a PENDING session waits. */
@@ -2439,6 +2718,38 @@ export interface components {
         } & {
             [key: string]: components["schemas"]["Amount"];
         };
+        /** @description A route's state. */
+        RouteStatus: "provisioning" | "healthy" | "unhealthy" | "terminating" | "failed_to_start";
+        /** @description `PUT /services/{id}/routings/{route}`. */
+        RouteUpdate: {
+            /** Format: double */
+            traffic_ratio: number;
+        };
+        Runtime: {
+            human_readable_name: string;
+            name: string;
+        };
+        /** @description `GET /services/_/runtimes`. */
+        Runtimes: {
+            runtimes: components["schemas"]["Runtime"][];
+        };
+        /** @description `POST /services/{id}/scale`. */
+        Scale: {
+            /**
+             * Format: uint32
+             * @description Replicas wanted, 0–16.
+             */
+            to: number;
+        };
+        Scaled: {
+            /**
+             * Format: uint32
+             * @description Routes serving or starting now.
+             */
+            current_route_count: number;
+            /** Format: uint32 */
+            target_count: number;
+        };
         /** @description In which order a group's queued sessions are tried. */
         Scheduler: "fifo" | "lifo" | "drf";
         /** @description `GET /session/{reference}/scheduling-history`. */
@@ -2448,6 +2759,131 @@ export interface components {
         };
         /** @description How a group picks the agent a session runs on. */
         Selector: "dispersed" | "concentrated" | "round-robin";
+        /** @description `config` of [`NewService`]. */
+        ServiceConfig: {
+            /**
+             * @description Environment variables of every replica.
+             * @default null
+             */
+            environ: {
+                [key: string]: unknown;
+            } | null;
+            /** @default null */
+            extra_mounts: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The model folder (usage mode `model`), by name or id. */
+            model: string;
+            /**
+             * @description The definition inside the folder (default `model-definition.yaml`, then `.yml`).
+             * @default null
+             */
+            model_definition_path: string | null;
+            /**
+             * @description Where the model folder is mounted, read-only (default `/models`).
+             * @default null
+             */
+            model_mount_destination: string | null;
+            /** @default null */
+            model_version: unknown;
+            /** @default null */
+            resource_opts: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description Per kernel, as `POST /session` takes them.
+             * @default null
+             */
+            resources: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description The resource group (also read as `scalingGroup`).
+             * @default null
+             */
+            scaling_group: string | null;
+            /** @default null */
+            vfolder_subpath: string | null;
+        };
+        /** @description One route that failed to start. */
+        ServiceError: {
+            /** @description `{"name", "repr", "src"}`: what failed and where (`create`, `session`, `health-check`). */
+            error: unknown;
+            route_id: string;
+            session_id?: string | null;
+        };
+        /** @description `GET /services/{id}/errors`. */
+        ServiceErrors: {
+            errors: components["schemas"]["ServiceError"][];
+            /** Format: uint32 */
+            retries: number;
+        };
+        /** @description `GET /services/{id}`, and the answer of `POST /services` (`ServeInfoModel`). */
+        ServiceInfo: {
+            active_routes: components["schemas"]["ActiveRoute"][];
+            /** Format: uint32 */
+            desired_session_count: number;
+            endpoint_id: string;
+            extra_mounts: string[];
+            is_public: boolean;
+            model_definition_path?: string | null;
+            /** @description The model folder's id. */
+            model_id: string;
+            name: string;
+            /**
+             * Format: uint64
+             * @description Requests the endpoint refused for want of a valid token.
+             */
+            refused_requests: number;
+            /** Format: uint32 */
+            replicas: number;
+            /**
+             * Format: uint32
+             * @description Replicas that failed to start since it was last fully healthy (5: it stops trying).
+             */
+            retries: number;
+            runtime_variant: string;
+            /** @description The endpoint's URL: null until a first replica is healthy, then kept for good. */
+            service_endpoint?: string | null;
+            status: components["schemas"]["ServiceStatus"];
+        };
+        /** @description An item of `GET /services`. */
+        ServiceListItem: {
+            /** Format: uint32 */
+            active_route_count: number;
+            /** Format: uint32 */
+            desired_session_count: number;
+            id: string;
+            is_public: boolean;
+            name: string;
+            /** Format: uint32 */
+            replicas: number;
+            service_endpoint?: string | null;
+        };
+        /** @description `POST /services/_/search`. */
+        ServiceSearch: {
+            /**
+             * @description `{"name": {"equals": …}}` or `{"name": {"contains": …}}`.
+             * @default null
+             */
+            filter: unknown;
+            /**
+             * Format: uint64
+             * @default null
+             */
+            limit: number | null;
+            /**
+             * Format: uint64
+             * @default null
+             */
+            offset: number | null;
+        };
+        ServiceSearchResult: {
+            items: components["schemas"]["ServiceInfo"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /** @description A service's state as a whole. */
+        ServiceStatus: ("DESTROYING" | "DESTROYED") | "READY" | "PROVISIONING" | "HEALTHY" | "DEGRADED" | "UNHEALTHY";
         /** @description What happened to a session (or its kernel). */
         SessionEventData: {
             /**
@@ -2773,6 +3209,9 @@ export interface components {
             /** @description The step's name. */
             step: string;
         };
+        Success: {
+            success: boolean;
+        };
         /** @description How the utilization thresholds combine. */
         ThresholdOp: "and" | "or";
         /** @description A transfer's ticket: call `url` with `?token=` and the token, unsigned. */
@@ -2787,6 +3226,24 @@ export interface components {
              *     with the host the request was sent to.
              */
             url: string;
+        };
+        TokenReply: {
+            /** @description An HS256 JWT for `Authorization: Bearer …` (or `BackendAI …`) at the endpoint. */
+            token: string;
+        };
+        /** @description `POST /services/{id}/token`: a lifetime, or an end. */
+        TokenRequest: {
+            /**
+             * @description Seconds, or `30m`, `12h`, `3d`.
+             * @default null
+             */
+            duration: components["schemas"]["NumberOrText"] | null;
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             * @default null
+             */
+            valid_until: number | null;
         };
         /** @description What a folder is for (Backend.AI's usage mode). */
         UsageMode: "general" | "model" | "data";
@@ -4537,6 +4994,346 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Me"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_services: {
+        parameters: {
+            query?: {
+                /** @description Only the service of this name. */
+                name?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceListItem"][];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_services: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewService"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceInfo"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_services___runtimes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Runtimes"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_services___search: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServiceSearch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceSearchResult"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_services_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's id (endpoint_id). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceInfo"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    delete_services_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's id (endpoint_id). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_services_id_errors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's id (endpoint_id). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceErrors"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_services_id_errors_clear: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's id (endpoint_id). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    put_services_id_routings_route: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's id (endpoint_id). */
+                id: string;
+                /** @description The route's id. */
+                route: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RouteUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    delete_services_id_routings_route: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's id (endpoint_id). */
+                id: string;
+                /** @description The route's id. */
+                route: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_services_id_scale: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's id (endpoint_id). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Scale"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Scaled"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_services_id_sync: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's id (endpoint_id). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_services_id_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's id (endpoint_id). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenReply"];
                 };
             };
             "4XX": components["responses"]["Problem"];

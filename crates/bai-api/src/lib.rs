@@ -15,6 +15,7 @@ pub mod resources;
 pub mod route;
 pub mod schema;
 pub mod server;
+pub mod services;
 pub mod sessions;
 
 pub use problem::Problem;
@@ -26,4 +27,5 @@ pub(crate) static AREAS: &[fn() -> Vec<Route>] = &[
     sessions::routes,
     resources::routes,
     folders::routes,
+    services::routes,
 ];

@@ -19,6 +19,7 @@ mod gql;
 mod raw;
 mod request;
 mod resources;
+mod services;
 mod session;
 pub mod sse;
 pub mod vfolder;
@@ -29,6 +30,7 @@ pub use error::ClientError;
 pub use exec::{ExecResult, Execution, Mode};
 pub use gql::{KeypairInfo, SessionList, SessionListQuery};
 pub use request::Signed;
+pub use reqwest::Method;
 pub use sse::{Event, EventStream};
 
 /// A client for one manager endpoint and keypair.

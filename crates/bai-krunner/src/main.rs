@@ -69,8 +69,11 @@ fn main() {
             std::process::exit(70);
         }
     };
-    let is_batch = std::env::var("BAI_SESSION_TYPE").is_ok_and(|t| t == "batch");
-    if is_batch
+    // Batch sessions run their command to its end; inference sessions run their model
+    // server in the same way (its exit ends the replica, which the manager replaces).
+    let runs_command =
+        std::env::var("BAI_SESSION_TYPE").is_ok_and(|t| t == "batch" || t == "inference");
+    if runs_command
         && let Ok(cmd) = std::env::var("BAI_STARTUP_COMMAND")
         && !cmd.trim().is_empty()
     {

@@ -14,6 +14,7 @@ pub mod monitor;
 pub mod proxy;
 pub mod remote;
 pub mod scheduler;
+pub mod serving;
 pub mod start;
 pub mod state;
 pub mod storage;

@@ -58,6 +58,7 @@ pub async fn start(
     lifecycle::timeouts::spawn_sweeper(m.clone());
     monitor::round::spawn(m.clone());
     spawn_proxy_closer(m.clone());
+    crate::serving::reconcile::spawn(m.clone());
     Ok(Started {
         manager: m,
         agents: handles,

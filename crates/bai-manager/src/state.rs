@@ -36,6 +36,8 @@ pub struct ManagerConfig {
     pub agent_lost_after: std::time::Duration,
     /// A remote agent away this long is gone: its sessions end with `agent-lost`.
     pub agent_gone_after: std::time::Duration,
+    /// The host name service endpoint URLs carry (`http://HOST:PORT`).
+    pub endpoint_host: String,
 }
 
 impl Default for ManagerConfig {
@@ -51,6 +53,7 @@ impl Default for ManagerConfig {
             agent_listen: None,
             agent_lost_after: std::time::Duration::from_secs(40),
             agent_gone_after: std::time::Duration::from_secs(600),
+            endpoint_host: "127.0.0.1".into(),
         }
     }
 }
@@ -129,6 +132,8 @@ pub struct Manager {
     pub remote: crate::remote::Remote,
     /// Executions by long poll (`POST /session/{ref}`) between their polls.
     pub exec_runs: crate::api::execute_rest::Runs,
+    /// Model services: their endpoints, probers and back-offs.
+    pub serving: crate::serving::Serving,
 }
 
 impl Manager {
@@ -157,6 +162,7 @@ impl Manager {
             started_ms: bai_core::stats::now_ms(),
             remote: Default::default(),
             exec_runs: Default::default(),
+            serving: Default::default(),
         })
     }
 

@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod agents;
+mod endpoints;
 mod pass;
 mod resources;
 mod schema;
@@ -14,6 +15,7 @@ mod users;
 mod vfolders;
 
 pub use agents::{AgentRow, AgentTokenRow};
+pub use endpoints::{EndpointRow, EndpointTokenRow, RouteRow};
 pub use pass::{PassEntry, PassResult, PassWrite};
 pub use resources::{PolicyRow, PresetRow, ResourceGroupRow};
 pub use sessions::{

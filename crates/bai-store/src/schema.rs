@@ -224,6 +224,54 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE sessions ADD COLUMN overlay_slot INTEGER;
     "#,
+    // 11: model serving: services (endpoints), their routes (one inference session each) and
+    // the tokens issued for them
+    r#"
+    CREATE TABLE endpoints (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        access_key TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        created_user TEXT NOT NULL,
+        domain_name TEXT NOT NULL,
+        project TEXT NOT NULL,
+        scaling_group TEXT NOT NULL,
+        image TEXT NOT NULL,
+        model_id TEXT NOT NULL,
+        model_mount TEXT NOT NULL,
+        model_definition_path TEXT,
+        replicas INTEGER NOT NULL,
+        spec TEXT NOT NULL,
+        open_to_public INTEGER NOT NULL,
+        runtime_variant TEXT NOT NULL,
+        url TEXT,
+        port INTEGER,
+        lifecycle TEXT NOT NULL DEFAULT 'created',
+        retries INTEGER NOT NULL DEFAULT 0,
+        token_secret TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        destroyed_at TEXT
+    );
+    CREATE UNIQUE INDEX endpoints_live_name ON endpoints(access_key, name)
+        WHERE lifecycle != 'destroyed';
+    CREATE TABLE routes (
+        id TEXT PRIMARY KEY,
+        endpoint_id TEXT NOT NULL,
+        session_id TEXT,
+        status TEXT NOT NULL,
+        traffic_ratio REAL NOT NULL DEFAULT 1.0,
+        error TEXT,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX routes_by_endpoint ON routes(endpoint_id);
+    CREATE TABLE endpoint_tokens (
+        id TEXT PRIMARY KEY,
+        endpoint_id TEXT NOT NULL,
+        token TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        valid_until TEXT NOT NULL
+    );
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -69,7 +69,11 @@ struct UpArgs {
     agent_gone_after: std::time::Duration,
     #[command(flatten)]
     node: node::NodeArgs,
-    /// Host ports the app proxy's port mode hands out, FIRST-LAST.
+    /// The host name model service URLs carry (`http://HOST:PORT`); default: the API's
+    /// listen address, or 127.0.0.1 when that is 0.0.0.0.
+    #[arg(long, env = "BAI_ENDPOINT_HOST")]
+    endpoint_host: Option<String>,
+    /// Host ports the app proxy's port mode (and service endpoints) hand out, FIRST-LAST.
     #[arg(long, env = "BAI_APP_PORTS", default_value = "30000-30199", value_parser = parse_port_range)]
     app_ports: (u16, u16),
     /// Scheduler safety tick in milliseconds (it is also woken by events).
@@ -221,6 +225,14 @@ async fn up(args: UpArgs) -> Result<()> {
         agent_listen: args.agent_listen.0,
         agent_lost_after: args.agent_lost_after,
         agent_gone_after: args.agent_gone_after,
+        endpoint_host: args
+            .endpoint_host
+            .clone()
+            .unwrap_or_else(|| match args.listen.ip() {
+                ip if ip.is_unspecified() => "127.0.0.1".to_string(),
+                std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+                ip => ip.to_string(),
+            }),
         ..Default::default()
     };
     let mut agents: Vec<Arc<dyn AgentRpc>> = Vec::new();

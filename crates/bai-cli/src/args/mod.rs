@@ -5,6 +5,7 @@ mod admin;
 mod apps;
 mod create;
 mod ps;
+mod service;
 mod session;
 mod values;
 mod vfolder;
@@ -16,6 +17,7 @@ pub use admin::{
 pub use apps::{AppArgs, OpenArgs};
 pub use create::{CreateArgs, ResourceMaps, RunArgs, StartArgs, environ, resources};
 pub use ps::{AdminPsArgs, PsArgs};
+pub use service::{ServiceCmd, ServiceCreateArgs, ServiceRef, ServiceScaleArgs, ServiceTokenArgs};
 pub use session::{
     DownloadArgs, EventsArgs, HistoryArgs, InfoArgs, LogsArgs, RefArg, RmArgs, SessionCmd,
     UploadArgs,
@@ -69,6 +71,9 @@ pub enum Cmd {
     /// Data folders: create, list, info, rename, delete, and their files.
     #[command(subcommand, visible_alias = "folder")]
     Vfolder(VfolderCmd),
+    /// Model services: a model folder served by replicas behind one endpoint URL.
+    #[command(subcommand)]
+    Service(ServiceCmd),
     /// Forward a local TCP port to an app of a session (e.g. sshd) until Ctrl-C.
     App(AppArgs),
     /// The apps of a session.

@@ -8,6 +8,7 @@ mod exec;
 mod ps;
 pub mod resources;
 pub mod run;
+pub mod service;
 pub mod session;
 pub mod vfolder;
 
@@ -42,6 +43,7 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
         Cmd::Agents => agents::agents(client).await,
         Cmd::Projects => resources::projects(client).await,
         Cmd::Vfolder(c) => vfolder::vfolder(client, &c).await,
+        Cmd::Service(c) => service::service(client, &c).await,
         Cmd::Admin(AdminCmd::Project(c)) => resources::admin_project(client, &c).await,
         Cmd::Admin(AdminCmd::AgentToken(c)) => agents::admin_token(client, &c).await,
         Cmd::Admin(AdminCmd::Agent(c)) => agents::admin_agent(client, &c).await,

@@ -141,6 +141,50 @@ impl SessionResolver<'_> {
     }
 }
 
+/// `name == "x"` (or `name ilike "%x%"`) of a Backend.AI filter expression.
+fn name_filter(filter: &str) -> Result<Option<(bool, String)>, FieldError> {
+    let f = filter.trim();
+    if f.is_empty() {
+        return Ok(None);
+    }
+    for (op, exact) in [("==", true), ("ilike", false), ("like", false)] {
+        if let Some((field, value)) = f.split_once(op)
+            && field.trim() == "name"
+        {
+            let v = value.trim().trim_matches('"').trim_matches('%').to_string();
+            return Ok(Some((exact, v)));
+        }
+    }
+    Err(err(format!(
+        "filter {filter:?} is not supported: use name == \"NAME\""
+    )))
+}
+
+impl SessionResolver<'_> {
+    fn endpoint_list(&self, args: &Map<String, Value>) -> Result<Value, FieldError> {
+        let filter = name_filter(arg_str(args, "filter").unwrap_or(""))?;
+        let rows = self
+            .m
+            .store
+            .live_endpoints(self.caller.owner_filter())
+            .map_err(|e| err(e.to_string()))?;
+        let all: Vec<Value> = rows
+            .iter()
+            .filter(|e| match &filter {
+                None => true,
+                Some((true, n)) => &e.name == n,
+                Some((false, n)) => e.name.to_lowercase().contains(&n.to_lowercase()),
+            })
+            .map(|e| crate::serving::view::endpoint_node(self.m, e))
+            .collect();
+        let total = all.len();
+        let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(20) as usize;
+        let items: Vec<Value> = all.into_iter().skip(offset).take(limit).collect();
+        Ok(json!({"items": items, "total_count": total}))
+    }
+}
+
 impl Resolver for SessionResolver<'_> {
     fn resolve(
         &self,
@@ -219,6 +263,13 @@ impl Resolver for SessionResolver<'_> {
                 }
                 self.scheduling_histories(args)
             }
+            (OperationKind::Query, "endpoint") => {
+                let id = arg_str(args, "endpoint_id").unwrap_or_default();
+                let e = super::services::visible_service(self.m, self.caller, id)
+                    .map_err(|p| err(p.0.msg))?;
+                Ok(crate::serving::view::endpoint_node(self.m, &e))
+            }
+            (OperationKind::Query, "endpoint_list") => self.endpoint_list(args),
             (OperationKind::Query, "compute_session") => {
                 let id = arg_str(args, "id")
                     .and_then(|s| Uuid::parse_str(s).ok())

@@ -8,6 +8,7 @@ mod gql;
 mod limits;
 mod raw;
 mod resources;
+mod services;
 mod session;
 mod session_files;
 pub(crate) mod vfolder;
@@ -31,6 +32,22 @@ pub fn router(m: Arc<Manager>) -> Router {
             get(|| async { axum::Json(json!({"enabled": false, "message": ""})) }),
         )
         .route("/session", post(session::create))
+        .route("/services", get(services::list).post(services::create))
+        .route("/services/_/search", post(services::search))
+        .route("/services/_/runtimes", get(services::runtimes))
+        .route(
+            "/services/{id}",
+            get(services::info).delete(services::remove),
+        )
+        .route("/services/{id}/scale", post(services::scale))
+        .route("/services/{id}/token", post(services::token))
+        .route("/services/{id}/sync", post(services::sync))
+        .route("/services/{id}/errors", get(services::errors))
+        .route("/services/{id}/errors/clear", post(services::clear_errors))
+        .route(
+            "/services/{id}/routings/{route}",
+            axum::routing::put(services::update_route).delete(services::remove_route),
+        )
         .route(
             "/session/{reference}",
             get(session::info)

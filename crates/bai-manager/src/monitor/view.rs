@@ -39,6 +39,10 @@ pub(super) fn judge(
     now: i64,
 ) -> Vec<Report> {
     let mut out = Vec::new();
+    if row.session_type == SessionType::Inference {
+        // A service's replicas are never reclaimed: the service decides how many run.
+        return out;
+    }
     out.extend(idle::lifetime(
         u64::try_from(policy.max_session_lifetime).unwrap_or(0),
         running_since,

@@ -1,0 +1,358 @@
+//! `/services`: model services as the official client's `backend.ai service …` calls them
+//! (Backend.AI's legacy serving API). Owners see and change their own; administrators all.
+
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::serving::{self, route_status as rs, view};
+use crate::state::Manager;
+use axum::Extension;
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use bai_core::Problem;
+use bai_store::EndpointRow;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::Arc;
+use uuid::Uuid;
+
+fn body_json(body: &Bytes) -> Result<Value, Problem> {
+    if body.is_empty() {
+        return Ok(json!({}));
+    }
+    serde_json::from_slice(body).map_err(|e| Problem::invalid(format!("the body is not JSON: {e}")))
+}
+
+/// The live service `id` the caller may see.
+pub fn visible_service(m: &Manager, caller: &Caller, id: &str) -> ApiResult<EndpointRow> {
+    let not_found = || {
+        Problem::not_found(
+            "endpoint",
+            format!("no service with the id {id:?} is visible to you"),
+        )
+    };
+    let uuid = Uuid::parse_str(id).map_err(|_| not_found())?;
+    let e = m.store.endpoint(uuid)?.ok_or_else(not_found)?;
+    if e.lifecycle == "destroyed" || (!caller.is_admin && e.access_key != caller.access_key) {
+        return Err(not_found().into());
+    }
+    Ok(e)
+}
+
+/// `POST /services`.
+pub async fn create(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let b = body_json(&body)?;
+    let mm = m.clone();
+    // Reading the model folder's definition touches the disk.
+    let row = tokio::task::spawn_blocking(move || {
+        let row = serving::create::plan(&mm, &caller, &b)?;
+        serving::create::create(&mm, &row)
+    })
+    .await
+    .map_err(|e| Problem::internal(e.to_string()))??;
+    Ok((StatusCode::CREATED, Json(view::info(&m, &row))))
+}
+
+/// `GET /services?name=`: the caller's services (all, for administrators).
+pub async fn list(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Query(q): Query<HashMap<String, String>>,
+) -> ApiResult<Json<Value>> {
+    let rows = m.store.live_endpoints(caller.owner_filter())?;
+    let items: Vec<Value> = rows
+        .iter()
+        .filter(|e| q.get("name").is_none_or(|n| &e.name == n))
+        .map(|e| view::list_item(&m, e))
+        .collect();
+    Ok(Json(Value::Array(items)))
+}
+
+/// `POST /services/_/search`: `{filter: {name: {equals|contains}}, offset, limit}`.
+pub async fn search(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let b = body_json(&body)?;
+    let name = &b["filter"]["name"];
+    let equals = name.get("equals").and_then(Value::as_str);
+    let contains = name
+        .get("contains")
+        .or_else(|| name.get("i_contains"))
+        .and_then(Value::as_str)
+        .map(str::to_lowercase);
+    let rows: Vec<EndpointRow> = m
+        .store
+        .live_endpoints(caller.owner_filter())?
+        .into_iter()
+        .filter(|e| equals.is_none_or(|n| e.name == n))
+        .filter(|e| {
+            contains
+                .as_deref()
+                .is_none_or(|c| e.name.to_lowercase().contains(c))
+        })
+        .collect();
+    let total = rows.len();
+    let offset = b["offset"].as_u64().unwrap_or(0) as usize;
+    let limit = b["limit"].as_u64().unwrap_or(50).clamp(1, 1000) as usize;
+    let items: Vec<Value> = rows
+        .iter()
+        .skip(offset)
+        .take(limit)
+        .map(|e| view::info(&m, e))
+        .collect();
+    Ok(Json(
+        json!({"items": items, "pagination": {"total": total, "offset": offset, "limit": limit}}),
+    ))
+}
+
+/// `GET /services/_/runtimes`.
+pub async fn runtimes() -> Json<Value> {
+    let list: Vec<Value> = view::RUNTIMES
+        .iter()
+        .map(|(n, h)| json!({"name": n, "human_readable_name": h}))
+        .collect();
+    Json(json!({ "runtimes": list }))
+}
+
+/// `GET /services/{id}`.
+pub async fn info(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let e = visible_service(&m, &caller, &id)?;
+    Ok(Json(view::info(&m, &e)))
+}
+
+/// `DELETE /services/{id}`: its routes drain and end, then it is destroyed.
+pub async fn remove(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let e = visible_service(&m, &caller, &id)?;
+    m.store.set_endpoint_lifecycle(e.id, "destroying")?;
+    tracing::info!(service = %e.id, "service removal asked");
+    m.serving.wake.notify_one();
+    Ok(Json(json!({"success": true})))
+}
+
+/// `POST /services/{id}/scale` `{"to": N}`.
+pub async fn scale(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let e = visible_service(&m, &caller, &id)?;
+    if e.lifecycle != "created" {
+        return Err(Problem::conflict(
+            "service-destroying",
+            "The service is being removed.",
+            "a service being removed cannot be scaled",
+        )
+        .into());
+    }
+    let b = body_json(&body)?;
+    let to = serving::create::replicas_of(&b, &["to", "replicas"])?;
+    set_replicas(&m, &e, to)?;
+    let current = m
+        .store
+        .routes_of(e.id)?
+        .iter()
+        .filter(|r| rs::is_active(&r.status))
+        .count();
+    Ok(Json(
+        json!({"current_route_count": current, "target_count": to}),
+    ))
+}
+
+/// A new desired count; it also lifts a give-up after failures.
+fn set_replicas(m: &Manager, e: &EndpointRow, to: u32) -> Result<(), Problem> {
+    let internal = |err: bai_store::StoreError| Problem::internal(err.to_string());
+    m.store.set_endpoint_replicas(e.id, to).map_err(internal)?;
+    m.store.set_endpoint_retries(e.id, 0).map_err(internal)?;
+    m.serving
+        .not_before
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&e.id);
+    tracing::info!(service = %e.id, from = e.replicas, to, "service scaled");
+    m.serving.wake.notify_one();
+    Ok(())
+}
+
+/// `POST /services/{id}/token` `{"duration": "3600" | "3d" | 3600}` or `{"valid_until": epoch}`.
+pub async fn token(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let e = visible_service(&m, &caller, &id)?;
+    let b = body_json(&body)?;
+    let now = chrono::Utc::now().timestamp();
+    let exp = match (b.get("duration"), b.get("valid_until")) {
+        (Some(d), _) if !d.is_null() => {
+            let secs = crate::lifecycle::create::parse_duration_secs(d)
+                .map_err(|v| {
+                    Problem::invalid(format!(
+                        "duration {v} is not a duration: use seconds or 30m, 12h, 3d"
+                    ))
+                })?
+                .filter(|s| *s > 0)
+                .ok_or_else(|| Problem::invalid("duration must be longer than 0 s"))?;
+            now + secs
+        }
+        (_, Some(v)) if !v.is_null() => {
+            let t = v
+                .as_i64()
+                .or_else(|| v.as_f64().map(|f| f as i64))
+                .ok_or_else(|| Problem::invalid("valid_until must be a Unix time in seconds"))?;
+            if t <= now {
+                return Err(Problem::invalid("valid_until is in the past").into());
+            }
+            t
+        }
+        _ => {
+            return Err(Problem::invalid(
+                "give duration (e.g. \"3600\", \"3d\") or valid_until (Unix seconds)",
+            )
+            .into());
+        }
+    };
+    let claims = serving::token::Claims {
+        endpoint_id: e.id,
+        user: e.user_id.clone(),
+        exp,
+    };
+    let token = serving::token::sign(&e.token_secret, &claims);
+    let valid_until = chrono::DateTime::from_timestamp(exp, 0)
+        .unwrap_or_default()
+        .to_rfc3339();
+    m.store
+        .insert_endpoint_token(&bai_store::EndpointTokenRow {
+            id: Uuid::new_v4(),
+            endpoint_id: e.id,
+            token: token.clone(),
+            created_at: String::new(),
+            valid_until,
+        })?;
+    Ok(Json(json!({ "token": token })))
+}
+
+/// `PUT /services/{id}/routings/{route}` `{"traffic_ratio": R}`.
+pub async fn update_route(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path((id, route)): Path<(String, String)>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let e = visible_service(&m, &caller, &id)?;
+    let r = route_of(&m, &e, &route)?;
+    let b = body_json(&body)?;
+    let ratio = b["traffic_ratio"]
+        .as_f64()
+        .filter(|r| r.is_finite() && *r >= 0.0)
+        .ok_or_else(|| Problem::invalid("traffic_ratio must be a number ≥ 0"))?;
+    m.store.set_route_ratio(r.id, ratio)?;
+    if let Some(g) = m.serving.existing_gateway(e.id) {
+        g.set_weight(r.id, ratio);
+    }
+    Ok(Json(json!({"success": true})))
+}
+
+/// `DELETE /services/{id}/routings/{route}`: that route drains and ends; one replica fewer.
+pub async fn remove_route(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path((id, route)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    let e = visible_service(&m, &caller, &id)?;
+    let r = route_of(&m, &e, &route)?;
+    if r.status == rs::PROVISIONING {
+        return Err(Problem::invalid(
+            "the route is still provisioning; remove it once it is healthy, or scale the service",
+        )
+        .into());
+    }
+    if !rs::is_active(&r.status) {
+        return Err(Problem::invalid(format!("the route is {}, not serving", r.status)).into());
+    }
+    // The route leaves the rotation and its session ends; one replica fewer.
+    m.store.set_route_status(r.id, rs::TERMINATING, None)?;
+    m.serving.stop_prober(r.id);
+    if let Some(g) = m.serving.existing_gateway(e.id) {
+        g.retire(r.id);
+    }
+    set_replicas(&m, &e, e.replicas.saturating_sub(1))?;
+    Ok(Json(json!({"success": true})))
+}
+
+fn route_of(m: &Manager, e: &EndpointRow, route: &str) -> ApiResult<bai_store::RouteRow> {
+    let not_found = || {
+        Problem::not_found(
+            "route",
+            format!("service {} has no route {route:?}", e.name),
+        )
+    };
+    let id = Uuid::parse_str(route).map_err(|_| not_found())?;
+    let r = m.store.route(id)?.ok_or_else(not_found)?;
+    if r.endpoint_id != e.id {
+        return Err(not_found().into());
+    }
+    Ok(r)
+}
+
+/// `GET /services/{id}/errors`: routes that failed to start, with why.
+pub async fn errors(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let e = visible_service(&m, &caller, &id)?;
+    let errors: Vec<Value> = m
+        .store
+        .routes_of(e.id)?
+        .iter()
+        .filter(|r| r.status == rs::FAILED_TO_START)
+        .map(|r| {
+            json!({
+                "route_id": r.id.to_string(),
+                "session_id": r.session_id.map(|s| s.to_string()),
+                "error": r.error.as_deref().and_then(|x| serde_json::from_str::<Value>(x).ok()).unwrap_or(Value::Null),
+            })
+        })
+        .collect();
+    Ok(Json(json!({"errors": errors, "retries": e.retries})))
+}
+
+/// `POST /services/{id}/errors/clear`: forgets the failures and tries again.
+pub async fn clear_errors(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let e = visible_service(&m, &caller, &id)?;
+    m.store.clear_failed_routes(e.id)?;
+    set_replicas(&m, &e, e.replicas)?;
+    Ok(Json(json!({"success": true})))
+}
+
+/// `POST /services/{id}/sync`: the endpoint is this process's own; nothing to push.
+pub async fn sync(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    visible_service(&m, &caller, &id)?;
+    m.serving.wake.notify_one();
+    Ok(Json(json!({"success": true})))
+}

@@ -1,0 +1,354 @@
+//! `POST /services`: everything is checked before anything is stored. The replicas' session
+//! request is validated exactly as `POST /session` would validate it (image, group,
+//! resources, environment, cluster shape, owner), the model folder must be a `model` folder
+//! the owner can see, and its definition must parse; a wrong field is a 400 naming it.
+
+use super::definition::{self, Definition};
+use super::{MAX_REPLICAS, replica};
+use crate::identity::Caller;
+use crate::state::Manager;
+use bai_core::Problem;
+use bai_store::{EndpointRow, VFolderRow};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+/// What every replica of a service is made from (stored as the service's `spec`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spec {
+    pub resources: serde_json::Map<String, Value>,
+    pub resource_opts: serde_json::Map<String, Value>,
+    pub environ: serde_json::Map<String, Value>,
+    pub cluster_mode: String,
+    pub cluster_size: u32,
+    pub startup_command: Option<String>,
+    pub bootstrap_script: Option<String>,
+    pub tag: Option<String>,
+    pub model_name: String,
+    pub definition: Definition,
+}
+
+impl Spec {
+    pub fn of(e: &EndpointRow) -> Result<Spec, Problem> {
+        serde_json::from_str(&e.spec).map_err(|err| {
+            Problem::internal(format!(
+                "the service {}'s stored spec is unreadable: {err}",
+                e.id
+            ))
+        })
+    }
+}
+
+fn invalid_params(msg: impl Into<String>) -> Problem {
+    Problem::invalid(msg).with_code("api_parsing_invalid-parameters")
+}
+
+fn field<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a Value> {
+    keys.iter().find_map(|k| v.get(*k)).filter(|v| !v.is_null())
+}
+
+fn text<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
+    field(v, keys)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+/// A service name: 4–64 of letters, digits, `_` and `-`, starting and ending with a letter,
+/// digit or `_` (Backend.AI's `^\w[\w-]*\w$`).
+pub fn check_name(name: &str) -> Result<(), Problem> {
+    let n = name.chars().count();
+    let ok = (4..=64).contains(&n)
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && !name.starts_with('-')
+        && !name.ends_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid_params(format!(
+            "name {name:?} is not a service name: use 4 to 64 letters, digits, '_' and '-', not starting or ending with '-'"
+        )))
+    }
+}
+
+/// The replica count of a body (`replicas`, `desired_session_count`, `desiredSessionCount`,
+/// or `to` for scaling): a whole number from 0 to [`MAX_REPLICAS`].
+pub fn replicas_of(body: &Value, keys: &[&str]) -> Result<u32, Problem> {
+    let v = field(body, keys)
+        .ok_or_else(|| invalid_params(format!("{} is required: how many replicas", keys[0])))?;
+    let n = v
+        .as_i64()
+        .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+        .ok_or_else(|| invalid_params(format!("{} {v} is not a whole number", keys[0])))?;
+    if n < 0 || n > i64::from(MAX_REPLICAS) {
+        return Err(invalid_params(format!(
+            "{} {n} is out of range: a service runs 0 to {MAX_REPLICAS} replicas",
+            keys[0]
+        )));
+    }
+    Ok(n as u32)
+}
+
+/// The model folder `r` (id or name) as `owner` sees it; it must be a `model` folder.
+pub fn model_folder(
+    m: &Manager,
+    owner: &str,
+    is_admin: bool,
+    r: &str,
+) -> Result<VFolderRow, Problem> {
+    let internal = |e: bai_store::StoreError| Problem::internal(e.to_string());
+    let by_id = match Uuid::parse_str(r) {
+        Ok(id) => m
+            .store
+            .vfolder(id)
+            .map_err(internal)?
+            .filter(|v| m.store.can_see_vfolder(owner, v).unwrap_or(false) || is_admin),
+        Err(_) => None,
+    };
+    let v = match by_id {
+        Some(v) => v,
+        None => m
+            .store
+            .visible_vfolder_by_name(owner, r, is_admin)
+            .map_err(internal)?
+            .ok_or_else(|| {
+                Problem::not_found(
+                    "vfolder",
+                    format!("config.model: no data folder named or with the id {r:?} is visible to the owner"),
+                )
+            })?,
+    };
+    if v.usage_mode != "model" {
+        return Err(invalid_params(format!(
+            "config.model: Selected VFolder is not a model folder ({:?} has usage mode {}); create one with usage mode model",
+            v.name, v.usage_mode
+        )));
+    }
+    Ok(v)
+}
+
+/// Reads and parses the folder's definition (`path`, else the default names).
+pub fn read_definition(
+    m: &Manager,
+    folder: &VFolderRow,
+    path: Option<&str>,
+) -> Result<(String, Definition), Problem> {
+    let candidates: Vec<&str> = match path {
+        Some(p) => vec![p],
+        None => definition::DEFAULT_PATHS.to_vec(),
+    };
+    for rel in &candidates {
+        let file = m.storage.resolve(folder, rel)?;
+        match std::fs::read_to_string(&file) {
+            Ok(text) => {
+                let def = definition::parse(&text).map_err(|e| {
+                    invalid_params(format!("{rel} in model folder {:?}: {e}", folder.name))
+                })?;
+                return Ok((rel.to_string(), def));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                return Err(invalid_params(format!(
+                    "{rel} in model folder {:?} cannot be read: {e}",
+                    folder.name
+                )));
+            }
+        }
+    }
+    Err(invalid_params(format!(
+        "config.model_definition_path: model folder {:?} has no {}; add a model definition",
+        folder.name,
+        candidates.join(" or ")
+    )))
+}
+
+/// Validates a `POST /services` body into a service row (not stored).
+pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<EndpointRow, Problem> {
+    if !body.is_object() {
+        return Err(invalid_params("the request body must be a JSON object"));
+    }
+    let empty = json!({});
+    let config = field(body, &["config"]).unwrap_or(&empty);
+    if !config.is_object() {
+        return Err(invalid_params("config must be an object"));
+    }
+    let name = match text(body, &["name", "service_name", "clientSessionToken"]) {
+        Some(n) => n.to_string(),
+        None => format!("bai-serve-{}", &Uuid::new_v4().simple().to_string()[..8]),
+    };
+    check_name(&name)?;
+    let replicas = replicas_of(
+        body,
+        &["replicas", "desired_session_count", "desiredSessionCount"],
+    )?;
+    let image = text(body, &["image", "lang"])
+        .ok_or_else(|| invalid_params("image is required: the image replicas run"))?;
+    let runtime_variant = text(body, &["runtime_variant"])
+        .unwrap_or("custom")
+        .to_ascii_lowercase();
+    if !matches!(runtime_variant.as_str(), "custom" | "cmd") {
+        return Err(invalid_params(format!(
+            "runtime_variant {runtime_variant:?} is not available here: use custom (a model-definition.yaml) or cmd"
+        )));
+    }
+    let model_ref = text(config, &["model", "model_id"])
+        .ok_or_else(|| invalid_params("config.model is required: the model folder's name or id"))?;
+    let mount = text(config, &["model_mount_destination"]).unwrap_or("/models");
+    if !mount.starts_with('/') || bai_core::vpath::confine(&mount[1..]).is_err() || mount == "/" {
+        return Err(invalid_params(format!(
+            "config.model_mount_destination {mount:?} must be an absolute path such as /models"
+        )));
+    }
+    let public = match field(body, &["open_to_public"]) {
+        None => false,
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| invalid_params(format!("open_to_public {v} must be true or false")))?,
+    };
+
+    // The replicas' session request, checked as POST /session checks it.
+    let mut session_body = json!({
+        "name": "serve-check",
+        "image": image,
+        "type": "inference",
+        "group": text(body, &["group"]).unwrap_or("default"),
+        "domain": text(body, &["domain"]).unwrap_or("default"),
+        "cluster_size": field(body, &["cluster_size"]).cloned().unwrap_or(json!(1)),
+        "cluster_mode": text(body, &["cluster_mode"]).unwrap_or("single-node"),
+        "config": {
+            "resources": field(config, &["resources"]).cloned().unwrap_or(json!({})),
+            "resource_opts": field(config, &["resource_opts"]).cloned().unwrap_or(json!({})),
+            "environ": field(config, &["environ"]).cloned().unwrap_or(json!({})),
+            "scaling_group": text(config, &["scaling_group", "scalingGroup"]),
+        },
+    });
+    if let Some(ak) = text(body, &["owner_access_key"]) {
+        session_body["owner_access_key"] = json!(ak);
+    }
+    let check = crate::lifecycle::create::plan(m, caller, &session_body)?;
+    let owner = &check.session;
+    if let Some(existing) = m
+        .store
+        .live_endpoint_named(&owner.access_key, &name)
+        .map_err(|e| Problem::internal(e.to_string()))?
+    {
+        return Err(Problem::conflict(
+            "service-already-exists",
+            "The service already exists.",
+            format!(
+                "a service named {name:?} exists ({}); pick another name or remove it",
+                existing.id
+            ),
+        ));
+    }
+    let owner_admin = m
+        .store
+        .keypair(&owner.access_key)
+        .ok()
+        .flatten()
+        .is_some_and(|k| k.is_admin);
+    let folder = model_folder(m, &owner.user_id, owner_admin, model_ref)?;
+    let def_path = text(config, &["model_definition_path"]);
+    let (def_path, def) = read_definition(m, &folder, def_path)?;
+    let spec = Spec {
+        resources: field(config, &["resources"])
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+        resource_opts: field(config, &["resource_opts"])
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+        environ: field(config, &["environ"])
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+        cluster_mode: owner.cluster_mode.as_str().to_string(),
+        cluster_size: u32::try_from(owner.sub_kernels.len() + 1).unwrap_or(1),
+        startup_command: text(body, &["startup_command"]).map(str::to_string),
+        bootstrap_script: text(body, &["bootstrap_script"]).map(str::to_string),
+        tag: text(body, &["tag"]).map(str::to_string),
+        model_name: folder.name.clone(),
+        definition: def,
+    };
+    let row = EndpointRow {
+        id: Uuid::new_v4(),
+        name,
+        access_key: owner.access_key.clone(),
+        user_id: owner.user_id.clone(),
+        created_user: caller.user_id.clone(),
+        domain_name: owner.domain_name.clone(),
+        project: owner.group_name.clone(),
+        scaling_group: owner.scaling_group.clone(),
+        image: owner.image.clone(),
+        model_id: folder.id,
+        model_mount: mount.to_string(),
+        model_definition_path: Some(def_path),
+        replicas,
+        spec: serde_json::to_string(&spec).map_err(|e| Problem::internal(e.to_string()))?,
+        open_to_public: public,
+        runtime_variant,
+        url: None,
+        port: None,
+        lifecycle: "created".into(),
+        retries: 0,
+        token_secret: hex::encode(rand::random::<[u8; 32]>()),
+        created_at: String::new(),
+        destroyed_at: None,
+    };
+    // One replica's request, built now so a service that could never start is refused here.
+    replica::session_plan(m, &row, &spec, Uuid::new_v4())?;
+    Ok(row)
+}
+
+/// Stores a planned service and wakes the reconciler.
+pub fn create(m: &Manager, row: &EndpointRow) -> Result<EndpointRow, Problem> {
+    let internal = |e: bai_store::StoreError| Problem::internal(e.to_string());
+    if !m.store.insert_endpoint(row).map_err(internal)? {
+        return Err(Problem::conflict(
+            "service-already-exists",
+            "The service already exists.",
+            format!("a service named {:?} exists; pick another name", row.name),
+        ));
+    }
+    tracing::info!(service = %row.id, name = %row.name, replicas = row.replicas, "service created");
+    m.serving.wake.notify_one();
+    m.store
+        .endpoint(row.id)
+        .map_err(internal)?
+        .ok_or_else(|| Problem::internal("the service vanished right after insert"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_counts_are_checked() {
+        assert!(check_name("svc-1").is_ok());
+        assert!(check_name("_a_b").is_ok());
+        assert!(check_name("ab").is_err());
+        assert!(check_name("-abc").is_err());
+        assert!(check_name("a.bc").is_err());
+        assert_eq!(
+            replicas_of(&json!({"replicas": 2}), &["replicas"]).unwrap(),
+            2
+        );
+        assert_eq!(
+            replicas_of(
+                &json!({"desiredSessionCount": "3"}),
+                &["replicas", "desiredSessionCount"]
+            )
+            .unwrap(),
+            3
+        );
+        let e = replicas_of(&json!({"replicas": 100}), &["replicas"]).unwrap_err();
+        assert_eq!(
+            e.error_code.as_deref(),
+            Some("api_parsing_invalid-parameters")
+        );
+        assert!(replicas_of(&json!({}), &["replicas"]).is_err());
+        assert!(replicas_of(&json!({"replicas": -1}), &["replicas"]).is_err());
+    }
+}

@@ -1,0 +1,296 @@
+//! The serving reconciler: for every live service, the desired replicas against its routes,
+//! on every wake-up (a service changed, a route's health changed, a session ended) and on a
+//! safety tick.
+//!
+//! * A route whose session ended is removed, and replaced while the service wants it
+//!   (auto-recovery); one that ended before it was ever healthy is `failed_to_start`, with
+//!   the session's reason as its error, and counts as a retry: after [`MAX_RETRIES`] the
+//!   service stops starting routes (its errors are shown by `GET /services/{id}/errors`)
+//!   until it is scaled or its errors are cleared. Between failures it waits 2, 4, 8 … s.
+//! * Too few routes: new ones start. Too many: the extra ones (unhealthy first, then those
+//!   not yet healthy, then the newest) leave the rotation, finish what they are answering,
+//!   and only then end (drain before terminate).
+//! * The endpoint's URL is assigned once a first route is healthy, and kept from then on.
+//! * A service being removed ends all its routes the same way, then is `destroyed`.
+
+use super::{MAX_RETRIES, probe, replica, route_status as rs};
+use crate::state::Manager;
+use bai_core::status::SessionStatus;
+use bai_core::{Reason, SessionResult};
+use bai_store::{EndpointRow, RouteRow};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::broadcast::error::RecvError;
+use uuid::Uuid;
+
+/// How long a drained route may take to finish its requests before it ends anyway.
+const DRAIN_LIMIT: Duration = Duration::from_secs(30);
+
+/// Starts the reconciler.
+pub fn spawn(m: Arc<Manager>) {
+    let mut rx = m.events.subscribe();
+    let waker = m.clone();
+    tokio::spawn(async move {
+        loop {
+            match rx.recv().await {
+                Ok(_) | Err(RecvError::Lagged(_)) => waker.serving.wake.notify_one(),
+                Err(RecvError::Closed) => return,
+            }
+        }
+    });
+    tokio::spawn(async move {
+        loop {
+            if let Err(e) = tick(&m).await {
+                tracing::error!(error = %e, "serving reconciliation failed");
+            }
+            tokio::select! {
+                _ = m.serving.wake.notified() => {}
+                _ = tokio::time::sleep(Duration::from_secs(2)) => {}
+            }
+        }
+    });
+}
+
+/// One pass over every live service.
+pub async fn tick(m: &Arc<Manager>) -> Result<(), bai_store::StoreError> {
+    for e in m.store.live_endpoints(None)? {
+        endpoint(m, &e).await?;
+    }
+    Ok(())
+}
+
+fn ended(s: SessionStatus) -> bool {
+    matches!(
+        s,
+        SessionStatus::Terminated | SessionStatus::Cancelled | SessionStatus::Error
+    )
+}
+
+/// Marks a route `failed_to_start` with its error, counts a retry and backs off.
+pub fn fail_route(m: &Manager, e: &EndpointRow, route: Uuid, why: &str, src: &str) {
+    let error = serde_json::json!({"name": "RouteFailedToStart", "repr": why, "src": src});
+    if let Err(err) = m
+        .store
+        .set_route_status(route, rs::FAILED_TO_START, Some(&error.to_string()))
+    {
+        tracing::error!(error = %err, "cannot mark a route failed");
+    }
+    let retries = m
+        .store
+        .endpoint(e.id)
+        .ok()
+        .flatten()
+        .map_or(e.retries, |x| x.retries)
+        + 1;
+    let _ = m.store.set_endpoint_retries(e.id, retries);
+    let backoff = Duration::from_secs(1u64 << retries.min(6));
+    m.serving
+        .not_before
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(e.id, Instant::now() + backoff);
+    tracing::warn!(service = %e.id, %route, retries, %why, "route failed to start");
+    if retries >= MAX_RETRIES {
+        tracing::error!(service = %e.id, retries, "service gives up starting routes; see GET /services/{{id}}/errors");
+    }
+}
+
+async fn endpoint(m: &Arc<Manager>, e: &EndpointRow) -> Result<(), bai_store::StoreError> {
+    let gw = m.serving.gateway(e);
+    if let (Some(_), false) = (&e.url, gw.listening()) {
+        // After a restart: the same URL again.
+        if let Err(err) = gw.listen(m.config.app_port_pool, e.port).await {
+            tracing::error!(service = %e.id, error = %err, "cannot open the service endpoint");
+        }
+    }
+    let mut active: Vec<RouteRow> = Vec::new();
+    let mut live_sessions = 0;
+    for r in m.store.routes_of(e.id)? {
+        let Some(sid) = r.session_id else {
+            continue;
+        };
+        let Some(s) = m.store.session(sid)? else {
+            m.store.delete_route(r.id)?;
+            continue;
+        };
+        if ended(s.status) {
+            gw.retire(r.id);
+            m.serving.stop_prober(r.id);
+            if s.status == SessionStatus::Error {
+                let _ = crate::lifecycle::terminate::terminate(
+                    m,
+                    sid,
+                    Reason::Other("service-route-failed".into()),
+                    SessionResult::Failure,
+                )
+                .await;
+            }
+            match r.status.as_str() {
+                rs::FAILED_TO_START => {}
+                rs::PROVISIONING if e.lifecycle == "created" => {
+                    let why = s
+                        .status_info
+                        .clone()
+                        .unwrap_or_else(|| s.status.as_str().to_string());
+                    fail_route(
+                        m,
+                        e,
+                        r.id,
+                        &format!("its session ended {}: {why}", s.status.as_str()),
+                        "session",
+                    );
+                }
+                _ => m.store.delete_route(r.id)?,
+            }
+            continue;
+        }
+        live_sessions += 1;
+        if r.status == rs::TERMINATING {
+            if !m.serving.has_prober(r.id) {
+                // Nobody is draining it (a restart): end it now.
+                drain_and_end(m, e, &r, "service-scaled-in");
+            }
+            continue;
+        }
+        if s.status == SessionStatus::Running
+            && rs::is_active(&r.status)
+            && !m.serving.has_prober(r.id)
+        {
+            watch(m, e, &r, &s).await;
+        }
+        if rs::is_active(&r.status) {
+            active.push(r);
+        }
+    }
+
+    if e.lifecycle == "destroying" {
+        for r in &active {
+            drain_and_end(m, e, r, "service-destroyed");
+        }
+        if live_sessions == 0 {
+            m.store.set_endpoint_lifecycle(e.id, "destroyed")?;
+            m.serving.drop_gateway(e.id);
+            tracing::info!(service = %e.id, name = %e.name, "service destroyed");
+        }
+        return Ok(());
+    }
+
+    let healthy = active.iter().filter(|r| r.status == rs::HEALTHY).count();
+    let want = e.replicas as usize;
+    if e.retries > 0 && healthy >= want && want > 0 {
+        m.store.set_endpoint_retries(e.id, 0)?;
+        m.store.clear_failed_routes(e.id)?;
+    }
+    if active.len() < want {
+        let waiting = m
+            .serving
+            .not_before
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&e.id)
+            .is_some_and(|t| Instant::now() < *t);
+        let retries = m.store.endpoint(e.id)?.map_or(e.retries, |x| x.retries);
+        if retries < MAX_RETRIES && !waiting {
+            for _ in active.len()..want {
+                if let Err(p) = replica::start(m, e) {
+                    tracing::error!(service = %e.id, error = %p.msg, "cannot store a route");
+                }
+            }
+        }
+    } else if active.len() > want {
+        let mut extra = active.clone();
+        extra.sort_by_key(|r| {
+            let rank = match r.status.as_str() {
+                rs::UNHEALTHY => 0,
+                rs::PROVISIONING => 1,
+                _ => 2,
+            };
+            (rank, std::cmp::Reverse(r.created_at.clone()))
+        });
+        for r in extra.iter().take(active.len() - want) {
+            drain_and_end(m, e, r, "service-scaled-in");
+        }
+    }
+
+    if e.url.is_none() && healthy > 0 {
+        match gw.listen(m.config.app_port_pool, None).await {
+            Ok(port) => {
+                let url = format!("http://{}:{port}", m.config.endpoint_host);
+                m.store.set_endpoint_url(e.id, &url, port)?;
+                tracing::info!(service = %e.id, %url, "service endpoint open");
+            }
+            Err(err) => {
+                tracing::error!(service = %e.id, error = %err, "cannot open the service endpoint")
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Starts checking a running route: where its main kernel's model port is reached.
+async fn watch(m: &Arc<Manager>, e: &EndpointRow, r: &RouteRow, s: &bai_store::SessionRow) {
+    let Ok(spec) = super::create::Spec::of(e) else {
+        return;
+    };
+    let Some(agent) = s.agent_id.as_deref().and_then(|a| m.agent(a)) else {
+        return;
+    };
+    let port = spec.definition.port();
+    match agent.rpc.app_address(s.main_kernel_id, port).await {
+        Ok(target) => probe::spawn(
+            m,
+            e.id,
+            r.id,
+            s.id,
+            target,
+            spec.definition.health().cloned(),
+        ),
+        Err(err) => {
+            tracing::warn!(service = %e.id, route = %r.id, error = %err, "route's port cannot be reached yet")
+        }
+    }
+}
+
+/// Takes a route out of rotation, lets its requests finish, then ends its session.
+fn drain_and_end(m: &Arc<Manager>, e: &EndpointRow, r: &RouteRow, why: &'static str) {
+    if let Err(err) = m.store.set_route_status(r.id, rs::TERMINATING, None) {
+        tracing::error!(error = %err, "cannot mark a route terminating");
+        return;
+    }
+    m.serving.stop_prober(r.id);
+    let gw = m.serving.gateway(e);
+    gw.retire(r.id);
+    let Some(session) = r.session_id else {
+        return;
+    };
+    let counters = gw.counters(r.id);
+    let mm = m.clone();
+    let route = r.id;
+    let task = tokio::spawn(async move {
+        let m = mm;
+        let deadline = Instant::now() + DRAIN_LIMIT;
+        while counters.inflight.load(std::sync::atomic::Ordering::Relaxed) > 0
+            && Instant::now() < deadline
+        {
+            let _ = tokio::time::timeout(Duration::from_millis(500), gw.finished.notified()).await;
+        }
+        tracing::info!(%route, %session, why, "route drained; ending its session");
+        if let Err(p) = crate::lifecycle::terminate::terminate(
+            &m,
+            session,
+            Reason::Other(why.into()),
+            SessionResult::Success,
+        )
+        .await
+        {
+            tracing::warn!(%session, error = %p.msg, "cannot end a drained route's session");
+        }
+        m.serving.wake.notify_one();
+    });
+    // Kept as the route's task, so a second pass does not drain it again.
+    m.serving
+        .probers
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(r.id, task);
+}

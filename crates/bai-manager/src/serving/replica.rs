@@ -1,0 +1,132 @@
+//! One route of a service: an inference session of the service's owner that runs the model
+//! definition's command in the model path, with the model folder mounted read-only (and no
+//! other folder), named `<service>-<route>`.
+
+use super::create::Spec;
+use super::route_status;
+use crate::identity::Caller;
+use crate::lifecycle::create::{CreatePlan, Created, create, plan};
+use crate::state::Manager;
+use bai_core::Problem;
+use bai_core::agent::Mount;
+use bai_store::{EndpointRow, RouteRow};
+use serde_json::json;
+use uuid::Uuid;
+
+/// The session name of a route.
+pub fn session_name(service: &str, route: Uuid) -> String {
+    let head: String = service.chars().take(55).collect();
+    format!("{head}-{}", &route.simple().to_string()[..8])
+}
+
+/// The replica's command: the service's own startup command when it has one, else the
+/// definition's.
+pub fn command(spec: &Spec) -> String {
+    spec.startup_command
+        .clone()
+        .unwrap_or_else(|| spec.definition.command_line())
+}
+
+/// The validated session request of one route.
+pub fn session_plan(
+    m: &Manager,
+    e: &EndpointRow,
+    spec: &Spec,
+    route: Uuid,
+) -> Result<CreatePlan, Problem> {
+    let owner = Caller {
+        access_key: e.access_key.clone(),
+        user_id: e.user_id.clone(),
+        email: String::new(),
+        is_admin: false,
+    };
+    let mut body = json!({
+        "name": session_name(&e.name, route),
+        "image": e.image,
+        "type": "inference",
+        "group": e.project,
+        "domain": e.domain_name,
+        "cluster_size": spec.cluster_size,
+        "cluster_mode": spec.cluster_mode,
+        "startupCommand": command(spec),
+        "enqueueOnly": true,
+        "reuseIfExists": false,
+        "config": {
+            "resources": spec.resources,
+            "resource_opts": spec.resource_opts,
+            "environ": spec.environ,
+            "scaling_group": e.scaling_group,
+        },
+    });
+    if let Some(s) = &spec.bootstrap_script {
+        body["bootstrap_script"] = json!(s);
+    }
+    if let Some(t) = &spec.tag {
+        body["tag"] = json!(t);
+    }
+    let mut p = plan(m, &owner, &body)?;
+    let folder = m
+        .store
+        .vfolder(e.model_id)
+        .map_err(|err| Problem::internal(err.to_string()))?
+        .ok_or_else(|| {
+            Problem::invalid(format!(
+                "the model folder {:?} of service {:?} no longer exists",
+                spec.model_name, e.name
+            ))
+        })?;
+    p.session.mounts = vec![Mount {
+        vfolder_id: folder.id,
+        name: folder.name.clone(),
+        host_path: m.storage.folder_dir(&folder)?.display().to_string(),
+        kernel_path: e.model_mount.clone(),
+        read_only: true,
+    }];
+    Ok(p)
+}
+
+/// Makes a new route and its session (PENDING); a route whose session cannot even be
+/// requested is stored as failed, with the reason.
+pub fn start(m: &Manager, e: &EndpointRow) -> Result<RouteRow, Problem> {
+    let internal = |err: bai_store::StoreError| Problem::internal(err.to_string());
+    let spec = Spec::of(e)?;
+    let mut route = RouteRow {
+        id: Uuid::new_v4(),
+        endpoint_id: e.id,
+        session_id: None,
+        status: route_status::PROVISIONING.into(),
+        traffic_ratio: 1.0,
+        error: None,
+        created_at: String::new(),
+    };
+    let planned = session_plan(m, e, &spec, route.id).and_then(|p| create(m, &p));
+    match planned {
+        Ok(Created::New(row) | Created::Reused(row)) => {
+            route.session_id = Some(row.id);
+            m.store.insert_route(&route).map_err(internal)?;
+            tracing::info!(service = %e.id, route = %route.id, session = %row.id, "route started");
+        }
+        Err(p) => {
+            route.status = route_status::FAILED_TO_START.into();
+            route.error =
+                Some(json!({"name": p.title, "repr": p.msg, "src": "create"}).to_string());
+            m.store.insert_route(&route).map_err(internal)?;
+            tracing::warn!(service = %e.id, route = %route.id, error = %p.msg, "route could not start");
+        }
+    }
+    Ok(route)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_names_fit_the_session_name_rules() {
+        let r = Uuid::new_v4();
+        let n = session_name(&"x".repeat(64), r);
+        assert!(n.len() <= 64);
+        bai_core::SessionName::parse(&n).unwrap();
+        assert!(session_name("svc1", r).starts_with("svc1-"));
+    }
+}

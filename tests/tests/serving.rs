@@ -401,3 +401,171 @@ fn a_service_whose_health_check_never_passes_is_given_up_with_its_error() {
         (!s.bai(&s.user, &["ps"]).stdout.contains("RUNNING")).then_some(())
     });
 }
+
+#[test]
+fn a_rule_scales_out_under_load_and_back_in_after_its_cooldown() {
+    let s = Server::start();
+    model_folder(&s, "loadnb", |d| d);
+    // The definition is checked as a service would read it; a plain folder is refused.
+    let checked = s
+        .api(
+            &s.user,
+            "POST",
+            "/services/_/check-definition",
+            Some(json!({"model": "loadnb"})),
+        )
+        .unwrap();
+    bai_api::check::round_trip::<bai_api::services::DefinitionChecked>(&checked).unwrap();
+    assert_eq!(checked["model"]["port"], 8000, "{checked:#}");
+    ba(&s, &s.user, &["vfolder", "create", "plaindata"]).expect_ok();
+    let refused = s
+        .api(
+            &s.user,
+            "POST",
+            "/services/_/check-definition",
+            Some(json!({"model": "plaindata"})),
+        )
+        .unwrap_err();
+    assert!(refused.1.contains("not a model folder"), "{refused:?}");
+
+    s.bai(
+        &s.user,
+        &[
+            "service", "create", "python", "loadnb", "1", "-t", "autosvc", "--public", "-r",
+            "cpu=0.5", "-r", "mem=256m",
+        ],
+    )
+    .expect_ok();
+    let id = s
+        .api(&s.user, "GET", "/services?name=autosvc", None)
+        .unwrap()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let v = wait_healthy(&s, &id, 1);
+    let url = v["service_endpoint"].as_str().unwrap().to_string();
+
+    // Backend.AI's two one-way rules, through the official client (lower-case enum values).
+    for (cmp, threshold, step) in [("greater_than", "2", "1"), ("less_than", "0.5", "-1")] {
+        ba(
+            &s,
+            &s.user,
+            &[
+                "service",
+                "auto-scaling-rule",
+                "create",
+                "autosvc",
+                "--metric-source",
+                "inference_framework",
+                "--metric-name",
+                "inflight",
+                "--threshold",
+                threshold,
+                "--comparator",
+                cmp,
+                &format!("--step-size={step}"),
+                "--cooldown-seconds",
+                "5",
+                "--min-replicas",
+                "1",
+                "--max-replicas",
+                "2",
+            ],
+        )
+        .expect_ok();
+    }
+    let list = ba(
+        &s,
+        &s.user,
+        &["service", "auto-scaling-rule", "list", "autosvc"],
+    );
+    list.expect_ok();
+    assert!(
+        list.stdout.to_uppercase().contains("GREATER_THAN"),
+        "{list:#?}"
+    );
+    let rules = s
+        .api(&s.user, "GET", &format!("/services/{id}/rules"), None)
+        .unwrap();
+    bai_api::check::round_trip::<bai_api::services::RuleList>(&rules).unwrap();
+    assert_eq!(rules["rules"].as_array().map(Vec::len), Some(2));
+
+    // A bounded loopback load: 8 clients of a 300 ms request, until the service has grown.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let load: Vec<_> = (0..8)
+        .map(|_| {
+            let (stop, url) = (stop.clone(), url.clone());
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Runtime::new().unwrap();
+                let c = reqwest::Client::new();
+                let mut failed = 0;
+                for _ in 0..1000 {
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        break;
+                    }
+                    let ok = rt.block_on(async {
+                        c.get(format!("{url}/slow?ms=300"))
+                            .send()
+                            .await
+                            .is_ok_and(|r| r.status() == 200)
+                    });
+                    if !ok {
+                        failed += 1;
+                    }
+                }
+                failed
+            })
+        })
+        .collect();
+    wait_healthy(&s, &id, 2);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let failed: i32 = load.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(failed, 0, "requests failed while the service scaled out");
+
+    // Idle again: the second rule takes it back to one replica after its cooldown.
+    let v = s.wait_for(300, "the scale-in", || {
+        let v = service(&s, &id);
+        (v["replicas"] == 1).then_some(v)
+    });
+    assert_eq!(v["replicas"], 1);
+    let decisions = s
+        .api(&s.user, "GET", &format!("/services/{id}/decisions"), None)
+        .unwrap();
+    bai_api::check::round_trip::<bai_api::services::DecisionList>(&decisions).unwrap();
+    let applied: Vec<(u64, u64)> = decisions["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["applied"] == true)
+        .map(|d| {
+            (
+                d["from_replicas"].as_u64().unwrap(),
+                d["to_replicas"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(applied, vec![(2, 1), (1, 2)], "newest first: {decisions:#}");
+    let up = decisions["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["to_replicas"] == 2 && d["applied"] == true)
+        .unwrap();
+    assert!(
+        up["value"].as_f64().unwrap() > 2.0 && up["note"].as_str().unwrap().contains("inflight"),
+        "{up}"
+    );
+
+    // A rule can be turned off.
+    let rule_id = rules["rules"][0]["id"].as_str().unwrap();
+    let changed = s
+        .api(
+            &s.user,
+            "PATCH",
+            &format!("/services/{id}/rules/{rule_id}"),
+            Some(json!({"enabled": false})),
+        )
+        .unwrap();
+    assert_eq!(changed["enabled"], false);
+    s.bai(&s.user, &["service", "rm", "autosvc"]).expect_ok();
+}

@@ -3,11 +3,14 @@
 //   BAI_URL, BAI_EMAIL, BAI_PASSWORD   where and who (a normal user)
 //   BAI_ADMIN_EMAIL, BAI_ADMIN_PASSWORD a superadmin (optional: the admin steps run with it)
 //   BAI_FOLDER                          an existing data folder of that user to mount
+//   BAI_MODEL_DIR                       the model folder's files (default tests/fixtures/model-nb)
 //   CHROMIUM                            the browser (default /usr/bin/chromium)
 //   SCREENSHOTS                         if set, a directory for screenshots of the main pages
 // Prints one line per step and "e2e: N passed" at the end; exits non-zero on the first failure.
 import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const url = process.env.BAI_URL;
 const email = process.env.BAI_EMAIL;
@@ -19,6 +22,11 @@ if (!url || !email || !password || !folder) {
   process.exit(2);
 }
 if (shots) mkdirSync(shots, { recursive: true });
+const modelDir = process.env.BAI_MODEL_DIR || fileURLToPath(new URL('../../tests/fixtures/model-nb/', import.meta.url));
+const modelFiles = ['model-definition.yaml', 'train.py', 'serve.py', 'corpus.tsv'];
+// Replicas start as inference sessions that train the model before serving: minutes on a
+// busy machine.
+const SERVE_MS = 300000;
 
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -284,6 +292,102 @@ await step('Data page: create (bad names refused beside the field), explore, upl
   await page.getByRole('button', { name: 'Delete', exact: true }).last().click();
   await byTest('folder-uidocs2').waitFor({ state: 'detached' });
   if (shots) await page.screenshot({ path: `${shots}/data.png` });
+});
+
+await step('Data page: a model folder, its files uploaded through the explorer, its definition checked', async () => {
+  await byTest('data-create').click();
+  await byTest('new-folder-input').fill('uimodel');
+  await byTest('new-folder-mode-model').click();
+  await byTest('new-folder-ok').click();
+  await expectText(byTest('folder-mode-uimodel'), 'model');
+  await byTest('folder-uimodel').click();
+  // Empty: the check says what is missing.
+  await expectText(byTest('definition-problem'), 'model-definition.yaml');
+  await page.locator('.ant-modal input[type=file]').setInputFiles(modelFiles.map((f) => join(modelDir, f)));
+  for (const f of modelFiles) await byTest(`entry-${f}`).waitFor();
+  await expectText(byTest('definition-ok'), 'port 8000');
+  await expectText(byTest('definition-ok'), 'health check /health');
+  if (shots) await page.screenshot({ path: `${shots}/model-folder.png` });
+  await closeModal();
+});
+
+await step('Serving: a bad replicas value is refused beside the field', async () => {
+  await page.getByRole('menuitem', { name: 'Serving' }).click();
+  await byTest('service-create').click();
+  await byTest('svc-name').fill('ui-topics');
+  const modal = page.locator('.ant-modal').filter({ hasText: 'Create a model service' });
+  await modal.locator('.ant-form-item').filter({ hasText: 'Model folder' }).locator('.ant-select-selector').click();
+  await page.locator('.ant-select-item-option').filter({ hasText: 'uimodel' }).click();
+  // The chosen folder's definition is checked at once.
+  await expectText(byTest('svc-definition-ok'), 'port 8000');
+  await byTest('svc-replicas').fill('99');
+  await expectText(byTest('svc-replicas-error'), 'out of range');
+  if (!(await byTest('svc-create-ok').isDisabled())) throw new Error('Create is enabled with 99 replicas');
+  await byTest('svc-mem').fill('1');
+  await expectText(byTest('svc-mem-error'), '64 MiB');
+});
+
+await step('Serving: create a service of 1 replica; it turns HEALTHY with a URL', async () => {
+  await byTest('svc-replicas').fill('1');
+  await byTest('svc-cpu').fill('0.5');
+  await byTest('svc-mem').fill('256m');
+  await byTest('svc-create-ok').click();
+  await byTest('service-ui-topics').waitFor();
+  await byTest('service-status-ui-topics').filter({ hasText: 'HEALTHY' }).waitFor({ timeout: SERVE_MS });
+  await expectText(byTest('service-url-ui-topics'), 'http');
+  await expectText(byTest('service-routes-ui-topics'), '1 / 1');
+  if (shots) await page.screenshot({ path: `${shots}/serving.png` });
+});
+
+await step('Serving: scale to 2 in the detail drawer and see 2 healthy routes', async () => {
+  await byTest('service-ui-topics').click();
+  await expectText(byTest('svc-detail-status'), 'HEALTHY');
+  await byTest('svc-scale-to').fill('17');
+  await expectText(byTest('svc-scale-error'), 'out of range');
+  await byTest('svc-scale-to').fill('2');
+  await byTest('svc-scale').click();
+  await byTest('svc-detail-healthy').filter({ hasText: '2' }).waitFor({ timeout: SERVE_MS });
+  await byTest('svc-routes').locator('.ant-table-row').filter({ hasText: 'healthy' }).nth(1).waitFor();
+  await expectText(byTest('svc-detail-status'), 'HEALTHY');
+});
+
+let endpointUrl = '';
+await step('Serving: a token generated once calls the endpoint', async () => {
+  endpointUrl = (await byTest('svc-detail-url').innerText()).trim();
+  await byTest('svc-token-duration').fill('1d');
+  await byTest('svc-token-generate').click();
+  await byTest('svc-token').waitFor();
+  const token = (await byTest('svc-token').innerText()).trim();
+  if (!/^[\w-]+\.[\w-]+\.[\w-]+$/.test(token)) throw new Error(`not a JWT: ${token}`);
+  const refused = await page.request.get(`${endpointUrl}/health`);
+  if (refused.status() !== 401) throw new Error(`without a token: ${refused.status()}`);
+  const ok = await page.request.get(`${endpointUrl}/health`, { headers: { Authorization: `Bearer ${token}` } });
+  if (ok.status() !== 200) throw new Error(`with the token: ${ok.status()} ${await ok.text()}`);
+});
+
+await step('Serving: add a threshold rule (a bad threshold refused beside the field) and disable it', async () => {
+  await byTest('rule-add').click();
+  await byTest('rule-threshold').fill('lots');
+  await expectText(byTest('rule-threshold-error'), 'number');
+  await byTest('rule-threshold').fill('5');
+  await byTest('rule-step_size').fill('1');
+  await byTest('rule-max_replicas').fill('3');
+  await byTest('rule-ok').click();
+  await expectText(byTest('rule-text-1'), 'inflight > 5: +1 replica');
+  const toggle = byTest('rule-enabled-1');
+  await page.locator('[data-testid="rule-enabled-1"][aria-checked="true"]').waitFor();
+  await toggle.click();
+  await page.locator('[data-testid="rule-enabled-1"][aria-checked="false"]').waitFor();
+  const services = await (await page.request.get(new URL('/services?name=ui-topics', url).toString())).json();
+  const rules = await (await page.request.get(new URL(`/services/${services[0].id}/rules`, url).toString())).json();
+  if (rules.rules.length !== 1 || rules.rules[0].enabled !== false) throw new Error(`rules: ${JSON.stringify(rules)}`);
+  if (shots) await page.screenshot({ path: `${shots}/service-detail.png` });
+});
+
+await step('Serving: remove the service', async () => {
+  await byTest('svc-remove').click();
+  await page.getByRole('button', { name: 'Remove', exact: true }).last().click();
+  await byTest('service-ui-topics').waitFor({ state: 'detached', timeout: SERVE_MS });
 });
 
 await step('log out', async () => {

@@ -5,6 +5,7 @@ import Sessions from './Sessions';
 import Launcher, { LaunchSettings } from './Launcher';
 import Data from './Data';
 import Agents from './Agents';
+import Serving from './Serving';
 
 export interface Note {
   id: number;
@@ -13,7 +14,7 @@ export interface Note {
   at: string;
 }
 
-type Page = 'sessions' | 'launcher' | 'data' | 'agents';
+type Page = 'sessions' | 'launcher' | 'serving' | 'data' | 'agents';
 
 function Login({ onLogin }: { onLogin: (m: Me) => void }) {
   const [error, setError] = useState<string | null>(null);
@@ -89,6 +90,7 @@ export default function App() {
           style={{ flex: 1, borderBottom: 'none' }}
           items={[
             { key: 'sessions', label: 'Sessions' },
+            { key: 'serving', label: 'Serving' },
             { key: 'data', label: 'Data' },
             // Administrators see every agent and its devices.
             ...(me.is_admin ? [{ key: 'agents', label: 'Agents' }] : []),
@@ -146,6 +148,7 @@ export default function App() {
             }}
           />
         )}
+        {page === 'serving' && <Serving />}
         {page === 'data' && <Data />}
         {page === 'agents' && me.is_admin && <Agents />}
       </Layout.Content>

@@ -1,11 +1,19 @@
 import { useCallback, useEffect, useState } from 'react';
-import { App as AntApp, Button, Modal, Popconfirm, Progress, Space, Table, Tag, Typography, Upload } from 'antd';
+import { Alert, App as AntApp, Button, Modal, Popconfirm, Progress, Radio, Space, Table, Tag, Typography, Upload } from 'antd';
 import { api, ApiError, formatBytes, formatTime, problem, Schema } from './api';
 import NameDialog from './NameDialog';
+import { checkDefinition, definitionProblem, describeDefinition } from './serving';
 import { entryName, folderName } from './validate';
 
 type Folder = Schema<'Folder'>;
 type FileEntry = Schema<'FileEntry'>;
+type UsageMode = Schema<'UsageMode'>;
+
+const USAGE_MODES: { value: UsageMode; label: string; help: string }[] = [
+  { value: 'general', label: 'General', help: 'Plain data, mounted into sessions.' },
+  { value: 'model', label: 'Model', help: 'A model store with a model-definition.yaml: it can be served (Serving page).' },
+  { value: 'data', label: 'Data', help: 'A dataset.' },
+];
 
 function err(e: unknown) {
   return e instanceof ApiError ? e.message : String(e);
@@ -51,6 +59,9 @@ export default function Data() {
   const [items, setItems] = useState<FileEntry[]>([]);
   const [progress, setProgress] = useState<number | null>(null);
   const [uploadError, setUploadError] = useState<string | null>(null);
+  const [usageMode, setUsageMode] = useState<UsageMode>('general');
+  // A model folder's definition, checked when the folder is opened and after its files change.
+  const [definition, setDefinition] = useState<{ ok?: string; problem?: string } | null>(null);
   const load = useCallback(() => api('GET', '/folders').then(setFolders, (e) => message.error(err(e))), [message]);
   useEffect(() => {
     load();
@@ -63,21 +74,41 @@ export default function Data() {
   useEffect(() => {
     if (open) list(open, path);
   }, [open, path, list]);
+  const checkModel = useCallback((f: Folder) => {
+    if (f.usage_mode !== 'model') return setDefinition(null);
+    checkDefinition(f.id).then(
+      (c) => setDefinition({ ok: describeDefinition(c) }),
+      (e) => {
+        const p = definitionProblem(e);
+        setDefinition(p ? { problem: p } : null);
+      },
+    );
+  }, []);
+  useEffect(() => {
+    if (open) checkModel(open);
+    else setDefinition(null);
+  }, [open, checkModel]);
   const join = (n: string) => (path ? `${path}/${n}` : n);
 
-  const upload = async (file: File) => {
+  // The files chosen together, one after another; then the list, and a model folder's
+  // definition checked again.
+  const upload = async (files: File[]) => {
     if (!open) return;
     setUploadError(null);
-    setProgress(0);
-    try {
-      await uploadFile(open.id, join(file.name), file, setProgress);
-      message.success(`${file.name} uploaded`);
-      list(open, path);
-    } catch (e) {
-      setUploadError(`${file.name}: ${err(e)}`);
-    } finally {
-      setProgress(null);
+    const failed: string[] = [];
+    for (const file of files) {
+      setProgress(0);
+      try {
+        await uploadFile(open.id, join(file.name), file, setProgress);
+      } catch (e) {
+        failed.push(`${file.name}: ${err(e)}`);
+      }
     }
+    setProgress(null);
+    if (failed.length) setUploadError(failed.join('; '));
+    else message.success(files.length === 1 ? `${files[0].name} uploaded` : `${files.length} files uploaded`);
+    list(open, path);
+    checkModel(open);
   };
   const download = async (n: string) => {
     if (!open) return;
@@ -86,14 +117,20 @@ export default function Data() {
   };
   const remove = (n: string) => {
     if (!open) return;
-    api('DELETE', '/folders/{id}/delete-files', { path: { id: open.id }, body: { files: [join(n)], recursive: true } }).then(() => list(open, path), (e) => message.error(err(e)));
+    api('DELETE', '/folders/{id}/delete-files', { path: { id: open.id }, body: { files: [join(n)], recursive: true } }).then(
+      () => {
+        list(open, path);
+        checkModel(open);
+      },
+      (e) => message.error(err(e)),
+    );
   };
 
   return (
     <>
       <Space style={{ marginBottom: 12, width: '100%', justifyContent: 'space-between' }}>
         <Typography.Title level={3} style={{ margin: 0 }}>Data</Typography.Title>
-        <Button type="primary" data-testid="data-create" onClick={() => setAsk({ kind: 'create' })}>
+        <Button type="primary" data-testid="data-create" onClick={() => { setUsageMode('general'); setAsk({ kind: 'create' }); }}>
           + New folder
         </Button>
       </Space>
@@ -104,6 +141,7 @@ export default function Data() {
         data-testid="folder-table"
         columns={[
           { title: 'Name', dataIndex: 'name', render: (n: string, f) => <a data-testid={`folder-${n}`} onClick={() => { setOpen(f); setPath(''); setUploadError(null); }}>{n}</a> },
+          { title: 'Usage mode', dataIndex: 'usage_mode', render: (m: string, f) => <Tag color={m === 'model' ? 'purple' : undefined} data-testid={`folder-mode-${f.name}`}>{m}</Tag> },
           { title: 'Host', dataIndex: 'host' },
           { title: 'Permission', dataIndex: 'permission', render: (p: string) => <Tag>{p}</Tag> },
           { title: 'Owner', render: (_, f) => (f.group ? `project ${f.group}` : 'you') },
@@ -128,9 +166,18 @@ export default function Data() {
           okText="Create"
           testId="new-folder"
           check={folderName}
-          onSubmit={(name) => api('POST', '/folders', { body: { name, permission: 'rw' } }).then(load)}
+          onSubmit={(name) => api('POST', '/folders', { body: { name, permission: 'rw', usage_mode: usageMode } }).then(load)}
           onClose={() => setAsk(null)}
-        />
+        >
+          <div style={{ marginTop: 12 }}>
+            <Radio.Group value={usageMode} onChange={(e) => setUsageMode(e.target.value)} data-testid="new-folder-mode">
+              {USAGE_MODES.map((m) => (
+                <Radio.Button key={m.value} value={m.value} data-testid={`new-folder-mode-${m.value}`}>{m.label}</Radio.Button>
+              ))}
+            </Radio.Group>
+            <div style={{ color: '#888', fontSize: 12, marginTop: 4 }}>{USAGE_MODES.find((m) => m.value === usageMode)?.help}</div>
+          </div>
+        </NameDialog>
       )}
       {ask?.kind === 'rename' && (
         <NameDialog
@@ -153,16 +200,34 @@ export default function Data() {
           onClose={() => setAsk(null)}
         />
       )}
-      <Modal open={!!open} width={800} title={`${open?.name ?? ''}/${path}`} onCancel={() => setOpen(null)} footer={null}>
+      <Modal open={!!open} width={800} title={`${open?.name ?? ''}/${path}${open?.usage_mode === 'model' ? ' (model folder)' : ''}`} onCancel={() => setOpen(null)} footer={null}>
         <Space style={{ marginBottom: 12 }} wrap>
           <Button disabled={!path} onClick={() => setPath(path.split('/').slice(0, -1).join('/'))}>Up</Button>
-          <Upload showUploadList={false} beforeUpload={(f) => { upload(f); return false; }}>
+          <Upload
+            multiple
+            showUploadList={false}
+            beforeUpload={(f, all) => {
+              // Called once per file with all of them: the first starts the lot.
+              if (f.uid === all[0]?.uid) upload(all);
+              return false;
+            }}
+          >
             <Button data-testid="explorer-upload" disabled={open?.permission === 'ro'}>Upload</Button>
           </Upload>
           <Button data-testid="explorer-mkdir" disabled={open?.permission === 'ro'} onClick={() => setAsk({ kind: 'mkdir' })}>New directory</Button>
           {progress !== null && <Progress percent={progress} style={{ width: 200 }} data-testid="upload-progress" />}
         </Space>
         {uploadError && <div style={{ color: '#cf1322', marginBottom: 8 }} data-testid="upload-error">{uploadError}</div>}
+        {definition && (
+          <Alert
+            type={definition.ok ? 'success' : 'error'}
+            showIcon
+            style={{ marginBottom: 8 }}
+            data-testid="definition-check"
+            message={definition.ok ? 'The model definition is valid' : 'This model folder cannot be served yet'}
+            description={<span data-testid={definition.ok ? 'definition-ok' : 'definition-problem'}>{definition.ok ?? definition.problem}</span>}
+          />
+        )}
         <Table<FileEntry>
           size="small"
           rowKey="name"

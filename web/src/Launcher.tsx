@@ -10,6 +10,7 @@ import { dataProps } from './dataProps';
 import * as v from './validate';
 import { AccelOffer, accelOffer, formatAccel, toMilli } from './accel';
 import NameDialog from './NameDialog';
+import { ENVIRONMENTS } from './images';
 
 type Folder = Schema<'Folder'>;
 type FileEntry = Schema<'FileEntry'>;
@@ -319,7 +320,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
       <Row gutter={16}>
         <Col span={8}>
           <Form.Item label="Environment">
-            <Select value={s.environment} onChange={(e) => set('environment', e)} options={[{ value: 'python', label: 'Python' }]} />
+            <Select value={s.environment} onChange={(e) => set('environment', e)} options={ENVIRONMENTS} />
           </Form.Item>
         </Col>
         <Col span={8}>

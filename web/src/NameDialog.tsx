@@ -1,6 +1,6 @@
 // A dialog that asks for one name: the client's rule is checked as you type, and the server's
 // answer (a refused name, a conflict) is shown beside the field, not as a passing toast.
-import { useState } from 'react';
+import { ReactNode, useState } from 'react';
 import { Input, Modal } from 'antd';
 import type { ButtonProps } from 'antd';
 import { ApiError } from './api';
@@ -16,6 +16,7 @@ export default function NameDialog({
   onSubmit,
   onClose,
   testId = 'name-dialog',
+  children,
 }: {
   title: string;
   initial?: string;
@@ -25,6 +26,8 @@ export default function NameDialog({
   onSubmit: (name: string) => Promise<unknown>;
   onClose: () => void;
   testId?: string;
+  /** More fields, below the name. */
+  children?: ReactNode;
 }) {
   const [name, setName] = useState(initial);
   const [serverError, setServerError] = useState<string | null>(null);
@@ -62,6 +65,7 @@ export default function NameDialog({
           {shown}
         </div>
       )}
+      {children}
     </Modal>
   );
 }

@@ -788,6 +788,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/services/_/check-definition": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Checks a model folder's model-definition.yaml as a service would read it; a problem names the field that is wrong. */
+        post: operations["post_services___check_definition"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/services/_/runtimes": {
         parameters: {
             query?: never;
@@ -835,6 +852,23 @@ export interface paths {
         post?: never;
         /** Removes a model service: its routes leave the rotation, finish their requests and end; then it is destroyed. */
         delete: operations["delete_services_id"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/services/{id}/decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The autoscaler's decisions for a service with their inputs, newest first. */
+        get: operations["get_services_id_decisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -890,6 +924,42 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/services/{id}/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A service's auto-scaling rules. */
+        get: operations["get_services_id_rules"];
+        put?: never;
+        /** Adds an auto-scaling rule: a threshold rule (Backend.AI's) or a target-tracking rule. */
+        post: operations["post_services_id_rules"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/services/{id}/rules/{rule}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Removes an auto-scaling rule. */
+        delete: operations["delete_services_id_rules_rule"];
+        options?: never;
+        head?: never;
+        /** Changes fields of an auto-scaling rule (e.g. enabled). */
+        patch: operations["patch_services_id_rules_rule"];
         trace?: never;
     };
     "/services/{id}/scale": {
@@ -1459,6 +1529,8 @@ export interface components {
         CloseData: Record<string, never>;
         /** @description How the kernels of a session are spread. */
         ClusterMode: "single-node" | "multi-node";
+        /** @enum {string} */
+        Comparator: "LESS_THAN" | "LESS_THAN_OR_EQUAL" | "GREATER_THAN" | "GREATER_THAN_OR_EQUAL";
         /**
          * @description One reading of a kernel's counters, as the container runtime reports them. CPU time,
          *     network and block I/O are cumulative since the kernel started; memory is the current use.
@@ -1705,6 +1777,53 @@ export interface components {
             sessionName: string;
             /** @description Its status (PENDING). */
             status: components["schemas"]["SessionStatus"];
+        };
+        /** @description One firing of a rule, applied or not. */
+        Decision: {
+            applied: boolean;
+            at: string;
+            /** Format: uint32 */
+            from_replicas: number;
+            id: string;
+            metric_name: string;
+            metric_source: components["schemas"]["MetricSource"];
+            /** @description Why: the comparison or the tracking, and when not applied, what stopped it. */
+            note: string;
+            rule_id: string;
+            /** Format: uint32 */
+            to_replicas: number;
+            /**
+             * Format: double
+             * @description The metric's value it saw.
+             */
+            value?: number | null;
+        };
+        /** @description `GET /services/{id}/decisions`: newest first, at most 200. */
+        DecisionList: {
+            decisions: components["schemas"]["Decision"][];
+        };
+        /** @description The model a definition serves. */
+        DefinedModel: {
+            /** @description The shell command each replica runs. */
+            command: string;
+            /** @description Null when the definition has none (the port is then checked by connecting). */
+            health_check?: components["schemas"]["HealthCheck"] | null;
+            model_path: string;
+            name: string;
+            /** Format: uint16 */
+            port: number;
+        };
+        /** @description `POST /services/_/check-definition`. */
+        DefinitionCheck: {
+            /** @description The model folder, by name or id. */
+            model: string;
+            model_definition_path?: string | null;
+        };
+        DefinitionChecked: {
+            model: components["schemas"]["DefinedModel"];
+            ok: boolean;
+            /** @description The file read, inside the folder. */
+            path: string;
         };
         /**
          * @description `DELETE /folders/{id}/delete-files`: files and directories to delete. All are checked
@@ -1990,6 +2109,19 @@ export interface components {
             /** @description The project whose members to allow or deny. */
             project?: string | null;
         };
+        HealthCheck: {
+            /** Format: uint16 */
+            expected_status_code: number;
+            /** Format: double */
+            initial_delay: number;
+            /** Format: double */
+            interval: number;
+            /** Format: uint32 */
+            max_retries: number;
+            /** Format: double */
+            max_wait_time: number;
+            path: string;
+        };
         /**
          * @description One record of what happened to a session on its way. Identical consecutive attempts
          *     merge into one (`attempts` counts them).
@@ -2204,6 +2336,8 @@ export interface components {
             /** @description `true` adds, `false` takes out (default `true`). */
             member?: boolean | null;
         };
+        /** @description Where a rule's metric comes from. */
+        MetricSource: "KERNEL" | "INFERENCE_FRAMEWORK";
         /** @description `POST /folders/{id}/mkdir`: directories to make. */
         Mkdir: {
             /** @description A directory that exists already is a success; false when absent. */
@@ -2725,6 +2859,87 @@ export interface components {
             /** Format: double */
             traffic_ratio: number;
         };
+        /** @description An auto-scaling rule. */
+        Rule: {
+            comparator?: components["schemas"]["Comparator"] | null;
+            /**
+             * Format: uint32
+             * @description No change within this long of the rule's, or the service's, last change.
+             */
+            cooldown_seconds: number;
+            created_at: string;
+            enabled: boolean;
+            id: string;
+            last_triggered_at?: string | null;
+            /** Format: uint32 */
+            max_replicas?: number | null;
+            metric_name: string;
+            metric_source: components["schemas"]["MetricSource"];
+            /** Format: uint32 */
+            min_replicas?: number | null;
+            mode: components["schemas"]["RuleMode"];
+            /**
+             * Format: int32
+             * @description Higher first; the first rule that changes the count wins the round.
+             */
+            priority: number;
+            /**
+             * Format: double
+             * @description Target mode: how long fewer replicas must be wanted before some end.
+             */
+            scale_down_delay_seconds: number;
+            /**
+             * Format: double
+             * @description Target mode: how long more replicas must be wanted before they start.
+             */
+            scale_up_delay_seconds: number;
+            /**
+             * Format: int32
+             * @description Threshold mode: replicas added (negative: removed) when it fires.
+             */
+            step_size?: number | null;
+            /**
+             * Format: double
+             * @description Target mode: the metric's value each replica should see.
+             */
+            target?: number | null;
+            /** @description Threshold mode: the value compared (a decimal, as text). */
+            threshold?: string | null;
+        };
+        /**
+         * @description `POST /services/{id}/rules` and `PATCH …/rules/{rule}`: the fields to set (any of
+         *     [`Rule`]'s but `id` and the times; enum values in any case).
+         */
+        RuleFields: {
+            comparator?: string | null;
+            /** Format: uint32 */
+            cooldown_seconds?: number | null;
+            enabled?: boolean | null;
+            /** Format: uint32 */
+            max_replicas?: number | null;
+            metric_name?: string | null;
+            metric_source?: string | null;
+            /** Format: uint32 */
+            min_replicas?: number | null;
+            mode?: components["schemas"]["RuleMode"] | null;
+            /** Format: int32 */
+            priority?: number | null;
+            /** Format: double */
+            scale_down_delay_seconds?: number | null;
+            /** Format: double */
+            scale_up_delay_seconds?: number | null;
+            /** Format: int32 */
+            step_size?: number | null;
+            /** Format: double */
+            target?: number | null;
+            threshold?: components["schemas"]["NumberOrText"] | null;
+        };
+        /** @description `GET /services/{id}/rules`. */
+        RuleList: {
+            rules: components["schemas"]["Rule"][];
+        };
+        /** @description How a rule decides. */
+        RuleMode: "threshold" | "target";
         Runtime: {
             human_readable_name: string;
             name: string;
@@ -5051,6 +5266,32 @@ export interface operations {
             "5XX": components["responses"]["Problem"];
         };
     };
+    post_services___check_definition: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DefinitionCheck"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DefinitionChecked"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
     get_services___runtimes: {
         parameters: {
             query?: never;
@@ -5143,6 +5384,31 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Success"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_services_id_decisions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's id (endpoint_id). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DecisionList"];
                 };
             };
             "4XX": components["responses"]["Problem"];
@@ -5251,6 +5517,118 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Success"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_services_id_rules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's id (endpoint_id). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleList"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_services_id_rules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's id (endpoint_id). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RuleFields"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rule"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    delete_services_id_rules_rule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's id (endpoint_id). */
+                id: string;
+                /** @description The rule's id. */
+                rule: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    patch_services_id_rules_rule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's id (endpoint_id). */
+                id: string;
+                /** @description The rule's id. */
+                rule: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RuleFields"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rule"];
                 };
             };
             "4XX": components["responses"]["Problem"];

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { AccelOffer } from './accel';
-import { accelerator, batch, clusterSize, entryName, envName, folderName, preopenPorts, resources, sessionName } from './validate';
+import {
+  accelerator, batch, clusterSize, cpuCores, duration, entryName, envName, folderName, memSize, parseSize, preopenPorts, replicas, resources, rule,
+  ruleProblemField, serviceName, serviceProblemField, sessionName,
+} from './validate';
+import type { RuleDraft } from './validate';
 
 describe('session names', () => {
   it('accepts what the server accepts', () => {
@@ -114,5 +118,87 @@ describe('cluster size', () => {
     expect(clusterSize(0)).toMatch('at least 1');
     expect(clusterSize(2.5)).toMatch('whole number');
     expect(clusterSize(65)).toMatch('64');
+  });
+});
+
+describe('model services', () => {
+  it('names: 4–64 letters, digits, _ and -, not at the ends', () => {
+    for (const n of ['', 'topics', 'my_svc-1', '_abc', 'a'.repeat(64)]) expect(serviceName(n)).toBeNull();
+    expect(serviceName('abc')).toMatch('at least 4');
+    expect(serviceName('a'.repeat(65))).toMatch('at most 64');
+    expect(serviceName('my.svc')).toMatch('"." is not allowed');
+    expect(serviceName('-abc')).toMatch("'-'");
+    expect(serviceName('abc-')).toMatch("'-'");
+  });
+  it('replicas: a whole number from 0 to 16', () => {
+    for (const n of ['0', '1', ' 16 ']) expect(replicas(n)).toBeNull();
+    expect(replicas('99')).toBe('99 is out of range: a service runs 0 to 16 replicas.');
+    expect(replicas('-1')).toMatch('out of range');
+    expect(replicas('1.5')).toMatch('not a whole number');
+    expect(replicas('')).toMatch('Give');
+  });
+  it('resources per replica: cores and a size the server reads', () => {
+    for (const c of ['1', '0.5', '.5', '2']) expect(cpuCores(c)).toBeNull();
+    for (const c of ['0', '-1', 'abc', '']) expect(cpuCores(c)).toMatch('positive');
+    expect(parseSize('256m')).toBe(256 * 2 ** 20);
+    expect(parseSize('1.5g')).toBe(1.5 * 2 ** 30);
+    expect(parseSize('2 GiB')).toBe(2 * 2 ** 30);
+    expect(parseSize('1048576')).toBe(2 ** 20);
+    expect(parseSize('1x')).toBeNull();
+    expect(memSize('256m')).toBeNull();
+    expect(memSize('32m')).toMatch('64 MiB');
+    expect(memSize('lots')).toMatch('256m');
+  });
+  it('token lifetimes: seconds or 30m, 12h, 3d', () => {
+    for (const d of ['3600', '30m', '12h', '1d', '1w', '1h30m', '1.5h']) expect(duration(d)).toBeNull();
+    expect(duration('')).toMatch('Give');
+    expect(duration('soon')).toMatch('not a duration');
+    expect(duration('3x')).toMatch('not a duration');
+    expect(duration('0')).toMatch('longer than 0');
+  });
+  it("server problems land beside the field their message names", () => {
+    expect(serviceProblemField('config.model: Selected VFolder is not a model folder ("x" has usage mode general)')).toBe('model');
+    expect(serviceProblemField('model-definition.yaml in model folder "m": models[0].service: missing field `port`')).toBe('model');
+    expect(serviceProblemField('config.model_definition_path: model folder "m" has no model-definition.yaml')).toBe('model');
+    expect(serviceProblemField('replicas 99 is out of range: a service runs 0 to 16 replicas')).toBe('replicas');
+    expect(serviceProblemField('name "x" is not a service name: use 4 to 64 …')).toBe('name');
+    expect(serviceProblemField('a service named "topics" exists (…); pick another name or remove it')).toBe('name');
+    expect(serviceProblemField('mem="1" is too small: at least 64 MiB is needed')).toBe('mem');
+    expect(serviceProblemField('cpu="x" is not a valid amount: give a positive number of cores')).toBe('cpu');
+    expect(serviceProblemField('image is required: the image replicas run')).toBe('image');
+    expect(serviceProblemField('the resource group has no agents')).toBeNull();
+  });
+});
+
+describe('auto-scaling rules', () => {
+  const base: RuleDraft = {
+    mode: 'threshold', metric_source: 'INFERENCE_FRAMEWORK', metric_name: 'inflight', threshold: '5', comparator: 'GREATER_THAN',
+    step_size: '1', target: '', min_replicas: '', max_replicas: '', cooldown_seconds: '300', scale_up_delay_seconds: '0',
+    scale_down_delay_seconds: '0', priority: '0',
+  };
+  it('accept a threshold rule and a target rule', () => {
+    expect(rule(base)).toEqual({});
+    expect(rule({ ...base, step_size: '-1', min_replicas: '1' })).toEqual({});
+    expect(rule({ ...base, mode: 'target', target: '4', min_replicas: '1', max_replicas: '4', threshold: '', comparator: null })).toEqual({});
+  });
+  it('name each field that is wrong, as the server would', () => {
+    expect(rule({ ...base, metric_name: 'cpu_util' }).metric_name).toMatch('inflight, requests_per_second, latency_ms');
+    expect(rule({ ...base, metric_source: 'KERNEL' }).metric_name).toMatch('cpu_util, mem');
+    expect(rule({ ...base, threshold: 'x' }).threshold).toMatch('number');
+    expect(rule({ ...base, comparator: null }).comparator).toMatch('comparison');
+    expect(rule({ ...base, step_size: '0' }).step_size).toMatch('other than 0');
+    expect(rule({ ...base, step_size: '1.5' }).step_size).toMatch('whole');
+    expect(rule({ ...base, mode: 'target', target: '0', min_replicas: '1', max_replicas: '2' }).target).toMatch('above 0');
+    expect(rule({ ...base, mode: 'target', target: '4' })).toMatchObject({ min_replicas: expect.any(String), max_replicas: expect.any(String) });
+    expect(rule({ ...base, min_replicas: '3', max_replicas: '2' }).min_replicas).toMatch('more than the maximum');
+    expect(rule({ ...base, max_replicas: '17' }).max_replicas).toMatch('16');
+    expect(rule({ ...base, cooldown_seconds: '-1' }).cooldown_seconds).toMatch('whole');
+    expect(rule({ ...base, scale_up_delay_seconds: '-1' }).scale_up_delay_seconds).toMatch('0 or more');
+  });
+  it("place the server's problems by the field their message starts with", () => {
+    expect(ruleProblemField('threshold "x" is not a number')).toBe('threshold');
+    expect(ruleProblemField('min_replicas 3 is more than max_replicas 2')).toBe('min_replicas');
+    expect(ruleProblemField('step_size is required and must not be 0')).toBe('step_size');
+    expect(ruleProblemField('"foo" is not a field of an auto-scaling rule')).toBeNull();
   });
 });

@@ -114,3 +114,152 @@ export function entryName(name: string): Problem {
   if (new TextEncoder().encode(name).length > 255) return 'Use at most 255 bytes.';
   return null;
 }
+
+// Model serving (bai_manager::serving): service names, replica counts, per-replica resources,
+// token lifetimes and auto-scaling rules.
+
+/** At most this many replicas per service (the server's MAX_REPLICAS). */
+export const MAX_REPLICAS = 16;
+
+/** Service names: 4–64 letters, digits, '_' and '-', not starting or ending with '-'. Empty:
+ *  the server picks one. */
+export function serviceName(name: string): Problem {
+  if (name === '') return null;
+  const n = [...name].length;
+  if (n < 4) return 'Use at least 4 characters.';
+  if (n > 64) return 'Use at most 64 characters.';
+  const bad = [...name].find((c) => !/[A-Za-z0-9_-]/.test(c));
+  if (bad !== undefined) return `"${bad}" is not allowed: use letters, digits, '_' or '-'.`;
+  if (name.startsWith('-') || name.endsWith('-')) return "Do not start or end with '-'.";
+  return null;
+}
+
+/** A replica count as typed: a whole number from 0 to 16. */
+export function replicas(text: string): Problem {
+  const t = text.trim();
+  if (t === '') return 'Give a number of replicas.';
+  if (!/^-?\d+$/.test(t)) return `"${t}" is not a whole number.`;
+  const n = Number(t);
+  if (n < 0 || n > MAX_REPLICAS) return `${n} is out of range: a service runs 0 to ${MAX_REPLICAS} replicas.`;
+  return null;
+}
+
+/** CPU cores per replica as typed: a positive number such as 1 or 0.5. */
+export function cpuCores(text: string): Problem {
+  const t = text.trim();
+  const n = Number(t);
+  if (t === '' || !/^\d*\.?\d+$/.test(t) || !(n > 0)) return 'Give a positive number of cores, like 1 or 0.5.';
+  return null;
+}
+
+const SIZE_SHIFT: Record<string, number> = { '': 0, b: 0, k: 10, kb: 10, kib: 10, m: 20, mb: 20, mib: 20, g: 30, gb: 30, gib: 30, t: 40, tb: 40, tib: 40 };
+/** Below this a kernel cannot start (the server's MIN_MEM). */
+export const MIN_MEM = 64 * 2 ** 20;
+
+/** A size as the server reads it (`512m`, `1.5g`, `2 GiB`, bare bytes), in bytes; null when
+ *  it is not one. */
+export function parseSize(text: string): number | null {
+  const m = /^(\d+(?:\.\d+)?|\.\d+)\s*([a-z]*)$/.exec(text.trim().toLowerCase());
+  if (!m || !(m[2] in SIZE_SHIFT)) return null;
+  return Math.round(Number(m[1]) * 2 ** SIZE_SHIFT[m[2]]);
+}
+
+/** Memory per replica as typed: a size of at least 64 MiB. */
+export function memSize(text: string): Problem {
+  const b = parseSize(text);
+  if (b === null) return 'Give a size like 256m, 1g or 2GiB.';
+  if (b < MIN_MEM) return 'At least 64 MiB is needed.';
+  return null;
+}
+
+/** A token lifetime: seconds, or `30m`, `12h`, `3d`, `1w` (terms may be combined: `1h30m`). */
+export function duration(text: string): Problem {
+  const t = text.trim().toLowerCase();
+  if (t === '') return 'Give a lifetime, like 3600, 12h or 3d.';
+  const num = /^\d*\.?\d+$/.test(t);
+  if (!num && !/^(\d*\.?\d+\s*[smhdw]\s*)+$/.test(t)) return `"${text.trim()}" is not a duration: use seconds or 30m, 12h, 3d.`;
+  const secs = num ? Number(t) : [...t.matchAll(/(\d*\.?\d+)\s*([smhdw])/g)].reduce((s, m) => s + Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400, w: 604800 }[m[2] as 's']!, 0);
+  if (!(secs >= 0.5)) return 'The lifetime must be longer than 0 seconds.';
+  return null;
+}
+
+/** The metric names each source offers, as the server's `metrics_of`. */
+export const RULE_METRICS: Record<'KERNEL' | 'INFERENCE_FRAMEWORK', string[]> = {
+  KERNEL: ['cpu_util', 'mem'],
+  INFERENCE_FRAMEWORK: ['inflight', 'requests_per_second', 'latency_ms'],
+};
+
+/** An auto-scaling rule as the form holds it (numbers as typed). */
+export interface RuleDraft {
+  mode: 'threshold' | 'target';
+  metric_source: 'KERNEL' | 'INFERENCE_FRAMEWORK';
+  metric_name: string;
+  threshold: string;
+  comparator: string | null;
+  step_size: string;
+  target: string;
+  min_replicas: string;
+  max_replicas: string;
+  cooldown_seconds: string;
+  scale_up_delay_seconds: string;
+  scale_down_delay_seconds: string;
+  priority: string;
+}
+
+export type RuleField = keyof RuleDraft;
+
+const isNumber = (t: string) => /^-?\d*\.?\d+$/.test(t.trim());
+const isWhole = (t: string) => /^-?\d+$/.test(t.trim());
+
+/** The problems of a rule, by field, as the server's `Rule::check` finds them. */
+export function rule(r: RuleDraft): Partial<Record<RuleField, string>> {
+  const out: Partial<Record<RuleField, string>> = {};
+  const metrics = RULE_METRICS[r.metric_source];
+  if (!metrics.includes(r.metric_name)) out.metric_name = `Use one of ${metrics.join(', ')}.`;
+  const count = (k: 'min_replicas' | 'max_replicas', needed: boolean) => {
+    const t = r[k].trim();
+    if (t === '') {
+      if (needed) out[k] = 'A target rule needs it.';
+      return null;
+    }
+    if (!isWhole(t) || Number(t) < 0) out[k] = 'Use a whole number of 0 or more.';
+    else if (Number(t) > MAX_REPLICAS) out[k] = `At most ${MAX_REPLICAS} replicas.`;
+    else return Number(t);
+    return null;
+  };
+  const lo = count('min_replicas', r.mode === 'target');
+  const hi = count('max_replicas', r.mode === 'target');
+  if (lo !== null && hi !== null && lo > hi) out.min_replicas = 'It is more than the maximum.';
+  for (const k of ['scale_up_delay_seconds', 'scale_down_delay_seconds'] as const)
+    if (r[k].trim() !== '' && (!isNumber(r[k]) || Number(r[k]) < 0)) out[k] = 'Use 0 or more seconds.';
+  if (r.cooldown_seconds.trim() !== '' && (!isWhole(r.cooldown_seconds) || Number(r.cooldown_seconds) < 0)) out.cooldown_seconds = 'Use a whole number of seconds.';
+  if (r.priority.trim() !== '' && !isWhole(r.priority)) out.priority = 'Use a whole number.';
+  if (r.mode === 'threshold') {
+    if (!isNumber(r.threshold)) out.threshold = 'Give a number.';
+    if (!r.comparator) out.comparator = 'Choose a comparison.';
+    if (!isWhole(r.step_size) || Number(r.step_size) === 0) out.step_size = 'Give a whole number other than 0 (negative scales in).';
+  } else if (!isNumber(r.target) || !(Number(r.target) > 0)) {
+    out.target = 'Give a number above 0: the value each replica should see.';
+  }
+  return out;
+}
+
+/** The field of the create-service form a server problem concerns, from the start of its
+ *  message (`config.model: …`, `replicas 99 is …`, `mem="1" is …`); null: none in particular. */
+export function serviceProblemField(msg: string): 'name' | 'model' | 'image' | 'replicas' | 'cpu' | 'mem' | null {
+  if (/^name\b|a service named/.test(msg)) return 'name';
+  if (/^config\.model|^model-definition\.ya?ml|^[^ ]+\.ya?ml in model folder|model folder/.test(msg)) return 'model';
+  if (/^(replicas|desired_session_count)\b/.test(msg)) return 'replicas';
+  if (/^image\b|^the image|\bimage\b.*\bnot found/i.test(msg)) return 'image';
+  if (/^cpu\b/.test(msg)) return 'cpu';
+  if (/^(mem|shmem)\b|shared memory/.test(msg)) return 'mem';
+  return null;
+}
+
+/** The field of the rule form a server problem concerns (the server's messages start with
+ *  it: `threshold "x" is not a number`, `min_replicas 3 is more than …`). */
+export function ruleProblemField(msg: string): RuleField | null {
+  const first = /^"?([a-z_]+)/.exec(msg)?.[1] ?? '';
+  const fields: RuleField[] = ['mode', 'metric_source', 'metric_name', 'threshold', 'comparator', 'step_size', 'target', 'min_replicas', 'max_replicas', 'cooldown_seconds', 'scale_up_delay_seconds', 'scale_down_delay_seconds', 'priority'];
+  return fields.find((f) => f === first) ?? null;
+}

@@ -21,17 +21,51 @@ const SCALARS: &[&str] = &[
 /// One field of an input object type: name, named type, required.
 type InputField = (&'static str, &'static str, bool);
 
+/// Enum types a variable may be declared with, and their values. A value is accepted in any
+/// case (the official client sends `kernel` and `greater_than` where the schema says
+/// `KERNEL` and `GREATER_THAN`) and passed on as the schema writes it.
+const ENUMS: &[(&str, &[&str])] = &[
+    (
+        "AutoScalingMetricSource",
+        &["KERNEL", "INFERENCE_FRAMEWORK", "PROMETHEUS"],
+    ),
+    (
+        "AutoScalingMetricComparator",
+        &[
+            "LESS_THAN",
+            "LESS_THAN_OR_EQUAL",
+            "GREATER_THAN",
+            "GREATER_THAN_OR_EQUAL",
+        ],
+    ),
+];
+
 /// Input object types a variable may be declared with, and the fields we know of.
 /// Fields not listed here are passed through unchanged.
-const INPUTS: &[(&str, &[InputField])] = &[(
-    "ModifyComputeSessionInput",
-    &[
-        ("id", "GlobalIDField", true),
-        ("name", "String", false),
-        ("priority", "Int", false),
-        ("clientMutationId", "String", false),
-    ],
-)];
+const INPUTS: &[(&str, &[InputField])] = &[
+    (
+        "ModifyComputeSessionInput",
+        &[
+            ("id", "GlobalIDField", true),
+            ("name", "String", false),
+            ("priority", "Int", false),
+            ("clientMutationId", "String", false),
+        ],
+    ),
+    (
+        "ModifyEndpointAutoScalingRuleInput",
+        &[
+            ("metric_source", "AutoScalingMetricSource", false),
+            ("metric_name", "String", false),
+            ("threshold", "String", false),
+            ("comparator", "AutoScalingMetricComparator", false),
+            ("step_size", "Int", false),
+            ("cooldown_seconds", "Int", false),
+            ("min_replicas", "Int", false),
+            ("max_replicas", "Int", false),
+        ],
+    ),
+];
 
 pub type GType<'a> = Type<'a, String>;
 
@@ -45,7 +79,9 @@ pub fn base_name<'b>(t: &'b GType<'_>) -> &'b str {
 
 /// Whether the named type exists in the schema (as a scalar or an input object).
 pub fn is_known(name: &str) -> bool {
-    SCALARS.contains(&name) || INPUTS.iter().any(|(n, _)| *n == name)
+    SCALARS.contains(&name)
+        || INPUTS.iter().any(|(n, _)| *n == name)
+        || ENUMS.iter().any(|(n, _)| *n == name)
 }
 
 /// A short rendering of a value for error messages.
@@ -154,10 +190,24 @@ fn coerce_named(name: &str, v: Value) -> Result<Value, String> {
             Some(s) if serde_json::from_str::<Value>(s).is_ok() => Ok(v),
             _ => Err(expected("a string holding JSON", &v)),
         },
-        _ => match INPUTS.iter().find(|(n, _)| *n == name) {
-            Some((_, fields)) => coerce_input(name, fields, v),
-            None => Err(format!("unknown type {name:?}")),
-        },
+        _ => {
+            if let Some((_, values)) = ENUMS.iter().find(|(n, _)| *n == name) {
+                return match v.as_str() {
+                    Some(s) => values
+                        .iter()
+                        .find(|x| x.eq_ignore_ascii_case(s.trim()))
+                        .map(|x| Value::String((*x).to_string()))
+                        .ok_or_else(|| {
+                            format!("{s:?} is not a {name}: use one of {}", values.join(", "))
+                        }),
+                    None => Err(expected(&format!("a {name}"), &v)),
+                };
+            }
+            match INPUTS.iter().find(|(n, _)| *n == name) {
+                Some((_, fields)) => coerce_input(name, fields, v),
+                None => Err(format!("unknown type {name:?}")),
+            }
+        }
     }
 }
 
@@ -209,6 +259,27 @@ mod tests {
             ) => q.variable_definitions.into_iter().next().unwrap().var_type,
             _ => unreachable!(),
         }
+    }
+
+    #[test]
+    fn auto_scaling_enums_take_any_case_and_refuse_other_values() {
+        let t = ty("AutoScalingMetricSource!");
+        assert_eq!(coerce(&t, json!("kernel")).unwrap(), json!("KERNEL"));
+        assert_eq!(
+            coerce(&t, json!("INFERENCE_FRAMEWORK")).unwrap(),
+            json!("INFERENCE_FRAMEWORK")
+        );
+        assert!(coerce(&t, json!("disk")).unwrap_err().contains("KERNEL"));
+        let c = ty("AutoScalingMetricComparator!");
+        assert_eq!(
+            coerce(&c, json!("greater_than")).unwrap(),
+            json!("GREATER_THAN")
+        );
+        let input = ty("ModifyEndpointAutoScalingRuleInput!");
+        assert_eq!(
+            coerce(&input, json!({"comparator": "less_than", "step_size": -1})).unwrap(),
+            json!({"comparator": "LESS_THAN", "step_size": -1})
+        );
     }
 
     #[test]

@@ -59,6 +59,7 @@ pub async fn start(
     monitor::round::spawn(m.clone());
     spawn_proxy_closer(m.clone());
     crate::serving::reconcile::spawn(m.clone());
+    crate::serving::autoscale::spawn(m.clone());
     Ok(Started {
         manager: m,
         agents: handles,

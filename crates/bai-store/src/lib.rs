@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod agents;
+mod endpoint_rules;
 mod endpoints;
 mod pass;
 mod resources;
@@ -15,6 +16,7 @@ mod users;
 mod vfolders;
 
 pub use agents::{AgentRow, AgentTokenRow};
+pub use endpoint_rules::RuleRow;
 pub use endpoints::{EndpointRow, EndpointTokenRow, RouteRow};
 pub use pass::{PassEntry, PassResult, PassWrite};
 pub use resources::{PolicyRow, PresetRow, ResourceGroupRow};

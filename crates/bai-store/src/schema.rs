@@ -272,6 +272,24 @@ const MIGRATIONS: &[&str] = &[
         valid_until TEXT NOT NULL
     );
     "#,
+    // 12: services' auto-scaling rules (the rule as JSON) and the record of every decision
+    r#"
+    CREATE TABLE endpoint_rules (
+        id TEXT PRIMARY KEY,
+        endpoint_id TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        last_triggered_at TEXT
+    );
+    CREATE INDEX endpoint_rules_by_endpoint ON endpoint_rules(endpoint_id);
+    CREATE TABLE endpoint_decisions (
+        id TEXT PRIMARY KEY,
+        endpoint_id TEXT NOT NULL,
+        at TEXT NOT NULL,
+        decision TEXT NOT NULL
+    );
+    CREATE INDEX endpoint_decisions_by_endpoint ON endpoint_decisions(endpoint_id, at);
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -268,6 +268,166 @@ pub struct ServiceErrors {
     pub retries: u32,
 }
 
+/// How a rule decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RuleMode {
+    /// Backend.AI's: when `metric <comparator> threshold`, step the replicas by `step_size`.
+    Threshold,
+    /// Target tracking: replicas = ceil(metric × replicas / target), after the delays.
+    Target,
+}
+
+/// Where a rule's metric comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum MetricSource {
+    /// The replicas' kernels: `cpu_util`, `mem` (percent of what they were given).
+    Kernel,
+    /// The endpoint's requests per replica: `inflight`, `requests_per_second`, `latency_ms`.
+    InferenceFramework,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Comparator {
+    LessThan,
+    LessThanOrEqual,
+    GreaterThan,
+    GreaterThanOrEqual,
+}
+
+/// An auto-scaling rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Rule {
+    pub id: String,
+    pub mode: RuleMode,
+    pub metric_source: MetricSource,
+    pub metric_name: String,
+    /// Threshold mode: the value compared (a decimal, as text).
+    pub threshold: Option<String>,
+    pub comparator: Option<Comparator>,
+    /// Threshold mode: replicas added (negative: removed) when it fires.
+    pub step_size: Option<i32>,
+    /// Target mode: the metric's value each replica should see.
+    pub target: Option<f64>,
+    /// Target mode: how long more replicas must be wanted before they start.
+    pub scale_up_delay_seconds: f64,
+    /// Target mode: how long fewer replicas must be wanted before some end.
+    pub scale_down_delay_seconds: f64,
+    /// No change within this long of the rule's, or the service's, last change.
+    pub cooldown_seconds: u32,
+    pub min_replicas: Option<u32>,
+    pub max_replicas: Option<u32>,
+    /// Higher first; the first rule that changes the count wins the round.
+    pub priority: i32,
+    pub enabled: bool,
+    pub created_at: String,
+    pub last_triggered_at: Option<String>,
+}
+
+/// `POST /services/{id}/rules` and `PATCH …/rules/{rule}`: the fields to set (any of
+/// [`Rule`]'s but `id` and the times; enum values in any case).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RuleFields {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<RuleMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric_source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<NumberOrText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparator: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_size: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_up_delay_seconds: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_down_delay_seconds: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cooldown_seconds: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_replicas: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_replicas: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+}
+
+/// `GET /services/{id}/rules`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RuleList {
+    pub rules: Vec<Rule>,
+}
+
+/// One firing of a rule, applied or not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Decision {
+    pub id: String,
+    pub at: String,
+    pub rule_id: String,
+    pub metric_source: MetricSource,
+    pub metric_name: String,
+    /// The metric's value it saw.
+    pub value: Option<f64>,
+    pub from_replicas: u32,
+    pub to_replicas: u32,
+    pub applied: bool,
+    /// Why: the comparison or the tracking, and when not applied, what stopped it.
+    pub note: String,
+}
+
+/// `GET /services/{id}/decisions`: newest first, at most 200.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DecisionList {
+    pub decisions: Vec<Decision>,
+}
+
+/// `POST /services/_/check-definition`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DefinitionCheck {
+    /// The model folder, by name or id.
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_definition_path: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HealthCheck {
+    pub path: String,
+    pub interval: f64,
+    pub max_retries: u32,
+    pub max_wait_time: f64,
+    pub expected_status_code: u16,
+    pub initial_delay: f64,
+}
+
+/// The model a definition serves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DefinedModel {
+    pub name: String,
+    pub model_path: String,
+    pub port: u16,
+    /// The shell command each replica runs.
+    pub command: String,
+    /// Null when the definition has none (the port is then checked by connecting).
+    pub health_check: Option<HealthCheck>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DefinitionChecked {
+    pub ok: bool,
+    /// The file read, inside the folder.
+    pub path: String,
+    pub model: DefinedModel,
+}
+
 /// The serving area's operations.
 pub fn routes() -> Vec<Route> {
     vec![
@@ -294,5 +454,17 @@ pub fn routes() -> Vec<Route> {
             .takes(json::<RouteUpdate>())
             .answers(200, json::<Success>()),
         Route::new("delete", "/services/{id}/routings/{route}").answers(200, json::<Success>()),
+        Route::new("post", "/services/_/check-definition")
+            .takes(json::<DefinitionCheck>())
+            .answers(200, json::<DefinitionChecked>()),
+        Route::new("get", "/services/{id}/rules").answers(200, json::<RuleList>()),
+        Route::new("post", "/services/{id}/rules")
+            .takes(json::<RuleFields>())
+            .answers(201, json::<Rule>()),
+        Route::new("patch", "/services/{id}/rules/{rule}")
+            .takes(json::<RuleFields>())
+            .answers(200, json::<Rule>()),
+        Route::new("delete", "/services/{id}/rules/{rule}").answers(200, json::<Success>()),
+        Route::new("get", "/services/{id}/decisions").answers(200, json::<DecisionList>()),
     ]
 }

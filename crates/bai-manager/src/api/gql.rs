@@ -270,6 +270,13 @@ impl Resolver for SessionResolver<'_> {
                 Ok(crate::serving::view::endpoint_node(self.m, &e))
             }
             (OperationKind::Query, "endpoint_list") => self.endpoint_list(args),
+            (OperationKind::Query, "endpoint_auto_scaling_rule_nodes")
+            | (OperationKind::Query, "endpoint_auto_scaling_rule_node")
+            | (OperationKind::Mutation, "create_endpoint_auto_scaling_rule_node")
+            | (OperationKind::Mutation, "modify_endpoint_auto_scaling_rule_node")
+            | (OperationKind::Mutation, "delete_endpoint_auto_scaling_rule_node") => {
+                super::gql_rules::resolve(self.m, self.caller, field, args)
+            }
             (OperationKind::Query, "compute_session") => {
                 let id = arg_str(args, "id")
                     .and_then(|s| Uuid::parse_str(s).ok())

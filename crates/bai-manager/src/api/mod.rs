@@ -5,6 +5,7 @@ mod events;
 mod execute;
 pub mod execute_rest;
 mod gql;
+mod gql_rules;
 mod limits;
 mod raw;
 mod resources;
@@ -35,6 +36,19 @@ pub fn router(m: Arc<Manager>) -> Router {
         .route("/services", get(services::list).post(services::create))
         .route("/services/_/search", post(services::search))
         .route("/services/_/runtimes", get(services::runtimes))
+        .route(
+            "/services/_/check-definition",
+            post(services::check_definition),
+        )
+        .route(
+            "/services/{id}/rules",
+            get(services::rules).post(services::add_rule),
+        )
+        .route(
+            "/services/{id}/rules/{rule}",
+            patch(services::change_rule).delete(services::delete_rule),
+        )
+        .route("/services/{id}/decisions", get(services::decisions))
         .route(
             "/services/{id}",
             get(services::info).delete(services::remove),

@@ -8,8 +8,11 @@
 //! * [`reconcile`]: desired replicas against live routes, always (recovery, scaling, retries,
 //!   taking a service down);
 //! * [`gateway`]: the endpoint proxy (tokens, balancing, retry, counters);
-//! * [`token`]: the services' HS256 tokens.
+//! * [`token`]: the services' HS256 tokens;
+//! * [`autoscale`]: rules (Backend.AI's thresholds and target tracking) and their decisions;
+//! * [`view`]: what the API shows.
 
+pub mod autoscale;
 pub mod create;
 pub mod definition;
 pub mod gateway;
@@ -54,6 +57,8 @@ pub struct Serving {
     pub(crate) not_before: Mutex<HashMap<Uuid, Instant>>,
     /// Wakes the reconciler (a service changed, a route's session ended).
     pub wake: tokio::sync::Notify,
+    /// The autoscaler's memory.
+    pub autoscale: autoscale::State,
 }
 
 impl Serving {

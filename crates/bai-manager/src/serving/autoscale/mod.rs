@@ -1,0 +1,243 @@
+//! The autoscaler: every second, for each live service with rules, reads its metrics (the
+//! endpoint's requests, or the replicas' kernels), asks its rules ([`rule::decide`]) by
+//! priority, applies the first change and records every firing with its inputs.
+//!
+//! Metrics, per replica (healthy routes):
+//! * `INFERENCE_FRAMEWORK` (the endpoint's own): `inflight` (requests in flight, averaged
+//!   over the last 10 s), `requests_per_second` and `latency_ms` (mean) over the same window;
+//! * `KERNEL`: `cpu_util` and `mem`, percent of what each replica was given, from the last
+//!   resource reading of each replica's session, averaged.
+
+pub mod input;
+pub mod rule;
+
+use super::route_status as rs;
+use crate::state::Manager;
+use bai_store::EndpointRow;
+use rule::{Decision, Inputs, Memory, Rule, Source};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use uuid::Uuid;
+
+/// The window metrics are averaged over.
+const WINDOW_SECS: f64 = 10.0;
+
+/// One reading of an endpoint's counters.
+#[derive(Debug, Clone, Copy)]
+struct Reading {
+    at: f64,
+    inflight: u64,
+    requests: u64,
+    latency_us: u64,
+}
+
+/// What the autoscaler remembers between rounds.
+pub struct State {
+    started: Instant,
+    readings: Mutex<HashMap<Uuid, VecDeque<Reading>>>,
+    memories: Mutex<HashMap<Uuid, Memory>>,
+    /// The last note recorded per rule (a firing that changes nothing is recorded once).
+    notes: Mutex<HashMap<Uuid, String>>,
+    /// When the autoscaler last changed each service (endpoint-level cooldown).
+    changed: Mutex<HashMap<Uuid, chrono::DateTime<chrono::Utc>>>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            started: Instant::now(),
+            readings: Default::default(),
+            memories: Default::default(),
+            notes: Default::default(),
+            changed: Default::default(),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Starts the autoscaler.
+pub fn spawn(m: Arc<Manager>) {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            if let Err(e) = round(&m) {
+                tracing::error!(error = %e, "autoscaling round failed");
+            }
+        }
+    });
+}
+
+/// One round over every live service.
+pub fn round(m: &Manager) -> Result<(), bai_store::StoreError> {
+    for e in m.store.live_endpoints(None)? {
+        if e.lifecycle != "created" {
+            continue;
+        }
+        let rows = m.store.rules_of(e.id)?;
+        if rows.is_empty() {
+            continue;
+        }
+        let mut rules: Vec<Rule> = rows
+            .iter()
+            .filter_map(|r| input::from_row(r).ok())
+            .collect();
+        rules.sort_by(|a, b| {
+            b.priority
+                .cmp(&a.priority)
+                .then(a.created_at.cmp(&b.created_at))
+        });
+        service(m, &e, &rules)?;
+    }
+    Ok(())
+}
+
+fn service(m: &Manager, e: &EndpointRow, rules: &[Rule]) -> Result<(), bai_store::StoreError> {
+    let st = &m.serving.autoscale;
+    let now = st.started.elapsed().as_secs_f64();
+    let routes = m.store.routes_of(e.id)?;
+    let healthy: Vec<_> = routes.iter().filter(|r| r.status == rs::HEALTHY).collect();
+    let n = healthy.len().max(1) as f64;
+    // The endpoint's counters now, and the window behind them.
+    let window: Vec<Reading> = {
+        let mut all = lock(&st.readings);
+        let w = all.entry(e.id).or_default();
+        if let Some(g) = m.serving.existing_gateway(e.id) {
+            let mut reading = Reading {
+                at: now,
+                inflight: 0,
+                requests: 0,
+                latency_us: 0,
+            };
+            for r in &routes {
+                let c = g.counters(r.id);
+                reading.inflight += c.inflight.load(Ordering::Relaxed) as u64;
+                reading.requests += c.requests.load(Ordering::Relaxed);
+                reading.latency_us += c.latency_us.load(Ordering::Relaxed);
+            }
+            w.push_back(reading);
+        }
+        while w.front().is_some_and(|r| now - r.at > WINDOW_SECS) {
+            w.pop_front();
+        }
+        w.iter().copied().collect()
+    };
+    let metric = |source: Source, name: &str| -> Option<f64> {
+        if healthy.is_empty() {
+            return None;
+        }
+        match (source, name) {
+            (Source::InferenceFramework, "inflight") => {
+                let sum: u64 = window.iter().map(|r| r.inflight).sum();
+                (!window.is_empty()).then(|| sum as f64 / window.len() as f64 / n)
+            }
+            (Source::InferenceFramework, "requests_per_second") => {
+                let (a, b) = (window.first()?, window.last()?);
+                (b.at > a.at)
+                    .then(|| (b.requests.saturating_sub(a.requests)) as f64 / (b.at - a.at) / n)
+            }
+            (Source::InferenceFramework, "latency_ms") => {
+                let (a, b) = (window.first()?, window.last()?);
+                let reqs = b.requests.saturating_sub(a.requests);
+                (reqs > 0).then(|| {
+                    b.latency_us.saturating_sub(a.latency_us) as f64 / reqs as f64 / 1000.0
+                })
+            }
+            (Source::Kernel, name) => {
+                let values: Vec<f64> = healthy
+                    .iter()
+                    .filter_map(|r| r.session_id)
+                    .filter_map(|s| m.stats.samples(s).last().cloned())
+                    .map(|x| if name == "mem" { x.mem } else { x.cpu_util })
+                    .collect();
+                (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+            }
+            _ => None,
+        }
+    };
+    let now_utc = chrono::Utc::now();
+    let service_changed = lock(&st.changed).get(&e.id).copied();
+    for rule in rules {
+        let rule_changed = rule
+            .last_triggered_at
+            .as_deref()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.with_timezone(&chrono::Utc));
+        let last = rule_changed.max(service_changed);
+        let inputs = Inputs {
+            replicas: e.replicas,
+            value: metric(rule.metric_source, &rule.metric_name),
+            since_last_change: last.map(|t| (now_utc - t).num_milliseconds() as f64 / 1000.0),
+        };
+        let decision = {
+            let mut memories = lock(&st.memories);
+            rule::decide(rule, inputs, memories.entry(rule.id).or_default(), now)
+        };
+        let Some(d) = decision else {
+            lock(&st.notes).remove(&rule.id);
+            continue;
+        };
+        record(m, e, &d, &now_utc)?;
+        if d.applied {
+            apply(m, e, &d, &now_utc)?;
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Records a firing (a repeated firing that changes nothing only once).
+fn record(
+    m: &Manager,
+    e: &EndpointRow,
+    d: &Decision,
+    at: &chrono::DateTime<chrono::Utc>,
+) -> Result<(), bai_store::StoreError> {
+    let key = format!(
+        "{}:{}",
+        d.to_replicas,
+        d.note.split(';').next_back().unwrap_or("")
+    );
+    if !d.applied {
+        let mut notes = lock(&m.serving.autoscale.notes);
+        if notes.get(&d.rule_id) == Some(&key) {
+            return Ok(());
+        }
+        notes.insert(d.rule_id, key);
+    } else {
+        lock(&m.serving.autoscale.notes).remove(&d.rule_id);
+    }
+    let text = serde_json::to_string(d).unwrap_or_default();
+    m.store.insert_decision(
+        e.id,
+        &at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        &text,
+    )?;
+    Ok(())
+}
+
+fn apply(
+    m: &Manager,
+    e: &EndpointRow,
+    d: &Decision,
+    at: &chrono::DateTime<chrono::Utc>,
+) -> Result<(), bai_store::StoreError> {
+    if !m.store.set_endpoint_replicas(e.id, d.to_replicas)? {
+        return Ok(());
+    }
+    m.store.set_rule_triggered(
+        d.rule_id,
+        &at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+    )?;
+    lock(&m.serving.autoscale.changed).insert(e.id, *at);
+    tracing::info!(
+        service = %e.id, rule = %d.rule_id, from = d.from_replicas, to = d.to_replicas,
+        note = %d.note, "autoscaled"
+    );
+    m.serving.wake.notify_one();
+    Ok(())
+}

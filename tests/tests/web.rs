@@ -4,7 +4,11 @@
 //! every launcher page with a folder and an env var, see it RUNNING, the terminal's `echo`,
 //! Jupyter through the proxy, logs, the detail panel (resource charts, idle checks, kernel
 //! logs), rename, scheduling history (filters, sub-steps), terminate, Finished with its reason;
-//! invalid inputs show their errors and launch nothing.
+//! invalid inputs show their errors and launch nothing. Model serving: a model folder made
+//! and filled (`tests/fixtures/model-nb`) through the Data page's upload, its definition
+//! checked; on the Serving page a bad replica count and a taken name refused beside their
+//! fields, a service of one replica HEALTHY with a URL, scaled to two healthy routes, a token
+//! that opens the endpoint, a threshold rule added and disabled, the service removed.
 
 use bai_e2e::Server;
 use std::path::PathBuf;
@@ -88,5 +92,5 @@ fn web_ui_end_to_end_in_chromium() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "{text}\nbaid log:\n{}", s.log());
-    assert!(text.contains("e2e: 20 passed"), "{text}");
+    assert!(text.contains("e2e: 28 passed"), "{text}");
 }

@@ -339,6 +339,17 @@ await step('Serving: create a service of 1 replica; it turns HEALTHY with a URL'
   if (shots) await page.screenshot({ path: `${shots}/serving.png` });
 });
 
+await step("Serving: a second service of that name is refused beside the name field", async () => {
+  await byTest('service-create').click();
+  await byTest('svc-name').fill('ui-topics');
+  const modal = page.locator('.ant-modal').filter({ hasText: 'Create a model service' });
+  await modal.locator('.ant-form-item').filter({ hasText: 'Model folder' }).locator('.ant-select-selector').click();
+  await page.locator('.ant-select-item-option').filter({ hasText: 'uimodel' }).click();
+  await byTest('svc-create-ok').click();
+  await expectText(byTest('svc-name-error'), 'exists');
+  await closeModal();
+});
+
 await step('Serving: scale to 2 in the detail drawer and see 2 healthy routes', async () => {
   await byTest('service-ui-topics').click();
   await expectText(byTest('svc-detail-status'), 'HEALTHY');

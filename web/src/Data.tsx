@@ -172,7 +172,9 @@ export default function Data() {
           <div style={{ marginTop: 12 }}>
             <Radio.Group value={usageMode} onChange={(e) => setUsageMode(e.target.value)} data-testid="new-folder-mode">
               {USAGE_MODES.map((m) => (
-                <Radio.Button key={m.value} value={m.value} data-testid={`new-folder-mode-${m.value}`}>{m.label}</Radio.Button>
+                <Radio.Button key={m.value} value={m.value}>
+                  <span data-testid={`new-folder-mode-${m.value}`}>{m.label}</span>
+                </Radio.Button>
               ))}
             </Radio.Group>
             <div style={{ color: '#888', fontSize: 12, marginTop: 4 }}>{USAGE_MODES.find((m) => m.value === usageMode)?.help}</div>

@@ -21,7 +21,10 @@ function errorText(e: unknown): { name: string; repr: string; src: string } {
 }
 
 function Scale({ service, onScaled }: { service: Service; onScaled: () => void }) {
-  const [to, setTo] = useState(String(service.desired_session_count));
+  // What the user typed; until then (and after scaling), the count the service wants now,
+  // which its auto-scaling rules may change.
+  const [typed, setTyped] = useState<string | null>(null);
+  const to = typed ?? String(service.desired_session_count);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const problem = v.replicas(to) ?? error;
@@ -30,6 +33,7 @@ function Scale({ service, onScaled }: { service: Service; onScaled: () => void }
     setBusy(true);
     try {
       await api('POST', '/services/{id}/scale', { path: { id: service.endpoint_id }, body: { to: Number(to.trim()) } });
+      setTyped(null);
       onScaled();
     } catch (e) {
       setError(errText(e));
@@ -45,7 +49,7 @@ function Scale({ service, onScaled }: { service: Service; onScaled: () => void }
           data-testid="svc-scale-to"
           value={to}
           onChange={(e) => {
-            setTo(e.target.value);
+            setTyped(e.target.value);
             setError(null);
           }}
           onPressEnter={scale}
@@ -144,7 +148,7 @@ export default function ServiceDrawer({ id, onClose, onChanged, onRemoved }: { i
               {s.service_endpoint ? (
                 <Typography.Text copyable data-testid="svc-detail-url">{s.service_endpoint}</Typography.Text>
               ) : (
-                <Typography.Text type="secondary">assigned once a replica is healthy</Typography.Text>
+                <Typography.Text type="secondary">assigned when a replica starts</Typography.Text>
               )}
             </Descriptions.Item>
             <Descriptions.Item label="Healthy routes"><span data-testid="svc-detail-healthy">{healthyRoutes(s)}</span> of {s.desired_session_count} wanted</Descriptions.Item>

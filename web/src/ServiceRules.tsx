@@ -71,8 +71,8 @@ function RuleDialog({ id, onClose, onAdded }: { id: string; onClose: () => void;
           help={threshold ? 'When the metric crosses the threshold, add (or with a negative step, remove) replicas.' : 'Keep the metric per replica near the target: replicas = ⌈value × replicas / target⌉ within min and max.'}
         >
           <Radio.Group value={d.mode} onChange={(e) => set('mode', e.target.value)}>
-            <Radio.Button value="threshold" data-testid="rule-mode-threshold">Threshold</Radio.Button>
-            <Radio.Button value="target" data-testid="rule-mode-target">Target</Radio.Button>
+            <Radio.Button value="threshold"><span data-testid="rule-mode-threshold">Threshold</span></Radio.Button>
+            <Radio.Button value="target"><span data-testid="rule-mode-target">Target</span></Radio.Button>
           </Radio.Group>
         </Form.Item>
         <Row gutter={12}>

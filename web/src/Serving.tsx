@@ -82,7 +82,7 @@ export default function Serving() {
                   {s.service_endpoint}
                 </Typography.Text>
               ) : (
-                <Typography.Text type="secondary">not yet: once a replica is healthy</Typography.Text>
+                <Typography.Text type="secondary">not yet: assigned when a replica starts</Typography.Text>
               ),
           },
           {

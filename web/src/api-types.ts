@@ -780,7 +780,7 @@ export interface paths {
         /** The caller's model services (administrators: all); `?name=` keeps the one of that name. */
         get: operations["get_services"];
         put?: never;
-        /** Creates a model service from a model folder: its replicas start as inference sessions and its endpoint URL is assigned once one is healthy. */
+        /** Creates a model service from a model folder: its replicas start as inference sessions and its endpoint URL is assigned once one runs. */
         post: operations["post_services"];
         delete?: never;
         options?: never;
@@ -3058,7 +3058,10 @@ export interface components {
              */
             retries: number;
             runtime_variant: string;
-            /** @description The endpoint's URL: null until a first replica is healthy, then kept for good. */
+            /**
+             * @description The endpoint's URL: null until a first replica runs, then kept for good (requests
+             *     wait there until one is healthy).
+             */
             service_endpoint?: string | null;
             status: components["schemas"]["ServiceStatus"];
         };

@@ -150,7 +150,8 @@ pub struct ServiceInfo {
     pub desired_session_count: u32,
     pub model_definition_path: Option<String>,
     pub active_routes: Vec<ActiveRoute>,
-    /// The endpoint's URL: null until a first replica is healthy, then kept for good.
+    /// The endpoint's URL: null until a first replica runs, then kept for good (requests
+    /// wait there until one is healthy).
     pub service_endpoint: Option<String>,
     pub is_public: bool,
     pub runtime_variant: String,

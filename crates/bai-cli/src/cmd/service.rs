@@ -108,7 +108,7 @@ async fn create(client: &Client, a: &ServiceCreateArgs) -> Result<i32> {
     };
     let s = client.create_service(&body).await?;
     println!(
-        "service {} ({}) created with {} replicas; its URL comes once one is healthy (bai service info {})",
+        "service {} ({}) created with {} replicas; its URL comes once one runs (bai service info {})",
         s.name, s.endpoint_id, s.replicas, s.name
     );
     Ok(0)
@@ -121,7 +121,7 @@ fn print_info(s: &ServiceInfo) {
         "url       {}{}",
         s.service_endpoint
             .as_deref()
-            .unwrap_or("(not yet: no healthy replica so far)"),
+            .unwrap_or("(not yet: no replica has started)"),
         if s.is_public {
             " (public)"
         } else {

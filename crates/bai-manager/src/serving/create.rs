@@ -194,12 +194,40 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<EndpointRow, P
     }
     let model_ref = text(config, &["model", "model_id"])
         .ok_or_else(|| invalid_params("config.model is required: the model folder's name or id"))?;
-    let mount = text(config, &["model_mount_destination"]).unwrap_or("/models");
-    if !mount.starts_with('/') || bai_core::vpath::confine(&mount[1..]).is_err() || mount == "/" {
+    // A relative destination (Backend.AI's test suite sends `models`) is under `/`.
+    let asked = text(config, &["model_mount_destination"]).unwrap_or("/models");
+    let mount = match bai_core::vpath::confine(asked.trim_start_matches('/')) {
+        Ok(p) if !p.as_os_str().is_empty() => format!("/{}", p.display()),
+        _ => {
+            return Err(invalid_params(format!(
+                "config.model_mount_destination {asked:?} must be a path such as /models"
+            )));
+        }
+    };
+    const SYSTEM: &[&str] = &[
+        "/proc",
+        "/sys",
+        "/dev",
+        "/etc",
+        "/usr",
+        "/bin",
+        "/sbin",
+        "/lib",
+        "/lib64",
+        "/boot",
+        "/run",
+        "/opt/bai",
+        "/home/config",
+    ];
+    if SYSTEM
+        .iter()
+        .any(|d| mount == *d || mount.starts_with(&format!("{d}/")))
+    {
         return Err(invalid_params(format!(
-            "config.model_mount_destination {mount:?} must be an absolute path such as /models"
+            "config.model_mount_destination {mount:?} would hide the container's own files; use a path such as /models"
         )));
     }
+    let mount = mount.as_str();
     let public = match field(body, &["open_to_public"]) {
         None => false,
         Some(v) => v

@@ -52,7 +52,15 @@ pub struct Gateway {
     listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// Woken when a request ends (drains wait on it).
     pub finished: tokio::sync::Notify,
+    /// Woken when a route enters the rotation (requests that found none wait on it).
+    admitted: tokio::sync::Notify,
+    /// Replicas the service wants; while it wants some, a request that finds no healthy
+    /// route waits for one (up to [`WARMUP_WAIT`]) instead of failing.
+    pub wanted: std::sync::atomic::AtomicU32,
 }
+
+/// How long a request waits for a first healthy route of a service that wants replicas.
+const WARMUP_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Gateway {
     pub fn new(endpoint_id: Uuid, secret: &str, public: bool) -> Gateway {
@@ -67,6 +75,8 @@ impl Gateway {
             port: Mutex::new(None),
             listener: Mutex::new(None),
             finished: tokio::sync::Notify::new(),
+            admitted: tokio::sync::Notify::new(),
+            wanted: std::sync::atomic::AtomicU32::new(0),
         }
     }
 
@@ -91,6 +101,26 @@ impl Gateway {
             weight,
             counters,
         });
+        drop(b);
+        self.admitted.notify_waiters();
+    }
+
+    /// A route to send to: at once, or, while the service wants replicas and none is
+    /// healthy yet (it is starting, or replacing its last one), the first that becomes so.
+    async fn pick_or_wait(&self, except: Option<Uuid>) -> Option<Backend> {
+        let deadline = tokio::time::Instant::now() + WARMUP_WAIT;
+        loop {
+            let admitted = self.admitted.notified();
+            if let Some(b) = self.pick(except) {
+                return Some(b);
+            }
+            if self.wanted.load(Ordering::Relaxed) == 0 {
+                return None;
+            }
+            if tokio::time::timeout_at(deadline, admitted).await.is_err() {
+                return None;
+            }
+        }
     }
 
     /// Takes a route out of rotation; requests on their way finish.
@@ -251,7 +281,7 @@ impl Gateway {
         };
         let mut tried = None;
         for attempt in 0..2 {
-            let Some(b) = self.pick(tried) else {
+            let Some(b) = self.pick_or_wait(tried).await else {
                 return problem(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "no-healthy-route",

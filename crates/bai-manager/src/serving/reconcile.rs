@@ -10,7 +10,8 @@
 //! * Too few routes: new ones start. Too many: the extra ones (unhealthy first, then those
 //!   not yet healthy, then the newest) leave the rotation, finish what they are answering,
 //!   and only then end (drain before terminate).
-//! * The endpoint's URL is assigned once a first route is healthy, and kept from then on.
+//! * The endpoint's URL is assigned once a first route's session runs, and kept from then on
+//!   (requests wait at the endpoint until a route is healthy).
 //! * A service being removed ends all its routes the same way, then is `destroyed`.
 
 use super::{MAX_RETRIES, probe, replica, route_status as rs};
@@ -103,8 +104,17 @@ async fn endpoint(m: &Arc<Manager>, e: &EndpointRow) -> Result<(), bai_store::St
             tracing::error!(service = %e.id, error = %err, "cannot open the service endpoint");
         }
     }
+    gw.wanted.store(
+        if e.lifecycle == "created" {
+            e.replicas
+        } else {
+            0
+        },
+        std::sync::atomic::Ordering::Relaxed,
+    );
     let mut active: Vec<RouteRow> = Vec::new();
     let mut live_sessions = 0;
+    let mut running = 0;
     for r in m.store.routes_of(e.id)? {
         let Some(sid) = r.session_id else {
             continue;
@@ -152,11 +162,11 @@ async fn endpoint(m: &Arc<Manager>, e: &EndpointRow) -> Result<(), bai_store::St
             }
             continue;
         }
-        if s.status == SessionStatus::Running
-            && rs::is_active(&r.status)
-            && !m.serving.has_prober(r.id)
-        {
-            watch(m, e, &r, &s).await;
+        if s.status == SessionStatus::Running && rs::is_active(&r.status) {
+            running += 1;
+            if !m.serving.has_prober(r.id) {
+                watch(m, e, &r, &s).await;
+            }
         }
         if rs::is_active(&r.status) {
             active.push(r);
@@ -212,7 +222,7 @@ async fn endpoint(m: &Arc<Manager>, e: &EndpointRow) -> Result<(), bai_store::St
         }
     }
 
-    if e.url.is_none() && healthy > 0 {
+    if e.url.is_none() && running > 0 {
         match gw.listen(m.config.app_port_pool, None).await {
             Ok(port) => {
                 let url = format!("http://{}:{port}", m.config.endpoint_host);

@@ -52,6 +52,7 @@ bench: deps build
 	bench/apps.sh
 	bench/remote.sh
 	bench/cluster.sh
+	bench/serving.sh
 
 clean-containers:
 	-docker ps -aq --filter label=ai.bai.agent | xargs -r docker rm -f

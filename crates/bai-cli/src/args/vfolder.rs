@@ -19,6 +19,9 @@ pub enum VfolderCmd {
         /// Make it a project folder, shared with the project's members (administrators only).
         #[arg(short = 'g', long = "project")]
         project: Option<String>,
+        /// general, model (a model store a service can serve) or data.
+        #[arg(short = 'm', long = "usage-mode", default_value = "general")]
+        usage_mode: String,
     },
     /// Your data folders and your projects' folders.
     List,

@@ -65,6 +65,7 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
             permission,
             quota,
             project,
+            usage_mode,
         } => {
             client
                 .create_vfolder(
@@ -73,6 +74,7 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
                     permission,
                     quota.as_deref(),
                     project.as_deref(),
+                    usage_mode,
                 )
                 .await?;
             println!("Virtual folder \"{name}\" is created.");

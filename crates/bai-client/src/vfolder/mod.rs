@@ -46,10 +46,11 @@ impl Client {
         permission: &str,
         quota: Option<&str>,
         project: Option<&str>,
+        usage_mode: &str,
     ) -> Result<Value, ClientError> {
         let mut body = json!({
             "name": name, "host": host, "unmanaged_path": null, "group": project,
-            "usage_mode": "general", "permission": permission, "cloneable": false,
+            "usage_mode": usage_mode, "permission": permission, "cloneable": false,
         });
         if let Some(q) = quota {
             body["quota"] = q.into();

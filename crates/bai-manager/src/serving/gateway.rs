@@ -56,7 +56,7 @@ pub struct Gateway {
     admitted: tokio::sync::Notify,
     /// Replicas the service wants; while it wants some, a request that finds no healthy
     /// route waits for one (up to [`WARMUP_WAIT`]) instead of failing.
-    pub wanted: std::sync::atomic::AtomicU32,
+    wanted: std::sync::atomic::AtomicU32,
 }
 
 /// How long a request waits for a first healthy route of a service that wants replicas.
@@ -103,6 +103,14 @@ impl Gateway {
         });
         drop(b);
         self.admitted.notify_waiters();
+    }
+
+    /// How many replicas requests may wait for (0: none will come; waiting requests fail
+    /// now).
+    pub fn set_wanted(&self, n: u32) {
+        if self.wanted.swap(n, Ordering::Relaxed) != 0 && n == 0 {
+            self.admitted.notify_waiters();
+        }
     }
 
     /// A route to send to: at once, or, while the service wants replicas and none is

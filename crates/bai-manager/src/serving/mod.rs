@@ -106,6 +106,14 @@ impl Serving {
             .is_some_and(|h| !h.is_finished())
     }
 
+    /// Whether the route has had a task (prober or drain) since it was last stopped.
+    pub(crate) fn has_task(&self, route: Uuid) -> bool {
+        self.probers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(&route)
+    }
+
     pub(crate) fn stop_prober(&self, route: Uuid) {
         if let Some(h) = self
             .probers

@@ -104,14 +104,14 @@ async fn endpoint(m: &Arc<Manager>, e: &EndpointRow) -> Result<(), bai_store::St
             tracing::error!(service = %e.id, error = %err, "cannot open the service endpoint");
         }
     }
-    gw.wanted.store(
-        if e.lifecycle == "created" {
-            e.replicas
-        } else {
-            0
-        },
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    // Requests wait for a healthy route only while one may come: not once the service has
+    // given up starting routes.
+    let waiting_for = if e.lifecycle == "created" && e.retries < MAX_RETRIES {
+        e.replicas
+    } else {
+        0
+    };
+    gw.set_wanted(waiting_for);
     let mut active: Vec<RouteRow> = Vec::new();
     let mut live_sessions = 0;
     let mut running = 0;
@@ -156,8 +156,8 @@ async fn endpoint(m: &Arc<Manager>, e: &EndpointRow) -> Result<(), bai_store::St
         }
         live_sessions += 1;
         if r.status == rs::TERMINATING {
-            if !m.serving.has_prober(r.id) {
-                // Nobody is draining it (a restart): end it now.
+            if !m.serving.has_task(r.id) {
+                // Nobody drained it (it was just taken down, or the manager restarted).
                 drain_and_end(m, e, &r, "service-scaled-in");
             }
             continue;
@@ -177,6 +177,7 @@ async fn endpoint(m: &Arc<Manager>, e: &EndpointRow) -> Result<(), bai_store::St
         for r in &active {
             drain_and_end(m, e, r, "service-destroyed");
         }
+        gw.close();
         if live_sessions == 0 {
             m.store.set_endpoint_lifecycle(e.id, "destroyed")?;
             m.serving.drop_gateway(e.id);

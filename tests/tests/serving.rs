@@ -419,12 +419,11 @@ fn a_service_whose_health_check_never_passes_is_given_up_with_its_error() {
         ],
     )
     .expect_ok();
-    let id = s
+    let list = s
         .api(&s.user, "GET", "/services?name=badsvc", None)
-        .unwrap()[0]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+        .unwrap();
+    bai_api::check::round_trip::<Vec<bai_api::services::ServiceListItem>>(&list).unwrap();
+    let id = list[0]["id"].as_str().unwrap().to_string();
     let errors = s.wait_for(600, "the service to give up", || {
         let e = s
             .api(&s.user, "GET", &format!("/services/{id}/errors"), None)

@@ -3071,12 +3071,19 @@ export interface components {
             active_route_count: number;
             /** Format: uint32 */
             desired_session_count: number;
+            /**
+             * Format: uint32
+             * @description bai's: routes in the endpoint's rotation.
+             */
+            healthy_route_count: number;
             id: string;
             is_public: boolean;
             name: string;
             /** Format: uint32 */
             replicas: number;
             service_endpoint?: string | null;
+            /** @description bai's: the service's state as a whole. */
+            status: components["schemas"]["ServiceStatus"];
         };
         /** @description `POST /services/_/search`. */
         ServiceSearch: {

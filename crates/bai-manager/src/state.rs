@@ -131,9 +131,9 @@ pub struct Manager {
     /// Remote agents: the manager's identity and the tunnels it waits for.
     pub remote: crate::remote::Remote,
     /// Executions by long poll (`POST /session/{ref}`) between their polls.
-    pub exec_runs: crate::api::execute_rest::Runs,
+    pub exec_runs: crate::api::exec_runs::Runs,
     /// Model services: their endpoints, probers and back-offs.
-    pub serving: crate::serving::Serving,
+    pub serving: crate::serving::state::Serving,
 }
 
 impl Manager {

@@ -172,6 +172,10 @@ pub struct ServiceListItem {
     pub active_route_count: u32,
     pub service_endpoint: Option<String>,
     pub is_public: bool,
+    /// bai's: the service's state as a whole.
+    pub status: ServiceStatus,
+    /// bai's: routes in the endpoint's rotation.
+    pub healthy_route_count: u32,
 }
 
 /// `POST /services/_/search`.

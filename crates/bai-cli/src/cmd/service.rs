@@ -19,13 +19,17 @@ pub async fn service(client: &Client, c: &ServiceCmd) -> Result<i32> {
                     vec![
                         s.id,
                         s.name,
-                        format!("{}/{}", s.active_route_count, s.replicas),
+                        format!("{:?}", s.status).to_lowercase(),
+                        format!("{}/{}", s.healthy_route_count, s.replicas),
                         s.service_endpoint.unwrap_or_else(|| "-".into()),
                         if s.is_public { "public" } else { "token" }.into(),
                     ]
                 })
                 .collect();
-            table(&["Id", "Name", "Routes/wanted", "URL", "Access"], &rows);
+            table(
+                &["Id", "Name", "Status", "Healthy/wanted", "URL", "Access"],
+                &rows,
+            );
             Ok(0)
         }
         ServiceCmd::Info(r) => {

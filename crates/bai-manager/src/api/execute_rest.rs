@@ -4,6 +4,7 @@
 //! one and a status: `finished` (with `exitCode`), `waiting-input` (send `mode: input` with the
 //! line as `code`), or `continued` (ask again with `mode: continue`).
 
+use super::exec_runs::Run;
 use super::execute::{parse_request, runs_code};
 use super::visible_session;
 use crate::auth::Caller;
@@ -14,56 +15,13 @@ use axum::{Extension, Json};
 use bai_core::Problem;
 use bai_core::agent::{ExecEvent, ExecRequest};
 use futures::StreamExt;
-use futures::stream::BoxStream;
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Mutex;
 use uuid::Uuid;
 
 /// How long one answer waits for output before it says `continued`.
 const POLL: Duration = Duration::from_secs(5);
-/// Most runs kept at once per manager (an abandoned run is dropped first).
-const MAX_RUNS: usize = 256;
-
-/// A run between answers: the agent's output stream, read on by the next poll.
-struct Run {
-    stream: BoxStream<'static, ExecEvent>,
-}
-
-/// A run by its session and run id.
-type RunMap = HashMap<(Uuid, String), Arc<Mutex<Run>>>;
-
-/// Runs waiting for their next poll, by session and run id.
-#[derive(Default)]
-pub struct Runs {
-    runs: std::sync::Mutex<RunMap>,
-}
-
-impl Runs {
-    fn get(&self, key: &(Uuid, String)) -> Option<Arc<Mutex<Run>>> {
-        self.runs.lock().ok()?.get(key).cloned()
-    }
-    fn put(&self, key: (Uuid, String), run: Run) -> Arc<Mutex<Run>> {
-        let run = Arc::new(Mutex::new(run));
-        if let Ok(mut m) = self.runs.lock() {
-            if m.len() >= MAX_RUNS
-                && let Some(k) = m.keys().next().cloned()
-            {
-                m.remove(&k);
-            }
-            m.insert(key, run.clone());
-        }
-        run
-    }
-    fn remove(&self, key: &(Uuid, String)) {
-        if let Ok(mut m) = self.runs.lock() {
-            m.remove(key);
-        }
-    }
-}
-
 fn push(console: &mut Vec<(String, String)>, kind: &str, text: String) {
     match console.last_mut() {
         Some((k, t)) if k == kind => t.push_str(&text),

@@ -2,7 +2,8 @@
 //! calls it: `endpoint_auto_scaling_rule_nodes` (a relay connection), `…_node`, and the
 //! create / modify / delete mutations (enum values in either case).
 
-use super::services::{create_rule, modify_rule, rule_of, visible_service};
+use super::service_rules::{create_rule, modify_rule, rule_of};
+use super::services::visible_service;
 use crate::auth::Caller;
 use crate::serving::autoscale::input::{from_row, rule_node};
 use crate::state::Manager;

@@ -2,6 +2,7 @@
 
 mod apps;
 mod events;
+pub mod exec_runs;
 mod execute;
 pub mod execute_rest;
 mod gql;
@@ -9,6 +10,7 @@ mod gql_rules;
 mod limits;
 mod raw;
 mod resources;
+mod service_rules;
 mod services;
 mod session;
 mod session_files;
@@ -42,13 +44,13 @@ pub fn router(m: Arc<Manager>) -> Router {
         )
         .route(
             "/services/{id}/rules",
-            get(services::rules).post(services::add_rule),
+            get(service_rules::rules).post(service_rules::add_rule),
         )
         .route(
             "/services/{id}/rules/{rule}",
-            patch(services::change_rule).delete(services::delete_rule),
+            patch(service_rules::change_rule).delete(service_rules::delete_rule),
         )
-        .route("/services/{id}/decisions", get(services::decisions))
+        .route("/services/{id}/decisions", get(service_rules::decisions))
         .route(
             "/services/{id}",
             get(services::info).delete(services::remove),

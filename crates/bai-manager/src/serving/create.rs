@@ -4,40 +4,15 @@
 //! the owner can see, and its definition must parse; a wrong field is a 400 naming it.
 
 use super::definition::{self, Definition};
+pub use super::spec::Spec;
 use super::{MAX_REPLICAS, replica};
 use crate::identity::Caller;
 use crate::state::Manager;
 use bai_core::Problem;
 use bai_store::{EndpointRow, VFolderRow};
-use serde::{Deserialize, Serialize};
+
 use serde_json::{Value, json};
 use uuid::Uuid;
-
-/// What every replica of a service is made from (stored as the service's `spec`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Spec {
-    pub resources: serde_json::Map<String, Value>,
-    pub resource_opts: serde_json::Map<String, Value>,
-    pub environ: serde_json::Map<String, Value>,
-    pub cluster_mode: String,
-    pub cluster_size: u32,
-    pub startup_command: Option<String>,
-    pub bootstrap_script: Option<String>,
-    pub tag: Option<String>,
-    pub model_name: String,
-    pub definition: Definition,
-}
-
-impl Spec {
-    pub fn of(e: &EndpointRow) -> Result<Spec, Problem> {
-        serde_json::from_str(&e.spec).map_err(|err| {
-            Problem::internal(format!(
-                "the service {}'s stored spec is unreadable: {err}",
-                e.id
-            ))
-        })
-    }
-}
 
 fn invalid_params(msg: impl Into<String>) -> Problem {
     Problem::invalid(msg).with_code("api_parsing_invalid-parameters")

@@ -194,7 +194,7 @@ pub fn spawn(
                 }
                 Step::GiveUp(why) => {
                     gw.retire(route);
-                    super::reconcile::fail_route(&m, &e, route, &why, "health-check");
+                    super::failure::fail_route(&m, &e, route, &why, "health-check");
                     end(&m, session, &why).await;
                     return;
                 }

@@ -14,6 +14,7 @@
 //!   (requests wait at the endpoint until a route is healthy).
 //! * A service being removed ends all its routes the same way, then is `destroyed`.
 
+use super::failure::fail_route;
 use super::{MAX_RETRIES, probe, replica, route_status as rs};
 use crate::state::Manager;
 use bai_core::status::SessionStatus;
@@ -22,7 +23,6 @@ use bai_store::{EndpointRow, RouteRow};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::broadcast::error::RecvError;
-use uuid::Uuid;
 
 /// How long a drained route may take to finish its requests before it ends anyway.
 const DRAIN_LIMIT: Duration = Duration::from_secs(30);
@@ -65,35 +65,6 @@ fn ended(s: SessionStatus) -> bool {
         s,
         SessionStatus::Terminated | SessionStatus::Cancelled | SessionStatus::Error
     )
-}
-
-/// Marks a route `failed_to_start` with its error, counts a retry and backs off.
-pub fn fail_route(m: &Manager, e: &EndpointRow, route: Uuid, why: &str, src: &str) {
-    let error = serde_json::json!({"name": "RouteFailedToStart", "repr": why, "src": src});
-    if let Err(err) = m
-        .store
-        .set_route_status(route, rs::FAILED_TO_START, Some(&error.to_string()))
-    {
-        tracing::error!(error = %err, "cannot mark a route failed");
-    }
-    let retries = m
-        .store
-        .endpoint(e.id)
-        .ok()
-        .flatten()
-        .map_or(e.retries, |x| x.retries)
-        + 1;
-    let _ = m.store.set_endpoint_retries(e.id, retries);
-    let backoff = Duration::from_secs(1u64 << retries.min(6));
-    m.serving
-        .not_before
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(e.id, Instant::now() + backoff);
-    tracing::warn!(service = %e.id, %route, retries, %why, "route failed to start");
-    if retries >= MAX_RETRIES {
-        tracing::error!(service = %e.id, retries, "service gives up starting routes; see GET /services/{{id}}/errors");
-    }
 }
 
 async fn endpoint(m: &Arc<Manager>, e: &EndpointRow) -> Result<(), bai_store::StoreError> {
@@ -240,7 +211,7 @@ async fn endpoint(m: &Arc<Manager>, e: &EndpointRow) -> Result<(), bai_store::St
 
 /// Starts checking a running route: where its main kernel's model port is reached.
 async fn watch(m: &Arc<Manager>, e: &EndpointRow, r: &RouteRow, s: &bai_store::SessionRow) {
-    let Ok(spec) = super::create::Spec::of(e) else {
+    let Ok(spec) = super::spec::Spec::of(e) else {
         return;
     };
     let Some(agent) = s.agent_id.as_deref().and_then(|a| m.agent(a)) else {

@@ -2,8 +2,8 @@
 //! definition's command in the model path, with the model folder mounted read-only (and no
 //! other folder), named `<service>-<route>`.
 
-use super::create::Spec;
 use super::route_status;
+use super::spec::Spec;
 use crate::identity::Caller;
 use crate::lifecycle::create::{CreatePlan, Created, create, plan};
 use crate::state::Manager;

@@ -1,8 +1,8 @@
 //! What the API shows of a service: the REST shape (`ServeInfoModel`) and the GraphQL
 //! `Endpoint` / `Routing` nodes, from the store and the endpoint's counters.
 
-use super::create::Spec;
 use super::route_status as rs;
+use super::spec::Spec;
 use crate::state::Manager;
 use bai_store::{EndpointRow, RouteRow};
 use serde_json::{Value, json};
@@ -101,6 +101,8 @@ pub fn list_item(m: &Manager, e: &EndpointRow) -> Value {
         "active_route_count": routes.iter().filter(|r| rs::is_active(&r.status)).count(),
         "service_endpoint": e.url,
         "is_public": e.open_to_public,
+        "status": status(e, &routes),
+        "healthy_route_count": routes.iter().filter(|r| r.status == rs::HEALTHY).count(),
     })
 }
 

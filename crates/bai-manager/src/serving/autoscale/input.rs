@@ -41,34 +41,29 @@ fn parse_comparator(v: &Value) -> Result<Comparator, Problem> {
     }
 }
 
+/// A number field, sent as a JSON number or as text; null is none.
+fn number<T: std::str::FromStr>(
+    v: &Value,
+    field: &str,
+    what: &str,
+    json: impl Fn(&Value) -> Option<T>,
+) -> Result<Option<T>, Problem> {
+    let parsed = match v {
+        Value::Null => return Ok(None),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => json(v),
+    };
+    parsed
+        .map(Some)
+        .ok_or_else(|| bad(format!("{field} {v} is not {what}")))
+}
+
 fn int(v: &Value, field: &str) -> Result<Option<i64>, Problem> {
-    match v {
-        Value::Null => Ok(None),
-        Value::String(s) => s
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|_| bad(format!("{field} {v} is not a whole number"))),
-        _ => v
-            .as_i64()
-            .map(Some)
-            .ok_or_else(|| bad(format!("{field} {v} is not a whole number"))),
-    }
+    number(v, field, "a whole number", Value::as_i64)
 }
 
 fn float(v: &Value, field: &str) -> Result<Option<f64>, Problem> {
-    match v {
-        Value::Null => Ok(None),
-        Value::String(s) => s
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|_| bad(format!("{field} {v} is not a number"))),
-        _ => v
-            .as_f64()
-            .map(Some)
-            .ok_or_else(|| bad(format!("{field} {v} is not a number"))),
-    }
+    number(v, field, "a number", Value::as_f64)
 }
 
 fn count(v: &Value, field: &str) -> Result<Option<u32>, Problem> {

@@ -9,56 +9,20 @@
 //!   resource reading of each replica's session, averaged.
 
 pub mod input;
+pub mod memory;
 pub mod rule;
 
 use super::route_status as rs;
 use crate::state::Manager;
 use bai_store::EndpointRow;
-use rule::{Decision, Inputs, Memory, Rule, Source};
-use std::collections::{HashMap, VecDeque};
+use memory::{Reading, lock};
+use rule::{Decision, Inputs, Rule, Source};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-use uuid::Uuid;
+use std::time::Duration;
 
 /// The window metrics are averaged over.
 const WINDOW_SECS: f64 = 10.0;
-
-/// One reading of an endpoint's counters.
-#[derive(Debug, Clone, Copy)]
-struct Reading {
-    at: f64,
-    inflight: u64,
-    requests: u64,
-    latency_us: u64,
-}
-
-/// What the autoscaler remembers between rounds.
-pub struct State {
-    started: Instant,
-    readings: Mutex<HashMap<Uuid, VecDeque<Reading>>>,
-    memories: Mutex<HashMap<Uuid, Memory>>,
-    /// The last note recorded per rule (a firing that changes nothing is recorded once).
-    notes: Mutex<HashMap<Uuid, String>>,
-    /// When the autoscaler last changed each service (endpoint-level cooldown).
-    changed: Mutex<HashMap<Uuid, chrono::DateTime<chrono::Utc>>>,
-}
-
-impl Default for State {
-    fn default() -> Self {
-        State {
-            started: Instant::now(),
-            readings: Default::default(),
-            memories: Default::default(),
-            notes: Default::default(),
-            changed: Default::default(),
-        }
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// Starts the autoscaler.
 pub fn spawn(m: Arc<Manager>) {

@@ -16,49 +16,25 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    Threshold,
-    Target,
-}
+/// The wire contract's enums are the rules' own.
+pub use bai_api::services::{Comparator, MetricSource as Source, RuleMode as Mode};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Source {
-    /// The replicas' kernels: `cpu_util`, `mem` (percent of what they were given), averaged.
-    Kernel,
-    /// The endpoint's own request metrics per replica: `inflight`, `requests_per_second`,
-    /// `latency_ms`.
-    InferenceFramework,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Comparator {
-    LessThan,
-    LessThanOrEqual,
-    GreaterThan,
-    GreaterThanOrEqual,
-}
-
-impl Comparator {
-    pub fn holds(self, value: f64, threshold: f64) -> bool {
-        match self {
-            Comparator::LessThan => value < threshold,
-            Comparator::LessThanOrEqual => value <= threshold,
-            Comparator::GreaterThan => value > threshold,
-            Comparator::GreaterThanOrEqual => value >= threshold,
-        }
+/// Whether `value <comparator> threshold` holds.
+pub fn holds(c: Comparator, value: f64, threshold: f64) -> bool {
+    match c {
+        Comparator::LessThan => value < threshold,
+        Comparator::LessThanOrEqual => value <= threshold,
+        Comparator::GreaterThan => value > threshold,
+        Comparator::GreaterThanOrEqual => value >= threshold,
     }
+}
 
-    fn symbol(self) -> &'static str {
-        match self {
-            Comparator::LessThan => "<",
-            Comparator::LessThanOrEqual => "<=",
-            Comparator::GreaterThan => ">",
-            Comparator::GreaterThanOrEqual => ">=",
-        }
+fn symbol(c: Comparator) -> &'static str {
+    match c {
+        Comparator::LessThan => "<",
+        Comparator::LessThanOrEqual => "<=",
+        Comparator::GreaterThan => ">",
+        Comparator::GreaterThanOrEqual => ">=",
     }
 }
 
@@ -110,11 +86,11 @@ impl Rule {
         }
         if self
             .max_replicas
-            .is_some_and(|m| m > super::super::MAX_REPLICAS)
+            .is_some_and(|m| m > crate::serving::limits::MAX_REPLICAS)
         {
             return Err(format!(
                 "max_replicas is more than a service may run ({})",
-                super::super::MAX_REPLICAS
+                crate::serving::limits::MAX_REPLICAS
             ));
         }
         for (name, v) in [
@@ -208,12 +184,14 @@ pub fn decide(rule: &Rule, inputs: Inputs, memory: &mut Memory, now: f64) -> Opt
     }
     let value = inputs.value?;
     let lo = rule.min_replicas.unwrap_or(0);
-    let hi = rule.max_replicas.unwrap_or(super::super::MAX_REPLICAS);
+    let hi = rule
+        .max_replicas
+        .unwrap_or(crate::serving::limits::MAX_REPLICAS);
     let (want, why) = match rule.mode {
         Mode::Threshold => {
             let cmp = rule.comparator?;
             let threshold = rule.threshold_value();
-            if !cmp.holds(value, threshold) {
+            if !holds(cmp, value, threshold) {
                 return None;
             }
             let want = (i64::from(inputs.replicas) + i64::from(rule.step_size.unwrap_or(0)))
@@ -223,7 +201,7 @@ pub fn decide(rule: &Rule, inputs: Inputs, memory: &mut Memory, now: f64) -> Opt
                 format!(
                     "{} {value:.2} {} {threshold}",
                     rule.metric_name,
-                    cmp.symbol()
+                    symbol(cmp)
                 ),
             )
         }

@@ -1,0 +1,165 @@
+//! Auto-scaling rules of a service through bai's REST API (`/services/{id}/rules`) and the
+//! autoscaler's decisions (`/services/{id}/decisions`); Backend.AI's GraphQL for rules
+//! (`gql_rules`) shares the rule functions here.
+
+use super::services::{body_json, visible_service};
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::serving::autoscale;
+use crate::state::Manager;
+use axum::Extension;
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use bai_core::Problem;
+use bai_store::EndpointRow;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// `GET /services/{id}/rules`.
+pub async fn rules(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let e = visible_service(&m, &caller, &id)?;
+    let rules: Vec<Value> = m
+        .store
+        .rules_of(e.id)?
+        .iter()
+        .map(|r| autoscale::input::from_row(r).map(|r| autoscale::input::rule_json(&r)))
+        .collect::<Result<_, _>>()?;
+    Ok(Json(json!({ "rules": rules })))
+}
+
+/// Creates a rule of a service from its fields (REST body or GraphQL `props`).
+pub fn create_rule(
+    m: &Manager,
+    e: &EndpointRow,
+    props: &serde_json::Map<String, Value>,
+) -> Result<autoscale::rule::Rule, Problem> {
+    let mut rule = autoscale::input::blank();
+    autoscale::input::apply(&mut rule, props)?;
+    let text = serde_json::to_string(&rule).map_err(|err| Problem::internal(err.to_string()))?;
+    rule.created_at = m
+        .store
+        .insert_rule(rule.id, e.id, &text)
+        .map_err(|err| Problem::internal(err.to_string()))?;
+    tracing::info!(service = %e.id, rule = %rule.id, "auto-scaling rule created");
+    Ok(rule)
+}
+
+/// Changes a rule's fields; returns it and its service.
+pub fn modify_rule(
+    m: &Manager,
+    caller: &Caller,
+    id: &str,
+    props: &serde_json::Map<String, Value>,
+) -> Result<(autoscale::rule::Rule, EndpointRow), Problem> {
+    let (row, e) = rule_of(m, caller, id)?;
+    let mut rule = autoscale::input::from_row(&row)?;
+    autoscale::input::apply(&mut rule, props)?;
+    let text = serde_json::to_string(&rule).map_err(|err| Problem::internal(err.to_string()))?;
+    m.store
+        .update_rule(row.id, &text)
+        .map_err(|err| Problem::internal(err.to_string()))?;
+    Ok((rule, e))
+}
+
+/// A rule the caller may see (through its service), by id.
+pub fn rule_of(
+    m: &Manager,
+    caller: &Caller,
+    id: &str,
+) -> Result<(bai_store::RuleRow, EndpointRow), Problem> {
+    let not_found = || {
+        Problem::not_found(
+            "rule",
+            format!("no auto-scaling rule {id:?} is visible to you"),
+        )
+    };
+    let rid = Uuid::parse_str(id.trim()).map_err(|_| not_found())?;
+    let row = m
+        .store
+        .rule(rid)
+        .map_err(|err| Problem::internal(err.to_string()))?
+        .ok_or_else(not_found)?;
+    let e = visible_service(m, caller, &row.endpoint_id.to_string()).map_err(|_| not_found())?;
+    Ok((row, e))
+}
+
+/// `POST /services/{id}/rules`.
+pub async fn add_rule(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let e = visible_service(&m, &caller, &id)?;
+    let b = body_json(&body)?;
+    let props = b
+        .as_object()
+        .ok_or_else(|| Problem::invalid("the body must be a JSON object of the rule's fields"))?;
+    let rule = create_rule(&m, &e, props)?;
+    Ok((
+        StatusCode::CREATED,
+        Json(autoscale::input::rule_json(&rule)),
+    ))
+}
+
+/// `PATCH /services/{id}/rules/{rule}`.
+pub async fn change_rule(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path((id, rule)): Path<(String, String)>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let e = visible_service(&m, &caller, &id)?;
+    let b = body_json(&body)?;
+    let props = b.as_object().ok_or_else(|| {
+        Problem::invalid("the body must be a JSON object of the fields to change")
+    })?;
+    let (rule, owner) = modify_rule(&m, &caller, &rule, props)?;
+    if owner.id != e.id {
+        return Err(Problem::not_found("rule", "the rule belongs to another service").into());
+    }
+    Ok(Json(autoscale::input::rule_json(&rule)))
+}
+
+/// `DELETE /services/{id}/rules/{rule}`.
+pub async fn delete_rule(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path((id, rule)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    let e = visible_service(&m, &caller, &id)?;
+    let (row, owner) = rule_of(&m, &caller, &rule)?;
+    if owner.id != e.id {
+        return Err(Problem::not_found("rule", "the rule belongs to another service").into());
+    }
+    m.store.delete_rule(row.id)?;
+    Ok(Json(json!({"success": true})))
+}
+
+/// `GET /services/{id}/decisions`: the autoscaler's decisions, newest first.
+pub async fn decisions(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let e = visible_service(&m, &caller, &id)?;
+    let list: Vec<Value> = m
+        .store
+        .decisions_of(e.id, 200)?
+        .into_iter()
+        .filter_map(|(id, at, text)| {
+            let mut v: Value = serde_json::from_str(&text).ok()?;
+            v["id"] = json!(id);
+            v["at"] = json!(at);
+            Some(v)
+        })
+        .collect();
+    Ok(Json(json!({ "decisions": list })))
+}

@@ -1,0 +1,38 @@
+//! A route that failed to start: marked `failed_to_start` with its error, counted as a retry
+//! of its service, which then backs off (2, 4, 8 … s) and gives up at [`MAX_RETRIES`].
+
+use super::limits::MAX_RETRIES;
+use super::route_status as rs;
+use crate::state::Manager;
+use bai_store::EndpointRow;
+use std::time::{Duration, Instant};
+use uuid::Uuid;
+
+/// Marks a route `failed_to_start` with its error, counts a retry and backs off.
+pub fn fail_route(m: &Manager, e: &EndpointRow, route: Uuid, why: &str, src: &str) {
+    let error = serde_json::json!({"name": "RouteFailedToStart", "repr": why, "src": src});
+    if let Err(err) = m
+        .store
+        .set_route_status(route, rs::FAILED_TO_START, Some(&error.to_string()))
+    {
+        tracing::error!(error = %err, "cannot mark a route failed");
+    }
+    let retries = m
+        .store
+        .endpoint(e.id)
+        .ok()
+        .flatten()
+        .map_or(e.retries, |x| x.retries)
+        + 1;
+    let _ = m.store.set_endpoint_retries(e.id, retries);
+    let backoff = Duration::from_secs(1u64 << retries.min(6));
+    m.serving
+        .not_before
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(e.id, Instant::now() + backoff);
+    tracing::warn!(service = %e.id, %route, retries, %why, "route failed to start");
+    if retries >= MAX_RETRIES {
+        tracing::error!(service = %e.id, retries, "service gives up starting routes; see GET /services/{{id}}/errors");
+    }
+}

@@ -591,20 +591,37 @@ fn a_rule_scales_out_under_load_and_back_in_after_its_cooldown() {
         "{up}"
     );
 
-    // Rules can be turned off; then scaling in by hand under load drops no request (the
-    // leaving replica finishes what it answers before its session ends).
-    for rule in rules["rules"].as_array().unwrap() {
-        let rule_id = rule["id"].as_str().unwrap();
-        let changed = s
-            .api(
-                &s.user,
-                "PATCH",
-                &format!("/services/{id}/rules/{rule_id}"),
-                Some(json!({"enabled": false})),
-            )
-            .unwrap();
-        assert_eq!(changed["enabled"], false);
-    }
+    // bai's CLI shows the decisions and the endpoint.
+    let shown = s.bai(&s.user, &["service", "decisions", "autosvc"]);
+    shown.expect_ok();
+    assert!(
+        shown.stdout.contains("1 → 2") && shown.stdout.contains("applied"),
+        "{shown:#?}"
+    );
+    let ep = s.bai(&s.user, &["service", "get-endpoint", "autosvc"]);
+    assert_eq!(ep.stdout.trim(), url, "{ep:#?}");
+
+    // Rules can be turned off (REST, and bai's CLI); then scaling in by hand under load drops
+    // no request (the leaving replica finishes what it answers before its session ends).
+    let first_rule = rules["rules"][0]["id"].as_str().unwrap();
+    let changed = s
+        .api(
+            &s.user,
+            "PATCH",
+            &format!("/services/{id}/rules/{first_rule}"),
+            Some(json!({"enabled": false})),
+        )
+        .unwrap();
+    assert_eq!(changed["enabled"], false);
+    let second_rule = rules["rules"][1]["id"].as_str().unwrap();
+    s.bai(
+        &s.user,
+        &["service", "rule", "disable", "autosvc", second_rule],
+    )
+    .expect_ok();
+    let listed = s.bai(&s.user, &["service", "rule", "ls", "autosvc"]);
+    listed.expect_ok();
+    assert_eq!(listed.stdout.matches(" off ").count(), 2, "{listed:#?}");
     s.bai(&s.user, &["service", "scale", "autosvc", "2"])
         .expect_ok();
     wait_healthy(&s, &id, 2);

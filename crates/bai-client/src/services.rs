@@ -2,7 +2,8 @@
 
 use crate::{Client, ClientError, encode};
 use bai_api::services::{
-    NewService, Scaled, ServiceErrors, ServiceInfo, ServiceListItem, TokenReply,
+    DecisionList, NewService, Rule, RuleFields, RuleList, Scaled, ServiceErrors, ServiceInfo,
+    ServiceListItem, TokenReply,
 };
 use reqwest::Method;
 use serde::de::DeserializeOwned;
@@ -88,5 +89,55 @@ impl Client {
         self.send(Method::DELETE, &path(id, ""), None)
             .await
             .map(|_| ())
+    }
+}
+
+impl Client {
+    /// `GET /services/{id}/rules`.
+    pub async fn service_rules(&self, id: &str) -> Result<RuleList, ClientError> {
+        let v = self
+            .send_json(Method::GET, &path(id, "/rules"), None)
+            .await?;
+        typed("rules", v)
+    }
+
+    /// `POST /services/{id}/rules`.
+    pub async fn add_service_rule(
+        &self,
+        id: &str,
+        fields: &RuleFields,
+    ) -> Result<Rule, ClientError> {
+        let b = serde_json::to_value(fields).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let v = self
+            .send_json(Method::POST, &path(id, "/rules"), Some(&b))
+            .await?;
+        typed("rule", v)
+    }
+
+    /// `PATCH /services/{id}/rules/{rule}`.
+    pub async fn change_service_rule(
+        &self,
+        id: &str,
+        rule: &str,
+        fields: &RuleFields,
+    ) -> Result<Rule, ClientError> {
+        let b = serde_json::to_value(fields).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let p = path(id, &format!("/rules/{}", encode::path_segment(rule)));
+        let v = self.send_json(Method::PATCH, &p, Some(&b)).await?;
+        typed("rule", v)
+    }
+
+    /// `DELETE /services/{id}/rules/{rule}`.
+    pub async fn remove_service_rule(&self, id: &str, rule: &str) -> Result<(), ClientError> {
+        let p = path(id, &format!("/rules/{}", encode::path_segment(rule)));
+        self.send(Method::DELETE, &p, None).await.map(|_| ())
+    }
+
+    /// `GET /services/{id}/decisions`.
+    pub async fn service_decisions(&self, id: &str) -> Result<DecisionList, ClientError> {
+        let v = self
+            .send_json(Method::GET, &path(id, "/decisions"), None)
+            .await?;
+        typed("decisions", v)
     }
 }

@@ -302,6 +302,18 @@ pub enum Comparator {
     GreaterThanOrEqual,
 }
 
+impl Comparator {
+    /// `<`, `<=`, `>`, `>=`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Comparator::LessThan => "<",
+            Comparator::LessThanOrEqual => "<=",
+            Comparator::GreaterThan => ">",
+            Comparator::GreaterThanOrEqual => ">=",
+        }
+    }
+}
+
 /// An auto-scaling rule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Rule {

@@ -17,7 +17,10 @@ pub use admin::{
 pub use apps::{AppArgs, OpenArgs};
 pub use create::{CreateArgs, ResourceMaps, RunArgs, StartArgs, environ, resources};
 pub use ps::{AdminPsArgs, PsArgs};
-pub use service::{ServiceCmd, ServiceCreateArgs, ServiceRef, ServiceScaleArgs, ServiceTokenArgs};
+pub use service::{
+    RuleCmd, RuleCreateArgs, RuleRef, ServiceCmd, ServiceCreateArgs, ServiceRef, ServiceScaleArgs,
+    ServiceTokenArgs,
+};
 pub use session::{
     DownloadArgs, EventsArgs, HistoryArgs, InfoArgs, LogsArgs, RefArg, RmArgs, SessionCmd,
     UploadArgs,

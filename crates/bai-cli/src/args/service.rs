@@ -20,6 +20,72 @@ pub enum ServiceCmd {
     Errors(ServiceRef),
     /// Remove a service (its replicas finish their requests first).
     Rm(ServiceRef),
+    /// Print a service's endpoint URL.
+    GetEndpoint(ServiceRef),
+    /// Auto-scaling rules of a service.
+    #[command(subcommand, visible_alias = "auto-scaling-rule")]
+    Rule(RuleCmd),
+    /// The autoscaler's decisions for a service, newest first.
+    Decisions(ServiceRef),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RuleCmd {
+    /// Add a rule: a threshold rule (`--threshold --comparator --step-size`) or a target rule
+    /// (`--mode target --target`, with min and max replicas).
+    Create(RuleCreateArgs),
+    /// A service's rules.
+    #[command(visible_alias = "list")]
+    Ls(ServiceRef),
+    /// Turn a rule on.
+    Enable(RuleRef),
+    /// Turn a rule off (it is kept).
+    Disable(RuleRef),
+    /// Remove a rule.
+    Rm(RuleRef),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RuleRef {
+    pub service: String,
+    pub rule: String,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RuleCreateArgs {
+    pub service: String,
+    /// threshold (Backend.AI's) or target (target tracking).
+    #[arg(long, default_value = "threshold")]
+    pub mode: String,
+    /// KERNEL or INFERENCE_FRAMEWORK (any case).
+    #[arg(long)]
+    pub metric_source: String,
+    /// KERNEL: cpu_util, mem; INFERENCE_FRAMEWORK: inflight, requests_per_second, latency_ms.
+    #[arg(long)]
+    pub metric_name: String,
+    #[arg(long)]
+    pub threshold: Option<String>,
+    /// LESS_THAN, LESS_THAN_OR_EQUAL, GREATER_THAN, GREATER_THAN_OR_EQUAL (any case).
+    #[arg(long)]
+    pub comparator: Option<String>,
+    #[arg(long, allow_hyphen_values = true)]
+    pub step_size: Option<i32>,
+    /// Target mode: the metric's value each replica should see.
+    #[arg(long)]
+    pub target: Option<f64>,
+    #[arg(long)]
+    pub scale_up_delay_seconds: Option<f64>,
+    #[arg(long)]
+    pub scale_down_delay_seconds: Option<f64>,
+    #[arg(long, default_value_t = 300)]
+    pub cooldown_seconds: u32,
+    #[arg(long)]
+    pub min_replicas: Option<u32>,
+    #[arg(long)]
+    pub max_replicas: Option<u32>,
+    /// Higher first; the first rule that changes the count wins.
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    pub priority: i32,
 }
 
 #[derive(Args, Debug, Clone)]

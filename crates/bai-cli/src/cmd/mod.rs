@@ -9,6 +9,7 @@ mod ps;
 pub mod resources;
 pub mod run;
 pub mod service;
+mod service_rules;
 pub mod session;
 pub mod vfolder;
 

@@ -65,6 +65,19 @@ pub async fn service(client: &Client, c: &ServiceCmd) -> Result<i32> {
             }
             Ok(0)
         }
+        ServiceCmd::GetEndpoint(r) => {
+            let id = client.service_id(&r.service).await?;
+            match client.service(&id).await?.service_endpoint {
+                Some(url) => println!("{url}"),
+                None => anyhow::bail!(
+                    "service {} has no URL yet: no replica has started",
+                    r.service
+                ),
+            }
+            Ok(0)
+        }
+        ServiceCmd::Rule(c) => super::service_rules::rule(client, c).await,
+        ServiceCmd::Decisions(r) => super::service_rules::decisions(client, &r.service).await,
         ServiceCmd::Rm(r) => {
             let id = client.service_id(&r.service).await?;
             client.remove_service(&id).await?;

@@ -29,15 +29,6 @@ pub fn holds(c: Comparator, value: f64, threshold: f64) -> bool {
     }
 }
 
-fn symbol(c: Comparator) -> &'static str {
-    match c {
-        Comparator::LessThan => "<",
-        Comparator::LessThanOrEqual => "<=",
-        Comparator::GreaterThan => ">",
-        Comparator::GreaterThanOrEqual => ">=",
-    }
-}
-
 /// Metric names each source offers.
 pub fn metrics_of(source: Source) -> &'static [&'static str] {
     match source {
@@ -201,7 +192,7 @@ pub fn decide(rule: &Rule, inputs: Inputs, memory: &mut Memory, now: f64) -> Opt
                 format!(
                     "{} {value:.2} {} {threshold}",
                     rule.metric_name,
-                    symbol(cmp)
+                    cmp.symbol()
                 ),
             )
         }

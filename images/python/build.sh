@@ -35,6 +35,10 @@ debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates,pro
 chroot "$rootfs" /usr/sbin/groupadd -g 1000 work
 chroot "$rootfs" /usr/sbin/useradd -u 1000 -g 1000 -d /home/work -s /bin/bash -m work
 chroot "$rootfs" ln -sf /usr/bin/python3 /usr/local/bin/python
+# A Python prefix the work user may write outside /home/work: packages installed there
+# (`pip install --target /usr/local/lib/python3.11/dist-packages …`, or plain files) live in
+# the container's writable layer, so a session converted to an image keeps them.
+install -d -o 1000 -g 1000 -m 0755 "$rootfs/usr/local/lib/python3.11/dist-packages"
 # Jupyter Notebook and JupyterLab from PyPI, in their own virtual environment (started on
 # demand by krunner when the user opens the app).
 # The wheels are fetched by the host's pip (its index and certificates), for the image's

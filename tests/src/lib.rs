@@ -85,6 +85,8 @@ pub struct Server {
     /// Where remote agents connect (`agents join` in the banner), if it listens.
     pub agent_listen: Option<std::net::SocketAddr>,
     pub user: Account,
+    /// A second normal user (`user2@bai.local`).
+    pub user2: Account,
     pub admin: Account,
     pub work: tempfile::TempDir,
 }
@@ -190,6 +192,7 @@ impl Server {
         }
         assert!(up, "baid did not come up within 60s");
         let user = Account::load(&data_dir.path().join("env-user.sh"));
+        let user2 = Account::load(&data_dir.path().join("env-user2.sh"));
         let admin = Account::load(&data_dir.path().join("env-admin.sh"));
         Server {
             child,
@@ -198,6 +201,7 @@ impl Server {
             agent_id,
             agent_listen,
             user,
+            user2,
             admin,
             work: tempfile::tempdir().expect("work dir"),
         }

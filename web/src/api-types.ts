@@ -410,6 +410,23 @@ export interface paths {
         patch: operations["patch_app_session_app_rest"];
         trace?: never;
     };
+    "/events/background-task": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Server-sent events of a background task: progress, then done, failed or cancelled, then `server_close`. */
+        get: operations["get_events_background_task"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events/session": {
         parameters: {
             query?: never;
@@ -1049,6 +1066,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/session/{reference}/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether a commit of the session runs now (`ongoing`) or not (`ready`). */
+        get: operations["get_session_reference_commit"];
+        put?: never;
+        /** Commit the session's main kernel to a gzip'ed image tarball on its agent (a background task; RUNNING sessions only, one commit at a time). */
+        post: operations["post_session_reference_commit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/session/{reference}/dependency-graph": {
         parameters: {
             query?: never;
@@ -1094,6 +1129,23 @@ export interface paths {
         get: operations["get_session_reference_files"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/session/{reference}/imagify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Convert a RUNNING interactive session to an image private to its owner (a background task whose done message is the image id). /home/work and mounted folders are not included. */
+        post: operations["post_session_reference_imagify"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1523,12 +1575,47 @@ export interface components {
         };
         /** @description What keeps a host's folders. */
         Backend: "local" | "vfs";
+        /**
+         * @description The `data` of `GET /events/background-task` events: `bgtask_updated` (progress),
+         *     then one of `bgtask_done` (for a conversion, `message` is the new image's id),
+         *     `bgtask_failed` (`message` says why) or `bgtask_cancelled`; then `server_close`.
+         */
+        BgTaskEvent: {
+            /** Format: uint64 */
+            current_progress: number;
+            message: string;
+            task_id: string;
+            /** Format: uint64 */
+            total_progress: number;
+        };
         /** @description Something a storage host can do. */
         Capability: "vfolder";
         /** @description The empty data of `server_close`. */
         CloseData: Record<string, never>;
         /** @description How the kernels of a session are spread. */
         ClusterMode: "single-node" | "multi-node";
+        /**
+         * @description `POST /session/{reference}/commit` → 201: the background task saving the main kernel as
+         *     a gzip'ed image tarball on its agent.
+         */
+        CommitStarted: {
+            bgtask_id: string;
+            /** @description The committed (main) kernel. */
+            kernel: string;
+            /** @description The tarball's path under the agent's commit directory. */
+            path: string;
+        };
+        /** @description `GET /session/{reference}/commit`. */
+        CommitStatus: {
+            /**
+             * @description The running commit's task (bai's addition).
+             * @default null
+             */
+            bgtask_id: string | null;
+            kernel: string;
+            /** @description `ready` (no commit runs) or `ongoing`. */
+            status: string;
+        };
         /** @enum {string} */
         Comparator: "LESS_THAN" | "LESS_THAN_OR_EQUAL" | "GREATER_THAN" | "GREATER_THAN_OR_EQUAL";
         /**
@@ -2202,6 +2289,23 @@ export interface components {
              * @description The checker's limit in seconds (lifetime, timeout, window).
              */
             threshold: number;
+        };
+        /** @description `POST /session/{reference}/imagify`: the fields, from the JSON body or the query string. */
+        ImagifyRequest: {
+            /**
+             * @description 4–32 letters, digits, `-` and `_`. A second conversion with the same name replaces
+             *     that image.
+             */
+            image_name: string;
+            /**
+             * @description Only `user` (the image is private to its owner).
+             * @default null
+             */
+            image_visibility: string | null;
+        };
+        /** @description `POST /session/{reference}/imagify` → 200. */
+        ImagifyStarted: {
+            task_id: string;
         };
         /** @description A kernel (container) of a session: `main1`, then `sub1` … of a cluster session. */
         Kernel: {
@@ -4595,6 +4699,31 @@ export interface operations {
             "5XX": components["responses"]["Problem"];
         };
     };
+    get_events_background_task: {
+        parameters: {
+            query: {
+                /** @description The task's id. */
+                task_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
     get_events_session: {
         parameters: {
             query?: {
@@ -5837,6 +5966,56 @@ export interface operations {
             "5XX": components["responses"]["Problem"];
         };
     };
+    get_session_reference_commit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Session name or id (the caller's own sessions; administrators: any). */
+                reference: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The commit status */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommitStatus"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_session_reference_commit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Session name or id (the caller's own sessions; administrators: any). */
+                reference: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The commit's background task */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommitStarted"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
     get_session_reference_dependency_graph: {
         parameters: {
             query?: never;
@@ -5914,6 +6093,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FileListing"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_session_reference_imagify: {
+        parameters: {
+            query?: {
+                /** @description The new image's name, when the body does not give it. */
+                image_name?: string;
+                /** @description Only `user`. */
+                image_visibility?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Session name or id (the caller's own sessions; administrators: any). */
+                reference: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImagifyRequest"];
+            };
+        };
+        responses: {
+            /** @description The conversion's background task */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImagifyStarted"];
                 };
             };
             "4XX": components["responses"]["Problem"];

@@ -337,6 +337,22 @@ impl AgentRpc for DummyAgent {
         Ok(self.kernels().keys().copied().collect())
     }
 
+    async fn commit_kernel(
+        &self,
+        req: bai_core::agent::CommitRequest,
+    ) -> Result<bai_core::agent::ImageInfo, AgentError> {
+        if !self.kernels().contains_key(&req.kernel_id) {
+            return Err(AgentError::KernelNotFound(req.kernel_id));
+        }
+        Err(AgentError::Runtime(
+            "the dummy agent has no container engine to commit with".into(),
+        ))
+    }
+
+    async fn remove_image(&self, _reference: String) -> Result<(), AgentError> {
+        Ok(())
+    }
+
     fn events(&self) -> BoxStream<'static, AgentEvent> {
         tokio_stream::wrappers::BroadcastStream::new(self.inner.events.subscribe())
             .filter_map(|r| futures::future::ready(r.ok()))

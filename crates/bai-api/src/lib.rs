@@ -9,6 +9,7 @@
 
 pub mod check;
 pub mod folders;
+pub mod images;
 pub mod openapi;
 pub mod problem;
 pub mod resources;
@@ -28,4 +29,5 @@ pub(crate) static AREAS: &[fn() -> Vec<Route>] = &[
     resources::routes,
     folders::routes,
     services::routes,
+    images::routes,
 ];

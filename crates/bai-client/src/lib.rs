@@ -16,6 +16,7 @@ pub mod encode;
 mod error;
 mod exec;
 mod gql;
+mod images;
 mod raw;
 mod request;
 mod resources;

@@ -41,6 +41,24 @@ pub struct ImageInfo {
     pub size_bytes: u64,
 }
 
+/// A kernel's container committed as a new image (session commit, convert to image).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommitRequest {
+    pub kernel_id: Uuid,
+    /// The new image's reference, `repository:tag`.
+    pub reference: String,
+    /// The image the kernel started from: the new image's config (environment, command, user,
+    /// working directory, labels) is the base image's, never the container's, so nothing of
+    /// the kernel's own (its id, its keys, its resource labels) is baked in.
+    pub base_image: String,
+    /// Labels added to (or replacing) the base image's labels.
+    pub labels: BTreeMap<String, String>,
+    /// Save the image as a gzip'ed `docker save` tarball at this path, relative to the agent's
+    /// commit directory, and remove the image afterwards (`POST /session/{name}/commit`).
+    #[serde(default)]
+    pub tarball: Option<String>,
+}
+
 /// Everything the agent needs to start one kernel (container).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelSpec {
@@ -225,6 +243,11 @@ pub trait AgentRpc: Send + Sync + 'static {
     async fn kernel_stats(&self, kernel_id: Uuid) -> Result<crate::stats::KernelStats, AgentError>;
     /// Kernels this agent is running now (for reconciliation).
     async fn list_kernels(&self) -> Result<Vec<Uuid>, AgentError>;
+    /// Commits a kernel's container (paused meanwhile) as a new image; returns the image (for a
+    /// tarball commit, the image as it was before it was saved and removed).
+    async fn commit_kernel(&self, req: CommitRequest) -> Result<ImageInfo, AgentError>;
+    /// Removes an image from the agent's engine (refused while a container uses it).
+    async fn remove_image(&self, reference: String) -> Result<(), AgentError>;
     /// Events the agent reports by itself (kernel exits).
     fn events(&self) -> BoxStream<'static, AgentEvent>;
 }

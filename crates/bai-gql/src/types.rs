@@ -65,6 +65,10 @@ const INPUTS: &[(&str, &[InputField])] = &[
             ("max_replicas", "Int", false),
         ],
     ),
+    (
+        "PurgeImageOptions",
+        &[("remove_from_registry", "Boolean", false)],
+    ),
 ];
 
 pub type GType<'a> = Type<'a, String>;

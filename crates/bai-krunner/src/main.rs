@@ -69,6 +69,13 @@ fn main() {
             std::process::exit(70);
         }
     };
+    // The container's log always starts with this line, written before the runner answers
+    // (so before the session is RUNNING): a session's logs are never empty.
+    eprintln!(
+        "krunner: kernel {} ready ({})",
+        std::env::var("BAI_KERNEL_ID").unwrap_or_default(),
+        std::env::var("BAI_SESSION_TYPE").unwrap_or_else(|_| "interactive".into())
+    );
     // Batch sessions run their command to its end; inference sessions run their model
     // server in the same way (its exit ends the replica, which the manager replaces).
     let runs_command =

@@ -322,6 +322,23 @@ impl AgentRpc for RemoteAgent {
         }
     }
 
+    async fn commit_kernel(
+        &self,
+        req: bai_core::agent::CommitRequest,
+    ) -> Result<bai_core::agent::ImageInfo, AgentError> {
+        match self.ask(Call::Commit(Box::new(req))).await? {
+            Reply::Image(i) => Ok(*i),
+            r => Err(unexpected(r)),
+        }
+    }
+
+    async fn remove_image(&self, reference: String) -> Result<(), AgentError> {
+        match self.ask(Call::RemoveImage(reference)).await? {
+            Reply::Done => Ok(()),
+            r => Err(unexpected(r)),
+        }
+    }
+
     fn events(&self) -> BoxStream<'static, AgentEvent> {
         tokio_stream::wrappers::BroadcastStream::new(self.shared.events.subscribe())
             .filter_map(|r| futures::future::ready(r.ok()))

@@ -31,6 +31,10 @@ pub enum Call {
     Tunnel(Uuid, Uuid, u16),
     /// One directory of a kernel.
     ListFiles(Uuid, String),
+    /// Commit a kernel as an image.
+    Commit(Box<bai_core::agent::CommitRequest>),
+    /// Remove an image.
+    RemoveImage(String),
 }
 
 /// The agent's answers (each item of a call's answer is one `Result<Reply, AgentError>`).
@@ -47,6 +51,7 @@ pub enum Reply {
     Stats(Box<KernelStats>),
     Kernels(Vec<Uuid>),
     Listing(Vec<bai_core::agent::FileEntry>),
+    Image(Box<bai_core::agent::ImageInfo>),
 }
 
 pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {

@@ -1,17 +1,23 @@
 //! Short names for the images agents have: `bai/python:3.11-bookworm` is also `python` and
-//! `python:3.11-bookworm`. Registered for every agent that starts or joins.
+//! `python:3.11-bookworm`. Added for every agent that starts or joins, unless the alias exists
+//! or an admin removed it; images made from sessions get none (they are launched by reference).
 
 use bai_core::agent::AgentInfo;
 use bai_store::Store;
 
 pub fn register(store: &Store, info: &AgentInfo) -> Result<(), bai_store::StoreError> {
-    let mut names: Vec<&str> = info.images.iter().map(|i| i.name.as_str()).collect();
+    let mut names: Vec<&str> = info
+        .images
+        .iter()
+        .filter(|i| !i.labels.contains_key(crate::images::LABEL_OWNER))
+        .map(|i| i.name.as_str())
+        .collect();
     names.sort();
     for name in names {
         let base = name.rsplit('/').next().unwrap_or(name);
         let repo = base.split(':').next().unwrap_or(base);
-        store.set_image_alias(base, name)?;
-        store.set_image_alias(repo, name)?;
+        store.add_default_image_alias(base, name)?;
+        store.add_default_image_alias(repo, name)?;
     }
     Ok(())
 }

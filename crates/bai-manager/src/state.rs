@@ -134,6 +134,10 @@ pub struct Manager {
     pub exec_runs: crate::api::exec_runs::Runs,
     /// Model services: their endpoints, probers and back-offs.
     pub serving: crate::serving::state::Serving,
+    /// Background tasks (commits), followed on `/events/background-task`.
+    pub bgtasks: crate::bgtask::BgTasks,
+    /// Sessions being committed now.
+    pub commits: crate::images::committing::Commits,
 }
 
 impl Manager {
@@ -163,6 +167,8 @@ impl Manager {
             remote: Default::default(),
             exec_runs: Default::default(),
             serving: Default::default(),
+            bgtasks: Default::default(),
+            commits: Default::default(),
         })
     }
 
@@ -280,44 +286,5 @@ impl Manager {
             // No subscribers is fine.
             let _ = self.events.send(ev);
         }
-    }
-
-    /// All image names and aliases that can be launched.
-    pub fn known_images(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .agents()
-            .iter()
-            .flat_map(|a| a.info().images.into_iter().map(|i| i.name))
-            .collect();
-        if let Ok(aliases) = self.store.image_aliases() {
-            names.extend(aliases.into_iter().map(|(a, _)| a));
-        }
-        names.sort();
-        names.dedup();
-        names
-    }
-
-    /// Resolves an alias or a full image reference to an image some agent has.
-    pub fn resolve_image(&self, requested: &str) -> Option<String> {
-        let target = self
-            .store
-            .image_aliases()
-            .ok()
-            .and_then(|a| {
-                a.into_iter()
-                    .find(|(al, _)| al == requested)
-                    .map(|(_, i)| i)
-            })
-            .unwrap_or_else(|| requested.to_string());
-        let with_latest = if target.contains(':') {
-            target.clone()
-        } else {
-            format!("{target}:latest")
-        };
-        self.agents()
-            .iter()
-            .flat_map(|a| a.info().images)
-            .find(|i| i.name == target || i.name == with_latest)
-            .map(|i| i.name)
     }
 }

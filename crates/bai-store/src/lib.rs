@@ -8,6 +8,7 @@
 mod agents;
 mod endpoint_rules;
 mod endpoints;
+mod images;
 mod pass;
 mod resources;
 mod schema;
@@ -18,6 +19,7 @@ mod vfolders;
 pub use agents::{AgentRow, AgentTokenRow};
 pub use endpoint_rules::RuleRow;
 pub use endpoints::{EndpointRow, EndpointTokenRow, RouteRow};
+pub use images::CustomizedImageRow;
 pub use pass::{PassEntry, PassResult, PassWrite};
 pub use resources::{PolicyRow, PresetRow, ResourceGroupRow};
 pub use sessions::{

@@ -290,6 +290,24 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX endpoint_decisions_by_endpoint ON endpoint_decisions(endpoint_id, at);
     "#,
+    // 13: images users made from their sessions (convert to image), images an admin forgot,
+    // and aliases an admin removed (so an agent's next connect does not bring them back).
+    r#"
+    CREATE TABLE customized_images (
+        id TEXT PRIMARY KEY,
+        reference TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        owner_user_id TEXT NOT NULL,
+        owner_email TEXT NOT NULL,
+        base_image TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        size_bytes INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX customized_images_by_owner ON customized_images(owner_user_id, name);
+    CREATE TABLE forgotten_images (reference TEXT PRIMARY KEY, forgotten_at TEXT NOT NULL);
+    CREATE TABLE removed_image_aliases (alias TEXT PRIMARY KEY);
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -120,13 +120,43 @@ impl Store {
             .query_row("SELECT COUNT(*) FROM users", [], |r| r.get(0))?)
     }
 
+    /// Sets an alias (an admin's `alias`: replaces what it named, undoes a removal).
     pub fn set_image_alias(&self, alias: &str, image: &str) -> Result<()> {
-        self.conn().execute(
+        let conn = self.conn();
+        conn.execute(
             "INSERT INTO image_aliases(alias, image) VALUES (?1, ?2)
              ON CONFLICT(alias) DO UPDATE SET image = excluded.image",
             [alias, image],
         )?;
+        conn.execute(
+            "DELETE FROM removed_image_aliases WHERE alias = ?1",
+            [alias],
+        )?;
         Ok(())
+    }
+
+    /// Adds an alias found on an agent unless it exists or an admin removed it.
+    pub fn add_default_image_alias(&self, alias: &str, image: &str) -> Result<()> {
+        self.conn().execute(
+            "INSERT INTO image_aliases(alias, image)
+             SELECT ?1, ?2 WHERE NOT EXISTS (SELECT 1 FROM removed_image_aliases WHERE alias = ?1)
+             ON CONFLICT(alias) DO NOTHING",
+            [alias, image],
+        )?;
+        Ok(())
+    }
+
+    /// Removes an alias for good; false when there was none.
+    pub fn remove_image_alias(&self, alias: &str) -> Result<bool> {
+        let conn = self.conn();
+        let n = conn.execute("DELETE FROM image_aliases WHERE alias = ?1", [alias])?;
+        if n > 0 {
+            conn.execute(
+                "INSERT INTO removed_image_aliases(alias) VALUES (?1) ON CONFLICT DO NOTHING",
+                [alias],
+            )?;
+        }
+        Ok(n > 0)
     }
 
     pub fn image_aliases(&self) -> Result<Vec<(String, String)>> {

@@ -1,4 +1,4 @@
-//! First start: the superadmin and the normal user, their keypairs and env files; image
+//! First start: the superadmin and two normal users, their keypairs and env files; image
 //! aliases from the agent's images.
 
 use anyhow::{Context, Result};
@@ -85,6 +85,8 @@ pub fn ensure_accounts(store: &Store, data_dir: &Path, endpoint: &str) -> Result
     let specs = [
         ("admin@bai.local", "superadmin", true, "env-admin.sh"),
         ("user@bai.local", "user", false, "env-user.sh"),
+        // A second user: sharing, privacy and quotas are about more than one person.
+        ("user2@bai.local", "user", false, "env-user2.sh"),
     ];
     let created_now = store.user_count()? == 0;
     if created_now {

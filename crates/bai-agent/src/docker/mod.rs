@@ -6,6 +6,7 @@
 //! kernel reports kernels that end on their own; `destroy_kernel` reports the others.
 
 mod cluster;
+mod commit;
 mod create;
 mod destroy;
 mod exec;
@@ -382,6 +383,17 @@ impl AgentRpc for DockerAgent {
 
     async fn list_kernels(&self) -> Result<Vec<Uuid>, AgentError> {
         list::kernels(&self.inner).await
+    }
+
+    async fn commit_kernel(
+        &self,
+        req: bai_core::agent::CommitRequest,
+    ) -> Result<bai_core::agent::ImageInfo, AgentError> {
+        commit::commit(&self.inner, req).await
+    }
+
+    async fn remove_image(&self, reference: String) -> Result<(), AgentError> {
+        commit::remove(&self.inner, &reference).await
     }
 
     fn events(&self) -> BoxStream<'static, AgentEvent> {

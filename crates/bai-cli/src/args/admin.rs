@@ -29,6 +29,9 @@ pub enum AdminCmd {
     /// Agents: drain, undrain, remove.
     #[command(subcommand)]
     Agent(AdminAgentCmd),
+    /// Images: list, alias, dealias, forget, purge, rescan.
+    #[command(subcommand)]
+    Image(super::AdminImageCmd),
 }
 
 #[derive(Subcommand, Debug)]

@@ -4,6 +4,7 @@
 mod admin;
 mod apps;
 mod create;
+mod images;
 mod ps;
 mod service;
 mod session;
@@ -16,6 +17,7 @@ pub use admin::{
 };
 pub use apps::{AppArgs, OpenArgs};
 pub use create::{CreateArgs, ResourceMaps, RunArgs, StartArgs, environ, resources};
+pub use images::{AdminImageCmd, ImageCmd, ImagesArgs};
 pub use ps::{AdminPsArgs, PsArgs};
 pub use service::{
     RuleCmd, RuleCreateArgs, RuleRef, ServiceCmd, ServiceCreateArgs, ServiceRef, ServiceScaleArgs,
@@ -74,6 +76,11 @@ pub enum Cmd {
     /// Data folders: create, list, info, rename, delete, and their files.
     #[command(subcommand, visible_alias = "folder")]
     Vfolder(VfolderCmd),
+    /// Images you may launch, and the images you made from sessions (`--customized`).
+    Images(ImagesArgs),
+    /// Your images made from sessions: list, forget, purge.
+    #[command(subcommand)]
+    Image(ImageCmd),
     /// Model services: a model folder served by replicas behind one endpoint URL.
     #[command(subcommand)]
     Service(ServiceCmd),

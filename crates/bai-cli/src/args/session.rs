@@ -38,6 +38,19 @@ pub enum SessionCmd {
     /// Same as `bai rm`.
     #[command(visible_alias = "rm")]
     Destroy(RmArgs),
+    /// Save a running session's container as an image tarball on its agent.
+    Commit {
+        /// Session name or id.
+        reference: String,
+    },
+    /// Make a private image of a running interactive session (its container's changes;
+    /// /home/work and mounted folders are not included). Launch it by the printed reference.
+    ConvertToImage {
+        /// Session name or id.
+        reference: String,
+        /// The image's name: 4–32 letters, digits, '-', '_' (the same name replaces it).
+        image_name: String,
+    },
 }
 
 #[derive(Args, Debug, Clone)]

@@ -5,6 +5,7 @@ pub mod apps;
 pub mod create;
 pub mod events;
 mod exec;
+pub mod images;
 mod ps;
 pub mod resources;
 pub mod run;
@@ -45,6 +46,14 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
         Cmd::Projects => resources::projects(client).await,
         Cmd::Vfolder(c) => vfolder::vfolder(client, &c).await,
         Cmd::Service(c) => service::service(client, &c).await,
+        Cmd::Images(a) => images::list(client, &a, false).await,
+        Cmd::Image(c) => images::image(client, &c).await,
+        Cmd::Admin(AdminCmd::Image(c)) => images::admin_image(client, &c).await,
+        Cmd::Session(SessionCmd::Commit { reference }) => images::commit(client, &reference).await,
+        Cmd::Session(SessionCmd::ConvertToImage {
+            reference,
+            image_name,
+        }) => images::convert(client, &reference, &image_name).await,
         Cmd::Admin(AdminCmd::Project(c)) => resources::admin_project(client, &c).await,
         Cmd::Admin(AdminCmd::AgentToken(c)) => agents::admin_token(client, &c).await,
         Cmd::Admin(AdminCmd::Agent(c)) => agents::admin_agent(client, &c).await,

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 struct SessionResolver<'a> {
-    m: &'a Manager,
+    m: &'a Arc<Manager>,
     caller: &'a Caller,
 }
 
@@ -192,6 +192,9 @@ impl Resolver for SessionResolver<'_> {
         field: &str,
         args: &Map<String, Value>,
     ) -> Result<Value, FieldError> {
+        if super::gql_images::handles(field) {
+            return super::gql_images::resolve(self.m, self.caller, kind, field, args);
+        }
         match (kind, field) {
             (OperationKind::Query, "keypair") => {
                 let kp = self
@@ -285,7 +288,7 @@ impl Resolver for SessionResolver<'_> {
                     "max_vfolder_count": 0,
                     "max_quota_scope_size": -1,
                     "max_session_count_per_model_session": crate::serving::MAX_REPLICAS,
-                    "max_customized_image_count": 0,
+                    "max_customized_image_count": crate::images::convert::MAX_CUSTOMIZED_IMAGES,
                 }))
             }
             (OperationKind::Query, "endpoint_auto_scaling_rule_nodes")

@@ -1,11 +1,13 @@
 //! The HTTP API: the Backend.AI v9 surface the official client uses.
 
 mod apps;
+mod commit;
 mod events;
 pub mod exec_runs;
 mod execute;
 pub mod execute_rest;
 mod gql;
+mod gql_images;
 mod gql_rules;
 mod limits;
 mod raw;
@@ -73,6 +75,11 @@ pub fn router(m: Arc<Manager>) -> Router {
         .route("/session/{reference}/logs", get(session::logs))
         .route("/session/{reference}/stats", get(session::stats))
         .route("/session/{reference}/rename", post(session::rename))
+        .route(
+            "/session/{reference}/commit",
+            post(commit::commit).get(commit::commit_status),
+        )
+        .route("/session/{reference}/imagify", post(commit::imagify))
         // Multipart file data: the one signed route with a large body.
         .route(
             "/session/{reference}/upload",
@@ -107,6 +114,7 @@ pub fn router(m: Arc<Manager>) -> Router {
             post(apps::start_service),
         )
         .route("/events/session", get(events::session_events))
+        .route("/events/background-task", get(commit::bgtask_events))
         .route("/admin/gql", post(gql::admin_gql))
         .route("/resource-groups", get(groups::list_groups))
         .route("/resource/presets", get(presets::list_presets))

@@ -275,8 +275,28 @@ pub async fn destroy(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(reference): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
 ) -> ApiResult<Json<Value>> {
     let row = visible_session(&m, &caller, &reference)?;
+    let forced = q
+        .get("forced")
+        .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes"));
+    if m.commits.ongoing(row.id).is_some() {
+        if !forced {
+            return Err(Problem::conflict(
+                "session-busy",
+                "The session is being committed.",
+                format!(
+                    "session {:?} is being committed; wait until the commit is done, or \
+                     terminate it by force (forced=true, `-f`) to stop the commit",
+                    row.name
+                ),
+            )
+            .into());
+        }
+        // The commit task removes what it made once its engine call returns.
+        m.commits.cancel(row.id);
+    }
     let st = terminate(
         &m,
         row.id,

@@ -127,9 +127,13 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
     // Image.
     let image_req = str_field(body, &["image", "lang"])
         .ok_or_else(|| Problem::invalid("no image given: name an image or alias, e.g. `python`"))?;
-    let image = m
-        .resolve_image(image_req)
-        .ok_or_else(|| Problem::image_not_found(image_req, &m.known_images()))?;
+    let image =
+        crate::images::resolve(m, image_req, &user_id, caller.is_admin).ok_or_else(|| {
+            Problem::image_not_found(
+                image_req,
+                &crate::images::known(m, &user_id, caller.is_admin),
+            )
+        })?;
 
     // Type and its options.
     let session_type: SessionType = match str_field(body, &["type", "sessionType"]) {

@@ -218,6 +218,15 @@ impl AgentRpc for AgentSlot {
     async fn list_kernels(&self) -> Result<Vec<Uuid>, AgentError> {
         self.agent()?.list_kernels().await
     }
+    async fn commit_kernel(
+        &self,
+        req: bai_core::agent::CommitRequest,
+    ) -> Result<bai_core::agent::ImageInfo, AgentError> {
+        self.agent()?.commit_kernel(req).await
+    }
+    async fn remove_image(&self, reference: String) -> Result<(), AgentError> {
+        self.agent()?.remove_image(reference).await
+    }
     fn events(&self) -> BoxStream<'static, AgentEvent> {
         tokio_stream::wrappers::BroadcastStream::new(self.shared.events.subscribe())
             .filter_map(|r| futures::future::ready(r.ok()))

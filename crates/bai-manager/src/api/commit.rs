@@ -1,0 +1,158 @@
+//! Session commits (wire reference next §1): `POST /session/{ref}/commit` (a tarball on the
+//! agent), `GET /session/{ref}/commit` (ready or ongoing), `POST /session/{ref}/imagify`
+//! (convert to a private image; `image_name` from the JSON body or the query string), and
+//! `GET /events/background-task?task_id=` to follow them.
+
+use super::visible_session;
+use crate::auth::Caller;
+use crate::bgtask::BgEvent;
+use crate::error::ApiResult;
+use crate::images::convert::Owner;
+use crate::state::Manager;
+use axum::Extension;
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use bai_core::Problem;
+use futures::Stream;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_stream::wrappers::ReceiverStream;
+use uuid::Uuid;
+
+fn owner_email(m: &Manager, access_key: &str, fallback: &str) -> String {
+    m.store
+        .keypair(access_key)
+        .ok()
+        .flatten()
+        .map(|k| k.email)
+        .unwrap_or_else(|| fallback.to_string())
+}
+
+pub async fn commit(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let row = visible_session(&m, &caller, &reference)?;
+    let email = owner_email(&m, &row.access_key, &caller.email);
+    let s = crate::images::commit_file::start(&m, &row.access_key, &email, &row)?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({
+            "bgtask_id": s.task_id.to_string(),
+            "kernel": s.kernel.to_string(),
+            "path": s.path,
+        })),
+    ))
+}
+
+pub async fn commit_status(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let row = visible_session(&m, &caller, &reference)?;
+    let ongoing = m.commits.ongoing(row.id);
+    Ok(Json(json!({
+        "status": if ongoing.is_some() { "ongoing" } else { "ready" },
+        "kernel": row.main_kernel_id.to_string(),
+        "bgtask_id": ongoing.map(|t| t.id.to_string()),
+    })))
+}
+
+/// Backend.AI's clients send the fields in the query (CLI) or a JSON body (web UI).
+fn field(body: &Value, q: &HashMap<String, String>, key: &str) -> Option<String> {
+    body.get(key)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| q.get(key).cloned())
+}
+
+pub async fn imagify(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(reference): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let body: Value = if body.iter().all(u8::is_ascii_whitespace) {
+        Value::Null
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| Problem::invalid(format!("the body is not valid JSON: {e}")))?
+    };
+    let row = visible_session(&m, &caller, &reference)?;
+    let name = field(&body, &q, "image_name")
+        .ok_or_else(|| Problem::invalid("image_name is required: the new image's name"))?;
+    let visibility = field(&body, &q, "image_visibility");
+    let owner = Owner {
+        user_id: row.user_id.clone(),
+        email: owner_email(&m, &row.access_key, &caller.email),
+        access_key: row.access_key.clone(),
+    };
+    let task = crate::images::convert::start(&m, owner, &row, &name, visibility.as_deref())?;
+    Ok(Json(json!({"task_id": task.to_string()})))
+}
+
+fn to_sse(ev: &BgEvent) -> Event {
+    Event::default()
+        .event(ev.kind.as_str())
+        .data(ev.data().to_string())
+}
+
+pub async fn bgtask_events(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Query(q): Query<HashMap<String, String>>,
+) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let id = q
+        .get("task_id")
+        .or_else(|| q.get("taskId"))
+        .ok_or_else(|| Problem::invalid("name the task: ?task_id=UUID"))?;
+    let id = Uuid::parse_str(id)
+        .map_err(|_| Problem::invalid(format!("task_id {id:?} is not a UUID")))?;
+    let task = m
+        .bgtasks
+        .get(id)
+        .filter(|t| caller.is_admin || t.owner_access_key == caller.access_key)
+        .ok_or_else(|| {
+            Problem::not_found("task", format!("no background task {id} is visible to you"))
+        })?;
+    let (last, mut rx) = task.subscribe();
+    let (tx, out) = tokio::sync::mpsc::channel::<Result<Event, Infallible>>(16);
+    tokio::spawn(async move {
+        let close = Event::default().event("server_close").data("{}");
+        if let Some(ev) = last {
+            if tx.send(Ok(to_sse(&ev))).await.is_err() {
+                return;
+            }
+            if ev.kind.is_final() {
+                let _ = tx.send(Ok(close)).await;
+                return;
+            }
+        }
+        loop {
+            let ev = match rx.recv().await {
+                Ok(ev) => ev,
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => return,
+            };
+            if tx.send(Ok(to_sse(&ev))).await.is_err() {
+                return;
+            }
+            if ev.kind.is_final() {
+                let _ = tx.send(Ok(close)).await;
+                return;
+            }
+        }
+    });
+    Ok(Sse::new(ReceiverStream::new(out))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}

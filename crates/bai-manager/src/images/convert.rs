@@ -1,0 +1,194 @@
+//! Converting a running interactive session to a private image of its owner (Backend.AI's
+//! "imagify"): the main kernel's writable layer on its base image, labelled with the owner,
+//! the name and the image id, recorded in the catalogue and launchable by its owner. A second
+//! conversion with the same name replaces the image (same id, same reference).
+
+use super::catalogue::{LABEL_EMAIL, LABEL_ID, LABEL_NAME, LABEL_OWNER};
+use super::reference::{check_name, customized_reference};
+use crate::bgtask::BgTask;
+use crate::state::Manager;
+use bai_core::Problem;
+use bai_core::agent::CommitRequest;
+use bai_core::status::SessionType;
+use bai_store::{CustomizedImageRow, SessionRow};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// How many images a user may make from sessions (the `default` user resource policy).
+pub const MAX_CUSTOMIZED_IMAGES: u64 = 3;
+
+/// Who asks: the session's owner as the catalogue records them.
+#[derive(Debug, Clone)]
+pub struct Owner {
+    pub user_id: String,
+    pub email: String,
+    pub access_key: String,
+}
+
+/// Checks the request and starts the conversion; returns the background task's id.
+pub fn start(
+    m: &Arc<Manager>,
+    owner: Owner,
+    row: &SessionRow,
+    image_name: &str,
+    visibility: Option<&str>,
+) -> Result<Uuid, Problem> {
+    check_name(image_name)?;
+    if let Some(v) = visibility.filter(|v| *v != "user") {
+        return Err(Problem::invalid(format!(
+            "image_visibility {v:?} is not supported: images made from sessions are private \
+             to their owner (\"user\")"
+        )));
+    }
+    if row.session_type != SessionType::Interactive {
+        return Err(Problem::invalid(format!(
+            "session {:?} is a {} session: only interactive sessions can be converted to an image",
+            row.name,
+            row.session_type.as_str()
+        )));
+    }
+    let agent = super::commit_target(m, row)?;
+    let existing = m
+        .store
+        .customized_image_named(&owner.user_id, image_name)
+        .map_err(|e| Problem::internal(e.to_string()))?;
+    if existing.is_none() {
+        let current = m
+            .store
+            .count_customized_images(&owner.user_id)
+            .map_err(|e| Problem::internal(e.to_string()))?;
+        if current >= MAX_CUSTOMIZED_IMAGES {
+            return Err(Problem::new(
+                400,
+                "quota-exceeded",
+                "Quota exceeded.",
+                format!(
+                    "you have reached your customized image count quota (current: {current}, \
+                     limit: {MAX_CUSTOMIZED_IMAGES}); forget or purge one of your images, or \
+                     convert again with the name of one to replace it"
+                ),
+            )
+            .with_data(serde_json::json!({"limit": MAX_CUSTOMIZED_IMAGES, "current": current})));
+        }
+    }
+    let task = m.bgtasks.start(&owner.access_key, "convert-to-image");
+    if !m.commits.begin(row.id, task.clone()) {
+        return Err(busy(row));
+    }
+    let id = existing.as_ref().map(|e| e.id).unwrap_or_else(Uuid::new_v4);
+    let reference = customized_reference(&row.image, id);
+    let features = base_features(m, &row.image);
+    let mut labels = BTreeMap::new();
+    labels.insert(LABEL_OWNER.to_string(), format!("user:{}", owner.user_id));
+    labels.insert(LABEL_NAME.to_string(), image_name.to_string());
+    labels.insert(LABEL_ID.to_string(), id.to_string());
+    labels.insert(LABEL_EMAIL.to_string(), owner.email.clone());
+    labels.insert("ai.backend.features".to_string(), features);
+    let req = CommitRequest {
+        kernel_id: row.main_kernel_id,
+        reference: reference.clone(),
+        base_image: row.image.clone(),
+        labels,
+        tarball: None,
+    };
+    let record = CustomizedImageRow {
+        id,
+        reference,
+        name: image_name.to_string(),
+        owner_user_id: owner.user_id,
+        owner_email: owner.email,
+        base_image: row.image.clone(),
+        agent_id: agent.id.clone(),
+        size_bytes: 0,
+        created_at: String::new(),
+    };
+    let (m2, session, task_id) = (m.clone(), row.id, task.id);
+    task.update(0, 2, format!("committing session {}", row.name));
+    tokio::spawn(async move {
+        run(&m2, &agent, &task, req, record).await;
+        m2.commits.end(session);
+    });
+    Ok(task_id)
+}
+
+pub fn busy(row: &SessionRow) -> Problem {
+    Problem::conflict(
+        "session-busy",
+        "The session is being committed.",
+        format!(
+            "session {:?} is being committed now; wait until it is done (GET /session/{}/commit)",
+            row.name, row.name
+        ),
+    )
+}
+
+/// The base image's features, less `private` (an image made from a private one must still be
+/// launchable by its owner).
+fn base_features(m: &Manager, base: &str) -> String {
+    let labels = m
+        .agents()
+        .iter()
+        .flat_map(|a| a.info().images)
+        .find(|i| i.name == base)
+        .map(|i| i.labels)
+        .unwrap_or_default();
+    let mut f: Vec<&str> = labels
+        .get("ai.backend.features")
+        .map(|s| s.split_whitespace().filter(|f| *f != "private").collect())
+        .unwrap_or_default();
+    if !f.contains(&"uid-match") {
+        f.push("uid-match");
+    }
+    f.join(" ")
+}
+
+async fn run(
+    m: &Arc<Manager>,
+    agent: &crate::state::AgentHandle,
+    task: &BgTask,
+    req: CommitRequest,
+    mut record: CustomizedImageRow,
+) {
+    let previous = m
+        .agents()
+        .iter()
+        .flat_map(|a| a.info().images)
+        .find(|i| i.name == req.reference)
+        .map(|i| i.digest);
+    let result = agent.rpc.commit_kernel(req.clone()).await;
+    if task.is_cancelled() {
+        // A forced terminate: no half image is left behind.
+        if result.is_ok()
+            && let Err(e) = agent.rpc.remove_image(req.reference.clone()).await
+        {
+            tracing::warn!(image = %req.reference, error = %e, "cannot remove a cancelled commit");
+        }
+        super::refresh_agent(m, &agent.id).await;
+        task.cancelled("the session was terminated while it was being committed");
+        return;
+    }
+    let image = match result {
+        Ok(i) => i,
+        Err(e) => {
+            task.failed(format!("cannot commit the session: {e}"));
+            return;
+        }
+    };
+    task.update(1, 2, format!("recording image {}", record.name));
+    // The image this one replaced (same reference) has lost its tag: remove it unless in use.
+    if let Some(old) = previous.filter(|d| !d.is_empty() && *d != image.digest) {
+        let _ = agent.rpc.remove_image(old).await;
+    }
+    record.size_bytes = image.size_bytes;
+    if let Err(e) = m.store.put_customized_image(&record) {
+        let _ = agent.rpc.remove_image(req.reference.clone()).await;
+        task.failed(format!("cannot record the image: {e}"));
+        return;
+    }
+    super::refresh_agent(m, &agent.id).await;
+    tracing::info!(image = %record.reference, name = %record.name, owner = %record.owner_email,
+        "a session was converted to an image");
+    // Backend.AI's clients read the new image's id as the done message.
+    task.done(record.id.to_string());
+}

@@ -1,0 +1,58 @@
+//! Images: the catalogue (what agents hold, aliases, images made from sessions), session
+//! commits to a tarball on the agent, and conversions of a session to a private image.
+
+pub mod catalogue;
+pub mod commit_file;
+pub mod committing;
+pub mod convert;
+pub mod reference;
+
+pub use catalogue::{
+    CatalogueImage, LABEL_EMAIL, LABEL_ID, LABEL_NAME, LABEL_OWNER, catalogue, known, resolve,
+};
+
+use crate::state::Manager;
+use bai_core::Problem;
+use bai_core::status::SessionStatus;
+use bai_store::SessionRow;
+use std::sync::Arc;
+
+/// Reads an agent's images again (after a commit or a removal) so the catalogue and the
+/// scheduler see them.
+pub async fn refresh_agent(m: &Manager, agent_id: &str) {
+    let Some(a) = m.agent(agent_id) else { return };
+    match a.rpc.info().await {
+        Ok(info) => {
+            let mut cur = a.info.write().unwrap_or_else(|p| p.into_inner());
+            cur.images = info.images;
+        }
+        Err(e) => tracing::warn!(agent = %agent_id, error = %e, "cannot read the agent's images"),
+    }
+}
+
+/// The agent of a session's main kernel, when the session can be committed now.
+pub fn commit_target(
+    m: &Manager,
+    row: &SessionRow,
+) -> Result<Arc<crate::state::AgentHandle>, Problem> {
+    if row.status != SessionStatus::Running {
+        return Err(Problem::invalid(format!(
+            "session {:?} is {}: only a RUNNING session can be committed",
+            row.name,
+            row.status.as_str()
+        )));
+    }
+    let agent_id = row.agent_id.clone().unwrap_or_default();
+    let agent = m.agent(&agent_id).ok_or_else(|| {
+        Problem::internal(format!("the session's agent {agent_id:?} is not known"))
+    })?;
+    if !agent.is_alive() {
+        return Err(Problem::new(
+            503,
+            "agent-lost",
+            "Agent not reachable.",
+            format!("the session's agent {agent_id} is not reachable now"),
+        ));
+    }
+    Ok(agent)
+}

@@ -53,6 +53,7 @@ bench: deps build
 	bench/remote.sh
 	bench/cluster.sh
 	bench/serving.sh
+	bench/images.sh
 
 clean-containers:
 	-docker ps -aq --filter label=ai.bai.agent | xargs -r docker rm -f

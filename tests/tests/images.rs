@@ -163,8 +163,9 @@ fn sessions_become_private_images_with_a_quota_and_commits_block_terminate() {
     assert!(!r.stdout.contains("customized_"), "{r:#?}");
     s.bai(&s.user2, &["start", &reference]).expect_fail("image");
 
-    // A large writable layer keeps the next commit busy: terminate is refused meanwhile, a
-    // forced one stops it and leaves no image behind.
+    // A large writable layer keeps the next commit (converting again to `pkg-env`, which
+    // would replace it) busy: terminate is refused meanwhile; a forced one stops it, leaves
+    // no half image and keeps the image it was to replace.
     let w = code(
         &s,
         "imgsrc",
@@ -176,7 +177,7 @@ fn sessions_become_private_images_with_a_quota_and_commits_block_terminate() {
             &s.user,
             "POST",
             "/session/imgsrc/imagify",
-            Some(json!({"image_name": "big-env"})),
+            Some(json!({"image_name": "pkg-env"})),
         )
         .expect("imagify starts");
     let task_id = task["task_id"].as_str().expect("task_id").to_string();
@@ -198,7 +199,17 @@ fn sessions_become_private_images_with_a_quota_and_commits_block_terminate() {
         Some("bgtask_cancelled"),
         "{names:?}"
     );
-    assert!(customized_named(&s, &s.user, "big-env").is_none());
+    let kept = customized_named(&s, &s.user, "pkg-env").expect("pkg-env is kept");
+    assert!(
+        img.digest
+            .as_deref()
+            .is_some_and(|d| d.starts_with("sha256:")),
+        "{img:?}"
+    );
+    assert_eq!(
+        kept.digest, img.digest,
+        "the image it was to replace is untouched"
+    );
     assert_eq!(
         engine_images_of(&owner).len(),
         1,
@@ -286,4 +297,44 @@ fn sessions_become_private_images_with_a_quota_and_commits_block_terminate() {
     );
     ba(&s, &s.user, &["session", "destroy", "imgsrc2"]).expect_ok();
     remove_engine_images_of(&owner);
+}
+
+/// The second environment: `python-ml` (Debian's CPU build of PyTorch, NumPy, pandas,
+/// scikit-learn, matplotlib) is in the catalogue with its apps and minimums, and its
+/// sessions import torch.
+#[test]
+fn the_python_ml_environment_runs_torch() {
+    let s = Server::start();
+    let ml = images(&s, &s.user, false)
+        .into_iter()
+        .find(|i| i.name.as_deref() == Some("bai/python-ml"))
+        .expect("python-ml is in the catalogue (images/python-ml/build.sh)");
+    assert!(
+        ml.apps
+            .clone()
+            .unwrap_or_default()
+            .contains(&"jupyter".to_string())
+    );
+    assert!(
+        ml.resource_limits
+            .clone()
+            .unwrap_or_default()
+            .iter()
+            .any(|l| l.key == "mem" && l.min.as_deref() == Some("256m")),
+        "{ml:?}"
+    );
+    let r = s.bai(
+        &s.user,
+        &[
+            "run",
+            "--rm",
+            "-r",
+            "mem=1g",
+            "-c",
+            "import torch, numpy, pandas, sklearn, matplotlib; print('sum', torch.tensor([1.0, 2.0]).sum().item())",
+            "python-ml",
+        ],
+    );
+    r.expect_ok();
+    assert!(r.stdout.contains("sum 3.0"), "{r:#?}");
 }

@@ -353,6 +353,10 @@ impl AgentRpc for DummyAgent {
         Ok(())
     }
 
+    async fn tag_image(&self, _source: String, _target: String) -> Result<(), AgentError> {
+        Ok(())
+    }
+
     fn events(&self) -> BoxStream<'static, AgentEvent> {
         tokio_stream::wrappers::BroadcastStream::new(self.inner.events.subscribe())
             .filter_map(|r| futures::future::ready(r.ok()))

@@ -248,6 +248,8 @@ pub trait AgentRpc: Send + Sync + 'static {
     async fn commit_kernel(&self, req: CommitRequest) -> Result<ImageInfo, AgentError>;
     /// Removes an image from the agent's engine (refused while a container uses it).
     async fn remove_image(&self, reference: String) -> Result<(), AgentError>;
+    /// Gives the image `source` the reference `target` too (moving `target` if it was set).
+    async fn tag_image(&self, source: String, target: String) -> Result<(), AgentError>;
     /// Events the agent reports by itself (kernel exits).
     fn events(&self) -> BoxStream<'static, AgentEvent>;
 }

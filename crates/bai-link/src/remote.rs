@@ -339,6 +339,13 @@ impl AgentRpc for RemoteAgent {
         }
     }
 
+    async fn tag_image(&self, source: String, target: String) -> Result<(), AgentError> {
+        match self.ask(Call::TagImage(source, target)).await? {
+            Reply::Done => Ok(()),
+            r => Err(unexpected(r)),
+        }
+    }
+
     fn events(&self) -> BoxStream<'static, AgentEvent> {
         tokio_stream::wrappers::BroadcastStream::new(self.shared.events.subscribe())
             .filter_map(|r| futures::future::ready(r.ok()))

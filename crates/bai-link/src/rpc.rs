@@ -35,6 +35,8 @@ pub enum Call {
     Commit(Box<bai_core::agent::CommitRequest>),
     /// Remove an image.
     RemoveImage(String),
+    /// Tag image `.0` as `.1`.
+    TagImage(String, String),
 }
 
 /// The agent's answers (each item of a call's answer is one `Result<Reply, AgentError>`).

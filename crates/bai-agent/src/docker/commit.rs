@@ -112,6 +112,26 @@ pub async fn remove(inner: &Inner, reference: &str) -> Result<(), AgentError> {
     }
 }
 
+/// Gives `source` the reference `target` too.
+pub async fn tag(inner: &Inner, source: &str, target: &str) -> Result<(), AgentError> {
+    let (repo, tag) = split_reference(target)?;
+    let opts = bollard::query_parameters::TagImageOptions {
+        repo: Some(repo.to_string()),
+        tag: Some(tag.to_string()),
+    };
+    inner
+        .docker
+        .tag_image(source, Some(opts))
+        .await
+        .map_err(|e| {
+            if is_not_found(&e) {
+                AgentError::ImageNotFound(source.to_string())
+            } else {
+                runtime(format!("cannot tag {source} as {target}"), e)
+            }
+        })
+}
+
 fn split_reference(reference: &str) -> Result<(&str, &str), AgentError> {
     let slash = reference.rfind('/').map(|i| i + 1).unwrap_or(0);
     match reference[slash..].rfind(':') {

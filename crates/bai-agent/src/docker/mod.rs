@@ -396,6 +396,10 @@ impl AgentRpc for DockerAgent {
         commit::remove(&self.inner, &reference).await
     }
 
+    async fn tag_image(&self, source: String, target: String) -> Result<(), AgentError> {
+        commit::tag(&self.inner, &source, &target).await
+    }
+
     fn events(&self) -> BoxStream<'static, AgentEvent> {
         let rx = self.inner.events.subscribe();
         futures::stream::unfold(rx, |mut rx| async move {

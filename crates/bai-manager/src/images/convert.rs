@@ -85,9 +85,11 @@ pub fn start(
     labels.insert(LABEL_ID.to_string(), id.to_string());
     labels.insert(LABEL_EMAIL.to_string(), owner.email.clone());
     labels.insert("ai.backend.features".to_string(), features);
+    // Committed under a pending reference first: a cancelled commit then never touches an
+    // image of the same name that it was to replace.
     let req = CommitRequest {
         kernel_id: row.main_kernel_id,
-        reference: reference.clone(),
+        reference: format!("{reference}-pending"),
         base_image: row.image.clone(),
         labels,
         tarball: None,
@@ -150,19 +152,14 @@ async fn run(
     req: CommitRequest,
     mut record: CustomizedImageRow,
 ) {
-    let previous = m
-        .agents()
-        .iter()
-        .flat_map(|a| a.info().images)
-        .find(|i| i.name == req.reference)
-        .map(|i| i.digest);
-    let result = agent.rpc.commit_kernel(req.clone()).await;
+    let pending = req.reference.clone();
+    let result = agent.rpc.commit_kernel(req).await;
     if task.is_cancelled() {
         // A forced terminate: no half image is left behind.
         if result.is_ok()
-            && let Err(e) = agent.rpc.remove_image(req.reference.clone()).await
+            && let Err(e) = agent.rpc.remove_image(pending.clone()).await
         {
-            tracing::warn!(image = %req.reference, error = %e, "cannot remove a cancelled commit");
+            tracing::warn!(image = %pending, error = %e, "cannot remove a cancelled commit");
         }
         super::refresh_agent(m, &agent.id).await;
         task.cancelled("the session was terminated while it was being committed");
@@ -176,13 +173,31 @@ async fn run(
         }
     };
     task.update(1, 2, format!("recording image {}", record.name));
+    let previous = m
+        .agents()
+        .iter()
+        .flat_map(|a| a.info().images)
+        .find(|i| i.name == record.reference)
+        .map(|i| i.digest);
+    let named = agent
+        .rpc
+        .tag_image(pending.clone(), record.reference.clone())
+        .await;
+    // The pending reference goes either way (only the tag, when the image is named).
+    let _ = agent.rpc.remove_image(pending).await;
+    if let Err(e) = named {
+        super::refresh_agent(m, &agent.id).await;
+        task.failed(format!("cannot name the image: {e}"));
+        return;
+    }
     // The image this one replaced (same reference) has lost its tag: remove it unless in use.
     if let Some(old) = previous.filter(|d| !d.is_empty() && *d != image.digest) {
         let _ = agent.rpc.remove_image(old).await;
     }
     record.size_bytes = image.size_bytes;
     if let Err(e) = m.store.put_customized_image(&record) {
-        let _ = agent.rpc.remove_image(req.reference.clone()).await;
+        let _ = agent.rpc.remove_image(record.reference.clone()).await;
+        super::refresh_agent(m, &agent.id).await;
         task.failed(format!("cannot record the image: {e}"));
         return;
     }

@@ -227,6 +227,9 @@ impl AgentRpc for AgentSlot {
     async fn remove_image(&self, reference: String) -> Result<(), AgentError> {
         self.agent()?.remove_image(reference).await
     }
+    async fn tag_image(&self, source: String, target: String) -> Result<(), AgentError> {
+        self.agent()?.tag_image(source, target).await
+    }
     fn events(&self) -> BoxStream<'static, AgentEvent> {
         tokio_stream::wrappers::BroadcastStream::new(self.shared.events.subscribe())
             .filter_map(|r| futures::future::ready(r.ok()))

@@ -9,14 +9,16 @@ need_pkgs=()
 command -v dockerd >/dev/null 2>&1 || need_pkgs+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || need_pkgs+=(debootstrap)
 # The web UI is built with node/npm. With --test: Debian's chromium for the UI's end-to-end
-# tests, the OpenSSH client (ssh, scp, sftp) for the apps tests, and iproute2/util-linux
-# for the multi-machine tests.
+# tests, the OpenSSH client (ssh, scp, sftp) for the apps tests, iproute2/util-linux for the
+# multi-machine tests and docker-registry for images that travel between them.
 command -v npm >/dev/null 2>&1 || need_pkgs+=(nodejs npm)
 if [ "${1:-}" = "--test" ]; then
   command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
   command -v ssh >/dev/null 2>&1 || need_pkgs+=(openssh-client)
   command -v ip >/dev/null 2>&1 || need_pkgs+=(iproute2)
   command -v nsenter >/dev/null 2>&1 || need_pkgs+=(util-linux)
+  # Debian's registry (distribution) for the images-travel tests.
+  command -v docker-registry >/dev/null 2>&1 || need_pkgs+=(docker-registry)
 fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then

@@ -255,9 +255,10 @@ impl Machine {
             std::fs::create_dir_all(d)
                 .unwrap_or_else(|e| panic!("cannot create {}: {e}", d.display()));
         }
-        // An empty config file, so the host's /etc/docker/daemon.json does not apply.
+        // Our own config file, so the host's /etc/docker/daemon.json does not apply; test
+        // registries listen on the hosts' veth addresses over plain HTTP.
         let config = self.dir.join("daemon.json");
-        std::fs::write(&config, "{}\n")
+        std::fs::write(&config, "{\"insecure-registries\": [\"10.213.0.0/16\"]}\n")
             .unwrap_or_else(|e| panic!("cannot write {}: {e}", config.display()));
         let log = std::fs::File::create(self.log_path())
             .unwrap_or_else(|e| panic!("cannot create {}: {e}", self.log_path().display()));

@@ -179,6 +179,7 @@ impl AgentRpc for DummyAgent {
             version: format!("dummy-{}", env!("CARGO_PKG_VERSION")),
             devices: Vec::new(),
             storage_hosts: Default::default(),
+            registry: None,
         })
     }
 
@@ -355,6 +356,19 @@ impl AgentRpc for DummyAgent {
 
     async fn tag_image(&self, _source: String, _target: String) -> Result<(), AgentError> {
         Ok(())
+    }
+
+    async fn pull_image(
+        &self,
+        reference: String,
+    ) -> Result<bai_core::agent::ImageInfo, AgentError> {
+        Err(AgentError::ImageNotFound(reference))
+    }
+
+    async fn push_image(&self, _reference: String) -> Result<(), AgentError> {
+        Err(AgentError::BadRequest(
+            "the dummy agent has no registry".into(),
+        ))
     }
 
     fn events(&self) -> BoxStream<'static, AgentEvent> {

@@ -83,6 +83,7 @@ async fn agent() -> TestAgent {
         reserved_mem: 0,
         reserved_cpu_milli: 0,
         storage_hosts: Default::default(),
+        registry: None,
         manager_host: None,
     })
     .await

@@ -29,6 +29,10 @@ pub struct AgentInfo {
     /// path as on the manager, or the manager does not count it).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub storage_hosts: BTreeMap<String, String>,
+    /// The cluster's image registry as this agent reaches it: an image the agent lacks is
+    /// pulled from there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry: Option<String>,
 }
 
 /// A kernel image the agent can run.
@@ -250,6 +254,10 @@ pub trait AgentRpc: Send + Sync + 'static {
     async fn remove_image(&self, reference: String) -> Result<(), AgentError>;
     /// Gives the image `source` the reference `target` too (moving `target` if it was set).
     async fn tag_image(&self, source: String, target: String) -> Result<(), AgentError>;
+    /// Pulls `reference` from the agent's registry and keeps it under that reference.
+    async fn pull_image(&self, reference: String) -> Result<ImageInfo, AgentError>;
+    /// Pushes `reference` to the agent's registry.
+    async fn push_image(&self, reference: String) -> Result<(), AgentError>;
     /// Events the agent reports by itself (kernel exits).
     fn events(&self) -> BoxStream<'static, AgentEvent>;
 }

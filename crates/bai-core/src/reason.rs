@@ -21,6 +21,8 @@ pub enum Reason {
     /// Placed on an agent.
     ScheduledOn(String),
     Preparing,
+    /// Its agent pulls the image from the cluster's registry.
+    Pulling(String),
     ImageReady,
     Creating,
     Running,
@@ -83,6 +85,9 @@ impl Reason {
             ("enqueued", None) => Reason::Enqueued,
             ("preparing", None) => Reason::Preparing,
             ("image-ready", None) => Reason::ImageReady,
+            ("pulling", Some(r)) => {
+                Reason::Pulling(r.strip_suffix(" from the registry").unwrap_or(r).into())
+            }
             ("creating", None) => Reason::Creating,
             ("running", None) => Reason::Running,
             ("user-requested", None) => Reason::UserRequested,
@@ -162,6 +167,7 @@ impl fmt::Display for Reason {
             Reason::ScheduledOn(agent) => write!(f, "scheduled on {agent}"),
             Reason::Preparing => f.write_str("preparing"),
             Reason::ImageReady => f.write_str("image-ready"),
+            Reason::Pulling(image) => write!(f, "pulling: {image} from the registry"),
             Reason::Creating => f.write_str("creating"),
             Reason::Running => f.write_str("running"),
             Reason::Requeued(why) => write!(f, "requeued: {why}"),
@@ -213,6 +219,7 @@ mod tests {
             Reason::ScheduledOn("local".into()),
             Reason::Preparing,
             Reason::ImageReady,
+            Reason::Pulling("bai/python:3.11".into()),
             Reason::Creating,
             Reason::Running,
             Reason::Requeued("a manager restart interrupted the launch".into()),

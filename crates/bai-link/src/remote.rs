@@ -346,6 +346,23 @@ impl AgentRpc for RemoteAgent {
         }
     }
 
+    async fn pull_image(
+        &self,
+        reference: String,
+    ) -> Result<bai_core::agent::ImageInfo, AgentError> {
+        match self.ask(Call::PullImage(reference)).await? {
+            Reply::Image(i) => Ok(*i),
+            r => Err(unexpected(r)),
+        }
+    }
+
+    async fn push_image(&self, reference: String) -> Result<(), AgentError> {
+        match self.ask(Call::PushImage(reference)).await? {
+            Reply::Done => Ok(()),
+            r => Err(unexpected(r)),
+        }
+    }
+
     fn events(&self) -> BoxStream<'static, AgentEvent> {
         tokio_stream::wrappers::BroadcastStream::new(self.shared.events.subscribe())
             .filter_map(|r| futures::future::ready(r.ok()))

@@ -37,6 +37,10 @@ pub enum Call {
     RemoveImage(String),
     /// Tag image `.0` as `.1`.
     TagImage(String, String),
+    /// Pull an image from the agent's registry.
+    PullImage(String),
+    /// Push an image to the agent's registry.
+    PushImage(String),
 }
 
 /// The agent's answers (each item of a call's answer is one `Result<Reply, AgentError>`).

@@ -169,6 +169,8 @@ async fn answer_call(
             .map(|i| Reply::Image(Box::new(i))),
         Call::RemoveImage(r) => agent.remove_image(r).await.map(|()| Reply::Done),
         Call::TagImage(src, dst) => agent.tag_image(src, dst).await.map(|()| Reply::Done),
+        Call::PullImage(r) => agent.pull_image(r).await.map(|i| Reply::Image(Box::new(i))),
+        Call::PushImage(r) => agent.push_image(r).await.map(|()| Reply::Done),
         Call::Tunnel(id, k, port) => match (tunnels, agent.app_address(k, port).await) {
             (Some(t), Ok(target)) => t.open(id, target).await.map(|()| Reply::Done),
             (None, Ok(_)) => Err(AgentError::Runtime("this agent cannot open tunnels".into())),

@@ -6,12 +6,17 @@ use bai_core::agent::AgentInfo;
 use bai_store::Store;
 
 pub fn register(store: &Store, info: &AgentInfo) -> Result<(), bai_store::StoreError> {
-    let mut names: Vec<&str> = info
+    let names: Vec<&str> = info
         .images
         .iter()
         .filter(|i| !i.labels.contains_key(crate::images::LABEL_OWNER))
         .map(|i| i.name.as_str())
         .collect();
+    register_names(store, names)
+}
+
+/// The short names of these images (the registry's, an agent's).
+pub fn register_names(store: &Store, mut names: Vec<&str>) -> Result<(), bai_store::StoreError> {
     names.sort();
     for name in names {
         let base = name.rsplit('/').next().unwrap_or(name);

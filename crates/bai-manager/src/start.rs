@@ -53,6 +53,9 @@ pub async fn start(
             .await
             .map_err(StartError::AgentListener)?;
     }
+    crate::images::registry::refresh(&m).await;
+    crate::images::registry::spawn_refresher(&m);
+    crate::images::registry::publish_local(&m);
     remote::states::spawn(m.clone());
     scheduler::spawn(m.clone());
     lifecycle::timeouts::spawn_sweeper(m.clone());

@@ -38,6 +38,9 @@ pub struct ManagerConfig {
     pub agent_gone_after: std::time::Duration,
     /// The host name service endpoint URLs carry (`http://HOST:PORT`).
     pub endpoint_host: String,
+    /// The cluster's image registry as the manager reaches it (its images are in the
+    /// catalogue; agents with a registry pull them when they lack them).
+    pub registry: Option<String>,
 }
 
 impl Default for ManagerConfig {
@@ -54,6 +57,7 @@ impl Default for ManagerConfig {
             agent_lost_after: std::time::Duration::from_secs(40),
             agent_gone_after: std::time::Duration::from_secs(600),
             endpoint_host: "127.0.0.1".into(),
+            registry: None,
         }
     }
 }
@@ -138,6 +142,8 @@ pub struct Manager {
     pub bgtasks: crate::bgtask::BgTasks,
     /// Sessions being committed now.
     pub commits: crate::images::committing::Commits,
+    /// What the cluster's registry holds, as last read.
+    pub registry: crate::images::registry::RegistryView,
 }
 
 impl Manager {
@@ -169,6 +175,7 @@ impl Manager {
             serving: Default::default(),
             bgtasks: Default::default(),
             commits: Default::default(),
+            registry: Default::default(),
         })
     }
 

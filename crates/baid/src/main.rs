@@ -225,6 +225,7 @@ async fn up(args: UpArgs) -> Result<()> {
         agent_listen: args.agent_listen.0,
         agent_lost_after: args.agent_lost_after,
         agent_gone_after: args.agent_gone_after,
+        registry: args.node.registry.clone(),
         endpoint_host: args
             .endpoint_host
             .clone()

@@ -27,6 +27,11 @@ pub struct NodeArgs {
     /// The smallest fractional GPU share handed out.
     #[arg(long, env = "BAI_GPU_QUANTUM", default_value = "0.1", value_parser = parse_quantum)]
     pub gpu_quantum: u64,
+    /// The cluster's image registry (`host:port`, plain HTTP; Debian's `docker-registry`) as
+    /// this node reaches it: images this node lacks are pulled from there. `baid up` also
+    /// pushes its kernel images there and lists what it holds.
+    #[arg(long, env = "BAI_REGISTRY", value_name = "HOST:PORT")]
+    pub registry: Option<String>,
 }
 
 pub fn parse_mode(s: &str) -> Result<bai_core::accel::AllocMode, String> {
@@ -98,6 +103,7 @@ pub async fn docker_agent(
         accelerator,
         storage_hosts,
         manager_host,
+        registry: args.registry.clone(),
     })
     .await
     .context("cannot reach the Docker engine (is dockerd running? `make up` starts it)")

@@ -16,6 +16,7 @@ mod list;
 mod overlay;
 mod place;
 mod ready;
+mod registry;
 mod stats;
 mod watch;
 
@@ -77,6 +78,8 @@ pub struct DockerAgentConfig {
     /// A remote agent: the manager's host as it dials it (where a multi-node session's
     /// tunnel reaches the kernels of the manager's own agent).
     pub manager_host: Option<String>,
+    /// The cluster's image registry (`host:port`) as this node reaches it.
+    pub registry: Option<String>,
 }
 
 pub(crate) struct Inner {
@@ -314,6 +317,7 @@ impl AgentRpc for DockerAgent {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.display().to_string()))
                 .collect(),
+            registry: c.registry.clone(),
         })
     }
 
@@ -398,6 +402,17 @@ impl AgentRpc for DockerAgent {
 
     async fn tag_image(&self, source: String, target: String) -> Result<(), AgentError> {
         commit::tag(&self.inner, &source, &target).await
+    }
+
+    async fn pull_image(
+        &self,
+        reference: String,
+    ) -> Result<bai_core::agent::ImageInfo, AgentError> {
+        registry::pull(&self.inner, &reference).await
+    }
+
+    async fn push_image(&self, reference: String) -> Result<(), AgentError> {
+        registry::push(&self.inner, &reference).await
     }
 
     fn events(&self) -> BoxStream<'static, AgentEvent> {

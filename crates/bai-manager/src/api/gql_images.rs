@@ -55,6 +55,7 @@ pub fn image_json(i: &CatalogueImage) -> Value {
         "supported_accelerators": ["cuda", "mock"],
         "installed": !i.agents.is_empty(),
         "installed_agents": i.agents,
+        "in_registry": i.in_registry,
         "is_local": i.registry == "local",
         "status": "ALIVE",
         "type": if i.labels.get("ai.backend.role").map(String::as_str) == Some("SYSTEM") { "system" } else { "compute" },
@@ -230,6 +231,7 @@ pub fn resolve(
             let task = m.bgtasks.start(&caller.access_key, "rescan-images");
             let handle = tokio::runtime::Handle::current();
             let agents = m.agents();
+            handle.block_on(crate::images::registry::refresh(m));
             for a in &agents {
                 handle.block_on(crate::images::refresh_agent(m, &a.id));
                 if let Err(e) = crate::aliases::register(&m.store, &a.info()) {

@@ -28,6 +28,8 @@ pub struct CatalogueImage {
     pub aliases: Vec<String>,
     /// Agents whose engine holds it.
     pub agents: Vec<String>,
+    /// The cluster's registry holds it (agents that lack it pull it).
+    pub in_registry: bool,
     /// Set for an image made from a session.
     pub customized: Option<CustomizedImageRow>,
 }
@@ -110,6 +112,15 @@ pub fn catalogue(m: &Manager) -> Vec<CatalogueImage> {
             }
         }
     }
+    // What the registry holds (its labels are known once an agent has pulled it).
+    for reference in m.registry.references() {
+        if forgotten.contains(&reference) {
+            continue;
+        }
+        out.entry(reference.clone())
+            .or_insert_with(|| entry(&reference, std::env::consts::ARCH, None, &aliases))
+            .in_registry = true;
+    }
     // Recorded images whose agent is away are still theirs (and still count).
     for (reference, c) in customized {
         if !out.contains_key(&reference) && !forgotten.contains(&reference) {
@@ -152,13 +163,14 @@ fn entry(
             .map(|(a, _)| a.clone())
             .collect(),
         agents: Vec::new(),
+        in_registry: false,
         customized,
     }
 }
 
 /// Finds an image for a launch by `user_id`: an alias, a reference (`:latest` when it has no
 /// tag) or an image id; others' customized images and forgotten ones are not found. Only
-/// images some agent holds are returned.
+/// images some agent or the cluster's registry holds are returned.
 pub fn resolve(m: &Manager, requested: &str, user_id: &str, is_admin: bool) -> Option<String> {
     let target = m
         .store
@@ -177,7 +189,7 @@ pub fn resolve(m: &Manager, requested: &str, user_id: &str, is_admin: bool) -> O
     };
     catalogue(m)
         .into_iter()
-        .filter(|i| i.visible_to(user_id, is_admin) && !i.agents.is_empty())
+        .filter(|i| i.visible_to(user_id, is_admin) && (!i.agents.is_empty() || i.in_registry))
         .find(|i| i.reference == target || i.reference == with_latest || i.id.to_string() == target)
         .map(|i| i.reference)
 }

@@ -6,6 +6,7 @@ pub mod commit_file;
 pub mod committing;
 pub mod convert;
 pub mod reference;
+pub mod registry;
 
 pub use catalogue::{
     CatalogueImage, LABEL_EMAIL, LABEL_ID, LABEL_NAME, LABEL_OWNER, catalogue, known, resolve,

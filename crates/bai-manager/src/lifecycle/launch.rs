@@ -105,16 +105,6 @@ async fn launch(m: &Arc<Manager>, row: SessionRow) {
             return;
         }
     };
-    for a in &kernel_agents {
-        if !a.info().images.iter().any(|i| i.name == row.image) {
-            let reason = Reason::ImageNotFound {
-                image: row.image.clone(),
-                agent: a.id.clone(),
-            };
-            fail_preparation(m, &row, reason).await;
-            return;
-        }
-    }
     // Folders are bound now, not when the session was queued: a folder deleted, moved to
     // another host or made read-only while the session waited is seen as it is at launch.
     let mounts = match super::mounts::bind_at_launch(m, &row) {
@@ -124,10 +114,52 @@ async fn launch(m: &Arc<Manager>, row: SessionRow) {
             return;
         }
     };
+    // Agents that lack the image pull it from the cluster's registry (PULLING).
+    let mut lacking: Vec<Arc<AgentHandle>> = Vec::new();
+    for a in &kernel_agents {
+        let info = a.info();
+        if info.images.iter().any(|i| i.name == row.image) || lacking.iter().any(|l| l.id == a.id) {
+            continue;
+        }
+        if info.registry.is_none() || !m.registry.holds(&row.image) {
+            let reason = Reason::ImageNotFound {
+                image: row.image.clone(),
+                agent: a.id.clone(),
+            };
+            fail_preparation(m, &row, reason).await;
+            return;
+        }
+        lacking.push(a.clone());
+    }
+    let (row, from) = if lacking.is_empty() {
+        (row, S::Preparing)
+    } else {
+        let row = step!(
+            m,
+            row,
+            Change::new(
+                S::Preparing,
+                S::Pulling,
+                Reason::Pulling(row.image.clone()),
+                "launch"
+            )
+            .events(&[E::KernelPulling]),
+            false
+        );
+        if let Err(reason) = super::pull::pull_all(m, &row.image, &lacking).await {
+            let c =
+                Change::new(S::Pulling, S::Error, reason, "launch").events(&[E::SessionFailure]);
+            if transition_or_log(m, row.id, c).is_none() {
+                lost_race(m, &row, false).await;
+            }
+            return;
+        }
+        (row, S::Pulling)
+    };
     let row = step!(
         m,
         row,
-        Change::new(S::Preparing, S::Prepared, Reason::ImageReady, "launch"),
+        Change::new(from, S::Prepared, Reason::ImageReady, "launch"),
         false
     );
     let row = step!(

@@ -10,6 +10,7 @@ pub mod kernels;
 pub mod launch;
 pub mod mounts;
 pub mod overlay;
+pub mod pull;
 pub mod reconcile;
 pub mod terminate;
 pub mod timeouts;

@@ -81,6 +81,7 @@ fn empty_info(id: &str, group: &str) -> AgentInfo {
         version: String::new(),
         devices: vec![],
         storage_hosts: Default::default(),
+        registry: None,
     }
 }
 

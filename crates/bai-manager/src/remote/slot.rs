@@ -230,6 +230,15 @@ impl AgentRpc for AgentSlot {
     async fn tag_image(&self, source: String, target: String) -> Result<(), AgentError> {
         self.agent()?.tag_image(source, target).await
     }
+    async fn pull_image(
+        &self,
+        reference: String,
+    ) -> Result<bai_core::agent::ImageInfo, AgentError> {
+        self.agent()?.pull_image(reference).await
+    }
+    async fn push_image(&self, reference: String) -> Result<(), AgentError> {
+        self.agent()?.push_image(reference).await
+    }
     fn events(&self) -> BoxStream<'static, AgentEvent> {
         tokio_stream::wrappers::BroadcastStream::new(self.shared.events.subscribe())
             .filter_map(|r| futures::future::ready(r.ok()))

@@ -1,7 +1,8 @@
 //! Which agents of a group may take a session besides their free slots: those that have its
 //! image and, for a remote agent, the storage hosts of the folders it mounts (declared with
 //! `baid agent --storage-host NAME=PATH` at the path the manager has them). An agent inside
-//! the manager's process has every storage host. Computed once per distinct need per pass.
+//! the manager's process has every storage host. An agent with a registry may also take an
+//! image the cluster's registry holds (it pulls it). Computed once per distinct need per pass.
 
 use crate::state::{AgentHandle, Manager};
 use bai_sched::Eligible;
@@ -15,6 +16,8 @@ pub struct Needs {
     pub image: String,
     /// Storage hosts with their roots on the manager.
     pub hosts: Vec<(String, String)>,
+    /// The cluster's registry holds the image: an agent with a registry may pull it.
+    pub in_registry: bool,
 }
 
 pub fn needs(m: &Manager, row: &PendingRow) -> Needs {
@@ -34,12 +37,13 @@ pub fn needs(m: &Manager, row: &PendingRow) -> Needs {
     Needs {
         image: row.image.clone(),
         hosts,
+        in_registry: m.registry.holds(&row.image),
     }
 }
 
 fn has(a: &AgentHandle, n: &Needs) -> bool {
     let info = a.info.read().unwrap_or_else(|p| p.into_inner());
-    info.images.iter().any(|i| i.name == n.image)
+    (info.images.iter().any(|i| i.name == n.image) || (n.in_registry && info.registry.is_some()))
         && (a.remote.is_none()
             || n.hosts
                 .iter()

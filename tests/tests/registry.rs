@@ -1,0 +1,94 @@
+//! Images travel between machines through the cluster's registry: a manager with
+//! `--registry` lists what the registry holds, and an agent in a network namespace of its own
+//! (its own Docker engine, without the image) pulls the image when a session lands there
+//! (status PULLING, a `kernel_pulling` event), then runs it; the next session there does not
+//! pull again.
+
+use bai_e2e::netns::Machine;
+use bai_e2e::registry::Registry;
+use bai_e2e::remote::{Agent, IMAGE, agents, query, start_session};
+use bai_e2e::{Server, free_port};
+
+fn has_image(m: &Machine) -> bool {
+    m.docker(&["image", "inspect", IMAGE]).status.success()
+}
+
+#[test]
+fn an_agent_without_the_image_pulls_it_from_the_registry() {
+    let registry = Registry::start();
+    registry.push(IMAGE);
+    let port = free_port();
+    let listen = format!("0.0.0.0:{port}");
+    let s = Server::start_with(&[
+        ("BAI_NO_LOCAL_AGENT", "true"),
+        ("BAI_AGENT_LISTEN", &listen),
+        ("BAI_REGISTRY", &registry.local()),
+        ("BAI_SCHEDULE_TICK_MS", "200"),
+    ]);
+    // The registry's image is in the catalogue, with its short name.
+    let r = s.bai(&s.admin, &["admin", "image", "list", "--json"]);
+    r.expect_ok();
+    let list: Vec<bai_api::images::Image> = serde_json::from_str(&r.stdout).expect("JSON");
+    let img = list
+        .iter()
+        .find(|i| i.canonical_name.as_deref() == Some(IMAGE))
+        .unwrap_or_else(|| panic!("{IMAGE} from the registry is listed: {list:?}"));
+    assert_eq!(img.installed_agents, Some(vec![]), "no agent holds it yet");
+    assert!(
+        img.aliases
+            .clone()
+            .unwrap_or_default()
+            .contains(&"python".to_string())
+    );
+
+    let token = s
+        .bai(&s.admin, &["admin", "agent-token", "create"])
+        .expect_ok()
+        .stdout
+        .trim()
+        .to_string();
+    let m = Machine::start(45);
+    assert!(!has_image(&m), "a fresh machine's engine has no images");
+    let reg_there = format!("{}:{}", m.host_addr(), registry.port);
+    let _agent = Agent::start(
+        &m,
+        "node-pull",
+        port,
+        &token,
+        &["--registry".into(), reg_there],
+    );
+    s.wait_for(120, "the agent to join", || {
+        agents(&s)
+            .iter()
+            .any(|a| a["id"] == "node-pull" && a["status"] == "ALIVE")
+            .then_some(())
+    });
+
+    let agent = start_session(&s, "pulled", &[]);
+    assert_eq!(agent, "node-pull");
+    assert!(has_image(&m), "the agent pulled {IMAGE}");
+    let history = s.bai(&s.admin, &["session", "history", "pulled"]);
+    history.expect_ok();
+    assert!(history.stdout.contains("PULLING"), "{history:#?}");
+    let events = s
+        .api(&s.admin, "GET", "/session/pulled/status-history", None)
+        .expect("status history");
+    assert!(events.to_string().contains("PULLING"), "{events}");
+    let log = s.log();
+    assert!(
+        log.contains("kernel_pulling"),
+        "the kernel_pulling event is published"
+    );
+    let out = query(
+        &s,
+        "pulled",
+        "import sys; print('py', sys.version_info[:2])",
+    );
+    assert!(out.contains("py (3, 11)"), "{out}");
+
+    // The agent now reports the image: the next session starts without pulling.
+    start_session(&s, "again", &[]);
+    let history = s.bai(&s.admin, &["session", "history", "again"]);
+    history.expect_ok();
+    assert!(!history.stdout.contains("PULLING"), "{history:#?}");
+}

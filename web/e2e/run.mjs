@@ -62,6 +62,13 @@ async function closeModal() {
 const expectText = async (locator, text) => {
   await locator.filter({ hasText: text }).first().waitFor();
 };
+/** A GraphQL call as the logged-in browser makes it (its session cookie). */
+async function gql(query) {
+  const r = await page.request.post(new URL('/admin/gql', url).toString(), { headers: { 'X-BAI-Web': '1' }, data: { query, variables: {} } });
+  const body = await r.json();
+  if (!r.ok() || body.errors?.length) throw new Error(`GraphQL ${r.status()}: ${JSON.stringify(body.errors ?? body)}`);
+  return body.data;
+}
 
 await step('a wrong password is refused beside the form', async () => {
   await page.goto(url);
@@ -75,6 +82,33 @@ await step('log in', async () => {
   await byTest('login-password').fill(password);
   await byTest('login-submit').click();
   await expectText(byTest('whoami'), email);
+});
+
+await step("the launcher's environments and versions come from the image catalogue, with the image name and help", async () => {
+  const { images } = await gql('query { images { name tags { key } } }');
+  const general = new Set(images.filter((i) => !i.tags.some((t) => t.key === 'Customized')).map((i) => i.name));
+  await byTest('start').click();
+  await byTest('next').click();
+  await expectText(byTest('image-name'), 'bai/python:');
+  await byTest('environment').click();
+  await byTest('env-option-Python').waitFor();
+  if (general.has('bai/python-ml')) {
+    // Python ML needs more memory: its minimum is shown under the version.
+    await byTest('env-option-Python ML').click();
+    await expectText(byTest('image-name'), 'bai/python-ml:');
+    await page.getByText('Needs at least 1 CPU core and 256 MiB of memory.').waitFor();
+    await byTest('environment').click();
+    await byTest('env-option-Python').click();
+    await expectText(byTest('image-name'), 'bai/python:');
+  }
+  await byTest('version').click();
+  await page.locator('.ant-select-dropdown:visible [data-testid^="version-option-"]').first().waitFor();
+  await page.keyboard.press('Escape');
+  await byTest('help-cpu').click();
+  await expectText(byTest('help-text-cpu'), 'CPU cores');
+  if (shots) await page.screenshot({ path: `${shots}/launcher-environments.png` });
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  await byTest('tab-running').waitFor();
 });
 
 await step('invalid inputs show their errors and cannot be launched', async () => {
@@ -98,13 +132,19 @@ await step('launch through every launcher page with a folder and an env var', as
   await accInput.fill('0.5');
   await accInput.blur();
   await page.getByText('AI accelerator (fGPU)').first().waitFor();
-  // A cluster of two containers, each with half a core.
-  for (const [id, value] of [['res-cpu', '0.5'], ['cluster-size', '2']]) {
+  // A cluster of two containers, each with one core: the image needs at least one, so half
+  // a core is refused beside the field.
+  const fill = async (id, value) => {
     const field = byTest(id);
     const input = (await field.evaluate((e) => e.tagName)) === 'INPUT' ? field : field.locator('input');
     await input.fill(value);
     await input.blur();
-  }
+  };
+  await fill('res-cpu', '0.5');
+  await expectText(byTest('res-cpu-error'), 'needs at least 1 CPU core');
+  await fill('res-cpu', '1');
+  await byTest('res-cpu-error').waitFor({ state: 'detached' });
+  await fill('cluster-size', '2');
   await page.getByText('main1, sub1').first().waitFor();
   // Multi node: on this one-node platform both containers land on the local agent, joined by
   // the session's overlay all the same.
@@ -224,6 +264,47 @@ await step('scheduling history lists the records, filters them and expands sub-s
   await closeModal();
   await page.locator('.ant-drawer-close').click();
   await expectText(byTest('session-websess2'), 'websess2');
+});
+
+await step("the detail panel's Commit converts the running session to an image (a 3-character name refused beside the field)", async () => {
+  await byTest('session-websess2').click();
+  // The control icons in the seed's order.
+  await byTest('detail-terminate').waitFor();
+  const icons = await byTest('detail-controls').locator('button[data-testid^="detail-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')));
+  const order = ['detail-apps', 'detail-terminal', 'detail-logs', 'detail-commit', 'detail-terminate'];
+  if (icons.join() !== order.join()) throw new Error(`control icons: ${icons.join(', ')}`);
+  await byTest('detail-commit').click();
+  await expectText(byTest('commit-warning'), '/home/work');
+  await byTest('commit-name').fill('abc');
+  await expectText(byTest('commit-name-error'), 'Use at least 4 characters.');
+  if (!(await byTest('commit-push').isDisabled())) throw new Error('Push is enabled with a 3-character name');
+  await byTest('commit-name').fill('webimg1');
+  await byTest('commit-push').click();
+  // A commit of the container's own layer: seconds, more on a busy machine.
+  await byTest('commit-done').filter({ hasText: 'webimg1' }).waitFor({ timeout: 120000 });
+  await expectText(byTest('commit-reference'), '-customized_');
+  if (shots) await page.screenshot({ path: `${shots}/commit.png` });
+  await byTest('commit-close').click();
+  await page.locator('.ant-drawer-close').click();
+});
+
+await step("the launcher's Customized group lists the new image with a copy icon", async () => {
+  await byTest('start').click();
+  await byTest('next').click();
+  await byTest('environment').click();
+  await byTest('env-group-customized').waitFor();
+  const option = byTest('env-option-customized-webimg1');
+  await option.locator('.ant-typography-copy').waitFor();
+  await option.getByText('webimg1', { exact: true }).click();
+  await expectText(byTest('image-name'), '-customized_');
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  await byTest('tab-running').waitFor();
+  // Its owner removes it again (nothing of the test stays in the engine).
+  const { customized_images: mine } = await gql('query { customized_images { id labels { key value } } }');
+  const img = mine.find((i) => i.labels.some((l) => l.key === 'ai.backend.customized-image.name' && l.value === 'webimg1'));
+  if (!img) throw new Error(`webimg1 is not among ${JSON.stringify(mine)}`);
+  const { purge_image_by_id: purged } = await gql(`mutation { purge_image_by_id(image_id: "${img.id}") { ok msg } }`);
+  if (!purged.ok) throw new Error(`purge: ${purged.msg}`);
 });
 
 await step('terminate, then find it under Finished with the reason behind the info button', async () => {

@@ -1,6 +1,7 @@
 // The session detail panel (seeds, "Session Detail Panel"): ID, user, status with its info
 // and scheduling history buttons, type, environment, mounts, resources, times, agent, cluster
-// mode, resource use as small charts, idle checks, kernels with their log buttons, rename.
+// mode, resource use as small charts, idle checks, kernels with their log buttons, rename;
+// the control icons (apps, terminal, logs, commit, terminate) in its header.
 import { useCallback, useEffect, useState } from 'react';
 import { App as AntApp, Button, Descriptions, Drawer, Input, Popover, Space, Table, Tag, Tooltip, Typography } from 'antd';
 import { ClockCircleOutlined, InfoCircleOutlined } from '@ant-design/icons';
@@ -9,6 +10,7 @@ import { errText, STATUS_COLOR } from './dialogs';
 import Sparkline from './Sparkline';
 import { deviceKind, deviceSeries } from './accel';
 import * as sessionName from './validate';
+import SessionControls from './SessionControls';
 import { CHECKER_LABEL, formatDuration, IdleReport, LEVEL_COLOR, METRIC_LABEL, parseIdleChecks, remainingNow, reportLevel, utilizationLevel } from './idle';
 
 type Sample = Schema<'StatSample'>;
@@ -156,21 +158,36 @@ export default function Detail({
   onRenamed,
   onLogs,
   onHistory,
+  onApps,
 }: {
   id: string;
   onClose: () => void;
+  /** The session changed (renamed, terminated): the list is refreshed. */
   onRenamed: () => void;
-  onLogs: (s: { id: string; name: string }, kernelId: string) => void;
+  onLogs: (s: { id: string; name: string }, kernelId?: string) => void;
   onHistory: (s: { id: string; name: string }) => void;
+  onApps: (s: { id: string; name: string }) => void;
 }) {
   const { message } = AntApp.useApp();
   const [s, setS] = useState<Session | null>(null);
   const [stats, setStats] = useState<{ samples: Sample[]; idle: IdleReport[]; at: number }>({ samples: [], idle: [], at: Date.now() });
   const [editing, setEditing] = useState(false);
   const [name, setName] = useState('');
+  const [committing, setCommitting] = useState(false);
   const load = useCallback(() => {
     const path = { reference: id };
-    api('GET', '/session/{reference}', { path }).then(setS, (e) => message.error(errText(e)));
+    api('GET', '/session/{reference}', { path }).then(
+      (r) => {
+        setS(r);
+        // A conversion to an image changes what terminating does (see SessionControls).
+        if (r.status !== 'RUNNING') return setCommitting(false);
+        api('GET', '/session/{reference}/commit', { path }).then(
+          (c) => setCommitting(c.status === 'ongoing'),
+          () => setCommitting(false),
+        );
+      },
+      (e) => message.error(errText(e)),
+    );
     api('GET', '/session/{reference}/stats', { path }).then(
       (r) => setStats({ samples: r.samples, idle: parseIdleChecks(r.idle_checks), at: Date.now() }),
       () => undefined,
@@ -198,7 +215,24 @@ export default function Detail({
   const ref = { id: s.id, name: s.name };
   const running: string | undefined = s.status_history.RUNNING;
   return (
-    <Drawer open width={720} title="Session detail" onClose={onClose}>
+    <Drawer
+      open
+      width={720}
+      title="Session detail"
+      onClose={onClose}
+      extra={
+        <SessionControls
+          session={s}
+          committing={committing}
+          onApps={onApps}
+          onLogs={(r) => onLogs(r)}
+          onChanged={() => {
+            load();
+            onRenamed();
+          }}
+        />
+      }
+    >
       <Descriptions column={1} bordered size="small">
         <Descriptions.Item label="Name">
           {editing ? (
@@ -222,6 +256,7 @@ export default function Detail({
         <Descriptions.Item label="Status">
           <Space>
             <Tag color={STATUS_COLOR[s.status]} data-testid="detail-status">{s.status}</Tag>
+            {committing && <Tag color="purple" data-testid="detail-committing">COMMITTING</Tag>}
             {INFO_STATES.includes(s.status) && (
               <Popover trigger="click" title="Status details" content={statusDetails(s)}>
                 <Button size="small" type="text" icon={<InfoCircleOutlined />} data-testid="status-info" title="Why" />

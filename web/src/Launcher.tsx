@@ -1,3 +1,4 @@
+// The session launcher (seeds, "Start a new session"): its five pages, Recent History.
 import { useEffect, useMemo, useState } from 'react';
 import {
   Alert, App as AntApp, Button, Card, Col, DatePicker, Descriptions, Divider, Form, Input, InputNumber, List, Modal, Radio,
@@ -6,124 +7,18 @@ import {
 import type { ButtonProps } from 'antd';
 import dayjs from 'dayjs';
 import { api, ApiError, Me, Schema } from './api';
+import { body, CPU_STEP, DEFAULTS, HistoryEntry, LaunchSettings, loadHistory, MEM_STEP, problems, saveHistory, STEPS, withImage } from './launch';
 import { dataProps } from './dataProps';
 import * as v from './validate';
-import { AccelOffer, accelOffer, formatAccel, toMilli } from './accel';
+import { accelOffer, formatAccel, toMilli } from './accel';
 import NameDialog from './NameDialog';
-import { ENVIRONMENTS } from './images';
+import { defaultImage, findImage, minimumOf } from './images';
+import { useImages } from './useImages';
+import EnvironmentPicker from './EnvironmentPicker';
+import { HelpLabel, HelpTopic } from './HelpButton';
 
 type Folder = Schema<'Folder'>;
 type FileEntry = Schema<'FileEntry'>;
-
-/** Everything the launcher sets; also what Recent History keeps. */
-export interface LaunchSettings {
-  type: Schema<'SessionType'>;
-  name: string;
-  startupCommand: string;
-  startsAt: string | null;
-  timeoutSecs: number | null;
-  ownerEmail: string;
-  ownerAccessKey: string | null;
-  project: string;
-  environment: string;
-  image: string;
-  env: { key: string; value: string }[];
-  group: string;
-  preset: string | null;
-  cpu: number;
-  memGiB: number;
-  shmemGiB: number;
-  accelerator: number;
-  count: number;
-  agent: string | null;
-  clusterMode: Schema<'ClusterMode'>;
-  clusterSize: number;
-  ompThreads: number | null;
-  openblasThreads: number | null;
-  mounts: string[];
-  preopen: string;
-}
-
-const DEFAULTS: LaunchSettings = {
-  type: 'interactive', name: '', startupCommand: '', startsAt: null, timeoutSecs: null, ownerEmail: '',
-  ownerAccessKey: null, project: 'default', environment: 'python', image: '', env: [], group: 'default', preset: null,
-  cpu: 1, memGiB: 1, shmemGiB: 0.0625, accelerator: 0, count: 1, agent: null, clusterMode: 'single-node',
-  clusterSize: 1, ompThreads: null, openblasThreads: null, mounts: [], preopen: '',
-};
-
-interface HistoryEntry {
-  id: string;
-  label: string;
-  pinned: boolean;
-  at: string;
-  settings: LaunchSettings;
-}
-const HISTORY_KEY = 'bai.launcher.history';
-function loadHistory(): HistoryEntry[] {
-  try {
-    return JSON.parse(localStorage.getItem(HISTORY_KEY) || '[]');
-  } catch {
-    return [];
-  }
-}
-function saveHistory(h: HistoryEntry[]) {
-  // The five most recent, pinned ones kept first.
-  const pinned = h.filter((e) => e.pinned);
-  const rest = h.filter((e) => !e.pinned).slice(0, Math.max(0, 5 - pinned.length));
-  localStorage.setItem(HISTORY_KEY, JSON.stringify([...pinned, ...rest]));
-}
-
-const STEPS = ['Session type', 'Environments & Resource allocation', 'Data & Storage', 'Network', 'Confirm and Launch'];
-
-/** Every problem of the settings, by step. */
-export function problems(s: LaunchSettings, max: { cpu: number; memGiB: number }, accel: AccelOffer | null): { step: number; text: string }[] {
-  const out: { step: number; text: string }[] = [];
-  const add = (step: number, p: v.Problem) => p && out.push({ step, text: p });
-  add(0, v.sessionName(s.name));
-  if (s.ownerEmail !== '' && !s.ownerAccessKey) add(0, "Search for the owner's email first, or turn off the owner assignment.");
-  if (s.type === 'batch') add(0, v.batch(s.startupCommand, s.timeoutSecs));
-  s.env.forEach((e) => add(1, v.envName(e.key)));
-  add(1, v.resources({ cpu: s.cpu, memGiB: s.memGiB, shmemGiB: s.shmemGiB }, max));
-  add(1, v.accelerator(s.accelerator, accel));
-  add(1, v.clusterSize(s.clusterSize));
-  if (s.image === '' && s.environment === '') add(1, 'Choose an environment or give an image name.');
-  add(3, v.preopenPorts(s.preopen).problem);
-  return out;
-}
-
-function body(s: LaunchSettings, accelSlot: string | null): Schema<'CreateRequest'> {
-  // In milli-units, as the server counts (a slider's 0.1 steps can add up to 0.30000000000000004).
-  const accel = toMilli(s.accelerator) / 1000;
-  const environ: Record<string, string> = {};
-  for (const e of s.env) environ[e.key] = e.value;
-  if (s.ompThreads) environ.OMP_NUM_THREADS = String(s.ompThreads);
-  if (s.openblasThreads) environ.OPENBLAS_NUM_THREADS = String(s.openblasThreads);
-  const config: Schema<'CreateConfig'> = {
-    resources: { cpu: s.cpu, mem: `${Math.round(s.memGiB * 1024)}m`, ...(accel && accelSlot ? { [accelSlot]: String(accel) } : {}) },
-    resource_opts: { shmem: `${Math.round(s.shmemGiB * 1024)}m` },
-    environ,
-    mounts: s.mounts,
-    preopen_ports: v.preopenPorts(s.preopen).ports,
-    scalingGroup: s.group,
-  };
-  if (s.preset) config.preset = s.preset;
-  if (s.agent) config.agentList = [s.agent];
-  return {
-    name: s.name || undefined,
-    image: s.image || s.environment,
-    type: s.type,
-    group: s.project,
-    config,
-    enqueueOnly: true,
-    startupCommand: s.type === 'batch' ? s.startupCommand : undefined,
-    starts_at: s.type === 'batch' ? s.startsAt : undefined,
-    batch_timeout: s.type === 'batch' && s.timeoutSecs ? s.timeoutSecs : undefined,
-    owner_access_key: s.ownerAccessKey ?? undefined,
-    count: s.count > 1 ? s.count : undefined,
-    clusterSize: s.clusterSize,
-    clusterMode: s.clusterMode,
-  };
-}
 
 export default function Launcher({ me, initial, notify, onDone }: { me: Me; initial: LaunchSettings | null; notify: (t: string, id?: string) => void; onDone: () => void }) {
   const { message, notification } = AntApp.useApp();
@@ -145,6 +40,18 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
   const [serverError, setServerError] = useState<string | null>(null);
   const [assignOwner, setAssignOwner] = useState(!!(initial && initial.ownerAccessKey));
   const set = <K extends keyof LaunchSettings>(k: K, val: LaunchSettings[K]) => setS((o) => ({ ...o, [k]: val }));
+  const { images, error: imagesError } = useImages();
+  // Once the catalogue is there, the chosen environment is named by its canonical name (an
+  // alias such as `python` is resolved); the default one is the catalogue's.
+  useEffect(() => {
+    if (!images) return;
+    setS((o) => {
+      const found = findImage(images, o.environment);
+      if (found) return found.canonical_name === o.environment ? o : { ...o, environment: found.canonical_name };
+      const d = o.environment === DEFAULTS.environment ? defaultImage(images) : undefined;
+      return d ? withImage(o, d) : o;
+    });
+  }, [images]);
 
   useEffect(() => {
     api('GET', '/resource-groups').then((r) => setGroups(r.resource_groups), () => undefined);
@@ -170,7 +77,14 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
   const groupAccel = useMemo(() => accelOffer(agents, s.group), [agents, s.group]);
   const accelProblem = v.accelerator(s.accelerator, accel);
   const accelText = s.accelerator && accel ? formatAccel(s.accelerator, accel.slot) : s.accelerator ? `${s.accelerator} (no accelerator in this resource group)` : '-';
-  const all = problems(s, max, accel);
+  // What is launched: the free reference if given, else the chosen environment.
+  const target = images ? findImage(images, s.image.trim() || s.environment) : undefined;
+  const imageCheck = {
+    min: minimumOf(target),
+    problem: images?.length && !s.image.trim() && !target ? `The image ${s.environment} is not in the catalogue (any more): choose an environment.` : null,
+  };
+  const below = v.imageMinimum(s, imageCheck.min);
+  const all = problems(s, max, accel, imageCheck);
   const stepProblems = (i: number) => all.filter((p) => p.step === i);
 
   const searchOwner = async () => {
@@ -317,35 +231,36 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
     </Form>,
     // 2. Environments & Resource allocation
     <Form layout="vertical" key="1">
-      <Row gutter={16}>
-        <Col span={8}>
-          <Form.Item label="Environment">
-            <Select value={s.environment} onChange={(e) => set('environment', e)} options={ENVIRONMENTS} />
-          </Form.Item>
-        </Col>
-        <Col span={8}>
-          <Form.Item label="Version">
-            <Select value="3.11-bookworm" options={[{ value: '3.11-bookworm', label: '3.11 (Debian bookworm)' }]} />
-          </Form.Item>
-        </Col>
-        <Col span={8}>
-          <Form.Item label="Image name (optional)">
-            <Input value={s.image} onChange={(e) => set('image', e.target.value)} placeholder="bai/python:3.11-bookworm" />
-          </Form.Item>
-        </Col>
-      </Row>
+      <EnvironmentPicker
+        images={images}
+        error={imagesError}
+        value={s.environment}
+        onChange={(ref) => {
+          const i = images && findImage(images, ref);
+          // The image's minimum resources are applied at once: the sliders are raised to them.
+          setS((o) => (i ? withImage(o, i) : { ...o, environment: ref }));
+        }}
+        image={s.image}
+        onImage={(t) => set('image', t)}
+        minimum={imageCheck.min}
+      />
       <Form.Item label="Environment variables">{envRows}</Form.Item>
       <Form.Item label="Resource presets">
         <Select allowClear value={s.preset} onChange={(p) => applyPreset(p ?? null)} options={presets.map((p) => ({ value: p.name, label: p.name }))} style={{ width: 240 }} />
       </Form.Item>
       {(
         [
-          ['CPU', 'cpu', 0.5, max.cpu, 0.5, 'cores'],
-          ['Memory', 'memGiB', 0.25, max.memGiB, 0.25, 'GiB'],
+          ['CPU', 'cpu', CPU_STEP, max.cpu, CPU_STEP, 'cores'],
+          ['Memory', 'memGiB', MEM_STEP, max.memGiB, MEM_STEP, 'GiB'],
           ['Shared memory', 'shmemGiB', 0, s.memGiB, 0.0625, 'GiB'],
         ] as [string, 'cpu' | 'memGiB' | 'shmemGiB', number, number, number, string][]
       ).map(([label, key, lo, hi, stepSize, unit]) => (
-        <Form.Item label={`${label} (${unit})`} key={key}>
+        <Form.Item
+          label={<HelpLabel text={`${label} (${unit})`} topic={key as HelpTopic} />}
+          key={key}
+          validateStatus={key !== 'shmemGiB' && below[key] ? 'error' : undefined}
+          help={key !== 'shmemGiB' && below[key] ? <span data-testid={`res-${key}-error`}>{below[key]}</span> : undefined}
+        >
           <Row gutter={12}>
             <Col span={16}>
               <Slider min={lo} max={Math.max(hi, lo)} step={stepSize} value={s[key]} onChange={(n) => set(key, n)} />
@@ -357,7 +272,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
         </Form.Item>
       ))}
       <Form.Item
-        label={`AI accelerator (${accel ? accel.unit : 'none in this resource group'})`}
+        label={<HelpLabel text={`AI accelerator (${accel ? accel.unit : 'none in this resource group'})`} topic="accelerator" />}
         validateStatus={accelProblem ? 'error' : ''}
         help={accelProblem ?? (accel ? `Up to ${formatAccel(accel.max, accel.slot)} free on one agent, in steps of ${formatAccel(accel.step, accel.slot)}.` : undefined)}
       >
@@ -394,7 +309,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
       ))}
       <Row gutter={16}>
         <Col span={8}>
-          <Form.Item label="Sessions">
+          <Form.Item label={<HelpLabel text="Sessions" topic="sessions" />}>
             <InputNumber min={1} max={100} value={s.count} onChange={(n) => set('count', Number(n ?? 1))} />
           </Form.Item>
         </Col>
@@ -493,7 +408,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
     </div>,
     // 4. Network
     <Form layout="vertical" key="3">
-      <Form.Item label="Preopen ports (1024–65535, separated by commas or spaces)" validateStatus={v.preopenPorts(s.preopen).problem ? 'error' : ''} help={v.preopenPorts(s.preopen).problem}>
+      <Form.Item label={<HelpLabel text="Preopen ports (1024–65535, separated by commas or spaces)" topic="preopen" />} validateStatus={v.preopenPorts(s.preopen).problem ? 'error' : ''} help={v.preopenPorts(s.preopen).problem}>
         <Input data-testid="preopen" value={s.preopen} onChange={(e) => set('preopen', e.target.value)} placeholder="8080, 8081" />
       </Form.Item>
     </Form>,

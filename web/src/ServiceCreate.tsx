@@ -7,7 +7,8 @@ import { Alert, AutoComplete, Col, Form, Input, Modal, Row, Select, Switch } fro
 import type { ButtonProps } from 'antd';
 import { api, ApiError, Schema } from './api';
 import { dataProps } from './dataProps';
-import { ENVIRONMENTS } from './images';
+import { DEFAULT_IMAGE, imageOptions } from './images';
+import { useImages } from './useImages';
 import { checkDefinition, definitionProblem, describeDefinition, Service } from './serving';
 import * as v from './validate';
 
@@ -24,7 +25,7 @@ interface Draft {
   public: boolean;
 }
 
-const DEFAULTS: Draft = { name: '', model: '', image: ENVIRONMENTS[0].value, group: 'default', cpu: '1', mem: '1g', replicas: '1', public: false };
+const DEFAULTS: Draft = { name: '', model: '', image: DEFAULT_IMAGE, group: 'default', cpu: '1', mem: '1g', replicas: '1', public: false };
 
 /** The problems of the form, by field, before anything is sent. */
 export function draftProblems(d: Draft): Partial<Record<Field, string>> {
@@ -71,6 +72,7 @@ export default function ServiceCreate({ onClose, onCreated }: { onClose: () => v
   const [definition, setDefinition] = useState<{ model: string; ok?: string; problem?: string } | null>(null);
   const [server, setServer] = useState<{ field: Field | null; msg: string } | null>(null);
   const [busy, setBusy] = useState(false);
+  const { images } = useImages();
   useEffect(() => {
     api('GET', '/folders').then((f) => setFolders(f.filter((x) => x.usage_mode === 'model')), () => setFolders([]));
     api('GET', '/resource-groups').then((r) => setGroups(r.resource_groups.map((g) => g.name)), () => undefined);
@@ -144,7 +146,7 @@ export default function ServiceCreate({ onClose, onCreated }: { onClose: () => v
         <Row gutter={16}>
           <Col span={12}>
             <Form.Item label="Environment or image" {...item('image')}>
-              <AutoComplete data-testid="svc-image" value={d.image} options={ENVIRONMENTS} onChange={(i: string) => set('image', i)} placeholder="python" />
+              <AutoComplete data-testid="svc-image" value={d.image} options={imageOptions(images ?? [])} onChange={(i: string) => set('image', i)} placeholder="python" />
             </Form.Item>
           </Col>
           <Col span={12}>

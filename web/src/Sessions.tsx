@@ -1,11 +1,12 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { App as AntApp, Button, Popconfirm, Space, Table, Tabs, Tag, Tooltip, Typography } from 'antd';
 import { ClockCircleOutlined } from '@ant-design/icons';
-import { api, elapsed, FINISHED_STATES, formatSlots, listSessions, Me, SessionItem } from './api';
-import type { LaunchSettings } from './Launcher';
+import { elapsed, FINISHED_STATES, formatSlots, listSessions, Me, SessionItem } from './api';
+import type { LaunchSettings } from './launch';
 import { AppsDialog, errText, HistoryModal, LogsModal, openApp, SessionRef, STATUS_COLOR } from './dialogs';
 import Detail from './Detail';
 import { followSessions } from './live';
+import { useTerminate } from './terminate';
 
 const GROUPS: { key: string; label: string; statuses: string[] }[] = [
   // Placed and not yet ended: the server's SessionStatus::HOLDS_RESOURCES.
@@ -40,6 +41,10 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
   // The stream outlives tab switches and always calls the newest `refresh` (see live.ts).
   const latest = useRef(refresh);
   latest.current = refresh;
+  // Refused while the session is converted to an image: the user is then offered a forced one.
+  const terminate = useTerminate();
+  const terminateRef = useRef(terminate);
+  terminateRef.current = terminate;
   // Live updates: every lifecycle event of a visible session refreshes the list.
   useEffect(() => {
     const onEvent = (type: string, d: Record<string, unknown>) => {
@@ -59,7 +64,7 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
               <Button size="small" onClick={() => setDialog({ kind: 'apps', s: item })}>Apps</Button>
               <Button size="small" onClick={() => openApp(id, 'ttyd', { path: true }).catch((e) => message.error(errText(e)))}>Terminal</Button>
               <Button size="small" onClick={() => setDialog({ kind: 'logs', s: item })}>Logs</Button>
-              <Button size="small" danger onClick={() => { notification.destroy(key); api('DELETE', '/session/{reference}', { path: { reference: id } }).catch((e) => message.error(errText(e))); }}>Terminate</Button>
+              <Button size="small" danger onClick={() => { notification.destroy(key); terminateRef.current(item); }}>Terminate</Button>
             </Space>
           ),
         });
@@ -77,14 +82,6 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
     };
   }, [notify, notification, message]);
 
-  const terminate = async (s: SessionItem) => {
-    try {
-      await api('DELETE', '/session/{reference}', { path: { reference: s.id } });
-      message.success(`${s.name} is terminating`);
-    } catch (e) {
-      message.error(errText(e));
-    }
-  };
 
   return (
     <>
@@ -140,7 +137,7 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
                   </Button>
                   <Button size="small" onClick={() => setDialog({ kind: 'logs', s })} data-testid={`logs-${s.name}`}>Logs</Button>
                   {!FINISHED_STATES.includes(s.status) && (
-                    <Popconfirm title={`Terminate ${s.name}?`} okText="Terminate" onConfirm={() => terminate(s)}>
+                    <Popconfirm title={`Terminate ${s.name}?`} okText="Terminate" onConfirm={() => terminate({ id: s.id, name: s.name })}>
                       <Button size="small" danger data-testid={`terminate-${s.name}`}>Terminate</Button>
                     </Popconfirm>
                   )}
@@ -160,6 +157,7 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
           onRenamed={refresh}
           onLogs={(s, kernelId) => setDialog({ kind: 'logs', s, kernelId })}
           onHistory={(s) => setDialog({ kind: 'history', s })}
+          onApps={(s) => setDialog({ kind: 'apps', s })}
         />
       )}
     </>

@@ -5,7 +5,8 @@ import type { components, paths } from './api-types';
 import { formatAccel, isAccelSlot } from './accel';
 
 export class ApiError extends Error {
-  constructor(public status: number, public title: string, message: string) {
+  /** `type` is the JSON problem's (`…/session-busy`), when the answer was one. */
+  constructor(public status: number, public title: string, message: string, public type?: string) {
     super(message);
   }
 }
@@ -105,7 +106,8 @@ async function send(method: Method, url: string, body?: unknown): Promise<unknow
   }
   if (!r.ok) {
     const p = problem(data);
-    throw new ApiError(r.status, p.title || 'Error', p.msg || p.title || `${r.status} ${r.statusText}`);
+    const type = data && typeof data === 'object' && typeof (data as { type?: unknown }).type === 'string' ? (data as { type: string }).type : undefined;
+    throw new ApiError(r.status, p.title || 'Error', p.msg || p.title || `${r.status} ${r.statusText}`, type);
   }
   return data;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AccelOffer } from './accel';
 import {
-  accelerator, batch, clusterSize, cpuCores, duration, entryName, envName, folderName, memSize, parseSize, preopenPorts, replicas, resources, rule,
+  accelerator, batch, clusterSize, commitRefusal, cpuCores, duration, entryName, envName, folderName, imageMinimum, imageName, memSize, parseSize, preopenPorts, replicas, resources, rule,
   ruleProblemField, serviceName, serviceProblemField, sessionName,
 } from './validate';
 import type { RuleDraft } from './validate';
@@ -200,5 +200,32 @@ describe('auto-scaling rules', () => {
     expect(ruleProblemField('min_replicas 3 is more than max_replicas 2')).toBe('min_replicas');
     expect(ruleProblemField('step_size is required and must not be 0')).toBe('step_size');
     expect(ruleProblemField('"foo" is not a field of an auto-scaling rule')).toBeNull();
+  });
+});
+
+describe('images', () => {
+  it('image names: 4–32 letters, digits, - and _ (the server says the same)', () => {
+    expect(imageName('webimg1')).toBeNull();
+    expect(imageName('my-image_2')).toBeNull();
+    expect(imageName('')).toBe('Give the image a name.');
+    expect(imageName('abc')).toBe('Use at least 4 characters.');
+    expect(imageName('a'.repeat(32))).toBeNull();
+    expect(imageName('a'.repeat(33))).toBe('Use at most 32 characters.');
+    expect(imageName('my.image')).toContain('"." is not allowed');
+    expect(imageName('my image')).toContain('" " is not allowed');
+  });
+
+  it('only RUNNING interactive sessions can be converted', () => {
+    expect(commitRefusal({ status: 'RUNNING', type: 'interactive' })).toBeNull();
+    expect(commitRefusal({ status: 'RUNNING', type: 'batch' })).toContain('Only interactive sessions');
+    expect(commitRefusal({ status: 'PENDING', type: 'interactive' })).toContain('this one is PENDING');
+  });
+
+  it("resources below an image's minimum are named by field", () => {
+    const min = { cpu: 1, memGiB: 0.0625 };
+    expect(imageMinimum({ cpu: 1, memGiB: 1 }, min)).toEqual({});
+    expect(imageMinimum({ cpu: 0.5, memGiB: 0.05 }, min)).toEqual({ cpu: 'This image needs at least 1 CPU core.', memGiB: 'This image needs at least 64 MiB of memory.' });
+    expect(imageMinimum({ cpu: 1, memGiB: 1 }, { cpu: 2, memGiB: 1.5 })).toEqual({ cpu: 'This image needs at least 2 CPU cores.', memGiB: 'This image needs at least 1.5 GiB of memory.' });
+    expect(imageMinimum({ cpu: 0.5, memGiB: 0.25 }, { cpu: 0, memGiB: 0 })).toEqual({});
   });
 });

@@ -263,3 +263,37 @@ export function ruleProblemField(msg: string): RuleField | null {
   const fields: RuleField[] = ['mode', 'metric_source', 'metric_name', 'threshold', 'comparator', 'step_size', 'target', 'min_replicas', 'max_replicas', 'cooldown_seconds', 'scale_up_delay_seconds', 'scale_down_delay_seconds', 'priority'];
   return fields.find((f) => f === first) ?? null;
 }
+
+// Images (bai_manager::images): a session converted to an image, an image's minimum resources.
+
+/** The name of an image made from a session: 4–32 letters, digits, '-' and '_' (the
+ *  server's `check_name`). */
+export function imageName(name: string): Problem {
+  const n = [...name].length;
+  if (n === 0) return 'Give the image a name.';
+  if (n < 4) return 'Use at least 4 characters.';
+  if (n > 32) return 'Use at most 32 characters.';
+  const bad = [...name].find((c) => !/[A-Za-z0-9_-]/.test(c));
+  if (bad !== undefined) return `"${bad}" is not allowed: use letters, digits, '-' or '_'.`;
+  return null;
+}
+
+/** Why a session cannot be converted to an image now (only RUNNING interactive sessions
+ *  can); null: it can. */
+export function commitRefusal(s: { status: string; type: string }): Problem {
+  if (s.type !== 'interactive') return `Only interactive sessions can be converted to an image; this is a ${s.type} session.`;
+  if (s.status !== 'RUNNING') return `Only a RUNNING session can be converted to an image; this one is ${s.status}.`;
+  return null;
+}
+
+/** Resources below what the chosen image needs (its `ai.backend.resource.min.*` labels), by
+ *  field. */
+export function imageMinimum(r: { cpu: number; memGiB: number }, min: { cpu: number; memGiB: number }): { cpu?: string; memGiB?: string } {
+  const out: { cpu?: string; memGiB?: string } = {};
+  if (min.cpu > 0 && r.cpu < min.cpu) out.cpu = `This image needs at least ${min.cpu} CPU core${min.cpu === 1 ? '' : 's'}.`;
+  if (min.memGiB > 0 && r.memGiB < min.memGiB - 1e-9) {
+    const m = min.memGiB < 1 ? `${Math.round(min.memGiB * 1024)} MiB` : `${Math.round(min.memGiB * 100) / 100} GiB`;
+    out.memGiB = `This image needs at least ${m} of memory.`;
+  }
+  return out;
+}

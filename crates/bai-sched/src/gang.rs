@@ -65,17 +65,28 @@ pub fn place(
     let kernels = if w.kernels > 1 { w.kernels } else { 1 };
     let want = per_kernel(w);
     let eligible = w.eligible.as_ref().map(|e| e.agents.as_ref());
+    let preferred = w
+        .eligible
+        .as_ref()
+        .and_then(|e| e.preferred.as_deref())
+        .filter(|_| w.designated_agent.is_none());
     let mut placed: Vec<usize> = Vec::with_capacity(kernels as usize);
     for k in 0..kernels {
-        let chosen = select::choose_among(
-            strategy,
-            agents,
-            index,
-            &want,
-            w.designated_agent.as_deref(),
-            eligible,
-            rr,
-        );
+        // Agents that hold the image first; the others (which would pull it) when none fits.
+        let first = preferred
+            .map(|p| select::choose_among(strategy, agents, index, &want, None, Some(p), rr));
+        let chosen = match first {
+            Some(Ok(i)) => Ok(i),
+            _ => select::choose_among(
+                strategy,
+                agents,
+                index,
+                &want,
+                w.designated_agent.as_deref(),
+                eligible,
+                rr,
+            ),
+        };
         match chosen {
             Ok(i) => {
                 allocate(agents, index, i, &want);
@@ -155,6 +166,33 @@ mod tests {
         got.sort();
         assert_eq!(got, vec!["a", "b", "c"]);
         assert!(agents.iter().all(|a| a.used.cpu_milli == 1000));
+    }
+
+    #[test]
+    fn agents_that_hold_the_image_are_tried_before_those_that_would_pull_it() {
+        let set = |ids: &[&str]| {
+            std::sync::Arc::new(
+                ids.iter()
+                    .map(|s| s.to_string())
+                    .collect::<std::collections::HashSet<_>>(),
+            )
+        };
+        // Dispersed alone would pick `big`; `small` holds the image and fits.
+        let mut agents = vec![agent("big", 8), agent("small", 2)];
+        let mut index = AgentIndex::new(&agents);
+        let mut w = multi(1, 1);
+        w.eligible = Some(crate::types::Eligible {
+            agents: set(&["big", "small"]),
+            why: String::new(),
+            preferred: Some(set(&["small"])),
+        });
+        let pick = |agents: &mut Vec<AgentState>, index: &mut AgentIndex, w: &Workload| {
+            place(Strategy::Dispersed, agents, index, w, &mut 0).map(|v| agents[v[0]].id.clone())
+        };
+        assert_eq!(pick(&mut agents, &mut index, &w), Ok("small".to_string()));
+        assert_eq!(pick(&mut agents, &mut index, &w), Ok("small".to_string()));
+        // `small` is full now: the one that would pull takes it.
+        assert_eq!(pick(&mut agents, &mut index, &w), Ok("big".to_string()));
     }
 
     #[test]

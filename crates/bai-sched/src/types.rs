@@ -39,6 +39,8 @@ pub struct Eligible {
     pub agents: std::sync::Arc<std::collections::HashSet<String>>,
     /// E.g. `no agent of group gpu has image X`.
     pub why: String,
+    /// Of `agents`, those tried first (they hold the image; the others would pull it).
+    pub preferred: Option<std::sync::Arc<std::collections::HashSet<String>>>,
 }
 
 /// One agent of the group.

@@ -155,10 +155,9 @@ async fn run(
     let pending = req.reference.clone();
     let result = agent.rpc.commit_kernel(req).await;
     if task.is_cancelled() {
-        // A forced terminate: no half image is left behind.
-        if result.is_ok()
-            && let Err(e) = agent.rpc.remove_image(pending.clone()).await
-        {
+        // A forced terminate: no half image is left behind (the engine may have finished
+        // the image even when the call failed as the container went away).
+        if let Err(e) = agent.rpc.remove_image(pending.clone()).await {
             tracing::warn!(image = %pending, error = %e, "cannot remove a cancelled commit");
         }
         super::refresh_agent(m, &agent.id).await;
@@ -168,6 +167,7 @@ async fn run(
     let image = match result {
         Ok(i) => i,
         Err(e) => {
+            let _ = agent.rpc.remove_image(pending).await;
             task.failed(format!("cannot commit the session: {e}"));
             return;
         }

@@ -41,6 +41,11 @@ pub fn needs(m: &Manager, row: &PendingRow) -> Needs {
     }
 }
 
+fn holds(a: &AgentHandle, image: &str) -> bool {
+    let info = a.info.read().unwrap_or_else(|p| p.into_inner());
+    info.images.iter().any(|i| i.name == image)
+}
+
 fn has(a: &AgentHandle, n: &Needs) -> bool {
     let info = a.info.read().unwrap_or_else(|p| p.into_inner());
     (info.images.iter().any(|i| i.name == n.image) || (n.in_registry && info.registry.is_some()))
@@ -57,8 +62,19 @@ pub fn eligible(group: &str, agents: &[Arc<AgentHandle>], n: &Needs) -> Option<E
         .filter(|a| has(a, n))
         .map(|a| a.id.clone())
         .collect();
+    // Of those, the agents that hold the image: tried first, the others would pull it.
+    let holders: HashSet<String> = agents
+        .iter()
+        .filter(|a| ok.contains(&a.id) && holds(a, &n.image))
+        .map(|a| a.id.clone())
+        .collect();
+    let preferred = (!holders.is_empty() && holders.len() < ok.len()).then(|| Arc::new(holders));
     if ok.len() == agents.len() {
-        return None;
+        return preferred.map(|p| Eligible {
+            agents: Arc::new(ok),
+            why: String::new(),
+            preferred: Some(p),
+        });
     }
     let hosts: Vec<&str> = n.hosts.iter().map(|(h, _)| h.as_str()).collect();
     let with_image = agents
@@ -97,6 +113,7 @@ pub fn eligible(group: &str, agents: &[Arc<AgentHandle>], n: &Needs) -> Option<E
     Some(Eligible {
         agents: Arc::new(ok),
         why,
+        preferred,
     })
 }
 

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { body, DEFAULTS, problems, withImage } from './launch';
+import type { ImageNode } from './imageTypes';
+
+const ml: ImageNode = {
+  id: 'i1', name: 'bai/python-ml', registry: 'local', architecture: 'x86_64', tag: '3.11-bookworm', digest: '', size_bytes: 0, aliases: [],
+  installed: true, installed_agents: [], canonical_name: 'bai/python-ml:3.11-bookworm', humanized_name: 'bai/python-ml:3.11-bookworm',
+  labels: [], resource_limits: [{ key: 'cpu', min: '2', max: null }, { key: 'mem', min: '1536m', max: null }], tags: [], apps: [],
+};
+const max = { cpu: 8, memGiB: 16 };
+
+describe('the launch settings', () => {
+  it("choosing an image launches its canonical name and raises CPU and memory to its minimum", () => {
+    const s = withImage({ ...DEFAULTS, cpu: 0.5, memGiB: 1 }, ml);
+    expect(s.environment).toBe('bai/python-ml:3.11-bookworm');
+    expect(s.cpu).toBe(2);
+    expect(s.memGiB).toBe(1.5);
+    expect(body(s, null).image).toBe('bai/python-ml:3.11-bookworm');
+    // More than the minimum stays.
+    expect(withImage({ ...DEFAULTS, cpu: 4, memGiB: 8 }, ml)).toMatchObject({ cpu: 4, memGiB: 8 });
+    // A free image reference is launched instead.
+    expect(body({ ...s, image: 'bai/python:3.11-bookworm' }, null).image).toBe('bai/python:3.11-bookworm');
+  });
+
+  it('refuses resources below the image minimum, and an image gone from the catalogue', () => {
+    const min = { cpu: 1, memGiB: 0.25 };
+    const low = problems({ ...DEFAULTS, cpu: 0.5, memGiB: 0.25 }, max, null, { min, problem: null });
+    expect(low).toEqual([{ step: 1, text: 'This image needs at least 1 CPU core.' }]);
+    expect(problems({ ...DEFAULTS, cpu: 1, memGiB: 1 }, max, null, { min, problem: null })).toEqual([]);
+    expect(problems(DEFAULTS, max, null, { min, problem: 'gone' })).toEqual([{ step: 1, text: 'gone' }]);
+    // Without a catalogue, nothing is known of the image.
+    expect(problems({ ...DEFAULTS, cpu: 0.5 }, max, null)).toEqual([]);
+  });
+});

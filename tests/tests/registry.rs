@@ -86,6 +86,26 @@ fn an_agent_without_the_image_pulls_it_from_the_registry() {
     );
     assert!(out.contains("py (3, 11)"), "{out}");
 
+    // A session converted to an image on that agent travels too: it is pushed to the
+    // registry (and only its final name stays on the agent).
+    s.bai(
+        &s.admin,
+        &["session", "convert-to-image", "pulled", "travelled"],
+    )
+    .expect_ok();
+    let r = s.bai(&s.admin, &["images", "--customized", "--json"]);
+    r.expect_ok();
+    let mine: Vec<bai_api::images::Image> = serde_json::from_str(&r.stdout).expect("JSON");
+    let t = mine
+        .iter()
+        .find(|i| i.label("ai.backend.customized-image.name") == Some("travelled"))
+        .unwrap_or_else(|| panic!("travelled is listed: {mine:?}"));
+    assert_eq!(t.in_registry, Some(true), "{t:?}");
+    let refs = m.docker(&["images", "--format", "{{.Repository}}:{{.Tag}}"]);
+    let refs = String::from_utf8_lossy(&refs.stdout).to_string();
+    assert!(!refs.contains("-pending"), "{refs}");
+    assert!(!refs.contains(&format!(":{}/", registry.port)), "{refs}");
+
     // The agent now reports the image: the next session starts without pulling.
     start_session(&s, "again", &[]);
     let history = s.bai(&s.admin, &["session", "history", "again"]);

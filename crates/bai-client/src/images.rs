@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 /// The fields `bai images` shows.
 const FIELDS: &str = "id name registry architecture tag digest size_bytes aliases \
-    installed installed_agents canonical_name humanized_name labels { key value } \
+    installed installed_agents in_registry canonical_name humanized_name labels { key value } \
     resource_limits { key min max } tags { key value } apps";
 
 fn typed<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> Result<T, ClientError> {

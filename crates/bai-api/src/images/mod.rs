@@ -101,6 +101,9 @@ pub struct Image {
     pub installed: Option<bool>,
     #[serde(default)]
     pub installed_agents: Option<Vec<String>>,
+    /// The cluster's registry holds it: agents that lack it pull it.
+    #[serde(default)]
+    pub in_registry: Option<bool>,
     /// The full reference a session is launched with.
     #[serde(default)]
     pub canonical_name: Option<String>,

@@ -114,11 +114,15 @@ pub fn catalogue(m: &Manager) -> Vec<CatalogueImage> {
     }
     // What the registry holds (its labels are known once an agent has pulled it).
     for reference in m.registry.references() {
-        if forgotten.contains(&reference) {
+        // A customized image the catalogue no longer records was purged.
+        let custom = customized.get(&reference).cloned();
+        if forgotten.contains(&reference)
+            || (custom.is_none() && reference.contains("-customized_"))
+        {
             continue;
         }
         out.entry(reference.clone())
-            .or_insert_with(|| entry(&reference, std::env::consts::ARCH, None, &aliases))
+            .or_insert_with(|| entry(&reference, std::env::consts::ARCH, custom, &aliases))
             .in_registry = true;
     }
     // Recorded images whose agent is away are still theirs (and still count).

@@ -194,6 +194,19 @@ async fn run(
     if let Some(old) = previous.filter(|d| !d.is_empty() && *d != image.digest) {
         let _ = agent.rpc.remove_image(old).await;
     }
+    // With a cluster registry the image travels: other agents pull it for its owner.
+    if agent.info().registry.is_some() {
+        task.update(
+            1,
+            2,
+            format!("pushing image {} to the registry", record.name),
+        );
+        match agent.rpc.push_image(record.reference.clone()).await {
+            Ok(()) => super::registry::refresh(m).await,
+            Err(e) => tracing::warn!(image = %record.reference, error = %e,
+                "cannot push a converted image; it stays on its agent"),
+        }
+    }
     record.size_bytes = image.size_bytes;
     if let Err(e) = m.store.put_customized_image(&record) {
         let _ = agent.rpc.remove_image(record.reference.clone()).await;

@@ -6,6 +6,10 @@
 # and the catalogue's record, followed on the task's event stream to its end), against
 # `docker commit` of the same container, same run; ROUNDS rounds each, alternating, medians.
 #                                                                   goal ratio ≤ 1.1
+# Then the pull of the `python` image by a fresh agent (a network namespace with its own
+# engine; its first session's PULLING → PREPARED) against `docker pull` from the same
+# registry (Debian's docker-registry) by another fresh engine, after a warm-up pull
+# (tests/tests/registry.rs, bench_pull_against_docker_pull).            goal ratio ≤ 1.05
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE_MB="${SIZE_MB:-500}"
@@ -61,3 +65,4 @@ b=$(median "${bai_times[@]}")
 d=$(median "${docker_times[@]}")
 ratio=$(echo "scale=3; $b / $d" | bc)
 echo "| convert a session with $SIZE_MB MiB in its writable layer (\`bai session convert-to-image\`, to the task's end), median of $ROUNDS | $(printf '%.2f' "$b") s | \`docker commit\` of the same container $(printf '%.2f' "$d") s | ${ratio}× | ≤ 1.1× |"
+cargo test -q --release -p bai-e2e --test registry -- --ignored --nocapture bench_pull_against_docker_pull 2>/dev/null | grep '^| pull'

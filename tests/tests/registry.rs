@@ -112,3 +112,64 @@ fn an_agent_without_the_image_pulls_it_from_the_registry() {
     history.expect_ok();
     assert!(!history.stdout.contains("PULLING"), "{history:#?}");
 }
+
+/// `bench/images.sh`, not a test (`--ignored`): the pull of the `python` image by a fresh
+/// agent (its first session's PULLING → PREPARED) against `docker pull` of it from the same
+/// registry by a fresh engine, after an unmeasured pull warmed the registry's files. Prints
+/// a row of `bench/RESULTS.md`.
+#[test]
+#[ignore]
+fn bench_pull_against_docker_pull() {
+    let registry = Registry::start();
+    registry.push(IMAGE);
+    let pull_on = |m: &Machine| {
+        let remote = format!("{}:{}/{IMAGE}", m.host_addr(), registry.port);
+        let t = std::time::Instant::now();
+        let out = m.docker(&["pull", "-q", &remote]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        t.elapsed().as_secs_f64()
+    };
+    let warm = Machine::start(46);
+    pull_on(&warm);
+    drop(warm);
+    let baseline = Machine::start(47);
+    let docker_s = pull_on(&baseline);
+    drop(baseline);
+
+    let port = free_port();
+    let listen = format!("0.0.0.0:{port}");
+    let s = Server::start_with(&[
+        ("BAI_NO_LOCAL_AGENT", "true"),
+        ("BAI_AGENT_LISTEN", &listen),
+        ("BAI_REGISTRY", &registry.local()),
+        ("BAI_SCHEDULE_TICK_MS", "200"),
+    ]);
+    let token = s
+        .bai(&s.admin, &["admin", "agent-token", "create"])
+        .expect_ok()
+        .stdout
+        .trim()
+        .to_string();
+    let m = Machine::start(48);
+    let reg_there = format!("{}:{}", m.host_addr(), registry.port);
+    let _agent = Agent::start(&m, "node-bench", port, &token, &["--registry".into(), reg_there]);
+    s.wait_for(120, "the agent to join", || {
+        agents(&s)
+            .iter()
+            .any(|a| a["id"] == "node-bench" && a["status"] == "ALIVE")
+            .then_some(())
+    });
+    start_session(&s, "pullbench", &[]);
+    let h = s
+        .api(&s.admin, "GET", "/session/pullbench/status-history", None)
+        .expect("status history");
+    let at = |k: &str| {
+        chrono::DateTime::parse_from_rfc3339(h["result"][k].as_str().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{k} in {h}: {e}"))
+    };
+    let bai_s = (at("PREPARED") - at("PULLING")).num_microseconds().unwrap_or(0) as f64 / 1e6;
+    println!(
+        "| pull of the `python` image by a fresh agent (its first session's PULLING → PREPARED) | {bai_s:.2} s | `docker pull` from the same registry by a fresh engine {docker_s:.2} s | {:.3}× | ≤ 1.05× |",
+        bai_s / docker_s
+    );
+}

@@ -41,6 +41,22 @@ if ! docker info >/dev/null 2>&1; then
   docker info >/dev/null 2>&1 || { echo "error: dockerd did not start; see /var/log/bai-dockerd.log" >&2; tail -20 /var/log/bai-dockerd.log >&2; exit 1; }
 fi
 
+# `python` first: `python-ml` is made from it. For `make up`, `python-ml` (PyTorch and friends,
+# a few minutes) is built in the background; bai lists it once it exists. Tests need it now.
+images/python/build.sh
 for recipe in images/*/build.sh; do
-  "$recipe"
+  case "$recipe" in
+    images/python/build.sh) ;;
+    images/python-ml/build.sh)
+      if [ "${1:-}" = "--test" ] || docker image inspect bai/python-ml:3.11-bookworm >/dev/null 2>&1; then
+        "$recipe"
+      else
+        log=/var/tmp/bai-image-python-ml.log
+        echo "==> building the python-ml image in the background (a few minutes; log $log);"
+        echo "    it appears in \`bai images\` and the launcher when it is done"
+        setsid nohup "$recipe" >"$log" 2>&1 </dev/null &
+      fi
+      ;;
+    *) "$recipe" ;;
+  esac
 done

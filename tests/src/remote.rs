@@ -135,3 +135,25 @@ pub fn containers(m: &Machine, agent: &str) -> usize {
     let out = m.docker(&["ps", "-q", "--filter", &filter]);
     String::from_utf8_lossy(&out.stdout).lines().count()
 }
+
+/// A manager without an agent of its own that agents in test machines join (it listens on
+/// every address, so the machines reach it at their host address), with `env` added; returns
+/// it, its agent port and a join token.
+pub fn manager_for_machines(env: &[(&str, &str)]) -> (Server, u16, String) {
+    let port = crate::free_port();
+    let listen = format!("0.0.0.0:{port}");
+    let mut all = vec![
+        ("BAI_NO_LOCAL_AGENT", "true"),
+        ("BAI_AGENT_LISTEN", listen.as_str()),
+        ("BAI_SCHEDULE_TICK_MS", "200"),
+    ];
+    all.extend_from_slice(env);
+    let s = Server::start_with(&all);
+    let token = s
+        .bai(&s.admin, &["admin", "agent-token", "create"])
+        .expect_ok()
+        .stdout
+        .trim()
+        .to_string();
+    (s, port, token)
+}

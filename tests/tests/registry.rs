@@ -6,8 +6,7 @@
 
 use bai_e2e::netns::Machine;
 use bai_e2e::registry::Registry;
-use bai_e2e::remote::{Agent, IMAGE, agents, query, start_session};
-use bai_e2e::{Server, free_port};
+use bai_e2e::remote::{Agent, IMAGE, manager_for_machines, query, start_session, wait_status};
 
 fn has_image(m: &Machine) -> bool {
     m.docker(&["image", "inspect", IMAGE]).status.success()
@@ -17,14 +16,7 @@ fn has_image(m: &Machine) -> bool {
 fn an_agent_without_the_image_pulls_it_from_the_registry() {
     let registry = Registry::start();
     registry.push(IMAGE);
-    let port = free_port();
-    let listen = format!("0.0.0.0:{port}");
-    let s = Server::start_with(&[
-        ("BAI_NO_LOCAL_AGENT", "true"),
-        ("BAI_AGENT_LISTEN", &listen),
-        ("BAI_REGISTRY", &registry.local()),
-        ("BAI_SCHEDULE_TICK_MS", "200"),
-    ]);
+    let (s, port, token) = manager_for_machines(&[("BAI_REGISTRY", &registry.local())]);
     // The registry's image is in the catalogue, with its short name.
     let r = s.bai(&s.admin, &["admin", "image", "list", "--json"]);
     r.expect_ok();
@@ -41,12 +33,6 @@ fn an_agent_without_the_image_pulls_it_from_the_registry() {
             .contains(&"python".to_string())
     );
 
-    let token = s
-        .bai(&s.admin, &["admin", "agent-token", "create"])
-        .expect_ok()
-        .stdout
-        .trim()
-        .to_string();
     let m = Machine::start(45);
     assert!(!has_image(&m), "a fresh machine's engine has no images");
     let reg_there = format!("{}:{}", m.host_addr(), registry.port);
@@ -57,12 +43,7 @@ fn an_agent_without_the_image_pulls_it_from_the_registry() {
         &token,
         &["--registry".into(), reg_there],
     );
-    s.wait_for(120, "the agent to join", || {
-        agents(&s)
-            .iter()
-            .any(|a| a["id"] == "node-pull" && a["status"] == "ALIVE")
-            .then_some(())
-    });
+    wait_status(&s, "node-pull", "ALIVE", 120);
 
     let agent = start_session(&s, "pulled", &[]);
     assert_eq!(agent, "node-pull");
@@ -126,7 +107,11 @@ fn bench_pull_against_docker_pull() {
         let remote = format!("{}:{}/{IMAGE}", m.host_addr(), registry.port);
         let t = std::time::Instant::now();
         let out = m.docker(&["pull", "-q", &remote]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         t.elapsed().as_secs_f64()
     };
     let warm = Machine::start(46);
@@ -136,29 +121,17 @@ fn bench_pull_against_docker_pull() {
     let docker_s = pull_on(&baseline);
     drop(baseline);
 
-    let port = free_port();
-    let listen = format!("0.0.0.0:{port}");
-    let s = Server::start_with(&[
-        ("BAI_NO_LOCAL_AGENT", "true"),
-        ("BAI_AGENT_LISTEN", &listen),
-        ("BAI_REGISTRY", &registry.local()),
-        ("BAI_SCHEDULE_TICK_MS", "200"),
-    ]);
-    let token = s
-        .bai(&s.admin, &["admin", "agent-token", "create"])
-        .expect_ok()
-        .stdout
-        .trim()
-        .to_string();
+    let (s, port, token) = manager_for_machines(&[("BAI_REGISTRY", &registry.local())]);
     let m = Machine::start(48);
     let reg_there = format!("{}:{}", m.host_addr(), registry.port);
-    let _agent = Agent::start(&m, "node-bench", port, &token, &["--registry".into(), reg_there]);
-    s.wait_for(120, "the agent to join", || {
-        agents(&s)
-            .iter()
-            .any(|a| a["id"] == "node-bench" && a["status"] == "ALIVE")
-            .then_some(())
-    });
+    let _agent = Agent::start(
+        &m,
+        "node-bench",
+        port,
+        &token,
+        &["--registry".into(), reg_there],
+    );
+    wait_status(&s, "node-bench", "ALIVE", 120);
     start_session(&s, "pullbench", &[]);
     let h = s
         .api(&s.admin, "GET", "/session/pullbench/status-history", None)
@@ -167,7 +140,10 @@ fn bench_pull_against_docker_pull() {
         chrono::DateTime::parse_from_rfc3339(h["result"][k].as_str().unwrap_or_default())
             .unwrap_or_else(|e| panic!("{k} in {h}: {e}"))
     };
-    let bai_s = (at("PREPARED") - at("PULLING")).num_microseconds().unwrap_or(0) as f64 / 1e6;
+    let bai_s = (at("PREPARED") - at("PULLING"))
+        .num_microseconds()
+        .unwrap_or(0) as f64
+        / 1e6;
     println!(
         "| pull of the `python` image by a fresh agent (its first session's PULLING → PREPARED) | {bai_s:.2} s | `docker pull` from the same registry by a fresh engine {docker_s:.2} s | {:.3}× | ≤ 1.05× |",
         bai_s / docker_s

@@ -143,7 +143,7 @@ pub struct Manager {
     /// Sessions being committed now.
     pub commits: crate::images::committing::Commits,
     /// What the cluster's registry holds, as last read.
-    pub registry: crate::images::registry::RegistryView,
+    pub registry: crate::images::registry_view::RegistryView,
 }
 
 impl Manager {

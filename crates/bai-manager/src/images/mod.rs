@@ -7,6 +7,8 @@ pub mod committing;
 pub mod convert;
 pub mod reference;
 pub mod registry;
+pub mod registry_view;
+pub mod watch;
 
 pub use catalogue::{
     CatalogueImage, LABEL_EMAIL, LABEL_ID, LABEL_NAME, LABEL_OWNER, catalogue, known, resolve,

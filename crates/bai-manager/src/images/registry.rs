@@ -8,37 +8,10 @@ use axum::body::Body;
 use http_body_util::BodyExt;
 use hyper_util::rt::TokioIo;
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 const REFRESH: Duration = Duration::from_secs(15);
-
-#[derive(Default)]
-pub struct RegistryView {
-    held: Mutex<BTreeSet<String>>,
-}
-
-impl RegistryView {
-    pub fn holds(&self, reference: &str) -> bool {
-        self.held
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(reference)
-    }
-
-    pub fn references(&self) -> Vec<String> {
-        self.held
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .cloned()
-            .collect()
-    }
-
-    fn set(&self, refs: BTreeSet<String>) {
-        *self.held.lock().unwrap_or_else(|p| p.into_inner()) = refs;
-    }
-}
 
 async fn get_json(addr: &str, path: &str) -> Result<serde_json::Value, String> {
     let stream = tokio::net::TcpStream::connect(addr)

@@ -1,8 +1,8 @@
 //! Images travel between machines through the cluster's registry: a manager with
 //! `--registry` lists what the registry holds, and an agent in a network namespace of its own
 //! (its own Docker engine, without the image) pulls the image when a session lands there
-//! (status PULLING, a `kernel_pulling` event), then runs it; the next session there does not
-//! pull again.
+//! (status PULLING, `kernel_pulling` events with its progress), then runs it; the next session
+//! there does not pull again.
 
 use bai_e2e::netns::Machine;
 use bai_e2e::registry::Registry;
@@ -55,11 +55,13 @@ fn an_agent_without_the_image_pulls_it_from_the_registry() {
         .api(&s.admin, "GET", "/session/pulled/status-history", None)
         .expect("status history");
     assert!(events.to_string().contains("PULLING"), "{events}");
+    // Its progress reached the session's events: `kernel_pulling` with bytes of the total.
     let log = s.log();
-    assert!(
-        log.contains("kernel_pulling"),
-        "the kernel_pulling event is published"
-    );
+    let progress: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("kernel_pulling") && l.contains(" MB)"))
+        .collect();
+    assert!(!progress.is_empty(), "pull progress events:\n{log}");
     let out = query(
         &s,
         "pulled",

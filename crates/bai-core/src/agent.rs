@@ -135,6 +135,13 @@ pub struct KernelExit {
 pub enum AgentEvent {
     /// The kernel's main process ended (batch finished, crash, out of memory).
     KernelExited(KernelExit),
+    /// How far a pull of `image` from the registry is: bytes of its layers downloaded of
+    /// those known so far (at most about one a second per pull).
+    ImagePull {
+        image: String,
+        current: u64,
+        total: u64,
+    },
 }
 
 /// Execution modes of the execute API (wire contract §6.2).

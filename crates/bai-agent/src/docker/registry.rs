@@ -39,6 +39,8 @@ pub async fn pull(inner: &Inner, reference: &str) -> Result<ImageInfo, AgentErro
     };
     let mut stream = docker.create_image(Some(opts), None, None);
     let mut last = std::time::Instant::now();
+    // Bytes per layer: (downloaded, size), as the engine reports them.
+    let mut layers: std::collections::HashMap<String, (u64, u64)> = Default::default();
     while let Some(item) = stream.next().await {
         let info = item.map_err(|e| {
             if crate::error::is_not_found(&e) {
@@ -50,16 +52,48 @@ pub async fn pull(inner: &Inner, reference: &str) -> Result<ImageInfo, AgentErro
         if let Some(err) = info.error_detail.and_then(|d| d.message) {
             return Err(runtime(format!("cannot pull {remote}:{t}"), err));
         }
-        if last.elapsed() > Duration::from_secs(2) {
+        if let Some(id) = info.id.clone() {
+            let d = info.progress_detail.as_ref();
+            let at = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok());
+            let e = layers.entry(id).or_insert((0, 0));
+            match info.status.as_deref() {
+                Some("Downloading") => {
+                    if let Some(t) = at(d.and_then(|d| d.total)) {
+                        e.1 = t;
+                    }
+                    e.0 = at(d.and_then(|d| d.current)).unwrap_or(e.0);
+                }
+                Some("Download complete" | "Pull complete" | "Already exists") => e.0 = e.1,
+                _ => {}
+            }
+        }
+        if last.elapsed() >= Duration::from_secs(1) {
             last = std::time::Instant::now();
-            tracing::info!(image = %reference, status = info.status.as_deref().unwrap_or(""), "pulling");
+            progress(inner, reference, &layers);
         }
     }
+    progress(inner, reference, &layers);
     let pulled = format!("{remote}:{t}");
     tag(inner, &pulled, reference).await?;
     remove(inner, &pulled).await?;
     tracing::info!(image = %reference, registry = %reg, "pulled");
     image_info(inner, reference).await
+}
+
+fn progress(
+    inner: &Inner,
+    reference: &str,
+    layers: &std::collections::HashMap<String, (u64, u64)>,
+) {
+    let (current, total) = layers
+        .values()
+        .fold((0, 0), |(c, t), (lc, lt)| (c + lc, t + lt));
+    tracing::info!(image = %reference, current, total, "pulling");
+    let _ = inner.events.send(bai_core::agent::AgentEvent::ImagePull {
+        image: reference.to_string(),
+        current,
+        total,
+    });
 }
 
 pub async fn push(inner: &Inner, reference: &str) -> Result<(), AgentError> {

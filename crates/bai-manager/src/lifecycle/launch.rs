@@ -146,7 +146,7 @@ async fn launch(m: &Arc<Manager>, row: SessionRow) {
             .events(&[E::KernelPulling]),
             false
         );
-        if let Err(reason) = super::pull::pull_all(m, &row.image, &lacking).await {
+        if let Err(reason) = super::pull::pull_all(m, &row, &lacking).await {
             let c =
                 Change::new(S::Pulling, S::Error, reason, "launch").events(&[E::SessionFailure]);
             if transition_or_log(m, row.id, c).is_none() {

@@ -18,6 +18,8 @@ pub fn spawn(m: Arc<Manager>, agent: Arc<AgentHandle>) {
         while let Some(ev) = events.next().await {
             match ev {
                 AgentEvent::KernelExited(exit) => handle_kernel_exit(&m, exit).await,
+                // Followed by the launch that asked for the pull (`pull.rs`).
+                AgentEvent::ImagePull { .. } => {}
             }
         }
         tracing::warn!(agent = %agent.id, "agent event stream ended");

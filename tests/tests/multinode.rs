@@ -6,10 +6,10 @@
 //! a killed agent degrades the session naming its kernel; a gang that does not fit waits
 //! naming the kernel without room and starts when room appears; nothing is left after.
 
+use bai_e2e::Server;
 use bai_e2e::netns::Machine;
-use bai_e2e::remote::{Agent, IMAGE, agents, containers, query, wait_status};
+use bai_e2e::remote::{Agent, IMAGE, agents, containers, manager_for_machines, query, wait_status};
 use bai_e2e::tunnel::Tunnel;
-use bai_e2e::{Server, free_port};
 use serde_json::Value;
 
 const SH: &str = "import subprocess, sys\n\
@@ -74,21 +74,10 @@ fn vxlan_devices(m: &Machine) -> usize {
 
 #[test]
 fn multi_node_cluster_across_namespaces() {
-    let port = free_port();
-    let listen = format!("0.0.0.0:{port}");
-    let s = Server::start_with(&[
-        ("BAI_NO_LOCAL_AGENT", "true"),
-        ("BAI_AGENT_LISTEN", &listen),
+    let (s, port, token) = manager_for_machines(&[
         ("BAI_AGENT_LOST_AFTER", "10s"),
         ("BAI_AGENT_GONE_AFTER", "600s"),
-        ("BAI_SCHEDULE_TICK_MS", "200"),
     ]);
-    let token = s
-        .bai(&s.admin, &["admin", "agent-token", "create"])
-        .expect_ok()
-        .stdout
-        .trim()
-        .to_string();
     let machines: Vec<Machine> = [41u8, 42]
         .iter()
         .map(|&i| {

@@ -8,7 +8,8 @@
 
 use bai_e2e::netns::Machine;
 use bai_e2e::remote::{
-    Agent, agent_command, agent_status, agents, containers, query, start_session, wait_status,
+    Agent, agent_command, agent_status, agents, containers, manager_for_machines, query,
+    start_session, wait_status,
 };
 use bai_e2e::{Server, bin, free_port};
 use serde_json::Value;
@@ -64,8 +65,6 @@ fn ttyd_page(s: &Server, session: &str) -> String {
 
 #[test]
 fn three_agents_in_namespaces() {
-    let port = free_port();
-    let listen = format!("0.0.0.0:{port}");
     // A storage host "mounted identically" on the manager and on node-3 only (here: the same
     // directory, as an NFS export would be).
     let nfs = tempfile::Builder::new()
@@ -73,20 +72,11 @@ fn three_agents_in_namespaces() {
         .tempdir()
         .expect("tempdir");
     let nfs_spec = format!("nfs:shared={}", nfs.path().display());
-    let s = Server::start_with(&[
+    let (s, port, token) = manager_for_machines(&[
         ("BAI_STORAGE_HOSTS", &nfs_spec),
-        ("BAI_NO_LOCAL_AGENT", "true"),
-        ("BAI_AGENT_LISTEN", &listen),
         ("BAI_AGENT_LOST_AFTER", "15s"),
         ("BAI_AGENT_GONE_AFTER", "45s"),
-        ("BAI_SCHEDULE_TICK_MS", "200"),
     ]);
-    let token = s
-        .bai(&s.admin, &["admin", "agent-token", "create"])
-        .expect_ok()
-        .stdout
-        .trim()
-        .to_string();
     assert!(token.starts_with("bai1."), "one token on one line: {token}");
 
     let machines: Vec<Machine> = (1..=3u8)

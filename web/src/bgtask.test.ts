@@ -1,24 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { followTask, percent, taskStreamUrl, type TaskStream } from './bgtask';
-
-/** A task stream driven by the test. */
-class FakeStream implements TaskStream {
-  onerror: ((ev: Event) => unknown) | null = null;
-  readyState = 1;
-  closed = false;
-  private listeners = new Map<string, ((ev: MessageEvent) => void)[]>();
-  addEventListener(type: string, listener: (ev: MessageEvent) => void) {
-    this.listeners.set(type, [...(this.listeners.get(type) ?? []), listener]);
-  }
-  close() {
-    this.closed = true;
-    this.readyState = 2;
-  }
-  emit(type: string, data: unknown) {
-    const ev = new MessageEvent(type, { data: typeof data === 'string' ? data : JSON.stringify(data) });
-    for (const l of this.listeners.get(type) ?? []) l(ev);
-  }
-}
+import { followTask, percent, taskStreamUrl } from './bgtask';
+import { FakeStream } from './fakeStream';
 
 const ev = (message: string, current = 0, total = 2) => ({ task_id: 't1', message, current_progress: current, total_progress: total });
 

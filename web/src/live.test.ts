@@ -1,25 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { followSessions, type EventStream } from './live';
-
-/** An event stream driven by the test. */
-class FakeStream implements EventStream {
-  onopen: ((ev: Event) => unknown) | null = null;
-  closed = false;
-  private listeners = new Map<string, ((ev: MessageEvent) => void)[]>();
-  addEventListener(type: string, listener: (ev: MessageEvent) => void) {
-    this.listeners.set(type, [...(this.listeners.get(type) ?? []), listener]);
-  }
-  close() {
-    this.closed = true;
-  }
-  open() {
-    this.onopen?.(new Event('open'));
-  }
-  emit(type: string, data: unknown) {
-    const ev = new MessageEvent(type, { data: typeof data === 'string' ? data : JSON.stringify(data) });
-    for (const l of this.listeners.get(type) ?? []) l(ev);
-  }
-}
+import { followSessions } from './live';
+import { FakeStream } from './fakeStream';
 
 describe('following the session event stream', () => {
   beforeEach(() => vi.useFakeTimers());

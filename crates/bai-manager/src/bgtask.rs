@@ -63,7 +63,6 @@ pub struct BgTask {
     pub id: Uuid,
     /// The access key that started it (its owner may follow it; admins may too).
     pub owner_access_key: String,
-    pub kind: &'static str,
     tx: broadcast::Sender<BgEvent>,
     last: Mutex<Option<BgEvent>>,
     cancelled: AtomicBool,
@@ -146,12 +145,11 @@ pub struct BgTasks {
 }
 
 impl BgTasks {
-    pub fn start(&self, owner_access_key: &str, kind: &'static str) -> Arc<BgTask> {
+    pub fn start(&self, owner_access_key: &str) -> Arc<BgTask> {
         let (tx, _) = broadcast::channel(64);
         let task = Arc::new(BgTask {
             id: Uuid::new_v4(),
             owner_access_key: owner_access_key.to_string(),
-            kind,
             tx,
             last: Mutex::new(None),
             cancelled: AtomicBool::new(false),
@@ -184,7 +182,7 @@ mod tests {
     #[test]
     fn a_task_ends_once_and_late_subscribers_see_the_end() {
         let tasks = BgTasks::default();
-        let t = tasks.start("AK", "test");
+        let t = tasks.start("AK");
         let (first, mut rx) = t.subscribe();
         assert!(first.is_none());
         t.update(1, 4, "one");

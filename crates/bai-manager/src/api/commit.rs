@@ -82,12 +82,7 @@ pub async fn imagify(
     Query(q): Query<HashMap<String, String>>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
-    let body: Value = if body.iter().all(u8::is_ascii_whitespace) {
-        Value::Null
-    } else {
-        serde_json::from_slice(&body)
-            .map_err(|e| Problem::invalid(format!("the body is not valid JSON: {e}")))?
-    };
+    let body = super::json_body(body.trim_ascii())?;
     let row = visible_session(&m, &caller, &reference)?;
     let name = field(&body, &q, "image_name")
         .ok_or_else(|| Problem::invalid("image_name is required: the new image's name"))?;
@@ -101,10 +96,22 @@ pub async fn imagify(
     Ok(Json(json!({"task_id": task.to_string()})))
 }
 
-fn to_sse(ev: &BgEvent) -> Event {
-    Event::default()
+type Tx = tokio::sync::mpsc::Sender<Result<Event, Infallible>>;
+
+/// Sends one event and, after the task's final one, `server_close`. Returns whether the
+/// stream goes on.
+async fn forward(tx: &Tx, ev: &BgEvent) -> bool {
+    let sse = Event::default()
         .event(ev.kind.as_str())
-        .data(ev.data().to_string())
+        .data(ev.data().to_string());
+    if tx.send(Ok(sse)).await.is_err() {
+        return false;
+    }
+    if ev.kind.is_final() {
+        let _ = tx.send(Ok(super::events::server_close())).await;
+        return false;
+    }
+    true
 }
 
 pub async fn bgtask_events(
@@ -128,15 +135,10 @@ pub async fn bgtask_events(
     let (last, mut rx) = task.subscribe();
     let (tx, out) = tokio::sync::mpsc::channel::<Result<Event, Infallible>>(16);
     tokio::spawn(async move {
-        let close = Event::default().event("server_close").data("{}");
-        if let Some(ev) = last {
-            if tx.send(Ok(to_sse(&ev))).await.is_err() {
-                return;
-            }
-            if ev.kind.is_final() {
-                let _ = tx.send(Ok(close)).await;
-                return;
-            }
+        if let Some(ev) = last
+            && !forward(&tx, &ev).await
+        {
+            return;
         }
         loop {
             let ev = match rx.recv().await {
@@ -144,11 +146,7 @@ pub async fn bgtask_events(
                 Err(RecvError::Lagged(_)) => continue,
                 Err(RecvError::Closed) => return,
             };
-            if tx.send(Ok(to_sse(&ev))).await.is_err() {
-                return;
-            }
-            if ev.kind.is_final() {
-                let _ = tx.send(Ok(close)).await;
+            if !forward(&tx, &ev).await {
                 return;
             }
         }

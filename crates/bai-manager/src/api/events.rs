@@ -48,6 +48,11 @@ enum Follow {
     All,
 }
 
+/// The event that ends a stream (Backend.AI's clients stop reading at it).
+pub(super) fn server_close() -> Event {
+    Event::default().event("server_close").data("{}")
+}
+
 /// Sends one event when in scope and, on a one-session stream, `server_close` after a final
 /// one. Returns whether the stream goes on.
 async fn forward(tx: &Tx, scope: &str, follow: Follow, ev: &SessionEvent) -> bool {
@@ -55,9 +60,7 @@ async fn forward(tx: &Tx, scope: &str, follow: Follow, ev: &SessionEvent) -> boo
         return false;
     }
     if follow == Follow::One && ev.kind.is_final() {
-        let _ = tx
-            .send(Ok(Event::default().event("server_close").data("{}")))
-            .await;
+        let _ = tx.send(Ok(server_close())).await;
         return false;
     }
     true

@@ -228,7 +228,7 @@ pub fn resolve(
             if !caller.is_admin {
                 return Err(err("only administrators may rescan images"));
             }
-            let task = m.bgtasks.start(&caller.access_key, "rescan-images");
+            let task = m.bgtasks.start(&caller.access_key);
             let handle = tokio::runtime::Handle::current();
             let agents = m.agents();
             handle.block_on(crate::images::registry::refresh(m));

@@ -117,7 +117,7 @@ pub fn catalogue(m: &Manager) -> Vec<CatalogueImage> {
         // A customized image the catalogue no longer records was purged.
         let custom = customized.get(&reference).cloned();
         if forgotten.contains(&reference)
-            || (custom.is_none() && reference.contains("-customized_"))
+            || (custom.is_none() && super::reference::is_customized(&reference))
         {
             continue;
         }

@@ -54,7 +54,7 @@ pub fn start(
 ) -> Result<Started, Problem> {
     let agent = super::commit_target(m, row)?;
     let path = tarball_path(owner_email, &row.name, &row.image, chrono::Utc::now());
-    let task = m.bgtasks.start(owner_access_key, "commit");
+    let task = m.bgtasks.start(owner_access_key);
     if !m.commits.begin(row.id, task.clone()) {
         return Err(super::convert::busy(row));
     }

@@ -72,7 +72,7 @@ pub fn start(
             .with_data(serde_json::json!({"limit": MAX_CUSTOMIZED_IMAGES, "current": current})));
         }
     }
-    let task = m.bgtasks.start(&owner.access_key, "convert-to-image");
+    let task = m.bgtasks.start(&owner.access_key);
     if !m.commits.begin(row.id, task.clone()) {
         return Err(busy(row));
     }

@@ -60,6 +60,16 @@ pub fn check_name(name: &str) -> Result<(), Problem> {
     Ok(())
 }
 
+/// What marks the tag of an image made from a session: `<base tag>-customized_<id>`.
+const CUSTOMIZED: &str = "customized_";
+
+/// Whether `reference` names an image made from a session.
+pub fn is_customized(reference: &str) -> bool {
+    reference
+        .rsplit_once(':')
+        .is_some_and(|(_, tag)| tag.split('-').skip(1).any(|p| p.starts_with(CUSTOMIZED)))
+}
+
 /// The reference of a customized image: the base's repository, the base's tag without any
 /// earlier `-customized_…` part, then `-customized_<id>`.
 pub fn customized_reference(base: &str, id: Uuid) -> String {
@@ -69,9 +79,9 @@ pub fn customized_reference(base: &str, id: Uuid) -> String {
     };
     let tag: Vec<&str> = tag
         .split('-')
-        .filter(|p| !p.starts_with("customized_"))
+        .filter(|p| !p.starts_with(CUSTOMIZED))
         .collect();
-    format!("{repo}:{}-customized_{}", tag.join("-"), id.simple())
+    format!("{repo}:{}-{CUSTOMIZED}{}", tag.join("-"), id.simple())
 }
 
 #[cfg(test)]
@@ -113,5 +123,7 @@ mod tests {
         let again = customized_reference(&first, Uuid::from_u128(1));
         assert!(again.starts_with("bai/python:3.11-bookworm-customized_"));
         assert_eq!(again.matches("customized_").count(), 1);
+        assert!(is_customized(&first) && is_customized(&again));
+        assert!(!is_customized("bai/python:3.11-bookworm"));
     }
 }

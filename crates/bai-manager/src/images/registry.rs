@@ -77,7 +77,7 @@ pub async fn refresh(m: &Manager) {
             let names: Vec<&str> = refs
                 .iter()
                 .map(String::as_str)
-                .filter(|r| !r.contains("-customized_"))
+                .filter(|r| !super::reference::is_customized(r))
                 .collect();
             if let Err(e) = crate::aliases::register_names(&m.store, names) {
                 tracing::warn!(error = %e, "cannot register the registry's image aliases");
@@ -126,9 +126,10 @@ pub fn spawn_refresher(m: &Arc<Manager>) {
     }
     let m = m.clone();
     tokio::spawn(async move {
+        // The manager's start has just read it.
         loop {
-            refresh(&m).await;
             tokio::time::sleep(REFRESH).await;
+            refresh(&m).await;
         }
     });
 }

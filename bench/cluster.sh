@@ -54,11 +54,18 @@ cat > bench/results/70-cluster.md <<MD
 ## Cluster sessions (bench/cluster.sh)
 
 Latest run ($(date -u +%Y-%m-%d), $(nproc) cores; release build; the local Docker engine).
-A cluster's kernels are made at once on its agent, plus its own bridge network and the
+A cluster's kernels are made at once on its agent, on a bridge network of their own (the
+agent's spare bridge, kept from the last cluster session, when there is one) with the
 session's SSH keys.
 
 | benchmark | bai | baseline (same run) | ratio | goal |
 |---|---|---|---|---|
 | create → all kernels RUNNING, one single-node session of 4 kernels (\`bai start --cluster-size 4\`), median of $ROUNDS | ${clu_med} s | four sessions of one kernel started at once ${sin_med} s | ${ratio}× | ≤ 1.2× |
+
+Where the difference lies (measured 2026-11-24 on this machine, Docker 20.10): with the
+session's network left out, the same cluster starts in 0.97× the time of the four sessions;
+the engine's start of a container on a user-defined bridge (its embedded DNS set up in the
+container) is what costs the rest. Making the bridge itself (~70 ms) is off the path once the
+agent has a spare. Runs of 6–12 rounds gave 1.13×–1.26×: the goal is not established.
 MD
 bench/assemble.sh

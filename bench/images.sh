@@ -10,6 +10,8 @@
 # engine; its first session's PULLING → PREPARED) against `docker pull` from the same
 # registry (Debian's docker-registry) by another fresh engine, after a warm-up pull
 # (tests/tests/registry.rs, bench_pull_against_docker_pull).            goal ratio ≤ 1.05
+# It prints its table rows; they are kept in bench/results/80-images.md (bench/assemble.sh
+# builds bench/RESULTS.md from bench/results/, so a number only in RESULTS.md is lost).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE_MB="${SIZE_MB:-500}"

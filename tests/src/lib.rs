@@ -344,6 +344,10 @@ impl Drop for Server {
                         .output();
                 }
             }
+            // Its cluster networks too (a server killed before it could remove its spare).
+            let _ = Command::new("docker")
+                .args(["network", "prune", "-f", "--filter", &filter])
+                .output();
         }
     }
 }

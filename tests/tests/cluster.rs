@@ -86,6 +86,8 @@ fn single_node_cluster_kernels_reach_each_other_and_nothing_else() {
         docker(&["ps", "-q", "--filter", &filter]).lines().count(),
         3
     );
+    // All three on one bridge of their own.
+    let net = session_network(&filter);
 
     // SSH between kernels without a password, and MPI over the three.
     let out = py(
@@ -153,12 +155,17 @@ fn single_node_cluster_kernels_reach_each_other_and_nothing_else() {
     s.bai(&s.user, &["rm", "trio"]).expect_ok();
     s.wait_terminated(&s.user, "trio", 120);
     assert_eq!(docker(&["ps", "-aq", "--filter", &filter]), "");
-    let net = format!("bai-cluster-{session_id}");
+    // Its bridge is empty (kept as the agent's spare, or removed).
+    let left = docker(&["network", "inspect", "-f", "{{len .Containers}}", &net]);
     assert!(
-        !docker(&["network", "ls", "--format", "{{.Name}}"])
-            .lines()
-            .any(|n| n == net)
+        left.trim() == "0" || left.trim().is_empty(),
+        "{net}: {left}"
     );
+    let other_net = session_network(&format!(
+        "label=ai.bai.session={}",
+        s.info(&s.user, "other")["id"].as_str().expect("id")
+    ));
+    assert_ne!(other_net, net, "two live sessions never share a bridge");
     s.bai(&s.user, &["rm", "other"]).expect_ok();
 
     // The official client's --cluster-size.
@@ -186,5 +193,31 @@ fn single_node_cluster_kernels_reach_each_other_and_nothing_else() {
     s.wait_for(120, "offclus RUNNING", || {
         (s.status(&s.user, "offclus") == "RUNNING").then_some(())
     });
+    // The next session takes the spare bridge the first one left, instead of making one.
+    let off_filter = format!("label=ai.bai.session={}", info["id"].as_str().expect("id"));
+    assert_eq!(session_network(&off_filter), net);
     s.bai(&s.user, &["rm", "offclus"]).expect_ok();
+    s.wait_terminated(&s.user, "offclus", 120);
+    assert_eq!(docker(&["ps", "-aq", "--filter", &off_filter]), "");
+}
+
+/// The one network every container of a session (by `filter`) is on.
+fn session_network(filter: &str) -> String {
+    let ids: Vec<String> = docker(&["ps", "-q", "--filter", filter])
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    assert!(!ids.is_empty(), "no container for {filter}");
+    let mut args = vec![
+        "inspect",
+        "-f",
+        "{{index .Config.Labels \"ai.bai.network\"}}",
+    ];
+    args.extend(ids.iter().map(String::as_str));
+    let mut nets: Vec<String> = docker(&args).lines().map(str::to_string).collect();
+    nets.dedup();
+    assert_eq!(nets.len(), 1, "{filter}: {nets:?}");
+    let net = nets.remove(0);
+    assert!(net.starts_with("bai-cluster-"), "{net}");
+    net
 }

@@ -314,7 +314,10 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
           </Form.Item>
         </Col>
         <Col span={16}>
-          <Form.Item label="Select agent">
+          <Form.Item
+            label="Select agent"
+            extra={s.agent && s.clusterMode === 'multi-node' && s.clusterSize > 1 ? 'Multi node: main1 runs on this agent; the other containers are spread over the group.' : undefined}
+          >
             <Select
               allowClear
               placeholder="Automatic (the scheduler chooses)"

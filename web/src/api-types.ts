@@ -1656,7 +1656,10 @@ export interface components {
         };
         /** @description `config` of a create request. */
         CreateConfig: {
-            /** @description "Select Agent": the one agent that may run the session; also read as `agent_list`. */
+            /**
+             * @description "Select Agent": the one agent that runs the session (main1 of a multi-node session,
+             *     whose other kernels the scheduler spreads); also read as `agent_list`.
+             */
             agentList?: components["schemas"]["ListOrText2"] | null;
             /** @description A network to attach; accepted and not read. */
             attach_network?: string | null;

@@ -96,6 +96,32 @@ async fn a_cluster_session_makes_all_its_kernels_and_ends_them_together() {
         "every kernel destroyed"
     );
     assert!(ids.iter().all(|k| !h.agent.live().contains(k)));
+
+    // Each sub kernel's own events, with its id: being made, up, ended.
+    use bai_core::event::EventKind as E;
+    let events = h.store.events_of(row.id).expect("events");
+    for (k, host) in ids.iter().zip(["main1", "sub1", "sub2"]).skip(1) {
+        let of: Vec<_> = events
+            .iter()
+            .filter(|e| e.kernel_id == Some(*k))
+            .map(|e| (e.kind, e.reason.clone()))
+            .collect();
+        assert_eq!(
+            of,
+            vec![
+                (
+                    E::KernelCreating,
+                    format!("kernel {host} is being made on agent dummy-a")
+                ),
+                (
+                    E::KernelStarted,
+                    format!("kernel {host} is up on agent dummy-a")
+                ),
+                (E::KernelTerminated, format!("kernel {host} ended")),
+            ],
+            "{host}"
+        );
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -318,4 +344,54 @@ async fn a_multi_node_cluster_spreads_over_agents_on_one_overlay() {
     // A new overlay slot is not needed to differ, but it is the session's own while it runs.
     assert_eq!(other.len(), 1);
     assert!(agents.iter().all(|a| a.live().len() <= 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn select_agent_holds_main1_of_a_multi_node_session_and_the_rest_spread() {
+    let agents = vec![
+        support::agent_with("node-a", 4),
+        support::agent_with("node-b", 4),
+        support::agent_with("node-c", 4),
+    ];
+    let h = Harness::start_on_many(support::store(), agents.clone(), support::config()).await;
+    let s = h.create(
+        "picked",
+        json!({"clusterSize": 3, "clusterMode": "multi-node",
+               "config": {"resources": {"cpu": 1, "mem": "1g"}, "agentList": ["node-b"]}}),
+    );
+    let row = h.wait_status(s.id, S::Running).await;
+    assert_eq!(
+        row.agent_id.as_deref(),
+        Some("node-b"),
+        "main1 where selected"
+    );
+    let mut sub_agents: Vec<_> = h
+        .store
+        .sub_kernels(row.id)
+        .expect("subs")
+        .into_iter()
+        .filter_map(|k| k.agent_id)
+        .collect();
+    sub_agents.sort();
+    assert_eq!(sub_agents, vec!["node-a", "node-c"], "the others spread");
+
+    // The selected agent must hold one kernel, not the whole session: 3 cores on a 4-core
+    // node is fine for main1 of a 3 × 3-core multi-node session, 5 cores is not.
+    let fits = h.create(
+        "bigger",
+        json!({"clusterSize": 3, "clusterMode": "multi-node",
+               "config": {"resources": {"cpu": 3, "mem": "1g"}, "agentList": ["node-a"]}}),
+    );
+    assert_eq!(fits.designated_agent.as_deref(), Some("node-a"));
+    let too_big = plan(
+        &h.m,
+        &h.user,
+        &json!({"name": "toobig", "image": IMAGE, "clusterSize": 2,
+                "clusterMode": "multi-node",
+                "config": {"resources": {"cpu": 5, "mem": "1g"}, "agentList": ["node-a"]}}),
+    );
+    assert!(
+        too_big.is_err(),
+        "a kernel bigger than the selected node is refused"
+    );
 }

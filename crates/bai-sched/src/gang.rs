@@ -39,6 +39,13 @@ pub fn per_kernel(w: &Workload) -> ResourceSlots {
     }
 }
 
+/// The agent kernel `k` of `w` must go to: the selected agent ("Select Agent") holds the
+/// whole of a single-node session, and main1 of a multi-node one (its other kernels spread
+/// by the group's strategy, as multi-node means).
+pub fn designated_for(w: &Workload, k: u32) -> Option<&str> {
+    w.designated_agent.as_deref().filter(|_| k == 0)
+}
+
 fn allocate(agents: &mut [AgentState], index: &mut AgentIndex, i: usize, want: &ResourceSlots) {
     let a = &mut agents[i];
     let old = select::key_of(a);
@@ -65,27 +72,17 @@ pub fn place(
     let kernels = if w.kernels > 1 { w.kernels } else { 1 };
     let want = per_kernel(w);
     let eligible = w.eligible.as_ref().map(|e| e.agents.as_ref());
-    let preferred = w
-        .eligible
-        .as_ref()
-        .and_then(|e| e.preferred.as_deref())
-        .filter(|_| w.designated_agent.is_none());
+    let preferred = w.eligible.as_ref().and_then(|e| e.preferred.as_deref());
     let mut placed: Vec<usize> = Vec::with_capacity(kernels as usize);
     for k in 0..kernels {
+        let designated = designated_for(w, k);
         // Agents that hold the image first; the others (which would pull it) when none fits.
         let first = preferred
+            .filter(|_| designated.is_none())
             .map(|p| select::choose_among(strategy, agents, index, &want, None, Some(p), rr));
         let chosen = match first {
             Some(Ok(i)) => Ok(i),
-            _ => select::choose_among(
-                strategy,
-                agents,
-                index,
-                &want,
-                w.designated_agent.as_deref(),
-                eligible,
-                rr,
-            ),
+            _ => select::choose_among(strategy, agents, index, &want, designated, eligible, rr),
         };
         match chosen {
             Ok(i) => {
@@ -166,6 +163,23 @@ mod tests {
         got.sort();
         assert_eq!(got, vec!["a", "b", "c"]);
         assert!(agents.iter().all(|a| a.used.cpu_milli == 1000));
+    }
+
+    #[test]
+    fn the_selected_agent_holds_main1_and_the_other_kernels_spread() {
+        let mut agents = vec![agent("a", 4), agent("b", 4), agent("c", 4)];
+        let mut index = AgentIndex::new(&agents);
+        let mut w = multi(3, 1);
+        w.designated_agent = Some("c".into());
+        let got = place(Strategy::Dispersed, &mut agents, &mut index, &w, &mut 0)
+            .map(|v| v.iter().map(|&i| agents[i].id.clone()).collect::<Vec<_>>())
+            .unwrap_or_default();
+        assert_eq!(got.first().map(String::as_str), Some("c"), "{got:?}");
+        let mut subs = got[1..].to_vec();
+        subs.sort();
+        assert_eq!(subs, vec!["a", "b"], "sub kernels spread: {got:?}");
+        assert_eq!(designated_for(&w, 0), Some("c"));
+        assert_eq!(designated_for(&w, 1), None);
     }
 
     #[test]

@@ -223,7 +223,7 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
                             .as_ref()
                             .map(|e| (e.why.clone(), !e.agents.is_empty()))
                             .unwrap_or_default();
-                        let message = match w.designated_agent.as_deref() {
+                        let message = match gang::designated_for(w, kernel) {
                             Some(d) => format!("the selected agent {d} cannot run it: {why}"),
                             None if some => format!("{why}, and none of them is available"),
                             None => why,
@@ -242,7 +242,7 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
                         // A multi-node session's kernel is judged against the agents as they
                         // stood when it was tried (the kernels before it allocated).
                         let seen = if multi { &at } else { &agents };
-                        let pool: Vec<AgentState> = match w.designated_agent.as_deref() {
+                        let pool: Vec<AgentState> = match gang::designated_for(w, kernel) {
                             Some(d) => seen.iter().filter(|a| a.id == d).cloned().collect(),
                             None => seen.iter().filter(|a| eligible(a)).cloned().collect(),
                         };

@@ -368,3 +368,27 @@ fn multi_node_placements_and_overlay_slots() {
     .unwrap();
     assert_eq!(s.claim_overlay_slot(c.id, 2).unwrap(), Some(0));
 }
+
+#[test]
+fn progress_within_a_status_never_overwrites_a_later_reason() {
+    let s = store_with_user();
+    let n = new_session("pulls");
+    s.insert_session(&n).unwrap();
+    assert!(
+        !s.set_status_info_while(n.id, SessionStatus::Pulling, "12 of 500 MB")
+            .unwrap(),
+        "not PULLING yet"
+    );
+    assert_ne!(
+        s.session(n.id).unwrap().unwrap().status_info.as_deref(),
+        Some("12 of 500 MB")
+    );
+    assert!(
+        s.set_status_info_while(n.id, SessionStatus::Pending, "waiting")
+            .unwrap()
+    );
+    assert_eq!(
+        s.session(n.id).unwrap().unwrap().status_info.as_deref(),
+        Some("waiting")
+    );
+}

@@ -137,8 +137,9 @@ pub async fn run(args: AgentArgs) -> Result<()> {
         keepalive: args.heartbeat,
         version: env!("CARGO_PKG_VERSION").to_string(),
     };
+    let docker = agent.clone();
     let agent: Arc<dyn AgentRpc> = Arc::new(agent);
-    tokio::select! {
+    let ended = tokio::select! {
         r = bai_link::join::run(config, agent) => match r {
             Ok(()) => Ok(()),
             Err(JoinError::Refused(reason)) => {
@@ -148,5 +149,7 @@ pub async fn run(args: AgentArgs) -> Result<()> {
             Err(e) => Err(e.into()),
         },
         _ = crate::shutdown_signal() => Ok(()),
-    }
+    };
+    docker.stop().await;
+    ended
 }

@@ -237,6 +237,7 @@ async fn up(args: UpArgs) -> Result<()> {
         ..Default::default()
     };
     let mut agents: Vec<Arc<dyn AgentRpc>> = Vec::new();
+    let mut docker_agent = None;
     if !args.no_docker && !args.no_local_agent {
         let agent = node::docker_agent(
             &args.node,
@@ -247,6 +248,7 @@ async fn up(args: UpArgs) -> Result<()> {
             None,
         )
         .await?;
+        docker_agent = Some(agent.clone());
         agents.push(Arc::new(agent));
     }
     if args.dummy_agents > 0 {
@@ -322,6 +324,9 @@ async fn up(args: UpArgs) -> Result<()> {
         .with_graceful_shutdown(shutdown_signal())
         .await
         .context("API server failed")?;
+    if let Some(a) = docker_agent {
+        a.stop().await;
+    }
     Ok(())
 }
 

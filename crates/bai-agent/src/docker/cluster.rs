@@ -2,105 +2,19 @@
 //! session's bridge network (its kernels reach each other there by hostname, and reach no
 //! other session's kernels, which sit on other bridges), and the session's SSH key pair with
 //! a client configuration, so `ssh sub1` and `mpirun -H main1,sub1` work without a password.
+//! The networks themselves are made and removed in `netpool`.
 
-use super::{Inner, LABEL_AGENT, LABEL_SESSION, overlay};
-use crate::error::{is_not_found, runtime};
-use bai_core::agent::{AgentError, KernelSpec};
+use crate::error::runtime;
+use bai_core::agent::AgentError;
 use bai_core::cluster::ClusterInfo;
-use bollard::models::{
-    EndpointIpamConfig, EndpointSettings, NetworkCreateRequest, NetworkingConfig,
-};
+use bollard::models::{EndpointIpamConfig, EndpointSettings, NetworkingConfig};
 use std::collections::HashMap;
 use std::path::Path;
-
-/// Label on containers (the network they are on) and on networks bai made.
-pub const LABEL_NETWORK: &str = "ai.bai.network";
 
 /// Where the agent puts the session's private key inside the kernel (Backend.AI's path,
 /// which scripts written for it use) and the SSH client configuration.
 const KEY_IN_KERNEL: &str = "/home/config/ssh/id_cluster";
 const SSH_CONFIG_IN_KERNEL: &str = "/etc/ssh/ssh_config.d/bai-cluster.conf";
-
-/// Makes the session's bridge network unless it exists (kernels of one session are made
-/// concurrently: one makes it, the others find it made).
-pub async fn ensure_network(
-    inner: &Inner,
-    spec: &KernelSpec,
-    name: &str,
-) -> Result<(), AgentError> {
-    let _one_at_a_time = inner.networks.lock().await;
-    if inner.docker.inspect_network(name, None).await.is_ok() {
-        return Ok(());
-    }
-    let overlay = spec.cluster.as_ref().and_then(|c| c.overlay.as_ref());
-    let (options, ipam) = match overlay {
-        Some(o) => {
-            let (options, ipam) = overlay::network_settings(spec.session_id, o);
-            (Some(options), Some(ipam))
-        }
-        None => (None, None),
-    };
-    let req = NetworkCreateRequest {
-        name: name.to_string(),
-        driver: Some("bridge".into()),
-        options,
-        ipam,
-        labels: Some(HashMap::from([
-            (LABEL_AGENT.to_string(), inner.config.agent_id.clone()),
-            (LABEL_SESSION.to_string(), spec.session_id.to_string()),
-            (LABEL_NETWORK.to_string(), name.to_string()),
-        ])),
-        ..Default::default()
-    };
-    if let Err(e) = inner.docker.create_network(req).await {
-        return Err(runtime(format_args!("cannot make network {name}"), e));
-    }
-    tracing::info!(network = name, session = %spec.session_id, "cluster network made");
-    if let Some(o) = overlay
-        && let Err(e) = overlay::join(inner, spec.session_id, o).await
-    {
-        release_network(inner, name).await;
-        return Err(e);
-    }
-    Ok(())
-}
-
-/// Removes a session's network once no container is on it (the last kernel's removal
-/// removes it; the others are refused by the engine, which is fine).
-pub async fn release_network(inner: &Inner, name: &str) {
-    match inner.docker.remove_network(name).await {
-        Ok(()) => {
-            tracing::info!(network = name, "cluster network removed");
-            if let Some(session) = name
-                .strip_prefix("bai-cluster-")
-                .and_then(|s| uuid::Uuid::parse_str(s).ok())
-            {
-                overlay::leave(session).await;
-            }
-        }
-        Err(e) if is_not_found(&e) => {}
-        Err(bollard::errors::Error::DockerResponseServerError {
-            status_code: 403 | 409,
-            ..
-        }) => {}
-        Err(e) => tracing::warn!(network = name, error = %e, "cannot remove cluster network"),
-    }
-}
-
-/// Removes this agent's cluster networks that no container uses (after a crash).
-pub async fn prune_networks(inner: &Inner) {
-    let filters = HashMap::from([(
-        "label".to_string(),
-        vec![format!("{LABEL_AGENT}={}", inner.config.agent_id)],
-    )]);
-    let opts = bollard::query_parameters::PruneNetworksOptions {
-        filters: Some(filters),
-    };
-    if let Err(e) = inner.docker.prune_networks(Some(opts)).await {
-        tracing::warn!(error = %e, "cannot prune cluster networks");
-    }
-    overlay::prune().await;
-}
 
 /// The container's network settings: on the session's network under its hostname (at its
 /// fixed address, in a multi-node session).

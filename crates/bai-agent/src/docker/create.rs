@@ -4,7 +4,7 @@
 use super::place::{Placement, environment};
 use super::{
     Inner, LABEL_AGENT, LABEL_CPUSET, LABEL_DEVICES, LABEL_KERNEL, LABEL_SESSION, WORK_UID,
-    cluster, destroy, inspect, place, ready, watch,
+    cluster, destroy, inspect, netpool, place, ready, watch,
 };
 use crate::cores::format_cpulist;
 use crate::error::{is_not_found, runtime};
@@ -78,7 +78,7 @@ fn container_body(
         (LABEL_SESSION.to_string(), spec.session_id.to_string()),
     ]);
     if let Some((name, _)) = &network {
-        labels.insert(cluster::LABEL_NETWORK.to_string(), name.clone());
+        labels.insert(netpool::LABEL_NETWORK.to_string(), name.clone());
     }
     let cpuset = placement.cores.as_deref().map(format_cpulist);
     if let Some(c) = &cpuset {
@@ -146,7 +146,17 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
     dirs.check_socket_path().map_err(AgentError::Runtime)?;
     let image_labels = place::image_labels(inner, &spec.image).await?;
     let placement = place::place(inner, &spec, &image_labels)?;
-    let cluster = spec.cluster_info();
+    let mut cluster = spec.cluster_info();
+    // The session's network on this node (taken or made once for all its kernels here).
+    if let Some(net) = cluster.network.take() {
+        match netpool::ensure(inner, &spec, &net).await {
+            Ok(actual) => cluster.network = Some(actual),
+            Err(e) => {
+                inner.release(kernel_id);
+                return Err(e);
+            }
+        }
+    }
     let made = make_work_dir(&dirs.root)
         .and_then(|()| make_work_dir(&dirs.work))
         .and_then(|()| make_work_dir(&dirs.run))
@@ -157,16 +167,12 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
         Err(e) => {
             inner.release(kernel_id);
             let _ = tokio::fs::remove_dir_all(&dirs.root).await;
+            if let Some(net) = &cluster.network {
+                netpool::release(inner, net, Some(spec.session_id)).await;
+            }
             return Err(e);
         }
     };
-    if let Some(net) = &cluster.network
-        && let Err(e) = cluster::ensure_network(inner, &spec, net).await
-    {
-        inner.release(kernel_id);
-        let _ = tokio::fs::remove_dir_all(&dirs.root).await;
-        return Err(e);
-    }
     let name = Inner::container_name(kernel_id);
     let opts = CreateContainerOptions {
         name: Some(name.clone()),
@@ -178,7 +184,7 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
             inner.release(kernel_id);
             let _ = tokio::fs::remove_dir_all(&dirs.root).await;
             if let Some(net) = &cluster.network {
-                cluster::release_network(inner, net).await;
+                netpool::release(inner, net, Some(spec.session_id)).await;
             }
             return Err(if is_not_found(&e) {
                 AgentError::ImageNotFound(spec.image.clone())
@@ -213,6 +219,7 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
     }
     watch::spawn(inner, kernel_id);
     tracing::info!(kernel = %kernel_id, image = %spec.image, "kernel ready");
+
     Ok(KernelCreated {
         kernel_id,
         container_id: created.id,

@@ -1,7 +1,7 @@
 //! Destroying a kernel: stop it, collect what it left (exit code, OOM flag, logs), remove
 //! the container and its scratch directory.
 
-use super::{Inner, LOG_TAIL_BYTES, cluster, inspect};
+use super::{Inner, LABEL_SESSION, LOG_TAIL_BYTES, inspect, netpool};
 use crate::error::{is_not_found, runtime};
 use bai_core::agent::{AgentError, KernelExit};
 use bollard::query_parameters::{RemoveContainerOptions, StopContainerOptions};
@@ -21,7 +21,11 @@ pub async fn remove(inner: &Inner, kernel_id: Uuid) -> Result<(), AgentError> {
         .inspect_container(&name, None)
         .await
         .ok()
-        .and_then(|c| c.config?.labels?.remove(cluster::LABEL_NETWORK));
+        .and_then(|c| c.config?.labels)
+        .and_then(|mut l| {
+            let session = l.get(LABEL_SESSION).and_then(|s| Uuid::parse_str(s).ok());
+            Some((l.remove(netpool::LABEL_NETWORK)?, session))
+        });
     let opts = RemoveContainerOptions {
         force: true,
         v: true,
@@ -38,8 +42,8 @@ pub async fn remove(inner: &Inner, kernel_id: Uuid) -> Result<(), AgentError> {
     }
     // The container is gone: its devices and cores are free again.
     inner.release(kernel_id);
-    if let Some(net) = network {
-        cluster::release_network(inner, &net).await;
+    if let Some((net, session)) = network {
+        netpool::release(inner, &net, session).await;
     }
     let root = inner.dirs(kernel_id).root;
     match tokio::fs::remove_dir_all(&root).await {

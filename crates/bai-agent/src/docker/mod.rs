@@ -13,6 +13,7 @@ mod exec;
 mod files;
 mod inspect;
 mod list;
+mod netpool;
 mod overlay;
 mod place;
 mod ready;
@@ -94,9 +95,9 @@ pub(crate) struct Inner {
     devices: Mutex<AllocMap>,
     /// Which cores each pinned kernel holds.
     cores: Mutex<CoreMap>,
-    /// Held while a cluster network is looked up and made: the engine allows two networks of
-    /// one name, so the kernels of a session made at once must not each make one.
-    pub networks: tokio::sync::Mutex<()>,
+    /// Cluster networks: the spare bridge and which session holds which. Held while one is
+    /// looked up and made, so the kernels of a session made at once share one.
+    pub networks: tokio::sync::Mutex<netpool::Networks>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -243,7 +244,7 @@ impl DockerAgent {
                 watchers: Mutex::new(HashMap::new()),
                 devices: Mutex::new(devices),
                 cores: Mutex::new(CoreMap::detect()),
-                networks: tokio::sync::Mutex::new(()),
+                networks: tokio::sync::Mutex::new(netpool::Networks::default()),
             }),
         };
         for (kernel, labels) in list::kernels_with_labels(&agent.inner).await? {
@@ -251,8 +252,14 @@ impl DockerAgent {
             watch::spawn(&agent.inner, kernel);
         }
         // Cluster networks a crash left behind (none of their containers is left) go.
-        cluster::prune_networks(&agent.inner).await;
+        netpool::prune(&agent.inner).await;
         Ok(agent)
+    }
+
+    /// Before the process ends: removes what only this process knows of (the spare cluster
+    /// network). Kernels are left running; the next start takes them back.
+    pub async fn stop(&self) {
+        netpool::drop_spare(&self.inner).await;
     }
 
     /// The configuration in use (paths canonicalized).
@@ -277,7 +284,7 @@ impl DockerAgent {
                 removed += 1;
             }
         }
-        cluster::prune_networks(&self.inner).await;
+        netpool::prune(&self.inner).await;
         Ok(removed)
     }
 }

@@ -208,7 +208,8 @@ pub struct CreateConfig {
     /// Container ports (1024–65535, at most 16) opened as apps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preopen_ports: Option<ListOrText<NumberOrText>>,
-    /// "Select Agent": the one agent that may run the session; also read as `agent_list`.
+    /// "Select Agent": the one agent that runs the session (main1 of a multi-node session,
+    /// whose other kernels the scheduler spreads); also read as `agent_list`.
     #[serde(
         rename = "agentList",
         alias = "agent_list",

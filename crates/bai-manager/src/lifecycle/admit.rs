@@ -230,7 +230,7 @@ pub(super) fn designated_agent(
             Ok(Some(one.to_string()))
         }
         _ => Err(Problem::invalid(
-            "a single-container session runs on one agent: give one agent in agentList",
+            "give one agent in agentList: it holds a single-node session, or main1 of a multi-node one",
         )),
     }
 }

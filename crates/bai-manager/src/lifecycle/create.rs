@@ -277,7 +277,9 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
     if multi_node {
         super::admit::fits_group(&agents, &scaling_group, &total, cluster_size)?;
     }
-    let designated_agent = designated_agent(&config, &agents, &scaling_group, &total)?;
+    // The selected agent holds what one placement on it needs: the whole of a single-node
+    // session, main1 of a multi-node one.
+    let designated_agent = designated_agent(&config, &agents, &scaling_group, &need)?;
 
     // Environment.
     let mut environ = BTreeMap::new();

@@ -73,6 +73,25 @@ pub fn specs(
         .collect())
 }
 
+/// Records an event of one sub kernel of a cluster session (main1's are the session's own
+/// events) and publishes it.
+pub fn sub_kernel_event(
+    m: &Manager,
+    row: &SessionRow,
+    kind: bai_core::event::EventKind,
+    kernel_id: uuid::Uuid,
+    reason: &str,
+    exit_code: Option<i32>,
+) {
+    match m
+        .store
+        .add_kernel_event(row, kind, kernel_id, reason, exit_code)
+    {
+        Ok(ev) => m.publish(vec![ev]),
+        Err(e) => tracing::warn!(kernel = %kernel_id, error = %e, "cannot record a kernel event"),
+    }
+}
+
 /// Why making one kernel failed, naming it in a cluster.
 fn failure(spec: &KernelSpec, why: Reason) -> Reason {
     let Some(c) = &spec.cluster else {
@@ -90,14 +109,19 @@ fn failure(spec: &KernelSpec, why: Reason) -> Reason {
 
 /// Makes every kernel at once, each on its agent. When one fails, the others are destroyed
 /// and the reason names the kernel that failed.
+/// `on_up` hears of each kernel as soon as it is up (with its agent's id).
 pub async fn create_all(
     jobs: Vec<(Arc<AgentHandle>, KernelSpec)>,
     limit: Duration,
+    on_up: &(dyn Fn(&KernelSpec, &str) + Sync),
 ) -> Result<Vec<KernelCreated>, Reason> {
     let specs: Vec<&KernelSpec> = jobs.iter().map(|(_, s)| s).collect();
     let made = join_all(jobs.iter().cloned().map(|(agent, spec)| async move {
-        match tokio::time::timeout(limit, agent.rpc.create_kernel(spec)).await {
-            Ok(Ok(c)) => Ok(c),
+        match tokio::time::timeout(limit, agent.rpc.create_kernel(spec.clone())).await {
+            Ok(Ok(c)) => {
+                on_up(&spec, &agent.id);
+                Ok(c)
+            }
             Ok(Err(e)) => Err(Reason::CreationFailed(e.to_string())),
             Err(_) => Err(Reason::CreationTimeout {
                 secs: limit.as_secs(),
@@ -158,11 +182,26 @@ pub async fn destroy_all(m: &Arc<Manager>, row: &SessionRow) -> Option<KernelExi
                 let _ = m.store.set_logs(row.id, &exit.logs);
             }
             main_exit = Some(exit);
-        } else if let Err(e) =
-            m.store
+        } else {
+            if let Err(e) = m
+                .store
                 .set_sub_kernel_exit(exit.kernel_id, exit.exit_code, &exit.logs)
-        {
-            tracing::warn!(kernel = %exit.kernel_id, error = %e, "cannot keep a kernel's logs");
+            {
+                tracing::warn!(kernel = %exit.kernel_id, error = %e, "cannot keep a kernel's logs");
+            }
+            let host = subs
+                .iter()
+                .find(|k| k.id == exit.kernel_id)
+                .map(|k| format!("sub{}", k.idx))
+                .unwrap_or_default();
+            sub_kernel_event(
+                m,
+                row,
+                bai_core::event::EventKind::KernelTerminated,
+                exit.kernel_id,
+                &format!("kernel {host} ended"),
+                exit.exit_code,
+            );
         }
     }
     main_exit

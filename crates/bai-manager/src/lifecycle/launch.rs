@@ -190,9 +190,26 @@ async fn launch(m: &Arc<Manager>, row: SessionRow) {
             return;
         }
     };
+    // Which kernel is being made where, and which is up (main1's are the session's events).
+    let sub_event = |spec: &bai_core::agent::KernelSpec, kind: E, what: &str, agent: &str| {
+        if let Some(c) = spec
+            .cluster
+            .as_ref()
+            .filter(|c| c.place.hostname != "main1")
+        {
+            let why = format!("kernel {} {what} on agent {agent}", c.place.hostname);
+            kernels::sub_kernel_event(m, &row, kind, spec.kernel_id, &why, None);
+        }
+    };
+    for (spec, a) in specs.iter().zip(&kernel_agents) {
+        sub_event(spec, E::KernelCreating, "is being made", &a.id);
+    }
     let limit = Duration::from_secs(m.config.create_timeout_secs);
     let jobs: Vec<_> = kernel_agents.iter().cloned().zip(specs).collect();
-    let created = match kernels::create_all(jobs, limit).await {
+    let up = |spec: &bai_core::agent::KernelSpec, agent: &str| {
+        sub_event(spec, E::KernelStarted, "is up", agent)
+    };
+    let created = match kernels::create_all(jobs, limit, &up).await {
         Ok(c) => c,
         Err(reason) => {
             fail_creation(m, &row, reason).await;

@@ -1,7 +1,8 @@
 //! PULLING: the agents of a session that lack its image pull it from the cluster's registry,
 //! all at once; each agent's image list is read again afterwards, so the catalogue and the
 //! scheduler know it holds the image from then on. While they pull, their progress reaches
-//! the session's event stream as `kernel_pulling` events (at most one every 2 seconds).
+//! the session's event stream as `kernel_pulling` events (at most one every 2 seconds) and
+//! its status info, which the session list shows.
 
 use crate::state::{AgentHandle, Manager};
 use bai_core::Reason;
@@ -68,6 +69,13 @@ fn report(m: &Manager, row: &SessionRow, current: u64, total: u64) {
         mb(current),
         mb(total)
     );
+    // The session list shows it beside PULLING (the web UI and `bai ps`).
+    if let Err(e) = m
+        .store
+        .set_status_info_while(row.id, bai_core::SessionStatus::Pulling, &reason)
+    {
+        tracing::warn!(session = %row.id, error = %e, "cannot record pull progress");
+    }
     match m.store.add_events(row, &[E::KernelPulling], &reason) {
         Ok(evs) => m.publish(evs),
         Err(e) => tracing::warn!(session = %row.id, error = %e, "cannot record pull progress"),

@@ -139,6 +139,30 @@ impl Store {
         Ok(out)
     }
 
+    /// Records `kind` for one kernel of a cluster session (which kernel is being made, is up,
+    /// has ended), with that kernel's id.
+    pub fn add_kernel_event(
+        &self,
+        row: &SessionRow,
+        kind: EventKind,
+        kernel_id: Uuid,
+        reason: &str,
+        exit_code: Option<i32>,
+    ) -> Result<SessionEvent> {
+        let conn = self.conn();
+        insert_event_tx(
+            &conn,
+            kind,
+            row.id,
+            &row.name,
+            &row.access_key,
+            reason,
+            exit_code,
+            Some(kernel_id),
+            &now_str(),
+        )
+    }
+
     /// Drops events older than `keep_secs` (events are kept for a bounded time).
     pub fn prune_events(&self, keep_secs: i64) -> Result<usize> {
         let cutoff = (chrono::Utc::now() - chrono::Duration::seconds(keep_secs))

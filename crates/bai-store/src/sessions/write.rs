@@ -105,6 +105,20 @@ impl Store {
         Ok(())
     }
 
+    /// Updates why a session is where it is while it is still in `status` (progress within
+    /// a status: it never overwrites the reason of a later one). Whether it did.
+    pub fn set_status_info_while(
+        &self,
+        id: Uuid,
+        status: SessionStatus,
+        info: &str,
+    ) -> Result<bool> {
+        Ok(self.conn().execute(
+            "UPDATE sessions SET status_info = ?3 WHERE id = ?1 AND status = ?2",
+            params![id.to_string(), status.as_str(), info],
+        )? > 0)
+    }
+
     pub fn rename_session(&self, id: Uuid, new_name: &str) -> Result<bool> {
         Ok(self.conn().execute(
             "UPDATE sessions SET name = ?2 WHERE id = ?1",

@@ -243,6 +243,42 @@ fn sessions_become_private_images_with_a_quota_and_commits_block_terminate() {
         &["session", "convert-to-image", "imgsrc2", "pkg-four"],
     );
     r.expect_fail("current: 3, limit: 3");
+    // The limit is the user's resource policy, which admins change and assign.
+    let admin = |args: &[&str]| {
+        let mut a = vec!["admin", "user-policy"];
+        a.extend_from_slice(args);
+        s.bai(&s.admin, &a)
+    };
+    admin(&["create", "two-images", "--max-customized-images", "2"]).expect_ok();
+    admin(&["assign", "user@bai.local", "two-images"]).expect_ok();
+    s.bai(
+        &s.user,
+        &["session", "convert-to-image", "imgsrc2", "pkg-four"],
+    )
+    .expect_fail("current: 3, limit: 2");
+    s.bai(
+        &s.user,
+        &[
+            "admin",
+            "user-policy",
+            "update",
+            "two-images",
+            "--max-customized-images",
+            "9",
+        ],
+    )
+    .expect_fail("only administrators");
+    admin(&["delete", "two-images"]).expect_fail("held by 1 user");
+    admin(&["update", "two-images", "--max-customized-images=-4"]).expect_fail("out of range");
+    let listed = admin(&["list", "--json"]);
+    listed.expect_ok();
+    assert!(
+        listed.stdout.contains("\"two-images\""),
+        "{}",
+        listed.stdout
+    );
+    admin(&["assign", "user@bai.local", "default"]).expect_ok();
+    admin(&["delete", "two-images"]).expect_ok();
     let before = customized_named(&s, &s.user, "pkg-two").expect("pkg-two");
     s.bai(
         &s.user,

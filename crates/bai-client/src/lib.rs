@@ -23,6 +23,7 @@ mod resources;
 mod services;
 mod session;
 pub mod sse;
+mod user_policies;
 pub mod vfolder;
 
 pub use config::Config;
@@ -33,6 +34,7 @@ pub use gql::{KeypairInfo, SessionList, SessionListQuery};
 pub use request::Signed;
 pub use reqwest::Method;
 pub use sse::{Event, EventStream};
+pub use user_policies::UserPolicy;
 
 /// A client for one manager endpoint and keypair.
 #[derive(Clone, Debug)]

@@ -69,6 +69,17 @@ const INPUTS: &[(&str, &[InputField])] = &[
         "PurgeImageOptions",
         &[("remove_from_registry", "Boolean", false)],
     ),
+    ("CreateUserResourcePolicyInput", USER_POLICY_FIELDS),
+    ("ModifyUserResourcePolicyInput", USER_POLICY_FIELDS),
+    ("ModifyUserInput", &[("resource_policy", "String", false)]),
+];
+
+/// The limits of a user resource policy, as the official client sends them.
+const USER_POLICY_FIELDS: &[InputField] = &[
+    ("max_vfolder_count", "Int", false),
+    ("max_quota_scope_size", "BigInt", false),
+    ("max_session_count_per_model_session", "Int", false),
+    ("max_customized_image_count", "Int", false),
 ];
 
 pub type GType<'a> = Type<'a, String>;

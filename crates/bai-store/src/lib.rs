@@ -13,6 +13,7 @@ mod pass;
 mod resources;
 mod schema;
 mod sessions;
+mod user_policies;
 mod users;
 mod vfolders;
 
@@ -26,6 +27,7 @@ pub use sessions::{
     NewSession, PendingRow, SessionFilter, SessionRow, StatusChange, StatusHistory, SubKernel,
     SubPlacements,
 };
+pub use user_policies::UserPolicyRow;
 pub use users::{KeypairRow, UserRow};
 pub use vfolders::VFolderRow;
 

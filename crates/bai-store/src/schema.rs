@@ -308,6 +308,19 @@ const MIGRATIONS: &[&str] = &[
     CREATE TABLE forgotten_images (reference TEXT PRIMARY KEY, forgotten_at TEXT NOT NULL);
     CREATE TABLE removed_image_aliases (alias TEXT PRIMARY KEY);
     "#,
+    // 14: user resource policies (Backend.AI's per-user limits), `default` for every user
+    r#"
+    CREATE TABLE user_resource_policies (
+        name TEXT PRIMARY KEY,
+        max_vfolder_count INTEGER NOT NULL DEFAULT 0,
+        max_quota_scope_size INTEGER NOT NULL DEFAULT -1,
+        max_session_count_per_model_session INTEGER NOT NULL DEFAULT 16,
+        max_customized_image_count INTEGER NOT NULL DEFAULT 3,
+        created_at TEXT NOT NULL
+    );
+    INSERT INTO user_resource_policies(name, created_at) VALUES ('default', '1970-01-01T00:00:00Z');
+    ALTER TABLE users ADD COLUMN resource_policy TEXT NOT NULL DEFAULT 'default';
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

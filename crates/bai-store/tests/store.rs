@@ -392,3 +392,42 @@ fn progress_within_a_status_never_overwrites_a_later_reason() {
         Some("waiting")
     );
 }
+
+#[test]
+fn user_resource_policies_apply_per_user_and_a_held_one_stays() {
+    let s = store_with_user();
+    // Every user starts on `default` (3 customized images, 16 replicas).
+    let d = s.user_policy_of("u1").unwrap();
+    assert_eq!(
+        (d.name.as_str(), d.max_customized_image_count),
+        ("default", 3)
+    );
+    let mut p = bai_store::UserPolicyRow::new("tight");
+    p.max_customized_image_count = 1;
+    assert!(s.create_user_policy(&p).unwrap());
+    assert!(!s.create_user_policy(&p).unwrap(), "names are unique");
+    assert!(s.set_user_policy("u@x", "tight").unwrap());
+    assert!(!s.set_user_policy("nobody@x", "tight").unwrap());
+    assert_eq!(
+        s.user_policy_of("u1").unwrap().max_customized_image_count,
+        1
+    );
+    p.max_customized_image_count = 5;
+    assert!(s.modify_user_policy(&p).unwrap());
+    assert_eq!(
+        s.user_policy_of("u1").unwrap().max_customized_image_count,
+        5
+    );
+    assert_eq!(s.users_with_policy("tight").unwrap(), 1);
+    assert!(!s.delete_user_policy("tight").unwrap(), "held by u1");
+    assert!(s.set_user_policy("u@x", "default").unwrap());
+    assert!(s.delete_user_policy("tight").unwrap());
+    assert_eq!(
+        s.user_policies()
+            .unwrap()
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>(),
+        vec!["default"]
+    );
+}

@@ -32,6 +32,52 @@ pub enum AdminCmd {
     /// Images: list, alias, dealias, forget, purge, rescan.
     #[command(subcommand)]
     Image(super::AdminImageCmd),
+    /// User resource policies (per-user limits): list, create, update, delete, assign.
+    #[command(subcommand, visible_alias = "user-resource-policy")]
+    UserPolicy(AdminUserPolicyCmd),
+}
+
+/// The limits of a user resource policy (unset: Backend.AI's default on create, unchanged
+/// on update).
+#[derive(Args, Debug)]
+pub struct UserPolicyLimits {
+    /// Images the user may make from sessions (`max_customized_image_count`).
+    #[arg(long, value_name = "N")]
+    pub max_customized_images: Option<i64>,
+    /// Replicas one model service may run (`max_session_count_per_model_session`).
+    #[arg(long, value_name = "N")]
+    pub max_model_replicas: Option<i64>,
+    /// Data folders the user may own (`max_vfolder_count`; 0: no limit).
+    #[arg(long, value_name = "N")]
+    pub max_folders: Option<i64>,
+    /// Largest quota of one folder, e.g. 10g (`max_quota_scope_size`; -1: no limit).
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub max_folder_size: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminUserPolicyCmd {
+    /// Every user resource policy.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create a policy.
+    Create {
+        name: String,
+        #[command(flatten)]
+        limits: UserPolicyLimits,
+    },
+    /// Change a policy's limits.
+    Update {
+        name: String,
+        #[command(flatten)]
+        limits: UserPolicyLimits,
+    },
+    /// Delete a policy no user holds.
+    Delete { name: String },
+    /// Give a user (by email) a policy.
+    Assign { email: String, policy: String },
 }
 
 #[derive(Subcommand, Debug)]

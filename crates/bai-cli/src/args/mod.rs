@@ -13,7 +13,7 @@ mod vfolder;
 
 pub use admin::{
     AdminAgentCmd, AdminAgentTokenCmd, AdminCmd, AdminGroupCmd, AdminPolicyCmd, AdminPresetCmd,
-    AdminProjectCmd, AdminSessionCmd, GroupFields,
+    AdminProjectCmd, AdminSessionCmd, AdminUserPolicyCmd, GroupFields, UserPolicyLimits,
 };
 pub use apps::{AppArgs, OpenArgs};
 pub use create::{CreateArgs, ResourceMaps, RunArgs, StartArgs, environ, resources};

@@ -12,6 +12,7 @@ pub mod run;
 pub mod service;
 mod service_rules;
 pub mod session;
+mod user_policy;
 pub mod vfolder;
 
 use crate::args::{AdminCmd, AdminSessionCmd, Cli, Cmd, SessionCmd};
@@ -60,6 +61,7 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
         Cmd::Admin(AdminCmd::ResourceGroup(c)) => resources::admin_group(client, &c).await,
         Cmd::Admin(AdminCmd::Preset(c)) => resources::admin_preset(client, &c).await,
         Cmd::Admin(AdminCmd::Policy(c)) => resources::admin_policy(client, &c).await,
+        Cmd::Admin(AdminCmd::UserPolicy(c)) => user_policy::admin(client, &c).await,
         Cmd::App(a) => apps::app(client, &a).await,
         Cmd::Open(a) => apps::open(client, &a).await,
         Cmd::Apps(a) | Cmd::Session(SessionCmd::Apps(a)) => apps::apps(client, &a.reference).await,

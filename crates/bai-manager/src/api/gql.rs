@@ -195,6 +195,9 @@ impl Resolver for SessionResolver<'_> {
         if super::gql_images::handles(field) {
             return super::gql_images::resolve(self.m, self.caller, kind, field, args);
         }
+        if super::gql_policies::handles(field) {
+            return super::gql_policies::resolve(self.m, self.caller, kind, field, args);
+        }
         match (kind, field) {
             (OperationKind::Query, "keypair") => {
                 let kp = self
@@ -273,24 +276,6 @@ impl Resolver for SessionResolver<'_> {
                 Ok(crate::serving::view::endpoint_node(self.m, &e))
             }
             (OperationKind::Query, "endpoint_list") => self.endpoint_list(args),
-            (OperationKind::Query, "user_resource_policy") => {
-                // One user resource policy, `default`: the limits bai applies to every user.
-                let name = arg_str(args, "name").unwrap_or("default");
-                if name != "default" {
-                    return Err(err(format!(
-                        "no user resource policy {name:?}: this server has only \"default\""
-                    )));
-                }
-                Ok(json!({
-                    "id": "default",
-                    "name": "default",
-                    "created_at": Value::Null,
-                    "max_vfolder_count": 0,
-                    "max_quota_scope_size": -1,
-                    "max_session_count_per_model_session": crate::serving::MAX_REPLICAS,
-                    "max_customized_image_count": crate::images::convert::MAX_CUSTOMIZED_IMAGES,
-                }))
-            }
             (OperationKind::Query, "endpoint_auto_scaling_rule_nodes")
             | (OperationKind::Query, "endpoint_auto_scaling_rule_node")
             | (OperationKind::Mutation, "create_endpoint_auto_scaling_rule_node")

@@ -8,6 +8,7 @@ mod execute;
 pub mod execute_rest;
 mod gql;
 mod gql_images;
+mod gql_policies;
 mod gql_rules;
 mod limits;
 mod raw;

@@ -162,6 +162,7 @@ pub async fn scale(
     }
     let b = body_json(&body)?;
     let to = serving::create::replicas_of(&b, &["to", "replicas"])?;
+    serving::create::check_policy_replicas(&m, &e.user_id, to)?;
     set_replicas(&m, &e, to)?;
     let current = m
         .store

@@ -15,9 +15,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use uuid::Uuid;
 
-/// How many images a user may make from sessions (the `default` user resource policy).
-pub const MAX_CUSTOMIZED_IMAGES: u64 = 3;
-
 /// Who asks: the session's owner as the catalogue records them.
 #[derive(Debug, Clone)]
 pub struct Owner {
@@ -58,18 +55,24 @@ pub fn start(
             .store
             .count_customized_images(&owner.user_id)
             .map_err(|e| Problem::internal(e.to_string()))?;
-        if current >= MAX_CUSTOMIZED_IMAGES {
+        let limit = m
+            .store
+            .user_policy_of(&owner.user_id)
+            .map_err(|e| Problem::internal(e.to_string()))?
+            .max_customized_image_count
+            .max(0) as u64;
+        if current >= limit {
             return Err(Problem::new(
                 400,
                 "quota-exceeded",
                 "Quota exceeded.",
                 format!(
                     "you have reached your customized image count quota (current: {current}, \
-                     limit: {MAX_CUSTOMIZED_IMAGES}); forget or purge one of your images, or \
+                     limit: {limit}); forget or purge one of your images, or \
                      convert again with the name of one to replace it"
                 ),
             )
-            .with_data(serde_json::json!({"limit": MAX_CUSTOMIZED_IMAGES, "current": current})));
+            .with_data(serde_json::json!({"limit": limit, "current": current})));
         }
     }
     let task = m.bgtasks.start(&owner.access_key);

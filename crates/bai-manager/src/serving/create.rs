@@ -65,6 +65,23 @@ pub fn replicas_of(body: &Value, keys: &[&str]) -> Result<u32, Problem> {
     Ok(n as u32)
 }
 
+/// Refuses more replicas than the user's resource policy lets one service run
+/// (`max_session_count_per_model_session`).
+pub fn check_policy_replicas(m: &Manager, user_id: &str, n: u32) -> Result<(), Problem> {
+    let p = m
+        .store
+        .user_policy_of(user_id)
+        .map_err(|e| Problem::internal(e.to_string()))?;
+    if i64::from(n) > p.max_session_count_per_model_session {
+        return Err(invalid_params(format!(
+            "{n} replicas are more than the user resource policy {:?} allows one service \
+             ({} at most)",
+            p.name, p.max_session_count_per_model_session
+        )));
+    }
+    Ok(())
+}
+
 /// The model folder `r` (id or name) as `owner` sees it; it must be a `model` folder.
 pub fn model_folder(
     m: &Manager,
@@ -157,6 +174,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<EndpointRow, P
         body,
         &["replicas", "desired_session_count", "desiredSessionCount"],
     )?;
+    check_policy_replicas(m, &caller.user_id, replicas)?;
     let image = text(body, &["image", "lang"])
         .ok_or_else(|| invalid_params("image is required: the image replicas run"))?;
     let runtime_variant = text(body, &["runtime_variant"])

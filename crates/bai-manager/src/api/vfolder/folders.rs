@@ -41,6 +41,53 @@ pub async fn id_of(
 }
 
 /// `POST /folders`.
+/// A user's own folder under the user resource policy: at most `max_vfolder_count` of them
+/// (0: no limit), each at most `max_quota_scope_size` bytes (-1: no limit; a folder asked
+/// without a quota gets that one). Returns the folder's quota.
+fn within_user_policy(
+    m: &Manager,
+    caller: &Caller,
+    quota: Option<u64>,
+) -> Result<Option<u64>, Problem> {
+    let internal = |e: bai_store::StoreError| Problem::internal(e.to_string());
+    let p = m.store.user_policy_of(&caller.user_id).map_err(internal)?;
+    if p.max_vfolder_count > 0 {
+        let owned = m
+            .store
+            .vfolders(Some(&caller.user_id))
+            .map_err(internal)?
+            .iter()
+            .filter(|v| v.project.is_none())
+            .count() as i64;
+        if owned >= p.max_vfolder_count {
+            return Err(Problem::invalid(format!(
+                "you own {owned} data folders and the user resource policy {:?} allows {}; \
+                 delete one first",
+                p.name, p.max_vfolder_count
+            )));
+        }
+    }
+    if p.max_quota_scope_size < 0 {
+        return Ok(quota);
+    }
+    let limit = p.max_quota_scope_size as u64;
+    match quota {
+        Some(q) if q > limit => Err(Problem::invalid(format!(
+            "a quota of {} is more than the user resource policy {:?} allows a folder ({})",
+            bai_core::resources::format_bytes(q),
+            p.name,
+            bai_core::resources::format_bytes(limit)
+        ))),
+        Some(q) => Ok(Some(q)),
+        None if limit < 16 << 20 => Err(Problem::invalid(format!(
+            "the user resource policy {:?} limits a folder to {}, below the 16 MiB a folder needs",
+            p.name,
+            bai_core::resources::format_bytes(limit)
+        ))),
+        None => Ok(Some(limit)),
+    }
+}
+
 pub async fn create(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
@@ -97,6 +144,10 @@ pub async fn create(
             }
             Some(q)
         }
+    };
+    let quota = match &project {
+        Some(_) => quota,
+        None => within_user_policy(&m, &caller, quota)?,
     };
     let asked = b.get("permission").and_then(Value::as_str).unwrap_or("rw");
     let permission = match bai_core::FolderPermission::parse(asked) {

@@ -2,7 +2,7 @@
 //! `--registry` lists what the registry holds, and an agent in a network namespace of its own
 //! (its own Docker engine, without the image) pulls the image when a session lands there
 //! (status PULLING, `kernel_pulling` events with its progress), then runs it; the next session
-//! there does not pull again.
+//! there does not pull again; an image made on the node by hand reaches the catalogue.
 
 use bai_e2e::netns::Machine;
 use bai_e2e::registry::Registry;
@@ -94,6 +94,31 @@ fn an_agent_without_the_image_pulls_it_from_the_registry() {
     let history = s.bai(&s.admin, &["session", "history", "again"]);
     history.expect_ok();
     assert!(!history.stdout.contains("PULLING"), "{history:#?}");
+
+    // An image made on the node by hand while its agent is connected reaches the catalogue
+    // as that agent's (the agent reads its engine's images and reports a change).
+    assert!(
+        m.docker(&["create", "--name", "handmade", IMAGE, "true"])
+            .status
+            .success()
+    );
+    assert!(
+        m.docker(&["commit", "handmade", "bai/handmade:1"])
+            .status
+            .success()
+    );
+    s.wait_for(180, "the hand-made image in the catalogue", || {
+        let r = s.bai(&s.admin, &["admin", "image", "list", "--json"]);
+        let list: Vec<bai_api::images::Image> = serde_json::from_str(&r.stdout).ok()?;
+        list.iter()
+            .find(|i| i.canonical_name.as_deref() == Some("bai/handmade:1"))
+            .filter(|i| {
+                i.installed_agents
+                    .as_ref()
+                    .is_some_and(|a| a.contains(&"node-pull".to_string()))
+            })
+            .map(|_| ())
+    });
 }
 
 /// `bench/images.sh`, not a test (`--ignored`): the pull of the `python` image by a fresh

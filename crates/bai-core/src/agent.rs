@@ -142,6 +142,9 @@ pub enum AgentEvent {
         current: u64,
         total: u64,
     },
+    /// The agent's kernel images changed (an image built, loaded or removed on its node
+    /// outside bai): the whole new list.
+    ImagesChanged { images: Vec<ImageInfo> },
 }
 
 /// Execution modes of the execute API (wire contract §6.2).

@@ -56,7 +56,6 @@ pub async fn start(
     crate::images::registry::refresh(&m).await;
     crate::images::registry::spawn_refresher(&m);
     crate::images::registry::publish_local(&m);
-    crate::images::watch::spawn(&m);
     remote::states::spawn(m.clone());
     scheduler::spawn(m.clone());
     lifecycle::timeouts::spawn_sweeper(m.clone());

@@ -97,3 +97,40 @@ pub async fn images(inner: &Inner) -> Result<Vec<ImageInfo>, AgentError> {
         })
         .collect())
 }
+
+/// How often the agent reads its engine's image list for changes made outside bai.
+pub const IMAGE_SCAN: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// What tells two image lists apart (name and id of each).
+fn image_keys(list: &[ImageInfo]) -> Vec<(String, String)> {
+    let mut k: Vec<_> = list
+        .iter()
+        .map(|i| (i.name.clone(), i.digest.clone()))
+        .collect();
+    k.sort();
+    k
+}
+
+/// Reads the engine's images every [`IMAGE_SCAN`] and reports a changed list as
+/// `AgentEvent::ImagesChanged`, for as long as the agent lives.
+pub fn watch_images(inner: &std::sync::Arc<Inner>, mut last: Vec<ImageInfo>) {
+    let weak = std::sync::Arc::downgrade(inner);
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(IMAGE_SCAN).await;
+            let Some(inner) = weak.upgrade() else { return };
+            let Ok(now) = images(&inner).await else {
+                continue;
+            };
+            if image_keys(&now) != image_keys(&last) {
+                tracing::info!(images = now.len(), "the engine's kernel images changed");
+                let _ = inner
+                    .events
+                    .send(bai_core::agent::AgentEvent::ImagesChanged {
+                        images: now.clone(),
+                    });
+                last = now;
+            }
+        }
+    });
+}

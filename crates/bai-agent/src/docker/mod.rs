@@ -253,6 +253,9 @@ impl DockerAgent {
         }
         // Cluster networks a crash left behind (none of their containers is left) go.
         netpool::prune(&agent.inner).await;
+        // Images built or loaded on this node later are reported as they appear.
+        let seen = list::images(&agent.inner).await.unwrap_or_default();
+        list::watch_images(&agent.inner, seen);
         Ok(agent)
     }
 

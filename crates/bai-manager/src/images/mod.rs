@@ -8,7 +8,6 @@ pub mod convert;
 pub mod reference;
 pub mod registry;
 pub mod registry_view;
-pub mod watch;
 
 pub use catalogue::{
     CatalogueImage, LABEL_EMAIL, LABEL_ID, LABEL_NAME, LABEL_OWNER, catalogue, known, resolve,
@@ -30,6 +29,21 @@ pub async fn refresh_agent(m: &Manager, agent_id: &str) {
             cur.images = info.images;
         }
         Err(e) => tracing::warn!(agent = %agent_id, error = %e, "cannot read the agent's images"),
+    }
+}
+
+/// Takes an agent's new image list (`AgentEvent::ImagesChanged`): the catalogue and the
+/// scheduler see it at once, and aliases of new images are registered.
+pub fn set_agent_images(m: &Manager, agent_id: &str, images: Vec<bai_core::agent::ImageInfo>) {
+    let Some(a) = m.agent(agent_id) else { return };
+    {
+        let mut cur = a.info.write().unwrap_or_else(|p| p.into_inner());
+        cur.images = images;
+    }
+    let info = a.info();
+    tracing::info!(agent = %agent_id, images = info.images.len(), "the agent's images changed");
+    if let Err(e) = crate::aliases::register(&m.store, &info) {
+        tracing::warn!(agent = %agent_id, error = %e, "cannot register image aliases");
     }
 }
 

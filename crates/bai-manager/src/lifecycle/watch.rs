@@ -1,5 +1,6 @@
 //! Watching agents: a kernel whose main process ended (batch finished, crash, out of
-//! memory) ends its session with the reason in words.
+//! memory) ends its session with the reason in words; an agent's changed image list is
+//! taken into the catalogue.
 
 use super::terminate::finish_termination;
 use super::transition::{Change, transition_or_log};
@@ -20,6 +21,9 @@ pub fn spawn(m: Arc<Manager>, agent: Arc<AgentHandle>) {
                 AgentEvent::KernelExited(exit) => handle_kernel_exit(&m, exit).await,
                 // Followed by the launch that asked for the pull (`pull.rs`).
                 AgentEvent::ImagePull { .. } => {}
+                AgentEvent::ImagesChanged { images } => {
+                    crate::images::set_agent_images(&m, &agent.id, images);
+                }
             }
         }
         tracing::warn!(agent = %agent.id, "agent event stream ended");

@@ -32,21 +32,6 @@ pub async fn refresh_agent(m: &Manager, agent_id: &str) {
     }
 }
 
-/// Takes an agent's new image list (`AgentEvent::ImagesChanged`): the catalogue and the
-/// scheduler see it at once, and aliases of new images are registered.
-pub fn set_agent_images(m: &Manager, agent_id: &str, images: Vec<bai_core::agent::ImageInfo>) {
-    let Some(a) = m.agent(agent_id) else { return };
-    {
-        let mut cur = a.info.write().unwrap_or_else(|p| p.into_inner());
-        cur.images = images;
-    }
-    let info = a.info();
-    tracing::info!(agent = %agent_id, images = info.images.len(), "the agent's images changed");
-    if let Err(e) = crate::aliases::register(&m.store, &info) {
-        tracing::warn!(agent = %agent_id, error = %e, "cannot register image aliases");
-    }
-}
-
 /// The agent of a session's main kernel, when the session can be committed now.
 pub fn commit_target(
     m: &Manager,

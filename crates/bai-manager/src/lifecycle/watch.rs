@@ -22,12 +22,27 @@ pub fn spawn(m: Arc<Manager>, agent: Arc<AgentHandle>) {
                 // Followed by the launch that asked for the pull (`pull.rs`).
                 AgentEvent::ImagePull { .. } => {}
                 AgentEvent::ImagesChanged { images } => {
-                    crate::images::set_agent_images(&m, &agent.id, images);
+                    set_agent_images(&m, &agent.id, images);
                 }
             }
         }
         tracing::warn!(agent = %agent.id, "agent event stream ended");
     });
+}
+
+/// Takes an agent's new image list (`AgentEvent::ImagesChanged`): the catalogue and the
+/// scheduler see it at once, and aliases of new images are registered.
+fn set_agent_images(m: &Manager, agent_id: &str, images: Vec<bai_core::agent::ImageInfo>) {
+    let Some(a) = m.agent(agent_id) else { return };
+    {
+        let mut cur = a.info.write().unwrap_or_else(|p| p.into_inner());
+        cur.images = images;
+    }
+    let info = a.info();
+    tracing::info!(agent = %agent_id, images = info.images.len(), "the agent's images changed");
+    if let Err(e) = crate::aliases::register(&m.store, &info) {
+        tracing::warn!(agent = %agent_id, error = %e, "cannot register image aliases");
+    }
 }
 
 /// Why a kernel ended.

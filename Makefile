@@ -30,8 +30,12 @@ install-cli: build
 	ln -sf $(CURDIR)/$(BIN_DIR)/bai $$dest/bai; ln -sf $(CURDIR)/$(BIN_DIR)/bai $$dest/backend.ai; \
 	echo "==> installed bai and backend.ai in $$dest"
 
+# REGISTRY=1: also a registry on loopback (Debian's docker-registry), so the images this
+# machine builds and converts travel to other nodes' agents.
 up: deps build web install-cli
-	exec $(BIN_DIR)/baid up
+	@if [ -n "$(REGISTRY)" ]; then \
+	  reg=$$(scripts/local-registry.sh) && exec env BAI_REGISTRY=$$reg $(BIN_DIR)/baid up; \
+	else exec $(BIN_DIR)/baid up; fi
 
 official-client:
 	@scripts/official-client.sh

@@ -48,7 +48,8 @@ describe('resources', () => {
   const max = { cpu: 4, memGiB: 8 };
   it('keeps shared memory within memory', () => {
     expect(resources({ cpu: 1, memGiB: 1, shmemGiB: 0.0625 }, max)).toBeNull();
-    expect(resources({ cpu: 1, memGiB: 1, shmemGiB: 2 }, max)).toMatch(/more than the memory/);
+    expect(resources({ cpu: 1, memGiB: 1, shmemGiB: 2 }, max)).toMatch(/larger than the shared memory/);
+    expect(resources({ cpu: 1, memGiB: 1, shmemGiB: 1 }, max)).toMatch(/larger than the shared memory/);
   });
   it('bounds CPU and memory', () => {
     expect(resources({ cpu: 0, memGiB: 1, shmemGiB: 0 }, max)).toMatch(/CPU/);

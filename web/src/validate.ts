@@ -64,7 +64,7 @@ export function resources(r: Resources, max: { cpu: number; memGiB: number }): P
   if (!(r.memGiB > 0)) return 'Give at least some memory.';
   if (r.memGiB > max.memGiB) return `At most ${max.memGiB} GiB of memory is allowed.`;
   if (r.shmemGiB < 0) return 'Shared memory cannot be negative.';
-  if (r.shmemGiB > r.memGiB) return 'Shared memory cannot be more than the memory.';
+  if (r.shmemGiB >= r.memGiB) return 'Memory must be larger than the shared memory it holds.';
   return null;
 }
 

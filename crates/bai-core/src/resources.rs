@@ -28,7 +28,9 @@ pub enum ResourceError {
     },
     #[error("unknown resource slot {0:?}: use cpu, mem, shmem{1}")]
     UnknownSlot(String, String),
-    #[error("shared memory ({shmem}) cannot be larger than memory ({mem})")]
+    #[error(
+        "memory ({mem}) must be larger than the shared memory ({shmem}) it holds: ask for more mem or less shmem"
+    )]
     ShmemOverMem { shmem: String, mem: String },
     #[error("{slot}={value}: {slot} counts whole devices{hint}")]
     WholeDevices {
@@ -264,18 +266,20 @@ impl ResourceRequest {
                 },
             }
         }
-        let shmem = shmem.unwrap_or(DEFAULT_SHMEM.min(slots.mem));
-        if shmem > slots.mem {
-            return Err(ResourceError::ShmemOverMem {
-                shmem: format_bytes(shmem),
-                mem: format_bytes(slots.mem),
-            });
-        }
         if mem_given && slots.mem < MIN_MEM {
             return Err(ResourceError::TooSmall {
                 slot: "mem",
                 value: format_bytes(slots.mem),
                 min: format_bytes(MIN_MEM),
+            });
+        }
+        // Shared memory is part of the memory, and leaves some of it (as Backend.AI: `mem`
+        // not larger than the shared memory is refused).
+        let shmem = shmem.unwrap_or(DEFAULT_SHMEM);
+        if shmem >= slots.mem {
+            return Err(ResourceError::ShmemOverMem {
+                shmem: format_bytes(shmem),
+                mem: format_bytes(slots.mem),
             });
         }
         Ok(ResourceRequest { slots, shmem })
@@ -386,6 +390,12 @@ mod tests {
             req(json!({"mem": "1g", "shmem": "2g"})),
             Err(ResourceError::ShmemOverMem { .. })
         ));
+        // 64 MiB of memory holds no more than the default 64 MiB of shared memory.
+        assert!(matches!(
+            req(json!({"mem": "64m"})),
+            Err(ResourceError::ShmemOverMem { .. })
+        ));
+        assert!(req(json!({"mem": "64m", "shmem": "16m"})).is_ok());
         assert!(matches!(
             req(json!({"tpu": "1"})),
             Err(ResourceError::UnknownSlot(..))

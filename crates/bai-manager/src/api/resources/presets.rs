@@ -52,8 +52,8 @@ pub async fn put_preset(
             Some(parse_mem("shared_memory", v).map_err(|e| Problem::invalid(e.to_string()))?)
         }
     };
-    if shmem.is_some_and(|s| s > slots.mem) {
-        return Err(Problem::invalid("shared_memory cannot be larger than mem").into());
+    if shmem.is_some_and(|s| s >= slots.mem) {
+        return Err(Problem::invalid("mem must be larger than the shared_memory it holds").into());
     }
     let p = PresetRow {
         name: name.to_string(),

@@ -119,6 +119,18 @@ impl Client {
     }
 }
 
+/// A mutation's answer `{ok, msg}` (Backend.AI's shape): `ok: false` is an error with its
+/// message. Returns the answer.
+pub(crate) fn mutation_ok(data: &Value, field: &str) -> Result<Value, ClientError> {
+    let out = data[field].clone();
+    if out["ok"].as_bool() == Some(false) {
+        return Err(ClientError::Protocol(
+            out["msg"].as_str().unwrap_or("refused").to_string(),
+        ));
+    }
+    Ok(out)
+}
+
 fn check_gql_reply(v: Value) -> Result<Value, ClientError> {
     if let Some(errs) = v.get("errors").and_then(Value::as_array)
         && !errs.is_empty()

@@ -55,13 +55,7 @@ impl Client {
             pass.join(", ")
         );
         let v = self.gql(&q, Value::Object(vars)).await?;
-        let out = v[field].clone();
-        if out["ok"].as_bool() == Some(false) {
-            return Err(ClientError::Protocol(
-                out["msg"].as_str().unwrap_or("refused").to_string(),
-            ));
-        }
-        Ok(out)
+        crate::gql::mutation_ok(&v, field)
     }
 
     /// `POST /session/{ref}/commit`: a tarball of the main kernel on its agent.

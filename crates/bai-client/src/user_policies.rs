@@ -1,12 +1,13 @@
 //! User resource policies (GraphQL `user_resource_policies` and its mutations, and
 //! `modify_user` to give a user one).
 
+use crate::gql::mutation_ok;
 use crate::{Client, ClientError};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// One user resource policy as the server lists it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct UserPolicy {
     pub name: String,
     pub max_vfolder_count: i64,
@@ -17,16 +18,6 @@ pub struct UserPolicy {
 
 const FIELDS: &str = "name max_vfolder_count max_quota_scope_size \
     max_session_count_per_model_session max_customized_image_count";
-
-fn refused(field: &str, v: &Value) -> Result<(), ClientError> {
-    let out = &v[field];
-    if out["ok"].as_bool() == Some(false) {
-        return Err(ClientError::Protocol(
-            out["msg"].as_str().unwrap_or("refused").to_string(),
-        ));
-    }
-    Ok(())
-}
 
 impl Client {
     /// Every user resource policy (administrators), or the caller's own (`own`).
@@ -73,7 +64,7 @@ impl Client {
             "mutation($name: String!, $props: {ty}!) {{ {field}(name: $name, props: $props) {{ ok msg }} }}"
         );
         let v = self.gql(&q, json!({"name": name, "props": props})).await?;
-        refused(field, &v)
+        mutation_ok(&v, field).map(drop)
     }
 
     pub async fn delete_user_policy(&self, name: &str) -> Result<(), ClientError> {
@@ -83,7 +74,7 @@ impl Client {
                 json!({"name": name}),
             )
             .await?;
-        refused("delete_user_resource_policy", &v)
+        mutation_ok(&v, "delete_user_resource_policy").map(drop)
     }
 
     /// Gives the user `email` the policy `name`.
@@ -94,6 +85,6 @@ impl Client {
                 json!({"email": email, "props": {"resource_policy": name}}),
             )
             .await?;
-        refused("modify_user", &v)
+        mutation_ok(&v, "modify_user").map(drop)
     }
 }

@@ -100,6 +100,11 @@ impl AgentHandle {
     pub fn info(&self) -> AgentInfo {
         self.info.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
+
+    /// The agent's kernel images as it reported them last.
+    pub fn set_images(&self, images: Vec<bai_core::agent::ImageInfo>) {
+        self.info.write().unwrap_or_else(|p| p.into_inner()).images = images;
+    }
 }
 
 pub struct Manager {

@@ -69,22 +69,17 @@ impl Store {
 
     /// The policy that applies to a user (`default` when the user's is missing).
     pub fn user_policy_of(&self, user_id: &str) -> Result<UserPolicyRow> {
-        let conn = self.read();
-        let found = conn
+        let found = self
+            .read()
             .query_row(
                 &format!(
-                    "SELECT {} FROM user_resource_policies p JOIN users u
-                     ON u.resource_policy = p.name WHERE u.id = ?1",
-                    COLS.split(", ")
-                        .map(|c| format!("p.{c}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    "SELECT {COLS} FROM user_resource_policies
+                     WHERE name = (SELECT resource_policy FROM users WHERE id = ?1)"
                 ),
                 params![user_id],
                 row,
             )
             .optional()?;
-        drop(conn);
         match found {
             Some(p) => Ok(p),
             None => Ok(self

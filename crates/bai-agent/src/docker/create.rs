@@ -219,7 +219,6 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
     }
     watch::spawn(inner, kernel_id);
     tracing::info!(kernel = %kernel_id, image = %spec.image, "kernel ready");
-
     Ok(KernelCreated {
         kernel_id,
         container_id: created.id,

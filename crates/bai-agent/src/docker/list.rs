@@ -112,9 +112,11 @@ fn image_keys(list: &[ImageInfo]) -> Vec<(String, String)> {
 }
 
 /// Reads the engine's images every [`IMAGE_SCAN`] and reports a changed list as
-/// `AgentEvent::ImagesChanged`, for as long as the agent lives.
-pub fn watch_images(inner: &std::sync::Arc<Inner>, mut last: Vec<ImageInfo>) {
+/// `AgentEvent::ImagesChanged`, for as long as the agent lives. `seen` is the list it starts
+/// from.
+pub fn watch_images(inner: &std::sync::Arc<Inner>, seen: &[ImageInfo]) {
     let weak = std::sync::Arc::downgrade(inner);
+    let mut last = image_keys(seen);
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(IMAGE_SCAN).await;
@@ -122,14 +124,13 @@ pub fn watch_images(inner: &std::sync::Arc<Inner>, mut last: Vec<ImageInfo>) {
             let Ok(now) = images(&inner).await else {
                 continue;
             };
-            if image_keys(&now) != image_keys(&last) {
+            let keys = image_keys(&now);
+            if keys != last {
                 tracing::info!(images = now.len(), "the engine's kernel images changed");
                 let _ = inner
                     .events
-                    .send(bai_core::agent::AgentEvent::ImagesChanged {
-                        images: now.clone(),
-                    });
-                last = now;
+                    .send(bai_core::agent::AgentEvent::ImagesChanged { images: now });
+                last = keys;
             }
         }
     });

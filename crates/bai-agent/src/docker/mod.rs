@@ -255,7 +255,7 @@ impl DockerAgent {
         netpool::prune(&agent.inner).await;
         // Images built or loaded on this node later are reported as they appear.
         let seen = list::images(&agent.inner).await.unwrap_or_default();
-        list::watch_images(&agent.inner, seen);
+        list::watch_images(&agent.inner, &seen);
         Ok(agent)
     }
 

@@ -4,7 +4,8 @@
 //! every single-node cluster start and end. So when the last kernel of such a session goes,
 //! its bridge (empty now, holding nothing of the session) is kept as this agent's one spare,
 //! and the next single-node cluster session takes it instead of making one. A second spare
-//! is removed as before; the spare is removed when the agent stops and pruned at its start.
+//! is removed as before; the spare is removed when the agent stops, and of the bridges a
+//! crash left, the agent's start keeps at most one empty one as its spare.
 //! Such networks are named `bai-cluster-net-<id>`, not after a session (the engine cannot
 //! rename a network); which session holds which is kept here while it lives, and on each
 //! container in the `ai.bai.network` label.
@@ -175,11 +176,7 @@ pub async fn release(inner: &Inner, name: &str, session: Option<Uuid>) {
             Step::Leave => return,
             Step::Remove => {}
             Step::SpareIfEmpty => {
-                let empty = match inner.docker.inspect_network(name, None).await {
-                    Ok(n) => n.containers.is_none_or(|c| c.is_empty()),
-                    Err(_) => false,
-                };
-                if empty {
+                if is_empty(inner, name).await {
                     nets.held.retain(|_, n| n != name);
                     nets.spare = Some(name.to_string());
                     tracing::debug!(network = name, "cluster network kept as the spare");
@@ -189,6 +186,26 @@ pub async fn release(inner: &Inner, name: &str, session: Option<Uuid>) {
         }
     }
     remove(inner, name).await;
+}
+
+/// Whether the network exists and no container is on it.
+async fn is_empty(inner: &Inner, name: &str) -> bool {
+    inner
+        .docker
+        .inspect_network(name, None)
+        .await
+        .is_ok_and(|n| n.containers.is_none_or(|c| c.is_empty()))
+}
+
+/// The engine's networks with a label filter (`key` or `key=value`).
+async fn labelled(
+    inner: &Inner,
+    label: String,
+) -> Result<Vec<bollard::models::Network>, bollard::errors::Error> {
+    let opts = bollard::query_parameters::ListNetworksOptions {
+        filters: Some(HashMap::from([("label".to_string(), vec![label])])),
+    };
+    inner.docker.list_networks(Some(opts)).await
 }
 
 async fn remove(inner: &Inner, name: &str) {
@@ -214,11 +231,7 @@ async fn remove(inner: &Inner, name: &str) {
 
 /// Removes bai's networks (of any agent) on `subnet` that no container uses. Whether one was.
 async fn remove_stale(inner: &Inner, subnet: &str) -> bool {
-    let filters = HashMap::from([("label".to_string(), vec![LABEL_NETWORK.to_string()])]);
-    let opts = bollard::query_parameters::ListNetworksOptions {
-        filters: Some(filters),
-    };
-    let Ok(listed) = inner.docker.list_networks(Some(opts)).await else {
+    let Ok(listed) = labelled(inner, LABEL_NETWORK.to_string()).await else {
         return false;
     };
     let mut removed = false;
@@ -231,10 +244,7 @@ async fn remove_stale(inner: &Inner, subnet: &str) -> bool {
         let Some(name) = n.name.filter(|_| on_subnet) else {
             continue;
         };
-        let full = inner.docker.inspect_network(&name, None).await;
-        if full.is_ok_and(|f| f.containers.is_none_or(|c| c.is_empty()))
-            && inner.docker.remove_network(&name).await.is_ok()
-        {
+        if is_empty(inner, &name).await && inner.docker.remove_network(&name).await.is_ok() {
             tracing::warn!(
                 network = name,
                 subnet,
@@ -247,16 +257,11 @@ async fn remove_stale(inner: &Inner, subnet: &str) -> bool {
 }
 
 /// Removes this agent's cluster networks that no container uses (after a crash), except the
-/// spare and those being joined now.
+/// spare and those being joined now; with no spare yet, one empty single-node bridge is kept
+/// as the spare instead (as any release does).
 pub async fn prune(inner: &Inner) {
-    let filters = HashMap::from([(
-        "label".to_string(),
-        vec![format!("{LABEL_AGENT}={}", inner.config.agent_id)],
-    )]);
-    let opts = bollard::query_parameters::ListNetworksOptions {
-        filters: Some(filters),
-    };
-    let listed = match inner.docker.list_networks(Some(opts)).await {
+    let mine = format!("{LABEL_AGENT}={}", inner.config.agent_id);
+    let listed = match labelled(inner, mine).await {
         Ok(l) => l,
         Err(e) => {
             tracing::warn!(error = %e, "cannot list cluster networks");

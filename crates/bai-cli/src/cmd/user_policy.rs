@@ -42,19 +42,7 @@ pub async fn admin(client: &Client, c: &AdminUserPolicyCmd) -> Result<i32> {
         AdminUserPolicyCmd::List { json } => {
             let list = client.user_policies(false).await?;
             if *json {
-                let v: Vec<Value> = list
-                    .iter()
-                    .map(|p| {
-                        json!({
-                            "name": p.name,
-                            "max_customized_image_count": p.max_customized_image_count,
-                            "max_session_count_per_model_session": p.max_session_count_per_model_session,
-                            "max_vfolder_count": p.max_vfolder_count,
-                            "max_quota_scope_size": p.max_quota_scope_size,
-                        })
-                    })
-                    .collect();
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                println!("{}", serde_json::to_string_pretty(&list)?);
                 return Ok(0);
             }
             let rows: Vec<Vec<String>> = list

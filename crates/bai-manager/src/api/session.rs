@@ -331,7 +331,7 @@ pub async fn logs(
         Some(k) if *k == row.main_kernel_id.to_string() || k == "main1" => None,
         Some(k) => Some(
             subs.iter()
-                .find(|s| s.id.to_string() == *k || format!("sub{}", s.idx) == *k)
+                .find(|s| s.id.to_string() == *k || s.hostname() == *k)
                 .ok_or_else(|| {
                     Problem::not_found(
                         "kernel",

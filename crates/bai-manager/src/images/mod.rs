@@ -24,10 +24,7 @@ use std::sync::Arc;
 pub async fn refresh_agent(m: &Manager, agent_id: &str) {
     let Some(a) = m.agent(agent_id) else { return };
     match a.rpc.info().await {
-        Ok(info) => {
-            let mut cur = a.info.write().unwrap_or_else(|p| p.into_inner());
-            cur.images = info.images;
-        }
+        Ok(info) => a.set_images(info.images),
         Err(e) => tracing::warn!(agent = %agent_id, error = %e, "cannot read the agent's images"),
     }
 }

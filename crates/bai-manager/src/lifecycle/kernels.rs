@@ -192,7 +192,7 @@ pub async fn destroy_all(m: &Arc<Manager>, row: &SessionRow) -> Option<KernelExi
             let host = subs
                 .iter()
                 .find(|k| k.id == exit.kernel_id)
-                .map(|k| format!("sub{}", k.idx))
+                .map(|k| k.hostname())
                 .unwrap_or_default();
             sub_kernel_event(
                 m,
@@ -251,7 +251,7 @@ pub fn kernels_at(m: &Manager, row: &SessionRow) -> Vec<KernelAt> {
         match m.store.sub_kernels(row.id) {
             Ok(subs) => out.extend(subs.iter().map(|k| KernelAt {
                 id: k.id,
-                host: format!("sub{}", k.idx),
+                host: k.hostname(),
                 agent: k.agent_id.clone().or_else(|| row.agent_id.clone()),
             })),
             Err(e) => tracing::error!(session = %row.id, error = %e, "cannot read the sub kernels"),

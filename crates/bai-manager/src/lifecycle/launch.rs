@@ -195,7 +195,7 @@ async fn launch(m: &Arc<Manager>, row: SessionRow) {
         if let Some(c) = spec
             .cluster
             .as_ref()
-            .filter(|c| c.place.hostname != "main1")
+            .filter(|c| c.place.role == bai_core::cluster::ClusterRole::Sub)
         {
             let why = format!("kernel {} {what} on agent {agent}", c.place.hostname);
             kernels::sub_kernel_event(m, &row, kind, spec.kernel_id, &why, None);

@@ -34,10 +34,7 @@ pub fn spawn(m: Arc<Manager>, agent: Arc<AgentHandle>) {
 /// scheduler see it at once, and aliases of new images are registered.
 fn set_agent_images(m: &Manager, agent_id: &str, images: Vec<bai_core::agent::ImageInfo>) {
     let Some(a) = m.agent(agent_id) else { return };
-    {
-        let mut cur = a.info.write().unwrap_or_else(|p| p.into_inner());
-        cur.images = images;
-    }
+    a.set_images(images);
     let info = a.info();
     tracing::info!(agent = %agent_id, images = info.images.len(), "the agent's images changed");
     if let Err(e) = crate::aliases::register(&m.store, &info) {

@@ -20,6 +20,13 @@ pub struct SubKernel {
     pub exit_code: Option<i32>,
 }
 
+impl SubKernel {
+    /// `sub1`, `sub2`, … (Backend.AI's names).
+    pub fn hostname(&self) -> String {
+        format!("sub{}", self.idx)
+    }
+}
+
 impl Store {
     /// The sub kernels of a session, `sub1` first.
     pub fn sub_kernels(&self, session_id: Uuid) -> Result<Vec<SubKernel>> {

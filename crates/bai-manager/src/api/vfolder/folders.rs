@@ -40,7 +40,6 @@ pub async fn id_of(
     ))
 }
 
-/// `POST /folders`.
 /// A user's own folder under the user resource policy: at most `max_vfolder_count` of them
 /// (0: no limit), each at most `max_quota_scope_size` bytes (-1: no limit; a folder asked
 /// without a quota gets that one). Returns the folder's quota.
@@ -88,6 +87,7 @@ fn within_user_policy(
     }
 }
 
+/// `POST /folders`.
 pub async fn create(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,

@@ -130,7 +130,20 @@ impl Server {
 
     /// Starts baid on an existing data dir (a restart keeps the database).
     pub fn start_in(data_dir: tempfile::TempDir, env: &[(&str, &str)]) -> Server {
-        let port = free_port();
+        Self::start_in_port(data_dir, env, free_port())
+    }
+
+    /// The port the API listens on.
+    pub fn port(&self) -> u16 {
+        self.endpoint
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("the endpoint has a port")
+    }
+
+    /// [`Server::start_in`] on a given port (a restart where clients wait for it).
+    pub fn start_in_port(data_dir: tempfile::TempDir, env: &[(&str, &str)], port: u16) -> Server {
         let mut cmd = Command::new(bin("baid"));
         cmd.arg("up")
             .env("BAI_DATA_DIR", data_dir.path())

@@ -92,5 +92,5 @@ fn web_ui_end_to_end_in_chromium() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "{text}\nbaid log:\n{}", s.log());
-    assert!(text.contains("e2e: 31 passed"), "{text}");
+    assert!(text.contains("e2e: 32 passed"), "{text}");
 }

@@ -496,6 +496,14 @@ if (adminEmail && adminPassword) {
     await byTest('login-password').fill(adminPassword);
     await byTest('login-submit').click();
     await expectText(byTest('whoami'), 'superadmin');
+    // The previous user's Recent History stayed with them (it is kept per user on the server).
+    await byTest('start').click();
+    await byTest('recent-history').click();
+    const recent = page.locator('.ant-modal').filter({ hasText: 'Recent History' });
+    await recent.waitFor();
+    if ((await recent.innerText()).includes('my favourite')) throw new Error("the superadmin sees the user's Recent History");
+    await recent.locator('.ant-modal-close').click();
+    await page.getByRole('button', { name: 'Cancel' }).click();
     await byTest('tab-finished').click();
     await page.getByRole('row', { name: /websess2/ }).filter({ hasText: email }).waitFor();
     await byTest('start').click();
@@ -515,6 +523,20 @@ if (adminEmail && adminPassword) {
     await expectText(byTest('status-forauser'), 'RUNNING');
     await byTest('terminate-forauser').click();
     await page.getByRole('button', { name: 'Terminate', exact: true }).last().click();
+  });
+
+  await step("a superadmin reads the audit log: the user's logins and creates, filtered by who", async () => {
+    await page.getByRole('menuitem', { name: 'Audit log' }).click();
+    await byTest('audit-table').locator('.ant-table-row').first().waitFor();
+    await byTest('audit-actor').fill(email);
+    await byTest('audit-action').fill('POST /session');
+    await byTest('audit-search').click();
+    const rows = byTest('audit-table').locator('.ant-table-row');
+    await expectText(rows.first(), 'POST /session');
+    await expectText(rows.first(), email);
+    await byTest('audit-action').fill('login');
+    await byTest('audit-search').click();
+    await expectText(rows.first(), 'login');
   });
 
   await step('a superadmin sees the agents with their resources and devices', async () => {

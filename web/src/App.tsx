@@ -6,6 +6,7 @@ import Launcher from './Launcher';
 import type { LaunchSettings } from './launch';
 import Data from './Data';
 import Agents from './Agents';
+import Audit from './Audit';
 import Serving from './Serving';
 
 export interface Note {
@@ -15,7 +16,7 @@ export interface Note {
   at: string;
 }
 
-type Page = 'sessions' | 'launcher' | 'serving' | 'data' | 'agents';
+type Page = 'sessions' | 'launcher' | 'serving' | 'data' | 'agents' | 'audit';
 
 function Login({ onLogin }: { onLogin: (m: Me) => void }) {
   const [error, setError] = useState<string | null>(null);
@@ -94,7 +95,7 @@ export default function App() {
             { key: 'serving', label: 'Serving' },
             { key: 'data', label: 'Data' },
             // Administrators see every agent and its devices.
-            ...(me.is_admin ? [{ key: 'agents', label: 'Agents' }] : []),
+            ...(me.is_admin ? [{ key: 'agents', label: 'Agents' }, { key: 'audit', label: 'Audit log' }] : []),
           ]}
         />
         <Space>
@@ -152,6 +153,7 @@ export default function App() {
         {page === 'serving' && <Serving />}
         {page === 'data' && <Data />}
         {page === 'agents' && me.is_admin && <Agents />}
+        {page === 'audit' && me.is_admin && <Audit />}
       </Layout.Content>
     </Layout>
   );

@@ -7,7 +7,7 @@ import {
 import type { ButtonProps } from 'antd';
 import dayjs from 'dayjs';
 import { api, ApiError, Me, Schema } from './api';
-import { body, CPU_STEP, DEFAULTS, HistoryEntry, LaunchSettings, loadHistory, MEM_STEP, problems, saveHistory, STEPS, withImage } from './launch';
+import { body, CPU_STEP, DEFAULTS, HistoryEntry, LaunchSettings, MEM_STEP, OLD_HISTORY_KEY, problems, STEPS, trimHistory, withImage } from './launch';
 import { dataProps } from './dataProps';
 import * as v from './validate';
 import { accelOffer, formatAccel, toMilli } from './accel';
@@ -32,7 +32,19 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
   const [folderSearch, setFolderSearch] = useState('');
   const [creatingFolder, setCreatingFolder] = useState(false);
   const [explore, setExplore] = useState<{ id: string; name: string; items: FileEntry[] } | null>(null);
-  const [history, setHistory] = useState<HistoryEntry[]>(loadHistory());
+  // Recent History is the user's own, kept on the server (never in the shared browser).
+  const [history, setHistoryState] = useState<HistoryEntry[]>([]);
+  useEffect(() => {
+    localStorage.removeItem(OLD_HISTORY_KEY);
+    api('GET', '/user/launcher-history')
+      .then((r) => setHistoryState(r.entries as unknown as HistoryEntry[]))
+      .catch(() => setHistoryState([]));
+  }, []);
+  const setHistory = (h: HistoryEntry[]) => {
+    const kept = trimHistory(h);
+    setHistoryState(kept);
+    api('PUT', '/user/launcher-history', { body: { entries: kept } }).catch(() => undefined);
+  };
   const [showHistory, setShowHistory] = useState(false);
   const [renaming, setRenaming] = useState<HistoryEntry | null>(null);
   const [confirmNoFolder, setConfirmNoFolder] = useState(false);
@@ -121,9 +133,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
       const id = r.sessionId;
       const name = r.sessionName;
       const entry: HistoryEntry = { id: `${Date.now()}`, label: s.name || name, pinned: false, at: new Date().toISOString(), settings: s };
-      const h = [entry, ...history];
-      saveHistory(h);
-      setHistory(loadHistory());
+      setHistory([entry, ...history]);
       notify(`Session ${name} created (${r.status})`, id);
       // The same notification turns into the RUNNING one (apps, terminal, logs) once the
       // session starts (the Sessions page follows the event stream).
@@ -504,8 +514,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
           testId="history-label"
           check={(l) => (l.trim() === '' ? 'Give it a name.' : l.length > 64 ? 'Use at most 64 characters.' : null)}
           onSubmit={async (label) => {
-            saveHistory(history.map((x) => (x.id === renaming.id ? { ...x, label: label.trim() } : x)));
-            setHistory(loadHistory());
+            setHistory(history.map((x) => (x.id === renaming.id ? { ...x, label: label.trim() } : x)));
           }}
           onClose={() => setRenaming(null)}
         />
@@ -517,7 +526,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
           renderItem={(h) => (
             <List.Item
               actions={[
-                <Switch key="p" size="small" checked={h.pinned} checkedChildren="pinned" onChange={(p) => { const n = history.map((x) => (x.id === h.id ? { ...x, pinned: p } : x)); saveHistory(n); setHistory(loadHistory()); }} />,
+                <Switch key="p" size="small" checked={h.pinned} checkedChildren="pinned" onChange={(p) => { setHistory(history.map((x) => (x.id === h.id ? { ...x, pinned: p } : x))); }} />,
                 <Button key="r" size="small" data-testid={`history-rename-${h.label}`} onClick={() => setRenaming(h)}>Rename</Button>,
               ]}
             >

@@ -107,6 +107,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audit log, newest first (administrators): every signed request that changed something, each GraphQL mutation, and web logins, with who, what, on what, and the outcome. */
+        get: operations["get_admin_audit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/gql": {
         parameters: {
             query?: never;
@@ -651,6 +668,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether the manager can serve, for load balancers: 200 with the database and agents, 503 when the database does not answer. Unsigned. */
+        get: operations["get_health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/manager/announcement": {
         parameters: {
             query?: never;
@@ -660,6 +694,23 @@ export interface paths {
         };
         /** The manager's announcement (none). */
         get: operations["get_manager_announcement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Prometheus metrics (text format 0.0.4): sessions by status and type, queues and waits per resource group, scheduler pass and store timings, agents, proxy bytes, session events, API answers and latency by route. Needs `Authorization: Bearer` with baid's --metrics-token, or an administrator's signed request. */
+        get: operations["get_metrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1374,6 +1425,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/user/launcher-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's Recent History of the web launcher (kept per user on the server; empty at first). */
+        get: operations["get_user_launcher_history"];
+        /** Replaces the caller's Recent History: at most 20 entries, each with a text id and label and an object settings, 64 KiB in all. */
+        put: operations["put_user_launcher_history"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1572,6 +1641,23 @@ export interface components {
              *     `null`: no cap.
              */
             total_resource_slots: components["schemas"]["ResourceSlots"] | null;
+        };
+        /** @description One audit log entry. */
+        AuditEntry: {
+            access_key?: string | null;
+            action: string;
+            actor: string;
+            at: string;
+            detail: string;
+            /** Format: int64 */
+            id: number;
+            /** @description `ok`, or `refused` with the status or reason in `detail`. */
+            outcome: string;
+            target: string;
+        };
+        /** @description `GET /admin/audit`: newest first. */
+        AuditList: {
+            entries: components["schemas"]["AuditEntry"][];
         };
         /** @description What keeps a host's folders. */
         Backend: "local" | "vfs";
@@ -2199,6 +2285,21 @@ export interface components {
             /** @description The project whose members to allow or deny. */
             project?: string | null;
         };
+        /** @description `GET /health`: whether the manager can serve (503 when its database does not answer). */
+        Health: {
+            /**
+             * Format: uint
+             * @description Agents registered, and how many of them answer.
+             */
+            agents: number;
+            /** Format: uint */
+            agents_alive: number;
+            /** @description `ok`, or the database's error. */
+            database: string;
+            /** @description `ok`, or `unavailable`. */
+            status: string;
+            version: string;
+        };
         HealthCheck: {
             /** Format: uint16 */
             expected_status_code: number;
@@ -2377,6 +2478,15 @@ export interface components {
             status_info?: string | null;
             /** @description When it ended (RFC 3339). */
             terminated_at?: string | null;
+        };
+        /**
+         * @description `GET|PUT /user/launcher-history`: the web launcher's Recent History, kept per user on
+         *     the server (so the next user of a browser never sees it). The entries are the web UI's
+         *     own (`id`, `label`, `pinned`, `at`, `settings`); the server checks their shape and size.
+         */
+        LauncherHistory: {
+            /** @description Newest first, at most [`LauncherHistory::MAX_ENTRIES`]. */
+            entries: unknown[];
         };
         /** @description A list of values, or one text of them separated by commas (or, for ports, spaces). */
         ListOrText: components["schemas"]["NumberOrText"][] | string;
@@ -3811,6 +3921,39 @@ export interface operations {
             "5XX": components["responses"]["Problem"];
         };
     };
+    get_admin_audit: {
+        parameters: {
+            query?: {
+                /** @description Only what this user (e-mail) did. */
+                actor?: string;
+                /** @description Only this action (`login`, `POST /session`, `graphql modify_keypair`); a trailing `*` matches every action starting so. */
+                action?: string;
+                /** @description Only what was done to this (a session id, a path, a name). */
+                target?: string;
+                /** @description Only entries at or after this RFC 3339 time. */
+                since?: string;
+                /** @description At most this many (1–1000, default 100). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditList"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
     post_admin_gql: {
         parameters: {
             query?: never;
@@ -5168,6 +5311,28 @@ export interface operations {
             "5XX": components["responses"]["Problem"];
         };
     };
+    get_health: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
     get_manager_announcement: {
         parameters: {
             query?: never;
@@ -5184,6 +5349,28 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Announcement"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_metrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
             "4XX": components["responses"]["Problem"];
@@ -6509,6 +6696,54 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_user_launcher_history: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LauncherHistory"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    put_user_launcher_history: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LauncherHistory"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LauncherHistory"];
+                };
             };
             "4XX": components["responses"]["Problem"];
             "5XX": components["responses"]["Problem"];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { body, DEFAULTS, problems, withImage } from './launch';
+import { body, DEFAULTS, problems, trimHistory, withImage } from './launch';
 import type { ImageNode } from './imageTypes';
 
 const ml: ImageNode = {
@@ -30,5 +30,17 @@ describe('the launch settings', () => {
     expect(problems(DEFAULTS, max, null, { min, problem: 'gone' })).toEqual([{ step: 1, text: 'gone' }]);
     // Without a catalogue, nothing is known of the image.
     expect(problems({ ...DEFAULTS, cpu: 0.5 }, max, null)).toEqual([]);
+  });
+});
+
+describe('Recent History', () => {
+  const entry = (id: string, pinned = false) => ({ id, label: id, pinned, at: '', settings: DEFAULTS });
+  it('keeps the five most recent, pinned ones first and whatever their age', () => {
+    const h = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((id) => entry(id, id === 'g'));
+    expect(trimHistory(h).map((e) => e.id)).toEqual(['g', 'a', 'b', 'c', 'd']);
+    const allPinned = ['a', 'b', 'c', 'd', 'e', 'f'].map((id) => entry(id, true));
+    expect(trimHistory(allPinned)).toHaveLength(6);
+    const tooMany = Array.from({ length: 25 }, (_, i) => entry(`p${i}`, true));
+    expect(trimHistory(tooMany)).toHaveLength(20);
   });
 });

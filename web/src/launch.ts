@@ -48,19 +48,18 @@ export interface HistoryEntry {
   at: string;
   settings: LaunchSettings;
 }
-const HISTORY_KEY = 'bai.launcher.history';
-export function loadHistory(): HistoryEntry[] {
-  try {
-    return JSON.parse(localStorage.getItem(HISTORY_KEY) || '[]');
-  } catch {
-    return [];
-  }
-}
-export function saveHistory(h: HistoryEntry[]) {
-  // The five most recent, pinned ones kept first.
+/** The key an earlier UI kept every user's history under in the browser; removed on sight. */
+export const OLD_HISTORY_KEY = 'bai.launcher.history';
+
+/** The most entries the server keeps. */
+export const MAX_HISTORY = 20;
+
+/** The five most recent entries, pinned ones kept first (and kept whatever their age, up
+ * to the server's limit). */
+export function trimHistory(h: HistoryEntry[]): HistoryEntry[] {
   const pinned = h.filter((e) => e.pinned);
   const rest = h.filter((e) => !e.pinned).slice(0, Math.max(0, 5 - pinned.length));
-  localStorage.setItem(HISTORY_KEY, JSON.stringify([...pinned, ...rest]));
+  return [...pinned, ...rest].slice(0, MAX_HISTORY);
 }
 
 export const STEPS = ['Session type', 'Environments & Resource allocation', 'Data & Storage', 'Network', 'Confirm and Launch'];

@@ -20,11 +20,63 @@ pub struct Announcement {
     pub message: String,
 }
 
+/// `GET /health`: whether the manager can serve (503 when its database does not answer).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Health {
+    /// `ok`, or `unavailable`.
+    pub status: String,
+    /// `ok`, or the database's error.
+    pub database: String,
+    /// Agents registered, and how many of them answer.
+    pub agents: usize,
+    pub agents_alive: usize,
+    pub version: String,
+}
+
+/// `GET /admin/audit` query: every field narrows the list.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AuditQuery {
+    /// The e-mail of who did it.
+    pub actor: Option<String>,
+    /// An action (`POST /session`, `login`, `graphql modify_keypair`); with a trailing `*`,
+    /// every action starting so (`POST /session*`).
+    pub action: Option<String>,
+    /// What it was done to (a path, a session id, a name).
+    pub target: Option<String>,
+    /// Entries at or after this RFC 3339 time.
+    pub since: Option<String>,
+    /// At most this many (1–1000, default 100).
+    pub limit: Option<i64>,
+}
+
+/// One audit log entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AuditEntry {
+    pub id: i64,
+    pub at: String,
+    pub actor: String,
+    pub access_key: Option<String>,
+    pub action: String,
+    pub target: String,
+    /// `ok`, or `refused` with the status or reason in `detail`.
+    pub outcome: String,
+    pub detail: String,
+}
+
+/// `GET /admin/audit`: newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AuditList {
+    pub entries: Vec<AuditEntry>,
+}
+
 /// The server area's operations.
 pub fn routes() -> Vec<Route> {
     let mut out = vec![
         Route::new("get", "/").answers(200, json::<Version>()),
         Route::new("get", "/manager/announcement").answers(200, json::<Announcement>()),
+        Route::new("get", "/health").answers(200, json::<Health>()),
+        Route::new("get", "/metrics").answers(200, Body::Bytes("text/plain")),
+        Route::new("get", "/admin/audit").answers(200, json::<AuditList>()),
     ];
     // The app proxy's path mode passes requests and answers through as the app makes them.
     for path in [

@@ -177,13 +177,56 @@ impl Client {
 
     /// `POST /session`. Unless `enqueue_only`, the manager answers once the session runs,
     /// failed, or (batch) finished, or `max_wait_secs` passed.
+    ///
+    /// Safe to retry: every call sends a fresh `Idempotency-Key`, and when the manager
+    /// cannot be reached (it restarts, the connection drops mid-wait) the same request
+    /// is sent again with the same key for up to [`CREATE_RETRY_FOR`], so it creates one
+    /// session whatever happened to the first attempt.
     pub async fn create_session(&self, req: &CreateSession) -> Result<CreateReply, ClientError> {
-        let v = self
-            .send_json(Method::POST, "/session", Some(&self.create_body(req)))
-            .await?;
-        parse_create_reply(&v, req.name.as_deref())
+        let key = uuid::Uuid::new_v4().to_string();
+        self.create_session_keyed(req, &key).await
+    }
+
+    /// [`Client::create_session`] with the caller's idempotency key.
+    pub async fn create_session_keyed(
+        &self,
+        req: &CreateSession,
+        key: &str,
+    ) -> Result<CreateReply, ClientError> {
+        let payload = self.create_body(req).to_string();
+        let give_up = std::time::Instant::now() + CREATE_RETRY_FOR;
+        let mut pause = std::time::Duration::from_millis(250);
+        // Once a request went out, a manager that stops answering may have stored it: the
+        // same key is sent again until it answers. A manager never reached is an error.
+        let mut sent_once = false;
+        loop {
+            let sent = self
+                .dispatch_reached(Method::POST, "/session", Some("application/json"), |r| {
+                    r.header("Idempotency-Key", key).body(payload.clone())
+                })
+                .await;
+            match sent {
+                Ok(resp) => {
+                    let bytes = resp.bytes().await.map_err(|e| self.connect_error(&e))?;
+                    let v: Value = serde_json::from_slice(&bytes)
+                        .map_err(|e| ClientError::Protocol(format!("reply is not JSON: {e}")))?;
+                    return parse_create_reply(&v, req.name.as_deref());
+                }
+                Err((ClientError::Connect { .. }, reached))
+                    if (sent_once || reached) && std::time::Instant::now() < give_up =>
+                {
+                    sent_once = true;
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(std::time::Duration::from_secs(4));
+                }
+                Err((e, _)) => return Err(e),
+            }
+        }
     }
 }
+
+/// How long [`Client::create_session`] keeps sending a create the manager did not answer.
+pub const CREATE_RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(60);
 
 fn parse_create_reply(v: &Value, asked: Option<&str>) -> Result<CreateReply, ClientError> {
     let field = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);

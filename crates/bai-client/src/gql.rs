@@ -15,6 +15,9 @@ pub struct KeypairInfo {
     pub is_active: bool,
     #[serde(default)]
     pub is_admin: bool,
+    /// Requests per 15 minutes (0: no limit).
+    #[serde(default)]
+    pub rate_limit: i64,
 }
 
 /// One `compute_session_list` page request.
@@ -92,12 +95,28 @@ impl Client {
 
     /// The caller's keypair; `is_admin` tells whether admin commands are allowed.
     pub async fn keypair_info(&self) -> Result<KeypairInfo, ClientError> {
-        let d = self
-            .gql(
-                "query { keypair { user_id access_key secret_key is_active is_admin } }",
-                json!({}),
-            )
-            .await?;
+        self.keypair_of(None).await
+    }
+
+    /// A keypair: the caller's (None), or any by access key (administrators).
+    pub async fn keypair_of(&self, access_key: Option<&str>) -> Result<KeypairInfo, ClientError> {
+        let d = match access_key {
+            // The official client's own query.
+            None => {
+                self.gql(
+                    "query { keypair { user_id access_key secret_key is_active is_admin } }",
+                    json!({}),
+                )
+                .await?
+            }
+            Some(ak) => {
+                self.gql(
+                    "query($ak: String) { keypair(access_key: $ak) { user_id access_key is_active is_admin rate_limit } }",
+                    json!({"ak": ak}),
+                )
+                .await?
+            }
+        };
         serde_json::from_value(d.get("keypair").cloned().unwrap_or(Value::Null))
             .map_err(|e| ClientError::Protocol(format!("bad keypair reply: {e}")))
     }

@@ -17,6 +17,7 @@ mod error;
 mod exec;
 mod gql;
 mod images;
+mod operations;
 mod raw;
 mod request;
 mod resources;

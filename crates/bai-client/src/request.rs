@@ -100,6 +100,20 @@ impl Client {
         content_type: Option<&str>,
         build: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, ClientError> {
+        self.dispatch_reached(method, path_and_query, content_type, build)
+            .await
+            .map_err(|(e, _)| e)
+    }
+
+    /// [`Client::dispatch`] whose error also says whether a connection was made at all
+    /// (false: nothing was sent, e.g. the manager is not listening).
+    pub(crate) async fn dispatch_reached(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        content_type: Option<&str>,
+        build: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, (ClientError, bool)> {
         let signed = self.sign_headers(method.as_str(), path_and_query, content_type);
         let mut req = self.http.request(method, self.url(path_and_query));
         for (k, v) in signed.headers {
@@ -108,11 +122,11 @@ impl Client {
         let resp = build(req)
             .send()
             .await
-            .map_err(|e| self.connect_error(&e))?;
+            .map_err(|e| (self.connect_error(&e), !e.is_connect()))?;
         let status = resp.status();
         if !status.is_success() {
             let bytes = resp.bytes().await.unwrap_or_default();
-            return Err(ClientError::from_reply(status.as_u16(), &bytes));
+            return Err((ClientError::from_reply(status.as_u16(), &bytes), true));
         }
         Ok(resp)
     }

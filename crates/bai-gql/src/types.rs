@@ -72,6 +72,16 @@ const INPUTS: &[(&str, &[InputField])] = &[
     ("CreateUserResourcePolicyInput", USER_POLICY_FIELDS),
     ("ModifyUserResourcePolicyInput", USER_POLICY_FIELDS),
     ("ModifyUserInput", &[("resource_policy", "String", false)]),
+    (
+        "ModifyKeyPairInput",
+        &[
+            ("is_active", "Boolean", false),
+            ("is_admin", "Boolean", false),
+            ("resource_policy", "String", false),
+            ("concurrency_limit", "Int", false),
+            ("rate_limit", "Int", false),
+        ],
+    ),
 ];
 
 /// The limits of a user resource policy, as the official client sends them.

@@ -141,11 +141,15 @@ impl Traffic {
 
 /// Traffic per session.
 #[derive(Debug, Default)]
-pub struct TrafficBook(Mutex<HashMap<Uuid, std::sync::Arc<Traffic>>>);
+pub struct TrafficBook {
+    by_session: Mutex<HashMap<Uuid, std::sync::Arc<Traffic>>>,
+    /// What sessions that were forgotten had moved (so the totals only grow).
+    retired: Traffic,
+}
 
 impl TrafficBook {
     pub fn of(&self, session: Uuid) -> std::sync::Arc<Traffic> {
-        self.0
+        self.by_session
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .entry(session)
@@ -154,7 +158,7 @@ impl TrafficBook {
     }
 
     pub fn get(&self, session: Uuid) -> Option<std::sync::Arc<Traffic>> {
-        self.0
+        self.by_session
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(&session)
@@ -163,7 +167,7 @@ impl TrafficBook {
 
     /// The sessions with counters.
     pub fn sessions(&self) -> Vec<Uuid> {
-        self.0
+        self.by_session
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .keys()
@@ -172,10 +176,36 @@ impl TrafficBook {
     }
 
     pub fn forget(&self, session: Uuid) {
-        self.0
+        let gone = self
+            .by_session
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&session);
+        if let Some(t) = gone {
+            self.retired
+                .rx_bytes
+                .fetch_add(t.rx_bytes.load(Ordering::Relaxed), Ordering::Relaxed);
+            self.retired
+                .tx_bytes
+                .fetch_add(t.tx_bytes.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+    }
+
+    /// Bytes moved since the manager started: (to sessions, to users).
+    pub fn totals(&self) -> (u64, u64) {
+        let live = self.by_session.lock().unwrap_or_else(|p| p.into_inner());
+        live.values().fold(
+            (
+                self.retired.rx_bytes.load(Ordering::Relaxed),
+                self.retired.tx_bytes.load(Ordering::Relaxed),
+            ),
+            |(rx, tx), t| {
+                (
+                    rx + t.rx_bytes.load(Ordering::Relaxed),
+                    tx + t.tx_bytes.load(Ordering::Relaxed),
+                )
+            },
+        )
     }
 }
 

@@ -4,7 +4,7 @@
 use crate::error::ApiError;
 use crate::state::Manager;
 use axum::extract::{Request, State};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use bai_core::Problem;
@@ -38,6 +38,16 @@ pub fn verify(
     path_and_query: &str,
     headers: &HeaderMap,
 ) -> Result<Caller, Problem> {
+    verify_keypair(m, method, path_and_query, headers).map(Caller::from)
+}
+
+/// [`verify`], answering the caller's whole keypair (its rate limit too).
+pub fn verify_keypair(
+    m: &Manager,
+    method: &str,
+    path_and_query: &str,
+    headers: &HeaderMap,
+) -> Result<bai_store::KeypairRow, Problem> {
     let auth = header(headers, "authorization").ok_or_else(|| {
         Problem::unauthorized(
             "this API needs a signed request: set BACKEND_ACCESS_KEY and BACKEND_SECRET_KEY",
@@ -101,12 +111,7 @@ pub fn verify(
             "signature mismatch: check BACKEND_SECRET_KEY and that BACKEND_ENDPOINT matches the server address",
         ));
     }
-    Ok(Caller {
-        access_key: kp.access_key,
-        user_id: kp.user_id,
-        email: kp.email,
-        is_admin: kp.is_admin,
-    })
+    Ok(kp)
 }
 
 /// Axum middleware: verifies the signature and stores the [`Caller`] in the request.
@@ -118,19 +123,74 @@ pub async fn authenticate(State(m): State<Arc<Manager>>, mut req: Request, next:
         .unwrap_or_else(|| req.uri().path().to_string());
     // A browser of the web UI: its session cookie stands for the signature.
     let result = if req.headers().contains_key("authorization") {
-        verify(&m, req.method().as_str(), &pq, req.headers())
+        verify_keypair(&m, req.method().as_str(), &pq, req.headers())
     } else {
-        crate::web::cookie_caller(&m, req.method(), req.headers())
-            .unwrap_or_else(|| verify(&m, req.method().as_str(), &pq, req.headers()))
+        crate::web::cookie_keypair(&m, req.method(), req.headers())
+            .unwrap_or_else(|| verify_keypair(&m, req.method().as_str(), &pq, req.headers()))
     };
-    match result {
-        Ok(caller) => {
-            req.extensions_mut().insert(caller);
-            next.run(req).await
-        }
+    let kp = match result {
+        Ok(kp) => kp,
         Err(p) => {
             tracing::info!(path = %req.uri().path(), reason = %p.msg, "rejected request");
-            ApiError(p).into_response()
+            return ApiError(p).into_response();
         }
+    };
+    let verdict = m
+        .rate
+        .check(&kp.access_key, kp.rate_limit, crate::guard::now_secs());
+    let mut r = if verdict.allowed {
+        let caller = Caller::from(kp);
+        let method = req.method().clone();
+        let route = req
+            .extensions()
+            .get::<axum::extract::MatchedPath>()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_default();
+        let path = req.uri().path().to_string();
+        req.extensions_mut().insert(caller.clone());
+        let r = next.run(req).await;
+        // GraphQL records its mutations itself (its queries change nothing).
+        if crate::audit::changes(&method) && route != "/admin/gql" {
+            crate::audit::record_request(
+                &m,
+                &caller,
+                method.as_str(),
+                &route,
+                &path,
+                r.status().as_u16(),
+                r.extensions().get::<crate::audit::AuditTarget>(),
+            );
+        }
+        r
+    } else {
+        tracing::info!(access_key = %kp.access_key, "rate limit reached");
+        let mut r = ApiError(Problem::new(
+            429,
+            "too-many-requests",
+            "Too many API requests.",
+            format!(
+                "this keypair may make {} requests per {} minutes; try again in {}s",
+                verdict.limit,
+                crate::guard::WINDOW_SECS / 60,
+                verdict.retry_after
+            ),
+        ))
+        .into_response();
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(verdict.retry_after));
+        r
+    };
+    if verdict.limit > 0 {
+        let h = r.headers_mut();
+        h.insert("x-ratelimit-limit", HeaderValue::from(verdict.limit));
+        h.insert(
+            "x-ratelimit-remaining",
+            HeaderValue::from(verdict.remaining),
+        );
+        h.insert(
+            "x-ratelimit-window",
+            HeaderValue::from(crate::guard::WINDOW_SECS),
+        );
     }
+    r
 }

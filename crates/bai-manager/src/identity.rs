@@ -10,6 +10,17 @@ pub struct Caller {
     pub is_admin: bool,
 }
 
+impl From<bai_store::KeypairRow> for Caller {
+    fn from(kp: bai_store::KeypairRow) -> Caller {
+        Caller {
+            access_key: kp.access_key,
+            user_id: kp.user_id,
+            email: kp.email,
+            is_admin: kp.is_admin,
+        }
+    }
+}
+
 impl Caller {
     /// The owner filter for lookups: admins see everyone's sessions.
     pub fn owner_filter(&self) -> Option<&str> {

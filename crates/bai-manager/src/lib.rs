@@ -6,12 +6,15 @@
 pub mod aliases;
 pub mod api;
 pub mod apps;
+pub mod audit;
 pub mod auth;
 pub mod bgtask;
 pub mod error;
+pub mod guard;
 pub mod identity;
 pub mod images;
 pub mod lifecycle;
+pub mod metrics;
 pub mod monitor;
 pub mod proxy;
 pub mod remote;

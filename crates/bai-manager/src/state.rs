@@ -41,6 +41,8 @@ pub struct ManagerConfig {
     /// The cluster's image registry as the manager reaches it (its images are in the
     /// catalogue; agents with a registry pull them when they lack them).
     pub registry: Option<String>,
+    /// The bearer token Prometheus scrapes `/metrics` with (None: administrators only).
+    pub metrics_token: Option<String>,
 }
 
 impl Default for ManagerConfig {
@@ -58,6 +60,7 @@ impl Default for ManagerConfig {
             agent_gone_after: std::time::Duration::from_secs(600),
             endpoint_host: "127.0.0.1".into(),
             registry: None,
+            metrics_token: None,
         }
     }
 }
@@ -149,6 +152,12 @@ pub struct Manager {
     pub commits: crate::images::committing::Commits,
     /// What the cluster's registry holds, as last read.
     pub registry: crate::images::registry_view::RegistryView,
+    /// Requests per keypair in the rate limit window.
+    pub rate: crate::guard::rate::RateLimiter,
+    /// Wrong web passwords per e-mail.
+    pub logins: crate::guard::logins::LoginThrottle,
+    /// Counters and timings for `/metrics`.
+    pub metrics: crate::metrics::Metrics,
 }
 
 impl Manager {
@@ -181,6 +190,9 @@ impl Manager {
             bgtasks: Default::default(),
             commits: Default::default(),
             registry: Default::default(),
+            rate: Default::default(),
+            logins: Default::default(),
+            metrics: Default::default(),
         })
     }
 
@@ -295,6 +307,7 @@ impl Manager {
                 reason = %ev.reason,
                 "session event"
             );
+            self.metrics.event(ev.kind.as_str());
             // No subscribers is fine.
             let _ = self.events.send(ev);
         }

@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod agents;
+mod audit;
 mod endpoint_rules;
 mod endpoints;
 mod images;
@@ -18,17 +19,18 @@ mod users;
 mod vfolders;
 
 pub use agents::{AgentRow, AgentTokenRow};
+pub use audit::{AuditEntry, AuditFilter, AuditRow};
 pub use endpoint_rules::RuleRow;
 pub use endpoints::{EndpointRow, EndpointTokenRow, RouteRow};
 pub use images::CustomizedImageRow;
 pub use pass::{PassEntry, PassResult, PassWrite};
 pub use resources::{PolicyRow, PresetRow, ResourceGroupRow};
 pub use sessions::{
-    NewSession, PendingRow, SessionFilter, SessionRow, StatusChange, StatusHistory, SubKernel,
-    SubPlacements,
+    GroupQueue, NewSession, PendingRow, SessionCount, SessionFilter, SessionRow, StatusChange,
+    StatusHistory, SubKernel, SubPlacements,
 };
 pub use user_policies::UserPolicyRow;
-pub use users::{KeypairRow, UserRow};
+pub use users::{KeypairChange, KeypairRow, UserRow};
 pub use vfolders::VFolderRow;
 
 use rusqlite::{Connection, OpenFlags};

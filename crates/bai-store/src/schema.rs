@@ -321,6 +321,38 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO user_resource_policies(name, created_at) VALUES ('default', '1970-01-01T00:00:00Z');
     ALTER TABLE users ADD COLUMN resource_policy TEXT NOT NULL DEFAULT 'default';
     "#,
+    // 15: per-keypair request rate limits (Backend.AI's `rate_limit`, requests per 15 min),
+    // idempotency keys of session creates, the audit log of who did what, and what the web
+    // UI keeps per user (the launcher's Recent History).
+    r#"
+    ALTER TABLE keypairs ADD COLUMN rate_limit INTEGER NOT NULL DEFAULT 10000;
+    CREATE TABLE idempotency_keys (
+        access_key TEXT NOT NULL,
+        key TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (access_key, key)
+    );
+    CREATE TABLE audit_log (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        access_key TEXT,
+        action TEXT NOT NULL,
+        target TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX audit_log_by_at ON audit_log(at);
+    CREATE TABLE user_settings (
+        user_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (user_id, key)
+    );
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

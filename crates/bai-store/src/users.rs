@@ -18,6 +18,15 @@ pub struct KeypairRow {
     pub email: String,
     pub is_admin: bool,
     pub is_active: bool,
+    /// Requests this keypair may make in any 15 minutes (Backend.AI's `rate_limit`).
+    pub rate_limit: i64,
+}
+
+/// What [`Store::modify_keypair`] changes (None: unchanged).
+#[derive(Debug, Clone, Default)]
+pub struct KeypairChange {
+    pub is_active: Option<bool>,
+    pub rate_limit: Option<i64>,
 }
 
 impl Store {
@@ -81,7 +90,8 @@ impl Store {
         Ok(self
             .read()
             .query_row(
-                "SELECT k.access_key, k.secret_key, k.user_id, u.email, k.is_admin, k.is_active
+                "SELECT k.access_key, k.secret_key, k.user_id, u.email, k.is_admin, k.is_active,
+                        k.rate_limit
                  FROM keypairs k JOIN users u ON u.id = k.user_id WHERE k.access_key = ?1",
                 [access_key],
                 |r| {
@@ -92,6 +102,7 @@ impl Store {
                         email: r.get(3)?,
                         is_admin: r.get(4)?,
                         is_active: r.get(5)?,
+                        rate_limit: r.get(6)?,
                     })
                 },
             )
@@ -112,6 +123,16 @@ impl Store {
             Some(ak) => self.keypair(&ak),
             None => Ok(None),
         }
+    }
+
+    /// Changes a keypair (activate, deactivate, its rate limit); false when there is none.
+    pub fn modify_keypair(&self, access_key: &str, change: &KeypairChange) -> Result<bool> {
+        Ok(self.conn().execute(
+            "UPDATE keypairs SET is_active = COALESCE(?2, is_active),
+                                 rate_limit = COALESCE(?3, rate_limit)
+             WHERE access_key = ?1",
+            params![access_key, change.is_active, change.rate_limit],
+        )? == 1)
     }
 
     pub fn user_count(&self) -> Result<i64> {
@@ -164,5 +185,29 @@ impl Store {
         let mut st = conn.prepare("SELECT alias, image FROM image_aliases ORDER BY alias")?;
         let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+}
+
+impl Store {
+    /// A setting the web UI keeps for a user (JSON text), if set.
+    pub fn user_setting(&self, user_id: &str, key: &str) -> Result<Option<String>> {
+        Ok(self
+            .read()
+            .query_row(
+                "SELECT value FROM user_settings WHERE user_id = ?1 AND key = ?2",
+                params![user_id, key],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    pub fn set_user_setting(&self, user_id: &str, key: &str, value: &str) -> Result<()> {
+        self.conn().execute(
+            "INSERT INTO user_settings(user_id, key, value, updated_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(user_id, key) DO UPDATE SET value = excluded.value,
+                                                     updated_at = excluded.updated_at",
+            params![user_id, key, value, now_str()],
+        )?;
+        Ok(())
     }
 }

@@ -431,3 +431,66 @@ fn user_resource_policies_apply_per_user_and_a_held_one_stays() {
         vec!["default"]
     );
 }
+
+#[test]
+fn an_idempotency_key_names_one_session_and_survives_reopening() {
+    let dir = std::env::temp_dir().join(format!("bai-store-{}", Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bai.db");
+    let first = new_session("once");
+    {
+        let s = Store::open(&path).unwrap();
+        s.create_user_with_keypair(
+            &UserRow {
+                id: "u1".into(),
+                email: "u@x".into(),
+                role: "user".into(),
+            },
+            "AK1",
+            "sk",
+            false,
+        )
+        .unwrap();
+        s.insert_session_keyed(&first, Some(("retry-1", "digest-a")))
+            .unwrap();
+        // The same key again inserts nothing, not even the session.
+        let again = new_session("twice");
+        assert!(
+            s.insert_session_keyed(&again, Some(("retry-1", "digest-a")))
+                .is_err()
+        );
+        assert!(s.session(again.id).unwrap().is_none());
+    }
+    let s = Store::open(&path).unwrap();
+    assert_eq!(
+        s.session_by_idempotency_key("AK1", "retry-1").unwrap(),
+        Some((first.id, "digest-a".to_string()))
+    );
+    assert_eq!(
+        s.session_by_idempotency_key("AK2", "retry-1").unwrap(),
+        None
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_keypair_can_be_deactivated_and_given_a_rate_limit() {
+    let s = store_with_user();
+    let kp = s.keypair("AK1").unwrap().unwrap();
+    assert!(kp.is_active);
+    assert_eq!(kp.rate_limit, 10_000);
+    assert!(
+        s.modify_keypair(
+            "AK1",
+            &bai_store::KeypairChange {
+                is_active: Some(false),
+                rate_limit: Some(5),
+            }
+        )
+        .unwrap()
+    );
+    let kp = s.keypair("AK1").unwrap().unwrap();
+    assert!(!kp.is_active);
+    assert_eq!(kp.rate_limit, 5);
+    assert!(!s.modify_keypair("AKNONE", &Default::default()).unwrap());
+}

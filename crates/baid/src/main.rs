@@ -19,8 +19,23 @@ use std::sync::Arc;
 #[derive(Parser)]
 #[command(name = "baid", version, about = "The bai server")]
 struct Cli {
+    /// Log lines as text (for people) or JSON, one object per line (for log shippers).
+    #[arg(
+        long,
+        global = true,
+        env = "BAI_LOG_FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
+    log_format: LogFormat,
     #[command(subcommand)]
     cmd: Cmd,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -33,6 +48,10 @@ enum Cmd {
 
 #[derive(clap::Args)]
 struct UpArgs {
+    /// The bearer token Prometheus scrapes `GET /metrics` with (without one, only an
+    /// administrator's signed request reads it).
+    #[arg(long, env = "BAI_METRICS_TOKEN", hide_env_values = true)]
+    metrics_token: Option<String>,
     /// Address the API listens on.
     #[arg(long, env = "BAI_LISTEN", default_value = "127.0.0.1:8090")]
     listen: SocketAddr,
@@ -172,14 +191,18 @@ pub fn default_data_dir() -> PathBuf {
 
 #[tokio::main]
 async fn main() -> Result<()> {
-    tracing_subscriber::fmt()
+    let cli = Cli::parse();
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| "info,bollard=warn,hyper=warn".into()),
         )
-        .with_writer(std::io::stderr)
-        .init();
-    match Cli::parse().cmd {
+        .with_writer(std::io::stderr);
+    match cli.log_format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs.json().init(),
+    }
+    match cli.cmd {
         Cmd::Up(args) => up(args).await,
         Cmd::Agent(args) => agent::run(args).await,
     }
@@ -226,6 +249,7 @@ async fn up(args: UpArgs) -> Result<()> {
         agent_lost_after: args.agent_lost_after,
         agent_gone_after: args.agent_gone_after,
         registry: args.node.registry.clone(),
+        metrics_token: args.metrics_token.clone().filter(|t| !t.trim().is_empty()),
         endpoint_host: args
             .endpoint_host
             .clone()

@@ -129,7 +129,14 @@ fn container_body(
             init: Some(true),
             cap_drop: Some(vec!["ALL".into()]),
             security_opt: Some(vec!["no-new-privileges".into()]),
-            network_mode: network.as_ref().map(|(name, _)| name.clone()),
+            // A cluster session's own bridge, else the shared one without
+            // inter-container traffic.
+            network_mode: Some(
+                network
+                    .as_ref()
+                    .map(|(name, _)| name.clone())
+                    .unwrap_or_else(|| super::isolation::NETWORK.to_string()),
+            ),
             ..Default::default()
         }),
         networking_config: network.map(|(_, n)| n),
@@ -178,7 +185,20 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
         name: Some(name.clone()),
         ..Default::default()
     };
-    let created = match inner.docker.create_container(Some(opts), body).await {
+    let mut attempt = inner
+        .docker
+        .create_container(Some(opts.clone()), body.clone())
+        .await;
+    // Someone removed the shared kernel network while the agent ran: make it again.
+    if cluster.network.is_none()
+        && matches!(&attempt, Err(e) if is_not_found(e) && e.to_string().contains(super::isolation::NETWORK))
+    {
+        match super::isolation::ensure(inner).await {
+            Ok(()) => attempt = inner.docker.create_container(Some(opts), body).await,
+            Err(e) => tracing::warn!(error = %e, "cannot make the kernel network again"),
+        }
+    }
+    let created = match attempt {
         Ok(c) => c,
         Err(e) => {
             inner.release(kernel_id);

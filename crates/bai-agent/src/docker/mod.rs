@@ -12,6 +12,7 @@ mod destroy;
 mod exec;
 mod files;
 mod inspect;
+mod isolation;
 mod list;
 mod netpool;
 mod overlay;
@@ -253,6 +254,7 @@ impl DockerAgent {
         }
         // Cluster networks a crash left behind (none of their containers is left) go.
         netpool::prune(&agent.inner).await;
+        isolation::ensure(&agent.inner).await?;
         // Images built or loaded on this node later are reported as they appear.
         let seen = list::images(&agent.inner).await.unwrap_or_default();
         list::watch_images(&agent.inner, &seen);

@@ -29,7 +29,10 @@ pub use stats::{
     UtilizationExtra,
 };
 pub use status::{ClusterMode, CreateStatus, SessionResult, SessionStatus, SessionType};
-pub use web::{LoginRefusal, LoginRefusalData, LoginReply, LoginRequest, LogoutReply, Me, WebRole};
+pub use web::{
+    LauncherHistory, LoginRefusal, LoginRefusalData, LoginReply, LoginRequest, LogoutReply, Me,
+    WebRole,
+};
 
 use crate::route::{Body, Route, events, json};
 
@@ -77,5 +80,9 @@ pub fn routes() -> Vec<Route> {
             .answers(200, json::<LoginReply>()),
         Route::new("post", "/server/logout").answers(200, json::<LogoutReply>()),
         Route::new("get", "/server/me").answers(200, json::<Me>()),
+        Route::new("get", "/user/launcher-history").answers(200, json::<LauncherHistory>()),
+        Route::new("put", "/user/launcher-history")
+            .takes(json::<LauncherHistory>())
+            .answers(200, json::<LauncherHistory>()),
     ]
 }

@@ -66,3 +66,18 @@ pub struct LogoutReply {
     /// False.
     pub authenticated: bool,
 }
+
+/// `GET|PUT /user/launcher-history`: the web launcher's Recent History, kept per user on
+/// the server (so the next user of a browser never sees it). The entries are the web UI's
+/// own (`id`, `label`, `pinned`, `at`, `settings`); the server checks their shape and size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LauncherHistory {
+    /// Newest first, at most [`LauncherHistory::MAX_ENTRIES`].
+    pub entries: Vec<serde_json::Value>,
+}
+
+impl LauncherHistory {
+    pub const MAX_ENTRIES: usize = 20;
+    /// The most bytes the whole history may take as JSON.
+    pub const MAX_BYTES: usize = 64 * 1024;
+}

@@ -35,6 +35,52 @@ pub enum AdminCmd {
     /// User resource policies (per-user limits): list, create, update, delete, assign.
     #[command(subcommand, visible_alias = "user-resource-policy")]
     UserPolicy(AdminUserPolicyCmd),
+    /// The audit log: who did what and when, newest first.
+    Audit(AdminAuditArgs),
+    /// Keypairs: show one, activate or deactivate it, set its rate limit.
+    #[command(subcommand)]
+    Keypair(AdminKeypairCmd),
+}
+
+#[derive(Args, Debug)]
+pub struct AdminAuditArgs {
+    /// Only what this user (e-mail) did.
+    #[arg(long)]
+    pub actor: Option<String>,
+    /// Only this action (`login`, `POST /session`, `graphql modify_keypair`); end it with
+    /// `*` for every action starting so.
+    #[arg(long)]
+    pub action: Option<String>,
+    /// Only what was done to this (a session id, a path, a name).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Only entries at or after this RFC 3339 time.
+    #[arg(long)]
+    pub since: Option<String>,
+    /// At most this many entries (1–1000).
+    #[arg(long, default_value_t = 50)]
+    pub limit: i64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminKeypairCmd {
+    /// A keypair's owner, state and rate limit (never its secret).
+    Info { access_key: String },
+    /// Change a keypair.
+    Update {
+        access_key: String,
+        /// Requests it may make in any 15 minutes (0: no limit).
+        #[arg(long, value_name = "N")]
+        rate_limit: Option<i64>,
+        /// Revoke it: its next request is refused.
+        #[arg(long, conflicts_with = "activate")]
+        deactivate: bool,
+        /// Let it sign requests again.
+        #[arg(long)]
+        activate: bool,
+    },
 }
 
 /// The limits of a user resource policy (unset: Backend.AI's default on create, unchanged

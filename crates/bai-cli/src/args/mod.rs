@@ -12,8 +12,9 @@ mod values;
 mod vfolder;
 
 pub use admin::{
-    AdminAgentCmd, AdminAgentTokenCmd, AdminCmd, AdminGroupCmd, AdminPolicyCmd, AdminPresetCmd,
-    AdminProjectCmd, AdminSessionCmd, AdminUserPolicyCmd, GroupFields, UserPolicyLimits,
+    AdminAgentCmd, AdminAgentTokenCmd, AdminAuditArgs, AdminCmd, AdminGroupCmd, AdminKeypairCmd,
+    AdminPolicyCmd, AdminPresetCmd, AdminProjectCmd, AdminSessionCmd, AdminUserPolicyCmd,
+    GroupFields, UserPolicyLimits,
 };
 pub use apps::{AppArgs, OpenArgs};
 pub use create::{CreateArgs, ResourceMaps, RunArgs, StartArgs, environ, resources};

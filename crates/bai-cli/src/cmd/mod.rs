@@ -6,6 +6,7 @@ pub mod create;
 pub mod events;
 mod exec;
 pub mod images;
+mod operations;
 mod ps;
 pub mod resources;
 pub mod run;
@@ -62,6 +63,8 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
         Cmd::Admin(AdminCmd::Preset(c)) => resources::admin_preset(client, &c).await,
         Cmd::Admin(AdminCmd::Policy(c)) => resources::admin_policy(client, &c).await,
         Cmd::Admin(AdminCmd::UserPolicy(c)) => user_policy::admin(client, &c).await,
+        Cmd::Admin(AdminCmd::Audit(a)) => operations::audit(client, &a).await,
+        Cmd::Admin(AdminCmd::Keypair(c)) => operations::keypair(client, &c).await,
         Cmd::App(a) => apps::app(client, &a).await,
         Cmd::Open(a) => apps::open(client, &a).await,
         Cmd::Apps(a) | Cmd::Session(SessionCmd::Apps(a)) => apps::apps(client, &a.reference).await,

@@ -192,35 +192,48 @@ impl Resolver for SessionResolver<'_> {
         field: &str,
         args: &Map<String, Value>,
     ) -> Result<Value, FieldError> {
+        let out = self.resolve_field(kind, field, args);
+        if kind == OperationKind::Mutation {
+            let target = ["name", "email", "access_key", "id", "endpoint"]
+                .iter()
+                .find_map(|k| args.get(*k).and_then(Value::as_str))
+                .unwrap_or("");
+            crate::audit::record(
+                self.m,
+                &self.caller.email,
+                Some(&self.caller.access_key),
+                &format!("graphql {field}"),
+                target,
+                match &out {
+                    Err(e) => Err(e.message.as_str()),
+                    Ok(v) if v.get("ok") == Some(&Value::Bool(false)) => {
+                        Err(v.get("msg").and_then(Value::as_str).unwrap_or("not ok"))
+                    }
+                    Ok(_) => Ok(()),
+                },
+            );
+        }
+        out
+    }
+}
+
+impl SessionResolver<'_> {
+    fn resolve_field(
+        &self,
+        kind: OperationKind,
+        field: &str,
+        args: &Map<String, Value>,
+    ) -> Result<Value, FieldError> {
         if super::gql_images::handles(field) {
             return super::gql_images::resolve(self.m, self.caller, kind, field, args);
+        }
+        if super::gql_keypairs::handles(field) {
+            return super::gql_keypairs::resolve(self.m, self.caller, kind, field, args);
         }
         if super::gql_policies::handles(field) {
             return super::gql_policies::resolve(self.m, self.caller, kind, field, args);
         }
         match (kind, field) {
-            (OperationKind::Query, "keypair") => {
-                let kp = self
-                    .m
-                    .store
-                    .keypair(&self.caller.access_key)
-                    .map_err(|e| err(e.to_string()))?
-                    .ok_or_else(|| err("keypair not found"))?;
-                Ok(json!({
-                    "user_id": kp.email,
-                    "user": kp.user_id,
-                    "access_key": kp.access_key,
-                    "secret_key": kp.secret_key,
-                    "is_active": kp.is_active,
-                    "is_admin": kp.is_admin,
-                    "resource_policy": self
-                        .m
-                        .store
-                        .policy_of(&kp.access_key)
-                        .map(|p| p.name)
-                        .unwrap_or_else(|_| "default".into()),
-                }))
-            }
             (OperationKind::Query, "compute_session_list") => self.session_list(args),
             (
                 OperationKind::Query,

@@ -8,9 +8,11 @@ mod execute;
 pub mod execute_rest;
 mod gql;
 mod gql_images;
+mod gql_keypairs;
 mod gql_policies;
 mod gql_rules;
 mod limits;
+mod ops;
 mod raw;
 mod resources;
 mod service_rules;
@@ -23,6 +25,7 @@ use crate::auth::{Caller, authenticate};
 use crate::error::ApiResult;
 use crate::state::Manager;
 use axum::Router;
+use axum::extract::State;
 use axum::middleware;
 use axum::routing::{delete, get, patch, post};
 use bai_core::Problem;
@@ -148,6 +151,10 @@ pub fn router(m: Arc<Manager>) -> Router {
             post(vfolder::request_download),
         )
         .route("/projects", get(projects::list_projects))
+        .route(
+            "/user/launcher-history",
+            get(crate::web::history::get).put(crate::web::history::put),
+        )
         .merge(admin_routes())
         .layer(middleware::from_fn_with_state(m.clone(), authenticate));
     let api = Router::new()
@@ -163,6 +170,8 @@ pub fn router(m: Arc<Manager>) -> Router {
         .route("/server/login", post(crate::web::login))
         .route("/server/logout", post(crate::web::logout))
         .route("/server/me", get(crate::web::me))
+        .route("/health", get(ops::health))
+        .route("/metrics", get(ops::metrics))
         .merge(signed)
         .layer(middleware::map_response(limits::too_large_as_problem));
     Router::new()
@@ -180,7 +189,32 @@ pub fn router(m: Arc<Manager>) -> Router {
         .merge(api)
         .fallback(fallback)
         .layer(limits::json_only())
+        .layer(middleware::from_fn_with_state(m.clone(), observe))
         .with_state(m)
+}
+
+/// Counts every answer for `/metrics` by the route it matched (its template, so no name
+/// or id becomes a label) and times it.
+async fn observe(
+    State(m): State<Arc<Manager>>,
+    req: axum::extract::Request,
+    next: middleware::Next,
+) -> axum::response::Response {
+    let started = std::time::Instant::now();
+    let method = req.method().as_str().to_string();
+    let route = req
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "unmatched".into());
+    let r = next.run(req).await;
+    m.metrics.api(
+        &method,
+        &route,
+        r.status().as_u16(),
+        started.elapsed().as_secs_f64(),
+    );
+    r
 }
 
 /// The administrators' routes, behind one layer that refuses everyone else (403).
@@ -213,6 +247,7 @@ fn admin_routes() -> Router<Arc<Manager>> {
             post(policies::assign_policy),
         )
         .route("/admin/users/{email}", get(users::user_by_email))
+        .route("/admin/audit", get(ops::audit))
         .route(
             "/admin/agent-tokens",
             post(agent_admin::create_token).get(agent_admin::list_tokens),

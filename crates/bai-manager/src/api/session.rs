@@ -198,13 +198,37 @@ fn create_reply(row: &SessionRow, status: &str, created: bool) -> Value {
 
 /// `POST /session`: validate, enqueue, and (unless `enqueueOnly`) wait until the session
 /// runs, fails, or — for batch sessions — finishes; `maxWaitSeconds` bounds the wait.
+/// `Idempotency-Key` makes it safe to retry (`lifecycle::idempotent`).
 pub async fn create(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
+    headers: axum::http::HeaderMap,
     body: Bytes,
+) -> ApiResult<(
+    StatusCode,
+    Extension<crate::audit::AuditTarget>,
+    Json<Value>,
+)> {
+    let (status, reply) = create_session_reply(&m, &caller, &headers, &body).await?;
+    let target = reply
+        .get("sessionId")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    Ok((status, Extension(crate::audit::AuditTarget(target)), reply))
+}
+
+async fn create_session_reply(
+    m: &Arc<Manager>,
+    caller: &Caller,
+    headers: &axum::http::HeaderMap,
+    body: &[u8],
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let body = json_body(&body)?;
-    let plan = plan(&m, &caller, &body)?;
+    let m = m.clone();
+    let body = json_body(body)?;
+    let idempotency = crate::lifecycle::idempotent::key_of(headers, &body)?;
+    let mut plan = plan(&m, caller, &body)?;
+    plan.idempotency = idempotency;
     let mut rx = m.events.subscribe();
     if plan.count > 1 {
         let rows = create_many(&m, &plan)?;
@@ -225,7 +249,8 @@ pub async fn create(
                 Json(create_reply(&row, row.status.as_str(), false)),
             ));
         }
-        Created::New(row) => row,
+        // A retry waits as the first attempt would have.
+        Created::New(row) | Created::Retried(row) => row,
     };
     if plan.enqueue_only {
         return Ok((

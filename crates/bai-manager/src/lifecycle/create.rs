@@ -29,6 +29,8 @@ pub struct CreatePlan {
     pub reuse_if_exists: bool,
     /// How many sessions to create from this request ("Sessions: N").
     pub count: u32,
+    /// The request's `Idempotency-Key` (set by the API after planning).
+    pub idempotency: Option<super::idempotent::IdemKey>,
 }
 
 /// Parses a duration: a number of seconds, or a human duration (`90s`, `5m`, `1h30m`, `1d`;
@@ -375,6 +377,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             .and_then(Value::as_bool)
             .unwrap_or(true),
         count: parse_count(body)?,
+        idempotency: None,
     })
 }
 
@@ -383,11 +386,27 @@ pub enum Created {
     New(SessionRow),
     /// A live session with that name exists and the client asked to reuse it.
     Reused(SessionRow),
+    /// The request's idempotency key already made this session (a retry).
+    Retried(SessionRow),
 }
 
 /// "Sessions: N": the planned session N times, named `NAME-1` … `NAME-N`, all PENDING in
 /// one go; those that do not fit wait in the queue. Nothing is stored when a name is taken.
 pub fn create_many(m: &Manager, plan: &CreatePlan) -> Result<Vec<SessionRow>, Problem> {
+    // A retry of a request that already made its sessions answers them again.
+    if let Some(key) = &plan.idempotency
+        && super::idempotent::existing(m, &plan.session.access_key, &key.nth(1))?.is_some()
+    {
+        let mut rows = Vec::new();
+        for i in 1..=plan.count {
+            if let Some(row) =
+                super::idempotent::existing(m, &plan.session.access_key, &key.nth(i))?
+            {
+                rows.push(row);
+            }
+        }
+        return Ok(rows);
+    }
     let mut plans = Vec::new();
     for i in 1..=plan.count {
         let mut p = plan.clone();
@@ -405,6 +424,7 @@ pub fn create_many(m: &Manager, plan: &CreatePlan) -> Result<Vec<SessionRow>, Pr
             .map(|_| Uuid::new_v4())
             .collect();
         p.reuse_if_exists = false;
+        p.idempotency = plan.idempotency.as_ref().map(|k| k.nth(i));
         if m.store
             .live_session_named(&p.session.access_key, &p.session.name)
             .map_err(|e| Problem::internal(e.to_string()))?
@@ -420,7 +440,7 @@ pub fn create_many(m: &Manager, plan: &CreatePlan) -> Result<Vec<SessionRow>, Pr
     }
     let mut rows = Vec::new();
     for p in &plans {
-        let (Created::New(row) | Created::Reused(row)) = create(m, p)?;
+        let (Created::New(row) | Created::Reused(row) | Created::Retried(row)) = create(m, p)?;
         rows.push(row);
     }
     Ok(rows)
@@ -429,6 +449,11 @@ pub fn create_many(m: &Manager, plan: &CreatePlan) -> Result<Vec<SessionRow>, Pr
 /// Stores a planned session PENDING (or finds the one to reuse) and wakes the scheduler.
 pub fn create(m: &Manager, plan: &CreatePlan) -> Result<Created, Problem> {
     let s = &plan.session;
+    if let Some(key) = &plan.idempotency
+        && let Some(row) = super::idempotent::existing(m, &s.access_key, key)?
+    {
+        return Ok(Created::Retried(row));
+    }
     if let Some(existing) = m
         .store
         .live_session_named(&s.access_key, &s.name)
@@ -447,10 +472,22 @@ pub fn create(m: &Manager, plan: &CreatePlan) -> Result<Created, Problem> {
         )
         .with_data(serde_json::json!({ "existingSessionId": existing.id.to_string() })));
     }
-    let ev = m
-        .store
-        .insert_session(s)
-        .map_err(|e| Problem::internal(e.to_string()))?;
+    let key = plan
+        .idempotency
+        .as_ref()
+        .map(|k| (k.key.as_str(), k.digest.as_str()));
+    let ev = match m.store.insert_session_keyed(s, key) {
+        Ok(ev) => ev,
+        Err(e) => {
+            // Two retries raced: the one that lost finds the winner's session.
+            if let Some(k) = &plan.idempotency
+                && let Some(row) = super::idempotent::existing(m, &s.access_key, k)?
+            {
+                return Ok(Created::Retried(row));
+            }
+            return Err(Problem::internal(e.to_string()));
+        }
+    };
     m.publish(vec![ev]);
     m.wake_scheduler.notify_one();
     let row = m

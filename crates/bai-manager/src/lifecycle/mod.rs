@@ -6,6 +6,7 @@ mod admit;
 mod body;
 mod cluster_keys;
 pub mod create;
+pub mod idempotent;
 pub mod kernels;
 pub mod launch;
 pub mod mounts;

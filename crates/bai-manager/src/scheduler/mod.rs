@@ -25,9 +25,11 @@ pub fn spawn(m: Arc<Manager>) {
     tokio::spawn(async move {
         let tick = Duration::from_millis(m.config.schedule_tick_ms);
         loop {
+            let started = std::time::Instant::now();
             if let Err(e) = schedule_pass(&m) {
                 tracing::error!(error = %e, "scheduling pass failed");
             }
+            m.metrics.scheduler_pass(started.elapsed().as_secs_f64());
             // Explicit requeue: the next pass runs on a wake-up or after `tick`.
             let _ = tokio::time::timeout(tick, m.wake_scheduler.notified()).await;
         }
@@ -71,7 +73,7 @@ fn to_write(d: &Decision) -> PassWrite {
 
 pub fn schedule_pass(m: &Arc<Manager>) -> anyhow::Result<PassOutcome> {
     let mut out = PassOutcome::default();
-    let groups = snapshot::build(m)?;
+    let groups = crate::metrics::timed(&m.metrics, "snapshot", || snapshot::build(m))?;
     let now = chrono::Utc::now();
     let mut views: HashMap<Uuid, PendingView> = HashMap::new();
     for g in groups {
@@ -150,7 +152,8 @@ pub fn schedule_pass(m: &Arc<Manager>) -> anyhow::Result<PassOutcome> {
                 sub_steps: steps_json(d),
             });
         }
-        let result = m.store.apply_pass(&entries)?;
+        let result =
+            crate::metrics::timed(&m.metrics, "apply_pass", || m.store.apply_pass(&entries))?;
         for (id, ev) in result.placed {
             m.publish(vec![ev]);
             out.scheduled += 1;

@@ -101,7 +101,7 @@ pub fn start(m: &Manager, e: &EndpointRow) -> Result<RouteRow, Problem> {
     };
     let planned = session_plan(m, e, &spec, route.id).and_then(|p| create(m, &p));
     match planned {
-        Ok(Created::New(row) | Created::Reused(row)) => {
+        Ok(Created::New(row) | Created::Reused(row) | Created::Retried(row)) => {
             route.session_id = Some(row.id);
             m.store.insert_route(&route).map_err(internal)?;
             tracing::info!(service = %e.id, route = %route.id, session = %row.id, "route started");

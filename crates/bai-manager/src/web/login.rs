@@ -20,6 +20,15 @@ pub fn cookie_caller(
     method: &Method,
     headers: &HeaderMap,
 ) -> Option<Result<Caller, Problem>> {
+    cookie_keypair(m, method, headers).map(|r| r.map(Caller::from))
+}
+
+/// [`cookie_caller`], answering the caller's whole keypair.
+pub fn cookie_keypair(
+    m: &Manager,
+    method: &Method,
+    headers: &HeaderMap,
+) -> Option<Result<bai_store::KeypairRow, Problem>> {
     let token = cookie(headers, COOKIE)?;
     let ak = m.web_sessions.touch(&token)?;
     if !matches!(*method, Method::GET | Method::HEAD) && !headers.contains_key(CSRF_HEADER) {
@@ -33,12 +42,7 @@ pub fn cookie_caller(
         .ok()
         .flatten()
         .filter(|k| k.is_active)?;
-    Some(Ok(Caller {
-        access_key: kp.access_key,
-        user_id: kp.user_id,
-        email: kp.email,
-        is_admin: kp.is_admin,
-    }))
+    Some(Ok(kp))
 }
 
 fn me_of(c: &Caller) -> Me {
@@ -78,6 +82,27 @@ pub async fn login(State(m): State<Arc<Manager>>, body: axum::body::Bytes) -> Re
     if email.is_empty() || password.is_empty() {
         return refuse("Enter your email and password.");
     }
+    let now = crate::guard::now_secs();
+    if let Some(wait) = m.logins.wait(email, now) {
+        tracing::info!(%email, "web login throttled");
+        crate::audit::record(&m, email, None, "login", "web", Err("throttled"));
+        let mut r = (
+            StatusCode::TOO_MANY_REQUESTS,
+            Json(LoginRefusal {
+                authenticated: false,
+                data: LoginRefusalData {
+                    details: format!(
+                        "Too many wrong passwords for this email: try again in {} minutes.",
+                        wait.div_ceil(60)
+                    ),
+                },
+            }),
+        )
+            .into_response();
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(wait));
+        return r;
+    }
     let found = m.store.login_of(email).ok().flatten();
     // Verify against a dummy hash for unknown users too, so timing tells nothing.
     let ok = match &found {
@@ -89,16 +114,29 @@ pub async fn login(State(m): State<Arc<Manager>>, body: axum::body::Bytes) -> Re
     };
     let Some((_, kp)) = found.filter(|_| ok) else {
         tracing::info!(%email, "web login refused");
+        m.logins.failed(email, now);
+        crate::audit::record(
+            &m,
+            email,
+            None,
+            "login",
+            "web",
+            Err("wrong email or password"),
+        );
         return refuse("The email or the password is wrong.");
     };
+    m.logins.succeeded(email);
     let token = m.web_sessions.open(&kp.access_key);
-    let caller = Caller {
-        access_key: kp.access_key,
-        user_id: kp.user_id,
-        email: kp.email,
-        is_admin: kp.is_admin,
-    };
+    let caller = Caller::from(kp);
     tracing::info!(email = %caller.email, "web login");
+    crate::audit::record(
+        &m,
+        &caller.email,
+        Some(&caller.access_key),
+        "login",
+        "web",
+        Ok(()),
+    );
     let mut r = Json(LoginReply {
         authenticated: true,
         data: me_of(&caller),

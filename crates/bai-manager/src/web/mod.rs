@@ -7,11 +7,12 @@
 //! also carry `X-BAI-Web: 1` (a header no other site can make a browser send).
 
 mod files;
+pub mod history;
 mod login;
 pub mod sessions;
 
 pub use files::{ui_file, wants_html, web_dir};
-pub use login::{cookie_caller, login, logout, me};
+pub use login::{cookie_caller, cookie_keypair, login, logout, me};
 pub use sessions::{COOKIE, CSRF_HEADER, WebSessions, cookie, hash_password, verify_password};
 
 #[cfg(test)]

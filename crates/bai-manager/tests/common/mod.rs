@@ -61,12 +61,19 @@ impl Reply {
 pub struct Api {
     pub m: Arc<Manager>,
     pub addr: SocketAddr,
+    /// Seconds added to the Date of signed requests (a client with a wrong clock).
+    pub clock_offset_secs: std::sync::atomic::AtomicI64,
     _data: tempfile::TempDir,
 }
 
 impl Api {
     /// A manager with an administrator and a user, no agent, serving on 127.0.0.1.
     pub async fn start() -> Api {
+        Self::start_configured(|_| {}).await
+    }
+
+    /// [`Api::start`] with `configure` applied to the manager's configuration.
+    pub async fn start_configured(configure: impl FnOnce(&mut ManagerConfig)) -> Api {
         let data = tempfile::tempdir().expect("tempdir");
         let store = Arc::new(Store::open_in_memory().expect("in-memory store"));
         for (kp, id, email, role, admin) in [
@@ -86,14 +93,13 @@ impl Api {
                 )
                 .expect("create user");
         }
-        let m = Manager::new(
-            store,
-            ManagerConfig {
-                data_dir: data.path().to_path_buf(),
-                schedule_tick_ms: 50,
-                ..Default::default()
-            },
-        );
+        let mut config = ManagerConfig {
+            data_dir: data.path().to_path_buf(),
+            schedule_tick_ms: 50,
+            ..Default::default()
+        };
+        configure(&mut config);
+        let m = Manager::new(store, config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -105,6 +111,7 @@ impl Api {
         Api {
             m,
             addr,
+            clock_offset_secs: Default::default(),
             _data: data,
         }
     }
@@ -156,7 +163,11 @@ impl Api {
             req = req.header(*k, v);
         }
         if let Some(kp) = who {
-            let now = chrono::Utc::now();
+            let now = chrono::Utc::now()
+                + chrono::Duration::seconds(
+                    self.clock_offset_secs
+                        .load(std::sync::atomic::Ordering::Relaxed),
+                );
             let date = now.to_rfc3339_opts(chrono::SecondsFormat::Micros, false);
             let ymd = now.format("%Y%m%d").to_string();
             let media = media_type_of((!content_type.is_empty()).then_some(content_type));

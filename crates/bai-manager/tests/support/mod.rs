@@ -127,7 +127,8 @@ impl Harness {
         let p = plan(&self.m, &self.user, &body).expect("valid request");
         match create(&self.m, &p).expect("created") {
             bai_manager::lifecycle::create::Created::New(row) => row,
-            bai_manager::lifecycle::create::Created::Reused(_) => panic!("{name} was reused"),
+            bai_manager::lifecycle::create::Created::Reused(_)
+            | bai_manager::lifecycle::create::Created::Retried(_) => panic!("{name} was reused"),
         }
     }
 

@@ -14,6 +14,7 @@ pub use change::StatusChange;
 pub(crate) use change::{PLACEMENT_PHASE, cas_status_tx, place_tx};
 pub(crate) use history::add_history_with_steps_tx;
 pub use kernels::{SubKernel, SubPlacements};
+pub use query::{GroupQueue, SessionCount};
 
 use crate::{Result, StoreError};
 use bai_core::cluster::ClusterMode;

@@ -191,3 +191,53 @@ impl Store {
         r.transpose()
     }
 }
+
+/// Sessions counted by status and type (for `/metrics`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionCount {
+    pub status: String,
+    pub session_type: String,
+    pub count: i64,
+}
+
+/// The queue of one resource group (for `/metrics`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupQueue {
+    pub group: String,
+    pub pending: i64,
+    /// When the longest-waiting PENDING session was created.
+    pub oldest_created_at: String,
+}
+
+impl Store {
+    pub fn session_counts(&self) -> Result<Vec<SessionCount>> {
+        let conn = self.read();
+        let mut st = conn.prepare(
+            "SELECT status, type, COUNT(*) FROM sessions GROUP BY status, type ORDER BY status, type",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok(SessionCount {
+                status: r.get(0)?,
+                session_type: r.get(1)?,
+                count: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    pub fn queues(&self) -> Result<Vec<GroupQueue>> {
+        let conn = self.read();
+        let mut st = conn.prepare(
+            "SELECT scaling_group, COUNT(*), MIN(created_at) FROM sessions
+             WHERE status = 'PENDING' GROUP BY scaling_group ORDER BY scaling_group",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok(GroupQueue {
+                group: r.get(0)?,
+                pending: r.get(1)?,
+                oldest_created_at: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+}

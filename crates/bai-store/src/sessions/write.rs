@@ -13,8 +13,27 @@ use uuid::Uuid;
 impl Store {
     /// Inserts a PENDING session with its first history record and `session_enqueued` event.
     pub fn insert_session(&self, s: &NewSession) -> Result<SessionEvent> {
+        self.insert_session_keyed(s, None)
+    }
+
+    /// [`Store::insert_session`] that also records the create's idempotency key (key,
+    /// digest of the request) in the same transaction, so a retry finds the session even
+    /// after a crash right after the insert. A key already taken inserts nothing and fails
+    /// with a constraint error; [`Store::session_by_idempotency_key`] then finds its session.
+    pub fn insert_session_keyed(
+        &self,
+        s: &NewSession,
+        key: Option<(&str, &str)>,
+    ) -> Result<SessionEvent> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
+        if let Some((key, digest)) = key {
+            tx.execute(
+                "INSERT INTO idempotency_keys(access_key, key, digest, session_id, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![s.access_key, key, digest, s.id.to_string(), now_str()],
+            )?;
+        }
         let now = now_str();
         let hist = serde_json::to_string(&super::StatusHistory::from([(
             SessionStatus::Pending,
@@ -94,6 +113,30 @@ impl Store {
         )?;
         tx.commit()?;
         Ok(ev)
+    }
+
+    /// The session an idempotency key of `access_key` created, with the digest of the
+    /// request that created it.
+    pub fn session_by_idempotency_key(
+        &self,
+        access_key: &str,
+        key: &str,
+    ) -> Result<Option<(Uuid, String)>> {
+        let found: Option<(String, String)> = self
+            .read()
+            .query_row(
+                "SELECT session_id, digest FROM idempotency_keys WHERE access_key = ?1 AND key = ?2",
+                params![access_key, key],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        match found {
+            Some((id, digest)) => Ok(Some((
+                Uuid::parse_str(&id).map_err(|e| corrupt("idempotency_keys.session_id", e))?,
+                digest,
+            ))),
+            None => Ok(None),
+        }
     }
 
     /// Updates why a session is where it is, without a status change (e.g. why PENDING).

@@ -1,0 +1,130 @@
+//! For the people who run bai: `GET /health` for load balancers (unsigned; 503 when the
+//! database does not answer), `GET /metrics` for Prometheus (a bearer token configured with
+//! `--metrics-token`, or an administrator's signed request), and `GET /admin/audit`.
+
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::state::Manager;
+use axum::Extension;
+use axum::Json;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bai_api::server::{AuditList, AuditQuery, Health};
+use bai_core::Problem;
+use std::sync::Arc;
+
+/// `GET /health`.
+pub async fn health(State(m): State<Arc<Manager>>) -> Response {
+    let db = crate::metrics::timed(&m.metrics, "health", || m.store.user_count());
+    let agents = m.agents();
+    let alive = agents.iter().filter(|a| a.is_alive()).count();
+    let body = Health {
+        status: if db.is_ok() { "ok" } else { "unavailable" }.into(),
+        database: match &db {
+            Ok(_) => "ok".into(),
+            Err(e) => e.to_string(),
+        },
+        agents: agents.len(),
+        agents_alive: alive,
+        version: bai_core::MANAGER_VERSION.into(),
+    };
+    let status = if db.is_ok() {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, Json(body)).into_response()
+}
+
+/// Whether the request carries the configured metrics token (compared in constant time).
+fn has_token(m: &Manager, headers: &HeaderMap) -> bool {
+    let Some(want) = m.config.metrics_token.as_deref() else {
+        return false;
+    };
+    let got = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    bai_core::sign::signatures_match(want, got.trim())
+}
+
+/// `GET /metrics`.
+pub async fn metrics(State(m): State<Arc<Manager>>, req: axum::extract::Request) -> Response {
+    let allowed = has_token(&m, req.headers()) || {
+        let pq = req
+            .uri()
+            .path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_default();
+        match crate::auth::verify(&m, "GET", &pq, req.headers()) {
+            Ok(c) => c.is_admin,
+            Err(_) => false,
+        }
+    };
+    if !allowed {
+        return crate::error::ApiError(Problem::unauthorized(
+            "metrics need `Authorization: Bearer <the --metrics-token>` or an administrator's signed request",
+        ))
+        .into_response();
+    }
+    let text = crate::metrics::render(&m);
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
+
+/// `GET /admin/audit`: the audit log, newest first (administrators).
+pub async fn audit(
+    State(m): State<Arc<Manager>>,
+    Extension(_caller): Extension<Caller>,
+    Query(q): Query<AuditQuery>,
+) -> ApiResult<Json<AuditList>> {
+    if let Some(since) = &q.since
+        && chrono::DateTime::parse_from_rfc3339(since).is_err()
+    {
+        return Err(Problem::invalid(format!(
+            "since {since:?} is not an RFC 3339 time (2026-11-24T10:00:00Z)"
+        ))
+        .into());
+    }
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=1000).contains(&limit) {
+        return Err(Problem::invalid("limit must be 1 to 1000").into());
+    }
+    let rows = m.store.audit(&bai_store::AuditFilter {
+        actor: q.actor.filter(|s| !s.is_empty()),
+        action: q.action.filter(|s| !s.is_empty()),
+        target: q.target.filter(|s| !s.is_empty()),
+        since: q.since.map(|s| {
+            chrono::DateTime::parse_from_rfc3339(&s)
+                .map(|t| {
+                    t.with_timezone(&chrono::Utc)
+                        .to_rfc3339_opts(chrono::SecondsFormat::Micros, false)
+                })
+                .unwrap_or(s)
+        }),
+        limit,
+    })?;
+    Ok(Json(AuditList {
+        entries: rows
+            .into_iter()
+            .map(|r| bai_api::server::AuditEntry {
+                id: r.id,
+                at: r.at,
+                actor: r.actor,
+                access_key: r.access_key,
+                action: r.action,
+                target: r.target,
+                outcome: r.outcome,
+                detail: r.detail,
+            })
+            .collect(),
+    }))
+}

@@ -1,0 +1,216 @@
+//! Prometheus' text exposition format (version 0.0.4) of the manager's metrics.
+
+use super::{Histogram, lock};
+use crate::state::Manager;
+use std::fmt::Write;
+
+/// Escapes a label value (backslash, quote, newline).
+fn esc(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+fn head(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+fn histogram(out: &mut String, name: &str, labels: &str, h: &Histogram) {
+    let sep = if labels.is_empty() { "" } else { "," };
+    for (le, n) in h.cumulative() {
+        let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"{le}\"}} {n}");
+    }
+    let braces = if labels.is_empty() {
+        String::new()
+    } else {
+        format!("{{{labels}}}")
+    };
+    let _ = writeln!(out, "{name}_sum{braces} {}", h.sum);
+    let _ = writeln!(out, "{name}_count{braces} {}", h.count);
+}
+
+/// Everything `/metrics` answers.
+pub fn render(m: &Manager) -> String {
+    let mut out = String::new();
+    head(&mut out, "bai_up", "gauge", "1 while the manager serves.");
+    let _ = writeln!(out, "bai_up 1");
+    head(
+        &mut out,
+        "bai_build_info",
+        "gauge",
+        "The manager's release and API version.",
+    );
+    let _ = writeln!(
+        out,
+        "bai_build_info{{version=\"{}\",api=\"{}\"}} 1",
+        bai_core::MANAGER_VERSION,
+        bai_core::API_VERSION
+    );
+
+    let counts = super::timed(&m.metrics, "session_counts", || m.store.session_counts());
+    head(
+        &mut out,
+        "bai_sessions",
+        "gauge",
+        "Sessions by status and type.",
+    );
+    for c in counts.unwrap_or_default() {
+        let _ = writeln!(
+            out,
+            "bai_sessions{{status=\"{}\",type=\"{}\"}} {}",
+            esc(&c.status),
+            esc(&c.session_type),
+            c.count
+        );
+    }
+
+    let queues = super::timed(&m.metrics, "queues", || m.store.queues()).unwrap_or_default();
+    let now = chrono::Utc::now();
+    head(
+        &mut out,
+        "bai_queue_length",
+        "gauge",
+        "PENDING sessions per resource group.",
+    );
+    for q in &queues {
+        let _ = writeln!(
+            out,
+            "bai_queue_length{{group=\"{}\"}} {}",
+            esc(&q.group),
+            q.pending
+        );
+    }
+    head(
+        &mut out,
+        "bai_queue_oldest_wait_seconds",
+        "gauge",
+        "How long the longest-waiting PENDING session of each resource group has waited.",
+    );
+    for q in &queues {
+        let waited = chrono::DateTime::parse_from_rfc3339(&q.oldest_created_at)
+            .map(|t| (now - t.with_timezone(&chrono::Utc)).num_milliseconds() as f64 / 1000.0)
+            .unwrap_or(0.0)
+            .max(0.0);
+        let _ = writeln!(
+            out,
+            "bai_queue_oldest_wait_seconds{{group=\"{}\"}} {waited}",
+            esc(&q.group)
+        );
+    }
+
+    head(
+        &mut out,
+        "bai_agent_up",
+        "gauge",
+        "Per agent: 1 while alive (heartbeats arrive), 0 when lost.",
+    );
+    let agents = m.agents();
+    for a in &agents {
+        let _ = writeln!(
+            out,
+            "bai_agent_up{{agent=\"{}\",state=\"{}\",drained=\"{}\"}} {}",
+            esc(&a.id),
+            a.status().as_str(),
+            a.is_drained(),
+            u8::from(a.is_alive())
+        );
+    }
+    head(
+        &mut out,
+        "bai_agent_heartbeat_age_seconds",
+        "gauge",
+        "Seconds since a remote agent was last heard from.",
+    );
+    for a in &agents {
+        if let Some(slot) = &a.remote {
+            let _ = writeln!(
+                out,
+                "bai_agent_heartbeat_age_seconds{{agent=\"{}\"}} {}",
+                esc(&a.id),
+                slot.silent_for().as_secs_f64()
+            );
+        }
+    }
+
+    let (to_session, to_user) = m.traffic.totals();
+    head(
+        &mut out,
+        "bai_proxy_bytes_total",
+        "counter",
+        "Bytes through the app, terminal and execute proxies.",
+    );
+    let _ = writeln!(
+        out,
+        "bai_proxy_bytes_total{{direction=\"to_session\"}} {to_session}"
+    );
+    let _ = writeln!(
+        out,
+        "bai_proxy_bytes_total{{direction=\"to_user\"}} {to_user}"
+    );
+
+    head(
+        &mut out,
+        "bai_session_events_total",
+        "counter",
+        "Session events the manager published, by kind.",
+    );
+    for (kind, n) in lock(&m.metrics.events).iter() {
+        let _ = writeln!(out, "bai_session_events_total{{kind=\"{kind}\"}} {n}");
+    }
+
+    head(
+        &mut out,
+        "bai_scheduler_pass_seconds",
+        "histogram",
+        "How long one scheduling pass over every resource group took.",
+    );
+    histogram(
+        &mut out,
+        "bai_scheduler_pass_seconds",
+        "",
+        &lock(&m.metrics.scheduler_pass),
+    );
+
+    head(
+        &mut out,
+        "bai_store_seconds",
+        "histogram",
+        "How long store operations took, by operation.",
+    );
+    for (op, h) in lock(&m.metrics.store).iter() {
+        histogram(&mut out, "bai_store_seconds", &format!("op=\"{op}\""), h);
+    }
+
+    let api = lock(&m.metrics.api);
+    head(
+        &mut out,
+        "bai_api_requests_total",
+        "counter",
+        "API answers by method, route and status (4xx and 5xx are the errors).",
+    );
+    for ((method, route), r) in api.iter() {
+        for (status, n) in &r.by_status {
+            let _ = writeln!(
+                out,
+                "bai_api_requests_total{{method=\"{method}\",route=\"{}\",status=\"{status}\"}} {n}",
+                esc(route)
+            );
+        }
+    }
+    head(
+        &mut out,
+        "bai_api_request_seconds",
+        "histogram",
+        "How long API answers took, by method and route.",
+    );
+    for ((method, route), r) in api.iter() {
+        histogram(
+            &mut out,
+            "bai_api_request_seconds",
+            &format!("method=\"{method}\",route=\"{}\"", esc(route)),
+            &r.latency,
+        );
+    }
+    out
+}

@@ -1,0 +1,235 @@
+//! The authorization matrix, generated from the route table (`docs/openapi.json`, which
+//! the router is checked against), so a new route cannot be left out: every signed route
+//! refuses anonymous callers, bad signatures, a clock more than 15 minutes off and a
+//! revoked keypair (401); another user's session or folder answers exactly as one that
+//! does not exist; and nothing the refused requests asked for happened.
+//! (Plain users on administrators' routes: `admin_routes.rs`.)
+
+mod common;
+
+use common::{ADMIN, Api, Keypair, USER};
+use serde_json::{Value, json};
+use std::sync::atomic::Ordering;
+
+const SPEC: &str = include_str!("../../../docs/openapi.json");
+
+const BAD_SECRET: Keypair = Keypair {
+    access_key: USER.access_key,
+    secret_key: "not-the-secret",
+};
+
+const REVOKED: Keypair = Keypair {
+    access_key: "AKREVOKEDTEST",
+    secret_key: "revoked-secret",
+};
+
+/// `(METHOD, path template)` of every operation signed requests reach.
+fn signed_routes() -> Vec<(String, String)> {
+    let spec: Value = serde_json::from_str(SPEC).expect("docs/openapi.json is JSON");
+    let mut out = Vec::new();
+    for (path, ops) in spec["paths"].as_object().expect("paths") {
+        for (method, op) in ops.as_object().expect("operations") {
+            let signed = op["security"]
+                .as_array()
+                .is_some_and(|s| s.iter().any(|x| x.get("signed").is_some()));
+            if signed {
+                out.push((method.to_uppercase(), path.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The template with its parameters filled: `owned` names the session or folder.
+fn fill(path: &str, session: &str, folder: &str) -> String {
+    path.replace("{reference}", session)
+        .replace(
+            "{id}",
+            if path.starts_with("/folders") {
+                folder
+            } else {
+                "no-such-service"
+            },
+        )
+        .replace("{name}", "no-such-thing")
+        .replace("{email}", "nobody@nowhere")
+        .replace("{access_key}", "AKNOSUCHKEY")
+        .replace("{route}", "no-such-route")
+        .replace("{rule}", "no-such-rule")
+}
+
+fn problem(r: &common::Reply) -> bool {
+    let v = r.json();
+    v["type"].is_string() && v["title"].is_string()
+}
+
+#[tokio::test]
+async fn every_signed_route_refuses_who_may_not_call_it() {
+    let api = Api::start_with_agent().await;
+    api.m
+        .store
+        .create_user_with_keypair(
+            &bai_store::UserRow {
+                id: "u-revoked".into(),
+                email: "revoked@test".into(),
+                role: "user".into(),
+            },
+            REVOKED.access_key,
+            REVOKED.secret_key,
+            false,
+        )
+        .expect("user");
+    // It worked before it was revoked.
+    assert_eq!(
+        api.call("GET", "/resource/presets", REVOKED, &json!({}))
+            .await
+            .status,
+        200
+    );
+    api.m
+        .store
+        .modify_keypair(
+            REVOKED.access_key,
+            &bai_store::KeypairChange {
+                is_active: Some(false),
+                ..Default::default()
+            },
+        )
+        .expect("revoke");
+
+    let routes = signed_routes();
+    assert!(routes.len() >= 80, "{}", routes.len());
+    let mut tried = 0;
+    for (method, template) in &routes {
+        let path = fill(template, "no-such-session", "no-such-folder");
+        let who: [(&str, Option<Keypair>, i64); 4] = [
+            ("anonymous", None, 0),
+            ("a bad signature", Some(BAD_SECRET), 0),
+            ("a clock 20 minutes off", Some(USER), 20 * 60),
+            ("a revoked keypair", Some(REVOKED), 0),
+        ];
+        for (what, kp, offset) in who {
+            api.clock_offset_secs.store(offset, Ordering::Relaxed);
+            let r = api
+                .send(method, &path, kp, "application/json", &[], b"{}".to_vec())
+                .await;
+            api.clock_offset_secs.store(0, Ordering::Relaxed);
+            assert_eq!(
+                r.status, 401,
+                "{method} {template} with {what}: {:?}",
+                r.body
+            );
+            assert!(problem(&r), "{method} {template} with {what}: {:?}", r.body);
+            tried += 1;
+        }
+    }
+    assert_eq!(tried, routes.len() * 4);
+}
+
+#[tokio::test]
+async fn another_users_session_or_folder_answers_as_if_it_did_not_exist() {
+    let api = Api::start_with_agent().await;
+    let r = api
+        .call(
+            "POST",
+            "/session",
+            ADMIN,
+            &json!({"name": "admins-session", "image": common::IMAGE, "enqueueOnly": true,
+                    "config": {"resources": {"cpu": 1, "mem": "1g"}}}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let session_id = r.json()["sessionId"].as_str().unwrap_or("").to_string();
+    let r = api
+        .call("POST", "/folders", ADMIN, &json!({"name": "admins-folder"}))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let folder_id = r.json()["id"].as_str().unwrap_or("").to_string();
+    assert!(!folder_id.is_empty(), "{:?}", r.body);
+
+    let mut compared = 0;
+    for (method, template) in signed_routes() {
+        let owned = template.contains("{reference}") || (template.starts_with("/folders/{id}"));
+        if !owned {
+            continue;
+        }
+        // By name and by id: both must look like nothing.
+        for (session, folder, missing_session, missing_folder) in [
+            (
+                "admins-session",
+                "admins-folder",
+                "nosuch-session",
+                "nosuch-folder",
+            ),
+            (
+                session_id.as_str(),
+                folder_id.as_str(),
+                "00000000-0000-4000-8000-000000000000",
+                "00000000-0000-4000-8000-000000000001",
+            ),
+        ] {
+            let theirs = api
+                .send(
+                    &method,
+                    &fill(&template, session, folder),
+                    Some(USER),
+                    "application/json",
+                    &[],
+                    b"{}".to_vec(),
+                )
+                .await;
+            let none = api
+                .send(
+                    &method,
+                    &fill(&template, missing_session, missing_folder),
+                    Some(USER),
+                    "application/json",
+                    &[],
+                    b"{}".to_vec(),
+                )
+                .await;
+            let same = |r: &common::Reply, own: &str, missing: &str| {
+                String::from_utf8_lossy(&r.body)
+                    .replace(own, "X")
+                    .replace(missing, "X")
+            };
+            assert_eq!(
+                (
+                    theirs.status,
+                    same(&theirs, session, missing_session).replace(folder, "X")
+                ),
+                (
+                    none.status,
+                    same(&none, missing_session, session).replace(missing_folder, "X")
+                ),
+                "{method} {template}: another user's {session}/{folder} answers differently from nothing"
+            );
+            assert!(
+                theirs.status >= 400,
+                "{method} {template} let another user in"
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared >= 40, "{compared}");
+
+    // Nothing they asked for happened: the session is live under its name, the folder is
+    // there under its name.
+    let r = api
+        .call("GET", "/session/admins-session", ADMIN, &json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let status = r.json()["status"].as_str().unwrap_or("").to_string();
+    assert!(
+        !matches!(
+            status.as_str(),
+            "TERMINATING" | "TERMINATED" | "CANCELLED" | "ERROR"
+        ),
+        "{status}"
+    );
+    let r = api
+        .call("GET", &format!("/folders/{folder_id}"), ADMIN, &json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.json()["name"], "admins-folder");
+}

@@ -10,7 +10,7 @@ PREFIX ?= /usr/local
 # Tests start many containers; run them a few at a time on small machines.
 TEST_THREADS ?= 2
 
-.PHONY: up test deps test-deps build web install-cli official-client lint bench clean-containers
+.PHONY: up test deps test-deps build web install-cli official-client lint bench chaos clean-containers
 
 deps:
 	@scripts/ensure-deps.sh
@@ -48,6 +48,10 @@ test: test-deps official-client lint build web
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --profile $(PROFILE) --workspace --all-targets -- -D warnings
+
+# The full reliability runs whose figures docs/RELIABILITY.md keeps (RUNS=20 by default).
+chaos: test-deps official-client build
+	scripts/chaos.sh
 
 bench: deps build
 	bench/run.sh

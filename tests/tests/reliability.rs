@@ -98,3 +98,131 @@ fn a_create_cut_off_by_a_manager_crash_is_retried_and_makes_one_session() {
     assert_eq!(again["created"], false);
     assert_eq!(sessions_named(&s, "retried"), 1);
 }
+
+/// One burst's creates, sent at once: each answer's status and body.
+async fn burst(
+    clients: &[bai_client::Client],
+    round: usize,
+    per_burst: usize,
+) -> Vec<Result<serde_json::Value, String>> {
+    let mut sends = Vec::new();
+    for i in 0..per_burst {
+        let c = &clients[i % clients.len()];
+        let body = json!({"name": format!("burst-{round}-{i}"), "image": "python", "type": "batch",
+                          "startupCommand": "sleep 1", "enqueueOnly": true,
+                          "config": {"resources": {"cpu": 1, "mem": "512m"}}});
+        sends.push(async move {
+            c.send_json(bai_client::Method::POST, "/session", Some(&body))
+                .await
+                .map_err(|e| format!("{} {e}", e.status().unwrap_or(0)))
+        });
+    }
+    futures::future::join_all(sends).await
+}
+
+/// Bursts of creates from three users: every session ends (the batch command ran) or was
+/// refused with a reason; none is lost or stuck in between; `GET /session/{ref}` keeps
+/// answering while they are made and run (its p99 is printed for docs/RELIABILITY.md; `make chaos`
+/// runs 500 creates in bursts of 50).
+#[test]
+fn bursts_of_creates_from_several_users_all_end_or_are_refused_with_a_reason() {
+    let total: usize = std::env::var("BAI_BURST_TOTAL")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    let per_burst: usize = std::env::var("BAI_BURST_SIZE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(25);
+    let s = Server::start_with(&[
+        ("BAI_NO_DOCKER", "true"),
+        ("BAI_DUMMY_AGENTS", "4"),
+        ("BAI_DUMMY_CAPACITY", "cpu=4,mem=8g"),
+        ("BAI_SCHEDULE_TICK_MS", "200"),
+    ]);
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let clients = vec![s.client(&s.user), s.client(&s.user2), s.client(&s.admin)];
+    // A session to read while the bursts go on.
+    rt.block_on(clients[0].send_json(
+        bai_client::Method::POST,
+        "/session",
+        Some(&json!({"name": "probe", "image": "python", "enqueueOnly": true})),
+    ))
+    .expect("probe session");
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let c = s.client(&s.user);
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Runtime::new().expect("runtime");
+            let mut lat = Vec::new();
+            let mut failed = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let t = std::time::Instant::now();
+                if rt
+                    .block_on(c.send_json(bai_client::Method::GET, "/session/probe", None))
+                    .is_err()
+                {
+                    failed += 1;
+                }
+                lat.push(t.elapsed().as_secs_f64());
+                // A reader at a person's pace, well inside the keypair's rate limit.
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            (lat, failed)
+        })
+    };
+    let mut created = Vec::new();
+    let mut refused = Vec::new();
+    for round in 0..total.div_ceil(per_burst) {
+        for r in rt.block_on(burst(
+            &clients,
+            round,
+            per_burst.min(total - round * per_burst),
+        )) {
+            match r {
+                Ok(v) => created.push(v["sessionId"].as_str().expect("an id").to_string()),
+                Err(why) => refused.push(why),
+            }
+        }
+    }
+    assert_eq!(created.len() + refused.len(), total);
+    for why in &refused {
+        // A refusal says why (a problem's msg after the status).
+        assert!(
+            why.split_once(' ').is_some_and(|(_, m)| m.len() > 10),
+            "{why}"
+        );
+    }
+    // Every created session ends: its `sleep 1` ran, once.
+    let mut ended = 0;
+    for id in &created {
+        let info = s.wait_for(300, &format!("{id} to end"), || {
+            let i = s.info(&s.admin, id);
+            matches!(
+                i["status"].as_str(),
+                Some("TERMINATED" | "CANCELLED" | "ERROR")
+            )
+            .then_some(i)
+        });
+        assert_eq!(info["status"], "TERMINATED", "{info:#}");
+        assert_eq!(info["result"], "SUCCESS", "{info:#}");
+        ended += 1;
+    }
+    // The reader ran from the first burst until the last session ended.
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (mut lat, read_failures) = reader.join().expect("reader");
+    assert_eq!(
+        read_failures, 0,
+        "GET /session/probe failed during the bursts"
+    );
+    lat.sort_by(|a, b| a.total_cmp(b));
+    let p99 = lat[(lat.len() * 99 / 100).min(lat.len() - 1)];
+    println!(
+        "BURST creates={total} bursts_of={per_burst} created={} refused={} ended={ended} lost=0 stuck=0 reads={} p99_get_session={:.1}ms",
+        created.len(),
+        refused.len(),
+        lat.len(),
+        p99 * 1000.0
+    );
+}

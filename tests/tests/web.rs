@@ -93,4 +93,32 @@ fn web_ui_end_to_end_in_chromium() {
     );
     assert!(out.status.success(), "{text}\nbaid log:\n{}", s.log());
     assert!(text.contains("e2e: 32 passed"), "{text}");
+    // Secrets never reach the logs: after a full run through the UI (logins, wrong
+    // passwords, sessions, apps, serving tokens), no secret key or password is in baid's.
+    let log = s.log();
+    for seen in ["web login", "web login refused", "session event"] {
+        assert!(
+            log.contains(seen),
+            "baid's log has no {seen:?} line to judge by"
+        );
+    }
+    let admin_password = password_of("admin@bai.local");
+    let secrets = [
+        ("the user's secret key", s.user.get("BACKEND_SECRET_KEY")),
+        ("the user2's secret key", s.user2.get("BACKEND_SECRET_KEY")),
+        ("the admin's secret key", s.admin.get("BACKEND_SECRET_KEY")),
+        ("the user's password", password.as_str()),
+        ("the admin's password", admin_password.as_str()),
+    ];
+    for (what, secret) in secrets {
+        assert!(secret.len() >= 8, "{what} is too short to look for");
+        assert!(!log.contains(secret), "{what} is in baid's log");
+    }
+    for line in log.lines() {
+        let l = line.to_lowercase();
+        assert!(
+            !l.contains("password=") && !l.contains("secret_key=") && !l.contains("token=bai"),
+            "a secret-looking field is logged: {line}"
+        );
+    }
 }

@@ -4,26 +4,11 @@
 
 mod common;
 
-use common::{ADMIN, Api, Keypair, USER};
+use common::{ADMIN, Api, USER};
 use serde_json::{Value, json};
 
-async fn gql(api: &Api, who: Keypair, query: &str, variables: Value) -> Value {
-    let r = api
-        .call(
-            "POST",
-            "/admin/gql",
-            who,
-            &json!({"query": query, "variables": variables}),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{:?}", r.body);
-    r.json()
-}
-
 async fn modify_keypair(api: &Api, ak: &str, props: Value) -> Value {
-    gql(
-        api,
-        ADMIN,
+    api.gql(ADMIN,
         "mutation($ak: String!, $p: ModifyKeyPairInput!) { modify_keypair(access_key: $ak, props: $p) { ok msg } }",
         json!({"ak": ak, "p": props}),
     )
@@ -69,13 +54,13 @@ async fn a_keypair_over_its_rate_limit_gets_429_with_the_ratelimit_headers() {
         .await;
     assert_eq!(r.status, 200);
     assert_eq!(header(&r, "x-ratelimit-limit"), "10000");
-    let v = gql(
-        &api,
-        ADMIN,
-        "query($ak: String) { keypair(access_key: $ak) { access_key rate_limit is_active } }",
-        json!({"ak": USER.access_key}),
-    )
-    .await;
+    let v = api
+        .gql(
+            ADMIN,
+            "query($ak: String) { keypair(access_key: $ak) { access_key rate_limit is_active } }",
+            json!({"ak": USER.access_key}),
+        )
+        .await;
     assert_eq!(v["data"]["keypair"]["rate_limit"], 3, "{v}");
     // Bad values are refused and change nothing.
     let v = modify_keypair(&api, USER.access_key, json!({"rate_limit": -1})).await;
@@ -91,9 +76,7 @@ async fn a_keypair_over_its_rate_limit_gets_429_with_the_ratelimit_headers() {
 #[tokio::test]
 async fn a_deactivated_keypair_is_refused_at_once_and_only_admins_may_deactivate() {
     let api = Api::start().await;
-    let v = gql(
-        &api,
-        USER,
+    let v = api.gql(USER,
         "mutation($ak: String!, $p: ModifyKeyPairInput!) { modify_keypair(access_key: $ak, props: $p) { ok msg } }",
         json!({"ak": ADMIN.access_key, "p": {"is_active": false}}),
     )

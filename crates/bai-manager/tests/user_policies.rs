@@ -4,21 +4,8 @@
 
 mod common;
 
-use common::{ADMIN, Api, Keypair, USER};
-use serde_json::{Value, json};
-
-async fn gql(api: &Api, who: Keypair, query: &str, variables: Value) -> Value {
-    let r = api
-        .call(
-            "POST",
-            "/admin/gql",
-            who,
-            &json!({"query": query, "variables": variables}),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    r.json()
-}
+use common::{ADMIN, Api, USER};
+use serde_json::json;
 
 const FIELDS: &str = "name max_vfolder_count max_quota_scope_size \
     max_session_count_per_model_session max_customized_image_count";
@@ -26,13 +13,13 @@ const FIELDS: &str = "name max_vfolder_count max_quota_scope_size \
 #[tokio::test]
 async fn policies_are_read_by_users_changed_by_admins_and_enforced() {
     let api = Api::start().await;
-    let own = gql(
-        &api,
-        USER,
-        &format!("query {{ user_resource_policy {{ {FIELDS} }} }}"),
-        json!({}),
-    )
-    .await;
+    let own = api
+        .gql(
+            USER,
+            &format!("query {{ user_resource_policy {{ {FIELDS} }} }}"),
+            json!({}),
+        )
+        .await;
     assert_eq!(
         own["data"]["user_resource_policy"],
         json!({"name": "default", "max_vfolder_count": 0, "max_quota_scope_size": -1,
@@ -42,41 +29,39 @@ async fn policies_are_read_by_users_changed_by_admins_and_enforced() {
     let create = "mutation($name: String!, $props: CreateUserResourcePolicyInput!) { \
         create_user_resource_policy(name: $name, props: $props) { ok msg resource_policy { name max_vfolder_count } } }";
     let props = json!({"max_vfolder_count": 1, "max_session_count_per_model_session": 2});
-    let by_user = gql(&api, USER, create, json!({"name": "small", "props": props})).await;
+    let by_user = api
+        .gql(USER, create, json!({"name": "small", "props": props}))
+        .await;
     assert!(
         by_user["errors"]
             .to_string()
             .contains("only administrators"),
         "{by_user}"
     );
-    let bad = gql(
-        &api,
-        ADMIN,
-        create,
-        json!({"name": "small", "props": {"max_vfolder_count": -3}}),
-    )
-    .await;
+    let bad = api
+        .gql(
+            ADMIN,
+            create,
+            json!({"name": "small", "props": {"max_vfolder_count": -3}}),
+        )
+        .await;
     assert!(bad["errors"].to_string().contains("out of range"), "{bad}");
-    let made = gql(
-        &api,
-        ADMIN,
-        create,
-        json!({"name": "small", "props": props}),
-    )
-    .await;
+    let made = api
+        .gql(ADMIN, create, json!({"name": "small", "props": props}))
+        .await;
     assert_eq!(
         made["data"]["create_user_resource_policy"],
         json!({"ok": true, "msg": "success", "resource_policy": {"name": "small", "max_vfolder_count": 1}})
     );
     let assign = "mutation($email: String!, $props: ModifyUserInput!) { \
         modify_user(email: $email, props: $props) { ok msg } }";
-    let r = gql(
-        &api,
-        ADMIN,
-        assign,
-        json!({"email": "user@test", "props": {"resource_policy": "small"}}),
-    )
-    .await;
+    let r = api
+        .gql(
+            ADMIN,
+            assign,
+            json!({"email": "user@test", "props": {"resource_policy": "small"}}),
+        )
+        .await;
     assert_eq!(r["data"]["modify_user"]["ok"], true, "{r}");
 
     // One folder of the user's own, then a refusal naming the policy.
@@ -104,9 +89,7 @@ async fn policies_are_read_by_users_changed_by_admins_and_enforced() {
     // A quota over the policy's largest is refused.
     let modify = "mutation($name: String!, $props: ModifyUserResourcePolicyInput!) { \
         modify_user_resource_policy(name: $name, props: $props) { ok msg } }";
-    let r = gql(
-        &api,
-        ADMIN,
+    let r = api.gql(ADMIN,
         modify,
         json!({"name": "small", "props": {"max_vfolder_count": 0, "max_quota_scope_size": 1 << 30}}),
     )
@@ -150,17 +133,17 @@ async fn policies_are_read_by_users_changed_by_admins_and_enforced() {
 
     // A policy a user holds stays; the default never goes.
     let delete = "mutation($name: String!) { delete_user_resource_policy(name: $name) { ok msg } }";
-    let held = gql(&api, ADMIN, delete, json!({"name": "small"})).await;
+    let held = api.gql(ADMIN, delete, json!({"name": "small"})).await;
     assert_eq!(held["data"]["delete_user_resource_policy"]["ok"], false);
-    let default = gql(&api, ADMIN, delete, json!({"name": "default"})).await;
+    let default = api.gql(ADMIN, delete, json!({"name": "default"})).await;
     assert_eq!(default["data"]["delete_user_resource_policy"]["ok"], false);
-    let listed = gql(
-        &api,
-        ADMIN,
-        "query { user_resource_policies { name } }",
-        json!({}),
-    )
-    .await;
+    let listed = api
+        .gql(
+            ADMIN,
+            "query { user_resource_policies { name } }",
+            json!({}),
+        )
+        .await;
     assert_eq!(
         listed["data"]["user_resource_policies"],
         json!([{"name": "default"}, {"name": "small"}])

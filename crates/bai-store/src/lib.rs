@@ -61,6 +61,21 @@ pub enum StoreError {
     },
 }
 
+impl StoreError {
+    /// Whether the database could not be written because its disk is full (nothing was
+    /// changed: the transaction was rolled back).
+    pub fn is_disk_full(&self) -> bool {
+        let e = match self {
+            StoreError::Sql(e) | StoreError::Open { source: e, .. } => e,
+            _ => return false,
+        };
+        matches!(
+            e,
+            rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DiskFull
+        )
+    }
+}
+
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Read-only connections a file database keeps beside its writer: in WAL mode readers see

@@ -485,7 +485,7 @@ pub fn create(m: &Manager, plan: &CreatePlan) -> Result<Created, Problem> {
             {
                 return Ok(Created::Retried(row));
             }
-            return Err(Problem::internal(e.to_string()));
+            return Err(crate::error::store_problem(e));
         }
     };
     m.publish(vec![ev]);

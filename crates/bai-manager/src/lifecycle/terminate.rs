@@ -99,6 +99,44 @@ pub async fn finish_termination(m: &Arc<Manager>, row: &SessionRow, kernel_creat
     if kernel_created && let Some(exit) = super::kernels::destroy_all(m, row).await {
         exit_code = exit_code.or(exit.exit_code);
     }
+    crate::monitor::view::keep_last_stat(m, row);
+    match mark_terminated(m, row, exit_code) {
+        Ok(()) => {}
+        // The store cannot write now (its disk is full, say): tried again, less often each
+        // time, until it can, so the session does not wait for the sweeper.
+        Err(super::transition::TransitionError::Store(e)) => {
+            tracing::warn!(session = %row.id, error = %e, "cannot mark the session terminated now; trying again until the store answers");
+            let m = m.clone();
+            let id = row.id;
+            tokio::spawn(async move {
+                let mut wait = Duration::from_millis(500);
+                loop {
+                    tokio::time::sleep(wait).await;
+                    match m.store.session(id) {
+                        Ok(Some(r)) if r.status == S::Terminating => {
+                            if mark_terminated(&m, &r, exit_code).is_ok() {
+                                return;
+                            }
+                        }
+                        Ok(_) => return,
+                        Err(_) => {}
+                    }
+                    wait = (wait * 2).min(Duration::from_secs(30));
+                }
+            });
+        }
+        Err(e) => {
+            tracing::error!(session = %row.id, error = %e, "could not mark session terminated")
+        }
+    }
+}
+
+/// TERMINATING → TERMINATED with the reason the session is ending for, and its result.
+fn mark_terminated(
+    m: &Manager,
+    row: &SessionRow,
+    exit_code: Option<i32>,
+) -> Result<(), super::transition::TransitionError> {
     let reason = row
         .status_info
         .as_deref()
@@ -114,11 +152,8 @@ pub async fn finish_termination(m: &Arc<Manager>, row: &SessionRow, kernel_creat
         });
     }
     events.push(E::SessionTerminated);
-    crate::monitor::view::keep_last_stat(m, row);
     let c = Change::new(S::Terminating, S::Terminated, reason, "terminate")
         .events(&events)
         .result(result, exit_code);
-    if let Err(e) = transition(m, row.id, c) {
-        tracing::error!(session = %row.id, error = %e, "could not mark session terminated");
-    }
+    transition(m, row.id, c).map(drop)
 }

@@ -3,7 +3,7 @@
 //! taken into the catalogue.
 
 use super::terminate::finish_termination;
-use super::transition::{Change, transition_or_log};
+use super::transition::{Change, TransitionError, transition};
 use crate::state::{AgentHandle, Manager};
 use bai_core::Reason;
 use bai_core::agent::{AgentEvent, KernelExit};
@@ -57,17 +57,38 @@ pub fn exit_reason(ty: SessionType, exit: &KernelExit) -> (Reason, SessionResult
     }
 }
 
+/// Takes a kernel's end. When the store cannot record it now (its disk is full, say), the
+/// exit is kept and tried again, less often each time, until the store answers: a session
+/// whose kernel ended is never left RUNNING.
 pub async fn handle_kernel_exit(m: &Arc<Manager>, exit: KernelExit) {
-    let row = match m.store.session_by_kernel(exit.kernel_id) {
-        Ok(Some(r)) => r,
-        Ok(None) => {
-            tracing::warn!(kernel = %exit.kernel_id, "exit of an unknown kernel");
-            return;
+    let Err(e) = record_kernel_exit(m, &exit).await else {
+        return;
+    };
+    tracing::warn!(kernel = %exit.kernel_id, error = %e, "cannot record a kernel's end now; trying again until the store answers");
+    let m = m.clone();
+    tokio::spawn(async move {
+        let mut wait = std::time::Duration::from_millis(500);
+        loop {
+            tokio::time::sleep(wait).await;
+            match record_kernel_exit(&m, &exit).await {
+                Ok(()) => {
+                    tracing::info!(kernel = %exit.kernel_id, "a kernel's end recorded after all");
+                    return;
+                }
+                Err(_) => wait = (wait * 2).min(std::time::Duration::from_secs(30)),
+            }
         }
-        Err(e) => {
-            tracing::error!(error = %e, "cannot look up kernel");
-            return;
-        }
+    });
+}
+
+/// [`handle_kernel_exit`] once; Err when the store failed (nothing was changed).
+async fn record_kernel_exit(
+    m: &Arc<Manager>,
+    exit: &KernelExit,
+) -> Result<(), bai_store::StoreError> {
+    let Some(row) = m.store.session_by_kernel(exit.kernel_id)? else {
+        tracing::warn!(kernel = %exit.kernel_id, "exit of an unknown kernel");
+        return Ok(());
     };
     let main = exit.kernel_id == row.main_kernel_id;
     let kept = if main {
@@ -84,27 +105,36 @@ pub async fn handle_kernel_exit(m: &Arc<Manager>, exit: KernelExit) {
     match row.status {
         s if s.is_up() => {
             let (reason, result) = if main {
-                exit_reason(row.session_type, &exit)
+                exit_reason(row.session_type, exit)
             } else {
                 // A sub kernel has no command of its own: its end is a failure of the session.
-                (sub_exit_reason(m, &row, &exit), SessionResult::Failure)
+                (sub_exit_reason(m, &row, exit), SessionResult::Failure)
             };
             let code = if main { exit.exit_code } else { None };
             let c = Change::new(row.status, S::Terminating, reason, "kernel-exit")
                 .events(&[E::SessionTerminating])
                 .result(result, code);
-            if let Some(row) = transition_or_log(m, row.id, c) {
-                // The agent already removed this container; the other kernels go now.
-                finish_termination(m, &row, row.cluster_size > 1).await;
+            match transition(m, row.id, c) {
+                Ok(Some(row)) => {
+                    // The agent already removed this container; the other kernels go now.
+                    finish_termination(m, &row, row.cluster_size > 1).await;
+                }
+                // Someone else moved it first.
+                Ok(None) => {}
+                Err(TransitionError::Store(e)) => return Err(e),
+                Err(e) => {
+                    tracing::error!(session = %row.id, error = %e, "status change failed");
+                }
             }
         }
         s if s.is_creating() => {
             if let Ok(mut early) = m.early_exits.lock() {
-                early.insert(exit.kernel_id, exit);
+                early.insert(exit.kernel_id, exit.clone());
             }
         }
         _ => {}
     }
+    Ok(())
 }
 
 /// Why a session ends when one of its sub kernels ended: the kernel named, and how.

@@ -222,6 +222,20 @@ impl Api {
         }
     }
 
+    /// A GraphQL request to `/admin/gql` (it must answer 200); its whole answer.
+    pub async fn gql(&self, who: Keypair, query: &str, variables: Value) -> Value {
+        let r = self
+            .call(
+                "POST",
+                "/admin/gql",
+                who,
+                &serde_json::json!({"query": query, "variables": variables}),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        r.json()
+    }
+
     /// A signed JSON request.
     pub async fn call(&self, method: &str, path: &str, who: Keypair, body: &Value) -> Reply {
         let bytes = serde_json::to_vec(body).expect("JSON");

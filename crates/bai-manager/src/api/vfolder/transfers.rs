@@ -167,7 +167,7 @@ pub(super) fn write_problem(e: &std::io::Error) -> Problem {
             507,
             "vfolder-quota-exceeded",
             "Folder quota exceeded.",
-            "the data folder is full (its quota is reached)",
+            "no space left for the upload: the folder's quota is reached or its disk is full",
         )
     } else {
         Problem::internal(format!("cannot write the upload: {e}"))

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# `make chaos`: the full runs of docs/RELIABILITY.md's promises, bounded in time, on loopback
+# and this machine's own Docker engine only. `make test` runs each once, smaller; this runs
+# the crash-and-retry test RUNS times (default 20), 500 creates in bursts of 50, the
+# authorization matrix and the confinement test, and prints one figure line per promise.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+runs="${RUNS:-20}"
+profile="${PROFILE:-release}"
+cargo build --profile "$profile" --workspace --bins --tests >/dev/null || exit 1
+t() { cargo test --profile "$profile" -p "$1" --test "$2" -- --test-threads=1 --nocapture "${@:3}" 2>&1; }
+
+ok=0
+for i in $(seq 1 "$runs"); do
+  if t bai-e2e reliability a_create_cut_off | grep -q "test result: ok. 1 passed"; then ok=$((ok + 1)); fi
+done
+echo "crash during create, retried: $runs runs, $runs manager SIGKILLs (+$runs during clientSessionToken), $((runs - ok)) failed (a failure is a session lost or doubled)"
+
+BAI_BURST_TOTAL=500 BAI_BURST_SIZE=50 t bai-e2e reliability bursts_of_creates | grep -oE "BURST.*|test result.*"
+t bai-manager authz_matrix | grep -E "test result"
+t bai-e2e confinement | grep -E "test result"

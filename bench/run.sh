@@ -89,6 +89,12 @@ Latest run ($(date -u +%Y-%m-%d), $(nproc) cores, $(free -g | awk '/Mem/ {print 
 | 20 sessions removed until all gone | ${down20} s | 20 × \`docker rm -f\` ${ddown} s | $(python3 -c "print(f'{$down20/$ddown:.2f}')")× | ≤ 3 s |
 | idle RSS of \`baid up\`, no sessions | $((rss_kb / 1024)) MB | dockerd $((dockerd_kb / 1024)) MB | $(python3 -c "print(f'{$rss_kb/max($dockerd_kb,1):.2f}')")× | < 60 MB |
 
+bai's single-kernel sessions start on \`bai-kernels\`, a bridge made without inter-container
+traffic so sessions cannot reach each other (docs/RELIABILITY.md); the baseline's containers
+are on Docker's default bridge, where they can. The engine takes longer to start a container on
+such a bridge (its name service and isolation rules): the run before this change measured
+1.15× and 0.97× for the first two rows.
+
 For scale (not measured here): Backend.AI 26.9 on this kind of machine takes 14.8 s per \`run -c\`,
 44–50 s for 20 sessions to reach RUNNING, 18–21 s to destroy them, and 1.3 GB of resident daemons.
 MD

@@ -6050,7 +6050,10 @@ export interface operations {
     post_session: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the create safe to retry: 1 to 255 visible ASCII characters, per keypair. A retry with the same key answers the session the key made (across manager restarts); the same key with a different request is refused (422, `idempotency-key-reused`, naming the session in `data.existingSessionId`). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };

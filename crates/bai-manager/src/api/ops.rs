@@ -86,14 +86,20 @@ pub async fn audit(
     Extension(_caller): Extension<Caller>,
     Query(q): Query<AuditQuery>,
 ) -> ApiResult<Json<AuditList>> {
-    if let Some(since) = &q.since
-        && chrono::DateTime::parse_from_rfc3339(since).is_err()
-    {
-        return Err(Problem::invalid(format!(
-            "since {since:?} is not an RFC 3339 time (2026-11-24T10:00:00Z)"
-        ))
-        .into());
-    }
+    // Stored times are UTC with microseconds; a `since` is compared in the same form.
+    let since = match &q.since {
+        Some(s) => Some(
+            chrono::DateTime::parse_from_rfc3339(s)
+                .map_err(|_| {
+                    Problem::invalid(format!(
+                        "since {s:?} is not an RFC 3339 time (2026-11-24T10:00:00Z)"
+                    ))
+                })?
+                .with_timezone(&chrono::Utc)
+                .to_rfc3339_opts(chrono::SecondsFormat::Micros, false),
+        ),
+        None => None,
+    };
     let limit = q.limit.unwrap_or(100);
     if !(1..=1000).contains(&limit) {
         return Err(Problem::invalid("limit must be 1 to 1000").into());
@@ -102,14 +108,7 @@ pub async fn audit(
         actor: q.actor.filter(|s| !s.is_empty()),
         action: q.action.filter(|s| !s.is_empty()),
         target: q.target.filter(|s| !s.is_empty()),
-        since: q.since.map(|s| {
-            chrono::DateTime::parse_from_rfc3339(&s)
-                .map(|t| {
-                    t.with_timezone(&chrono::Utc)
-                        .to_rfc3339_opts(chrono::SecondsFormat::Micros, false)
-                })
-                .unwrap_or(s)
-        }),
+        since,
         limit,
     })?;
     Ok(Json(AuditList {

@@ -13,6 +13,7 @@ pub mod mounts;
 pub mod overlay;
 pub mod pull;
 pub mod reconcile;
+pub mod retry;
 pub mod terminate;
 pub mod timeouts;
 pub mod transition;

@@ -108,20 +108,16 @@ pub async fn finish_termination(m: &Arc<Manager>, row: &SessionRow, kernel_creat
             tracing::warn!(session = %row.id, error = %e, "cannot mark the session terminated now; trying again until the store answers");
             let m = m.clone();
             let id = row.id;
-            tokio::spawn(async move {
-                let mut wait = Duration::from_millis(500);
-                loop {
-                    tokio::time::sleep(wait).await;
+            super::retry::until_done(move || {
+                let m = m.clone();
+                async move {
                     match m.store.session(id) {
                         Ok(Some(r)) if r.status == S::Terminating => {
-                            if mark_terminated(&m, &r, exit_code).is_ok() {
-                                return;
-                            }
+                            mark_terminated(&m, &r, exit_code).is_ok()
                         }
-                        Ok(_) => return,
-                        Err(_) => {}
+                        Ok(_) => true,
+                        Err(_) => false,
                     }
-                    wait = (wait * 2).min(Duration::from_secs(30));
                 }
             });
         }

@@ -66,17 +66,14 @@ pub async fn handle_kernel_exit(m: &Arc<Manager>, exit: KernelExit) {
     };
     tracing::warn!(kernel = %exit.kernel_id, error = %e, "cannot record a kernel's end now; trying again until the store answers");
     let m = m.clone();
-    tokio::spawn(async move {
-        let mut wait = std::time::Duration::from_millis(500);
-        loop {
-            tokio::time::sleep(wait).await;
-            match record_kernel_exit(&m, &exit).await {
-                Ok(()) => {
-                    tracing::info!(kernel = %exit.kernel_id, "a kernel's end recorded after all");
-                    return;
-                }
-                Err(_) => wait = (wait * 2).min(std::time::Duration::from_secs(30)),
+    super::retry::until_done(move || {
+        let (m, exit) = (m.clone(), exit.clone());
+        async move {
+            let done = record_kernel_exit(&m, &exit).await.is_ok();
+            if done {
+                tracing::info!(kernel = %exit.kernel_id, "a kernel's end recorded after all");
             }
+            done
         }
     });
 }

@@ -62,10 +62,12 @@ session's SSH keys.
 |---|---|---|---|---|
 | create → all kernels RUNNING, one single-node session of 4 kernels (\`bai start --cluster-size 4\`), median of $ROUNDS | ${clu_med} s | four sessions of one kernel started at once ${sin_med} s | ${ratio}× | ≤ 1.2× |
 
-Where the difference lies (measured 2026-11-24 on this machine, Docker 20.10): with the
-session's network left out, the same cluster starts in 0.97× the time of the four sessions;
-the engine's start of a container on a user-defined bridge (its embedded DNS set up in the
-container) is what costs the rest. Making the bridge itself (~70 ms) is off the path once the
-agent has a spare. Runs of 6–12 rounds gave 1.13×–1.26×: the goal is not established.
+Where the difference lay: until single-kernel sessions moved onto the \`bai-kernels\` bridge
+(a user-defined bridge without inter-container traffic, for isolation), the four single
+sessions ran on Docker's default bridge and the cluster alone paid the engine's start of a
+container on a user-defined bridge (its embedded DNS set up in the container): runs then gave
+1.13×–1.26×. Both sides now start on a user-defined bridge and the cluster's own bridge is
+taken from the agent's spare, so what is left is the gang itself. Runs of 10–12 rounds on this
+code (2026-11-24): 0.92×, 0.98× and the run above.
 MD
 bench/assemble.sh

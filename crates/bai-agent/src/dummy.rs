@@ -1,7 +1,7 @@
 //! DUMMY AGENT: an agent backend with no containers, for scheduler tests and benchmarks.
 //!
 //! It reports a configured capacity, "starts" a kernel after a configured delay and keeps it
-//! in memory. It runs nothing: a batch session's startup command `sleep N` ends the kernel
+//! in memory, with the files uploaded to it (downloads give them back). It runs nothing: a batch session's startup command `sleep N` ends the kernel
 //! after N seconds with exit code 0 (any other command exits 0 at once); execute answers
 //! with one line on stderr saying that nothing ran. It goes through the same [`AgentRpc`]
 //! interface as the Docker agent, so the manager cannot tell them apart — 1,000 of them fit
@@ -60,6 +60,8 @@ struct Inner {
     asked: Mutex<Vec<Uuid>>,
     destroyed: Mutex<Vec<Uuid>>,
     asked_bell: tokio::sync::Notify,
+    /// Files uploaded to each kernel, by path.
+    files: Mutex<HashMap<(Uuid, String), bytes::Bytes>>,
 }
 
 #[derive(Clone)]
@@ -80,6 +82,7 @@ impl DummyAgent {
                 asked: Mutex::new(Vec::new()),
                 destroyed: Mutex::new(Vec::new()),
                 asked_bell: tokio::sync::Notify::new(),
+                files: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -228,6 +231,7 @@ impl AgentRpc for DummyAgent {
         self.kernels()
             .remove(&kernel_id)
             .ok_or(AgentError::KernelNotFound(kernel_id))?;
+        lock(&self.inner.files).retain(|(k, _), _| *k != kernel_id);
         lock(&self.inner.destroyed).push(kernel_id);
         Ok(KernelExit {
             kernel_id,
@@ -257,10 +261,14 @@ impl AgentRpc for DummyAgent {
     async fn upload_files(
         &self,
         kernel_id: Uuid,
-        _files: Vec<(String, bytes::Bytes)>,
+        files: Vec<(String, bytes::Bytes)>,
     ) -> Result<(), AgentError> {
         if !self.kernels().contains_key(&kernel_id) {
             return Err(AgentError::KernelNotFound(kernel_id));
+        }
+        let mut held = lock(&self.inner.files);
+        for (path, bytes) in files {
+            held.insert((kernel_id, path), bytes);
         }
         Ok(())
     }
@@ -268,14 +276,21 @@ impl AgentRpc for DummyAgent {
     async fn download_files(
         &self,
         kernel_id: Uuid,
-        _paths: Vec<String>,
+        paths: Vec<String>,
     ) -> Result<Vec<(String, bytes::Bytes)>, AgentError> {
         if !self.kernels().contains_key(&kernel_id) {
             return Err(AgentError::KernelNotFound(kernel_id));
         }
-        Err(AgentError::BadRequest(
-            "a DUMMY agent's kernels have no files".into(),
-        ))
+        let held = lock(&self.inner.files);
+        paths
+            .into_iter()
+            .map(|p| match held.get(&(kernel_id, p.clone())) {
+                Some(b) => Ok((p, b.clone())),
+                None => Err(AgentError::BadRequest(format!(
+                    "the DUMMY kernel holds no file {p} (only uploaded files)"
+                ))),
+            })
+            .collect()
     }
 
     async fn app_address(

@@ -252,6 +252,11 @@ impl Link {
             .map_err(|_| LinkError::Closed)
     }
 
+    /// Whether `other` is a handle to this same link.
+    pub fn same(&self, other: &Link) -> bool {
+        Arc::ptr_eq(&self.next, &other.next)
+    }
+
     pub fn is_closed(&self) -> bool {
         *self.closed.borrow()
     }

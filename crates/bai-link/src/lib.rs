@@ -17,6 +17,7 @@ pub mod frame;
 pub mod hello;
 pub mod identity;
 pub mod join;
+pub mod memory;
 pub mod pin;
 pub mod remote;
 pub mod rpc;

@@ -1,9 +1,14 @@
 //! The manager's side of an agent link: [`RemoteAgent`] implements `AgentRpc` by calls
 //! over the link, turns the agent's notices into events and heartbeats, and serves app
 //! addresses as loopback listeners whose connections travel through tunnels.
+//!
+//! A call whose link breaks before its answer is complete is sent again, with the same
+//! request id, on the agent's next link (if one comes within the retry window): the agent
+//! answers a repeat of a call that changes something with its first answer, so nothing is
+//! done twice. Files bigger than one message travel in parts.
 
 use crate::conn::{Inbound, Link, LinkError};
-use crate::rpc::{Call, File, Notice, Reply, decode, encode};
+use crate::rpc::{CHUNK, Call, File, Notice, Reply, Request, decode, encode};
 use crate::tunnel::{DIAL_BACK, Listeners, Tunnels};
 use async_trait::async_trait;
 use bai_core::agent::{
@@ -14,10 +19,12 @@ use bai_core::stats::KernelStats;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio::time::Instant;
 use uuid::Uuid;
 
 fn lost(e: LinkError) -> AgentError {
@@ -38,9 +45,15 @@ pub struct RemoteShared {
     /// The loopback listeners standing for kernel ports: they outlive a link, so an open
     /// app proxy works again once the agent is back.
     listeners: Listeners,
-    /// The agent's current link (the listeners' tunnels go through it).
-    current: Arc<RwLock<Option<Link>>>,
+    /// The agent's current link (the listeners' tunnels go through it; calls cut off by a
+    /// broken link are sent again on the next).
+    current: Arc<watch::Sender<Option<Link>>>,
+    /// How long a call cut off by a broken link waits for the agent's next link.
+    retry_window: Duration,
 }
+
+/// The default [`RemoteShared::with_retry_window`].
+pub const RETRY_WINDOW: Duration = Duration::from_secs(30);
 
 impl RemoteShared {
     pub fn new(agent_id: &str, tunnels: Arc<Tunnels>) -> RemoteShared {
@@ -51,8 +64,15 @@ impl RemoteShared {
             heartbeat_ms: Arc::new(AtomicI64::new(bai_core::stats::now_ms())),
             tunnels,
             listeners: Listeners::default(),
-            current: Arc::new(RwLock::new(None)),
+            current: Arc::new(watch::channel(None).0),
+            retry_window: RETRY_WINDOW,
         }
+    }
+
+    /// How long a call cut off by a broken link waits for the agent to come back.
+    pub fn with_retry_window(mut self, window: Duration) -> RemoteShared {
+        self.retry_window = window;
+        self
     }
 
     /// Closes every loopback listener of the agent (it was removed, or its sessions ended
@@ -62,11 +82,24 @@ impl RemoteShared {
     }
 
     fn link(&self) -> Option<Link> {
-        self.current
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .filter(|l| !l.is_closed())
+        self.current.borrow().clone().filter(|l| !l.is_closed())
+    }
+
+    /// The agent's next open link after `old`, waiting for it until `deadline`.
+    async fn next_link(&self, old: &Link, deadline: Instant) -> Option<Link> {
+        let mut rx = self.current.subscribe();
+        loop {
+            if let Some(l) = rx.borrow_and_update().clone()
+                && !l.same(old)
+                && !l.is_closed()
+            {
+                return Some(l);
+            }
+            match tokio::time::timeout_at(deadline, rx.changed()).await {
+                Ok(Ok(())) => {}
+                _ => return None,
+            }
+        }
     }
 }
 
@@ -86,7 +119,7 @@ impl RemoteAgent {
     ) -> RemoteAgent {
         let tx = shared.events.clone();
         let beat = shared.heartbeat_ms.clone();
-        *shared.current.write().unwrap_or_else(|p| p.into_inner()) = Some(link.clone());
+        shared.current.send_replace(Some(link.clone()));
         tokio::spawn(async move {
             while let Some(msg) = inbound.recv().await {
                 match msg {
@@ -142,13 +175,70 @@ impl RemoteAgent {
         Ok(addr)
     }
 
+    /// A call with one answer, sent again on the next link if this one breaks first.
     async fn ask(&self, call: Call) -> Result<Reply, AgentError> {
-        ask(&self.link, call).await
+        let mut items = self.request(call, false).await?;
+        items.pop().ok_or_else(|| lost(LinkError::Closed))?
+    }
+
+    /// Every item of `call`'s answer (a streamed answer is complete at `Done` or an error).
+    /// While the link breaks before the answer is complete, the same request goes again on
+    /// the agent's next link, until the retry window has passed.
+    async fn request(
+        &self,
+        call: Call,
+        streamed: bool,
+    ) -> Result<Vec<Result<Reply, AgentError>>, AgentError> {
+        let body = encode(&Request {
+            id: Uuid::new_v4(),
+            call,
+        });
+        let deadline = Instant::now() + self.shared.retry_window;
+        let mut link = self.link.clone();
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let mut items = Vec::new();
+            match link.call_stream(body.clone()).await {
+                Ok(mut rx) => {
+                    while let Some(b) = rx.recv().await {
+                        items.push(decode::<Result<Reply, AgentError>>(&b).map_err(lost)?);
+                    }
+                }
+                // Never sent: the agent cannot have it, so this is no retry's business.
+                Err(e) if tries == 1 => return Err(lost(e)),
+                Err(_) => {}
+            }
+            let complete = match items.last() {
+                None => false,
+                Some(Err(_)) | Some(Ok(Reply::Done)) => true,
+                Some(_) => !streamed,
+            };
+            if complete {
+                if tries > 1 {
+                    tracing::info!(agent = %self.shared.agent_id, tries, "a call cut off by a broken link was answered on the next link");
+                }
+                return Ok(items);
+            }
+            tracing::info!(agent = %self.shared.agent_id, "the link broke before a call's answer; waiting for the agent's next link to send it again");
+            link = self.shared.next_link(&link, deadline).await.ok_or_else(|| {
+                AgentError::Unreachable(format!(
+                    "the link to agent {} broke before it answered, and it did not come back within {} s",
+                    self.shared.agent_id,
+                    self.shared.retry_window.as_secs()
+                ))
+            })?;
+        }
     }
 }
 
-async fn ask(link: &Link, call: Call) -> Result<Reply, AgentError> {
-    let b = link.call(encode(&call)).await.map_err(lost)?;
+/// A call with one answer on `link`, sent once.
+async fn ask_once(link: &Link, call: Call) -> Result<Reply, AgentError> {
+    let req = Request {
+        id: Uuid::new_v4(),
+        call,
+    };
+    let b = link.call(encode(&req)).await.map_err(lost)?;
     decode::<Result<Reply, AgentError>>(&b).map_err(lost)?
 }
 
@@ -164,7 +254,7 @@ async fn tunnel(
     })?;
     let tunnels = &shared.tunnels;
     let (id, rx) = tunnels.expect(&shared.agent_id);
-    let io = match ask(&link, Call::Tunnel(id, kernel, port)).await {
+    let io = match ask_once(&link, Call::Tunnel(id, kernel, port)).await {
         Ok(Reply::Done) => tokio::time::timeout(DIAL_BACK, rx).await,
         Ok(r) => {
             tunnels.forget(id);
@@ -221,11 +311,12 @@ impl AgentRpc for RemoteAgent {
         kernel_id: Uuid,
         req: ExecRequest,
     ) -> Result<BoxStream<'static, ExecEvent>, AgentError> {
-        let mut rx = self
-            .link
-            .call_stream(encode(&Call::Execute(kernel_id, req)))
-            .await
-            .map_err(lost)?;
+        // An execution is not sent again: its output streams as it runs.
+        let req = Request {
+            id: Uuid::new_v4(),
+            call: Call::Execute(kernel_id, req),
+        };
+        let mut rx = self.link.call_stream(encode(&req)).await.map_err(lost)?;
         // The first item says whether the execution started.
         let first = rx.recv().await.ok_or_else(|| lost(LinkError::Closed))?;
         decode::<Result<Reply, AgentError>>(&first).map_err(lost)??;
@@ -244,11 +335,37 @@ impl AgentRpc for RemoteAgent {
         kernel_id: Uuid,
         files: Vec<(String, bytes::Bytes)>,
     ) -> Result<(), AgentError> {
-        let files = files
-            .into_iter()
-            .map(|(p, b)| File(p, b.to_vec()))
-            .collect();
-        match self.ask(Call::Upload(kernel_id, files)).await? {
+        let total: usize = files.iter().map(|(_, b)| b.len()).sum();
+        let call = if total <= CHUNK {
+            let files = files
+                .into_iter()
+                .map(|(p, b)| File(p, b.to_vec()))
+                .collect();
+            Call::Upload(kernel_id, files)
+        } else {
+            // In parts, each its own call (and each safe to send again).
+            let upload = Uuid::new_v4();
+            for (i, (path, bytes)) in files.iter().enumerate() {
+                let index = u32::try_from(i)
+                    .map_err(|_| AgentError::BadRequest("too many files in one upload".into()))?;
+                let mut rest: &[u8] = bytes;
+                loop {
+                    let n = rest.len().min(CHUNK);
+                    let part = File(path.clone(), rest[..n].to_vec());
+                    match self.ask(Call::Stage(upload, index, part)).await? {
+                        Reply::Done => {}
+                        r => return Err(unexpected(r)),
+                    }
+                    rest = &rest[n..];
+                    if rest.is_empty() {
+                        break;
+                    }
+                }
+            }
+            let sizes = files.iter().map(|(_, b)| b.len() as u64).collect();
+            Call::UploadStaged(kernel_id, upload, sizes)
+        };
+        match self.ask(call).await? {
             Reply::Done => Ok(()),
             r => Err(unexpected(r)),
         }
@@ -259,13 +376,27 @@ impl AgentRpc for RemoteAgent {
         kernel_id: Uuid,
         paths: Vec<String>,
     ) -> Result<Vec<(String, bytes::Bytes)>, AgentError> {
-        match self.ask(Call::Download(kernel_id, paths)).await? {
-            Reply::Files(f) => Ok(f
-                .into_iter()
-                .map(|File(p, b)| (p, bytes::Bytes::from(b)))
-                .collect()),
-            r => Err(unexpected(r)),
+        let items = self.request(Call::Download(kernel_id, paths), true).await?;
+        let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+        for item in items {
+            match item? {
+                Reply::Part { first: true, file } => files.push((file.0, file.1)),
+                Reply::Part { first: false, file } => match files.last_mut() {
+                    Some((path, bytes)) if *path == file.0 => bytes.extend_from_slice(&file.1),
+                    _ => {
+                        return Err(AgentError::Runtime(
+                            "the agent sent a file's part out of order".into(),
+                        ));
+                    }
+                },
+                Reply::Done => {}
+                r => return Err(unexpected(r)),
+            }
         }
+        Ok(files
+            .into_iter()
+            .map(|(p, b)| (p, bytes::Bytes::from(b)))
+            .collect())
     }
 
     async fn app_address(

@@ -13,6 +13,19 @@ use uuid::Uuid;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct File(pub String, #[serde(with = "serde_bytes")] pub Vec<u8>);
 
+/// The most bytes of file data one message carries: bigger transfers go in parts
+/// ([`Call::Stage`] up, [`Reply::Part`] down), well under the frame limit.
+pub const CHUNK: usize = 8 << 20;
+
+/// A call as it travels. The manager sends a call again with the same id when the link
+/// broke before its answer came (the agent may or may not have carried it out); the agent
+/// answers a repeated id with the first answer instead of doing the work twice.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    pub id: Uuid,
+    pub call: Call,
+}
+
 /// What the manager asks of an agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Call {
@@ -41,6 +54,29 @@ pub enum Call {
     PullImage(String),
     /// Push an image to the agent's registry.
     PushImage(String),
+    /// One part of file `.1` of upload `.0`, appended to what the agent holds for it.
+    Stage(Uuid, u32, File),
+    /// Upload `.1`'s staged files into kernel `.0`, if they have the sizes `.2`.
+    UploadStaged(Uuid, Uuid, Vec<u64>),
+}
+
+impl Call {
+    /// Whether the call changes something, so that a repeat must get the first answer
+    /// rather than run again. Reads simply run again.
+    pub fn changes(&self) -> bool {
+        !matches!(
+            self,
+            Call::Info
+                | Call::Download(..)
+                | Call::AppAddress(..)
+                | Call::Logs(_)
+                | Call::Stats(_)
+                | Call::ListKernels
+                | Call::ListFiles(..)
+                | Call::Execute(..)
+                | Call::Tunnel(..)
+        )
+    }
 }
 
 /// The agent's answers (each item of a call's answer is one `Result<Reply, AgentError>`).
@@ -58,6 +94,12 @@ pub enum Reply {
     Kernels(Vec<Uuid>),
     Listing(Vec<bai_core::agent::FileEntry>),
     Image(Box<bai_core::agent::ImageInfo>),
+    /// One part of a downloaded file (a download's answer is its files' parts in order,
+    /// then `Done`; `first` marks the first part of each file).
+    Part {
+        first: bool,
+        file: File,
+    },
 }
 
 pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {

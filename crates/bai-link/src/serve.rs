@@ -2,7 +2,8 @@
 //! sends the agent's events and a heartbeat, and opens the tunnels the manager asks for.
 
 use crate::conn::{Answer, Inbound, Link};
-use crate::rpc::{Call, File, Notice, Reply, decode, encode};
+use crate::memory::{Memory, Seen, first_answer};
+use crate::rpc::{CHUNK, Call, File, Notice, Reply, Request, decode, encode};
 use async_trait::async_trait;
 use bai_core::agent::{AgentError, AgentEvent, AgentRpc};
 use futures::StreamExt;
@@ -27,6 +28,8 @@ pub struct Serving {
     pub unsent: Option<AgentEvent>,
     pub heartbeat: Duration,
     pub tunnels: Option<Arc<dyn TunnelDialer>>,
+    /// Answers to recent calls and uploads in parts, kept across links.
+    pub memory: Arc<Memory>,
 }
 
 impl Serving {
@@ -50,6 +53,7 @@ impl Serving {
             unsent: None,
             heartbeat,
             tunnels,
+            memory: Arc::default(),
         }
     }
 }
@@ -80,9 +84,12 @@ pub async fn serve(
                 Some(Inbound::Call { body, answer }) => {
                     let agent = agent.clone();
                     let tunnels = serving.tunnels.clone();
+                    let memory = serving.memory.clone();
                     tokio::spawn(async move {
-                        match decode::<Call>(&body) {
-                            Ok(call) => answer_call(agent.as_ref(), tunnels, call, answer).await,
+                        match decode::<Request>(&body) {
+                            Ok(req) => {
+                                answer_request(agent.as_ref(), tunnels, &memory, req, answer).await
+                            }
                             Err(e) => {
                                 let r: Result<Reply, AgentError> =
                                     Err(AgentError::BadRequest(e.to_string()));
@@ -110,50 +117,129 @@ pub async fn serve(
     }
 }
 
-async fn answer_call(
+fn one(r: Result<Reply, AgentError>) -> Vec<u8> {
+    encode(&r)
+}
+
+/// Answers one request: a call that changes something and was asked before gets the first
+/// answer; the rest are carried out.
+async fn answer_request(
     agent: &dyn AgentRpc,
     tunnels: Option<Arc<dyn TunnelDialer>>,
-    call: Call,
+    memory: &Memory,
+    req: Request,
     answer: Answer,
 ) {
-    let one = |r: Result<Reply, AgentError>| encode(&r);
-    let reply = match call {
+    match req.call {
+        Call::Execute(k, exec) => return execute(agent, k, exec, answer).await,
+        Call::Download(k, paths) => return download(agent, k, paths, answer).await,
+        _ => {}
+    }
+    let body = if req.call.changes() {
+        match memory.seen(req.id) {
+            Seen::Again(first) => first_answer(first).await.unwrap_or_else(|| {
+                one(Err(AgentError::Runtime(
+                    "the first try of this call ended without an answer".into(),
+                )))
+            }),
+            Seen::New(pending) => {
+                let body = one(reply(agent, tunnels, memory, req.call).await);
+                pending.done(body.clone());
+                body
+            }
+        }
+    } else {
+        one(reply(agent, tunnels, memory, req.call).await)
+    };
+    answer.item(body).await;
+    answer.end().await;
+}
+
+/// An execution's answer: `Done` once it started, then its events.
+async fn execute(agent: &dyn AgentRpc, k: Uuid, req: bai_core::agent::ExecRequest, answer: Answer) {
+    match agent.execute(k, req).await {
+        Ok(mut s) => {
+            if answer.item(one(Ok(Reply::Done))).await {
+                while let Some(ev) = s.next().await {
+                    if !answer.item(one(Ok(Reply::Exec(ev)))).await {
+                        break;
+                    }
+                }
+            }
+        }
+        Err(e) => {
+            answer.item(one(Err(e))).await;
+        }
+    }
+    answer.end().await;
+}
+
+/// A download's answer: each file in parts of at most [`CHUNK`] bytes, then `Done`.
+async fn download(agent: &dyn AgentRpc, k: Uuid, paths: Vec<String>, answer: Answer) {
+    match agent.download_files(k, paths).await {
+        Ok(files) => {
+            'files: for (path, bytes) in files {
+                let mut first = true;
+                let mut rest: &[u8] = &bytes;
+                loop {
+                    let n = rest.len().min(CHUNK);
+                    let file = File(path.clone(), rest[..n].to_vec());
+                    if !answer.item(one(Ok(Reply::Part { first, file }))).await {
+                        break 'files;
+                    }
+                    first = false;
+                    rest = &rest[n..];
+                    if rest.is_empty() {
+                        break;
+                    }
+                }
+            }
+            answer.item(one(Ok(Reply::Done))).await;
+        }
+        Err(e) => {
+            answer.item(one(Err(e))).await;
+        }
+    }
+    answer.end().await;
+}
+
+/// The one answer of every other call.
+async fn reply(
+    agent: &dyn AgentRpc,
+    tunnels: Option<Arc<dyn TunnelDialer>>,
+    memory: &Memory,
+    call: Call,
+) -> Result<Reply, AgentError> {
+    let bytes = |files: Vec<(String, Vec<u8>)>| {
+        files
+            .into_iter()
+            .map(|(p, b)| (p, bytes::Bytes::from(b)))
+            .collect()
+    };
+    match call {
         Call::Info => agent.info().await.map(|i| Reply::Info(Box::new(i))),
         Call::Create(spec) => agent.create_kernel(*spec).await.map(Reply::Created),
         Call::Destroy(k) => agent.destroy_kernel(k).await.map(Reply::Exit),
-        Call::Execute(k, req) => {
-            match agent.execute(k, req).await {
-                Ok(mut s) => {
-                    if answer.item(one(Ok(Reply::Done))).await {
-                        while let Some(ev) = s.next().await {
-                            if !answer.item(one(Ok(Reply::Exec(ev)))).await {
-                                break;
-                            }
-                        }
-                    }
-                    answer.end().await;
-                }
-                Err(e) => {
-                    answer.item(one(Err(e))).await;
-                    answer.end().await;
-                }
-            }
-            return;
-        }
         Call::Upload(k, files) => agent
             .upload_files(
                 k,
-                files
-                    .into_iter()
-                    .map(|File(p, b)| (p, bytes::Bytes::from(b)))
-                    .collect(),
+                bytes(files.into_iter().map(|File(p, b)| (p, b)).collect()),
             )
             .await
             .map(|()| Reply::Done),
-        Call::Download(k, paths) => agent
-            .download_files(k, paths)
-            .await
-            .map(|f| Reply::Files(f.into_iter().map(|(p, b)| File(p, b.to_vec())).collect())),
+        Call::Stage(upload, index, File(path, part)) => {
+            memory.stage(upload, index, path, &part);
+            Ok(Reply::Done)
+        }
+        Call::UploadStaged(k, upload, sizes) => {
+            let files = memory
+                .take_staged(upload, &sizes)
+                .map_err(AgentError::BadRequest)?;
+            agent
+                .upload_files(k, bytes(files))
+                .await
+                .map(|()| Reply::Done)
+        }
         Call::AppAddress(k, port) => agent.app_address(k, port).await.map(Reply::Addr),
         Call::StartApp(k, name) => agent.start_app(k, &name).await.map(|()| Reply::Done),
         Call::Logs(k) => agent.logs(k).await.map(Reply::Logs),
@@ -176,7 +262,9 @@ async fn answer_call(
             (None, Ok(_)) => Err(AgentError::Runtime("this agent cannot open tunnels".into())),
             (_, Err(e)) => Err(e),
         },
-    };
-    answer.item(one(reply)).await;
-    answer.end().await;
+        // Streams, answered above.
+        Call::Execute(..) | Call::Download(..) => Err(AgentError::BadRequest(
+            "a streamed call reached the one-answer path".into(),
+        )),
+    }
 }

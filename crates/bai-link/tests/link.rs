@@ -1,7 +1,8 @@
 //! The link over a real TLS connection on loopback: the agent pins the manager's certificate
 //! (a wrong pin is refused before anything is sent), the manager drives a dummy agent through
 //! `RemoteAgent` exactly as through the in-process interface, events flow back, and a closed
-//! link fails calls at once instead of hanging.
+//! link fails calls at once instead of hanging. A call cut off by a broken link is answered
+//! once on the next link, carried out once; files far bigger than one frame travel in parts.
 
 use bai_agent::{DummyAgent, DummyAgentConfig};
 use bai_core::agent::{AgentError, AgentEvent, AgentRpc, ExecEvent, ExecRequest, KernelSpec};
@@ -168,4 +169,121 @@ async fn an_agent_refuses_a_manager_whose_certificate_it_does_not_pin() {
         "{e}"
     );
     assert!(accepted.await.unwrap().is_none(), "no link was made");
+}
+
+/// A manager end that accepts every connection; each accepted link comes out of the channel.
+async fn listen_many(
+    id: &ManagerIdentity,
+) -> (
+    std::net::SocketAddr,
+    tokio::sync::mpsc::Receiver<(Link, tokio::sync::mpsc::Receiver<bai_link::Inbound>)>,
+) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(id.server_config().unwrap());
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let Ok(tls) = acceptor.accept(tcp).await else {
+                continue;
+            };
+            if tx
+                .send(Link::start(tls, Side::Listener, KEEPALIVE))
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+    });
+    (addr, rx)
+}
+
+#[tokio::test]
+async fn a_call_cut_off_by_a_broken_link_is_carried_out_once_and_answered_on_the_next() {
+    let id = ManagerIdentity::generate().unwrap();
+    let (addr, mut accepted) = listen_many(&id).await;
+    let agent = dummy();
+    // The creation hangs on the agent while its link breaks.
+    agent.script_create([bai_agent::CreateStep::Hang]);
+    let served: Arc<dyn AgentRpc> = Arc::new(agent.clone());
+    let mut serving = Serving::new(served.as_ref(), Duration::from_secs(1), None);
+    let (first_link, inbound) = dial(addr, &id.fingerprint()).await.unwrap();
+    let (cut_tx, cut_rx) = tokio::sync::oneshot::channel::<()>();
+    let pin_hash = id.fingerprint();
+    let agent_side = tokio::spawn({
+        let served = served.clone();
+        let first_link = first_link.clone();
+        async move {
+            serve(served.clone(), first_link, inbound, &mut serving).await;
+            let _ = cut_rx.await;
+            // The agent dials again (as `join::run` does) with the same memory.
+            let (link, inbound) = dial(addr, &pin_hash).await.unwrap();
+            serve(served, link, inbound, &mut serving).await;
+        }
+    });
+    let shared = RemoteShared::new("remote-1", Arc::new(Tunnels::default()))
+        .with_retry_window(Duration::from_secs(120));
+    let (link, inbound) = accepted.recv().await.unwrap();
+    let remote = RemoteAgent::new(link, inbound, shared.clone());
+
+    let k = Uuid::new_v4();
+    let call = tokio::spawn({
+        let remote = remote.clone();
+        async move { remote.create_kernel(spec(k)).await }
+    });
+    agent.wait_asked(1).await;
+    // The link breaks while the agent is still creating the kernel.
+    first_link.close();
+    remote.link().closed().await;
+    let _ = cut_tx.send(());
+    let (link, inbound) = accepted.recv().await.unwrap();
+    let _next = RemoteAgent::new(link, inbound, shared);
+    // The manager's call went again on the new link and waits for the first creation.
+    agent.release();
+    let created = tokio::time::timeout(Duration::from_secs(60), call)
+        .await
+        .expect("the call is answered")
+        .unwrap()
+        .expect("the creation succeeded");
+    assert_eq!(created.kernel_id, k);
+    assert_eq!(agent.asked(), vec![k], "created once, not twice");
+    assert_eq!(agent.live(), vec![k]);
+    agent_side.abort();
+}
+
+#[tokio::test]
+async fn files_bigger_than_a_frame_travel_in_parts() {
+    let id = ManagerIdentity::generate().unwrap();
+    let (addr, accepted) = listen(&id).await;
+    let agent = dummy();
+    let (link, inbound) = dial(addr, &id.fingerprint()).await.unwrap();
+    let served: Arc<dyn AgentRpc> = Arc::new(agent.clone());
+    let mut serving = Serving::new(served.as_ref(), Duration::from_secs(1), None);
+    tokio::spawn(async move { serve(served, link, inbound, &mut serving).await });
+    let remote = accepted.await.unwrap().expect("the manager accepts");
+    let k = Uuid::new_v4();
+    remote.create_kernel(spec(k)).await.unwrap();
+
+    // 70 MiB: more than the 64 MiB a frame may carry.
+    let big: Vec<u8> = (0..(70u32 << 20)).map(|i| (i % 251) as u8).collect();
+    assert!(big.len() > bai_link::frame::MAX_BODY);
+    let files = vec![
+        ("big.bin".to_string(), bytes::Bytes::from(big.clone())),
+        ("empty".to_string(), bytes::Bytes::new()),
+        ("small.txt".to_string(), bytes::Bytes::from_static(b"small")),
+    ];
+    remote.upload_files(k, files).await.unwrap();
+    let back = remote
+        .download_files(
+            k,
+            vec!["small.txt".into(), "big.bin".into(), "empty".into()],
+        )
+        .await
+        .unwrap();
+    let names: Vec<&str> = back.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(names, ["small.txt", "big.bin", "empty"]);
+    assert_eq!(&back[0].1[..], b"small");
+    assert!(back[1].1 == big, "the big file comes back byte for byte");
+    assert!(back[2].1.is_empty());
 }

@@ -5,10 +5,16 @@
 //! compare-and-set of the same rows in one transaction (no scheduling, no history, no
 //! events) — the floor any persistent scheduler pays.
 //!
-//!   cargo run --profile release -p bai-manager --example sched_bench -- [SESSIONS] [AGENTS]
+//!   cargo run --profile release -p bai-manager --example sched_bench -- [SESSIONS] [AGENTS] [--link]
 //!
 //! Prints one JSON line. Launching is switched off (`launch_disabled`) so the number is the
 //! scheduler's, not the dummy agents'.
+//!
+//! With `--link` (issue "many machines": the scheduler with 1,000 agents connected) the
+//! same pass runs a second time, in the same run, on a manager whose agents are not in its
+//! process but joined over the real transport: each dummy agent dials the manager's agent
+//! listener on loopback with a join token (`bai_link::join::run`, what `baid agent` runs:
+//! TLS, pinned certificate, hello, heartbeats every 10 s) and the pass places onto them.
 
 use bai_agent::{DummyAgent, DummyAgentConfig};
 use bai_core::resources::ResourceSlots;
@@ -18,6 +24,96 @@ use bai_store::{NewSession, ResourceGroupRow, Store};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use uuid::Uuid;
+
+fn dummy(id: String) -> DummyAgent {
+    DummyAgent::new(DummyAgentConfig {
+        id,
+        scaling_group: "default".into(),
+        capacity: ResourceSlots {
+            cpu_milli: 16_000,
+            mem: 64 << 30,
+            accel: Default::default(),
+        },
+        start_delay: Duration::ZERO,
+        images: vec!["bai/python:3.11-bookworm".into()],
+    })
+}
+
+/// A manager over a fresh store of `sessions` PENDING sessions in a DRF + dispersed group.
+fn manager(dir: &std::path::Path, sessions: usize) -> anyhow::Result<Arc<Manager>> {
+    std::fs::create_dir_all(dir)?;
+    let store = Arc::new(Store::open(&dir.join("bai.db"))?);
+    let mut g = ResourceGroupRow::new("default");
+    g.scheduler = "drf".into();
+    g.selector = "dispersed".into();
+    store.put_resource_group(&g)?;
+    fill(&store, sessions);
+    let config = ManagerConfig {
+        data_dir: dir.to_path_buf(),
+        launch_disabled: true,
+        ..Default::default()
+    };
+    Ok(Manager::new(store, config))
+}
+
+/// Passes until every session is placed; returns the seconds and how many were placed.
+fn place(m: &Arc<Manager>, sessions: usize) -> anyhow::Result<(f64, usize, usize)> {
+    let t = Instant::now();
+    let mut placed = 0;
+    let mut passes = 0;
+    while placed < sessions && passes < 100 {
+        placed += scheduler::schedule_pass(m)?.scheduled;
+        passes += 1;
+    }
+    Ok((t.elapsed().as_secs_f64(), placed, passes))
+}
+
+/// `agents` dummy agents that join `m` over the link (one connection each, in this
+/// process), once all are connected.
+async fn join_over_the_link(m: &Arc<Manager>, agents: usize) -> anyhow::Result<()> {
+    use bai_link::join::{JoinConfig, run};
+    let addr = bai_manager::remote::listener::start(m, "127.0.0.1:0".parse()?)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let (token, _) = bai_manager::remote::admin::create_token(m, "default", "bench")
+        .map_err(|p| anyhow::anyhow!("{p:?}"))?;
+    let creds = m.config.data_dir.join("credentials");
+    std::fs::create_dir_all(&creds)?;
+    for i in 0..agents {
+        let id = format!("linked-{i:04}");
+        let config = JoinConfig {
+            manager: addr.to_string(),
+            token: token.clone(),
+            agent_id: id.clone(),
+            group: None,
+            credential_file: creds.join(&id),
+            heartbeat: Duration::from_secs(10),
+            keepalive: Duration::from_secs(10),
+            version: "bench".into(),
+        };
+        let agent: Arc<dyn bai_core::agent::AgentRpc> = Arc::new(dummy(id));
+        tokio::spawn(async move {
+            if let Err(e) = run(config, agent).await {
+                eprintln!("{e}");
+            }
+        });
+        if i % 50 == 49 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let t = Instant::now();
+    loop {
+        let up = m.agents().iter().filter(|a| a.schedulable()).count();
+        if up >= agents {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            t.elapsed() < Duration::from_secs(600),
+            "only {up} of {agents} agents joined"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
 
 fn session(i: usize) -> NewSession {
     NewSession {
@@ -71,43 +167,31 @@ async fn main() -> anyhow::Result<()> {
         .collect();
     let sessions = args.first().copied().unwrap_or(10_000);
     let agents = args.get(1).copied().unwrap_or(1_000);
+    let link = std::env::args().any(|a| a == "--link");
     let dir = tempfile::tempdir()?;
 
     // bai: the manager's pass.
-    let store = Arc::new(Store::open(&dir.path().join("bai.db"))?);
-    let mut g = ResourceGroupRow::new("default");
-    g.scheduler = "drf".into();
-    g.selector = "dispersed".into();
-    store.put_resource_group(&g)?;
-    fill(&store, sessions);
-    let config = ManagerConfig {
-        data_dir: dir.path().to_path_buf(),
-        launch_disabled: true,
-        ..Default::default()
-    };
-    let m = Manager::new(store.clone(), config);
+    let m = manager(&dir.path().join("inproc"), sessions)?;
     for i in 0..agents {
-        let a = DummyAgent::new(DummyAgentConfig {
-            id: format!("dummy-{i:04}"),
-            scaling_group: "default".into(),
-            capacity: ResourceSlots {
-                cpu_milli: 16_000,
-                mem: 64 << 30,
-                accel: Default::default(),
-            },
-            start_delay: Duration::ZERO,
-            images: vec!["bai/python:3.11-bookworm".into()],
-        });
-        m.register_agent(Arc::new(a)).await?;
+        m.register_agent(Arc::new(dummy(format!("dummy-{i:04}"))))
+            .await?;
     }
-    let t = Instant::now();
-    let mut placed = 0;
-    let mut passes = 0;
-    while placed < sessions && passes < 100 {
-        placed += scheduler::schedule_pass(&m)?.scheduled;
-        passes += 1;
-    }
-    let bai_s = t.elapsed().as_secs_f64();
+    let (bai_s, placed, passes) = place(&m, sessions)?;
+    drop(m);
+    // The same with the agents connected over the link.
+    let linked = if link {
+        let m = manager(&dir.path().join("link"), sessions)?;
+        join_over_the_link(&m, agents).await?;
+        // Heartbeats go on meanwhile.
+        let (s, placed, _) = place(&m, sessions)?;
+        anyhow::ensure!(
+            placed == sessions,
+            "placed {placed} of {sessions} over the link"
+        );
+        Some(s)
+    } else {
+        None
+    };
 
     // Baseline: the same rows, a bare compare-and-set in one transaction.
     let path = dir.path().join("baseline.db");
@@ -137,8 +221,17 @@ async fn main() -> anyhow::Result<()> {
     tx.commit()?;
     let base_s = t.elapsed().as_secs_f64();
 
+    let link_fields = linked
+        .map(|s| {
+            format!(
+                ", \"link_s\": {s:.4}, \"link_placements_per_s\": {:.0}, \"link_ratio\": {:.2}",
+                sessions as f64 / s,
+                s / bai_s
+            )
+        })
+        .unwrap_or_default();
     println!(
-        "{{\"sessions\": {sessions}, \"agents\": {agents}, \"placed\": {placed}, \"passes\": {passes}, \"bai_s\": {bai_s:.4}, \"placements_per_s\": {:.0}, \"baseline_s\": {base_s:.4}, \"baseline_per_s\": {:.0}, \"ratio\": {:.2}}}",
+        "{{\"sessions\": {sessions}, \"agents\": {agents}, \"placed\": {placed}, \"passes\": {passes}, \"bai_s\": {bai_s:.4}, \"placements_per_s\": {:.0}, \"baseline_s\": {base_s:.4}, \"baseline_per_s\": {:.0}, \"ratio\": {:.2}{link_fields}}}",
         placed as f64 / bai_s,
         sessions as f64 / base_s,
         bai_s / base_s

@@ -266,7 +266,7 @@ async fn a_running_session_from_create_to_its_end() {
         .await;
     problem(&r, 404);
 
-    // Upload (204) and download (the dummy's kernels have no files: a problem).
+    // Upload (204), download of it, and of a file never uploaded (a problem).
     let boundary = "wirebound";
     let body = format!(
         "--{boundary}\r\nContent-Disposition: form-data; name=\"src\"; filename=\"a.txt\"\r\nContent-Type: application/octet-stream\r\n\r\nhello\r\n--{boundary}--\r\n"
@@ -286,6 +286,21 @@ async fn a_running_session_from_create_to_its_end() {
         .send(
             "POST",
             &format!("/session/{id}/download?files=a.txt"),
+            Some(USER),
+            "",
+            &[],
+            "",
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    assert!(
+        String::from_utf8_lossy(&r.body).contains("hello"),
+        "the uploaded file comes back"
+    );
+    let r = api
+        .send(
+            "POST",
+            &format!("/session/{id}/download?files=b.txt"),
             Some(USER),
             "",
             &[],

@@ -24,7 +24,8 @@ pub fn handle_for(m: &Arc<Manager>, id: &str, info: AgentInfo) -> Arc<AgentHandl
     {
         return h;
     }
-    let shared = RemoteShared::new(id, m.remote.tunnels.clone());
+    let shared = RemoteShared::new(id, m.remote.tunnels.clone())
+        .with_retry_window(m.config.agent_lost_after);
     let slot = Arc::new(AgentSlot::new(shared, m.config.agent_lost_after));
     let drained = m
         .store

@@ -1,0 +1,302 @@
+//! What a user does with a session works the same on a remote agent: one `baid agent` in a
+//! network namespace of its own with its own Docker engine, reaching the manager only over
+//! its link. A batch session ends with its command's exit code and its logs come back; a kernel
+//! out of memory ends its session saying so; a file
+//! bigger than one link message (64 MiB) goes up and comes back intact; ssh and scp work
+//! through the app tunnel; a Jupyter kernel runs code; the session's statistics are read
+//! over the link; and the idle checker reclaims a session nobody uses while another lives on.
+
+use bai_e2e::netns::Machine;
+use bai_e2e::remote::{Agent, IMAGE, manager_for_machines, query, wait_status};
+use bai_e2e::{Account, Server, bin, free_port, sha256};
+use serde_json::Value;
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// A background `bai app …`, killed on drop.
+struct Forward(Child);
+
+impl Drop for Forward {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `bai app SESSION APP -b PORT` on a free port, once it listens.
+fn forward(s: &Server, acct: &Account, session: &str, app: &str) -> (Forward, u16) {
+    let port = free_port();
+    let mut cmd = Command::new(bin("bai"));
+    cmd.args(["app", session, app, "-b", &port.to_string()])
+        .current_dir(s.work.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in &acct.vars {
+        cmd.env(k, v);
+    }
+    let f = Forward(cmd.spawn().expect("spawn bai app"));
+    s.wait_for(30, "the local app port", || {
+        TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ())
+    });
+    (f, port)
+}
+
+fn ssh_opts(key: &Path, port_flag: &str, port: u16) -> Vec<String> {
+    let mut o: Vec<String> = [
+        "-o",
+        "StrictHostKeyChecking=no",
+        "-o",
+        "UserKnownHostsFile=/dev/null",
+        "-o",
+        "LogLevel=ERROR",
+        "-o",
+        "BatchMode=yes",
+        "-i",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    o.push(key.display().to_string());
+    o.push(port_flag.to_string());
+    o.push(port.to_string());
+    o
+}
+
+fn dd(path: &Path, mib: u32) {
+    let st = Command::new("dd")
+        .args([
+            "if=/dev/urandom",
+            &format!("of={}", path.display()),
+            "bs=1M",
+            &format!("count={mib}"),
+            "status=none",
+        ])
+        .status()
+        .expect("dd");
+    assert!(st.success());
+}
+
+/// Runs `print(6 * 7)` in a new kernel of the Jupyter server at `base` (`http://…/`).
+fn jupyter_runs_code(base: &str) -> String {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let kernel: Value = rt.block_on(async {
+        let c = reqwest::Client::new();
+        let r = c
+            .post(format!("{base}api/kernels"))
+            .json(&serde_json::json!({}))
+            .send()
+            .await
+            .expect("POST api/kernels");
+        assert!(r.status().is_success(), "{}", r.status());
+        r.json().await.expect("kernel JSON")
+    });
+    let id = kernel["id"].as_str().expect("kernel id");
+    let ws_url = format!(
+        "{}api/kernels/{id}/channels",
+        base.replacen("http://", "ws://", 1)
+    );
+    let (mut ws, _) = tungstenite::connect(ws_url.as_str()).expect("kernel channels");
+    let msg = serde_json::json!({
+        "header": {"msg_id": "m1", "username": "t", "session": "s1", "msg_type": "execute_request", "version": "5.3", "date": ""},
+        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+        "content": {"code": "print(6 * 7)", "silent": false, "store_history": false,
+                    "user_expressions": {}, "allow_stdin": false, "stop_on_error": true},
+    });
+    ws.send(tungstenite::Message::Text(msg.to_string().into()))
+        .expect("execute_request");
+    let mut out = String::new();
+    // The kernel answers on this socket; reading ends when it closes or says 42.
+    while !out.contains("42") {
+        match ws.read() {
+            Ok(tungstenite::Message::Text(t)) => {
+                let v: Value = serde_json::from_str(t.as_str()).unwrap_or_default();
+                if v["msg_type"] == "stream" {
+                    out.push_str(v["content"]["text"].as_str().unwrap_or_default());
+                }
+            }
+            Ok(_) => {}
+            Err(e) => panic!("the kernel's socket closed before the answer: {e}; saw {out:?}"),
+        }
+    }
+    out
+}
+
+#[test]
+fn a_session_on_a_remote_agent_does_everything_a_local_one_does() {
+    let (s, port, token) = manager_for_machines(&[("BAI_MONITOR_INTERVAL_MS", "500")]);
+    let m = Machine::start(50);
+    m.load_image(IMAGE);
+    let _agent = Agent::start(&m, "far-node", port, &token, &[]);
+    wait_status(&s, "far-node", "ALIVE", 120);
+    let admin = &s.admin;
+    let w = s.work.path().to_path_buf();
+
+    // Batch: its exit code and its logs, from the far node.
+    s.bai(
+        admin,
+        &[
+            "start",
+            "--type",
+            "batch",
+            "-t",
+            "far-batch",
+            "-r",
+            "cpu=0.25",
+            "-r",
+            "mem=256m",
+            "-c",
+            "echo far-batch-output; exit 3",
+            "python",
+        ],
+    );
+    let info = s.wait_terminated(admin, "far-batch", 180);
+    assert_eq!(info["agent"], "far-node", "{info}");
+    assert_eq!(info["exit_code"], 3, "{info}");
+    assert_eq!(info["result"], "FAILURE", "{info}");
+    let logs = s.bai(admin, &["logs", "far-batch"]);
+    assert!(logs.stdout.contains("far-batch-output"), "{logs:#?}");
+
+    // A kernel that runs out of memory there ends its session saying so.
+    s.bai(
+        admin,
+        &[
+            "start", "-t", "far-oom", "-r", "cpu=0.25", "-r", "mem=256m", "python",
+        ],
+    )
+    .expect_ok();
+    let r = s.bai(
+        admin,
+        &[
+            "run",
+            "-t",
+            "far-oom",
+            "-c",
+            "x = bytearray(900 * 1024 * 1024)",
+            "python",
+        ],
+    );
+    assert_ne!(r.code, 0, "{r:#?}");
+    let ended = s.wait_terminated(admin, "far-oom", 120);
+    assert_eq!(ended["status_info"], "out-of-memory", "{ended}");
+
+    // An interactive session there.
+    s.bai(
+        admin,
+        &[
+            "start", "-t", "far-away", "-r", "cpu=0.5", "-r", "mem=512m", "python",
+        ],
+    )
+    .expect_ok();
+    assert_eq!(s.info(admin, "far-away")["agent"], "far-node");
+
+    // 80 MiB up and back through the link, in parts.
+    let big = w.join("big.bin");
+    dd(&big, 80);
+    let sum = sha256(&big);
+    s.bai(admin, &["upload", "far-away", "big.bin"]).expect_ok();
+    let inside = query(
+        &s,
+        "far-away",
+        "import hashlib; print(hashlib.sha256(open('big.bin','rb').read()).hexdigest())",
+    );
+    assert_eq!(inside.trim(), sum, "the upload arrived intact");
+    std::fs::create_dir_all(w.join("back")).expect("dir");
+    s.bai(
+        admin,
+        &["download", "far-away", "big.bin", "--dest", "back"],
+    )
+    .expect_ok();
+    assert_eq!(sha256(&w.join("back/big.bin")), sum, "and came back intact");
+
+    // ssh and scp through the app tunnel.
+    s.bai(admin, &["download", "far-away", "id_container"])
+        .expect_ok();
+    let key = w.join("id_container");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    }
+    let (_sshd, sp) = forward(&s, admin, "far-away", "sshd");
+    let out = Command::new("ssh")
+        .args(ssh_opts(&key, "-p", sp))
+        .args(["work@localhost", "echo $(whoami)@$(hostname)"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("ssh");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "work@main1");
+    let scp = |from: &str, to: &str| {
+        let out = Command::new("scp")
+            .arg("-q")
+            .args(ssh_opts(&key, "-P", sp))
+            .args([from, to])
+            .output()
+            .expect("scp");
+        assert!(out.status.success(), "scp {from} {to}: {out:?}");
+    };
+    scp(
+        &big.display().to_string(),
+        "work@localhost:/home/work/by-scp.bin",
+    );
+    let back = w.join("by-scp-back.bin");
+    scp(
+        "work@localhost:/home/work/by-scp.bin",
+        &back.display().to_string(),
+    );
+    assert_eq!(sha256(&back), sum);
+
+    // Jupyter: a kernel runs code.
+    let sid = s.info(admin, "far-away")["id"]
+        .as_str()
+        .expect("session id")
+        .to_string();
+    let (_nb, np) = forward(&s, admin, "far-away", "jupyter");
+    let base = format!("http://127.0.0.1:{np}/app/{sid}/jupyter/");
+    s.wait_for(120, "Jupyter to answer", || {
+        let rt = tokio::runtime::Runtime::new().ok()?;
+        rt.block_on(async { reqwest::get(format!("{base}api/status")).await.ok() })
+            .filter(|r| r.status().is_success())
+            .map(|_| ())
+    });
+    assert_eq!(jupyter_runs_code(&base).trim(), "42");
+
+    // Statistics, read over the link.
+    let samples = s.wait_for(60, "samples of the remote session", || {
+        let st = s.bai(admin, &["session", "stats", "--json", "far-away"]);
+        let v: Value = serde_json::from_str(&st.stdout).ok()?;
+        let samples = v["samples"].as_array()?.clone();
+        (!samples.is_empty()).then_some(samples)
+    });
+    assert!(
+        samples.last().expect("a sample")["mem_bytes"]
+            .as_u64()
+            .unwrap_or(0)
+            > 0,
+        "{samples:?}"
+    );
+
+    // The network idle timeout reclaims the user's unused session there; the admin's,
+    // under the default policy, lives on.
+    s.bai(
+        admin,
+        &["admin", "policy", "create", "short", "--idle-timeout", "10"],
+    )
+    .expect_ok();
+    let ak = s.user.get("BACKEND_ACCESS_KEY").to_string();
+    s.bai(admin, &["admin", "policy", "assign", &ak, "short"])
+        .expect_ok();
+    s.bai(
+        &s.user,
+        &[
+            "start", "-t", "far-idle", "-r", "cpu=0.25", "-r", "mem=256m", "python",
+        ],
+    )
+    .expect_ok();
+    assert_eq!(s.info(&s.user, "far-idle")["agent"], "far-node");
+    let ended = s.wait_terminated(&s.user, "far-idle", 180);
+    assert_eq!(ended["status_info"], "idle-timeout", "{ended}");
+    assert_eq!(s.status(admin, "far-away"), "RUNNING");
+    s.bai(admin, &["rm", "far-away"]).expect_ok();
+}

@@ -10,7 +10,7 @@ PREFIX ?= /usr/local
 # Tests start many containers; run them a few at a time on small machines.
 TEST_THREADS ?= 2
 
-.PHONY: up test deps test-deps build web install-cli official-client lint bench chaos clean-containers
+.PHONY: up test deps test-deps build web install-cli official-client lint bench chaos fuzz clean-containers
 
 deps:
 	@scripts/ensure-deps.sh
@@ -52,6 +52,11 @@ lint:
 # The full reliability runs whose figures docs/RELIABILITY.md keeps (RUNS=20 by default).
 chaos: test-deps official-client build
 	scripts/chaos.sh
+
+# The fuzz targets under libFuzzer (nightly, cargo-fuzz), FUZZ_SECONDS each (default 60);
+# `make test` runs them bounded on stable.
+fuzz:
+	scripts/fuzz.sh
 
 bench: deps build
 	bench/run.sh

@@ -2,7 +2,8 @@
 # `make chaos`: the full runs of docs/RELIABILITY.md's promises, bounded in time, on loopback
 # and this machine's own Docker engine only. `make test` runs each once, smaller; this runs
 # the crash-and-retry test RUNS times (default 20), 500 creates in bursts of 50, the
-# authorization matrix and the confinement test, and prints one figure line per promise.
+# authorization matrix, the confinement test, schemathesis with 40 examples per operation
+# and a million seeded inputs per fuzz target, and prints one figure line per promise.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 runs="${RUNS:-20}"
@@ -19,3 +20,7 @@ echo "crash during create, retried: $runs runs, $runs manager SIGKILLs (+$runs d
 BAI_BURST_TOTAL=500 BAI_BURST_SIZE=50 t bai-e2e reliability bursts_of_creates | grep -oE "BURST.*|test result.*"
 t bai-manager authz_matrix | grep -E "test result"
 t bai-e2e confinement | grep -E "test result"
+# schemathesis, 40 examples per operation and role, a random seed.
+ST_MAX_EXAMPLES="${ST_MAX_EXAMPLES:-40}" scripts/schemathesis.sh 2>/dev/null | grep -E "^schemathesis: "
+# The fuzz targets, seeded mutations on stable (make fuzz runs them under libFuzzer).
+BAI_FUZZ_RUNS="${BAI_FUZZ_RUNS:-1000000}" t bai-fuzz bounded | grep -E "mutations|test result"

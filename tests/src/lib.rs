@@ -3,6 +3,7 @@
 //! taken from the same target profile as the test (`make test` builds them first).
 #![forbid(unsafe_code)]
 
+pub mod apps;
 pub mod netns;
 pub mod registry;
 pub mod remote;
@@ -208,9 +209,15 @@ impl Server {
         let user = Account::load(&data_dir.path().join("env-user.sh"));
         let user2 = Account::load(&data_dir.path().join("env-user2.sh"));
         let admin = Account::load(&data_dir.path().join("env-admin.sh"));
+        // http:// or https://, as baid wrote it.
+        let scheme = admin
+            .get("BACKEND_ENDPOINT")
+            .split_once("://")
+            .map(|(s, _)| s.to_string())
+            .unwrap_or_else(|| "http".into());
         Server {
             child,
-            endpoint: format!("http://127.0.0.1:{port}"),
+            endpoint: format!("{scheme}://127.0.0.1:{port}"),
             data_dir,
             agent_id,
             agent_listen,
@@ -223,12 +230,16 @@ impl Server {
 
     /// Our SDK's client, signed as `account`.
     pub fn client(&self, account: &Account) -> bai_client::Client {
-        let cfg = bai_client::Config::new(
+        let mut cfg = bai_client::Config::new(
             &self.endpoint,
             account.get("BACKEND_ACCESS_KEY"),
             account.get("BACKEND_SECRET_KEY"),
         )
         .expect("client config");
+        let ca = account.get("BAI_CA_CERT");
+        if !ca.is_empty() {
+            cfg.ca_files.push(ca.into());
+        }
         bai_client::Client::new(cfg).expect("client")
     }
 

@@ -6,62 +6,16 @@
 //! through the app tunnel; a Jupyter kernel runs code; the session's statistics are read
 //! over the link; and the idle checker reclaims a session nobody uses while another lives on.
 
+use bai_e2e::apps::{Forward, jupyter_execute, ssh_opts};
 use bai_e2e::netns::Machine;
 use bai_e2e::remote::{Agent, IMAGE, manager_for_machines, query, wait_status};
-use bai_e2e::{Account, Server, bin, free_port, sha256};
+use bai_e2e::{Account, Server, bin, sha256};
 use serde_json::Value;
-use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
-/// A background `bai app …`, killed on drop.
-struct Forward(Child);
-
-impl Drop for Forward {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// `bai app SESSION APP -b PORT` on a free port, once it listens.
 fn forward(s: &Server, acct: &Account, session: &str, app: &str) -> (Forward, u16) {
-    let port = free_port();
-    let mut cmd = Command::new(bin("bai"));
-    cmd.args(["app", session, app, "-b", &port.to_string()])
-        .current_dir(s.work.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    for (k, v) in &acct.vars {
-        cmd.env(k, v);
-    }
-    let f = Forward(cmd.spawn().expect("spawn bai app"));
-    s.wait_for(30, "the local app port", || {
-        TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ())
-    });
-    (f, port)
-}
-
-fn ssh_opts(key: &Path, port_flag: &str, port: u16) -> Vec<String> {
-    let mut o: Vec<String> = [
-        "-o",
-        "StrictHostKeyChecking=no",
-        "-o",
-        "UserKnownHostsFile=/dev/null",
-        "-o",
-        "LogLevel=ERROR",
-        "-o",
-        "BatchMode=yes",
-        "-i",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    o.push(key.display().to_string());
-    o.push(port_flag.to_string());
-    o.push(port.to_string());
-    o
+    bai_e2e::apps::forward(s, &bin("bai"), acct, session, app)
 }
 
 fn dd(path: &Path, mib: u32) {
@@ -98,29 +52,8 @@ fn jupyter_runs_code(base: &str) -> String {
         base.replacen("http://", "ws://", 1)
     );
     let (mut ws, _) = tungstenite::connect(ws_url.as_str()).expect("kernel channels");
-    let msg = serde_json::json!({
-        "header": {"msg_id": "m1", "username": "t", "session": "s1", "msg_type": "execute_request", "version": "5.3", "date": ""},
-        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-        "content": {"code": "print(6 * 7)", "silent": false, "store_history": false,
-                    "user_expressions": {}, "allow_stdin": false, "stop_on_error": true},
-    });
-    ws.send(tungstenite::Message::Text(msg.to_string().into()))
-        .expect("execute_request");
-    let mut out = String::new();
     // The kernel answers on this socket; reading ends when it closes or says 42.
-    while !out.contains("42") {
-        match ws.read() {
-            Ok(tungstenite::Message::Text(t)) => {
-                let v: Value = serde_json::from_str(t.as_str()).unwrap_or_default();
-                if v["msg_type"] == "stream" {
-                    out.push_str(v["content"]["text"].as_str().unwrap_or_default());
-                }
-            }
-            Ok(_) => {}
-            Err(e) => panic!("the kernel's socket closed before the answer: {e}; saw {out:?}"),
-        }
-    }
-    out
+    jupyter_execute(&mut ws, "print(6 * 7)", "42")
 }
 
 #[test]

@@ -2497,6 +2497,18 @@ export interface components {
             /** @description The entries. */
             items: components["schemas"]["FileEntry"][];
         };
+        /** @description `POST /server/login` refused (401; not a problem document, as the web UI reads it). */
+        LoginRefusal: {
+            /** @description False. */
+            authenticated: boolean;
+            /** @description Why. */
+            data: components["schemas"]["LoginRefusalData"];
+        };
+        /** @description Why a login was refused. */
+        LoginRefusalData: {
+            /** @description For the person, e.g. "The email or the password is wrong.". */
+            details: string;
+        };
         /** @description `POST /server/login` that succeeded (with an HttpOnly `bai_web` cookie). */
         LoginReply: {
             /** @description True. */
@@ -4397,7 +4409,15 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            "4XX": components["responses"]["Problem"];
+            /** @description A page for the browser. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             "5XX": components["responses"]["Problem"];
         };
     };
@@ -4428,7 +4448,15 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            "4XX": components["responses"]["Problem"];
+            /** @description A page for the browser. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             "5XX": components["responses"]["Problem"];
         };
     };
@@ -4459,7 +4487,15 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            "4XX": components["responses"]["Problem"];
+            /** @description A page for the browser. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             "5XX": components["responses"]["Problem"];
         };
     };
@@ -4490,7 +4526,15 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            "4XX": components["responses"]["Problem"];
+            /** @description A page for the browser. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             "5XX": components["responses"]["Problem"];
         };
     };
@@ -4521,7 +4565,15 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            "4XX": components["responses"]["Problem"];
+            /** @description A page for the browser. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             "5XX": components["responses"]["Problem"];
         };
     };
@@ -4552,7 +4604,15 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            "4XX": components["responses"]["Problem"];
+            /** @description A page for the browser. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             "5XX": components["responses"]["Problem"];
         };
     };
@@ -4583,7 +4643,15 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            "4XX": components["responses"]["Problem"];
+            /** @description A page for the browser. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             "5XX": components["responses"]["Problem"];
         };
     };
@@ -4614,7 +4682,15 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            "4XX": components["responses"]["Problem"];
+            /** @description A page for the browser. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             "5XX": components["responses"]["Problem"];
         };
     };
@@ -4645,7 +4721,15 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            "4XX": components["responses"]["Problem"];
+            /** @description A page for the browser. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             "5XX": components["responses"]["Problem"];
         };
     };
@@ -4676,7 +4760,15 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            "4XX": components["responses"]["Problem"];
+            /** @description A page for the browser. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             "5XX": components["responses"]["Problem"];
         };
     };
@@ -4709,7 +4801,15 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            "4XX": components["responses"]["Problem"];
+            /** @description A page for the browser. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             "5XX": components["responses"]["Problem"];
         };
     };
@@ -4742,7 +4842,15 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            "4XX": components["responses"]["Problem"];
+            /** @description A page for the browser. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             "5XX": components["responses"]["Problem"];
         };
     };
@@ -4775,7 +4883,15 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            "4XX": components["responses"]["Problem"];
+            /** @description A page for the browser. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             "5XX": components["responses"]["Problem"];
         };
     };
@@ -4808,7 +4924,15 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            "4XX": components["responses"]["Problem"];
+            /** @description A page for the browser. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             "5XX": components["responses"]["Problem"];
         };
     };
@@ -4841,7 +4965,15 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            "4XX": components["responses"]["Problem"];
+            /** @description A page for the browser. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             "5XX": components["responses"]["Problem"];
         };
     };
@@ -4863,7 +4995,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        data?: string;
+                        event?: string;
+                        id?: string;
+                        retry?: number;
+                    };
                 };
             };
             "4XX": components["responses"]["Problem"];
@@ -4894,7 +5031,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        data?: string;
+                        event?: string;
+                        id?: string;
+                        retry?: number;
+                    };
                 };
             };
             "4XX": components["responses"]["Problem"];
@@ -5157,6 +5299,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MkdirAnswer"];
+                };
+            };
+            /** @description A refusal with a body of its own, or a problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MkdirAnswer"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             "4XX": components["responses"]["Problem"];
@@ -5494,6 +5646,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LoginReply"];
+                };
+            };
+            /** @description A refusal with a body of its own, or a problem. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginRefusal"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             "4XX": components["responses"]["Problem"];
@@ -6064,6 +6226,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateReply"];
+                };
+            };
             /** @description Created (or reused: 200) */
             201: {
                 headers: {
@@ -6383,7 +6554,7 @@ export interface operations {
     get_session_reference_scheduling_history: {
         parameters: {
             query?: {
-                /** @description Filter by id. */
+                /** @description Filter by the record id (digits). */
                 id?: string;
                 /** @description Filter by phase. */
                 phase?: string;

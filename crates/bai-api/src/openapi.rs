@@ -2,8 +2,8 @@
 //! tags, security) with every body's schema taken from the types of this crate.
 
 use crate::route::{Body, Route, routes};
-use schemars::SchemaGenerator;
 use schemars::generate::SchemaSettings;
+use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 #[derive(Debug, PartialEq, Eq)]
@@ -69,7 +69,7 @@ pub fn generate(base: &Value) -> Result<Value, OpenApiError> {
                 undescribed.push(format!("{} {path}", method.to_uppercase()));
                 continue;
             };
-            fill(op, route, &mut schemas);
+            fill(op, route, &mut schemas, &problem);
         }
     }
     let unknown: Vec<String> = table
@@ -132,7 +132,16 @@ fn content(body: &Body, schemas: &mut SchemaGenerator) -> Option<Value> {
             "additionalProperties": {"type": "string", "contentMediaType": "application/octet-stream"},
         }}}),
         Body::Events(data) => json!({"text/event-stream": {
-            "schema": {"type": "string", "description": "server-sent events; each event's `data` is `x-bai-event-data`"},
+            "schema": {
+                "type": "object",
+                "description": "one server-sent event; its `data` is the JSON text of `x-bai-event-data`",
+                "properties": {
+                    "event": {"type": "string"},
+                    "id": {"type": "string"},
+                    "data": {"type": "string"},
+                    "retry": {"type": "integer"},
+                },
+            },
             "x-bai-event-data": data(schemas),
         }}),
         Body::Any => json!({"*/*": {"schema": {}}}),
@@ -140,7 +149,7 @@ fn content(body: &Body, schemas: &mut SchemaGenerator) -> Option<Value> {
     })
 }
 
-fn fill(op: &mut Value, route: &Route, schemas: &mut SchemaGenerator) {
+fn fill(op: &mut Value, route: &Route, schemas: &mut SchemaGenerator, problem: &Schema) {
     if let Some(body) = &route.request {
         let req = &mut op["requestBody"];
         if !req.is_object() {
@@ -186,6 +195,26 @@ fn fill(op: &mut Value, route: &Route, schemas: &mut SchemaGenerator) {
         answer["content"] = c;
     }
     responses[status.to_string()] = answer;
+    for (status, body) in route.also.iter().flatten() {
+        let refusal = status.starts_with(['4', '5']);
+        let description = if !refusal {
+            json!(default_description(status.parse().unwrap_or(200)))
+        } else if matches!(body, Body::Json(_)) {
+            json!("A refusal with a body of its own, or a problem.")
+        } else {
+            json!("A page for the browser.")
+        };
+        let mut answer = json!({"description": description});
+        if let Some(mut c) = content(body, schemas) {
+            if refusal && let (Body::Json(_), Some(json)) = (body, c.get_mut("application/json")) {
+                let own = json["schema"].take();
+                json["schema"] = json!({"anyOf": [own, problem]});
+                c["application/problem+json"] = json!({"schema": problem});
+            }
+            answer["content"] = c;
+        }
+        responses[*status] = answer;
+    }
 }
 
 fn default_description(status: u16) -> &'static str {

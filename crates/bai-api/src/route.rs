@@ -41,6 +41,10 @@ pub struct Route {
     pub request: Option<Body>,
     /// The success status and its body.
     pub response: (u16, Body),
+    /// Other answers than the success and a problem: a second success (`"200"` of a create
+    /// that found the session it would make), or a refusal with a body of its own (a 4xx
+    /// one may still be a problem too; `"4XX"` replaces the problem for the whole range).
+    pub also: [Option<(&'static str, Body)>; 2],
 }
 
 impl Route {
@@ -50,7 +54,16 @@ impl Route {
             path,
             request: None,
             response: (200, Body::Empty),
+            also: [None, None],
         }
+    }
+
+    /// One more answer (see [`Route::also`]).
+    pub fn also(mut self, status: &'static str, body: Body) -> Route {
+        if let Some(slot) = self.also.iter_mut().find(|s| s.is_none()) {
+            *slot = Some((status, body));
+        }
+        self
     }
 
     /// The request body.

@@ -88,7 +88,9 @@ pub fn routes() -> Vec<Route> {
             out.push(
                 Route::new(method, path)
                     .takes(Body::Any)
-                    .answers(200, Body::Any),
+                    .answers(200, Body::Any)
+                    // The proxy's own refusals are pages for the browser.
+                    .also("4XX", Body::Bytes("text/html")),
             );
         }
     }

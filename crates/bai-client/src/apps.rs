@@ -125,6 +125,10 @@ impl Client {
     /// Asks for a raw tunnel (an HTTP/1.1 upgrade to `bai-tcp`, signed like the WebSocket).
     /// `None`: the server does not know raw tunnels (its answer lacks the raw-tunnel header).
     async fn open_raw_tunnel(&self, path: &str) -> Result<Option<Tunnel>, ClientError> {
+        // Raw tunnels are plain TCP; over https the WebSocket carries the tunnel.
+        if self.config.is_https() {
+            return Ok(None);
+        }
         let mut conn = self.raw_connect().await?;
         let extra = format!(
             "Connection: Upgrade\r\nUpgrade: {}\r\n",

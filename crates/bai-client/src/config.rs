@@ -25,6 +25,11 @@ pub struct Config {
     pub connect_timeout: Duration,
     /// None: wait as long as the server needs (long-polls, blocking creates).
     pub read_timeout: Option<Duration>,
+    /// For `https://` endpoints: certificates trusted besides the web PKI's roots
+    /// (`BAI_CA_CERT`, `SSL_CERT_FILE`).
+    pub ca_files: Vec<std::path::PathBuf>,
+    /// `BACKEND_SKIP_SSLCERT_VALIDATION=true`: any certificate is taken.
+    pub skip_tls_verify: bool,
 }
 
 impl Config {
@@ -50,6 +55,8 @@ impl Config {
             vfolder_mounts: Vec::new(),
             connect_timeout: Duration::from_secs(10),
             read_timeout: None,
+            ca_files: Vec::new(),
+            skip_tls_verify: false,
         })
     }
 
@@ -104,6 +111,15 @@ impl Config {
         if let Some(t) = var("READ_TIMEOUT") {
             c.read_timeout = seconds(&t, "BACKEND_READ_TIMEOUT")?;
         }
+        c.ca_files = ["BAI_CA_CERT", "SSL_CERT_FILE"]
+            .iter()
+            .filter_map(|k| get(k))
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from)
+            .collect();
+        c.skip_tls_verify = var("SKIP_SSLCERT_VALIDATION")
+            .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"));
         Ok(c)
     }
 
@@ -120,6 +136,11 @@ impl Config {
     /// The path prefix of the endpoint (`""` or `/prefix`), part of every signed path.
     pub fn path_prefix(&self) -> &str {
         &self.prefix
+    }
+
+    /// Whether the endpoint is `https://`.
+    pub fn is_https(&self) -> bool {
+        self.endpoint.starts_with("https://")
     }
 }
 
@@ -138,15 +159,10 @@ fn parse_endpoint(raw: &str) -> Result<(String, String, String), ClientError> {
         ))
     })?;
     match url.scheme() {
-        "http" => {}
-        "https" => {
-            return Err(ClientError::Config(format!(
-                "BACKEND_ENDPOINT {raw:?}: this build of bai speaks plain HTTP only; use an http:// endpoint"
-            )));
-        }
+        "http" | "https" => {}
         other => {
             return Err(ClientError::Config(format!(
-                "BACKEND_ENDPOINT {raw:?} has scheme {other:?}; use http://host:port"
+                "BACKEND_ENDPOINT {raw:?} has scheme {other:?}; use http://host:port or https://host:port"
             )));
         }
     }
@@ -164,13 +180,36 @@ fn parse_endpoint(raw: &str) -> Result<(String, String, String), ClientError> {
         None => host.to_string(),
     };
     let prefix = url.path().trim_end_matches('/').to_string();
-    Ok((format!("http://{authority}{prefix}"), authority, prefix))
+    Ok((
+        format!("{}://{authority}{prefix}", url.scheme()),
+        authority,
+        prefix,
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn https_endpoints_and_their_trust() {
+        let c = Config::from_lookup(lookup(&[
+            ("BACKEND_ENDPOINT", "https://bai.example.com/api/"),
+            ("BACKEND_ACCESS_KEY", "AK"),
+            ("BACKEND_SECRET_KEY", "SK"),
+            ("BAI_CA_CERT", "/etc/bai/ca.pem"),
+            ("BACKEND_SKIP_SSLCERT_VALIDATION", "true"),
+        ]))
+        .unwrap();
+        assert!(c.is_https());
+        assert_eq!(c.endpoint(), "https://bai.example.com/api");
+        assert_eq!(c.authority(), "bai.example.com");
+        assert_eq!(c.ca_files, [std::path::PathBuf::from("/etc/bai/ca.pem")]);
+        assert!(c.skip_tls_verify);
+        let e = Config::new("ftp://x", "AK", "SK").unwrap_err();
+        assert!(e.to_string().contains("https://host:port"), "{e}");
+    }
 
     fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let m: HashMap<String, String> = pairs
@@ -233,7 +272,7 @@ mod tests {
         );
         let e = Config::from_lookup(lookup(&[])).unwrap_err();
         assert!(e.to_string().contains("BACKEND_ACCESS_KEY"), "{e}");
-        assert!(Config::new("https://h", "AK", "SK").is_err());
+        assert!(Config::new("ws://h", "AK", "SK").is_err());
         assert!(Config::new("not a url", "AK", "SK").is_err());
     }
 

@@ -102,7 +102,8 @@ impl Client {
     /// a refused upgrade becomes the server's problem as [`ClientError::Api`].
     pub(crate) async fn signed_ws(&self, path_and_query: &str) -> Result<Ws, ClientError> {
         let url = format!(
-            "ws://{}{}{}",
+            "{}://{}{}{}",
+            if self.config.is_https() { "wss" } else { "ws" },
             self.config.authority(),
             self.config.path_prefix(),
             path_and_query
@@ -118,7 +119,14 @@ impl Client {
                 .map_err(|_| ClientError::Config(format!("bad value for header {k}: {v:?}")))?;
             req.headers_mut().insert(name, value);
         }
-        let (ws, _) = tokio_tungstenite::connect_async(req)
+        let connector = if self.config.is_https() {
+            Some(tokio_tungstenite::Connector::Rustls(
+                crate::tls::client_config(&self.config.ca_files, self.config.skip_tls_verify)?,
+            ))
+        } else {
+            None
+        };
+        let (ws, _) = tokio_tungstenite::connect_async_tls_with_config(req, None, false, connector)
             .await
             .map_err(|e| match e {
                 tungstenite::Error::Http(resp) => {

@@ -24,6 +24,7 @@ mod resources;
 mod services;
 mod session;
 pub mod sse;
+mod tls;
 mod user_policies;
 pub mod vfolder;
 
@@ -49,6 +50,10 @@ impl Client {
         let mut b = reqwest::Client::builder().connect_timeout(config.connect_timeout);
         if let Some(t) = config.read_timeout {
             b = b.read_timeout(t);
+        }
+        if config.is_https() {
+            let tls = tls::client_config(&config.ca_files, config.skip_tls_verify)?;
+            b = b.use_preconfigured_tls((*tls).clone());
         }
         let http = b
             .build()

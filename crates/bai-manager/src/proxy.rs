@@ -194,7 +194,7 @@ impl From<&AppProxy> for ProxyTarget {
     }
 }
 
-fn page(status: StatusCode, text: &str) -> Response<Body> {
+pub(crate) fn page(status: StatusCode, text: &str) -> Response<Body> {
     let mut r = Response::new(Body::from(format!(
         "<!doctype html><title>bai app proxy</title><p>{text}</p>\n"
     )));

@@ -43,6 +43,9 @@ pub struct ManagerConfig {
     pub registry: Option<String>,
     /// The bearer token Prometheus scrapes `/metrics` with (None: administrators only).
     pub metrics_token: Option<String>,
+    /// The API and web UI are served over HTTPS: the web session cookie is `Secure` and
+    /// path-mode app URLs are `https://`.
+    pub tls: bool,
 }
 
 impl Default for ManagerConfig {
@@ -61,6 +64,7 @@ impl Default for ManagerConfig {
             endpoint_host: "127.0.0.1".into(),
             registry: None,
             metrics_token: None,
+            tls: false,
         }
     }
 }

@@ -1,8 +1,9 @@
 //! The authorization matrix, generated from the route table (`docs/openapi.json`, which
 //! the router is checked against), so a new route cannot be left out: every signed route
 //! refuses anonymous callers, bad signatures, a clock more than 15 minutes off and a
-//! revoked keypair (401); another user's session or folder answers exactly as one that
-//! does not exist; and nothing the refused requests asked for happened.
+//! revoked keypair (401); another user's session or folder, and another project member's,
+//! answers exactly as one that does not exist; and nothing the refused requests asked for
+//! happened.
 //! (Plain users on administrators' routes: `admin_routes.rs`.)
 
 mod common;
@@ -126,22 +127,54 @@ async fn every_signed_route_refuses_who_may_not_call_it() {
     assert_eq!(tried, routes.len() * 4);
 }
 
+/// A third user, a member of the same project as [`USER`] (every user here is a member of
+/// `default`).
+const MEMBER: Keypair = Keypair {
+    access_key: "AKMEMBERTEST",
+    secret_key: "member-secret",
+};
+
 #[tokio::test]
 async fn another_users_session_or_folder_answers_as_if_it_did_not_exist() {
     let api = Api::start_with_agent().await;
+    api.m
+        .store
+        .create_user_with_keypair(
+            &bai_store::UserRow {
+                id: "u-member".into(),
+                email: "member@test".into(),
+                role: "user".into(),
+            },
+            MEMBER.access_key,
+            MEMBER.secret_key,
+            false,
+        )
+        .expect("create the member");
+    // An administrator's things as seen by a user, and a user's as seen by another member
+    // of the same project: neither sees anything.
+    let a = compare(&api, ADMIN, USER, "admins").await;
+    let b = compare(&api, USER, MEMBER, "users").await;
+    assert!(a >= 40 && b >= 40, "{a} {b}");
+    println!("{a} comparisons as another user, {b} as another member of the same project");
+}
+
+/// Compares every route naming a session or a folder of `owner`, called by `other`, with the
+/// same route naming nothing; returns how many comparisons were made.
+async fn compare(api: &Api, owner: Keypair, other: Keypair, tag: &str) -> usize {
+    let (session_name, folder_name) = (format!("{tag}-session"), format!("{tag}-folder"));
     let r = api
         .call(
             "POST",
             "/session",
-            ADMIN,
-            &json!({"name": "admins-session", "image": common::IMAGE, "enqueueOnly": true,
+            owner,
+            &json!({"name": session_name, "image": common::IMAGE, "enqueueOnly": true,
                     "config": {"resources": {"cpu": 1, "mem": "1g"}}}),
         )
         .await;
     assert_eq!(r.status, 201, "{:?}", r.body);
     let session_id = r.json()["sessionId"].as_str().unwrap_or("").to_string();
     let r = api
-        .call("POST", "/folders", ADMIN, &json!({"name": "admins-folder"}))
+        .call("POST", "/folders", owner, &json!({"name": folder_name}))
         .await;
     assert_eq!(r.status, 201, "{:?}", r.body);
     let folder_id = r.json()["id"].as_str().unwrap_or("").to_string();
@@ -156,8 +189,8 @@ async fn another_users_session_or_folder_answers_as_if_it_did_not_exist() {
         // By name and by id: both must look like nothing.
         for (session, folder, missing_session, missing_folder) in [
             (
-                "admins-session",
-                "admins-folder",
+                session_name.as_str(),
+                folder_name.as_str(),
                 "nosuch-session",
                 "nosuch-folder",
             ),
@@ -172,7 +205,7 @@ async fn another_users_session_or_folder_answers_as_if_it_did_not_exist() {
                 .send(
                     &method,
                     &fill(&template, session, folder),
-                    Some(USER),
+                    Some(other),
                     "application/json",
                     &[],
                     b"{}".to_vec(),
@@ -182,7 +215,7 @@ async fn another_users_session_or_folder_answers_as_if_it_did_not_exist() {
                 .send(
                     &method,
                     &fill(&template, missing_session, missing_folder),
-                    Some(USER),
+                    Some(other),
                     "application/json",
                     &[],
                     b"{}".to_vec(),
@@ -202,21 +235,27 @@ async fn another_users_session_or_folder_answers_as_if_it_did_not_exist() {
                     none.status,
                     same(&none, missing_session, session).replace(missing_folder, "X")
                 ),
-                "{method} {template}: another user's {session}/{folder} answers differently from nothing"
+                "{method} {template}: {tag}' {session}/{folder} answer {} differently from nothing",
+                other.access_key
             );
             assert!(
                 theirs.status >= 400,
-                "{method} {template} let another user in"
+                "{method} {template} let {} into {tag}' things",
+                other.access_key
             );
             compared += 1;
         }
     }
-    assert!(compared >= 40, "{compared}");
 
     // Nothing they asked for happened: the session is live under its name, the folder is
     // there under its name.
     let r = api
-        .call("GET", "/session/admins-session", ADMIN, &json!({}))
+        .call(
+            "GET",
+            &format!("/session/{session_name}"),
+            owner,
+            &json!({}),
+        )
         .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     let status = r.json()["status"].as_str().unwrap_or("").to_string();
@@ -228,8 +267,9 @@ async fn another_users_session_or_folder_answers_as_if_it_did_not_exist() {
         "{status}"
     );
     let r = api
-        .call("GET", &format!("/folders/{folder_id}"), ADMIN, &json!({}))
+        .call("GET", &format!("/folders/{folder_id}"), owner, &json!({}))
         .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
-    assert_eq!(r.json()["name"], "admins-folder");
+    assert_eq!(r.json()["name"], folder_name.as_str());
+    compared
 }

@@ -135,10 +135,18 @@ fn every_operation_is_described_and_answers_problems() {
                 ids.insert(op["operationId"].as_str().expect("operationId").to_string()),
                 "{at}: operationId is not unique"
             );
-            assert_eq!(
-                op["responses"]["4XX"]["$ref"], "#/components/responses/Problem",
-                "{at}: errors are problems"
-            );
+            // Errors are problems; only the app proxy's pages for the browser are HTML.
+            if path.starts_with("/app/") {
+                assert!(
+                    op["responses"]["4XX"]["content"]["text/html"].is_object(),
+                    "{at}: the proxy's refusals are pages"
+                );
+            } else {
+                assert_eq!(
+                    op["responses"]["4XX"]["$ref"], "#/components/responses/Problem",
+                    "{at}: errors are problems"
+                );
+            }
             for s in op["security"].as_array().expect("security") {
                 for name in s.as_object().expect("requirement").keys() {
                     assert!(schemes.contains_key(name), "{at}: unknown scheme {name}");

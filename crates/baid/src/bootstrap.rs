@@ -56,10 +56,20 @@ fn new_keypair() -> (String, String) {
     (ak, sk)
 }
 
-fn write_env_file(path: &Path, endpoint: &str, ak: &str, sk: &str) -> Result<()> {
-    let text = format!(
+fn write_env_file(
+    path: &Path,
+    endpoint: &str,
+    trust: Option<&Path>,
+    ak: &str,
+    sk: &str,
+) -> Result<()> {
+    let mut text = format!(
         "export BACKEND_ENDPOINT={endpoint} BACKEND_ENDPOINT_TYPE=api BACKEND_ACCESS_KEY={ak} BACKEND_SECRET_KEY={sk}\n"
     );
+    // A self-signed certificate: `bai` trusts it by this variable.
+    if let Some(cert) = trust {
+        text.push_str(&format!("export BAI_CA_CERT={}\n", cert.display()));
+    }
     write_private(path, &text)
 }
 
@@ -80,8 +90,13 @@ fn write_private(path: &Path, text: &str) -> Result<()> {
 }
 
 /// Creates the two accounts on first start and (re)writes their env files, so that a
-/// changed listen address is reflected.
-pub fn ensure_accounts(store: &Store, data_dir: &Path, endpoint: &str) -> Result<Accounts> {
+/// changed listen address is reflected. `trust`: the self-signed certificate clients need.
+pub fn ensure_accounts(
+    store: &Store,
+    data_dir: &Path,
+    endpoint: &str,
+    trust: Option<&Path>,
+) -> Result<Accounts> {
     let specs = [
         ("admin@bai.local", "superadmin", true, "env-admin.sh"),
         ("user@bai.local", "user", false, "env-user.sh"),
@@ -114,7 +129,7 @@ pub fn ensure_accounts(store: &Store, data_dir: &Path, endpoint: &str) -> Result
             }
         };
         let env_file = data_dir.join(file);
-        write_env_file(&env_file, endpoint, &kp.access_key, &kp.secret_key)?;
+        write_env_file(&env_file, endpoint, trust, &kp.access_key, &kp.secret_key)?;
         let password = web_password(store, data_dir, email)?;
         list.push(Account {
             email: email.into(),

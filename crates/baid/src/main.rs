@@ -4,6 +4,7 @@
 
 mod agent;
 mod bootstrap;
+mod https;
 mod node;
 
 use anyhow::{Context, Result};
@@ -41,9 +42,9 @@ enum LogFormat {
 #[derive(Subcommand)]
 enum Cmd {
     /// Run the whole platform on this machine: API, manager, one agent, SQLite.
-    Up(UpArgs),
+    Up(Box<UpArgs>),
     /// Run an agent on this machine for a manager elsewhere (it dials the manager).
-    Agent(agent::AgentArgs),
+    Agent(Box<agent::AgentArgs>),
 }
 
 #[derive(clap::Args)]
@@ -55,6 +56,16 @@ struct UpArgs {
     /// Address the API listens on.
     #[arg(long, env = "BAI_LISTEN", default_value = "127.0.0.1:8090")]
     listen: SocketAddr,
+    /// Serve the API and web UI over HTTPS with this certificate chain (PEM), with --tls-key.
+    #[arg(long, env = "BAI_TLS_CERT", value_name = "FILE")]
+    tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, env = "BAI_TLS_KEY", value_name = "FILE")]
+    tls_key: Option<PathBuf>,
+    /// Serve HTTPS with a self-signed certificate made on the first start (kept in the data
+    /// dir's tls/; clients trust it with BAI_CA_CERT or SSL_CERT_FILE).
+    #[arg(long, env = "BAI_TLS_SELF_SIGNED")]
+    tls_self_signed: bool,
     /// Where the database, kernel scratch directories and env files live.
     #[arg(long, env = "BAI_DATA_DIR")]
     data_dir: Option<PathBuf>,
@@ -203,8 +214,8 @@ async fn main() -> Result<()> {
         LogFormat::Json => logs.json().init(),
     }
     match cli.cmd {
-        Cmd::Up(args) => up(args).await,
-        Cmd::Agent(args) => agent::run(args).await,
+        Cmd::Up(args) => up(*args).await,
+        Cmd::Agent(args) => agent::run(*args).await,
     }
 }
 
@@ -225,8 +236,31 @@ async fn up(args: UpArgs) -> Result<()> {
     };
     let store =
         Arc::new(Store::open(&data_dir.join("bai.db")).context("cannot open the database")?);
-    let endpoint = format!("http://{}", args.listen);
-    let accounts = bootstrap::ensure_accounts(&store, &data_dir, &endpoint)?;
+    let endpoint_host = args
+        .endpoint_host
+        .clone()
+        .unwrap_or_else(|| match args.listen.ip() {
+            ip if ip.is_unspecified() => "127.0.0.1".to_string(),
+            std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+            ip => ip.to_string(),
+        });
+    let tls = https::choose(
+        args.tls_cert.clone(),
+        args.tls_key.clone(),
+        args.tls_self_signed,
+        &data_dir,
+        &tls_names(&args, &endpoint_host),
+    )?;
+    let acceptor = tls.as_ref().map(https::acceptor).transpose()?;
+    let endpoint = match &tls {
+        Some(_) => format!("https://{}", args.listen),
+        None => format!("http://{}", args.listen),
+    };
+    let trust = tls
+        .as_ref()
+        .filter(|_| args.tls_self_signed)
+        .map(|t| t.cert.clone());
+    let accounts = bootstrap::ensure_accounts(&store, &data_dir, &endpoint, trust.as_deref())?;
 
     let agent_id = match store.meta_get("agent_id")? {
         Some(id) => id,
@@ -250,14 +284,8 @@ async fn up(args: UpArgs) -> Result<()> {
         agent_gone_after: args.agent_gone_after,
         registry: args.node.registry.clone(),
         metrics_token: args.metrics_token.clone().filter(|t| !t.trim().is_empty()),
-        endpoint_host: args
-            .endpoint_host
-            .clone()
-            .unwrap_or_else(|| match args.listen.ip() {
-                ip if ip.is_unspecified() => "127.0.0.1".to_string(),
-                std::net::IpAddr::V6(ip) => format!("[{ip}]"),
-                ip => ip.to_string(),
-            }),
+        endpoint_host,
+        tls: tls.is_some(),
         ..Default::default()
     };
     let mut agents: Vec<Arc<dyn AgentRpc>> = Vec::new();
@@ -314,6 +342,9 @@ async fn up(args: UpArgs) -> Result<()> {
         ),
     }
     println!("  data dir     : {}", data_dir.display());
+    if let Some(t) = &tls {
+        println!("  HTTPS        : certificate {}", t.cert.display());
+    }
     for h in m.storage.hosts() {
         let default = if h.name == m.storage.default_host() {
             " (default)"
@@ -344,14 +375,39 @@ async fn up(args: UpArgs) -> Result<()> {
     }
     accounts.print();
     println!("Stop with Ctrl-C.");
-    axum::serve(listener, bai_manager::api::router(m))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .context("API server failed")?;
+    match acceptor {
+        Some(acceptor) => {
+            https::serve(
+                listener,
+                acceptor,
+                bai_manager::api::router(m),
+                shutdown_signal(),
+            )
+            .await
+        }
+        None => axum::serve(listener, bai_manager::api::router(m))
+            .with_graceful_shutdown(shutdown_signal())
+            .await
+            .context("API server failed")?,
+    }
     if let Some(a) = docker_agent {
         a.stop().await;
     }
     Ok(())
+}
+
+/// The names a self-signed certificate covers: localhost, the listen address and the
+/// endpoint host.
+fn tls_names(args: &UpArgs, endpoint_host: &str) -> Vec<String> {
+    let mut names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+    let ip = args.listen.ip();
+    if !ip.is_unspecified() {
+        names.push(ip.to_string());
+    }
+    names.push(endpoint_host.trim_matches(['[', ']']).to_string());
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// The local agent's line (and its accelerator's) in the banner.
@@ -445,7 +501,7 @@ mod tests {
         let mut argv = vec!["baid", "up"];
         argv.extend_from_slice(args);
         match Cli::try_parse_from(argv).expect("parse").cmd {
-            Cmd::Up(a) => a,
+            Cmd::Up(a) => *a,
             Cmd::Agent(_) => unreachable!("baid up was parsed"),
         }
     }

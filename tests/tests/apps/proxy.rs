@@ -4,7 +4,7 @@
 use bai_e2e::{Account, Server};
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A plain HTTP/1.1 request over TCP (no redirects followed, no cookie jar): status, the
 /// headers (lower-cased names) and the body.
@@ -187,24 +187,7 @@ fn web_terminal_and_jupyter_through_the_http_proxy() {
         .take_while(|c| *c != '"')
         .collect();
     let mut ws = ws_connect(&format!("{nb}api/kernels/{id}/channels"), Some(&cookie));
-    let msg = serde_json::json!({
-        "header": {"msg_id": "m1", "username": "t", "session": "s1", "msg_type": "execute_request", "version": "5.3", "date": ""},
-        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-        "content": {"code": "print(6 * 7)", "silent": false, "store_history": false,
-                    "user_expressions": {}, "allow_stdin": false, "stop_on_error": true},
-    });
-    ws.send(tungstenite::Message::Text(msg.to_string().into()))
-        .expect("execute_request");
-    let mut out = String::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !out.contains("42") && Instant::now() < deadline {
-        if let Ok(tungstenite::Message::Text(t)) = ws.read() {
-            let v: serde_json::Value = serde_json::from_str(t.as_str()).unwrap_or_default();
-            if v["msg_type"] == "stream" {
-                out.push_str(v["content"]["text"].as_str().unwrap_or_default());
-            }
-        }
-    }
+    let out = bai_e2e::apps::jupyter_execute(&mut ws, "print(6 * 7)", "42");
     assert_eq!(out.trim(), "42");
     drop(ws);
 

@@ -2,31 +2,11 @@
 //! sftp), and the user's own keys from the `.ssh` folder.
 
 use super::{forward, official};
+use bai_e2e::apps::ssh_opts;
 use bai_e2e::{Server, bin, sha256};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
-
-/// The options ssh, scp and sftp share: no host-key prompts or files, no password
-/// prompts, the key `key`, and the port (`-p` for ssh, `-P` for scp and sftp).
-fn ssh_opts(key: &Path, port_flag: &str, port: u16) -> Vec<String> {
-    [
-        "-o",
-        "StrictHostKeyChecking=no",
-        "-o",
-        "UserKnownHostsFile=/dev/null",
-        "-o",
-        "LogLevel=ERROR",
-        "-o",
-        "BatchMode=yes",
-        "-i",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .chain([key.display().to_string()])
-    .chain([port_flag.to_string(), port.to_string()])
-    .collect()
-}
 
 pub(super) fn ssh_args(key: &Path, port: u16) -> Vec<String> {
     ssh_opts(key, "-p", port)

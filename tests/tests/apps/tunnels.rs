@@ -1,8 +1,9 @@
 //! Tunnels: preopen ports, who may open a tunnel, tunnels closing when their session ends,
 //! and large payloads both ways through the raw and the WebSocket tunnel.
 
+use super::forward;
 use super::ssh::{chmod600, ssh_args};
-use super::{forward, free_port};
+use bai_e2e::free_port;
 use bai_e2e::{Server, bin};
 use std::io::{Read, Write};
 use std::net::TcpStream;

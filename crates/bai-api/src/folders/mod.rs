@@ -45,7 +45,9 @@ pub fn routes() -> Vec<Route> {
         Route::new("get", "/folders/{id}/files").answers(200, json::<Listing>()),
         Route::new("post", "/folders/{id}/mkdir")
             .takes(json::<Mkdir>())
-            .answers(201, json::<MkdirAnswer>()),
+            .answers(201, json::<MkdirAnswer>())
+            // Every path failed: the same answer, as a 400.
+            .also("400", json::<MkdirAnswer>()),
         Route::new("post", "/folders/{id}/rename-file")
             .takes(json::<RenameFile>())
             .answers(200, json::<Done>()),

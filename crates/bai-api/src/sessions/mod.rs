@@ -43,7 +43,9 @@ pub fn routes() -> Vec<Route> {
     vec![
         Route::new("post", "/session")
             .takes(json::<CreateRequest>())
-            .answers(201, json::<CreateReply>()),
+            .answers(201, json::<CreateReply>())
+            // The session the request names exists already (`created: false`).
+            .also("200", json::<CreateReply>()),
         Route::new("get", S).answers(200, json::<SessionInfo>()),
         Route::new("delete", S).answers(200, json::<Destroyed>()),
         Route::new("post", S)
@@ -77,7 +79,8 @@ pub fn routes() -> Vec<Route> {
             .answers(200, json::<StartServiceReply>()),
         Route::new("post", "/server/login")
             .takes(json::<LoginRequest>())
-            .answers(200, json::<LoginReply>()),
+            .answers(200, json::<LoginReply>())
+            .also("401", json::<LoginRefusal>()),
         Route::new("post", "/server/logout").answers(200, json::<LogoutReply>()),
         Route::new("get", "/server/me").answers(200, json::<Me>()),
         Route::new("get", "/user/launcher-history").answers(200, json::<LauncherHistory>()),

@@ -555,8 +555,10 @@ pub async fn start_service(
         } else {
             None
         };
+    // Port mode has listeners of its own (plain HTTP); path mode is on the API's.
     let origin = match port {
         Some(p) => format!("http://{host_only}:{p}"),
+        None if m.config.tls => format!("https://{host_header}"),
         None => format!("http://{host_header}"),
     };
     let url = format!("{origin}{}?permit={}", proxy.prefix(), proxy.token);
@@ -589,13 +591,10 @@ pub async fn path_proxy(
         Some(p) if p.host_port.is_none() => {
             crate::proxy::forward(&crate::proxy::ProxyTarget::from(&*p), req).await
         }
-        _ => {
-            let mut r = Response::new(Body::from(
-                "<!doctype html><title>bai app proxy</title><p>No such app is open: start it again from bai.</p>\n",
-            ));
-            *r.status_mut() = StatusCode::NOT_FOUND;
-            r
-        }
+        _ => crate::proxy::page(
+            StatusCode::NOT_FOUND,
+            "No such app is open: start it again from bai.",
+        ),
     }
 }
 

@@ -38,20 +38,59 @@ pub fn too_large() -> Problem {
     )
 }
 
-/// Answer mapping of the API routes: axum refuses a body over the limit with a plain-text
-/// 413; it leaves as a JSON problem like every other API error. A 413 that is already JSON
-/// (e.g. a folder quota problem) passes unchanged.
-pub async fn too_large_as_problem(resp: Response) -> Response {
-    if resp.status() != StatusCode::PAYLOAD_TOO_LARGE {
+/// Answer mapping of the API routes: an error axum makes itself (a body over the limit, a
+/// query or body that does not parse, a method the route does not take, a WebSocket route
+/// called without the upgrade) is plain text; it leaves as a JSON problem like every other
+/// API error, with axum's words as `msg`. Errors that are already JSON, and every other
+/// answer, pass unchanged.
+pub async fn plain_errors_as_problems(resp: Response) -> Response {
+    let status = resp.status();
+    if !status.is_client_error() {
         return resp;
     }
-    let is_json = resp
+    let ct = resp
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.contains("json"));
-    if is_json {
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if ct.contains("json") || ct.starts_with("text/html") || ct.starts_with("text/event-stream") {
         return resp;
     }
-    ApiError(too_large()).into_response()
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        return ApiError(too_large()).into_response();
+    }
+    let text = axum::body::to_bytes(resp.into_body(), 64 << 10)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let p = match status {
+        StatusCode::METHOD_NOT_ALLOWED => Problem::new(
+            405,
+            "method-not-allowed",
+            "Method not allowed.",
+            "this route does not take that method (see docs/openapi.json)",
+        ),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => Problem::new(
+            415,
+            "unsupported-media-type",
+            "Unsupported media type.",
+            if text.is_empty() {
+                "this route does not take a body of that Content-Type".to_string()
+            } else {
+                text
+            },
+        ),
+        s => {
+            let msg = if text.is_empty() {
+                s.canonical_reason().unwrap_or("bad request").to_string()
+            } else {
+                text
+            };
+            let mut p = Problem::invalid(msg);
+            p.status = s.as_u16();
+            p
+        }
+    };
+    ApiError(p).into_response()
 }

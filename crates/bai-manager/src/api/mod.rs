@@ -173,7 +173,7 @@ pub fn router(m: Arc<Manager>) -> Router {
         .route("/health", get(ops::health))
         .route("/metrics", get(ops::metrics))
         .merge(signed)
-        .layer(middleware::map_response(limits::too_large_as_problem));
+        .layer(middleware::map_response(limits::plain_errors_as_problems));
     Router::new()
         // The HTTP app proxy's path mode (permit cookies, not signatures). Its answers are the
         // app's own, so they do not go through the API's answer mapping.

@@ -77,6 +77,10 @@ impl Storage {
         let mut ok = Vec::new();
         let mut failed = Vec::new();
         for p in paths {
+            if bai_core::vpath::confine(p).is_ok_and(|rel| rel.as_os_str().is_empty()) {
+                failed.push(json!({"item": p, "msg": "an empty path names the folder itself; give the directory to make"}));
+                continue;
+            }
             let r = self.resolve(v, p).and_then(|abs| {
                 let res = if parents {
                     std::fs::create_dir_all(&abs)

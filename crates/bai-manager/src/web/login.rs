@@ -143,7 +143,8 @@ pub async fn login(State(m): State<Arc<Manager>>, body: axum::body::Bytes) -> Re
     })
     .into_response();
     if let Ok(v) = HeaderValue::from_str(&format!(
-        "{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"
+        "{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict{}",
+        secure(&m)
     )) {
         r.headers_mut().insert(header::SET_COOKIE, v);
     }
@@ -162,11 +163,18 @@ pub async fn logout(State(m): State<Arc<Manager>>, headers: HeaderMap) -> Respon
         authenticated: false,
     })
     .into_response();
-    r.headers_mut().insert(
-        header::SET_COOKIE,
-        HeaderValue::from_static("bai_web=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"),
-    );
+    if let Ok(v) = HeaderValue::from_str(&format!(
+        "{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{}",
+        secure(&m)
+    )) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
     r
+}
+
+/// The cookie attribute that keeps it off plain HTTP, when the API is served over HTTPS.
+fn secure(m: &Manager) -> &'static str {
+    if m.config.tls { "; Secure" } else { "" }
 }
 
 /// `GET /server/me`: who is logged in (401 when nobody).

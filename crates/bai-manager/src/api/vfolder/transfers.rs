@@ -22,12 +22,14 @@ fn token() -> String {
     hex::encode(rand::random::<[u8; 24]>())
 }
 
-fn base_url(headers: &HeaderMap) -> String {
+/// The API's own address as the caller reached it (https when it is served over TLS).
+fn base_url(m: &Manager, headers: &HeaderMap) -> String {
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or("127.0.0.1:8090");
-    format!("http://{host}")
+    let scheme = if m.config.tls { "https" } else { "http" };
+    format!("{scheme}://{host}")
 }
 
 fn remember(m: &Manager, t: Transfer) -> String {
@@ -96,7 +98,7 @@ pub async fn request_upload(
         },
     );
     Ok(Json(
-        json!({"token": tok, "url": format!("{}/storage/upload", base_url(&headers))}),
+        json!({"token": tok, "url": format!("{}/storage/upload", base_url(&m, &headers))}),
     ))
 }
 
@@ -146,7 +148,7 @@ pub async fn request_download(
         },
     );
     Ok(Json(
-        json!({"token": tok, "url": format!("{}/storage/download", base_url(&headers))}),
+        json!({"token": tok, "url": format!("{}/storage/download", base_url(&m, &headers))}),
     ))
 }
 

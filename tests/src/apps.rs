@@ -1,0 +1,94 @@
+//! Helpers for app tests: `bai app … -b` forwarders, ssh options, and a Jupyter kernel run
+//! over its WebSocket.
+
+use crate::{Account, Server, free_port};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// A background `bai app …` / `backend.ai app …`, killed on drop.
+pub struct Forward(Child);
+
+impl Drop for Forward {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs `PROGRAM app SESSION APP -b PORT` on a free port and waits until it listens; the
+/// forwarder ends when the returned guard is dropped.
+pub fn forward(
+    s: &Server,
+    program: &Path,
+    acct: &Account,
+    session: &str,
+    app: &str,
+) -> (Forward, u16) {
+    let port = free_port();
+    let mut cmd = Command::new(program);
+    cmd.args(["app", session, app, "-b", &port.to_string()])
+        .current_dir(s.work.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in &acct.vars {
+        cmd.env(k, v);
+    }
+    let f = Forward(cmd.spawn().expect("spawn the app forwarder"));
+    s.wait_for(30, "the local app port", || {
+        TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ())
+    });
+    (f, port)
+}
+
+/// The options ssh, scp and sftp share: no host-key prompts or files, no password
+/// prompts, the key `key`, and the port (`-p` for ssh, `-P` for scp and sftp).
+pub fn ssh_opts(key: &Path, port_flag: &str, port: u16) -> Vec<String> {
+    [
+        "-o",
+        "StrictHostKeyChecking=no",
+        "-o",
+        "UserKnownHostsFile=/dev/null",
+        "-o",
+        "LogLevel=ERROR",
+        "-o",
+        "BatchMode=yes",
+        "-i",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([key.display().to_string()])
+    .chain([port_flag.to_string(), port.to_string()])
+    .collect()
+}
+
+/// A Jupyter kernel's channels socket.
+pub type KernelSocket = tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
+
+/// Sends `code` as an execute request on a kernel's channels socket and gathers what it
+/// prints until the output holds `expect` (the socket closing first fails the test).
+pub fn jupyter_execute(ws: &mut KernelSocket, code: &str, expect: &str) -> String {
+    let msg = serde_json::json!({
+        "header": {"msg_id": "m1", "username": "t", "session": "s1", "msg_type": "execute_request", "version": "5.3", "date": ""},
+        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+        "content": {"code": code, "silent": false, "store_history": false,
+                    "user_expressions": {}, "allow_stdin": false, "stop_on_error": true},
+    });
+    ws.send(tungstenite::Message::Text(msg.to_string().into()))
+        .expect("execute_request");
+    let mut out = String::new();
+    while !out.contains(expect) {
+        match ws.read() {
+            Ok(tungstenite::Message::Text(t)) => {
+                let v: serde_json::Value = serde_json::from_str(t.as_str()).unwrap_or_default();
+                if v["msg_type"] == "stream" {
+                    out.push_str(v["content"]["text"].as_str().unwrap_or_default());
+                }
+            }
+            Ok(_) => {}
+            Err(e) => panic!("the kernel's socket closed before {expect:?}: {e}; saw {out:?}"),
+        }
+    }
+    out
+}

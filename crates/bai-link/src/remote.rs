@@ -8,7 +8,7 @@
 //! done twice. Files bigger than one message travel in parts.
 
 use crate::conn::{Inbound, Link, LinkError};
-use crate::rpc::{CHUNK, Call, File, Notice, Reply, Request, decode, encode};
+use crate::rpc::{CHUNK, Call, File, Notice, Reply, Request, decode, encode, parts};
 use crate::tunnel::{DIAL_BACK, Listeners, Tunnels};
 use async_trait::async_trait;
 use bai_core::agent::{
@@ -189,10 +189,7 @@ impl RemoteAgent {
         call: Call,
         streamed: bool,
     ) -> Result<Vec<Result<Reply, AgentError>>, AgentError> {
-        let body = encode(&Request {
-            id: Uuid::new_v4(),
-            call,
-        });
+        let body = encode(&Request::new(call));
         let deadline = Instant::now() + self.shared.retry_window;
         let mut link = self.link.clone();
         let mut tries = 0;
@@ -234,11 +231,7 @@ impl RemoteAgent {
 
 /// A call with one answer on `link`, sent once.
 async fn ask_once(link: &Link, call: Call) -> Result<Reply, AgentError> {
-    let req = Request {
-        id: Uuid::new_v4(),
-        call,
-    };
-    let b = link.call(encode(&req)).await.map_err(lost)?;
+    let b = link.call(encode(&Request::new(call))).await.map_err(lost)?;
     decode::<Result<Reply, AgentError>>(&b).map_err(lost)?
 }
 
@@ -312,10 +305,7 @@ impl AgentRpc for RemoteAgent {
         req: ExecRequest,
     ) -> Result<BoxStream<'static, ExecEvent>, AgentError> {
         // An execution is not sent again: its output streams as it runs.
-        let req = Request {
-            id: Uuid::new_v4(),
-            call: Call::Execute(kernel_id, req),
-        };
+        let req = Request::new(Call::Execute(kernel_id, req));
         let mut rx = self.link.call_stream(encode(&req)).await.map_err(lost)?;
         // The first item says whether the execution started.
         let first = rx.recv().await.ok_or_else(|| lost(LinkError::Closed))?;
@@ -348,17 +338,11 @@ impl AgentRpc for RemoteAgent {
             for (i, (path, bytes)) in files.iter().enumerate() {
                 let index = u32::try_from(i)
                     .map_err(|_| AgentError::BadRequest("too many files in one upload".into()))?;
-                let mut rest: &[u8] = bytes;
-                loop {
-                    let n = rest.len().min(CHUNK);
-                    let part = File(path.clone(), rest[..n].to_vec());
+                for part in parts(bytes) {
+                    let part = File(path.clone(), part.to_vec());
                     match self.ask(Call::Stage(upload, index, part)).await? {
                         Reply::Done => {}
                         r => return Err(unexpected(r)),
-                    }
-                    rest = &rest[n..];
-                    if rest.is_empty() {
-                        break;
                     }
                 }
             }

@@ -26,6 +26,23 @@ pub struct Request {
     pub call: Call,
 }
 
+impl Request {
+    /// `call` under a new id.
+    pub fn new(call: Call) -> Request {
+        Request {
+            id: Uuid::new_v4(),
+            call,
+        }
+    }
+}
+
+/// A file's bytes in parts of at most [`CHUNK`] bytes; an empty file is one empty part, so
+/// every file is sent.
+pub fn parts(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let empty: &[u8] = &[];
+    bytes.chunks(CHUNK).chain(bytes.is_empty().then_some(empty))
+}
+
 /// What the manager asks of an agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Call {

@@ -3,7 +3,7 @@
 
 use crate::conn::{Answer, Inbound, Link};
 use crate::memory::{Memory, Seen, first_answer};
-use crate::rpc::{CHUNK, Call, File, Notice, Reply, Request, decode, encode};
+use crate::rpc::{Call, File, Notice, Reply, Request, decode, encode, parts};
 use async_trait::async_trait;
 use bai_core::agent::{AgentError, AgentEvent, AgentRpc};
 use futures::StreamExt;
@@ -174,23 +174,16 @@ async fn execute(agent: &dyn AgentRpc, k: Uuid, req: bai_core::agent::ExecReques
     answer.end().await;
 }
 
-/// A download's answer: each file in parts of at most [`CHUNK`] bytes, then `Done`.
+/// A download's answer: each file in parts ([`parts`]), then `Done`.
 async fn download(agent: &dyn AgentRpc, k: Uuid, paths: Vec<String>, answer: Answer) {
     match agent.download_files(k, paths).await {
         Ok(files) => {
             'files: for (path, bytes) in files {
-                let mut first = true;
-                let mut rest: &[u8] = &bytes;
-                loop {
-                    let n = rest.len().min(CHUNK);
-                    let file = File(path.clone(), rest[..n].to_vec());
+                for (i, part) in parts(&bytes).enumerate() {
+                    let file = File(path.clone(), part.to_vec());
+                    let first = i == 0;
                     if !answer.item(one(Ok(Reply::Part { first, file }))).await {
                         break 'files;
-                    }
-                    first = false;
-                    rest = &rest[n..];
-                    if rest.is_empty() {
-                        break;
                     }
                 }
             }

@@ -48,6 +48,13 @@ pub struct ManagerConfig {
     pub tls: bool,
 }
 
+impl ManagerConfig {
+    /// The scheme of the API's own URLs: `https` when it is served over TLS.
+    pub fn api_scheme(&self) -> &'static str {
+        if self.tls { "https" } else { "http" }
+    }
+}
+
 impl Default for ManagerConfig {
     fn default() -> Self {
         ManagerConfig {

@@ -74,7 +74,7 @@ fn write_env_file(
 }
 
 /// Writes `text` to `path`, readable by its owner only.
-fn write_private(path: &Path, text: &str) -> Result<()> {
+pub fn write_private(path: &Path, text: &str) -> Result<()> {
     let mut f = {
         use std::os::unix::fs::OpenOptionsExt;
         std::fs::OpenOptions::new()

@@ -63,25 +63,11 @@ fn self_signed_files(data_dir: &Path, names: &[String]) -> Result<TlsFiles> {
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let made = rcgen::generate_simple_self_signed(names.to_vec())
         .context("cannot make a self-signed certificate")?;
-    write_private(&files.key, made.key_pair.serialize_pem().as_bytes())?;
+    crate::bootstrap::write_private(&files.key, &made.key_pair.serialize_pem())?;
     std::fs::write(&files.cert, made.cert.pem())
         .with_context(|| format!("cannot write {}", files.cert.display()))?;
     tracing::info!(cert = %files.cert.display(), names = ?names, "made a self-signed certificate");
     Ok(files)
-}
-
-fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    f.write_all(bytes)
-        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// A TLS acceptor for the files (HTTP/1.1 and HTTP/2 offered by ALPN).

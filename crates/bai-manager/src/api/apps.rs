@@ -558,8 +558,7 @@ pub async fn start_service(
     // Port mode has listeners of its own (plain HTTP); path mode is on the API's.
     let origin = match port {
         Some(p) => format!("http://{host_only}:{p}"),
-        None if m.config.tls => format!("https://{host_header}"),
-        None => format!("http://{host_header}"),
+        None => format!("{}://{host_header}", m.config.api_scheme()),
     };
     let url = format!("{origin}{}?permit={}", proxy.prefix(), proxy.token);
     let reply = serde_json::json!({

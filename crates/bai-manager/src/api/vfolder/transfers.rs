@@ -28,8 +28,7 @@ fn base_url(m: &Manager, headers: &HeaderMap) -> String {
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or("127.0.0.1:8090");
-    let scheme = if m.config.tls { "https" } else { "http" };
-    format!("{scheme}://{host}")
+    format!("{}://{host}", m.config.api_scheme())
 }
 
 fn remember(m: &Manager, t: Transfer) -> String {

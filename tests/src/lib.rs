@@ -7,6 +7,7 @@ pub mod apps;
 pub mod netns;
 pub mod registry;
 pub mod remote;
+pub mod suite;
 pub mod tunnel;
 
 use std::io::{BufRead, BufReader};

@@ -108,6 +108,29 @@ pub fn parse_authorization(value: &str) -> Option<Credential> {
     })
 }
 
+/// `len` characters drawn uniformly from `alphabet` (a CSPRNG: keys and passwords).
+pub fn random_string(len: usize, alphabet: &[u8]) -> String {
+    use rand::Rng;
+    let mut rng = rand::rng();
+    (0..len)
+        .map(|_| alphabet[rng.random_range(0..alphabet.len())] as char)
+        .collect()
+}
+
+/// A new keypair as Backend.AI spells them: `AKIA` and 16 base32 characters, and a secret of
+/// 40 letters and digits.
+pub fn new_keypair() -> (String, String) {
+    let ak = format!(
+        "AKIA{}",
+        random_string(16, b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+    );
+    let sk = random_string(
+        40,
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+    );
+    (ak, sk)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -71,7 +71,33 @@ const INPUTS: &[(&str, &[InputField])] = &[
     ),
     ("CreateUserResourcePolicyInput", USER_POLICY_FIELDS),
     ("ModifyUserResourcePolicyInput", USER_POLICY_FIELDS),
-    ("ModifyUserInput", &[("resource_policy", "String", false)]),
+    ("ModifyUserInput", USER_FIELDS),
+    ("UserInput", USER_FIELDS),
+    (
+        "PurgeUserInput",
+        &[
+            ("purge_shared_vfolders", "Boolean", false),
+            ("delegate_endpoint_ownership", "Boolean", false),
+        ],
+    ),
+    ("DomainInput", DOMAIN_FIELDS),
+    ("ModifyDomainInput", DOMAIN_FIELDS),
+    ("GroupInput", GROUP_FIELDS),
+    ("ModifyGroupInput", GROUP_FIELDS),
+    (
+        "KeyPairInput",
+        &[
+            ("is_active", "Boolean", false),
+            ("is_admin", "Boolean", false),
+            ("resource_policy", "String", false),
+            ("concurrency_limit", "Int", false),
+            ("rate_limit", "Int", false),
+        ],
+    ),
+    ("CreateKeyPairResourcePolicyInput", KEYPAIR_POLICY_FIELDS),
+    ("ModifyKeyPairResourcePolicyInput", KEYPAIR_POLICY_FIELDS),
+    ("CreateScalingGroupInput", SCALING_GROUP_FIELDS),
+    ("ModifyScalingGroupInput", SCALING_GROUP_FIELDS),
     (
         "ModifyKeyPairInput",
         &[
@@ -85,6 +111,73 @@ const INPUTS: &[(&str, &[InputField])] = &[
 ];
 
 /// The limits of a user resource policy, as the official client sends them.
+const USER_FIELDS: &[InputField] = &[
+    ("username", "String", false),
+    ("password", "String", false),
+    ("need_password_change", "Boolean", false),
+    ("full_name", "String", false),
+    ("description", "String", false),
+    ("is_active", "Boolean", false),
+    ("status", "String", false),
+    ("domain_name", "String", false),
+    ("role", "String", false),
+    ("group_ids", "[String]", false),
+    ("allowed_client_ip", "[String]", false),
+    ("totp_activated", "Boolean", false),
+    ("resource_policy", "String", false),
+    ("sudo_session_enabled", "Boolean", false),
+    ("main_access_key", "String", false),
+];
+
+const DOMAIN_FIELDS: &[InputField] = &[
+    ("name", "String", false),
+    ("description", "String", false),
+    ("is_active", "Boolean", false),
+    ("total_resource_slots", "JSONString", false),
+    ("allowed_vfolder_hosts", "JSONString", false),
+    ("allowed_docker_registries", "[String]", false),
+    ("integration_id", "String", false),
+];
+
+const GROUP_FIELDS: &[InputField] = &[
+    ("name", "String", false),
+    ("description", "String", false),
+    ("is_active", "Boolean", false),
+    ("domain_name", "String", false),
+    ("total_resource_slots", "JSONString", false),
+    ("allowed_vfolder_hosts", "JSONString", false),
+    ("integration_id", "String", false),
+    ("resource_policy", "String", false),
+    ("user_update_mode", "String", false),
+    ("user_uuids", "[String]", false),
+];
+
+const KEYPAIR_POLICY_FIELDS: &[InputField] = &[
+    ("default_for_unspecified", "String", false),
+    ("total_resource_slots", "JSONString", false),
+    ("max_session_lifetime", "Int", false),
+    ("max_concurrent_sessions", "Int", false),
+    ("max_concurrent_sftp_sessions", "Int", false),
+    ("max_containers_per_session", "Int", false),
+    ("idle_timeout", "BigInt", false),
+    ("allowed_vfolder_hosts", "JSONString", false),
+    ("max_pending_session_count", "Int", false),
+    ("max_pending_session_resource_slots", "JSONString", false),
+];
+
+const SCALING_GROUP_FIELDS: &[InputField] = &[
+    ("description", "String", false),
+    ("is_active", "Boolean", false),
+    ("is_public", "Boolean", false),
+    ("wsproxy_addr", "String", false),
+    ("wsproxy_api_token", "String", false),
+    ("driver", "String", false),
+    ("driver_opts", "JSONString", false),
+    ("scheduler", "String", false),
+    ("scheduler_opts", "JSONString", false),
+    ("use_host_network", "Boolean", false),
+];
+
 const USER_POLICY_FIELDS: &[InputField] = &[
     ("max_vfolder_count", "Int", false),
     ("max_quota_scope_size", "BigInt", false),
@@ -259,11 +352,22 @@ fn coerce_input(name: &str, fields: &[InputField], v: Value) -> Result<Value, St
     Ok(Value::Object(out))
 }
 
+/// An input field's value: `name` is a named type or a list of one (`[String]`); a single
+/// value where a list is declared is a list of one, as GraphQL's input coercion says.
 fn coerce_named_or_null(name: &str, v: Value) -> Result<Value, String> {
     if v.is_null() {
-        Ok(v)
-    } else {
-        coerce_named(name, v)
+        return Ok(v);
+    }
+    match name.strip_prefix('[').and_then(|n| n.strip_suffix(']')) {
+        Some(item) => match v {
+            Value::Array(items) => items
+                .into_iter()
+                .map(|i| coerce_named_or_null(item, i))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array),
+            one => Ok(Value::Array(vec![coerce_named_or_null(item, one)?])),
+        },
+        None => coerce_named(name, v),
     }
 }
 
@@ -284,6 +388,29 @@ mod tests {
             ) => q.variable_definitions.into_iter().next().unwrap().var_type,
             _ => unreachable!(),
         }
+    }
+
+    #[test]
+    fn list_fields_of_inputs_are_checked_item_by_item() {
+        let ok = coerce(
+            &ty("DomainInput!"),
+            json!({"allowed_docker_registries": ["a", "b"], "total_resource_slots": "{}"}),
+        )
+        .unwrap();
+        assert_eq!(ok["allowed_docker_registries"], json!(["a", "b"]));
+        let one = coerce(
+            &ty("DomainInput"),
+            json!({"allowed_docker_registries": "a"}),
+        )
+        .unwrap();
+        assert_eq!(one["allowed_docker_registries"], json!(["a"]));
+        let bad = coerce(
+            &ty("DomainInput"),
+            json!({"allowed_docker_registries": [1]}),
+        );
+        assert!(bad.unwrap_err().contains("allowed_docker_registries"));
+        let json_text = coerce(&ty("DomainInput"), json!({"total_resource_slots": "{"}));
+        assert!(json_text.is_err());
     }
 
     #[test]

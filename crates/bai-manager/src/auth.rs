@@ -80,7 +80,7 @@ pub fn verify_keypair(
         .store
         .keypair(&cred.access_key)
         .map_err(|e| Problem::internal(e.to_string()))?
-        .filter(|k| k.is_active)
+        .filter(|k| k.is_active && k.user_active)
         .ok_or_else(|| Problem::unauthorized("unknown or inactive access key"))?;
     let host = header(headers, "host").unwrap_or("");
     let version = header(headers, "x-backendai-version").unwrap_or(bai_core::API_VERSION);

@@ -5,12 +5,15 @@
 //! never both move the same session.
 #![forbid(unsafe_code)]
 
+mod accounts;
 mod agents;
 mod audit;
+mod domains;
 mod endpoint_rules;
 mod endpoints;
 mod images;
 mod pass;
+mod projects;
 mod resources;
 mod schema;
 mod sessions;
@@ -18,12 +21,17 @@ mod user_policies;
 mod users;
 mod vfolders;
 
+pub use accounts::{
+    KeypairInfo, NewUser, StillOwned, UserField, UserFilter, UserInfo, is_admin_role,
+};
 pub use agents::{AgentRow, AgentTokenRow};
 pub use audit::{AuditEntry, AuditFilter, AuditRow};
+pub use domains::{DomainInUse, DomainRow};
 pub use endpoint_rules::RuleRow;
 pub use endpoints::{EndpointRow, EndpointTokenRow, RouteRow};
 pub use images::CustomizedImageRow;
 pub use pass::{PassEntry, PassResult, PassWrite};
+pub use projects::{ProjectRow, PurgeRefusal};
 pub use resources::{PolicyRow, PresetRow, ResourceGroupRow};
 pub use sessions::{
     GroupQueue, NewSession, PendingRow, SessionCount, SessionFilter, SessionRow, StatusChange,

@@ -21,6 +21,16 @@ pub struct ResourceGroupRow {
     /// A session PENDING longer than this is cancelled (0 = never).
     pub pending_timeout_secs: i64,
     pub created_at: String,
+    /// An inactive group takes no new sessions.
+    pub is_active: bool,
+    /// Backend.AI's agent driver name (`static`: agents are not provisioned by bai).
+    pub driver: String,
+    /// JSON text of the driver's options, kept as given.
+    pub driver_opts: String,
+    pub use_host_network: bool,
+    pub wsproxy_addr: Option<String>,
+    /// Session types the group takes (`interactive`, `batch`, `inference`).
+    pub allowed_session_types: Vec<String>,
 }
 
 impl ResourceGroupRow {
@@ -34,6 +44,14 @@ impl ResourceGroupRow {
             starvation_secs: 300,
             pending_timeout_secs: 0,
             created_at: String::new(),
+            is_active: true,
+            driver: "static".into(),
+            driver_opts: "{}".into(),
+            use_host_network: false,
+            wsproxy_addr: None,
+            allowed_session_types: ["interactive", "batch", "inference"]
+                .map(String::from)
+                .to_vec(),
         }
     }
 }
@@ -60,10 +78,18 @@ pub struct PolicyRow {
     pub idle_timeout: i64,
     /// Most kernels (containers) one session may have (None: no limit but bai's own).
     pub max_containers_per_session: Option<i64>,
+    /// JSON text: folder host → permissions (Backend.AI's `allowed_vfolder_hosts`).
+    pub allowed_vfolder_hosts: String,
+    /// Backend.AI's SFTP-session limit, kept as given (bai has no SFTP sessions).
+    pub max_concurrent_sftp_sessions: i64,
+    /// `LIMITED` or `UNLIMITED`: Backend.AI's reading of slots the policy does not name.
+    pub default_for_unspecified: String,
+    pub created_at: String,
 }
 
 const GROUP_COLUMNS: &str = "name, description, is_public, scheduler, selector, starvation_secs, \
-    pending_timeout_secs, created_at";
+    pending_timeout_secs, created_at, is_active, driver, driver_opts, use_host_network, \
+    wsproxy_addr, allowed_session_types";
 
 fn group_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ResourceGroupRow> {
     Ok(ResourceGroupRow {
@@ -75,6 +101,12 @@ fn group_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ResourceGroupRow> {
         starvation_secs: r.get(5)?,
         pending_timeout_secs: r.get(6)?,
         created_at: r.get(7)?,
+        is_active: r.get(8)?,
+        driver: r.get(9)?,
+        driver_opts: r.get(10)?,
+        use_host_network: r.get(11)?,
+        wsproxy_addr: r.get(12)?,
+        allowed_session_types: serde_json::from_str(&r.get::<_, String>(13)?).unwrap_or_default(),
     })
 }
 
@@ -120,12 +152,18 @@ impl Store {
             .unwrap_or(false);
         conn.execute(
             "INSERT INTO resource_groups(name, description, is_public, scheduler, selector,
-                starvation_secs, pending_timeout_secs, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                starvation_secs, pending_timeout_secs, created_at, is_active, driver,
+                driver_opts, use_host_network, wsproxy_addr, allowed_session_types)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
              ON CONFLICT(name) DO UPDATE SET description = excluded.description,
                 is_public = excluded.is_public, scheduler = excluded.scheduler,
                 selector = excluded.selector, starvation_secs = excluded.starvation_secs,
-                pending_timeout_secs = excluded.pending_timeout_secs",
+                pending_timeout_secs = excluded.pending_timeout_secs,
+                is_active = excluded.is_active, driver = excluded.driver,
+                driver_opts = excluded.driver_opts,
+                use_host_network = excluded.use_host_network,
+                wsproxy_addr = excluded.wsproxy_addr,
+                allowed_session_types = excluded.allowed_session_types",
             params![
                 g.name,
                 g.description,
@@ -134,7 +172,14 @@ impl Store {
                 g.selector,
                 g.starvation_secs,
                 g.pending_timeout_secs,
-                now_str()
+                now_str(),
+                g.is_active,
+                g.driver,
+                g.driver_opts,
+                g.use_host_network,
+                g.wsproxy_addr,
+                serde_json::to_string(&g.allowed_session_types)
+                    .map_err(|e| corrupt("allowed_session_types", e))?
             ],
         )?;
         Ok(!existed)
@@ -164,7 +209,7 @@ impl Store {
         Ok(())
     }
 
-    /// The groups a keypair may launch in: the public ones, those its keypair was allowed,
+    /// The active groups a keypair may launch in: the public ones, those its keypair was allowed,
     /// and those opened to `project` (None: to any project its user is a member of).
     pub fn groups_for(&self, access_key: &str) -> Result<Vec<ResourceGroupRow>> {
         self.groups_for_project(access_key, None)
@@ -178,12 +223,12 @@ impl Store {
         let conn = self.read();
         let mut st = conn.prepare(&format!(
             "SELECT {GROUP_COLUMNS} FROM resource_groups
-             WHERE is_public = 1
+             WHERE is_active = 1 AND (is_public = 1
                 OR name IN (SELECT group_name FROM resource_group_access WHERE access_key = ?1)
                 OR name IN (SELECT rp.group_name FROM resource_group_projects rp
                     JOIN project_members pm ON pm.project = rp.project
                     JOIN keypairs k ON k.user_id = pm.user_id
-                    WHERE k.access_key = ?1 AND (?2 IS NULL OR rp.project = ?2))
+                    WHERE k.access_key = ?1 AND (?2 IS NULL OR rp.project = ?2)))
              ORDER BY name"
         ))?;
         let rows = st.query_map(params![access_key, project], group_row)?;
@@ -205,82 +250,6 @@ impl Store {
             )?;
         }
         Ok(())
-    }
-
-    /// Every project with its members' emails.
-    pub fn projects(&self) -> Result<Vec<(String, String, Vec<String>)>> {
-        let conn = self.read();
-        let mut st = conn.prepare("SELECT name, description FROM projects ORDER BY name")?;
-        let names: Vec<(String, String)> = st
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        let mut m = conn.prepare(
-            "SELECT u.email FROM project_members pm JOIN users u ON u.id = pm.user_id
-             WHERE pm.project = ?1 ORDER BY u.email",
-        )?;
-        let mut out = Vec::new();
-        for (name, desc) in names {
-            let members: Vec<String> = m
-                .query_map([&name], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
-            out.push((name, desc, members));
-        }
-        Ok(out)
-    }
-
-    /// Creates a project; false when it exists.
-    pub fn create_project(&self, name: &str, description: &str) -> Result<bool> {
-        Ok(self.conn().execute(
-            "INSERT OR IGNORE INTO projects(name, description, created_at) VALUES (?1, ?2, ?3)",
-            params![name, description, now_str()],
-        )? == 1)
-    }
-
-    pub fn delete_project(&self, name: &str) -> Result<bool> {
-        Ok(self
-            .conn()
-            .execute("DELETE FROM projects WHERE name = ?1", [name])?
-            == 1)
-    }
-
-    pub fn set_project_member(&self, project: &str, user_id: &str, member: bool) -> Result<()> {
-        let conn = self.conn();
-        if member {
-            conn.execute(
-                "INSERT OR IGNORE INTO project_members(project, user_id) VALUES (?1, ?2)",
-                [project, user_id],
-            )?;
-        } else {
-            conn.execute(
-                "DELETE FROM project_members WHERE project = ?1 AND user_id = ?2",
-                [project, user_id],
-            )?;
-        }
-        Ok(())
-    }
-
-    /// Whether the keypair's user is a member of `project`.
-    pub fn is_member(&self, access_key: &str, project: &str) -> Result<bool> {
-        Ok(self
-            .read()
-            .query_row(
-                "SELECT 1 FROM project_members pm JOIN keypairs k ON k.user_id = pm.user_id
-                 WHERE k.access_key = ?1 AND pm.project = ?2",
-                [access_key, project],
-                |_| Ok(true),
-            )
-            .optional()?
-            .unwrap_or(false))
-    }
-
-    pub fn project_exists(&self, name: &str) -> Result<bool> {
-        Ok(self
-            .read()
-            .query_row("SELECT 1 FROM projects WHERE name = ?1", [name], |_| {
-                Ok(true)
-            })
-            .optional()?
-            .unwrap_or(false))
     }
 
     pub fn presets(&self) -> Result<Vec<PresetRow>> {
@@ -331,7 +300,9 @@ impl Store {
         let conn = self.read();
         let mut st = conn.prepare(
             "SELECT name, max_concurrent_sessions, max_pending_sessions, total_slots,
-                max_session_lifetime, idle_timeout, max_containers_per_session
+                max_session_lifetime, idle_timeout, max_containers_per_session,
+                allowed_vfolder_hosts, max_concurrent_sftp_sessions, default_for_unspecified,
+                created_at
              FROM resource_policies ORDER BY name",
         )?;
         let rows = st.query_map([], |r| {
@@ -343,11 +314,18 @@ impl Store {
                 r.get::<_, i64>(4)?,
                 r.get::<_, i64>(5)?,
                 r.get::<_, Option<i64>>(6)?,
+                (
+                    r.get::<_, String>(7)?,
+                    r.get::<_, i64>(8)?,
+                    r.get::<_, String>(9)?,
+                    r.get::<_, String>(10)?,
+                ),
             ))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (name, mc, mp, total, life, idle, containers) = row?;
+            let (name, mc, mp, total, life, idle, containers, (hosts, sftp, unspecified, at)) =
+                row?;
             out.push(PolicyRow {
                 name,
                 max_concurrent_sessions: mc,
@@ -358,6 +336,10 @@ impl Store {
                 max_session_lifetime: life,
                 idle_timeout: idle,
                 max_containers_per_session: containers,
+                allowed_vfolder_hosts: hosts,
+                max_concurrent_sftp_sessions: sftp,
+                default_for_unspecified: unspecified,
+                created_at: at,
             });
         }
         Ok(out)
@@ -368,15 +350,19 @@ impl Store {
         self.conn().execute(
             "INSERT INTO resource_policies(name, max_concurrent_sessions, max_pending_sessions,
                 total_slots, max_session_lifetime, idle_timeout, created_at,
-                max_containers_per_session)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                max_containers_per_session, allowed_vfolder_hosts, max_concurrent_sftp_sessions,
+                default_for_unspecified)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
              ON CONFLICT(name) DO UPDATE SET
                 max_concurrent_sessions = excluded.max_concurrent_sessions,
                 max_pending_sessions = excluded.max_pending_sessions,
                 total_slots = excluded.total_slots,
                 max_session_lifetime = excluded.max_session_lifetime,
                 idle_timeout = excluded.idle_timeout,
-                max_containers_per_session = excluded.max_containers_per_session",
+                max_containers_per_session = excluded.max_containers_per_session,
+                allowed_vfolder_hosts = excluded.allowed_vfolder_hosts,
+                max_concurrent_sftp_sessions = excluded.max_concurrent_sftp_sessions,
+                default_for_unspecified = excluded.default_for_unspecified",
             params![
                 p.name,
                 p.max_concurrent_sessions,
@@ -385,7 +371,18 @@ impl Store {
                 p.max_session_lifetime,
                 p.idle_timeout,
                 now_str(),
-                p.max_containers_per_session
+                p.max_containers_per_session,
+                if p.allowed_vfolder_hosts.is_empty() {
+                    "{}"
+                } else {
+                    &p.allowed_vfolder_hosts
+                },
+                p.max_concurrent_sftp_sessions,
+                if p.default_for_unspecified.is_empty() {
+                    "UNLIMITED"
+                } else {
+                    &p.default_for_unspecified
+                }
             ],
         )?;
         Ok(())

@@ -353,6 +353,49 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (user_id, key)
     );
     "#,
+    // 16: Backend.AI's domain → project → user tree and the admin fields its GraphQL carries:
+    // domains, users' profile and status, projects' ids (the `gid` of `modify_group`), the
+    // resource groups' activity, driver and session types, the keypair policies' extra limits.
+    r#"
+    CREATE TABLE domains (
+        name TEXT PRIMARY KEY,
+        description TEXT NOT NULL DEFAULT '',
+        is_active INTEGER NOT NULL DEFAULT 1,
+        total_resource_slots TEXT NOT NULL DEFAULT '{}',
+        allowed_vfolder_hosts TEXT NOT NULL DEFAULT '{}',
+        allowed_docker_registries TEXT NOT NULL DEFAULT '[]',
+        integration_id TEXT,
+        created_at TEXT NOT NULL
+    );
+    INSERT INTO domains(name, description, created_at)
+        VALUES ('default', 'the default domain', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
+    ALTER TABLE users ADD COLUMN username TEXT NOT NULL DEFAULT '';
+    UPDATE users SET username = CASE WHEN instr(email, '@') > 1
+        THEN substr(email, 1, instr(email, '@') - 1) ELSE email END;
+    ALTER TABLE users ADD COLUMN full_name TEXT NOT NULL DEFAULT '';
+    ALTER TABLE users ADD COLUMN description TEXT NOT NULL DEFAULT '';
+    ALTER TABLE users ADD COLUMN status TEXT NOT NULL DEFAULT 'active';
+    ALTER TABLE users ADD COLUMN need_password_change INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE users ADD COLUMN domain_name TEXT NOT NULL DEFAULT 'default';
+    ALTER TABLE projects ADD COLUMN id TEXT;
+    ALTER TABLE projects ADD COLUMN is_active INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE projects ADD COLUMN domain_name TEXT NOT NULL DEFAULT 'default';
+    ALTER TABLE projects ADD COLUMN total_resource_slots TEXT NOT NULL DEFAULT '{}';
+    ALTER TABLE projects ADD COLUMN allowed_vfolder_hosts TEXT NOT NULL DEFAULT '{}';
+    ALTER TABLE projects ADD COLUMN integration_id TEXT;
+    ALTER TABLE resource_groups ADD COLUMN is_active INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE resource_groups ADD COLUMN driver TEXT NOT NULL DEFAULT 'static';
+    ALTER TABLE resource_groups ADD COLUMN driver_opts TEXT NOT NULL DEFAULT '{}';
+    ALTER TABLE resource_groups ADD COLUMN use_host_network INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE resource_groups ADD COLUMN wsproxy_addr TEXT;
+    ALTER TABLE resource_groups ADD COLUMN allowed_session_types TEXT NOT NULL
+        DEFAULT '["interactive","batch","inference"]';
+    ALTER TABLE resource_policies ADD COLUMN allowed_vfolder_hosts TEXT NOT NULL DEFAULT '{}';
+    ALTER TABLE resource_policies ADD COLUMN max_concurrent_sftp_sessions INTEGER NOT NULL
+        DEFAULT 1;
+    ALTER TABLE resource_policies ADD COLUMN default_for_unspecified TEXT NOT NULL
+        DEFAULT 'UNLIMITED';
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
@@ -384,6 +427,21 @@ pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
             "INSERT INTO meta(key, value) VALUES ('schema_version', ?1)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             [version.to_string()],
+        )?;
+    }
+    fill_project_ids(conn)
+}
+
+/// Gives every project without one its id (a UUID, as Backend.AI's groups have).
+fn fill_project_ids(conn: &Connection) -> rusqlite::Result<()> {
+    let mut st = conn.prepare("SELECT name FROM projects WHERE id IS NULL")?;
+    let names: Vec<String> = st
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for name in names {
+        conn.execute(
+            "UPDATE projects SET id = ?1 WHERE name = ?2",
+            [uuid::Uuid::new_v4().to_string(), name],
         )?;
     }
     Ok(())

@@ -20,13 +20,18 @@ pub struct KeypairRow {
     pub is_active: bool,
     /// Requests this keypair may make in any 15 minutes (Backend.AI's `rate_limit`).
     pub rate_limit: i64,
+    /// Whether the keypair's user is active and in an active domain (otherwise its requests
+    /// are refused).
+    pub user_active: bool,
 }
 
 /// What [`Store::modify_keypair`] changes (None: unchanged).
 #[derive(Debug, Clone, Default)]
 pub struct KeypairChange {
     pub is_active: Option<bool>,
+    pub is_admin: Option<bool>,
     pub rate_limit: Option<i64>,
+    pub resource_policy: Option<String>,
 }
 
 impl Store {
@@ -68,8 +73,14 @@ impl Store {
         let tx = conn.transaction()?;
         let now = now_str();
         tx.execute(
-            "INSERT INTO users(id, email, role, created_at) VALUES (?1, ?2, ?3, ?4)",
-            (&user.id, &user.email, &user.role, &now),
+            "INSERT INTO users(id, email, role, created_at, username) VALUES (?1, ?2, ?3, ?4, ?5)",
+            (
+                &user.id,
+                &user.email,
+                &user.role,
+                &now,
+                user.email.split('@').next().unwrap_or(&user.email),
+            ),
         )?;
         tx.execute(
             "INSERT INTO keypairs(access_key, secret_key, user_id, is_admin, created_at)
@@ -91,7 +102,8 @@ impl Store {
             .read()
             .query_row(
                 "SELECT k.access_key, k.secret_key, k.user_id, u.email, k.is_admin, k.is_active,
-                        k.rate_limit
+                        k.rate_limit, u.status = 'active' AND COALESCE(
+                            (SELECT d.is_active FROM domains d WHERE d.name = u.domain_name), 0)
                  FROM keypairs k JOIN users u ON u.id = k.user_id WHERE k.access_key = ?1",
                 [access_key],
                 |r| {
@@ -103,6 +115,7 @@ impl Store {
                         is_admin: r.get(4)?,
                         is_active: r.get(5)?,
                         rate_limit: r.get(6)?,
+                        user_active: r.get(7)?,
                     })
                 },
             )
@@ -125,13 +138,21 @@ impl Store {
         }
     }
 
-    /// Changes a keypair (activate, deactivate, its rate limit); false when there is none.
+    /// Changes a keypair (activity, administrator, rate limit, policy); false when there is none.
     pub fn modify_keypair(&self, access_key: &str, change: &KeypairChange) -> Result<bool> {
         Ok(self.conn().execute(
             "UPDATE keypairs SET is_active = COALESCE(?2, is_active),
-                                 rate_limit = COALESCE(?3, rate_limit)
+                                 rate_limit = COALESCE(?3, rate_limit),
+                                 is_admin = COALESCE(?4, is_admin),
+                                 resource_policy = COALESCE(?5, resource_policy)
              WHERE access_key = ?1",
-            params![access_key, change.is_active, change.rate_limit],
+            params![
+                access_key,
+                change.is_active,
+                change.rate_limit,
+                change.is_admin,
+                change.resource_policy
+            ],
         )? == 1)
     }
 

@@ -485,6 +485,7 @@ fn a_keypair_can_be_deactivated_and_given_a_rate_limit() {
             &bai_store::KeypairChange {
                 is_active: Some(false),
                 rate_limit: Some(5),
+                ..Default::default()
             }
         )
         .unwrap()
@@ -493,4 +494,31 @@ fn a_keypair_can_be_deactivated_and_given_a_rate_limit() {
     assert!(!kp.is_active);
     assert_eq!(kp.rate_limit, 5);
     assert!(!s.modify_keypair("AKNONE", &Default::default()).unwrap());
+}
+
+#[test]
+fn projects_get_distinct_ids_and_users_a_username_from_their_email() {
+    let s = Store::open_in_memory().unwrap();
+    assert!(s.create_project("p1", "").unwrap());
+    assert!(s.create_project("p2", "").unwrap());
+    let rows = s.project_rows(None).unwrap();
+    let ids: std::collections::HashSet<&str> = rows.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids.len(), rows.len(), "{rows:?}");
+    assert!(rows.iter().all(|p| p.id.len() == 36));
+    s.create_user_with_keypair(
+        &UserRow {
+            id: "u1".into(),
+            email: "ada@example.org".into(),
+            role: "user".into(),
+        },
+        "AKADA",
+        "secret",
+        false,
+    )
+    .unwrap();
+    let u = s.user_by_email("ada@example.org").unwrap().unwrap();
+    assert_eq!(u.username, "ada");
+    assert_eq!(u.domain_name, "default");
+    assert_eq!(u.main_access_key.as_deref(), Some("AKADA"));
+    assert!(s.keypair("AKADA").unwrap().unwrap().user_active);
 }

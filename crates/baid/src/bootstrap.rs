@@ -3,7 +3,6 @@
 
 use anyhow::{Context, Result};
 use bai_store::{Store, UserRow};
-use rand::Rng;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -35,25 +34,6 @@ impl Accounts {
             }
         }
     }
-}
-
-fn random_string(len: usize, alphabet: &[u8]) -> String {
-    let mut rng = rand::rng();
-    (0..len)
-        .map(|_| alphabet[rng.random_range(0..alphabet.len())] as char)
-        .collect()
-}
-
-fn new_keypair() -> (String, String) {
-    let ak = format!(
-        "AKIA{}",
-        random_string(16, b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
-    );
-    let sk = random_string(
-        40,
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
-    );
-    (ak, sk)
 }
 
 fn write_env_file(
@@ -112,7 +92,7 @@ pub fn ensure_accounts(
         let kp = match store.keypair_by_email(email)? {
             Some(kp) => kp,
             None => {
-                let (ak, sk) = new_keypair();
+                let (ak, sk) = bai_core::sign::new_keypair();
                 store.create_user_with_keypair(
                     &UserRow {
                         id: uuid_like(),
@@ -187,7 +167,7 @@ fn web_password(store: &Store, data_dir: &Path, email: &str) -> Result<Option<St
     if store.login_of(email)?.is_some() {
         return Ok(known);
     }
-    let password = random_string(
+    let password = bai_core::sign::random_string(
         16,
         b"abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789",
     );

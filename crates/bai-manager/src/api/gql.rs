@@ -230,6 +230,9 @@ impl SessionResolver<'_> {
         if super::gql_keypairs::handles(field) {
             return super::gql_keypairs::resolve(self.m, self.caller, kind, field, args);
         }
+        if super::gql_admin::handles(field) {
+            return super::gql_admin::resolve(self.m, self.caller, kind, field, args);
+        }
         if super::gql_policies::handles(field) {
             return super::gql_policies::resolve(self.m, self.caller, kind, field, args);
         }

@@ -1,12 +1,14 @@
-//! GraphQL of keypairs: `keypair` (the caller's own, or any by `access_key` for admins) and
-//! `modify_keypair(access_key, props: {is_active, rate_limit})` for administrators, as the
-//! official client's `admin keypair update` sends it. Deactivating a keypair revokes it at
-//! once: its next signed request is refused (401).
+//! GraphQL of keypairs: `keypair` (the caller's own, or any by `access_key` for admins), and
+//! for administrators `keypair_list`/`keypairs`, `create_keypair` (another keypair for a
+//! user), `modify_keypair(access_key, props: {is_active, is_admin, rate_limit,
+//! resource_policy})` and `delete_keypair` (refused while the keypair has a session that has
+//! not ended or a service), as the official client's `admin keypair` commands send them.
+//! Deactivating a keypair revokes it at once: its next signed request is refused (401).
 
 use crate::auth::Caller;
 use crate::state::Manager;
 use bai_gql::{FieldError, OperationKind};
-use bai_store::{KeypairChange, KeypairRow};
+use bai_store::{KeypairChange, KeypairInfo, KeypairRow, StillOwned};
 use serde_json::{Map, Value, json};
 
 fn err(msg: impl Into<String>) -> FieldError {
@@ -14,7 +16,72 @@ fn err(msg: impl Into<String>) -> FieldError {
 }
 
 pub fn handles(field: &str) -> bool {
-    matches!(field, "keypair" | "modify_keypair")
+    matches!(
+        field,
+        "keypair"
+            | "modify_keypair"
+            | "keypair_list"
+            | "keypairs"
+            | "create_keypair"
+            | "delete_keypair"
+    )
+}
+
+/// A keypair of a list, as Backend.AI's `KeyPair` type.
+fn info_json(m: &Manager, k: &KeypairInfo) -> Value {
+    let projects: Vec<String> = m
+        .store
+        .projects_of_user(&k.user_id)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(_, name)| name)
+        .collect();
+    json!({
+        "user_id": k.email,
+        "user": k.user_id,
+        "projects": projects,
+        "user_info": {"email": k.email, "full_name": k.full_name},
+        "access_key": k.access_key,
+        "secret_key": k.secret_key,
+        "is_active": k.is_active,
+        "is_admin": k.is_admin,
+        "created_at": k.created_at,
+        "modified_at": k.created_at,
+        "last_used": Value::Null,
+        "resource_policy": k.resource_policy,
+        "rate_limit": k.rate_limit,
+        "concurrency_used": k.concurrency_used,
+        "num_queries": 0,
+    })
+}
+
+fn admin_only(caller: &Caller, what: &str) -> Result<(), FieldError> {
+    if caller.is_admin {
+        Ok(())
+    } else {
+        Err(err(format!("only administrators may {what}")))
+    }
+}
+
+/// A policy name given in props must exist.
+fn policy_arg(m: &Manager, v: &Value) -> Result<String, FieldError> {
+    let name = v
+        .as_str()
+        .ok_or_else(|| err(format!("resource_policy must be a policy name, not {v}")))?;
+    let known = m.store.policies().map_err(|e| err(e.to_string()))?;
+    if known.iter().any(|p| p.name == name) {
+        Ok(name.to_string())
+    } else {
+        Err(err(format!("no keypair resource policy {name:?}")))
+    }
+}
+
+fn rate_limit_arg(v: &Value) -> Result<i64, FieldError> {
+    v.as_i64().filter(|n| *n >= 0).ok_or_else(|| {
+        err(format!(
+            "rate_limit must be a whole number ≥ 0 (0: no limit), not {v}"
+        ))
+    })
 }
 
 /// A keypair as Backend.AI's `KeyPair` type.
@@ -60,9 +127,7 @@ pub fn resolve(
             Ok(keypair_json(m, &kp))
         }
         (OperationKind::Mutation, "modify_keypair") => {
-            if !caller.is_admin {
-                return Err(err("only administrators may modify keypairs"));
-            }
+            admin_only(caller, "modify keypairs")?;
             let ak = access_key.ok_or_else(|| err("access_key is required"))?;
             let props = args
                 .get("props")
@@ -73,23 +138,24 @@ pub fn resolve(
                 match (k.as_str(), v) {
                     (_, Value::Null) => {}
                     ("is_active", Value::Bool(b)) => change.is_active = Some(*b),
-                    ("rate_limit", v) => {
-                        let n = v.as_i64().filter(|n| *n >= 0).ok_or_else(|| {
-                            err(format!(
-                                "rate_limit must be a whole number ≥ 0 (0: no limit), not {v}"
-                            ))
-                        })?;
-                        change.rate_limit = Some(n);
-                    }
-                    ("is_active", v) => {
-                        return Err(err(format!("is_active must be true or false, not {v}")));
+                    ("is_admin", Value::Bool(b)) => change.is_admin = Some(*b),
+                    ("rate_limit", v) => change.rate_limit = Some(rate_limit_arg(v)?),
+                    ("resource_policy", v) => change.resource_policy = Some(policy_arg(m, v)?),
+                    ("is_active" | "is_admin", v) => {
+                        return Err(err(format!("{k} must be true or false, not {v}")));
                     }
                     (other, _) => {
                         return Err(err(format!(
-                            "{other} cannot be changed here: only is_active and rate_limit"
+                            "{other} cannot be changed here: only is_active, is_admin, \
+                             rate_limit and resource_policy"
                         )));
                     }
                 }
+            }
+            if ak == caller.access_key && change.is_admin == Some(false) {
+                return Ok(
+                    json!({"ok": false, "msg": "you cannot take the administrator flag off your own keypair"}),
+                );
             }
             if ak == caller.access_key && change.is_active == Some(false) {
                 return Ok(json!({"ok": false, "msg": "you cannot deactivate your own keypair"}));
@@ -103,6 +169,115 @@ pub fn resolve(
             } else {
                 json!({"ok": false, "msg": format!("no keypair {ak:?}")})
             })
+        }
+        (OperationKind::Query, "keypair_list") | (OperationKind::Query, "keypairs") => {
+            admin_only(caller, "list keypairs")?;
+            let email = args.get("email").and_then(Value::as_str);
+            let is_active = args.get("is_active").and_then(Value::as_bool);
+            let (limit, offset) = if field == "keypairs" {
+                (10_000, 0)
+            } else {
+                (
+                    args.get("limit")
+                        .and_then(Value::as_i64)
+                        .unwrap_or(20)
+                        .clamp(0, 1000),
+                    args.get("offset")
+                        .and_then(Value::as_i64)
+                        .unwrap_or(0)
+                        .max(0),
+                )
+            };
+            let (rows, total) = m
+                .store
+                .keypair_list(email, is_active, limit, offset)
+                .map_err(|e| err(e.to_string()))?;
+            let items: Vec<Value> = rows.iter().map(|k| info_json(m, k)).collect();
+            Ok(if field == "keypairs" {
+                Value::Array(items)
+            } else {
+                json!({"items": items, "total_count": total})
+            })
+        }
+        (OperationKind::Mutation, "create_keypair") => {
+            admin_only(caller, "create keypairs")?;
+            let email = args
+                .get("user_id")
+                .and_then(Value::as_str)
+                .ok_or_else(|| err("user_id (the user's email) is required"))?;
+            let props = args
+                .get("props")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            let (ak, sk) = bai_core::sign::new_keypair();
+            let mut k = KeypairInfo {
+                access_key: ak.clone(),
+                secret_key: sk,
+                user_id: String::new(),
+                email: email.to_string(),
+                full_name: String::new(),
+                is_active: true,
+                is_admin: false,
+                resource_policy: "default".into(),
+                rate_limit: 10_000,
+                created_at: String::new(),
+                concurrency_used: 0,
+            };
+            for (key, v) in &props {
+                match (key.as_str(), v) {
+                    (_, Value::Null) => {}
+                    ("is_active", Value::Bool(b)) => k.is_active = *b,
+                    ("is_admin", Value::Bool(b)) => k.is_admin = *b,
+                    ("rate_limit", v) => k.rate_limit = rate_limit_arg(v)?,
+                    ("resource_policy", v) => k.resource_policy = policy_arg(m, v)?,
+                    ("concurrency_limit", _) => {}
+                    (other, v) => {
+                        return Err(err(format!("{other} = {v} is not a keypair field")));
+                    }
+                }
+            }
+            if !m
+                .store
+                .add_keypair(email, &k)
+                .map_err(|e| err(e.to_string()))?
+            {
+                return Ok(
+                    json!({"ok": false, "msg": format!("no user {email:?}"), "keypair": null}),
+                );
+            }
+            let (rows, _) = m
+                .store
+                .keypair_list(Some(email), None, 1000, 0)
+                .map_err(|e| err(e.to_string()))?;
+            let made = rows
+                .iter()
+                .find(|r| r.access_key == ak)
+                .map(|r| info_json(m, r));
+            Ok(json!({"ok": true, "msg": "success", "keypair": made}))
+        }
+        (OperationKind::Mutation, "delete_keypair") => {
+            admin_only(caller, "delete keypairs")?;
+            let ak = access_key.ok_or_else(|| err("access_key is required"))?;
+            if ak == caller.access_key {
+                return Ok(
+                    json!({"ok": false, "msg": "you cannot delete the keypair you are signed in with"}),
+                );
+            }
+            Ok(
+                match m.store.delete_keypair(ak).map_err(|e| err(e.to_string()))? {
+                    Ok(true) => json!({"ok": true, "msg": "success"}),
+                    Ok(false) => json!({"ok": false, "msg": format!("no keypair {ak:?}")}),
+                    Err(StillOwned::Sessions(n)) => json!({"ok": false, "msg": format!(
+                        "keypair {ak:?} still has {n} session(s) that have not ended: terminate them first"
+                    )}),
+                    Err(StillOwned::Services(n) | StillOwned::Folders(n)) => {
+                        json!({"ok": false, "msg": format!(
+                            "keypair {ak:?} still owns {n} model service(s): delete them first"
+                        )})
+                    }
+                },
+            )
         }
         _ => Err(err(format!("unknown field {field}"))),
     }

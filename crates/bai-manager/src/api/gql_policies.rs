@@ -1,8 +1,7 @@
 //! GraphQL of user resource policies, as the official client's `admin user-resource-policy`
 //! commands ask: `user_resource_policy`, `user_resource_policies`,
 //! `create_user_resource_policy`, `modify_user_resource_policy`,
-//! `delete_user_resource_policy`, and `modify_user(email, props: {resource_policy})` to give
-//! a user one. Users read their own policy; only admins read others' and change them.
+//! `delete_user_resource_policy` (`modify_user`, in `gql_admin`, gives a user one). Users read their own policy; only admins read others' and change them.
 
 use crate::auth::Caller;
 use crate::state::Manager;
@@ -23,7 +22,6 @@ pub fn handles(field: &str) -> bool {
             | "create_user_resource_policy"
             | "modify_user_resource_policy"
             | "delete_user_resource_policy"
-            | "modify_user"
     )
 }
 
@@ -180,35 +178,6 @@ pub fn resolve(
                 json!({"ok": true, "msg": "success"})
             } else {
                 json!({"ok": false, "msg": format!("no user resource policy {name:?}")})
-            })
-        }
-        (OperationKind::Mutation, "modify_user") => {
-            admin_only(caller, "change users")?;
-            let email = args
-                .get("email")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let props = props(args);
-            if let Some((k, _)) = props
-                .iter()
-                .find(|(k, v)| k.as_str() != "resource_policy" && !v.is_null())
-            {
-                return Err(err(format!(
-                    "modify_user changes only resource_policy on this server, not {k}"
-                )));
-            }
-            let Some(policy) = props.get("resource_policy").and_then(Value::as_str) else {
-                return Ok(json!({"ok": true, "msg": "nothing to change"}));
-            };
-            if m.store.user_policy(policy).map_err(db)?.is_none() {
-                return Ok(
-                    json!({"ok": false, "msg": format!("no user resource policy {policy:?}")}),
-                );
-            }
-            Ok(if m.store.set_user_policy(email, policy).map_err(db)? {
-                json!({"ok": true, "msg": "success"})
-            } else {
-                json!({"ok": false, "msg": format!("no user {email:?}")})
             })
         }
         _ => Err(err(format!("{field} is not supported"))),

@@ -7,6 +7,7 @@ pub mod exec_runs;
 mod execute;
 pub mod execute_rest;
 mod gql;
+mod gql_admin;
 mod gql_images;
 mod gql_keypairs;
 mod gql_policies;

@@ -173,9 +173,18 @@ fn entry(
 }
 
 /// Finds an image for a launch by `user_id`: an alias, a reference (`:latest` when it has no
-/// tag) or an image id; others' customized images and forgotten ones are not found. Only
+/// tag), the canonical `REGISTRY/NAME:TAG` the image list shows (`local/` for images without a
+/// registry) or an image id; others' customized images and forgotten ones are not found. Only
 /// images some agent or the cluster's registry holds are returned.
 pub fn resolve(m: &Manager, requested: &str, user_id: &str, is_admin: bool) -> Option<String> {
+    resolve_exact(m, requested, user_id, is_admin).or_else(|| {
+        requested
+            .strip_prefix("local/")
+            .and_then(|rest| resolve_exact(m, rest, user_id, is_admin))
+    })
+}
+
+fn resolve_exact(m: &Manager, requested: &str, user_id: &str, is_admin: bool) -> Option<String> {
     let target = m
         .store
         .image_aliases()

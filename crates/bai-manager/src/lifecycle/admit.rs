@@ -50,6 +50,32 @@ pub(super) fn resolve_group(
     }
 }
 
+/// The resource group must take sessions of this type (its `allowed_session_types`).
+pub(super) fn check_session_type(
+    m: &Manager,
+    group: &str,
+    session_type: bai_core::status::SessionType,
+) -> Result<(), Problem> {
+    let Some(g) = m
+        .store
+        .resource_group(group)
+        .map_err(|e| Problem::internal(e.to_string()))?
+    else {
+        return Ok(());
+    };
+    if g.allowed_session_types
+        .iter()
+        .any(|t| t == session_type.as_str())
+    {
+        return Ok(());
+    }
+    Err(Problem::invalid(format!(
+        "resource group {group:?} does not take {} sessions (it takes: {})",
+        session_type.as_str(),
+        g.allowed_session_types.join(", ")
+    )))
+}
+
 /// `config.preopen_ports`: a list of ports (numbers or numeric strings), or one string with
 /// ports separated by commas or spaces; each 1024–65535, no duplicates, at most 16.
 pub fn parse_preopen_ports(v: Option<&Value>) -> Result<Vec<u16>, Problem> {

@@ -11,8 +11,8 @@ use bai_core::status::SessionType;
 use bai_store::{NewSession, SessionRow};
 
 use super::admit::{
-    apply_preset, check_pending_limit, check_project, cluster_shape, designated_agent, parse_count,
-    parse_preopen_ports, resolve_dependencies, resolve_group,
+    apply_preset, check_pending_limit, check_project, check_session_type, cluster_shape,
+    designated_agent, parse_count, parse_preopen_ports, resolve_dependencies, resolve_group,
 };
 use super::body::{obj, str_field};
 use super::mounts::resolve_mounts;
@@ -183,6 +183,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
     let group_name = str_field(&config, &["scalingGroup", "scaling_group"])
         .or_else(|| str_field(body, &["scalingGroup"]));
     let scaling_group = resolve_group(m, &access_key, &project, group_name)?;
+    check_session_type(m, &scaling_group, session_type)?;
 
     // Resources: a preset first, then what is given explicitly on top of it.
     let mut resources = obj(&config, "resources").cloned().unwrap_or_default();

@@ -41,7 +41,7 @@ pub fn cookie_keypair(
         .keypair(&ak)
         .ok()
         .flatten()
-        .filter(|k| k.is_active)?;
+        .filter(|k| k.is_active && k.user_active)?;
     Some(Ok(kp))
 }
 

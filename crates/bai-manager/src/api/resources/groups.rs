@@ -152,13 +152,24 @@ pub async fn delete_group(
     Path(name): Path<String>,
 ) -> ApiResult<StatusCode> {
     existing_group(&m, &name)?;
-    if m.agents().iter().any(|a| a.info().scaling_group == name) {
+    if let Some(why) = in_use(&m, &name)? {
         return Err(Problem::conflict(
             "resource-group-in-use",
-            "The resource group has agents.",
-            format!("resource group {name:?} still has agents; move them first"),
+            "The resource group is in use.",
+            why,
         )
         .into());
+    }
+    m.store.delete_resource_group(&name)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Why a resource group cannot be deleted now (agents or live sessions in it), if so.
+pub fn in_use(m: &Manager, name: &str) -> Result<Option<String>, bai_store::StoreError> {
+    if m.agents().iter().any(|a| a.info().scaling_group == name) {
+        return Ok(Some(format!(
+            "resource group {name:?} still has agents; move them first"
+        )));
     }
     let live: Vec<S> = S::ALL.into_iter().filter(|s| !s.is_terminal()).collect();
     if m.store
@@ -166,15 +177,11 @@ pub async fn delete_group(
         .iter()
         .any(|r| r.scaling_group == name)
     {
-        return Err(Problem::conflict(
-            "resource-group-in-use",
-            "The resource group has sessions.",
-            format!("resource group {name:?} still has live sessions"),
-        )
-        .into());
+        return Ok(Some(format!(
+            "resource group {name:?} still has live sessions"
+        )));
     }
-    m.store.delete_resource_group(&name)?;
-    Ok(StatusCode::NO_CONTENT)
+    Ok(None)
 }
 
 /// `POST /admin/resource-groups/{name}/access`: `{"access_key": AK, "allow": bool}` or

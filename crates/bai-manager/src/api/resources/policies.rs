@@ -70,6 +70,13 @@ pub async fn put_policy(
             .into());
         }
     };
+    // Backend.AI's extra fields (folder hosts, SFTP, unspecified slots) stay as they were.
+    let kept = m
+        .store
+        .policies()?
+        .into_iter()
+        .find(|p| p.name == name)
+        .unwrap_or_default();
     let p = PolicyRow {
         name: name.to_string(),
         max_concurrent_sessions: count("max_concurrent_sessions")?,
@@ -78,6 +85,10 @@ pub async fn put_policy(
         max_session_lifetime: count("max_session_lifetime")?.unwrap_or(0),
         idle_timeout: count("idle_timeout")?.unwrap_or(0),
         max_containers_per_session: count("max_containers_per_session")?,
+        allowed_vfolder_hosts: kept.allowed_vfolder_hosts,
+        max_concurrent_sftp_sessions: kept.max_concurrent_sftp_sessions,
+        default_for_unspecified: kept.default_for_unspecified,
+        created_at: kept.created_at,
     };
     if p.max_containers_per_session == Some(0) {
         return Err(Problem::invalid(

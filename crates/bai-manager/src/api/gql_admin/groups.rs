@@ -1,0 +1,239 @@
+//! Projects as Backend.AI's groups: `groups`, `group`, `groups_by_name`, `create_group`,
+//! `modify_group` (fields, and members with `user_update_mode` add/remove), `delete_group`
+//! (deactivates) and `purge_group` (deletes a project with no session, service or project
+//! folder left). Members read the projects they belong to; administrators read and change all.
+
+use super::{Args, Props, check_name, db, err, ok, refused};
+use bai_gql::{FieldError, OperationKind};
+use bai_store::{ProjectRow, PurgeRefusal};
+use serde_json::{Value, json};
+
+pub fn handles(field: &str) -> bool {
+    matches!(
+        field,
+        "groups"
+            | "group"
+            | "groups_by_name"
+            | "create_group"
+            | "modify_group"
+            | "delete_group"
+            | "purge_group"
+    )
+}
+
+const FIELDS: &[&str] = &[
+    "name",
+    "description",
+    "is_active",
+    "domain_name",
+    "total_resource_slots",
+    "allowed_vfolder_hosts",
+    "integration_id",
+    "resource_policy",
+    "user_update_mode",
+    "user_uuids",
+];
+
+/// A project as Backend.AI's `Group` type (JSON fields as JSON text).
+fn group_json(p: &ProjectRow) -> Value {
+    json!({
+        "id": p.id,
+        "name": p.name,
+        "description": p.description,
+        "is_active": p.is_active,
+        "created_at": p.created_at,
+        "modified_at": p.created_at,
+        "domain_name": p.domain_name,
+        "total_resource_slots": p.total_resource_slots,
+        "allowed_vfolder_hosts": p.allowed_vfolder_hosts,
+        "integration_id": p.integration_id,
+        "resource_policy": "default",
+        "scaling_groups": Value::Null,
+    })
+}
+
+fn apply(a: &Args<'_>, g: &mut ProjectRow, p: &Props) -> Result<(), FieldError> {
+    p.only("a group", FIELDS)?;
+    if let Some(v) = p.text("name")? {
+        check_name("group", &v)?;
+        g.name = v;
+    }
+    if let Some(v) = p.text("description")? {
+        g.description = v;
+    }
+    if let Some(v) = p.flag("is_active")? {
+        g.is_active = v;
+    }
+    if let Some(v) = p.text("domain_name")? {
+        if a.m.store.domain(&v).map_err(db)?.is_none() {
+            return Err(err(format!("no domain {v:?}")));
+        }
+        g.domain_name = v;
+    }
+    if let Some(v) = p.json_object("total_resource_slots")? {
+        g.total_resource_slots = v;
+    }
+    if let Some(v) = p.json_object("allowed_vfolder_hosts")? {
+        g.allowed_vfolder_hosts = v;
+    }
+    if let Some(v) = p.text("integration_id")? {
+        g.integration_id = Some(v);
+    }
+    if let Some(v) = p.text("resource_policy")?
+        && v != "default"
+    {
+        return Err(err(format!(
+            "project resource policies are not available on this server (only \"default\"), not {v:?}"
+        )));
+    }
+    Ok(())
+}
+
+/// The projects the caller may read: all for administrators, their own for others.
+fn visible(a: &Args<'_>, rows: Vec<ProjectRow>) -> Result<Vec<ProjectRow>, FieldError> {
+    if a.caller.is_admin {
+        return Ok(rows);
+    }
+    let mine: Vec<String> =
+        a.m.store
+            .projects_of_user(&a.caller.user_id)
+            .map_err(db)?
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+    Ok(rows.into_iter().filter(|p| mine.contains(&p.id)).collect())
+}
+
+fn gid(a: &Args<'_>) -> Result<String, FieldError> {
+    a.opt_text("gid")
+        .or(a.opt_text("id"))
+        .map(str::to_string)
+        .ok_or_else(|| err("gid is required"))
+}
+
+/// Adds or removes members (by user id) as `modify_group`'s `user_update_mode` says.
+fn update_members(a: &Args<'_>, g: &ProjectRow, p: &Props) -> Result<(), FieldError> {
+    let Some(mode) = p.text("user_update_mode")? else {
+        if p.get("user_uuids").is_some() {
+            return Err(err(
+                "user_uuids needs user_update_mode \"add\" or \"remove\"",
+            ));
+        }
+        return Ok(());
+    };
+    let add = match mode.as_str() {
+        "add" => true,
+        "remove" => false,
+        other => {
+            return Err(err(format!(
+                "user_update_mode must be \"add\" or \"remove\", not {other:?}"
+            )));
+        }
+    };
+    let ids = p.strings("user_uuids")?.unwrap_or_default();
+    for id in &ids {
+        if a.m.store.user_by_id(id).map_err(db)?.is_none() {
+            return Err(err(format!("no user with id {id:?}")));
+        }
+    }
+    for id in &ids {
+        a.m.store.set_project_member(&g.name, id, add).map_err(db)?;
+    }
+    Ok(())
+}
+
+pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<Value, FieldError> {
+    let store = &a.m.store;
+    match (kind, field) {
+        (OperationKind::Query, "groups") | (OperationKind::Query, "groups_by_name") => {
+            let domain = a.opt_text("domain_name");
+            let want_active = a.args.get("is_active").and_then(Value::as_bool);
+            let name = if field == "groups_by_name" {
+                Some(a.text("name")?)
+            } else {
+                None
+            };
+            let rows = visible(a, store.project_rows(domain).map_err(db)?)?;
+            Ok(Value::Array(
+                rows.iter()
+                    .filter(|p| want_active.is_none_or(|w| p.is_active == w))
+                    .filter(|p| name.is_none_or(|n| p.name == n))
+                    .map(group_json)
+                    .collect(),
+            ))
+        }
+        (OperationKind::Query, "group") => {
+            let id = gid(a)?;
+            let found = store.project_by_id(&id).map_err(db)?;
+            let rows = visible(a, found.into_iter().collect())?;
+            Ok(rows.first().map(group_json).unwrap_or(Value::Null))
+        }
+        (OperationKind::Mutation, "create_group") => {
+            a.admin_only("create groups")?;
+            let name = a.text("name")?;
+            check_name("group", name)?;
+            let mut g = ProjectRow::new(name);
+            apply(a, &mut g, &a.props())?;
+            g.name = name.to_string();
+            if !store.insert_project(&g).map_err(db)? {
+                return Ok(json!({
+                    "ok": false, "msg": format!("group {name:?} already exists"), "group": null,
+                }));
+            }
+            let made = store.project_by_id(&g.id).map_err(db)?.unwrap_or(g);
+            Ok(json!({"ok": true, "msg": "success", "group": group_json(&made)}))
+        }
+        (OperationKind::Mutation, "modify_group") | (OperationKind::Mutation, "delete_group") => {
+            a.admin_only("change groups")?;
+            let id = gid(a)?;
+            let Some(mut g) = store.project_by_id(&id).map_err(db)? else {
+                return Ok(refused(format!("no group with id {id:?}")));
+            };
+            let old_name = g.name.clone();
+            let p = a.props();
+            if field == "delete_group" {
+                g.is_active = false;
+            } else {
+                apply(a, &mut g, &p)?;
+            }
+            if old_name == "default" && (g.name != old_name || !g.is_active) {
+                return Ok(refused(
+                    "the default group cannot be renamed or deactivated: bai puts new users there",
+                ));
+            }
+            if g.name != old_name && store.project_exists(&g.name).map_err(db)? {
+                return Ok(refused(format!("group {:?} already exists", g.name)));
+            }
+            store.update_project(&g).map_err(db)?;
+            if field == "modify_group" {
+                update_members(a, &g, &p)?;
+            }
+            Ok(ok())
+        }
+        (OperationKind::Mutation, "purge_group") => {
+            a.admin_only("purge groups")?;
+            let id = gid(a)?;
+            if store
+                .project_by_id(&id)
+                .map_err(db)?
+                .is_some_and(|g| g.name == "default")
+            {
+                return Ok(refused("the default group cannot be purged"));
+            }
+            Ok(match store.purge_project(&id).map_err(db)? {
+                Ok(true) => ok(),
+                Ok(false) => refused(format!("no group with id {id:?}")),
+                Err(PurgeRefusal::Sessions(n)) => refused(format!(
+                    "the group still has {n} session(s) that have not ended: terminate them first"
+                )),
+                Err(PurgeRefusal::Services(n)) => refused(format!(
+                    "the group still has {n} model service(s): delete them first"
+                )),
+                Err(PurgeRefusal::Folders(n)) => refused(format!(
+                    "the group still has {n} project folder(s): delete them first"
+                )),
+            })
+        }
+        _ => Err(err(format!("{field} is not supported"))),
+    }
+}

@@ -1,0 +1,223 @@
+//! Backend.AI's admin GraphQL, as the official client's `admin domain|group|user|keypair|
+//! keypair-resource-policy|scaling-group|storage` commands send it. One file per kind; every
+//! field here is for administrators only, except what a user may read of their own.
+//!
+//! Mutations answer `{ok, msg, …}` as Backend.AI does: a refusal the caller can act on (a
+//! name taken, something still running) is `ok: false` with the reason; a malformed request
+//! is a GraphQL error.
+
+mod domains;
+mod groups;
+mod kp_policies;
+mod scaling_groups;
+mod storage;
+mod users;
+
+use crate::identity::Caller;
+use crate::state::Manager;
+use bai_gql::{FieldError, OperationKind};
+use serde_json::{Map, Value, json};
+
+pub fn handles(field: &str) -> bool {
+    domains::handles(field)
+        || groups::handles(field)
+        || kp_policies::handles(field)
+        || scaling_groups::handles(field)
+        || storage::handles(field)
+        || users::handles(field)
+}
+
+pub fn resolve(
+    m: &Manager,
+    caller: &Caller,
+    kind: OperationKind,
+    field: &str,
+    args: &Map<String, Value>,
+) -> Result<Value, FieldError> {
+    let a = Args { m, caller, args };
+    if domains::handles(field) {
+        domains::resolve(&a, kind, field)
+    } else if groups::handles(field) {
+        groups::resolve(&a, kind, field)
+    } else if kp_policies::handles(field) {
+        kp_policies::resolve(&a, kind, field)
+    } else if scaling_groups::handles(field) {
+        scaling_groups::resolve(&a, kind, field)
+    } else if storage::handles(field) {
+        storage::resolve(&a, kind, field)
+    } else {
+        users::resolve(&a, kind, field)
+    }
+}
+
+/// What a resolver gets: the manager, who asks, and the field's arguments.
+struct Args<'a> {
+    m: &'a Manager,
+    caller: &'a Caller,
+    args: &'a Map<String, Value>,
+}
+
+impl Args<'_> {
+    fn admin_only(&self, what: &str) -> Result<(), FieldError> {
+        if self.caller.is_admin {
+            Ok(())
+        } else {
+            Err(err(format!("only administrators may {what}")))
+        }
+    }
+
+    /// A string argument, required.
+    fn text(&self, key: &str) -> Result<&str, FieldError> {
+        self.args
+            .get(key)
+            .and_then(Value::as_str)
+            .ok_or_else(|| err(format!("{key} is required")))
+    }
+
+    fn opt_text(&self, key: &str) -> Option<&str> {
+        self.args.get(key).and_then(Value::as_str)
+    }
+
+    /// The `props` input object (empty when absent).
+    fn props(&self) -> Props {
+        Props(
+            self.args
+                .get("props")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+        )
+    }
+
+    fn limit_offset(&self) -> (i64, i64) {
+        let limit = self
+            .args
+            .get("limit")
+            .and_then(Value::as_i64)
+            .unwrap_or(20)
+            .clamp(0, 1000);
+        let offset = self
+            .args
+            .get("offset")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            .max(0);
+        (limit, offset)
+    }
+}
+
+/// An input object's fields; null means "not given".
+struct Props(Map<String, Value>);
+
+impl Props {
+    fn get(&self, key: &str) -> Option<&Value> {
+        self.0.get(key).filter(|v| !v.is_null())
+    }
+
+    fn text(&self, key: &str) -> Result<Option<String>, FieldError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(v) => Err(err(format!("{key} must be a string, not {v}"))),
+        }
+    }
+
+    fn flag(&self, key: &str) -> Result<Option<bool>, FieldError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(v) => Err(err(format!("{key} must be true or false, not {v}"))),
+        }
+    }
+
+    fn int(&self, key: &str, min: i64, max: i64) -> Result<Option<i64>, FieldError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => {
+                let n = v
+                    .as_i64()
+                    .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+                    .ok_or_else(|| err(format!("{key} must be a whole number, not {v}")))?;
+                if n < min || n > max {
+                    return Err(err(format!("{key} {n} is out of range ({min} to {max})")));
+                }
+                Ok(Some(n))
+            }
+        }
+    }
+
+    /// A JSONString field holding an object, as compact JSON text.
+    fn json_object(&self, key: &str) -> Result<Option<String>, FieldError> {
+        let Some(v) = self.get(key) else {
+            return Ok(None);
+        };
+        let parsed = match v {
+            Value::String(s) => serde_json::from_str::<Value>(s)
+                .map_err(|e| err(format!("{key} must hold a JSON object: {e}")))?,
+            other => other.clone(),
+        };
+        if !parsed.is_object() {
+            return Err(err(format!("{key} must hold a JSON object, not {parsed}")));
+        }
+        Ok(Some(parsed.to_string()))
+    }
+
+    fn strings(&self, key: &str) -> Result<Option<Vec<String>>, FieldError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|i| {
+                    i.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| err(format!("{key} must be a list of strings")))
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(Value::String(s)) => Ok(Some(vec![s.clone()])),
+            Some(v) => Err(err(format!("{key} must be a list of strings, not {v}"))),
+        }
+    }
+
+    /// Fails on a field none of `known` names, so a typo is not silently dropped.
+    fn only(&self, what: &str, known: &[&str]) -> Result<(), FieldError> {
+        match self.0.keys().find(|k| !known.contains(&k.as_str())) {
+            Some(k) => Err(err(format!(
+                "{k} is not a field of {what} ({})",
+                known.join(", ")
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
+fn err(msg: impl Into<String>) -> FieldError {
+    FieldError::new(msg)
+}
+
+fn db(e: bai_store::StoreError) -> FieldError {
+    err(e.to_string())
+}
+
+fn ok() -> Value {
+    json!({"ok": true, "msg": "success"})
+}
+
+fn refused(msg: impl Into<String>) -> Value {
+    json!({"ok": false, "msg": msg.into()})
+}
+
+/// A name of a domain, project or resource group: 1 to 64 characters, no control characters
+/// and no surrounding spaces.
+fn check_name(what: &str, name: &str) -> Result<(), FieldError> {
+    if name.is_empty()
+        || name.chars().count() > 64
+        || name.trim() != name
+        || name.chars().any(char::is_control)
+    {
+        return Err(err(format!(
+            "{what} name {name:?} must be 1 to 64 characters without surrounding spaces"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,294 @@
+//! Backend.AI's admin GraphQL through the real router: the rules the official admin suite
+//! does not reach. Only administrators manage; a user's status and their domain's activity
+//! decide whether their keypairs work; deletions refuse while something still runs or is
+//! owned; inactive resource groups and session types a group does not take are refused at
+//! create; the default domain, group and scaling group stay.
+
+mod common;
+
+use common::{ADMIN, Api, IMAGE, Keypair, USER};
+use serde_json::{Value, json};
+
+const CREATE_USER: &str = "mutation($email: String!, $input: UserInput!) { \
+    create_user(email: $email, props: $input) { ok msg user { uuid username email role status main_access_key } } }";
+const MODIFY_USER: &str = "mutation($email: String!, $input: ModifyUserInput!) { \
+    modify_user(email: $email, props: $input) { ok msg } }";
+const PURGE_USER: &str = "mutation($email: String!, $input: PurgeUserInput!) { \
+    purge_user(email: $email, props: $input) { ok msg } }";
+const KEYPAIRS: &str = "query($email: String) { keypairs(email: $email) { access_key secret_key is_active is_admin } }";
+const DELETE_KEYPAIR: &str =
+    "mutation($access_key: String!) { delete_keypair(access_key: $access_key) { ok msg } }";
+
+/// The (leaked, test-lived) keypair of a user created here.
+async fn keypair_of(api: &Api, email: &str) -> Keypair {
+    let r = api.gql(ADMIN, KEYPAIRS, json!({"email": email})).await;
+    let kp = &r["data"]["keypairs"][0];
+    let leak = |v: &Value| -> &'static str {
+        Box::leak(v.as_str().expect("key").to_string().into_boxed_str())
+    };
+    Keypair {
+        access_key: leak(&kp["access_key"]),
+        secret_key: leak(&kp["secret_key"]),
+    }
+}
+
+async fn status_of(api: &Api, who: Keypair) -> u16 {
+    api.call("GET", "/folders", who, &json!({})).await.status
+}
+
+fn session(name: &str, group: &str) -> Value {
+    json!({
+        "image": IMAGE, "clientSessionToken": name, "enqueueOnly": true,
+        "config": {"scalingGroup": group},
+    })
+}
+
+#[tokio::test]
+async fn users_and_keypairs_are_managed_by_admins_and_refusals_keep_what_runs() {
+    let api = Api::start_with_agent().await;
+    let by_user = api
+        .gql(
+            USER,
+            CREATE_USER,
+            json!({"email": "x@test", "input": {"password": "pw-123456"}}),
+        )
+        .await;
+    assert!(
+        by_user["errors"]
+            .to_string()
+            .contains("only administrators"),
+        "{by_user}"
+    );
+    let made = api
+        .gql(
+            ADMIN,
+            CREATE_USER,
+            json!({"email": "new@test", "input": {"password": "pw-123456", "username": "newbie", "role": "user"}}),
+        )
+        .await;
+    let user = &made["data"]["create_user"];
+    assert_eq!(user["ok"], true, "{made}");
+    assert_eq!(user["user"]["username"], "newbie");
+    assert_eq!(user["user"]["status"], "active");
+    let again = api
+        .gql(
+            ADMIN,
+            CREATE_USER,
+            json!({"email": "new@test", "input": {"password": "pw", "username": "other"}}),
+        )
+        .await;
+    assert_eq!(again["data"]["create_user"]["ok"], false, "{again}");
+    let bad_role = api
+        .gql(
+            ADMIN,
+            CREATE_USER,
+            json!({"email": "r@test", "input": {"password": "pw", "role": "king"}}),
+        )
+        .await;
+    assert!(
+        bad_role["errors"].to_string().contains("role"),
+        "{bad_role}"
+    );
+
+    // The new user's keypair works until the user is made inactive, and again after.
+    let kp = keypair_of(&api, "new@test").await;
+    assert_eq!(status_of(&api, kp).await, 200);
+    let off = api
+        .gql(
+            ADMIN,
+            MODIFY_USER,
+            json!({"email": "new@test", "input": {"status": "inactive"}}),
+        )
+        .await;
+    assert_eq!(off["data"]["modify_user"]["ok"], true, "{off}");
+    assert_eq!(status_of(&api, kp).await, 401);
+    api.gql(
+        ADMIN,
+        MODIFY_USER,
+        json!({"email": "new@test", "input": {"status": "active"}}),
+    )
+    .await;
+    assert_eq!(status_of(&api, kp).await, 200);
+
+    // An admin cannot lock themselves out.
+    let demote = api
+        .gql(
+            ADMIN,
+            MODIFY_USER,
+            json!({"email": "admin@test", "input": {"role": "user"}}),
+        )
+        .await;
+    assert_eq!(demote["data"]["modify_user"]["ok"], false, "{demote}");
+
+    // A keypair with a queued or running session is not deleted; the session is untouched.
+    let r = api
+        .call("POST", "/session", kp, &session("held", "default"))
+        .await;
+    assert!(
+        r.status == 201 || r.status == 200,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let del = api
+        .gql(ADMIN, DELETE_KEYPAIR, json!({"access_key": kp.access_key}))
+        .await;
+    assert_eq!(del["data"]["delete_keypair"]["ok"], false, "{del}");
+    assert!(
+        del["data"]["delete_keypair"]["msg"]
+            .to_string()
+            .contains("session")
+    );
+    assert_eq!(status_of(&api, kp).await, 200);
+    let purge = api
+        .gql(
+            ADMIN,
+            PURGE_USER,
+            json!({"email": "new@test", "input": {"purge_shared_vfolders": false}}),
+        )
+        .await;
+    assert_eq!(purge["data"]["purge_user"]["ok"], false, "{purge}");
+
+    // A folder of their own also keeps the user: nothing is deleted with them.
+    let rm = api.call("DELETE", "/session/held", kp, &json!({})).await;
+    assert!(rm.status < 300, "{}", String::from_utf8_lossy(&rm.body));
+    let folder = api
+        .call("POST", "/folders", kp, &json!({"name": "keep"}))
+        .await;
+    assert_eq!(
+        folder.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&folder.body)
+    );
+    let purge = api
+        .gql(ADMIN, PURGE_USER, json!({"email": "new@test", "input": {}}))
+        .await;
+    assert!(
+        purge["data"]["purge_user"]["msg"]
+            .to_string()
+            .contains("folder"),
+        "{purge}"
+    );
+}
+
+#[tokio::test]
+async fn domains_groups_and_scaling_groups_keep_their_rules() {
+    let api = Api::start_with_agent().await;
+    let purge_default = api
+        .gql(
+            ADMIN,
+            "mutation { purge_domain(name: \"default\") { ok msg } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(purge_default["data"]["purge_domain"]["ok"], false);
+
+    // A user of an inactive domain is refused; a domain with users is not purged.
+    let d = api
+        .gql(
+            ADMIN,
+            "mutation($name: String!, $input: DomainInput!) { create_domain(name: $name, props: $input) { ok domain { name allowed_docker_registries } } }",
+            json!({"name": "lab", "input": {"allowed_docker_registries": ["cr.example"]}}),
+        )
+        .await;
+    assert_eq!(
+        d["data"]["create_domain"]["domain"]["allowed_docker_registries"],
+        json!(["cr.example"]),
+        "{d}"
+    );
+    let u = api
+        .gql(
+            ADMIN,
+            CREATE_USER,
+            json!({"email": "lab@test", "input": {"password": "pw", "domain_name": "lab"}}),
+        )
+        .await;
+    assert_eq!(u["data"]["create_user"]["ok"], true, "{u}");
+    let kp = keypair_of(&api, "lab@test").await;
+    assert_eq!(status_of(&api, kp).await, 200);
+    let off = api
+        .gql(
+            ADMIN,
+            "mutation($name: String!, $input: ModifyDomainInput!) { modify_domain(name: $name, props: $input) { ok msg } }",
+            json!({"name": "lab", "input": {"is_active": false}}),
+        )
+        .await;
+    assert_eq!(off["data"]["modify_domain"]["ok"], true, "{off}");
+    assert_eq!(status_of(&api, kp).await, 401);
+    let purge = api
+        .gql(
+            ADMIN,
+            "mutation { purge_domain(name: \"lab\") { ok msg } }",
+            json!({}),
+        )
+        .await;
+    assert!(
+        purge["data"]["purge_domain"]["msg"]
+            .to_string()
+            .contains("user"),
+        "{purge}"
+    );
+
+    // Groups: listed with ids; the default one is not purged.
+    let groups = api
+        .gql(ADMIN, "query { groups { id name } }", json!({}))
+        .await;
+    let default_id = groups["data"]["groups"]
+        .as_array()
+        .and_then(|g| g.iter().find(|g| g["name"] == "default"))
+        .map(|g| g["id"].clone())
+        .expect("the default group");
+    let purge = api
+        .gql(
+            ADMIN,
+            "mutation($gid: UUID!) { purge_group(gid: $gid) { ok msg } }",
+            json!({"gid": default_id}),
+        )
+        .await;
+    assert_eq!(purge["data"]["purge_group"]["ok"], false, "{purge}");
+
+    // An inactive scaling group takes no session; an active one only its session types.
+    let create_sg = "mutation($name: String!, $input: CreateScalingGroupInput!) { \
+        create_scaling_group(name: $name, props: $input) { ok msg } }";
+    let sg = api
+        .gql(
+            ADMIN,
+            create_sg,
+            json!({"name": "night", "input": {"is_active": false, "scheduler": "fifo",
+                   "scheduler_opts": "{\"allowed_session_types\": [\"batch\"]}"}}),
+        )
+        .await;
+    assert_eq!(sg["data"]["create_scaling_group"]["ok"], true, "{sg}");
+    let refused = api
+        .call("POST", "/session", USER, &session("night-1", "night"))
+        .await;
+    assert_eq!(refused.status, 400);
+    assert!(
+        String::from_utf8_lossy(&refused.body).contains("night"),
+        "{}",
+        String::from_utf8_lossy(&refused.body)
+    );
+    api.gql(
+        ADMIN,
+        "mutation($name: String!, $input: ModifyScalingGroupInput!) { modify_scaling_group(name: $name, props: $input) { ok } }",
+        json!({"name": "night", "input": {"is_active": true}}),
+    )
+    .await;
+    let wrong_type = api
+        .call("POST", "/session", USER, &session("night-2", "night"))
+        .await;
+    assert_eq!(wrong_type.status, 400);
+    assert!(
+        String::from_utf8_lossy(&wrong_type.body).contains("does not take interactive"),
+        "{}",
+        String::from_utf8_lossy(&wrong_type.body)
+    );
+    let bad = api
+        .gql(
+            ADMIN,
+            create_sg,
+            json!({"name": "odd", "input": {"scheduler": "random"}}),
+        )
+        .await;
+    assert!(bad["errors"].to_string().contains("scheduler"), "{bad}");
+}

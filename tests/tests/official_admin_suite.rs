@@ -14,3 +14,122 @@ fn official_run_cli_admin_suite_passes() {
     let run = bai_e2e::suite::run_cli(&s, "admin", &s.user, &s.user2, &s.admin);
     run.assert_all_pass(29);
 }
+
+/// bai's own admin commands for the same accounts: users, keypairs and domains, with the
+/// server's refusals printed as one line.
+#[test]
+fn bai_admin_user_keypair_and_domain_commands() {
+    let s = Server::start_dummy(1, "cpu=2,mem=4g");
+    let admin = &s.admin;
+    s.bai(
+        admin,
+        &[
+            "admin",
+            "user",
+            "add",
+            "ada@lab.test",
+            "--password",
+            "pw-42-pw",
+            "-u",
+            "ada",
+            "-r",
+            "user",
+        ],
+    )
+    .expect_ok();
+    s.bai(
+        admin,
+        &["admin", "user", "add", "ada@lab.test", "--password", "x"],
+    )
+    .expect_fail("already exists");
+    s.bai(
+        admin,
+        &[
+            "admin",
+            "user",
+            "add",
+            "bad@lab.test",
+            "--password",
+            "x",
+            "-r",
+            "king",
+        ],
+    )
+    .expect_fail("role");
+    let listed = s.bai(
+        admin,
+        &["admin", "user", "list", "--filter", "username == \"ada\""],
+    );
+    listed.expect_ok();
+    assert!(listed.stdout.contains("ada@lab.test"), "{listed:#?}");
+    s.bai(&s.user, &["admin", "user", "list"])
+        .expect_fail("only administrators");
+
+    let added = s.bai(
+        admin,
+        &[
+            "admin",
+            "keypair",
+            "add",
+            "ada@lab.test",
+            "--rate-limit",
+            "500",
+        ],
+    );
+    added.expect_ok();
+    let ak = added
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("access key "))
+        .expect("the new access key")
+        .trim()
+        .to_string();
+    let keys = s.bai(
+        admin,
+        &[
+            "admin",
+            "keypair",
+            "list",
+            "--email",
+            "ada@lab.test",
+            "--json",
+        ],
+    );
+    keys.expect_ok();
+    assert!(keys.stdout.contains(&ak), "{keys:#?}");
+    assert!(keys.stdout.contains("500"), "{keys:#?}");
+    s.bai(admin, &["admin", "keypair", "delete", &ak])
+        .expect_ok();
+    s.bai(admin, &["admin", "keypair", "delete", &ak])
+        .expect_fail("no keypair");
+
+    s.bai(
+        admin,
+        &["admin", "domain", "add", "lab", "--description", "a lab"],
+    )
+    .expect_ok();
+    s.bai(
+        admin,
+        &[
+            "admin",
+            "user",
+            "update",
+            "ada@lab.test",
+            "-d",
+            "lab",
+            "-s",
+            "inactive",
+        ],
+    )
+    .expect_ok();
+    s.bai(admin, &["admin", "domain", "purge", "lab"])
+        .expect_fail("still has 1 user");
+    s.bai(admin, &["admin", "domain", "purge", "default"])
+        .expect_fail("cannot be purged");
+    s.bai(admin, &["admin", "user", "purge", "ada@lab.test"])
+        .expect_ok();
+    s.bai(admin, &["admin", "domain", "purge", "lab"])
+        .expect_ok();
+    let domains = s.bai(admin, &["admin", "domain", "list"]);
+    assert!(!domains.stdout.contains("a lab"), "{domains:#?}");
+}

@@ -369,10 +369,20 @@ await step('Data page: create (bad names refused beside the field), explore, upl
   await byTest('rename-folder-input').fill('uidocs2');
   await byTest('rename-folder-ok').click();
   await byTest('folder-uidocs2').waitFor();
+  // Deleting moves the folder to the trash; it comes back whole, and is purged from there.
   await byTest('folder-delete-uidocs2').click();
-  await page.getByRole('button', { name: 'Delete', exact: true }).last().click();
+  await page.getByRole('button', { name: 'Move to trash', exact: true }).last().click();
   await byTest('folder-uidocs2').waitFor({ state: 'detached' });
+  await byTest('trash-uidocs2').waitFor();
+  await byTest('trash-restore-uidocs2').click();
+  await byTest('folder-uidocs2').waitFor();
+  await byTest('folder-delete-uidocs2').click();
+  await page.getByRole('button', { name: 'Move to trash', exact: true }).last().click();
+  await byTest('trash-uidocs2').waitFor();
   if (shots) await page.screenshot({ path: `${shots}/data.png` });
+  await byTest('trash-purge-uidocs2').click();
+  await page.getByRole('button', { name: 'Delete forever', exact: true }).last().click();
+  await byTest('trash-uidocs2').waitFor({ state: 'detached' });
 });
 
 await step('Data page: a model folder, its files uploaded through the explorer, its definition checked', async () => {

@@ -45,6 +45,41 @@ async function uploadFile(folderId: string, path: string, file: File, onProgress
   });
 }
 
+/** Folders in the trash: kept whole until restored or deleted for good. */
+function Trash({ folders, reload, onError }: { folders: Folder[]; reload: () => void; onError: (e: unknown) => void }) {
+  if (folders.length === 0) return null;
+  return (
+    <>
+      <Typography.Title level={5} style={{ marginTop: 24 }}>Trash</Typography.Title>
+      <Table<Folder>
+        rowKey="id"
+        dataSource={folders}
+        pagination={false}
+        size="small"
+        data-testid="trash-table"
+        columns={[
+          { title: 'Name', dataIndex: 'name', render: (n: string) => <span data-testid={`trash-${n}`}>{n}</span> },
+          { title: 'Host', dataIndex: 'host' },
+          { title: 'Owner', render: (_, f) => (f.group ? `project ${f.group}` : 'you') },
+          {
+            title: 'Controls',
+            render: (_, f) => (
+              <Space>
+                <Button size="small" data-testid={`trash-restore-${f.name}`} onClick={() => api('POST', '/folders/restore-from-trash-bin', { body: { id: f.id } }).then(reload, onError)}>
+                  Restore
+                </Button>
+                <Popconfirm title={`Delete ${f.name} and its files for good?`} okText="Delete forever" onConfirm={() => api('POST', '/folders/purge', { body: { id: f.id } }).then(reload, onError)}>
+                  <Button size="small" danger data-testid={`trash-purge-${f.name}`}>Delete forever</Button>
+                </Popconfirm>
+              </Space>
+            ),
+          },
+        ]}
+      />
+    </>
+  );
+}
+
 type Ask = { kind: 'create' } | { kind: 'rename'; folder: Folder } | { kind: 'mkdir' };
 
 /** The Data page: folders (create, rename, delete) and an explorer (list, upload with
@@ -136,7 +171,7 @@ export default function Data() {
       </Space>
       <Table<Folder>
         rowKey="id"
-        dataSource={folders}
+        dataSource={folders.filter((f) => f.status !== 'delete-pending')}
         pagination={false}
         data-testid="folder-table"
         columns={[
@@ -151,7 +186,7 @@ export default function Data() {
             render: (_, f) => (
               <Space>
                 <Button size="small" data-testid={`folder-rename-${f.name}`} onClick={() => setAsk({ kind: 'rename', folder: f })}>Rename</Button>
-                <Popconfirm title={`Delete ${f.name} and its files?`} okText="Delete" onConfirm={() => api('DELETE', '/folders', { body: { id: f.id } }).then(load, (e) => message.error(err(e)))}>
+                <Popconfirm title={`Move ${f.name} to the trash?`} okText="Move to trash" onConfirm={() => api('DELETE', '/folders', { body: { id: f.id } }).then(load, (e) => message.error(err(e)))}>
                   <Button size="small" danger data-testid={`folder-delete-${f.name}`}>Delete</Button>
                 </Popconfirm>
               </Space>
@@ -159,6 +194,7 @@ export default function Data() {
           },
         ]}
       />
+      <Trash folders={folders.filter((f) => f.status === 'delete-pending')} reload={load} onError={(e) => message.error(err(e))} />
       {ask?.kind === 'create' && (
         <NameDialog
           title="Create a folder"

@@ -473,7 +473,7 @@ export interface paths {
         put?: never;
         /** Create a data folder (user or project; rw or ro; a quota; a storage host). */
         post: operations["post_folders"];
-        /** Delete a folder by id (not while a live session mounts it). */
+        /** Move a folder to its owner's trash (restore or purge it from there). */
         delete: operations["delete_folders"];
         options?: never;
         head?: never;
@@ -514,6 +514,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/folders/delete-from-trash-bin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete a folder in the trash for good (Backend.AI's older name of purge). */
+        post: operations["post_folders_delete_from_trash_bin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/folders/purge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete a folder in the trash, with its files, for good. */
+        post: operations["post_folders_purge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/folders/restore-from-trash-bin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Bring a folder back from the trash. */
+        post: operations["post_folders_restore_from_trash_bin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/folders/{id}": {
         parameters: {
             query?: never;
@@ -525,7 +576,7 @@ export interface paths {
         get: operations["get_folders_id"];
         put?: never;
         post?: never;
-        /** Delete a folder. */
+        /** Move a folder to its owner's trash (restore or purge it from there). */
         delete: operations["delete_folders_id"];
         options?: never;
         head?: never;
@@ -561,6 +612,23 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/folders/{id}/force": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a folder with its files now, without the trash. */
+        delete: operations["delete_folders_id_force"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2228,7 +2296,7 @@ export interface components {
             name: string;
         };
         /** @description A folder's state. */
-        FolderStatus: "ready" | "unavailable";
+        FolderStatus: "ready" | "unavailable" | "delete-pending";
         /** @description A GraphQL answer (always 200; failures are in `errors`). */
         GqlAnswer: {
             /**
@@ -5169,6 +5237,78 @@ export interface operations {
             "5XX": components["responses"]["Problem"];
         };
     };
+    post_folders_delete_from_trash_bin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FolderId"];
+            };
+        };
+        responses: {
+            /** @description Purged */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_folders_purge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FolderId"];
+            };
+        };
+        responses: {
+            /** @description Purged */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_folders_restore_from_trash_bin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FolderId"];
+            };
+        };
+        responses: {
+            /** @description Restored */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
     get_folders_id: {
         parameters: {
             query?: never;
@@ -5270,6 +5410,29 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Listing"];
                 };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    delete_folders_id_force: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Folder id (hex or hyphenated UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             "4XX": components["responses"]["Problem"];
             "5XX": components["responses"]["Problem"];

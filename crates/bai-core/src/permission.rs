@@ -56,6 +56,10 @@ impl fmt::Display for FolderPermission {
     }
 }
 
+/// The status of a data folder in its owner's trash (Backend.AI's `delete-pending`): kept
+/// whole, not mounted or changed, until it is restored or purged.
+pub const FOLDER_TRASHED: &str = "delete-pending";
+
 #[cfg(test)]
 mod tests {
     use super::*;

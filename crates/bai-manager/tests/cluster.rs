@@ -198,7 +198,7 @@ async fn cluster_requests_are_checked_before_anything_is_stored() {
     };
     for (extra, words) in [
         (json!({"clusterSize": 0}), "clusterSize 0"),
-        (json!({"clusterSize": 65}), "clusterSize 65"),
+        (json!({"clusterSize": 65}), "asks for 65 containers"),
         (json!({"clusterSize": "two"}), "clusterSize"),
         (
             json!({"clusterSize": 2, "clusterMode": "sideways"}),
@@ -219,6 +219,9 @@ async fn cluster_requests_are_checked_before_anything_is_stored() {
     ] {
         let e = plan(&h.m, &h.user, &body(extra.clone())).expect_err("refused");
         assert!(e.msg.contains(words), "{extra}: {}", e.msg);
+        if extra["clusterSize"] == 65 {
+            assert_eq!(e.error_code.as_deref(), Some("session_create_unavailable"));
+        }
     }
     // The official client's spelling of the mode is accepted.
     assert!(

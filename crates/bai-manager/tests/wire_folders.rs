@@ -7,9 +7,9 @@ mod common;
 use bai_api::Problem;
 use bai_api::check::round_trip;
 use bai_api::folders::{
-    CreateFolder, DeleteFiles, Done, FileType, Folder, FolderId, FolderRef, Hosts, IdLookup,
-    Listing, Mkdir, MkdirAnswer, MoveFile, Ownership, Paths, Permission, RenameFile, RenameFolder,
-    RequestDownload, RequestUpload, Ticket, UsageMode,
+    CreateFolder, DeleteFiles, Done, FileType, Folder, FolderId, FolderRef, FolderStatus, Hosts,
+    IdLookup, Listing, Mkdir, MkdirAnswer, MoveFile, Ownership, Paths, Permission, RenameFile,
+    RenameFolder, RequestDownload, RequestUpload, Ticket, UsageMode,
 };
 use common::{ADMIN, Api, Keypair, Reply, USER};
 use serde::Serialize;
@@ -88,7 +88,7 @@ async fn tus_patch(api: &Api, t: &Ticket, offset: usize, data: &[u8]) -> Reply {
 
 #[tokio::test]
 async fn folders_answer_as_their_types() {
-    let api = Api::start().await;
+    let api = Api::start_with_agent().await;
 
     let r = api
         .call("GET", "/folders/_/hosts", USER, &Value::Null)
@@ -178,12 +178,34 @@ async fn folders_answer_as_their_types() {
     let r = api
         .call("DELETE", &format!("/folders/{id}"), USER, &Value::Null)
         .await;
-    empty(&r, 204, "delete by path");
+    empty(&r, 204, "delete by path (to the trash)");
     let r = api
         .call("GET", &format!("/folders/{id}"), USER, &Value::Null)
         .await;
-    let p: Problem = answer(&r, 404, "info of a deleted folder");
-    assert!(p.kind.starts_with("https://"), "{p:?}");
+    let p: Problem = answer(&r, 409, "info of a folder in the trash");
+    assert!(p.kind.ends_with("vfolder-in-trash"), "{p:?}");
+    let r = api
+        .call(
+            "POST",
+            "/session",
+            USER,
+            &json!({"image": common::IMAGE, "clientSessionToken": "trashmount",
+                    "config": {"mount_ids": [id.clone()]}}),
+        )
+        .await;
+    let p: Problem = answer(&r, 400, "mount of a folder in the trash");
+    assert!(p.msg.contains("in the trash"), "{p:?}");
+    let this = body(&FolderId { id: id.clone() });
+    let r = api
+        .call("POST", "/folders/restore-from-trash-bin", USER, &this)
+        .await;
+    empty(&r, 204, "restore");
+    let r = api
+        .call("GET", &format!("/folders/{id}"), USER, &Value::Null)
+        .await;
+    let _: Folder = answer(&r, 200, "info of a restored folder");
+    let r = api.call("POST", "/folders/purge", USER, &this).await;
+    let _: Problem = answer(&r, 409, "purge of a folder not in the trash");
 
     let by_body = body(&FolderId {
         id: other.id.clone(),
@@ -192,7 +214,29 @@ async fn folders_answer_as_their_types() {
     empty(&r, 204, "delete by body");
     let r = api.call("GET", "/folders", USER, &Value::Null).await;
     let list: Vec<Folder> = answer(&r, 200, "list after deleting");
+    assert!(
+        list.iter()
+            .any(|f| f.name == other.name && f.status == FolderStatus::DeletePending),
+        "{list:?}"
+    );
+    let r = api.call("POST", "/folders/purge", USER, &by_body).await;
+    empty(&r, 204, "purge");
+    let r = api
+        .call(
+            "DELETE",
+            &format!("/folders/{id}/force"),
+            USER,
+            &Value::Null,
+        )
+        .await;
+    empty(&r, 204, "force delete");
+    let r = api.call("GET", "/folders", USER, &Value::Null).await;
+    let list: Vec<Folder> = answer(&r, 200, "list after purging");
     assert!(list.is_empty(), "{list:?}");
+    let r = api
+        .call("GET", &format!("/folders/{id}"), USER, &Value::Null)
+        .await;
+    let _: Problem = answer(&r, 404, "info of a purged folder");
 }
 
 /// Uploads, listing, directories, renames, moves, downloads and deletion in folder `id`.

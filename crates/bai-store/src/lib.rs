@@ -39,7 +39,7 @@ pub use sessions::{
 };
 pub use user_policies::UserPolicyRow;
 pub use users::{KeypairChange, KeypairRow, UserRow};
-pub use vfolders::VFolderRow;
+pub use vfolders::{TRASHED, VFolderRow};
 
 use rusqlite::{Connection, OpenFlags};
 use std::path::Path;

@@ -22,6 +22,15 @@ pub struct VFolderRow {
     pub created_at: String,
 }
 
+/// The status of a folder in its owner's trash.
+pub use bai_core::permission::FOLDER_TRASHED as TRASHED;
+
+impl VFolderRow {
+    pub fn is_trashed(&self) -> bool {
+        self.status == TRASHED
+    }
+}
+
 const COLS: &str =
     "id, name, host, user_id, permission, usage_mode, status, created_at, quota_bytes, project";
 
@@ -181,6 +190,20 @@ impl Store {
         Ok(conn.execute(
             "UPDATE OR IGNORE vfolders SET name = ?2 WHERE id = ?1",
             params![id.to_string(), new_name],
+        )? == 1)
+    }
+
+    /// Moves a folder to the trash (`delete-pending`) or back (`ready`); false when it is not
+    /// in the other state.
+    pub fn set_vfolder_trashed(&self, id: Uuid, trashed: bool) -> Result<bool> {
+        let (to, from) = if trashed {
+            (TRASHED, "ready")
+        } else {
+            ("ready", TRASHED)
+        };
+        Ok(self.conn().execute(
+            "UPDATE vfolders SET status = ?2 WHERE id = ?1 AND status = ?3",
+            params![id.to_string(), to, from],
         )? == 1)
     }
 

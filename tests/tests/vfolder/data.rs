@@ -144,7 +144,10 @@ fn a_folder_quota_holds_in_uploads_and_in_sessions() {
     r.expect_ok();
     assert!(r.stdout.contains("errno 28"), "{r:#?}");
     // Deleting the folder unmounts and removes its filesystem.
+    // Deleting moves it to the trash whole; purging it unmounts and removes its filesystem.
     ba(&s, false, &["vfolder", "delete", "small"]).expect_ok();
+    assert!(s.data_dir.path().join("volumes/volume1").join(&id).exists());
+    ba(&s, false, &["vfolder", "purge", "small"]).expect_ok();
     let dir = s.data_dir.path().join("volumes/volume1").join(&id);
     assert!(!dir.exists());
     assert!(

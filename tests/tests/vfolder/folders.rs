@@ -141,13 +141,35 @@ fn official_client_vfolder_commands_and_isolation() {
     assert_eq!(e.0, 400, "{e:?}");
 
     // Deleting files, then the folder.
-    let r = ba(&s, false, &["vfolder", "delete", "mydata2"]);
-    r.expect_ok();
+    // Deleting moves the folder to the trash, whole: not listed, not usable, restorable;
+    // the official client and bai alike.
+    ba(&s, false, &["vfolder", "delete", "mydata2"]).expect_ok();
+    let user = &s.user;
+    assert!(!s.bai(user, &["vfolder", "list"]).stdout.contains("mydata2"));
     assert!(
-        !ba(&s, false, &["vfolder", "list"])
+        s.bai(user, &["vfolder", "trash"])
             .stdout
             .contains("mydata2")
     );
+    s.bai(user, &["vfolder", "ls", "mydata2"])
+        .expect_fail("is in the trash");
+    s.bai(user, &["vfolder", "create", "mydata2"])
+        .expect_fail("in the trash");
+    ba(&s, false, &["vfolder", "restore", "mydata2"]).expect_ok();
+    s.bai(user, &["vfolder", "ls", "mydata2"]).expect_ok();
+    s.bai(user, &["vfolder", "purge", "mydata2"])
+        .expect_fail("not in the trash");
+    let r = s.bai(user, &["vfolder", "delete", "mydata2"]);
+    r.expect_ok();
+    assert!(r.stdout.contains("trash"), "{r:#?}");
+    s.bai(user, &["vfolder", "purge", "mydata2"]).expect_ok();
+    assert!(
+        !s.bai(user, &["vfolder", "trash"])
+            .stdout
+            .contains("mydata2")
+    );
+    s.bai(user, &["vfolder", "info", "mydata2"])
+        .expect_fail("no data folder");
     assert!(!dir.exists(), "the folder's directory is removed");
 }
 

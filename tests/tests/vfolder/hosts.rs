@@ -206,8 +206,9 @@ fn a_configured_second_storage_host_holds_folders_mounts_and_quotas() {
                 except OSError as e:\n    print('errno', e.errno)\n";
     let r = s.bai(user, &["run", "--rm", "-m", "small", "-c", code, "python"]);
     assert!(r.stdout.contains("errno 28"), "{r:#?}");
-    // Deleting it unmounts it and removes its image from the host.
-    s.bai(user, &["vfolder", "delete", "small"]).expect_ok();
+    // Deleting it for good unmounts it and removes its image from the host.
+    s.bai(user, &["vfolder", "delete", "--purge", "small"])
+        .expect_ok();
     assert!(!root.join(&small).exists());
     assert!(!root.join(format!("{small}.img")).exists());
 
@@ -240,8 +241,25 @@ fn a_configured_second_storage_host_holds_folders_mounts_and_quotas() {
     )
     .expect_err("host gone");
     assert_eq!(e.0, 503, "{e:?}");
-    let e = api(&s, false, "DELETE", "/folders", Some(json!({"id": ours}))).expect_err("host gone");
+    // To the trash it goes (nothing on the host is touched); purging needs the host.
+    api(&s, false, "DELETE", "/folders", Some(json!({"id": ours}))).expect("to the trash");
+    let e = api(
+        &s,
+        false,
+        "POST",
+        "/folders/purge",
+        Some(json!({"id": ours})),
+    )
+    .expect_err("host gone");
     assert_eq!(e.0, 503, "{e:?}");
+    api(
+        &s,
+        false,
+        "POST",
+        "/folders/restore-from-trash-bin",
+        Some(json!({"id": ours})),
+    )
+    .expect("restored");
     s.bai(
         user,
         &["run", "--rm", "-m", "ours", "-c", "print(1)", "python"],

@@ -28,6 +28,9 @@ pub enum FolderStatus {
     /// Its storage host is not configured on this server: it cannot be used, and its usage
     /// reads as zero.
     Unavailable,
+    /// In its owner's trash: kept whole, not mounted or changed, until restored or purged.
+    #[serde(rename = "delete-pending")]
+    DeletePending,
 }
 
 /// Whose a folder is.

@@ -37,6 +37,16 @@ pub fn routes() -> Vec<Route> {
             .takes(json::<IdLookup>())
             .answers(200, json::<FolderRef>()),
         Route::new("get", "/folders/_/hosts").answers(200, json::<Hosts>()),
+        Route::new("post", "/folders/purge")
+            .takes(json::<FolderId>())
+            .answers(204, Body::Empty),
+        Route::new("post", "/folders/delete-from-trash-bin")
+            .takes(json::<FolderId>())
+            .answers(204, Body::Empty),
+        Route::new("post", "/folders/restore-from-trash-bin")
+            .takes(json::<FolderId>())
+            .answers(204, Body::Empty),
+        Route::new("delete", "/folders/{id}/force").answers(204, Body::Empty),
         Route::new("get", "/folders/{id}").answers(200, json::<Folder>()),
         Route::new("delete", "/folders/{id}").answers(204, Body::Empty),
         Route::new("post", "/folders/{id}/rename")

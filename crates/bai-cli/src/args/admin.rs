@@ -37,9 +37,15 @@ pub enum AdminCmd {
     UserPolicy(AdminUserPolicyCmd),
     /// The audit log: who did what and when, newest first.
     Audit(AdminAuditArgs),
-    /// Keypairs: show one, activate or deactivate it, set its rate limit.
+    /// Keypairs: list, add one to a user, show, change, delete.
     #[command(subcommand)]
     Keypair(AdminKeypairCmd),
+    /// Users: list, add, update, purge.
+    #[command(subcommand)]
+    User(super::AdminUserCmd),
+    /// Domains: list, add, update, purge.
+    #[command(subcommand)]
+    Domain(super::AdminDomainCmd),
 }
 
 #[derive(Args, Debug)]
@@ -66,6 +72,27 @@ pub struct AdminAuditArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum AdminKeypairCmd {
+    /// Keypairs, newest first (of one user with --email).
+    List {
+        #[arg(long)]
+        email: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Another keypair for a user; its secret is printed once.
+    Add {
+        email: String,
+        /// An administrator's keypair.
+        #[arg(long)]
+        admin: bool,
+        /// Created inactive.
+        #[arg(long)]
+        inactive: bool,
+        #[arg(long, value_name = "N")]
+        rate_limit: Option<i64>,
+    },
+    /// Delete a keypair with no session that has not ended.
+    Delete { access_key: String },
     /// A keypair's owner, state and rate limit (never its secret).
     Info { access_key: String },
     /// Change a keypair.

@@ -1,6 +1,7 @@
 //! Command line arguments (clap derive) and the pure helpers that turn them into requests,
 //! one module per command group.
 
+mod accounts;
 mod admin;
 mod apps;
 mod create;
@@ -11,6 +12,7 @@ mod session;
 mod values;
 mod vfolder;
 
+pub use accounts::{AdminDomainCmd, AdminUserCmd, UserFields};
 pub use admin::{
     AdminAgentCmd, AdminAgentTokenCmd, AdminAuditArgs, AdminCmd, AdminGroupCmd, AdminKeypairCmd,
     AdminPolicyCmd, AdminPresetCmd, AdminProjectCmd, AdminSessionCmd, AdminUserPolicyCmd,

@@ -32,8 +32,20 @@ pub enum VfolderCmd {
     Info { name: String },
     /// Rename a folder.
     Rename { name: String, new_name: String },
-    /// Delete a folder and its files.
-    Delete { name: String },
+    /// Move a folder to the trash (restore it, or purge it for good, from there).
+    #[command(visible_alias = "rm-folder")]
+    Delete {
+        name: String,
+        /// Delete it with its files now, without the trash.
+        #[arg(long)]
+        purge: bool,
+    },
+    /// Folders in your trash.
+    Trash,
+    /// Bring a folder back from the trash.
+    Restore { name: String },
+    /// Delete a folder in the trash, with its files, for good.
+    Purge { name: String },
     /// Files in a folder's directory.
     Ls {
         name: String,

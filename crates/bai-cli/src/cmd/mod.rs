@@ -1,5 +1,6 @@
 //! One module per command family.
 
+pub mod accounts;
 pub mod agents;
 pub mod apps;
 pub mod create;
@@ -63,8 +64,10 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
         Cmd::Admin(AdminCmd::Preset(c)) => resources::admin_preset(client, &c).await,
         Cmd::Admin(AdminCmd::Policy(c)) => resources::admin_policy(client, &c).await,
         Cmd::Admin(AdminCmd::UserPolicy(c)) => user_policy::admin(client, &c).await,
+        Cmd::Admin(AdminCmd::User(c)) => accounts::user(client, &c).await,
+        Cmd::Admin(AdminCmd::Domain(c)) => accounts::domain(client, &c).await,
         Cmd::Admin(AdminCmd::Audit(a)) => operations::audit(client, &a).await,
-        Cmd::Admin(AdminCmd::Keypair(c)) => operations::keypair(client, &c).await,
+        Cmd::Admin(AdminCmd::Keypair(c)) => accounts::keypair(client, &c).await,
         Cmd::App(a) => apps::app(client, &a).await,
         Cmd::Open(a) => apps::open(client, &a).await,
         Cmd::Apps(a) | Cmd::Session(SessionCmd::Apps(a)) => apps::apps(client, &a.reference).await,

@@ -81,8 +81,10 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
         }
         VfolderCmd::List => {
             let items = client.list_vfolders().await?;
+            // Folders in the trash are listed by `bai vfolder trash`.
             let rows: Vec<Vec<String>> = items
                 .iter()
+                .filter(|v| v["status"] != bai_core::permission::FOLDER_TRASHED)
                 .map(|v| {
                     let quota = v["max_size"].as_u64().filter(|q| *q > 0);
                     let owner = match v["group"].as_str() {
@@ -144,10 +146,45 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
             client.rename_vfolder(&id, new_name).await?;
             println!("Virtual folder \"{name}\" is renamed to \"{new_name}\".");
         }
-        VfolderCmd::Delete { name } => {
+        VfolderCmd::Delete { name, purge } => {
             let id = client.vfolder_id(name).await?;
             client.delete_vfolder(&id).await?;
-            println!("Virtual folder \"{name}\" is deleted.");
+            if *purge {
+                client.purge_vfolder(&id).await?;
+                println!("Virtual folder \"{name}\" is deleted with its files.");
+            } else {
+                println!(
+                    "Virtual folder \"{name}\" is moved to the trash (bai vfolder restore|purge {name})."
+                );
+            }
+        }
+        VfolderCmd::Trash => {
+            let folders = client.list_vfolders().await?;
+            let trashed: Vec<_> = folders
+                .iter()
+                .filter(|f| f["status"] == bai_core::permission::FOLDER_TRASHED)
+                .collect();
+            if trashed.is_empty() {
+                println!("The trash is empty.");
+            }
+            for f in trashed {
+                println!(
+                    "{}\t{}\t{}",
+                    cell(&f["name"]),
+                    cell(&f["host"]),
+                    cell(&f["id"])
+                );
+            }
+        }
+        VfolderCmd::Restore { name } => {
+            let id = client.vfolder_id(name).await?;
+            client.restore_vfolder(&id).await?;
+            println!("Virtual folder \"{name}\" is restored.");
+        }
+        VfolderCmd::Purge { name } => {
+            let id = client.vfolder_id(name).await?;
+            client.purge_vfolder(&id).await?;
+            println!("Virtual folder \"{name}\" is deleted with its files.");
         }
         VfolderCmd::Ls { name, path } => {
             let id = client.vfolder_id(name).await?;

@@ -94,9 +94,26 @@ impl Client {
             .map(|_| ())
     }
 
+    /// `DELETE /folders`: the folder moves to the trash (restore or purge it from there).
     pub async fn delete_vfolder(&self, id: &str) -> Result<(), ClientError> {
         let body = body(&folders::FolderId { id: id.to_string() })?;
         self.send(Method::DELETE, "/folders", Some(&body))
+            .await
+            .map(|_| ())
+    }
+
+    /// `POST /folders/restore-from-trash-bin`: a folder in the trash back to use.
+    pub async fn restore_vfolder(&self, id: &str) -> Result<(), ClientError> {
+        let body = body(&folders::FolderId { id: id.to_string() })?;
+        self.send(Method::POST, "/folders/restore-from-trash-bin", Some(&body))
+            .await
+            .map(|_| ())
+    }
+
+    /// `POST /folders/purge`: a folder in the trash deleted with its files.
+    pub async fn purge_vfolder(&self, id: &str) -> Result<(), ClientError> {
+        let body = body(&folders::FolderId { id: id.to_string() })?;
+        self.send(Method::POST, "/folders/purge", Some(&body))
             .await
             .map(|_| ())
     }

@@ -132,6 +132,10 @@ pub fn router(m: Arc<Manager>) -> Router {
                 .delete(vfolder::delete),
         )
         .route("/folders/_/id", get(vfolder::id_of))
+        .route("/folders/purge", post(vfolder::purge))
+        .route("/folders/delete-from-trash-bin", post(vfolder::purge))
+        .route("/folders/restore-from-trash-bin", post(vfolder::restore))
+        .route("/folders/{id}/force", delete(vfolder::force_delete))
         .route("/folders/_/hosts", get(vfolder::hosts))
         .route(
             "/folders/{id}",

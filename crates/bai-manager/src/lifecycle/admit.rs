@@ -343,15 +343,26 @@ pub(super) fn cluster_shape(
     };
     let size = match field("clusterSize").or_else(|| field("cluster_size")) {
         None => 1,
-        Some(v) => v
-            .as_u64()
-            .filter(|n| (1..=u64::from(MAX_CLUSTER_SIZE)).contains(n))
-            .map(|n| n as u32)
-            .ok_or_else(|| {
-                Problem::invalid(format!(
+        Some(v) => match v.as_u64() {
+            Some(n @ 1..) if n <= u64::from(MAX_CLUSTER_SIZE) => n as u32,
+            // A size over bai's bound is "unavailable", as an over-limit size is in Backend.AI.
+            Some(n @ 1..) => {
+                return Err(Problem::new(
+                    400,
+                    "too-many-containers",
+                    "Too many containers.",
+                    format!(
+                        "the session asks for {n} containers, but a session has at most {MAX_CLUSTER_SIZE}"
+                    ),
+                )
+                .with_code("session_create_unavailable"));
+            }
+            _ => {
+                return Err(Problem::invalid(format!(
                     "clusterSize {v} is invalid: use a whole number from 1 to {MAX_CLUSTER_SIZE}"
-                ))
-            })?,
+                )));
+            }
+        },
     };
     let mode = match field("clusterMode").or_else(|| field("cluster_mode")) {
         None => ClusterMode::SingleNode,

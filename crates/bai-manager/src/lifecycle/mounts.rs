@@ -78,6 +78,7 @@ pub(super) fn resolve_mounts(
     for auto in m.store.vfolders(Some(user_id)).map_err(internal)? {
         if auto.project.is_none()
             && auto.name.starts_with('.')
+            && !auto.is_trashed()
             && !wanted.iter().any(|(v, _)| v.id == auto.id)
         {
             if m.storage.host(&auto.host).is_none() {
@@ -95,6 +96,12 @@ pub(super) fn resolve_mounts(
     for (v, target) in wanted {
         if out.iter().any(|x| x.vfolder_id == v.id) {
             continue;
+        }
+        if v.is_trashed() {
+            return Err(Problem::invalid(format!(
+                "data folder {:?} is in the trash; restore it to mount it",
+                v.name
+            )));
         }
         // A folder on a storage host this server no longer has cannot be mounted.
         let host_path = m.storage.folder_dir(&v).map_err(|e| Problem {
@@ -150,6 +157,12 @@ pub fn bind_at_launch(m: &Manager, row: &SessionRow) -> Result<Vec<Mount>, Reaso
     let mut out = Vec::with_capacity(row.mounts.len());
     for queued in &row.mounts {
         let v = match m.store.vfolder(queued.vfolder_id) {
+            Ok(Some(v)) if v.is_trashed() => {
+                return Err(Reason::MountFailed(format!(
+                    "data folder {:?} was moved to the trash while the session waited",
+                    queued.name
+                )));
+            }
             Ok(Some(v)) if m.store.can_see_vfolder(&row.user_id, &v).unwrap_or(false) => v,
             Ok(_) => {
                 return Err(Reason::MountFailed(format!(

@@ -59,7 +59,38 @@ fn me_of(c: &Caller) -> Me {
 }
 
 /// `POST /server/login`.
-pub async fn login(State(m): State<Arc<Manager>>, body: axum::body::Bytes) -> Response {
+pub async fn login(
+    State(m): State<Arc<Manager>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    // The official client encodes the body over plain HTTP (`X-BackendAI-Encoded: true`).
+    let encoded = headers
+        .get("x-backendai-encoded")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let body = if encoded {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let scheme = m.config.api_scheme();
+        let endpoints = [format!("{scheme}://{host}"), format!("{scheme}://{host}/")];
+        match super::encoded::decode(&body, &endpoints) {
+            Ok(plain) => axum::body::Bytes::from(plain),
+            Err(why) => {
+                return (
+                    StatusCode::BAD_REQUEST,
+                    Json(Problem::invalid(format!(
+                        "the login body cannot be read: {why}"
+                    ))),
+                )
+                    .into_response();
+            }
+        }
+    } else {
+        body
+    };
     // A body that is not a login request is one without an email and a password.
     let b: LoginRequest = serde_json::from_slice(&body).unwrap_or(LoginRequest {
         username: String::new(),

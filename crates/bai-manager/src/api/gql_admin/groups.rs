@@ -220,19 +220,20 @@ pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<
             {
                 return Ok(refused("the default group cannot be purged"));
             }
-            Ok(match store.purge_project(&id).map_err(db)? {
-                Ok(true) => ok(),
-                Ok(false) => refused(format!("no group with id {id:?}")),
-                Err(PurgeRefusal::Sessions(n)) => refused(format!(
+            // A refusal is an error, as Backend.AI raises it (the client reads a 400).
+            match store.purge_project(&id).map_err(db)? {
+                Ok(true) => Ok(ok()),
+                Ok(false) => Ok(refused(format!("no group with id {id:?}"))),
+                Err(PurgeRefusal::Sessions(n)) => Err(err(format!(
                     "the group still has {n} session(s) that have not ended: terminate them first"
-                )),
-                Err(PurgeRefusal::Services(n)) => refused(format!(
+                ))),
+                Err(PurgeRefusal::Services(n)) => Err(err(format!(
                     "the group still has {n} model service(s): delete them first"
-                )),
-                Err(PurgeRefusal::Folders(n)) => refused(format!(
+                ))),
+                Err(PurgeRefusal::Folders(n)) => Err(err(format!(
                     "the group still has {n} project folder(s): delete them first"
-                )),
-            })
+                ))),
+            }
         }
         _ => Err(err(format!("{field} is not supported"))),
     }

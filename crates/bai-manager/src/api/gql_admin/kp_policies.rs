@@ -52,7 +52,10 @@ fn policy_json(p: &PolicyRow) -> Value {
         "max_pending_session_count": p.max_pending_sessions,
         "max_pending_session_resource_slots": Value::Null,
         "max_concurrent_sftp_sessions": p.max_concurrent_sftp_sessions,
-        "max_containers_per_session": p.max_containers_per_session,
+        // No limit of its own: bai's bound is the one that holds.
+        "max_containers_per_session": p
+            .max_containers_per_session
+            .unwrap_or(i64::from(bai_core::cluster::MAX_CLUSTER_SIZE)),
         "idle_timeout": p.idle_timeout,
         "allowed_vfolder_hosts": p.allowed_vfolder_hosts,
         "max_vfolder_count": 0,

@@ -272,6 +272,11 @@ pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<
             if !email.contains('@') || email.len() > 128 || email.chars().any(char::is_whitespace) {
                 return Err(err(format!("email {email:?} is not an email address")));
             }
+            if store.user_by_email(&email).map_err(db)?.is_some() {
+                return Ok(
+                    json!({"ok": false, "msg": format!("user {email:?} already exists"), "user": null}),
+                );
+            }
             let p = a.props();
             let Some(hash) = password_hash(&p)? else {
                 return Err(err("password is required"));

@@ -184,7 +184,10 @@ pub async fn create(
         return Err(Problem::conflict(
             "vfolder-exists",
             "The folder exists.",
-            format!("{owner} a data folder named {name:?}"),
+            format!(
+                "{owner} a data folder named {name:?}{}",
+                in_trash(&m, &caller, name)
+            ),
         )
         .into());
     }
@@ -258,14 +261,16 @@ pub async fn rename(
     Ok(StatusCode::CREATED)
 }
 
-/// `DELETE /folders` with `{"id"}` (also `DELETE /folders/{id}`).
+/// `DELETE /folders` with `{"id"}` (also `DELETE /folders/{id}`): moves the folder to its
+/// owner's trash (`delete-pending`), whole; `POST /folders/restore-from-trash-bin` brings it
+/// back, `POST /folders/purge` deletes it for good.
 pub async fn delete(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     body: Bytes,
 ) -> ApiResult<StatusCode> {
     let FolderId { id } = typed(json_body(&body)?, &["id"])?;
-    delete_folder(&m, &caller, &id).await
+    trash_folder(&m, &caller, &id)
 }
 
 pub async fn delete_by_path(
@@ -273,11 +278,24 @@ pub async fn delete_by_path(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
-    delete_folder(&m, &caller, &id).await
+    trash_folder(&m, &caller, &id)
 }
 
-async fn delete_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<StatusCode> {
-    let v = managed_folder(m, caller, id)?;
+/// " (in the trash: …)" when the caller's folder of that name is in the trash.
+fn in_trash(m: &Manager, caller: &Caller, name: &str) -> &'static str {
+    match m
+        .store
+        .visible_vfolder_by_name(&caller.user_id, name, caller.is_admin)
+    {
+        Ok(Some(v)) if v.is_trashed() => {
+            " (in the trash: restore it, or purge it to reuse the name)"
+        }
+        _ => "",
+    }
+}
+
+/// Refused while a session that has not ended mounts the folder.
+pub(super) fn refuse_if_mounted(m: &Manager, v: &VFolderRow) -> ApiResult<()> {
     if m.store.sessions_mounting(v.id)? > 0 {
         return Err(Problem::conflict(
             "vfolder-in-use",
@@ -289,7 +307,12 @@ async fn delete_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<Stat
         )
         .into());
     }
-    m.storage.remove_async(&v).await?;
-    m.store.delete_vfolder(v.id)?;
+    Ok(())
+}
+
+fn trash_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<StatusCode> {
+    let v = managed_folder(m, caller, id)?;
+    refuse_if_mounted(m, &v)?;
+    m.store.set_vfolder_trashed(v.id, true)?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -4,7 +4,8 @@
 //!
 //! `folders`: folder CRUD and hosts; `files`: file operations inside a folder; `transfers`:
 //! the tokens of uploads and downloads; `upload` (TUS) and `download` use them, with
-//! `raw_io` for bai's own client's raw connections; `json`: a folder's JSON, also for GraphQL.
+//! `raw_io` for bai's own client's raw connections; `json`: a folder's JSON, also for GraphQL;
+//! `trash`: deleting moves a folder to its owner's trash, whence it is restored or purged.
 //! Storage work that walks directories or runs system tools goes to a blocking thread.
 
 mod download;
@@ -13,6 +14,7 @@ mod folders;
 mod json;
 mod raw_io;
 mod transfers;
+mod trash;
 mod upload;
 
 pub use download::download;
@@ -20,6 +22,7 @@ pub use files::{delete_files, files, mkdir, move_file, rename_file};
 pub use folders::{create, delete, delete_by_path, hosts, id_of, info, list, rename};
 pub use json::folder_json;
 pub use transfers::{request_download, request_upload};
+pub use trash::{force_delete, purge, restore};
 pub use upload::{tus_head, tus_patch};
 
 use crate::auth::Caller;
@@ -74,9 +77,27 @@ pub(super) fn not_found(r: &str) -> Problem {
     Problem::not_found("vfolder", format!("no data folder {r:?} is visible to you"))
 }
 
-/// A folder the caller may see (id in hex or hyphenated), else 404: their own user folders,
-/// their projects' folders, and (for superadmins) every project folder.
+/// A folder the caller may see and use (not in the trash): see [`visible_folder`]. A folder
+/// in the trash is refused with 409 `vfolder-in-trash` until it is restored.
 pub(super) fn own_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VFolderRow> {
+    let v = visible_folder(m, caller, id)?;
+    if v.is_trashed() {
+        return Err(Problem::conflict(
+            "vfolder-in-trash",
+            "The folder is in the trash.",
+            format!(
+                "data folder {:?} is in the trash: restore it first (or purge it for good)",
+                v.name
+            ),
+        )
+        .into());
+    }
+    Ok(v)
+}
+
+/// A folder the caller may see (id in hex or hyphenated), trashed or not, else 404: their own
+/// user folders, their projects' folders, and (for superadmins) every project folder.
+pub(super) fn visible_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VFolderRow> {
     let uuid = Uuid::parse_str(id).map_err(|_| not_found(id))?;
     match m.store.vfolder(uuid)? {
         Some(v)
@@ -104,9 +125,30 @@ pub(super) fn writable_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResu
 }
 
 /// A folder the caller may rename or delete: their own user folder, or (superadmins) a
-/// project folder.
+/// project folder; not in the trash.
 pub(super) fn managed_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VFolderRow> {
     let v = own_folder(m, caller, id)?;
+    may_manage(caller, v)
+}
+
+/// A folder in the trash the caller may restore or purge.
+pub(super) fn trashed_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VFolderRow> {
+    let v = may_manage(caller, visible_folder(m, caller, id)?)?;
+    if !v.is_trashed() {
+        return Err(Problem::conflict(
+            "vfolder-not-in-trash",
+            "The folder is not in the trash.",
+            format!(
+                "data folder {:?} is not in the trash: delete it first to move it there",
+                v.name
+            ),
+        )
+        .into());
+    }
+    Ok(v)
+}
+
+fn may_manage(caller: &Caller, v: VFolderRow) -> ApiResult<VFolderRow> {
     if v.project.is_some() && !caller.is_admin {
         return Err(Problem::forbidden(format!(
             "project folder {:?} is managed by administrators; members may use its files",

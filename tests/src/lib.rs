@@ -37,6 +37,14 @@ pub fn bin(name: &str) -> PathBuf {
 }
 
 /// The official Backend.AI client (`make test` installs it with scripts/official-client.sh).
+/// The official client's account variables (a test gives each command its own).
+pub const CLIENT_ENV: [&str; 4] = [
+    "BACKEND_ENDPOINT",
+    "BACKEND_ACCESS_KEY",
+    "BACKEND_SECRET_KEY",
+    "BACKEND_ENDPOINT_TYPE",
+];
+
 pub fn official_client() -> PathBuf {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv-official/bin/backend.ai");
     assert!(
@@ -254,12 +262,7 @@ impl Server {
         cmd.args(args)
             .current_dir(self.work.path())
             .stdin(Stdio::null());
-        for k in [
-            "BACKEND_ENDPOINT",
-            "BACKEND_ACCESS_KEY",
-            "BACKEND_SECRET_KEY",
-            "BACKEND_ENDPOINT_TYPE",
-        ] {
+        for k in CLIENT_ENV {
             cmd.env_remove(k);
         }
         for (k, v) in &account.vars {

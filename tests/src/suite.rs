@@ -10,15 +10,10 @@ use std::process::Command;
 /// are rewritten in that form.
 fn env_file(dir: &Path, name: &str, acct: &Account) -> PathBuf {
     let path = dir.join(name);
-    let text: String = [
-        "BACKEND_ENDPOINT",
-        "BACKEND_ENDPOINT_TYPE",
-        "BACKEND_ACCESS_KEY",
-        "BACKEND_SECRET_KEY",
-    ]
-    .iter()
-    .map(|k| format!("export {k}={}\n", acct.get(k)))
-    .collect();
+    let text: String = crate::CLIENT_ENV
+        .iter()
+        .map(|k| format!("export {k}={}\n", acct.get(k)))
+        .collect();
     std::fs::write(&path, text).expect("write env file");
     path
 }
@@ -84,12 +79,7 @@ pub fn run_cli(
         .arg(&admin)
         .current_dir(&dir)
         .env("BACKEND_BUILD_ROOT", &root);
-    for k in [
-        "BACKEND_ENDPOINT",
-        "BACKEND_ACCESS_KEY",
-        "BACKEND_SECRET_KEY",
-        "BACKEND_ENDPOINT_TYPE",
-    ] {
+    for k in crate::CLIENT_ENV {
         cmd.env_remove(k);
     }
     let out = cmd.output().expect("run backend.ai test run-cli");

@@ -64,6 +64,12 @@ fn bai_admin_user_keypair_and_domain_commands() {
     assert!(listed.stdout.contains("ada@lab.test"), "{listed:#?}");
     s.bai(&s.user, &["admin", "user", "list"])
         .expect_fail("only administrators");
+    // The official CLI's global `--output json`: `{"items": [...]}`, as its admin suite reads.
+    let json = s.bai(admin, &["--output=json", "admin", "user", "list"]);
+    json.expect_ok();
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    let items = v["items"].as_array().expect("items");
+    assert!(items.iter().any(|u| u["username"] == "ada"), "{v}");
 
     let added = s.bai(
         admin,

@@ -413,15 +413,18 @@ fn backend_ai_integration_specs_pass() {
     for f in files {
         std::fs::copy(fixture.join(f), s.work.path().join(f)).unwrap();
     }
-    s.run_as(
-        official_client(),
-        &s.user,
-        &["vfolder", "create", "specmodel", "--usage-mode", "model"],
-    )
-    .expect_ok();
+    // Each account serves its own copy (the group specs' services run as the admin).
     let mut upload = vec!["vfolder", "upload", "specmodel"];
     upload.extend(files);
-    s.run_as(official_client(), &s.user, &upload).expect_ok();
+    for acct in [&s.user, &s.admin] {
+        s.run_as(
+            official_client(),
+            acct,
+            &["vfolder", "create", "specmodel", "--usage-mode", "model"],
+        )
+        .expect_ok();
+        s.run_as(official_client(), acct, &upload).expect_ok();
+    }
     std::fs::write(s.work.path().join("tester.toml"), tester_toml(&s, As::User)).unwrap();
     std::fs::write(
         s.work.path().join("tester-admin.toml"),

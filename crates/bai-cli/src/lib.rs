@@ -15,6 +15,7 @@ pub use cmd::session::terminated_word;
 /// Runs a parsed command line with the client from the environment; returns the exit
 /// code, after printing any error as one `error: …` line on stderr.
 pub async fn main_with(cli: args::Cli) -> i32 {
+    output::set_json_output(cli.output == args::OutputForm::Json);
     let result = match cli.cmd {
         args::Cmd::Version => {
             println!(
@@ -24,8 +25,18 @@ pub async fn main_with(cli: args::Cli) -> i32 {
             );
             Ok(0)
         }
+        args::Cmd::Completion { shell } => Ok(cmd::completion(shell)),
         cmd => match bai_client::Client::from_env() {
-            Ok(client) => dispatch(args::Cli { cmd }, &client).await,
+            Ok(client) => {
+                dispatch(
+                    args::Cli {
+                        output: cli.output,
+                        cmd,
+                    },
+                    &client,
+                )
+                .await
+            }
             Err(e) => Err(e.into()),
         },
     };

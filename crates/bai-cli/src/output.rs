@@ -105,6 +105,26 @@ pub fn quiet_on_broken_pipe() {
     }));
 }
 
+static JSON_OUTPUT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `--output json` (the official CLI's global option): listings print `{"items": [...]}`.
+pub fn set_json_output(on: bool) {
+    JSON_OUTPUT.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub fn json_output() -> bool {
+    JSON_OUTPUT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A listing as the official CLI's `--output json` prints it: `{"items": [...]}`.
+pub fn print_items(items: &[Value]) {
+    let v = serde_json::json!({ "items": items });
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&v).unwrap_or_else(|_| v.to_string())
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -236,13 +236,7 @@ impl Store {
              SELECT name, ?1 FROM projects WHERE name = 'default'",
             [&u.id],
         )?;
-        for pid in &n.project_ids {
-            tx.execute(
-                "INSERT OR IGNORE INTO project_members(project, user_id)
-                 SELECT name, ?1 FROM projects WHERE id = ?2",
-                [&u.id, pid],
-            )?;
-        }
+        join_projects(&tx, &u.id, &n.project_ids)?;
         tx.commit()?;
         Ok(true)
     }
@@ -293,13 +287,7 @@ impl Store {
         }
         if let Some(ids) = project_ids {
             tx.execute("DELETE FROM project_members WHERE user_id = ?1", [&u.id])?;
-            for pid in ids {
-                tx.execute(
-                    "INSERT OR IGNORE INTO project_members(project, user_id)
-                     SELECT name, ?1 FROM projects WHERE id = ?2",
-                    [&u.id, pid],
-                )?;
-            }
+            join_projects(&tx, &u.id, ids)?;
         }
         tx.commit()?;
         Ok(true)
@@ -452,6 +440,18 @@ impl Store {
         tx.commit()?;
         Ok(Ok(n == 1))
     }
+}
+
+/// Makes the user a member of each project (by id) that exists.
+fn join_projects(tx: &rusqlite::Transaction<'_>, user_id: &str, ids: &[String]) -> Result<()> {
+    for pid in ids {
+        tx.execute(
+            "INSERT OR IGNORE INTO project_members(project, user_id)
+             SELECT name, ?1 FROM projects WHERE id = ?2",
+            [user_id, pid],
+        )?;
+    }
+    Ok(())
 }
 
 /// Roles whose keypairs are administrators'.

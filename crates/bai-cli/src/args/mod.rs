@@ -42,8 +42,19 @@ use clap::{Args, Parser, Subcommand};
     about = "bai command line client (Backend.AI compatible; also installed as backend.ai)"
 )]
 pub struct Cli {
+    /// `json`: listings print `{"items": [...]}`, as the official CLI's `--output json`.
+    #[arg(long, global = true, value_enum, default_value_t = OutputForm::Console)]
+    pub output: OutputForm,
     #[command(subcommand)]
     pub cmd: Cmd,
+}
+
+/// The official CLI's output forms.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum OutputForm {
+    #[default]
+    Console,
+    Json,
 }
 
 #[derive(Subcommand, Debug)]
@@ -100,6 +111,9 @@ pub enum Cmd {
     Upload(UploadArgs),
     /// Print the client version.
     Version,
+    /// Print a shell completion script: `bai completion bash > /etc/bash_completion.d/bai`,
+    /// `bai completion zsh > "${fpath[1]}/_bai"`, `bai completion fish > ~/.config/fish/completions/bai.fish`.
+    Completion { shell: clap_complete::Shell },
 }
 
 #[derive(Args, Debug, Clone)]

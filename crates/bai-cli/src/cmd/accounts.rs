@@ -57,6 +57,10 @@ pub async fn user(client: &Client, c: &AdminUserCmd) -> Result<i32> {
                 .as_array()
                 .cloned()
                 .unwrap_or_default();
+            if crate::output::json_output() {
+                crate::output::print_items(&items);
+                return Ok(0);
+            }
             if *json {
                 println!("{}", serde_json::to_string_pretty(&items)?);
                 return Ok(0);
@@ -140,6 +144,10 @@ pub async fn keypair(client: &Client, c: &AdminKeypairCmd) -> Result<i32> {
                      { user_id access_key is_active is_admin resource_policy rate_limit concurrency_used created_at } }";
             let v = client.gql(q, json!({"email": email})).await?;
             let items = v["keypairs"].as_array().cloned().unwrap_or_default();
+            if crate::output::json_output() {
+                crate::output::print_items(&items);
+                return Ok(0);
+            }
             if *json {
                 println!("{}", serde_json::to_string_pretty(&items)?);
                 return Ok(0);
@@ -261,6 +269,10 @@ pub async fn domain(client: &Client, c: &AdminDomainCmd) -> Result<i32> {
                 )
                 .await?;
             let items = v["domains"].as_array().cloned().unwrap_or_default();
+            if crate::output::json_output() {
+                crate::output::print_items(&items);
+                return Ok(0);
+            }
             if *json {
                 println!("{}", serde_json::to_string_pretty(&items)?);
                 return Ok(0);

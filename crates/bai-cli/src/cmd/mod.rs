@@ -75,6 +75,7 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
             apps::download(client, &a).await
         }
         Cmd::Upload(a) | Cmd::Session(SessionCmd::Upload(a)) => apps::upload(client, &a).await,
+        Cmd::Completion { shell } => Ok(completion(shell)),
         Cmd::Version => {
             println!(
                 "bai {} (Backend.AI API {})",
@@ -84,4 +85,12 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
             Ok(0)
         }
     }
+}
+
+/// Prints the completion script of `bai` for `shell`.
+pub fn completion(shell: clap_complete::Shell) -> i32 {
+    use clap::CommandFactory;
+    let mut cmd = crate::args::Cli::command();
+    clap_complete::generate(shell, &mut cmd, "bai", &mut std::io::stdout());
+    0
 }

@@ -81,6 +81,10 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
         }
         VfolderCmd::List => {
             let items = client.list_vfolders().await?;
+            if crate::output::json_output() {
+                crate::output::print_items(&items);
+                return Ok(0);
+            }
             // Folders in the trash are listed by `bai vfolder trash`.
             let rows: Vec<Vec<String>> = items
                 .iter()

@@ -25,6 +25,24 @@ fn text(v: &Value) -> String {
     }
 }
 
+/// Prints a listing: `{"items": [...]}` under `--output json`, the bare list with `--json`,
+/// else a table of the `(header, field)` columns.
+fn listing(items: &[Value], json: bool, columns: &[(&str, &str)]) -> Result<()> {
+    if crate::output::json_output() {
+        crate::output::print_items(items);
+    } else if json {
+        println!("{}", serde_json::to_string_pretty(items)?);
+    } else {
+        let rows: Vec<Vec<String>> = items
+            .iter()
+            .map(|i| columns.iter().map(|(_, k)| text(&i[*k])).collect())
+            .collect();
+        let headers: Vec<&str> = columns.iter().map(|(h, _)| *h).collect();
+        table(&headers, &rows);
+    }
+    Ok(())
+}
+
 fn user_props(f: &UserFields, password: Option<&str>) -> Value {
     let mut p = Map::new();
     let mut put = |k: &str, v: Option<&String>| {
@@ -57,34 +75,18 @@ pub async fn user(client: &Client, c: &AdminUserCmd) -> Result<i32> {
                 .as_array()
                 .cloned()
                 .unwrap_or_default();
-            if crate::output::json_output() {
-                crate::output::print_items(&items);
-                return Ok(0);
-            }
-            if *json {
-                println!("{}", serde_json::to_string_pretty(&items)?);
-                return Ok(0);
-            }
-            let rows: Vec<Vec<String>> = items
-                .iter()
-                .map(|u| {
-                    [
-                        "email",
-                        "username",
-                        "full_name",
-                        "role",
-                        "status",
-                        "domain_name",
-                    ]
-                    .iter()
-                    .map(|k| text(&u[*k]))
-                    .collect()
-                })
-                .collect();
-            table(
-                &["EMAIL", "USERNAME", "NAME", "ROLE", "STATUS", "DOMAIN"],
-                &rows,
-            );
+            listing(
+                &items,
+                *json,
+                &[
+                    ("EMAIL", "email"),
+                    ("USERNAME", "username"),
+                    ("NAME", "full_name"),
+                    ("ROLE", "role"),
+                    ("STATUS", "status"),
+                    ("DOMAIN", "domain_name"),
+                ],
+            )?;
         }
         AdminUserCmd::Add {
             email,
@@ -144,43 +146,19 @@ pub async fn keypair(client: &Client, c: &AdminKeypairCmd) -> Result<i32> {
                      { user_id access_key is_active is_admin resource_policy rate_limit concurrency_used created_at } }";
             let v = client.gql(q, json!({"email": email})).await?;
             let items = v["keypairs"].as_array().cloned().unwrap_or_default();
-            if crate::output::json_output() {
-                crate::output::print_items(&items);
-                return Ok(0);
-            }
-            if *json {
-                println!("{}", serde_json::to_string_pretty(&items)?);
-                return Ok(0);
-            }
-            let rows: Vec<Vec<String>> = items
-                .iter()
-                .map(|k| {
-                    [
-                        "access_key",
-                        "user_id",
-                        "is_active",
-                        "is_admin",
-                        "resource_policy",
-                        "rate_limit",
-                        "concurrency_used",
-                    ]
-                    .iter()
-                    .map(|f| text(&k[*f]))
-                    .collect()
-                })
-                .collect();
-            table(
+            listing(
+                &items,
+                *json,
                 &[
-                    "ACCESS KEY",
-                    "OWNER",
-                    "ACTIVE",
-                    "ADMIN",
-                    "POLICY",
-                    "RATE LIMIT",
-                    "SESSIONS",
+                    ("ACCESS KEY", "access_key"),
+                    ("OWNER", "user_id"),
+                    ("ACTIVE", "is_active"),
+                    ("ADMIN", "is_admin"),
+                    ("POLICY", "resource_policy"),
+                    ("RATE LIMIT", "rate_limit"),
+                    ("SESSIONS", "concurrency_used"),
                 ],
-                &rows,
-            );
+            )?;
         }
         AdminKeypairCmd::Add {
             email,
@@ -269,24 +247,16 @@ pub async fn domain(client: &Client, c: &AdminDomainCmd) -> Result<i32> {
                 )
                 .await?;
             let items = v["domains"].as_array().cloned().unwrap_or_default();
-            if crate::output::json_output() {
-                crate::output::print_items(&items);
-                return Ok(0);
-            }
-            if *json {
-                println!("{}", serde_json::to_string_pretty(&items)?);
-                return Ok(0);
-            }
-            let rows: Vec<Vec<String>> = items
-                .iter()
-                .map(|d| {
-                    ["name", "description", "is_active", "created_at"]
-                        .iter()
-                        .map(|k| text(&d[*k]))
-                        .collect()
-                })
-                .collect();
-            table(&["NAME", "DESCRIPTION", "ACTIVE", "CREATED"], &rows);
+            listing(
+                &items,
+                *json,
+                &[
+                    ("NAME", "name"),
+                    ("DESCRIPTION", "description"),
+                    ("ACTIVE", "is_active"),
+                    ("CREATED", "created_at"),
+                ],
+            )?;
         }
         AdminDomainCmd::Add {
             name,

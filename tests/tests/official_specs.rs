@@ -68,12 +68,22 @@ const SPECS: &[(&str, &str, As)] = &[
         As::User,
     ),
     (
+        "multi_node_multi_container_creation_batch_session_success_from_template",
+        "",
+        As::User,
+    ),
+    (
         "multi_node_multi_container_creation_endpoint_success",
         "",
         As::User,
     ),
     (
         "multi_node_multi_container_creation_interactive_session_success",
+        "",
+        As::User,
+    ),
+    (
+        "multi_node_multi_container_creation_interactive_session_success_from_template",
         "",
         As::User,
     ),
@@ -171,12 +181,22 @@ const SPECS: &[(&str, &str, As)] = &[
         As::User,
     ),
     (
+        "single_node_multi_container_creation_batch_session_success_from_template",
+        "",
+        As::User,
+    ),
+    (
         "single_node_multi_container_creation_endpoint_success",
         "",
         As::User,
     ),
     (
         "single_node_multi_container_creation_interactive_session_success",
+        "",
+        As::User,
+    ),
+    (
+        "single_node_multi_container_creation_interactive_session_success_from_template",
         "",
         As::User,
     ),
@@ -251,12 +271,22 @@ const SPECS: &[(&str, &str, As)] = &[
         As::User,
     ),
     (
+        "single_node_single_container_creation_batch_session_success_from_template",
+        "",
+        As::User,
+    ),
+    (
         "single_node_single_container_creation_endpoint_success",
         "",
         As::User,
     ),
     (
         "single_node_single_container_creation_interactive_session_success",
+        "",
+        As::User,
+    ),
+    (
+        "single_node_single_container_creation_interactive_session_success_from_template",
         "",
         As::User,
     ),

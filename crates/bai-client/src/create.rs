@@ -228,7 +228,10 @@ impl Client {
 /// How long [`Client::create_session`] keeps sending a create the manager did not answer.
 pub const CREATE_RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(60);
 
-fn parse_create_reply(v: &Value, asked: Option<&str>) -> Result<CreateReply, ClientError> {
+pub(crate) fn parse_create_reply(
+    v: &Value,
+    asked: Option<&str>,
+) -> Result<CreateReply, ClientError> {
     let field = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
     let session_id = field("sessionId")
         .ok_or_else(|| ClientError::Protocol(format!("no sessionId in the create reply {v}")))?;

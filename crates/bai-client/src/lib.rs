@@ -24,6 +24,7 @@ mod resources;
 mod services;
 mod session;
 pub mod sse;
+mod templates;
 mod tls;
 mod user_policies;
 pub mod vfolder;

@@ -294,7 +294,7 @@ impl Store {
     }
 
     /// Deletes a user with nothing left running and no folders of their own: their keypairs,
-    /// memberships and settings go with them. `Ok(Ok(false))`: no such user.
+    /// memberships, settings and session templates go with them. `Ok(Ok(false))`: no such user.
     pub fn purge_user(&self, email: &str) -> Result<std::result::Result<bool, StillOwned>> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
@@ -332,6 +332,7 @@ impl Store {
             "DELETE FROM keypairs WHERE user_id = ?1",
             "DELETE FROM project_members WHERE user_id = ?1",
             "DELETE FROM user_settings WHERE user_id = ?1",
+            "DELETE FROM session_templates WHERE user_id = ?1",
             "DELETE FROM users WHERE id = ?1",
         ] {
             tx.execute(sql, [&id])?;

@@ -17,6 +17,7 @@ mod projects;
 mod resources;
 mod schema;
 mod sessions;
+mod templates;
 mod user_policies;
 mod users;
 mod vfolders;
@@ -37,6 +38,7 @@ pub use sessions::{
     GroupQueue, NewSession, PendingRow, SessionCount, SessionFilter, SessionRow, StatusChange,
     StatusHistory, SubKernel, SubPlacements,
 };
+pub use templates::TemplateRow;
 pub use user_policies::UserPolicyRow;
 pub use users::{KeypairChange, KeypairRow, UserRow};
 pub use vfolders::{TRASHED, VFolderRow};

@@ -396,6 +396,21 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE resource_policies ADD COLUMN default_for_unspecified TEXT NOT NULL
         DEFAULT 'UNLIMITED';
     "#,
+    // 17: session templates (Backend.AI's task templates): a stored session request that a
+    // session is created from, its fields overridden by the create call's.
+    r#"
+    CREATE TABLE session_templates (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        access_key TEXT NOT NULL,
+        project TEXT,
+        domain_name TEXT NOT NULL DEFAULT 'default',
+        template TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX session_templates_by_user ON session_templates(user_id);
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -10,6 +10,7 @@ pub mod info;
 pub mod replies;
 pub mod stats;
 pub mod status;
+pub mod templates;
 pub mod web;
 
 pub use apps::{App, AppProtocol, ProxyMode, StartServiceReply, StartServiceRequest};
@@ -29,6 +30,10 @@ pub use stats::{
     UtilizationExtra,
 };
 pub use status::{ClusterMode, CreateStatus, SessionResult, SessionStatus, SessionType};
+pub use templates::{
+    CreateFromTemplate, CreateTemplates, TaskTemplate, TemplateCreated, TemplateDone, TemplateGit,
+    TemplateInfo, TemplateItem, TemplateListItem, UpdateTemplate,
+};
 pub use web::{
     LauncherHistory, LoginRefusal, LoginRefusalData, LoginReply, LoginRequest, LogoutReply, Me,
     WebRole,
@@ -46,6 +51,19 @@ pub fn routes() -> Vec<Route> {
             .answers(201, json::<CreateReply>())
             // The session the request names exists already (`created: false`).
             .also("200", json::<CreateReply>()),
+        Route::new("post", "/session/_/create-from-template")
+            .takes(json::<CreateFromTemplate>())
+            .answers(201, json::<CreateReply>())
+            .also("200", json::<CreateReply>()),
+        Route::new("post", "/template/session")
+            .takes(json::<CreateTemplates>())
+            .answers(200, json::<Vec<TemplateCreated>>()),
+        Route::new("get", "/template/session").answers(200, json::<Vec<TemplateListItem>>()),
+        Route::new("get", "/template/session/{id}").answers(200, json::<TemplateInfo>()),
+        Route::new("put", "/template/session/{id}")
+            .takes(json::<UpdateTemplate>())
+            .answers(200, json::<TemplateDone>()),
+        Route::new("delete", "/template/session/{id}").answers(200, json::<TemplateDone>()),
         Route::new("get", S).answers(200, json::<SessionInfo>()),
         Route::new("delete", S).answers(200, json::<Destroyed>()),
         Route::new("post", S)

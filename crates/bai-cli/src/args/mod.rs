@@ -9,6 +9,7 @@ mod images;
 mod ps;
 mod service;
 mod session;
+mod template;
 mod values;
 mod vfolder;
 
@@ -30,6 +31,7 @@ pub use session::{
     DownloadArgs, EventsArgs, HistoryArgs, InfoArgs, LogsArgs, RefArg, RmArgs, SessionCmd,
     UploadArgs,
 };
+pub use template::{FromTemplateArgs, TemplateCmd, TemplateFormat};
 pub use values::{parse_batch_timeout, parse_kv, parse_secs, parse_secs_i64, parse_starts_at};
 pub use vfolder::VfolderCmd;
 
@@ -95,6 +97,9 @@ pub enum Cmd {
     /// Your images made from sessions: list, forget, purge.
     #[command(subcommand)]
     Image(ImageCmd),
+    /// Session templates: stored session requests to create sessions from.
+    #[command(subcommand, visible_alias = "session-template")]
+    Template(TemplateCmd),
     /// Model services: a model folder served by replicas behind one endpoint URL.
     #[command(subcommand)]
     Service(ServiceCmd),

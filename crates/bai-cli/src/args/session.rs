@@ -11,6 +11,8 @@ pub enum SessionCmd {
     Create(Box<StartArgs>),
     /// Same as `bai ps`.
     List(PsArgs),
+    /// Start a session from a template (see `bai template`); options replace its values.
+    CreateFromTemplate(super::FromTemplateArgs),
     /// Show a session's fields (GET /session/REF).
     Info(InfoArgs),
     /// A session's recent resource use (CPU, memory, network, disk) and idle checks.

@@ -14,6 +14,7 @@ pub mod run;
 pub mod service;
 mod service_rules;
 pub mod session;
+mod template;
 mod user_policy;
 pub mod vfolder;
 
@@ -49,6 +50,10 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
         Cmd::Projects => resources::projects(client).await,
         Cmd::Vfolder(c) => vfolder::vfolder(client, &c).await,
         Cmd::Service(c) => service::service(client, &c).await,
+        Cmd::Template(c) => template::template(client, &c).await,
+        Cmd::Session(SessionCmd::CreateFromTemplate(a)) => {
+            template::from_template(client, &a).await
+        }
         Cmd::Images(a) => images::list(client, &a, false).await,
         Cmd::Image(c) => images::image(client, &c).await,
         Cmd::Admin(AdminCmd::Image(c)) => images::admin_image(client, &c).await,

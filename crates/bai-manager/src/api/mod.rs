@@ -20,6 +20,7 @@ mod service_rules;
 mod services;
 mod session;
 mod session_files;
+mod templates;
 pub(crate) mod vfolder;
 
 use crate::auth::{Caller, authenticate};
@@ -42,6 +43,20 @@ pub fn router(m: Arc<Manager>) -> Router {
             get(|| async { axum::Json(json!({"enabled": false, "message": ""})) }),
         )
         .route("/session", post(session::create))
+        .route(
+            "/session/_/create-from-template",
+            post(templates::create_from_template),
+        )
+        .route(
+            "/template/session",
+            post(templates::create).get(templates::list),
+        )
+        .route(
+            "/template/session/{id}",
+            get(templates::get)
+                .put(templates::put)
+                .delete(templates::delete),
+        )
         .route("/services", get(services::list).post(services::create))
         .route("/services/_/search", post(services::search))
         .route("/services/_/runtimes", get(services::runtimes))

@@ -209,7 +209,21 @@ pub async fn create(
     Extension<crate::audit::AuditTarget>,
     Json<Value>,
 )> {
-    let (status, reply) = create_session_reply(&m, &caller, &headers, &body).await?;
+    create_answer(&m, &caller, &headers, &body).await
+}
+
+/// Creates a session from a `POST /session` body: the answer and the audit target (its id).
+pub(crate) async fn create_answer(
+    m: &Arc<Manager>,
+    caller: &Caller,
+    headers: &axum::http::HeaderMap,
+    body: &[u8],
+) -> ApiResult<(
+    StatusCode,
+    Extension<crate::audit::AuditTarget>,
+    Json<Value>,
+)> {
+    let (status, reply) = create_session_reply(m, caller, headers, body).await?;
     let target = reply
         .get("sessionId")
         .and_then(Value::as_str)

@@ -13,18 +13,21 @@
 use bai_e2e::{Account, Server, official_client};
 use std::path::PathBuf;
 
-/// Whose keypair a spec runs with: the group specs create and purge groups, which only
-/// administrators may.
+/// Whose keypair a spec runs with: the group and folder-invitation specs create groups and
+/// users, which only administrators may; the sharing spec shares a project folder, so its
+/// folders are made in the `default` project.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum As {
     User,
     Admin,
+    AdminProjectFolders,
 }
 
 /// Every spec of the package that bai passes: (spec, the configuration that must pass (every
 /// one when empty), whose keypair). The list may only grow: a spec that starts passing is
 /// added, one that stops fails the build. docs/COMPATIBILITY.md has the rest with their reason.
 const SPECS: &[(&str, &str, As)] = &[
+    ("clone_vfolder", "", As::User),
     (
         "creation_batch_session_failure_command_timeout",
         "",
@@ -54,6 +57,14 @@ const SPECS: &[(&str, &str, As)] = &[
     ("delete_files", "", As::User),
     ("delete_files_recursively", "", As::User),
     ("download_files", "", As::User),
+    ("invite_vfolder_failure_duplicated_accept", "", As::Admin),
+    (
+        "invite_vfolder_failure_duplicated_invitation",
+        "",
+        As::Admin,
+    ),
+    ("invite_vfolder_failure_reject", "", As::Admin),
+    ("invite_vfolder_success", "", As::Admin),
     ("list_files", "", As::User),
     ("login", "", As::User),
     ("move_file", "", As::User),
@@ -169,6 +180,11 @@ const SPECS: &[(&str, &str, As)] = &[
         "replicas_successfully_scale",
         "cluster_mode='single-node' cluster_size=1",
         As::User,
+    ),
+    (
+        "shared_vfolder_permission_override",
+        "",
+        As::AdminProjectFolders,
     ),
     (
         "single_node_multi_container_commit_interactive_session_success",
@@ -360,7 +376,12 @@ const SPECS: &[(&str, &str, As)] = &[
 fn tester_toml(s: &Server, who: As) -> String {
     let (acct, email): (&Account, &str) = match who {
         As::User => (&s.user, "user@bai.local"),
-        As::Admin => (&s.admin, "admin@bai.local"),
+        As::Admin | As::AdminProjectFolders => (&s.admin, "admin@bai.local"),
+    };
+    let folder_group = if who == As::AdminProjectFolders {
+        "group = \"default\"\n"
+    } else {
+        ""
     };
     let login = std::fs::read_to_string(s.data_dir.path().join("web-login.txt")).unwrap();
     let password = login
@@ -408,7 +429,7 @@ startup-command = "ls -la"
 timeout = 120
 
 [context.vfolder]
-permission = "rw"
+{folder_group}permission = "rw"
 share-permission = "ro"
 cloneable = false
 
@@ -461,12 +482,18 @@ fn backend_ai_integration_specs_pass() {
         tester_toml(&s, As::Admin),
     )
     .unwrap();
+    std::fs::write(
+        s.work.path().join("tester-admin-project.toml"),
+        tester_toml(&s, As::AdminProjectFolders),
+    )
+    .unwrap();
 
     let mut failures = Vec::new();
     for (spec, config, who) in SPECS {
         let file = match who {
             As::User => "tester.toml",
             As::Admin => "tester-admin.toml",
+            As::AdminProjectFolders => "tester-admin-project.toml",
         };
         let r = s.run_as(
             official_client(),

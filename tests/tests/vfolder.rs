@@ -2,8 +2,9 @@
 //! real containers, against `baid up` and the real Docker engine.
 //!
 //! One test binary; the tests are grouped by what they cover: `folders` (commands, isolation,
-//! project and automount folders), `data` (mounts, quotas, raw transfers) and `hosts` (storage
-//! hosts). The helpers they share are here.
+//! project and automount folders), `data` (mounts, quotas, raw transfers), `hosts` (storage
+//! hosts) and `sharing` (invitations, project-folder shares, clones). The helpers they share
+//! are here.
 
 #[path = "vfolder/data.rs"]
 mod data;
@@ -11,6 +12,8 @@ mod data;
 mod folders;
 #[path = "vfolder/hosts.rs"]
 mod hosts;
+#[path = "vfolder/sharing.rs"]
+mod sharing;
 
 use bai_e2e::{Run, Server};
 use serde_json::{Value, json};

@@ -294,7 +294,8 @@ impl Store {
     }
 
     /// Deletes a user with nothing left running and no folders of their own: their keypairs,
-    /// memberships, settings and session templates go with them. `Ok(Ok(false))`: no such user.
+    /// memberships, settings, session templates, folder shares and invitations go with them.
+    /// `Ok(Ok(false))`: no such user.
     pub fn purge_user(&self, email: &str) -> Result<std::result::Result<bool, StillOwned>> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
@@ -333,6 +334,8 @@ impl Store {
             "DELETE FROM project_members WHERE user_id = ?1",
             "DELETE FROM user_settings WHERE user_id = ?1",
             "DELETE FROM session_templates WHERE user_id = ?1",
+            "DELETE FROM vfolder_shares WHERE user_id = ?1",
+            "DELETE FROM vfolder_invitations WHERE inviter_id = ?1 OR invitee_id = ?1",
             "DELETE FROM users WHERE id = ?1",
         ] {
             tx.execute(sql, [&id])?;

@@ -20,6 +20,7 @@ mod sessions;
 mod templates;
 mod user_policies;
 mod users;
+mod vfolder_shares;
 mod vfolders;
 
 pub use accounts::{
@@ -41,7 +42,8 @@ pub use sessions::{
 pub use templates::TemplateRow;
 pub use user_policies::UserPolicyRow;
 pub use users::{KeypairChange, KeypairRow, UserRow};
-pub use vfolders::{TRASHED, VFolderRow};
+pub use vfolder_shares::{AcceptRefusal, InvitationRow, ShareRow, invitation_state};
+pub use vfolders::{CLONING, TRASHED, VFolderRow};
 
 use rusqlite::{Connection, OpenFlags};
 use std::path::Path;

@@ -411,6 +411,29 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX session_templates_by_user ON session_templates(user_id);
     "#,
+    // 18: folder sharing: a user's own folder shared by invitation (accepted invitations make
+    // shares), and per-user permissions overriding a project folder's for its members.
+    r#"
+    CREATE TABLE vfolder_shares (
+        vfolder_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        permission TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (vfolder_id, user_id)
+    );
+    CREATE INDEX vfolder_shares_by_user ON vfolder_shares(user_id);
+    CREATE TABLE vfolder_invitations (
+        id TEXT PRIMARY KEY,
+        vfolder_id TEXT NOT NULL,
+        inviter_id TEXT NOT NULL,
+        invitee_id TEXT NOT NULL,
+        permission TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending',
+        created_at TEXT NOT NULL,
+        modified_at TEXT
+    );
+    CREATE INDEX vfolder_invitations_by_invitee ON vfolder_invitations(invitee_id, state);
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

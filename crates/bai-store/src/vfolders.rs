@@ -25,6 +25,9 @@ pub struct VFolderRow {
 /// The status of a folder in its owner's trash.
 pub use bai_core::permission::FOLDER_TRASHED as TRASHED;
 
+/// The status of a folder a clone is filling.
+pub const CLONING: &str = "cloning";
+
 impl VFolderRow {
     pub fn is_trashed(&self) -> bool {
         self.status == TRASHED
@@ -34,9 +37,11 @@ impl VFolderRow {
 const COLS: &str =
     "id, name, host, user_id, permission, usage_mode, status, created_at, quota_bytes, project";
 
-/// Folders `?1` (a user id) may see: their own user folders and their projects' folders, and
-/// every project folder when `?2` (an administrator) is true.
+/// Folders `?1` (a user id) may see: their own user folders, user folders shared with them
+/// (accepted invitations), their projects' folders, and every project folder when `?2` (an
+/// administrator) is true.
 const VISIBLE: &str = "(project IS NULL AND user_id = ?1)
+    OR (project IS NULL AND id IN (SELECT vfolder_id FROM vfolder_shares WHERE user_id = ?1))
     OR (?2 AND project IS NOT NULL)
     OR project IN (SELECT project FROM project_members WHERE user_id = ?1)";
 
@@ -129,7 +134,7 @@ impl Store {
             .query_row(
                 &format!(
                     "SELECT {COLS} FROM vfolders WHERE name = ?3 AND ({VISIBLE})
-                     ORDER BY project IS NOT NULL, project LIMIT 1"
+                     ORDER BY project IS NOT NULL, user_id != ?1, project LIMIT 1"
                 ),
                 params![user_id, all_projects, name],
                 row,
@@ -139,20 +144,10 @@ impl Store {
             .transpose()
     }
 
-    /// Whether the user may see the folder: it is theirs, or their project's.
+    /// Whether the user may see the folder: it is theirs, shared with them, or their
+    /// project's.
     pub fn can_see_vfolder(&self, user_id: &str, v: &VFolderRow) -> Result<bool> {
-        Ok(match &v.project {
-            None => v.user_id == user_id,
-            Some(p) => self
-                .read()
-                .query_row(
-                    "SELECT 1 FROM project_members WHERE project = ?1 AND user_id = ?2",
-                    [p, user_id],
-                    |_| Ok(true),
-                )
-                .optional()?
-                .unwrap_or(false),
-        })
+        Ok(self.folder_access(user_id, v)?.is_some())
     }
 
     /// The folders a user may see (own, then projects'), by name; `all_projects` as above.
@@ -207,11 +202,27 @@ impl Store {
         )? == 1)
     }
 
+    /// Deletes a folder with its shares and invitations.
     pub fn delete_vfolder(&self, id: Uuid) -> Result<bool> {
-        Ok(self
-            .conn()
-            .execute("DELETE FROM vfolders WHERE id = ?1", [id.to_string()])?
-            == 1)
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let id = id.to_string();
+        tx.execute("DELETE FROM vfolder_shares WHERE vfolder_id = ?1", [&id])?;
+        tx.execute(
+            "DELETE FROM vfolder_invitations WHERE vfolder_id = ?1",
+            [&id],
+        )?;
+        let n = tx.execute("DELETE FROM vfolders WHERE id = ?1", [&id])?;
+        tx.commit()?;
+        Ok(n == 1)
+    }
+
+    /// Moves a folder from one status to another; false when it is not in `from`.
+    pub fn set_vfolder_status(&self, id: Uuid, from: &str, to: &str) -> Result<bool> {
+        Ok(self.conn().execute(
+            "UPDATE vfolders SET status = ?3 WHERE id = ?1 AND status = ?2",
+            params![id.to_string(), from, to],
+        )? == 1)
     }
 
     /// Live sessions that mount the folder.

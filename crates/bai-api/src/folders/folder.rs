@@ -31,6 +31,8 @@ pub enum FolderStatus {
     /// In its owner's trash: kept whole, not mounted or changed, until restored or purged.
     #[serde(rename = "delete-pending")]
     DeletePending,
+    /// Being filled by a clone: not mounted or changed until the copy is done.
+    Cloning,
 }
 
 /// Whose a folder is.
@@ -98,13 +100,15 @@ pub struct Folder {
     pub host: String,
     /// The usage mode.
     pub usage_mode: UsageMode,
-    /// Who may write its files.
+    /// What the caller may do with its files: the folder's permission, or the one it is
+    /// shared with the caller with.
     pub permission: Permission,
     /// Its state.
     pub status: FolderStatus,
     /// When it was created (RFC 3339, UTC, microseconds).
     pub created_at: String,
-    /// Whether the caller owns it (always false for a project folder).
+    /// Whether the caller owns it (false for a project folder and for a folder shared with
+    /// the caller).
     pub is_owner: bool,
     /// Whose it is.
     pub ownership_type: Ownership,
@@ -119,7 +123,7 @@ pub struct Folder {
     pub group: Option<String>,
     /// The same as `group`.
     pub group_name: Option<String>,
-    /// Always false: folders cannot be cloned.
+    /// Always true: every folder the caller may read can be cloned.
     pub cloneable: bool,
     /// The quota in MiB (rounded down); 0 without a quota.
     pub max_size: u64,

@@ -7,6 +7,7 @@
 pub mod files;
 pub mod folder;
 pub mod hosts;
+pub mod sharing;
 pub mod transfers;
 
 pub use files::{
@@ -18,6 +19,11 @@ pub use folder::{
     RenameFolder, Size, UsageMode,
 };
 pub use hosts::{Backend, Capability, Hosts, VolumeInfo, VolumeUsage};
+pub use sharing::{
+    CloneFolder, Cloned, Invitation, InvitationRef, Invitations, Invite, Invited, Leave, Share,
+    ShareEntry, ShareList, Shared, SharedTo, Skipped, Unshare, Unshared, UpdateInvitation,
+    UpdateShare,
+};
 pub use transfers::{RequestDownload, RequestUpload, Ticket};
 
 use crate::route::{Body, Route, json};
@@ -47,6 +53,36 @@ pub fn routes() -> Vec<Route> {
             .takes(json::<FolderId>())
             .answers(204, Body::Empty),
         Route::new("delete", "/folders/{id}/force").answers(204, Body::Empty),
+        Route::new("post", "/folders/{id}/invite")
+            .takes(json::<Invite>())
+            .answers(201, json::<Invited>()),
+        Route::new("get", "/folders/invitations/list").answers(200, json::<Invitations>()),
+        Route::new("get", "/folders/invitations/list-sent").answers(200, json::<Invitations>()),
+        Route::new("post", "/folders/invitations/accept")
+            .takes(json::<InvitationRef>())
+            .answers(200, json::<sharing::Ok>()),
+        Route::new("delete", "/folders/invitations/delete")
+            .takes(json::<InvitationRef>())
+            .answers(200, json::<sharing::Ok>()),
+        Route::new("post", "/folders/invitations/update/{inv_id}")
+            .takes(json::<UpdateInvitation>())
+            .answers(200, json::<sharing::Ok>()),
+        Route::new("post", "/folders/{id}/share")
+            .takes(json::<Share>())
+            .answers(201, json::<Shared>()),
+        Route::new("delete", "/folders/{id}/unshare")
+            .takes(json::<Unshare>())
+            .answers(200, json::<Unshared>()),
+        Route::new("post", "/folders/{id}/leave")
+            .takes(json::<Leave>())
+            .answers(200, json::<sharing::Ok>()),
+        Route::new("get", "/folders/_/shared").answers(200, json::<ShareList>()),
+        Route::new("post", "/folders/_/shared")
+            .takes(json::<UpdateShare>())
+            .answers(200, json::<sharing::Ok>()),
+        Route::new("post", "/folders/{id}/clone")
+            .takes(json::<CloneFolder>())
+            .answers(201, json::<Cloned>()),
         Route::new("get", "/folders/{id}").answers(200, json::<Folder>()),
         Route::new("delete", "/folders/{id}").answers(204, Body::Empty),
         Route::new("post", "/folders/{id}/rename")

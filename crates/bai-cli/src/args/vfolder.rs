@@ -106,6 +106,59 @@ pub enum VfolderCmd {
         #[arg(short, long)]
         recursive: bool,
     },
+    /// Invite users (by email) to a folder of yours; they accept with `bai vfolder accept`.
+    Invite {
+        name: String,
+        #[arg(required = true)]
+        emails: Vec<String>,
+        /// What they may do: ro (read only), rw or wd.
+        #[arg(short = 'p', long = "perm", default_value = "rw", value_parser = parse_perm)]
+        perm: bai_core::FolderPermission,
+    },
+    /// Pending invitations to you (`--sent`: the ones you sent).
+    Invitations {
+        #[arg(long)]
+        sent: bool,
+    },
+    /// Accept an invitation: the folder is shared with you.
+    Accept { invitation_id: String },
+    /// Reject an invitation to you, or cancel one you sent.
+    Reject { invitation_id: String },
+    /// Give project members their own permission on a project folder (administrators).
+    Share {
+        name: String,
+        #[arg(required = true)]
+        emails: Vec<String>,
+        #[arg(short = 'p', long = "perm", default_value = "ro", value_parser = parse_perm)]
+        perm: bai_core::FolderPermission,
+    },
+    /// End shares: members get the project folder's own permission back; invitees of your
+    /// folder lose it.
+    Unshare {
+        name: String,
+        #[arg(required = true)]
+        emails: Vec<String>,
+    },
+    /// Leave a folder another user shared with you.
+    Leave { name: String },
+    /// Who the folders you manage are shared with (one folder's when named).
+    Shared { name: Option<String> },
+    /// Copy a folder you may read into a new folder of yours.
+    Clone {
+        name: String,
+        new_name: String,
+        /// Storage host of the copy (default: the source's).
+        #[arg(long)]
+        host: Option<String>,
+        /// No progress output.
+        #[arg(short, long)]
+        quiet: bool,
+    },
+}
+
+fn parse_perm(s: &str) -> Result<bai_core::FolderPermission, String> {
+    bai_core::FolderPermission::parse(s)
+        .ok_or_else(|| format!("permission {s:?} is unknown: use ro, rw or wd"))
 }
 
 #[cfg(test)]

@@ -142,9 +142,14 @@ pub async fn admin_image(client: &Client, c: &AdminImageCmd) -> Result<i32> {
 }
 
 /// Follows a background task to its end; returns the done message.
-async fn follow(client: &Client, task_id: &str, what: &str) -> Result<String> {
+pub(crate) async fn follow(
+    client: &Client,
+    task_id: &str,
+    what: &str,
+    quiet: bool,
+) -> Result<String> {
     let mut events = client.bgtask_events(task_id).await?;
-    let pb = spinner(what, false);
+    let pb = spinner(what, quiet);
     let mut outcome: Option<Result<String>> = None;
     while let Some(ev) = events.next().await {
         let ev = ev?;
@@ -170,7 +175,7 @@ async fn follow(client: &Client, task_id: &str, what: &str) -> Result<String> {
 
 pub async fn commit(client: &Client, reference: &str) -> Result<i32> {
     let s = client.commit_session(reference).await?;
-    follow(client, &s.bgtask_id, "committing").await?;
+    follow(client, &s.bgtask_id, "committing", false).await?;
     println!(
         "Session {reference} is committed: {} on its agent (kernel {}).",
         s.path, s.kernel
@@ -180,7 +185,7 @@ pub async fn commit(client: &Client, reference: &str) -> Result<i32> {
 
 pub async fn convert(client: &Client, reference: &str, name: &str) -> Result<i32> {
     let s = client.convert_to_image(reference, name).await?;
-    let id = follow(client, &s.task_id, "converting to an image").await?;
+    let id = follow(client, &s.task_id, "converting to an image", false).await?;
     let reference_out = client
         .images(true)
         .await?

@@ -17,6 +17,7 @@ pub mod session;
 mod template;
 mod user_policy;
 pub mod vfolder;
+mod vfolder_share;
 
 use crate::args::{AdminCmd, AdminSessionCmd, Cli, Cmd, SessionCmd};
 use anyhow::Result;

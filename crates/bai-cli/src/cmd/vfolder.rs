@@ -93,6 +93,7 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
                     let quota = v["max_size"].as_u64().filter(|q| *q > 0);
                     let owner = match v["group"].as_str() {
                         Some(p) => format!("project {p}"),
+                        None if v["is_owner"] == false => "shared with you".into(),
                         None => "you".into(),
                     };
                     vec![
@@ -294,6 +295,7 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
             client.delete_files(&id, files, *recursive).await?;
             println!("Deleted {}.", files.join(", "));
         }
+        other => return super::vfolder_share::vfolder_share(client, other).await,
     }
     Ok(0)
 }

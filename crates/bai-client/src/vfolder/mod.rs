@@ -6,6 +6,7 @@
 //! `download`, with the transfer threads' plumbing in `threads` and the URLs in `url`.
 
 mod download;
+mod sharing;
 mod threads;
 mod upload;
 mod url;
@@ -69,7 +70,7 @@ impl Client {
     /// The caller's folders (GraphQL `vfolder_list`).
     pub async fn list_vfolders(&self) -> Result<Vec<Value>, ClientError> {
         let q = "query($limit:Int!, $offset:Int!) { vfolder_list(limit:$limit, offset:$offset) \
-                 { items { id host name status created_at permission ownership_type group max_size } total_count } }";
+                 { items { id host name status created_at permission ownership_type group max_size is_owner } total_count } }";
         let v = self.gql(q, json!({"limit": 1000, "offset": 0})).await?;
         Ok(v["vfolder_list"]["items"]
             .as_array()

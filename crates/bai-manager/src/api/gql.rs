@@ -245,7 +245,7 @@ impl SessionResolver<'_> {
                 | "vfolder_invited_list"
                 | "vfolder_project_list",
             ) => {
-                // No invitations exist yet, so `vfolder_invited_list` is always empty.
+                // `vfolder_invited_list`: user folders shared with the caller.
                 let visible = self
                     .m
                     .store
@@ -254,9 +254,13 @@ impl SessionResolver<'_> {
                 let all: Vec<Value> = visible
                     .iter()
                     .filter(|v| match field {
-                        "vfolder_own_list" => v.project.is_none(),
+                        "vfolder_own_list" => {
+                            v.project.is_none() && v.user_id == self.caller.user_id
+                        }
                         "vfolder_project_list" => v.project.is_some(),
-                        "vfolder_invited_list" => false,
+                        "vfolder_invited_list" => {
+                            v.project.is_none() && v.user_id != self.caller.user_id
+                        }
                         _ => true,
                     })
                     .map(|v| {

@@ -151,6 +151,32 @@ pub fn router(m: Arc<Manager>) -> Router {
         .route("/folders/delete-from-trash-bin", post(vfolder::purge))
         .route("/folders/restore-from-trash-bin", post(vfolder::restore))
         .route("/folders/{id}/force", delete(vfolder::force_delete))
+        .route("/folders/{id}/invite", post(vfolder::invite))
+        .route("/folders/invitations/list", get(vfolder::invitations))
+        .route(
+            "/folders/invitations/list-sent",
+            get(vfolder::sent_invitations),
+        )
+        .route(
+            "/folders/invitations/accept",
+            post(vfolder::accept_invitation),
+        )
+        .route(
+            "/folders/invitations/delete",
+            delete(vfolder::delete_invitation),
+        )
+        .route(
+            "/folders/invitations/update/{inv_id}",
+            post(vfolder::update_invitation),
+        )
+        .route("/folders/{id}/share", post(vfolder::share))
+        .route("/folders/{id}/unshare", delete(vfolder::unshare))
+        .route("/folders/{id}/leave", post(vfolder::leave))
+        .route(
+            "/folders/_/shared",
+            get(vfolder::shared).post(vfolder::update_shared),
+        )
+        .route("/folders/{id}/clone", post(vfolder::clone))
         .route("/folders/_/hosts", get(vfolder::hosts))
         .route(
             "/folders/{id}",

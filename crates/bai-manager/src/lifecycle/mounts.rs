@@ -103,6 +103,18 @@ pub(super) fn resolve_mounts(
                 v.name
             )));
         }
+        if v.status == bai_store::CLONING {
+            return Err(Problem::invalid(format!(
+                "data folder {:?} is still being filled by a clone; mount it when it is ready",
+                v.name
+            )));
+        }
+        // The owner's own permission on it: a share overrides the folder's.
+        let read_only = m
+            .store
+            .folder_access(user_id, &v)
+            .map_err(internal)?
+            .is_none_or(|p| p.is_read_only());
         // A folder on a storage host this server no longer has cannot be mounted.
         let host_path = m.storage.folder_dir(&v).map_err(|e| Problem {
             status: 400,
@@ -144,7 +156,7 @@ pub(super) fn resolve_mounts(
             name: v.name.clone(),
             host_path: host_path.display().to_string(),
             kernel_path,
-            read_only: v.permission.is_read_only(),
+            read_only,
         });
     }
     Ok(out)
@@ -186,7 +198,12 @@ pub fn bind_at_launch(m: &Manager, row: &SessionRow) -> Result<Vec<Mount>, Reaso
             name: v.name.clone(),
             host_path: host_path.display().to_string(),
             kernel_path: queued.kernel_path.clone(),
-            read_only: queued.read_only || v.permission.is_read_only(),
+            read_only: queued.read_only
+                || m.store
+                    .folder_access(&row.user_id, &v)
+                    .ok()
+                    .flatten()
+                    .is_none_or(|p| p.is_read_only()),
         });
     }
     Ok(out)

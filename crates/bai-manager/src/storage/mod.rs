@@ -13,6 +13,7 @@
 //! the slow operations on a blocking thread; `transfer`: pending uploads and downloads.
 
 mod blocking;
+mod copy;
 mod files;
 mod hosts;
 mod quota;

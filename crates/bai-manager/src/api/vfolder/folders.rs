@@ -43,7 +43,7 @@ pub async fn id_of(
 /// A user's own folder under the user resource policy: at most `max_vfolder_count` of them
 /// (0: no limit), each at most `max_quota_scope_size` bytes (-1: no limit; a folder asked
 /// without a quota gets that one). Returns the folder's quota.
-fn within_user_policy(
+pub(super) fn within_user_policy(
     m: &Manager,
     caller: &Caller,
     quota: Option<u64>,
@@ -282,7 +282,7 @@ pub async fn delete_by_path(
 }
 
 /// " (in the trash: …)" when the caller's folder of that name is in the trash.
-fn in_trash(m: &Manager, caller: &Caller, name: &str) -> &'static str {
+pub(super) fn in_trash(m: &Manager, caller: &Caller, name: &str) -> &'static str {
     match m
         .store
         .visible_vfolder_by_name(&caller.user_id, name, caller.is_admin)

@@ -20,12 +20,19 @@ pub fn folder_json(m: &Manager, v: &VFolderRow, caller_id: &str) -> Value {
         Some(_) => ("group", false),
         None => ("user", v.user_id == caller_id),
     };
+    // The caller's own permission: a share overrides the folder's.
+    let permission = m
+        .store
+        .folder_access(caller_id, v)
+        .ok()
+        .flatten()
+        .unwrap_or(v.permission);
     json!({
         "id": v.id.simple().to_string(),
         "name": v.name,
         "host": v.host,
         "usage_mode": v.usage_mode,
-        "permission": v.permission.as_str(),
+        "permission": permission.as_str(),
         "status": status,
         "created_at": v.created_at,
         "is_owner": is_owner,
@@ -35,7 +42,7 @@ pub fn folder_json(m: &Manager, v: &VFolderRow, caller_id: &str) -> Value {
         "creator": v.user_id,
         "group": v.project,
         "group_name": v.project,
-        "cloneable": false,
+        "cloneable": true,
         "max_size": v.quota_bytes.map(|q| q / (1 << 20)).unwrap_or(0),
         "quota": v.quota_bytes,
         "numFiles": files,

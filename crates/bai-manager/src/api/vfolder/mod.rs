@@ -1,26 +1,38 @@
 //! Data folders (wire contract §5.9, §6.4): folder CRUD, name → id lookup, file operations,
 //! and uploads (TUS subset) / downloads through unsigned, token-bearing URLs.
-//! A user sees and touches only their own folders; anything else is 404.
+//! A user sees their own folders, those shared with them and their projects'; anything else
+//! is 404.
 //!
 //! `folders`: folder CRUD and hosts; `files`: file operations inside a folder; `transfers`:
 //! the tokens of uploads and downloads; `upload` (TUS) and `download` use them, with
 //! `raw_io` for bai's own client's raw connections; `json`: a folder's JSON, also for GraphQL;
-//! `trash`: deleting moves a folder to its owner's trash, whence it is restored or purged.
+//! `trash`: deleting moves a folder to its owner's trash, whence it is restored or purged;
+//! `invitations` and `sharing`: a user folder shared by invitation, a project folder's
+//! members given their own permission; `clone`: a copy of a folder as a new one.
 //! Storage work that walks directories or runs system tools goes to a blocking thread.
 
+mod clone;
 mod download;
 mod files;
 mod folders;
+mod invitations;
 mod json;
 mod raw_io;
+mod sharing;
 mod transfers;
 mod trash;
 mod upload;
 
+pub use clone::clone;
 pub use download::download;
 pub use files::{delete_files, files, mkdir, move_file, rename_file};
 pub use folders::{create, delete, delete_by_path, hosts, id_of, info, list, rename};
+pub use invitations::{
+    accept as accept_invitation, delete as delete_invitation, invite, list as invitations,
+    list_sent as sent_invitations, update as update_invitation,
+};
 pub use json::folder_json;
+pub use sharing::{leave, share, shared, unshare, update_shared};
 pub use transfers::{request_download, request_upload};
 pub use trash::{force_delete, purge, restore};
 pub use upload::{tus_head, tus_patch};
@@ -73,6 +85,12 @@ pub fn check_folder_name(n: &str) -> Result<(), Problem> {
     Ok(())
 }
 
+/// Reads a JSON body as the request type `T` (its own rules: required fields, spellings).
+pub(super) fn typed_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, Problem> {
+    serde_json::from_value(crate::api::json_body(body)?)
+        .map_err(|e| Problem::invalid(format!("the request body does not read: {e}")))
+}
+
 pub(super) fn not_found(r: &str) -> Problem {
     Problem::not_found("vfolder", format!("no data folder {r:?} is visible to you"))
 }
@@ -81,6 +99,17 @@ pub(super) fn not_found(r: &str) -> Problem {
 /// in the trash is refused with 409 `vfolder-in-trash` until it is restored.
 pub(super) fn own_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VFolderRow> {
     let v = visible_folder(m, caller, id)?;
+    if v.status == bai_store::CLONING {
+        return Err(Problem::conflict(
+            "vfolder-cloning",
+            "The folder is being cloned.",
+            format!(
+                "data folder {:?} is still being filled by a clone; wait for its task to finish",
+                v.name
+            ),
+        )
+        .into());
+    }
     if v.is_trashed() {
         return Err(Problem::conflict(
             "vfolder-in-trash",
@@ -110,22 +139,30 @@ pub(super) fn visible_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResul
     }
 }
 
-/// A folder whose files the caller may change: a project folder with `ro` permission is
-/// read-only for its members (its administrators may still change it).
+/// A folder whose files the caller may change: one they may see with a permission other than
+/// `ro` (their own, or the permission it is shared with them with); administrators may change
+/// project folders' files.
 pub(super) fn writable_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VFolderRow> {
     let v = own_folder(m, caller, id)?;
-    if v.project.is_some() && v.permission.is_read_only() && !caller.is_admin {
-        return Err(Problem::forbidden(format!(
-            "project folder {:?} is read-only for project members",
-            v.name
-        ))
-        .into());
+    if caller.is_admin && v.project.is_some() {
+        return Ok(v);
+    }
+    let access = m.store.folder_access(&caller.user_id, &v)?;
+    if access.is_none_or(|p| p.is_read_only()) {
+        let whose = if v.project.is_some() {
+            "project folder"
+        } else {
+            "data folder"
+        };
+        return Err(
+            Problem::forbidden(format!("{whose} {:?} is read-only for you", v.name)).into(),
+        );
     }
     Ok(v)
 }
 
-/// A folder the caller may rename or delete: their own user folder, or (superadmins) a
-/// project folder; not in the trash.
+/// A folder the caller may rename, delete or share: their own user folder, or
+/// (administrators) a project folder; not in the trash.
 pub(super) fn managed_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VFolderRow> {
     let v = own_folder(m, caller, id)?;
     may_manage(caller, v)
@@ -148,10 +185,19 @@ pub(super) fn trashed_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResul
     Ok(v)
 }
 
+/// Project folders are managed by administrators, user folders by their owner alone (not by
+/// the users they are shared with).
 fn may_manage(caller: &Caller, v: VFolderRow) -> ApiResult<VFolderRow> {
     if v.project.is_some() && !caller.is_admin {
         return Err(Problem::forbidden(format!(
             "project folder {:?} is managed by administrators; members may use its files",
+            v.name
+        ))
+        .into());
+    }
+    if v.project.is_none() && v.user_id != caller.user_id {
+        return Err(Problem::forbidden(format!(
+            "data folder {:?} is shared with you; only its owner may manage it",
             v.name
         ))
         .into());

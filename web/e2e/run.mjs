@@ -24,6 +24,8 @@ if (!url || !email || !password || !folder) {
 if (shots) mkdirSync(shots, { recursive: true });
 const modelDir = process.env.BAI_MODEL_DIR || fileURLToPath(new URL('../../tests/fixtures/model-nb/', import.meta.url));
 const modelFiles = ['model-definition.yaml', 'train.py', 'serve.py', 'corpus.tsv'];
+// The user shares a folder with this account; the admin steps accept it.
+const adminEmailForShare = process.env.BAI_ADMIN_EMAIL || 'admin@bai.local';
 // Replicas start as inference sessions that train the model before serving: minutes on a
 // busy machine.
 const SERVE_MS = 300000;
@@ -402,6 +404,30 @@ await step('Data page: a model folder, its files uploaded through the explorer, 
   await closeModal();
 });
 
+await step('Data page: share a folder (a bad email refused beside the field), the invitation pending, and a clone', async () => {
+  await byTest('folder-share-uimodel').click();
+  await byTest('share-emails').fill('not-an-email');
+  await expectText(page.locator('.ant-modal .ant-form-item-explain'), 'is not an email address');
+  await byTest('share-emails').fill('nobody@bai.local');
+  await byTest('share-submit').click();
+  await expectText(page.locator('.ant-modal .ant-form-item-explain'), 'no user has the email');
+  await byTest('share-perm-ro').click();
+  await byTest('share-emails').fill(adminEmailForShare);
+  await byTest('share-submit').click();
+  await expectText(byTest('share-note'), 'Invited 1');
+  await byTest(`pending-${adminEmailForShare}`).waitFor();
+  await closeModal();
+  await byTest('folder-clone-uimodel').click();
+  await byTest('clone-folder-input').fill('uimodel');
+  await byTest('clone-folder-ok').click();
+  await expectText(byTest('clone-folder-error'), 'already have a data folder');
+  await byTest('clone-folder-input').fill('mcopy');
+  await byTest('clone-folder-ok').click();
+  await byTest('folder-mcopy').click();
+  for (const f of modelFiles) await byTest(`entry-${f}`).waitFor();
+  await closeModal();
+});
+
 await step('Serving: a bad replicas value is refused beside the field', async () => {
   await page.getByRole('menuitem', { name: 'Serving' }).click();
   await byTest('service-create').click();
@@ -533,6 +559,20 @@ if (adminEmail && adminPassword) {
     await expectText(byTest('status-forauser'), 'RUNNING');
     await byTest('terminate-forauser').click();
     await page.getByRole('button', { name: 'Terminate', exact: true }).last().click();
+  });
+
+  await step("a superadmin accepts the user's invitation: the folder is theirs to read, not to change", async () => {
+    await page.getByRole('menuitem', { name: 'Data' }).click();
+    await byTest('invitation-accept-uimodel').click();
+    await expectText(byTest('folder-owner-uimodel'), 'shared with you');
+    await byTest('folder-uimodel').click();
+    await byTest('entry-model-definition.yaml').waitFor();
+    if (!(await byTest('explorer-upload').isDisabled())) throw new Error('a read-only share can be uploaded to');
+    await closeModal();
+    if (await byTest('folder-rename-uimodel').count()) throw new Error('a shared folder can be renamed by its invitee');
+    await byTest('folder-leave-uimodel').click();
+    await page.getByRole('button', { name: 'Leave', exact: true }).last().click();
+    await byTest('folder-uimodel').waitFor({ state: 'detached' });
   });
 
   await step("a superadmin reads the audit log: the user's logins and creates, filtered by who", async () => {

@@ -151,7 +151,7 @@ export default function App() {
           />
         )}
         {page === 'serving' && <Serving />}
-        {page === 'data' && <Data />}
+        {page === 'data' && <Data isAdmin={me.is_admin} />}
         {page === 'agents' && me.is_admin && <Agents />}
         {page === 'audit' && me.is_admin && <Audit />}
       </Layout.Content>

@@ -2,6 +2,8 @@ import { useCallback, useEffect, useState } from 'react';
 import { Alert, App as AntApp, Button, Modal, Popconfirm, Progress, Radio, Space, Table, Tag, Typography, Upload } from 'antd';
 import { api, ApiError, formatBytes, formatTime, problem, Schema } from './api';
 import NameDialog from './NameDialog';
+import { Invitations, ShareDialog } from './Sharing';
+import { followTask, taskStreamUrl } from './bgtask';
 import { checkDefinition, definitionProblem, describeDefinition } from './serving';
 import { entryName, folderName } from './validate';
 
@@ -80,12 +82,18 @@ function Trash({ folders, reload, onError }: { folders: Folder[]; reload: () => 
   );
 }
 
-type Ask = { kind: 'create' } | { kind: 'rename'; folder: Folder } | { kind: 'mkdir' };
+type Ask = { kind: 'create' } | { kind: 'rename'; folder: Folder } | { kind: 'mkdir' } | { kind: 'share'; folder: Folder } | { kind: 'clone'; folder: Folder };
 
-/** The Data page: folders (create, rename, delete) and an explorer (list, upload with
- *  progress, download, mkdir, delete). Names are checked as typed, and what the server
- *  refuses is shown beside the field. */
-export default function Data() {
+/** Whose a folder is, as the Owner column says it. */
+function owner(f: Folder) {
+  if (f.group) return `project ${f.group}`;
+  return f.is_owner ? 'you' : 'shared with you';
+}
+
+/** The Data page: folders (create, rename, delete, share, clone), the invitations waiting for
+ *  you, and an explorer (list, upload with progress, download, mkdir, delete). Names are
+ *  checked as typed, and what the server refuses is shown beside the field. */
+export default function Data({ isAdmin = false }: { isAdmin?: boolean }) {
   const { message } = AntApp.useApp();
   const [folders, setFolders] = useState<Folder[]>([]);
   const [ask, setAsk] = useState<Ask | null>(null);
@@ -169,6 +177,7 @@ export default function Data() {
           + New folder
         </Button>
       </Space>
+      <Invitations onAccepted={load} onError={(e) => message.error(err(e))} />
       <Table<Folder>
         rowKey="id"
         dataSource={folders.filter((f) => f.status !== 'delete-pending')}
@@ -179,18 +188,37 @@ export default function Data() {
           { title: 'Usage mode', dataIndex: 'usage_mode', render: (m: string, f) => <Tag color={m === 'model' ? 'purple' : undefined} data-testid={`folder-mode-${f.name}`}>{m}</Tag> },
           { title: 'Host', dataIndex: 'host' },
           { title: 'Permission', dataIndex: 'permission', render: (p: string) => <Tag>{p}</Tag> },
-          { title: 'Owner', render: (_, f) => (f.group ? `project ${f.group}` : 'you') },
+          { title: 'Owner', render: (_, f) => <span data-testid={`folder-owner-${f.name}`}>{owner(f)}</span> },
           { title: 'Usage', render: (_, f) => `${formatBytes(f.used_bytes)}${f.max_size ? ` of ${f.max_size} MiB` : ''}` },
           {
             title: 'Controls',
-            render: (_, f) => (
-              <Space>
-                <Button size="small" data-testid={`folder-rename-${f.name}`} onClick={() => setAsk({ kind: 'rename', folder: f })}>Rename</Button>
-                <Popconfirm title={`Move ${f.name} to the trash?`} okText="Move to trash" onConfirm={() => api('DELETE', '/folders', { body: { id: f.id } }).then(load, (e) => message.error(err(e)))}>
-                  <Button size="small" danger data-testid={`folder-delete-${f.name}`}>Delete</Button>
-                </Popconfirm>
-              </Space>
-            ),
+            render: (_, f) => {
+              const clone = (
+                <Button size="small" data-testid={`folder-clone-${f.name}`} disabled={f.status !== 'ready'} onClick={() => setAsk({ kind: 'clone', folder: f })}>Clone</Button>
+              );
+              if (!f.group && !f.is_owner) {
+                return (
+                  <Space>
+                    {clone}
+                    <Popconfirm title={`Leave ${f.name}? Its owner can invite you again.`} okText="Leave" onConfirm={() => api('POST', '/folders/{id}/leave', { path: { id: f.id }, body: {} }).then(load, (e) => message.error(err(e)))}>
+                      <Button size="small" danger data-testid={`folder-leave-${f.name}`}>Leave</Button>
+                    </Popconfirm>
+                  </Space>
+                );
+              }
+              return (
+                <Space>
+                  {(!f.group || isAdmin) && !f.name.startsWith('.') && (
+                    <Button size="small" data-testid={`folder-share-${f.name}`} onClick={() => setAsk({ kind: 'share', folder: f })}>Share</Button>
+                  )}
+                  {clone}
+                  <Button size="small" data-testid={`folder-rename-${f.name}`} onClick={() => setAsk({ kind: 'rename', folder: f })}>Rename</Button>
+                  <Popconfirm title={`Move ${f.name} to the trash?`} okText="Move to trash" onConfirm={() => api('DELETE', '/folders', { body: { id: f.id } }).then(load, (e) => message.error(err(e)))}>
+                    <Button size="small" danger data-testid={`folder-delete-${f.name}`}>Delete</Button>
+                  </Popconfirm>
+                </Space>
+              );
+            },
           },
         ]}
       />
@@ -225,6 +253,30 @@ export default function Data() {
           testId="rename-folder"
           check={folderName}
           onSubmit={(n) => api('POST', '/folders/{id}/rename', { path: { id: ask.folder.id }, body: { new_name: n } }).then(load)}
+          onClose={() => setAsk(null)}
+        />
+      )}
+      {ask?.kind === 'share' && <ShareDialog folder={ask.folder} onClose={() => setAsk(null)} />}
+      {ask?.kind === 'clone' && (
+        <NameDialog
+          title={`Clone ${ask.folder.name} into a new folder of yours`}
+          initial={`${ask.folder.name}-copy`}
+          okText="Clone"
+          testId="clone-folder"
+          check={folderName}
+          onSubmit={(n) =>
+            api('POST', '/folders/{id}/clone', { path: { id: ask.folder.id }, body: { target_name: n } }).then((r) => {
+              load();
+              followTask(new EventSource(taskStreamUrl(r.bgtask_id)), {
+                onProgress: () => {},
+                onEnd: (outcome, msg) => {
+                  if (outcome === 'done') message.success(`${n} is ready`);
+                  else message.error(`The clone ${n} failed: ${msg}`);
+                  load();
+                },
+              });
+            })
+          }
           onClose={() => setAsk(null)}
         />
       )}

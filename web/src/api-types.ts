@@ -514,6 +514,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/folders/_/shared": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The shares of the folders the caller manages. */
+        get: operations["get_folders___shared"];
+        put?: never;
+        /** Set or end one user's share of a folder the caller manages. */
+        post: operations["post_folders___shared"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/folders/delete-from-trash-bin": {
         parameters: {
             query?: never;
@@ -525,6 +543,91 @@ export interface paths {
         put?: never;
         /** Delete a folder in the trash for good (Backend.AI's older name of purge). */
         post: operations["post_folders_delete_from_trash_bin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/folders/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accept an invitation: the folder is shared with the caller. */
+        post: operations["post_folders_invitations_accept"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/folders/invitations/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Reject an invitation (the invitee) or cancel it (the inviter). */
+        delete: operations["delete_folders_invitations_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/folders/invitations/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's pending invitations. */
+        get: operations["get_folders_invitations_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/folders/invitations/list-sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The pending invitations the caller sent. */
+        get: operations["get_folders_invitations_list_sent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/folders/invitations/update/{inv_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change the permission a pending invitation offers (the inviter). */
+        post: operations["post_folders_invitations_update_inv_id"];
         delete?: never;
         options?: never;
         head?: never;
@@ -583,6 +686,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/folders/{id}/clone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Clone a folder the caller may read into a new folder of theirs (a background task copies). */
+        post: operations["post_folders_id_clone"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/folders/{id}/delete-files": {
         parameters: {
             query?: never;
@@ -629,6 +749,40 @@ export interface paths {
         post?: never;
         /** Delete a folder with its files now, without the trash. */
         delete: operations["delete_folders_id_force"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/folders/{id}/invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Invite users (by email) to the caller's own folder with a permission. */
+        post: operations["post_folders_id_invite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/folders/{id}/leave": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Leave a folder shared with the caller (its owner: take it from `shared_user_uuid`). */
+        post: operations["post_folders_id_leave"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -731,6 +885,40 @@ export interface paths {
         /** Start an upload: a token for the unsigned TUS URL. */
         post: operations["post_folders_id_request_upload"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/folders/{id}/share": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give project members their own permission on a project folder (administrators). */
+        post: operations["post_folders_id_share"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/folders/{id}/unshare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** End shares of a folder: members get the project folder's permission back, invitees lose the folder. */
+        delete: operations["delete_folders_id_unshare"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1166,6 +1354,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/session/_/create-from-template": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a session from a template; the fields given replace the template's. */
+        post: operations["post_session___create_from_template"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/session/{reference}": {
         parameters: {
             query?: never;
@@ -1493,6 +1698,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/template/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the caller's session templates (administrators with `all`: everyone's). */
+        get: operations["get_template_session"];
+        put?: never;
+        /** Store session templates (a JSON or YAML payload). */
+        post: operations["post_template_session"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/template/session/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Show a session template (`format=yaml`: as YAML text). */
+        get: operations["get_template_session_id"];
+        /** Replace a session template. */
+        put: operations["put_template_session_id"];
+        post?: never;
+        /** Delete a session template. */
+        delete: operations["delete_template_session_id"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/user/launcher-history": {
         parameters: {
             query?: never;
@@ -1744,6 +1986,82 @@ export interface components {
         };
         /** @description Something a storage host can do. */
         Capability: "vfolder";
+        /** @description `POST /folders/{id}/clone`: a new folder of the caller's with a copy of the files. */
+        CloneFolder: {
+            /** @description Sent by the official client; ignored (every folder you may read can be cloned). */
+            cloneable?: boolean | null;
+            /** @description Its permission (`rw` when absent). */
+            permission?: components["schemas"]["Permission"] | null;
+            /** @description Its storage host; the source's when absent. */
+            target_host?: string | null;
+            /** @description The new folder's name. */
+            target_name: string;
+            /** @description Its usage mode; the source's when absent. */
+            usage_mode?: components["schemas"]["UsageMode"] | null;
+        };
+        /**
+         * @description The answer of `POST /folders/{id}/clone`: the new folder (status `cloning` until the copy
+         *     is done) and the background task that copies (`GET /events/background-task`).
+         */
+        Cloned: {
+            bgtask_id: string;
+            /** @description Always true: every folder the caller may read can be cloned. */
+            cloneable: boolean;
+            /** @description When it was created (RFC 3339, UTC, microseconds). */
+            created_at: string;
+            /** @description The id of the user who created it. */
+            creator: string;
+            /** @description The owning project's name; `null` for a user's folder. */
+            group?: string | null;
+            /** @description The same as `group`. */
+            group_name?: string | null;
+            /** @description The storage host it lives on, e.g. `local:volume1`. */
+            host: string;
+            /** @description The folder's id: a UUID in 32 hex digits, without hyphens. */
+            id: string;
+            /**
+             * @description Whether the caller owns it (false for a project folder and for a folder shared with
+             *     the caller).
+             */
+            is_owner: boolean;
+            /**
+             * Format: uint64
+             * @description The quota in MiB (rounded down); 0 without a quota.
+             */
+            max_size: number;
+            /** @description The folder's name. */
+            name: string;
+            /**
+             * Format: uint64
+             * @description How many files it holds (directories not counted).
+             */
+            numFiles: number;
+            /** @description Whose it is. */
+            ownership_type: components["schemas"]["Ownership"];
+            /**
+             * @description What the caller may do with its files: the folder's permission, or the one it is
+             *     shared with the caller with.
+             */
+            permission: components["schemas"]["Permission"];
+            /**
+             * Format: uint64
+             * @description The quota in bytes; `null` without one.
+             */
+            quota?: number | null;
+            /** @description Its state. */
+            status: components["schemas"]["FolderStatus"];
+            /** @description The same as `ownership_type` (the official client reads `type`). */
+            type: components["schemas"]["Ownership"];
+            /** @description The usage mode. */
+            usage_mode: components["schemas"]["UsageMode"];
+            /**
+             * Format: uint64
+             * @description How many bytes its files hold.
+             */
+            used_bytes: number;
+            /** @description The owning user's id; `null` for a project folder. */
+            user?: string | null;
+        };
         /** @description The empty data of `server_close`. */
         CloseData: Record<string, never>;
         /** @description How the kernels of a session are spread. */
@@ -1896,6 +2214,16 @@ export interface components {
             /** @description The usage mode; `general` when absent. */
             usage_mode?: components["schemas"]["UsageMode"] | null;
         };
+        /**
+         * @description `POST /session/_/create-from-template`: `template_id` (also `templateId`) and any field of
+         *     `POST /session`, which replaces the template's.
+         */
+        CreateFromTemplate: {
+            /** @description The template's id. */
+            template_id: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** @description The answer of `POST /session` (201 when created, 200 when an existing session is reused). */
         CreateReply: {
             /** @description False when an existing session was reused. */
@@ -2006,6 +2334,23 @@ export interface components {
          *     passed before it ran.
          */
         CreateStatus: "PENDING" | "SCHEDULED" | "PREPARING" | "PULLING" | "PREPARED" | "CREATING" | "RUNNING" | "RESTARTING" | "RUNNING_DEGRADED" | "TERMINATING" | "TERMINATED" | "ERROR" | "CANCELLED" | "TIMEOUT";
+        /** @description `POST /template/session`: store templates. */
+        CreateTemplates: {
+            /** @description The domain (`default` when absent). Also read as `domain_name` and `domainName`. */
+            domain?: string | null;
+            /**
+             * @description The project the templates belong to (`default` when absent). Also read as
+             *     `group_name` and `groupName`.
+             */
+            group?: string | null;
+            /** @description Another keypair to own the templates (administrators only). */
+            owner_access_key?: string | null;
+            /**
+             * @description A list of [`TemplateItem`] as JSON or YAML text (YAML may also be a stream of
+             *     documents, one item each).
+             */
+            payload: string;
+        };
         /** @description The project created, still without members. */
         CreatedProject: {
             /** @description Free text about the project (may be empty). */
@@ -2232,7 +2577,7 @@ export interface components {
         FileType: "FILE" | "DIRECTORY" | "SYMLINK";
         /** @description A data folder (`POST /folders`, `GET /folders`, `GET /folders/{id}`). */
         Folder: {
-            /** @description Always false: folders cannot be cloned. */
+            /** @description Always true: every folder the caller may read can be cloned. */
             cloneable: boolean;
             /** @description When it was created (RFC 3339, UTC, microseconds). */
             created_at: string;
@@ -2246,7 +2591,10 @@ export interface components {
             host: string;
             /** @description The folder's id: a UUID in 32 hex digits, without hyphens. */
             id: string;
-            /** @description Whether the caller owns it (always false for a project folder). */
+            /**
+             * @description Whether the caller owns it (false for a project folder and for a folder shared with
+             *     the caller).
+             */
             is_owner: boolean;
             /**
              * Format: uint64
@@ -2262,7 +2610,10 @@ export interface components {
             numFiles: number;
             /** @description Whose it is. */
             ownership_type: components["schemas"]["Ownership"];
-            /** @description Who may write its files. */
+            /**
+             * @description What the caller may do with its files: the folder's permission, or the one it is
+             *     shared with the caller with.
+             */
             permission: components["schemas"]["Permission"];
             /**
              * Format: uint64
@@ -2296,7 +2647,12 @@ export interface components {
             name: string;
         };
         /** @description A folder's state. */
-        FolderStatus: "ready" | "unavailable" | "delete-pending";
+        FolderStatus: "ready" | "unavailable" | "delete-pending" | "cloning";
+        /** @description The credential of a Git repository. */
+        GitCredential: {
+            password: string;
+            username: string;
+        };
         /** @description A GraphQL answer (always 200; failures are in `errors`). */
         GqlAnswer: {
             /**
@@ -2479,6 +2835,50 @@ export interface components {
         ImagifyStarted: {
             task_id: string;
         };
+        /** @description A pending invitation. */
+        Invitation: {
+            created_at: string;
+            id: string;
+            invitee_user_email: string;
+            /** @description The inviter's email. */
+            inviter: string;
+            inviter_user_email: string;
+            modified_at?: string | null;
+            /** @description The permission offered. */
+            mount_permission: components["schemas"]["Permission"];
+            /** @description The same as `mount_permission`. */
+            perm: components["schemas"]["Permission"];
+            /** @description The same as `status`. */
+            state: string;
+            /** @description `pending`. */
+            status: string;
+            /** @description The folder's id (32 hex digits). */
+            vfolder_id: string;
+            vfolder_name: string;
+        };
+        /** @description `POST /folders/invitations/accept` and `DELETE /folders/invitations/delete`. */
+        InvitationRef: {
+            /** @description The invitation's id. */
+            inv_id: string;
+        };
+        /** @description `GET /folders/invitations/list` and `/list-sent`. */
+        Invitations: {
+            invitations: components["schemas"]["Invitation"][];
+        };
+        /** @description `POST /folders/{id}/invite`: offer users a share of the caller's own folder. */
+        Invite: {
+            /** @description The permission the invitees get: `ro`, `rw` or `wd`. Also read as `permission`. */
+            perm: components["schemas"]["Permission"];
+            /** @description The invitees' emails. Also read as `emails`. */
+            user_ids: string[];
+        };
+        /** @description The answer of `POST /folders/{id}/invite`. */
+        Invited: {
+            /** @description The new invitations' ids. */
+            invited_ids: string[];
+            /** @description Invitees who have the folder already or a pending invitation to it. */
+            skipped: components["schemas"]["Skipped"][];
+        };
         /** @description A kernel (container) of a session: `main1`, then `sub1` … of a cluster session. */
         Kernel: {
             /** @description The agent it runs on. */
@@ -2555,6 +2955,13 @@ export interface components {
         LauncherHistory: {
             /** @description Newest first, at most [`LauncherHistory::MAX_ENTRIES`]. */
             entries: unknown[];
+        };
+        /**
+         * @description `POST /folders/{id}/leave`: the caller leaves a folder shared with them; its owner may
+         *     name another user (`shared_user_uuid`) to take it from.
+         */
+        Leave: {
+            shared_user_uuid?: string | null;
         };
         /** @description A list of values, or one text of them separated by commas (or, for ports, spaces). */
         ListOrText: components["schemas"]["NumberOrText"][] | string;
@@ -2849,6 +3256,8 @@ export interface components {
          *     (`"2"`, `2`, `"4g"`, `"30m"`, `1800`).
          */
         NumberOrText: number | string;
+        /** @description An empty JSON object: the action was done. */
+        Ok: Record<string, never>;
         /** @description Whose a folder is. */
         Ownership: "user" | "group";
         Pagination: {
@@ -3596,8 +4005,52 @@ export interface components {
         SessionStatus: "PENDING" | "SCHEDULED" | "PREPARING" | "PULLING" | "PREPARED" | "CREATING" | "RUNNING" | "RESTARTING" | "RUNNING_DEGRADED" | "TERMINATING" | "TERMINATED" | "ERROR" | "CANCELLED";
         /** @description Interactive, batch or inference (system sessions are internal and never user-created). */
         SessionType: "interactive" | "batch" | "inference";
+        /**
+         * @description `POST /folders/{id}/share`: give project members their own permission on a project
+         *     folder.
+         */
+        Share: {
+            /** @description The members' emails. */
+            emails: string[];
+            /** @description Also read as `perm`. */
+            permission: components["schemas"]["Permission"];
+        };
+        /** @description One share of `GET /folders/_/shared`. */
+        ShareEntry: {
+            /** @description The owning user's id, or the project's name. */
+            owner: string;
+            perm: components["schemas"]["Permission"];
+            shared_to: components["schemas"]["SharedTo"];
+            status: components["schemas"]["FolderStatus"];
+            /** @description Whose the folder is. */
+            type: components["schemas"]["Ownership"];
+            vfolder_id: string;
+            vfolder_name: string;
+        };
+        /**
+         * @description `GET /folders/_/shared` (`?vfolder_id=`: one folder's): the shares of the folders the
+         *     caller may manage.
+         */
+        ShareList: {
+            shared: components["schemas"]["ShareEntry"][];
+        };
+        /** @description The answer of `POST /folders/{id}/share`. */
+        Shared: {
+            shared_emails: string[];
+        };
+        /** @description Who a folder is shared with. */
+        SharedTo: {
+            email: string;
+            uuid: string;
+        };
         /** @description A size: a number of bytes, or a text with a unit (`512m`, `1g`, `2 GiB`, `1048576`). */
         Size: number | string;
+        /** @description An invitee who was not invited again, and why. */
+        Skipped: {
+            email: string;
+            /** @description `already shared` or `already invited`. */
+            reason: string;
+        };
         /** @description The answer of `POST /session/{reference}/start-service`: where the app is open. */
         StartServiceReply: {
             /** @description The app's name. */
@@ -3734,6 +4187,127 @@ export interface components {
         Success: {
             success: boolean;
         };
+        /** @description A task template. */
+        TaskTemplate: {
+            /** @description The template format's version, e.g. `"6"` or `"v1"`. Also read as `apiVersion`. */
+            api_version: string;
+            /** @description `taskTemplate`. */
+            kind: components["schemas"]["TemplateKind"];
+            /** @description Name and tag. */
+            metadata: components["schemas"]["TemplateMetadata"];
+            /** @description What sessions made from it ask for. */
+            spec: components["schemas"]["TemplateSpec"];
+        };
+        /** @description A stored template's id and owner. */
+        TemplateCreated: {
+            /** @description The template's id (hex). */
+            id: string;
+            /** @description The owning user's id. */
+            user: string;
+        };
+        /** @description The answer of updating and deleting a template. */
+        TemplateDone: {
+            /** @description Always true. */
+            success: boolean;
+        };
+        /** @description A Git repository cloned into the session's work directory before it is ready. */
+        TemplateGit: {
+            /** @description The branch to clone. */
+            branch?: string | null;
+            /** @description A commit to check out after cloning. */
+            commit?: string | null;
+            /** @description A username and password for an HTTPS repository. */
+            credential?: components["schemas"]["GitCredential"] | null;
+            /**
+             * @description The directory to clone into, relative to the work directory; the repository's last
+             *     path component when absent. Also read as `destination_dir` and `destinationDir`.
+             */
+            dest_dir?: string | null;
+            /** @description The repository's URL. */
+            repository: string;
+        };
+        /** @description `GET /template/session/{id}`: a template (`?format=yaml`: the same as YAML text). */
+        TemplateInfo: {
+            domain_name: string;
+            group_id?: string | null;
+            name: string;
+            template: components["schemas"]["TaskTemplate"];
+            user_uuid: string;
+        };
+        /** @description The kernel a session made from the template runs. */
+        TemplateKernel: {
+            /** @description The image's architecture (`x86_64` when absent). */
+            architecture?: string | null;
+            /** @description Environment variables. */
+            environ?: {
+                [key: string]: string;
+            } | null;
+            /** @description A repository to clone before the session is ready. */
+            git?: components["schemas"]["TemplateGit"] | null;
+            /** @description The image or an alias of it. */
+            image: string;
+            /** @description The bootstrap script and startup command. */
+            run?: components["schemas"]["TemplateRun"] | null;
+        };
+        /** @description The template's kind: a task template (the only kind bai stores). */
+        TemplateKind: "taskTemplate";
+        /** @description A template as `GET /template/session` lists it. */
+        TemplateListItem: {
+            created_at: string;
+            domain_name: string;
+            /** @description The project's id, or `None`. */
+            group?: string | null;
+            group_name?: string | null;
+            id: string;
+            /** @description Whether the caller owns it. */
+            is_owner: boolean;
+            name: string;
+            template: components["schemas"]["TaskTemplate"];
+            /** @description `task`. */
+            type: string;
+            /** @description The owning user's id. */
+            user: string;
+            user_email?: string | null;
+        };
+        /** @description A template's name and tag. */
+        TemplateMetadata: {
+            /** @description The template's name (also the template's listed name unless the item names one). */
+            name: string;
+            /** @description The tag given to sessions made from it. */
+            tag?: string | null;
+        };
+        /** @description Commands run in the session. */
+        TemplateRun: {
+            /** @description Shell text run once before the session is ready. */
+            bootstrap?: string | null;
+            /**
+             * @description The startup command (a batch session's job). Also read as `startup` and
+             *     `startupCommand`.
+             */
+            startup_command?: string | null;
+        };
+        /** @description What a session made from the template asks for. */
+        TemplateSpec: {
+            /** @description Agents to place the session on (administrators only). Also read as `agentList`. */
+            agent_list?: string[] | null;
+            /** @description The kernel. */
+            kernel: components["schemas"]["TemplateKernel"];
+            /** @description Folders to mount: folder name → mount path (`null` or empty: `/home/work/NAME`). */
+            mounts?: {
+                [key: string]: string | null;
+            } | null;
+            /** @description Resource slots, as in `POST /session`'s `config.resources`. */
+            resources?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The resource group. */
+            scaling_group?: string | null;
+            /**
+             * @description `interactive` (the default), `batch` or `inference`. Also read as `type` and
+             *     `sessionType`.
+             */
+            session_type?: components["schemas"]["SessionType"] | null;
+        };
         /** @description How the utilization thresholds combine. */
         ThresholdOp: "and" | "or";
         /** @description A transfer's ticket: call `url` with `?token=` and the token, unsigned. */
@@ -3766,6 +4340,41 @@ export interface components {
              * @default null
              */
             valid_until: number | null;
+        };
+        /**
+         * @description `DELETE /folders/{id}/unshare`: end shares (a project folder's members get its own
+         *     permission back; invitees of a user folder lose it).
+         */
+        Unshare: {
+            emails: string[];
+        };
+        /** @description The answer of `DELETE /folders/{id}/unshare`. */
+        Unshared: {
+            unshared_emails: string[];
+        };
+        /** @description `POST /folders/invitations/update/{id}`: the permission a pending invitation offers. */
+        UpdateInvitation: {
+            /** @description Also read as `permission`. */
+            perm: components["schemas"]["Permission"];
+        };
+        /** @description `POST /folders/_/shared`: set (or, with `perm: null`, end) one user's share. */
+        UpdateShare: {
+            /**
+             * @description The new permission; `null` ends the share.
+             * @default null
+             */
+            perm: components["schemas"]["Permission"] | null;
+            /** @description The user's id. */
+            user: string;
+            /** @description The folder's id. */
+            vfolder: string;
+        };
+        /** @description `PUT /template/session/{id}`: replace a template. */
+        UpdateTemplate: {
+            /** @description Ignored: the template's owner does not change. */
+            owner_access_key?: string | null;
+            /** @description One [`TemplateItem`] (or a list of exactly one) as JSON or YAML text. */
+            payload: string;
         };
         /** @description What a folder is for (Backend.AI's usage mode). */
         UsageMode: "general" | "model" | "data";
@@ -5237,6 +5846,57 @@ export interface operations {
             "5XX": components["responses"]["Problem"];
         };
     };
+    get_folders___shared: {
+        parameters: {
+            query?: {
+                /** @description One folder's shares. */
+                vfolder_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The shares */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareList"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_folders___shared: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateShare"];
+            };
+        };
+        responses: {
+            /** @description Done */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
     post_folders_delete_from_trash_bin: {
         parameters: {
             query?: never;
@@ -5256,6 +5916,131 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_folders_invitations_accept: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationRef"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    delete_folders_invitations_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationRef"];
+            };
+        };
+        responses: {
+            /** @description Rejected or cancelled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_folders_invitations_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invitations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitations"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_folders_invitations_list_sent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invitations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitations"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_folders_invitations_update_inv_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invitation's id. */
+                inv_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateInvitation"];
+            };
+        };
+        responses: {
+            /** @description Changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
             };
             "4XX": components["responses"]["Problem"];
             "5XX": components["responses"]["Problem"];
@@ -5357,6 +6142,35 @@ export interface operations {
             "5XX": components["responses"]["Problem"];
         };
     };
+    post_folders_id_clone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The folder's id (hex or hyphenated). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CloneFolder"];
+            };
+        };
+        responses: {
+            /** @description The new folder and its copying task */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cloned"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
     delete_folders_id_delete_files: {
         parameters: {
             query?: never;
@@ -5433,6 +6247,64 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_folders_id_invite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The folder's id (hex or hyphenated). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Invite"];
+            };
+        };
+        responses: {
+            /** @description The invitations made, and the invitees skipped */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invited"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_folders_id_leave: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The folder's id (hex or hyphenated). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Leave"];
+            };
+        };
+        responses: {
+            /** @description Left */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
             };
             "4XX": components["responses"]["Problem"];
             "5XX": components["responses"]["Problem"];
@@ -5620,6 +6492,64 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Ticket"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_folders_id_share: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The folder's id (hex or hyphenated). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Share"];
+            };
+        };
+        responses: {
+            /** @description Shared */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Shared"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    delete_folders_id_unshare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The folder's id (hex or hyphenated). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Unshare"];
+            };
+        };
+        responses: {
+            /** @description Unshared */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unshared"];
                 };
             };
             "4XX": components["responses"]["Problem"];
@@ -6411,6 +7341,41 @@ export interface operations {
             "5XX": components["responses"]["Problem"];
         };
     };
+    post_session___create_from_template: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateFromTemplate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateReply"];
+                };
+            };
+            /** @description The named session exists already */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateReply"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
     get_session_reference: {
         parameters: {
             query?: never;
@@ -7033,6 +7998,139 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_template_session: {
+        parameters: {
+            query?: {
+                /** @description Everyone's templates (administrators). */
+                all?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The templates */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateListItem"][];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_template_session: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateTemplates"];
+            };
+        };
+        responses: {
+            /** @description The stored templates' ids */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateCreated"][];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_template_session_id: {
+        parameters: {
+            query?: {
+                /** @description `json` (the default) or `yaml`. */
+                format?: "json" | "yaml";
+            };
+            header?: never;
+            path: {
+                /** @description The template's id (hex or hyphenated). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The template */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateInfo"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    put_template_session_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The template's id (hex or hyphenated). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateTemplate"];
+            };
+        };
+        responses: {
+            /** @description Replaced */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateDone"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    delete_template_session_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The template's id (hex or hyphenated). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateDone"];
+                };
             };
             "4XX": components["responses"]["Problem"];
             "5XX": components["responses"]["Problem"];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AccelOffer } from './accel';
 import {
-  accelerator, batch, clusterSize, commitRefusal, cpuCores, duration, entryName, envName, folderName, imageMinimum, imageName, memSize, parseSize, preopenPorts, replicas, resources, rule,
+  accelerator, batch, parseEmails, clusterSize, commitRefusal, cpuCores, duration, entryName, envName, folderName, imageMinimum, imageName, memSize, parseSize, preopenPorts, replicas, resources, rule,
   ruleProblemField, serviceName, serviceProblemField, sessionName,
 } from './validate';
 import type { RuleDraft } from './validate';
@@ -228,5 +228,11 @@ describe('images', () => {
     expect(imageMinimum({ cpu: 0.5, memGiB: 0.05 }, min)).toEqual({ cpu: 'This image needs at least 1 CPU core.', memGiB: 'This image needs at least 64 MiB of memory.' });
     expect(imageMinimum({ cpu: 1, memGiB: 1 }, { cpu: 2, memGiB: 1.5 })).toEqual({ cpu: 'This image needs at least 2 CPU cores.', memGiB: 'This image needs at least 1.5 GiB of memory.' });
     expect(imageMinimum({ cpu: 0.5, memGiB: 0.25 }, { cpu: 0, memGiB: 0 })).toEqual({});
+  });
+
+  it('share emails are split on commas and spaces, and each must be an address', () => {
+    expect(parseEmails(' a@x.org, b@y.org\nc@z.org ')).toEqual({ emails: ['a@x.org', 'b@y.org', 'c@z.org'], problem: null });
+    expect(parseEmails('  ').problem).toBe('Enter at least one email.');
+    expect(parseEmails('a@x.org bob').problem).toBe('bob is not an email address.');
   });
 });

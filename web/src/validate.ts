@@ -297,3 +297,14 @@ export function imageMinimum(r: { cpu: number; memGiB: number }, min: { cpu: num
   }
   return out;
 }
+
+/** The emails of a text (separated by commas, spaces or new lines), or why they are not. */
+export function parseEmails(text: string): { emails: string[]; problem: string | null } {
+  const emails = text
+    .split(/[\s,;]+/)
+    .map((e) => e.trim())
+    .filter((e) => e.length > 0);
+  if (emails.length === 0) return { emails, problem: 'Enter at least one email.' };
+  const bad = emails.find((e) => !/^[^@\s]+@[^@\s]+$/.test(e));
+  return { emails, problem: bad ? `${bad} is not an email address.` : null };
+}

@@ -18,7 +18,7 @@ fn official_run_cli_admin_suite_passes() {
 /// bai's own admin commands for the same accounts: users, keypairs and domains, with the
 /// server's refusals printed as one line.
 #[test]
-fn bai_admin_user_keypair_and_domain_commands() {
+fn bai_admin_user_keypair_domain_and_storage_commands() {
     let s = Server::start_dummy(1, "cpu=2,mem=4g");
     let admin = &s.admin;
     s.bai(
@@ -138,4 +138,20 @@ fn bai_admin_user_keypair_and_domain_commands() {
         .expect_ok();
     let domains = s.bai(admin, &["admin", "domain", "list"]);
     assert!(!domains.stdout.contains("a lab"), "{domains:#?}");
+
+    // Storage hosts: the server's own, with its backend and path; administrators only.
+    let hosts = s.bai(admin, &["--output", "json", "admin", "storage", "list"]);
+    hosts.expect_ok();
+    let v: serde_json::Value = serde_json::from_str(&hosts.stdout).expect("json");
+    let local = &v["items"][0];
+    assert_eq!(local["id"], "local:volume1", "{v:#}");
+    assert_eq!(local["backend"], "local", "{v:#}");
+    let root = s.data_dir.path().join("volumes/volume1");
+    assert_eq!(local["path"], root.display().to_string(), "{v:#}");
+    s.bai(admin, &["admin", "storage", "info", "local:volume1"])
+        .expect_ok();
+    s.bai(admin, &["admin", "storage", "info", "nfs:none"])
+        .expect_fail("no storage host named");
+    s.bai(&s.user, &["admin", "storage", "list"])
+        .expect_fail("only administrators");
 }

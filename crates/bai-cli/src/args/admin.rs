@@ -46,6 +46,20 @@ pub enum AdminCmd {
     /// Domains: list, add, update, purge.
     #[command(subcommand)]
     Domain(super::AdminDomainCmd),
+    /// Storage hosts (Backend.AI's storage volumes): list, info.
+    #[command(subcommand)]
+    Storage(AdminStorageCmd),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminStorageCmd {
+    /// Every storage host with its backend and usage.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One storage host.
+    Info { name: String },
 }
 
 #[derive(Args, Debug)]

@@ -27,7 +27,7 @@ fn text(v: &Value) -> String {
 
 /// Prints a listing: `{"items": [...]}` under `--output json`, the bare list with `--json`,
 /// else a table of the `(header, field)` columns.
-fn listing(items: &[Value], json: bool, columns: &[(&str, &str)]) -> Result<()> {
+pub(crate) fn listing(items: &[Value], json: bool, columns: &[(&str, &str)]) -> Result<()> {
     if crate::output::json_output() {
         crate::output::print_items(items);
     } else if json {

@@ -14,6 +14,7 @@ pub mod run;
 pub mod service;
 mod service_rules;
 pub mod session;
+mod storage;
 mod template;
 mod user_policy;
 pub mod vfolder;
@@ -72,6 +73,7 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
         Cmd::Admin(AdminCmd::UserPolicy(c)) => user_policy::admin(client, &c).await,
         Cmd::Admin(AdminCmd::User(c)) => accounts::user(client, &c).await,
         Cmd::Admin(AdminCmd::Domain(c)) => accounts::domain(client, &c).await,
+        Cmd::Admin(AdminCmd::Storage(c)) => storage::admin_storage(client, &c).await,
         Cmd::Admin(AdminCmd::Audit(a)) => operations::audit(client, &a).await,
         Cmd::Admin(AdminCmd::Keypair(c)) => accounts::keypair(client, &c).await,
         Cmd::App(a) => apps::app(client, &a).await,

@@ -33,6 +33,12 @@ fn run_query_mode_prints_output_and_returns_exit_code() {
     let ps = s.bai(&s.user, &["ps"]);
     ps.expect_ok();
     assert!(ps.stdout.contains("No matching items"), "{ps:#?}");
+    // The official CLI's `--output json` on a listing: the finished sessions as items.
+    let dead = s.bai(&s.user, &["--output", "json", "ps", "--dead"]);
+    let v: serde_json::Value = serde_json::from_str(&dead.stdout).expect("json listing");
+    let items = v["items"].as_array().expect("items");
+    assert_eq!(items.len(), 3, "{v:#}");
+    assert!(items.iter().all(|i| i["status"] == "TERMINATED"), "{v:#}");
 }
 
 #[test]

@@ -53,6 +53,10 @@ pub fn table_text(headers: &[&str], rows: &[Vec<String>]) -> String {
 }
 
 pub fn table(headers: &[&str], rows: &[Vec<String>]) {
+    if json_output() {
+        print_items(&table_items(headers, rows));
+        return;
+    }
     print!("{}", table_text(headers, rows));
 }
 
@@ -116,6 +120,35 @@ pub fn json_output() -> bool {
     JSON_OUTPUT.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// A table's rows as JSON objects keyed by its headers in snake case (`AT (UTC)` → `at_utc`),
+/// for `--output json` on listings that print tables.
+pub fn table_items(headers: &[&str], rows: &[Vec<String>]) -> Vec<Value> {
+    let keys: Vec<String> = headers
+        .iter()
+        .map(|h| {
+            let k: String = h
+                .to_lowercase()
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            k.split('_')
+                .filter(|p| !p.is_empty())
+                .collect::<Vec<_>>()
+                .join("_")
+        })
+        .collect();
+    rows.iter()
+        .map(|r| {
+            Value::Object(
+                keys.iter()
+                    .cloned()
+                    .zip(r.iter().map(|c| Value::String(c.clone())))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
 /// A listing as the official CLI's `--output json` prints it: `{"items": [...]}`.
 pub fn print_items(items: &[Value]) {
     let v = serde_json::json!({ "items": items });
@@ -128,6 +161,18 @@ pub fn print_items(items: &[Value]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn table_rows_become_items_keyed_by_their_headers() {
+        let items = table_items(
+            &["Name", "AT (UTC)", "Fits now"],
+            &[vec!["a".into(), "2026".into(), "yes".into()]],
+        );
+        assert_eq!(
+            items,
+            vec![serde_json::json!({"name": "a", "at_utc": "2026", "fits_now": "yes"})]
+        );
+    }
 
     #[test]
     fn only_a_closed_pipe_on_stdout_or_stderr_is_quiet() {

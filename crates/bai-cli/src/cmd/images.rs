@@ -25,6 +25,11 @@ fn or_dash(s: &Option<String>) -> String {
 
 pub async fn list(client: &Client, a: &ImagesArgs, admin: bool) -> Result<i32> {
     let images = client.images(a.customized).await?;
+    if crate::output::json_output() {
+        let items: Vec<serde_json::Value> = images.iter().map(|i| serde_json::json!(i)).collect();
+        crate::output::print_items(&items);
+        return Ok(0);
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&images)?);
         return Ok(0);

@@ -79,7 +79,7 @@ pub async fn ps(client: &Client, a: &PsArgs, access_key: Option<&str>, admin: bo
             break page.total_count;
         }
     };
-    if rows.is_empty() {
+    if rows.is_empty() && !crate::output::json_output() {
         println!("No matching items.");
         return Ok(0);
     }

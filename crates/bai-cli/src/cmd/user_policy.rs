@@ -41,6 +41,11 @@ pub async fn admin(client: &Client, c: &AdminUserPolicyCmd) -> Result<i32> {
     match c {
         AdminUserPolicyCmd::List { json } => {
             let list = client.user_policies(false).await?;
+            if crate::output::json_output() {
+                let items: Vec<Value> = list.iter().map(|i| json!(i)).collect();
+                crate::output::print_items(&items);
+                return Ok(0);
+            }
             if *json {
                 println!("{}", serde_json::to_string_pretty(&list)?);
                 return Ok(0);

@@ -74,3 +74,30 @@ pub fn record_request(
         outcome,
     );
 }
+
+/// Deletes audit entries older than the configured retention, now and every hour.
+pub fn spawn_pruner(m: std::sync::Arc<Manager>) {
+    let Some(keep) = m.config.audit_retention else {
+        return;
+    };
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(3600));
+        loop {
+            tick.tick().await;
+            prune(&m, keep);
+        }
+    });
+}
+
+/// One pruning: entries older than `keep` go.
+pub fn prune(m: &Manager, keep: std::time::Duration) {
+    let Ok(keep) = chrono::Duration::from_std(keep) else {
+        return;
+    };
+    let before = (chrono::Utc::now() - keep).to_rfc3339_opts(chrono::SecondsFormat::Micros, false);
+    match m.store.prune_audit(&before) {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(entries = n, before = %before, "audit log pruned"),
+        Err(e) => tracing::warn!(error = %e, "could not prune the audit log"),
+    }
+}

@@ -61,6 +61,7 @@ pub async fn start(
     lifecycle::timeouts::spawn_sweeper(m.clone());
     monitor::round::spawn(m.clone());
     spawn_proxy_closer(m.clone());
+    crate::audit::spawn_pruner(m.clone());
     crate::serving::reconcile::spawn(m.clone());
     crate::serving::autoscale::spawn(m.clone());
     Ok(Started {

@@ -46,6 +46,8 @@ pub struct ManagerConfig {
     /// The API and web UI are served over HTTPS: the web session cookie is `Secure` and
     /// path-mode app URLs are `https://`.
     pub tls: bool,
+    /// How long audit log entries are kept (None: for good).
+    pub audit_retention: Option<std::time::Duration>,
 }
 
 impl ManagerConfig {
@@ -72,6 +74,7 @@ impl Default for ManagerConfig {
             registry: None,
             metrics_token: None,
             tls: false,
+            audit_retention: Some(std::time::Duration::from_secs(365 * 86400)),
         }
     }
 }
@@ -168,12 +171,17 @@ pub struct Manager {
     /// Wrong web passwords per e-mail.
     pub logins: crate::guard::logins::LoginThrottle,
     /// Counters and timings for `/metrics`.
-    pub metrics: crate::metrics::Metrics,
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl Manager {
     pub fn new(store: Arc<Store>, config: ManagerConfig) -> Arc<Manager> {
         let (events, _) = broadcast::channel(4096);
+        let metrics = Arc::new(crate::metrics::Metrics::default());
+        let heard = metrics.clone();
+        store.observe(Box::new(move |kind, secs| {
+            heard.store_connection(kind, secs)
+        }));
         Arc::new(Manager {
             store,
             agents: RwLock::new(Vec::new()),
@@ -203,7 +211,7 @@ impl Manager {
             registry: Default::default(),
             rate: Default::default(),
             logins: Default::default(),
-            metrics: Default::default(),
+            metrics,
         })
     }
 

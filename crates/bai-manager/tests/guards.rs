@@ -298,6 +298,23 @@ async fn changes_are_audited_with_who_what_and_outcome_and_only_admins_read_them
         .call("GET", "/admin/audit?since=yesterday", ADMIN, &json!({}))
         .await;
     assert_eq!(r.status, 400);
+
+    // Retention: a pruning keeps what is younger than the retention and drops the rest.
+    let count = |m: &bai_manager::state::Manager| {
+        m.store
+            .audit(&bai_store::AuditFilter {
+                limit: 1000,
+                ..Default::default()
+            })
+            .map(|e| e.len())
+            .unwrap_or(0)
+    };
+    let before = count(&api.m);
+    assert!(before >= 4);
+    bai_manager::audit::prune(&api.m, std::time::Duration::from_secs(3600));
+    assert_eq!(count(&api.m), before);
+    bai_manager::audit::prune(&api.m, std::time::Duration::ZERO);
+    assert_eq!(count(&api.m), 0);
 }
 
 #[tokio::test]
@@ -358,6 +375,19 @@ async fn health_is_open_and_metrics_need_a_token_or_an_admin() {
         text.contains("bai_agent_up{agent=\"dummy-test\",state=\"ALIVE\""),
         "{text}"
     );
+    // Every query is timed by the connection it used: the create wrote, the answers read.
+    for kind in ["write", "read"] {
+        let count = text
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix(&format!(
+                    "bai_store_query_seconds_count{{kind=\"{kind}\"}} "
+                ))
+            })
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0);
+        assert!(count > 0, "no {kind} queries timed in\n{text}");
+    }
     // No session name or id becomes a label.
     assert!(!text.contains("counted"));
 }

@@ -100,6 +100,41 @@ pub struct Store {
     conn: Mutex<Connection>,
     readers: Vec<Mutex<Connection>>,
     next_reader: AtomicUsize,
+    /// Hears how long each use of a connection took (waiting for it included), as
+    /// `("write" | "read", seconds)`: every query and transaction goes through one.
+    observer: std::sync::OnceLock<Observer>,
+}
+
+/// What [`Store::observe`] is given.
+pub type Observer = Box<dyn Fn(&'static str, f64) + Send + Sync>;
+
+/// A connection in use; on drop, its time goes to the observer.
+pub(crate) struct Held<'a> {
+    guard: MutexGuard<'a, Connection>,
+    since: std::time::Instant,
+    kind: &'static str,
+    observer: Option<&'a Observer>,
+}
+
+impl std::ops::Deref for Held<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for Held<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        &mut self.guard
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if let Some(f) = self.observer {
+            f(self.kind, self.since.elapsed().as_secs_f64());
+        }
+    }
 }
 
 impl Store {
@@ -146,33 +181,60 @@ impl Store {
             conn: Mutex::new(conn),
             readers: Vec::new(),
             next_reader: AtomicUsize::new(0),
+            observer: std::sync::OnceLock::new(),
         })
     }
 
-    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
+    /// Sets who hears the time of every use of a connection (once; later calls are ignored).
+    pub fn observe(&self, f: Observer) {
+        let _ = self.observer.set(f);
+    }
+
+    fn held<'a>(
+        &'a self,
+        guard: MutexGuard<'a, Connection>,
+        since: std::time::Instant,
+        kind: &'static str,
+    ) -> Held<'a> {
+        Held {
+            guard,
+            since,
+            kind,
+            observer: self.observer.get(),
+        }
+    }
+
+    pub(crate) fn conn(&self) -> Held<'_> {
+        let since = std::time::Instant::now();
         // A poisoned lock only means another thread panicked mid-query; SQLite itself stays
         // consistent (the transaction rolled back), so keep going.
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+        let guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        self.held(guard, since, "write")
     }
 
     /// A connection for reading: a free one of the pool (the writer when there is no pool),
     /// so a reader never waits behind a writer's transaction.
-    pub(crate) fn read(&self) -> MutexGuard<'_, Connection> {
+    pub(crate) fn read(&self) -> Held<'_> {
+        let since = std::time::Instant::now();
         let n = self.readers.len();
         if n == 0 {
-            return self.conn();
+            let guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+            return self.held(guard, since, "read");
         }
         let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
         for i in 0..n {
             match self.readers[(start + i) % n].try_lock() {
-                Ok(guard) => return guard,
-                Err(std::sync::TryLockError::Poisoned(p)) => return p.into_inner(),
+                Ok(guard) => return self.held(guard, since, "read"),
+                Err(std::sync::TryLockError::Poisoned(p)) => {
+                    return self.held(p.into_inner(), since, "read");
+                }
                 Err(std::sync::TryLockError::WouldBlock) => {}
             }
         }
-        self.readers[start % n]
+        let guard = self.readers[start % n]
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(|p| p.into_inner());
+        self.held(guard, since, "read")
     }
 
     pub fn meta_get(&self, key: &str) -> Result<Option<String>> {

@@ -53,6 +53,9 @@ struct UpArgs {
     /// administrator's signed request reads it).
     #[arg(long, env = "BAI_METRICS_TOKEN", hide_env_values = true)]
     metrics_token: Option<String>,
+    /// How long audit log entries are kept (`90d`, `365d`; `0`: for good).
+    #[arg(long, env = "BAI_AUDIT_RETENTION", default_value = "365d", value_parser = retention)]
+    audit_retention: std::time::Duration,
     /// Address the API listens on.
     #[arg(long, env = "BAI_LISTEN", default_value = "127.0.0.1:8090")]
     listen: SocketAddr,
@@ -172,6 +175,14 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_millis(ms))
 }
 
+/// `--audit-retention`: a duration like `90d` or `12h`, or `0` for good.
+fn retention(s: &str) -> Result<std::time::Duration, String> {
+    if s.trim() == "0" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    bai_core::parse_duration(s).map_err(|e| format!("{e}; 0 keeps the audit log for good"))
+}
+
 fn parse_utilization(s: &str) -> Result<bai_core::idle::UtilizationConfig, String> {
     bai_core::idle::UtilizationConfig::parse(s)
 }
@@ -286,6 +297,7 @@ async fn up(args: UpArgs) -> Result<()> {
         metrics_token: args.metrics_token.clone().filter(|t| !t.trim().is_empty()),
         endpoint_host,
         tls: tls.is_some(),
+        audit_retention: Some(args.audit_retention).filter(|d| !d.is_zero()),
         ..Default::default()
     };
     let mut agents: Vec<Arc<dyn AgentRpc>> = Vec::new();

@@ -6,7 +6,7 @@
 mod histogram;
 mod render;
 
-pub use histogram::Histogram;
+pub use histogram::{AtomicHistogram, Histogram};
 pub use render::render;
 
 use std::collections::BTreeMap;
@@ -29,6 +29,10 @@ pub struct Metrics {
     store: Mutex<BTreeMap<&'static str, Histogram>>,
     /// Session events by kind (fed from the typed events the manager publishes).
     events: Mutex<BTreeMap<&'static str, u64>>,
+    /// Every use of the store's write connection and of its read connections: each query or
+    /// transaction, waiting for the connection included.
+    pub store_write: AtomicHistogram,
+    pub store_read: AtomicHistogram,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -53,6 +57,14 @@ impl Metrics {
 
     pub fn store(&self, op: &'static str, secs: f64) {
         lock(&self.store).entry(op).or_default().observe(secs);
+    }
+
+    /// One use of a store connection (`kind`: `write` or `read`).
+    pub fn store_connection(&self, kind: &str, secs: f64) {
+        match kind {
+            "write" => self.store_write.observe(secs),
+            _ => self.store_read.observe(secs),
+        }
     }
 
     pub fn event(&self, kind: &'static str) {

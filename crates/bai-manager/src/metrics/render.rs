@@ -181,6 +181,24 @@ pub fn render(m: &Manager) -> String {
     for (op, h) in lock(&m.metrics.store).iter() {
         histogram(&mut out, "bai_store_seconds", &format!("op=\"{op}\""), h);
     }
+    head(
+        &mut out,
+        "bai_store_query_seconds",
+        "histogram",
+        "How long each use of a store connection took (every query and transaction, waiting \
+         for the connection included), by connection kind.",
+    );
+    for (kind, h) in [
+        ("write", &m.metrics.store_write),
+        ("read", &m.metrics.store_read),
+    ] {
+        histogram(
+            &mut out,
+            "bai_store_query_seconds",
+            &format!("kind=\"{kind}\""),
+            &h.snapshot(),
+        );
+    }
 
     let api = lock(&m.metrics.api);
     head(

@@ -41,22 +41,32 @@ fn signed_routes() -> Vec<(String, String)> {
     out
 }
 
-/// The template with its parameters filled: `owned` names the session or folder.
-fn fill(path: &str, session: &str, folder: &str) -> String {
-    path.replace("{reference}", session)
-        .replace(
-            "{id}",
-            if path.starts_with("/folders") {
-                folder
-            } else {
-                "no-such-service"
-            },
-        )
+/// What the owner has that the other caller names: a session, a folder, a service and a
+/// session template (by name where routes take one, else by id).
+struct Owned<'a> {
+    session: &'a str,
+    folder: &'a str,
+    service: &'a str,
+    template: &'a str,
+}
+
+/// The template with its parameters filled: `o` names the owner's things.
+fn fill(path: &str, o: &Owned<'_>) -> String {
+    let id = if path.starts_with("/folders") {
+        o.folder
+    } else if path.starts_with("/template/session") {
+        o.template
+    } else {
+        o.service
+    };
+    path.replace("{reference}", o.session)
+        .replace("{id}", id)
         .replace("{name}", "no-such-thing")
         .replace("{email}", "nobody@nowhere")
         .replace("{access_key}", "AKNOSUCHKEY")
         .replace("{route}", "no-such-route")
         .replace("{rule}", "no-such-rule")
+        .replace("{inv_id}", "no-such-invitation")
 }
 
 fn problem(r: &common::Reply) -> bool {
@@ -102,7 +112,15 @@ async fn every_signed_route_refuses_who_may_not_call_it() {
     assert!(routes.len() >= 80, "{}", routes.len());
     let mut tried = 0;
     for (method, template) in &routes {
-        let path = fill(template, "no-such-session", "no-such-folder");
+        let path = fill(
+            template,
+            &Owned {
+                session: "no-such-session",
+                folder: "no-such-folder",
+                service: "no-such-service",
+                template: "no-such-template",
+            },
+        );
         let who: [(&str, Option<Keypair>, i64); 4] = [
             ("anonymous", None, 0),
             ("a bad signature", Some(BAD_SECRET), 0),
@@ -158,10 +176,16 @@ async fn another_users_session_or_folder_answers_as_if_it_did_not_exist() {
     println!("{a} comparisons as another user, {b} as another member of the same project");
 }
 
-/// Compares every route naming a session or a folder of `owner`, called by `other`, with the
-/// same route naming nothing; returns how many comparisons were made.
+/// The model definition of the model folder a compared service serves.
+const DEFINITION: &str = "models:\n  - name: m\n    model_path: /models\n    service:\n      \
+    start_command: [python3, -m, http.server, \"8000\"]\n      port: 8000\n";
+
+/// Compares every route naming a session, folder, service or session template of `owner`,
+/// called by `other`, with the same route naming nothing; returns how many comparisons were
+/// made.
 async fn compare(api: &Api, owner: Keypair, other: Keypair, tag: &str) -> usize {
     let (session_name, folder_name) = (format!("{tag}-session"), format!("{tag}-folder"));
+    let (model_name, service_name) = (format!("{tag}-model"), format!("{tag}-service"));
     let r = api
         .call(
             "POST",
@@ -179,32 +203,95 @@ async fn compare(api: &Api, owner: Keypair, other: Keypair, tag: &str) -> usize 
     assert_eq!(r.status, 201, "{:?}", r.body);
     let folder_id = r.json()["id"].as_str().unwrap_or("").to_string();
     assert!(!folder_id.is_empty(), "{:?}", r.body);
+    // A service (no replicas) of a model folder with a definition.
+    let r = api
+        .call(
+            "POST",
+            "/folders",
+            owner,
+            &json!({"name": model_name, "usage_mode": "model"}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let model = api
+        .m
+        .store
+        .vfolder(uuid::Uuid::parse_str(r.json()["id"].as_str().unwrap_or("")).expect("id"))
+        .expect("store")
+        .expect("the model folder");
+    let dir = api.m.storage.folder_dir(&model).expect("its directory");
+    std::fs::write(dir.join("model-definition.yaml"), DEFINITION).expect("the definition");
+    let r = api
+        .call(
+            "POST",
+            "/services",
+            owner,
+            &json!({"name": service_name, "image": common::IMAGE, "replicas": 0,
+                    "config": {"model": model_name, "resources": {"cpu": 1, "mem": "1g"}}}),
+        )
+        .await;
+    assert!(r.status < 300, "{:?}", r.body);
+    let service_id = r.json()["endpoint_id"].as_str().unwrap_or("").to_string();
+    assert!(!service_id.is_empty(), "{:?}", r.body);
+    let payload = json!([{"name": format!("{tag}-template"), "template": {
+        "api_version": "6", "kind": "taskTemplate", "metadata": {"name": "t"},
+        "spec": {"kernel": {"image": common::IMAGE}}}}]);
+    let r = api
+        .call(
+            "POST",
+            "/template/session",
+            owner,
+            &json!({"payload": payload.to_string()}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let template_id = r.json()[0]["id"].as_str().unwrap_or("").to_string();
+    assert!(!template_id.is_empty(), "{:?}", r.body);
 
     let mut compared = 0;
     for (method, template) in signed_routes() {
-        let owned = template.contains("{reference}") || (template.starts_with("/folders/{id}"));
+        let owned = template.contains("{reference}")
+            || template.starts_with("/folders/{id}")
+            || template.starts_with("/services/{id}")
+            || template.starts_with("/template/session/{id}");
         if !owned {
             continue;
         }
         // By name and by id: both must look like nothing.
-        for (session, folder, missing_session, missing_folder) in [
+        for (theirs_named, missing) in [
             (
-                session_name.as_str(),
-                folder_name.as_str(),
-                "nosuch-session",
-                "nosuch-folder",
+                Owned {
+                    session: &session_name,
+                    folder: &folder_name,
+                    service: &service_id,
+                    template: &template_id,
+                },
+                Owned {
+                    session: "nosuch-session",
+                    folder: "nosuch-folder",
+                    service: "00000000-0000-4000-8000-000000000002",
+                    template: "00000000000040008000000000000003",
+                },
             ),
             (
-                session_id.as_str(),
-                folder_id.as_str(),
-                "00000000-0000-4000-8000-000000000000",
-                "00000000-0000-4000-8000-000000000001",
+                Owned {
+                    session: &session_id,
+                    folder: &folder_id,
+                    service: &service_id,
+                    template: &template_id,
+                },
+                Owned {
+                    session: "00000000-0000-4000-8000-000000000000",
+                    folder: "00000000-0000-4000-8000-000000000001",
+                    service: "00000000-0000-4000-8000-000000000002",
+                    template: "00000000000040008000000000000003",
+                },
             ),
         ] {
             let theirs = api
                 .send(
                     &method,
-                    &fill(&template, session, folder),
+                    &fill(&template, &theirs_named),
                     Some(other),
                     "application/json",
                     &[],
@@ -214,28 +301,25 @@ async fn compare(api: &Api, owner: Keypair, other: Keypair, tag: &str) -> usize 
             let none = api
                 .send(
                     &method,
-                    &fill(&template, missing_session, missing_folder),
+                    &fill(&template, &missing),
                     Some(other),
                     "application/json",
                     &[],
                     b"{}".to_vec(),
                 )
                 .await;
-            let same = |r: &common::Reply, own: &str, missing: &str| {
-                String::from_utf8_lossy(&r.body)
-                    .replace(own, "X")
-                    .replace(missing, "X")
+            let neutral = |r: &common::Reply, o: &Owned<'_>| {
+                let mut t = String::from_utf8_lossy(&r.body).to_string();
+                for v in [o.session, o.folder, o.service, o.template] {
+                    t = t.replace(v, "X");
+                }
+                t
             };
             assert_eq!(
-                (
-                    theirs.status,
-                    same(&theirs, session, missing_session).replace(folder, "X")
-                ),
-                (
-                    none.status,
-                    same(&none, missing_session, session).replace(missing_folder, "X")
-                ),
-                "{method} {template}: {tag}' {session}/{folder} answer {} differently from nothing",
+                (theirs.status, neutral(&theirs, &theirs_named)),
+                (none.status, neutral(&none, &missing)),
+                "{method} {template}: {tag}' {} answer {} differently from nothing",
+                fill(&template, &theirs_named),
                 other.access_key
             );
             assert!(
@@ -247,8 +331,8 @@ async fn compare(api: &Api, owner: Keypair, other: Keypair, tag: &str) -> usize 
         }
     }
 
-    // Nothing they asked for happened: the session is live under its name, the folder is
-    // there under its name.
+    // Nothing they asked for happened: the session is live under its name, the folder, the
+    // service and the template are there.
     let r = api
         .call(
             "GET",
@@ -271,5 +355,19 @@ async fn compare(api: &Api, owner: Keypair, other: Keypair, tag: &str) -> usize 
         .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(r.json()["name"], folder_name.as_str());
+    let r = api
+        .call("GET", &format!("/services/{service_id}"), owner, &json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.json()["name"], service_name.as_str());
+    let r = api
+        .call(
+            "GET",
+            &format!("/template/session/{template_id}"),
+            owner,
+            &json!({}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
     compared
 }

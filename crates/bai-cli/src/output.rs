@@ -149,6 +149,20 @@ pub fn table_items(headers: &[&str], rows: &[Vec<String>]) -> Vec<Value> {
         .collect()
 }
 
+/// `--output json` for a listing of API objects: true when it printed them (the caller is
+/// done), false when the output is a table.
+pub fn json_items<T: serde::Serialize>(list: &[T]) -> bool {
+    if !json_output() {
+        return false;
+    }
+    let items: Vec<Value> = list
+        .iter()
+        .map(|i| serde_json::to_value(i).unwrap_or(Value::Null))
+        .collect();
+    print_items(&items);
+    true
+}
+
 /// A listing as the official CLI's `--output json` prints it: `{"items": [...]}`.
 pub fn print_items(items: &[Value]) {
     let v = serde_json::json!({ "items": items });

@@ -305,7 +305,7 @@ fn project_folders_automount_folders_and_reserved_names() {
     s.bai(user, &["vfolder", "upload", "teamdata", "note.txt"])
         .expect_ok();
     s.bai(user, &["vfolder", "upload", "teamrefs", "note.txt"])
-        .expect_fail("read-only for project members");
+        .expect_fail("project folder \"teamrefs\" is read-only for you");
     s.bai(user, &["vfolder", "delete", "teamdata"])
         .expect_fail("managed by administrators");
     s.bai(admin, &["admin", "project", "delete", "team"])

@@ -25,9 +25,7 @@ fn or_dash(s: &Option<String>) -> String {
 
 pub async fn list(client: &Client, a: &ImagesArgs, admin: bool) -> Result<i32> {
     let images = client.images(a.customized).await?;
-    if crate::output::json_output() {
-        let items: Vec<serde_json::Value> = images.iter().map(|i| serde_json::json!(i)).collect();
-        crate::output::print_items(&items);
+    if crate::output::json_items(&images) {
         return Ok(0);
     }
     if a.json {

@@ -19,10 +19,7 @@ pub async fn audit(client: &Client, a: &AdminAuditArgs) -> Result<i32> {
             limit: Some(a.limit),
         })
         .await?;
-    if crate::output::json_output() {
-        let items: Vec<serde_json::Value> =
-            list.entries.iter().map(|i| serde_json::json!(i)).collect();
-        crate::output::print_items(&items);
+    if crate::output::json_items(&list.entries) {
         return Ok(0);
     }
     if a.json {

@@ -2,7 +2,7 @@
 
 use crate::args::{FromTemplateArgs, TemplateCmd, TemplateFormat, environ, resources};
 use crate::cmd::create::{Outcome, failure, outcome};
-use crate::output::{json_output, print_items, table};
+use crate::output::{json_items, table};
 use anyhow::{Context, Result, anyhow};
 use bai_client::Client;
 use serde_json::{Map, Value, json};
@@ -33,9 +33,7 @@ pub async fn template(client: &Client, c: &TemplateCmd) -> Result<i32> {
         }
         TemplateCmd::List { all } => {
             let list = client.templates(*all).await?;
-            if json_output() {
-                let items: Vec<Value> = list.iter().map(|t| json!(t)).collect();
-                print_items(&items);
+            if json_items(&list) {
                 return Ok(0);
             }
             if list.is_empty() {

@@ -41,9 +41,7 @@ pub async fn admin(client: &Client, c: &AdminUserPolicyCmd) -> Result<i32> {
     match c {
         AdminUserPolicyCmd::List { json } => {
             let list = client.user_policies(false).await?;
-            if crate::output::json_output() {
-                let items: Vec<Value> = list.iter().map(|i| json!(i)).collect();
-                crate::output::print_items(&items);
+            if crate::output::json_items(&list) {
                 return Ok(0);
             }
             if *json {

@@ -1,10 +1,9 @@
 //! `bai vfolder invite|invitations|accept|reject|share|unshare|leave|shared|clone`.
 
 use crate::args::VfolderCmd;
-use crate::output::{json_output, print_items, table};
+use crate::output::{json_items, table};
 use anyhow::{Result, bail};
 use bai_client::Client;
-use serde_json::json;
 
 pub async fn vfolder_share(client: &Client, c: &VfolderCmd) -> Result<i32> {
     match c {
@@ -23,9 +22,7 @@ pub async fn vfolder_share(client: &Client, c: &VfolderCmd) -> Result<i32> {
         }
         VfolderCmd::Invitations { sent } => {
             let list = client.vfolder_invitations(*sent).await?;
-            if json_output() {
-                let items: Vec<_> = list.iter().map(|i| json!(i)).collect();
-                print_items(&items);
+            if json_items(&list) {
                 return Ok(0);
             }
             if list.is_empty() {
@@ -83,9 +80,7 @@ pub async fn vfolder_share(client: &Client, c: &VfolderCmd) -> Result<i32> {
                 None => None,
             };
             let list = client.vfolder_shares(id.as_deref()).await?;
-            if json_output() {
-                let items: Vec<_> = list.iter().map(|s| json!(s)).collect();
-                print_items(&items);
+            if json_items(&list) {
                 return Ok(0);
             }
             if list.is_empty() {

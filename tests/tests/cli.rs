@@ -520,3 +520,35 @@ fn a_session_without_a_name_gets_a_readable_one() {
     );
     s.bai(&s.user, &["rm", &name]).expect_ok();
 }
+
+#[test]
+fn session_files_lists_a_running_sessions_directory() {
+    let s = Server::start();
+    s.bai(&s.user, &["start", "-t", "files-sess", "python"])
+        .expect_ok();
+    std::fs::write(s.work.path().join("data.csv"), "a,b\n").expect("write");
+    s.bai(&s.user, &["upload", "files-sess", "data.csv"])
+        .expect_ok();
+    let ls = s.bai(&s.user, &["session", "files", "files-sess"]);
+    ls.expect_ok();
+    assert!(
+        ls.stdout.contains("/home/work") && ls.stdout.contains("data.csv"),
+        "{ls:#?}"
+    );
+    let v: serde_json::Value = serde_json::from_str(
+        &s.bai(&s.user, &["--output", "json", "session", "ls", "files-sess"])
+            .stdout,
+    )
+    .expect("json listing");
+    let csv = v["items"]
+        .as_array()
+        .and_then(|a| a.iter().find(|e| e["filename"] == "data.csv").cloned())
+        .expect("data.csv listed");
+    assert_eq!(csv["size"], 4, "{v:#}");
+    s.bai(&s.user, &["session", "files", "files-sess", "no/such/dir"])
+        .expect_fail("no/such/dir");
+    // Another user's session is not there for them.
+    s.bai(&s.user2, &["session", "files", "files-sess"])
+        .expect_fail("files-sess");
+    s.bai(&s.user, &["rm", "files-sess"]).expect_ok();
+}

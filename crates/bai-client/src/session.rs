@@ -96,6 +96,28 @@ impl Client {
             .await
     }
 
+    /// `GET /session/{ref}/files?path=`: the entries of a directory of the session's main
+    /// kernel (relative paths are under /home/work), as `(abspath, entries)`.
+    pub async fn session_files(
+        &self,
+        reference: &str,
+        path: &str,
+    ) -> Result<(String, Vec<Value>), ClientError> {
+        let p = format!(
+            "{}?{}",
+            session_path(reference, "/files")?,
+            crate::encode::query(&[("path", path)])
+        );
+        let v = self.send_json(Method::GET, &p, None).await?;
+        let listing: bai_api::sessions::FileListing = serde_json::from_value(v).map_err(|e| {
+            ClientError::Protocol(format!("the file listing is not as the API says: {e}"))
+        })?;
+        let entries: Vec<Value> = serde_json::from_str(&listing.files).map_err(|e| {
+            ClientError::Protocol(format!("the listing's files are not a JSON list: {e}"))
+        })?;
+        Ok((listing.abspath, entries))
+    }
+
     /// `GET /session/{ref}/stats`: recent resource use (`samples`, `counters`) and the idle
     /// checkers' reports, as the wire contract's type.
     pub async fn stats(&self, reference: &str) -> Result<bai_api::sessions::Stats, ClientError> {

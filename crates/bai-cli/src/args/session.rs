@@ -26,6 +26,15 @@ pub enum SessionCmd {
     },
     /// Print the logs of a session's container.
     Logs(LogsArgs),
+    /// List a directory of a running session (its /home/work when no path is given).
+    #[command(visible_alias = "ls")]
+    Files {
+        /// Session name or id.
+        reference: String,
+        /// A directory, relative to /home/work or absolute.
+        #[arg(default_value = ".")]
+        path: String,
+    },
     /// Print a session's lifecycle events as they happen.
     Events(EventsArgs),
     /// When the session entered each status.

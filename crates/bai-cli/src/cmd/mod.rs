@@ -40,6 +40,9 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
         }
         Cmd::Rm(a) | Cmd::Session(SessionCmd::Destroy(a)) => session::rm(client, &a).await,
         Cmd::Session(SessionCmd::Info(a)) => session::info(client, &a).await,
+        Cmd::Session(SessionCmd::Files { reference, path }) => {
+            session::files(client, &reference, &path).await
+        }
         Cmd::Session(SessionCmd::Stats(a)) => session::stats(client, &a).await,
         Cmd::Session(SessionCmd::Rename {
             reference,

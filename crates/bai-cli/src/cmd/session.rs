@@ -411,6 +411,33 @@ pub async fn history(client: &Client, a: &HistoryArgs) -> Result<i32> {
     Ok(0)
 }
 
+/// `bai session files REF [PATH]`: a directory of a running session.
+pub async fn files(client: &Client, reference: &str, path: &str) -> Result<i32> {
+    let (abspath, entries) = client.session_files(reference, path).await?;
+    if crate::output::json_items(&entries) {
+        return Ok(0);
+    }
+    println!("{abspath}:");
+    let rows: Vec<Vec<String>> = entries
+        .iter()
+        .map(|e| {
+            let text = |k: &str| match &e[k] {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Null => String::new(),
+                v => v.to_string(),
+            };
+            let mtime = e["mtime"]
+                .as_f64()
+                .and_then(|t| chrono::DateTime::from_timestamp(t as i64, 0))
+                .map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+                .unwrap_or_default();
+            vec![text("mode"), text("size"), mtime, text("filename")]
+        })
+        .collect();
+    crate::output::table(&["Mode", "Size", "Modified (UTC)", "Name"], &rows);
+    Ok(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

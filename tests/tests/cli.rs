@@ -536,8 +536,11 @@ fn session_files_lists_a_running_sessions_directory() {
         "{ls:#?}"
     );
     let v: serde_json::Value = serde_json::from_str(
-        &s.bai(&s.user, &["--output", "json", "session", "ls", "files-sess"])
-            .stdout,
+        &s.bai(
+            &s.user,
+            &["--output", "json", "session", "ls", "files-sess"],
+        )
+        .stdout,
     )
     .expect("json listing");
     let csv = v["items"]

@@ -7363,7 +7363,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreateReply"];
                 };
             };
-            /** @description The named session exists already */
+            /** @description Created (or, 200, the named session exists) */
             201: {
                 headers: {
                     [name: string]: unknown;

@@ -176,14 +176,21 @@ fn fill(op: &mut Value, route: &Route, schemas: &mut SchemaGenerator, problem: &
             .filter(|k| k.starts_with(['1', '2', '3']))
             .cloned()
             .collect();
-        let mut first = None;
+        // The text of the table's own status wins; otherwise the lowest status's, so the
+        // choice does not hang on the map's key order (serde_json's `preserve_order`).
+        let own = status.to_string();
+        let mut chosen: Option<(bool, String, Value)> = None;
         for k in keys {
-            let v = r.remove(&k);
-            if first.is_none() {
-                first = v;
+            let Some(v) = r.remove(&k) else { continue };
+            let better = match &chosen {
+                None => true,
+                Some((was_own, was_key, _)) => !was_own && (k == own || k < *was_key),
+            };
+            if better {
+                chosen = Some((k == own, k, v));
             }
         }
-        first
+        chosen.map(|(_, _, v)| v)
     });
     let description = text
         .as_ref()

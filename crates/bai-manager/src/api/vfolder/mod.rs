@@ -139,12 +139,15 @@ pub(super) fn visible_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResul
     }
 }
 
-/// A folder whose files the caller may change: one they may see with a permission other than
-/// `ro` (their own, or the permission it is shared with them with); administrators may change
-/// project folders' files.
+/// A folder whose files the caller may change: their own user folder, or one they may see
+/// with a permission other than `ro` (the permission it is shared with them with, or a
+/// project folder's); administrators may change project folders' files.
 pub(super) fn writable_folder(m: &Manager, caller: &Caller, id: &str) -> ApiResult<VFolderRow> {
     let v = own_folder(m, caller, id)?;
-    if caller.is_admin && v.project.is_some() {
+    // Its owner changes a user folder's files whatever its permission (which is what its
+    // sessions mount it with); administrators change project folders'.
+    let owner = v.project.is_none() && v.user_id == caller.user_id;
+    if owner || (caller.is_admin && v.project.is_some()) {
         return Ok(v);
     }
     let access = m.store.folder_access(&caller.user_id, &v)?;

@@ -10,7 +10,7 @@ PREFIX ?= /usr/local
 # Tests start many containers; run them a few at a time on small machines.
 TEST_THREADS ?= 2
 
-.PHONY: up test deps test-deps build web install-cli official-client lint bench chaos fuzz clean-containers
+.PHONY: up test deps test-deps build build-test web install-cli official-client lint bench chaos fuzz clean-containers
 
 deps:
 	@scripts/ensure-deps.sh
@@ -20,6 +20,12 @@ test-deps:
 
 build:
 	$(CARGO) build --profile $(PROFILE) --workspace --bins
+
+# Test builds carry the crash tests' fault points (crates/bai-fault); `make up` does not.
+TEST_FEATURES ?= baid/fault-points
+
+build-test:
+	$(CARGO) build --profile $(PROFILE) --workspace --bins --features $(TEST_FEATURES)
 
 # The web UI (web/dist, served by baid): built when missing or older than its sources.
 web:
@@ -40,18 +46,18 @@ up: deps build web install-cli
 official-client:
 	@scripts/official-client.sh
 
-test: test-deps official-client lint build web
-	PROFILE=$(PROFILE) TEST_THREADS=$(TEST_THREADS) scripts/run-tests.sh
+test: test-deps official-client lint build-test web
+	PROFILE=$(PROFILE) TEST_THREADS=$(TEST_THREADS) FEATURES=$(TEST_FEATURES) scripts/run-tests.sh
 
 # fmt and clippy -D warnings, part of `make test`. Clippy checks the release profile's
 # dependencies, so the build that follows reuses them.
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --profile $(PROFILE) --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --profile $(PROFILE) --workspace --all-targets --features $(TEST_FEATURES) -- -D warnings
 
 # The full reliability runs whose figures docs/RELIABILITY.md keeps (RUNS=20 by default).
-chaos: test-deps official-client build
-	scripts/chaos.sh
+chaos: test-deps official-client build-test
+	FEATURES=$(TEST_FEATURES) scripts/chaos.sh
 
 # The fuzz targets under libFuzzer (nightly, cargo-fuzz), FUZZ_SECONDS each (default 60);
 # `make test` runs them bounded on stable.

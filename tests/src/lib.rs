@@ -138,6 +138,35 @@ impl Server {
         std::mem::replace(&mut self.data_dir, dir)
     }
 
+    /// Waits (up to `secs`) for baid to end by itself, as a test build does at an armed fault
+    /// point (`BAI_FAULT_POINT`), and keeps its data dir for a restart. Panics with the log if
+    /// it is still running.
+    pub fn wait_exit(mut self, secs: u64) -> (std::process::ExitStatus, String, tempfile::TempDir) {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        let status = loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "baid did not end within {secs}s\n--- baid log ---\n{}",
+                    self.log()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        // The log thread may still be writing the last lines.
+        std::thread::sleep(Duration::from_millis(200));
+        let log = self.log();
+        // Its containers are the restart's to find: dropping this handle must not remove them.
+        self.agent_id.clear();
+        let dir = tempfile::Builder::new()
+            .prefix("bai-e2e-")
+            .tempdir()
+            .expect("tempdir");
+        (status, log, std::mem::replace(&mut self.data_dir, dir))
+    }
+
     /// Starts baid on an existing data dir (a restart keeps the database).
     pub fn start_in(data_dir: tempfile::TempDir, env: &[(&str, &str)]) -> Server {
         Self::start_in_port(data_dir, env, free_port())
@@ -344,6 +373,7 @@ impl Drop for Server {
         let _ = Command::new("kill")
             .arg("-TERM")
             .arg(self.child.id().to_string())
+            .stderr(Stdio::null())
             .status();
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {

@@ -224,6 +224,14 @@ async fn main() -> Result<()> {
         LogFormat::Text => logs.init(),
         LogFormat::Json => logs.json().init(),
     }
+    if let Some((point, hit)) = bai_fault::armed() {
+        // Only test builds (`--features fault-points`) arm a point; the crash tests wait for it.
+        tracing::warn!(
+            point,
+            hit,
+            "fault point armed: this process kills itself there"
+        );
+    }
     match cli.cmd {
         Cmd::Up(args) => up(*args).await,
         Cmd::Agent(args) => agent::run(*args).await,

@@ -214,6 +214,8 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
         }
     };
     tracing::debug!(kernel = %kernel_id, container = %created.id, "container created");
+    // The container and its scratch directory exist, nothing runs yet (test builds only).
+    bai_fault::point("agent:container-created");
     if let Err(e) = inner
         .docker
         .start_container(&name, None::<StartContainerOptions>)
@@ -237,6 +239,8 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
             format!("{why}; container log:\n{logs}")
         }));
     }
+    // Ready, and nobody has been told (test builds only).
+    bai_fault::point("agent:kernel-ready");
     watch::spawn(inner, kernel_id);
     tracing::info!(kernel = %kernel_id, image = %spec.image, "kernel ready");
     Ok(KernelCreated {

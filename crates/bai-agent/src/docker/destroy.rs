@@ -45,6 +45,8 @@ pub async fn remove(inner: &Inner, kernel_id: Uuid) -> Result<(), AgentError> {
     if let Some((net, session)) = network {
         netpool::release(inner, &net, session).await;
     }
+    // The container is gone, its scratch directory not yet (test builds only).
+    bai_fault::point("agent:container-removed");
     let root = inner.dirs(kernel_id).root;
     match tokio::fs::remove_dir_all(&root).await {
         Ok(()) => Ok(()),

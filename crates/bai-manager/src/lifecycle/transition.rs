@@ -23,6 +23,8 @@ pub fn transition(
     id: Uuid,
     change: Change<'_>,
 ) -> Result<Option<SessionRow>, TransitionError> {
+    // Crash tests stop the process on either side of the write (test builds only).
+    bai_fault::transition(&change.from, &change.to, bai_fault::Side::Before);
     // The store's compare-and-set is the one door: it refuses what the state machine does
     // not allow.
     let moved = m.store.cas_status(id, &change).map_err(|e| match e {
@@ -31,6 +33,7 @@ pub fn transition(
     })?;
     match moved {
         Some((row, events)) => {
+            bai_fault::transition(&change.from, &change.to, bai_fault::Side::After);
             tracing::debug!(session = %id, from = %change.from, to = %change.to, reason = %change.reason, "transition");
             m.publish(events);
             if change.from.occupies_resources() && !change.to.occupies_resources() {

@@ -152,8 +152,19 @@ pub fn schedule_pass(m: &Arc<Manager>) -> anyhow::Result<PassOutcome> {
                 sub_steps: steps_json(d),
             });
         }
+        if entries
+            .iter()
+            .any(|e| matches!(e.write, PassWrite::Placed { .. }))
+        {
+            // The pass decided to place sessions and has written nothing (test builds only).
+            bai_fault::point("pass:before-apply");
+        }
         let result =
             crate::metrics::timed(&m.metrics, "apply_pass", || m.store.apply_pass(&entries))?;
+        if !result.placed.is_empty() {
+            // Sessions are SCHEDULED, none of their launches has begun (test builds only).
+            bai_fault::point("pass:after-apply");
+        }
         for (id, ev) in result.placed {
             m.publish(vec![ev]);
             out.scheduled += 1;

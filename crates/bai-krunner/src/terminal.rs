@@ -22,7 +22,12 @@ const MAX_HEAD: usize = 32 * 1024;
 
 /// Starts listening on `port` in a background thread.
 pub fn start(port: u16, workdir: String) -> std::io::Result<()> {
-    let listener = TcpListener::bind(("0.0.0.0", port))?;
+    serve(TcpListener::bind(("0.0.0.0", port))?, workdir);
+    Ok(())
+}
+
+/// Serves the terminal on a bound listener, each connection on a thread of its own.
+fn serve(listener: TcpListener, workdir: String) {
     std::thread::spawn(move || {
         for conn in listener.incoming().flatten() {
             let wd = workdir.clone();
@@ -33,7 +38,6 @@ pub fn start(port: u16, workdir: String) -> std::io::Result<()> {
             });
         }
     });
-    Ok(())
 }
 
 /// A stream that first replays the bytes already read (the request head).
@@ -304,12 +308,11 @@ mod tests {
 
     #[test]
     fn the_terminal_echoes_through_a_real_pty() {
-        let port = {
-            let l = TcpListener::bind("127.0.0.1:0").unwrap();
-            l.local_addr().unwrap().port()
-        };
+        // The listener stays bound from here on: no other test can take its port between.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
         let dir = std::env::temp_dir();
-        start(port, dir.display().to_string()).unwrap();
+        serve(listener, dir.display().to_string());
         let (mut ws, _) = tungstenite::connect(format!("ws://127.0.0.1:{port}/ws")).unwrap();
         ws.send(Message::Binary(b"echo bai-$((40+2))\r".to_vec().into()))
             .unwrap();

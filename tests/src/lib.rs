@@ -130,11 +130,15 @@ impl Server {
     pub fn crash(mut self) -> tempfile::TempDir {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        self.take_data_dir()
+    }
+
+    /// Hands the data dir over for a restart: swaps it with an empty one that Drop may remove.
+    fn take_data_dir(&mut self) -> tempfile::TempDir {
         let dir = tempfile::Builder::new()
             .prefix("bai-e2e-")
             .tempdir()
             .expect("tempdir");
-        // Hand the old data dir over: swap it with an empty one that Drop may remove.
         std::mem::replace(&mut self.data_dir, dir)
     }
 
@@ -160,11 +164,7 @@ impl Server {
         let log = self.log();
         // Its containers are the restart's to find: dropping this handle must not remove them.
         self.agent_id.clear();
-        let dir = tempfile::Builder::new()
-            .prefix("bai-e2e-")
-            .tempdir()
-            .expect("tempdir");
-        (status, log, std::mem::replace(&mut self.data_dir, dir))
+        (status, log, self.take_data_dir())
     }
 
     /// Starts baid on an existing data dir (a restart keeps the database).
@@ -286,8 +286,9 @@ impl Server {
         self.run_as(bin("bai"), account, args)
     }
 
-    pub fn run_as(&self, program: PathBuf, account: &Account, args: &[&str]) -> Run {
-        let mut cmd = Command::new(&program);
+    /// `program ARGS` as `account`, in the server's scratch work dir, with no input.
+    fn command_as(&self, program: &Path, account: &Account, args: &[&str]) -> Command {
+        let mut cmd = Command::new(program);
         cmd.args(args)
             .current_dir(self.work.path())
             .stdin(Stdio::null());
@@ -297,7 +298,21 @@ impl Server {
         for (k, v) in &account.vars {
             cmd.env(k, v);
         }
-        let out = cmd
+        cmd
+    }
+
+    /// Starts `bai ARGS` as `account` without waiting for it (its output is dropped).
+    pub fn spawn_bai(&self, account: &Account, args: &[&str]) -> Child {
+        self.command_as(&bin("bai"), account, args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn bai")
+    }
+
+    pub fn run_as(&self, program: PathBuf, account: &Account, args: &[&str]) -> Run {
+        let out = self
+            .command_as(&program, account, args)
             .output()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
         Run::from(out, format!("{} {}", program.display(), args.join(" ")))

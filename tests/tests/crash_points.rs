@@ -8,10 +8,10 @@
 //! with `--features baid/fault-points`). `BAI_CRASH_RUNS` (default 1) repeats each point;
 //! `make chaos` runs 20. Each test prints one `CRASH` line with its figures.
 
-use bai_e2e::{Account, Server, bin};
+use bai_e2e::Server;
 use serde_json::Value;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 /// What the sessions are doing when the point is crossed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -32,19 +32,6 @@ fn runs() -> usize {
         .and_then(|r| r.parse().ok())
         .filter(|r| *r > 0)
         .unwrap_or(1)
-}
-
-/// `bai ARGS` as `who`, not waited for (it may be cut off by the crash and retry).
-fn spawn_bai(who: &Account, args: &[&str]) -> Child {
-    let mut cmd = Command::new(bin("bai"));
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    for (k, v) in &who.vars {
-        cmd.env(k, v);
-    }
-    cmd.spawn().expect("spawn bai")
 }
 
 /// The containers of a session on this machine's Docker engine: (all, running).
@@ -129,16 +116,13 @@ fn crash_once(point: &str, step: Step, f: &mut Figures) {
     match step {
         Step::Launch => {
             for n in &names {
-                clients.push(spawn_bai(
-                    &user,
-                    &["start", "--enqueue-only", "-t", n, "python"],
-                ));
+                clients.push(s.spawn_bai(&user, &["start", "--enqueue-only", "-t", n, "python"]));
             }
         }
         Step::Terminate => {
             s.bai(&user, &["start", "-t", names[0], "python"])
                 .expect_ok();
-            clients.push(spawn_bai(&user, &["rm", names[0]]));
+            clients.push(s.spawn_bai(&user, &["rm", names[0]]));
         }
         Step::Cancel => {
             s.bai(
@@ -158,7 +142,7 @@ fn crash_once(point: &str, step: Step, f: &mut Figures) {
                 ],
             )
             .expect_ok();
-            clients.push(spawn_bai(&user, &["rm", names[0]]));
+            clients.push(s.spawn_bai(&user, &["rm", names[0]]));
         }
     }
     let port = s.port();
@@ -177,20 +161,11 @@ fn crash_once(point: &str, step: Step, f: &mut Figures) {
     let s = Server::start_in_port(dir, &[("BAI_SCHEDULE_TICK_MS", "200")], port);
     let mut acknowledged = Vec::new();
     for mut c in clients {
-        let ok = if step == Step::Launch {
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-            loop {
-                if let Ok(Some(st)) = c.try_wait() {
-                    break st.success();
-                }
-                if std::time::Instant::now() > deadline {
-                    break false;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(100));
-            }
-        } else {
-            false
-        };
+        // A cut-off create is resent for up to 60 s, then `bai` gives up and says so.
+        let ok = step == Step::Launch
+            && s.wait_for(120, "bai start --enqueue-only to end", || {
+                c.try_wait().ok().flatten().map(|st| st.success())
+            });
         let _ = c.kill();
         let _ = c.wait();
         acknowledged.push(ok);

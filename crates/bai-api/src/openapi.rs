@@ -171,26 +171,18 @@ fn fill(op: &mut Value, route: &Route, schemas: &mut SchemaGenerator, problem: &
     }
     // The success answer is the table's: other 1xx–3xx answers of the text are replaced.
     let text = responses.as_object_mut().and_then(|r| {
-        let keys: Vec<String> = r
+        let mut keys: Vec<String> = r
             .keys()
             .filter(|k| k.starts_with(['1', '2', '3']))
             .cloned()
             .collect();
         // The text of the table's own status wins; otherwise the lowest status's, so the
         // choice does not hang on the map's key order (serde_json's `preserve_order`).
+        keys.sort();
         let own = status.to_string();
-        let mut chosen: Option<(bool, String, Value)> = None;
-        for k in keys {
-            let Some(v) = r.remove(&k) else { continue };
-            let better = match &chosen {
-                None => true,
-                Some((was_own, was_key, _)) => !was_own && (k == own || k < *was_key),
-            };
-            if better {
-                chosen = Some((k == own, k, v));
-            }
-        }
-        chosen.map(|(_, _, v)| v)
+        let pick = keys.iter().position(|k| *k == own).unwrap_or(0);
+        let texts: Vec<Option<Value>> = keys.iter().map(|k| r.remove(k)).collect();
+        texts.into_iter().nth(pick).flatten()
     });
     let description = text
         .as_ref()

@@ -10,7 +10,8 @@
 //!
 //! Names: `FROM>TO:before` and `FROM>TO:after` around each status change of a session (the
 //! store's compare-and-set), `pass:before-apply` and `pass:after-apply` around the write of a
-//! scheduler pass, `agent:kernel-started` and `agent:kernel-removed` inside an agent.
+//! scheduler pass, `agent:container-created`, `agent:kernel-ready` and `agent:container-removed`
+//! inside a Docker agent.
 #![forbid(unsafe_code)]
 
 /// Whether this build has fault points at all.

@@ -152,16 +152,18 @@ pub fn schedule_pass(m: &Arc<Manager>) -> anyhow::Result<PassOutcome> {
                 sub_steps: steps_json(d),
             });
         }
-        if entries
-            .iter()
-            .any(|e| matches!(e.write, PassWrite::Placed { .. }))
+        // `ARMED` is a constant: builds without fault points do not look at the entries.
+        if bai_fault::ARMED
+            && entries
+                .iter()
+                .any(|e| matches!(e.write, PassWrite::Placed { .. }))
         {
             // The pass decided to place sessions and has written nothing (test builds only).
             bai_fault::point("pass:before-apply");
         }
         let result =
             crate::metrics::timed(&m.metrics, "apply_pass", || m.store.apply_pass(&entries))?;
-        if !result.placed.is_empty() {
+        if bai_fault::ARMED && !result.placed.is_empty() {
             // Sessions are SCHEDULED, none of their launches has begun (test builds only).
             bai_fault::point("pass:after-apply");
         }

@@ -90,6 +90,8 @@ impl Account {
 /// A running `baid up`. Dropping it stops the server and removes its containers.
 pub struct Server {
     child: Child,
+    /// The thread copying baid's stderr into `baid.log`; it ends when baid does.
+    log_thread: Option<std::thread::JoinHandle<()>>,
     pub endpoint: String,
     pub data_dir: tempfile::TempDir,
     pub agent_id: String,
@@ -159,8 +161,10 @@ impl Server {
             }
             std::thread::sleep(Duration::from_millis(100));
         };
-        // The log thread may still be writing the last lines.
-        std::thread::sleep(Duration::from_millis(200));
+        // Its stderr is closed now: the log thread writes the last lines and ends.
+        if let Some(t) = self.log_thread.take() {
+            let _ = t.join();
+        }
         let log = self.log();
         // Its containers are the restart's to find: dropping this handle must not remove them.
         self.agent_id.clear();
@@ -200,7 +204,7 @@ impl Server {
         let stdout = child.stdout.take().expect("stdout");
         let stderr = child.stderr.take().expect("stderr");
         let log_path = data_dir.path().join("baid.log");
-        std::thread::spawn(move || {
+        let log_thread = std::thread::spawn(move || {
             let mut f = std::fs::File::create(log_path).ok();
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 if let Some(f) = f.as_mut() {
@@ -255,6 +259,7 @@ impl Server {
             .unwrap_or_else(|| "http".into());
         Server {
             child,
+            log_thread: Some(log_thread),
             endpoint: format!("{scheme}://127.0.0.1:{port}"),
             data_dir,
             agent_id,

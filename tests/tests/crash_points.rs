@@ -95,17 +95,11 @@ fn crash_once(point: &str, step: Step, f: &mut Figures) {
         .expect("tempdir");
     let armed = [("BAI_FAULT_POINT", point), ("BAI_SCHEDULE_TICK_MS", "200")];
     let s = Server::start_in(dir, &armed);
-    // The line comes before the banner; its log thread may be a moment behind.
-    for _ in 0..50 {
-        if s.log().contains("fault point armed") {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    assert!(
-        s.log().contains("fault point armed"),
-        "this baid has no fault points: build it with `--features baid/fault-points` (make test does)\n{}",
-        s.log()
+    // The line comes before the banner, through a pipe of its own.
+    s.wait_for(
+        60,
+        "baid's 'fault point armed' line (a build without `--features baid/fault-points` has none; make test builds with it)",
+        || s.log().contains("fault point armed").then_some(()),
     );
     let user = s.user.clone();
     let names: Vec<&str> = match step {

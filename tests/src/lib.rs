@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod apps;
+pub mod crash;
 pub mod netns;
 pub mod registry;
 pub mod remote;

@@ -9,82 +9,8 @@
 //! `make chaos` runs 20. Each test prints one `CRASH` line with its figures.
 
 use bai_e2e::Server;
-use serde_json::Value;
+use bai_e2e::crash::{Figures, Step, check_sessions, count_scratch, runs};
 use std::os::unix::process::ExitStatusExt;
-use std::process::Command;
-
-/// What the sessions are doing when the point is crossed.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Step {
-    /// Two interactive sessions queued at once: scheduled, prepared, created.
-    Launch,
-    /// A running session terminated by its user.
-    Terminate,
-    /// A session waiting for its start time, cancelled by its user.
-    Cancel,
-}
-
-const ENDED: [&str; 3] = ["TERMINATED", "CANCELLED", "ERROR"];
-
-fn runs() -> usize {
-    std::env::var("BAI_CRASH_RUNS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .filter(|r| *r > 0)
-        .unwrap_or(1)
-}
-
-/// The containers of a session on this machine's Docker engine: (all, running).
-fn containers(session_id: &str) -> (usize, usize) {
-    let count = |all: bool| {
-        let filter = format!("label=ai.bai.session={session_id}");
-        let mut args = vec!["ps", "-q", "--filter", filter.as_str()];
-        if all {
-            args.push("-a");
-        }
-        let out = Command::new("docker")
-            .args(&args)
-            .output()
-            .expect("docker ps");
-        String::from_utf8_lossy(&out.stdout)
-            .split_whitespace()
-            .count()
-    };
-    (count(true), count(false))
-}
-
-/// A session's fields, or None when the manager does not know it.
-fn find(s: &Server, name: &str) -> Option<Value> {
-    let r = s.bai(&s.user, &["session", "info", "--json", name]);
-    if !r.ok() {
-        return None;
-    }
-    serde_json::from_str(&r.stdout).ok()
-}
-
-/// Waits until the session rests: RUNNING, or ended with a reason; a session waiting for its
-/// start time (`Step::Cancel`) rests in PENDING too. A launch requeued by the restart is
-/// PENDING for a moment on its way to RUNNING, so PENDING is not a rest for the others.
-fn settled(s: &Server, name: &str, step: Step) -> Value {
-    s.wait_for(180, &format!("{name} to settle"), || {
-        let i = find(s, name)?;
-        let status = i["status"].as_str().unwrap_or("");
-        let reason = i["status_info"].as_str().unwrap_or("");
-        let rests = status == "RUNNING"
-            || (status == "PENDING" && step == Step::Cancel)
-            || (ENDED.contains(&status) && !reason.is_empty());
-        rests.then_some(i)
-    })
-}
-
-#[derive(Default)]
-struct Figures {
-    runs: usize,
-    lost: usize,
-    doubled: usize,
-    leaked: usize,
-    scratch: usize,
-}
 
 /// One run: start baid with `point` armed, bring the sessions to it, wait for the SIGKILL,
 /// start again, count.
@@ -102,10 +28,7 @@ fn crash_once(point: &str, step: Step, f: &mut Figures) {
         || s.log().contains("fault point armed").then_some(()),
     );
     let user = s.user.clone();
-    let names: Vec<&str> = match step {
-        Step::Launch => vec!["crash-a", "crash-b"],
-        Step::Terminate | Step::Cancel => vec!["crash-a"],
-    };
+    let names = step.names();
     let mut clients = Vec::new();
     match step {
         Step::Launch => {
@@ -165,62 +88,12 @@ fn crash_once(point: &str, step: Step, f: &mut Figures) {
         acknowledged.push(ok);
     }
     // Every session whose create was answered is found and comes to rest.
-    let mut ids = Vec::new();
-    for (k, n) in names.iter().enumerate() {
-        if find(&s, n).is_none() {
-            if step != Step::Launch || acknowledged.get(k) == Some(&true) {
-                f.lost += 1;
-                eprintln!("{point}: {n} is lost\n{}", s.log());
-            }
-            continue;
-        }
-        let i = settled(&s, n, step);
-        let id = i["id"].as_str().expect("id").to_string();
-        let (all, running) = containers(&id);
-        let want = usize::from(i["status"] == "RUNNING");
-        if all > want || running != want {
-            f.doubled += 1;
-            eprintln!(
-                "{point}: {n} is {} with {all} containers, {running} running",
-                i["status"]
-            );
-        }
-        if step == Step::Launch {
-            // Nobody asked them to end: the launch carries on after the restart.
-            assert_eq!(i["status"], "RUNNING", "{point}: {n}: {i:#}\n{}", s.log());
-        }
-        ids.push((n.to_string(), id));
-    }
-    // The user ends what still runs (again, if the crash cut the first request off).
-    for (n, _) in &ids {
-        let status = find(&s, n).map(|i| i["status"].clone()).unwrap_or_default();
-        if !ENDED.iter().any(|e| status == *e) {
-            s.bai(&s.user, &["rm", n]).expect_ok();
-        }
-        s.wait_for(120, &format!("{n} to end"), || {
-            let i = find(&s, n)?;
-            ENDED.iter().any(|e| i["status"] == *e).then_some(())
-        });
-    }
-    for (n, id) in &ids {
-        let (all, _) = containers(id);
-        if all > 0 {
-            f.leaked += all;
-            eprintln!("{point}: {n} left {all} containers");
-        }
-    }
-    // The agent removes a kernel's directory with its container; none may stay.
-    let kernels = s.data_dir.path().join("kernels");
-    let left = std::fs::read_dir(&kernels)
-        .map(|d| d.filter_map(Result::ok).count())
-        .unwrap_or(0);
-    if left > 0 {
-        f.scratch += left;
-        eprintln!(
-            "{point}: {left} scratch directories left in {}",
-            kernels.display()
-        );
-    }
+    let known: Vec<bool> = acknowledged
+        .iter()
+        .map(|ok| step != Step::Launch || *ok)
+        .collect();
+    check_sessions(&s, point, step, &known, f);
+    count_scratch(point, s.data_dir.path(), f);
     f.runs += 1;
 }
 
@@ -229,15 +102,7 @@ fn crash_at(point: &str, step: Step) {
     for _ in 0..runs() {
         crash_once(point, step, &mut f);
     }
-    println!(
-        "CRASH point={point} runs={} sigkills={} lost={} doubled={} leaked={} scratch={}",
-        f.runs, f.runs, f.lost, f.doubled, f.leaked, f.scratch
-    );
-    assert_eq!(
-        (f.lost, f.doubled, f.leaked, f.scratch),
-        (0, 0, 0, 0),
-        "{point}: sessions lost, doubled; containers leaked; scratch directories left"
-    );
+    f.report("manager", point);
 }
 
 macro_rules! points {
@@ -260,6 +125,7 @@ points! {
     preparing_prepared_after: "PREPARING>PREPARED:after", Launch;
     prepared_creating_before: "PREPARED>CREATING:before", Launch;
     prepared_creating_after: "PREPARED>CREATING:after", Launch;
+    agent_container_created: "agent:container-created", Launch;
     agent_kernel_ready: "agent:kernel-ready", Launch;
     creating_running_before: "CREATING>RUNNING:before", Launch;
     creating_running_after: "CREATING>RUNNING:after", Launch;

@@ -60,6 +60,8 @@ struct Inner {
     asked: Mutex<Vec<Uuid>>,
     destroyed: Mutex<Vec<Uuid>>,
     asked_bell: tokio::sync::Notify,
+    /// `destroy_kernel` waits for [`DummyAgent::release`] first (see [`DummyAgent::hold_destroys`]).
+    hold_destroys: std::sync::atomic::AtomicBool,
     /// Files uploaded to each kernel, by path.
     files: Mutex<HashMap<(Uuid, String), bytes::Bytes>>,
 }
@@ -82,6 +84,7 @@ impl DummyAgent {
                 asked: Mutex::new(Vec::new()),
                 destroyed: Mutex::new(Vec::new()),
                 asked_bell: tokio::sync::Notify::new(),
+                hold_destroys: std::sync::atomic::AtomicBool::new(false),
                 files: Mutex::new(HashMap::new()),
             }),
         }
@@ -92,7 +95,15 @@ impl DummyAgent {
         lock(&self.inner.script).extend(steps);
     }
 
-    /// Lets every hanging creation go on (the kernel starts).
+    /// From now on (`true`), every `destroy_kernel` waits for [`DummyAgent::release`]
+    /// before it removes anything.
+    pub fn hold_destroys(&self, hold: bool) {
+        self.inner
+            .hold_destroys
+            .store(hold, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Lets every hanging creation (and held destroy) go on.
     pub fn release(&self) {
         self.inner.release.notify_waiters();
     }
@@ -228,6 +239,13 @@ impl AgentRpc for DummyAgent {
     }
 
     async fn destroy_kernel(&self, kernel_id: Uuid) -> Result<KernelExit, AgentError> {
+        if self
+            .inner
+            .hold_destroys
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            self.inner.release.notified().await;
+        }
         self.kernels()
             .remove(&kernel_id)
             .ok_or(AgentError::KernelNotFound(kernel_id))?;

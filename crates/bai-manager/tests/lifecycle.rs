@@ -154,6 +154,29 @@ async fn rm_during_creation_destroys_the_new_kernel_once() {
     assert_eq!(ended, 1);
 }
 
+/// The user's `rm` hangs up while its kernel is being destroyed (a client killed, a dropped
+/// connection): the removal goes on and the session ends at once, not when the sweeper
+/// finds it stuck in TERMINATING.
+#[tokio::test(start_paused = true)]
+async fn a_removal_whose_caller_hangs_up_goes_on() {
+    let h = Harness::start().await;
+    let s = h.create("rm-hangs-up", json!({}));
+    let row = h.wait_status(s.id, S::Running).await;
+    h.agent.hold_destroys(true);
+    let rm = h.spawn_terminate(s.id);
+    h.wait_status(s.id, S::Terminating).await;
+    // The caller goes away while the destroy is held on the agent.
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    rm.abort();
+    assert!(rm.await.is_err_and(|e| e.is_cancelled()));
+    h.agent.release();
+    // A few milliseconds, far below the sweeper's bound: only a removal still under way
+    // can end it now.
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    assert_eq!(h.agent.destroyed(), [row.main_kernel_id]);
+    assert_eq!(h.row(s.id).status, S::Terminated);
+}
+
 /// The kernel ends by itself at the moment the user removes the session: one of them wins,
 /// the session ends once (one TERMINATED record, one `session_terminated` event).
 #[tokio::test(start_paused = true)]

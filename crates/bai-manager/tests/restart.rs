@@ -144,6 +144,9 @@ async fn creation_phases_are_requeued_and_run_once() {
                     .iter()
                     .any(|r| r.message.starts_with("requeued: "));
                 assert!(requeued, "{at}: requeued");
+                // The next launch made a kernel of its own: nothing left of the interrupted
+                // one (a late removal, a late exit) names it.
+                assert_ne!(row.main_kernel_id, n.main_kernel_id, "{at}: new kernel id");
             }
         }
     }

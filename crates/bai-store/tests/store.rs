@@ -522,3 +522,62 @@ fn projects_get_distinct_ids_and_users_a_username_from_their_email() {
     assert_eq!(u.main_access_key.as_deref(), Some("AKADA"));
     assert!(s.keypair("AKADA").unwrap().unwrap().user_active);
 }
+
+#[test]
+fn a_requeued_session_gets_new_kernel_ids_and_keeps_its_sub_kernels_places() {
+    let s = store_with_user();
+    let mut a = new_session("requeued");
+    a.cluster_mode = bai_core::cluster::ClusterMode::MultiNode;
+    a.sub_kernels = vec![Uuid::new_v4(), Uuid::new_v4()];
+    s.insert_session(&a).unwrap();
+    s.apply_pass(&[PassEntry {
+        id: a.id,
+        write: PassWrite::Placed {
+            agent: "n1".into(),
+            subs: vec!["n2".into(), "n1".into()],
+        },
+        sub_steps: "[]".into(),
+    }])
+    .unwrap();
+    let first = s.sub_kernels(a.id).unwrap();
+    s.set_sub_kernel_started(first[0].id, "n2", "c-old")
+        .unwrap();
+    s.set_sub_kernel_exit(first[0].id, Some(3), "old logs")
+        .unwrap();
+    let (row, _) = s
+        .cas_status(
+            a.id,
+            &StatusChange::new(
+                SessionStatus::Scheduled,
+                SessionStatus::Pending,
+                bai_core::Reason::Requeued("test".into()),
+                "test",
+            ),
+        )
+        .unwrap()
+        .unwrap();
+    assert_ne!(row.main_kernel_id, a.main_kernel_id);
+    assert_eq!(
+        s.session(a.id).unwrap().unwrap().main_kernel_id,
+        row.main_kernel_id
+    );
+    let again = s.sub_kernels(a.id).unwrap();
+    assert_eq!(again.len(), 2);
+    for (old, new) in first.iter().zip(&again) {
+        assert_ne!(old.id, new.id, "sub{} kept its id", old.idx);
+        assert_eq!((old.idx, &old.agent_id), (new.idx, &new.agent_id));
+        assert_eq!((new.container_id.as_deref(), new.exit_code), (None, None));
+    }
+    assert_eq!(s.sub_kernel_logs(first[0].id).unwrap(), None);
+    assert_eq!(s.sub_kernel_logs(again[0].id).unwrap(), None);
+    // Any other change keeps the kernels.
+    let (row2, _) = s
+        .cas_status(
+            a.id,
+            &change(SessionStatus::Pending, SessionStatus::Scheduled),
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(row2.main_kernel_id, row.main_kernel_id);
+    assert_eq!(s.sub_kernels(a.id).unwrap(), again);
+}

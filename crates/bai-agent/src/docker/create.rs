@@ -3,7 +3,7 @@
 
 use super::place::{Placement, environment};
 use super::{
-    Inner, LABEL_AGENT, LABEL_CPUSET, LABEL_DEVICES, LABEL_KERNEL, LABEL_SESSION, WORK_UID,
+    Inner, LABEL_AGENT, LABEL_CPUSET, LABEL_DEVICES, LABEL_KERNEL, LABEL_SESSION, WORK_UID, adopt,
     cluster, destroy, inspect, netpool, place, ready, watch,
 };
 use crate::cores::format_cpulist;
@@ -151,6 +151,9 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
     }
     let dirs = inner.dirs(kernel_id);
     dirs.check_socket_path().map_err(AgentError::Runtime)?;
+    if let Some(made) = adopt::earlier(inner, kernel_id).await? {
+        return Ok(made);
+    }
     let image_labels = place::image_labels(inner, &spec.image).await?;
     let placement = place::place(inner, &spec, &image_labels)?;
     let mut cluster = spec.cluster_info();

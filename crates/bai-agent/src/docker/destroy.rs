@@ -59,9 +59,10 @@ pub async fn remove(inner: &Inner, kernel_id: Uuid) -> Result<(), AgentError> {
 ///
 /// A kernel that was still running when asked has no exit code of its own (`exit_code:
 /// None`: we ended it). Idempotent: a kernel with neither container nor directory yields an
-/// empty [`KernelExit`], never `KernelNotFound`. When the kernel's watcher is already
-/// reporting its end, this returns an empty [`KernelExit`] too; the logs arrive with the
-/// `KernelExited` event.
+/// empty [`KernelExit`], never `KernelNotFound`. When the kernel's end is already being
+/// handled (its watcher saw it stop, or another destroy runs), this waits until that is done,
+/// so the kernel is gone when destroy returns, and answers an empty [`KernelExit`]: the logs
+/// arrive with the `KernelExited` event.
 pub async fn destroy(inner: &Inner, kernel_id: Uuid) -> Result<KernelExit, AgentError> {
     let empty = KernelExit {
         kernel_id,
@@ -70,6 +71,7 @@ pub async fn destroy(inner: &Inner, kernel_id: Uuid) -> Result<KernelExit, Agent
         logs: String::new(),
     };
     if !inner.claim_end(kernel_id) {
+        inner.wait_end(kernel_id).await;
         return Ok(empty);
     }
     inner.stop_watcher(kernel_id);

@@ -3,6 +3,7 @@
 use super::Inner;
 use crate::error::{is_not_found, runtime};
 use bai_core::agent::AgentError;
+use bollard::models::ContainerStateStatusEnum;
 use bollard::query_parameters::{InspectContainerOptions, LogsOptions};
 use futures::StreamExt;
 use uuid::Uuid;
@@ -13,6 +14,38 @@ pub struct ContainerState {
     pub running: bool,
     pub exit_code: Option<i32>,
     pub oom_killed: bool,
+}
+
+/// A kernel's container as a repeated create finds it.
+#[derive(Debug, Clone, Default)]
+pub struct Existing {
+    pub container_id: String,
+    /// Created and never started: a creation cut off before its start.
+    pub never_started: bool,
+    pub running: bool,
+    pub labels: std::collections::HashMap<String, String>,
+}
+
+/// The kernel's container, if it exists.
+pub async fn existing(inner: &Inner, kernel_id: Uuid) -> Result<Option<Existing>, AgentError> {
+    let name = Inner::container_name(kernel_id);
+    match inner
+        .docker
+        .inspect_container(&name, None::<InspectContainerOptions>)
+        .await
+    {
+        Ok(info) => {
+            let st = info.state.unwrap_or_default();
+            Ok(Some(Existing {
+                container_id: info.id.unwrap_or_default(),
+                never_started: st.status == Some(ContainerStateStatusEnum::CREATED),
+                running: st.running.unwrap_or(false),
+                labels: info.config.and_then(|c| c.labels).unwrap_or_default(),
+            }))
+        }
+        Err(e) if is_not_found(&e) => Ok(None),
+        Err(e) => Err(runtime(format_args!("cannot inspect {name}"), e)),
+    }
 }
 
 /// The container's state; `Ok(None)` when it does not exist.

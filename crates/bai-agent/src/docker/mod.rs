@@ -5,6 +5,7 @@
 //! to krunner over `data_dir/kernels/<kernel_id>/run/krunner.sock`. A watcher task per
 //! kernel reports kernels that end on their own; `destroy_kernel` reports the others.
 
+mod adopt;
 mod cluster;
 mod commit;
 mod create;
@@ -90,6 +91,8 @@ pub(crate) struct Inner {
     pub events: broadcast::Sender<AgentEvent>,
     /// Kernels whose end is being handled (by destroy or by the watcher): one owner each.
     ending: Mutex<HashSet<Uuid>>,
+    /// Woken each time an end is released, for those waiting on one ([`Inner::wait_end`]).
+    ended: tokio::sync::Notify,
     /// The watcher task of each kernel, so destroy can stop it first.
     watchers: Mutex<HashMap<Uuid, AbortHandle>>,
     /// Which accelerator parts each kernel holds.
@@ -121,6 +124,22 @@ impl Inner {
 
     pub fn release_end(&self, kernel_id: Uuid) {
         lock(&self.ending).remove(&kernel_id);
+        self.ended.notify_waiters();
+    }
+
+    /// Waits until nobody handles the kernel's end any more: its container and directory
+    /// are gone (or its cleanup failed and was logged).
+    pub async fn wait_end(&self, kernel_id: Uuid) {
+        loop {
+            let woken = self.ended.notified();
+            tokio::pin!(woken);
+            // Registered before the check, so a release between the two is not missed.
+            woken.as_mut().enable();
+            if !lock(&self.ending).contains(&kernel_id) {
+                return;
+            }
+            woken.await;
+        }
     }
 
     pub fn set_watcher(&self, kernel_id: Uuid, handle: AbortHandle) {
@@ -242,6 +261,7 @@ impl DockerAgent {
                 config,
                 events,
                 ending: Mutex::new(HashSet::new()),
+                ended: tokio::sync::Notify::new(),
                 watchers: Mutex::new(HashMap::new()),
                 devices: Mutex::new(devices),
                 cores: Mutex::new(CoreMap::detect()),
@@ -249,6 +269,16 @@ impl DockerAgent {
             }),
         };
         for (kernel, labels) in list::kernels_with_labels(&agent.inner).await? {
+            let never_started = inspect::existing(&agent.inner, kernel)
+                .await?
+                .is_some_and(|c| c.never_started);
+            if never_started {
+                // A creation cut off before its start (the agent died): nobody was told of
+                // this kernel, so it goes without a report; its creator asks again.
+                tracing::info!(kernel = %kernel, "removing a kernel whose creation was cut off");
+                destroy::remove(&agent.inner, kernel).await?;
+                continue;
+            }
             agent.inner.restore(kernel, &labels);
             watch::spawn(&agent.inner, kernel);
         }

@@ -50,7 +50,14 @@ pub async fn terminate(
                     .events(&[E::SessionTerminating, E::KernelTerminating])
                     .result(result, None);
                 if let Some(row) = transition(m, id, c).map_err(internal)? {
-                    finish_termination(m, &row, true).await;
+                    // A task of its own: a caller that hangs up (a client killed during
+                    // `bai rm`) drops this future, and the kernels' removal must go on.
+                    let (m2, row) = (m.clone(), row.clone());
+                    let work =
+                        tokio::spawn(async move { finish_termination(&m2, &row, true).await });
+                    if let Err(e) = work.await {
+                        tracing::error!(session = %id, error = %e, "the termination task failed");
+                    }
                     return current_status(m, id);
                 }
             }

@@ -164,6 +164,9 @@ pub(crate) fn cas_status_tx(
         container_id,
         change.from.as_str(),
     ])?;
+    if change.to == SessionStatus::Pending {
+        row.main_kernel_id = renew_kernels_tx(tx, id)?;
+    }
     record_tx(
         tx,
         id,
@@ -186,6 +189,29 @@ pub(crate) fn cas_status_tx(
         row.container_id = container_id;
         Some((row, events))
     })
+}
+
+/// A session sent back to the queue gets new kernel ids: its next launch makes new kernels
+/// (new containers, new scratch directories), so nothing an earlier attempt left behind (a
+/// removal still under way on the agent, an exit reported late) can touch them. The sub
+/// kernels keep their index; what the old ones left (container, exit code, logs) goes.
+/// Returns the new main kernel id.
+fn renew_kernels_tx(tx: &rusqlite::Transaction<'_>, id: Uuid) -> Result<Uuid> {
+    let main = Uuid::new_v4();
+    tx.prepare_cached("UPDATE sessions SET main_kernel_id = ?2 WHERE id = ?1")?
+        .execute(params![id.to_string(), main.to_string()])?;
+    let subs: Vec<String> = tx
+        .prepare_cached("SELECT id FROM kernels WHERE session_id = ?1")?
+        .query_map([id.to_string()], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut renew = tx.prepare_cached(
+        "UPDATE kernels SET id = ?2, container_id = NULL, exit_code = NULL, logs = NULL
+         WHERE id = ?1",
+    )?;
+    for old in subs {
+        renew.execute(params![old, Uuid::new_v4().to_string()])?;
+    }
+    Ok(main)
 }
 
 /// The history record and the events of a change that was written.

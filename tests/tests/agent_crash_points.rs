@@ -119,12 +119,9 @@ fn agent_kernel_ready() {
     crash_at("agent:kernel-ready", Step::Launch);
 }
 
-/// Found by this test, not fixed yet: the manager's destroy cut off by the agent's death is
-/// not answered after the agent comes back, so the session stays TERMINATING until the
-/// sweeper finishes it (about 150 s; nothing is lost or left, but it waits that long). Run it
-/// with `--include-ignored` (`make chaos` does).
+/// A removal cut off by the agent's death finishes once the agent is back (the manager's
+/// destroy goes on though the test's `bai rm` was killed meanwhile).
 #[test]
-#[ignore = "a destroy cut off by the agent's death waits for the sweeper (docs/RELIABILITY.md)"]
 fn agent_container_removed() {
     crash_at("agent:container-removed", Step::Terminate);
 }

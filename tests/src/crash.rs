@@ -30,7 +30,7 @@ impl Step {
 pub const ENDED: [&str; 3] = ["TERMINATED", "CANCELLED", "ERROR"];
 
 /// How often each point is crossed: `BAI_CRASH_RUNS`, 1 unless told.
-pub fn runs() -> usize {
+fn runs() -> usize {
     std::env::var("BAI_CRASH_RUNS")
         .ok()
         .and_then(|r| r.parse().ok())
@@ -79,6 +79,17 @@ pub fn settled(s: &Server, name: &str, step: Step) -> Value {
             || (ENDED.contains(&status) && !reason.is_empty());
         rests.then_some(i)
     })
+}
+
+/// Crosses `point` [`runs`] times, one `once` each (`what`: whose process is killed), then
+/// prints the figures and fails the test if any is not 0.
+pub fn crash_at(what: &str, point: &str, step: Step, once: fn(&str, Step, &mut Figures)) {
+    let mut f = Figures::default();
+    for _ in 0..runs() {
+        once(point, step, &mut f);
+        f.runs += 1;
+    }
+    f.report(what, point);
 }
 
 /// What the runs of one point counted; every figure but `runs` must stay 0.

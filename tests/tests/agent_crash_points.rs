@@ -11,9 +11,9 @@
 //! their own; here the point is the process, not the network). `BAI_CRASH_RUNS` repeats each
 //! point; `make chaos` runs 20.
 
-use bai_e2e::crash::{Figures, Step, check_sessions, count_scratch, runs};
+use bai_e2e::bin;
+use bai_e2e::crash::{self, Figures, Step, check_sessions, count_scratch};
 use bai_e2e::remote::{agent_command, manager_for_machines, wait_status};
-use bai_e2e::{Server, bin};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Child, Command};
@@ -97,16 +97,10 @@ fn crash_once(point: &str, step: Step, f: &mut Figures) {
     count_scratch(point, data.path(), f);
     let _ = agent.kill();
     let _ = agent.wait();
-    drop::<Server>(s);
-    f.runs += 1;
 }
 
 fn crash_at(point: &str, step: Step) {
-    let mut f = Figures::default();
-    for _ in 0..runs() {
-        crash_once(point, step, &mut f);
-    }
-    f.report("agent", point);
+    crash::crash_at("agent", point, step, crash_once);
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //! `make chaos` runs 20. Each test prints one `CRASH` line with its figures.
 
 use bai_e2e::Server;
-use bai_e2e::crash::{Figures, Step, check_sessions, count_scratch, runs};
+use bai_e2e::crash::{self, Figures, Step, check_sessions, count_scratch};
 use std::os::unix::process::ExitStatusExt;
 
 /// One run: start baid with `point` armed, bring the sessions to it, wait for the SIGKILL,
@@ -94,15 +94,10 @@ fn crash_once(point: &str, step: Step, f: &mut Figures) {
         .collect();
     check_sessions(&s, point, step, &known, f);
     count_scratch(point, s.data_dir.path(), f);
-    f.runs += 1;
 }
 
 fn crash_at(point: &str, step: Step) {
-    let mut f = Figures::default();
-    for _ in 0..runs() {
-        crash_once(point, step, &mut f);
-    }
-    f.report("manager", point);
+    crash::crash_at("manager", point, step, crash_once);
 }
 
 macro_rules! points {

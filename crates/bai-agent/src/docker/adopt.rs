@@ -14,6 +14,10 @@ pub async fn earlier(
     inner: &Arc<Inner>,
     kernel_id: Uuid,
 ) -> Result<Option<KernelCreated>, AgentError> {
+    // The usual create, of a kernel never seen: nothing to look for (no engine call).
+    if !inner.knows(kernel_id) {
+        return Ok(None);
+    }
     // An end in progress (its watcher saw the container stop) is finished first.
     inner.wait_end(kernel_id).await;
     let Some(found) = inspect::existing(inner, kernel_id).await? else {

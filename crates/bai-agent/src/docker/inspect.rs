@@ -3,7 +3,7 @@
 use super::Inner;
 use crate::error::{is_not_found, runtime};
 use bai_core::agent::AgentError;
-use bollard::models::ContainerStateStatusEnum;
+use bollard::models::ContainerInspectResponse;
 use bollard::query_parameters::{InspectContainerOptions, LogsOptions};
 use futures::StreamExt;
 use uuid::Uuid;
@@ -16,71 +16,57 @@ pub struct ContainerState {
     pub oom_killed: bool,
 }
 
+/// The kernel's container as the engine describes it; `Ok(None)` when it does not exist.
+async fn inspect(
+    inner: &Inner,
+    kernel_id: Uuid,
+) -> Result<Option<ContainerInspectResponse>, AgentError> {
+    let name = Inner::container_name(kernel_id);
+    match inner
+        .docker
+        .inspect_container(&name, None::<InspectContainerOptions>)
+        .await
+    {
+        Ok(info) => Ok(Some(info)),
+        Err(e) if is_not_found(&e) => Ok(None),
+        Err(e) => Err(runtime(format_args!("cannot inspect {name}"), e)),
+    }
+}
+
 /// A kernel's container as a repeated create finds it.
 #[derive(Debug, Clone, Default)]
 pub struct Existing {
     pub container_id: String,
-    /// Created and never started: a creation cut off before its start.
-    pub never_started: bool,
     pub running: bool,
     pub labels: std::collections::HashMap<String, String>,
 }
 
 /// The kernel's container, if it exists.
 pub async fn existing(inner: &Inner, kernel_id: Uuid) -> Result<Option<Existing>, AgentError> {
-    let name = Inner::container_name(kernel_id);
-    match inner
-        .docker
-        .inspect_container(&name, None::<InspectContainerOptions>)
-        .await
-    {
-        Ok(info) => {
-            let st = info.state.unwrap_or_default();
-            Ok(Some(Existing {
-                container_id: info.id.unwrap_or_default(),
-                never_started: st.status == Some(ContainerStateStatusEnum::CREATED),
-                running: st.running.unwrap_or(false),
-                labels: info.config.and_then(|c| c.labels).unwrap_or_default(),
-            }))
-        }
-        Err(e) if is_not_found(&e) => Ok(None),
-        Err(e) => Err(runtime(format_args!("cannot inspect {name}"), e)),
-    }
+    Ok(inspect(inner, kernel_id).await?.map(|info| Existing {
+        container_id: info.id.unwrap_or_default(),
+        running: info.state.and_then(|s| s.running).unwrap_or(false),
+        labels: info.config.and_then(|c| c.labels).unwrap_or_default(),
+    }))
 }
 
 /// The container's state; `Ok(None)` when it does not exist.
 pub async fn state(inner: &Inner, kernel_id: Uuid) -> Result<Option<ContainerState>, AgentError> {
-    let name = Inner::container_name(kernel_id);
-    match inner
-        .docker
-        .inspect_container(&name, None::<InspectContainerOptions>)
-        .await
-    {
-        Ok(info) => {
-            let st = info.state.unwrap_or_default();
-            Ok(Some(ContainerState {
-                running: st.running.unwrap_or(false),
-                exit_code: st.exit_code.and_then(|c| i32::try_from(c).ok()),
-                oom_killed: st.oom_killed.unwrap_or(false),
-            }))
+    Ok(inspect(inner, kernel_id).await?.map(|info| {
+        let st = info.state.unwrap_or_default();
+        ContainerState {
+            running: st.running.unwrap_or(false),
+            exit_code: st.exit_code.and_then(|c| i32::try_from(c).ok()),
+            oom_killed: st.oom_killed.unwrap_or(false),
         }
-        Err(e) if is_not_found(&e) => Ok(None),
-        Err(e) => Err(runtime(format_args!("cannot inspect {name}"), e)),
-    }
+    }))
 }
 
 /// The container's address on its network (the engine's bridge), where its apps listen.
 pub async fn address(inner: &Inner, kernel_id: Uuid) -> Result<std::net::IpAddr, AgentError> {
-    let name = Inner::container_name(kernel_id);
-    let info = match inner
-        .docker
-        .inspect_container(&name, None::<InspectContainerOptions>)
-        .await
-    {
-        Ok(info) => info,
-        Err(e) if is_not_found(&e) => return Err(AgentError::KernelNotFound(kernel_id)),
-        Err(e) => return Err(runtime(format_args!("cannot inspect {name}"), e)),
-    };
+    let info = inspect(inner, kernel_id)
+        .await?
+        .ok_or(AgentError::KernelNotFound(kernel_id))?;
     let net = info.network_settings.unwrap_or_default();
     let candidates: Vec<String> = net
         .networks

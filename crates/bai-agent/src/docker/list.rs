@@ -4,23 +4,30 @@
 use super::{Inner, LABEL_AGENT, LABEL_KERNEL, LABEL_KERNELSPEC};
 use crate::error::runtime;
 use bai_core::agent::{AgentError, ImageInfo};
+use bollard::models::ContainerSummaryStateEnum;
 use bollard::query_parameters::{ListContainersOptions, ListImagesOptions};
 use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
 
 /// Kernel ids of this agent's containers, in any state.
 pub async fn kernels(inner: &Inner) -> Result<Vec<Uuid>, AgentError> {
-    Ok(kernels_with_labels(inner)
+    Ok(containers(inner)
         .await?
         .into_iter()
-        .map(|(k, _)| k)
+        .map(|c| c.kernel)
         .collect())
 }
 
-/// This agent's containers, in any state, by kernel id with their labels.
-pub async fn kernels_with_labels(
-    inner: &Inner,
-) -> Result<Vec<(Uuid, HashMap<String, String>)>, AgentError> {
+/// One of this agent's kernel containers as the engine lists it.
+pub struct Listed {
+    pub kernel: Uuid,
+    pub labels: HashMap<String, String>,
+    /// Created and never started: a creation cut off before its start.
+    pub never_started: bool,
+}
+
+/// This agent's containers, in any state.
+pub async fn containers(inner: &Inner) -> Result<Vec<Listed>, AgentError> {
     let mut filters = HashMap::new();
     filters.insert(
         "label".to_string(),
@@ -43,7 +50,11 @@ pub async fn kernels_with_labels(
             let kernel = labels
                 .get(LABEL_KERNEL)
                 .and_then(|k| Uuid::parse_str(k).ok())?;
-            Some((kernel, labels))
+            Some(Listed {
+                kernel,
+                labels,
+                never_started: c.state == Some(ContainerSummaryStateEnum::CREATED),
+            })
         })
         .collect())
 }

@@ -127,6 +127,13 @@ impl Inner {
         self.ended.notify_waiters();
     }
 
+    /// Whether this agent has the kernel's container as far as it knows: watched, or its end
+    /// being handled. Every container it has is one or the other (at start it watches what it
+    /// finds and removes what never started), so a kernel it does not know has none.
+    pub fn knows(&self, kernel_id: Uuid) -> bool {
+        lock(&self.watchers).contains_key(&kernel_id) || lock(&self.ending).contains(&kernel_id)
+    }
+
     /// Waits until nobody handles the kernel's end any more: its container and directory
     /// are gone (or its cleanup failed and was logged).
     pub async fn wait_end(&self, kernel_id: Uuid) {
@@ -268,10 +275,12 @@ impl DockerAgent {
                 networks: tokio::sync::Mutex::new(netpool::Networks::default()),
             }),
         };
-        for (kernel, labels) in list::kernels_with_labels(&agent.inner).await? {
-            let never_started = inspect::existing(&agent.inner, kernel)
-                .await?
-                .is_some_and(|c| c.never_started);
+        for list::Listed {
+            kernel,
+            labels,
+            never_started,
+        } in list::containers(&agent.inner).await?
+        {
             if never_started {
                 // A creation cut off before its start (the agent died): nobody was told of
                 // this kernel, so it goes without a report; its creator asks again.

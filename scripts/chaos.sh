@@ -20,9 +20,9 @@ done
 echo "crash during create, retried: $runs runs, $runs manager SIGKILLs (+$runs during clientSessionToken), $((runs - ok)) failed (a failure is a session lost or doubled)"
 
 # SIGKILL at every fault point (each status change, the scheduler pass, the agent's steps).
-BAI_CRASH_RUNS="$runs" t bai-e2e crash_points | grep -E "^CRASH|test result"
+BAI_CRASH_RUNS="$runs" t bai-e2e crash_points | grep -oE "CRASH.*|test result.*"
 # The same inside a `baid agent` process, restarted while its manager runs on.
-BAI_CRASH_RUNS="$runs" t bai-e2e agent_crash_points | grep -E "^CRASH|test result"
+BAI_CRASH_RUNS="$runs" t bai-e2e agent_crash_points | grep -oE "CRASH.*|test result.*"
 
 BAI_BURST_TOTAL=500 BAI_BURST_SIZE=50 t bai-e2e reliability bursts_of_creates | grep -oE "BURST.*|test result.*"
 t bai-manager authz_matrix | grep -E "test result"

@@ -133,7 +133,7 @@ for role in $roles; do
         cd "$out/$role" || exit 2
         timeout "$role_timeout" nice -n 10 "$venv/bin/st" "${cfg[@]}" run "$root/docs/openapi.json" \
             --url "$BACKEND_ENDPOINT" --checks "$checks" --max-examples "$max_examples" \
-            --workers "$workers" --request-timeout 5 --continue-on-failure \
+            --workers "$workers" --request-timeout 30 --continue-on-failure \
             --report json,har,ndjson --report-dir "$out/$role" \
             "${seed_args[@]}" "${extra_args[@]}" >"$out/$role/output.txt" 2>&1
         rc=$?

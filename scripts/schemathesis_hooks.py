@@ -159,9 +159,28 @@ GUARDED = {
 _PROTECTED = {v for v in os.environ.get("BAI_ST_PROTECT", "").split(",") if v}
 
 
+# A create waits until its session runs; one that cannot run yet (the agent is full of
+# sessions made by earlier cases) would wait for good. Creates without a bound on that wait
+# get one, well inside the request timeout; values of the wrong type are left to be refused.
+CREATES = {("POST", "/session"), ("POST", "/session/_/create-from-template")}
+MAX_WAIT = 3
+
+
+def _bound_the_wait(body) -> None:
+    if not isinstance(body, dict):
+        return
+    wait = body.get("maxWaitSeconds")
+    if wait is None or (type(wait) is int and (wait == 0 or wait > MAX_WAIT)):
+        body["maxWaitSeconds"] = MAX_WAIT
+
+
 @schemathesis.hook
 def before_call(context, case, kwargs):
-    """Point the guarded operations elsewhere when they name a fixture."""
+    """Bound a create's wait; point the guarded operations elsewhere when they name a fixture."""
+    if (case.method.upper(), case.operation.path) in CREATES:
+        _bound_the_wait(case.body)
+        if isinstance(kwargs, dict):
+            _bound_the_wait(kwargs.get("json"))
     if not _PROTECTED or (case.method.upper(), case.operation.path) not in GUARDED:
         return
     params = case.path_parameters or {}

@@ -3,7 +3,6 @@
 
 use crate::netns::Machine;
 use crate::{Server, bin};
-use serde_json::Value;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
@@ -90,19 +89,15 @@ impl Drop for Agent {
 }
 
 /// `GET /agents` as an administrator sees it.
-pub fn agents(s: &Server) -> Vec<Value> {
+pub fn agents(s: &Server) -> Vec<bai_api::resources::Agent> {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let v = rt
-        .block_on(s.client(&s.admin).agents())
-        .expect("GET /agents");
-    v["agents"].as_array().cloned().unwrap_or_default()
+    rt.block_on(s.client(&s.admin).agents())
+        .expect("GET /agents")
+        .agents
 }
 
 pub fn agent_status(s: &Server, id: &str) -> Option<String> {
-    agents(s)
-        .into_iter()
-        .find(|a| a["id"] == id)
-        .and_then(|a| a["status"].as_str().map(str::to_string))
+    agents(s).into_iter().find(|a| a.id == id).map(|a| a.status)
 }
 
 pub fn wait_status(s: &Server, id: &str, status: &str, secs: u64) {

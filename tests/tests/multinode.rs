@@ -94,12 +94,12 @@ fn multi_node_cluster_across_namespaces() {
         .collect();
     let list = s.wait_for(120, "two remote agents", || {
         let list = agents(&s);
-        (list.iter().filter(|a| a["status"] == "ALIVE").count() == 2).then_some(list)
+        (list.iter().filter(|a| a.status == "ALIVE").count() == 2).then_some(list)
     });
-    let cores = list[0]["capacity"]["cpu"]
-        .as_str()
-        .and_then(|c| c.parse::<f64>().ok())
-        .or_else(|| list[0]["capacity"]["cpu"].as_f64())
+    let cores = list[0]
+        .capacity
+        .cpu
+        .parse::<f64>()
         .expect("an agent's cores");
 
     // Two kernels, one on each node (dispersed), each told the cluster's names.

@@ -100,23 +100,23 @@ fn three_agents_in_namespaces() {
         .collect();
     s.wait_for(120, "three remote agents", || {
         let list = agents(&s);
-        let alive = list.iter().filter(|a| a["status"] == "ALIVE").count();
+        let alive = list.iter().filter(|a| a.status == "ALIVE").count();
         (alive == 3).then_some(list)
     });
     // Each is known from its own veth address, and has its own engine's image.
     for (m, a) in machines.iter().zip(&nodes) {
         let info = agents(&s)
             .into_iter()
-            .find(|x| x["id"] == a.name.as_str())
+            .find(|x| x.id == a.name)
             .expect("listed");
-        let addr = info["address"].as_str().unwrap_or("");
+        let addr = info.address.as_str();
         assert!(
             addr.starts_with(&format!("{}:", m.addr())),
             "{} connected from {addr}, not from its namespace {}",
             a.name,
             m.addr()
         );
-        assert_eq!(info["remote"], true);
+        assert!(info.remote);
     }
 
     // Dispersed (the default selector): three sessions, three agents.

@@ -54,11 +54,43 @@ async fn create(State(m): State<S>, uri: Uri, body: Bytes) -> Response {
     } else {
         "RUNNING"
     };
+    let name = v["name"].as_str().unwrap_or("pysdk-0000000000");
     axum::Json(
-        json!({"sessionId": SID, "sessionName": v["name"], "status": status,
+        json!({"sessionId": SID, "sessionName": name, "status": status,
                       "servicePorts": [], "created": true}),
     )
     .into_response()
+}
+
+/// `GET /session/{r}` as the API describes it: a session that failed to start.
+fn failed_session(name: &str) -> Value {
+    let t = "2026-01-01T00:00:00+00:00";
+    let mut v = json!({
+        "id": SID, "session_id": SID, "row_id": SID, "name": name, "session_name": name,
+        "type": "interactive", "session_type": "interactive", "image": "broken",
+        "image_references": ["broken"], "architecture": "x86_64", "priority": 10,
+        "status": "ERROR", "status_info": "no-image", "status_data": "{}",
+        "status_changed": t, "status_history": {"PENDING": t, "ERROR": t},
+        "result": "FAILURE", "created_at": t,
+    });
+    let rest = json!({
+        "domain_name": "default", "group_name": "default", "group_id": "default",
+        "scaling_group": "default", "access_key": "AK", "user_id": "u", "main_kernel_id": SID,
+        "cluster_mode": "single-node", "cluster_size": 1, "agent_ids": [], "agents": [],
+        "requested_slots": "{}", "occupying_slots": "{}", "occupied_slots": "{}",
+    });
+    let more = json!({
+        "resource_opts": "{}", "shmem": 0, "cpu": "1", "mem": 1073741824, "environ": {},
+        "idle_checks": "{}", "vfolder_mounts": [], "mounts": [], "service_ports": "[]",
+        "preopen_ports": [], "network": {"rx_bytes": 0, "tx_bytes": 0},
+        "containers": [], "kernels": [], "dependencies": [],
+    });
+    for part in [rest, more] {
+        if let (Some(all), Value::Object(p)) = (v.as_object_mut(), part) {
+            all.extend(p);
+        }
+    }
+    v
 }
 
 async fn session(
@@ -70,14 +102,15 @@ async fn session(
     note(&m, method.as_str(), &uri);
     match (method.as_str(), r.as_str()) {
         (_, "missing") => problem(StatusCode::NOT_FOUND, "no session named \"missing\""),
-        ("DELETE", "queued") => {
-            axum::Json(json!({"stats": {"status": "cancelled"}})).into_response()
-        }
-        ("DELETE", _) => axum::Json(json!({"stats": {"status": "terminated"}})).into_response(),
-        _ => {
-            axum::Json(json!({"name": r, "id": SID, "status": "ERROR", "status_info": "no-image"}))
-                .into_response()
-        }
+        ("DELETE", "queued") => axum::Json(
+            json!({"stats": {"status": "cancelled"}, "status": "CANCELLED", "sessionId": SID}),
+        )
+        .into_response(),
+        ("DELETE", _) => axum::Json(
+            json!({"stats": {"status": "terminated"}, "status": "TERMINATED", "sessionId": SID}),
+        )
+        .into_response(),
+        _ => axum::Json(failed_session(&r)).into_response(),
     }
 }
 

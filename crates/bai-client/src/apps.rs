@@ -5,6 +5,7 @@
 use crate::exec::Ws;
 use crate::session::session_path;
 use crate::{Client, ClientError, encode};
+use bai_api::sessions::{ProxyMode, StartServiceReply, StartServiceRequest};
 use futures::{SinkExt, StreamExt};
 use reqwest::Method;
 use serde_json::Value;
@@ -71,19 +72,27 @@ impl Client {
         path_mode: bool,
         preferred_port: Option<u16>,
         public: bool,
-    ) -> Result<Value, ClientError> {
-        let body = serde_json::json!({
-            "app": app,
-            "mode": if path_mode { "path" } else { "port" },
-            "port": preferred_port,
-            "open_to_public": public,
-        });
-        self.send_json(
-            Method::POST,
-            &session_path(session, "/start-service")?,
-            Some(&body),
-        )
-        .await
+    ) -> Result<StartServiceReply, ClientError> {
+        let body = crate::request::body_of(&StartServiceRequest {
+            app: app.to_string(),
+            mode: Some(if path_mode {
+                ProxyMode::Path
+            } else {
+                ProxyMode::Port
+            }),
+            port: preferred_port,
+            open_to_public: Some(public),
+            arguments: None,
+            envs: None,
+        })?;
+        let v = self
+            .send_json(
+                Method::POST,
+                &session_path(session, "/start-service")?,
+                Some(&body),
+            )
+            .await?;
+        crate::request::typed("start-service", v)
     }
 
     /// Opens a tunnel to `app` of the session (`tcpproxy`: any app).

@@ -1,10 +1,14 @@
-//! `POST /session` (wire contract §5.2).
+//! `POST /session` (wire contract §5.2), written and read with the wire-contract types.
 
+use crate::request::typed;
 use crate::{Client, ClientError};
+use bai_api::sessions::{ClusterMode, CreateConfig, CreateRequest, ListOrText, NumberOrText};
 use bai_core::SessionType;
 use reqwest::Method;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
+
+pub use bai_api::sessions::CreateReply;
 
 /// What `POST /session` is asked for. Start from [`CreateSession::new`].
 #[derive(Debug, Clone)]
@@ -13,10 +17,10 @@ pub struct CreateSession {
     pub name: Option<String>,
     pub image: String,
     pub session_type: SessionType,
-    /// `config.resources`, e.g. `{"cpu": "2", "mem": "4g"}` (the CLI sends strings).
-    pub resources: Map<String, Value>,
+    /// `config.resources`, e.g. `{"cpu": "2", "mem": "4g"}` (the CLI sends texts).
+    pub resources: BTreeMap<String, NumberOrText>,
     /// `config.resource_opts`, e.g. `{"shmem": "64m"}`.
-    pub resource_opts: Map<String, Value>,
+    pub resource_opts: BTreeMap<String, NumberOrText>,
     /// `config.environ`.
     pub environ: BTreeMap<String, String>,
     /// `config.mounts`, after [`crate::Config::vfolder_mounts`].
@@ -42,7 +46,7 @@ pub struct CreateSession {
     pub tag: Option<String>,
     /// The script's text.
     pub bootstrap_script: Option<String>,
-    /// `None` is sent as `null` (as `run` does), `Some([])` as `[]` (as `start` does).
+    /// `None` leaves the field out (as `run` does), `Some([])` sends `[]` (as `start` does).
     pub dependencies: Option<Vec<String>>,
     /// Administrators: create the session for this keypair.
     pub owner_access_key: Option<String>,
@@ -59,8 +63,8 @@ pub struct CreateSession {
     pub agent: Option<String>,
     /// Number of kernels (`clusterSize`, 1 by default).
     pub cluster_size: u32,
-    /// `single-node` (default) or `multi-node` (`clusterMode`).
-    pub cluster_mode: String,
+    /// All kernels on one agent (default) or spread (`clusterMode`).
+    pub cluster_mode: ClusterMode,
 }
 
 impl CreateSession {
@@ -70,8 +74,8 @@ impl CreateSession {
             name: None,
             image: image.into(),
             session_type: SessionType::Interactive,
-            resources: Map::new(),
-            resource_opts: Map::new(),
+            resources: BTreeMap::new(),
+            resource_opts: BTreeMap::new(),
             environ: BTreeMap::new(),
             mounts: Vec::new(),
             mount_map: BTreeMap::new(),
@@ -94,85 +98,78 @@ impl CreateSession {
             count: None,
             agent: None,
             cluster_size: 1,
-            cluster_mode: "single-node".into(),
+            cluster_mode: ClusterMode::SingleNode,
         }
     }
 }
 
-/// What the manager answered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CreateReply {
-    pub session_id: String,
-    pub session_name: String,
-    /// `RUNNING`, `PENDING` (enqueue only), `TIMEOUT` (max wait passed), `TERMINATED`
-    /// (batch finished), `ERROR`, `CANCELLED`, …
-    pub status: String,
-    /// False when a live session with the same name was reused.
-    pub created: bool,
-    /// Names of the session's service ports (apps).
-    pub service_ports: Vec<String>,
-    /// bai, with `count` > 1: every session created, as `(id, name)`.
-    pub sessions: Vec<(String, String)>,
-}
-
 impl Client {
-    /// The JSON body of `POST /session`, exactly as sent.
-    pub fn create_body(&self, req: &CreateSession) -> Value {
+    /// The body of `POST /session`, as sent: the official client's fields, and bai's own
+    /// (`config.preset`, `config.agentList`, `count`) only when used.
+    pub fn create_body(&self, req: &CreateSession) -> CreateRequest {
         let mut mounts = self.config.vfolder_mounts.clone();
         mounts.extend(req.mounts.iter().cloned());
-        let mount_options: Map<String, Value> = req
+        let mount_options: BTreeMap<String, Value> = req
             .mount_map
             .keys()
             .map(|k| (k.clone(), json!({"type": "bind"})))
             .collect();
-        let mut body = json!({
-            "name": req.name,
-            "image": req.image,
-            "type": req.session_type.as_str(),
-            "tag": req.tag,
-            "config": {
-                "mounts": mounts,
-                "mount_ids": [],
-                "environ": req.environ,
-                "resources": req.resources,
-                "resource_opts": req.resource_opts,
-                "scalingGroup": req.scaling_group,
-                "attach_network": null,
-                "mount_map": req.mount_map,
-                "mount_id_map": {},
-                "mount_options": mount_options,
-                "preopen_ports": req.preopen_ports,
-            },
-            "dependencies": req.dependencies,
-            "callback_url": null,
-            "architecture": std::env::consts::ARCH,
-            "clusterSize": req.cluster_size,
-            "clusterMode": req.cluster_mode,
-            "starts_at": req.starts_at,
-            "batch_timeout": req.batch_timeout,
-            "bootstrap_script": req.bootstrap_script,
-            "owner_access_key": req.owner_access_key,
-            "domain": req.domain.as_ref().unwrap_or(&self.config.domain),
-            "group": req.group.as_ref().unwrap_or(&self.config.group),
-            "enqueueOnly": req.enqueue_only,
-            "maxWaitSeconds": req.max_wait_secs,
-            "reuseIfExists": req.reuse_if_exists,
-            "startupCommand": req.startup_command,
+        let ports = req.preopen_ports.as_ref().map(|ports| {
+            ListOrText::List(
+                ports
+                    .iter()
+                    .map(|p| NumberOrText::Number((*p).into()))
+                    .collect(),
+            )
         });
-        if let (Some(p), Some(obj)) = (req.priority, body.as_object_mut()) {
-            obj.insert("priority".into(), p.into());
+        CreateRequest {
+            image: req.image.clone(),
+            name: req.name.clone(),
+            session_type: Some(req.session_type),
+            startup_command: req.startup_command.clone(),
+            batch_timeout: req.batch_timeout.clone().map(NumberOrText::Text),
+            starts_at: req.starts_at.clone(),
+            bootstrap_script: req.bootstrap_script.clone(),
+            group: Some(
+                req.group
+                    .clone()
+                    .unwrap_or_else(|| self.config.group.clone()),
+            ),
+            domain: Some(
+                req.domain
+                    .clone()
+                    .unwrap_or_else(|| self.config.domain.clone()),
+            ),
+            tag: req.tag.clone(),
+            owner_access_key: req.owner_access_key.clone(),
+            enqueue_only: Some(req.enqueue_only),
+            max_wait_seconds: Some(req.max_wait_secs),
+            reuse_if_exists: Some(req.reuse_if_exists),
+            priority: req.priority,
+            count: req.count.filter(|n| *n > 1),
+            dependencies: req.dependencies.clone(),
+            cluster_size: Some(req.cluster_size),
+            cluster_mode: Some(req.cluster_mode),
+            scaling_group: None,
+            preset: None,
+            architecture: Some(std::env::consts::ARCH.to_string()),
+            callback_url: None,
+            config: Some(CreateConfig {
+                resources: Some(req.resources.clone()),
+                resource_opts: Some(req.resource_opts.clone()),
+                scaling_group: req.scaling_group.clone(),
+                preset: req.preset.clone(),
+                environ: Some(req.environ.clone()),
+                mounts: Some(mounts),
+                mount_ids: Some(Vec::new()),
+                mount_map: Some(req.mount_map.clone()),
+                mount_id_map: Some(BTreeMap::new()),
+                mount_options: Some(mount_options),
+                preopen_ports: ports,
+                agent_list: req.agent.clone().map(|a| ListOrText::List(vec![a])),
+                attach_network: None,
+            }),
         }
-        // bai's additions, sent only when used so the body stays the official client's.
-        if let Some(p) = &req.preset {
-            body["config"]["preset"] = p.as_str().into();
-        }
-        if let Some(a) = &req.agent {
-            body["config"]["agentList"] = json!([a]);
-        }
-        if let Some(n) = req.count.filter(|n| *n > 1) {
-            body["count"] = n.into();
-        }
-        body
     }
 
     /// `POST /session`. Unless `enqueue_only`, the manager answers once the session runs,
@@ -193,7 +190,8 @@ impl Client {
         req: &CreateSession,
         key: &str,
     ) -> Result<CreateReply, ClientError> {
-        let payload = self.create_body(req).to_string();
+        let payload = serde_json::to_string(&self.create_body(req))
+            .map_err(|e| ClientError::Protocol(e.to_string()))?;
         let give_up = std::time::Instant::now() + CREATE_RETRY_FOR;
         let mut pause = std::time::Duration::from_millis(250);
         // Once a request went out, a manager that stops answering may have stored it: the
@@ -210,7 +208,7 @@ impl Client {
                     let bytes = resp.bytes().await.map_err(|e| self.connect_error(&e))?;
                     let v: Value = serde_json::from_slice(&bytes)
                         .map_err(|e| ClientError::Protocol(format!("reply is not JSON: {e}")))?;
-                    return parse_create_reply(&v, req.name.as_deref());
+                    return typed("create", v);
                 }
                 Err((ClientError::Connect { .. }, reached))
                     if (sent_once || reached) && std::time::Instant::now() < give_up =>
@@ -228,68 +226,30 @@ impl Client {
 /// How long [`Client::create_session`] keeps sending a create the manager did not answer.
 pub const CREATE_RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(60);
 
-pub(crate) fn parse_create_reply(
-    v: &Value,
-    asked: Option<&str>,
-) -> Result<CreateReply, ClientError> {
-    let field = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-    let session_id = field("sessionId")
-        .ok_or_else(|| ClientError::Protocol(format!("no sessionId in the create reply {v}")))?;
-    Ok(CreateReply {
-        session_name: field("sessionName")
-            .or_else(|| asked.map(str::to_string))
-            .unwrap_or_else(|| session_id.clone()),
-        session_id,
-        status: field("status").unwrap_or_else(|| "RUNNING".into()),
-        created: v.get("created").and_then(Value::as_bool).unwrap_or(true),
-        service_ports: v
-            .get("servicePorts")
-            .and_then(Value::as_array)
-            .map(|ports| {
-                ports
-                    .iter()
-                    .filter_map(|p| p.get("name").and_then(Value::as_str).map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default(),
-        sessions: v
-            .get("sessions")
-            .and_then(Value::as_array)
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(|s| {
-                        Some((
-                            s.get("sessionId")?.as_str()?.to_string(),
-                            s.get("sessionName")?.as_str()?.to_string(),
-                        ))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Config;
+    use bai_api::sessions::CreateStatus;
 
     #[test]
-    fn body_has_the_official_shape() {
+    fn body_has_the_official_fields() {
         let mut cfg = Config::new("http://127.0.0.1:8090", "AK", "SK").unwrap();
         cfg.vfolder_mounts = vec!["data".into()];
         let c = Client::new(cfg).unwrap();
         let mut r = CreateSession::new("python");
         r.name = Some("pysdk-6f39a1b61d".into());
-        r.resources.insert("mem".into(), "4096m".into());
-        r.resource_opts.insert("shmem".into(), "64m".into());
+        r.resources
+            .insert("mem".into(), NumberOrText::Text("4096m".into()));
+        r.resource_opts
+            .insert("shmem".into(), NumberOrText::Text("64m".into()));
         r.environ.insert("A".into(), "b=c".into());
         r.session_type = SessionType::Batch;
         r.startup_command = Some("ls".into());
         r.batch_timeout = Some("30".into());
         r.dependencies = Some(vec![]);
-        let b = c.create_body(&r);
+        r.preopen_ports = Some(vec![8080]);
+        let b = serde_json::to_value(c.create_body(&r)).unwrap();
         assert_eq!(b["name"], "pysdk-6f39a1b61d");
         assert_eq!(b["type"], "batch");
         assert_eq!(b["startupCommand"], "ls");
@@ -298,7 +258,8 @@ mod tests {
         assert_eq!(b["config"]["resource_opts"], json!({"shmem": "64m"}));
         assert_eq!(b["config"]["environ"], json!({"A": "b=c"}));
         assert_eq!(b["config"]["mounts"], json!(["data"]));
-        assert_eq!(b["config"]["scalingGroup"], Value::Null);
+        assert_eq!(b["config"]["preopen_ports"], json!([8080]));
+        assert!(b["config"].get("scalingGroup").is_none());
         assert_eq!(b["dependencies"], json!([]));
         assert_eq!(b["enqueueOnly"], false);
         assert_eq!(b["maxWaitSeconds"], 0);
@@ -306,33 +267,31 @@ mod tests {
         assert_eq!(b["domain"], "default");
         assert_eq!(b["group"], "default");
         assert_eq!(b["clusterSize"], 1);
+        assert_eq!(b["clusterMode"], "single-node");
+        // bai's own fields stay out unless used.
         assert!(b.get("priority").is_none());
-        assert!(b.get("starts_at").is_some_and(Value::is_null));
+        assert!(b.get("count").is_none());
+        assert!(b["config"].get("preset").is_none());
+        assert!(b["config"].get("agentList").is_none());
+        r.count = Some(3);
+        r.agent = Some("i-1".into());
+        let b = serde_json::to_value(c.create_body(&r)).unwrap();
+        assert_eq!(b["count"], 3);
+        assert_eq!(b["config"]["agentList"], json!(["i-1"]));
     }
 
     #[test]
-    fn reply_defaults() {
-        let r = parse_create_reply(&json!({"sessionId": "u-1"}), Some("n")).unwrap();
-        assert_eq!(
-            r,
-            CreateReply {
-                session_id: "u-1".into(),
-                session_name: "n".into(),
-                status: "RUNNING".into(),
-                created: true,
-                service_ports: vec![],
-                sessions: vec![],
-            }
-        );
-        let r = parse_create_reply(
-            &json!({"sessionId": "u", "sessionName": "s", "status": "PENDING", "created": false,
+    fn replies_are_read_as_the_wire_type() {
+        let r: CreateReply = typed(
+            "create",
+            json!({"sessionId": "u", "sessionName": "s", "status": "PENDING", "created": false,
                     "servicePorts": [{"name": "sshd", "protocol": "tcp", "ports": [2200]}]}),
-            None,
         )
         .unwrap();
-        assert_eq!(r.status, "PENDING");
+        assert_eq!(r.status, CreateStatus::Pending);
         assert!(!r.created);
-        assert_eq!(r.service_ports, vec!["sshd"]);
-        assert!(parse_create_reply(&json!({}), None).is_err());
+        assert_eq!(r.service_ports[0].name, "sshd");
+        let e = typed::<CreateReply>("create", json!({"sessionId": "u-1"})).unwrap_err();
+        assert!(e.to_string().contains("create answer"), "{e}");
     }
 }

@@ -1,6 +1,7 @@
 //! The image catalogue (GraphQL `images`, `customized_images` and their mutations) and
 //! session commits followed as background tasks.
 
+use crate::request::typed;
 use crate::sse::EventStream;
 use crate::{Client, ClientError, encode};
 use bai_api::images::{CommitStarted, CommitStatus, Image, ImagifyStarted};
@@ -11,12 +12,6 @@ use serde_json::{Value, json};
 const FIELDS: &str = "id name registry architecture tag digest size_bytes aliases \
     installed installed_agents in_registry canonical_name humanized_name labels { key value } \
     resource_limits { key min max } tags { key value } apps";
-
-fn typed<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> Result<T, ClientError> {
-    serde_json::from_value(v).map_err(|e| {
-        ClientError::Protocol(format!("the {what} answer is not as the API says: {e}"))
-    })
-}
 
 fn session_path(reference: &str, tail: &str) -> String {
     format!("/session/{}{tail}", encode::path_segment(reference))

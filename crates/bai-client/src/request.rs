@@ -25,6 +25,22 @@ pub(crate) fn header<'a, K: AsRef<str>>(headers: &'a [(K, String)], name: &str) 
         .map(|(_, v)| v.as_str())
 }
 
+/// An answer read as its wire-contract type (`bai_api`); `what` names the answer in the
+/// error when it does not match.
+pub(crate) fn typed<T: serde::de::DeserializeOwned>(
+    what: &str,
+    v: Value,
+) -> Result<T, ClientError> {
+    serde_json::from_value(v).map_err(|e| {
+        ClientError::Protocol(format!("the {what} answer is not as the API says: {e}"))
+    })
+}
+
+/// A request body written from its wire-contract type.
+pub(crate) fn body_of<T: serde::Serialize>(request: &T) -> Result<Value, ClientError> {
+    serde_json::to_value(request).map_err(|e| ClientError::Protocol(e.to_string()))
+}
+
 impl Client {
     /// Signs `method path_and_query` (relative to the endpoint; its path prefix is added)
     /// for a request with Content-Type `content_type` (None for WebSocket and SSE).

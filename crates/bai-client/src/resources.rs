@@ -1,85 +1,99 @@
-//! Resource groups, presets, keypair resource policies and agents (bai's REST API for the
-//! scheduler; replies are returned as JSON).
+//! Resource groups, presets, keypair resource policies, projects and agents (bai's REST API
+//! for the scheduler), written and read with the wire-contract types.
 
+use crate::request::{body_of, typed};
 use crate::{Client, ClientError, encode};
+use bai_api::resources::{
+    AgentList, AgentToken, AgentTokenList, CreatedProject, GroupAccess, GroupAccessChange,
+    Membership, MembershipChange, NewAgentToken, NewPreset, NewProject, NewResourceGroup,
+    NewResourcePolicy, PolicyAssignment, PolicyChoice, Preset, PresetCheck, PresetFits, PresetList,
+    ProjectList, ResourceGroup, ResourceGroupList, ResourceGroupSettings, ResourcePolicy,
+    ResourcePolicyList,
+};
 use reqwest::Method;
-use serde_json::{Value, json};
+
+fn group_path(name: &str, tail: &str) -> String {
+    format!(
+        "/admin/resource-groups/{}{tail}",
+        encode::path_segment(name)
+    )
+}
 
 impl Client {
     /// `GET /resource-groups` (`all`: every group; administrators).
-    pub async fn resource_groups(&self, all: bool) -> Result<Value, ClientError> {
+    pub async fn resource_groups(&self, all: bool) -> Result<ResourceGroupList, ClientError> {
         let path = if all {
             "/resource-groups?all=true"
         } else {
             "/resource-groups"
         };
-        self.send_json(Method::GET, path, None).await
+        let v = self.send_json(Method::GET, path, None).await?;
+        typed("resource groups", v)
     }
 
-    /// `POST /admin/resource-groups` with `{name, …fields}`.
-    pub async fn create_resource_group(&self, fields: &Value) -> Result<Value, ClientError> {
-        self.send_json(Method::POST, "/admin/resource-groups", Some(fields))
-            .await
+    /// `POST /admin/resource-groups`.
+    pub async fn create_resource_group(
+        &self,
+        group: &NewResourceGroup,
+    ) -> Result<ResourceGroup, ClientError> {
+        let b = body_of(group)?;
+        let v = self
+            .send_json(Method::POST, "/admin/resource-groups", Some(&b))
+            .await?;
+        typed("resource group", v)
     }
 
-    /// `PATCH /admin/resource-groups/{name}` with the fields to change.
+    /// `PATCH /admin/resource-groups/{name}` with the settings to change.
     pub async fn update_resource_group(
         &self,
         name: &str,
-        fields: &Value,
-    ) -> Result<Value, ClientError> {
-        let path = format!("/admin/resource-groups/{}", encode::path_segment(name));
-        self.send_json(Method::PATCH, &path, Some(fields)).await
+        settings: &ResourceGroupSettings,
+    ) -> Result<ResourceGroup, ClientError> {
+        let b = body_of(settings)?;
+        let v = self
+            .send_json(Method::PATCH, &group_path(name, ""), Some(&b))
+            .await?;
+        typed("resource group", v)
     }
 
     pub async fn delete_resource_group(&self, name: &str) -> Result<(), ClientError> {
-        let path = format!("/admin/resource-groups/{}", encode::path_segment(name));
-        self.send(Method::DELETE, &path, None).await.map(|_| ())
+        self.send(Method::DELETE, &group_path(name, ""), None)
+            .await
+            .map(|_| ())
     }
 
-    /// Allows (or denies) a keypair a non-public group.
+    /// Allows (or denies) a keypair, or every member of a project, a non-public group.
     pub async fn resource_group_access(
         &self,
         name: &str,
-        access_key: &str,
-        allow: bool,
-    ) -> Result<Value, ClientError> {
-        let path = format!(
-            "/admin/resource-groups/{}/access",
-            encode::path_segment(name)
-        );
-        let body = json!({"access_key": access_key, "allow": allow});
-        self.send_json(Method::POST, &path, Some(&body)).await
-    }
-
-    /// Opens (or closes) a non-public group to every member of a project.
-    pub async fn resource_group_project_access(
-        &self,
-        name: &str,
-        project: &str,
-        allow: bool,
-    ) -> Result<Value, ClientError> {
-        let path = format!(
-            "/admin/resource-groups/{}/access",
-            encode::path_segment(name)
-        );
-        let body = json!({"project": project, "allow": allow});
-        self.send_json(Method::POST, &path, Some(&body)).await
+        change: &GroupAccessChange,
+    ) -> Result<GroupAccess, ClientError> {
+        let b = body_of(change)?;
+        let v = self
+            .send_json(Method::POST, &group_path(name, "/access"), Some(&b))
+            .await?;
+        typed("group access", v)
     }
 
     /// `GET /projects`.
-    pub async fn projects(&self) -> Result<Value, ClientError> {
-        self.send_json(Method::GET, "/projects", None).await
+    pub async fn projects(&self) -> Result<ProjectList, ClientError> {
+        let v = self.send_json(Method::GET, "/projects", None).await?;
+        typed("projects", v)
     }
 
     pub async fn create_project(
         &self,
         name: &str,
         description: &str,
-    ) -> Result<Value, ClientError> {
-        let body = json!({"name": name, "description": description});
-        self.send_json(Method::POST, "/admin/projects", Some(&body))
-            .await
+    ) -> Result<CreatedProject, ClientError> {
+        let b = body_of(&NewProject {
+            name: name.to_string(),
+            description: Some(description.to_string()),
+        })?;
+        let v = self
+            .send_json(Method::POST, "/admin/projects", Some(&b))
+            .await?;
+        typed("project", v)
     }
 
     pub async fn delete_project(&self, name: &str) -> Result<(), ClientError> {
@@ -93,31 +107,42 @@ impl Client {
         name: &str,
         email: &str,
         member: bool,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Membership, ClientError> {
         let path = format!("/admin/projects/{}/members", encode::path_segment(name));
-        let body = json!({"email": email, "member": member});
-        self.send_json(Method::POST, &path, Some(&body)).await
+        let b = body_of(&MembershipChange {
+            email: email.to_string(),
+            member: Some(member),
+        })?;
+        let v = self.send_json(Method::POST, &path, Some(&b)).await?;
+        typed("membership", v)
     }
 
     /// `GET /resource/presets`.
-    pub async fn presets(&self) -> Result<Value, ClientError> {
-        self.send_json(Method::GET, "/resource/presets", None).await
+    pub async fn presets(&self) -> Result<PresetList, ClientError> {
+        let v = self
+            .send_json(Method::GET, "/resource/presets", None)
+            .await?;
+        typed("presets", v)
     }
 
     /// `POST /resource/check-presets`: which presets fit now.
-    pub async fn check_presets(&self, group: Option<&str>) -> Result<Value, ClientError> {
-        let body = match group {
-            Some(g) => json!({"scaling_group": g}),
-            None => json!({}),
-        };
-        self.send_json(Method::POST, "/resource/check-presets", Some(&body))
-            .await
+    pub async fn check_presets(&self, group: Option<&str>) -> Result<PresetFits, ClientError> {
+        let b = body_of(&PresetCheck {
+            scaling_group: group.map(str::to_string),
+        })?;
+        let v = self
+            .send_json(Method::POST, "/resource/check-presets", Some(&b))
+            .await?;
+        typed("preset check", v)
     }
 
-    /// `POST /admin/resource-presets` with `{name, resource_slots, shared_memory}`.
-    pub async fn put_preset(&self, preset: &Value) -> Result<Value, ClientError> {
-        self.send_json(Method::POST, "/admin/resource-presets", Some(preset))
-            .await
+    /// `POST /admin/resource-presets` (creates or replaces).
+    pub async fn put_preset(&self, preset: &NewPreset) -> Result<Preset, ClientError> {
+        let b = body_of(preset)?;
+        let v = self
+            .send_json(Method::POST, "/admin/resource-presets", Some(&b))
+            .await?;
+        typed("preset", v)
     }
 
     pub async fn delete_preset(&self, name: &str) -> Result<(), ClientError> {
@@ -126,15 +151,23 @@ impl Client {
     }
 
     /// `GET /admin/resource-policies`.
-    pub async fn resource_policies(&self) -> Result<Value, ClientError> {
-        self.send_json(Method::GET, "/admin/resource-policies", None)
-            .await
+    pub async fn resource_policies(&self) -> Result<ResourcePolicyList, ClientError> {
+        let v = self
+            .send_json(Method::GET, "/admin/resource-policies", None)
+            .await?;
+        typed("resource policies", v)
     }
 
     /// `POST /admin/resource-policies` (creates or replaces).
-    pub async fn put_resource_policy(&self, policy: &Value) -> Result<Value, ClientError> {
-        self.send_json(Method::POST, "/admin/resource-policies", Some(policy))
-            .await
+    pub async fn put_resource_policy(
+        &self,
+        policy: &NewResourcePolicy,
+    ) -> Result<ResourcePolicy, ClientError> {
+        let b = body_of(policy)?;
+        let v = self
+            .send_json(Method::POST, "/admin/resource-policies", Some(&b))
+            .await?;
+        typed("resource policy", v)
     }
 
     pub async fn delete_resource_policy(&self, name: &str) -> Result<(), ClientError> {
@@ -147,34 +180,41 @@ impl Client {
         &self,
         access_key: &str,
         policy: &str,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<PolicyAssignment, ClientError> {
         let path = format!(
             "/admin/keypairs/{}/resource-policy",
             encode::path_segment(access_key)
         );
-        self.send_json(Method::POST, &path, Some(&json!({ "name": policy })))
-            .await
+        let b = body_of(&PolicyChoice {
+            name: policy.to_string(),
+        })?;
+        let v = self.send_json(Method::POST, &path, Some(&b)).await?;
+        typed("policy assignment", v)
     }
 
     /// `GET /agents`: agents of the caller's groups with their free slots.
-    pub async fn agents(&self) -> Result<Value, ClientError> {
-        self.send_json(Method::GET, "/agents", None).await
+    pub async fn agents(&self) -> Result<AgentList, ClientError> {
+        let v = self.send_json(Method::GET, "/agents", None).await?;
+        typed("agents", v)
     }
 
     /// `POST /admin/agent-tokens`: a join token for remote agents of `group`.
-    pub async fn create_agent_token(&self, group: Option<&str>) -> Result<Value, ClientError> {
-        self.send_json(
-            Method::POST,
-            "/admin/agent-tokens",
-            Some(&json!({ "group": group })),
-        )
-        .await
+    pub async fn create_agent_token(&self, group: Option<&str>) -> Result<AgentToken, ClientError> {
+        let b = body_of(&NewAgentToken {
+            group: group.map(str::to_string),
+        })?;
+        let v = self
+            .send_json(Method::POST, "/admin/agent-tokens", Some(&b))
+            .await?;
+        typed("agent token", v)
     }
 
     /// `GET /admin/agent-tokens`.
-    pub async fn agent_tokens(&self) -> Result<Value, ClientError> {
-        self.send_json(Method::GET, "/admin/agent-tokens", None)
-            .await
+    pub async fn agent_tokens(&self) -> Result<AgentTokenList, ClientError> {
+        let v = self
+            .send_json(Method::GET, "/admin/agent-tokens", None)
+            .await?;
+        typed("agent tokens", v)
     }
 
     /// `DELETE /admin/agent-tokens/{id}`: revokes it (its agents are disconnected).

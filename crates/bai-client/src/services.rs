@@ -1,19 +1,13 @@
 //! Model services (`/services`), with the wire contract's types.
 
+use crate::request::{body_of, typed};
 use crate::{Client, ClientError, encode};
 use bai_api::services::{
     DecisionList, NewService, Rule, RuleFields, RuleList, Scaled, ServiceErrors, ServiceInfo,
     ServiceListItem, TokenReply,
 };
 use reqwest::Method;
-use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
-
-fn typed<T: DeserializeOwned>(what: &str, v: Value) -> Result<T, ClientError> {
-    serde_json::from_value(v).map_err(|e| {
-        ClientError::Protocol(format!("the {what} answer is not as the API says: {e}"))
-    })
-}
+use serde_json::json;
 
 fn path(id: &str, tail: &str) -> String {
     format!("/services/{}{tail}", encode::path_segment(id))
@@ -22,7 +16,7 @@ fn path(id: &str, tail: &str) -> String {
 impl Client {
     /// `POST /services`.
     pub async fn create_service(&self, body: &NewService) -> Result<ServiceInfo, ClientError> {
-        let b = serde_json::to_value(body).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let b = body_of(body)?;
         let v = self.send_json(Method::POST, "/services", Some(&b)).await?;
         typed("create-service", v)
     }
@@ -107,7 +101,7 @@ impl Client {
         id: &str,
         fields: &RuleFields,
     ) -> Result<Rule, ClientError> {
-        let b = serde_json::to_value(fields).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let b = body_of(fields)?;
         let v = self
             .send_json(Method::POST, &path(id, "/rules"), Some(&b))
             .await?;
@@ -121,7 +115,7 @@ impl Client {
         rule: &str,
         fields: &RuleFields,
     ) -> Result<Rule, ClientError> {
-        let b = serde_json::to_value(fields).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let b = body_of(fields)?;
         let p = path(id, &format!("/rules/{}", encode::path_segment(rule)));
         let v = self.send_json(Method::PATCH, &p, Some(&b)).await?;
         typed("rule", v)

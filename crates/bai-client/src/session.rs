@@ -1,8 +1,14 @@
 //! REST calls on one session: `/session/{ref}/…` (wire contract §5.2–5.8).
 
+use crate::request::typed;
 use crate::{Client, ClientError, encode};
+use bai_api::sessions::{
+    Destroyed, FileListing, HistoryRecord, Logs, SchedulingHistory, SessionInfo, SessionStatus,
+    Stats, StatusHistory,
+};
 use reqwest::Method;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 /// `/session/{ref}{tail}` with the reference encoded as one path segment.
@@ -52,10 +58,12 @@ pub fn upload_name(file: &Path, basedir: &Path) -> Result<String, ClientError> {
 impl Client {
     /// `DELETE /session/{ref}[?forced=true]`; the reply's `stats.status` says whether the
     /// session was `terminated` or (still queued) `cancelled`.
-    pub async fn destroy(&self, reference: &str, forced: bool) -> Result<Value, ClientError> {
+    pub async fn destroy(&self, reference: &str, forced: bool) -> Result<Destroyed, ClientError> {
         let q = if forced { "?forced=true" } else { "" };
-        self.send_json(Method::DELETE, &session_path(reference, q)?, None)
-            .await
+        let v = self
+            .send_json(Method::DELETE, &session_path(reference, q)?, None)
+            .await?;
+        typed("termination", v)
     }
 
     /// `GET /session/{ref}/logs` → `result.logs`.
@@ -76,10 +84,8 @@ impl Client {
         let v = self
             .send_json(Method::GET, &session_path(reference, &tail)?, None)
             .await?;
-        v.pointer("/result/logs")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .ok_or_else(|| ClientError::Protocol(format!("no result.logs in {v}")))
+        let logs: Logs = typed("logs", v)?;
+        Ok(logs.result.logs)
     }
 
     /// `POST /session/{ref}/rename?name=NEW`.
@@ -91,9 +97,11 @@ impl Client {
     }
 
     /// `GET /session/{ref}`: the session's fields as the manager reports them.
-    pub async fn info_rest(&self, reference: &str) -> Result<Value, ClientError> {
-        self.send_json(Method::GET, &session_path(reference, "")?, None)
-            .await
+    pub async fn info_rest(&self, reference: &str) -> Result<SessionInfo, ClientError> {
+        let v = self
+            .send_json(Method::GET, &session_path(reference, "")?, None)
+            .await?;
+        typed("session", v)
     }
 
     /// `GET /session/{ref}/files?path=`: the entries of a directory of the session's main
@@ -109,9 +117,7 @@ impl Client {
             crate::encode::query(&[("path", path)])
         );
         let v = self.send_json(Method::GET, &p, None).await?;
-        let listing: bai_api::sessions::FileListing = serde_json::from_value(v).map_err(|e| {
-            ClientError::Protocol(format!("the file listing is not as the API says: {e}"))
-        })?;
+        let listing: FileListing = typed("file listing", v)?;
         let entries: Vec<Value> = serde_json::from_str(&listing.files).map_err(|e| {
             ClientError::Protocol(format!("the listing's files are not a JSON list: {e}"))
         })?;
@@ -120,17 +126,18 @@ impl Client {
 
     /// `GET /session/{ref}/stats`: recent resource use (`samples`, `counters`) and the idle
     /// checkers' reports, as the wire contract's type.
-    pub async fn stats(&self, reference: &str) -> Result<bai_api::sessions::Stats, ClientError> {
+    pub async fn stats(&self, reference: &str) -> Result<Stats, ClientError> {
         let v = self
             .send_json(Method::GET, &session_path(reference, "/stats")?, None)
             .await?;
-        serde_json::from_value(v).map_err(|e| {
-            ClientError::Protocol(format!("the stats answer is not as the API says: {e}"))
-        })
+        typed("stats", v)
     }
 
-    /// `GET /session/{ref}/status-history` → `result` (`{"PENDING": iso, …}`).
-    pub async fn status_history(&self, reference: &str) -> Result<Value, ClientError> {
+    /// `GET /session/{ref}/status-history` → `result`: status → when it was first entered.
+    pub async fn status_history(
+        &self,
+        reference: &str,
+    ) -> Result<BTreeMap<SessionStatus, String>, ClientError> {
         let v = self
             .send_json(
                 Method::GET,
@@ -138,11 +145,15 @@ impl Client {
                 None,
             )
             .await?;
-        Ok(v.get("result").cloned().unwrap_or(Value::Null))
+        let h: StatusHistory = typed("status history", v)?;
+        Ok(h.result)
     }
 
     /// `GET /session/{ref}/scheduling-history` → `result` (a list of records; bai only).
-    pub async fn scheduling_history(&self, reference: &str) -> Result<Value, ClientError> {
+    pub async fn scheduling_history(
+        &self,
+        reference: &str,
+    ) -> Result<Vec<HistoryRecord>, ClientError> {
         self.scheduling_history_filtered(reference, &[]).await
     }
 
@@ -152,14 +163,15 @@ impl Client {
         &self,
         reference: &str,
         filter: &[(&str, &str)],
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Vec<HistoryRecord>, ClientError> {
         let mut path = session_path(reference, "/scheduling-history")?;
         if !filter.is_empty() {
             path.push('?');
             path.push_str(&crate::encode::query(filter));
         }
         let v = self.send_json(Method::GET, &path, None).await?;
-        Ok(v.get("result").cloned().unwrap_or(Value::Null))
+        let h: SchedulingHistory = typed("scheduling history", v)?;
+        Ok(h.result)
     }
 
     /// `POST /session/{ref}/upload`: one multipart part named `src` per file, its filename

@@ -1,16 +1,10 @@
 //! Session templates (`/template/session`) and creating a session from one.
 
-use crate::create::parse_create_reply;
+use crate::request::typed;
 use crate::{Client, ClientError, CreateReply};
 use bai_api::sessions::{TemplateCreated, TemplateInfo, TemplateListItem};
 use reqwest::Method;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
-
-fn typed<T: DeserializeOwned>(v: Value, what: &str) -> Result<T, ClientError> {
-    serde_json::from_value(v)
-        .map_err(|e| ClientError::Protocol(format!("the {what} are not as expected: {e}")))
-}
 
 fn path(id: &str) -> String {
     format!("/template/session/{}", crate::encode::path_segment(id))
@@ -32,7 +26,7 @@ impl Client {
         let v = self
             .send_json(Method::POST, "/template/session", Some(&body))
             .await?;
-        let made: Vec<TemplateCreated> = typed(v, "stored templates")?;
+        let made: Vec<TemplateCreated> = typed("stored templates", v)?;
         Ok(made.into_iter().map(|t| t.id).collect())
     }
 
@@ -42,12 +36,12 @@ impl Client {
         let v = self
             .send_json(Method::GET, &format!("/template/session{q}"), None)
             .await?;
-        typed(v, "templates")
+        typed("templates", v)
     }
 
     pub async fn template(&self, id: &str) -> Result<TemplateInfo, ClientError> {
         let v = self.send_json(Method::GET, &path(id), None).await?;
-        typed(v, "template")
+        typed("template", v)
     }
 
     /// The template as YAML text.
@@ -77,10 +71,6 @@ impl Client {
         id: &str,
         mut overrides: Map<String, Value>,
     ) -> Result<CreateReply, ClientError> {
-        let asked = overrides
-            .get("name")
-            .and_then(Value::as_str)
-            .map(str::to_string);
         overrides.insert("template_id".into(), json!(id));
         let v = self
             .send_json(
@@ -89,6 +79,6 @@ impl Client {
                 Some(&Value::Object(overrides)),
             )
             .await?;
-        parse_create_reply(&v, asked.as_deref())
+        typed("create", v)
     }
 }

@@ -142,8 +142,12 @@ async fn rest_calls_are_signed_over_the_raw_target() {
     let (ep, h) = mock(vec![
         json_reply(200, json!({"result": {"logs": "hello\n"}})),
         reply(204, "text/plain", ""),
-        json_reply(200, json!({"stats": {"status": "terminated"}})),
+        json_reply(
+            200,
+            json!({"stats": {"status": "terminated"}, "status": "TERMINATED", "sessionId": "u-1"}),
+        ),
         json_reply(200, json!({"result": {"PENDING": "t0", "RUNNING": "t1"}})),
+        // Not a session as the API describes it: an error, not a half-read value.
         json_reply(200, json!({"name": "s1", "status": "RUNNING"})),
     ])
     .await;
@@ -151,10 +155,13 @@ async fn rest_calls_are_signed_over_the_raw_target() {
     assert_eq!(c.logs("my sess").await.unwrap(), "hello\n");
     c.rename("s1", "new name+1").await.unwrap();
     let v = c.destroy("s1", true).await.unwrap();
-    assert_eq!(v["stats"]["status"], "terminated");
+    assert_eq!(v.stats.status, "terminated");
     let hist = c.status_history("s1").await.unwrap();
-    assert_eq!(hist["RUNNING"], "t1");
-    assert_eq!(c.info_rest("s1").await.unwrap()["status"], "RUNNING");
+    assert_eq!(hist[&bai_api::sessions::SessionStatus::Running], "t1");
+    match c.info_rest("s1").await.unwrap_err() {
+        ClientError::Protocol(m) => assert!(m.contains("session answer"), "{m}"),
+        other => panic!("{other:?}"),
+    }
     let seen = h.await.unwrap();
     let targets: Vec<(&str, &str)> = seen
         .iter()
@@ -188,9 +195,12 @@ async fn create_posts_json_under_the_endpoint_prefix() {
     let c = client(&format!("{ep}/api/"));
     let mut req = CreateSession::new("python");
     req.name = Some("pysdk-0123456789".into());
-    req.resources.insert("mem".into(), "4096m".into());
+    req.resources.insert(
+        "mem".into(),
+        bai_api::sessions::NumberOrText::Text("4096m".into()),
+    );
     let r = c.create_session(&req).await.unwrap();
-    assert_eq!(r.status, "RUNNING");
+    assert_eq!(r.status, bai_api::sessions::CreateStatus::Running);
     assert_eq!(r.session_name, "pysdk-0123456789");
     let seen = h.await.unwrap();
     let p = &seen[0];

@@ -41,6 +41,16 @@ pub enum CreateStatus {
     Timeout,
 }
 
+/// The word on the wire (`RUNNING`, `TIMEOUT`, …).
+impl std::fmt::Display for CreateStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::String(word)) => f.write_str(&word),
+            _ => Err(std::fmt::Error),
+        }
+    }
+}
+
 /// How the kernels of a session are spread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum ClusterMode {
@@ -50,4 +60,19 @@ pub enum ClusterMode {
     /// Kernels on several agents of the resource group (not available yet).
     #[serde(rename = "multi-node")]
     MultiNode,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CreateStatus;
+
+    #[test]
+    fn create_statuses_print_as_their_wire_words() {
+        assert_eq!(
+            CreateStatus::RunningDegraded.to_string(),
+            "RUNNING_DEGRADED"
+        );
+        assert_eq!(CreateStatus::Timeout.to_string(), "TIMEOUT");
+        assert_eq!(format!("({})", CreateStatus::Terminated), "(TERMINATED)");
+    }
 }

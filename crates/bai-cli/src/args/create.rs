@@ -3,7 +3,6 @@
 
 use super::{parse_batch_timeout, parse_kv, parse_secs, parse_starts_at, values::parse_type};
 use clap::Args;
-use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -134,22 +133,22 @@ pub struct StartArgs {
 }
 
 /// Resource slots and resource options.
-pub type ResourceMaps = (Map<String, Value>, Map<String, Value>);
+pub type ResourceMaps = (BTreeMap<String, String>, BTreeMap<String, String>);
 
 /// `-r` values as the official client sends them: strings, keys verbatim, and a `mem`
 /// (or `shmem`) value without a unit letter gets `m`. `shmem` goes to resource options.
 pub fn resources(items: &[(String, String)]) -> ResourceMaps {
-    let mut res = Map::new();
-    let mut opts = Map::new();
+    let mut res = BTreeMap::new();
+    let mut opts = BTreeMap::new();
     for (k, v) in items {
         let mut v = v.trim().to_string();
         if (k == "mem" || k == "shmem") && v.chars().last().is_some_and(|c| c.is_ascii_digit()) {
             v.push('m');
         }
         if k == "shmem" {
-            opts.insert(k.clone(), Value::String(v));
+            opts.insert(k.clone(), v);
         } else {
-            res.insert(k.clone(), Value::String(v));
+            res.insert(k.clone(), v);
         }
     }
     (res, opts)

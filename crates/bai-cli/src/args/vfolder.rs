@@ -11,8 +11,8 @@ pub enum VfolderCmd {
         /// Storage host, e.g. nfs:shared (default: the server's default; see `bai vfolder hosts`).
         host: Option<String>,
         /// rw or ro (read-only inside sessions).
-        #[arg(short, long, default_value = "rw")]
-        permission: String,
+        #[arg(short, long, default_value = "rw", value_parser = parse_perm)]
+        permission: bai_core::FolderPermission,
         /// Size limit, e.g. 10g (the folder becomes a filesystem of that size).
         #[arg(long)]
         quota: Option<String>,
@@ -20,8 +20,8 @@ pub enum VfolderCmd {
         #[arg(short = 'g', long = "project")]
         project: Option<String>,
         /// general, model (a model store a service can serve) or data.
-        #[arg(short = 'm', long = "usage-mode", default_value = "general")]
-        usage_mode: String,
+        #[arg(short = 'm', long = "usage-mode", default_value = "general", value_parser = parse_usage_mode)]
+        usage_mode: bai_api::folders::UsageMode,
     },
     /// Your data folders and your projects' folders.
     List,
@@ -159,6 +159,11 @@ pub enum VfolderCmd {
 fn parse_perm(s: &str) -> Result<bai_core::FolderPermission, String> {
     bai_core::FolderPermission::parse(s)
         .ok_or_else(|| format!("permission {s:?} is unknown: use ro, rw or wd"))
+}
+
+fn parse_usage_mode(s: &str) -> Result<bai_api::folders::UsageMode, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_string()))
+        .map_err(|_| format!("usage mode {s:?} is unknown: use general, model or data"))
 }
 
 #[cfg(test)]

@@ -1,46 +1,54 @@
 //! `bai agents` and the `bai admin agent-token | agent` commands.
 
-use super::resources::{items, slots_text};
+use super::resources::slots_text;
 use crate::args::{AdminAgentCmd, AdminAgentTokenCmd};
-use crate::output::{cell, table};
+use crate::output::table;
 use anyhow::Result;
+use bai_api::resources::Agent;
 use bai_client::Client;
-use serde_json::Value;
 
 /// The state column: the status, and `drained` when it is.
-fn state(a: &Value) -> String {
-    let status = match a["status"].as_str() {
-        Some(s) => s.to_ascii_lowercase(),
-        None if a["alive"].as_bool() == Some(true) => "alive".into(),
-        None => "lost".into(),
-    };
-    if a["drained"].as_bool() == Some(true) {
+fn state(a: &Agent) -> String {
+    let status = a.status.to_ascii_lowercase();
+    if a.drained {
         format!("{status}, drained")
     } else {
         status
     }
 }
 
+/// A text, or `-` for an empty one.
+fn or_dash(s: &str) -> String {
+    if s.is_empty() {
+        "-".into()
+    } else {
+        s.to_string()
+    }
+}
+
 pub async fn agents(client: &Client) -> Result<i32> {
-    let v = client.agents().await?;
-    let rows: Vec<Vec<String>> = items(&v, "agents")
+    let list = client.agents().await?;
+    let rows: Vec<Vec<String>> = list
+        .agents
         .iter()
         .map(|a| {
-            let address = match a["address"].as_str() {
-                Some(s) if !s.is_empty() => s.to_string(),
-                _ if a["remote"].as_bool() == Some(true) => "-".into(),
-                _ => "(in the manager)".into(),
+            let address = if !a.address.is_empty() {
+                a.address.clone()
+            } else if a.remote {
+                "-".into()
+            } else {
+                "(in the manager)".into()
             };
             vec![
-                cell(&a["id"]),
-                cell(&a["scaling_group"]),
+                or_dash(&a.id),
+                or_dash(&a.scaling_group),
                 address,
                 state(a),
-                slots_text(&a["capacity"]),
-                slots_text(&a["used"]),
-                slots_text(&a["free"]),
-                cell(&a["last_heartbeat"]),
-                cell(&a["version"]),
+                slots_text(&a.capacity),
+                slots_text(&a.used),
+                slots_text(&a.free),
+                or_dash(&a.last_heartbeat),
+                or_dash(&a.version),
             ]
         })
         .collect();
@@ -59,17 +67,13 @@ pub async fn agents(client: &Client) -> Result<i32> {
         &rows,
     );
     // Accelerator devices, one line each (the mock plugin's say so).
-    for a in items(&v, "agents") {
-        for d in a["devices"].as_array().into_iter().flatten() {
-            let gib = d["memory"].as_u64().unwrap_or(0) as f64 / (1u64 << 30) as f64;
-            let mock = if d["plugin"] == "mock" { "  MOCK" } else { "" };
+    for a in &list.agents {
+        for d in &a.devices {
+            let gib = d.memory as f64 / (1u64 << 30) as f64;
+            let mock = if d.plugin == "mock" { "  MOCK" } else { "" };
             println!(
                 "{} device {}: {} ({gib:.0} GiB), {} {}{mock}",
-                cell(&a["id"]),
-                cell(&d["id"]),
-                cell(&d["model"]),
-                cell(&d["capacity"]),
-                cell(&d["slot"]),
+                a.id, d.id, d.model, d.capacity, d.slot,
             );
         }
     }
@@ -79,29 +83,30 @@ pub async fn agents(client: &Client) -> Result<i32> {
 pub async fn admin_token(client: &Client, c: &AdminAgentTokenCmd) -> Result<i32> {
     match c {
         AdminAgentTokenCmd::Create { group } => {
-            let v = client.create_agent_token(group.as_deref()).await?;
+            let t = client.create_agent_token(group.as_deref()).await?;
             // The token alone on stdout (for `$(…)`); where agents join on stderr.
-            println!("{}", cell(&v["token"]));
-            if let Some(addr) = v["agent_listen"].as_str() {
+            println!("{}", t.token.as_deref().unwrap_or("-"));
+            if let Some(addr) = &t.agent_listen {
                 eprintln!(
                     "join token {} for resource group {}; on the new machine: baid agent --manager THIS-HOST:{} --token TOKEN",
-                    cell(&v["id"]),
-                    cell(&v["group"]),
+                    t.id,
+                    t.group,
                     addr.rsplit(':').next().unwrap_or(addr)
                 );
             }
         }
         AdminAgentTokenCmd::List => {
-            let v = client.agent_tokens().await?;
-            let rows: Vec<Vec<String>> = items(&v, "tokens")
+            let list = client.agent_tokens().await?;
+            let rows: Vec<Vec<String>> = list
+                .tokens
                 .iter()
                 .map(|t| {
                     vec![
-                        cell(&t["id"]),
-                        cell(&t["group"]),
-                        cell(&t["created_by"]),
-                        cell(&t["created_at"]),
-                        match t["revoked_at"].as_str() {
+                        or_dash(&t.id),
+                        or_dash(&t.group),
+                        or_dash(&t.created_by),
+                        or_dash(&t.created_at),
+                        match &t.revoked_at {
                             Some(r) => format!("revoked {r}"),
                             None => "valid".into(),
                         },

@@ -83,9 +83,8 @@ pub async fn open(client: &Client, a: &OpenArgs) -> Result<i32> {
     let v = client
         .start_service(&a.reference, &a.app, a.path, a.port, a.public)
         .await?;
-    let url = v["url"].as_str().unwrap_or_default();
-    println!("{url}");
-    if a.port.is_some() && v["preferred_port_used"] != true {
+    println!("{}", v.url);
+    if a.port.is_some() && !v.preferred_port_used {
         eprintln!("(the preferred port was taken; another one was used)");
     }
     Ok(0)

@@ -3,6 +3,7 @@
 use crate::args::{CreateArgs, StartArgs, environ, resources};
 use crate::output::spinner;
 use anyhow::{Context, Result, anyhow, bail};
+use bai_api::sessions::{ClusterMode, CreateStatus, NumberOrText};
 use bai_client::{Client, CreateReply, CreateSession};
 
 /// The create request for `a`; the name (when given) is checked against the naming rules.
@@ -18,8 +19,13 @@ pub fn build_request(
     let mut r = CreateSession::new(image);
     r.name = a.name.clone();
     r.session_type = a.session_type;
-    r.resources = res;
-    r.resource_opts = opts;
+    let amounts = |m: std::collections::BTreeMap<String, String>| {
+        m.into_iter()
+            .map(|(k, v)| (k, NumberOrText::Text(v)))
+            .collect()
+    };
+    r.resources = amounts(res);
+    r.resource_opts = amounts(opts);
     r.environ = environ(&a.env);
     r.enqueue_only = a.enqueue_only;
     r.max_wait_secs = a.max_wait;
@@ -67,7 +73,10 @@ pub fn build_request(
     r.count = a.count;
     r.agent = a.assign_agent.clone();
     r.cluster_size = a.cluster_size;
-    r.cluster_mode = a.cluster_mode.clone();
+    r.cluster_mode = match a.cluster_mode.as_str() {
+        "multi-node" => ClusterMode::MultiNode,
+        _ => ClusterMode::SingleNode,
+    };
     r.priority = a.priority;
     if !a.depends.is_empty() {
         r.dependencies = Some(a.depends.clone());
@@ -111,18 +120,19 @@ pub enum Outcome {
 }
 
 pub fn outcome(r: &CreateReply) -> Outcome {
+    use CreateStatus as S;
     let id = &r.session_id;
-    match r.status.as_str() {
-        "RUNNING" | "RUNNING_DEGRADED" => Outcome::Ready,
-        "PENDING" => Outcome::Done(format!("Session ID {id} is enqueued for scheduling.")),
-        "SCHEDULED" | "PREPARING" | "PULLING" | "PREPARED" | "CREATING" => {
+    match r.status {
+        S::Running | S::RunningDegraded => Outcome::Ready,
+        S::Pending => Outcome::Done(format!("Session ID {id} is enqueued for scheduling.")),
+        S::Scheduled | S::Preparing | S::Pulling | S::Prepared | S::Creating => {
             Outcome::Done(format!("Session ID {id} is scheduled and about to start."))
         }
-        "TIMEOUT" => Outcome::Done(format!("Session ID {id} is still on the job queue.")),
-        "TERMINATING" | "TERMINATED" => {
+        S::Timeout => Outcome::Done(format!("Session ID {id} is still on the job queue.")),
+        S::Terminating | S::Terminated => {
             Outcome::Done(format!("Session ID {id} has finished ({}).", r.status))
         }
-        _ => Outcome::Failed,
+        S::Restarting | S::Error | S::Cancelled => Outcome::Failed,
     }
 }
 
@@ -131,8 +141,7 @@ pub async fn failure(client: &Client, r: &CreateReply) -> anyhow::Error {
     let info = client.info_rest(&r.session_id).await.ok();
     let why = info
         .as_ref()
-        .and_then(|v| v.get("status_info"))
-        .and_then(|v| v.as_str())
+        .and_then(|v| v.status_info.as_deref())
         .filter(|s| !s.is_empty())
         .map(|s| format!(" ({s})"))
         .unwrap_or_default();
@@ -147,8 +156,8 @@ pub async fn failure(client: &Client, r: &CreateReply) -> anyhow::Error {
 /// A finished batch session's result, e.g. `result SUCCESS, exit code 0`.
 async fn batch_result(client: &Client, r: &CreateReply) -> Option<String> {
     let v = client.info_rest(&r.session_id).await.ok()?;
-    let result = v.get("result")?.as_str()?.to_string();
-    Some(match v.get("exit_code").and_then(|c| c.as_i64()) {
+    let result = v.result.as_str();
+    Some(match v.exit_code {
         Some(c) => format!("result {result}, exit code {c}"),
         None => format!("result {result}"),
     })
@@ -156,7 +165,7 @@ async fn batch_result(client: &Client, r: &CreateReply) -> Option<String> {
 
 /// Prints the stop message of a reply that is not ready (with a batch's result when known).
 pub async fn print_done(client: &Client, r: &CreateReply, msg: &str) {
-    if r.status == "TERMINATED"
+    if r.status == CreateStatus::Terminated
         && let Some(res) = batch_result(client, r).await
     {
         println!(
@@ -175,10 +184,10 @@ pub async fn start(client: &Client, a: &StartArgs) -> Result<i32> {
         req.dependencies = Some(Vec::new());
     }
     let reply = create_with_progress(client, &req, a.create.quiet).await?;
-    if !reply.sessions.is_empty() {
-        println!("{} sessions are enqueued:", reply.sessions.len());
-        for (id, name) in &reply.sessions {
-            println!("  {name}  {id}");
+    if let Some(sessions) = reply.sessions.as_ref().filter(|s| !s.is_empty()) {
+        println!("{} sessions are enqueued:", sessions.len());
+        for s in sessions {
+            println!("  {}  {}", s.session_name, s.session_id);
         }
         return Ok(0);
     }
@@ -201,7 +210,12 @@ pub async fn start(client: &Client, a: &StartArgs) -> Result<i32> {
     if !reply.service_ports.is_empty() && !a.create.quiet {
         println!(
             "This session provides the following app services: {}",
-            reply.service_ports.join(", ")
+            reply
+                .service_ports
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     Ok(0)
@@ -221,31 +235,35 @@ pub fn check_files(files: &[std::path::PathBuf]) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn reply(status: &str) -> CreateReply {
+    fn reply(status: CreateStatus) -> CreateReply {
         CreateReply {
             session_id: "ID".into(),
             session_name: "n".into(),
-            status: status.into(),
+            status,
             created: true,
             service_ports: vec![],
-            sessions: vec![],
+            sessions: None,
         }
     }
 
     #[test]
     fn statuses_map_to_outcomes() {
-        assert_eq!(outcome(&reply("RUNNING")), Outcome::Ready);
+        use CreateStatus as S;
+        assert_eq!(outcome(&reply(S::Running)), Outcome::Ready);
         assert_eq!(
-            outcome(&reply("PENDING")),
+            outcome(&reply(S::Pending)),
             Outcome::Done("Session ID ID is enqueued for scheduling.".into())
         );
         assert_eq!(
-            outcome(&reply("TIMEOUT")),
+            outcome(&reply(S::Timeout)),
             Outcome::Done("Session ID ID is still on the job queue.".into())
         );
-        assert!(matches!(outcome(&reply("TERMINATED")), Outcome::Done(_)));
-        assert_eq!(outcome(&reply("ERROR")), Outcome::Failed);
-        assert_eq!(outcome(&reply("CANCELLED")), Outcome::Failed);
+        assert_eq!(
+            outcome(&reply(S::Terminated)),
+            Outcome::Done("Session ID ID has finished (TERMINATED).".into())
+        );
+        assert_eq!(outcome(&reply(S::Error)), Outcome::Failed);
+        assert_eq!(outcome(&reply(S::Cancelled)), Outcome::Failed);
     }
 
     #[test]
@@ -284,8 +302,8 @@ mod tests {
         };
         let r = build_request(&s.create, &s.image, s.startup_command.clone()).unwrap();
         assert_eq!(r.name.as_deref(), Some("mysess"));
-        assert_eq!(r.resources["mem"], "4096m");
-        assert_eq!(r.resource_opts["shmem"], "64m");
+        assert_eq!(r.resources["mem"], NumberOrText::Text("4096m".into()));
+        assert_eq!(r.resource_opts["shmem"], NumberOrText::Text("64m".into()));
         assert_eq!(r.environ["A"], "1=2");
         assert_eq!(r.session_type, bai_core::SessionType::Batch);
         assert_eq!(r.startup_command.as_deref(), Some("ls"));

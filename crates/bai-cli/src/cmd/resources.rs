@@ -4,53 +4,47 @@
 use crate::args::{
     AdminGroupCmd, AdminPolicyCmd, AdminPresetCmd, AdminProjectCmd, GroupFields, PresetsArgs,
 };
-use crate::output::{cell, table};
-use anyhow::Result;
+use crate::output::table;
+use anyhow::{Result, anyhow};
+use bai_api::resources::{
+    Amount, GroupAccessChange, NewPreset, NewResourceGroup, NewResourcePolicy, ResourceGroup,
+    ResourceGroupSettings, ResourceSlots, ResourceSlotsSpec,
+};
 use bai_client::Client;
-use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 
 /// `{"cpu": "2", "mem": "4294967296"}` → `cpu 2, mem 4 GiB`.
-pub fn slots_text(v: &Value) -> String {
-    let Some(o) = v.as_object() else {
-        return cell(v);
+pub fn slots_text(s: &ResourceSlots) -> String {
+    let mem = match s.mem.parse::<u64>() {
+        Ok(b) => bai_core::resources::format_bytes(b),
+        Err(_) => s.mem.clone(),
     };
-    o.iter()
-        .map(|(k, v)| {
-            let s = cell(v);
-            match (k.as_str(), s.parse::<u64>()) {
-                ("mem", Ok(b)) => format!("mem {}", bai_core::resources::format_bytes(b)),
-                _ => format!("{k} {s}"),
-            }
-        })
+    [format!("cpu {}", s.cpu), format!("mem {mem}")]
+        .into_iter()
+        .chain(s.accelerators.iter().map(|(k, v)| format!("{k} {v}")))
         .collect::<Vec<_>>()
         .join(", ")
 }
 
-pub(super) fn items<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[])
+/// `public` or `private`.
+fn access_word(is_public: bool) -> &'static str {
+    if is_public { "public" } else { "private" }
 }
 
 pub async fn list_groups(client: &Client, all: bool) -> Result<i32> {
-    let v = client.resource_groups(all).await?;
-    let rows: Vec<Vec<String>> = items(&v, "resource_groups")
+    let list = client.resource_groups(all).await?;
+    let rows: Vec<Vec<String>> = list
+        .resource_groups
         .iter()
         .map(|g| {
             vec![
-                cell(&g["name"]),
-                cell(&g["scheduler"]),
-                cell(&g["selector"]),
-                if g["is_public"].as_bool() == Some(true) {
-                    "public"
-                } else {
-                    "private"
-                }
-                .into(),
-                items(g, "agents").len().to_string(),
-                slots_text(&g["free"]),
-                slots_text(&g["capacity"]),
+                g.name.clone(),
+                wire_word(g.scheduler),
+                wire_word(g.selector),
+                access_word(g.is_public).into(),
+                g.agents.len().to_string(),
+                slots_text(&g.free),
+                slots_text(&g.capacity),
             ]
         })
         .collect();
@@ -69,103 +63,110 @@ pub async fn list_groups(client: &Client, all: bool) -> Result<i32> {
     Ok(0)
 }
 
+/// A value's word on the wire (`fifo`, `round-robin`, …).
+pub(super) fn wire_word<T: serde::Serialize>(v: T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => "-".into(),
+    }
+}
+
 pub async fn presets(client: &Client, a: &PresetsArgs) -> Result<i32> {
     if !a.check {
-        let v = client.presets().await?;
-        let rows: Vec<Vec<String>> = items(&v, "presets")
+        let list = client.presets().await?;
+        let rows: Vec<Vec<String>> = list
+            .presets
             .iter()
             .map(|p| {
                 vec![
-                    cell(&p["name"]),
-                    slots_text(&p["resource_slots"]),
-                    cell(&p["shared_memory"]),
+                    p.name.clone(),
+                    slots_text(&p.resource_slots),
+                    p.shared_memory.clone().unwrap_or_else(|| "-".into()),
                 ]
             })
             .collect();
         table(&["Name", "Resources", "Shared memory"], &rows);
         return Ok(0);
     }
-    let v = client.check_presets(a.group.as_deref()).await?;
-    let rows: Vec<Vec<String>> = items(&v, "presets")
+    let fits = client.check_presets(a.group.as_deref()).await?;
+    let rows: Vec<Vec<String>> = fits
+        .presets
         .iter()
         .map(|p| {
             vec![
-                cell(&p["name"]),
-                slots_text(&p["resource_slots"]),
-                if p["allocatable"].as_bool() == Some(true) {
-                    "yes"
-                } else {
-                    "no"
-                }
-                .into(),
+                p.preset.name.clone(),
+                slots_text(&p.preset.resource_slots),
+                if p.allocatable { "yes" } else { "no" }.into(),
             ]
         })
         .collect();
     table(&["Name", "Resources", "Fits now"], &rows);
     println!();
-    println!("resource group      : {}", cell(&v["scaling_group"]));
+    println!("resource group      : {}", fits.scaling_group);
     println!(
         "group free          : {}",
-        slots_text(&v["scaling_group_remaining"])
+        slots_text(&fits.scaling_group_remaining)
     );
-    println!("your limit          : {}", slots_text(&v["keypair_limits"]));
-    println!("you use             : {}", slots_text(&v["keypair_using"]));
+    println!("your limit          : {}", slots_text(&fits.keypair_limits));
+    println!("you use             : {}", slots_text(&fits.keypair_using));
     Ok(0)
 }
 
-fn group_body(name: Option<&str>, f: &GroupFields) -> Value {
-    let mut o = Map::new();
-    if let Some(n) = name {
-        o.insert("name".into(), n.into());
-    }
-    if let Some(d) = &f.description {
-        o.insert("description".into(), d.as_str().into());
-    }
-    if let Some(s) = &f.scheduler {
-        o.insert("scheduler".into(), s.as_str().into());
-    }
-    if let Some(s) = &f.selector {
-        o.insert("selector".into(), s.as_str().into());
-    }
-    if let Some(p) = f.public {
-        o.insert("is_public".into(), p.into());
-    }
-    if let Some(s) = f.starvation {
-        o.insert("starvation_secs".into(), s.into());
-    }
-    if let Some(s) = f.pending_timeout {
-        o.insert("pending_timeout_secs".into(), s.into());
-    }
-    Value::Object(o)
+/// A setting given as a word, read as its wire-contract type.
+fn setting<T: serde::de::DeserializeOwned>(flag: &str, word: &str, choices: &str) -> Result<T> {
+    serde_json::from_value(serde_json::Value::String(word.to_string()))
+        .map_err(|_| anyhow!("{flag} {word:?}: use {choices}"))
 }
 
-fn print_group(g: &Value) {
+fn group_settings(f: &GroupFields) -> Result<ResourceGroupSettings> {
+    let secs = |flag: &str, v: Option<i64>| -> Result<Option<u64>> {
+        v.map(|n| u64::try_from(n).map_err(|_| anyhow!("{flag} must not be negative")))
+            .transpose()
+    };
+    Ok(ResourceGroupSettings {
+        description: f.description.clone(),
+        is_public: f.public,
+        scheduler: f
+            .scheduler
+            .as_deref()
+            .map(|s| setting("--scheduler", s, "fifo, lifo or drf"))
+            .transpose()?,
+        selector: f
+            .selector
+            .as_deref()
+            .map(|s| setting("--selector", s, "dispersed, concentrated or round-robin"))
+            .transpose()?,
+        starvation_secs: secs("--starvation", f.starvation)?,
+        pending_timeout_secs: secs("--pending-timeout", f.pending_timeout)?,
+    })
+}
+
+fn print_group(g: &ResourceGroup) {
     println!(
         "resource group {}: scheduler {}, selector {}, {}, starvation {}s, pending timeout {}s",
-        cell(&g["name"]),
-        cell(&g["scheduler"]),
-        cell(&g["selector"]),
-        if g["is_public"].as_bool() == Some(true) {
-            "public"
-        } else {
-            "private"
-        },
-        cell(&g["starvation_secs"]),
-        cell(&g["pending_timeout_secs"]),
+        g.name,
+        wire_word(g.scheduler),
+        wire_word(g.selector),
+        access_word(g.is_public),
+        g.starvation_secs,
+        g.pending_timeout_secs,
     );
 }
 
 pub async fn admin_group(client: &Client, c: &AdminGroupCmd) -> Result<i32> {
     match c {
         AdminGroupCmd::List => return list_groups(client, true).await,
-        AdminGroupCmd::Create { name, fields } => print_group(
-            &client
-                .create_resource_group(&group_body(Some(name), fields))
-                .await?,
-        ),
+        AdminGroupCmd::Create { name, fields } => {
+            let group = NewResourceGroup {
+                name: name.clone(),
+                settings: group_settings(fields)?,
+            };
+            print_group(&client.create_resource_group(&group).await?)
+        }
         AdminGroupCmd::Update { name, fields } => print_group(
             &client
-                .update_resource_group(name, &group_body(None, fields))
+                .update_resource_group(name, &group_settings(fields)?)
                 .await?,
         ),
         AdminGroupCmd::Delete { name } => {
@@ -183,17 +184,26 @@ pub async fn admin_group(client: &Client, c: &AdminGroupCmd) -> Result<i32> {
             project,
         } => {
             let allow = matches!(c, AdminGroupCmd::Allow { .. });
-            let who = match (project, access_key) {
-                (Some(p), _) => {
-                    client.resource_group_project_access(name, p, allow).await?;
-                    format!("Members of project {p}")
-                }
-                (None, Some(ak)) => {
-                    client.resource_group_access(name, ak, allow).await?;
-                    ak.clone()
-                }
+            let (change, who) = match (project, access_key) {
+                (Some(p), _) => (
+                    GroupAccessChange {
+                        project: Some(p.clone()),
+                        access_key: None,
+                        allow: Some(allow),
+                    },
+                    format!("Members of project {p}"),
+                ),
+                (None, Some(ak)) => (
+                    GroupAccessChange {
+                        access_key: Some(ak.clone()),
+                        project: None,
+                        allow: Some(allow),
+                    },
+                    ak.clone(),
+                ),
                 (None, None) => anyhow::bail!("give an access key or --project"),
             };
+            client.resource_group_access(name, &change).await?;
             let verb = if allow { "may now" } else { "may no longer" };
             println!("{who} {verb} use resource group {name}.");
         }
@@ -201,25 +211,33 @@ pub async fn admin_group(client: &Client, c: &AdminGroupCmd) -> Result<i32> {
     Ok(0)
 }
 
-/// `-r` pairs as a slot map (shmem kept apart), values as strings.
-fn slot_map(items: &[(String, String)]) -> (Value, Option<String>) {
-    let (res, opts) = crate::args::resources(items);
-    let shmem = opts.get("shmem").map(cell);
-    (Value::Object(res), shmem)
+/// `-r` pairs as the slots a client gives (shmem kept apart), amounts as texts.
+fn slot_spec(items: &[(String, String)]) -> (ResourceSlotsSpec, Option<String>) {
+    let (mut res, opts) = crate::args::resources(items);
+    let mut take = |k: &str| res.remove(k).map(Amount::Text);
+    let spec = ResourceSlotsSpec {
+        cpu: take("cpu"),
+        mem: take("mem"),
+        accelerators: res
+            .into_iter()
+            .map(|(k, v)| (k, Amount::Text(v)))
+            .collect::<BTreeMap<_, _>>(),
+    };
+    (spec, opts.get("shmem").cloned())
 }
 
 pub async fn admin_preset(client: &Client, c: &AdminPresetCmd) -> Result<i32> {
     match c {
         AdminPresetCmd::Create { name, resources } => {
-            let (slots, shmem) = slot_map(resources);
+            let (slots, shmem) = slot_spec(resources);
             let p = client
-                .put_preset(&json!({"name": name, "resource_slots": slots, "shared_memory": shmem}))
+                .put_preset(&NewPreset {
+                    name: name.clone(),
+                    resource_slots: slots,
+                    shared_memory: shmem.map(Amount::Text),
+                })
                 .await?;
-            println!(
-                "Preset {} is {}.",
-                cell(&p["name"]),
-                slots_text(&p["resource_slots"])
-            );
+            println!("Preset {} is {}.", p.name, slots_text(&p.resource_slots));
         }
         AdminPresetCmd::Delete { name } => {
             client.delete_preset(name).await?;
@@ -232,19 +250,25 @@ pub async fn admin_preset(client: &Client, c: &AdminPresetCmd) -> Result<i32> {
 pub async fn admin_policy(client: &Client, c: &AdminPolicyCmd) -> Result<i32> {
     match c {
         AdminPolicyCmd::List => {
-            let v = client.resource_policies().await?;
-            let rows: Vec<Vec<String>> = items(&v, "resource_policies")
+            let list = client.resource_policies().await?;
+            let or_dash = |v: Option<u64>| v.map(|n| n.to_string()).unwrap_or_else(|| "-".into());
+            let rows: Vec<Vec<String>> = list
+                .resource_policies
                 .iter()
-                .map(|p| {
+                .map(|a| {
+                    let p = &a.policy;
                     vec![
-                        cell(&p["name"]),
-                        cell(&p["max_concurrent_sessions"]),
-                        cell(&p["max_pending_sessions"]),
-                        slots_text(&p["total_resource_slots"]),
-                        cell(&p["max_session_lifetime"]),
-                        cell(&p["idle_timeout"]),
-                        cell(&p["max_containers_per_session"]),
-                        items(p, "keypairs").len().to_string(),
+                        p.name.clone(),
+                        or_dash(p.max_concurrent_sessions),
+                        or_dash(p.max_pending_sessions),
+                        p.total_resource_slots
+                            .as_ref()
+                            .map(slots_text)
+                            .unwrap_or_else(|| "-".into()),
+                        p.max_session_lifetime.to_string(),
+                        p.idle_timeout.to_string(),
+                        or_dash(p.max_containers_per_session),
+                        a.keypairs.len().to_string(),
                     ]
                 })
                 .collect();
@@ -271,23 +295,24 @@ pub async fn admin_policy(client: &Client, c: &AdminPolicyCmd) -> Result<i32> {
             idle_timeout,
             max_containers_per_session,
         } => {
-            let total = if total.is_empty() {
-                Value::Null
-            } else {
-                slot_map(total).0
+            let count = |flag: &str, v: &Option<i64>| -> Result<Option<u64>> {
+                v.map(|n| u64::try_from(n).map_err(|_| anyhow!("{flag} must not be negative")))
+                    .transpose()
             };
-            let p = client
-                .put_resource_policy(&json!({
-                    "name": name,
-                    "max_concurrent_sessions": max_concurrent,
-                    "max_pending_sessions": max_pending,
-                    "total_resource_slots": total,
-                    "max_session_lifetime": max_lifetime,
-                    "idle_timeout": idle_timeout,
-                    "max_containers_per_session": max_containers_per_session,
-                }))
-                .await?;
-            println!("Resource policy {} is saved.", cell(&p["name"]));
+            let policy = NewResourcePolicy {
+                name: name.clone(),
+                max_concurrent_sessions: count("--max-concurrent", max_concurrent)?,
+                max_pending_sessions: count("--max-pending", max_pending)?,
+                total_resource_slots: (!total.is_empty()).then(|| slot_spec(total).0),
+                max_session_lifetime: count("--max-lifetime", max_lifetime)?,
+                idle_timeout: count("--idle-timeout", idle_timeout)?,
+                max_containers_per_session: count(
+                    "--max-containers-per-session",
+                    max_containers_per_session,
+                )?,
+            };
+            let p = client.put_resource_policy(&policy).await?;
+            println!("Resource policy {} is saved.", p.name);
         }
         AdminPolicyCmd::Delete { name } => {
             client.delete_resource_policy(name).await?;
@@ -302,16 +327,17 @@ pub async fn admin_policy(client: &Client, c: &AdminPolicyCmd) -> Result<i32> {
 }
 
 pub async fn projects(client: &Client) -> Result<i32> {
-    let v = client.projects().await?;
-    let rows: Vec<Vec<String>> = items(&v, "projects")
+    let list = client.projects().await?;
+    let rows: Vec<Vec<String>> = list
+        .projects
         .iter()
         .map(|p| {
-            let members: Vec<String> = items(p, "members").iter().map(cell).collect();
-            vec![
-                cell(&p["name"]),
-                cell(&p["description"]),
-                members.join(", "),
-            ]
+            let description = if p.description.is_empty() {
+                "-".to_string()
+            } else {
+                p.description.clone()
+            };
+            vec![p.name.clone(), description, p.members.join(", ")]
         })
         .collect();
     table(&["Project", "Description", "Members"], &rows);
@@ -345,23 +371,48 @@ pub async fn admin_project(client: &Client, c: &AdminProjectCmd) -> Result<i32> 
 mod tests {
     use super::*;
 
+    use serde_json::json;
+
     #[test]
     fn slots_read_as_words() {
+        let slots = ResourceSlots {
+            cpu: "2".into(),
+            mem: "4294967296".into(),
+            accelerators: [("cuda.shares".to_string(), "0.5".to_string())].into(),
+        };
+        assert_eq!(slots_text(&slots), "cpu 2, mem 4 GiB, cuda.shares 0.5");
+        let fields = GroupFields {
+            scheduler: Some("drf".into()),
+            public: Some(false),
+            ..Default::default()
+        };
+        let group = NewResourceGroup {
+            name: "gpu".into(),
+            settings: group_settings(&fields).unwrap(),
+        };
         assert_eq!(
-            slots_text(&json!({"cpu": "2", "mem": "4294967296"})),
-            "cpu 2, mem 4 GiB"
-        );
-        let body = group_body(
-            Some("gpu"),
-            &GroupFields {
-                scheduler: Some("drf".into()),
-                public: Some(false),
-                ..Default::default()
-            },
-        );
-        assert_eq!(
-            body,
+            serde_json::to_value(&group).unwrap(),
             json!({"name": "gpu", "scheduler": "drf", "is_public": false})
         );
+        let bad = GroupFields {
+            selector: Some("random".into()),
+            ..Default::default()
+        };
+        let e = group_settings(&bad).unwrap_err().to_string();
+        assert!(e.contains("--selector \"random\""), "{e}");
+    }
+
+    #[test]
+    fn resource_flags_become_slots() {
+        let items: Vec<(String, String)> = ["cpu=2", "mem=4096", "shmem=64", "cuda.shares=1"]
+            .iter()
+            .map(|s| crate::args::parse_kv(s).unwrap())
+            .collect();
+        let (spec, shmem) = slot_spec(&items);
+        assert_eq!(
+            serde_json::to_value(&spec).unwrap(),
+            json!({"cpu": "2", "mem": "4096m", "cuda.shares": "1"})
+        );
+        assert_eq!(shmem.as_deref(), Some("64m"));
     }
 }

@@ -87,6 +87,11 @@ pub async fn service(client: &Client, c: &ServiceCmd) -> Result<i32> {
     }
 }
 
+/// `-r` values as the JSON texts a service's config carries.
+fn as_json(m: std::collections::BTreeMap<String, String>) -> Map<String, Value> {
+    m.into_iter().map(|(k, v)| (k, Value::String(v))).collect()
+}
+
 async fn create(client: &Client, a: &ServiceCreateArgs) -> Result<i32> {
     let (res, opts) = resources(&a.resources);
     let environ: Map<String, Value> = a
@@ -119,8 +124,8 @@ async fn create(client: &Client, a: &ServiceCreateArgs) -> Result<i32> {
             extra_mounts: None,
             environ: Some(environ),
             scaling_group: a.scaling_group.clone(),
-            resources: Some(res),
-            resource_opts: Some(opts),
+            resources: Some(as_json(res)),
+            resource_opts: Some(as_json(opts)),
         },
     };
     let s = client.create_service(&body).await?;

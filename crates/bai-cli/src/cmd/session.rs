@@ -4,16 +4,19 @@ use crate::args::{HistoryArgs, InfoArgs, RmArgs};
 use crate::output::{cell, table};
 use anyhow::{Result, anyhow};
 use bai_api::sessions::stats::{IdleChecker, IdleReport, RemainingKind};
+use bai_api::sessions::{Destroyed, HistoryRecord, PendingInfo, SessionStatus};
 use bai_client::Client;
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// `terminated` or `cancelled` from a DELETE reply (`stats.status`, else `status`).
-pub fn terminated_word(v: &Value) -> String {
-    v.pointer("/stats/status")
-        .and_then(Value::as_str)
-        .or_else(|| v.get("status").and_then(Value::as_str))
-        .unwrap_or("terminated")
-        .to_ascii_lowercase()
+pub fn terminated_word(v: &Destroyed) -> String {
+    let word = if v.stats.status.is_empty() {
+        v.status.as_str()
+    } else {
+        v.stats.status.as_str()
+    };
+    word.to_ascii_lowercase()
 }
 
 /// Terminates each session; a failure is reported and the others still go. Exit 1 if any
@@ -97,19 +100,10 @@ fn span(secs: f64) -> String {
     }
 }
 
-/// A field that Backend.AI sends as a JSON text (GraphQL `JSONString`) or we as an object;
-/// anything unreadable is null.
-fn json_text(v: &Value) -> Value {
-    match v {
-        Value::String(s) => serde_json::from_str(s).unwrap_or(Value::Null),
-        other => other.clone(),
-    }
-}
-
-/// The idle checkers' reports as `GET /session` gives them (`idle_checks`, a JSON text or
-/// object), in words; nothing when there are none or they cannot be read.
-pub fn idle_lines(v: &Value) -> Vec<String> {
-    serde_json::from_value::<IdleChecks>(json_text(v))
+/// The idle checkers' reports as `GET /session` gives them (`idle_checks`, a JSON text),
+/// in words; nothing when there are none or they cannot be read.
+pub fn idle_lines(text: &str) -> Vec<String> {
+    serde_json::from_str::<IdleChecks>(text)
         .map(|checks| idle_report_lines(&checks))
         .unwrap_or_default()
 }
@@ -155,9 +149,11 @@ pub fn idle_report_lines(checks: &IdleChecks) -> Vec<String> {
     out
 }
 
-/// An ended session's last readings (`last_stat`, a JSON text or object), in words.
-pub fn last_stat_lines(v: &Value) -> Vec<String> {
-    let parsed = json_text(v);
+/// An ended session's last readings (`last_stat`, a JSON text), in words.
+pub fn last_stat_lines(text: Option<&str>) -> Vec<String> {
+    let parsed: Value = text
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or(Value::Null);
     let Some(stat) = parsed.as_object().filter(|o| !o.is_empty()) else {
         return Vec::new();
     };
@@ -189,36 +185,32 @@ pub fn last_stat_lines(v: &Value) -> Vec<String> {
 }
 
 /// "Why is it waiting", in words, for a PENDING session's `pending` object.
-pub fn pending_lines(p: &Value) -> Vec<String> {
-    if !p.is_object() {
+pub fn pending_lines(p: Option<&PendingInfo>) -> Vec<String> {
+    let Some(p) = p else {
         return Vec::new();
-    }
-    let mut out = vec![format!("waiting because: {}", cell(&p["reason"]))];
+    };
+    let mut out = vec![format!("waiting because: {}", p.reason)];
     out.push(format!(
         "queue position: {} of {} in resource group {}",
-        cell(&p["queue_position"]),
-        cell(&p["queue_length"]),
-        cell(&p["resource_group"])
+        p.queue_position, p.queue_length, p.resource_group
     ));
-    if let Some(short) = p["short_of"].as_array().filter(|s| !s.is_empty()) {
-        let parts: Vec<String> = short
+    if !p.short_of.is_empty() {
+        let parts: Vec<String> = p
+            .short_of
             .iter()
-            .map(|s| {
-                let what = match s[0].as_str() {
-                    Some("mem") => "memory".to_string(),
-                    _ => cell(&s[0]),
-                };
-                format!("{what} on {}", cell(&s[1]))
+            .map(|(what, agents)| {
+                let what = if what == "mem" { "memory" } else { what };
+                format!("{what} on {agents}")
             })
             .collect();
         out.push(format!(
             "short of: {} (of {} agents)",
             parts.join(", "),
-            cell(&p["agents_considered"])
+            p.agents_considered
         ));
     }
-    if !p["estimated_start"].is_null() {
-        out.push(format!("estimated start: {}", cell(&p["estimated_start"])));
+    if let Some(t) = &p.estimated_start {
+        out.push(format!("estimated start: {t}"));
     }
     out
 }
@@ -246,17 +238,17 @@ pub fn info_lines(v: &Value) -> Vec<String> {
 }
 
 pub async fn info(client: &Client, a: &InfoArgs) -> Result<i32> {
-    let v = client.info_rest(&a.reference).await?;
+    let info = client.info_rest(&a.reference).await?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        println!("{}", serde_json::to_string_pretty(&info)?);
     } else {
-        for l in info_lines(&v) {
+        for l in info_lines(&serde_json::to_value(&info)?) {
             println!("{l}");
         }
-        for l in pending_lines(&v["pending"])
+        for l in pending_lines(info.pending.as_ref())
             .into_iter()
-            .chain(idle_lines(&v["idle_checks"]))
-            .chain(last_stat_lines(&v["last_stat"]))
+            .chain(idle_lines(&info.idle_checks))
+            .chain(last_stat_lines(info.last_stat.as_deref()))
         {
             println!("{l}");
         }
@@ -323,28 +315,44 @@ pub async fn stats(client: &Client, a: &InfoArgs) -> Result<i32> {
 }
 
 /// `(status, time)` pairs in time order from a status-history result.
-pub fn history_entries(h: &Value) -> Vec<(String, String)> {
-    let mut entries: Vec<(String, String)> = match h {
-        Value::Object(m) => m.iter().map(|(k, v)| (k.clone(), cell(v))).collect(),
-        Value::Array(items) => items
-            .iter()
-            .map(|it| {
-                (
-                    cell(&it["status"]),
-                    cell(it.get("timestamp").unwrap_or(&it["time"])),
-                )
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
+pub fn history_entries(h: &BTreeMap<SessionStatus, String>) -> Vec<(SessionStatus, String)> {
+    let mut entries: Vec<(SessionStatus, String)> =
+        h.iter().map(|(k, v)| (*k, v.clone())).collect();
     entries.sort_by(|a, b| a.1.cmp(&b.1));
     entries
+}
+
+/// A text, or `-` for none or an empty one.
+fn or_dash(v: Option<&str>) -> String {
+    v.filter(|s| !s.is_empty()).unwrap_or("-").to_string()
+}
+
+/// A value's word on the wire (`SUCCESS`, `NEED_RETRY`, …).
+fn wire_word<T: serde::Serialize>(v: T) -> String {
+    cell(&serde_json::to_value(v).unwrap_or(Value::Null))
+}
+
+/// One row of the scheduling-history table.
+fn record_row(r: &HistoryRecord) -> Vec<String> {
+    vec![
+        or_dash(Some(&r.phase)),
+        wire_word(r.result),
+        format!(
+            "{} -> {}",
+            or_dash(r.from_status.map(SessionStatus::as_str)),
+            or_dash(r.to_status.map(SessionStatus::as_str))
+        ),
+        r.attempts.to_string(),
+        or_dash(r.error_code.as_deref()),
+        or_dash(Some(&r.message)),
+        or_dash(Some(&r.updated_at)),
+    ]
 }
 
 pub async fn history(client: &Client, a: &HistoryArgs) -> Result<i32> {
     let h = client.status_history(&a.reference).await?;
     for (status, time) in history_entries(&h) {
-        println!("{status:<16} {time}");
+        println!("{:<16} {time}", status.as_str());
     }
     let filter = a.filter();
     if a.scheduling || a.steps || !filter.is_empty() {
@@ -352,22 +360,8 @@ pub async fn history(client: &Client, a: &HistoryArgs) -> Result<i32> {
         let sched = client
             .scheduling_history_filtered(&a.reference, &pairs)
             .await?;
-        let records = sched.as_array().cloned().unwrap_or_default();
         println!();
-        let rows: Vec<Vec<String>> = records
-            .iter()
-            .map(|r| {
-                vec![
-                    cell(&r["phase"]),
-                    cell(&r["result"]),
-                    format!("{} -> {}", cell(&r["from_status"]), cell(&r["to_status"])),
-                    cell(&r["attempts"]),
-                    cell(&r["error_code"]),
-                    cell(&r["message"]),
-                    cell(&r["updated_at"]),
-                ]
-            })
-            .collect();
+        let rows: Vec<Vec<String>> = sched.iter().map(record_row).collect();
         table(
             &[
                 "Phase",
@@ -381,26 +375,22 @@ pub async fn history(client: &Client, a: &HistoryArgs) -> Result<i32> {
             &rows,
         );
         if a.steps {
-            for r in &records {
-                let steps = r["sub_steps"].as_array().cloned().unwrap_or_default();
-                if steps.is_empty() {
+            for r in &sched {
+                if r.sub_steps.is_empty() {
                     continue;
                 }
+                let row = record_row(r);
                 println!();
-                println!(
-                    "{} {} (record {}):",
-                    cell(&r["phase"]),
-                    cell(&r["result"]),
-                    cell(&r["id"])
-                );
-                let rows: Vec<Vec<String>> = steps
+                println!("{} {} (record {}):", row[0], row[1], r.id);
+                let rows: Vec<Vec<String>> = r
+                    .sub_steps
                     .iter()
                     .map(|s| {
                         vec![
-                            cell(&s["step"]),
-                            cell(&s["result"]),
-                            cell(&s["error_code"]),
-                            cell(&s["message"]),
+                            or_dash(Some(&s.step)),
+                            wire_word(s.result),
+                            or_dash(s.error_code.as_deref()),
+                            or_dash(Some(&s.message)),
                         ]
                     })
                     .collect();
@@ -445,15 +435,21 @@ mod tests {
 
     #[test]
     fn destroy_replies() {
+        let reply = |stats: &str, status| Destroyed {
+            stats: bai_api::sessions::DestroyedStats {
+                status: stats.into(),
+            },
+            status,
+            session_id: "u".into(),
+        };
         assert_eq!(
-            terminated_word(&json!({"stats": {"status": "cancelled"}})),
+            terminated_word(&reply("cancelled", SessionStatus::Cancelled)),
             "cancelled"
         );
         assert_eq!(
-            terminated_word(&json!({"status": "TERMINATED"})),
-            "terminated"
+            terminated_word(&reply("", SessionStatus::Terminating)),
+            "terminating"
         );
-        assert_eq!(terminated_word(&Value::Null), "terminated");
     }
 
     #[test]
@@ -463,7 +459,7 @@ mod tests {
             "utilization": {"checker": "utilization", "remaining": 30.0, "remaining_time_type": "grace_period", "threshold": 600, "idle": false,
                 "extra": {"resources": {"cpu_util": [2.5, 10.0], "mem": [null, 5.0]}, "thresholds_check_operator": "and"}}
         });
-        let l = idle_lines(&Value::String(v.to_string()));
+        let l = idle_lines(&v.to_string());
         assert_eq!(l[0], "idle checks:");
         assert_eq!(
             l[1],
@@ -473,7 +469,8 @@ mod tests {
             l[2],
             "  utilization       grace period, 30s left; cpu_util 2.5% (threshold 10.0%), mem - (threshold 5.0%)"
         );
-        assert!(idle_lines(&Value::String("{}".into())).is_empty());
+        assert!(idle_lines("{}").is_empty());
+        assert!(idle_lines("not json").is_empty());
     }
 
     #[test]
@@ -484,12 +481,11 @@ mod tests {
             "network": {"rx_bytes": 2048, "tx_bytes": 10, "last_activity": null},
         });
         assert_eq!(
-            last_stat_lines(&Value::String(last.to_string())),
+            last_stat_lines(Some(&last.to_string())),
             ["last stat: CPU time 1.5s; memory 1 MiB; through apps 2 KiB in, 10 B out"]
         );
-        assert!(last_stat_lines(&Value::Null).is_empty());
-        assert!(last_stat_lines(&Value::String("{}".into())).is_empty());
-        assert!(idle_lines(&Value::Null).is_empty());
+        assert!(last_stat_lines(None).is_empty());
+        assert!(last_stat_lines(Some("{}")).is_empty());
     }
 
     #[test]
@@ -499,9 +495,67 @@ mod tests {
         );
         assert_eq!(l, vec!["name: s", "status: RUNNING", "tag: -", "zeta: 1"]);
         let h = history_entries(
-            &json!({"RUNNING": "2026-01-01T00:00:02", "PENDING": "2026-01-01T00:00:00"}),
+            &[
+                (SessionStatus::Running, "2026-01-01T00:00:02".to_string()),
+                (SessionStatus::Pending, "2026-01-01T00:00:00".to_string()),
+            ]
+            .into(),
         );
-        assert_eq!(h[0].0, "PENDING");
-        assert_eq!(h[1].0, "RUNNING");
+        assert_eq!(h[0].0, SessionStatus::Pending);
+        assert_eq!(h[1].0, SessionStatus::Running);
+    }
+
+    #[test]
+    fn waiting_in_words() {
+        let p = PendingInfo {
+            reason: "no agent has room".into(),
+            code: "no-available-instances".into(),
+            queue_position: 2,
+            queue_length: 3,
+            resource_group: "default".into(),
+            short_of: vec![("mem".into(), 2), ("cpu".into(), 1)],
+            agents_considered: 2,
+            estimated_start: None,
+            updated_at: "2026-01-01T00:00:00Z".into(),
+        };
+        assert_eq!(
+            pending_lines(Some(&p)),
+            [
+                "waiting because: no agent has room",
+                "queue position: 2 of 3 in resource group default",
+                "short of: memory on 2, cpu on 1 (of 2 agents)",
+            ]
+        );
+        assert!(pending_lines(None).is_empty());
+    }
+
+    #[test]
+    fn scheduling_records_in_a_row() {
+        let r = HistoryRecord {
+            id: 7,
+            session_id: "u".into(),
+            phase: "schedule".into(),
+            result: bai_api::sessions::HistoryResult::NeedRetry,
+            from_status: Some(SessionStatus::Pending),
+            to_status: None,
+            error_code: Some("no-available-instances".into()),
+            message: String::new(),
+            attempts: 3,
+            created_at: "t0".into(),
+            updated_at: "t1".into(),
+            sub_steps: vec![],
+        };
+        assert_eq!(
+            record_row(&r),
+            [
+                "schedule",
+                "NEED_RETRY",
+                "PENDING -> -",
+                "3",
+                "no-available-instances",
+                "-",
+                "t1"
+            ]
+        );
     }
 }

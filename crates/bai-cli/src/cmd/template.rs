@@ -109,14 +109,14 @@ pub fn overrides(a: &FromTemplateArgs) -> Result<Map<String, Value>> {
     put("group", a.project.as_ref().map(|v| json!(v)));
     put("tag", a.tag.as_ref().map(|v| json!(v)));
     put("maxWaitSeconds", a.max_wait.map(|v| json!(v)));
-    put("enqueueOnly", a.enqueue_only.then(|| json!(true)));
+    put("enqueueOnly", a.enqueue_only.then_some(json!(true)));
     let mut config = Map::new();
     let (res, opts) = resources(&a.resources);
     if !res.is_empty() {
-        config.insert("resources".into(), Value::Object(res));
+        config.insert("resources".into(), json!(res));
     }
     if !opts.is_empty() {
-        config.insert("resource_opts".into(), Value::Object(opts));
+        config.insert("resource_opts".into(), json!(opts));
     }
     if !a.env.is_empty() {
         config.insert("environ".into(), json!(environ(&a.env)));

@@ -3,6 +3,7 @@
 use crate::args::VfolderCmd;
 use crate::output::{cell, table};
 use anyhow::{Result, anyhow};
+use bai_api::folders;
 use bai_client::Client;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -68,14 +69,16 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
             usage_mode,
         } => {
             client
-                .create_vfolder(
-                    name,
-                    host.as_deref(),
-                    permission,
-                    quota.as_deref(),
-                    project.as_deref(),
-                    usage_mode,
-                )
+                .create_vfolder(&folders::CreateFolder {
+                    name: name.clone(),
+                    host: host.clone(),
+                    group: project.clone(),
+                    permission: Some(*permission),
+                    usage_mode: Some(*usage_mode),
+                    quota: quota.clone().map(folders::Size::Text),
+                    unmanaged_path: None,
+                    cloneable: Some(false),
+                })
                 .await?;
             println!("Virtual folder \"{name}\" is created.");
         }
@@ -217,12 +220,9 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
         } => {
             let id = client.vfolder_id(name).await?;
             let v = client.mkdir(&id, paths, *parents, *exist_ok).await?;
-            let failed = v["results"]["failed"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
+            let failed = v.results.failed;
             for f in &failed {
-                eprintln!("error: {}: {}", cell(&f["item"]), cell(&f["msg"]));
+                eprintln!("error: {}: {}", f.item, f.msg.as_deref().unwrap_or("-"));
             }
             if !failed.is_empty() {
                 return Ok(1);

@@ -38,25 +38,14 @@ impl Client {
         reply_field(&v, "id")
     }
 
-    /// `POST /folders`: a folder on `host` (default host when None), `rw` or `ro`; a project
-    /// folder when `project` is given (administrators only).
+    /// `POST /folders`: a folder (on the default host when `host` is None; a project's
+    /// folder when `group` names one, administrators only).
     pub async fn create_vfolder(
         &self,
-        name: &str,
-        host: Option<&str>,
-        permission: &str,
-        quota: Option<&str>,
-        project: Option<&str>,
-        usage_mode: &str,
-    ) -> Result<Value, ClientError> {
-        let mut body = json!({
-            "name": name, "host": host, "unmanaged_path": null, "group": project,
-            "usage_mode": usage_mode, "permission": permission, "cloneable": false,
-        });
-        if let Some(q) = quota {
-            body["quota"] = q.into();
-        }
-        self.send_json(Method::POST, "/folders", Some(&body)).await
+        folder: &folders::CreateFolder,
+    ) -> Result<folders::Folder, ClientError> {
+        let b = body(folder)?;
+        typed(self.send_json(Method::POST, "/folders", Some(&b)).await?)
     }
 
     /// `GET /folders/_/hosts`: the default host, the allowed ones and their volumes.
@@ -135,10 +124,16 @@ impl Client {
         paths: &[String],
         parents: bool,
         exist_ok: bool,
-    ) -> Result<Value, ClientError> {
-        let body = json!({"path": paths, "parents": parents, "exist_ok": exist_ok});
-        self.send_json(Method::POST, &folder_path(id, "/mkdir"), Some(&body))
-            .await
+    ) -> Result<folders::MkdirAnswer, ClientError> {
+        let b = body(&folders::Mkdir {
+            path: folders::Paths::Many(paths.to_vec()),
+            parents: Some(parents),
+            exist_ok: Some(exist_ok),
+        })?;
+        typed(
+            self.send_json(Method::POST, &folder_path(id, "/mkdir"), Some(&b))
+                .await?,
+        )
     }
 
     pub async fn rename_file(
@@ -186,13 +181,9 @@ impl Client {
     }
 }
 
-/// A request body of the wire contract, as JSON.
-fn body<T: serde::Serialize>(request: &T) -> Result<Value, ClientError> {
-    serde_json::to_value(request).map_err(|e| ClientError::Protocol(e.to_string()))
-}
+use crate::request::body_of as body;
 
-/// An answer read as its wire-contract type.
+/// A folder answer read as its wire-contract type.
 fn typed<T: serde::de::DeserializeOwned>(answer: Value) -> Result<T, ClientError> {
-    serde_json::from_value(answer)
-        .map_err(|e| ClientError::Protocol(format!("the answer is not what the API says ({e})")))
+    crate::request::typed("folder", answer)
 }

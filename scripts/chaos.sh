@@ -28,6 +28,6 @@ BAI_BURST_TOTAL=500 BAI_BURST_SIZE=50 t bai-e2e reliability bursts_of_creates | 
 t bai-manager authz_matrix | grep -E "test result"
 t bai-e2e confinement | grep -E "test result"
 # schemathesis, 40 examples per operation and role, a random seed.
-ST_MAX_EXAMPLES="${ST_MAX_EXAMPLES:-40}" scripts/schemathesis.sh 2>/dev/null | grep -E "^schemathesis: "
+ST_MAX_EXAMPLES="${ST_MAX_EXAMPLES:-40}" ST_TIMEOUT="${ST_TIMEOUT:-1800}" scripts/schemathesis.sh 2>/dev/null | grep -E "^schemathesis: "
 # The fuzz targets, seeded mutations on stable (make fuzz runs them under libFuzzer).
 BAI_FUZZ_RUNS="${BAI_FUZZ_RUNS:-1000000}" t bai-fuzz bounded | grep -E "mutations|test result"

@@ -73,7 +73,7 @@ impl Client {
         preferred_port: Option<u16>,
         public: bool,
     ) -> Result<StartServiceReply, ClientError> {
-        let body = crate::request::body_of(&StartServiceRequest {
+        let request = StartServiceRequest {
             app: app.to_string(),
             mode: Some(if path_mode {
                 ProxyMode::Path
@@ -84,15 +84,10 @@ impl Client {
             open_to_public: Some(public),
             arguments: None,
             envs: None,
-        })?;
-        let v = self
-            .send_json(
-                Method::POST,
-                &session_path(session, "/start-service")?,
-                Some(&body),
-            )
-            .await?;
-        crate::request::typed("start-service", v)
+        };
+        let path = session_path(session, "/start-service")?;
+        self.send_as(Method::POST, &path, &request, "start-service")
+            .await
     }
 
     /// Opens a tunnel to `app` of the session (`tcpproxy`: any app).

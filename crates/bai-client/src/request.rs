@@ -180,6 +180,33 @@ impl Client {
             .map_err(|e| ClientError::Protocol(format!("reply is not JSON: {e}")))
     }
 
+    /// [`Client::send_json`] without a body, the answer read as its wire-contract type
+    /// (`what` names it in the error when it does not match).
+    pub(crate) async fn call_as<T: serde::de::DeserializeOwned>(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        what: &str,
+    ) -> Result<T, ClientError> {
+        typed(what, self.send_json(method, path_and_query, None).await?)
+    }
+
+    /// [`Client::send_json`] with the body written from its wire-contract type and the
+    /// answer read as one.
+    pub(crate) async fn send_as<B: serde::Serialize, T: serde::de::DeserializeOwned>(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        body: &B,
+        what: &str,
+    ) -> Result<T, ClientError> {
+        let b = body_of(body)?;
+        typed(
+            what,
+            self.send_json(method, path_and_query, Some(&b)).await?,
+        )
+    }
+
     /// A signed GET without Content-Type whose body is streamed (server-sent events).
     pub(crate) async fn get_stream(
         &self,

@@ -1,7 +1,6 @@
 //! Resource groups, presets, keypair resource policies, projects and agents (bai's REST API
 //! for the scheduler), written and read with the wire-contract types.
 
-use crate::request::{body_of, typed};
 use crate::{Client, ClientError, encode};
 use bai_api::resources::{
     AgentList, AgentToken, AgentTokenList, CreatedProject, GroupAccess, GroupAccessChange,
@@ -27,8 +26,7 @@ impl Client {
         } else {
             "/resource-groups"
         };
-        let v = self.send_json(Method::GET, path, None).await?;
-        typed("resource groups", v)
+        self.call_as(Method::GET, path, "resource groups").await
     }
 
     /// `POST /admin/resource-groups`.
@@ -36,11 +34,13 @@ impl Client {
         &self,
         group: &NewResourceGroup,
     ) -> Result<ResourceGroup, ClientError> {
-        let b = body_of(group)?;
-        let v = self
-            .send_json(Method::POST, "/admin/resource-groups", Some(&b))
-            .await?;
-        typed("resource group", v)
+        self.send_as(
+            Method::POST,
+            "/admin/resource-groups",
+            group,
+            "resource group",
+        )
+        .await
     }
 
     /// `PATCH /admin/resource-groups/{name}` with the settings to change.
@@ -49,11 +49,13 @@ impl Client {
         name: &str,
         settings: &ResourceGroupSettings,
     ) -> Result<ResourceGroup, ClientError> {
-        let b = body_of(settings)?;
-        let v = self
-            .send_json(Method::PATCH, &group_path(name, ""), Some(&b))
-            .await?;
-        typed("resource group", v)
+        self.send_as(
+            Method::PATCH,
+            &group_path(name, ""),
+            settings,
+            "resource group",
+        )
+        .await
     }
 
     pub async fn delete_resource_group(&self, name: &str) -> Result<(), ClientError> {
@@ -68,17 +70,18 @@ impl Client {
         name: &str,
         change: &GroupAccessChange,
     ) -> Result<GroupAccess, ClientError> {
-        let b = body_of(change)?;
-        let v = self
-            .send_json(Method::POST, &group_path(name, "/access"), Some(&b))
-            .await?;
-        typed("group access", v)
+        self.send_as(
+            Method::POST,
+            &group_path(name, "/access"),
+            change,
+            "group access",
+        )
+        .await
     }
 
     /// `GET /projects`.
     pub async fn projects(&self) -> Result<ProjectList, ClientError> {
-        let v = self.send_json(Method::GET, "/projects", None).await?;
-        typed("projects", v)
+        self.call_as(Method::GET, "/projects", "projects").await
     }
 
     pub async fn create_project(
@@ -86,14 +89,16 @@ impl Client {
         name: &str,
         description: &str,
     ) -> Result<CreatedProject, ClientError> {
-        let b = body_of(&NewProject {
-            name: name.to_string(),
-            description: Some(description.to_string()),
-        })?;
-        let v = self
-            .send_json(Method::POST, "/admin/projects", Some(&b))
-            .await?;
-        typed("project", v)
+        self.send_as(
+            Method::POST,
+            "/admin/projects",
+            &NewProject {
+                name: name.to_string(),
+                description: Some(description.to_string()),
+            },
+            "project",
+        )
+        .await
     }
 
     pub async fn delete_project(&self, name: &str) -> Result<(), ClientError> {
@@ -109,40 +114,41 @@ impl Client {
         member: bool,
     ) -> Result<Membership, ClientError> {
         let path = format!("/admin/projects/{}/members", encode::path_segment(name));
-        let b = body_of(&MembershipChange {
-            email: email.to_string(),
-            member: Some(member),
-        })?;
-        let v = self.send_json(Method::POST, &path, Some(&b)).await?;
-        typed("membership", v)
+        self.send_as(
+            Method::POST,
+            &path,
+            &MembershipChange {
+                email: email.to_string(),
+                member: Some(member),
+            },
+            "membership",
+        )
+        .await
     }
 
     /// `GET /resource/presets`.
     pub async fn presets(&self) -> Result<PresetList, ClientError> {
-        let v = self
-            .send_json(Method::GET, "/resource/presets", None)
-            .await?;
-        typed("presets", v)
+        self.call_as(Method::GET, "/resource/presets", "presets")
+            .await
     }
 
     /// `POST /resource/check-presets`: which presets fit now.
     pub async fn check_presets(&self, group: Option<&str>) -> Result<PresetFits, ClientError> {
-        let b = body_of(&PresetCheck {
-            scaling_group: group.map(str::to_string),
-        })?;
-        let v = self
-            .send_json(Method::POST, "/resource/check-presets", Some(&b))
-            .await?;
-        typed("preset check", v)
+        self.send_as(
+            Method::POST,
+            "/resource/check-presets",
+            &PresetCheck {
+                scaling_group: group.map(str::to_string),
+            },
+            "preset check",
+        )
+        .await
     }
 
     /// `POST /admin/resource-presets` (creates or replaces).
     pub async fn put_preset(&self, preset: &NewPreset) -> Result<Preset, ClientError> {
-        let b = body_of(preset)?;
-        let v = self
-            .send_json(Method::POST, "/admin/resource-presets", Some(&b))
-            .await?;
-        typed("preset", v)
+        self.send_as(Method::POST, "/admin/resource-presets", preset, "preset")
+            .await
     }
 
     pub async fn delete_preset(&self, name: &str) -> Result<(), ClientError> {
@@ -152,10 +158,8 @@ impl Client {
 
     /// `GET /admin/resource-policies`.
     pub async fn resource_policies(&self) -> Result<ResourcePolicyList, ClientError> {
-        let v = self
-            .send_json(Method::GET, "/admin/resource-policies", None)
-            .await?;
-        typed("resource policies", v)
+        self.call_as(Method::GET, "/admin/resource-policies", "resource policies")
+            .await
     }
 
     /// `POST /admin/resource-policies` (creates or replaces).
@@ -163,11 +167,13 @@ impl Client {
         &self,
         policy: &NewResourcePolicy,
     ) -> Result<ResourcePolicy, ClientError> {
-        let b = body_of(policy)?;
-        let v = self
-            .send_json(Method::POST, "/admin/resource-policies", Some(&b))
-            .await?;
-        typed("resource policy", v)
+        self.send_as(
+            Method::POST,
+            "/admin/resource-policies",
+            policy,
+            "resource policy",
+        )
+        .await
     }
 
     pub async fn delete_resource_policy(&self, name: &str) -> Result<(), ClientError> {
@@ -185,36 +191,39 @@ impl Client {
             "/admin/keypairs/{}/resource-policy",
             encode::path_segment(access_key)
         );
-        let b = body_of(&PolicyChoice {
-            name: policy.to_string(),
-        })?;
-        let v = self.send_json(Method::POST, &path, Some(&b)).await?;
-        typed("policy assignment", v)
+        self.send_as(
+            Method::POST,
+            &path,
+            &PolicyChoice {
+                name: policy.to_string(),
+            },
+            "policy assignment",
+        )
+        .await
     }
 
     /// `GET /agents`: agents of the caller's groups with their free slots.
     pub async fn agents(&self) -> Result<AgentList, ClientError> {
-        let v = self.send_json(Method::GET, "/agents", None).await?;
-        typed("agents", v)
+        self.call_as(Method::GET, "/agents", "agents").await
     }
 
     /// `POST /admin/agent-tokens`: a join token for remote agents of `group`.
     pub async fn create_agent_token(&self, group: Option<&str>) -> Result<AgentToken, ClientError> {
-        let b = body_of(&NewAgentToken {
-            group: group.map(str::to_string),
-        })?;
-        let v = self
-            .send_json(Method::POST, "/admin/agent-tokens", Some(&b))
-            .await?;
-        typed("agent token", v)
+        self.send_as(
+            Method::POST,
+            "/admin/agent-tokens",
+            &NewAgentToken {
+                group: group.map(str::to_string),
+            },
+            "agent token",
+        )
+        .await
     }
 
     /// `GET /admin/agent-tokens`.
     pub async fn agent_tokens(&self) -> Result<AgentTokenList, ClientError> {
-        let v = self
-            .send_json(Method::GET, "/admin/agent-tokens", None)
-            .await?;
-        typed("agent tokens", v)
+        self.call_as(Method::GET, "/admin/agent-tokens", "agent tokens")
+            .await
     }
 
     /// `DELETE /admin/agent-tokens/{id}`: revokes it (its agents are disconnected).

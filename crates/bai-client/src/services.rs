@@ -1,6 +1,5 @@
 //! Model services (`/services`), with the wire contract's types.
 
-use crate::request::{body_of, typed};
 use crate::{Client, ClientError, encode};
 use bai_api::services::{
     DecisionList, NewService, Rule, RuleFields, RuleList, Scaled, ServiceErrors, ServiceInfo,
@@ -16,15 +15,13 @@ fn path(id: &str, tail: &str) -> String {
 impl Client {
     /// `POST /services`.
     pub async fn create_service(&self, body: &NewService) -> Result<ServiceInfo, ClientError> {
-        let b = body_of(body)?;
-        let v = self.send_json(Method::POST, "/services", Some(&b)).await?;
-        typed("create-service", v)
+        self.send_as(Method::POST, "/services", body, "create-service")
+            .await
     }
 
     /// `GET /services`.
     pub async fn services(&self) -> Result<Vec<ServiceListItem>, ClientError> {
-        let v = self.send_json(Method::GET, "/services", None).await?;
-        typed("service list", v)
+        self.call_as(Method::GET, "/services", "service list").await
     }
 
     /// The id of a service given by id or name.
@@ -42,40 +39,35 @@ impl Client {
 
     /// `GET /services/{id}`.
     pub async fn service(&self, id: &str) -> Result<ServiceInfo, ClientError> {
-        let v = self.send_json(Method::GET, &path(id, ""), None).await?;
-        typed("service", v)
+        self.call_as(Method::GET, &path(id, ""), "service").await
     }
 
     /// `POST /services/{id}/scale`.
     pub async fn scale_service(&self, id: &str, to: u32) -> Result<Scaled, ClientError> {
-        let v = self
-            .send_json(
-                Method::POST,
-                &path(id, "/scale"),
-                Some(&json!({ "to": to })),
-            )
-            .await?;
-        typed("scale", v)
+        self.send_as(
+            Method::POST,
+            &path(id, "/scale"),
+            &json!({ "to": to }),
+            "scale",
+        )
+        .await
     }
 
     /// `POST /services/{id}/token` for `duration` (seconds, or `30m`, `3d`).
     pub async fn service_token(&self, id: &str, duration: &str) -> Result<TokenReply, ClientError> {
-        let v = self
-            .send_json(
-                Method::POST,
-                &path(id, "/token"),
-                Some(&json!({ "duration": duration })),
-            )
-            .await?;
-        typed("token", v)
+        self.send_as(
+            Method::POST,
+            &path(id, "/token"),
+            &json!({ "duration": duration }),
+            "token",
+        )
+        .await
     }
 
     /// `GET /services/{id}/errors`.
     pub async fn service_errors(&self, id: &str) -> Result<ServiceErrors, ClientError> {
-        let v = self
-            .send_json(Method::GET, &path(id, "/errors"), None)
-            .await?;
-        typed("errors", v)
+        self.call_as(Method::GET, &path(id, "/errors"), "errors")
+            .await
     }
 
     /// `DELETE /services/{id}`.
@@ -89,10 +81,8 @@ impl Client {
 impl Client {
     /// `GET /services/{id}/rules`.
     pub async fn service_rules(&self, id: &str) -> Result<RuleList, ClientError> {
-        let v = self
-            .send_json(Method::GET, &path(id, "/rules"), None)
-            .await?;
-        typed("rules", v)
+        self.call_as(Method::GET, &path(id, "/rules"), "rules")
+            .await
     }
 
     /// `POST /services/{id}/rules`.
@@ -101,11 +91,8 @@ impl Client {
         id: &str,
         fields: &RuleFields,
     ) -> Result<Rule, ClientError> {
-        let b = body_of(fields)?;
-        let v = self
-            .send_json(Method::POST, &path(id, "/rules"), Some(&b))
-            .await?;
-        typed("rule", v)
+        self.send_as(Method::POST, &path(id, "/rules"), fields, "rule")
+            .await
     }
 
     /// `PATCH /services/{id}/rules/{rule}`.
@@ -115,10 +102,8 @@ impl Client {
         rule: &str,
         fields: &RuleFields,
     ) -> Result<Rule, ClientError> {
-        let b = body_of(fields)?;
         let p = path(id, &format!("/rules/{}", encode::path_segment(rule)));
-        let v = self.send_json(Method::PATCH, &p, Some(&b)).await?;
-        typed("rule", v)
+        self.send_as(Method::PATCH, &p, fields, "rule").await
     }
 
     /// `DELETE /services/{id}/rules/{rule}`.
@@ -129,9 +114,7 @@ impl Client {
 
     /// `GET /services/{id}/decisions`.
     pub async fn service_decisions(&self, id: &str) -> Result<DecisionList, ClientError> {
-        let v = self
-            .send_json(Method::GET, &path(id, "/decisions"), None)
-            .await?;
-        typed("decisions", v)
+        self.call_as(Method::GET, &path(id, "/decisions"), "decisions")
+            .await
     }
 }

@@ -1,6 +1,5 @@
 //! REST calls on one session: `/session/{ref}/…` (wire contract §5.2–5.8).
 
-use crate::request::typed;
 use crate::{Client, ClientError, encode};
 use bai_api::sessions::{
     Destroyed, FileListing, HistoryRecord, Logs, SchedulingHistory, SessionInfo, SessionStatus,
@@ -60,10 +59,8 @@ impl Client {
     /// session was `terminated` or (still queued) `cancelled`.
     pub async fn destroy(&self, reference: &str, forced: bool) -> Result<Destroyed, ClientError> {
         let q = if forced { "?forced=true" } else { "" };
-        let v = self
-            .send_json(Method::DELETE, &session_path(reference, q)?, None)
-            .await?;
-        typed("termination", v)
+        self.call_as(Method::DELETE, &session_path(reference, q)?, "termination")
+            .await
     }
 
     /// `GET /session/{ref}/logs` → `result.logs`.
@@ -81,10 +78,9 @@ impl Client {
             Some(k) => format!("/logs?{}", encode::query(&[("kernel_id", k)])),
             None => "/logs".to_string(),
         };
-        let v = self
-            .send_json(Method::GET, &session_path(reference, &tail)?, None)
+        let logs: Logs = self
+            .call_as(Method::GET, &session_path(reference, &tail)?, "logs")
             .await?;
-        let logs: Logs = typed("logs", v)?;
         Ok(logs.result.logs)
     }
 
@@ -98,10 +94,8 @@ impl Client {
 
     /// `GET /session/{ref}`: the session's fields as the manager reports them.
     pub async fn info_rest(&self, reference: &str) -> Result<SessionInfo, ClientError> {
-        let v = self
-            .send_json(Method::GET, &session_path(reference, "")?, None)
-            .await?;
-        typed("session", v)
+        self.call_as(Method::GET, &session_path(reference, "")?, "session")
+            .await
     }
 
     /// `GET /session/{ref}/files?path=`: the entries of a directory of the session's main
@@ -116,8 +110,7 @@ impl Client {
             session_path(reference, "/files")?,
             crate::encode::query(&[("path", path)])
         );
-        let v = self.send_json(Method::GET, &p, None).await?;
-        let listing: FileListing = typed("file listing", v)?;
+        let listing: FileListing = self.call_as(Method::GET, &p, "file listing").await?;
         let entries: Vec<Value> = serde_json::from_str(&listing.files).map_err(|e| {
             ClientError::Protocol(format!("the listing's files are not a JSON list: {e}"))
         })?;
@@ -127,10 +120,8 @@ impl Client {
     /// `GET /session/{ref}/stats`: recent resource use (`samples`, `counters`) and the idle
     /// checkers' reports, as the wire contract's type.
     pub async fn stats(&self, reference: &str) -> Result<Stats, ClientError> {
-        let v = self
-            .send_json(Method::GET, &session_path(reference, "/stats")?, None)
-            .await?;
-        typed("stats", v)
+        self.call_as(Method::GET, &session_path(reference, "/stats")?, "stats")
+            .await
     }
 
     /// `GET /session/{ref}/status-history` → `result`: status → when it was first entered.
@@ -138,14 +129,13 @@ impl Client {
         &self,
         reference: &str,
     ) -> Result<BTreeMap<SessionStatus, String>, ClientError> {
-        let v = self
-            .send_json(
+        let h: StatusHistory = self
+            .call_as(
                 Method::GET,
                 &session_path(reference, "/status-history")?,
-                None,
+                "status history",
             )
             .await?;
-        let h: StatusHistory = typed("status history", v)?;
         Ok(h.result)
     }
 
@@ -169,8 +159,9 @@ impl Client {
             path.push('?');
             path.push_str(&crate::encode::query(filter));
         }
-        let v = self.send_json(Method::GET, &path, None).await?;
-        let h: SchedulingHistory = typed("scheduling history", v)?;
+        let h: SchedulingHistory = self
+            .call_as(Method::GET, &path, "scheduling history")
+            .await?;
         Ok(h.result)
     }
 

@@ -514,6 +514,16 @@ async fn bad_requests_are_problems() {
     req.permission = Some(Permission::WriteDelete);
     let r = api.call("POST", "/folders", USER, &body(&req)).await;
     let _: Problem = answer(&r, 400, "permission wd");
+    // A usage mode that is not one is refused, naming the field; the folder is not made
+    // (it used to be stored with the unknown word).
+    let mut odd = body(&new_folder("odd"));
+    odd["usage_mode"] = json!("banana");
+    let r = api.call("POST", "/folders", USER, &odd).await;
+    let p: Problem = answer(&r, 400, "usage_mode banana");
+    assert!(p.msg.starts_with("usage_mode: "), "{p:?}");
+    let r = api.call("GET", "/folders", USER, &Value::Null).await;
+    let listed: Vec<Folder> = answer(&r, 200, "the listing");
+    assert!(!listed.iter().any(|f| f.name == "odd"), "{listed:?}");
     let r = api
         .send(
             "GET",

@@ -481,20 +481,23 @@ async fn flags_must_be_booleans() {
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.json());
-    for (path, body) in [
+    for (path, field, body) in [
         (
             "/admin/resource-groups/closed/access",
+            "allow",
             json!({"access_key": "AKUSERTEST", "allow": "false"}),
         ),
         (
             "/admin/projects/default/members",
+            "member",
             json!({"email": "user@test", "member": 0}),
         ),
     ] {
         let r = api.call("POST", path, ADMIN, &body).await;
         assert_eq!(r.status, 400, "{path}: {}", r.json());
         let p: Problem = round_trip(&r.json()).expect("a problem");
-        assert!(p.msg.contains("must be true or false"), "{}", p.msg);
+        assert!(p.msg.starts_with(&format!("{field}: ")), "{}", p.msg);
+        assert!(p.msg.contains("expected a boolean"), "{}", p.msg);
     }
     // The group stayed closed to the user.
     let groups = api

@@ -59,3 +59,38 @@ impl From<u64> for Amount {
         Amount::Number(n.into())
     }
 }
+
+impl From<&bai_core::resources::ResourceSlots> for ResourceSlots {
+    /// Every amount as the server prints it: cores and accelerator shares as decimals
+    /// (`"1.5"`), memory in bytes.
+    fn from(s: &bai_core::resources::ResourceSlots) -> ResourceSlots {
+        use bai_core::resources::format_cpu;
+        ResourceSlots {
+            cpu: format_cpu(s.cpu_milli),
+            mem: s.mem.to_string(),
+            accelerators: s
+                .accel
+                .iter()
+                .map(|(k, v)| (k.clone(), format_cpu(*v)))
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_print_as_the_core_writes_them() {
+        let mut s = bai_core::resources::ResourceSlots {
+            cpu_milli: 1500,
+            mem: 4 << 30,
+            ..Default::default()
+        };
+        s.accel.insert("cuda.shares".into(), 250);
+        let typed = serde_json::to_value(ResourceSlots::from(&s)).expect("writes");
+        assert_eq!(typed, s.to_wire());
+        assert_eq!(typed["cuda.shares"], "0.25");
+    }
+}

@@ -42,6 +42,27 @@ pub enum CreateStatus {
 }
 
 /// The word on the wire (`RUNNING`, `TIMEOUT`, …).
+impl From<SessionStatus> for CreateStatus {
+    /// The status a session has, as create reports it.
+    fn from(s: SessionStatus) -> CreateStatus {
+        match s {
+            SessionStatus::Pending => CreateStatus::Pending,
+            SessionStatus::Scheduled => CreateStatus::Scheduled,
+            SessionStatus::Preparing => CreateStatus::Preparing,
+            SessionStatus::Pulling => CreateStatus::Pulling,
+            SessionStatus::Prepared => CreateStatus::Prepared,
+            SessionStatus::Creating => CreateStatus::Creating,
+            SessionStatus::Running => CreateStatus::Running,
+            SessionStatus::Restarting => CreateStatus::Restarting,
+            SessionStatus::RunningDegraded => CreateStatus::RunningDegraded,
+            SessionStatus::Terminating => CreateStatus::Terminating,
+            SessionStatus::Terminated => CreateStatus::Terminated,
+            SessionStatus::Error => CreateStatus::Error,
+            SessionStatus::Cancelled => CreateStatus::Cancelled,
+        }
+    }
+}
+
 impl std::fmt::Display for CreateStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match serde_json::to_value(self) {
@@ -64,7 +85,14 @@ pub enum ClusterMode {
 
 #[cfg(test)]
 mod tests {
-    use super::CreateStatus;
+    use super::*;
+
+    #[test]
+    fn a_session_status_is_reported_in_its_own_word() {
+        for st in SessionStatus::ALL {
+            assert_eq!(CreateStatus::from(st).to_string(), st.as_str());
+        }
+    }
 
     #[test]
     fn create_statuses_print_as_their_wire_words() {

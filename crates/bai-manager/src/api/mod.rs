@@ -1,6 +1,7 @@
 //! The HTTP API: the Backend.AI v9 surface the official client uses.
 
 mod apps;
+mod body;
 mod commit;
 mod events;
 pub mod exec_runs;
@@ -20,6 +21,7 @@ mod service_rules;
 mod services;
 mod session;
 mod session_files;
+mod session_info;
 mod templates;
 pub(crate) mod vfolder;
 
@@ -35,6 +37,8 @@ use bai_store::SessionRow;
 use resources::{agent_admin, agents, groups, policies, presets, projects, users};
 use serde_json::json;
 use std::sync::Arc;
+
+pub(crate) use body::{json_body, typed_body};
 
 pub fn router(m: Arc<Manager>) -> Router {
     let signed = Router::new()
@@ -336,15 +340,6 @@ async fn fallback(
         return page;
     }
     crate::error::ApiError(Problem::not_found("api", "no such API endpoint")).into_response()
-}
-
-/// A request body as JSON (`{}` when empty), or a 400 problem saying why it is not JSON.
-pub(crate) fn json_body(body: &[u8]) -> Result<serde_json::Value, Problem> {
-    if body.is_empty() {
-        return Ok(json!({}));
-    }
-    serde_json::from_slice(body)
-        .map_err(|e| Problem::invalid(format!("the request body is not valid JSON: {e}")))
 }
 
 /// Finds the one session `reference` names that the caller may see (404 otherwise, also

@@ -10,6 +10,11 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
+use bai_api::services::{
+    DefinedModel, DefinitionCheck, DefinitionChecked, HealthCheck, Pagination, RouteUpdate,
+    Runtime, Runtimes, Scaled, ServiceError, ServiceErrors, ServiceInfo, ServiceListItem,
+    ServiceSearch, ServiceSearchResult, Success, TokenReply,
+};
 use bai_core::Problem;
 use bai_store::EndpointRow;
 use serde_json::{Value, json};
@@ -45,7 +50,7 @@ pub async fn create(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     body: Bytes,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<ServiceInfo>)> {
     let b = body_json(&body)?;
     let mm = m.clone();
     // Reading the model folder's definition touches the disk.
@@ -63,14 +68,14 @@ pub async fn list(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Query(q): Query<HashMap<String, String>>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Vec<ServiceListItem>>> {
     let rows = m.store.live_endpoints(caller.owner_filter())?;
-    let items: Vec<Value> = rows
+    let items = rows
         .iter()
         .filter(|e| q.get("name").is_none_or(|n| &e.name == n))
         .map(|e| view::list_item(&m, e))
         .collect();
-    Ok(Json(Value::Array(items)))
+    Ok(Json(items))
 }
 
 /// `POST /services/_/search`: `{filter: {name: {equals|contains}}, offset, limit}`.
@@ -78,9 +83,10 @@ pub async fn search(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
-    let b = body_json(&body)?;
-    let name = &b["filter"]["name"];
+) -> ApiResult<Json<ServiceSearchResult>> {
+    let b: ServiceSearch = super::typed_body(&body)?;
+    let filter = b.filter.unwrap_or_default();
+    let name = &filter["name"];
     let equals = name.get("equals").and_then(Value::as_str);
     let contains = name
         .get("contains")
@@ -98,27 +104,35 @@ pub async fn search(
                 .is_none_or(|c| e.name.to_lowercase().contains(c))
         })
         .collect();
-    let total = rows.len();
-    let offset = b["offset"].as_u64().unwrap_or(0) as usize;
-    let limit = b["limit"].as_u64().unwrap_or(50).clamp(1, 1000) as usize;
-    let items: Vec<Value> = rows
+    let total = rows.len() as u64;
+    let offset = b.offset.unwrap_or(0);
+    let limit = b.limit.unwrap_or(50).clamp(1, 1000);
+    let items = rows
         .iter()
-        .skip(offset)
-        .take(limit)
+        .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+        .take(usize::try_from(limit).unwrap_or(1000))
         .map(|e| view::info(&m, e))
         .collect();
-    Ok(Json(
-        json!({"items": items, "pagination": {"total": total, "offset": offset, "limit": limit}}),
-    ))
+    Ok(Json(ServiceSearchResult {
+        items,
+        pagination: Pagination {
+            total,
+            offset,
+            limit,
+        },
+    }))
 }
 
 /// `GET /services/_/runtimes`.
-pub async fn runtimes() -> Json<Value> {
-    let list: Vec<Value> = view::RUNTIMES
+pub async fn runtimes() -> Json<Runtimes> {
+    let runtimes = view::RUNTIMES
         .iter()
-        .map(|(n, h)| json!({"name": n, "human_readable_name": h}))
+        .map(|(n, h)| Runtime {
+            name: n.to_string(),
+            human_readable_name: h.to_string(),
+        })
         .collect();
-    Json(json!({ "runtimes": list }))
+    Json(Runtimes { runtimes })
 }
 
 /// `GET /services/{id}`.
@@ -126,7 +140,7 @@ pub async fn info(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ServiceInfo>> {
     let e = visible_service(&m, &caller, &id)?;
     Ok(Json(view::info(&m, &e)))
 }
@@ -136,12 +150,12 @@ pub async fn remove(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Success>> {
     let e = visible_service(&m, &caller, &id)?;
     m.store.set_endpoint_lifecycle(e.id, "destroying")?;
     tracing::info!(service = %e.id, "service removal asked");
     m.serving.wake.notify_one();
-    Ok(Json(json!({"success": true})))
+    Ok(Json(Success { success: true }))
 }
 
 /// `POST /services/{id}/scale` `{"to": N}`.
@@ -150,7 +164,7 @@ pub async fn scale(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Scaled>> {
     let e = visible_service(&m, &caller, &id)?;
     if e.lifecycle != "created" {
         return Err(Problem::conflict(
@@ -170,9 +184,10 @@ pub async fn scale(
         .iter()
         .filter(|r| rs::is_active(&r.status))
         .count();
-    Ok(Json(
-        json!({"current_route_count": current, "target_count": to}),
-    ))
+    Ok(Json(Scaled {
+        current_route_count: u32::try_from(current).unwrap_or(u32::MAX),
+        target_count: to,
+    }))
 }
 
 /// A new desired count; it also lifts a give-up after failures.
@@ -196,7 +211,7 @@ pub async fn token(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<TokenReply>> {
     let e = visible_service(&m, &caller, &id)?;
     let b = body_json(&body)?;
     let now = chrono::Utc::now().timestamp();
@@ -246,7 +261,7 @@ pub async fn token(
             created_at: String::new(),
             valid_until,
         })?;
-    Ok(Json(json!({ "token": token })))
+    Ok(Json(TokenReply { token }))
 }
 
 /// `PUT /services/{id}/routings/{route}` `{"traffic_ratio": R}`.
@@ -255,19 +270,18 @@ pub async fn update_route(
     Extension(caller): Extension<Caller>,
     Path((id, route)): Path<(String, String)>,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Success>> {
     let e = visible_service(&m, &caller, &id)?;
     let r = route_of(&m, &e, &route)?;
-    let b = body_json(&body)?;
-    let ratio = b["traffic_ratio"]
-        .as_f64()
+    let RouteUpdate { traffic_ratio } = super::typed_body(&body)?;
+    let ratio = Some(traffic_ratio)
         .filter(|r| r.is_finite() && *r >= 0.0)
         .ok_or_else(|| Problem::invalid("traffic_ratio must be a number ≥ 0"))?;
     m.store.set_route_ratio(r.id, ratio)?;
     if let Some(g) = m.serving.existing_gateway(e.id) {
         g.set_weight(r.id, ratio);
     }
-    Ok(Json(json!({"success": true})))
+    Ok(Json(Success { success: true }))
 }
 
 /// `DELETE /services/{id}/routings/{route}`: that route drains and ends; one replica fewer.
@@ -275,7 +289,7 @@ pub async fn remove_route(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path((id, route)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Success>> {
     let e = visible_service(&m, &caller, &id)?;
     let r = route_of(&m, &e, &route)?;
     if r.status == rs::PROVISIONING {
@@ -294,7 +308,7 @@ pub async fn remove_route(
         g.retire(r.id);
     }
     set_replicas(&m, &e, e.replicas.saturating_sub(1))?;
-    Ok(Json(json!({"success": true})))
+    Ok(Json(Success { success: true }))
 }
 
 fn route_of(m: &Manager, e: &EndpointRow, route: &str) -> ApiResult<bai_store::RouteRow> {
@@ -317,22 +331,27 @@ pub async fn errors(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ServiceErrors>> {
     let e = visible_service(&m, &caller, &id)?;
-    let errors: Vec<Value> = m
+    let errors = m
         .store
         .routes_of(e.id)?
         .iter()
         .filter(|r| r.status == rs::FAILED_TO_START)
-        .map(|r| {
-            json!({
-                "route_id": r.id.to_string(),
-                "session_id": r.session_id.map(|s| s.to_string()),
-                "error": r.error.as_deref().and_then(|x| serde_json::from_str::<Value>(x).ok()).unwrap_or(Value::Null),
-            })
+        .map(|r| ServiceError {
+            route_id: r.id.to_string(),
+            session_id: r.session_id.map(|s| s.to_string()),
+            error: r
+                .error
+                .as_deref()
+                .and_then(|x| serde_json::from_str::<Value>(x).ok())
+                .unwrap_or(Value::Null),
         })
         .collect();
-    Ok(Json(json!({"errors": errors, "retries": e.retries})))
+    Ok(Json(ServiceErrors {
+        errors,
+        retries: e.retries,
+    }))
 }
 
 /// `POST /services/{id}/errors/clear`: forgets the failures and tries again.
@@ -340,11 +359,11 @@ pub async fn clear_errors(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Success>> {
     let e = visible_service(&m, &caller, &id)?;
     m.store.clear_failed_routes(e.id)?;
     set_replicas(&m, &e, e.replicas)?;
-    Ok(Json(json!({"success": true})))
+    Ok(Json(Success { success: true }))
 }
 
 /// `POST /services/{id}/sync`: the endpoint is this process's own; nothing to push.
@@ -352,10 +371,10 @@ pub async fn sync(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Success>> {
     visible_service(&m, &caller, &id)?;
     m.serving.wake.notify_one();
-    Ok(Json(json!({"success": true})))
+    Ok(Json(Success { success: true }))
 }
 
 /// `POST /services/_/check-definition` `{"model", "model_definition_path"?}`: whether a
@@ -364,14 +383,12 @@ pub async fn check_definition(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
-    let b = body_json(&body)?;
-    let model = b["model"]
-        .as_str()
+) -> ApiResult<Json<DefinitionChecked>> {
+    let b: DefinitionCheck = super::typed_body(&body)?;
+    let model = Some(b.model)
         .filter(|s| !s.is_empty())
-        .ok_or_else(|| Problem::invalid("model is required: the model folder's name or id"))?
-        .to_string();
-    let path = b["model_definition_path"].as_str().map(str::to_string);
+        .ok_or_else(|| Problem::invalid("model is required: the model folder's name or id"))?;
+    let path = b.model_definition_path;
     let mm = m.clone();
     let (path, def) = tokio::task::spawn_blocking(move || {
         let folder = serving::create::model_folder(&mm, &caller.user_id, caller.is_admin, &model)?;
@@ -380,19 +397,22 @@ pub async fn check_definition(
     .await
     .map_err(|e| Problem::internal(e.to_string()))??;
     let model = def.model();
-    Ok(Json(json!({
-        "ok": true,
-        "path": path,
-        "model": {
-            "name": model.name,
-            "model_path": model.model_path,
-            "port": def.port(),
-            "command": def.command_line(),
-            "health_check": def.health().map(|h| json!({
-                "path": h.path, "interval": h.interval, "max_retries": h.max_retries,
-                "max_wait_time": h.max_wait_time, "expected_status_code": h.expected_status_code,
-                "initial_delay": h.initial_delay,
-            })),
+    Ok(Json(DefinitionChecked {
+        ok: true,
+        path,
+        model: DefinedModel {
+            name: model.name.clone(),
+            model_path: model.model_path.clone(),
+            port: def.port(),
+            command: def.command_line(),
+            health_check: def.health().map(|h| HealthCheck {
+                path: h.path.clone(),
+                interval: h.interval,
+                max_retries: h.max_retries,
+                max_wait_time: h.max_wait_time,
+                expected_status_code: h.expected_status_code,
+                initial_delay: h.initial_delay,
+            }),
         },
-    })))
+    }))
 }

@@ -1,5 +1,6 @@
 //! REST handlers under `/session`.
 
+use super::session_info::session_info;
 use super::{json_body, visible_session};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
@@ -11,9 +12,12 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::StatusCode;
+use bai_api::sessions::{
+    CreateReply, CreateStatus, CreatedSession, Destroyed, DestroyedStats, Logs, LogsResult,
+    StatusHistory,
+};
 use bai_core::Problem;
 use bai_core::history::{HistoryFilter, HistoryResult};
-use bai_core::resources::format_cpu;
 use bai_core::status::{SessionResult, SessionStatus as S, SessionType};
 use bai_store::SessionRow;
 use serde_json::{Value, json};
@@ -21,179 +25,20 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Everything we know about a session, in Backend.AI's field names (REST info, GraphQL).
+/// Everything known about a session as JSON (GraphQL's `compute_session` node).
 pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
-    let occupying = if row.status.occupies_resources() {
-        row.requested_slots.to_wire()
-    } else {
-        json!({})
-    };
-    let resource_opts = json!({"shmem": row.shmem});
-    let idle_checks =
-        crate::monitor::view::idle_checks_json(&crate::monitor::view::reports(m, row));
-    let live_stat = crate::monitor::view::live_stat(m, row);
-    // An ended session's counters live in the store (the manager forgot them).
-    let last_stat = if row.status.is_terminal() {
-        m.store.last_stat(row.id).ok().flatten()
-    } else {
-        None
-    };
-    let subs = if row.cluster_size > 1 {
-        m.store.sub_kernels(row.id).unwrap_or_default()
-    } else {
-        Vec::new()
-    };
-    let kernel_occupying = if row.status.occupies_resources() {
-        row.kernel_slots().to_wire()
-    } else {
-        json!({})
-    };
-    let places = crate::lifecycle::kernels::places(row, &subs);
-    let kernels: Vec<Value> = places
-        .iter()
-        .map(|p| {
-            let sub = subs.iter().find(|k| k.id == p.kernel_id);
-            let (agent, container) = match sub {
-                Some(k) => (k.agent_id.clone(), k.container_id.clone()),
-                None => (row.agent_id.clone(), row.container_id.clone()),
-            };
-            let main = sub.is_none();
-            json!({
-                "id": p.kernel_id.to_string(),
-                "row_id": p.kernel_id.to_string(),
-                "session_id": row.id.to_string(),
-                "cluster_role": p.role.as_str(),
-                "cluster_idx": p.idx,
-                "local_rank": p.local_rank,
-                "cluster_hostname": p.hostname,
-                "image": row.image,
-                "image_reference": row.image,
-                "registry": "local",
-                "architecture": std::env::consts::ARCH,
-                "status": row.status.as_str(),
-                "status_info": row.status_info,
-                "status_data": "{}",
-                "status_changed": row.status_changed,
-                "created_at": row.created_at,
-                "terminated_at": row.terminated_at,
-                "agent": agent,
-                "agent_id": agent,
-                "container_id": container,
-                "exit_code": if main { row.exit_code } else { sub.and_then(|k| k.exit_code) },
-                "resource_opts": resource_opts.to_string(),
-                "occupied_slots": kernel_occupying.to_string(),
-                "preopen_ports": if main { row.preopen_ports.clone() } else { Vec::new() },
-                "live_stat": if main { live_stat.clone() } else { None },
-                "last_stat": if main { last_stat.clone() } else { None },
-            })
-        })
-        .collect();
-    // Every agent holding a kernel (a multi-node session's are several), main1's first.
-    let mut agents: Vec<String> = row.agent_id.iter().cloned().collect();
-    for k in &subs {
-        if let Some(a) = &k.agent_id
-            && !agents.contains(a)
-        {
-            agents.push(a.clone());
-        }
-    }
-    let owner_email = m
-        .store
-        .keypair(&row.access_key)
-        .ok()
-        .flatten()
-        .map(|k| k.email);
-    let network = m
-        .traffic
-        .get(row.id)
-        .map(|t| t.json())
-        .or_else(|| {
-            let kept: Value = serde_json::from_str(last_stat.as_deref()?).ok()?;
-            kept.get("network").cloned()
-        })
-        .unwrap_or_else(|| json!({"rx_bytes": 0, "tx_bytes": 0, "last_activity": null}));
-    json!({
-        "network": network,
-        "preopen_ports": row.preopen_ports,
-        "id": row.id.to_string(),
-        "session_id": row.id.to_string(),
-        "row_id": row.id.to_string(),
-        "name": row.name,
-        "session_name": row.name,
-        "type": row.session_type.as_str(),
-        "session_type": row.session_type.as_str(),
-        "image": row.image,
-        "image_references": [row.image.clone()],
-        "architecture": std::env::consts::ARCH,
-        "tag": row.tag,
-        "priority": row.priority,
-        "status": row.status.as_str(),
-        "status_info": row.status_info,
-        "status_data": json!({"exit_code": row.exit_code}).to_string(),
-        "status_changed": row.status_changed,
-        "status_history": serde_json::to_value(&row.status_history).unwrap_or(Value::Null),
-        "result": row.result.as_str(),
-        "exit_code": row.exit_code,
-        "created_at": row.created_at,
-        "terminated_at": row.terminated_at,
-        "starts_at": row.starts_at,
-        "batch_timeout": row.batch_timeout,
-        "startup_command": row.startup_command,
-        "domain_name": row.domain_name,
-        "group_name": row.group_name,
-        "group_id": row.group_name,
-        "scaling_group": row.scaling_group,
-        "access_key": row.access_key,
-        "user_id": row.user_id,
-        "user_email": owner_email,
-        "main_kernel_id": row.main_kernel_id.to_string(),
-        "cluster_mode": row.cluster_mode.as_str(),
-        "cluster_size": row.cluster_size,
-        "agent": row.agent_id,
-        "agent_ids": agents,
-        "agents": agents,
-        "container_id": row.container_id,
-        "requested_slots": row.requested_slots.to_wire().to_string(),
-        "occupying_slots": occupying.to_string(),
-        "occupied_slots": occupying.to_string(),
-        "resource_opts": resource_opts.to_string(),
-        "shmem": row.shmem,
-        "cpu": format_cpu(row.requested_slots.cpu_milli),
-        "mem": row.requested_slots.mem,
-        "environ": row.environ,
-        "idle_checks": idle_checks.to_string(),
-        "vfolder_mounts": row.mounts.iter().map(|x| x.vfolder_id.to_string()).collect::<Vec<_>>(),
-        "mounts": row.mounts.iter().map(|x| json!([x.name, x.kernel_path, if x.read_only { "ro" } else { "rw" }])).collect::<Vec<_>>(),
-        "service_ports": "[]",
-        "live_stat": live_stat,
-        "last_stat": last_stat,
-        "containers": kernels.clone(),
-        "kernels": kernels,
-        "dependencies": row
-            .dependencies
-            .iter()
-            .map(|d| {
-                let name = m.store.session(*d).ok().flatten().map(|r| r.name);
-                json!({"id": d.to_string(), "name": name})
-            })
-            .collect::<Vec<_>>(),
-        "designated_agent": row.designated_agent,
-        "pending": if row.status == bai_core::status::SessionStatus::Pending {
-            m.pending_view(row.id).and_then(|v| serde_json::to_value(v).ok())
-        } else {
-            None
-        },
-    })
+    serde_json::to_value(session_info(m, row)).unwrap_or(Value::Null)
 }
 
-fn create_reply(row: &SessionRow, status: &str, created: bool) -> Value {
-    json!({
-        "sessionId": row.id.to_string(),
-        "sessionName": row.name,
-        "status": status,
-        "servicePorts": [],
-        "created": created,
-    })
+fn create_reply(row: &SessionRow, status: CreateStatus, created: bool) -> CreateReply {
+    CreateReply {
+        session_id: row.id.to_string(),
+        session_name: row.name.clone(),
+        status,
+        service_ports: Vec::new(),
+        created,
+        sessions: None,
+    }
 }
 
 /// `POST /session`: validate, enqueue, and (unless `enqueueOnly`) wait until the session
@@ -207,7 +52,7 @@ pub async fn create(
 ) -> ApiResult<(
     StatusCode,
     Extension<crate::audit::AuditTarget>,
-    Json<Value>,
+    Json<CreateReply>,
 )> {
     create_answer(&m, &caller, &headers, &body).await
 }
@@ -221,14 +66,10 @@ pub(crate) async fn create_answer(
 ) -> ApiResult<(
     StatusCode,
     Extension<crate::audit::AuditTarget>,
-    Json<Value>,
+    Json<CreateReply>,
 )> {
     let (status, reply) = create_session_reply(m, caller, headers, body).await?;
-    let target = reply
-        .get("sessionId")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    let target = reply.session_id.clone();
     Ok((status, Extension(crate::audit::AuditTarget(target)), reply))
 }
 
@@ -237,7 +78,7 @@ async fn create_session_reply(
     caller: &Caller,
     headers: &axum::http::HeaderMap,
     body: &[u8],
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<CreateReply>)> {
     let m = m.clone();
     let body = json_body(body)?;
     let idempotency = crate::lifecycle::idempotent::key_of(headers, &body)?;
@@ -249,18 +90,23 @@ async fn create_session_reply(
         let first = rows
             .first()
             .ok_or_else(|| Problem::internal("no session was created"))?;
-        let mut reply = create_reply(first, "PENDING", true);
-        reply["sessions"] = rows
-            .iter()
-            .map(|r| json!({"sessionId": r.id.to_string(), "sessionName": r.name, "status": "PENDING"}))
-            .collect();
+        let mut reply = create_reply(first, CreateStatus::Pending, true);
+        reply.sessions = Some(
+            rows.iter()
+                .map(|r| CreatedSession {
+                    session_id: r.id.to_string(),
+                    session_name: r.name.clone(),
+                    status: S::Pending,
+                })
+                .collect(),
+        );
         return Ok((StatusCode::CREATED, Json(reply)));
     }
     let row = match create_session(&m, &plan)? {
         Created::Reused(row) => {
             return Ok((
                 StatusCode::OK,
-                Json(create_reply(&row, row.status.as_str(), false)),
+                Json(create_reply(&row, row.status.into(), false)),
             ));
         }
         // A retry waits as the first attempt would have.
@@ -269,7 +115,7 @@ async fn create_session_reply(
     if plan.enqueue_only {
         return Ok((
             StatusCode::CREATED,
-            Json(create_reply(&row, "PENDING", true)),
+            Json(create_reply(&row, CreateStatus::Pending, true)),
         ));
     }
     let deadline = (plan.max_wait_secs > 0)
@@ -286,7 +132,7 @@ async fn create_session_reply(
         if done {
             return Ok((
                 StatusCode::CREATED,
-                Json(create_reply(&now, now.status.as_str(), true)),
+                Json(create_reply(&now, now.status.into(), true)),
             ));
         }
         let step = tokio::time::Instant::now() + Duration::from_millis(500);
@@ -295,7 +141,7 @@ async fn create_session_reply(
         if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
             return Ok((
                 StatusCode::CREATED,
-                Json(create_reply(&now, "TIMEOUT", true)),
+                Json(create_reply(&now, CreateStatus::Timeout, true)),
             ));
         }
     }
@@ -305,9 +151,9 @@ pub async fn info(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(reference): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<bai_api::sessions::SessionInfo>> {
     let row = visible_session(&m, &caller, &reference)?;
-    Ok(Json(session_json(&m, &row)))
+    Ok(Json(session_info(&m, &row)))
 }
 
 pub async fn destroy(
@@ -315,7 +161,7 @@ pub async fn destroy(
     Extension(caller): Extension<Caller>,
     Path(reference): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Destroyed>> {
     let row = visible_session(&m, &caller, &reference)?;
     let forced = q
         .get("forced")
@@ -344,10 +190,13 @@ pub async fn destroy(
     )
     .await
     .map_err(ApiError)?;
-    let word = st.as_str().to_ascii_lowercase();
-    Ok(Json(
-        json!({"stats": {"status": word}, "status": st.as_str(), "sessionId": row.id.to_string()}),
-    ))
+    Ok(Json(Destroyed {
+        stats: DestroyedStats {
+            status: st.as_str().to_ascii_lowercase(),
+        },
+        status: st,
+        session_id: row.id.to_string(),
+    }))
 }
 
 /// `GET /session/{ref}/logs[?kernel_id=ID]`: the logs of the session's main kernel, or of
@@ -357,7 +206,7 @@ pub async fn logs(
     Extension(caller): Extension<Caller>,
     Path(reference): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Logs>> {
     let row = visible_session(&m, &caller, &reference)?;
     // A kernel by its id or (bai's addition) its hostname: `main1`, `sub1`, …
     let subs = if row.cluster_size > 1 {
@@ -393,7 +242,9 @@ pub async fn logs(
         (None, Some(k)) => m.store.sub_kernel_logs(k.id)?.unwrap_or_default(),
         (None, None) => m.store.logs(row.id)?.unwrap_or_default(),
     };
-    Ok(Json(json!({"result": {"logs": text}})))
+    Ok(Json(Logs {
+        result: LogsResult { logs: text },
+    }))
 }
 
 /// `GET /session/{ref}/stats`: the session's recent resource use (one sample per monitor
@@ -524,9 +375,11 @@ pub async fn status_history(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(reference): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<StatusHistory>> {
     let row = visible_session(&m, &caller, &reference)?;
-    Ok(Json(json!({"result": row.status_history})))
+    Ok(Json(StatusHistory {
+        result: row.status_history,
+    }))
 }
 
 pub async fn scheduling_history(

@@ -4,34 +4,52 @@
 use super::route_status as rs;
 use super::spec::Spec;
 use crate::state::Manager;
+use bai_api::services::{ActiveRoute, RouteStatus, ServiceInfo, ServiceListItem, ServiceStatus};
 use bai_store::{EndpointRow, RouteRow};
 use serde_json::{Value, json};
 use std::sync::atomic::Ordering;
 
 /// The service's status as Backend.AI names it.
-pub fn status(e: &EndpointRow, routes: &[RouteRow]) -> &'static str {
+pub fn status(e: &EndpointRow, routes: &[RouteRow]) -> ServiceStatus {
     match e.lifecycle.as_str() {
-        "destroying" => return "DESTROYING",
-        "destroyed" => return "DESTROYED",
+        "destroying" => return ServiceStatus::Destroying,
+        "destroyed" => return ServiceStatus::Destroyed,
         _ => {}
     }
     let healthy = routes.iter().filter(|r| r.status == rs::HEALTHY).count();
     let unhealthy = routes.iter().filter(|r| r.status == rs::UNHEALTHY).count();
     let active = routes.iter().filter(|r| rs::is_active(&r.status)).count();
     if e.replicas == 0 && active == 0 {
-        "READY"
+        ServiceStatus::Ready
     } else if healthy >= e.replicas as usize && healthy > 0 {
-        "HEALTHY"
+        ServiceStatus::Healthy
     } else if healthy > 0 {
-        "DEGRADED"
+        ServiceStatus::Degraded
     } else if unhealthy > 0 {
-        "UNHEALTHY"
+        ServiceStatus::Unhealthy
     } else {
-        "PROVISIONING"
+        ServiceStatus::Provisioning
     }
 }
 
-fn route_json(m: &Manager, e: &EndpointRow, r: &RouteRow) -> Value {
+/// A route's status as the wire names it (a stored word it does not know reads as
+/// provisioning).
+fn route_status(s: &str) -> RouteStatus {
+    match s {
+        rs::HEALTHY => RouteStatus::Healthy,
+        rs::UNHEALTHY => RouteStatus::Unhealthy,
+        rs::TERMINATING => RouteStatus::Terminating,
+        rs::FAILED_TO_START => RouteStatus::FailedToStart,
+        _ => RouteStatus::Provisioning,
+    }
+}
+
+/// A count of routes as the wire's number.
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+fn active_route(m: &Manager, e: &EndpointRow, r: &RouteRow) -> ActiveRoute {
     let (requests, errors, latency_us, inflight) = match m.serving.existing_gateway(e.id) {
         Some(g) => {
             let c = g.counters(r.id);
@@ -44,66 +62,66 @@ fn route_json(m: &Manager, e: &EndpointRow, r: &RouteRow) -> Value {
         }
         None => (0, 0, 0, 0),
     };
-    let mean_ms = if requests > 0 {
+    let mean_latency_ms = if requests > 0 {
         latency_us as f64 / requests as f64 / 1000.0
     } else {
         0.0
     };
-    json!({
-        "route_id": r.id.to_string(),
-        "session_id": r.session_id.map(|s| s.to_string()),
-        "traffic_ratio": r.traffic_ratio,
-        "status": r.status,
-        "requests": requests,
-        "errors": errors,
-        "inflight": inflight,
-        "mean_latency_ms": mean_ms,
-    })
+    ActiveRoute {
+        route_id: r.id.to_string(),
+        session_id: r.session_id.map(|s| s.to_string()),
+        traffic_ratio: r.traffic_ratio,
+        status: route_status(&r.status),
+        requests,
+        errors,
+        inflight: u64::try_from(inflight).unwrap_or(u64::MAX),
+        mean_latency_ms,
+    }
 }
 
 /// `GET /services/{id}` and the answer of `POST /services`.
-pub fn info(m: &Manager, e: &EndpointRow) -> Value {
+pub fn info(m: &Manager, e: &EndpointRow) -> ServiceInfo {
     let routes = m.store.routes_of(e.id).unwrap_or_default();
-    let active: Vec<Value> = routes
+    let active_routes = routes
         .iter()
         .filter(|r| rs::is_active(&r.status) || r.status == rs::TERMINATING)
-        .map(|r| route_json(m, e, r))
+        .map(|r| active_route(m, e, r))
         .collect();
-    json!({
-        "endpoint_id": e.id.to_string(),
-        "model_id": e.model_id.to_string(),
-        "extra_mounts": Vec::<String>::new(),
-        "name": e.name,
-        "replicas": e.replicas,
-        "desired_session_count": e.replicas,
-        "model_definition_path": e.model_definition_path,
-        "active_routes": active,
-        "service_endpoint": e.url,
-        "is_public": e.open_to_public,
-        "runtime_variant": e.runtime_variant,
-        "status": status(e, &routes),
-        "retries": e.retries,
-        "refused_requests": m
+    ServiceInfo {
+        endpoint_id: e.id.to_string(),
+        model_id: e.model_id.to_string(),
+        extra_mounts: Vec::new(),
+        name: e.name.clone(),
+        replicas: e.replicas,
+        desired_session_count: e.replicas,
+        model_definition_path: e.model_definition_path.clone(),
+        active_routes,
+        service_endpoint: e.url.clone(),
+        is_public: e.open_to_public,
+        runtime_variant: e.runtime_variant.clone(),
+        status: status(e, &routes),
+        retries: e.retries,
+        refused_requests: m
             .serving
             .existing_gateway(e.id)
             .map_or(0, |g| g.refused.load(Ordering::Relaxed)),
-    })
+    }
 }
 
 /// An item of `GET /services` (Backend.AI's legacy list).
-pub fn list_item(m: &Manager, e: &EndpointRow) -> Value {
+pub fn list_item(m: &Manager, e: &EndpointRow) -> ServiceListItem {
     let routes = m.store.routes_of(e.id).unwrap_or_default();
-    json!({
-        "id": e.id.to_string(),
-        "name": e.name,
-        "replicas": e.replicas,
-        "desired_session_count": e.replicas,
-        "active_route_count": routes.iter().filter(|r| rs::is_active(&r.status)).count(),
-        "service_endpoint": e.url,
-        "is_public": e.open_to_public,
-        "status": status(e, &routes),
-        "healthy_route_count": routes.iter().filter(|r| r.status == rs::HEALTHY).count(),
-    })
+    ServiceListItem {
+        id: e.id.to_string(),
+        name: e.name.clone(),
+        replicas: e.replicas,
+        desired_session_count: e.replicas,
+        active_route_count: count(routes.iter().filter(|r| rs::is_active(&r.status)).count()),
+        service_endpoint: e.url.clone(),
+        is_public: e.open_to_public,
+        status: status(e, &routes),
+        healthy_route_count: count(routes.iter().filter(|r| r.status == rs::HEALTHY).count()),
+    }
 }
 
 /// GraphQL `Routing`.

@@ -6,9 +6,9 @@ use crate::error::ApiResult;
 use crate::state::Manager;
 use axum::extract::State;
 use axum::{Extension, Json};
+use bai_api::resources::{Agent, AgentDevice, AgentList, ResourceSlots as WireSlots};
 use bai_core::accel::DeviceInfo;
 use bai_core::resources::format_cpu;
-use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// `GET /agents`: the agents of the groups open to the caller, with their free slots
@@ -16,7 +16,7 @@ use std::sync::Arc;
 pub async fn list_agents(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<AgentList>> {
     let groups: Vec<String> = m
         .store
         .groups_for(&caller.access_key)?
@@ -24,45 +24,56 @@ pub async fn list_agents(
         .map(|g| g.name)
         .collect();
     let used = agent_usage(&m)?;
-    let items: Vec<Value> = m
+    let agents = m
         .agents()
         .iter()
         .filter(|a| caller.is_admin || groups.contains(&a.info().scaling_group))
         .map(|a| {
             let info = a.info();
             let u = used.get(&a.id).cloned().unwrap_or_default();
-            json!({
-                "id": a.id,
-                "scaling_group": info.scaling_group,
-                "alive": a.is_alive(),
-                "status": a.status().as_str(),
-                "drained": a.is_drained(),
-                "remote": a.remote.is_some(),
-                "address": a.remote.as_ref().map(|r| r.address.read().unwrap_or_else(|p| p.into_inner()).clone()).unwrap_or_default(),
-                "version": a.remote.as_ref().map(|r| r.version.read().unwrap_or_else(|p| p.into_inner()).clone()).filter(|v| !v.is_empty()).unwrap_or_else(|| info.version.clone()),
-                "last_heartbeat": last_heartbeat(a),
-                "capacity": info.capacity.to_wire(),
-                "used": u.to_wire(),
-                "free": info.capacity.checked_sub(&u).to_wire(),
-                "devices": info.devices.iter().map(device_wire).collect::<Vec<_>>(),
-            })
+            let read =
+                |l: &std::sync::RwLock<String>| l.read().unwrap_or_else(|p| p.into_inner()).clone();
+            Agent {
+                id: a.id.clone(),
+                scaling_group: info.scaling_group.clone(),
+                alive: a.is_alive(),
+                status: a.status().as_str().to_string(),
+                drained: a.is_drained(),
+                remote: a.remote.is_some(),
+                address: a
+                    .remote
+                    .as_ref()
+                    .map(|r| read(&r.address))
+                    .unwrap_or_default(),
+                version: a
+                    .remote
+                    .as_ref()
+                    .map(|r| read(&r.version))
+                    .filter(|v| !v.is_empty())
+                    .unwrap_or_else(|| info.version.clone()),
+                last_heartbeat: last_heartbeat(a),
+                capacity: WireSlots::from(&info.capacity),
+                used: WireSlots::from(&u),
+                free: WireSlots::from(&info.capacity.checked_sub(&u)),
+                devices: info.devices.iter().map(device_view).collect(),
+            }
         })
         .collect();
-    Ok(Json(json!({ "agents": items })))
+    Ok(Json(AgentList { agents }))
 }
 
 /// One device as `GET /agents` prints it: amounts as decimal strings like the slots.
-fn device_wire(d: &DeviceInfo) -> Value {
-    json!({
-        "slot": d.slot,
-        "id": d.id,
-        "plugin": d.plugin,
-        "model": d.model,
-        "memory": d.memory,
-        "numa_node": d.numa_node,
-        "capacity": format_cpu(d.capacity_milli),
-        "quantum": format_cpu(d.quantum_milli),
-    })
+fn device_view(d: &DeviceInfo) -> AgentDevice {
+    AgentDevice {
+        slot: d.slot.clone(),
+        id: d.id.clone(),
+        plugin: d.plugin.clone(),
+        model: d.model.clone(),
+        memory: d.memory,
+        numa_node: d.numa_node,
+        capacity: format_cpu(d.capacity_milli),
+        quantum: format_cpu(d.quantum_milli),
+    }
 }
 
 /// When the agent was last heard from: a remote agent's last heartbeat; an agent inside the

@@ -1,23 +1,30 @@
 //! Resource groups: the listing open to users and the administrators' management.
 
-use super::{agent_usage, existing_group, existing_project, json_body, named_body, require_admin};
+use super::{agent_usage, check_name, existing_group, existing_project, require_admin, typed_body};
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::Manager;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
+use bai_api::resources::{
+    GroupAccess, GroupAccessChange, NewResourceGroup, ResourceGroup, ResourceGroupList,
+    ResourceGroupSettings, ResourceSlots as WireSlots, Scheduler, Selector,
+};
 use bai_core::Problem;
 use bai_core::resources::ResourceSlots;
 use bai_core::status::SessionStatus as S;
 use bai_sched::{Sequencer, Strategy};
 use bai_store::ResourceGroupRow;
 use serde::Deserialize;
-use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-fn group_json(m: &Manager, g: &ResourceGroupRow, used: &HashMap<String, ResourceSlots>) -> Value {
+fn group_view(
+    m: &Manager,
+    g: &ResourceGroupRow,
+    used: &HashMap<String, ResourceSlots>,
+) -> ResourceGroup {
     let mut cap = ResourceSlots::default();
     let mut free = ResourceSlots::default();
     let mut agents = Vec::new();
@@ -31,18 +38,26 @@ fn group_json(m: &Manager, g: &ResourceGroupRow, used: &HashMap<String, Resource
         free = free.add(&info.capacity.checked_sub(&u));
         agents.push(a.id.clone());
     }
-    json!({
-        "name": g.name,
-        "description": g.description,
-        "is_public": g.is_public,
-        "scheduler": g.scheduler,
-        "selector": g.selector,
-        "starvation_secs": g.starvation_secs,
-        "pending_timeout_secs": g.pending_timeout_secs,
-        "agents": agents,
-        "capacity": cap.to_wire(),
-        "free": free.to_wire(),
-    })
+    ResourceGroup {
+        name: g.name.clone(),
+        description: g.description.clone(),
+        is_public: g.is_public,
+        scheduler: match Sequencer::parse(&g.scheduler).unwrap_or_default() {
+            Sequencer::Fifo => Scheduler::Fifo,
+            Sequencer::Lifo => Scheduler::Lifo,
+            Sequencer::Drf => Scheduler::Drf,
+        },
+        selector: match Strategy::parse(&g.selector).unwrap_or(Strategy::Dispersed) {
+            Strategy::Dispersed => Selector::Dispersed,
+            Strategy::Concentrated => Selector::Concentrated,
+            Strategy::RoundRobin => Selector::RoundRobin,
+        },
+        starvation_secs: u64::try_from(g.starvation_secs).unwrap_or(0),
+        pending_timeout_secs: u64::try_from(g.pending_timeout_secs).unwrap_or(0),
+        agents,
+        capacity: WireSlots::from(&cap),
+        free: WireSlots::from(&free),
+    }
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -56,7 +71,7 @@ pub async fn list_groups(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Query(q): Query<AllQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ResourceGroupList>> {
     let groups = if q.all {
         require_admin(&caller)?;
         m.store.resource_groups()?
@@ -64,45 +79,47 @@ pub async fn list_groups(
         m.store.groups_for(&caller.access_key)?
     };
     let used = agent_usage(&m)?;
-    let items: Vec<Value> = groups.iter().map(|g| group_json(&m, g, &used)).collect();
-    Ok(Json(json!({ "resource_groups": items })))
+    let resource_groups = groups.iter().map(|g| group_view(&m, g, &used)).collect();
+    Ok(Json(ResourceGroupList { resource_groups }))
 }
 
-/// Applies the fields given in `body` to `g`, validating each.
-fn apply_group_fields(g: &mut ResourceGroupRow, body: &Value) -> Result<(), Problem> {
-    if let Some(d) = body.get("description").and_then(Value::as_str) {
-        g.description = d.to_string();
+/// Applies the settings given to `g`; those left out keep their value.
+fn apply_settings(g: &mut ResourceGroupRow, s: ResourceGroupSettings) -> Result<(), Problem> {
+    if let Some(d) = s.description {
+        g.description = d;
     }
-    if let Some(p) = body.get("is_public") {
-        g.is_public = p
-            .as_bool()
-            .ok_or_else(|| Problem::invalid("is_public must be true or false"))?;
+    if let Some(p) = s.is_public {
+        g.is_public = p;
     }
-    if let Some(s) = body.get("scheduler") {
-        let s = s.as_str().unwrap_or_default();
-        Sequencer::parse(s).ok_or_else(|| {
-            Problem::invalid(format!("scheduler {s:?} is unknown: use fifo, lifo or drf"))
-        })?;
-        g.scheduler = s.to_string();
+    if let Some(s) = s.scheduler {
+        g.scheduler = match s {
+            Scheduler::Fifo => Sequencer::Fifo,
+            Scheduler::Lifo => Sequencer::Lifo,
+            Scheduler::Drf => Sequencer::Drf,
+        }
+        .as_str()
+        .to_string();
     }
-    if let Some(s) = body.get("selector") {
-        let s = s.as_str().unwrap_or_default();
-        let st = Strategy::parse(s).ok_or_else(|| {
-            Problem::invalid(format!(
-                "selector {s:?} is unknown: use dispersed, concentrated or round-robin"
-            ))
-        })?;
-        g.selector = st.as_str().to_string();
+    if let Some(s) = s.selector {
+        g.selector = match s {
+            Selector::Dispersed => Strategy::Dispersed,
+            Selector::Concentrated => Strategy::Concentrated,
+            Selector::RoundRobin => Strategy::RoundRobin,
+        }
+        .as_str()
+        .to_string();
     }
-    for (key, slot) in [
-        ("starvation_secs", &mut g.starvation_secs),
-        ("pending_timeout_secs", &mut g.pending_timeout_secs),
+    for (key, given, slot) in [
+        ("starvation_secs", s.starvation_secs, &mut g.starvation_secs),
+        (
+            "pending_timeout_secs",
+            s.pending_timeout_secs,
+            &mut g.pending_timeout_secs,
+        ),
     ] {
-        if let Some(v) = body.get(key) {
-            *slot = v
-                .as_i64()
-                .filter(|n| *n >= 0)
-                .ok_or_else(|| Problem::invalid(format!("{key} must be a whole number ≥ 0")))?;
+        if let Some(n) = given {
+            *slot = i64::try_from(n)
+                .map_err(|_| Problem::invalid(format!("{key} is too large: {n}")))?;
         }
     }
     Ok(())
@@ -112,10 +129,13 @@ fn apply_group_fields(g: &mut ResourceGroupRow, body: &Value) -> Result<(), Prob
 pub async fn create_group(
     State(m): State<Arc<Manager>>,
     body: axum::body::Bytes,
-) -> ApiResult<(StatusCode, Json<Value>)> {
-    let (body, name) = named_body(&body, "resource group")?;
-    let name = name.as_str();
-    if m.store.resource_group(name)?.is_some() {
+) -> ApiResult<(StatusCode, Json<ResourceGroup>)> {
+    // The settings first, on their own: read inside the flattened `NewResourceGroup`, a
+    // wrong one would not be named.
+    let _: ResourceGroupSettings = typed_body(&body)?;
+    let NewResourceGroup { name, settings } = typed_body(&body)?;
+    check_name("resource group", &name)?;
+    if m.store.resource_group(&name)?.is_some() {
         return Err(Problem::conflict(
             "resource-group-exists",
             "The resource group exists.",
@@ -123,12 +143,12 @@ pub async fn create_group(
         )
         .into());
     }
-    let mut g = ResourceGroupRow::new(name);
-    apply_group_fields(&mut g, &body)?;
+    let mut g = ResourceGroupRow::new(&name);
+    apply_settings(&mut g, settings)?;
     m.store.put_resource_group(&g)?;
     m.wake_scheduler.notify_one();
     let used = agent_usage(&m)?;
-    Ok((StatusCode::CREATED, Json(group_json(&m, &g, &used))))
+    Ok((StatusCode::CREATED, Json(group_view(&m, &g, &used))))
 }
 
 /// `PATCH /admin/resource-groups/{name}`: changes the fields given.
@@ -136,14 +156,14 @@ pub async fn update_group(
     State(m): State<Arc<Manager>>,
     Path(name): Path<String>,
     body: axum::body::Bytes,
-) -> ApiResult<Json<Value>> {
-    let body = json_body(&body)?;
+) -> ApiResult<Json<ResourceGroup>> {
+    let settings: ResourceGroupSettings = typed_body(&body)?;
     let mut g = existing_group(&m, &name)?;
-    apply_group_fields(&mut g, &body)?;
+    apply_settings(&mut g, settings)?;
     m.store.put_resource_group(&g)?;
     m.wake_scheduler.notify_one();
     let used = agent_usage(&m)?;
-    Ok(Json(group_json(&m, &g, &used)))
+    Ok(Json(group_view(&m, &g, &used)))
 }
 
 /// `DELETE /admin/resource-groups/{name}`: only a group without agents and live sessions.
@@ -190,26 +210,31 @@ pub async fn group_access(
     State(m): State<Arc<Manager>>,
     Path(name): Path<String>,
     body: axum::body::Bytes,
-) -> ApiResult<Json<Value>> {
-    let body = json_body(&body)?;
+) -> ApiResult<Json<GroupAccess>> {
+    let req: GroupAccessChange = typed_body(&body)?;
     existing_group(&m, &name)?;
-    let allow = super::flag(&body, "allow", true)?;
-    if let Some(project) = body.get("project").and_then(Value::as_str) {
-        existing_project(&m, project)?;
-        m.store.set_group_project_access(&name, project, allow)?;
-        return Ok(Json(
-            json!({"resource_group": name, "project": project, "allowed": allow}),
-        ));
+    let allowed = req.allow.unwrap_or(true);
+    if let Some(project) = req.project {
+        existing_project(&m, &project)?;
+        m.store.set_group_project_access(&name, &project, allowed)?;
+        return Ok(Json(GroupAccess {
+            resource_group: name,
+            access_key: None,
+            project: Some(project),
+            allowed,
+        }));
     }
-    let ak = body
-        .get("access_key")
-        .and_then(Value::as_str)
+    let ak = req
+        .access_key
         .ok_or_else(|| Problem::invalid("give the access_key or the project to allow or deny"))?;
-    if m.store.keypair(ak)?.is_none() {
+    if m.store.keypair(&ak)?.is_none() {
         return Err(Problem::not_found("keypair", format!("no keypair {ak:?}")).into());
     }
-    m.store.set_group_access(&name, ak, allow)?;
-    Ok(Json(
-        json!({"resource_group": name, "access_key": ak, "allowed": allow}),
-    ))
+    m.store.set_group_access(&name, &ak, allowed)?;
+    Ok(Json(GroupAccess {
+        resource_group: name,
+        access_key: Some(ak),
+        project: None,
+        allowed,
+    }))
 }

@@ -12,7 +12,7 @@ pub(super) mod presets;
 pub(super) mod projects;
 pub(super) mod users;
 
-use super::json_body;
+use super::typed_body;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::scheduler::snapshot::Occupancy;
@@ -51,18 +51,6 @@ pub(super) async fn admin_only(req: Request, next: Next) -> Response {
     }
 }
 
-/// A request body with a valid `name` of a `what`.
-fn named_body(body: &[u8], what: &str) -> Result<(Value, String), Problem> {
-    let body = json_body(body)?;
-    let name = body
-        .get("name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Problem::invalid(format!("give the {what} a name")))?
-        .to_string();
-    check_name(what, &name)?;
-    Ok((body, name))
-}
-
 fn existing_group(m: &Manager, name: &str) -> ApiResult<ResourceGroupRow> {
     Ok(m.store.resource_group(name)?.ok_or_else(|| {
         Problem::not_found("resource-group", format!("no resource group {name:?}"))
@@ -88,6 +76,19 @@ fn check_name(what: &str, n: &str) -> Result<(), Problem> {
         Err(Problem::invalid(format!(
             "{what} name {n:?} is invalid: use 1 to 64 letters, digits, '-', '_' or '.'"
         )))
+    }
+}
+
+/// The slots a client gave, as [`parse_slot_map`] reads them.
+pub fn slots_of(
+    spec: &bai_api::resources::ResourceSlotsSpec,
+    accel: &[bai_core::accel::AccelSlot],
+) -> Result<ResourceSlots, Problem> {
+    match serde_json::to_value(spec) {
+        Ok(Value::Object(map)) => parse_slot_map(&map, accel),
+        _ => Err(Problem::invalid(
+            "resource slots must be an object like {\"cpu\": \"2\", \"mem\": \"4g\"}",
+        )),
     }
 }
 
@@ -124,16 +125,4 @@ pub fn parse_slot_map(
 /// Slots held on each agent.
 fn agent_usage(m: &Manager) -> ApiResult<HashMap<String, ResourceSlots>> {
     Ok(Occupancy::read(m)?.by_agent)
-}
-
-/// An optional boolean field (`default` when absent or null); anything else is a 400 naming
-/// the field, never read as true.
-pub(super) fn flag(body: &Value, field: &str, default: bool) -> Result<bool, Problem> {
-    match body.get(field) {
-        None | Some(Value::Null) => Ok(default),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(other) => Err(Problem::invalid(format!(
-            "{field} must be true or false, not {other}"
-        ))),
-    }
 }

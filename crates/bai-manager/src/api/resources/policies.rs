@@ -1,90 +1,91 @@
 //! Keypair resource policies (administrators): list, create or replace, delete, assign.
 
-use super::{json_body, named_body, parse_slot_map};
+use super::{check_name, slots_of, typed_body};
 use crate::error::ApiResult;
 use crate::state::Manager;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use bai_api::resources::{
+    AssignedPolicy, NewResourcePolicy, PolicyAssignment, PolicyChoice, ResourcePolicy,
+    ResourcePolicyList, ResourceSlots as WireSlots,
+};
 use bai_core::Problem;
-use bai_core::resources::ResourceSlots;
 use bai_store::PolicyRow;
-use serde_json::{Value, json};
 use std::sync::Arc;
 
-fn policy_json(p: &PolicyRow) -> Value {
-    json!({
-        "name": p.name,
-        "max_concurrent_sessions": p.max_concurrent_sessions,
-        "max_pending_sessions": p.max_pending_sessions,
-        "total_resource_slots": p.total_slots.as_ref().map(ResourceSlots::to_wire),
-        "max_session_lifetime": p.max_session_lifetime,
-        "idle_timeout": p.idle_timeout,
-        "max_containers_per_session": p.max_containers_per_session,
-    })
+/// A count as stored (never negative) as the wire's whole number.
+fn count(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
 }
 
-pub async fn list_policies(State(m): State<Arc<Manager>>) -> ApiResult<Json<Value>> {
+/// A count from the wire as stored; past what the store holds is refused.
+fn stored(key: &str, n: Option<u64>) -> Result<Option<i64>, Problem> {
+    n.map(|n| i64::try_from(n).map_err(|_| Problem::invalid(format!("{key} is too large: {n}"))))
+        .transpose()
+}
+
+fn policy_view(p: &PolicyRow) -> ResourcePolicy {
+    ResourcePolicy {
+        name: p.name.clone(),
+        max_concurrent_sessions: p.max_concurrent_sessions.map(count),
+        max_pending_sessions: p.max_pending_sessions.map(count),
+        total_resource_slots: p.total_slots.as_ref().map(WireSlots::from),
+        max_session_lifetime: count(p.max_session_lifetime),
+        idle_timeout: count(p.idle_timeout),
+        max_containers_per_session: p.max_containers_per_session.map(count),
+    }
+}
+
+pub async fn list_policies(State(m): State<Arc<Manager>>) -> ApiResult<Json<ResourcePolicyList>> {
     let assigned = m.store.keypair_policies()?;
-    let items: Vec<Value> = m
+    let resource_policies = m
         .store
         .policies()?
         .iter()
-        .map(|p| {
-            let mut v = policy_json(p);
-            v["keypairs"] = assigned
+        .map(|p| AssignedPolicy {
+            policy: policy_view(p),
+            keypairs: assigned
                 .iter()
                 .filter(|(_, n)| *n == p.name)
-                .map(|(ak, _)| json!(ak))
-                .collect();
-            v
+                .map(|(ak, _)| ak.clone())
+                .collect(),
         })
         .collect();
-    Ok(Json(json!({ "resource_policies": items })))
+    Ok(Json(ResourcePolicyList { resource_policies }))
 }
 
 /// `POST /admin/resource-policies`: creates or replaces a policy.
 pub async fn put_policy(
     State(m): State<Arc<Manager>>,
     body: axum::body::Bytes,
-) -> ApiResult<(StatusCode, Json<Value>)> {
-    let (body, name) = named_body(&body, "resource policy")?;
-    let name = name.as_str();
-    let count = |key: &str| -> Result<Option<i64>, Problem> {
-        match body.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v
-                .as_i64()
-                .filter(|n| *n >= 0)
-                .map(Some)
-                .ok_or_else(|| Problem::invalid(format!("{key} must be a whole number ≥ 0"))),
-        }
-    };
-    let total_slots = match body.get("total_resource_slots") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(o)) => Some(parse_slot_map(o, &m.accel_slots())?),
-        Some(_) => {
-            return Err(Problem::invalid(
-                "total_resource_slots must be an object like {\"cpu\": \"8\", \"mem\": \"32g\"}",
-            )
-            .into());
-        }
-    };
+) -> ApiResult<(StatusCode, Json<ResourcePolicy>)> {
+    let req: NewResourcePolicy = typed_body(&body)?;
+    check_name("resource policy", &req.name)?;
+    let total_slots = req
+        .total_resource_slots
+        .as_ref()
+        .map(|s| slots_of(s, &m.accel_slots()))
+        .transpose()?;
     // Backend.AI's extra fields (folder hosts, SFTP, unspecified slots) stay as they were.
     let kept = m
         .store
         .policies()?
         .into_iter()
-        .find(|p| p.name == name)
+        .find(|p| p.name == req.name)
         .unwrap_or_default();
     let p = PolicyRow {
-        name: name.to_string(),
-        max_concurrent_sessions: count("max_concurrent_sessions")?,
-        max_pending_sessions: count("max_pending_sessions")?,
+        max_concurrent_sessions: stored("max_concurrent_sessions", req.max_concurrent_sessions)?,
+        max_pending_sessions: stored("max_pending_sessions", req.max_pending_sessions)?,
         total_slots,
-        max_session_lifetime: count("max_session_lifetime")?.unwrap_or(0),
-        idle_timeout: count("idle_timeout")?.unwrap_or(0),
-        max_containers_per_session: count("max_containers_per_session")?,
+        max_session_lifetime: stored("max_session_lifetime", req.max_session_lifetime)?
+            .unwrap_or(0),
+        idle_timeout: stored("idle_timeout", req.idle_timeout)?.unwrap_or(0),
+        max_containers_per_session: stored(
+            "max_containers_per_session",
+            req.max_containers_per_session,
+        )?,
+        name: req.name,
         allowed_vfolder_hosts: kept.allowed_vfolder_hosts,
         max_concurrent_sftp_sessions: kept.max_concurrent_sftp_sessions,
         default_for_unspecified: kept.default_for_unspecified,
@@ -98,7 +99,7 @@ pub async fn put_policy(
     }
     m.store.put_policy(&p)?;
     m.wake_scheduler.notify_one();
-    Ok((StatusCode::CREATED, Json(policy_json(&p))))
+    Ok((StatusCode::CREATED, Json(policy_view(&p))))
 }
 
 pub async fn delete_policy(
@@ -124,12 +125,9 @@ pub async fn assign_policy(
     State(m): State<Arc<Manager>>,
     Path(ak): Path<String>,
     body: axum::body::Bytes,
-) -> ApiResult<Json<Value>> {
-    let body = json_body(&body)?;
-    let name = body
-        .get("name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Problem::invalid("give the policy name"))?;
+) -> ApiResult<Json<PolicyAssignment>> {
+    let PolicyChoice { name } = typed_body(&body)?;
+    let name = name.as_str();
     if !m.store.policies()?.iter().any(|p| p.name == name) {
         return Err(
             Problem::not_found("resource-policy", format!("no resource policy {name:?}")).into(),
@@ -139,5 +137,8 @@ pub async fn assign_policy(
         return Err(Problem::not_found("keypair", format!("no keypair {ak:?}")).into());
     }
     m.wake_scheduler.notify_one();
-    Ok(Json(json!({"access_key": ak, "resource_policy": name})))
+    Ok(Json(PolicyAssignment {
+        access_key: ak,
+        resource_policy: name.to_string(),
+    }))
 }

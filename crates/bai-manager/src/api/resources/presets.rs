@@ -1,6 +1,6 @@
 //! Resource presets: the listing, which presets fit now, and the administrators' management.
 
-use super::{json_body, named_body, parse_slot_map};
+use super::{check_name, slots_of, typed_body};
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::scheduler::snapshot::Occupancy;
@@ -8,60 +8,66 @@ use crate::state::Manager;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
+use bai_api::resources::{
+    Amount, NewPreset, Preset, PresetCheck, PresetFit, PresetFits, PresetList,
+    ResourceSlots as WireSlots,
+};
 use bai_core::Problem;
 use bai_core::resources::{ResourceSlots, parse_mem};
 use bai_store::PresetRow;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 
-fn preset_json(p: &PresetRow) -> Value {
-    json!({
-        "name": p.name,
-        "resource_slots": p.slots.to_wire(),
-        "shared_memory": p.shmem.map(|s| s.to_string()),
-    })
+fn preset_view(p: &PresetRow) -> Preset {
+    Preset {
+        name: p.name.clone(),
+        resource_slots: WireSlots::from(&p.slots),
+        shared_memory: p.shmem.map(|s| s.to_string()),
+    }
 }
 
 /// `GET /resource/presets`.
-pub async fn list_presets(State(m): State<Arc<Manager>>) -> ApiResult<Json<Value>> {
-    let items: Vec<Value> = m.store.presets()?.iter().map(preset_json).collect();
-    Ok(Json(json!({ "presets": items })))
+pub async fn list_presets(State(m): State<Arc<Manager>>) -> ApiResult<Json<PresetList>> {
+    let presets = m.store.presets()?.iter().map(preset_view).collect();
+    Ok(Json(PresetList { presets }))
 }
 
 /// `POST /admin/resource-presets`: creates or replaces a preset.
 pub async fn put_preset(
     State(m): State<Arc<Manager>>,
     body: axum::body::Bytes,
-) -> ApiResult<(StatusCode, Json<Value>)> {
-    let (body, name) = named_body(&body, "preset")?;
-    let name = name.as_str();
-    let slots = parse_slot_map(
-        body.get("resource_slots")
-            .and_then(Value::as_object)
-            .ok_or_else(|| {
-                Problem::invalid("give resource_slots, e.g. {\"cpu\": \"2\", \"mem\": \"4g\"}")
-            })?,
-        &m.accel_slots(),
-    )?;
+) -> ApiResult<(StatusCode, Json<Preset>)> {
+    let req: NewPreset = typed_body(&body)?;
+    check_name("preset", &req.name)?;
+    let slots = slots_of(&req.resource_slots, &m.accel_slots())?;
     if slots.cpu_milli == 0 || slots.mem == 0 {
         return Err(Problem::invalid("a preset needs both cpu and mem").into());
     }
-    let shmem = match body.get("shared_memory") {
-        None | Some(Value::Null) => None,
-        Some(v) => {
-            Some(parse_mem("shared_memory", v).map_err(|e| Problem::invalid(e.to_string()))?)
-        }
+    let shmem = match &req.shared_memory {
+        None => None,
+        Some(a) => Some(
+            parse_mem("shared_memory", &amount_value(a))
+                .map_err(|e| Problem::invalid(e.to_string()))?,
+        ),
     };
     if shmem.is_some_and(|s| s >= slots.mem) {
         return Err(Problem::invalid("mem must be larger than the shared_memory it holds").into());
     }
     let p = PresetRow {
-        name: name.to_string(),
+        name: req.name,
         slots,
         shmem,
     };
     m.store.put_preset(&p)?;
-    Ok((StatusCode::CREATED, Json(preset_json(&p))))
+    Ok((StatusCode::CREATED, Json(preset_view(&p))))
+}
+
+/// An amount as the parsers of `bai_core::resources` read it.
+fn amount_value(a: &Amount) -> Value {
+    match a {
+        Amount::Number(n) => Value::Number(n.clone()),
+        Amount::Text(t) => Value::String(t.clone()),
+    }
 }
 
 pub async fn delete_preset(
@@ -79,10 +85,10 @@ pub async fn check_presets(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     body: axum::body::Bytes,
-) -> ApiResult<Json<Value>> {
-    let body = json_body(&body)?;
+) -> ApiResult<Json<PresetFits>> {
+    let req: PresetCheck = typed_body(&body)?;
     let groups = m.store.groups_for(&caller.access_key)?;
-    let group = match body.get("scaling_group").and_then(Value::as_str) {
+    let group = match req.scaling_group.as_deref() {
         Some(g) => groups
             .iter()
             .find(|x| x.name == g)
@@ -120,38 +126,47 @@ pub async fn check_presets(
         }
         r
     });
-    let presets: Vec<Value> = m
+    let presets = m
         .store
         .presets()?
         .iter()
-        .map(|p| {
-            let fits_agent = frees.iter().any(|f| p.slots.fits_in(f));
-            let fits_quota = remaining.as_ref().is_none_or(|r| p.slots.fits_in(r));
-            let mut v = preset_json(p);
-            v["allocatable"] = json!(fits_agent && fits_quota);
-            v
+        .map(|p| PresetFit {
+            preset: preset_view(p),
+            allocatable: frees.iter().any(|f| p.slots.fits_in(f))
+                && remaining.as_ref().is_none_or(|r| p.slots.fits_in(r)),
         })
         .collect();
-    let wire_or_inf = |s: Option<&ResourceSlots>| match s {
+    Ok(Json(PresetFits {
+        presets,
+        scaling_group: group.name.clone(),
+        keypair_limits: or_infinity(limits.as_ref()),
+        keypair_using: WireSlots::from(&using),
+        keypair_remaining: or_infinity(remaining.as_ref()),
+        scaling_group_remaining: WireSlots::from(&group_remaining),
+    }))
+}
+
+/// Slots as `check-presets` prints a limit: `"Infinity"` where nothing limits (no slots,
+/// or an amount past any real one, the `u64::MAX` of "not limited").
+fn or_infinity(s: Option<&ResourceSlots>) -> WireSlots {
+    let infinity = || "Infinity".to_string();
+    match s {
         Some(s) => {
-            let mut w = s.to_wire();
-            if let Some(o) = w.as_object_mut() {
-                for (_, v) in o.iter_mut() {
-                    if v.as_str().is_some_and(|x| x.len() > 15) {
-                        *v = json!("Infinity");
-                    }
+            let mut w = WireSlots::from(s);
+            for v in [&mut w.cpu, &mut w.mem]
+                .into_iter()
+                .chain(w.accelerators.values_mut())
+            {
+                if v.len() > 15 {
+                    *v = infinity();
                 }
             }
             w
         }
-        None => json!({"cpu": "Infinity", "mem": "Infinity"}),
-    };
-    Ok(Json(json!({
-        "presets": presets,
-        "scaling_group": group.name,
-        "keypair_limits": wire_or_inf(limits.as_ref()),
-        "keypair_using": using.to_wire(),
-        "keypair_remaining": wire_or_inf(remaining.as_ref()),
-        "scaling_group_remaining": group_remaining.to_wire(),
-    })))
+        None => WireSlots {
+            cpu: infinity(),
+            mem: infinity(),
+            accelerators: Default::default(),
+        },
+    }
 }

@@ -1,50 +1,52 @@
 //! Projects: the caller's listing and the administrators' management of projects and
 //! their members.
 
-use super::{existing_project, json_body, named_body};
+use super::{check_name, existing_project, typed_body};
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::Manager;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
+use bai_api::resources::{
+    CreatedProject, Membership, MembershipChange, NewProject, Project, ProjectList,
+};
 use bai_core::Problem;
-use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// `GET /projects`: the caller's projects (administrators: every project).
 pub async fn list_projects(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ProjectList>> {
     let me = m
         .store
         .keypair(&caller.access_key)?
         .map(|k| k.email)
         .unwrap_or_default();
-    let items: Vec<Value> = m
+    let projects = m
         .store
         .projects()?
         .into_iter()
         .filter(|(_, _, members)| caller.is_admin || members.contains(&me))
-        .map(|(name, description, members)| {
-            json!({"name": name, "description": description, "members": members})
+        .map(|(name, description, members)| Project {
+            name,
+            description,
+            members,
         })
         .collect();
-    Ok(Json(json!({ "projects": items })))
+    Ok(Json(ProjectList { projects }))
 }
 
 /// `POST /admin/projects`: `{"name", "description"}`.
 pub async fn create_project(
     State(m): State<Arc<Manager>>,
     body: axum::body::Bytes,
-) -> ApiResult<(StatusCode, Json<Value>)> {
-    let (body, name) = named_body(&body, "project")?;
-    let description = body
-        .get("description")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    if !m.store.create_project(&name, description)? {
+) -> ApiResult<(StatusCode, Json<CreatedProject>)> {
+    let NewProject { name, description } = typed_body(&body)?;
+    check_name("project", &name)?;
+    let description = description.unwrap_or_default();
+    if !m.store.create_project(&name, &description)? {
         return Err(Problem::conflict(
             "project-exists",
             "The project exists.",
@@ -54,7 +56,7 @@ pub async fn create_project(
     }
     Ok((
         StatusCode::CREATED,
-        Json(json!({"name": name, "description": description})),
+        Json(CreatedProject { name, description }),
     ))
 }
 
@@ -85,20 +87,18 @@ pub async fn project_member(
     State(m): State<Arc<Manager>>,
     Path(name): Path<String>,
     body: axum::body::Bytes,
-) -> ApiResult<Json<Value>> {
-    let body = json_body(&body)?;
+) -> ApiResult<Json<Membership>> {
+    let MembershipChange { email, member } = typed_body(&body)?;
     existing_project(&m, &name)?;
-    let email = body
-        .get("email")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Problem::invalid("give the member's email"))?;
     let kp = m
         .store
-        .keypair_by_email(email)?
+        .keypair_by_email(&email)?
         .ok_or_else(|| Problem::not_found("user", format!("no user with email {email:?}")))?;
-    let member = super::flag(&body, "member", true)?;
+    let member = member.unwrap_or(true);
     m.store.set_project_member(&name, &kp.user_id, member)?;
-    Ok(Json(
-        json!({"project": name, "email": email, "member": member}),
-    ))
+    Ok(Json(Membership {
+        project: name,
+        email,
+        member,
+    }))
 }

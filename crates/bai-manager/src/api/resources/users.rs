@@ -4,8 +4,8 @@ use crate::error::ApiResult;
 use crate::state::Manager;
 use axum::Json;
 use axum::extract::{Path, State};
+use bai_api::resources::UserKeypair;
 use bai_core::Problem;
-use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// `GET /admin/users/{email}` (administrators): the user's access key, for "assign a session
@@ -13,12 +13,14 @@ use std::sync::Arc;
 pub async fn user_by_email(
     State(m): State<Arc<Manager>>,
     Path(email): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<UserKeypair>> {
     let kp = m
         .store
         .keypair_by_email(&email)?
         .ok_or_else(|| Problem::not_found("user", format!("no user with email {email:?}")))?;
-    Ok(Json(
-        json!({"email": kp.email, "access_key": kp.access_key, "is_admin": kp.is_admin}),
-    ))
+    Ok(Json(UserKeypair {
+        email: kp.email,
+        access_key: kp.access_key,
+        is_admin: kp.is_admin,
+    }))
 }

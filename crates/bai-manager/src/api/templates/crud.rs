@@ -16,15 +16,9 @@ use bai_api::sessions::{
 };
 use bai_core::Problem;
 use bai_store::TemplateRow;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-fn read<T: DeserializeOwned>(body: &[u8]) -> Result<T, Problem> {
-    serde_json::from_value(json_body(body)?)
-        .map_err(|e| Problem::invalid(format!("the request body does not read: {e}")))
-}
 
 fn stored(t: &TemplateRow) -> Result<TaskTemplate, Problem> {
     serde_json::from_str(&t.template)
@@ -38,7 +32,7 @@ pub async fn create(
     Extension(caller): Extension<Caller>,
     body: Bytes,
 ) -> ApiResult<Json<Vec<TemplateCreated>>> {
-    let req: CreateTemplates = read(&body)?;
+    let req: CreateTemplates = crate::api::typed_body(&body)?;
     let (access_key, user_id) = match req.owner_access_key.as_deref() {
         Some(ak) if ak != caller.access_key => {
             if !caller.is_admin {
@@ -188,7 +182,7 @@ pub async fn put(
     body: Bytes,
 ) -> ApiResult<Json<TemplateDone>> {
     let t = visible_template(&m, &caller, &id)?;
-    let req: UpdateTemplate = read(&body)?;
+    let req: UpdateTemplate = crate::api::typed_body(&body)?;
     let list = items(&req.payload, &m.accel_slots())?;
     let [it] = list.as_slice() else {
         return Err(Problem::invalid(format!(

@@ -26,7 +26,11 @@ pub async fn create_from_template(
     Extension(caller): Extension<Caller>,
     headers: HeaderMap,
     body: Bytes,
-) -> ApiResult<(StatusCode, Extension<AuditTarget>, Json<Value>)> {
+) -> ApiResult<(
+    StatusCode,
+    Extension<AuditTarget>,
+    Json<bai_api::sessions::CreateReply>,
+)> {
     let Value::Object(mut call) = json_body(&body)? else {
         return Err(Problem::invalid("the request body must be a JSON object").into());
     };

@@ -15,7 +15,6 @@ use axum::{Extension, Json};
 use bai_api::folders::CloneFolder;
 use bai_core::{FolderPermission, Problem};
 use bai_store::{CLONING, VFolderRow};
-use serde_json::{Value, json};
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -24,7 +23,7 @@ pub async fn clone(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<bai_api::folders::Cloned>)> {
     let req: CloneFolder = typed_body(&body)?;
     let src = own_folder(&m, &caller, &id)?;
     check_folder_name(&req.target_name)?;
@@ -86,8 +85,10 @@ pub async fn clone(
         return Err(e.into());
     }
     let task = m.bgtasks.start(&caller.access_key);
-    let mut reply = folder_json_async(&m, &dst, &caller.user_id).await?;
-    reply["bgtask_id"] = json!(task.id.to_string());
+    let reply = bai_api::folders::Cloned {
+        folder: folder_json_async(&m, &dst, &caller.user_id).await?,
+        bgtask_id: task.id.to_string(),
+    };
     let (mc, srcc, dstc) = (m.clone(), src.clone(), dst.clone());
     tokio::spawn(async move {
         let t = task.clone();

@@ -1,8 +1,8 @@
 //! Folder CRUD: create, list, look up by name, show, rename and delete; and the storage
 //! hosts folders may be created on.
 
-use super::json::{folder_json, folder_json_async, hosts_json};
-use super::{check_folder_name, field, managed_folder, not_found, own_folder, typed};
+use super::json::{folder_json_async, folder_view, hosts_json};
+use super::{check_folder_name, managed_folder, not_found, own_folder, typed, typed_body};
 use crate::api::json_body;
 use crate::auth::Caller;
 use crate::error::ApiResult;
@@ -11,10 +11,10 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
-use bai_api::folders::{FolderId, RenameFolder};
+use bai_api::folders::{CreateFolder, FolderId, Permission, RenameFolder, Size, UsageMode};
 use bai_core::Problem;
 use bai_store::VFolderRow;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -24,7 +24,7 @@ pub async fn id_of(
     Extension(caller): Extension<Caller>,
     Query(q): Query<std::collections::HashMap<String, String>>,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<bai_api::folders::FolderRef>> {
     let b = json_body(&body)?;
     let name = b
         .get("name")
@@ -35,9 +35,10 @@ pub async fn id_of(
         .store
         .visible_vfolder_by_name(&caller.user_id, name, caller.is_admin)?
         .ok_or_else(|| not_found(name))?;
-    Ok(Json(
-        json!({"id": v.id.simple().to_string(), "name": v.name}),
-    ))
+    Ok(Json(bai_api::folders::FolderRef {
+        id: v.id.simple().to_string(),
+        name: v.name,
+    }))
 }
 
 /// A user's own folder under the user resource policy: at most `max_vfolder_count` of them
@@ -92,28 +93,22 @@ pub async fn create(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     body: Bytes,
-) -> ApiResult<(StatusCode, Json<Value>)> {
-    let b = json_body(&body)?;
-    let name = field(&b, "name")?;
+) -> ApiResult<(StatusCode, Json<bai_api::folders::Folder>)> {
+    let req: CreateFolder = typed_body(&body)?;
+    let name = req.name.as_str();
     check_folder_name(name)?;
-    let host = match b.get("host") {
-        None | Some(Value::Null) => m.storage.default_host().to_string(),
-        Some(Value::String(h)) if h.is_empty() => m.storage.default_host().to_string(),
-        Some(Value::String(h)) if m.storage.host(h).is_some() => h.clone(),
-        Some(Value::String(h)) => {
+    let host = match req.host.as_deref() {
+        None | Some("") => m.storage.default_host().to_string(),
+        Some(h) if m.storage.host(h).is_some() => h.to_string(),
+        Some(h) => {
             return Err(Problem::invalid(format!(
                 "storage host {h:?} does not exist; configured hosts: {}",
                 m.storage.names().join(", ")
             ))
             .into());
         }
-        Some(_) => return Err(Problem::invalid("host must be a storage host name").into()),
     };
-    let project = match b.get("group") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(p)) => Some(p.clone()),
-        Some(_) => return Err(Problem::invalid("group must be a project name").into()),
-    };
+    let project = req.group.clone();
     if let Some(p) = &project {
         if !caller.is_admin {
             return Err(Problem::forbidden(format!(
@@ -131,13 +126,17 @@ pub async fn create(
             .into());
         }
     }
-    if b.get("unmanaged_path").is_some_and(|g| !g.is_null()) {
+    if req.unmanaged_path.is_some() {
         return Err(Problem::invalid("unmanaged folders are not supported").into());
     }
-    let quota = match b.get("quota").or(b.get("max_size")) {
-        None | Some(Value::Null) => None,
-        Some(v) => {
-            let q = bai_core::resources::parse_mem("quota", v)
+    let quota = match &req.quota {
+        None => None,
+        Some(size) => {
+            let v = match size {
+                Size::Bytes(n) => Value::from(*n),
+                Size::Text(t) => Value::from(t.as_str()),
+            };
+            let q = bai_core::resources::parse_mem("quota", &v)
                 .map_err(|e| Problem::invalid(e.to_string()))?;
             if q < 16 << 20 {
                 return Err(Problem::invalid("a folder quota must be at least 16 MiB").into());
@@ -149,15 +148,14 @@ pub async fn create(
         Some(_) => quota,
         None => within_user_policy(&m, &caller, quota)?,
     };
-    let asked = b.get("permission").and_then(Value::as_str).unwrap_or("rw");
-    let permission = match bai_core::FolderPermission::parse(asked) {
-        Some(
-            p @ (bai_core::FolderPermission::ReadWrite | bai_core::FolderPermission::ReadOnly),
-        ) => p,
-        _ => {
-            return Err(
-                Problem::invalid(format!("permission {asked:?} is unknown: use rw or ro")).into(),
-            );
+    let permission = match req.permission.unwrap_or_default() {
+        p @ (Permission::ReadWrite | Permission::ReadOnly) => p,
+        other => {
+            return Err(Problem::invalid(format!(
+                "permission {:?} cannot be asked for: use rw or ro",
+                other.as_str()
+            ))
+            .into());
         }
     };
     let v = VFolderRow {
@@ -167,11 +165,12 @@ pub async fn create(
         user_id: caller.user_id.clone(),
         project: project.clone(),
         permission,
-        usage_mode: b
-            .get("usage_mode")
-            .and_then(Value::as_str)
-            .unwrap_or("general")
-            .to_string(),
+        usage_mode: match req.usage_mode.unwrap_or(UsageMode::General) {
+            UsageMode::General => "general",
+            UsageMode::Model => "model",
+            UsageMode::Data => "data",
+        }
+        .to_string(),
         status: "ready".into(),
         quota_bytes: quota,
         created_at: bai_store::now_str(),
@@ -207,23 +206,23 @@ pub async fn create(
 pub async fn list(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Vec<bai_api::folders::Folder>>> {
     let folders = m.store.visible_vfolders(&caller.user_id, caller.is_admin)?;
     // Usage walks every folder's tree: on a blocking thread, not the runtime's.
     let items = tokio::task::spawn_blocking(move || {
         folders
             .iter()
-            .map(|v| folder_json(&m, v, &caller.user_id))
-            .collect::<Vec<Value>>()
+            .map(|v| folder_view(&m, v, &caller.user_id))
+            .collect::<Vec<_>>()
     })
     .await
     .map_err(|e| Problem::internal(format!("listing folders failed: {e}")))?;
-    Ok(Json(Value::Array(items)))
+    Ok(Json(items))
 }
 
 /// `GET /folders/_/hosts`: `{"default", "allowed"}` (what the official client reads) and
 /// `volume_info` per host: backend, capabilities, and the filesystem's total and used bytes.
-pub async fn hosts(State(m): State<Arc<Manager>>) -> ApiResult<Json<Value>> {
+pub async fn hosts(State(m): State<Arc<Manager>>) -> ApiResult<Json<bai_api::folders::Hosts>> {
     let storage = m.storage.clone();
     let out = tokio::task::spawn_blocking(move || hosts_json(&storage))
         .await
@@ -235,7 +234,7 @@ pub async fn info(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<bai_api::folders::Folder>> {
     let v = own_folder(&m, &caller, &id)?;
     m.storage.folder_dir(&v)?;
     Ok(Json(folder_json_async(&m, &v, &caller.user_id).await?))

@@ -85,11 +85,7 @@ pub fn check_folder_name(n: &str) -> Result<(), Problem> {
     Ok(())
 }
 
-/// Reads a JSON body as the request type `T` (its own rules: required fields, spellings).
-pub(super) fn typed_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, Problem> {
-    serde_json::from_value(crate::api::json_body(body)?)
-        .map_err(|e| Problem::invalid(format!("the request body does not read: {e}")))
-}
+pub(super) use crate::api::typed_body;
 
 pub(super) fn not_found(r: &str) -> Problem {
     Problem::not_found("vfolder", format!("no data folder {r:?} is visible to you"))

@@ -1,0 +1,225 @@
+//! What `GET /session/{reference}` (and GraphQL's `compute_session`) shows of a session:
+//! a [`SessionInfo`] built from its row, its kernels and what the manager knows live.
+
+use crate::state::Manager;
+use bai_api::sessions::{
+    ClusterMode as WireClusterMode, Dependency, Kernel, MountMode, Network, PendingInfo,
+    SessionInfo,
+};
+use bai_core::cluster::ClusterMode;
+use bai_core::resources::format_cpu;
+use bai_store::{SessionRow, SubKernel};
+use serde_json::{Value, json};
+
+/// Everything known about a session, in Backend.AI's field names.
+pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
+    let occupies = row.status.occupies_resources();
+    let occupying = if occupies {
+        row.requested_slots.to_wire()
+    } else {
+        json!({})
+    };
+    let resource_opts = json!({"shmem": row.shmem}).to_string();
+    let idle_checks =
+        crate::monitor::view::idle_checks_json(&crate::monitor::view::reports(m, row));
+    let live_stat = crate::monitor::view::live_stat(m, row);
+    // An ended session's counters live in the store (the manager forgot them).
+    let last_stat = if row.status.is_terminal() {
+        m.store.last_stat(row.id).ok().flatten()
+    } else {
+        None
+    };
+    let subs = if row.cluster_size > 1 {
+        m.store.sub_kernels(row.id).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let kernel_occupying = if occupies {
+        row.kernel_slots().to_wire()
+    } else {
+        json!({})
+    }
+    .to_string();
+    let kernels: Vec<Kernel> = crate::lifecycle::kernels::places(row, &subs)
+        .iter()
+        .map(|p| {
+            let sub = subs.iter().find(|k| k.id == p.kernel_id);
+            let main = sub.is_none();
+            let (agent, container) = match sub {
+                Some(k) => (k.agent_id.clone(), k.container_id.clone()),
+                None => (row.agent_id.clone(), row.container_id.clone()),
+            };
+            Kernel {
+                id: p.kernel_id.to_string(),
+                row_id: p.kernel_id.to_string(),
+                session_id: row.id.to_string(),
+                cluster_role: p.role.as_str().to_string(),
+                cluster_idx: p.idx,
+                local_rank: p.local_rank,
+                cluster_hostname: p.hostname.clone(),
+                image: row.image.clone(),
+                image_reference: row.image.clone(),
+                registry: "local".into(),
+                architecture: std::env::consts::ARCH.into(),
+                status: row.status,
+                status_info: row.status_info.clone(),
+                status_data: "{}".into(),
+                status_changed: row.status_changed.clone(),
+                created_at: row.created_at.clone(),
+                terminated_at: row.terminated_at.clone(),
+                agent_id: agent.clone(),
+                agent,
+                container_id: container,
+                exit_code: if main {
+                    row.exit_code
+                } else {
+                    sub.and_then(|k| k.exit_code)
+                },
+                resource_opts: resource_opts.clone(),
+                occupied_slots: kernel_occupying.clone(),
+                preopen_ports: if main {
+                    row.preopen_ports.clone()
+                } else {
+                    Vec::new()
+                },
+                live_stat: live_stat.clone().filter(|_| main),
+                last_stat: last_stat.clone().filter(|_| main),
+            }
+        })
+        .collect();
+    let agents = agents_of(row, &subs);
+    let network = network_of(m, row, last_stat.as_deref());
+    SessionInfo {
+        network,
+        preopen_ports: row.preopen_ports.clone(),
+        id: row.id.to_string(),
+        session_id: row.id.to_string(),
+        row_id: row.id.to_string(),
+        name: row.name.clone(),
+        session_name: row.name.clone(),
+        kind: row.session_type,
+        session_type: row.session_type,
+        image: row.image.clone(),
+        image_references: vec![row.image.clone()],
+        architecture: std::env::consts::ARCH.into(),
+        tag: row.tag.clone(),
+        priority: row.priority,
+        status: row.status,
+        status_info: row.status_info.clone(),
+        status_data: json!({"exit_code": row.exit_code}).to_string(),
+        status_changed: row.status_changed.clone(),
+        status_history: row.status_history.clone(),
+        result: row.result,
+        exit_code: row.exit_code,
+        created_at: row.created_at.clone(),
+        terminated_at: row.terminated_at.clone(),
+        starts_at: row.starts_at.clone(),
+        batch_timeout: row.batch_timeout,
+        startup_command: row.startup_command.clone(),
+        domain_name: row.domain_name.clone(),
+        group_name: row.group_name.clone(),
+        group_id: row.group_name.clone(),
+        scaling_group: row.scaling_group.clone(),
+        access_key: row.access_key.clone(),
+        user_id: row.user_id.clone(),
+        user_email: m
+            .store
+            .keypair(&row.access_key)
+            .ok()
+            .flatten()
+            .map(|k| k.email),
+        main_kernel_id: row.main_kernel_id.to_string(),
+        cluster_mode: match row.cluster_mode {
+            ClusterMode::SingleNode => WireClusterMode::SingleNode,
+            ClusterMode::MultiNode => WireClusterMode::MultiNode,
+        },
+        cluster_size: row.cluster_size,
+        agent: row.agent_id.clone(),
+        agent_ids: agents.clone(),
+        agents,
+        container_id: row.container_id.clone(),
+        requested_slots: row.requested_slots.to_wire().to_string(),
+        occupying_slots: occupying.to_string(),
+        occupied_slots: occupying.to_string(),
+        resource_opts,
+        shmem: row.shmem,
+        cpu: format_cpu(row.requested_slots.cpu_milli),
+        mem: row.requested_slots.mem,
+        environ: row.environ.clone(),
+        idle_checks: idle_checks.to_string(),
+        vfolder_mounts: row
+            .mounts
+            .iter()
+            .map(|x| x.vfolder_id.to_string())
+            .collect(),
+        mounts: row
+            .mounts
+            .iter()
+            .map(|x| {
+                let mode = if x.read_only {
+                    MountMode::Ro
+                } else {
+                    MountMode::Rw
+                };
+                (x.name.clone(), x.kernel_path.clone(), mode)
+            })
+            .collect(),
+        service_ports: "[]".into(),
+        live_stat,
+        last_stat,
+        containers: kernels.clone(),
+        kernels,
+        dependencies: row
+            .dependencies
+            .iter()
+            .map(|d| Dependency {
+                id: d.to_string(),
+                name: m.store.session(*d).ok().flatten().map(|r| r.name),
+            })
+            .collect(),
+        designated_agent: row.designated_agent.clone(),
+        pending: if row.status == bai_core::status::SessionStatus::Pending {
+            m.pending_view(row.id).map(|v| PendingInfo {
+                reason: v.reason,
+                code: v.code,
+                queue_position: v.queue_position as u64,
+                queue_length: v.queue_length as u64,
+                resource_group: v.resource_group,
+                short_of: v.short_of.into_iter().map(|(s, n)| (s, n as u64)).collect(),
+                agents_considered: v.agents_considered as u64,
+                estimated_start: v.estimated_start,
+                updated_at: v.updated_at,
+            })
+        } else {
+            None
+        },
+    }
+}
+
+/// Every agent holding a kernel (a multi-node session's are several), main1's first.
+fn agents_of(row: &SessionRow, subs: &[SubKernel]) -> Vec<String> {
+    let mut agents: Vec<String> = row.agent_id.iter().cloned().collect();
+    for k in subs {
+        if let Some(a) = &k.agent_id
+            && !agents.contains(a)
+        {
+            agents.push(a.clone());
+        }
+    }
+    agents
+}
+
+/// The session's app traffic: live from the proxy, or as kept when it ended.
+fn network_of(m: &Manager, row: &SessionRow, last_stat: Option<&str>) -> Network {
+    let counted = m.traffic.get(row.id).map(|t| t.json()).or_else(|| {
+        let kept: Value = serde_json::from_str(last_stat?).ok()?;
+        kept.get("network").cloned()
+    });
+    counted
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or(Network {
+            rx_bytes: 0,
+            tx_bytes: 0,
+            last_activity: None,
+        })
+}

@@ -46,8 +46,18 @@ pub struct App {
 
 impl App {
     /// The entry of `GET /stream/session/{ref}/apps` (wire contract §5.5).
-    pub fn wire(&self) -> Value {
-        json!({"name": self.name, "protocol": self.protocol, "ports": [self.port]})
+    pub fn wire(&self) -> bai_api::sessions::App {
+        use bai_api::sessions::AppProtocol as P;
+        bai_api::sessions::App {
+            name: self.name.clone(),
+            protocol: match self.protocol.as_str() {
+                "tcp" => P::Tcp,
+                "pty" => P::Pty,
+                "preopen" => P::Preopen,
+                _ => P::Http,
+            },
+            ports: vec![self.port],
+        }
     }
 }
 
@@ -232,7 +242,7 @@ mod tests {
         assert_eq!(names, ["sshd", "ttyd", "jupyter", "8080"]);
         assert_eq!(apps[3].protocol, "preopen");
         assert_eq!(
-            apps[0].wire(),
+            serde_json::to_value(apps[0].wire()).expect("writes"),
             json!({"name": "sshd", "protocol": "tcp", "ports": [2200]})
         );
         // A broken label leaves the built-in apps.

@@ -21,11 +21,11 @@ use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{FromRequestParts, Path, RawQuery, Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use bai_api::sessions::{ProxyMode, StartServiceReply, StartServiceRequest};
 use bai_core::Problem;
 use bai_core::status::SessionStatus;
 use bai_store::SessionRow;
 use futures::{SinkExt, StreamExt};
-use serde_json::Value;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -116,11 +116,11 @@ pub async fn list(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(reference): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Vec<bai_api::sessions::App>>> {
     let row = visible_session(&m, &caller, &reference)?;
     running(&row, "its apps can be listed")?;
     let apps = apps_of(&m, &row)?;
-    Ok(Json(Value::Array(apps.iter().map(App::wire).collect())))
+    Ok(Json(apps.iter().map(App::wire).collect()))
 }
 
 /// `GET /stream/session/{ref}/tcpproxy?app=NAME` (WebSocket, or a raw tunnel for bai's own
@@ -488,14 +488,11 @@ pub async fn start_service(
     Path(reference): Path<String>,
     headers: axum::http::HeaderMap,
     body: axum::body::Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<StartServiceReply>> {
     let row = visible_session(&m, &caller, &reference)?;
     running(&row, "its apps can be opened")?;
-    let b = super::json_body(&body)?;
-    let name = b
-        .get("app")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Problem::invalid("app is required"))?;
+    let req: StartServiceRequest = super::typed_body(&body)?;
+    let name = req.app.as_str();
     let apps = apps_of(&m, &row)?;
     let app = apps.iter().find(|a| a.name == name).ok_or_else(|| {
         Problem::not_found("app", format!("session {:?} has no app {name:?}", row.name))
@@ -507,27 +504,17 @@ pub async fn start_service(
         ))
         .into());
     }
-    let mode = b.get("mode").and_then(Value::as_str).unwrap_or("port");
-    if !matches!(mode, "port" | "path") {
-        return Err(Problem::invalid(format!("mode {mode:?} is unknown: use port or path")).into());
-    }
-    let preferred = match b.get("port") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(
-            v.as_u64()
-                .and_then(|p| u16::try_from(p).ok())
-                .filter(|p| *p >= 1024)
-                .ok_or_else(|| {
-                    Problem::invalid(format!(
-                        "preferred port {v} is not a port from 1024 to 65535"
-                    ))
-                })?,
-        ),
+    let mode = req.mode.unwrap_or(ProxyMode::Port);
+    let preferred = match req.port {
+        Some(p) if p < 1024 => {
+            return Err(Problem::invalid(format!(
+                "preferred port {p} is not a port from 1024 to 65535"
+            ))
+            .into());
+        }
+        p => p,
     };
-    let public = b
-        .get("open_to_public")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
+    let public = req.open_to_public.unwrap_or(false);
     let target = reach(&m, &row, app).await?;
     let mut proxy = crate::proxy::AppProxy::new(
         row.id,
@@ -548,7 +535,7 @@ pub async fn start_service(
         .map(|(h, _)| h.to_string())
         .unwrap_or_else(|| host_header.clone());
     let port =
-        if mode == "port" {
+        if mode == ProxyMode::Port {
             Some(m.proxies.listen(&mut proxy, preferred).await.map_err(|e| {
                 Problem::new(503, "app-port-pool-exhausted", "No app port is free.", e)
             })?)
@@ -561,16 +548,16 @@ pub async fn start_service(
         None => format!("{}://{host_header}", m.config.api_scheme()),
     };
     let url = format!("{origin}{}?permit={}", proxy.prefix(), proxy.token);
-    let reply = serde_json::json!({
-        "app": app.name,
-        "mode": mode,
-        "url": url,
-        "token": proxy.token,
-        "port": port,
-        "public": public,
-        "preferred_port_used": preferred.is_some() && port == preferred,
-    });
-    tracing::info!(session = %row.id, app = %app.name, mode, ?port, public, "app proxy opened");
+    let reply = StartServiceReply {
+        app: app.name.clone(),
+        mode,
+        url,
+        token: proxy.token.clone(),
+        port,
+        public,
+        preferred_port_used: preferred.is_some() && port == preferred,
+    };
+    tracing::info!(session = %row.id, app = %app.name, ?mode, ?port, public, "app proxy opened");
     m.proxies.insert(Arc::new(proxy));
     Ok(Json(reply))
 }

@@ -15,9 +15,10 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
+use bai_api::images::{CommitStarted, CommitStatus, ImagifyStarted};
 use bai_core::Problem;
 use futures::Stream;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -39,17 +40,17 @@ pub async fn commit(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(reference): Path<String>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<CommitStarted>)> {
     let row = visible_session(&m, &caller, &reference)?;
     let email = owner_email(&m, &row.access_key, &caller.email);
     let s = crate::images::commit_file::start(&m, &row.access_key, &email, &row)?;
     Ok((
         StatusCode::CREATED,
-        Json(json!({
-            "bgtask_id": s.task_id.to_string(),
-            "kernel": s.kernel.to_string(),
-            "path": s.path,
-        })),
+        Json(CommitStarted {
+            bgtask_id: s.task_id.to_string(),
+            kernel: s.kernel.to_string(),
+            path: s.path,
+        }),
     ))
 }
 
@@ -57,14 +58,19 @@ pub async fn commit_status(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(reference): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<CommitStatus>> {
     let row = visible_session(&m, &caller, &reference)?;
     let ongoing = m.commits.ongoing(row.id);
-    Ok(Json(json!({
-        "status": if ongoing.is_some() { "ongoing" } else { "ready" },
-        "kernel": row.main_kernel_id.to_string(),
-        "bgtask_id": ongoing.map(|t| t.id.to_string()),
-    })))
+    Ok(Json(CommitStatus {
+        status: if ongoing.is_some() {
+            "ongoing"
+        } else {
+            "ready"
+        }
+        .into(),
+        kernel: row.main_kernel_id.to_string(),
+        bgtask_id: ongoing.map(|t| t.id.to_string()),
+    }))
 }
 
 /// Backend.AI's clients send the fields in the query (CLI) or a JSON body (web UI).
@@ -81,7 +87,7 @@ pub async fn imagify(
     Path(reference): Path<String>,
     Query(q): Query<HashMap<String, String>>,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ImagifyStarted>> {
     let body = super::json_body(body.trim_ascii())?;
     let row = visible_session(&m, &caller, &reference)?;
     let name = field(&body, &q, "image_name")
@@ -93,7 +99,9 @@ pub async fn imagify(
         access_key: row.access_key.clone(),
     };
     let task = crate::images::convert::start(&m, owner, &row, &name, visibility.as_deref())?;
-    Ok(Json(json!({"task_id": task.to_string()})))
+    Ok(Json(ImagifyStarted {
+        task_id: task.to_string(),
+    }))
 }
 
 type Tx = tokio::sync::mpsc::Sender<Result<Event, Infallible>>;

@@ -10,8 +10,9 @@ use axum::Extension;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
+use bai_api::sessions::{DependencyNode, FileListing};
 use bai_core::Problem;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use uuid::Uuid;
@@ -49,7 +50,7 @@ pub async fn list_files(
     Path(reference): Path<String>,
     Query(q): Query<HashMap<String, String>>,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<FileListing>> {
     let row = visible_session(&m, &caller, &reference)?;
     let path = asked_path(&body, &q)?;
     if path.contains('\0') {
@@ -78,18 +79,30 @@ pub async fn list_files(
         .await
         .map_err(|e| Problem::invalid(e.to_string()))?;
     let files = serde_json::to_string(&entries).unwrap_or_else(|_| "[]".into());
-    Ok(Json(
-        json!({"files": files, "errors": null, "abspath": absolute(&path)}),
-    ))
+    Ok(Json(FileListing {
+        files,
+        errors: None,
+        abspath: absolute(&path),
+    }))
 }
 
 /// How deep a dependency graph is followed (cycles cannot be made, but rows are data).
 const MAX_DEPTH: usize = 32;
 
-fn node(m: &Manager, id: Uuid, seen: &mut HashSet<Uuid>, depth: usize) -> ApiResult<Value> {
+fn node(
+    m: &Manager,
+    id: Uuid,
+    seen: &mut HashSet<Uuid>,
+    depth: usize,
+) -> ApiResult<DependencyNode> {
     let Some(row) = m.store.session(id)? else {
-        return Ok(json!({"session_id": id.to_string(), "session_name": null,
-                         "status": null, "status_changed": null, "depends_on": []}));
+        return Ok(DependencyNode {
+            session_id: id.to_string(),
+            session_name: None,
+            status: None,
+            status_changed: None,
+            depends_on: Vec::new(),
+        });
     };
     let mut depends_on = Vec::new();
     if depth < MAX_DEPTH && seen.insert(id) {
@@ -98,20 +111,20 @@ fn node(m: &Manager, id: Uuid, seen: &mut HashSet<Uuid>, depth: usize) -> ApiRes
         }
         seen.remove(&id);
     }
-    Ok(json!({
-        "session_id": row.id.to_string(),
-        "session_name": row.name,
-        "status": row.status.as_str(),
-        "status_changed": row.status_changed,
-        "depends_on": depends_on,
-    }))
+    Ok(DependencyNode {
+        session_id: row.id.to_string(),
+        session_name: Some(row.name),
+        status: Some(row.status),
+        status_changed: Some(row.status_changed),
+        depends_on,
+    })
 }
 
 pub async fn dependency_graph(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(reference): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<DependencyNode>> {
     let row = visible_session(&m, &caller, &reference)?;
     Ok(Json(node(&m, row.id, &mut HashSet::new(), 0)?))
 }

@@ -4,10 +4,10 @@
 //! [`Storage::blocking`] (or `usage_async`).
 
 use super::{Storage, WORK_UID, bad, io};
+use bai_api::folders::{FileEntry, FileType, Listing, MkdirAnswer, MkdirItem, MkdirResults};
 use bai_core::Problem;
 use bai_core::vpath::{confine, confine_name};
 use bai_store::VFolderRow;
-use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -37,32 +37,32 @@ impl Storage {
         Ok(cur)
     }
 
-    /// `{"items": [{name, type, size, mode, created, modified}]}` of a directory.
-    pub fn list(&self, v: &VFolderRow, rel: &str) -> Result<Value, Problem> {
+    /// The entries of a directory, by name.
+    pub fn list(&self, v: &VFolderRow, rel: &str) -> Result<Listing, Problem> {
         let dir = self.resolve(v, rel)?;
         let mut items = Vec::new();
         let rd = std::fs::read_dir(&dir).map_err(|e| io(rel, e))?;
         for entry in rd.flatten() {
             let Ok(md) = entry.metadata() else { continue };
-            let ty = if md.file_type().is_symlink() {
-                "SYMLINK"
+            let kind = if md.file_type().is_symlink() {
+                FileType::Symlink
             } else if md.is_dir() {
-                "DIRECTORY"
+                FileType::Directory
             } else {
-                "FILE"
+                FileType::File
             };
             use std::os::unix::fs::PermissionsExt;
-            items.push(json!({
-                "name": entry.file_name().to_string_lossy(),
-                "type": ty,
-                "size": md.len(),
-                "mode": format!("{:o}", md.permissions().mode() & 0o7777),
-                "created": iso(md.created().or_else(|_| md.modified())),
-                "modified": iso(md.modified()),
-            }));
+            items.push(FileEntry {
+                name: entry.file_name().to_string_lossy().into_owned(),
+                kind,
+                size: md.len(),
+                mode: format!("{:o}", md.permissions().mode() & 0o7777),
+                created: iso(md.created().or_else(|_| md.modified())),
+                modified: iso(md.modified()),
+            });
         }
-        items.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
-        Ok(json!({ "items": items }))
+        items.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(Listing { items })
     }
 
     /// Creates directories; answers the official client's `{results: {success, failed}}`.
@@ -72,13 +72,18 @@ impl Storage {
         paths: &[String],
         parents: bool,
         exist_ok: bool,
-    ) -> Result<Value, Problem> {
+    ) -> Result<MkdirAnswer, Problem> {
         let base = self.folder_dir(v)?;
         let mut ok = Vec::new();
         let mut failed = Vec::new();
         for p in paths {
             if bai_core::vpath::confine(p).is_ok_and(|rel| rel.as_os_str().is_empty()) {
-                failed.push(json!({"item": p, "msg": "an empty path names the folder itself; give the directory to make"}));
+                failed.push(MkdirItem {
+                    item: p.clone(),
+                    msg: Some(
+                        "an empty path names the folder itself; give the directory to make".into(),
+                    ),
+                });
                 continue;
             }
             let r = self.resolve(v, p).and_then(|abs| {
@@ -97,11 +102,22 @@ impl Storage {
                 }
             });
             match r {
-                Ok(()) => ok.push(json!({"item": p, "msg": null})),
-                Err(e) => failed.push(json!({"item": p, "msg": e.msg})),
+                Ok(()) => ok.push(MkdirItem {
+                    item: p.clone(),
+                    msg: None,
+                }),
+                Err(e) => failed.push(MkdirItem {
+                    item: p.clone(),
+                    msg: Some(e.msg),
+                }),
             }
         }
-        Ok(json!({"results": {"success": ok, "failed": failed}}))
+        Ok(MkdirAnswer {
+            results: MkdirResults {
+                success: ok,
+                failed,
+            },
+        })
     }
 
     pub fn rename_file(&self, v: &VFolderRow, target: &str, new_name: &str) -> Result<(), Problem> {

@@ -10,10 +10,10 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
-use bai_api::folders::{MoveFile, RenameFile};
+use bai_api::folders::{Done, Listing, MkdirAnswer, MoveFile, RenameFile};
 use bai_core::Problem;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 
 #[derive(Debug, Deserialize)]
@@ -27,7 +27,7 @@ pub async fn files(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     Query(q): Query<PathQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Listing>> {
     let v = own_folder(&m, &caller, &id)?;
     let listing = m.storage.blocking(move |s| s.list(&v, &q.path)).await?;
     Ok(Json(listing))
@@ -38,7 +38,7 @@ pub async fn mkdir(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<MkdirAnswer>)> {
     let v = writable_folder(&m, &caller, &id)?;
     let b = json_body(&body)?;
     let paths: Vec<String> = match b.get("path") {
@@ -56,14 +56,7 @@ pub async fn mkdir(
         .storage
         .blocking(move |s| s.mkdir(&v, &paths, parents, exist_ok))
         .await?;
-    let failed = out["results"]["failed"]
-        .as_array()
-        .is_some_and(|f| !f.is_empty());
-    let status = if failed
-        && out["results"]["success"]
-            .as_array()
-            .is_some_and(|s| s.is_empty())
-    {
+    let status = if !out.results.failed.is_empty() && out.results.success.is_empty() {
         StatusCode::BAD_REQUEST
     } else {
         StatusCode::CREATED
@@ -76,7 +69,7 @@ pub async fn rename_file(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Done>> {
     let v = writable_folder(&m, &caller, &id)?;
     let RenameFile {
         target_path: target,
@@ -85,7 +78,7 @@ pub async fn rename_file(
     m.storage
         .blocking(move |s| s.rename_file(&v, &target, &new_name))
         .await?;
-    Ok(Json(json!({})))
+    Ok(Json(Done {}))
 }
 
 pub async fn move_file(
@@ -93,13 +86,13 @@ pub async fn move_file(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Done>> {
     let v = writable_folder(&m, &caller, &id)?;
     let MoveFile { src, dst } = typed(json_body(&body)?, &["src", "dst"])?;
     m.storage
         .blocking(move |s| s.move_file(&v, &src, &dst))
         .await?;
-    Ok(Json(json!({})))
+    Ok(Json(Done {}))
 }
 
 pub async fn delete_files(
@@ -107,7 +100,7 @@ pub async fn delete_files(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Done>> {
     let v = writable_folder(&m, &caller, &id)?;
     let b = json_body(&body)?;
     let files: Vec<String> = b
@@ -127,5 +120,5 @@ pub async fn delete_files(
     m.storage
         .blocking(move |s| s.delete_files(&v, &files, recursive))
         .await?;
-    Ok(Json(json!({})))
+    Ok(Json(Done {}))
 }

@@ -11,10 +11,10 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, header};
 use axum::{Extension, Json};
-use bai_api::folders::RequestDownload;
+use bai_api::folders::{RequestDownload, Ticket};
 use bai_core::Problem;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -48,7 +48,7 @@ pub async fn request_upload(
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Ticket>> {
     let v = writable_folder(&m, &caller, &id)?;
     let b = json_body(&body)?;
     let rel = field(&b, "path")?;
@@ -96,9 +96,10 @@ pub async fn request_upload(
             expires: Instant::now() + Duration::from_secs(24 * 3600),
         },
     );
-    Ok(Json(
-        json!({"token": tok, "url": format!("{}/storage/upload", base_url(&m, &headers))}),
-    ))
+    Ok(Json(Ticket {
+        token: tok,
+        url: format!("{}/storage/upload", base_url(&m, &headers)),
+    }))
 }
 
 #[derive(Debug, Deserialize)]
@@ -126,7 +127,7 @@ pub async fn request_download(
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Ticket>> {
     let v = own_folder(&m, &caller, &id)?;
     let RequestDownload { path: rel } = typed(json_body(&body)?, &["path"])?;
     let path = m.storage.resolve(&v, &rel)?;
@@ -146,9 +147,10 @@ pub async fn request_download(
             expires: Instant::now() + Duration::from_secs(3600),
         },
     );
-    Ok(Json(
-        json!({"token": tok, "url": format!("{}/storage/download", base_url(&m, &headers))}),
-    ))
+    Ok(Json(Ticket {
+        token: tok,
+        url: format!("{}/storage/download", base_url(&m, &headers)),
+    }))
 }
 
 /// An upload has `end` bytes: once that is all of it, its token is spent.

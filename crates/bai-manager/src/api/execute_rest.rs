@@ -12,6 +12,7 @@ use crate::error::ApiResult;
 use crate::state::Manager;
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
+use bai_api::sessions::{ExecuteReply, ExecuteResult};
 use bai_core::Problem;
 use bai_core::agent::{ExecEvent, ExecRequest};
 use futures::StreamExt;
@@ -65,15 +66,23 @@ pub async fn execute(
     Extension(caller): Extension<Caller>,
     Path(reference): Path<String>,
     body: axum::body::Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ExecuteReply>> {
     let row = visible_session(&m, &caller, &reference)?;
     let body = super::json_body(&body)?;
     let mode = body.get("mode").and_then(Value::as_str).unwrap_or("");
     if mode.is_empty() {
         // Code completion (no mode): bai offers none.
-        return Ok(Json(
-            json!({"result": {"status": "finished", "completions": []}}),
-        ));
+        return Ok(Json(ExecuteReply {
+            result: ExecuteResult {
+                run_id: None,
+                status: "finished".into(),
+                console: Vec::new(),
+                exit_code: None,
+                options: None,
+                files: Vec::new(),
+                completions: Some(Vec::new()),
+            },
+        }));
     }
     let agent = runs_code(&m, &row)?;
     let kernel = row.main_kernel_id;
@@ -132,13 +141,15 @@ pub async fn execute(
     }
     let out: u64 = console.iter().map(|(_, t)| t.len() as u64).sum();
     traffic.add(0, out);
-    let console: Vec<Value> = console.into_iter().map(|(k, t)| json!([k, t])).collect();
-    Ok(Json(json!({"result": {
-        "runId": run_id,
-        "status": status,
-        "console": console,
-        "exitCode": exit,
-        "options": options,
-        "files": [],
-    }})))
+    Ok(Json(ExecuteReply {
+        result: ExecuteResult {
+            run_id: Some(run_id),
+            status,
+            console,
+            exit_code: exit,
+            options: Some(options).filter(|o| !o.is_null()),
+            files: Vec::new(),
+            completions: None,
+        },
+    }))
 }

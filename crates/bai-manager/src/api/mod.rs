@@ -44,7 +44,12 @@ pub fn router(m: Arc<Manager>) -> Router {
     let signed = Router::new()
         .route(
             "/manager/announcement",
-            get(|| async { axum::Json(json!({"enabled": false, "message": ""})) }),
+            get(|| async {
+                axum::Json(bai_api::server::Announcement {
+                    enabled: false,
+                    message: String::new(),
+                })
+            }),
         )
         .route("/session", post(session::create))
         .route(
@@ -326,8 +331,11 @@ async fn hello(uri: axum::http::Uri, headers: axum::http::HeaderMap) -> axum::re
     {
         return page;
     }
-    axum::Json(json!({"version": bai_core::API_VERSION, "manager": bai_core::MANAGER_VERSION}))
-        .into_response()
+    axum::Json(bai_api::server::Version {
+        version: bai_core::API_VERSION.into(),
+        manager: bai_core::MANAGER_VERSION.into(),
+    })
+    .into_response()
 }
 
 /// Anything else: a file or page of the web UI, or a JSON 404.

@@ -254,12 +254,9 @@ pub async fn stats(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(reference): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<bai_api::sessions::Stats>> {
     let row = visible_session(&m, &caller, &reference)?;
-    let mut v = crate::monitor::view::stats_json(&m, &row);
-    v["idle_checks"] =
-        crate::monitor::view::idle_checks_json(&crate::monitor::view::reports(&m, &row));
-    Ok(Json(v))
+    Ok(Json(crate::monitor::view::stats(&m, &row)))
 }
 
 pub async fn rename(

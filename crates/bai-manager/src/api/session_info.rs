@@ -20,8 +20,7 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
         json!({})
     };
     let resource_opts = json!({"shmem": row.shmem}).to_string();
-    let idle_checks =
-        crate::monitor::view::idle_checks_json(&crate::monitor::view::reports(m, row));
+    let idle_checks = crate::monitor::view::idle_checks(crate::monitor::view::reports(m, row));
     let live_stat = crate::monitor::view::live_stat(m, row);
     // An ended session's counters live in the store (the manager forgot them).
     let last_stat = if row.status.is_terminal() {
@@ -146,7 +145,7 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
         cpu: format_cpu(row.requested_slots.cpu_milli),
         mem: row.requested_slots.mem,
         environ: row.environ.clone(),
-        idle_checks: idle_checks.to_string(),
+        idle_checks: serde_json::to_string(&idle_checks).unwrap_or_else(|_| "{}".into()),
         vfolder_mounts: row
             .mounts
             .iter()

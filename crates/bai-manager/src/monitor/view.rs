@@ -2,7 +2,7 @@
 //! the idle checks and the stats series), and what an ending session keeps.
 
 use crate::state::Manager;
-use bai_core::idle::{self, Report};
+use bai_core::idle::{self, Checker, Report};
 use bai_core::stats::now_ms;
 use bai_core::status::{SessionStatus as S, SessionType};
 use bai_store::SessionRow;
@@ -87,27 +87,18 @@ pub(super) fn judge(
 
 /// The session's recent use as the API shows it: the interval, the samples, and the
 /// cumulative counters of the last reading.
-pub fn stats_json(m: &Manager, row: &SessionRow) -> serde_json::Value {
-    serde_json::json!({
-        "interval_secs": m.config.monitor.interval.as_secs_f64(),
-        "samples": m.stats.samples(row.id),
-        "counters": m.stats.last(row.id),
-    })
+pub fn stats(m: &Manager, row: &SessionRow) -> bai_api::sessions::Stats {
+    bai_api::sessions::Stats {
+        interval_secs: m.config.monitor.interval.as_secs_f64(),
+        samples: m.stats.samples(row.id),
+        counters: m.stats.last(row.id),
+        idle_checks: idle_checks(reports(m, row)),
+    }
 }
 
-/// The reports as Backend.AI's `idle_checks` field: checker name → report.
-pub fn idle_checks_json(reports: &[Report]) -> serde_json::Value {
-    serde_json::Value::Object(
-        reports
-            .iter()
-            .map(|r| {
-                (
-                    r.checker.as_str().to_string(),
-                    serde_json::to_value(r).unwrap_or_default(),
-                )
-            })
-            .collect(),
-    )
+/// The reports as Backend.AI's `idle_checks` field: checker → report.
+pub fn idle_checks(reports: Vec<Report>) -> std::collections::BTreeMap<Checker, Report> {
+    reports.into_iter().map(|r| (r.checker, r)).collect()
 }
 
 /// Backend.AI's `live_stat` of a kernel (a JSON text; metric → current, capacity, pct), from

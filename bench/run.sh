@@ -34,7 +34,7 @@ for _ in $(seq 1 100); do grep -q "Stop with Ctrl-C" "$data/out.log" 2>/dev/null
 bai="$BIN/bai"
 now() { date +%s.%N; }
 sub() { python3 -c "print(round($1 - $2, 3))"; }
-median() { python3 -c 'import sys,statistics; print(statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
+median() { python3 -c 'import sys,statistics; print(round(statistics.median(float(x) for x in sys.argv[1:]), 4))' "$@"; }
 
 echo "== 1. run -c latency ($ROUNDS rounds, alternating)"
 bai_t=(); dock_t=()

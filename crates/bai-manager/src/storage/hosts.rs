@@ -16,8 +16,12 @@ pub struct Host {
 impl Host {
     /// The backend name `GET /folders/_/hosts` reports: `local` for the directory under the
     /// data dir, `vfs` (a plain directory, e.g. an NFS mount) for configured hosts.
-    pub fn backend(&self) -> &'static str {
-        if self.builtin { "local" } else { "vfs" }
+    pub fn backend(&self) -> bai_api::folders::Backend {
+        if self.builtin {
+            bai_api::folders::Backend::Local
+        } else {
+            bai_api::folders::Backend::Vfs
+        }
     }
 }
 

@@ -93,8 +93,14 @@ fn open_creates_roots_checks_the_default_and_resolves_by_host() {
     assert!(data.path().join("volumes/volume1").is_dir());
     assert_eq!(s.default_host(), "nfs:shared");
     assert_eq!(s.names(), vec!["local:volume1", "nfs:shared"]);
-    assert_eq!(s.host("local:volume1").map(Host::backend), Some("local"));
-    assert_eq!(s.host("nfs:shared").map(Host::backend), Some("vfs"));
+    assert_eq!(
+        s.host("local:volume1").map(Host::backend),
+        Some(bai_api::folders::Backend::Local)
+    );
+    assert_eq!(
+        s.host("nfs:shared").map(Host::backend),
+        Some(bai_api::folders::Backend::Vfs)
+    );
 
     let v = row("nfs:shared");
     let dir = s.create(&v).expect("create");

@@ -4,7 +4,7 @@
 use crate::state::Manager;
 use crate::storage::{Host, Storage};
 use bai_api::folders::{
-    Backend, Capability, Folder, FolderStatus, Hosts, Ownership, UsageMode, VolumeInfo, VolumeUsage,
+    Capability, Folder, FolderStatus, Hosts, Ownership, UsageMode, VolumeInfo, VolumeUsage,
 };
 use bai_core::Problem;
 use bai_store::VFolderRow;
@@ -82,11 +82,7 @@ pub(super) fn hosts_json(storage: &Storage) -> Hosts {
         .map(|h: &Host| {
             let (total_bytes, used_bytes) = Storage::host_usage(&h.root).unwrap_or((0, 0));
             let info = VolumeInfo {
-                backend: if h.builtin {
-                    Backend::Local
-                } else {
-                    Backend::Vfs
-                },
+                backend: h.backend(),
                 capabilities: vec![Capability::Vfolder],
                 usage: VolumeUsage {
                     total_bytes,

@@ -3218,8 +3218,8 @@ export interface components {
             /** @description The image (or alias) replicas run; also read as `lang`. */
             image: string;
             /**
-             * @description 4–64 letters, digits, `_` and `-` (also read as `clientSessionToken`); default
-             *     `bai-serve-…`.
+             * @description 4–64 letters, digits, `_` and `-` (also read as `service_name`,
+             *     `clientSessionToken`); default `bai-serve-…`.
              * @default null
              */
             name: string | null;
@@ -3687,13 +3687,13 @@ export interface components {
              * @default null
              */
             environ: {
-                [key: string]: unknown;
+                [key: string]: string;
             } | null;
             /** @default null */
             extra_mounts: {
                 [key: string]: unknown;
             } | null;
-            /** @description The model folder (usage mode `model`), by name or id. */
+            /** @description The model folder (usage mode `model`), by name or id (also read as `model_id`). */
             model: string;
             /**
              * @description The definition inside the folder (default `model-definition.yaml`, then `.yml`).
@@ -3707,16 +3707,19 @@ export interface components {
             model_mount_destination: string | null;
             /** @default null */
             model_version: unknown;
-            /** @default null */
+            /**
+             * @description `shmem`, as `POST /session` takes it.
+             * @default null
+             */
             resource_opts: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["NumberOrText"];
             } | null;
             /**
              * @description Per kernel, as `POST /session` takes them.
              * @default null
              */
             resources: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["NumberOrText"];
             } | null;
             /**
              * @description The resource group (also read as `scalingGroup`).

@@ -12,12 +12,14 @@ pub mod folders;
 pub mod images;
 pub mod openapi;
 pub mod problem;
+pub mod read;
 pub mod resources;
 pub mod route;
 pub mod schema;
 pub mod server;
 pub mod services;
 pub mod sessions;
+mod spellings;
 
 pub use problem::Problem;
 pub use route::{Body, Route, routes};

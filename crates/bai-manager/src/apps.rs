@@ -2,7 +2,6 @@
 //! the user's preopen ports) and where each listens inside the container; and the traffic
 //! that passes through the proxies, per session, for the idle checker.
 
-use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -135,17 +134,16 @@ impl Traffic {
             .store(bai_core::stats::now_ms(), Ordering::Relaxed);
     }
 
-    pub fn json(&self) -> Value {
+    /// The counts as the API shows them (`network` of a session).
+    pub fn network(&self) -> bai_api::sessions::Network {
         let last = self.last_activity_ms.load(Ordering::Relaxed);
-        json!({
-            "rx_bytes": self.rx_bytes.load(Ordering::Relaxed),
-            "tx_bytes": self.tx_bytes.load(Ordering::Relaxed),
-            "last_activity": if last > 0 {
-                chrono::DateTime::from_timestamp_millis(last).map(|t| t.to_rfc3339())
-            } else {
-                None
-            },
-        })
+        bai_api::sessions::Network {
+            rx_bytes: self.rx_bytes.load(Ordering::Relaxed),
+            tx_bytes: self.tx_bytes.load(Ordering::Relaxed),
+            last_activity: (last > 0)
+                .then(|| chrono::DateTime::from_timestamp_millis(last).map(|t| t.to_rfc3339()))
+                .flatten(),
+        }
     }
 }
 
@@ -222,6 +220,7 @@ impl TrafficBook {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn service_ports_label_parses_and_rejects_garbage() {
@@ -256,9 +255,9 @@ mod tests {
         assert!(book.get(id).is_none());
         book.of(id).add(10, 32);
         book.of(id).add(5, 0);
-        let t = book.get(id).unwrap().json();
-        assert_eq!(t["rx_bytes"], 15);
-        assert_eq!(t["tx_bytes"], 32);
-        assert!(t["last_activity"].is_string());
+        let t = book.get(id).unwrap().network();
+        assert_eq!(t.rx_bytes, 15);
+        assert_eq!(t.tx_bytes, 32);
+        assert!(t.last_activity.is_some());
     }
 }

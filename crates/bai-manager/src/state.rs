@@ -137,7 +137,7 @@ pub struct Manager {
     /// Per resource group scheduler state kept between passes (round-robin counter).
     pub sched_state: Mutex<HashMap<String, bai_sched::GroupState>>,
     /// Why each PENDING session waits, as of the last scheduling pass.
-    pub pending_views: Mutex<HashMap<Uuid, crate::scheduler::view::PendingView>>,
+    pub pending_views: Mutex<HashMap<Uuid, bai_api::sessions::PendingInfo>>,
     /// When the scheduler last wrote an unchanged wait to a session's history.
     history_marks: Mutex<HashMap<Uuid, Instant>>,
     /// Where data folders live.
@@ -233,7 +233,7 @@ impl Manager {
     }
 
     /// Why a PENDING session waits, if the scheduler has looked at it.
-    pub fn pending_view(&self, id: Uuid) -> Option<crate::scheduler::view::PendingView> {
+    pub fn pending_view(&self, id: Uuid) -> Option<bai_api::sessions::PendingInfo> {
         self.pending_views
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -55,30 +55,8 @@ fn official_create_body(name: &str) -> Value {
 /// A create request as the type writes it.
 fn create_request(name: &str, image: &str) -> CreateRequest {
     CreateRequest {
-        image: image.into(),
         name: Some(name.into()),
-        session_type: None,
-        startup_command: None,
-        batch_timeout: None,
-        starts_at: None,
-        bootstrap_script: None,
-        group: None,
-        domain: None,
-        tag: None,
-        owner_access_key: None,
-        enqueue_only: None,
-        max_wait_seconds: None,
-        reuse_if_exists: None,
-        priority: None,
-        count: None,
-        dependencies: None,
-        cluster_size: None,
-        cluster_mode: None,
-        scaling_group: None,
-        preset: None,
-        architecture: None,
-        callback_url: None,
-        config: None,
+        ..CreateRequest::new(image)
     }
 }
 

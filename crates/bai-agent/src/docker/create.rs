@@ -219,11 +219,21 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
     tracing::debug!(kernel = %kernel_id, container = %created.id, "container created");
     // The container and its scratch directory exist, nothing runs yet (test builds only).
     bai_fault::point("agent:container-created");
-    if let Err(e) = inner
+    let mut started = inner
         .docker
         .start_container(&name, None::<StartContainerOptions>)
-        .await
+        .await;
+    // Two copies of the shared kernel network (made at once by two agents): keep one, again.
+    if cluster.network.is_none()
+        && matches!(&started, Err(e) if super::isolation::is_ambiguous(e))
+        && super::isolation::ensure(inner).await.is_ok()
     {
+        started = inner
+            .docker
+            .start_container(&name, None::<StartContainerOptions>)
+            .await;
+    }
+    if let Err(e) = started {
         let _ = destroy::remove(inner, kernel_id).await;
         return Err(runtime(format_args!("cannot start container {name}"), e));
     }

@@ -56,7 +56,7 @@ impl FileType {
 
 /// One path or several.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "a path, or a list of paths")]
 pub enum Paths {
     /// One path.
     One(String),

@@ -6,13 +6,17 @@ use crate::sessions::NumberOrText;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+mod spellings;
+pub use spellings::canonical_service_body;
 
 /// `POST /services`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NewService {
-    /// 4–64 letters, digits, `_` and `-` (also read as `clientSessionToken`); default
-    /// `bai-serve-…`.
-    #[serde(alias = "clientSessionToken", default)]
+    /// 4–64 letters, digits, `_` and `-` (also read as `service_name`,
+    /// `clientSessionToken`); default `bai-serve-…`.
+    #[serde(alias = "service_name", alias = "clientSessionToken", default)]
     pub name: Option<String>,
     /// Replicas wanted, 0–16 (also read as `desired_session_count`, `desiredSessionCount`).
     #[serde(alias = "desired_session_count", alias = "desiredSessionCount")]
@@ -59,7 +63,8 @@ pub struct NewService {
 /// `config` of [`NewService`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ServiceConfig {
-    /// The model folder (usage mode `model`), by name or id.
+    /// The model folder (usage mode `model`), by name or id (also read as `model_id`).
+    #[serde(alias = "model_id")]
     pub model: String,
     #[serde(default)]
     pub model_version: Option<Value>,
@@ -75,15 +80,16 @@ pub struct ServiceConfig {
     pub extra_mounts: Option<Map<String, Value>>,
     /// Environment variables of every replica.
     #[serde(default)]
-    pub environ: Option<Map<String, Value>>,
+    pub environ: Option<BTreeMap<String, String>>,
     /// The resource group (also read as `scalingGroup`).
     #[serde(alias = "scalingGroup", default)]
     pub scaling_group: Option<String>,
     /// Per kernel, as `POST /session` takes them.
     #[serde(default)]
-    pub resources: Option<Map<String, Value>>,
+    pub resources: Option<BTreeMap<String, NumberOrText>>,
+    /// `shmem`, as `POST /session` takes it.
     #[serde(default)]
-    pub resource_opts: Option<Map<String, Value>>,
+    pub resource_opts: Option<BTreeMap<String, NumberOrText>>,
 }
 
 /// A route's state.

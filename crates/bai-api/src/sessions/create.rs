@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 /// A number or its text: clients send resource amounts and durations either way
 /// (`"2"`, `2`, `"4g"`, `"30m"`, `1800`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+// Read by hand (`either.rs`), so that a value of neither kind is refused as such.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum NumberOrText {
     /// A number (cores, bytes, seconds).
@@ -18,7 +19,8 @@ pub enum NumberOrText {
 }
 
 /// A list of values, or one text of them separated by commas (or, for ports, spaces).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+// Read by hand (`either.rs`), so that a value of neither kind is refused as such.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ListOrText<T> {
     /// The values one by one.
@@ -157,6 +159,38 @@ pub struct CreateRequest {
     /// Resources, data folders, environment and ports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<CreateConfig>,
+}
+
+impl CreateRequest {
+    /// A request for `image` with nothing else given (every other field its default).
+    pub fn new(image: impl Into<String>) -> CreateRequest {
+        CreateRequest {
+            image: image.into(),
+            name: None,
+            session_type: None,
+            startup_command: None,
+            batch_timeout: None,
+            starts_at: None,
+            bootstrap_script: None,
+            group: None,
+            domain: None,
+            tag: None,
+            owner_access_key: None,
+            enqueue_only: None,
+            max_wait_seconds: None,
+            reuse_if_exists: None,
+            priority: None,
+            count: None,
+            dependencies: None,
+            cluster_size: None,
+            cluster_mode: None,
+            scaling_group: None,
+            preset: None,
+            architecture: None,
+            callback_url: None,
+            config: None,
+        }
+    }
 }
 
 /// `config` of a create request.

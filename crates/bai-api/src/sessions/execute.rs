@@ -12,7 +12,7 @@ pub struct ExecuteRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
     /// The code (`query`), or the line (`input`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub code: String,
     /// The run to go on with; a new run takes this id when given (else one is made).
     #[serde(rename = "runId", default, skip_serializing_if = "Option::is_none")]
@@ -20,6 +20,11 @@ pub struct ExecuteRequest {
     /// `batch`: `clean`, `build`, `exec` commands.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<serde_json::Value>,
+}
+
+/// A text where clients may send `null` for the empty one.
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Option::<String>::deserialize(d).map(Option::unwrap_or_default)
 }
 
 /// The answer: `{"result": …}`.

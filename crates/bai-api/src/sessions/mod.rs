@@ -3,6 +3,8 @@
 
 pub mod apps;
 pub mod create;
+mod create_spellings;
+mod either;
 pub mod events;
 pub mod execute;
 pub mod gql;
@@ -17,6 +19,7 @@ pub use apps::{App, AppProtocol, ProxyMode, StartServiceReply, StartServiceReque
 pub use create::{
     CreateConfig, CreateReply, CreateRequest, CreatedSession, ListOrText, NumberOrText,
 };
+pub use create_spellings::canonical_create_body;
 pub use events::{CloseData, EventData, EventName, SessionEventData};
 pub use execute::{ExecuteReply, ExecuteRequest, ExecuteResult};
 pub use gql::{GqlAnswer, GqlError, GqlRequest};

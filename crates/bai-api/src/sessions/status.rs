@@ -83,9 +83,39 @@ pub enum ClusterMode {
     MultiNode,
 }
 
+impl From<bai_core::cluster::ClusterMode> for ClusterMode {
+    fn from(m: bai_core::cluster::ClusterMode) -> ClusterMode {
+        match m {
+            bai_core::cluster::ClusterMode::SingleNode => ClusterMode::SingleNode,
+            bai_core::cluster::ClusterMode::MultiNode => ClusterMode::MultiNode,
+        }
+    }
+}
+
+impl From<ClusterMode> for bai_core::cluster::ClusterMode {
+    fn from(m: ClusterMode) -> bai_core::cluster::ClusterMode {
+        match m {
+            ClusterMode::SingleNode => bai_core::cluster::ClusterMode::SingleNode,
+            ClusterMode::MultiNode => bai_core::cluster::ClusterMode::MultiNode,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cluster_modes_map_both_ways_in_the_same_word() {
+        for m in [
+            bai_core::cluster::ClusterMode::SingleNode,
+            bai_core::cluster::ClusterMode::MultiNode,
+        ] {
+            let wire = ClusterMode::from(m);
+            assert_eq!(serde_json::to_value(wire).unwrap(), m.as_str());
+            assert_eq!(bai_core::cluster::ClusterMode::from(wire), m);
+        }
+    }
 
     #[test]
     fn a_session_status_is_reported_in_its_own_word() {

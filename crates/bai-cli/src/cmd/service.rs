@@ -4,8 +4,8 @@ use crate::args::{ServiceCmd, ServiceCreateArgs, resources};
 use crate::output::table;
 use anyhow::Result;
 use bai_api::services::{NewService, ServiceConfig, ServiceInfo};
+use bai_api::sessions::NumberOrText;
 use bai_client::Client;
-use serde_json::{Map, Value};
 
 pub async fn service(client: &Client, c: &ServiceCmd) -> Result<i32> {
     match c {
@@ -87,18 +87,18 @@ pub async fn service(client: &Client, c: &ServiceCmd) -> Result<i32> {
     }
 }
 
-/// `-r` values as the JSON texts a service's config carries.
-fn as_json(m: std::collections::BTreeMap<String, String>) -> Map<String, Value> {
-    m.into_iter().map(|(k, v)| (k, Value::String(v))).collect()
+/// `-r` values as the texts a service's config carries.
+fn as_texts(
+    m: std::collections::BTreeMap<String, String>,
+) -> std::collections::BTreeMap<String, NumberOrText> {
+    m.into_iter()
+        .map(|(k, v)| (k, NumberOrText::Text(v)))
+        .collect()
 }
 
 async fn create(client: &Client, a: &ServiceCreateArgs) -> Result<i32> {
     let (res, opts) = resources(&a.resources);
-    let environ: Map<String, Value> = a
-        .env
-        .iter()
-        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-        .collect();
+    let environ = a.env.iter().cloned().collect();
     let body = NewService {
         name: a.name.clone(),
         replicas: a.replicas,
@@ -124,8 +124,8 @@ async fn create(client: &Client, a: &ServiceCreateArgs) -> Result<i32> {
             extra_mounts: None,
             environ: Some(environ),
             scaling_group: a.scaling_group.clone(),
-            resources: Some(as_json(res)),
-            resource_opts: Some(as_json(opts)),
+            resources: Some(as_texts(res)),
+            resource_opts: Some(as_texts(opts)),
         },
     };
     let s = client.create_service(&body).await?;

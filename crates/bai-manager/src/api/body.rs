@@ -32,6 +32,12 @@ pub(crate) fn typed_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, Problem>
     Ok(value)
 }
 
+/// A JSON value read as its type `T`; when it does not read, a 400 that names the field at
+/// fault, as [`typed_body`]'s does.
+pub(crate) fn typed_value<T: DeserializeOwned>(body: serde_json::Value) -> Result<T, Problem> {
+    bai_api::read::from_value(body).map_err(|e| Problem::invalid(e.to_string()))
+}
+
 /// The 400 of a body that did not read, `path` being where (`.`: the body itself).
 fn refusal(path: &str, inner: serde_json::Error) -> Problem {
     if inner.is_syntax() || inner.is_eof() {

@@ -10,6 +10,7 @@ use axum::Extension;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
 use axum::response::Response;
+use bai_api::sessions::ExecuteRequest;
 use bai_core::Problem;
 use bai_core::agent::{ExecEvent, ExecRequest};
 use bai_core::status::SessionStatus;
@@ -46,16 +47,17 @@ pub fn runs_code(m: &Manager, row: &bai_store::SessionRow) -> Result<Arc<AgentHa
         .ok_or_else(|| Problem::internal("the session's agent is gone"))
 }
 
-/// Parses the client's first frame into an execution request.
-pub fn parse_request(v: &Value) -> Result<ExecRequest, String> {
-    let code = v
-        .get("code")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let opts = v.get("options").cloned().unwrap_or(Value::Null);
-    let opt = |k: &str| opts.get(k).and_then(Value::as_str).map(str::to_string);
-    match v.get("mode").and_then(Value::as_str).unwrap_or("query") {
+/// The execution a request asks for (`mode` absent: `query`).
+pub fn parse_request(r: &ExecuteRequest) -> Result<ExecRequest, String> {
+    let code = r.code.clone();
+    let opt = |k: &str| {
+        r.options
+            .as_ref()
+            .and_then(|o| o.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    match r.mode.as_deref().unwrap_or("query") {
         "query" => Ok(ExecRequest::Query { code }),
         "batch" => Ok(ExecRequest::Batch {
             clean: opt("clean"),
@@ -116,7 +118,8 @@ async fn serve(
     traffic.add(first.len() as u64, 0);
     let req = match serde_json::from_str::<Value>(&first)
         .map_err(|e| e.to_string())
-        .and_then(|v| parse_request(&v))
+        .and_then(|v| bai_api::read::from_value::<ExecuteRequest>(v).map_err(|e| e.to_string()))
+        .and_then(|r| parse_request(&r))
     {
         Ok(r) => r,
         Err(e) => {

@@ -12,7 +12,7 @@ use crate::error::ApiResult;
 use crate::state::Manager;
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
-use bai_api::sessions::{ExecuteReply, ExecuteResult};
+use bai_api::sessions::{ExecuteReply, ExecuteRequest, ExecuteResult};
 use bai_core::Problem;
 use bai_core::agent::{ExecEvent, ExecRequest};
 use futures::StreamExt;
@@ -68,8 +68,8 @@ pub async fn execute(
     body: axum::body::Bytes,
 ) -> ApiResult<Json<ExecuteReply>> {
     let row = visible_session(&m, &caller, &reference)?;
-    let body = super::json_body(&body)?;
-    let mode = body.get("mode").and_then(Value::as_str).unwrap_or("");
+    let body: ExecuteRequest = super::typed_body(&body)?;
+    let mode = body.mode.as_deref().unwrap_or("");
     if mode.is_empty() {
         // Code completion (no mode): bai offers none.
         return Ok(Json(ExecuteReply {
@@ -86,11 +86,7 @@ pub async fn execute(
     }
     let agent = runs_code(&m, &row)?;
     let kernel = row.main_kernel_id;
-    let given = body
-        .get("runId")
-        .and_then(Value::as_str)
-        .filter(|r| !r.is_empty())
-        .map(str::to_string);
+    let given = body.run_id.clone().filter(|r| !r.is_empty());
     let traffic = m.traffic.of(row.id);
     let run_id = given.unwrap_or_else(|| Uuid::new_v4().simple().to_string());
     let key = (row.id, run_id.clone());
@@ -106,11 +102,7 @@ pub async fn execute(
                 )
             })?;
             if mode == "input" {
-                let line = body
-                    .get("code")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string();
+                let line = body.code.clone();
                 traffic.add(line.len() as u64, 0);
                 let mut ack = agent
                     .rpc
@@ -123,10 +115,7 @@ pub async fn execute(
         }
         _ => {
             let req = parse_request(&body).map_err(Problem::invalid)?;
-            traffic.add(
-                body.get("code").and_then(Value::as_str).map_or(0, str::len) as u64,
-                0,
-            );
+            traffic.add(body.code.len() as u64, 0);
             let stream = agent
                 .rpc
                 .execute(kernel, req)

@@ -38,7 +38,7 @@ use resources::{agent_admin, agents, groups, policies, presets, projects, users}
 use serde_json::json;
 use std::sync::Arc;
 
-pub(crate) use body::{json_body, typed_body};
+pub(crate) use body::{json_body, typed_body, typed_value};
 
 pub fn router(m: Arc<Manager>) -> Router {
     let signed = Router::new()

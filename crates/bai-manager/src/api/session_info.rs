@@ -2,11 +2,7 @@
 //! a [`SessionInfo`] built from its row, its kernels and what the manager knows live.
 
 use crate::state::Manager;
-use bai_api::sessions::{
-    ClusterMode as WireClusterMode, Dependency, Kernel, MountMode, Network, PendingInfo,
-    SessionInfo,
-};
-use bai_core::cluster::ClusterMode;
+use bai_api::sessions::{Dependency, Kernel, MountMode, Network, SessionInfo};
 use bai_core::resources::format_cpu;
 use bai_store::{SessionRow, SubKernel};
 use serde_json::{Value, json};
@@ -128,10 +124,7 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
             .flatten()
             .map(|k| k.email),
         main_kernel_id: row.main_kernel_id.to_string(),
-        cluster_mode: match row.cluster_mode {
-            ClusterMode::SingleNode => WireClusterMode::SingleNode,
-            ClusterMode::MultiNode => WireClusterMode::MultiNode,
-        },
+        cluster_mode: row.cluster_mode.into(),
         cluster_size: row.cluster_size,
         agent: row.agent_id.clone(),
         agent_ids: agents.clone(),
@@ -178,17 +171,7 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
             .collect(),
         designated_agent: row.designated_agent.clone(),
         pending: if row.status == bai_core::status::SessionStatus::Pending {
-            m.pending_view(row.id).map(|v| PendingInfo {
-                reason: v.reason,
-                code: v.code,
-                queue_position: v.queue_position as u64,
-                queue_length: v.queue_length as u64,
-                resource_group: v.resource_group,
-                short_of: v.short_of.into_iter().map(|(s, n)| (s, n as u64)).collect(),
-                agents_considered: v.agents_considered as u64,
-                estimated_start: v.estimated_start,
-                updated_at: v.updated_at,
-            })
+            m.pending_view(row.id)
         } else {
             None
         },
@@ -210,12 +193,14 @@ fn agents_of(row: &SessionRow, subs: &[SubKernel]) -> Vec<String> {
 
 /// The session's app traffic: live from the proxy, or as kept when it ended.
 fn network_of(m: &Manager, row: &SessionRow, last_stat: Option<&str>) -> Network {
-    let counted = m.traffic.get(row.id).map(|t| t.json()).or_else(|| {
+    let kept = || {
         let kept: Value = serde_json::from_str(last_stat?).ok()?;
-        kept.get("network").cloned()
-    });
-    counted
-        .and_then(|v| serde_json::from_value(v).ok())
+        serde_json::from_value(kept.get("network")?.clone()).ok()
+    };
+    m.traffic
+        .get(row.id)
+        .map(|t| t.network())
+        .or_else(kept)
         .unwrap_or(Network {
             rx_bytes: 0,
             tx_bytes: 0,

@@ -3,6 +3,7 @@
 //! limit, preopen ports and the count.
 
 use crate::state::Manager;
+use bai_api::sessions::{ClusterMode as WireClusterMode, ListOrText, NumberOrText};
 use bai_core::Problem;
 use bai_core::cluster::{ClusterMode, MAX_CLUSTER_SIZE};
 use bai_core::resources::{format_bytes, format_cpu};
@@ -10,15 +11,13 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 /// "Sessions: N" of the launcher (`count`, 1 to 100).
-pub(super) fn parse_count(body: &Value) -> Result<u32, Problem> {
-    match body.get("count") {
-        None | Some(Value::Null) => Ok(1),
-        Some(v) => match v.as_u64() {
-            Some(n @ 1..=100) => Ok(n as u32),
-            _ => Err(Problem::invalid(format!(
-                "count {v} is out of range: create 1 to 100 sessions at once"
-            ))),
-        },
+pub(super) fn parse_count(count: Option<u32>) -> Result<u32, Problem> {
+    match count {
+        None => Ok(1),
+        Some(n @ 1..=100) => Ok(n),
+        Some(n) => Err(Problem::invalid(format!(
+            "count {n} is out of range: create 1 to 100 sessions at once"
+        ))),
     }
 }
 
@@ -78,26 +77,15 @@ pub(super) fn check_session_type(
 
 /// `config.preopen_ports`: a list of ports (numbers or numeric strings), or one string with
 /// ports separated by commas or spaces; each 1024–65535, no duplicates, at most 16.
-pub fn parse_preopen_ports(v: Option<&Value>) -> Result<Vec<u16>, Problem> {
+pub fn parse_preopen_ports(v: Option<&ListOrText<NumberOrText>>) -> Result<Vec<u16>, Problem> {
     let items: Vec<String> = match v {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::String(s)) => s
+        None => return Ok(Vec::new()),
+        Some(ListOrText::Text(s)) => s
             .split(|c: char| c == ',' || c.is_whitespace())
             .filter(|w| !w.is_empty())
             .map(str::to_string)
             .collect(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|p| match p {
-                Value::String(s) => s.trim().to_string(),
-                other => other.to_string(),
-            })
-            .collect(),
-        Some(other) => {
-            return Err(Problem::invalid(format!(
-                "preopen_ports must be a list of ports, not {other}"
-            )));
-        }
+        Some(ListOrText::List(a)) => a.iter().map(|p| p.to_string().trim().to_string()).collect(),
     };
     let mut ports: Vec<u16> = Vec::new();
     for item in items {
@@ -214,24 +202,19 @@ pub(super) fn fits_group(
 }
 
 pub(super) fn designated_agent(
-    config: &Value,
+    asked: Option<&ListOrText<String>>,
     agents: &[std::sync::Arc<crate::state::AgentHandle>],
     group: &str,
     want: &bai_core::ResourceSlots,
 ) -> Result<Option<String>, Problem> {
-    let list: Vec<&str> = match config.get("agentList").or(config.get("agent_list")) {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-        Some(Value::String(s)) => s
+    let list: Vec<&str> = match asked {
+        None => return Ok(None),
+        Some(ListOrText::List(a)) => a.iter().map(String::as_str).collect(),
+        Some(ListOrText::Text(s)) => s
             .split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
             .collect(),
-        Some(other) => {
-            return Err(Problem::invalid(format!(
-                "agentList {other} must be a list of agent ids"
-            )));
-        }
     };
     match list.as_slice() {
         [] => Ok(None),
@@ -265,24 +248,10 @@ pub(super) fn designated_agent(
 pub(super) fn resolve_dependencies(
     m: &Manager,
     access_key: &str,
-    v: Option<&Value>,
+    list: &[String],
 ) -> Result<Vec<Uuid>, Problem> {
-    let list = match v {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Array(a)) => a,
-        Some(other) => {
-            return Err(Problem::invalid(format!(
-                "dependencies {other} must be a list of session ids or names"
-            )));
-        }
-    };
     let mut out = Vec::new();
-    for d in list {
-        let Some(r) = d.as_str() else {
-            return Err(Problem::invalid(format!(
-                "dependency {d} must be a session id or name"
-            )));
-        };
+    for r in list {
         let found = m
             .store
             .find_session(r, Some(access_key))
@@ -333,46 +302,30 @@ pub(super) fn check_pending_limit(m: &Manager, access_key: &str) -> Result<(), P
 pub(super) fn cluster_shape(
     m: &Manager,
     access_key: &str,
-    body: &Value,
-    config: &Value,
+    size: Option<u32>,
+    mode: Option<WireClusterMode>,
 ) -> Result<(ClusterMode, u32), Problem> {
-    let field = |k: &str| {
-        body.get(k)
-            .or_else(|| config.get(k))
-            .filter(|v| !v.is_null())
-    };
-    let size = match field("clusterSize").or_else(|| field("cluster_size")) {
-        None => 1,
-        Some(v) => match v.as_u64() {
-            Some(n @ 1..) if n <= u64::from(MAX_CLUSTER_SIZE) => n as u32,
-            // A size over bai's bound is "unavailable", as an over-limit size is in Backend.AI.
-            Some(n @ 1..) => {
-                return Err(Problem::new(
-                    400,
-                    "too-many-containers",
-                    "Too many containers.",
-                    format!(
-                        "the session asks for {n} containers, but a session has at most {MAX_CLUSTER_SIZE}"
-                    ),
-                )
-                .with_code("session_create_unavailable"));
-            }
-            _ => {
-                return Err(Problem::invalid(format!(
-                    "clusterSize {v} is invalid: use a whole number from 1 to {MAX_CLUSTER_SIZE}"
-                )));
-            }
-        },
-    };
-    let mode = match field("clusterMode").or_else(|| field("cluster_mode")) {
-        None => ClusterMode::SingleNode,
-        Some(Value::String(s)) => s.parse().map_err(Problem::invalid)?,
-        Some(v) => {
+    let size = match size.unwrap_or(1) {
+        0 => {
             return Err(Problem::invalid(format!(
-                "clusterMode {v} is invalid: use single-node or multi-node"
+                "clusterSize 0 is invalid: use a whole number from 1 to {MAX_CLUSTER_SIZE}"
             )));
         }
+        n if n <= MAX_CLUSTER_SIZE => n,
+        // A size over bai's bound is "unavailable", as an over-limit size is in Backend.AI.
+        n => {
+            return Err(Problem::new(
+                400,
+                "too-many-containers",
+                "Too many containers.",
+                format!(
+                    "the session asks for {n} containers, but a session has at most {MAX_CLUSTER_SIZE}"
+                ),
+            )
+            .with_code("session_create_unavailable"));
+        }
     };
+    let mode = mode.map_or(ClusterMode::SingleNode, ClusterMode::from);
     let policy = m
         .store
         .policy_of(access_key)

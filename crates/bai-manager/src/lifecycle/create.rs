@@ -14,9 +14,9 @@ use super::admit::{
     apply_preset, check_pending_limit, check_project, check_session_type, cluster_shape,
     designated_agent, parse_count, parse_preopen_ports, resolve_dependencies, resolve_group,
 };
-use super::body::{obj, str_field};
 use super::mounts::resolve_mounts;
-use serde_json::Value;
+use bai_api::sessions::{CreateConfig, CreateRequest};
+use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
@@ -86,15 +86,48 @@ fn valid_env_name(k: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// Validates a `POST /session` body for `caller`.
-pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Problem> {
+/// Reads a `POST /session` body in any spelling clients use, naming a field that does not
+/// read.
+pub fn read_request(body: &Value) -> Result<CreateRequest, Problem> {
     if !body.is_object() {
         return Err(Problem::invalid("the request body must be a JSON object"));
     }
-    let config = body.get("config").cloned().unwrap_or(Value::Null);
+    let body = bai_api::sessions::canonical_create_body(body.clone());
+    if body.get("image").is_none() {
+        return Err(Problem::invalid(
+            "no image given: name an image or alias, e.g. `python`",
+        ));
+    }
+    bai_api::read::from_value(body).map_err(|e| Problem::invalid(e.to_string()))
+}
+
+/// Validates a `POST /session` body for `caller`.
+pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Problem> {
+    plan_request(m, caller, &read_request(body)?)
+}
+
+/// A slot map of the request as the slot parser reads it.
+fn slot_map(
+    slots: Option<&BTreeMap<String, bai_api::sessions::NumberOrText>>,
+) -> Map<String, Value> {
+    slots
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.to_json()))
+        .collect()
+}
+
+/// Validates a create request for `caller`.
+pub fn plan_request(
+    m: &Manager,
+    caller: &Caller,
+    body: &CreateRequest,
+) -> Result<CreatePlan, Problem> {
+    let no_config = CreateConfig::default();
+    let config = body.config.as_ref().unwrap_or(&no_config);
 
     // Owner: an admin may create a session for another keypair.
-    let (access_key, user_id) = match str_field(body, &["owner_access_key"]) {
+    let (access_key, user_id) = match body.owner_access_key.as_deref() {
         Some(ak) if ak != caller.access_key => {
             if !caller.is_admin {
                 return Err(Problem::forbidden(
@@ -112,7 +145,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
     };
 
     // Name.
-    let name = match str_field(body, &["name", "clientSessionToken", "sessionName"]) {
+    let name = match body.name.as_deref() {
         Some(n) => SessionName::parse(n).map_err(|e| Problem::invalid(e.to_string()))?,
         None => loop {
             let n = SessionName::random();
@@ -127,8 +160,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
     };
 
     // Image.
-    let image_req = str_field(body, &["image", "lang"])
-        .ok_or_else(|| Problem::invalid("no image given: name an image or alias, e.g. `python`"))?;
+    let image_req = body.image.as_str();
     let image =
         crate::images::resolve(m, image_req, &user_id, caller.is_admin).ok_or_else(|| {
             Problem::image_not_found(
@@ -138,30 +170,31 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
         })?;
 
     // Type and its options.
-    let session_type: SessionType = match str_field(body, &["type", "sessionType"]) {
-        Some(t) => t.parse().map_err(Problem::invalid)?,
-        None => SessionType::Interactive,
-    };
-    let startup_command =
-        str_field(body, &["startupCommand", "startup_command"]).map(str::to_string);
+    let session_type = body.session_type.unwrap_or(SessionType::Interactive);
+    let startup_command = body.startup_command.clone();
     if session_type == SessionType::Batch && startup_command.is_none() {
         return Err(Problem::invalid(
             "a batch session needs a startup command (startupCommand / --startup-command)",
         ));
     }
-    let batch_timeout = parse_duration_secs(body.get("batch_timeout").unwrap_or(&Value::Null))
-        .map_err(|v| {
-            Problem::invalid(format!(
-                "batch_timeout {v} is not a duration: use seconds or 30s, 5m, 2h"
-            ))
-        })?
-        .filter(|s| *s > 0);
+    let batch_timeout = parse_duration_secs(
+        &body
+            .batch_timeout
+            .as_ref()
+            .map_or(Value::Null, |t| t.to_json()),
+    )
+    .map_err(|v| {
+        Problem::invalid(format!(
+            "batch_timeout {v} is not a duration: use seconds or 30s, 5m, 2h"
+        ))
+    })?
+    .filter(|s| *s > 0);
     if batch_timeout.is_some() && session_type != SessionType::Batch {
         return Err(Problem::invalid(
             "batch_timeout applies only to batch sessions (--type batch)",
         ));
     }
-    let starts_at = match str_field(body, &["starts_at", "startsAt"]) {
+    let starts_at = match body.starts_at.as_deref() {
         Some(s) => {
             if session_type != SessionType::Batch {
                 return Err(Problem::invalid(
@@ -178,19 +211,19 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
     };
 
     // Resource group: it must exist and be open to the owner; its agents bound the request.
-    let project = str_field(body, &["group"]).unwrap_or("default").to_string();
+    let project = body.group.as_deref().unwrap_or("default").to_string();
     check_project(m, &access_key, &project)?;
-    let group_name = str_field(&config, &["scalingGroup", "scaling_group"])
-        .or_else(|| str_field(body, &["scalingGroup"]));
+    let group_name = config
+        .scaling_group
+        .as_deref()
+        .or(body.scaling_group.as_deref());
     let scaling_group = resolve_group(m, &access_key, &project, group_name)?;
     check_session_type(m, &scaling_group, session_type)?;
 
     // Resources: a preset first, then what is given explicitly on top of it.
-    let mut resources = obj(&config, "resources").cloned().unwrap_or_default();
-    let mut resource_opts = obj(&config, "resource_opts").cloned().unwrap_or_default();
-    if let Some(preset) =
-        str_field(&config, &["preset", "resource_preset"]).or_else(|| str_field(body, &["preset"]))
-    {
+    let mut resources = slot_map(config.resources.as_ref());
+    let mut resource_opts = slot_map(config.resource_opts.as_ref());
+    if let Some(preset) = config.preset.as_deref().or(body.preset.as_deref()) {
         apply_preset(m, preset, &mut resources, &mut resource_opts)?;
     }
     let accel = m.accel_slots();
@@ -198,7 +231,8 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
         .map_err(|e| Problem::invalid(e.to_string()))?;
     // Resources are per kernel; a single-node session needs all of its kernels' on one node,
     // a multi-node session one kernel's on each node it uses.
-    let (cluster_mode, cluster_size) = cluster_shape(m, &access_key, body, &config)?;
+    let (cluster_mode, cluster_size) =
+        cluster_shape(m, &access_key, body.cluster_size, body.cluster_mode)?;
     let multi_node = cluster_mode == ClusterMode::MultiNode && cluster_size > 1;
     let total = req.slots.times(u64::from(cluster_size));
     let need = if multi_node {
@@ -282,11 +316,12 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
     }
     // The selected agent holds what one placement on it needs: the whole of a single-node
     // session, main1 of a multi-node one.
-    let designated_agent = designated_agent(&config, &agents, &scaling_group, &need)?;
+    let designated_agent =
+        designated_agent(config.agent_list.as_ref(), &agents, &scaling_group, &need)?;
 
     // Environment.
     let mut environ = BTreeMap::new();
-    if let Some(env) = obj(&config, "environ") {
+    if let Some(env) = &config.environ {
         for (k, v) in env {
             if !valid_env_name(k) {
                 return Err(Problem::invalid(format!(
@@ -298,44 +333,30 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
                     "environment variable name {k:?} is reserved: names starting with {RESERVED_ENV_PREFIX} steer the session's own runner"
                 )));
             }
-            let v = match v {
-                Value::String(s) => s.clone(),
-                Value::Null => String::new(),
-                other => other.to_string(),
-            };
             if v.contains('\0') {
                 return Err(Problem::invalid(format!(
                     "environment variable {k} contains a NUL byte"
                 )));
             }
-            environ.insert(k.clone(), v);
+            environ.insert(k.clone(), v.clone());
         }
     }
 
     // Data folders.
-    let mounts = resolve_mounts(m, &user_id, &config)?;
+    let mounts = resolve_mounts(m, &user_id, config)?;
 
-    let preopen_ports = parse_preopen_ports(config.get("preopen_ports"))?;
-    let dependencies = resolve_dependencies(m, &access_key, body.get("dependencies"))?;
+    let preopen_ports = parse_preopen_ports(config.preopen_ports.as_ref())?;
+    let dependencies =
+        resolve_dependencies(m, &access_key, body.dependencies.as_deref().unwrap_or(&[]))?;
     check_pending_limit(m, &access_key)?;
-    let priority = match body.get("priority") {
-        None | Some(Value::Null) => 10,
-        Some(v) => match v.as_i64() {
-            Some(p @ 0..=100) => p,
-            _ => {
-                return Err(Problem::invalid(format!(
-                    "priority {v} is out of range: use 0 to 100"
-                )));
-            }
-        },
-    };
-    let max_wait_secs = match body.get("maxWaitSeconds") {
-        None | Some(Value::Null) => 0,
-        Some(v) => v.as_u64().ok_or_else(|| {
-            Problem::invalid(format!(
-                "maxWaitSeconds {v} must be a whole number of seconds"
-            ))
-        })?,
+    let priority = match body.priority {
+        None => 10,
+        Some(p @ 0..=100) => p,
+        Some(p) => {
+            return Err(Problem::invalid(format!(
+                "priority {p} is out of range: use 0 to 100"
+            )));
+        }
     };
     Ok(CreatePlan {
         session: NewSession {
@@ -343,20 +364,17 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             name: name.to_string(),
             access_key,
             user_id,
-            domain_name: str_field(body, &["domain"])
-                .unwrap_or("default")
-                .to_string(),
+            domain_name: body.domain.as_deref().unwrap_or("default").to_string(),
             group_name: project,
             scaling_group,
             session_type,
             image,
-            tag: str_field(body, &["tag"]).map(str::to_string),
+            tag: body.tag.clone(),
             priority,
             starts_at,
             batch_timeout,
             startup_command,
-            bootstrap_script: str_field(body, &["bootstrap_script", "bootstrapScript"])
-                .map(str::to_string),
+            bootstrap_script: body.bootstrap_script.clone(),
             environ,
             requested_slots: total,
             shmem: req.shmem,
@@ -368,16 +386,10 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Pr
             mounts,
             preopen_ports: preopen_ports.clone(),
         },
-        enqueue_only: body
-            .get("enqueueOnly")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-        max_wait_secs,
-        reuse_if_exists: body
-            .get("reuseIfExists")
-            .and_then(Value::as_bool)
-            .unwrap_or(true),
-        count: parse_count(body)?,
+        enqueue_only: body.enqueue_only.unwrap_or(false),
+        max_wait_secs: body.max_wait_seconds.unwrap_or(0),
+        reuse_if_exists: body.reuse_if_exists.unwrap_or(true),
+        count: parse_count(body.count)?,
         idempotency: None,
     })
 }

@@ -3,7 +3,6 @@
 //! record and the events in one transaction, and publishes the events.
 
 mod admit;
-mod body;
 mod cluster_keys;
 pub mod create;
 pub mod idempotent;

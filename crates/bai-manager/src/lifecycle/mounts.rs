@@ -2,12 +2,11 @@
 //! once), bound to their host paths again when it launches (so what waited hours sees the
 //! folders as they are then).
 
-use super::body::obj;
 use crate::state::Manager;
+use bai_api::sessions::CreateConfig;
 use bai_core::agent::Mount;
 use bai_core::{Problem, Reason};
 use bai_store::SessionRow;
-use serde_json::{Map, Value};
 use uuid::Uuid;
 
 /// `config.mounts` (names) / `config.mount_ids` (ids) with `mount_map` / `mount_id_map`
@@ -15,23 +14,12 @@ use uuid::Uuid;
 pub(super) fn resolve_mounts(
     m: &Manager,
     user_id: &str,
-    config: &Value,
+    config: &CreateConfig,
 ) -> Result<Vec<bai_core::agent::Mount>, Problem> {
     let internal = |e: bai_store::StoreError| Problem::internal(e.to_string());
-    let list = |k: &str| -> Vec<String> {
-        config
-            .get(k)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let map = |k: &str| -> Map<String, Value> { obj(config, k).cloned().unwrap_or_default() };
-    let (name_map, id_map) = (map("mount_map"), map("mount_id_map"));
+    let none = Default::default();
+    let name_map = config.mount_map.as_ref().unwrap_or(&none);
+    let id_map = config.mount_id_map.as_ref().unwrap_or(&none);
     let mut out: Vec<bai_core::agent::Mount> = Vec::new();
     let mut wanted: Vec<(bai_store::VFolderRow, Option<String>)> = Vec::new();
     let by_id = |id: &str| {
@@ -40,35 +28,32 @@ pub(super) fn resolve_mounts(
             .and_then(|u| m.store.vfolder(u).ok().flatten())
             .filter(|v| m.store.can_see_vfolder(user_id, v).unwrap_or(false))
     };
-    for name in list("mounts") {
+    for name in config.mounts.iter().flatten() {
         // A name first; a folder may also be given by its id (`-m 3f2a…`).
         let v = match m
             .store
-            .visible_vfolder_by_name(user_id, &name, false)
+            .visible_vfolder_by_name(user_id, name, false)
             .map_err(internal)?
         {
             Some(v) => v,
-            None => by_id(&name).ok_or_else(|| {
+            None => by_id(name).ok_or_else(|| {
                 Problem::not_found(
                     "vfolder",
                     format!("no data folder named {name:?} is visible to you"),
                 )
             })?,
         };
-        let target = name_map
-            .get(&name)
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        let target = name_map.get(name).cloned();
         wanted.push((v, target));
     }
-    for id in list("mount_ids") {
-        let v = by_id(&id).ok_or_else(|| {
+    for id in config.mount_ids.iter().flatten() {
+        let v = by_id(id).ok_or_else(|| {
             Problem::not_found(
                 "vfolder",
                 format!("no data folder with id {id:?} is visible to you"),
             )
         })?;
-        let target = id_map.get(&id).and_then(Value::as_str).map(str::to_string);
+        let target = id_map.get(id).cloned();
         wanted.push((v, target));
     }
     // The owner's automount folders (names starting with '.', such as `.ssh`, whose

@@ -128,7 +128,7 @@ fn live_stat_value(m: &Manager, row: &SessionRow) -> Option<serde_json::Value> {
 pub fn last_stat(m: &Manager, row: &SessionRow) -> Option<String> {
     let mut v = live_stat_value(m, row).unwrap_or_else(|| serde_json::json!({}));
     if let Some(t) = m.traffic.get(row.id) {
-        v["network"] = t.json();
+        v["network"] = serde_json::to_value(t.network()).unwrap_or_default();
     }
     (v.as_object().is_some_and(|o| !o.is_empty())).then(|| v.to_string())
 }

@@ -3,16 +3,14 @@
 //! (validators → sequencer → agent selector → allocation), commits the whole pass in one
 //! transaction (every placement a PENDING → SCHEDULED compare-and-set), hands each placed
 //! session to the launcher, and keeps for every waiting session the answer to "why is it
-//! still PENDING" ([`PendingView`]).
+//! still PENDING" ([`PendingInfo`]).
 
 pub mod eligible;
 pub mod snapshot;
-pub mod view;
-
-pub use view::PendingView;
 
 use crate::lifecycle::launch;
 use crate::state::Manager;
+use bai_api::sessions::PendingInfo;
 use bai_sched::{Decision, Outcome};
 use bai_store::{PassEntry, PassWrite};
 use std::collections::HashMap;
@@ -75,7 +73,7 @@ pub fn schedule_pass(m: &Arc<Manager>) -> anyhow::Result<PassOutcome> {
     let mut out = PassOutcome::default();
     let groups = crate::metrics::timed(&m.metrics, "snapshot", || snapshot::build(m))?;
     let now = chrono::Utc::now();
-    let mut views: HashMap<Uuid, PendingView> = HashMap::new();
+    let mut views: HashMap<Uuid, PendingInfo> = HashMap::new();
     for g in groups {
         let mut entries = Vec::new();
         // A session PENDING longer than its group allows is given up first.
@@ -119,18 +117,23 @@ pub fn schedule_pass(m: &Arc<Manager>) -> anyhow::Result<PassOutcome> {
             if let Some((code, message)) = why {
                 views.insert(
                     d.id,
-                    PendingView {
+                    PendingInfo {
                         reason: message.clone(),
                         code: code.to_string(),
-                        queue_position: d.position,
-                        queue_length,
+                        queue_position: d.position as u64,
+                        queue_length: queue_length as u64,
                         resource_group: g.row.name.clone(),
                         short_of: d
                             .shortage
                             .as_ref()
-                            .map(|s| s.short.clone())
+                            .map(|s| {
+                                s.short
+                                    .iter()
+                                    .map(|(r, n)| (r.clone(), *n as u64))
+                                    .collect()
+                            })
                             .unwrap_or_default(),
-                        agents_considered: d.shortage.as_ref().map(|s| s.agents).unwrap_or(0),
+                        agents_considered: d.shortage.as_ref().map_or(0, |s| s.agents as u64),
                         estimated_start: d.estimated_start.map(|t| t.to_rfc3339()),
                         updated_at: now.to_rfc3339(),
                     },

@@ -11,7 +11,10 @@ use crate::state::Manager;
 use bai_core::Problem;
 use bai_store::{EndpointRow, VFolderRow};
 
-use serde_json::{Value, json};
+use bai_api::services::{NewService, canonical_service_body};
+use bai_api::sessions::{CreateConfig, CreateRequest, NumberOrText, SessionType};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use uuid::Uuid;
 
 fn invalid_params(msg: impl Into<String>) -> Problem {
@@ -20,12 +23,6 @@ fn invalid_params(msg: impl Into<String>) -> Problem {
 
 fn field<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a Value> {
     keys.iter().find_map(|k| v.get(*k)).filter(|v| !v.is_null())
-}
-
-fn text<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
-    field(v, keys)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
 }
 
 /// A service name: 4–64 of letters, digits, `_` and `-`, starting and ending with a letter,
@@ -155,40 +152,65 @@ pub fn read_definition(
     )))
 }
 
-/// Validates a `POST /services` body into a service row (not stored).
-pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<EndpointRow, Problem> {
+/// Reads a `POST /services` body in any spelling clients use; the fields every service
+/// needs are asked for by name, and a field that does not read is named.
+fn read_request(body: &Value) -> Result<NewService, Problem> {
     if !body.is_object() {
         return Err(invalid_params("the request body must be a JSON object"));
     }
-    let empty = json!({});
-    let config = field(body, &["config"]).unwrap_or(&empty);
-    if !config.is_object() {
+    let body = canonical_service_body(body.clone());
+    let config = body.get("config");
+    if config.is_some_and(|c| !c.is_object()) {
         return Err(invalid_params("config must be an object"));
     }
-    let name = match text(body, &["name", "service_name", "clientSessionToken"]) {
-        Some(n) => n.to_string(),
+    // The count first: its own messages say what range it takes.
+    replicas_of(&body, &["replicas"])?;
+    if body.get("image").is_none() {
+        return Err(invalid_params("image is required: the image replicas run"));
+    }
+    if config.and_then(|c| c.get("model")).is_none() {
+        return Err(invalid_params(
+            "config.model is required: the model folder's name or id",
+        ));
+    }
+    bai_api::read::from_value(body).map_err(|e| invalid_params(e.to_string()))
+}
+
+/// A slot map as the service's spec keeps it.
+fn slot_json(slots: &Option<BTreeMap<String, NumberOrText>>) -> Map<String, Value> {
+    slots
+        .iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.to_json()))
+        .collect()
+}
+
+/// Validates a `POST /services` body into a service row (not stored).
+pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<EndpointRow, Problem> {
+    let req = read_request(body)?;
+    let config = &req.config;
+    let name = match &req.name {
+        Some(n) => n.clone(),
         None => format!("bai-serve-{}", &Uuid::new_v4().simple().to_string()[..8]),
     };
     check_name(&name)?;
-    let replicas = replicas_of(
-        body,
-        &["replicas", "desired_session_count", "desiredSessionCount"],
-    )?;
+    let replicas = req.replicas;
     check_policy_replicas(m, &caller.user_id, replicas)?;
-    let image = text(body, &["image", "lang"])
-        .ok_or_else(|| invalid_params("image is required: the image replicas run"))?;
-    let runtime_variant = text(body, &["runtime_variant"])
-        .unwrap_or("custom")
-        .to_ascii_lowercase();
+    let runtime_variant = req
+        .runtime_variant
+        .clone()
+        .unwrap_or_else(|| "custom".into());
     if !matches!(runtime_variant.as_str(), "custom" | "cmd") {
         return Err(invalid_params(format!(
             "runtime_variant {runtime_variant:?} is not available here: use custom (a model-definition.yaml) or cmd"
         )));
     }
-    let model_ref = text(config, &["model", "model_id"])
-        .ok_or_else(|| invalid_params("config.model is required: the model folder's name or id"))?;
+    let model_ref = config.model.as_str();
     // A relative destination (Backend.AI's test suite sends `models`) is under `/`.
-    let asked = text(config, &["model_mount_destination"]).unwrap_or("/models");
+    let asked = config
+        .model_mount_destination
+        .as_deref()
+        .unwrap_or("/models");
     let mount = match bai_core::vpath::confine(asked.trim_start_matches('/')) {
         Ok(p) if !p.as_os_str().is_empty() => format!("/{}", p.display()),
         _ => {
@@ -221,33 +243,32 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<EndpointRow, P
         )));
     }
     let mount = mount.as_str();
-    let public = match field(body, &["open_to_public"]) {
-        None => false,
-        Some(v) => v
-            .as_bool()
-            .ok_or_else(|| invalid_params(format!("open_to_public {v} must be true or false")))?,
-    };
+    let public = req.open_to_public.unwrap_or(false);
 
     // The replicas' session request, checked as POST /session checks it.
-    let mut session_body = json!({
-        "name": "serve-check",
-        "image": image,
-        "type": "inference",
-        "group": text(body, &["group"]).unwrap_or("default"),
-        "domain": text(body, &["domain"]).unwrap_or("default"),
-        "cluster_size": field(body, &["cluster_size"]).cloned().unwrap_or(json!(1)),
-        "cluster_mode": text(body, &["cluster_mode"]).unwrap_or("single-node"),
-        "config": {
-            "resources": field(config, &["resources"]).cloned().unwrap_or(json!({})),
-            "resource_opts": field(config, &["resource_opts"]).cloned().unwrap_or(json!({})),
-            "environ": field(config, &["environ"]).cloned().unwrap_or(json!({})),
-            "scaling_group": text(config, &["scaling_group", "scalingGroup"]),
-        },
-    });
-    if let Some(ak) = text(body, &["owner_access_key"]) {
-        session_body["owner_access_key"] = json!(ak);
-    }
-    let check = crate::lifecycle::create::plan(m, caller, &session_body)?;
+    let session_req = CreateRequest {
+        name: Some("serve-check".into()),
+        session_type: Some(SessionType::Inference),
+        group: Some(req.group.clone().unwrap_or_else(|| "default".into())),
+        domain: Some(req.domain.clone().unwrap_or_else(|| "default".into())),
+        cluster_size: Some(req.cluster_size.unwrap_or(1)),
+        cluster_mode: req
+            .cluster_mode
+            .as_deref()
+            .map(|m| m.parse::<bai_core::cluster::ClusterMode>().map(Into::into))
+            .transpose()
+            .map_err(invalid_params)?,
+        owner_access_key: req.owner_access_key.clone(),
+        config: Some(CreateConfig {
+            resources: config.resources.clone(),
+            resource_opts: config.resource_opts.clone(),
+            environ: config.environ.clone(),
+            scaling_group: config.scaling_group.clone(),
+            ..CreateConfig::default()
+        }),
+        ..CreateRequest::new(req.image.clone())
+    };
+    let check = crate::lifecycle::create::plan_request(m, caller, &session_req)?;
     let owner = &check.session;
     if let Some(existing) = m
         .store
@@ -270,26 +291,22 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<EndpointRow, P
         .flatten()
         .is_some_and(|k| k.is_admin);
     let folder = model_folder(m, &owner.user_id, owner_admin, model_ref)?;
-    let def_path = text(config, &["model_definition_path"]);
+    let def_path = config.model_definition_path.as_deref();
     let (def_path, def) = read_definition(m, &folder, def_path)?;
     let spec = Spec {
-        resources: field(config, &["resources"])
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default(),
-        resource_opts: field(config, &["resource_opts"])
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default(),
-        environ: field(config, &["environ"])
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default(),
+        resources: slot_json(&config.resources),
+        resource_opts: slot_json(&config.resource_opts),
+        environ: config
+            .environ
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect(),
         cluster_mode: owner.cluster_mode.as_str().to_string(),
         cluster_size: u32::try_from(owner.sub_kernels.len() + 1).unwrap_or(1),
-        startup_command: text(body, &["startup_command"]).map(str::to_string),
-        bootstrap_script: text(body, &["bootstrap_script"]).map(str::to_string),
-        tag: text(body, &["tag"]).map(str::to_string),
+        startup_command: req.startup_command.clone(),
+        bootstrap_script: req.bootstrap_script.clone(),
+        tag: req.tag.clone(),
         model_name: folder.name.clone(),
         definition: def,
     };
@@ -344,6 +361,7 @@ pub fn create(m: &Manager, row: &EndpointRow) -> Result<EndpointRow, Problem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn names_and_counts_are_checked() {

@@ -5,12 +5,14 @@
 use super::route_status;
 use super::spec::Spec;
 use crate::identity::Caller;
-use crate::lifecycle::create::{CreatePlan, Created, create, plan};
+use crate::lifecycle::create::{CreatePlan, Created, create, plan_request};
 use crate::state::Manager;
+use bai_api::sessions::{CreateConfig, CreateRequest, NumberOrText, SessionType};
 use bai_core::Problem;
 use bai_core::agent::Mount;
 use bai_store::{EndpointRow, RouteRow};
-use serde_json::json;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use uuid::Uuid;
 
 /// The session name of a route.
@@ -40,31 +42,48 @@ pub fn session_plan(
         email: String::new(),
         is_admin: false,
     };
-    let mut body = json!({
-        "name": session_name(&e.name, route),
-        "image": e.image,
-        "type": "inference",
-        "group": e.project,
-        "domain": e.domain_name,
-        "cluster_size": spec.cluster_size,
-        "cluster_mode": spec.cluster_mode,
-        "startupCommand": command(spec),
-        "enqueueOnly": true,
-        "reuseIfExists": false,
-        "config": {
-            "resources": spec.resources,
-            "resource_opts": spec.resource_opts,
-            "environ": spec.environ,
-            "scaling_group": e.scaling_group,
-        },
+    let given = |s: &str| Some(s.to_string()).filter(|s| !s.is_empty());
+    let slots = |map: &serde_json::Map<String, Value>| {
+        bai_api::read::from_value::<BTreeMap<String, NumberOrText>>(map.clone().into())
+            .map_err(|err| Problem::internal(format!("service {:?}: {err}", e.name)))
+    };
+    let mut req = CreateRequest::new(e.image.clone());
+    req.name = Some(session_name(&e.name, route));
+    req.session_type = Some(SessionType::Inference);
+    req.group = given(&e.project);
+    req.domain = given(&e.domain_name);
+    req.cluster_size = Some(spec.cluster_size);
+    req.cluster_mode = Some(
+        spec.cluster_mode
+            .parse::<bai_core::cluster::ClusterMode>()
+            .map_err(Problem::internal)?
+            .into(),
+    );
+    req.startup_command = given(&command(spec));
+    req.bootstrap_script = spec.bootstrap_script.clone();
+    req.tag = spec.tag.clone();
+    req.enqueue_only = Some(true);
+    req.reuse_if_exists = Some(false);
+    req.config = Some(CreateConfig {
+        resources: Some(slots(&spec.resources)?),
+        resource_opts: Some(slots(&spec.resource_opts)?),
+        environ: Some(
+            spec.environ
+                .iter()
+                .map(|(k, v)| {
+                    let text = match v {
+                        Value::String(s) => s.clone(),
+                        Value::Null => String::new(),
+                        other => other.to_string(),
+                    };
+                    (k.clone(), text)
+                })
+                .collect(),
+        ),
+        scaling_group: given(&e.scaling_group),
+        ..CreateConfig::default()
     });
-    if let Some(s) = &spec.bootstrap_script {
-        body["bootstrap_script"] = json!(s);
-    }
-    if let Some(t) = &spec.tag {
-        body["tag"] = json!(t);
-    }
-    let mut p = plan(m, &owner, &body)?;
+    let mut p = plan_request(m, &owner, &req)?;
     let folder = m
         .store
         .vfolder(e.model_id)

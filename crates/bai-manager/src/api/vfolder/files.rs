@@ -2,7 +2,7 @@
 //! filesystem (deletion walks trees), so each runs on a blocking thread.
 
 use super::{own_folder, typed, writable_folder};
-use crate::api::json_body;
+use crate::api::{json_body, typed_value};
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::Manager;
@@ -10,7 +10,9 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
-use bai_api::folders::{Done, Listing, MkdirAnswer, MoveFile, RenameFile};
+use bai_api::folders::{
+    DeleteFiles, Done, Listing, Mkdir, MkdirAnswer, MoveFile, Paths, RenameFile,
+};
 use bai_core::Problem;
 use serde::Deserialize;
 use serde_json::Value;
@@ -41,17 +43,19 @@ pub async fn mkdir(
 ) -> ApiResult<(StatusCode, Json<MkdirAnswer>)> {
     let v = writable_folder(&m, &caller, &id)?;
     let b = json_body(&body)?;
-    let paths: Vec<String> = match b.get("path") {
-        Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(a)) => a
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect(),
-        _ => return Err(Problem::invalid("path is required (a string or a list)").into()),
+    if b.get("path").is_none_or(Value::is_null) {
+        return Err(Problem::invalid("path is required (a string or a list)").into());
+    }
+    let Mkdir {
+        path,
+        parents,
+        exist_ok,
+    } = typed_value(b)?;
+    let paths = match path {
+        Paths::One(p) => vec![p],
+        Paths::Many(ps) => ps,
     };
-    let parents = b.get("parents").and_then(Value::as_bool).unwrap_or(false);
-    let exist_ok = b.get("exist_ok").and_then(Value::as_bool).unwrap_or(false);
+    let (parents, exist_ok) = (parents.unwrap_or(false), exist_ok.unwrap_or(false));
     let out = m
         .storage
         .blocking(move |s| s.mkdir(&v, &paths, parents, exist_ok))
@@ -103,20 +107,15 @@ pub async fn delete_files(
 ) -> ApiResult<Json<Done>> {
     let v = writable_folder(&m, &caller, &id)?;
     let b = json_body(&body)?;
-    let files: Vec<String> = b
-        .get("files")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
-    if files.is_empty() {
-        return Err(Problem::invalid("files is required: a list of paths").into());
+    let required = || Problem::invalid("files is required: a list of paths");
+    if b.get("files").is_none_or(Value::is_null) {
+        return Err(required().into());
     }
-    let recursive = b.get("recursive").and_then(Value::as_bool).unwrap_or(false);
+    let DeleteFiles { files, recursive } = typed_value(b)?;
+    if files.is_empty() {
+        return Err(required().into());
+    }
+    let recursive = recursive.unwrap_or(false);
     m.storage
         .blocking(move |s| s.delete_files(&v, &files, recursive))
         .await?;

@@ -33,8 +33,18 @@ pub(crate) fn drop_empty(obj: &mut Map<String, Value>) {
     obj.retain(|_, v| given(v));
 }
 
+/// A body's `config`: one spelling per field of `fields`, its empty fields dropped, its
+/// environment values texts.
+pub(crate) fn tidy_config(top: &mut Map<String, Value>, fields: &[Spellings]) {
+    if let Some(Value::Object(config)) = top.get_mut("config") {
+        one_spelling(config, fields);
+        drop_empty(config);
+        environ_as_texts(config, "environ");
+    }
+}
+
 /// Environment values are texts; clients send numbers and booleans too, and `null` for "".
-pub(crate) fn environ_as_texts(obj: &mut Map<String, Value>, key: &str) {
+fn environ_as_texts(obj: &mut Map<String, Value>, key: &str) {
     if let Some(Value::Object(env)) = obj.get_mut(key) {
         for v in env.values_mut() {
             let text = match &*v {

@@ -6,7 +6,7 @@
 use super::NewService;
 use crate::read::{ReadError, from_value};
 use crate::spellings::{
-    Spellings, drop_empty, environ_as_texts, number_from_text, one_spelling, reword,
+    Spellings, drop_empty, number_from_text, one_spelling, reword, tidy_config,
 };
 use serde_json::Value;
 
@@ -31,11 +31,7 @@ pub fn canonical_service_body(mut body: Value) -> Value {
     let Some(top) = body.as_object_mut() else {
         return body;
     };
-    if let Some(Value::Object(config)) = top.get_mut("config") {
-        one_spelling(config, CONFIG);
-        drop_empty(config);
-        environ_as_texts(config, "environ");
-    }
+    tidy_config(top, CONFIG);
     one_spelling(top, TOP);
     drop_empty(top);
     number_from_text(top, "replicas");

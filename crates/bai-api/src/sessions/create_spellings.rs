@@ -8,7 +8,7 @@
 
 use super::create::CreateRequest;
 use crate::read::{ReadError, from_value};
-use crate::spellings::{Spellings, drop_empty, environ_as_texts, given, one_spelling, reword};
+use crate::spellings::{Spellings, drop_empty, given, one_spelling, reword, tidy_config};
 use serde_json::Value;
 
 /// The top level's fields with several spellings.
@@ -40,11 +40,7 @@ pub fn canonical_create_body(mut body: Value) -> Value {
     let Some(top) = body.as_object_mut() else {
         return body;
     };
-    if let Some(Value::Object(config)) = top.get_mut("config") {
-        one_spelling(config, CONFIG);
-        drop_empty(config);
-        environ_as_texts(config, "environ");
-    }
+    tidy_config(top, CONFIG);
     // The cluster's shape from `config` when the top level does not give it.
     for (canonical, spellings) in CLUSTER {
         let at_top = spellings.iter().any(|k| top.get(*k).is_some_and(given));

@@ -50,7 +50,7 @@ pids+=($!)
 for _ in $(seq 1 100); do "$bai" agents | grep -q 'bench-remote .*alive' && break; sleep 0.1; done
 now() { date +%s.%N; }
 sub() { python3 -c "print(round($1 - $2, 3))"; }
-median() { python3 -c 'import sys,statistics; print(statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
+median() { python3 -c 'import sys,statistics; print(round(statistics.median(float(x) for x in sys.argv[1:]), 4))' "$@"; }
 
 echo "== 1. create → RUNNING, remote vs in-process ($ROUNDS rounds, alternating)"
 start_on() { "$bai" start -q -t "$2" --assign-agent "$1" -r cpu=0.5 -r mem=256m python >/dev/null; }

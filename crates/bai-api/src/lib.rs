@@ -19,7 +19,7 @@ pub mod schema;
 pub mod server;
 pub mod services;
 pub mod sessions;
-mod spellings;
+pub mod spellings;
 
 pub use problem::Problem;
 pub use route::{Body, Route, routes};

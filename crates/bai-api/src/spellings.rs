@@ -43,16 +43,23 @@ pub(crate) fn tidy_config(top: &mut Map<String, Value>, fields: &[Spellings]) {
     }
 }
 
-/// Environment values are texts; clients send numbers and booleans too, and `null` for "".
+/// An environment value as its text: clients send numbers and booleans too, and `null`
+/// for "".
+pub fn env_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Environment values are texts ([`env_text`]).
 fn environ_as_texts(obj: &mut Map<String, Value>, key: &str) {
     if let Some(Value::Object(env)) = obj.get_mut(key) {
         for v in env.values_mut() {
-            let text = match &*v {
-                Value::String(_) => continue,
-                Value::Null => String::new(),
-                other => other.to_string(),
-            };
-            *v = Value::String(text);
+            if !v.is_string() {
+                *v = Value::String(env_text(v));
+            }
         }
     }
 }

@@ -89,10 +89,8 @@ async fn ensure_named(docker: &Docker, name: &str) -> Result<(), AgentError> {
     settle(docker, name).await
 }
 
-/// Keeps one network of the name: the first made. No container can have joined a later
-/// copy (joining by name fails while the name is ambiguous), so removing those loses
-/// nothing; every agent picks the same one.
-async fn settle(docker: &Docker, name: &str) -> Result<(), AgentError> {
+/// The networks of exactly this name, as (when made, id), the first made first.
+async fn copies(docker: &Docker, name: &str) -> Result<Vec<(i64, String)>, AgentError> {
     let opts = bollard::query_parameters::ListNetworksOptions {
         filters: Some(HashMap::from([(
             "name".to_string(),
@@ -118,7 +116,14 @@ async fn settle(docker: &Docker, name: &str) -> Result<(), AgentError> {
         })
         .collect();
     copies.sort();
-    for (_, id) in copies.iter().skip(1) {
+    Ok(copies)
+}
+
+/// Keeps one network of the name: the first made. No container can have joined a later
+/// copy (joining by name fails while the name is ambiguous), so removing those loses
+/// nothing; every agent picks the same one.
+async fn settle(docker: &Docker, name: &str) -> Result<(), AgentError> {
+    for (_, id) in copies(docker, name).await?.iter().skip(1) {
         match docker.remove_network(id).await {
             Ok(()) => {
                 tracing::info!(network = name, id = %id, "second copy of the kernel network removed")
@@ -153,18 +158,8 @@ mod tests {
         for made in futures::future::join_all(makers).await {
             made.expect("each maker succeeds");
         }
-        let opts = bollard::query_parameters::ListNetworksOptions {
-            filters: Some(HashMap::from([("name".to_string(), vec![name.clone()])])),
-        };
-        let copies: Vec<String> = docker
-            .list_networks(Some(opts))
-            .await
-            .expect("networks list")
-            .into_iter()
-            .filter(|n| n.name.as_deref() == Some(name.as_str()))
-            .filter_map(|n| n.id)
-            .collect();
-        for id in &copies {
+        let copies = copies(&docker, &name).await.expect("networks list");
+        for (_, id) in &copies {
             let _ = docker.remove_network(id).await;
         }
         assert_eq!(copies.len(), 1, "copies of {name}: {copies:?}");

@@ -4,6 +4,7 @@
 
 use super::create::{ListOrText, NumberOrText};
 use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -52,6 +53,20 @@ impl NumberOrText {
             NumberOrText::Number(n) => serde_json::Value::Number(n.clone()),
             NumberOrText::Text(s) => serde_json::Value::String(s.clone()),
         }
+    }
+}
+
+impl NumberOrText {
+    /// A slot map as JSON again (what the slot parser reads and a service's spec keeps);
+    /// none given is the empty map.
+    pub fn json_map(
+        slots: Option<&BTreeMap<String, NumberOrText>>,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        slots
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.to_json()))
+            .collect()
     }
 }
 

@@ -92,6 +92,14 @@ impl From<bai_core::cluster::ClusterMode> for ClusterMode {
     }
 }
 
+impl std::str::FromStr for ClusterMode {
+    type Err = String;
+    /// The spellings [`bai_core::cluster::ClusterMode`] accepts (`single_node`, `MULTI-NODE`, …).
+    fn from_str(s: &str) -> Result<ClusterMode, String> {
+        s.parse::<bai_core::cluster::ClusterMode>().map(Into::into)
+    }
+}
+
 impl From<ClusterMode> for bai_core::cluster::ClusterMode {
     fn from(m: ClusterMode) -> bai_core::cluster::ClusterMode {
         match m {
@@ -114,7 +122,12 @@ mod tests {
             let wire = ClusterMode::from(m);
             assert_eq!(serde_json::to_value(wire).unwrap(), m.as_str());
             assert_eq!(bai_core::cluster::ClusterMode::from(wire), m);
+            assert_eq!(
+                m.as_str().to_uppercase().replace('-', "_").parse(),
+                Ok(wire)
+            );
         }
+        assert!("ring".parse::<ClusterMode>().is_err());
     }
 
     #[test]

@@ -15,8 +15,8 @@ use super::admit::{
     designated_agent, parse_count, parse_preopen_ports, resolve_dependencies, resolve_group,
 };
 use super::mounts::resolve_mounts;
-use bai_api::sessions::{CreateConfig, CreateRequest};
-use serde_json::{Map, Value};
+use bai_api::sessions::{CreateConfig, CreateRequest, NumberOrText};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
@@ -104,17 +104,6 @@ pub fn read_request(body: &Value) -> Result<CreateRequest, Problem> {
 /// Validates a `POST /session` body for `caller`.
 pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Problem> {
     plan_request(m, caller, &read_request(body)?)
-}
-
-/// A slot map of the request as the slot parser reads it.
-fn slot_map(
-    slots: Option<&BTreeMap<String, bai_api::sessions::NumberOrText>>,
-) -> Map<String, Value> {
-    slots
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), v.to_json()))
-        .collect()
 }
 
 /// Validates a create request for `caller`.
@@ -221,8 +210,8 @@ pub fn plan_request(
     check_session_type(m, &scaling_group, session_type)?;
 
     // Resources: a preset first, then what is given explicitly on top of it.
-    let mut resources = slot_map(config.resources.as_ref());
-    let mut resource_opts = slot_map(config.resource_opts.as_ref());
+    let mut resources = NumberOrText::json_map(config.resources.as_ref());
+    let mut resource_opts = NumberOrText::json_map(config.resource_opts.as_ref());
     if let Some(preset) = config.preset.as_deref().or(body.preset.as_deref()) {
         apply_preset(m, preset, &mut resources, &mut resource_opts)?;
     }

@@ -13,8 +13,7 @@ use bai_store::{EndpointRow, VFolderRow};
 
 use bai_api::services::{NewService, canonical_service_body};
 use bai_api::sessions::{CreateConfig, CreateRequest, NumberOrText, SessionType};
-use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use serde_json::Value;
 use uuid::Uuid;
 
 fn invalid_params(msg: impl Into<String>) -> Problem {
@@ -176,15 +175,6 @@ fn read_request(body: &Value) -> Result<NewService, Problem> {
     bai_api::read::from_value(body).map_err(|e| invalid_params(e.to_string()))
 }
 
-/// A slot map as the service's spec keeps it.
-fn slot_json(slots: &Option<BTreeMap<String, NumberOrText>>) -> Map<String, Value> {
-    slots
-        .iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), v.to_json()))
-        .collect()
-}
-
 /// Validates a `POST /services` body into a service row (not stored).
 pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<EndpointRow, Problem> {
     let req = read_request(body)?;
@@ -255,7 +245,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<EndpointRow, P
         cluster_mode: req
             .cluster_mode
             .as_deref()
-            .map(|m| m.parse::<bai_core::cluster::ClusterMode>().map(Into::into))
+            .map(str::parse)
             .transpose()
             .map_err(invalid_params)?,
         owner_access_key: req.owner_access_key.clone(),
@@ -294,8 +284,8 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<EndpointRow, P
     let def_path = config.model_definition_path.as_deref();
     let (def_path, def) = read_definition(m, &folder, def_path)?;
     let spec = Spec {
-        resources: slot_json(&config.resources),
-        resource_opts: slot_json(&config.resource_opts),
+        resources: NumberOrText::json_map(config.resources.as_ref()),
+        resource_opts: NumberOrText::json_map(config.resource_opts.as_ref()),
         environ: config
             .environ
             .iter()

@@ -53,12 +53,7 @@ pub fn session_plan(
     req.group = given(&e.project);
     req.domain = given(&e.domain_name);
     req.cluster_size = Some(spec.cluster_size);
-    req.cluster_mode = Some(
-        spec.cluster_mode
-            .parse::<bai_core::cluster::ClusterMode>()
-            .map_err(Problem::internal)?
-            .into(),
-    );
+    req.cluster_mode = Some(spec.cluster_mode.parse().map_err(Problem::internal)?);
     req.startup_command = given(&command(spec));
     req.bootstrap_script = spec.bootstrap_script.clone();
     req.tag = spec.tag.clone();
@@ -70,14 +65,7 @@ pub fn session_plan(
         environ: Some(
             spec.environ
                 .iter()
-                .map(|(k, v)| {
-                    let text = match v {
-                        Value::String(s) => s.clone(),
-                        Value::Null => String::new(),
-                        other => other.to_string(),
-                    };
-                    (k.clone(), text)
-                })
+                .map(|(k, v)| (k.clone(), bai_api::spellings::env_text(v)))
                 .collect(),
         ),
         scaling_group: given(&e.scaling_group),

@@ -62,7 +62,7 @@ fn place(m: &Arc<Manager>, sessions: usize) -> anyhow::Result<(f64, usize, usize
     let mut placed = 0;
     let mut passes = 0;
     while placed < sessions && passes < 100 {
-        placed += scheduler::schedule_pass(m)?.scheduled;
+        placed += scheduler::schedule_pass(&m.scheduler)?.scheduled;
         passes += 1;
     }
     Ok((t.elapsed().as_secs_f64(), placed, passes))
@@ -72,10 +72,10 @@ fn place(m: &Arc<Manager>, sessions: usize) -> anyhow::Result<(f64, usize, usize
 /// process), once all are connected.
 async fn join_over_the_link(m: &Arc<Manager>, agents: usize) -> anyhow::Result<()> {
     use bai_link::join::{JoinConfig, run};
-    let addr = bai_manager::remote::listener::start(m, "127.0.0.1:0".parse()?)
+    let addr = bai_manager::remote::listener::start(&m.remote, "127.0.0.1:0".parse()?)
         .await
         .map_err(anyhow::Error::msg)?;
-    let (token, _) = bai_manager::remote::admin::create_token(m, "default", "bench")
+    let (token, _) = bai_manager::remote::admin::create_token(&m.remote, "default", "bench")
         .map_err(|p| anyhow::anyhow!("{p:?}"))?;
     let creds = m.config.data_dir.join("credentials");
     std::fs::create_dir_all(&creds)?;
@@ -103,7 +103,7 @@ async fn join_over_the_link(m: &Arc<Manager>, agents: usize) -> anyhow::Result<(
     }
     let t = Instant::now();
     loop {
-        let up = m.agents().iter().filter(|a| a.schedulable()).count();
+        let up = m.agents.all().iter().filter(|a| a.schedulable()).count();
         if up >= agents {
             return Ok(());
         }
@@ -173,7 +173,8 @@ async fn main() -> anyhow::Result<()> {
     // bai: the manager's pass.
     let m = manager(&dir.path().join("inproc"), sessions)?;
     for i in 0..agents {
-        m.register_agent(Arc::new(dummy(format!("dummy-{i:04}"))))
+        m.agents
+            .register(&m.store, Arc::new(dummy(format!("dummy-{i:04}"))))
             .await?;
     }
     let (bai_s, placed, passes) = place(&m, sessions)?;

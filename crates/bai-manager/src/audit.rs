@@ -4,8 +4,8 @@
 //! record themselves. A failure to write is logged, never the caller's problem.
 
 use crate::identity::Caller;
-use crate::state::Manager;
-use bai_store::AuditEntry;
+use bai_store::{AuditEntry, Store};
+use std::sync::Arc;
 
 /// What a handler names as the thing it acted on when the path does not (the id of a
 /// session it created), put in the response's extensions.
@@ -14,7 +14,7 @@ pub struct AuditTarget(pub String);
 
 /// Records one action. `outcome`: Ok, or Err with why it was refused.
 pub fn record(
-    m: &Manager,
+    store: &Store,
     actor: &str,
     access_key: Option<&str>,
     action: &str,
@@ -25,7 +25,7 @@ pub fn record(
         Ok(()) => ("ok", ""),
         Err(why) => ("refused", why),
     };
-    if let Err(e) = m.store.add_audit(&AuditEntry {
+    if let Err(e) = store.add_audit(&AuditEntry {
         actor,
         access_key,
         action,
@@ -49,7 +49,7 @@ pub fn changes(method: &axum::http::Method) -> bool {
 /// `METHOD route`, the target what the handler named or else the path, the outcome the
 /// answer's status.
 pub fn record_request(
-    m: &Manager,
+    store: &Store,
     caller: &Caller,
     method: &str,
     route: &str,
@@ -66,7 +66,7 @@ pub fn record_request(
         Err(code.as_str())
     };
     record(
-        m,
+        store,
         &caller.email,
         Some(&caller.access_key),
         &action,
@@ -75,27 +75,27 @@ pub fn record_request(
     );
 }
 
-/// Deletes audit entries older than the configured retention, now and every hour.
-pub fn spawn_pruner(m: std::sync::Arc<Manager>) {
-    let Some(keep) = m.config.audit_retention else {
+/// Deletes audit entries older than `retention` (None: kept for good), now and every hour.
+pub fn spawn_pruner(store: Arc<Store>, retention: Option<std::time::Duration>) {
+    let Some(keep) = retention else {
         return;
     };
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(3600));
         loop {
             tick.tick().await;
-            prune(&m, keep);
+            prune(&store, keep);
         }
     });
 }
 
 /// One pruning: entries older than `keep` go.
-pub fn prune(m: &Manager, keep: std::time::Duration) {
+pub fn prune(store: &Store, keep: std::time::Duration) {
     let Ok(keep) = chrono::Duration::from_std(keep) else {
         return;
     };
     let before = (chrono::Utc::now() - keep).to_rfc3339_opts(chrono::SecondsFormat::Micros, false);
-    match m.store.prune_audit(&before) {
+    match store.prune_audit(&before) {
         Ok(0) => {}
         Ok(n) => tracing::info!(entries = n, before = %before, "audit log pruned"),
         Err(e) => tracing::warn!(error = %e, "could not prune the audit log"),

@@ -152,7 +152,7 @@ pub async fn authenticate(State(m): State<Arc<Manager>>, mut req: Request, next:
         // GraphQL records its mutations itself (its queries change nothing).
         if crate::audit::changes(&method) && route != "/admin/gql" {
             crate::audit::record_request(
-                &m,
+                &m.store,
                 &caller,
                 method.as_str(),
                 &route,

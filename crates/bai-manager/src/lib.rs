@@ -3,13 +3,17 @@
 #![forbid(unsafe_code)]
 #![recursion_limit = "256"]
 
-pub mod aliases;
+pub mod agents;
 pub mod api;
 pub mod apps;
 pub mod audit;
 pub mod auth;
 pub mod bgtask;
+pub mod browsers;
+pub mod bus;
+pub mod config;
 pub mod error;
+pub mod exec_runs;
 pub mod guard;
 pub mod identity;
 pub mod images;
@@ -22,8 +26,11 @@ pub mod scheduler;
 pub mod serving;
 pub mod start;
 pub mod state;
+pub mod stats;
 pub mod storage;
 pub mod web;
 
+pub use agents::AgentHandle;
+pub use config::ManagerConfig;
 pub use start::{StartError, Started, start};
-pub use state::{AgentHandle, Manager, ManagerConfig};
+pub use state::Manager;

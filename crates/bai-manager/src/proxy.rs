@@ -224,7 +224,7 @@ fn split_permit(query: &str) -> (Option<String>, String) {
 }
 
 fn cookie_value(req: &Request<Body>, name: &str) -> Option<String> {
-    crate::web::sessions::cookie(req.headers(), name)
+    crate::browsers::cookie(req.headers(), name)
 }
 
 /// Constant-time comparison of permits.

@@ -2,7 +2,9 @@
 //! parses its flags, opens the store, builds its agents and calls [`start`]; it then serves
 //! [`crate::api::router`] and nothing else.
 
-use crate::state::{AgentHandle, Manager, ManagerConfig};
+use crate::agents::AgentHandle;
+use crate::config::ManagerConfig;
+use crate::state::Manager;
 use crate::{lifecycle, monitor, remote, scheduler};
 use bai_core::agent::{AgentError, AgentRpc};
 use bai_store::Store;
@@ -39,31 +41,31 @@ pub async fn start(
     remount_quota_folders(&m).await?;
     let mut handles = Vec::with_capacity(agents.len());
     for rpc in agents {
-        let h = m.register_agent(rpc).await?;
-        lifecycle::watch::spawn(m.clone(), h.clone());
+        let h = m.agents.register(&m.store, rpc).await?;
+        lifecycle::watch::spawn(m.lifecycle.clone(), h.clone());
         handles.push(h);
     }
     // Remote agents the database knows wait, disconnected, until they dial in.
-    remote::connect::restore(&m);
-    lifecycle::reconcile::reconcile(&m)
+    remote::connect::restore(&m.remote);
+    lifecycle::reconcile::reconcile(&m.lifecycle)
         .await
         .map_err(StartError::Reconcile)?;
     if let Some(addr) = m.config.agent_listen {
-        remote::listener::start(&m, addr)
+        remote::listener::start(&m.remote, addr)
             .await
             .map_err(StartError::AgentListener)?;
     }
-    crate::images::registry::refresh(&m).await;
-    crate::images::registry::spawn_refresher(&m);
-    crate::images::registry::publish_local(&m);
-    remote::states::spawn(m.clone());
-    scheduler::spawn(m.clone());
-    lifecycle::timeouts::spawn_sweeper(m.clone());
-    monitor::round::spawn(m.clone());
+    crate::images::registry::refresh(&m.images).await;
+    crate::images::registry::spawn_refresher(&m.images);
+    crate::images::registry::publish_local(&m.images);
+    remote::states::spawn(m.remote.clone());
+    scheduler::spawn(m.scheduler.clone());
+    lifecycle::timeouts::spawn_sweeper(m.lifecycle.clone());
+    monitor::round::spawn(m.monitor.clone());
     spawn_proxy_closer(m.clone());
-    crate::audit::spawn_pruner(m.clone());
-    crate::serving::reconcile::spawn(m.clone());
-    crate::serving::autoscale::spawn(m.clone());
+    crate::audit::spawn_pruner(m.store.clone(), m.config.audit_retention);
+    crate::serving::reconcile::spawn(m.serving.clone());
+    crate::serving::autoscale::spawn(m.serving.clone());
     Ok(Started {
         manager: m,
         agents: handles,
@@ -100,7 +102,7 @@ async fn remount_quota_folders(m: &Arc<Manager>) -> Result<(), StartError> {
 
 /// Closes a session's app proxies when it starts terminating.
 fn spawn_proxy_closer(m: Arc<Manager>) {
-    let mut rx = m.events.subscribe();
+    let mut rx = m.bus.subscribe();
     tokio::spawn(async move {
         loop {
             match rx.recv().await {

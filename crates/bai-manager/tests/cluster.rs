@@ -217,7 +217,7 @@ async fn cluster_requests_are_checked_before_anything_is_stored() {
         // 9 kernels of 1 core do not fit on the 8-core node.
         (json!({"clusterSize": 9}), "9 kernels together"),
     ] {
-        let e = plan(&h.m, &h.user, &body(extra.clone())).expect_err("refused");
+        let e = plan(&h.m.lifecycle, &h.user, &body(extra.clone())).expect_err("refused");
         assert!(e.msg.contains(words), "{extra}: {}", e.msg);
         if extra["clusterSize"] == 65 {
             assert_eq!(e.error_code.as_deref(), Some("session_create_unavailable"));
@@ -226,7 +226,7 @@ async fn cluster_requests_are_checked_before_anything_is_stored() {
     // The official client's spelling of the mode is accepted.
     assert!(
         plan(
-            &h.m,
+            &h.m.lifecycle,
             &h.user,
             &body(json!({"clusterSize": 2, "clusterMode": "SINGLE_NODE"}))
         )
@@ -244,14 +244,14 @@ async fn cluster_requests_are_checked_before_anything_is_stored() {
     h.store
         .set_keypair_policy("AKUSER", "small")
         .expect("assign");
-    let e = plan(&h.m, &h.user, &body(json!({"clusterSize": 3}))).expect_err("refused");
+    let e = plan(&h.m.lifecycle, &h.user, &body(json!({"clusterSize": 3}))).expect_err("refused");
     assert_eq!(
         e.error_code.as_deref(),
         Some("session_create_unavailable"),
         "{}",
         e.msg
     );
-    assert!(plan(&h.m, &h.user, &body(json!({"clusterSize": 2}))).is_ok());
+    assert!(plan(&h.m.lifecycle, &h.user, &body(json!({"clusterSize": 2}))).is_ok());
     assert!(
         h.store
             .sessions_in(&[S::Pending])
@@ -387,7 +387,7 @@ async fn select_agent_holds_main1_of_a_multi_node_session_and_the_rest_spread() 
     );
     assert_eq!(fits.designated_agent.as_deref(), Some("node-a"));
     let too_big = plan(
-        &h.m,
+        &h.m.lifecycle,
         &h.user,
         &json!({"name": "toobig", "image": IMAGE, "clusterSize": 2,
                 "clusterMode": "multi-node",

@@ -311,9 +311,9 @@ async fn changes_are_audited_with_who_what_and_outcome_and_only_admins_read_them
     };
     let before = count(&api.m);
     assert!(before >= 4);
-    bai_manager::audit::prune(&api.m, std::time::Duration::from_secs(3600));
+    bai_manager::audit::prune(&api.m.store, std::time::Duration::from_secs(3600));
     assert_eq!(count(&api.m), before);
-    bai_manager::audit::prune(&api.m, std::time::Duration::ZERO);
+    bai_manager::audit::prune(&api.m.store, std::time::Duration::ZERO);
     assert_eq!(count(&api.m), 0);
 }
 

@@ -244,7 +244,7 @@ async fn reserved_environment_names_are_refused() {
                "config": {"resources": {"cpu": 1, "mem": "1g"}, "environ": env}})
     };
     let refused = bai_manager::lifecycle::create::plan(
-        &h.m,
+        &h.m.lifecycle,
         &h.user,
         &body(json!({"BAI_KRUNNER_SOCKET": "/tmp/x"})),
     )
@@ -255,9 +255,12 @@ async fn reserved_environment_names_are_refused() {
         "{}",
         refused.msg
     );
-    let plan =
-        bai_manager::lifecycle::create::plan(&h.m, &h.user, &body(json!({"MY_BAI_THING": "1"})))
-            .expect("other names are fine");
+    let plan = bai_manager::lifecycle::create::plan(
+        &h.m.lifecycle,
+        &h.user,
+        &body(json!({"MY_BAI_THING": "1"})),
+    )
+    .expect("other names are fine");
     assert_eq!(
         plan.session.environ.get("MY_BAI_THING").map(String::as_str),
         Some("1")

@@ -347,7 +347,13 @@ async fn agents_and_users() {
 
     // An agent's accelerator devices, with amounts as decimal strings like the slots.
     {
-        let handle = api.m.agents().into_iter().next().expect("the dummy agent");
+        let handle = api
+            .m
+            .agents
+            .all()
+            .into_iter()
+            .next()
+            .expect("the dummy agent");
         let mut info = handle.info.write().unwrap();
         info.devices = vec![bai_core::accel::DeviceInfo {
             slot: "cuda.shares".into(),

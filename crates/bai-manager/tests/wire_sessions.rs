@@ -142,7 +142,7 @@ async fn a_running_session_from_create_to_its_end() {
     };
     let now = bai_core::stats::now_ms();
     for (at, cpu) in [(now - 5000, 1_000_000_000), (now, 3_500_000_000)] {
-        api.m.stats.record(
+        api.m.readings.stats.record(
             session,
             &slots,
             KernelStats {

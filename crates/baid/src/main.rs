@@ -293,7 +293,7 @@ async fn up(args: UpArgs) -> Result<()> {
         data_dir: data_dir.clone(),
         schedule_tick_ms: args.schedule_tick_ms.max(10),
         app_port_pool: args.app_ports,
-        monitor: bai_manager::monitor::book::MonitorConfig {
+        monitor: bai_manager::stats::book::MonitorConfig {
             interval: std::time::Duration::from_millis(args.monitor_interval_ms.max(100)),
             utilization: args.idle_utilization.clone(),
         },
@@ -346,7 +346,7 @@ async fn up(args: UpArgs) -> Result<()> {
     let started = bai_manager::start(store.clone(), config, agents).await?;
     let (m, handles) = (started.manager, started.agents);
     for h in &handles {
-        bai_manager::aliases::register(&store, &h.info())?;
+        bai_manager::images::aliases::register(&store, &h.info())?;
     }
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await

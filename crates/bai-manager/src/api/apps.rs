@@ -10,10 +10,11 @@
 use super::raw::Switched;
 use super::session::safe_relative_path;
 use super::visible_session;
+use crate::agents::AgentHandle;
 use crate::apps::{App, SERVICE_PORTS_LABEL, Traffic, session_apps};
 use crate::auth::Caller;
 use crate::error::ApiResult;
-use crate::state::{AgentHandle, Manager};
+use crate::state::Manager;
 use axum::Extension;
 use axum::Json;
 use axum::body::Body;
@@ -63,7 +64,7 @@ fn agent_of(m: &Manager, row: &SessionRow) -> Result<Arc<AgentHandle>, Problem> 
     let agent = row
         .agent_id
         .as_deref()
-        .and_then(|a| m.agent(a))
+        .and_then(|a| m.agents.get(a))
         .ok_or_else(|| Problem::internal("the session's agent is gone"))?;
     if agent.remote.is_some() && !agent.is_alive() {
         // Fail at once rather than wait on a link that is down.
@@ -260,7 +261,7 @@ fn session_end(
     m: &Manager,
     session: Uuid,
 ) -> impl std::future::Future<Output = ()> + Send + 'static {
-    let mut rx = m.events.subscribe();
+    let mut rx = m.bus.subscribe();
     async move {
         loop {
             match rx.recv().await {

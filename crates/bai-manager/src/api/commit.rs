@@ -43,7 +43,7 @@ pub async fn commit(
 ) -> ApiResult<(StatusCode, Json<CommitStarted>)> {
     let row = visible_session(&m, &caller, &reference)?;
     let email = owner_email(&m, &row.access_key, &caller.email);
-    let s = crate::images::commit_file::start(&m, &row.access_key, &email, &row)?;
+    let s = crate::images::commit_file::start(&m.images, &row.access_key, &email, &row)?;
     Ok((
         StatusCode::CREATED,
         Json(CommitStarted {
@@ -60,7 +60,7 @@ pub async fn commit_status(
     Path(reference): Path<String>,
 ) -> ApiResult<Json<CommitStatus>> {
     let row = visible_session(&m, &caller, &reference)?;
-    let ongoing = m.commits.ongoing(row.id);
+    let ongoing = m.images.commits.ongoing(row.id);
     Ok(Json(CommitStatus {
         status: if ongoing.is_some() {
             "ongoing"
@@ -98,7 +98,7 @@ pub async fn imagify(
         email: owner_email(&m, &row.access_key, &caller.email),
         access_key: row.access_key.clone(),
     };
-    let task = crate::images::convert::start(&m, owner, &row, &name, visibility.as_deref())?;
+    let task = crate::images::convert::start(&m.images, owner, &row, &name, visibility.as_deref())?;
     Ok(Json(ImagifyStarted {
         task_id: task.to_string(),
     }))

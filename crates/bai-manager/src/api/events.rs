@@ -86,7 +86,7 @@ pub async fn session_events(
     } else {
         Some(caller.access_key.clone())
     };
-    let mut rx = m.events.subscribe();
+    let mut rx = m.bus.subscribe();
     // `sessionName=*`: every session the caller may see, live only (the web UI's list).
     let all = target == "*";
     let follow = if all { Follow::All } else { Follow::One };

@@ -3,9 +3,10 @@
 //! output; long ones send `continued` frames at most once a second.
 
 use super::visible_session;
+use crate::agents::AgentHandle;
 use crate::auth::Caller;
 use crate::error::ApiResult;
-use crate::state::{AgentHandle, Manager};
+use crate::state::Manager;
 use axum::Extension;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
@@ -43,7 +44,7 @@ pub fn runs_code(m: &Manager, row: &bai_store::SessionRow) -> Result<Arc<AgentHa
     }
     row.agent_id
         .as_deref()
-        .and_then(|a| m.agent(a))
+        .and_then(|a| m.agents.get(a))
         .ok_or_else(|| Problem::internal("the session's agent is gone"))
 }
 

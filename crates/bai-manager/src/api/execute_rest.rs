@@ -4,11 +4,11 @@
 //! one and a status: `finished` (with `exitCode`), `waiting-input` (send `mode: input` with the
 //! line as `code`), or `continued` (ask again with `mode: continue`).
 
-use super::exec_runs::Run;
 use super::execute::{parse_request, runs_code};
 use super::visible_session;
 use crate::auth::Caller;
 use crate::error::ApiResult;
+use crate::exec_runs::Run;
 use crate::state::Manager;
 use axum::extract::{Path, State};
 use axum::{Extension, Json};

@@ -175,7 +175,7 @@ impl SessionResolver<'_> {
                 Some((true, n)) => &e.name == n,
                 Some((false, n)) => e.name.to_lowercase().contains(&n.to_lowercase()),
             })
-            .map(|e| crate::serving::view::endpoint_node(self.m, e))
+            .map(|e| crate::serving::view::endpoint_node(&self.m.serving, e))
             .collect();
         let total = all.len();
         let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
@@ -199,7 +199,7 @@ impl Resolver for SessionResolver<'_> {
                 .find_map(|k| args.get(*k).and_then(Value::as_str))
                 .unwrap_or("");
             crate::audit::record(
-                self.m,
+                &self.m.store,
                 &self.caller.email,
                 Some(&self.caller.access_key),
                 &format!("graphql {field}"),
@@ -293,7 +293,7 @@ impl SessionResolver<'_> {
                 let id = arg_str(args, "endpoint_id").unwrap_or_default();
                 let e = super::services::visible_service(self.m, self.caller, id)
                     .map_err(|p| err(p.0.msg))?;
-                Ok(crate::serving::view::endpoint_node(self.m, &e))
+                Ok(crate::serving::view::endpoint_node(&self.m.serving, &e))
             }
             (OperationKind::Query, "endpoint_list") => self.endpoint_list(args),
             (OperationKind::Query, "endpoint_auto_scaling_rule_nodes")

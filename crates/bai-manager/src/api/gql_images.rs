@@ -68,7 +68,7 @@ pub fn image_json(i: &CatalogueImage) -> Value {
 }
 
 fn visible(m: &Manager, caller: &Caller) -> Vec<CatalogueImage> {
-    catalogue(m)
+    catalogue(&m.images.sources())
         .into_iter()
         .filter(|i| i.visible_to(&caller.user_id, caller.is_admin))
         .collect()
@@ -116,11 +116,13 @@ fn forget(m: &Manager, i: &CatalogueImage) -> Result<(), FieldError> {
 fn purge(m: &Arc<Manager>, i: &CatalogueImage) -> Result<(), FieldError> {
     let handle = tokio::runtime::Handle::current();
     for agent_id in &i.agents {
-        let Some(a) = m.agent(agent_id) else { continue };
+        let Some(a) = m.agents.get(agent_id) else {
+            continue;
+        };
         handle
             .block_on(a.rpc.remove_image(i.reference.clone()))
             .map_err(|e| err(format!("agent {agent_id} cannot remove the image: {e}")))?;
-        handle.block_on(crate::images::refresh_agent(m, agent_id));
+        handle.block_on(crate::images::refresh_agent(&m.agents, agent_id));
     }
     if let Some(c) = &i.customized {
         m.store
@@ -230,11 +232,11 @@ pub fn resolve(
             }
             let task = m.bgtasks.start(&caller.access_key);
             let handle = tokio::runtime::Handle::current();
-            let agents = m.agents();
-            handle.block_on(crate::images::registry::refresh(m));
+            let agents = m.agents.all();
+            handle.block_on(crate::images::registry::refresh(&m.images));
             for a in &agents {
-                handle.block_on(crate::images::refresh_agent(m, &a.id));
-                if let Err(e) = crate::aliases::register(&m.store, &a.info()) {
+                handle.block_on(crate::images::refresh_agent(&m.agents, &a.id));
+                if let Err(e) = crate::images::aliases::register(&m.store, &a.info()) {
                     tracing::warn!(agent = %a.id, error = %e, "cannot register image aliases");
                 }
             }

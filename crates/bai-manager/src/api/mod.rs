@@ -4,7 +4,6 @@ mod apps;
 mod body;
 mod commit;
 mod events;
-pub mod exec_runs;
 mod execute;
 pub mod execute_rest;
 mod gql;

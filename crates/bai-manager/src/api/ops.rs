@@ -17,7 +17,7 @@ use std::sync::Arc;
 /// `GET /health`.
 pub async fn health(State(m): State<Arc<Manager>>) -> Response {
     let db = crate::metrics::timed(&m.metrics, "health", || m.store.user_count());
-    let agents = m.agents();
+    let agents = m.agents.all();
     let alive = agents.iter().filter(|a| a.is_alive()).count();
     let body = Health {
         status: if db.is_ok() { "ok" } else { "unavailable" }.into(),
@@ -69,7 +69,7 @@ pub async fn metrics(State(m): State<Arc<Manager>>, req: axum::extract::Request)
         ))
         .into_response();
     }
-    let text = crate::metrics::render(&m);
+    let text = crate::metrics::render(&m.metrics, &m.store, &m.agents, &m.traffic);
     (
         [(
             header::CONTENT_TYPE,

@@ -55,12 +55,12 @@ pub async fn create(
     let mm = m.clone();
     // Reading the model folder's definition touches the disk.
     let row = tokio::task::spawn_blocking(move || {
-        let row = serving::create::plan(&mm, &caller, &b)?;
-        serving::create::create(&mm, &row)
+        let row = serving::create::plan(&mm.serving, &caller, &b)?;
+        serving::create::create(&mm.serving, &row)
     })
     .await
     .map_err(|e| Problem::internal(e.to_string()))??;
-    Ok((StatusCode::CREATED, Json(view::info(&m, &row))))
+    Ok((StatusCode::CREATED, Json(view::info(&m.serving, &row))))
 }
 
 /// `GET /services?name=`: the caller's services (all, for administrators).
@@ -73,7 +73,7 @@ pub async fn list(
     let items = rows
         .iter()
         .filter(|e| q.get("name").is_none_or(|n| &e.name == n))
-        .map(|e| view::list_item(&m, e))
+        .map(|e| view::list_item(&m.serving, e))
         .collect();
     Ok(Json(items))
 }
@@ -111,7 +111,7 @@ pub async fn search(
         .iter()
         .skip(usize::try_from(offset).unwrap_or(usize::MAX))
         .take(usize::try_from(limit).unwrap_or(1000))
-        .map(|e| view::info(&m, e))
+        .map(|e| view::info(&m.serving, e))
         .collect();
     Ok(Json(ServiceSearchResult {
         items,
@@ -142,7 +142,7 @@ pub async fn info(
     Path(id): Path<String>,
 ) -> ApiResult<Json<ServiceInfo>> {
     let e = visible_service(&m, &caller, &id)?;
-    Ok(Json(view::info(&m, &e)))
+    Ok(Json(view::info(&m.serving, &e)))
 }
 
 /// `DELETE /services/{id}`: its routes drain and end, then it is destroyed.
@@ -176,7 +176,7 @@ pub async fn scale(
     }
     let b = body_json(&body)?;
     let to = serving::create::replicas_of(&b, &["to", "replicas"])?;
-    serving::create::check_policy_replicas(&m, &e.user_id, to)?;
+    serving::create::check_policy_replicas(&m.serving, &e.user_id, to)?;
     set_replicas(&m, &e, to)?;
     let current = m
         .store
@@ -391,8 +391,9 @@ pub async fn check_definition(
     let path = b.model_definition_path;
     let mm = m.clone();
     let (path, def) = tokio::task::spawn_blocking(move || {
-        let folder = serving::create::model_folder(&mm, &caller.user_id, caller.is_admin, &model)?;
-        serving::create::read_definition(&mm, &folder, path.as_deref())
+        let folder =
+            serving::create::model_folder(&mm.serving, &caller.user_id, caller.is_admin, &model)?;
+        serving::create::read_definition(&mm.serving, &folder, path.as_deref())
     })
     .await
     .map_err(|e| Problem::internal(e.to_string()))??;

@@ -82,11 +82,11 @@ async fn create_session_reply(
     let m = m.clone();
     let body = json_body(body)?;
     let idempotency = crate::lifecycle::idempotent::key_of(headers, &body)?;
-    let mut plan = plan(&m, caller, &body)?;
+    let mut plan = plan(&m.lifecycle, caller, &body)?;
     plan.idempotency = idempotency;
-    let mut rx = m.events.subscribe();
+    let mut rx = m.bus.subscribe();
     if plan.count > 1 {
-        let rows = create_many(&m, &plan)?;
+        let rows = create_many(&m.lifecycle, &plan)?;
         let first = rows
             .first()
             .ok_or_else(|| Problem::internal("no session was created"))?;
@@ -102,7 +102,7 @@ async fn create_session_reply(
         );
         return Ok((StatusCode::CREATED, Json(reply)));
     }
-    let row = match create_session(&m, &plan)? {
+    let row = match create_session(&m.lifecycle, &plan)? {
         Created::Reused(row) => {
             return Ok((
                 StatusCode::OK,
@@ -166,7 +166,7 @@ pub async fn destroy(
     let forced = q
         .get("forced")
         .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes"));
-    if m.commits.ongoing(row.id).is_some() {
+    if m.images.commits.ongoing(row.id).is_some() {
         if !forced {
             return Err(Problem::conflict(
                 "session-busy",
@@ -180,10 +180,10 @@ pub async fn destroy(
             .into());
         }
         // The commit task removes what it made once its engine call returns.
-        m.commits.cancel(row.id);
+        m.images.commits.cancel(row.id);
     }
     let st = terminate(
-        &m,
+        &m.lifecycle,
         row.id,
         bai_core::Reason::UserRequested,
         SessionResult::Undefined,
@@ -234,7 +234,7 @@ pub async fn logs(
     };
     let live = row.status.is_up() || row.status == S::Terminating;
     let mut text = None;
-    if live && let Some(agent) = agent.as_deref().and_then(|a| m.agent(a)) {
+    if live && let Some(agent) = agent.as_deref().and_then(|a| m.agents.get(a)) {
         text = agent.rpc.logs(kernel).await.ok();
     }
     let text = match (text, sub) {
@@ -256,7 +256,7 @@ pub async fn stats(
     Path(reference): Path<String>,
 ) -> ApiResult<Json<bai_api::sessions::Stats>> {
     let row = visible_session(&m, &caller, &reference)?;
-    Ok(Json(crate::monitor::view::stats(&m, &row)))
+    Ok(Json(crate::stats::view::stats(&m.readings, &row)))
 }
 
 pub async fn rename(
@@ -358,7 +358,7 @@ pub async fn upload(
     let agent = row
         .agent_id
         .as_deref()
-        .and_then(|a| m.agent(a))
+        .and_then(|a| m.agents.get(a))
         .ok_or_else(|| Problem::internal("the session's agent is gone"))?;
     agent
         .rpc

@@ -71,7 +71,7 @@ pub async fn list_files(
     let agent = row
         .agent_id
         .as_deref()
-        .and_then(|a| m.agent(a))
+        .and_then(|a| m.agents.get(a))
         .ok_or_else(|| Problem::internal("the session's agent is gone"))?;
     let entries = agent
         .rpc

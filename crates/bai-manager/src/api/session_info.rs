@@ -16,8 +16,9 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
         json!({})
     };
     let resource_opts = json!({"shmem": row.shmem}).to_string();
-    let idle_checks = crate::monitor::view::idle_checks(crate::monitor::view::reports(m, row));
-    let live_stat = crate::monitor::view::live_stat(m, row);
+    let idle_checks =
+        crate::stats::view::idle_checks(crate::stats::view::reports(&m.readings, row));
+    let live_stat = crate::stats::view::live_stat(&m.readings, row);
     // An ended session's counters live in the store (the manager forgot them).
     let last_stat = if row.status.is_terminal() {
         m.store.last_stat(row.id).ok().flatten()
@@ -171,7 +172,7 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
             .collect(),
         designated_agent: row.designated_agent.clone(),
         pending: if row.status == bai_core::status::SessionStatus::Pending {
-            m.pending_view(row.id)
+            m.scheduler.pending_view(row.id)
         } else {
             None
         },

@@ -3,8 +3,9 @@
 //! seen and launched only by their owner (and admins).
 
 use super::reference::{image_id, split};
-use crate::state::Manager;
-use bai_store::CustomizedImageRow;
+use super::registry_view::RegistryView;
+use crate::agents::Agents;
+use bai_store::{CustomizedImageRow, Store};
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 
@@ -69,8 +70,16 @@ impl CatalogueImage {
     }
 }
 
+/// What the catalogue is read from: the store (aliases, forgotten and customized images),
+/// the agents' images and the registry's.
+pub struct Sources<'a> {
+    pub store: &'a Store,
+    pub agents: &'a Agents,
+    pub registry: &'a RegistryView,
+}
+
 /// The whole catalogue, sorted by reference.
-pub fn catalogue(m: &Manager) -> Vec<CatalogueImage> {
+pub fn catalogue(m: &Sources<'_>) -> Vec<CatalogueImage> {
     let forgotten: BTreeSet<String> = m
         .store
         .forgotten_images()
@@ -86,7 +95,7 @@ pub fn catalogue(m: &Manager) -> Vec<CatalogueImage> {
         .collect();
     let aliases = m.store.image_aliases().unwrap_or_default();
     let mut out: BTreeMap<String, CatalogueImage> = BTreeMap::new();
-    for a in m.agents() {
+    for a in m.agents.all() {
         let info = a.info();
         for img in info.images {
             if forgotten.contains(&img.name) {
@@ -176,7 +185,7 @@ fn entry(
 /// tag), the canonical `REGISTRY/NAME:TAG` the image list shows (`local/` for images without a
 /// registry) or an image id; others' customized images and forgotten ones are not found. Only
 /// images some agent or the cluster's registry holds are returned.
-pub fn resolve(m: &Manager, requested: &str, user_id: &str, is_admin: bool) -> Option<String> {
+pub fn resolve(m: &Sources<'_>, requested: &str, user_id: &str, is_admin: bool) -> Option<String> {
     resolve_exact(m, requested, user_id, is_admin).or_else(|| {
         requested
             .strip_prefix("local/")
@@ -184,7 +193,12 @@ pub fn resolve(m: &Manager, requested: &str, user_id: &str, is_admin: bool) -> O
     })
 }
 
-fn resolve_exact(m: &Manager, requested: &str, user_id: &str, is_admin: bool) -> Option<String> {
+fn resolve_exact(
+    m: &Sources<'_>,
+    requested: &str,
+    user_id: &str,
+    is_admin: bool,
+) -> Option<String> {
     let target = m
         .store
         .image_aliases()
@@ -208,7 +222,7 @@ fn resolve_exact(m: &Manager, requested: &str, user_id: &str, is_admin: bool) ->
 }
 
 /// Launchable names for `user_id` (for "no such image" messages).
-pub fn known(m: &Manager, user_id: &str, is_admin: bool) -> Vec<String> {
+pub fn known(m: &Sources<'_>, user_id: &str, is_admin: bool) -> Vec<String> {
     let cat = catalogue(m);
     let mut names: Vec<String> = cat
         .iter()

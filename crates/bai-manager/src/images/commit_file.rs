@@ -1,7 +1,7 @@
 //! `POST /session/{name}/commit`: the main kernel saved as a gzip'ed image tarball in the
 //! agent's commit directory (`<data-dir>/commit/<owner>/<file>.tar.gz`), as a background task.
 
-use crate::state::Manager;
+use super::ctx::Images;
 use bai_core::Problem;
 use bai_core::agent::CommitRequest;
 use bai_store::SessionRow;
@@ -47,7 +47,7 @@ pub fn tarball_path(
 }
 
 pub fn start(
-    m: &Arc<Manager>,
+    m: &Arc<Images>,
     owner_access_key: &str,
     owner_email: &str,
     row: &SessionRow,

@@ -4,9 +4,9 @@
 //! conversion with the same name replaces the image (same id, same reference).
 
 use super::catalogue::{LABEL_EMAIL, LABEL_ID, LABEL_NAME, LABEL_OWNER};
+use super::ctx::Images;
 use super::reference::{check_name, customized_reference};
 use crate::bgtask::BgTask;
-use crate::state::Manager;
 use bai_core::Problem;
 use bai_core::agent::CommitRequest;
 use bai_core::status::SessionType;
@@ -25,7 +25,7 @@ pub struct Owner {
 
 /// Checks the request and starts the conversion; returns the background task's id.
 pub fn start(
-    m: &Arc<Manager>,
+    m: &Arc<Images>,
     owner: Owner,
     row: &SessionRow,
     image_name: &str,
@@ -130,9 +130,10 @@ pub fn busy(row: &SessionRow) -> Problem {
 
 /// The base image's features, less `private` (an image made from a private one must still be
 /// launchable by its owner).
-fn base_features(m: &Manager, base: &str) -> String {
+fn base_features(m: &Images, base: &str) -> String {
     let labels = m
-        .agents()
+        .agents
+        .all()
         .iter()
         .flat_map(|a| a.info().images)
         .find(|i| i.name == base)
@@ -149,8 +150,8 @@ fn base_features(m: &Manager, base: &str) -> String {
 }
 
 async fn run(
-    m: &Arc<Manager>,
-    agent: &crate::state::AgentHandle,
+    m: &Arc<Images>,
+    agent: &crate::agents::AgentHandle,
     task: &BgTask,
     req: CommitRequest,
     mut record: CustomizedImageRow,
@@ -163,7 +164,7 @@ async fn run(
         if let Err(e) = agent.rpc.remove_image(pending.clone()).await {
             tracing::warn!(image = %pending, error = %e, "cannot remove a cancelled commit");
         }
-        super::refresh_agent(m, &agent.id).await;
+        super::refresh_agent(&m.agents, &agent.id).await;
         task.cancelled("the session was terminated while it was being committed");
         return;
     }
@@ -177,7 +178,8 @@ async fn run(
     };
     task.update(1, 2, format!("recording image {}", record.name));
     let previous = m
-        .agents()
+        .agents
+        .all()
         .iter()
         .flat_map(|a| a.info().images)
         .find(|i| i.name == record.reference)
@@ -189,7 +191,7 @@ async fn run(
     // The pending reference goes either way (only the tag, when the image is named).
     let _ = agent.rpc.remove_image(pending).await;
     if let Err(e) = named {
-        super::refresh_agent(m, &agent.id).await;
+        super::refresh_agent(&m.agents, &agent.id).await;
         task.failed(format!("cannot name the image: {e}"));
         return;
     }
@@ -213,11 +215,11 @@ async fn run(
     record.size_bytes = image.size_bytes;
     if let Err(e) = m.store.put_customized_image(&record) {
         let _ = agent.rpc.remove_image(record.reference.clone()).await;
-        super::refresh_agent(m, &agent.id).await;
+        super::refresh_agent(&m.agents, &agent.id).await;
         task.failed(format!("cannot record the image: {e}"));
         return;
     }
-    super::refresh_agent(m, &agent.id).await;
+    super::refresh_agent(&m.agents, &agent.id).await;
     tracing::info!(image = %record.reference, name = %record.name, owner = %record.owner_email,
         "a session was converted to an image");
     // Backend.AI's clients read the new image's id as the done message.

@@ -3,7 +3,7 @@
 //! after bai pushed to it. Its kernel images are in the catalogue and may be launched on any
 //! agent that has a registry: one that lacks the image pulls it (status PULLING).
 
-use crate::state::Manager;
+use super::ctx::Images;
 use axum::body::Body;
 use http_body_util::BodyExt;
 use hyper_util::rt::TokioIo;
@@ -68,7 +68,7 @@ pub async fn read(addr: &str) -> Result<BTreeSet<String>, String> {
 }
 
 /// Reads the registry again now (no registry: nothing).
-pub async fn refresh(m: &Manager) {
+pub async fn refresh(m: &Images) {
     let Some(addr) = m.config.registry.clone() else {
         return;
     };
@@ -79,7 +79,7 @@ pub async fn refresh(m: &Manager) {
                 .map(String::as_str)
                 .filter(|r| !super::reference::is_customized(r))
                 .collect();
-            if let Err(e) = crate::aliases::register_names(&m.store, names) {
+            if let Err(e) = crate::images::aliases::register_names(&m.store, names) {
                 tracing::warn!(error = %e, "cannot register the registry's image aliases");
             }
             m.registry.set(refs);
@@ -91,13 +91,13 @@ pub async fn refresh(m: &Manager) {
 /// Pushes the kernel images of the manager's own agents that the registry lacks (images
 /// made from sessions stay private to their agent), in the background, so other nodes can
 /// pull them.
-pub fn publish_local(m: &Arc<Manager>) {
+pub fn publish_local(m: &Arc<Images>) {
     if m.config.registry.is_none() {
         return;
     }
     let m = m.clone();
     tokio::spawn(async move {
-        for a in m.agents().into_iter().filter(|a| a.remote.is_none()) {
+        for a in m.agents.all().into_iter().filter(|a| a.remote.is_none()) {
             let info = a.info();
             if info.registry.is_none() {
                 continue;
@@ -120,7 +120,7 @@ pub fn publish_local(m: &Arc<Manager>) {
 }
 
 /// Keeps the view current while the manager runs.
-pub fn spawn_refresher(m: &Arc<Manager>) {
+pub fn spawn_refresher(m: &Arc<Images>) {
     if m.config.registry.is_none() {
         return;
     }

@@ -2,7 +2,7 @@
 //! resource group and project, presets, "Select Agent", dependencies, the owner's queue
 //! limit, preopen ports and the count.
 
-use crate::state::Manager;
+use super::Lifecycle;
 use bai_api::sessions::{ClusterMode as WireClusterMode, ListOrText, NumberOrText};
 use bai_core::Problem;
 use bai_core::cluster::{ClusterMode, MAX_CLUSTER_SIZE};
@@ -24,7 +24,7 @@ pub(super) fn parse_count(count: Option<u32>) -> Result<u32, Problem> {
 /// The resource group to create in: the one asked for, else `default` when the owner may
 /// use it, else the owner's only group.
 pub(super) fn resolve_group(
-    m: &Manager,
+    m: &Lifecycle,
     access_key: &str,
     project: &str,
     asked: Option<&str>,
@@ -51,7 +51,7 @@ pub(super) fn resolve_group(
 
 /// The resource group must take sessions of this type (its `allowed_session_types`).
 pub(super) fn check_session_type(
-    m: &Manager,
+    m: &Lifecycle,
     group: &str,
     session_type: bai_core::status::SessionType,
 ) -> Result<(), Problem> {
@@ -116,7 +116,7 @@ pub fn parse_preopen_ports(v: Option<&ListOrText<NumberOrText>>) -> Result<Vec<u
 }
 
 /// The session's project (`group`) must exist and have the owner as a member.
-pub(super) fn check_project(m: &Manager, access_key: &str, project: &str) -> Result<(), Problem> {
+pub(super) fn check_project(m: &Lifecycle, access_key: &str, project: &str) -> Result<(), Problem> {
     let internal = |e: bai_store::StoreError| Problem::internal(e.to_string());
     if !m.store.project_exists(project).map_err(internal)? {
         return Err(Problem::invalid(format!(
@@ -133,7 +133,7 @@ pub(super) fn check_project(m: &Manager, access_key: &str, project: &str) -> Res
 
 /// Fills `resources` / `resource_opts` from a preset where the request leaves them out.
 pub(super) fn apply_preset(
-    m: &Manager,
+    m: &Lifecycle,
     name: &str,
     resources: &mut Map<String, Value>,
     resource_opts: &mut Map<String, Value>,
@@ -173,7 +173,7 @@ pub(super) fn apply_preset(
 /// "Select Agent" (`config.agentList`): one agent of the group that can hold the request.
 /// A multi-node session's kernels together must fit the group's nodes together.
 pub(super) fn fits_group(
-    agents: &[std::sync::Arc<crate::state::AgentHandle>],
+    agents: &[std::sync::Arc<crate::agents::AgentHandle>],
     group: &str,
     total: &bai_core::ResourceSlots,
     kernels: u32,
@@ -203,7 +203,7 @@ pub(super) fn fits_group(
 
 pub(super) fn designated_agent(
     asked: Option<&ListOrText<String>>,
-    agents: &[std::sync::Arc<crate::state::AgentHandle>],
+    agents: &[std::sync::Arc<crate::agents::AgentHandle>],
     group: &str,
     want: &bai_core::ResourceSlots,
 ) -> Result<Option<String>, Problem> {
@@ -246,7 +246,7 @@ pub(super) fn designated_agent(
 
 /// `dependencies`: the owner's sessions (ids or names) that must finish successfully first.
 pub(super) fn resolve_dependencies(
-    m: &Manager,
+    m: &Lifecycle,
     access_key: &str,
     list: &[String],
 ) -> Result<Vec<Uuid>, Problem> {
@@ -271,7 +271,7 @@ pub(super) fn resolve_dependencies(
 }
 
 /// The keypair policy's `max_pending_sessions`: refuse at once when the queue is full.
-pub(super) fn check_pending_limit(m: &Manager, access_key: &str) -> Result<(), Problem> {
+pub(super) fn check_pending_limit(m: &Lifecycle, access_key: &str) -> Result<(), Problem> {
     let policy = m
         .store
         .policy_of(access_key)
@@ -300,7 +300,7 @@ pub(super) fn check_pending_limit(m: &Manager, access_key: &str) -> Result<(), P
 /// `clusterSize` and `clusterMode` (top level, or in `config` as older clients send them):
 /// at least 1, at most bai's own bound and the owner's policy's `max_containers_per_session`.
 pub(super) fn cluster_shape(
-    m: &Manager,
+    m: &Lifecycle,
     access_key: &str,
     size: Option<u32>,
     mode: Option<WireClusterMode>,

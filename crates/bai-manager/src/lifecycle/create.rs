@@ -1,8 +1,8 @@
 //! Creating a session: validate everything up front, then store it PENDING.
 //! Nothing is half-created: a bad request is answered with a problem and writes nothing.
 
+use super::Lifecycle;
 use crate::identity::Caller;
-use crate::state::Manager;
 use bai_core::Problem;
 use bai_core::cluster::ClusterMode;
 use bai_core::name::SessionName;
@@ -102,13 +102,13 @@ pub fn read_request(body: &Value) -> Result<CreateRequest, Problem> {
 }
 
 /// Validates a `POST /session` body for `caller`.
-pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<CreatePlan, Problem> {
+pub fn plan(m: &Lifecycle, caller: &Caller, body: &Value) -> Result<CreatePlan, Problem> {
     plan_request(m, caller, &read_request(body)?)
 }
 
 /// Validates a create request for `caller`.
 pub fn plan_request(
-    m: &Manager,
+    m: &Lifecycle,
     caller: &Caller,
     body: &CreateRequest,
 ) -> Result<CreatePlan, Problem> {
@@ -150,11 +150,16 @@ pub fn plan_request(
 
     // Image.
     let image_req = body.image.as_str();
+    let images = crate::images::Sources {
+        store: &m.store,
+        agents: &m.agents,
+        registry: &m.registry,
+    };
     let image =
-        crate::images::resolve(m, image_req, &user_id, caller.is_admin).ok_or_else(|| {
+        crate::images::resolve(&images, image_req, &user_id, caller.is_admin).ok_or_else(|| {
             Problem::image_not_found(
                 image_req,
-                &crate::images::known(m, &user_id, caller.is_admin),
+                &crate::images::known(&images, &user_id, caller.is_admin),
             )
         })?;
 
@@ -215,7 +220,7 @@ pub fn plan_request(
     if let Some(preset) = config.preset.as_deref().or(body.preset.as_deref()) {
         apply_preset(m, preset, &mut resources, &mut resource_opts)?;
     }
-    let accel = m.accel_slots();
+    let accel = m.agents.accel_slots();
     let req = ResourceRequest::parse(&resources, &resource_opts, &accel)
         .map_err(|e| Problem::invalid(e.to_string()))?;
     // Resources are per kernel; a single-node session needs all of its kernels' on one node,
@@ -237,7 +242,8 @@ pub fn plan_request(
         String::new()
     };
     let agents: Vec<_> = m
-        .agents()
+        .agents
+        .all()
         .into_iter()
         .filter(|a| a.info().scaling_group == scaling_group)
         .collect();
@@ -394,7 +400,7 @@ pub enum Created {
 
 /// "Sessions: N": the planned session N times, named `NAME-1` … `NAME-N`, all PENDING in
 /// one go; those that do not fit wait in the queue. Nothing is stored when a name is taken.
-pub fn create_many(m: &Manager, plan: &CreatePlan) -> Result<Vec<SessionRow>, Problem> {
+pub fn create_many(m: &Lifecycle, plan: &CreatePlan) -> Result<Vec<SessionRow>, Problem> {
     // A retry of a request that already made its sessions answers them again.
     if let Some(key) = &plan.idempotency
         && super::idempotent::existing(m, &plan.session.access_key, &key.nth(1))?.is_some()
@@ -449,7 +455,7 @@ pub fn create_many(m: &Manager, plan: &CreatePlan) -> Result<Vec<SessionRow>, Pr
 }
 
 /// Stores a planned session PENDING (or finds the one to reuse) and wakes the scheduler.
-pub fn create(m: &Manager, plan: &CreatePlan) -> Result<Created, Problem> {
+pub fn create(m: &Lifecycle, plan: &CreatePlan) -> Result<Created, Problem> {
     let s = &plan.session;
     if let Some(key) = &plan.idempotency
         && let Some(row) = super::idempotent::existing(m, &s.access_key, key)?
@@ -490,8 +496,8 @@ pub fn create(m: &Manager, plan: &CreatePlan) -> Result<Created, Problem> {
             return Err(crate::error::store_problem(e));
         }
     };
-    m.publish(vec![ev]);
-    m.wake_scheduler.notify_one();
+    m.bus.publish(vec![ev]);
+    m.bus.wake_scheduler();
     let row = m
         .store
         .session(s.id)

@@ -4,7 +4,7 @@
 //! same key with a different request is refused (422), since it would silently answer a
 //! session other than the one asked for. Keys are per keypair.
 
-use crate::state::Manager;
+use super::Lifecycle;
 use bai_core::Problem;
 use bai_store::SessionRow;
 use sha2::{Digest, Sha256};
@@ -79,7 +79,7 @@ fn canonical(v: &serde_json::Value) -> serde_json::Value {
 /// The session `key` already made for `access_key`, if any; a 422 problem when the key
 /// came with another request.
 pub fn existing(
-    m: &Manager,
+    m: &Lifecycle,
     access_key: &str,
     key: &IdemKey,
 ) -> Result<Option<SessionRow>, Problem> {

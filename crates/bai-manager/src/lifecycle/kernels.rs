@@ -2,8 +2,9 @@
 //! all of them at once (all or none: a failure destroys those made), and destroying all of
 //! them. A session of one kernel is the case of a cluster of one.
 
+use super::Lifecycle;
 use super::cluster_keys;
-use crate::state::{AgentHandle, Manager};
+use crate::agents::AgentHandle;
 use bai_core::Reason;
 use bai_core::agent::{AgentError, KernelCreated, KernelExit, KernelSpec, Mount};
 use bai_core::cluster::{ClusterInfo, KernelPlace, Overlay, layout, network_name};
@@ -76,7 +77,7 @@ pub fn specs(
 /// Records an event of one sub kernel of a cluster session (main1's are the session's own
 /// events) and publishes it.
 pub fn sub_kernel_event(
-    m: &Manager,
+    m: &Lifecycle,
     row: &SessionRow,
     kind: bai_core::event::EventKind,
     kernel_id: uuid::Uuid,
@@ -87,7 +88,7 @@ pub fn sub_kernel_event(
         .store
         .add_kernel_event(row, kind, kernel_id, reason, exit_code)
     {
-        Ok(ev) => m.publish(vec![ev]),
+        Ok(ev) => m.bus.publish(vec![ev]),
         Err(e) => tracing::warn!(kernel = %kernel_id, error = %e, "cannot record a kernel event"),
     }
 }
@@ -157,7 +158,7 @@ pub async fn create_all(
 
 /// Destroys every kernel of a session (each on its agent), keeping what each one left.
 /// Returns main1's exit when it was destroyed here.
-pub async fn destroy_all(m: &Arc<Manager>, row: &SessionRow) -> Option<KernelExit> {
+pub async fn destroy_all(m: &Arc<Lifecycle>, row: &SessionRow) -> Option<KernelExit> {
     let subs = if row.cluster_size > 1 {
         m.store.sub_kernels(row.id).unwrap_or_else(|e| {
             tracing::error!(session = %row.id, error = %e, "cannot read the sub kernels");
@@ -169,7 +170,7 @@ pub async fn destroy_all(m: &Arc<Manager>, row: &SessionRow) -> Option<KernelExi
     let mut jobs = vec![(row.main_kernel_id, row.agent_id.clone(), true)];
     jobs.extend(subs.iter().map(|k| (k.id, k.agent_id.clone(), false)));
     let results = join_all(jobs.into_iter().map(|(id, agent, main)| async move {
-        let agent = agent.as_deref().and_then(|a| m.agent(a))?;
+        let agent = agent.as_deref().and_then(|a| m.agents.get(a))?;
         destroy_with_retries(&agent, id)
             .await
             .map(|exit| (exit, main))
@@ -226,7 +227,7 @@ async fn destroy_with_retries(agent: &AgentHandle, id: uuid::Uuid) -> Option<Ker
 }
 
 /// Every kernel id of a session, main1 first.
-pub fn kernel_ids(m: &Manager, row: &SessionRow) -> Vec<uuid::Uuid> {
+pub fn kernel_ids(m: &Lifecycle, row: &SessionRow) -> Vec<uuid::Uuid> {
     kernels_at(m, row).into_iter().map(|k| k.id).collect()
 }
 
@@ -241,7 +242,7 @@ pub struct KernelAt {
 }
 
 /// Every kernel of a session with its hostname and agent, main1 first.
-pub fn kernels_at(m: &Manager, row: &SessionRow) -> Vec<KernelAt> {
+pub fn kernels_at(m: &Lifecycle, row: &SessionRow) -> Vec<KernelAt> {
     let mut out = vec![KernelAt {
         id: row.main_kernel_id,
         host: "main1".into(),
@@ -261,7 +262,7 @@ pub fn kernels_at(m: &Manager, row: &SessionRow) -> Vec<KernelAt> {
 }
 
 /// The kernels of a session that are on `agent`, main1 first.
-pub fn kernels_on(m: &Manager, row: &SessionRow, agent: &str) -> Vec<KernelAt> {
+pub fn kernels_on(m: &Lifecycle, row: &SessionRow, agent: &str) -> Vec<KernelAt> {
     kernels_at(m, row)
         .into_iter()
         .filter(|k| k.agent.as_deref() == Some(agent))

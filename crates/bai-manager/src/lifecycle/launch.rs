@@ -2,12 +2,13 @@
 //! If the user terminates it half-way, the launch notices at its next step and finishes the
 //! termination itself, destroying whatever it had created.
 
+use super::Lifecycle;
 use super::terminate::finish_termination;
 use super::timeouts::arm_batch_timeout;
 use super::transition::{Change, transition, transition_or_log};
 use super::watch::handle_kernel_exit;
 use super::{kernels, overlay};
-use crate::state::{AgentHandle, Manager};
+use crate::agents::AgentHandle;
 use bai_core::Reason;
 use bai_core::cluster::ClusterMode;
 use bai_core::event::EventKind as E;
@@ -17,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Spawns the launch of a session that was just SCHEDULED.
-pub fn spawn(m: Arc<Manager>, row: SessionRow) {
+pub fn spawn(m: Arc<Lifecycle>, row: SessionRow) {
     if let Ok(mut set) = m.launching.lock() {
         set.insert(row.id);
     }
@@ -32,7 +33,7 @@ pub fn spawn(m: Arc<Manager>, row: SessionRow) {
 
 /// After a step could not move the session, decide: someone asked to terminate it (finish
 /// that), or it was cancelled (nothing to do).
-async fn lost_race(m: &Arc<Manager>, row: &SessionRow, kernel_created: bool) {
+async fn lost_race(m: &Arc<Lifecycle>, row: &SessionRow, kernel_created: bool) {
     match m.store.session(row.id) {
         Ok(Some(now)) if now.status == S::Terminating => {
             finish_termination(m, &now, kernel_created).await;
@@ -60,8 +61,8 @@ macro_rules! step {
     };
 }
 
-async fn launch(m: &Arc<Manager>, row: SessionRow) {
-    let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) else {
+async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
+    let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agents.get(a)) else {
         if transition_or_log(
             m,
             row.id,
@@ -261,7 +262,7 @@ fn multi_node(row: &SessionRow) -> bool {
 
 /// The agent of every kernel, main1 first.
 fn kernel_agents(
-    m: &Manager,
+    m: &Lifecycle,
     row: &SessionRow,
     main: &Arc<AgentHandle>,
     subs: &[SubKernel],
@@ -272,7 +273,7 @@ fn kernel_agents(
             out.push(main.clone());
             continue;
         }
-        let a = k.agent_id.as_deref().and_then(|a| m.agent(a));
+        let a = k.agent_id.as_deref().and_then(|a| m.agents.get(a));
         match a {
             Some(a) => out.push(a),
             None => {
@@ -288,7 +289,7 @@ fn kernel_agents(
 
 /// A multi-node session's overlay, one per kernel (none for other sessions).
 fn overlays(
-    m: &Manager,
+    m: &Lifecycle,
     row: &SessionRow,
     subs: &[SubKernel],
     agents: &[Arc<AgentHandle>],
@@ -318,7 +319,7 @@ fn overlays(
 }
 
 /// PREPARING → ERROR before any kernel exists.
-async fn fail_preparation(m: &Arc<Manager>, row: &SessionRow, reason: Reason) {
+async fn fail_preparation(m: &Arc<Lifecycle>, row: &SessionRow, reason: Reason) {
     tracing::warn!(session = %row.id, %reason, "session cannot be prepared");
     let c = Change::new(S::Preparing, S::Error, reason, "launch").events(&[E::SessionFailure]);
     if transition_or_log(m, row.id, c).is_none() {
@@ -326,9 +327,9 @@ async fn fail_preparation(m: &Arc<Manager>, row: &SessionRow, reason: Reason) {
     }
 }
 
-async fn fail_creation(m: &Arc<Manager>, row: &SessionRow, reason: Reason) {
+async fn fail_creation(m: &Arc<Lifecycle>, row: &SessionRow, reason: Reason) {
     tracing::warn!(session = %row.id, %reason, "kernel creation failed");
-    if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
+    if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agents.get(a)) {
         super::destroy_or_log(&agent, row.main_kernel_id).await;
     }
     let c = Change::new(S::Creating, S::Error, reason, "launch").events(&[E::SessionFailure]);

@@ -5,6 +5,7 @@
 mod admit;
 mod cluster_keys;
 pub mod create;
+mod ctx;
 pub mod idempotent;
 pub mod kernels;
 pub mod launch;
@@ -18,9 +19,10 @@ pub mod timeouts;
 pub mod transition;
 pub mod watch;
 
+pub use ctx::Lifecycle;
 pub use transition::{Change, transition, transition_or_log};
 
-use crate::state::AgentHandle;
+use crate::agents::AgentHandle;
 
 /// Destroys a kernel whose session no longer needs it; a failure is logged (reconciliation
 /// removes what is left at the next start).

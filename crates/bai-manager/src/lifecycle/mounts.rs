@@ -2,7 +2,7 @@
 //! once), bound to their host paths again when it launches (so what waited hours sees the
 //! folders as they are then).
 
-use crate::state::Manager;
+use super::Lifecycle;
 use bai_api::sessions::CreateConfig;
 use bai_core::agent::Mount;
 use bai_core::{Problem, Reason};
@@ -12,7 +12,7 @@ use uuid::Uuid;
 /// `config.mounts` (names) / `config.mount_ids` (ids) with `mount_map` / `mount_id_map`
 /// (where inside the container; default `/home/work/NAME`): the owner's folders only.
 pub(super) fn resolve_mounts(
-    m: &Manager,
+    m: &Lifecycle,
     user_id: &str,
     config: &CreateConfig,
 ) -> Result<Vec<bai_core::agent::Mount>, Problem> {
@@ -150,7 +150,7 @@ pub(super) fn resolve_mounts(
 /// The session's folders as they are now: each one still visible to the owner, on a storage
 /// host this server has, with today's permission. A folder that went away while the
 /// session waited ends the launch with `mount-failed` naming it.
-pub fn bind_at_launch(m: &Manager, row: &SessionRow) -> Result<Vec<Mount>, Reason> {
+pub fn bind_at_launch(m: &Lifecycle, row: &SessionRow) -> Result<Vec<Mount>, Reason> {
     let mut out = Vec::with_capacity(row.mounts.len());
     for queued in &row.mounts {
         let v = match m.store.vfolder(queued.vfolder_id) {

@@ -2,7 +2,7 @@
 //! kernel's address, each agent's bridge address, and where each agent sends the session's
 //! tunnelled traffic (the other agents that hold its kernels).
 
-use crate::state::AgentHandle;
+use crate::agents::AgentHandle;
 use bai_core::cluster::{
     OVERLAY_SUBNETS, Overlay, PEER_MANAGER, overlay_address, overlay_gateway, overlay_subnet,
     overlay_vni,

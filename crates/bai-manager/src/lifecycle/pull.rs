@@ -4,7 +4,8 @@
 //! the session's event stream as `kernel_pulling` events (at most one every 2 seconds) and
 //! its status info, which the session list shows.
 
-use crate::state::{AgentHandle, Manager};
+use super::Lifecycle;
+use crate::agents::AgentHandle;
 use bai_core::Reason;
 use bai_core::agent::AgentEvent;
 use bai_core::event::EventKind as E;
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 const EVERY: Duration = Duration::from_secs(2);
 
 pub async fn pull_all(
-    m: &Arc<Manager>,
+    m: &Arc<Lifecycle>,
     row: &SessionRow,
     agents: &[Arc<AgentHandle>],
 ) -> Result<(), Reason> {
@@ -31,7 +32,7 @@ pub async fn pull_all(
     let pulls = futures::future::join_all(agents.iter().map(|a| async move {
         tracing::info!(agent = %a.id, image, "pulling an image from the registry");
         let r = a.rpc.pull_image(image.to_string()).await;
-        crate::images::refresh_agent(m, &a.id).await;
+        crate::images::refresh_agent(&m.agents, &a.id).await;
         r.map_err(|e| Reason::CreationFailed(format!("agent {} cannot pull {image}: {e}", a.id)))
     }));
     tokio::pin!(pulls);
@@ -61,7 +62,7 @@ pub async fn pull_all(
     Ok(())
 }
 
-fn report(m: &Manager, row: &SessionRow, current: u64, total: u64) {
+fn report(m: &Lifecycle, row: &SessionRow, current: u64, total: u64) {
     let mb = |b: u64| b / 1_000_000;
     let reason = format!(
         "pulling: {} from the registry ({} of {} MB)",
@@ -77,7 +78,7 @@ fn report(m: &Manager, row: &SessionRow, current: u64, total: u64) {
         tracing::warn!(session = %row.id, error = %e, "cannot record pull progress");
     }
     match m.store.add_events(row, &[E::KernelPulling], &reason) {
-        Ok(evs) => m.publish(evs),
+        Ok(evs) => m.bus.publish(evs),
         Err(e) => tracing::warn!(session = %row.id, error = %e, "cannot record pull progress"),
     }
 }

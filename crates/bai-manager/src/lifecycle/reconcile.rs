@@ -2,12 +2,13 @@
 //! Launches interrupted by a restart are requeued, lost kernels end their sessions with a
 //! reason, unfinished terminations are finished, and orphan containers are removed.
 
+use super::Lifecycle;
 use super::kernels::{KernelAt, kernel_ids, kernels_at, kernels_on};
 use super::launch;
 use super::terminate::finish_termination;
 use super::timeouts::{age_secs, arm_batch_timeout};
 use super::transition::{Change, transition, transition_or_log};
-use crate::state::{AgentHandle, Manager};
+use crate::agents::AgentHandle;
 use bai_core::Reason;
 use bai_core::event::EventKind as E;
 use bai_core::status::{SessionResult, SessionStatus as S};
@@ -36,9 +37,9 @@ fn ids(kernels: &[KernelAt]) -> impl Iterator<Item = Uuid> + '_ {
     kernels.iter().map(|k| k.id)
 }
 
-pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
+pub async fn reconcile(m: &Arc<Lifecycle>) -> anyhow::Result<()> {
     let mut running_kernels = HashSet::new();
-    for agent in m.agents() {
+    for agent in m.agents.all() {
         match agent.rpc.list_kernels().await {
             Ok(k) => running_kernels.extend(k),
             Err(e) => tracing::warn!(agent = %agent.id, error = %e, "cannot list kernels"),
@@ -54,7 +55,7 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
             // The other creation phases: the launch was interrupted.
             s if s.is_creating() => {
                 for k in kernels_at(m, &row) {
-                    if let Some(agent) = k.agent.as_deref().and_then(|a| m.agent(a)) {
+                    if let Some(agent) = k.agent.as_deref().and_then(|a| m.agents.get(a)) {
                         super::destroy_or_log(&agent, k.id).await;
                     }
                 }
@@ -74,7 +75,7 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
                 let remote_away = kernels.iter().any(|k| {
                     k.agent
                         .as_deref()
-                        .and_then(|a| m.agent(a))
+                        .and_then(|a| m.agents.get(a))
                         .is_some_and(|a| a.remote.is_some() && !a.is_alive())
                 });
                 if remote_away {
@@ -117,7 +118,7 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
             _ => {}
         }
     }
-    for agent in m.agents() {
+    for agent in m.agents.all() {
         if let Ok(kernels) = agent.rpc.list_kernels().await {
             for k in kernels.into_iter().filter(|k| !keep.contains(k)) {
                 tracing::info!(kernel = %k, "removing orphan kernel");
@@ -131,10 +132,10 @@ pub async fn reconcile(m: &Arc<Manager>) -> anyhow::Result<()> {
 /// Reconciliation of one agent that (re)connected: its kernels still wanted resume (a
 /// degraded session is RUNNING again), sessions whose kernel vanished end, and kernels
 /// nobody wants (their session ended while the agent was away) are destroyed, never resumed.
-pub async fn reconcile_agent(m: &Arc<Manager>, agent: &Arc<AgentHandle>) -> anyhow::Result<()> {
+pub async fn reconcile_agent(m: &Arc<Lifecycle>, agent: &Arc<AgentHandle>) -> anyhow::Result<()> {
     let running: HashSet<_> = agent.rpc.list_kernels().await?.into_iter().collect();
     let mut keep = HashSet::new();
-    for row in m.sessions_on(&agent.id)? {
+    for row in m.store.sessions_on(&agent.id)? {
         // Only this agent's kernels of the session (a multi-node session has others).
         let here = kernels_on(m, &row, &agent.id);
         match row.status {

@@ -1,7 +1,7 @@
 //! Terminating a session: cancel it while queued, or destroy its kernel and record why.
 
+use super::Lifecycle;
 use super::transition::{Change, transition};
-use crate::state::Manager;
 use bai_core::event::EventKind as E;
 use bai_core::status::{SessionResult, SessionStatus as S, SessionType};
 use bai_core::{Problem, Reason};
@@ -17,7 +17,7 @@ fn internal(e: impl std::fmt::Display) -> Problem {
 /// Terminates (or cancels) a session for `reason`; returns the status it ended in.
 /// Safe to call concurrently and repeatedly.
 pub async fn terminate(
-    m: &Arc<Manager>,
+    m: &Arc<Lifecycle>,
     id: Uuid,
     reason: Reason,
     result: SessionResult,
@@ -72,7 +72,7 @@ pub async fn terminate(
     ))
 }
 
-fn current_status(m: &Manager, id: Uuid) -> Result<S, Problem> {
+fn current_status(m: &Lifecycle, id: Uuid) -> Result<S, Problem> {
     Ok(m.store
         .session(id)
         .map_err(internal)?
@@ -80,8 +80,8 @@ fn current_status(m: &Manager, id: Uuid) -> Result<S, Problem> {
         .unwrap_or(S::Terminated))
 }
 
-async fn wait_until_ended(m: &Arc<Manager>, id: Uuid) -> Result<S, Problem> {
-    let mut rx = m.events.subscribe();
+async fn wait_until_ended(m: &Arc<Lifecycle>, id: Uuid) -> Result<S, Problem> {
+    let mut rx = m.bus.subscribe();
     let deadline =
         tokio::time::Instant::now() + Duration::from_secs(m.config.create_timeout_secs + 30);
     loop {
@@ -101,12 +101,12 @@ async fn wait_until_ended(m: &Arc<Manager>, id: Uuid) -> Result<S, Problem> {
 
 /// Destroys the kernels of a TERMINATING session (when they were created), keeps their logs and
 /// marks it TERMINATED, with SUCCESS/FAILURE events for batch sessions.
-pub async fn finish_termination(m: &Arc<Manager>, row: &SessionRow, kernel_created: bool) {
+pub async fn finish_termination(m: &Arc<Lifecycle>, row: &SessionRow, kernel_created: bool) {
     let mut exit_code = row.exit_code;
     if kernel_created && let Some(exit) = super::kernels::destroy_all(m, row).await {
         exit_code = exit_code.or(exit.exit_code);
     }
-    crate::monitor::view::keep_last_stat(m, row);
+    crate::stats::view::keep_last_stat(&m.readings, row);
     match mark_terminated(m, row, exit_code) {
         Ok(()) => {}
         // The store cannot write now (its disk is full, say): tried again, less often each
@@ -136,7 +136,7 @@ pub async fn finish_termination(m: &Arc<Manager>, row: &SessionRow, kernel_creat
 
 /// TERMINATING → TERMINATED with the reason the session is ending for, and its result.
 fn mark_terminated(
-    m: &Manager,
+    m: &Lifecycle,
     row: &SessionRow,
     exit_code: Option<i32>,
 ) -> Result<(), super::transition::TransitionError> {

@@ -1,9 +1,9 @@
 //! Timers that end sessions: batch timeouts, and the sweeper that makes sure no session
 //! stays in an intermediate status forever.
 
+use super::Lifecycle;
 use super::terminate::terminate;
 use super::transition::{Change, transition_or_log};
-use crate::state::Manager;
 use bai_core::Reason;
 use bai_core::status::{SessionResult, SessionStatus as S};
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use std::time::Duration;
 use uuid::Uuid;
 
 /// Terminates a batch session with `task-timeout` when it is still running after `after`.
-pub fn arm_batch_timeout(m: Arc<Manager>, id: Uuid, after: Duration) {
+pub fn arm_batch_timeout(m: Arc<Lifecycle>, id: Uuid, after: Duration) {
     tokio::spawn(async move {
         tokio::time::sleep(after).await;
         if let Ok(Some(row)) = m.store.session(id)
@@ -34,7 +34,7 @@ pub fn age_secs(t: &str) -> i64 {
 
 /// Every few seconds: a session in a creation phase with no launch task behind it, for
 /// longer than the creation timeout, goes to ERROR with a reason.
-pub fn spawn_sweeper(m: Arc<Manager>) {
+pub fn spawn_sweeper(m: Arc<Lifecycle>) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(5));
         loop {
@@ -51,7 +51,7 @@ pub fn spawn_sweeper(m: Arc<Manager>) {
                     status: row.status.as_str().to_lowercase(),
                     secs: limit,
                 };
-                if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agent(a)) {
+                if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agents.get(a)) {
                     super::destroy_or_log(&agent, row.main_kernel_id).await;
                 }
                 transition_or_log(
@@ -70,7 +70,7 @@ pub fn spawn_sweeper(m: Arc<Manager>) {
 
 /// A session TERMINATING for longer than the creation timeout with no task behind it (its
 /// launch or termination task died) is finished: kernel destroyed if there, then TERMINATED.
-async fn finish_stuck_terminations(m: &Arc<Manager>) {
+async fn finish_stuck_terminations(m: &Arc<Lifecycle>) {
     let Ok(rows) = m.store.sessions_in(&[S::Terminating]) else {
         return;
     };
@@ -85,7 +85,7 @@ async fn finish_stuck_terminations(m: &Arc<Manager>) {
 }
 
 /// No task is working on the session and it has not changed status for `limit` seconds.
-fn stalled(m: &Manager, row: &bai_store::SessionRow, limit: i64) -> bool {
+fn stalled(m: &Lifecycle, row: &bai_store::SessionRow, limit: i64) -> bool {
     let launching = m
         .launching
         .lock()

@@ -1,6 +1,6 @@
 //! The one function that moves a session between statuses.
 
-use crate::state::Manager;
+use super::Lifecycle;
 use bai_core::status::SessionStatus;
 use bai_store::{SessionRow, StatusChange};
 use uuid::Uuid;
@@ -19,7 +19,7 @@ pub enum TransitionError {
 /// Moves the session if it is still in `change.from`. Returns the updated row, or `None`
 /// when somebody else moved it first (the caller re-reads and decides).
 pub fn transition(
-    m: &Manager,
+    m: &Lifecycle,
     id: Uuid,
     change: Change<'_>,
 ) -> Result<Option<SessionRow>, TransitionError> {
@@ -35,10 +35,10 @@ pub fn transition(
         Some((row, events)) => {
             bai_fault::transition(&change.from, &change.to, bai_fault::Side::After);
             tracing::debug!(session = %id, from = %change.from, to = %change.to, reason = %change.reason, "transition");
-            m.publish(events);
+            m.bus.publish(events);
             if change.from.occupies_resources() && !change.to.occupies_resources() {
                 // Resources were freed: queued sessions may fit now.
-                m.wake_scheduler.notify_one();
+                m.bus.wake_scheduler();
             }
             Ok(Some(row))
         }
@@ -48,7 +48,7 @@ pub fn transition(
 
 /// [`transition`] where the caller has nothing else to do about the outcome: a lost race is
 /// fine (someone else moved the session), an error is logged with what was attempted.
-pub fn transition_or_log(m: &Manager, id: Uuid, change: Change<'_>) -> Option<SessionRow> {
+pub fn transition_or_log(m: &Lifecycle, id: Uuid, change: Change<'_>) -> Option<SessionRow> {
     let (from, to) = (change.from, change.to);
     match transition(m, id, change) {
         Ok(row) => row,

@@ -2,9 +2,10 @@
 //! memory) ends its session with the reason in words; an agent's changed image list is
 //! taken into the catalogue.
 
+use super::Lifecycle;
 use super::terminate::finish_termination;
 use super::transition::{Change, TransitionError, transition};
-use crate::state::{AgentHandle, Manager};
+use crate::agents::AgentHandle;
 use bai_core::Reason;
 use bai_core::agent::{AgentEvent, KernelExit};
 use bai_core::event::EventKind as E;
@@ -13,7 +14,7 @@ use futures::StreamExt;
 use std::sync::Arc;
 
 /// Consumes an agent's events for as long as the agent lives.
-pub fn spawn(m: Arc<Manager>, agent: Arc<AgentHandle>) {
+pub fn spawn(m: Arc<Lifecycle>, agent: Arc<AgentHandle>) {
     tokio::spawn(async move {
         let mut events = agent.rpc.events();
         while let Some(ev) = events.next().await {
@@ -32,12 +33,14 @@ pub fn spawn(m: Arc<Manager>, agent: Arc<AgentHandle>) {
 
 /// Takes an agent's new image list (`AgentEvent::ImagesChanged`): the catalogue and the
 /// scheduler see it at once, and aliases of new images are registered.
-fn set_agent_images(m: &Manager, agent_id: &str, images: Vec<bai_core::agent::ImageInfo>) {
-    let Some(a) = m.agent(agent_id) else { return };
+fn set_agent_images(m: &Lifecycle, agent_id: &str, images: Vec<bai_core::agent::ImageInfo>) {
+    let Some(a) = m.agents.get(agent_id) else {
+        return;
+    };
     a.set_images(images);
     let info = a.info();
     tracing::info!(agent = %agent_id, images = info.images.len(), "the agent's images changed");
-    if let Err(e) = crate::aliases::register(&m.store, &info) {
+    if let Err(e) = crate::images::aliases::register(&m.store, &info) {
         tracing::warn!(agent = %agent_id, error = %e, "cannot register image aliases");
     }
 }
@@ -60,7 +63,7 @@ pub fn exit_reason(ty: SessionType, exit: &KernelExit) -> (Reason, SessionResult
 /// Takes a kernel's end. When the store cannot record it now (its disk is full, say), the
 /// exit is kept and tried again, less often each time, until the store answers: a session
 /// whose kernel ended is never left RUNNING.
-pub async fn handle_kernel_exit(m: &Arc<Manager>, exit: KernelExit) {
+pub async fn handle_kernel_exit(m: &Arc<Lifecycle>, exit: KernelExit) {
     let Err(e) = record_kernel_exit(m, &exit).await else {
         return;
     };
@@ -80,7 +83,7 @@ pub async fn handle_kernel_exit(m: &Arc<Manager>, exit: KernelExit) {
 
 /// [`handle_kernel_exit`] once; Err when the store failed (nothing was changed).
 async fn record_kernel_exit(
-    m: &Arc<Manager>,
+    m: &Arc<Lifecycle>,
     exit: &KernelExit,
 ) -> Result<(), bai_store::StoreError> {
     let Some(row) = m.store.session_by_kernel(exit.kernel_id)? else {
@@ -135,7 +138,7 @@ async fn record_kernel_exit(
 }
 
 /// Why a session ends when one of its sub kernels ended: the kernel named, and how.
-fn sub_exit_reason(m: &Manager, row: &bai_store::SessionRow, exit: &KernelExit) -> Reason {
+fn sub_exit_reason(m: &Lifecycle, row: &bai_store::SessionRow, exit: &KernelExit) -> Reason {
     let host = super::kernels::kernel_ids(m, row)
         .iter()
         .position(|k| *k == exit.kernel_id)

@@ -1,7 +1,9 @@
 //! Prometheus' text exposition format (version 0.0.4) of the manager's metrics.
 
-use super::{Histogram, lock};
-use crate::state::Manager;
+use super::{Histogram, Metrics, lock};
+use crate::agents::Agents;
+use crate::apps::TrafficBook;
+use bai_store::Store;
 use std::fmt::Write;
 
 /// Escapes a label value (backslash, quote, newline).
@@ -30,8 +32,9 @@ fn histogram(out: &mut String, name: &str, labels: &str, h: &Histogram) {
     let _ = writeln!(out, "{name}_count{braces} {}", h.count);
 }
 
-/// Everything `/metrics` answers.
-pub fn render(m: &Manager) -> String {
+/// Everything `/metrics` answers: the manager's own counters, and what the store, the agents
+/// and the app proxies' traffic say now.
+pub fn render(metrics: &Metrics, store: &Store, agents: &Agents, traffic: &TrafficBook) -> String {
     let mut out = String::new();
     head(&mut out, "bai_up", "gauge", "1 while the manager serves.");
     let _ = writeln!(out, "bai_up 1");
@@ -48,7 +51,7 @@ pub fn render(m: &Manager) -> String {
         bai_core::API_VERSION
     );
 
-    let counts = super::timed(&m.metrics, "session_counts", || m.store.session_counts());
+    let counts = super::timed(metrics, "session_counts", || store.session_counts());
     head(
         &mut out,
         "bai_sessions",
@@ -65,7 +68,7 @@ pub fn render(m: &Manager) -> String {
         );
     }
 
-    let queues = super::timed(&m.metrics, "queues", || m.store.queues()).unwrap_or_default();
+    let queues = super::timed(metrics, "queues", || store.queues()).unwrap_or_default();
     let now = chrono::Utc::now();
     head(
         &mut out,
@@ -105,7 +108,7 @@ pub fn render(m: &Manager) -> String {
         "gauge",
         "Per agent: 1 while alive (heartbeats arrive), 0 when lost.",
     );
-    let agents = m.agents();
+    let agents = agents.all();
     for a in &agents {
         let _ = writeln!(
             out,
@@ -133,7 +136,7 @@ pub fn render(m: &Manager) -> String {
         }
     }
 
-    let (to_session, to_user) = m.traffic.totals();
+    let (to_session, to_user) = traffic.totals();
     head(
         &mut out,
         "bai_proxy_bytes_total",
@@ -155,7 +158,7 @@ pub fn render(m: &Manager) -> String {
         "counter",
         "Session events the manager published, by kind.",
     );
-    for (kind, n) in lock(&m.metrics.events).iter() {
+    for (kind, n) in lock(&metrics.events).iter() {
         let _ = writeln!(out, "bai_session_events_total{{kind=\"{kind}\"}} {n}");
     }
 
@@ -169,7 +172,7 @@ pub fn render(m: &Manager) -> String {
         &mut out,
         "bai_scheduler_pass_seconds",
         "",
-        &lock(&m.metrics.scheduler_pass),
+        &lock(&metrics.scheduler_pass),
     );
 
     head(
@@ -178,7 +181,7 @@ pub fn render(m: &Manager) -> String {
         "histogram",
         "How long store operations took, by operation.",
     );
-    for (op, h) in lock(&m.metrics.store).iter() {
+    for (op, h) in lock(&metrics.store).iter() {
         histogram(&mut out, "bai_store_seconds", &format!("op=\"{op}\""), h);
     }
     head(
@@ -189,8 +192,8 @@ pub fn render(m: &Manager) -> String {
          for the connection included), by connection kind.",
     );
     for (kind, h) in [
-        ("write", &m.metrics.store_write),
-        ("read", &m.metrics.store_read),
+        ("write", &metrics.store_write),
+        ("read", &metrics.store_read),
     ] {
         histogram(
             &mut out,
@@ -200,7 +203,7 @@ pub fn render(m: &Manager) -> String {
         );
     }
 
-    let api = lock(&m.metrics.api);
+    let api = lock(&metrics.api);
     head(
         &mut out,
         "bai_api_requests_total",

@@ -1,21 +1,21 @@
 //! The monitor's round: every interval it reads each running session's counters from its
 //! agent, asks the idle checkers about each session, and terminates the ones found idle.
 
-use super::view::{forget_ended, judge, running_since};
+use super::ctx::Monitor;
 use crate::lifecycle::terminate::terminate;
-use crate::state::Manager;
+use crate::stats::view::{forget_ended, judge, running_since};
 use bai_core::stats::now_ms;
 use bai_core::status::{SessionResult, SessionStatus as S};
 use std::collections::HashMap;
 use std::sync::Arc;
 
 /// One round: read every running session's counters, then judge each.
-pub async fn round(m: &Arc<Manager>) {
-    let Ok(rows) = m.store.sessions_in(&[S::Running]) else {
+pub async fn round(m: &Arc<Monitor>) {
+    let Ok(rows) = m.readings.store.sessions_in(&[S::Running]) else {
         return;
     };
     let readings = futures::future::join_all(rows.iter().map(|row| {
-        let agent = row.agent_id.as_deref().and_then(|a| m.agent(a));
+        let agent = row.agent_id.as_deref().and_then(|a| m.agents.get(a));
         let kernel = row.main_kernel_id;
         async move {
             match agent {
@@ -27,10 +27,10 @@ pub async fn round(m: &Arc<Manager>) {
     .await;
     for (row, reading) in rows.iter().zip(readings) {
         if let Some(r) = reading {
-            m.stats.record(row.id, &row.requested_slots, r);
+            m.readings.stats.record(row.id, &row.requested_slots, r);
         }
     }
-    forget_ended(m, &rows);
+    forget_ended(&m.readings, &rows);
     let now = now_ms();
     let mut policies: HashMap<String, bai_store::PolicyRow> = HashMap::new();
     for row in &rows {
@@ -39,16 +39,21 @@ pub async fn round(m: &Arc<Manager>) {
         };
         let policy = policies
             .entry(row.access_key.clone())
-            .or_insert_with(|| m.store.policy_of(&row.access_key).unwrap_or_default())
+            .or_insert_with(|| {
+                m.readings
+                    .store
+                    .policy_of(&row.access_key)
+                    .unwrap_or_default()
+            })
             .clone();
-        let Some(verdict) = judge(m, row, since, &policy, now)
+        let Some(verdict) = judge(&m.readings, row, since, &policy, now)
             .into_iter()
             .find(|r| r.idle)
         else {
             continue;
         };
         // The readings took a while: the session may be ending already.
-        if !matches!(m.store.session(row.id), Ok(Some(r)) if r.status == S::Running) {
+        if !matches!(m.readings.store.session(row.id), Ok(Some(r)) if r.status == S::Running) {
             continue;
         }
         let reason = verdict.checker.reason();
@@ -56,7 +61,7 @@ pub async fn round(m: &Arc<Manager>) {
         let m = m.clone();
         let id = row.id;
         tokio::spawn(async move {
-            if let Err(e) = terminate(&m, id, reason, SessionResult::Failure).await {
+            if let Err(e) = terminate(&m.lifecycle, id, reason, SessionResult::Failure).await {
                 tracing::error!(session = %id, error = %e, "idle termination failed");
             }
         });
@@ -64,9 +69,9 @@ pub async fn round(m: &Arc<Manager>) {
 }
 
 /// Runs [`round`] every interval, for good.
-pub fn spawn(m: Arc<Manager>) {
+pub fn spawn(m: Arc<Monitor>) {
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(m.config.monitor.interval);
+        let mut tick = tokio::time::interval(m.readings.config.interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;

@@ -2,7 +2,7 @@
 //! token's agents are disconnected and cannot come back), drain and undrain agents, and
 //! remove an agent the cluster no longer has.
 
-use crate::state::Manager;
+use super::Remote;
 use bai_core::Problem;
 use bai_link::JoinToken;
 use bai_store::{AgentRow, AgentTokenRow};
@@ -18,11 +18,11 @@ fn no_agent(id: &str) -> Problem {
 
 /// A new join token for `group` (which must exist). The token is returned once.
 pub fn create_token(
-    m: &Manager,
+    m: &Remote,
     group: &str,
     created_by: &str,
 ) -> Result<(JoinToken, AgentTokenRow), Problem> {
-    let Some(fingerprint) = m.remote.fingerprint() else {
+    let Some(fingerprint) = m.fingerprint() else {
         return Err(Problem::conflict(
             "no-agent-listener",
             "Remote agents are off",
@@ -54,7 +54,7 @@ pub fn create_token(
 }
 
 /// Revokes a token and disconnects the agents it admitted. Returns how many were connected.
-pub fn revoke_token(m: &Manager, id: &str) -> Result<usize, Problem> {
+pub fn revoke_token(m: &Remote, id: &str) -> Result<usize, Problem> {
     if m.store.agent_token(id).map_err(internal)?.is_none() {
         return Err(Problem::not_found(
             "agent-token",
@@ -63,7 +63,7 @@ pub fn revoke_token(m: &Manager, id: &str) -> Result<usize, Problem> {
     }
     m.store.revoke_agent_token(id).map_err(internal)?;
     let mut n = 0;
-    for h in m.agents() {
+    for h in m.agents.all() {
         if let Some(slot) = &h.remote
             && slot
                 .token_id
@@ -83,8 +83,8 @@ pub fn revoke_token(m: &Manager, id: &str) -> Result<usize, Problem> {
 }
 
 /// Drains (no new sessions) or undrains an agent; kept across restarts.
-pub fn set_drained(m: &Manager, id: &str, drained: bool) -> Result<(), Problem> {
-    let h = m.agent(id).ok_or_else(|| no_agent(id))?;
+pub fn set_drained(m: &Remote, id: &str, drained: bool) -> Result<(), Problem> {
+    let h = m.agents.get(id).ok_or_else(|| no_agent(id))?;
     if m.store.agent_row(id).map_err(internal)?.is_none() {
         // An agent inside the manager's process gets a row for its flag.
         let info = h.info();
@@ -103,21 +103,21 @@ pub fn set_drained(m: &Manager, id: &str, drained: bool) -> Result<(), Problem> 
     }
     m.store.set_agent_drained(id, drained).map_err(internal)?;
     h.drained.store(drained, Ordering::Relaxed);
-    m.wake_scheduler.notify_one();
+    m.bus.wake_scheduler();
     tracing::info!(agent = id, drained, "agent drain changed");
     Ok(())
 }
 
 /// Forgets a remote agent that holds no sessions (drain it and let them end, or wait until
 /// it is gone). It may join again later with a valid token, as a new agent.
-pub fn remove_agent(m: &Manager, id: &str) -> Result<(), Problem> {
-    let h = m.agent(id).ok_or_else(|| no_agent(id))?;
+pub fn remove_agent(m: &Remote, id: &str) -> Result<(), Problem> {
+    let h = m.agents.get(id).ok_or_else(|| no_agent(id))?;
     let Some(slot) = h.remote.clone() else {
         return Err(Problem::invalid(format!(
             "agent {id:?} runs inside the manager; stop baid to remove it"
         )));
     };
-    let held = m.sessions_on(id).map_err(internal)?.len();
+    let held = m.store.sessions_on(id).map_err(internal)?.len();
     if held > 0 {
         return Err(Problem::conflict(
             "agent-busy",
@@ -129,7 +129,7 @@ pub fn remove_agent(m: &Manager, id: &str) -> Result<(), Problem> {
     }
     slot.disconnect();
     slot.shared.close_listeners();
-    m.remove_agent(id);
+    m.agents.remove(id);
     m.store.delete_agent(id).map_err(internal)?;
     tracing::warn!(agent = id, "agent removed");
     Ok(())

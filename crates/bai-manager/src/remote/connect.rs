@@ -2,9 +2,10 @@
 //! handle when it comes back), and reconciled: kernels still wanted resume, kernels the
 //! manager ended meanwhile are destroyed, sessions whose kernel vanished end.
 
-use super::slot::AgentSlot;
+use super::Remote;
+use crate::agents::AgentHandle;
+use crate::agents::slot::AgentSlot;
 use crate::lifecycle;
-use crate::state::{AgentHandle, Manager};
 use bai_core::agent::AgentInfo;
 use bai_link::hello::Hello;
 use bai_link::remote::{RemoteAgent, RemoteShared};
@@ -18,14 +19,14 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 /// The registry's handle for a remote agent: the one it had, or a new one (watched for
 /// its kernels' exits from now on).
-pub fn handle_for(m: &Arc<Manager>, id: &str, info: AgentInfo) -> Arc<AgentHandle> {
-    if let Some(h) = m.agent(id)
+pub fn handle_for(m: &Arc<Remote>, id: &str, info: AgentInfo) -> Arc<AgentHandle> {
+    if let Some(h) = m.agents.get(id)
         && h.remote.is_some()
     {
         return h;
     }
-    let shared = RemoteShared::new(id, m.remote.tunnels.clone())
-        .with_retry_window(m.config.agent_lost_after);
+    let shared =
+        RemoteShared::new(id, m.tunnels.clone()).with_retry_window(m.config.agent_lost_after);
     let slot = Arc::new(AgentSlot::new(shared, m.config.agent_lost_after));
     let drained = m
         .store
@@ -41,15 +42,15 @@ pub fn handle_for(m: &Arc<Manager>, id: &str, info: AgentInfo) -> Arc<AgentHandl
         drained: AtomicBool::new(drained),
         remote: Some(slot),
     });
-    m.add_agent(h.clone());
-    lifecycle::watch::spawn(m.clone(), h.clone());
+    m.agents.add(h.clone());
+    lifecycle::watch::spawn(m.lifecycle.clone(), h.clone());
     h
 }
 
 /// Handles for the remote agents the database knows, disconnected until they dial in (at
 /// start: their sessions are neither touched nor rescheduled before they come back or
 /// are gone).
-pub fn restore(m: &Arc<Manager>) {
+pub fn restore(m: &Arc<Remote>) {
     let rows = match m.store.agent_rows() {
         Ok(r) => r,
         Err(e) => {
@@ -88,7 +89,7 @@ fn empty_info(id: &str, group: &str) -> AgentInfo {
 
 /// Serves an admitted control connection until it ends.
 pub async fn connected<IO>(
-    m: &Arc<Manager>,
+    m: &Arc<Remote>,
     io: IO,
     hello: Hello,
     peer: SocketAddr,
@@ -143,7 +144,7 @@ pub async fn connected<IO>(
         first_seen: String::new(),
         last_seen: String::new(),
     };
-    if let Err(e) = crate::aliases::register(&m.store, &info) {
+    if let Err(e) = crate::images::aliases::register(&m.store, &info) {
         tracing::warn!(agent = %h.id, error = %e, "cannot register the agent's image aliases");
     }
     if let Err(e) = m.store.upsert_agent(&row) {
@@ -155,16 +156,16 @@ pub async fn connected<IO>(
         images = info.images.len(), was_gone,
         "agent connected"
     );
-    if let Err(e) = lifecycle::reconcile::reconcile_agent(m, &h).await {
+    if let Err(e) = lifecycle::reconcile::reconcile_agent(&m.lifecycle, &h).await {
         tracing::warn!(agent = %h.id, error = %e, "reconciling the agent failed; it is tried again when it reconnects");
     }
-    m.wake_scheduler.notify_one();
+    m.bus.wake_scheduler();
     let m = m.clone();
     tokio::spawn(async move {
         link.closed().await;
         if !slot.connected() {
             tracing::warn!(agent = %h.id, "agent disconnected; nothing new is placed there");
         }
-        m.wake_scheduler.notify_one();
+        m.bus.wake_scheduler();
     });
 }

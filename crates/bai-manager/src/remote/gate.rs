@@ -2,7 +2,7 @@
 //! manager already knows, the credential it was given on its first join. An agent is never
 //! known by its address.
 
-use crate::state::Manager;
+use super::Remote;
 use bai_link::hello::{self, Hello, Purpose};
 use bai_link::token::{hash_secret, new_secret};
 use bai_store::{AgentRow, AgentTokenRow};
@@ -39,7 +39,7 @@ pub fn valid_agent_id(id: &str) -> bool {
 
 /// Decides on a hello. A first join of a new id records the agent (with its credential's
 /// hash) at once, so two agents racing for one id cannot both win.
-pub fn admit(m: &Manager, h: &Hello, address: &str) -> Result<Admitted, Refused> {
+pub fn admit(m: &Remote, h: &Hello, address: &str) -> Result<Admitted, Refused> {
     let db = |e: bai_store::StoreError| Refused {
         reason: format!("the manager cannot read its database: {e}"),
         retry: true,
@@ -73,7 +73,10 @@ pub fn admit(m: &Manager, h: &Hello, address: &str) -> Result<Admitted, Refused>
         )));
     }
     let known = m.store.agent_row(&h.agent_id).map_err(db)?;
-    let local = m.agent(&h.agent_id).is_some_and(|a| a.remote.is_none());
+    let local = m
+        .agents
+        .get(&h.agent_id)
+        .is_some_and(|a| a.remote.is_none());
     match known {
         _ if local => Err(refused(format!(
             "agent id {:?} is the manager's own agent",

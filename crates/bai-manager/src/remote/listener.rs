@@ -1,8 +1,8 @@
 //! The agent listener: TLS with the manager's identity, a hello, the gate's decision, then a
 //! control link ([`super::connect`]) or a tunnel handed to whoever asked for it.
 
+use super::Remote;
 use super::gate;
-use crate::state::Manager;
 use bai_link::hello::Purpose;
 use bai_link::{ManagerIdentity, TlsAcceptor, accept};
 use std::net::SocketAddr;
@@ -11,15 +11,15 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// Loads (or makes) the manager's identity, binds `addr` and accepts agents from then on.
 /// Returns the address bound.
-pub async fn start(m: &Arc<Manager>, addr: SocketAddr) -> Result<SocketAddr, String> {
+pub async fn start(m: &Arc<Remote>, addr: SocketAddr) -> Result<SocketAddr, String> {
     let identity = ManagerIdentity::load_or_create(&m.config.data_dir)?;
     let acceptor = identity.acceptor()?;
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|e| format!("cannot listen for agents on {addr}: {e}"))?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
-    let _ = m.remote.identity.set(identity);
-    let _ = m.remote.listen.set(bound);
+    let _ = m.identity.set(identity);
+    let _ = m.listen.set(bound);
     let m = m.clone();
     tokio::spawn(async move {
         loop {
@@ -37,7 +37,7 @@ pub async fn start(m: &Arc<Manager>, addr: SocketAddr) -> Result<SocketAddr, Str
     Ok(bound)
 }
 
-async fn arrived(m: Arc<Manager>, tcp: TcpStream, peer: SocketAddr, acceptor: TlsAcceptor) {
+async fn arrived(m: Arc<Remote>, tcp: TcpStream, peer: SocketAddr, acceptor: TlsAcceptor) {
     let arrival = match accept::arrive(tcp, peer, &acceptor).await {
         Ok(a) => a,
         Err(e) => {
@@ -57,7 +57,7 @@ async fn arrived(m: Arc<Manager>, tcp: TcpStream, peer: SocketAddr, acceptor: Tl
     match hello.purpose {
         Purpose::Tunnel(id) => {
             if let Ok(io) = arrival.admit(None).await
-                && !m.remote.tunnels.deliver(&hello.agent_id, id, Box::new(io))
+                && !m.tunnels.deliver(&hello.agent_id, id, Box::new(io))
             {
                 tracing::info!(agent = %hello.agent_id, tunnel = %id, "a tunnel nobody waits for");
             }

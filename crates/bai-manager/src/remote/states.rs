@@ -4,10 +4,11 @@
 //! `agent-lost` and free their resources (its old kernels are destroyed if it ever comes
 //! back, never resumed).
 
-use super::slot::AgentStatus;
+use super::Remote;
+use crate::agents::AgentHandle;
+use crate::agents::slot::AgentStatus;
 use crate::lifecycle::terminate::finish_termination;
 use crate::lifecycle::transition::{Change, transition, transition_or_log};
-use crate::state::{AgentHandle, Manager};
 use bai_core::Reason;
 use bai_core::event::EventKind as E;
 use bai_core::status::{SessionResult, SessionStatus as S};
@@ -16,14 +17,14 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-pub fn spawn(m: Arc<Manager>) {
+pub fn spawn(m: Arc<Remote>) {
     let tick =
         (m.config.agent_lost_after / 8).clamp(Duration::from_millis(100), Duration::from_secs(5));
     tokio::spawn(async move {
         let mut seen: HashMap<String, AgentStatus> = HashMap::new();
         loop {
             tokio::time::sleep(tick).await;
-            for h in m.agents() {
+            for h in m.agents.all() {
                 let Some(slot) = h.remote.clone() else {
                     continue;
                 };
@@ -53,8 +54,8 @@ pub fn spawn(m: Arc<Manager>) {
     });
 }
 
-fn sessions_on(m: &Manager, agent: &str) -> Vec<bai_store::SessionRow> {
-    match m.sessions_on(agent) {
+fn sessions_on(m: &Remote, agent: &str) -> Vec<bai_store::SessionRow> {
+    match m.store.sessions_on(agent) {
         Ok(rows) => rows,
         Err(e) => {
             tracing::error!(error = %e, "cannot read the sessions");
@@ -65,7 +66,7 @@ fn sessions_on(m: &Manager, agent: &str) -> Vec<bai_store::SessionRow> {
 
 /// Why a session of a lost agent is degraded or ended; a cluster session's names the
 /// kernels that were on that agent.
-fn lost_reason(m: &Manager, row: &bai_store::SessionRow, agent: &str, silent: Duration) -> Reason {
+fn lost_reason(m: &Remote, row: &bai_store::SessionRow, agent: &str, silent: Duration) -> Reason {
     let mut why = format!("agent {agent} not heard from for {} s", silent.as_secs());
     if row.cluster_size > 1 {
         let there = kernels_on(m, row, agent);
@@ -82,15 +83,15 @@ fn lost_reason(m: &Manager, row: &bai_store::SessionRow, agent: &str, silent: Du
 }
 
 /// The hostnames of `row`'s kernels on `agent`.
-fn kernels_on(m: &Manager, row: &bai_store::SessionRow, agent: &str) -> Vec<String> {
-    crate::lifecycle::kernels::kernels_on(m, row, agent)
+fn kernels_on(m: &Remote, row: &bai_store::SessionRow, agent: &str) -> Vec<String> {
+    crate::lifecycle::kernels::kernels_on(&m.lifecycle, row, agent)
         .into_iter()
         .map(|k| k.host)
         .collect()
 }
 
 /// Running sessions of a lost agent: RUNNING_DEGRADED, with the reason.
-fn degrade_sessions(m: &Arc<Manager>, h: &AgentHandle, silent: Duration) {
+fn degrade_sessions(m: &Arc<Remote>, h: &AgentHandle, silent: Duration) {
     for row in sessions_on(m, &h.id) {
         if row.status == S::Running {
             let c = Change::new(
@@ -99,14 +100,14 @@ fn degrade_sessions(m: &Arc<Manager>, h: &AgentHandle, silent: Duration) {
                 lost_reason(m, &row, &h.id, silent),
                 "agent-watch",
             );
-            transition_or_log(m, row.id, c);
+            transition_or_log(&m.lifecycle, row.id, c);
         }
     }
 }
 
 /// Sessions of a gone agent end with `agent-lost` (their kernels are not reachable to
 /// destroy; the agent removes them if it comes back).
-async fn end_sessions(m: &Arc<Manager>, h: &AgentHandle, silent: Duration) {
+async fn end_sessions(m: &Arc<Remote>, h: &AgentHandle, silent: Duration) {
     for row in sessions_on(m, &h.id) {
         let reason = lost_reason(m, &row, &h.id, silent);
         // A cluster's kernels on other agents are destroyed; those on this one cannot be.
@@ -116,11 +117,11 @@ async fn end_sessions(m: &Arc<Manager>, h: &AgentHandle, silent: Duration) {
                 let c = Change::new(s, S::Terminating, reason, "agent-watch")
                     .events(&[E::SessionTerminating])
                     .result(SessionResult::Failure, None);
-                if let Ok(Some(row)) = transition(m, row.id, c) {
-                    finish_termination(m, &row, others).await;
+                if let Ok(Some(row)) = transition(&m.lifecycle, row.id, c) {
+                    finish_termination(&m.lifecycle, &row, others).await;
                 }
             }
-            S::Terminating => finish_termination(m, &row, others).await,
+            S::Terminating => finish_termination(&m.lifecycle, &row, others).await,
             // A launch in flight fails by itself (its agent is unreachable).
             _ => {}
         }

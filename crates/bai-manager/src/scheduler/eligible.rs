@@ -4,7 +4,8 @@
 //! the manager's process has every storage host. An agent with a registry may also take an
 //! image the cluster's registry holds (it pulls it). Computed once per distinct need per pass.
 
-use crate::state::{AgentHandle, Manager};
+use super::Scheduler;
+use crate::agents::AgentHandle;
 use bai_sched::Eligible;
 use bai_store::PendingRow;
 use std::collections::{HashMap, HashSet};
@@ -20,7 +21,7 @@ pub struct Needs {
     pub in_registry: bool,
 }
 
-pub fn needs(m: &Manager, row: &PendingRow) -> Needs {
+pub fn needs(m: &Scheduler, row: &PendingRow) -> Needs {
     let mut hosts: Vec<(String, String)> = row
         .mount_paths
         .iter()
@@ -128,7 +129,7 @@ pub struct Cache {
 impl Cache {
     pub fn get(
         &mut self,
-        m: &Manager,
+        m: &Scheduler,
         group: &str,
         agents: &[Arc<AgentHandle>],
         row: &PendingRow,

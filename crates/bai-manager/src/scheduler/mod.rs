@@ -5,11 +5,13 @@
 //! session to the launcher, and keeps for every waiting session the answer to "why is it
 //! still PENDING" ([`PendingInfo`]).
 
+mod ctx;
 pub mod eligible;
 pub mod snapshot;
 
+pub use ctx::Scheduler;
+
 use crate::lifecycle::launch;
-use crate::state::Manager;
 use bai_api::sessions::PendingInfo;
 use bai_sched::{Decision, Outcome};
 use bai_store::{PassEntry, PassWrite};
@@ -19,7 +21,7 @@ use std::time::Duration;
 use uuid::Uuid;
 
 /// Runs the scheduler loop forever.
-pub fn spawn(m: Arc<Manager>) {
+pub fn spawn(m: Arc<Scheduler>) {
     tokio::spawn(async move {
         let tick = Duration::from_millis(m.config.schedule_tick_ms);
         loop {
@@ -29,7 +31,7 @@ pub fn spawn(m: Arc<Manager>) {
             }
             m.metrics.scheduler_pass(started.elapsed().as_secs_f64());
             // Explicit requeue: the next pass runs on a wake-up or after `tick`.
-            let _ = tokio::time::timeout(tick, m.wake_scheduler.notified()).await;
+            let _ = tokio::time::timeout(tick, m.bus.scheduler_woken()).await;
         }
     });
 }
@@ -69,7 +71,7 @@ fn to_write(d: &Decision) -> PassWrite {
     }
 }
 
-pub fn schedule_pass(m: &Arc<Manager>) -> anyhow::Result<PassOutcome> {
+pub fn schedule_pass(m: &Arc<Scheduler>) -> anyhow::Result<PassOutcome> {
     let mut out = PassOutcome::default();
     let groups = crate::metrics::timed(&m.metrics, "snapshot", || snapshot::build(m))?;
     let now = chrono::Utc::now();
@@ -171,18 +173,18 @@ pub fn schedule_pass(m: &Arc<Manager>) -> anyhow::Result<PassOutcome> {
             bai_fault::point("pass:after-apply");
         }
         for (id, ev) in result.placed {
-            m.publish(vec![ev]);
+            m.bus.publish(vec![ev]);
             out.scheduled += 1;
             if m.config.launch_disabled {
                 continue;
             }
             match m.store.session(id)? {
-                Some(row) => launch::spawn(m.clone(), row),
+                Some(row) => launch::spawn(m.lifecycle.clone(), row),
                 None => tracing::error!(session = %id, "a placed session vanished"),
             }
         }
         for (_, events) in result.cancelled {
-            m.publish(events);
+            m.bus.publish(events);
             out.cancelled += 1;
         }
         out.waiting += entries

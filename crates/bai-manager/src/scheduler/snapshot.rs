@@ -1,6 +1,6 @@
 //! Builds the scheduler's view of each resource group from the store and the agents.
 
-use crate::state::Manager;
+use super::Scheduler;
 use bai_core::resources::ResourceSlots;
 use bai_core::status::{SessionResult, SessionStatus as S};
 use bai_sched::{
@@ -97,13 +97,13 @@ pub fn held_on(r: &SessionRow, subs: &bai_store::SubPlacements) -> Vec<(String, 
 }
 
 impl Occupancy {
-    pub fn read(m: &Manager) -> Result<Occupancy, bai_store::StoreError> {
+    pub fn read(store: &bai_store::Store) -> Result<Occupancy, bai_store::StoreError> {
         let occupying: Vec<S> = S::ALL
             .into_iter()
             .filter(|s| s.occupies_resources())
             .collect();
-        let rows = m.store.sessions_in(&occupying)?;
-        let subs = m.store.multi_node_placements(&occupying)?;
+        let rows = store.sessions_in(&occupying)?;
+        let subs = store.multi_node_placements(&occupying)?;
         let mut by_owner: HashMap<String, OwnerUsage> = HashMap::new();
         let mut by_agent: HashMap<String, ResourceSlots> = HashMap::new();
         for r in &rows {
@@ -133,7 +133,7 @@ impl Occupancy {
 }
 
 /// Reads everything once and splits it by resource group.
-pub fn build(m: &Manager) -> anyhow::Result<Vec<GroupInput>> {
+pub fn build(m: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
     let pending = m.store.pending_queue()?;
     let groups = m.store.resource_groups()?;
     if pending.is_empty() {
@@ -144,7 +144,7 @@ pub fn build(m: &Manager) -> anyhow::Result<Vec<GroupInput>> {
         by_owner: usage,
         by_agent: used_on,
         subs: placements,
-    } = Occupancy::read(m)?;
+    } = Occupancy::read(&m.store)?;
 
     let policies = m.store.policies()?;
     let policy_by_name: HashMap<&str, &bai_store::PolicyRow> =
@@ -188,7 +188,7 @@ pub fn build(m: &Manager) -> anyhow::Result<Vec<GroupInput>> {
         }
     }
 
-    let agents = m.agents();
+    let agents = m.agents.all();
     let now = Utc::now();
     let mut out = Vec::new();
     for g in groups {

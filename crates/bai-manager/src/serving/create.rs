@@ -7,7 +7,7 @@ use super::definition::{self, Definition};
 pub use super::spec::Spec;
 use super::{MAX_REPLICAS, replica};
 use crate::identity::Caller;
-use crate::state::Manager;
+use crate::serving::state::Serving;
 use bai_core::Problem;
 use bai_store::{EndpointRow, VFolderRow};
 
@@ -63,7 +63,7 @@ pub fn replicas_of(body: &Value, keys: &[&str]) -> Result<u32, Problem> {
 
 /// Refuses more replicas than the user's resource policy lets one service run
 /// (`max_session_count_per_model_session`).
-pub fn check_policy_replicas(m: &Manager, user_id: &str, n: u32) -> Result<(), Problem> {
+pub fn check_policy_replicas(m: &Serving, user_id: &str, n: u32) -> Result<(), Problem> {
     let p = m
         .store
         .user_policy_of(user_id)
@@ -80,7 +80,7 @@ pub fn check_policy_replicas(m: &Manager, user_id: &str, n: u32) -> Result<(), P
 
 /// The model folder `r` (id or name) as `owner` sees it; it must be a `model` folder.
 pub fn model_folder(
-    m: &Manager,
+    m: &Serving,
     owner: &str,
     is_admin: bool,
     r: &str,
@@ -118,7 +118,7 @@ pub fn model_folder(
 
 /// Reads and parses the folder's definition (`path`, else the default names).
 pub fn read_definition(
-    m: &Manager,
+    m: &Serving,
     folder: &VFolderRow,
     path: Option<&str>,
 ) -> Result<(String, Definition), Problem> {
@@ -176,7 +176,7 @@ fn read_request(body: &Value) -> Result<NewService, Problem> {
 }
 
 /// Validates a `POST /services` body into a service row (not stored).
-pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<EndpointRow, Problem> {
+pub fn plan(m: &Serving, caller: &Caller, body: &Value) -> Result<EndpointRow, Problem> {
     let req = read_request(body)?;
     let config = &req.config;
     let name = match &req.name {
@@ -258,7 +258,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<EndpointRow, P
         }),
         ..CreateRequest::new(req.image.clone())
     };
-    let check = crate::lifecycle::create::plan_request(m, caller, &session_req)?;
+    let check = crate::lifecycle::create::plan_request(&m.lifecycle, caller, &session_req)?;
     let owner = &check.session;
     if let Some(existing) = m
         .store
@@ -331,7 +331,7 @@ pub fn plan(m: &Manager, caller: &Caller, body: &Value) -> Result<EndpointRow, P
 }
 
 /// Stores a planned service and wakes the reconciler.
-pub fn create(m: &Manager, row: &EndpointRow) -> Result<EndpointRow, Problem> {
+pub fn create(m: &Serving, row: &EndpointRow) -> Result<EndpointRow, Problem> {
     let internal = |e: bai_store::StoreError| Problem::internal(e.to_string());
     if !m.store.insert_endpoint(row).map_err(internal)? {
         return Err(Problem::conflict(
@@ -341,7 +341,7 @@ pub fn create(m: &Manager, row: &EndpointRow) -> Result<EndpointRow, Problem> {
         ));
     }
     tracing::info!(service = %row.id, name = %row.name, replicas = row.replicas, "service created");
-    m.serving.wake.notify_one();
+    m.wake.notify_one();
     m.store
         .endpoint(row.id)
         .map_err(internal)?

@@ -3,13 +3,13 @@
 
 use super::limits::MAX_RETRIES;
 use super::route_status as rs;
-use crate::state::Manager;
+use crate::serving::state::Serving;
 use bai_store::EndpointRow;
 use std::time::{Duration, Instant};
 use uuid::Uuid;
 
 /// Marks a route `failed_to_start` with its error, counts a retry and backs off.
-pub fn fail_route(m: &Manager, e: &EndpointRow, route: Uuid, why: &str, src: &str) {
+pub fn fail_route(m: &Serving, e: &EndpointRow, route: Uuid, why: &str, src: &str) {
     let error = serde_json::json!({"name": "RouteFailedToStart", "repr": why, "src": src});
     if let Err(err) = m
         .store
@@ -26,8 +26,7 @@ pub fn fail_route(m: &Manager, e: &EndpointRow, route: Uuid, why: &str, src: &st
         + 1;
     let _ = m.store.set_endpoint_retries(e.id, retries);
     let backoff = Duration::from_secs(1u64 << retries.min(6));
-    m.serving
-        .not_before
+    m.not_before
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .insert(e.id, Instant::now() + backoff);

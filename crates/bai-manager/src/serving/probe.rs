@@ -13,7 +13,7 @@
 
 use super::definition::HealthCheck;
 use super::route_status as rs;
-use crate::state::Manager;
+use crate::serving::state::Serving;
 use axum::body::Body;
 use bai_core::{Reason, SessionResult};
 use hyper_util::rt::TokioIo;
@@ -153,7 +153,7 @@ impl Tracker {
 
 /// Starts checking a running route (its session's main kernel is `kernel` on `agent`).
 pub fn spawn(
-    m: &Arc<Manager>,
+    m: &Arc<Serving>,
     endpoint: Uuid,
     route: Uuid,
     session: Uuid,
@@ -171,7 +171,7 @@ pub fn spawn(
             let Ok(Some(e)) = m.store.endpoint(endpoint) else {
                 return;
             };
-            let gw = m.serving.gateway(&e);
+            let gw = m.gateway(&e);
             let ratio = m
                 .store
                 .route(route)
@@ -184,13 +184,13 @@ pub fn spawn(
                     let _ = m.store.set_route_status(route, rs::HEALTHY, None);
                     gw.admit(route, target, ratio);
                     tracing::info!(service = %endpoint, %route, "route healthy");
-                    m.serving.wake.notify_one();
+                    m.wake.notify_one();
                 }
                 Step::Unhealthy => {
                     let _ = m.store.set_route_status(route, rs::UNHEALTHY, None);
                     gw.retire(route);
                     tracing::warn!(service = %endpoint, %route, error = ?t.last_error, "route unhealthy");
-                    m.serving.wake.notify_one();
+                    m.wake.notify_one();
                 }
                 Step::GiveUp(why) => {
                     gw.retire(route);
@@ -208,21 +208,25 @@ pub fn spawn(
             tokio::time::sleep(interval).await;
         }
     });
-    m.serving
-        .probers
+    m.probers
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .insert(route, task);
 }
 
-async fn end(m: &Arc<Manager>, session: Uuid, why: &str) {
+async fn end(m: &Arc<Serving>, session: Uuid, why: &str) {
     let reason = Reason::Other(format!("health-check-failed: {why}"));
-    if let Err(p) =
-        crate::lifecycle::terminate::terminate(m, session, reason, SessionResult::Failure).await
+    if let Err(p) = crate::lifecycle::terminate::terminate(
+        &m.lifecycle,
+        session,
+        reason,
+        SessionResult::Failure,
+    )
+    .await
     {
         tracing::warn!(%session, error = %p.msg, "cannot end a failed route's session");
     }
-    m.serving.wake.notify_one();
+    m.wake.notify_one();
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 
 use super::failure::fail_route;
 use super::{MAX_RETRIES, probe, replica, route_status as rs};
-use crate::state::Manager;
+use crate::serving::state::Serving;
 use bai_core::status::SessionStatus;
 use bai_core::{Reason, SessionResult};
 use bai_store::{EndpointRow, RouteRow};
@@ -28,13 +28,13 @@ use tokio::sync::broadcast::error::RecvError;
 const DRAIN_LIMIT: Duration = Duration::from_secs(30);
 
 /// Starts the reconciler.
-pub fn spawn(m: Arc<Manager>) {
-    let mut rx = m.events.subscribe();
+pub fn spawn(m: Arc<Serving>) {
+    let mut rx = m.bus.subscribe();
     let waker = m.clone();
     tokio::spawn(async move {
         loop {
             match rx.recv().await {
-                Ok(_) | Err(RecvError::Lagged(_)) => waker.serving.wake.notify_one(),
+                Ok(_) | Err(RecvError::Lagged(_)) => waker.wake.notify_one(),
                 Err(RecvError::Closed) => return,
             }
         }
@@ -45,7 +45,7 @@ pub fn spawn(m: Arc<Manager>) {
                 tracing::error!(error = %e, "serving reconciliation failed");
             }
             tokio::select! {
-                _ = m.serving.wake.notified() => {}
+                _ = m.wake.notified() => {}
                 _ = tokio::time::sleep(Duration::from_secs(2)) => {}
             }
         }
@@ -53,7 +53,7 @@ pub fn spawn(m: Arc<Manager>) {
 }
 
 /// One pass over every live service.
-pub async fn tick(m: &Arc<Manager>) -> Result<(), bai_store::StoreError> {
+pub async fn tick(m: &Arc<Serving>) -> Result<(), bai_store::StoreError> {
     for e in m.store.live_endpoints(None)? {
         endpoint(m, &e).await?;
     }
@@ -67,8 +67,8 @@ fn ended(s: SessionStatus) -> bool {
     )
 }
 
-async fn endpoint(m: &Arc<Manager>, e: &EndpointRow) -> Result<(), bai_store::StoreError> {
-    let gw = m.serving.gateway(e);
+async fn endpoint(m: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::StoreError> {
+    let gw = m.gateway(e);
     if let (Some(_), false) = (&e.url, gw.listening()) {
         // After a restart: the same URL again.
         if let Err(err) = gw.listen(m.config.app_port_pool, e.port).await {
@@ -96,10 +96,10 @@ async fn endpoint(m: &Arc<Manager>, e: &EndpointRow) -> Result<(), bai_store::St
         };
         if ended(s.status) {
             gw.retire(r.id);
-            m.serving.stop_prober(r.id);
+            m.stop_prober(r.id);
             if s.status == SessionStatus::Error {
                 let _ = crate::lifecycle::terminate::terminate(
-                    m,
+                    &m.lifecycle,
                     sid,
                     Reason::Other("service-route-failed".into()),
                     SessionResult::Failure,
@@ -127,7 +127,7 @@ async fn endpoint(m: &Arc<Manager>, e: &EndpointRow) -> Result<(), bai_store::St
         }
         live_sessions += 1;
         if r.status == rs::TERMINATING {
-            if !m.serving.has_task(r.id) {
+            if !m.has_task(r.id) {
                 // Nobody drained it (it was just taken down, or the manager restarted).
                 drain_and_end(m, e, &r, "service-scaled-in");
             }
@@ -135,7 +135,7 @@ async fn endpoint(m: &Arc<Manager>, e: &EndpointRow) -> Result<(), bai_store::St
         }
         if s.status == SessionStatus::Running && rs::is_active(&r.status) {
             running += 1;
-            if !m.serving.has_prober(r.id) {
+            if !m.has_prober(r.id) {
                 watch(m, e, &r, &s).await;
             }
         }
@@ -151,7 +151,7 @@ async fn endpoint(m: &Arc<Manager>, e: &EndpointRow) -> Result<(), bai_store::St
         gw.close();
         if live_sessions == 0 {
             m.store.set_endpoint_lifecycle(e.id, "destroyed")?;
-            m.serving.drop_gateway(e.id);
+            m.drop_gateway(e.id);
             tracing::info!(service = %e.id, name = %e.name, "service destroyed");
         }
         return Ok(());
@@ -165,7 +165,6 @@ async fn endpoint(m: &Arc<Manager>, e: &EndpointRow) -> Result<(), bai_store::St
     }
     if active.len() < want {
         let waiting = m
-            .serving
             .not_before
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -210,11 +209,11 @@ async fn endpoint(m: &Arc<Manager>, e: &EndpointRow) -> Result<(), bai_store::St
 }
 
 /// Starts checking a running route: where its main kernel's model port is reached.
-async fn watch(m: &Arc<Manager>, e: &EndpointRow, r: &RouteRow, s: &bai_store::SessionRow) {
+async fn watch(m: &Arc<Serving>, e: &EndpointRow, r: &RouteRow, s: &bai_store::SessionRow) {
     let Ok(spec) = super::spec::Spec::of(e) else {
         return;
     };
-    let Some(agent) = s.agent_id.as_deref().and_then(|a| m.agent(a)) else {
+    let Some(agent) = s.agent_id.as_deref().and_then(|a| m.agents.get(a)) else {
         return;
     };
     let port = spec.definition.port();
@@ -234,13 +233,13 @@ async fn watch(m: &Arc<Manager>, e: &EndpointRow, r: &RouteRow, s: &bai_store::S
 }
 
 /// Takes a route out of rotation, lets its requests finish, then ends its session.
-fn drain_and_end(m: &Arc<Manager>, e: &EndpointRow, r: &RouteRow, why: &'static str) {
+fn drain_and_end(m: &Arc<Serving>, e: &EndpointRow, r: &RouteRow, why: &'static str) {
     if let Err(err) = m.store.set_route_status(r.id, rs::TERMINATING, None) {
         tracing::error!(error = %err, "cannot mark a route terminating");
         return;
     }
-    m.serving.stop_prober(r.id);
-    let gw = m.serving.gateway(e);
+    m.stop_prober(r.id);
+    let gw = m.gateway(e);
     gw.retire(r.id);
     let Some(session) = r.session_id else {
         return;
@@ -258,7 +257,7 @@ fn drain_and_end(m: &Arc<Manager>, e: &EndpointRow, r: &RouteRow, why: &'static 
         }
         tracing::info!(%route, %session, why, "route drained; ending its session");
         if let Err(p) = crate::lifecycle::terminate::terminate(
-            &m,
+            &m.lifecycle,
             session,
             Reason::Other(why.into()),
             SessionResult::Success,
@@ -267,11 +266,10 @@ fn drain_and_end(m: &Arc<Manager>, e: &EndpointRow, r: &RouteRow, why: &'static 
         {
             tracing::warn!(%session, error = %p.msg, "cannot end a drained route's session");
         }
-        m.serving.wake.notify_one();
+        m.wake.notify_one();
     });
     // Kept as the route's task, so a second pass does not drain it again.
-    m.serving
-        .probers
+    m.probers
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .insert(r.id, task);

@@ -6,7 +6,7 @@ use super::route_status;
 use super::spec::Spec;
 use crate::identity::Caller;
 use crate::lifecycle::create::{CreatePlan, Created, create, plan_request};
-use crate::state::Manager;
+use crate::serving::state::Serving;
 use bai_api::sessions::{CreateConfig, CreateRequest, NumberOrText, SessionType};
 use bai_core::Problem;
 use bai_core::agent::Mount;
@@ -31,7 +31,7 @@ pub fn command(spec: &Spec) -> String {
 
 /// The validated session request of one route.
 pub fn session_plan(
-    m: &Manager,
+    m: &Serving,
     e: &EndpointRow,
     spec: &Spec,
     route: Uuid,
@@ -71,7 +71,7 @@ pub fn session_plan(
         scaling_group: given(&e.scaling_group),
         ..CreateConfig::default()
     });
-    let mut p = plan_request(m, &owner, &req)?;
+    let mut p = plan_request(&m.lifecycle, &owner, &req)?;
     let folder = m
         .store
         .vfolder(e.model_id)
@@ -94,7 +94,7 @@ pub fn session_plan(
 
 /// Makes a new route and its session (PENDING); a route whose session cannot even be
 /// requested is stored as failed, with the reason.
-pub fn start(m: &Manager, e: &EndpointRow) -> Result<RouteRow, Problem> {
+pub fn start(m: &Serving, e: &EndpointRow) -> Result<RouteRow, Problem> {
     let internal = |err: bai_store::StoreError| Problem::internal(err.to_string());
     let spec = Spec::of(e)?;
     let mut route = RouteRow {
@@ -106,7 +106,7 @@ pub fn start(m: &Manager, e: &EndpointRow) -> Result<RouteRow, Problem> {
         error: None,
         created_at: String::new(),
     };
-    let planned = session_plan(m, e, &spec, route.id).and_then(|p| create(m, &p));
+    let planned = session_plan(m, e, &spec, route.id).and_then(|p| create(&m.lifecycle, &p));
     match planned {
         Ok(Created::New(row) | Created::Reused(row) | Created::Retried(row)) => {
             route.session_id = Some(row.id);

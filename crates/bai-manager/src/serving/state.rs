@@ -1,19 +1,34 @@
-//! The serving state kept in memory (beside the store): each live service's endpoint, each
-//! route's task (prober or drain), the back-off of services whose routes failed, the
-//! reconciler's wake-up and the autoscaler's memory. It names no manager code, so the
-//! manager's state can hold it without an import circle.
+//! [`Serving`]: what the serving tasks receive (the store, the agents, the bus, the storage
+//! hosts of model folders, the monitor's readings for the autoscaler, the lifecycle that
+//! starts and ends replicas) and the state they keep in memory beside the store: each live
+//! service's endpoint, each route's task (prober or drain), the back-off of services whose
+//! routes failed, the reconciler's wake-up and the autoscaler's memory.
 
 use super::autoscale::memory::State as AutoscaleState;
 use super::gateway;
+use crate::agents::Agents;
+use crate::bus::Bus;
+use crate::config::ManagerConfig;
+use crate::lifecycle::Lifecycle;
+use crate::stats::readings::Readings;
+use crate::storage::Storage;
+use bai_store::Store;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use uuid::Uuid;
 
-/// The serving state kept in memory: each live service's endpoint, each running route's
-/// prober, and when a service may next try to start a route after failures.
-#[derive(Default)]
 pub struct Serving {
+    pub store: Arc<Store>,
+    pub agents: Arc<Agents>,
+    pub bus: Arc<Bus>,
+    pub config: Arc<ManagerConfig>,
+    /// Where model folders live.
+    pub storage: Arc<Storage>,
+    /// The replicas' resource readings (the autoscaler's kernel metrics).
+    pub readings: Arc<Readings>,
+    /// Starts and ends the replicas' sessions.
+    pub lifecycle: Arc<Lifecycle>,
     gateways: Mutex<HashMap<Uuid, Arc<gateway::Gateway>>>,
     pub(crate) probers: Mutex<HashMap<Uuid, tokio::task::JoinHandle<()>>>,
     pub(crate) not_before: Mutex<HashMap<Uuid, Instant>>,
@@ -24,6 +39,24 @@ pub struct Serving {
 }
 
 impl Serving {
+    /// Serving on the lifecycle's ground, with no service live yet.
+    pub fn new(lifecycle: Arc<Lifecycle>, readings: Arc<Readings>) -> Serving {
+        Serving {
+            store: lifecycle.store.clone(),
+            agents: lifecycle.agents.clone(),
+            bus: lifecycle.bus.clone(),
+            config: lifecycle.config.clone(),
+            storage: lifecycle.storage.clone(),
+            readings,
+            lifecycle,
+            gateways: Mutex::default(),
+            probers: Mutex::default(),
+            not_before: Mutex::default(),
+            wake: tokio::sync::Notify::new(),
+            autoscale: AutoscaleState::default(),
+        }
+    }
+
     /// The endpoint of a service, made on first use.
     pub fn gateway(&self, e: &bai_store::EndpointRow) -> Arc<gateway::Gateway> {
         self.gateways

@@ -3,7 +3,7 @@
 
 use super::route_status as rs;
 use super::spec::Spec;
-use crate::state::Manager;
+use crate::serving::state::Serving;
 use bai_api::services::{ActiveRoute, RouteStatus, ServiceInfo, ServiceListItem, ServiceStatus};
 use bai_store::{EndpointRow, RouteRow};
 use serde_json::{Value, json};
@@ -49,8 +49,8 @@ fn count(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-fn active_route(m: &Manager, e: &EndpointRow, r: &RouteRow) -> ActiveRoute {
-    let (requests, errors, latency_us, inflight) = match m.serving.existing_gateway(e.id) {
+fn active_route(m: &Serving, e: &EndpointRow, r: &RouteRow) -> ActiveRoute {
+    let (requests, errors, latency_us, inflight) = match m.existing_gateway(e.id) {
         Some(g) => {
             let c = g.counters(r.id);
             (
@@ -80,7 +80,7 @@ fn active_route(m: &Manager, e: &EndpointRow, r: &RouteRow) -> ActiveRoute {
 }
 
 /// `GET /services/{id}` and the answer of `POST /services`.
-pub fn info(m: &Manager, e: &EndpointRow) -> ServiceInfo {
+pub fn info(m: &Serving, e: &EndpointRow) -> ServiceInfo {
     let routes = m.store.routes_of(e.id).unwrap_or_default();
     let active_routes = routes
         .iter()
@@ -102,14 +102,13 @@ pub fn info(m: &Manager, e: &EndpointRow) -> ServiceInfo {
         status: status(e, &routes),
         retries: e.retries,
         refused_requests: m
-            .serving
             .existing_gateway(e.id)
             .map_or(0, |g| g.refused.load(Ordering::Relaxed)),
     }
 }
 
 /// An item of `GET /services` (Backend.AI's legacy list).
-pub fn list_item(m: &Manager, e: &EndpointRow) -> ServiceListItem {
+pub fn list_item(m: &Serving, e: &EndpointRow) -> ServiceListItem {
     let routes = m.store.routes_of(e.id).unwrap_or_default();
     ServiceListItem {
         id: e.id.to_string(),
@@ -139,7 +138,7 @@ pub fn routing_node(e: &EndpointRow, r: &RouteRow) -> Value {
 }
 
 /// GraphQL `Endpoint`.
-pub fn endpoint_node(m: &Manager, e: &EndpointRow) -> Value {
+pub fn endpoint_node(m: &Serving, e: &EndpointRow) -> Value {
     let routes = m.store.routes_of(e.id).unwrap_or_default();
     let spec = Spec::of(e).ok();
     let slots = spec

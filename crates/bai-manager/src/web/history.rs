@@ -2,8 +2,8 @@
 //! It used to live in the browser under one key for every user of that browser, and stayed
 //! after logout, so the next user saw (and could relaunch) the previous user's settings.
 
-use crate::auth::Caller;
 use crate::error::ApiResult;
+use crate::identity::Caller;
 use crate::state::Manager;
 use axum::Extension;
 use axum::Json;

@@ -116,7 +116,7 @@ pub async fn login(
     let now = crate::guard::now_secs();
     if let Some(wait) = m.logins.wait(email, now) {
         tracing::info!(%email, "web login throttled");
-        crate::audit::record(&m, email, None, "login", "web", Err("throttled"));
+        crate::audit::record(&m.store, email, None, "login", "web", Err("throttled"));
         let mut r = (
             StatusCode::TOO_MANY_REQUESTS,
             Json(LoginRefusal {
@@ -147,7 +147,7 @@ pub async fn login(
         tracing::info!(%email, "web login refused");
         m.logins.failed(email, now);
         crate::audit::record(
-            &m,
+            &m.store,
             email,
             None,
             "login",
@@ -161,7 +161,7 @@ pub async fn login(
     let caller = Caller::from(kp);
     tracing::info!(email = %caller.email, "web login");
     crate::audit::record(
-        &m,
+        &m.store,
         &caller.email,
         Some(&caller.access_key),
         "login",

@@ -10,11 +10,14 @@ mod encoded;
 mod files;
 pub mod history;
 mod login;
-pub mod sessions;
 
+pub use crate::browsers as sessions;
+
+pub use crate::browsers::{
+    COOKIE, CSRF_HEADER, WebSessions, cookie, hash_password, verify_password,
+};
 pub use files::{ui_file, wants_html, web_dir};
 pub use login::{cookie_caller, cookie_keypair, login, logout, me};
-pub use sessions::{COOKIE, CSRF_HEADER, WebSessions, cookie, hash_password, verify_password};
 
 #[cfg(test)]
 mod tests {

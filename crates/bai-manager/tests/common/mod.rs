@@ -133,11 +133,12 @@ impl Api {
         });
         let handle = api
             .m
-            .register_agent(Arc::new(agent))
+            .agents
+            .register(&api.m.store, Arc::new(agent))
             .await
             .expect("register the dummy agent");
-        bai_manager::lifecycle::watch::spawn(api.m.clone(), handle);
-        bai_manager::scheduler::spawn(api.m.clone());
+        bai_manager::lifecycle::watch::spawn(api.m.lifecycle.clone(), handle);
+        bai_manager::scheduler::spawn(api.m.scheduler.clone());
         api
     }
 

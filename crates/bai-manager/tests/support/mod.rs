@@ -124,8 +124,8 @@ impl Harness {
                 b.insert(k.clone(), v.clone());
             }
         }
-        let p = plan(&self.m, &self.user, &body).expect("valid request");
-        match create(&self.m, &p).expect("created") {
+        let p = plan(&self.m.lifecycle, &self.user, &body).expect("valid request");
+        match create(&self.m.lifecycle, &p).expect("created") {
             bai_manager::lifecycle::create::Created::New(row) => row,
             bai_manager::lifecycle::create::Created::Reused(_)
             | bai_manager::lifecycle::create::Created::Retried(_) => panic!("{name} was reused"),
@@ -143,7 +143,7 @@ impl Harness {
         what: &str,
         done: impl Fn(&SessionRow) -> bool,
     ) -> SessionRow {
-        let mut rx = self.m.events.subscribe();
+        let mut rx = self.m.bus.subscribe();
         // A bound on the paused clock: it passes only once nothing else can happen.
         let waited = tokio::time::timeout(Duration::from_secs(3600), async {
             loop {
@@ -172,7 +172,7 @@ impl Harness {
 
     pub async fn terminate(&self, id: Uuid) -> S {
         terminate(
-            &self.m,
+            &self.m.lifecycle,
             id,
             bai_core::Reason::UserRequested,
             bai_core::SessionResult::Undefined,
@@ -189,7 +189,7 @@ impl Harness {
         let m = self.m.clone();
         tokio::spawn(async move {
             terminate(
-                &m,
+                &m.lifecycle,
                 id,
                 bai_core::Reason::UserRequested,
                 bai_core::SessionResult::Undefined,

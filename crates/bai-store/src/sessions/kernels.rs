@@ -158,6 +158,18 @@ impl Store {
         Ok(out)
     }
 
+    /// The sessions that hold resources on `agent` (SCHEDULED through TERMINATING): its
+    /// main kernel there, or a sub kernel.
+    pub fn sessions_on(&self, agent: &str) -> Result<Vec<crate::SessionRow>> {
+        let subs: std::collections::HashSet<Uuid> =
+            self.sessions_with_subs_on(agent)?.into_iter().collect();
+        Ok(self
+            .sessions_in(&SessionStatus::HOLDS_RESOURCES)?
+            .into_iter()
+            .filter(|r| r.agent_id.as_deref() == Some(agent) || subs.contains(&r.id))
+            .collect())
+    }
+
     /// Gives a multi-node session an overlay slot no other unended session holds (the lowest
     /// free one), or returns the one it holds. None when all are taken.
     pub fn claim_overlay_slot(&self, session_id: Uuid, slots: u32) -> Result<Option<u32>> {

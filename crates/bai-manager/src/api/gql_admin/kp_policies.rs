@@ -80,7 +80,7 @@ fn apply(a: &Args<'_>, pol: &mut PolicyRow, p: &Props) -> Result<(), FieldError>
             None
         } else {
             let slots: ResourceSlots =
-                crate::api::resources::parse_slot_map(&map, &a.m.accel_slots())
+                crate::api::resources::parse_slot_map(&map, &a.m.agents.accel_slots())
                     .map_err(|e| err(format!("total_resource_slots: {}", e.msg)))?;
             Some(slots)
         };
@@ -170,7 +170,7 @@ pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<
             };
             apply(a, &mut p, &a.props())?;
             store.put_policy(&p).map_err(db)?;
-            a.m.wake_scheduler.notify_one();
+            a.m.bus.wake_scheduler();
             let made = find(a, name)?.unwrap_or(p);
             Ok(json!({"ok": true, "msg": "success", "resource_policy": policy_json(&made)}))
         }
@@ -182,7 +182,7 @@ pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<
             };
             apply(a, &mut p, &a.props())?;
             store.put_policy(&p).map_err(db)?;
-            a.m.wake_scheduler.notify_one();
+            a.m.bus.wake_scheduler();
             Ok(ok())
         }
         (OperationKind::Mutation, "delete_keypair_resource_policy") => {

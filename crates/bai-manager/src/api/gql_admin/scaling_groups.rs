@@ -223,7 +223,7 @@ pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<
             apply(&mut g, &a.props())?;
             store.put_resource_group(&g).map_err(db)?;
             let made = store.resource_group(name).map_err(db)?.unwrap_or(g);
-            a.m.wake_scheduler.notify_one();
+            a.m.bus.wake_scheduler();
             Ok(json!({"ok": true, "msg": "success", "scaling_group": group_json(&made)}))
         }
         (OperationKind::Mutation, "modify_scaling_group") => {
@@ -234,7 +234,7 @@ pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<
             };
             apply(&mut g, &a.props())?;
             store.put_resource_group(&g).map_err(db)?;
-            a.m.wake_scheduler.notify_one();
+            a.m.bus.wake_scheduler();
             Ok(ok())
         }
         (OperationKind::Mutation, "delete_scaling_group") => {

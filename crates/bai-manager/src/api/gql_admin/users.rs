@@ -191,7 +191,7 @@ fn password_hash(p: &Props) -> Result<Option<String>, FieldError> {
     match p.text("password")? {
         None => Ok(None),
         Some(pw) if pw.is_empty() => Err(err("password must not be empty")),
-        Some(pw) => crate::web::sessions::hash_password(&pw)
+        Some(pw) => crate::browsers::hash_password(&pw)
             .map(Some)
             .map_err(|e| err(format!("hashing the password failed: {e}"))),
     }

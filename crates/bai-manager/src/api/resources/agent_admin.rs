@@ -38,7 +38,7 @@ pub async fn create_token(
             .map_err(|e| Problem::invalid(format!("the body must be {{\"group\": NAME}}: {e}")))?
     };
     let group = req.group.as_deref().unwrap_or("default");
-    let (token, row) = admin::create_token(&m, group, &caller.email)?;
+    let (token, row) = admin::create_token(&m.remote, group, &caller.email)?;
     let mut view = token_view(row);
     view.token = Some(token.to_string());
     view.agent_listen = m.remote.listen.get().map(|a| a.to_string());
@@ -61,13 +61,13 @@ pub async fn revoke_token(
     State(m): State<Arc<Manager>>,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
-    admin::revoke_token(&m, &id)?;
+    admin::revoke_token(&m.remote, &id)?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 /// `POST /admin/agents/{id}/drain`.
 pub async fn drain(State(m): State<Arc<Manager>>, Path(id): Path<String>) -> ApiResult<StatusCode> {
-    admin::set_drained(&m, &id, true)?;
+    admin::set_drained(&m.remote, &id, true)?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -76,7 +76,7 @@ pub async fn undrain(
     State(m): State<Arc<Manager>>,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
-    admin::set_drained(&m, &id, false)?;
+    admin::set_drained(&m.remote, &id, false)?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -85,6 +85,6 @@ pub async fn remove(
     State(m): State<Arc<Manager>>,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
-    admin::remove_agent(&m, &id)?;
+    admin::remove_agent(&m.remote, &id)?;
     Ok(StatusCode::NO_CONTENT)
 }

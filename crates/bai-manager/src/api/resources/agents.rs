@@ -25,7 +25,8 @@ pub async fn list_agents(
         .collect();
     let used = agent_usage(&m)?;
     let agents = m
-        .agents()
+        .agents
+        .all()
         .iter()
         .filter(|a| caller.is_admin || groups.contains(&a.info().scaling_group))
         .map(|a| {
@@ -78,7 +79,7 @@ fn device_view(d: &DeviceInfo) -> AgentDevice {
 
 /// When the agent was last heard from: a remote agent's last heartbeat; an agent inside the
 /// manager's process is heard from now.
-fn last_heartbeat(a: &crate::state::AgentHandle) -> String {
+fn last_heartbeat(a: &crate::agents::AgentHandle) -> String {
     let ms = a
         .remote
         .as_ref()

@@ -28,7 +28,7 @@ fn group_view(
     let mut cap = ResourceSlots::default();
     let mut free = ResourceSlots::default();
     let mut agents = Vec::new();
-    for a in m.agents() {
+    for a in m.agents.all() {
         let info = a.info();
         if info.scaling_group != g.name {
             continue;
@@ -146,7 +146,7 @@ pub async fn create_group(
     let mut g = ResourceGroupRow::new(&name);
     apply_settings(&mut g, settings)?;
     m.store.put_resource_group(&g)?;
-    m.wake_scheduler.notify_one();
+    m.bus.wake_scheduler();
     let used = agent_usage(&m)?;
     Ok((StatusCode::CREATED, Json(group_view(&m, &g, &used))))
 }
@@ -161,7 +161,7 @@ pub async fn update_group(
     let mut g = existing_group(&m, &name)?;
     apply_settings(&mut g, settings)?;
     m.store.put_resource_group(&g)?;
-    m.wake_scheduler.notify_one();
+    m.bus.wake_scheduler();
     let used = agent_usage(&m)?;
     Ok(Json(group_view(&m, &g, &used)))
 }
@@ -186,7 +186,11 @@ pub async fn delete_group(
 
 /// Why a resource group cannot be deleted now (agents or live sessions in it), if so.
 pub fn in_use(m: &Manager, name: &str) -> Result<Option<String>, bai_store::StoreError> {
-    if m.agents().iter().any(|a| a.info().scaling_group == name) {
+    if m.agents
+        .all()
+        .iter()
+        .any(|a| a.info().scaling_group == name)
+    {
         return Ok(Some(format!(
             "resource group {name:?} still has agents; move them first"
         )));

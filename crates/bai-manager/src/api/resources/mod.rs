@@ -124,5 +124,5 @@ pub fn parse_slot_map(
 
 /// Slots held on each agent.
 fn agent_usage(m: &Manager) -> ApiResult<HashMap<String, ResourceSlots>> {
-    Ok(Occupancy::read(m)?.by_agent)
+    Ok(Occupancy::read(&m.store)?.by_agent)
 }

@@ -65,7 +65,7 @@ pub async fn put_policy(
     let total_slots = req
         .total_resource_slots
         .as_ref()
-        .map(|s| slots_of(s, &m.accel_slots()))
+        .map(|s| slots_of(s, &m.agents.accel_slots()))
         .transpose()?;
     // Backend.AI's extra fields (folder hosts, SFTP, unspecified slots) stay as they were.
     let kept = m
@@ -98,7 +98,7 @@ pub async fn put_policy(
         .into());
     }
     m.store.put_policy(&p)?;
-    m.wake_scheduler.notify_one();
+    m.bus.wake_scheduler();
     Ok((StatusCode::CREATED, Json(policy_view(&p))))
 }
 
@@ -136,7 +136,7 @@ pub async fn assign_policy(
     if !m.store.set_keypair_policy(&ak, name)? {
         return Err(Problem::not_found("keypair", format!("no keypair {ak:?}")).into());
     }
-    m.wake_scheduler.notify_one();
+    m.bus.wake_scheduler();
     Ok(Json(PolicyAssignment {
         access_key: ak,
         resource_policy: name.to_string(),

@@ -39,7 +39,7 @@ pub async fn put_preset(
 ) -> ApiResult<(StatusCode, Json<Preset>)> {
     let req: NewPreset = typed_body(&body)?;
     check_name("preset", &req.name)?;
-    let slots = slots_of(&req.resource_slots, &m.accel_slots())?;
+    let slots = slots_of(&req.resource_slots, &m.agents.accel_slots())?;
     if slots.cpu_milli == 0 || slots.mem == 0 {
         return Err(Problem::invalid("a preset needs both cpu and mem").into());
     }
@@ -99,10 +99,11 @@ pub async fn check_presets(
             .or(groups.first())
             .ok_or_else(|| Problem::invalid("no resource group is open to you"))?,
     };
-    let occupancy = Occupancy::read(&m)?;
+    let occupancy = Occupancy::read(&m.store)?;
     let used = &occupancy.by_agent;
     let frees: Vec<ResourceSlots> = m
-        .agents()
+        .agents
+        .all()
         .iter()
         .filter(|a| a.info().scaling_group == group.name && a.is_alive())
         .map(|a| {

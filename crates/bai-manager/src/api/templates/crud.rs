@@ -60,7 +60,7 @@ pub async fn create(
         .into());
     }
     let domain_name = req.domain.unwrap_or_else(|| "default".into());
-    let list = items(&req.payload, &m.accel_slots())?;
+    let list = items(&req.payload, &m.agents.accel_slots())?;
     let mut out = Vec::with_capacity(list.len());
     for it in &list {
         let row = TemplateRow {
@@ -183,7 +183,7 @@ pub async fn put(
 ) -> ApiResult<Json<TemplateDone>> {
     let t = visible_template(&m, &caller, &id)?;
     let req: UpdateTemplate = crate::api::typed_body(&body)?;
-    let list = items(&req.payload, &m.accel_slots())?;
+    let list = items(&req.payload, &m.agents.accel_slots())?;
     let [it] = list.as_slice() else {
         return Err(Problem::invalid(format!(
             "the payload holds {} templates; a template is replaced by exactly one",

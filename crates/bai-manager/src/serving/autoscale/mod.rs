@@ -13,7 +13,7 @@ pub mod memory;
 pub mod rule;
 
 use super::route_status as rs;
-use crate::state::Manager;
+use crate::serving::state::Serving;
 use bai_store::EndpointRow;
 use memory::{Reading, lock};
 use rule::{Decision, Inputs, Rule, Source};
@@ -25,7 +25,7 @@ use std::time::Duration;
 const WINDOW_SECS: f64 = 10.0;
 
 /// Starts the autoscaler.
-pub fn spawn(m: Arc<Manager>) {
+pub fn spawn(m: Arc<Serving>) {
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(Duration::from_secs(1)).await;
@@ -37,7 +37,7 @@ pub fn spawn(m: Arc<Manager>) {
 }
 
 /// One round over every live service.
-pub fn round(m: &Manager) -> Result<(), bai_store::StoreError> {
+pub fn round(m: &Serving) -> Result<(), bai_store::StoreError> {
     for e in m.store.live_endpoints(None)? {
         if e.lifecycle != "created" {
             continue;
@@ -60,8 +60,8 @@ pub fn round(m: &Manager) -> Result<(), bai_store::StoreError> {
     Ok(())
 }
 
-fn service(m: &Manager, e: &EndpointRow, rules: &[Rule]) -> Result<(), bai_store::StoreError> {
-    let st = &m.serving.autoscale;
+fn service(m: &Serving, e: &EndpointRow, rules: &[Rule]) -> Result<(), bai_store::StoreError> {
+    let st = &m.autoscale;
     let now = st.started.elapsed().as_secs_f64();
     let routes = m.store.routes_of(e.id)?;
     let healthy: Vec<_> = routes.iter().filter(|r| r.status == rs::HEALTHY).collect();
@@ -70,7 +70,7 @@ fn service(m: &Manager, e: &EndpointRow, rules: &[Rule]) -> Result<(), bai_store
     let window: Vec<Reading> = {
         let mut all = lock(&st.readings);
         let w = all.entry(e.id).or_default();
-        if let Some(g) = m.serving.existing_gateway(e.id) {
+        if let Some(g) = m.existing_gateway(e.id) {
             let mut reading = Reading {
                 at: now,
                 inflight: 0,
@@ -115,7 +115,7 @@ fn service(m: &Manager, e: &EndpointRow, rules: &[Rule]) -> Result<(), bai_store
                 let values: Vec<f64> = healthy
                     .iter()
                     .filter_map(|r| r.session_id)
-                    .filter_map(|s| m.stats.samples(s).last().cloned())
+                    .filter_map(|s| m.readings.stats.samples(s).last().cloned())
                     .map(|x| if name == "mem" { x.mem } else { x.cpu_util })
                     .collect();
                 (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
@@ -156,7 +156,7 @@ fn service(m: &Manager, e: &EndpointRow, rules: &[Rule]) -> Result<(), bai_store
 
 /// Records a firing (a repeated firing that changes nothing only once).
 fn record(
-    m: &Manager,
+    m: &Serving,
     e: &EndpointRow,
     d: &Decision,
     at: &chrono::DateTime<chrono::Utc>,
@@ -167,13 +167,13 @@ fn record(
         d.note.split(';').next_back().unwrap_or("")
     );
     if !d.applied {
-        let mut notes = lock(&m.serving.autoscale.notes);
+        let mut notes = lock(&m.autoscale.notes);
         if notes.get(&d.rule_id) == Some(&key) {
             return Ok(());
         }
         notes.insert(d.rule_id, key);
     } else {
-        lock(&m.serving.autoscale.notes).remove(&d.rule_id);
+        lock(&m.autoscale.notes).remove(&d.rule_id);
     }
     let text = serde_json::to_string(d).unwrap_or_default();
     m.store.insert_decision(
@@ -185,7 +185,7 @@ fn record(
 }
 
 fn apply(
-    m: &Manager,
+    m: &Serving,
     e: &EndpointRow,
     d: &Decision,
     at: &chrono::DateTime<chrono::Utc>,
@@ -197,11 +197,11 @@ fn apply(
         d.rule_id,
         &at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
     )?;
-    lock(&m.serving.autoscale.changed).insert(e.id, *at);
+    lock(&m.autoscale.changed).insert(e.id, *at);
     tracing::info!(
         service = %e.id, rule = %d.rule_id, from = d.from_replicas, to = d.to_replicas,
         note = %d.note, "autoscaled"
     );
-    m.serving.wake.notify_one();
+    m.wake.notify_one();
     Ok(())
 }

@@ -1,21 +1,21 @@
 //! What the monitor knows about one session, as the API shows it (`live_stat`, `last_stat`,
 //! the idle checks and the stats series), and what an ending session keeps.
 
-use crate::state::Manager;
+use super::readings::Readings;
 use bai_core::idle::{self, Checker, Report};
 use bai_core::stats::now_ms;
 use bai_core::status::{SessionStatus as S, SessionType};
 use bai_store::SessionRow;
 
 /// Unix milliseconds of an RFC 3339 time.
-pub(super) fn ms(t: &str) -> Option<i64> {
+pub(crate) fn ms(t: &str) -> Option<i64> {
     chrono::DateTime::parse_from_rfc3339(t)
         .ok()
         .map(|t| t.timestamp_millis())
 }
 
 /// When the session started running, if it did.
-pub(super) fn running_since(row: &SessionRow) -> Option<i64> {
+pub(crate) fn running_since(row: &SessionRow) -> Option<i64> {
     row.status_history
         .get(&bai_core::SessionStatus::Running)
         .and_then(|t| ms(t))
@@ -23,7 +23,7 @@ pub(super) fn running_since(row: &SessionRow) -> Option<i64> {
 
 /// Every checker's report on a running session, in checker order. Sessions that do not
 /// run get none.
-pub fn reports(m: &Manager, row: &SessionRow) -> Vec<Report> {
+pub fn reports(m: &Readings, row: &SessionRow) -> Vec<Report> {
     let Some(since) = running_since(row).filter(|_| row.status == S::Running) else {
         return Vec::new();
     };
@@ -31,8 +31,8 @@ pub fn reports(m: &Manager, row: &SessionRow) -> Vec<Report> {
     judge(m, row, since, &policy, now_ms())
 }
 
-pub(super) fn judge(
-    m: &Manager,
+pub(crate) fn judge(
+    m: &Readings,
     row: &SessionRow,
     running_since: i64,
     policy: &bai_store::PolicyRow,
@@ -65,7 +65,7 @@ pub(super) fn judge(
         now,
         row.session_type == SessionType::Batch,
     ));
-    if let Some(cfg) = &m.config.monitor.utilization {
+    if let Some(cfg) = &m.config.utilization {
         let samples = m.stats.samples(row.id);
         let slots = &row.requested_slots;
         out.push(idle::utilization(
@@ -87,9 +87,9 @@ pub(super) fn judge(
 
 /// The session's recent use as the API shows it: the interval, the samples, and the
 /// cumulative counters of the last reading.
-pub fn stats(m: &Manager, row: &SessionRow) -> bai_api::sessions::Stats {
+pub fn stats(m: &Readings, row: &SessionRow) -> bai_api::sessions::Stats {
     bai_api::sessions::Stats {
-        interval_secs: m.config.monitor.interval.as_secs_f64(),
+        interval_secs: m.config.interval.as_secs_f64(),
         samples: m.stats.samples(row.id),
         counters: m.stats.last(row.id),
         idle_checks: idle_checks(reports(m, row)),
@@ -103,11 +103,11 @@ pub fn idle_checks(reports: Vec<Report>) -> std::collections::BTreeMap<Checker, 
 
 /// Backend.AI's `live_stat` of a kernel (a JSON text; metric → current, capacity, pct), from
 /// the last sample and reading; None before the second reading.
-pub fn live_stat(m: &Manager, row: &SessionRow) -> Option<String> {
+pub fn live_stat(m: &Readings, row: &SessionRow) -> Option<String> {
     live_stat_value(m, row).map(|v| v.to_string())
 }
 
-fn live_stat_value(m: &Manager, row: &SessionRow) -> Option<serde_json::Value> {
+fn live_stat_value(m: &Readings, row: &SessionRow) -> Option<serde_json::Value> {
     let (last, s) = m.stats.latest(row.id)?;
     let cores = row.requested_slots.cpu_milli as f64 / 1000.0;
     let v = serde_json::json!({
@@ -125,7 +125,7 @@ fn live_stat_value(m: &Manager, row: &SessionRow) -> Option<serde_json::Value> {
 /// What a session that ends leaves behind (Backend.AI's `last_stat`, a JSON text): its last
 /// `live_stat` metrics, when there were two readings, and the traffic through its proxies
 /// under `network`. None when nothing was measured.
-pub fn last_stat(m: &Manager, row: &SessionRow) -> Option<String> {
+pub fn last_stat(m: &Readings, row: &SessionRow) -> Option<String> {
     let mut v = live_stat_value(m, row).unwrap_or_else(|| serde_json::json!({}));
     if let Some(t) = m.traffic.get(row.id) {
         v["network"] = serde_json::to_value(t.network()).unwrap_or_default();
@@ -135,7 +135,7 @@ pub fn last_stat(m: &Manager, row: &SessionRow) -> Option<String> {
 
 /// Keeps a session's last counters in the store, then forgets its series and traffic: an
 /// ended session holds no memory in the manager.
-pub fn keep_last_stat(m: &Manager, row: &SessionRow) {
+pub fn keep_last_stat(m: &Readings, row: &SessionRow) {
     if let Some(stat) = last_stat(m, row)
         && let Err(e) = m.store.set_last_stat(row.id, &stat)
     {
@@ -149,7 +149,7 @@ pub fn keep_last_stat(m: &Manager, row: &SessionRow) {
 /// session terminates (a TERMINATING session keeps its series until then, for its
 /// `last_stat`); this catches the rest: sessions cancelled before they ran, or a manager
 /// restart mid-termination.
-pub(super) fn forget_ended(m: &Manager, running: &[SessionRow]) {
+pub(crate) fn forget_ended(m: &Readings, running: &[SessionRow]) {
     let mut known = m.stats.sessions();
     known.extend(m.traffic.sessions());
     known.sort_unstable();

@@ -9,7 +9,7 @@ pub fn register(store: &Store, info: &AgentInfo) -> Result<(), bai_store::StoreE
     let names: Vec<&str> = info
         .images
         .iter()
-        .filter(|i| !i.labels.contains_key(crate::images::LABEL_OWNER))
+        .filter(|i| !i.labels.contains_key(super::LABEL_OWNER))
         .map(|i| i.name.as_str())
         .collect();
     register_names(store, names)

@@ -1,0 +1,52 @@
+//! [`AgentHandle`]: one agent as the manager reaches it (in-process or remote), with what
+//! the scheduler needs to know of it (alive, drained, its last reported info).
+
+use super::slot::{AgentSlot, AgentStatus};
+use bai_core::agent::{AgentInfo, AgentRpc};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+
+/// One agent, reached through its RPC interface.
+pub struct AgentHandle {
+    pub id: String,
+    pub rpc: Arc<dyn AgentRpc>,
+    pub info: RwLock<AgentInfo>,
+    /// False once the agent stopped answering; nothing new is scheduled there.
+    pub alive: AtomicBool,
+    /// Drained by an admin: no new sessions, running ones stay.
+    pub drained: AtomicBool,
+    /// A remote agent's link and state (None: inside the manager's process).
+    pub remote: Option<Arc<AgentSlot>>,
+}
+
+impl AgentHandle {
+    pub fn is_alive(&self) -> bool {
+        self.status() == AgentStatus::Alive
+    }
+
+    pub fn status(&self) -> AgentStatus {
+        match &self.remote {
+            Some(slot) => slot.status(),
+            None if self.alive.load(Ordering::Relaxed) => AgentStatus::Alive,
+            None => AgentStatus::Lost,
+        }
+    }
+
+    pub fn is_drained(&self) -> bool {
+        self.drained.load(Ordering::Relaxed)
+    }
+
+    /// Whether new sessions may be placed here.
+    pub fn schedulable(&self) -> bool {
+        self.is_alive() && !self.is_drained()
+    }
+
+    pub fn info(&self) -> AgentInfo {
+        self.info.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The agent's kernel images as it reported them last.
+    pub fn set_images(&self, images: Vec<bai_core::agent::ImageInfo>) {
+        self.info.write().unwrap_or_else(|p| p.into_inner()).images = images;
+    }
+}

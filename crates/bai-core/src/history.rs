@@ -1,17 +1,27 @@
 //! Scheduling history: what happened to a session on its way through the scheduler and the
 //! lifecycle, phase by phase, as the seeds' Scheduling History modal shows it.
 
+use crate::status::SessionStatus;
 use serde::{Deserialize, Serialize};
 
+/// The outcome of a scheduling or lifecycle step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum HistoryResult {
+    /// It happened.
     Success,
+    /// It failed.
     Failure,
+    /// It no longer applied.
     Stale,
+    /// It is tried again (e.g. no agent has room yet).
     NeedRetry,
+    /// It ran out of time.
     Expired,
+    /// It is not tried again.
     GiveUp,
+    /// It was not needed.
     Skipped,
 }
 
@@ -39,6 +49,54 @@ impl HistoryResult {
     }
 }
 
+/// How a step went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum StepResult {
+    /// It passed.
+    Success,
+    /// It failed.
+    Failure,
+}
+
+/// One step of a scheduling attempt: a validator, the sequencer, the agent selector or the
+/// allocation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct SubStep {
+    /// The step's name.
+    pub step: String,
+    /// How it went.
+    pub result: StepResult,
+    /// What it found.
+    pub message: String,
+    /// The failure's code.
+    pub error_code: Option<String>,
+    /// When it started (RFC 3339).
+    pub started_at: String,
+    /// When it ended (RFC 3339).
+    pub ended_at: String,
+}
+
+impl SubStep {
+    /// A step that took no measurable time at `at` (RFC 3339; a pass formats it once).
+    pub fn at(at: &str, step: &str, outcome: Result<String, (String, String)>) -> SubStep {
+        let (result, message, error_code) = match outcome {
+            Ok(msg) => (StepResult::Success, msg, None),
+            Err((code, msg)) => (StepResult::Failure, msg, Some(code)),
+        };
+        SubStep {
+            step: step.to_string(),
+            result,
+            message,
+            error_code,
+            started_at: at.to_string(),
+            ended_at: at.to_string(),
+        }
+    }
+}
+
 /// One record. Identical consecutive attempts merge (`attempts += 1`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HistoryRecord {
@@ -46,16 +104,15 @@ pub struct HistoryRecord {
     pub session_id: uuid::Uuid,
     pub phase: String,
     pub result: HistoryResult,
-    pub from_status: Option<String>,
-    pub to_status: Option<String>,
+    pub from_status: Option<SessionStatus>,
+    pub to_status: Option<SessionStatus>,
     pub error_code: Option<String>,
     pub message: String,
     pub attempts: i64,
     pub created_at: String,
     pub updated_at: String,
-    /// `[{step, result, message, error_code, started_at, ended_at}]`, as the scheduler
-    /// recorded them (empty for lifecycle records).
-    pub sub_steps: serde_json::Value,
+    /// The scheduler's steps (empty for lifecycle records).
+    pub sub_steps: Vec<SubStep>,
 }
 
 /// The Scheduling History modal's filter bar: every given field must match (`message` as a
@@ -80,8 +137,8 @@ impl HistoryFilter {
         self.id.is_none_or(|id| id == r.id)
             && self.phase.as_deref().is_none_or(|p| p == r.phase)
             && eq_ci(&self.result, Some(r.result.as_str()))
-            && eq_ci(&self.from_status, r.from_status.as_deref())
-            && eq_ci(&self.to_status, r.to_status.as_deref())
+            && eq_ci(&self.from_status, r.from_status.map(SessionStatus::as_str))
+            && eq_ci(&self.to_status, r.to_status.map(SessionStatus::as_str))
             && self
                 .error_code
                 .as_deref()
@@ -104,14 +161,14 @@ mod tests {
             session_id: uuid::Uuid::nil(),
             phase: "schedule".into(),
             result: HistoryResult::NeedRetry,
-            from_status: Some("PENDING".into()),
-            to_status: Some("PENDING".into()),
+            from_status: Some(SessionStatus::Pending),
+            to_status: Some(SessionStatus::Pending),
             error_code: Some("no-available-instances".into()),
             message: "Memory short on 3 of 4 agents".into(),
             attempts: 3,
             created_at: String::new(),
             updated_at: String::new(),
-            sub_steps: serde_json::json!([]),
+            sub_steps: Vec::new(),
         }
     }
 

@@ -199,7 +199,7 @@ fn a_pass_is_committed_as_one_with_sub_steps() {
     );
     let h = s.history(b.id).unwrap();
     assert_eq!(h[1].result, HistoryResult::NeedRetry);
-    assert_eq!(h[1].sub_steps[0]["step"], "agent_selection");
+    assert_eq!(h[1].sub_steps[0].step, "agent_selection");
     let h = s.history(c.id).unwrap();
     assert_eq!(h[1].result, HistoryResult::GiveUp);
     assert_eq!(h[1].error_code.as_deref(), Some("dependency-failed"));

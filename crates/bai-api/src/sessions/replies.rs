@@ -1,6 +1,7 @@
 //! The small answers about one session: logs, termination, status and scheduling history.
 
 use super::status::SessionStatus;
+pub use bai_core::history::{HistoryResult, StepResult, SubStep};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -79,26 +80,6 @@ pub struct SchedulingHistory {
     pub result: Vec<HistoryRecord>,
 }
 
-/// The outcome of a scheduling or lifecycle step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum HistoryResult {
-    /// It happened.
-    Success,
-    /// It failed.
-    Failure,
-    /// It no longer applied.
-    Stale,
-    /// It is tried again (e.g. no agent has room yet).
-    NeedRetry,
-    /// It ran out of time.
-    Expired,
-    /// It is not tried again.
-    GiveUp,
-    /// It was not needed.
-    Skipped,
-}
-
 /// One record of what happened to a session on its way. Identical consecutive attempts
 /// merge into one (`attempts` counts them).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -129,30 +110,21 @@ pub struct HistoryRecord {
     pub sub_steps: Vec<SubStep>,
 }
 
-/// How a step went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum StepResult {
-    /// It passed.
-    Success,
-    /// It failed.
-    Failure,
-}
-
-/// One step of a scheduling attempt: a validator, the sequencer, the agent selector or the
-/// allocation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct SubStep {
-    /// The step's name.
-    pub step: String,
-    /// How it went.
-    pub result: StepResult,
-    /// What it found.
-    pub message: String,
-    /// The failure's code.
-    pub error_code: Option<String>,
-    /// When it started (RFC 3339).
-    pub started_at: String,
-    /// When it ended (RFC 3339).
-    pub ended_at: String,
+impl From<bai_core::history::HistoryRecord> for HistoryRecord {
+    fn from(r: bai_core::history::HistoryRecord) -> HistoryRecord {
+        HistoryRecord {
+            id: r.id,
+            session_id: r.session_id.to_string(),
+            phase: r.phase,
+            result: r.result,
+            from_status: r.from_status,
+            to_status: r.to_status,
+            error_code: r.error_code,
+            message: r.message,
+            attempts: r.attempts,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            sub_steps: r.sub_steps,
+        }
+    }
 }

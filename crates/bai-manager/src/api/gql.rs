@@ -123,7 +123,10 @@ impl SessionResolver<'_> {
             .map_err(|e| err(e.to_string()))?
             .into_iter()
             .filter(|h| filter.matches(h))
-            .map(|h| serde_json::to_value(h).unwrap_or(Value::Null))
+            .map(|h| {
+                serde_json::to_value(bai_api::sessions::HistoryRecord::from(h))
+                    .unwrap_or(Value::Null)
+            })
             .collect();
         let count = all.len();
         let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;

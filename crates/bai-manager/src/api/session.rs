@@ -13,14 +13,14 @@ use axum::body::Bytes;
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::StatusCode;
 use bai_api::sessions::{
-    CreateReply, CreateStatus, CreatedSession, Destroyed, DestroyedStats, Logs, LogsResult,
-    StatusHistory,
+    CreateReply, CreateStatus, CreatedSession, Destroyed, DestroyedStats, HistoryRecord, Logs,
+    LogsResult, SchedulingHistory, StatusHistory,
 };
 use bai_core::Problem;
 use bai_core::history::{HistoryFilter, HistoryResult};
 use bai_core::status::{SessionResult, SessionStatus as S, SessionType};
 use bai_store::SessionRow;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -384,7 +384,7 @@ pub async fn scheduling_history(
     Extension(caller): Extension<Caller>,
     Path(reference): Path<String>,
     Query(filter): Query<HistoryFilter>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<SchedulingHistory>> {
     let row = visible_session(&m, &caller, &reference)?;
     if let Some(r) = &filter.result
         && !HistoryResult::ALL
@@ -397,11 +397,12 @@ pub async fn scheduling_history(
         ))
         .into());
     }
-    let items: Vec<_> = m
+    let result = m
         .store
         .history(row.id)?
         .into_iter()
         .filter(|h| filter.matches(h))
+        .map(HistoryRecord::from)
         .collect();
-    Ok(Json(json!({"result": items})))
+    Ok(Json(SchedulingHistory { result }))
 }

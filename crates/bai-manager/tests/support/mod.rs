@@ -218,10 +218,7 @@ impl Harness {
             .history(id)
             .expect("history")
             .iter()
-            .filter(|h| {
-                h.to_status.as_deref() == Some(status.as_str())
-                    && h.from_status.as_deref() != Some(status.as_str())
-            })
+            .filter(|h| h.to_status == Some(status) && h.from_status != Some(status))
             .count()
     }
 }

@@ -41,23 +41,42 @@ impl Store {
         )?;
         let rows = st.query_map([session_id.to_string()], |r| {
             let result: String = r.get(2)?;
-            Ok(HistoryRecord {
+            let from: Option<String> = r.get(3)?;
+            let to: Option<String> = r.get(4)?;
+            let steps: String = r.get(10)?;
+            let record = HistoryRecord {
                 id: r.get(0)?,
                 session_id,
                 phase: r.get(1)?,
                 result: parse_history_result(&result),
-                from_status: r.get(3)?,
-                to_status: r.get(4)?,
+                from_status: None,
+                to_status: None,
                 error_code: r.get(5)?,
                 message: r.get(6)?,
                 attempts: r.get(7)?,
                 created_at: r.get(8)?,
                 updated_at: r.get(9)?,
-                sub_steps: serde_json::from_str(&r.get::<_, String>(10)?)
-                    .unwrap_or(serde_json::Value::Array(Vec::new())),
-            })
+                sub_steps: Vec::new(),
+            };
+            Ok((record, from, to, steps))
         })?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        let status = |s: Option<String>, column| {
+            s.map(|s| {
+                s.parse::<SessionStatus>()
+                    .map_err(|e| super::corrupt(column, e))
+            })
+            .transpose()
+        };
+        let mut out = Vec::new();
+        for row in rows {
+            let (mut record, from, to, steps) = row?;
+            record.from_status = status(from, "scheduling_history.from_status")?;
+            record.to_status = status(to, "scheduling_history.to_status")?;
+            record.sub_steps = serde_json::from_str(&steps)
+                .map_err(|e| super::corrupt("scheduling_history.sub_steps", e))?;
+            out.push(record);
+        }
+        Ok(out)
     }
 
     /// Persisted events of one session, oldest first.

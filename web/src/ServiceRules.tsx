@@ -99,7 +99,7 @@ function RuleDialog({ id, onClose, onAdded }: { id: string; onClose: () => void;
                 <Select
                   data-testid="rule-comparator"
                   value={d.comparator ?? undefined}
-                  onChange={(c: string) => set('comparator', c)}
+                  onChange={(c: v.RuleDraft['comparator']) => set('comparator', c)}
                   options={Object.entries(COMPARATOR_SYMBOL).map(([k, s]) => ({ value: k, label: `${s} (${k.toLowerCase().replace(/_/g, ' ')})` }))}
                 />
               </Form.Item>

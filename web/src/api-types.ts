@@ -3614,17 +3614,19 @@ export interface components {
         };
         /**
          * @description `POST /services/{id}/rules` and `PATCH …/rules/{rule}`: the fields to set (any of
-         *     [`Rule`]'s but `id` and the times; enum values in any case).
+         *     `Rule`'s but `id` and the times; enum values in any case, numbers also as text). A field
+         *     left out is unchanged; `null` clears it (a bound, the threshold) or sets it back to its
+         *     default (the delays, the cooldown and the priority to 0). Another field is refused.
          */
         RuleFields: {
-            comparator?: string | null;
+            comparator?: components["schemas"]["Comparator"] | null;
             /** Format: uint32 */
             cooldown_seconds?: number | null;
             enabled?: boolean | null;
             /** Format: uint32 */
             max_replicas?: number | null;
             metric_name?: string | null;
-            metric_source?: string | null;
+            metric_source?: components["schemas"]["MetricSource"] | null;
             /** Format: uint32 */
             min_replicas?: number | null;
             mode?: components["schemas"]["RuleMode"] | null;
@@ -3638,6 +3640,7 @@ export interface components {
             step_size?: number | null;
             /** Format: double */
             target?: number | null;
+            /** @description A decimal, as a number or a text. */
             threshold?: components["schemas"]["NumberOrText"] | null;
         };
         /** @description `GET /services/{id}/rules`. */

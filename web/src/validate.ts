@@ -195,7 +195,7 @@ export interface RuleDraft {
   metric_source: 'KERNEL' | 'INFERENCE_FRAMEWORK';
   metric_name: string;
   threshold: string;
-  comparator: string | null;
+  comparator: 'LESS_THAN' | 'LESS_THAN_OR_EQUAL' | 'GREATER_THAN' | 'GREATER_THAN_OR_EQUAL' | null;
   step_size: string;
   target: string;
   min_replicas: string;

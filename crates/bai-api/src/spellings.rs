@@ -73,6 +73,18 @@ pub(crate) fn number_from_text(obj: &mut Map<String, Value>, key: &str) {
     }
 }
 
+/// A decimal sent as its text (`"2.5"`, `" 3 "`) read as the number.
+pub(crate) fn float_from_text(obj: &mut Map<String, Value>, key: &str) {
+    if let Some(v) = obj.get_mut(key)
+        && let Some(n) = v
+            .as_str()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .and_then(serde_json::Number::from_f64)
+    {
+        *v = Value::Number(n);
+    }
+}
+
 /// A word in the spelling the type reads, when it is a text.
 pub(crate) fn reword(obj: &mut Map<String, Value>, key: &str, how: fn(&str) -> String) {
     if let Some(Value::String(s)) = obj.get_mut(key) {

@@ -1,7 +1,7 @@
-//! Request bodies that clients spell in several ways (`POST /session`, `POST /services`) and
-//! the file operations' bodies are read as their `bai_api` types: every spelling reads, the
-//! first one given wins, and a field of the wrong kind is a 400 that names it and changes
-//! nothing.
+//! Request bodies that clients spell in several ways (`POST /session`, `POST /services`, an
+//! auto-scaling rule's fields) and the file operations' bodies are read as their `bai_api`
+//! types: every spelling reads, the first one given wins, and a field of the wrong kind is
+//! a 400 that names it and changes nothing.
 
 mod common;
 
@@ -201,4 +201,119 @@ async fn file_operation_bodies_name_the_field_at_fault() {
         .filter_map(|f| f["name"].as_str().map(str::to_string))
         .collect();
     assert_eq!(names, ["kept"]);
+}
+
+const DEFINITION: &str = "models:\n  - name: m\n    model_path: /models\n    service:\n      \
+    start_command: [python3, -m, http.server, \"8000\"]\n      port: 8000\n";
+
+/// A service of the user's (no replicas), on a model folder with a definition; its id.
+async fn service(api: &Api, name: &str) -> String {
+    let model = format!("{name}-model");
+    let r = api
+        .call(
+            "POST",
+            "/folders",
+            USER,
+            &json!({"name": model, "usage_mode": "model"}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let id = uuid::Uuid::parse_str(r.json()["id"].as_str().unwrap_or("")).expect("folder id");
+    let folder = api.m.store.vfolder(id).expect("store").expect("the folder");
+    let dir = api.m.storage.folder_dir(&folder).expect("its directory");
+    std::fs::write(dir.join("model-definition.yaml"), DEFINITION).expect("the definition");
+    let r = api
+        .call(
+            "POST",
+            "/services",
+            USER,
+            &json!({"name": name, "image": IMAGE, "replicas": 0,
+                    "config": {"model": model, "resources": {"cpu": 1, "mem": "1g"}}}),
+        )
+        .await;
+    assert!(r.status < 300, "{:?}", r.body);
+    r.json()["endpoint_id"].as_str().unwrap_or("").to_string()
+}
+
+#[tokio::test]
+async fn rule_fields_read_in_any_case_null_clears_and_a_bad_field_is_named() {
+    use bai_api::services::{Comparator, MetricSource, Rule, RuleList};
+    let api = Api::start_with_agent().await;
+    let svc = service(&api, "rulesvc").await;
+    let rules = format!("/services/{svc}/rules");
+    // Backend.AI's spelling: enum words in lower case, numbers as text.
+    let r = api
+        .call(
+            "POST",
+            &rules,
+            USER,
+            &json!({
+            "metric_source": "inference_framework", "metric_name": "inflight",
+            "threshold": "2", "comparator": "greater_than", "step_size": "1",
+            "min_replicas": "1", "max_replicas": 3, "cooldown_seconds": "5"}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let rule: Rule = serde_json::from_value(r.json()).expect("a rule");
+    assert_eq!(rule.metric_source, MetricSource::InferenceFramework);
+    assert_eq!(rule.comparator, Some(Comparator::GreaterThan));
+    assert_eq!(
+        (rule.step_size, rule.min_replicas, rule.max_replicas),
+        (Some(1), Some(1), Some(3))
+    );
+    assert_eq!(rule.cooldown_seconds, 5);
+    let one = format!("{rules}/{}", rule.id);
+
+    // null clears a bound; a field left out keeps its value.
+    let r = api
+        .call(
+            "PATCH",
+            &one,
+            USER,
+            &json!({"min_replicas": null, "enabled": false}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let changed: Rule = serde_json::from_value(r.json()).expect("a rule");
+    assert_eq!(
+        (changed.min_replicas, changed.max_replicas),
+        (None, Some(3))
+    );
+    assert!(!changed.enabled);
+
+    // Refusals name the field and change nothing.
+    for (body, field) in [
+        (json!({"comparator": "bigger"}), "comparator"),
+        (json!({"step_size": "one"}), "step_size"),
+        (json!({"enabled": "no"}), "enabled"),
+        (json!({"metric_source": "prometheus"}), "metric_source"),
+        (json!({"colour": "red"}), "colour"),
+        (json!({"min_replicas": 5}), "min_replicas"),
+    ] {
+        let msg = problem_msg(&api.call("PATCH", &one, USER, &body).await, 400);
+        assert!(msg.contains(field), "{body}: {msg}");
+    }
+    let list = api.call("GET", &rules, USER, &Value::Null).await;
+    let list: RuleList = serde_json::from_value(list.json()).expect("the rules");
+    assert_eq!(list.rules, vec![changed.clone()]);
+
+    // A rule is changed only through its own service: through another, it is not found and
+    // stays as it was.
+    let other = service(&api, "rulesvc2").await;
+    let r = api
+        .call(
+            "PATCH",
+            &format!("/services/{other}/rules/{}", rule.id),
+            USER,
+            &json!({"enabled": true}),
+        )
+        .await;
+    assert_eq!(r.status, 404, "{}", String::from_utf8_lossy(&r.body));
+    let list = api.call("GET", &rules, USER, &Value::Null).await;
+    let list: RuleList = serde_json::from_value(list.json()).expect("the rules");
+    assert!(
+        !list.rules[0].enabled,
+        "changed through another service: {:?}",
+        list.rules
+    );
 }

@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+mod rule_fields;
 mod spellings;
+pub use rule_fields::{RuleFields, canonical_rule_props};
 pub use spellings::canonical_service_body;
 
 /// `POST /services`.
@@ -308,6 +310,33 @@ pub enum Comparator {
     GreaterThanOrEqual,
 }
 
+/// A rule's enum value from its word in either case (`greater_than`, ` KERNEL`), as
+/// [`RuleFields`] reads it; the error names the values it takes.
+fn word<T: serde::de::DeserializeOwned>(s: &str, case: fn(&str) -> String) -> Result<T, String> {
+    serde_json::from_value(Value::String(case(s.trim()))).map_err(|e| e.to_string())
+}
+
+impl std::str::FromStr for RuleMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<RuleMode, String> {
+        word(s, str::to_ascii_lowercase)
+    }
+}
+
+impl std::str::FromStr for MetricSource {
+    type Err = String;
+    fn from_str(s: &str) -> Result<MetricSource, String> {
+        word(s, str::to_ascii_uppercase)
+    }
+}
+
+impl std::str::FromStr for Comparator {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Comparator, String> {
+        word(s, str::to_ascii_uppercase)
+    }
+}
+
 impl Comparator {
     /// `<`, `<=`, `>`, `>=`.
     pub fn symbol(self) -> &'static str {
@@ -347,40 +376,6 @@ pub struct Rule {
     pub enabled: bool,
     pub created_at: String,
     pub last_triggered_at: Option<String>,
-}
-
-/// `POST /services/{id}/rules` and `PATCH …/rules/{rule}`: the fields to set (any of
-/// [`Rule`]'s but `id` and the times; enum values in any case).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct RuleFields {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode: Option<RuleMode>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metric_source: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metric_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threshold: Option<NumberOrText>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub comparator: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step_size: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale_up_delay_seconds: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale_down_delay_seconds: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cooldown_seconds: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_replicas: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_replicas: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub priority: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enabled: Option<bool>,
 }
 
 /// `GET /services/{id}/rules`.

@@ -1,6 +1,7 @@
 //! `bai service …`: model services.
 
 use super::values::parse_kv;
+use bai_api::services::{Comparator, MetricSource, RuleMode};
 use clap::{Args, Subcommand};
 
 #[derive(Subcommand, Debug)]
@@ -56,10 +57,10 @@ pub struct RuleCreateArgs {
     pub service: String,
     /// threshold (Backend.AI's) or target (target tracking).
     #[arg(long, default_value = "threshold")]
-    pub mode: String,
+    pub mode: RuleMode,
     /// KERNEL or INFERENCE_FRAMEWORK (any case).
     #[arg(long)]
-    pub metric_source: String,
+    pub metric_source: MetricSource,
     /// KERNEL: cpu_util, mem; INFERENCE_FRAMEWORK: inflight, requests_per_second, latency_ms.
     #[arg(long)]
     pub metric_name: String,
@@ -67,7 +68,7 @@ pub struct RuleCreateArgs {
     pub threshold: Option<String>,
     /// LESS_THAN, LESS_THAN_OR_EQUAL, GREATER_THAN, GREATER_THAN_OR_EQUAL (any case).
     #[arg(long)]
-    pub comparator: Option<String>,
+    pub comparator: Option<Comparator>,
     #[arg(long, allow_hyphen_values = true)]
     pub step_size: Option<i32>,
     /// Target mode: the metric's value each replica should see.

@@ -7,54 +7,31 @@ use bai_api::services::{Comparator, MetricSource, RuleFields, RuleMode};
 use bai_api::sessions::NumberOrText;
 use bai_client::Client;
 
-fn fields() -> RuleFields {
+/// The fields of a new rule: what is given, nothing sent for what is not.
+fn create_fields(a: &RuleCreateArgs) -> RuleFields {
     RuleFields {
-        mode: None,
-        metric_source: None,
-        metric_name: None,
-        threshold: None,
-        comparator: None,
-        step_size: None,
-        target: None,
-        scale_up_delay_seconds: None,
-        scale_down_delay_seconds: None,
-        cooldown_seconds: None,
-        min_replicas: None,
-        max_replicas: None,
-        priority: None,
-        enabled: None,
-    }
-}
-
-fn create_fields(a: &RuleCreateArgs) -> Result<RuleFields> {
-    let mode = match a.mode.to_ascii_lowercase().as_str() {
-        "threshold" => RuleMode::Threshold,
-        "target" => RuleMode::Target,
-        other => anyhow::bail!("--mode {other:?} is not threshold or target"),
-    };
-    Ok(RuleFields {
-        mode: Some(mode),
-        metric_source: Some(a.metric_source.clone()),
+        mode: Some(a.mode),
+        metric_source: Some(a.metric_source),
         metric_name: Some(a.metric_name.clone()),
-        threshold: a.threshold.clone().map(NumberOrText::Text),
-        comparator: a.comparator.clone(),
-        step_size: a.step_size,
-        target: a.target,
-        scale_up_delay_seconds: a.scale_up_delay_seconds,
-        scale_down_delay_seconds: a.scale_down_delay_seconds,
-        cooldown_seconds: Some(a.cooldown_seconds),
-        min_replicas: a.min_replicas,
-        max_replicas: a.max_replicas,
-        priority: Some(a.priority),
+        threshold: a.threshold.clone().map(|t| Some(NumberOrText::Text(t))),
+        comparator: a.comparator.map(Some),
+        step_size: a.step_size.map(Some),
+        target: a.target.map(Some),
+        scale_up_delay_seconds: a.scale_up_delay_seconds.map(Some),
+        scale_down_delay_seconds: a.scale_down_delay_seconds.map(Some),
+        cooldown_seconds: Some(Some(a.cooldown_seconds)),
+        min_replicas: a.min_replicas.map(Some),
+        max_replicas: a.max_replicas.map(Some),
+        priority: Some(Some(a.priority)),
         enabled: Some(true),
-    })
+    }
 }
 
 pub async fn rule(client: &Client, c: &RuleCmd) -> Result<i32> {
     match c {
         RuleCmd::Create(a) => {
             let id = client.service_id(&a.service).await?;
-            let r = client.add_service_rule(&id, &create_fields(a)?).await?;
+            let r = client.add_service_rule(&id, &create_fields(a)).await?;
             println!("rule {} added to {}", r.id, a.service);
         }
         RuleCmd::Ls(r) => {
@@ -109,8 +86,10 @@ pub async fn rule(client: &Client, c: &RuleCmd) -> Result<i32> {
         RuleCmd::Enable(r) | RuleCmd::Disable(r) => {
             let id = client.service_id(&r.service).await?;
             let on = matches!(c, RuleCmd::Enable(_));
-            let mut f = fields();
-            f.enabled = Some(on);
+            let f = RuleFields {
+                enabled: Some(on),
+                ..Default::default()
+            };
             client.change_service_rule(&id, &r.rule, &f).await?;
             println!(
                 "rule {} {}",

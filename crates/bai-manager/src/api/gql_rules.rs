@@ -7,6 +7,7 @@ use super::services::visible_service;
 use crate::auth::Caller;
 use crate::serving::autoscale::input::{from_row, rule_node};
 use crate::state::Manager;
+use bai_api::services::RuleFields;
 use bai_gql::FieldError;
 use serde_json::{Map, Value, json};
 
@@ -20,10 +21,13 @@ fn text<'a>(args: &'a Map<String, Value>, k: &str) -> Result<&'a str, FieldError
         .ok_or_else(|| err(format!("{k} is required")))
 }
 
-fn props(args: &Map<String, Value>) -> Result<&Map<String, Value>, FieldError> {
-    args.get("props")
-        .and_then(Value::as_object)
-        .ok_or_else(|| err("props is required"))
+/// The mutation's `props`, read as a rule's fields (enum values in either case).
+fn props(args: &Map<String, Value>) -> Result<RuleFields, FieldError> {
+    let props = args
+        .get("props")
+        .filter(|p| p.is_object())
+        .ok_or_else(|| err("props is required"))?;
+    crate::serving::autoscale::input::read(props.clone()).map_err(|p| err(p.msg))
 }
 
 pub fn resolve(
@@ -64,12 +68,12 @@ pub fn resolve(
         "create_endpoint_auto_scaling_rule_node" => {
             let e =
                 visible_service(m, caller, text(args, "endpoint")?).map_err(|p| err(p.0.msg))?;
-            let rule = create_rule(m, &e, props(args)?).map_err(|p| err(p.msg))?;
+            let rule = create_rule(m, &e, &props(args)?).map_err(|p| err(p.msg))?;
             Ok(json!({"ok": true, "msg": "", "rule": rule_node(&rule, e.id)}))
         }
         "modify_endpoint_auto_scaling_rule_node" => {
             let (rule, e) =
-                modify_rule(m, caller, text(args, "id")?, props(args)?).map_err(|p| err(p.msg))?;
+                modify_rule(m, caller, text(args, "id")?, &props(args)?).map_err(|p| err(p.msg))?;
             Ok(json!({"ok": true, "msg": "", "rule": rule_node(&rule, e.id)}))
         }
         "delete_endpoint_auto_scaling_rule_node" => {

@@ -12,6 +12,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use bai_api::services::{Rule as WireRule, RuleFields, RuleList};
 use bai_core::Problem;
 use bai_store::EndpointRow;
 use serde_json::{Value, json};
@@ -23,25 +24,25 @@ pub async fn rules(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<RuleList>> {
     let e = visible_service(&m, &caller, &id)?;
-    let rules: Vec<Value> = m
+    let rules = m
         .store
         .rules_of(e.id)?
         .iter()
-        .map(|r| autoscale::input::from_row(r).map(|r| autoscale::input::rule_json(&r)))
+        .map(|r| autoscale::input::from_row(r).map(|r| autoscale::input::wire(&r)))
         .collect::<Result<_, _>>()?;
-    Ok(Json(json!({ "rules": rules })))
+    Ok(Json(RuleList { rules }))
 }
 
 /// Creates a rule of a service from its fields (REST body or GraphQL `props`).
 pub fn create_rule(
     m: &Manager,
     e: &EndpointRow,
-    props: &serde_json::Map<String, Value>,
+    fields: &RuleFields,
 ) -> Result<autoscale::rule::Rule, Problem> {
     let mut rule = autoscale::input::blank();
-    autoscale::input::apply(&mut rule, props)?;
+    autoscale::input::apply(&mut rule, fields)?;
     let text = serde_json::to_string(&rule).map_err(|err| Problem::internal(err.to_string()))?;
     rule.created_at = m
         .store
@@ -56,11 +57,11 @@ pub fn modify_rule(
     m: &Manager,
     caller: &Caller,
     id: &str,
-    props: &serde_json::Map<String, Value>,
+    fields: &RuleFields,
 ) -> Result<(autoscale::rule::Rule, EndpointRow), Problem> {
     let (row, e) = rule_of(m, caller, id)?;
     let mut rule = autoscale::input::from_row(&row)?;
-    autoscale::input::apply(&mut rule, props)?;
+    autoscale::input::apply(&mut rule, fields)?;
     let text = serde_json::to_string(&rule).map_err(|err| Problem::internal(err.to_string()))?;
     m.store
         .update_rule(row.id, &text)
@@ -96,17 +97,11 @@ pub async fn add_rule(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<WireRule>)> {
     let e = visible_service(&m, &caller, &id)?;
-    let b = body_json(&body)?;
-    let props = b
-        .as_object()
-        .ok_or_else(|| Problem::invalid("the body must be a JSON object of the rule's fields"))?;
-    let rule = create_rule(&m, &e, props)?;
-    Ok((
-        StatusCode::CREATED,
-        Json(autoscale::input::rule_json(&rule)),
-    ))
+    let fields = autoscale::input::read(body_json(&body)?)?;
+    let rule = create_rule(&m, &e, &fields)?;
+    Ok((StatusCode::CREATED, Json(autoscale::input::wire(&rule))))
 }
 
 /// `PATCH /services/{id}/rules/{rule}`.
@@ -115,17 +110,16 @@ pub async fn change_rule(
     Extension(caller): Extension<Caller>,
     Path((id, rule)): Path<(String, String)>,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<WireRule>> {
     let e = visible_service(&m, &caller, &id)?;
-    let b = body_json(&body)?;
-    let props = b.as_object().ok_or_else(|| {
-        Problem::invalid("the body must be a JSON object of the fields to change")
-    })?;
-    let (rule, owner) = modify_rule(&m, &caller, &rule, props)?;
+    let fields = autoscale::input::read(body_json(&body)?)?;
+    // The rule must be this service's before anything of it changes.
+    let (_, owner) = rule_of(&m, &caller, &rule)?;
     if owner.id != e.id {
         return Err(Problem::not_found("rule", "the rule belongs to another service").into());
     }
-    Ok(Json(autoscale::input::rule_json(&rule)))
+    let (rule, _) = modify_rule(&m, &caller, &rule, &fields)?;
+    Ok(Json(autoscale::input::wire(&rule)))
 }
 
 /// `DELETE /services/{id}/rules/{rule}`.

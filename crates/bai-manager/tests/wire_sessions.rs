@@ -214,6 +214,59 @@ async fn a_running_session_from_create_to_its_end() {
         400,
     );
 
+    // GraphQL reads its fixed arguments as their types: the same records, a page at a time;
+    // an argument of the wrong kind is named; a refused change changes nothing.
+    let q = "query($id: String!, $phase: String, $first: Int) {
+        session_scheduling_histories(session_id: $id, phase: $phase, first: $first) {
+            count edges { node { phase result from_status to_status sub_steps { step } } } } }";
+    let a = api
+        .gql(
+            USER,
+            q,
+            json!({"id": id.to_string(), "phase": "launch", "first": 1}),
+        )
+        .await;
+    let conn = &a["data"]["session_scheduling_histories"];
+    assert_eq!(
+        conn["count"].as_u64(),
+        Some(filtered.result.len() as u64),
+        "{a}"
+    );
+    let edges = conn["edges"].as_array().cloned().unwrap_or_default();
+    assert_eq!(edges.len(), 1, "{a}");
+    assert_eq!(edges[0]["node"]["phase"], "launch", "{a}");
+    let literal = format!(
+        "{{ session_scheduling_histories(session_id: \"{id}\", first: \"two\") {{ count }} }}"
+    );
+    let a = api.gql(USER, &literal, json!({})).await;
+    let msg = a["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(msg.starts_with("first"), "{a}");
+    let m = "mutation($input: ModifyComputeSessionInput!) {
+        modify_compute_session(input: $input) { item { name } clientMutationId } }";
+    let a = api
+        .gql(
+            USER,
+            m,
+            json!({"input": {"id": id.to_string(), "name": "wire-renamed", "priority": 3}}),
+        )
+        .await;
+    assert!(a["errors"][0]["message"].as_str().is_some(), "{a}");
+    let still: SessionInfo = typed(&get(&api, &format!("/session/{id}"), USER).await);
+    assert_eq!(
+        still.session_name, "wire-run",
+        "a refused change renamed it"
+    );
+    let a = api
+        .gql(
+            USER,
+            m,
+            json!({"input": {"id": id.to_string(), "name": "wire-run", "clientMutationId": "c1"}}),
+        )
+        .await;
+    let done = &a["data"]["modify_compute_session"];
+    assert_eq!(done["clientMutationId"], "c1", "{a}");
+    assert_eq!(done["item"]["name"], "wire-run", "{a}");
+
     let apps: Vec<App> = typed(&get(&api, &format!("/stream/session/{id}/apps"), USER).await);
     assert!(apps.iter().any(|a| a.protocol == AppProtocol::Preopen));
     // The dummy agent runs no apps: start-service is refused with a problem.

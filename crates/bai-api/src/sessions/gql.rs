@@ -43,3 +43,63 @@ pub struct GqlError {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<Vec<String>>,
 }
+
+/// `modify_compute_session(input: ModifyComputeSessionInput!)`: what the web UI and the
+/// official client change of a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ModifySessionInput {
+    /// The session: a Relay global id (`compute_session_node:<uuid>`, base64) or its UUID.
+    pub id: String,
+    /// A new name (the session name rules apply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A new priority (refused here: not available yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i64>,
+    /// Echoed back in the answer.
+    #[serde(
+        rename = "clientMutationId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_mutation_id: Option<String>,
+}
+
+/// `modify_compute_session`'s arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ModifySessionArgs {
+    pub input: ModifySessionInput,
+}
+
+/// `session_scheduling_histories` and `admin_session_scheduling_histories`: one session's
+/// records, filtered as the Scheduling History modal's filter bar does, a page at a time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SchedulingHistoriesArgs {
+    /// The session: a Relay global id or its UUID (also read as `sessionId`).
+    #[serde(alias = "sessionId")]
+    pub session_id: String,
+    /// One record by its number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
+    /// The phase (`schedule`, `launch`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// The result, in any case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    /// Part of the message, in any case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Records to skip.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    /// Records to answer at most.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<u64>,
+}

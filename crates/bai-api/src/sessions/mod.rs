@@ -22,7 +22,9 @@ pub use create::{
 pub use create_spellings::canonical_create_body;
 pub use events::{CloseData, EventData, EventName, SessionEventData};
 pub use execute::{ExecuteReply, ExecuteRequest, ExecuteResult};
-pub use gql::{GqlAnswer, GqlError, GqlRequest};
+pub use gql::{
+    GqlAnswer, GqlError, GqlRequest, ModifySessionArgs, ModifySessionInput, SchedulingHistoriesArgs,
+};
 pub use info::{Dependency, Kernel, MountMode, Network, PendingInfo, SessionInfo};
 pub use replies::{
     DependencyNode, Destroyed, DestroyedStats, FileListing, HistoryRecord, HistoryResult, Logs,

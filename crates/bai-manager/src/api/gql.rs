@@ -10,6 +10,7 @@ use axum::Extension;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
+use bai_api::sessions::{GqlRequest, ModifySessionArgs, SchedulingHistoriesArgs};
 use bai_core::Problem;
 use bai_core::status::SessionStatus;
 use bai_gql::{FieldError, OperationKind, Request, Resolver};
@@ -28,6 +29,11 @@ fn err(msg: impl Into<String>) -> FieldError {
     FieldError {
         message: msg.into(),
     }
+}
+
+/// A field's arguments read as their type; the argument at fault is named.
+fn typed_args<T: serde::de::DeserializeOwned>(args: &Map<String, Value>) -> Result<T, FieldError> {
+    bai_api::read::from_value(Value::Object(args.clone())).map_err(|e| err(e.to_string()))
 }
 
 fn arg_str<'a>(args: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
@@ -101,20 +107,20 @@ impl SessionResolver<'_> {
     /// Scheduling history records of one session as a connection (`count`, `edges.node`),
     /// filtered like the Scheduling History modal.
     fn scheduling_histories(&self, args: &Map<String, Value>) -> Result<Value, FieldError> {
-        let id = arg_str(args, "session_id")
-            .or(arg_str(args, "sessionId"))
-            .and_then(decode_global_id)
+        let a: SchedulingHistoriesArgs = typed_args(args)?;
+        let id = decode_global_id(&a.session_id)
             .ok_or_else(|| err("session_id must be a session id"))?;
         let row = self.visible(id)?.ok_or_else(|| err("no such session"))?;
-        let s = |k: &str| arg_str(args, k).map(str::to_string);
+        // An empty text filters nothing, as the filter bar sends it.
+        let given = |s: Option<String>| s.filter(|s| !s.is_empty());
         let filter = bai_core::history::HistoryFilter {
-            id: args.get("id").and_then(Value::as_i64),
-            phase: s("phase"),
-            result: s("result"),
-            from_status: s("from_status"),
-            to_status: s("to_status"),
-            error_code: s("error_code"),
-            message: s("message"),
+            id: a.id,
+            phase: given(a.phase),
+            result: given(a.result),
+            from_status: given(a.from_status),
+            to_status: given(a.to_status),
+            error_code: given(a.error_code),
+            message: given(a.message),
         };
         let all: Vec<Value> = self
             .m
@@ -129,15 +135,13 @@ impl SessionResolver<'_> {
             })
             .collect();
         let count = all.len();
-        let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
-        let first = args
-            .get("first")
-            .and_then(Value::as_u64)
-            .map(|n| n as usize);
         let edges: Vec<Value> = all
             .into_iter()
-            .skip(offset)
-            .take(first.unwrap_or(usize::MAX))
+            .skip(usize::try_from(a.offset.unwrap_or(0)).unwrap_or(usize::MAX))
+            .take(
+                a.first
+                    .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+            )
             .map(|n| json!({ "node": n }))
             .collect();
         Ok(json!({ "count": count, "edges": edges }))
@@ -333,31 +337,26 @@ impl SessionResolver<'_> {
                     .unwrap_or(Value::Null))
             }
             (OperationKind::Mutation, "modify_compute_session") => {
-                let input = args
-                    .get("input")
-                    .and_then(Value::as_object)
-                    .ok_or_else(|| err("input is required"))?;
-                let id = input
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .and_then(decode_global_id)
+                let ModifySessionArgs { input } = typed_args(args)?;
+                let id = decode_global_id(&input.id)
                     .ok_or_else(|| err("input.id must be a session id"))?;
                 let row = self.visible(id)?.ok_or_else(|| err("no such session"))?;
-                if let Some(name) = input.get("name").and_then(Value::as_str) {
+                // Refused before anything changes.
+                if input.priority.is_some() {
+                    return Err(err(
+                        "changing the priority is not available on this server yet",
+                    ));
+                }
+                if let Some(name) = &input.name {
                     let n = bai_core::SessionName::parse(name).map_err(|e| err(e.to_string()))?;
                     self.m
                         .store
                         .rename_session(row.id, n.as_str())
                         .map_err(|e| err(e.to_string()))?;
                 }
-                if input.get("priority").is_some_and(|p| !p.is_null()) {
-                    return Err(err(
-                        "changing the priority is not available on this server yet",
-                    ));
-                }
                 let row = self.visible(id)?.ok_or_else(|| err("no such session"))?;
                 Ok(
-                    json!({"item": session_json(self.m, &row), "clientMutationId": input.get("clientMutationId").cloned().unwrap_or(Value::Null)}),
+                    json!({"item": session_json(self.m, &row), "clientMutationId": input.client_mutation_id}),
                 )
             }
             _ => Err(err(format!(
@@ -372,25 +371,14 @@ pub async fn admin_gql(
     Extension(caller): Extension<Caller>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
-    let v: Value = serde_json::from_slice(&body)
-        .map_err(|e| Problem::invalid(format!("the body is not valid JSON: {e}")))?;
-    let query = v
-        .get("query")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Problem::invalid("the body needs a GraphQL \"query\" string"))?
-        .to_string();
-    let variables = v
-        .get("variables")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    let operation_name = v
-        .get("operationName")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let req = Request {
+    let GqlRequest {
         query,
         variables,
+        operation_name,
+    } = super::typed_body(&body)?;
+    let req = Request {
+        query,
+        variables: variables.unwrap_or_default(),
         operation_name,
     };
     // Resolvers read the store and walk data folders for their usage: off the runtime.

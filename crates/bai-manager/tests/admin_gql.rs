@@ -335,3 +335,93 @@ async fn domains_groups_and_scaling_groups_keep_their_rules() {
         .await;
     assert!(bad["errors"].to_string().contains("scheduler"), "{bad}");
 }
+
+#[tokio::test]
+async fn mutation_props_read_as_their_types_and_a_refusal_changes_nothing() {
+    let api = Api::start_with_agent().await;
+    let create = "mutation($name: String!, $input: DomainInput!) { \
+        create_domain(name: $name, props: $input) { ok msg domain { name total_resource_slots allowed_docker_registries } } }";
+    let modify = "mutation($name: String!, $input: ModifyDomainInput!) { \
+        modify_domain(name: $name, props: $input) { ok msg } }";
+    let read = "query($name: String) { domain(name: $name) { description is_active total_resource_slots } }";
+    // A JSONString field holds an object; one registry is a list of one.
+    let r = api
+        .gql(
+            ADMIN,
+            create,
+            json!({"name": "typed", "input": {"total_resource_slots": "{\"cpu\": \"8\"}",
+                "allowed_docker_registries": "cr.example", "description": null}}),
+        )
+        .await;
+    let made = &r["data"]["create_domain"];
+    assert_eq!(made["ok"], true, "{r}");
+    assert_eq!(
+        made["domain"]["total_resource_slots"], r#"{"cpu":"8"}"#,
+        "{r}"
+    );
+    assert_eq!(
+        made["domain"]["allowed_docker_registries"],
+        json!(["cr.example"]),
+        "{r}"
+    );
+    let r = api
+        .gql(
+            ADMIN,
+            modify,
+            json!({"name": "typed", "input": {"total_resource_slots": "{\"cpu\": \"4\"}"}}),
+        )
+        .await;
+    assert_eq!(r["data"]["modify_domain"]["ok"], true, "{r}");
+
+    // Refused, naming the field; nothing of the change is written.
+    for (input, field) in [
+        (
+            json!({"description": "changed", "is_active": "no"}),
+            "is_active",
+        ),
+        (
+            json!({"description": "changed", "total_resource_slots": "[4]"}),
+            "total_resource_slots",
+        ),
+        (json!({"description": "changed", "colour": "red"}), "colour"),
+    ] {
+        let r = api
+            .gql(ADMIN, modify, json!({"name": "typed", "input": input}))
+            .await;
+        let msg = r["errors"][0]["message"].as_str().unwrap_or_default();
+        assert!(msg.contains(field), "{input}: {r}");
+    }
+    let r = api.gql(ADMIN, read, json!({"name": "typed"})).await;
+    let d = &r["data"]["domain"];
+    assert_eq!(d["description"], "", "{r}");
+    assert_eq!(d["is_active"], true, "{r}");
+    assert_eq!(d["total_resource_slots"], r#"{"cpu":"4"}"#, "{r}");
+
+    // A keypair policy's limits as numbers or text, each within its range.
+    let policy = "mutation($name: String!, $input: CreateKeyPairResourcePolicyInput!) { \
+        create_keypair_resource_policy(name: $name, props: $input) { ok msg } }";
+    let r = api
+        .gql(
+            ADMIN,
+            policy,
+            json!({"name": "typed-p", "input": {"idle_timeout": "600",
+            "max_concurrent_sessions": 2, "default_for_unspecified": "UNLIMITED"}}),
+        )
+        .await;
+    assert_eq!(
+        r["data"]["create_keypair_resource_policy"]["ok"], true,
+        "{r}"
+    );
+    let r = api
+        .gql(
+            ADMIN,
+            policy,
+            json!({"name": "typed-q", "input": {"max_concurrent_sessions": -1}}),
+        )
+        .await;
+    let msg = r["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(
+        msg.contains("max_concurrent_sessions -1 is out of range"),
+        "{r}"
+    );
+}

@@ -2,6 +2,7 @@
 //! policies, agents, users and projects.
 
 pub mod agents;
+pub mod gql_inputs;
 pub mod groups;
 pub mod policies;
 pub mod presets;

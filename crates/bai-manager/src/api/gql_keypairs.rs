@@ -7,6 +7,7 @@
 
 use crate::auth::Caller;
 use crate::state::Manager;
+use bai_api::resources::gql_inputs::KeypairProps;
 use bai_gql::{FieldError, OperationKind};
 use bai_store::{KeypairChange, KeypairInfo, KeypairRow, StillOwned};
 use serde_json::{Map, Value, json};
@@ -64,24 +65,31 @@ fn admin_only(caller: &Caller, what: &str) -> Result<(), FieldError> {
 }
 
 /// A policy name given in props must exist.
-fn policy_arg(m: &Manager, v: &Value) -> Result<String, FieldError> {
-    let name = v
-        .as_str()
-        .ok_or_else(|| err(format!("resource_policy must be a policy name, not {v}")))?;
+fn policy_arg(m: &Manager, name: String) -> Result<String, FieldError> {
     let known = m.store.policies().map_err(|e| err(e.to_string()))?;
     if known.iter().any(|p| p.name == name) {
-        Ok(name.to_string())
+        Ok(name)
     } else {
         Err(err(format!("no keypair resource policy {name:?}")))
     }
 }
 
-fn rate_limit_arg(v: &Value) -> Result<i64, FieldError> {
-    v.as_i64().filter(|n| *n >= 0).ok_or_else(|| {
-        err(format!(
-            "rate_limit must be a whole number ≥ 0 (0: no limit), not {v}"
-        ))
-    })
+fn rate_limit_arg(n: i64) -> Result<i64, FieldError> {
+    if n >= 0 {
+        Ok(n)
+    } else {
+        Err(err(format!(
+            "rate_limit must be a whole number ≥ 0 (0: no limit), not {n}"
+        )))
+    }
+}
+
+/// The `props` input object read as its type (absent or null: nothing given).
+fn props(args: &Map<String, Value>) -> Result<KeypairProps, FieldError> {
+    match args.get("props") {
+        None | Some(Value::Null) => Ok(KeypairProps::default()),
+        Some(v) => bai_api::read::from_value(v.clone()).map_err(|e| err(e.to_string())),
+    }
 }
 
 /// A keypair as Backend.AI's `KeyPair` type.
@@ -129,29 +137,22 @@ pub fn resolve(
         (OperationKind::Mutation, "modify_keypair") => {
             admin_only(caller, "modify keypairs")?;
             let ak = access_key.ok_or_else(|| err("access_key is required"))?;
-            let props = args
-                .get("props")
-                .and_then(Value::as_object)
-                .ok_or_else(|| err("props is required"))?;
-            let mut change = KeypairChange::default();
-            for (k, v) in props {
-                match (k.as_str(), v) {
-                    (_, Value::Null) => {}
-                    ("is_active", Value::Bool(b)) => change.is_active = Some(*b),
-                    ("is_admin", Value::Bool(b)) => change.is_admin = Some(*b),
-                    ("rate_limit", v) => change.rate_limit = Some(rate_limit_arg(v)?),
-                    ("resource_policy", v) => change.resource_policy = Some(policy_arg(m, v)?),
-                    ("is_active" | "is_admin", v) => {
-                        return Err(err(format!("{k} must be true or false, not {v}")));
-                    }
-                    (other, _) => {
-                        return Err(err(format!(
-                            "{other} cannot be changed here: only is_active, is_admin, \
-                             rate_limit and resource_policy"
-                        )));
-                    }
-                }
+            if args.get("props").is_none_or(Value::is_null) {
+                return Err(err("props is required"));
             }
+            let p = props(args)?;
+            if p.concurrency_limit.is_some() {
+                return Err(err(
+                    "concurrency_limit cannot be changed here: only is_active, is_admin, \
+                     rate_limit and resource_policy",
+                ));
+            }
+            let change = KeypairChange {
+                is_active: p.is_active,
+                is_admin: p.is_admin,
+                rate_limit: p.rate_limit.map(rate_limit_arg).transpose()?,
+                resource_policy: p.resource_policy.map(|n| policy_arg(m, n)).transpose()?,
+            };
             if ak == caller.access_key && change.is_admin == Some(false) {
                 return Ok(
                     json!({"ok": false, "msg": "you cannot take the administrator flag off your own keypair"}),
@@ -205,11 +206,7 @@ pub fn resolve(
                 .get("user_id")
                 .and_then(Value::as_str)
                 .ok_or_else(|| err("user_id (the user's email) is required"))?;
-            let props = args
-                .get("props")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
+            let p = props(args)?;
             let (ak, sk) = bai_core::sign::new_keypair();
             let mut k = KeypairInfo {
                 access_key: ak.clone(),
@@ -224,18 +221,17 @@ pub fn resolve(
                 created_at: String::new(),
                 concurrency_used: 0,
             };
-            for (key, v) in &props {
-                match (key.as_str(), v) {
-                    (_, Value::Null) => {}
-                    ("is_active", Value::Bool(b)) => k.is_active = *b,
-                    ("is_admin", Value::Bool(b)) => k.is_admin = *b,
-                    ("rate_limit", v) => k.rate_limit = rate_limit_arg(v)?,
-                    ("resource_policy", v) => k.resource_policy = policy_arg(m, v)?,
-                    ("concurrency_limit", _) => {}
-                    (other, v) => {
-                        return Err(err(format!("{other} = {v} is not a keypair field")));
-                    }
-                }
+            if let Some(b) = p.is_active {
+                k.is_active = b;
+            }
+            if let Some(b) = p.is_admin {
+                k.is_admin = b;
+            }
+            if let Some(n) = p.rate_limit {
+                k.rate_limit = rate_limit_arg(n)?;
+            }
+            if let Some(name) = p.resource_policy {
+                k.resource_policy = policy_arg(m, name)?;
             }
             if !m
                 .store

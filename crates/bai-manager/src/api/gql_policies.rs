@@ -5,6 +5,7 @@
 
 use crate::auth::Caller;
 use crate::state::Manager;
+use bai_api::resources::gql_inputs::UserPolicyProps;
 use bai_gql::{FieldError, OperationKind};
 use bai_store::UserPolicyRow;
 use serde_json::{Map, Value, json};
@@ -60,45 +61,51 @@ fn name_arg(args: &Map<String, Value>) -> Result<&str, FieldError> {
 
 /// Reads `props` over `p`: every limit a whole number, folders ≥ 0, bytes ≥ -1, replicas and
 /// images ≥ 0 (bai's limit of replicas per service is its most).
-fn apply_props(p: &mut UserPolicyRow, props: &Map<String, Value>) -> Result<(), FieldError> {
-    for (k, v) in props {
-        if v.is_null() {
-            continue;
+fn apply_props(p: &mut UserPolicyRow, props: UserPolicyProps) -> Result<(), FieldError> {
+    let limits = [
+        (
+            props.max_vfolder_count,
+            &mut p.max_vfolder_count,
+            "max_vfolder_count",
+            0,
+            i64::MAX,
+        ),
+        (
+            props.max_quota_scope_size,
+            &mut p.max_quota_scope_size,
+            "max_quota_scope_size",
+            -1,
+            i64::MAX,
+        ),
+        (
+            props.max_session_count_per_model_session,
+            &mut p.max_session_count_per_model_session,
+            "max_session_count_per_model_session",
+            0,
+            i64::from(crate::serving::MAX_REPLICAS),
+        ),
+        (
+            props.max_customized_image_count,
+            &mut p.max_customized_image_count,
+            "max_customized_image_count",
+            0,
+            1_000,
+        ),
+    ];
+    for (given, field, name, min, max) in limits {
+        if let Some(n) = given {
+            *field = n.within(name, min, max).map_err(err)?;
         }
-        let n = v
-            .as_i64()
-            .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-            .ok_or_else(|| err(format!("{k} must be a whole number, not {v}")))?;
-        let (field, min, max) = match k.as_str() {
-            "max_vfolder_count" => (&mut p.max_vfolder_count, 0, i64::MAX),
-            "max_quota_scope_size" => (&mut p.max_quota_scope_size, -1, i64::MAX),
-            "max_session_count_per_model_session" => (
-                &mut p.max_session_count_per_model_session,
-                0,
-                i64::from(crate::serving::MAX_REPLICAS),
-            ),
-            "max_customized_image_count" => (&mut p.max_customized_image_count, 0, 1_000),
-            other => {
-                return Err(err(format!(
-                    "{other} is not a field of a user resource policy (max_vfolder_count, \
-                     max_quota_scope_size, max_session_count_per_model_session, \
-                     max_customized_image_count)"
-                )));
-            }
-        };
-        if n < min || n > max {
-            return Err(err(format!("{k} {n} is out of range ({min} to {max})")));
-        }
-        *field = n;
     }
     Ok(())
 }
 
-fn props(args: &Map<String, Value>) -> Map<String, Value> {
-    args.get("props")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default()
+/// The `props` input object read as its type (absent or null: nothing given).
+fn props(args: &Map<String, Value>) -> Result<UserPolicyProps, FieldError> {
+    match args.get("props") {
+        None | Some(Value::Null) => Ok(UserPolicyProps::default()),
+        Some(v) => bai_api::read::from_value(v.clone()).map_err(|e| err(e.to_string())),
+    }
 }
 
 pub fn resolve(
@@ -139,7 +146,7 @@ pub fn resolve(
         (OperationKind::Mutation, "create_user_resource_policy") => {
             admin_only(caller, "create user resource policies")?;
             let mut p = UserPolicyRow::new(name_arg(args)?);
-            apply_props(&mut p, &props(args))?;
+            apply_props(&mut p, props(args)?)?;
             if !m.store.create_user_policy(&p).map_err(db)? {
                 return Ok(
                     json!({"ok": false, "msg": format!("user resource policy {:?} already exists", p.name), "resource_policy": null}),
@@ -156,7 +163,7 @@ pub fn resolve(
                     json!({"ok": false, "msg": format!("no user resource policy {name:?}")}),
                 );
             };
-            apply_props(&mut p, &props(args))?;
+            apply_props(&mut p, props(args)?)?;
             m.store.modify_user_policy(&p).map_err(db)?;
             Ok(json!({"ok": true, "msg": "success"}))
         }

@@ -3,7 +3,8 @@
 //! bai puts every account it creates, cannot be renamed, deactivated or purged. A user of an
 //! inactive domain is refused as an inactive user is.
 
-use super::{Args, Props, check_name, db, err, ok, refused};
+use super::{Args, check_name, db, err, ok, refused};
+use bai_api::resources::gql_inputs::DomainProps;
 use bai_gql::{FieldError, OperationKind};
 use bai_store::{DomainInUse, DomainRow};
 use serde_json::{Value, json};
@@ -14,16 +15,6 @@ pub fn handles(field: &str) -> bool {
         "domains" | "domain" | "create_domain" | "modify_domain" | "delete_domain" | "purge_domain"
     )
 }
-
-const FIELDS: &[&str] = &[
-    "name",
-    "description",
-    "is_active",
-    "total_resource_slots",
-    "allowed_vfolder_hosts",
-    "allowed_docker_registries",
-    "integration_id",
-];
 
 /// A domain as Backend.AI's `Domain` type (JSON fields as JSON text).
 pub fn domain_json(d: &DomainRow) -> Value {
@@ -42,28 +33,27 @@ pub fn domain_json(d: &DomainRow) -> Value {
     })
 }
 
-fn apply(d: &mut DomainRow, p: &Props) -> Result<(), FieldError> {
-    p.only("a domain", FIELDS)?;
-    if let Some(name) = p.text("name")? {
+fn apply(d: &mut DomainRow, p: DomainProps) -> Result<(), FieldError> {
+    if let Some(name) = p.name {
         check_name("domain", &name)?;
         d.name = name;
     }
-    if let Some(v) = p.text("description")? {
+    if let Some(v) = p.description {
         d.description = v;
     }
-    if let Some(v) = p.flag("is_active")? {
+    if let Some(v) = p.is_active {
         d.is_active = v;
     }
-    if let Some(v) = p.json_object("total_resource_slots")? {
-        d.total_resource_slots = v;
+    if let Some(v) = p.total_resource_slots {
+        d.total_resource_slots = v.0;
     }
-    if let Some(v) = p.json_object("allowed_vfolder_hosts")? {
-        d.allowed_vfolder_hosts = v;
+    if let Some(v) = p.allowed_vfolder_hosts {
+        d.allowed_vfolder_hosts = v.0;
     }
-    if let Some(v) = p.strings("allowed_docker_registries")? {
-        d.allowed_docker_registries = json!(v).to_string();
+    if let Some(v) = p.allowed_docker_registries {
+        d.allowed_docker_registries = json!(v.0).to_string();
     }
-    if let Some(v) = p.text("integration_id")? {
+    if let Some(v) = p.integration_id {
         d.integration_id = Some(v);
     }
     Ok(())
@@ -106,7 +96,7 @@ pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<
             let name = a.text("name")?;
             check_name("domain", name)?;
             let mut d = DomainRow::new(name);
-            apply(&mut d, &a.props())?;
+            apply(&mut d, a.props()?)?;
             d.name = name.to_string();
             if !store.insert_domain(&d).map_err(db)? {
                 return Ok(json!({
@@ -125,7 +115,7 @@ pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<
             if field == "delete_domain" {
                 d.is_active = false;
             } else {
-                apply(&mut d, &a.props())?;
+                apply(&mut d, a.props()?)?;
             }
             if name == "default" && (d.name != name || !d.is_active) {
                 return Ok(refused(

@@ -3,7 +3,8 @@
 //! (deactivates) and `purge_group` (deletes a project with no session, service or project
 //! folder left). Members read the projects they belong to; administrators read and change all.
 
-use super::{Args, Props, check_name, db, err, ok, refused};
+use super::{Args, check_name, db, err, ok, refused};
+use bai_api::resources::gql_inputs::{GroupProps, MemberUpdate};
 use bai_gql::{FieldError, OperationKind};
 use bai_store::{ProjectRow, PurgeRefusal};
 use serde_json::{Value, json};
@@ -20,19 +21,6 @@ pub fn handles(field: &str) -> bool {
             | "purge_group"
     )
 }
-
-const FIELDS: &[&str] = &[
-    "name",
-    "description",
-    "is_active",
-    "domain_name",
-    "total_resource_slots",
-    "allowed_vfolder_hosts",
-    "integration_id",
-    "resource_policy",
-    "user_update_mode",
-    "user_uuids",
-];
 
 /// A project as Backend.AI's `Group` type (JSON fields as JSON text).
 fn group_json(p: &ProjectRow) -> Value {
@@ -52,34 +40,33 @@ fn group_json(p: &ProjectRow) -> Value {
     })
 }
 
-fn apply(a: &Args<'_>, g: &mut ProjectRow, p: &Props) -> Result<(), FieldError> {
-    p.only("a group", FIELDS)?;
-    if let Some(v) = p.text("name")? {
-        check_name("group", &v)?;
-        g.name = v;
+fn apply(a: &Args<'_>, g: &mut ProjectRow, p: &GroupProps) -> Result<(), FieldError> {
+    if let Some(v) = &p.name {
+        check_name("group", v)?;
+        g.name = v.clone();
     }
-    if let Some(v) = p.text("description")? {
-        g.description = v;
+    if let Some(v) = &p.description {
+        g.description = v.clone();
     }
-    if let Some(v) = p.flag("is_active")? {
+    if let Some(v) = p.is_active {
         g.is_active = v;
     }
-    if let Some(v) = p.text("domain_name")? {
-        if a.m.store.domain(&v).map_err(db)?.is_none() {
+    if let Some(v) = &p.domain_name {
+        if a.m.store.domain(v).map_err(db)?.is_none() {
             return Err(err(format!("no domain {v:?}")));
         }
-        g.domain_name = v;
+        g.domain_name = v.clone();
     }
-    if let Some(v) = p.json_object("total_resource_slots")? {
-        g.total_resource_slots = v;
+    if let Some(v) = &p.total_resource_slots {
+        g.total_resource_slots = v.0.clone();
     }
-    if let Some(v) = p.json_object("allowed_vfolder_hosts")? {
-        g.allowed_vfolder_hosts = v;
+    if let Some(v) = &p.allowed_vfolder_hosts {
+        g.allowed_vfolder_hosts = v.0.clone();
     }
-    if let Some(v) = p.text("integration_id")? {
-        g.integration_id = Some(v);
+    if let Some(v) = &p.integration_id {
+        g.integration_id = Some(v.clone());
     }
-    if let Some(v) = p.text("resource_policy")?
+    if let Some(v) = &p.resource_policy
         && v != "default"
     {
         return Err(err(format!(
@@ -112,30 +99,35 @@ fn gid(a: &Args<'_>) -> Result<String, FieldError> {
 }
 
 /// Adds or removes members (by user id) as `modify_group`'s `user_update_mode` says.
-fn update_members(a: &Args<'_>, g: &ProjectRow, p: &Props) -> Result<(), FieldError> {
-    let Some(mode) = p.text("user_update_mode")? else {
-        if p.get("user_uuids").is_some() {
+/// Checks `modify_group`'s member change before anything is written: the mode is given with
+/// the users, and each user exists. The ids to change, and whether to add them.
+fn member_change(a: &Args<'_>, p: &GroupProps) -> Result<Option<(Vec<String>, bool)>, FieldError> {
+    let Some(mode) = p.user_update_mode else {
+        if p.user_uuids.is_some() {
             return Err(err(
                 "user_uuids needs user_update_mode \"add\" or \"remove\"",
             ));
         }
-        return Ok(());
+        return Ok(None);
     };
-    let add = match mode.as_str() {
-        "add" => true,
-        "remove" => false,
-        other => {
-            return Err(err(format!(
-                "user_update_mode must be \"add\" or \"remove\", not {other:?}"
-            )));
-        }
-    };
-    let ids = p.strings("user_uuids")?.unwrap_or_default();
+    let ids = p.user_uuids.clone().unwrap_or_default().0;
     for id in &ids {
         if a.m.store.user_by_id(id).map_err(db)?.is_none() {
             return Err(err(format!("no user with id {id:?}")));
         }
     }
+    Ok(Some((ids, mode == MemberUpdate::Add)))
+}
+
+/// Adds or removes members (by user id) as `modify_group`'s `user_update_mode` says.
+fn update_members(
+    a: &Args<'_>,
+    g: &ProjectRow,
+    change: Option<(Vec<String>, bool)>,
+) -> Result<(), FieldError> {
+    let Some((ids, add)) = change else {
+        return Ok(());
+    };
     for id in &ids {
         a.m.store.set_project_member(&g.name, id, add).map_err(db)?;
     }
@@ -173,7 +165,7 @@ pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<
             let name = a.text("name")?;
             check_name("group", name)?;
             let mut g = ProjectRow::new(name);
-            apply(a, &mut g, &a.props())?;
+            apply(a, &mut g, &a.props()?)?;
             g.name = name.to_string();
             if !store.insert_project(&g).map_err(db)? {
                 return Ok(json!({
@@ -190,12 +182,14 @@ pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<
                 return Ok(refused(format!("no group with id {id:?}")));
             };
             let old_name = g.name.clone();
-            let p = a.props();
-            if field == "delete_group" {
+            let p: GroupProps = a.props()?;
+            let members = if field == "delete_group" {
                 g.is_active = false;
+                None
             } else {
                 apply(a, &mut g, &p)?;
-            }
+                member_change(a, &p)?
+            };
             if old_name == "default" && (g.name != old_name || !g.is_active) {
                 return Ok(refused(
                     "the default group cannot be renamed or deactivated: bai puts new users there",
@@ -205,9 +199,7 @@ pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<
                 return Ok(refused(format!("group {:?} already exists", g.name)));
             }
             store.update_project(&g).map_err(db)?;
-            if field == "modify_group" {
-                update_members(a, &g, &p)?;
-            }
+            update_members(a, &g, members)?;
             Ok(ok())
         }
         (OperationKind::Mutation, "purge_group") => {

@@ -5,7 +5,8 @@
 //! at once; Backend.AI's `allowed_vfolder_hosts`, SFTP limit and `default_for_unspecified` are
 //! kept and shown as given. A policy a keypair holds cannot be deleted.
 
-use super::{Args, Props, check_name, db, err, ok, refused};
+use super::{Args, check_name, db, err, ok, refused};
+use bai_api::resources::gql_inputs::{KeypairPolicyProps, Whole};
 use bai_core::resources::ResourceSlots;
 use bai_gql::{FieldError, OperationKind};
 use bai_store::PolicyRow;
@@ -21,19 +22,6 @@ pub fn handles(field: &str) -> bool {
             | "delete_keypair_resource_policy"
     )
 }
-
-const FIELDS: &[&str] = &[
-    "default_for_unspecified",
-    "total_resource_slots",
-    "max_session_lifetime",
-    "max_concurrent_sessions",
-    "max_concurrent_sftp_sessions",
-    "max_containers_per_session",
-    "idle_timeout",
-    "allowed_vfolder_hosts",
-    "max_pending_session_count",
-    "max_pending_session_resource_slots",
-];
 
 /// A policy as Backend.AI's `KeyPairResourcePolicy` type (JSON fields as JSON text).
 fn policy_json(p: &PolicyRow) -> Value {
@@ -64,18 +52,13 @@ fn policy_json(p: &PolicyRow) -> Value {
     })
 }
 
-fn apply(a: &Args<'_>, pol: &mut PolicyRow, p: &Props) -> Result<(), FieldError> {
-    p.only("a keypair resource policy", FIELDS)?;
-    if let Some(v) = p.text("default_for_unspecified")? {
-        if v != "LIMITED" && v != "UNLIMITED" {
-            return Err(err(format!(
-                "default_for_unspecified must be LIMITED or UNLIMITED, not {v:?}"
-            )));
-        }
-        pol.default_for_unspecified = v;
+fn apply(a: &Args<'_>, pol: &mut PolicyRow, p: KeypairPolicyProps) -> Result<(), FieldError> {
+    let whole = |v: Whole, field: &str, min: i64, max: i64| v.within(field, min, max).map_err(err);
+    if let Some(v) = p.default_for_unspecified {
+        pol.default_for_unspecified = v.as_str().to_string();
     }
-    if let Some(text) = p.json_object("total_resource_slots")? {
-        let map: Map<String, Value> = serde_json::from_str(&text).unwrap_or_default();
+    if let Some(text) = p.total_resource_slots {
+        let map: Map<String, Value> = text.object();
         pol.total_slots = if map.is_empty() {
             None
         } else {
@@ -85,29 +68,29 @@ fn apply(a: &Args<'_>, pol: &mut PolicyRow, p: &Props) -> Result<(), FieldError>
             Some(slots)
         };
     }
-    if let Some(n) = p.int("max_session_lifetime", 0, i64::from(i32::MAX))? {
-        pol.max_session_lifetime = n;
+    if let Some(n) = p.max_session_lifetime {
+        pol.max_session_lifetime = whole(n, "max_session_lifetime", 0, i64::from(i32::MAX))?;
     }
-    if let Some(n) = p.int("max_concurrent_sessions", 0, 100_000)? {
-        pol.max_concurrent_sessions = Some(n);
+    if let Some(n) = p.max_concurrent_sessions {
+        pol.max_concurrent_sessions = Some(whole(n, "max_concurrent_sessions", 0, 100_000)?);
     }
-    if let Some(n) = p.int("max_pending_session_count", 0, 100_000)? {
-        pol.max_pending_sessions = Some(n);
+    if let Some(n) = p.max_pending_session_count {
+        pol.max_pending_sessions = Some(whole(n, "max_pending_session_count", 0, 100_000)?);
     }
-    if let Some(n) = p.int("max_concurrent_sftp_sessions", 0, 100_000)? {
-        pol.max_concurrent_sftp_sessions = n;
+    if let Some(n) = p.max_concurrent_sftp_sessions {
+        pol.max_concurrent_sftp_sessions = whole(n, "max_concurrent_sftp_sessions", 0, 100_000)?;
     }
-    if let Some(n) = p.int("max_containers_per_session", 1, 100_000)? {
-        pol.max_containers_per_session = Some(n);
+    if let Some(n) = p.max_containers_per_session {
+        pol.max_containers_per_session = Some(whole(n, "max_containers_per_session", 1, 100_000)?);
     }
-    if let Some(n) = p.int("idle_timeout", 0, i64::from(i32::MAX))? {
-        pol.idle_timeout = n;
+    if let Some(n) = p.idle_timeout {
+        pol.idle_timeout = whole(n, "idle_timeout", 0, i64::from(i32::MAX))?;
     }
-    if let Some(v) = p.json_object("allowed_vfolder_hosts")? {
-        pol.allowed_vfolder_hosts = v;
+    if let Some(v) = p.allowed_vfolder_hosts {
+        pol.allowed_vfolder_hosts = v.0;
     }
-    if p.json_object("max_pending_session_resource_slots")?
-        .is_some_and(|t| t != "{}")
+    if p.max_pending_session_resource_slots
+        .is_some_and(|t| t.0 != "{}")
     {
         return Err(err(
             "max_pending_session_resource_slots is not available on this server; \
@@ -168,7 +151,7 @@ pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<
                 default_for_unspecified: "UNLIMITED".into(),
                 ..Default::default()
             };
-            apply(a, &mut p, &a.props())?;
+            apply(a, &mut p, a.props()?)?;
             store.put_policy(&p).map_err(db)?;
             a.m.bus.wake_scheduler();
             let made = find(a, name)?.unwrap_or(p);
@@ -180,7 +163,7 @@ pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<
             let Some(mut p) = find(a, name)? else {
                 return Ok(refused(format!("no keypair resource policy {name:?}")));
             };
-            apply(a, &mut p, &a.props())?;
+            apply(a, &mut p, a.props()?)?;
             store.put_policy(&p).map_err(db)?;
             a.m.bus.wake_scheduler();
             Ok(ok())

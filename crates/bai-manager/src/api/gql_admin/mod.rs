@@ -78,15 +78,13 @@ impl Args<'_> {
         self.args.get(key).and_then(Value::as_str)
     }
 
-    /// The `props` input object (empty when absent).
-    fn props(&self) -> Props {
-        Props(
-            self.args
-                .get("props")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default(),
-        )
+    /// The `props` input object read as its type (absent or null: nothing given); a field
+    /// of the wrong kind, or one the type does not know, is named.
+    fn props<T: serde::de::DeserializeOwned + Default>(&self) -> Result<T, FieldError> {
+        match self.args.get("props") {
+            None | Some(Value::Null) => Ok(T::default()),
+            Some(v) => bai_api::read::from_value(v.clone()).map_err(|e| err(e.to_string())),
+        }
     }
 
     fn limit_offset(&self) -> (i64, i64) {
@@ -103,91 +101,6 @@ impl Args<'_> {
             .unwrap_or(0)
             .max(0);
         (limit, offset)
-    }
-}
-
-/// An input object's fields; null means "not given".
-struct Props(Map<String, Value>);
-
-impl Props {
-    fn get(&self, key: &str) -> Option<&Value> {
-        self.0.get(key).filter(|v| !v.is_null())
-    }
-
-    fn text(&self, key: &str) -> Result<Option<String>, FieldError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(v) => Err(err(format!("{key} must be a string, not {v}"))),
-        }
-    }
-
-    fn flag(&self, key: &str) -> Result<Option<bool>, FieldError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(v) => Err(err(format!("{key} must be true or false, not {v}"))),
-        }
-    }
-
-    fn int(&self, key: &str, min: i64, max: i64) -> Result<Option<i64>, FieldError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(v) => {
-                let n = v
-                    .as_i64()
-                    .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-                    .ok_or_else(|| err(format!("{key} must be a whole number, not {v}")))?;
-                if n < min || n > max {
-                    return Err(err(format!("{key} {n} is out of range ({min} to {max})")));
-                }
-                Ok(Some(n))
-            }
-        }
-    }
-
-    /// A JSONString field holding an object, as compact JSON text.
-    fn json_object(&self, key: &str) -> Result<Option<String>, FieldError> {
-        let Some(v) = self.get(key) else {
-            return Ok(None);
-        };
-        let parsed = match v {
-            Value::String(s) => serde_json::from_str::<Value>(s)
-                .map_err(|e| err(format!("{key} must hold a JSON object: {e}")))?,
-            other => other.clone(),
-        };
-        if !parsed.is_object() {
-            return Err(err(format!("{key} must hold a JSON object, not {parsed}")));
-        }
-        Ok(Some(parsed.to_string()))
-    }
-
-    fn strings(&self, key: &str) -> Result<Option<Vec<String>>, FieldError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|i| {
-                    i.as_str()
-                        .map(str::to_string)
-                        .ok_or_else(|| err(format!("{key} must be a list of strings")))
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map(Some),
-            Some(Value::String(s)) => Ok(Some(vec![s.clone()])),
-            Some(v) => Err(err(format!("{key} must be a list of strings, not {v}"))),
-        }
-    }
-
-    /// Fails on a field none of `known` names, so a typo is not silently dropped.
-    fn only(&self, what: &str, known: &[&str]) -> Result<(), FieldError> {
-        match self.0.keys().find(|k| !known.contains(&k.as_str())) {
-            Some(k) => Err(err(format!(
-                "{k} is not a field of {what} ({})",
-                known.join(", ")
-            ))),
-            None => Ok(()),
-        }
     }
 }
 

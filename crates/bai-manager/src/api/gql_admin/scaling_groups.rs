@@ -5,7 +5,8 @@
 //! `driver`/`driver_opts` are kept as given (bai's agents join by token, no driver provisions
 //! them). A group with sessions or agents cannot be deleted.
 
-use super::{Args, Props, check_name, db, err, ok, refused};
+use super::{Args, check_name, db, err, ok, refused};
+use bai_api::resources::gql_inputs::ScalingGroupProps;
 use bai_gql::{FieldError, OperationKind};
 use bai_store::ResourceGroupRow;
 use serde_json::{Map, Value, json};
@@ -21,18 +22,6 @@ pub fn handles(field: &str) -> bool {
     )
 }
 
-const FIELDS: &[&str] = &[
-    "description",
-    "is_active",
-    "is_public",
-    "wsproxy_addr",
-    "wsproxy_api_token",
-    "driver",
-    "driver_opts",
-    "scheduler",
-    "scheduler_opts",
-    "use_host_network",
-];
 const SCHEDULERS: &[&str] = &["fifo", "lifo", "drf"];
 const SESSION_TYPES: &[&str] = &["interactive", "batch", "inference"];
 
@@ -132,40 +121,39 @@ fn apply_opts(g: &mut ResourceGroupRow, opts: &Map<String, Value>) -> Result<(),
     Ok(())
 }
 
-fn apply(g: &mut ResourceGroupRow, p: &Props) -> Result<(), FieldError> {
-    p.only("a scaling group", FIELDS)?;
-    if let Some(v) = p.text("description")? {
+fn apply(g: &mut ResourceGroupRow, p: ScalingGroupProps) -> Result<(), FieldError> {
+    if let Some(v) = p.description {
         g.description = v;
     }
-    if let Some(v) = p.flag("is_active")? {
+    if let Some(v) = p.is_active {
         g.is_active = v;
     }
-    if let Some(v) = p.flag("is_public")? {
+    if let Some(v) = p.is_public {
         g.is_public = v;
     }
-    if let Some(v) = p.text("wsproxy_addr")? {
+    if let Some(v) = p.wsproxy_addr {
         g.wsproxy_addr = (!v.is_empty()).then_some(v);
     }
-    if p.text("wsproxy_api_token")?.is_some_and(|t| !t.is_empty()) {
+    if p.wsproxy_api_token.is_some_and(|t| !t.is_empty()) {
         return Err(err(
             "wsproxy_api_token is not used on this server: bai's own proxy serves apps",
         ));
     }
-    if p.flag("use_host_network")? == Some(true) {
+    if p.use_host_network == Some(true) {
         return Err(err(
             "use_host_network is not available on this server: sessions are isolated on bai's bridge",
         ));
     }
-    if let Some(v) = p.text("driver")? {
+    if let Some(v) = p.driver {
         if v.trim().is_empty() || v.len() > 64 {
             return Err(err("driver must be 1 to 64 characters"));
         }
         g.driver = v;
     }
-    if let Some(v) = p.json_object("driver_opts")? {
-        g.driver_opts = v;
+    if let Some(v) = p.driver_opts {
+        g.driver_opts = v.0;
     }
-    if let Some(v) = p.text("scheduler")? {
+    if let Some(v) = p.scheduler {
         if !SCHEDULERS.contains(&v.as_str()) {
             return Err(err(format!(
                 "scheduler {v:?} is not one of {}",
@@ -174,9 +162,8 @@ fn apply(g: &mut ResourceGroupRow, p: &Props) -> Result<(), FieldError> {
         }
         g.scheduler = v;
     }
-    if let Some(v) = p.json_object("scheduler_opts")? {
-        let opts: Map<String, Value> = serde_json::from_str(&v).unwrap_or_default();
-        apply_opts(g, &opts)?;
+    if let Some(v) = p.scheduler_opts {
+        apply_opts(g, &v.object())?;
     }
     Ok(())
 }
@@ -220,7 +207,7 @@ pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<
             let mut g = ResourceGroupRow::new(name);
             // Backend.AI's default for a new group: interactive and batch sessions.
             g.allowed_session_types = vec!["interactive".into(), "batch".into()];
-            apply(&mut g, &a.props())?;
+            apply(&mut g, a.props()?)?;
             store.put_resource_group(&g).map_err(db)?;
             let made = store.resource_group(name).map_err(db)?.unwrap_or(g);
             a.m.bus.wake_scheduler();
@@ -232,7 +219,7 @@ pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<
             let Some(mut g) = store.resource_group(name).map_err(db)? else {
                 return Ok(refused(format!("no scaling group {name:?}")));
             };
-            apply(&mut g, &a.props())?;
+            apply(&mut g, a.props()?)?;
             store.put_resource_group(&g).map_err(db)?;
             a.m.bus.wake_scheduler();
             Ok(ok())

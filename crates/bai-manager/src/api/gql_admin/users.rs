@@ -4,7 +4,8 @@
 //! web logins are refused. Administrators cannot lock themselves out (demote, deactivate,
 //! delete or purge their own account).
 
-use super::{Args, Props, db, err, ok, refused};
+use super::{Args, db, err, ok, refused};
+use bai_api::resources::gql_inputs::UserProps;
 use bai_gql::{FieldError, OperationKind};
 use bai_store::{NewUser, StillOwned, UserField, UserFilter, UserInfo};
 use serde_json::{Value, json};
@@ -25,26 +26,6 @@ pub fn handles(field: &str) -> bool {
 
 const ROLES: &[&str] = &["superadmin", "admin", "user", "monitor"];
 const STATUSES: &[&str] = &["active", "inactive", "deleted", "before-verification"];
-const FIELDS: &[&str] = &[
-    "username",
-    "password",
-    "need_password_change",
-    "full_name",
-    "description",
-    "is_active",
-    "status",
-    "domain_name",
-    "role",
-    "group_ids",
-    "allowed_client_ip",
-    "totp_activated",
-    "resource_policy",
-    "sudo_session_enabled",
-    "main_access_key",
-    "container_uid",
-    "container_main_gid",
-    "container_gids",
-];
 
 /// A user as Backend.AI's `User` type.
 fn user_json(a: &Args<'_>, u: &UserInfo) -> Value {
@@ -116,25 +97,26 @@ fn one_of(key: &str, v: &str, allowed: &[&str]) -> Result<(), FieldError> {
 }
 
 /// Fields bai does not have, accepted only with their "off" value.
-fn refuse_unsupported(p: &Props) -> Result<(), FieldError> {
-    if p.flag("totp_activated")? == Some(true) {
+fn refuse_unsupported(p: &UserProps) -> Result<(), FieldError> {
+    if p.totp_activated == Some(true) {
         return Err(err("TOTP is not available on this server"));
     }
-    if p.flag("sudo_session_enabled")? == Some(true) {
+    if p.sudo_session_enabled == Some(true) {
         return Err(err("sudo in sessions is not available on this server"));
     }
-    if p.strings("allowed_client_ip")?
-        .is_some_and(|l| !l.is_empty())
+    if p.allowed_client_ip
+        .as_ref()
+        .is_some_and(|l| !l.0.is_empty())
     {
         return Err(err("allowed_client_ip is not available on this server"));
     }
-    for k in [
-        "container_uid",
-        "container_main_gid",
-        "container_gids",
-        "main_access_key",
+    for (k, v) in [
+        ("container_uid", &p.container_uid),
+        ("container_main_gid", &p.container_main_gid),
+        ("container_gids", &p.container_gids),
+        ("main_access_key", &p.main_access_key),
     ] {
-        if p.get(k).is_some() {
+        if v.is_some() {
             return Err(err(format!("{k} cannot be set on this server")));
         }
     }
@@ -142,64 +124,63 @@ fn refuse_unsupported(p: &Props) -> Result<(), FieldError> {
 }
 
 /// Applies the profile fields of `p` to `u`, checking each against the store.
-fn apply(a: &Args<'_>, u: &mut UserInfo, p: &Props) -> Result<(), FieldError> {
-    p.only("a user", FIELDS)?;
+fn apply(a: &Args<'_>, u: &mut UserInfo, p: &UserProps) -> Result<(), FieldError> {
     refuse_unsupported(p)?;
-    if let Some(v) = p.text("username")? {
+    if let Some(v) = &p.username {
         if v.trim().is_empty() || v.chars().count() > 64 {
             return Err(err("username must be 1 to 64 characters"));
         }
-        u.username = v;
+        u.username = v.clone();
     }
-    if let Some(v) = p.text("full_name")? {
-        u.full_name = v;
+    if let Some(v) = &p.full_name {
+        u.full_name = v.clone();
     }
-    if let Some(v) = p.text("description")? {
-        u.description = v;
+    if let Some(v) = &p.description {
+        u.description = v.clone();
     }
-    if let Some(v) = p.flag("need_password_change")? {
+    if let Some(v) = p.need_password_change {
         u.need_password_change = v;
     }
-    if let Some(v) = p.flag("is_active")? {
+    if let Some(v) = p.is_active {
         u.status = if v { "active" } else { "inactive" }.into();
     }
-    if let Some(v) = p.text("status")? {
-        one_of("status", &v, STATUSES)?;
-        u.status = v;
+    if let Some(v) = &p.status {
+        one_of("status", v, STATUSES)?;
+        u.status = v.clone();
     }
-    if let Some(v) = p.text("role")? {
-        one_of("role", &v, ROLES)?;
-        u.role = v;
+    if let Some(v) = &p.role {
+        one_of("role", v, ROLES)?;
+        u.role = v.clone();
     }
-    if let Some(v) = p.text("domain_name")? {
-        if a.m.store.domain(&v).map_err(db)?.is_none() {
+    if let Some(v) = &p.domain_name {
+        if a.m.store.domain(v).map_err(db)?.is_none() {
             return Err(err(format!("no domain {v:?}")));
         }
-        u.domain_name = v;
+        u.domain_name = v.clone();
     }
-    if let Some(v) = p.text("resource_policy")? {
-        if a.m.store.user_policy(&v).map_err(db)?.is_none() {
+    if let Some(v) = &p.resource_policy {
+        if a.m.store.user_policy(v).map_err(db)?.is_none() {
             return Err(err(format!("no user resource policy {v:?}")));
         }
-        u.resource_policy = v;
+        u.resource_policy = v.clone();
     }
     Ok(())
 }
 
 /// The password's hash, when `p` sets one.
-fn password_hash(p: &Props) -> Result<Option<String>, FieldError> {
-    match p.text("password")? {
+fn password_hash(p: &UserProps) -> Result<Option<String>, FieldError> {
+    match p.password.as_deref() {
         None => Ok(None),
-        Some(pw) if pw.is_empty() => Err(err("password must not be empty")),
-        Some(pw) => crate::browsers::hash_password(&pw)
+        Some("") => Err(err("password must not be empty")),
+        Some(pw) => crate::browsers::hash_password(pw)
             .map(Some)
             .map_err(|e| err(format!("hashing the password failed: {e}"))),
     }
 }
 
 /// The project ids of `group_ids`, each checked.
-fn project_ids(a: &Args<'_>, p: &Props) -> Result<Option<Vec<String>>, FieldError> {
-    let Some(ids) = p.strings("group_ids")? else {
+fn project_ids(a: &Args<'_>, p: &UserProps) -> Result<Option<Vec<String>>, FieldError> {
+    let Some(ids) = p.group_ids.clone().map(|l| l.0) else {
         return Ok(None);
     };
     for id in &ids {
@@ -277,7 +258,7 @@ pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<
                     json!({"ok": false, "msg": format!("user {email:?} already exists"), "user": null}),
                 );
             }
-            let p = a.props();
+            let p: UserProps = a.props()?;
             let Some(hash) = password_hash(&p)? else {
                 return Err(err("password is required"));
             };
@@ -329,7 +310,7 @@ pub(super) fn resolve(a: &Args<'_>, kind: OperationKind, field: &str) -> Result<
             let Some(mut u) = store.user_by_email(email).map_err(db)? else {
                 return Ok(refused(format!("no user {email:?}")));
             };
-            let p = a.props();
+            let p: UserProps = a.props()?;
             apply(a, &mut u, &p)?;
             if u.id == a.caller.user_id
                 && (u.status != "active" || !bai_store::is_admin_role(&u.role))

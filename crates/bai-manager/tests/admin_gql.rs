@@ -397,6 +397,34 @@ async fn mutation_props_read_as_their_types_and_a_refusal_changes_nothing() {
     assert_eq!(d["is_active"], true, "{r}");
     assert_eq!(d["total_resource_slots"], r#"{"cpu":"4"}"#, "{r}");
 
+    // A group's member change is checked before anything of the group is written.
+    let made = api
+        .gql(
+            ADMIN,
+            "mutation($name: String!, $input: GroupInput!) { create_group(name: $name, props: $input) { ok group { id } } }",
+            json!({"name": "typed-g", "input": {"description": "before"}}),
+        )
+        .await;
+    let gid = made["data"]["create_group"]["group"]["id"].clone();
+    let r = api
+        .gql(
+            ADMIN,
+            "mutation($gid: UUID!, $input: ModifyGroupInput!) { modify_group(gid: $gid, props: $input) { ok msg } }",
+            json!({"gid": gid, "input": {"description": "after", "user_update_mode": "add",
+                "user_uuids": ["no-such-user"]}}),
+        )
+        .await;
+    let msg = r["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("no-such-user"), "{r}");
+    let r = api
+        .gql(
+            ADMIN,
+            "query($gid: UUID!) { group(id: $gid) { description } }",
+            json!({"gid": gid}),
+        )
+        .await;
+    assert_eq!(r["data"]["group"]["description"], "before", "{r}");
+
     // A keypair policy's limits as numbers or text, each within its range.
     let policy = "mutation($name: String!, $input: CreateKeyPairResourcePolicyInput!) { \
         create_keypair_resource_policy(name: $name, props: $input) { ok msg } }";

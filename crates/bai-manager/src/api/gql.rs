@@ -2,6 +2,7 @@
 //! The executor (bai-gql) projects exactly the selected fields; this module resolves the
 //! root fields with the caller's permissions.
 
+use super::gql_args::typed_args;
 use super::session::session_json;
 use crate::auth::Caller;
 use crate::error::ApiResult;
@@ -29,11 +30,6 @@ fn err(msg: impl Into<String>) -> FieldError {
     FieldError {
         message: msg.into(),
     }
-}
-
-/// A field's arguments read as their type; the argument at fault is named.
-fn typed_args<T: serde::de::DeserializeOwned>(args: &Map<String, Value>) -> Result<T, FieldError> {
-    bai_api::read::from_value(Value::Object(args.clone())).map_err(|e| err(e.to_string()))
 }
 
 fn arg_str<'a>(args: &'a Map<String, Value>, k: &str) -> Option<&'a str> {

@@ -5,6 +5,7 @@
 //! not ended or a service), as the official client's `admin keypair` commands send them.
 //! Deactivating a keypair revokes it at once: its next signed request is refused (401).
 
+use super::gql_args::props;
 use crate::auth::Caller;
 use crate::state::Manager;
 use bai_api::resources::gql_inputs::KeypairProps;
@@ -84,14 +85,6 @@ fn rate_limit_arg(n: i64) -> Result<i64, FieldError> {
     }
 }
 
-/// The `props` input object read as its type (absent or null: nothing given).
-fn props(args: &Map<String, Value>) -> Result<KeypairProps, FieldError> {
-    match args.get("props") {
-        None | Some(Value::Null) => Ok(KeypairProps::default()),
-        Some(v) => bai_api::read::from_value(v.clone()).map_err(|e| err(e.to_string())),
-    }
-}
-
 /// A keypair as Backend.AI's `KeyPair` type.
 fn keypair_json(m: &Manager, kp: &KeypairRow) -> Value {
     json!({
@@ -140,7 +133,7 @@ pub fn resolve(
             if args.get("props").is_none_or(Value::is_null) {
                 return Err(err("props is required"));
             }
-            let p = props(args)?;
+            let p: KeypairProps = props(args)?;
             if p.concurrency_limit.is_some() {
                 return Err(err(
                     "concurrency_limit cannot be changed here: only is_active, is_admin, \
@@ -206,7 +199,7 @@ pub fn resolve(
                 .get("user_id")
                 .and_then(Value::as_str)
                 .ok_or_else(|| err("user_id (the user's email) is required"))?;
-            let p = props(args)?;
+            let p: KeypairProps = props(args)?;
             let (ak, sk) = bai_core::sign::new_keypair();
             let mut k = KeypairInfo {
                 access_key: ak.clone(),

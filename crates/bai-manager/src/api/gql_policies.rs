@@ -3,6 +3,7 @@
 //! `create_user_resource_policy`, `modify_user_resource_policy`,
 //! `delete_user_resource_policy` (`modify_user`, in `gql_admin`, gives a user one). Users read their own policy; only admins read others' and change them.
 
+use super::gql_args::props;
 use crate::auth::Caller;
 use crate::state::Manager;
 use bai_api::resources::gql_inputs::UserPolicyProps;
@@ -98,14 +99,6 @@ fn apply_props(p: &mut UserPolicyRow, props: UserPolicyProps) -> Result<(), Fiel
         }
     }
     Ok(())
-}
-
-/// The `props` input object read as its type (absent or null: nothing given).
-fn props(args: &Map<String, Value>) -> Result<UserPolicyProps, FieldError> {
-    match args.get("props") {
-        None | Some(Value::Null) => Ok(UserPolicyProps::default()),
-        Some(v) => bai_api::read::from_value(v.clone()).map_err(|e| err(e.to_string())),
-    }
 }
 
 pub fn resolve(

@@ -8,6 +8,7 @@ mod execute;
 pub mod execute_rest;
 mod gql;
 mod gql_admin;
+mod gql_args;
 mod gql_images;
 mod gql_keypairs;
 mod gql_policies;

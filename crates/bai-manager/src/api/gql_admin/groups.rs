@@ -98,10 +98,12 @@ fn gid(a: &Args<'_>) -> Result<String, FieldError> {
         .ok_or_else(|| err("gid is required"))
 }
 
-/// Adds or removes members (by user id) as `modify_group`'s `user_update_mode` says.
 /// Checks `modify_group`'s member change before anything is written: the mode is given with
-/// the users, and each user exists. The ids to change, and whether to add them.
-fn member_change(a: &Args<'_>, p: &GroupProps) -> Result<Option<(Vec<String>, bool)>, FieldError> {
+/// the users, and each user exists. The ids to change, and how.
+fn member_change(
+    a: &Args<'_>,
+    p: &GroupProps,
+) -> Result<Option<(Vec<String>, MemberUpdate)>, FieldError> {
     let Some(mode) = p.user_update_mode else {
         if p.user_uuids.is_some() {
             return Err(err(
@@ -116,18 +118,19 @@ fn member_change(a: &Args<'_>, p: &GroupProps) -> Result<Option<(Vec<String>, bo
             return Err(err(format!("no user with id {id:?}")));
         }
     }
-    Ok(Some((ids, mode == MemberUpdate::Add)))
+    Ok(Some((ids, mode)))
 }
 
 /// Adds or removes members (by user id) as `modify_group`'s `user_update_mode` says.
 fn update_members(
     a: &Args<'_>,
     g: &ProjectRow,
-    change: Option<(Vec<String>, bool)>,
+    change: Option<(Vec<String>, MemberUpdate)>,
 ) -> Result<(), FieldError> {
-    let Some((ids, add)) = change else {
+    let Some((ids, mode)) = change else {
         return Ok(());
     };
+    let add = mode == MemberUpdate::Add;
     for id in &ids {
         a.m.store.set_project_member(&g.name, id, add).map_err(db)?;
     }

@@ -78,13 +78,9 @@ impl Args<'_> {
         self.args.get(key).and_then(Value::as_str)
     }
 
-    /// The `props` input object read as its type (absent or null: nothing given); a field
-    /// of the wrong kind, or one the type does not know, is named.
+    /// The `props` input object read as its type (see [`super::gql_args::props`]).
     fn props<T: serde::de::DeserializeOwned + Default>(&self) -> Result<T, FieldError> {
-        match self.args.get("props") {
-            None | Some(Value::Null) => Ok(T::default()),
-            Some(v) => bai_api::read::from_value(v.clone()).map_err(|e| err(e.to_string())),
-        }
+        super::gql_args::props(self.args)
     }
 
     fn limit_offset(&self) -> (i64, i64) {

@@ -7,7 +7,7 @@ import {
 import type { ButtonProps } from 'antd';
 import dayjs from 'dayjs';
 import { api, ApiError, Me, Schema } from './api';
-import { body, CPU_STEP, DEFAULTS, HistoryEntry, LaunchSettings, MEM_STEP, OLD_HISTORY_KEY, problems, STEPS, trimHistory, withImage } from './launch';
+import { body, CPU_STEP, DEFAULTS, HistoryEntry, LaunchSettings, MEM_STEP, OLD_HISTORY_KEY, presetAccelerator, problems, STEPS, trimHistory, withImage } from './launch';
 import { dataProps } from './dataProps';
 import * as v from './validate';
 import { accelOffer, formatAccel, toMilli } from './accel';
@@ -120,6 +120,8 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
         memGiB: Number(p.resource_slots.mem) / 2 ** 30,
         // The server sends null for a preset without shared memory (the document says a string).
         shmemGiB: p.shared_memory ? Number(p.shared_memory) / 2 ** 30 : o.shmemGiB,
+        // Its GPU too: the slider and the Confirm card show it.
+        accelerator: presetAccelerator(p.resource_slots as Record<string, string | undefined>, accel?.slot ?? null),
       }));
     }
   };

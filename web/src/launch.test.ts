@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { body, DEFAULTS, problems, trimHistory, withImage } from './launch';
+import { body, DEFAULTS, presetAccelerator, problems, trimHistory, withImage } from './launch';
 import type { ImageNode } from './imageTypes';
 
 const ml: ImageNode = {
@@ -42,5 +42,20 @@ describe('Recent History', () => {
     expect(trimHistory(allPinned)).toHaveLength(6);
     const tooMany = Array.from({ length: 25 }, (_, i) => entry(`p${i}`, true));
     expect(trimHistory(tooMany)).toHaveLength(20);
+  });
+
+  it("a preset's GPU becomes the accelerator setting, in the group's slot", () => {
+    const gpu = { cpu: '4', mem: '17179869184', 'cuda.shares': '0.5' };
+    expect(presetAccelerator(gpu, 'cuda.shares')).toBe(0.5);
+    // A preset for another kind of agent still shows what it asks for.
+    expect(presetAccelerator({ cpu: '1', mem: '1', 'cuda.device': '2' }, 'cuda.shares')).toBe(2);
+    expect(presetAccelerator({ cpu: '1', mem: '1', 'cuda.device': '1' }, null)).toBe(1);
+    // None, zero or nonsense: no accelerator.
+    expect(presetAccelerator({ cpu: '1', mem: '1' }, 'cuda.device')).toBe(0);
+    expect(presetAccelerator({ cpu: '1', mem: '1', 'cuda.device': '0' }, 'cuda.device')).toBe(0);
+    expect(presetAccelerator({ cpu: '1', mem: '1', 'cuda.shares': 'x' }, 'cuda.shares')).toBe(0);
+    // What it gives is what the launch sends.
+    const b = body({ ...DEFAULTS, accelerator: presetAccelerator(gpu, 'cuda.shares') }, 'cuda.shares');
+    expect(b.config?.resources).toMatchObject({ 'cuda.shares': '0.5' });
   });
 });

@@ -2,7 +2,7 @@
 // page, and the body of `POST /session` it makes.
 import { Schema } from './api';
 import * as v from './validate';
-import { AccelOffer, toMilli } from './accel';
+import { AccelOffer, isAccelSlot, toMilli } from './accel';
 import { DEFAULT_IMAGE, ImageNode, Minimum, minimumOf, raiseTo } from './images';
 
 /** Everything the launcher sets; also what Recent History keeps. */
@@ -104,6 +104,19 @@ export function problems(
   add(1, image.problem);
   add(3, v.preopenPorts(s.preopen).problem);
   return out;
+}
+
+/**
+ * The AI accelerator a preset asks for, in the unit of `slot` (the slot this resource group
+ * offers): its value of that slot, else of the one accelerator slot it names (a preset made
+ * for another kind of agent still shows what it wants, and the form says what is wrong);
+ * 0 for a preset without one.
+ */
+export function presetAccelerator(slots: Record<string, string | undefined>, slot: string | null): number {
+  const own = slot ? slots[slot] : undefined;
+  const any = Object.entries(slots).find(([k, val]) => isAccelSlot(k) && Number(val) > 0)?.[1];
+  const n = Number(own ?? any ?? 0);
+  return Number.isFinite(n) && n > 0 ? toMilli(n) / 1000 : 0;
 }
 
 export function body(s: LaunchSettings, accelSlot: string | null): Schema<'CreateRequest'> {

@@ -115,7 +115,7 @@ fn shares_and_whole(
         println!(
             "{}",
             json!({"process": name, "alloc": alloc, "env": args.env,
-                "nvidia_devices": args.nvidia_devices, "binds": args.binds,
+                "devices": args.devices, "binds": args.binds,
                 "ipc_host": args.ipc_host})
         );
         let host_pipe = args
@@ -143,7 +143,7 @@ fn shares_and_whole(
             return Err("the share processes took over 10 minutes".into());
         }
         for (i, r) in running.iter().enumerate() {
-            let used = acc.readings(&r.1).iter().map(|x| x.mem_used).max();
+            let used = acc.readings(&r.1, None).iter().map(|x| x.mem_used).max();
             peak[i] = peak[i].max(used.unwrap_or(0));
         }
         std::thread::sleep(Duration::from_millis(200));
@@ -157,7 +157,7 @@ fn shares_and_whole(
                 acc.gpus()
                     .iter()
                     .find(|g| g.index.to_string() == *d)
-                    .map(|g| mem_limit_mib(g.memory, *m))
+                    .map(|g| mem_limit_mib(g.memory, *m, 1000))
             })
             .sum();
         out["process"] = json!(name);
@@ -165,7 +165,7 @@ fn shares_and_whole(
         out["limit_env"] = json!(env.get("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"));
         out["threads_env"] = json!(env.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"));
         out["reading_peak_mem_used"] = json!(peak);
-        out["reading_mem_total"] = json!(acc.readings(&alloc).first().map(|r| r.mem_total));
+        out["reading_mem_total"] = json!(acc.readings(&alloc, None).first().map(|r| r.mem_total));
         println!("{out}");
         shares.push(out);
     }

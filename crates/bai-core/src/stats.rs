@@ -34,8 +34,9 @@ pub struct KernelStats {
     pub net_tx_bytes: u64,
     pub io_read_bytes: u64,
     pub io_write_bytes: u64,
-    /// The kernel's accelerator devices now (utilization is the device's, memory the
-    /// kernel's share); empty for a kernel without accelerators.
+    /// The kernel's accelerator devices now (busy time and memory of the kernel's own
+    /// processes where the plugin can tell them apart, against the kernel's share);
+    /// empty for a kernel without accelerators.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<crate::accel::DeviceReading>,
 }

@@ -27,6 +27,11 @@ pub struct NodeArgs {
     /// The smallest fractional GPU share handed out.
     #[arg(long, env = "BAI_GPU_QUANTUM", default_value = "0.1", value_parser = parse_quantum)]
     pub gpu_quantum: u64,
+    /// How many fGPU one physical GPU counts as in fractional mode (1 to 100): with 5,
+    /// `cuda.shares=1` is a fifth of a GPU's memory and SMs, and a GPU holds 5 fGPU.
+    #[arg(long, env = "BAI_FGPU_PER_GPU", default_value_t = 1,
+          value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub fgpu_per_gpu: u64,
     /// The cluster's image registry (`host:port`, plain HTTP; Debian's `docker-registry`) as
     /// this node reaches it: images this node lacks are pulled from there. `baid up` also
     /// pushes its kernel images there and lists what it holds.
@@ -61,6 +66,7 @@ fn accelerator(
     let config = bai_agent::accel::cuda::CudaConfig {
         mode: args.gpu_mode,
         quantum_milli: args.gpu_quantum,
+        shares_per_gpu: args.fgpu_per_gpu,
         mps_dir: data_dir.join("mps"),
     };
     match bai_agent::accel::cuda::CudaAccelerator::discover(config) {

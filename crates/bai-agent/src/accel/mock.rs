@@ -182,7 +182,7 @@ impl Accelerator for MockAccelerator {
         args
     }
 
-    fn readings(&self, alloc: &DeviceAlloc) -> Vec<DeviceReading> {
+    fn readings(&self, alloc: &DeviceAlloc, _container: Option<&str>) -> Vec<DeviceReading> {
         alloc
             .iter()
             .map(|(id, milli)| {
@@ -242,8 +242,8 @@ display_unit = "fGPU"
         let args = m.container_args(&alloc);
         assert_eq!(args.env["BACKENDAI_MOCK_CUDA_DEVICES"], "1");
         assert_eq!(args.env["BACKENDAI_MOCK_CUDA_DEVICE_COUNT"], "1");
-        assert!(args.nvidia_devices.is_empty() && args.binds.is_empty());
-        assert_eq!(m.readings(&alloc)[0].mem_total, 4 << 30);
+        assert!(args.devices.is_empty() && args.binds.is_empty());
+        assert_eq!(m.readings(&alloc, None)[0].mem_total, 4 << 30);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! for fractions), lists its devices, turns an allocation into container arguments and
 //! reads each device's use. Which part of which device a kernel holds is the agent's
 //! [`alloc::AllocMap`], the same for every plugin. Two plugins exist: [`cuda`] for real
-//! NVIDIA GPUs (NVML, Docker device requests, MPS for fractions) and [`mock`], a clearly
+//! NVIDIA GPUs (NVML, the driver's device nodes and libraries, MPS for fractions) and [`mock`], a clearly
 //! fake one for machines without GPUs that gives kernels only environment variables.
 
 pub mod alloc;
@@ -24,11 +24,15 @@ pub struct ContainerArgs {
     /// Environment variables set for the kernel (the user's own values do not override
     /// these: they are what makes the allocation hold).
     pub env: BTreeMap<String, String>,
-    /// GPUs handed to the container through the engine's `nvidia` device driver (ids as
-    /// the driver knows them: index or UUID).
-    pub nvidia_devices: Vec<String>,
+    /// Host device nodes the container gets (`HOST`, at the same path inside, or
+    /// `HOST:CONTAINER`; read-write-mknod in its device cgroup): what makes a GPU usable
+    /// without NVIDIA's container toolkit.
+    pub devices: Vec<String>,
     /// Extra bind mounts, `HOST:CONTAINER:MODE`.
     pub binds: Vec<String>,
+    /// Directories appended to a search-path variable (`PATH`, `LD_LIBRARY_PATH`) after the
+    /// image's or the user's own value.
+    pub search_paths: BTreeMap<String, String>,
     /// The container shares the host's IPC namespace (NVIDIA MPS clients need it to reach
     /// the MPS server's shared memory).
     pub ipc_host: bool,
@@ -45,9 +49,10 @@ pub trait Accelerator: Send + Sync + std::fmt::Debug {
     fn devices(&self) -> &[DeviceInfo];
     /// What a container holding `alloc` needs.
     fn container_args(&self, alloc: &DeviceAlloc) -> ContainerArgs;
-    /// Each allocated device's use now (utilization of the device, memory as the kernel's
-    /// share of it).
-    fn readings(&self, alloc: &DeviceAlloc) -> Vec<DeviceReading>;
+    /// Each allocated device's use now by the kernel whose container is `container` (the
+    /// engine's id; the processes in it), else by anyone: utilization in percent, memory
+    /// used against the kernel's share of the device.
+    fn readings(&self, alloc: &DeviceAlloc, container: Option<&str>) -> Vec<DeviceReading>;
 }
 
 /// `0=500,1=1000` (the container label that keeps an allocation across agent restarts).

@@ -10,7 +10,7 @@ use crate::cores::format_cpulist;
 use crate::error::{is_not_found, runtime};
 use bai_core::agent::{AgentError, KernelCreated, KernelSpec};
 use bai_core::cluster::ClusterInfo;
-use bollard::models::{ContainerCreateBody, DeviceRequest, HostConfig};
+use bollard::models::{ContainerCreateBody, DeviceMapping, HostConfig};
 use bollard::query_parameters::{CreateContainerOptions, StartContainerOptions};
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -90,14 +90,22 @@ fn container_body(
             crate::accel::format_alloc(&placement.devices),
         );
     }
-    let gpus = &placement.accel.nvidia_devices;
-    let device_requests = (!gpus.is_empty()).then(|| {
-        vec![DeviceRequest {
-            driver: Some("nvidia".into()),
-            device_ids: Some(gpus.clone()),
-            capabilities: Some(vec![vec!["gpu".into(), "compute".into(), "utility".into()]]),
-            ..Default::default()
-        }]
+    // The accelerator's device nodes, at the same path inside; the device cgroup allows
+    // only these.
+    let devices = (!placement.accel.devices.is_empty()).then(|| {
+        placement
+            .accel
+            .devices
+            .iter()
+            .map(|d| {
+                let (host, inside) = d.split_once(':').unwrap_or((d, d));
+                DeviceMapping {
+                    path_on_host: Some(host.to_string()),
+                    path_in_container: Some(inside.to_string()),
+                    cgroup_permissions: Some("rwm".into()),
+                }
+            })
+            .collect()
     });
     let bytes = |what: &str, v: u64| {
         i64::try_from(v).map_err(|_| AgentError::BadRequest(format!("{what} {v} is too large")))
@@ -121,7 +129,7 @@ fn container_body(
             memory_swap: Some(mem),
             nano_cpus: Some(nano_cpus),
             cpuset_cpus: cpuset,
-            device_requests,
+            devices,
             ipc_mode: placement.accel.ipc_host.then(|| "host".to_string()),
             shm_size: Some(bytes("shared memory", spec.shmem)?),
             pids_limit: Some(PIDS_LIMIT),
@@ -154,8 +162,8 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
     if let Some(made) = adopt::earlier(inner, kernel_id).await? {
         return Ok(made);
     }
-    let image_labels = place::image_labels(inner, &spec.image).await?;
-    let placement = place::place(inner, &spec, &image_labels)?;
+    let image = place::image_config(inner, &spec.image).await?;
+    let placement = place::place(inner, &spec, &image)?;
     let mut cluster = spec.cluster_info();
     // The session's network on this node (taken or made once for all its kernels here).
     if let Some(net) = cluster.network.take() {

@@ -29,6 +29,8 @@ pub struct Placement {
     pub accel: ContainerArgs,
     /// Variables the image wants set to the core count (`ai.backend.envs.corecount`).
     pub corecount_vars: Vec<String>,
+    /// The image's own values of the search-path variables the plugin appends to.
+    pub image_paths: BTreeMap<String, String>,
 }
 
 impl Placement {
@@ -41,24 +43,57 @@ impl Placement {
     }
 }
 
-/// The image's labels; `ImageNotFound` when the engine does not have it.
-pub async fn image_labels(
-    inner: &Inner,
-    image: &str,
-) -> Result<HashMap<String, String>, AgentError> {
+/// What a kernel's placement reads of its image.
+#[derive(Debug, Clone, Default)]
+pub struct ImageConfig {
+    pub labels: HashMap<String, String>,
+    /// The image's environment, `NAME` → value.
+    pub env: BTreeMap<String, String>,
+}
+
+/// The image's labels and environment; `ImageNotFound` when the engine does not have it.
+pub async fn image_config(inner: &Inner, image: &str) -> Result<ImageConfig, AgentError> {
     match inner.docker.inspect_image(image).await {
-        Ok(i) => Ok(i.config.and_then(|c| c.labels).unwrap_or_default()),
+        Ok(i) => {
+            let c = i.config.unwrap_or_default();
+            let env = c
+                .env
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|e| e.split_once('='))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            Ok(ImageConfig {
+                labels: c.labels.unwrap_or_default(),
+                env,
+            })
+        }
         Err(e) if is_not_found(&e) => Err(AgentError::ImageNotFound(image.to_string())),
         Err(e) => Err(runtime(format_args!("cannot inspect image {image}"), e)),
     }
+}
+
+/// `PATH` where neither the image nor the user sets one (Docker's default).
+const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// `base` with `add`'s directories after it, those it already has left out.
+fn append_dirs(base: &str, add: &str) -> String {
+    let mut dirs: Vec<&str> = base.split(':').filter(|d| !d.is_empty()).collect();
+    for d in add.split(':').filter(|d| !d.is_empty()) {
+        if !dirs.contains(&d) {
+            dirs.push(d);
+        }
+    }
+    dirs.join(":")
 }
 
 /// Allocates cores and devices for `spec`. Nothing is held when this fails.
 pub fn place(
     inner: &Inner,
     spec: &KernelSpec,
-    labels: &HashMap<String, String>,
+    image: &ImageConfig,
 ) -> Result<Placement, AgentError> {
+    let labels = &image.labels;
     let kernel_id = spec.kernel_id;
     let short = |e: String| AgentError::InsufficientResources(e);
     let mut wanted = spec.slots.accel.iter().filter(|(_, v)| **v > 0);
@@ -97,11 +132,17 @@ pub fn place(
                 .collect()
         })
         .unwrap_or_default();
+    let image_paths = accel
+        .search_paths
+        .keys()
+        .filter_map(|k| image.env.get(k).map(|v| (k.clone(), v.clone())))
+        .collect();
     Ok(Placement {
         cores,
         devices,
         accel,
         corecount_vars,
+        image_paths,
     })
 }
 
@@ -126,6 +167,20 @@ pub fn environment(spec: &KernelSpec, placement: &Placement) -> Vec<String> {
     for (k, v) in &placement.accel.env {
         env.insert(k.clone(), v.clone());
     }
+    // The plugin's directories after the user's value, else the image's.
+    for (k, add) in &placement.accel.search_paths {
+        let base = env
+            .get(k)
+            .or_else(|| placement.image_paths.get(k))
+            .map(String::as_str)
+            .unwrap_or(if k == "PATH" { DEFAULT_PATH } else { "" });
+        let joined = append_dirs(base, add);
+        env.insert(k.clone(), joined);
+    }
+    // NVIDIA's container toolkit, where the engine runs it for every container, hands
+    // out no GPU of its own: a kernel's GPUs are the plugin's alone (an image's `all`
+    // or a user's value would otherwise give every GPU of the node).
+    env.insert("NVIDIA_VISIBLE_DEVICES".into(), "void".into());
     let cluster = spec.cluster_info();
     if cluster.size > 1 {
         // Open MPI between ranks of one container: no cross-memory attach (it needs ptrace,
@@ -206,6 +261,59 @@ mod tests {
         // A fraction keeps a quota: thread pools get the cores rounded up.
         let env = environment(&spec(1500, &[]), &Placement::default());
         assert_eq!(get(&env, "MKL_NUM_THREADS"), Some("2"));
+    }
+
+    #[test]
+    fn the_plugins_search_paths_follow_the_users_or_the_images() {
+        let mut p = Placement::default();
+        p.accel
+            .search_paths
+            .insert("LD_LIBRARY_PATH".into(), "/usr/local/nvidia/lib64".into());
+        p.accel
+            .search_paths
+            .insert("PATH".into(), "/usr/local/nvidia/bin".into());
+        // Neither sets them: Docker's PATH, a library path of the plugin's alone.
+        let env = environment(&spec(1000, &[]), &p);
+        assert_eq!(
+            get(&env, "LD_LIBRARY_PATH"),
+            Some("/usr/local/nvidia/lib64")
+        );
+        assert_eq!(
+            get(&env, "PATH"),
+            Some(
+                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/nvidia/bin"
+            )
+        );
+        // The image's values are kept, a directory they already have is not repeated.
+        p.image_paths.insert(
+            "LD_LIBRARY_PATH".into(),
+            "/opt/conda/lib:/usr/local/nvidia/lib64".into(),
+        );
+        p.image_paths
+            .insert("PATH".into(), "/opt/conda/bin:/usr/bin".into());
+        let env = environment(&spec(1000, &[]), &p);
+        assert_eq!(
+            get(&env, "LD_LIBRARY_PATH"),
+            Some("/opt/conda/lib:/usr/local/nvidia/lib64")
+        );
+        assert_eq!(
+            get(&env, "PATH"),
+            Some("/opt/conda/bin:/usr/bin:/usr/local/nvidia/bin")
+        );
+        // The user's value wins over the image's, and still gets the driver's.
+        let env = environment(&spec(1000, &[("LD_LIBRARY_PATH", "/home/work/lib")]), &p);
+        assert_eq!(
+            get(&env, "LD_LIBRARY_PATH"),
+            Some("/home/work/lib:/usr/local/nvidia/lib64")
+        );
+    }
+
+    #[test]
+    fn no_kernel_asks_the_container_toolkit_for_gpus() {
+        let s = spec(1000, &[("NVIDIA_VISIBLE_DEVICES", "all")]);
+        let env = environment(&s, &Placement::default());
+        assert_eq!(get(&env, "NVIDIA_VISIBLE_DEVICES"), Some("void"));
+        assert_eq!(get(&env, "LD_LIBRARY_PATH"), None);
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub async fn stats(inner: &Inner, kernel_id: Uuid) -> Result<KernelStats, AgentE
         Some(Ok(s)) => {
             let mut c = counters(kernel_id, &s, bai_core::stats::now_ms());
             if let (Some(acc), Some(held)) = (inner.accelerator(), inner.held_devices(kernel_id)) {
-                c.devices = acc.readings(&held);
+                c.devices = acc.readings(&held, s.id.as_deref());
             }
             Ok(c)
         }

@@ -69,7 +69,13 @@ pub async fn metrics(State(m): State<Arc<Manager>>, req: axum::extract::Request)
         ))
         .into_response();
     }
-    let text = crate::metrics::render(&m.metrics, &m.store, &m.agents, &m.traffic);
+    let text = crate::metrics::render(
+        &m.metrics,
+        &m.store,
+        &m.agents,
+        &m.readings.stats,
+        &m.traffic,
+    );
     (
         [(
             header::CONTENT_TYPE,

@@ -3,6 +3,7 @@
 use super::{Histogram, Metrics, lock};
 use crate::agents::Agents;
 use crate::apps::TrafficBook;
+use crate::stats::book::StatsBook;
 use bai_store::Store;
 use std::fmt::Write;
 
@@ -32,9 +33,69 @@ fn histogram(out: &mut String, name: &str, labels: &str, h: &Histogram) {
     let _ = writeln!(out, "{name}_count{braces} {}", h.count);
 }
 
-/// Everything `/metrics` answers: the manager's own counters, and what the store, the agents
-/// and the app proxies' traffic say now.
-pub fn render(metrics: &Metrics, store: &Store, agents: &Agents, traffic: &TrafficBook) -> String {
+/// Per running session that holds accelerators: its GPU busy time and memory (percent of
+/// its share, from the newest sample) and each device's memory in use, bytes.
+fn session_gpus(out: &mut String, stats: &StatsBook) {
+    let mut rows: Vec<_> = stats
+        .sessions()
+        .into_iter()
+        .filter_map(|s| stats.latest(s).map(|(last, sample)| (s, last, sample)))
+        .filter(|(_, last, _)| !last.devices.is_empty())
+        .collect();
+    rows.sort_by_key(|(s, _, _)| *s);
+    head(
+        out,
+        "bai_session_cuda_util_percent",
+        "gauge",
+        "Per session holding GPUs: how busy its processes keep them, percent (the utilization idle checker's cuda_util).",
+    );
+    for (s, _, sample) in &rows {
+        let _ = writeln!(
+            out,
+            "bai_session_cuda_util_percent{{session=\"{s}\"}} {}",
+            sample.cuda_util.unwrap_or(0.0)
+        );
+    }
+    head(
+        out,
+        "bai_session_cuda_mem_percent",
+        "gauge",
+        "Per session holding GPUs: device memory its processes use, percent of its share (cuda_mem).",
+    );
+    for (s, _, sample) in &rows {
+        let _ = writeln!(
+            out,
+            "bai_session_cuda_mem_percent{{session=\"{s}\"}} {}",
+            sample.cuda_mem.unwrap_or(0.0)
+        );
+    }
+    head(
+        out,
+        "bai_session_gpu_memory_used_bytes",
+        "gauge",
+        "Per session and device: device memory its processes use, bytes.",
+    );
+    for (s, last, _) in &rows {
+        for d in &last.devices {
+            let _ = writeln!(
+                out,
+                "bai_session_gpu_memory_used_bytes{{session=\"{s}\",device=\"{}\"}} {}",
+                esc(&d.device),
+                d.mem_used
+            );
+        }
+    }
+}
+
+/// Everything `/metrics` answers: the manager's own counters, and what the store, the agents,
+/// the running sessions' readings and the app proxies' traffic say now.
+pub fn render(
+    metrics: &Metrics,
+    store: &Store,
+    agents: &Agents,
+    stats: &StatsBook,
+    traffic: &TrafficBook,
+) -> String {
     let mut out = String::new();
     head(&mut out, "bai_up", "gauge", "1 while the manager serves.");
     let _ = writeln!(out, "bai_up 1");
@@ -136,6 +197,8 @@ pub fn render(metrics: &Metrics, store: &Store, agents: &Agents, traffic: &Traff
         }
     }
 
+    session_gpus(&mut out, stats);
+
     let (to_session, to_user) = traffic.totals();
     head(
         &mut out,
@@ -234,4 +297,68 @@ pub fn render(metrics: &Metrics, store: &Store, agents: &Agents, traffic: &Traff
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bai_core::accel::DeviceReading;
+    use bai_core::stats::KernelStats;
+
+    fn reading(at_ms: i64, util: f64, used: u64) -> KernelStats {
+        KernelStats {
+            at_ms,
+            devices: vec![DeviceReading {
+                device: "0".into(),
+                util,
+                mem_used: used,
+                mem_total: 1000,
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn sessions_holding_gpus_show_their_use_and_others_do_not() {
+        let book = StatsBook::default();
+        let gpu = uuid::Uuid::new_v4();
+        let cpu_only = uuid::Uuid::new_v4();
+        let alloc = bai_core::ResourceSlots::default();
+        book.record(gpu, &alloc, reading(1000, 10.0, 100));
+        book.record(gpu, &alloc, reading(2000, 87.0, 250));
+        book.record(
+            cpu_only,
+            &alloc,
+            KernelStats {
+                at_ms: 1000,
+                ..Default::default()
+            },
+        );
+        book.record(
+            cpu_only,
+            &alloc,
+            KernelStats {
+                at_ms: 2000,
+                ..Default::default()
+            },
+        );
+        let mut out = String::new();
+        session_gpus(&mut out, &book);
+        assert!(
+            out.contains(&format!(
+                "bai_session_cuda_util_percent{{session=\"{gpu}\"}} 87"
+            )),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!(
+                "bai_session_cuda_mem_percent{{session=\"{gpu}\"}} 25"
+            )),
+            "{out}"
+        );
+        assert!(out.contains(&format!(
+            "bai_session_gpu_memory_used_bytes{{session=\"{gpu}\",device=\"0\"}} 250"
+        )));
+        assert!(!out.contains(&cpu_only.to_string()), "{out}");
+    }
 }

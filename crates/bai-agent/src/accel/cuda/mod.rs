@@ -1,11 +1,12 @@
 //! The cuda plugin: real NVIDIA GPUs, found through NVML (loaded at run time; a node
-//! without the driver has no GPUs and no error), handed to containers through Docker's
-//! `nvidia` device requests by UUID.
+//! without the driver has no GPUs and no error), handed to containers by the plugin
+//! itself, with nothing but the driver: no NVIDIA container toolkit, on any Docker.
 //!
-//! * `cuda.device` (discrete): whole GPUs. The container gets the GPUs' UUIDs as device
-//!   requests, `NVIDIA_VISIBLE_DEVICES` (the UUIDs) and `CUDA_VISIBLE_DEVICES=0,1,…`:
-//!   inside the container the nvidia runtime numbers the granted GPUs from 0, in PCI bus
-//!   order, which `CUDA_DEVICE_ORDER=PCI_BUS_ID` makes CUDA's order too.
+//! * `cuda.device` (discrete): whole GPUs. The container gets the driver's control nodes
+//!   and each granted GPU's `/dev/nvidiaN` (nothing else: Docker's device cgroup refuses
+//!   the rest), the driver's libraries and tools read-only ([`driver`]), and
+//!   `CUDA_VISIBLE_DEVICES=0,1,…`: CUDA numbers the GPUs it can open from 0, in PCI bus
+//!   order with `CUDA_DEVICE_ORDER=PCI_BUS_ID`, the order of NVML's indices.
 //! * `cuda.shares` (fractional): the same devices, and the kernel becomes a client of
 //!   NVIDIA MPS, which enforces the share: `CUDA_MPS_PINNED_DEVICE_MEM_LIMIT` gives each
 //!   device (by container-local index) `floor(memory * share)` MiB and
@@ -23,12 +24,15 @@
 //! share one); MIG devices are not handled (a MIG-enabled GPU is offered whole).
 
 mod args;
+pub mod cdi;
+pub mod driver;
 mod mps;
 mod nvml;
 
 pub use args::{
-    GpuDevice, MPS_PIPE_IN_CONTAINER, container_args, mem_limit_mib, thread_percentage,
+    GpuDevice, MPS_PIPE_IN_CONTAINER, MpsClient, container_args, mem_limit_mib, thread_percentage,
 };
+pub use driver::{DriverFiles, Host};
 pub use mps::{MpsDaemon, find_control};
 
 use super::{Accelerator, ContainerArgs, DeviceAlloc};
@@ -41,6 +45,9 @@ pub struct CudaConfig {
     pub mode: AllocMode,
     /// Smallest step of a share, milli-units (fractional mode only; 1..=1000).
     pub quantum_milli: u64,
+    /// How many fGPU one physical GPU counts as (fractional mode only; 1..=100): with 5,
+    /// `cuda.shares=1` is a fifth of a GPU (seed 002: "5 FGPU means 1 physical GPU").
+    pub shares_per_gpu: u64,
     /// Where the MPS daemon's `pipe` and `log` directories go (fractional mode only), e.g.
     /// `<agent data dir>/mps`.
     pub mps_dir: PathBuf,
@@ -52,6 +59,7 @@ impl CudaConfig {
         CudaConfig {
             mode: AllocMode::Fractional,
             quantum_milli: DEFAULT_QUANTUM_MILLI,
+            shares_per_gpu: 1,
             mps_dir: mps_dir.into(),
         }
     }
@@ -61,6 +69,7 @@ impl CudaConfig {
         CudaConfig {
             mode: AllocMode::Discrete,
             quantum_milli: 1000,
+            shares_per_gpu: 1,
             mps_dir: PathBuf::new(),
         }
     }
@@ -75,6 +84,9 @@ pub struct CudaAccelerator {
     slot: String,
     gpus: Vec<GpuDevice>,
     devices: Vec<DeviceInfo>,
+    /// What one GPU counts as in the slot, milli-units.
+    capacity_milli: u64,
+    driver: DriverFiles,
     mps: Option<MpsDaemon>,
 }
 
@@ -94,6 +106,18 @@ impl CudaAccelerator {
                 ));
             }
         };
+        let capacity_milli = match config.mode {
+            AllocMode::Discrete => 1000,
+            AllocMode::Fractional if (1..=100).contains(&config.shares_per_gpu) => {
+                config.shares_per_gpu * 1000
+            }
+            AllocMode::Fractional => {
+                return Err(format!(
+                    "{} fGPU to a GPU: give 1 to 100",
+                    config.shares_per_gpu
+                ));
+            }
+        };
         let Some(nvml) = nvml::load() else {
             return Ok(None);
         };
@@ -102,6 +126,21 @@ impl CudaAccelerator {
             tracing::info!("NVML found no usable GPUs: no cuda devices");
             return Ok(None);
         }
+        let version = nvml
+            .sys_driver_version()
+            .map_err(|e| format!("NVML does not tell the driver's version: {e}"))?;
+        let driver = DriverFiles::find(
+            &Host::real(),
+            &version,
+            driver::loaded_nvml_dir().as_deref(),
+        )
+        .map_err(|e| format!("the driver's files for containers: {e}"))?;
+        tracing::info!(
+            version = %driver.version,
+            files = driver.mounts.len(),
+            nodes = %driver.control_nodes.join(","),
+            "NVIDIA driver files found for containers"
+        );
         let slot = config.mode.slot("cuda");
         let devices = gpus
             .iter()
@@ -112,7 +151,7 @@ impl CudaAccelerator {
                 model: g.model.clone(),
                 memory: g.memory,
                 numa_node: g.numa_node,
-                capacity_milli: 1000,
+                capacity_milli,
                 quantum_milli: quantum,
             })
             .collect();
@@ -132,6 +171,8 @@ impl CudaAccelerator {
             slot,
             gpus,
             devices,
+            capacity_milli,
+            driver,
             mps,
         }))
     }
@@ -139,6 +180,11 @@ impl CudaAccelerator {
     /// The GPUs with their UUIDs, in NVML index order.
     pub fn gpus(&self) -> &[GpuDevice] {
         &self.gpus
+    }
+
+    /// The driver's files and nodes every GPU container gets.
+    pub fn driver(&self) -> &DriverFiles {
+        &self.driver
     }
 
     /// The host pipe directory of the MPS daemon (fractional mode).
@@ -176,20 +222,29 @@ impl Accelerator for CudaAccelerator {
     }
 
     fn container_args(&self, alloc: &DeviceAlloc) -> ContainerArgs {
-        container_args(&self.gpus, self.mps_pipe_dir(), alloc)
+        let mps = self.mps_pipe_dir().map(|pipe| MpsClient {
+            pipe,
+            capacity_milli: self.capacity_milli,
+        });
+        container_args(&self.gpus, &self.driver, mps, alloc)
     }
 
-    /// Utilization and used memory are the whole device's (NVML does not tell which kernel
-    /// uses what); a share's `mem_used` is capped at its `mem_total`.
-    fn readings(&self, alloc: &DeviceAlloc) -> Vec<DeviceReading> {
+    /// With `container`: the use of the processes in that container (NVML's compute
+    /// processes whose cgroup names it; their SM share and memory). Without: the whole
+    /// device's. A share's `mem_used` is capped at its `mem_total`.
+    fn readings(&self, alloc: &DeviceAlloc, container: Option<&str>) -> Vec<DeviceReading> {
         args::granted(&self.gpus, alloc)
             .into_iter()
             .map(|(g, milli)| {
-                let (util, used) = nvml::usage(&self.nvml, g.index);
+                let (util, used) = match container {
+                    Some(c) => nvml::usage_of(&self.nvml, g.index, c),
+                    None => nvml::usage(&self.nvml, g.index),
+                };
                 let (mem_total, mem_used) = match self.mode {
                     AllocMode::Discrete => (g.memory, used),
                     AllocMode::Fractional => {
-                        let total = bai_core::accel::memory_share(g.memory, milli, 1000);
+                        let total =
+                            bai_core::accel::memory_share(g.memory, milli, self.capacity_milli);
                         (total, used.min(total))
                     }
                 };
@@ -227,5 +282,13 @@ mod tests {
         assert!(CudaAccelerator::discover(bad.clone()).is_err());
         bad.quantum_milli = 1001;
         assert!(CudaAccelerator::discover(bad).is_err());
+        for shares in [0, 101] {
+            let mut bad = CudaConfig::fractional(dir.path());
+            bad.shares_per_gpu = shares;
+            assert!(
+                CudaAccelerator::discover(bad).is_err(),
+                "{shares} fGPU to a GPU"
+            );
+        }
     }
 }

@@ -62,6 +62,23 @@ fn web_ui_end_to_end_in_chromium() {
         "the web UI is not built (make web)"
     );
     s.bai(&s.user, &["vfolder", "create", "uidata"]).expect_ok();
+    // A preset with half a GPU: the launcher takes its GPU into the accelerator field.
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "preset",
+            "create",
+            "gpu-half",
+            "-r",
+            "cpu=1",
+            "-r",
+            "mem=1g",
+            "-r",
+            "cuda.shares=0.5",
+        ],
+    )
+    .expect_ok();
     let logins = std::fs::read_to_string(s.data_dir.path().join("web-login.txt"))
         .expect("baid writes the web passwords");
     let password_of = |email: &str| {

@@ -128,11 +128,13 @@ await step('launch through every launcher page with a folder and an env var', as
   await byTest('session-name').fill('websess1');
   if (shots) await page.screenshot({ path: `${shots}/launcher.png` });
   await byTest('next').click();
-  // Half a (mock) GPU: the field speaks the node's unit, fGPU.
+  // Half a (mock) GPU from a preset that asks for it: the field speaks the node's unit,
+  // fGPU, and the Confirm card below shows it.
   const acc = byTest('res-accelerator');
   const accInput = (await acc.evaluate((e) => e.tagName)) === 'INPUT' ? acc : acc.locator('input');
-  await accInput.fill('0.5');
-  await accInput.blur();
+  await byTest('preset').click();
+  await page.locator('.ant-select-item-option', { hasText: 'gpu-half' }).click();
+  await page.waitForFunction((el) => Number(el.value) === 0.5, await accInput.elementHandle());
   await page.getByText('AI accelerator (fGPU)').first().waitFor();
   // A cluster of two containers, each with one core: the image needs at least one, so half
   // a core is refused beside the field.

@@ -258,7 +258,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
       />
       <Form.Item label="Environment variables">{envRows}</Form.Item>
       <Form.Item label="Resource presets">
-        <Select allowClear value={s.preset} onChange={(p) => applyPreset(p ?? null)} options={presets.map((p) => ({ value: p.name, label: p.name }))} style={{ width: 240 }} />
+        <Select data-testid="preset" allowClear value={s.preset} onChange={(p) => applyPreset(p ?? null)} options={presets.map((p) => ({ value: p.name, label: p.name }))} style={{ width: 240 }} />
       </Form.Item>
       {(
         [

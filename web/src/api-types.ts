@@ -2106,8 +2106,9 @@ export interface components {
              */
             cpu_used_ns: number;
             /**
-             * @description The kernel's accelerator devices now (utilization is the device's, memory the
-             *     kernel's share); empty for a kernel without accelerators.
+             * @description The kernel's accelerator devices now (busy time and memory of the kernel's own
+             *     processes where the plugin can tell them apart, against the kernel's share);
+             *     empty for a kernel without accelerators.
              */
             devices?: components["schemas"]["DeviceReading"][];
             /** Format: uint64 */

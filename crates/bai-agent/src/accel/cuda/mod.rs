@@ -129,12 +129,19 @@ impl CudaAccelerator {
         let version = nvml
             .sys_driver_version()
             .map_err(|e| format!("NVML does not tell the driver's version: {e}"))?;
-        let driver = DriverFiles::find(
-            &Host::real(),
-            &version,
-            driver::loaded_nvml_dir().as_deref(),
-        )
-        .map_err(|e| format!("the driver's files for containers: {e}"))?;
+        // A CDI spec where the site keeps one, else the plugin's own search.
+        let driver = match cdi::find(&Host::real())? {
+            Some((path, files)) => {
+                tracing::info!(spec = %path.display(), "GPU containers get what the CDI spec says");
+                files
+            }
+            None => DriverFiles::find(
+                &Host::real(),
+                &version,
+                driver::loaded_nvml_dir().as_deref(),
+            )
+            .map_err(|e| format!("the driver's files for containers: {e}"))?,
+        };
         tracing::info!(
             version = %driver.version,
             files = driver.mounts.len(),

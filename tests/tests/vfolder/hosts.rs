@@ -217,11 +217,12 @@ fn a_configured_second_storage_host_holds_folders_mounts_and_quotas() {
     let data = s.crash();
     let s = Server::start_in(data, &[]);
     let user = &s.user;
-    assert!(
-        s.log().contains("storage host that is not configured"),
-        "{}",
+    // The log is written behind the server (a non-blocking writer): wait for the line.
+    s.wait_for(60, "the warning about the missing storage host", || {
         s.log()
-    );
+            .contains("storage host that is not configured")
+            .then_some(())
+    });
     let r = s.bai(user, &["vfolder", "hosts"]);
     assert_eq!(r.stdout, "default: local:volume1\nallowed: local:volume1\n");
     let r = s.bai(user, &["vfolder", "list"]);

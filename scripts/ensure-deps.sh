@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 need_pkgs=()
 command -v dockerd >/dev/null 2>&1 || need_pkgs+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || need_pkgs+=(debootstrap)
+# nftables: the agent's egress rules on its kernel bridges (docker/egress).
+command -v nft >/dev/null 2>&1 || need_pkgs+=(nftables)
 # The web UI is built with node/npm. With --test: Debian's chromium for the UI's end-to-end
 # tests, the OpenSSH client (ssh, scp, sftp) for the apps tests, iproute2/util-linux for the
 # multi-machine tests and docker-registry for images that travel between them.

@@ -227,6 +227,8 @@ await step('the detail panel shows resource charts, idle checks and kernels', as
   await byTest('idle-utilization').hover();
   await expectText(byTest('utilization-tooltip'), 'threshold 1%');
   await expectText(byTest('detail-mounts'), `${folder} → /home/work/${folder} (rw)`);
+  // The egress policy it runs under: a new installation's group's.
+  await expectText(byTest('detail-egress'), 'default');
 });
 
 await step("a kernel's log button shows that kernel's logs", async () => {
@@ -596,6 +598,32 @@ if (adminEmail && adminPassword) {
     await byTest('agent-table').locator('.ant-table-row').first().waitFor();
     await expectText(byTest('agent-table').locator('.ant-table-row'), 'CPU');
     await expectText(byTest('agent-table').locator('.ant-table-row').first(), 'alive');
+  });
+
+  await step("a superadmin changes a group's egress policy (a bad destination refused beside the field)", async () => {
+    await expectText(byTest('group-egress-default'), 'default');
+    await byTest('group-egress-edit-default').click();
+    await byTest('egress-mode').locator('.ant-select-selector').click();
+    await page.locator('.ant-select-dropdown:visible .ant-select-item-option').filter({ hasText: 'closed' }).click();
+    await byTest('egress-allow').fill('10.0.0.0/33');
+    await byTest('egress-save').click();
+    // The shape passes the browser; the server refuses the prefix and says why.
+    await expectText(byTest('egress-error'), 'prefix length must be 0 to 32');
+    await byTest('egress-allow').fill('metadata.internal');
+    await byTest('egress-save').click();
+    await expectText(byTest('egress-error'), '"metadata.internal" is not an address');
+    await byTest('egress-allow').fill('10.9.0.0/16:3128');
+    await byTest('egress-save').click();
+    await expectText(byTest('group-egress-default'), '10.9.0.0/16:3128');
+    await expectText(byTest('group-egress-default'), 'closed');
+    // Back to the default one.
+    await byTest('group-egress-edit-default').click();
+    await byTest('egress-mode').locator('.ant-select-selector').click();
+    await page.locator('.ant-select-dropdown:visible .ant-select-item-option').filter({ hasText: 'default' }).click();
+    await byTest('egress-allow').fill('');
+    await byTest('egress-save').click();
+    await byTest('group-egress-edit-default').waitFor();
+    await page.waitForFunction(() => !document.querySelector('[data-testid="group-egress-default"]')?.textContent?.includes('closed'));
   });
 
   await step('a superadmin drains an agent and undrains it', async () => {

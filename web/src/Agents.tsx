@@ -1,13 +1,15 @@
 // The Agents page (administrators): every agent from `GET /agents` with its resource group,
 // where it connects from, its state (ALIVE, DISCONNECTED, LOST, GONE; drained), what it has,
 // holds and has free, its last heartbeat and version, its accelerator devices, and the
-// drain / undrain buttons; below, the join tokens remote agents use (make one for a resource
+// drain / undrain buttons (and why an agent cannot enforce egress policies, if it cannot);
+// below, the resource groups with their egress policies, and the join tokens remote agents use (make one for a resource
 // group, shown once with the `baid agent` command to run; list; revoke).
 import { useCallback, useEffect, useState } from 'react';
 import { Alert, App as AntApp, Button, Input, Popconfirm, Space, Table, Tag, Typography } from 'antd';
 import { api, formatSlotMap, Schema } from './api';
 import { displayUnit, formatDevice } from './accel';
 import { errText } from './dialogs';
+import ResourceGroups from './ResourceGroups';
 
 type Agent = Schema<'Agent'>;
 type Token = Schema<'AgentToken'>;
@@ -58,6 +60,11 @@ export default function Agents() {
               <span data-testid={`agent-status-${a.id}`}>
                 <Tag color={STATUS_COLORS[a.status] ?? 'default'}>{a.status.toLowerCase()}</Tag>
                 {a.drained && <Tag color="orange">drained</Tag>}
+                {a.egress_error && (
+                  <Tag color="red" title={a.egress_error} data-testid={`agent-egress-error-${a.id}`}>
+                    no egress rules: open groups only
+                  </Tag>
+                )}
               </span>
             ),
           },
@@ -94,6 +101,7 @@ export default function Agents() {
           },
         ]}
       />
+      <ResourceGroups />
       <JoinTokens onChange={load} />
     </>
   );

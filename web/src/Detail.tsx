@@ -2,6 +2,7 @@
 // and scheduling history buttons, type, environment, mounts, resources, times, agent, cluster
 // mode, resource use as small charts, idle checks, kernels with their log buttons, rename;
 // the control icons (apps, terminal, logs, commit, terminate) in its header.
+import { EGRESS_HELP, egressSummary } from './egress';
 import { useCallback, useEffect, useState } from 'react';
 import { App as AntApp, Button, Descriptions, Drawer, Input, Popover, Space, Table, Tag, Tooltip, Typography } from 'antd';
 import { ClockCircleOutlined, InfoCircleOutlined } from '@ant-design/icons';
@@ -287,6 +288,9 @@ export default function Detail({
         <Descriptions.Item label="Elapsed time">{running ? elapsed(running, s.terminated_at) : '-'}</Descriptions.Item>
         <Descriptions.Item label="Agent">{s.agent ?? '-'}</Descriptions.Item>
         <Descriptions.Item label="Cluster mode">{s.cluster_mode} (size {s.cluster_size})</Descriptions.Item>
+        <Descriptions.Item label="Egress">
+          <span data-testid="detail-egress" title={s.egress ? EGRESS_HELP[s.egress.mode] : undefined}>{egressSummary(s.egress)}</span>
+        </Descriptions.Item>
         <Descriptions.Item label="Resource usage">
           <Usage samples={stats.samples} kind={deviceKind(s.requested_slots)} />
           <div style={{ fontSize: 12, color: '#555' }}>

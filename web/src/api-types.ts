@@ -1807,6 +1807,11 @@ export interface components {
              * @default false
              */
             drained: boolean;
+            /**
+             * @description Why it cannot enforce egress policies (no `nft`, say); such an agent takes only
+             *     sessions of groups whose policy is `open`. Absent: it enforces them.
+             */
+            egress_error?: string | null;
             /** @description What it has free. */
             free: components["schemas"]["ResourceSlots"];
             /** @description The agent's id. */
@@ -2484,6 +2489,18 @@ export interface components {
         };
         /** @description An empty object: the operation was done. */
         Done: Record<string, never>;
+        /** @description The three policies. */
+        EgressMode: "open" | "default" | "closed";
+        /** @description A resource group's egress policy. */
+        EgressPolicy: {
+            /**
+             * @description Destinations opened under `default` and `closed` (`10.0.0.0/8`, `10.1.2.3:3128`,
+             *     `[fd00::1]:443`); `open` needs none.
+             */
+            allow?: string[];
+            /** @description `open`, `default` or `closed`. */
+            mode: components["schemas"]["EgressMode"];
+        };
         /** @description The `data` of a server-sent event: a lifecycle event, or `{}` for `server_close`. */
         EventData: components["schemas"]["SessionEventData"] | components["schemas"]["CloseData"];
         /** @description The answer: `{"result": …}`. */
@@ -3129,6 +3146,14 @@ export interface components {
         NewResourceGroup: {
             /** @description Free text about the group. */
             description?: string | null;
+            /**
+             * @description Where its sessions' kernels may open connections (default `{"mode": "default"}`):
+             *     `open` (nothing closed: kernels reach the host's control ports and the cloud's
+             *     metadata service), `default` (the host, link-local and metadata addresses and the
+             *     cluster's nodes closed) or `closed` (only the session's own peers and `allow`). A
+             *     change applies to sessions launched after it.
+             */
+            egress?: components["schemas"]["EgressPolicy"];
             /** @description Whether every keypair may use the group (default `true`). */
             is_public?: boolean;
             /** @description 1 to 64 letters, digits, `-`, `_` or `.`. */
@@ -3445,6 +3470,8 @@ export interface components {
             capacity: components["schemas"]["ResourceSlots"];
             /** @description Free text about the group (may be empty). */
             description: string;
+            /** @description Where its sessions' kernels may open connections. */
+            egress: components["schemas"]["EgressPolicy"];
             /** @description What the agents have free now. */
             free: components["schemas"]["ResourceSlots"];
             /** @description Public groups are open to every keypair; others only to those allowed. */
@@ -3481,6 +3508,14 @@ export interface components {
         ResourceGroupSettings: {
             /** @description Free text about the group. */
             description?: string | null;
+            /**
+             * @description Where its sessions' kernels may open connections (default `{"mode": "default"}`):
+             *     `open` (nothing closed: kernels reach the host's control ports and the cloud's
+             *     metadata service), `default` (the host, link-local and metadata addresses and the
+             *     cluster's nodes closed) or `closed` (only the session's own peers and `allow`). A
+             *     change applies to sessions launched after it.
+             */
+            egress?: components["schemas"]["EgressPolicy"];
             /** @description Whether every keypair may use the group (default `true`). */
             is_public?: boolean;
             /**
@@ -3885,6 +3920,11 @@ export interface components {
             designated_agent?: string | null;
             /** @description The domain. */
             domain_name: string;
+            /**
+             * @description The egress policy its kernels run under (its resource group's at launch; none
+             *     before it was launched).
+             */
+            egress?: components["schemas"]["EgressPolicy"] | null;
             /** @description Environment variables of the kernel. */
             environ: {
                 [key: string]: string;

@@ -112,6 +112,7 @@ fn spec(ty: SessionType, mem_mib: u64, startup: Option<&str>) -> KernelSpec {
         owner_access_key: "AK".into(),
         mounts: Vec::new(),
         cluster: None,
+        egress: Default::default(),
     }
 }
 

@@ -33,6 +33,10 @@ pub struct AgentInfo {
     /// pulled from there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registry: Option<String>,
+    /// Why this agent cannot enforce egress policies (none: it can). Such an agent takes
+    /// only sessions of groups whose policy is `open`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress_error: Option<String>,
 }
 
 /// A kernel image the agent can run.
@@ -85,6 +89,9 @@ pub struct KernelSpec {
     /// Its place in a cluster session (None: the one kernel of its session).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<crate::cluster::ClusterInfo>,
+    /// Where the kernel may open connections (its session's policy, enforced on its bridge).
+    #[serde(default)]
+    pub egress: crate::egress::EgressSpec,
 }
 
 impl KernelSpec {

@@ -53,6 +53,7 @@ fn spec(kernel_id: Uuid) -> KernelSpec {
         owner_access_key: "AKIATEST".into(),
         mounts: vec![],
         cluster: None,
+        egress: Default::default(),
     }
 }
 

@@ -88,6 +88,7 @@ fn spec(n: &NewSession) -> KernelSpec {
         owner_access_key: n.access_key.clone(),
         mounts: Vec::new(),
         cluster: None,
+        egress: Default::default(),
     }
 }
 

@@ -55,6 +55,7 @@ async fn resource_groups() {
             selector: Some(Selector::Concentrated),
             starvation_secs: Some(60),
             pending_timeout_secs: Some(3600),
+            egress: None,
         },
     };
     let r = api
@@ -112,6 +113,58 @@ async fn resource_groups() {
         .await;
     let g: ResourceGroup = answer(&r, 200);
     assert_eq!(g.selector, Selector::RoundRobin);
+
+    // Egress: a new group is under the default policy; an admin closes it with destinations
+    // (kept sorted, without repeats) or opens it; a bad destination is refused, naming it,
+    // and changes nothing.
+    assert_eq!(g.egress.mode, bai_core::egress::EgressMode::Default);
+    let closed = json!({"egress": {"mode": "closed", "allow": ["10.9.0.0/16:3128", "10.1.2.3", "10.1.2.3"]}});
+    let r = api
+        .call("PATCH", "/admin/resource-groups/bare", ADMIN, &closed)
+        .await;
+    let g: ResourceGroup = answer(&r, 200);
+    assert_eq!(g.egress.summary(), "closed allow 10.1.2.3,10.9.0.0/16:3128");
+    for bad in [
+        json!({"egress": {"mode": "closed", "allow": ["10.0.0.0/33"]}}),
+        json!({"egress": {"mode": "shut"}}),
+        json!({"egress": {"mode": "default", "allow": ["metadata.internal"]}}),
+    ] {
+        let r = api
+            .call("PATCH", "/admin/resource-groups/bare", ADMIN, &bad)
+            .await;
+        let p: Problem = answer(&r, 400);
+        assert!(p.msg.contains("egress"), "{bad}: {p:?}");
+    }
+    let r = api
+        .call("GET", "/resource-groups?all=true", ADMIN, &Value::Null)
+        .await;
+    let list: ResourceGroupList = answer(&r, 200);
+    let bare = list.resource_groups.iter().find(|g| g.name == "bare");
+    assert_eq!(
+        bare.map(|g| g.egress.summary()).as_deref(),
+        Some("closed allow 10.1.2.3,10.9.0.0/16:3128"),
+        "a refused change changes nothing"
+    );
+    // A user may not change it.
+    let r = api
+        .call(
+            "PATCH",
+            "/admin/resource-groups/bare",
+            USER,
+            &json!({"egress": {"mode": "open"}}),
+        )
+        .await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    let r = api
+        .call(
+            "PATCH",
+            "/admin/resource-groups/bare",
+            ADMIN,
+            &json!({"egress": {"mode": "open", "allow": ["10.0.0.1"]}}),
+        )
+        .await;
+    let g: ResourceGroup = answer(&r, 200);
+    assert_eq!(g.egress.summary(), "open", "open keeps no destinations");
 
     let allow_user = GroupAccessChange {
         access_key: Some(USER.access_key.into()),

@@ -31,6 +31,8 @@ pub struct ResourceGroupRow {
     pub wsproxy_addr: Option<String>,
     /// Session types the group takes (`interactive`, `batch`, `inference`).
     pub allowed_session_types: Vec<String>,
+    /// Where its sessions' kernels may open connections.
+    pub egress: bai_core::egress::EgressPolicy,
 }
 
 impl ResourceGroupRow {
@@ -52,6 +54,7 @@ impl ResourceGroupRow {
             allowed_session_types: ["interactive", "batch", "inference"]
                 .map(String::from)
                 .to_vec(),
+            egress: Default::default(),
         }
     }
 }
@@ -89,7 +92,7 @@ pub struct PolicyRow {
 
 const GROUP_COLUMNS: &str = "name, description, is_public, scheduler, selector, starvation_secs, \
     pending_timeout_secs, created_at, is_active, driver, driver_opts, use_host_network, \
-    wsproxy_addr, allowed_session_types";
+    wsproxy_addr, allowed_session_types, egress";
 
 fn group_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ResourceGroupRow> {
     Ok(ResourceGroupRow {
@@ -107,6 +110,8 @@ fn group_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ResourceGroupRow> {
         use_host_network: r.get(11)?,
         wsproxy_addr: r.get(12)?,
         allowed_session_types: serde_json::from_str(&r.get::<_, String>(13)?).unwrap_or_default(),
+        // An unreadable policy is read as the default one, never as open.
+        egress: serde_json::from_str(&r.get::<_, String>(14)?).unwrap_or_default(),
     })
 }
 
@@ -153,8 +158,8 @@ impl Store {
         conn.execute(
             "INSERT INTO resource_groups(name, description, is_public, scheduler, selector,
                 starvation_secs, pending_timeout_secs, created_at, is_active, driver,
-                driver_opts, use_host_network, wsproxy_addr, allowed_session_types)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                driver_opts, use_host_network, wsproxy_addr, allowed_session_types, egress)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
              ON CONFLICT(name) DO UPDATE SET description = excluded.description,
                 is_public = excluded.is_public, scheduler = excluded.scheduler,
                 selector = excluded.selector, starvation_secs = excluded.starvation_secs,
@@ -163,7 +168,8 @@ impl Store {
                 driver_opts = excluded.driver_opts,
                 use_host_network = excluded.use_host_network,
                 wsproxy_addr = excluded.wsproxy_addr,
-                allowed_session_types = excluded.allowed_session_types",
+                allowed_session_types = excluded.allowed_session_types,
+                egress = excluded.egress",
             params![
                 g.name,
                 g.description,
@@ -179,7 +185,8 @@ impl Store {
                 g.use_host_network,
                 g.wsproxy_addr,
                 serde_json::to_string(&g.allowed_session_types)
-                    .map_err(|e| corrupt("allowed_session_types", e))?
+                    .map_err(|e| corrupt("allowed_session_types", e))?,
+                serde_json::to_string(&g.egress).map_err(|e| corrupt("egress", e))?
             ],
         )?;
         Ok(!existed)

@@ -434,6 +434,13 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX vfolder_invitations_by_invitee ON vfolder_invitations(invitee_id, state);
     "#,
+    // 19: egress policies: a resource group's (JSON of bai_core::egress::EgressPolicy; the
+    // closed-by-default policy for every group, old ones included) and the one each session
+    // was started under (set at its launch).
+    r#"
+    ALTER TABLE resource_groups ADD COLUMN egress TEXT NOT NULL DEFAULT '{"mode":"default"}';
+    ALTER TABLE sessions ADD COLUMN egress TEXT;
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -4,7 +4,7 @@
 use super::place::{Placement, environment};
 use super::{
     Inner, LABEL_AGENT, LABEL_CPUSET, LABEL_DEVICES, LABEL_KERNEL, LABEL_SESSION, WORK_UID, adopt,
-    cluster, destroy, inspect, netpool, place, ready, watch,
+    cluster, destroy, egress, inspect, netpool, place, ready, watch,
 };
 use crate::cores::format_cpulist;
 use crate::error::{is_not_found, runtime};
@@ -48,6 +48,7 @@ fn container_body(
     placement: &Placement,
     cluster: &ClusterInfo,
     cluster_binds: Vec<String>,
+    shared: &str,
 ) -> Result<ContainerCreateBody, AgentError> {
     let dirs = inner.dirs(spec.kernel_id);
     let mut binds = vec![
@@ -80,6 +81,9 @@ fn container_body(
     if let Some((name, _)) = &network {
         labels.insert(netpool::LABEL_NETWORK.to_string(), name.clone());
     }
+    let egress = serde_json::to_string(&spec.egress)
+        .map_err(|e| AgentError::BadRequest(format!("egress spec: {e}")))?;
+    labels.insert(egress::LABEL_EGRESS.to_string(), egress);
     let cpuset = placement.cores.as_deref().map(format_cpulist);
     if let Some(c) = &cpuset {
         labels.insert(LABEL_CPUSET.to_string(), c.clone());
@@ -137,13 +141,13 @@ fn container_body(
             init: Some(true),
             cap_drop: Some(vec!["ALL".into()]),
             security_opt: Some(vec!["no-new-privileges".into()]),
-            // A cluster session's own bridge, else the shared one without
-            // inter-container traffic.
+            // A cluster session's own bridge, else the shared one of its egress policy
+            // (without inter-container traffic).
             network_mode: Some(
                 network
                     .as_ref()
                     .map(|(name, _)| name.clone())
-                    .unwrap_or_else(|| super::isolation::NETWORK.to_string()),
+                    .unwrap_or_else(|| shared.to_string()),
             ),
             ..Default::default()
         }),
@@ -175,11 +179,22 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
             }
         }
     }
-    let made = make_work_dir(&dirs.root)
+    // The bridge the kernel joins, under its policy before anything runs on it.
+    let shared = egress::shared_network(&spec.egress.policy);
+    let bound = async {
+        if cluster.network.is_none() && shared != super::isolation::NETWORK {
+            super::isolation::ensure_named(&inner.docker, &shared).await?;
+        }
+        let net = cluster.network.as_deref().unwrap_or(&shared);
+        egress::bind(inner, net, &spec.egress).await
+    }
+    .await;
+    let made = bound
+        .and_then(|()| make_work_dir(&dirs.root))
         .and_then(|()| make_work_dir(&dirs.work))
         .and_then(|()| make_work_dir(&dirs.run))
         .and_then(|()| cluster::ssh_binds(&dirs.run, &cluster))
-        .and_then(|binds| container_body(inner, &spec, &placement, &cluster, binds));
+        .and_then(|binds| container_body(inner, &spec, &placement, &cluster, binds, &shared));
     let body = match made {
         Ok(b) => b,
         Err(e) => {
@@ -200,11 +215,17 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
         .docker
         .create_container(Some(opts.clone()), body.clone())
         .await;
-    // Someone removed the shared kernel network while the agent ran: make it again.
+    // Someone removed the shared kernel network while the agent ran: make it again (a new
+    // bridge, put under the policy again).
     if cluster.network.is_none()
-        && matches!(&attempt, Err(e) if is_not_found(e) && e.to_string().contains(super::isolation::NETWORK))
+        && matches!(&attempt, Err(e) if is_not_found(e) && e.to_string().contains(&shared))
     {
-        match super::isolation::ensure(inner).await {
+        egress::forget_iface(inner, &shared).await;
+        let again = match super::isolation::ensure_named(&inner.docker, &shared).await {
+            Ok(()) => egress::bind(inner, &shared, &spec.egress).await,
+            Err(e) => Err(e),
+        };
+        match again {
             Ok(()) => attempt = inner.docker.create_container(Some(opts), body).await,
             Err(e) => tracing::warn!(error = %e, "cannot make the kernel network again"),
         }
@@ -234,7 +255,9 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
     // Two copies of the shared kernel network (made at once by two agents): keep one, again.
     if cluster.network.is_none()
         && matches!(&started, Err(e) if super::isolation::is_ambiguous(e))
-        && super::isolation::ensure(inner).await.is_ok()
+        && super::isolation::ensure_named(&inner.docker, &shared)
+            .await
+            .is_ok()
     {
         started = inner
             .docker

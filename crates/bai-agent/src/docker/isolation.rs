@@ -32,7 +32,7 @@ pub async fn ensure(inner: &Inner) -> Result<(), AgentError> {
     ensure_named(&inner.docker, NETWORK).await
 }
 
-async fn ensure_named(docker: &Docker, name: &str) -> Result<(), AgentError> {
+pub(super) async fn ensure_named(docker: &Docker, name: &str) -> Result<(), AgentError> {
     let found = match docker.inspect_network(name, None).await {
         Ok(n) => Some(n),
         Err(e) if is_not_found(&e) => None,

@@ -10,6 +10,7 @@ mod cluster;
 mod commit;
 mod create;
 mod destroy;
+pub mod egress;
 mod exec;
 mod files;
 mod inspect;
@@ -102,6 +103,8 @@ pub(crate) struct Inner {
     /// Cluster networks: the spare bridge and which session holds which. Held while one is
     /// looked up and made, so the kernels of a session made at once share one.
     pub networks: tokio::sync::Mutex<netpool::Networks>,
+    /// The egress rules this agent enforces on its kernel bridges.
+    pub egress: tokio::sync::Mutex<egress::Egress>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -273,8 +276,11 @@ impl DockerAgent {
                 devices: Mutex::new(devices),
                 cores: Mutex::new(CoreMap::detect()),
                 networks: tokio::sync::Mutex::new(netpool::Networks::default()),
+                egress: tokio::sync::Mutex::new(egress::Egress::new(Arc::new(egress::NftCommand))),
             }),
         };
+        // Each running kernel's network and egress spec, for the table loaded below.
+        let mut bridges = Vec::new();
         for list::Listed {
             kernel,
             labels,
@@ -289,11 +295,13 @@ impl DockerAgent {
                 continue;
             }
             agent.inner.restore(kernel, &labels);
+            bridges.push(egress::kernel_network(&labels));
             watch::spawn(&agent.inner, kernel);
         }
         // Cluster networks a crash left behind (none of their containers is left) go.
         netpool::prune(&agent.inner).await;
         isolation::ensure(&agent.inner).await?;
+        egress::restore(&agent.inner, bridges).await;
         // Images built or loaded on this node later are reported as they appear.
         let seen = list::images(&agent.inner).await.unwrap_or_default();
         list::watch_images(&agent.inner, &seen);
@@ -369,6 +377,7 @@ impl AgentRpc for DockerAgent {
                 .map(|(k, v)| (k.clone(), v.display().to_string()))
                 .collect(),
             registry: c.registry.clone(),
+            egress_error: self.inner.egress.lock().await.error().map(str::to_string),
         })
     }
 

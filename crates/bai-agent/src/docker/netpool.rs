@@ -213,6 +213,7 @@ async fn remove(inner: &Inner, name: &str) {
         Ok(()) => {
             tracing::info!(network = name, "cluster network removed");
             inner.networks.lock().await.forget(name);
+            super::egress::unbind(inner, name).await;
             if let Some(session) = name
                 .strip_prefix(PREFIX)
                 .and_then(|s| Uuid::parse_str(s).ok())

@@ -106,7 +106,7 @@ async fn run(cmd: &[String]) -> Result<(), AgentError> {
 
 /// Where a peer receives the tunnel: its address, or for [`PEER_MANAGER`] the manager's host
 /// as this agent dials it.
-async fn resolve(inner: &Inner, peer: &str) -> Result<String, AgentError> {
+pub(super) async fn resolve(inner: &Inner, peer: &str) -> Result<String, AgentError> {
     if peer != PEER_MANAGER {
         return Ok(peer.to_string());
     }

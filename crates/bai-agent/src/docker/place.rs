@@ -233,6 +233,7 @@ mod tests {
             owner_access_key: "AKIA".into(),
             mounts: vec![],
             cluster: None,
+            egress: Default::default(),
         }
     }
 

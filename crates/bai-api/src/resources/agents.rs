@@ -42,6 +42,10 @@ pub struct Agent {
     /// Its accelerator devices (empty for an agent without any; a dummy agent's
     /// `mock.shares` capacity has no devices).
     pub devices: Vec<AgentDevice>,
+    /// Why it cannot enforce egress policies (no `nft`, say); such an agent takes only
+    /// sessions of groups whose policy is `open`. Absent: it enforces them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress_error: Option<String>,
 }
 
 fn alive_status() -> String {

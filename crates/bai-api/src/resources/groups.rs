@@ -54,6 +54,8 @@ pub struct ResourceGroup {
     pub capacity: ResourceSlots,
     /// What the agents have free now.
     pub free: ResourceSlots,
+    /// Where its sessions' kernels may open connections.
+    pub egress: bai_core::egress::EgressPolicy,
 }
 
 /// `GET /resource-groups`: the groups open to the caller (`?all=true`: every group, for
@@ -91,6 +93,14 @@ pub struct ResourceGroupSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u64")]
     pub pending_timeout_secs: Option<u64>,
+    /// Where its sessions' kernels may open connections (default `{"mode": "default"}`):
+    /// `open` (nothing closed: kernels reach the host's control ports and the cloud's
+    /// metadata service), `default` (the host, link-local and metadata addresses and the
+    /// cluster's nodes closed) or `closed` (only the session's own peers and `allow`). A
+    /// change applies to sessions launched after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bai_core::egress::EgressPolicy")]
+    pub egress: Option<bai_core::egress::EgressPolicy>,
 }
 
 /// `POST /admin/resource-groups`: a new group.

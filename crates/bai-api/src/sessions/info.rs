@@ -79,6 +79,10 @@ pub struct SessionInfo {
     pub cluster_mode: ClusterMode,
     /// Number of kernels: main1 and `cluster_size - 1` sub kernels.
     pub cluster_size: u32,
+    /// The egress policy its kernels run under (its resource group's at launch; none
+    /// before it was launched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress: Option<bai_core::egress::EgressPolicy>,
     /// The agent it runs on, once placed.
     pub agent: Option<String>,
     /// The agents it runs on (none or one).

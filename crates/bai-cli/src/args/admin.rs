@@ -211,6 +211,15 @@ pub struct GroupFields {
     /// Cancel sessions PENDING longer than this (0: never).
     #[arg(long, value_name = "SECS", value_parser = parse_secs_i64)]
     pub pending_timeout: Option<i64>,
+    /// Where its kernels may open connections: default (the host, link-local/metadata
+    /// addresses and the cluster's nodes closed), closed (only --egress-allow) or open
+    /// (nothing closed: kernels reach the host's control ports and cloud credentials).
+    #[arg(long, value_name = "POLICY")]
+    pub egress: Option<String>,
+    /// Destinations opened under default and closed, comma-separated or repeated:
+    /// 10.0.0.0/8, 10.1.2.3:3128, [fd00::1]:443.
+    #[arg(long, value_name = "CIDR[:PORT]", requires = "egress")]
+    pub egress_allow: Vec<String>,
 }
 
 #[derive(Subcommand, Debug)]

@@ -66,6 +66,15 @@ pub async fn agents(client: &Client) -> Result<i32> {
         ],
         &rows,
     );
+    // Agents that cannot enforce egress policies, and why.
+    for a in &list.agents {
+        if let Some(why) = &a.egress_error {
+            println!(
+                "{}: cannot enforce egress policies (takes only sessions of open groups): {why}",
+                a.id
+            );
+        }
+    }
     // Accelerator devices, one line each (the mock plugin's say so).
     for a in &list.agents {
         for d in &a.devices {

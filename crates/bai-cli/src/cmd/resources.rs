@@ -45,6 +45,7 @@ pub async fn list_groups(client: &Client, all: bool) -> Result<i32> {
                 g.agents.len().to_string(),
                 slots_text(&g.free),
                 slots_text(&g.capacity),
+                g.egress.summary(),
             ]
         })
         .collect();
@@ -57,9 +58,17 @@ pub async fn list_groups(client: &Client, all: bool) -> Result<i32> {
             "Agents",
             "Free",
             "Capacity",
+            "Egress",
         ],
         &rows,
     );
+    if list
+        .resource_groups
+        .iter()
+        .any(|g| g.egress.mode == bai_core::egress::EgressMode::Open)
+    {
+        println!("{OPEN_RISK}");
+    }
     Ok(0)
 }
 
@@ -139,19 +148,32 @@ fn group_settings(f: &GroupFields) -> Result<ResourceGroupSettings> {
             .transpose()?,
         starvation_secs: secs("--starvation", f.starvation)?,
         pending_timeout_secs: secs("--pending-timeout", f.pending_timeout)?,
+        egress: f
+            .egress
+            .as_deref()
+            .map(|mode| bai_core::egress::EgressPolicy::parse(mode, &f.egress_allow))
+            .transpose()
+            .map_err(|e| anyhow!("--egress: {e}"))?,
     })
 }
 
+/// Said wherever a group's policy is `open`.
+const OPEN_RISK: &str = "note: under egress open, kernels reach their host's control ports, the cluster's nodes and the cloud's metadata service (instance credentials)";
+
 fn print_group(g: &ResourceGroup) {
     println!(
-        "resource group {}: scheduler {}, selector {}, {}, starvation {}s, pending timeout {}s",
+        "resource group {}: scheduler {}, selector {}, {}, starvation {}s, pending timeout {}s, egress {}",
         g.name,
         wire_word(g.scheduler),
         wire_word(g.selector),
         access_word(g.is_public),
         g.starvation_secs,
         g.pending_timeout_secs,
+        g.egress.summary(),
     );
+    if g.egress.mode == bai_core::egress::EgressMode::Open {
+        println!("{OPEN_RISK}");
+    }
 }
 
 pub async fn admin_group(client: &Client, c: &AdminGroupCmd) -> Result<i32> {

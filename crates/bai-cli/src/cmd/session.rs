@@ -67,6 +67,7 @@ const INFO_FIRST: &[&str] = &[
     "domain_name",
     "group_name",
     "scaling_group",
+    "egress",
     "agent",
     "cpu",
     "mem",
@@ -233,7 +234,16 @@ pub fn info_lines(v: &Value) -> Vec<String> {
     rest.sort_unstable();
     keys.extend(rest);
     keys.iter()
-        .map(|k| format!("{k}: {}", cell(&obj[*k])))
+        .map(|k| match *k {
+            // The policy in one line: `default`, `closed allow 10.0.0.0/8`.
+            "egress" => {
+                match serde_json::from_value::<bai_core::egress::EgressPolicy>(obj[*k].clone()) {
+                    Ok(p) => format!("egress: {}", p.summary()),
+                    Err(_) => format!("egress: {}", cell(&obj[*k])),
+                }
+            }
+            _ => format!("{k}: {}", cell(&obj[*k])),
+        })
         .collect()
 }
 

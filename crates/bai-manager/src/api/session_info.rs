@@ -127,6 +127,7 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
         main_kernel_id: row.main_kernel_id.to_string(),
         cluster_mode: row.cluster_mode.into(),
         cluster_size: row.cluster_size,
+        egress: row.egress.clone(),
         agent: row.agent_id.clone(),
         agent_ids: agents.clone(),
         agents,

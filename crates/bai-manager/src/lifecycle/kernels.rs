@@ -27,6 +27,7 @@ pub fn specs(
     subs: &[SubKernel],
     mounts: Vec<Mount>,
     overlays: Vec<Overlay>,
+    egress: &bai_core::egress::EgressSpec,
 ) -> Result<Vec<KernelSpec>, String> {
     let places = places(row, subs);
     let size = places.len() as u32;
@@ -69,6 +70,7 @@ pub fn specs(
                     keys: keys.clone(),
                     overlay: overlays.next(),
                 }),
+                egress: egress.clone(),
             }
         })
         .collect())

@@ -79,11 +79,16 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
         }
         return;
     };
+    // The group's egress policy now is the one its kernels start under, recorded with the
+    // first step.
+    let policy = super::egress::policy_of(m, &row);
+    let policy_json = serde_json::to_string(&policy).unwrap_or_default();
     let row = step!(
         m,
         row,
         Change::new(S::Scheduled, S::Preparing, Reason::Preparing, "launch")
-            .events(&[E::SessionPreparing, E::KernelPreparing]),
+            .events(&[E::SessionPreparing, E::KernelPreparing])
+            .egress(&policy_json),
         false
     );
     let subs = if row.cluster_size > 1 {
@@ -184,7 +189,8 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
             return;
         }
     };
-    let specs = match kernels::specs(&row, &subs, mounts, overlays) {
+    let egress = super::egress::spec(m, policy);
+    let specs = match kernels::specs(&row, &subs, mounts, overlays, &egress) {
         Ok(specs) => specs,
         Err(e) => {
             fail_creation(m, &row, Reason::CreationFailed(e)).await;

@@ -6,6 +6,7 @@ mod admit;
 mod cluster_keys;
 pub mod create;
 mod ctx;
+pub mod egress;
 pub mod idempotent;
 pub mod kernels;
 pub mod launch;

@@ -84,6 +84,7 @@ fn empty_info(id: &str, group: &str) -> AgentInfo {
         devices: vec![],
         storage_hosts: Default::default(),
         registry: None,
+        egress_error: None,
     }
 }
 

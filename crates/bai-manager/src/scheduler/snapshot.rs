@@ -223,7 +223,15 @@ pub fn build(m: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
                     .capacity
                     .clone(),
                 used: used_on.get(&a.id).cloned().unwrap_or_default(),
-                schedulable: a.schedulable(),
+                // An agent that cannot enforce egress rules takes only sessions of groups
+                // whose policy is open.
+                schedulable: a.schedulable()
+                    && (g.egress.mode == bai_core::egress::EgressMode::Open
+                        || a.info
+                            .read()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .egress_error
+                            .is_none()),
             })
             .collect();
         let running: Vec<RunningSession> = active

@@ -30,6 +30,8 @@ pub struct StatusChange<'a> {
     pub error_code: Option<&'a str>,
     /// The scheduler's sub-steps as a JSON array.
     pub sub_steps: &'a str,
+    /// The egress policy the session's kernels start under, as JSON (kept when none).
+    pub egress: Option<&'a str>,
 }
 
 impl<'a> StatusChange<'a> {
@@ -47,6 +49,7 @@ impl<'a> StatusChange<'a> {
             history_result: None,
             error_code: None,
             sub_steps: "[]",
+            egress: None,
         }
     }
     /// Records the history with this result and error code (e.g. GIVE_UP).
@@ -74,6 +77,10 @@ impl<'a> StatusChange<'a> {
     }
     pub fn container(mut self, c: &'a str) -> Self {
         self.container_id = Some(c);
+        self
+    }
+    pub fn egress(mut self, json: &'a str) -> Self {
+        self.egress = Some(json);
         self
     }
 }
@@ -148,7 +155,7 @@ pub(crate) fn cas_status_tx(
     tx.prepare_cached(
         "UPDATE sessions SET status = ?2, status_info = ?3, status_changed = ?4,
         status_history = ?5, terminated_at = ?6, result = ?7, exit_code = ?8,
-        agent_id = ?9, container_id = ?10
+        agent_id = ?9, container_id = ?10, egress = COALESCE(?12, egress)
          WHERE id = ?1 AND status = ?11",
     )?
     .execute(params![
@@ -163,6 +170,7 @@ pub(crate) fn cas_status_tx(
         agent_id,
         container_id,
         change.from.as_str(),
+        change.egress,
     ])?;
     if change.to == SessionStatus::Pending {
         row.main_kernel_id = renew_kernels_tx(tx, id)?;
@@ -187,6 +195,9 @@ pub(crate) fn cas_status_tx(
         row.exit_code = exit_code;
         row.agent_id = agent_id;
         row.container_id = container_id;
+        if let Some(e) = change.egress.and_then(|e| serde_json::from_str(e).ok()) {
+            row.egress = Some(e);
+        }
         Some((row, events))
     })
 }

@@ -72,6 +72,8 @@ pub struct SessionRow {
     pub cluster_mode: ClusterMode,
     /// How many kernels: main1 and `cluster_size - 1` sub kernels (in the `kernels` table).
     pub cluster_size: u32,
+    /// The egress policy its kernels were started under (set at launch; none before).
+    pub egress: Option<bai_core::egress::EgressPolicy>,
 }
 
 impl SessionRow {
@@ -148,7 +150,7 @@ pub(crate) const COLUMNS: &str = "id, name, access_key, user_id, domain_name, gr
     image, tag, priority, status, status_info, status_changed, status_history, result, exit_code, \
     created_at, terminated_at, starts_at, batch_timeout, startup_command, bootstrap_script, environ, \
     requested_slots, shmem, agent_id, main_kernel_id, container_id, designated_agent, dependencies, mounts, preopen_ports, \
-    cluster_mode, cluster_size";
+    cluster_mode, cluster_size, egress";
 
 pub(crate) fn corrupt(column: &'static str, detail: impl ToString) -> StoreError {
     StoreError::Corrupt {
@@ -174,6 +176,7 @@ pub(crate) fn parse_row(
     let preopen: String = r.get(32)?;
     let cluster_mode: String = r.get(33)?;
     let cluster_size: i64 = r.get(34)?;
+    let egress: Option<String> = r.get(35)?;
     let build = || -> std::result::Result<SessionRow, StoreError> {
         Ok(SessionRow {
             id: Uuid::parse_str(&id).map_err(|e| corrupt("id", e))?,
@@ -217,6 +220,10 @@ pub(crate) fn parse_row(
                 .map_err(|e| corrupt("cluster_mode", e))?,
             cluster_size: u32::try_from(cluster_size.max(1))
                 .map_err(|e| corrupt("cluster_size", e))?,
+            egress: match egress {
+                Some(e) => Some(serde_json::from_str(&e).map_err(|e| corrupt("egress", e))?),
+                None => None,
+            },
         })
     };
     Ok(build())

@@ -57,6 +57,7 @@ pub async fn list_agents(
                 used: WireSlots::from(&u),
                 free: WireSlots::from(&info.capacity.checked_sub(&u)),
                 devices: info.devices.iter().map(device_view).collect(),
+                egress_error: info.egress_error.clone(),
             }
         })
         .collect();

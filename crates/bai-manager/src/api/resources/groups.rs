@@ -57,6 +57,7 @@ fn group_view(
         agents,
         capacity: WireSlots::from(&cap),
         free: WireSlots::from(&free),
+        egress: g.egress.clone(),
     }
 }
 
@@ -121,6 +122,11 @@ fn apply_settings(g: &mut ResourceGroupRow, s: ResourceGroupSettings) -> Result<
             *slot = i64::try_from(n)
                 .map_err(|_| Problem::invalid(format!("{key} is too large: {n}")))?;
         }
+    }
+    if let Some(e) = s.egress {
+        g.egress = e
+            .normalized()
+            .map_err(|e| Problem::invalid(format!("egress: {e}")))?;
     }
     Ok(())
 }

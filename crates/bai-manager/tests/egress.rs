@@ -1,0 +1,83 @@
+//! Egress policies through the manager, with the dummy agent: every kernel is given its
+//! group's policy at launch and the cluster's nodes, the session records the policy it was
+//! launched under (a later change of the group leaves it as it was), and an agent that
+//! cannot enforce policies takes only sessions of open groups.
+
+mod support;
+
+use bai_core::cluster::PEER_MANAGER;
+use bai_core::egress::{EgressMode, EgressPolicy};
+use bai_core::status::SessionStatus as S;
+use serde_json::json;
+use support::Harness;
+
+fn set_policy(h: &Harness, policy: EgressPolicy) {
+    let mut g = h
+        .store
+        .resource_group("default")
+        .expect("store")
+        .expect("the default group");
+    g.egress = policy;
+    h.store.put_resource_group(&g).expect("group saved");
+}
+
+#[tokio::test(start_paused = true)]
+async fn kernels_start_under_the_groups_policy_of_the_moment() {
+    let h = Harness::start().await;
+    let first = h.create(
+        "first",
+        json!({"clusterSize": 2, "clusterMode": "single-node"}),
+    );
+    let row = h.wait_status(first.id, S::Running).await;
+    assert_eq!(row.egress, Some(EgressPolicy::default()));
+    let spec = h.agent.spec(row.main_kernel_id).expect("main1's spec");
+    assert_eq!(spec.egress.policy.mode, EgressMode::Default);
+    assert!(
+        spec.egress.nodes.iter().any(|n| n == PEER_MANAGER),
+        "the manager's host is among the closed nodes: {:?}",
+        spec.egress.nodes
+    );
+    let sub = h.store.sub_kernels(row.id).expect("subs")[0].id;
+    assert_eq!(h.agent.spec(sub).expect("sub1").egress, spec.egress);
+
+    let closed = EgressPolicy::parse("closed", &["10.1.0.0/16:3128".into()]).expect("policy");
+    set_policy(&h, closed.clone());
+    let second = h.create("second", json!({}));
+    let row2 = h.wait_status(second.id, S::Running).await;
+    assert_eq!(row2.egress.as_ref(), Some(&closed));
+    assert_eq!(
+        h.agent
+            .spec(row2.main_kernel_id)
+            .expect("spec")
+            .egress
+            .policy,
+        closed
+    );
+    // The first session keeps what it runs under.
+    assert_eq!(h.row(first.id).egress, Some(EgressPolicy::default()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_agent_that_cannot_enforce_takes_only_open_groups() {
+    let h = Harness::start().await;
+    let agent = h.m.agents.get("dummy-a").expect("the agent");
+    agent
+        .info
+        .write()
+        .unwrap_or_else(|p| p.into_inner())
+        .egress_error = Some("cannot run nft".into());
+    let s = h.create("waits", json!({}));
+    // The scheduler passes it over, saying why it waits.
+    let row = h
+        .wait(s.id, "the scheduler to pass it over", |r| {
+            r.status == S::Pending
+                && r.status_info.as_deref() != Some("pending")
+                && r.status_info.is_some()
+        })
+        .await;
+    assert_eq!(row.status, S::Pending, "{:?}", row.status_info);
+    assert!(h.agent.live().is_empty());
+    set_policy(&h, EgressPolicy::parse("open", &[]).expect("open"));
+    let row = h.wait_status(s.id, S::Running).await;
+    assert_eq!(row.egress.map(|e| e.mode), Some(EgressMode::Open));
+}

@@ -182,6 +182,17 @@ impl Machine {
         self.configure_links();
     }
 
+    /// Stops the machine's engine (SIGTERM: its containers stop with it, as on a reboot of
+    /// the engine) and starts it again on the same data and exec roots; waits until it answers.
+    pub fn restart_engine(&mut self) {
+        if let Some(mut child) = self.dockerd.take() {
+            terminate(child.id(), || matches!(child.try_wait(), Ok(Some(_))));
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.start_engine();
+    }
+
     /// The veth's end on the host.
     pub fn host_veth(&self) -> String {
         format!("baie2e{}h", self.index)

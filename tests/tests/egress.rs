@@ -5,7 +5,8 @@
 //! the node itself, on the other node and in the cloud namespace, plus the manager's agent
 //! listener, are dialled from inside sessions under each policy; every attempt is open or
 //! refused exactly as `docs/RELIABILITY.md` (egress) says, for single-kernel, cluster and
-//! multi-node sessions, and again after the agent is killed and started.
+//! multi-node sessions, again after the agent is killed and started, and after the node's
+//! engine restarts.
 
 use bai_e2e::Server;
 use bai_e2e::netns::Machine;
@@ -440,6 +441,16 @@ fn kernels_reach_only_what_their_policy_allows() {
             (!tables(m).iter().any(|t| t.starts_with("bai_bbr"))).then_some(())
         });
     }
+
+    // The engine of node-a stops and starts again (its bridges keep their names): the
+    // tables still hold, and a new kernel is under its policy.
+    let mut site = site;
+    site.machines[0].restart_engine();
+    let t = tables(&site.machines[0]);
+    assert!(t.iter().any(|t| t.starts_with("bai_br_")), "{t:?}");
+    site.start("s-after-engine", &[]);
+    check(&site, "s-after-engine", "closed");
+    site.s.bai(&site.s.admin, &["rm", "s-after-engine"]).expect_ok();
     drop(nodes);
 }
 

@@ -450,7 +450,9 @@ fn kernels_reach_only_what_their_policy_allows() {
     assert!(t.iter().any(|t| t.starts_with("bai_br_")), "{t:?}");
     site.start("s-after-engine", &[]);
     check(&site, "s-after-engine", "closed");
-    site.s.bai(&site.s.admin, &["rm", "s-after-engine"]).expect_ok();
+    site.s
+        .bai(&site.s.admin, &["rm", "s-after-engine"])
+        .expect_ok();
     drop(nodes);
 }
 

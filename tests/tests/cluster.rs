@@ -58,6 +58,23 @@ fn single_node_cluster_kernels_reach_each_other_and_nothing_else() {
         assert!(out.lines().any(|l| l == want), "{want:?} in:\n{out}");
     }
 
+    // `bai session info` lists the kernels: hostname, role, agent, status.
+    let text = s
+        .bai(&s.user, &["session", "info", "trio"])
+        .expect_ok()
+        .stdout
+        .clone();
+    assert!(text.lines().any(|l| l == "kernels (3):"), "{text}");
+    for (host, role) in [("main1", "main"), ("sub1", "sub"), ("sub2", "sub")] {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(host))
+            .unwrap_or_else(|| panic!("no line for {host}: {text}"));
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words.get(1), Some(&role), "{line}");
+        assert_eq!(words.get(3), Some(&"RUNNING"), "{line}");
+    }
+
     // The API lists the three kernels with their places.
     let info = s.info(&s.user, "trio");
     assert_eq!(info["cluster_size"], 3, "{info:#}");

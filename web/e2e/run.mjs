@@ -210,7 +210,9 @@ await step('Jupyter opens through the app proxy', async () => {
   await closeModal();
 });
 
-await step('logs open', async () => {
+await step('logs open (the last of the row\'s controls)', async () => {
+  const controls = await byTest('logs-websess1').locator('xpath=ancestor::div[contains(concat(" ", @class, " "), " ant-space ")][1]').locator('button').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')));
+  if (controls[controls.length - 1] !== 'logs-websess1') throw new Error(`row controls: ${controls.join(', ')}`);
   await byTest('logs-websess1').click();
   await byTest('logs').waitFor();
   await closeModal();
@@ -226,6 +228,12 @@ await step('the detail panel shows resource charts, idle checks and kernels', as
   await expectText(byTest('idle-utilization'), 'grace period');
   await byTest('idle-utilization').hover();
   await expectText(byTest('utilization-tooltip'), 'threshold 1%');
+  // The (i) button explains each checker.
+  await byTest('idle-info').click();
+  await expectText(byTest('idle-help-session_lifetime'), 'Max session lifetime');
+  await expectText(byTest('idle-help-network_timeout'), 'nothing has passed between you and it');
+  await expectText(byTest('idle-help-utilization'), 'grace period');
+  await byTest('idle-info').click();
   await expectText(byTest('detail-mounts'), `${folder} → /home/work/${folder} (rw)`);
   // The egress policy it runs under: a new installation's group's.
   await expectText(byTest('detail-egress'), 'default');
@@ -277,7 +285,7 @@ await step("the detail panel's Commit converts the running session to an image (
   // The control icons in the seed's order.
   await byTest('detail-terminate').waitFor();
   const icons = await byTest('detail-controls').locator('button[data-testid^="detail-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')));
-  const order = ['detail-apps', 'detail-terminal', 'detail-logs', 'detail-commit', 'detail-terminate'];
+  const order = ['detail-apps', 'detail-terminal', 'detail-terminate', 'detail-commit', 'detail-logs'];
   if (icons.join() !== order.join()) throw new Error(`control icons: ${icons.join(', ')}`);
   await byTest('detail-commit').click();
   await expectText(byTest('commit-warning'), '/home/work');

@@ -12,7 +12,7 @@ import Sparkline from './Sparkline';
 import { deviceKind, deviceSeries } from './accel';
 import * as sessionName from './validate';
 import SessionControls from './SessionControls';
-import { CHECKER_LABEL, formatDuration, IdleReport, LEVEL_COLOR, METRIC_LABEL, parseIdleChecks, remainingNow, reportLevel, utilizationLevel } from './idle';
+import { CHECKER_HELP, CHECKER_LABEL, formatDuration, IdleReport, LEVEL_COLOR, METRIC_LABEL, parseIdleChecks, remainingNow, reportLevel, utilizationLevel } from './idle';
 
 type Sample = Schema<'StatSample'>;
 type Session = Schema<'SessionInfo'>;
@@ -298,7 +298,28 @@ export default function Detail({
             {s.network.last_activity ? `, last at ${new Date(s.network.last_activity).toLocaleTimeString()}` : ''}
           </div>
         </Descriptions.Item>
-        <Descriptions.Item label="Idle checks">
+        <Descriptions.Item
+          label={
+            <Space size={4}>
+              Idle checks
+              <Popover
+                trigger="click"
+                title="Idle checks"
+                content={
+                  <div style={{ maxWidth: 420 }} data-testid="idle-help">
+                    {CHECKER_HELP.map((h) => (
+                      <p key={h.checker} data-testid={`idle-help-${h.checker}`}>
+                        <b>{CHECKER_LABEL[h.checker]}</b>: {h.text}
+                      </p>
+                    ))}
+                  </div>
+                }
+              >
+                <Button size="small" type="text" icon={<InfoCircleOutlined />} aria-label="About the idle checks" data-testid="idle-info" />
+              </Popover>
+            </Space>
+          }
+        >
           {s.status === 'RUNNING' ? <IdleChecks reports={stats.idle} fetchedAt={stats.at} /> : <Typography.Text type="secondary">Only running sessions are checked.</Typography.Text>}
         </Descriptions.Item>
       </Descriptions>

@@ -1,5 +1,5 @@
 // The control icons of the session detail panel, in the seed's order: app launcher,
-// terminal, logs, commit (convert to image), terminate.
+// terminal (the second), the red power button, commit (the fourth), logs (the last).
 import { ReactNode, useState } from 'react';
 import { App as AntApp, Button, Popconfirm, Space, Tooltip } from 'antd';
 import { AppstoreOutlined, CloudUploadOutlined, CodeOutlined, FileTextOutlined, PoweroffOutlined } from '@ant-design/icons';
@@ -41,8 +41,6 @@ export default function SessionControls({
     <Space size={0} data-testid="detail-controls">
       {icon('Apps', 'detail-apps', <AppstoreOutlined />, () => onApps(ref), !live)}
       {icon('Terminal', 'detail-terminal', <CodeOutlined />, () => openApp(session.id, 'ttyd', { path: true }).catch((e) => message.error(errText(e))), !live)}
-      {icon('Logs', 'detail-logs', <FileTextOutlined />, () => onLogs(ref))}
-      {icon(refusal ? `Commit: ${refusal}` : 'Commit (convert the session to an image)', 'detail-commit', <CloudUploadOutlined />, () => setCommit(true), !!refusal && !committing)}
       {!FINISHED_STATES.includes(session.status) && (
         <Popconfirm
           title={committing ? `${session.name} is being converted to an image` : `Terminate ${session.name}?`}
@@ -56,6 +54,8 @@ export default function SessionControls({
           </Tooltip>
         </Popconfirm>
       )}
+      {icon(refusal ? `Commit: ${refusal}` : 'Commit (convert the session to an image)', 'detail-commit', <CloudUploadOutlined />, () => setCommit(true), !!refusal && !committing)}
+      {icon('Logs', 'detail-logs', <FileTextOutlined />, () => onLogs(ref))}
       {commit && (
         <CommitDialog
           session={session}

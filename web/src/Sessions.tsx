@@ -135,12 +135,13 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
                   >
                     Terminal
                   </Button>
-                  <Button size="small" onClick={() => setDialog({ kind: 'logs', s })} data-testid={`logs-${s.name}`}>Logs</Button>
                   {!FINISHED_STATES.includes(s.status) && (
                     <Popconfirm title={`Terminate ${s.name}?`} okText="Terminate" onConfirm={() => terminate({ id: s.id, name: s.name })}>
                       <Button size="small" danger data-testid={`terminate-${s.name}`}>Terminate</Button>
                     </Popconfirm>
                   )}
+                  {/* Logs last, as the seed's control panel has it. */}
+                  <Button size="small" onClick={() => setDialog({ kind: 'logs', s })} data-testid={`logs-${s.name}`}>Logs</Button>
                 </Space>
               );
             },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseIdleChecks, remainingNow, reportLevel, utilizationLevel } from './idle';
+import { CHECKER_HELP, CHECKER_LABEL, formatDuration, parseIdleChecks, remainingNow, reportLevel, utilizationLevel } from './idle';
 
 describe('idle checks', () => {
   it('parse the JSON text in checker order and ignore garbage', () => {
@@ -43,5 +43,12 @@ describe('idle checks', () => {
       },
     })[0];
     expect(reportLevel(report)).toBe('warning');
+  });
+});
+
+describe('the idle checks help', () => {
+  it('explains every checker the panel names', () => {
+    expect(CHECKER_HELP.map((h) => h.checker).sort()).toEqual(Object.keys(CHECKER_LABEL).sort());
+    for (const h of CHECKER_HELP) expect(h.text.length).toBeGreaterThan(40);
   });
 });

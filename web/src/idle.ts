@@ -13,6 +13,22 @@ export const CHECKER_LABEL: Record<string, string> = {
   utilization: 'Utilization checker',
 };
 
+/** What each checker does, for the (i) button of the Idle checks section (seed 000's words in ours). */
+export const CHECKER_HELP: { checker: string; text: string }[] = [
+  {
+    checker: 'session_lifetime',
+    text: 'The session is terminated this long after it was created, whatever it does, so that no session runs forever.',
+  },
+  {
+    checker: 'network_timeout',
+    text: 'The session is terminated when nothing has passed between you and it (an app such as the terminal or Jupyter, a tunnel, an execution, a download) for this long — even if a process inside is still working.',
+  },
+  {
+    checker: 'utilization',
+    text: 'After the grace period (a time during which this checker never terminates the session), the session may be terminated at any moment once its average utilization over the idle timeout stays below the threshold of every resource given; a resource without a threshold is not checked. A short burst does not extend the grace period. Hover the checker to see the current averages against their thresholds.',
+  },
+];
+
 export const METRIC_LABEL: Record<string, string> = { cpu_util: 'CPU', mem: 'Memory', cuda_util: 'GPU', cuda_mem: 'GPU memory' };
 
 /** Parses `idle_checks` (a JSON text or an object); anything else gives no reports. */

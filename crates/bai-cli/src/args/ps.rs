@@ -5,7 +5,8 @@ use clap::Args;
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct PsArgs {
-    /// Running sessions only (CREATING, RUNNING, RUNNING_DEGRADED).
+    /// Sessions placed on an agent and not ending: PREPARING, PULLING, PREPARED, CREATING,
+    /// RUNNING, RESTARTING and RUNNING_DEGRADED (not PENDING, SCHEDULED, TERMINATING, ERROR).
     #[arg(long, conflicts_with_all = ["dead", "all", "status"])]
     pub running: bool,
     /// Ended sessions only (CANCELLED, TERMINATED).
@@ -96,5 +97,36 @@ mod tests {
         assert!(!default.contains("TERMINATED") && !default.contains("CANCELLED"));
         assert!(Cli::try_parse_from(["bai", "ps", "--running", "--dead"]).is_err());
         assert!(Cli::try_parse_from(["bai", "ps", "--limit", "0"]).is_err());
+    }
+
+    /// `bai ps --help` names exactly the statuses `--running` asks for.
+    #[test]
+    fn the_help_of_running_names_its_statuses() {
+        use clap::CommandFactory;
+        let mut cmd = Cli::command();
+        let help = cmd
+            .find_subcommand_mut("ps")
+            .map(|c| c.render_long_help().to_string())
+            .unwrap_or_default();
+        let text = help
+            .split("--running")
+            .nth(1)
+            .and_then(|t| t.split("--dead").next())
+            .unwrap_or_default()
+            .replace(char::is_whitespace, " ");
+        let (included, excluded) = text.split_once("(not").unwrap_or((&text, ""));
+        for s in super::S::LIST_RUNNING {
+            assert!(included.contains(s.as_str()), "{s} missing from: {text}");
+        }
+        for s in super::S::ALL
+            .iter()
+            .filter(|s| !super::S::LIST_RUNNING.contains(s))
+        {
+            let named = included
+                .split(|c: char| !c.is_ascii_uppercase() && c != '_')
+                .any(|w| w == s.as_str());
+            assert!(!named, "{s} is not in --running: {text}");
+        }
+        assert!(excluded.contains("PENDING"), "{text}");
     }
 }

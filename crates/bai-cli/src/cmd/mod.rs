@@ -14,6 +14,7 @@ pub mod run;
 pub mod service;
 mod service_rules;
 pub mod session;
+mod session_kernels;
 mod storage;
 mod template;
 mod user_policy;

@@ -255,8 +255,9 @@ pub async fn info(client: &Client, a: &InfoArgs) -> Result<i32> {
         for l in info_lines(&serde_json::to_value(&info)?) {
             println!("{l}");
         }
-        for l in pending_lines(info.pending.as_ref())
+        for l in super::session_kernels::kernel_lines(&info.kernels)
             .into_iter()
+            .chain(pending_lines(info.pending.as_ref()))
             .chain(idle_lines(&info.idle_checks))
             .chain(last_stat_lines(info.last_stat.as_deref()))
         {

@@ -143,11 +143,8 @@ impl Proxies {
         preferred: Option<u16>,
     ) -> Result<u16, String> {
         let (lo, hi) = self.port_pool;
-        let candidates = preferred
-            .filter(|p| (lo..=hi).contains(p))
-            .into_iter()
-            .chain(lo..=hi);
-        for port in candidates {
+        let start = rand::random::<u16>();
+        for port in candidates(preferred, (lo, hi), start) {
             if let Ok(l) = tokio::net::TcpListener::bind(("0.0.0.0", port)).await {
                 proxy.host_port = Some(port);
                 let shared = Arc::new(ProxyTarget::from(&*proxy));
@@ -166,6 +163,23 @@ impl Proxies {
             "no free port in the app port pool {lo}-{hi}; close other apps or widen BAI_APP_PORTS"
         ))
     }
+}
+
+/// The ports tried in turn: the preferred one (when it is in the pool), then every port of
+/// the pool from a random one on, wrapping around (a taken preferred port falls back to a
+/// random free port, as the product says).
+fn candidates(preferred: Option<u16>, (lo, hi): (u16, u16), start: u16) -> Vec<u16> {
+    if lo > hi {
+        return Vec::new();
+    }
+    let n = u32::from(hi - lo) + 1;
+    let first = u32::from(start) % n;
+    let pool = (0..n).map(move |i| lo + ((first + i) % n) as u16);
+    preferred
+        .filter(|p| (lo..=hi).contains(p))
+        .into_iter()
+        .chain(pool.filter(move |p| Some(*p) != preferred))
+        .collect()
 }
 
 /// What [`forward`] needs of a proxy.
@@ -399,5 +413,24 @@ mod tests {
             Some("tok")
         );
         assert_eq!(cookie_value(&req, "bai_permit_s_ttyd"), None);
+    }
+
+    #[test]
+    fn the_preferred_port_first_then_the_whole_pool_from_a_random_one() {
+        let c = candidates(Some(30005), (30000, 30009), 7);
+        assert_eq!(c[0], 30005);
+        assert_eq!(&c[1..4], &[30007, 30008, 30009]);
+        let mut all = c.clone();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all, (30000..=30009).collect::<Vec<_>>(), "every port once");
+        assert_eq!(c.len(), 10);
+        // Another start, another order after the preferred port; outside the pool it is not tried.
+        assert_ne!(
+            candidates(None, (30000, 30009), 3),
+            candidates(None, (30000, 30009), 4)
+        );
+        assert!(!candidates(Some(80), (30000, 30009), 0).contains(&80));
+        assert_eq!(candidates(None, (5, 5), 999), vec![5]);
     }
 }

@@ -191,6 +191,28 @@ fn web_terminal_and_jupyter_through_the_http_proxy() {
     assert_eq!(out.trim(), "42");
     drop(ws);
 
+    // A preferred port that is taken: another port of the pool, and `bai open` says so.
+    let taken = (30000..30100)
+        .find_map(|p| std::net::TcpListener::bind(("0.0.0.0", p)).ok())
+        .expect("a free port in the app pool to hold");
+    let held = taken.local_addr().expect("held port").port();
+    let r = s.bai(
+        user,
+        &["open", "nbsess", "ttyd", "--port", &held.to_string()],
+    );
+    r.expect_ok();
+    let port: u16 = r
+        .stdout
+        .trim()
+        .rsplit_once(':')
+        .and_then(|(_, rest)| rest.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {:?}", r.stdout));
+    assert_ne!(port, held, "{r:?}");
+    assert!((30000..=30199).contains(&port), "{r:?}");
+    assert!(r.stderr.contains("preferred port was taken"), "{r:?}");
+    drop(taken);
+
     // TensorBoard, path mode: its page, and the runs a program logs under /home/work/logs.
     s.bai(
         user,

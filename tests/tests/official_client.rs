@@ -67,6 +67,25 @@ fn official_client_runs_code_and_files() {
     r.expect_ok();
     assert!(r.stdout.contains("script got ['arg1', 'arg2']"), "{r:#?}");
 
+    // Seed 004: `run IMAGE ./mygpucode.py` runs the file, and says what ran; bai alike.
+    std::fs::write(
+        s.work.path().join("mygpucode.py"),
+        "print('mygpucode ran', 6 * 7)\n",
+    )
+    .unwrap();
+    let r = ba(&s, false, &["run", "--rm", "python", "./mygpucode.py"]);
+    r.expect_ok();
+    assert!(r.stdout.contains("mygpucode ran 42"), "{r:#?}");
+    let said = format!("{}{}", r.stdout, r.stderr);
+    assert!(said.contains("(running: python3 'mygpucode.py')"), "{r:#?}");
+    let r = s.bai(&s.user, &["run", "--rm", "python", "./mygpucode.py"]);
+    r.expect_ok();
+    assert!(r.stdout.contains("mygpucode ran 42"), "{r:?}");
+    assert!(
+        r.stderr.contains("(running: python3 'mygpucode.py')"),
+        "{r:?}"
+    );
+
     let ps = ba(&s, false, &["ps"]);
     ps.expect_ok();
     assert!(

@@ -6,17 +6,55 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 
-/// The command of one step. `"*"` means the kernel's default for that step (for Python:
-/// nothing to clean or build, `python3 main.py` if `main.py` exists); empty or absent skips
-/// the step.
+/// The command of one step. `"*"` means the kernel's default for that step (nothing to
+/// clean or build; for `exec`, [`default_exec`]); empty or absent skips the step.
 pub fn resolve_step(step: &str, value: Option<&str>, workdir: &Path) -> Option<String> {
     match value.map(str::trim) {
         None | Some("") => None,
         Some("*") => match step {
-            "exec" if workdir.join("main.py").exists() => Some("python3 main.py".into()),
+            "exec" => default_exec(workdir).ok(),
             _ => None,
         },
         Some(cmd) => Some(cmd.to_string()),
+    }
+}
+
+/// Scripts the default `exec` runs by their interpreter (`run IMAGE ./mygpucode.py`).
+const INTERPRETERS: [(&str, &str); 2] = [("py", "python3"), ("sh", "bash")];
+
+/// `'name'` for the shell.
+fn quoted(name: &str) -> String {
+    format!("'{}'", name.replace('\'', "'\\''"))
+}
+
+/// The default `exec`: `python3 main.py` when there is a `main.py`, else the one script in
+/// the working directory (`.py`, `.sh`) by its interpreter; why not when there is none or
+/// more than one.
+pub fn default_exec(workdir: &Path) -> Result<String, String> {
+    if workdir.join("main.py").is_file() {
+        return Ok("python3 main.py".into());
+    }
+    let mut scripts: Vec<(String, &str)> = std::fs::read_dir(workdir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    let ext = Path::new(&name).extension()?.to_str()?.to_string();
+                    let interp = INTERPRETERS.iter().find(|(x, _)| *x == ext)?.1;
+                    (!name.starts_with('.')).then_some((name, interp))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    scripts.sort();
+    match scripts.as_slice() {
+        [(name, interp)] => Ok(format!("{interp} {}", quoted(name))),
+        [] => Err("nothing to execute: no main.py and no script (.py, .sh) in /home/work; give the command with --exec".into()),
+        many => Err(format!(
+            "nothing to execute: no main.py and several scripts ({}); give the command with --exec",
+            many.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
+        )),
     }
 }
 

@@ -122,6 +122,19 @@ pub fn serve(state: &Arc<State>, stream: UnixStream) {
             let workdir = Path::new(&state.workdir);
             let mut code = 0;
             for (step, value) in [("clean", clean), ("build", build), ("exec", exec)] {
+                // The default exec says what it runs (or why it runs nothing).
+                if step == "exec" && value.as_deref().map(str::trim) == Some("*") {
+                    match batch::default_exec(workdir) {
+                        Ok(cmd) => {
+                            emit(&Event::stderr(format!("(running: {cmd})\n")));
+                        }
+                        Err(why) => {
+                            emit(&Event::stderr(format!("{why}\n")));
+                            code = 2;
+                            break;
+                        }
+                    }
+                }
                 if let Some(cmd) = batch::resolve_step(step, value.as_deref(), workdir) {
                     code = batch::run_command(&cmd, workdir, &mut emit);
                     if code != 0 {

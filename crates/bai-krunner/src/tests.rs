@@ -56,6 +56,25 @@ fn star_steps_use_kernel_defaults() {
     assert_eq!(batch::resolve_step("clean", Some("*"), &dir), None);
     assert_eq!(batch::resolve_step("build", Some(""), &dir), None);
     assert_eq!(batch::resolve_step("exec", Some("*"), &dir), None);
+    assert!(
+        batch::default_exec(&dir)
+            .unwrap_err()
+            .contains("no main.py and no script")
+    );
+    // One script: run by its interpreter (quoted for the shell).
+    std::fs::write(dir.join("my gpu'code.py"), "print(1)").expect("write a script");
+    std::fs::write(dir.join("id_container"), "key").expect("write a non-script");
+    assert_eq!(
+        batch::resolve_step("exec", Some("*"), &dir).as_deref(),
+        Some("python3 'my gpu'\\''code.py'")
+    );
+    std::fs::write(dir.join("b.sh"), "echo").expect("write a second script");
+    let why = batch::default_exec(&dir).unwrap_err();
+    assert!(
+        why.contains("several scripts (b.sh, my gpu'code.py)"),
+        "{why}"
+    );
+    // main.py wins.
     std::fs::write(dir.join("main.py"), "print(1)").expect("write main.py");
     assert_eq!(
         batch::resolve_step("exec", Some("*"), &dir).as_deref(),

@@ -16,14 +16,21 @@ pub fn default_run_name() -> String {
     format!("pysdk-{}", &hex[..10])
 }
 
-/// Batch-mode options: `"*"` (the kernel's default) for clean/build unless given, `exec`
-/// as given (null: build only).
+/// Batch-mode options: `"*"` (the kernel's default) for clean/build unless given; `exec` as
+/// given, else `"*"` when files are given without a build command (`bai run python
+/// ./mygpucode.py` runs the script, or main.py, as the official client's run does), else null
+/// (build only).
 pub fn batch_options(a: &RunArgs) -> Value {
+    let exec = match (&a.exec, &a.build) {
+        (Some(e), _) => Some(e.as_str()),
+        (None, None) if !a.files.is_empty() => Some("*"),
+        _ => None,
+    };
     json!({
         "clean": a.clean.as_deref().unwrap_or("*"),
         "build": a.build.as_deref().unwrap_or("*"),
         "buildLog": false,
-        "exec": a.exec,
+        "exec": exec,
     })
 }
 
@@ -153,6 +160,9 @@ mod tests {
         let (_, _, opts) = plan(&run_args(&["--build", "make", "python", "a.c"])).unwrap();
         assert_eq!(opts["build"], "make");
         assert_eq!(opts["exec"], Value::Null);
+        // A script alone: the kernel's default exec runs it.
+        let (_, _, opts) = plan(&run_args(&["python", "./mygpucode.py"])).unwrap();
+        assert_eq!(opts["exec"], "*");
         assert!(plan(&run_args(&["--rm", "python"])).is_none());
     }
 }

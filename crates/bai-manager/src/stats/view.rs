@@ -39,8 +39,11 @@ pub(crate) fn judge(
     now: i64,
 ) -> Vec<Report> {
     let mut out = Vec::new();
-    if row.session_type == SessionType::Inference {
-        // A service's replicas are never reclaimed: the service decides how many run.
+    // A service's replicas are never reclaimed: the service decides how many run. A bare
+    // inference session (made through the API, no service owns it) is checked as any other.
+    if row.session_type == SessionType::Inference
+        && m.store.route_of_session(row.id).ok().flatten().is_some()
+    {
         return out;
     }
     out.extend(idle::lifetime(

@@ -1,0 +1,47 @@
+//! Idle checks of inference sessions (seed 000): a service's replicas are never reclaimed by
+//! the idle checkers (the service decides how many run), but a bare inference session made
+//! through the API is checked as any other.
+
+mod support;
+
+use bai_core::idle::Checker;
+use bai_core::status::SessionStatus as S;
+use serde_json::json;
+use support::Harness;
+
+#[tokio::test(start_paused = true)]
+async fn only_a_services_replicas_are_exempt_from_the_idle_checks() {
+    let h = Harness::start().await;
+    h.store
+        .put_policy(&bai_store::PolicyRow {
+            name: "default".into(),
+            max_session_lifetime: 7200,
+            idle_timeout: 1800,
+            ..Default::default()
+        })
+        .expect("policy");
+    let bare = h.create("bare-infer", json!({"type": "inference"}));
+    let row = h.wait_status(bare.id, S::Running).await;
+    let checkers: Vec<Checker> = bai_manager::stats::view::reports(&h.m.readings, &row)
+        .iter()
+        .map(|r| r.checker)
+        .collect();
+    assert!(
+        checkers.contains(&Checker::SessionLifetime) && checkers.contains(&Checker::NetworkTimeout),
+        "a bare inference session is checked: {checkers:?}"
+    );
+
+    // Owned by a service's route: exempt.
+    h.store
+        .insert_route(&bai_store::RouteRow {
+            id: uuid::Uuid::new_v4(),
+            endpoint_id: uuid::Uuid::new_v4(),
+            session_id: Some(row.id),
+            status: "healthy".into(),
+            traffic_ratio: 1.0,
+            error: None,
+            created_at: String::new(),
+        })
+        .expect("route");
+    assert!(bai_manager::stats::view::reports(&h.m.readings, &row).is_empty());
+}

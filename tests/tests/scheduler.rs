@@ -29,10 +29,14 @@ fn history(s: &Server, who: &Account, name: &str, filter: &[&str]) -> Vec<String
     a.extend_from_slice(filter);
     let r = s.bai(who, &a);
     r.expect_ok();
+    // Each record's row: its id (a UUID), then its phase.
     r.stdout
         .lines()
         .filter(|l| {
-            l.starts_with("schedule ") || l.starts_with("enqueue ") || l.starts_with("launch")
+            let mut w = l.split_whitespace();
+            let id = w.next().unwrap_or_default();
+            uuid::Uuid::parse_str(id).is_ok()
+                && matches!(w.next(), Some("schedule" | "enqueue" | "launch"))
         })
         .map(str::to_string)
         .collect()
@@ -119,6 +123,19 @@ fn n_sessions_fill_the_agents_and_the_rest_wait_with_a_reason() {
     );
     assert_eq!(h.len(), 1, "{h:#?}");
     assert!(h[0].contains("no-available-instances"), "{h:#?}");
+    // A record's id picks exactly that record; an id that is not a UUID is refused.
+    let name = waiting[0]["name"].as_str().unwrap_or_default();
+    let id = h[0]
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let all = history(&s, &s.user, name, &[]);
+    assert!(all.len() > 1, "{all:#?}");
+    let one = history(&s, &s.user, name, &["--id", &id]);
+    assert_eq!(one, h, "{one:#?}");
+    let r = s.bai(&s.user, &["session", "history", name, "--id", "7"]);
+    assert!(!r.ok() && r.stderr.contains("--id"), "{r:?}");
 }
 
 #[test]

@@ -269,7 +269,16 @@ await step('scheduling history lists the records, filters them and expands sub-s
   await expectText(modal.locator('.ant-table-expanded-row'), 'agent_selection');
   if (shots) await page.screenshot({ path: `${shots}/scheduling-history.png` });
   await byTest('history-filter-id').fill('abc');
-  await page.getByText('IDs are numbers.').waitFor();
+  await page.getByText('IDs are UUIDs, as the ID column shows them.').waitFor();
+  // A record's id (a UUID) filters down to exactly that record.
+  await byTest('history-filter-id').fill('');
+  await modal.locator('.ant-table-row').first().waitFor();
+  const rowsBefore = await modal.locator('[data-testid^="history-id-"]').count();
+  const firstId = (await modal.locator('[data-testid^="history-id-"]').first().getAttribute('data-testid')).replace('history-id-', '');
+  await byTest('history-filter-id').fill(firstId);
+  await page.waitForFunction(() => document.querySelectorAll('.ant-modal [data-testid^="history-id-"]').length === 1);
+  await byTest(`history-id-${firstId}`).waitFor();
+  if (rowsBefore < 2) throw new Error(`expected several records, found ${rowsBefore}`);
   await byTest('history-filter-id').fill('');
   await byTest('history-filter-phase').fill('no-such-phase');
   await modal.locator('.ant-table-row').first().waitFor({ state: 'detached' });

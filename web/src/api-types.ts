@@ -2771,11 +2771,8 @@ export interface components {
             error_code?: string | null;
             /** @description The status before. */
             from_status?: components["schemas"]["SessionStatus"] | null;
-            /**
-             * Format: int64
-             * @description The record's number.
-             */
-            id: number;
+            /** @description The record's id (a UUID). */
+            id: string;
             /** @description What happened, in words. */
             message: string;
             /** @description Which part acted: `schedule`, `launch`, `terminate`, … */

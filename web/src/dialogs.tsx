@@ -132,7 +132,7 @@ export function HistoryModal({ session, onClose }: { session: SessionRef; onClos
   const [rows, setRows] = useState<HistoryRecord[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [filter, setFilter] = useState<HistoryFilter>({});
-  const idProblem = filter.id && !/^\d+$/.test(filter.id) ? 'IDs are numbers.' : null;
+  const idProblem = filter.id && !/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(filter.id.trim()) ? 'IDs are UUIDs, as the ID column shows them.' : null;
   const load = useCallback(() => {
     if (idProblem) return;
     const query = Object.fromEntries(Object.entries(filter).filter(([, v]) => v));
@@ -207,6 +207,7 @@ export function HistoryModal({ session, onClose }: { session: SessionRef; onClos
           ),
         }}
         columns={[
+          { title: 'ID', dataIndex: 'id', render: (id: string) => <Typography.Text copyable={{ text: id }} data-testid={`history-id-${id}`}>{id.slice(0, 8)}</Typography.Text> },
           { title: 'Phase', dataIndex: 'phase' },
           { title: 'Result', dataIndex: 'result', render: (r: string) => <Tag color={RESULT_COLOR[r] ?? 'default'}>{r}</Tag> },
           { title: 'Status Transition', render: (_, r) => `${r.from_status ?? '-'} → ${r.to_status ?? '-'}` },

@@ -100,7 +100,8 @@ impl SubStep {
 /// One record. Identical consecutive attempts merge (`attempts += 1`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HistoryRecord {
-    pub id: i64,
+    /// The record's id (a UUID, as Backend.AI's).
+    pub id: uuid::Uuid,
     pub session_id: uuid::Uuid,
     pub phase: String,
     pub result: HistoryResult,
@@ -119,7 +120,7 @@ pub struct HistoryRecord {
 /// case-insensitive substring, the others exactly; statuses and results case-insensitively).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct HistoryFilter {
-    pub id: Option<i64>,
+    pub id: Option<uuid::Uuid>,
     pub phase: Option<String>,
     pub result: Option<String>,
     pub from_status: Option<String>,
@@ -157,7 +158,7 @@ mod tests {
 
     fn rec() -> HistoryRecord {
         HistoryRecord {
-            id: 7,
+            id: uuid::Uuid::from_u128(7),
             session_id: uuid::Uuid::nil(),
             phase: "schedule".into(),
             result: HistoryResult::NeedRetry,
@@ -190,9 +191,14 @@ mod tests {
         };
         assert!(!f.matches(&r));
         let f = HistoryFilter {
-            id: Some(8),
+            id: Some(uuid::Uuid::from_u128(8)),
             ..Default::default()
         };
         assert!(!f.matches(&r));
+        let f = HistoryFilter {
+            id: Some(uuid::Uuid::from_u128(7)),
+            ..Default::default()
+        };
+        assert!(f.matches(&r));
     }
 }

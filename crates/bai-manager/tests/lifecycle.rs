@@ -77,6 +77,16 @@ async fn a_creation_that_never_answers_times_out() {
         row.status_info.as_deref().map(Reason::parse),
         Some(Reason::CreationTimeout { secs: 120 })
     );
+    // Out of time is EXPIRED in the scheduling history (Backend.AI's result for a timeout).
+    let last = h.store.history(s.id).expect("history");
+    let last = last.last().expect("a record");
+    assert_eq!(
+        (last.result, last.error_code.as_deref()),
+        (
+            bai_core::history::HistoryResult::Expired,
+            Some("creation-timeout")
+        )
+    );
     // The abandoned creation never starts a kernel behind the manager's back.
     h.agent.release();
     tokio::task::yield_now().await;

@@ -26,6 +26,8 @@ pub enum PassWrite {
     Held { info: String, message: String },
     /// PENDING → CANCELLED: it can never run.
     GiveUp { code: String, message: String },
+    /// PENDING → CANCELLED: it waited longer than its group allows (history `EXPIRED`).
+    Expire { code: String, message: String },
 }
 
 /// One session's entry of the pass.
@@ -58,14 +60,21 @@ impl Store {
         for e in entries {
             match &e.write {
                 PassWrite::Placed { agent, subs } => {
-                    if let Some(ev) = place_tx(&tx, e.id, agent, &e.sub_steps, &now)? {
-                        if !subs.is_empty() {
-                            crate::sessions::kernels::place_subs_tx(&tx, e.id, subs)?;
+                    match place_tx(&tx, e.id, agent, &e.sub_steps, &now)? {
+                        Some(ev) => {
+                            if !subs.is_empty() {
+                                crate::sessions::kernels::place_subs_tx(&tx, e.id, subs)?;
+                            }
+                            out.placed.push((e.id, ev));
                         }
-                        out.placed.push((e.id, ev));
+                        None => stale_tx(&tx, e.id, &now)?,
                     }
                 }
-                PassWrite::GiveUp { code, message } => {
+                PassWrite::GiveUp { code, message } | PassWrite::Expire { code, message } => {
+                    let result = match &e.write {
+                        PassWrite::Expire { .. } => HistoryResult::Expired,
+                        _ => HistoryResult::GiveUp,
+                    };
                     let change = StatusChange::new(
                         SessionStatus::Pending,
                         SessionStatus::Cancelled,
@@ -76,10 +85,11 @@ impl Store {
                         PHASE,
                     )
                     .events(&[EventKind::SessionCancelled])
-                    .outcome(HistoryResult::GiveUp, code)
+                    .outcome(result, code)
                     .steps(&e.sub_steps);
-                    if let Some(moved) = cas_status_tx(&tx, e.id, &change, &now)? {
-                        out.cancelled.push(moved);
+                    match cas_status_tx(&tx, e.id, &change, &now)? {
+                        Some(moved) => out.cancelled.push(moved),
+                        None => stale_tx(&tx, e.id, &now)?,
                     }
                 }
                 PassWrite::Wait {
@@ -121,6 +131,31 @@ impl Store {
         tx.commit()?;
         Ok(out)
     }
+}
+
+/// A decision the pass could not write: the session left PENDING while the pass looked at it
+/// (terminated by its owner, placed by an earlier pass), so what the pass saw was stale.
+/// Recorded as `STALE`, naming where the session is now.
+fn stale_tx(tx: &rusqlite::Transaction<'_>, id: Uuid, now: &str) -> Result<()> {
+    let status: Option<String> = tx
+        .prepare_cached("SELECT status FROM sessions WHERE id = ?1")?
+        .query_row([id.to_string()], |r| r.get(0))
+        .ok();
+    let Some(status) = status else {
+        return Ok(());
+    };
+    add_history_with_steps_tx(
+        tx,
+        id,
+        PHASE,
+        HistoryResult::Stale,
+        Some(SessionStatus::Pending),
+        status.parse().ok(),
+        Some("stale-snapshot"),
+        &format!("the decision was not written: the session was {status} by then"),
+        "[]",
+        now,
+    )
 }
 
 fn set_info_tx(tx: &rusqlite::Transaction<'_>, id: Uuid, info: &str) -> Result<()> {

@@ -441,6 +441,16 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE resource_groups ADD COLUMN egress TEXT NOT NULL DEFAULT '{"mode":"default"}';
     ALTER TABLE sessions ADD COLUMN egress TEXT;
     "#,
+    // 20: scheduling history records are known by a UUID (Backend.AI's ids); the integer id
+    // stays their order. Records made before get a random (version 4) one.
+    r#"
+    ALTER TABLE scheduling_history ADD COLUMN uuid TEXT;
+    UPDATE scheduling_history SET uuid = lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2)))
+        || '-4' || substr(lower(hex(randomblob(2))), 2) || '-'
+        || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2)
+        || '-' || lower(hex(randomblob(6)));
+    CREATE UNIQUE INDEX scheduling_history_by_uuid ON scheduling_history(uuid);
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -219,6 +219,40 @@ fn a_pass_is_committed_as_one_with_sub_steps() {
         s.session(a.id).unwrap().unwrap().agent_id.as_deref(),
         Some("agent-1")
     );
+    // ... and says so: the second decision was taken on a stale view (STALE, where it is now).
+    let h = s.history(a.id).unwrap();
+    let last = h.last().unwrap();
+    assert_eq!(last.result, HistoryResult::Stale);
+    assert_eq!(last.error_code.as_deref(), Some("stale-snapshot"));
+    assert_eq!(last.to_status, Some(SessionStatus::Scheduled));
+    // Record ids are UUIDs, each its own.
+    let mut ids: Vec<Uuid> = h.iter().map(|r| r.id).collect();
+    assert!(
+        ids.iter().all(|i| !i.is_nil() && i.get_version_num() == 4),
+        "{ids:?}"
+    );
+    ids.dedup();
+    assert_eq!(ids.len(), h.len());
+    // A session that waited past its group's limit: CANCELLED, recorded as EXPIRED.
+    let d = new_session("waited-long");
+    s.insert_session(&d).unwrap();
+    let out = s
+        .apply_pass(&[PassEntry {
+            id: d.id,
+            write: PassWrite::Expire {
+                code: "pending-timeout".into(),
+                message: "waited 61s, longer than the 60s resource group default allows".into(),
+            },
+            sub_steps: "[]".into(),
+        }])
+        .unwrap();
+    assert_eq!(out.cancelled.len(), 1);
+    let h = s.history(d.id).unwrap();
+    assert_eq!(h.last().map(|r| r.result), Some(HistoryResult::Expired));
+    assert_eq!(
+        s.session(d.id).unwrap().unwrap().status,
+        SessionStatus::Cancelled
+    );
 }
 
 #[test]

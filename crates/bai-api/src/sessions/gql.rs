@@ -78,9 +78,9 @@ pub struct SchedulingHistoriesArgs {
     /// The session: a Relay global id or its UUID (also read as `sessionId`).
     #[serde(alias = "sessionId")]
     pub session_id: String,
-    /// One record by its number.
+    /// One record by its id (a UUID).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<i64>,
+    pub id: Option<String>,
     /// The phase (`schedule`, `launch`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,

@@ -84,8 +84,8 @@ pub struct SchedulingHistory {
 /// merge into one (`attempts` counts them).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HistoryRecord {
-    /// The record's number.
-    pub id: i64,
+    /// The record's id (a UUID).
+    pub id: String,
     /// The session's id.
     pub session_id: String,
     /// Which part acted: `schedule`, `launch`, `terminate`, …
@@ -113,7 +113,7 @@ pub struct HistoryRecord {
 impl From<bai_core::history::HistoryRecord> for HistoryRecord {
     fn from(r: bai_core::history::HistoryRecord) -> HistoryRecord {
         HistoryRecord {
-            id: r.id,
+            id: r.id.to_string(),
             session_id: r.session_id.to_string(),
             phase: r.phase,
             result: r.result,

@@ -136,9 +136,9 @@ pub struct HistoryArgs {
     /// Scheduling history: messages containing this text.
     #[arg(long)]
     pub message: Option<String>,
-    /// Scheduling history: only the record with this id.
-    #[arg(long, value_parser = clap::value_parser!(i64))]
-    pub id: Option<i64>,
+    /// Scheduling history: only the record with this id (a UUID, as the table shows it).
+    #[arg(long, value_parser = clap::value_parser!(uuid::Uuid))]
+    pub id: Option<uuid::Uuid>,
     /// Scheduling history: also print each record's sub-steps.
     #[arg(long)]
     pub steps: bool,

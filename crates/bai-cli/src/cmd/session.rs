@@ -346,6 +346,7 @@ fn wire_word<T: serde::Serialize>(v: T) -> String {
 /// One row of the scheduling-history table.
 fn record_row(r: &HistoryRecord) -> Vec<String> {
     vec![
+        r.id.clone(),
         or_dash(Some(&r.phase)),
         wire_word(r.result),
         format!(
@@ -375,6 +376,7 @@ pub async fn history(client: &Client, a: &HistoryArgs) -> Result<i32> {
         let rows: Vec<Vec<String>> = sched.iter().map(record_row).collect();
         table(
             &[
+                "ID",
                 "Phase",
                 "Result",
                 "Transition",
@@ -392,7 +394,7 @@ pub async fn history(client: &Client, a: &HistoryArgs) -> Result<i32> {
                 }
                 let row = record_row(r);
                 println!();
-                println!("{} {} (record {}):", row[0], row[1], r.id);
+                println!("{} {} (record {}):", row[1], row[2], r.id);
                 let rows: Vec<Vec<String>> = r
                     .sub_steps
                     .iter()
@@ -543,7 +545,7 @@ mod tests {
     #[test]
     fn scheduling_records_in_a_row() {
         let r = HistoryRecord {
-            id: 7,
+            id: "5f0c6f0e-8a8c-4c55-9a57-8d0f0f5f6a11".into(),
             session_id: "u".into(),
             phase: "schedule".into(),
             result: bai_api::sessions::HistoryResult::NeedRetry,
@@ -559,6 +561,7 @@ mod tests {
         assert_eq!(
             record_row(&r),
             [
+                "5f0c6f0e-8a8c-4c55-9a57-8d0f0f5f6a11",
                 "schedule",
                 "NEED_RETRY",
                 "PENDING -> -",

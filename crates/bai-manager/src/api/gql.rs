@@ -109,8 +109,15 @@ impl SessionResolver<'_> {
         let row = self.visible(id)?.ok_or_else(|| err("no such session"))?;
         // An empty text filters nothing, as the filter bar sends it.
         let given = |s: Option<String>| s.filter(|s| !s.is_empty());
+        let record = match given(a.id) {
+            Some(text) => Some(
+                uuid::Uuid::parse_str(text.trim())
+                    .map_err(|_| err(format!("id {text:?} is not a record id (a UUID)")))?,
+            ),
+            None => None,
+        };
         let filter = bai_core::history::HistoryFilter {
-            id: a.id,
+            id: record,
             phase: given(a.phase),
             result: given(a.result),
             from_status: given(a.from_status),

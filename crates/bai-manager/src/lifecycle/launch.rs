@@ -338,7 +338,16 @@ async fn fail_creation(m: &Arc<Lifecycle>, row: &SessionRow, reason: Reason) {
     if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agents.get(a)) {
         super::destroy_or_log(&agent, row.main_kernel_id).await;
     }
-    let c = Change::new(S::Creating, S::Error, reason, "launch").events(&[E::SessionFailure]);
+    // Out of time (the creation timeout) is EXPIRED in the history, as Backend.AI records a
+    // handler's timeout; other failures are its default (FAILURE).
+    let expired = matches!(reason, Reason::CreationTimeout { .. });
+    let mut c = Change::new(S::Creating, S::Error, reason, "launch").events(&[E::SessionFailure]);
+    if expired {
+        c = c.outcome(
+            bai_core::history::HistoryResult::Expired,
+            "creation-timeout",
+        );
+    }
     if transition_or_log(m, row.id, c).is_none() {
         lost_race(m, row, false).await;
     }

@@ -89,7 +89,7 @@ pub fn schedule_pass(m: &Arc<Scheduler>) -> anyhow::Result<PassOutcome> {
                 }
                 entries.push(PassEntry {
                     id: w.id,
-                    write: PassWrite::GiveUp {
+                    write: PassWrite::Expire {
                         code: "pending-timeout".into(),
                         message: format!(
                             "waited {waited}s, longer than the {timeout}s resource group {} allows",

@@ -35,7 +35,7 @@ impl Store {
     pub fn history(&self, session_id: Uuid) -> Result<Vec<HistoryRecord>> {
         let conn = self.read();
         let mut st = conn.prepare(
-            "SELECT id, phase, result, from_status, to_status, error_code, message, attempts,
+            "SELECT uuid, phase, result, from_status, to_status, error_code, message, attempts,
                     created_at, updated_at, sub_steps
              FROM scheduling_history WHERE session_id = ?1 ORDER BY id",
         )?;
@@ -44,8 +44,11 @@ impl Store {
             let from: Option<String> = r.get(3)?;
             let to: Option<String> = r.get(4)?;
             let steps: String = r.get(10)?;
+            let uuid: Option<String> = r.get(0)?;
             let record = HistoryRecord {
-                id: r.get(0)?,
+                id: uuid
+                    .and_then(|u| Uuid::parse_str(&u).ok())
+                    .unwrap_or_else(Uuid::nil),
                 session_id,
                 phase: r.get(1)?,
                 result: parse_history_result(&result),
@@ -311,8 +314,8 @@ pub(crate) fn insert_history_tx(
 ) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO scheduling_history(session_id, phase, result, from_status, to_status,
-            error_code, message, attempts, created_at, updated_at, sub_steps)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?8, ?9)",
+            error_code, message, attempts, created_at, updated_at, sub_steps, uuid)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?8, ?9, ?10)",
     )?
     .execute(params![
         session_id.to_string(),
@@ -323,7 +326,8 @@ pub(crate) fn insert_history_tx(
         error_code,
         message,
         now,
-        sub_steps
+        sub_steps,
+        Uuid::new_v4().to_string()
     ])?;
     Ok(())
 }

@@ -86,6 +86,45 @@ await step('log in', async () => {
   await expectText(byTest('whoami'), email);
 });
 
+const siderWidth = () => page.evaluate(() => document.querySelector('[data-testid="sidebar"]').getBoundingClientRect().width);
+async function waitSider(narrow) {
+  await page.waitForFunction((n) => {
+    const w = document.querySelector('[data-testid="sidebar"]').getBoundingClientRect().width;
+    return n ? w < 100 : w >= 200;
+  }, narrow);
+}
+
+await step('the left sidebar lists the pages, marks the current one, collapses, and folds on a narrow window', async () => {
+  const sider = byTest('sidebar');
+  const box = await sider.boundingBox();
+  if (!box || box.x > 1 || box.height < 600) throw new Error(`the sidebar is at ${JSON.stringify(box)}`);
+  const labels = (await sider.locator('.ant-menu-item').allInnerTexts()).map((t) => t.trim());
+  if (labels.join() !== 'Sessions,Data,Serving') throw new Error(`a user's pages: ${labels.join(', ')}`);
+  await expectText(sider.locator('.ant-menu-item-selected'), 'Sessions');
+  await page.getByRole('menuitem', { name: 'Data' }).click();
+  await expectText(sider.locator('.ant-menu-item-selected'), 'Data');
+  await page.getByRole('menuitem', { name: 'Sessions' }).click();
+  await expectText(sider.locator('.ant-menu-item-selected'), 'Sessions');
+  // The trigger folds it to icons and back.
+  await sider.locator('.ant-layout-sider-trigger').click();
+  await waitSider(true);
+  await sider.locator('.ant-layout-sider-trigger').click();
+  await waitSider(false);
+  // At 1280×800 nothing overflows sideways; a narrow window folds it, a wide one opens it.
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await waitSider(false);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  if (overflow > 0) throw new Error(`the page is ${overflow}px wider than 1280`);
+  await page.setViewportSize({ width: 700, height: 800 });
+  await waitSider(true);
+  await page.getByRole('menuitem', { name: 'Data' }).click();
+  await expectText(sider.locator('.ant-menu-item-selected'), 'Data');
+  await page.getByRole('menuitem', { name: 'Sessions' }).click();
+  await page.setViewportSize({ width: 1400, height: 900 });
+  await waitSider(false);
+  if ((await siderWidth()) < 200) throw new Error('the sidebar stayed folded');
+});
+
 await step("the launcher's environments and versions come from the image catalogue, with the image name and help", async () => {
   const { images } = await gql('query { images { name tags { key } } }');
   const general = new Set(images.filter((i) => !i.tags.some((t) => t.key === 'Customized')).map((i) => i.name));
@@ -633,6 +672,7 @@ if (adminEmail && adminPassword) {
     await byTest('egress-save').click();
     await expectText(byTest('group-egress-default'), '10.9.0.0/16:3128');
     await expectText(byTest('group-egress-default'), 'closed');
+    if (shots) await page.screenshot({ path: `${shots}/agents.png`, fullPage: true });
     // Back to the default one.
     await byTest('group-egress-edit-default').click();
     await byTest('egress-mode').locator('.ant-select-selector').click();

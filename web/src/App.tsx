@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { Alert, Badge, Button, Card, Dropdown, Form, Input, Layout, List, Menu, Space, Typography } from 'antd';
+import { AuditOutlined, CloudServerOutlined, ClusterOutlined, DesktopOutlined, FolderOutlined } from '@ant-design/icons';
 import { api, ApiError, Me } from './api';
 import Sessions from './Sessions';
 import Launcher from './Launcher';
@@ -56,6 +57,8 @@ function Login({ onLogin }: { onLogin: (m: Me) => void }) {
 export default function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
   const [page, setPage] = useState<Page>('sessions');
+  // The left sidebar: collapsed by the user, or by a narrow window (below the `md` width).
+  const [collapsed, setCollapsed] = useState(false);
   const [notes, setNotes] = useState<Note[]>([]);
   const [relaunch, setRelaunch] = useState<LaunchSettings | null>(null);
 
@@ -81,80 +84,99 @@ export default function App() {
 
   return (
     <Layout style={{ minHeight: '100vh' }}>
-      <Layout.Header style={{ display: 'flex', alignItems: 'center', gap: 24, background: '#fff', borderBottom: '1px solid #eee' }}>
-        <Typography.Title level={4} style={{ margin: 0 }}>
+      <Layout.Sider
+        collapsible
+        collapsed={collapsed}
+        onCollapse={setCollapsed}
+        breakpoint="md"
+        theme="light"
+        width={200}
+        style={{ borderRight: '1px solid #eee' }}
+        data-testid="sidebar"
+      >
+        <Typography.Title level={4} style={{ margin: '16px 0 8px', textAlign: 'center' }}>
           bai
         </Typography.Title>
+        {/* The product's navigation: the current page marked; admins also see theirs. */}
         <Menu
-          mode="horizontal"
+          mode="inline"
           selectedKeys={[page === 'launcher' ? 'sessions' : page]}
           onClick={(e) => setPage(e.key as Page)}
-          style={{ flex: 1, borderBottom: 'none' }}
+          style={{ borderInlineEnd: 'none' }}
           items={[
-            { key: 'sessions', label: 'Sessions' },
-            { key: 'serving', label: 'Serving' },
-            { key: 'data', label: 'Data' },
-            // Administrators see every agent and its devices.
-            ...(me.is_admin ? [{ key: 'agents', label: 'Agents' }, { key: 'audit', label: 'Audit log' }] : []),
+            { key: 'sessions', label: 'Sessions', icon: <DesktopOutlined /> },
+            { key: 'data', label: 'Data', icon: <FolderOutlined /> },
+            { key: 'serving', label: 'Serving', icon: <CloudServerOutlined /> },
+            // Administrators see every agent and its devices, and the audit log.
+            ...(me.is_admin
+              ? [
+                  { key: 'agents', label: 'Agents', icon: <ClusterOutlined /> },
+                  { key: 'audit', label: 'Audit log', icon: <AuditOutlined /> },
+                ]
+              : []),
           ]}
         />
-        <Space>
-          <Dropdown
-            trigger={['click']}
-            dropdownRender={() => (
-              <Card size="small" style={{ width: 360, maxHeight: 400, overflow: 'auto' }} title="Notifications">
-                <List
-                  size="small"
-                  dataSource={notes}
-                  locale={{ emptyText: 'No notifications' }}
-                  renderItem={(n) => (
-                    <List.Item>
-                      <Typography.Text type="secondary">{n.at}</Typography.Text>&nbsp;{n.text}
-                    </List.Item>
-                  )}
-                />
-              </Card>
-            )}
-          >
-            <Badge count={notes.length} size="small">
-              <Button data-testid="notifications">Notifications</Button>
-            </Badge>
-          </Dropdown>
-          <Typography.Text data-testid="whoami">
-            {me.email} {me.is_admin ? '(superadmin)' : ''}
-          </Typography.Text>
-          <Button onClick={logout} data-testid="logout">
-            Log out
-          </Button>
-        </Space>
-      </Layout.Header>
-      <Layout.Content style={{ padding: 24 }}>
-        {page === 'sessions' && (
-          <Sessions
-            me={me}
-            notify={notify}
-            onStart={(s) => {
-              setRelaunch(s);
-              setPage('launcher');
-            }}
-          />
-        )}
-        {page === 'launcher' && (
-          <Launcher
-            me={me}
-            initial={relaunch}
-            notify={notify}
-            onDone={() => {
-              setRelaunch(null);
-              setPage('sessions');
-            }}
-          />
-        )}
-        {page === 'serving' && <Serving />}
-        {page === 'data' && <Data isAdmin={me.is_admin} />}
-        {page === 'agents' && me.is_admin && <Agents />}
-        {page === 'audit' && me.is_admin && <Audit />}
-      </Layout.Content>
+      </Layout.Sider>
+      <Layout>
+        <Layout.Header style={{ display: 'flex', alignItems: 'center', justifyContent: 'flex-end', gap: 24, background: '#fff', borderBottom: '1px solid #eee' }}>
+          <Space>
+            <Dropdown
+              trigger={['click']}
+              dropdownRender={() => (
+                <Card size="small" style={{ width: 360, maxHeight: 400, overflow: 'auto' }} title="Notifications">
+                  <List
+                    size="small"
+                    dataSource={notes}
+                    locale={{ emptyText: 'No notifications' }}
+                    renderItem={(n) => (
+                      <List.Item>
+                        <Typography.Text type="secondary">{n.at}</Typography.Text>&nbsp;{n.text}
+                      </List.Item>
+                    )}
+                  />
+                </Card>
+              )}
+            >
+              <Badge count={notes.length} size="small">
+                <Button data-testid="notifications">Notifications</Button>
+              </Badge>
+            </Dropdown>
+            <Typography.Text data-testid="whoami">
+              {me.email} {me.is_admin ? '(superadmin)' : ''}
+            </Typography.Text>
+            <Button onClick={logout} data-testid="logout">
+              Log out
+            </Button>
+          </Space>
+        </Layout.Header>
+        <Layout.Content style={{ padding: 24 }}>
+          {page === 'sessions' && (
+            <Sessions
+              me={me}
+              notify={notify}
+              onStart={(s) => {
+                setRelaunch(s);
+                setPage('launcher');
+              }}
+            />
+          )}
+          {page === 'launcher' && (
+            <Launcher
+              me={me}
+              initial={relaunch}
+              notify={notify}
+              onDone={() => {
+                setRelaunch(null);
+                setPage('sessions');
+              }}
+            />
+          )}
+          {page === 'serving' && <Serving />}
+          {page === 'data' && <Data isAdmin={me.is_admin} />}
+          {page === 'agents' && me.is_admin && <Agents />}
+          {page === 'audit' && me.is_admin && <Audit />}
+        </Layout.Content>
+      </Layout>
     </Layout>
   );
 }

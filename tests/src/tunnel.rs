@@ -1,6 +1,7 @@
-//! Lets two test [`Machine`]s exchange VXLAN traffic (UDP 4789) through the host, as two
-//! servers on one network would for a multi-node session's overlay. Everything else between
-//! machines stays dropped by the host's `FORWARD` policy. The rules go when the guard drops.
+//! Lets two test [`Machine`]s exchange VXLAN traffic (UDP 4789), or other traffic a test
+//! names, through the host, as two servers on one network would for a multi-node session's
+//! overlay. Everything else between machines stays dropped by the host's `FORWARD` policy.
+//! The rules go when the guard drops.
 
 use crate::netns::Machine;
 use std::process::Command;
@@ -28,21 +29,19 @@ fn iptables(op: &str, rule: &[String]) -> bool {
 impl Tunnel {
     /// Opens UDP 4789 between `a` and `b`. Panics if iptables refuses.
     pub fn between(a: &Machine, b: &Machine) -> Tunnel {
+        Tunnel::forward(a, b, &["-p", "udp", "--dport", VXLAN_PORT])
+    }
+
+    /// Opens what `matching` selects (iptables match arguments, e.g. `-p tcp`) between `a`
+    /// and `b`, both ways, as between two servers of one network. Panics if iptables refuses.
+    pub fn forward(a: &Machine, b: &Machine, matching: &[&str]) -> Tunnel {
         let rule = |from: &Machine, to: &Machine| -> Vec<String> {
-            [
-                "-i",
-                &from.host_veth(),
-                "-o",
-                &to.host_veth(),
-                "-p",
-                "udp",
-                "--dport",
-                VXLAN_PORT,
-                "-j",
-                "ACCEPT",
-            ]
-            .map(String::from)
-            .to_vec()
+            let mut r: Vec<String> = ["-i", &from.host_veth(), "-o", &to.host_veth()]
+                .map(String::from)
+                .to_vec();
+            r.extend(matching.iter().map(|m| m.to_string()));
+            r.extend(["-j", "ACCEPT"].map(String::from));
+            r
         };
         let rules = vec![rule(a, b), rule(b, a)];
         for r in &rules {

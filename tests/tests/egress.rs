@@ -159,50 +159,6 @@ impl Drop for Cloud {
     }
 }
 
-/// Host `FORWARD` rules letting TCP pass between two machines both ways (as between two
-/// servers of one network); removed on drop.
-struct TcpBetween(Vec<Vec<String>>);
-
-impl TcpBetween {
-    fn open(a: &Machine, b: &Machine) -> TcpBetween {
-        let rule = |x: &Machine, y: &Machine| -> Vec<String> {
-            [
-                "-i",
-                &x.host_veth(),
-                "-o",
-                &y.host_veth(),
-                "-p",
-                "tcp",
-                "-j",
-                "ACCEPT",
-            ]
-            .map(String::from)
-            .to_vec()
-        };
-        let rules = vec![rule(a, b), rule(b, a)];
-        for r in &rules {
-            let st = Command::new("iptables")
-                .args(["-I", "FORWARD", "1"])
-                .args(r)
-                .status()
-                .expect("iptables");
-            assert!(st.success(), "iptables -I FORWARD {}", r.join(" "));
-        }
-        TcpBetween(rules)
-    }
-}
-
-impl Drop for TcpBetween {
-    fn drop(&mut self) {
-        for r in &self.0 {
-            let _ = Command::new("iptables")
-                .args(["-D", "FORWARD"])
-                .args(r)
-                .status();
-        }
-    }
-}
-
 /// Everything the sessions dial, per node.
 struct Site {
     s: Server,
@@ -317,7 +273,7 @@ fn kernels_reach_only_what_their_policy_allows() {
         })
         .collect();
     let _vxlan = Tunnel::between(&machines[0], &machines[1]);
-    let _tcp = TcpBetween::open(&machines[0], &machines[1]);
+    let _tcp = Tunnel::forward(&machines[0], &machines[1], &["-p", "tcp"]);
     let clouds: Vec<Cloud> = machines
         .iter()
         .zip([43u8, 44])

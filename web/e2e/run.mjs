@@ -199,6 +199,17 @@ await step('launch through every launcher page with a folder and an env var', as
   await byTest('env-key-0').fill('GREETING');
   await byTest('env-value-0').fill('hello-from-the-ui');
   await byTest('next').click();
+  // The folder's name opens the Data page's explorer: into a new sub-folder and back up.
+  await byTest(`launcher-folder-${folder}`).click();
+  await byTest('explorer-table').waitFor();
+  await byTest('explorer-mkdir').click();
+  await byTest('mkdir-input').fill('from-launcher');
+  await byTest('mkdir-ok').click();
+  await byTest('entry-from-launcher').click();
+  await page.locator('.ant-modal-title').filter({ hasText: `${folder}/from-launcher` }).waitFor();
+  await page.locator('.ant-modal').getByRole('button', { name: 'Up', exact: true }).click();
+  await byTest('entry-from-launcher').waitFor();
+  await closeModal();
   await page.getByRole('row', { name: new RegExp(folder) }).getByRole('checkbox').check();
   await byTest('next').click();
   await byTest('preopen').fill('80');

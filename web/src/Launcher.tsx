@@ -1,4 +1,5 @@
 // The session launcher (seeds, "Start a new session"): its five pages, Recent History.
+import FolderExplorer from './FolderExplorer';
 import { useEffect, useMemo, useState } from 'react';
 import {
   Alert, App as AntApp, Button, Card, Col, DatePicker, Descriptions, Divider, Form, Input, InputNumber, List, Modal, Radio,
@@ -18,7 +19,6 @@ import EnvironmentPicker from './EnvironmentPicker';
 import { HelpLabel, HelpTopic } from './HelpButton';
 
 type Folder = Schema<'Folder'>;
-type FileEntry = Schema<'FileEntry'>;
 
 export default function Launcher({ me, initial, notify, onDone }: { me: Me; initial: LaunchSettings | null; notify: (t: string, id?: string) => void; onDone: () => void }) {
   const { message, notification } = AntApp.useApp();
@@ -31,7 +31,8 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
   const [folders, setFolders] = useState<Folder[]>([]);
   const [folderSearch, setFolderSearch] = useState('');
   const [creatingFolder, setCreatingFolder] = useState(false);
-  const [explore, setExplore] = useState<{ id: string; name: string; items: FileEntry[] } | null>(null);
+  // The folder opened in the explorer (the Data page's: sub-folders, upload, download, new folder).
+  const [explore, setExplore] = useState<Folder | null>(null);
   // Recent History is the user's own, kept on the server (never in the shared browser).
   const [history, setHistoryState] = useState<HistoryEntry[]>([]);
   useEffect(() => {
@@ -394,7 +395,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
             title: 'Folder',
             dataIndex: 'name',
             render: (n: string, f) => (
-              <a onClick={() => api('GET', '/folders/{id}/files', { path: { id: f.id }, query: { path: '' } }).then((r) => setExplore({ id: f.id, name: n, items: r.items }))}>{n}</a>
+              <a data-testid={`launcher-folder-${n}`} onClick={() => setExplore(f)}>{n}</a>
             ),
           },
           { title: 'Permission', dataIndex: 'permission' },
@@ -417,9 +418,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
           onClose={() => setCreatingFolder(false)}
         />
       )}
-      <Modal open={!!explore} title={`Files in ${explore?.name}`} onCancel={() => setExplore(null)} footer={null}>
-        <List size="small" dataSource={explore?.items ?? []} locale={{ emptyText: 'No files' }} renderItem={(i) => <List.Item>{i.type === 'DIRECTORY' ? '📁' : '📄'} {i.name} <Typography.Text type="secondary">{i.size} B</Typography.Text></List.Item>} />
-      </Modal>
+      {explore && <FolderExplorer folder={explore} onClose={() => setExplore(null)} onChanged={loadFolders} />}
     </div>,
     // 4. Network
     <Form layout="vertical" key="3">

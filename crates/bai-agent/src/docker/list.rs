@@ -1,7 +1,7 @@
 //! What this agent has: its kernels (containers by label, directories on disk) and the
 //! kernel images of the engine.
 
-use super::{Inner, LABEL_AGENT, LABEL_KERNEL, LABEL_KERNELSPEC};
+use super::{Inner, LABEL_AGENT, LABEL_KERNEL, LABEL_KERNELSPEC, egress, netpool};
 use crate::error::runtime;
 use bai_core::agent::{AgentError, ImageInfo};
 use bollard::models::ContainerSummaryStateEnum;
@@ -24,6 +24,23 @@ pub struct Listed {
     pub labels: HashMap<String, String>,
     /// Created and never started: a creation cut off before its start.
     pub never_started: bool,
+}
+
+/// A kernel's network and egress label, from its container's labels: a cluster session's
+/// own network, else the shared one of its policy.
+pub fn kernel_network(labels: &HashMap<String, String>) -> (String, Option<String>) {
+    let label = labels.get(egress::LABEL_EGRESS).cloned();
+    let network = match labels.get(netpool::LABEL_NETWORK) {
+        Some(n) => n.clone(),
+        None => {
+            let spec = label
+                .as_deref()
+                .and_then(|l| serde_json::from_str::<bai_core::egress::EgressSpec>(l).ok())
+                .unwrap_or_default();
+            egress::shared_network(&spec.policy)
+        }
+    };
+    (network, label)
 }
 
 /// This agent's containers, in any state.

@@ -295,7 +295,7 @@ impl DockerAgent {
                 continue;
             }
             agent.inner.restore(kernel, &labels);
-            bridges.push(egress::kernel_network(&labels));
+            bridges.push(list::kernel_network(&labels));
             watch::spawn(&agent.inner, kernel);
         }
         // Cluster networks a crash left behind (none of their containers is left) go.

@@ -268,23 +268,6 @@ pub async fn forget_iface(inner: &Inner, network: &str) {
     inner.egress.lock().await.ifaces.remove(network);
 }
 
-/// A kernel's network and egress label, from its container's labels: a cluster session's
-/// own network, else the shared one of its policy.
-pub fn kernel_network(labels: &HashMap<String, String>) -> (String, Option<String>) {
-    let label = labels.get(LABEL_EGRESS).cloned();
-    let network = match labels.get(super::netpool::LABEL_NETWORK) {
-        Some(n) => n.clone(),
-        None => {
-            let spec = label
-                .as_deref()
-                .and_then(|l| serde_json::from_str::<EgressSpec>(l).ok())
-                .unwrap_or_default();
-            shared_network(&spec.policy)
-        }
-    };
-    (network, label)
-}
-
 /// At the agent's start: the tables again from the kernels that are there (`kernels`: each
 /// one's network and egress label) and the shared default bridge, with the manager's host
 /// among the nodes; tables of bridges that are gone are removed. A failure is kept as the

@@ -116,6 +116,8 @@ pub struct Egress {
     bridges: BTreeMap<String, EgressPolicy>,
     /// The cluster's nodes as this agent reaches them.
     nodes: BTreeSet<IpAddr>,
+    /// The manager's host as this agent dials it, once resolved (not again per kernel).
+    manager: Option<IpAddr>,
     /// Network name → its bridge's interface.
     ifaces: HashMap<String, String>,
     /// Why the last load failed (none: every table is as `bridges` says).
@@ -128,6 +130,7 @@ impl Egress {
             nft,
             bridges: BTreeMap::new(),
             nodes: BTreeSet::new(),
+            manager: None,
             ifaces: HashMap::new(),
             error: None,
         }
@@ -180,13 +183,23 @@ async fn iface_of(inner: &Inner, network: &str) -> Result<String, AgentError> {
     Ok(format!("br-{}", &id[..id.len().min(12)]))
 }
 
-/// The nodes' addresses as this agent reaches them (the manager's host resolved).
-async fn nodes(inner: &Inner, spec: &EgressSpec) -> Vec<IpAddr> {
+/// The nodes' addresses as this agent reaches them: the manager's host is `manager` when it
+/// was resolved before, else resolved now (and returned as the second value).
+async fn nodes(
+    inner: &Inner,
+    spec: &EgressSpec,
+    manager: Option<IpAddr>,
+) -> (Vec<IpAddr>, Option<IpAddr>) {
     let mut out = Vec::new();
+    let mut resolved = manager;
     for n in &spec.nodes {
         let text = if n == PEER_MANAGER {
             if inner.config.manager_host.is_none() {
                 // The manager's own agent: its host's addresses are closed by `input`.
+                continue;
+            }
+            if let Some(a) = resolved {
+                out.push(a);
                 continue;
             }
             match super::overlay::resolve(inner, n).await {
@@ -200,18 +213,25 @@ async fn nodes(inner: &Inner, spec: &EgressSpec) -> Vec<IpAddr> {
             n.clone()
         };
         match text.parse() {
-            Ok(a) => out.push(a),
+            Ok(a) => {
+                if n == PEER_MANAGER {
+                    resolved = Some(a);
+                }
+                out.push(a);
+            }
             Err(_) => tracing::warn!(node = %text, "a node's address is not an IP address"),
         }
     }
-    out
+    (out, resolved)
 }
 
 /// Puts `network`'s bridge under `spec`'s policy (and its nodes among the closed ones) before
 /// a kernel joins it. Loads the table only when something changed.
 pub async fn bind(inner: &Inner, network: &str, spec: &EgressSpec) -> Result<(), AgentError> {
-    let nodes = nodes(inner, spec).await;
+    let known = inner.egress.lock().await.manager;
+    let (nodes, manager) = nodes(inner, spec, known).await;
     let mut e = inner.egress.lock().await;
+    e.manager = e.manager.or(manager);
     let iface = match e.ifaces.get(network) {
         Some(i) => i.clone(),
         None => {
@@ -285,12 +305,13 @@ pub async fn restore(inner: &Inner, kernels: Vec<(String, Option<String>)>) {
         nodes: vec![PEER_MANAGER.to_string()],
         ..Default::default()
     };
-    let mut all_nodes = nodes(inner, &manager).await;
+    // The manager's host is resolved once here; the kernels' specs reuse it.
+    let (mut all_nodes, manager) = nodes(inner, &manager, None).await;
     let mut found = Vec::new();
     for (network, spec) in &seen {
         match iface_of(inner, network).await {
             Ok(i) => {
-                all_nodes.extend(nodes(inner, spec).await);
+                all_nodes.extend(nodes(inner, spec, manager).await.0);
                 found.push((network.clone(), i, spec.policy.clone()));
             }
             Err(err) => tracing::warn!(network, error = %err, "a kernel's network is gone"),
@@ -298,6 +319,7 @@ pub async fn restore(inner: &Inner, kernels: Vec<(String, Option<String>)>) {
     }
     let mut e = inner.egress.lock().await;
     e.nodes.extend(all_nodes);
+    e.manager = manager;
     for (network, iface, policy) in found {
         e.ifaces.insert(network, iface.clone());
         e.bridges.insert(iface, policy);

@@ -1735,6 +1735,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/user-config/dotfiles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the caller's dotfiles, or show one (`path`). */
+        get: operations["get_user_config_dotfiles"];
+        put?: never;
+        /** Store a dotfile, written into the home directory of every new session. */
+        post: operations["post_user_config_dotfiles"];
+        /** Delete a dotfile. */
+        delete: operations["delete_user_config_dotfiles"];
+        options?: never;
+        head?: never;
+        /** Replace a stored dotfile's text and permission. */
+        patch: operations["patch_user_config_dotfiles"];
+        trace?: never;
+    };
     "/user/launcher-history": {
         parameters: {
             query?: never;
@@ -2489,6 +2509,38 @@ export interface components {
         };
         /** @description An empty object: the operation was done. */
         Done: Record<string, never>;
+        /** @description `GET /user-config/dotfiles`: one dotfile when `path` is given, else all of them. */
+        DotfileAnswer: components["schemas"]["DotfileItem"] | components["schemas"]["DotfileItem"][];
+        /** @description `POST` and `PATCH /user-config/dotfiles`: a dotfile to store or replace. */
+        DotfileBody: {
+            /** @description The file's text (at most 64 KiB for all of a user's dotfiles together). */
+            data: string;
+            /** @description Administrators only: the keypair whose user's dotfiles to change. */
+            owner_access_key?: string | null;
+            /**
+             * @description Relative to `/home/work`, or under it (`~/.bashrc`, `/home/work/.bashrc`); never
+             *     outside it.
+             */
+            path: string;
+            /** @description Octal file mode (`644`, `755`); `644` when not given. */
+            permission?: string | null;
+        };
+        /** @description The answer of deleting a dotfile. */
+        DotfileDeleted: {
+            /** @description Always true. */
+            success: boolean;
+        };
+        /** @description One dotfile as the API shows it. */
+        DotfileItem: {
+            /** @description Its text. */
+            data: string;
+            /** @description Where it is written, relative to the home directory `/home/work` (`.vimrc`). */
+            path: string;
+            /** @description Its file mode in octal (`644`). */
+            permission: string;
+        };
+        /** @description The answer of storing or replacing a dotfile (an empty object, as Backend.AI's). */
+        DotfileStored: Record<string, never>;
         /** @description The three policies. */
         EgressMode: "open" | "default" | "closed";
         /** @description A resource group's egress policy. */
@@ -8174,6 +8226,112 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TemplateDone"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_user_config_dotfiles: {
+        parameters: {
+            query?: {
+                /** @description The dotfile to show (relative to /home/work). */
+                path?: string;
+                /** @description Administrators only: the keypair whose user's dotfiles to read or change. */
+                owner_access_key?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description All dotfiles, or the one `path` names */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DotfileAnswer"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_user_config_dotfiles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DotfileBody"];
+            };
+        };
+        responses: {
+            /** @description Stored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DotfileStored"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    delete_user_config_dotfiles: {
+        parameters: {
+            query: {
+                /** @description The dotfile to delete (relative to /home/work). */
+                path: string;
+                /** @description Administrators only: the keypair whose user's dotfiles to read or change. */
+                owner_access_key?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DotfileDeleted"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    patch_user_config_dotfiles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DotfileBody"];
+            };
+        };
+        responses: {
+            /** @description Replaced */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DotfileStored"];
                 };
             };
             "4XX": components["responses"]["Problem"];

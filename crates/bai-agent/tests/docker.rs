@@ -113,6 +113,7 @@ fn spec(ty: SessionType, mem_mib: u64, startup: Option<&str>) -> KernelSpec {
         mounts: Vec::new(),
         cluster: None,
         egress: Default::default(),
+        dotfiles: Vec::new(),
     }
 }
 

@@ -12,6 +12,7 @@
 pub mod apps;
 mod config;
 mod create;
+mod dotfiles;
 pub mod encode;
 mod error;
 mod exec;

@@ -92,6 +92,9 @@ pub struct KernelSpec {
     /// Where the kernel may open connections (its session's policy, enforced on its bridge).
     #[serde(default)]
     pub egress: crate::egress::EgressSpec,
+    /// The owner's dotfiles, written into the kernel's home before it starts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dotfiles: Vec<crate::dotfile::Dotfile>,
 }
 
 impl KernelSpec {

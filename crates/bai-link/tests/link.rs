@@ -54,6 +54,7 @@ fn spec(kernel_id: Uuid) -> KernelSpec {
         mounts: vec![],
         cluster: None,
         egress: Default::default(),
+        dotfiles: Vec::new(),
     }
 }
 

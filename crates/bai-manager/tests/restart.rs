@@ -89,6 +89,7 @@ fn spec(n: &NewSession) -> KernelSpec {
         mounts: Vec::new(),
         cluster: None,
         egress: Default::default(),
+        dotfiles: Vec::new(),
     }
 }
 

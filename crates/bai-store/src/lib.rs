@@ -9,6 +9,7 @@ mod accounts;
 mod agents;
 mod audit;
 mod domains;
+mod dotfiles;
 mod endpoint_rules;
 mod endpoints;
 mod images;

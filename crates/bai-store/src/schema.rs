@@ -451,6 +451,17 @@ const MIGRATIONS: &[&str] = &[
         || '-' || lower(hex(randomblob(6)));
     CREATE UNIQUE INDEX scheduling_history_by_uuid ON scheduling_history(uuid);
     "#,
+    // 21: a user's dotfiles (bai_core::dotfile), written into every session they start.
+    r#"
+    CREATE TABLE dotfiles (
+        user_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        mode INTEGER NOT NULL,
+        data TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (user_id, path)
+    );
+    "#,
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

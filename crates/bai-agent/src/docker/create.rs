@@ -4,7 +4,7 @@
 use super::place::{Placement, environment};
 use super::{
     Inner, LABEL_AGENT, LABEL_CPUSET, LABEL_DEVICES, LABEL_KERNEL, LABEL_SESSION, WORK_UID, adopt,
-    cluster, destroy, egress, inspect, netpool, place, ready, watch,
+    cluster, destroy, egress, home, inspect, netpool, place, ready, watch,
 };
 use crate::cores::format_cpulist;
 use crate::error::{is_not_found, runtime};
@@ -192,6 +192,7 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
     let made = bound
         .and_then(|()| make_work_dir(&dirs.root))
         .and_then(|()| make_work_dir(&dirs.work))
+        .and_then(|()| home::fill(&dirs.work, &spec.dotfiles))
         .and_then(|()| make_work_dir(&dirs.run))
         .and_then(|()| cluster::ssh_binds(&dirs.run, &cluster))
         .and_then(|binds| container_body(inner, &spec, &placement, &cluster, binds, &shared));

@@ -13,6 +13,7 @@ mod destroy;
 pub mod egress;
 mod exec;
 mod files;
+mod home;
 mod inspect;
 mod isolation;
 mod list;

@@ -234,6 +234,7 @@ mod tests {
             mounts: vec![],
             cluster: None,
             egress: Default::default(),
+            dotfiles: Vec::new(),
         }
     }
 

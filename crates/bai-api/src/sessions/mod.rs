@@ -4,6 +4,7 @@
 pub mod apps;
 pub mod create;
 mod create_spellings;
+pub mod dotfiles;
 mod either;
 pub mod events;
 pub mod execute;
@@ -20,6 +21,7 @@ pub use create::{
     CreateConfig, CreateReply, CreateRequest, CreatedSession, ListOrText, NumberOrText,
 };
 pub use create_spellings::canonical_create_body;
+pub use dotfiles::{DotfileAnswer, DotfileBody, DotfileDeleted, DotfileItem, DotfileStored};
 pub use events::{CloseData, EventData, EventName, SessionEventData};
 pub use execute::{ExecuteReply, ExecuteRequest, ExecuteResult};
 pub use gql::{
@@ -63,6 +65,14 @@ pub fn routes() -> Vec<Route> {
         Route::new("post", "/template/session")
             .takes(json::<CreateTemplates>())
             .answers(200, json::<Vec<TemplateCreated>>()),
+        Route::new("get", "/user-config/dotfiles").answers(200, json::<DotfileAnswer>()),
+        Route::new("post", "/user-config/dotfiles")
+            .takes(json::<DotfileBody>())
+            .answers(200, json::<DotfileStored>()),
+        Route::new("patch", "/user-config/dotfiles")
+            .takes(json::<DotfileBody>())
+            .answers(200, json::<DotfileStored>()),
+        Route::new("delete", "/user-config/dotfiles").answers(200, json::<DotfileDeleted>()),
         Route::new("get", "/template/session").answers(200, json::<Vec<TemplateListItem>>()),
         Route::new("get", "/template/session/{id}").answers(200, json::<TemplateInfo>()),
         Route::new("put", "/template/session/{id}")

@@ -5,6 +5,7 @@ mod accounts;
 mod admin;
 mod apps;
 mod create;
+mod dotfile;
 mod images;
 mod ps;
 mod service;
@@ -21,6 +22,7 @@ pub use admin::{
 };
 pub use apps::{AppArgs, OpenArgs};
 pub use create::{CreateArgs, ResourceMaps, RunArgs, StartArgs, environ, resources};
+pub use dotfile::DotfileCmd;
 pub use images::{AdminImageCmd, ImageCmd, ImagesArgs};
 pub use ps::{AdminPsArgs, PsArgs};
 pub use service::{
@@ -100,6 +102,9 @@ pub enum Cmd {
     /// Session templates: stored session requests to create sessions from.
     #[command(subcommand, visible_alias = "session-template")]
     Template(TemplateCmd),
+    /// Your dotfiles (.tmux.conf, .bashrc, .vimrc, …): written into every new session's home.
+    #[command(subcommand)]
+    Dotfile(DotfileCmd),
     /// Model services: a model folder served by replicas behind one endpoint URL.
     #[command(subcommand)]
     Service(ServiceCmd),

@@ -4,6 +4,7 @@ pub mod accounts;
 pub mod agents;
 pub mod apps;
 pub mod create;
+mod dotfile;
 pub mod events;
 mod exec;
 pub mod images;
@@ -57,6 +58,7 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
         Cmd::Vfolder(c) => vfolder::vfolder(client, &c).await,
         Cmd::Service(c) => service::service(client, &c).await,
         Cmd::Template(c) => template::template(client, &c).await,
+        Cmd::Dotfile(c) => dotfile::dotfile(client, &c).await,
         Cmd::Session(SessionCmd::CreateFromTemplate(a)) => {
             template::from_template(client, &a).await
         }

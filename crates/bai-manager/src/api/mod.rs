@@ -3,6 +3,7 @@
 mod apps;
 mod body;
 mod commit;
+mod dotfiles;
 mod events;
 mod execute;
 pub mod execute_rest;
@@ -55,6 +56,13 @@ pub fn router(m: Arc<Manager>) -> Router {
         .route(
             "/session/_/create-from-template",
             post(templates::create_from_template),
+        )
+        .route(
+            "/user-config/dotfiles",
+            get(dotfiles::get)
+                .post(dotfiles::create)
+                .patch(dotfiles::update)
+                .delete(dotfiles::delete),
         )
         .route(
             "/template/session",

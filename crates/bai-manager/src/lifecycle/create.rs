@@ -4,6 +4,7 @@
 use super::Lifecycle;
 use crate::identity::Caller;
 use bai_core::Problem;
+use bai_core::agent::Mount;
 use bai_core::cluster::ClusterMode;
 use bai_core::name::SessionName;
 use bai_core::resources::{ResourceRequest, format_bytes, format_cpu};
@@ -339,6 +340,7 @@ pub fn plan_request(
 
     // Data folders.
     let mounts = resolve_mounts(m, &user_id, config)?;
+    check_dotfiles(m, &user_id, &mounts)?;
 
     let preopen_ports = parse_preopen_ports(config.preopen_ports.as_ref())?;
     let dependencies =
@@ -387,6 +389,32 @@ pub fn plan_request(
         count: parse_count(body.count)?,
         idempotency: None,
     })
+}
+
+/// A dotfile of the owner where a folder is mounted would be hidden by the folder: refused
+/// at the create, as Backend.AI does, naming both.
+fn check_dotfiles(m: &Lifecycle, user_id: &str, mounts: &[Mount]) -> Result<(), Problem> {
+    if mounts.is_empty() {
+        return Ok(());
+    }
+    let dotfiles = m
+        .store
+        .dotfiles(user_id)
+        .map_err(crate::error::store_problem)?;
+    for mt in mounts {
+        let rel = mt
+            .kernel_path
+            .strip_prefix(bai_core::dotfile::HOME)
+            .unwrap_or(&mt.kernel_path)
+            .trim_start_matches('/');
+        if let Some(d) = bai_core::dotfile::under_mount(&dotfiles, rel) {
+            return Err(Problem::invalid(format!(
+                "your dotfile {:?} lies where folder {:?} is mounted ({}): mount the folder elsewhere or move the dotfile",
+                d.path, mt.name, mt.kernel_path
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Outcome of [`create`].

@@ -21,13 +21,14 @@ pub fn places(row: &SessionRow, subs: &[SubKernel]) -> Vec<KernelPlace> {
 
 /// The spec of every kernel of `row`, main1 first. Sub kernels run no startup command (a
 /// batch session's command runs in main1 and its end ends the session). A multi-node
-/// session gives `overlays`, one per kernel.
+/// session gives `overlays`, one per kernel. Every kernel gets the owner's `dotfiles`.
 pub fn specs(
     row: &SessionRow,
     subs: &[SubKernel],
     mounts: Vec<Mount>,
     overlays: Vec<Overlay>,
     egress: &bai_core::egress::EgressSpec,
+    dotfiles: &[bai_core::dotfile::Dotfile],
 ) -> Result<Vec<KernelSpec>, String> {
     let places = places(row, subs);
     let size = places.len() as u32;
@@ -71,6 +72,7 @@ pub fn specs(
                     overlay: overlays.next(),
                 }),
                 egress: egress.clone(),
+                dotfiles: dotfiles.to_vec(),
             }
         })
         .collect())

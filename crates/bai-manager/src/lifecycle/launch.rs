@@ -190,7 +190,15 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
         }
     };
     let egress = super::egress::spec(m, policy);
-    let specs = match kernels::specs(&row, &subs, mounts, overlays, &egress) {
+    // The owner's dotfiles as they are at the launch (a later change applies to later sessions).
+    let dotfiles = match m.store.dotfiles(&row.user_id) {
+        Ok(d) => d,
+        Err(e) => {
+            fail_creation(m, &row, Reason::CreationFailed(e.to_string())).await;
+            return;
+        }
+    };
+    let specs = match kernels::specs(&row, &subs, mounts, overlays, &egress, &dotfiles) {
         Ok(specs) => specs,
         Err(e) => {
             fail_creation(m, &row, Reason::CreationFailed(e)).await;

@@ -8,6 +8,7 @@
 //   SCREENSHOTS                         if set, a directory for screenshots of the main pages
 // Prints one line per step and "e2e: N passed" at the end; exits non-zero on the first failure.
 import { chromium } from 'playwright-core';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,6 +72,43 @@ async function gql(query) {
   if (!r.ok() || body.errors?.length) throw new Error(`GraphQL ${r.status()}: ${JSON.stringify(body.errors ?? body)}`);
   return body.data;
 }
+/** A GraphQL call as the superadmin, from a browser context of its own (the page stays the
+ *  user's); null without the superadmin's credentials. */
+async function adminGql(query) {
+  if (!process.env.BAI_ADMIN_EMAIL || !process.env.BAI_ADMIN_PASSWORD) return null;
+  const ctx = await browser.newContext();
+  try {
+    const headers = { 'X-BAI-Web': '1' };
+    const login = await ctx.request.post(new URL('/server/login', url).toString(), {
+      headers,
+      data: { username: process.env.BAI_ADMIN_EMAIL, password: process.env.BAI_ADMIN_PASSWORD },
+    });
+    if (!login.ok()) throw new Error(`superadmin login: ${login.status()} ${await login.text()}`);
+    const r = await ctx.request.post(new URL('/admin/gql', url).toString(), { headers, data: { query, variables: {} } });
+    const body = await r.json();
+    if (!r.ok() || body.errors?.length) throw new Error(`GraphQL ${r.status()}: ${JSON.stringify(body.errors ?? body)}`);
+    return body.data;
+  } finally {
+    await ctx.close();
+  }
+}
+/** Sets the limit of customized images of the user's resource policy (as the superadmin). */
+async function setImageLimit(policy, n) {
+  const d = await adminGql(`mutation { modify_user_resource_policy(name: ${JSON.stringify(policy)}, props: { max_customized_image_count: ${n} }) { ok msg } }`);
+  if (d && !d.modify_user_resource_policy.ok) throw new Error(`policy: ${d.modify_user_resource_policy.msg}`);
+  return d !== null;
+}
+/** Picks session type Inference in the launcher (the radio button's label: its input is hidden). */
+async function chooseInference() {
+  await page.locator('label.ant-radio-button-wrapper', { has: byTest('type-inference') }).click();
+  await page.locator('label.ant-radio-button-wrapper-checked', { has: byTest('type-inference') }).waitFor();
+}
+/** Picks a model folder in the launcher's Inference page. */
+async function chooseModelFolder(name) {
+  await byTest('launch-model').click();
+  await page.locator('.ant-select-dropdown:visible .ant-select-item-option').filter({ hasText: name }).click();
+  await expectText(byTest('launch-definition-ok'), 'port 8000');
+}
 
 await step('a wrong password is refused beside the form', async () => {
   await page.goto(url);
@@ -99,7 +137,7 @@ await step('the left sidebar lists the pages, marks the current one, collapses, 
   const box = await sider.boundingBox();
   if (!box || box.x > 1 || box.height < 600) throw new Error(`the sidebar is at ${JSON.stringify(box)}`);
   const labels = (await sider.locator('.ant-menu-item').allInnerTexts()).map((t) => t.trim());
-  if (labels.join() !== 'Sessions,Data,Serving') throw new Error(`a user's pages: ${labels.join(', ')}`);
+  if (labels.join() !== 'Sessions,Data,Serving,My Environments,Settings') throw new Error(`a user's pages: ${labels.join(', ')}`);
   await expectText(sider.locator('.ant-menu-item-selected'), 'Sessions');
   await page.getByRole('menuitem', { name: 'Data' }).click();
   await expectText(sider.locator('.ant-menu-item-selected'), 'Data');
@@ -372,12 +410,82 @@ await step("the launcher's Customized group lists the new image with a copy icon
   await expectText(byTest('image-name'), '-customized_');
   await page.getByRole('button', { name: 'Cancel' }).click();
   await byTest('tab-running').waitFor();
-  // Its owner removes it again (nothing of the test stays in the engine).
-  const { customized_images: mine } = await gql('query { customized_images { id labels { key value } } }');
-  const img = mine.find((i) => i.labels.some((l) => l.key === 'ai.backend.customized-image.name' && l.value === 'webimg1'));
-  if (!img) throw new Error(`webimg1 is not among ${JSON.stringify(mine)}`);
-  const { purge_image_by_id: purged } = await gql(`mutation { purge_image_by_id(image_id: "${img.id}") { ok msg } }`);
-  if (!purged.ok) throw new Error(`purge: ${purged.msg}`);
+});
+
+// The user's limit of customized images, set to 1 for the steps below and put back after.
+let imagePolicy = null;
+if (process.env.BAI_ADMIN_EMAIL && process.env.BAI_ADMIN_PASSWORD) {
+  await step('at the limit of customized images, the commit dialog says so and links to My Environments', async () => {
+    const { user_resource_policy: p } = await gql('query { user_resource_policy { name max_customized_image_count } }');
+    imagePolicy = p;
+    await setImageLimit(p.name, 1);
+    await byTest('session-websess2').click();
+    await byTest('detail-commit').click();
+    await expectText(byTest('commit-limit'), 'You have 1 of 1 customized images; remove one in My Environments');
+    // The name of one of the user's images replaces it: that is still allowed.
+    await byTest('commit-name').fill('webimg1');
+    await expectText(byTest('commit-limit'), 'replaces your image of that name');
+    await byTest('commit-open-environments').click();
+    await expectText(byTest('sidebar').locator('.ant-menu-item-selected'), 'My Environments');
+    await byTest('myenv-name-webimg1').waitFor();
+    await page.waitForFunction(() => !document.querySelector('.ant-modal-wrap, .ant-drawer-open'));
+  });
+}
+
+let webimg1 = '';
+await step('My Environments lists the image with its size, full name and origin; Copy name copies it', async () => {
+  await page.getByRole('menuitem', { name: 'My Environments' }).click();
+  await expectText(byTest('myenv-count'), `1 of ${imagePolicy ? 1 : ''}`);
+  await expectText(byTest('myenv-ref-webimg1'), '-customized_');
+  webimg1 = (await byTest('myenv-ref-webimg1').innerText()).trim();
+  const size = (await byTest('myenv-size-webimg1').innerText()).trim();
+  if (!/^\d+(\.\d)? (B|KiB|MiB|GiB)$/.test(size)) throw new Error(`the size is ${JSON.stringify(size)}`);
+  await expectText(byTest('myenv-origin-webimg1'), 'a session of bai/python:');
+  if (shots) await page.screenshot({ path: `${shots}/my-environments.png` });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(url).origin });
+  await byTest('myenv-copy-webimg1').click();
+  await expectText(byTest('myenv-copied'), webimg1);
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  if (copied !== webimg1) throw new Error(`the clipboard holds ${JSON.stringify(copied)}, not ${webimg1}`);
+});
+
+await step('My Environments: Forget (after a confirmation) takes the image off the list and the limit', async () => {
+  await byTest('myenv-forget-webimg1').click();
+  await byTest('myenv-forget-ok').click();
+  await byTest('myenv-name-webimg1').waitFor({ state: 'detached' });
+  await expectText(byTest('myenv-count'), '0 of');
+  const { customized_images: left } = await gql('query { customized_images { id } }');
+  if (left.length) throw new Error(`still listed: ${JSON.stringify(left)}`);
+  // Forgetting leaves the engine its copy: removed here, so nothing of the test stays there.
+  try {
+    execFileSync('docker', ['rmi', '-f', webimg1], { stdio: 'ignore' });
+  } catch {
+    console.log(`     (could not remove ${webimg1} from the engine)`);
+  }
+});
+
+await step('My Environments: a second image, made under the limit, is purged (after a confirmation)', async () => {
+  await page.getByRole('menuitem', { name: 'Sessions' }).click();
+  await byTest('session-websess2').click();
+  await byTest('detail-commit').click();
+  await byTest('commit-name').fill('webimg2');
+  await byTest('commit-push').click();
+  await byTest('commit-done').filter({ hasText: 'webimg2' }).waitFor({ timeout: 120000 });
+  // At the limit again, which the dialog now says.
+  if (imagePolicy) await expectText(byTest('commit-limit'), 'You have 1 of 1 customized images');
+  await byTest('commit-close').click();
+  await page.locator('.ant-drawer-close').click();
+  await page.getByRole('menuitem', { name: 'My Environments' }).click();
+  await byTest('myenv-name-webimg2').waitFor();
+  await byTest('myenv-purge-webimg2').click();
+  await byTest('myenv-purge-ok').click();
+  await byTest('myenv-name-webimg2').waitFor({ state: 'detached' });
+  await expectText(byTest('myenv-count'), '0 of');
+  const { customized_images: left } = await gql('query { customized_images { id } }');
+  if (left.length) throw new Error(`still listed: ${JSON.stringify(left)}`);
+  if (imagePolicy) await setImageLimit(imagePolicy.name, imagePolicy.max_customized_image_count);
+  await page.getByRole('menuitem', { name: 'Sessions' }).click();
+  await byTest('tab-running').waitFor();
 });
 
 await step('terminate, then find it under Finished with the reason behind the info button', async () => {
@@ -538,6 +646,30 @@ await step("Serving: a second service of that name is refused beside the name fi
   await closeModal();
 });
 
+await step("Launcher: Inference asks for a model folder, and a taken service name is refused beside the name field", async () => {
+  await page.getByRole('menuitem', { name: 'Sessions' }).click();
+  await byTest('start').click();
+  await chooseInference();
+  await byTest('inference-note').waitFor();
+  await byTest('skip-to-review').click();
+  await expectText(byTest('error-card'), 'Choose a model folder.');
+  if (!(await byTest('launch').isDisabled())) throw new Error('Create is enabled without a model folder');
+  await byTest('edit-0').click();
+  // A dot is fine in a session's name, not in a service's.
+  await byTest('session-name').fill('ui.topics');
+  await expectText(byTest('session-name-error'), 'is not allowed');
+  await byTest('session-name').fill('ui-topics');
+  await chooseModelFolder('uimodel');
+  await byTest('skip-to-review').click();
+  await expectText(page.locator('.ant-card'), 'uimodel → /models');
+  await byTest('launch').click();
+  // The server refuses the name: the launcher shows it beside the field, on its page.
+  await expectText(byTest('session-name-error'), 'exists');
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  await byTest('tab-running').waitFor();
+  await page.getByRole('menuitem', { name: 'Serving' }).click();
+});
+
 await step('Serving: scale to 2 in the detail drawer and see 2 healthy routes', async () => {
   await byTest('service-ui-topics').click();
   await expectText(byTest('svc-detail-status'), 'HEALTHY');
@@ -587,6 +719,72 @@ await step('Serving: remove the service', async () => {
   await byTest('svc-remove').click();
   await page.getByRole('button', { name: 'Remove', exact: true }).last().click();
   await byTest('service-ui-topics').waitFor({ state: 'detached', timeout: SERVE_MS });
+});
+
+await step("Launcher: Inference creates a model service from the model folder with the launcher's choices; it turns HEALTHY on the Serving page, and is removed", async () => {
+  await page.getByRole('menuitem', { name: 'Sessions' }).click();
+  await byTest('start').click();
+  await chooseInference();
+  await byTest('session-name').fill('ui-launched');
+  await chooseModelFolder('uimodel');
+  await byTest('next').click();
+  // Replicas instead of a session count; the resources are each replica's.
+  const replicas = byTest('replicas');
+  const input = (await replicas.evaluate((e) => e.tagName)) === 'INPUT' ? replicas : replicas.locator('input');
+  await input.fill('17');
+  await input.blur();
+  await expectText(byTest('replicas-error'), 'out of range');
+  await input.fill('1');
+  await input.blur();
+  await byTest('replicas-error').waitFor({ state: 'detached' });
+  await byTest('skip-to-review').click();
+  await expectText(page.locator('.ant-card'), 'uimodel → /models (read-only)');
+  await byTest('launch').click();
+  // The Serving page shows it, and it turns HEALTHY as a service made there does.
+  await expectText(byTest('sidebar').locator('.ant-menu-item-selected'), 'Serving');
+  await byTest('service-ui-launched').waitFor();
+  await byTest('service-status-ui-launched').filter({ hasText: 'HEALTHY' }).waitFor({ timeout: SERVE_MS });
+  await expectText(byTest('service-routes-ui-launched'), '1 / 1');
+  await byTest('service-ui-launched').click();
+  await expectText(byTest('svc-detail-status'), 'HEALTHY');
+  await byTest('svc-remove').click();
+  await page.getByRole('button', { name: 'Remove', exact: true }).last().click();
+  await byTest('service-ui-launched').waitFor({ state: 'detached', timeout: SERVE_MS });
+});
+
+await step('Settings: a dotfile stored (a path outside the home and a bad mode refused beside their fields), edited and deleted', async () => {
+  await page.getByRole('menuitem', { name: 'Settings' }).click();
+  await byTest('settings-dotfiles').waitFor();
+  await byTest('dotfile-new').click();
+  await byTest('dotfile-path').fill('/etc/profile');
+  await byTest('dotfile-data').fill('set -o vi');
+  await byTest('dotfile-save').click();
+  await expectText(page.locator('.ant-modal .ant-form-item-explain-error'), 'outside the home directory');
+  await byTest('dotfile-path').fill('.inputrc');
+  await byTest('dotfile-permission').fill('999');
+  await byTest('dotfile-save').click();
+  await expectText(page.locator('.ant-modal .ant-form-item-explain-error'), 'three octal digits');
+  await byTest('dotfile-permission').fill('600');
+  await byTest('dotfile-save').click();
+  await byTest('dotfile-row-.inputrc').waitFor();
+  if (shots) await page.screenshot({ path: `${shots}/settings.png` });
+  // The server has it as the page shows it.
+  const stored = await page.request.get(new URL('/user-config/dotfiles?path=.inputrc', url).toString(), { headers: { 'X-BAI-Web': '1' } });
+  const d = await stored.json();
+  if (d.data !== 'set -o vi' || d.permission !== '600') throw new Error(`stored: ${JSON.stringify(d)}`);
+  // A second one at the same path is refused by the server, beside the path.
+  await byTest('dotfile-new').click();
+  await byTest('dotfile-path').fill('~/.inputrc');
+  await byTest('dotfile-save').click();
+  await expectText(page.locator('.ant-modal .ant-form-item-explain-error'), 'exists');
+  await closeModal();
+  await byTest('dotfile-edit-.inputrc').click();
+  await byTest('dotfile-data').fill('set editing-mode emacs');
+  await byTest('dotfile-save').click();
+  await expectText(byTest('settings-dotfiles'), 'set editing-mode emacs');
+  await byTest('dotfile-delete-.inputrc').click();
+  await byTest('dotfile-delete-ok').click();
+  await byTest('dotfile-row-.inputrc').waitFor({ state: 'detached' });
 });
 
 await step('log out', async () => {

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { Alert, Badge, Button, Card, Dropdown, Form, Input, Layout, List, Menu, Space, Typography } from 'antd';
-import { AuditOutlined, CloudServerOutlined, ClusterOutlined, DesktopOutlined, FolderOutlined } from '@ant-design/icons';
+import { AppstoreOutlined, AuditOutlined, CloudServerOutlined, ClusterOutlined, DesktopOutlined, FolderOutlined, SettingOutlined } from '@ant-design/icons';
 import { api, ApiError, Me } from './api';
 import Sessions from './Sessions';
 import Launcher from './Launcher';
@@ -9,6 +9,9 @@ import Data from './Data';
 import Agents from './Agents';
 import Audit from './Audit';
 import Serving from './Serving';
+import MyEnvironments from './MyEnvironments';
+import Settings from './Settings';
+import { LinkedPage, NavContext } from './nav';
 
 export interface Note {
   id: number;
@@ -17,7 +20,7 @@ export interface Note {
   at: string;
 }
 
-type Page = 'sessions' | 'launcher' | 'serving' | 'data' | 'agents' | 'audit';
+type Page = 'sessions' | 'launcher' | 'serving' | 'data' | 'environments' | 'settings' | 'agents' | 'audit';
 
 function Login({ onLogin }: { onLogin: (m: Me) => void }) {
   const [error, setError] = useState<string | null>(null);
@@ -66,6 +69,12 @@ export default function App() {
     api('GET', '/server/me').then(setMe, () => setMe(null));
   }, []);
 
+  // A link from inside a page (a dialog's, the launcher's result) to another one.
+  const navigate = useCallback((p: LinkedPage) => {
+    setRelaunch(null);
+    setPage(p);
+  }, []);
+
   const notify = useCallback((text: string, sessionId?: string) => {
     setNotes((n) => [{ id: Date.now() + Math.random(), text, sessionId, at: new Date().toLocaleTimeString() }, ...n].slice(0, 50));
   }, []);
@@ -82,7 +91,8 @@ export default function App() {
     setMe(null);
   };
 
-  return (
+  // Pages and their dialogs may send the user to another page (nav.ts).
+  const layout = (
     <Layout style={{ minHeight: '100vh' }}>
       <Layout.Sider
         collapsible
@@ -107,6 +117,10 @@ export default function App() {
             { key: 'sessions', label: 'Sessions', icon: <DesktopOutlined /> },
             { key: 'data', label: 'Data', icon: <FolderOutlined /> },
             { key: 'serving', label: 'Serving', icon: <CloudServerOutlined /> },
+            // The images the user made from their sessions.
+            { key: 'environments', label: 'My Environments', icon: <AppstoreOutlined /> },
+            // The user's dotfiles.
+            { key: 'settings', label: 'Settings', icon: <SettingOutlined /> },
             // Administrators see every agent and its devices, and the audit log.
             ...(me.is_admin
               ? [
@@ -173,10 +187,13 @@ export default function App() {
           )}
           {page === 'serving' && <Serving />}
           {page === 'data' && <Data isAdmin={me.is_admin} />}
+          {page === 'environments' && <MyEnvironments me={me} />}
+          {page === 'settings' && <Settings />}
           {page === 'agents' && me.is_admin && <Agents />}
           {page === 'audit' && me.is_admin && <Audit />}
         </Layout.Content>
       </Layout>
     </Layout>
   );
+  return <NavContext.Provider value={navigate}>{layout}</NavContext.Provider>;
 }

@@ -2,11 +2,15 @@
 // RUNNING interactive session to a private image of its owner. The image name's rules are
 // checked as typed and the server's refusals shown beside the field; the conversion is
 // followed on its background task's event stream; the new image's reference can be copied.
+// When the user has as many images as their policy lets them keep, the dialog says so and
+// links to My Environments, where one can be removed.
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { Alert, Button, Descriptions, Form, Input, Modal, Progress, Space, Typography } from 'antd';
 import { api, ApiError, gql, Schema } from './api';
 import { followTask, percent, TaskOutcome, TaskProgress, taskStreamUrl } from './bgtask';
 import { customizedName, findImage, loadImages } from './images';
+import { limitMessage, loadCustomized, isQuotaRefusal, ownedBy } from './myenv';
+import { useNavigate } from './nav';
 import * as v from './validate';
 
 type Session = Schema<'SessionInfo'>;
@@ -25,6 +29,11 @@ export default function CommitDialog({ session, onClose }: { session: Session; o
   const [busy, setBusy] = useState(false);
   const [phase, setPhase] = useState<Phase>({ kind: 'idle' });
   const [limit, setLimit] = useState<number | null>(null);
+  // The user's customized images, by name (to count them against the limit, and to tell a
+  // replacement by name from a new one).
+  const [mine, setMine] = useState<string[] | null>(null);
+  const [quotaRefused, setQuotaRefused] = useState(false);
+  const navigate = useNavigate();
   const stop = useRef<(() => void) | null>(null);
 
   const follow = useCallback((taskId: string) => {
@@ -37,7 +46,12 @@ export default function CommitDialog({ session, onClose }: { session: Session; o
         setPhase({ kind: 'ended', outcome, message });
         if (outcome === 'done') {
           describeImage(message).then(
-            (d) => setPhase({ kind: 'ended', outcome, message, ...d }),
+            (d) => {
+              setPhase({ kind: 'ended', outcome, message, ...d });
+              // It counts against the limit now (a replacement by name counted already).
+              const made = d.name;
+              if (made) setMine((m) => (m && !m.includes(made) ? [...m, made] : m));
+            },
             () => undefined,
           );
         }
@@ -55,10 +69,17 @@ export default function CommitDialog({ session, onClose }: { session: Session; o
       (d) => setLimit(d.user_resource_policy?.max_customized_image_count ?? null),
       () => undefined,
     );
+    Promise.all([loadCustomized(), api('GET', '/server/me')]).then(
+      ([images, me]) => setMine(ownedBy(images, me.email).map(customizedName)),
+      () => undefined,
+    );
     return () => stop.current?.();
   }, [session.id, follow]);
 
   const refusal = v.commitRefusal(session);
+  const atLimit = mine === null ? null : limitMessage(mine.length, limit);
+  // At the limit, converting with the name of one of the user's images still replaces it.
+  const replaces = mine?.includes(name) ?? false;
   const problem = v.imageName(name);
   const shown = (name !== '' ? problem : null) ?? serverError;
   const running = phase.kind === 'running';
@@ -66,11 +87,13 @@ export default function CommitDialog({ session, onClose }: { session: Session; o
     if (problem || refusal || running) return;
     setBusy(true);
     setServerError(null);
+    setQuotaRefused(false);
     try {
       const r = await api('POST', '/session/{reference}/imagify', { path: { reference: session.id }, body: { image_name: name, image_visibility: null } });
       follow(r.task_id);
     } catch (e) {
       setServerError(e instanceof ApiError ? e.message : String(e));
+      setQuotaRefused(isQuotaRefusal(e));
     } finally {
       setBusy(false);
     }
@@ -97,6 +120,25 @@ export default function CommitDialog({ session, onClose }: { session: Session; o
         <Descriptions.Item label="Status">{session.status} ({session.type})</Descriptions.Item>
       </Descriptions>
       {refusal && <Alert type="info" showIcon style={{ marginBottom: 12 }} message={refusal} data-testid="commit-refusal" />}
+      {!refusal && (atLimit || quotaRefused) && (
+        <Alert
+          type={replaces ? 'info' : 'warning'}
+          showIcon
+          style={{ marginBottom: 12 }}
+          data-testid="commit-limit"
+          message={atLimit ?? 'You have reached your limit of customized images; remove one in My Environments'}
+          description={
+            replaces
+              ? `Converting with the name ${name} replaces your image of that name.`
+              : 'Or convert with the name of one of your images to replace it.'
+          }
+          action={
+            <Button size="small" onClick={() => navigate('environments')} data-testid="commit-open-environments">
+              Open My Environments
+            </Button>
+          }
+        />
+      )}
       <Alert
         type="warning"
         showIcon
@@ -120,6 +162,7 @@ export default function CommitDialog({ session, onClose }: { session: Session; o
             onChange={(e) => {
               setName(e.target.value);
               setServerError(null);
+              setQuotaRefused(false);
             }}
             onPressEnter={push}
           />

@@ -1,4 +1,8 @@
 // The session launcher (seeds, "Start a new session"): its five pages, Recent History.
+// Session type Inference makes a model service (the Serving page's), not a bare session: it
+// asks for a model folder, and the launcher's environment, resources, cluster shape and
+// project become the service's replicas' (serviceRequest.ts); the server's refusals are shown
+// beside the field they name, and a created service is shown on the Serving page.
 import FolderExplorer from './FolderExplorer';
 import { useEffect, useMemo, useState } from 'react';
 import {
@@ -8,7 +12,10 @@ import {
 import type { ButtonProps } from 'antd';
 import dayjs from 'dayjs';
 import { api, ApiError, Me, Schema } from './api';
-import { body, CPU_STEP, DEFAULTS, HistoryEntry, LaunchSettings, MEM_STEP, OLD_HISTORY_KEY, presetAccelerator, problems, STEPS, trimHistory, withImage } from './launch';
+import { body, completeSettings, CPU_STEP, DEFAULTS, HistoryEntry, isService, LaunchSettings, MEM_STEP, OLD_HISTORY_KEY, presetAccelerator, problems, STEPS, trimHistory, withImage } from './launch';
+import { launchServiceBody, launchServiceProblem, ServiceField, settingField } from './serviceRequest';
+import ModelFolderField from './ModelFolderField';
+import { useNavigate } from './nav';
 import { dataProps } from './dataProps';
 import * as v from './validate';
 import { accelOffer, formatAccel, toMilli } from './accel';
@@ -22,7 +29,8 @@ type Folder = Schema<'Folder'>;
 
 export default function Launcher({ me, initial, notify, onDone }: { me: Me; initial: LaunchSettings | null; notify: (t: string, id?: string) => void; onDone: () => void }) {
   const { message, notification } = AntApp.useApp();
-  const [s, setS] = useState<LaunchSettings>(initial ?? DEFAULTS);
+  const [s, setS] = useState<LaunchSettings>(initial ? completeSettings(initial) : DEFAULTS);
+  const navigate = useNavigate();
   const [step, setStep] = useState(initial ? 4 : 0);
   const [groups, setGroups] = useState<Schema<'ResourceGroup'>[]>([]);
   const [presets, setPresets] = useState<Schema<'Preset'>[]>([]);
@@ -51,8 +59,18 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
   const [confirmNoFolder, setConfirmNoFolder] = useState(false);
   const [launching, setLaunching] = useState(false);
   const [serverError, setServerError] = useState<string | null>(null);
+  // The server's refusal of a model service (Inference), beside the field it names.
+  const [serviceError, setServiceError] = useState<{ field: ServiceField | null; msg: string } | null>(null);
   const [assignOwner, setAssignOwner] = useState(!!(initial && initial.ownerAccessKey));
-  const set = <K extends keyof LaunchSettings>(k: K, val: LaunchSettings[K]) => setS((o) => ({ ...o, [k]: val }));
+  const set = <K extends keyof LaunchSettings>(k: K, val: LaunchSettings[K]) => {
+    setS((o) => ({ ...o, [k]: val }));
+    // Changing what the server refused clears its refusal.
+    setServiceError((e) => (e && (e.field === null || e.field === settingField(k)) ? null : e));
+  };
+  const serviceProblem = (f: ServiceField) => (serviceError?.field === f ? serviceError.msg : null);
+  // For changes made without `set` (an environment, a preset: several settings at once).
+  const clearServiceError = (...fields: ServiceField[]) => setServiceError((e) => (e && (e.field === null || fields.includes(e.field)) ? null : e));
+  const service = isService(s);
   const { images, error: imagesError } = useImages();
   // Once the catalogue is there, the chosen environment is named by its canonical name (an
   // alias such as `python` is resolved); the default one is the catalogue's.
@@ -114,6 +132,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
     set('preset', name);
     const p = presets.find((x) => x.name === name);
     if (p) {
+      clearServiceError('cpu', 'mem');
       setS((o) => ({
         ...o,
         preset: name,
@@ -127,7 +146,29 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
     }
   };
 
+  // Inference: a model service through the Serving page's API, then that page.
+  const launchService = async () => {
+    setLaunching(true);
+    setServerError(null);
+    setServiceError(null);
+    try {
+      const r = await api('POST', '/services', { body: launchServiceBody(s, accel?.slot ?? null) });
+      const entry: HistoryEntry = { id: `${Date.now()}`, label: s.name || r.name, pinned: false, at: new Date().toISOString(), settings: s };
+      setHistory([entry, ...history]);
+      notify(`Model service ${r.name} created: its replicas are starting`);
+      message.success(`Model service ${r.name} is starting: see it on the Serving page`);
+      navigate('serving');
+    } catch (e) {
+      const p = launchServiceProblem(e instanceof ApiError ? e.message : String(e));
+      setServiceError({ field: p.field, msg: p.msg });
+      setStep(p.step);
+    } finally {
+      setLaunching(false);
+    }
+  };
+
   const launch = async () => {
+    if (service) return launchService();
     setConfirmNoFolder(false);
     setLaunching(true);
     setServerError(null);
@@ -192,15 +233,42 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
     // 1. Session type
     <Form layout="vertical" key="0">
       <Form.Item label="Session type">
-        <Radio.Group value={s.type} onChange={(e) => set('type', e.target.value)}>
+        <Radio.Group
+          value={s.type}
+          onChange={(e) => {
+            set('type', e.target.value);
+            setServiceError(null);
+          }}
+        >
           <Radio.Button value="interactive" data-testid="type-interactive">Interactive</Radio.Button>
           <Radio.Button value="batch" data-testid="type-batch">Batch</Radio.Button>
           <Radio.Button value="inference" data-testid="type-inference">Inference</Radio.Button>
         </Radio.Group>
       </Form.Item>
-      <Form.Item label="Session name (optional)" validateStatus={v.sessionName(s.name) ? 'error' : ''} help={v.sessionName(s.name)}>
-        <Input data-testid="session-name" value={s.name} onChange={(e) => set('name', e.target.value)} placeholder="4–64 letters, digits, '-', '_', '.'" />
-      </Form.Item>
+      {service && (
+        <Alert
+          type="info"
+          showIcon
+          style={{ marginBottom: 16 }}
+          data-testid="inference-note"
+          message="Inference creates a model service"
+          description="Its replicas run the environment and resources chosen here and serve the model folder's model at an endpoint, with health checks; follow it on the Serving page."
+        />
+      )}
+      {service ? (
+        <Form.Item
+          label="Service name (optional)"
+          validateStatus={v.serviceName(s.name) || serviceProblem('name') ? 'error' : ''}
+          help={(v.serviceName(s.name) || serviceProblem('name')) && <span data-testid="session-name-error">{v.serviceName(s.name) ?? serviceProblem('name')}</span>}
+        >
+          <Input data-testid="session-name" value={s.name} onChange={(e) => set('name', e.target.value)} placeholder="4–64 letters, digits, '_' and '-'" />
+        </Form.Item>
+      ) : (
+        <Form.Item label="Session name (optional)" validateStatus={v.sessionName(s.name) ? 'error' : ''} help={v.sessionName(s.name) && <span data-testid="session-name-error">{v.sessionName(s.name)}</span>}>
+          <Input data-testid="session-name" value={s.name} onChange={(e) => set('name', e.target.value)} placeholder="4–64 letters, digits, '-', '_', '.'" />
+        </Form.Item>
+      )}
+      {service && <ModelFolderField value={s.model} onChange={(m) => set('model', m)} problem={serviceProblem('model')} testPrefix="launch" />}
       {s.type === 'batch' && (
         <>
           <Form.Item label="Startup command" validateStatus={v.batch(s.startupCommand, s.timeoutSecs) ? 'error' : ''} help={v.batch(s.startupCommand, s.timeoutSecs)}>
@@ -252,11 +320,13 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
           const i = images && findImage(images, ref);
           // The image's minimum resources are applied at once: the sliders are raised to them.
           setS((o) => (i ? withImage(o, i) : { ...o, environment: ref }));
+          clearServiceError('image', 'cpu', 'mem');
         }}
         image={s.image}
         onImage={(t) => set('image', t)}
         minimum={imageCheck.min}
       />
+      {serviceProblem('image') && <Alert type="error" showIcon style={{ marginBottom: 16 }} message={serviceProblem('image')} data-testid="launch-image-error" />}
       <Form.Item label="Environment variables">{envRows}</Form.Item>
       <Form.Item label="Resource presets">
         <Select data-testid="preset" allowClear value={s.preset} onChange={(p) => applyPreset(p ?? null)} options={presets.map((p) => ({ value: p.name, label: p.name }))} style={{ width: 240 }} />
@@ -267,12 +337,15 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
           ['Memory', 'memGiB', MEM_STEP, max.memGiB, MEM_STEP, 'GiB'],
           ['Shared memory', 'shmemGiB', 0, s.memGiB, 0.0625, 'GiB'],
         ] as [string, 'cpu' | 'memGiB' | 'shmemGiB', number, number, number, string][]
-      ).map(([label, key, lo, hi, stepSize, unit]) => (
+      ).map(([label, key, lo, hi, stepSize, unit]) => {
+        // Below the image's minimum, or (Inference) what the server refused of it.
+        const problem = (key !== 'shmemGiB' && below[key]) || (service && key !== 'shmemGiB' ? serviceProblem(key === 'cpu' ? 'cpu' : 'mem') : null);
+        return (
         <Form.Item
           label={<HelpLabel text={`${label} (${unit})`} topic={key as HelpTopic} />}
           key={key}
-          validateStatus={key !== 'shmemGiB' && below[key] ? 'error' : undefined}
-          help={key !== 'shmemGiB' && below[key] ? <span data-testid={`res-${key}-error`}>{below[key]}</span> : undefined}
+          validateStatus={problem ? 'error' : undefined}
+          help={problem ? <span data-testid={`res-${key}-error`}>{problem}</span> : undefined}
         >
           <Row gutter={12}>
             <Col span={16}>
@@ -283,7 +356,8 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
             </Col>
           </Row>
         </Form.Item>
-      ))}
+        );
+      })}
       <Form.Item
         label={<HelpLabel text={`AI accelerator (${accel ? accel.unit : 'none in this resource group'})`} topic="accelerator" />}
         validateStatus={accelProblem ? 'error' : ''}
@@ -320,6 +394,23 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
       {stepProblems(1).map((p, i) => (
         <Alert key={i} type="error" showIcon message={p.text} style={{ marginBottom: 8 }} />
       ))}
+      {service ? (
+        // A model service's replicas (each an inference session); the scheduler places them.
+        <Form.Item
+          label={`Replicas (0–${v.MAX_REPLICAS})`}
+          validateStatus={v.replicas(String(s.replicas)) || serviceProblem('replicas') ? 'error' : undefined}
+          help={
+            v.replicas(String(s.replicas)) || serviceProblem('replicas') ? (
+              <span data-testid="replicas-error">{v.replicas(String(s.replicas)) ?? serviceProblem('replicas')}</span>
+            ) : (
+              'Each replica runs the resources above; the service is HEALTHY when all of them pass their health checks.'
+            )
+          }
+        >
+          {/* No min or max: a number out of range is said beside the field, not silently changed. */}
+          <InputNumber data-testid="replicas" precision={0} value={s.replicas} onChange={(n) => set('replicas', Number(n ?? 0))} />
+        </Form.Item>
+      ) : (
       <Row gutter={16}>
         <Col span={8}>
           <Form.Item label={<HelpLabel text="Sessions" topic="sessions" />}>
@@ -348,6 +439,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
           </Form.Item>
         </Col>
       </Row>
+      )}
       <Row gutter={16}>
         <Col span={12}>
           <Form.Item label="Cluster mode" help={s.clusterMode === 'multi-node' ? 'Multi node: the containers are spread over the nodes of the resource group, joined by a network of their own.' : 'Single node: every container of the session on one node.'}>
@@ -375,6 +467,17 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
       </Form.Item>
     </Form>,
     // 3. Data & Storage
+    service ? (
+      <div key="2">
+        <Alert
+          type="info"
+          showIcon
+          data-testid="inference-mounts"
+          message={s.model ? `The model folder ${s.model} is mounted read-only at /models in every replica.` : 'Choose a model folder on the first page: it is mounted read-only at /models in every replica.'}
+          description="A model service mounts its model folder only: keep what the model needs in it."
+        />
+      </div>
+    ) : (
     <div key="2">
       <Space style={{ marginBottom: 12 }}>
         <Input.Search placeholder="Search folders" allowClear value={folderSearch} onChange={(e) => setFolderSearch(e.target.value)} />
@@ -419,39 +522,54 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
         />
       )}
       {explore && <FolderExplorer folder={explore} onClose={() => setExplore(null)} onChanged={loadFolders} />}
-    </div>,
+    </div>
+    ),
     // 4. Network
     <Form layout="vertical" key="3">
+      {service ? (
+        <Form.Item label="Open to public" help={s.openToPublic ? 'Anyone who knows the endpoint URL can call it.' : 'Callers need a token (Generate token in the service panel on the Serving page).'}>
+          <Switch data-testid="launch-public" checked={s.openToPublic} onChange={(p) => set('openToPublic', p)} />
+        </Form.Item>
+      ) : (
       <Form.Item label={<HelpLabel text="Preopen ports (1024–65535, separated by commas or spaces)" topic="preopen" />} validateStatus={v.preopenPorts(s.preopen).problem ? 'error' : ''} help={v.preopenPorts(s.preopen).problem}>
         <Input data-testid="preopen" value={s.preopen} onChange={(e) => set('preopen', e.target.value)} placeholder="8080, 8081" />
       </Form.Item>
+      )}
     </Form>,
     // 5. Confirm and Launch
     <div key="4">
-      {(all.length > 0 || serverError) && (
+      {(all.length > 0 || serverError || serviceError) && (
         <Alert
           type="error"
           showIcon
           data-testid="error-card"
-          message="The session cannot be launched yet"
+          message={service ? 'The model service cannot be created yet' : 'The session cannot be launched yet'}
           description={
             <ul style={{ margin: 0 }}>
               {all.map((p, i) => (
                 <li key={i}>{STEPS[p.step]}: {p.text}</li>
               ))}
               {serverError && <li>{serverError}</li>}
+              {serviceError && <li data-testid="service-error">{serviceError.msg}</li>}
             </ul>
           }
           style={{ marginBottom: 16 }}
         />
       )}
       <Row gutter={[16, 16]}>
-        {[
+        {(service
+          ? [
+              [0, 'Session type', [['Type', 'inference: a model service'], ['Service name', s.name || '(random)'], ['Model folder', s.model || '-'], ['Project', s.project], ['Resource group', s.group]]],
+              [1, 'Environments & Resource allocation', [['Image', s.image || s.environment], ['Resources per replica', `${s.cpu} CPU, ${s.memGiB} GiB, shm ${s.shmemGiB} GiB`], ['AI accelerator', accelText], ['Environment variables', s.env.map((e) => `${e.key}=${e.value}`).join(', ') || '-'], ['Replicas', String(s.replicas)], ['Cluster', s.clusterSize > 1 ? `${s.clusterSize} containers, ${s.clusterMode} (resources per container)` : 'one container']]],
+              [2, 'Data & Storage', [['Model folder', s.model ? `${s.model} → /models (read-only)` : '-']]],
+              [3, 'Network', [['Endpoint', s.openToPublic ? 'open to public' : 'callers need a token']]],
+            ]
+          : [
           [0, 'Session type', [['Type', s.type], ['Name', s.name || '(random)'], ['Project', s.project], ['Resource group', s.group], ...(s.type === 'batch' ? [['Startup command', s.startupCommand]] : [])]],
           [1, 'Environments & Resource allocation', [['Image', s.image || s.environment], ['Resources', `${s.cpu} CPU, ${s.memGiB} GiB, shm ${s.shmemGiB} GiB`], ['AI accelerator', accelText], ['Environment variables', s.env.map((e) => `${e.key}=${e.value}`).join(', ') || '-'], ['Sessions', String(s.count)], ['Cluster', s.clusterSize > 1 ? `${s.clusterSize} containers, ${s.clusterMode} (resources per container)` : 'one container']]],
           [2, 'Data & Storage', [['Mounted folders', s.mounts.join(', ') || '-']]],
           [3, 'Network', [['Preopen ports', s.preopen || '-']]],
-        ].map(([i, title, rows]) => (
+        ]).map(([i, title, rows]) => (
           <Col span={12} key={i as number}>
             <Card size="small" title={title as string} extra={<Button size="small" onClick={() => setStep(i as number)} data-testid={`edit-${i}`}>Edit</Button>}>
               <Descriptions column={1} size="small">
@@ -470,9 +588,9 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
         data-testid="launch"
         loading={launching}
         disabled={all.length > 0}
-        onClick={() => (s.mounts.length === 0 ? setConfirmNoFolder(true) : launch())}
+        onClick={() => (!service && s.mounts.length === 0 ? setConfirmNoFolder(true) : launch())}
       >
-        Launch
+        {service ? 'Create model service' : 'Launch'}
       </Button>
       <Modal open={confirmNoFolder} title="No folders are mounted" okText="Start" onOk={launch} onCancel={() => setConfirmNoFolder(false)} okButtonProps={dataProps<ButtonProps>({ 'data-testid': 'no-folder-start' })}>
         Files outside mounted folders are deleted when the session ends. Start anyway?
@@ -531,7 +649,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
                 <Button key="r" size="small" data-testid={`history-rename-${h.label}`} onClick={() => setRenaming(h)}>Rename</Button>,
               ]}
             >
-              <a onClick={() => { setS(h.settings); setStep(4); setShowHistory(false); }}>{h.label}</a>
+              <a onClick={() => { setS(completeSettings(h.settings)); setServiceError(null); setStep(4); setShowHistory(false); }}>{h.label}</a>
               <Typography.Text type="secondary"> {new Date(h.at).toLocaleString()}</Typography.Text>
             </List.Item>
           )}

@@ -1,7 +1,8 @@
-// The "Create service" dialog: name, model folder (its definition checked when chosen),
-// image, resources per replica, replicas, public endpoint. Each field's rule is checked as
-// typed (validate.ts, as the server checks), and what the server refuses is shown beside
-// the field it names.
+// The "Create service" dialog: name, model folder (its definition checked when chosen, see
+// ModelFolderField.tsx), image, resources per replica, replicas, public endpoint. Each
+// field's rule is checked as typed (validate.ts, as the server checks), and what the server
+// refuses is shown beside the field it names. The request is serviceRequest.ts's, as the
+// launcher's Inference type makes it.
 import { useEffect, useState } from 'react';
 import { Alert, AutoComplete, Col, Form, Input, Modal, Row, Select, Switch } from 'antd';
 import type { ButtonProps } from 'antd';
@@ -9,7 +10,9 @@ import { api, ApiError, Schema } from './api';
 import { dataProps } from './dataProps';
 import { DEFAULT_IMAGE, imageOptions } from './images';
 import { useImages } from './useImages';
-import { checkDefinition, definitionProblem, describeDefinition, Service } from './serving';
+import type { Service } from './serving';
+import { newServiceBody } from './serviceRequest';
+import ModelFolderField from './ModelFolderField';
 import * as v from './validate';
 
 type Field = 'name' | 'model' | 'image' | 'replicas' | 'cpu' | 'mem';
@@ -40,66 +43,34 @@ export function draftProblems(d: Draft): Partial<Record<Field, string>> {
   return Object.fromEntries(Object.entries(all).filter(([, p]) => p)) as Partial<Record<Field, string>>;
 }
 
-/** The body of `POST /services` (every optional field `null`, as the official client sends). */
+/** The body of `POST /services` for the form. */
 function serviceBody(d: Draft): Schema<'NewService'> {
-  const config: Schema<'ServiceConfig'> = {
+  return newServiceBody({
+    name: d.name,
     model: d.model,
-    scaling_group: d.group,
+    image: d.image,
+    scalingGroup: d.group,
     resources: { cpu: d.cpu.trim(), mem: d.mem.trim() },
-    resource_opts: {},
-    environ: {},
-    extra_mounts: null,
-    model_definition_path: null,
-    model_mount_destination: null,
-    model_version: null,
-    vfolder_subpath: null,
-  };
-  return {
-    name: d.name || null,
     replicas: Number(d.replicas.trim()),
-    image: d.image.trim(),
-    open_to_public: d.public,
-    config,
-    arch: null, bootstrap_script: null, callback_url: null, cluster_mode: null, cluster_size: null, domain: null, group: null,
-    owner_access_key: null, runtime_variant: null, startup_command: null, tag: null,
-  };
+    public: d.public,
+  });
 }
 
 export default function ServiceCreate({ onClose, onCreated }: { onClose: () => void; onCreated: (s: Service) => void }) {
   const [d, setD] = useState<Draft>(DEFAULTS);
-  const [folders, setFolders] = useState<Schema<'Folder'>[] | null>(null);
   const [groups, setGroups] = useState<string[]>(['default']);
-  const [definition, setDefinition] = useState<{ model: string; ok?: string; problem?: string } | null>(null);
   const [server, setServer] = useState<{ field: Field | null; msg: string } | null>(null);
   const [busy, setBusy] = useState(false);
   const { images } = useImages();
   useEffect(() => {
-    api('GET', '/folders').then((f) => setFolders(f.filter((x) => x.usage_mode === 'model')), () => setFolders([]));
     api('GET', '/resource-groups').then((r) => setGroups(r.resource_groups.map((g) => g.name)), () => undefined);
   }, []);
-  // The chosen folder's definition, checked as the server will check it at create.
-  useEffect(() => {
-    if (!d.model) return setDefinition(null);
-    let live = true;
-    setDefinition({ model: d.model });
-    checkDefinition(d.model).then(
-      (c) => live && setDefinition({ model: d.model, ok: describeDefinition(c) }),
-      (e) => {
-        const p = definitionProblem(e);
-        if (live) setDefinition(p ? { model: d.model, problem: p } : null);
-      },
-    );
-    return () => {
-      live = false;
-    };
-  }, [d.model]);
-
   const problems = draftProblems(d);
   const set = <K extends keyof Draft>(k: K, val: Draft[K]) => {
     setD((o) => ({ ...o, [k]: val }));
     if (server && (server.field === k || server.field === null)) setServer(null);
   };
-  const shown = (f: Field) => problems[f] ?? (server?.field === f ? server.msg : null) ?? (f === 'model' ? definition?.problem ?? null : null);
+  const shown = (f: Field) => problems[f] ?? (server?.field === f ? server.msg : null);
   const item = (f: Field) => ({ validateStatus: shown(f) ? ('error' as const) : undefined, help: shown(f) ? <span data-testid={`svc-${f}-error`}>{shown(f)}</span> : undefined });
 
   const submit = async () => {
@@ -117,7 +88,6 @@ export default function ServiceCreate({ onClose, onCreated }: { onClose: () => v
     }
   };
 
-  const modelHelp = shown('model') ? item('model').help : definition?.ok ? <span style={{ color: '#389e0d' }} data-testid="svc-definition-ok">{definition.ok}</span> : definition ? 'Checking the model definition…' : undefined;
   return (
     <Modal
       open
@@ -133,16 +103,7 @@ export default function ServiceCreate({ onClose, onCreated }: { onClose: () => v
         <Form.Item label="Service name (optional)" {...item('name')}>
           <Input data-testid="svc-name" value={d.name} placeholder="4–64 letters, digits, '_' and '-'" onChange={(e) => set('name', e.target.value)} />
         </Form.Item>
-        <Form.Item label="Model folder" validateStatus={item('model').validateStatus} help={modelHelp}>
-          <Select
-            data-testid="svc-model"
-            value={d.model || undefined}
-            placeholder={folders && !folders.length ? 'No model folders: create one on the Data page (usage mode model)' : 'Choose a model folder'}
-            loading={folders === null}
-            onChange={(m: string) => set('model', m)}
-            options={(folders ?? []).map((f) => ({ value: f.name, label: f.group ? `${f.name} (project ${f.group})` : f.name }))}
-          />
-        </Form.Item>
+        <ModelFolderField value={d.model} onChange={(m) => set('model', m)} problem={shown('model')} />
         <Row gutter={16}>
           <Col span={12}>
             <Form.Item label="Environment or image" {...item('image')}>

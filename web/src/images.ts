@@ -14,7 +14,7 @@ export const DEFAULT_IMAGE = 'python';
 /** The label holding the name the owner gave an image made from a session. */
 export const CUSTOMIZED_NAME_LABEL = 'ai.backend.customized-image.name';
 
-const IMAGE_FIELDS =
+export const IMAGE_FIELDS =
   'id name registry architecture tag digest size_bytes aliases installed installed_agents canonical_name humanized_name labels { key value } resource_limits { key min max } tags { key value } apps';
 
 /** Every image the caller may launch: the general ones and their own customized ones. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { body, DEFAULTS, presetAccelerator, problems, trimHistory, withImage } from './launch';
+import { body, completeSettings, DEFAULTS, LaunchSettings, presetAccelerator, problems, trimHistory, withImage } from './launch';
 import type { ImageNode } from './imageTypes';
 
 const ml: ImageNode = {
@@ -34,6 +34,12 @@ describe('the launch settings', () => {
 });
 
 describe('Recent History', () => {
+  it("an entry kept before Inference made services gets that page's defaults", () => {
+    const { model: _m, replicas: _r, openToPublic: _p, ...old } = { ...DEFAULTS, name: 'kept' };
+    const s: LaunchSettings = completeSettings(old);
+    expect(s).toMatchObject({ name: 'kept', model: '', replicas: 1, openToPublic: false });
+  });
+
   const entry = (id: string, pinned = false) => ({ id, label: id, pinned, at: '', settings: DEFAULTS });
   it('keeps the five most recent, pinned ones first and whatever their age', () => {
     const h = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((id) => entry(id, id === 'g'));

@@ -32,14 +32,29 @@ export interface LaunchSettings {
   openblasThreads: number | null;
   mounts: string[];
   preopen: string;
+  /** Inference: the model folder the service serves (usage mode `model`). */
+  model: string;
+  /** Inference: the replicas the service runs. */
+  replicas: number;
+  /** Inference: the endpoint takes calls without a token. */
+  openToPublic: boolean;
 }
 
 export const DEFAULTS: LaunchSettings = {
   type: 'interactive', name: '', startupCommand: '', startsAt: null, timeoutSecs: null, ownerEmail: '',
   ownerAccessKey: null, project: 'default', environment: DEFAULT_IMAGE, image: '', env: [], group: 'default', preset: null,
   cpu: 1, memGiB: 1, shmemGiB: 0.0625, accelerator: 0, count: 1, agent: null, clusterMode: 'single-node',
-  clusterSize: 1, ompThreads: null, openblasThreads: null, mounts: [], preopen: '',
+  clusterSize: 1, ompThreads: null, openblasThreads: null, mounts: [], preopen: '', model: '', replicas: 1, openToPublic: false,
 };
+
+/** Settings kept earlier (Recent History on the server), completed with the defaults of what
+ *  was added to the launcher since. */
+export function completeSettings(s: Partial<LaunchSettings>): LaunchSettings {
+  return { ...DEFAULTS, ...s };
+}
+
+/** An Inference launch makes a model service (the Serving page's), not a bare session. */
+export const isService = (s: LaunchSettings) => s.type === 'inference';
 
 export interface HistoryEntry {
   id: string;
@@ -90,7 +105,13 @@ export function problems(
 ): { step: number; text: string }[] {
   const out: { step: number; text: string }[] = [];
   const add = (step: number, p: v.Problem) => p && out.push({ step, text: p });
-  add(0, v.sessionName(s.name));
+  if (isService(s)) {
+    // A model service: its name follows the service rules, and it serves a model folder.
+    add(0, v.serviceName(s.name));
+    add(0, s.model ? null : 'Choose a model folder.');
+  } else {
+    add(0, v.sessionName(s.name));
+  }
   if (s.ownerEmail !== '' && !s.ownerAccessKey) add(0, "Search for the owner's email first, or turn off the owner assignment.");
   if (s.type === 'batch') add(0, v.batch(s.startupCommand, s.timeoutSecs));
   s.env.forEach((e) => add(1, v.envName(e.key)));
@@ -100,9 +121,11 @@ export function problems(
   add(1, below.memGiB ?? null);
   add(1, v.accelerator(s.accelerator, accel));
   add(1, v.clusterSize(s.clusterSize));
+  if (isService(s)) add(1, v.replicas(String(s.replicas)));
   if (s.image === '' && s.environment === '') add(1, 'Choose an environment or give an image name.');
   add(1, image.problem);
-  add(3, v.preopenPorts(s.preopen).problem);
+  // A service's replicas open no extra ports (their model server's port is the definition's).
+  if (!isService(s)) add(3, v.preopenPorts(s.preopen).problem);
   return out;
 }
 

@@ -67,7 +67,8 @@ pub fn ssh_opts(key: &Path, port_flag: &str, port: u16) -> Vec<String> {
 pub type KernelSocket = tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
 
 /// Sends `code` as an execute request on a kernel's channels socket and gathers what it
-/// prints until the output holds `expect` (the socket closing first fails the test).
+/// prints until the output holds `expect` (an error or the socket closing first fails the
+/// test).
 pub fn jupyter_execute(ws: &mut KernelSocket, code: &str, expect: &str) -> String {
     let msg = serde_json::json!({
         "header": {"msg_id": "m1", "username": "t", "session": "s1", "msg_type": "execute_request", "version": "5.3", "date": ""},
@@ -84,6 +85,12 @@ pub fn jupyter_execute(ws: &mut KernelSocket, code: &str, expect: &str) -> Strin
                 let v: serde_json::Value = serde_json::from_str(t.as_str()).unwrap_or_default();
                 if v["msg_type"] == "stream" {
                     out.push_str(v["content"]["text"].as_str().unwrap_or_default());
+                }
+                if v["msg_type"] == "error" {
+                    panic!(
+                        "the kernel failed: {}: {}; saw {out:?}",
+                        v["content"]["ename"], v["content"]["evalue"]
+                    );
                 }
             }
             Ok(_) => {}

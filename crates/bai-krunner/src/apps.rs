@@ -150,6 +150,32 @@ fn app_command(name: &str, session_id: &str, workdir: &Path) -> Option<(Vec<Stri
     }
 }
 
+/// Offers "Notebook for Backend.AI" (the image's own Python) to the Jupyter about to start.
+fn notebook_kernel(command: &mut Command) {
+    let python = std::env::var("BAI_PYTHON").unwrap_or_else(|_| "python3".into());
+    let python = std::env::var_os("PATH")
+        .and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(&python))
+                .find(|f| f.is_file())
+        })
+        .map(|f| f.display().to_string())
+        .unwrap_or(python);
+    let dir = std::env::temp_dir().join("bai-jupyter");
+    match crate::notebook::write(&dir, &python) {
+        Ok(d) => {
+            let mut paths = vec![d];
+            if let Some(old) = std::env::var_os("JUPYTER_PATH") {
+                paths.extend(std::env::split_paths(&old));
+            }
+            if let Ok(joined) = std::env::join_paths(paths) {
+                command.env("JUPYTER_PATH", joined);
+            }
+        }
+        Err(e) => eprintln!("krunner: {e}"),
+    }
+}
+
 /// Apps started on demand, by name.
 #[derive(Default)]
 pub struct Running(Mutex<HashMap<String, Child>>);
@@ -166,10 +192,15 @@ impl Running {
                 .get_mut(name)
                 .is_some_and(|c| matches!(c.try_wait(), Ok(None)));
             if !alive {
-                let child = Command::new(&cmd[0])
+                let mut command = Command::new(&cmd[0]);
+                command
                     .args(&cmd[1..])
                     .current_dir(workdir)
-                    .stdin(Stdio::null())
+                    .stdin(Stdio::null());
+                if name.starts_with("jupyter") {
+                    notebook_kernel(&mut command);
+                }
+                let child = command
                     .spawn()
                     .map_err(|e| format!("cannot start {name} ({}): {e}", cmd[0]))?;
                 eprintln!("krunner: started {name} (pid {})", child.id());

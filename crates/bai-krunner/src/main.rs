@@ -14,6 +14,7 @@
 mod apps;
 mod batch;
 mod listing;
+mod notebook;
 mod proto;
 mod repl;
 mod server;

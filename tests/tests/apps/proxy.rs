@@ -117,6 +117,22 @@ subprocess.run(["/opt/tensorboard/bin/python", "-c", code], check=True)
 print("logged")
 "#;
 
+/// A module installed for the user only (in Python's user site, as `pip install --user` does).
+const USER_PACKAGE: &str = "import os, site\n\
+os.makedirs(site.getusersitepackages(), exist_ok=True)\n\
+open(os.path.join(site.getusersitepackages(), 'userpkg.py'), 'w').write('HELLO = \"from-user-site\"\\n')\n";
+
+/// The `id` of a kernel Jupyter started (its JSON answer).
+fn kernel_id(kernel: &str) -> String {
+    let start = kernel.find("\"id\"").expect("kernel id");
+    kernel[start + 4..]
+        .chars()
+        .skip_while(|c| *c != '"')
+        .skip(1)
+        .take_while(|c| *c != '"')
+        .collect()
+}
+
 #[test]
 fn web_terminal_and_jupyter_through_the_http_proxy() {
     let s = Server::start();
@@ -179,16 +195,40 @@ fn web_terminal_and_jupyter_through_the_http_proxy() {
     assert_eq!(status, 200, "{listing}");
     let (status, _, kernel) = http(&format!("{nb}api/kernels"), "POST", Some(&cookie), "{}");
     assert!(status == 201 || status == 200, "{status} {kernel}");
-    let start = kernel.find("\"id\"").expect("kernel id");
-    let id: String = kernel[start + 4..]
-        .chars()
-        .skip_while(|c| *c != '"')
-        .skip(1)
-        .take_while(|c| *c != '"')
-        .collect();
+    let id = kernel_id(&kernel);
     let mut ws = ws_connect(&format!("{nb}api/kernels/{id}/channels"), Some(&cookie));
     let out = bai_e2e::apps::jupyter_execute(&mut ws, "print(6 * 7)", "42");
     assert_eq!(out.trim(), "42");
+    drop(ws);
+
+    // "Notebook for Backend.AI" is offered beside Jupyter's own kernel, and it sees the
+    // image's system packages (mpi4py from Debian) and the user's (a module in ~/.local),
+    // which Jupyter's own environment does not.
+    s.bai(user, &["run", "-t", "nbsess", "-c", USER_PACKAGE, "python"])
+        .expect_ok();
+    let (status, _, specs) = http(&format!("{nb}api/kernelspecs"), "GET", Some(&cookie), "");
+    assert_eq!(status, 200, "{specs}");
+    assert!(specs.contains("Notebook for Backend.AI"), "{specs}");
+    let (status, _, kernel) = http(
+        &format!("{nb}api/kernels"),
+        "POST",
+        Some(&cookie),
+        r#"{"name": "backendai"}"#,
+    );
+    assert!(status == 201 || status == 200, "{status} {kernel}");
+    let id = kernel_id(&kernel);
+    let mut ws = ws_connect(&format!("{nb}api/kernels/{id}/channels"), Some(&cookie));
+    let out = bai_e2e::apps::jupyter_execute(
+        &mut ws,
+        "import sys, mpi4py, userpkg; print(sys.executable, mpi4py.__file__, userpkg.HELLO)",
+        "from-user-site",
+    );
+    assert!(
+        out.contains("/usr/bin/python3")
+            && out.contains("/usr/lib/python3/dist-packages/mpi4py")
+            && out.contains("from-user-site"),
+        "{out}"
+    );
     drop(ws);
 
     // A preferred port that is taken: another port of the pool, and `bai open` says so.

@@ -109,7 +109,7 @@ fn web_ui_end_to_end_in_chromium() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "{text}\nbaid log:\n{}", s.log());
-    assert!(text.contains("e2e: 43 passed"), "{text}");
+    assert!(text.contains("e2e: 44 passed"), "{text}");
     // Secrets never reach the logs: after a full run through the UI (logins, wrong
     // passwords, sessions, apps, serving tokens), no secret key or password is in baid's.
     let log = s.log();

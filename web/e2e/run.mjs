@@ -583,6 +583,33 @@ await step('Data page: a model folder, its files uploaded through the explorer, 
   await closeModal();
 });
 
+await step("Data page: SFTP on a folder starts a system session, shows host, port and user, and offers its key; the Sessions page's System tab lists it", async () => {
+  await page.getByRole('menuitem', { name: 'Data' }).click();
+  await byTest(`folder-sftp-${folder}`).click();
+  await byTest('sftp-access').waitFor({ timeout: 120000 });
+  const port = Number((await byTest('sftp-port').innerText()).trim());
+  if (!(port >= 1024)) throw new Error(`the SFTP port is ${port}`);
+  await expectText(byTest('sftp-user'), 'work');
+  await expectText(byTest('sftp-command'), `-P ${port} work@`);
+  const [download] = await Promise.all([page.waitForEvent('download'), byTest('sftp-key').click()]);
+  if (download.suggestedFilename() !== `sftp-${folder}.key`) throw new Error(`the key is named ${download.suggestedFilename()}`);
+  const key = (await import('node:fs')).readFileSync(await download.path(), 'utf8');
+  if (!key.startsWith('-----BEGIN OPENSSH PRIVATE KEY-----')) throw new Error('the download is no private key');
+  if (shots) await page.screenshot({ path: `${shots}/sftp.png` });
+  await closeModal();
+  // Not among the user's own sessions; under System, and ended from there.
+  await page.getByRole('menuitem', { name: 'Sessions' }).click();
+  await byTest('tab-system').click();
+  const row = page.locator('[data-testid^="session-sftp-"]').first();
+  await row.waitFor();
+  const name = ((await row.getAttribute('data-testid')) ?? '').replace(/^session-/, '');
+  await byTest(`terminate-${name}`).click();
+  await page.getByRole('button', { name: 'Terminate', exact: true }).last().click();
+  await expectText(byTest(`status-${name}`), 'TERMINATED');
+  await byTest('tab-running').click();
+  if (await byTest(`session-${name}`).count()) throw new Error('the SFTP session is listed among the running ones');
+});
+
 await step('Data page: share a folder (a bad email refused beside the field), the invitation pending, and a clone', async () => {
   await byTest('folder-share-uimodel').click();
   await byTest('share-emails').fill('not-an-email');

@@ -4,6 +4,7 @@ import { api, ApiError, formatBytes, Schema } from './api';
 import NameDialog from './NameDialog';
 import FolderExplorer from './FolderExplorer';
 import { Invitations, ShareDialog } from './Sharing';
+import SftpDialog from './SftpDialog';
 import { followTask, taskStreamUrl } from './bgtask';
 import { folderName } from './validate';
 
@@ -55,7 +56,7 @@ function Trash({ folders, reload, onError }: { folders: Folder[]; reload: () => 
   );
 }
 
-type Ask = { kind: 'create' } | { kind: 'rename'; folder: Folder } | { kind: 'share'; folder: Folder } | { kind: 'clone'; folder: Folder };
+type Ask = { kind: 'create' } | { kind: 'rename'; folder: Folder } | { kind: 'share'; folder: Folder } | { kind: 'clone'; folder: Folder } | { kind: 'sftp'; folder: Folder };
 
 /** Whose a folder is, as the Owner column says it. */
 function owner(f: Folder) {
@@ -102,7 +103,10 @@ export default function Data({ isAdmin = false }: { isAdmin?: boolean }) {
             title: 'Controls',
             render: (_, f) => {
               const clone = (
-                <Button size="small" data-testid={`folder-clone-${f.name}`} disabled={f.status !== 'ready'} onClick={() => setAsk({ kind: 'clone', folder: f })}>Clone</Button>
+                <>
+                  <Button size="small" data-testid={`folder-clone-${f.name}`} disabled={f.status !== 'ready'} onClick={() => setAsk({ kind: 'clone', folder: f })}>Clone</Button>
+                  <Button size="small" data-testid={`folder-sftp-${f.name}`} disabled={f.status !== 'ready'} onClick={() => setAsk({ kind: 'sftp', folder: f })}>SFTP</Button>
+                </>
               );
               if (!f.group && !f.is_owner) {
                 return (
@@ -165,6 +169,7 @@ export default function Data({ isAdmin = false }: { isAdmin?: boolean }) {
         />
       )}
       {ask?.kind === 'share' && <ShareDialog folder={ask.folder} onClose={() => setAsk(null)} />}
+      {ask?.kind === 'sftp' && <SftpDialog folder={ask.folder} onClose={() => setAsk(null)} />}
       {ask?.kind === 'clone' && (
         <NameDialog
           title={`Clone ${ask.folder.name} into a new folder of yours`}

@@ -8,11 +8,13 @@ import Detail from './Detail';
 import { followSessions } from './live';
 import { useTerminate } from './terminate';
 
-const GROUPS: { key: string; label: string; statuses: string[] }[] = [
+const GROUPS: { key: string; label: string; statuses: string[]; system?: boolean }[] = [
   // Placed and not yet ended: the server's SessionStatus::HOLDS_RESOURCES.
   { key: 'running', label: 'Running', statuses: ['SCHEDULED', 'PREPARING', 'PULLING', 'PREPARED', 'CREATING', 'RUNNING', 'RESTARTING', 'RUNNING_DEGRADED', 'TERMINATING'] },
   { key: 'pending', label: 'Pending', statuses: ['PENDING'] },
   { key: 'finished', label: 'Finished', statuses: FINISHED_STATES },
+  // Sessions the platform made for the user (SFTP to a folder), running or ended.
+  { key: 'system', label: 'System', statuses: ['PENDING', 'SCHEDULED', 'PREPARING', 'PULLING', 'PREPARED', 'CREATING', 'RUNNING', 'RESTARTING', 'RUNNING_DEGRADED', 'TERMINATING', ...FINISHED_STATES], system: true },
 ];
 
 export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: string, id?: string) => void; onStart: (s: LaunchSettings | null) => void }) {
@@ -30,7 +32,7 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
   const refresh = useCallback(() => {
     const mine = ++seq.current;
     setLoading(true);
-    listSessions(group.statuses)
+    listSessions(group.statuses, group.system)
       .then(
         (rows) => mine === seq.current && setItems(rows),
         (e) => mine === seq.current && message.error(errText(e)),

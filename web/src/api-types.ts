@@ -890,6 +890,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/folders/{id}/sftp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Open SFTP to a data folder: a system session with the folder mounted and only sshd, and a key made for it. */
+        post: operations["post_folders_id_sftp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/folders/{id}/share": {
         parameters: {
             query?: never;
@@ -4099,8 +4116,32 @@ export interface components {
         SessionResult: "UNDEFINED" | "SUCCESS" | "FAILURE";
         /** @description Status of a session (and of its kernels), as the Backend.AI API spells it. */
         SessionStatus: "PENDING" | "SCHEDULED" | "PREPARING" | "PULLING" | "PREPARED" | "CREATING" | "RUNNING" | "RESTARTING" | "RUNNING_DEGRADED" | "TERMINATING" | "TERMINATED" | "ERROR" | "CANCELLED";
-        /** @description Interactive, batch or inference (system sessions are internal and never user-created). */
-        SessionType: "interactive" | "batch" | "inference";
+        /**
+         * @description Interactive, batch or inference; and system sessions, which the platform makes for its
+         *     own services (SFTP access to a data folder) and no user creates through `POST /session`.
+         */
+        SessionType: "interactive" | "batch" | "inference" | "system";
+        /** @description Where and how to connect; the private key is shown only in this answer. */
+        SftpAccess: {
+            /** @description A command line that connects (`sftp -i KEY -P PORT work@HOST`). */
+            command: string;
+            /** @description The host and port to connect to (a port of the manager's app port pool). */
+            host: string;
+            /** @description Where the folder is, in the session (`/home/work/NAME`). */
+            path: string;
+            /** Format: uint16 */
+            port: number;
+            /** @description An OpenSSH private key (ed25519) made for this session alone. */
+            private_key: string;
+            /**
+             * @description The system session serving it (listed with `bai ps --system`; it ends when no
+             *     connection has been open for the manager's SFTP idle time).
+             */
+            session_id: string;
+            session_name: string;
+            /** @description The user to log in as. */
+            user: string;
+        };
         /**
          * @description `POST /folders/{id}/share`: give project members their own permission on a project
          *     folder.
@@ -6588,6 +6629,31 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Ticket"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_folders_id_sftp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The folder's name or id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Host, port, user and the private key */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SftpAccess"];
                 };
             };
             "4XX": components["responses"]["Problem"];

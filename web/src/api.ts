@@ -45,8 +45,10 @@ type BodyPart<O> = O extends { requestBody: { content: { 'application/json': inf
 /** The path parameters, query and JSON body an operation takes, as the document says. */
 export type Request<M extends Method, P extends PathOf<M>> = PathPart<Operation<M, P>> & QueryPart<Operation<M, P>> & BodyPart<Operation<M, P>>;
 
+// (Through `QueryPart`, not `Request<M, P>['query']`: that indexed access over the generic
+// request multiplies its three parts for every path, past the compiler's union limit.)
 /** The query parameters an operation takes. */
-export type Query<M extends Method, P extends PathOf<M>> = NonNullable<Request<M, P>['query']>;
+export type Query<M extends Method, P extends PathOf<M>> = QueryPart<Operation<M, P>> extends { query?: infer Q } ? NonNullable<Q> : never;
 
 /** `/folders/{id}/files` with `{id: 'abc'}` and `{path: ''}` → `/folders/abc/files?path=`. */
 export function buildUrl(template: string, path?: Record<string, string | number>, query?: Record<string, string | number | boolean | undefined>): string {
@@ -69,7 +71,15 @@ type RawRequest = { path?: Record<string, string | number>; query?: Record<strin
 
 /** Calls a documented operation: `path` is the document's template (`/session/{reference}`),
  *  and what it takes and answers are the contract's types. */
-export function api<M extends Method, P extends PathOf<M>>(method: M, path: P, ...req: RequestArgs<M, P>): Promise<Reply<M, P>>;
+//
+// One signature per method: with the method fixed, checking a call stays small (a signature
+// generic in the method too makes the compiler build the union of every operation's request
+// while it infers, past its limit of 100,000 members: TS2590).
+export function api<P extends PathOf<'GET'>>(method: 'GET', path: P, ...req: RequestArgs<'GET', P>): Promise<Reply<'GET', P>>;
+export function api<P extends PathOf<'POST'>>(method: 'POST', path: P, ...req: RequestArgs<'POST', P>): Promise<Reply<'POST', P>>;
+export function api<P extends PathOf<'PUT'>>(method: 'PUT', path: P, ...req: RequestArgs<'PUT', P>): Promise<Reply<'PUT', P>>;
+export function api<P extends PathOf<'DELETE'>>(method: 'DELETE', path: P, ...req: RequestArgs<'DELETE', P>): Promise<Reply<'DELETE', P>>;
+export function api<P extends PathOf<'PATCH'>>(method: 'PATCH', path: P, ...req: RequestArgs<'PATCH', P>): Promise<Reply<'PATCH', P>>;
 // The answer is what the document says the operation answers (the signature above).
 export function api(method: Method, path: string, req?: object): Promise<unknown> {
   const r: RawRequest = req ?? {};
@@ -131,9 +141,11 @@ export type SessionItem = Pick<
 export const RUNNING_STATES = ['PENDING', 'SCHEDULED', 'PREPARING', 'PULLING', 'PREPARED', 'CREATING', 'RUNNING', 'RESTARTING', 'TERMINATING'];
 export const FINISHED_STATES = ['TERMINATED', 'CANCELLED', 'ERROR'];
 
-export async function listSessions(statuses: string[]): Promise<SessionItem[]> {
-  const q = `query($limit:Int!, $offset:Int!, $status:String) {
-    compute_session_list(limit:$limit, offset:$offset, status:$status) {
+/** The sessions in `statuses`: the user's own, or (`system`) the platform's system sessions
+ *  made for them (SFTP), which the server lists only when asked for. */
+export async function listSessions(statuses: string[], system = false): Promise<SessionItem[]> {
+  const q = `query($limit:Int!, $offset:Int!, $status:String, $type:String) {
+    compute_session_list(limit:$limit, offset:$offset, status:$status, type:$type) {
       items { id name type status status_info image created_at terminated_at occupying_slots agent user_email }
       total_count
     }
@@ -142,6 +154,7 @@ export async function listSessions(statuses: string[]): Promise<SessionItem[]> {
     limit: 200,
     offset: 0,
     status: statuses.join(','),
+    type: system ? 'system' : null,
   });
   return d.compute_session_list.items;
 }

@@ -31,6 +31,8 @@ pub struct SessionListQuery {
     pub offset: i64,
     /// Selected item fields, in order.
     pub fields: Vec<String>,
+    /// System sessions (SFTP) instead of the user's own.
+    pub system: bool,
 }
 
 impl SessionListQuery {
@@ -50,24 +52,33 @@ impl SessionListQuery {
 
     /// The query text, laid out as the official client sends it.
     pub fn query_text(&self) -> String {
+        let (decl, arg) = if self.system {
+            (", $type: String", ", type:$type")
+        } else {
+            ("", "")
+        };
         format!(
-            "query($limit:Int!, $offset:Int!, $status: String, $access_key: String, $filter: String, $order: String) {{\n  \
+            "query($limit:Int!, $offset:Int!, $status: String, $access_key: String, $filter: String, $order: String{decl}) {{\n  \
              compute_session_list(\n      \
-             limit:$limit, offset:$offset, status:$status, access_key:$access_key, filter:$filter, order:$order) {{\n    \
+             limit:$limit, offset:$offset, status:$status, access_key:$access_key, filter:$filter, order:$order{arg}) {{\n    \
              items {{ {} }}\n    total_count\n  }}\n}}\n",
             self.fields.join(" ")
         )
     }
 
     pub fn variables(&self) -> Value {
-        json!({
+        let mut v = json!({
             "status": self.status,
             "access_key": self.access_key,
             "filter": null,
             "order": null,
             "limit": self.limit,
             "offset": self.offset,
-        })
+        });
+        if self.system {
+            v["type"] = json!("system");
+        }
+        v
     }
 }
 
@@ -184,6 +195,7 @@ mod tests {
             access_key: None,
             limit: 10,
             offset: 0,
+            system: false,
             fields: SessionListQuery::DEFAULT_FIELDS
                 .iter()
                 .map(|s| s.to_string())

@@ -199,7 +199,8 @@ impl FromStr for SessionStatus {
     }
 }
 
-/// Interactive, batch or inference (system sessions are internal and never user-created).
+/// Interactive, batch or inference; and system sessions, which the platform makes for its
+/// own services (SFTP access to a data folder) and no user creates through `POST /session`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
@@ -211,6 +212,9 @@ pub enum SessionType {
     Batch,
     /// Serves a model.
     Inference,
+    /// Made by the platform (SFTP to a data folder): only sshd, counted under the keypair
+    /// policy's `max_concurrent_sftp_sessions`, listed only when asked for.
+    System,
 }
 
 impl SessionType {
@@ -219,6 +223,7 @@ impl SessionType {
             SessionType::Interactive => "interactive",
             SessionType::Batch => "batch",
             SessionType::Inference => "inference",
+            SessionType::System => "system",
         }
     }
 }
@@ -230,6 +235,7 @@ impl FromStr for SessionType {
             "interactive" => Ok(SessionType::Interactive),
             "batch" => Ok(SessionType::Batch),
             "inference" => Ok(SessionType::Inference),
+            "system" => Ok(SessionType::System),
             other => Err(format!(
                 "unknown session type {other:?}: use interactive, batch or inference"
             )),

@@ -2,7 +2,7 @@
 //! (no privilege separation is needed to log in as oneself), with host keys made fresh for
 //! this kernel and `/home/work/id_container`, a fresh key pair whose public half is authorized
 //! unless the user's `.ssh` folder (mounted at /home/work/.ssh) brings its own
-//! `authorized_keys`. Its output goes to the container log.
+//! `authorized_keys`, or the platform gave the session its key (`BAI_AUTHORIZED_KEY`: SFTP). Its output goes to the container log.
 
 use std::collections::HashMap;
 use std::net::TcpStream;
@@ -72,7 +72,14 @@ fn start_sshd_with(sshd: &str, workdir: &Path, run: &Path) -> Result<(), String>
     chmod(&key, 0o600);
     let user_keys = workdir.join(".ssh/authorized_keys");
     let ours = run.join("authorized_keys");
-    if user_keys.exists() {
+    if let Ok(given) = std::env::var("BAI_AUTHORIZED_KEY")
+        && !given.trim().is_empty()
+    {
+        // The key the platform made for this session (SFTP): it alone opens it.
+        std::fs::write(&ours, format!("{}\n", given.trim()))
+            .map_err(|e| format!("cannot write {}: {e}", ours.display()))?;
+        chmod(&ours, 0o600);
+    } else if user_keys.exists() {
         // The user's `.ssh` folder decides who may log in; only tidy its permissions.
         chmod(&workdir.join(".ssh"), 0o700);
         chmod(&user_keys, 0o600);

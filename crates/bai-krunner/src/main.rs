@@ -48,7 +48,10 @@ fn main() {
     {
         eprintln!("krunner: {e}");
     }
+    // A system session (SFTP) runs sshd alone.
+    let system = std::env::var("BAI_SESSION_TYPE").is_ok_and(|t| t == "system");
     if std::env::var_os("BAI_KERNEL_ID").is_some()
+        && !system
         && let Err(e) = terminal::start(terminal::TERMINAL_PORT, workdir.clone())
     {
         eprintln!("krunner: no web terminal: {e}");

@@ -20,6 +20,9 @@ pub struct Intrinsic {
 
 /// sshd (port 2200, started by krunner with keys made for the session) and the web
 /// terminal `ttyd` (port 7681, krunner's xterm.js page and tmux over a WebSocket).
+/// Where sshd listens in a kernel.
+pub const SSHD_PORT: u16 = 2200;
+
 pub const INTRINSIC: &[Intrinsic] = &[
     Intrinsic {
         name: "sshd",

@@ -24,6 +24,7 @@ pub mod proxy;
 pub mod remote;
 pub mod scheduler;
 pub mod serving;
+pub mod sftp;
 pub mod start;
 pub mod state;
 pub mod stats;

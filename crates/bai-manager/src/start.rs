@@ -66,6 +66,9 @@ pub async fn start(
     crate::audit::spawn_pruner(m.store.clone(), m.config.audit_retention);
     crate::serving::reconcile::spawn(m.serving.clone());
     crate::serving::autoscale::spawn(m.serving.clone());
+    // SFTP sessions an earlier run left have no listener now: they end.
+    let reaper = m.clone();
+    tokio::spawn(async move { crate::sftp::reap(&reaper).await });
     Ok(Started {
         manager: m,
         agents: handles,

@@ -269,6 +269,7 @@ fn lookup_by_name_prefix_and_owner() {
         .list_sessions(&SessionFilter {
             statuses: vec![SessionStatus::Pending],
             access_key: None,
+            system: false,
             limit: 10,
             offset: 0,
         })

@@ -106,6 +106,12 @@ struct UpArgs {
     /// listen address, or 127.0.0.1 when that is 0.0.0.0.
     #[arg(long, env = "BAI_ENDPOINT_HOST")]
     endpoint_host: Option<String>,
+    /// The image SFTP sessions run (it needs sshd); default: the bundled `python` image.
+    #[arg(long, env = "BAI_SFTP_IMAGE")]
+    sftp_image: Option<String>,
+    /// An SFTP session with no open connection for this long ends.
+    #[arg(long, env = "BAI_SFTP_IDLE", default_value = "10m", value_parser = parse_duration)]
+    sftp_idle: std::time::Duration,
     /// Host ports the app proxy's port mode (and service endpoints) hand out, FIRST-LAST.
     #[arg(long, env = "BAI_APP_PORTS", default_value = "30000-30199", value_parser = parse_port_range)]
     app_ports: (u16, u16),
@@ -306,6 +312,8 @@ async fn up(args: UpArgs) -> Result<()> {
         endpoint_host,
         tls: tls.is_some(),
         audit_retention: Some(args.audit_retention).filter(|d| !d.is_zero()),
+        sftp_image: args.sftp_image.clone().filter(|i| !i.trim().is_empty()),
+        sftp_idle: args.sftp_idle,
         ..Default::default()
     };
     let mut agents: Vec<Arc<dyn AgentRpc>> = Vec::new();

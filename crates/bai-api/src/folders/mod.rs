@@ -7,6 +7,7 @@
 pub mod files;
 pub mod folder;
 pub mod hosts;
+pub mod sftp;
 pub mod sharing;
 pub mod transfers;
 
@@ -24,6 +25,7 @@ pub use sharing::{
     ShareEntry, ShareList, Shared, SharedTo, Skipped, Unshare, Unshared, UpdateInvitation,
     UpdateShare,
 };
+pub use sftp::SftpAccess;
 pub use transfers::{RequestDownload, RequestUpload, Ticket};
 
 use crate::route::{Body, Route, json};
@@ -35,6 +37,7 @@ pub fn routes() -> Vec<Route> {
             .takes(json::<CreateFolder>())
             .answers(201, json::<Folder>()),
         Route::new("get", "/folders").answers(200, json::<Vec<Folder>>()),
+        Route::new("post", "/folders/{id}/sftp").answers(201, json::<SftpAccess>()),
         Route::new("delete", "/folders")
             .takes(json::<FolderId>())
             .answers(204, Body::Empty),

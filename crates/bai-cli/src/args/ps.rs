@@ -27,6 +27,9 @@ pub struct PsArgs {
     /// Also show the tag, creation time and occupied resources.
     #[arg(long)]
     pub detail: bool,
+    /// System sessions (SFTP to a folder, made by `bai vfolder sftp`) instead of your own.
+    #[arg(long)]
+    pub system: bool,
 }
 
 #[derive(Args, Debug, Clone)]

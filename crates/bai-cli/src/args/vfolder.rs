@@ -32,6 +32,15 @@ pub enum VfolderCmd {
     Info { name: String },
     /// Rename a folder.
     Rename { name: String, new_name: String },
+    /// Open SFTP (scp, rsync over ssh) to a folder: starts a system session with the folder
+    /// mounted and only sshd, saves its key, and prints how to connect. The session ends when
+    /// no connection has been open for a while (or with `bai rm NAME`; see `bai ps --system`).
+    Sftp {
+        name: String,
+        /// Where to save the private key (default: ./sftp-NAME.key).
+        #[arg(short = 'o', long = "key-file", value_name = "FILE")]
+        key_file: Option<std::path::PathBuf>,
+    },
     /// Move a folder to the trash (restore it, or purge it for good, from there).
     #[command(visible_alias = "rm-folder")]
     Delete {

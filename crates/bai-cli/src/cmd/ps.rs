@@ -64,6 +64,7 @@ pub async fn ps(client: &Client, a: &PsArgs, access_key: Option<&str>, admin: bo
         limit: if a.all { ALL_PAGE } else { a.limit },
         offset: a.offset,
         fields: fields(admin, a.detail),
+        system: a.system,
     };
     let mut rows = Vec::new();
     let total = loop {

@@ -154,6 +154,23 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
             client.rename_vfolder(&id, new_name).await?;
             println!("Virtual folder \"{name}\" is renamed to \"{new_name}\".");
         }
+        VfolderCmd::Sftp { name, key_file } => {
+            let id = client.vfolder_id(name).await?;
+            let a = client.vfolder_sftp(&id).await?;
+            let key = key_file
+                .clone()
+                .unwrap_or_else(|| format!("sftp-{name}.key").into());
+            write_key(&key, &a.private_key)?;
+            let k = key.display();
+            println!("SFTP session {} is ready for folder {name}.", a.session_name);
+            println!("host: {}  port: {}  user: {}  folder: {}", a.host, a.port, a.user, a.path);
+            println!("key: {k} (made for this session only)");
+            println!("sftp -i {k} -P {} {}@{}", a.port, a.user, a.host);
+            println!(
+                "scp -i {k} -P {} FILE {}@{}:{}/",
+                a.port, a.user, a.host, a.path
+            );
+        }
         VfolderCmd::Delete { name, purge } => {
             let id = client.vfolder_id(name).await?;
             client.delete_vfolder(&id).await?;
@@ -316,4 +333,20 @@ mod tests {
         );
         assert!(remote_name(Path::new(".."), Path::new(".")).is_err());
     }
+}
+
+/// Saves a private key readable by its owner alone (ssh refuses one others may read).
+fn write_key(path: &std::path::Path, key: &str) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("cannot write the key to {}", path.display()))?;
+    f.write_all(key.as_bytes())
+        .with_context(|| format!("cannot write the key to {}", path.display()))
 }

@@ -84,6 +84,15 @@ impl Client {
             .map(|_| ())
     }
 
+    /// `POST /folders/{id}/sftp`: SFTP to the folder through a system session (its key in
+    /// the answer, shown once).
+    pub async fn vfolder_sftp(&self, id: &str) -> Result<folders::SftpAccess, ClientError> {
+        typed(
+            self.send_json(Method::POST, &folder_path(id, "/sftp"), None)
+                .await?,
+        )
+    }
+
     /// `DELETE /folders`: the folder moves to the trash (restore or purge it from there).
     pub async fn delete_vfolder(&self, id: &str) -> Result<(), ClientError> {
         let body = body(&folders::FolderId { id: id.to_string() })?;

@@ -82,6 +82,16 @@ fn agent_of(m: &Manager, row: &SessionRow) -> Result<Arc<AgentHandle>, Problem> 
     Ok(agent)
 }
 
+/// Where a system session's sshd is reached (the SFTP listener relays to it).
+pub(crate) async fn sshd_address(m: &Manager, row: &SessionRow) -> Result<SocketAddr, Problem> {
+    let agent = agent_of(m, row)?;
+    agent
+        .rpc
+        .app_address(row.main_kernel_id, crate::apps::SSHD_PORT)
+        .await
+        .map_err(|e| Problem::internal(format!("sshd of session {:?} cannot be reached: {e}", row.name)))
+}
+
 /// The apps of a session, from its image's label and its preopen ports.
 fn apps_of(m: &Manager, row: &SessionRow) -> Result<Vec<App>, Problem> {
     let agent = agent_of(m, row)?;
@@ -92,7 +102,12 @@ fn apps_of(m: &Manager, row: &SessionRow) -> Result<Vec<App>, Problem> {
             .find(|i| i.name == row.image)
             .and_then(|i| i.labels.get(SERVICE_PORTS_LABEL).cloned())
     };
-    Ok(session_apps(label.as_deref(), &row.preopen_ports))
+    let mut apps = session_apps(label.as_deref(), &row.preopen_ports);
+    // A system session (SFTP) serves sshd alone.
+    if row.session_type == bai_core::SessionType::System {
+        apps.retain(|a| a.name == "sshd");
+    }
+    Ok(apps)
 }
 
 /// Where the app can be reached, once it answers: web apps are started on demand first.

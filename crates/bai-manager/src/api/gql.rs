@@ -90,6 +90,8 @@ impl SessionResolver<'_> {
             .list_sessions(&SessionFilter {
                 statuses,
                 access_key,
+                // System sessions (SFTP) are listed only when asked for (`type: "system"`).
+                system: arg_str(args, "type") == Some("system"),
                 limit,
                 offset,
             })

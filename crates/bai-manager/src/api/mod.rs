@@ -1,6 +1,6 @@
 //! The HTTP API: the Backend.AI v9 surface the official client uses.
 
-mod apps;
+pub(crate) mod apps;
 mod body;
 mod commit;
 mod dotfiles;
@@ -200,6 +200,7 @@ pub fn router(m: Arc<Manager>) -> Router {
             get(vfolder::info).delete(vfolder::delete_by_path),
         )
         .route("/folders/{id}/rename", post(vfolder::rename))
+        .route("/folders/{id}/sftp", post(vfolder::sftp))
         .route("/folders/{id}/files", get(vfolder::files))
         .route("/folders/{id}/mkdir", post(vfolder::mkdir))
         .route("/folders/{id}/rename-file", post(vfolder::rename_file))

@@ -104,7 +104,13 @@ pub fn read_request(body: &Value) -> Result<CreateRequest, Problem> {
 
 /// Validates a `POST /session` body for `caller`.
 pub fn plan(m: &Lifecycle, caller: &Caller, body: &Value) -> Result<CreatePlan, Problem> {
-    plan_request(m, caller, &read_request(body)?)
+    let req = read_request(body)?;
+    if req.session_type == Some(SessionType::System) {
+        return Err(Problem::invalid(
+            "system sessions are made by the platform itself (SFTP to a folder: `bai vfolder sftp NAME` or the Data page's SFTP); create an interactive, batch or inference session",
+        ));
+    }
+    plan_request(m, caller, &req)
 }
 
 /// Validates a create request for `caller`.

@@ -3,7 +3,7 @@
 //! record and the events in one transaction, and publishes the events.
 
 mod admit;
-mod cluster_keys;
+pub mod cluster_keys;
 pub mod create;
 mod ctx;
 pub mod egress;

@@ -108,7 +108,10 @@ impl Occupancy {
         let mut by_agent: HashMap<String, ResourceSlots> = HashMap::new();
         for r in &rows {
             let u = by_owner.entry(r.access_key.clone()).or_default();
-            u.sessions += 1;
+            // System sessions (SFTP) count under their own limit, not the sessions'.
+            if r.session_type != bai_core::SessionType::System {
+                u.sessions += 1;
+            }
             u.slots = u.slots.add(&r.requested_slots);
             for (a, slots) in held_on(r, &subs) {
                 let e = by_agent.entry(a).or_default();

@@ -142,6 +142,8 @@ pub struct SessionFilter {
     pub statuses: Vec<SessionStatus>,
     /// Restrict to one owner (None = everyone; admins only).
     pub access_key: Option<String>,
+    /// System sessions (SFTP) only; otherwise none of them (they are listed only when asked).
+    pub system: bool,
     pub limit: i64,
     pub offset: i64,
 }

@@ -74,7 +74,10 @@ impl Store {
     pub fn list_sessions(&self, f: &SessionFilter) -> Result<(Vec<SessionRow>, i64)> {
         let conn = self.read();
         let statuses = status_list(&f.statuses);
-        let where_ = format!("status IN ({statuses}) AND (?1 IS NULL OR access_key = ?1)");
+        let kind = if f.system { "=" } else { "!=" };
+        let where_ = format!(
+            "status IN ({statuses}) AND (?1 IS NULL OR access_key = ?1) AND type {kind} 'system'"
+        );
         let total: i64 = conn.query_row(
             &format!("SELECT COUNT(*) FROM sessions WHERE {where_}"),
             params![f.access_key],

@@ -18,6 +18,7 @@ mod folders;
 mod invitations;
 mod json;
 mod raw_io;
+mod sftp;
 mod sharing;
 mod transfers;
 mod trash;
@@ -32,6 +33,7 @@ pub use invitations::{
     list_sent as sent_invitations, update as update_invitation,
 };
 pub use json::folder_json;
+pub use sftp::sftp;
 pub use sharing::{leave, share, shared, unshare, update_shared};
 pub use transfers::{request_download, request_upload};
 pub use trash::{force_delete, purge, restore};

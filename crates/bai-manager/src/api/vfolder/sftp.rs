@@ -1,0 +1,148 @@
+//! `POST /folders/{id}/sftp`: SFTP to a data folder. The platform starts a system session of
+//! the caller with the folder mounted and only sshd, authorized for a key made for it alone,
+//! counted under the keypair policy's `max_concurrent_sftp_sessions`; once it runs,
+//! `crate::sftp` listens on a port of the app pool and relays to its sshd. The answer holds
+//! the private key (shown once).
+
+use super::visible_folder;
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::lifecycle::create::{Created, create, plan_request};
+use crate::state::Manager;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::{Extension, Json};
+use bai_api::folders::SftpAccess;
+use bai_api::sessions::{CreateConfig, CreateRequest, NumberOrText};
+use bai_core::{Problem, SessionStatus as S, SessionType};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The user SFTP logs in as.
+const USER: &str = "work";
+
+/// The caller's live system sessions, against their policy's limit.
+fn check_limit(m: &Manager, caller: &Caller) -> ApiResult<()> {
+    let max = m.store.policy_of(&caller.access_key)?.max_concurrent_sftp_sessions;
+    let live: Vec<S> = S::ALL.into_iter().filter(|s| !s.is_terminal()).collect();
+    let (_, open) = m.store.list_sessions(&bai_store::SessionFilter {
+        statuses: live,
+        access_key: Some(caller.access_key.clone()),
+        system: true,
+        limit: 0,
+        offset: 0,
+    })?;
+    if open >= max {
+        return Err(Problem::conflict(
+            "sftp-session-limit",
+            "Too many SFTP sessions.",
+            format!(
+                "you have {open} SFTP session(s) open and your resource policy allows {max}; end one first (bai ps --system, then bai rm NAME)"
+            ),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+pub async fn sftp(
+    State(m): State<Arc<Manager>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> ApiResult<(StatusCode, Json<SftpAccess>)> {
+    let folder = visible_folder(&m, &caller, &id)?;
+    if folder.is_trashed() {
+        return Err(Problem::invalid(format!(
+            "data folder {:?} is in the trash: restore it first",
+            folder.name
+        ))
+        .into());
+    }
+    check_limit(&m, &caller)?;
+    let keys = crate::lifecycle::cluster_keys::generate().map_err(Problem::internal)?;
+    let image = m.config.sftp_image.clone().unwrap_or_else(|| "python".into());
+    let mut req = CreateRequest::new(image);
+    let suffix = &uuid::Uuid::new_v4().simple().to_string()[..6];
+    let short: String = folder.name.chars().filter(|c| c.is_ascii_alphanumeric()).take(20).collect();
+    req.name = Some(format!("sftp-{short}-{suffix}"));
+    req.session_type = Some(SessionType::Interactive);
+    req.reuse_if_exists = Some(false);
+    req.config = Some(CreateConfig {
+        resources: Some(BTreeMap::from([
+            ("cpu".to_string(), NumberOrText::Text("1".into())),
+            ("mem".to_string(), NumberOrText::Text("256m".into())),
+        ])),
+        mount_ids: Some(vec![folder.id.to_string()]),
+        ..CreateConfig::default()
+    });
+    let mut plan = plan_request(&m.lifecycle, &caller, &req)?;
+    plan.session.session_type = SessionType::System;
+    plan.session
+        .environ
+        .insert("BAI_AUTHORIZED_KEY".into(), keys.public_key.clone());
+    let path = plan
+        .session
+        .mounts
+        .iter()
+        .find(|mt| mt.vfolder_id == folder.id)
+        .map(|mt| mt.kernel_path.clone())
+        .unwrap_or_else(|| format!("/home/work/{}", folder.name));
+    let mut events = m.bus.subscribe();
+    let row = match create(&m.lifecycle, &plan)? {
+        Created::New(r) | Created::Retried(r) | Created::Reused(r) => r,
+    };
+    // Until it runs (or fails: the lifecycle ends every session that cannot start).
+    let row = loop {
+        let now = m
+            .store
+            .session(row.id)?
+            .ok_or_else(|| Problem::internal("the SFTP session vanished"))?;
+        if now.status == S::Running {
+            break now;
+        }
+        if now.status.is_terminal() || now.status == S::Error {
+            return Err(Problem::new(
+                503,
+                "sftp-session-failed",
+                "The SFTP session did not start.",
+                format!(
+                    "the SFTP session {} ended as {}: {}",
+                    now.name,
+                    now.status.as_str(),
+                    now.status_info.unwrap_or_default()
+                ),
+            )
+            .into());
+        }
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(500), events.recv()).await;
+    };
+    let sshd = crate::api::apps::sshd_address(&m, &row).await?;
+    let port = match crate::sftp::serve(&m, row.id, sshd).await {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = crate::lifecycle::terminate::terminate(
+                &m.lifecycle,
+                row.id,
+                bai_core::Reason::UserRequested,
+                bai_core::SessionResult::Undefined,
+            )
+            .await;
+            return Err(Problem::new(503, "sftp-no-port", "No port for SFTP.", e).into());
+        }
+    };
+    let host = m.config.endpoint_host.clone();
+    tracing::info!(session = %row.id, folder = %folder.name, port, "sftp session ready");
+    Ok((
+        StatusCode::CREATED,
+        Json(SftpAccess {
+            session_id: row.id.to_string(),
+            session_name: row.name.clone(),
+            command: format!("sftp -i KEYFILE -P {port} {USER}@{host}"),
+            host,
+            port,
+            user: USER.into(),
+            path,
+            private_key: keys.private_key,
+        }),
+    ))
+}

@@ -22,7 +22,8 @@ fn field<'a>(out: &'a str, label: &str) -> &'a str {
 fn a_folder_takes_a_100_mib_upload_over_sftp() {
     let s = Server::start_with(&[("BAI_SFTP_IDLE", "30s")]);
     let w = s.work.path();
-    s.bai(&s.user, &["vfolder", "create", "sftpdata"]).expect_ok();
+    s.bai(&s.user, &["vfolder", "create", "sftpdata"])
+        .expect_ok();
     s.bai(&s.user, &["vfolder", "create", "other"]).expect_ok();
 
     let r = s.bai(&s.user, &["vfolder", "sftp", "sftpdata"]);
@@ -34,14 +35,20 @@ fn a_folder_takes_a_100_mib_upload_over_sftp() {
     assert_eq!(folder, "/home/work/sftpdata", "{r:#?}");
     let key = w.join("sftp-sftpdata.key");
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&key).expect("the key file").permissions().mode();
+    let mode = std::fs::metadata(&key)
+        .expect("the key file")
+        .permissions()
+        .mode();
     assert_eq!(mode & 0o777, 0o600, "the key is the user's alone");
 
     // A system session: listed only when asked for, and not makeable by POST /session.
     let ps = s.bai(&s.user, &["ps"]);
     assert!(!ps.stdout.contains(&name), "{ps:#?}");
     let ps = s.bai(&s.user, &["ps", "--system"]);
-    assert!(ps.stdout.contains(&name) && ps.stdout.contains("system"), "{ps:#?}");
+    assert!(
+        ps.stdout.contains(&name) && ps.stdout.contains("system"),
+        "{ps:#?}"
+    );
     s.bai(&s.user, &["start", "--type", "system", "python"])
         .expect_fail("system sessions are made by the platform");
     // Its policy allows one at a time.
@@ -54,8 +61,11 @@ fn a_folder_takes_a_100_mib_upload_over_sftp() {
     f.set_len(100 * 1024 * 1024).expect("size the file");
     drop(f);
     let batch = w.join("batch");
-    std::fs::write(&batch, format!("put {} {folder}/big.bin\nls -l {folder}\n", big.display()))
-        .expect("write the batch");
+    std::fs::write(
+        &batch,
+        format!("put {} {folder}/big.bin\nls -l {folder}\n", big.display()),
+    )
+    .expect("write the batch");
     let mut args = bai_e2e::apps::ssh_opts(&key, "-P", port.parse().expect("a port"));
     args.extend(["-b".to_string(), batch.display().to_string()]);
     args.push(format!("{user}@127.0.0.1"));
@@ -91,7 +101,10 @@ fn a_folder_takes_a_100_mib_upload_over_sftp() {
     let info = s.wait_terminated(&s.user, &name, 600);
     assert_eq!(info["type"], "system", "{info:#}");
     assert!(
-        info["status_info"].as_str().unwrap_or("").contains("idle-timeout"),
+        info["status_info"]
+            .as_str()
+            .unwrap_or("")
+            .contains("idle-timeout"),
         "{info:#}"
     );
     let r = s.bai(&s.user, &["vfolder", "sftp", "other"]);

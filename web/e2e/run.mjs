@@ -608,6 +608,7 @@ await step("Data page: SFTP on a folder starts a system session, shows host, por
   await expectText(byTest(`status-${name}`), 'TERMINATED');
   await byTest('tab-running').click();
   if (await byTest(`session-${name}`).count()) throw new Error('the SFTP session is listed among the running ones');
+  await page.getByRole('menuitem', { name: 'Data' }).click();
 });
 
 await step('Data page: share a folder (a bad email refused beside the field), the invitation pending, and a clone', async () => {

@@ -20,12 +20,12 @@ pub use folder::{
     RenameFolder, Size, UsageMode,
 };
 pub use hosts::{Backend, Capability, Hosts, VolumeInfo, VolumeUsage};
+pub use sftp::SftpAccess;
 pub use sharing::{
     CloneFolder, Cloned, Invitation, InvitationRef, Invitations, Invite, Invited, Leave, Share,
     ShareEntry, ShareList, Shared, SharedTo, Skipped, Unshare, Unshared, UpdateInvitation,
     UpdateShare,
 };
-pub use sftp::SftpAccess;
 pub use transfers::{RequestDownload, RequestUpload, Ticket};
 
 use crate::route::{Body, Route, json};

@@ -162,8 +162,14 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
                 .unwrap_or_else(|| format!("sftp-{name}.key").into());
             write_key(&key, &a.private_key)?;
             let k = key.display();
-            println!("SFTP session {} is ready for folder {name}.", a.session_name);
-            println!("host: {}  port: {}  user: {}  folder: {}", a.host, a.port, a.user, a.path);
+            println!(
+                "SFTP session {} is ready for folder {name}.",
+                a.session_name
+            );
+            println!(
+                "host: {}  port: {}  user: {}  folder: {}",
+                a.host, a.port, a.user, a.path
+            );
             println!("key: {k} (made for this session only)");
             println!("sftp -i {k} -P {} {}@{}", a.port, a.user, a.host);
             println!(

@@ -89,7 +89,12 @@ pub(crate) async fn sshd_address(m: &Manager, row: &SessionRow) -> Result<Socket
         .rpc
         .app_address(row.main_kernel_id, crate::apps::SSHD_PORT)
         .await
-        .map_err(|e| Problem::internal(format!("sshd of session {:?} cannot be reached: {e}", row.name)))
+        .map_err(|e| {
+            Problem::internal(format!(
+                "sshd of session {:?} cannot be reached: {e}",
+                row.name
+            ))
+        })
 }
 
 /// The apps of a session, from its image's label and its preopen ports.

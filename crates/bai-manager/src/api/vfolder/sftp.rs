@@ -23,7 +23,10 @@ const USER: &str = "work";
 
 /// The caller's live system sessions, against their policy's limit.
 fn check_limit(m: &Manager, caller: &Caller) -> ApiResult<()> {
-    let max = m.store.policy_of(&caller.access_key)?.max_concurrent_sftp_sessions;
+    let max = m
+        .store
+        .policy_of(&caller.access_key)?
+        .max_concurrent_sftp_sessions;
     let live: Vec<S> = S::ALL.into_iter().filter(|s| !s.is_terminal()).collect();
     let (_, open) = m.store.list_sessions(&bai_store::SessionFilter {
         statuses: live,
@@ -60,10 +63,19 @@ pub async fn sftp(
     }
     check_limit(&m, &caller)?;
     let keys = crate::lifecycle::cluster_keys::generate().map_err(Problem::internal)?;
-    let image = m.config.sftp_image.clone().unwrap_or_else(|| "python".into());
+    let image = m
+        .config
+        .sftp_image
+        .clone()
+        .unwrap_or_else(|| "python".into());
     let mut req = CreateRequest::new(image);
     let suffix = &uuid::Uuid::new_v4().simple().to_string()[..6];
-    let short: String = folder.name.chars().filter(|c| c.is_ascii_alphanumeric()).take(20).collect();
+    let short: String = folder
+        .name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .take(20)
+        .collect();
     req.name = Some(format!("sftp-{short}-{suffix}"));
     req.session_type = Some(SessionType::Interactive);
     req.reuse_if_exists = Some(false);

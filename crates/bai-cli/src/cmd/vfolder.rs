@@ -323,6 +323,22 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
     Ok(0)
 }
 
+/// Saves a private key readable by its owner alone (ssh refuses one others may read).
+fn write_key(path: &std::path::Path, key: &str) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("cannot write the key to {}", path.display()))?;
+    f.write_all(key.as_bytes())
+        .with_context(|| format!("cannot write the key to {}", path.display()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,20 +355,4 @@ mod tests {
         );
         assert!(remote_name(Path::new(".."), Path::new(".")).is_err());
     }
-}
-
-/// Saves a private key readable by its owner alone (ssh refuses one others may read).
-fn write_key(path: &std::path::Path, key: &str) -> anyhow::Result<()> {
-    use anyhow::Context;
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let _ = std::fs::remove_file(path);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .with_context(|| format!("cannot write the key to {}", path.display()))?;
-    f.write_all(key.as_bytes())
-        .with_context(|| format!("cannot write the key to {}", path.display()))
 }

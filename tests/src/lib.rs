@@ -1,6 +1,7 @@
 //! Harness for end-to-end tests: starts a real `baid up` (own data dir, own port, the local
 //! Docker engine) and runs the `bai` CLI or the official client against it. Binaries are
 //! taken from the same target profile as the test (`make test` builds them first).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 #![forbid(unsafe_code)]
 
 pub mod apps;

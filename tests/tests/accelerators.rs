@@ -4,6 +4,7 @@
 //! kernels see the devices they were given; the utilization checker reclaims a session whose
 //! GPU stays idle; whole-core CPU requests are pinned. The real cuda plugin is checked on a
 //! GPU machine by `bench/gpu.sh`, never by this file.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::{Account, Server};
 use serde_json::Value;

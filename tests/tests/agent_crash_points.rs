@@ -10,6 +10,7 @@
 //! machine's Docker engine (`remote.rs` runs agents in network namespaces with engines of
 //! their own; here the point is the process, not the network). `BAI_CRASH_RUNS` repeats each
 //! point; `make chaos` runs 20.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::bin;
 use bai_e2e::crash::{self, Figures, Step, check_sessions, count_scratch};

@@ -8,6 +8,7 @@
 //! own keys), `proxy` (web apps through the HTTP proxy) and `tunnels` (preopen ports, permits,
 //! tunnels closing with their session, raw and WebSocket tunnels). The helpers they share are
 //! here.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 #[path = "apps/proxy.rs"]
 mod proxy;

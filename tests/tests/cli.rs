@@ -1,4 +1,5 @@
 //! End to end through the `bai` CLI against a real `baid up` and a real Docker engine.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::Server;
 

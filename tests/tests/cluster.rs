@@ -2,6 +2,7 @@
 //! session of three kernels whose kernels reach each other by hostname, `ssh sub2` without a
 //! password, `mpirun` over the three with mpi4py, another session that cannot reach them,
 //! per-kernel logs, the official client's `--cluster-size`, and nothing left once it ends.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::Server;
 use std::path::PathBuf;

@@ -3,6 +3,7 @@
 //! Docker engine's or the manager's socket, and reaching another session's container over
 //! the bridge. The engine's settings are checked too: Docker's default seccomp profile on,
 //! no privileges, every capability dropped, never the host network.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::Server;
 use serde_json::Value;

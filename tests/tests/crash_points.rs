@@ -7,6 +7,7 @@
 //! The points are `bai-fault`'s, compiled into test builds only (`make test` builds `baid`
 //! with `--features baid/fault-points`). `BAI_CRASH_RUNS` (default 1) repeats each point;
 //! `make chaos` runs 20. Each test prints one `CRASH` line with its figures.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::Server;
 use bai_e2e::crash::{self, Figures, Step, check_sessions, count_scratch};

@@ -2,6 +2,7 @@
 //! up. Uploads are refused with 507, creates either go through or are refused with a clear
 //! reason, the database passes `PRAGMA integrity_check` after every fault, and once space is
 //! freed everything works again.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::Server;
 use std::io::Write;

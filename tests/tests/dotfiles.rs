@@ -3,6 +3,7 @@
 //! modes refused with one line; a new session finds them in its home with their modes and
 //! owner, and tmux's mouse on by default (or as the user's own `.tmux.conf` says); a dotfile
 //! where a folder would be mounted refuses the create.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::{Account, Run, Server, official_client};
 

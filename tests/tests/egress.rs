@@ -7,6 +7,7 @@
 //! refused exactly as `docs/RELIABILITY.md` (egress) says, for single-kernel, cluster and
 //! multi-node sessions, again after the agent is killed and started, and after the node's
 //! engine restarts.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::Server;
 use bai_e2e::netns::Machine;

@@ -1,5 +1,6 @@
 //! The lifecycle event stream end to end: `baid up` with dummy agents, the stream read
 //! through our SDK as the web UI and `bai events` read it.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::Server;
 use futures::StreamExt;

@@ -2,6 +2,7 @@
 //! `ComputeSession.execute`, which Backend.AI's integration specs use), against `baid up` and a
 //! real kernel: output and exit codes, a run that outlives one poll, input asked for and given,
 //! and a run id nobody started.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::Server;
 use serde_json::{Value, json};

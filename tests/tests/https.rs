@@ -5,6 +5,7 @@
 //! `SSL_CERT_FILE`; a client that does not trust it, and plain HTTP, get nothing; the web
 //! session cookie is `Secure`. The same files given as `--tls-cert`/`--tls-key` serve the
 //! same; half a pair is refused with one line.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::{Account, Server, bin};
 use std::io::{Read, Write};

@@ -3,6 +3,7 @@
 //! batch sessions are exempt from it; the utilization checker reclaims a session that sleeps
 //! while one that computes lives on; the maximum lifetime ends a session whatever it does; and
 //! every running session's CPU, memory and network use is sampled and reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::{Account, Server};
 use serde_json::Value;

@@ -4,6 +4,7 @@
 //! lets its work user write) and started again from it; another user's view; a terminate
 //! refused while a commit runs and a forced one that leaves no image; the quota; a commit to a
 //! tarball on the agent.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_api::images::Image;
 use bai_e2e::{Account, Run, Server, official_client};

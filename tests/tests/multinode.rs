@@ -5,6 +5,7 @@
 //! overlay, ssh and MPI work across nodes; a second session's kernels cannot reach the first's;
 //! a killed agent degrades the session naming its kernel; a gang that does not fit waits
 //! naming the kernel without room and starts when room appears; nothing is left after.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::Server;
 use bai_e2e::netns::Machine;

@@ -1,5 +1,6 @@
 //! Self-test of the multi-machine harness (`bai_e2e::netns`): two namespaced machines, each
 //! with its own Docker engine, that reach the host only through their veth.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::netns::Machine;
 use std::io::Read;

@@ -5,6 +5,7 @@
 //! refused while the keypair's session is queued), keypair resource policies, scaling groups
 //! (driver and scheduler options), storage volumes and users (add with roles and statuses,
 //! update, purge), all with `--output=json`. Its own binary, like the user suite.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::Server;
 

@@ -1,5 +1,6 @@
 //! The unmodified official Backend.AI client (PyPI backend.ai-client 26.9.6) against
 //! `baid up`: the commands of the product docs, as a researcher types them.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::{Run, Server};
 use std::path::PathBuf;

@@ -9,6 +9,7 @@
 //! Each spec runs its cluster configurations; the ones listed must pass. Specs whose other
 //! configurations cannot fit this machine (three replicas of three kernels each on two cores)
 //! are held to the configuration that fits.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::{Account, Server, official_client};
 use std::path::PathBuf;

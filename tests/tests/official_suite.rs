@@ -4,6 +4,7 @@
 //! `local:volume1`, list as JSON, rename, upload, ls, rename-file, download, mkdir -p/-e, mv,
 //! delete, and same-named folders for two users). It runs in its own test binary so nothing else
 //! competes with its 5-second pexpect steps.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::Server;
 

@@ -3,6 +3,7 @@
 //! (its own Docker engine, without the image) pulls the image when a session lands there
 //! (status PULLING, `kernel_pulling` events with its progress), then runs it; the next session
 //! there does not pull again; an image made on the node by hand reaches the catalogue.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::netns::Machine;
 use bai_e2e::registry::Registry;

@@ -2,6 +2,7 @@
 //! (SIGKILL) and retried makes one session (`Idempotency-Key`, which `bai` sends on every
 //! create and resends until the manager answers), and the official client's repeated
 //! `clientSessionToken` finds the same session after a restart.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::{Server, bin};
 use serde_json::json;

@@ -5,6 +5,7 @@
 //! and comes back reconciled, a short cut loses nothing, a long one ends its sessions with
 //! `agent-lost` and their kernels are destroyed when the link heals. Trust: a revoked
 //! token, a wrong certificate and a forged agent id are refused.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::netns::Machine;
 use bai_e2e::remote::{

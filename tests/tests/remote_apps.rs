@@ -5,6 +5,7 @@
 //! bigger than one link message (64 MiB) goes up and comes back intact; ssh and scp work
 //! through the app tunnel; a Jupyter kernel runs code; the session's statistics are read
 //! over the link; and the idle checker reclaims a session nobody uses while another lives on.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::apps::{Forward, jupyter_execute, ssh_opts};
 use bai_e2e::netns::Machine;

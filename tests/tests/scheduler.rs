@@ -1,6 +1,7 @@
 //! The scheduler end to end: `baid up` with dummy agents (no containers, the same agent
 //! interface) driven through the `bai` CLI. Every assertion is about what a user sees:
 //! statuses, reasons, queue positions, scheduling history.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::{Account, Server};
 use serde_json::Value;

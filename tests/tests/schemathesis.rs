@@ -3,6 +3,7 @@
 //! `scripts/schemathesis_hooks.py`), a fixed seed and a few examples per operation. Checks:
 //! no 5xx, every answer's status, media type and body as the document says. The full runs
 //! (more examples, a random seed) are `make chaos`'s.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -2,6 +2,7 @@
 //! text classifier trained by the replica's pre-start action from the folder's corpus,
 //! `tests/fixtures/model-nb`) served by inference sessions behind one endpoint, driven by
 //! the official client and `bai service`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::{Account, Run, Server, official_client};
 use serde_json::{Value, json};

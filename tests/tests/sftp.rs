@@ -5,6 +5,7 @@
 //! (1 by default) refuses a second one, `POST /session` cannot make a system session, another
 //! key is refused, and the session ends by itself once no connection is open, or when the
 //! manager that served it is killed and started again.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::Server;
 use std::process::Command;

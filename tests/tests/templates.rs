@@ -2,6 +2,7 @@
 //! storing one from a YAML file, listing and showing it, a batch session made from it with an
 //! option replacing the template's value, and who may see and change it. (The official
 //! client's template specs run in `official_specs.rs`.)
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::Server;
 

@@ -5,6 +5,7 @@
 //! project and automount folders), `data` (mounts, quotas, raw transfers), `hosts` (storage
 //! hosts) and `sharing` (invitations, project-folder shares, clones). The helpers they share
 //! are here.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 #[path = "vfolder/data.rs"]
 mod data;

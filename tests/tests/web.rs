@@ -9,6 +9,7 @@
 //! checked; on the Serving page a bad replica count and a taken name refused beside their
 //! fields, a service of one replica HEALTHY with a URL, scaled to two healthy routes, a token
 //! that opens the endpoint, a threshold rule added and disabled, the service removed.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::Server;
 use std::path::PathBuf;

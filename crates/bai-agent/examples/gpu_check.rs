@@ -14,6 +14,7 @@
 //! Build: `cargo build --profile release -p bai-agent --example gpu_check`.
 //! Exit status: 0 when the shares were held to their limits, 2 when no GPU was found, 1 on
 //! any other failure.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark may stop on a failure
 
 use bai_agent::accel::alloc::AllocMap;
 use bai_agent::accel::cuda::{CudaAccelerator, CudaConfig, MPS_PIPE_IN_CONTAINER, mem_limit_mib};

@@ -2,6 +2,7 @@
 //! `bai/python:3.11-bookworm` (built by images/python/build.sh). Every test here is named
 //! `docker_*` and needs a running engine; the krunner binary is built on demand
 //! (`cargo build -p bai-krunner`), so `cargo test -p bai-agent` alone is enough.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_agent::{DockerAgent, DockerAgentConfig};
 use bai_core::agent::{

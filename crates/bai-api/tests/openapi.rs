@@ -1,5 +1,6 @@
 //! `docs/openapi.json` is what the types make: generated from `openapi-base.json` (the
 //! operation texts) and the bodies of `bai-api`. Run with `BAI_BLESS_OPENAPI=1` to write it.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_api::Body;
 use std::path::Path;

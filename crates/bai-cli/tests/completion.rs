@@ -1,5 +1,6 @@
 //! `bai completion bash|zsh|fish`: scripts generated from the command tree, printed without
 //! any account in the environment.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use std::process::Command;
 

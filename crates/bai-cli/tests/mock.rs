@@ -1,5 +1,6 @@
 //! The `bai` binary against a small scripted manager (axum): exact stdout, stderr and exit
 //! codes of the commands, and the requests they send. Real-server tests live in /tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use axum::Router;
 use axum::body::Bytes;

@@ -1,6 +1,7 @@
 //! The client against a tiny recording HTTP server: every request must carry the headers of
 //! the wire contract §2.2 and a signature that `bai_core::sign` (the manager's verifier)
 //! accepts over the raw request target and Host.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_client::{Client, ClientError, Config, CreateSession, Mode};
 use bai_core::sign::{SignInput, media_type_of, parse_authorization, sign};

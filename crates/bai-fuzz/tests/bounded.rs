@@ -2,6 +2,7 @@
 //! `BAI_FUZZ_RUNS` (default 50,000) seeded mutations of them per target. A failing input is
 //! written to `target/fuzz-failures/TARGET-N` and named in the panic, so it can be added to
 //! the corpus once fixed.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_fuzz::mutate::{Rng, input, seed_of};
 use std::path::PathBuf;

@@ -1,4 +1,5 @@
 //! The verbatim queries of the official client (wire contract §5.1, §7).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_gql::{FieldError, OperationKind, Request, Resolver, execute};
 use serde_json::{Map, Value, json};

@@ -3,6 +3,7 @@
 //! given interval until killed. One process holds them all.
 //!
 //!   cargo run --release -p bai-link --example many_agents -- HOST:PORT TOKEN N [HEARTBEAT_MS]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark may stop on a failure
 
 use bai_agent::{DummyAgent, DummyAgentConfig};
 use bai_core::agent::AgentRpc;

@@ -3,6 +3,7 @@
 //! `RemoteAgent` exactly as through the in-process interface, events flow back, and a closed
 //! link fails calls at once instead of hanging. A call cut off by a broken link is answered
 //! once on the next link, carried out once; files far bigger than one frame travel in parts.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_agent::{DummyAgent, DummyAgentConfig};
 use bai_core::agent::{AgentError, AgentEvent, AgentRpc, ExecEvent, ExecRequest, KernelSpec};

@@ -15,6 +15,7 @@
 //! process but joined over the real transport: each dummy agent dials the manager's agent
 //! listener on loopback with a join token (`bai_link::join::run`, what `baid agent` runs:
 //! TLS, pinned certificate, hello, heartbeats every 10 s) and the pass places onto them.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark may stop on a failure
 
 use bai_agent::{DummyAgent, DummyAgentConfig};
 use bai_core::resources::ResourceSlots;

@@ -3,6 +3,7 @@
 //! decide whether their keypairs work; deletions refuse while something still runs or is
 //! owned; inactive resource groups and session types a group does not take are refused at
 //! create; the default domain, group and scaling group stay.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Every administrators' route (`/admin/…` in docs/openapi.json, which the router is checked
 //! against) refuses a plain user with the same problem, and lets an administrator through.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 mod common;
 

@@ -5,6 +5,7 @@
 //! answers exactly as one that does not exist; and nothing the refused requests asked for
 //! happened.
 //! (Plain users on administrators' routes: `admin_routes.rs`.)
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Request bodies: JSON routes take at most a few MiB and refuse more with a 413 JSON
 //! problem; the routes that carry file data take much more.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! Cluster sessions in process, with the dummy agent: every kernel is made at once or none
 //! is, each gets its place in the cluster and one share of the resources, a dead kernel ends
 //! the session naming it, and the queue holds a cluster until all of it fits.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 mod support;
 

@@ -2,6 +2,7 @@
 //! group's policy at launch and the cluster's nodes, the session records the policy it was
 //! launched under (a later change of the group leaves it as it was), and an agent that
 //! cannot enforce policies takes only sessions of open groups.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 mod support;
 

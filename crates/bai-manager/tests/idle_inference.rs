@@ -1,6 +1,7 @@
 //! Idle checks of inference sessions (seed 000): a service's replicas are never reclaimed by
 //! the idle checkers (the service decides how many run), but a bare inference session made
 //! through the API is checked as any other.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 mod support;
 

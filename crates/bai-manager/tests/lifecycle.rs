@@ -1,6 +1,7 @@
 //! The session lifecycle in process: every path through the state machine and the races
 //! between its actors (a user's `rm`, the scheduler, the launch, an agent's exit report),
 //! driven through the real manager with the scriptable dummy agent on a paused clock.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 mod support;
 

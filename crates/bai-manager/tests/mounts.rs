@@ -1,6 +1,7 @@
 //! Data folders are bound to their host paths when a session launches, not when it was
 //! queued: a session that waited through a change of its folder's storage host sees the
 //! host as it is at launch.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 mod support;
 

@@ -2,6 +2,7 @@
 //! parse, a WebSocket route called without the upgrade) leave as JSON problems with `type`,
 //! `title` and `msg`, like every other API error; the app proxy's own refusals stay pages for
 //! the browser.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! A manager that starts again (after a crash) finds sessions in every intermediate status:
 //! each ends RUNNING, queued, or ended with a reason, and no kernel is doubled or left.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 mod support;
 

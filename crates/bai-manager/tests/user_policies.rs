@@ -1,6 +1,7 @@
 //! User resource policies through the real router: users read their own, only admins change
 //! them, and each limit is enforced on the server (folders owned, a folder's quota, a
 //! service's replicas).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 mod common;
 

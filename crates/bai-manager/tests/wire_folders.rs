@@ -1,6 +1,7 @@
 //! The folders area's wire contract: every JSON answer of the real router reads as its
 //! `bai_api::folders` type and writes back unchanged, and every request is built from its
 //! request type.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 mod common;
 

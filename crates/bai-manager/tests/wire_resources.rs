@@ -1,6 +1,7 @@
 //! The resources area's bodies in `bai-api` are what the server sends and accepts: every
 //! request is built from its type, every answer is read as its type and written back
 //! unchanged (`bai_api::check::round_trip`), by the real router.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 mod common;
 

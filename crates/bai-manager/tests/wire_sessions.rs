@@ -1,6 +1,7 @@
 //! The sessions area's wire types (`bai_api::sessions`) are what the real router answers:
 //! every JSON answer is read as its type and written back unchanged, and the requests are
 //! sent as their types write them.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 mod common;
 

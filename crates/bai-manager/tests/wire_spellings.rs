@@ -2,6 +2,7 @@
 //! auto-scaling rule's fields) and the file operations' bodies are read as their `bai_api`
 //! types: every spelling reads, the first one given wins, and a field of the wrong kind is
 //! a 400 that names it and changes nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 mod common;
 

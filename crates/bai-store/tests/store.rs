@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 use bai_core::event::EventKind;
 use bai_core::history::HistoryResult;
 use bai_core::resources::ResourceSlots;

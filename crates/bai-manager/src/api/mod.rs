@@ -363,17 +363,21 @@ async fn fallback(
 /// for other users' sessions, as if they did not exist).
 pub fn visible_session(m: &Manager, caller: &Caller, reference: &str) -> ApiResult<SessionRow> {
     let rows = m.store.find_session(reference, caller.owner_filter())?;
-    match rows.len() {
-        0 => Err(Problem::session_not_found(reference).into()),
-        1 => Ok(rows.into_iter().next().expect("one row")),
-        _ if rows[0].name == reference => Ok(rows.into_iter().next().expect("rows")),
-        _ => Err(Problem::new(
+    let chosen = match rows.first() {
+        None => return Err(Problem::session_not_found(reference).into()),
+        Some(first) => rows.len() == 1 || first.name == reference,
+    };
+    if !chosen {
+        return Err(Problem::new(
             400,
             "too-many-sessions-matched",
             "Too many sessions matched.",
             format!("{reference:?} matches several sessions; give more of the id"),
         )
         .with_data(json!({"matches": rows.iter().map(|r| json!({"id": r.id.to_string(), "name": r.name, "status": r.status.as_str()})).collect::<Vec<_>>()}))
-        .into()),
+        .into());
     }
+    rows.into_iter()
+        .next()
+        .ok_or_else(|| Problem::session_not_found(reference).into())
 }

@@ -229,6 +229,10 @@ impl Definition {
         &self.models[0]
     }
 
+    #[expect(
+        clippy::expect_used,
+        reason = "parse() refuses a model without a service"
+    )]
     pub fn service(&self) -> &Service {
         self.models[0]
             .service

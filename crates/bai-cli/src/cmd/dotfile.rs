@@ -2,23 +2,12 @@
 
 use crate::args::DotfileCmd;
 use crate::output::{json_items, table};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use bai_client::Client;
-use std::io::Read;
 use std::path::Path;
 
 fn text(file: Option<&Path>) -> Result<String> {
-    match file {
-        Some(p) if p != Path::new("-") => std::fs::read_to_string(p)
-            .with_context(|| format!("cannot read the dotfile's text from {}", p.display())),
-        _ => {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .context("cannot read the dotfile's text from standard input")?;
-            Ok(s)
-        }
-    }
+    super::file_or_stdin(file, "the dotfile's text")
 }
 
 /// The first line of a text, cut short for a table.

@@ -108,3 +108,21 @@ pub fn completion(shell: clap_complete::Shell) -> i32 {
     clap_complete::generate(shell, &mut cmd, "bai", &mut std::io::stdout());
     0
 }
+
+/// The text of `file`, or of standard input when there is none or it is `-`; `what` names it
+/// in errors.
+pub(crate) fn file_or_stdin(file: Option<&std::path::Path>, what: &str) -> anyhow::Result<String> {
+    use anyhow::Context;
+    use std::io::Read;
+    match file {
+        Some(p) if p != std::path::Path::new("-") => std::fs::read_to_string(p)
+            .with_context(|| format!("cannot read {what} from {}", p.display())),
+        _ => {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .with_context(|| format!("cannot read {what} from standard input"))?;
+            Ok(s)
+        }
+    }
+}

@@ -3,24 +3,13 @@
 use crate::args::{FromTemplateArgs, TemplateCmd, TemplateFormat, environ, resources};
 use crate::cmd::create::{Outcome, failure, outcome};
 use crate::output::{json_items, table};
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 use bai_client::Client;
 use serde_json::{Map, Value, json};
-use std::io::Read;
 use std::path::Path;
 
 fn payload(file: Option<&Path>) -> Result<String> {
-    match file {
-        Some(p) if p != Path::new("-") => std::fs::read_to_string(p)
-            .with_context(|| format!("cannot read the template file {}", p.display())),
-        _ => {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .context("cannot read the template from standard input")?;
-            Ok(s)
-        }
-    }
+    super::file_or_stdin(file, "the template")
 }
 
 pub async fn template(client: &Client, c: &TemplateCmd) -> Result<i32> {

@@ -60,7 +60,7 @@ fn running(row: &SessionRow, what: &str) -> Result<(), Problem> {
     }
 }
 
-fn agent_of(m: &Manager, row: &SessionRow) -> Result<Arc<AgentHandle>, Problem> {
+pub(crate) fn agent_of(m: &Manager, row: &SessionRow) -> Result<Arc<AgentHandle>, Problem> {
     let agent = row
         .agent_id
         .as_deref()
@@ -80,21 +80,6 @@ fn agent_of(m: &Manager, row: &SessionRow) -> Result<Arc<AgentHandle>, Problem> 
         ));
     }
     Ok(agent)
-}
-
-/// Where a system session's sshd is reached (the SFTP listener relays to it).
-pub(crate) async fn sshd_address(m: &Manager, row: &SessionRow) -> Result<SocketAddr, Problem> {
-    let agent = agent_of(m, row)?;
-    agent
-        .rpc
-        .app_address(row.main_kernel_id, crate::apps::SSHD_PORT)
-        .await
-        .map_err(|e| {
-            Problem::internal(format!(
-                "sshd of session {:?} cannot be reached: {e}",
-                row.name
-            ))
-        })
 }
 
 /// The apps of a session, from its image's label and its preopen ports.

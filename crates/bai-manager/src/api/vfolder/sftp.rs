@@ -48,6 +48,24 @@ fn check_limit(m: &Manager, caller: &Caller) -> ApiResult<()> {
     Ok(())
 }
 
+/// Where a system session's sshd is reached (the SFTP listener relays to it).
+async fn sshd_address(
+    m: &Manager,
+    row: &bai_store::SessionRow,
+) -> Result<std::net::SocketAddr, Problem> {
+    let agent = crate::api::apps::agent_of(m, row)?;
+    agent
+        .rpc
+        .app_address(row.main_kernel_id, crate::apps::SSHD_PORT)
+        .await
+        .map_err(|e| {
+            Problem::internal(format!(
+                "sshd of session {:?} cannot be reached: {e}",
+                row.name
+            ))
+        })
+}
+
 pub async fn sftp(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
@@ -128,7 +146,7 @@ pub async fn sftp(
         }
         let _ = tokio::time::timeout(std::time::Duration::from_millis(500), events.recv()).await;
     };
-    let sshd = crate::api::apps::sshd_address(&m, &row).await?;
+    let sshd = sshd_address(&m, &row).await?;
     let port = match crate::sftp::serve(&m, row.id, sshd).await {
         Ok(p) => p,
         Err(e) => {

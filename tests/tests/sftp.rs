@@ -56,6 +56,23 @@ fn a_folder_takes_a_100_mib_upload_over_sftp() {
     s.bai(&s.user, &["vfolder", "sftp", "other"])
         .expect_fail("your resource policy allows 1");
 
+    // One that cannot be placed now (its owner's quota is half a CPU) is cancelled at once,
+    // with the scheduler's reason, instead of keeping its caller waiting.
+    s.bai(
+        &s.admin,
+        &["admin", "policy", "create", "halfcpu", "-r", "cpu=0.5"],
+    )
+    .expect_ok();
+    let ak2 = s.user2.get("BACKEND_ACCESS_KEY").to_string();
+    s.bai(&s.admin, &["admin", "policy", "assign", &ak2, "halfcpu"])
+        .expect_ok();
+    s.bai(&s.user2, &["vfolder", "create", "u2data"])
+        .expect_ok();
+    s.bai(&s.user2, &["vfolder", "sftp", "u2data"])
+        .expect_fail("cannot start now (resource-quota)");
+    let theirs = s.bai(&s.user2, &["ps", "--system", "--all"]);
+    assert!(theirs.stdout.contains("CANCELLED"), "{theirs:#?}");
+
     // 100 MiB up with the real sftp, through the manager's port.
     let big = w.join("big.bin");
     let f = std::fs::File::create(&big).expect("create");

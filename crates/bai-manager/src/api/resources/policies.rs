@@ -73,7 +73,11 @@ pub async fn put_policy(
         .policies()?
         .into_iter()
         .find(|p| p.name == req.name)
-        .unwrap_or_default();
+        // A new policy allows one SFTP session, as the column's default and GraphQL's do.
+        .unwrap_or_else(|| PolicyRow {
+            max_concurrent_sftp_sessions: 1,
+            ..PolicyRow::default()
+        });
     let p = PolicyRow {
         max_concurrent_sessions: stored("max_concurrent_sessions", req.max_concurrent_sessions)?,
         max_pending_sessions: stored("max_pending_sessions", req.max_pending_sessions)?,

@@ -130,6 +130,28 @@ pub async fn sftp(
         if now.status == S::Running {
             break now;
         }
+        // The scheduler looked at it and cannot place it now (no room, a limit): its caller
+        // waits for a port, not in a queue, so it is cancelled and the reason given.
+        if now.status == S::Pending
+            && let Some(why) = m.scheduler.pending_view(row.id)
+        {
+            let _ = crate::lifecycle::terminate::terminate(
+                &m.lifecycle,
+                row.id,
+                bai_core::Reason::UserRequested,
+                bai_core::SessionResult::Undefined,
+            )
+            .await;
+            return Err(Problem::conflict(
+                "sftp-session-waits",
+                "No room for an SFTP session now.",
+                format!(
+                    "the SFTP session cannot start now ({}): {}; it was cancelled, try again later",
+                    why.code, why.reason
+                ),
+            )
+            .into());
+        }
         if now.status.is_terminal() || now.status == S::Error {
             return Err(Problem::new(
                 503,

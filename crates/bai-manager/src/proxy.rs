@@ -379,6 +379,23 @@ pub async fn forward(p: &ProxyTarget, mut req: Request<Body>) -> Response<Body> 
 }
 
 /// Whether an event ends a session's apps (it starts terminating, or was cancelled).
+/// Resolves when `session` starts terminating (its proxies, tunnels and SFTP port close then).
+pub fn session_end(
+    bus: &crate::bus::Bus,
+    session: Uuid,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
+    let mut rx = bus.subscribe();
+    async move {
+        loop {
+            match rx.recv().await {
+                Ok(ev) if ev.session_id == session && ends_session(ev.kind) => return,
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    }
+}
+
 pub fn ends_session(kind: bai_core::event::EventKind) -> bool {
     use bai_core::event::EventKind::*;
     matches!(

@@ -29,13 +29,24 @@ pub async fn serve(m: &Arc<Manager>, session: Uuid, sshd: SocketAddr) -> Result<
     ))
 }
 
-/// Whether `ev` ends `session`.
-fn ends(ev: &bai_core::event::SessionEvent, session: Uuid) -> bool {
-    ev.session_id == session && crate::proxy::ends_session(ev.kind)
+/// Ends an SFTP session (its listener closes with it); a failure is logged, as there is no
+/// caller to tell.
+pub async fn end(m: &Manager, session: Uuid, reason: Reason) {
+    if let Err(e) = crate::lifecycle::terminate::terminate(
+        &m.lifecycle,
+        session,
+        reason,
+        SessionResult::Undefined,
+    )
+    .await
+    {
+        tracing::warn!(session = %session, error = %e, "cannot end the sftp session");
+    }
 }
 
 async fn run(m: Arc<Manager>, session: Uuid, sshd: SocketAddr, l: TcpListener) {
-    let mut events = m.bus.subscribe();
+    let ended = crate::proxy::session_end(&m.bus, session);
+    tokio::pin!(ended);
     let open = Arc::new(AtomicUsize::new(0));
     let closed = Arc::new(tokio::sync::Notify::new());
     let traffic = m.traffic.of(session);
@@ -45,20 +56,10 @@ async fn run(m: Arc<Manager>, session: Uuid, sshd: SocketAddr, l: TcpListener) {
         let idle = open.load(Ordering::SeqCst) == 0;
         let clock = tokio::time::sleep(m.config.sftp_idle);
         tokio::select! {
-            ev = events.recv() => match ev {
-                Ok(ev) if ends(&ev, session) => break,
-                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-            },
+            () = &mut ended => break,
             () = clock, if idle => {
                 tracing::info!(session = %session, "sftp session idle: ending it");
-                let _ = crate::lifecycle::terminate::terminate(
-                    &m.lifecycle,
-                    session,
-                    Reason::IdleTimeout,
-                    SessionResult::Undefined,
-                )
-                .await;
+                end(&m, session, Reason::IdleTimeout).await;
                 break;
             }
             () = closed.notified() => {}
@@ -105,12 +106,6 @@ pub async fn reap(m: &Arc<Manager>) {
         .filter(|r| r.session_type == SessionType::System)
     {
         tracing::info!(session = %r.id, "sftp session left by an earlier run: ending it");
-        let _ = crate::lifecycle::terminate::terminate(
-            &m.lifecycle,
-            r.id,
-            Reason::UserRequested,
-            SessionResult::Undefined,
-        )
-        .await;
+        end(m, r.id, Reason::UserRequested).await;
     }
 }

@@ -192,7 +192,7 @@ async fn open_tunnel(
         Err(e) => return e.into_response(),
     };
     let traffic = m.traffic.of(t.session);
-    let ended = session_end(&m, t.session);
+    let ended = crate::proxy::session_end(&m.bus, t.session);
     tracing::info!(session = %t.session, app = %t.app, addr = %t.addr, mode = "websocket", "tcp tunnel opened");
     ws.on_upgrade(move |socket| tunnel(socket, t.addr, traffic, ended))
 }
@@ -255,29 +255,10 @@ async fn open_raw_tunnel(
         )
     })?;
     let traffic = m.traffic.of(t.session);
-    let ended = session_end(m, t.session);
+    let ended = crate::proxy::session_end(&m.bus, t.session);
     tracing::info!(session = %t.session, app = %t.app, addr = %t.addr, mode = "raw", "tcp tunnel opened");
     tokio::spawn(raw_tunnel(on_upgrade, app, t.addr, traffic, ended));
     Ok(super::raw::switching(bai_core::RAW_TUNNEL_UPGRADE, &[])?)
-}
-
-/// Resolves when the session starts terminating (its proxies close then).
-fn session_end(
-    m: &Manager,
-    session: Uuid,
-) -> impl std::future::Future<Output = ()> + Send + 'static {
-    let mut rx = m.bus.subscribe();
-    async move {
-        loop {
-            match rx.recv().await {
-                Ok(ev) if ev.session_id == session && crate::proxy::ends_session(ev.kind) => {
-                    return;
-                }
-                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-            }
-        }
-    }
 }
 
 /// Connects to the app, retrying while it starts.

@@ -135,13 +135,7 @@ pub async fn sftp(
         if now.status == S::Pending
             && let Some(why) = m.scheduler.pending_view(row.id)
         {
-            let _ = crate::lifecycle::terminate::terminate(
-                &m.lifecycle,
-                row.id,
-                bai_core::Reason::UserRequested,
-                bai_core::SessionResult::Undefined,
-            )
-            .await;
+            crate::sftp::end(&m, row.id, bai_core::Reason::UserRequested).await;
             return Err(Problem::conflict(
                 "sftp-session-waits",
                 "No room for an SFTP session now.",
@@ -172,13 +166,7 @@ pub async fn sftp(
     let port = match crate::sftp::serve(&m, row.id, sshd).await {
         Ok(p) => p,
         Err(e) => {
-            let _ = crate::lifecycle::terminate::terminate(
-                &m.lifecycle,
-                row.id,
-                bai_core::Reason::UserRequested,
-                bai_core::SessionResult::Undefined,
-            )
-            .await;
+            crate::sftp::end(&m, row.id, bai_core::Reason::UserRequested).await;
             return Err(Problem::new(503, "sftp-no-port", "No port for SFTP.", e).into());
         }
     };

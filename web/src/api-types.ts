@@ -2572,6 +2572,11 @@ export interface components {
         };
         /** @description The `data` of a server-sent event: a lifecycle event, or `{}` for `server_close`. */
         EventData: components["schemas"]["SessionEventData"] | components["schemas"]["CloseData"];
+        /**
+         * @description The `event:` name of a server-sent event. `session_enqueued`: The session was queued. `session_scheduled`: The scheduler placed it on an agent. `session_preparing`: Its kernel is being prepared. `session_started`: It runs. `session_terminating`: It is being terminated. `session_terminated`: It ended (final). `session_cancelled`: It was cancelled before it ran (final). `session_success`: Its batch command exited with 0. `session_failure`: Its batch command failed, or it failed to start. `kernel_preparing`: The kernel is being prepared. `kernel_pulling`: The kernel's image is being pulled. `kernel_creating`: The kernel's container is being created. `kernel_started`: The kernel runs. `kernel_terminating`: The kernel is being destroyed. `kernel_terminated`: The kernel was destroyed. `kernel_cancelled`: The kernel was cancelled. `server_close`: the last event of a one-session stream, after the session ended; its data is `{}`.
+         * @enum {string}
+         */
+        EventName: "session_enqueued" | "session_scheduled" | "session_preparing" | "session_started" | "session_terminating" | "session_terminated" | "session_cancelled" | "session_success" | "session_failure" | "kernel_preparing" | "kernel_pulling" | "kernel_creating" | "kernel_started" | "kernel_terminating" | "kernel_terminated" | "kernel_cancelled" | "server_close";
         /** @description The answer: `{"result": …}`. */
         ExecuteReply: {
             result: components["schemas"]["ExecuteResult"];
@@ -8453,3 +8458,16 @@ export interface operations {
         };
     };
 }
+type FlattenedDeepRequired<T> = {
+    [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
+};
+type ReadonlyArray<T> = [
+    Exclude<T, undefined>
+] extends [
+    unknown[]
+] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
+export const pathsTemplateSessionIdGetParametersQueryFormatValues: ReadonlyArray<FlattenedDeepRequired<paths>["/template/session/{id}"]["get"]["parameters"]["query"]["format"]> = ["json", "yaml"];
+export const comparatorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Comparator"]> = ["LESS_THAN", "LESS_THAN_OR_EQUAL", "GREATER_THAN", "GREATER_THAN_OR_EQUAL"];
+export const eventNameValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EventName"]> = ["session_enqueued", "session_scheduled", "session_preparing", "session_started", "session_terminating", "session_terminated", "session_cancelled", "session_success", "session_failure", "kernel_preparing", "kernel_pulling", "kernel_creating", "kernel_started", "kernel_terminating", "kernel_terminated", "kernel_cancelled", "server_close"];
+export const idleCheckerValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IdleChecker"]> = ["session_lifetime", "network_timeout", "utilization"];
+export const serviceStatusOneOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ServiceStatus"]> = ["DESTROYING", "DESTROYED"];

@@ -1,8 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { followSessions } from './live';
+import { LIFECYCLE_EVENTS, followSessions } from './live';
 import { FakeStream } from './fakeStream';
 
 describe('following the session event stream', () => {
+  it("listens to the server's session events, taken from its schema", () => {
+    expect(LIFECYCLE_EVENTS).toContain('session_enqueued');
+    expect(LIFECYCLE_EVENTS).toContain('session_terminated');
+    expect(LIFECYCLE_EVENTS).toHaveLength(9);
+    expect(LIFECYCLE_EVENTS.every((n) => n.startsWith('session_'))).toBe(true);
+  });
+
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 

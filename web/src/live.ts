@@ -5,18 +5,17 @@
 // lose whatever was published while the new one connects — a session that turns TERMINATED
 // just then would never show up under Finished.
 
-/** The lifecycle events that change what a session list shows. */
-export const LIFECYCLE_EVENTS = [
-  'session_enqueued',
-  'session_scheduled',
-  'session_preparing',
-  'session_started',
-  'session_terminating',
-  'session_terminated',
-  'session_cancelled',
-  'session_success',
-  'session_failure',
-] as const;
+import { eventNameValues, type components } from './api-types';
+
+type EventName = components['schemas']['EventName'];
+
+/**
+ * The lifecycle events that change what a session list shows: the session events of the one
+ * list of event names the server declares (generated into `api-types.ts` from its schema).
+ */
+export const LIFECYCLE_EVENTS: readonly EventName[] = eventNameValues.filter((n) =>
+  n.startsWith('session_'),
+);
 
 /** What of an `EventSource` this needs (a fake one in tests). */
 export interface EventStream {

@@ -51,6 +51,10 @@ pub fn generate(base: &Value) -> Result<Value, OpenApiError> {
     });
     let mut schemas = SchemaGenerator::new(settings);
     let problem = schemas.subschema_for::<crate::Problem>();
+    // The event stream is not JSON, so no route names these; they are made here so the
+    // document (and the web UI's types generated from it) has the event names and data.
+    schemas.subschema_for::<crate::sessions::EventName>();
+    schemas.subschema_for::<crate::sessions::EventData>();
     let table = routes();
     let paths = doc
         .get_mut("paths")

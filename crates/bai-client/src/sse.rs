@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 /// The event that tells the client the stream is over.
-pub const SERVER_CLOSE: &str = "server_close";
+pub const SERVER_CLOSE: &str = bai_api::sessions::EventName::ServerClose.as_str();
 
 /// One event: its name (`message` when the server gave none) and its data (JSON text).
 #[derive(Debug, Clone, PartialEq, Eq)]

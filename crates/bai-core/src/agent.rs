@@ -213,6 +213,39 @@ pub enum AgentError {
     Unreachable(String),
 }
 
+/// What an agent's failure answers over the API, decided here once: the caller's mistake is
+/// 400 with the agent's words, a kernel or image the agent does not have is 404, an agent
+/// that cannot take the work now is 503, and the agent's own failure is 500.
+impl From<AgentError> for crate::Problem {
+    fn from(e: AgentError) -> crate::Problem {
+        use crate::Problem;
+        match e {
+            AgentError::BadRequest(msg) => Problem::invalid(msg),
+            AgentError::KernelNotFound(_) => Problem::not_found("kernel", e.to_string()),
+            AgentError::ImageNotFound(_) => Problem::not_found("image", e.to_string()),
+            AgentError::InsufficientResources(_) => Problem::new(
+                503,
+                "agent-insufficient-resources",
+                "The agent has no room for this.",
+                e.to_string(),
+            ),
+            AgentError::NotReady(_) => Problem::new(
+                503,
+                "kernel-not-ready",
+                "The kernel is not ready.",
+                e.to_string(),
+            ),
+            AgentError::Unreachable(_) => Problem::new(
+                503,
+                "agent-unreachable",
+                "The session's agent cannot be reached.",
+                e.to_string(),
+            ),
+            AgentError::Runtime(_) => Problem::internal(e.to_string()),
+        }
+    }
+}
+
 /// One entry of a kernel's directory, in Backend.AI's shape.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileEntry {
@@ -280,4 +313,23 @@ pub trait AgentRpc: Send + Sync + 'static {
     async fn push_image(&self, reference: String) -> Result<(), AgentError>;
     /// Events the agent reports by itself (kernel exits).
     fn events(&self) -> BoxStream<'static, AgentEvent>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Problem;
+
+    #[test]
+    fn agent_failures_answer_by_whose_fault_they_are() {
+        let status = |e: AgentError| Problem::from(e).status;
+        assert_eq!(status(AgentError::BadRequest("no such dir".into())), 400);
+        assert_eq!(status(AgentError::KernelNotFound(Uuid::nil())), 404);
+        assert_eq!(status(AgentError::ImageNotFound("x".into())), 404);
+        assert_eq!(status(AgentError::Unreachable("link down".into())), 503);
+        assert_eq!(status(AgentError::InsufficientResources("cpu".into())), 503);
+        assert_eq!(status(AgentError::Runtime("boom".into())), 500);
+        let p = Problem::from(AgentError::BadRequest("cannot list \"x\"".into()));
+        assert_eq!(p.msg, "cannot list \"x\"");
+    }
 }

@@ -4,73 +4,97 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// The event kinds of the Backend.AI SSE stream (wire contract §6.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EventKind {
-    SessionEnqueued,
-    SessionScheduled,
-    SessionPreparing,
-    SessionStarted,
-    SessionTerminating,
-    SessionTerminated,
-    SessionCancelled,
-    SessionSuccess,
-    SessionFailure,
-    KernelPreparing,
-    KernelPulling,
-    KernelCreating,
-    KernelStarted,
-    KernelTerminating,
-    KernelTerminated,
-    KernelCancelled,
+/// Declares [`EventKind`] from one list: each variant's wire name and meaning are written
+/// here once, and the wire names ([`EventKind::as_str`], serde), the list of all kinds
+/// ([`EventKind::ALL`], which the API schema and so the web UI's types are made from) and
+/// the descriptions ([`EventKind::describe`]) all come from it.
+macro_rules! event_kinds {
+    ($($(#[doc = $doc:literal])+ $variant:ident = $name:literal,)+) => {
+        /// The event kinds of the Backend.AI SSE stream (wire contract §6.1).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(into = "&'static str", try_from = "String")]
+        pub enum EventKind {
+            $($(#[doc = $doc])+ $variant,)+
+        }
+
+        impl EventKind {
+            /// Every kind, in the order of the list.
+            pub const ALL: &'static [EventKind] = &[$(EventKind::$variant,)+];
+
+            /// The wire name (`session_started`).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(EventKind::$variant => $name,)+
+                }
+            }
+
+            /// What the event says happened, in words.
+            pub fn describe(self) -> &'static str {
+                match self {
+                    $(EventKind::$variant => concat!($($doc),+).trim_ascii(),)+
+                }
+            }
+        }
+    };
+}
+
+event_kinds! {
+    /// The session was queued.
+    SessionEnqueued = "session_enqueued",
+    /// The scheduler placed it on an agent.
+    SessionScheduled = "session_scheduled",
+    /// Its kernel is being prepared.
+    SessionPreparing = "session_preparing",
+    /// It runs.
+    SessionStarted = "session_started",
+    /// It is being terminated.
+    SessionTerminating = "session_terminating",
+    /// It ended (final).
+    SessionTerminated = "session_terminated",
+    /// It was cancelled before it ran (final).
+    SessionCancelled = "session_cancelled",
+    /// Its batch command exited with 0.
+    SessionSuccess = "session_success",
+    /// Its batch command failed, or it failed to start.
+    SessionFailure = "session_failure",
+    /// The kernel is being prepared.
+    KernelPreparing = "kernel_preparing",
+    /// The kernel's image is being pulled.
+    KernelPulling = "kernel_pulling",
+    /// The kernel's container is being created.
+    KernelCreating = "kernel_creating",
+    /// The kernel runs.
+    KernelStarted = "kernel_started",
+    /// The kernel is being destroyed.
+    KernelTerminating = "kernel_terminating",
+    /// The kernel was destroyed.
+    KernelTerminated = "kernel_terminated",
+    /// The kernel was cancelled.
+    KernelCancelled = "kernel_cancelled",
+}
+
+impl From<EventKind> for &'static str {
+    fn from(k: EventKind) -> &'static str {
+        k.as_str()
+    }
+}
+
+impl TryFrom<String> for EventKind {
+    type Error = String;
+    fn try_from(s: String) -> Result<EventKind, String> {
+        EventKind::parse(&s).ok_or_else(|| format!("unknown event kind {s:?}"))
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl EventKind {
-    pub fn as_str(self) -> &'static str {
-        use EventKind::*;
-        match self {
-            SessionEnqueued => "session_enqueued",
-            SessionScheduled => "session_scheduled",
-            SessionPreparing => "session_preparing",
-            SessionStarted => "session_started",
-            SessionTerminating => "session_terminating",
-            SessionTerminated => "session_terminated",
-            SessionCancelled => "session_cancelled",
-            SessionSuccess => "session_success",
-            SessionFailure => "session_failure",
-            KernelPreparing => "kernel_preparing",
-            KernelPulling => "kernel_pulling",
-            KernelCreating => "kernel_creating",
-            KernelStarted => "kernel_started",
-            KernelTerminating => "kernel_terminating",
-            KernelTerminated => "kernel_terminated",
-            KernelCancelled => "kernel_cancelled",
-        }
-    }
-
     pub fn parse(s: &str) -> Option<EventKind> {
-        use EventKind::*;
-        [
-            SessionEnqueued,
-            SessionScheduled,
-            SessionPreparing,
-            SessionStarted,
-            SessionTerminating,
-            SessionTerminated,
-            SessionCancelled,
-            SessionSuccess,
-            SessionFailure,
-            KernelPreparing,
-            KernelPulling,
-            KernelCreating,
-            KernelStarted,
-            KernelTerminating,
-            KernelTerminated,
-            KernelCancelled,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
+        EventKind::ALL.iter().copied().find(|k| k.as_str() == s)
     }
 
     pub fn is_kernel(self) -> bool {
@@ -100,21 +124,24 @@ pub struct SessionEvent {
     pub kernel_id: Option<Uuid>,
 }
 
-impl SessionEvent {
-    /// The `data:` payload of the SSE message, as the Backend.AI manager sends it.
-    pub fn wire_data(&self) -> serde_json::Value {
-        let mut v = serde_json::json!({
-            "reason": self.reason,
-            "sessionName": self.session_name,
-            "ownerAccessKey": self.access_key,
-            "sessionId": self.session_id.to_string(),
-            "exitCode": self.exit_code,
-        });
-        if let (Some(k), Some(obj)) = (self.kernel_id, v.as_object_mut()) {
-            obj.insert("kernelId".into(), k.to_string().into());
-            obj.insert("clusterRole".into(), "main".into());
-            obj.insert("clusterIdx".into(), 1.into());
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_has_one_name_that_reads_back() {
+        assert_eq!(EventKind::ALL.len(), 16);
+        for &k in EventKind::ALL {
+            assert_eq!(EventKind::parse(k.as_str()), Some(k));
+            let json = serde_json::to_string(&k).unwrap();
+            assert_eq!(json, format!("\"{}\"", k.as_str()));
+            assert_eq!(serde_json::from_str::<EventKind>(&json).unwrap(), k);
+            assert!(!k.describe().is_empty() && !k.describe().starts_with(' '));
         }
-        v
+        assert!(serde_json::from_str::<EventKind>("\"session_exploded\"").is_err());
+        assert_eq!(
+            EventKind::KernelPulling.describe(),
+            "The kernel's image is being pulled."
+        );
     }
 }

@@ -37,6 +37,12 @@ impl Problem {
         self
     }
 
+    /// The same problem with `what` said first: `"{what}: {msg}"`.
+    pub fn context(mut self, what: impl std::fmt::Display) -> Problem {
+        self.msg = format!("{what}: {}", self.msg);
+        self
+    }
+
     pub fn with_data(mut self, data: serde_json::Value) -> Problem {
         self.data = Some(data);
         self
@@ -89,6 +95,16 @@ impl Problem {
 
     pub fn not_found(what: &str, msg: impl Into<String>) -> Problem {
         Problem::new(404, &format!("{what}-not-found"), "Not found.", msg)
+    }
+
+    /// 507: the server's disk is full, so nothing was changed.
+    pub fn disk_full() -> Problem {
+        Problem::new(
+            507,
+            "insufficient-storage",
+            "The server is out of disk space.",
+            "the disk holding bai's data is full, so nothing was changed; an administrator must free space",
+        )
     }
 }
 

@@ -78,8 +78,7 @@ pub fn verify_keypair(
     }
     let kp = m
         .store
-        .keypair(&cred.access_key)
-        .map_err(|e| Problem::internal(e.to_string()))?
+        .keypair(&cred.access_key)?
         .filter(|k| k.is_active && k.user_active)
         .ok_or_else(|| Problem::unauthorized("unknown or inactive access key"))?;
     let host = header(headers, "host").unwrap_or("");

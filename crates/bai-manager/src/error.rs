@@ -16,29 +16,14 @@ impl From<Problem> for ApiError {
 
 impl From<bai_store::StoreError> for ApiError {
     fn from(e: bai_store::StoreError) -> Self {
-        ApiError(store_problem(e))
+        ApiError(e.into())
     }
 }
 
-/// The problem a store failure answers: 507 when the disk holding the database is full
-/// (the change was rolled back, nothing is lost, and it works again once space is freed),
-/// else 500.
-pub fn store_problem(e: bai_store::StoreError) -> Problem {
-    tracing::error!(error = %e, "database error");
-    if e.is_disk_full() {
-        return disk_full();
+impl From<bai_core::agent::AgentError> for ApiError {
+    fn from(e: bai_core::agent::AgentError) -> Self {
+        ApiError(e.into())
     }
-    Problem::internal(format!("database error: {e}"))
-}
-
-/// 507: the server's disk is full.
-pub fn disk_full() -> Problem {
-    Problem::new(
-        507,
-        "insufficient-storage",
-        "The server is out of disk space.",
-        "the disk holding bai's data is full, so nothing was changed; an administrator must free space",
-    )
 }
 
 impl IntoResponse for ApiError {

@@ -14,6 +14,7 @@ mod endpoint_rules;
 mod endpoints;
 mod images;
 mod pass;
+mod problem;
 mod projects;
 mod resources;
 mod schema;

@@ -8,11 +8,12 @@ use futures::StreamExt;
 /// The exit code `--wait WAIT` gives for `event`, or None to keep waiting.
 /// `batch_session_result` waits for `session_success` (0) or `session_failure` (1).
 pub fn wait_outcome(wait: &str, event: &str) -> Option<i32> {
-    match (wait, event) {
-        ("batch_session_result", "session_success") => Some(0),
-        ("batch_session_result", "session_failure") => Some(1),
+    use bai_core::event::EventKind;
+    match (wait, EventKind::parse(event)) {
+        ("batch_session_result", Some(EventKind::SessionSuccess)) => Some(0),
+        ("batch_session_result", Some(EventKind::SessionFailure)) => Some(1),
         ("batch_session_result", _) => None,
-        (w, e) if w == e => Some(0),
+        (w, _) if w == event => Some(0),
         _ => None,
     }
 }

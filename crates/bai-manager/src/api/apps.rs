@@ -104,17 +104,13 @@ fn apps_of(m: &Manager, row: &SessionRow) -> Result<Vec<App>, Problem> {
 async fn reach(m: &Manager, row: &SessionRow, app: &App) -> Result<SocketAddr, Problem> {
     let agent = agent_of(m, row)?;
     if app.protocol == "http" {
-        agent
-            .rpc
-            .start_app(row.main_kernel_id, &app.name)
-            .await
-            .map_err(|e| Problem::invalid(e.to_string()))?;
+        agent.rpc.start_app(row.main_kernel_id, &app.name).await?;
     }
     agent
         .rpc
         .app_address(row.main_kernel_id, app.port)
         .await
-        .map_err(|e| Problem::invalid(format!("app {:?} cannot be reached: {e}", app.name)))
+        .map_err(|e| Problem::from(e).context(format!("app {:?} cannot be reached", app.name)))
 }
 
 /// `GET /stream/session/{ref}/apps`.
@@ -435,10 +431,7 @@ pub async fn download(
         .rpc
         .download_files(row.main_kernel_id, paths)
         .await
-        .map_err(|e| match e {
-            bai_core::agent::AgentError::BadRequest(msg) => Problem::invalid(msg),
-            e => Problem::internal(format!("download failed: {e}")),
-        })?;
+        .map_err(|e| Problem::from(e).context("download failed"))?;
     let boundary = format!("bai-{}", hex::encode(rand::random::<[u8; 12]>()));
     let mut body: Vec<u8> = Vec::new();
     for (name, tar) in &parts {

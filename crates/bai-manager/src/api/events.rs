@@ -35,7 +35,8 @@ fn to_sse(ev: &SessionEvent) -> Event {
     Event::default()
         .event(ev.kind.as_str())
         .id(ev.seq.to_string())
-        .data(ev.wire_data().to_string())
+        .json_data(bai_api::sessions::SessionEventData::from(ev))
+        .unwrap_or_else(|e| Event::default().comment(format!("unsendable event: {e}")))
 }
 
 type Tx = tokio::sync::mpsc::Sender<Result<Event, Infallible>>;
@@ -50,7 +51,9 @@ enum Follow {
 
 /// The event that ends a stream (Backend.AI's clients stop reading at it).
 pub(super) fn server_close() -> Event {
-    Event::default().event("server_close").data("{}")
+    Event::default()
+        .event(bai_api::sessions::EventName::ServerClose.as_str())
+        .data("{}")
 }
 
 /// Sends one event when in scope and, on a one-session stream, `server_close` after a final

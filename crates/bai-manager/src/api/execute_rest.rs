@@ -107,8 +107,7 @@ pub async fn execute(
                 let mut ack = agent
                     .rpc
                     .execute(kernel, ExecRequest::Input { line })
-                    .await
-                    .map_err(|e| Problem::internal(e.to_string()))?;
+                    .await?;
                 while ack.next().await.is_some() {}
             }
             run
@@ -116,11 +115,7 @@ pub async fn execute(
         _ => {
             let req = parse_request(&body).map_err(Problem::invalid)?;
             traffic.add(body.code.len() as u64, 0);
-            let stream = agent
-                .rpc
-                .execute(kernel, req)
-                .await
-                .map_err(|e| Problem::internal(e.to_string()))?;
+            let stream = agent.rpc.execute(kernel, req).await?;
             m.exec_runs.put(key.clone(), Run { stream })
         }
     };

@@ -1,6 +1,6 @@
 //! Auto-scaling rules of a service through bai's REST API (`/services/{id}/rules`) and the
 //! autoscaler's decisions (`/services/{id}/decisions`); Backend.AI's GraphQL for rules
-//! (`gql_rules`) shares the rule functions here.
+//! (`gql::rules`) shares the rule functions here.
 
 use super::services::{body_json, visible_service};
 use crate::auth::Caller;
@@ -43,11 +43,8 @@ pub fn create_rule(
 ) -> Result<autoscale::rule::Rule, Problem> {
     let mut rule = autoscale::input::blank();
     autoscale::input::apply(&mut rule, fields)?;
-    let text = serde_json::to_string(&rule).map_err(|err| Problem::internal(err.to_string()))?;
-    rule.created_at = m
-        .store
-        .insert_rule(rule.id, e.id, &text)
-        .map_err(|err| Problem::internal(err.to_string()))?;
+    let text = serde_json::to_string(&rule).map_err(|e| Problem::internal(e.to_string()))?;
+    rule.created_at = m.store.insert_rule(rule.id, e.id, &text)?;
     tracing::info!(service = %e.id, rule = %rule.id, "auto-scaling rule created");
     Ok(rule)
 }
@@ -62,10 +59,8 @@ pub fn modify_rule(
     let (row, e) = rule_of(m, caller, id)?;
     let mut rule = autoscale::input::from_row(&row)?;
     autoscale::input::apply(&mut rule, fields)?;
-    let text = serde_json::to_string(&rule).map_err(|err| Problem::internal(err.to_string()))?;
-    m.store
-        .update_rule(row.id, &text)
-        .map_err(|err| Problem::internal(err.to_string()))?;
+    let text = serde_json::to_string(&rule).map_err(|e| Problem::internal(e.to_string()))?;
+    m.store.update_rule(row.id, &text)?;
     Ok((rule, e))
 }
 
@@ -82,11 +77,7 @@ pub fn rule_of(
         )
     };
     let rid = Uuid::parse_str(id.trim()).map_err(|_| not_found())?;
-    let row = m
-        .store
-        .rule(rid)
-        .map_err(|err| Problem::internal(err.to_string()))?
-        .ok_or_else(not_found)?;
+    let row = m.store.rule(rid)?.ok_or_else(not_found)?;
     let e = visible_service(m, caller, &row.endpoint_id.to_string()).map_err(|_| not_found())?;
     Ok((row, e))
 }

@@ -192,9 +192,8 @@ pub async fn scale(
 
 /// A new desired count; it also lifts a give-up after failures.
 fn set_replicas(m: &Manager, e: &EndpointRow, to: u32) -> Result<(), Problem> {
-    let internal = |err: bai_store::StoreError| Problem::internal(err.to_string());
-    m.store.set_endpoint_replicas(e.id, to).map_err(internal)?;
-    m.store.set_endpoint_retries(e.id, 0).map_err(internal)?;
+    m.store.set_endpoint_replicas(e.id, to)?;
+    m.store.set_endpoint_retries(e.id, 0)?;
     m.serving
         .not_before
         .lock()

@@ -355,16 +355,12 @@ pub async fn upload(
             .map_err(|e| Problem::invalid(format!("upload of {name:?} broke off: {e}")))?;
         files.push((path, data));
     }
-    let agent = row
-        .agent_id
-        .as_deref()
-        .and_then(|a| m.agents.get(a))
-        .ok_or_else(|| Problem::internal("the session's agent is gone"))?;
+    let agent = crate::api::apps::agent_of(&m, &row)?;
     agent
         .rpc
         .upload_files(row.main_kernel_id, files)
         .await
-        .map_err(|e| Problem::invalid(format!("upload failed: {e}")))?;
+        .map_err(|e| Problem::from(e).context("upload failed"))?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -68,16 +68,11 @@ pub async fn list_files(
         )
         .into());
     }
-    let agent = row
-        .agent_id
-        .as_deref()
-        .and_then(|a| m.agents.get(a))
-        .ok_or_else(|| Problem::internal("the session's agent is gone"))?;
+    let agent = crate::api::apps::agent_of(&m, &row)?;
     let entries = agent
         .rpc
         .list_files(row.main_kernel_id, path.clone())
-        .await
-        .map_err(|e| Problem::invalid(e.to_string()))?;
+        .await?;
     let files = serde_json::to_string(&entries).unwrap_or_else(|_| "[]".into());
     Ok(Json(FileListing {
         files,

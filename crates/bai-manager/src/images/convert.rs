@@ -46,19 +46,12 @@ pub fn start(
         )));
     }
     let agent = super::commit_target(m, row)?;
-    let existing = m
-        .store
-        .customized_image_named(&owner.user_id, image_name)
-        .map_err(|e| Problem::internal(e.to_string()))?;
+    let existing = m.store.customized_image_named(&owner.user_id, image_name)?;
     if existing.is_none() {
-        let current = m
-            .store
-            .count_customized_images(&owner.user_id)
-            .map_err(|e| Problem::internal(e.to_string()))?;
+        let current = m.store.count_customized_images(&owner.user_id)?;
         let limit = m
             .store
-            .user_policy_of(&owner.user_id)
-            .map_err(|e| Problem::internal(e.to_string()))?
+            .user_policy_of(&owner.user_id)?
             .max_customized_image_count
             .max(0) as u64;
         if current >= limit {

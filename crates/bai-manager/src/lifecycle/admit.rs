@@ -29,10 +29,7 @@ pub(super) fn resolve_group(
     project: &str,
     asked: Option<&str>,
 ) -> Result<String, Problem> {
-    let allowed = m
-        .store
-        .groups_for_project(access_key, Some(project))
-        .map_err(|e| Problem::internal(e.to_string()))?;
+    let allowed = m.store.groups_for_project(access_key, Some(project))?;
     let names: Vec<&str> = allowed.iter().map(|g| g.name.as_str()).collect();
     match asked {
         Some(g) if names.contains(&g) => Ok(g.to_string()),
@@ -55,11 +52,7 @@ pub(super) fn check_session_type(
     group: &str,
     session_type: bai_core::status::SessionType,
 ) -> Result<(), Problem> {
-    let Some(g) = m
-        .store
-        .resource_group(group)
-        .map_err(|e| Problem::internal(e.to_string()))?
-    else {
+    let Some(g) = m.store.resource_group(group)? else {
         return Ok(());
     };
     if g.allowed_session_types
@@ -117,13 +110,12 @@ pub fn parse_preopen_ports(v: Option<&ListOrText<NumberOrText>>) -> Result<Vec<u
 
 /// The session's project (`group`) must exist and have the owner as a member.
 pub(super) fn check_project(m: &Lifecycle, access_key: &str, project: &str) -> Result<(), Problem> {
-    let internal = |e: bai_store::StoreError| Problem::internal(e.to_string());
-    if !m.store.project_exists(project).map_err(internal)? {
+    if !m.store.project_exists(project)? {
         return Err(Problem::invalid(format!(
             "project {project:?} does not exist"
         )));
     }
-    if !m.store.is_member(access_key, project).map_err(internal)? {
+    if !m.store.is_member(access_key, project)? {
         return Err(Problem::forbidden(format!(
             "you are not a member of project {project:?}; ask an administrator to add you"
         )));
@@ -138,10 +130,7 @@ pub(super) fn apply_preset(
     resources: &mut Map<String, Value>,
     resource_opts: &mut Map<String, Value>,
 ) -> Result<(), Problem> {
-    let presets = m
-        .store
-        .presets()
-        .map_err(|e| Problem::internal(e.to_string()))?;
+    let presets = m.store.presets()?;
     let Some(p) = presets.iter().find(|p| p.name == name) else {
         let names: Vec<&str> = presets.iter().map(|p| p.name.as_str()).collect();
         return Err(Problem::not_found(
@@ -252,10 +241,7 @@ pub(super) fn resolve_dependencies(
 ) -> Result<Vec<Uuid>, Problem> {
     let mut out = Vec::new();
     for r in list {
-        let found = m
-            .store
-            .find_session(r, Some(access_key))
-            .map_err(|e| Problem::internal(e.to_string()))?;
+        let found = m.store.find_session(r, Some(access_key))?;
         match found.first() {
             Some(s) => out.push(s.id),
             None => {
@@ -272,17 +258,11 @@ pub(super) fn resolve_dependencies(
 
 /// The keypair policy's `max_pending_sessions`: refuse at once when the queue is full.
 pub(super) fn check_pending_limit(m: &Lifecycle, access_key: &str) -> Result<(), Problem> {
-    let policy = m
-        .store
-        .policy_of(access_key)
-        .map_err(|e| Problem::internal(e.to_string()))?;
+    let policy = m.store.policy_of(access_key)?;
     let Some(max) = policy.max_pending_sessions else {
         return Ok(());
     };
-    let pending = m
-        .store
-        .pending_count(access_key)
-        .map_err(|e| Problem::internal(e.to_string()))?;
+    let pending = m.store.pending_count(access_key)?;
     if pending >= max {
         return Err(Problem::new(
             429,
@@ -326,10 +306,7 @@ pub(super) fn cluster_shape(
         }
     };
     let mode = mode.map_or(ClusterMode::SingleNode, ClusterMode::from);
-    let policy = m
-        .store
-        .policy_of(access_key)
-        .map_err(|e| Problem::internal(e.to_string()))?;
+    let policy = m.store.policy_of(access_key)?;
     if let Some(max) = policy.max_containers_per_session
         && i64::from(size) > max
     {

@@ -132,8 +132,7 @@ pub fn plan_request(
             }
             let kp = m
                 .store
-                .keypair(ak)
-                .map_err(|e| Problem::internal(e.to_string()))?
+                .keypair(ak)?
                 .ok_or_else(|| Problem::invalid(format!("no keypair with access key {ak:?}")))?;
             (kp.access_key, kp.user_id)
         }
@@ -146,8 +145,7 @@ pub fn plan_request(
         None => loop {
             let n = SessionName::random();
             if m.store
-                .live_session_named(&access_key, n.as_str())
-                .map_err(|e| Problem::internal(e.to_string()))?
+                .live_session_named(&access_key, n.as_str())?
                 .is_none()
             {
                 break n;
@@ -403,10 +401,7 @@ fn check_dotfiles(m: &Lifecycle, user_id: &str, mounts: &[Mount]) -> Result<(), 
     if mounts.is_empty() {
         return Ok(());
     }
-    let dotfiles = m
-        .store
-        .dotfiles(user_id)
-        .map_err(crate::error::store_problem)?;
+    let dotfiles = m.store.dotfiles(user_id).map_err(bai_core::Problem::from)?;
     for mt in mounts {
         let rel = mt
             .kernel_path
@@ -468,8 +463,7 @@ pub fn create_many(m: &Lifecycle, plan: &CreatePlan) -> Result<Vec<SessionRow>, 
         p.reuse_if_exists = false;
         p.idempotency = plan.idempotency.as_ref().map(|k| k.nth(i));
         if m.store
-            .live_session_named(&p.session.access_key, &p.session.name)
-            .map_err(|e| Problem::internal(e.to_string()))?
+            .live_session_named(&p.session.access_key, &p.session.name)?
             .is_some()
         {
             return Err(Problem::conflict(
@@ -496,11 +490,7 @@ pub fn create(m: &Lifecycle, plan: &CreatePlan) -> Result<Created, Problem> {
     {
         return Ok(Created::Retried(row));
     }
-    if let Some(existing) = m
-        .store
-        .live_session_named(&s.access_key, &s.name)
-        .map_err(|e| Problem::internal(e.to_string()))?
-    {
+    if let Some(existing) = m.store.live_session_named(&s.access_key, &s.name)? {
         if plan.reuse_if_exists && existing.image == s.image {
             return Ok(Created::Reused(existing));
         }
@@ -527,15 +517,14 @@ pub fn create(m: &Lifecycle, plan: &CreatePlan) -> Result<Created, Problem> {
             {
                 return Ok(Created::Retried(row));
             }
-            return Err(crate::error::store_problem(e));
+            return Err(bai_core::Problem::from(e));
         }
     };
     m.bus.publish(vec![ev]);
     m.bus.wake_scheduler();
     let row = m
         .store
-        .session(s.id)
-        .map_err(|e| Problem::internal(e.to_string()))?
+        .session(s.id)?
         .ok_or_else(|| Problem::internal("session vanished right after insert"))?;
     Ok(Created::New(row))
 }

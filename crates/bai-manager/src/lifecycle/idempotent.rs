@@ -83,10 +83,7 @@ pub fn existing(
     access_key: &str,
     key: &IdemKey,
 ) -> Result<Option<SessionRow>, Problem> {
-    let found = m
-        .store
-        .session_by_idempotency_key(access_key, &key.key)
-        .map_err(|e| Problem::internal(e.to_string()))?;
+    let found = m.store.session_by_idempotency_key(access_key, &key.key)?;
     let Some((id, digest)) = found else {
         return Ok(None);
     };
@@ -102,9 +99,7 @@ pub fn existing(
         )
         .with_data(serde_json::json!({ "existingSessionId": id.to_string() })));
     }
-    m.store
-        .session(id)
-        .map_err(|e| Problem::internal(e.to_string()))
+    Ok(m.store.session(id)?)
 }
 
 #[cfg(test)]

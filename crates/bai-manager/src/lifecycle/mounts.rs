@@ -16,7 +16,6 @@ pub(super) fn resolve_mounts(
     user_id: &str,
     config: &CreateConfig,
 ) -> Result<Vec<bai_core::agent::Mount>, Problem> {
-    let internal = |e: bai_store::StoreError| Problem::internal(e.to_string());
     let none = Default::default();
     let name_map = config.mount_map.as_ref().unwrap_or(&none);
     let id_map = config.mount_id_map.as_ref().unwrap_or(&none);
@@ -30,11 +29,7 @@ pub(super) fn resolve_mounts(
     };
     for name in config.mounts.iter().flatten() {
         // A name first; a folder may also be given by its id (`-m 3f2a…`).
-        let v = match m
-            .store
-            .visible_vfolder_by_name(user_id, name, false)
-            .map_err(internal)?
-        {
+        let v = match m.store.visible_vfolder_by_name(user_id, name, false)? {
             Some(v) => v,
             None => by_id(name).ok_or_else(|| {
                 Problem::not_found(
@@ -60,7 +55,7 @@ pub(super) fn resolve_mounts(
     // authorized_keys admit them over SSH) are mounted in every session at /home/work/NAME;
     // one whose storage host is not configured any more is left out (with a warning) rather
     // than blocking every session of its owner.
-    for auto in m.store.vfolders(Some(user_id)).map_err(internal)? {
+    for auto in m.store.vfolders(Some(user_id))? {
         if auto.project.is_none()
             && auto.name.starts_with('.')
             && !auto.is_trashed()
@@ -97,8 +92,7 @@ pub(super) fn resolve_mounts(
         // The owner's own permission on it: a share overrides the folder's.
         let read_only = m
             .store
-            .folder_access(user_id, &v)
-            .map_err(internal)?
+            .folder_access(user_id, &v)?
             .is_none_or(|p| p.is_read_only());
         // A folder on a storage host this server no longer has cannot be mounted.
         let host_path = m.storage.folder_dir(&v).map_err(|e| Problem {

@@ -10,10 +10,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use uuid::Uuid;
 
-fn internal(e: impl std::fmt::Display) -> Problem {
-    Problem::internal(e.to_string())
-}
-
 /// Terminates (or cancels) a session for `reason`; returns the status it ended in.
 /// Safe to call concurrently and repeatedly.
 pub async fn terminate(
@@ -25,14 +21,13 @@ pub async fn terminate(
     for _ in 0..20 {
         let row = m
             .store
-            .session(id)
-            .map_err(internal)?
+            .session(id)?
             .ok_or_else(|| Problem::session_not_found(&id.to_string()))?;
         match row.status {
             S::Pending | S::Scheduled => {
                 let c = Change::new(row.status, S::Cancelled, reason.clone(), "terminate")
                     .events(&[E::SessionCancelled]);
-                if transition(m, id, c).map_err(internal)?.is_some() {
+                if transition(m, id, c)?.is_some() {
                     return Ok(S::Cancelled);
                 }
             }
@@ -41,7 +36,7 @@ pub async fn terminate(
                 let c = Change::new(row.status, S::Terminating, reason.clone(), "terminate")
                     .events(&[E::SessionTerminating])
                     .result(result, None);
-                if transition(m, id, c).map_err(internal)?.is_some() {
+                if transition(m, id, c)?.is_some() {
                     return wait_until_ended(m, id).await;
                 }
             }
@@ -49,7 +44,7 @@ pub async fn terminate(
                 let c = Change::new(row.status, S::Terminating, reason.clone(), "terminate")
                     .events(&[E::SessionTerminating, E::KernelTerminating])
                     .result(result, None);
-                if let Some(row) = transition(m, id, c).map_err(internal)? {
+                if let Some(row) = transition(m, id, c)? {
                     // A task of its own: a caller that hangs up (a client killed during
                     // `bai rm`) drops this future, and the kernels' removal must go on.
                     let (m2, row) = (m.clone(), row.clone());
@@ -74,8 +69,7 @@ pub async fn terminate(
 
 fn current_status(m: &Lifecycle, id: Uuid) -> Result<S, Problem> {
     Ok(m.store
-        .session(id)
-        .map_err(internal)?
+        .session(id)?
         .map(|r| r.status)
         .unwrap_or(S::Terminated))
 }

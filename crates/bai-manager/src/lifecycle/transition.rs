@@ -16,6 +16,17 @@ pub enum TransitionError {
     Store(#[from] bai_store::StoreError),
 }
 
+/// An illegal transition is the caller's bug (500, nothing was written); a store failure
+/// answers as the store says.
+impl From<TransitionError> for bai_core::Problem {
+    fn from(e: TransitionError) -> bai_core::Problem {
+        match e {
+            TransitionError::Store(e) => e.into(),
+            e @ TransitionError::Illegal(..) => bai_core::Problem::internal(e.to_string()),
+        }
+    }
+}
+
 /// Moves the session if it is still in `change.from`. Returns the updated row, or `None`
 /// when somebody else moved it first (the caller re-reads and decides).
 pub fn transition(

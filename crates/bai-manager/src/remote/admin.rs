@@ -8,10 +8,6 @@ use bai_link::JoinToken;
 use bai_store::{AgentRow, AgentTokenRow};
 use std::sync::atomic::Ordering;
 
-fn internal(e: impl std::fmt::Display) -> Problem {
-    Problem::internal(e.to_string())
-}
-
 fn no_agent(id: &str) -> Problem {
     Problem::not_found("agent", format!("there is no agent {id:?}"))
 }
@@ -29,7 +25,7 @@ pub fn create_token(
             "this manager does not listen for remote agents (start it with --agent-listen)",
         ));
     };
-    if m.store.resource_group(group).map_err(internal)?.is_none() {
+    if m.store.resource_group(group)?.is_none() {
         return Err(Problem::invalid(format!(
             "there is no resource group {group:?} (create it first: bai admin resource-group create)"
         )));
@@ -43,25 +39,21 @@ pub fn create_token(
         created_at: String::new(),
         revoked_at: None,
     };
-    m.store.insert_agent_token(&row).map_err(internal)?;
-    let row = m
-        .store
-        .agent_token(&token.id)
-        .map_err(internal)?
-        .unwrap_or(row);
+    m.store.insert_agent_token(&row)?;
+    let row = m.store.agent_token(&token.id)?.unwrap_or(row);
     tracing::info!(token = %token.id, group, by = created_by, "join token created");
     Ok((token, row))
 }
 
 /// Revokes a token and disconnects the agents it admitted. Returns how many were connected.
 pub fn revoke_token(m: &Remote, id: &str) -> Result<usize, Problem> {
-    if m.store.agent_token(id).map_err(internal)?.is_none() {
+    if m.store.agent_token(id)?.is_none() {
         return Err(Problem::not_found(
             "agent-token",
             format!("there is no join token {id:?}"),
         ));
     }
-    m.store.revoke_agent_token(id).map_err(internal)?;
+    m.store.revoke_agent_token(id)?;
     let mut n = 0;
     for h in m.agents.all() {
         if let Some(slot) = &h.remote
@@ -85,7 +77,7 @@ pub fn revoke_token(m: &Remote, id: &str) -> Result<usize, Problem> {
 /// Drains (no new sessions) or undrains an agent; kept across restarts.
 pub fn set_drained(m: &Remote, id: &str, drained: bool) -> Result<(), Problem> {
     let h = m.agents.get(id).ok_or_else(|| no_agent(id))?;
-    if m.store.agent_row(id).map_err(internal)?.is_none() {
+    if m.store.agent_row(id)?.is_none() {
         // An agent inside the manager's process gets a row for its flag.
         let info = h.info();
         let row = AgentRow {
@@ -99,9 +91,9 @@ pub fn set_drained(m: &Remote, id: &str, drained: bool) -> Result<(), Problem> {
             first_seen: String::new(),
             last_seen: String::new(),
         };
-        m.store.upsert_agent(&row).map_err(internal)?;
+        m.store.upsert_agent(&row)?;
     }
-    m.store.set_agent_drained(id, drained).map_err(internal)?;
+    m.store.set_agent_drained(id, drained)?;
     h.drained.store(drained, Ordering::Relaxed);
     m.bus.wake_scheduler();
     tracing::info!(agent = id, drained, "agent drain changed");
@@ -117,7 +109,7 @@ pub fn remove_agent(m: &Remote, id: &str) -> Result<(), Problem> {
             "agent {id:?} runs inside the manager; stop baid to remove it"
         )));
     };
-    let held = m.store.sessions_on(id).map_err(internal)?.len();
+    let held = m.store.sessions_on(id)?.len();
     if held > 0 {
         return Err(Problem::conflict(
             "agent-busy",
@@ -130,7 +122,7 @@ pub fn remove_agent(m: &Remote, id: &str) -> Result<(), Problem> {
     slot.disconnect();
     slot.shared.close_listeners();
     m.agents.remove(id);
-    m.store.delete_agent(id).map_err(internal)?;
+    m.store.delete_agent(id)?;
     tracing::warn!(agent = id, "agent removed");
     Ok(())
 }

@@ -64,10 +64,7 @@ pub fn replicas_of(body: &Value, keys: &[&str]) -> Result<u32, Problem> {
 /// Refuses more replicas than the user's resource policy lets one service run
 /// (`max_session_count_per_model_session`).
 pub fn check_policy_replicas(m: &Serving, user_id: &str, n: u32) -> Result<(), Problem> {
-    let p = m
-        .store
-        .user_policy_of(user_id)
-        .map_err(|e| Problem::internal(e.to_string()))?;
+    let p = m.store.user_policy_of(user_id)?;
     if i64::from(n) > p.max_session_count_per_model_session {
         return Err(invalid_params(format!(
             "{n} replicas are more than the user resource policy {:?} allows one service \
@@ -85,12 +82,10 @@ pub fn model_folder(
     is_admin: bool,
     r: &str,
 ) -> Result<VFolderRow, Problem> {
-    let internal = |e: bai_store::StoreError| Problem::internal(e.to_string());
     let by_id = match Uuid::parse_str(r) {
         Ok(id) => m
             .store
-            .vfolder(id)
-            .map_err(internal)?
+            .vfolder(id)?
             .filter(|v| m.store.can_see_vfolder(owner, v).unwrap_or(false) || is_admin),
         Err(_) => None,
     };
@@ -98,8 +93,7 @@ pub fn model_folder(
         Some(v) => v,
         None => m
             .store
-            .visible_vfolder_by_name(owner, r, is_admin)
-            .map_err(internal)?
+            .visible_vfolder_by_name(owner, r, is_admin)?
             .ok_or_else(|| {
                 Problem::not_found(
                     "vfolder",
@@ -260,11 +254,7 @@ pub fn plan(m: &Serving, caller: &Caller, body: &Value) -> Result<EndpointRow, P
     };
     let check = crate::lifecycle::create::plan_request(&m.lifecycle, caller, &session_req)?;
     let owner = &check.session;
-    if let Some(existing) = m
-        .store
-        .live_endpoint_named(&owner.access_key, &name)
-        .map_err(|e| Problem::internal(e.to_string()))?
-    {
+    if let Some(existing) = m.store.live_endpoint_named(&owner.access_key, &name)? {
         return Err(Problem::conflict(
             "service-already-exists",
             "The service already exists.",
@@ -332,8 +322,7 @@ pub fn plan(m: &Serving, caller: &Caller, body: &Value) -> Result<EndpointRow, P
 
 /// Stores a planned service and wakes the reconciler.
 pub fn create(m: &Serving, row: &EndpointRow) -> Result<EndpointRow, Problem> {
-    let internal = |e: bai_store::StoreError| Problem::internal(e.to_string());
-    if !m.store.insert_endpoint(row).map_err(internal)? {
+    if !m.store.insert_endpoint(row)? {
         return Err(Problem::conflict(
             "service-already-exists",
             "The service already exists.",
@@ -343,8 +332,7 @@ pub fn create(m: &Serving, row: &EndpointRow) -> Result<EndpointRow, Problem> {
     tracing::info!(service = %row.id, name = %row.name, replicas = row.replicas, "service created");
     m.wake.notify_one();
     m.store
-        .endpoint(row.id)
-        .map_err(internal)?
+        .endpoint(row.id)?
         .ok_or_else(|| Problem::internal("the service vanished right after insert"))
 }
 

@@ -72,16 +72,12 @@ pub fn session_plan(
         ..CreateConfig::default()
     });
     let mut p = plan_request(&m.lifecycle, &owner, &req)?;
-    let folder = m
-        .store
-        .vfolder(e.model_id)
-        .map_err(|err| Problem::internal(err.to_string()))?
-        .ok_or_else(|| {
-            Problem::invalid(format!(
-                "the model folder {:?} of service {:?} no longer exists",
-                spec.model_name, e.name
-            ))
-        })?;
+    let folder = m.store.vfolder(e.model_id)?.ok_or_else(|| {
+        Problem::invalid(format!(
+            "the model folder {:?} of service {:?} no longer exists",
+            spec.model_name, e.name
+        ))
+    })?;
     p.session.mounts = vec![Mount {
         vfolder_id: folder.id,
         name: folder.name.clone(),
@@ -95,7 +91,6 @@ pub fn session_plan(
 /// Makes a new route and its session (PENDING); a route whose session cannot even be
 /// requested is stored as failed, with the reason.
 pub fn start(m: &Serving, e: &EndpointRow) -> Result<RouteRow, Problem> {
-    let internal = |err: bai_store::StoreError| Problem::internal(err.to_string());
     let spec = Spec::of(e)?;
     let mut route = RouteRow {
         id: Uuid::new_v4(),
@@ -110,14 +105,14 @@ pub fn start(m: &Serving, e: &EndpointRow) -> Result<RouteRow, Problem> {
     match planned {
         Ok(Created::New(row) | Created::Reused(row) | Created::Retried(row)) => {
             route.session_id = Some(row.id);
-            m.store.insert_route(&route).map_err(internal)?;
+            m.store.insert_route(&route)?;
             tracing::info!(service = %e.id, route = %route.id, session = %row.id, "route started");
         }
         Err(p) => {
             route.status = route_status::FAILED_TO_START.into();
             route.error =
                 Some(json!({"name": p.title, "repr": p.msg, "src": "create"}).to_string());
-            m.store.insert_route(&route).map_err(internal)?;
+            m.store.insert_route(&route)?;
             tracing::warn!(service = %e.id, route = %route.id, error = %p.msg, "route could not start");
         }
     }

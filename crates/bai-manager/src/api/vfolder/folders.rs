@@ -49,13 +49,11 @@ pub(super) fn within_user_policy(
     caller: &Caller,
     quota: Option<u64>,
 ) -> Result<Option<u64>, Problem> {
-    let internal = |e: bai_store::StoreError| Problem::internal(e.to_string());
-    let p = m.store.user_policy_of(&caller.user_id).map_err(internal)?;
+    let p = m.store.user_policy_of(&caller.user_id)?;
     if p.max_vfolder_count > 0 {
         let owned = m
             .store
-            .vfolders(Some(&caller.user_id))
-            .map_err(internal)?
+            .vfolders(Some(&caller.user_id))?
             .iter()
             .filter(|v| v.project.is_none())
             .count() as i64;

@@ -59,10 +59,7 @@ async fn sshd_address(
         .app_address(row.main_kernel_id, crate::apps::SSHD_PORT)
         .await
         .map_err(|e| {
-            Problem::internal(format!(
-                "sshd of session {:?} cannot be reached: {e}",
-                row.name
-            ))
+            Problem::from(e).context(format!("sshd of session {:?} cannot be reached", row.name))
         })
 }
 

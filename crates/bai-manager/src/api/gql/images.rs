@@ -4,16 +4,13 @@
 //! `rescan_images`. Users see the general images and their own customized ones; only admins
 //! change general images; owners forget and purge their own.
 
+use super::{db, err};
 use crate::auth::Caller;
 use crate::images::{CatalogueImage, catalogue};
 use crate::state::Manager;
 use bai_gql::{FieldError, OperationKind};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
-
-fn err(msg: impl Into<String>) -> FieldError {
-    FieldError::new(msg)
-}
 
 fn arg<'a>(args: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
     args.get(k).and_then(Value::as_str)
@@ -103,13 +100,9 @@ fn ok(msg: impl Into<String>) -> Value {
 /// catalogue. The engines keep it.
 fn forget(m: &Manager, i: &CatalogueImage) -> Result<(), FieldError> {
     if let Some(c) = &i.customized {
-        m.store
-            .delete_customized_image(c.id)
-            .map_err(|e| err(e.to_string()))?;
+        m.store.delete_customized_image(c.id).map_err(db)?;
     }
-    m.store
-        .forget_image(&i.reference)
-        .map_err(|e| err(e.to_string()))
+    m.store.forget_image(&i.reference).map_err(db)
 }
 
 /// Removes an image from every agent that holds it, then from the catalogue.
@@ -125,9 +118,7 @@ fn purge(m: &Arc<Manager>, i: &CatalogueImage) -> Result<(), FieldError> {
         handle.block_on(crate::images::refresh_agent(&m.agents, agent_id));
     }
     if let Some(c) = &i.customized {
-        m.store
-            .delete_customized_image(c.id)
-            .map_err(|e| err(e.to_string()))?;
+        m.store.delete_customized_image(c.id).map_err(db)?;
     }
     Ok(())
 }
@@ -191,9 +182,7 @@ pub fn resolve(
                     "images made from sessions are private: they cannot have an alias",
                 ));
             }
-            m.store
-                .set_image_alias(alias, &i.reference)
-                .map_err(|e| err(e.to_string()))?;
+            m.store.set_image_alias(alias, &i.reference).map_err(db)?;
             Ok(ok(format!("{alias} now names {}", i.reference)))
         }
         (OperationKind::Mutation, "dealias_image") => {
@@ -201,11 +190,7 @@ pub fn resolve(
                 return Err(err("only administrators may remove image aliases"));
             }
             let alias = arg(args, "alias").unwrap_or_default();
-            if !m
-                .store
-                .remove_image_alias(alias)
-                .map_err(|e| err(e.to_string()))?
-            {
+            if !m.store.remove_image_alias(alias).map_err(db)? {
                 return Err(err(format!("there is no image alias {alias:?}")));
             }
             Ok(ok(format!("alias {alias} removed")))

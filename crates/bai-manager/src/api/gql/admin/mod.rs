@@ -13,6 +13,7 @@ mod scaling_groups;
 mod storage;
 mod users;
 
+use super::{db, err};
 use crate::identity::Caller;
 use crate::state::Manager;
 use bai_gql::{FieldError, OperationKind};
@@ -78,9 +79,9 @@ impl Args<'_> {
         self.args.get(key).and_then(Value::as_str)
     }
 
-    /// The `props` input object read as its type (see [`super::gql_args::props`]).
+    /// The `props` input object read as its type (see [`super::args::props`]).
     fn props<T: serde::de::DeserializeOwned + Default>(&self) -> Result<T, FieldError> {
-        super::gql_args::props(self.args)
+        super::args::props(self.args)
     }
 
     fn limit_offset(&self) -> (i64, i64) {
@@ -98,14 +99,6 @@ impl Args<'_> {
             .max(0);
         (limit, offset)
     }
-}
-
-fn err(msg: impl Into<String>) -> FieldError {
-    FieldError::new(msg)
-}
-
-fn db(e: bai_store::StoreError) -> FieldError {
-    err(e.to_string())
 }
 
 fn ok() -> Value {

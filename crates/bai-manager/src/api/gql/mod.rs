@@ -1,8 +1,16 @@
 //! `POST /admin/gql`: the legacy GraphQL listing endpoint (wire contract §5.1, §7).
 //! The executor (bai-gql) projects exactly the selected fields; this module resolves the
-//! root fields with the caller's permissions.
+//! root fields with the caller's permissions. Each group of root fields lives in a file of
+//! this folder that says which fields it `handles` and `resolve`s them.
 
-use super::gql_args::typed_args;
+mod admin;
+mod args;
+mod images;
+mod keypairs;
+mod policies;
+mod rules;
+
+use self::args::typed_args;
 use super::session::session_json;
 use crate::auth::Caller;
 use crate::error::ApiResult;
@@ -26,10 +34,21 @@ struct SessionResolver<'a> {
     caller: &'a Caller,
 }
 
+/// A field's error, in words (every file of this folder answers with these two).
 fn err(msg: impl Into<String>) -> FieldError {
     FieldError {
         message: msg.into(),
     }
+}
+
+/// A store failure as a field error: logged once, worded as the REST side words it.
+fn db(e: bai_store::StoreError) -> FieldError {
+    err(bai_core::Problem::from(e).msg)
+}
+
+/// A problem as a field error: its words.
+fn problem(p: bai_core::Problem) -> FieldError {
+    err(p.msg)
 }
 
 fn arg_str<'a>(args: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
@@ -50,7 +69,7 @@ pub fn decode_global_id(s: &str) -> Option<Uuid> {
 
 impl SessionResolver<'_> {
     fn visible(&self, id: Uuid) -> Result<Option<bai_store::SessionRow>, FieldError> {
-        let row = self.m.store.session(id).map_err(|e| err(e.to_string()))?;
+        let row = self.m.store.session(id).map_err(db)?;
         Ok(row.filter(|r| self.caller.is_admin || r.access_key == self.caller.access_key))
     }
 
@@ -95,7 +114,7 @@ impl SessionResolver<'_> {
                 limit,
                 offset,
             })
-            .map_err(|e| err(e.to_string()))?;
+            .map_err(db)?;
         let items: Vec<Value> = rows.iter().map(|r| session_json(self.m, r)).collect();
         Ok(json!({"items": items, "total_count": total}))
     }
@@ -131,7 +150,7 @@ impl SessionResolver<'_> {
             .m
             .store
             .history(row.id)
-            .map_err(|e| err(e.to_string()))?
+            .map_err(db)?
             .into_iter()
             .filter(|h| filter.matches(h))
             .map(|h| {
@@ -179,7 +198,7 @@ impl SessionResolver<'_> {
             .m
             .store
             .live_endpoints(self.caller.owner_filter())
-            .map_err(|e| err(e.to_string()))?;
+            .map_err(db)?;
         let all: Vec<Value> = rows
             .iter()
             .filter(|e| match &filter {
@@ -236,17 +255,17 @@ impl SessionResolver<'_> {
         field: &str,
         args: &Map<String, Value>,
     ) -> Result<Value, FieldError> {
-        if super::gql_images::handles(field) {
-            return super::gql_images::resolve(self.m, self.caller, kind, field, args);
+        if self::images::handles(field) {
+            return self::images::resolve(self.m, self.caller, kind, field, args);
         }
-        if super::gql_keypairs::handles(field) {
-            return super::gql_keypairs::resolve(self.m, self.caller, kind, field, args);
+        if self::keypairs::handles(field) {
+            return self::keypairs::resolve(self.m, self.caller, kind, field, args);
         }
-        if super::gql_admin::handles(field) {
-            return super::gql_admin::resolve(self.m, self.caller, kind, field, args);
+        if self::admin::handles(field) {
+            return self::admin::resolve(self.m, self.caller, kind, field, args);
         }
-        if super::gql_policies::handles(field) {
-            return super::gql_policies::resolve(self.m, self.caller, kind, field, args);
+        if self::policies::handles(field) {
+            return self::policies::resolve(self.m, self.caller, kind, field, args);
         }
         match (kind, field) {
             (OperationKind::Query, "compute_session_list") => self.session_list(args),
@@ -262,7 +281,7 @@ impl SessionResolver<'_> {
                     .m
                     .store
                     .visible_vfolders(&self.caller.user_id, self.caller.is_admin)
-                    .map_err(|e| err(e.to_string()))?;
+                    .map_err(db)?;
                 let all: Vec<Value> = visible
                     .iter()
                     .filter(|v| match field {
@@ -313,7 +332,7 @@ impl SessionResolver<'_> {
             | (OperationKind::Mutation, "create_endpoint_auto_scaling_rule_node")
             | (OperationKind::Mutation, "modify_endpoint_auto_scaling_rule_node")
             | (OperationKind::Mutation, "delete_endpoint_auto_scaling_rule_node") => {
-                super::gql_rules::resolve(self.m, self.caller, field, args)
+                self::rules::resolve(self.m, self.caller, field, args)
             }
             (OperationKind::Query, "compute_session") => {
                 let id = arg_str(args, "id")
@@ -357,7 +376,7 @@ impl SessionResolver<'_> {
                     self.m
                         .store
                         .rename_session(row.id, n.as_str())
-                        .map_err(|e| err(e.to_string()))?;
+                        .map_err(db)?;
                 }
                 let row = self.visible(id)?.ok_or_else(|| err("no such session"))?;
                 Ok(

@@ -1,9 +1,10 @@
 //! GraphQL of user resource policies, as the official client's `admin user-resource-policy`
 //! commands ask: `user_resource_policy`, `user_resource_policies`,
 //! `create_user_resource_policy`, `modify_user_resource_policy`,
-//! `delete_user_resource_policy` (`modify_user`, in `gql_admin`, gives a user one). Users read their own policy; only admins read others' and change them.
+//! `delete_user_resource_policy` (`modify_user`, in `gql::admin`, gives a user one). Users read their own policy; only admins read others' and change them.
 
-use super::gql_args::props;
+use super::args::props;
+use super::{db, err};
 use crate::auth::Caller;
 use crate::state::Manager;
 use bai_api::resources::gql_inputs::UserPolicyProps;
@@ -11,10 +12,6 @@ use bai_gql::{FieldError, OperationKind};
 use bai_store::UserPolicyRow;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
-
-fn err(msg: impl Into<String>) -> FieldError {
-    FieldError::new(msg)
-}
 
 pub fn handles(field: &str) -> bool {
     matches!(
@@ -108,7 +105,6 @@ pub fn resolve(
     field: &str,
     args: &Map<String, Value>,
 ) -> Result<Value, FieldError> {
-    let db = |e: bai_store::StoreError| err(e.to_string());
     match (kind, field) {
         (OperationKind::Query, "user_resource_policy") => {
             let own = m.store.user_policy_of(&caller.user_id).map_err(db)?;

@@ -2,18 +2,15 @@
 //! calls it: `endpoint_auto_scaling_rule_nodes` (a relay connection), `…_node`, and the
 //! create / modify / delete mutations (enum values in either case).
 
-use super::service_rules::{create_rule, modify_rule, rule_of};
-use super::services::visible_service;
+use super::{err, problem};
+use crate::api::service_rules::{create_rule, modify_rule, rule_of};
+use crate::api::services::visible_service;
 use crate::auth::Caller;
 use crate::serving::autoscale::input::{from_row, rule_node};
 use crate::state::Manager;
 use bai_api::services::RuleFields;
 use bai_gql::FieldError;
 use serde_json::{Map, Value, json};
-
-fn err(msg: impl Into<String>) -> FieldError {
-    FieldError::new(msg)
-}
 
 fn text<'a>(args: &'a Map<String, Value>, k: &str) -> Result<&'a str, FieldError> {
     args.get(k)
@@ -27,7 +24,7 @@ fn props(args: &Map<String, Value>) -> Result<RuleFields, FieldError> {
         .get("props")
         .filter(|p| p.is_object())
         .ok_or_else(|| err("props is required"))?;
-    crate::serving::autoscale::input::read(props.clone()).map_err(|p| err(p.msg))
+    crate::serving::autoscale::input::read(props.clone()).map_err(problem)
 }
 
 pub fn resolve(
@@ -61,23 +58,23 @@ pub fn resolve(
             Ok(json!({"edges": edges, "count": count}))
         }
         "endpoint_auto_scaling_rule_node" => {
-            let (row, e) = rule_of(m, caller, text(args, "id")?).map_err(|p| err(p.msg))?;
-            let rule = from_row(&row).map_err(|p| err(p.msg))?;
+            let (row, e) = rule_of(m, caller, text(args, "id")?).map_err(problem)?;
+            let rule = from_row(&row).map_err(problem)?;
             Ok(rule_node(&rule, e.id))
         }
         "create_endpoint_auto_scaling_rule_node" => {
             let e =
                 visible_service(m, caller, text(args, "endpoint")?).map_err(|p| err(p.0.msg))?;
-            let rule = create_rule(m, &e, &props(args)?).map_err(|p| err(p.msg))?;
+            let rule = create_rule(m, &e, &props(args)?).map_err(problem)?;
             Ok(json!({"ok": true, "msg": "", "rule": rule_node(&rule, e.id)}))
         }
         "modify_endpoint_auto_scaling_rule_node" => {
             let (rule, e) =
-                modify_rule(m, caller, text(args, "id")?, &props(args)?).map_err(|p| err(p.msg))?;
+                modify_rule(m, caller, text(args, "id")?, &props(args)?).map_err(problem)?;
             Ok(json!({"ok": true, "msg": "", "rule": rule_node(&rule, e.id)}))
         }
         "delete_endpoint_auto_scaling_rule_node" => {
-            let (row, _) = rule_of(m, caller, text(args, "id")?).map_err(|p| err(p.msg))?;
+            let (row, _) = rule_of(m, caller, text(args, "id")?).map_err(problem)?;
             m.store
                 .delete_rule(row.id)
                 .map_err(|x| err(x.to_string()))?;

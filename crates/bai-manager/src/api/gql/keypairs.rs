@@ -5,17 +5,14 @@
 //! not ended or a service), as the official client's `admin keypair` commands send them.
 //! Deactivating a keypair revokes it at once: its next signed request is refused (401).
 
-use super::gql_args::props;
+use super::args::props;
+use super::{db, err};
 use crate::auth::Caller;
 use crate::state::Manager;
 use bai_api::resources::gql_inputs::KeypairProps;
 use bai_gql::{FieldError, OperationKind};
 use bai_store::{KeypairChange, KeypairInfo, KeypairRow, StillOwned};
 use serde_json::{Map, Value, json};
-
-fn err(msg: impl Into<String>) -> FieldError {
-    FieldError::new(msg)
-}
 
 pub fn handles(field: &str) -> bool {
     matches!(
@@ -67,7 +64,7 @@ fn admin_only(caller: &Caller, what: &str) -> Result<(), FieldError> {
 
 /// A policy name given in props must exist.
 fn policy_arg(m: &Manager, name: String) -> Result<String, FieldError> {
-    let known = m.store.policies().map_err(|e| err(e.to_string()))?;
+    let known = m.store.policies().map_err(db)?;
     if known.iter().any(|p| p.name == name) {
         Ok(name)
     } else {
@@ -123,7 +120,7 @@ pub fn resolve(
             let kp = m
                 .store
                 .keypair(ak)
-                .map_err(|e| err(e.to_string()))?
+                .map_err(db)?
                 .ok_or_else(|| err(format!("no keypair {ak:?}")))?;
             Ok(keypair_json(m, &kp))
         }
@@ -154,10 +151,7 @@ pub fn resolve(
             if ak == caller.access_key && change.is_active == Some(false) {
                 return Ok(json!({"ok": false, "msg": "you cannot deactivate your own keypair"}));
             }
-            let found = m
-                .store
-                .modify_keypair(ak, &change)
-                .map_err(|e| err(e.to_string()))?;
+            let found = m.store.modify_keypair(ak, &change).map_err(db)?;
             Ok(if found {
                 json!({"ok": true, "msg": "success"})
             } else {
@@ -185,7 +179,7 @@ pub fn resolve(
             let (rows, total) = m
                 .store
                 .keypair_list(email, is_active, limit, offset)
-                .map_err(|e| err(e.to_string()))?;
+                .map_err(db)?;
             let items: Vec<Value> = rows.iter().map(|k| info_json(m, k)).collect();
             Ok(if field == "keypairs" {
                 Value::Array(items)
@@ -226,11 +220,7 @@ pub fn resolve(
             if let Some(name) = p.resource_policy {
                 k.resource_policy = policy_arg(m, name)?;
             }
-            if !m
-                .store
-                .add_keypair(email, &k)
-                .map_err(|e| err(e.to_string()))?
-            {
+            if !m.store.add_keypair(email, &k).map_err(db)? {
                 return Ok(
                     json!({"ok": false, "msg": format!("no user {email:?}"), "keypair": null}),
                 );
@@ -238,7 +228,7 @@ pub fn resolve(
             let (rows, _) = m
                 .store
                 .keypair_list(Some(email), None, 1000, 0)
-                .map_err(|e| err(e.to_string()))?;
+                .map_err(db)?;
             let made = rows
                 .iter()
                 .find(|r| r.access_key == ak)
@@ -253,20 +243,18 @@ pub fn resolve(
                     json!({"ok": false, "msg": "you cannot delete the keypair you are signed in with"}),
                 );
             }
-            Ok(
-                match m.store.delete_keypair(ak).map_err(|e| err(e.to_string()))? {
-                    Ok(true) => json!({"ok": true, "msg": "success"}),
-                    Ok(false) => json!({"ok": false, "msg": format!("no keypair {ak:?}")}),
-                    Err(StillOwned::Sessions(n)) => json!({"ok": false, "msg": format!(
-                        "keypair {ak:?} still has {n} session(s) that have not ended: terminate them first"
-                    )}),
-                    Err(StillOwned::Services(n) | StillOwned::Folders(n)) => {
-                        json!({"ok": false, "msg": format!(
-                            "keypair {ak:?} still owns {n} model service(s): delete them first"
-                        )})
-                    }
-                },
-            )
+            Ok(match m.store.delete_keypair(ak).map_err(db)? {
+                Ok(true) => json!({"ok": true, "msg": "success"}),
+                Ok(false) => json!({"ok": false, "msg": format!("no keypair {ak:?}")}),
+                Err(StillOwned::Sessions(n)) => json!({"ok": false, "msg": format!(
+                    "keypair {ak:?} still has {n} session(s) that have not ended: terminate them first"
+                )}),
+                Err(StillOwned::Services(n) | StillOwned::Folders(n)) => {
+                    json!({"ok": false, "msg": format!(
+                        "keypair {ak:?} still owns {n} model service(s): delete them first"
+                    )})
+                }
+            })
         }
         _ => Err(err(format!("unknown field {field}"))),
     }

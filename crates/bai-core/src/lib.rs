@@ -20,6 +20,7 @@ pub mod problem;
 pub mod reason;
 pub mod resources;
 pub mod sign;
+pub mod spec;
 pub mod stats;
 pub mod status;
 pub mod units;
@@ -30,6 +31,7 @@ pub use permission::FolderPermission;
 pub use problem::Problem;
 pub use reason::Reason;
 pub use resources::ResourceSlots;
+pub use spec::SessionSpec;
 pub use status::{SessionResult, SessionStatus, SessionType};
 pub use units::{UnitError, parse_duration, parse_size};
 

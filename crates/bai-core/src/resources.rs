@@ -168,14 +168,13 @@ pub fn format_bytes(b: u64) -> String {
 }
 
 /// Parses a decimal amount of cores (`"2"`, `"0.5"`, `1`) into milli-cores.
-pub fn parse_cpu(slot: &str, v: &serde_json::Value) -> Result<u64, ResourceError> {
-    let s = value_to_string(v);
+pub fn parse_cpu(slot: &str, text: &str) -> Result<u64, ResourceError> {
     let bad = || ResourceError::Invalid {
         slot: slot.to_string(),
-        value: s.clone(),
+        value: text.to_string(),
         hint: "give a positive number of cores, like 1, 2 or 0.5",
     };
-    let f: f64 = s.trim().parse().map_err(|_| bad())?;
+    let f: f64 = text.trim().parse().map_err(|_| bad())?;
     if !f.is_finite() || f <= 0.0 || f > 1_000_000.0 {
         return Err(bad());
     }
@@ -184,24 +183,68 @@ pub fn parse_cpu(slot: &str, v: &serde_json::Value) -> Result<u64, ResourceError
 
 /// Parses a memory size: `"1g"`, `"512m"`, `"512mb"`, `"4096m"`, `"1.5GiB"`, `1073741824`.
 /// A bare number is bytes, as in Backend.AI (the CLI appends `m` when no unit is given).
-pub fn parse_mem(slot: &str, v: &serde_json::Value) -> Result<u64, ResourceError> {
-    let s = value_to_string(v);
+pub fn parse_mem(slot: &str, text: &str) -> Result<u64, ResourceError> {
     let bad = || ResourceError::Invalid {
         slot: slot.to_string(),
-        value: s.clone(),
+        value: text.to_string(),
         hint: "give a size like 512m, 1g or 2GiB",
     };
-    let bytes = crate::units::parse_size(&s).map_err(|_| bad())?;
+    let bytes = crate::units::parse_size(text).map_err(|_| bad())?;
     if bytes == 0 || bytes > 1_000_000_000_000_000_000 {
         return Err(bad());
     }
     Ok(bytes)
 }
 
-fn value_to_string(v: &serde_json::Value) -> String {
+/// The text of an amount given in JSON: a string as it is, a number as written.
+pub fn amount_text(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
+    }
+}
+
+/// A resource request as the user gave it, before parsing: each slot's amount as text
+/// (`"2"`, `"0.5"`, `"1g"`), keyed by the name used (`cpu`, `mem`, `gpu`, `cuda.shares`, …),
+/// and the shared memory. [`ResourceRequest::parse`] reads it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceAsk {
+    pub slots: BTreeMap<String, String>,
+    pub shmem: Option<String>,
+}
+
+impl ResourceAsk {
+    /// What a resource preset adds: each of its slots that the request does not give itself
+    /// (under any name of that slot, `gpu` included), and its shared memory when the request
+    /// gives none.
+    pub fn with_preset(
+        mut self,
+        preset: &ResourceSlots,
+        shmem: Option<u64>,
+        accel_slots: &[crate::accel::AccelSlot],
+    ) -> ResourceAsk {
+        let given = |ask: &ResourceAsk, name: &str| {
+            ask.slots.keys().any(|k| {
+                k == name || crate::accel::resolve(k, accel_slots).is_some_and(|s| s.name == name)
+            })
+        };
+        let mut add = Vec::new();
+        if !given(&self, "cpu") {
+            add.push(("cpu".to_string(), format_cpu(preset.cpu_milli)));
+        }
+        if !given(&self, "mem") {
+            add.push(("mem".to_string(), preset.mem.to_string()));
+        }
+        for (name, amount) in &preset.accel {
+            if !given(&self, name) {
+                add.push((name.clone(), format_cpu(*amount)));
+            }
+        }
+        self.slots.extend(add);
+        if self.shmem.is_none() && !self.slots.contains_key("shmem") {
+            self.shmem = shmem.map(|b| b.to_string());
+        }
+        self
     }
 }
 
@@ -220,13 +263,12 @@ pub const DEFAULT_SHMEM: u64 = 64 * 1024 * 1024;
 pub const MIN_MEM: u64 = 64 * 1024 * 1024;
 
 impl ResourceRequest {
-    /// Parses the `resources` map of a create request (`{"cpu": "2", "mem": "1g"}`) and
-    /// `resource_opts` (`{"shmem": "64m"}`); `accel_slots` are the accelerator slots the
+    /// Parses what a create request asks for (`{"cpu": "2", "mem": "1g"}` and shared memory
+    /// `64m`); `accel_slots` are the accelerator slots the
     /// cluster offers (`gpu` and `fgpu` name them as [`crate::accel::resolve`] says). Whole
     /// device slots take whole numbers, shares multiples of their quantum.
     pub fn parse(
-        resources: &serde_json::Map<String, serde_json::Value>,
-        resource_opts: &serde_json::Map<String, serde_json::Value>,
+        ask: &ResourceAsk,
         accel_slots: &[crate::accel::AccelSlot],
     ) -> Result<ResourceRequest, ResourceError> {
         let mut slots = ResourceSlots {
@@ -236,11 +278,13 @@ impl ResourceRequest {
         };
         let mut shmem = None;
         let mut mem_given = false;
-        let all = resources
+        let all = ask
+            .slots
             .iter()
-            .chain(resource_opts.iter().filter(|(k, _)| k.as_str() == "shmem"));
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .chain(ask.shmem.as_deref().map(|v| ("shmem", v)));
         for (k, v) in all {
-            match k.as_str() {
+            match k {
                 "cpu" => slots.cpu_milli = parse_cpu(k, v)?,
                 "mem" => {
                     slots.mem = parse_mem(k, v)?;
@@ -318,10 +362,21 @@ mod tests {
     use crate::accel::AccelSlot;
     use serde_json::json;
 
+    fn ask(r: serde_json::Value) -> ResourceAsk {
+        ResourceAsk {
+            slots: r
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), amount_text(v)))
+                .collect(),
+            shmem: None,
+        }
+    }
+
     fn req(r: serde_json::Value) -> Result<ResourceRequest, ResourceError> {
         ResourceRequest::parse(
-            r.as_object().unwrap(),
-            &serde_json::Map::new(),
+            &ask(r),
             &[AccelSlot {
                 name: "mock.shares".to_string(),
                 quantum_milli: 1,
@@ -335,8 +390,7 @@ mod tests {
         r: serde_json::Value,
     ) -> Result<ResourceRequest, ResourceError> {
         ResourceRequest::parse(
-            r.as_object().unwrap(),
-            &serde_json::Map::new(),
+            &ask(r),
             &[AccelSlot {
                 name: slot.to_string(),
                 quantum_milli,
@@ -357,6 +411,32 @@ mod tests {
         assert!(e.to_string().contains("gpu is cuda.device here"), "{e}");
         let r = with("cuda.device", 1000, json!({"gpu": 2})).unwrap();
         assert_eq!(r.slots.accel["cuda.device"], 2000);
+    }
+
+    #[test]
+    fn a_preset_fills_what_the_request_leaves_out() {
+        let shares = [AccelSlot {
+            name: "cuda.shares".to_string(),
+            quantum_milli: 100,
+        }];
+        let preset = ResourceSlots {
+            cpu_milli: 4000,
+            mem: 8 << 30,
+            accel: BTreeMap::from([("cuda.shares".to_string(), 1000)]),
+        };
+        // `gpu` is cuda.shares here: the request's own amount stays, under either name.
+        let a = ask(json!({"cpu": "1", "gpu": "0.5"})).with_preset(&preset, Some(1 << 30), &shares);
+        let r = ResourceRequest::parse(&a, &shares).unwrap();
+        assert_eq!(r.slots.cpu_milli, 1000);
+        assert_eq!(r.slots.mem, 8 << 30);
+        assert_eq!(r.slots.accel["cuda.shares"], 500);
+        assert_eq!(r.shmem, 1 << 30);
+        // A request's own shared memory wins over the preset's.
+        let mut a = ask(json!({}));
+        a.shmem = Some("128m".into());
+        let r = ResourceRequest::parse(&a.with_preset(&preset, Some(1 << 30), &shares), &shares)
+            .unwrap();
+        assert_eq!((r.slots.cpu_milli, r.shmem), (4000, 128 << 20));
     }
 
     #[test]

@@ -106,6 +106,26 @@ pub fn round_secs(d: Duration) -> u64 {
     d.as_secs() + u64::from(d.subsec_nanos() >= 500_000_000)
 }
 
+/// Whole seconds of a duration given as text: a number of seconds (`90`, `1.5`) or a human
+/// duration (`90s`, `5m`, `1h30m`, `1d`); blank is none. The error is the text itself, for
+/// the caller's message.
+pub fn duration_secs(text: &str) -> Result<Option<i64>, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    if let Ok(f) = t.parse::<f64>() {
+        return (f.is_finite() && f >= 0.0 && f < i64::MAX as f64)
+            .then(|| Some(f.round() as i64))
+            .ok_or_else(|| t.to_string());
+    }
+    parse_duration(t)
+        .ok()
+        .and_then(|d| i64::try_from(round_secs(d)).ok())
+        .map(Some)
+        .ok_or_else(|| t.to_string())
+}
+
 /// Seconds of `1h30m`-style text: numbers each followed by a unit.
 fn duration_terms(input: &str, text: &str) -> Result<f64, UnitError> {
     const Q: Quantity = Quantity::Duration;
@@ -498,5 +518,21 @@ mod tests {
             parse_size("16777216t").unwrap_err().to_string(),
             "\"16777216t\" is too large a size"
         );
+    }
+}
+
+#[cfg(test)]
+mod duration_secs_tests {
+    use super::duration_secs;
+
+    #[test]
+    fn seconds_or_human_durations() {
+        assert_eq!(duration_secs("90"), Ok(Some(90)));
+        assert_eq!(duration_secs("1.5"), Ok(Some(2)));
+        assert_eq!(duration_secs("5m"), Ok(Some(300)));
+        assert_eq!(duration_secs("1h30m"), Ok(Some(5400)));
+        assert_eq!(duration_secs("  "), Ok(None));
+        assert_eq!(duration_secs("-5"), Err("-5".to_string()));
+        assert_eq!(duration_secs("soon"), Err("soon".to_string()));
     }
 }

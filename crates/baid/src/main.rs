@@ -195,17 +195,14 @@ fn parse_utilization(s: &str) -> Result<bai_core::idle::UtilizationConfig, Strin
 
 /// `cpu=4,mem=8g` → slots.
 fn parse_capacity(s: &str) -> Result<bai_core::ResourceSlots> {
-    let mut map = serde_json::Map::new();
+    let mut ask = bai_core::resources::ResourceAsk::default();
     for part in s.split(',').filter(|p| !p.trim().is_empty()) {
         let (k, v) = part
             .split_once('=')
             .with_context(|| format!("capacity {part:?} must look like cpu=4 or mem=8g"))?;
-        map.insert(
-            k.trim().to_string(),
-            serde_json::Value::String(v.trim().to_string()),
-        );
+        ask.slots.insert(k.trim().to_string(), v.trim().to_string());
     }
-    let req = bai_core::resources::ResourceRequest::parse(&map, &serde_json::Map::new(), &[])
+    let req = bai_core::resources::ResourceRequest::parse(&ask, &[])
         .map_err(|e| anyhow::anyhow!("bad --dummy-capacity: {e}"))?;
     Ok(req.slots)
 }

@@ -11,6 +11,7 @@ pub mod execute;
 pub mod gql;
 pub mod info;
 pub mod replies;
+pub mod spec;
 pub mod stats;
 pub mod status;
 pub mod templates;
@@ -32,6 +33,7 @@ pub use replies::{
     DependencyNode, Destroyed, DestroyedStats, FileListing, HistoryRecord, HistoryResult, Logs,
     LogsResult, SchedulingHistory, StatusHistory, StepResult, SubStep,
 };
+pub use spec::SpecContext;
 pub use stats::{
     Counters, IdleChecker, IdleReport, RemainingKind, StatSample, Stats, ThresholdOp,
     UtilizationExtra,

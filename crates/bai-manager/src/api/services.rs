@@ -216,7 +216,7 @@ pub async fn token(
     let now = chrono::Utc::now().timestamp();
     let exp = match (b.get("duration"), b.get("valid_until")) {
         (Some(d), _) if !d.is_null() => {
-            let secs = crate::lifecycle::create::parse_duration_secs(d)
+            let secs = bai_core::units::duration_secs(&bai_core::resources::amount_text(d))
                 .map_err(|v| {
                     Problem::invalid(format!(
                         "duration {v} is not a duration: use seconds or 30m, 12h, 3d"

@@ -4,7 +4,7 @@ use super::session_info::session_info;
 use super::{json_body, visible_session};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::lifecycle::create::{Created, create as create_session, create_many, plan};
+use crate::lifecycle::create::{Created, create as create_session, create_many, plan_spec};
 use crate::lifecycle::terminate::terminate;
 use crate::state::Manager;
 use axum::Extension;
@@ -82,7 +82,9 @@ async fn create_session_reply(
     let m = m.clone();
     let body = json_body(body)?;
     let idempotency = crate::lifecycle::idempotent::key_of(headers, &body)?;
-    let mut plan = plan(&m.lifecycle, caller, &body)?;
+    // The wire request becomes a spec here, at the edge; the lifecycle checks the rest.
+    let spec = crate::lifecycle::request::spec_of_body(&m.lifecycle, &body)?;
+    let mut plan = plan_spec(&m.lifecycle, caller, &spec)?;
     plan.idempotency = idempotency;
     let mut rx = m.bus.subscribe();
     if plan.count > 1 {

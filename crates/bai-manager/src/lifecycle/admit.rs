@@ -1,25 +1,11 @@
-//! The parts of a create request that are checked against what the server has: the
-//! resource group and project, presets, "Select Agent", dependencies, the owner's queue
-//! limit, preopen ports and the count.
+//! The parts of a session request that are checked against what the server has: the
+//! resource group and project, "Select Agent", dependencies, the owner's queue limit and
+//! the owner's policy on the cluster's size.
 
 use super::Lifecycle;
-use bai_api::sessions::{ClusterMode as WireClusterMode, ListOrText, NumberOrText};
 use bai_core::Problem;
-use bai_core::cluster::{ClusterMode, MAX_CLUSTER_SIZE};
 use bai_core::resources::{format_bytes, format_cpu};
-use serde_json::{Map, Value};
 use uuid::Uuid;
-
-/// "Sessions: N" of the launcher (`count`, 1 to 100).
-pub(super) fn parse_count(count: Option<u32>) -> Result<u32, Problem> {
-    match count {
-        None => Ok(1),
-        Some(n @ 1..=100) => Ok(n),
-        Some(n) => Err(Problem::invalid(format!(
-            "count {n} is out of range: create 1 to 100 sessions at once"
-        ))),
-    }
-}
 
 /// The resource group to create in: the one asked for, else `default` when the owner may
 /// use it, else the owner's only group.
@@ -68,46 +54,6 @@ pub(super) fn check_session_type(
     )))
 }
 
-/// `config.preopen_ports`: a list of ports (numbers or numeric strings), or one string with
-/// ports separated by commas or spaces; each 1024–65535, no duplicates, at most 16.
-pub fn parse_preopen_ports(v: Option<&ListOrText<NumberOrText>>) -> Result<Vec<u16>, Problem> {
-    let items: Vec<String> = match v {
-        None => return Ok(Vec::new()),
-        Some(ListOrText::Text(s)) => s
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|w| !w.is_empty())
-            .map(str::to_string)
-            .collect(),
-        Some(ListOrText::List(a)) => a.iter().map(|p| p.to_string().trim().to_string()).collect(),
-    };
-    let mut ports: Vec<u16> = Vec::new();
-    for item in items {
-        let port = match item.parse::<u32>() {
-            Ok(p @ 1024..=65535) => p as u16,
-            _ => {
-                return Err(Problem::invalid(format!(
-                    "preopen port {item:?} is invalid: use numbers from 1024 to 65535"
-                )));
-            }
-        };
-        if ports.contains(&port) {
-            return Err(Problem::invalid(format!(
-                "preopen port {port} is given twice"
-            )));
-        }
-        if crate::apps::INTRINSIC.iter().any(|a| a.port == port) {
-            return Err(Problem::invalid(format!(
-                "preopen port {port} is taken by a built-in app; choose another"
-            )));
-        }
-        ports.push(port);
-    }
-    if ports.len() > 16 {
-        return Err(Problem::invalid("at most 16 preopen ports may be given"));
-    }
-    Ok(ports)
-}
-
 /// The session's project (`group`) must exist and have the owner as a member.
 pub(super) fn check_project(m: &Lifecycle, access_key: &str, project: &str) -> Result<(), Problem> {
     if !m.store.project_exists(project)? {
@@ -123,43 +69,6 @@ pub(super) fn check_project(m: &Lifecycle, access_key: &str, project: &str) -> R
     Ok(())
 }
 
-/// Fills `resources` / `resource_opts` from a preset where the request leaves them out.
-pub(super) fn apply_preset(
-    m: &Lifecycle,
-    name: &str,
-    resources: &mut Map<String, Value>,
-    resource_opts: &mut Map<String, Value>,
-) -> Result<(), Problem> {
-    let presets = m.store.presets()?;
-    let Some(p) = presets.iter().find(|p| p.name == name) else {
-        let names: Vec<&str> = presets.iter().map(|p| p.name.as_str()).collect();
-        return Err(Problem::not_found(
-            "resource-preset",
-            format!(
-                "no resource preset named {name:?}; presets: {}",
-                if names.is_empty() {
-                    "none defined".to_string()
-                } else {
-                    names.join(", ")
-                }
-            ),
-        ));
-    };
-    let wire = p.slots.to_wire();
-    if let Some(w) = wire.as_object() {
-        for (k, v) in w {
-            resources.entry(k.clone()).or_insert_with(|| v.clone());
-        }
-    }
-    if let Some(shmem) = p.shmem {
-        resource_opts
-            .entry("shmem".to_string())
-            .or_insert_with(|| Value::String(shmem.to_string()));
-    }
-    Ok(())
-}
-
-/// "Select Agent" (`config.agentList`): one agent of the group that can hold the request.
 /// A multi-node session's kernels together must fit the group's nodes together.
 pub(super) fn fits_group(
     agents: &[std::sync::Arc<crate::agents::AgentHandle>],
@@ -190,25 +99,18 @@ pub(super) fn fits_group(
     .with_code("session_create_unavailable"))
 }
 
+/// "Select Agent" (`config.agentList`): the agent must be in the group and able to hold the
+/// request.
 pub(super) fn designated_agent(
-    asked: Option<&ListOrText<String>>,
+    asked: Option<&str>,
     agents: &[std::sync::Arc<crate::agents::AgentHandle>],
     group: &str,
     want: &bai_core::ResourceSlots,
 ) -> Result<Option<String>, Problem> {
-    let list: Vec<&str> = match asked {
-        None => return Ok(None),
-        Some(ListOrText::List(a)) => a.iter().map(String::as_str).collect(),
-        Some(ListOrText::Text(s)) => s
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .collect(),
-    };
-    match list.as_slice() {
-        [] => Ok(None),
-        [one] => {
-            let Some(a) = agents.iter().find(|a| a.id == *one) else {
+    match asked {
+        None => Ok(None),
+        Some(one) => {
+            let Some(a) = agents.iter().find(|a| a.id == one) else {
                 return Err(Problem::invalid(format!(
                     "agent {one:?} is not in resource group {group:?}; agents there: {}",
                     agents
@@ -227,9 +129,6 @@ pub(super) fn designated_agent(
             }
             Ok(Some(one.to_string()))
         }
-        _ => Err(Problem::invalid(
-            "give one agent in agentList: it holds a single-node session, or main1 of a multi-node one",
-        )),
     }
 }
 
@@ -277,35 +176,13 @@ pub(super) fn check_pending_limit(m: &Lifecycle, access_key: &str) -> Result<(),
     Ok(())
 }
 
-/// `clusterSize` and `clusterMode` (top level, or in `config` as older clients send them):
-/// at least 1, at most bai's own bound and the owner's policy's `max_containers_per_session`.
-pub(super) fn cluster_shape(
+/// The owner's policy's `max_containers_per_session` (bai's own bound on `clusterSize` was
+/// checked when the spec was made).
+pub(super) fn check_cluster_policy(
     m: &Lifecycle,
     access_key: &str,
-    size: Option<u32>,
-    mode: Option<WireClusterMode>,
-) -> Result<(ClusterMode, u32), Problem> {
-    let size = match size.unwrap_or(1) {
-        0 => {
-            return Err(Problem::invalid(format!(
-                "clusterSize 0 is invalid: use a whole number from 1 to {MAX_CLUSTER_SIZE}"
-            )));
-        }
-        n if n <= MAX_CLUSTER_SIZE => n,
-        // A size over bai's bound is "unavailable", as an over-limit size is in Backend.AI.
-        n => {
-            return Err(Problem::new(
-                400,
-                "too-many-containers",
-                "Too many containers.",
-                format!(
-                    "the session asks for {n} containers, but a session has at most {MAX_CLUSTER_SIZE}"
-                ),
-            )
-            .with_code("session_create_unavailable"));
-        }
-    };
-    let mode = mode.map_or(ClusterMode::SingleNode, ClusterMode::from);
+    size: u32,
+) -> Result<(), Problem> {
     let policy = m.store.policy_of(access_key)?;
     if let Some(max) = policy.max_containers_per_session
         && i64::from(size) > max
@@ -321,5 +198,5 @@ pub(super) fn cluster_shape(
         )
         .with_code("session_create_unavailable"));
     }
-    Ok((mode, size))
+    Ok(())
 }

@@ -7,18 +7,15 @@ use bai_core::Problem;
 use bai_core::agent::Mount;
 use bai_core::cluster::ClusterMode;
 use bai_core::name::SessionName;
-use bai_core::resources::{ResourceRequest, format_bytes, format_cpu};
-use bai_core::status::SessionType;
+use bai_core::resources::{format_bytes, format_cpu};
 use bai_store::{NewSession, SessionRow};
 
 use super::admit::{
-    apply_preset, check_pending_limit, check_project, check_session_type, cluster_shape,
-    designated_agent, parse_count, parse_preopen_ports, resolve_dependencies, resolve_group,
+    check_cluster_policy, check_pending_limit, check_project, check_session_type, designated_agent,
+    resolve_dependencies, resolve_group,
 };
 use super::mounts::resolve_mounts;
-use bai_api::sessions::{CreateConfig, CreateRequest, NumberOrText};
-use serde_json::Value;
-use std::collections::BTreeMap;
+use bai_core::SessionSpec;
 use uuid::Uuid;
 
 /// A validated create request.
@@ -34,96 +31,26 @@ pub struct CreatePlan {
     pub idempotency: Option<super::idempotent::IdemKey>,
 }
 
-/// Parses a duration: a number of seconds, or a human duration (`90s`, `5m`, `1h30m`, `1d`;
-/// [`bai_core::parse_duration`]).
-pub fn parse_duration_secs(v: &Value) -> Result<Option<i64>, String> {
-    match v {
-        Value::Null => Ok(None),
-        Value::Number(n) => n
-            .as_f64()
-            .filter(|f| f.is_finite() && *f >= 0.0)
-            .map(|f| Some(f.round() as i64))
-            .ok_or_else(|| n.to_string()),
-        Value::String(s) if s.trim().is_empty() => Ok(None),
-        Value::String(s) => bai_core::parse_duration(s)
-            .map_err(|_| s.trim().to_string())
-            .and_then(|d| i64::try_from(bai_core::units::round_secs(d)).map_err(|_| s.to_string()))
-            .map(Some),
-        other => Err(other.to_string()),
-    }
-}
-
-/// Parses `starts_at`: an ISO-8601 time (naive = UTC) or a delay like `10s`, `5m`.
-pub fn parse_starts_at(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
-    let s = s.trim();
-    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
-        return Ok(t.with_timezone(&chrono::Utc));
-    }
-    for fmt in [
-        "%Y-%m-%dT%H:%M:%S%.f",
-        "%Y-%m-%d %H:%M:%S%.f",
-        "%Y-%m-%dT%H:%M:%S",
-        "%Y-%m-%d %H:%M:%S",
-    ] {
-        if let Ok(t) = chrono::NaiveDateTime::parse_from_str(s, fmt) {
-            return Ok(t.and_utc());
-        }
-    }
-    if let Ok(Some(secs)) = parse_duration_secs(&Value::String(s.to_string())) {
-        return Ok(chrono::Utc::now() + chrono::Duration::seconds(secs));
-    }
-    Err(format!(
-        "starts_at {s:?} is neither an ISO-8601 time (2026-11-22T10:00:00+00:00) nor a delay (30s, 5m, 2h)"
-    ))
-}
-
-/// Environment names the platform sets in every kernel (`BAI_KERNEL_ID`,
-/// `BAI_KRUNNER_SOCKET`, …); a user's value could cut the agent off its kernel.
-pub const RESERVED_ENV_PREFIX: &str = "BAI_";
-
-fn valid_env_name(k: &str) -> bool {
-    let mut chars = k.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// Reads a `POST /session` body in any spelling clients use, naming a field that does not
-/// read.
-pub fn read_request(body: &Value) -> Result<CreateRequest, Problem> {
-    if !body.is_object() {
-        return Err(Problem::invalid("the request body must be a JSON object"));
-    }
-    let body = bai_api::sessions::canonical_create_body(body.clone());
-    if body.get("image").is_none() {
-        return Err(Problem::invalid(
-            "no image given: name an image or alias, e.g. `python`",
-        ));
-    }
-    bai_api::read::from_value(body).map_err(|e| Problem::invalid(e.to_string()))
-}
-
-/// Validates a `POST /session` body for `caller`.
-pub fn plan(m: &Lifecycle, caller: &Caller, body: &Value) -> Result<CreatePlan, Problem> {
-    let req = read_request(body)?;
-    if req.session_type == Some(SessionType::System) {
-        return Err(Problem::invalid(
-            "system sessions are made by the platform itself (SFTP to a folder: `bai vfolder sftp NAME` or the Data page's SFTP); create an interactive, batch or inference session",
-        ));
-    }
-    plan_request(m, caller, &req)
-}
-
-/// Validates a create request for `caller`.
-pub fn plan_request(
+/// A `POST /session` body, made a spec ([`super::request::spec_of_body`]) and planned.
+pub fn plan(
     m: &Lifecycle,
     caller: &Caller,
-    body: &CreateRequest,
+    body: &serde_json::Value,
 ) -> Result<CreatePlan, Problem> {
-    let no_config = CreateConfig::default();
-    let config = body.config.as_ref().unwrap_or(&no_config);
+    plan_spec(m, caller, &super::request::spec_of_body(m, body)?)
+}
 
+/// Checks a session request against what the server has (the owner, the image, the
+/// resource group and its agents, the folders, the dependencies, the queue) and plans it.
+/// What needs no server state was checked when the spec was made (`bai_api`'s
+/// `CreateRequest::to_spec`, or the platform's own code for its sessions).
+pub fn plan_spec(
+    m: &Lifecycle,
+    caller: &Caller,
+    spec: &SessionSpec,
+) -> Result<CreatePlan, Problem> {
     // Owner: an admin may create a session for another keypair.
-    let (access_key, user_id) = match body.owner_access_key.as_deref() {
+    let (access_key, user_id) = match spec.owner_access_key.as_deref() {
         Some(ak) if ak != caller.access_key => {
             if !caller.is_admin {
                 return Err(Problem::forbidden(
@@ -140,8 +67,8 @@ pub fn plan_request(
     };
 
     // Name.
-    let name = match body.name.as_deref() {
-        Some(n) => SessionName::parse(n).map_err(|e| Problem::invalid(e.to_string()))?,
+    let name = match &spec.name {
+        Some(n) => n.clone(),
         None => loop {
             let n = SessionName::random();
             if m.store
@@ -154,7 +81,7 @@ pub fn plan_request(
     };
 
     // Image.
-    let image_req = body.image.as_str();
+    let image_req = spec.image.as_str();
     let images = crate::images::Sources {
         store: &m.store,
         agents: &m.agents,
@@ -167,71 +94,19 @@ pub fn plan_request(
                 &crate::images::known(&images, &user_id, caller.is_admin),
             )
         })?;
-
-    // Type and its options.
-    let session_type = body.session_type.unwrap_or(SessionType::Interactive);
-    let startup_command = body.startup_command.clone();
-    if session_type == SessionType::Batch && startup_command.is_none() {
-        return Err(Problem::invalid(
-            "a batch session needs a startup command (startupCommand / --startup-command)",
-        ));
-    }
-    let batch_timeout = parse_duration_secs(
-        &body
-            .batch_timeout
-            .as_ref()
-            .map_or(Value::Null, |t| t.to_json()),
-    )
-    .map_err(|v| {
-        Problem::invalid(format!(
-            "batch_timeout {v} is not a duration: use seconds or 30s, 5m, 2h"
-        ))
-    })?
-    .filter(|s| *s > 0);
-    if batch_timeout.is_some() && session_type != SessionType::Batch {
-        return Err(Problem::invalid(
-            "batch_timeout applies only to batch sessions (--type batch)",
-        ));
-    }
-    let starts_at = match body.starts_at.as_deref() {
-        Some(s) => {
-            if session_type != SessionType::Batch {
-                return Err(Problem::invalid(
-                    "starts_at applies only to batch sessions (--type batch)",
-                ));
-            }
-            Some(
-                parse_starts_at(s)
-                    .map_err(Problem::invalid)?
-                    .to_rfc3339_opts(chrono::SecondsFormat::Micros, false),
-            )
-        }
-        None => None,
-    };
+    let session_type = spec.session_type;
 
     // Resource group: it must exist and be open to the owner; its agents bound the request.
-    let project = body.group.as_deref().unwrap_or("default").to_string();
+    let project = spec.project.clone();
     check_project(m, &access_key, &project)?;
-    let group_name = config
-        .scaling_group
-        .as_deref()
-        .or(body.scaling_group.as_deref());
-    let scaling_group = resolve_group(m, &access_key, &project, group_name)?;
+    let scaling_group = resolve_group(m, &access_key, &project, spec.scaling_group.as_deref())?;
     check_session_type(m, &scaling_group, session_type)?;
 
-    // Resources: a preset first, then what is given explicitly on top of it.
-    let mut resources = NumberOrText::json_map(config.resources.as_ref());
-    let mut resource_opts = NumberOrText::json_map(config.resource_opts.as_ref());
-    if let Some(preset) = config.preset.as_deref().or(body.preset.as_deref()) {
-        apply_preset(m, preset, &mut resources, &mut resource_opts)?;
-    }
-    let accel = m.agents.accel_slots();
-    let req = ResourceRequest::parse(&resources, &resource_opts, &accel)
-        .map_err(|e| Problem::invalid(e.to_string()))?;
     // Resources are per kernel; a single-node session needs all of its kernels' on one node,
     // a multi-node session one kernel's on each node it uses.
-    let (cluster_mode, cluster_size) =
-        cluster_shape(m, &access_key, body.cluster_size, body.cluster_mode)?;
+    let req = &spec.resources;
+    let (cluster_mode, cluster_size) = (spec.cluster_mode, spec.cluster_size);
+    check_cluster_policy(m, &access_key, cluster_size)?;
     let multi_node = cluster_mode == ClusterMode::MultiNode && cluster_size > 1;
     let total = req.slots.times(u64::from(cluster_size));
     let need = if multi_node {
@@ -316,67 +191,34 @@ pub fn plan_request(
     }
     // The selected agent holds what one placement on it needs: the whole of a single-node
     // session, main1 of a multi-node one.
-    let designated_agent =
-        designated_agent(config.agent_list.as_ref(), &agents, &scaling_group, &need)?;
-
-    // Environment.
-    let mut environ = BTreeMap::new();
-    if let Some(env) = &config.environ {
-        for (k, v) in env {
-            if !valid_env_name(k) {
-                return Err(Problem::invalid(format!(
-                    "environment variable name {k:?} is invalid: use letters, digits and '_', not starting with a digit"
-                )));
-            }
-            if k.starts_with(RESERVED_ENV_PREFIX) {
-                return Err(Problem::invalid(format!(
-                    "environment variable name {k:?} is reserved: names starting with {RESERVED_ENV_PREFIX} steer the session's own runner"
-                )));
-            }
-            if v.contains('\0') {
-                return Err(Problem::invalid(format!(
-                    "environment variable {k} contains a NUL byte"
-                )));
-            }
-            environ.insert(k.clone(), v.clone());
-        }
-    }
+    let designated_agent = designated_agent(spec.agent.as_deref(), &agents, &scaling_group, &need)?;
 
     // Data folders.
-    let mounts = resolve_mounts(m, &user_id, config)?;
+    let mounts = resolve_mounts(m, &user_id, &spec.mounts)?;
     check_dotfiles(m, &user_id, &mounts)?;
 
-    let preopen_ports = parse_preopen_ports(config.preopen_ports.as_ref())?;
-    let dependencies =
-        resolve_dependencies(m, &access_key, body.dependencies.as_deref().unwrap_or(&[]))?;
+    let dependencies = resolve_dependencies(m, &access_key, &spec.dependencies)?;
     check_pending_limit(m, &access_key)?;
-    let priority = match body.priority {
-        None => 10,
-        Some(p @ 0..=100) => p,
-        Some(p) => {
-            return Err(Problem::invalid(format!(
-                "priority {p} is out of range: use 0 to 100"
-            )));
-        }
-    };
     Ok(CreatePlan {
         session: NewSession {
             id: Uuid::new_v4(),
             name: name.to_string(),
             access_key,
             user_id,
-            domain_name: body.domain.as_deref().unwrap_or("default").to_string(),
+            domain_name: spec.domain.clone(),
             group_name: project,
             scaling_group,
             session_type,
             image,
-            tag: body.tag.clone(),
-            priority,
-            starts_at,
-            batch_timeout,
-            startup_command,
-            bootstrap_script: body.bootstrap_script.clone(),
-            environ,
+            tag: spec.tag.clone(),
+            priority: spec.priority,
+            starts_at: spec
+                .starts_at
+                .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Micros, false)),
+            batch_timeout: spec.batch_timeout_secs,
+            startup_command: spec.startup_command.clone(),
+            bootstrap_script: spec.bootstrap_script.clone(),
+            environ: spec.environ.clone(),
             requested_slots: total,
             shmem: req.shmem,
             main_kernel_id: Uuid::new_v4(),
@@ -385,12 +227,12 @@ pub fn plan_request(
             designated_agent,
             dependencies,
             mounts,
-            preopen_ports: preopen_ports.clone(),
+            preopen_ports: spec.preopen_ports.clone(),
         },
-        enqueue_only: body.enqueue_only.unwrap_or(false),
-        max_wait_secs: body.max_wait_seconds.unwrap_or(0),
-        reuse_if_exists: body.reuse_if_exists.unwrap_or(true),
-        count: parse_count(body.count)?,
+        enqueue_only: spec.enqueue_only,
+        max_wait_secs: spec.max_wait_secs,
+        reuse_if_exists: spec.reuse_if_exists,
+        count: spec.count,
         idempotency: None,
     })
 }

@@ -14,6 +14,7 @@ pub mod mounts;
 pub mod overlay;
 pub mod pull;
 pub mod reconcile;
+pub mod request;
 pub mod retry;
 pub mod terminate;
 pub mod timeouts;

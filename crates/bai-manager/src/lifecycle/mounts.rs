@@ -3,22 +3,19 @@
 //! folders as they are then).
 
 use super::Lifecycle;
-use bai_api::sessions::CreateConfig;
 use bai_core::agent::Mount;
+use bai_core::spec::{FolderRef, MountAsk};
 use bai_core::{Problem, Reason};
 use bai_store::SessionRow;
 use uuid::Uuid;
 
-/// `config.mounts` (names) / `config.mount_ids` (ids) with `mount_map` / `mount_id_map`
-/// (where inside the container; default `/home/work/NAME`): the owner's folders only.
+/// The folders asked for, by name or id, each where asked inside the container (default
+/// `/home/work/NAME`), and the owner's automount folders: the owner's folders only.
 pub(super) fn resolve_mounts(
     m: &Lifecycle,
     user_id: &str,
-    config: &CreateConfig,
+    asked: &[MountAsk],
 ) -> Result<Vec<bai_core::agent::Mount>, Problem> {
-    let none = Default::default();
-    let name_map = config.mount_map.as_ref().unwrap_or(&none);
-    let id_map = config.mount_id_map.as_ref().unwrap_or(&none);
     let mut out: Vec<bai_core::agent::Mount> = Vec::new();
     let mut wanted: Vec<(bai_store::VFolderRow, Option<String>)> = Vec::new();
     let by_id = |id: &str| {
@@ -27,29 +24,26 @@ pub(super) fn resolve_mounts(
             .and_then(|u| m.store.vfolder(u).ok().flatten())
             .filter(|v| m.store.can_see_vfolder(user_id, v).unwrap_or(false))
     };
-    for name in config.mounts.iter().flatten() {
-        // A name first; a folder may also be given by its id (`-m 3f2a…`).
-        let v = match m.store.visible_vfolder_by_name(user_id, name, false)? {
-            Some(v) => v,
-            None => by_id(name).ok_or_else(|| {
+    for ask in asked {
+        let v = match &ask.folder {
+            // A name first; a folder may also be given by its id (`-m 3f2a…`).
+            FolderRef::Name(name) => match m.store.visible_vfolder_by_name(user_id, name, false)? {
+                Some(v) => v,
+                None => by_id(name).ok_or_else(|| {
+                    Problem::not_found(
+                        "vfolder",
+                        format!("no data folder named {name:?} is visible to you"),
+                    )
+                })?,
+            },
+            FolderRef::Id(id) => by_id(id).ok_or_else(|| {
                 Problem::not_found(
                     "vfolder",
-                    format!("no data folder named {name:?} is visible to you"),
+                    format!("no data folder with id {id:?} is visible to you"),
                 )
             })?,
         };
-        let target = name_map.get(name).cloned();
-        wanted.push((v, target));
-    }
-    for id in config.mount_ids.iter().flatten() {
-        let v = by_id(id).ok_or_else(|| {
-            Problem::not_found(
-                "vfolder",
-                format!("no data folder with id {id:?} is visible to you"),
-            )
-        })?;
-        let target = id_map.get(id).cloned();
-        wanted.push((v, target));
+        wanted.push((v, ask.target.clone()));
     }
     // The owner's automount folders (names starting with '.', such as `.ssh`, whose
     // authorized_keys admit them over SSH) are mounted in every session at /home/work/NAME;

@@ -12,7 +12,7 @@ use bai_core::Problem;
 use bai_store::{EndpointRow, VFolderRow};
 
 use bai_api::services::{NewService, canonical_service_body};
-use bai_api::sessions::{CreateConfig, CreateRequest, NumberOrText, SessionType};
+use bai_api::sessions::{CreateConfig, CreateRequest, SessionType};
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -252,7 +252,8 @@ pub fn plan(m: &Serving, caller: &Caller, body: &Value) -> Result<EndpointRow, P
         }),
         ..CreateRequest::new(req.image.clone())
     };
-    let check = crate::lifecycle::create::plan_request(&m.lifecycle, caller, &session_req)?;
+    let session_spec = crate::lifecycle::request::spec_of(&m.lifecycle, &session_req)?;
+    let check = crate::lifecycle::create::plan_spec(&m.lifecycle, caller, &session_spec)?;
     let owner = &check.session;
     if let Some(existing) = m.store.live_endpoint_named(&owner.access_key, &name)? {
         return Err(Problem::conflict(
@@ -274,15 +275,10 @@ pub fn plan(m: &Serving, caller: &Caller, body: &Value) -> Result<EndpointRow, P
     let def_path = config.model_definition_path.as_deref();
     let (def_path, def) = read_definition(m, &folder, def_path)?;
     let spec = Spec {
-        resources: NumberOrText::json_map(config.resources.as_ref()),
-        resource_opts: NumberOrText::json_map(config.resource_opts.as_ref()),
-        environ: config
-            .environ
-            .iter()
-            .flatten()
-            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-            .collect(),
-        cluster_mode: owner.cluster_mode.as_str().to_string(),
+        resources: config.resources.clone().unwrap_or_default(),
+        resource_opts: config.resource_opts.clone().unwrap_or_default(),
+        environ: config.environ.clone().unwrap_or_default(),
+        cluster_mode: owner.cluster_mode,
         cluster_size: u32::try_from(owner.sub_kernels.len() + 1).unwrap_or(1),
         startup_command: req.startup_command.clone(),
         bootstrap_script: req.bootstrap_script.clone(),

@@ -5,14 +5,14 @@
 use super::route_status;
 use super::spec::Spec;
 use crate::identity::Caller;
-use crate::lifecycle::create::{CreatePlan, Created, create, plan_request};
+use crate::lifecycle::create::{CreatePlan, Created, create, plan_spec};
 use crate::serving::state::Serving;
-use bai_api::sessions::{CreateConfig, CreateRequest, NumberOrText, SessionType};
-use bai_core::Problem;
+use bai_api::sessions::spec::slot_texts;
 use bai_core::agent::Mount;
+use bai_core::resources::{ResourceAsk, ResourceRequest};
+use bai_core::{Problem, SessionName, SessionSpec, SessionType};
 use bai_store::{EndpointRow, RouteRow};
-use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use serde_json::json;
 use uuid::Uuid;
 
 /// The session name of a route.
@@ -43,35 +43,30 @@ pub fn session_plan(
         is_admin: false,
     };
     let given = |s: &str| Some(s.to_string()).filter(|s| !s.is_empty());
-    let slots = |map: &serde_json::Map<String, Value>| {
-        bai_api::read::from_value::<BTreeMap<String, NumberOrText>>(map.clone().into())
-            .map_err(|err| Problem::internal(format!("service {:?}: {err}", e.name)))
+    let ask = ResourceAsk {
+        slots: slot_texts(Some(&spec.resources)),
+        shmem: spec.resource_opts.get("shmem").map(|v| v.to_string()),
     };
-    let mut req = CreateRequest::new(e.image.clone());
-    req.name = Some(session_name(&e.name, route));
-    req.session_type = Some(SessionType::Inference);
-    req.group = given(&e.project);
-    req.domain = given(&e.domain_name);
-    req.cluster_size = Some(spec.cluster_size);
-    req.cluster_mode = Some(spec.cluster_mode.parse().map_err(Problem::internal)?);
-    req.startup_command = given(&command(spec));
-    req.bootstrap_script = spec.bootstrap_script.clone();
-    req.tag = spec.tag.clone();
-    req.enqueue_only = Some(true);
-    req.reuse_if_exists = Some(false);
-    req.config = Some(CreateConfig {
-        resources: Some(slots(&spec.resources)?),
-        resource_opts: Some(slots(&spec.resource_opts)?),
-        environ: Some(
-            spec.environ
-                .iter()
-                .map(|(k, v)| (k.clone(), bai_api::spellings::env_text(v)))
-                .collect(),
-        ),
-        scaling_group: given(&e.scaling_group),
-        ..CreateConfig::default()
-    });
-    let mut p = plan_request(&m.lifecycle, &owner, &req)?;
+    let resources = ResourceRequest::parse(&ask, &m.lifecycle.agents.accel_slots())
+        .map_err(|err| Problem::invalid(format!("service {:?}: {err}", e.name)))?;
+    let mut s = SessionSpec::new(e.image.clone(), resources);
+    s.name = Some(
+        SessionName::parse(&session_name(&e.name, route))
+            .map_err(|err| Problem::internal(format!("service {:?}: {err}", e.name)))?,
+    );
+    s.session_type = SessionType::Inference;
+    s.project = given(&e.project).unwrap_or_else(|| "default".into());
+    s.domain = given(&e.domain_name).unwrap_or_else(|| "default".into());
+    s.cluster_size = spec.cluster_size;
+    s.cluster_mode = spec.cluster_mode;
+    s.startup_command = given(&command(spec));
+    s.bootstrap_script = spec.bootstrap_script.clone();
+    s.tag = spec.tag.clone();
+    s.enqueue_only = true;
+    s.reuse_if_exists = false;
+    s.environ = spec.environ.clone();
+    s.scaling_group = given(&e.scaling_group);
+    let mut p = plan_spec(&m.lifecycle, &owner, &s)?;
     let folder = m.store.vfolder(e.model_id)?.ok_or_else(|| {
         Problem::invalid(format!(
             "the model folder {:?} of service {:?} no longer exists",

@@ -1,18 +1,24 @@
-//! What every replica of a service is made from, as the service row keeps it (`spec`, JSON).
+//! What every replica of a service is made from, as the service row keeps it (`spec`, its
+//! JSON text in the database; read back into this type, never handled as JSON).
 
 use super::definition::Definition;
+use bai_api::sessions::NumberOrText;
 use bai_core::Problem;
+use bai_core::cluster::ClusterMode;
 use bai_store::EndpointRow;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// What every replica of a service is made from (stored as the service's `spec`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Spec {
-    pub resources: serde_json::Map<String, Value>,
-    pub resource_opts: serde_json::Map<String, Value>,
-    pub environ: serde_json::Map<String, Value>,
-    pub cluster_mode: String,
+    /// Per replica kernel, as the service was created with (`cpu`, `mem`, accelerators);
+    /// read with the cluster's accelerators when each replica is made.
+    pub resources: BTreeMap<String, NumberOrText>,
+    /// `shmem`.
+    pub resource_opts: BTreeMap<String, NumberOrText>,
+    pub environ: BTreeMap<String, String>,
+    pub cluster_mode: ClusterMode,
     pub cluster_size: u32,
     pub startup_command: Option<String>,
     pub bootstrap_script: Option<String>,

@@ -143,7 +143,7 @@ pub fn endpoint_node(m: &Serving, e: &EndpointRow) -> Value {
     let spec = Spec::of(e).ok();
     let slots = spec
         .as_ref()
-        .map(|s| Value::Object(s.resources.clone()))
+        .and_then(|s| serde_json::to_value(&s.resources).ok())
         .unwrap_or(json!({}));
     let lifecycle = match e.lifecycle.as_str() {
         "created" => "CREATED",
@@ -170,11 +170,11 @@ pub fn endpoint_node(m: &Serving, e: &EndpointRow) -> Value {
         "startup_command": spec.as_ref().and_then(|s| s.startup_command.clone()),
         "bootstrap_script": spec.as_ref().and_then(|s| s.bootstrap_script.clone()),
         "callback_url": Value::Null,
-        "environ": spec.as_ref().map(|s| Value::Object(s.environ.clone()).to_string()),
-        "resource_opts": spec.as_ref().map(|s| Value::Object(s.resource_opts.clone()).to_string()),
+        "environ": spec.as_ref().and_then(|s| serde_json::to_string(&s.environ).ok()),
+        "resource_opts": spec.as_ref().and_then(|s| serde_json::to_string(&s.resource_opts).ok()),
         "replicas": e.replicas,
         "desired_session_count": e.replicas,
-        "cluster_mode": spec.as_ref().map(|s| s.cluster_mode.to_ascii_uppercase().replace('-', "_")),
+        "cluster_mode": spec.as_ref().map(|s| s.cluster_mode.as_str().to_ascii_uppercase().replace('-', "_")),
         "cluster_size": spec.as_ref().map(|s| s.cluster_size),
         "open_to_public": e.open_to_public,
         "runtime_variant": e.runtime_variant,

@@ -21,7 +21,7 @@ use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use bai_core::Problem;
-use bai_core::resources::{ResourceSlots, parse_cpu, parse_mem};
+use bai_core::resources::{ResourceSlots, amount_text, parse_cpu, parse_mem};
 use bai_store::ResourceGroupRow;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -101,8 +101,14 @@ pub fn parse_slot_map(
     let mut s = ResourceSlots::default();
     for (k, v) in m {
         match k.as_str() {
-            "cpu" => s.cpu_milli = parse_cpu(k, v).map_err(|e| Problem::invalid(e.to_string()))?,
-            "mem" => s.mem = parse_mem(k, v).map_err(|e| Problem::invalid(e.to_string()))?,
+            "cpu" => {
+                s.cpu_milli =
+                    parse_cpu(k, &amount_text(v)).map_err(|e| Problem::invalid(e.to_string()))?
+            }
+            "mem" => {
+                s.mem =
+                    parse_mem(k, &amount_text(v)).map_err(|e| Problem::invalid(e.to_string()))?
+            }
             other => {
                 // A slot the cluster offers (or an alias of one), or any dotted slot name:
                 // a policy may limit a slot no agent offers yet.
@@ -114,7 +120,7 @@ pub fn parse_slot_map(
                     )))?;
                 s.accel.insert(
                     name,
-                    parse_cpu(k, v).map_err(|e| Problem::invalid(e.to_string()))?,
+                    parse_cpu(k, &amount_text(v)).map_err(|e| Problem::invalid(e.to_string()))?,
                 );
             }
         }

@@ -15,7 +15,6 @@ use bai_api::resources::{
 use bai_core::Problem;
 use bai_core::resources::{ResourceSlots, parse_mem};
 use bai_store::PresetRow;
-use serde_json::Value;
 use std::sync::Arc;
 
 fn preset_view(p: &PresetRow) -> Preset {
@@ -46,7 +45,7 @@ pub async fn put_preset(
     let shmem = match &req.shared_memory {
         None => None,
         Some(a) => Some(
-            parse_mem("shared_memory", &amount_value(a))
+            parse_mem("shared_memory", &amount_text(a))
                 .map_err(|e| Problem::invalid(e.to_string()))?,
         ),
     };
@@ -63,10 +62,10 @@ pub async fn put_preset(
 }
 
 /// An amount as the parsers of `bai_core::resources` read it.
-fn amount_value(a: &Amount) -> Value {
+fn amount_text(a: &Amount) -> String {
     match a {
-        Amount::Number(n) => Value::Number(n.clone()),
-        Amount::Text(t) => Value::String(t.clone()),
+        Amount::Number(n) => n.to_string(),
+        Amount::Text(t) => t.clone(),
     }
 }
 

@@ -82,7 +82,14 @@ fn check(n: usize, it: &TemplateItem, accel: &[AccelSlot]) -> Result<(), Problem
         }
     }
     if let Some(r) = &spec.resources {
-        bai_core::resources::ResourceRequest::parse(r, &Default::default(), accel)
+        let ask = bai_core::resources::ResourceAsk {
+            slots: r
+                .iter()
+                .map(|(k, v)| (k.clone(), bai_core::resources::amount_text(v)))
+                .collect(),
+            shmem: None,
+        };
+        bai_core::resources::ResourceRequest::parse(&ask, accel)
             .map_err(|e| bad(format!("spec.resources: {e}")))?;
     }
     Ok(())

@@ -131,8 +131,8 @@ pub async fn create(
         None => None,
         Some(size) => {
             let v = match size {
-                Size::Bytes(n) => Value::from(*n),
-                Size::Text(t) => Value::from(t.as_str()),
+                Size::Bytes(n) => n.to_string(),
+                Size::Text(t) => t.clone(),
             };
             let q = bai_core::resources::parse_mem("quota", &v)
                 .map_err(|e| Problem::invalid(e.to_string()))?;

@@ -7,15 +7,15 @@
 use super::visible_folder;
 use crate::auth::Caller;
 use crate::error::ApiResult;
-use crate::lifecycle::create::{Created, create, plan_request};
+use crate::lifecycle::create::{Created, create, plan_spec};
 use crate::state::Manager;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use bai_api::folders::SftpAccess;
-use bai_api::sessions::{CreateConfig, CreateRequest, NumberOrText};
-use bai_core::{Problem, SessionStatus as S, SessionType};
-use std::collections::BTreeMap;
+use bai_core::resources::{DEFAULT_SHMEM, ResourceRequest, ResourceSlots};
+use bai_core::spec::{FolderRef, MountAsk};
+use bai_core::{Problem, SessionName, SessionSpec, SessionStatus as S, SessionType};
 use std::sync::Arc;
 
 /// The user SFTP logs in as.
@@ -83,7 +83,15 @@ pub async fn sftp(
         .sftp_image
         .clone()
         .unwrap_or_else(|| "python".into());
-    let mut req = CreateRequest::new(image);
+    let resources = ResourceRequest {
+        slots: ResourceSlots {
+            cpu_milli: 1000,
+            mem: 256 << 20,
+            accel: Default::default(),
+        },
+        shmem: DEFAULT_SHMEM,
+    };
+    let mut spec = SessionSpec::new(image, resources);
     let suffix = &uuid::Uuid::new_v4().simple().to_string()[..6];
     let short: String = folder
         .name
@@ -91,22 +99,21 @@ pub async fn sftp(
         .filter(|c| c.is_ascii_alphanumeric())
         .take(20)
         .collect();
-    req.name = Some(format!("sftp-{short}-{suffix}"));
-    req.session_type = Some(SessionType::Interactive);
-    req.reuse_if_exists = Some(false);
-    req.config = Some(CreateConfig {
-        resources: Some(BTreeMap::from([
-            ("cpu".to_string(), NumberOrText::Text("1".into())),
-            ("mem".to_string(), NumberOrText::Text("256m".into())),
-        ])),
-        mount_ids: Some(vec![folder.id.to_string()]),
-        ..CreateConfig::default()
-    });
-    let mut plan = plan_request(&m.lifecycle, &caller, &req)?;
-    plan.session.session_type = SessionType::System;
-    plan.session
-        .environ
+    spec.name = Some(
+        SessionName::parse(&format!("sftp-{short}-{suffix}"))
+            .map_err(|e| Problem::internal(e.to_string()))?,
+    );
+    spec.reuse_if_exists = false;
+    spec.mounts = vec![MountAsk {
+        folder: FolderRef::Id(folder.id.to_string()),
+        target: None,
+    }];
+    // The platform's own variable (users may not set BAI_ names; the platform does).
+    spec.environ
         .insert("BAI_AUTHORIZED_KEY".into(), keys.public_key.clone());
+    // Planned as an interactive session (resource groups take those), run as a system one.
+    let mut plan = plan_spec(&m.lifecycle, &caller, &spec)?;
+    plan.session.session_type = SessionType::System;
     let path = plan
         .session
         .mounts

@@ -1,0 +1,63 @@
+//! A `POST /session` body becomes a [`SessionSpec`] here: read in any spelling, its preset
+//! looked up, then converted by `bai_api`'s pure [`CreateRequest::to_spec`].
+
+use super::Lifecycle;
+use bai_api::sessions::{CreateRequest, SpecContext};
+use bai_core::{Problem, SessionSpec};
+use serde_json::Value;
+
+/// Reads a `POST /session` body in any spelling clients use, naming a field that does not
+/// read.
+pub fn read_request(body: &Value) -> Result<CreateRequest, Problem> {
+    if !body.is_object() {
+        return Err(Problem::invalid("the request body must be a JSON object"));
+    }
+    let body = bai_api::sessions::canonical_create_body(body.clone());
+    if body.get("image").is_none() {
+        return Err(Problem::invalid(
+            "no image given: name an image or alias, e.g. `python`",
+        ));
+    }
+    bai_api::read::from_value(body).map_err(|e| Problem::invalid(e.to_string()))
+}
+
+/// The request as a spec, with the preset it names and this cluster's accelerators.
+pub fn spec_of(m: &Lifecycle, req: &CreateRequest) -> Result<SessionSpec, Problem> {
+    let presets = match req.preset_name() {
+        Some(_) => m.store.presets()?,
+        None => Vec::new(),
+    };
+    let preset = match req.preset_name() {
+        None => None,
+        Some(name) => {
+            let Some(p) = presets.iter().find(|p| p.name == name) else {
+                let names: Vec<&str> = presets.iter().map(|p| p.name.as_str()).collect();
+                return Err(Problem::not_found(
+                    "resource-preset",
+                    format!(
+                        "no resource preset named {name:?}; presets: {}",
+                        if names.is_empty() {
+                            "none defined".to_string()
+                        } else {
+                            names.join(", ")
+                        }
+                    ),
+                ));
+            };
+            Some((&p.slots, p.shmem))
+        }
+    };
+    let accel = m.agents.accel_slots();
+    let reserved: Vec<u16> = crate::apps::INTRINSIC.iter().map(|a| a.port).collect();
+    req.to_spec(&SpecContext {
+        preset,
+        accel_slots: &accel,
+        reserved_ports: &reserved,
+        now: chrono::Utc::now(),
+    })
+}
+
+/// A `POST /session` body as a spec.
+pub fn spec_of_body(m: &Lifecycle, body: &Value) -> Result<SessionSpec, Problem> {
+    spec_of(m, &read_request(body)?)
+}

@@ -10,7 +10,6 @@
 use super::raw::Switched;
 use super::session::safe_relative_path;
 use super::visible_session;
-use crate::agents::AgentHandle;
 use crate::apps::{App, SERVICE_PORTS_LABEL, Traffic, session_apps};
 use crate::auth::Caller;
 use crate::error::ApiResult;
@@ -60,31 +59,9 @@ fn running(row: &SessionRow, what: &str) -> Result<(), Problem> {
     }
 }
 
-pub(crate) fn agent_of(m: &Manager, row: &SessionRow) -> Result<Arc<AgentHandle>, Problem> {
-    let agent = row
-        .agent_id
-        .as_deref()
-        .and_then(|a| m.agents.get(a))
-        .ok_or_else(|| Problem::internal("the session's agent is gone"))?;
-    if agent.remote.is_some() && !agent.is_alive() {
-        // Fail at once rather than wait on a link that is down.
-        return Err(Problem::new(
-            503,
-            "agent-lost",
-            "Agent unreachable",
-            format!(
-                "the session's agent {} is {}; its apps and files are out of reach until it comes back",
-                agent.id,
-                agent.status().as_str()
-            ),
-        ));
-    }
-    Ok(agent)
-}
-
 /// The apps of a session, from its image's label and its preopen ports.
 fn apps_of(m: &Manager, row: &SessionRow) -> Result<Vec<App>, Problem> {
-    let agent = agent_of(m, row)?;
+    let agent = m.agents.holding(row)?;
     let label = {
         let info = agent.info.read().unwrap_or_else(|p| p.into_inner());
         info.images
@@ -102,7 +79,7 @@ fn apps_of(m: &Manager, row: &SessionRow) -> Result<Vec<App>, Problem> {
 
 /// Where the app can be reached, once it answers: web apps are started on demand first.
 async fn reach(m: &Manager, row: &SessionRow, app: &App) -> Result<SocketAddr, Problem> {
-    let agent = agent_of(m, row)?;
+    let agent = m.agents.holding(row)?;
     if app.protocol == "http" {
         agent.rpc.start_app(row.main_kernel_id, &app.name).await?;
     }
@@ -426,7 +403,7 @@ pub async fn download(
         .iter()
         .map(|f| safe_relative_path(f.strip_prefix("/home/work/").unwrap_or(f)))
         .collect::<Result<Vec<_>, _>>()?;
-    let agent = agent_of(&m, &row)?;
+    let agent = m.agents.holding(&row)?;
     let parts = agent
         .rpc
         .download_files(row.main_kernel_id, paths)

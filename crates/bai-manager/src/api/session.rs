@@ -357,7 +357,7 @@ pub async fn upload(
             .map_err(|e| Problem::invalid(format!("upload of {name:?} broke off: {e}")))?;
         files.push((path, data));
     }
-    let agent = crate::api::apps::agent_of(&m, &row)?;
+    let agent = m.agents.holding(&row)?;
     agent
         .rpc
         .upload_files(row.main_kernel_id, files)

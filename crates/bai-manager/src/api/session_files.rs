@@ -68,7 +68,7 @@ pub async fn list_files(
         )
         .into());
     }
-    let agent = crate::api::apps::agent_of(&m, &row)?;
+    let agent = m.agents.holding(&row)?;
     let entries = agent
         .rpc
         .list_files(row.main_kernel_id, path.clone())

@@ -53,7 +53,7 @@ async fn sshd_address(
     m: &Manager,
     row: &bai_store::SessionRow,
 ) -> Result<std::net::SocketAddr, Problem> {
-    let agent = crate::api::apps::agent_of(m, row)?;
+    let agent = m.agents.holding(row)?;
     agent
         .rpc
         .app_address(row.main_kernel_id, crate::apps::SSHD_PORT)

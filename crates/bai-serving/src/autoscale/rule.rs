@@ -77,11 +77,11 @@ impl Rule {
         }
         if self
             .max_replicas
-            .is_some_and(|m| m > crate::serving::limits::MAX_REPLICAS)
+            .is_some_and(|m| m > crate::limits::MAX_REPLICAS)
         {
             return Err(format!(
                 "max_replicas is more than a service may run ({})",
-                crate::serving::limits::MAX_REPLICAS
+                crate::limits::MAX_REPLICAS
             ));
         }
         for (name, v) in [
@@ -175,9 +175,7 @@ pub fn decide(rule: &Rule, inputs: Inputs, memory: &mut Memory, now: f64) -> Opt
     }
     let value = inputs.value?;
     let lo = rule.min_replicas.unwrap_or(0);
-    let hi = rule
-        .max_replicas
-        .unwrap_or(crate::serving::limits::MAX_REPLICAS);
+    let hi = rule.max_replicas.unwrap_or(crate::limits::MAX_REPLICAS);
     let (want, why) = match rule.mode {
         Mode::Threshold => {
             let cmp = rule.comparator?;

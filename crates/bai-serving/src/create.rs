@@ -7,7 +7,7 @@ use super::definition::{self, Definition};
 pub use super::spec::Spec;
 use super::{MAX_REPLICAS, replica};
 use crate::identity::Caller;
-use crate::serving::state::Serving;
+use crate::state::Serving;
 use bai_core::Problem;
 use bai_store::{EndpointRow, VFolderRow};
 

@@ -40,7 +40,7 @@ pub fn verify_password(password: &str, phc: &str) -> bool {
 pub struct WebSessions(Mutex<HashMap<String, (String, Instant)>>);
 
 impl WebSessions {
-    pub(crate) fn open(&self, access_key: &str) -> String {
+    pub fn open(&self, access_key: &str) -> String {
         let token = hex::encode(rand::random::<[u8; 32]>());
         let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
         map.retain(|_, (_, t)| t.elapsed() < IDLE);
@@ -48,7 +48,7 @@ impl WebSessions {
         token
     }
 
-    pub(crate) fn touch(&self, token: &str) -> Option<String> {
+    pub fn touch(&self, token: &str) -> Option<String> {
         let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
         match map.get_mut(token) {
             Some((ak, t)) if t.elapsed() < IDLE => {
@@ -63,7 +63,7 @@ impl WebSessions {
         }
     }
 
-    pub(crate) fn close(&self, token: &str) {
+    pub fn close(&self, token: &str) {
         self.0
             .lock()
             .unwrap_or_else(|p| p.into_inner())

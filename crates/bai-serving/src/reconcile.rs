@@ -16,7 +16,7 @@
 
 use super::failure::fail_route;
 use super::{MAX_RETRIES, probe, replica, route_status as rs};
-use crate::serving::state::Serving;
+use crate::state::Serving;
 use bai_core::status::SessionStatus;
 use bai_core::{Reason, SessionResult};
 use bai_store::{EndpointRow, RouteRow};

@@ -13,7 +13,7 @@ pub mod memory;
 pub mod rule;
 
 use super::route_status as rs;
-use crate::serving::state::Serving;
+use crate::state::Serving;
 use bai_store::EndpointRow;
 use memory::{Reading, lock};
 use rule::{Decision, Inputs, Rule, Source};

@@ -168,7 +168,7 @@ impl Proxies {
 /// The ports tried in turn: the preferred one (when it is in the pool), then every port of
 /// the pool from a random one on, wrapping around (a taken preferred port falls back to a
 /// random free port, as the product says).
-pub(crate) fn candidates(preferred: Option<u16>, (lo, hi): (u16, u16), start: u16) -> Vec<u16> {
+pub fn candidates(preferred: Option<u16>, (lo, hi): (u16, u16), start: u16) -> Vec<u16> {
     if lo > hi {
         return Vec::new();
     }
@@ -208,7 +208,7 @@ impl From<&AppProxy> for ProxyTarget {
     }
 }
 
-pub(crate) fn page(status: StatusCode, text: &str) -> Response<Body> {
+pub fn page(status: StatusCode, text: &str) -> Response<Body> {
     let mut r = Response::new(Body::from(format!(
         "<!doctype html><title>bai app proxy</title><p>{text}</p>\n"
     )));

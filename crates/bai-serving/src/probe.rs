@@ -13,7 +13,7 @@
 
 use super::definition::HealthCheck;
 use super::route_status as rs;
-use crate::serving::state::Serving;
+use crate::state::Serving;
 use axum::body::Body;
 use bai_core::{Reason, SessionResult};
 use hyper_util::rt::TokioIo;

@@ -3,7 +3,7 @@
 
 use super::route_status as rs;
 use super::spec::Spec;
-use crate::serving::state::Serving;
+use crate::state::Serving;
 use bai_api::services::{ActiveRoute, RouteStatus, ServiceInfo, ServiceListItem, ServiceStatus};
 use bai_store::{EndpointRow, RouteRow};
 use serde_json::{Value, json};

@@ -3,7 +3,7 @@
 
 use super::limits::MAX_RETRIES;
 use super::route_status as rs;
-use crate::serving::state::Serving;
+use crate::state::Serving;
 use bai_store::EndpointRow;
 use std::time::{Duration, Instant};
 use uuid::Uuid;

@@ -31,7 +31,7 @@ pub struct Serving {
     pub lifecycle: Arc<Lifecycle>,
     gateways: Mutex<HashMap<Uuid, Arc<gateway::Gateway>>>,
     pub(crate) probers: Mutex<HashMap<Uuid, tokio::task::JoinHandle<()>>>,
-    pub(crate) not_before: Mutex<HashMap<Uuid, Instant>>,
+    pub not_before: Mutex<HashMap<Uuid, Instant>>,
     /// Wakes the reconciler (a service changed, a route's session ended).
     pub wake: tokio::sync::Notify,
     /// The autoscaler's memory.
@@ -109,7 +109,7 @@ impl Serving {
             .contains_key(&route)
     }
 
-    pub(crate) fn stop_prober(&self, route: Uuid) {
+    pub fn stop_prober(&self, route: Uuid) {
         if let Some(h) = self
             .probers
             .lock()

@@ -34,6 +34,33 @@ impl Agents {
             .cloned()
     }
 
+    /// The agent that holds `row`'s kernel, when it can be reached: 503 at once for a remote
+    /// agent whose link is down (rather than a wait on it), 500 for one the manager does not
+    /// know any more.
+    pub fn holding(
+        &self,
+        row: &bai_store::SessionRow,
+    ) -> Result<Arc<AgentHandle>, bai_core::Problem> {
+        let agent = row
+            .agent_id
+            .as_deref()
+            .and_then(|a| self.get(a))
+            .ok_or_else(|| bai_core::Problem::internal("the session's agent is gone"))?;
+        if agent.remote.is_some() && !agent.is_alive() {
+            return Err(bai_core::Problem::new(
+                503,
+                "agent-lost",
+                "Agent unreachable",
+                format!(
+                    "the session's agent {} is {}; its apps and files are out of reach until it comes back",
+                    agent.id,
+                    agent.status().as_str()
+                ),
+            ));
+        }
+        Ok(agent)
+    }
+
     /// The accelerator slots the agents offer, each with its quantum.
     pub fn accel_slots(&self) -> Vec<bai_core::accel::AccelSlot> {
         let infos: Vec<_> = self.all().iter().map(|a| a.info()).collect();

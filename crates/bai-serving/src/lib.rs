@@ -11,6 +11,13 @@
 //! * [`token`]: the services' HS256 tokens;
 //! * [`autoscale`]: rules (Backend.AI's thresholds and target tracking) and their decisions;
 //! * [`view`]: what the API shows.
+//!
+//! It stands on `bai-control` (the lifecycle makes each route's session) and under the HTTP
+//! edge (`bai-manager`), which it cannot import.
+#![forbid(unsafe_code)]
+
+// The control plane's modules under the names this crate's code uses for them.
+use bai_control::{agents, bus, config, identity, lifecycle, stats, storage};
 
 pub mod autoscale;
 pub mod create;

@@ -6,7 +6,7 @@ use super::route_status;
 use super::spec::Spec;
 use crate::identity::Caller;
 use crate::lifecycle::create::{CreatePlan, Created, create, plan_spec};
-use crate::serving::state::Serving;
+use crate::state::Serving;
 use bai_api::sessions::spec::slot_texts;
 use bai_core::agent::Mount;
 use bai_core::resources::{ResourceAsk, ResourceRequest};

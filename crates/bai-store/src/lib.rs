@@ -8,6 +8,8 @@
 mod accounts;
 mod agents;
 mod audit;
+pub mod backup;
+pub use schema::LATEST as SCHEMA_VERSION;
 mod domains;
 mod dotfiles;
 mod endpoint_rules;
@@ -73,6 +75,14 @@ pub enum StoreError {
         path: String,
         source: rusqlite::Error,
     },
+    /// The database was written by a newer bai (its schema is ahead of this build's).
+    #[error(
+        "the database has schema version {found}, newer than this build's {known}: run the bai version that wrote it (or newer)"
+    )]
+    NewerSchema { found: i64, known: i64 },
+    /// A backup or restore that cannot be done, and why.
+    #[error("{0}")]
+    Backup(String),
 }
 
 impl StoreError {
@@ -178,6 +188,13 @@ impl Store {
         conn.pragma_update(None, "cache_size", -65536)?;
         conn.pragma_update(None, "temp_store", "MEMORY")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        let found = schema::version(&conn)?;
+        if found > schema::LATEST {
+            return Err(StoreError::NewerSchema {
+                found,
+                known: schema::LATEST,
+            });
+        }
         schema::migrate(&conn)?;
         Ok(Store {
             conn: Mutex::new(conn),

@@ -464,17 +464,33 @@ const MIGRATIONS: &[&str] = &[
     "#,
 ];
 
-pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+/// The schema version this build migrates to.
+pub const LATEST: i64 = MIGRATIONS.len() as i64;
+
+/// The schema version of a database (0: a new one).
+pub fn version(conn: &Connection) -> rusqlite::Result<i64> {
+    let has_meta: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+        [],
+        |r| r.get(0),
     )?;
-    let current: i64 = conn
+    if !has_meta {
+        return Ok(0);
+    }
+    Ok(conn
         .query_row(
             "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schema_version'",
             [],
             |r| r.get(0),
         )
-        .unwrap_or(0);
+        .unwrap_or(0))
+}
+
+pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+    )?;
+    let current = version(conn)?;
     for (i, sql) in MIGRATIONS.iter().enumerate() {
         let version = i as i64 + 1;
         if version <= current {

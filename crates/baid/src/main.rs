@@ -4,7 +4,10 @@
 
 mod agent;
 mod bootstrap;
+mod config_file;
+mod db;
 mod https;
+mod lock;
 mod node;
 
 use anyhow::{Context, Result};
@@ -12,7 +15,7 @@ use bai_agent::{DummyAgent, DummyAgentConfig};
 use bai_core::agent::AgentRpc;
 use bai_manager::ManagerConfig;
 use bai_store::Store;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -20,6 +23,11 @@ use std::sync::Arc;
 #[derive(Parser)]
 #[command(name = "baid", version, about = "The bai server")]
 struct Cli {
+    /// A TOML file of flags: each key a flag's long name (`listen = "0.0.0.0:8090"`,
+    /// `no-docker = true`), at the top or under `[up]` / `[agent]`. A flag given on the
+    /// command line, or its environment variable, wins over the file.
+    #[arg(long, global = true, env = "BAI_CONFIG", value_name = "FILE")]
+    config: Option<PathBuf>,
     /// Log lines as text (for people) or JSON, one object per line (for log shippers).
     #[arg(
         long,
@@ -45,6 +53,8 @@ enum Cmd {
     Up(Box<UpArgs>),
     /// Run an agent on this machine for a manager elsewhere (it dials the manager).
     Agent(Box<agent::AgentArgs>),
+    /// Back up the database while the server runs, or restore a backup.
+    Db(db::DbArgs),
 }
 
 #[derive(clap::Args)]
@@ -216,7 +226,16 @@ pub fn default_data_dir() -> PathBuf {
 
 #[tokio::main]
 async fn main() -> Result<()> {
-    let cli = Cli::parse();
+    // The config file's keys become flags where the command line and the environment set
+    // none; a bad file stops baid with one line.
+    let argv = match config_file::with_config(&Cli::command(), std::env::args_os().collect()) {
+        Ok(argv) => argv,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            std::process::exit(2);
+        }
+    };
+    let cli = Cli::parse_from(argv);
     let logs = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -238,6 +257,7 @@ async fn main() -> Result<()> {
     match cli.cmd {
         Cmd::Up(args) => up(*args).await,
         Cmd::Agent(args) => agent::run(*args).await,
+        Cmd::Db(args) => db::run(args),
     }
 }
 
@@ -245,6 +265,8 @@ async fn up(args: UpArgs) -> Result<()> {
     let data_dir = args.data_dir.clone().unwrap_or_else(default_data_dir);
     std::fs::create_dir_all(&data_dir)
         .with_context(|| format!("cannot create the data dir {}", data_dir.display()))?;
+    // One baid per data dir, for as long as this one runs.
+    let _lock = lock::wait(&data_dir)?;
     // A bad storage configuration stops baid with one line (no backtrace, whatever
     // RUST_BACKTRACE says): what is wrong and with which host.
     let storage = match storage_config(&args.storage_hosts, &args.default_storage_host)
@@ -256,8 +278,15 @@ async fn up(args: UpArgs) -> Result<()> {
             std::process::exit(2);
         }
     };
-    let store =
-        Arc::new(Store::open(&data_dir.join("bai.db")).context("cannot open the database")?);
+    // A database that does not open (or one of a newer schema than this build's) stops baid
+    // with one line.
+    let store = match Store::open(&data_dir.join("bai.db")) {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            eprintln!("Error: cannot open the database: {e}");
+            std::process::exit(2);
+        }
+    };
     let endpoint_host = args
         .endpoint_host
         .clone()
@@ -519,70 +548,5 @@ fn parse_port_range(s: &str) -> Result<(u16, u16), String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn up_args(args: &[&str]) -> UpArgs {
-        let mut argv = vec!["baid", "up"];
-        argv.extend_from_slice(args);
-        match Cli::try_parse_from(argv).expect("parse").cmd {
-            Cmd::Up(a) => *a,
-            Cmd::Agent(_) => unreachable!("baid up was parsed"),
-        }
-    }
-
-    #[test]
-    fn storage_hosts_from_repeated_flags() {
-        let a = up_args(&[
-            "--storage-host",
-            "nfs:shared=/mnt/nfs",
-            "--storage-host",
-            "fast:ssd=/ssd,more:v=/m",
-            "--default-storage-host",
-            "nfs:shared",
-        ]);
-        let c = storage_config(&a.storage_hosts, &a.default_storage_host).expect("valid");
-        assert_eq!(c.default.as_deref(), Some("nfs:shared"));
-        let names: Vec<&str> = c.hosts.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["nfs:shared", "fast:ssd", "more:v"]);
-    }
-
-    #[test]
-    fn durations_and_listen_addresses() {
-        assert_eq!(
-            parse_duration("40s"),
-            Ok(std::time::Duration::from_secs(40))
-        );
-        assert_eq!(
-            parse_duration("10m"),
-            Ok(std::time::Duration::from_secs(600))
-        );
-        assert_eq!(
-            parse_duration("750ms"),
-            Ok(std::time::Duration::from_millis(750))
-        );
-        assert_eq!(parse_duration("3"), Ok(std::time::Duration::from_secs(3)));
-        for bad in ["", "0s", "s", "4d", "-1s"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
-        assert_eq!(parse_listen("off"), Ok(Listen(None)));
-        assert!(parse_listen("0.0.0.0:8091").unwrap().0.is_some());
-        assert!(parse_listen("8091").is_err());
-        let a = up_args(&[]);
-        assert_eq!(a.agent_listen.0.map(|l| l.port()), Some(8091));
-        assert_eq!(a.agent_lost_after, std::time::Duration::from_secs(40));
-        assert_eq!(a.agent_gone_after, std::time::Duration::from_secs(600));
-    }
-
-    #[test]
-    fn storage_defaults_and_bad_values() {
-        let a = up_args(&[]);
-        let c = storage_config(&a.storage_hosts, &a.default_storage_host).expect("valid");
-        assert!(c.hosts.is_empty());
-        assert_eq!(c.default.as_deref(), Some("local:volume1"));
-        let e = storage_config(&[], "nope").expect_err("bad default");
-        assert!(e.starts_with("--default-storage-host:"), "{e}");
-        let e = storage_config(&["x:y".into()], "local:volume1").expect_err("no path");
-        assert!(e.contains("NAME=PATH"), "{e}");
-    }
-}
+#[path = "cli_tests.rs"]
+mod tests;

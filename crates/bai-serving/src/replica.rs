@@ -7,9 +7,9 @@ use super::spec::Spec;
 use crate::identity::Caller;
 use crate::lifecycle::create::{CreatePlan, Created, create, plan_spec};
 use crate::state::Serving;
-use bai_api::sessions::spec::slot_texts;
+use bai_api::sessions::spec::resource_ask;
 use bai_core::agent::Mount;
-use bai_core::resources::{ResourceAsk, ResourceRequest};
+use bai_core::resources::ResourceRequest;
 use bai_core::{Problem, SessionName, SessionSpec, SessionType};
 use bai_store::{EndpointRow, RouteRow};
 use serde_json::json;
@@ -43,10 +43,7 @@ pub fn session_plan(
         is_admin: false,
     };
     let given = |s: &str| Some(s.to_string()).filter(|s| !s.is_empty());
-    let ask = ResourceAsk {
-        slots: slot_texts(Some(&spec.resources)),
-        shmem: spec.resource_opts.get("shmem").map(|v| v.to_string()),
-    };
+    let ask = resource_ask(Some(&spec.resources), Some(&spec.resource_opts));
     let resources = ResourceRequest::parse(&ask, &m.lifecycle.agents.accel_slots())
         .map_err(|err| Problem::invalid(format!("service {:?}: {err}", e.name)))?;
     let mut s = SessionSpec::new(e.image.clone(), resources);

@@ -133,25 +133,27 @@ impl CreateRequest {
     }
 }
 
-/// A slot map as given, each amount as its text.
-pub fn slot_texts(slots: Option<&BTreeMap<String, NumberOrText>>) -> BTreeMap<String, String> {
-    slots
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), v.to_string()))
-        .collect()
+/// `resources` and `resource_opts` (its `shmem`) as given, each amount as its text: what a
+/// create request and a service's stored spec both ask for.
+pub fn resource_ask(
+    resources: Option<&BTreeMap<String, NumberOrText>>,
+    resource_opts: Option<&BTreeMap<String, NumberOrText>>,
+) -> ResourceAsk {
+    ResourceAsk {
+        slots: resources
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.to_string()))
+            .collect(),
+        shmem: resource_opts
+            .and_then(|o| o.get("shmem"))
+            .map(|v| v.to_string()),
+    }
 }
 
 /// `resources` and `resource_opts.shmem`, the preset filling in what they leave out.
 fn resources(config: &CreateConfig, ctx: &SpecContext<'_>) -> Result<ResourceRequest, Problem> {
-    let mut ask = ResourceAsk {
-        slots: slot_texts(config.resources.as_ref()),
-        shmem: config
-            .resource_opts
-            .as_ref()
-            .and_then(|o| o.get("shmem"))
-            .map(|v| v.to_string()),
-    };
+    let mut ask = resource_ask(config.resources.as_ref(), config.resource_opts.as_ref());
     if let Some((slots, shmem)) = ctx.preset {
         ask = ask.with_preset(slots, shmem, ctx.accel_slots);
     }

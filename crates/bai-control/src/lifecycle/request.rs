@@ -3,7 +3,8 @@
 
 use super::Lifecycle;
 use bai_api::sessions::{CreateRequest, SpecContext};
-use bai_core::{Problem, SessionSpec};
+use bai_core::{Problem, ResourceSlots, SessionSpec};
+use bai_store::PresetRow;
 use serde_json::Value;
 
 /// Reads a `POST /session` body in any spelling clients use, naming a field that does not
@@ -27,26 +28,10 @@ pub fn spec_of(m: &Lifecycle, req: &CreateRequest) -> Result<SessionSpec, Proble
         Some(_) => m.store.presets()?,
         None => Vec::new(),
     };
-    let preset = match req.preset_name() {
-        None => None,
-        Some(name) => {
-            let Some(p) = presets.iter().find(|p| p.name == name) else {
-                let names: Vec<&str> = presets.iter().map(|p| p.name.as_str()).collect();
-                return Err(Problem::not_found(
-                    "resource-preset",
-                    format!(
-                        "no resource preset named {name:?}; presets: {}",
-                        if names.is_empty() {
-                            "none defined".to_string()
-                        } else {
-                            names.join(", ")
-                        }
-                    ),
-                ));
-            };
-            Some((&p.slots, p.shmem))
-        }
-    };
+    let preset = req
+        .preset_name()
+        .map(|name| named_preset(&presets, name))
+        .transpose()?;
     let accel = m.agents.accel_slots();
     let reserved: Vec<u16> = crate::apps::INTRINSIC.iter().map(|a| a.port).collect();
     req.to_spec(&SpecContext {
@@ -55,6 +40,28 @@ pub fn spec_of(m: &Lifecycle, req: &CreateRequest) -> Result<SessionSpec, Proble
         reserved_ports: &reserved,
         now: chrono::Utc::now(),
     })
+}
+
+/// The preset `name`'s slots and shared memory, or 404 naming the presets there are.
+fn named_preset<'a>(
+    presets: &'a [PresetRow],
+    name: &str,
+) -> Result<(&'a ResourceSlots, Option<u64>), Problem> {
+    if let Some(p) = presets.iter().find(|p| p.name == name) {
+        return Ok((&p.slots, p.shmem));
+    }
+    let names: Vec<&str> = presets.iter().map(|p| p.name.as_str()).collect();
+    Err(Problem::not_found(
+        "resource-preset",
+        format!(
+            "no resource preset named {name:?}; presets: {}",
+            if names.is_empty() {
+                "none defined".to_string()
+            } else {
+                names.join(", ")
+            }
+        ),
+    ))
 }
 
 /// A `POST /session` body as a spec.

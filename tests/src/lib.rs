@@ -137,6 +137,13 @@ impl Server {
         self.take_data_dir()
     }
 
+    /// [`Server::crash`] as a real crash is: its containers stay for the restart to find
+    /// (the restarted server's handle removes them at the end).
+    pub fn crash_keeping_containers(mut self) -> tempfile::TempDir {
+        self.agent_id.clear();
+        self.crash()
+    }
+
     /// Hands the data dir over for a restart: swaps it with an empty one that Drop may remove.
     fn take_data_dir(&mut self) -> tempfile::TempDir {
         let dir = tempfile::Builder::new()

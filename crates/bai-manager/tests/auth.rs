@@ -9,7 +9,7 @@ use bai_store::{Store, UserRow};
 use std::sync::Arc;
 
 fn manager() -> Arc<Manager> {
-    let store = Arc::new(Store::open_in_memory().unwrap());
+    let store = Arc::new(Store::open_for_tests().unwrap());
     store
         .create_user_with_keypair(
             &UserRow {

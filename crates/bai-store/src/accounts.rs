@@ -2,9 +2,9 @@
 //! `admin keypair`): profiles, roles and status, more keypairs per user, and deletion that
 //! refuses while something of theirs is still running.
 
+use crate::db::{OptionalExtension, params};
 use crate::projects::ENDED;
 use crate::{Result, Store, now_str};
-use rusqlite::{OptionalExtension, params};
 
 /// A user as Backend.AI's `User` type shows them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,7 +113,7 @@ const USER_COLUMNS: &str = "u.id, u.email, u.username, u.full_name, u.descriptio
     (SELECT k.access_key FROM keypairs k WHERE k.user_id = u.id \
      ORDER BY k.created_at, k.access_key LIMIT 1)";
 
-fn user_info(r: &rusqlite::Row<'_>) -> rusqlite::Result<UserInfo> {
+fn user_info(r: &crate::db::Row<'_>) -> crate::db::Result<UserInfo> {
     Ok(UserInfo {
         id: r.get(0)?,
         email: r.get(1)?,
@@ -165,7 +165,7 @@ impl Store {
             params![f.status, f.project_id, val, f.limit, f.offset],
             user_info,
         )?;
-        Ok((rows.collect::<rusqlite::Result<Vec<_>>>()?, total))
+        Ok((rows.collect::<crate::db::Result<Vec<_>>>()?, total))
     }
 
     pub fn user_by_email(&self, email: &str) -> Result<Option<UserInfo>> {
@@ -198,10 +198,11 @@ impl Store {
         let tx = conn.transaction()?;
         let now = now_str();
         let added = tx.execute(
-            "INSERT OR IGNORE INTO users(id, email, role, password_hash, created_at, username,
+            "INSERT INTO users(id, email, role, password_hash, created_at, username,
                 full_name, description, status, need_password_change, domain_name,
                 resource_policy)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+             ON CONFLICT DO NOTHING",
             params![
                 u.id,
                 u.email,
@@ -232,8 +233,9 @@ impl Store {
             ],
         )?;
         tx.execute(
-            "INSERT OR IGNORE INTO project_members(project, user_id)
-             SELECT name, ?1 FROM projects WHERE name = 'default'",
+            "INSERT INTO project_members(project, user_id)
+             SELECT name, ?1 FROM projects WHERE name = 'default'
+             ON CONFLICT DO NOTHING",
             [&u.id],
         )?;
         join_projects(&tx, &u.id, &n.project_ids)?;
@@ -307,7 +309,8 @@ impl Store {
         else {
             return Ok(Ok(false));
         };
-        let count = |sql: &str| -> rusqlite::Result<i64> { tx.query_row(sql, [&id], |r| r.get(0)) };
+        let count =
+            |sql: &str| -> crate::db::Result<i64> { tx.query_row(sql, [&id], |r| r.get(0)) };
         let sessions = count(&format!(
             "SELECT COUNT(*) FROM sessions WHERE user_id = ?1 AND status NOT IN ({ENDED})"
         ))?;
@@ -385,7 +388,7 @@ impl Store {
                 concurrency_used: r.get(10)?,
             })
         })?;
-        Ok((rows.collect::<rusqlite::Result<Vec<_>>>()?, total))
+        Ok((rows.collect::<crate::db::Result<Vec<_>>>()?, total))
     }
 
     /// Adds a keypair to a user (by email); false when there is no such user.
@@ -447,11 +450,12 @@ impl Store {
 }
 
 /// Makes the user a member of each project (by id) that exists.
-fn join_projects(tx: &rusqlite::Transaction<'_>, user_id: &str, ids: &[String]) -> Result<()> {
+fn join_projects(tx: &crate::db::Transaction<'_>, user_id: &str, ids: &[String]) -> Result<()> {
     for pid in ids {
         tx.execute(
-            "INSERT OR IGNORE INTO project_members(project, user_id)
-             SELECT name, ?1 FROM projects WHERE id = ?2",
+            "INSERT INTO project_members(project, user_id)
+             SELECT name, ?1 FROM projects WHERE id = ?2
+             ON CONFLICT DO NOTHING",
             [user_id, pid],
         )?;
     }

@@ -1,8 +1,8 @@
 //! Join tokens and the agents the manager knows. Secrets are never stored, only their
 //! SHA-256 (the caller hashes them).
 
+use crate::db::{OptionalExtension, params};
 use crate::{Result, Store, now_str};
-use rusqlite::{OptionalExtension, params};
 
 /// A join token (its secret is shown once, when it is made).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +37,7 @@ const TOKEN_COLUMNS: &str = "id, secret_hash, scaling_group, created_by, created
 const AGENT_COLUMNS: &str = "id, token_id, credential_hash, scaling_group, address, info, \
     drained, first_seen, last_seen";
 
-fn token_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AgentTokenRow> {
+fn token_row(r: &crate::db::Row<'_>) -> crate::db::Result<AgentTokenRow> {
     Ok(AgentTokenRow {
         id: r.get(0)?,
         secret_hash: r.get(1)?,
@@ -48,7 +48,7 @@ fn token_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AgentTokenRow> {
     })
 }
 
-fn agent_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AgentRow> {
+fn agent_row(r: &crate::db::Row<'_>) -> crate::db::Result<AgentRow> {
     Ok(AgentRow {
         id: r.get(0)?,
         token_id: r.get(1)?,
@@ -84,7 +84,7 @@ impl Store {
             "SELECT {TOKEN_COLUMNS} FROM agent_tokens ORDER BY created_at, id"
         ))?;
         let rows = st.query_map([], token_row)?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 
     pub fn agent_token(&self, id: &str) -> Result<Option<AgentTokenRow>> {
@@ -111,7 +111,7 @@ impl Store {
         let conn = self.read();
         let mut st = conn.prepare(&format!("SELECT {AGENT_COLUMNS} FROM agents ORDER BY id"))?;
         let rows = st.query_map([], agent_row)?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 
     pub fn agent_row(&self, id: &str) -> Result<Option<AgentRow>> {
@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn tokens_are_listed_and_revoked_once() {
-        let s = Store::open_in_memory().unwrap();
+        let s = Store::open_for_tests().unwrap();
         s.insert_agent_token(&token("0badcafe")).unwrap();
         assert_eq!(s.agent_tokens().unwrap().len(), 1);
         assert!(s.revoke_agent_token("0badcafe").unwrap());
@@ -226,7 +226,7 @@ mod tests {
 
     #[test]
     fn a_reconnect_keeps_the_credential_and_the_drain() {
-        let s = Store::open_in_memory().unwrap();
+        let s = Store::open_for_tests().unwrap();
         s.upsert_agent(&agent("node-1")).unwrap();
         assert!(s.set_agent_drained("node-1", true).unwrap());
         let mut again = agent("node-1");

@@ -2,8 +2,8 @@
 //! for creates, terminations, renames, commits, administrators' changes, logins and token
 //! mints; read by administrators, newest first.
 
+use crate::db::params;
 use crate::{Result, Store, now_str};
-use rusqlite::params;
 use serde::Serialize;
 
 /// One entry.
@@ -110,7 +110,7 @@ impl Store {
                 })
             },
         )?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 }
 
@@ -120,7 +120,7 @@ mod tests {
 
     #[test]
     fn entries_older_than_the_retention_are_pruned() {
-        let s = Store::open_in_memory().expect("store");
+        let s = Store::open_for_tests().expect("store");
         let e = AuditEntry {
             actor: "a@x",
             access_key: None,
@@ -145,7 +145,7 @@ mod tests {
 
     #[test]
     fn entries_are_listed_newest_first_and_filtered() {
-        let s = Store::open_in_memory().expect("store");
+        let s = Store::open_for_tests().expect("store");
         for (actor, action, target) in [
             ("a@x", "POST /session", "s1"),
             ("b@x", "login", "web"),

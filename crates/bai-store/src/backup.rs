@@ -17,7 +17,7 @@ pub struct BackupInfo {
 fn open_err(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
     move |e| StoreError::Open {
         path: path.display().to_string(),
-        source: e,
+        source: crate::db::Error::Lite(e),
     }
 }
 
@@ -60,6 +60,7 @@ pub fn inspect(path: &Path) -> Result<BackupInfo> {
             path.display()
         )));
     }
+    let conn = crate::db::Connection::Lite(conn);
     let schema_version = schema::version(&conn)
         .map_err(|_| StoreError::Backup(format!("{} is not a bai database", path.display())))?;
     if schema_version > schema::LATEST {

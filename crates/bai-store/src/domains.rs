@@ -2,9 +2,9 @@
 //! Backend.AI's admin GraphQL shows them; `default` holds every user and project unless an
 //! administrator says otherwise.
 
+use crate::db::{OptionalExtension, params};
 use crate::projects::ENDED;
 use crate::{Result, Store, now_str};
-use rusqlite::{OptionalExtension, params};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DomainRow {
@@ -39,7 +39,7 @@ impl DomainRow {
 const COLUMNS: &str = "name, description, is_active, total_resource_slots, \
     allowed_vfolder_hosts, allowed_docker_registries, integration_id, created_at";
 
-fn domain_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DomainRow> {
+fn domain_row(r: &crate::db::Row<'_>) -> crate::db::Result<DomainRow> {
     Ok(DomainRow {
         name: r.get(0)?,
         description: r.get(1)?,
@@ -65,7 +65,7 @@ impl Store {
         let conn = self.read();
         let mut st = conn.prepare(&format!("SELECT {COLUMNS} FROM domains ORDER BY name"))?;
         let rows = st.query_map([], domain_row)?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 
     pub fn domain(&self, name: &str) -> Result<Option<DomainRow>> {
@@ -82,9 +82,10 @@ impl Store {
     /// Creates a domain; false when the name is taken.
     pub fn insert_domain(&self, d: &DomainRow) -> Result<bool> {
         Ok(self.conn().execute(
-            "INSERT OR IGNORE INTO domains(name, description, is_active, total_resource_slots,
+            "INSERT INTO domains(name, description, is_active, total_resource_slots,
                 allowed_vfolder_hosts, allowed_docker_registries, integration_id, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT DO NOTHING",
             params![
                 d.name,
                 d.description,
@@ -139,7 +140,7 @@ impl Store {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         let count =
-            |sql: &str| -> rusqlite::Result<i64> { tx.query_row(sql, [name], |r| r.get(0)) };
+            |sql: &str| -> crate::db::Result<i64> { tx.query_row(sql, [name], |r| r.get(0)) };
         let users = count("SELECT COUNT(*) FROM users WHERE domain_name = ?1")?;
         if users > 0 {
             return Ok(Err(DomainInUse::Users(users)));

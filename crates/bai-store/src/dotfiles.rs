@@ -1,11 +1,11 @@
 //! A user's dotfiles (`bai_core::dotfile`): read whole, and changed whole in one
 //! transaction, so the per-user limits hold however many calls run at once.
 
+use crate::db::params;
 use crate::{Result, Store, StoreError, now_str};
 use bai_core::dotfile::Dotfile;
-use rusqlite::params;
 
-fn read_all(conn: &rusqlite::Connection, user_id: &str) -> Result<Vec<Dotfile>> {
+fn read_all(conn: &crate::db::Connection, user_id: &str) -> Result<Vec<Dotfile>> {
     let mut st =
         conn.prepare("SELECT path, mode, data FROM dotfiles WHERE user_id = ?1 ORDER BY path")?;
     let rows = st.query_map([user_id], |r| {
@@ -63,7 +63,7 @@ mod tests {
 
     #[test]
     fn dotfiles_are_kept_per_user_and_a_refused_edit_writes_nothing() {
-        let s = Store::open_in_memory().expect("store");
+        let s = Store::open_for_tests().expect("store");
         let vimrc = Dotfile {
             path: ".vimrc".into(),
             mode: 0o600,

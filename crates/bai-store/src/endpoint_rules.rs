@@ -2,8 +2,8 @@
 //! are JSON documents of the manager's types; the store keeps them with their service, when
 //! a rule was made and last fired, and when a decision was taken.
 
+use crate::db::{OptionalExtension, params};
 use crate::{Result, Store, now_str};
-use rusqlite::{OptionalExtension, params};
 use uuid::Uuid;
 
 /// A stored rule.
@@ -17,7 +17,7 @@ pub struct RuleRow {
     pub last_triggered_at: Option<String>,
 }
 
-fn rule_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, String, RuleRow)> {
+fn rule_row(r: &crate::db::Row<'_>) -> crate::db::Result<(String, String, RuleRow)> {
     Ok((
         r.get(0)?,
         r.get(1)?,
@@ -97,7 +97,8 @@ impl Store {
 
     /// Records a decision (JSON) of a service's autoscaler at `at`.
     pub fn insert_decision(&self, endpoint_id: Uuid, at: &str, decision: &str) -> Result<Uuid> {
-        let id = Uuid::new_v4();
+        // Time-ordered, so it breaks a tie of `at` in the order they were made.
+        let id = Uuid::now_v7();
         self.conn().execute(
             "INSERT INTO endpoint_decisions(id, endpoint_id, at, decision) VALUES (?1, ?2, ?3, ?4)",
             params![id.to_string(), endpoint_id.to_string(), at, decision],
@@ -114,12 +115,12 @@ impl Store {
         let conn = self.read();
         let mut st = conn.prepare(
             "SELECT id, at, decision FROM endpoint_decisions WHERE endpoint_id = ?1
-             ORDER BY at DESC, rowid DESC LIMIT ?2",
+             ORDER BY at DESC, id DESC LIMIT ?2",
         )?;
         let rows = st.query_map(params![endpoint_id.to_string(), limit], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?))
         })?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 }
 
@@ -129,7 +130,7 @@ mod tests {
 
     #[test]
     fn rules_and_decisions_are_kept_per_service() {
-        let s = Store::open_in_memory().unwrap();
+        let s = Store::open_for_tests().unwrap();
         let (ep, other) = (Uuid::new_v4(), Uuid::new_v4());
         let r = Uuid::new_v4();
         s.insert_rule(r, ep, "{\"a\":1}").unwrap();

@@ -5,8 +5,8 @@
 //! inference session, with its own status (`provisioning`, `healthy`, `unhealthy`,
 //! `terminating`, `failed_to_start`).
 
+use crate::db::{OptionalExtension, params};
 use crate::{Result, Store, now_str};
-use rusqlite::{OptionalExtension, params};
 use uuid::Uuid;
 
 /// One service.
@@ -79,7 +79,7 @@ fn uuid(column: &'static str, s: &str) -> Result<Uuid> {
     Uuid::parse_str(s).map_err(|e| crate::sessions::corrupt(column, e))
 }
 
-fn endpoint_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, String, EndpointRow)> {
+fn endpoint_row(r: &crate::db::Row<'_>) -> crate::db::Result<(String, String, EndpointRow)> {
     Ok((
         r.get(0)?,
         r.get(9)?,
@@ -120,8 +120,8 @@ fn endpoint_with_ids((id, model, mut e): (String, String, EndpointRow)) -> Resul
 }
 
 fn route_row(
-    r: &rusqlite::Row<'_>,
-) -> rusqlite::Result<(String, String, Option<String>, RouteRow)> {
+    r: &crate::db::Row<'_>,
+) -> crate::db::Result<(String, String, Option<String>, RouteRow)> {
     Ok((
         r.get(0)?,
         r.get(1)?,
@@ -152,9 +152,10 @@ impl Store {
     pub fn insert_endpoint(&self, e: &EndpointRow) -> Result<bool> {
         Ok(self.conn().execute(
             &format!(
-                "INSERT OR IGNORE INTO endpoints({ENDPOINT_COLS})
+                "INSERT INTO endpoints({ENDPOINT_COLS})
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                         ?17, ?18, ?19, ?20, ?21, ?22, ?23)"
+                         ?17, ?18, ?19, ?20, ?21, ?22, ?23)
+             ON CONFLICT DO NOTHING"
             ),
             params![
                 e.id.to_string(),
@@ -429,7 +430,7 @@ mod tests {
 
     #[test]
     fn names_are_unique_among_live_services_only() {
-        let s = Store::open_in_memory().unwrap();
+        let s = Store::open_for_tests().unwrap();
         let a = endpoint("svc1");
         assert!(s.insert_endpoint(&a).unwrap());
         assert!(!s.insert_endpoint(&endpoint("svc1")).unwrap());
@@ -444,7 +445,7 @@ mod tests {
 
     #[test]
     fn routes_keep_their_session_status_and_error() {
-        let s = Store::open_in_memory().unwrap();
+        let s = Store::open_for_tests().unwrap();
         let e = endpoint("svc2");
         s.insert_endpoint(&e).unwrap();
         let r = RouteRow {

@@ -2,8 +2,8 @@
 //! agent that holds them) and images an admin forgot (hidden from lists and launches until an
 //! agent's image of that reference is committed again).
 
+use crate::db::{OptionalExtension, params};
 use crate::{Result, Store, now_str};
-use rusqlite::{OptionalExtension, params};
 use uuid::Uuid;
 
 /// An image made from a session (convert to image).
@@ -27,7 +27,7 @@ pub struct CustomizedImageRow {
 const COLS: &str =
     "id, reference, name, owner_user_id, owner_email, base_image, agent_id, size_bytes, created_at";
 
-fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, CustomizedImageRow)> {
+fn row(r: &crate::db::Row<'_>) -> crate::db::Result<(String, CustomizedImageRow)> {
     Ok((
         r.get(0)?,
         CustomizedImageRow {
@@ -92,7 +92,7 @@ impl Store {
             "SELECT {COLS} FROM customized_images ORDER BY created_at, reference"
         ))?;
         let rows = st.query_map([], row)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()?
+        rows.collect::<crate::db::Result<Vec<_>>>()?
             .into_iter()
             .map(with_id)
             .collect()
@@ -159,6 +159,6 @@ impl Store {
         let conn = self.read();
         let mut st = conn.prepare("SELECT reference FROM forgotten_images ORDER BY reference")?;
         let rows = st.query_map([], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 }

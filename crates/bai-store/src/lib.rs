@@ -1,4 +1,6 @@
-//! Database access for bai. SQLite, embedded, one file in the data dir; WAL mode.
+//! Database access for bai: SQLite, embedded, one file in the data dir (WAL mode), or
+//! PostgreSQL, which several managers share. The modules write portable SQL through
+//! [`db`]; the schema is one, written for each engine ([`schema`]).
 //!
 //! Every write that changes a session's status is a compare-and-set on the current status
 //! ([`Store::cas_status`]), so two actors (the scheduler, a user's `rm`, an agent event) can
@@ -9,6 +11,7 @@ mod accounts;
 mod agents;
 mod audit;
 pub mod backup;
+pub mod db;
 pub use schema::LATEST as SCHEMA_VERSION;
 mod domains;
 mod dotfiles;
@@ -22,6 +25,7 @@ mod resources;
 mod schema;
 mod sessions;
 mod templates;
+pub mod testing;
 mod user_policies;
 mod users;
 mod vfolder_shares;
@@ -49,7 +53,8 @@ pub use users::{KeypairChange, KeypairRow, UserRow};
 pub use vfolder_shares::{AcceptRefusal, InvitationRow, ShareRow, invitation_state};
 pub use vfolders::{CLONING, TRASHED, VFolderRow};
 
-use rusqlite::{Connection, OpenFlags};
+use db::Connection;
+use rusqlite::OpenFlags;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -57,7 +62,7 @@ use std::sync::{Mutex, MutexGuard};
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database error: {0}")]
-    Sql(#[from] rusqlite::Error),
+    Sql(#[from] db::Error),
     #[error("corrupt value in column {column}: {detail}")]
     Corrupt {
         column: &'static str,
@@ -71,10 +76,7 @@ pub enum StoreError {
         to: bai_core::SessionStatus,
     },
     #[error("cannot open the database at {path}: {source}")]
-    Open {
-        path: String,
-        source: rusqlite::Error,
-    },
+    Open { path: String, source: db::Error },
     /// The database was written by a newer bai (its schema is ahead of this build's).
     #[error(
         "the database has schema version {found}, newer than this build's {known}: run the bai version that wrote it (or newer)"
@@ -89,14 +91,25 @@ impl StoreError {
     /// Whether the database could not be written because its disk is full (nothing was
     /// changed: the transaction was rolled back).
     pub fn is_disk_full(&self) -> bool {
-        let e = match self {
-            StoreError::Sql(e) | StoreError::Open { source: e, .. } => e,
-            _ => return false,
-        };
-        matches!(
-            e,
-            rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DiskFull
-        )
+        match self {
+            StoreError::Sql(e) | StoreError::Open { source: e, .. } => e.is_disk_full(),
+            _ => false,
+        }
+    }
+
+    /// Whether the database server cannot be reached now (PostgreSQL down or cut off):
+    /// nothing was written, and the same call may succeed later.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            StoreError::Sql(e) | StoreError::Open { source: e, .. } => e.is_unavailable(),
+            _ => false,
+        }
+    }
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> StoreError {
+        StoreError::Sql(db::Error::Lite(e))
     }
 }
 
@@ -150,44 +163,86 @@ impl Drop for Held<'_> {
 }
 
 impl Store {
+    /// Opens the database a command line names: a PostgreSQL URL (`postgres://…`,
+    /// `postgresql://…`), `sqlite:PATH`, or a path to an SQLite file.
+    pub fn open_database(what: &str) -> Result<Store> {
+        if what.starts_with("postgres://") || what.starts_with("postgresql://") {
+            Store::open_postgres(what)
+        } else {
+            Store::open(Path::new(what.strip_prefix("sqlite:").unwrap_or(what)))
+        }
+    }
+
     /// Opens (creating when missing) the SQLite database file and migrates it.
     pub fn open(path: &Path) -> Result<Store> {
-        let conn = Connection::open(path).map_err(|e| StoreError::Open {
+        let open_err = |e: rusqlite::Error| StoreError::Open {
             path: path.display().to_string(),
-            source: e,
-        })?;
-        let mut store = Self::init(conn)?;
+            source: db::Error::Lite(e),
+        };
+        let conn = rusqlite::Connection::open(path).map_err(open_err)?;
+        let mut store = Self::init(Connection::Lite(conn))?;
         for _ in 0..READERS {
-            let reader = Connection::open_with_flags(
+            let reader = rusqlite::Connection::open_with_flags(
                 path,
                 OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
             )
-            .map_err(|e| StoreError::Open {
-                path: path.display().to_string(),
-                source: e,
-            })?;
-            reader.pragma_update(None, "query_only", "ON")?;
-            reader.pragma_update(None, "cache_size", -16384)?;
-            reader.busy_timeout(std::time::Duration::from_secs(5))?;
-            store.readers.push(Mutex::new(reader));
+            .map_err(open_err)?;
+            reader
+                .pragma_update(None, "query_only", "ON")
+                .map_err(db::Error::Lite)?;
+            reader
+                .pragma_update(None, "cache_size", -16384)
+                .map_err(db::Error::Lite)?;
+            reader
+                .busy_timeout(std::time::Duration::from_secs(5))
+                .map_err(db::Error::Lite)?;
+            store.readers.push(Mutex::new(Connection::Lite(reader)));
         }
         Ok(store)
     }
 
+    /// Connects to a PostgreSQL database (which must exist) and migrates it: a writer and
+    /// a few readers, each a connection of its own.
+    pub fn open_postgres(url: &str) -> Result<Store> {
+        let open_err = |e: db::Error| StoreError::Open {
+            path: db::redact(url),
+            source: e,
+        };
+        let conn = db::PgConn::connect(url).map_err(open_err)?;
+        let mut store = Self::init(Connection::Pg(conn))?;
+        for _ in 0..READERS {
+            let reader = db::PgConn::connect(url).map_err(open_err)?;
+            store.readers.push(Mutex::new(Connection::Pg(reader)));
+        }
+        Ok(store)
+    }
+
+    /// A new database for a test, on the engine the run asks for ([`testing`]).
+    pub fn open_for_tests() -> Result<Store> {
+        testing::store()
+    }
+
     /// An in-memory database, for tests (one connection serves reads and writes).
     pub fn open_in_memory() -> Result<Store> {
-        Self::init(Connection::open_in_memory()?)
+        Self::init(Connection::Lite(
+            rusqlite::Connection::open_in_memory().map_err(db::Error::Lite)?,
+        ))
     }
 
     fn init(conn: Connection) -> Result<Store> {
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        // 64 MiB of page cache (the default is 2 MiB): a scheduling pass touches sessions,
-        // history and events pages of every queued session.
-        conn.pragma_update(None, "cache_size", -65536)?;
-        conn.pragma_update(None, "temp_store", "MEMORY")?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        if let Some(c) = conn.sqlite() {
+            let pragmas = || -> rusqlite::Result<()> {
+                c.pragma_update(None, "journal_mode", "WAL")?;
+                c.pragma_update(None, "synchronous", "NORMAL")?;
+                c.pragma_update(None, "foreign_keys", "ON")?;
+                // 64 MiB of page cache (the default is 2 MiB): a scheduling pass touches
+                // sessions, history and events pages of every queued session.
+                c.pragma_update(None, "cache_size", -65536)?;
+                c.pragma_update(None, "temp_store", "MEMORY")?;
+                c.busy_timeout(std::time::Duration::from_secs(5))
+            };
+            pragmas().map_err(db::Error::Lite)?;
+        }
         let found = schema::version(&conn)?;
         if found > schema::LATEST {
             return Err(StoreError::NewerSchema {
@@ -202,6 +257,11 @@ impl Store {
             next_reader: AtomicUsize::new(0),
             observer: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The engine this store speaks to.
+    pub fn engine(&self) -> db::Engine {
+        self.conn().engine()
     }
 
     /// Sets who hears the time of every use of a connection (once; later calls are ignored).
@@ -257,7 +317,7 @@ impl Store {
     }
 
     pub fn meta_get(&self, key: &str) -> Result<Option<String>> {
-        use rusqlite::OptionalExtension;
+        use db::OptionalExtension;
         Ok(self
             .read()
             .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))

@@ -1,13 +1,13 @@
 //! Persisting one scheduling pass: every placement, wait and give-up of the pass in a single
 //! transaction, so a crash leaves either all of it or none of it.
 
+use crate::db::params;
 use crate::sessions::{PLACEMENT_PHASE, add_history_with_steps_tx, cas_status_tx, place_tx};
 use crate::{Result, SessionRow, StatusChange, Store, now_str};
 use bai_core::Reason;
 use bai_core::event::{EventKind, SessionEvent};
 use bai_core::history::HistoryResult;
 use bai_core::status::SessionStatus;
-use rusqlite::params;
 use uuid::Uuid;
 
 /// What the pass decided for one session.
@@ -136,7 +136,7 @@ impl Store {
 /// A decision the pass could not write: the session left PENDING while the pass looked at it
 /// (terminated by its owner, placed by an earlier pass), so what the pass saw was stale.
 /// Recorded as `STALE`, naming where the session is now.
-fn stale_tx(tx: &rusqlite::Transaction<'_>, id: Uuid, now: &str) -> Result<()> {
+fn stale_tx(tx: &crate::db::Transaction<'_>, id: Uuid, now: &str) -> Result<()> {
     let status: Option<String> = tx
         .prepare_cached("SELECT status FROM sessions WHERE id = ?1")?
         .query_row([id.to_string()], |r| r.get(0))
@@ -158,7 +158,7 @@ fn stale_tx(tx: &rusqlite::Transaction<'_>, id: Uuid, now: &str) -> Result<()> {
     )
 }
 
-fn set_info_tx(tx: &rusqlite::Transaction<'_>, id: Uuid, info: &str) -> Result<()> {
+fn set_info_tx(tx: &crate::db::Transaction<'_>, id: Uuid, info: &str) -> Result<()> {
     tx.prepare_cached(
         "UPDATE sessions SET status_info = ?2 WHERE id = ?1 AND status = 'PENDING'
             AND (status_info IS NULL OR status_info != ?2)",

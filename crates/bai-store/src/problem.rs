@@ -23,7 +23,7 @@ mod tests {
 
     #[test]
     fn a_full_disk_is_507_and_other_failures_500() {
-        let full = StoreError::Sql(rusqlite::Error::SqliteFailure(
+        let full = StoreError::from(rusqlite::Error::SqliteFailure(
             rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
             None,
         ));

@@ -1,8 +1,8 @@
 //! Projects (Backend.AI's groups): their members, and the fields Backend.AI's admin GraphQL
 //! shows (id, domain, activity, resource slots, folder hosts).
 
+use crate::db::{OptionalExtension, params};
 use crate::{Result, Store, now_str};
-use rusqlite::{OptionalExtension, params};
 
 /// A project as Backend.AI's `Group` type shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +39,7 @@ impl ProjectRow {
 const COLUMNS: &str = "id, name, description, is_active, domain_name, total_resource_slots, \
     allowed_vfolder_hosts, integration_id, created_at";
 
-fn project_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ProjectRow> {
+fn project_row(r: &crate::db::Row<'_>) -> crate::db::Result<ProjectRow> {
     Ok(ProjectRow {
         id: r.get(0)?,
         name: r.get(1)?,
@@ -74,7 +74,7 @@ impl Store {
         let mut st = conn.prepare("SELECT name, description FROM projects ORDER BY name")?;
         let names: Vec<(String, String)> = st
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
+            .collect::<crate::db::Result<_>>()?;
         let mut m = conn.prepare(
             "SELECT u.email FROM project_members pm JOIN users u ON u.id = pm.user_id
              WHERE pm.project = ?1 ORDER BY u.email",
@@ -83,7 +83,7 @@ impl Store {
         for (name, desc) in names {
             let members: Vec<String> = m
                 .query_map([&name], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
+                .collect::<crate::db::Result<_>>()?;
             out.push((name, desc, members));
         }
         Ok(out)
@@ -107,7 +107,7 @@ impl Store {
         let conn = self.conn();
         if member {
             conn.execute(
-                "INSERT OR IGNORE INTO project_members(project, user_id) VALUES (?1, ?2)",
+                "INSERT INTO project_members(project, user_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
                 [project, user_id],
             )?;
         } else {
@@ -150,7 +150,7 @@ impl Store {
             "SELECT {COLUMNS} FROM projects WHERE (?1 IS NULL OR domain_name = ?1) ORDER BY name"
         ))?;
         let rows = st.query_map([domain], project_row)?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 
     /// A project by its id.
@@ -168,9 +168,10 @@ impl Store {
     /// Creates a project with every field; false when the name is taken.
     pub fn insert_project(&self, p: &ProjectRow) -> Result<bool> {
         Ok(self.conn().execute(
-            "INSERT OR IGNORE INTO projects(id, name, description, is_active, domain_name,
+            "INSERT INTO projects(id, name, description, is_active, domain_name,
                 total_resource_slots, allowed_vfolder_hosts, integration_id, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+             ON CONFLICT DO NOTHING",
             params![
                 p.id,
                 p.name,
@@ -245,7 +246,7 @@ impl Store {
             return Ok(Ok(false));
         };
         let count =
-            |sql: &str| -> rusqlite::Result<i64> { tx.query_row(sql, [&name], |r| r.get(0)) };
+            |sql: &str| -> crate::db::Result<i64> { tx.query_row(sql, [&name], |r| r.get(0)) };
         let sessions = count(&format!(
             "SELECT COUNT(*) FROM sessions WHERE group_name = ?1 AND status NOT IN ({ENDED})"
         ))?;
@@ -272,7 +273,7 @@ impl Store {
         let conn = self.read();
         let mut st = conn.prepare("SELECT user_id FROM project_members WHERE project = ?1")?;
         let rows = st.query_map([project], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 
     /// The (id, name) of every project a user is a member of.
@@ -283,6 +284,6 @@ impl Store {
              WHERE pm.user_id = ?1 ORDER BY p.name",
         )?;
         let rows = st.query_map([user_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 }

@@ -1,9 +1,9 @@
 //! Resource groups, resource presets and keypair resource policies.
 
+use crate::db::{OptionalExtension, params};
 use crate::sessions::corrupt;
 use crate::{Result, Store, now_str};
 use bai_core::resources::ResourceSlots;
-use rusqlite::{OptionalExtension, params};
 
 /// A resource group: a set of agents with one scheduling configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,7 +94,7 @@ const GROUP_COLUMNS: &str = "name, description, is_public, scheduler, selector, 
     pending_timeout_secs, created_at, is_active, driver, driver_opts, use_host_network, \
     wsproxy_addr, allowed_session_types, egress";
 
-fn group_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ResourceGroupRow> {
+fn group_row(r: &crate::db::Row<'_>) -> crate::db::Result<ResourceGroupRow> {
     Ok(ResourceGroupRow {
         name: r.get(0)?,
         description: r.get(1)?,
@@ -130,7 +130,7 @@ impl Store {
             "SELECT {GROUP_COLUMNS} FROM resource_groups ORDER BY name"
         ))?;
         let rows = st.query_map([], group_row)?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 
     pub fn resource_group(&self, name: &str) -> Result<Option<ResourceGroupRow>> {
@@ -204,7 +204,7 @@ impl Store {
         let conn = self.conn();
         if allow {
             conn.execute(
-                "INSERT OR IGNORE INTO resource_group_access(group_name, access_key) VALUES (?1, ?2)",
+                "INSERT INTO resource_group_access(group_name, access_key) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
                 [group, access_key],
             )?;
         } else {
@@ -239,7 +239,7 @@ impl Store {
              ORDER BY name"
         ))?;
         let rows = st.query_map(params![access_key, project], group_row)?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 
     /// Opens (or closes) a non-public group to every member of a project.
@@ -247,7 +247,7 @@ impl Store {
         let conn = self.conn();
         if allow {
             conn.execute(
-                "INSERT OR IGNORE INTO resource_group_projects(group_name, project) VALUES (?1, ?2)",
+                "INSERT INTO resource_group_projects(group_name, project) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
                 [group, project],
             )?;
         } else {
@@ -416,7 +416,7 @@ impl Store {
         let conn = self.read();
         let mut st = conn.prepare("SELECT access_key, resource_policy FROM keypairs")?;
         let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 
     /// The policy that applies to a keypair (the default one when its own is gone).

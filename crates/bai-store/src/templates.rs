@@ -1,8 +1,8 @@
 //! Session templates: a stored session request (Backend.AI's task template, kept as its JSON
 //! text) owned by a user, that sessions are created from.
 
+use crate::db::{OptionalExtension, params};
 use crate::{Result, Store, now_str};
-use rusqlite::{OptionalExtension, params};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TemplateRow {
@@ -23,7 +23,7 @@ pub struct TemplateRow {
 
 const COLUMNS: &str = "id, name, user_id, access_key, project, domain_name, template, created_at";
 
-fn template_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TemplateRow> {
+fn template_row(r: &crate::db::Row<'_>) -> crate::db::Result<TemplateRow> {
     Ok(TemplateRow {
         id: r.get(0)?,
         name: r.get(1)?,
@@ -74,7 +74,7 @@ impl Store {
              ORDER BY created_at, id"
         ))?;
         let rows = st.query_map([user_id], template_row)?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 
     /// Replaces a template's name and body; false when there is no such template.

@@ -3,8 +3,8 @@
 //! how large a folder's quota may be). Every user has one, `default` unless an admin assigned
 //! another; a policy a user holds cannot be deleted.
 
+use crate::db::{OptionalExtension, params};
 use crate::{Result, Store, now_str};
-use rusqlite::{OptionalExtension, params};
 
 /// One user resource policy. `0` folders and `-1` bytes mean no limit, as in Backend.AI.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +34,7 @@ impl UserPolicyRow {
 const COLS: &str = "name, max_vfolder_count, max_quota_scope_size, \
     max_session_count_per_model_session, max_customized_image_count, created_at";
 
-fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<UserPolicyRow> {
+fn row(r: &crate::db::Row<'_>) -> crate::db::Result<UserPolicyRow> {
     Ok(UserPolicyRow {
         name: r.get(0)?,
         max_vfolder_count: r.get(1)?,
@@ -52,7 +52,7 @@ impl Store {
         let mut st = conn.prepare(&format!(
             "SELECT {COLS} FROM user_resource_policies ORDER BY name"
         ))?;
-        let rows = st.query_map([], row)?.collect::<rusqlite::Result<_>>()?;
+        let rows = st.query_map([], row)?.collect::<crate::db::Result<_>>()?;
         Ok(rows)
     }
 

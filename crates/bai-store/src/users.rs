@@ -1,7 +1,7 @@
 //! Users and their keypairs.
 
+use crate::db::{OptionalExtension, params};
 use crate::{Result, Store, now_str};
-use rusqlite::{OptionalExtension, params};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UserRow {
@@ -51,7 +51,7 @@ impl Store {
             .query_row(
                 "SELECT u.password_hash, k.access_key FROM users u
                  JOIN keypairs k ON k.user_id = u.id
-                 WHERE u.email = ?1 AND k.is_active ORDER BY k.access_key LIMIT 1",
+                 WHERE u.email = ?1 AND k.is_active = 1 ORDER BY k.access_key LIMIT 1",
                 [email],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
@@ -89,8 +89,9 @@ impl Store {
         )?;
         // Every user starts in the default project.
         tx.execute(
-            "INSERT OR IGNORE INTO project_members(project, user_id)
-             SELECT name, ?1 FROM projects WHERE name = 'default'",
+            "INSERT INTO project_members(project, user_id)
+             SELECT name, ?1 FROM projects WHERE name = 'default'
+             ON CONFLICT DO NOTHING",
             [&user.id],
         )?;
         tx.commit()?;
@@ -103,7 +104,7 @@ impl Store {
             .query_row(
                 "SELECT k.access_key, k.secret_key, k.user_id, u.email, k.is_admin, k.is_active,
                         k.rate_limit, u.status = 'active' AND COALESCE(
-                            (SELECT d.is_active FROM domains d WHERE d.name = u.domain_name), 0)
+                            (SELECT d.is_active FROM domains d WHERE d.name = u.domain_name), 0) = 1
                  FROM keypairs k JOIN users u ON u.id = k.user_id WHERE k.access_key = ?1",
                 [access_key],
                 |r| {
@@ -205,7 +206,7 @@ impl Store {
         let conn = self.read();
         let mut st = conn.prepare("SELECT alias, image FROM image_aliases ORDER BY alias")?;
         let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 }
 

@@ -6,9 +6,9 @@
 //! seen by its project's members; a share of one overrides the folder's permission for that
 //! member only.
 
+use crate::db::{OptionalExtension, params};
 use crate::{Result, Store, now_str};
 use bai_core::FolderPermission;
-use rusqlite::{OptionalExtension, params};
 use uuid::Uuid;
 
 use crate::VFolderRow;
@@ -60,9 +60,10 @@ fn perm(s: String) -> FolderPermission {
     FolderPermission::parse(&s).unwrap_or(FolderPermission::ReadOnly)
 }
 
-fn uuid_of(s: String) -> rusqlite::Result<Uuid> {
-    Uuid::parse_str(&s).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+fn uuid_of(s: String) -> crate::db::Result<Uuid> {
+    Uuid::parse_str(&s).map_err(|e| crate::db::Error::Conversion {
+        column: 0,
+        detail: e.to_string(),
     })
 }
 
@@ -74,7 +75,7 @@ const INVITATION: &str = "SELECT i.id, i.vfolder_id, COALESCE(v.name, ''), i.inv
     LEFT JOIN users a ON a.id = i.inviter_id
     LEFT JOIN users b ON b.id = i.invitee_id";
 
-fn invitation_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<InvitationRow> {
+fn invitation_row(r: &crate::db::Row<'_>) -> crate::db::Result<InvitationRow> {
     Ok(InvitationRow {
         id: r.get(0)?,
         vfolder_id: uuid_of(r.get(1)?)?,
@@ -155,7 +156,7 @@ impl Store {
                 created_at: r.get(3)?,
             })
         })?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 
     /// Stores a pending invitation; returns its id.
@@ -201,7 +202,7 @@ impl Store {
             "{INVITATION} WHERE i.{who} = ?1 AND i.state = 'pending' ORDER BY i.created_at, i.id"
         ))?;
         let rows = st.query_map([user_id], invitation_row)?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 
     /// Whether the folder has a pending invitation for the user.

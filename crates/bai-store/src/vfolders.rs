@@ -1,7 +1,7 @@
 //! Data folders (vfolders): names, owners, permissions. Their files live on a storage host.
 
+use crate::db::{OptionalExtension, params};
 use crate::{Result, Store, now_str};
-use rusqlite::{OptionalExtension, params};
 use uuid::Uuid;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,10 +42,10 @@ const COLS: &str =
 /// administrator) is true.
 const VISIBLE: &str = "(project IS NULL AND user_id = ?1)
     OR (project IS NULL AND id IN (SELECT vfolder_id FROM vfolder_shares WHERE user_id = ?1))
-    OR (?2 AND project IS NOT NULL)
+    OR (?2 = 1 AND project IS NOT NULL)
     OR project IN (SELECT project FROM project_members WHERE user_id = ?1)";
 
-fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, VFolderRow)> {
+fn row(r: &crate::db::Row<'_>) -> crate::db::Result<(String, VFolderRow)> {
     let id: String = r.get(0)?;
     Ok((
         id,
@@ -77,9 +77,10 @@ impl Store {
     /// Creates a folder; false when its owner (user or project) already has one of that name.
     pub fn insert_vfolder(&self, v: &VFolderRow) -> Result<bool> {
         Ok(self.conn().execute(
-            "INSERT OR IGNORE INTO vfolders(id, name, host, user_id, permission, usage_mode, status,
+            "INSERT INTO vfolders(id, name, host, user_id, permission, usage_mode, status,
                 created_at, quota_bytes, project)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+             ON CONFLICT DO NOTHING",
             params![
                 v.id.to_string(),
                 v.name,
@@ -183,7 +184,13 @@ impl Store {
     pub fn rename_vfolder(&self, id: Uuid, new_name: &str) -> Result<bool> {
         let conn = self.conn();
         Ok(conn.execute(
-            "UPDATE OR IGNORE vfolders SET name = ?2 WHERE id = ?1",
+            // A name another folder of the same owner (user or project) holds is refused
+            // (the unique indexes), as a no-op: nothing is renamed.
+            "UPDATE vfolders SET name = ?2 WHERE id = ?1 AND NOT EXISTS (
+                SELECT 1 FROM vfolders o, vfolders me WHERE me.id = ?1 AND o.name = ?2
+                  AND o.id != me.id
+                  AND ((me.project IS NULL AND o.project IS NULL AND o.user_id = me.user_id)
+                    OR (me.project IS NOT NULL AND o.project = me.project)))",
             params![id.to_string(), new_name],
         )? == 1)
     }

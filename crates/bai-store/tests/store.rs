@@ -7,7 +7,7 @@ use bai_store::{NewSession, PassEntry, PassWrite, SessionFilter, StatusChange, S
 use uuid::Uuid;
 
 fn store_with_user() -> Store {
-    let s = Store::open_in_memory().unwrap();
+    let s = Store::open_for_tests().unwrap();
     s.create_user_with_keypair(
         &UserRow {
             id: "u1".into(),
@@ -534,7 +534,7 @@ fn a_keypair_can_be_deactivated_and_given_a_rate_limit() {
 
 #[test]
 fn projects_get_distinct_ids_and_users_a_username_from_their_email() {
-    let s = Store::open_in_memory().unwrap();
+    let s = Store::open_for_tests().unwrap();
     assert!(s.create_project("p1", "").unwrap());
     assert!(s.create_project("p2", "").unwrap());
     let rows = s.project_rows(None).unwrap();

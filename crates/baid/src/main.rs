@@ -82,6 +82,11 @@ struct UpArgs {
     /// Where the database, kernel scratch directories and env files live.
     #[arg(long, env = "BAI_DATA_DIR")]
     data_dir: Option<PathBuf>,
+    /// The database: `postgres://USER[:PASSWORD]@HOST[:PORT]/DB` (the database must exist;
+    /// several managers may share it), or `sqlite:PATH`. Default: SQLite, bai.db in the
+    /// data dir.
+    #[arg(long, env = "BAI_DATABASE", hide_env_values = true, value_name = "URL")]
+    database: Option<String>,
     /// Also start N dummy agents (no containers; for scheduler tests and benchmarks).
     #[arg(long, env = "BAI_DUMMY_AGENTS", default_value_t = 0)]
     dummy_agents: u32,
@@ -280,7 +285,11 @@ async fn up(args: UpArgs) -> Result<()> {
     };
     // A database that does not open (or one of a newer schema than this build's) stops baid
     // with one line.
-    let store = match Store::open(&data_dir.join("bai.db")) {
+    let opened = match &args.database {
+        Some(url) => Store::open_database(url),
+        None => Store::open(&data_dir.join("bai.db")),
+    };
+    let store = match opened {
         Ok(s) => Arc::new(s),
         Err(e) => {
             eprintln!("Error: cannot open the database: {e}");

@@ -75,7 +75,7 @@ impl Api {
     /// [`Api::start`] with `configure` applied to the manager's configuration.
     pub async fn start_configured(configure: impl FnOnce(&mut ManagerConfig)) -> Api {
         let data = tempfile::tempdir().expect("tempdir");
-        let store = Arc::new(Store::open_in_memory().expect("in-memory store"));
+        let store = Arc::new(Store::open_for_tests().expect("in-memory store"));
         for (kp, id, email, role, admin) in [
             (ADMIN, "u-admin", "admin@test", "superadmin", true),
             (USER, "u-user", "user@test", "user", false),

@@ -30,7 +30,7 @@ pub struct Harness {
 
 /// A store with one user (`AKUSER`, member of the default project).
 pub fn store() -> Arc<Store> {
-    let store = Arc::new(Store::open_in_memory().expect("in-memory store"));
+    let store = Arc::new(Store::open_for_tests().expect("in-memory store"));
     store
         .create_user_with_keypair(
             &UserRow {

@@ -4,12 +4,13 @@
 
 use super::history::{add_history_with_steps_tx, insert_event_tx, insert_history_tx};
 use super::{COLUMNS, SessionRow, corrupt, parse_row};
+use crate::db::Engine;
+use crate::db::{OptionalExtension, params};
 use crate::{Result, Store, StoreError, now_str};
 use bai_core::Reason;
 use bai_core::event::{EventKind, SessionEvent};
 use bai_core::history::HistoryResult;
 use bai_core::status::{SessionResult, SessionStatus};
-use rusqlite::{OptionalExtension, params};
 use uuid::Uuid;
 
 /// A status change, written together with its history record and its events.
@@ -119,7 +120,7 @@ fn legal(change: &StatusChange<'_>) -> Result<()> {
 
 /// [`Store::cas_status`] inside a caller's transaction (not committed here).
 pub(crate) fn cas_status_tx(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &crate::db::Transaction<'_>,
     id: Uuid,
     change: &StatusChange<'_>,
     now: &str,
@@ -207,14 +208,14 @@ pub(crate) fn cas_status_tx(
 /// removal still under way on the agent, an exit reported late) can touch them. The sub
 /// kernels keep their index; what the old ones left (container, exit code, logs) goes.
 /// Returns the new main kernel id.
-fn renew_kernels_tx(tx: &rusqlite::Transaction<'_>, id: Uuid) -> Result<Uuid> {
+fn renew_kernels_tx(tx: &crate::db::Transaction<'_>, id: Uuid) -> Result<Uuid> {
     let main = Uuid::new_v4();
     tx.prepare_cached("UPDATE sessions SET main_kernel_id = ?2 WHERE id = ?1")?
         .execute(params![id.to_string(), main.to_string()])?;
     let subs: Vec<String> = tx
         .prepare_cached("SELECT id FROM kernels WHERE session_id = ?1")?
         .query_map([id.to_string()], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
+        .collect::<crate::db::Result<_>>()?;
     let mut renew = tx.prepare_cached(
         "UPDATE kernels SET id = ?2, container_id = NULL, exit_code = NULL, logs = NULL
          WHERE id = ?1",
@@ -228,7 +229,7 @@ fn renew_kernels_tx(tx: &rusqlite::Transaction<'_>, id: Uuid) -> Result<Uuid> {
 /// The history record and the events of a change that was written.
 #[allow(clippy::too_many_arguments)]
 fn record_tx(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &crate::db::Transaction<'_>,
     id: Uuid,
     change: &StatusChange<'_>,
     info: &str,
@@ -290,7 +291,7 @@ pub(crate) const PLACEMENT_PHASE: &str = "schedule";
 /// as every other change, but as one `UPDATE … RETURNING` statement (a pass places thousands
 /// of sessions). None when the session is no longer PENDING.
 pub(crate) fn place_tx(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &crate::db::Transaction<'_>,
     id: Uuid,
     agent: &str,
     sub_steps: &str,
@@ -308,13 +309,25 @@ pub(crate) fn place_tx(
     legal(&change)?;
     let info = change.reason.to_string();
     let moved: Option<(String, String, String)> = tx
-        .prepare_cached(
-            "UPDATE sessions SET status = ?5, status_info = ?3, status_changed = ?4,
-                agent_id = ?2,
-                status_history = json_insert(status_history, '$.' || ?5, ?4)
-             WHERE id = ?1 AND status = ?6
-             RETURNING name, access_key, main_kernel_id",
-        )?
+        .prepare_cached(match tx.engine() {
+            Engine::Sqlite => {
+                "UPDATE sessions SET status = ?5, status_info = ?3, status_changed = ?4,
+                    agent_id = ?2,
+                    status_history = json_insert(status_history, '$.' || ?5, ?4)
+                 WHERE id = ?1 AND status = ?6
+                 RETURNING name, access_key, main_kernel_id"
+            }
+            // `||` of two objects keeps the right one's keys: an earlier time of the status
+            // stays, as json_insert keeps it.
+            Engine::Postgres => {
+                "UPDATE sessions SET status = ?5, status_info = ?3, status_changed = ?4,
+                    agent_id = ?2,
+                    status_history = (jsonb_build_object(?5::text, ?4::text)
+                        || status_history::jsonb)::text
+                 WHERE id = ?1 AND status = ?6
+                 RETURNING name, access_key, main_kernel_id"
+            }
+        })?
         .query_row(
             params![
                 id.to_string(),

@@ -1,11 +1,11 @@
 //! The scheduling history of sessions and their persisted events.
 
 use super::corrupt;
+use crate::db::{OptionalExtension, params};
 use crate::{Result, SessionRow, Store, now_str};
 use bai_core::event::{EventKind, SessionEvent};
 use bai_core::history::{HistoryRecord, HistoryResult};
 use bai_core::status::SessionStatus;
-use rusqlite::{OptionalExtension, params};
 use uuid::Uuid;
 
 impl Store {
@@ -220,7 +220,7 @@ type LastRecord = (
 
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn add_history_tx(
-    conn: &rusqlite::Connection,
+    conn: &crate::db::Connection,
     session_id: Uuid,
     phase: &str,
     result: HistoryResult,
@@ -240,7 +240,7 @@ pub(crate) fn add_history_tx(
 /// its message and sub-steps become the latest.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn add_history_with_steps_tx(
-    conn: &rusqlite::Connection,
+    conn: &crate::db::Connection,
     session_id: Uuid,
     phase: &str,
     result: HistoryResult,
@@ -301,7 +301,7 @@ pub(crate) fn add_history_with_steps_tx(
 /// A new history record (`attempts` 1), never merged.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn insert_history_tx(
-    conn: &rusqlite::Connection,
+    conn: &crate::db::Connection,
     session_id: Uuid,
     phase: &str,
     result: HistoryResult,
@@ -334,7 +334,7 @@ pub(crate) fn insert_history_tx(
 
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn insert_event_tx(
-    conn: &rusqlite::Connection,
+    conn: &crate::db::Connection,
     kind: EventKind,
     session_id: Uuid,
     name: &str,
@@ -344,23 +344,24 @@ pub(crate) fn insert_event_tx(
     kernel_id: Option<Uuid>,
     now: &str,
 ) -> Result<SessionEvent> {
-    conn.prepare_cached(
+    let seq: i64 = conn.query_row(
         "INSERT INTO events(kind, session_id, session_name, access_key, reason, exit_code,
             kernel_id, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )?
-    .execute(params![
-        kind.as_str(),
-        session_id.to_string(),
-        name,
-        access_key,
-        reason,
-        exit_code,
-        kernel_id.map(|k| k.to_string()),
-        now
-    ])?;
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING seq",
+        params![
+            kind.as_str(),
+            session_id.to_string(),
+            name,
+            access_key,
+            reason,
+            exit_code,
+            kernel_id.map(|k| k.to_string()),
+            now
+        ],
+        |r| r.get(0),
+    )?;
     Ok(SessionEvent {
-        seq: conn.last_insert_rowid(),
+        seq,
         kind,
         session_id,
         session_name: name.to_string(),

@@ -2,9 +2,9 @@
 //! row itself (its `main_kernel_id`, `agent_id`, `container_id`, `logs`), so sessions of one
 //! kernel, nearly all of them, cost no row here.
 
+use crate::db::{OptionalExtension, params};
 use crate::{Result, Store};
 use bai_core::status::SessionStatus;
-use rusqlite::{OptionalExtension, params};
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -197,7 +197,7 @@ impl Store {
                  WHERE overlay_slot IS NOT NULL AND status NOT IN ({ended})"
             ))?;
             let rows = st.query_map([], |r| r.get::<_, i64>(0))?;
-            rows.collect::<rusqlite::Result<_>>()?
+            rows.collect::<crate::db::Result<_>>()?
         };
         let Some(free) = (0..i64::from(slots)).find(|s| !taken.contains(s)) else {
             return Ok(None);
@@ -214,7 +214,7 @@ impl Store {
 /// Places a multi-node session's sub kernels (inside the scheduler's pass): `subs[i]` is
 /// `sub{i+1}`'s agent.
 pub(crate) fn place_subs_tx(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &crate::db::Transaction<'_>,
     session_id: Uuid,
     subs: &[String],
 ) -> Result<()> {
@@ -228,7 +228,7 @@ pub(crate) fn place_subs_tx(
 
 /// Inserts the sub kernels of a new session (inside its insert).
 pub(crate) fn insert_subs_tx(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &crate::db::Transaction<'_>,
     session_id: Uuid,
     subs: &[Uuid],
 ) -> Result<()> {

@@ -16,11 +16,11 @@ pub(crate) use history::add_history_with_steps_tx;
 pub use kernels::{SubKernel, SubPlacements};
 pub use query::{GroupQueue, SessionCount};
 
+use crate::db::Row;
 use crate::{Result, StoreError};
 use bai_core::cluster::ClusterMode;
 use bai_core::resources::ResourceSlots;
 use bai_core::status::{SessionResult, SessionStatus, SessionType};
-use rusqlite::Row;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
@@ -163,7 +163,7 @@ pub(crate) fn corrupt(column: &'static str, detail: impl ToString) -> StoreError
 
 pub(crate) fn parse_row(
     r: &Row<'_>,
-) -> rusqlite::Result<std::result::Result<SessionRow, StoreError>> {
+) -> crate::db::Result<std::result::Result<SessionRow, StoreError>> {
     let id: String = r.get(0)?;
     let ty: String = r.get(7)?;
     let status: String = r.get(11)?;
@@ -232,7 +232,7 @@ pub(crate) fn parse_row(
 }
 
 pub(crate) fn collect(
-    rows: impl Iterator<Item = rusqlite::Result<std::result::Result<SessionRow, StoreError>>>,
+    rows: impl Iterator<Item = crate::db::Result<std::result::Result<SessionRow, StoreError>>>,
 ) -> Result<Vec<SessionRow>> {
     let mut out = Vec::new();
     for r in rows {

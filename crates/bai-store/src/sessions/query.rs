@@ -3,9 +3,9 @@
 use super::{
     COLUMNS, PendingRow, SessionFilter, SessionRow, collect, corrupt, parse_row, status_list,
 };
+use crate::db::{OptionalExtension, params};
 use crate::{Result, Store};
 use bai_core::status::SessionStatus;
-use rusqlite::{OptionalExtension, params};
 use uuid::Uuid;
 
 impl Store {
@@ -225,7 +225,7 @@ impl Store {
                 count: r.get(2)?,
             })
         })?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 
     pub fn queues(&self) -> Result<Vec<GroupQueue>> {
@@ -241,6 +241,6 @@ impl Store {
                 oldest_created_at: r.get(2)?,
             })
         })?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
     }
 }

@@ -2,12 +2,12 @@
 
 use super::history::{add_history_tx, insert_event_tx};
 use super::{NewSession, corrupt};
+use crate::db::{OptionalExtension, params};
 use crate::{Result, Store, now_str};
 use bai_core::Reason;
 use bai_core::event::{EventKind, SessionEvent};
 use bai_core::history::HistoryResult;
 use bai_core::status::SessionStatus;
-use rusqlite::{OptionalExtension, params};
 use uuid::Uuid;
 
 impl Store {

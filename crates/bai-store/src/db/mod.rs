@@ -1,0 +1,318 @@
+//! One way to speak SQL to either engine: SQLite (embedded, the default) or PostgreSQL (several
+//! managers, one database). The store's modules write portable SQL with `?N` parameters and
+//! read columns by index; this module binds, runs and reads them on whichever engine the store
+//! was opened on. The shapes follow rusqlite's (`query_row`, `prepare`, `query_map`,
+//! `transaction`, `optional`), so the store reads the same on both.
+
+mod pg;
+mod value;
+
+pub use pg::{PgConn, redact};
+pub use value::{FromValue, Params, ToValue, Value};
+
+pub use crate::__db_params as params;
+
+/// A failure of the database, whichever engine.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Lite(#[from] rusqlite::Error),
+    #[error("{}", pg::describe(.0))]
+    Pg(#[from] postgres::Error),
+    /// A statement PostgreSQL refused or failed (the statement, not its parameters).
+    #[error("{} in: {}", pg::describe(.source), .sql)]
+    PgStatement {
+        source: postgres::Error,
+        sql: String,
+    },
+    /// `query_row` found no row (see [`OptionalExtension`]).
+    #[error("the query returned no rows")]
+    NoRows,
+    #[error("column {column}: {detail}")]
+    Conversion { column: usize, detail: String },
+    /// The connection to the database server is gone (reconnected on the next use).
+    #[error("the database connection is closed: {0}")]
+    Closed(String),
+}
+
+impl Error {
+    /// SQLite's disk-full, or PostgreSQL's `disk_full` (53100).
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            Error::Lite(rusqlite::Error::SqliteFailure(f, _)) => {
+                f.code == rusqlite::ErrorCode::DiskFull
+            }
+            Error::Pg(e) | Error::PgStatement { source: e, .. } => {
+                e.code() == Some(&postgres::error::SqlState::DISK_FULL)
+            }
+            _ => false,
+        }
+    }
+
+    /// The server cannot be reached or dropped the connection (not a fault of the statement).
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Error::Closed(_) => true,
+            Error::Pg(e) | Error::PgStatement { source: e, .. } => {
+                e.is_closed() || e.as_db_error().is_none() && e.code().is_none()
+            }
+            _ => false,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `.optional()`: no row is `None`, as rusqlite's extension of the same name.
+pub trait OptionalExtension<T> {
+    fn optional(self) -> Result<Option<T>>;
+}
+
+impl<T> OptionalExtension<T> for Result<T> {
+    fn optional(self) -> Result<Option<T>> {
+        match self {
+            Ok(v) => Ok(Some(v)),
+            Err(Error::NoRows) | Err(Error::Lite(rusqlite::Error::QueryReturnedNoRows)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Which engine a store speaks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+}
+
+/// One connection.
+pub enum Connection {
+    Lite(rusqlite::Connection),
+    Pg(PgConn),
+}
+
+impl Connection {
+    pub fn engine(&self) -> Engine {
+        match self {
+            Connection::Lite(_) => Engine::Sqlite,
+            Connection::Pg(_) => Engine::Postgres,
+        }
+    }
+
+    /// The SQLite connection underneath (backups, pragmas); `None` on PostgreSQL.
+    pub fn sqlite(&self) -> Option<&rusqlite::Connection> {
+        match self {
+            Connection::Lite(c) => Some(c),
+            Connection::Pg(_) => None,
+        }
+    }
+
+    pub fn execute<P: Params>(&self, sql: &str, params: P) -> Result<usize> {
+        match self {
+            Connection::Lite(c) => {
+                let mut st = c.prepare_cached(sql)?;
+                let v = params.values();
+                Ok(st.execute(rusqlite::params_from_iter(v.iter()))?)
+            }
+            Connection::Pg(c) => Ok(c.execute(sql, params.values())? as usize),
+        }
+    }
+
+    /// Several statements without parameters.
+    pub fn execute_batch(&self, sql: &str) -> Result<()> {
+        match self {
+            Connection::Lite(c) => Ok(c.execute_batch(sql)?),
+            Connection::Pg(c) => c.batch(sql),
+        }
+    }
+
+    pub fn query_row<T, P, F>(&self, sql: &str, params: P, f: F) -> Result<T>
+    where
+        P: Params,
+        F: FnOnce(&Row<'_>) -> Result<T>,
+    {
+        self.prepare_cached(sql)?.query_row(params, f)
+    }
+
+    pub fn prepare(&self, sql: &str) -> Result<Statement<'_>> {
+        Ok(Statement(match self {
+            Connection::Lite(c) => St::Lite(c.prepare(sql)?),
+            Connection::Pg(c) => St::Pg(c, sql.to_string()),
+        }))
+    }
+
+    pub fn prepare_cached(&self, sql: &str) -> Result<Statement<'_>> {
+        Ok(Statement(match self {
+            Connection::Lite(c) => St::LiteCached(c.prepare_cached(sql)?),
+            Connection::Pg(c) => St::Pg(c, sql.to_string()),
+        }))
+    }
+
+    /// A transaction (deferred on SQLite: it takes the write lock at its first write);
+    /// rolled back when dropped uncommitted.
+    pub fn transaction(&mut self) -> Result<Transaction<'_>> {
+        self.execute_batch("BEGIN")?;
+        Ok(Transaction {
+            conn: self,
+            done: false,
+        })
+    }
+}
+
+/// A prepared statement.
+pub struct Statement<'c>(St<'c>);
+
+enum St<'c> {
+    Lite(rusqlite::Statement<'c>),
+    LiteCached(rusqlite::CachedStatement<'c>),
+    Pg(&'c PgConn, String),
+}
+
+impl<'c> Statement<'c> {
+    fn lite(&mut self) -> Option<&mut rusqlite::Statement<'c>> {
+        match &mut self.0 {
+            St::Lite(s) => Some(s),
+            St::LiteCached(s) => Some(s),
+            St::Pg(..) => None,
+        }
+    }
+
+    pub fn execute<P: Params>(&mut self, params: P) -> Result<usize> {
+        let v = params.values();
+        if let Some(s) = self.lite() {
+            return Ok(s.execute(rusqlite::params_from_iter(v.iter()))?);
+        }
+        match &self.0 {
+            St::Pg(c, sql) => Ok(c.execute(sql, v)? as usize),
+            _ => unreachable!("a SQLite statement was handled above"),
+        }
+    }
+
+    /// Every row, each turned by `f` (read eagerly).
+    pub fn query_map<T, P, F>(
+        &mut self,
+        params: P,
+        mut f: F,
+    ) -> Result<std::vec::IntoIter<Result<T>>>
+    where
+        P: Params,
+        F: FnMut(&Row<'_>) -> Result<T>,
+    {
+        let v = params.values();
+        let mut out = Vec::new();
+        if let Some(s) = self.lite() {
+            let mut rows = s.query(rusqlite::params_from_iter(v.iter()))?;
+            while let Some(r) = rows.next()? {
+                out.push(f(&Row(R::Lite(r))));
+            }
+            return Ok(out.into_iter());
+        }
+        if let St::Pg(c, sql) = &self.0 {
+            for r in c.query(sql, v)? {
+                out.push(f(&Row(R::Pg(&r))));
+            }
+        }
+        Ok(out.into_iter())
+    }
+
+    /// The first row, turned by `f`; [`Error::NoRows`] when there is none.
+    pub fn query_row<T, P, F>(&mut self, params: P, f: F) -> Result<T>
+    where
+        P: Params,
+        F: FnOnce(&Row<'_>) -> Result<T>,
+    {
+        let v = params.values();
+        if let Some(s) = self.lite() {
+            let mut rows = s.query(rusqlite::params_from_iter(v.iter()))?;
+            return match rows.next()? {
+                Some(r) => f(&Row(R::Lite(r))),
+                None => Err(Error::NoRows),
+            };
+        }
+        match &self.0 {
+            St::Pg(c, sql) => match c.query(sql, v)?.first() {
+                Some(r) => f(&Row(R::Pg(r))),
+                None => Err(Error::NoRows),
+            },
+            _ => unreachable!("a SQLite statement was handled above"),
+        }
+    }
+}
+
+/// One row of a result.
+pub struct Row<'a>(R<'a>);
+
+enum R<'a> {
+    Lite(&'a rusqlite::Row<'a>),
+    Pg(&'a [Value]),
+}
+
+impl Row<'_> {
+    /// Column `i` (from 0) as `T`. The first type parameter is the index's, as rusqlite's.
+    pub fn get<I: ColumnIndex, T: FromValue>(&self, i: I) -> Result<T> {
+        let i = i.index();
+        let v = match &self.0 {
+            R::Lite(r) => Value::from_sqlite(r.get_ref(i)?),
+            R::Pg(r) => r
+                .get(i)
+                .cloned()
+                .ok_or(Error::Lite(rusqlite::Error::InvalidColumnIndex(i)))?,
+        };
+        value::column(i, v)
+    }
+}
+
+/// A column's position (only `usize`, so a literal index needs no suffix).
+pub trait ColumnIndex {
+    fn index(self) -> usize;
+}
+
+impl ColumnIndex for usize {
+    fn index(self) -> usize {
+        self
+    }
+}
+
+/// A transaction on one connection; it derefs to the connection.
+pub struct Transaction<'c> {
+    conn: &'c Connection,
+    done: bool,
+}
+
+impl Transaction<'_> {
+    pub fn commit(mut self) -> Result<()> {
+        self.conn.execute_batch("COMMIT")?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl std::ops::Deref for Transaction<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+impl Drop for Transaction<'_> {
+    fn drop(&mut self) {
+        if !self.done
+            && let Err(e) = self.conn.execute_batch("ROLLBACK")
+        {
+            tracing::warn!(error = %e, "rolling back a transaction failed");
+        }
+    }
+}
+
+impl rusqlite::ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, ValueRef};
+        Ok(ToSqlOutput::Borrowed(match self {
+            Value::Null => ValueRef::Null,
+            Value::Int(i) => ValueRef::Integer(*i),
+            Value::Real(f) => ValueRef::Real(*f),
+            Value::Text(t) => ValueRef::Text(t.as_bytes()),
+            Value::Blob(b) => ValueRef::Blob(b),
+        }))
+    }
+}

@@ -1,0 +1,447 @@
+//! A PostgreSQL connection owned by a thread of its own.
+//!
+//! The `postgres` client drives a small runtime of its own and must not be called from inside
+//! the manager's runtime; the store is called from there. So each connection lives on a plain
+//! thread, and a call hands it the work and waits, as a call of an SQLite connection waits for
+//! its lock. A dropped server connection is made again at the next call.
+
+use super::{Error, Result, Value};
+use bytes::BytesMut;
+use postgres::types::{FromSql, IsNull, Kind, ToSql, Type, to_sql_checked};
+use postgres::{Client, NoTls};
+use std::collections::HashMap;
+use std::sync::mpsc;
+
+type Job = Box<dyn FnOnce(&mut Worker) + Send>;
+
+/// One connection to a PostgreSQL server.
+pub struct PgConn {
+    jobs: mpsc::Sender<Job>,
+}
+
+struct Worker {
+    url: String,
+    config: postgres::Config,
+    client: Option<Client>,
+    /// Statements by (SQL as written, parameter types).
+    statements: HashMap<(String, Vec<u32>), postgres::Statement>,
+}
+
+impl PgConn {
+    /// Connects (on the connection's own thread); an unreachable server is an error now.
+    pub fn connect(url: &str) -> Result<PgConn> {
+        let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| {
+            Error::Closed(format!(
+                "{} is not a PostgreSQL URL: {}",
+                redact(url),
+                describe(&e)
+            ))
+        })?;
+        // An unreachable server is an error in seconds, not at the kernel's TCP timeout; a
+        // dead link is noticed by keepalives.
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(std::time::Duration::from_secs(10));
+        }
+        config.keepalives_idle(std::time::Duration::from_secs(10));
+        let (jobs, incoming) = mpsc::channel::<Job>();
+        let (ready, connected) = mpsc::channel();
+        let url = url.to_string();
+        std::thread::Builder::new()
+            .name("bai-pg".into())
+            .spawn(move || {
+                let mut w = Worker {
+                    url,
+                    config,
+                    client: None,
+                    statements: HashMap::new(),
+                };
+                let first = w.client().map(|_| ());
+                let _ = ready.send(first);
+                for job in incoming {
+                    job(&mut w);
+                }
+            })
+            .map_err(|e| Error::Closed(format!("cannot start a connection thread: {e}")))?;
+        connected
+            .recv()
+            .map_err(|_| Error::Closed("the connection thread ended".into()))??;
+        Ok(PgConn { jobs })
+    }
+
+    fn call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Worker) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let (tx, rx) = mpsc::channel();
+        self.jobs
+            .send(Box::new(move |w: &mut Worker| {
+                let _ = tx.send(f(w));
+            }))
+            .map_err(|_| Error::Closed("the connection thread ended".into()))?;
+        rx.recv()
+            .map_err(|_| Error::Closed("the connection thread ended".into()))?
+    }
+
+    pub fn query(&self, sql: &str, params: Vec<Value>) -> Result<Vec<Vec<Value>>> {
+        let sql = sql.to_string();
+        self.call(move |w| w.query(&sql, &params))
+    }
+
+    pub fn execute(&self, sql: &str, params: Vec<Value>) -> Result<u64> {
+        let sql = sql.to_string();
+        self.call(move |w| w.execute(&sql, &params))
+    }
+
+    pub fn batch(&self, sql: &str) -> Result<()> {
+        let sql = sql.to_string();
+        self.call(move |w| {
+            let r = w.client()?.batch_execute(&sql);
+            w.settle(r)
+        })
+    }
+}
+
+impl Worker {
+    fn client(&mut self) -> Result<&mut Client> {
+        if self.client.as_ref().is_none_or(|c| c.is_closed()) {
+            self.statements.clear();
+            self.client = None;
+            let c = self.config.connect(NoTls).map_err(|e| {
+                Error::Closed(format!(
+                    "cannot connect to PostgreSQL at {}: {}",
+                    redact(&self.url),
+                    describe(&e)
+                ))
+            })?;
+            self.client = Some(c);
+        }
+        self.client
+            .as_mut()
+            .ok_or_else(|| Error::Closed("no connection".into()))
+    }
+
+    /// A failure that closed the connection is one the next call reconnects after.
+    fn settle<T>(&mut self, r: std::result::Result<T, postgres::Error>) -> Result<T> {
+        r.map_err(|e| {
+            if e.is_closed() {
+                self.client = None;
+            }
+            Error::Pg(e)
+        })
+    }
+
+    fn statement(&mut self, sql: &str, params: &[Value]) -> Result<postgres::Statement> {
+        let types: Vec<Type> = params.iter().map(|v| declared(v, false)).collect();
+        let key = (
+            sql.to_string(),
+            types.iter().map(Type::oid).collect::<Vec<_>>(),
+        );
+        if let Some(st) = self.statements.get(&key) {
+            return Ok(st.clone());
+        }
+        let first = {
+            let text = placeholders(sql, &[]);
+            self.client()?.prepare_typed(&text, &types)
+        };
+        let st = match first {
+            // A null left open whose type nothing else fixes (`?1 IS NULL OR x = ?1`, where
+            // PostgreSQL meets `?1 IS NULL` first): the null is written in as NULL.
+            Err(e)
+                if e.code() == Some(&postgres::error::SqlState::INDETERMINATE_DATATYPE)
+                    || e.code() == Some(&postgres::error::SqlState::AMBIGUOUS_PARAMETER) =>
+            {
+                let nulls: Vec<bool> = params.iter().map(|v| *v == Value::Null).collect();
+                let types: Vec<Type> = params.iter().map(|v| declared(v, true)).collect();
+                let text = placeholders(sql, &nulls);
+                let r = self.client()?.prepare_typed(&text, &types);
+                self.settle(r)?
+            }
+            r => self.settle(r)?,
+        };
+        self.statements.insert(key, st.clone());
+        Ok(st)
+    }
+
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>> {
+        self.query_rows(sql, params)
+            .map_err(|e| in_statement(e, sql))
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
+        self.execute_once(sql, params)
+            .map_err(|e| in_statement(e, sql))
+    }
+
+    fn query_rows(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>> {
+        let st = self.statement(sql, params)?;
+        let args: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as _).collect();
+        let r = self.client()?.query(&st, &args);
+        let rows = self.settle(r)?;
+        rows.iter()
+            .map(|r| {
+                (0..r.len())
+                    .map(|i| r.try_get::<_, Value>(i).map_err(Error::Pg))
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn execute_once(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
+        let st = self.statement(sql, params)?;
+        let args: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as _).collect();
+        let r = self.client()?.execute(&st, &args);
+        self.settle(r)
+    }
+}
+
+/// A server's error names the statement it was about (one line of it).
+fn in_statement(e: Error, sql: &str) -> Error {
+    match e {
+        Error::Pg(source) if source.as_db_error().is_some() => Error::PgStatement {
+            source,
+            sql: sql.split_whitespace().collect::<Vec<_>>().join(" "),
+        },
+        e => e,
+    }
+}
+
+/// The type a parameter is declared as: its value's, a null's left to the server (or text).
+fn declared(v: &Value, null_as_text: bool) -> Type {
+    match v {
+        Value::Int(_) => Type::INT8,
+        Value::Real(_) => Type::FLOAT8,
+        Value::Text(_) => Type::TEXT,
+        Value::Blob(_) => Type::BYTEA,
+        Value::Null if null_as_text => Type::TEXT,
+        Value::Null => Type::new("unspecified".into(), 0, Kind::Simple, "pg_catalog".into()),
+    }
+}
+
+/// `?N` and `?` parameters as PostgreSQL's `$N` (not inside quoted strings or identifiers);
+/// a parameter whose `nulls` entry is true as the literal `NULL`.
+pub(crate) fn placeholders(sql: &str, nulls: &[bool]) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut next = 0usize;
+    let mut quote: Option<char> = None;
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) => {
+                out.push(c);
+                if c == q {
+                    quote = None;
+                }
+            }
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                out.push(c);
+            }
+            None if c == '?' => {
+                let mut digits = String::new();
+                while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                    digits.push(*d);
+                    chars.next();
+                }
+                if digits.is_empty() {
+                    next += 1;
+                    digits = next.to_string();
+                } else if let Ok(n) = digits.parse::<usize>() {
+                    next = next.max(n);
+                }
+                let n = digits.parse::<usize>().unwrap_or(0);
+                if n > 0 && nulls.get(n - 1) == Some(&true) {
+                    out.push_str("NULL");
+                } else {
+                    out.push('$');
+                    out.push_str(&digits);
+                }
+            }
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+/// The URL without its password, for messages.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let cred = &url[s + 3..at];
+            match cred.find(':') {
+                Some(c) => format!("{}{}:***{}", &url[..s + 3], &cred[..c], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// A PostgreSQL error in one line: the server's message when it sent one.
+pub(crate) fn describe(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => {
+            let mut s = e.to_string();
+            let mut src = std::error::Error::source(e);
+            while let Some(c) = src {
+                s.push_str(": ");
+                s.push_str(&c.to_string());
+                src = c.source();
+            }
+            s
+        }
+    }
+}
+
+impl ToSql for Value {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> std::result::Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match (self, ty) {
+            (Value::Null, _) => return Ok(IsNull::Yes),
+            (Value::Int(i), t) if *t == Type::INT8 => i.to_sql(ty, out)?,
+            (Value::Int(i), t) if *t == Type::INT4 => i32::try_from(*i)?.to_sql(ty, out)?,
+            (Value::Int(i), t) if *t == Type::INT2 => i16::try_from(*i)?.to_sql(ty, out)?,
+            (Value::Int(i), t) if *t == Type::FLOAT8 => (*i as f64).to_sql(ty, out)?,
+            (Value::Int(i), t) if *t == Type::BOOL => (*i != 0).to_sql(ty, out)?,
+            (Value::Int(i), _) => i.to_string().as_str().to_sql(&Type::TEXT, out)?,
+            (Value::Real(f), t) if *t == Type::FLOAT4 => (*f as f32).to_sql(ty, out)?,
+            (Value::Real(f), _) => f.to_sql(&Type::FLOAT8, out)?,
+            (Value::Text(s), _) => s.as_str().to_sql(&Type::TEXT, out)?,
+            (Value::Blob(b), _) => b.as_slice().to_sql(&Type::BYTEA, out)?,
+        };
+        Ok(IsNull::No)
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}
+
+impl<'a> FromSql<'a> for Value {
+    fn from_sql(
+        ty: &Type,
+        raw: &'a [u8],
+    ) -> std::result::Result<Value, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(match *ty {
+            Type::BOOL => Value::Int(i64::from(bool::from_sql(ty, raw)?)),
+            Type::INT2 => Value::Int(i64::from(i16::from_sql(ty, raw)?)),
+            Type::INT4 => Value::Int(i64::from(i32::from_sql(ty, raw)?)),
+            Type::INT8 => Value::Int(i64::from_sql(ty, raw)?),
+            Type::OID => Value::Int(i64::from(u32::from_sql(ty, raw)?)),
+            Type::FLOAT4 => Value::Real(f64::from(f32::from_sql(ty, raw)?)),
+            Type::FLOAT8 => Value::Real(f64::from_sql(ty, raw)?),
+            Type::NUMERIC => numeric(raw)?,
+            Type::BYTEA => Value::Blob(raw.to_vec()),
+            Type::JSONB if raw.first() == Some(&1) => {
+                Value::Text(String::from_utf8(raw[1..].to_vec())?)
+            }
+            _ => Value::Text(String::from_utf8(raw.to_vec())?),
+        })
+    }
+
+    fn from_sql_null(
+        _: &Type,
+    ) -> std::result::Result<Value, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Value::Null)
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+/// NUMERIC's binary form (a SUM or AVG of integers): an integer when it has no fraction.
+fn numeric(raw: &[u8]) -> std::result::Result<Value, Box<dyn std::error::Error + Sync + Send>> {
+    let word = |i: usize| -> std::result::Result<u16, Box<dyn std::error::Error + Sync + Send>> {
+        raw.get(i * 2..i * 2 + 2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+            .ok_or_else(|| "a short NUMERIC".into())
+    };
+    let ndigits = word(0)? as usize;
+    let weight = word(1)? as i16;
+    let sign = word(2)?;
+    let dscale = word(3)?;
+    if sign == 0xC000 {
+        return Ok(Value::Real(f64::NAN));
+    }
+    let mut int: i128 = 0;
+    let mut frac = 0f64;
+    for i in 0..ndigits {
+        let d = word(4 + i)?;
+        let power = i32::from(weight) - i as i32;
+        if power >= 0 {
+            int = 10_000i128
+                .checked_pow(power as u32)
+                .and_then(|scale| i128::from(d).checked_mul(scale))
+                .and_then(|x| int.checked_add(x))
+                .ok_or("a NUMERIC too large")?;
+        } else {
+            frac += f64::from(d) * 10_000f64.powi(power);
+        }
+    }
+    let negative = sign == 0x4000;
+    if dscale == 0 && frac == 0.0 {
+        let v = i64::try_from(int)?;
+        return Ok(Value::Int(if negative { -v } else { v }));
+    }
+    let v = int as f64 + frac;
+    Ok(Value::Real(if negative { -v } else { v }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_become_dollars_outside_strings() {
+        assert_eq!(
+            placeholders(
+                "SELECT a FROM t WHERE b = ?1 AND c = ?2 AND d = '?3' AND e = ?",
+                &[]
+            ),
+            "SELECT a FROM t WHERE b = $1 AND c = $2 AND d = '?3' AND e = $3"
+        );
+        assert_eq!(placeholders("x = ? OR y = ?", &[]), "x = $1 OR y = $2");
+        assert_eq!(
+            placeholders("(?1 IS NULL OR a = ?1) AND b = ?2", &[true, false]),
+            "(NULL IS NULL OR a = NULL) AND b = $2"
+        );
+    }
+
+    #[test]
+    fn passwords_are_not_in_messages() {
+        assert_eq!(
+            redact("postgres://bai:s3cret@db:5432/bai"),
+            "postgres://bai:***@db:5432/bai"
+        );
+        assert_eq!(redact("postgres://bai@db/bai"), "postgres://bai@db/bai");
+    }
+
+    fn numeric_bytes(ndigits: u16, weight: i16, sign: u16, dscale: u16, digits: &[u16]) -> Vec<u8> {
+        let mut b = Vec::new();
+        for w in [ndigits, weight as u16, sign, dscale].iter().chain(digits) {
+            b.extend_from_slice(&w.to_be_bytes());
+        }
+        b
+    }
+
+    #[test]
+    fn numerics_decode() {
+        // 123456789 = 1|2345|6789, weight 2
+        let v = numeric(&numeric_bytes(3, 2, 0, 0, &[1, 2345, 6789])).unwrap();
+        assert_eq!(v, Value::Int(123_456_789));
+        let v = numeric(&numeric_bytes(1, 1, 0x4000, 0, &[5])).unwrap();
+        assert_eq!(v, Value::Int(-50_000));
+        let v = numeric(&numeric_bytes(2, 0, 0, 2, &[3, 2500])).unwrap();
+        assert_eq!(v, Value::Real(3.25));
+        assert_eq!(
+            numeric(&numeric_bytes(0, 0, 0, 0, &[])).unwrap(),
+            Value::Int(0)
+        );
+    }
+}

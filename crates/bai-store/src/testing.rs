@@ -1,0 +1,69 @@
+//! Stores for tests, on the engine the run asks for: an in-memory SQLite database by
+//! default; with `BAI_TEST_STORE=postgres`, a new database of its own in the PostgreSQL
+//! cluster at `BAI_TEST_POSTGRES` (`scripts/test-postgres.sh` starts one and prints it).
+
+use crate::{Result, Store, StoreError, db};
+
+/// The cluster `scripts/test-postgres.sh` starts.
+const DEFAULT_CLUSTER: &str = "postgres://postgres@127.0.0.1:55432/postgres";
+
+/// Whether this test run's stores are PostgreSQL's.
+pub fn on_postgres() -> bool {
+    std::env::var("BAI_TEST_STORE").is_ok_and(|v| v == "postgres")
+}
+
+/// A new, empty, migrated store for one test.
+pub fn store() -> Result<Store> {
+    if !on_postgres() {
+        return Store::open_in_memory();
+    }
+    Store::open_postgres(&fresh_database()?)
+}
+
+/// Makes a database no other test uses and returns its URL.
+pub fn fresh_database() -> Result<String> {
+    let cluster = std::env::var("BAI_TEST_POSTGRES").unwrap_or_else(|_| DEFAULT_CLUSTER.into());
+    let name = format!("bai_test_{}", uuid::Uuid::new_v4().simple());
+    let admin = db::PgConn::connect(&cluster).map_err(|e| StoreError::Open {
+        path: db::redact(&cluster),
+        source: e,
+    })?;
+    admin.batch(&format!("CREATE DATABASE {name}"))?;
+    Ok(with_database(&cluster, &name))
+}
+
+/// `url` naming database `name` instead of its own.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let host_end = base.find("://").map_or(0, |i| i + 3);
+    let base = match base[host_end..].find('/') {
+        Some(slash) => &base[..host_end + slash],
+        None => base,
+    };
+    match query {
+        Some(q) => format!("{base}/{name}?{q}"),
+        None => format!("{base}/{name}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_database_name_is_replaced() {
+        assert_eq!(
+            super::with_database("postgres://u@h:1/postgres", "x"),
+            "postgres://u@h:1/x"
+        );
+        assert_eq!(
+            super::with_database("postgres://u@h/db?sslmode=disable", "x"),
+            "postgres://u@h/x?sslmode=disable"
+        );
+        assert_eq!(
+            super::with_database("postgres://u@h", "x"),
+            "postgres://u@h/x"
+        );
+    }
+}

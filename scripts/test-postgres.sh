@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Starts (or finds running) the tests' private PostgreSQL cluster: Debian's postgresql, its own
+# data dir, socket dir and port, trust authentication on loopback only. Prints its URL, which
+# the tests read as BAI_TEST_POSTGRES; every test makes a database of its own in it.
+#   BAI_PG_DIR   where the cluster lives (default /var/tmp/bai-test-pg)
+#   BAI_PG_PORT  its port (default 55432)
+set -euo pipefail
+dir="${BAI_PG_DIR:-/var/tmp/bai-test-pg}"
+port="${BAI_PG_PORT:-55432}"
+bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+if [ -z "$bin" ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "error: PostgreSQL is missing; run as root or apt-get install postgresql" >&2
+    exit 1
+  fi
+  echo "==> installing postgresql (Debian package)" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+  # The package starts a cluster of its own; the tests do not use it.
+  (command -v pg_ctlcluster >/dev/null && pg_ctlcluster --skip-systemctl-redirect "$(basename "$(dirname "$bin")")" main stop) >/dev/null 2>&1 || true
+fi
+url="postgres://postgres@127.0.0.1:$port/postgres"
+# PostgreSQL refuses to run as root: the cluster belongs to the postgres user.
+as_pg() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+# Each test makes a database of its own; those of an earlier run go.
+drop_old() {
+  for db in $(as_pg "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -Atc \
+      "SELECT datname FROM pg_database WHERE datname LIKE 'bai\_test\_%'" postgres 2>/dev/null); do
+    as_pg "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" postgres >/dev/null 2>&1 || true
+  done
+}
+if as_pg "$bin/pg_isready" -q -h 127.0.0.1 -p "$port" 2>/dev/null; then
+  drop_old
+  echo "$url"
+  exit 0
+fi
+mkdir -p "$dir"
+[ "$(id -u)" = 0 ] && chown postgres:postgres "$dir"
+if [ ! -f "$dir/data/PG_VERSION" ]; then
+  as_pg "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
+    || { echo "error: initdb failed; see $dir/initdb.log" >&2; exit 1; }
+fi
+# Many tests open databases side by side: room for their connections. fsync off: a test
+# cluster holds nothing worth a flush.
+as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
+  -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" >/dev/null \
+  || { echo "error: the test PostgreSQL did not start; see $dir/server.log" >&2; tail -20 "$dir/server.log" >&2; exit 1; }
+drop_old
+echo "$url"

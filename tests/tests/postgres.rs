@@ -25,6 +25,21 @@ fn a_manager_on_postgres_runs_sessions_and_keeps_them_across_a_crash() {
         "a manager on PostgreSQL made an SQLite database"
     );
 
+    // A second manager on the same database is refused while this one runs.
+    let second = tempfile::tempdir().unwrap();
+    let out = Command::new(bin("baid"))
+        .arg("up")
+        .env("BAI_DATA_DIR", second.path())
+        .env("BAI_LISTEN", format!("127.0.0.1:{}", free_port()))
+        .env("BAI_NO_DOCKER", "true")
+        .env("BAI_DATABASE", &url)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run a second baid");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("another manager runs on"), "{stderr}");
+
     let r = s.bai(&s.user, &["run", "--rm", "-c", "print(6 * 7)", "python"]);
     r.expect_ok();
     assert_eq!(r.stdout, "42\n", "{r:#?}");
@@ -88,4 +103,114 @@ fn an_unreachable_database_stops_baid_with_one_line() {
         !stderr.contains("s3cret"),
         "the password reached the output: {stderr}"
     );
+}
+
+/// `baid db migrate`: an installation made on SQLite (sessions, history, folders, a share
+/// invitation, a dotfile, a policy, a project, an image alias) moves to PostgreSQL, every
+/// table is compared, and a manager on PostgreSQL serves it to the same users with the same
+/// keys. A database that already holds an installation is refused.
+#[test]
+fn an_installation_moves_from_sqlite_to_postgres() {
+    let dummy = [
+        ("BAI_NO_DOCKER", "true"),
+        ("BAI_DUMMY_AGENTS", "1"),
+        ("BAI_DUMMY_CAPACITY", "cpu=4,mem=8g"),
+    ];
+    let s = Server::start_with(&dummy);
+    s.bai(&s.user, &["start", "-t", "kept", "python"])
+        .expect_ok();
+    s.bai(&s.user, &["start", "-t", "gone", "python"])
+        .expect_ok();
+    s.bai(&s.user, &["rm", "gone"]).expect_ok();
+    s.bai(&s.user, &["vfolder", "create", "data1"]).expect_ok();
+    s.bai(&s.user, &["vfolder", "invite", "data1", "user2@bai.local"])
+        .expect_ok();
+    let vimrc = s.work.path().join("vimrc");
+    std::fs::write(&vimrc, "set number\n").unwrap();
+    s.bai(
+        &s.user,
+        &["dotfile", "create", ".vimrc", "-f", vimrc.to_str().unwrap()],
+    )
+    .expect_ok();
+    s.bai(
+        &s.admin,
+        &["admin", "policy", "create", "gold", "--max-concurrent", "3"],
+    )
+    .expect_ok();
+    s.bai(&s.admin, &["admin", "project", "create", "proj1"])
+        .expect_ok();
+    let data = s.crash();
+    let db = data.path().join("bai.db");
+
+    let url = bai_store::testing::fresh_database().unwrap();
+    let migrate = |to: &str| {
+        Command::new(bin("baid"))
+            .args(["db", "migrate", "--from"])
+            .arg(format!("sqlite:{}", db.display()))
+            .args(["--to", to])
+            .output()
+            .expect("run baid db migrate")
+    };
+    let out = migrate(&url);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("every table compared equal"), "{stdout}");
+
+    // Counted here too, table by table, on each engine.
+    let lite = rusqlite::Connection::open(&db).unwrap();
+    let mut pg = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    for table in bai_store::copy::tables() {
+        let sql = format!("SELECT count(*) FROM {table}");
+        let a: i64 = lite.query_row(&sql, [], |r| r.get(0)).unwrap();
+        let b: i64 = pg.query_one(&sql, &[]).unwrap().get(0);
+        assert_eq!(a, b, "rows of {table}");
+    }
+    drop(lite);
+
+    // A manager on PostgreSQL, on the same data dir (its env files name the same keys).
+    let mut env = dummy.to_vec();
+    env.push(("BAI_DATABASE", &url));
+    let s = Server::start_in(data, &env);
+    assert_eq!(s.info(&s.user, "kept")["name"], "kept");
+    let dead = s.bai(&s.user, &["ps", "--dead"]);
+    assert!(dead.stdout.contains("gone"), "{dead:#?}");
+    let folders = s.bai(&s.user, &["vfolder", "list"]);
+    assert!(folders.stdout.contains("data1"), "{folders:#?}");
+    let invited = s.bai(&s.user2, &["vfolder", "invitations"]);
+    assert!(invited.stdout.contains("data1"), "{invited:#?}");
+    let dot = s.bai(&s.user, &["dotfile", "get", ".vimrc"]);
+    assert_eq!(dot.stdout, "set number\n", "{dot:#?}");
+    let policies = s.bai(&s.admin, &["admin", "policy", "list"]);
+    assert!(policies.stdout.contains("gold"), "{policies:#?}");
+    let projects = s.bai(&s.admin, &["admin", "project", "list"]);
+    assert!(projects.stdout.contains("proj1"), "{projects:#?}");
+    // New rows are numbered after the copied ones (PostgreSQL's counters were moved).
+    s.bai(&s.user, &["start", "-t", "after", "python"])
+        .expect_ok();
+    drop(s);
+
+    let out = Command::new(bin("baid"))
+        .args(["db", "migrate", "--from", &url, "--to", &url])
+        .output()
+        .expect("run baid db migrate");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("already holds an installation"), "{stderr}");
+}
+
+/// `baid db backup` of a PostgreSQL database names PostgreSQL's own tool, without the
+/// password.
+#[test]
+fn a_postgres_backup_is_pg_dumps() {
+    let out = Command::new(bin("baid"))
+        .args(["db", "backup", "/tmp/never-written.db"])
+        .env("BAI_DATABASE", "postgres://bai:s3cret@db.example:5432/bai")
+        .output()
+        .expect("run baid db backup");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("pg_dump"), "{stderr}");
+    assert!(!stderr.contains("s3cret"), "{stderr}");
+    assert!(!std::path::Path::new("/tmp/never-written.db").exists());
 }

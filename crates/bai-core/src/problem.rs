@@ -106,6 +106,16 @@ impl Problem {
             "the disk holding bai's data is full, so nothing was changed; an administrator must free space",
         )
     }
+
+    /// The database server cannot be reached from this manager now; nothing was changed.
+    pub fn database_unavailable() -> Problem {
+        Problem::new(
+            503,
+            "database-unavailable",
+            "The database cannot be reached.",
+            "this manager cannot reach its database now, so nothing was changed; try again (another manager may answer)",
+        )
+    }
 }
 
 impl std::fmt::Display for Problem {

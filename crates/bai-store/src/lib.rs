@@ -11,7 +11,9 @@ mod accounts;
 mod agents;
 mod audit;
 pub mod backup;
+pub mod copy;
 pub mod db;
+pub mod sole;
 pub use schema::LATEST as SCHEMA_VERSION;
 mod domains;
 mod dotfiles;
@@ -82,7 +84,7 @@ pub enum StoreError {
         "the database has schema version {found}, newer than this build's {known}: run the bai version that wrote it (or newer)"
     )]
     NewerSchema { found: i64, known: i64 },
-    /// A backup or restore that cannot be done, and why.
+    /// A backup, restore or move between databases that cannot be done, and why.
     #[error("{0}")]
     Backup(String),
 }

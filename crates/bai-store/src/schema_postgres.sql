@@ -10,11 +10,11 @@
 --
 -- Differences that no DDL can remove:
 --   a TEXT PRIMARY KEY column is NOT NULL here (SQLite lets it hold NULL)
---   no table has a rowid (endpoint_decisions is ordered by rowid in endpoint_rules.rs)
+--   no table has a rowid (no query reads one)
 --   text sorts and compares by the database's collation (SQLite: bytewise, the same as
 --   PostgreSQL's only under a C collation, as in the tests' cluster made with C.UTF-8)
 --   the rows the SQLite migrations insert (the default resource group, keypair resource
---   policy, project, user resource policy and domain) are not made by this file
+--   policy, project, user resource policy and domain) are schema.rs's PG_DEFAULT_ROWS
 --
 -- One statement per semicolon, no transaction statements, tables ordered so that every
 -- foreign key refers to a table made before it (in the order of the migrations).

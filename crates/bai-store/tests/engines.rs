@@ -129,3 +129,28 @@ fn an_unreachable_server_is_one_error() {
     assert!(text.contains("127.0.0.1:1"), "{text}");
     assert!(!text.contains("s3cret"), "{text}");
 }
+
+/// A connection PostgreSQL dropped (a restart, a killed backend) is made again: the next
+/// read and write of the store succeed, and nothing committed is lost.
+#[test]
+fn dropped_connections_are_made_again() {
+    if !testing::on_postgres() {
+        return;
+    }
+    let url = testing::fresh_database().unwrap();
+    let store = Store::open_postgres(&url).unwrap();
+    store.meta_set("k", "before").unwrap();
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let killed: i64 = c
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(killed >= 1, "the store's connections were found");
+    assert_eq!(store.meta_get("k").unwrap().as_deref(), Some("before"));
+    store.meta_set("k", "after").unwrap();
+    assert_eq!(store.meta_get("k").unwrap().as_deref(), Some("after"));
+}

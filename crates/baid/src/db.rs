@@ -1,6 +1,7 @@
 //! `baid db backup FILE` and `baid db restore FILE`: a consistent copy of the database while
-//! the server runs, and putting one back while it is stopped. (For PostgreSQL, when bai
-//! runs on it, `pg_dump` is the tool.)
+//! the server runs, and putting one back while it is stopped (SQLite; for PostgreSQL,
+//! `pg_dump` is the tool). `baid db migrate --from A --to B`: an installation moved from one
+//! database to another (SQLite to PostgreSQL), every table compared afterwards.
 
 use anyhow::{Result, bail};
 use std::path::PathBuf;
@@ -21,6 +22,24 @@ enum DbCmd {
         /// The data dir whose database is copied.
         #[arg(long, env = "BAI_DATA_DIR")]
         data_dir: Option<PathBuf>,
+        /// The database, when it is not the data dir's (`baid up --database`).
+        #[arg(long, env = "BAI_DATABASE", hide_env_values = true, value_name = "URL")]
+        database: Option<String>,
+    },
+    /// Move an installation to another database: every table of FROM copied into TO (a new,
+    /// empty database), then compared. Stop the managers first.
+    Migrate {
+        /// The database moved: `sqlite:PATH` (default: the data dir's bai.db) or a
+        /// PostgreSQL URL.
+        #[arg(long, value_name = "URL")]
+        from: Option<String>,
+        /// Where it goes: `postgres://USER@HOST/DB` (the database must exist and hold no
+        /// installation yet) or `sqlite:PATH`.
+        #[arg(long, value_name = "URL")]
+        to: String,
+        /// The data dir whose bai.db is moved when --from is not given.
+        #[arg(long, env = "BAI_DATA_DIR")]
+        data_dir: Option<PathBuf>,
     },
     /// Put the backup FILE in place of the data dir's database. The server must be stopped.
     Restore {
@@ -37,7 +56,17 @@ enum DbCmd {
 
 pub fn run(args: DbArgs) -> Result<()> {
     match args.cmd {
-        DbCmd::Backup { file, data_dir } => {
+        DbCmd::Backup {
+            database: Some(url),
+            ..
+        } if is_postgres(&url) => {
+            bail!(
+                "a PostgreSQL database is backed up with PostgreSQL's tools: pg_dump --format=custom --file=FILE '{}' (restore with pg_restore)",
+                bai_store::db::redact(&url)
+            );
+        }
+        DbCmd::Migrate { from, to, data_dir } => migrate(from, &to, data_dir)?,
+        DbCmd::Backup { file, data_dir, .. } => {
             let data_dir = data_dir.unwrap_or_else(crate::default_data_dir);
             let info = bai_store::backup::backup(&data_dir.join("bai.db"), &file)?;
             println!(
@@ -78,5 +107,51 @@ pub fn run(args: DbArgs) -> Result<()> {
             );
         }
     }
+    Ok(())
+}
+
+fn is_postgres(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+/// `baid db migrate`: opens both (migrating each to this build's schema), copies, compares.
+fn migrate(from: Option<String>, to: &str, data_dir: Option<PathBuf>) -> Result<()> {
+    let data_dir = data_dir.unwrap_or_else(crate::default_data_dir);
+    let from = from.unwrap_or_else(|| format!("sqlite:{}", data_dir.join("bai.db").display()));
+    // A baid on the data dir would go on writing to the database being moved.
+    let _lock = match from.strip_prefix("sqlite:") {
+        Some(_) if from.ends_with(&data_dir.join("bai.db").display().to_string()) => {
+            match crate::lock::try_take(&data_dir)? {
+                Some(lock) => Some(lock),
+                None => bail!(
+                    "a baid is running on {}; stop it before moving its database",
+                    data_dir.display()
+                ),
+            }
+        }
+        _ => None,
+    };
+    if let Some(path) = from.strip_prefix("sqlite:")
+        && !std::path::Path::new(path).exists()
+    {
+        bail!("there is no database at {path}");
+    }
+    let source = bai_store::Store::open_database(&from)?;
+    let dest = bai_store::Store::open_database(to)?;
+    let copied = bai_store::copy::copy(&source, &dest)?;
+    let rows: usize = copied.iter().map(|c| c.rows).sum();
+    for c in copied.iter().filter(|c| c.rows > 0) {
+        println!("  {:<28} {:>8} rows", c.table, c.rows);
+    }
+    let diff = bai_store::copy::differences(&source, &dest)?;
+    if !diff.is_empty() {
+        bail!("the copy differs from the source: {}", diff.join("; "));
+    }
+    println!(
+        "moved {rows} rows of {} tables from {} to {}; every table compared equal",
+        copied.len(),
+        bai_store::db::redact(&from),
+        bai_store::db::redact(to)
+    );
     Ok(())
 }

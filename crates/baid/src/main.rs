@@ -285,6 +285,26 @@ async fn up(args: UpArgs) -> Result<()> {
     };
     // A database that does not open (or one of a newer schema than this build's) stops baid
     // with one line.
+    // Until several managers share a database under a lease, one manager per database.
+    let _sole = match &args.database {
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            match bai_store::sole::claim(url) {
+                Ok(Some(claim)) => Some(claim),
+                Ok(None) => {
+                    eprintln!(
+                        "Error: another manager runs on {}; one manager per database for now (docs/HA.md)",
+                        bai_store::db::redact(url)
+                    );
+                    std::process::exit(2);
+                }
+                Err(e) => {
+                    eprintln!("Error: cannot open the database: {e}");
+                    std::process::exit(2);
+                }
+            }
+        }
+        _ => None,
+    };
     let opened = match &args.database {
         Some(url) => Store::open_database(url),
         None => Store::open(&data_dir.join("bai.db")),

@@ -53,9 +53,7 @@ impl Error {
     pub fn is_unavailable(&self) -> bool {
         match self {
             Error::Closed(_) => true,
-            Error::Pg(e) | Error::PgStatement { source: e, .. } => {
-                e.is_closed() || e.as_db_error().is_none() && e.code().is_none()
-            }
+            Error::Pg(e) | Error::PgStatement { source: e, .. } => pg::is_lost(e),
             _ => false,
         }
     }
@@ -248,6 +246,18 @@ enum R<'a> {
 }
 
 impl Row<'_> {
+    /// How many columns the row has.
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            R::Lite(r) => r.as_ref().column_count(),
+            R::Pg(r) => r.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Column `i` (from 0) as `T`. The first type parameter is the index's, as rusqlite's.
     pub fn get<I: ColumnIndex, T: FromValue>(&self, i: I) -> Result<T> {
         let i = i.index();

@@ -20,6 +20,9 @@ pub struct PgConn {
 }
 
 struct Worker {
+    /// Inside BEGIN … COMMIT/ROLLBACK: a lost connection lost the transaction, so a
+    /// statement is not tried again on a new one.
+    in_tx: bool,
     url: String,
     config: postgres::Config,
     client: Option<Client>,
@@ -50,6 +53,7 @@ impl PgConn {
             .name("bai-pg".into())
             .spawn(move || {
                 let mut w = Worker {
+                    in_tx: false,
                     url,
                     config,
                     client: None,
@@ -95,8 +99,16 @@ impl PgConn {
     pub fn batch(&self, sql: &str) -> Result<()> {
         let sql = sql.to_string();
         self.call(move |w| {
+            // The façade's transactions are these three statements, each alone.
+            let word = sql.trim().to_ascii_uppercase();
             let r = w.client()?.batch_execute(&sql);
-            w.settle(r)
+            let r = w.settle(r);
+            match word.as_str() {
+                "BEGIN" => w.in_tx = r.is_ok(),
+                "COMMIT" | "ROLLBACK" => w.in_tx = false,
+                _ => {}
+            }
+            r
         })
     }
 }
@@ -123,8 +135,9 @@ impl Worker {
     /// A failure that closed the connection is one the next call reconnects after.
     fn settle<T>(&mut self, r: std::result::Result<T, postgres::Error>) -> Result<T> {
         r.map_err(|e| {
-            if e.is_closed() {
+            if is_lost(&e) {
                 self.client = None;
+                self.statements.clear();
             }
             Error::Pg(e)
         })
@@ -136,12 +149,20 @@ impl Worker {
             sql.to_string(),
             types.iter().map(Type::oid).collect::<Vec<_>>(),
         );
+        // A connection made again has none of the cached statements: connect first.
+        self.client()?;
         if let Some(st) = self.statements.get(&key) {
             return Ok(st.clone());
         }
-        let first = {
-            let text = placeholders(sql, &[]);
-            self.client()?.prepare_typed(&text, &types)
+        let text = placeholders(sql, &[]);
+        let first = match self.client()?.prepare_typed(&text, &types) {
+            // Preparing changes nothing: on a dropped connection, once more on a new one.
+            Err(e) if is_lost(&e) => {
+                self.client = None;
+                self.statements.clear();
+                self.client()?.prepare_typed(&text, &types)
+            }
+            r => r,
         };
         let st = match first {
             // A null left open whose type nothing else fixes (`?1 IS NULL OR x = ?1`, where
@@ -162,14 +183,39 @@ impl Worker {
         Ok(st)
     }
 
+    /// A statement outside a transaction that met a dropped connection (the server
+    /// restarted, a connection was killed) is tried once more on a new one when it surely
+    /// never ran: the server said it ended the connection (57P0x: a statement it was
+    /// running is rolled back), or the statement only reads. A write whose answer was lost
+    /// on the wire is not tried again (it may have committed): its caller sees the error.
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>> {
-        self.query_rows(sql, params)
-            .map_err(|e| in_statement(e, sql))
+        match self.query_rows(sql, params) {
+            Err(Error::Pg(e)) if self.again(&e, sql) => self.query_rows(sql, params),
+            r => r,
+        }
+        .map_err(|e| in_statement(e, sql))
     }
 
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
-        self.execute_once(sql, params)
-            .map_err(|e| in_statement(e, sql))
+        match self.execute_once(sql, params) {
+            Err(Error::Pg(e)) if self.again(&e, sql) => self.execute_once(sql, params),
+            r => r,
+        }
+        .map_err(|e| in_statement(e, sql))
+    }
+
+    fn again(&mut self, e: &postgres::Error, sql: &str) -> bool {
+        let ended_by_server = e.code().is_some_and(|c| c.code().starts_with("57P"));
+        let read = sql
+            .trim_start()
+            .get(..6)
+            .is_some_and(|w| w.eq_ignore_ascii_case("SELECT"));
+        let again = !self.in_tx && (ended_by_server || read && is_lost(e));
+        if again {
+            self.client = None;
+            self.statements.clear();
+        }
+        again
     }
 
     fn query_rows(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>> {
@@ -192,6 +238,23 @@ impl Worker {
         let r = self.client()?.execute(&st, &args);
         self.settle(r)
     }
+}
+
+/// The connection is gone or the server cannot be reached (not a fault of the statement).
+pub(crate) fn is_lost(e: &postgres::Error) -> bool {
+    // 08: connection exceptions; 57P0x: the server shutting down or killing the backend.
+    let code = e.code().map(|c| c.code()).unwrap_or("");
+    if e.is_closed() || code.starts_with("08") || code.starts_with("57P") {
+        return true;
+    }
+    let mut src = std::error::Error::source(e);
+    while let Some(c) = src {
+        if c.is::<std::io::Error>() {
+            return true;
+        }
+        src = c.source();
+    }
+    false
 }
 
 /// A server's error names the statement it was about (one line of it).

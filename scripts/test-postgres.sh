@@ -7,7 +7,10 @@
 set -euo pipefail
 dir="${BAI_PG_DIR:-/var/tmp/bai-test-pg}"
 port="${BAI_PG_PORT:-55432}"
-bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+# The newest installed server's programs (none: empty; `|| true` keeps `set -e` from ending
+# the script when the glob matches nothing).
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true; }
+bin=$(pg_bin)
 if [ -z "$bin" ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "error: PostgreSQL is missing; run as root or apt-get install postgresql" >&2
@@ -16,7 +19,8 @@ if [ -z "$bin" ]; then
   echo "==> installing postgresql (Debian package)" >&2
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
-  bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+  bin=$(pg_bin)
+  [ -n "$bin" ] || { echo "error: postgresql installed, but no server found in /usr/lib/postgresql" >&2; exit 1; }
   # The package starts a cluster of its own; the tests do not use it.
   (command -v pg_ctlcluster >/dev/null && pg_ctlcluster --skip-systemctl-redirect "$(basename "$(dirname "$bin")")" main stop) >/dev/null 2>&1 || true
 fi

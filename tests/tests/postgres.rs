@@ -16,6 +16,21 @@ fn sessions_in(url: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// `baid up` (no Docker, a data dir of its own) on `database`, run to its end: for a start
+/// that is refused.
+fn up_refused(database: &str) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    Command::new(bin("baid"))
+        .arg("up")
+        .env("BAI_DATA_DIR", dir.path())
+        .env("BAI_LISTEN", format!("127.0.0.1:{}", free_port()))
+        .env("BAI_NO_DOCKER", "true")
+        .env("BAI_DATABASE", database)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run baid up")
+}
+
 #[test]
 fn a_manager_on_postgres_runs_sessions_and_keeps_them_across_a_crash() {
     let url = bai_store::testing::fresh_database().expect("a database in the test cluster");
@@ -26,16 +41,7 @@ fn a_manager_on_postgres_runs_sessions_and_keeps_them_across_a_crash() {
     );
 
     // A second manager on the same database is refused while this one runs.
-    let second = tempfile::tempdir().unwrap();
-    let out = Command::new(bin("baid"))
-        .arg("up")
-        .env("BAI_DATA_DIR", second.path())
-        .env("BAI_LISTEN", format!("127.0.0.1:{}", free_port()))
-        .env("BAI_NO_DOCKER", "true")
-        .env("BAI_DATABASE", &url)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run a second baid");
+    let out = up_refused(&url);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("another manager runs on"), "{stderr}");
@@ -82,17 +88,8 @@ fn a_manager_on_postgres_runs_sessions_and_keeps_them_across_a_crash() {
 
 #[test]
 fn an_unreachable_database_stops_baid_with_one_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(bin("baid"))
-        .arg("up")
-        .env("BAI_DATA_DIR", dir.path())
-        .env("BAI_LISTEN", format!("127.0.0.1:{}", free_port()))
-        .env("BAI_NO_DOCKER", "true")
-        // Nothing listens on port 1.
-        .env("BAI_DATABASE", "postgres://bai:s3cret@127.0.0.1:1/bai")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run baid");
+    // Nothing listens on port 1.
+    let out = up_refused("postgres://bai:s3cret@127.0.0.1:1/bai");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();

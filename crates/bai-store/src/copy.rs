@@ -36,7 +36,7 @@ fn rows(conn: &Connection, table: &str) -> Result<Vec<Vec<Value>>> {
     let mut out = st
         .query_map([], |r| (0..r.len()).map(|i| r.get::<_, Value>(i)).collect())?
         .collect::<crate::db::Result<Vec<Vec<Value>>>>()?;
-    out.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    out.sort_by_cached_key(|r| format!("{r:?}"));
     Ok(out)
 }
 

@@ -168,7 +168,7 @@ impl Store {
     /// Opens the database a command line names: a PostgreSQL URL (`postgres://…`,
     /// `postgresql://…`), `sqlite:PATH`, or a path to an SQLite file.
     pub fn open_database(what: &str) -> Result<Store> {
-        if what.starts_with("postgres://") || what.starts_with("postgresql://") {
+        if db::is_postgres_url(what) {
             Store::open_postgres(what)
         } else {
             Store::open(Path::new(what.strip_prefix("sqlite:").unwrap_or(what)))
@@ -206,14 +206,9 @@ impl Store {
     /// Connects to a PostgreSQL database (which must exist) and migrates it: a writer and
     /// a few readers, each a connection of its own.
     pub fn open_postgres(url: &str) -> Result<Store> {
-        let open_err = |e: db::Error| StoreError::Open {
-            path: db::redact(url),
-            source: e,
-        };
-        let conn = db::PgConn::connect(url).map_err(open_err)?;
-        let mut store = Self::init(Connection::Pg(conn))?;
+        let mut store = Self::init(Connection::Pg(connect_postgres(url)?))?;
         for _ in 0..READERS {
-            let reader = db::PgConn::connect(url).map_err(open_err)?;
+            let reader = connect_postgres(url)?;
             store.readers.push(Mutex::new(Connection::Pg(reader)));
         }
         Ok(store)
@@ -334,6 +329,15 @@ impl Store {
         )?;
         Ok(())
     }
+}
+
+/// A connection to the PostgreSQL database at `url`; failing, the error names the URL
+/// (without its password).
+pub(crate) fn connect_postgres(url: &str) -> Result<db::PgConn> {
+    db::PgConn::connect(url).map_err(|e| StoreError::Open {
+        path: db::redact(url),
+        source: e,
+    })
 }
 
 /// Current time as the RFC 3339 string stored everywhere (UTC, microseconds).

@@ -3,8 +3,8 @@
 //! runs, and a second one is refused at start. (An SQLite file is one data dir's, whose lock
 //! file already allows one `baid up`.)
 
+use crate::Result;
 use crate::db::{self, PgConn};
-use crate::{Result, StoreError};
 
 /// The lock's number, bai's alone.
 const MANAGER_LOCK: i64 = 0x0062_6169_5f6d_6772;
@@ -20,10 +20,7 @@ const GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Takes the database for this manager: `None` when another manager holds it.
 pub fn claim(url: &str) -> Result<Option<SoleManager>> {
-    let conn = PgConn::connect(url).map_err(|e| StoreError::Open {
-        path: db::redact(url),
-        source: e,
-    })?;
+    let conn = crate::connect_postgres(url)?;
     let since = std::time::Instant::now();
     loop {
         let rows = conn.query(

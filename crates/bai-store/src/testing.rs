@@ -2,7 +2,7 @@
 //! default; with `BAI_TEST_STORE=postgres`, a new database of its own in the PostgreSQL
 //! cluster at `BAI_TEST_POSTGRES` (`scripts/test-postgres.sh` starts one and prints it).
 
-use crate::{Result, Store, StoreError, db};
+use crate::{Result, Store};
 
 /// The cluster `scripts/test-postgres.sh` starts.
 const DEFAULT_CLUSTER: &str = "postgres://postgres@127.0.0.1:55432/postgres";
@@ -24,10 +24,7 @@ pub fn store() -> Result<Store> {
 pub fn fresh_database() -> Result<String> {
     let cluster = std::env::var("BAI_TEST_POSTGRES").unwrap_or_else(|_| DEFAULT_CLUSTER.into());
     let name = format!("bai_test_{}", uuid::Uuid::new_v4().simple());
-    let admin = db::PgConn::connect(&cluster).map_err(|e| StoreError::Open {
-        path: db::redact(&cluster),
-        source: e,
-    })?;
+    let admin = crate::connect_postgres(&cluster)?;
     admin.batch(&format!("CREATE DATABASE {name}"))?;
     Ok(with_database(&cluster, &name))
 }

@@ -74,13 +74,21 @@ fn postgres_shape(url: &str) -> (Shape, BTreeMap<String, String>) {
     (shape, indexes)
 }
 
-#[test]
-fn both_engines_hold_the_same_schema() {
+/// A new PostgreSQL database with bai's schema, in the PostgreSQL pass (`None` on SQLite).
+fn migrated_postgres() -> Option<String> {
     if !testing::on_postgres() {
-        return;
+        return None;
     }
     let url = testing::fresh_database().unwrap();
     drop(Store::open_postgres(&url).unwrap());
+    Some(url)
+}
+
+#[test]
+fn both_engines_hold_the_same_schema() {
+    let Some(url) = migrated_postgres() else {
+        return;
+    };
     let (lite, lite_ix) = sqlite_shape();
     let (pg, pg_ix) = postgres_shape(&url);
     assert_eq!(
@@ -102,11 +110,9 @@ fn both_engines_hold_the_same_schema() {
 /// A PostgreSQL database of a newer schema than this build's is refused at open.
 #[test]
 fn a_newer_postgres_schema_is_refused() {
-    if !testing::on_postgres() {
+    let Some(url) = migrated_postgres() else {
         return;
-    }
-    let url = testing::fresh_database().unwrap();
-    drop(Store::open_postgres(&url).unwrap());
+    };
     let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     c.execute(
         "UPDATE meta SET value = $1 WHERE key = 'schema_version'",

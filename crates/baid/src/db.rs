@@ -59,7 +59,7 @@ pub fn run(args: DbArgs) -> Result<()> {
         DbCmd::Backup {
             database: Some(url),
             ..
-        } if is_postgres(&url) => {
+        } if bai_store::db::is_postgres_url(&url) => {
             bail!(
                 "a PostgreSQL database is backed up with PostgreSQL's tools: pg_dump --format=custom --file=FILE '{}' (restore with pg_restore)",
                 bai_store::db::redact(&url)
@@ -110,26 +110,22 @@ pub fn run(args: DbArgs) -> Result<()> {
     Ok(())
 }
 
-fn is_postgres(url: &str) -> bool {
-    url.starts_with("postgres://") || url.starts_with("postgresql://")
-}
-
 /// `baid db migrate`: opens both (migrating each to this build's schema), copies, compares.
 fn migrate(from: Option<String>, to: &str, data_dir: Option<PathBuf>) -> Result<()> {
     let data_dir = data_dir.unwrap_or_else(crate::default_data_dir);
-    let from = from.unwrap_or_else(|| format!("sqlite:{}", data_dir.join("bai.db").display()));
+    let own = data_dir.join("bai.db");
+    let from = from.unwrap_or_else(|| format!("sqlite:{}", own.display()));
     // A baid on the data dir would go on writing to the database being moved.
-    let _lock = match from.strip_prefix("sqlite:") {
-        Some(_) if from.ends_with(&data_dir.join("bai.db").display().to_string()) => {
-            match crate::lock::try_take(&data_dir)? {
-                Some(lock) => Some(lock),
-                None => bail!(
-                    "a baid is running on {}; stop it before moving its database",
-                    data_dir.display()
-                ),
-            }
+    let _lock = if from.strip_prefix("sqlite:").map(std::path::Path::new) == Some(own.as_path()) {
+        match crate::lock::try_take(&data_dir)? {
+            Some(lock) => Some(lock),
+            None => bail!(
+                "a baid is running on {}; stop it before moving its database",
+                data_dir.display()
+            ),
         }
-        _ => None,
+    } else {
+        None
     };
     if let Some(path) = from.strip_prefix("sqlite:")
         && !std::path::Path::new(path).exists()

@@ -266,6 +266,16 @@ async fn main() -> Result<()> {
     }
 }
 
+/// A database that cannot be used stops baid: one line, exit code 2.
+fn database_failed(e: bai_store::StoreError) -> ! {
+    match e {
+        // It says itself that it cannot open the database, and which.
+        e @ bai_store::StoreError::Open { .. } => eprintln!("Error: {e}"),
+        e => eprintln!("Error: cannot open the database: {e}"),
+    }
+    std::process::exit(2)
+}
+
 async fn up(args: UpArgs) -> Result<()> {
     let data_dir = args.data_dir.clone().unwrap_or_else(default_data_dir);
     std::fs::create_dir_all(&data_dir)
@@ -283,38 +293,34 @@ async fn up(args: UpArgs) -> Result<()> {
             std::process::exit(2);
         }
     };
+    // Until several managers share a database under a lease, one manager per database.
+    let _sole = match args
+        .database
+        .as_deref()
+        .filter(|u| bai_store::db::is_postgres_url(u))
+    {
+        Some(url) => match bai_store::sole::claim(url) {
+            Ok(Some(claim)) => Some(claim),
+            Ok(None) => {
+                eprintln!(
+                    "Error: another manager runs on {}; one manager per database for now (docs/HA.md)",
+                    bai_store::db::redact(url)
+                );
+                std::process::exit(2);
+            }
+            Err(e) => database_failed(e),
+        },
+        None => None,
+    };
     // A database that does not open (or one of a newer schema than this build's) stops baid
     // with one line.
-    // Until several managers share a database under a lease, one manager per database.
-    let _sole = match &args.database {
-        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            match bai_store::sole::claim(url) {
-                Ok(Some(claim)) => Some(claim),
-                Ok(None) => {
-                    eprintln!(
-                        "Error: another manager runs on {}; one manager per database for now (docs/HA.md)",
-                        bai_store::db::redact(url)
-                    );
-                    std::process::exit(2);
-                }
-                Err(e) => {
-                    eprintln!("Error: cannot open the database: {e}");
-                    std::process::exit(2);
-                }
-            }
-        }
-        _ => None,
-    };
     let opened = match &args.database {
         Some(url) => Store::open_database(url),
         None => Store::open(&data_dir.join("bai.db")),
     };
     let store = match opened {
         Ok(s) => Arc::new(s),
-        Err(e) => {
-            eprintln!("Error: cannot open the database: {e}");
-            std::process::exit(2);
-        }
+        Err(e) => database_failed(e),
     };
     let endpoint_host = args
         .endpoint_host

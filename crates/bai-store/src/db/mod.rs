@@ -8,6 +8,11 @@ mod pg;
 mod value;
 
 pub use pg::{PgConn, redact};
+
+/// Whether a `--database` value names a PostgreSQL database (else an SQLite file).
+pub fn is_postgres_url(what: &str) -> bool {
+    what.starts_with("postgres://") || what.starts_with("postgresql://")
+}
 pub use value::{FromValue, Params, ToValue, Value};
 
 pub use crate::__db_params as params;
@@ -33,6 +38,9 @@ pub enum Error {
     /// The connection to the database server is gone (reconnected on the next use).
     #[error("the database connection is closed: {0}")]
     Closed(String),
+    /// No connection could be made (an unreachable server, a bad URL): the reason.
+    #[error("{0}")]
+    Connect(String),
 }
 
 impl Error {
@@ -52,7 +60,7 @@ impl Error {
     /// The server cannot be reached or dropped the connection (not a fault of the statement).
     pub fn is_unavailable(&self) -> bool {
         match self {
-            Error::Closed(_) => true,
+            Error::Closed(_) | Error::Connect(_) => true,
             Error::Pg(e) | Error::PgStatement { source: e, .. } => pg::is_lost(e),
             _ => false,
         }
@@ -166,23 +174,26 @@ enum St<'c> {
     Pg(&'c PgConn, String),
 }
 
+/// A statement, seen as its engine's.
+enum Which<'s, 'c> {
+    Lite(&'s mut rusqlite::Statement<'c>),
+    Pg(&'c PgConn, &'s str),
+}
+
 impl<'c> Statement<'c> {
-    fn lite(&mut self) -> Option<&mut rusqlite::Statement<'c>> {
+    fn which(&mut self) -> Which<'_, 'c> {
         match &mut self.0 {
-            St::Lite(s) => Some(s),
-            St::LiteCached(s) => Some(s),
-            St::Pg(..) => None,
+            St::Lite(s) => Which::Lite(s),
+            St::LiteCached(s) => Which::Lite(s),
+            St::Pg(c, sql) => Which::Pg(c, sql),
         }
     }
 
     pub fn execute<P: Params>(&mut self, params: P) -> Result<usize> {
         let v = params.values();
-        if let Some(s) = self.lite() {
-            return Ok(s.execute(rusqlite::params_from_iter(v.iter()))?);
-        }
-        match &self.0 {
-            St::Pg(c, sql) => Ok(c.execute(sql, v)? as usize),
-            _ => unreachable!("a SQLite statement was handled above"),
+        match self.which() {
+            Which::Lite(s) => Ok(s.execute(rusqlite::params_from_iter(v.iter()))?),
+            Which::Pg(c, sql) => Ok(c.execute(sql, v)? as usize),
         }
     }
 
@@ -198,16 +209,17 @@ impl<'c> Statement<'c> {
     {
         let v = params.values();
         let mut out = Vec::new();
-        if let Some(s) = self.lite() {
-            let mut rows = s.query(rusqlite::params_from_iter(v.iter()))?;
-            while let Some(r) = rows.next()? {
-                out.push(f(&Row(R::Lite(r))));
+        match self.which() {
+            Which::Lite(s) => {
+                let mut rows = s.query(rusqlite::params_from_iter(v.iter()))?;
+                while let Some(r) = rows.next()? {
+                    out.push(f(&Row(R::Lite(r))));
+                }
             }
-            return Ok(out.into_iter());
-        }
-        if let St::Pg(c, sql) = &self.0 {
-            for r in c.query(sql, v)? {
-                out.push(f(&Row(R::Pg(&r))));
+            Which::Pg(c, sql) => {
+                for r in c.query(sql, v)? {
+                    out.push(f(&Row(R::Pg(&r))));
+                }
             }
         }
         Ok(out.into_iter())
@@ -220,19 +232,18 @@ impl<'c> Statement<'c> {
         F: FnOnce(&Row<'_>) -> Result<T>,
     {
         let v = params.values();
-        if let Some(s) = self.lite() {
-            let mut rows = s.query(rusqlite::params_from_iter(v.iter()))?;
-            return match rows.next()? {
-                Some(r) => f(&Row(R::Lite(r))),
-                None => Err(Error::NoRows),
-            };
-        }
-        match &self.0 {
-            St::Pg(c, sql) => match c.query(sql, v)?.first() {
+        match self.which() {
+            Which::Lite(s) => {
+                let mut rows = s.query(rusqlite::params_from_iter(v.iter()))?;
+                match rows.next()? {
+                    Some(r) => f(&Row(R::Lite(r))),
+                    None => Err(Error::NoRows),
+                }
+            }
+            Which::Pg(c, sql) => match c.query(sql, v)?.first() {
                 Some(r) => f(&Row(R::Pg(r))),
                 None => Err(Error::NoRows),
             },
-            _ => unreachable!("a SQLite statement was handled above"),
         }
     }
 }

@@ -23,7 +23,6 @@ struct Worker {
     /// Inside BEGIN … COMMIT/ROLLBACK: a lost connection lost the transaction, so a
     /// statement is not tried again on a new one.
     in_tx: bool,
-    url: String,
     config: postgres::Config,
     client: Option<Client>,
     /// Statements by (SQL as written, parameter types).
@@ -34,11 +33,7 @@ impl PgConn {
     /// Connects (on the connection's own thread); an unreachable server is an error now.
     pub fn connect(url: &str) -> Result<PgConn> {
         let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| {
-            Error::Closed(format!(
-                "{} is not a PostgreSQL URL: {}",
-                redact(url),
-                describe(&e)
-            ))
+            Error::Connect(format!("not a PostgreSQL URL: {}", describe(&e)))
         })?;
         // An unreachable server is an error in seconds, not at the kernel's TCP timeout; a
         // dead link is noticed by keepalives.
@@ -48,13 +43,11 @@ impl PgConn {
         config.keepalives_idle(std::time::Duration::from_secs(10));
         let (jobs, incoming) = mpsc::channel::<Job>();
         let (ready, connected) = mpsc::channel();
-        let url = url.to_string();
         std::thread::Builder::new()
             .name("bai-pg".into())
             .spawn(move || {
                 let mut w = Worker {
                     in_tx: false,
-                    url,
                     config,
                     client: None,
                     statements: HashMap::new(),
@@ -116,15 +109,11 @@ impl PgConn {
 impl Worker {
     fn client(&mut self) -> Result<&mut Client> {
         if self.client.as_ref().is_none_or(|c| c.is_closed()) {
-            self.statements.clear();
-            self.client = None;
-            let c = self.config.connect(NoTls).map_err(|e| {
-                Error::Closed(format!(
-                    "cannot connect to PostgreSQL at {}: {}",
-                    redact(&self.url),
-                    describe(&e)
-                ))
-            })?;
+            self.drop_connection();
+            let c = self
+                .config
+                .connect(NoTls)
+                .map_err(|e| Error::Connect(describe(&e)))?;
             self.client = Some(c);
         }
         self.client
@@ -132,12 +121,17 @@ impl Worker {
             .ok_or_else(|| Error::Closed("no connection".into()))
     }
 
+    /// Forgets the connection and what was prepared on it; the next call connects anew.
+    fn drop_connection(&mut self) {
+        self.client = None;
+        self.statements.clear();
+    }
+
     /// A failure that closed the connection is one the next call reconnects after.
     fn settle<T>(&mut self, r: std::result::Result<T, postgres::Error>) -> Result<T> {
         r.map_err(|e| {
             if is_lost(&e) {
-                self.client = None;
-                self.statements.clear();
+                self.drop_connection();
             }
             Error::Pg(e)
         })
@@ -158,8 +152,7 @@ impl Worker {
         let first = match self.client()?.prepare_typed(&text, &types) {
             // Preparing changes nothing: on a dropped connection, once more on a new one.
             Err(e) if is_lost(&e) => {
-                self.client = None;
-                self.statements.clear();
+                self.drop_connection();
                 self.client()?.prepare_typed(&text, &types)
             }
             r => r,
@@ -212,8 +205,7 @@ impl Worker {
             .is_some_and(|w| w.eq_ignore_ascii_case("SELECT"));
         let again = !self.in_tx && (ended_by_server || read && is_lost(e));
         if again {
-            self.client = None;
-            self.statements.clear();
+            self.drop_connection();
         }
         again
     }

@@ -221,12 +221,6 @@ impl Params for Vec<Value> {
     }
 }
 
-impl Params for &Vec<Value> {
-    fn values(self) -> Vec<Value> {
-        self.clone()
-    }
-}
-
 macro_rules! array_params {
     ($($n:literal)*) => {$(
         impl<T: ToValue> Params for [T; $n] {

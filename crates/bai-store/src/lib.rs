@@ -1,5 +1,6 @@
 //! Database access for bai: SQLite, embedded, one file in the data dir (WAL mode), or
-//! PostgreSQL, which several managers share. The modules write portable SQL through
+//! PostgreSQL, a database apart from the manager's machine (one manager per database for
+//! now: `sole`). The modules write portable SQL through
 //! [`db`]; the schema is one, written for each engine ([`schema`]).
 //!
 //! Every write that changes a session's status is a compare-and-set on the current status

@@ -36,6 +36,9 @@ pub struct ManagerConfig {
     pub tls: bool,
     /// How long audit log entries are kept (None: for good).
     pub audit_retention: Option<std::time::Duration>,
+    /// How long ended sessions keep their details: scheduling history, events, logs (None:
+    /// for good; their rows are kept either way).
+    pub session_detail_retention: Option<std::time::Duration>,
     /// The image of SFTP sessions (it needs sshd; None: `python`, the bundled one).
     pub sftp_image: Option<String>,
     /// An SFTP session with no connection for this long ends.
@@ -67,6 +70,7 @@ impl Default for ManagerConfig {
             metrics_token: None,
             tls: false,
             audit_retention: Some(std::time::Duration::from_secs(365 * 86400)),
+            session_detail_retention: None,
             sftp_image: None,
             sftp_idle: std::time::Duration::from_secs(600),
         }

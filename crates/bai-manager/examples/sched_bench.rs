@@ -10,6 +10,10 @@
 //! Prints one JSON line. Launching is switched off (`launch_disabled`) so the number is the
 //! scheduler's, not the dummy agents'.
 //!
+//! With `--postgres` (issue 38) the store is a new database in the PostgreSQL cluster at
+//! `BAI_TEST_POSTGRES` (`scripts/test-postgres.sh`), and the baseline the bare compare-and-set
+//! of the same rows there, in one transaction.
+//!
 //! With `--link` (issue "many machines": the scheduler with 1,000 agents connected) the
 //! same pass runs a second time, in the same run, on a manager whose agents are not in its
 //! process but joined over the real transport: each dummy agent dials the manager's agent
@@ -40,10 +44,19 @@ fn dummy(id: String) -> DummyAgent {
     })
 }
 
-/// A manager over a fresh store of `sessions` PENDING sessions in a DRF + dispersed group.
-fn manager(dir: &std::path::Path, sessions: usize) -> anyhow::Result<Arc<Manager>> {
+/// A new store: SQLite in `dir`, or a new PostgreSQL database.
+fn open(dir: &std::path::Path, postgres: bool) -> anyhow::Result<Store> {
     std::fs::create_dir_all(dir)?;
-    let store = Arc::new(Store::open(&dir.join("bai.db"))?);
+    Ok(if postgres {
+        Store::open_postgres(&bai_store::testing::fresh_database()?)?
+    } else {
+        Store::open(&dir.join("bai.db"))?
+    })
+}
+
+/// A manager over a fresh store of `sessions` PENDING sessions in a DRF + dispersed group.
+fn manager(dir: &std::path::Path, sessions: usize, postgres: bool) -> anyhow::Result<Arc<Manager>> {
+    let store = Arc::new(open(dir, postgres)?);
     let mut g = ResourceGroupRow::new("default");
     g.scheduler = "drf".into();
     g.selector = "dispersed".into();
@@ -169,10 +182,11 @@ async fn main() -> anyhow::Result<()> {
     let sessions = args.first().copied().unwrap_or(10_000);
     let agents = args.get(1).copied().unwrap_or(1_000);
     let link = std::env::args().any(|a| a == "--link");
+    let postgres = std::env::args().any(|a| a == "--postgres");
     let dir = tempfile::tempdir()?;
 
     // bai: the manager's pass.
-    let m = manager(&dir.path().join("inproc"), sessions)?;
+    let m = manager(&dir.path().join("inproc"), sessions, postgres)?;
     for i in 0..agents {
         m.agents
             .register(&m.store, Arc::new(dummy(format!("dummy-{i:04}"))))
@@ -182,7 +196,7 @@ async fn main() -> anyhow::Result<()> {
     drop(m);
     // The same with the agents connected over the link.
     let linked = if link {
-        let m = manager(&dir.path().join("link"), sessions)?;
+        let m = manager(&dir.path().join("link"), sessions, postgres)?;
         join_over_the_link(&m, agents).await?;
         // Heartbeats go on meanwhile.
         let (s, placed, _) = place(&m, sessions)?;
@@ -196,32 +210,14 @@ async fn main() -> anyhow::Result<()> {
     };
 
     // Baseline: the same rows, a bare compare-and-set in one transaction.
-    let path = dir.path().join("baseline.db");
-    let base_ids = {
-        let s = Store::open(&path)?;
-        fill(&s, sessions)
+    let base_s = if postgres {
+        // The sync client runs its own runtime: off this one's thread.
+        std::thread::spawn(move || baseline_postgres(sessions, agents))
+            .join()
+            .map_err(|_| anyhow::anyhow!("the PostgreSQL baseline panicked"))??
+    } else {
+        baseline_sqlite(&dir.path().join("baseline"), sessions, agents)?
     };
-    let mut conn = rusqlite::Connection::open(&path)?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
-    let t = Instant::now();
-    let tx = conn.transaction()?;
-    {
-        let mut st = tx.prepare(
-            "UPDATE sessions SET status = 'SCHEDULED', agent_id = ?2, status_changed = ?3
-             WHERE id = ?1 AND status = 'PENDING'",
-        )?;
-        let now = chrono::Utc::now().to_rfc3339();
-        for (i, id) in base_ids.iter().enumerate() {
-            st.execute(rusqlite::params![
-                id.to_string(),
-                format!("dummy-{:04}", i % agents),
-                now
-            ])?;
-        }
-    }
-    tx.commit()?;
-    let base_s = t.elapsed().as_secs_f64();
 
     let link_fields = linked
         .map(|s| {
@@ -232,11 +228,58 @@ async fn main() -> anyhow::Result<()> {
             )
         })
         .unwrap_or_default();
+    let engine = if postgres { "postgres" } else { "sqlite" };
     println!(
-        "{{\"sessions\": {sessions}, \"agents\": {agents}, \"placed\": {placed}, \"passes\": {passes}, \"bai_s\": {bai_s:.4}, \"placements_per_s\": {:.0}, \"baseline_s\": {base_s:.4}, \"baseline_per_s\": {:.0}, \"ratio\": {:.2}{link_fields}}}",
+        "{{\"engine\": \"{engine}\", \"sessions\": {sessions}, \"agents\": {agents}, \"placed\": {placed}, \"passes\": {passes}, \"bai_s\": {bai_s:.4}, \"placements_per_s\": {:.0}, \"baseline_s\": {base_s:.4}, \"baseline_per_s\": {:.0}, \"ratio\": {:.2}{link_fields}}}",
         placed as f64 / bai_s,
         sessions as f64 / base_s,
         bai_s / base_s
     );
     Ok(())
+}
+
+const BASELINE_CAS: &str =
+    "UPDATE sessions SET status = 'SCHEDULED', agent_id = ?2, status_changed = ?3
+     WHERE id = ?1 AND status = 'PENDING'";
+
+/// The bare SQLite compare-and-set of `sessions` rows in one transaction (seconds).
+fn baseline_sqlite(dir: &std::path::Path, sessions: usize, agents: usize) -> anyhow::Result<f64> {
+    let base_ids = fill(&open(dir, false)?, sessions);
+    let mut conn = rusqlite::Connection::open(dir.join("bai.db"))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    let t = Instant::now();
+    let tx = conn.transaction()?;
+    {
+        let mut st = tx.prepare(BASELINE_CAS)?;
+        let now = chrono::Utc::now().to_rfc3339();
+        for (i, id) in base_ids.iter().enumerate() {
+            st.execute(rusqlite::params![
+                id.to_string(),
+                format!("dummy-{:04}", i % agents),
+                now
+            ])?;
+        }
+    }
+    tx.commit()?;
+    Ok(t.elapsed().as_secs_f64())
+}
+
+/// The same on PostgreSQL, over one connection of the `postgres` client (seconds).
+fn baseline_postgres(sessions: usize, agents: usize) -> anyhow::Result<f64> {
+    let url = bai_store::testing::fresh_database()?;
+    let base_ids = fill(&Store::open_postgres(&url)?, sessions);
+    let mut client = postgres::Client::connect(&url, postgres::NoTls)?;
+    let t = Instant::now();
+    let mut tx = client.transaction()?;
+    let st = tx.prepare(&BASELINE_CAS.replace('?', "$"))?;
+    let now = chrono::Utc::now().to_rfc3339();
+    for (i, id) in base_ids.iter().enumerate() {
+        tx.execute(
+            &st,
+            &[&id.to_string(), &format!("dummy-{:04}", i % agents), &now],
+        )?;
+    }
+    tx.commit()?;
+    Ok(t.elapsed().as_secs_f64())
 }

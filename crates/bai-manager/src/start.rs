@@ -64,6 +64,7 @@ pub async fn start(
     monitor::round::spawn(m.monitor.clone());
     spawn_proxy_closer(m.clone());
     crate::audit::spawn_pruner(m.store.clone(), m.config.audit_retention);
+    crate::lifecycle::retention::spawn_pruner(m.store.clone(), m.config.session_detail_retention);
     crate::serving::reconcile::spawn(m.serving.clone());
     crate::serving::autoscale::spawn(m.serving.clone());
     // SFTP sessions an earlier run left have no listener now: they end.

@@ -3,7 +3,6 @@
 //! refuses while something of theirs is still running.
 
 use crate::db::{OptionalExtension, params};
-use crate::projects::ENDED;
 use crate::{Result, Store, now_str};
 
 /// A user as Backend.AI's `User` type shows them.
@@ -312,7 +311,8 @@ impl Store {
         let count =
             |sql: &str| -> crate::db::Result<i64> { tx.query_row(sql, [&id], |r| r.get(0)) };
         let sessions = count(&format!(
-            "SELECT COUNT(*) FROM sessions WHERE user_id = ?1 AND status NOT IN ({ENDED})"
+            "SELECT COUNT(*) FROM sessions WHERE user_id = ?1 AND status IN ({})",
+            crate::projects::live_sql()
         ))?;
         if sessions > 0 {
             return Ok(Err(StillOwned::Sessions(sessions)));
@@ -367,10 +367,11 @@ impl Store {
         let mut st = conn.prepare(&format!(
             "SELECT k.access_key, k.secret_key, k.user_id, u.email, u.full_name, k.is_active,
                 k.is_admin, k.resource_policy, k.rate_limit, k.created_at,
-                (SELECT COUNT(*) FROM sessions s WHERE s.access_key = k.access_key
-                    AND s.status IN ({}))
+                (SELECT COUNT(*) FROM sessions s {}
+                    WHERE s.access_key = k.access_key AND s.status IN ({}))
              FROM keypairs k JOIN users u ON u.id = k.user_id WHERE {cond}
              ORDER BY k.created_at DESC, k.access_key LIMIT ?3 OFFSET ?4",
+            crate::sessions::by_status(conn.engine()),
             holding_sql()
         ))?;
         let rows = st.query_map(params![email, is_active, limit, offset], |r| {
@@ -419,7 +420,9 @@ impl Store {
         let tx = conn.transaction()?;
         let sessions: i64 = tx.query_row(
             &format!(
-                "SELECT COUNT(*) FROM sessions WHERE access_key = ?1 AND status NOT IN ({ENDED})"
+                "SELECT COUNT(*) FROM sessions {} WHERE access_key = ?1 AND status IN ({})",
+                crate::sessions::by_status(tx.engine()),
+                crate::projects::live_sql()
             ),
             [access_key],
             |r| r.get(0),

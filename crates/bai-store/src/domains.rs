@@ -3,7 +3,6 @@
 //! administrator says otherwise.
 
 use crate::db::{OptionalExtension, params};
-use crate::projects::ENDED;
 use crate::{Result, Store, now_str};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,7 +149,8 @@ impl Store {
             return Ok(Err(DomainInUse::Projects(projects)));
         }
         let sessions = count(&format!(
-            "SELECT COUNT(*) FROM sessions WHERE domain_name = ?1 AND status NOT IN ({ENDED})"
+            "SELECT COUNT(*) FROM sessions WHERE domain_name = ?1 AND status IN ({})",
+            crate::projects::live_sql()
         ))?;
         if sessions > 0 {
             return Ok(Err(DomainInUse::Sessions(sessions)));

@@ -249,6 +249,14 @@ impl Store {
             });
         }
         schema::migrate(&conn)?;
+        if found < schema::LATEST
+            && let Some(c) = conn.sqlite()
+        {
+            // A migration may have read every row (an index built over a long history): give
+            // back the cache it grew, which the running manager would otherwise keep.
+            c.execute_batch("PRAGMA shrink_memory")
+                .map_err(db::Error::Lite)?;
+        }
         Ok(Store {
             conn: Mutex::new(conn),
             readers: Vec::new(),

@@ -1,8 +1,11 @@
 //! Persisting one scheduling pass: every placement, wait and give-up of the pass in a single
 //! transaction, so a crash leaves either all of it or none of it.
 
+use crate::db::Engine;
 use crate::db::params;
-use crate::sessions::{PLACEMENT_PHASE, add_history_with_steps_tx, cas_status_tx, place_tx};
+use crate::sessions::{
+    PLACEMENT_PHASE, Placement, add_history_with_steps_tx, cas_status_tx, place_many_tx, place_tx,
+};
 use crate::{Result, SessionRow, StatusChange, Store, now_str};
 use bai_core::Reason;
 use bai_core::event::{EventKind, SessionEvent};
@@ -57,7 +60,35 @@ impl Store {
         let tx = conn.transaction()?;
         let now = now_str();
         let mut out = PassResult::default();
-        for e in entries {
+        // On PostgreSQL, where each statement is a round trip, the single-node placements go
+        // in batches (the same rows, records and events as one by one).
+        let batched = |e: &PassEntry| {
+            tx.engine() == Engine::Postgres
+                && matches!(&e.write, PassWrite::Placed { subs, .. } if subs.is_empty())
+        };
+        let batch: Vec<Placement<'_>> = entries
+            .iter()
+            .filter(|e| batched(e))
+            .filter_map(|e| match &e.write {
+                PassWrite::Placed { agent, .. } => Some(Placement {
+                    id: e.id,
+                    agent,
+                    sub_steps: &e.sub_steps,
+                }),
+                _ => None,
+            })
+            .collect();
+        if !batch.is_empty() {
+            out.placed = place_many_tx(&tx, &batch, &now)?;
+            if out.placed.len() < batch.len() {
+                let placed: std::collections::HashSet<Uuid> =
+                    out.placed.iter().map(|(id, _)| *id).collect();
+                for p in batch.iter().filter(|p| !placed.contains(&p.id)) {
+                    stale_tx(&tx, p.id, &now)?;
+                }
+            }
+        }
+        for e in entries.iter().filter(|e| !batched(e)) {
             match &e.write {
                 PassWrite::Placed { agent, subs } => {
                     match place_tx(&tx, e.id, agent, &e.sub_steps, &now)? {

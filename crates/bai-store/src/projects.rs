@@ -56,6 +56,18 @@ fn project_row(r: &crate::db::Row<'_>) -> crate::db::Result<ProjectRow> {
 /// The statuses of sessions that have ended, as SQL.
 pub(crate) const ENDED: &str = "'TERMINATED','CANCELLED'";
 
+/// Every status but the ended ones, for SQL: `status IN (live)` is read through the index by
+/// status, where `NOT IN (ENDED)` would read every session ever run.
+pub(crate) fn live_sql() -> String {
+    use bai_core::status::SessionStatus;
+    SessionStatus::ALL
+        .iter()
+        .filter(|s| !SessionStatus::LIST_DEAD.contains(s))
+        .map(|s| format!("'{}'", s.as_str()))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// Why [`Store::purge_project`] refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PurgeRefusal {
@@ -248,7 +260,8 @@ impl Store {
         let count =
             |sql: &str| -> crate::db::Result<i64> { tx.query_row(sql, [&name], |r| r.get(0)) };
         let sessions = count(&format!(
-            "SELECT COUNT(*) FROM sessions WHERE group_name = ?1 AND status NOT IN ({ENDED})"
+            "SELECT COUNT(*) FROM sessions WHERE group_name = ?1 AND status IN ({})",
+            live_sql()
         ))?;
         if sessions > 0 {
             return Ok(Err(PurgeRefusal::Sessions(sessions)));

@@ -444,8 +444,12 @@ impl Store {
 
     /// How many PENDING sessions a keypair has.
     pub fn pending_count(&self, access_key: &str) -> Result<i64> {
-        Ok(self.read().query_row(
-            "SELECT COUNT(*) FROM sessions WHERE access_key = ?1 AND status = 'PENDING'",
+        let conn = self.read();
+        Ok(conn.query_row(
+            &format!(
+                "SELECT COUNT(*) FROM sessions {} WHERE status = 'PENDING' AND access_key = ?1",
+                crate::sessions::by_status(conn.engine())
+            ),
             [access_key],
             |r| r.get(0),
         )?)

@@ -235,8 +235,11 @@ impl Store {
     /// Live sessions that mount the folder.
     pub fn sessions_mounting(&self, id: Uuid) -> Result<i64> {
         Ok(self.read().query_row(
-            "SELECT COUNT(*) FROM sessions WHERE status NOT IN ('TERMINATED', 'CANCELLED')
-                AND mounts LIKE '%' || ?1 || '%'",
+            &format!(
+                "SELECT COUNT(*) FROM sessions WHERE status IN ({})
+                    AND mounts LIKE '%' || ?1 || '%'",
+                crate::projects::live_sql()
+            ),
             [id.to_string()],
             |r| r.get(0),
         )?)

@@ -66,6 +66,10 @@ struct UpArgs {
     /// How long audit log entries are kept (`90d`, `365d`; `0`: for good).
     #[arg(long, env = "BAI_AUDIT_RETENTION", default_value = "365d", value_parser = retention)]
     audit_retention: std::time::Duration,
+    /// How long ended sessions keep their details: scheduling history, events and logs
+    /// (`90d`; `0`: for good). Their rows, the summary every listing shows, are kept.
+    #[arg(long, env = "BAI_SESSION_DETAIL_RETENTION", default_value = "0", value_parser = retention)]
+    session_detail_retention: std::time::Duration,
     /// Address the API listens on.
     #[arg(long, env = "BAI_LISTEN", default_value = "127.0.0.1:8090")]
     listen: SocketAddr,
@@ -373,6 +377,7 @@ async fn up(args: UpArgs) -> Result<()> {
         endpoint_host,
         tls: tls.is_some(),
         audit_retention: Some(args.audit_retention).filter(|d| !d.is_zero()),
+        session_detail_retention: Some(args.session_detail_retention).filter(|d| !d.is_zero()),
         sftp_image: args.sftp_image.clone().filter(|i| !i.trim().is_empty()),
         sftp_idle: args.sftp_idle,
         ..Default::default()

@@ -15,6 +15,7 @@ pub mod overlay;
 pub mod pull;
 pub mod reconcile;
 pub mod request;
+pub mod retention;
 pub mod retry;
 pub mod terminate;
 pub mod timeouts;

@@ -13,7 +13,7 @@ pub use pg::{PgConn, redact};
 pub fn is_postgres_url(what: &str) -> bool {
     what.starts_with("postgres://") || what.starts_with("postgresql://")
 }
-pub use value::{FromValue, Params, ToValue, Value};
+pub use value::{FromValue, Params, ToValue, Value, ValueRef};
 
 pub use crate::__db_params as params;
 
@@ -117,10 +117,33 @@ impl Connection {
         match self {
             Connection::Lite(c) => {
                 let mut st = c.prepare_cached(sql)?;
-                let v = params.values();
-                Ok(st.execute(rusqlite::params_from_iter(v.iter()))?)
+                params.bind_lite(&mut st)?;
+                Ok(st.raw_execute()?)
             }
             Connection::Pg(c) => Ok(c.execute(sql, params.values())? as usize),
+        }
+    }
+
+    /// An `INSERT` whose generated key (an identity column, `key`) is wanted back: SQLite's
+    /// last rowid after a plain insert (its `RETURNING` builds a temporary table per
+    /// statement, which a scheduling pass would pay for each event), PostgreSQL's `RETURNING`.
+    pub fn insert_returning_key<P: Params>(&self, sql: &str, key: &str, params: P) -> Result<i64> {
+        match self {
+            Connection::Lite(c) => {
+                let mut st = c.prepare_cached(sql)?;
+                params.bind_lite(&mut st)?;
+                st.raw_execute()?;
+                Ok(c.last_insert_rowid())
+            }
+            Connection::Pg(c) => {
+                let rows = c.query(&format!("{sql} RETURNING {key}"), params.values())?;
+                let v = rows
+                    .first()
+                    .and_then(|r| r.first())
+                    .cloned()
+                    .ok_or(Error::NoRows)?;
+                value::column(0, v)
+            }
         }
     }
 
@@ -190,10 +213,12 @@ impl<'c> Statement<'c> {
     }
 
     pub fn execute<P: Params>(&mut self, params: P) -> Result<usize> {
-        let v = params.values();
         match self.which() {
-            Which::Lite(s) => Ok(s.execute(rusqlite::params_from_iter(v.iter()))?),
-            Which::Pg(c, sql) => Ok(c.execute(sql, v)? as usize),
+            Which::Lite(s) => {
+                params.bind_lite(s)?;
+                Ok(s.raw_execute()?)
+            }
+            Which::Pg(c, sql) => Ok(c.execute(sql, params.values())? as usize),
         }
     }
 
@@ -207,17 +232,17 @@ impl<'c> Statement<'c> {
         P: Params,
         F: FnMut(&Row<'_>) -> Result<T>,
     {
-        let v = params.values();
         let mut out = Vec::new();
         match self.which() {
             Which::Lite(s) => {
-                let mut rows = s.query(rusqlite::params_from_iter(v.iter()))?;
+                params.bind_lite(s)?;
+                let mut rows = s.raw_query();
                 while let Some(r) = rows.next()? {
                     out.push(f(&Row(R::Lite(r))));
                 }
             }
             Which::Pg(c, sql) => {
-                for r in c.query(sql, v)? {
+                for r in c.query(sql, params.values())? {
                     out.push(f(&Row(R::Pg(&r))));
                 }
             }
@@ -231,16 +256,16 @@ impl<'c> Statement<'c> {
         P: Params,
         F: FnOnce(&Row<'_>) -> Result<T>,
     {
-        let v = params.values();
         match self.which() {
             Which::Lite(s) => {
-                let mut rows = s.query(rusqlite::params_from_iter(v.iter()))?;
+                params.bind_lite(s)?;
+                let mut rows = s.raw_query();
                 match rows.next()? {
                     Some(r) => f(&Row(R::Lite(r))),
                     None => Err(Error::NoRows),
                 }
             }
-            Which::Pg(c, sql) => match c.query(sql, v)?.first() {
+            Which::Pg(c, sql) => match c.query(sql, params.values())?.first() {
                 Some(r) => f(&Row(R::Pg(r))),
                 None => Err(Error::NoRows),
             },
@@ -322,18 +347,5 @@ impl Drop for Transaction<'_> {
         {
             tracing::warn!(error = %e, "rolling back a transaction failed");
         }
-    }
-}
-
-impl rusqlite::ToSql for Value {
-    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        use rusqlite::types::{ToSqlOutput, ValueRef};
-        Ok(ToSqlOutput::Borrowed(match self {
-            Value::Null => ValueRef::Null,
-            Value::Int(i) => ValueRef::Integer(*i),
-            Value::Real(f) => ValueRef::Real(*f),
-            Value::Text(t) => ValueRef::Text(t.as_bytes()),
-            Value::Blob(b) => ValueRef::Blob(b),
-        }))
     }
 }

@@ -37,28 +37,47 @@ impl Value {
     }
 }
 
+/// A value borrowed from a parameter: SQLite binds it as it is, without a copy.
+pub type ValueRef<'a> = rusqlite::types::ValueRef<'a>;
+
 /// What can be bound as a parameter.
 pub trait ToValue {
-    fn to_value(&self) -> Value;
+    /// The value, borrowed.
+    fn value_ref(&self) -> ValueRef<'_>;
+
+    /// The value, owned (PostgreSQL's connection thread takes its parameters by value).
+    fn to_value(&self) -> Value {
+        Value::from_sqlite(self.value_ref())
+    }
 }
 
 impl ToValue for Value {
+    fn value_ref(&self) -> ValueRef<'_> {
+        match self {
+            Value::Null => ValueRef::Null,
+            Value::Int(i) => ValueRef::Integer(*i),
+            Value::Real(f) => ValueRef::Real(*f),
+            Value::Text(t) => ValueRef::Text(t.as_bytes()),
+            Value::Blob(b) => ValueRef::Blob(b),
+        }
+    }
+
     fn to_value(&self) -> Value {
         self.clone()
     }
 }
 
 impl<T: ToValue + ?Sized> ToValue for &T {
-    fn to_value(&self) -> Value {
-        (**self).to_value()
+    fn value_ref(&self) -> ValueRef<'_> {
+        (**self).value_ref()
     }
 }
 
 impl<T: ToValue> ToValue for Option<T> {
-    fn to_value(&self) -> Value {
+    fn value_ref(&self) -> ValueRef<'_> {
         match self {
-            Some(v) => v.to_value(),
-            None => Value::Null,
+            Some(v) => v.value_ref(),
+            None => ValueRef::Null,
         }
     }
 }
@@ -66,8 +85,8 @@ impl<T: ToValue> ToValue for Option<T> {
 macro_rules! int_to_value {
     ($($t:ty),*) => {$(
         impl ToValue for $t {
-            fn to_value(&self) -> Value {
-                Value::Int(*self as i64)
+            fn value_ref(&self) -> ValueRef<'_> {
+                ValueRef::Integer(*self as i64)
             }
         }
     )*};
@@ -75,44 +94,52 @@ macro_rules! int_to_value {
 int_to_value!(i8, i16, i32, i64, u8, u16, u32, u64, usize, isize);
 
 impl ToValue for bool {
-    fn to_value(&self) -> Value {
-        Value::Int(i64::from(*self))
+    fn value_ref(&self) -> ValueRef<'_> {
+        ValueRef::Integer(i64::from(*self))
     }
 }
 
 impl ToValue for f64 {
-    fn to_value(&self) -> Value {
-        Value::Real(*self)
+    fn value_ref(&self) -> ValueRef<'_> {
+        ValueRef::Real(*self)
     }
 }
 
 impl ToValue for f32 {
-    fn to_value(&self) -> Value {
-        Value::Real(f64::from(*self))
+    fn value_ref(&self) -> ValueRef<'_> {
+        ValueRef::Real(f64::from(*self))
     }
 }
 
 impl ToValue for str {
+    fn value_ref(&self) -> ValueRef<'_> {
+        ValueRef::Text(self.as_bytes())
+    }
+
     fn to_value(&self) -> Value {
         Value::Text(self.to_string())
     }
 }
 
 impl ToValue for String {
+    fn value_ref(&self) -> ValueRef<'_> {
+        ValueRef::Text(self.as_bytes())
+    }
+
     fn to_value(&self) -> Value {
         Value::Text(self.clone())
     }
 }
 
 impl ToValue for [u8] {
-    fn to_value(&self) -> Value {
-        Value::Blob(self.to_vec())
+    fn value_ref(&self) -> ValueRef<'_> {
+        ValueRef::Blob(self)
     }
 }
 
 impl ToValue for Vec<u8> {
-    fn to_value(&self) -> Value {
-        Value::Blob(self.clone())
+    fn value_ref(&self) -> ValueRef<'_> {
+        ValueRef::Blob(self)
     }
 }
 
@@ -200,12 +227,35 @@ impl FromValue for Vec<u8> {
 
 /// Parameters of a statement: `params![..]`, an array of one type, or `[]`.
 pub trait Params {
+    /// Owned, for PostgreSQL.
     fn values(self) -> Vec<Value>;
+
+    /// Bound by reference onto an SQLite statement, every one of its parameters.
+    fn bind_lite(self, st: &mut rusqlite::Statement<'_>) -> rusqlite::Result<()>;
+}
+
+/// Binds `values` as parameters 1..=n, refusing a count other than the statement's.
+fn bind_all<'v, I>(st: &mut rusqlite::Statement<'_>, n: usize, values: I) -> rusqlite::Result<()>
+where
+    I: Iterator<Item = ValueRef<'v>>,
+{
+    let want = st.parameter_count();
+    if n != want {
+        return Err(rusqlite::Error::InvalidParameterCount(n, want));
+    }
+    for (i, v) in values.enumerate() {
+        st.raw_bind_parameter(i + 1, rusqlite::types::ToSqlOutput::Borrowed(v))?;
+    }
+    Ok(())
 }
 
 impl Params for &[&dyn ToValue] {
     fn values(self) -> Vec<Value> {
         self.iter().map(|v| v.to_value()).collect()
+    }
+
+    fn bind_lite(self, st: &mut rusqlite::Statement<'_>) -> rusqlite::Result<()> {
+        bind_all(st, self.len(), self.iter().map(|v| v.value_ref()))
     }
 }
 
@@ -213,11 +263,19 @@ impl Params for [&dyn ToValue; 0] {
     fn values(self) -> Vec<Value> {
         Vec::new()
     }
+
+    fn bind_lite(self, st: &mut rusqlite::Statement<'_>) -> rusqlite::Result<()> {
+        bind_all(st, 0, std::iter::empty())
+    }
 }
 
 impl Params for Vec<Value> {
     fn values(self) -> Vec<Value> {
         self
+    }
+
+    fn bind_lite(self, st: &mut rusqlite::Statement<'_>) -> rusqlite::Result<()> {
+        bind_all(st, self.len(), self.iter().map(|v| v.value_ref()))
     }
 }
 
@@ -227,10 +285,18 @@ macro_rules! array_params {
             fn values(self) -> Vec<Value> {
                 self.iter().map(|v| v.to_value()).collect()
             }
+
+            fn bind_lite(self, st: &mut rusqlite::Statement<'_>) -> rusqlite::Result<()> {
+                bind_all(st, $n, self.iter().map(|v| v.value_ref()))
+            }
         }
         impl<T: ToValue> Params for &[T; $n] {
             fn values(self) -> Vec<Value> {
                 self.iter().map(|v| v.to_value()).collect()
+            }
+
+            fn bind_lite(self, st: &mut rusqlite::Statement<'_>) -> rusqlite::Result<()> {
+                bind_all(st, $n, self.iter().map(|v| v.value_ref()))
             }
         }
     )*};
@@ -238,17 +304,21 @@ macro_rules! array_params {
 array_params!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
 
 macro_rules! tuple_params {
-    ($(($($t:ident $i:tt),+))*) => {$(
+    ($(($n:literal; $($t:ident $i:tt),+))*) => {$(
         impl<$($t: ToValue),+> Params for ($($t,)+) {
             fn values(self) -> Vec<Value> {
                 vec![$(self.$i.to_value()),+]
             }
+
+            fn bind_lite(self, st: &mut rusqlite::Statement<'_>) -> rusqlite::Result<()> {
+                bind_all(st, $n, [$(self.$i.value_ref()),+].into_iter())
+            }
         }
     )*};
 }
-tuple_params!((A 0) (A 0, B 1) (A 0, B 1, C 2) (A 0, B 1, C 2, D 3) (A 0, B 1, C 2, D 3, E 4)
-    (A 0, B 1, C 2, D 3, E 4, F 5) (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7));
+tuple_params!((1; A 0) (2; A 0, B 1) (3; A 0, B 1, C 2) (4; A 0, B 1, C 2, D 3)
+    (5; A 0, B 1, C 2, D 3, E 4) (6; A 0, B 1, C 2, D 3, E 4, F 5)
+    (7; A 0, B 1, C 2, D 3, E 4, F 5, G 6) (8; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7));
 
 /// `params![a, b, ..]`: parameters of mixed types.
 #[macro_export]

@@ -357,3 +357,195 @@ pub(crate) fn place_tx(
     )?;
     Ok(events.pop())
 }
+
+/// How many placements one statement of [`place_many_tx`] writes at most.
+const BATCH: usize = 512;
+
+/// [`place_tx`] for many sessions at once (PostgreSQL's pass, where each statement is a round
+/// trip): the same legality check, the same row, history record and event, but three
+/// statements for up to [`BATCH`] sessions instead of three per session. Batches are cut in
+/// powers of two, so a connection prepares a few shapes of each statement, not one per size.
+/// Returns each placed session with its event; a session missing from the result was no
+/// longer PENDING.
+pub(crate) fn place_many_tx(
+    tx: &crate::db::Transaction<'_>,
+    placements: &[Placement<'_>],
+    now: &str,
+) -> Result<Vec<(Uuid, SessionEvent)>> {
+    let mut out = Vec::with_capacity(placements.len());
+    let mut rest = placements;
+    while !rest.is_empty() {
+        let n = if rest.len() >= BATCH {
+            BATCH
+        } else {
+            1 << rest.len().ilog2()
+        };
+        let (batch, after) = rest.split_at(n);
+        out.extend(place_batch_tx(tx, batch, now)?);
+        rest = after;
+    }
+    Ok(out)
+}
+
+/// One placement of [`place_many_tx`].
+pub(crate) struct Placement<'a> {
+    pub id: Uuid,
+    pub agent: &'a str,
+    pub sub_steps: &'a str,
+}
+
+fn place_batch_tx(
+    tx: &crate::db::Transaction<'_>,
+    batch: &[Placement<'_>],
+    now: &str,
+) -> Result<Vec<(Uuid, SessionEvent)>> {
+    use crate::db::Value;
+    let change = StatusChange::new(
+        SessionStatus::Pending,
+        SessionStatus::Scheduled,
+        Reason::ScheduledOn(String::new()),
+        PLACEMENT_PHASE,
+    )
+    .events(&[EventKind::SessionScheduled]);
+    legal(&change)?;
+    let info = |p: &Placement<'_>| Reason::ScheduledOn(p.agent.to_string()).to_string();
+    let marks = |first: usize, per: usize, rows: usize, shape: &dyn Fn(&[String]) -> String| {
+        (0..rows)
+            .map(|r| {
+                let m: Vec<String> = (0..per)
+                    .map(|c| format!("?{}", first + r * per + c))
+                    .collect();
+                shape(&m)
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // The rows: PENDING → SCHEDULED where still PENDING.
+    let values = marks(4, 3, batch.len(), &|m| {
+        format!("({}, {}, {})", m[0], m[1], m[2])
+    });
+    let mut params = vec![
+        Value::Text(now.to_string()),
+        Value::Text(change.to.as_str().into()),
+        Value::Text(change.from.as_str().into()),
+    ];
+    for p in batch {
+        params.extend([
+            Value::Text(p.id.to_string()),
+            Value::Text(p.agent.to_string()),
+            Value::Text(info(p)),
+        ]);
+    }
+    let mut st = tx.prepare_cached(&format!(
+        "UPDATE sessions AS s SET status = ?2, status_info = v.info, status_changed = ?1,
+            agent_id = v.agent,
+            status_history = (jsonb_build_object(?2::text, ?1::text) || s.status_history::jsonb)::text
+         FROM (VALUES {values}) AS v(id, agent, info)
+         WHERE s.id = v.id AND s.status = ?3
+         RETURNING s.id, s.name, s.access_key, s.main_kernel_id"
+    ))?;
+    let moved: Vec<(String, String, String, String)> = st
+        .query_map(params, |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<crate::db::Result<_>>()?;
+    if moved.is_empty() {
+        return Ok(Vec::new());
+    }
+    let named: std::collections::HashMap<String, &Placement<'_>> =
+        batch.iter().map(|p| (p.id.to_string(), p)).collect();
+    let mut rows = Vec::with_capacity(moved.len());
+    for (id, name, access_key, kernel) in moved {
+        let p = *named
+            .get(&id)
+            .ok_or_else(|| corrupt("id", format!("{id} is not of this batch")))?;
+        let kernel = Uuid::parse_str(&kernel).map_err(|e| corrupt("main_kernel_id", e))?;
+        rows.push((p, name, access_key, kernel));
+    }
+    // Their history records (a placement is always a record of its own), one statement.
+    let values = marks(6, 4, rows.len(), &|m| {
+        format!(
+            "({}, ?2, ?3, ?4, ?5, NULL, {}, 1, ?1, ?1, {}, {})",
+            m[0], m[1], m[2], m[3]
+        )
+    });
+    let result = change.history_result.unwrap_or(HistoryResult::Success);
+    let mut params = vec![
+        Value::Text(now.to_string()),
+        Value::Text(change.phase.into()),
+        Value::Text(result.as_str().into()),
+        Value::Text(change.from.as_str().into()),
+        Value::Text(change.to.as_str().into()),
+    ];
+    for (p, ..) in &rows {
+        params.extend([
+            Value::Text(p.id.to_string()),
+            Value::Text(info(p)),
+            Value::Text(p.sub_steps.to_string()),
+            Value::Text(Uuid::new_v4().to_string()),
+        ]);
+    }
+    tx.prepare_cached(&format!(
+        "INSERT INTO scheduling_history(session_id, phase, result, from_status, to_status,
+            error_code, message, attempts, created_at, updated_at, sub_steps, uuid)
+         VALUES {values}"
+    ))?
+    .execute(params)?;
+    // Their events, one statement per kind.
+    let mut events: std::collections::HashMap<Uuid, SessionEvent> = Default::default();
+    for kind in change.events {
+        let values = marks(3, 5, rows.len(), &|m| {
+            format!(
+                "(?2, {}, {}, {}, {}, NULL, {}, ?1)",
+                m[0], m[1], m[2], m[3], m[4]
+            )
+        });
+        let mut params = vec![
+            Value::Text(now.to_string()),
+            Value::Text(kind.as_str().into()),
+        ];
+        for (p, name, access_key, kernel) in &rows {
+            params.extend([
+                Value::Text(p.id.to_string()),
+                Value::Text(name.clone()),
+                Value::Text(access_key.clone()),
+                Value::Text(info(p)),
+                match kind.is_kernel() {
+                    true => Value::Text(kernel.to_string()),
+                    false => Value::Null,
+                },
+            ]);
+        }
+        let seqs: Vec<(i64, String)> = tx
+            .prepare_cached(&format!(
+                "INSERT INTO events(kind, session_id, session_name, access_key, reason,
+                    exit_code, kernel_id, created_at)
+                 VALUES {values} RETURNING seq, session_id"
+            ))?
+            .query_map(params, |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<crate::db::Result<_>>()?;
+        let made: std::collections::HashMap<String, i64> =
+            seqs.into_iter().map(|(seq, id)| (id, seq)).collect();
+        for (p, name, access_key, kernel) in &rows {
+            let seq = *made
+                .get(&p.id.to_string())
+                .ok_or_else(|| corrupt("events", format!("no event for {}", p.id)))?;
+            events.insert(
+                p.id,
+                SessionEvent {
+                    seq,
+                    kind: *kind,
+                    session_id: p.id,
+                    session_name: name.clone(),
+                    access_key: access_key.clone(),
+                    reason: info(p),
+                    exit_code: None,
+                    kernel_id: kind.is_kernel().then_some(*kernel),
+                },
+            );
+        }
+    }
+    // In the batch's order, as the pass placed them.
+    Ok(batch
+        .iter()
+        .filter_map(|p| events.remove(&p.id).map(|ev| (p.id, ev)))
+        .collect())
+}

@@ -185,6 +185,56 @@ impl Store {
         )
     }
 
+    /// Drops the details of the sessions that ended before `before` (an RFC 3339 time): their
+    /// scheduling history records, their events and their logs. Each session's row (its
+    /// summary: owner, image, resources, status, times, result, exit code) and its kernels
+    /// stay, listed and shown as before. Returns how many sessions lost their details.
+    /// Sessions pruned once are not read again: the sweep starts where the last one ended.
+    pub fn prune_ended_details(&self, before: &str) -> Result<usize> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let since: String = tx
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'details_pruned_until'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?
+            .unwrap_or_default();
+        if before <= since.as_str() {
+            return Ok(0);
+        }
+        let ended = format!(
+            "SELECT id FROM sessions WHERE status_changed >= ?1 AND status_changed < ?2
+                AND status IN ({})",
+            crate::projects::ENDED
+        );
+        let window = [since.as_str(), before];
+        tx.execute(
+            &format!("DELETE FROM scheduling_history WHERE session_id IN ({ended})"),
+            window,
+        )?;
+        tx.execute(
+            &format!("DELETE FROM events WHERE session_id IN ({ended})"),
+            window,
+        )?;
+        tx.execute(
+            &format!("UPDATE kernels SET logs = NULL WHERE session_id IN ({ended})"),
+            window,
+        )?;
+        let n = tx.execute(
+            &format!("UPDATE sessions SET logs = NULL WHERE id IN ({ended})"),
+            window,
+        )?;
+        tx.execute(
+            "INSERT INTO meta(key, value) VALUES ('details_pruned_until', ?1)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [before],
+        )?;
+        tx.commit()?;
+        Ok(n)
+    }
+
     /// Drops events older than `keep_secs` (events are kept for a bounded time).
     pub fn prune_events(&self, keep_secs: i64) -> Result<usize> {
         let cutoff = (chrono::Utc::now() - chrono::Duration::seconds(keep_secs))
@@ -344,10 +394,11 @@ pub(crate) fn insert_event_tx(
     kernel_id: Option<Uuid>,
     now: &str,
 ) -> Result<SessionEvent> {
-    let seq: i64 = conn.query_row(
+    let seq = conn.insert_returning_key(
         "INSERT INTO events(kind, session_id, session_name, access_key, reason, exit_code,
             kernel_id, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING seq",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "seq",
         params![
             kind.as_str(),
             session_id.to_string(),
@@ -358,7 +409,6 @@ pub(crate) fn insert_event_tx(
             kernel_id.map(|k| k.to_string()),
             now
         ],
-        |r| r.get(0),
     )?;
     Ok(SessionEvent {
         seq,

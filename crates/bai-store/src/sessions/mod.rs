@@ -11,7 +11,7 @@ mod query;
 mod write;
 
 pub use change::StatusChange;
-pub(crate) use change::{PLACEMENT_PHASE, cas_status_tx, place_tx};
+pub(crate) use change::{PLACEMENT_PHASE, Placement, cas_status_tx, place_many_tx, place_tx};
 pub(crate) use history::add_history_with_steps_tx;
 pub use kernels::{SubKernel, SubPlacements};
 pub use query::{GroupQueue, SessionCount};
@@ -239,6 +239,16 @@ pub(crate) fn collect(
         out.push(r??);
     }
     Ok(out)
+}
+
+/// SQLite's `INDEXED BY` for a read of live sessions (the few) that also filters by owner:
+/// through the index by status, not the owner's index, which holds every session the owner
+/// ever ran. Empty on PostgreSQL, whose planner knows how many rows each status has.
+pub(crate) fn by_status(engine: crate::db::Engine) -> &'static str {
+    match engine {
+        crate::db::Engine::Sqlite => "INDEXED BY sessions_by_status",
+        crate::db::Engine::Postgres => "",
+    }
 }
 
 pub(crate) fn status_list(statuses: &[SessionStatus]) -> String {

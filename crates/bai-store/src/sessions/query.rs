@@ -1,9 +1,10 @@
 //! Reading sessions.
 
 use super::{
-    COLUMNS, PendingRow, SessionFilter, SessionRow, collect, corrupt, parse_row, status_list,
+    COLUMNS, PendingRow, SessionFilter, SessionRow, by_status, collect, corrupt, parse_row,
+    status_list,
 };
-use crate::db::{OptionalExtension, params};
+use crate::db::{Engine, OptionalExtension, params};
 use crate::{Result, Store};
 use bai_core::status::SessionStatus;
 use uuid::Uuid;
@@ -70,24 +71,55 @@ impl Store {
         r.transpose()
     }
 
-    /// Sessions in the given statuses, most recently changed first.
+    /// Sessions in the given statuses, most recently changed first, and how many there are
+    /// in all. Costs the same with a hundred or a hundred thousand ended sessions: the ended
+    /// ones are counted from the kept counts, the live ones (few) through the index by status,
+    /// and a page is read from an index in the listing's order that holds what the filter
+    /// reads (see [`Page`]).
     pub fn list_sessions(&self, f: &SessionFilter) -> Result<(Vec<SessionRow>, i64)> {
         let conn = self.read();
+        let owner = if f.access_key.is_some() {
+            "AND access_key = ?2"
+        } else {
+            "AND ?2 IS NULL"
+        };
+        let (ended, live): (Vec<SessionStatus>, Vec<SessionStatus>) = f
+            .statuses
+            .iter()
+            .partition(|s| SessionStatus::LIST_DEAD.contains(s));
+        let system = i64::from(f.system);
+        let kind = "(type = 'system') = (?1 = 1)";
+        let mut total: i64 = 0;
+        if !ended.is_empty() {
+            total += conn.query_row(
+                &format!(
+                    "SELECT COALESCE(SUM(n), 0) FROM ended_counts
+                     WHERE status IN ({}) AND {kind} {owner}",
+                    status_list(&ended)
+                ),
+                params![system, f.access_key],
+                |r| r.get::<_, i64>(0),
+            )?;
+        }
+        if !live.is_empty() {
+            total += conn.query_row(
+                &format!(
+                    "SELECT COUNT(*) FROM sessions {}
+                     WHERE status IN ({}) AND {kind} {owner}",
+                    by_status(conn.engine()),
+                    status_list(&live)
+                ),
+                params![system, f.access_key],
+                |r| r.get::<_, i64>(0),
+            )?;
+        }
         let statuses = status_list(&f.statuses);
-        let kind = if f.system { "=" } else { "!=" };
-        let where_ = format!(
-            "status IN ({statuses}) AND (?1 IS NULL OR access_key = ?1) AND type {kind} 'system'"
-        );
-        let total: i64 = conn.query_row(
-            &format!("SELECT COUNT(*) FROM sessions WHERE {where_}"),
-            params![f.access_key],
-            |r| r.get(0),
-        )?;
-        let mut st = conn.prepare(&format!(
-            "SELECT {COLUMNS} FROM sessions WHERE {where_}
-             ORDER BY status_changed DESC, created_at DESC LIMIT ?2 OFFSET ?3"
-        ))?;
-        let rows = collect(st.query_map(params![f.access_key, f.limit, f.offset], parse_row)?)?;
+        let page = Page::of(f, total, conn.engine());
+        let mut st = conn.prepare(&page.sql(&statuses, owner))?;
+        let rows = collect(st.query_map(
+            params![system, f.access_key, page.limit, page.offset],
+            parse_row,
+        )?)?;
         Ok((rows, total))
     }
 
@@ -213,11 +245,18 @@ pub struct GroupQueue {
 }
 
 impl Store {
+    /// How many sessions there are of each status and type: the ended ones from the kept
+    /// counts, the live ones through the index by status (never a scan of the history).
     pub fn session_counts(&self) -> Result<Vec<SessionCount>> {
         let conn = self.read();
-        let mut st = conn.prepare(
-            "SELECT status, type, COUNT(*) FROM sessions GROUP BY status, type ORDER BY status, type",
-        )?;
+        let live = crate::projects::live_sql();
+        let mut st = conn.prepare(&format!(
+            "SELECT status, type, SUM(n) FROM ended_counts GROUP BY status, type HAVING SUM(n) > 0
+             UNION ALL
+             SELECT status, type, COUNT(*) FROM sessions WHERE status IN ({live})
+                GROUP BY status, type
+             ORDER BY 1, 2"
+        ))?;
         let rows = st.query_map([], |r| {
             Ok(SessionCount {
                 status: r.get(0)?,
@@ -242,5 +281,137 @@ impl Store {
             })
         })?;
         Ok(rows.collect::<crate::db::Result<Vec<_>>>()?)
+    }
+}
+
+/// How one page of a listing is read. The ids of the page are picked from an index in the
+/// listing's order that holds every column the filter reads (status, kind, owner), so the
+/// rows skipped by the offset are index entries, not sessions, and nothing is sorted; then
+/// only the page's rows are read. A page past the middle is read from the other end (the
+/// total is known), so the last page costs what the first does.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Page {
+    /// `DESC` (from the newest) or `ASC` (from the oldest end).
+    order: &'static str,
+    limit: i64,
+    offset: i64,
+    /// SQLite's `INDEXED BY` (empty on PostgreSQL, whose planner has the statistics).
+    index: &'static str,
+}
+
+impl Page {
+    pub(crate) fn of(f: &SessionFilter, total: i64, engine: Engine) -> Page {
+        let (limit, offset) = (f.limit.max(0), f.offset.max(0));
+        let (order, limit, offset) = if offset > total / 2 && offset < total {
+            let limit = limit.min(total - offset);
+            ("ASC", limit, total - offset - limit)
+        } else {
+            ("DESC", limit, offset)
+        };
+        // Live sessions are few however long the history: their listing is read by status
+        // (and its handful of rows sorted), the ended ones' in order.
+        let live = f
+            .statuses
+            .iter()
+            .all(|s| !SessionStatus::LIST_DEAD.contains(s));
+        let index = match (engine, live, f.access_key.is_some()) {
+            (Engine::Postgres, ..) => "",
+            (Engine::Sqlite, true, _) => "INDEXED BY sessions_by_status",
+            (Engine::Sqlite, false, true) => "INDEXED BY sessions_by_owner",
+            (Engine::Sqlite, false, false) => "INDEXED BY sessions_by_change",
+        };
+        Page {
+            order,
+            limit,
+            offset,
+            index,
+        }
+    }
+
+    /// The page's statement: parameters ?1 system, ?2 owner, ?3 limit, ?4 offset.
+    pub(crate) fn sql(&self, statuses: &str, owner: &str) -> String {
+        format!(
+            "SELECT {COLUMNS} FROM sessions WHERE id IN ({})
+             ORDER BY status_changed DESC, created_at DESC, id DESC",
+            self.ids_sql(statuses, owner)
+        )
+    }
+
+    /// The ids of the page (read from the index alone).
+    fn ids_sql(&self, statuses: &str, owner: &str) -> String {
+        let Page {
+            order: o, index, ..
+        } = self;
+        format!(
+            "SELECT id FROM sessions {index}
+             WHERE status IN ({statuses}) AND (type = 'system') = (?1 = 1) {owner}
+             ORDER BY status_changed {o}, created_at {o}, id {o} LIMIT ?3 OFFSET ?4"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// SQLite's plan of a page's ids: `detail` of each step.
+    fn plan(store: &Store, page: &Page, owner: &str) -> String {
+        let statuses = status_list(&SessionStatus::LIST_DEAD);
+        let conn = store.read();
+        let mut st = conn
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN {}",
+                page.ids_sql(&statuses, owner)
+            ))
+            .unwrap();
+        st.query_map(params![0, "AK", 20, 0], |r| r.get::<_, String>(3))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    /// The ended sessions' pages are read from a covering index in their order: nothing is
+    /// sorted and no row is read for the rows an offset skips.
+    #[test]
+    fn an_ended_page_is_read_in_order_from_a_covering_index() {
+        let store = Store::open_in_memory().unwrap();
+        for (owner, sql, index) in [
+            (Some("AK"), "AND access_key = ?2", "sessions_by_owner"),
+            (None, "AND ?2 IS NULL", "sessions_by_change"),
+        ] {
+            let f = SessionFilter {
+                statuses: SessionStatus::LIST_DEAD.to_vec(),
+                access_key: owner.map(str::to_string),
+                system: false,
+                limit: 20,
+                offset: 0,
+            };
+            let page = Page::of(&f, 100_000, Engine::Sqlite);
+            let p = plan(&store, &page, sql);
+            assert!(p.contains(&format!("COVERING INDEX {index}")), "{p}");
+            assert!(!p.contains("TEMP B-TREE"), "{p}");
+        }
+    }
+
+    /// Past the middle a page is read from the oldest end: the same rows, fewer skipped.
+    #[test]
+    fn a_deep_page_is_read_from_the_other_end() {
+        let f = |offset, limit| SessionFilter {
+            statuses: SessionStatus::LIST_DEAD.to_vec(),
+            access_key: None,
+            system: false,
+            limit,
+            offset,
+        };
+        let p = Page::of(&f(99_990, 20), 100_000, Engine::Postgres);
+        assert_eq!((p.order, p.limit, p.offset), ("ASC", 10, 0));
+        let p = Page::of(&f(60_000, 20), 100_000, Engine::Postgres);
+        assert_eq!((p.order, p.limit, p.offset), ("ASC", 20, 39_980));
+        let p = Page::of(&f(40_000, 20), 100_000, Engine::Postgres);
+        assert_eq!((p.order, p.limit, p.offset), ("DESC", 20, 40_000));
+        let p = Page::of(&f(100_000, 20), 100_000, Engine::Postgres);
+        assert_eq!((p.order, p.offset), ("DESC", 100_000));
     }
 }

@@ -1,13 +1,6 @@
-//! Schema and migrations. Each migration runs once, in order, recorded in `meta.schema_version`.
-//!
-//! SQLite databases walk [`MIGRATIONS`] from wherever they are. A PostgreSQL database starts
-//! at [`PG_BASELINE`] (`schema_postgres.sql`: the same tables, columns and indexes as the
-//! SQLite migrations up to it make, a test compares them) and walks [`PG_MIGRATIONS`] from
-//! there: a change of the schema after the baseline is written once per engine.
+//! SQLite's migrations, from an empty database to this build's schema.
 
-use crate::db::{Connection, Engine, OptionalExtension};
-
-const MIGRATIONS: &[&str] = &[
+pub(super) const MIGRATIONS: &[&str] = &[
     // 1: users, keypairs, sessions, history, events, image aliases
     r#"
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -467,149 +460,53 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (user_id, path)
     );
     "#,
+    // 22: history at scale. A listing's order (the last change first) comes from an index
+    // that also holds what its filter reads, per owner and for everyone, so a page walks
+    // index entries, never rows, and sorts nothing. The ended sessions (the many) are counted
+    // per owner, status and type by triggers beside them, so a total reads a few rows; the
+    // live ones (the few) are counted through the index by status. A change between live
+    // statuses (every placement) fires no trigger body.
+    r#"
+    DROP INDEX sessions_by_owner;
+    CREATE INDEX sessions_by_owner ON sessions(access_key, status_changed, created_at, id, status, type);
+    CREATE INDEX sessions_by_change ON sessions(status_changed, created_at, id, status, type, access_key);
+    CREATE TABLE ended_counts (
+        access_key TEXT NOT NULL,
+        status TEXT NOT NULL,
+        type TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        PRIMARY KEY (access_key, status, type)
+    );
+    INSERT INTO ended_counts(access_key, status, type, n)
+        SELECT access_key, status, type, COUNT(*) FROM sessions
+        WHERE status IN ('TERMINATED','CANCELLED') GROUP BY 1, 2, 3;
+    CREATE TRIGGER ended_counts_insert AFTER INSERT ON sessions
+        WHEN NEW.status IN ('TERMINATED','CANCELLED')
+    BEGIN
+        INSERT INTO ended_counts(access_key, status, type, n)
+            VALUES (NEW.access_key, NEW.status, NEW.type, 1)
+            ON CONFLICT(access_key, status, type) DO UPDATE SET n = n + 1;
+    END;
+    CREATE TRIGGER ended_counts_delete AFTER DELETE ON sessions
+        WHEN OLD.status IN ('TERMINATED','CANCELLED')
+    BEGIN
+        UPDATE ended_counts SET n = n - 1 WHERE access_key = OLD.access_key
+            AND status = OLD.status AND type = OLD.type;
+    END;
+    CREATE TRIGGER ended_counts_leave AFTER UPDATE OF status, access_key, type ON sessions
+        WHEN OLD.status IN ('TERMINATED','CANCELLED') AND (OLD.status != NEW.status
+            OR OLD.access_key != NEW.access_key OR OLD.type != NEW.type)
+    BEGIN
+        UPDATE ended_counts SET n = n - 1 WHERE access_key = OLD.access_key
+            AND status = OLD.status AND type = OLD.type;
+    END;
+    CREATE TRIGGER ended_counts_enter AFTER UPDATE OF status, access_key, type ON sessions
+        WHEN NEW.status IN ('TERMINATED','CANCELLED') AND (OLD.status != NEW.status
+            OR OLD.access_key != NEW.access_key OR OLD.type != NEW.type)
+    BEGIN
+        INSERT INTO ended_counts(access_key, status, type, n)
+            VALUES (NEW.access_key, NEW.status, NEW.type, 1)
+            ON CONFLICT(access_key, status, type) DO UPDATE SET n = n + 1;
+    END;
+    "#,
 ];
-
-/// The schema version this build migrates to.
-pub const LATEST: i64 = MIGRATIONS.len() as i64;
-
-/// The version `schema_postgres.sql` is.
-pub const PG_BASELINE: i64 = 21;
-
-/// PostgreSQL's migrations after the baseline; version `PG_BASELINE + 1` first.
-const PG_MIGRATIONS: &[&str] = &[];
-
-const _: () = assert!(PG_BASELINE + PG_MIGRATIONS.len() as i64 == LATEST);
-
-const PG_SCHEMA: &str = include_str!("schema_postgres.sql");
-
-/// The rows the SQLite migrations put in a new database, for a new PostgreSQL one.
-const PG_DEFAULT_ROWS: &str = r#"
-    INSERT INTO resource_groups(name, description, created_at)
-        VALUES ('default', 'the default resource group', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
-    INSERT INTO resource_policies(name, created_at)
-        VALUES ('default', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
-    INSERT INTO projects(name, description, created_at)
-        VALUES ('default', 'the default project', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
-    INSERT INTO user_resource_policies(name, created_at) VALUES ('default', '1970-01-01T00:00:00Z');
-    INSERT INTO domains(name, description, created_at)
-        VALUES ('default', 'the default domain', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
-"#;
-
-/// A lock number only bai's migrations take (two managers starting on one new database
-/// must not both create it).
-const PG_MIGRATION_LOCK: i64 = 0x0062_6169_5f6d_6967;
-
-/// The schema version of a database (0: a new one).
-pub fn version(conn: &Connection) -> crate::db::Result<i64> {
-    let has_meta: bool = match conn.engine() {
-        Engine::Sqlite => conn.query_row(
-            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
-            [],
-            |r| r.get(0),
-        )?,
-        Engine::Postgres => conn.query_row(
-            "SELECT count(*) > 0 FROM information_schema.tables
-             WHERE table_schema = current_schema() AND table_name = 'meta'",
-            [],
-            |r| r.get(0),
-        )?,
-    };
-    if !has_meta {
-        return Ok(0);
-    }
-    let v: Option<String> = conn
-        .query_row(
-            "SELECT value FROM meta WHERE key = 'schema_version'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?;
-    Ok(v.and_then(|v| v.trim().parse().ok()).unwrap_or(0))
-}
-
-pub fn migrate(conn: &Connection) -> crate::db::Result<()> {
-    match conn.engine() {
-        Engine::Sqlite => migrate_sqlite(conn)?,
-        Engine::Postgres => {
-            conn.query_row("SELECT pg_advisory_lock(?1)", [PG_MIGRATION_LOCK], |_| {
-                Ok(())
-            })?;
-            let r = migrate_postgres(conn);
-            conn.query_row("SELECT pg_advisory_unlock(?1)", [PG_MIGRATION_LOCK], |_| {
-                Ok(())
-            })?;
-            r?
-        }
-    }
-    fill_project_ids(conn)
-}
-
-fn set_version(conn: &Connection, version: i64) -> crate::db::Result<()> {
-    conn.execute(
-        "INSERT INTO meta(key, value) VALUES ('schema_version', ?1)
-         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        [version.to_string()],
-    )?;
-    Ok(())
-}
-
-fn migrate_sqlite(conn: &Connection) -> crate::db::Result<()> {
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
-    )?;
-    let current = version(conn)?;
-    for (i, sql) in MIGRATIONS.iter().enumerate() {
-        let version = i as i64 + 1;
-        if version <= current {
-            continue;
-        }
-        let sql = if version == 1 {
-            sql.replace(
-                "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
-                "",
-            )
-        } else {
-            sql.to_string()
-        };
-        conn.execute_batch(&format!("BEGIN; {sql}; COMMIT;"))?;
-        set_version(conn, version)?;
-    }
-    Ok(())
-}
-
-/// A new database gets the baseline in one transaction; an older one the migrations after
-/// its version, each in one transaction with its new version.
-fn migrate_postgres(conn: &Connection) -> crate::db::Result<()> {
-    let current = version(conn)?;
-    if current == 0 {
-        conn.execute_batch(&format!(
-            "BEGIN; {PG_SCHEMA}; {PG_DEFAULT_ROWS} INSERT INTO meta(key, value) VALUES ('schema_version', '{PG_BASELINE}'); COMMIT;"
-        ))?;
-    }
-    let current = version(conn)?;
-    for (i, sql) in PG_MIGRATIONS.iter().enumerate() {
-        let version = PG_BASELINE + i as i64 + 1;
-        if version <= current {
-            continue;
-        }
-        conn.execute_batch(&format!(
-            "BEGIN; {sql}; UPDATE meta SET value = '{version}' WHERE key = 'schema_version'; COMMIT;"
-        ))?;
-    }
-    Ok(())
-}
-
-/// Gives every project without one its id (a UUID, as Backend.AI's groups have).
-fn fill_project_ids(conn: &Connection) -> crate::db::Result<()> {
-    let mut st = conn.prepare("SELECT name FROM projects WHERE id IS NULL")?;
-    let names: Vec<String> = st
-        .query_map([], |r| r.get(0))?
-        .collect::<crate::db::Result<_>>()?;
-    for name in names {
-        conn.execute(
-            "UPDATE projects SET id = ?1 WHERE name = ?2",
-            [uuid::Uuid::new_v4().to_string(), name],
-        )?;
-    }
-    Ok(())
-}

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# History at scale (issue 38): a manager that keeps every session it ever ran. For each engine
+# (SQLite, PostgreSQL), two managers side by side: one with SMALL ended sessions, one with BIG
+# (written by the store's own paths, crates/bai-manager/examples/history_fill.rs). Measured on
+# each, alternating: `bai ps --dead` (one GraphQL page of 10) at offset 0, in the middle and at
+# the last page; `bai run --rm -c 'print(1)'` (a create, on the local Docker agent); baid's
+# RSS after the listings. Ratios BIG/SMALL (goal: pages ≤ 2×, RSS ≤ 100 MB, create unchanged).
+#
+#   bench/history.sh         (after make build-test; BIG=100000 SMALL=100 ROUNDS=15)
+#   ENGINES=sqlite bench/history.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIG="${BIG:-100000}"
+SMALL="${SMALL:-100}"
+ROUNDS="${ROUNDS:-15}"
+ENGINES="${ENGINES:-sqlite postgres}"
+BIN=target/release
+cargo build --profile release -q -p bai-manager --example history_fill
+FILL=target/release/examples/history_fill
+dirs=(); pids=(); dbs=()
+cluster=""
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  for d in "${dirs[@]}"; do
+    agent=$(grep -o 'agent-[0-9a-f]*' "$d/out.log" 2>/dev/null | head -1 || true)
+    [ -n "$agent" ] && docker ps -aq --filter "label=ai.bai.agent=$agent" | xargs -r docker rm -f >/dev/null
+    rm -rf "$d"
+  done
+  for db in "${dbs[@]}"; do psql "$cluster" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true; done
+}
+trap cleanup EXIT
+start() { # DIR PORT [DATABASE] → pid
+  env BAI_DATA_DIR="$1" BAI_LISTEN="127.0.0.1:$2" BAI_AGENT_LISTEN=off BAI_KRUNNER="$BIN/bai-krunner" \
+    RUST_LOG=warn ${3:+BAI_DATABASE=$3} setsid "$BIN/baid" up >"$1/out.log" 2>"$1/err.log" &
+  local pid=$!
+  for _ in $(seq 1 600); do grep -q "Stop with Ctrl-C" "$1/out.log" 2>/dev/null && break; sleep 0.1; done
+  grep -q "Stop with Ctrl-C" "$1/out.log" || { cat "$1/err.log" >&2; exit 1; }
+  echo "$pid"
+}
+stop() { kill "$1"; wait "$1" 2>/dev/null || true; }
+# A manager with N ended sessions: started once (its database, its admin), stopped, filled,
+# started again. Prints "DIR PID".
+manager() { # ENGINE N
+  local d port url="" pid ak
+  d="$(mktemp -d /tmp/bai-bench-hist.XXXXXX)"; dirs+=("$d")
+  port=$((20000 + RANDOM % 20000))
+  if [ "$1" = postgres ]; then
+    local db="bai_hist_$$_$2"; dbs+=("$db")
+    psql "$cluster" -qc "CREATE DATABASE $db" >/dev/null
+    url="${cluster%/*}/$db"
+  fi
+  pid=$(start "$d" "$port" "$url"); stop "$pid"
+  ak=$(set -a; . "$d/env-user.sh"; echo "$BACKEND_ACCESS_KEY")
+  # PostgreSQL takes writers side by side (a round trip per statement): four fills at once.
+  local writers=1; [ "$1" = postgres ] && writers=4
+  for _ in $(seq 1 "$writers"); do "$FILL" "${url:-$d/bai.db}" "$ak" $(($2 / writers)) >&2 & done
+  wait
+  pid=$(start "$d" "$port" "$url"); pids+=("$pid")
+  echo "$d $pid"
+}
+now() { date +%s.%N; }
+timed() { local t0; t0=$(now); "$@" >/dev/null 2>&1; python3 -c "print(round($(now) - $t0, 4))"; }
+median() { python3 -c 'import sys,statistics; print(round(statistics.median(float(x) for x in sys.argv[1:]), 4))' "$@"; }
+ratio() { python3 -c "print(f'{$1/$2:.2f}')"; }
+on() { local d=$1; shift; (set -a; . "$d/env-user.sh"; "$@"); }
+rss() { awk '/VmRSS/ {print int($2/1024)}' "/proc/$1/status"; }
+
+out=$(mktemp)
+for engine in $ENGINES; do
+  [ "$engine" = postgres ] && cluster="$(scripts/test-postgres.sh)"
+  read -r sd spid < <(manager "$engine" "$SMALL")
+  read -r bd bpid < <(manager "$engine" "$BIG")
+  for d in "$sd" "$bd"; do on "$d" "$BIN/bai" run --rm -q -c 'print(1)' python >/dev/null; done # warm-up
+  declare -A t=()
+  for _ in $(seq 1 "$ROUNDS"); do
+    for which in small big; do
+      if [ $which = small ]; then d=$sd; n=$SMALL; else d=$bd; n=$BIG; fi
+      t[$which.first]+="$(on "$d" timed "$BIN/bai" ps --dead) "
+      t[$which.middle]+="$(on "$d" timed "$BIN/bai" ps --dead --offset $((n / 2))) "
+      t[$which.last]+="$(on "$d" timed "$BIN/bai" ps --dead --offset $((n - 20))) "
+      t[$which.create]+="$(on "$d" timed "$BIN/bai" run --rm -q -c 'print(1)' python) "
+    done
+  done
+  for what in first middle last create; do
+    # shellcheck disable=SC2086
+    s=$(median ${t[small.$what]}); b=$(median ${t[big.$what]})
+    echo "$engine $what $s $b $(ratio "$b" "$s")" >>"$out"
+  done
+  echo "$engine rss $(rss "$spid") $(rss "$bpid") $(ratio "$(rss "$bpid")" "$(rss "$spid")")" >>"$out"
+  unset t
+done
+python3 - "$out" "$SMALL" "$BIG" "$ROUNDS" <<'PY' > bench/results/28-history.md
+import sys, datetime, os
+path, small, big, rounds = sys.argv[1:]
+names = {"first": "`bai ps --dead`, the first page (10)", "middle": "`bai ps --dead`, the page in the middle",
+         "last": "`bai ps --dead`, the last page", "create": "`bai run --rm -c 'print(1)'`",
+         "rss": "baid RSS after the listings (MB)"}
+print("## History at scale (bench/history.sh)")
+print()
+print(f"Latest run ({datetime.date.today()}, {os.cpu_count()} cores; release build): a manager with {int(small):,} ended")
+print(f"sessions against one with {int(big):,}, side by side, each engine; median of {rounds} alternating runs")
+print("(times in seconds, each a whole CLI process: one GraphQL request and its start-up).")
+print()
+print(f"| engine | measure | {int(small):,} ended | {int(big):,} ended | ratio | goal |")
+print("|---|---|---|---|---|---|")
+goals = {"first": "≤ 2×", "middle": "(none)", "last": "≤ 2×", "create": "≈ 1×", "rss": "≤ 100 MB"}
+for line in open(path):
+    engine, what, s, b, r = line.split()
+    print(f"| {engine} | {names[what]} | {s} | {b} | {r}× | {goals[what]} |")
+PY
+cat bench/results/28-history.md
+bench/assemble.sh

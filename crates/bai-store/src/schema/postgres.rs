@@ -1,0 +1,63 @@
+//! PostgreSQL's schema: the baseline (`postgres.sql`, what SQLite's migrations up to
+//! [`super::PG_BASELINE`] make), its default rows and the migrations after it.
+
+/// PostgreSQL's migrations after the baseline; version `PG_BASELINE + 1` first.
+pub(super) const PG_MIGRATIONS: &[&str] = &[
+    // 22: as SQLite's 22 (history at scale): the listing's indexes, the ended sessions'
+    // counts and their triggers.
+    r#"
+    DROP INDEX sessions_by_owner;
+    CREATE INDEX sessions_by_owner ON sessions (access_key, status_changed, created_at, id, status, type);
+    CREATE INDEX sessions_by_change ON sessions (status_changed, created_at, id, status, type, access_key);
+    CREATE TABLE ended_counts (
+        access_key TEXT NOT NULL,
+        status TEXT NOT NULL,
+        type TEXT NOT NULL,
+        n BIGINT NOT NULL,
+        PRIMARY KEY (access_key, status, type)
+    );
+    INSERT INTO ended_counts(access_key, status, type, n)
+        SELECT access_key, status, type, COUNT(*) FROM sessions
+        WHERE status IN ('TERMINATED', 'CANCELLED') GROUP BY 1, 2, 3;
+    CREATE FUNCTION ended_counts_keep() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.status IN ('TERMINATED', 'CANCELLED') THEN
+            UPDATE ended_counts SET n = n - 1 WHERE access_key = OLD.access_key
+                AND status = OLD.status AND type = OLD.type;
+        END IF;
+        IF TG_OP IN ('UPDATE', 'INSERT') AND NEW.status IN ('TERMINATED', 'CANCELLED') THEN
+            INSERT INTO ended_counts(access_key, status, type, n)
+                VALUES (NEW.access_key, NEW.status, NEW.type, 1)
+                ON CONFLICT (access_key, status, type) DO UPDATE SET n = ended_counts.n + 1;
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER ended_counts_insert AFTER INSERT ON sessions
+        FOR EACH ROW WHEN (NEW.status IN ('TERMINATED', 'CANCELLED'))
+        EXECUTE FUNCTION ended_counts_keep();
+    CREATE TRIGGER ended_counts_delete AFTER DELETE ON sessions
+        FOR EACH ROW WHEN (OLD.status IN ('TERMINATED', 'CANCELLED'))
+        EXECUTE FUNCTION ended_counts_keep();
+    CREATE TRIGGER ended_counts_update AFTER UPDATE OF status, access_key, type ON sessions
+        FOR EACH ROW WHEN ((OLD.status IN ('TERMINATED', 'CANCELLED')
+                OR NEW.status IN ('TERMINATED', 'CANCELLED'))
+            AND (OLD.status, OLD.access_key, OLD.type) IS DISTINCT FROM
+                (NEW.status, NEW.access_key, NEW.type))
+        EXECUTE FUNCTION ended_counts_keep();
+    "#,
+];
+
+pub(super) const PG_SCHEMA: &str = include_str!("postgres.sql");
+
+/// The rows the SQLite migrations put in a new database, for a new PostgreSQL one.
+pub(super) const PG_DEFAULT_ROWS: &str = r#"
+    INSERT INTO resource_groups(name, description, created_at)
+        VALUES ('default', 'the default resource group', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
+    INSERT INTO resource_policies(name, created_at)
+        VALUES ('default', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
+    INSERT INTO projects(name, description, created_at)
+        VALUES ('default', 'the default project', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
+    INSERT INTO user_resource_policies(name, created_at) VALUES ('default', '1970-01-01T00:00:00Z');
+    INSERT INTO domains(name, description, created_at)
+        VALUES ('default', 'the default domain', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
+"#;

@@ -11,47 +11,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark may stop on a failure
 
 use bai_core::Reason;
-use bai_core::resources::ResourceSlots;
 use bai_core::status::{SessionStatus, SessionType};
 use bai_store::{NewSession, StatusChange, Store};
 use std::time::Instant;
-use uuid::Uuid;
 
 fn session(i: usize, access_key: &str, user_id: &str) -> NewSession {
     NewSession {
-        id: Uuid::new_v4(),
-        name: format!("hist-{i:06}"),
-        access_key: access_key.into(),
-        user_id: user_id.into(),
-        domain_name: "default".into(),
-        group_name: "default".into(),
-        scaling_group: "default".into(),
         session_type: if i.is_multiple_of(5) {
             SessionType::Batch
         } else {
             SessionType::Interactive
         },
-        image: "bai/python:3.11-bookworm".into(),
-        tag: None,
-        priority: 10,
-        starts_at: None,
-        batch_timeout: None,
-        startup_command: None,
-        bootstrap_script: None,
-        environ: Default::default(),
-        requested_slots: ResourceSlots {
-            cpu_milli: 1000,
-            mem: 1 << 30,
-            accel: Default::default(),
-        },
-        shmem: 64 << 20,
-        main_kernel_id: Uuid::new_v4(),
-        designated_agent: None,
-        dependencies: Vec::new(),
-        mounts: Vec::new(),
-        preopen_ports: Vec::new(),
-        cluster_mode: Default::default(),
-        sub_kernels: Vec::new(),
+        ..bai_store::testing::new_session(&format!("hist-{i:06}"), access_key, user_id)
     }
 }
 

@@ -23,7 +23,6 @@
 
 use bai_agent::{DummyAgent, DummyAgentConfig};
 use bai_core::resources::ResourceSlots;
-use bai_core::status::SessionType;
 use bai_manager::{Manager, ManagerConfig, scheduler};
 use bai_store::{NewSession, ResourceGroupRow, Store};
 use std::sync::Arc;
@@ -130,37 +129,11 @@ async fn join_over_the_link(m: &Arc<Manager>, agents: usize) -> anyhow::Result<(
 }
 
 fn session(i: usize) -> NewSession {
-    NewSession {
-        id: Uuid::new_v4(),
-        name: format!("bench-{i:05}"),
-        access_key: format!("AKBENCH{:02}", i % 10),
-        user_id: format!("u{}", i % 10),
-        domain_name: "default".into(),
-        group_name: "default".into(),
-        scaling_group: "default".into(),
-        session_type: SessionType::Interactive,
-        image: "bai/python:3.11-bookworm".into(),
-        tag: None,
-        priority: 10,
-        starts_at: None,
-        batch_timeout: None,
-        startup_command: None,
-        bootstrap_script: None,
-        environ: Default::default(),
-        requested_slots: ResourceSlots {
-            cpu_milli: 1000,
-            mem: 1 << 30,
-            accel: Default::default(),
-        },
-        shmem: 64 << 20,
-        main_kernel_id: Uuid::new_v4(),
-        designated_agent: None,
-        dependencies: Vec::new(),
-        mounts: Vec::new(),
-        preopen_ports: Vec::new(),
-        cluster_mode: Default::default(),
-        sub_kernels: Vec::new(),
-    }
+    bai_store::testing::new_session(
+        &format!("bench-{i:05}"),
+        &format!("AKBENCH{:02}", i % 10),
+        &format!("u{}", i % 10),
+    )
 }
 
 fn fill(store: &Store, n: usize) -> Vec<Uuid> {

@@ -1,8 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 use bai_core::event::EventKind;
 use bai_core::history::HistoryResult;
-use bai_core::resources::ResourceSlots;
-use bai_core::status::{SessionStatus, SessionType};
+use bai_core::status::SessionStatus;
 use bai_store::{NewSession, PassEntry, PassWrite, SessionFilter, StatusChange, Store, UserRow};
 use uuid::Uuid;
 
@@ -24,35 +23,8 @@ fn store_with_user() -> Store {
 
 fn new_session(name: &str) -> NewSession {
     NewSession {
-        id: Uuid::new_v4(),
-        name: name.into(),
-        access_key: "AK1".into(),
-        user_id: "u1".into(),
-        domain_name: "default".into(),
-        group_name: "default".into(),
-        scaling_group: "default".into(),
-        session_type: SessionType::Interactive,
         image: "img".into(),
-        tag: None,
-        priority: 10,
-        starts_at: None,
-        batch_timeout: None,
-        startup_command: None,
-        bootstrap_script: None,
-        environ: Default::default(),
-        requested_slots: ResourceSlots {
-            cpu_milli: 1000,
-            mem: 1 << 30,
-            accel: Default::default(),
-        },
-        shmem: 64 << 20,
-        main_kernel_id: Uuid::new_v4(),
-        designated_agent: None,
-        dependencies: Vec::new(),
-        mounts: Vec::new(),
-        preopen_ports: Vec::new(),
-        cluster_mode: Default::default(),
-        sub_kernels: Vec::new(),
+        ..bai_store::testing::new_session(name, "AK1", "u1")
     }
 }
 

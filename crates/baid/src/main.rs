@@ -200,12 +200,13 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_millis(ms))
 }
 
-/// `--audit-retention`: a duration like `90d` or `12h`, or `0` for good.
+/// `--audit-retention`, `--session-detail-retention`: a duration like `90d` or `12h`, or `0`
+/// for good.
 fn retention(s: &str) -> Result<std::time::Duration, String> {
     if s.trim() == "0" {
         return Ok(std::time::Duration::ZERO);
     }
-    bai_core::parse_duration(s).map_err(|e| format!("{e}; 0 keeps the audit log for good"))
+    bai_core::parse_duration(s).map_err(|e| format!("{e}; 0 keeps them for good"))
 }
 
 fn parse_utilization(s: &str) -> Result<bai_core::idle::UtilizationConfig, String> {

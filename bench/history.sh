@@ -42,10 +42,10 @@ stop() { kill "$1"; wait "$1" 2>/dev/null || true; }
 # started again. Prints "DIR PID".
 manager() { # ENGINE N
   local d port url="" pid ak
-  d="$(mktemp -d /tmp/bai-bench-hist.XXXXXX)"; dirs+=("$d")
+  d="$(mktemp -d /tmp/bai-bench-hist.XXXXXX)"
   port=$((20000 + RANDOM % 20000))
   if [ "$1" = postgres ]; then
-    local db="bai_hist_$$_$2"; dbs+=("$db")
+    local db="bai_hist_$$_$2"
     psql "$cluster" -qc "CREATE DATABASE $db" >/dev/null
     url="${cluster%/*}/$db"
   fi
@@ -55,7 +55,7 @@ manager() { # ENGINE N
   local writers=1; [ "$1" = postgres ] && writers=4
   for _ in $(seq 1 "$writers"); do "$FILL" "${url:-$d/bai.db}" "$ak" $(($2 / writers)) >&2 & done
   wait
-  pid=$(start "$d" "$port" "$url"); pids+=("$pid")
+  pid=$(start "$d" "$port" "$url")
   echo "$d $pid"
 }
 now() { date +%s.%N; }
@@ -70,6 +70,9 @@ for engine in $ENGINES; do
   [ "$engine" = postgres ] && cluster="$(scripts/test-postgres.sh)"
   read -r sd spid < <(manager "$engine" "$SMALL")
   read -r bd bpid < <(manager "$engine" "$BIG")
+  # manager() ran in a subshell: what cleanup must undo is recorded here.
+  pids+=("$spid" "$bpid"); dirs+=("$sd" "$bd")
+  [ "$engine" = postgres ] && dbs+=("bai_hist_$$_$SMALL" "bai_hist_$$_$BIG")
   for d in "$sd" "$bd"; do on "$d" "$BIN/bai" run --rm -q -c 'print(1)' python >/dev/null; done # warm-up
   declare -A t=()
   for _ in $(seq 1 "$ROUNDS"); do

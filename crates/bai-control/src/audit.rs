@@ -80,21 +80,14 @@ pub fn spawn_pruner(store: Arc<Store>, retention: Option<std::time::Duration>) {
     let Some(keep) = retention else {
         return;
     };
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(3600));
-        loop {
-            tick.tick().await;
-            prune(&store, keep);
-        }
-    });
+    crate::hourly::spawn("audit log pruning", move || prune(&store, keep));
 }
 
 /// One pruning: entries older than `keep` go.
 pub fn prune(store: &Store, keep: std::time::Duration) {
-    let Ok(keep) = chrono::Duration::from_std(keep) else {
+    let Some(before) = bai_store::time_before(keep) else {
         return;
     };
-    let before = (chrono::Utc::now() - keep).to_rfc3339_opts(chrono::SecondsFormat::Micros, false);
     match store.prune_audit(&before) {
         Ok(0) => {}
         Ok(n) => tracing::info!(entries = n, before = %before, "audit log pruned"),

@@ -16,6 +16,7 @@ pub mod browsers;
 pub mod bus;
 pub mod config;
 pub mod guard;
+pub mod hourly;
 pub mod identity;
 pub mod images;
 pub mod lifecycle;

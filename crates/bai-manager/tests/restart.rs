@@ -10,39 +10,11 @@ use bai_core::status::SessionStatus as S;
 use bai_store::{NewSession, StatusChange, Store};
 use std::sync::Arc;
 use support::Harness;
-use uuid::Uuid;
 
 fn queued(name: &str) -> NewSession {
     NewSession {
-        id: Uuid::new_v4(),
-        name: name.into(),
-        access_key: "AKUSER".into(),
-        user_id: "u1".into(),
-        domain_name: "default".into(),
-        group_name: "default".into(),
-        scaling_group: "default".into(),
-        session_type: Default::default(),
         image: support::IMAGE.into(),
-        tag: None,
-        priority: 10,
-        starts_at: None,
-        batch_timeout: None,
-        startup_command: None,
-        bootstrap_script: None,
-        environ: Default::default(),
-        requested_slots: bai_core::ResourceSlots {
-            cpu_milli: 1000,
-            mem: 1 << 30,
-            accel: Default::default(),
-        },
-        shmem: 64 << 20,
-        main_kernel_id: Uuid::new_v4(),
-        designated_agent: None,
-        dependencies: Vec::new(),
-        mounts: Vec::new(),
-        preopen_ports: Vec::new(),
-        cluster_mode: Default::default(),
-        sub_kernels: Vec::new(),
+        ..bai_store::testing::new_session(name, "AKUSER", "u1")
     }
 }
 

@@ -130,11 +130,7 @@ fn user_info(r: &crate::db::Row<'_>) -> crate::db::Result<UserInfo> {
 }
 
 fn holding_sql() -> String {
-    bai_core::status::SessionStatus::HOLDS_RESOURCES
-        .iter()
-        .map(|s| format!("'{}'", s.as_str()))
-        .collect::<Vec<_>>()
-        .join(",")
+    crate::sessions::status_list(&bai_core::status::SessionStatus::HOLDS_RESOURCES)
 }
 
 impl Store {

@@ -349,6 +349,12 @@ pub(crate) fn connect_postgres(url: &str) -> Result<db::PgConn> {
     })
 }
 
+/// The time `age` before now as stored (see [`now_str`]); None for an age no date reaches.
+pub fn time_before(age: std::time::Duration) -> Option<String> {
+    let age = chrono::Duration::from_std(age).ok()?;
+    Some((chrono::Utc::now() - age).to_rfc3339_opts(chrono::SecondsFormat::Micros, false))
+}
+
 /// Current time as the RFC 3339 string stored everywhere (UTC, microseconds).
 pub fn now_str() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, false)

@@ -62,22 +62,8 @@ impl Store {
         let mut out = PassResult::default();
         // On PostgreSQL, where each statement is a round trip, the single-node placements go
         // in batches (the same rows, records and events as one by one).
-        let batched = |e: &PassEntry| {
-            tx.engine() == Engine::Postgres
-                && matches!(&e.write, PassWrite::Placed { subs, .. } if subs.is_empty())
-        };
-        let batch: Vec<Placement<'_>> = entries
-            .iter()
-            .filter(|e| batched(e))
-            .filter_map(|e| match &e.write {
-                PassWrite::Placed { agent, .. } => Some(Placement {
-                    id: e.id,
-                    agent,
-                    sub_steps: &e.sub_steps,
-                }),
-                _ => None,
-            })
-            .collect();
+        let pg = tx.engine() == Engine::Postgres;
+        let batch: Vec<Placement<'_>> = entries.iter().filter_map(|e| batched(e, pg)).collect();
         if !batch.is_empty() {
             out.placed = place_many_tx(&tx, &batch, &now)?;
             if out.placed.len() < batch.len() {
@@ -88,7 +74,7 @@ impl Store {
                 }
             }
         }
-        for e in entries.iter().filter(|e| !batched(e)) {
+        for e in entries.iter().filter(|e| batched(e, pg).is_none()) {
             match &e.write {
                 PassWrite::Placed { agent, subs } => {
                     match place_tx(&tx, e.id, agent, &e.sub_steps, &now)? {
@@ -161,6 +147,18 @@ impl Store {
         }
         tx.commit()?;
         Ok(out)
+    }
+}
+
+/// An entry written in a batch (on PostgreSQL, `pg`: a single-node placement), as such.
+fn batched(e: &PassEntry, pg: bool) -> Option<Placement<'_>> {
+    match &e.write {
+        PassWrite::Placed { agent, subs } if pg && subs.is_empty() => Some(Placement {
+            id: e.id,
+            agent,
+            sub_steps: &e.sub_steps,
+        }),
+        _ => None,
     }
 }
 

@@ -53,19 +53,15 @@ fn project_row(r: &crate::db::Row<'_>) -> crate::db::Result<ProjectRow> {
     })
 }
 
-/// The statuses of sessions that have ended, as SQL.
-pub(crate) const ENDED: &str = "'TERMINATED','CANCELLED'";
-
 /// Every status but the ended ones, for SQL: `status IN (live)` is read through the index by
-/// status, where `NOT IN (ENDED)` would read every session ever run.
+/// status, where `NOT IN (ended)` would read every session ever run.
 pub(crate) fn live_sql() -> String {
     use bai_core::status::SessionStatus;
-    SessionStatus::ALL
-        .iter()
+    let live: Vec<SessionStatus> = SessionStatus::ALL
+        .into_iter()
         .filter(|s| !SessionStatus::LIST_DEAD.contains(s))
-        .map(|s| format!("'{}'", s.as_str()))
-        .collect::<Vec<_>>()
-        .join(",")
+        .collect();
+    crate::sessions::status_list(&live)
 }
 
 /// Why [`Store::purge_project`] refused.

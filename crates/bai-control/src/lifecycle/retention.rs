@@ -13,25 +13,16 @@ pub fn spawn_pruner(store: Arc<Store>, retention: Option<Duration>) {
     let Some(keep) = retention else {
         return;
     };
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(Duration::from_secs(3600));
-        loop {
-            tick.tick().await;
-            let store = store.clone();
-            // A first sweep over a long history may take a while: off the async workers.
-            if let Err(e) = tokio::task::spawn_blocking(move || prune(&store, keep)).await {
-                tracing::warn!(error = %e, "the session detail pruner stopped");
-            }
-        }
+    crate::hourly::spawn("ended sessions' detail pruning", move || {
+        prune(&store, keep)
     });
 }
 
 /// One pruning: the details of sessions that ended before now − `keep` go.
 pub fn prune(store: &Store, keep: Duration) {
-    let Ok(keep) = chrono::Duration::from_std(keep) else {
+    let Some(before) = bai_store::time_before(keep) else {
         return;
     };
-    let before = (chrono::Utc::now() - keep).to_rfc3339_opts(chrono::SecondsFormat::Micros, false);
     match store.prune_ended_details(&before) {
         Ok(0) => {}
         Ok(n) => tracing::info!(sessions = n, before = %before, "ended sessions' details pruned"),

@@ -71,6 +71,10 @@ impl<T: ToValue + ?Sized> ToValue for &T {
     fn value_ref(&self) -> ValueRef<'_> {
         (**self).value_ref()
     }
+
+    fn to_value(&self) -> Value {
+        (**self).to_value()
+    }
 }
 
 impl<T: ToValue> ToValue for Option<T> {
@@ -78,6 +82,13 @@ impl<T: ToValue> ToValue for Option<T> {
         match self {
             Some(v) => v.value_ref(),
             None => ValueRef::Null,
+        }
+    }
+
+    fn to_value(&self) -> Value {
+        match self {
+            Some(v) => v.to_value(),
+            None => Value::Null,
         }
     }
 }

@@ -408,7 +408,15 @@ fn place_batch_tx(
     )
     .events(&[EventKind::SessionScheduled]);
     legal(&change)?;
-    let info = |p: &Placement<'_>| Reason::ScheduledOn(p.agent.to_string()).to_string();
+    // Each placement's id as stored and its reason (the row's status_info, the record's
+    // message, the event's reason), made once.
+    let texts: Vec<(String, String)> = batch
+        .iter()
+        .map(|p| {
+            let info = Reason::ScheduledOn(p.agent.to_string()).to_string();
+            (p.id.to_string(), info)
+        })
+        .collect();
     let marks = |first: usize, per: usize, rows: usize, shape: &dyn Fn(&[String]) -> String| {
         (0..rows)
             .map(|r| {
@@ -429,11 +437,11 @@ fn place_batch_tx(
         Value::Text(change.to.as_str().into()),
         Value::Text(change.from.as_str().into()),
     ];
-    for p in batch {
+    for (p, (id, info)) in batch.iter().zip(&texts) {
         params.extend([
-            Value::Text(p.id.to_string()),
+            Value::Text(id.clone()),
             Value::Text(p.agent.to_string()),
-            Value::Text(info(p)),
+            Value::Text(info.clone()),
         ]);
     }
     let mut st = tx.prepare_cached(&format!(
@@ -450,15 +458,19 @@ fn place_batch_tx(
     if moved.is_empty() {
         return Ok(Vec::new());
     }
-    let named: std::collections::HashMap<String, &Placement<'_>> =
-        batch.iter().map(|p| (p.id.to_string(), p)).collect();
+    // Each moved row with its placement and the placement's texts.
+    let named: std::collections::HashMap<&str, (&Placement<'_>, &str)> = batch
+        .iter()
+        .zip(&texts)
+        .map(|(p, (id, info))| (id.as_str(), (p, info.as_str())))
+        .collect();
     let mut rows = Vec::with_capacity(moved.len());
     for (id, name, access_key, kernel) in moved {
-        let p = *named
-            .get(&id)
+        let (p, info) = *named
+            .get(id.as_str())
             .ok_or_else(|| corrupt("id", format!("{id} is not of this batch")))?;
         let kernel = Uuid::parse_str(&kernel).map_err(|e| corrupt("main_kernel_id", e))?;
-        rows.push((p, name, access_key, kernel));
+        rows.push((p, id, info, name, access_key, kernel));
     }
     // Their history records (a placement is always a record of its own), one statement.
     let values = marks(6, 4, rows.len(), &|m| {
@@ -475,10 +487,10 @@ fn place_batch_tx(
         Value::Text(change.from.as_str().into()),
         Value::Text(change.to.as_str().into()),
     ];
-    for (p, ..) in &rows {
+    for (p, id, info, ..) in &rows {
         params.extend([
-            Value::Text(p.id.to_string()),
-            Value::Text(info(p)),
+            Value::Text(id.clone()),
+            Value::Text(info.to_string()),
             Value::Text(p.sub_steps.to_string()),
             Value::Text(Uuid::new_v4().to_string()),
         ]);
@@ -502,12 +514,12 @@ fn place_batch_tx(
             Value::Text(now.to_string()),
             Value::Text(kind.as_str().into()),
         ];
-        for (p, name, access_key, kernel) in &rows {
+        for (_, id, info, name, access_key, kernel) in &rows {
             params.extend([
-                Value::Text(p.id.to_string()),
+                Value::Text(id.clone()),
                 Value::Text(name.clone()),
                 Value::Text(access_key.clone()),
-                Value::Text(info(p)),
+                Value::Text(info.to_string()),
                 match kind.is_kernel() {
                     true => Value::Text(kernel.to_string()),
                     false => Value::Null,
@@ -524,10 +536,10 @@ fn place_batch_tx(
             .collect::<crate::db::Result<_>>()?;
         let made: std::collections::HashMap<String, i64> =
             seqs.into_iter().map(|(seq, id)| (id, seq)).collect();
-        for (p, name, access_key, kernel) in &rows {
+        for (p, id, info, name, access_key, kernel) in &rows {
             let seq = *made
-                .get(&p.id.to_string())
-                .ok_or_else(|| corrupt("events", format!("no event for {}", p.id)))?;
+                .get(id)
+                .ok_or_else(|| corrupt("events", format!("no event for {id}")))?;
             events.insert(
                 p.id,
                 SessionEvent {
@@ -536,7 +548,7 @@ fn place_batch_tx(
                     session_id: p.id,
                     session_name: name.clone(),
                     access_key: access_key.clone(),
-                    reason: info(p),
+                    reason: info.to_string(),
                     exit_code: None,
                     kernel_id: kind.is_kernel().then_some(*kernel),
                 },

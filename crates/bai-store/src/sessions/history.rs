@@ -207,7 +207,7 @@ impl Store {
         let ended = format!(
             "SELECT id FROM sessions WHERE status_changed >= ?1 AND status_changed < ?2
                 AND status IN ({})",
-            crate::projects::ENDED
+            super::status_list(&SessionStatus::LIST_DEAD)
         );
         let window = [since.as_str(), before];
         tx.execute(

@@ -88,13 +88,12 @@ impl Store {
             .iter()
             .partition(|s| SessionStatus::LIST_DEAD.contains(s));
         let system = i64::from(f.system);
-        let kind = "(type = 'system') = (?1 = 1)";
         let mut total: i64 = 0;
         if !ended.is_empty() {
             total += conn.query_row(
                 &format!(
                     "SELECT COALESCE(SUM(n), 0) FROM ended_counts
-                     WHERE status IN ({}) AND {kind} {owner}",
+                     WHERE status IN ({}) AND {KIND} {owner}",
                     status_list(&ended)
                 ),
                 params![system, f.access_key],
@@ -105,7 +104,7 @@ impl Store {
             total += conn.query_row(
                 &format!(
                     "SELECT COUNT(*) FROM sessions {}
-                     WHERE status IN ({}) AND {kind} {owner}",
+                     WHERE status IN ({}) AND {KIND} {owner}",
                     by_status(conn.engine()),
                     status_list(&live)
                 ),
@@ -284,6 +283,9 @@ impl Store {
     }
 }
 
+/// A listing's filter on the kind of session: system sessions (?1 = 1) or all the others.
+const KIND: &str = "(type = 'system') = (?1 = 1)";
+
 /// How one page of a listing is read. The ids of the page are picked from an index in the
 /// listing's order that holds every column the filter reads (status, kind, owner), so the
 /// rows skipped by the offset are index entries, not sessions, and nothing is sorted; then
@@ -315,8 +317,8 @@ impl Page {
             .iter()
             .all(|s| !SessionStatus::LIST_DEAD.contains(s));
         let index = match (engine, live, f.access_key.is_some()) {
-            (Engine::Postgres, ..) => "",
-            (Engine::Sqlite, true, _) => "INDEXED BY sessions_by_status",
+            (_, true, _) => by_status(engine),
+            (Engine::Postgres, false, _) => "",
             (Engine::Sqlite, false, true) => "INDEXED BY sessions_by_owner",
             (Engine::Sqlite, false, false) => "INDEXED BY sessions_by_change",
         };
@@ -344,7 +346,7 @@ impl Page {
         } = self;
         format!(
             "SELECT id FROM sessions {index}
-             WHERE status IN ({statuses}) AND (type = 'system') = (?1 = 1) {owner}
+             WHERE status IN ({statuses}) AND {KIND} {owner}
              ORDER BY status_changed {o}, created_at {o}, id {o} LIMIT ?3 OFFSET ?4"
         )
     }

@@ -8,6 +8,7 @@
 
 pub mod accel;
 pub mod agent;
+pub mod amount;
 pub mod cluster;
 pub mod dotfile;
 pub mod egress;
@@ -19,6 +20,7 @@ pub mod permission;
 pub mod problem;
 pub mod reason;
 pub mod resources;
+pub mod serving;
 pub mod sign;
 pub mod spec;
 pub mod stats;

@@ -16,14 +16,13 @@ use bai_store::{NewSession, StatusChange, Store};
 use std::time::Instant;
 
 fn session(i: usize, access_key: &str, user_id: &str) -> NewSession {
-    NewSession {
-        session_type: if i.is_multiple_of(5) {
-            SessionType::Batch
-        } else {
-            SessionType::Interactive
-        },
-        ..bai_store::testing::new_session(&format!("hist-{i:06}"), access_key, user_id)
-    }
+    let mut n = bai_store::testing::new_session(&format!("hist-{i:06}"), access_key, user_id);
+    n.spec.session_type = if i.is_multiple_of(5) {
+        SessionType::Batch
+    } else {
+        SessionType::Interactive
+    };
+    n
 }
 
 fn main() -> anyhow::Result<()> {

@@ -103,7 +103,7 @@ pub async fn reap(m: &Arc<Manager>) {
     };
     for r in rows
         .into_iter()
-        .filter(|r| r.session_type == SessionType::System)
+        .filter(|r| r.spec.session_type == SessionType::System)
     {
         tracing::info!(session = %r.id, "sftp session left by an earlier run: ending it");
         end(m, r.id, Reason::UserRequested).await;

@@ -21,7 +21,10 @@ fn cluster(size: u32, cpu: u32) -> serde_json::Value {
 async fn a_cluster_session_makes_all_its_kernels_and_ends_them_together() {
     let h = Harness::start().await;
     let s = h.create("trio", cluster(3, 2));
-    assert_eq!((s.cluster_size, s.requested_slots.cpu_milli), (3, 6000));
+    assert_eq!(
+        (s.spec.cluster_size, s.spec.requested_slots.cpu_milli),
+        (3, 6000)
+    );
     let row = h.wait_status(s.id, S::Running).await;
     let subs = h.store.sub_kernels(row.id).expect("subs");
     assert_eq!(subs.len(), 2);
@@ -135,7 +138,7 @@ async fn a_kernel_that_fails_to_start_rolls_back_the_others() {
     ]);
     let s = h.create("broken", cluster(3, 1));
     let row = h.wait_status(s.id, S::Error).await;
-    let info = row.status_info.unwrap_or_default();
+    let info = row.state.status_info.unwrap_or_default();
     assert!(
         info.contains("kernel ") && info.contains("no room for this one"),
         "{info}"
@@ -151,7 +154,7 @@ async fn a_sub_kernel_that_dies_ends_the_session_and_names_it() {
     let subs = h.store.sub_kernels(row.id).expect("subs");
     assert!(h.agent.exit(subs[1].id, 137, false));
     let row = h.wait_status(s.id, S::Terminated).await;
-    let info = row.status_info.unwrap_or_default();
+    let info = row.state.status_info.unwrap_or_default();
     assert!(info.contains("sub2") && info.contains("137"), "{info}");
     assert!(
         h.agent.live().is_empty(),
@@ -171,7 +174,11 @@ async fn a_cluster_waits_until_all_of_it_fits_on_one_node() {
     let gang = h.create("gang", cluster(3, 2));
     let pending = h
         .wait(gang.id, "a pending reason", |r| {
-            r.status == S::Pending && r.status_info.as_deref().is_some_and(|i| i != "enqueued")
+            r.state.status == S::Pending
+                && r.state
+                    .status_info
+                    .as_deref()
+                    .is_some_and(|i| i != "enqueued")
         })
         .await;
     assert_eq!(
@@ -179,7 +186,7 @@ async fn a_cluster_waits_until_all_of_it_fits_on_one_node() {
         1,
         "no kernel of the cluster is placed early"
     );
-    let why = pending.status_info.unwrap_or_default();
+    let why = pending.state.status_info.unwrap_or_default();
     assert!(why.contains("cpu"), "the reason says what is short: {why}");
     h.terminate(big.id).await;
     h.wait_status(gang.id, S::Running).await;
@@ -280,10 +287,13 @@ async fn a_batch_cluster_ends_with_main1s_command_and_its_exit_code() {
     assert!(h.agent.exit(row.main_kernel_id, 3, false));
     let row = h.wait_status(s.id, S::Terminated).await;
     assert_eq!(
-        row.status_info.as_deref().map(bai_core::Reason::parse),
+        row.state
+            .status_info
+            .as_deref()
+            .map(bai_core::Reason::parse),
         Some(bai_core::Reason::TaskFailed(3))
     );
-    assert_eq!(row.exit_code, Some(3));
+    assert_eq!(row.state.exit_code, Some(3));
     assert!(h.agent.destroyed().contains(&sub), "sub1 goes with main1");
     assert!(h.agent.live().is_empty());
 }
@@ -304,7 +314,7 @@ async fn a_multi_node_cluster_spreads_over_agents_on_one_overlay() {
     let row = h.wait_status(s.id, S::Running).await;
     let subs = h.store.sub_kernels(row.id).expect("subs");
     assert_eq!(subs.len(), 1);
-    assert_ne!(row.agent_id, subs[0].agent_id, "one kernel per node");
+    assert_ne!(row.state.agent_id, subs[0].agent_id, "one kernel per node");
     let main_spec = agents
         .iter()
         .find_map(|a| a.spec(row.main_kernel_id))
@@ -329,18 +339,20 @@ async fn a_multi_node_cluster_spreads_over_agents_on_one_overlay() {
     let big = h.create("next", multi(2, 1));
     let waiting = h
         .wait(big.id, "a pending reason", |r| {
-            r.status_info
+            r.state
+                .status_info
                 .as_deref()
                 .is_some_and(|i| i.contains("no-available-instances"))
         })
         .await;
     assert!(
         waiting
+            .state
             .status_info
             .as_deref()
             .is_some_and(|i| i.contains("kernel main1 found no room")),
         "{:?}",
-        waiting.status_info
+        waiting.state.status_info
     );
     assert_eq!(h.terminate(s.id).await, S::Terminated);
     let next = h.wait_status(big.id, S::Running).await;
@@ -365,7 +377,7 @@ async fn select_agent_holds_main1_of_a_multi_node_session_and_the_rest_spread() 
     );
     let row = h.wait_status(s.id, S::Running).await;
     assert_eq!(
-        row.agent_id.as_deref(),
+        row.state.agent_id.as_deref(),
         Some("node-b"),
         "main1 where selected"
     );
@@ -386,7 +398,7 @@ async fn select_agent_holds_main1_of_a_multi_node_session_and_the_rest_spread() 
         json!({"clusterSize": 3, "clusterMode": "multi-node",
                "config": {"resources": {"cpu": 3, "mem": "1g"}, "agentList": ["node-a"]}}),
     );
-    assert_eq!(fits.designated_agent.as_deref(), Some("node-a"));
+    assert_eq!(fits.spec.designated_agent.as_deref(), Some("node-a"));
     let too_big = plan(
         &h.m.lifecycle,
         &h.user,

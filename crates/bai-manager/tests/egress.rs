@@ -30,7 +30,7 @@ async fn kernels_start_under_the_groups_policy_of_the_moment() {
         json!({"clusterSize": 2, "clusterMode": "single-node"}),
     );
     let row = h.wait_status(first.id, S::Running).await;
-    assert_eq!(row.egress, Some(EgressPolicy::default()));
+    assert_eq!(row.state.egress, Some(EgressPolicy::default()));
     let spec = h.agent.spec(row.main_kernel_id).expect("main1's spec");
     assert_eq!(spec.egress.policy.mode, EgressMode::Default);
     assert!(
@@ -45,7 +45,7 @@ async fn kernels_start_under_the_groups_policy_of_the_moment() {
     set_policy(&h, closed.clone());
     let second = h.create("second", json!({}));
     let row2 = h.wait_status(second.id, S::Running).await;
-    assert_eq!(row2.egress.as_ref(), Some(&closed));
+    assert_eq!(row2.state.egress.as_ref(), Some(&closed));
     assert_eq!(
         h.agent
             .spec(row2.main_kernel_id)
@@ -55,7 +55,7 @@ async fn kernels_start_under_the_groups_policy_of_the_moment() {
         closed
     );
     // The first session keeps what it runs under.
-    assert_eq!(h.row(first.id).egress, Some(EgressPolicy::default()));
+    assert_eq!(h.row(first.id).state.egress, Some(EgressPolicy::default()));
 }
 
 #[tokio::test(start_paused = true)]
@@ -71,14 +71,14 @@ async fn an_agent_that_cannot_enforce_takes_only_open_groups() {
     // The scheduler passes it over, saying why it waits.
     let row = h
         .wait(s.id, "the scheduler to pass it over", |r| {
-            r.status == S::Pending
-                && r.status_info.as_deref() != Some("pending")
-                && r.status_info.is_some()
+            r.state.status == S::Pending
+                && r.state.status_info.as_deref() != Some("pending")
+                && r.state.status_info.is_some()
         })
         .await;
-    assert_eq!(row.status, S::Pending, "{:?}", row.status_info);
+    assert_eq!(row.state.status, S::Pending, "{:?}", row.state.status_info);
     assert!(h.agent.live().is_empty());
     set_policy(&h, EgressPolicy::parse("open", &[]).expect("open"));
     let row = h.wait_status(s.id, S::Running).await;
-    assert_eq!(row.egress.map(|e| e.mode), Some(EgressMode::Open));
+    assert_eq!(row.state.egress.map(|e| e.mode), Some(EgressMode::Open));
 }

@@ -17,7 +17,7 @@ async fn a_session_passes_every_creation_phase_in_order() {
     let h = Harness::start().await;
     let s = h.create("happy", json!({}));
     let row = h.wait_status(s.id, S::Running).await;
-    let phases: Vec<S> = row.status_history.keys().copied().collect();
+    let phases: Vec<S> = row.state.status_history.keys().copied().collect();
     assert_eq!(
         phases,
         [
@@ -45,7 +45,7 @@ async fn a_session_passes_every_creation_phase_in_order() {
     assert_eq!(h.terminate(s.id).await, S::Terminated);
     assert!(h.agent.live().is_empty());
     assert_eq!(
-        h.row(s.id).status_info.as_deref().map(Reason::parse),
+        h.row(s.id).state.status_info.as_deref().map(Reason::parse),
         Some(Reason::UserRequested)
     );
 }
@@ -57,7 +57,7 @@ async fn a_failed_creation_ends_in_error_with_the_agents_words() {
     let s = h.create("failing", json!({}));
     let row = h.wait_status(s.id, S::Error).await;
     assert_eq!(
-        row.status_info.as_deref().map(Reason::parse),
+        row.state.status_info.as_deref().map(Reason::parse),
         Some(Reason::CreationFailed(
             "container runtime error: no space left on device".into()
         ))
@@ -75,7 +75,7 @@ async fn a_creation_that_never_answers_times_out() {
     let s = h.create("hanging", json!({}));
     let row = h.wait_status(s.id, S::Error).await;
     assert_eq!(
-        row.status_info.as_deref().map(Reason::parse),
+        row.state.status_info.as_deref().map(Reason::parse),
         Some(Reason::CreationTimeout { secs: 120 })
     );
     // Out of time is EXPIRED in the scheduling history (Backend.AI's result for a timeout).
@@ -131,8 +131,11 @@ async fn kernel_exits_end_sessions_with_their_reason_and_result() {
     ];
     for (s, reason, result, event) in want {
         let row = h.wait_status(s.id, S::Terminated).await;
-        assert_eq!(row.status_info.as_deref().map(Reason::parse), Some(reason));
-        assert_eq!(row.result, result, "{}", row.name);
+        assert_eq!(
+            row.state.status_info.as_deref().map(Reason::parse),
+            Some(reason)
+        );
+        assert_eq!(row.state.result, result, "{}", row.name);
         if let Some(e) = event {
             assert!(h.events(s.id).contains(&e.to_string()), "{}", row.name);
         }
@@ -148,7 +151,7 @@ async fn rm_during_creation_destroys_the_new_kernel_once() {
     h.script([CreateStep::Hang]);
     let s = h.create("rm-creating", json!({}));
     h.agent.wait_asked(1).await;
-    assert_eq!(h.row(s.id).status, S::Creating);
+    assert_eq!(h.row(s.id).state.status, S::Creating);
     let rm = h.spawn_terminate(s.id);
     h.wait_status(s.id, S::Terminating).await;
     h.agent.release();
@@ -185,7 +188,7 @@ async fn a_removal_whose_caller_hangs_up_goes_on() {
     // can end it now.
     tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     assert_eq!(h.agent.destroyed(), [row.main_kernel_id]);
-    assert_eq!(h.row(s.id).status, S::Terminated);
+    assert_eq!(h.row(s.id).state.status, S::Terminated);
 }
 
 /// The kernel ends by itself at the moment the user removes the session: one of them wins,
@@ -207,7 +210,7 @@ async fn agent_exit_racing_rm_ends_the_session_once() {
         .filter(|e| *e == "session_terminated")
         .count();
     assert_eq!(ended, 1, "{:?}", h.events(s.id));
-    let reason = row.status_info.as_deref().map(Reason::parse);
+    let reason = row.state.status_info.as_deref().map(Reason::parse);
     assert!(
         matches!(
             reason,
@@ -234,7 +237,9 @@ async fn rm_racing_the_scheduler_never_leaves_a_kernel() {
             "{}: {st}",
             s.name
         );
-        let row = h.wait(s.id, "ended", |r| r.status.is_terminal()).await;
+        let row = h
+            .wait(s.id, "ended", |r| r.state.status.is_terminal())
+            .await;
         let finals = h
             .events(s.id)
             .iter()
@@ -273,7 +278,11 @@ async fn reserved_environment_names_are_refused() {
     )
     .expect("other names are fine");
     assert_eq!(
-        plan.session.environ.get("MY_BAI_THING").map(String::as_str),
+        plan.session
+            .spec
+            .environ
+            .get("MY_BAI_THING")
+            .map(String::as_str),
         Some("1")
     );
 }

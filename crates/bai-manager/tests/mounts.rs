@@ -79,7 +79,11 @@ fn queue_then_crash(
             json!({"config": {"resources": {"cpu": 1, "mem": "1g"}, "mounts": ["shared-data"]}}),
         );
         let row = h.wait_status(s.id, S::Scheduled).await;
-        assert!(row.mounts[0].host_path.starts_with(root.to_str().unwrap()));
+        assert!(
+            row.spec.mounts[0]
+                .host_path
+                .starts_with(root.to_str().unwrap())
+        );
         s.id
     })
 }
@@ -128,7 +132,7 @@ fn a_storage_host_gone_at_launch_is_a_clear_error() {
         )
         .await;
         let row = h.wait_status(id, S::Error).await;
-        match row.status_info.as_deref().map(Reason::parse) {
+        match row.state.status_info.as_deref().map(Reason::parse) {
             Some(Reason::MountFailed(why)) => assert!(why.contains("shared-data"), "{why}"),
             other => panic!("{other:?}"),
         }

@@ -12,10 +12,9 @@ use std::sync::Arc;
 use support::Harness;
 
 fn queued(name: &str) -> NewSession {
-    NewSession {
-        image: support::IMAGE.into(),
-        ..bai_store::testing::new_session(name, "AKUSER", "u1")
-    }
+    let mut n = bai_store::testing::new_session(name, "AKUSER", "u1");
+    n.spec.image = support::IMAGE.into();
+    n
 }
 
 /// Leaves a session in `at` as a crashed manager would: moved there through the legal path,
@@ -51,14 +50,14 @@ fn spec(n: &NewSession) -> KernelSpec {
         kernel_id: n.main_kernel_id,
         session_id: n.id,
         session_name: n.name.clone(),
-        session_type: n.session_type,
-        image: n.image.clone(),
-        slots: n.requested_slots.clone(),
-        shmem: n.shmem,
+        session_type: n.spec.session_type,
+        image: n.spec.image.clone(),
+        slots: n.spec.requested_slots.clone(),
+        shmem: n.spec.shmem,
         environ: Default::default(),
         startup_command: None,
         bootstrap_script: None,
-        owner_access_key: n.access_key.clone(),
+        owner_access_key: n.spec.access_key.clone(),
         mounts: Vec::new(),
         cluster: None,
         egress: Default::default(),
@@ -130,7 +129,7 @@ async fn creation_phases_are_requeued_and_run_once() {
 #[tokio::test(start_paused = true)]
 async fn a_running_session_keeps_its_kernel_or_ends_as_lost() {
     let (h, n) = after_restart(S::Running, true).await;
-    assert_eq!(h.row(n.id).status, S::Running);
+    assert_eq!(h.row(n.id).state.status, S::Running);
     assert!(
         h.agent.asked().len() == 1,
         "no second kernel: {:?}",
@@ -141,7 +140,7 @@ async fn a_running_session_keeps_its_kernel_or_ends_as_lost() {
     let (h, n) = after_restart(S::Running, false).await;
     let row = h.wait_status(n.id, S::Terminated).await;
     assert_eq!(
-        row.status_info.as_deref().map(Reason::parse),
+        row.state.status_info.as_deref().map(Reason::parse),
         Some(Reason::KernelLost("its container is gone".into()))
     );
 }

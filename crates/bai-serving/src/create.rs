@@ -4,12 +4,12 @@
 //! the owner can see, and its definition must parse; a wrong field is a 400 naming it.
 
 use super::definition::{self, Definition};
-pub use super::spec::Spec;
 use super::{MAX_REPLICAS, replica};
 use crate::identity::Caller;
 use crate::state::Serving;
 use bai_core::Problem;
-use bai_store::{EndpointRow, VFolderRow};
+use bai_core::serving::ReplicaTemplate;
+use bai_store::{EndpointRow, EndpointSpec, EndpointState, VFolderRow};
 
 use bai_api::services::{NewService, canonical_service_body};
 use bai_api::sessions::{CreateConfig, CreateRequest, SessionType};
@@ -255,7 +255,7 @@ pub fn plan(m: &Serving, caller: &Caller, body: &Value) -> Result<EndpointRow, P
     let session_spec = crate::lifecycle::request::spec_of(&m.lifecycle, &session_req)?;
     let check = crate::lifecycle::create::plan_spec(&m.lifecycle, caller, &session_spec)?;
     let owner = &check.session;
-    if let Some(existing) = m.store.live_endpoint_named(&owner.access_key, &name)? {
+    if let Some(existing) = m.store.live_endpoint_named(&owner.spec.access_key, &name)? {
         return Err(Problem::conflict(
             "service-already-exists",
             "The service already exists.",
@@ -267,19 +267,19 @@ pub fn plan(m: &Serving, caller: &Caller, body: &Value) -> Result<EndpointRow, P
     }
     let owner_admin = m
         .store
-        .keypair(&owner.access_key)
+        .keypair(&owner.spec.access_key)
         .ok()
         .flatten()
         .is_some_and(|k| k.is_admin);
-    let folder = model_folder(m, &owner.user_id, owner_admin, model_ref)?;
+    let folder = model_folder(m, &owner.spec.user_id, owner_admin, model_ref)?;
     let def_path = config.model_definition_path.as_deref();
     let (def_path, def) = read_definition(m, &folder, def_path)?;
-    let spec = Spec {
+    let replica = ReplicaTemplate {
         resources: config.resources.clone().unwrap_or_default(),
         resource_opts: config.resource_opts.clone().unwrap_or_default(),
         environ: config.environ.clone().unwrap_or_default(),
-        cluster_mode: owner.cluster_mode,
-        cluster_size: u32::try_from(owner.sub_kernels.len() + 1).unwrap_or(1),
+        cluster_mode: owner.spec.cluster_mode,
+        cluster_size: owner.spec.cluster_size,
         startup_command: req.startup_command.clone(),
         bootstrap_script: req.bootstrap_script.clone(),
         tag: req.tag.clone(),
@@ -289,30 +289,34 @@ pub fn plan(m: &Serving, caller: &Caller, body: &Value) -> Result<EndpointRow, P
     let row = EndpointRow {
         id: Uuid::new_v4(),
         name,
-        access_key: owner.access_key.clone(),
-        user_id: owner.user_id.clone(),
-        created_user: caller.user_id.clone(),
-        domain_name: owner.domain_name.clone(),
-        project: owner.group_name.clone(),
-        scaling_group: owner.scaling_group.clone(),
-        image: owner.image.clone(),
-        model_id: folder.id,
-        model_mount: mount.to_string(),
-        model_definition_path: Some(def_path),
-        replicas,
-        spec: serde_json::to_string(&spec).map_err(|e| Problem::internal(e.to_string()))?,
-        open_to_public: public,
-        runtime_variant,
-        url: None,
-        port: None,
-        lifecycle: "created".into(),
-        retries: 0,
-        token_secret: hex::encode(rand::random::<[u8; 32]>()),
         created_at: String::new(),
-        destroyed_at: None,
+        token_secret: hex::encode(rand::random::<[u8; 32]>()),
+        spec: EndpointSpec {
+            access_key: owner.spec.access_key.clone(),
+            user_id: owner.spec.user_id.clone(),
+            created_user: caller.user_id.clone(),
+            domain_name: owner.spec.domain_name.clone(),
+            project: owner.spec.group_name.clone(),
+            scaling_group: owner.spec.scaling_group.clone(),
+            image: owner.spec.image.clone(),
+            model_id: folder.id,
+            model_mount: mount.to_string(),
+            model_definition_path: Some(def_path),
+            replicas,
+            open_to_public: public,
+            runtime_variant,
+            replica,
+        },
+        state: EndpointState {
+            url: None,
+            port: None,
+            lifecycle: "created".into(),
+            retries: 0,
+            destroyed_at: None,
+        },
     };
     // One replica's request, built now so a service that could never start is refused here.
-    replica::session_plan(m, &row, &spec, Uuid::new_v4())?;
+    replica::session_plan(m, &row, Uuid::new_v4())?;
     Ok(row)
 }
 
@@ -325,7 +329,7 @@ pub fn create(m: &Serving, row: &EndpointRow) -> Result<EndpointRow, Problem> {
             format!("a service named {:?} exists; pick another name", row.name),
         ));
     }
-    tracing::info!(service = %row.id, name = %row.name, replicas = row.replicas, "service created");
+    tracing::info!(service = %row.id, name = %row.name, replicas = row.spec.replicas, "service created");
     m.wake.notify_one();
     m.store
         .endpoint(row.id)?

@@ -22,7 +22,7 @@ pub fn fail_route(m: &Serving, e: &EndpointRow, route: Uuid, why: &str, src: &st
         .endpoint(e.id)
         .ok()
         .flatten()
-        .map_or(e.retries, |x| x.retries)
+        .map_or(e.state.retries, |x| x.state.retries)
         + 1;
     let _ = m.store.set_endpoint_retries(e.id, retries);
     let backoff = Duration::from_secs(1u64 << retries.min(6));

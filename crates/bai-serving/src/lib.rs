@@ -29,7 +29,6 @@ pub mod probe;
 pub mod reconcile;
 pub mod replica;
 pub mod route_status;
-pub mod spec;
 pub mod state;
 pub mod token;
 pub mod view;

@@ -69,16 +69,16 @@ fn ended(s: SessionStatus) -> bool {
 
 async fn endpoint(m: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::StoreError> {
     let gw = m.gateway(e);
-    if let (Some(_), false) = (&e.url, gw.listening()) {
+    if let (Some(_), false) = (&e.state.url, gw.listening()) {
         // After a restart: the same URL again.
-        if let Err(err) = gw.listen(m.config.app_port_pool, e.port).await {
+        if let Err(err) = gw.listen(m.config.app_port_pool, e.state.port).await {
             tracing::error!(service = %e.id, error = %err, "cannot open the service endpoint");
         }
     }
     // Requests wait for a healthy route only while one may come: not once the service has
     // given up starting routes.
-    let waiting_for = if e.lifecycle == "created" && e.retries < MAX_RETRIES {
-        e.replicas
+    let waiting_for = if e.state.lifecycle == "created" && e.state.retries < MAX_RETRIES {
+        e.spec.replicas
     } else {
         0
     };
@@ -94,10 +94,10 @@ async fn endpoint(m: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::St
             m.store.delete_route(r.id)?;
             continue;
         };
-        if ended(s.status) {
+        if ended(s.state.status) {
             gw.retire(r.id);
             m.stop_prober(r.id);
-            if s.status == SessionStatus::Error {
+            if s.state.status == SessionStatus::Error {
                 let _ = crate::lifecycle::terminate::terminate(
                     &m.lifecycle,
                     sid,
@@ -108,16 +108,17 @@ async fn endpoint(m: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::St
             }
             match r.status.as_str() {
                 rs::FAILED_TO_START => {}
-                rs::PROVISIONING if e.lifecycle == "created" => {
+                rs::PROVISIONING if e.state.lifecycle == "created" => {
                     let why = s
+                        .state
                         .status_info
                         .clone()
-                        .unwrap_or_else(|| s.status.as_str().to_string());
+                        .unwrap_or_else(|| s.state.status.as_str().to_string());
                     fail_route(
                         m,
                         e,
                         r.id,
-                        &format!("its session ended {}: {why}", s.status.as_str()),
+                        &format!("its session ended {}: {why}", s.state.status.as_str()),
                         "session",
                     );
                 }
@@ -133,7 +134,7 @@ async fn endpoint(m: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::St
             }
             continue;
         }
-        if s.status == SessionStatus::Running && rs::is_active(&r.status) {
+        if s.state.status == SessionStatus::Running && rs::is_active(&r.status) {
             running += 1;
             if !m.has_prober(r.id) {
                 watch(m, e, &r, &s).await;
@@ -144,7 +145,7 @@ async fn endpoint(m: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::St
         }
     }
 
-    if e.lifecycle == "destroying" {
+    if e.state.lifecycle == "destroying" {
         for r in &active {
             drain_and_end(m, e, r, "service-destroyed");
         }
@@ -158,8 +159,8 @@ async fn endpoint(m: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::St
     }
 
     let healthy = active.iter().filter(|r| r.status == rs::HEALTHY).count();
-    let want = e.replicas as usize;
-    if e.retries > 0 && healthy >= want && want > 0 {
+    let want = e.spec.replicas as usize;
+    if e.state.retries > 0 && healthy >= want && want > 0 {
         m.store.set_endpoint_retries(e.id, 0)?;
         m.store.clear_failed_routes(e.id)?;
     }
@@ -170,7 +171,10 @@ async fn endpoint(m: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::St
             .unwrap_or_else(|p| p.into_inner())
             .get(&e.id)
             .is_some_and(|t| Instant::now() < *t);
-        let retries = m.store.endpoint(e.id)?.map_or(e.retries, |x| x.retries);
+        let retries = m
+            .store
+            .endpoint(e.id)?
+            .map_or(e.state.retries, |x| x.state.retries);
         if retries < MAX_RETRIES && !waiting {
             for _ in active.len()..want {
                 if let Err(p) = replica::start(m, e) {
@@ -193,7 +197,7 @@ async fn endpoint(m: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::St
         }
     }
 
-    if e.url.is_none() && running > 0 {
+    if e.state.url.is_none() && running > 0 {
         match gw.listen(m.config.app_port_pool, None).await {
             Ok(port) => {
                 let url = format!("http://{}:{port}", m.config.endpoint_host);
@@ -210,10 +214,8 @@ async fn endpoint(m: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::St
 
 /// Starts checking a running route: where its main kernel's model port is reached.
 async fn watch(m: &Arc<Serving>, e: &EndpointRow, r: &RouteRow, s: &bai_store::SessionRow) {
-    let Ok(spec) = super::spec::Spec::of(e) else {
-        return;
-    };
-    let Some(agent) = s.agent_id.as_deref().and_then(|a| m.agents.get(a)) else {
+    let spec = &e.spec.replica;
+    let Some(agent) = s.state.agent_id.as_deref().and_then(|a| m.agents.get(a)) else {
         return;
     };
     let port = spec.definition.port();

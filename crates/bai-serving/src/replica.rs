@@ -3,13 +3,13 @@
 //! other folder), named `<service>-<route>`.
 
 use super::route_status;
-use super::spec::Spec;
 use crate::identity::Caller;
 use crate::lifecycle::create::{CreatePlan, Created, create, plan_spec};
 use crate::state::Serving;
 use bai_api::sessions::spec::resource_ask;
 use bai_core::agent::Mount;
 use bai_core::resources::ResourceRequest;
+use bai_core::serving::ReplicaTemplate;
 use bai_core::{Problem, SessionName, SessionSpec, SessionType};
 use bai_store::{EndpointRow, RouteRow};
 use serde_json::json;
@@ -23,22 +23,18 @@ pub fn session_name(service: &str, route: Uuid) -> String {
 
 /// The replica's command: the service's own startup command when it has one, else the
 /// definition's.
-pub fn command(spec: &Spec) -> String {
+pub fn command(spec: &ReplicaTemplate) -> String {
     spec.startup_command
         .clone()
         .unwrap_or_else(|| spec.definition.command_line())
 }
 
 /// The validated session request of one route.
-pub fn session_plan(
-    m: &Serving,
-    e: &EndpointRow,
-    spec: &Spec,
-    route: Uuid,
-) -> Result<CreatePlan, Problem> {
+pub fn session_plan(m: &Serving, e: &EndpointRow, route: Uuid) -> Result<CreatePlan, Problem> {
+    let spec = &e.spec.replica;
     let owner = Caller {
-        access_key: e.access_key.clone(),
-        user_id: e.user_id.clone(),
+        access_key: e.spec.access_key.clone(),
+        user_id: e.spec.user_id.clone(),
         email: String::new(),
         is_admin: false,
     };
@@ -46,14 +42,14 @@ pub fn session_plan(
     let ask = resource_ask(Some(&spec.resources), Some(&spec.resource_opts));
     let resources = ResourceRequest::parse(&ask, &m.lifecycle.agents.accel_slots())
         .map_err(|err| Problem::invalid(format!("service {:?}: {err}", e.name)))?;
-    let mut s = SessionSpec::new(e.image.clone(), resources);
+    let mut s = SessionSpec::new(e.spec.image.clone(), resources);
     s.name = Some(
         SessionName::parse(&session_name(&e.name, route))
             .map_err(|err| Problem::internal(format!("service {:?}: {err}", e.name)))?,
     );
     s.session_type = SessionType::Inference;
-    s.project = given(&e.project).unwrap_or_else(|| "default".into());
-    s.domain = given(&e.domain_name).unwrap_or_else(|| "default".into());
+    s.project = given(&e.spec.project).unwrap_or_else(|| "default".into());
+    s.domain = given(&e.spec.domain_name).unwrap_or_else(|| "default".into());
     s.cluster_size = spec.cluster_size;
     s.cluster_mode = spec.cluster_mode;
     s.startup_command = given(&command(spec));
@@ -62,19 +58,19 @@ pub fn session_plan(
     s.enqueue_only = true;
     s.reuse_if_exists = false;
     s.environ = spec.environ.clone();
-    s.scaling_group = given(&e.scaling_group);
+    s.scaling_group = given(&e.spec.scaling_group);
     let mut p = plan_spec(&m.lifecycle, &owner, &s)?;
-    let folder = m.store.vfolder(e.model_id)?.ok_or_else(|| {
+    let folder = m.store.vfolder(e.spec.model_id)?.ok_or_else(|| {
         Problem::invalid(format!(
             "the model folder {:?} of service {:?} no longer exists",
             spec.model_name, e.name
         ))
     })?;
-    p.session.mounts = vec![Mount {
+    p.session.spec.mounts = vec![Mount {
         vfolder_id: folder.id,
         name: folder.name.clone(),
         host_path: m.storage.folder_dir(&folder)?.display().to_string(),
-        kernel_path: e.model_mount.clone(),
+        kernel_path: e.spec.model_mount.clone(),
         read_only: true,
     }];
     Ok(p)
@@ -83,7 +79,6 @@ pub fn session_plan(
 /// Makes a new route and its session (PENDING); a route whose session cannot even be
 /// requested is stored as failed, with the reason.
 pub fn start(m: &Serving, e: &EndpointRow) -> Result<RouteRow, Problem> {
-    let spec = Spec::of(e)?;
     let mut route = RouteRow {
         id: Uuid::new_v4(),
         endpoint_id: e.id,
@@ -93,7 +88,7 @@ pub fn start(m: &Serving, e: &EndpointRow) -> Result<RouteRow, Problem> {
         error: None,
         created_at: String::new(),
     };
-    let planned = session_plan(m, e, &spec, route.id).and_then(|p| create(&m.lifecycle, &p));
+    let planned = session_plan(m, e, route.id).and_then(|p| create(&m.lifecycle, &p));
     match planned {
         Ok(Created::New(row) | Created::Reused(row) | Created::Retried(row)) => {
             route.session_id = Some(row.id);

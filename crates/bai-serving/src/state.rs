@@ -67,7 +67,7 @@ impl Serving {
                 Arc::new(gateway::Gateway::new(
                     e.id,
                     &e.token_secret,
-                    e.open_to_public,
+                    e.spec.open_to_public,
                 ))
             })
             .clone()

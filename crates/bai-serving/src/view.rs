@@ -2,7 +2,6 @@
 //! `Endpoint` / `Routing` nodes, from the store and the endpoint's counters.
 
 use super::route_status as rs;
-use super::spec::Spec;
 use crate::state::Serving;
 use bai_api::services::{ActiveRoute, RouteStatus, ServiceInfo, ServiceListItem, ServiceStatus};
 use bai_store::{EndpointRow, RouteRow};
@@ -11,7 +10,7 @@ use std::sync::atomic::Ordering;
 
 /// The service's status as Backend.AI names it.
 pub fn status(e: &EndpointRow, routes: &[RouteRow]) -> ServiceStatus {
-    match e.lifecycle.as_str() {
+    match e.state.lifecycle.as_str() {
         "destroying" => return ServiceStatus::Destroying,
         "destroyed" => return ServiceStatus::Destroyed,
         _ => {}
@@ -19,9 +18,9 @@ pub fn status(e: &EndpointRow, routes: &[RouteRow]) -> ServiceStatus {
     let healthy = routes.iter().filter(|r| r.status == rs::HEALTHY).count();
     let unhealthy = routes.iter().filter(|r| r.status == rs::UNHEALTHY).count();
     let active = routes.iter().filter(|r| rs::is_active(&r.status)).count();
-    if e.replicas == 0 && active == 0 {
+    if e.spec.replicas == 0 && active == 0 {
         ServiceStatus::Ready
-    } else if healthy >= e.replicas as usize && healthy > 0 {
+    } else if healthy >= e.spec.replicas as usize && healthy > 0 {
         ServiceStatus::Healthy
     } else if healthy > 0 {
         ServiceStatus::Degraded
@@ -89,18 +88,18 @@ pub fn info(m: &Serving, e: &EndpointRow) -> ServiceInfo {
         .collect();
     ServiceInfo {
         endpoint_id: e.id.to_string(),
-        model_id: e.model_id.to_string(),
+        model_id: e.spec.model_id.to_string(),
         extra_mounts: Vec::new(),
         name: e.name.clone(),
-        replicas: e.replicas,
-        desired_session_count: e.replicas,
-        model_definition_path: e.model_definition_path.clone(),
+        replicas: e.spec.replicas,
+        desired_session_count: e.spec.replicas,
+        model_definition_path: e.spec.model_definition_path.clone(),
         active_routes,
-        service_endpoint: e.url.clone(),
-        is_public: e.open_to_public,
-        runtime_variant: e.runtime_variant.clone(),
+        service_endpoint: e.state.url.clone(),
+        is_public: e.spec.open_to_public,
+        runtime_variant: e.spec.runtime_variant.clone(),
         status: status(e, &routes),
-        retries: e.retries,
+        retries: e.state.retries,
         refused_requests: m
             .existing_gateway(e.id)
             .map_or(0, |g| g.refused.load(Ordering::Relaxed)),
@@ -113,11 +112,11 @@ pub fn list_item(m: &Serving, e: &EndpointRow) -> ServiceListItem {
     ServiceListItem {
         id: e.id.to_string(),
         name: e.name.clone(),
-        replicas: e.replicas,
-        desired_session_count: e.replicas,
+        replicas: e.spec.replicas,
+        desired_session_count: e.spec.replicas,
         active_route_count: count(routes.iter().filter(|r| rs::is_active(&r.status)).count()),
-        service_endpoint: e.url.clone(),
-        is_public: e.open_to_public,
+        service_endpoint: e.state.url.clone(),
+        is_public: e.spec.open_to_public,
         status: status(e, &routes),
         healthy_route_count: count(routes.iter().filter(|r| r.status == rs::HEALTHY).count()),
     }
@@ -140,12 +139,9 @@ pub fn routing_node(e: &EndpointRow, r: &RouteRow) -> Value {
 /// GraphQL `Endpoint`.
 pub fn endpoint_node(m: &Serving, e: &EndpointRow) -> Value {
     let routes = m.store.routes_of(e.id).unwrap_or_default();
-    let spec = Spec::of(e).ok();
-    let slots = spec
-        .as_ref()
-        .and_then(|s| serde_json::to_value(&s.resources).ok())
-        .unwrap_or(json!({}));
-    let lifecycle = match e.lifecycle.as_str() {
+    let spec = &e.spec.replica;
+    let slots = serde_json::to_value(&spec.resources).unwrap_or(json!({}));
+    let lifecycle = match e.state.lifecycle.as_str() {
         "created" => "CREATED",
         "destroying" => "DESTROYING",
         _ => "DESTROYED",
@@ -154,34 +150,34 @@ pub fn endpoint_node(m: &Serving, e: &EndpointRow) -> Value {
         "id": e.id.to_string(),
         "endpoint_id": e.id.to_string(),
         "name": e.name,
-        "image": e.image,
-        "image_object": {"name": e.image},
-        "domain": e.domain_name,
-        "project": e.project,
-        "resource_group": e.scaling_group,
+        "image": e.spec.image,
+        "image_object": {"name": e.spec.image},
+        "domain": e.spec.domain_name,
+        "project": e.spec.project,
+        "resource_group": e.spec.scaling_group,
         "resource_slots": slots.to_string(),
-        "url": e.url,
-        "model": e.model_id.to_string(),
-        "model_definition_path": e.model_definition_path,
-        "model_mount_destination": e.model_mount,
-        "created_user": e.created_user,
-        "session_owner": e.user_id,
-        "tag": spec.as_ref().and_then(|s| s.tag.clone()),
-        "startup_command": spec.as_ref().and_then(|s| s.startup_command.clone()),
-        "bootstrap_script": spec.as_ref().and_then(|s| s.bootstrap_script.clone()),
+        "url": e.state.url,
+        "model": e.spec.model_id.to_string(),
+        "model_definition_path": e.spec.model_definition_path,
+        "model_mount_destination": e.spec.model_mount,
+        "created_user": e.spec.created_user,
+        "session_owner": e.spec.user_id,
+        "tag": spec.tag,
+        "startup_command": spec.startup_command,
+        "bootstrap_script": spec.bootstrap_script,
         "callback_url": Value::Null,
-        "environ": spec.as_ref().and_then(|s| serde_json::to_string(&s.environ).ok()),
-        "resource_opts": spec.as_ref().and_then(|s| serde_json::to_string(&s.resource_opts).ok()),
-        "replicas": e.replicas,
-        "desired_session_count": e.replicas,
-        "cluster_mode": spec.as_ref().map(|s| s.cluster_mode.as_str().to_ascii_uppercase().replace('-', "_")),
-        "cluster_size": spec.as_ref().map(|s| s.cluster_size),
-        "open_to_public": e.open_to_public,
-        "runtime_variant": e.runtime_variant,
+        "environ": serde_json::to_string(&spec.environ).ok(),
+        "resource_opts": serde_json::to_string(&spec.resource_opts).ok(),
+        "replicas": e.spec.replicas,
+        "desired_session_count": e.spec.replicas,
+        "cluster_mode": spec.cluster_mode.as_str().to_ascii_uppercase().replace('-', "_"),
+        "cluster_size": spec.cluster_size,
+        "open_to_public": e.spec.open_to_public,
+        "runtime_variant": e.spec.runtime_variant,
         "created_at": e.created_at,
-        "destroyed_at": e.destroyed_at,
+        "destroyed_at": e.state.destroyed_at,
         "routings": routes.iter().map(|r| routing_node(e, r)).collect::<Vec<_>>(),
-        "retries": e.retries,
+        "retries": e.state.retries,
         "status": status(e, &routes),
         "lifecycle_stage": lifecycle,
     })

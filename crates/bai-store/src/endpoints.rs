@@ -6,14 +6,27 @@
 //! `terminating`, `failed_to_start`).
 
 use crate::db::{OptionalExtension, params};
-use crate::{Result, Store, now_str};
+use crate::{Result, Store, StoreError, now_str};
+use bai_core::serving::ReplicaTemplate;
 use uuid::Uuid;
 
-/// One service.
+/// One service: who it is, what its owner asked for (its [`EndpointSpec`]; only the
+/// replica count changes after the create) and where it stands (its [`EndpointState`],
+/// which the reconciler writes).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EndpointRow {
     pub id: Uuid,
     pub name: String,
+    pub created_at: String,
+    /// The HS256 key of its tokens.
+    pub token_secret: String,
+    pub spec: EndpointSpec,
+    pub state: EndpointState,
+}
+
+/// What a service was created with, every name resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EndpointSpec {
     /// The keypair owning its sessions.
     pub access_key: String,
     pub user_id: String,
@@ -29,20 +42,23 @@ pub struct EndpointRow {
     pub model_definition_path: Option<String>,
     /// Desired replicas.
     pub replicas: u32,
-    /// The sessions' shape as JSON (resources, options, environment, cluster, command).
-    pub spec: String,
     pub open_to_public: bool,
     pub runtime_variant: String,
+    /// What each replica session is made from (the `spec` column keeps it).
+    pub replica: ReplicaTemplate,
+}
+
+/// Where a service stands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EndpointState {
     /// The endpoint's URL, once its first route was healthy.
     pub url: Option<String>,
     /// The host port its proxy listens on, once assigned.
     pub port: Option<u16>,
+    /// `created`, `destroying` or `destroyed`.
     pub lifecycle: String,
     /// Routes that failed to start since the service was last fully healthy.
     pub retries: u32,
-    /// The HS256 key of its tokens.
-    pub token_secret: String,
-    pub created_at: String,
     pub destroyed_at: Option<String>,
 }
 
@@ -79,13 +95,15 @@ fn uuid(column: &'static str, s: &str) -> Result<Uuid> {
     Uuid::parse_str(s).map_err(|e| crate::sessions::corrupt(column, e))
 }
 
-fn endpoint_row(r: &crate::db::Row<'_>) -> crate::db::Result<(String, String, EndpointRow)> {
-    Ok((
-        r.get(0)?,
-        r.get(9)?,
-        EndpointRow {
-            id: Uuid::nil(),
-            name: r.get(1)?,
+/// A service row, or the column it cannot read.
+fn endpoint_row(
+    r: &crate::db::Row<'_>,
+) -> crate::db::Result<std::result::Result<EndpointRow, StoreError>> {
+    let id: String = r.get(0)?;
+    let model: String = r.get(9)?;
+    let replica: String = r.get(13)?;
+    let spec = |model_id, replica| -> crate::db::Result<EndpointSpec> {
+        Ok(EndpointSpec {
             access_key: r.get(2)?,
             user_id: r.get(3)?,
             created_user: r.get(4)?,
@@ -93,30 +111,41 @@ fn endpoint_row(r: &crate::db::Row<'_>) -> crate::db::Result<(String, String, En
             project: r.get(6)?,
             scaling_group: r.get(7)?,
             image: r.get(8)?,
-            model_id: Uuid::nil(),
+            model_id,
             model_mount: r.get(10)?,
             model_definition_path: r.get(11)?,
             replicas: r.get::<_, i64>(12)?.clamp(0, i64::from(u32::MAX)) as u32,
-            spec: r.get(13)?,
             open_to_public: r.get(14)?,
             runtime_variant: r.get(15)?,
-            url: r.get(16)?,
-            port: r
-                .get::<_, Option<i64>>(17)?
-                .and_then(|p| u16::try_from(p).ok()),
-            lifecycle: r.get(18)?,
-            retries: r.get::<_, i64>(19)?.clamp(0, i64::from(u32::MAX)) as u32,
-            token_secret: r.get(20)?,
-            created_at: r.get(21)?,
-            destroyed_at: r.get(22)?,
-        },
-    ))
-}
-
-fn endpoint_with_ids((id, model, mut e): (String, String, EndpointRow)) -> Result<EndpointRow> {
-    e.id = uuid("endpoints.id", &id)?;
-    e.model_id = uuid("endpoints.model_id", &model)?;
-    Ok(e)
+            replica,
+        })
+    };
+    let state = EndpointState {
+        url: r.get(16)?,
+        port: r
+            .get::<_, Option<i64>>(17)?
+            .and_then(|p| u16::try_from(p).ok()),
+        lifecycle: r.get(18)?,
+        retries: r.get::<_, i64>(19)?.clamp(0, i64::from(u32::MAX)) as u32,
+        destroyed_at: r.get(22)?,
+    };
+    let (id, model_id, replica) = match (
+        uuid("endpoints.id", &id),
+        uuid("endpoints.model_id", &model),
+        serde_json::from_str::<ReplicaTemplate>(&replica)
+            .map_err(|err| crate::sessions::corrupt("endpoints.spec", err)),
+    ) {
+        (Ok(id), Ok(model), Ok(replica)) => (id, model, replica),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Ok(Err(e)),
+    };
+    Ok(Ok(EndpointRow {
+        id,
+        name: r.get(1)?,
+        created_at: r.get(21)?,
+        token_secret: r.get(20)?,
+        spec: spec(model_id, replica)?,
+        state,
+    }))
 }
 
 fn route_row(
@@ -150,6 +179,8 @@ fn route_with_ids(
 impl Store {
     /// Stores a new service; false when its owner has a live one of that name.
     pub fn insert_endpoint(&self, e: &EndpointRow) -> Result<bool> {
+        let replica = serde_json::to_string(&e.spec.replica)
+            .map_err(|err| crate::sessions::corrupt("endpoints.spec", err))?;
         Ok(self.conn().execute(
             &format!(
                 "INSERT INTO endpoints({ENDPOINT_COLS})
@@ -160,27 +191,27 @@ impl Store {
             params![
                 e.id.to_string(),
                 e.name,
-                e.access_key,
-                e.user_id,
-                e.created_user,
-                e.domain_name,
-                e.project,
-                e.scaling_group,
-                e.image,
-                e.model_id.to_string(),
-                e.model_mount,
-                e.model_definition_path,
-                i64::from(e.replicas),
-                e.spec,
-                e.open_to_public,
-                e.runtime_variant,
-                e.url,
-                e.port.map(i64::from),
-                e.lifecycle,
-                i64::from(e.retries),
+                e.spec.access_key,
+                e.spec.user_id,
+                e.spec.created_user,
+                e.spec.domain_name,
+                e.spec.project,
+                e.spec.scaling_group,
+                e.spec.image,
+                e.spec.model_id.to_string(),
+                e.spec.model_mount,
+                e.spec.model_definition_path,
+                i64::from(e.spec.replicas),
+                replica,
+                e.spec.open_to_public,
+                e.spec.runtime_variant,
+                e.state.url,
+                e.state.port.map(i64::from),
+                e.state.lifecycle,
+                i64::from(e.state.retries),
                 e.token_secret,
                 now_str(),
-                e.destroyed_at,
+                e.state.destroyed_at,
             ],
         )? == 1)
     }
@@ -193,7 +224,6 @@ impl Store {
                 endpoint_row,
             )
             .optional()?
-            .map(endpoint_with_ids)
             .transpose()
     }
 
@@ -206,7 +236,7 @@ impl Store {
              ORDER BY created_at, id"
         ))?;
         let rows = st.query_map([access_key], endpoint_row)?;
-        rows.map(|r| endpoint_with_ids(r?)).collect()
+        rows.map(|r| r?).collect()
     }
 
     /// The owner's live service of this name.
@@ -221,7 +251,6 @@ impl Store {
                 endpoint_row,
             )
             .optional()?
-            .map(endpoint_with_ids)
             .transpose()
     }
 
@@ -401,31 +430,65 @@ mod tests {
     use super::*;
 
     fn endpoint(name: &str) -> EndpointRow {
+        let replica = ReplicaTemplate {
+            resources: [(
+                "cpu".into(),
+                bai_core::amount::NumberOrText::Text("1".into()),
+            )]
+            .into(),
+            resource_opts: Default::default(),
+            environ: [("A".into(), "b".into())].into(),
+            cluster_mode: Default::default(),
+            cluster_size: 1,
+            startup_command: None,
+            bootstrap_script: None,
+            tag: Some("t".into()),
+            model_name: "m".into(),
+            definition: bai_core::serving::Definition { models: Vec::new() },
+        };
         EndpointRow {
             id: Uuid::new_v4(),
             name: name.into(),
-            access_key: "AK".into(),
-            user_id: "u".into(),
-            created_user: "u".into(),
-            domain_name: "default".into(),
-            project: "default".into(),
-            scaling_group: "default".into(),
-            image: "img".into(),
-            model_id: Uuid::new_v4(),
-            model_mount: "/models".into(),
-            model_definition_path: None,
-            replicas: 2,
-            spec: "{}".into(),
-            open_to_public: false,
-            runtime_variant: "custom".into(),
-            url: None,
-            port: None,
-            lifecycle: "created".into(),
-            retries: 0,
-            token_secret: "k".into(),
             created_at: String::new(),
-            destroyed_at: None,
+            token_secret: "k".into(),
+            spec: EndpointSpec {
+                access_key: "AK".into(),
+                user_id: "u".into(),
+                created_user: "u".into(),
+                domain_name: "default".into(),
+                project: "default".into(),
+                scaling_group: "default".into(),
+                image: "img".into(),
+                model_id: Uuid::new_v4(),
+                model_mount: "/models".into(),
+                model_definition_path: None,
+                replicas: 2,
+                open_to_public: false,
+                runtime_variant: "custom".into(),
+                replica,
+            },
+            state: EndpointState {
+                url: None,
+                port: None,
+                lifecycle: "created".into(),
+                retries: 0,
+                destroyed_at: None,
+            },
         }
+    }
+
+    #[test]
+    fn a_service_reads_back_as_it_was_stored() {
+        let s = Store::open_for_tests().unwrap();
+        let e = endpoint("svc");
+        assert!(s.insert_endpoint(&e).unwrap());
+        let back = s.endpoint(e.id).unwrap().unwrap();
+        assert_eq!(back.spec, e.spec);
+        assert_eq!(back.state, e.state);
+        assert_eq!(
+            (back.id, &back.name, &back.token_secret),
+            (e.id, &e.name, &e.token_secret)
+        );
     }
 
     #[test]
@@ -436,7 +499,14 @@ mod tests {
         assert!(!s.insert_endpoint(&endpoint("svc1")).unwrap());
         assert!(s.set_endpoint_lifecycle(a.id, "destroying").unwrap());
         assert!(s.set_endpoint_lifecycle(a.id, "destroyed").unwrap());
-        assert!(s.endpoint(a.id).unwrap().unwrap().destroyed_at.is_some());
+        assert!(
+            s.endpoint(a.id)
+                .unwrap()
+                .unwrap()
+                .state
+                .destroyed_at
+                .is_some()
+        );
         assert!(s.live_endpoint_named("AK", "svc1").unwrap().is_none());
         assert!(s.insert_endpoint(&endpoint("svc1")).unwrap());
         assert_eq!(s.live_endpoints(Some("AK")).unwrap().len(), 1);

@@ -41,14 +41,14 @@ pub use agents::{AgentRow, AgentTokenRow};
 pub use audit::{AuditEntry, AuditFilter, AuditRow};
 pub use domains::{DomainInUse, DomainRow};
 pub use endpoint_rules::RuleRow;
-pub use endpoints::{EndpointRow, EndpointTokenRow, RouteRow};
+pub use endpoints::{EndpointRow, EndpointSpec, EndpointState, EndpointTokenRow, RouteRow};
 pub use images::CustomizedImageRow;
 pub use pass::{PassEntry, PassResult, PassWrite};
 pub use projects::{ProjectRow, PurgeRefusal};
 pub use resources::{PolicyRow, PresetRow, ResourceGroupRow};
 pub use sessions::{
-    GroupQueue, NewSession, PendingRow, SessionCount, SessionFilter, SessionRow, StatusChange,
-    StatusHistory, SubKernel, SubPlacements,
+    GroupQueue, NewSession, PendingRow, ResolvedSpec, SessionCount, SessionFilter, SessionRow,
+    SessionState, StatusChange, StatusHistory, SubKernel, SubPlacements,
 };
 pub use templates::TemplateRow;
 pub use user_policies::UserPolicyRow;
@@ -85,6 +85,10 @@ pub enum StoreError {
         "the database has schema version {found}, newer than this build's {known}: run the bai version that wrote it (or newer)"
     )]
     NewerSchema { found: i64, known: i64 },
+    /// A value the caller built against the store's rules (a bug in the caller; nothing was
+    /// written).
+    #[error("invalid: {0}")]
+    Invalid(String),
     /// A backup, restore or move between databases that cannot be done, and why.
     #[error("{0}")]
     Backup(String),

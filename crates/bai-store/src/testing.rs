@@ -12,37 +12,37 @@ const DEFAULT_CLUSTER: &str = "postgres://postgres@127.0.0.1:55432/postgres";
 /// benchmarks start from, changing the fields they care about.
 pub fn new_session(name: &str, access_key: &str, user_id: &str) -> crate::NewSession {
     use bai_core::resources::ResourceSlots;
-    crate::NewSession {
-        id: uuid::Uuid::new_v4(),
-        name: name.into(),
-        access_key: access_key.into(),
-        user_id: user_id.into(),
-        domain_name: "default".into(),
-        group_name: "default".into(),
-        scaling_group: "default".into(),
-        session_type: bai_core::status::SessionType::Interactive,
-        image: "bai/python:3.11-bookworm".into(),
-        tag: None,
-        priority: 10,
-        starts_at: None,
-        batch_timeout: None,
-        startup_command: None,
-        bootstrap_script: None,
-        environ: Default::default(),
-        requested_slots: ResourceSlots {
-            cpu_milli: 1000,
-            mem: 1 << 30,
-            accel: Default::default(),
+    crate::NewSession::new(
+        name,
+        crate::ResolvedSpec {
+            access_key: access_key.into(),
+            user_id: user_id.into(),
+            domain_name: "default".into(),
+            group_name: "default".into(),
+            scaling_group: "default".into(),
+            session_type: bai_core::status::SessionType::Interactive,
+            image: "bai/python:3.11-bookworm".into(),
+            tag: None,
+            priority: 10,
+            starts_at: None,
+            batch_timeout: None,
+            startup_command: None,
+            bootstrap_script: None,
+            environ: Default::default(),
+            requested_slots: ResourceSlots {
+                cpu_milli: 1000,
+                mem: 1 << 30,
+                accel: Default::default(),
+            },
+            shmem: 64 << 20,
+            designated_agent: None,
+            dependencies: Vec::new(),
+            mounts: Vec::new(),
+            preopen_ports: Vec::new(),
+            cluster_mode: Default::default(),
+            cluster_size: 1,
         },
-        shmem: 64 << 20,
-        main_kernel_id: uuid::Uuid::new_v4(),
-        designated_agent: None,
-        dependencies: Vec::new(),
-        mounts: Vec::new(),
-        preopen_ports: Vec::new(),
-        cluster_mode: Default::default(),
-        sub_kernels: Vec::new(),
-    }
+    )
 }
 
 /// Whether this test run's stores are PostgreSQL's.

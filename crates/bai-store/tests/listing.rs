@@ -66,16 +66,16 @@ fn every_page_is_its_slice_of_the_whole_listing_from_either_end() {
             let (all, total) = s.list_sessions(&filter(statuses, owner, 1000, 0)).unwrap();
             assert_eq!(all.len() as i64, total, "{statuses:?} {owner:?}");
             assert!(
-                all.iter().all(|r| statuses.contains(&r.status)
-                    && owner.is_none_or(|o| r.access_key == o)
-                    && r.session_type != SessionType::System),
+                all.iter().all(|r| statuses.contains(&r.state.status)
+                    && owner.is_none_or(|o| r.spec.access_key == o)
+                    && r.spec.session_type != SessionType::System),
                 "{statuses:?} {owner:?}"
             );
             // Newest change first, the id breaking ties: a total order, the same both ways.
             assert!(
                 all.windows(2)
-                    .all(|w| (&w[0].status_changed, &w[0].created_at)
-                        >= (&w[1].status_changed, &w[1].created_at))
+                    .all(|w| (&w[0].state.status_changed, &w[0].created_at)
+                        >= (&w[1].state.status_changed, &w[1].created_at))
             );
             for limit in [1, 4, 7] {
                 for offset in 0..=total + 1 {
@@ -100,7 +100,7 @@ fn every_page_is_its_slice_of_the_whole_listing_from_either_end() {
     sys.system = true;
     let (rows, total) = s.list_sessions(&sys).unwrap();
     assert_eq!((rows.len(), total), (1, 1));
-    assert_eq!(rows[0].session_type, SessionType::System);
+    assert_eq!(rows[0].spec.session_type, SessionType::System);
 }
 
 /// The totals are kept, not counted: they follow every insert and status change.

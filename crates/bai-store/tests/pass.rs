@@ -53,14 +53,18 @@ fn a_pass_of_many_placements_writes_each_once() {
         let history = s.history(e.id).unwrap();
         let last = history.last().unwrap();
         if e.id == stale {
-            assert_eq!(row.status, SessionStatus::Cancelled);
+            assert_eq!(row.state.status, SessionStatus::Cancelled);
             assert_eq!(last.result, HistoryResult::Stale);
             continue;
         }
         let agent = format!("agent-{}", i % 7);
-        assert_eq!(row.status, SessionStatus::Scheduled);
-        assert_eq!(row.agent_id.as_deref(), Some(agent.as_str()));
-        assert!(row.status_history.contains_key(&SessionStatus::Scheduled));
+        assert_eq!(row.state.status, SessionStatus::Scheduled);
+        assert_eq!(row.state.agent_id.as_deref(), Some(agent.as_str()));
+        assert!(
+            row.state
+                .status_history
+                .contains_key(&SessionStatus::Scheduled)
+        );
         assert_eq!(last.result, HistoryResult::Success);
         assert_eq!(last.to_status, Some(SessionStatus::Scheduled));
         assert_eq!(last.sub_steps.len(), 1);

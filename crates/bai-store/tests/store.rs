@@ -22,10 +22,9 @@ fn store_with_user() -> Store {
 }
 
 fn new_session(name: &str) -> NewSession {
-    NewSession {
-        image: "img".into(),
-        ..bai_store::testing::new_session(name, "AK1", "u1")
-    }
+    let mut n = bai_store::testing::new_session(name, "AK1", "u1");
+    n.spec.image = "img".into();
+    n
 }
 
 fn change(from: SessionStatus, to: SessionStatus) -> StatusChange<'static> {
@@ -55,11 +54,16 @@ fn cas_moves_once_and_records_history_and_events() {
         .unwrap();
     assert!(again.is_none());
     let row = s.session(n.id).unwrap().unwrap();
-    assert_eq!(row.status, SessionStatus::Scheduled);
-    assert_eq!(row.agent_id.as_deref(), Some("agent-1"));
+    assert_eq!(row.state.status, SessionStatus::Scheduled);
+    assert_eq!(row.state.agent_id.as_deref(), Some("agent-1"));
     assert!(
-        row.status_history.contains_key(&SessionStatus::Pending)
-            && row.status_history.contains_key(&SessionStatus::Scheduled)
+        row.state
+            .status_history
+            .contains_key(&SessionStatus::Pending)
+            && row
+                .state
+                .status_history
+                .contains_key(&SessionStatus::Scheduled)
     );
     let ev = s.events_of(n.id).unwrap();
     assert_eq!(
@@ -150,24 +154,28 @@ fn a_pass_is_committed_as_one_with_sub_steps() {
     let cancelled: Vec<(Uuid, SessionStatus)> = out
         .cancelled
         .iter()
-        .map(|(r, _)| (r.id, r.status))
+        .map(|(r, _)| (r.id, r.state.status))
         .collect();
     assert_eq!(cancelled, vec![(c.id, SessionStatus::Cancelled)]);
     let row = s.session(a.id).unwrap().unwrap();
-    assert_eq!(row.status, SessionStatus::Scheduled);
-    assert!(row.status_history.contains_key(&SessionStatus::Scheduled));
+    assert_eq!(row.state.status, SessionStatus::Scheduled);
+    assert!(
+        row.state
+            .status_history
+            .contains_key(&SessionStatus::Scheduled)
+    );
     assert_eq!(
         s.events_of(a.id).unwrap().last().map(|e| e.kind),
         Some(EventKind::SessionScheduled)
     );
     assert_eq!(
-        s.session(a.id).unwrap().unwrap().agent_id.as_deref(),
+        s.session(a.id).unwrap().unwrap().state.agent_id.as_deref(),
         Some("agent-1")
     );
     let waiting = s.session(b.id).unwrap().unwrap();
-    assert_eq!(waiting.status, SessionStatus::Pending);
+    assert_eq!(waiting.state.status, SessionStatus::Pending);
     assert_eq!(
-        waiting.status_info.as_deref(),
+        waiting.state.status_info.as_deref(),
         Some("no-available-instances: cpu short")
     );
     let h = s.history(b.id).unwrap();
@@ -189,7 +197,7 @@ fn a_pass_is_committed_as_one_with_sub_steps() {
         .unwrap();
     assert!(again.placed.is_empty());
     assert_eq!(
-        s.session(a.id).unwrap().unwrap().agent_id.as_deref(),
+        s.session(a.id).unwrap().unwrap().state.agent_id.as_deref(),
         Some("agent-1")
     );
     // ... and says so: the second decision was taken on a stale view (STALE, where it is now).
@@ -223,7 +231,7 @@ fn a_pass_is_committed_as_one_with_sub_steps() {
     let h = s.history(d.id).unwrap();
     assert_eq!(h.last().map(|r| r.result), Some(HistoryResult::Expired));
     assert_eq!(
-        s.session(d.id).unwrap().unwrap().status,
+        s.session(d.id).unwrap().unwrap().state.status,
         SessionStatus::Cancelled
     );
 }
@@ -289,7 +297,7 @@ fn illegal_changes_are_refused_and_write_nothing() {
         );
     }
     let row = s.session(n.id).unwrap().unwrap();
-    assert_eq!(row.status, SessionStatus::Pending);
+    assert_eq!(row.state.status, SessionStatus::Pending);
     assert_eq!(
         before,
         (
@@ -307,7 +315,7 @@ fn reasons_and_status_history_are_typed() {
     let n = new_session("typed");
     s.insert_session(&n).unwrap();
     let row = s.session(n.id).unwrap().unwrap();
-    assert_eq!(row.status_info.as_deref(), Some("enqueued"));
+    assert_eq!(row.state.status_info.as_deref(), Some("enqueued"));
     let c = StatusChange::new(
         SessionStatus::Pending,
         SessionStatus::Cancelled,
@@ -319,20 +327,39 @@ fn reasons_and_status_history_are_typed() {
     );
     let (row, _) = s.cas_status(n.id, &c).unwrap().unwrap();
     assert_eq!(
-        row.status_info.as_deref(),
+        row.state.status_info.as_deref(),
         Some("dependency-failed: prep ended with FAILURE")
     );
-    let keys: Vec<_> = row.status_history.keys().copied().collect();
+    let keys: Vec<_> = row.state.status_history.keys().copied().collect();
     assert_eq!(keys, [SessionStatus::Pending, SessionStatus::Cancelled]);
-    let wire = serde_json::to_value(&row.status_history).unwrap();
+    let wire = serde_json::to_value(&row.state.status_history).unwrap();
     assert!(wire["PENDING"].is_string() && wire["CANCELLED"].is_string());
+}
+
+#[test]
+fn a_new_session_whose_kernels_do_not_match_its_cluster_size_is_refused() {
+    let s = store_with_user();
+    let mut a = new_session("mismatched");
+    a.spec.cluster_size = 3;
+    let err = s.insert_session(&a).unwrap_err();
+    assert!(
+        err.to_string().contains("0 sub kernels for a cluster of 3"),
+        "{err}"
+    );
+    assert!(s.session(a.id).unwrap().is_none(), "nothing was stored");
+    // `NewSession::new` makes the kernels the spec asks for.
+    let b = NewSession::new("matched", a.spec.clone());
+    assert_eq!(b.sub_kernels.len(), 2);
+    s.insert_session(&b).unwrap();
+    assert_eq!(s.session(b.id).unwrap().unwrap().spec.cluster_size, 3);
 }
 
 #[test]
 fn multi_node_placements_and_overlay_slots() {
     let s = store_with_user();
     let mut a = new_session("multi-a");
-    a.cluster_mode = bai_core::cluster::ClusterMode::MultiNode;
+    a.spec.cluster_mode = bai_core::cluster::ClusterMode::MultiNode;
+    a.spec.cluster_size = 3;
     a.sub_kernels = vec![Uuid::new_v4(), Uuid::new_v4()];
     let b = new_session("multi-b");
     s.insert_session(&a).unwrap();
@@ -388,7 +415,12 @@ fn progress_within_a_status_never_overwrites_a_later_reason() {
         "not PULLING yet"
     );
     assert_ne!(
-        s.session(n.id).unwrap().unwrap().status_info.as_deref(),
+        s.session(n.id)
+            .unwrap()
+            .unwrap()
+            .state
+            .status_info
+            .as_deref(),
         Some("12 of 500 MB")
     );
     assert!(
@@ -396,7 +428,12 @@ fn progress_within_a_status_never_overwrites_a_later_reason() {
             .unwrap()
     );
     assert_eq!(
-        s.session(n.id).unwrap().unwrap().status_info.as_deref(),
+        s.session(n.id)
+            .unwrap()
+            .unwrap()
+            .state
+            .status_info
+            .as_deref(),
         Some("waiting")
     );
 }
@@ -535,7 +572,8 @@ fn projects_get_distinct_ids_and_users_a_username_from_their_email() {
 fn a_requeued_session_gets_new_kernel_ids_and_keeps_its_sub_kernels_places() {
     let s = store_with_user();
     let mut a = new_session("requeued");
-    a.cluster_mode = bai_core::cluster::ClusterMode::MultiNode;
+    a.spec.cluster_mode = bai_core::cluster::ClusterMode::MultiNode;
+    a.spec.cluster_size = 3;
     a.sub_kernels = vec![Uuid::new_v4(), Uuid::new_v4()];
     s.insert_session(&a).unwrap();
     s.apply_pass(&[PassEntry {

@@ -6,17 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// A number or its text: clients send resource amounts and durations either way
-/// (`"2"`, `2`, `"4g"`, `"30m"`, `1800`).
-// Read by hand (`either.rs`), so that a value of neither kind is refused as such.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-#[serde(untagged)]
-pub enum NumberOrText {
-    /// A number (cores, bytes, seconds).
-    Number(serde_json::Number),
-    /// A text: a number, or a size or duration with its unit (`512m`, `1g`, `90s`, `1h30m`).
-    Text(String),
-}
+pub use bai_core::amount::NumberOrText;
 
 /// A list of values, or one text of them separated by commas (or, for ports, spaces).
 // Read by hand (`either.rs`), so that a value of neither kind is refused as such.

@@ -42,6 +42,7 @@ impl Agents {
         row: &bai_store::SessionRow,
     ) -> Result<Arc<AgentHandle>, bai_core::Problem> {
         let agent = row
+            .state
             .agent_id
             .as_deref()
             .and_then(|a| self.get(a))

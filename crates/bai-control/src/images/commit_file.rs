@@ -53,7 +53,7 @@ pub fn start(
     row: &SessionRow,
 ) -> Result<Started, Problem> {
     let agent = super::commit_target(m, row)?;
-    let path = tarball_path(owner_email, &row.name, &row.image, chrono::Utc::now());
+    let path = tarball_path(owner_email, &row.name, &row.spec.image, chrono::Utc::now());
     let task = m.bgtasks.start(owner_access_key);
     if !m.commits.begin(row.id, task.clone()) {
         return Err(super::convert::busy(row));
@@ -61,7 +61,7 @@ pub fn start(
     let req = CommitRequest {
         kernel_id: row.main_kernel_id,
         reference: format!("bai/commit:{}", task.id.simple()),
-        base_image: row.image.clone(),
+        base_image: row.spec.image.clone(),
         labels: BTreeMap::new(),
         tarball: Some(path.clone()),
     };

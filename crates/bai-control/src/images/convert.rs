@@ -38,11 +38,11 @@ pub fn start(
              to their owner (\"user\")"
         )));
     }
-    if row.session_type != SessionType::Interactive {
+    if row.spec.session_type != SessionType::Interactive {
         return Err(Problem::invalid(format!(
             "session {:?} is a {} session: only interactive sessions can be converted to an image",
             row.name,
-            row.session_type.as_str()
+            row.spec.session_type.as_str()
         )));
     }
     let agent = super::commit_target(m, row)?;
@@ -73,8 +73,8 @@ pub fn start(
         return Err(busy(row));
     }
     let id = existing.as_ref().map(|e| e.id).unwrap_or_else(Uuid::new_v4);
-    let reference = customized_reference(&row.image, id);
-    let features = base_features(m, &row.image);
+    let reference = customized_reference(&row.spec.image, id);
+    let features = base_features(m, &row.spec.image);
     let mut labels = BTreeMap::new();
     labels.insert(LABEL_OWNER.to_string(), format!("user:{}", owner.user_id));
     labels.insert(LABEL_NAME.to_string(), image_name.to_string());
@@ -86,7 +86,7 @@ pub fn start(
     let req = CommitRequest {
         kernel_id: row.main_kernel_id,
         reference: format!("{reference}-pending"),
-        base_image: row.image.clone(),
+        base_image: row.spec.image.clone(),
         labels,
         tarball: None,
     };
@@ -96,7 +96,7 @@ pub fn start(
         name: image_name.to_string(),
         owner_user_id: owner.user_id,
         owner_email: owner.email,
-        base_image: row.image.clone(),
+        base_image: row.spec.image.clone(),
         agent_id: agent.id.clone(),
         size_bytes: 0,
         created_at: String::new(),

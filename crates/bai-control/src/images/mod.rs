@@ -39,14 +39,14 @@ pub fn commit_target(
     m: &Images,
     row: &SessionRow,
 ) -> Result<Arc<crate::agents::AgentHandle>, Problem> {
-    if row.status != SessionStatus::Running {
+    if row.state.status != SessionStatus::Running {
         return Err(Problem::invalid(format!(
             "session {:?} is {}: only a RUNNING session can be committed",
             row.name,
-            row.status.as_str()
+            row.state.status.as_str()
         )));
     }
-    let agent_id = row.agent_id.clone().unwrap_or_default();
+    let agent_id = row.state.agent_id.clone().unwrap_or_default();
     let agent = m.agents.get(&agent_id).ok_or_else(|| {
         Problem::internal(format!("the session's agent {agent_id:?} is not known"))
     })?;

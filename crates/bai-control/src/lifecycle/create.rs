@@ -8,7 +8,7 @@ use bai_core::agent::Mount;
 use bai_core::cluster::ClusterMode;
 use bai_core::name::SessionName;
 use bai_core::resources::{format_bytes, format_cpu};
-use bai_store::{NewSession, SessionRow};
+use bai_store::{NewSession, ResolvedSpec, SessionRow};
 
 use super::admit::{
     check_cluster_policy, check_pending_limit, check_project, check_session_type, designated_agent,
@@ -16,7 +16,6 @@ use super::admit::{
 };
 use super::mounts::resolve_mounts;
 use bai_core::SessionSpec;
-use uuid::Uuid;
 
 /// A validated create request.
 #[derive(Debug, Clone)]
@@ -200,35 +199,35 @@ pub fn plan_spec(
     let dependencies = resolve_dependencies(m, &access_key, &spec.dependencies)?;
     check_pending_limit(m, &access_key)?;
     Ok(CreatePlan {
-        session: NewSession {
-            id: Uuid::new_v4(),
-            name: name.to_string(),
-            access_key,
-            user_id,
-            domain_name: spec.domain.clone(),
-            group_name: project,
-            scaling_group,
-            session_type,
-            image,
-            tag: spec.tag.clone(),
-            priority: spec.priority,
-            starts_at: spec
-                .starts_at
-                .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Micros, false)),
-            batch_timeout: spec.batch_timeout_secs,
-            startup_command: spec.startup_command.clone(),
-            bootstrap_script: spec.bootstrap_script.clone(),
-            environ: spec.environ.clone(),
-            requested_slots: total,
-            shmem: req.shmem,
-            main_kernel_id: Uuid::new_v4(),
-            cluster_mode,
-            sub_kernels: (1..cluster_size).map(|_| Uuid::new_v4()).collect(),
-            designated_agent,
-            dependencies,
-            mounts,
-            preopen_ports: spec.preopen_ports.clone(),
-        },
+        session: NewSession::new(
+            name.to_string(),
+            ResolvedSpec {
+                access_key,
+                user_id,
+                domain_name: spec.domain.clone(),
+                group_name: project,
+                scaling_group,
+                session_type,
+                image,
+                tag: spec.tag.clone(),
+                priority: spec.priority,
+                starts_at: spec
+                    .starts_at
+                    .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Micros, false)),
+                batch_timeout: spec.batch_timeout_secs,
+                startup_command: spec.startup_command.clone(),
+                bootstrap_script: spec.bootstrap_script.clone(),
+                environ: spec.environ.clone(),
+                requested_slots: total,
+                shmem: req.shmem,
+                designated_agent,
+                dependencies,
+                mounts,
+                preopen_ports: spec.preopen_ports.clone(),
+                cluster_mode,
+                cluster_size,
+            },
+        ),
         enqueue_only: spec.enqueue_only,
         max_wait_secs: spec.max_wait_secs,
         reuse_if_exists: spec.reuse_if_exists,
@@ -274,12 +273,12 @@ pub enum Created {
 pub fn create_many(m: &Lifecycle, plan: &CreatePlan) -> Result<Vec<SessionRow>, Problem> {
     // A retry of a request that already made its sessions answers them again.
     if let Some(key) = &plan.idempotency
-        && super::idempotent::existing(m, &plan.session.access_key, &key.nth(1))?.is_some()
+        && super::idempotent::existing(m, &plan.session.spec.access_key, &key.nth(1))?.is_some()
     {
         let mut rows = Vec::new();
         for i in 1..=plan.count {
             if let Some(row) =
-                super::idempotent::existing(m, &plan.session.access_key, &key.nth(i))?
+                super::idempotent::existing(m, &plan.session.spec.access_key, &key.nth(i))?
             {
                 rows.push(row);
             }
@@ -296,16 +295,11 @@ pub fn create_many(m: &Lifecycle, plan: &CreatePlan) -> Result<Vec<SessionRow>, 
                 plan.count
             ))
         })?;
-        p.session.name = name;
-        p.session.id = Uuid::new_v4();
-        p.session.main_kernel_id = Uuid::new_v4();
-        p.session.sub_kernels = (0..p.session.sub_kernels.len())
-            .map(|_| Uuid::new_v4())
-            .collect();
+        p.session = plan.session.renamed(name);
         p.reuse_if_exists = false;
         p.idempotency = plan.idempotency.as_ref().map(|k| k.nth(i));
         if m.store
-            .live_session_named(&p.session.access_key, &p.session.name)?
+            .live_session_named(&p.session.spec.access_key, &p.session.name)?
             .is_some()
         {
             return Err(Problem::conflict(
@@ -328,12 +322,12 @@ pub fn create_many(m: &Lifecycle, plan: &CreatePlan) -> Result<Vec<SessionRow>, 
 pub fn create(m: &Lifecycle, plan: &CreatePlan) -> Result<Created, Problem> {
     let s = &plan.session;
     if let Some(key) = &plan.idempotency
-        && let Some(row) = super::idempotent::existing(m, &s.access_key, key)?
+        && let Some(row) = super::idempotent::existing(m, &s.spec.access_key, key)?
     {
         return Ok(Created::Retried(row));
     }
-    if let Some(existing) = m.store.live_session_named(&s.access_key, &s.name)? {
-        if plan.reuse_if_exists && existing.image == s.image {
+    if let Some(existing) = m.store.live_session_named(&s.spec.access_key, &s.name)? {
+        if plan.reuse_if_exists && existing.spec.image == s.spec.image {
             return Ok(Created::Reused(existing));
         }
         return Err(Problem::conflict(
@@ -355,7 +349,7 @@ pub fn create(m: &Lifecycle, plan: &CreatePlan) -> Result<Created, Problem> {
         Err(e) => {
             // Two retries raced: the one that lost finds the winner's session.
             if let Some(k) = &plan.idempotency
-                && let Some(row) = super::idempotent::existing(m, &s.access_key, k)?
+                && let Some(row) = super::idempotent::existing(m, &s.spec.access_key, k)?
             {
                 return Ok(Created::Retried(row));
             }

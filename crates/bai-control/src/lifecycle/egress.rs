@@ -11,7 +11,7 @@ use bai_store::SessionRow;
 
 /// The group's policy now (the default policy, never `open`, when it cannot be read).
 pub fn policy_of(m: &Lifecycle, row: &SessionRow) -> EgressPolicy {
-    match m.store.resource_group(&row.scaling_group) {
+    match m.store.resource_group(&row.spec.scaling_group) {
         Ok(Some(g)) => g.egress,
         Ok(None) => EgressPolicy::default(),
         Err(e) => {

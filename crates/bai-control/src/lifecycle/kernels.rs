@@ -40,7 +40,7 @@ pub fn specs(
     let network = (size > 1).then(|| network_name(row.id));
     let mut overlays = overlays.into_iter();
     let hosts: Vec<String> = places.iter().map(|p| p.hostname.clone()).collect();
-    let slots = row.kernel_slots();
+    let slots = row.spec.kernel_slots();
     Ok(places
         .into_iter()
         .map(|place| {
@@ -49,21 +49,21 @@ pub fn specs(
                 kernel_id: place.kernel_id,
                 session_id: row.id,
                 session_name: row.name.clone(),
-                session_type: row.session_type,
-                image: row.image.clone(),
+                session_type: row.spec.session_type,
+                image: row.spec.image.clone(),
                 slots: slots.clone(),
-                shmem: row.shmem,
-                environ: row.environ.clone(),
+                shmem: row.spec.shmem,
+                environ: row.spec.environ.clone(),
                 startup_command: if main {
-                    row.startup_command.clone()
+                    row.spec.startup_command.clone()
                 } else {
                     None
                 },
-                bootstrap_script: row.bootstrap_script.clone(),
-                owner_access_key: row.access_key.clone(),
+                bootstrap_script: row.spec.bootstrap_script.clone(),
+                owner_access_key: row.spec.access_key.clone(),
                 mounts: mounts.clone(),
                 cluster: (size > 1).then(|| ClusterInfo {
-                    mode: row.cluster_mode,
+                    mode: row.spec.cluster_mode,
                     size,
                     place,
                     hosts: hosts.clone(),
@@ -163,7 +163,7 @@ pub async fn create_all(
 /// Destroys every kernel of a session (each on its agent), keeping what each one left.
 /// Returns main1's exit when it was destroyed here.
 pub async fn destroy_all(m: &Arc<Lifecycle>, row: &SessionRow) -> Option<KernelExit> {
-    let subs = if row.cluster_size > 1 {
+    let subs = if row.spec.cluster_size > 1 {
         m.store.sub_kernels(row.id).unwrap_or_else(|e| {
             tracing::error!(session = %row.id, error = %e, "cannot read the sub kernels");
             Vec::new()
@@ -171,7 +171,7 @@ pub async fn destroy_all(m: &Arc<Lifecycle>, row: &SessionRow) -> Option<KernelE
     } else {
         Vec::new()
     };
-    let mut jobs = vec![(row.main_kernel_id, row.agent_id.clone(), true)];
+    let mut jobs = vec![(row.main_kernel_id, row.state.agent_id.clone(), true)];
     jobs.extend(subs.iter().map(|k| (k.id, k.agent_id.clone(), false)));
     let results = join_all(jobs.into_iter().map(|(id, agent, main)| async move {
         let agent = agent.as_deref().and_then(|a| m.agents.get(a))?;
@@ -250,14 +250,14 @@ pub fn kernels_at(m: &Lifecycle, row: &SessionRow) -> Vec<KernelAt> {
     let mut out = vec![KernelAt {
         id: row.main_kernel_id,
         host: "main1".into(),
-        agent: row.agent_id.clone(),
+        agent: row.state.agent_id.clone(),
     }];
-    if row.cluster_size > 1 {
+    if row.spec.cluster_size > 1 {
         match m.store.sub_kernels(row.id) {
             Ok(subs) => out.extend(subs.iter().map(|k| KernelAt {
                 id: k.id,
                 host: k.hostname(),
-                agent: k.agent_id.clone().or_else(|| row.agent_id.clone()),
+                agent: k.agent_id.clone().or_else(|| row.state.agent_id.clone()),
             })),
             Err(e) => tracing::error!(session = %row.id, error = %e, "cannot read the sub kernels"),
         }

@@ -35,11 +35,11 @@ pub fn spawn(m: Arc<Lifecycle>, row: SessionRow) {
 /// that), or it was cancelled (nothing to do).
 async fn lost_race(m: &Arc<Lifecycle>, row: &SessionRow, kernel_created: bool) {
     match m.store.session(row.id) {
-        Ok(Some(now)) if now.status == S::Terminating => {
+        Ok(Some(now)) if now.state.status == S::Terminating => {
             finish_termination(m, &now, kernel_created).await;
         }
         Ok(Some(now)) => {
-            tracing::info!(session = %row.id, status = %now.status, "launch stopped: session moved elsewhere");
+            tracing::info!(session = %row.id, status = %now.state.status, "launch stopped: session moved elsewhere");
         }
         _ => {}
     }
@@ -62,7 +62,7 @@ macro_rules! step {
 }
 
 async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
-    let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agents.get(a)) else {
+    let Some(agent) = row.state.agent_id.as_deref().and_then(|a| m.agents.get(a)) else {
         if transition_or_log(
             m,
             row.id,
@@ -91,7 +91,7 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
             .egress(&policy_json),
         false
     );
-    let subs = if row.cluster_size > 1 {
+    let subs = if row.spec.cluster_size > 1 {
         match m.store.sub_kernels(row.id) {
             Ok(subs) => subs,
             Err(e) => {
@@ -124,12 +124,14 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
     let mut lacking: Vec<Arc<AgentHandle>> = Vec::new();
     for a in &kernel_agents {
         let info = a.info();
-        if info.images.iter().any(|i| i.name == row.image) || lacking.iter().any(|l| l.id == a.id) {
+        if info.images.iter().any(|i| i.name == row.spec.image)
+            || lacking.iter().any(|l| l.id == a.id)
+        {
             continue;
         }
-        if info.registry.is_none() || !m.registry.holds(&row.image) {
+        if info.registry.is_none() || !m.registry.holds(&row.spec.image) {
             let reason = Reason::ImageNotFound {
-                image: row.image.clone(),
+                image: row.spec.image.clone(),
                 agent: a.id.clone(),
             };
             fail_preparation(m, &row, reason).await;
@@ -146,7 +148,7 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
             Change::new(
                 S::Preparing,
                 S::Pulling,
-                Reason::Pulling(row.image.clone()),
+                Reason::Pulling(row.spec.image.clone()),
                 "launch"
             )
             .events(&[E::KernelPulling]),
@@ -191,7 +193,7 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
     };
     let egress = super::egress::spec(m, policy);
     // The owner's dotfiles as they are at the launch (a later change applies to later sessions).
-    let dotfiles = match m.store.dotfiles(&row.user_id) {
+    let dotfiles = match m.store.dotfiles(&row.spec.user_id) {
         Ok(d) => d,
         Err(e) => {
             fail_creation(m, &row, Reason::CreationFailed(e.to_string())).await;
@@ -251,7 +253,7 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
             .container(&main_container),
         true
     );
-    if let Some(secs) = row.batch_timeout {
+    if let Some(secs) = row.spec.batch_timeout {
         arm_batch_timeout(m.clone(), row.id, Duration::from_secs(secs.max(0) as u64));
     }
     // A batch command can finish (or a kernel die) before we got here: handle it now.
@@ -271,7 +273,7 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
 }
 
 fn multi_node(row: &SessionRow) -> bool {
-    row.cluster_mode == ClusterMode::MultiNode && row.cluster_size > 1
+    row.spec.cluster_mode == ClusterMode::MultiNode && row.spec.cluster_size > 1
 }
 
 /// The agent of every kernel, main1 first.
@@ -343,7 +345,7 @@ async fn fail_preparation(m: &Arc<Lifecycle>, row: &SessionRow, reason: Reason) 
 
 async fn fail_creation(m: &Arc<Lifecycle>, row: &SessionRow, reason: Reason) {
     tracing::warn!(session = %row.id, %reason, "kernel creation failed");
-    if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agents.get(a)) {
+    if let Some(agent) = row.state.agent_id.as_deref().and_then(|a| m.agents.get(a)) {
         super::destroy_or_log(&agent, row.main_kernel_id).await;
     }
     // Out of time (the creation timeout) is EXPIRED in the history, as Backend.AI records a

@@ -139,8 +139,8 @@ pub(super) fn resolve_mounts(
 /// host this server has, with today's permission. A folder that went away while the
 /// session waited ends the launch with `mount-failed` naming it.
 pub fn bind_at_launch(m: &Lifecycle, row: &SessionRow) -> Result<Vec<Mount>, Reason> {
-    let mut out = Vec::with_capacity(row.mounts.len());
-    for queued in &row.mounts {
+    let mut out = Vec::with_capacity(row.spec.mounts.len());
+    for queued in &row.spec.mounts {
         let v = match m.store.vfolder(queued.vfolder_id) {
             Ok(Some(v)) if v.is_trashed() => {
                 return Err(Reason::MountFailed(format!(
@@ -148,7 +148,13 @@ pub fn bind_at_launch(m: &Lifecycle, row: &SessionRow) -> Result<Vec<Mount>, Rea
                     queued.name
                 )));
             }
-            Ok(Some(v)) if m.store.can_see_vfolder(&row.user_id, &v).unwrap_or(false) => v,
+            Ok(Some(v))
+                if m.store
+                    .can_see_vfolder(&row.spec.user_id, &v)
+                    .unwrap_or(false) =>
+            {
+                v
+            }
             Ok(_) => {
                 return Err(Reason::MountFailed(format!(
                     "data folder {:?} was deleted while the session waited",
@@ -173,7 +179,7 @@ pub fn bind_at_launch(m: &Lifecycle, row: &SessionRow) -> Result<Vec<Mount>, Rea
             kernel_path: queued.kernel_path.clone(),
             read_only: queued.read_only
                 || m.store
-                    .folder_access(&row.user_id, &v)
+                    .folder_access(&row.spec.user_id, &v)
                     .ok()
                     .flatten()
                     .is_none_or(|p| p.is_read_only()),

@@ -22,7 +22,7 @@ pub async fn pull_all(
     row: &SessionRow,
     agents: &[Arc<AgentHandle>],
 ) -> Result<(), Reason> {
-    let image = row.image.as_str();
+    let image = row.spec.image.as_str();
     let mut progress = futures::stream::select_all(
         agents
             .iter()
@@ -66,7 +66,7 @@ fn report(m: &Lifecycle, row: &SessionRow, current: u64, total: u64) {
     let mb = |b: u64| b / 1_000_000;
     let reason = format!(
         "pulling: {} from the registry ({} of {} MB)",
-        row.image,
+        row.spec.image,
         mb(current),
         mb(total)
     );

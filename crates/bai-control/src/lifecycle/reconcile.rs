@@ -26,7 +26,7 @@ fn missing_kernel<'a>(kernels: &'a [KernelAt], running: &HashSet<Uuid>) -> Optio
 /// "its container is gone" for a session of one kernel; the kernel named in a cluster.
 fn gone(row: &SessionRow, missing: Option<&KernelAt>, where_: &str) -> String {
     match missing {
-        Some(k) if row.cluster_size > 1 => {
+        Some(k) if row.spec.cluster_size > 1 => {
             format!("the container of kernel {} is gone{where_}", k.host)
         }
         _ => format!("its container is gone{where_}"),
@@ -47,7 +47,7 @@ pub async fn reconcile(m: &Arc<Lifecycle>) -> anyhow::Result<()> {
     }
     let mut keep = HashSet::new();
     for row in m.store.sessions_in(&S::HOLDS_RESOURCES)? {
-        match row.status {
+        match row.state.status {
             S::Scheduled => {
                 keep.extend(kernel_ids(m, &row));
                 launch::spawn(m.clone(), row);
@@ -63,7 +63,7 @@ pub async fn reconcile(m: &Arc<Lifecycle>) -> anyhow::Result<()> {
                     m,
                     row.id,
                     Change::new(
-                        row.status,
+                        row.state.status,
                         S::Pending,
                         Reason::Requeued("a manager restart interrupted the launch".into()),
                         "reconcile",
@@ -87,8 +87,9 @@ pub async fn reconcile(m: &Arc<Lifecycle>) -> anyhow::Result<()> {
                 let missing = missing_kernel(&kernels, &running_kernels);
                 if missing.is_none() {
                     keep.extend(ids(&kernels));
-                    if let Some(t) = row.batch_timeout {
+                    if let Some(t) = row.spec.batch_timeout {
                         let started = row
+                            .state
                             .status_history
                             .get(&S::Running)
                             .map(|s| age_secs(s))
@@ -101,7 +102,7 @@ pub async fn reconcile(m: &Arc<Lifecycle>) -> anyhow::Result<()> {
                     }
                 } else {
                     let c = Change::new(
-                        row.status,
+                        row.state.status,
                         S::Terminating,
                         Reason::KernelLost(gone(&row, missing, "")),
                         "reconcile",
@@ -110,7 +111,7 @@ pub async fn reconcile(m: &Arc<Lifecycle>) -> anyhow::Result<()> {
                     .result(SessionResult::Failure, None);
                     if let Ok(Some(row)) = transition(m, row.id, c) {
                         // The kernels still running go too.
-                        finish_termination(m, &row, row.cluster_size > 1).await;
+                        finish_termination(m, &row, row.spec.cluster_size > 1).await;
                     }
                 }
             }
@@ -138,7 +139,7 @@ pub async fn reconcile_agent(m: &Arc<Lifecycle>, agent: &Arc<AgentHandle>) -> an
     for row in m.store.sessions_on(&agent.id)? {
         // Only this agent's kernels of the session (a multi-node session has others).
         let here = kernels_on(m, &row, &agent.id);
-        match row.status {
+        match row.state.status {
             // Its launch task decides.
             s if s.is_creating() => {
                 keep.extend(ids(&here));
@@ -161,7 +162,7 @@ pub async fn reconcile_agent(m: &Arc<Lifecycle>, agent: &Arc<AgentHandle>) -> an
                 .events(&[E::SessionTerminating])
                 .result(SessionResult::Failure, None);
                 if let Ok(Some(row)) = transition(m, row.id, c) {
-                    finish_termination(m, &row, row.cluster_size > 1).await;
+                    finish_termination(m, &row, row.spec.cluster_size > 1).await;
                 }
             }
             _ => {}

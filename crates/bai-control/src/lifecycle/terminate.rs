@@ -23,9 +23,9 @@ pub async fn terminate(
             .store
             .session(id)?
             .ok_or_else(|| Problem::session_not_found(&id.to_string()))?;
-        match row.status {
+        match row.state.status {
             S::Pending | S::Scheduled => {
-                let c = Change::new(row.status, S::Cancelled, reason.clone(), "terminate")
+                let c = Change::new(row.state.status, S::Cancelled, reason.clone(), "terminate")
                     .events(&[E::SessionCancelled]);
                 if transition(m, id, c)?.is_some() {
                     return Ok(S::Cancelled);
@@ -33,17 +33,27 @@ pub async fn terminate(
             }
             S::Preparing | S::Pulling | S::Prepared | S::Creating => {
                 // The launch task finishes the termination when it notices.
-                let c = Change::new(row.status, S::Terminating, reason.clone(), "terminate")
-                    .events(&[E::SessionTerminating])
-                    .result(result, None);
+                let c = Change::new(
+                    row.state.status,
+                    S::Terminating,
+                    reason.clone(),
+                    "terminate",
+                )
+                .events(&[E::SessionTerminating])
+                .result(result, None);
                 if transition(m, id, c)?.is_some() {
                     return wait_until_ended(m, id).await;
                 }
             }
             S::Running | S::Restarting | S::RunningDegraded | S::Error => {
-                let c = Change::new(row.status, S::Terminating, reason.clone(), "terminate")
-                    .events(&[E::SessionTerminating, E::KernelTerminating])
-                    .result(result, None);
+                let c = Change::new(
+                    row.state.status,
+                    S::Terminating,
+                    reason.clone(),
+                    "terminate",
+                )
+                .events(&[E::SessionTerminating, E::KernelTerminating])
+                .result(result, None);
                 if let Some(row) = transition(m, id, c)? {
                     // A task of its own: a caller that hangs up (a client killed during
                     // `bai rm`) drops this future, and the kernels' removal must go on.
@@ -57,7 +67,7 @@ pub async fn terminate(
                 }
             }
             S::Terminating => return wait_until_ended(m, id).await,
-            S::Terminated | S::Cancelled => return Ok(row.status),
+            S::Terminated | S::Cancelled => return Ok(row.state.status),
         }
         // Lost a race: look again.
         tokio::task::yield_now().await;
@@ -70,7 +80,7 @@ pub async fn terminate(
 fn current_status(m: &Lifecycle, id: Uuid) -> Result<S, Problem> {
     Ok(m.store
         .session(id)?
-        .map(|r| r.status)
+        .map(|r| r.state.status)
         .unwrap_or(S::Terminated))
 }
 
@@ -96,7 +106,7 @@ async fn wait_until_ended(m: &Arc<Lifecycle>, id: Uuid) -> Result<S, Problem> {
 /// Destroys the kernels of a TERMINATING session (when they were created), keeps their logs and
 /// marks it TERMINATED, with SUCCESS/FAILURE events for batch sessions.
 pub async fn finish_termination(m: &Arc<Lifecycle>, row: &SessionRow, kernel_created: bool) {
-    let mut exit_code = row.exit_code;
+    let mut exit_code = row.state.exit_code;
     if kernel_created && let Some(exit) = super::kernels::destroy_all(m, row).await {
         exit_code = exit_code.or(exit.exit_code);
     }
@@ -113,7 +123,7 @@ pub async fn finish_termination(m: &Arc<Lifecycle>, row: &SessionRow, kernel_cre
                 let m = m.clone();
                 async move {
                     match m.store.session(id) {
-                        Ok(Some(r)) if r.status == S::Terminating => {
+                        Ok(Some(r)) if r.state.status == S::Terminating => {
                             mark_terminated(&m, &r, exit_code).is_ok()
                         }
                         Ok(_) => true,
@@ -135,13 +145,14 @@ fn mark_terminated(
     exit_code: Option<i32>,
 ) -> Result<(), super::transition::TransitionError> {
     let reason = row
+        .state
         .status_info
         .as_deref()
         .map(Reason::parse)
         .unwrap_or(Reason::UserRequested);
-    let result = row.result;
+    let result = row.state.result;
     let mut events = vec![E::KernelTerminated];
-    if row.session_type == SessionType::Batch {
+    if row.spec.session_type == SessionType::Batch {
         events.push(if result == SessionResult::Success {
             E::SessionSuccess
         } else {

@@ -15,7 +15,7 @@ pub fn arm_batch_timeout(m: Arc<Lifecycle>, id: Uuid, after: Duration) {
     tokio::spawn(async move {
         tokio::time::sleep(after).await;
         if let Ok(Some(row)) = m.store.session(id)
-            && row.status == S::Running
+            && row.state.status == S::Running
         {
             tracing::info!(session = %id, "batch timeout reached");
             if let Err(e) = terminate(&m, id, Reason::TaskTimeout, SessionResult::Failure).await {
@@ -48,16 +48,16 @@ pub fn spawn_sweeper(m: Arc<Lifecycle>) {
                     continue;
                 }
                 let reason = Reason::Stuck {
-                    status: row.status.as_str().to_lowercase(),
+                    status: row.state.status.as_str().to_lowercase(),
                     secs: limit,
                 };
-                if let Some(agent) = row.agent_id.as_deref().and_then(|a| m.agents.get(a)) {
+                if let Some(agent) = row.state.agent_id.as_deref().and_then(|a| m.agents.get(a)) {
                     super::destroy_or_log(&agent, row.main_kernel_id).await;
                 }
                 transition_or_log(
                     &m,
                     row.id,
-                    Change::new(row.status, S::Error, reason, "sweeper"),
+                    Change::new(row.state.status, S::Error, reason, "sweeper"),
                 );
             }
             finish_stuck_terminations(&m).await;
@@ -91,5 +91,5 @@ fn stalled(m: &Lifecycle, row: &bai_store::SessionRow, limit: i64) -> bool {
         .lock()
         .map(|s| s.contains(&row.id))
         .unwrap_or(true);
-    !launching && age_secs(&row.status_changed) >= limit
+    !launching && age_secs(&row.state.status_changed) >= limit
 }

@@ -102,22 +102,22 @@ async fn record_kernel_exit(
     {
         tracing::warn!(session = %row.id, error = %e, "cannot keep the kernel's logs");
     }
-    match row.status {
+    match row.state.status {
         s if s.is_up() => {
             let (reason, result) = if main {
-                exit_reason(row.session_type, exit)
+                exit_reason(row.spec.session_type, exit)
             } else {
                 // A sub kernel has no command of its own: its end is a failure of the session.
                 (sub_exit_reason(m, &row, exit), SessionResult::Failure)
             };
             let code = if main { exit.exit_code } else { None };
-            let c = Change::new(row.status, S::Terminating, reason, "kernel-exit")
+            let c = Change::new(row.state.status, S::Terminating, reason, "kernel-exit")
                 .events(&[E::SessionTerminating])
                 .result(result, code);
             match transition(m, row.id, c) {
                 Ok(Some(row)) => {
                     // The agent already removed this container; the other kernels go now.
-                    finish_termination(m, &row, row.cluster_size > 1).await;
+                    finish_termination(m, &row, row.spec.cluster_size > 1).await;
                 }
                 // Someone else moved it first.
                 Ok(None) => {}

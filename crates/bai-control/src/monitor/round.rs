@@ -15,7 +15,7 @@ pub async fn round(m: &Arc<Monitor>) {
         return;
     };
     let readings = futures::future::join_all(rows.iter().map(|row| {
-        let agent = row.agent_id.as_deref().and_then(|a| m.agents.get(a));
+        let agent = row.state.agent_id.as_deref().and_then(|a| m.agents.get(a));
         let kernel = row.main_kernel_id;
         async move {
             match agent {
@@ -27,7 +27,9 @@ pub async fn round(m: &Arc<Monitor>) {
     .await;
     for (row, reading) in rows.iter().zip(readings) {
         if let Some(r) = reading {
-            m.readings.stats.record(row.id, &row.requested_slots, r);
+            m.readings
+                .stats
+                .record(row.id, &row.spec.requested_slots, r);
         }
     }
     forget_ended(&m.readings, &rows);
@@ -38,11 +40,11 @@ pub async fn round(m: &Arc<Monitor>) {
             continue;
         };
         let policy = policies
-            .entry(row.access_key.clone())
+            .entry(row.spec.access_key.clone())
             .or_insert_with(|| {
                 m.readings
                     .store
-                    .policy_of(&row.access_key)
+                    .policy_of(&row.spec.access_key)
                     .unwrap_or_default()
             })
             .clone();
@@ -53,7 +55,8 @@ pub async fn round(m: &Arc<Monitor>) {
             continue;
         };
         // The readings took a while: the session may be ending already.
-        if !matches!(m.readings.store.session(row.id), Ok(Some(r)) if r.status == S::Running) {
+        if !matches!(m.readings.store.session(row.id), Ok(Some(r)) if r.state.status == S::Running)
+        {
             continue;
         }
         let reason = verdict.checker.reason();

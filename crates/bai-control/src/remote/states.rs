@@ -68,7 +68,7 @@ fn sessions_on(m: &Remote, agent: &str) -> Vec<bai_store::SessionRow> {
 /// kernels that were on that agent.
 fn lost_reason(m: &Remote, row: &bai_store::SessionRow, agent: &str, silent: Duration) -> Reason {
     let mut why = format!("agent {agent} not heard from for {} s", silent.as_secs());
-    if row.cluster_size > 1 {
+    if row.spec.cluster_size > 1 {
         let there = kernels_on(m, row, agent);
         if !there.is_empty() {
             let word = if there.len() == 1 {
@@ -93,7 +93,7 @@ fn kernels_on(m: &Remote, row: &bai_store::SessionRow, agent: &str) -> Vec<Strin
 /// Running sessions of a lost agent: RUNNING_DEGRADED, with the reason.
 fn degrade_sessions(m: &Arc<Remote>, h: &AgentHandle, silent: Duration) {
     for row in sessions_on(m, &h.id) {
-        if row.status == S::Running {
+        if row.state.status == S::Running {
             let c = Change::new(
                 S::Running,
                 S::RunningDegraded,
@@ -111,8 +111,8 @@ async fn end_sessions(m: &Arc<Remote>, h: &AgentHandle, silent: Duration) {
     for row in sessions_on(m, &h.id) {
         let reason = lost_reason(m, &row, &h.id, silent);
         // A cluster's kernels on other agents are destroyed; those on this one cannot be.
-        let others = row.cluster_size > 1;
-        match row.status {
+        let others = row.spec.cluster_size > 1;
+        match row.state.status {
             s if s.is_up() => {
                 let c = Change::new(s, S::Terminating, reason, "agent-watch")
                     .events(&[E::SessionTerminating])

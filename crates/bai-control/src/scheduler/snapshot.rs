@@ -52,12 +52,19 @@ pub fn workload(r: &PendingRow) -> Workload {
 /// When a running session will have ended at the latest, if known.
 fn ends_by(r: &SessionRow, lifetime_of: &HashMap<String, i64>) -> Option<DateTime<Utc>> {
     let started = r
+        .state
         .status_history
         .get(&bai_core::SessionStatus::Running)
-        .or(r.status_history.get(&bai_core::SessionStatus::Scheduled))
+        .or(r
+            .state
+            .status_history
+            .get(&bai_core::SessionStatus::Scheduled))
         .and_then(|t| parse_time(t))?;
-    let batch = r.batch_timeout.filter(|t| *t > 0);
-    let life = lifetime_of.get(&r.access_key).copied().filter(|t| *t > 0);
+    let batch = r.spec.batch_timeout.filter(|t| *t > 0);
+    let life = lifetime_of
+        .get(&r.spec.access_key)
+        .copied()
+        .filter(|t| *t > 0);
     let secs = match (batch, life) {
         (Some(a), Some(b)) => a.min(b),
         (Some(a), None) | (None, Some(a)) => a,
@@ -79,10 +86,11 @@ pub struct Occupancy {
 /// What a session holds on which agent: all of it on its agent, or for a multi-node session
 /// one kernel's share on each kernel's agent.
 pub fn held_on(r: &SessionRow, subs: &bai_store::SubPlacements) -> Vec<(String, ResourceSlots)> {
-    let multi = r.cluster_mode == bai_core::cluster::ClusterMode::MultiNode && r.cluster_size > 1;
-    match (&r.agent_id, subs.get(&r.id)) {
+    let multi =
+        r.spec.cluster_mode == bai_core::cluster::ClusterMode::MultiNode && r.spec.cluster_size > 1;
+    match (&r.state.agent_id, subs.get(&r.id)) {
         (Some(main), Some(placed)) if multi => {
-            let each = r.kernel_slots();
+            let each = r.spec.kernel_slots();
             let mut out = vec![(main.clone(), each.clone())];
             out.extend(
                 placed
@@ -91,7 +99,7 @@ pub fn held_on(r: &SessionRow, subs: &bai_store::SubPlacements) -> Vec<(String, 
             );
             out
         }
-        (Some(main), _) => vec![(main.clone(), r.requested_slots.clone())],
+        (Some(main), _) => vec![(main.clone(), r.spec.requested_slots.clone())],
         (None, _) => Vec::new(),
     }
 }
@@ -107,12 +115,12 @@ impl Occupancy {
         let mut by_owner: HashMap<String, OwnerUsage> = HashMap::new();
         let mut by_agent: HashMap<String, ResourceSlots> = HashMap::new();
         for r in &rows {
-            let u = by_owner.entry(r.access_key.clone()).or_default();
+            let u = by_owner.entry(r.spec.access_key.clone()).or_default();
             // System sessions (SFTP) count under their own limit, not the sessions'.
-            if r.session_type != bai_core::SessionType::System {
+            if r.spec.session_type != bai_core::SessionType::System {
                 u.sessions += 1;
             }
-            u.slots = u.slots.add(&r.requested_slots);
+            u.slots = u.slots.add(&r.spec.requested_slots);
             for (a, slots) in held_on(r, &subs) {
                 let e = by_agent.entry(a).or_default();
                 *e = e.add(&slots);
@@ -180,11 +188,12 @@ pub fn build(m: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
             let state = match m.store.session(*d)? {
                 None => DepState::Missing,
                 Some(dep)
-                    if dep.status == S::Terminated && dep.result == SessionResult::Success =>
+                    if dep.state.status == S::Terminated
+                        && dep.state.result == SessionResult::Success =>
                 {
                     DepState::Succeeded
                 }
-                Some(dep) if dep.status.is_terminal() => DepState::Failed,
+                Some(dep) if dep.state.status.is_terminal() => DepState::Failed,
                 Some(_) => DepState::Unfinished,
             };
             dependencies.insert(*d, state);
@@ -239,13 +248,13 @@ pub fn build(m: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
             .collect();
         let running: Vec<RunningSession> = active
             .iter()
-            .filter(|r| r.scaling_group == g.name)
+            .filter(|r| r.spec.scaling_group == g.name)
             .flat_map(|r| {
                 let ends = ends_by(r, &lifetime_of);
                 held_on(r, &placements)
                     .into_iter()
                     .map(move |(agent, slots)| RunningSession {
-                        owner: r.access_key.clone(),
+                        owner: r.spec.access_key.clone(),
                         agent,
                         slots,
                         ends_by: ends,

@@ -16,7 +16,8 @@ pub(crate) fn ms(t: &str) -> Option<i64> {
 
 /// When the session started running, if it did.
 pub(crate) fn running_since(row: &SessionRow) -> Option<i64> {
-    row.status_history
+    row.state
+        .status_history
         .get(&bai_core::SessionStatus::Running)
         .and_then(|t| ms(t))
 }
@@ -24,10 +25,10 @@ pub(crate) fn running_since(row: &SessionRow) -> Option<i64> {
 /// Every checker's report on a running session, in checker order. Sessions that do not
 /// run get none.
 pub fn reports(m: &Readings, row: &SessionRow) -> Vec<Report> {
-    let Some(since) = running_since(row).filter(|_| row.status == S::Running) else {
+    let Some(since) = running_since(row).filter(|_| row.state.status == S::Running) else {
         return Vec::new();
     };
-    let policy = m.store.policy_of(&row.access_key).unwrap_or_default();
+    let policy = m.store.policy_of(&row.spec.access_key).unwrap_or_default();
     judge(m, row, since, &policy, now_ms())
 }
 
@@ -41,7 +42,7 @@ pub(crate) fn judge(
     let mut out = Vec::new();
     // A service's replicas are never reclaimed: the service decides how many run. A bare
     // inference session (made through the API, no service owns it) is checked as any other.
-    if row.session_type == SessionType::Inference
+    if row.spec.session_type == SessionType::Inference
         && m.store.route_of_session(row.id).ok().flatten().is_some()
     {
         return out;
@@ -66,11 +67,11 @@ pub(crate) fn judge(
         last_activity,
         since,
         now,
-        row.session_type == SessionType::Batch,
+        row.spec.session_type == SessionType::Batch,
     ));
     if let Some(cfg) = &m.config.utilization {
         let samples = m.stats.samples(row.id);
-        let slots = &row.requested_slots;
+        let slots = &row.spec.requested_slots;
         out.push(idle::utilization(
             cfg,
             &samples,
@@ -112,11 +113,11 @@ pub fn live_stat(m: &Readings, row: &SessionRow) -> Option<String> {
 
 fn live_stat_value(m: &Readings, row: &SessionRow) -> Option<serde_json::Value> {
     let (last, s) = m.stats.latest(row.id)?;
-    let cores = row.requested_slots.cpu_milli as f64 / 1000.0;
+    let cores = row.spec.requested_slots.cpu_milli as f64 / 1000.0;
     let v = serde_json::json!({
         "cpu_util": {"current": format!("{:.2}", s.cpu_util * cores), "capacity": format!("{:.2}", cores * 100.0), "pct": format!("{:.2}", s.cpu_util), "unit_hint": "percent"},
         "cpu_used": {"current": format!("{:.0}", last.cpu_used_ns as f64 / 1e6), "capacity": null, "unit_hint": "msec"},
-        "mem": {"current": last.mem_bytes.to_string(), "capacity": row.requested_slots.mem.to_string(), "pct": format!("{:.2}", s.mem), "unit_hint": "bytes"},
+        "mem": {"current": last.mem_bytes.to_string(), "capacity": row.spec.requested_slots.mem.to_string(), "pct": format!("{:.2}", s.mem), "unit_hint": "bytes"},
         "net_rx": {"current": last.net_rx_bytes.to_string(), "capacity": null, "unit_hint": "bytes"},
         "net_tx": {"current": last.net_tx_bytes.to_string(), "capacity": null, "unit_hint": "bytes"},
         "io_read": {"current": last.io_read_bytes.to_string(), "capacity": null, "unit_hint": "bytes"},
@@ -162,7 +163,7 @@ pub(crate) fn forget_ended(m: &Readings, running: &[SessionRow]) {
             continue;
         }
         let ended = match m.store.session(id) {
-            Ok(Some(r)) => r.status.is_terminal(),
+            Ok(Some(r)) => r.state.status.is_terminal(),
             Ok(None) => true,
             Err(_) => false,
         };

@@ -38,7 +38,7 @@ const APP_START_WAIT: Duration = Duration::from_secs(15);
 const TUNNEL_BUF: usize = 1 << 20;
 
 fn running(row: &SessionRow, what: &str) -> Result<(), Problem> {
-    match (row.status, row.status_info.as_deref()) {
+    match (row.state.status, row.state.status_info.as_deref()) {
         (SessionStatus::Running, _) => Ok(()),
         // Its agent is unreachable: say so at once, with the reason.
         (SessionStatus::RunningDegraded, Some(info)) if info.starts_with("agent-lost") => {
@@ -54,7 +54,7 @@ fn running(row: &SessionRow, what: &str) -> Result<(), Problem> {
         }
         _ => Err(Problem::invalid(format!(
             "session {:?} is {}; {what} only while it runs",
-            row.name, row.status
+            row.name, row.state.status
         ))),
     }
 }
@@ -66,12 +66,12 @@ fn apps_of(m: &Manager, row: &SessionRow) -> Result<Vec<App>, Problem> {
         let info = agent.info.read().unwrap_or_else(|p| p.into_inner());
         info.images
             .iter()
-            .find(|i| i.name == row.image)
+            .find(|i| i.name == row.spec.image)
             .and_then(|i| i.labels.get(SERVICE_PORTS_LABEL).cloned())
     };
-    let mut apps = session_apps(label.as_deref(), &row.preopen_ports);
+    let mut apps = session_apps(label.as_deref(), &row.spec.preopen_ports);
     // A system session (SFTP) serves sshd alone.
-    if row.session_type == bai_core::SessionType::System {
+    if row.spec.session_type == bai_core::SessionType::System {
         apps.retain(|a| a.name == "sshd");
     }
     Ok(apps)

@@ -42,8 +42,8 @@ pub async fn commit(
     Path(reference): Path<String>,
 ) -> ApiResult<(StatusCode, Json<CommitStarted>)> {
     let row = visible_session(&m, &caller, &reference)?;
-    let email = owner_email(&m, &row.access_key, &caller.email);
-    let s = crate::images::commit_file::start(&m.images, &row.access_key, &email, &row)?;
+    let email = owner_email(&m, &row.spec.access_key, &caller.email);
+    let s = crate::images::commit_file::start(&m.images, &row.spec.access_key, &email, &row)?;
     Ok((
         StatusCode::CREATED,
         Json(CommitStarted {
@@ -94,9 +94,9 @@ pub async fn imagify(
         .ok_or_else(|| Problem::invalid("image_name is required: the new image's name"))?;
     let visibility = field(&body, &q, "image_visibility");
     let owner = Owner {
-        user_id: row.user_id.clone(),
-        email: owner_email(&m, &row.access_key, &caller.email),
-        access_key: row.access_key.clone(),
+        user_id: row.spec.user_id.clone(),
+        email: owner_email(&m, &row.spec.access_key, &caller.email),
+        access_key: row.spec.access_key.clone(),
     };
     let task = crate::images::convert::start(&m.images, owner, &row, &name, visibility.as_deref())?;
     Ok(Json(ImagifyStarted {

@@ -36,13 +36,14 @@ pub async fn execute_ws(
 
 /// The agent of a session that can run code now (RUNNING; code goes to its main kernel).
 pub fn runs_code(m: &Manager, row: &bai_store::SessionRow) -> Result<Arc<AgentHandle>, Problem> {
-    if row.status != SessionStatus::Running {
+    if row.state.status != SessionStatus::Running {
         return Err(Problem::invalid(format!(
             "session {:?} is {}; code runs only in RUNNING sessions",
-            row.name, row.status
+            row.name, row.state.status
         )));
     }
-    row.agent_id
+    row.state
+        .agent_id
         .as_deref()
         .and_then(|a| m.agents.get(a))
         .ok_or_else(|| Problem::internal("the session's agent is gone"))

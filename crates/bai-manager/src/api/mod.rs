@@ -368,7 +368,7 @@ pub fn visible_session(m: &Manager, caller: &Caller, reference: &str) -> ApiResu
             "Too many sessions matched.",
             format!("{reference:?} matches several sessions; give more of the id"),
         )
-        .with_data(json!({"matches": rows.iter().map(|r| json!({"id": r.id.to_string(), "name": r.name, "status": r.status.as_str()})).collect::<Vec<_>>()}))
+        .with_data(json!({"matches": rows.iter().map(|r| json!({"id": r.id.to_string(), "name": r.name, "status": r.state.status.as_str()})).collect::<Vec<_>>()}))
         .into());
     }
     rows.into_iter()

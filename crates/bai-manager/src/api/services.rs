@@ -39,7 +39,9 @@ pub fn visible_service(m: &Manager, caller: &Caller, id: &str) -> ApiResult<Endp
     };
     let uuid = Uuid::parse_str(id).map_err(|_| not_found())?;
     let e = m.store.endpoint(uuid)?.ok_or_else(not_found)?;
-    if e.lifecycle == "destroyed" || (!caller.is_admin && e.access_key != caller.access_key) {
+    if e.state.lifecycle == "destroyed"
+        || (!caller.is_admin && e.spec.access_key != caller.access_key)
+    {
         return Err(not_found().into());
     }
     Ok(e)
@@ -166,7 +168,7 @@ pub async fn scale(
     body: Bytes,
 ) -> ApiResult<Json<Scaled>> {
     let e = visible_service(&m, &caller, &id)?;
-    if e.lifecycle != "created" {
+    if e.state.lifecycle != "created" {
         return Err(Problem::conflict(
             "service-destroying",
             "The service is being removed.",
@@ -176,7 +178,7 @@ pub async fn scale(
     }
     let b = body_json(&body)?;
     let to = serving::create::replicas_of(&b, &["to", "replicas"])?;
-    serving::create::check_policy_replicas(&m.serving, &e.user_id, to)?;
+    serving::create::check_policy_replicas(&m.serving, &e.spec.user_id, to)?;
     set_replicas(&m, &e, to)?;
     let current = m
         .store
@@ -199,7 +201,7 @@ fn set_replicas(m: &Manager, e: &EndpointRow, to: u32) -> Result<(), Problem> {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .remove(&e.id);
-    tracing::info!(service = %e.id, from = e.replicas, to, "service scaled");
+    tracing::info!(service = %e.id, from = e.spec.replicas, to, "service scaled");
     m.serving.wake.notify_one();
     Ok(())
 }
@@ -245,7 +247,7 @@ pub async fn token(
     };
     let claims = serving::token::Claims {
         endpoint_id: e.id,
-        user: e.user_id.clone(),
+        user: e.spec.user_id.clone(),
         exp,
     };
     let token = serving::token::sign(&e.token_secret, &claims);
@@ -306,7 +308,7 @@ pub async fn remove_route(
     if let Some(g) = m.serving.existing_gateway(e.id) {
         g.retire(r.id);
     }
-    set_replicas(&m, &e, e.replicas.saturating_sub(1))?;
+    set_replicas(&m, &e, e.spec.replicas.saturating_sub(1))?;
     Ok(Json(Success { success: true }))
 }
 
@@ -349,7 +351,7 @@ pub async fn errors(
         .collect();
     Ok(Json(ServiceErrors {
         errors,
-        retries: e.retries,
+        retries: e.state.retries,
     }))
 }
 
@@ -361,7 +363,7 @@ pub async fn clear_errors(
 ) -> ApiResult<Json<Success>> {
     let e = visible_service(&m, &caller, &id)?;
     m.store.clear_failed_routes(e.id)?;
-    set_replicas(&m, &e, e.replicas)?;
+    set_replicas(&m, &e, e.spec.replicas)?;
     Ok(Json(Success { success: true }))
 }
 

@@ -108,7 +108,7 @@ async fn create_session_reply(
         Created::Reused(row) => {
             return Ok((
                 StatusCode::OK,
-                Json(create_reply(&row, row.status.into(), false)),
+                Json(create_reply(&row, row.state.status.into(), false)),
             ));
         }
         // A retry waits as the first attempt would have.
@@ -127,14 +127,16 @@ async fn create_session_reply(
             .store
             .session(row.id)?
             .ok_or_else(|| Problem::internal("session vanished"))?;
-        let done = match now.session_type {
-            SessionType::Batch => now.status.is_terminal() || now.status == S::Error,
-            _ => matches!(now.status, S::Running | S::Error) || now.status.is_terminal(),
+        let done = match now.spec.session_type {
+            SessionType::Batch => now.state.status.is_terminal() || now.state.status == S::Error,
+            _ => {
+                matches!(now.state.status, S::Running | S::Error) || now.state.status.is_terminal()
+            }
         };
         if done {
             return Ok((
                 StatusCode::CREATED,
-                Json(create_reply(&now, now.status.into(), true)),
+                Json(create_reply(&now, now.state.status.into(), true)),
             ));
         }
         let step = tokio::time::Instant::now() + Duration::from_millis(500);
@@ -211,7 +213,7 @@ pub async fn logs(
 ) -> ApiResult<Json<Logs>> {
     let row = visible_session(&m, &caller, &reference)?;
     // A kernel by its id or (bai's addition) its hostname: `main1`, `sub1`, …
-    let subs = if row.cluster_size > 1 {
+    let subs = if row.spec.cluster_size > 1 {
         m.store.sub_kernels(row.id)?
     } else {
         Vec::new()
@@ -232,9 +234,9 @@ pub async fn logs(
     };
     let (kernel, agent) = match sub {
         Some(k) => (k.id, k.agent_id.clone()),
-        None => (row.main_kernel_id, row.agent_id.clone()),
+        None => (row.main_kernel_id, row.state.agent_id.clone()),
     };
-    let live = row.status.is_up() || row.status == S::Terminating;
+    let live = row.state.status.is_up() || row.state.status == S::Terminating;
     let mut text = None;
     if live && let Some(agent) = agent.as_deref().and_then(|a| m.agents.get(a)) {
         text = agent.rpc.logs(kernel).await.ok();
@@ -272,14 +274,16 @@ pub async fn rename(
         .get("name")
         .ok_or_else(|| Problem::invalid("give the new name as ?name=NEW"))?;
     let name = bai_core::SessionName::parse(new).map_err(|e| Problem::invalid(e.to_string()))?;
-    if row.status.is_terminal() {
+    if row.state.status.is_terminal() {
         return Err(Problem::invalid(format!(
             "session {:?} has ended; only live sessions can be renamed",
             row.name
         ))
         .into());
     }
-    if let Some(other) = m.store.live_session_named(&row.access_key, name.as_str())?
+    if let Some(other) = m
+        .store
+        .live_session_named(&row.spec.access_key, name.as_str())?
         && other.id != row.id
     {
         return Err(Problem::conflict(
@@ -334,10 +338,10 @@ pub async fn upload(
     mut multipart: Multipart,
 ) -> ApiResult<StatusCode> {
     let row = visible_session(&m, &caller, &reference)?;
-    if row.status != S::Running {
+    if row.state.status != S::Running {
         return Err(Problem::invalid(format!(
             "session {:?} is {}, files can be uploaded only while it runs",
-            row.name, row.status
+            row.name, row.state.status
         ))
         .into());
     }
@@ -373,7 +377,7 @@ pub async fn status_history(
 ) -> ApiResult<Json<StatusHistory>> {
     let row = visible_session(&m, &caller, &reference)?;
     Ok(Json(StatusHistory {
-        result: row.status_history,
+        result: row.state.status_history,
     }))
 }
 

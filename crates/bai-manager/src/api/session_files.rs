@@ -56,14 +56,14 @@ pub async fn list_files(
     if path.contains('\0') {
         return Err(Problem::invalid("path contains a NUL byte").into());
     }
-    if !row.status.is_up() {
+    if !row.state.status.is_up() {
         return Err(Problem::new(
             409,
             "invalid-session-state",
             "Invalid session state.",
             format!(
                 "session {:?} is {}: its files can be listed only while it runs",
-                row.name, row.status
+                row.name, row.state.status
             ),
         )
         .into());
@@ -101,7 +101,7 @@ fn node(
     };
     let mut depends_on = Vec::new();
     if depth < MAX_DEPTH && seen.insert(id) {
-        for d in &row.dependencies {
+        for d in &row.spec.dependencies {
             depends_on.push(node(m, *d, seen, depth + 1)?);
         }
         seen.remove(&id);
@@ -109,8 +109,8 @@ fn node(
     Ok(DependencyNode {
         session_id: row.id.to_string(),
         session_name: Some(row.name),
-        status: Some(row.status),
-        status_changed: Some(row.status_changed),
+        status: Some(row.state.status),
+        status_changed: Some(row.state.status_changed),
         depends_on,
     })
 }

@@ -9,29 +9,29 @@ use serde_json::{Value, json};
 
 /// Everything known about a session, in Backend.AI's field names.
 pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
-    let occupies = row.status.occupies_resources();
+    let occupies = row.state.status.occupies_resources();
     let occupying = if occupies {
-        row.requested_slots.to_wire()
+        row.spec.requested_slots.to_wire()
     } else {
         json!({})
     };
-    let resource_opts = json!({"shmem": row.shmem}).to_string();
+    let resource_opts = json!({"shmem": row.spec.shmem}).to_string();
     let idle_checks =
         crate::stats::view::idle_checks(crate::stats::view::reports(&m.readings, row));
     let live_stat = crate::stats::view::live_stat(&m.readings, row);
     // An ended session's counters live in the store (the manager forgot them).
-    let last_stat = if row.status.is_terminal() {
+    let last_stat = if row.state.status.is_terminal() {
         m.store.last_stat(row.id).ok().flatten()
     } else {
         None
     };
-    let subs = if row.cluster_size > 1 {
+    let subs = if row.spec.cluster_size > 1 {
         m.store.sub_kernels(row.id).unwrap_or_default()
     } else {
         Vec::new()
     };
     let kernel_occupying = if occupies {
-        row.kernel_slots().to_wire()
+        row.spec.kernel_slots().to_wire()
     } else {
         json!({})
     }
@@ -43,7 +43,7 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
             let main = sub.is_none();
             let (agent, container) = match sub {
                 Some(k) => (k.agent_id.clone(), k.container_id.clone()),
-                None => (row.agent_id.clone(), row.container_id.clone()),
+                None => (row.state.agent_id.clone(), row.state.container_id.clone()),
             };
             Kernel {
                 id: p.kernel_id.to_string(),
@@ -53,28 +53,28 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
                 cluster_idx: p.idx,
                 local_rank: p.local_rank,
                 cluster_hostname: p.hostname.clone(),
-                image: row.image.clone(),
-                image_reference: row.image.clone(),
+                image: row.spec.image.clone(),
+                image_reference: row.spec.image.clone(),
                 registry: "local".into(),
                 architecture: std::env::consts::ARCH.into(),
-                status: row.status,
-                status_info: row.status_info.clone(),
+                status: row.state.status,
+                status_info: row.state.status_info.clone(),
                 status_data: "{}".into(),
-                status_changed: row.status_changed.clone(),
+                status_changed: row.state.status_changed.clone(),
                 created_at: row.created_at.clone(),
-                terminated_at: row.terminated_at.clone(),
+                terminated_at: row.state.terminated_at.clone(),
                 agent_id: agent.clone(),
                 agent,
                 container_id: container,
                 exit_code: if main {
-                    row.exit_code
+                    row.state.exit_code
                 } else {
                     sub.and_then(|k| k.exit_code)
                 },
                 resource_opts: resource_opts.clone(),
                 occupied_slots: kernel_occupying.clone(),
                 preopen_ports: if main {
-                    row.preopen_ports.clone()
+                    row.spec.preopen_ports.clone()
                 } else {
                     Vec::new()
                 },
@@ -87,66 +87,68 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
     let network = network_of(m, row, last_stat.as_deref());
     SessionInfo {
         network,
-        preopen_ports: row.preopen_ports.clone(),
+        preopen_ports: row.spec.preopen_ports.clone(),
         id: row.id.to_string(),
         session_id: row.id.to_string(),
         row_id: row.id.to_string(),
         name: row.name.clone(),
         session_name: row.name.clone(),
-        kind: row.session_type,
-        session_type: row.session_type,
-        image: row.image.clone(),
-        image_references: vec![row.image.clone()],
+        kind: row.spec.session_type,
+        session_type: row.spec.session_type,
+        image: row.spec.image.clone(),
+        image_references: vec![row.spec.image.clone()],
         architecture: std::env::consts::ARCH.into(),
-        tag: row.tag.clone(),
-        priority: row.priority,
-        status: row.status,
-        status_info: row.status_info.clone(),
-        status_data: json!({"exit_code": row.exit_code}).to_string(),
-        status_changed: row.status_changed.clone(),
-        status_history: row.status_history.clone(),
-        result: row.result,
-        exit_code: row.exit_code,
+        tag: row.spec.tag.clone(),
+        priority: row.spec.priority,
+        status: row.state.status,
+        status_info: row.state.status_info.clone(),
+        status_data: json!({"exit_code": row.state.exit_code}).to_string(),
+        status_changed: row.state.status_changed.clone(),
+        status_history: row.state.status_history.clone(),
+        result: row.state.result,
+        exit_code: row.state.exit_code,
         created_at: row.created_at.clone(),
-        terminated_at: row.terminated_at.clone(),
-        starts_at: row.starts_at.clone(),
-        batch_timeout: row.batch_timeout,
-        startup_command: row.startup_command.clone(),
-        domain_name: row.domain_name.clone(),
-        group_name: row.group_name.clone(),
-        group_id: row.group_name.clone(),
-        scaling_group: row.scaling_group.clone(),
-        access_key: row.access_key.clone(),
-        user_id: row.user_id.clone(),
+        terminated_at: row.state.terminated_at.clone(),
+        starts_at: row.spec.starts_at.clone(),
+        batch_timeout: row.spec.batch_timeout,
+        startup_command: row.spec.startup_command.clone(),
+        domain_name: row.spec.domain_name.clone(),
+        group_name: row.spec.group_name.clone(),
+        group_id: row.spec.group_name.clone(),
+        scaling_group: row.spec.scaling_group.clone(),
+        access_key: row.spec.access_key.clone(),
+        user_id: row.spec.user_id.clone(),
         user_email: m
             .store
-            .keypair(&row.access_key)
+            .keypair(&row.spec.access_key)
             .ok()
             .flatten()
             .map(|k| k.email),
         main_kernel_id: row.main_kernel_id.to_string(),
-        cluster_mode: row.cluster_mode.into(),
-        cluster_size: row.cluster_size,
-        egress: row.egress.clone(),
-        agent: row.agent_id.clone(),
+        cluster_mode: row.spec.cluster_mode.into(),
+        cluster_size: row.spec.cluster_size,
+        egress: row.state.egress.clone(),
+        agent: row.state.agent_id.clone(),
         agent_ids: agents.clone(),
         agents,
-        container_id: row.container_id.clone(),
-        requested_slots: row.requested_slots.to_wire().to_string(),
+        container_id: row.state.container_id.clone(),
+        requested_slots: row.spec.requested_slots.to_wire().to_string(),
         occupying_slots: occupying.to_string(),
         occupied_slots: occupying.to_string(),
         resource_opts,
-        shmem: row.shmem,
-        cpu: format_cpu(row.requested_slots.cpu_milli),
-        mem: row.requested_slots.mem,
-        environ: row.environ.clone(),
+        shmem: row.spec.shmem,
+        cpu: format_cpu(row.spec.requested_slots.cpu_milli),
+        mem: row.spec.requested_slots.mem,
+        environ: row.spec.environ.clone(),
         idle_checks: serde_json::to_string(&idle_checks).unwrap_or_else(|_| "{}".into()),
         vfolder_mounts: row
+            .spec
             .mounts
             .iter()
             .map(|x| x.vfolder_id.to_string())
             .collect(),
         mounts: row
+            .spec
             .mounts
             .iter()
             .map(|x| {
@@ -164,6 +166,7 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
         containers: kernels.clone(),
         kernels,
         dependencies: row
+            .spec
             .dependencies
             .iter()
             .map(|d| Dependency {
@@ -171,8 +174,8 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
                 name: m.store.session(*d).ok().flatten().map(|r| r.name),
             })
             .collect(),
-        designated_agent: row.designated_agent.clone(),
-        pending: if row.status == bai_core::status::SessionStatus::Pending {
+        designated_agent: row.spec.designated_agent.clone(),
+        pending: if row.state.status == bai_core::status::SessionStatus::Pending {
             m.scheduler.pending_view(row.id)
         } else {
             None
@@ -182,7 +185,7 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
 
 /// Every agent holding a kernel (a multi-node session's are several), main1's first.
 fn agents_of(row: &SessionRow, subs: &[SubKernel]) -> Vec<String> {
-    let mut agents: Vec<String> = row.agent_id.iter().cloned().collect();
+    let mut agents: Vec<String> = row.state.agent_id.iter().cloned().collect();
     for k in subs {
         if let Some(a) = &k.agent_id
             && !agents.contains(a)

@@ -159,15 +159,17 @@ impl Harness {
             Ok(row) => row,
             Err(_) => panic!(
                 "{what}: still {:?} ({:?})",
-                self.row(id).status,
-                self.row(id).status_info
+                self.row(id).state.status,
+                self.row(id).state.status_info
             ),
         }
     }
 
     pub async fn wait_status(&self, id: Uuid, want: S) -> SessionRow {
-        self.wait(id, &format!("waiting for {want}"), |r| r.status == want)
-            .await
+        self.wait(id, &format!("waiting for {want}"), |r| {
+            r.state.status == want
+        })
+        .await
     }
 
     pub async fn terminate(&self, id: Uuid) -> S {

@@ -39,7 +39,7 @@ pub fn spawn(m: Arc<Serving>) {
 /// One round over every live service.
 pub fn round(m: &Serving) -> Result<(), bai_store::StoreError> {
     for e in m.store.live_endpoints(None)? {
-        if e.lifecycle != "created" {
+        if e.state.lifecycle != "created" {
             continue;
         }
         let rows = m.store.rules_of(e.id)?;
@@ -133,7 +133,7 @@ fn service(m: &Serving, e: &EndpointRow, rules: &[Rule]) -> Result<(), bai_store
             .map(|t| t.with_timezone(&chrono::Utc));
         let last = rule_changed.max(service_changed);
         let inputs = Inputs {
-            replicas: e.replicas,
+            replicas: e.spec.replicas,
             value: metric(rule.metric_source, &rule.metric_name),
             since_last_change: last.map(|t| (now_utc - t).num_milliseconds() as f64 / 1000.0),
         };

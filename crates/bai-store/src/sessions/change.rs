@@ -134,25 +134,29 @@ pub(crate) fn cas_status_tx(
         .optional()?;
     let Some(row) = row else { return Ok(None) };
     let mut row = row?;
-    if row.status != change.from {
+    if row.state.status != change.from {
         return Ok(None);
     }
-    row.status_history
+    row.state
+        .status_history
         .entry(change.to)
         .or_insert_with(|| now.clone());
-    let hist = serde_json::to_string(&row.status_history).map_err(|e| corrupt("hist", e))?;
+    let hist = serde_json::to_string(&row.state.status_history).map_err(|e| corrupt("hist", e))?;
     let terminated_at = if change.to.is_terminal() {
         Some(now.clone())
     } else {
-        row.terminated_at.clone()
+        row.state.terminated_at.clone()
     };
-    let result = change.result.unwrap_or(row.result);
-    let exit_code = change.exit_code.or(row.exit_code);
-    let agent_id = change.agent_id.map(str::to_string).or(row.agent_id.clone());
+    let result = change.result.unwrap_or(row.state.result);
+    let exit_code = change.exit_code.or(row.state.exit_code);
+    let agent_id = change
+        .agent_id
+        .map(str::to_string)
+        .or(row.state.agent_id.clone());
     let container_id = change
         .container_id
         .map(str::to_string)
-        .or(row.container_id.clone());
+        .or(row.state.container_id.clone());
     tx.prepare_cached(
         "UPDATE sessions SET status = ?2, status_info = ?3, status_changed = ?4,
         status_history = ?5, terminated_at = ?6, result = ?7, exit_code = ?8,
@@ -182,22 +186,22 @@ pub(crate) fn cas_status_tx(
         change,
         &info,
         &row.name,
-        &row.access_key,
+        &row.spec.access_key,
         row.main_kernel_id,
         exit_code,
         &now,
     )
     .map(|events| {
-        row.status = change.to;
-        row.status_info = Some(info.clone());
-        row.status_changed = now.clone();
-        row.terminated_at = terminated_at;
-        row.result = result;
-        row.exit_code = exit_code;
-        row.agent_id = agent_id;
-        row.container_id = container_id;
+        row.state.status = change.to;
+        row.state.status_info = Some(info.clone());
+        row.state.status_changed = now.clone();
+        row.state.terminated_at = terminated_at;
+        row.state.result = result;
+        row.state.exit_code = exit_code;
+        row.state.agent_id = agent_id;
+        row.state.container_id = container_id;
         if let Some(e) = change.egress.and_then(|e| serde_json::from_str(e).ok()) {
-            row.egress = Some(e);
+            row.state.egress = Some(e);
         }
         Some((row, events))
     })

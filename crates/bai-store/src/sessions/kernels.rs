@@ -166,7 +166,7 @@ impl Store {
         Ok(self
             .sessions_in(&SessionStatus::HOLDS_RESOURCES)?
             .into_iter()
-            .filter(|r| r.agent_id.as_deref() == Some(agent) || subs.contains(&r.id))
+            .filter(|r| r.state.agent_id.as_deref() == Some(agent) || subs.contains(&r.id))
             .collect())
     }
 

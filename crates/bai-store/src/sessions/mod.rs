@@ -8,6 +8,7 @@ mod change;
 mod history;
 pub(crate) mod kernels;
 mod query;
+mod row;
 mod write;
 
 pub use change::StatusChange;
@@ -15,74 +16,13 @@ pub(crate) use change::{PLACEMENT_PHASE, Placement, cas_status_tx, place_many_tx
 pub(crate) use history::add_history_with_steps_tx;
 pub use kernels::{SubKernel, SubPlacements};
 pub use query::{GroupQueue, SessionCount};
+pub use row::{NewSession, ResolvedSpec, SessionRow, SessionState, StatusHistory};
 
 use crate::db::Row;
 use crate::{Result, StoreError};
-use bai_core::cluster::ClusterMode;
 use bai_core::resources::ResourceSlots;
-use bai_core::status::{SessionResult, SessionStatus, SessionType};
-use std::collections::BTreeMap;
+use bai_core::status::{SessionResult, SessionStatus};
 use uuid::Uuid;
-
-/// When the session first entered each status (`status_history` on the wire: status name →
-/// time), in lifecycle order.
-pub type StatusHistory = BTreeMap<SessionStatus, String>;
-
-/// One session as stored.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionRow {
-    pub id: Uuid,
-    pub name: String,
-    pub access_key: String,
-    pub user_id: String,
-    pub domain_name: String,
-    pub group_name: String,
-    pub scaling_group: String,
-    pub session_type: SessionType,
-    pub image: String,
-    pub tag: Option<String>,
-    pub priority: i64,
-    pub status: SessionStatus,
-    pub status_info: Option<String>,
-    pub status_changed: String,
-    /// First time each status was entered.
-    pub status_history: StatusHistory,
-    pub result: SessionResult,
-    pub exit_code: Option<i32>,
-    pub created_at: String,
-    pub terminated_at: Option<String>,
-    pub starts_at: Option<String>,
-    pub batch_timeout: Option<i64>,
-    pub startup_command: Option<String>,
-    pub bootstrap_script: Option<String>,
-    pub environ: BTreeMap<String, String>,
-    pub requested_slots: ResourceSlots,
-    pub shmem: u64,
-    pub agent_id: Option<String>,
-    pub main_kernel_id: Uuid,
-    pub container_id: Option<String>,
-    /// "Select Agent": only this agent may take the session.
-    pub designated_agent: Option<String>,
-    /// Sessions that must end successfully before this one is scheduled.
-    pub dependencies: Vec<Uuid>,
-    /// Data folders mounted into the session.
-    pub mounts: Vec<bai_core::agent::Mount>,
-    /// Container ports opened as apps (1024–65535).
-    pub preopen_ports: Vec<u16>,
-    pub cluster_mode: ClusterMode,
-    /// How many kernels: main1 and `cluster_size - 1` sub kernels (in the `kernels` table).
-    pub cluster_size: u32,
-    /// The egress policy its kernels were started under (set at launch; none before).
-    pub egress: Option<bai_core::egress::EgressPolicy>,
-}
-
-impl SessionRow {
-    /// Slots of each kernel (the session's are the sum over its kernels).
-    pub fn kernel_slots(&self) -> ResourceSlots {
-        self.requested_slots
-            .divided(self.cluster_size.max(1) as u64)
-    }
-}
 
 /// A PENDING session as the scheduler reads it: only the columns it needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,38 +43,6 @@ pub struct PendingRow {
     pub mount_paths: Vec<String>,
     /// Multi-node cluster sessions: the kernels placed one by one; 1 otherwise.
     pub kernels: u32,
-}
-
-/// What a create request stores.
-#[derive(Debug, Clone)]
-pub struct NewSession {
-    pub id: Uuid,
-    pub name: String,
-    pub access_key: String,
-    pub user_id: String,
-    pub domain_name: String,
-    pub group_name: String,
-    pub scaling_group: String,
-    pub session_type: SessionType,
-    pub image: String,
-    pub tag: Option<String>,
-    pub priority: i64,
-    pub starts_at: Option<String>,
-    pub batch_timeout: Option<i64>,
-    pub startup_command: Option<String>,
-    pub bootstrap_script: Option<String>,
-    pub environ: BTreeMap<String, String>,
-    pub requested_slots: ResourceSlots,
-    pub shmem: u64,
-    pub main_kernel_id: Uuid,
-    pub designated_agent: Option<String>,
-    pub dependencies: Vec<Uuid>,
-    pub mounts: Vec<bai_core::agent::Mount>,
-    /// Container ports opened as apps (1024–65535).
-    pub preopen_ports: Vec<u16>,
-    pub cluster_mode: ClusterMode,
-    /// Ids of the sub kernels (`sub1` …), none for a session of one kernel.
-    pub sub_kernels: Vec<Uuid>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -183,48 +91,53 @@ pub(crate) fn parse_row(
         Ok(SessionRow {
             id: Uuid::parse_str(&id).map_err(|e| corrupt("id", e))?,
             name: r.get(1)?,
-            access_key: r.get(2)?,
-            user_id: r.get(3)?,
-            domain_name: r.get(4)?,
-            group_name: r.get(5)?,
-            scaling_group: r.get(6)?,
-            session_type: ty.parse().map_err(|e: String| corrupt("type", e))?,
-            image: r.get(8)?,
-            tag: r.get(9)?,
-            priority: r.get(10)?,
-            status: status.parse().map_err(|e| corrupt("status", e))?,
-            status_info: r.get(12)?,
-            status_changed: r.get(13)?,
-            status_history: serde_json::from_str(&hist)
-                .map_err(|e| corrupt("status_history", e))?,
-            result: SessionResult::parse(&result),
-            exit_code: r.get(16)?,
-            created_at: r.get(17)?,
-            terminated_at: r.get(18)?,
-            starts_at: r.get(19)?,
-            batch_timeout: r.get(20)?,
-            startup_command: r.get(21)?,
-            bootstrap_script: r.get(22)?,
-            environ: serde_json::from_str(&environ).map_err(|e| corrupt("environ", e))?,
-            requested_slots: serde_json::from_str(&slots)
-                .map_err(|e| corrupt("requested_slots", e))?,
-            shmem: shmem.max(0) as u64,
-            agent_id: r.get(26)?,
             main_kernel_id: Uuid::parse_str(&kid).map_err(|e| corrupt("main_kernel_id", e))?,
-            container_id: r.get(28)?,
-            designated_agent: r.get(29)?,
-            dependencies: serde_json::from_str(&deps).map_err(|e| corrupt("dependencies", e))?,
-            mounts: serde_json::from_str(&mounts).map_err(|e| corrupt("mounts", e))?,
-            preopen_ports: serde_json::from_str(&preopen)
-                .map_err(|e| corrupt("preopen_ports", e))?,
-            cluster_mode: cluster_mode
-                .parse()
-                .map_err(|e| corrupt("cluster_mode", e))?,
-            cluster_size: u32::try_from(cluster_size.max(1))
-                .map_err(|e| corrupt("cluster_size", e))?,
-            egress: match egress {
-                Some(e) => Some(serde_json::from_str(&e).map_err(|e| corrupt("egress", e))?),
-                None => None,
+            created_at: r.get(17)?,
+            spec: ResolvedSpec {
+                access_key: r.get(2)?,
+                user_id: r.get(3)?,
+                domain_name: r.get(4)?,
+                group_name: r.get(5)?,
+                scaling_group: r.get(6)?,
+                session_type: ty.parse().map_err(|e: String| corrupt("type", e))?,
+                image: r.get(8)?,
+                tag: r.get(9)?,
+                priority: r.get(10)?,
+                starts_at: r.get(19)?,
+                batch_timeout: r.get(20)?,
+                startup_command: r.get(21)?,
+                bootstrap_script: r.get(22)?,
+                environ: serde_json::from_str(&environ).map_err(|e| corrupt("environ", e))?,
+                requested_slots: serde_json::from_str(&slots)
+                    .map_err(|e| corrupt("requested_slots", e))?,
+                shmem: shmem.max(0) as u64,
+                designated_agent: r.get(29)?,
+                dependencies: serde_json::from_str(&deps)
+                    .map_err(|e| corrupt("dependencies", e))?,
+                mounts: serde_json::from_str(&mounts).map_err(|e| corrupt("mounts", e))?,
+                preopen_ports: serde_json::from_str(&preopen)
+                    .map_err(|e| corrupt("preopen_ports", e))?,
+                cluster_mode: cluster_mode
+                    .parse()
+                    .map_err(|e| corrupt("cluster_mode", e))?,
+                cluster_size: u32::try_from(cluster_size.max(1))
+                    .map_err(|e| corrupt("cluster_size", e))?,
+            },
+            state: SessionState {
+                status: status.parse().map_err(|e| corrupt("status", e))?,
+                status_info: r.get(12)?,
+                status_changed: r.get(13)?,
+                status_history: serde_json::from_str(&hist)
+                    .map_err(|e| corrupt("status_history", e))?,
+                result: SessionResult::parse(&result),
+                exit_code: r.get(16)?,
+                terminated_at: r.get(18)?,
+                agent_id: r.get(26)?,
+                container_id: r.get(28)?,
+                egress: match egress {
+                    Some(e) => Some(serde_json::from_str(&e).map_err(|e| corrupt("egress", e))?),
+                    None => None,
+                },
             },
         })
     };

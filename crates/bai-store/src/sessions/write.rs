@@ -3,7 +3,7 @@
 use super::history::{add_history_tx, insert_event_tx};
 use super::{NewSession, corrupt};
 use crate::db::{OptionalExtension, params};
-use crate::{Result, Store, now_str};
+use crate::{Result, Store, StoreError, now_str};
 use bai_core::Reason;
 use bai_core::event::{EventKind, SessionEvent};
 use bai_core::history::HistoryResult;
@@ -25,13 +25,21 @@ impl Store {
         s: &NewSession,
         key: Option<(&str, &str)>,
     ) -> Result<SessionEvent> {
+        if s.sub_kernels.len() + 1 != s.spec.cluster_size.max(1) as usize {
+            return Err(StoreError::Invalid(format!(
+                "session {} has {} sub kernels for a cluster of {}",
+                s.id,
+                s.sub_kernels.len(),
+                s.spec.cluster_size
+            )));
+        }
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         if let Some((key, digest)) = key {
             tx.execute(
                 "INSERT INTO idempotency_keys(access_key, key, digest, session_id, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![s.access_key, key, digest, s.id.to_string(), now_str()],
+                params![s.spec.access_key, key, digest, s.id.to_string(), now_str()],
             )?;
         }
         let now = now_str();
@@ -40,14 +48,14 @@ impl Store {
             now.clone(),
         )]))
         .map_err(|e| corrupt("status_history", e))?;
-        let environ = serde_json::to_string(&s.environ).map_err(|e| corrupt("environ", e))?;
-        let slots =
-            serde_json::to_string(&s.requested_slots).map_err(|e| corrupt("requested_slots", e))?;
+        let environ = serde_json::to_string(&s.spec.environ).map_err(|e| corrupt("environ", e))?;
+        let slots = serde_json::to_string(&s.spec.requested_slots)
+            .map_err(|e| corrupt("requested_slots", e))?;
         let deps =
-            serde_json::to_string(&s.dependencies).map_err(|e| corrupt("dependencies", e))?;
-        let mounts = serde_json::to_string(&s.mounts).map_err(|e| corrupt("mounts", e))?;
-        let preopen =
-            serde_json::to_string(&s.preopen_ports).map_err(|e| corrupt("preopen_ports", e))?;
+            serde_json::to_string(&s.spec.dependencies).map_err(|e| corrupt("dependencies", e))?;
+        let mounts = serde_json::to_string(&s.spec.mounts).map_err(|e| corrupt("mounts", e))?;
+        let preopen = serde_json::to_string(&s.spec.preopen_ports)
+            .map_err(|e| corrupt("preopen_ports", e))?;
         tx.execute(
             "INSERT INTO sessions(id, name, access_key, user_id, domain_name, group_name,
                 scaling_group, type, image, tag, priority, status, status_info, status_changed,
@@ -59,33 +67,33 @@ impl Store {
             params![
                 s.id.to_string(),
                 s.name,
-                s.access_key,
-                s.user_id,
-                s.domain_name,
-                s.group_name,
-                s.scaling_group,
-                s.session_type.as_str(),
-                s.image,
-                s.tag,
-                s.priority,
+                s.spec.access_key,
+                s.spec.user_id,
+                s.spec.domain_name,
+                s.spec.group_name,
+                s.spec.scaling_group,
+                s.spec.session_type.as_str(),
+                s.spec.image,
+                s.spec.tag,
+                s.spec.priority,
                 now,
                 hist,
-                s.starts_at,
-                s.batch_timeout,
-                s.startup_command,
-                s.bootstrap_script,
+                s.spec.starts_at,
+                s.spec.batch_timeout,
+                s.spec.startup_command,
+                s.spec.bootstrap_script,
                 environ,
                 slots,
-                s.shmem as i64,
+                s.spec.shmem as i64,
                 s.main_kernel_id.to_string(),
-                s.designated_agent,
+                s.spec.designated_agent,
                 deps,
                 mounts,
                 preopen,
                 SessionStatus::Pending.as_str(),
                 Reason::Enqueued.to_string(),
-                s.cluster_mode.as_str(),
-                s.sub_kernels.len() as i64 + 1,
+                s.spec.cluster_mode.as_str(),
+                i64::from(s.spec.cluster_size.max(1)),
             ],
         )?;
         super::kernels::insert_subs_tx(&tx, s.id, &s.sub_kernels)?;
@@ -105,7 +113,7 @@ impl Store {
             EventKind::SessionEnqueued,
             s.id,
             &s.name,
-            &s.access_key,
+            &s.spec.access_key,
             &Reason::Enqueued.to_string(),
             None,
             None,

@@ -6,10 +6,9 @@ use uuid::Uuid;
 
 /// A new session `s{i}` of `owner` (whose user is `u-{owner}`).
 pub fn session(i: usize, owner: &str, kind: SessionType) -> NewSession {
-    NewSession {
-        session_type: kind,
-        ..bai_store::testing::new_session(&format!("s{i}"), owner, &format!("u-{owner}"))
-    }
+    let mut n = bai_store::testing::new_session(&format!("s{i}"), owner, &format!("u-{owner}"));
+    n.spec.session_type = kind;
+    n
 }
 
 /// Moves a session, which must be in `from`.

@@ -70,7 +70,7 @@ pub fn decode_global_id(s: &str) -> Option<Uuid> {
 impl SessionResolver<'_> {
     fn visible(&self, id: Uuid) -> Result<Option<bai_store::SessionRow>, FieldError> {
         let row = self.m.store.session(id).map_err(db)?;
-        Ok(row.filter(|r| self.caller.is_admin || r.access_key == self.caller.access_key))
+        Ok(row.filter(|r| self.caller.is_admin || r.spec.access_key == self.caller.access_key))
     }
 
     fn session_list(&self, args: &Map<String, Value>) -> Result<Value, FieldError> {

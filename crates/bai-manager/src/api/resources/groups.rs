@@ -205,7 +205,7 @@ pub fn in_use(m: &Manager, name: &str) -> Result<Option<String>, bai_store::Stor
     if m.store
         .sessions_in(&live)?
         .iter()
-        .any(|r| r.scaling_group == name)
+        .any(|r| r.spec.scaling_group == name)
     {
         return Ok(Some(format!(
             "resource group {name:?} still has live sessions"

@@ -113,9 +113,10 @@ pub async fn sftp(
         .insert("BAI_AUTHORIZED_KEY".into(), keys.public_key.clone());
     // Planned as an interactive session (resource groups take those), run as a system one.
     let mut plan = plan_spec(&m.lifecycle, &caller, &spec)?;
-    plan.session.session_type = SessionType::System;
+    plan.session.spec.session_type = SessionType::System;
     let path = plan
         .session
+        .spec
         .mounts
         .iter()
         .find(|mt| mt.vfolder_id == folder.id)
@@ -131,12 +132,12 @@ pub async fn sftp(
             .store
             .session(row.id)?
             .ok_or_else(|| Problem::internal("the SFTP session vanished"))?;
-        if now.status == S::Running {
+        if now.state.status == S::Running {
             break now;
         }
         // The scheduler looked at it and cannot place it now (no room, a limit): its caller
         // waits for a port, not in a queue, so it is cancelled and the reason given.
-        if now.status == S::Pending
+        if now.state.status == S::Pending
             && let Some(why) = m.scheduler.pending_view(row.id)
         {
             crate::sftp::end(&m, row.id, bai_core::Reason::UserRequested).await;
@@ -150,7 +151,7 @@ pub async fn sftp(
             )
             .into());
         }
-        if now.status.is_terminal() || now.status == S::Error {
+        if now.state.status.is_terminal() || now.state.status == S::Error {
             return Err(Problem::new(
                 503,
                 "sftp-session-failed",
@@ -158,8 +159,8 @@ pub async fn sftp(
                 format!(
                     "the SFTP session {} ended as {}: {}",
                     now.name,
-                    now.status.as_str(),
-                    now.status_info.unwrap_or_default()
+                    now.state.status.as_str(),
+                    now.state.status_info.unwrap_or_default()
                 ),
             )
             .into());

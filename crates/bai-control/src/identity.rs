@@ -30,4 +30,29 @@ impl Caller {
             Some(&self.access_key)
         }
     }
+
+    /// Whose keypair a request acts for: the caller's own, or the one `asked` names
+    /// (`owner_access_key`), which only administrators may name; `what` says what they
+    /// would do for it (e.g. "create sessions"). Returns its access key and user id.
+    pub fn owner(
+        &self,
+        store: &bai_store::Store,
+        asked: Option<&str>,
+        what: &str,
+    ) -> Result<(String, String), bai_core::Problem> {
+        match asked {
+            Some(ak) if ak != self.access_key => {
+                if !self.is_admin {
+                    return Err(bai_core::Problem::forbidden(format!(
+                        "only administrators can {what} for another user (owner_access_key)"
+                    )));
+                }
+                let kp = store.keypair(ak)?.ok_or_else(|| {
+                    bai_core::Problem::invalid(format!("no keypair with access key {ak:?}"))
+                })?;
+                Ok((kp.access_key, kp.user_id))
+            }
+            _ => Ok((self.access_key.clone(), self.user_id.clone())),
+        }
+    }
 }

@@ -56,8 +56,8 @@ pub struct Memory {
     staged: Mutex<HashMap<Uuid, (Instant, Staged)>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+fn lock<T>(lock: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    lock.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Memory {
@@ -135,26 +135,28 @@ mod tests {
 
     #[tokio::test]
     async fn a_repeated_id_gets_the_first_answer_even_while_it_runs() {
-        let m = Memory::default();
+        let lock = Memory::default();
         let id = Uuid::new_v4();
-        let Seen::New(first) = m.seen(id) else {
+        let Seen::New(first) = lock.seen(id) else {
             panic!("a new id")
         };
-        let Seen::Again(again) = m.seen(id) else {
+        let Seen::Again(again) = lock.seen(id) else {
             panic!("a known id")
         };
         let waiter = tokio::spawn(first_answer(again));
         first.done(b"created".to_vec());
         assert_eq!(waiter.await.unwrap().as_deref(), Some(&b"created"[..]));
-        let Seen::Again(later) = m.seen(id) else {
+        let Seen::Again(later) = lock.seen(id) else {
             panic!("still known")
         };
         assert_eq!(first_answer(later).await.as_deref(), Some(&b"created"[..]));
         // A first time that ended without an answer is not waited for forever.
         let lost = Uuid::new_v4();
-        let Seen::New(p) = m.seen(lost) else { panic!() };
+        let Seen::New(p) = lock.seen(lost) else {
+            panic!()
+        };
         drop(p);
-        let Seen::Again(rx) = m.seen(lost) else {
+        let Seen::Again(rx) = lock.seen(lost) else {
             panic!()
         };
         assert_eq!(first_answer(rx).await, None);
@@ -162,31 +164,31 @@ mod tests {
 
     #[test]
     fn the_memory_stays_bounded() {
-        let m = Memory::default();
+        let lock = Memory::default();
         for _ in 0..MAX_ANSWERS + 10 {
-            if let Seen::New(p) = m.seen(Uuid::new_v4()) {
+            if let Seen::New(p) = lock.seen(Uuid::new_v4()) {
                 p.done(vec![]);
             }
         }
-        assert_eq!(m.answers(), MAX_ANSWERS);
+        assert_eq!(lock.answers(), MAX_ANSWERS);
     }
 
     #[test]
     fn staged_parts_are_joined_in_order_and_checked() {
-        let m = Memory::default();
+        let lock = Memory::default();
         let up = Uuid::new_v4();
-        m.stage(up, 1, "b".into(), b"xy");
-        m.stage(up, 0, "a".into(), b"12");
-        m.stage(up, 0, "a".into(), b"34");
-        let files = m.take_staged(up, &[4, 2]).unwrap();
+        lock.stage(up, 1, "b".into(), b"xy");
+        lock.stage(up, 0, "a".into(), b"12");
+        lock.stage(up, 0, "a".into(), b"34");
+        let files = lock.take_staged(up, &[4, 2]).unwrap();
         assert_eq!(
             files,
             vec![("a".into(), b"1234".to_vec()), ("b".into(), b"xy".to_vec())]
         );
-        assert!(m.take_staged(up, &[4, 2]).is_err(), "taken once");
+        assert!(lock.take_staged(up, &[4, 2]).is_err(), "taken once");
         let short = Uuid::new_v4();
-        m.stage(short, 0, "a".into(), b"12");
-        let e = m.take_staged(short, &[4]).unwrap_err();
+        lock.stage(short, 0, "a".into(), b"12");
+        let e = lock.take_staged(short, &[4]).unwrap_err();
         assert!(e.contains("lost"), "{e}");
     }
 }

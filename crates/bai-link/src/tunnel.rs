@@ -23,8 +23,8 @@ pub type BoxIo = Box<dyn TunnelIo>;
 /// How long the manager waits for the agent to dial back a tunnel it asked for.
 pub const DIAL_BACK: Duration = Duration::from_secs(30);
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+fn lock<T>(lock: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    lock.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Tunnels the manager asked for and waits on, each for one agent.

@@ -63,8 +63,8 @@ pub fn replicas_of(body: &Value, keys: &[&str]) -> Result<u32, Problem> {
 
 /// Refuses more replicas than the user's resource policy lets one service run
 /// (`max_session_count_per_model_session`).
-pub fn check_policy_replicas(m: &Serving, user_id: &str, n: u32) -> Result<(), Problem> {
-    let p = m.store.user_policy_of(user_id)?;
+pub fn check_policy_replicas(serving: &Serving, user_id: &str, n: u32) -> Result<(), Problem> {
+    let p = serving.store.user_policy_of(user_id)?;
     if i64::from(n) > p.max_session_count_per_model_session {
         return Err(invalid_params(format!(
             "{n} replicas are more than the user resource policy {:?} allows one service \
@@ -77,21 +77,21 @@ pub fn check_policy_replicas(m: &Serving, user_id: &str, n: u32) -> Result<(), P
 
 /// The model folder `r` (id or name) as `owner` sees it; it must be a `model` folder.
 pub fn model_folder(
-    m: &Serving,
+    serving: &Serving,
     owner: &str,
     is_admin: bool,
     r: &str,
 ) -> Result<VFolderRow, Problem> {
     let by_id = match Uuid::parse_str(r) {
-        Ok(id) => m
+        Ok(id) => serving
             .store
             .vfolder(id)?
-            .filter(|v| m.store.can_see_vfolder(owner, v).unwrap_or(false) || is_admin),
+            .filter(|v| serving.store.can_see_vfolder(owner, v).unwrap_or(false) || is_admin),
         Err(_) => None,
     };
     let v = match by_id {
         Some(v) => v,
-        None => m
+        None => serving
             .store
             .visible_vfolder_by_name(owner, r, is_admin)?
             .ok_or_else(|| {
@@ -112,7 +112,7 @@ pub fn model_folder(
 
 /// Reads and parses the folder's definition (`path`, else the default names).
 pub fn read_definition(
-    m: &Serving,
+    serving: &Serving,
     folder: &VFolderRow,
     path: Option<&str>,
 ) -> Result<(String, Definition), Problem> {
@@ -121,7 +121,7 @@ pub fn read_definition(
         None => definition::DEFAULT_PATHS.to_vec(),
     };
     for rel in &candidates {
-        let file = m.storage.resolve(folder, rel)?;
+        let file = serving.storage.resolve(folder, rel)?;
         match std::fs::read_to_string(&file) {
             Ok(text) => {
                 let def = definition::parse(&text).map_err(|e| {
@@ -170,7 +170,7 @@ fn read_request(body: &Value) -> Result<NewService, Problem> {
 }
 
 /// Validates a `POST /services` body into a service row (not stored).
-pub fn plan(m: &Serving, caller: &Caller, body: &Value) -> Result<EndpointRow, Problem> {
+pub fn plan(serving: &Serving, caller: &Caller, body: &Value) -> Result<EndpointRow, Problem> {
     let req = read_request(body)?;
     let config = &req.config;
     let name = match &req.name {
@@ -179,7 +179,7 @@ pub fn plan(m: &Serving, caller: &Caller, body: &Value) -> Result<EndpointRow, P
     };
     check_name(&name)?;
     let replicas = req.replicas;
-    check_policy_replicas(m, &caller.user_id, replicas)?;
+    check_policy_replicas(serving, &caller.user_id, replicas)?;
     let runtime_variant = req
         .runtime_variant
         .clone()
@@ -252,10 +252,13 @@ pub fn plan(m: &Serving, caller: &Caller, body: &Value) -> Result<EndpointRow, P
         }),
         ..CreateRequest::new(req.image.clone())
     };
-    let session_spec = crate::lifecycle::request::spec_of(&m.lifecycle, &session_req)?;
-    let check = crate::lifecycle::create::plan_spec(&m.lifecycle, caller, &session_spec)?;
+    let session_spec = crate::lifecycle::request::spec_of(&serving.lifecycle, &session_req)?;
+    let check = crate::lifecycle::create::plan_spec(&serving.lifecycle, caller, &session_spec)?;
     let owner = &check.session;
-    if let Some(existing) = m.store.live_endpoint_named(&owner.spec.access_key, &name)? {
+    if let Some(existing) = serving
+        .store
+        .live_endpoint_named(&owner.spec.access_key, &name)?
+    {
         return Err(Problem::conflict(
             "service-already-exists",
             "The service already exists.",
@@ -265,15 +268,15 @@ pub fn plan(m: &Serving, caller: &Caller, body: &Value) -> Result<EndpointRow, P
             ),
         ));
     }
-    let owner_admin = m
+    let owner_admin = serving
         .store
         .keypair(&owner.spec.access_key)
         .ok()
         .flatten()
         .is_some_and(|k| k.is_admin);
-    let folder = model_folder(m, &owner.spec.user_id, owner_admin, model_ref)?;
+    let folder = model_folder(serving, &owner.spec.user_id, owner_admin, model_ref)?;
     let def_path = config.model_definition_path.as_deref();
-    let (def_path, def) = read_definition(m, &folder, def_path)?;
+    let (def_path, def) = read_definition(serving, &folder, def_path)?;
     let replica = ReplicaTemplate {
         resources: config.resources.clone().unwrap_or_default(),
         resource_opts: config.resource_opts.clone().unwrap_or_default(),
@@ -316,13 +319,13 @@ pub fn plan(m: &Serving, caller: &Caller, body: &Value) -> Result<EndpointRow, P
         },
     };
     // One replica's request, built now so a service that could never start is refused here.
-    replica::session_plan(m, &row, Uuid::new_v4())?;
+    replica::session_plan(serving, &row, Uuid::new_v4())?;
     Ok(row)
 }
 
 /// Stores a planned service and wakes the reconciler.
-pub fn create(m: &Serving, row: &EndpointRow) -> Result<EndpointRow, Problem> {
-    if !m.store.insert_endpoint(row)? {
+pub fn create(serving: &Serving, row: &EndpointRow) -> Result<EndpointRow, Problem> {
+    if !serving.store.insert_endpoint(row)? {
         return Err(Problem::conflict(
             "service-already-exists",
             "The service already exists.",
@@ -330,8 +333,9 @@ pub fn create(m: &Serving, row: &EndpointRow) -> Result<EndpointRow, Problem> {
         ));
     }
     tracing::info!(service = %row.id, name = %row.name, replicas = row.spec.replicas, "service created");
-    m.wake.notify_one();
-    m.store
+    serving.wake.notify_one();
+    serving
+        .store
         .endpoint(row.id)?
         .ok_or_else(|| Problem::internal("the service vanished right after insert"))
 }

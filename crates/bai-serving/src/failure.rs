@@ -9,24 +9,26 @@ use std::time::{Duration, Instant};
 use uuid::Uuid;
 
 /// Marks a route `failed_to_start` with its error, counts a retry and backs off.
-pub fn fail_route(m: &Serving, e: &EndpointRow, route: Uuid, why: &str, src: &str) {
+pub fn fail_route(serving: &Serving, e: &EndpointRow, route: Uuid, why: &str, src: &str) {
     let error = serde_json::json!({"name": "RouteFailedToStart", "repr": why, "src": src});
-    if let Err(err) = m
-        .store
-        .set_route_status(route, rs::FAILED_TO_START, Some(&error.to_string()))
+    if let Err(err) =
+        serving
+            .store
+            .set_route_status(route, rs::FAILED_TO_START, Some(&error.to_string()))
     {
         tracing::error!(error = %err, "cannot mark a route failed");
     }
-    let retries = m
+    let retries = serving
         .store
         .endpoint(e.id)
         .ok()
         .flatten()
         .map_or(e.state.retries, |x| x.state.retries)
         + 1;
-    let _ = m.store.set_endpoint_retries(e.id, retries);
+    let _ = serving.store.set_endpoint_retries(e.id, retries);
     let backoff = Duration::from_secs(1u64 << retries.min(6));
-    m.not_before
+    serving
+        .not_before
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .insert(e.id, Instant::now() + backoff);

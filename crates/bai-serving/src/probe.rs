@@ -153,26 +153,26 @@ impl Tracker {
 
 /// Starts checking a running route (its session's main kernel is `kernel` on `agent`).
 pub fn spawn(
-    m: &Arc<Serving>,
+    serving: &Arc<Serving>,
     endpoint: Uuid,
     route: Uuid,
     session: Uuid,
     target: SocketAddr,
     check: Option<HealthCheck>,
 ) {
-    let mm = m.clone();
+    let mm = serving.clone();
     let task = tokio::spawn(async move {
-        let m = mm;
+        let serving = mm;
         let interval = Duration::from_secs_f64(check.as_ref().map_or(2.0, |h| h.interval.max(0.1)));
         let mut t = Tracker::new(check.as_ref(), Instant::now());
         loop {
             let outcome = probe(target, check.as_ref()).await;
             let step = t.observe(outcome, Instant::now());
-            let Ok(Some(e)) = m.store.endpoint(endpoint) else {
+            let Ok(Some(e)) = serving.store.endpoint(endpoint) else {
                 return;
             };
-            let gw = m.gateway(&e);
-            let ratio = m
+            let gw = serving.gateway(&e);
+            let ratio = serving
                 .store
                 .route(route)
                 .ok()
@@ -181,43 +181,44 @@ pub fn spawn(
             match step {
                 Step::Stay => {}
                 Step::Healthy => {
-                    let _ = m.store.set_route_status(route, rs::HEALTHY, None);
+                    let _ = serving.store.set_route_status(route, rs::HEALTHY, None);
                     gw.admit(route, target, ratio);
                     tracing::info!(service = %endpoint, %route, "route healthy");
-                    m.wake.notify_one();
+                    serving.wake.notify_one();
                 }
                 Step::Unhealthy => {
-                    let _ = m.store.set_route_status(route, rs::UNHEALTHY, None);
+                    let _ = serving.store.set_route_status(route, rs::UNHEALTHY, None);
                     gw.retire(route);
                     tracing::warn!(service = %endpoint, %route, error = ?t.last_error, "route unhealthy");
-                    m.wake.notify_one();
+                    serving.wake.notify_one();
                 }
                 Step::GiveUp(why) => {
                     gw.retire(route);
-                    super::failure::fail_route(&m, &e, route, &why, "health-check");
-                    end(&m, session, &why).await;
+                    super::failure::fail_route(&serving, &e, route, &why, "health-check");
+                    end(&serving, session, &why).await;
                     return;
                 }
                 Step::Replace(why) => {
                     gw.retire(route);
                     tracing::warn!(service = %endpoint, %route, %why, "replacing an unhealthy route");
-                    end(&m, session, &why).await;
+                    end(&serving, session, &why).await;
                     return;
                 }
             }
             tokio::time::sleep(interval).await;
         }
     });
-    m.probers
+    serving
+        .probers
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .insert(route, task);
 }
 
-async fn end(m: &Arc<Serving>, session: Uuid, why: &str) {
+async fn end(serving: &Arc<Serving>, session: Uuid, why: &str) {
     let reason = Reason::Other(format!("health-check-failed: {why}"));
     if let Err(p) = crate::lifecycle::terminate::terminate(
-        &m.lifecycle,
+        &serving.lifecycle,
         session,
         reason,
         SessionResult::Failure,
@@ -226,7 +227,7 @@ async fn end(m: &Arc<Serving>, session: Uuid, why: &str) {
     {
         tracing::warn!(%session, error = %p.msg, "cannot end a failed route's session");
     }
-    m.wake.notify_one();
+    serving.wake.notify_one();
 }
 
 #[cfg(test)]

@@ -28,9 +28,9 @@ use tokio::sync::broadcast::error::RecvError;
 const DRAIN_LIMIT: Duration = Duration::from_secs(30);
 
 /// Starts the reconciler.
-pub fn spawn(m: Arc<Serving>) {
-    let mut rx = m.bus.subscribe();
-    let waker = m.clone();
+pub fn spawn(serving: Arc<Serving>) {
+    let mut rx = serving.bus.subscribe();
+    let waker = serving.clone();
     tokio::spawn(async move {
         loop {
             match rx.recv().await {
@@ -41,11 +41,11 @@ pub fn spawn(m: Arc<Serving>) {
     });
     tokio::spawn(async move {
         loop {
-            if let Err(e) = tick(&m).await {
+            if let Err(e) = tick(&serving).await {
                 tracing::error!(error = %e, "serving reconciliation failed");
             }
             tokio::select! {
-                _ = m.wake.notified() => {}
+                _ = serving.wake.notified() => {}
                 _ = tokio::time::sleep(Duration::from_secs(2)) => {}
             }
         }
@@ -53,9 +53,9 @@ pub fn spawn(m: Arc<Serving>) {
 }
 
 /// One pass over every live service.
-pub async fn tick(m: &Arc<Serving>) -> Result<(), bai_store::StoreError> {
-    for e in m.store.live_endpoints(None)? {
-        endpoint(m, &e).await?;
+pub async fn tick(serving: &Arc<Serving>) -> Result<(), bai_store::StoreError> {
+    for e in serving.store.live_endpoints(None)? {
+        endpoint(serving, &e).await?;
     }
     Ok(())
 }
@@ -67,11 +67,11 @@ fn ended(s: SessionStatus) -> bool {
     )
 }
 
-async fn endpoint(m: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::StoreError> {
-    let gw = m.gateway(e);
+async fn endpoint(serving: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::StoreError> {
+    let gw = serving.gateway(e);
     if let (Some(_), false) = (&e.state.url, gw.listening()) {
         // After a restart: the same URL again.
-        if let Err(err) = gw.listen(m.config.app_port_pool, e.state.port).await {
+        if let Err(err) = gw.listen(serving.config.app_port_pool, e.state.port).await {
             tracing::error!(service = %e.id, error = %err, "cannot open the service endpoint");
         }
     }
@@ -86,20 +86,20 @@ async fn endpoint(m: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::St
     let mut active: Vec<RouteRow> = Vec::new();
     let mut live_sessions = 0;
     let mut running = 0;
-    for r in m.store.routes_of(e.id)? {
+    for r in serving.store.routes_of(e.id)? {
         let Some(sid) = r.session_id else {
             continue;
         };
-        let Some(s) = m.store.session(sid)? else {
-            m.store.delete_route(r.id)?;
+        let Some(s) = serving.store.session(sid)? else {
+            serving.store.delete_route(r.id)?;
             continue;
         };
         if ended(s.state.status) {
             gw.retire(r.id);
-            m.stop_prober(r.id);
+            serving.stop_prober(r.id);
             if s.state.status == SessionStatus::Error {
                 let _ = crate::lifecycle::terminate::terminate(
-                    &m.lifecycle,
+                    &serving.lifecycle,
                     sid,
                     Reason::Other("service-route-failed".into()),
                     SessionResult::Failure,
@@ -115,29 +115,29 @@ async fn endpoint(m: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::St
                         .clone()
                         .unwrap_or_else(|| s.state.status.as_str().to_string());
                     fail_route(
-                        m,
+                        serving,
                         e,
                         r.id,
                         &format!("its session ended {}: {why}", s.state.status.as_str()),
                         "session",
                     );
                 }
-                _ => m.store.delete_route(r.id)?,
+                _ => serving.store.delete_route(r.id)?,
             }
             continue;
         }
         live_sessions += 1;
         if r.status == rs::TERMINATING {
-            if !m.has_task(r.id) {
+            if !serving.has_task(r.id) {
                 // Nobody drained it (it was just taken down, or the manager restarted).
-                drain_and_end(m, e, &r, "service-scaled-in");
+                drain_and_end(serving, e, &r, "service-scaled-in");
             }
             continue;
         }
         if s.state.status == SessionStatus::Running && rs::is_active(&r.status) {
             running += 1;
-            if !m.has_prober(r.id) {
-                watch(m, e, &r, &s).await;
+            if !serving.has_prober(r.id) {
+                watch(serving, e, &r, &s).await;
             }
         }
         if rs::is_active(&r.status) {
@@ -147,12 +147,12 @@ async fn endpoint(m: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::St
 
     if e.state.lifecycle == "destroying" {
         for r in &active {
-            drain_and_end(m, e, r, "service-destroyed");
+            drain_and_end(serving, e, r, "service-destroyed");
         }
         gw.close();
         if live_sessions == 0 {
-            m.store.set_endpoint_lifecycle(e.id, "destroyed")?;
-            m.drop_gateway(e.id);
+            serving.store.set_endpoint_lifecycle(e.id, "destroyed")?;
+            serving.drop_gateway(e.id);
             tracing::info!(service = %e.id, name = %e.name, "service destroyed");
         }
         return Ok(());
@@ -161,23 +161,23 @@ async fn endpoint(m: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::St
     let healthy = active.iter().filter(|r| r.status == rs::HEALTHY).count();
     let want = e.spec.replicas as usize;
     if e.state.retries > 0 && healthy >= want && want > 0 {
-        m.store.set_endpoint_retries(e.id, 0)?;
-        m.store.clear_failed_routes(e.id)?;
+        serving.store.set_endpoint_retries(e.id, 0)?;
+        serving.store.clear_failed_routes(e.id)?;
     }
     if active.len() < want {
-        let waiting = m
+        let waiting = serving
             .not_before
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(&e.id)
             .is_some_and(|t| Instant::now() < *t);
-        let retries = m
+        let retries = serving
             .store
             .endpoint(e.id)?
             .map_or(e.state.retries, |x| x.state.retries);
         if retries < MAX_RETRIES && !waiting {
             for _ in active.len()..want {
-                if let Err(p) = replica::start(m, e) {
+                if let Err(p) = replica::start(serving, e) {
                     tracing::error!(service = %e.id, error = %p.msg, "cannot store a route");
                 }
             }
@@ -193,15 +193,15 @@ async fn endpoint(m: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::St
             (rank, std::cmp::Reverse(r.created_at.clone()))
         });
         for r in extra.iter().take(active.len() - want) {
-            drain_and_end(m, e, r, "service-scaled-in");
+            drain_and_end(serving, e, r, "service-scaled-in");
         }
     }
 
     if e.state.url.is_none() && running > 0 {
-        match gw.listen(m.config.app_port_pool, None).await {
+        match gw.listen(serving.config.app_port_pool, None).await {
             Ok(port) => {
-                let url = format!("http://{}:{port}", m.config.endpoint_host);
-                m.store.set_endpoint_url(e.id, &url, port)?;
+                let url = format!("http://{}:{port}", serving.config.endpoint_host);
+                serving.store.set_endpoint_url(e.id, &url, port)?;
                 tracing::info!(service = %e.id, %url, "service endpoint open");
             }
             Err(err) => {
@@ -213,15 +213,20 @@ async fn endpoint(m: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::St
 }
 
 /// Starts checking a running route: where its main kernel's model port is reached.
-async fn watch(m: &Arc<Serving>, e: &EndpointRow, r: &RouteRow, s: &bai_store::SessionRow) {
+async fn watch(serving: &Arc<Serving>, e: &EndpointRow, r: &RouteRow, s: &bai_store::SessionRow) {
     let spec = &e.spec.replica;
-    let Some(agent) = s.state.agent_id.as_deref().and_then(|a| m.agents.get(a)) else {
+    let Some(agent) = s
+        .state
+        .agent_id
+        .as_deref()
+        .and_then(|a| serving.agents.get(a))
+    else {
         return;
     };
     let port = spec.definition.port();
     match agent.rpc.app_address(s.main_kernel_id, port).await {
         Ok(target) => probe::spawn(
-            m,
+            serving,
             e.id,
             r.id,
             s.id,
@@ -235,22 +240,22 @@ async fn watch(m: &Arc<Serving>, e: &EndpointRow, r: &RouteRow, s: &bai_store::S
 }
 
 /// Takes a route out of rotation, lets its requests finish, then ends its session.
-fn drain_and_end(m: &Arc<Serving>, e: &EndpointRow, r: &RouteRow, why: &'static str) {
-    if let Err(err) = m.store.set_route_status(r.id, rs::TERMINATING, None) {
+fn drain_and_end(serving: &Arc<Serving>, e: &EndpointRow, r: &RouteRow, why: &'static str) {
+    if let Err(err) = serving.store.set_route_status(r.id, rs::TERMINATING, None) {
         tracing::error!(error = %err, "cannot mark a route terminating");
         return;
     }
-    m.stop_prober(r.id);
-    let gw = m.gateway(e);
+    serving.stop_prober(r.id);
+    let gw = serving.gateway(e);
     gw.retire(r.id);
     let Some(session) = r.session_id else {
         return;
     };
     let counters = gw.counters(r.id);
-    let mm = m.clone();
+    let mm = serving.clone();
     let route = r.id;
     let task = tokio::spawn(async move {
-        let m = mm;
+        let serving = mm;
         let deadline = Instant::now() + DRAIN_LIMIT;
         while counters.inflight.load(std::sync::atomic::Ordering::Relaxed) > 0
             && Instant::now() < deadline
@@ -259,7 +264,7 @@ fn drain_and_end(m: &Arc<Serving>, e: &EndpointRow, r: &RouteRow, why: &'static 
         }
         tracing::info!(%route, %session, why, "route drained; ending its session");
         if let Err(p) = crate::lifecycle::terminate::terminate(
-            &m.lifecycle,
+            &serving.lifecycle,
             session,
             Reason::Other(why.into()),
             SessionResult::Success,
@@ -268,10 +273,11 @@ fn drain_and_end(m: &Arc<Serving>, e: &EndpointRow, r: &RouteRow, why: &'static 
         {
             tracing::warn!(%session, error = %p.msg, "cannot end a drained route's session");
         }
-        m.wake.notify_one();
+        serving.wake.notify_one();
     });
     // Kept as the route's task, so a second pass does not drain it again.
-    m.probers
+    serving
+        .probers
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .insert(r.id, task);

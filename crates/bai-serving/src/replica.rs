@@ -30,7 +30,11 @@ pub fn command(spec: &ReplicaTemplate) -> String {
 }
 
 /// The validated session request of one route.
-pub fn session_plan(m: &Serving, e: &EndpointRow, route: Uuid) -> Result<CreatePlan, Problem> {
+pub fn session_plan(
+    serving: &Serving,
+    e: &EndpointRow,
+    route: Uuid,
+) -> Result<CreatePlan, Problem> {
     let spec = &e.spec.replica;
     let owner = Caller {
         access_key: e.spec.access_key.clone(),
@@ -40,7 +44,7 @@ pub fn session_plan(m: &Serving, e: &EndpointRow, route: Uuid) -> Result<CreateP
     };
     let given = |s: &str| Some(s.to_string()).filter(|s| !s.is_empty());
     let ask = resource_ask(Some(&spec.resources), Some(&spec.resource_opts));
-    let resources = ResourceRequest::parse(&ask, &m.lifecycle.agents.accel_slots())
+    let resources = ResourceRequest::parse(&ask, &serving.lifecycle.agents.accel_slots())
         .map_err(|err| Problem::invalid(format!("service {:?}: {err}", e.name)))?;
     let mut s = SessionSpec::new(e.spec.image.clone(), resources);
     s.name = Some(
@@ -59,8 +63,8 @@ pub fn session_plan(m: &Serving, e: &EndpointRow, route: Uuid) -> Result<CreateP
     s.reuse_if_exists = false;
     s.environ = spec.environ.clone();
     s.scaling_group = given(&e.spec.scaling_group);
-    let mut p = plan_spec(&m.lifecycle, &owner, &s)?;
-    let folder = m.store.vfolder(e.spec.model_id)?.ok_or_else(|| {
+    let mut p = plan_spec(&serving.lifecycle, &owner, &s)?;
+    let folder = serving.store.vfolder(e.spec.model_id)?.ok_or_else(|| {
         Problem::invalid(format!(
             "the model folder {:?} of service {:?} no longer exists",
             spec.model_name, e.name
@@ -69,7 +73,7 @@ pub fn session_plan(m: &Serving, e: &EndpointRow, route: Uuid) -> Result<CreateP
     p.session.spec.mounts = vec![Mount {
         vfolder_id: folder.id,
         name: folder.name.clone(),
-        host_path: m.storage.folder_dir(&folder)?.display().to_string(),
+        host_path: serving.storage.folder_dir(&folder)?.display().to_string(),
         kernel_path: e.spec.model_mount.clone(),
         read_only: true,
     }];
@@ -78,7 +82,7 @@ pub fn session_plan(m: &Serving, e: &EndpointRow, route: Uuid) -> Result<CreateP
 
 /// Makes a new route and its session (PENDING); a route whose session cannot even be
 /// requested is stored as failed, with the reason.
-pub fn start(m: &Serving, e: &EndpointRow) -> Result<RouteRow, Problem> {
+pub fn start(serving: &Serving, e: &EndpointRow) -> Result<RouteRow, Problem> {
     let mut route = RouteRow {
         id: Uuid::new_v4(),
         endpoint_id: e.id,
@@ -88,18 +92,18 @@ pub fn start(m: &Serving, e: &EndpointRow) -> Result<RouteRow, Problem> {
         error: None,
         created_at: String::new(),
     };
-    let planned = session_plan(m, e, route.id).and_then(|p| create(&m.lifecycle, &p));
+    let planned = session_plan(serving, e, route.id).and_then(|p| create(&serving.lifecycle, &p));
     match planned {
         Ok(Created::New(row) | Created::Reused(row) | Created::Retried(row)) => {
             route.session_id = Some(row.id);
-            m.store.insert_route(&route)?;
+            serving.store.insert_route(&route)?;
             tracing::info!(service = %e.id, route = %route.id, session = %row.id, "route started");
         }
         Err(p) => {
             route.status = route_status::FAILED_TO_START.into();
             route.error =
                 Some(json!({"name": p.title, "repr": p.msg, "src": "create"}).to_string());
-            m.store.insert_route(&route)?;
+            serving.store.insert_route(&route)?;
             tracing::warn!(service = %e.id, route = %route.id, error = %p.msg, "route could not start");
         }
     }

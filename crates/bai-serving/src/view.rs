@@ -48,8 +48,8 @@ fn count(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-fn active_route(m: &Serving, e: &EndpointRow, r: &RouteRow) -> ActiveRoute {
-    let (requests, errors, latency_us, inflight) = match m.existing_gateway(e.id) {
+fn active_route(serving: &Serving, e: &EndpointRow, r: &RouteRow) -> ActiveRoute {
+    let (requests, errors, latency_us, inflight) = match serving.existing_gateway(e.id) {
         Some(g) => {
             let c = g.counters(r.id);
             (
@@ -79,12 +79,12 @@ fn active_route(m: &Serving, e: &EndpointRow, r: &RouteRow) -> ActiveRoute {
 }
 
 /// `GET /services/{id}` and the answer of `POST /services`.
-pub fn info(m: &Serving, e: &EndpointRow) -> ServiceInfo {
-    let routes = m.store.routes_of(e.id).unwrap_or_default();
+pub fn info(serving: &Serving, e: &EndpointRow) -> ServiceInfo {
+    let routes = serving.store.routes_of(e.id).unwrap_or_default();
     let active_routes = routes
         .iter()
         .filter(|r| rs::is_active(&r.status) || r.status == rs::TERMINATING)
-        .map(|r| active_route(m, e, r))
+        .map(|r| active_route(serving, e, r))
         .collect();
     ServiceInfo {
         endpoint_id: e.id.to_string(),
@@ -100,15 +100,15 @@ pub fn info(m: &Serving, e: &EndpointRow) -> ServiceInfo {
         runtime_variant: e.spec.runtime_variant.clone(),
         status: status(e, &routes),
         retries: e.state.retries,
-        refused_requests: m
+        refused_requests: serving
             .existing_gateway(e.id)
             .map_or(0, |g| g.refused.load(Ordering::Relaxed)),
     }
 }
 
 /// An item of `GET /services` (Backend.AI's legacy list).
-pub fn list_item(m: &Serving, e: &EndpointRow) -> ServiceListItem {
-    let routes = m.store.routes_of(e.id).unwrap_or_default();
+pub fn list_item(serving: &Serving, e: &EndpointRow) -> ServiceListItem {
+    let routes = serving.store.routes_of(e.id).unwrap_or_default();
     ServiceListItem {
         id: e.id.to_string(),
         name: e.name.clone(),
@@ -137,8 +137,8 @@ pub fn routing_node(e: &EndpointRow, r: &RouteRow) -> Value {
 }
 
 /// GraphQL `Endpoint`.
-pub fn endpoint_node(m: &Serving, e: &EndpointRow) -> Value {
-    let routes = m.store.routes_of(e.id).unwrap_or_default();
+pub fn endpoint_node(serving: &Serving, e: &EndpointRow) -> Value {
+    let routes = serving.store.routes_of(e.id).unwrap_or_default();
     let spec = &e.spec.replica;
     let slots = serde_json::to_value(&spec.resources).unwrap_or(json!({}));
     let lifecycle = match e.state.lifecycle.as_str() {

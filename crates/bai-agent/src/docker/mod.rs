@@ -108,8 +108,8 @@ pub(crate) struct Inner {
     pub egress: tokio::sync::Mutex<egress::Egress>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+fn lock<T>(lock: &Mutex<T>) -> MutexGuard<'_, T> {
+    lock.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Inner {

@@ -79,23 +79,23 @@ pub struct Sources<'a> {
 }
 
 /// The whole catalogue, sorted by reference.
-pub fn catalogue(m: &Sources<'_>) -> Vec<CatalogueImage> {
-    let forgotten: BTreeSet<String> = m
+pub fn catalogue(sources: &Sources<'_>) -> Vec<CatalogueImage> {
+    let forgotten: BTreeSet<String> = sources
         .store
         .forgotten_images()
         .unwrap_or_default()
         .into_iter()
         .collect();
-    let customized: BTreeMap<String, CustomizedImageRow> = m
+    let customized: BTreeMap<String, CustomizedImageRow> = sources
         .store
         .customized_images()
         .unwrap_or_default()
         .into_iter()
         .map(|c| (c.reference.clone(), c))
         .collect();
-    let aliases = m.store.image_aliases().unwrap_or_default();
+    let aliases = sources.store.image_aliases().unwrap_or_default();
     let mut out: BTreeMap<String, CatalogueImage> = BTreeMap::new();
-    for a in m.agents.all() {
+    for a in sources.agents.all() {
         let info = a.info();
         for img in info.images {
             if forgotten.contains(&img.name) {
@@ -122,7 +122,7 @@ pub fn catalogue(m: &Sources<'_>) -> Vec<CatalogueImage> {
         }
     }
     // What the registry holds (its labels are known once an agent has pulled it).
-    for reference in m.registry.references() {
+    for reference in sources.registry.references() {
         // A customized image the catalogue no longer records was purged.
         let custom = customized.get(&reference).cloned();
         if forgotten.contains(&reference)
@@ -185,21 +185,26 @@ fn entry(
 /// tag), the canonical `REGISTRY/NAME:TAG` the image list shows (`local/` for images without a
 /// registry) or an image id; others' customized images and forgotten ones are not found. Only
 /// images some agent or the cluster's registry holds are returned.
-pub fn resolve(m: &Sources<'_>, requested: &str, user_id: &str, is_admin: bool) -> Option<String> {
-    resolve_exact(m, requested, user_id, is_admin).or_else(|| {
-        requested
-            .strip_prefix("local/")
-            .and_then(|rest| resolve_exact(m, rest, user_id, is_admin))
-    })
-}
-
-fn resolve_exact(
-    m: &Sources<'_>,
+pub fn resolve(
+    sources: &Sources<'_>,
     requested: &str,
     user_id: &str,
     is_admin: bool,
 ) -> Option<String> {
-    let target = m
+    resolve_exact(sources, requested, user_id, is_admin).or_else(|| {
+        requested
+            .strip_prefix("local/")
+            .and_then(|rest| resolve_exact(sources, rest, user_id, is_admin))
+    })
+}
+
+fn resolve_exact(
+    sources: &Sources<'_>,
+    requested: &str,
+    user_id: &str,
+    is_admin: bool,
+) -> Option<String> {
+    let target = sources
         .store
         .image_aliases()
         .ok()
@@ -214,7 +219,7 @@ fn resolve_exact(
     } else {
         target.clone()
     };
-    catalogue(m)
+    catalogue(sources)
         .into_iter()
         .filter(|i| i.visible_to(user_id, is_admin) && (!i.agents.is_empty() || i.in_registry))
         .find(|i| i.reference == target || i.reference == with_latest || i.id.to_string() == target)
@@ -222,8 +227,8 @@ fn resolve_exact(
 }
 
 /// Launchable names for `user_id` (for "no such image" messages).
-pub fn known(m: &Sources<'_>, user_id: &str, is_admin: bool) -> Vec<String> {
-    let cat = catalogue(m);
+pub fn known(sources: &Sources<'_>, user_id: &str, is_admin: bool) -> Vec<String> {
+    let cat = catalogue(sources);
     let mut names: Vec<String> = cat
         .iter()
         .filter(|i| i.visible_to(user_id, is_admin))

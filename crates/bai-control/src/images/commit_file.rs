@@ -47,15 +47,15 @@ pub fn tarball_path(
 }
 
 pub fn start(
-    m: &Arc<Images>,
+    images: &Arc<Images>,
     owner_access_key: &str,
     owner_email: &str,
     row: &SessionRow,
 ) -> Result<Started, Problem> {
-    let agent = super::commit_target(m, row)?;
+    let agent = super::commit_target(images, row)?;
     let path = tarball_path(owner_email, &row.name, &row.spec.image, chrono::Utc::now());
-    let task = m.bgtasks.start(owner_access_key);
-    if !m.commits.begin(row.id, task.clone()) {
+    let task = images.bgtasks.start(owner_access_key);
+    if !images.commits.begin(row.id, task.clone()) {
         return Err(super::convert::busy(row));
     }
     let req = CommitRequest {
@@ -65,8 +65,8 @@ pub fn start(
         labels: BTreeMap::new(),
         tarball: Some(path.clone()),
     };
-    let (m2, session, started) = (
-        m.clone(),
+    let (images, session, started) = (
+        images.clone(),
         row.id,
         Started {
             task_id: task.id,
@@ -85,7 +85,7 @@ pub fn start(
                 Err(e) => task.failed(format!("cannot commit the session: {e}")),
             }
         }
-        m2.commits.end(session);
+        images.commits.end(session);
     });
     Ok(started)
 }

@@ -11,18 +11,18 @@ pub struct Commits {
     by_session: Mutex<HashMap<Uuid, Arc<BgTask>>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+fn lock<T>(lock: &Mutex<T>) -> MutexGuard<'_, T> {
+    lock.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Commits {
     /// Marks the session as being committed by `task`; false when a commit already runs.
     pub fn begin(&self, session: Uuid, task: Arc<BgTask>) -> bool {
-        let mut m = lock(&self.by_session);
-        if m.contains_key(&session) {
+        let mut lock = lock(&self.by_session);
+        if lock.contains_key(&session) {
             return false;
         }
-        m.insert(session, task);
+        lock.insert(session, task);
         true
     }
 

@@ -25,7 +25,7 @@ pub struct Owner {
 
 /// Checks the request and starts the conversion; returns the background task's id.
 pub fn start(
-    m: &Arc<Images>,
+    images: &Arc<Images>,
     owner: Owner,
     row: &SessionRow,
     image_name: &str,
@@ -45,11 +45,13 @@ pub fn start(
             row.spec.session_type.as_str()
         )));
     }
-    let agent = super::commit_target(m, row)?;
-    let existing = m.store.customized_image_named(&owner.user_id, image_name)?;
+    let agent = super::commit_target(images, row)?;
+    let existing = images
+        .store
+        .customized_image_named(&owner.user_id, image_name)?;
     if existing.is_none() {
-        let current = m.store.count_customized_images(&owner.user_id)?;
-        let limit = m
+        let current = images.store.count_customized_images(&owner.user_id)?;
+        let limit = images
             .store
             .user_policy_of(&owner.user_id)?
             .max_customized_image_count
@@ -68,13 +70,13 @@ pub fn start(
             .with_data(serde_json::json!({"limit": limit, "current": current})));
         }
     }
-    let task = m.bgtasks.start(&owner.access_key);
-    if !m.commits.begin(row.id, task.clone()) {
+    let task = images.bgtasks.start(&owner.access_key);
+    if !images.commits.begin(row.id, task.clone()) {
         return Err(busy(row));
     }
     let id = existing.as_ref().map(|e| e.id).unwrap_or_else(Uuid::new_v4);
     let reference = customized_reference(&row.spec.image, id);
-    let features = base_features(m, &row.spec.image);
+    let features = base_features(images, &row.spec.image);
     let mut labels = BTreeMap::new();
     labels.insert(LABEL_OWNER.to_string(), format!("user:{}", owner.user_id));
     labels.insert(LABEL_NAME.to_string(), image_name.to_string());
@@ -101,11 +103,11 @@ pub fn start(
         size_bytes: 0,
         created_at: String::new(),
     };
-    let (m2, session, task_id) = (m.clone(), row.id, task.id);
+    let (images, session, task_id) = (images.clone(), row.id, task.id);
     task.update(0, 2, format!("committing session {}", row.name));
     tokio::spawn(async move {
-        run(&m2, &agent, &task, req, record).await;
-        m2.commits.end(session);
+        run(&images, &agent, &task, req, record).await;
+        images.commits.end(session);
     });
     Ok(task_id)
 }
@@ -123,8 +125,8 @@ pub fn busy(row: &SessionRow) -> Problem {
 
 /// The base image's features, less `private` (an image made from a private one must still be
 /// launchable by its owner).
-fn base_features(m: &Images, base: &str) -> String {
-    let labels = m
+fn base_features(images: &Images, base: &str) -> String {
+    let labels = images
         .agents
         .all()
         .iter()
@@ -143,7 +145,7 @@ fn base_features(m: &Images, base: &str) -> String {
 }
 
 async fn run(
-    m: &Arc<Images>,
+    images: &Arc<Images>,
     agent: &crate::agents::AgentHandle,
     task: &BgTask,
     req: CommitRequest,
@@ -157,7 +159,7 @@ async fn run(
         if let Err(e) = agent.rpc.remove_image(pending.clone()).await {
             tracing::warn!(image = %pending, error = %e, "cannot remove a cancelled commit");
         }
-        super::refresh_agent(&m.agents, &agent.id).await;
+        super::refresh_agent(&images.agents, &agent.id).await;
         task.cancelled("the session was terminated while it was being committed");
         return;
     }
@@ -170,7 +172,7 @@ async fn run(
         }
     };
     task.update(1, 2, format!("recording image {}", record.name));
-    let previous = m
+    let previous = images
         .agents
         .all()
         .iter()
@@ -184,7 +186,7 @@ async fn run(
     // The pending reference goes either way (only the tag, when the image is named).
     let _ = agent.rpc.remove_image(pending).await;
     if let Err(e) = named {
-        super::refresh_agent(&m.agents, &agent.id).await;
+        super::refresh_agent(&images.agents, &agent.id).await;
         task.failed(format!("cannot name the image: {e}"));
         return;
     }
@@ -200,19 +202,19 @@ async fn run(
             format!("pushing image {} to the registry", record.name),
         );
         match agent.rpc.push_image(record.reference.clone()).await {
-            Ok(()) => super::registry::refresh(m).await,
+            Ok(()) => super::registry::refresh(images).await,
             Err(e) => tracing::warn!(image = %record.reference, error = %e,
                 "cannot push a converted image; it stays on its agent"),
         }
     }
     record.size_bytes = image.size_bytes;
-    if let Err(e) = m.store.put_customized_image(&record) {
+    if let Err(e) = images.store.put_customized_image(&record) {
         let _ = agent.rpc.remove_image(record.reference.clone()).await;
-        super::refresh_agent(&m.agents, &agent.id).await;
+        super::refresh_agent(&images.agents, &agent.id).await;
         task.failed(format!("cannot record the image: {e}"));
         return;
     }
-    super::refresh_agent(&m.agents, &agent.id).await;
+    super::refresh_agent(&images.agents, &agent.id).await;
     tracing::info!(image = %record.reference, name = %record.name, owner = %record.owner_email,
         "a session was converted to an image");
     // Backend.AI's clients read the new image's id as the done message.

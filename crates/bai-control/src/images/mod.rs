@@ -36,7 +36,7 @@ pub async fn refresh_agent(agents: &crate::agents::Agents, agent_id: &str) {
 
 /// The agent of a session's main kernel, when the session can be committed now.
 pub fn commit_target(
-    m: &Images,
+    images: &Images,
     row: &SessionRow,
 ) -> Result<Arc<crate::agents::AgentHandle>, Problem> {
     if row.state.status != SessionStatus::Running {
@@ -47,7 +47,7 @@ pub fn commit_target(
         )));
     }
     let agent_id = row.state.agent_id.clone().unwrap_or_default();
-    let agent = m.agents.get(&agent_id).ok_or_else(|| {
+    let agent = images.agents.get(&agent_id).ok_or_else(|| {
         Problem::internal(format!("the session's agent {agent_id:?} is not known"))
     })?;
     if !agent.is_alive() {

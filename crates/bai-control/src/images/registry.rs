@@ -68,8 +68,8 @@ pub async fn read(addr: &str) -> Result<BTreeSet<String>, String> {
 }
 
 /// Reads the registry again now (no registry: nothing).
-pub async fn refresh(m: &Images) {
-    let Some(addr) = m.config.registry.clone() else {
+pub async fn refresh(images: &Images) {
+    let Some(addr) = images.config.registry.clone() else {
         return;
     };
     match read(&addr).await {
@@ -79,10 +79,10 @@ pub async fn refresh(m: &Images) {
                 .map(String::as_str)
                 .filter(|r| !super::reference::is_customized(r))
                 .collect();
-            if let Err(e) = crate::images::aliases::register_names(&m.store, names) {
+            if let Err(e) = crate::images::aliases::register_names(&images.store, names) {
                 tracing::warn!(error = %e, "cannot register the registry's image aliases");
             }
-            m.registry.set(refs);
+            images.registry.set(refs);
         }
         Err(e) => tracing::warn!(registry = %addr, error = %e, "cannot read the image registry"),
     }
@@ -91,19 +91,24 @@ pub async fn refresh(m: &Images) {
 /// Pushes the kernel images of the manager's own agents that the registry lacks (images
 /// made from sessions stay private to their agent), in the background, so other nodes can
 /// pull them.
-pub fn publish_local(m: &Arc<Images>) {
-    if m.config.registry.is_none() {
+pub fn publish_local(images: &Arc<Images>) {
+    if images.config.registry.is_none() {
         return;
     }
-    let m = m.clone();
+    let images = images.clone();
     tokio::spawn(async move {
-        for a in m.agents.all().into_iter().filter(|a| a.remote.is_none()) {
+        for a in images
+            .agents
+            .all()
+            .into_iter()
+            .filter(|a| a.remote.is_none())
+        {
             let info = a.info();
             if info.registry.is_none() {
                 continue;
             }
             for img in info.images {
-                if img.labels.contains_key(super::LABEL_OWNER) || m.registry.holds(&img.name) {
+                if img.labels.contains_key(super::LABEL_OWNER) || images.registry.holds(&img.name) {
                     continue;
                 }
                 tracing::info!(image = %img.name, "pushing a kernel image to the registry");
@@ -115,21 +120,21 @@ pub fn publish_local(m: &Arc<Images>) {
                 }
             }
         }
-        refresh(&m).await;
+        refresh(&images).await;
     });
 }
 
 /// Keeps the view current while the manager runs.
-pub fn spawn_refresher(m: &Arc<Images>) {
-    if m.config.registry.is_none() {
+pub fn spawn_refresher(images: &Arc<Images>) {
+    if images.config.registry.is_none() {
         return;
     }
-    let m = m.clone();
+    let images = images.clone();
     tokio::spawn(async move {
         // The manager's start has just read it.
         loop {
             tokio::time::sleep(REFRESH).await;
-            refresh(&m).await;
+            refresh(&images).await;
         }
     });
 }

@@ -10,12 +10,14 @@ use uuid::Uuid;
 /// The resource group to create in: the one asked for, else `default` when the owner may
 /// use it, else the owner's only group.
 pub(super) fn resolve_group(
-    m: &Lifecycle,
+    lifecycle: &Lifecycle,
     access_key: &str,
     project: &str,
     asked: Option<&str>,
 ) -> Result<String, Problem> {
-    let allowed = m.store.groups_for_project(access_key, Some(project))?;
+    let allowed = lifecycle
+        .store
+        .groups_for_project(access_key, Some(project))?;
     let names: Vec<&str> = allowed.iter().map(|g| g.name.as_str()).collect();
     match asked {
         Some(g) if names.contains(&g) => Ok(g.to_string()),
@@ -34,11 +36,11 @@ pub(super) fn resolve_group(
 
 /// The resource group must take sessions of this type (its `allowed_session_types`).
 pub(super) fn check_session_type(
-    m: &Lifecycle,
+    lifecycle: &Lifecycle,
     group: &str,
     session_type: bai_core::status::SessionType,
 ) -> Result<(), Problem> {
-    let Some(g) = m.store.resource_group(group)? else {
+    let Some(g) = lifecycle.store.resource_group(group)? else {
         return Ok(());
     };
     if g.allowed_session_types
@@ -55,13 +57,17 @@ pub(super) fn check_session_type(
 }
 
 /// The session's project (`group`) must exist and have the owner as a member.
-pub(super) fn check_project(m: &Lifecycle, access_key: &str, project: &str) -> Result<(), Problem> {
-    if !m.store.project_exists(project)? {
+pub(super) fn check_project(
+    lifecycle: &Lifecycle,
+    access_key: &str,
+    project: &str,
+) -> Result<(), Problem> {
+    if !lifecycle.store.project_exists(project)? {
         return Err(Problem::invalid(format!(
             "project {project:?} does not exist"
         )));
     }
-    if !m.store.is_member(access_key, project)? {
+    if !lifecycle.store.is_member(access_key, project)? {
         return Err(Problem::forbidden(format!(
             "you are not a member of project {project:?}; ask an administrator to add you"
         )));
@@ -134,13 +140,13 @@ pub(super) fn designated_agent(
 
 /// `dependencies`: the owner's sessions (ids or names) that must finish successfully first.
 pub(super) fn resolve_dependencies(
-    m: &Lifecycle,
+    lifecycle: &Lifecycle,
     access_key: &str,
     list: &[String],
 ) -> Result<Vec<Uuid>, Problem> {
     let mut out = Vec::new();
     for r in list {
-        let found = m.store.find_session(r, Some(access_key))?;
+        let found = lifecycle.store.find_session(r, Some(access_key))?;
         match found.first() {
             Some(s) => out.push(s.id),
             None => {
@@ -156,12 +162,12 @@ pub(super) fn resolve_dependencies(
 }
 
 /// The keypair policy's `max_pending_sessions`: refuse at once when the queue is full.
-pub(super) fn check_pending_limit(m: &Lifecycle, access_key: &str) -> Result<(), Problem> {
-    let policy = m.store.policy_of(access_key)?;
+pub(super) fn check_pending_limit(lifecycle: &Lifecycle, access_key: &str) -> Result<(), Problem> {
+    let policy = lifecycle.store.policy_of(access_key)?;
     let Some(max) = policy.max_pending_sessions else {
         return Ok(());
     };
-    let pending = m.store.pending_count(access_key)?;
+    let pending = lifecycle.store.pending_count(access_key)?;
     if pending >= max {
         return Err(Problem::new(
             429,
@@ -179,11 +185,11 @@ pub(super) fn check_pending_limit(m: &Lifecycle, access_key: &str) -> Result<(),
 /// The owner's policy's `max_containers_per_session` (bai's own bound on `clusterSize` was
 /// checked when the spec was made).
 pub(super) fn check_cluster_policy(
-    m: &Lifecycle,
+    lifecycle: &Lifecycle,
     access_key: &str,
     size: u32,
 ) -> Result<(), Problem> {
-    let policy = m.store.policy_of(access_key)?;
+    let policy = lifecycle.store.policy_of(access_key)?;
     if let Some(max) = policy.max_containers_per_session
         && i64::from(size) > max
     {

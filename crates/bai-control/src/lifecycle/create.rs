@@ -32,11 +32,15 @@ pub struct CreatePlan {
 
 /// A `POST /session` body, made a spec ([`super::request::spec_of_body`]) and planned.
 pub fn plan(
-    m: &Lifecycle,
+    lifecycle: &Lifecycle,
     caller: &Caller,
     body: &serde_json::Value,
 ) -> Result<CreatePlan, Problem> {
-    plan_spec(m, caller, &super::request::spec_of_body(m, body)?)
+    plan_spec(
+        lifecycle,
+        caller,
+        &super::request::spec_of_body(lifecycle, body)?,
+    )
 }
 
 /// Checks a session request against what the server has (the owner, the image, the
@@ -44,33 +48,24 @@ pub fn plan(
 /// What needs no server state was checked when the spec was made (`bai_api`'s
 /// `CreateRequest::to_spec`, or the platform's own code for its sessions).
 pub fn plan_spec(
-    m: &Lifecycle,
+    lifecycle: &Lifecycle,
     caller: &Caller,
     spec: &SessionSpec,
 ) -> Result<CreatePlan, Problem> {
     // Owner: an admin may create a session for another keypair.
-    let (access_key, user_id) = match spec.owner_access_key.as_deref() {
-        Some(ak) if ak != caller.access_key => {
-            if !caller.is_admin {
-                return Err(Problem::forbidden(
-                    "only administrators can create sessions for another user (owner_access_key)",
-                ));
-            }
-            let kp = m
-                .store
-                .keypair(ak)?
-                .ok_or_else(|| Problem::invalid(format!("no keypair with access key {ak:?}")))?;
-            (kp.access_key, kp.user_id)
-        }
-        _ => (caller.access_key.clone(), caller.user_id.clone()),
-    };
+    let (access_key, user_id) = caller.owner(
+        &lifecycle.store,
+        spec.owner_access_key.as_deref(),
+        "create sessions",
+    )?;
 
     // Name.
     let name = match &spec.name {
         Some(n) => n.clone(),
         None => loop {
             let n = SessionName::random();
-            if m.store
+            if lifecycle
+                .store
                 .live_session_named(&access_key, n.as_str())?
                 .is_none()
             {
@@ -82,9 +77,9 @@ pub fn plan_spec(
     // Image.
     let image_req = spec.image.as_str();
     let images = crate::images::Sources {
-        store: &m.store,
-        agents: &m.agents,
-        registry: &m.registry,
+        store: &lifecycle.store,
+        agents: &lifecycle.agents,
+        registry: &lifecycle.registry,
     };
     let image =
         crate::images::resolve(&images, image_req, &user_id, caller.is_admin).ok_or_else(|| {
@@ -97,15 +92,20 @@ pub fn plan_spec(
 
     // Resource group: it must exist and be open to the owner; its agents bound the request.
     let project = spec.project.clone();
-    check_project(m, &access_key, &project)?;
-    let scaling_group = resolve_group(m, &access_key, &project, spec.scaling_group.as_deref())?;
-    check_session_type(m, &scaling_group, session_type)?;
+    check_project(lifecycle, &access_key, &project)?;
+    let scaling_group = resolve_group(
+        lifecycle,
+        &access_key,
+        &project,
+        spec.scaling_group.as_deref(),
+    )?;
+    check_session_type(lifecycle, &scaling_group, session_type)?;
 
     // Resources are per kernel; a single-node session needs all of its kernels' on one node,
     // a multi-node session one kernel's on each node it uses.
     let req = &spec.resources;
     let (cluster_mode, cluster_size) = (spec.cluster_mode, spec.cluster_size);
-    check_cluster_policy(m, &access_key, cluster_size)?;
+    check_cluster_policy(lifecycle, &access_key, cluster_size)?;
     let multi_node = cluster_mode == ClusterMode::MultiNode && cluster_size > 1;
     let total = req.slots.times(u64::from(cluster_size));
     let need = if multi_node {
@@ -120,7 +120,7 @@ pub fn plan_spec(
     } else {
         String::new()
     };
-    let agents: Vec<_> = m
+    let agents: Vec<_> = lifecycle
         .agents
         .all()
         .into_iter()
@@ -193,11 +193,11 @@ pub fn plan_spec(
     let designated_agent = designated_agent(spec.agent.as_deref(), &agents, &scaling_group, &need)?;
 
     // Data folders.
-    let mounts = resolve_mounts(m, &user_id, &spec.mounts)?;
-    check_dotfiles(m, &user_id, &mounts)?;
+    let mounts = resolve_mounts(lifecycle, &user_id, &spec.mounts)?;
+    check_dotfiles(lifecycle, &user_id, &mounts)?;
 
-    let dependencies = resolve_dependencies(m, &access_key, &spec.dependencies)?;
-    check_pending_limit(m, &access_key)?;
+    let dependencies = resolve_dependencies(lifecycle, &access_key, &spec.dependencies)?;
+    check_pending_limit(lifecycle, &access_key)?;
     Ok(CreatePlan {
         session: NewSession::new(
             name.to_string(),
@@ -238,11 +238,14 @@ pub fn plan_spec(
 
 /// A dotfile of the owner where a folder is mounted would be hidden by the folder: refused
 /// at the create, as Backend.AI does, naming both.
-fn check_dotfiles(m: &Lifecycle, user_id: &str, mounts: &[Mount]) -> Result<(), Problem> {
+fn check_dotfiles(lifecycle: &Lifecycle, user_id: &str, mounts: &[Mount]) -> Result<(), Problem> {
     if mounts.is_empty() {
         return Ok(());
     }
-    let dotfiles = m.store.dotfiles(user_id).map_err(bai_core::Problem::from)?;
+    let dotfiles = lifecycle
+        .store
+        .dotfiles(user_id)
+        .map_err(bai_core::Problem::from)?;
     for mt in mounts {
         let rel = mt
             .kernel_path
@@ -270,15 +273,16 @@ pub enum Created {
 
 /// "Sessions: N": the planned session N times, named `NAME-1` … `NAME-N`, all PENDING in
 /// one go; those that do not fit wait in the queue. Nothing is stored when a name is taken.
-pub fn create_many(m: &Lifecycle, plan: &CreatePlan) -> Result<Vec<SessionRow>, Problem> {
+pub fn create_many(lifecycle: &Lifecycle, plan: &CreatePlan) -> Result<Vec<SessionRow>, Problem> {
     // A retry of a request that already made its sessions answers them again.
     if let Some(key) = &plan.idempotency
-        && super::idempotent::existing(m, &plan.session.spec.access_key, &key.nth(1))?.is_some()
+        && super::idempotent::existing(lifecycle, &plan.session.spec.access_key, &key.nth(1))?
+            .is_some()
     {
         let mut rows = Vec::new();
         for i in 1..=plan.count {
             if let Some(row) =
-                super::idempotent::existing(m, &plan.session.spec.access_key, &key.nth(i))?
+                super::idempotent::existing(lifecycle, &plan.session.spec.access_key, &key.nth(i))?
             {
                 rows.push(row);
             }
@@ -298,7 +302,8 @@ pub fn create_many(m: &Lifecycle, plan: &CreatePlan) -> Result<Vec<SessionRow>, 
         p.session = plan.session.renamed(name);
         p.reuse_if_exists = false;
         p.idempotency = plan.idempotency.as_ref().map(|k| k.nth(i));
-        if m.store
+        if lifecycle
+            .store
             .live_session_named(&p.session.spec.access_key, &p.session.name)?
             .is_some()
         {
@@ -312,21 +317,25 @@ pub fn create_many(m: &Lifecycle, plan: &CreatePlan) -> Result<Vec<SessionRow>, 
     }
     let mut rows = Vec::new();
     for p in &plans {
-        let (Created::New(row) | Created::Reused(row) | Created::Retried(row)) = create(m, p)?;
+        let (Created::New(row) | Created::Reused(row) | Created::Retried(row)) =
+            create(lifecycle, p)?;
         rows.push(row);
     }
     Ok(rows)
 }
 
 /// Stores a planned session PENDING (or finds the one to reuse) and wakes the scheduler.
-pub fn create(m: &Lifecycle, plan: &CreatePlan) -> Result<Created, Problem> {
+pub fn create(lifecycle: &Lifecycle, plan: &CreatePlan) -> Result<Created, Problem> {
     let s = &plan.session;
     if let Some(key) = &plan.idempotency
-        && let Some(row) = super::idempotent::existing(m, &s.spec.access_key, key)?
+        && let Some(row) = super::idempotent::existing(lifecycle, &s.spec.access_key, key)?
     {
         return Ok(Created::Retried(row));
     }
-    if let Some(existing) = m.store.live_session_named(&s.spec.access_key, &s.name)? {
+    if let Some(existing) = lifecycle
+        .store
+        .live_session_named(&s.spec.access_key, &s.name)?
+    {
         if plan.reuse_if_exists && existing.spec.image == s.spec.image {
             return Ok(Created::Reused(existing));
         }
@@ -344,21 +353,21 @@ pub fn create(m: &Lifecycle, plan: &CreatePlan) -> Result<Created, Problem> {
         .idempotency
         .as_ref()
         .map(|k| (k.key.as_str(), k.digest.as_str()));
-    let ev = match m.store.insert_session_keyed(s, key) {
+    let ev = match lifecycle.store.insert_session_keyed(s, key) {
         Ok(ev) => ev,
         Err(e) => {
             // Two retries raced: the one that lost finds the winner's session.
             if let Some(k) = &plan.idempotency
-                && let Some(row) = super::idempotent::existing(m, &s.spec.access_key, k)?
+                && let Some(row) = super::idempotent::existing(lifecycle, &s.spec.access_key, k)?
             {
                 return Ok(Created::Retried(row));
             }
             return Err(bai_core::Problem::from(e));
         }
     };
-    m.bus.publish(vec![ev]);
-    m.bus.wake_scheduler();
-    let row = m
+    lifecycle.bus.publish(vec![ev]);
+    lifecycle.bus.wake_scheduler();
+    let row = lifecycle
         .store
         .session(s.id)?
         .ok_or_else(|| Problem::internal("session vanished right after insert"))?;

@@ -10,8 +10,8 @@ use bai_core::egress::{EgressPolicy, EgressSpec};
 use bai_store::SessionRow;
 
 /// The group's policy now (the default policy, never `open`, when it cannot be read).
-pub fn policy_of(m: &Lifecycle, row: &SessionRow) -> EgressPolicy {
-    match m.store.resource_group(&row.spec.scaling_group) {
+pub fn policy_of(lifecycle: &Lifecycle, row: &SessionRow) -> EgressPolicy {
+    match lifecycle.store.resource_group(&row.spec.scaling_group) {
         Ok(Some(g)) => g.egress,
         Ok(None) => EgressPolicy::default(),
         Err(e) => {
@@ -22,9 +22,9 @@ pub fn policy_of(m: &Lifecycle, row: &SessionRow) -> EgressPolicy {
 }
 
 /// `policy` with the cluster's nodes as they are now.
-pub fn spec(m: &Lifecycle, policy: EgressPolicy) -> EgressSpec {
+pub fn spec(lifecycle: &Lifecycle, policy: EgressPolicy) -> EgressSpec {
     let mut nodes = vec![PEER_MANAGER.to_string()];
-    for a in m.agents.all() {
+    for a in lifecycle.agents.all() {
         let n = underlay_of(&a);
         if !nodes.contains(&n) {
             nodes.push(n);

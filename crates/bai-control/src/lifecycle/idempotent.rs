@@ -79,11 +79,13 @@ fn canonical(v: &serde_json::Value) -> serde_json::Value {
 /// The session `key` already made for `access_key`, if any; a 422 problem when the key
 /// came with another request.
 pub fn existing(
-    m: &Lifecycle,
+    lifecycle: &Lifecycle,
     access_key: &str,
     key: &IdemKey,
 ) -> Result<Option<SessionRow>, Problem> {
-    let found = m.store.session_by_idempotency_key(access_key, &key.key)?;
+    let found = lifecycle
+        .store
+        .session_by_idempotency_key(access_key, &key.key)?;
     let Some((id, digest)) = found else {
         return Ok(None);
     };
@@ -99,7 +101,7 @@ pub fn existing(
         )
         .with_data(serde_json::json!({ "existingSessionId": id.to_string() })));
     }
-    Ok(m.store.session(id)?)
+    Ok(lifecycle.store.session(id)?)
 }
 
 #[cfg(test)]

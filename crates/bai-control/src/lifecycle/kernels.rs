@@ -81,18 +81,18 @@ pub fn specs(
 /// Records an event of one sub kernel of a cluster session (main1's are the session's own
 /// events) and publishes it.
 pub fn sub_kernel_event(
-    m: &Lifecycle,
+    lifecycle: &Lifecycle,
     row: &SessionRow,
     kind: bai_core::event::EventKind,
     kernel_id: uuid::Uuid,
     reason: &str,
     exit_code: Option<i32>,
 ) {
-    match m
+    match lifecycle
         .store
         .add_kernel_event(row, kind, kernel_id, reason, exit_code)
     {
-        Ok(ev) => m.bus.publish(vec![ev]),
+        Ok(ev) => lifecycle.bus.publish(vec![ev]),
         Err(e) => tracing::warn!(kernel = %kernel_id, error = %e, "cannot record a kernel event"),
     }
 }
@@ -162,9 +162,9 @@ pub async fn create_all(
 
 /// Destroys every kernel of a session (each on its agent), keeping what each one left.
 /// Returns main1's exit when it was destroyed here.
-pub async fn destroy_all(m: &Arc<Lifecycle>, row: &SessionRow) -> Option<KernelExit> {
+pub async fn destroy_all(lifecycle: &Arc<Lifecycle>, row: &SessionRow) -> Option<KernelExit> {
     let subs = if row.spec.cluster_size > 1 {
-        m.store.sub_kernels(row.id).unwrap_or_else(|e| {
+        lifecycle.store.sub_kernels(row.id).unwrap_or_else(|e| {
             tracing::error!(session = %row.id, error = %e, "cannot read the sub kernels");
             Vec::new()
         })
@@ -174,7 +174,7 @@ pub async fn destroy_all(m: &Arc<Lifecycle>, row: &SessionRow) -> Option<KernelE
     let mut jobs = vec![(row.main_kernel_id, row.state.agent_id.clone(), true)];
     jobs.extend(subs.iter().map(|k| (k.id, k.agent_id.clone(), false)));
     let results = join_all(jobs.into_iter().map(|(id, agent, main)| async move {
-        let agent = agent.as_deref().and_then(|a| m.agents.get(a))?;
+        let agent = agent.as_deref().and_then(|a| lifecycle.agents.get(a))?;
         destroy_with_retries(&agent, id)
             .await
             .map(|exit| (exit, main))
@@ -184,13 +184,14 @@ pub async fn destroy_all(m: &Arc<Lifecycle>, row: &SessionRow) -> Option<KernelE
     for (exit, main) in results.into_iter().flatten() {
         if main {
             if !exit.logs.is_empty() {
-                let _ = m.store.set_logs(row.id, &exit.logs);
+                let _ = lifecycle.store.set_logs(row.id, &exit.logs);
             }
             main_exit = Some(exit);
         } else {
-            if let Err(e) = m
-                .store
-                .set_sub_kernel_exit(exit.kernel_id, exit.exit_code, &exit.logs)
+            if let Err(e) =
+                lifecycle
+                    .store
+                    .set_sub_kernel_exit(exit.kernel_id, exit.exit_code, &exit.logs)
             {
                 tracing::warn!(kernel = %exit.kernel_id, error = %e, "cannot keep a kernel's logs");
             }
@@ -200,7 +201,7 @@ pub async fn destroy_all(m: &Arc<Lifecycle>, row: &SessionRow) -> Option<KernelE
                 .map(|k| k.hostname())
                 .unwrap_or_default();
             sub_kernel_event(
-                m,
+                lifecycle,
                 row,
                 bai_core::event::EventKind::KernelTerminated,
                 exit.kernel_id,
@@ -231,8 +232,11 @@ async fn destroy_with_retries(agent: &AgentHandle, id: uuid::Uuid) -> Option<Ker
 }
 
 /// Every kernel id of a session, main1 first.
-pub fn kernel_ids(m: &Lifecycle, row: &SessionRow) -> Vec<uuid::Uuid> {
-    kernels_at(m, row).into_iter().map(|k| k.id).collect()
+pub fn kernel_ids(lifecycle: &Lifecycle, row: &SessionRow) -> Vec<uuid::Uuid> {
+    kernels_at(lifecycle, row)
+        .into_iter()
+        .map(|k| k.id)
+        .collect()
 }
 
 /// One kernel of a session as reconciliation sees it.
@@ -246,14 +250,14 @@ pub struct KernelAt {
 }
 
 /// Every kernel of a session with its hostname and agent, main1 first.
-pub fn kernels_at(m: &Lifecycle, row: &SessionRow) -> Vec<KernelAt> {
+pub fn kernels_at(lifecycle: &Lifecycle, row: &SessionRow) -> Vec<KernelAt> {
     let mut out = vec![KernelAt {
         id: row.main_kernel_id,
         host: "main1".into(),
         agent: row.state.agent_id.clone(),
     }];
     if row.spec.cluster_size > 1 {
-        match m.store.sub_kernels(row.id) {
+        match lifecycle.store.sub_kernels(row.id) {
             Ok(subs) => out.extend(subs.iter().map(|k| KernelAt {
                 id: k.id,
                 host: k.hostname(),
@@ -266,8 +270,8 @@ pub fn kernels_at(m: &Lifecycle, row: &SessionRow) -> Vec<KernelAt> {
 }
 
 /// The kernels of a session that are on `agent`, main1 first.
-pub fn kernels_on(m: &Lifecycle, row: &SessionRow, agent: &str) -> Vec<KernelAt> {
-    kernels_at(m, row)
+pub fn kernels_on(lifecycle: &Lifecycle, row: &SessionRow, agent: &str) -> Vec<KernelAt> {
+    kernels_at(lifecycle, row)
         .into_iter()
         .filter(|k| k.agent.as_deref() == Some(agent))
         .collect()

@@ -18,14 +18,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Spawns the launch of a session that was just SCHEDULED.
-pub fn spawn(m: Arc<Lifecycle>, row: SessionRow) {
-    if let Ok(mut set) = m.launching.lock() {
+pub fn spawn(lifecycle: Arc<Lifecycle>, row: SessionRow) {
+    if let Ok(mut set) = lifecycle.launching.lock() {
         set.insert(row.id);
     }
     tokio::spawn(async move {
         let id = row.id;
-        launch(&m, row).await;
-        if let Ok(mut set) = m.launching.lock() {
+        launch(&lifecycle, row).await;
+        if let Ok(mut set) = lifecycle.launching.lock() {
             set.remove(&id);
         }
     });
@@ -33,10 +33,10 @@ pub fn spawn(m: Arc<Lifecycle>, row: SessionRow) {
 
 /// After a step could not move the session, decide: someone asked to terminate it (finish
 /// that), or it was cancelled (nothing to do).
-async fn lost_race(m: &Arc<Lifecycle>, row: &SessionRow, kernel_created: bool) {
-    match m.store.session(row.id) {
+async fn lost_race(lifecycle: &Arc<Lifecycle>, row: &SessionRow, kernel_created: bool) {
+    match lifecycle.store.session(row.id) {
         Ok(Some(now)) if now.state.status == S::Terminating => {
-            finish_termination(m, &now, kernel_created).await;
+            finish_termination(lifecycle, &now, kernel_created).await;
         }
         Ok(Some(now)) => {
             tracing::info!(session = %row.id, status = %now.state.status, "launch stopped: session moved elsewhere");
@@ -46,11 +46,11 @@ async fn lost_race(m: &Arc<Lifecycle>, row: &SessionRow, kernel_created: bool) {
 }
 
 macro_rules! step {
-    ($m:expr, $row:expr, $change:expr, $created:expr) => {
-        match transition($m, $row.id, $change) {
+    ($lifecycle:expr, $row:expr, $change:expr, $created:expr) => {
+        match transition($lifecycle, $row.id, $change) {
             Ok(Some(r)) => r,
             Ok(None) => {
-                lost_race($m, &$row, $created).await;
+                lost_race($lifecycle, &$row, $created).await;
                 return;
             }
             Err(e) => {
@@ -61,10 +61,15 @@ macro_rules! step {
     };
 }
 
-async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
-    let Some(agent) = row.state.agent_id.as_deref().and_then(|a| m.agents.get(a)) else {
+async fn launch(lifecycle: &Arc<Lifecycle>, row: SessionRow) {
+    let Some(agent) = row
+        .state
+        .agent_id
+        .as_deref()
+        .and_then(|a| lifecycle.agents.get(a))
+    else {
         if transition_or_log(
-            m,
+            lifecycle,
             row.id,
             Change::new(
                 S::Scheduled,
@@ -75,16 +80,16 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
         )
         .is_none()
         {
-            lost_race(m, &row, false).await;
+            lost_race(lifecycle, &row, false).await;
         }
         return;
     };
     // The group's egress policy now is the one its kernels start under, recorded with the
     // first step.
-    let policy = super::egress::policy_of(m, &row);
+    let policy = super::egress::policy_of(lifecycle, &row);
     let policy_json = serde_json::to_string(&policy).unwrap_or_default();
     let row = step!(
-        m,
+        lifecycle,
         row,
         Change::new(S::Scheduled, S::Preparing, Reason::Preparing, "launch")
             .events(&[E::SessionPreparing, E::KernelPreparing])
@@ -92,10 +97,10 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
         false
     );
     let subs = if row.spec.cluster_size > 1 {
-        match m.store.sub_kernels(row.id) {
+        match lifecycle.store.sub_kernels(row.id) {
             Ok(subs) => subs,
             Err(e) => {
-                fail_preparation(m, &row, Reason::CreationFailed(e.to_string())).await;
+                fail_preparation(lifecycle, &row, Reason::CreationFailed(e.to_string())).await;
                 return;
             }
         }
@@ -104,19 +109,19 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
     };
     // Each kernel's agent: a multi-node session's as the scheduler placed them, every other
     // session's all on its agent.
-    let kernel_agents = match kernel_agents(m, &row, &agent, &subs) {
+    let kernel_agents = match kernel_agents(lifecycle, &row, &agent, &subs) {
         Ok(a) => a,
         Err(reason) => {
-            fail_preparation(m, &row, reason).await;
+            fail_preparation(lifecycle, &row, reason).await;
             return;
         }
     };
     // Folders are bound now, not when the session was queued: a folder deleted, moved to
     // another host or made read-only while the session waited is seen as it is at launch.
-    let mounts = match super::mounts::bind_at_launch(m, &row) {
+    let mounts = match super::mounts::bind_at_launch(lifecycle, &row) {
         Ok(mounts) => mounts,
         Err(reason) => {
-            fail_preparation(m, &row, reason).await;
+            fail_preparation(lifecycle, &row, reason).await;
             return;
         }
     };
@@ -129,12 +134,12 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
         {
             continue;
         }
-        if info.registry.is_none() || !m.registry.holds(&row.spec.image) {
+        if info.registry.is_none() || !lifecycle.registry.holds(&row.spec.image) {
             let reason = Reason::ImageNotFound {
                 image: row.spec.image.clone(),
                 agent: a.id.clone(),
             };
-            fail_preparation(m, &row, reason).await;
+            fail_preparation(lifecycle, &row, reason).await;
             return;
         }
         lacking.push(a.clone());
@@ -143,7 +148,7 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
         (row, S::Preparing)
     } else {
         let row = step!(
-            m,
+            lifecycle,
             row,
             Change::new(
                 S::Preparing,
@@ -154,24 +159,24 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
             .events(&[E::KernelPulling]),
             false
         );
-        if let Err(reason) = super::pull::pull_all(m, &row, &lacking).await {
+        if let Err(reason) = super::pull::pull_all(lifecycle, &row, &lacking).await {
             let c =
                 Change::new(S::Pulling, S::Error, reason, "launch").events(&[E::SessionFailure]);
-            if transition_or_log(m, row.id, c).is_none() {
-                lost_race(m, &row, false).await;
+            if transition_or_log(lifecycle, row.id, c).is_none() {
+                lost_race(lifecycle, &row, false).await;
             }
             return;
         }
         (row, S::Pulling)
     };
     let row = step!(
-        m,
+        lifecycle,
         row,
         Change::new(from, S::Prepared, Reason::ImageReady, "launch"),
         false
     );
     let row = step!(
-        m,
+        lifecycle,
         row,
         Change::new(S::Prepared, S::Creating, Reason::Creating, "launch")
             .events(&[E::KernelCreating]),
@@ -179,31 +184,31 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
     );
     if !subs.is_empty()
         && !multi_node(&row)
-        && let Err(e) = m.store.set_sub_kernels_agent(row.id, &agent.id)
+        && let Err(e) = lifecycle.store.set_sub_kernels_agent(row.id, &agent.id)
     {
-        fail_creation(m, &row, Reason::CreationFailed(e.to_string())).await;
+        fail_creation(lifecycle, &row, Reason::CreationFailed(e.to_string())).await;
         return;
     }
-    let overlays = match overlays(m, &row, &subs, &kernel_agents) {
+    let overlays = match overlays(lifecycle, &row, &subs, &kernel_agents) {
         Ok(o) => o,
         Err(reason) => {
-            fail_creation(m, &row, reason).await;
+            fail_creation(lifecycle, &row, reason).await;
             return;
         }
     };
-    let egress = super::egress::spec(m, policy);
+    let egress = super::egress::spec(lifecycle, policy);
     // The owner's dotfiles as they are at the launch (a later change applies to later sessions).
-    let dotfiles = match m.store.dotfiles(&row.spec.user_id) {
+    let dotfiles = match lifecycle.store.dotfiles(&row.spec.user_id) {
         Ok(d) => d,
         Err(e) => {
-            fail_creation(m, &row, Reason::CreationFailed(e.to_string())).await;
+            fail_creation(lifecycle, &row, Reason::CreationFailed(e.to_string())).await;
             return;
         }
     };
     let specs = match kernels::specs(&row, &subs, mounts, overlays, &egress, &dotfiles) {
         Ok(specs) => specs,
         Err(e) => {
-            fail_creation(m, &row, Reason::CreationFailed(e)).await;
+            fail_creation(lifecycle, &row, Reason::CreationFailed(e)).await;
             return;
         }
     };
@@ -215,13 +220,13 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
             .filter(|c| c.place.role == bai_core::cluster::ClusterRole::Sub)
         {
             let why = format!("kernel {} {what} on agent {agent}", c.place.hostname);
-            kernels::sub_kernel_event(m, &row, kind, spec.kernel_id, &why, None);
+            kernels::sub_kernel_event(lifecycle, &row, kind, spec.kernel_id, &why, None);
         }
     };
     for (spec, a) in specs.iter().zip(&kernel_agents) {
         sub_event(spec, E::KernelCreating, "is being made", &a.id);
     }
-    let limit = Duration::from_secs(m.config.create_timeout_secs);
+    let limit = Duration::from_secs(lifecycle.config.create_timeout_secs);
     let jobs: Vec<_> = kernel_agents.iter().cloned().zip(specs).collect();
     let up = |spec: &bai_core::agent::KernelSpec, agent: &str| {
         sub_event(spec, E::KernelStarted, "is up", agent)
@@ -229,12 +234,12 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
     let created = match kernels::create_all(jobs, limit, &up).await {
         Ok(c) => c,
         Err(reason) => {
-            fail_creation(m, &row, reason).await;
+            fail_creation(lifecycle, &row, reason).await;
             return;
         }
     };
     for (c, a) in created.iter().zip(&kernel_agents).skip(1) {
-        if let Err(e) = m
+        if let Err(e) = lifecycle
             .store
             .set_sub_kernel_started(c.kernel_id, &a.id, &c.container_id)
         {
@@ -246,7 +251,7 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
         .map(|c| c.container_id.clone())
         .unwrap_or_default();
     let row = step!(
-        m,
+        lifecycle,
         row,
         Change::new(S::Creating, S::Running, Reason::Running, "launch")
             .events(&[E::KernelStarted, E::SessionStarted])
@@ -254,10 +259,14 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
         true
     );
     if let Some(secs) = row.spec.batch_timeout {
-        arm_batch_timeout(m.clone(), row.id, Duration::from_secs(secs.max(0) as u64));
+        arm_batch_timeout(
+            lifecycle.clone(),
+            row.id,
+            Duration::from_secs(secs.max(0) as u64),
+        );
     }
     // A batch command can finish (or a kernel die) before we got here: handle it now.
-    let early: Vec<_> = m
+    let early: Vec<_> = lifecycle
         .early_exits
         .lock()
         .map(|mut e| {
@@ -268,7 +277,7 @@ async fn launch(m: &Arc<Lifecycle>, row: SessionRow) {
         })
         .unwrap_or_default();
     for exit in early {
-        handle_kernel_exit(m, exit).await;
+        handle_kernel_exit(lifecycle, exit).await;
     }
 }
 
@@ -278,7 +287,7 @@ fn multi_node(row: &SessionRow) -> bool {
 
 /// The agent of every kernel, main1 first.
 fn kernel_agents(
-    m: &Lifecycle,
+    lifecycle: &Lifecycle,
     row: &SessionRow,
     main: &Arc<AgentHandle>,
     subs: &[SubKernel],
@@ -289,7 +298,7 @@ fn kernel_agents(
             out.push(main.clone());
             continue;
         }
-        let a = k.agent_id.as_deref().and_then(|a| m.agents.get(a));
+        let a = k.agent_id.as_deref().and_then(|a| lifecycle.agents.get(a));
         match a {
             Some(a) => out.push(a),
             None => {
@@ -305,7 +314,7 @@ fn kernel_agents(
 
 /// A multi-node session's overlay, one per kernel (none for other sessions).
 fn overlays(
-    m: &Lifecycle,
+    lifecycle: &Lifecycle,
     row: &SessionRow,
     subs: &[SubKernel],
     agents: &[Arc<AgentHandle>],
@@ -313,7 +322,7 @@ fn overlays(
     if !multi_node(row) {
         return Ok(Vec::new());
     }
-    let slot = match m.store.claim_overlay_slot(row.id, overlay::SLOTS) {
+    let slot = match lifecycle.store.claim_overlay_slot(row.id, overlay::SLOTS) {
         Ok(Some(slot)) => slot,
         Ok(None) => {
             return Err(Reason::CreationFailed(format!(
@@ -335,17 +344,22 @@ fn overlays(
 }
 
 /// PREPARING → ERROR before any kernel exists.
-async fn fail_preparation(m: &Arc<Lifecycle>, row: &SessionRow, reason: Reason) {
+async fn fail_preparation(lifecycle: &Arc<Lifecycle>, row: &SessionRow, reason: Reason) {
     tracing::warn!(session = %row.id, %reason, "session cannot be prepared");
     let c = Change::new(S::Preparing, S::Error, reason, "launch").events(&[E::SessionFailure]);
-    if transition_or_log(m, row.id, c).is_none() {
-        lost_race(m, row, false).await;
+    if transition_or_log(lifecycle, row.id, c).is_none() {
+        lost_race(lifecycle, row, false).await;
     }
 }
 
-async fn fail_creation(m: &Arc<Lifecycle>, row: &SessionRow, reason: Reason) {
+async fn fail_creation(lifecycle: &Arc<Lifecycle>, row: &SessionRow, reason: Reason) {
     tracing::warn!(session = %row.id, %reason, "kernel creation failed");
-    if let Some(agent) = row.state.agent_id.as_deref().and_then(|a| m.agents.get(a)) {
+    if let Some(agent) = row
+        .state
+        .agent_id
+        .as_deref()
+        .and_then(|a| lifecycle.agents.get(a))
+    {
         super::destroy_or_log(&agent, row.main_kernel_id).await;
     }
     // Out of time (the creation timeout) is EXPIRED in the history, as Backend.AI records a
@@ -358,7 +372,7 @@ async fn fail_creation(m: &Arc<Lifecycle>, row: &SessionRow, reason: Reason) {
             "creation-timeout",
         );
     }
-    if transition_or_log(m, row.id, c).is_none() {
-        lost_race(m, row, false).await;
+    if transition_or_log(lifecycle, row.id, c).is_none() {
+        lost_race(lifecycle, row, false).await;
     }
 }

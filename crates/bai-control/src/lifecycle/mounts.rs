@@ -12,7 +12,7 @@ use uuid::Uuid;
 /// The folders asked for, by name or id, each where asked inside the container (default
 /// `/home/work/NAME`), and the owner's automount folders: the owner's folders only.
 pub(super) fn resolve_mounts(
-    m: &Lifecycle,
+    lifecycle: &Lifecycle,
     user_id: &str,
     asked: &[MountAsk],
 ) -> Result<Vec<bai_core::agent::Mount>, Problem> {
@@ -21,13 +21,16 @@ pub(super) fn resolve_mounts(
     let by_id = |id: &str| {
         Uuid::parse_str(id)
             .ok()
-            .and_then(|u| m.store.vfolder(u).ok().flatten())
-            .filter(|v| m.store.can_see_vfolder(user_id, v).unwrap_or(false))
+            .and_then(|u| lifecycle.store.vfolder(u).ok().flatten())
+            .filter(|v| lifecycle.store.can_see_vfolder(user_id, v).unwrap_or(false))
     };
     for ask in asked {
         let v = match &ask.folder {
-            // A name first; a folder may also be given by its id (`-m 3f2a…`).
-            FolderRef::Name(name) => match m.store.visible_vfolder_by_name(user_id, name, false)? {
+            // A name first; a folder may also be given by its id (`-lifecycle 3f2a…`).
+            FolderRef::Name(name) => match lifecycle
+                .store
+                .visible_vfolder_by_name(user_id, name, false)?
+            {
                 Some(v) => v,
                 None => by_id(name).ok_or_else(|| {
                     Problem::not_found(
@@ -49,13 +52,13 @@ pub(super) fn resolve_mounts(
     // authorized_keys admit them over SSH) are mounted in every session at /home/work/NAME;
     // one whose storage host is not configured any more is left out (with a warning) rather
     // than blocking every session of its owner.
-    for auto in m.store.vfolders(Some(user_id))? {
+    for auto in lifecycle.store.vfolders(Some(user_id))? {
         if auto.project.is_none()
             && auto.name.starts_with('.')
             && !auto.is_trashed()
             && !wanted.iter().any(|(v, _)| v.id == auto.id)
         {
-            if m.storage.host(&auto.host).is_none() {
+            if lifecycle.storage.host(&auto.host).is_none() {
                 tracing::warn!(
                     vfolder = %auto.id, host = %auto.host,
                     "automount folder {:?} is not mounted: its storage host is not configured",
@@ -84,12 +87,12 @@ pub(super) fn resolve_mounts(
             )));
         }
         // The owner's own permission on it: a share overrides the folder's.
-        let read_only = m
+        let read_only = lifecycle
             .store
             .folder_access(user_id, &v)?
             .is_none_or(|p| p.is_read_only());
         // A folder on a storage host this server no longer has cannot be mounted.
-        let host_path = m.storage.folder_dir(&v).map_err(|e| Problem {
+        let host_path = lifecycle.storage.folder_dir(&v).map_err(|e| Problem {
             status: 400,
             msg: format!("data folder {:?} cannot be mounted: {}", v.name, e.msg),
             ..e
@@ -138,10 +141,10 @@ pub(super) fn resolve_mounts(
 /// The session's folders as they are now: each one still visible to the owner, on a storage
 /// host this server has, with today's permission. A folder that went away while the
 /// session waited ends the launch with `mount-failed` naming it.
-pub fn bind_at_launch(m: &Lifecycle, row: &SessionRow) -> Result<Vec<Mount>, Reason> {
+pub fn bind_at_launch(lifecycle: &Lifecycle, row: &SessionRow) -> Result<Vec<Mount>, Reason> {
     let mut out = Vec::with_capacity(row.spec.mounts.len());
     for queued in &row.spec.mounts {
-        let v = match m.store.vfolder(queued.vfolder_id) {
+        let v = match lifecycle.store.vfolder(queued.vfolder_id) {
             Ok(Some(v)) if v.is_trashed() => {
                 return Err(Reason::MountFailed(format!(
                     "data folder {:?} was moved to the trash while the session waited",
@@ -149,7 +152,8 @@ pub fn bind_at_launch(m: &Lifecycle, row: &SessionRow) -> Result<Vec<Mount>, Rea
                 )));
             }
             Ok(Some(v))
-                if m.store
+                if lifecycle
+                    .store
                     .can_see_vfolder(&row.spec.user_id, &v)
                     .unwrap_or(false) =>
             {
@@ -168,7 +172,7 @@ pub fn bind_at_launch(m: &Lifecycle, row: &SessionRow) -> Result<Vec<Mount>, Rea
                 )));
             }
         };
-        let host_path = m
+        let host_path = lifecycle
             .storage
             .folder_dir(&v)
             .map_err(|e| Reason::MountFailed(format!("data folder {:?}: {}", v.name, e.msg)))?;
@@ -178,7 +182,8 @@ pub fn bind_at_launch(m: &Lifecycle, row: &SessionRow) -> Result<Vec<Mount>, Rea
             host_path: host_path.display().to_string(),
             kernel_path: queued.kernel_path.clone(),
             read_only: queued.read_only
-                || m.store
+                || lifecycle
+                    .store
                     .folder_access(&row.spec.user_id, &v)
                     .ok()
                     .flatten()

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 const EVERY: Duration = Duration::from_secs(2);
 
 pub async fn pull_all(
-    m: &Arc<Lifecycle>,
+    lifecycle: &Arc<Lifecycle>,
     row: &SessionRow,
     agents: &[Arc<AgentHandle>],
 ) -> Result<(), Reason> {
@@ -32,7 +32,7 @@ pub async fn pull_all(
     let pulls = futures::future::join_all(agents.iter().map(|a| async move {
         tracing::info!(agent = %a.id, image, "pulling an image from the registry");
         let r = a.rpc.pull_image(image.to_string()).await;
-        crate::images::refresh_agent(&m.agents, &a.id).await;
+        crate::images::refresh_agent(&lifecycle.agents, &a.id).await;
         r.map_err(|e| Reason::CreationFailed(format!("agent {} cannot pull {image}: {e}", a.id)))
     }));
     tokio::pin!(pulls);
@@ -50,7 +50,7 @@ pub async fn pull_all(
                     if last.elapsed() >= EVERY && total > 0 {
                         last = Instant::now();
                         let (c, t) = seen.values().fold((0, 0), |(c, t), (a, b)| (c + a, t + b));
-                        report(m, row, c, t);
+                        report(lifecycle, row, c, t);
                     }
                 }
             }
@@ -62,7 +62,7 @@ pub async fn pull_all(
     Ok(())
 }
 
-fn report(m: &Lifecycle, row: &SessionRow, current: u64, total: u64) {
+fn report(lifecycle: &Lifecycle, row: &SessionRow, current: u64, total: u64) {
     let mb = |b: u64| b / 1_000_000;
     let reason = format!(
         "pulling: {} from the registry ({} of {} MB)",
@@ -71,14 +71,18 @@ fn report(m: &Lifecycle, row: &SessionRow, current: u64, total: u64) {
         mb(total)
     );
     // The session list shows it beside PULLING (the web UI and `bai ps`).
-    if let Err(e) = m
-        .store
-        .set_status_info_while(row.id, bai_core::SessionStatus::Pulling, &reason)
+    if let Err(e) =
+        lifecycle
+            .store
+            .set_status_info_while(row.id, bai_core::SessionStatus::Pulling, &reason)
     {
         tracing::warn!(session = %row.id, error = %e, "cannot record pull progress");
     }
-    match m.store.add_events(row, &[E::KernelPulling], &reason) {
-        Ok(evs) => m.bus.publish(evs),
+    match lifecycle
+        .store
+        .add_events(row, &[E::KernelPulling], &reason)
+    {
+        Ok(evs) => lifecycle.bus.publish(evs),
         Err(e) => tracing::warn!(session = %row.id, error = %e, "cannot record pull progress"),
     }
 }

@@ -37,30 +37,30 @@ fn ids(kernels: &[KernelAt]) -> impl Iterator<Item = Uuid> + '_ {
     kernels.iter().map(|k| k.id)
 }
 
-pub async fn reconcile(m: &Arc<Lifecycle>) -> anyhow::Result<()> {
+pub async fn reconcile(lifecycle: &Arc<Lifecycle>) -> anyhow::Result<()> {
     let mut running_kernels = HashSet::new();
-    for agent in m.agents.all() {
+    for agent in lifecycle.agents.all() {
         match agent.rpc.list_kernels().await {
             Ok(k) => running_kernels.extend(k),
             Err(e) => tracing::warn!(agent = %agent.id, error = %e, "cannot list kernels"),
         }
     }
     let mut keep = HashSet::new();
-    for row in m.store.sessions_in(&S::HOLDS_RESOURCES)? {
+    for row in lifecycle.store.sessions_in(&S::HOLDS_RESOURCES)? {
         match row.state.status {
             S::Scheduled => {
-                keep.extend(kernel_ids(m, &row));
-                launch::spawn(m.clone(), row);
+                keep.extend(kernel_ids(lifecycle, &row));
+                launch::spawn(lifecycle.clone(), row);
             }
             // The other creation phases: the launch was interrupted.
             s if s.is_creating() => {
-                for k in kernels_at(m, &row) {
-                    if let Some(agent) = k.agent.as_deref().and_then(|a| m.agents.get(a)) {
+                for k in kernels_at(lifecycle, &row) {
+                    if let Some(agent) = k.agent.as_deref().and_then(|a| lifecycle.agents.get(a)) {
                         super::destroy_or_log(&agent, k.id).await;
                     }
                 }
                 transition_or_log(
-                    m,
+                    lifecycle,
                     row.id,
                     Change::new(
                         row.state.status,
@@ -71,11 +71,11 @@ pub async fn reconcile(m: &Arc<Lifecycle>) -> anyhow::Result<()> {
                 );
             }
             s if s.is_up() => {
-                let kernels = kernels_at(m, &row);
+                let kernels = kernels_at(lifecycle, &row);
                 let remote_away = kernels.iter().any(|k| {
                     k.agent
                         .as_deref()
-                        .and_then(|a| m.agents.get(a))
+                        .and_then(|a| lifecycle.agents.get(a))
                         .is_some_and(|a| a.remote.is_some() && !a.is_alive())
                 });
                 if remote_away {
@@ -95,7 +95,7 @@ pub async fn reconcile(m: &Arc<Lifecycle>) -> anyhow::Result<()> {
                             .map(|s| age_secs(s))
                             .unwrap_or(0);
                         arm_batch_timeout(
-                            m.clone(),
+                            lifecycle.clone(),
                             row.id,
                             Duration::from_secs((t - started).max(0) as u64),
                         );
@@ -109,17 +109,17 @@ pub async fn reconcile(m: &Arc<Lifecycle>) -> anyhow::Result<()> {
                     )
                     .events(&[E::SessionTerminating])
                     .result(SessionResult::Failure, None);
-                    if let Ok(Some(row)) = transition(m, row.id, c) {
+                    if let Ok(Some(row)) = transition(lifecycle, row.id, c) {
                         // The kernels still running go too.
-                        finish_termination(m, &row, row.spec.cluster_size > 1).await;
+                        finish_termination(lifecycle, &row, row.spec.cluster_size > 1).await;
                     }
                 }
             }
-            S::Terminating => finish_termination(m, &row, true).await,
+            S::Terminating => finish_termination(lifecycle, &row, true).await,
             _ => {}
         }
     }
-    for agent in m.agents.all() {
+    for agent in lifecycle.agents.all() {
         if let Ok(kernels) = agent.rpc.list_kernels().await {
             for k in kernels.into_iter().filter(|k| !keep.contains(k)) {
                 tracing::info!(kernel = %k, "removing orphan kernel");
@@ -133,12 +133,15 @@ pub async fn reconcile(m: &Arc<Lifecycle>) -> anyhow::Result<()> {
 /// Reconciliation of one agent that (re)connected: its kernels still wanted resume (a
 /// degraded session is RUNNING again), sessions whose kernel vanished end, and kernels
 /// nobody wants (their session ended while the agent was away) are destroyed, never resumed.
-pub async fn reconcile_agent(m: &Arc<Lifecycle>, agent: &Arc<AgentHandle>) -> anyhow::Result<()> {
+pub async fn reconcile_agent(
+    lifecycle: &Arc<Lifecycle>,
+    agent: &Arc<AgentHandle>,
+) -> anyhow::Result<()> {
     let running: HashSet<_> = agent.rpc.list_kernels().await?.into_iter().collect();
     let mut keep = HashSet::new();
-    for row in m.store.sessions_on(&agent.id)? {
+    for row in lifecycle.store.sessions_on(&agent.id)? {
         // Only this agent's kernels of the session (a multi-node session has others).
-        let here = kernels_on(m, &row, &agent.id);
+        let here = kernels_on(lifecycle, &row, &agent.id);
         match row.state.status {
             // Its launch task decides.
             s if s.is_creating() => {
@@ -148,7 +151,7 @@ pub async fn reconcile_agent(m: &Arc<Lifecycle>, agent: &Arc<AgentHandle>) -> an
                 keep.extend(ids(&here));
                 if s == S::RunningDegraded {
                     let c = Change::new(s, S::Running, Reason::Running, "reconcile");
-                    transition_or_log(m, row.id, c);
+                    transition_or_log(lifecycle, row.id, c);
                 }
             }
             s if s.is_up() => {
@@ -161,8 +164,8 @@ pub async fn reconcile_agent(m: &Arc<Lifecycle>, agent: &Arc<AgentHandle>) -> an
                 )
                 .events(&[E::SessionTerminating])
                 .result(SessionResult::Failure, None);
-                if let Ok(Some(row)) = transition(m, row.id, c) {
-                    finish_termination(m, &row, row.spec.cluster_size > 1).await;
+                if let Ok(Some(row)) = transition(lifecycle, row.id, c) {
+                    finish_termination(lifecycle, &row, row.spec.cluster_size > 1).await;
                 }
             }
             _ => {}

@@ -23,16 +23,16 @@ pub fn read_request(body: &Value) -> Result<CreateRequest, Problem> {
 }
 
 /// The request as a spec, with the preset it names and this cluster's accelerators.
-pub fn spec_of(m: &Lifecycle, req: &CreateRequest) -> Result<SessionSpec, Problem> {
+pub fn spec_of(lifecycle: &Lifecycle, req: &CreateRequest) -> Result<SessionSpec, Problem> {
     let presets = match req.preset_name() {
-        Some(_) => m.store.presets()?,
+        Some(_) => lifecycle.store.presets()?,
         None => Vec::new(),
     };
     let preset = req
         .preset_name()
         .map(|name| named_preset(&presets, name))
         .transpose()?;
-    let accel = m.agents.accel_slots();
+    let accel = lifecycle.agents.accel_slots();
     let reserved: Vec<u16> = crate::apps::INTRINSIC.iter().map(|a| a.port).collect();
     req.to_spec(&SpecContext {
         preset,
@@ -65,6 +65,6 @@ fn named_preset<'a>(
 }
 
 /// A `POST /session` body as a spec.
-pub fn spec_of_body(m: &Lifecycle, body: &Value) -> Result<SessionSpec, Problem> {
-    spec_of(m, &read_request(body)?)
+pub fn spec_of_body(lifecycle: &Lifecycle, body: &Value) -> Result<SessionSpec, Problem> {
+    spec_of(lifecycle, &read_request(body)?)
 }

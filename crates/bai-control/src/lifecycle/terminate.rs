@@ -13,13 +13,13 @@ use uuid::Uuid;
 /// Terminates (or cancels) a session for `reason`; returns the status it ended in.
 /// Safe to call concurrently and repeatedly.
 pub async fn terminate(
-    m: &Arc<Lifecycle>,
+    lifecycle: &Arc<Lifecycle>,
     id: Uuid,
     reason: Reason,
     result: SessionResult,
 ) -> Result<S, Problem> {
     for _ in 0..20 {
-        let row = m
+        let row = lifecycle
             .store
             .session(id)?
             .ok_or_else(|| Problem::session_not_found(&id.to_string()))?;
@@ -27,7 +27,7 @@ pub async fn terminate(
             S::Pending | S::Scheduled => {
                 let c = Change::new(row.state.status, S::Cancelled, reason.clone(), "terminate")
                     .events(&[E::SessionCancelled]);
-                if transition(m, id, c)?.is_some() {
+                if transition(lifecycle, id, c)?.is_some() {
                     return Ok(S::Cancelled);
                 }
             }
@@ -41,8 +41,8 @@ pub async fn terminate(
                 )
                 .events(&[E::SessionTerminating])
                 .result(result, None);
-                if transition(m, id, c)?.is_some() {
-                    return wait_until_ended(m, id).await;
+                if transition(lifecycle, id, c)?.is_some() {
+                    return wait_until_ended(lifecycle, id).await;
                 }
             }
             S::Running | S::Restarting | S::RunningDegraded | S::Error => {
@@ -54,19 +54,19 @@ pub async fn terminate(
                 )
                 .events(&[E::SessionTerminating, E::KernelTerminating])
                 .result(result, None);
-                if let Some(row) = transition(m, id, c)? {
+                if let Some(row) = transition(lifecycle, id, c)? {
                     // A task of its own: a caller that hangs up (a client killed during
                     // `bai rm`) drops this future, and the kernels' removal must go on.
-                    let (m2, row) = (m.clone(), row.clone());
+                    let (owned, row) = (lifecycle.clone(), row.clone());
                     let work =
-                        tokio::spawn(async move { finish_termination(&m2, &row, true).await });
+                        tokio::spawn(async move { finish_termination(&owned, &row, true).await });
                     if let Err(e) = work.await {
                         tracing::error!(session = %id, error = %e, "the termination task failed");
                     }
-                    return current_status(m, id);
+                    return current_status(lifecycle, id);
                 }
             }
-            S::Terminating => return wait_until_ended(m, id).await,
+            S::Terminating => return wait_until_ended(lifecycle, id).await,
             S::Terminated | S::Cancelled => return Ok(row.state.status),
         }
         // Lost a race: look again.
@@ -77,19 +77,20 @@ pub async fn terminate(
     ))
 }
 
-fn current_status(m: &Lifecycle, id: Uuid) -> Result<S, Problem> {
-    Ok(m.store
+fn current_status(lifecycle: &Lifecycle, id: Uuid) -> Result<S, Problem> {
+    Ok(lifecycle
+        .store
         .session(id)?
         .map(|r| r.state.status)
         .unwrap_or(S::Terminated))
 }
 
-async fn wait_until_ended(m: &Arc<Lifecycle>, id: Uuid) -> Result<S, Problem> {
-    let mut rx = m.bus.subscribe();
-    let deadline =
-        tokio::time::Instant::now() + Duration::from_secs(m.config.create_timeout_secs + 30);
+async fn wait_until_ended(lifecycle: &Arc<Lifecycle>, id: Uuid) -> Result<S, Problem> {
+    let mut rx = lifecycle.bus.subscribe();
+    let deadline = tokio::time::Instant::now()
+        + Duration::from_secs(lifecycle.config.create_timeout_secs + 30);
     loop {
-        let st = current_status(m, id)?;
+        let st = current_status(lifecycle, id)?;
         if st.is_terminal() || st == S::Error {
             return Ok(st);
         }
@@ -105,26 +106,30 @@ async fn wait_until_ended(m: &Arc<Lifecycle>, id: Uuid) -> Result<S, Problem> {
 
 /// Destroys the kernels of a TERMINATING session (when they were created), keeps their logs and
 /// marks it TERMINATED, with SUCCESS/FAILURE events for batch sessions.
-pub async fn finish_termination(m: &Arc<Lifecycle>, row: &SessionRow, kernel_created: bool) {
+pub async fn finish_termination(
+    lifecycle: &Arc<Lifecycle>,
+    row: &SessionRow,
+    kernel_created: bool,
+) {
     let mut exit_code = row.state.exit_code;
-    if kernel_created && let Some(exit) = super::kernels::destroy_all(m, row).await {
+    if kernel_created && let Some(exit) = super::kernels::destroy_all(lifecycle, row).await {
         exit_code = exit_code.or(exit.exit_code);
     }
-    crate::stats::view::keep_last_stat(&m.readings, row);
-    match mark_terminated(m, row, exit_code) {
+    crate::stats::view::keep_last_stat(&lifecycle.readings, row);
+    match mark_terminated(lifecycle, row, exit_code) {
         Ok(()) => {}
         // The store cannot write now (its disk is full, say): tried again, less often each
         // time, until it can, so the session does not wait for the sweeper.
         Err(super::transition::TransitionError::Store(e)) => {
             tracing::warn!(session = %row.id, error = %e, "cannot mark the session terminated now; trying again until the store answers");
-            let m = m.clone();
+            let lifecycle = lifecycle.clone();
             let id = row.id;
             super::retry::until_done(move || {
-                let m = m.clone();
+                let lifecycle = lifecycle.clone();
                 async move {
-                    match m.store.session(id) {
+                    match lifecycle.store.session(id) {
                         Ok(Some(r)) if r.state.status == S::Terminating => {
-                            mark_terminated(&m, &r, exit_code).is_ok()
+                            mark_terminated(&lifecycle, &r, exit_code).is_ok()
                         }
                         Ok(_) => true,
                         Err(_) => false,
@@ -140,7 +145,7 @@ pub async fn finish_termination(m: &Arc<Lifecycle>, row: &SessionRow, kernel_cre
 
 /// TERMINATING → TERMINATED with the reason the session is ending for, and its result.
 fn mark_terminated(
-    m: &Lifecycle,
+    lifecycle: &Lifecycle,
     row: &SessionRow,
     exit_code: Option<i32>,
 ) -> Result<(), super::transition::TransitionError> {
@@ -163,5 +168,5 @@ fn mark_terminated(
     let c = Change::new(S::Terminating, S::Terminated, reason, "terminate")
         .events(&events)
         .result(result, exit_code);
-    transition(m, row.id, c).map(drop)
+    transition(lifecycle, row.id, c).map(drop)
 }

@@ -11,14 +11,16 @@ use std::time::Duration;
 use uuid::Uuid;
 
 /// Terminates a batch session with `task-timeout` when it is still running after `after`.
-pub fn arm_batch_timeout(m: Arc<Lifecycle>, id: Uuid, after: Duration) {
+pub fn arm_batch_timeout(lifecycle: Arc<Lifecycle>, id: Uuid, after: Duration) {
     tokio::spawn(async move {
         tokio::time::sleep(after).await;
-        if let Ok(Some(row)) = m.store.session(id)
+        if let Ok(Some(row)) = lifecycle.store.session(id)
             && row.state.status == S::Running
         {
             tracing::info!(session = %id, "batch timeout reached");
-            if let Err(e) = terminate(&m, id, Reason::TaskTimeout, SessionResult::Failure).await {
+            if let Err(e) =
+                terminate(&lifecycle, id, Reason::TaskTimeout, SessionResult::Failure).await
+            {
                 tracing::error!(session = %id, error = %e, "batch timeout termination failed");
             }
         }
@@ -34,34 +36,39 @@ pub fn age_secs(t: &str) -> i64 {
 
 /// Every few seconds: a session in a creation phase with no launch task behind it, for
 /// longer than the creation timeout, goes to ERROR with a reason.
-pub fn spawn_sweeper(m: Arc<Lifecycle>) {
+pub fn spawn_sweeper(lifecycle: Arc<Lifecycle>) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(5));
         loop {
             tick.tick().await;
-            let Ok(rows) = m.store.sessions_in(&S::CREATION_PHASES) else {
+            let Ok(rows) = lifecycle.store.sessions_in(&S::CREATION_PHASES) else {
                 continue;
             };
-            let limit = m.config.create_timeout_secs as i64 + 30;
+            let limit = lifecycle.config.create_timeout_secs as i64 + 30;
             for row in rows {
-                if !stalled(&m, &row, limit) {
+                if !stalled(&lifecycle, &row, limit) {
                     continue;
                 }
                 let reason = Reason::Stuck {
                     status: row.state.status.as_str().to_lowercase(),
                     secs: limit,
                 };
-                if let Some(agent) = row.state.agent_id.as_deref().and_then(|a| m.agents.get(a)) {
+                if let Some(agent) = row
+                    .state
+                    .agent_id
+                    .as_deref()
+                    .and_then(|a| lifecycle.agents.get(a))
+                {
                     super::destroy_or_log(&agent, row.main_kernel_id).await;
                 }
                 transition_or_log(
-                    &m,
+                    &lifecycle,
                     row.id,
                     Change::new(row.state.status, S::Error, reason, "sweeper"),
                 );
             }
-            finish_stuck_terminations(&m).await;
-            if let Err(e) = m.store.prune_events(7 * 24 * 3600) {
+            finish_stuck_terminations(&lifecycle).await;
+            if let Err(e) = lifecycle.store.prune_events(7 * 24 * 3600) {
                 tracing::warn!(error = %e, "cannot prune old events");
             }
         }
@@ -70,23 +77,23 @@ pub fn spawn_sweeper(m: Arc<Lifecycle>) {
 
 /// A session TERMINATING for longer than the creation timeout with no task behind it (its
 /// launch or termination task died) is finished: kernel destroyed if there, then TERMINATED.
-async fn finish_stuck_terminations(m: &Arc<Lifecycle>) {
-    let Ok(rows) = m.store.sessions_in(&[S::Terminating]) else {
+async fn finish_stuck_terminations(lifecycle: &Arc<Lifecycle>) {
+    let Ok(rows) = lifecycle.store.sessions_in(&[S::Terminating]) else {
         return;
     };
-    let limit = m.config.create_timeout_secs as i64 + 30;
+    let limit = lifecycle.config.create_timeout_secs as i64 + 30;
     for row in rows {
-        if !stalled(m, &row, limit) {
+        if !stalled(lifecycle, &row, limit) {
             continue;
         }
         tracing::warn!(session = %row.id, "finishing a termination that made no progress");
-        super::terminate::finish_termination(m, &row, true).await;
+        super::terminate::finish_termination(lifecycle, &row, true).await;
     }
 }
 
 /// No task is working on the session and it has not changed status for `limit` seconds.
-fn stalled(m: &Lifecycle, row: &bai_store::SessionRow, limit: i64) -> bool {
-    let launching = m
+fn stalled(lifecycle: &Lifecycle, row: &bai_store::SessionRow, limit: i64) -> bool {
+    let launching = lifecycle
         .launching
         .lock()
         .map(|s| s.contains(&row.id))

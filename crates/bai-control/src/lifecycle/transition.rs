@@ -30,7 +30,7 @@ impl From<TransitionError> for bai_core::Problem {
 /// Moves the session if it is still in `change.from`. Returns the updated row, or `None`
 /// when somebody else moved it first (the caller re-reads and decides).
 pub fn transition(
-    m: &Lifecycle,
+    lifecycle: &Lifecycle,
     id: Uuid,
     change: Change<'_>,
 ) -> Result<Option<SessionRow>, TransitionError> {
@@ -38,18 +38,23 @@ pub fn transition(
     bai_fault::transition(&change.from, &change.to, bai_fault::Side::Before);
     // The store's compare-and-set is the one door: it refuses what the state machine does
     // not allow.
-    let moved = m.store.cas_status(id, &change).map_err(|e| match e {
-        bai_store::StoreError::IllegalTransition { from, to } => TransitionError::Illegal(from, to),
-        e => TransitionError::Store(e),
-    })?;
+    let moved = lifecycle
+        .store
+        .cas_status(id, &change)
+        .map_err(|e| match e {
+            bai_store::StoreError::IllegalTransition { from, to } => {
+                TransitionError::Illegal(from, to)
+            }
+            e => TransitionError::Store(e),
+        })?;
     match moved {
         Some((row, events)) => {
             bai_fault::transition(&change.from, &change.to, bai_fault::Side::After);
             tracing::debug!(session = %id, from = %change.from, to = %change.to, reason = %change.reason, "transition");
-            m.bus.publish(events);
+            lifecycle.bus.publish(events);
             if change.from.occupies_resources() && !change.to.occupies_resources() {
                 // Resources were freed: queued sessions may fit now.
-                m.bus.wake_scheduler();
+                lifecycle.bus.wake_scheduler();
             }
             Ok(Some(row))
         }
@@ -59,9 +64,13 @@ pub fn transition(
 
 /// [`transition`] where the caller has nothing else to do about the outcome: a lost race is
 /// fine (someone else moved the session), an error is logged with what was attempted.
-pub fn transition_or_log(m: &Lifecycle, id: Uuid, change: Change<'_>) -> Option<SessionRow> {
+pub fn transition_or_log(
+    lifecycle: &Lifecycle,
+    id: Uuid,
+    change: Change<'_>,
+) -> Option<SessionRow> {
     let (from, to) = (change.from, change.to);
-    match transition(m, id, change) {
+    match transition(lifecycle, id, change) {
         Ok(row) => row,
         Err(e) => {
             tracing::error!(session = %id, %from, %to, error = %e, "status change failed");

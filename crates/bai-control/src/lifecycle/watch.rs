@@ -14,16 +14,16 @@ use futures::StreamExt;
 use std::sync::Arc;
 
 /// Consumes an agent's events for as long as the agent lives.
-pub fn spawn(m: Arc<Lifecycle>, agent: Arc<AgentHandle>) {
+pub fn spawn(lifecycle: Arc<Lifecycle>, agent: Arc<AgentHandle>) {
     tokio::spawn(async move {
         let mut events = agent.rpc.events();
         while let Some(ev) = events.next().await {
             match ev {
-                AgentEvent::KernelExited(exit) => handle_kernel_exit(&m, exit).await,
+                AgentEvent::KernelExited(exit) => handle_kernel_exit(&lifecycle, exit).await,
                 // Followed by the launch that asked for the pull (`pull.rs`).
                 AgentEvent::ImagePull { .. } => {}
                 AgentEvent::ImagesChanged { images } => {
-                    set_agent_images(&m, &agent.id, images);
+                    set_agent_images(&lifecycle, &agent.id, images);
                 }
             }
         }
@@ -33,14 +33,18 @@ pub fn spawn(m: Arc<Lifecycle>, agent: Arc<AgentHandle>) {
 
 /// Takes an agent's new image list (`AgentEvent::ImagesChanged`): the catalogue and the
 /// scheduler see it at once, and aliases of new images are registered.
-fn set_agent_images(m: &Lifecycle, agent_id: &str, images: Vec<bai_core::agent::ImageInfo>) {
-    let Some(a) = m.agents.get(agent_id) else {
+fn set_agent_images(
+    lifecycle: &Lifecycle,
+    agent_id: &str,
+    images: Vec<bai_core::agent::ImageInfo>,
+) {
+    let Some(a) = lifecycle.agents.get(agent_id) else {
         return;
     };
     a.set_images(images);
     let info = a.info();
     tracing::info!(agent = %agent_id, images = info.images.len(), "the agent's images changed");
-    if let Err(e) = crate::images::aliases::register(&m.store, &info) {
+    if let Err(e) = crate::images::aliases::register(&lifecycle.store, &info) {
         tracing::warn!(agent = %agent_id, error = %e, "cannot register image aliases");
     }
 }
@@ -63,16 +67,16 @@ pub fn exit_reason(ty: SessionType, exit: &KernelExit) -> (Reason, SessionResult
 /// Takes a kernel's end. When the store cannot record it now (its disk is full, say), the
 /// exit is kept and tried again, less often each time, until the store answers: a session
 /// whose kernel ended is never left RUNNING.
-pub async fn handle_kernel_exit(m: &Arc<Lifecycle>, exit: KernelExit) {
-    let Err(e) = record_kernel_exit(m, &exit).await else {
+pub async fn handle_kernel_exit(lifecycle: &Arc<Lifecycle>, exit: KernelExit) {
+    let Err(e) = record_kernel_exit(lifecycle, &exit).await else {
         return;
     };
     tracing::warn!(kernel = %exit.kernel_id, error = %e, "cannot record a kernel's end now; trying again until the store answers");
-    let m = m.clone();
+    let lifecycle = lifecycle.clone();
     super::retry::until_done(move || {
-        let (m, exit) = (m.clone(), exit.clone());
+        let (lifecycle, exit) = (lifecycle.clone(), exit.clone());
         async move {
-            let done = record_kernel_exit(&m, &exit).await.is_ok();
+            let done = record_kernel_exit(&lifecycle, &exit).await.is_ok();
             if done {
                 tracing::info!(kernel = %exit.kernel_id, "a kernel's end recorded after all");
             }
@@ -83,18 +87,19 @@ pub async fn handle_kernel_exit(m: &Arc<Lifecycle>, exit: KernelExit) {
 
 /// [`handle_kernel_exit`] once; Err when the store failed (nothing was changed).
 async fn record_kernel_exit(
-    m: &Arc<Lifecycle>,
+    lifecycle: &Arc<Lifecycle>,
     exit: &KernelExit,
 ) -> Result<(), bai_store::StoreError> {
-    let Some(row) = m.store.session_by_kernel(exit.kernel_id)? else {
+    let Some(row) = lifecycle.store.session_by_kernel(exit.kernel_id)? else {
         tracing::warn!(kernel = %exit.kernel_id, "exit of an unknown kernel");
         return Ok(());
     };
     let main = exit.kernel_id == row.main_kernel_id;
     let kept = if main {
-        m.store.set_logs(row.id, &exit.logs)
+        lifecycle.store.set_logs(row.id, &exit.logs)
     } else {
-        m.store
+        lifecycle
+            .store
             .set_sub_kernel_exit(exit.kernel_id, exit.exit_code, &exit.logs)
     };
     if !exit.logs.is_empty()
@@ -108,16 +113,19 @@ async fn record_kernel_exit(
                 exit_reason(row.spec.session_type, exit)
             } else {
                 // A sub kernel has no command of its own: its end is a failure of the session.
-                (sub_exit_reason(m, &row, exit), SessionResult::Failure)
+                (
+                    sub_exit_reason(lifecycle, &row, exit),
+                    SessionResult::Failure,
+                )
             };
             let code = if main { exit.exit_code } else { None };
             let c = Change::new(row.state.status, S::Terminating, reason, "kernel-exit")
                 .events(&[E::SessionTerminating])
                 .result(result, code);
-            match transition(m, row.id, c) {
+            match transition(lifecycle, row.id, c) {
                 Ok(Some(row)) => {
                     // The agent already removed this container; the other kernels go now.
-                    finish_termination(m, &row, row.spec.cluster_size > 1).await;
+                    finish_termination(lifecycle, &row, row.spec.cluster_size > 1).await;
                 }
                 // Someone else moved it first.
                 Ok(None) => {}
@@ -128,7 +136,7 @@ async fn record_kernel_exit(
             }
         }
         s if s.is_creating() => {
-            if let Ok(mut early) = m.early_exits.lock() {
+            if let Ok(mut early) = lifecycle.early_exits.lock() {
                 early.insert(exit.kernel_id, exit.clone());
             }
         }
@@ -138,8 +146,12 @@ async fn record_kernel_exit(
 }
 
 /// Why a session ends when one of its sub kernels ended: the kernel named, and how.
-fn sub_exit_reason(m: &Lifecycle, row: &bai_store::SessionRow, exit: &KernelExit) -> Reason {
-    let host = super::kernels::kernel_ids(m, row)
+fn sub_exit_reason(
+    lifecycle: &Lifecycle,
+    row: &bai_store::SessionRow,
+    exit: &KernelExit,
+) -> Reason {
+    let host = super::kernels::kernel_ids(lifecycle, row)
         .iter()
         .position(|k| *k == exit.kernel_id)
         .map(|i| format!("sub{i}"))

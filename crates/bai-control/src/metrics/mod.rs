@@ -35,8 +35,8 @@ pub struct Metrics {
     pub store_read: AtomicHistogram,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+fn lock<T>(lock: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    lock.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Metrics {
@@ -73,9 +73,9 @@ impl Metrics {
 }
 
 /// Times `f` as the store operation `op`.
-pub fn timed<T>(m: &Metrics, op: &'static str, f: impl FnOnce() -> T) -> T {
+pub fn timed<T>(metrics: &Metrics, op: &'static str, f: impl FnOnce() -> T) -> T {
     let t = std::time::Instant::now();
     let out = f();
-    m.store(op, t.elapsed().as_secs_f64());
+    metrics.store(op, t.elapsed().as_secs_f64());
     out
 }

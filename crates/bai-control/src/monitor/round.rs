@@ -10,12 +10,16 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// One round: read every running session's counters, then judge each.
-pub async fn round(m: &Arc<Monitor>) {
-    let Ok(rows) = m.readings.store.sessions_in(&[S::Running]) else {
+pub async fn round(monitor: &Arc<Monitor>) {
+    let Ok(rows) = monitor.readings.store.sessions_in(&[S::Running]) else {
         return;
     };
     let readings = futures::future::join_all(rows.iter().map(|row| {
-        let agent = row.state.agent_id.as_deref().and_then(|a| m.agents.get(a));
+        let agent = row
+            .state
+            .agent_id
+            .as_deref()
+            .and_then(|a| monitor.agents.get(a));
         let kernel = row.main_kernel_id;
         async move {
             match agent {
@@ -27,12 +31,13 @@ pub async fn round(m: &Arc<Monitor>) {
     .await;
     for (row, reading) in rows.iter().zip(readings) {
         if let Some(r) = reading {
-            m.readings
+            monitor
+                .readings
                 .stats
                 .record(row.id, &row.spec.requested_slots, r);
         }
     }
-    forget_ended(&m.readings, &rows);
+    forget_ended(&monitor.readings, &rows);
     let now = now_ms();
     let mut policies: HashMap<String, bai_store::PolicyRow> = HashMap::new();
     for row in &rows {
@@ -42,29 +47,31 @@ pub async fn round(m: &Arc<Monitor>) {
         let policy = policies
             .entry(row.spec.access_key.clone())
             .or_insert_with(|| {
-                m.readings
+                monitor
+                    .readings
                     .store
                     .policy_of(&row.spec.access_key)
                     .unwrap_or_default()
             })
             .clone();
-        let Some(verdict) = judge(&m.readings, row, since, &policy, now)
+        let Some(verdict) = judge(&monitor.readings, row, since, &policy, now)
             .into_iter()
             .find(|r| r.idle)
         else {
             continue;
         };
         // The readings took a while: the session may be ending already.
-        if !matches!(m.readings.store.session(row.id), Ok(Some(r)) if r.state.status == S::Running)
+        if !matches!(monitor.readings.store.session(row.id), Ok(Some(r)) if r.state.status == S::Running)
         {
             continue;
         }
         let reason = verdict.checker.reason();
         tracing::info!(session = %row.id, name = %row.name, checker = verdict.checker.as_str(), %reason, "idle checker ends a session");
-        let m = m.clone();
+        let monitor = monitor.clone();
         let id = row.id;
         tokio::spawn(async move {
-            if let Err(e) = terminate(&m.lifecycle, id, reason, SessionResult::Failure).await {
+            if let Err(e) = terminate(&monitor.lifecycle, id, reason, SessionResult::Failure).await
+            {
                 tracing::error!(session = %id, error = %e, "idle termination failed");
             }
         });
@@ -72,13 +79,13 @@ pub async fn round(m: &Arc<Monitor>) {
 }
 
 /// Runs [`round`] every interval, for good.
-pub fn spawn(m: Arc<Monitor>) {
+pub fn spawn(monitor: Arc<Monitor>) {
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(m.readings.config.interval);
+        let mut tick = tokio::time::interval(monitor.readings.config.interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            round(&m).await;
+            round(&monitor).await;
         }
     });
 }

@@ -14,18 +14,18 @@ fn no_agent(id: &str) -> Problem {
 
 /// A new join token for `group` (which must exist). The token is returned once.
 pub fn create_token(
-    m: &Remote,
+    remote: &Remote,
     group: &str,
     created_by: &str,
 ) -> Result<(JoinToken, AgentTokenRow), Problem> {
-    let Some(fingerprint) = m.fingerprint() else {
+    let Some(fingerprint) = remote.fingerprint() else {
         return Err(Problem::conflict(
             "no-agent-listener",
             "Remote agents are off",
             "this manager does not listen for remote agents (start it with --agent-listen)",
         ));
     };
-    if m.store.resource_group(group)?.is_none() {
+    if remote.store.resource_group(group)?.is_none() {
         return Err(Problem::invalid(format!(
             "there is no resource group {group:?} (create it first: bai admin resource-group create)"
         )));
@@ -39,23 +39,23 @@ pub fn create_token(
         created_at: String::new(),
         revoked_at: None,
     };
-    m.store.insert_agent_token(&row)?;
-    let row = m.store.agent_token(&token.id)?.unwrap_or(row);
+    remote.store.insert_agent_token(&row)?;
+    let row = remote.store.agent_token(&token.id)?.unwrap_or(row);
     tracing::info!(token = %token.id, group, by = created_by, "join token created");
     Ok((token, row))
 }
 
 /// Revokes a token and disconnects the agents it admitted. Returns how many were connected.
-pub fn revoke_token(m: &Remote, id: &str) -> Result<usize, Problem> {
-    if m.store.agent_token(id)?.is_none() {
+pub fn revoke_token(remote: &Remote, id: &str) -> Result<usize, Problem> {
+    if remote.store.agent_token(id)?.is_none() {
         return Err(Problem::not_found(
             "agent-token",
             format!("there is no join token {id:?}"),
         ));
     }
-    m.store.revoke_agent_token(id)?;
+    remote.store.revoke_agent_token(id)?;
     let mut n = 0;
-    for h in m.agents.all() {
+    for h in remote.agents.all() {
         if let Some(slot) = &h.remote
             && slot
                 .token_id
@@ -75,9 +75,9 @@ pub fn revoke_token(m: &Remote, id: &str) -> Result<usize, Problem> {
 }
 
 /// Drains (no new sessions) or undrains an agent; kept across restarts.
-pub fn set_drained(m: &Remote, id: &str, drained: bool) -> Result<(), Problem> {
-    let h = m.agents.get(id).ok_or_else(|| no_agent(id))?;
-    if m.store.agent_row(id)?.is_none() {
+pub fn set_drained(remote: &Remote, id: &str, drained: bool) -> Result<(), Problem> {
+    let h = remote.agents.get(id).ok_or_else(|| no_agent(id))?;
+    if remote.store.agent_row(id)?.is_none() {
         // An agent inside the manager's process gets a row for its flag.
         let info = h.info();
         let row = AgentRow {
@@ -91,25 +91,25 @@ pub fn set_drained(m: &Remote, id: &str, drained: bool) -> Result<(), Problem> {
             first_seen: String::new(),
             last_seen: String::new(),
         };
-        m.store.upsert_agent(&row)?;
+        remote.store.upsert_agent(&row)?;
     }
-    m.store.set_agent_drained(id, drained)?;
+    remote.store.set_agent_drained(id, drained)?;
     h.drained.store(drained, Ordering::Relaxed);
-    m.bus.wake_scheduler();
+    remote.bus.wake_scheduler();
     tracing::info!(agent = id, drained, "agent drain changed");
     Ok(())
 }
 
 /// Forgets a remote agent that holds no sessions (drain it and let them end, or wait until
 /// it is gone). It may join again later with a valid token, as a new agent.
-pub fn remove_agent(m: &Remote, id: &str) -> Result<(), Problem> {
-    let h = m.agents.get(id).ok_or_else(|| no_agent(id))?;
+pub fn remove_agent(remote: &Remote, id: &str) -> Result<(), Problem> {
+    let h = remote.agents.get(id).ok_or_else(|| no_agent(id))?;
     let Some(slot) = h.remote.clone() else {
         return Err(Problem::invalid(format!(
             "agent {id:?} runs inside the manager; stop baid to remove it"
         )));
     };
-    let held = m.store.sessions_on(id)?.len();
+    let held = remote.store.sessions_on(id)?.len();
     if held > 0 {
         return Err(Problem::conflict(
             "agent-busy",
@@ -121,8 +121,8 @@ pub fn remove_agent(m: &Remote, id: &str) -> Result<(), Problem> {
     }
     slot.disconnect();
     slot.shared.close_listeners();
-    m.agents.remove(id);
-    m.store.delete_agent(id)?;
+    remote.agents.remove(id);
+    remote.store.delete_agent(id)?;
     tracing::warn!(agent = id, "agent removed");
     Ok(())
 }

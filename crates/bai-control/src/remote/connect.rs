@@ -19,16 +19,16 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 /// The registry's handle for a remote agent: the one it had, or a new one (watched for
 /// its kernels' exits from now on).
-pub fn handle_for(m: &Arc<Remote>, id: &str, info: AgentInfo) -> Arc<AgentHandle> {
-    if let Some(h) = m.agents.get(id)
+pub fn handle_for(remote: &Arc<Remote>, id: &str, info: AgentInfo) -> Arc<AgentHandle> {
+    if let Some(h) = remote.agents.get(id)
         && h.remote.is_some()
     {
         return h;
     }
-    let shared =
-        RemoteShared::new(id, m.tunnels.clone()).with_retry_window(m.config.agent_lost_after);
-    let slot = Arc::new(AgentSlot::new(shared, m.config.agent_lost_after));
-    let drained = m
+    let shared = RemoteShared::new(id, remote.tunnels.clone())
+        .with_retry_window(remote.config.agent_lost_after);
+    let slot = Arc::new(AgentSlot::new(shared, remote.config.agent_lost_after));
+    let drained = remote
         .store
         .agent_row(id)
         .ok()
@@ -42,16 +42,16 @@ pub fn handle_for(m: &Arc<Remote>, id: &str, info: AgentInfo) -> Arc<AgentHandle
         drained: AtomicBool::new(drained),
         remote: Some(slot),
     });
-    m.agents.add(h.clone());
-    lifecycle::watch::spawn(m.lifecycle.clone(), h.clone());
+    remote.agents.add(h.clone());
+    lifecycle::watch::spawn(remote.lifecycle.clone(), h.clone());
     h
 }
 
 /// Handles for the remote agents the database knows, disconnected until they dial in (at
 /// start: their sessions are neither touched nor rescheduled before they come back or
 /// are gone).
-pub fn restore(m: &Arc<Remote>) {
-    let rows = match m.store.agent_rows() {
+pub fn restore(remote: &Arc<Remote>) {
+    let rows = match remote.store.agent_rows() {
         Ok(r) => r,
         Err(e) => {
             tracing::error!(error = %e, "cannot read the known agents");
@@ -64,7 +64,7 @@ pub fn restore(m: &Arc<Remote>) {
             .as_deref()
             .and_then(|i| serde_json::from_str::<AgentInfo>(i).ok())
             .unwrap_or_else(|| empty_info(&row.id, &row.scaling_group));
-        let h = handle_for(m, &row.id, info);
+        let h = handle_for(remote, &row.id, info);
         if let Some(slot) = &h.remote {
             *slot.address.write().unwrap_or_else(|p| p.into_inner()) = row.address.clone();
             *slot.token_id.write().unwrap_or_else(|p| p.into_inner()) = row.token_id.clone();
@@ -90,7 +90,7 @@ fn empty_info(id: &str, group: &str) -> AgentInfo {
 
 /// Serves an admitted control connection until it ends.
 pub async fn connected<IO>(
-    m: &Arc<Remote>,
+    remote: &Arc<Remote>,
     io: IO,
     hello: Hello,
     peer: SocketAddr,
@@ -103,7 +103,7 @@ pub async fn connected<IO>(
     // The handle first (not schedulable before its link is attached), so the link's
     // events and heartbeats go where the registry looks.
     let h = handle_for(
-        m,
+        remote,
         &hello.agent_id,
         empty_info(&hello.agent_id, &token.scaling_group),
     );
@@ -111,10 +111,10 @@ pub async fn connected<IO>(
         link.close();
         return;
     };
-    let remote = RemoteAgent::new(link.clone(), inbound, slot.shared.clone());
+    let agent = RemoteAgent::new(link.clone(), inbound, slot.shared.clone());
     let mut info = match tokio::time::timeout(
         keepalive * 3,
-        bai_core::agent::AgentRpc::info(&remote),
+        bai_core::agent::AgentRpc::info(&agent),
     )
     .await
     {
@@ -128,7 +128,7 @@ pub async fn connected<IO>(
     info.scaling_group = token.scaling_group.clone();
     *h.info.write().unwrap_or_else(|p| p.into_inner()) = info.clone();
     slot.attach(
-        remote,
+        agent,
         peer.to_string(),
         token.id.clone(),
         hello.version.clone(),
@@ -145,10 +145,10 @@ pub async fn connected<IO>(
         first_seen: String::new(),
         last_seen: String::new(),
     };
-    if let Err(e) = crate::images::aliases::register(&m.store, &info) {
+    if let Err(e) = crate::images::aliases::register(&remote.store, &info) {
         tracing::warn!(agent = %h.id, error = %e, "cannot register the agent's image aliases");
     }
-    if let Err(e) = m.store.upsert_agent(&row) {
+    if let Err(e) = remote.store.upsert_agent(&row) {
         tracing::error!(agent = %h.id, error = %e, "cannot record the agent");
     }
     tracing::info!(
@@ -157,16 +157,16 @@ pub async fn connected<IO>(
         images = info.images.len(), was_gone,
         "agent connected"
     );
-    if let Err(e) = lifecycle::reconcile::reconcile_agent(&m.lifecycle, &h).await {
+    if let Err(e) = lifecycle::reconcile::reconcile_agent(&remote.lifecycle, &h).await {
         tracing::warn!(agent = %h.id, error = %e, "reconciling the agent failed; it is tried again when it reconnects");
     }
-    m.bus.wake_scheduler();
-    let m = m.clone();
+    remote.bus.wake_scheduler();
+    let remote = remote.clone();
     tokio::spawn(async move {
         link.closed().await;
         if !slot.connected() {
             tracing::warn!(agent = %h.id, "agent disconnected; nothing new is placed there");
         }
-        m.bus.wake_scheduler();
+        remote.bus.wake_scheduler();
     });
 }

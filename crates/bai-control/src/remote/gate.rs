@@ -39,7 +39,7 @@ pub fn valid_agent_id(id: &str) -> bool {
 
 /// Decides on a hello. A first join of a new id records the agent (with its credential's
 /// hash) at once, so two agents racing for one id cannot both win.
-pub fn admit(m: &Remote, h: &Hello, address: &str) -> Result<Admitted, Refused> {
+pub fn admit(remote: &Remote, h: &Hello, address: &str) -> Result<Admitted, Refused> {
     let db = |e: bai_store::StoreError| Refused {
         reason: format!("the manager cannot read its database: {e}"),
         retry: true,
@@ -51,7 +51,7 @@ pub fn admit(m: &Remote, h: &Hello, address: &str) -> Result<Admitted, Refused> 
             hello::PROTOCOL
         )));
     }
-    let token = match m.store.agent_token(&h.token_id).map_err(db)? {
+    let token = match remote.store.agent_token(&h.token_id).map_err(db)? {
         Some(t) if t.secret_hash == hash_secret(&h.token_secret) => t,
         _ => return Err(refused("the join token is not valid")),
     };
@@ -72,8 +72,8 @@ pub fn admit(m: &Remote, h: &Hello, address: &str) -> Result<Admitted, Refused> 
             token.scaling_group
         )));
     }
-    let known = m.store.agent_row(&h.agent_id).map_err(db)?;
-    let local = m
+    let known = remote.store.agent_row(&h.agent_id).map_err(db)?;
+    let local = remote
         .agents
         .get(&h.agent_id)
         .is_some_and(|a| a.remote.is_none());
@@ -115,7 +115,7 @@ pub fn admit(m: &Remote, h: &Hello, address: &str) -> Result<Admitted, Refused> 
                 first_seen: String::new(),
                 last_seen: String::new(),
             };
-            if !m.store.insert_agent(&row).map_err(db)? {
+            if !remote.store.insert_agent(&row).map_err(db)? {
                 return Err(Refused {
                     reason: format!("agent id {:?} was just taken; try again", h.agent_id),
                     retry: true,

@@ -17,14 +17,14 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-pub fn spawn(m: Arc<Remote>) {
-    let tick =
-        (m.config.agent_lost_after / 8).clamp(Duration::from_millis(100), Duration::from_secs(5));
+pub fn spawn(remote: Arc<Remote>) {
+    let tick = (remote.config.agent_lost_after / 8)
+        .clamp(Duration::from_millis(100), Duration::from_secs(5));
     tokio::spawn(async move {
         let mut seen: HashMap<String, AgentStatus> = HashMap::new();
         loop {
             tokio::time::sleep(tick).await;
-            for h in m.agents.all() {
+            for h in remote.agents.all() {
                 let Some(slot) = h.remote.clone() else {
                     continue;
                 };
@@ -39,14 +39,14 @@ pub fn spawn(m: Arc<Remote>) {
                         slot.disconnect();
                     }
                     let silent = slot.silent_for();
-                    if silent >= m.config.agent_gone_after {
+                    if silent >= remote.config.agent_gone_after {
                         if !slot.gone.swap(true, Ordering::Relaxed) {
                             tracing::warn!(agent = %h.id, secs = silent.as_secs(), "agent gone; its sessions end");
-                            end_sessions(&m, &h, silent).await;
+                            end_sessions(&remote, &h, silent).await;
                             slot.shared.close_listeners();
                         }
                     } else if before != Some(AgentStatus::Lost) {
-                        degrade_sessions(&m, &h, silent);
+                        degrade_sessions(&remote, &h, silent);
                     }
                 }
             }
@@ -54,8 +54,8 @@ pub fn spawn(m: Arc<Remote>) {
     });
 }
 
-fn sessions_on(m: &Remote, agent: &str) -> Vec<bai_store::SessionRow> {
-    match m.store.sessions_on(agent) {
+fn sessions_on(remote: &Remote, agent: &str) -> Vec<bai_store::SessionRow> {
+    match remote.store.sessions_on(agent) {
         Ok(rows) => rows,
         Err(e) => {
             tracing::error!(error = %e, "cannot read the sessions");
@@ -66,10 +66,15 @@ fn sessions_on(m: &Remote, agent: &str) -> Vec<bai_store::SessionRow> {
 
 /// Why a session of a lost agent is degraded or ended; a cluster session's names the
 /// kernels that were on that agent.
-fn lost_reason(m: &Remote, row: &bai_store::SessionRow, agent: &str, silent: Duration) -> Reason {
+fn lost_reason(
+    remote: &Remote,
+    row: &bai_store::SessionRow,
+    agent: &str,
+    silent: Duration,
+) -> Reason {
     let mut why = format!("agent {agent} not heard from for {} s", silent.as_secs());
     if row.spec.cluster_size > 1 {
-        let there = kernels_on(m, row, agent);
+        let there = kernels_on(remote, row, agent);
         if !there.is_empty() {
             let word = if there.len() == 1 {
                 "kernel"
@@ -83,33 +88,33 @@ fn lost_reason(m: &Remote, row: &bai_store::SessionRow, agent: &str, silent: Dur
 }
 
 /// The hostnames of `row`'s kernels on `agent`.
-fn kernels_on(m: &Remote, row: &bai_store::SessionRow, agent: &str) -> Vec<String> {
-    crate::lifecycle::kernels::kernels_on(&m.lifecycle, row, agent)
+fn kernels_on(remote: &Remote, row: &bai_store::SessionRow, agent: &str) -> Vec<String> {
+    crate::lifecycle::kernels::kernels_on(&remote.lifecycle, row, agent)
         .into_iter()
         .map(|k| k.host)
         .collect()
 }
 
 /// Running sessions of a lost agent: RUNNING_DEGRADED, with the reason.
-fn degrade_sessions(m: &Arc<Remote>, h: &AgentHandle, silent: Duration) {
-    for row in sessions_on(m, &h.id) {
+fn degrade_sessions(remote: &Arc<Remote>, h: &AgentHandle, silent: Duration) {
+    for row in sessions_on(remote, &h.id) {
         if row.state.status == S::Running {
             let c = Change::new(
                 S::Running,
                 S::RunningDegraded,
-                lost_reason(m, &row, &h.id, silent),
+                lost_reason(remote, &row, &h.id, silent),
                 "agent-watch",
             );
-            transition_or_log(&m.lifecycle, row.id, c);
+            transition_or_log(&remote.lifecycle, row.id, c);
         }
     }
 }
 
 /// Sessions of a gone agent end with `agent-lost` (their kernels are not reachable to
 /// destroy; the agent removes them if it comes back).
-async fn end_sessions(m: &Arc<Remote>, h: &AgentHandle, silent: Duration) {
-    for row in sessions_on(m, &h.id) {
-        let reason = lost_reason(m, &row, &h.id, silent);
+async fn end_sessions(remote: &Arc<Remote>, h: &AgentHandle, silent: Duration) {
+    for row in sessions_on(remote, &h.id) {
+        let reason = lost_reason(remote, &row, &h.id, silent);
         // A cluster's kernels on other agents are destroyed; those on this one cannot be.
         let others = row.spec.cluster_size > 1;
         match row.state.status {
@@ -117,11 +122,11 @@ async fn end_sessions(m: &Arc<Remote>, h: &AgentHandle, silent: Duration) {
                 let c = Change::new(s, S::Terminating, reason, "agent-watch")
                     .events(&[E::SessionTerminating])
                     .result(SessionResult::Failure, None);
-                if let Ok(Some(row)) = transition(&m.lifecycle, row.id, c) {
-                    finish_termination(&m.lifecycle, &row, others).await;
+                if let Ok(Some(row)) = transition(&remote.lifecycle, row.id, c) {
+                    finish_termination(&remote.lifecycle, &row, others).await;
                 }
             }
-            S::Terminating => finish_termination(&m.lifecycle, &row, others).await,
+            S::Terminating => finish_termination(&remote.lifecycle, &row, others).await,
             // A launch in flight fails by itself (its agent is unreachable).
             _ => {}
         }

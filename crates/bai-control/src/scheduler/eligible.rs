@@ -21,12 +21,13 @@ pub struct Needs {
     pub in_registry: bool,
 }
 
-pub fn needs(m: &Scheduler, row: &PendingRow) -> Needs {
+pub fn needs(scheduler: &Scheduler, row: &PendingRow) -> Needs {
     let mut hosts: Vec<(String, String)> = row
         .mount_paths
         .iter()
         .filter_map(|p| {
-            m.storage
+            scheduler
+                .storage
                 .hosts()
                 .iter()
                 .find(|h| std::path::Path::new(p).starts_with(&h.root))
@@ -38,7 +39,7 @@ pub fn needs(m: &Scheduler, row: &PendingRow) -> Needs {
     Needs {
         image: row.image.clone(),
         hosts,
-        in_registry: m.registry.holds(&row.image),
+        in_registry: scheduler.registry.holds(&row.image),
     }
 }
 
@@ -129,7 +130,7 @@ pub struct Cache {
 impl Cache {
     pub fn get(
         &mut self,
-        m: &Scheduler,
+        scheduler: &Scheduler,
         group: &str,
         agents: &[Arc<AgentHandle>],
         row: &PendingRow,
@@ -138,12 +139,12 @@ impl Cache {
             if let Some(e) = self.by_image.get(&row.image) {
                 return e.clone();
             }
-            let n = needs(m, row);
+            let n = needs(scheduler, row);
             let e = eligible(group, agents, &n);
             self.by_image.insert(row.image.clone(), e.clone());
             return e;
         }
-        let n = needs(m, row);
+        let n = needs(scheduler, row);
         self.by_need
             .entry(n)
             .or_insert_with_key(|n| eligible(group, agents, n))

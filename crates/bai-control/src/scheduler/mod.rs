@@ -21,17 +21,19 @@ use std::time::Duration;
 use uuid::Uuid;
 
 /// Runs the scheduler loop forever.
-pub fn spawn(m: Arc<Scheduler>) {
+pub fn spawn(scheduler: Arc<Scheduler>) {
     tokio::spawn(async move {
-        let tick = Duration::from_millis(m.config.schedule_tick_ms);
+        let tick = Duration::from_millis(scheduler.config.schedule_tick_ms);
         loop {
             let started = std::time::Instant::now();
-            if let Err(e) = schedule_pass(&m) {
+            if let Err(e) = schedule_pass(&scheduler) {
                 tracing::error!(error = %e, "scheduling pass failed");
             }
-            m.metrics.scheduler_pass(started.elapsed().as_secs_f64());
+            scheduler
+                .metrics
+                .scheduler_pass(started.elapsed().as_secs_f64());
             // Explicit requeue: the next pass runs on a wake-up or after `tick`.
-            let _ = tokio::time::timeout(tick, m.bus.scheduler_woken()).await;
+            let _ = tokio::time::timeout(tick, scheduler.bus.scheduler_woken()).await;
         }
     });
 }
@@ -71,9 +73,11 @@ fn to_write(d: &Decision) -> PassWrite {
     }
 }
 
-pub fn schedule_pass(m: &Arc<Scheduler>) -> anyhow::Result<PassOutcome> {
+pub fn schedule_pass(scheduler: &Arc<Scheduler>) -> anyhow::Result<PassOutcome> {
     let mut out = PassOutcome::default();
-    let groups = crate::metrics::timed(&m.metrics, "snapshot", || snapshot::build(m))?;
+    let groups = crate::metrics::timed(&scheduler.metrics, "snapshot", || {
+        snapshot::build(scheduler)
+    })?;
     let now = chrono::Utc::now();
     let mut views: HashMap<Uuid, PendingInfo> = HashMap::new();
     for g in groups {
@@ -102,7 +106,10 @@ pub fn schedule_pass(m: &Arc<Scheduler>) -> anyhow::Result<PassOutcome> {
             });
         }
         let plan = {
-            let mut states = m.sched_state.lock().unwrap_or_else(|p| p.into_inner());
+            let mut states = scheduler
+                .sched_state
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
             let state = states.entry(g.row.name.clone()).or_default();
             bai_sched::schedule(&g.config, &snap, state)
         };
@@ -146,7 +153,7 @@ pub fn schedule_pass(m: &Arc<Scheduler>) -> anyhow::Result<PassOutcome> {
             if let PassWrite::Wait { info, .. } | PassWrite::Held { info, .. } = &write
                 && let Some(row) = g.rows.get(&d.id)
                 && row.status_info.as_deref() == Some(info.as_str())
-                && !m.history_due(d.id)
+                && !scheduler.history_due(d.id)
             {
                 out.waiting += 1;
                 continue;
@@ -166,25 +173,26 @@ pub fn schedule_pass(m: &Arc<Scheduler>) -> anyhow::Result<PassOutcome> {
             // The pass decided to place sessions and has written nothing (test builds only).
             bai_fault::point("pass:before-apply");
         }
-        let result =
-            crate::metrics::timed(&m.metrics, "apply_pass", || m.store.apply_pass(&entries))?;
+        let result = crate::metrics::timed(&scheduler.metrics, "apply_pass", || {
+            scheduler.store.apply_pass(&entries)
+        })?;
         if bai_fault::ARMED && !result.placed.is_empty() {
             // Sessions are SCHEDULED, none of their launches has begun (test builds only).
             bai_fault::point("pass:after-apply");
         }
         for (id, ev) in result.placed {
-            m.bus.publish(vec![ev]);
+            scheduler.bus.publish(vec![ev]);
             out.scheduled += 1;
-            if m.config.launch_disabled {
+            if scheduler.config.launch_disabled {
                 continue;
             }
-            match m.store.session(id)? {
-                Some(row) => launch::spawn(m.lifecycle.clone(), row),
+            match scheduler.store.session(id)? {
+                Some(row) => launch::spawn(scheduler.lifecycle.clone(), row),
                 None => tracing::error!(session = %id, "a placed session vanished"),
             }
         }
         for (_, events) in result.cancelled {
-            m.bus.publish(events);
+            scheduler.bus.publish(events);
             out.cancelled += 1;
         }
         out.waiting += entries
@@ -192,6 +200,9 @@ pub fn schedule_pass(m: &Arc<Scheduler>) -> anyhow::Result<PassOutcome> {
             .filter(|e| matches!(e.write, PassWrite::Wait { .. } | PassWrite::Held { .. }))
             .count();
     }
-    *m.pending_views.lock().unwrap_or_else(|p| p.into_inner()) = views;
+    *scheduler
+        .pending_views
+        .lock()
+        .unwrap_or_else(|p| p.into_inner()) = views;
     Ok(out)
 }

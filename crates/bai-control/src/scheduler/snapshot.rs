@@ -144,9 +144,9 @@ impl Occupancy {
 }
 
 /// Reads everything once and splits it by resource group.
-pub fn build(m: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
-    let pending = m.store.pending_queue()?;
-    let groups = m.store.resource_groups()?;
+pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
+    let pending = scheduler.store.pending_queue()?;
+    let groups = scheduler.store.resource_groups()?;
     if pending.is_empty() {
         return Ok(Vec::new());
     }
@@ -155,14 +155,14 @@ pub fn build(m: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
         by_owner: usage,
         by_agent: used_on,
         subs: placements,
-    } = Occupancy::read(&m.store)?;
+    } = Occupancy::read(&scheduler.store)?;
 
-    let policies = m.store.policies()?;
+    let policies = scheduler.store.policies()?;
     let policy_by_name: HashMap<&str, &bai_store::PolicyRow> =
         policies.iter().map(|p| (p.name.as_str(), p)).collect();
     let mut limits: HashMap<String, Limits> = HashMap::new();
     let mut lifetime_of: HashMap<String, i64> = HashMap::new();
-    for (ak, pname) in m.store.keypair_policies()? {
+    for (ak, pname) in scheduler.store.keypair_policies()? {
         let Some(p) = policy_by_name
             .get(pname.as_str())
             .or(policy_by_name.get("default"))
@@ -185,7 +185,7 @@ pub fn build(m: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
             if dependencies.contains_key(d) {
                 continue;
             }
-            let state = match m.store.session(*d)? {
+            let state = match scheduler.store.session(*d)? {
                 None => DepState::Missing,
                 Some(dep)
                     if dep.state.status == S::Terminated
@@ -200,7 +200,7 @@ pub fn build(m: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
         }
     }
 
-    let agents = m.agents.all();
+    let agents = scheduler.agents.all();
     let now = Utc::now();
     let mut out = Vec::new();
     for g in groups {
@@ -268,7 +268,7 @@ pub fn build(m: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
                 .filter(|r| r.scaling_group == g.name)
                 .map(|r| {
                     let mut w = workload(r);
-                    w.eligible = eligible.get(m, &g.name, &in_group, r);
+                    w.eligible = eligible.get(scheduler, &g.name, &in_group, r);
                     w
                 })
                 .collect(),

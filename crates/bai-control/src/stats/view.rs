@@ -24,16 +24,19 @@ pub(crate) fn running_since(row: &SessionRow) -> Option<i64> {
 
 /// Every checker's report on a running session, in checker order. Sessions that do not
 /// run get none.
-pub fn reports(m: &Readings, row: &SessionRow) -> Vec<Report> {
+pub fn reports(readings: &Readings, row: &SessionRow) -> Vec<Report> {
     let Some(since) = running_since(row).filter(|_| row.state.status == S::Running) else {
         return Vec::new();
     };
-    let policy = m.store.policy_of(&row.spec.access_key).unwrap_or_default();
-    judge(m, row, since, &policy, now_ms())
+    let policy = readings
+        .store
+        .policy_of(&row.spec.access_key)
+        .unwrap_or_default();
+    judge(readings, row, since, &policy, now_ms())
 }
 
 pub(crate) fn judge(
-    m: &Readings,
+    readings: &Readings,
     row: &SessionRow,
     running_since: i64,
     policy: &bai_store::PolicyRow,
@@ -43,7 +46,12 @@ pub(crate) fn judge(
     // A service's replicas are never reclaimed: the service decides how many run. A bare
     // inference session (made through the API, no service owns it) is checked as any other.
     if row.spec.session_type == SessionType::Inference
-        && m.store.route_of_session(row.id).ok().flatten().is_some()
+        && readings
+            .store
+            .route_of_session(row.id)
+            .ok()
+            .flatten()
+            .is_some()
     {
         return out;
     }
@@ -53,8 +61,8 @@ pub(crate) fn judge(
         now,
     ));
     // What happened before this manager started is not known: nobody is idle for it.
-    let since = running_since.max(m.started_ms);
-    let last_activity = m
+    let since = running_since.max(readings.started_ms);
+    let last_activity = readings
         .traffic
         .get(row.id)
         .map(|t| {
@@ -69,8 +77,8 @@ pub(crate) fn judge(
         now,
         row.spec.session_type == SessionType::Batch,
     ));
-    if let Some(cfg) = &m.config.utilization {
-        let samples = m.stats.samples(row.id);
+    if let Some(cfg) = &readings.config.utilization {
+        let samples = readings.stats.samples(row.id);
         let slots = &row.spec.requested_slots;
         out.push(idle::utilization(
             cfg,
@@ -91,12 +99,12 @@ pub(crate) fn judge(
 
 /// The session's recent use as the API shows it: the interval, the samples, and the
 /// cumulative counters of the last reading.
-pub fn stats(m: &Readings, row: &SessionRow) -> bai_api::sessions::Stats {
+pub fn stats(readings: &Readings, row: &SessionRow) -> bai_api::sessions::Stats {
     bai_api::sessions::Stats {
-        interval_secs: m.config.interval.as_secs_f64(),
-        samples: m.stats.samples(row.id),
-        counters: m.stats.last(row.id),
-        idle_checks: idle_checks(reports(m, row)),
+        interval_secs: readings.config.interval.as_secs_f64(),
+        samples: readings.stats.samples(row.id),
+        counters: readings.stats.last(row.id),
+        idle_checks: idle_checks(reports(readings, row)),
     }
 }
 
@@ -107,12 +115,12 @@ pub fn idle_checks(reports: Vec<Report>) -> std::collections::BTreeMap<Checker, 
 
 /// Backend.AI's `live_stat` of a kernel (a JSON text; metric → current, capacity, pct), from
 /// the last sample and reading; None before the second reading.
-pub fn live_stat(m: &Readings, row: &SessionRow) -> Option<String> {
-    live_stat_value(m, row).map(|v| v.to_string())
+pub fn live_stat(readings: &Readings, row: &SessionRow) -> Option<String> {
+    live_stat_value(readings, row).map(|v| v.to_string())
 }
 
-fn live_stat_value(m: &Readings, row: &SessionRow) -> Option<serde_json::Value> {
-    let (last, s) = m.stats.latest(row.id)?;
+fn live_stat_value(readings: &Readings, row: &SessionRow) -> Option<serde_json::Value> {
+    let (last, s) = readings.stats.latest(row.id)?;
     let cores = row.spec.requested_slots.cpu_milli as f64 / 1000.0;
     let v = serde_json::json!({
         "cpu_util": {"current": format!("{:.2}", s.cpu_util * cores), "capacity": format!("{:.2}", cores * 100.0), "pct": format!("{:.2}", s.cpu_util), "unit_hint": "percent"},
@@ -129,9 +137,9 @@ fn live_stat_value(m: &Readings, row: &SessionRow) -> Option<serde_json::Value> 
 /// What a session that ends leaves behind (Backend.AI's `last_stat`, a JSON text): its last
 /// `live_stat` metrics, when there were two readings, and the traffic through its proxies
 /// under `network`. None when nothing was measured.
-pub fn last_stat(m: &Readings, row: &SessionRow) -> Option<String> {
-    let mut v = live_stat_value(m, row).unwrap_or_else(|| serde_json::json!({}));
-    if let Some(t) = m.traffic.get(row.id) {
+pub fn last_stat(readings: &Readings, row: &SessionRow) -> Option<String> {
+    let mut v = live_stat_value(readings, row).unwrap_or_else(|| serde_json::json!({}));
+    if let Some(t) = readings.traffic.get(row.id) {
         v["network"] = serde_json::to_value(t.network()).unwrap_or_default();
     }
     (v.as_object().is_some_and(|o| !o.is_empty())).then(|| v.to_string())
@@ -139,37 +147,37 @@ pub fn last_stat(m: &Readings, row: &SessionRow) -> Option<String> {
 
 /// Keeps a session's last counters in the store, then forgets its series and traffic: an
 /// ended session holds no memory in the manager.
-pub fn keep_last_stat(m: &Readings, row: &SessionRow) {
-    if let Some(stat) = last_stat(m, row)
-        && let Err(e) = m.store.set_last_stat(row.id, &stat)
+pub fn keep_last_stat(readings: &Readings, row: &SessionRow) {
+    if let Some(stat) = last_stat(readings, row)
+        && let Err(e) = readings.store.set_last_stat(row.id, &stat)
     {
         tracing::warn!(session = %row.id, error = %e, "cannot keep the last stat");
     }
-    m.stats.forget(row.id);
-    m.traffic.forget(row.id);
+    readings.stats.forget(row.id);
+    readings.traffic.forget(row.id);
 }
 
 /// Drops the series and traffic of sessions that ended. `keep_last_stat` does that as a
 /// session terminates (a TERMINATING session keeps its series until then, for its
 /// `last_stat`); this catches the rest: sessions cancelled before they ran, or a manager
 /// restart mid-termination.
-pub(crate) fn forget_ended(m: &Readings, running: &[SessionRow]) {
-    let mut known = m.stats.sessions();
-    known.extend(m.traffic.sessions());
+pub(crate) fn forget_ended(readings: &Readings, running: &[SessionRow]) {
+    let mut known = readings.stats.sessions();
+    known.extend(readings.traffic.sessions());
     known.sort_unstable();
     known.dedup();
     for id in known {
         if running.iter().any(|r| r.id == id) {
             continue;
         }
-        let ended = match m.store.session(id) {
+        let ended = match readings.store.session(id) {
             Ok(Some(r)) => r.state.status.is_terminal(),
             Ok(None) => true,
             Err(_) => false,
         };
         if ended {
-            m.stats.forget(id);
-            m.traffic.forget(id);
+            readings.stats.forget(id);
+            readings.traffic.forget(id);
         }
     }
 }

@@ -25,11 +25,11 @@ use std::time::Duration;
 const WINDOW_SECS: f64 = 10.0;
 
 /// Starts the autoscaler.
-pub fn spawn(m: Arc<Serving>) {
+pub fn spawn(serving: Arc<Serving>) {
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(Duration::from_secs(1)).await;
-            if let Err(e) = round(&m) {
+            if let Err(e) = round(&serving) {
                 tracing::error!(error = %e, "autoscaling round failed");
             }
         }
@@ -37,12 +37,12 @@ pub fn spawn(m: Arc<Serving>) {
 }
 
 /// One round over every live service.
-pub fn round(m: &Serving) -> Result<(), bai_store::StoreError> {
-    for e in m.store.live_endpoints(None)? {
+pub fn round(serving: &Serving) -> Result<(), bai_store::StoreError> {
+    for e in serving.store.live_endpoints(None)? {
         if e.state.lifecycle != "created" {
             continue;
         }
-        let rows = m.store.rules_of(e.id)?;
+        let rows = serving.store.rules_of(e.id)?;
         if rows.is_empty() {
             continue;
         }
@@ -55,22 +55,26 @@ pub fn round(m: &Serving) -> Result<(), bai_store::StoreError> {
                 .cmp(&a.priority)
                 .then(a.created_at.cmp(&b.created_at))
         });
-        service(m, &e, &rules)?;
+        service(serving, &e, &rules)?;
     }
     Ok(())
 }
 
-fn service(m: &Serving, e: &EndpointRow, rules: &[Rule]) -> Result<(), bai_store::StoreError> {
-    let st = &m.autoscale;
+fn service(
+    serving: &Serving,
+    e: &EndpointRow,
+    rules: &[Rule],
+) -> Result<(), bai_store::StoreError> {
+    let st = &serving.autoscale;
     let now = st.started.elapsed().as_secs_f64();
-    let routes = m.store.routes_of(e.id)?;
+    let routes = serving.store.routes_of(e.id)?;
     let healthy: Vec<_> = routes.iter().filter(|r| r.status == rs::HEALTHY).collect();
     let n = healthy.len().max(1) as f64;
     // The endpoint's counters now, and the window behind them.
     let window: Vec<Reading> = {
         let mut all = lock(&st.readings);
         let w = all.entry(e.id).or_default();
-        if let Some(g) = m.existing_gateway(e.id) {
+        if let Some(g) = serving.existing_gateway(e.id) {
             let mut reading = Reading {
                 at: now,
                 inflight: 0,
@@ -115,7 +119,7 @@ fn service(m: &Serving, e: &EndpointRow, rules: &[Rule]) -> Result<(), bai_store
                 let values: Vec<f64> = healthy
                     .iter()
                     .filter_map(|r| r.session_id)
-                    .filter_map(|s| m.readings.stats.samples(s).last().cloned())
+                    .filter_map(|s| serving.readings.stats.samples(s).last().cloned())
                     .map(|x| if name == "mem" { x.mem } else { x.cpu_util })
                     .collect();
                 (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
@@ -145,9 +149,9 @@ fn service(m: &Serving, e: &EndpointRow, rules: &[Rule]) -> Result<(), bai_store
             lock(&st.notes).remove(&rule.id);
             continue;
         };
-        record(m, e, &d, &now_utc)?;
+        record(serving, e, &d, &now_utc)?;
         if d.applied {
-            apply(m, e, &d, &now_utc)?;
+            apply(serving, e, &d, &now_utc)?;
             break;
         }
     }
@@ -156,7 +160,7 @@ fn service(m: &Serving, e: &EndpointRow, rules: &[Rule]) -> Result<(), bai_store
 
 /// Records a firing (a repeated firing that changes nothing only once).
 fn record(
-    m: &Serving,
+    serving: &Serving,
     e: &EndpointRow,
     d: &Decision,
     at: &chrono::DateTime<chrono::Utc>,
@@ -167,16 +171,16 @@ fn record(
         d.note.split(';').next_back().unwrap_or("")
     );
     if !d.applied {
-        let mut notes = lock(&m.autoscale.notes);
+        let mut notes = lock(&serving.autoscale.notes);
         if notes.get(&d.rule_id) == Some(&key) {
             return Ok(());
         }
         notes.insert(d.rule_id, key);
     } else {
-        lock(&m.autoscale.notes).remove(&d.rule_id);
+        lock(&serving.autoscale.notes).remove(&d.rule_id);
     }
     let text = serde_json::to_string(d).unwrap_or_default();
-    m.store.insert_decision(
+    serving.store.insert_decision(
         e.id,
         &at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
         &text,
@@ -185,23 +189,23 @@ fn record(
 }
 
 fn apply(
-    m: &Serving,
+    serving: &Serving,
     e: &EndpointRow,
     d: &Decision,
     at: &chrono::DateTime<chrono::Utc>,
 ) -> Result<(), bai_store::StoreError> {
-    if !m.store.set_endpoint_replicas(e.id, d.to_replicas)? {
+    if !serving.store.set_endpoint_replicas(e.id, d.to_replicas)? {
         return Ok(());
     }
-    m.store.set_rule_triggered(
+    serving.store.set_rule_triggered(
         d.rule_id,
         &at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
     )?;
-    lock(&m.autoscale.changed).insert(e.id, *at);
+    lock(&serving.autoscale.changed).insert(e.id, *at);
     tracing::info!(
         service = %e.id, rule = %d.rule_id, from = d.from_replicas, to = d.to_replicas,
         note = %d.note, "autoscaled"
     );
-    m.wake.notify_one();
+    serving.wake.notify_one();
     Ok(())
 }

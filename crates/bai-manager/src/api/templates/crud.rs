@@ -33,22 +33,8 @@ pub async fn create(
     body: Bytes,
 ) -> ApiResult<Json<Vec<TemplateCreated>>> {
     let req: CreateTemplates = crate::api::typed_body(&body)?;
-    let (access_key, user_id) = match req.owner_access_key.as_deref() {
-        Some(ak) if ak != caller.access_key => {
-            if !caller.is_admin {
-                return Err(Problem::forbidden(
-                    "only administrators can store templates for another user (owner_access_key)",
-                )
-                .into());
-            }
-            let kp = m
-                .store
-                .keypair(ak)?
-                .ok_or_else(|| Problem::invalid(format!("no keypair with access key {ak:?}")))?;
-            (kp.access_key, kp.user_id)
-        }
-        _ => (caller.access_key.clone(), caller.user_id.clone()),
-    };
+    let (access_key, user_id) =
+        caller.owner(&m.store, req.owner_access_key.as_deref(), "store templates")?;
     let project = req.group.unwrap_or_else(|| "default".into());
     if !m.store.project_exists(&project)? {
         return Err(Problem::invalid(format!("project {project:?} does not exist")).into());

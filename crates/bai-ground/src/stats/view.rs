@@ -15,7 +15,7 @@ pub(crate) fn ms(t: &str) -> Option<i64> {
 }
 
 /// When the session started running, if it did.
-pub(crate) fn running_since(row: &SessionRow) -> Option<i64> {
+pub fn running_since(row: &SessionRow) -> Option<i64> {
     row.state
         .status_history
         .get(&bai_core::SessionStatus::Running)
@@ -35,7 +35,7 @@ pub fn reports(readings: &Readings, row: &SessionRow) -> Vec<Report> {
     judge(readings, row, since, &policy, now_ms())
 }
 
-pub(crate) fn judge(
+pub fn judge(
     readings: &Readings,
     row: &SessionRow,
     running_since: i64,
@@ -161,7 +161,7 @@ pub fn keep_last_stat(readings: &Readings, row: &SessionRow) {
 /// session terminates (a TERMINATING session keeps its series until then, for its
 /// `last_stat`); this catches the rest: sessions cancelled before they ran, or a manager
 /// restart mid-termination.
-pub(crate) fn forget_ended(readings: &Readings, running: &[SessionRow]) {
+pub fn forget_ended(readings: &Readings, running: &[SessionRow]) {
     let mut known = readings.stats.sessions();
     known.extend(readings.traffic.sessions());
     known.sort_unstable();

@@ -7,6 +7,7 @@
 //! committed file is not what the types make.
 #![forbid(unsafe_code)]
 
+pub mod body;
 pub mod check;
 pub mod folders;
 pub mod images;

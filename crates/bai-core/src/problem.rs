@@ -48,6 +48,19 @@ impl Problem {
         self
     }
 
+    /// `value` as JSON text: a value of the server's own that cannot be written is its bug
+    /// (500).
+    pub fn json_text<T: serde::Serialize>(value: &T) -> Result<String, Problem> {
+        serde_json::to_string(value)
+            .map_err(|e| Problem::internal(format!("cannot write a value as JSON: {e}")))
+    }
+
+    /// [`Problem::with_data`] of a typed value (none when it cannot be JSON).
+    pub fn with_data_of<T: serde::Serialize>(mut self, data: &T) -> Problem {
+        self.data = serde_json::to_value(data).ok();
+        self
+    }
+
     pub fn invalid(msg: impl Into<String>) -> Problem {
         Problem::new(400, "invalid-api-params", "Invalid API parameters.", msg)
             .with_code("api_generic_invalid-parameters")

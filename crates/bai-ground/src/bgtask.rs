@@ -3,7 +3,6 @@
 //! `bgtask_updated`, `bgtask_done`, `bgtask_failed` and `bgtask_cancelled` events. A late
 //! subscriber gets the last progress or the outcome at once; finished tasks are kept a while.
 
-use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -48,13 +47,13 @@ pub struct BgEvent {
 
 impl BgEvent {
     /// The event's data as Backend.AI's clients read it.
-    pub fn data(&self) -> Value {
-        json!({
-            "task_id": self.task_id.to_string(),
-            "message": self.message,
-            "current_progress": self.current_progress,
-            "total_progress": self.total_progress,
-        })
+    pub fn data(&self) -> bai_api::images::BgTaskEvent {
+        bai_api::images::BgTaskEvent {
+            task_id: self.task_id.to_string(),
+            message: self.message.clone(),
+            current_progress: self.current_progress,
+            total_progress: self.total_progress,
+        }
     }
 }
 

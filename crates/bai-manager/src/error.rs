@@ -26,6 +26,30 @@ impl From<bai_core::agent::AgentError> for ApiError {
     }
 }
 
+/// A task of the server's own that panicked or was cancelled: its failure (500).
+impl From<tokio::task::JoinError> for ApiError {
+    fn from(e: tokio::task::JoinError) -> Self {
+        ApiError(Problem::internal(format!(
+            "a task of the server failed: {e}"
+        )))
+    }
+}
+
+/// A response the server could not build (a header it made is invalid): its failure (500).
+impl From<axum::http::Error> for ApiError {
+    fn from(e: axum::http::Error) -> Self {
+        ApiError(Problem::internal(format!("cannot build the response: {e}")))
+    }
+}
+
+/// A file of the server's own it could not read (the client's own refusals are mapped
+/// where they happen): its failure (500).
+impl From<std::io::Error> for ApiError {
+    fn from(e: std::io::Error) -> Self {
+        ApiError(Problem::internal(e.to_string()))
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status =

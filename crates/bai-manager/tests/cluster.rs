@@ -8,9 +8,8 @@ mod support;
 use bai_agent::CreateStep;
 use bai_core::cluster::ClusterRole;
 use bai_core::status::SessionStatus as S;
-use bai_manager::lifecycle::create::plan;
 use serde_json::json;
-use support::{Harness, IMAGE};
+use support::{Harness, IMAGE, plan};
 
 fn cluster(size: u32, cpu: u32) -> serde_json::Value {
     json!({"clusterSize": size, "clusterMode": "single-node",

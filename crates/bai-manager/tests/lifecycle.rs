@@ -259,7 +259,7 @@ async fn reserved_environment_names_are_refused() {
         json!({"name": "envcheck", "image": support::IMAGE, "enqueueOnly": true,
                "config": {"resources": {"cpu": 1, "mem": "1g"}, "environ": env}})
     };
-    let refused = bai_manager::lifecycle::create::plan(
+    let refused = support::plan(
         &h.m.lifecycle,
         &h.user,
         &body(json!({"BAI_KRUNNER_SOCKET": "/tmp/x"})),
@@ -271,12 +271,8 @@ async fn reserved_environment_names_are_refused() {
         "{}",
         refused.msg
     );
-    let plan = bai_manager::lifecycle::create::plan(
-        &h.m.lifecycle,
-        &h.user,
-        &body(json!({"MY_BAI_THING": "1"})),
-    )
-    .expect("other names are fine");
+    let plan = support::plan(&h.m.lifecycle, &h.user, &body(json!({"MY_BAI_THING": "1"})))
+        .expect("other names are fine");
     assert_eq!(
         plan.session
             .spec

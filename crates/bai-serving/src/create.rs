@@ -4,25 +4,16 @@
 //! the owner can see, and its definition must parse; a wrong field is a 400 naming it.
 
 use super::definition::{self, Definition};
-use super::{MAX_REPLICAS, replica};
+use super::replica;
 use crate::identity::Caller;
 use crate::state::Serving;
 use bai_core::Problem;
 use bai_core::serving::ReplicaTemplate;
 use bai_store::{EndpointRow, EndpointSpec, EndpointState, VFolderRow};
 
-use bai_api::services::{NewService, canonical_service_body};
+use bai_api::services::{NewService, invalid_params};
 use bai_api::sessions::{CreateConfig, CreateRequest, SessionType};
-use serde_json::Value;
 use uuid::Uuid;
-
-fn invalid_params(msg: impl Into<String>) -> Problem {
-    Problem::invalid(msg).with_code("api_parsing_invalid-parameters")
-}
-
-fn field<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a Value> {
-    keys.iter().find_map(|k| v.get(*k)).filter(|v| !v.is_null())
-}
 
 /// A service name: 4–64 of letters, digits, `_` and `-`, starting and ending with a letter,
 /// digit or `_` (Backend.AI's `^\w[\w-]*\w$`).
@@ -41,24 +32,6 @@ pub fn check_name(name: &str) -> Result<(), Problem> {
             "name {name:?} is not a service name: use 4 to 64 letters, digits, '_' and '-', not starting or ending with '-'"
         )))
     }
-}
-
-/// The replica count of a body (`replicas`, `desired_session_count`, `desiredSessionCount`,
-/// or `to` for scaling): a whole number from 0 to [`MAX_REPLICAS`].
-pub fn replicas_of(body: &Value, keys: &[&str]) -> Result<u32, Problem> {
-    let v = field(body, keys)
-        .ok_or_else(|| invalid_params(format!("{} is required: how many replicas", keys[0])))?;
-    let n = v
-        .as_i64()
-        .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-        .ok_or_else(|| invalid_params(format!("{} {v} is not a whole number", keys[0])))?;
-    if n < 0 || n > i64::from(MAX_REPLICAS) {
-        return Err(invalid_params(format!(
-            "{} {n} is out of range: a service runs 0 to {MAX_REPLICAS} replicas",
-            keys[0]
-        )));
-    }
-    Ok(n as u32)
 }
 
 /// Refuses more replicas than the user's resource policy lets one service run
@@ -145,33 +118,9 @@ pub fn read_definition(
     )))
 }
 
-/// Reads a `POST /services` body in any spelling clients use; the fields every service
-/// needs are asked for by name, and a field that does not read is named.
-fn read_request(body: &Value) -> Result<NewService, Problem> {
-    if !body.is_object() {
-        return Err(invalid_params("the request body must be a JSON object"));
-    }
-    let body = canonical_service_body(body.clone());
-    let config = body.get("config");
-    if config.is_some_and(|c| !c.is_object()) {
-        return Err(invalid_params("config must be an object"));
-    }
-    // The count first: its own messages say what range it takes.
-    replicas_of(&body, &["replicas"])?;
-    if body.get("image").is_none() {
-        return Err(invalid_params("image is required: the image replicas run"));
-    }
-    if config.and_then(|c| c.get("model")).is_none() {
-        return Err(invalid_params(
-            "config.model is required: the model folder's name or id",
-        ));
-    }
-    bai_api::read::from_value(body).map_err(|e| invalid_params(e.to_string()))
-}
-
-/// Validates a `POST /services` body into a service row (not stored).
-pub fn plan(serving: &Serving, caller: &Caller, body: &Value) -> Result<EndpointRow, Problem> {
-    let req = read_request(body)?;
+/// Validates a `POST /services` request (read at the edge by
+/// `bai_api::services::read_new_service`) into a service row (not stored).
+pub fn plan(serving: &Serving, caller: &Caller, req: &NewService) -> Result<EndpointRow, Problem> {
     let config = &req.config;
     let name = match &req.name {
         Some(n) => n.clone(),
@@ -343,33 +292,13 @@ pub fn create(serving: &Serving, row: &EndpointRow) -> Result<EndpointRow, Probl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
-    fn names_and_counts_are_checked() {
+    fn names_are_checked() {
         assert!(check_name("svc-1").is_ok());
         assert!(check_name("_a_b").is_ok());
         assert!(check_name("ab").is_err());
         assert!(check_name("-abc").is_err());
         assert!(check_name("a.bc").is_err());
-        assert_eq!(
-            replicas_of(&json!({"replicas": 2}), &["replicas"]).unwrap(),
-            2
-        );
-        assert_eq!(
-            replicas_of(
-                &json!({"desiredSessionCount": "3"}),
-                &["replicas", "desiredSessionCount"]
-            )
-            .unwrap(),
-            3
-        );
-        let e = replicas_of(&json!({"replicas": 100}), &["replicas"]).unwrap_err();
-        assert_eq!(
-            e.error_code.as_deref(),
-            Some("api_parsing_invalid-parameters")
-        );
-        assert!(replicas_of(&json!({}), &["replicas"]).is_err());
-        assert!(replicas_of(&json!({"replicas": -1}), &["replicas"]).is_err());
     }
 }

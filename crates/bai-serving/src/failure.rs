@@ -10,11 +10,15 @@ use uuid::Uuid;
 
 /// Marks a route `failed_to_start` with its error, counts a retry and backs off.
 pub fn fail_route(serving: &Serving, e: &EndpointRow, route: Uuid, why: &str, src: &str) {
-    let error = serde_json::json!({"name": "RouteFailedToStart", "repr": why, "src": src});
+    let error = bai_api::services::RouteError {
+        name: "RouteFailedToStart".into(),
+        repr: why.into(),
+        src: src.into(),
+    };
     if let Err(err) =
         serving
             .store
-            .set_route_status(route, rs::FAILED_TO_START, Some(&error.to_string()))
+            .set_route_status(route, rs::FAILED_TO_START, Some(&error.to_text()))
     {
         tracing::error!(error = %err, "cannot mark a route failed");
     }

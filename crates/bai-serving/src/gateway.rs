@@ -361,12 +361,14 @@ async fn send(target: SocketAddr, req: Request<Body>) -> Result<Response<Body>, 
 }
 
 fn problem(status: StatusCode, kind: &str, msg: &str) -> Response<Body> {
-    let body = serde_json::json!({
-        "type": format!("https://api.backend.ai/probs/{kind}"),
-        "title": status.canonical_reason().unwrap_or("Error"),
-        "msg": msg,
-    });
-    let mut r = Response::new(Body::from(body.to_string()));
+    let body = bai_api::Problem {
+        kind: format!("https://api.backend.ai/probs/{kind}"),
+        title: status.canonical_reason().unwrap_or("Error").into(),
+        msg: msg.into(),
+        error_code: None,
+        data: None,
+    };
+    let mut r = Response::new(Body::from(serde_json::to_string(&body).unwrap_or_default()));
     *r.status_mut() = status;
     r.headers_mut().insert(
         header::CONTENT_TYPE,

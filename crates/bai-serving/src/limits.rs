@@ -4,5 +4,5 @@
 /// its errors are cleared, or a route becomes healthy).
 pub const MAX_RETRIES: u32 = 5;
 
-/// Replicas one service may ask for.
-pub const MAX_REPLICAS: u32 = 16;
+/// Replicas one service may ask for (a bound of the wire's bodies).
+pub use bai_api::services::MAX_REPLICAS;

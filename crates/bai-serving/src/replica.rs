@@ -12,7 +12,6 @@ use bai_core::resources::ResourceRequest;
 use bai_core::serving::ReplicaTemplate;
 use bai_core::{Problem, SessionName, SessionSpec, SessionType};
 use bai_store::{EndpointRow, RouteRow};
-use serde_json::json;
 use uuid::Uuid;
 
 /// The session name of a route.
@@ -101,8 +100,12 @@ pub fn start(serving: &Serving, e: &EndpointRow) -> Result<RouteRow, Problem> {
         }
         Err(p) => {
             route.status = route_status::FAILED_TO_START.into();
-            route.error =
-                Some(json!({"name": p.title, "repr": p.msg, "src": "create"}).to_string());
+            let error = bai_api::services::RouteError {
+                name: p.title.clone(),
+                repr: p.msg.clone(),
+                src: "create".into(),
+            };
+            route.error = Some(error.to_text());
             serving.store.insert_route(&route)?;
             tracing::warn!(service = %e.id, route = %route.id, error = %p.msg, "route could not start");
         }

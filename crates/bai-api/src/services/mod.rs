@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+mod read;
 mod rule_fields;
 mod spellings;
+pub use read::{MAX_REPLICAS, invalid_params, read_new_service, replicas_in};
 pub use rule_fields::{RuleFields, canonical_rule_props};
 pub use spellings::canonical_service_body;
 
@@ -198,6 +200,27 @@ pub struct ServiceSearch {
     pub limit: Option<u64>,
 }
 
+impl ServiceSearch {
+    fn name_filter(&self, op: &str) -> Option<&str> {
+        self.filter.as_ref()?.get("name")?.get(op)?.as_str()
+    }
+
+    /// `filter.name.equals`, when it is a text.
+    pub fn name_equals(&self) -> Option<&str> {
+        self.name_filter("equals")
+    }
+
+    /// `filter.name.contains` (or `i_contains`), lower-cased, when it is a text.
+    pub fn name_contains(&self) -> Option<String> {
+        self.filter
+            .as_ref()
+            .and_then(|f| f.get("name"))
+            .and_then(|n| n.get("contains").or_else(|| n.get("i_contains")))
+            .and_then(Value::as_str)
+            .map(str::to_lowercase)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Pagination {
     pub total: u64,
@@ -265,6 +288,24 @@ pub struct Success {
     pub success: bool,
 }
 
+/// Why a route failed to start, as its route keeps it (the `error` of [`ServiceError`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RouteError {
+    /// `RouteFailedToStart`, or the title of the problem that refused its session.
+    pub name: String,
+    /// What went wrong.
+    pub repr: String,
+    /// Where: `create`, `session` or `health-check`.
+    pub src: String,
+}
+
+impl RouteError {
+    /// As the route keeps it: JSON text.
+    pub fn to_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
 /// One route that failed to start.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ServiceError {
@@ -272,6 +313,19 @@ pub struct ServiceError {
     pub session_id: Option<String>,
     /// `{"name", "repr", "src"}`: what failed and where (`create`, `session`, `health-check`).
     pub error: Value,
+}
+
+impl ServiceError {
+    /// A failed route's error, from the JSON text its route keeps (`null` when none reads).
+    pub fn new(route_id: String, session_id: Option<String>, stored: Option<&str>) -> ServiceError {
+        ServiceError {
+            route_id,
+            session_id,
+            error: stored
+                .and_then(|x| serde_json::from_str::<Value>(x).ok())
+                .unwrap_or(Value::Null),
+        }
+    }
 }
 
 /// `GET /services/{id}/errors`.
@@ -399,6 +453,37 @@ pub struct Decision {
     pub applied: bool,
     /// Why: the comparison or the tracking, and when not applied, what stopped it.
     pub note: String,
+}
+
+impl Decision {
+    /// A decision as the autoscaler stored it (its JSON text, every field but `id` and
+    /// `at`); None when the text does not read.
+    pub fn from_stored(id: String, at: String, stored: &str) -> Option<Decision> {
+        #[derive(Deserialize)]
+        struct Stored {
+            rule_id: String,
+            metric_source: MetricSource,
+            metric_name: String,
+            value: Option<f64>,
+            from_replicas: u32,
+            to_replicas: u32,
+            applied: bool,
+            note: String,
+        }
+        let s: Stored = serde_json::from_str(stored).ok()?;
+        Some(Decision {
+            id,
+            at,
+            rule_id: s.rule_id,
+            metric_source: s.metric_source,
+            metric_name: s.metric_name,
+            value: s.value,
+            from_replicas: s.from_replicas,
+            to_replicas: s.to_replicas,
+            applied: s.applied,
+            note: s.note,
+        })
+    }
 }
 
 /// `GET /services/{id}/decisions`: newest first, at most 200.

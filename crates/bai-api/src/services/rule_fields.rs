@@ -141,6 +141,12 @@ impl RuleFields {
     pub fn read(props: Value) -> Result<RuleFields, ReadError> {
         from_value(canonical_rule_props(props))
     }
+
+    /// Reads a REST body of a rule; a field that does not read is named in the 400.
+    pub fn read_body(body: &[u8]) -> Result<RuleFields, bai_core::Problem> {
+        let body = crate::body::Fields::read(body)?.into_value();
+        RuleFields::read(body).map_err(|e| super::invalid_params(e.to_string()))
+    }
 }
 
 #[cfg(test)]

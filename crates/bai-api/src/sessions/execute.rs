@@ -22,6 +22,17 @@ pub struct ExecuteRequest {
     pub options: Option<serde_json::Value>,
 }
 
+impl ExecuteRequest {
+    /// `options.KEY` when it is a text (`batch`: `clean`, `build`, `exec`).
+    pub fn option(&self, key: &str) -> Option<String> {
+        self.options
+            .as_ref()
+            .and_then(|o| o.get(key))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+    }
+}
+
 /// A text where clients may send `null` for the empty one.
 fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     Option::<String>::deserialize(d).map(Option::unwrap_or_default)
@@ -31,6 +42,35 @@ fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Er
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ExecuteReply {
     pub result: ExecuteResult,
+}
+
+impl ExecuteResult {
+    /// Output since the last answer, and how the run stands (`finished` with its exit
+    /// code, or `continued`).
+    pub fn new(status: &str, console: Vec<(String, String)>, exit_code: Option<i32>) -> Self {
+        ExecuteResult {
+            run_id: None,
+            status: status.into(),
+            console,
+            exit_code,
+            options: None,
+            files: Vec::new(),
+            completions: None,
+        }
+    }
+
+    /// The run waits for a line of input (a password when `password`).
+    pub fn waiting_input(console: Vec<(String, String)>, password: bool) -> Self {
+        ExecuteResult {
+            options: Some(serde_json::json!({ "is_password": password })),
+            ..ExecuteResult::new("waiting-input", console, None)
+        }
+    }
+
+    /// One frame of the WebSocket stream: this result as JSON text.
+    pub fn frame(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
 }
 
 /// Output since the last answer, and how the run stands.

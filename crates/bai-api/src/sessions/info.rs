@@ -250,3 +250,43 @@ pub struct Kernel {
     /// A JSON text of the last use an ended session kept; null otherwise.
     pub last_stat: Option<String>,
 }
+
+/// The JSON texts some of these bodies carry (Backend.AI sends them as strings).
+pub mod text {
+    use super::Network;
+    use bai_core::ResourceSlots;
+
+    /// Slots held (`occupying_slots`, `occupied_slots`): `{}` for none.
+    pub fn slots(slots: Option<&ResourceSlots>) -> String {
+        slots.map_or_else(|| "{}".into(), |s| s.to_wire().to_string())
+    }
+
+    /// `resource_opts`: the shared memory.
+    pub fn resource_opts(shmem: u64) -> String {
+        serde_json::json!({ "shmem": shmem }).to_string()
+    }
+
+    /// `status_data`: the exit code.
+    pub fn status_data(exit_code: Option<i32>) -> String {
+        serde_json::json!({ "exit_code": exit_code }).to_string()
+    }
+
+    /// The app traffic an ended session kept in its `last_stat` text.
+    pub fn kept_network(last_stat: &str) -> Option<Network> {
+        let kept: serde_json::Value = serde_json::from_str(last_stat).ok()?;
+        serde_json::from_value(kept.get("network")?.clone()).ok()
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn the_texts_are_json() {
+            assert_eq!(super::slots(None), "{}");
+            assert_eq!(super::resource_opts(64), r#"{"shmem":64}"#);
+            assert_eq!(super::status_data(None), r#"{"exit_code":null}"#);
+            let n = super::kept_network(r#"{"network": {"rx_bytes": 1, "tx_bytes": 2}}"#)
+                .expect("kept");
+            assert_eq!((n.rx_bytes, n.tx_bytes), (1, 2));
+        }
+    }
+}

@@ -8,12 +8,15 @@ pub mod dotfiles;
 mod either;
 pub mod events;
 pub mod execute;
+mod from_template;
 pub mod gql;
 pub mod info;
+mod read_create;
 pub mod replies;
 pub mod spec;
 pub mod stats;
 pub mod status;
+mod template_payload;
 pub mod templates;
 pub mod web;
 
@@ -25,13 +28,16 @@ pub use create_spellings::canonical_create_body;
 pub use dotfiles::{DotfileAnswer, DotfileBody, DotfileDeleted, DotfileItem, DotfileStored};
 pub use events::{CloseData, EventData, EventName, SessionEventData};
 pub use execute::{ExecuteReply, ExecuteRequest, ExecuteResult};
+pub use from_template::TemplateCall;
 pub use gql::{
     GqlAnswer, GqlError, GqlRequest, ModifySessionArgs, ModifySessionInput, SchedulingHistoriesArgs,
 };
 pub use info::{Dependency, Kernel, MountMode, Network, PendingInfo, SessionInfo};
+pub use read_create::{CreateBody, read_create};
 pub use replies::{
     DependencyNode, Destroyed, DestroyedStats, FileListing, HistoryRecord, HistoryResult, Logs,
-    LogsResult, SchedulingHistory, StatusHistory, StepResult, SubStep,
+    LogsResult, SchedulingHistory, SessionMatch, SessionMatches, StatusHistory, StepResult,
+    SubStep,
 };
 pub use spec::SpecContext;
 pub use stats::{
@@ -39,6 +45,7 @@ pub use stats::{
     UtilizationExtra,
 };
 pub use status::{ClusterMode, CreateStatus, SessionResult, SessionStatus, SessionType};
+pub use template_payload::read_template_payload;
 pub use templates::{
     CreateFromTemplate, CreateTemplates, TaskTemplate, TemplateCreated, TemplateDone, TemplateGit,
     TemplateInfo, TemplateItem, TemplateListItem, UpdateTemplate,

@@ -20,6 +20,20 @@ pub struct LogsResult {
     pub logs: String,
 }
 
+/// The `data` of a 400 `too-many-sessions-matched`: the sessions a reference matched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SessionMatches {
+    pub matches: Vec<SessionMatch>,
+}
+
+/// One session a reference matched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SessionMatch {
+    pub id: String,
+    pub name: String,
+    pub status: String,
+}
+
 /// `DELETE /session/{reference}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Destroyed {

@@ -30,17 +30,13 @@ pub struct CreatePlan {
     pub idempotency: Option<super::idempotent::IdemKey>,
 }
 
-/// A `POST /session` body, made a spec ([`super::request::spec_of_body`]) and planned.
+/// A `POST /session` request, made a spec ([`super::request::spec_of`]) and planned.
 pub fn plan(
     lifecycle: &Lifecycle,
     caller: &Caller,
-    body: &serde_json::Value,
+    req: &bai_api::sessions::CreateRequest,
 ) -> Result<CreatePlan, Problem> {
-    plan_spec(
-        lifecycle,
-        caller,
-        &super::request::spec_of_body(lifecycle, body)?,
-    )
+    plan_spec(lifecycle, caller, &super::request::spec_of(lifecycle, req)?)
 }
 
 /// Checks a session request against what the server has (the owner, the image, the
@@ -347,7 +343,9 @@ pub fn create(lifecycle: &Lifecycle, plan: &CreatePlan) -> Result<Created, Probl
                 s.name
             ),
         )
-        .with_data(serde_json::json!({ "existingSessionId": existing.id.to_string() })));
+        .with_data_of(&bai_api::problem::ExistingSession {
+            existing_session_id: existing.id.to_string(),
+        }));
     }
     let key = plan
         .idempotency

@@ -7,7 +7,6 @@
 use super::Lifecycle;
 use bai_core::Problem;
 use bai_store::SessionRow;
-use sha2::{Digest, Sha256};
 
 /// The longest key accepted.
 pub const MAX_KEY_LEN: usize = 255;
@@ -29,18 +28,13 @@ impl IdemKey {
     }
 }
 
-/// Reads the `Idempotency-Key` header (None without one): 1 to 255 visible ASCII
-/// characters. The digest covers the request body as JSON, so key order and spacing do
-/// not matter.
-pub fn key_of(
-    headers: &axum::http::HeaderMap,
-    body: &serde_json::Value,
-) -> Result<Option<IdemKey>, Problem> {
-    let Some(raw) = headers.get("idempotency-key") else {
+/// Reads the `Idempotency-Key` header's value (None without one): 1 to 255 visible ASCII
+/// characters. `digest` is the request's (`bai_api::sessions::CreateBody::digest`).
+pub fn key_of(header: Option<&[u8]>, digest: &str) -> Result<Option<IdemKey>, Problem> {
+    let Some(raw) = header else {
         return Ok(None);
     };
-    let key = raw
-        .to_str()
+    let key = std::str::from_utf8(raw)
         .ok()
         .map(str::trim)
         .filter(|k| {
@@ -51,29 +45,10 @@ pub fn key_of(
                 "the Idempotency-Key header must be 1 to {MAX_KEY_LEN} visible ASCII characters"
             ))
         })?;
-    let canonical = serde_json::to_vec(&canonical(body)).unwrap_or_default();
     Ok(Some(IdemKey {
         key: key.to_string(),
-        digest: hex::encode(Sha256::digest(&canonical)),
+        digest: digest.to_string(),
     }))
-}
-
-/// `v` with every object's keys in sorted order (the map may keep insertion order).
-fn canonical(v: &serde_json::Value) -> serde_json::Value {
-    use serde_json::Value;
-    match v {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), canonical(&map[k])))
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
-        other => other.clone(),
-    }
 }
 
 /// The session `key` already made for `access_key`, if any; a 422 problem when the key
@@ -99,7 +74,9 @@ pub fn existing(
                 key.key
             ),
         )
-        .with_data(serde_json::json!({ "existingSessionId": id.to_string() })));
+        .with_data_of(&bai_api::problem::ExistingSession {
+            existing_session_id: id.to_string(),
+        }));
     }
     Ok(lifecycle.store.session(id)?)
 }
@@ -107,45 +84,16 @@ pub fn existing(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::{HeaderMap, HeaderValue};
-    use serde_json::json;
-
-    fn headers(key: &str) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        h.insert(
-            "idempotency-key",
-            HeaderValue::from_str(key).expect("value"),
-        );
-        h
-    }
 
     #[test]
-    fn the_digest_ignores_key_order_and_a_bad_key_is_refused() {
-        let a = key_of(
-            &headers("k1"),
-            &serde_json::from_str(r#"{"a": 1, "c": {"x": null, "y": [1]}, "b": 2}"#).expect("json"),
-        )
-        .expect("ok")
-        .expect("key");
-        let b = key_of(
-            &headers("k1"),
-            &serde_json::from_str(r#"{ "b": 2,  "a": 1, "c": {"y": [1], "x": null} }"#)
-                .expect("json"),
-        )
-        .expect("ok")
-        .expect("key");
-        assert_eq!(a, b);
-        let c = key_of(&headers("k1"), &json!({"a": 1, "b": 3}))
-            .expect("ok")
-            .expect("key");
-        assert_ne!(a.digest, c.digest);
-        assert_eq!(key_of(&HeaderMap::new(), &json!({})).expect("ok"), None);
-        assert_eq!(
-            key_of(&headers(&"x".repeat(256)), &json!({}))
-                .expect_err("too long")
-                .status,
-            400
-        );
+    fn a_key_is_kept_with_its_digest_and_a_bad_key_is_refused() {
+        let a = key_of(Some(b" k1 "), "d1").expect("ok").expect("key");
+        assert_eq!((a.key.as_str(), a.digest.as_str()), ("k1", "d1"));
+        assert_eq!(key_of(None, "d1").expect("ok"), None);
+        let long = "x".repeat(256);
+        for bad in [long.as_bytes(), b"", b"a b", "\u{e9}".as_bytes()] {
+            assert_eq!(key_of(Some(bad), "d").expect_err("refused").status, 400);
+        }
         assert_eq!(a.nth(2).key, "k1#2");
     }
 }

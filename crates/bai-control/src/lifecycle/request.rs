@@ -1,26 +1,11 @@
-//! A `POST /session` body becomes a [`SessionSpec`] here: read in any spelling, its preset
-//! looked up, then converted by `bai_api`'s pure [`CreateRequest::to_spec`].
+//! A `POST /session` request (read at the edge by `bai_api::sessions::read_create`) becomes a
+//! [`SessionSpec`] here: its preset looked up, then converted by `bai_api`'s pure
+//! [`CreateRequest::to_spec`].
 
 use super::Lifecycle;
 use bai_api::sessions::{CreateRequest, SpecContext};
 use bai_core::{Problem, ResourceSlots, SessionSpec};
 use bai_store::PresetRow;
-use serde_json::Value;
-
-/// Reads a `POST /session` body in any spelling clients use, naming a field that does not
-/// read.
-pub fn read_request(body: &Value) -> Result<CreateRequest, Problem> {
-    if !body.is_object() {
-        return Err(Problem::invalid("the request body must be a JSON object"));
-    }
-    let body = bai_api::sessions::canonical_create_body(body.clone());
-    if body.get("image").is_none() {
-        return Err(Problem::invalid(
-            "no image given: name an image or alias, e.g. `python`",
-        ));
-    }
-    bai_api::read::from_value(body).map_err(|e| Problem::invalid(e.to_string()))
-}
 
 /// The request as a spec, with the preset it names and this cluster's accelerators.
 pub fn spec_of(lifecycle: &Lifecycle, req: &CreateRequest) -> Result<SessionSpec, Problem> {
@@ -62,9 +47,4 @@ fn named_preset<'a>(
             }
         ),
     ))
-}
-
-/// A `POST /session` body as a spec.
-pub fn spec_of_body(lifecycle: &Lifecycle, body: &Value) -> Result<SessionSpec, Problem> {
-    spec_of(lifecycle, &read_request(body)?)
 }

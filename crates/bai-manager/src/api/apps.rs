@@ -231,7 +231,7 @@ async fn open_raw_tunnel(
     let ended = crate::proxy::session_end(&m.bus, t.session);
     tracing::info!(session = %t.session, app = %t.app, addr = %t.addr, mode = "raw", "tcp tunnel opened");
     tokio::spawn(raw_tunnel(on_upgrade, app, t.addr, traffic, ended));
-    Ok(super::raw::switching(bai_core::RAW_TUNNEL_UPGRADE, &[])?)
+    super::raw::switching(bai_core::RAW_TUNNEL_UPGRADE, &[])
 }
 
 /// Connects to the app, retrying while it starts.
@@ -431,8 +431,7 @@ pub async fn download(
             header::CONTENT_TYPE,
             format!("multipart/mixed; boundary={boundary}"),
         )
-        .body(Body::from(body))
-        .map_err(|e| Problem::internal(e.to_string()))?;
+        .body(Body::from(body))?;
     Ok(resp)
 }
 

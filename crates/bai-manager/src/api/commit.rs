@@ -15,10 +15,10 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
+use bai_api::body::Fields;
 use bai_api::images::{CommitStarted, CommitStatus, ImagifyStarted};
 use bai_core::Problem;
 use futures::Stream;
-use serde_json::Value;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -74,11 +74,8 @@ pub async fn commit_status(
 }
 
 /// Backend.AI's clients send the fields in the query (CLI) or a JSON body (web UI).
-fn field(body: &Value, q: &HashMap<String, String>, key: &str) -> Option<String> {
-    body.get(key)
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .or_else(|| q.get(key).cloned())
+fn field(body: &Fields, q: &HashMap<String, String>, key: &str) -> Option<String> {
+    body.text(key).or_else(|| q.get(key).cloned())
 }
 
 pub async fn imagify(
@@ -88,7 +85,7 @@ pub async fn imagify(
     Query(q): Query<HashMap<String, String>>,
     body: Bytes,
 ) -> ApiResult<Json<ImagifyStarted>> {
-    let body = super::json_body(body.trim_ascii())?;
+    let body = Fields::read(body.trim_ascii())?;
     let row = visible_session(&m, &caller, &reference)?;
     let name = field(&body, &q, "image_name")
         .ok_or_else(|| Problem::invalid("image_name is required: the new image's name"))?;
@@ -111,7 +108,7 @@ type Tx = tokio::sync::mpsc::Sender<Result<Event, Infallible>>;
 async fn forward(tx: &Tx, ev: &BgEvent) -> bool {
     let sse = Event::default()
         .event(ev.kind.as_str())
-        .data(ev.data().to_string());
+        .data(serde_json::to_string(&ev.data()).unwrap_or_default());
     if tx.send(Ok(sse)).await.is_err() {
         return false;
     }

@@ -139,12 +139,8 @@ pub async fn delete(
     body: Bytes,
 ) -> ApiResult<Json<DotfileDeleted>> {
     // The path and owner may come in the query (the official client) or a JSON body.
-    let b = crate::api::json_body(&body)?;
-    let field = |k: &str| {
-        q.get(k)
-            .cloned()
-            .or_else(|| b.get(k).and_then(|v| v.as_str()).map(str::to_string))
-    };
+    let b = bai_api::body::Fields::read(&body)?;
+    let field = |k: &str| q.get(k).cloned().or_else(|| b.text(k));
     let user = owner(&m, &caller, field("owner_access_key").as_deref())?;
     let raw = field("path").ok_or_else(|| Problem::invalid("give the dotfile's path (path=…)"))?;
     let path = dotfile::parse_path(&raw).map_err(invalid)?;

@@ -11,12 +11,11 @@ use axum::Extension;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
 use axum::response::Response;
-use bai_api::sessions::ExecuteRequest;
+use bai_api::sessions::{ExecuteRequest, ExecuteResult};
 use bai_core::Problem;
 use bai_core::agent::{ExecEvent, ExecRequest};
 use bai_core::status::SessionStatus;
 use futures::{SinkExt, StreamExt};
-use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 use uuid::Uuid;
@@ -52,13 +51,7 @@ pub fn runs_code(m: &Manager, row: &bai_store::SessionRow) -> Result<Arc<AgentHa
 /// The execution a request asks for (`mode` absent: `query`).
 pub fn parse_request(r: &ExecuteRequest) -> Result<ExecRequest, String> {
     let code = r.code.clone();
-    let opt = |k: &str| {
-        r.options
-            .as_ref()
-            .and_then(|o| o.get(k))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
+    let opt = |k: &str| r.option(k);
     match r.mode.as_deref().unwrap_or("query") {
         "query" => Ok(ExecRequest::Query { code }),
         "batch" => Ok(ExecRequest::Batch {
@@ -83,22 +76,22 @@ impl Console {
             _ => self.0.push((kind.to_string(), text)),
         }
     }
-    fn take(&mut self) -> Value {
-        Value::Array(
-            std::mem::take(&mut self.0)
-                .into_iter()
-                .map(|(k, t)| json!([k, t]))
-                .collect(),
-        )
+    fn take(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.0)
     }
 }
 
-fn frame(status: &str, console: Value, exit: Option<i32>, options: Value) -> Message {
-    Message::Text(
-        json!({"status": status, "console": console, "exitCode": exit, "options": options, "files": []})
-            .to_string()
-            .into(),
-    )
+fn frame(result: ExecuteResult) -> Message {
+    Message::Text(result.frame().into())
+}
+
+/// The one frame of a run that could not start.
+fn refused(why: String) -> Message {
+    frame(ExecuteResult::new(
+        "finished",
+        vec![("stderr".into(), why)],
+        Some(1),
+    ))
 }
 
 /// Serves one execution; the code, input and output bytes count as the session's network
@@ -118,20 +111,14 @@ async fn serve(
         }
     };
     traffic.add(first.len() as u64, 0);
-    let req = match serde_json::from_str::<Value>(&first)
-        .map_err(|e| e.to_string())
-        .and_then(|v| bai_api::read::from_value::<ExecuteRequest>(v).map_err(|e| e.to_string()))
+    let req = match super::typed_body::<ExecuteRequest>(first.as_bytes())
+        .map_err(|p| p.msg)
         .and_then(|r| parse_request(&r))
     {
         Ok(r) => r,
         Err(e) => {
             let _ = tx
-                .send(frame(
-                    "finished",
-                    json!([["stderr", format!("bad execute request: {e}\n")]]),
-                    Some(1),
-                    Value::Null,
-                ))
+                .send(refused(format!("bad execute request: {e}\n")))
                 .await;
             let _ = tx.close().await;
             return;
@@ -140,14 +127,7 @@ async fn serve(
     let mut stream = match agent.rpc.execute(kernel, req).await {
         Ok(s) => s,
         Err(e) => {
-            let _ = tx
-                .send(frame(
-                    "finished",
-                    json!([["stderr", format!("{e}\n")]]),
-                    Some(1),
-                    Value::Null,
-                ))
-                .await;
+            let _ = tx.send(refused(format!("{e}\n"))).await;
             let _ = tx.close().await;
             return;
         }
@@ -169,9 +149,11 @@ async fn serve(
                 if !prompt.is_empty() {
                     console.push("stdout", prompt);
                 }
-                let opts = json!({"is_password": password});
                 if tx
-                    .send(frame("waiting-input", console.take(), None, opts))
+                    .send(frame(ExecuteResult::waiting_input(
+                        console.take(),
+                        password,
+                    )))
                     .await
                     .is_err()
                 {
@@ -192,19 +174,22 @@ async fn serve(
             }
             Ok(Some(ExecEvent::Finished { exit_code })) => {
                 let _ = tx
-                    .send(frame(
+                    .send(frame(ExecuteResult::new(
                         "finished",
                         console.take(),
                         Some(exit_code),
-                        Value::Null,
-                    ))
+                    )))
                     .await;
                 break;
             }
             Ok(None) => {
                 console.push("stderr", "the kernel stopped answering\n".into());
                 let _ = tx
-                    .send(frame("finished", console.take(), Some(1), Value::Null))
+                    .send(frame(ExecuteResult::new(
+                        "finished",
+                        console.take(),
+                        Some(1),
+                    )))
                     .await;
                 break;
             }
@@ -212,7 +197,7 @@ async fn serve(
         }
         if !console.0.is_empty() && last_flush.elapsed() >= Duration::from_secs(1) {
             if tx
-                .send(frame("continued", console.take(), None, Value::Null))
+                .send(frame(ExecuteResult::new("continued", console.take(), None)))
                 .await
                 .is_err()
             {

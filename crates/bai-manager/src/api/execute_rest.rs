@@ -16,7 +16,6 @@ use bai_api::sessions::{ExecuteReply, ExecuteRequest, ExecuteResult};
 use bai_core::Problem;
 use bai_core::agent::{ExecEvent, ExecRequest};
 use futures::StreamExt;
-use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 use uuid::Uuid;
@@ -31,7 +30,7 @@ fn push(console: &mut Vec<(String, String)>, kind: &str, text: String) {
 }
 
 /// Reads the run's output until it finishes, waits for input, or `POLL` passes.
-async fn poll(run: &mut Run) -> (String, Vec<(String, String)>, Option<i32>, Value) {
+async fn poll(run: &mut Run) -> ExecuteResult {
     let mut console = Vec::new();
     let deadline = tokio::time::Instant::now() + POLL;
     loop {
@@ -42,11 +41,10 @@ async fn poll(run: &mut Run) -> (String, Vec<(String, String)>, Option<i32>, Val
                 if !prompt.is_empty() {
                     push(&mut console, "stdout", prompt);
                 }
-                let opts = json!({"is_password": password});
-                return ("waiting-input".into(), console, None, opts);
+                return ExecuteResult::waiting_input(console, password);
             }
             Ok(Some(ExecEvent::Finished { exit_code })) => {
-                return ("finished".into(), console, Some(exit_code), Value::Null);
+                return ExecuteResult::new("finished", console, Some(exit_code));
             }
             Ok(None) => {
                 push(
@@ -54,9 +52,9 @@ async fn poll(run: &mut Run) -> (String, Vec<(String, String)>, Option<i32>, Val
                     "stderr",
                     "the kernel stopped answering\n".into(),
                 );
-                return ("finished".into(), console, Some(1), Value::Null);
+                return ExecuteResult::new("finished", console, Some(1));
             }
-            Err(_) => return ("continued".into(), console, None, Value::Null),
+            Err(_) => return ExecuteResult::new("continued", console, None),
         }
     }
 }
@@ -119,21 +117,12 @@ pub async fn execute(
             m.exec_runs.put(key.clone(), Run { stream })
         }
     };
-    let (status, console, exit, options) = poll(&mut *run.lock().await).await;
-    if status == "finished" {
+    let mut result = poll(&mut *run.lock().await).await;
+    if result.status == "finished" {
         m.exec_runs.remove(&key);
     }
-    let out: u64 = console.iter().map(|(_, t)| t.len() as u64).sum();
+    let out: u64 = result.console.iter().map(|(_, t)| t.len() as u64).sum();
     traffic.add(0, out);
-    Ok(Json(ExecuteReply {
-        result: ExecuteResult {
-            run_id: Some(run_id),
-            status,
-            console,
-            exit_code: exit,
-            options: Some(options).filter(|o| !o.is_null()),
-            files: Vec::new(),
-            completions: None,
-        },
-    }))
+    result.run_id = Some(run_id);
+    Ok(Json(ExecuteReply { result }))
 }

@@ -1,7 +1,6 @@
 //! The HTTP API: the Backend.AI v9 surface the official client uses.
 
 pub(crate) mod apps;
-mod body;
 mod commit;
 mod dotfiles;
 mod events;
@@ -27,13 +26,13 @@ use axum::Router;
 use axum::extract::State;
 use axum::middleware;
 use axum::routing::{delete, get, patch, post};
+use bai_api::sessions::{SessionMatch, SessionMatches};
 use bai_core::Problem;
 use bai_store::SessionRow;
 use resources::{agent_admin, agents, groups, policies, presets, projects, users};
-use serde_json::json;
 use std::sync::Arc;
 
-pub(crate) use body::{json_body, typed_body, typed_value};
+pub(crate) use bai_api::body::typed_body;
 
 pub fn router(m: Arc<Manager>) -> Router {
     let signed = Router::new()
@@ -368,7 +367,16 @@ pub fn visible_session(m: &Manager, caller: &Caller, reference: &str) -> ApiResu
             "Too many sessions matched.",
             format!("{reference:?} matches several sessions; give more of the id"),
         )
-        .with_data(json!({"matches": rows.iter().map(|r| json!({"id": r.id.to_string(), "name": r.name, "status": r.state.status.as_str()})).collect::<Vec<_>>()}))
+        .with_data_of(&SessionMatches {
+            matches: rows
+                .iter()
+                .map(|r| SessionMatch {
+                    id: r.id.to_string(),
+                    name: r.name.clone(),
+                    status: r.state.status.as_str().to_string(),
+                })
+                .collect(),
+        })
         .into());
     }
     rows.into_iter()

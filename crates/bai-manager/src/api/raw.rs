@@ -5,7 +5,6 @@
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
-use bai_core::Problem;
 use hyper_util::rt::TokioIo;
 use hyper_util::server::conn::auto::upgrade::downcast;
 
@@ -20,7 +19,10 @@ pub(crate) fn wants(headers: &HeaderMap, protocol: &str) -> bool {
 }
 
 /// `101 Switching Protocols` to `protocol`, with `extra` headers.
-pub(crate) fn switching(protocol: &str, extra: &[(&str, String)]) -> Result<Response, Problem> {
+pub(crate) fn switching(
+    protocol: &str,
+    extra: &[(&str, String)],
+) -> crate::error::ApiResult<Response> {
     let mut b = Response::builder()
         .status(StatusCode::SWITCHING_PROTOCOLS)
         .header(header::CONNECTION, "upgrade")
@@ -28,8 +30,7 @@ pub(crate) fn switching(protocol: &str, extra: &[(&str, String)]) -> Result<Resp
     for (k, v) in extra {
         b = b.header(*k, v);
     }
-    b.body(Body::empty())
-        .map_err(|e| Problem::internal(e.to_string()))
+    Ok(b.body(Body::empty())?)
 }
 
 /// A connection after the switch.

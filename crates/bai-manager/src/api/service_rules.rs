@@ -2,7 +2,7 @@
 //! autoscaler's decisions (`/services/{id}/decisions`); Backend.AI's GraphQL for rules
 //! (`gql::rules`) shares the rule functions here.
 
-use super::services::{body_json, visible_service};
+use super::services::visible_service;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::serving::autoscale;
@@ -12,10 +12,9 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use bai_api::services::{Rule as WireRule, RuleFields, RuleList};
+use bai_api::services::{Decision, DecisionList, Rule as WireRule, RuleFields, RuleList, Success};
 use bai_core::Problem;
 use bai_store::EndpointRow;
-use serde_json::{Value, json};
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -43,7 +42,7 @@ pub fn create_rule(
 ) -> Result<autoscale::rule::Rule, Problem> {
     let mut rule = autoscale::input::blank();
     autoscale::input::apply(&mut rule, fields)?;
-    let text = serde_json::to_string(&rule).map_err(|e| Problem::internal(e.to_string()))?;
+    let text = Problem::json_text(&rule)?;
     rule.created_at = m.store.insert_rule(rule.id, e.id, &text)?;
     tracing::info!(service = %e.id, rule = %rule.id, "auto-scaling rule created");
     Ok(rule)
@@ -59,7 +58,7 @@ pub fn modify_rule(
     let (row, e) = rule_of(m, caller, id)?;
     let mut rule = autoscale::input::from_row(&row)?;
     autoscale::input::apply(&mut rule, fields)?;
-    let text = serde_json::to_string(&rule).map_err(|e| Problem::internal(e.to_string()))?;
+    let text = Problem::json_text(&rule)?;
     m.store.update_rule(row.id, &text)?;
     Ok((rule, e))
 }
@@ -90,7 +89,7 @@ pub async fn add_rule(
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<WireRule>)> {
     let e = visible_service(&m, &caller, &id)?;
-    let fields = autoscale::input::read(body_json(&body)?)?;
+    let fields = bai_api::services::RuleFields::read_body(&body)?;
     let rule = create_rule(&m, &e, &fields)?;
     Ok((StatusCode::CREATED, Json(autoscale::input::wire(&rule))))
 }
@@ -103,7 +102,7 @@ pub async fn change_rule(
     body: Bytes,
 ) -> ApiResult<Json<WireRule>> {
     let e = visible_service(&m, &caller, &id)?;
-    let fields = autoscale::input::read(body_json(&body)?)?;
+    let fields = bai_api::services::RuleFields::read_body(&body)?;
     // The rule must be this service's before anything of it changes.
     let (_, owner) = rule_of(&m, &caller, &rule)?;
     if owner.id != e.id {
@@ -118,14 +117,14 @@ pub async fn delete_rule(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path((id, rule)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Success>> {
     let e = visible_service(&m, &caller, &id)?;
     let (row, owner) = rule_of(&m, &caller, &rule)?;
     if owner.id != e.id {
         return Err(Problem::not_found("rule", "the rule belongs to another service").into());
     }
     m.store.delete_rule(row.id)?;
-    Ok(Json(json!({"success": true})))
+    Ok(Json(Success { success: true }))
 }
 
 /// `GET /services/{id}/decisions`: the autoscaler's decisions, newest first.
@@ -133,18 +132,13 @@ pub async fn decisions(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<DecisionList>> {
     let e = visible_service(&m, &caller, &id)?;
-    let list: Vec<Value> = m
+    let decisions = m
         .store
         .decisions_of(e.id, 200)?
         .into_iter()
-        .filter_map(|(id, at, text)| {
-            let mut v: Value = serde_json::from_str(&text).ok()?;
-            v["id"] = json!(id);
-            v["at"] = json!(at);
-            Some(v)
-        })
+        .filter_map(|(id, at, text)| Decision::from_stored(id, at, &text))
         .collect();
-    Ok(Json(json!({ "decisions": list })))
+    Ok(Json(DecisionList { decisions }))
 }

@@ -10,6 +10,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
+use bai_api::body::Fields;
 use bai_api::services::{
     DefinedModel, DefinitionCheck, DefinitionChecked, HealthCheck, Pagination, RouteUpdate,
     Runtime, Runtimes, Scaled, ServiceError, ServiceErrors, ServiceInfo, ServiceListItem,
@@ -17,17 +18,9 @@ use bai_api::services::{
 };
 use bai_core::Problem;
 use bai_store::EndpointRow;
-use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
 use uuid::Uuid;
-
-pub(super) fn body_json(body: &Bytes) -> Result<Value, Problem> {
-    if body.is_empty() {
-        return Ok(json!({}));
-    }
-    serde_json::from_slice(body).map_err(|e| Problem::invalid(format!("the body is not JSON: {e}")))
-}
 
 /// The live service `id` the caller may see.
 pub fn visible_service(m: &Manager, caller: &Caller, id: &str) -> ApiResult<EndpointRow> {
@@ -53,15 +46,14 @@ pub async fn create(
     Extension(caller): Extension<Caller>,
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<ServiceInfo>)> {
-    let b = body_json(&body)?;
+    let req = bai_api::services::read_new_service(&body)?;
     let mm = m.clone();
     // Reading the model folder's definition touches the disk.
     let row = tokio::task::spawn_blocking(move || {
-        let row = serving::create::plan(&mm.serving, &caller, &b)?;
+        let row = serving::create::plan(&mm.serving, &caller, &req)?;
         serving::create::create(&mm.serving, &row)
     })
-    .await
-    .map_err(|e| Problem::internal(e.to_string()))??;
+    .await??;
     Ok((StatusCode::CREATED, Json(view::info(&m.serving, &row))))
 }
 
@@ -87,14 +79,8 @@ pub async fn search(
     body: Bytes,
 ) -> ApiResult<Json<ServiceSearchResult>> {
     let b: ServiceSearch = super::typed_body(&body)?;
-    let filter = b.filter.unwrap_or_default();
-    let name = &filter["name"];
-    let equals = name.get("equals").and_then(Value::as_str);
-    let contains = name
-        .get("contains")
-        .or_else(|| name.get("i_contains"))
-        .and_then(Value::as_str)
-        .map(str::to_lowercase);
+    let equals = b.name_equals();
+    let contains = b.name_contains();
     let rows: Vec<EndpointRow> = m
         .store
         .live_endpoints(caller.owner_filter())?
@@ -176,8 +162,8 @@ pub async fn scale(
         )
         .into());
     }
-    let b = body_json(&body)?;
-    let to = serving::create::replicas_of(&b, &["to", "replicas"])?;
+    let b = Fields::read(&body)?;
+    let to = bai_api::services::replicas_in(&b, &["to", "replicas"])?;
     serving::create::check_policy_replicas(&m.serving, &e.spec.user_id, to)?;
     set_replicas(&m, &e, to)?;
     let current = m
@@ -214,11 +200,11 @@ pub async fn token(
     body: Bytes,
 ) -> ApiResult<Json<TokenReply>> {
     let e = visible_service(&m, &caller, &id)?;
-    let b = body_json(&body)?;
+    let b = Fields::read(&body)?;
     let now = chrono::Utc::now().timestamp();
-    let exp = match (b.get("duration"), b.get("valid_until")) {
-        (Some(d), _) if !d.is_null() => {
-            let secs = bai_core::units::duration_secs(&bai_core::resources::amount_text(d))
+    let exp = match (b.amount("duration"), b.whole_number("valid_until")) {
+        (Some(d), _) => {
+            let secs = bai_core::units::duration_secs(&d)
                 .map_err(|v| {
                     Problem::invalid(format!(
                         "duration {v} is not a duration: use seconds or 30m, 12h, 3d"
@@ -228,11 +214,9 @@ pub async fn token(
                 .ok_or_else(|| Problem::invalid("duration must be longer than 0 s"))?;
             now + secs
         }
-        (_, Some(v)) if !v.is_null() => {
-            let t = v
-                .as_i64()
-                .or_else(|| v.as_f64().map(|f| f as i64))
-                .ok_or_else(|| Problem::invalid("valid_until must be a Unix time in seconds"))?;
+        (_, Some(t)) => {
+            let t =
+                t.map_err(|()| Problem::invalid("valid_until must be a Unix time in seconds"))?;
             if t <= now {
                 return Err(Problem::invalid("valid_until is in the past").into());
             }
@@ -339,14 +323,12 @@ pub async fn errors(
         .routes_of(e.id)?
         .iter()
         .filter(|r| r.status == rs::FAILED_TO_START)
-        .map(|r| ServiceError {
-            route_id: r.id.to_string(),
-            session_id: r.session_id.map(|s| s.to_string()),
-            error: r
-                .error
-                .as_deref()
-                .and_then(|x| serde_json::from_str::<Value>(x).ok())
-                .unwrap_or(Value::Null),
+        .map(|r| {
+            ServiceError::new(
+                r.id.to_string(),
+                r.session_id.map(|s| s.to_string()),
+                r.error.as_deref(),
+            )
         })
         .collect();
     Ok(Json(ServiceErrors {
@@ -396,8 +378,7 @@ pub async fn check_definition(
             serving::create::model_folder(&mm.serving, &caller.user_id, caller.is_admin, &model)?;
         serving::create::read_definition(&mm.serving, &folder, path.as_deref())
     })
-    .await
-    .map_err(|e| Problem::internal(e.to_string()))??;
+    .await??;
     let model = def.model();
     Ok(Json(DefinitionChecked {
         ok: true,

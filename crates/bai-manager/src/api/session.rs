@@ -1,7 +1,7 @@
 //! REST handlers under `/session`.
 
 use super::session_info::session_info;
-use super::{json_body, visible_session};
+use super::visible_session;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::lifecycle::create::{Created, create as create_session, create_many, plan_spec};
@@ -20,15 +20,9 @@ use bai_core::Problem;
 use bai_core::history::{HistoryFilter, HistoryResult};
 use bai_core::status::{SessionResult, SessionStatus as S, SessionType};
 use bai_store::SessionRow;
-use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Everything known about a session as JSON (GraphQL's `compute_session` node).
-pub fn session_json(m: &Manager, row: &SessionRow) -> Value {
-    serde_json::to_value(session_info(m, row)).unwrap_or(Value::Null)
-}
 
 fn create_reply(row: &SessionRow, status: CreateStatus, created: bool) -> CreateReply {
     CreateReply {
@@ -80,10 +74,11 @@ async fn create_session_reply(
     body: &[u8],
 ) -> ApiResult<(StatusCode, Json<CreateReply>)> {
     let m = m.clone();
-    let body = json_body(body)?;
-    let idempotency = crate::lifecycle::idempotent::key_of(headers, &body)?;
+    let body = bai_api::sessions::read_create(body)?;
+    let header = headers.get("idempotency-key").map(|v| v.as_bytes());
+    let idempotency = crate::lifecycle::idempotent::key_of(header, &body.digest)?;
     // The wire request becomes a spec here, at the edge; the lifecycle checks the rest.
-    let spec = crate::lifecycle::request::spec_of_body(&m.lifecycle, &body)?;
+    let spec = crate::lifecycle::request::spec_of(&m.lifecycle, &body.request)?;
     let mut plan = plan_spec(&m.lifecycle, caller, &spec)?;
     plan.idempotency = idempotency;
     let mut rx = m.bus.subscribe();

@@ -10,9 +10,9 @@ use axum::Extension;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
+use bai_api::body::{Fields, Lookup};
 use bai_api::sessions::{DependencyNode, FileListing};
 use bai_core::Problem;
-use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use uuid::Uuid;
@@ -20,14 +20,13 @@ use uuid::Uuid;
 /// The path asked for: `path` of a JSON body, else `?path=`, else the working directory.
 fn asked_path(body: &Bytes, q: &HashMap<String, String>) -> ApiResult<String> {
     if !body.is_empty() {
-        let v: Value = serde_json::from_slice(body)
-            .map_err(|e| Problem::invalid(format!("the body is not JSON: {e}")))?;
-        if let Some(p) = v.get("path") {
-            return match p {
-                Value::String(s) => Ok(s.clone()),
-                Value::Null => Ok(".".into()),
-                other => Err(Problem::invalid(format!("path {other} must be a string")).into()),
-            };
+        match Fields::read(body)?.lookup("path") {
+            Lookup::Absent => {}
+            Lookup::Text(s) => return Ok(s),
+            Lookup::Null => return Ok(".".into()),
+            Lookup::Other(other) => {
+                return Err(Problem::invalid(format!("path {other} must be a string")).into());
+            }
         }
     }
     Ok(q.get("path").cloned().unwrap_or_else(|| ".".into()))

@@ -2,20 +2,16 @@
 //! a [`SessionInfo`] built from its row, its kernels and what the manager knows live.
 
 use crate::state::Manager;
+use bai_api::sessions::info::text;
 use bai_api::sessions::{Dependency, Kernel, MountMode, Network, SessionInfo};
 use bai_core::resources::format_cpu;
 use bai_store::{SessionRow, SubKernel};
-use serde_json::{Value, json};
 
 /// Everything known about a session, in Backend.AI's field names.
 pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
     let occupies = row.state.status.occupies_resources();
-    let occupying = if occupies {
-        row.spec.requested_slots.to_wire()
-    } else {
-        json!({})
-    };
-    let resource_opts = json!({"shmem": row.spec.shmem}).to_string();
+    let occupying = text::slots(Some(&row.spec.requested_slots).filter(|_| occupies));
+    let resource_opts = text::resource_opts(row.spec.shmem);
     let idle_checks =
         crate::stats::view::idle_checks(crate::stats::view::reports(&m.readings, row));
     let live_stat = crate::stats::view::live_stat(&m.readings, row);
@@ -30,12 +26,8 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
     } else {
         Vec::new()
     };
-    let kernel_occupying = if occupies {
-        row.spec.kernel_slots().to_wire()
-    } else {
-        json!({})
-    }
-    .to_string();
+    let kernel_slots = row.spec.kernel_slots();
+    let kernel_occupying = text::slots(Some(&kernel_slots).filter(|_| occupies));
     let kernels: Vec<Kernel> = crate::lifecycle::kernels::places(row, &subs)
         .iter()
         .map(|p| {
@@ -102,7 +94,7 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
         priority: row.spec.priority,
         status: row.state.status,
         status_info: row.state.status_info.clone(),
-        status_data: json!({"exit_code": row.state.exit_code}).to_string(),
+        status_data: text::status_data(row.state.exit_code),
         status_changed: row.state.status_changed.clone(),
         status_history: row.state.status_history.clone(),
         result: row.state.result,
@@ -133,8 +125,8 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
         agents,
         container_id: row.state.container_id.clone(),
         requested_slots: row.spec.requested_slots.to_wire().to_string(),
-        occupying_slots: occupying.to_string(),
-        occupied_slots: occupying.to_string(),
+        occupying_slots: occupying.clone(),
+        occupied_slots: occupying,
         resource_opts,
         shmem: row.spec.shmem,
         cpu: format_cpu(row.spec.requested_slots.cpu_milli),
@@ -198,10 +190,7 @@ fn agents_of(row: &SessionRow, subs: &[SubKernel]) -> Vec<String> {
 
 /// The session's app traffic: live from the proxy, or as kept when it ended.
 fn network_of(m: &Manager, row: &SessionRow, last_stat: Option<&str>) -> Network {
-    let kept = || {
-        let kept: Value = serde_json::from_str(last_stat?).ok()?;
-        serde_json::from_value(kept.get("network")?.clone()).ok()
-    };
+    let kept = || text::kept_network(last_stat?);
     m.traffic
         .get(row.id)
         .map(|t| t.network())

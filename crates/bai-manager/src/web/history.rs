@@ -65,7 +65,7 @@ pub async fn put(
     body: Bytes,
 ) -> ApiResult<Json<LauncherHistory>> {
     let h = check(&body)?;
-    let text = serde_json::to_string(&h.entries).map_err(|e| Problem::internal(e.to_string()))?;
+    let text = Problem::json_text(&h.entries)?;
     m.store.set_user_setting(&caller.user_id, KEY, &text)?;
     Ok(Json(h))
 }

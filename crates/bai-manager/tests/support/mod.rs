@@ -9,7 +9,7 @@ use bai_agent::{CreateStep, DummyAgent, DummyAgentConfig};
 use bai_core::agent::AgentRpc;
 use bai_core::status::SessionStatus as S;
 use bai_manager::identity::Caller;
-use bai_manager::lifecycle::create::{create, plan};
+use bai_manager::lifecycle::create::{CreatePlan, create};
 use bai_manager::lifecycle::terminate::terminate;
 use bai_manager::{Manager, ManagerConfig};
 use bai_store::{SessionRow, Store, UserRow};
@@ -17,6 +17,16 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 use uuid::Uuid;
+
+/// A `POST /session` body read as the HTTP edge reads it, then planned.
+pub fn plan(
+    lifecycle: &bai_manager::lifecycle::Lifecycle,
+    caller: &Caller,
+    body: &Value,
+) -> Result<CreatePlan, bai_core::Problem> {
+    let body = bai_api::sessions::read_create(&serde_json::to_vec(body).expect("json"))?;
+    bai_manager::lifecycle::create::plan(lifecycle, caller, &body.request)
+}
 
 pub const IMAGE: &str = "bai/python:latest";
 

@@ -11,7 +11,7 @@ mod policies;
 mod rules;
 
 use self::args::typed_args;
-use super::session::session_json;
+use super::session_info::session_info;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::Manager;
@@ -295,7 +295,7 @@ impl SessionResolver<'_> {
                         _ => true,
                     })
                     .map(|v| {
-                        let mut j = super::vfolder::folder_json(self.m, v, &self.caller.user_id);
+                        let mut j = folder_json(self.m, v, &self.caller.user_id);
                         if v.user_id == self.caller.user_id {
                             j["creator"] = json!(self.caller.email);
                             j["user_email"] = json!(self.caller.email);
@@ -416,4 +416,14 @@ pub async fn admin_gql(
     .await
     .map_err(|e| Problem::internal(format!("the GraphQL query stopped: {e}")))?;
     Ok(Json(answer))
+}
+
+/// A session as GraphQL's `compute_session` nodes read it.
+fn session_json(m: &Manager, row: &bai_store::SessionRow) -> Value {
+    serde_json::to_value(session_info(m, row)).unwrap_or(Value::Null)
+}
+
+/// A folder as GraphQL's `vfolder_*_list` items read it.
+fn folder_json(m: &Manager, v: &bai_store::VFolderRow, caller_id: &str) -> Value {
+    serde_json::to_value(super::vfolder::folder_view(m, v, caller_id)).unwrap_or(Value::Null)
 }

@@ -2,7 +2,6 @@
 
 use super::payload::{items, name_of};
 use super::visible_template;
-use crate::api::json_body;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::Manager;
@@ -16,7 +15,6 @@ use bai_api::sessions::{
 };
 use bai_core::Problem;
 use bai_store::TemplateRow;
-use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -56,8 +54,7 @@ pub async fn create(
             access_key: access_key.clone(),
             project: Some(project.clone()),
             domain_name: domain_name.clone(),
-            template: serde_json::to_string(&it.template)
-                .map_err(|e| Problem::internal(e.to_string()))?,
+            template: Problem::json_text(&it.template)?,
             created_at: String::new(),
         };
         m.store.insert_template(&row)?;
@@ -77,9 +74,9 @@ pub async fn list(
     Query(q): Query<HashMap<String, String>>,
     body: Bytes,
 ) -> ApiResult<Json<Vec<TemplateListItem>>> {
-    let b = json_body(&body)?;
-    let all = match b.get("all") {
-        Some(Value::Bool(v)) => *v,
+    let b = bai_api::body::Fields::read(&body)?;
+    let all = match b.flag("all") {
+        Some(v) => v,
         _ => q
             .get("all")
             .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes")),
@@ -154,7 +151,8 @@ pub async fn get(
         domain_name: t.domain_name,
     };
     if yaml {
-        let text = serde_yaml::to_string(&info).map_err(|e| Problem::internal(e.to_string()))?;
+        let text = serde_yaml::to_string(&info)
+            .map_err(|e| Problem::internal(format!("cannot write the template as YAML: {e}")))?;
         return Ok(([(axum::http::header::CONTENT_TYPE, "text/yaml")], text).into_response());
     }
     Ok(Json(info).into_response())
@@ -177,7 +175,7 @@ pub async fn put(
         ))
         .into());
     };
-    let text = serde_json::to_string(&it.template).map_err(|e| Problem::internal(e.to_string()))?;
+    let text = Problem::json_text(&it.template)?;
     m.store.update_template(&t.id, name_of(it), &text)?;
     Ok(Json(TemplateDone { success: true }))
 }

@@ -6,57 +6,14 @@ use crate::api::vfolder::check_folder_name;
 use bai_api::sessions::TemplateItem;
 use bai_core::Problem;
 use bai_core::accel::AccelSlot;
-use serde::Deserialize;
-use serde_json::{Value, json};
 
-/// The items of a payload, each checked. A payload with no item is refused.
+/// The items of a payload (`bai_api::sessions::read_template_payload`), each checked.
 pub fn items(text: &str, accel: &[AccelSlot]) -> Result<Vec<TemplateItem>, Problem> {
-    let docs = match serde_json::from_str::<Value>(text) {
-        Ok(v) => vec![v],
-        Err(_) => yaml_documents(text)?,
-    };
-    let mut values = Vec::new();
-    for d in docs {
-        match d {
-            Value::Array(a) => values.extend(a),
-            Value::Null => {}
-            v => values.push(v),
-        }
+    let items = bai_api::sessions::read_template_payload(text)?;
+    for (i, it) in items.iter().enumerate() {
+        check(i + 1, it, accel)?;
     }
-    if values.is_empty() {
-        return Err(Problem::invalid("the payload holds no template"));
-    }
-    values
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| item(i + 1, v, accel))
-        .collect()
-}
-
-fn yaml_documents(text: &str) -> Result<Vec<Value>, Problem> {
-    serde_yaml::Deserializer::from_str(text)
-        .map(|doc| {
-            Value::deserialize(doc)
-                .map_err(|e| Problem::invalid(format!("the payload is neither JSON nor YAML: {e}")))
-        })
-        .collect()
-}
-
-fn item(n: usize, v: Value, accel: &[AccelSlot]) -> Result<TemplateItem, Problem> {
-    if !v.is_object() {
-        return Err(Problem::invalid(format!(
-            "template {n} of the payload is not an object"
-        )));
-    }
-    let v = if v.get("template").is_none() && v.get("kind").is_some() {
-        json!({ "template": v })
-    } else {
-        v
-    };
-    let it: TemplateItem = serde_json::from_value(v)
-        .map_err(|e| Problem::invalid(format!("template {n} of the payload: {e}")))?;
-    check(n, &it, accel)?;
-    Ok(it)
+    Ok(items)
 }
 
 /// The rules a template must keep to be stored.

@@ -24,16 +24,16 @@ pub async fn download(
     let t = transfer(&m, &q.token, false)?;
     let f =
         std::fs::File::open(&t.path).map_err(|_| Problem::not_found("file", "the file is gone"))?;
-    let md = f.metadata().map_err(|e| Problem::internal(e.to_string()))?;
+    let md = f.metadata()?;
     let len = md.len();
     if crate::api::raw::wants(req.headers(), bai_core::RAW_FILE_UPGRADE) {
         let on = hyper::upgrade::on(&mut req);
         tracing::info!(bytes = len, mode = "raw", "download started");
         tokio::spawn(send_raw(on, f, len));
-        return Ok(crate::api::raw::switching(
+        return crate::api::raw::switching(
             bai_core::RAW_FILE_UPGRADE,
             &[(bai_core::RAW_LENGTH_HEADER, len.to_string())],
-        )?);
+        );
     }
     tracing::info!(bytes = len, mode = "http", "download started");
     // One blocking thread reads ahead in large chunks while the socket drains the previous ones.

@@ -1,8 +1,7 @@
 //! File operations inside a folder: list, mkdir, rename, move and delete. They touch the
 //! filesystem (deletion walks trees), so each runs on a blocking thread.
 
-use super::{own_folder, typed, writable_folder};
-use crate::api::{json_body, typed_value};
+use super::{own_folder, writable_folder};
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::Manager;
@@ -10,12 +9,12 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
+use bai_api::body::Fields;
 use bai_api::folders::{
     DeleteFiles, Done, Listing, Mkdir, MkdirAnswer, MoveFile, Paths, RenameFile,
 };
 use bai_core::Problem;
 use serde::Deserialize;
-use serde_json::Value;
 use std::sync::Arc;
 
 #[derive(Debug, Deserialize)]
@@ -42,15 +41,15 @@ pub async fn mkdir(
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<MkdirAnswer>)> {
     let v = writable_folder(&m, &caller, &id)?;
-    let b = json_body(&body)?;
-    if b.get("path").is_none_or(Value::is_null) {
+    let b = Fields::read(&body)?;
+    if !b.given("path") {
         return Err(Problem::invalid("path is required (a string or a list)").into());
     }
     let Mkdir {
         path,
         parents,
         exist_ok,
-    } = typed_value(b)?;
+    } = b.typed()?;
     let paths = match path {
         Paths::One(p) => vec![p],
         Paths::Many(ps) => ps,
@@ -78,7 +77,7 @@ pub async fn rename_file(
     let RenameFile {
         target_path: target,
         new_name,
-    } = typed(json_body(&body)?, &["target_path", "new_name"])?;
+    } = Fields::read(&body)?.typed_with_texts(&["target_path", "new_name"])?;
     m.storage
         .blocking(move |s| s.rename_file(&v, &target, &new_name))
         .await?;
@@ -92,7 +91,7 @@ pub async fn move_file(
     body: Bytes,
 ) -> ApiResult<Json<Done>> {
     let v = writable_folder(&m, &caller, &id)?;
-    let MoveFile { src, dst } = typed(json_body(&body)?, &["src", "dst"])?;
+    let MoveFile { src, dst } = Fields::read(&body)?.typed_with_texts(&["src", "dst"])?;
     m.storage
         .blocking(move |s| s.move_file(&v, &src, &dst))
         .await?;
@@ -106,12 +105,12 @@ pub async fn delete_files(
     body: Bytes,
 ) -> ApiResult<Json<Done>> {
     let v = writable_folder(&m, &caller, &id)?;
-    let b = json_body(&body)?;
+    let b = Fields::read(&body)?;
     let required = || Problem::invalid("files is required: a list of paths");
-    if b.get("files").is_none_or(Value::is_null) {
+    if !b.given("files") {
         return Err(required().into());
     }
-    let DeleteFiles { files, recursive } = typed_value(b)?;
+    let DeleteFiles { files, recursive } = b.typed()?;
     if files.is_empty() {
         return Err(required().into());
     }

@@ -2,8 +2,7 @@
 //! hosts folders may be created on.
 
 use super::json::{folder_json_async, folder_view, hosts_json};
-use super::{check_folder_name, managed_folder, not_found, own_folder, typed, typed_body};
-use crate::api::json_body;
+use super::{check_folder_name, managed_folder, not_found, own_folder, typed_body};
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::Manager;
@@ -11,10 +10,10 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
+use bai_api::body::Fields;
 use bai_api::folders::{CreateFolder, FolderId, Permission, RenameFolder, Size, UsageMode};
 use bai_core::Problem;
 use bai_store::VFolderRow;
-use serde_json::Value;
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -25,16 +24,15 @@ pub async fn id_of(
     Query(q): Query<std::collections::HashMap<String, String>>,
     body: Bytes,
 ) -> ApiResult<Json<bai_api::folders::FolderRef>> {
-    let b = json_body(&body)?;
+    let b = Fields::read(&body)?;
     let name = b
-        .get("name")
-        .and_then(Value::as_str)
-        .or(q.get("name").map(String::as_str))
+        .text("name")
+        .or_else(|| q.get("name").cloned())
         .ok_or_else(|| Problem::invalid("name is required"))?;
     let v = m
         .store
-        .visible_vfolder_by_name(&caller.user_id, name, caller.is_admin)?
-        .ok_or_else(|| not_found(name))?;
+        .visible_vfolder_by_name(&caller.user_id, &name, caller.is_admin)?
+        .ok_or_else(|| not_found(&name))?;
     Ok(Json(bai_api::folders::FolderRef {
         id: v.id.simple().to_string(),
         name: v.name,
@@ -245,7 +243,7 @@ pub async fn rename(
     body: Bytes,
 ) -> ApiResult<StatusCode> {
     let v = managed_folder(&m, &caller, &id)?;
-    let RenameFolder { new_name: new } = typed(json_body(&body)?, &["new_name"])?;
+    let RenameFolder { new_name: new } = Fields::read(&body)?.typed_with_texts(&["new_name"])?;
     check_folder_name(&new)?;
     if !m.store.rename_vfolder(v.id, &new)? {
         return Err(Problem::conflict(
@@ -266,7 +264,7 @@ pub async fn delete(
     Extension(caller): Extension<Caller>,
     body: Bytes,
 ) -> ApiResult<StatusCode> {
-    let FolderId { id } = typed(json_body(&body)?, &["id"])?;
+    let FolderId { id } = Fields::read(&body)?.typed_with_texts(&["id"])?;
     trash_folder(&m, &caller, &id)
 }
 

@@ -8,7 +8,6 @@ use bai_api::folders::{
 };
 use bai_core::Problem;
 use bai_store::VFolderRow;
-use serde_json::Value;
 use std::sync::Arc;
 
 /// A folder as the API shows it. A folder whose storage host is not configured lists
@@ -55,12 +54,10 @@ pub fn folder_view(m: &Manager, v: &VFolderRow, caller_id: &str) -> Folder {
 
 /// A stored word (a folder's status or usage mode) as its wire type, if it is one.
 fn word<T: serde::de::DeserializeOwned>(w: &str) -> Option<T> {
-    serde_json::from_value(Value::String(w.to_string())).ok()
-}
-
-/// [`folder_view`] as JSON (GraphQL's `vfolder_*_list` items).
-pub fn folder_json(m: &Manager, v: &VFolderRow, caller_id: &str) -> Value {
-    serde_json::to_value(folder_view(m, v, caller_id)).unwrap_or(Value::Null)
+    use serde::de::IntoDeserializer;
+    let text: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
+        w.into_deserializer();
+    T::deserialize(text).ok()
 }
 
 /// [`folder_view`] on a blocking thread: its usage walks the folder's tree.

@@ -32,7 +32,7 @@ pub use invitations::{
     accept as accept_invitation, delete as delete_invitation, invite, list as invitations,
     list_sent as sent_invitations, update as update_invitation,
 };
-pub use json::folder_json;
+pub use json::folder_view;
 pub use sftp::sftp;
 pub use sharing::{leave, share, shared, unshare, update_shared};
 pub use transfers::{request_download, request_upload};
@@ -44,26 +44,7 @@ use crate::error::ApiResult;
 use crate::state::Manager;
 use bai_core::Problem;
 use bai_store::VFolderRow;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
 use uuid::Uuid;
-
-pub(super) fn field<'a>(v: &'a Value, k: &str) -> Result<&'a str, Problem> {
-    v.get(k)
-        .and_then(Value::as_str)
-        .ok_or_else(|| Problem::invalid(format!("{k} is required")))
-}
-
-/// Reads a JSON body as the request type `T`, all of whose fields are the strings named in
-/// `required` (in the order they are checked): a body that lacks one of them, or has it as
-/// anything but a string, is answered "NAME is required"; other fields are ignored.
-pub(super) fn typed<T: DeserializeOwned>(b: Value, required: &[&str]) -> Result<T, Problem> {
-    for k in required {
-        field(&b, k)?;
-    }
-    serde_json::from_value(b)
-        .map_err(|e| Problem::invalid(format!("the request body does not read: {e}")))
-}
 
 /// Folder names: 1–64 letters, digits, '.', '-', '_'. A leading '.' makes an automount folder
 /// (mounted at /home/work/NAME in every session of its owner, like `.ssh`); dot-names that

@@ -101,7 +101,7 @@ pub async fn sftp(
         .collect();
     spec.name = Some(
         SessionName::parse(&format!("sftp-{short}-{suffix}"))
-            .map_err(|e| Problem::internal(e.to_string()))?,
+            .map_err(|e| Problem::internal(format!("the SFTP session's own name: {e}")))?,
     );
     spec.reuse_if_exists = false;
     spec.mounts = vec![MountAsk {

@@ -154,9 +154,7 @@ pub async fn shared(
     };
     let mut shared = Vec::new();
     for v in folders {
-        let json = super::folder_json(&m, &v, &caller.user_id);
-        let status = serde_json::from_value(json["status"].clone())
-            .map_err(|e| Problem::internal(format!("a folder's status does not read: {e}")))?;
+        let status = super::folder_view(&m, &v, &caller.user_id).status;
         let (owner, kind) = match &v.project {
             Some(p) => (p.clone(), bai_api::folders::Ownership::Group),
             None => (v.user_id.clone(), bai_api::folders::Ownership::User),

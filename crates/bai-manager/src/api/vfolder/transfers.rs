@@ -1,8 +1,7 @@
 //! Transfers: `request-upload` and `request-download` hand out unsigned URLs with a token;
 //! the upload and download routes find the transfer by its token.
 
-use super::{field, own_folder, typed, writable_folder};
-use crate::api::json_body;
+use super::{own_folder, writable_folder};
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::Manager;
@@ -11,10 +10,10 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, header};
 use axum::{Extension, Json};
+use bai_api::body::Fields;
 use bai_api::folders::{RequestDownload, Ticket};
 use bai_core::Problem;
 use serde::Deserialize;
-use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -50,9 +49,9 @@ pub async fn request_upload(
     body: Bytes,
 ) -> ApiResult<Json<Ticket>> {
     let v = writable_folder(&m, &caller, &id)?;
-    let b = json_body(&body)?;
-    let rel = field(&b, "path")?;
-    let size = b.get("size").and_then(Value::as_u64).unwrap_or(0);
+    let b = Fields::read(&body)?;
+    let rel = b.required_text("path")?;
+    let size = b.unsigned("size").unwrap_or(0);
     let base = m.storage.folder_dir(&v)?;
     if let Some(q) = v.quota_bytes {
         let (_, used) = m.storage.usage_async(&v).await?;
@@ -72,7 +71,7 @@ pub async fn request_upload(
             .into());
         }
     }
-    let path = m.storage.resolve(&v, rel)?;
+    let path = m.storage.resolve(&v, &rel)?;
     if path == base || path.is_dir() {
         return Err(Problem::invalid(format!("{rel} is a directory: give a file path")).into());
     }
@@ -129,7 +128,7 @@ pub async fn request_download(
     body: Bytes,
 ) -> ApiResult<Json<Ticket>> {
     let v = own_folder(&m, &caller, &id)?;
-    let RequestDownload { path: rel } = typed(json_body(&body)?, &["path"])?;
+    let RequestDownload { path: rel } = Fields::read(&body)?.typed_with_texts(&["path"])?;
     let path = m.storage.resolve(&v, &rel)?;
     let md = tokio::fs::metadata(&path)
         .await

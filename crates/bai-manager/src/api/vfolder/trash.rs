@@ -6,8 +6,7 @@
 //! once, trash or not. Only who may delete a folder may restore or purge it.
 
 use super::folders::refuse_if_mounted;
-use super::{managed_folder, trashed_folder, typed};
-use crate::api::json_body;
+use super::{managed_folder, trashed_folder};
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::Manager;
@@ -15,6 +14,7 @@ use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use bai_api::body::Fields;
 use bai_api::folders::FolderId;
 use bai_store::VFolderRow;
 use std::sync::Arc;
@@ -25,7 +25,7 @@ pub async fn restore(
     Extension(caller): Extension<Caller>,
     body: Bytes,
 ) -> ApiResult<StatusCode> {
-    let FolderId { id } = typed(json_body(&body)?, &["id"])?;
+    let FolderId { id } = Fields::read(&body)?.typed_with_texts(&["id"])?;
     let v = trashed_folder(&m, &caller, &id)?;
     m.store.set_vfolder_trashed(v.id, false)?;
     Ok(StatusCode::NO_CONTENT)
@@ -38,7 +38,7 @@ pub async fn purge(
     Extension(caller): Extension<Caller>,
     body: Bytes,
 ) -> ApiResult<StatusCode> {
-    let FolderId { id } = typed(json_body(&body)?, &["id"])?;
+    let FolderId { id } = Fields::read(&body)?.typed_with_texts(&["id"])?;
     let v = trashed_folder(&m, &caller, &id)?;
     remove(&m, &v).await
 }

@@ -60,7 +60,7 @@ pub async fn tus_patch(
             .map_err(|e| Problem::internal(format!("cannot open the upload: {e}")))?;
         let on = hyper::upgrade::on(&mut req);
         tokio::spawn(receive_raw(m.clone(), q.token, t, on, file, offset, n));
-        return Ok(crate::api::raw::switching(bai_core::RAW_FILE_UPGRADE, &[])?);
+        return crate::api::raw::switching(bai_core::RAW_FILE_UPGRADE, &[]);
     }
     let body = req.into_body();
     // The body is written by one blocking thread fed through a short queue: receiving and

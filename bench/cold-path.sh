@@ -99,6 +99,13 @@ def steps(points):
 
 bai_rows, dock_rows = collections.defaultdict(list), collections.defaultdict(list)
 bai_total, dock_total = [], []
+
+def record(rows, total, pts, t0, t1):
+    """Adds one run's steps between the points it has (in order) and its whole time."""
+    for k, v in steps([(n, t) for n, t in pts if t is not None]):
+        rows[k].append(v)
+    total.append(t1 - t0)
+
 for kind, name, t0, t1 in runs:
     t0, t1 = float(t0), float(t1)
     if kind == "bai":
@@ -117,20 +124,14 @@ for kind, name, t0, t1 in runs:
                ("TERMINATING", h.get("TERMINATING")), ("container died", c.get("die")),
                ("container removed", c.get("destroy")), ("TERMINATED", h.get("TERMINATED")),
                ("CLI exit", t1)]
-        pts = [(n, t) for n, t in pts if t is not None]
-        for k, v in steps(pts):
-            bai_rows[k].append(v)
-        bai_total.append(t1 - t0)
+        record(bai_rows, bai_total, pts, t0, t1)
     else:
         c = ev.get(("bench", name), {})
         pts = [("CLI start", t0), ("container created", c.get("create")),
                ("network connected", c.get("connect")), ("container started", c.get("start")),
                ("container died", c.get("die")), ("container removed", c.get("destroy")),
                ("CLI exit", t1)]
-        pts = [(n, t) for n, t in pts if t is not None]
-        for k, v in steps(pts):
-            dock_rows[k].append(v)
-        dock_total.append(t1 - t0)
+        record(dock_rows, dock_total, pts, t0, t1)
 
 ms = lambda xs: f"{statistics.median(xs) * 1000:.0f} ms" if xs else "-"
 print("## The cold path, step by step (bench/cold-path.sh)")

@@ -33,7 +33,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Starts `baid up` of build BIN; prints its data dir (its pid is the last of `pids`).
+# Starts `baid up` of build BIN and waits until it serves; its pid and data dir are the last
+# of `pids` and `datas`.
 start() {
   local bin="$1" data port
   data="$(mktemp -d /tmp/bai-ab.XXXXXX)"

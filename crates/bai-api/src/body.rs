@@ -84,9 +84,14 @@ impl Fields {
         self.0.is_object()
     }
 
+    /// `key`'s value when it is there and not `null`.
+    fn present(&self, key: &str) -> Option<&Value> {
+        self.0.get(key).filter(|v| !v.is_null())
+    }
+
     /// Whether `key` is there and not `null`.
     pub fn given(&self, key: &str) -> bool {
-        self.0.get(key).is_some_and(|v| !v.is_null())
+        self.present(key).is_some()
     }
 
     /// `key` when it is a text (a field of another kind counts as absent).
@@ -117,15 +122,13 @@ impl Fields {
 
     /// `key` as an amount's text (a number or a text, e.g. `3600`, `"30m"`), when given.
     pub fn amount(&self, key: &str) -> Option<String> {
-        self.0
-            .get(key)
-            .filter(|v| !v.is_null())
-            .map(bai_core::resources::amount_text)
+        self.present(key).map(bai_core::resources::amount_text)
     }
 
-    /// `key` as a whole number of seconds (a fraction is cut), when it is a number.
+    /// `key` as a whole number (a fraction is cut) when given; `Err` when it is given as
+    /// anything but a number.
     pub fn whole_number(&self, key: &str) -> Option<Result<i64, ()>> {
-        let v = self.0.get(key).filter(|v| !v.is_null())?;
+        let v = self.present(key)?;
         Some(
             v.as_i64()
                 .or_else(|| v.as_f64().map(|f| f as i64))

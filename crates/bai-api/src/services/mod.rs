@@ -459,30 +459,10 @@ impl Decision {
     /// A decision as the autoscaler stored it (its JSON text, every field but `id` and
     /// `at`); None when the text does not read.
     pub fn from_stored(id: String, at: String, stored: &str) -> Option<Decision> {
-        #[derive(Deserialize)]
-        struct Stored {
-            rule_id: String,
-            metric_source: MetricSource,
-            metric_name: String,
-            value: Option<f64>,
-            from_replicas: u32,
-            to_replicas: u32,
-            applied: bool,
-            note: String,
-        }
-        let s: Stored = serde_json::from_str(stored).ok()?;
-        Some(Decision {
-            id,
-            at,
-            rule_id: s.rule_id,
-            metric_source: s.metric_source,
-            metric_name: s.metric_name,
-            value: s.value,
-            from_replicas: s.from_replicas,
-            to_replicas: s.to_replicas,
-            applied: s.applied,
-            note: s.note,
-        })
+        let mut fields: Map<String, Value> = serde_json::from_str(stored).ok()?;
+        fields.insert("id".into(), id.into());
+        fields.insert("at".into(), at.into());
+        serde_json::from_value(Value::Object(fields)).ok()
     }
 }
 
@@ -570,4 +550,26 @@ pub fn routes() -> Vec<Route> {
         Route::new("delete", "/services/{id}/rules/{rule}").answers(200, json::<Success>()),
         Route::new("get", "/services/{id}/decisions").answers(200, json::<DecisionList>()),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_decision_reads_with_its_id_and_time() {
+        let stored = r#"{"rule_id": "r1", "metric_source": "KERNEL", "metric_name": "cpu_util",
+            "value": 2.0, "from_replicas": 1, "to_replicas": 2, "applied": true, "note": "up"}"#;
+        let d = Decision::from_stored("d1".into(), "t1".into(), stored).expect("reads");
+        assert_eq!(
+            (d.id.as_str(), d.at.as_str(), d.rule_id.as_str()),
+            ("d1", "t1", "r1")
+        );
+        assert_eq!(
+            (d.metric_source, d.value, d.to_replicas),
+            (MetricSource::Kernel, Some(2.0), 2)
+        );
+        assert!(Decision::from_stored("d".into(), "t".into(), "{}").is_none());
+        assert!(Decision::from_stored("d".into(), "t".into(), "not json").is_none());
+    }
 }

@@ -43,7 +43,7 @@ impl TemplateCall {
         domain: &str,
     ) -> Result<Vec<u8>, Problem> {
         let request = merged(request_of(template, project, domain), self.fields);
-        serde_json::to_vec(&request).map_err(|e| Problem::internal(e.to_string()))
+        Problem::json_text(&request).map(String::into_bytes)
     }
 }
 

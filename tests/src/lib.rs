@@ -71,6 +71,17 @@ pub struct Account {
 }
 
 impl Account {
+    /// The same account with requests sent to `endpoint`.
+    pub fn at(&self, endpoint: &str) -> Account {
+        let mut a = self.clone();
+        for (k, v) in &mut a.vars {
+            if k == "BACKEND_ENDPOINT" {
+                *v = endpoint.to_string();
+            }
+        }
+        a
+    }
+
     fn load(path: &Path) -> Account {
         let text = std::fs::read_to_string(path).expect("env file");
         let vars = text
@@ -87,6 +98,15 @@ impl Account {
             .map(|(_, v)| v.as_str())
             .unwrap_or("")
     }
+}
+
+/// What starting baid waits for.
+#[derive(Clone, Copy)]
+enum Ready<'a> {
+    /// It leads and serves ("Stop with Ctrl-C").
+    Up,
+    /// It stands by for the manager of this server ("bai stands by").
+    StandingBy(&'a Server),
 }
 
 /// A running `baid up`. Dropping it stops the server and removes its containers.
@@ -196,6 +216,45 @@ impl Server {
 
     /// [`Server::start_in`] on a given port (a restart where clients wait for it).
     pub fn start_in_port(data_dir: tempfile::TempDir, env: &[(&str, &str)], port: u16) -> Server {
+        Self::start_ready(data_dir, env, port, Ready::Up)
+    }
+
+    /// A second manager of `leader`'s database (`env` names it): started until it stands by,
+    /// with the leader's accounts pointed at its own address.
+    pub fn start_standby(env: &[(&str, &str)], port: u16, leader: &Server) -> Server {
+        let data_dir = tempfile::Builder::new()
+            .prefix("bai-e2e-")
+            .tempdir()
+            .expect("tempdir");
+        Self::start_ready(data_dir, env, port, Ready::StandingBy(leader))
+    }
+
+    /// baid's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends `signal` (`-STOP`, `-CONT`, …) to baid.
+    pub fn signal(&self, signal: &str) {
+        let ok = Command::new("kill")
+            .args([signal, &self.pid().to_string()])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill {signal} {}", self.pid());
+    }
+
+    /// What baid printed on its standard output so far.
+    pub fn output(&self) -> String {
+        std::fs::read_to_string(self.data_dir.path().join("baid.out")).unwrap_or_default()
+    }
+
+    /// Starts baid and waits for what `ready` names in its output.
+    fn start_ready(
+        data_dir: tempfile::TempDir,
+        env: &[(&str, &str)],
+        port: u16,
+        ready: Ready<'_>,
+    ) -> Server {
         let mut cmd = Command::new(bin("baid"));
         cmd.arg("up")
             .env("BAI_DATA_DIR", data_dir.path())
@@ -223,8 +282,14 @@ impl Server {
             }
         });
         let (tx, rx) = std::sync::mpsc::channel();
+        let out_path = data_dir.path().join("baid.out");
         std::thread::spawn(move || {
+            let mut f = std::fs::File::create(out_path).ok();
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(f) = f.as_mut() {
+                    use std::io::Write;
+                    let _ = writeln!(f, "{line}");
+                }
                 let _ = tx.send(line);
             }
         });
@@ -241,7 +306,11 @@ impl Server {
                     if let Some(rest) = line.trim().strip_prefix("agents join  : ") {
                         agent_listen = rest.split_whitespace().next().and_then(|a| a.parse().ok());
                     }
-                    if line.starts_with("Stop with Ctrl-C") {
+                    let done = match ready {
+                        Ready::Up => line.starts_with("Stop with Ctrl-C"),
+                        Ready::StandingBy(_) => line.starts_with("bai stands by"),
+                    };
+                    if done {
                         up = true;
                         break;
                     }
@@ -257,9 +326,21 @@ impl Server {
             }
         }
         assert!(up, "baid did not come up within 60s");
-        let user = Account::load(&data_dir.path().join("env-user.sh"));
-        let user2 = Account::load(&data_dir.path().join("env-user2.sh"));
-        let admin = Account::load(&data_dir.path().join("env-admin.sh"));
+        let (user, user2, admin) = match ready {
+            Ready::Up => (
+                Account::load(&data_dir.path().join("env-user.sh")),
+                Account::load(&data_dir.path().join("env-user2.sh")),
+                Account::load(&data_dir.path().join("env-admin.sh")),
+            ),
+            Ready::StandingBy(leader) => {
+                let here = format!("http://127.0.0.1:{port}");
+                (
+                    leader.user.at(&here),
+                    leader.user2.at(&here),
+                    leader.admin.at(&here),
+                )
+            }
+        };
         // http:// or https://, as baid wrote it.
         let scheme = admin
             .get("BACKEND_ENDPOINT")

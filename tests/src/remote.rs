@@ -38,6 +38,17 @@ pub fn agent_command(
 
 impl Agent {
     pub fn start(m: &Machine, name: &str, port: u16, token: &str, extra: &[String]) -> Agent {
+        Self::start_at(m, name, &format!("{}:{port}", m.host_addr()), token, extra)
+    }
+
+    /// [`Agent::start`] with `--manager MANAGERS` as given (`HOST:PORT,HOST:PORT`).
+    pub fn start_at(
+        m: &Machine,
+        name: &str,
+        managers: &str,
+        token: &str,
+        extra: &[String],
+    ) -> Agent {
         let data = tempfile::Builder::new()
             .prefix("bai-agent-")
             .tempdir()
@@ -48,18 +59,21 @@ impl Agent {
             data,
             extra: extra.to_vec(),
         };
-        a.restart(m, port, token);
+        a.restart_at(m, managers, token);
         a
     }
 
     /// Starts (again) in the same data dir: same id, same credential.
     pub fn restart(&mut self, m: &Machine, port: u16, token: &str) {
+        self.restart_at(m, &format!("{}:{port}", m.host_addr()), token)
+    }
+
+    fn restart_at(&mut self, m: &Machine, managers: &str, token: &str) {
         let log = std::fs::File::create(self.data.path().join("agent.log")).expect("log");
-        let manager = format!("{}:{port}", m.host_addr());
         let mut c = agent_command(
             m.command(bin("baid")),
             &self.name,
-            &manager,
+            managers,
             token,
             self.data.path(),
         );

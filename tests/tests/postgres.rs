@@ -40,12 +40,6 @@ fn a_manager_on_postgres_runs_sessions_and_keeps_them_across_a_crash() {
         "a manager on PostgreSQL made an SQLite database"
     );
 
-    // A second manager on the same database is refused while this one runs.
-    let out = up_refused(&url);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("another manager runs on"), "{stderr}");
-
     let r = s.bai(&s.user, &["run", "--rm", "-c", "print(6 * 7)", "python"]);
     r.expect_ok();
     assert_eq!(r.stdout, "42\n", "{r:#?}");
@@ -59,7 +53,8 @@ fn a_manager_on_postgres_runs_sessions_and_keeps_them_across_a_crash() {
         "PostgreSQL holds the session: {rows:?}"
     );
 
-    // SIGKILL: nothing is flushed on the way out; what was committed is PostgreSQL's.
+    // SIGKILL: nothing is flushed on the way out; what was committed is PostgreSQL's. The
+    // manager started again takes its own lease over once it expired.
     let port = s.port();
     let s = Server::start_in_port(
         s.crash_keeping_containers(),

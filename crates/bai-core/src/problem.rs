@@ -129,6 +129,16 @@ impl Problem {
             "this manager cannot reach its database now, so nothing was changed; try again (another manager may answer)",
         )
     }
+
+    /// This manager's lease was taken over by another manager: nothing was changed here.
+    pub fn not_leader() -> Problem {
+        Problem::new(
+            503,
+            "not-leader",
+            "This manager no longer leads the cluster.",
+            "another manager took over the lead, so this manager changed nothing; try again (it answers through the new leader in a moment)",
+        )
+    }
 }
 
 impl std::fmt::Display for Problem {

@@ -43,6 +43,10 @@ pub struct ManagerConfig {
     pub sftp_image: Option<String>,
     /// An SFTP session with no connection for this long ends.
     pub sftp_idle: std::time::Duration,
+    /// The term of the lease this manager leads under (`baid` takes it before starting
+    /// the manager; 0 in tests): every call to a remote agent carries it, and agents
+    /// refuse a lower one than the highest they saw.
+    pub lease_term: u64,
 }
 
 impl ManagerConfig {
@@ -68,6 +72,7 @@ impl Default for ManagerConfig {
             endpoint_host: "127.0.0.1".into(),
             registry: None,
             metrics_token: None,
+            lease_term: 0,
             tls: false,
             audit_retention: Some(std::time::Duration::from_secs(365 * 86400)),
             session_detail_retention: None,

@@ -38,7 +38,7 @@ async fn main() -> Result<(), String> {
             images: vec!["bai/python:3.11-bookworm".into()],
         }));
         let config = JoinConfig {
-            manager: manager.clone(),
+            managers: vec![manager.clone()],
             token: token.clone(),
             agent_id: id.clone(),
             group: None,

@@ -46,6 +46,20 @@ impl ManagerIdentity {
         Ok(id)
     }
 
+    /// An identity kept elsewhere (the database several managers share): the certificate
+    /// and the PKCS#8 key, both DER.
+    pub fn from_parts(cert: Vec<u8>, key: Vec<u8>) -> ManagerIdentity {
+        ManagerIdentity {
+            cert: CertificateDer::from(cert),
+            key,
+        }
+    }
+
+    /// The certificate and the key, DER, to keep elsewhere ([`ManagerIdentity::from_parts`]).
+    pub fn parts(&self) -> (&[u8], &[u8]) {
+        (self.cert.as_ref(), &self.key)
+    }
+
     /// A new self-signed certificate (not written anywhere).
     pub fn generate() -> Result<ManagerIdentity, String> {
         let ck = rcgen::generate_simple_self_signed(vec!["bai-manager".to_string()])

@@ -1,6 +1,8 @@
 //! The agent's side of joining a manager: dial, pin the manager's certificate, say hello,
 //! serve the link, and dial again when it breaks (with backoff), until the manager refuses
-//! for good. The credential the manager gives on the first join is kept in a file (mode
+//! for good. Given several managers (of one database), it dials the one it last reached
+//! first, and the next in turn when that one does not answer (a standby does not listen
+//! for agents): it ends up at the leader. The credential the manager gives on the first join is kept in a file (mode
 //! 0600) and presented from then on.
 
 use crate::hello::{self, Hello, Purpose, Welcome};
@@ -23,8 +25,8 @@ const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone)]
 pub struct JoinConfig {
-    /// The manager's agent address, `HOST:PORT`.
-    pub manager: String,
+    /// The managers' agent addresses, `HOST:PORT` (one, or every manager of a database).
+    pub managers: Vec<String>,
     pub token: JoinToken,
     pub agent_id: String,
     /// The resource group asked for (the token decides; a mismatch is refused).
@@ -58,9 +60,25 @@ struct Dialer {
     config: JoinConfig,
     connector: TlsConnector,
     credential: Mutex<Option<String>>,
+    /// Which of the managers is dialled (the one the control link is with).
+    at: std::sync::atomic::AtomicUsize,
 }
 
 impl Dialer {
+    /// The manager dialled now.
+    fn manager(&self) -> &str {
+        let n = self.config.managers.len().max(1);
+        let i = self.at.load(std::sync::atomic::Ordering::Relaxed) % n;
+        self.config.managers.get(i).map_or("", String::as_str)
+    }
+
+    /// Dials the next manager from now on; true when that starts a new round of the list.
+    fn next_manager(&self) -> bool {
+        let n = self.config.managers.len().max(1);
+        let i = self.at.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        i.is_multiple_of(n)
+    }
+
     fn credential(&self) -> Option<String> {
         self.credential
             .lock()
@@ -72,11 +90,12 @@ impl Dialer {
         &self,
         purpose: Purpose,
     ) -> Result<(TlsStream<TcpStream>, Option<String>), DialError> {
+        let manager = self.manager().to_string();
         let net = |what: &str, e: &dyn std::fmt::Display| {
-            DialError::Net(format!("{what} {}: {e}", self.config.manager))
+            DialError::Net(format!("{what} {manager}: {e}"))
         };
         let dial = async {
-            let tcp = TcpStream::connect(&self.config.manager)
+            let tcp = TcpStream::connect(&manager)
                 .await
                 .map_err(|e| net("cannot reach the manager at", &e))?;
             let _ = tcp.set_nodelay(true);
@@ -85,8 +104,7 @@ impl Dialer {
                 Err(e) if pin_refused(&e) => {
                     return Err(DialError::Refused {
                         reason: format!(
-                            "the certificate of {} is not the one the join token names (a wrong token, or another server at that address)",
-                            self.config.manager
+                            "the certificate of {manager} is not the one the join token names (a wrong token, or another server at that address)"
                         ),
                         retry: false,
                     });
@@ -116,8 +134,7 @@ impl Dialer {
         match tokio::time::timeout(DIAL_TIMEOUT, dial).await {
             Ok(r) => r,
             Err(_) => Err(DialError::Net(format!(
-                "the manager at {} did not answer in time",
-                self.config.manager
+                "the manager at {manager} did not answer in time"
             ))),
         }
     }
@@ -176,10 +193,17 @@ pub async fn run(config: JoinConfig, agent: Arc<dyn AgentRpc>) -> Result<(), Joi
         connector: TlsConnector::from(client),
         credential: Mutex::new(credential),
         config,
+        at: Default::default(),
     });
     let tunnels: Arc<dyn TunnelDialer> = dialer.clone();
     let mut serving = Serving::new(agent.as_ref(), dialer.config.heartbeat, Some(tunnels));
     let mut backoff = Duration::from_millis(500);
+    // With several managers a takeover is the usual reason to dial again: keep it quick.
+    let max_backoff = if dialer.config.managers.len() > 1 {
+        Duration::from_secs(2)
+    } else {
+        MAX_BACKOFF
+    };
     loop {
         match dialer.connect(Purpose::Control).await {
             Ok((tls, credential)) => {
@@ -187,7 +211,7 @@ pub async fn run(config: JoinConfig, agent: Arc<dyn AgentRpc>) -> Result<(), Joi
                     dialer.keep_credential(c)?;
                 }
                 tracing::info!(
-                    manager = %dialer.config.manager,
+                    manager = %dialer.manager(),
                     agent = %dialer.config.agent_id,
                     "joined the manager"
                 );
@@ -195,7 +219,7 @@ pub async fn run(config: JoinConfig, agent: Arc<dyn AgentRpc>) -> Result<(), Joi
                 let (link, inbound) = Link::start(tls, Side::Dialer, dialer.config.keepalive);
                 serve(agent.clone(), link.clone(), inbound, &mut serving).await;
                 link.close();
-                tracing::warn!(manager = %dialer.config.manager, "the link to the manager broke; dialing again");
+                tracing::warn!(manager = %dialer.manager(), "the link to the manager broke; dialing again");
             }
             Err(DialError::Refused {
                 reason,
@@ -203,8 +227,11 @@ pub async fn run(config: JoinConfig, agent: Arc<dyn AgentRpc>) -> Result<(), Joi
             }) => return Err(JoinError::Refused(reason)),
             Err(e) => {
                 tracing::warn!(error = %e, "cannot join the manager; trying again");
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(MAX_BACKOFF);
+                // The next manager at once; after a whole round of them, a pause.
+                if dialer.next_manager() {
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(max_backoff);
+                }
             }
         }
     }
@@ -218,7 +245,7 @@ mod tests {
     fn a_credential_is_read_back_only_for_its_own_agent() {
         let dir = tempfile::tempdir().unwrap();
         let mut config = JoinConfig {
-            manager: "127.0.0.1:8091".into(),
+            managers: vec!["127.0.0.1:8091".into()],
             token: JoinToken::new(&"ab".repeat(32)),
             agent_id: "node-1".into(),
             group: None,

@@ -50,6 +50,8 @@ pub struct RemoteShared {
     current: Arc<watch::Sender<Option<Link>>>,
     /// How long a call cut off by a broken link waits for the agent's next link.
     retry_window: Duration,
+    /// The lease term every call is sent under ([`Request::term`]).
+    term: u64,
 }
 
 /// The default [`RemoteShared::with_retry_window`].
@@ -66,7 +68,14 @@ impl RemoteShared {
             listeners: Listeners::default(),
             current: Arc::new(watch::channel(None).0),
             retry_window: RETRY_WINDOW,
+            term: 0,
         }
+    }
+
+    /// Sends every call under lease term `term` (the manager leads under it).
+    pub fn with_term(mut self, term: u64) -> RemoteShared {
+        self.term = term;
+        self
     }
 
     /// How long a call cut off by a broken link waits for the agent to come back.
@@ -189,7 +198,7 @@ impl RemoteAgent {
         call: Call,
         streamed: bool,
     ) -> Result<Vec<Result<Reply, AgentError>>, AgentError> {
-        let body = encode(&Request::new(call));
+        let body = encode(&Request::new(call, self.shared.term));
         let deadline = Instant::now() + self.shared.retry_window;
         let mut link = self.link.clone();
         let mut tries = 0;
@@ -230,8 +239,11 @@ impl RemoteAgent {
 }
 
 /// A call with one answer on `link`, sent once.
-async fn ask_once(link: &Link, call: Call) -> Result<Reply, AgentError> {
-    let b = link.call(encode(&Request::new(call))).await.map_err(lost)?;
+async fn ask_once(link: &Link, call: Call, term: u64) -> Result<Reply, AgentError> {
+    let b = link
+        .call(encode(&Request::new(call, term)))
+        .await
+        .map_err(lost)?;
     decode::<Result<Reply, AgentError>>(&b).map_err(lost)?
 }
 
@@ -247,7 +259,7 @@ async fn tunnel(
     })?;
     let tunnels = &shared.tunnels;
     let (id, rx) = tunnels.expect(&shared.agent_id);
-    let io = match ask_once(&link, Call::Tunnel(id, kernel, port)).await {
+    let io = match ask_once(&link, Call::Tunnel(id, kernel, port), shared.term).await {
         Ok(Reply::Done) => tokio::time::timeout(DIAL_BACK, rx).await,
         Ok(r) => {
             tunnels.forget(id);
@@ -305,7 +317,7 @@ impl AgentRpc for RemoteAgent {
         req: ExecRequest,
     ) -> Result<BoxStream<'static, ExecEvent>, AgentError> {
         // An execution is not sent again: its output streams as it runs.
-        let req = Request::new(Call::Execute(kernel_id, req));
+        let req = Request::new(Call::Execute(kernel_id, req), self.shared.term);
         let mut rx = self.link.call_stream(encode(&req)).await.map_err(lost)?;
         // The first item says whether the execution started.
         let first = rx.recv().await.ok_or_else(|| lost(LinkError::Closed))?;

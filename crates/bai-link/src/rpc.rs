@@ -24,14 +24,20 @@ pub const CHUNK: usize = 8 << 20;
 pub struct Request {
     pub id: Uuid,
     pub call: Call,
+    /// The term of the lease the sending manager leads under (0: a manager without one).
+    /// The agent remembers the highest it has seen and refuses calls of a lower one: a
+    /// deposed leader's late commands are not carried out.
+    #[serde(default)]
+    pub term: u64,
 }
 
 impl Request {
-    /// `call` under a new id.
-    pub fn new(call: Call) -> Request {
+    /// `call` under a new id, sent under `term`.
+    pub fn new(call: Call, term: u64) -> Request {
         Request {
             id: Uuid::new_v4(),
             call,
+            term,
         }
     }
 }

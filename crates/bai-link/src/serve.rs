@@ -30,6 +30,32 @@ pub struct Serving {
     pub tunnels: Option<Arc<dyn TunnelDialer>>,
     /// Answers to recent calls and uploads in parts, kept across links.
     pub memory: Arc<Memory>,
+    /// The highest lease term a manager's call came under, kept across links: a call of a
+    /// lower term (a deposed leader's) is refused.
+    pub term: Arc<Term>,
+}
+
+/// The highest lease term seen.
+#[derive(Debug, Default)]
+pub struct Term(std::sync::atomic::AtomicU64);
+
+impl Term {
+    /// Whether a call under `term` may be carried out (it is the highest seen, or higher,
+    /// which becomes the highest).
+    pub fn admit(&self, term: u64) -> Result<(), AgentError> {
+        let seen = self.0.fetch_max(term, std::sync::atomic::Ordering::SeqCst);
+        if term < seen {
+            return Err(AgentError::Unreachable(format!(
+                "refused: this call comes under lease term {term}, and a manager of term {seen} leads now"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The highest term seen.
+    pub fn highest(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 impl Serving {
@@ -54,6 +80,7 @@ impl Serving {
             heartbeat,
             tunnels,
             memory: Arc::default(),
+            term: Arc::default(),
         }
     }
 }
@@ -85,9 +112,16 @@ pub async fn serve(
                     let agent = agent.clone();
                     let tunnels = serving.tunnels.clone();
                     let memory = serving.memory.clone();
+                    let term = serving.term.clone();
                     tokio::spawn(async move {
                         match decode::<Request>(&body) {
                             Ok(req) => {
+                                if let Err(e) = term.admit(req.term) {
+                                    tracing::warn!(term = req.term, highest = term.highest(), "refused a call of a deposed manager");
+                                    answer.item(one(Err(e))).await;
+                                    answer.end().await;
+                                    return;
+                                }
                                 answer_request(agent.as_ref(), tunnels, &memory, req, answer).await
                             }
                             Err(e) => {

@@ -66,6 +66,17 @@ async fn listen(
     std::net::SocketAddr,
     tokio::task::JoinHandle<Option<RemoteAgent>>,
 ) {
+    listen_under(id, 0).await
+}
+
+/// [`listen`] for a manager leading under lease term `term`.
+async fn listen_under(
+    id: &ManagerIdentity,
+    term: u64,
+) -> (
+    std::net::SocketAddr,
+    tokio::task::JoinHandle<Option<RemoteAgent>>,
+) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let acceptor = tokio_rustls::TlsAcceptor::from(id.server_config().unwrap());
@@ -76,7 +87,7 @@ async fn listen(
         Some(RemoteAgent::new(
             link,
             inbound,
-            RemoteShared::new("remote-1", Arc::new(Tunnels::default())),
+            RemoteShared::new("remote-1", Arc::new(Tunnels::default())).with_term(term),
         ))
     });
     (addr, task)
@@ -289,4 +300,41 @@ async fn files_bigger_than_a_frame_travel_in_parts() {
     assert_eq!(&back[0].1[..], b"small");
     assert!(back[1].1 == big, "the big file comes back byte for byte");
     assert!(back[2].1.is_empty());
+}
+
+/// Two managers reach the agent, the second under a newer lease term: once the agent has
+/// seen the newer term, the older manager's calls are refused and change nothing.
+#[tokio::test]
+async fn calls_of_a_deposed_manager_are_refused() {
+    let id = ManagerIdentity::generate().unwrap();
+    let agent = dummy();
+    let served: Arc<dyn AgentRpc> = Arc::new(agent.clone());
+    let mut old_serving = Serving::new(served.as_ref(), Duration::from_secs(1), None);
+    let mut new_serving = Serving::new(served.as_ref(), Duration::from_secs(1), None);
+    new_serving.term = old_serving.term.clone();
+    let mut remotes = Vec::new();
+    for (term, serving) in [(4, &mut old_serving), (5, &mut new_serving)] {
+        let (addr, accepted) = listen_under(&id, term).await;
+        let (link, inbound) = dial(addr, &id.fingerprint()).await.unwrap();
+        let mut serving = std::mem::replace(
+            serving,
+            Serving::new(served.as_ref(), Duration::from_secs(1), None),
+        );
+        let served = served.clone();
+        tokio::spawn(async move { serve(served, link, inbound, &mut serving).await });
+        remotes.push(accepted.await.unwrap().expect("the manager accepts"));
+    }
+    let (old, new) = (&remotes[0], &remotes[1]);
+    // Before the agent heard of term 5, term 4 leads.
+    let k = Uuid::new_v4();
+    old.create_kernel(spec(k)).await.unwrap();
+    // Term 5 speaks; from now on term 4 is refused, whatever it asks.
+    assert_eq!(new.list_kernels().await.unwrap(), vec![k]);
+    let e = old.destroy_kernel(k).await.unwrap_err();
+    assert!(e.to_string().contains("lease term 4"), "{e}");
+    let e = old.create_kernel(spec(Uuid::new_v4())).await.unwrap_err();
+    assert!(e.to_string().contains("term 5"), "{e}");
+    assert_eq!(agent.live(), vec![k], "the deposed manager changed nothing");
+    new.destroy_kernel(k).await.unwrap();
+    assert!(agent.live().is_empty());
 }

@@ -95,7 +95,7 @@ async fn join_over_the_link(m: &Arc<Manager>, agents: usize) -> anyhow::Result<(
     for i in 0..agents {
         let id = format!("linked-{i:04}");
         let config = JoinConfig {
-            manager: addr.to_string(),
+            managers: vec![addr.to_string()],
             token: token.clone(),
             agent_id: id.clone(),
             group: None,

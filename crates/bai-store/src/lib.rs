@@ -1,6 +1,6 @@
 //! Database access for bai: SQLite, embedded, one file in the data dir (WAL mode), or
-//! PostgreSQL, a database apart from the manager's machine (one manager per database for
-//! now: `sole`). The modules write portable SQL through
+//! PostgreSQL, a database apart from the manager's machine, which several managers share
+//! under a lease whose term fences the leader's writes ([`Store::fence`]). The modules write portable SQL through
 //! [`db`]; the schema is one, written for each engine ([`schema`]).
 //!
 //! Every write that changes a session's status is a compare-and-set on the current status
@@ -14,7 +14,7 @@ mod audit;
 pub mod backup;
 pub mod copy;
 pub mod db;
-pub mod sole;
+mod lease;
 pub use schema::LATEST as SCHEMA_VERSION;
 mod domains;
 mod dotfiles;
@@ -43,6 +43,7 @@ pub use domains::{DomainInUse, DomainRow};
 pub use endpoint_rules::RuleRow;
 pub use endpoints::{EndpointRow, EndpointSpec, EndpointState, EndpointTokenRow, RouteRow};
 pub use images::CustomizedImageRow;
+pub use lease::{Claim, LeaseBid, LeaseRow};
 pub use pass::{PassEntry, PassResult, PassWrite};
 pub use projects::{ProjectRow, PurgeRefusal};
 pub use resources::{PolicyRow, PresetRow, ResourceGroupRow};
@@ -111,6 +112,12 @@ impl StoreError {
             StoreError::Sql(e) | StoreError::Open { source: e, .. } => e.is_unavailable(),
             _ => false,
         }
+    }
+
+    /// Whether a write was refused because this manager no longer holds the leader's lease
+    /// (another manager took it over): nothing was written.
+    pub fn is_fenced(&self) -> bool {
+        matches!(self, StoreError::Sql(e) if e.is_fenced())
     }
 }
 

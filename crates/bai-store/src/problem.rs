@@ -17,6 +17,9 @@ impl From<StoreError> for Problem {
         if e.is_unavailable() {
             return Problem::database_unavailable();
         }
+        if e.is_fenced() {
+            return Problem::not_leader();
+        }
         Problem::internal(e.to_string())
     }
 }

@@ -14,9 +14,11 @@ use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct AgentArgs {
-    /// The manager's agent address, HOST:PORT (what `baid up` prints as "agents join").
-    #[arg(long, env = "BAI_MANAGER")]
-    manager: String,
+    /// The manager's agent address, HOST:PORT (what `baid up` prints as "agents join"); with
+    /// several managers of one database, all of them, comma-separated: the agent follows
+    /// whichever leads.
+    #[arg(long, env = "BAI_MANAGER", value_delimiter = ',', required = true)]
+    manager: Vec<String>,
     /// A join token from `bai admin agent-token create` (better passed as BAI_AGENT_TOKEN,
     /// so it stays out of the process list).
     #[arg(long, env = "BAI_AGENT_TOKEN", hide_env_values = true)]
@@ -107,7 +109,8 @@ pub async fn run(args: AgentArgs) -> Result<()> {
     // The manager's host as dialled: a multi-node session's tunnel to the manager's own agent.
     let manager_host = args
         .manager
-        .rsplit_once(':')
+        .first()
+        .and_then(|m| m.rsplit_once(':'))
         .map(|(h, _)| h.trim_start_matches('[').trim_end_matches(']').to_string());
     let agent = node::docker_agent(
         &args.node,
@@ -125,10 +128,10 @@ pub async fn run(args: AgentArgs) -> Result<()> {
         bai_core::resources::format_cpu(info.capacity.cpu_milli),
         bai_core::resources::format_bytes(info.capacity.mem),
         info.images.len(),
-        args.manager
+        args.manager.join(", ")
     );
     let config = JoinConfig {
-        manager: args.manager.clone(),
+        managers: args.manager.clone(),
         token,
         agent_id: id,
         group: args.group.clone(),

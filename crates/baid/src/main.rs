@@ -7,8 +7,10 @@ mod bootstrap;
 mod config_file;
 mod db;
 mod https;
+mod lead;
 mod lock;
 mod node;
+mod standby;
 
 use anyhow::{Context, Result};
 use bai_agent::{DummyAgent, DummyAgentConfig};
@@ -125,6 +127,10 @@ struct UpArgs {
     /// listen address, or 127.0.0.1 when that is 0.0.0.0.
     #[arg(long, env = "BAI_ENDPOINT_HOST")]
     endpoint_host: Option<String>,
+    /// Where other managers of the same database reach this one's API, HOST:PORT (a standby
+    /// relays to it while this one leads); default: the endpoint host and the listen port.
+    #[arg(long, env = "BAI_ADVERTISE", value_name = "HOST:PORT")]
+    advertise: Option<String>,
     /// The image SFTP sessions run (it needs sshd); default: the bundled `python` image.
     #[arg(long, env = "BAI_SFTP_IMAGE")]
     sftp_image: Option<String>,
@@ -298,35 +304,9 @@ async fn up(args: UpArgs) -> Result<()> {
             std::process::exit(2);
         }
     };
-    // Until several managers share a database under a lease, one manager per database.
-    let _sole = match args
-        .database
-        .as_deref()
-        .filter(|u| bai_store::db::is_postgres_url(u))
-    {
-        Some(url) => match bai_store::sole::claim(url) {
-            Ok(Some(claim)) => Some(claim),
-            Ok(None) => {
-                eprintln!(
-                    "Error: another manager runs on {}; one manager per database for now (docs/HA.md)",
-                    bai_store::db::redact(url)
-                );
-                std::process::exit(2);
-            }
-            Err(e) => database_failed(e),
-        },
-        None => None,
-    };
     // A database that does not open (or one of a newer schema than this build's) stops baid
-    // with one line.
-    let opened = match &args.database {
-        Some(url) => Store::open_database(url),
-        None => Store::open(&data_dir.join("bai.db")),
-    };
-    let store = match opened {
-        Ok(s) => Arc::new(s),
-        Err(e) => database_failed(e),
-    };
+    // with one line; a manager that starts again after losing the lead waits for it.
+    let store = open_store(&args, &data_dir).await;
     let endpoint_host = args
         .endpoint_host
         .clone()
@@ -343,6 +323,28 @@ async fn up(args: UpArgs) -> Result<()> {
         &tls_names(&args, &endpoint_host),
     )?;
     let acceptor = tls.as_ref().map(https::acceptor).transpose()?;
+    // Lead, or stand by until this manager may: nothing below runs on a standby.
+    let bid = lead::bid(
+        args.advertise
+            .clone()
+            .unwrap_or_else(|| format!("{endpoint_host}:{}", args.listen.port())),
+    );
+    let plan = lead::StandbyPlan {
+        api: args.listen,
+        app_ports: args.app_ports,
+        plain_http: tls.is_none(),
+    };
+    let lease = match lead::take(&store, &bid, plan).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = store.fence(lead::LEASE, lease.term) {
+        database_failed(e);
+    }
+    lead::keep(store.clone(), bid.clone(), lease.term);
     let endpoint = match &tls {
         Some(_) => format!("https://{}", args.listen),
         None => format!("http://{}", args.listen),
@@ -381,6 +383,7 @@ async fn up(args: UpArgs) -> Result<()> {
         session_detail_retention: Some(args.session_detail_retention).filter(|d| !d.is_zero()),
         sftp_image: args.sftp_image.clone().filter(|i| !i.trim().is_empty()),
         sftp_idle: args.sftp_idle,
+        lease_term: u64::try_from(lease.term).unwrap_or(0),
         ..Default::default()
     };
     let mut agents: Vec<Arc<dyn AgentRpc>> = Vec::new();
@@ -488,7 +491,53 @@ async fn up(args: UpArgs) -> Result<()> {
     if let Some(a) = docker_agent {
         a.stop().await;
     }
+    lead::release(&store, &bid, lease.term);
     Ok(())
+}
+
+/// The store `up` runs on. A database that cannot be used stops baid with one line; but a
+/// manager that starts again after it lost the lead (its database may be what it lost)
+/// answers `503 no-leader` on its addresses and tries again every second until it can.
+async fn open_store(args: &UpArgs, data_dir: &std::path::Path) -> Arc<Store> {
+    let open = {
+        let database = args.database.clone();
+        let file = data_dir.join("bai.db");
+        move || match &database {
+            Some(url) => Store::open_database(url),
+            None => Store::open(&file),
+        }
+    };
+    let first = match tokio::task::spawn_blocking(open.clone()).await {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("Error: opening the database failed: {e}");
+            std::process::exit(2);
+        }
+    };
+    let e = match first {
+        Ok(s) => return Arc::new(s),
+        Err(e) if std::env::var_os(lead::REJOINED).is_some() && e.is_unavailable() => e,
+        Err(e) => database_failed(e),
+    };
+    eprintln!("bai: cannot reach the database ({e}); answering 503 until it can");
+    let waiting = standby::Standby::start(args.listen, args.app_ports, true).await;
+    loop {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        match tokio::task::spawn_blocking(open.clone()).await {
+            Ok(Ok(s)) => {
+                if let Ok(w) = waiting {
+                    w.stop().await;
+                }
+                return Arc::new(s);
+            }
+            Ok(Err(e)) if e.is_unavailable() => {}
+            Ok(Err(e)) => database_failed(e),
+            Err(e) => {
+                eprintln!("Error: opening the database failed: {e}");
+                std::process::exit(2);
+            }
+        }
+    }
 }
 
 /// The names a self-signed certificate covers: localhost, the listen address and the

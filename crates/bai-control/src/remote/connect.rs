@@ -26,7 +26,8 @@ pub fn handle_for(remote: &Arc<Remote>, id: &str, info: AgentInfo) -> Arc<AgentH
         return h;
     }
     let shared = RemoteShared::new(id, remote.tunnels.clone())
-        .with_retry_window(remote.config.agent_lost_after);
+        .with_retry_window(remote.config.agent_lost_after)
+        .with_term(remote.config.lease_term);
     let slot = Arc::new(AgentSlot::new(shared, remote.config.agent_lost_after));
     let drained = remote
         .store

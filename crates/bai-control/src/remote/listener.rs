@@ -12,7 +12,7 @@ use tokio::net::{TcpListener, TcpStream};
 /// Loads (or makes) the manager's identity, binds `addr` and accepts agents from then on.
 /// Returns the address bound.
 pub async fn start(remote: &Arc<Remote>, addr: SocketAddr) -> Result<SocketAddr, String> {
-    let identity = ManagerIdentity::load_or_create(&remote.config.data_dir)?;
+    let identity = identity(remote)?;
     let acceptor = identity.acceptor()?;
     let listener = TcpListener::bind(addr)
         .await
@@ -36,6 +36,38 @@ pub async fn start(remote: &Arc<Remote>, addr: SocketAddr) -> Result<SocketAddr,
     });
     Ok(bound)
 }
+
+/// The identity agents pin. On PostgreSQL it lives in the database, so every manager of
+/// it presents the same certificate and one join token serves them all (the first leader
+/// puts its own there); on SQLite it is the data dir's.
+fn identity(remote: &Remote) -> Result<ManagerIdentity, String> {
+    let local = || ManagerIdentity::load_or_create(&remote.config.data_dir);
+    if remote.store.engine() != bai_store::db::Engine::Postgres {
+        return local();
+    }
+    let kept = |key: &str| -> Result<Option<Vec<u8>>, String> {
+        let v = remote.store.meta_get(key).map_err(|e| e.to_string())?;
+        v.map(|h| hex::decode(h).map_err(|e| format!("{key} in the database: {e}")))
+            .transpose()
+    };
+    if let (Some(cert), Some(key)) = (kept(CERT_KEY)?, kept(KEY_KEY)?) {
+        return Ok(ManagerIdentity::from_parts(cert, key));
+    }
+    // Only the leader listens for agents, so no other manager writes these meanwhile.
+    let id = local()?;
+    let (cert, key) = id.parts();
+    for (k, v) in [(KEY_KEY, key), (CERT_KEY, cert)] {
+        remote
+            .store
+            .meta_set(k, &hex::encode(v))
+            .map_err(|e| format!("cannot keep the agent link's identity in the database: {e}"))?;
+    }
+    Ok(id)
+}
+
+/// Where the shared identity is kept (`meta`).
+const CERT_KEY: &str = "agent_link_cert";
+const KEY_KEY: &str = "agent_link_key";
 
 async fn arrived(remote: Arc<Remote>, tcp: TcpStream, peer: SocketAddr, acceptor: TlsAcceptor) {
     let arrival = match accept::arrive(tcp, peer, &acceptor).await {

@@ -41,6 +41,9 @@ pub enum Error {
     /// No connection could be made (an unreachable server, a bad URL): the reason.
     #[error("{0}")]
     Connect(String),
+    /// A write of a leader whose lease another manager took over: nothing was written.
+    #[error("{0}")]
+    Fenced(String),
 }
 
 impl Error {
@@ -55,6 +58,11 @@ impl Error {
             }
             _ => false,
         }
+    }
+
+    /// A write refused because this manager's lease was taken over (nothing was written).
+    pub fn is_fenced(&self) -> bool {
+        matches!(self, Error::Fenced(_))
     }
 
     /// The server cannot be reached or dropped the connection (not a fault of the statement).

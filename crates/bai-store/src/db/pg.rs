@@ -27,6 +27,9 @@ struct Worker {
     client: Option<Client>,
     /// Statements by (SQL as written, parameter types).
     statements: HashMap<(String, Vec<u32>), postgres::Statement>,
+    /// The check every write makes first, in its transaction (`SELECT bai_fence(…)`): set
+    /// on a leader's writer ([`PgConn::fence`]).
+    fence: Option<String>,
 }
 
 impl PgConn {
@@ -51,6 +54,7 @@ impl PgConn {
                     config,
                     client: None,
                     statements: HashMap::new(),
+                    fence: None,
                 };
                 let first = w.client().map(|_| ());
                 let _ = ready.send(first);
@@ -79,14 +83,25 @@ impl PgConn {
             .map_err(|_| Error::Closed("the connection thread ended".into()))?
     }
 
+    /// From now on every write on this connection first checks that lease `lease` still has
+    /// term `term`, in the write's own transaction (a statement outside one gets one), and
+    /// fails with [`Error::Fenced`] when another holder took it over.
+    pub fn fence(&self, lease: &str, term: i64) -> Result<()> {
+        let check = format!("SELECT bai_fence('{}', {term})", lease.replace('\'', "''"));
+        self.call(move |w| {
+            w.fence = Some(check);
+            Ok(())
+        })
+    }
+
     pub fn query(&self, sql: &str, params: Vec<Value>) -> Result<Vec<Vec<Value>>> {
         let sql = sql.to_string();
-        self.call(move |w| w.query(&sql, &params))
+        self.call(move |w| w.fenced(&sql, |w| w.query(&sql, &params)))
     }
 
     pub fn execute(&self, sql: &str, params: Vec<Value>) -> Result<u64> {
         let sql = sql.to_string();
-        self.call(move |w| w.execute(&sql, &params))
+        self.call(move |w| w.fenced(&sql, |w| w.execute(&sql, &params)))
     }
 
     pub fn batch(&self, sql: &str) -> Result<()> {
@@ -94,12 +109,13 @@ impl PgConn {
         self.call(move |w| {
             // The façade's transactions are these three statements, each alone.
             let word = sql.trim().to_ascii_uppercase();
+            if word == "BEGIN" {
+                return w.begin();
+            }
             let r = w.client()?.batch_execute(&sql);
             let r = w.settle(r);
-            match word.as_str() {
-                "BEGIN" => w.in_tx = r.is_ok(),
-                "COMMIT" | "ROLLBACK" => w.in_tx = false,
-                _ => {}
+            if let "COMMIT" | "ROLLBACK" = word.as_str() {
+                w.in_tx = false;
             }
             r
         })
@@ -107,6 +123,66 @@ impl PgConn {
 }
 
 impl Worker {
+    /// BEGIN, with the fence's check in the same round trip when there is one.
+    fn begin(&mut self) -> Result<()> {
+        let sql = match &self.fence {
+            Some(check) => format!("BEGIN; {check}"),
+            None => "BEGIN".to_string(),
+        };
+        let r = match self.client()?.batch_execute(&sql) {
+            // Beginning changes nothing: on a dropped connection, once more on a new one.
+            Err(e) if is_lost(&e) => {
+                self.drop_connection();
+                self.client()?.batch_execute(&sql)
+            }
+            r => r,
+        };
+        match r {
+            Ok(()) => {
+                self.in_tx = true;
+                Ok(())
+            }
+            Err(e) => {
+                // A failed check leaves the transaction aborted: end it.
+                if !is_lost(&e) {
+                    let _ = self.client()?.batch_execute("ROLLBACK");
+                }
+                self.in_tx = false;
+                if e.code().is_some_and(|c| c.code() == FENCED) {
+                    let msg = e.as_db_error().map(|d| d.message().to_string());
+                    return Err(Error::Fenced(msg.unwrap_or_else(|| e.to_string())));
+                }
+                self.settle(Err(e))
+            }
+        }
+    }
+
+    /// `run` as is, or, on a fenced connection outside a transaction, a statement that may
+    /// write inside one that checks the fence first.
+    fn fenced<T>(&mut self, sql: &str, run: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        let read = sql
+            .trim_start()
+            .get(..6)
+            .is_some_and(|w| w.eq_ignore_ascii_case("SELECT"));
+        if self.fence.is_none() || self.in_tx || read {
+            return run(self);
+        }
+        self.begin()?;
+        let r = run(self);
+        let end = if r.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        let ended = match self.client() {
+            Ok(c) => {
+                let r = c.batch_execute(end);
+                self.settle(r)
+            }
+            Err(e) => Err(e),
+        };
+        self.in_tx = false;
+        let v = r?;
+        ended?;
+        Ok(v)
+    }
+
     fn client(&mut self) -> Result<&mut Client> {
         if self.client.as_ref().is_none_or(|c| c.is_closed()) {
             self.drop_connection();
@@ -231,6 +307,9 @@ impl Worker {
         self.settle(r)
     }
 }
+
+/// The SQLSTATE `bai_fence` raises when the lease changed hands.
+const FENCED: &str = "BAIFN";
 
 /// The connection is gone or the server cannot be reached (not a fault of the statement).
 pub(crate) fn is_lost(e: &postgres::Error) -> bool {

@@ -45,6 +45,28 @@ pub(super) const PG_MIGRATIONS: &[&str] = &[
                 (NEW.status, NEW.access_key, NEW.type))
         EXECUTE FUNCTION ended_counts_keep();
     "#,
+    // 23: as SQLite's 23 (the leader's lease), and the check every write of a leader
+    // makes first (`Store::fence`): the lease row still has its term, and stays so (a share
+    // lock) until the write commits, so a takeover waits for a write in flight and no write
+    // of a deposed leader commits after it.
+    r#"
+    CREATE TABLE leases (
+        name TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        term BIGINT NOT NULL,
+        expires_ms BIGINT NOT NULL,
+        address TEXT NOT NULL,
+        version TEXT NOT NULL
+    );
+    CREATE FUNCTION bai_fence(lease TEXT, expected BIGINT) RETURNS void LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM 1 FROM leases WHERE name = lease AND term = expected FOR SHARE;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'fenced: term % of lease % is over: another manager leads', expected, lease
+                USING ERRCODE = 'BAIFN';
+        END IF;
+    END $$;
+    "#,
 ];
 
 pub(super) const PG_SCHEMA: &str = include_str!("postgres.sql");

@@ -509,4 +509,17 @@ pub(super) const MIGRATIONS: &[&str] = &[
             ON CONFLICT(access_key, status, type) DO UPDATE SET n = n + 1;
     END;
     "#,
+    // 23: the leader's lease (several managers on one database; `lease.rs`). Its term
+    // grows on every takeover and fences the leader's writes; times are the database's, in
+    // milliseconds since the epoch.
+    r#"
+    CREATE TABLE leases (
+        name TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        term INTEGER NOT NULL,
+        expires_ms INTEGER NOT NULL,
+        address TEXT NOT NULL,
+        version TEXT NOT NULL
+    );
+    "#,
 ];

@@ -1,0 +1,219 @@
+//! The leader's lease: one row per lease in `leases`, taken over only after it expired, by
+//! the database's clock (never a manager's). Every takeover raises the term; a leader's
+//! writes are fenced by it ([`Store::fence`]) and agents refuse commands of a lower one.
+//!
+//! SQLite has one manager per file (the data dir's lock): its claim always wins, and its
+//! term still grows on every start, so agents see a restarted manager as the newer one.
+
+use crate::db::{Engine, OptionalExtension};
+use crate::{Result, Store};
+use std::time::Duration;
+
+/// The database's time now, in milliseconds since the epoch.
+fn now_ms(engine: Engine) -> &'static str {
+    match engine {
+        Engine::Sqlite => "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)",
+        Engine::Postgres => "CAST(extract(epoch FROM clock_timestamp()) * 1000 AS BIGINT)",
+    }
+}
+
+/// Who asks for a lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseBid {
+    /// This process, unique among managers (host, pid and a random part).
+    pub holder: String,
+    /// Where other managers reach it (its API's address, `HOST:PORT`).
+    pub address: String,
+    /// Its build (`baid --version`): managers of different versions do not share a lease.
+    pub version: String,
+}
+
+/// A lease as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseRow {
+    pub name: String,
+    pub holder: String,
+    pub term: i64,
+    pub address: String,
+    pub version: String,
+    /// Milliseconds until it expires, by the database's clock (negative: expired).
+    pub left_ms: i64,
+}
+
+/// The answer to a claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// The lease is the bidder's now, under the row's (new) term.
+    Won(LeaseRow),
+    /// Another holder has it and it has not expired.
+    Held(LeaseRow),
+}
+
+impl Store {
+    /// Takes lease `name` for `bid` when it is free or expired (always, on SQLite), raising
+    /// its term; otherwise tells who holds it.
+    pub fn lease_claim(&self, name: &str, bid: &LeaseBid, ttl: Duration) -> Result<Claim> {
+        let conn = self.conn();
+        let now = now_ms(conn.engine());
+        let always = i64::from(conn.engine() == Engine::Sqlite);
+        conn.execute(
+            "INSERT INTO leases(name, holder, term, expires_ms, address, version)
+             VALUES (?1, '', 0, 0, '', '') ON CONFLICT(name) DO NOTHING",
+            [name],
+        )?;
+        let won = conn
+            .query_row(
+                &format!(
+                    "UPDATE leases SET holder = ?2, term = term + 1, expires_ms = {now} + ?3,
+                        address = ?4, version = ?5
+                     WHERE name = ?1 AND (expires_ms <= {now} OR ?6 = 1) RETURNING term"
+                ),
+                crate::db::params![
+                    name,
+                    bid.holder,
+                    ttl.as_millis() as i64,
+                    bid.address,
+                    bid.version,
+                    always
+                ],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()?;
+        drop(conn);
+        let row = self
+            .lease(name)?
+            .ok_or_else(|| crate::StoreError::Invalid(format!("lease {name} vanished")))?;
+        Ok(match won {
+            Some(term) if row.term == term && row.holder == bid.holder => Claim::Won(row),
+            _ => Claim::Held(row),
+        })
+    }
+
+    /// Extends the lease `holder` has under `term` by `ttl` from now; false when it is no
+    /// longer theirs (another manager took it over).
+    pub fn lease_renew(&self, name: &str, holder: &str, term: i64, ttl: Duration) -> Result<bool> {
+        let conn = self.conn();
+        let now = now_ms(conn.engine());
+        let n = conn.execute(
+            &format!(
+                "UPDATE leases SET expires_ms = {now} + ?4
+                 WHERE name = ?1 AND holder = ?2 AND term = ?3"
+            ),
+            crate::db::params![name, holder, term, ttl.as_millis() as i64],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// Lets the lease go at once (a manager stopping): the next claim wins without waiting.
+    pub fn lease_release(&self, name: &str, holder: &str, term: i64) -> Result<()> {
+        let conn = self.conn();
+        conn.execute(
+            "UPDATE leases SET expires_ms = 0 WHERE name = ?1 AND holder = ?2 AND term = ?3",
+            crate::db::params![name, holder, term],
+        )?;
+        Ok(())
+    }
+
+    /// The lease as it is now.
+    pub fn lease(&self, name: &str) -> Result<Option<LeaseRow>> {
+        let conn = self.read();
+        let now = now_ms(conn.engine());
+        Ok(conn
+            .query_row(
+                &format!(
+                    "SELECT name, holder, term, address, version, expires_ms - {now}
+                     FROM leases WHERE name = ?1"
+                ),
+                [name],
+                |r| {
+                    Ok(LeaseRow {
+                        name: r.get(0)?,
+                        holder: r.get(1)?,
+                        term: r.get(2)?,
+                        address: r.get(3)?,
+                        version: r.get(4)?,
+                        left_ms: r.get(5)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    /// Fences every later write of this store by lease `name`'s `term`: on PostgreSQL each
+    /// write transaction first checks, holding the lease row, that the term is still the
+    /// lease's, and fails ([`crate::StoreError::is_fenced`]) when another manager took it
+    /// over; a takeover waits for the writes in flight. SQLite's file has one manager only:
+    /// nothing to fence.
+    pub fn fence(&self, name: &str, term: i64) -> Result<()> {
+        let conn = self.conn();
+        if let crate::db::Connection::Pg(pg) = &*conn {
+            pg.fence(name, term)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing;
+
+    /// A write of the leader holds the lease row from its first statement to its commit: a
+    /// claim made after the lease expired waits for the commit, then wins, and the leader's
+    /// next write is refused.
+    #[test]
+    fn a_takeover_waits_for_a_write_in_flight() {
+        if !testing::on_postgres() {
+            return;
+        }
+        let url = testing::fresh_database().unwrap();
+        let a = std::sync::Arc::new(Store::open_postgres(&url).unwrap());
+        let b = std::sync::Arc::new(Store::open_postgres(&url).unwrap());
+        let bid = |holder: &str| LeaseBid {
+            holder: holder.into(),
+            address: String::new(),
+            version: "1".into(),
+        };
+        let Claim::Won(lease) = a
+            .lease_claim("manager", &bid("a"), Duration::from_millis(200))
+            .unwrap()
+        else {
+            panic!("a free lease is won");
+        };
+        a.fence("manager", lease.term).unwrap();
+        let (started_tx, started) = std::sync::mpsc::channel();
+        let (go_tx, go) = std::sync::mpsc::channel::<()>();
+        let writer = {
+            let a = a.clone();
+            std::thread::spawn(move || -> Result<()> {
+                let mut conn = a.conn();
+                let tx = conn.transaction()?;
+                tx.execute("INSERT INTO meta(key, value) VALUES ('in-flight', 'a')", [])?;
+                started_tx.send(()).ok();
+                go.recv().ok();
+                Ok(tx.commit()?)
+            })
+        };
+        started.recv().unwrap();
+        while b.lease("manager").unwrap().unwrap().left_ms > 0 {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let claimer = {
+            let b = b.clone();
+            std::thread::spawn(move || {
+                b.lease_claim("manager", &bid("b"), Duration::from_secs(600))
+            })
+        };
+        // Give the claim every chance to go past the write: it must not.
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(
+            !claimer.is_finished(),
+            "a takeover went past a write in flight"
+        );
+        go_tx.send(()).unwrap();
+        writer.join().unwrap().unwrap();
+        assert!(matches!(claimer.join().unwrap().unwrap(), Claim::Won(_)));
+        assert_eq!(b.meta_get("in-flight").unwrap().as_deref(), Some("a"));
+        assert!(a.meta_set("after", "a").unwrap_err().is_fenced());
+    }
+}

@@ -1,0 +1,214 @@
+//! Leading: `baid up` takes the manager lease before it starts the manager, and keeps it.
+//!
+//! One lease row (`manager`) in the database, taken only once it expired by the database's
+//! clock, its term raised on every takeover. While another manager holds it, this one
+//! stands by ([`crate::standby`]: it relays its addresses to the leader) and claims it again
+//! every [`POLL`]. Having won, it fences the store by the term (a write of a deposed
+//! leader is refused in its own transaction), hands the term to the manager (every call to
+//! an agent carries it) and renews the lease every [`RENEW`]. A renewal that finds the
+//! lease taken over, or no renewal for [`TTL`], means another manager may lead: this
+//! process then starts again from the beginning (`exec` of itself), and stands by.
+
+use crate::standby::Standby;
+use anyhow::Result;
+use bai_store::{Claim, LeaseBid, LeaseRow, Store};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The lease's name.
+pub const LEASE: &str = "manager";
+/// How long a lease lasts without a renewal: a dead leader's lease is taken over this long
+/// after its last renewal.
+pub const TTL: Duration = Duration::from_secs(5);
+/// How often the leader renews.
+const RENEW: Duration = Duration::from_secs(1);
+/// How often a standby tries to take over.
+const POLL: Duration = Duration::from_millis(500);
+/// Set in the environment of a manager that starts itself again after it lost the lease.
+pub const REJOINED: &str = "BAI_REJOINED";
+
+/// This process's bid: a holder name no other process has, its address, its build.
+pub fn bid(address: String) -> LeaseBid {
+    let host = std::fs::read_to_string("/etc/hostname").unwrap_or_else(|_| "manager".into());
+    LeaseBid {
+        holder: format!(
+            "{}-{}-{}",
+            host.trim(),
+            std::process::id(),
+            hex::encode(rand::random::<[u8; 3]>())
+        ),
+        address,
+        version: version(),
+    }
+}
+
+/// What managers compare before sharing a lease: the release and the schema it speaks.
+pub fn version() -> String {
+    format!(
+        "{} (schema {})",
+        env!("CARGO_PKG_VERSION"),
+        bai_store::SCHEMA_VERSION
+    )
+}
+
+/// Why this manager cannot share the lease with the one holding it (a different build).
+pub fn incompatible(held: &LeaseRow, mine: &LeaseBid) -> Option<String> {
+    (held.version != mine.version).then(|| {
+        format!(
+            "the manager at {} runs bai {}, this is bai {}: managers sharing a database must run one version (stop it, or start this one's version)",
+            held.address, held.version, mine.version
+        )
+    })
+}
+
+/// How standing by is set up, when it comes to that.
+pub struct StandbyPlan {
+    pub api: std::net::SocketAddr,
+    pub app_ports: (u16, u16),
+    pub plain_http: bool,
+}
+
+/// Takes the lease, standing by while another manager holds it. Returns the won lease once
+/// the relay (if there was one) has given its addresses back.
+pub async fn take(store: &Arc<Store>, bid: &LeaseBid, plan: StandbyPlan) -> Result<LeaseRow> {
+    let mut standby: Option<Standby> = None;
+    let mut said = String::new();
+    loop {
+        let claim = {
+            let (store, bid) = (store.clone(), bid.clone());
+            tokio::task::spawn_blocking(move || store.lease_claim(LEASE, &bid, TTL)).await?
+        };
+        match claim {
+            Ok(Claim::Won(lease)) => {
+                if let Some(s) = standby.take() {
+                    s.stop().await;
+                }
+                return Ok(lease);
+            }
+            Ok(Claim::Held(held)) => {
+                if let Some(why) = incompatible(&held, bid) {
+                    anyhow::bail!(why);
+                }
+                if standby.is_none() {
+                    standby =
+                        Some(Standby::start(plan.api, plan.app_ports, plan.plain_http).await?);
+                }
+                if said != held.holder {
+                    println!(
+                        "bai stands by: the manager at {} leads (term {}); this one relays {} to it and takes over if it stops",
+                        held.address, held.term, plan.api
+                    );
+                    said = held.holder.clone();
+                }
+                // A lease this very address held is an earlier run of this manager's (killed:
+                // it left its lease to expire): nothing to relay to meanwhile.
+                if let Some(s) = &standby {
+                    s.lead_by(Some(held.address.clone()).filter(|a| *a != bid.address));
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the manager lease; trying again");
+                if let Some(s) = &standby {
+                    s.lead_by(None);
+                }
+            }
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Renews the lease until it is lost, then starts this process again (it stands by).
+pub fn keep(store: Arc<Store>, bid: LeaseBid, term: i64) {
+    tokio::spawn(async move {
+        let mut last = Instant::now();
+        loop {
+            tokio::time::sleep(RENEW).await;
+            let renewed = {
+                let (store, holder) = (store.clone(), bid.holder.clone());
+                tokio::task::spawn_blocking(move || store.lease_renew(LEASE, &holder, term, TTL))
+                    .await
+            };
+            match renewed {
+                Ok(Ok(true)) => last = Instant::now(),
+                // Not its lease any more, or its own renewal fenced: the term moved on.
+                Ok(Ok(false)) => {
+                    return restart(&format!(
+                        "another manager took over the lead (this one led under term {term})"
+                    ));
+                }
+                Ok(Err(e)) if e.is_fenced() => {
+                    return restart(&format!(
+                        "another manager took over the lead (this one led under term {term}; {e})"
+                    ));
+                }
+                Ok(Err(e)) if last.elapsed() >= TTL => {
+                    return restart(&format!(
+                        "the lease could not be renewed for {} s ({e}); another manager may lead now",
+                        TTL.as_secs()
+                    ));
+                }
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "renewing the manager lease failed; trying again")
+                }
+                Err(e) => tracing::error!(error = %e, "the lease keeper failed"),
+            }
+        }
+    });
+}
+
+/// Gives the lease back (a manager stopping on purpose): a standby takes over at once.
+pub fn release(store: &Store, bid: &LeaseBid, term: i64) {
+    if let Err(e) = store.lease_release(LEASE, &bid.holder, term) {
+        tracing::warn!(error = %e, "could not give the manager lease back; it expires by itself");
+    }
+}
+
+/// Starts this process again from the beginning, with the same arguments: everything of
+/// the lost term (loops, links, the local agent's handles) is gone at once, and the new
+/// process stands by, or waits for its database.
+fn restart(why: &str) {
+    tracing::error!("{why}: this manager stops leading and starts again as a standby");
+    eprintln!("bai: {why}; starting again as a standby");
+    let exe = std::env::current_exe().unwrap_or_else(|_| "/proc/self/exe".into());
+    let err = {
+        use std::os::unix::process::CommandExt;
+        std::process::Command::new(exe)
+            .args(std::env::args_os().skip(1))
+            .env(REJOINED, "1")
+            .exec()
+    };
+    // exec returns only when it failed: stop, so a supervisor starts it again.
+    eprintln!("bai: cannot start again ({err}); stopping");
+    std::process::exit(3);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn managers_of_another_version_do_not_share_the_lease() {
+        let mine = bid("10.0.0.3:8090".into());
+        let mut held = LeaseRow {
+            name: LEASE.into(),
+            holder: "other".into(),
+            term: 3,
+            address: "10.0.0.2:8090".into(),
+            version: mine.version.clone(),
+            left_ms: 4000,
+        };
+        assert_eq!(incompatible(&held, &mine), None);
+        held.version = "0.9.0 (schema 22)".into();
+        let why = incompatible(&held, &mine).unwrap();
+        assert!(
+            why.contains("10.0.0.2:8090 runs bai 0.9.0 (schema 22)"),
+            "{why}"
+        );
+        assert!(why.contains(&mine.version), "{why}");
+    }
+
+    #[test]
+    fn two_processes_never_bid_as_one() {
+        assert_ne!(bid("a:1".into()).holder, bid("a:1".into()).holder);
+    }
+}

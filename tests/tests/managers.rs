@@ -1,0 +1,237 @@
+//! Two managers on one PostgreSQL database (issue 38). Manager A leads; manager B stands by
+//! and relays its address to A; the agent, in a network namespace of its own, lists both
+//! (`baid agent --manager A,B`). A session made through one manager is listed, run,
+//! followed, opened and removed through the other. Then the leader is lost, two ways:
+//!
+//! - SIGKILL: B takes the lease once it expired and leads; the agent follows it; sessions
+//!   made before run on, new ones are placed once.
+//! - SIGSTOP past its lease: B takes over as above; when A runs again its writes are
+//!   fenced, it starts again as a standby, and nothing it held is placed or ended twice.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
+
+use bai_e2e::netns::Machine;
+use bai_e2e::remote::{Agent, IMAGE, agent_status, containers, query, start_session, wait_status};
+use bai_e2e::{Server, bin, free_port};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A manager of `url` without an agent of its own, listening for agents on every address.
+fn manager_env(url: &str, agent_port: u16, app_ports: &str) -> Vec<(String, String)> {
+    vec![
+        ("BAI_DATABASE".into(), url.into()),
+        ("BAI_NO_LOCAL_AGENT".into(), "true".into()),
+        ("BAI_AGENT_LISTEN".into(), format!("0.0.0.0:{agent_port}")),
+        ("BAI_SCHEDULE_TICK_MS".into(), "200".into()),
+        ("BAI_APP_PORTS".into(), app_ports.into()),
+        ("BAI_AGENT_LOST_AFTER".into(), "20s".into()),
+        ("BAI_AGENT_GONE_AFTER".into(), "600s".into()),
+    ]
+}
+
+fn refs(env: &[(String, String)]) -> Vec<(&str, &str)> {
+    env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+}
+
+struct Cluster {
+    a: Server,
+    b: Server,
+    agent: Agent,
+    machine: Machine,
+}
+
+/// Leader A, standby B, one agent on machine `index` that knows both.
+fn cluster(index: u8) -> Cluster {
+    let url = bai_store::testing::fresh_database().expect("a database in the test cluster");
+    let (pa, pb) = (free_port(), free_port());
+    let a = Server::start_with(&refs(&manager_env(&url, pa, "30600-30619")));
+    let b = Server::start_standby(
+        &refs(&manager_env(&url, pb, "30620-30639")),
+        free_port(),
+        &a,
+    );
+    assert!(
+        b.output().contains("bai stands by"),
+        "B stands by: {}",
+        b.output()
+    );
+    let token = a
+        .bai(&a.admin, &["admin", "agent-token", "create"])
+        .expect_ok()
+        .stdout
+        .trim()
+        .to_string();
+    let machine = Machine::start(index);
+    machine.load_image(IMAGE);
+    let host = machine.host_addr();
+    let agent = Agent::start_at(
+        &machine,
+        "node-ha",
+        &format!("{host}:{pa},{host}:{pb}"),
+        &token,
+        &[],
+    );
+    wait_status(&a, "node-ha", "ALIVE", 120);
+    Cluster {
+        a,
+        b,
+        agent,
+        machine,
+    }
+}
+
+/// An HTTP GET of `/` through `bai app SESSION ttyd` against `s`.
+fn ttyd_page(s: &Server, session: &str) -> String {
+    let port = free_port();
+    let mut cmd = Command::new(bin("bai"));
+    cmd.args(["app", session, "ttyd", "-b", &port.to_string()])
+        .current_dir(s.work.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in &s.admin.vars {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("bai app");
+    let page = s.wait_for(60, "the ttyd page through the tunnel", || {
+        let mut c = TcpStream::connect(("127.0.0.1", port)).ok()?;
+        c.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+        c.write_all(b"GET / HTTP/1.0\r\nHost: localhost\r\n\r\n")
+            .ok()?;
+        let mut body = String::new();
+        c.read_to_string(&mut body).ok()?;
+        body.contains("200").then_some(body)
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    page
+}
+
+/// Waits until `s` (a standby until now) leads: its banner is printed.
+fn wait_leads(s: &Server) {
+    s.wait_for(60, "the standby to lead", || {
+        s.output().contains("Stop with Ctrl-C").then_some(())
+    });
+}
+
+/// Every session of the test's, and their containers on the agent's engine: each running
+/// session has exactly one.
+fn one_container_each(machine: &Machine, s: &Server, names: &[&str]) {
+    for name in names {
+        let info = s.info(&s.admin, name);
+        assert_eq!(info["status"], "RUNNING", "{name}: {info:#}");
+        let id = info["id"].as_str().unwrap_or("");
+        let filter = format!("label=ai.bai.session={id}");
+        let out = machine.docker(&["ps", "-aq", "--filter", &filter]);
+        let n = String::from_utf8_lossy(&out.stdout).lines().count();
+        assert_eq!(n, 1, "containers of {name}");
+    }
+}
+
+#[test]
+fn any_manager_serves_and_a_killed_leader_is_replaced() {
+    let c = cluster(36);
+    let (a, b) = (&c.a, &c.b);
+
+    // Made through B (relayed to A), listed and run through A.
+    start_session(b, "ha-1", &[]);
+    let listed = a.bai(&a.admin, &["ps"]);
+    assert!(listed.stdout.contains("ha-1"), "{listed:#?}");
+    assert_eq!(query(a, "ha-1", "print(6 * 7)"), "42\n");
+    // Made through A; B lists it, runs code in it, opens its web terminal.
+    start_session(a, "ha-2", &[]);
+    assert_eq!(query(b, "ha-2", "print('via b')"), "via b\n");
+    let page = ttyd_page(b, "ha-2");
+    assert!(page.contains("200"), "{page}");
+    // B's event stream sees a session A makes: `bai events` through B, then a start on A.
+    let mut events = {
+        let mut cmd = Command::new(bin("bai"));
+        cmd.args(["events", "ha-3", "--wait", "session_started"])
+            .current_dir(b.work.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in &b.admin.vars {
+            cmd.env(k, v);
+        }
+        cmd.spawn().expect("bai events")
+    };
+    start_session(a, "ha-3", &[]);
+    let mut seen = String::new();
+    events
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut seen)
+        .unwrap();
+    assert!(events.wait().unwrap().success(), "{seen}");
+    assert!(seen.contains("session_started"), "{seen}");
+    // Removed through B.
+    b.bai(&b.admin, &["rm", "ha-3"]).expect_ok();
+    a.wait_terminated(&a.admin, "ha-3", 120);
+
+    // The leader is killed: B leads once the lease expired, the agent follows it.
+    let killed = Instant::now();
+    let data_a = c.a.crash();
+    let b = &c.b;
+    wait_leads(b);
+    let led_after = killed.elapsed();
+    b.wait_for(60, "the agent to join B", || {
+        (agent_status(b, "node-ha").as_deref() == Some("ALIVE")).then_some(())
+    });
+    // The sessions made before run on, reached through the new leader.
+    assert_eq!(query(b, "ha-1", "print('still here')"), "still here\n");
+    // A new one is placed once.
+    start_session(b, "ha-4", &[]);
+    let placed_after = killed.elapsed();
+    one_container_each(&c.machine, b, &["ha-1", "ha-2", "ha-4"]);
+    assert_eq!(containers(&c.machine, "node-ha"), 3);
+    eprintln!(
+        "failover: leader SIGKILL -> standby leads {:.1} s, -> a new session RUNNING {:.1} s",
+        led_after.as_secs_f64(),
+        placed_after.as_secs_f64()
+    );
+    drop(data_a);
+    drop(c.agent);
+}
+
+#[test]
+fn a_paused_leader_is_fenced_and_stands_by() {
+    let c = cluster(37);
+    let (a, b) = (&c.a, &c.b);
+    start_session(a, "paused-1", &[]);
+
+    // Paused past its lease: B takes over and the agent joins it (its link to A falls
+    // silent and closes).
+    a.signal("-STOP");
+    wait_leads(b);
+    b.wait_for(60, "the agent to join B", || {
+        (agent_status(b, "node-ha").as_deref() == Some("ALIVE")).then_some(())
+    });
+    start_session(b, "paused-2", &[]);
+    b.bai(&b.admin, &["rm", "paused-1"]).expect_ok();
+    b.wait_terminated(&b.admin, "paused-1", 120);
+
+    // A runs again: its lease is gone, its first write (the lease's renewal) is fenced, and
+    // it starts again as a standby, relaying to B.
+    a.signal("-CONT");
+    a.wait_for(60, "A to stand by", || {
+        a.log()
+            .contains("another manager took over the lead")
+            .then_some(())
+    });
+    assert!(
+        a.log().contains("fenced: term 1 of lease manager is over"),
+        "{}",
+        a.log()
+    );
+    a.wait_for(60, "A to relay to B", || {
+        let r = a.bai(&a.admin, &["session", "info", "--json", "paused-2"]);
+        r.ok().then_some(())
+    });
+    // Nothing was placed or ended twice: p-1 stays ended, p-2 runs in one container.
+    assert_eq!(a.status(&a.admin, "paused-1"), "TERMINATED");
+    one_container_each(&c.machine, b, &["paused-2"]);
+    assert_eq!(containers(&c.machine, "node-ha"), 1);
+}

@@ -6,6 +6,7 @@
 
 pub mod apps;
 pub mod crash;
+pub mod cut;
 pub mod netns;
 pub mod registry;
 pub mod remote;

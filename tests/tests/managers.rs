@@ -9,6 +9,7 @@
 //!   fenced, it starts again as a standby, and nothing it held is placed or ended twice.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
+use bai_e2e::cut::CutLink;
 use bai_e2e::netns::Machine;
 use bai_e2e::remote::{Agent, IMAGE, agent_status, containers, query, start_session, wait_status};
 use bai_e2e::{Server, bin, free_port};
@@ -44,10 +45,15 @@ struct Cluster {
 /// Leader A, standby B, one agent on machine `index` that knows both.
 fn cluster(index: u8) -> Cluster {
     let url = bai_store::testing::fresh_database().expect("a database in the test cluster");
+    cluster_on(index, &url, &url)
+}
+
+/// [`cluster`] with A reaching the database at `url_a` and B at `url_b` (one database).
+fn cluster_on(index: u8, url_a: &str, url_b: &str) -> Cluster {
     let (pa, pb) = (free_port(), free_port());
-    let a = Server::start_with(&refs(&manager_env(&url, pa, "30600-30619")));
+    let a = Server::start_with(&refs(&manager_env(url_a, pa, "30600-30619")));
     let b = Server::start_standby(
-        &refs(&manager_env(&url, pb, "30620-30639")),
+        &refs(&manager_env(url_b, pb, "30620-30639")),
         free_port(),
         &a,
     );
@@ -234,4 +240,65 @@ fn a_paused_leader_is_fenced_and_stands_by() {
     assert_eq!(a.status(&a.admin, "paused-1"), "TERMINATED");
     one_container_each(&c.machine, b, &["paused-2"]);
     assert_eq!(containers(&c.machine, "node-ha"), 1);
+}
+
+/// `url` with its port replaced (the database through another way in).
+fn via_port(url: &str, port: u16) -> String {
+    let at = url.rfind('@').expect("a user in the URL") + 1;
+    let rest = &url[at..];
+    let slash = rest.find('/').expect("a database in the URL");
+    let host = rest[..slash]
+        .rsplit_once(':')
+        .map_or(&rest[..slash], |(h, _)| h);
+    format!("{}{host}:{port}{}", &url[..at], &rest[slash..])
+}
+
+/// The database's address in `url`.
+fn address_of(url: &str) -> std::net::SocketAddr {
+    let at = url.rfind('@').expect("a user in the URL") + 1;
+    let rest = &url[at..];
+    let hostport = &rest[..rest.find('/').expect("a database in the URL")];
+    hostport.parse().expect("HOST:PORT")
+}
+
+#[test]
+fn a_leader_cut_off_from_its_database_steps_down() {
+    let url = bai_store::testing::fresh_database().expect("a database in the test cluster");
+    let link = CutLink::to(address_of(&url));
+    let c = cluster_on(38, &via_port(&url, link.port()), &url);
+    let (a, b) = (&c.a, &c.b);
+    start_session(a, "cut-1", &[]);
+
+    // Its link to the database cut, A cannot renew its lease: it steps down when the lease
+    // may have expired, and from then on answers every request with a 503 that says why.
+    link.cut();
+    a.wait_for(60, "A to step down", || {
+        a.log()
+            .contains("did not answer the lease's renewal")
+            .then_some(())
+    });
+    let refused = a.wait_for(60, "A's 503", || {
+        let r = a.bai(&a.admin, &["start", "-t", "cut-2", "python"]);
+        (!r.ok() && r.stderr.contains("cannot reach its database")).then_some(r)
+    });
+    assert_eq!(refused.stderr.lines().count(), 1, "{refused:#?}");
+    // B leads; the agent follows it; what ran, runs on.
+    wait_leads(b);
+    b.wait_for(60, "the agent to join B", || {
+        (agent_status(b, "node-ha").as_deref() == Some("ALIVE")).then_some(())
+    });
+    assert_eq!(query(b, "cut-1", "print('on b')"), "on b\n");
+    start_session(b, "cut-3", &[]);
+    // The 503 changed nothing: no session cut-2 anywhere.
+    let listed = b.bai(&b.admin, &["ps"]);
+    assert!(!listed.stdout.contains("cut-2"), "{listed:#?}");
+
+    // Healed: A reaches its database again and stands by, relaying to B.
+    link.heal();
+    a.wait_for(60, "A to serve through B", || {
+        let r = a.bai(&a.admin, &["ps"]);
+        (r.ok() && r.stdout.contains("cut-3")).then_some(())
+    });
+    one_container_each(&c.machine, b, &["cut-1", "cut-3"]);
+    assert_eq!(containers(&c.machine, "node-ha"), 2);
 }

@@ -40,8 +40,10 @@ pub struct AgentArgs {
         value_name = "NAME=PATH"
     )]
     storage_hosts: Vec<String>,
-    /// How often the agent tells the manager it is alive.
-    #[arg(long, env = "BAI_AGENT_HEARTBEAT", default_value = "10s", value_parser = crate::parse_duration)]
+    /// How often the agent tells the manager it is alive; three silent ones close the link
+    /// (either side), so a manager that stopped answering is left, and the next one listed
+    /// dialled, within three of them.
+    #[arg(long, env = "BAI_AGENT_HEARTBEAT", default_value = "2s", value_parser = crate::parse_duration)]
     heartbeat: Duration,
     #[command(flatten)]
     node: NodeArgs,

@@ -9,7 +9,7 @@
 //! lease taken over, or no renewal for [`TTL`], means another manager may lead: this
 //! process then starts again from the beginning (`exec` of itself), and stands by.
 
-use crate::standby::Standby;
+use crate::standby::{Absent, Standby};
 use anyhow::Result;
 use bai_store::{Claim, LeaseBid, LeaseRow, Store};
 use std::sync::Arc;
@@ -90,8 +90,10 @@ pub async fn take(store: &Arc<Store>, bid: &LeaseBid, plan: StandbyPlan) -> Resu
                     anyhow::bail!(why);
                 }
                 if standby.is_none() {
-                    standby =
-                        Some(Standby::start(plan.api, plan.app_ports, plan.plain_http).await?);
+                    standby = Some(
+                        Standby::start(plan.api, plan.app_ports, plan.plain_http, Absent::Leader)
+                            .await?,
+                    );
                 }
                 if said != held.holder {
                     println!(
@@ -117,43 +119,73 @@ pub async fn take(store: &Arc<Store>, bid: &LeaseBid, plan: StandbyPlan) -> Resu
     }
 }
 
-/// Renews the lease until it is lost, then starts this process again (it stands by).
+/// Renews the lease until it is lost, then starts this process again (it stands by). The
+/// lease is held until [`TTL`] after the last renewal that succeeded was *sent* (the
+/// database extended it later than that): past that moment another manager may lead, so
+/// this one steps down then even while a renewal still hangs (a cut link to the database).
+///
+/// It runs on threads of its own, not the runtime's: on a cut link every worker of the
+/// runtime may be stuck in a store call, and the step down must happen all the same.
 pub fn keep(store: Arc<Store>, bid: LeaseBid, term: i64) {
-    tokio::spawn(async move {
-        let mut last = Instant::now();
-        loop {
-            tokio::time::sleep(RENEW).await;
-            let renewed = {
+    let spawned = std::thread::Builder::new()
+        .name("bai-lease".into())
+        .spawn(move || {
+            let mut held_until = Instant::now() + TTL;
+            loop {
+                std::thread::sleep(RENEW);
+                let sent = Instant::now();
+                let (tx, rx) = std::sync::mpsc::channel();
                 let (store, holder) = (store.clone(), bid.holder.clone());
-                tokio::task::spawn_blocking(move || store.lease_renew(LEASE, &holder, term, TTL))
-                    .await
-            };
-            match renewed {
-                Ok(Ok(true)) => last = Instant::now(),
-                // Not its lease any more, or its own renewal fenced: the term moved on.
-                Ok(Ok(false)) => {
-                    return restart(&format!(
-                        "another manager took over the lead (this one led under term {term})"
-                    ));
+                let renewal = std::thread::Builder::new()
+                    .name("bai-lease-renew".into())
+                    .spawn(move || {
+                        let _ = tx.send(store.lease_renew(LEASE, &holder, term, TTL));
+                    });
+                if let Err(e) = renewal {
+                    tracing::error!(error = %e, "cannot start a renewal of the lease");
+                    continue;
                 }
-                Ok(Err(e)) if e.is_fenced() => {
-                    return restart(&format!(
-                        "another manager took over the lead (this one led under term {term}; {e})"
-                    ));
+                // Woken past the lease (the process was stopped): ask once, briefly, so the
+                // answer says what happened meanwhile (a takeover refuses the renewal).
+                let wait = match held_until.saturating_duration_since(Instant::now()) {
+                    d if d.is_zero() => RENEW,
+                    d => d,
+                };
+                match rx.recv_timeout(wait) {
+                    Ok(Ok(true)) => held_until = sent + TTL,
+                    Ok(Ok(false)) => {
+                        return restart(&format!(
+                            "another manager took over the lead (this one led under term {term})"
+                        ));
+                    }
+                    // Its own renewal fenced: the term moved on.
+                    Ok(Err(e)) if e.is_fenced() => {
+                        return restart(&format!(
+                            "another manager took over the lead (this one led under term {term}; {e})"
+                        ));
+                    }
+                    Ok(Err(e)) if Instant::now() >= held_until => {
+                        return restart(&format!(
+                            "the lease could not be renewed for {} s ({e}); another manager may lead now",
+                            TTL.as_secs()
+                        ));
+                    }
+                    Ok(Err(e)) => {
+                        tracing::warn!(error = %e, "renewing the manager lease failed; trying again")
+                    }
+                    Err(_) => {
+                        return restart(&format!(
+                            "the database did not answer the lease's renewal within {} s; another manager may lead now",
+                            TTL.as_secs()
+                        ));
+                    }
                 }
-                Ok(Err(e)) if last.elapsed() >= TTL => {
-                    return restart(&format!(
-                        "the lease could not be renewed for {} s ({e}); another manager may lead now",
-                        TTL.as_secs()
-                    ));
-                }
-                Ok(Err(e)) => {
-                    tracing::warn!(error = %e, "renewing the manager lease failed; trying again")
-                }
-                Err(e) => tracing::error!(error = %e, "the lease keeper failed"),
             }
-        }
-    });
+        });
+    if let Err(e) = spawned {
+        tracing::error!(error = %e, "cannot start the lease keeper");
+        restart("the lease keeper did not start");
+    }
 }
 
 /// Gives the lease back (a manager stopping on purpose): a standby takes over at once.

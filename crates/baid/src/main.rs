@@ -520,7 +520,14 @@ async fn open_store(args: &UpArgs, data_dir: &std::path::Path) -> Arc<Store> {
         Err(e) => database_failed(e),
     };
     eprintln!("bai: cannot reach the database ({e}); answering 503 until it can");
-    let waiting = standby::Standby::start(args.listen, args.app_ports, true).await;
+    let plain_http = args.tls_cert.is_none() && !args.tls_self_signed;
+    let waiting = standby::Standby::start(
+        args.listen,
+        args.app_ports,
+        plain_http,
+        standby::Absent::Database,
+    )
+    .await;
     loop {
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
         match tokio::task::spawn_blocking(open.clone()).await {

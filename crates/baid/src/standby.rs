@@ -15,6 +15,32 @@ use tokio::task::JoinSet;
 /// How long reaching the leader may take before the client is answered without it.
 const DIAL: Duration = Duration::from_secs(5);
 
+/// Why a connection cannot go to a leader, as its `503` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Absent {
+    /// None is known, or it does not answer (one is taking over).
+    Leader,
+    /// This manager cannot reach its database, so it cannot know who leads.
+    Database,
+}
+
+impl Absent {
+    fn problem(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Absent::Leader => (
+                "no-leader",
+                "No manager leads the cluster now.",
+                "this manager stands by and cannot reach a leading manager (one is taking over); try again in a few seconds",
+            ),
+            Absent::Database => (
+                "database-unavailable",
+                "The database cannot be reached.",
+                "this manager cannot reach its database now, so it neither leads nor knows which manager does, and changed nothing; try again (another manager may answer)",
+            ),
+        }
+    }
+}
+
 /// The running relay; [`Standby::stop`] gives its addresses back.
 pub struct Standby {
     leader: Arc<watch::Sender<Option<String>>>,
@@ -37,16 +63,23 @@ impl Standby {
         api: SocketAddr,
         app_ports: (u16, u16),
         plain_http: bool,
+        absent: Absent,
     ) -> std::io::Result<Standby> {
         let leader = Arc::new(watch::channel(None).0);
         let mut tasks = JoinSet::new();
         let listener = TcpListener::bind(api).await?;
-        tasks.spawn(accept(listener, Target::Api, leader.clone(), plain_http));
+        let api_answer = plain_http.then_some(absent);
+        tasks.spawn(accept(listener, Target::Api, leader.clone(), api_answer));
         for port in app_ports.0..=app_ports.1 {
             // A port taken by something else is left alone (the leader's proxy could not
             // use it on this host either).
             if let Ok(l) = TcpListener::bind(SocketAddr::new(api.ip(), port)).await {
-                tasks.spawn(accept(l, Target::AppPort(port), leader.clone(), true));
+                tasks.spawn(accept(
+                    l,
+                    Target::AppPort(port),
+                    leader.clone(),
+                    Some(absent),
+                ));
             }
         }
         Ok(Standby { leader, tasks })
@@ -70,11 +103,13 @@ impl Standby {
     }
 }
 
+/// `answer`: how a connection with no leader to go to is answered in HTTP (`None`: it is
+/// not HTTP, it is closed).
 async fn accept(
     listener: TcpListener,
     target: Target,
     leader: Arc<watch::Sender<Option<String>>>,
-    plain_http: bool,
+    answer: Option<Absent>,
 ) {
     loop {
         let Ok((client, _)) = listener.accept().await else {
@@ -86,7 +121,7 @@ async fn accept(
             Target::Api => a,
             Target::AppPort(p) => format!("{}:{p}", host_of(&a)),
         });
-        tokio::spawn(relay(client, to, plain_http));
+        tokio::spawn(relay(client, to, answer));
     }
 }
 
@@ -95,7 +130,7 @@ fn host_of(address: &str) -> &str {
     address.rsplit_once(':').map_or(address, |(h, _)| h)
 }
 
-async fn relay(client: TcpStream, to: Option<String>, plain_http: bool) {
+async fn relay(client: TcpStream, to: Option<String>, answer: Option<Absent>) {
     let upstream = match &to {
         Some(addr) => match tokio::time::timeout(DIAL, TcpStream::connect(addr)).await {
             Ok(Ok(s)) => Some(s),
@@ -115,14 +150,17 @@ async fn relay(client: TcpStream, to: Option<String>, plain_http: bool) {
             let _ = up.set_nodelay(true);
             let _ = bai_relay::tunnel(&client, &up, |_| {}, |_| {}).await;
         }
-        None if plain_http => no_leader(client).await,
-        None => {}
+        None => {
+            if let Some(absent) = answer {
+                unavailable(client, absent).await
+            }
+        }
     }
 }
 
-/// `503 no-leader`, as a problem, after reading the request's head (so the client reads
+/// `503`, as a problem saying why, after reading the request's head (so the client reads
 /// the answer rather than a reset).
-async fn no_leader(mut client: TcpStream) {
+async fn unavailable(mut client: TcpStream, absent: Absent) {
     let mut buf = vec![0u8; 16 << 10];
     let mut seen = 0;
     let read_head = async {
@@ -137,10 +175,11 @@ async fn no_leader(mut client: TcpStream) {
         }
     };
     let _ = tokio::time::timeout(DIAL, read_head).await;
+    let (kind, title, msg) = absent.problem();
     let body = serde_json::json!({
-        "type": "https://api.backend.ai/probs/no-leader",
-        "title": "No manager leads the cluster now.",
-        "msg": "this manager stands by and cannot reach a leading manager (one is taking over, or the database cannot be reached); try again in a few seconds",
+        "type": format!("https://api.backend.ai/probs/{kind}"),
+        "title": title,
+        "msg": msg,
     })
     .to_string();
     let head = format!(
@@ -169,7 +208,9 @@ mod tests {
         let probe = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let api = probe.local_addr().unwrap();
         drop(probe);
-        let standby = Standby::start(api, (1, 0), true).await.unwrap();
+        let standby = Standby::start(api, (1, 0), true, Absent::Leader)
+            .await
+            .unwrap();
         let ask = || async {
             let mut c = TcpStream::connect(api).await.unwrap();
             c.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")

@@ -47,7 +47,18 @@ fn dummy(id: String) -> DummyAgent {
 fn open(dir: &std::path::Path, postgres: bool) -> anyhow::Result<Store> {
     std::fs::create_dir_all(dir)?;
     Ok(if postgres {
-        Store::open_postgres(&bai_store::testing::fresh_database()?)?
+        // As a leading manager: the lease taken, every write fenced by its term.
+        let store = Store::open_postgres(&bai_store::testing::fresh_database()?)?;
+        let bid = bai_store::LeaseBid {
+            holder: "sched-bench".into(),
+            address: String::new(),
+            version: String::new(),
+        };
+        let ttl = std::time::Duration::from_secs(3600);
+        if let bai_store::Claim::Won(lease) = store.lease_claim("manager", &bid, ttl)? {
+            store.fence("manager", lease.term)?;
+        }
+        store
     } else {
         Store::open(&dir.join("bai.db"))?
     })

@@ -135,11 +135,11 @@ async fn relay(client: TcpStream, to: Option<String>, answer: Option<Absent>) {
         Some(addr) => match tokio::time::timeout(DIAL, TcpStream::connect(addr)).await {
             Ok(Ok(s)) => Some(s),
             Ok(Err(e)) => {
-                tracing::warn!(leader = %addr, error = %e, "the leading manager does not answer");
+                tracing::debug!(leader = %addr, error = %e, "the leading manager does not answer");
                 None
             }
             Err(_) => {
-                tracing::warn!(leader = %addr, "the leading manager did not answer in time");
+                tracing::debug!(leader = %addr, "the leading manager did not answer in time");
                 None
             }
         },

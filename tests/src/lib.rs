@@ -531,6 +531,11 @@ pub struct Run {
 }
 
 impl Run {
+    /// The outcome of a command run elsewhere (`cmd`: how it is named in failures).
+    pub fn of(o: Output, cmd: String) -> Run {
+        Self::from(o, cmd)
+    }
+
     fn from(o: Output, cmd: String) -> Run {
         Run {
             code: o.status.code().unwrap_or(-1),

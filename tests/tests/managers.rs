@@ -40,6 +40,8 @@ struct Cluster {
     b: Server,
     agent: Agent,
     machine: Machine,
+    /// Each manager's environment (to start it again as it was).
+    envs: [Vec<(String, String)>; 2],
 }
 
 /// Leader A, standby B, one agent on machine `index` that knows both.
@@ -51,12 +53,12 @@ fn cluster(index: u8) -> Cluster {
 /// [`cluster`] with A reaching the database at `url_a` and B at `url_b` (one database).
 fn cluster_on(index: u8, url_a: &str, url_b: &str) -> Cluster {
     let (pa, pb) = (free_port(), free_port());
-    let a = Server::start_with(&refs(&manager_env(url_a, pa, "30600-30619")));
-    let b = Server::start_standby(
-        &refs(&manager_env(url_b, pb, "30620-30639")),
-        free_port(),
-        &a,
-    );
+    let envs = [
+        manager_env(url_a, pa, "30600-30619"),
+        manager_env(url_b, pb, "30620-30639"),
+    ];
+    let a = Server::start_with(&refs(&envs[0]));
+    let b = Server::start_standby(&refs(&envs[1]), free_port(), &a);
     assert!(
         b.output().contains("bai stands by"),
         "B stands by: {}",
@@ -84,6 +86,7 @@ fn cluster_on(index: u8, url_a: &str, url_b: &str) -> Cluster {
         b,
         agent,
         machine,
+        envs,
     }
 }
 

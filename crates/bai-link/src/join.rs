@@ -20,6 +20,9 @@ use uuid::Uuid;
 
 /// How long one dial (TCP, TLS and hello) may take.
 const DIAL_TIMEOUT: Duration = Duration::from_secs(10);
+/// The same with several managers listed: a stopped one accepts the connection (its kernel
+/// does) and never answers, and the leader is the next one.
+const DIAL_TIMEOUT_OF_MANY: Duration = Duration::from_secs(3);
 /// The longest wait between two dials.
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
@@ -131,7 +134,12 @@ impl Dialer {
                 Err(e) => Err(net("no welcome from", &e)),
             }
         };
-        match tokio::time::timeout(DIAL_TIMEOUT, dial).await {
+        let limit = if self.config.managers.len() > 1 {
+            DIAL_TIMEOUT_OF_MANY
+        } else {
+            DIAL_TIMEOUT
+        };
+        match tokio::time::timeout(limit, dial).await {
             Ok(r) => r,
             Err(_) => Err(DialError::Net(format!(
                 "the manager at {manager} did not answer in time"

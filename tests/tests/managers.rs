@@ -40,8 +40,6 @@ struct Cluster {
     b: Server,
     agent: Agent,
     machine: Machine,
-    /// Each manager's environment (to start it again as it was).
-    envs: [Vec<(String, String)>; 2],
 }
 
 /// Leader A, standby B, one agent on machine `index` that knows both.
@@ -86,7 +84,6 @@ fn cluster_on(index: u8, url_a: &str, url_b: &str) -> Cluster {
         b,
         agent,
         machine,
-        envs,
     }
 }
 

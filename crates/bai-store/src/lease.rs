@@ -216,4 +216,57 @@ mod tests {
         assert_eq!(b.meta_get("in-flight").unwrap().as_deref(), Some("a"));
         assert!(a.meta_set("after", "a").unwrap_err().is_fenced());
     }
+
+    /// A leader stopped inside a write transaction (SIGSTOP, a frozen VM) holds the lease
+    /// row until the server ends its idle transaction: the takeover waits for that, not for
+    /// good, and the stopped leader's transaction commits nothing.
+    #[test]
+    fn a_stopped_leader_does_not_keep_a_takeover_waiting() {
+        if !testing::on_postgres() {
+            return;
+        }
+        let url = testing::fresh_database().unwrap();
+        let a = std::sync::Arc::new(Store::open_postgres(&url).unwrap());
+        let b = Store::open_postgres(&url).unwrap();
+        let bid = |holder: &str| LeaseBid {
+            holder: holder.into(),
+            address: String::new(),
+            version: "1".into(),
+        };
+        let Claim::Won(lease) = a
+            .lease_claim("manager", &bid("a"), Duration::from_millis(200))
+            .unwrap()
+        else {
+            panic!("a free lease is won");
+        };
+        a.fence("manager", lease.term).unwrap();
+        let (started_tx, started) = std::sync::mpsc::channel();
+        let (go_tx, go) = std::sync::mpsc::channel::<()>();
+        let stopped = {
+            let a = a.clone();
+            std::thread::spawn(move || -> Result<()> {
+                let mut conn = a.conn();
+                let tx = conn.transaction()?;
+                tx.execute("INSERT INTO meta(key, value) VALUES ('stopped', 'a')", [])?;
+                started_tx.send(()).ok();
+                // Stopped: it sends nothing until the takeover is over.
+                go.recv().ok();
+                Ok(tx.commit()?)
+            })
+        };
+        started.recv().unwrap();
+        while b.lease("manager").unwrap().unwrap().left_ms > 0 {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // Wins once the server ended the stopped transaction (3 s idle).
+        let won = b.lease_claim("manager", &bid("b"), Duration::from_secs(600));
+        assert!(matches!(won.unwrap(), Claim::Won(_)));
+        go_tx.send(()).unwrap();
+        assert!(
+            stopped.join().unwrap().is_err(),
+            "the stopped transaction committed"
+        );
+        assert_eq!(b.meta_get("stopped").unwrap(), None);
+        assert!(a.meta_set("after", "a").unwrap_err().is_fenced());
+    }
 }

@@ -145,10 +145,11 @@ pub fn keep(store: Arc<Store>, bid: LeaseBid, term: i64) {
                     tracing::error!(error = %e, "cannot start a renewal of the lease");
                     continue;
                 }
-                // Woken past the lease (the process was stopped): ask once, briefly, so the
-                // answer says what happened meanwhile (a takeover refuses the renewal).
+                // Woken past the lease (the process was stopped): ask once more, so the
+                // answer says what happened meanwhile (a takeover refuses the renewal). Its
+                // writes are fenced meanwhile, and agents that met the new leader refuse it.
                 let wait = match held_until.saturating_duration_since(Instant::now()) {
-                    d if d.is_zero() => RENEW,
+                    d if d.is_zero() => TTL,
                     d => d,
                 };
                 match rx.recv_timeout(wait) {

@@ -186,9 +186,15 @@ impl Worker {
     fn client(&mut self) -> Result<&mut Client> {
         if self.client.as_ref().is_none_or(|c| c.is_closed()) {
             self.drop_connection();
-            let c = self
+            let mut c = self
                 .config
                 .connect(NoTls)
+                .map_err(|e| Error::Connect(describe(&e)))?;
+            // A transaction left open by a process that stopped (SIGSTOP, a frozen VM) ends
+            // by itself: its locks (a leader's hold on the lease row among them) would
+            // otherwise keep a takeover waiting for good. bai's transactions never wait for
+            // anything between two statements.
+            c.batch_execute(IDLE_IN_TRANSACTION)
                 .map_err(|e| Error::Connect(describe(&e)))?;
             self.client = Some(c);
         }
@@ -307,6 +313,9 @@ impl Worker {
         self.settle(r)
     }
 }
+
+/// How long the server lets a session sit inside a transaction without a statement.
+const IDLE_IN_TRANSACTION: &str = "SET idle_in_transaction_session_timeout = '3s'";
 
 /// The SQLSTATE `bai_fence` raises when the lease changed hands.
 const FENCED: &str = "BAIFN";

@@ -3,8 +3,11 @@
 
 use crate::netns::Machine;
 use crate::{Server, bin};
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 pub const IMAGE: &str = "bai/python:3.11-bookworm";
 
@@ -165,4 +168,31 @@ pub fn manager_for_machines(env: &[(&str, &str)]) -> (Server, u16, String) {
         .trim()
         .to_string();
     (s, port, token)
+}
+
+/// An HTTP GET of `/` through `bai app SESSION ttyd`.
+pub fn ttyd_page(s: &Server, session: &str) -> String {
+    let port = crate::free_port();
+    let mut cmd = Command::new(bin("bai"));
+    cmd.args(["app", session, "ttyd", "-b", &port.to_string()])
+        .current_dir(s.work.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in &s.admin.vars {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("bai app");
+    let page = s.wait_for(60, "the ttyd page through the tunnel", || {
+        let mut c = TcpStream::connect(("127.0.0.1", port)).ok()?;
+        c.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+        c.write_all(b"GET / HTTP/1.0\r\nHost: localhost\r\n\r\n")
+            .ok()?;
+        let mut body = String::new();
+        c.read_to_string(&mut body).ok()?;
+        body.contains("200").then_some(body)
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    page
 }

@@ -11,10 +11,11 @@
 
 use bai_e2e::cut::CutLink;
 use bai_e2e::netns::Machine;
-use bai_e2e::remote::{Agent, IMAGE, agent_status, containers, query, start_session, wait_status};
+use bai_e2e::remote::{
+    Agent, IMAGE, agent_status, containers, query, start_session, ttyd_page, wait_status,
+};
 use bai_e2e::{Server, bin, free_port};
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -88,33 +89,6 @@ fn cluster_on(index: u8, url_a: &str, url_b: &str) -> Cluster {
         machine,
         envs,
     }
-}
-
-/// An HTTP GET of `/` through `bai app SESSION ttyd` against `s`.
-fn ttyd_page(s: &Server, session: &str) -> String {
-    let port = free_port();
-    let mut cmd = Command::new(bin("bai"));
-    cmd.args(["app", session, "ttyd", "-b", &port.to_string()])
-        .current_dir(s.work.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    for (k, v) in &s.admin.vars {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("bai app");
-    let page = s.wait_for(60, "the ttyd page through the tunnel", || {
-        let mut c = TcpStream::connect(("127.0.0.1", port)).ok()?;
-        c.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
-        c.write_all(b"GET / HTTP/1.0\r\nHost: localhost\r\n\r\n")
-            .ok()?;
-        let mut body = String::new();
-        c.read_to_string(&mut body).ok()?;
-        body.contains("200").then_some(body)
-    });
-    let _ = child.kill();
-    let _ = child.wait();
-    page
 }
 
 /// Waits until `s` (a standby until now) leads: its banner is printed.

@@ -10,13 +10,11 @@
 use bai_e2e::netns::Machine;
 use bai_e2e::remote::{
     Agent, agent_command, agent_status, agents, containers, manager_for_machines, query,
-    start_session, wait_status,
+    start_session, ttyd_page, wait_status,
 };
 use bai_e2e::{Server, bin, free_port};
 use serde_json::Value;
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use bai_e2e::remote::IMAGE;
@@ -35,33 +33,6 @@ fn held_on(s: &Server, agent: &str) -> usize {
             i["agent"] == agent && i["status"].as_str().unwrap_or("").starts_with("RUNNING")
         })
         .count()
-}
-
-/// An HTTP GET of `/` through `bai app SESSION ttyd`.
-fn ttyd_page(s: &Server, session: &str) -> String {
-    let port = free_port();
-    let mut cmd = Command::new(bin("bai"));
-    cmd.args(["app", session, "ttyd", "-b", &port.to_string()])
-        .current_dir(s.work.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    for (k, v) in &s.admin.vars {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("bai app");
-    let page = s.wait_for(60, "the ttyd page through the tunnel", || {
-        let mut c = TcpStream::connect(("127.0.0.1", port)).ok()?;
-        c.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
-        c.write_all(b"GET / HTTP/1.0\r\nHost: localhost\r\n\r\n")
-            .ok()?;
-        let mut body = String::new();
-        c.read_to_string(&mut body).ok()?;
-        body.contains("200").then_some(body)
-    });
-    let _ = child.kill();
-    let _ = child.wait();
-    page
 }
 
 #[test]

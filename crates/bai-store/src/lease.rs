@@ -158,22 +158,31 @@ mod tests {
     use super::*;
     use crate::testing;
 
-    /// A write of the leader holds the lease row from its first statement to its commit: a
-    /// claim made after the lease expired waits for the commit, then wins, and the leader's
-    /// next write is refused.
-    #[test]
-    fn a_takeover_waits_for_a_write_in_flight() {
-        if !testing::on_postgres() {
-            return;
-        }
-        let url = testing::fresh_database().unwrap();
-        let a = std::sync::Arc::new(Store::open_postgres(&url).unwrap());
-        let b = std::sync::Arc::new(Store::open_postgres(&url).unwrap());
-        let bid = |holder: &str| LeaseBid {
+    type Shared = std::sync::Arc<Store>;
+
+    fn bid(holder: &str) -> LeaseBid {
+        LeaseBid {
             holder: holder.into(),
             address: String::new(),
             version: "1".into(),
-        };
+        }
+    }
+
+    /// Two managers of one new PostgreSQL database; `a` leads under a lease of 200 ms, fenced,
+    /// and has a write transaction open (row `key` in `meta`), which ends when `go` is sent
+    /// (its result comes back from the thread). Returns once the lease expired.
+    #[allow(clippy::type_complexity)]
+    fn leader_in_a_transaction(
+        key: &'static str,
+    ) -> (
+        Shared,
+        Shared,
+        std::sync::mpsc::Sender<()>,
+        std::thread::JoinHandle<Result<()>>,
+    ) {
+        let url = testing::fresh_database().unwrap();
+        let a = Shared::new(Store::open_postgres(&url).unwrap());
+        let b = Shared::new(Store::open_postgres(&url).unwrap());
         let Claim::Won(lease) = a
             .lease_claim("manager", &bid("a"), Duration::from_millis(200))
             .unwrap()
@@ -188,7 +197,7 @@ mod tests {
             std::thread::spawn(move || -> Result<()> {
                 let mut conn = a.conn();
                 let tx = conn.transaction()?;
-                tx.execute("INSERT INTO meta(key, value) VALUES ('in-flight', 'a')", [])?;
+                tx.execute("INSERT INTO meta(key, value) VALUES (?1, 'a')", [key])?;
                 started_tx.send(()).ok();
                 go.recv().ok();
                 Ok(tx.commit()?)
@@ -198,6 +207,18 @@ mod tests {
         while b.lease("manager").unwrap().unwrap().left_ms > 0 {
             std::thread::sleep(Duration::from_millis(50));
         }
+        (a, b, go_tx, writer)
+    }
+
+    /// A write of the leader holds the lease row from its first statement to its commit: a
+    /// claim made after the lease expired waits for the commit, then wins, and the leader's
+    /// next write is refused.
+    #[test]
+    fn a_takeover_waits_for_a_write_in_flight() {
+        if !testing::on_postgres() {
+            return;
+        }
+        let (a, b, go_tx, writer) = leader_in_a_transaction("in-flight");
         let claimer = {
             let b = b.clone();
             std::thread::spawn(move || {
@@ -225,39 +246,7 @@ mod tests {
         if !testing::on_postgres() {
             return;
         }
-        let url = testing::fresh_database().unwrap();
-        let a = std::sync::Arc::new(Store::open_postgres(&url).unwrap());
-        let b = Store::open_postgres(&url).unwrap();
-        let bid = |holder: &str| LeaseBid {
-            holder: holder.into(),
-            address: String::new(),
-            version: "1".into(),
-        };
-        let Claim::Won(lease) = a
-            .lease_claim("manager", &bid("a"), Duration::from_millis(200))
-            .unwrap()
-        else {
-            panic!("a free lease is won");
-        };
-        a.fence("manager", lease.term).unwrap();
-        let (started_tx, started) = std::sync::mpsc::channel();
-        let (go_tx, go) = std::sync::mpsc::channel::<()>();
-        let stopped = {
-            let a = a.clone();
-            std::thread::spawn(move || -> Result<()> {
-                let mut conn = a.conn();
-                let tx = conn.transaction()?;
-                tx.execute("INSERT INTO meta(key, value) VALUES ('stopped', 'a')", [])?;
-                started_tx.send(()).ok();
-                // Stopped: it sends nothing until the takeover is over.
-                go.recv().ok();
-                Ok(tx.commit()?)
-            })
-        };
-        started.recv().unwrap();
-        while b.lease("manager").unwrap().unwrap().left_ms > 0 {
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let (a, b, go_tx, stopped) = leader_in_a_transaction("stopped");
         // Wins once the server ended the stopped transaction (3 s idle).
         let won = b.lease_claim("manager", &bid("b"), Duration::from_secs(600));
         assert!(matches!(won.unwrap(), Claim::Won(_)));

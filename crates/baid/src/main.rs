@@ -10,13 +10,13 @@ mod https;
 mod lead;
 mod lock;
 mod node;
+mod open;
 mod standby;
 
 use anyhow::{Context, Result};
 use bai_agent::{DummyAgent, DummyAgentConfig};
 use bai_core::agent::AgentRpc;
 use bai_manager::ManagerConfig;
-use bai_store::Store;
 use clap::{CommandFactory, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -277,16 +277,6 @@ async fn main() -> Result<()> {
     }
 }
 
-/// A database that cannot be used stops baid: one line, exit code 2.
-fn database_failed(e: bai_store::StoreError) -> ! {
-    match e {
-        // It says itself that it cannot open the database, and which.
-        e @ bai_store::StoreError::Open { .. } => eprintln!("Error: {e}"),
-        e => eprintln!("Error: cannot open the database: {e}"),
-    }
-    std::process::exit(2)
-}
-
 async fn up(args: UpArgs) -> Result<()> {
     let data_dir = args.data_dir.clone().unwrap_or_else(default_data_dir);
     std::fs::create_dir_all(&data_dir)
@@ -306,7 +296,7 @@ async fn up(args: UpArgs) -> Result<()> {
     };
     // A database that does not open (or one of a newer schema than this build's) stops baid
     // with one line; a manager that starts again after losing the lead waits for it.
-    let store = open_store(&args, &data_dir).await;
+    let store = open::store(&args, &data_dir).await;
     let endpoint_host = args
         .endpoint_host
         .clone()
@@ -342,7 +332,7 @@ async fn up(args: UpArgs) -> Result<()> {
         }
     };
     if let Err(e) = store.fence(lead::LEASE, lease.term) {
-        database_failed(e);
+        open::database_failed(e);
     }
     lead::keep(store.clone(), bid.clone(), lease.term);
     let endpoint = match &tls {
@@ -493,58 +483,6 @@ async fn up(args: UpArgs) -> Result<()> {
     }
     lead::release(&store, &bid, lease.term);
     Ok(())
-}
-
-/// The store `up` runs on. A database that cannot be used stops baid with one line; but a
-/// manager that starts again after it lost the lead (its database may be what it lost)
-/// answers `503 no-leader` on its addresses and tries again every second until it can.
-async fn open_store(args: &UpArgs, data_dir: &std::path::Path) -> Arc<Store> {
-    let open = {
-        let database = args.database.clone();
-        let file = data_dir.join("bai.db");
-        move || match &database {
-            Some(url) => Store::open_database(url),
-            None => Store::open(&file),
-        }
-    };
-    let first = match tokio::task::spawn_blocking(open.clone()).await {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("Error: opening the database failed: {e}");
-            std::process::exit(2);
-        }
-    };
-    let e = match first {
-        Ok(s) => return Arc::new(s),
-        Err(e) if std::env::var_os(lead::REJOINED).is_some() && e.is_unavailable() => e,
-        Err(e) => database_failed(e),
-    };
-    eprintln!("bai: cannot reach the database ({e}); answering 503 until it can");
-    let plain_http = args.tls_cert.is_none() && !args.tls_self_signed;
-    let waiting = standby::Standby::start(
-        args.listen,
-        args.app_ports,
-        plain_http,
-        standby::Absent::Database,
-    )
-    .await;
-    loop {
-        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-        match tokio::task::spawn_blocking(open.clone()).await {
-            Ok(Ok(s)) => {
-                if let Ok(w) = waiting {
-                    w.stop().await;
-                }
-                return Arc::new(s);
-            }
-            Ok(Err(e)) if e.is_unavailable() => {}
-            Ok(Err(e)) => database_failed(e),
-            Err(e) => {
-                eprintln!("Error: opening the database failed: {e}");
-                std::process::exit(2);
-            }
-        }
-    }
 }
 
 /// The names a self-signed certificate covers: localhost, the listen address and the

@@ -383,6 +383,12 @@ impl Server {
     }
 
     /// `program ARGS` as `account`, in the server's scratch work dir, with no input.
+    /// `bai ARGS` as `account`, in the server's scratch work dir, with no input: to spawn
+    /// with the outputs the caller sets.
+    pub fn bai_command(&self, account: &Account, args: &[&str]) -> Command {
+        self.command_as(&bin("bai"), account, args)
+    }
+
     fn command_as(&self, program: &Path, account: &Account, args: &[&str]) -> Command {
         let mut cmd = Command::new(program);
         cmd.args(args)

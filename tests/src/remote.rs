@@ -161,28 +161,28 @@ pub fn manager_for_machines(env: &[(&str, &str)]) -> (Server, u16, String) {
     ];
     all.extend_from_slice(env);
     let s = Server::start_with(&all);
-    let token = s
-        .bai(&s.admin, &["admin", "agent-token", "create"])
+    let token = join_token(&s);
+    (s, port, token)
+}
+
+/// A new join token from `s` (`bai admin agent-token create`).
+pub fn join_token(s: &Server) -> String {
+    s.bai(&s.admin, &["admin", "agent-token", "create"])
         .expect_ok()
         .stdout
         .trim()
-        .to_string();
-    (s, port, token)
+        .to_string()
 }
 
 /// An HTTP GET of `/` through `bai app SESSION ttyd`.
 pub fn ttyd_page(s: &Server, session: &str) -> String {
     let port = crate::free_port();
-    let mut cmd = Command::new(bin("bai"));
-    cmd.args(["app", session, "ttyd", "-b", &port.to_string()])
-        .current_dir(s.work.path())
-        .stdin(Stdio::null())
+    let mut child = s
+        .bai_command(&s.admin, &["app", session, "ttyd", "-b", &port.to_string()])
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    for (k, v) in &s.admin.vars {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("bai app");
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("bai app");
     let page = s.wait_for(60, "the ttyd page through the tunnel", || {
         let mut c = TcpStream::connect(("127.0.0.1", port)).ok()?;
         c.set_read_timeout(Some(Duration::from_secs(30))).ok()?;

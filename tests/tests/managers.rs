@@ -12,7 +12,8 @@
 use bai_e2e::cut::CutLink;
 use bai_e2e::netns::Machine;
 use bai_e2e::remote::{
-    Agent, IMAGE, agent_status, containers, query, start_session, ttyd_page, wait_status,
+    Agent, IMAGE, agent_status, containers, join_token, query, start_session, ttyd_page,
+    wait_status,
 };
 use bai_e2e::{Server, bin, free_port};
 use std::io::Read;
@@ -65,12 +66,7 @@ fn cluster_on(index: u8, url_a: &str, url_b: &str) -> Cluster {
         "B stands by: {}",
         b.output()
     );
-    let token = a
-        .bai(&a.admin, &["admin", "agent-token", "create"])
-        .expect_ok()
-        .stdout
-        .trim()
-        .to_string();
+    let token = join_token(&a);
     let machine = Machine::start(index);
     machine.load_image(IMAGE);
     let host = machine.host_addr();
@@ -128,18 +124,12 @@ fn any_manager_serves_and_a_killed_leader_is_replaced() {
     let page = ttyd_page(b, "ha-2");
     assert!(page.contains("200"), "{page}");
     // B's event stream sees a session A makes: `bai events` through B, then a start on A.
-    let mut events = {
-        let mut cmd = Command::new(bin("bai"));
-        cmd.args(["events", "ha-3", "--wait", "session_started"])
-            .current_dir(b.work.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (k, v) in &b.admin.vars {
-            cmd.env(k, v);
-        }
-        cmd.spawn().expect("bai events")
-    };
+    let mut events = b
+        .bai_command(&b.admin, &["events", "ha-3", "--wait", "session_started"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("bai events");
     start_session(a, "ha-3", &[]);
     let mut seen = String::new();
     events
@@ -418,46 +408,36 @@ fn sessions_survive_a_leader_killed_or_paused_every_few_seconds() {
         created += 1;
         assert!(created < 1000, "the faults did not come");
         let name = format!("nem-{i:03}");
-        let deadline = Instant::now() + Duration::from_secs(180);
+        // Through both managers in turn; a call a fault cut off goes to the other one.
         let mut at = i % 2;
-        loop {
-            let r = bai_at(
-                &admin,
-                &endpoints[at],
-                &[
-                    "start", "-t", &name, "-r", "cpu=0.25", "-r", "mem=128m", "python",
-                ],
-            );
-            // A create whose answer was lost and that is sent again finds its session.
-            if r.ok() || r.stderr.contains("already have a live session") {
-                break;
-            }
-            assert!(Instant::now() < deadline, "create {name}: {r:#?}");
-            assert!(
-                !nemesis.is_finished(),
-                "the nemesis stopped (see its panic)"
-            );
-            create_retries += 1;
-            at = 1 - at;
-            std::thread::sleep(Duration::from_millis(500));
-        }
-        if i >= LIVE {
-            let old = format!("nem-{:03}", i - LIVE);
+        let mut until_done = |args: &[&str], done: &dyn Fn(&bai_e2e::Run) -> bool| {
             let deadline = Instant::now() + Duration::from_secs(180);
+            let mut again = 0;
             loop {
-                let r = bai_at(&admin, &endpoints[at], &["rm", &old]);
-                if r.ok() || r.stderr.contains("not found") {
-                    break;
+                let r = bai_at(&admin, &endpoints[at], args);
+                if done(&r) {
+                    return again;
                 }
-                assert!(Instant::now() < deadline, "rm {old}: {r:#?}");
+                assert!(Instant::now() < deadline, "{r:#?}");
                 assert!(
                     !nemesis.is_finished(),
                     "the nemesis stopped (see its panic)"
                 );
-                rm_retries += 1;
+                again += 1;
                 at = 1 - at;
                 std::thread::sleep(Duration::from_millis(500));
             }
+        };
+        // A create whose answer was lost and that is sent again finds its session.
+        create_retries += until_done(
+            &[
+                "start", "-t", &name, "-r", "cpu=0.25", "-r", "mem=128m", "python",
+            ],
+            &|r| r.ok() || r.stderr.contains("already have a live session"),
+        );
+        if i >= LIVE {
+            let old = format!("nem-{:03}", i - LIVE);
+            rm_retries += until_done(&["rm", &old], &|r| r.ok() || r.stderr.contains("not found"));
         }
     }
     stop.store(true, Ordering::SeqCst);

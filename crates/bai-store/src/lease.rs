@@ -17,6 +17,21 @@ fn now_ms(engine: Engine) -> &'static str {
     }
 }
 
+/// A lease's columns as [`row`] reads them (then its time left).
+const COLUMNS: &str = "name, holder, term, address, version";
+
+/// A lease read back: [`COLUMNS`], then the milliseconds it has left.
+fn row(r: &crate::db::Row<'_>) -> crate::db::Result<LeaseRow> {
+    Ok(LeaseRow {
+        name: r.get(0)?,
+        holder: r.get(1)?,
+        term: r.get(2)?,
+        address: r.get(3)?,
+        version: r.get(4)?,
+        left_ms: r.get(5)?,
+    })
+}
+
 /// Who asks for a lease.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseBid {
@@ -66,7 +81,8 @@ impl Store {
                 &format!(
                     "UPDATE leases SET holder = ?2, term = term + 1, expires_ms = {now} + ?3,
                         address = ?4, version = ?5
-                     WHERE name = ?1 AND (expires_ms <= {now} OR ?6 = 1) RETURNING term"
+                     WHERE name = ?1 AND (expires_ms <= {now} OR ?6 = 1)
+                     RETURNING {COLUMNS}, expires_ms - {now}"
                 ),
                 crate::db::params![
                     name,
@@ -76,17 +92,16 @@ impl Store {
                     bid.version,
                     always
                 ],
-                |r| r.get::<_, i64>(0),
+                row,
             )
             .optional()?;
         drop(conn);
-        let row = self
-            .lease(name)?
-            .ok_or_else(|| crate::StoreError::Invalid(format!("lease {name} vanished")))?;
-        Ok(match won {
-            Some(term) if row.term == term && row.holder == bid.holder => Claim::Won(row),
-            _ => Claim::Held(row),
-        })
+        match won {
+            Some(lease) => Ok(Claim::Won(lease)),
+            None => Ok(Claim::Held(self.lease(name)?.ok_or_else(|| {
+                crate::StoreError::Invalid(format!("lease {name} vanished"))
+            })?)),
+        }
     }
 
     /// Extends the lease `holder` has under `term` by `ttl` from now; false when it is no
@@ -120,21 +135,9 @@ impl Store {
         let now = now_ms(conn.engine());
         Ok(conn
             .query_row(
-                &format!(
-                    "SELECT name, holder, term, address, version, expires_ms - {now}
-                     FROM leases WHERE name = ?1"
-                ),
+                &format!("SELECT {COLUMNS}, expires_ms - {now} FROM leases WHERE name = ?1"),
                 [name],
-                |r| {
-                    Ok(LeaseRow {
-                        name: r.get(0)?,
-                        holder: r.get(1)?,
-                        term: r.get(2)?,
-                        address: r.get(3)?,
-                        version: r.get(4)?,
-                        left_ms: r.get(5)?,
-                    })
-                },
+                row,
             )
             .optional()?)
     }

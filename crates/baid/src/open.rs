@@ -17,23 +17,25 @@ pub fn database_failed(e: bai_store::StoreError) -> ! {
 
 /// The store `up` runs on. A database that cannot be used stops baid with one line; but a
 /// manager that starts again after it lost the lead (its database may be what it lost)
-/// answers `503 no-leader` on its addresses and tries again every second until it can.
+/// answers `503 database-unavailable` on its addresses and tries again every second until it
+/// can.
 pub async fn store(args: &UpArgs, data_dir: &std::path::Path) -> Arc<Store> {
-    let open = {
+    let attempt = || {
         let database = args.database.clone();
         let file = data_dir.join("bai.db");
-        move || match &database {
-            Some(url) => Store::open_database(url),
-            None => Store::open(&file),
+        async move {
+            let opened = tokio::task::spawn_blocking(move || match &database {
+                Some(url) => Store::open_database(url),
+                None => Store::open(&file),
+            })
+            .await;
+            opened.unwrap_or_else(|e| {
+                eprintln!("Error: opening the database failed: {e}");
+                std::process::exit(2)
+            })
         }
     };
-    let first = match tokio::task::spawn_blocking(open.clone()).await {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("Error: opening the database failed: {e}");
-            std::process::exit(2);
-        }
-    };
+    let first = attempt().await;
     let e = match first {
         Ok(s) => return Arc::new(s),
         Err(e) if std::env::var_os(crate::lead::REJOINED).is_some() && e.is_unavailable() => e,
@@ -50,19 +52,15 @@ pub async fn store(args: &UpArgs, data_dir: &std::path::Path) -> Arc<Store> {
     .await;
     loop {
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-        match tokio::task::spawn_blocking(open.clone()).await {
-            Ok(Ok(s)) => {
+        match attempt().await {
+            Ok(s) => {
                 if let Ok(w) = waiting {
                     w.stop().await;
                 }
                 return Arc::new(s);
             }
-            Ok(Err(e)) if e.is_unavailable() => {}
-            Ok(Err(e)) => database_failed(e),
-            Err(e) => {
-                eprintln!("Error: opening the database failed: {e}");
-                std::process::exit(2);
-            }
+            Err(e) if e.is_unavailable() => {}
+            Err(e) => database_failed(e),
         }
     }
 }

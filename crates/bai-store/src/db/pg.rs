@@ -160,10 +160,7 @@ impl Worker {
     /// `run` as is, or, on a fenced connection outside a transaction, a statement that may
     /// write inside one that checks the fence first.
     fn fenced<T>(&mut self, sql: &str, run: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
-        let read = sql
-            .trim_start()
-            .get(..6)
-            .is_some_and(|w| w.eq_ignore_ascii_case("SELECT"));
+        let read = only_reads(sql);
         if self.fence.is_none() || self.in_tx || read {
             return run(self);
         }
@@ -281,10 +278,7 @@ impl Worker {
 
     fn again(&mut self, e: &postgres::Error, sql: &str) -> bool {
         let ended_by_server = e.code().is_some_and(|c| c.code().starts_with("57P"));
-        let read = sql
-            .trim_start()
-            .get(..6)
-            .is_some_and(|w| w.eq_ignore_ascii_case("SELECT"));
+        let read = only_reads(sql);
         let again = !self.in_tx && (ended_by_server || read && is_lost(e));
         if again {
             self.drop_connection();
@@ -312,6 +306,13 @@ impl Worker {
         let r = self.client()?.execute(&st, &args);
         self.settle(r)
     }
+}
+
+/// Whether a statement only reads (bai writes no `SELECT` that changes anything).
+fn only_reads(sql: &str) -> bool {
+    sql.trim_start()
+        .get(..6)
+        .is_some_and(|w| w.eq_ignore_ascii_case("SELECT"))
 }
 
 /// How long the server lets a session sit inside a transaction without a statement.

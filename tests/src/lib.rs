@@ -8,6 +8,7 @@ pub mod apps;
 pub mod crash;
 pub mod cut;
 pub mod netns;
+pub mod pg;
 pub mod registry;
 pub mod remote;
 pub mod suite;

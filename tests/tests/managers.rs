@@ -144,6 +144,22 @@ fn any_manager_serves_and_a_killed_leader_is_replaced() {
     b.bai(&b.admin, &["rm", "ha-3"]).expect_ok();
     a.wait_terminated(&a.admin, "ha-3", 120);
 
+    // Every session's events, followed through B across the failover: the stream that B
+    // relayed breaks off with A and `bai events` opens it again after its last event id.
+    let followed = tempfile::tempdir().unwrap();
+    let (out_path, err_path) = (followed.path().join("out"), followed.path().join("err"));
+    let mut follow = b
+        .bai_command(&b.admin, &["events", "*", "--scope", "session"])
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .expect("bai events *");
+    start_session(a, "ha-5", &[]);
+    b.wait_for(60, "the stream to show ha-5", || {
+        let out = std::fs::read_to_string(&out_path).unwrap_or_default();
+        out.contains("\"ha-5\"").then_some(())
+    });
+
     // The leader is killed: B leads once the lease expired, the agent follows it.
     let killed = Instant::now();
     let data_a = c.a.crash();
@@ -158,8 +174,24 @@ fn any_manager_serves_and_a_killed_leader_is_replaced() {
     // A new one is placed once.
     start_session(b, "ha-4", &[]);
     let placed_after = killed.elapsed();
-    one_container_each(&c.machine, b, &["ha-1", "ha-2", "ha-4"]);
-    assert_eq!(containers(&c.machine, "node-ha"), 3);
+    one_container_each(&c.machine, b, &["ha-1", "ha-2", "ha-4", "ha-5"]);
+    assert_eq!(containers(&c.machine, "node-ha"), 4);
+    // The stream followed: ha-4's start arrived after the break, no event came twice.
+    let out = b.wait_for(60, "the stream to show ha-4", || {
+        let out = std::fs::read_to_string(&out_path).unwrap_or_default();
+        out.lines()
+            .any(|l| l.starts_with("session_started") && l.contains("\"ha-4\""))
+            .then_some(out)
+    });
+    let _ = follow.kill();
+    let _ = follow.wait();
+    let err = std::fs::read_to_string(&err_path).unwrap_or_default();
+    assert!(err.contains("opening it again after event"), "{err}");
+    let mut lines: Vec<&str> = out.lines().collect();
+    let n = lines.len();
+    lines.sort_unstable();
+    lines.dedup();
+    assert_eq!(lines.len(), n, "an event came twice: {out}");
     eprintln!(
         "failover: leader SIGKILL -> standby leads {:.1} s, -> a new session RUNNING {:.1} s",
         led_after.as_secs_f64(),
@@ -306,22 +338,24 @@ fn nemesis_sessions(url: &str) -> Vec<(String, String, String)> {
     .collect()
 }
 
-/// The nemesis run: at least 32 creates and the removal of all but the last 4 (through the
-/// two managers' addresses in turn) while the leader is killed (and started again as a
-/// standby) or paused past its lease (then let go on) every few seconds, at least twice
-/// each. Afterwards every session is RUNNING,
-/// TERMINATED or ended with a reason, each exactly once; each running one has exactly one
-/// container and no other container is left; the agent's allocation is exactly what the
-/// running sessions hold.
+/// The nemesis run: 300 operations, 152 creates and the removal of all but the last 4
+/// (through the two managers' addresses in turn, queued without waiting for the start, so
+/// that many are in flight at each fault), while every few seconds the leader is killed (and
+/// started again as a standby), or paused past its lease (then let go on), or PostgreSQL is
+/// restarted under them (a cluster of the test's own), at least twice each. Afterwards every
+/// session is RUNNING, TERMINATED or ended with a reason, each exactly once; each running one
+/// has exactly one container and no other container is left; the agent's allocation is
+/// exactly what the running sessions hold.
 #[test]
 fn sessions_survive_a_leader_killed_or_paused_every_few_seconds() {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
-    const CREATES: usize = 32;
+    const CREATES: usize = 152;
     const LIVE: usize = 4;
     /// At least this many faults of each kind, however quick the creates are.
     const FAULTS: usize = 2;
-    let c = cluster(39);
+    let pg = Arc::new(bai_e2e::pg::PrivatePostgres::start());
+    let c = cluster_on(39, &pg.url, &pg.url);
     let url = c.envs[0][0].1.clone();
     let endpoints = [c.a.endpoint.clone(), c.b.endpoint.clone()];
     let admin = c.a.admin.clone();
@@ -337,6 +371,7 @@ fn sessions_survive_a_leader_killed_or_paused_every_few_seconds() {
     let servers = Arc::new(Mutex::new([Some(a), Some(b)]));
     let stop = Arc::new(AtomicBool::new(false));
     let (kills, pauses) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let restarts = Arc::new(AtomicUsize::new(0));
     let leader_now = {
         let (url, addresses) = (url.clone(), addresses.clone());
         move || -> usize {
@@ -355,6 +390,7 @@ fn sessions_survive_a_leader_killed_or_paused_every_few_seconds() {
     let nemesis = {
         let (servers, stop, kills, pauses) =
             (servers.clone(), stop.clone(), kills.clone(), pauses.clone());
+        let (restarts, pg) = (restarts.clone(), pg.clone());
         let (addresses, leader_now, url) = (addresses.clone(), leader_now.clone(), url.clone());
         std::thread::spawn(move || {
             let mut round = 0;
@@ -373,7 +409,12 @@ fn sessions_survive_a_leader_killed_or_paused_every_few_seconds() {
                     }
                 };
                 round += 1;
-                if round % 2 == 1 {
+                if round % 3 == 0 {
+                    // The database restarted under both managers: every connection ends.
+                    pg.restart();
+                    restarts.fetch_add(1, Ordering::SeqCst);
+                    leader_now();
+                } else if round % 3 == 1 {
                     let killed = servers.lock().unwrap()[l].take().expect("the leader runs");
                     drop(killed.crash());
                     kills.fetch_add(1, Ordering::SeqCst);
@@ -403,6 +444,7 @@ fn sessions_survive_a_leader_killed_or_paused_every_few_seconds() {
     while created < CREATES
         || kills.load(Ordering::SeqCst) < FAULTS
         || pauses.load(Ordering::SeqCst) < FAULTS
+        || restarts.load(Ordering::SeqCst) < FAULTS
     {
         let i = created;
         created += 1;
@@ -431,7 +473,15 @@ fn sessions_survive_a_leader_killed_or_paused_every_few_seconds() {
         // A create whose answer was lost and that is sent again finds its session.
         create_retries += until_done(
             &[
-                "start", "-t", &name, "-r", "cpu=0.25", "-r", "mem=128m", "python",
+                "start",
+                "-t",
+                &name,
+                "--enqueue-only",
+                "-r",
+                "cpu=0.25",
+                "-r",
+                "mem=128m",
+                "python",
             ],
             &|r| r.ok() || r.stderr.contains("already have a live session"),
         );
@@ -487,13 +537,17 @@ fn sessions_survive_a_leader_killed_or_paused_every_few_seconds() {
     );
     let ended = rows.iter().filter(|r| r.1 != "RUNNING").count();
     eprintln!(
-        "nemesis: {created} creates, {} removals, {} leader kills, {} leader pauses; {create_retries} creates and {rm_retries} removals sent again; {} RUNNING, {ended} ended; 0 lost, 0 doubled, {} containers for {} running sessions",
+        "nemesis: {created} creates, {} removals, {} leader kills, {} leader pauses, {} database restarts; {create_retries} creates and {rm_retries} removals sent again; {} RUNNING, {ended} ended; 0 lost, 0 doubled, {} containers for {} running sessions",
         created - LIVE,
         kills.load(Ordering::SeqCst),
         pauses.load(Ordering::SeqCst),
+        restarts.load(Ordering::SeqCst),
         running.len(),
         containers(&machine, "node-ha"),
         running.len()
     );
     drop(agent);
+    drop(g);
+    drop(servers);
+    drop(pg);
 }

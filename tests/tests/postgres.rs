@@ -97,6 +97,36 @@ fn an_unreachable_database_stops_baid_with_one_line() {
     );
 }
 
+/// A manager of another build holds the lease (its row says so, as that build writes it): a
+/// second manager refuses to start beside it, in one line that names both builds, and the
+/// leader serves on.
+#[test]
+fn managers_of_two_versions_refuse_to_share_a_database() {
+    let url = bai_store::testing::fresh_database().expect("a database in the test cluster");
+    let leader = Server::start_with(&[("BAI_DATABASE", &url), ("BAI_NO_DOCKER", "true")]);
+    let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let n = db
+        .execute(
+            "UPDATE leases SET version = '0.0.1 (schema 1)' WHERE name = 'manager'",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(n, 1, "the leader holds the lease");
+
+    let out = up_refused(&url);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(lines[0].contains("runs bai 0.0.1 (schema 1)"), "{stderr}");
+    assert!(
+        lines[0].contains(&format!("127.0.0.1:{}", leader.port())),
+        "{stderr}"
+    );
+    assert!(lines[0].contains("must run one version"), "{stderr}");
+    leader.bai(&leader.admin, &["ps"]).expect_ok();
+}
+
 /// `baid db migrate`: an installation made on SQLite (sessions, history, folders, a share
 /// invitation, a dotfile, a policy, a project, an image alias) moves to PostgreSQL, every
 /// table is compared, and a manager on PostgreSQL serves it to the same users with the same

@@ -165,8 +165,21 @@ async fn gql(State(m): State<S>, uri: Uri, body: Bytes) -> Response {
         .into_response()
 }
 
-async fn events(State(m): State<S>, uri: Uri) -> Response {
+async fn events(State(m): State<S>, uri: Uri, headers: axum::http::HeaderMap) -> Response {
     note(&m, "GET", &uri);
+    if uri.query().is_some_and(|q| q.contains("sessionName=flaky")) {
+        // The first stream breaks off after two events; a reconnect must say where it was.
+        let body = match headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
+            None => {
+                "id: 7\nevent: session_enqueued\ndata: {}\n\nid: 9\nevent: session_started\ndata: {}\n\n"
+            }
+            Some("9") => {
+                "id: 12\nevent: session_terminated\ndata: {}\n\nevent: server_close\ndata: {}\n\n"
+            }
+            Some(_) => return problem(StatusCode::BAD_REQUEST, "resumed from the wrong event"),
+        };
+        return ([(header::CONTENT_TYPE, "text/event-stream")], body).into_response();
+    }
     let body = "event: session_enqueued\ndata: {\"sessionName\": \"b\"}\n\n: ping\n\nevent: session_failure\ndata: {\"exitCode\": 1}\n\nevent: session_terminated\ndata: {}\n\nevent: server_close\ndata: {}\n\n";
     ([(header::CONTENT_TYPE, "text/event-stream")], body).into_response()
 }
@@ -367,6 +380,20 @@ async fn events_print_and_wait_for_the_batch_result() {
     let (_, stderr, code) = out(&s.bai(&["events", "b", "--wait", "session_started"]).await);
     assert_eq!(code, 1);
     assert!(stderr.contains("ended before session_started"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_broken_event_stream_is_opened_again_where_it_broke_off() {
+    let s = server(0).await;
+    let (stdout, stderr, code) = out(&s.bai(&["events", "flaky"]).await);
+    assert_eq!(code, 0, "{stderr}");
+    // Each event once, in order: the reconnect sent `Last-Event-ID: 9`.
+    assert_eq!(
+        stdout,
+        "session_enqueued {}\nsession_started {}\nsession_terminated {}\n"
+    );
+    assert_eq!(s.log().len(), 2, "{:?}", s.log());
+    assert!(stderr.contains("after event 9"), "{stderr}");
 }
 
 #[tokio::test]

@@ -9,11 +9,13 @@ use std::task::{Context, Poll};
 /// The event that tells the client the stream is over.
 pub const SERVER_CLOSE: &str = bai_api::sessions::EventName::ServerClose.as_str();
 
-/// One event: its name (`message` when the server gave none) and its data (JSON text).
+/// One event: its name (`message` when the server gave none), its data (JSON text) and the
+/// stream's last event id when it arrived (what a reconnect sends as `Last-Event-ID`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
     pub name: String,
     pub data: String,
+    pub id: Option<String>,
 }
 
 impl Event {
@@ -24,12 +26,14 @@ impl Event {
 }
 
 /// Incremental parser: feed it bytes as they arrive, get complete events.
-/// Handles `\n` and `\r\n`, multi-line `data:`, `:` comments; ignores `id:` and `retry:`.
+/// Handles `\n` and `\r\n`, multi-line `data:`, `:` comments and `id:` (kept until the next
+/// one, as an `EventSource` keeps it); ignores `retry:`.
 #[derive(Debug, Default)]
 pub struct Parser {
     buf: Vec<u8>,
     name: String,
     data: Vec<String>,
+    id: Option<String>,
 }
 
 impl Parser {
@@ -52,6 +56,9 @@ impl Parser {
                 match field {
                     "event" => self.name = value.to_string(),
                     "data" => self.data.push(value.to_string()),
+                    "id" if !value.contains('\0') => {
+                        self.id = Some(value.to_string()).filter(|v| !v.is_empty());
+                    }
                     _ => {}
                 }
             }
@@ -69,19 +76,24 @@ impl Parser {
             n => n,
         };
         let data = std::mem::take(&mut self.data).join("\n");
-        Some(Event { name, data })
+        Some(Event {
+            name,
+            data,
+            id: self.id.clone(),
+        })
     }
 }
 
 type Body = Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>;
 
 /// A stream of events. It ends after `server_close` (which it does not yield) or when the
-/// server closes the connection.
+/// connection ends; [`EventStream::closed_by_server`] tells the two apart.
 pub struct EventStream {
     body: Body,
     parser: Parser,
     queue: VecDeque<Event>,
     done: bool,
+    closed: bool,
 }
 
 impl EventStream {
@@ -94,7 +106,14 @@ impl EventStream {
             parser: Parser::default(),
             queue: VecDeque::new(),
             done: false,
+            closed: false,
         }
+    }
+
+    /// Whether the server ended the stream with `server_close` (the followed session ended),
+    /// rather than the connection breaking off or closing: only then is a reconnect pointless.
+    pub fn closed_by_server(&self) -> bool {
+        self.closed
     }
 }
 
@@ -127,6 +146,7 @@ impl Stream for EventStream {
                         }
                         if ev.name == SERVER_CLOSE {
                             self.done = true;
+                            self.closed = true;
                         } else {
                             self.queue.push_back(ev);
                         }
@@ -146,11 +166,27 @@ impl Client {
         session_name_or_id: &str,
         scope: &str,
     ) -> Result<EventStream, ClientError> {
+        self.events_after(session_name_or_id, scope, None).await
+    }
+
+    /// [`Client::events`] for a reconnect: the server first sends what came after
+    /// `last_event_id` (the [`Event::id`] of the last event read), then live events.
+    pub async fn events_after(
+        &self,
+        session_name_or_id: &str,
+        scope: &str,
+        last_event_id: Option<&str>,
+    ) -> Result<EventStream, ClientError> {
         let path = format!(
             "/events/session?{}",
             encode::query(&[("sessionName", session_name_or_id), ("scope", scope)])
         );
-        let resp = self.get_stream(&path).await?;
+        let resp = self
+            .dispatch(reqwest::Method::GET, &path, None, |r| match last_event_id {
+                Some(id) => r.header("Last-Event-ID", id),
+                None => r,
+            })
+            .await?;
         Ok(EventStream::from_body(resp.bytes_stream()))
     }
 }
@@ -172,7 +208,8 @@ mod tests {
             evs[0],
             Event {
                 name: "session_started".into(),
-                data: "{\"a\": 1}".into()
+                data: "{\"a\": 1}".into(),
+                id: None,
             }
         );
         assert_eq!(evs[0].json().unwrap()["a"], 1);
@@ -187,7 +224,8 @@ mod tests {
             evs,
             vec![Event {
                 name: "message".into(),
-                data: "line1\nline2".into()
+                data: "line1\nline2".into(),
+                id: Some("7".into()),
             }]
         );
         // A multi-byte character split across chunks survives.
@@ -210,5 +248,27 @@ mod tests {
             .await;
         let names: Vec<String> = evs.into_iter().map(|e| e.unwrap().name).collect();
         assert_eq!(names, vec!["session_enqueued", "session_started"]);
+    }
+
+    #[tokio::test]
+    async fn ids_carry_over_and_a_broken_stream_is_not_a_close() {
+        let chunks: Vec<reqwest::Result<bytes::Bytes>> = vec![Ok(bytes::Bytes::from_static(
+            b"event: a\nid: 41\ndata: {}\n\nevent: b\ndata: {}\n\nevent: c\nid: 42\ndata: {}\n\n",
+        ))];
+        let mut s = EventStream::from_body(futures::stream::iter(chunks));
+        let mut ids = Vec::new();
+        while let Some(ev) = s.next().await {
+            ids.push(ev.unwrap().id);
+        }
+        let want: Vec<Option<String>> =
+            vec![Some("41".into()), Some("41".into()), Some("42".into())];
+        assert_eq!(ids, want);
+        assert!(!s.closed_by_server(), "the body ended without server_close");
+        let closing: Vec<reqwest::Result<bytes::Bytes>> = vec![Ok(bytes::Bytes::from_static(
+            b"event: server_close\ndata: {}\n\n",
+        ))];
+        let mut s = EventStream::from_body(futures::stream::iter(closing));
+        assert!(s.next().await.is_none());
+        assert!(s.closed_by_server());
     }
 }

@@ -51,9 +51,11 @@ pub fn version() -> String {
     )
 }
 
-/// Why this manager cannot share the lease with the one holding it (a different build).
+/// Why this manager cannot share the lease with the one holding it (a different build). A
+/// lease held at this manager's own address is an earlier run of it (killed, or the build
+/// it replaces): nothing shares anything with it, so its build does not matter.
 pub fn incompatible(held: &LeaseRow, mine: &LeaseBid) -> Option<String> {
-    (held.version != mine.version).then(|| {
+    (held.version != mine.version && held.address != mine.address).then(|| {
         format!(
             "the manager at {} runs bai {}, this is bai {}: managers sharing a database must run one version (stop it, or start this one's version)",
             held.address, held.version, mine.version
@@ -238,6 +240,10 @@ mod tests {
             "{why}"
         );
         assert!(why.contains(&mine.version), "{why}");
+        // An earlier run at this very address, of another build: an upgrade in place waits
+        // out its lease instead of refusing to start.
+        held.address = mine.address.clone();
+        assert_eq!(incompatible(&held, &mine), None);
     }
 
     #[test]

@@ -3,12 +3,19 @@
 //! with `server_close` after the session terminated or was cancelled. `sessionName=*` follows
 //! every session the caller may see, live, until the client leaves. A name that does not
 //! exist yet is bound lazily, to the first session of that name the caller creates.
+//!
+//! Every event's SSE id is its `seq`, one order over all sessions. A client that reconnects
+//! with `Last-Event-ID: N` (an `EventSource` does so by itself; `bai events` too) is sent what
+//! it missed first: a one-session stream its stored events after N, a `sessionName=*` stream
+//! every stored event after N the caller may see (at most [`REPLAY_LIMIT`]), then live ones,
+//! none twice. So a stream relayed through a manager that died picks up where it broke off.
 
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::Manager;
 use axum::Extension;
 use axum::extract::{Query, State};
+use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use bai_core::Problem;
 use bai_core::event::SessionEvent;
@@ -37,6 +44,28 @@ fn to_sse(ev: &SessionEvent) -> Event {
         .id(ev.seq.to_string())
         .json_data(bai_api::sessions::SessionEventData::from(ev))
         .unwrap_or_else(|e| Event::default().comment(format!("unsendable event: {e}")))
+}
+
+/// The most stored events a reconnecting `sessionName=*` stream is sent before live ones.
+pub const REPLAY_LIMIT: usize = 10_000;
+
+/// The header an `EventSource` sends when it reconnects: the id of the last event it got.
+const LAST_EVENT_ID: &str = "last-event-id";
+
+/// The `Last-Event-ID` a reconnecting client sent, if any: one of this stream's ids.
+fn last_event_id(headers: &HeaderMap) -> Result<Option<i64>, Problem> {
+    let Some(v) = headers.get(LAST_EVENT_ID) else {
+        return Ok(None);
+    };
+    let text = v.to_str().unwrap_or_default().trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse::<i64>().map(Some).map_err(|_| {
+        Problem::invalid(format!(
+            "Last-Event-ID {text:?} is not an id this stream sent (they are whole numbers)"
+        ))
+    })
 }
 
 type Tx = tokio::sync::mpsc::Sender<Result<Event, Infallible>>;
@@ -73,6 +102,7 @@ pub async fn session_events(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
     Query(q): Query<HashMap<String, String>>,
+    headers: HeaderMap,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     let target = ["sessionName", "sessionId", "name", "session_name"]
         .iter()
@@ -82,6 +112,7 @@ pub async fn session_events(
             Problem::invalid("name the session: ?sessionName=NAME or ?sessionId=UUID")
         })?;
     let scope = q.get("scope").cloned().unwrap_or_else(|| "*".into());
+    let resume = last_event_id(&headers)?;
     let owner: Option<String> = if caller.is_admin {
         q.get("owner_access_key")
             .or_else(|| q.get("ownerAccessKey"))
@@ -105,16 +136,28 @@ pub async fn session_events(
     let store = m.store.clone();
     tokio::spawn(async move {
         let mut bound = existing.as_ref().map(|r| r.id);
-        let mut last_seq = 0;
-        if let Some(id) = bound {
-            let Ok(past) = store.events_of(id) else {
-                return;
-            };
-            for ev in past {
-                last_seq = ev.seq;
-                if !forward(&tx, &scope, follow, &ev).await {
+        // Events up to here were sent already (to this client, before it reconnected).
+        let mut last_seq = resume.unwrap_or(0);
+        let past = match (bound, resume) {
+            (Some(id), _) => store.events_of(id),
+            (None, Some(after)) if all => store.events_since(after, owner.as_deref(), REPLAY_LIMIT),
+            (None, _) => Ok(Vec::new()),
+        };
+        let Ok(past) = past else {
+            return;
+        };
+        for ev in past {
+            if ev.seq <= last_seq {
+                // Sent before the reconnect; a final one still ends a one-session stream.
+                if follow == Follow::One && ev.kind.is_final() {
+                    let _ = tx.send(Ok(server_close())).await;
                     return;
                 }
+                continue;
+            }
+            last_seq = ev.seq;
+            if !forward(&tx, &scope, follow, &ev).await {
+                return;
             }
         }
         loop {
@@ -131,7 +174,7 @@ pub async fn session_events(
                     Some(id) => ev.session_id == id,
                     None => ev.session_name == target || ev.session_id.to_string() == target,
                 };
-            if !matches || (!all && ev.seq <= last_seq) {
+            if !matches || ev.seq <= last_seq {
                 continue;
             }
             if !all {

@@ -85,52 +85,31 @@ impl Store {
     /// Persisted events of one session, oldest first.
     pub fn events_of(&self, session_id: Uuid) -> Result<Vec<SessionEvent>> {
         let conn = self.read();
-        let mut st = conn.prepare(
-            "SELECT seq, kind, session_id, session_name, access_key, reason, exit_code, kernel_id
-             FROM events WHERE session_id = ?1 ORDER BY seq",
-        )?;
-        let rows = st.query_map([session_id.to_string()], |r| {
-            let kind: String = r.get(1)?;
-            let sid: String = r.get(2)?;
-            let kid: Option<String> = r.get(7)?;
-            Ok((
-                r.get(0)?,
-                kind,
-                sid,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                kid,
-            ))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (seq, kind, sid, name, ak, reason, exit_code, kid): (
-                i64,
-                String,
-                String,
-                String,
-                String,
-                String,
-                Option<i32>,
-                Option<String>,
-            ) = row?;
-            let Some(kind) = EventKind::parse(&kind) else {
-                continue;
-            };
-            out.push(SessionEvent {
-                seq,
-                kind,
-                session_id: Uuid::parse_str(&sid).map_err(|e| corrupt("session_id", e))?,
-                session_name: name,
-                access_key: ak,
-                reason,
-                exit_code,
-                kernel_id: kid.and_then(|k| Uuid::parse_str(&k).ok()),
-            });
-        }
-        Ok(out)
+        let mut st = conn.prepare(&format!(
+            "SELECT {EVENT_COLUMNS} FROM events WHERE session_id = ?1 ORDER BY seq"
+        ))?;
+        let rows = st.query_map([session_id.to_string()], event_row)?;
+        decode_events(rows)
+    }
+
+    /// Persisted events after `after` (an event's `seq`, the SSE id a reconnecting client
+    /// sends), oldest first, at most `limit`; only `access_key`'s when given. It reads the
+    /// primary key from `after` on, so it costs what it returns, not the history before it.
+    pub fn events_since(
+        &self,
+        after: i64,
+        access_key: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<SessionEvent>> {
+        let conn = self.read();
+        let mut st = conn.prepare(&format!(
+            "SELECT {EVENT_COLUMNS} FROM events
+             WHERE seq > ?1 AND (?2 IS NULL OR access_key = ?2)
+             ORDER BY seq LIMIT ?3"
+        ))?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = st.query_map(params![after, access_key, limit], event_row)?;
+        decode_events(rows)
     }
 
     /// Appends events that come without a status change (e.g. `session_success`).
@@ -420,4 +399,56 @@ pub(crate) fn insert_event_tx(
         exit_code,
         kernel_id,
     })
+}
+
+const EVENT_COLUMNS: &str =
+    "seq, kind, session_id, session_name, access_key, reason, exit_code, kernel_id";
+
+/// An `events` row as read: seq, kind, session id, name, access key, reason, exit code, kernel.
+type EventRow = (
+    i64,
+    String,
+    String,
+    String,
+    String,
+    String,
+    Option<i32>,
+    Option<String>,
+);
+
+fn event_row(r: &crate::db::Row<'_>) -> crate::db::Result<EventRow> {
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
+    ))
+}
+
+/// Events from their rows; a kind this build does not know is skipped.
+fn decode_events(
+    rows: impl Iterator<Item = crate::db::Result<EventRow>>,
+) -> Result<Vec<SessionEvent>> {
+    let mut out = Vec::new();
+    for row in rows {
+        let (seq, kind, sid, name, ak, reason, exit_code, kid) = row?;
+        let Some(kind) = EventKind::parse(&kind) else {
+            continue;
+        };
+        out.push(SessionEvent {
+            seq,
+            kind,
+            session_id: Uuid::parse_str(&sid).map_err(|e| corrupt("session_id", e))?,
+            session_name: name,
+            access_key: ak,
+            reason,
+            exit_code,
+            kernel_id: kid.and_then(|k| Uuid::parse_str(&k).ok()),
+        });
+    }
+    Ok(out)
 }

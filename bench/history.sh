@@ -5,14 +5,18 @@
 # each, alternating: `bai ps --dead` (one GraphQL page of 10) at offset 0, in the middle and at
 # the last page; `bai run --rm -c 'print(1)'` (a create, on the local Docker agent); baid's
 # RSS after the listings. Ratios BIG/SMALL (goal: pages ≤ 2×, RSS ≤ 100 MB, create unchanged).
+# Then a whole walk, `bai ps --dead --all` (pages of 100): by keyset cursor (what `--all`
+# does) and by offset (`--offset 1`, the official client's way), WALKS rounds each; its time
+# per page at BIG against SMALL, and the two walks against each other.
 #
-#   bench/history.sh         (after make build-test; BIG=100000 SMALL=100 ROUNDS=15)
+#   bench/history.sh         (after make build-test; BIG=100000 SMALL=100 ROUNDS=15 WALKS=3)
 #   ENGINES=sqlite bench/history.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIG="${BIG:-100000}"
 SMALL="${SMALL:-100}"
 ROUNDS="${ROUNDS:-15}"
+WALKS="${WALKS:-3}"
 ENGINES="${ENGINES:-sqlite postgres}"
 BIN=target/release
 cargo build --profile release -q -p bai-manager --example history_fill
@@ -84,7 +88,17 @@ for engine in $ENGINES; do
       t[$which.create]+="$(on "$d" timed "$BIN/bai" run --rm -q -c 'print(1)' python) "
     done
   done
-  for what in first middle last create; do
+  for _ in $(seq 1 "$WALKS"); do
+    for which in small big; do
+      if [ $which = small ]; then d=$sd; n=$SMALL; else d=$bd; n=$BIG; fi
+      pages=$(( (n + 99) / 100 ))
+      w=$(on "$d" timed "$BIN/bai" ps --dead --all)
+      t[$which.walk]+="$(python3 -c "print(round($w / $pages, 5))") "
+      w=$(on "$d" timed "$BIN/bai" ps --dead --all --offset 1)
+      t[$which.walkoff]+="$(python3 -c "print(round($w / $pages, 5))") "
+    done
+  done
+  for what in first middle last create walk walkoff; do
     # shellcheck disable=SC2086
     s=$(median ${t[small.$what]}); b=$(median ${t[big.$what]})
     echo "$engine $what $s $b $(ratio "$b" "$s")" >>"$out"
@@ -97,7 +111,9 @@ import sys, datetime, os
 path, small, big, rounds = sys.argv[1:]
 names = {"first": "`bai ps --dead`, the first page (10)", "middle": "`bai ps --dead`, the page in the middle",
          "last": "`bai ps --dead`, the last page", "create": "`bai run --rm -c 'print(1)'`",
-         "rss": "baid RSS after the listings (MB)"}
+         "rss": "baid RSS after the listings (MB)",
+         "walk": "`bai ps --dead --all` by cursor, per page of 100",
+         "walkoff": "`bai ps --dead --all` by offset, per page of 100"}
 print("## History at scale (bench/history.sh)")
 print()
 print(f"Latest run ({datetime.date.today()}, {os.cpu_count()} cores; release build): a manager with {int(small):,} ended")
@@ -106,10 +122,22 @@ print("(times in seconds, each a whole CLI process: one GraphQL request and its 
 print()
 print(f"| engine | measure | {int(small):,} ended | {int(big):,} ended | ratio | goal |")
 print("|---|---|---|---|---|---|")
-goals = {"first": "≤ 2×", "middle": "(none)", "last": "≤ 2×", "create": "≈ 1×", "rss": "≤ 100 MB"}
+goals = {"first": "≤ 2×", "middle": "(none)", "last": "≤ 2×", "create": "≈ 1×", "rss": "≤ 100 MB",
+         "walk": "≤ 2×", "walkoff": "(baseline)"}
+walks = {}
 for line in open(path):
     engine, what, s, b, r = line.split()
     print(f"| {engine} | {names[what]} | {s} | {b} | {r}× | {goals[what]} |")
+    if what.startswith("walk"):
+        walks[(engine, what)] = float(b)
+print()
+print(f"A whole walk at {int(big):,}, by cursor against by offset (per page, same run):")
+print()
+for engine in sorted({e for e, _ in walks}):
+    c, o = walks.get((engine, "walk")), walks.get((engine, "walkoff"))
+    if c and o:
+        print(f"- {engine}: {c * 1000:.2f} ms against {o * 1000:.2f} ms per page, {c / o:.2f}×; "
+              f"the whole walk {c * (int(big) // 100):.1f} s against {o * (int(big) // 100):.1f} s")
 PY
 cat bench/results/28-history.md
 bench/assemble.sh

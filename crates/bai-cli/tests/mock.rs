@@ -21,6 +21,8 @@ struct Mock {
     log: Mutex<Vec<String>>,
     bodies: Mutex<Vec<Value>>,
     total_sessions: i64,
+    /// Answers as Backend.AI does to bai's cursor extension: an unknown argument.
+    no_cursors: bool,
 }
 
 type S = Arc<Mock>;
@@ -153,7 +155,18 @@ async fn gql(State(m): State<S>, uri: Uri, body: Bytes) -> Response {
         )
         .into_response();
     }
-    let offset = v["variables"]["offset"].as_i64().unwrap_or(0);
+    let cursors = q.contains("next_cursor");
+    if cursors && m.no_cursors {
+        return axum::Json(json!({"data": null, "errors": [
+            {"message": "Unknown argument 'after' on field 'compute_session_list' of type 'Queries'."}]}))
+        .into_response();
+    }
+    // A cursor here is `at-N`: the next page starts at the N-th session.
+    let after = v["variables"]["after"]
+        .as_str()
+        .and_then(|c| c.strip_prefix("at-"))
+        .and_then(|n| n.parse::<i64>().ok());
+    let offset = after.unwrap_or(0) + v["variables"]["offset"].as_i64().unwrap_or(0);
     let limit = v["variables"]["limit"].as_i64().unwrap_or(20);
     let items: Vec<Value> = (offset..(offset + limit).min(m.total_sessions))
         .map(|i| json!({"name": format!("sess-{i:03}"), "priority": 10, "id": format!("id-{i}"),
@@ -161,7 +174,9 @@ async fn gql(State(m): State<S>, uri: Uri, body: Bytes) -> Response {
                         "status": "RUNNING", "status_info": null, "status_changed": "2026-01-01T00:00:00+00:00",
                         "result": "UNDEFINED"}))
         .collect();
-    axum::Json(json!({"data": {"compute_session_list": {"items": items, "total_count": m.total_sessions}}}))
+    let end = offset + items.len() as i64;
+    let next = (cursors && end < m.total_sessions).then(|| format!("at-{end}"));
+    axum::Json(json!({"data": {"compute_session_list": {"items": items, "total_count": m.total_sessions, "next_cursor": next}}}))
         .into_response()
 }
 
@@ -190,10 +205,15 @@ struct Server {
 }
 
 async fn server(total_sessions: i64) -> Server {
-    let mock = Arc::new(Mock {
+    server_of(Mock {
         total_sessions,
         ..Default::default()
-    });
+    })
+    .await
+}
+
+async fn server_of(mock: Mock) -> Server {
+    let mock = Arc::new(mock);
     let app = Router::new()
         .route("/session", post(create))
         .route("/session/{reference}", any(session))
@@ -340,11 +360,42 @@ async fn ps_shows_the_first_page_and_all_walks_every_page() {
     assert_eq!(vars["limit"], 10);
     assert_eq!(vars["order"], Value::Null);
 
+    // `--all` walks by cursor: each page after the last one's `next_cursor`.
     let (stdout, stderr, code) = out(&s.bai(&["ps", "--all"]).await);
     assert_eq!(code, 0);
     assert_eq!(stdout.lines().count(), 2 + 250);
     assert!(stderr.is_empty(), "{stderr}");
-    let offsets: Vec<i64> = s.bodies()[1..]
+    let afters: Vec<Value> = s.bodies()[1..]
+        .iter()
+        .map(|b| b["variables"]["after"].clone())
+        .collect();
+    assert_eq!(afters, vec![Value::Null, json!("at-100"), json!("at-200")]);
+    assert!(
+        s.bodies()[1..].iter().all(|b| b["variables"]["offset"] == 0
+            && b["query"].as_str().unwrap().contains("next_cursor"))
+    );
+    for i in [0, 99, 100, 249] {
+        assert!(stdout.contains(&format!("sess-{i:03}")), "{stdout}");
+    }
+
+    // A manager without cursors (Backend.AI's): the walk goes by offset, as the official
+    // client's does.
+    let plain = server_of(Mock {
+        total_sessions: 250,
+        no_cursors: true,
+        ..Default::default()
+    })
+    .await;
+    let (stdout, stderr, code) = out(&plain.bai(&["ps", "--all"]).await);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.lines().count(), 2 + 250);
+    assert!(
+        plain.bodies()[0]["query"]
+            .as_str()
+            .unwrap()
+            .contains("next_cursor")
+    );
+    let offsets: Vec<i64> = plain.bodies()[1..]
         .iter()
         .map(|b| b["variables"]["offset"].as_i64().unwrap())
         .collect();

@@ -33,6 +33,9 @@ pub struct SessionListQuery {
     pub fields: Vec<String>,
     /// System sessions (SFTP) instead of the user's own.
     pub system: bool,
+    /// Keyset paging (bai's extension, for walking a whole listing): select `next_cursor`
+    /// and send `after` (None: the first page). None: the official query, by offset.
+    pub cursor: Option<Option<String>>,
 }
 
 impl SessionListQuery {
@@ -52,16 +55,22 @@ impl SessionListQuery {
 
     /// The query text, laid out as the official client sends it.
     pub fn query_text(&self) -> String {
-        let (decl, arg) = if self.system {
-            (", $type: String", ", type:$type")
+        let (mut decl, mut arg) = if self.system {
+            (", $type: String".to_string(), ", type:$type".to_string())
         } else {
-            ("", "")
+            (String::new(), String::new())
         };
+        let mut extra = "";
+        if self.cursor.is_some() {
+            decl.push_str(", $after: String");
+            arg.push_str(", after:$after");
+            extra = " next_cursor";
+        }
         format!(
             "query($limit:Int!, $offset:Int!, $status: String, $access_key: String, $filter: String, $order: String{decl}) {{\n  \
              compute_session_list(\n      \
              limit:$limit, offset:$offset, status:$status, access_key:$access_key, filter:$filter, order:$order{arg}) {{\n    \
-             items {{ {} }}\n    total_count\n  }}\n}}\n",
+             items {{ {} }}\n    total_count{extra}\n  }}\n}}\n",
             self.fields.join(" ")
         )
     }
@@ -78,6 +87,9 @@ impl SessionListQuery {
         if self.system {
             v["type"] = json!("system");
         }
+        if let Some(after) = &self.cursor {
+            v["after"] = json!(after);
+        }
         v
     }
 }
@@ -88,6 +100,8 @@ pub struct SessionList {
     /// Each item has the selected fields.
     pub items: Vec<Value>,
     pub total_count: i64,
+    /// Where the next page starts ([`SessionListQuery::cursor`]); None after the last page.
+    pub next_cursor: Option<String>,
 }
 
 impl Client {
@@ -145,6 +159,10 @@ impl Client {
                 .cloned()
                 .unwrap_or_default(),
             total_count: list.get("total_count").and_then(Value::as_i64).unwrap_or(0),
+            next_cursor: list
+                .get("next_cursor")
+                .and_then(Value::as_str)
+                .map(str::to_string),
         })
     }
 }
@@ -196,6 +214,7 @@ mod tests {
             limit: 10,
             offset: 0,
             system: false,
+            cursor: None,
             fields: SessionListQuery::DEFAULT_FIELDS
                 .iter()
                 .map(|s| s.to_string())

@@ -48,8 +48,8 @@ pub use pass::{PassEntry, PassResult, PassWrite};
 pub use projects::{ProjectRow, PurgeRefusal};
 pub use resources::{PolicyRow, PresetRow, ResourceGroupRow};
 pub use sessions::{
-    GroupQueue, NewSession, PendingRow, ResolvedSpec, SessionCount, SessionFilter, SessionRow,
-    SessionState, StatusChange, StatusHistory, SubKernel, SubPlacements,
+    GroupQueue, NewSession, PendingRow, ResolvedSpec, SessionCount, SessionCursor, SessionFilter,
+    SessionRow, SessionState, StatusChange, StatusHistory, SubKernel, SubPlacements,
 };
 pub use templates::TemplateRow;
 pub use user_policies::UserPolicyRow;

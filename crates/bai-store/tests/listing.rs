@@ -6,7 +6,7 @@
 mod common;
 
 use bai_core::status::{SessionStatus, SessionType};
-use bai_store::{SessionFilter, Store};
+use bai_store::{SessionCursor, SessionFilter, Store};
 use common::{moved, session, store_with};
 use uuid::Uuid;
 
@@ -50,6 +50,7 @@ fn filter(
         system: false,
         limit,
         offset,
+        after: None,
     }
 }
 
@@ -92,6 +93,29 @@ fn every_page_is_its_slice_of_the_whole_listing_from_either_end() {
                         "{statuses:?} {owner:?} limit {limit} offset {offset}"
                     );
                 }
+                // A walk by cursors, each page after the last one's key: the whole listing
+                // once, in order, whatever ties the change times have.
+                let mut walked: Vec<Uuid> = Vec::new();
+                let mut after = None;
+                loop {
+                    let mut f = filter(statuses, owner, limit, 0);
+                    f.after = after;
+                    let (page, t) = s.list_sessions(&f).unwrap();
+                    assert_eq!(t, total);
+                    walked.extend(page.iter().map(|r| r.id));
+                    match page.last() {
+                        Some(last) if page.len() as i64 == limit => {
+                            after = Some(SessionCursor::after(last));
+                        }
+                        _ => break,
+                    }
+                    assert!(walked.len() <= all.len(), "the walk goes round");
+                }
+                let want: Vec<Uuid> = all.iter().map(|r| r.id).collect();
+                assert_eq!(
+                    walked, want,
+                    "{statuses:?} {owner:?} limit {limit} by cursor"
+                );
             }
         }
     }

@@ -253,6 +253,7 @@ fn lookup_by_name_prefix_and_owner() {
             system: false,
             limit: 10,
             offset: 0,
+            after: None,
         })
         .unwrap();
     assert_eq!((rows.len(), total), (1, 1));

@@ -65,10 +65,20 @@ pub async fn ps(client: &Client, a: &PsArgs, access_key: Option<&str>, admin: bo
         offset: a.offset,
         fields: fields(admin, a.detail),
         system: a.system,
+        // `--all` from the start walks by cursor: each page starts at the last one's key,
+        // so the walk costs what it lists however long the history.
+        cursor: (a.all && a.offset == 0).then_some(None),
     };
     let mut rows = Vec::new();
     let total = loop {
-        let page = client.list_sessions(&q).await?;
+        let page = match client.list_sessions(&q).await {
+            // A manager without cursors (Backend.AI's): by offset, as the official client.
+            Err(e) if q.cursor.is_some() && rows.is_empty() && knows_no_cursors(&e) => {
+                q.cursor = None;
+                continue;
+            }
+            other => other?,
+        };
         let n = page.items.len() as i64;
         rows.extend(
             page.items
@@ -76,8 +86,16 @@ pub async fn ps(client: &Client, a: &PsArgs, access_key: Option<&str>, admin: bo
                 .map(|it| cols.iter().map(|(_, f)| cell(&it[*f])).collect::<Vec<_>>()),
         );
         q.offset += n;
-        if !a.all || n == 0 || q.offset >= page.total_count {
+        if !a.all || n == 0 || (q.cursor.is_none() && q.offset >= page.total_count) {
             break page.total_count;
+        }
+        if q.cursor.is_some() {
+            match page.next_cursor {
+                Some(next) => q.cursor = Some(Some(next)),
+                None => break page.total_count,
+            }
+            // The cursor says where the next page starts.
+            q.offset = 0;
         }
     };
     if rows.is_empty() && !crate::output::json_output() {
@@ -87,7 +105,7 @@ pub async fn ps(client: &Client, a: &PsArgs, access_key: Option<&str>, admin: bo
     let headers: Vec<&str> = cols.iter().map(|(h, _)| *h).collect();
     table(&headers, &rows);
     let shown = rows.len() as i64;
-    if a.offset + shown < total {
+    if !a.all && a.offset + shown < total {
         eprintln!(
             "(showing {} of {total}; use --all or --offset {} to see more)",
             if a.offset == 0 {
@@ -99,6 +117,13 @@ pub async fn ps(client: &Client, a: &PsArgs, access_key: Option<&str>, admin: bo
         );
     }
     Ok(0)
+}
+
+/// Whether `e` is a manager's refusal of the cursor's argument or field (one that pages only
+/// by offset).
+fn knows_no_cursors(e: &bai_client::ClientError) -> bool {
+    let text = e.to_string();
+    e.is_kind("graphql-error") && (text.contains("after") || text.contains("next_cursor"))
 }
 
 #[cfg(test)]

@@ -54,6 +54,29 @@ pub struct SessionFilter {
     pub system: bool,
     pub limit: i64,
     pub offset: i64,
+    /// Keyset paging: only sessions listed after this one (then `offset` must be 0). A walk
+    /// of the whole listing costs what it returns, however deep it goes.
+    pub after: Option<SessionCursor>,
+}
+
+/// Where a page ended, in the listing's order (the last change first): the key of its last
+/// session. The next page starts after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionCursor {
+    pub status_changed: String,
+    pub created_at: String,
+    pub id: String,
+}
+
+impl SessionCursor {
+    /// The cursor right after `row`.
+    pub fn after(row: &SessionRow) -> SessionCursor {
+        SessionCursor {
+            status_changed: row.state.status_changed.clone(),
+            created_at: row.created_at.clone(),
+            id: row.id.to_string(),
+        }
+    }
 }
 
 pub(crate) const COLUMNS: &str = "id, name, access_key, user_id, domain_name, group_name, scaling_group, type, \

@@ -115,11 +115,25 @@ impl Store {
         let statuses = status_list(&f.statuses);
         let page = Page::of(f, total, conn.engine());
         let mut st = conn.prepare(&page.sql(&statuses, owner))?;
-        let rows = collect(st.query_map(
-            params![system, f.access_key, page.limit, page.offset],
-            parse_row,
-        )?)?;
-        Ok((rows, total))
+        let rows = match &f.after {
+            None => st.query_map(
+                params![system, f.access_key, page.limit, page.offset],
+                parse_row,
+            )?,
+            Some(c) => st.query_map(
+                params![
+                    system,
+                    f.access_key,
+                    page.limit,
+                    page.offset,
+                    c.status_changed,
+                    c.created_at,
+                    c.id
+                ],
+                parse_row,
+            )?,
+        };
+        Ok((collect(rows)?, total))
     }
 
     /// The queue: every PENDING session, highest priority first, then oldest first.
@@ -290,7 +304,8 @@ const KIND: &str = "(type = 'system') = (?1 = 1)";
 /// listing's order that holds every column the filter reads (status, kind, owner), so the
 /// rows skipped by the offset are index entries, not sessions, and nothing is sorted; then
 /// only the page's rows are read. A page past the middle is read from the other end (the
-/// total is known), so the last page costs what the first does.
+/// total is known), so the last page costs what the first does. A page after a cursor
+/// starts right at the cursor's key in the index: nothing before it is walked.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Page {
     /// `DESC` (from the newest) or `ASC` (from the oldest end).
@@ -299,12 +314,17 @@ pub(crate) struct Page {
     offset: i64,
     /// SQLite's `INDEXED BY` (empty on PostgreSQL, whose planner has the statistics).
     index: &'static str,
+    /// Only the sessions after a cursor (?5 status_changed, ?6 created_at, ?7 id).
+    keyset: bool,
 }
 
 impl Page {
     pub(crate) fn of(f: &SessionFilter, total: i64, engine: Engine) -> Page {
         let (limit, offset) = (f.limit.max(0), f.offset.max(0));
-        let (order, limit, offset) = if offset > total / 2 && offset < total {
+        let keyset = f.after.is_some();
+        let (order, limit, offset) = if keyset {
+            ("DESC", limit, offset)
+        } else if offset > total / 2 && offset < total {
             let limit = limit.min(total - offset);
             ("ASC", limit, total - offset - limit)
         } else {
@@ -327,6 +347,7 @@ impl Page {
             limit,
             offset,
             index,
+            keyset,
         }
     }
 
@@ -342,11 +363,22 @@ impl Page {
     /// The ids of the page (read from the index alone).
     fn ids_sql(&self, statuses: &str, owner: &str) -> String {
         let Page {
-            order: o, index, ..
+            order: o,
+            index,
+            keyset,
+            ..
         } = self;
+        // After the cursor, in the listing's order (the newest change first). The first term
+        // bounds the index range; the rest orders the few sessions changed at the same time.
+        let after = if *keyset {
+            "AND status_changed <= ?5
+             AND (status_changed < ?5 OR created_at < ?6 OR (created_at = ?6 AND id < ?7))"
+        } else {
+            ""
+        };
         format!(
             "SELECT id FROM sessions {index}
-             WHERE status IN ({statuses}) AND {KIND} {owner}
+             WHERE status IN ({statuses}) AND {KIND} {owner} {after}
              ORDER BY status_changed {o}, created_at {o}, id {o} LIMIT ?3 OFFSET ?4"
         )
     }
@@ -356,6 +388,7 @@ impl Page {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::SessionCursor;
 
     /// SQLite's plan of a page's ids: `detail` of each step.
     fn plan(store: &Store, page: &Page, owner: &str) -> String {
@@ -389,10 +422,66 @@ mod tests {
                 system: false,
                 limit: 20,
                 offset: 0,
+                after: None,
             };
             let page = Page::of(&f, 100_000, Engine::Sqlite);
             let p = plan(&store, &page, sql);
             assert!(p.contains(&format!("COVERING INDEX {index}")), "{p}");
+            assert!(!p.contains("TEMP B-TREE"), "{p}");
+        }
+    }
+
+    /// A page after a cursor starts at the cursor's key: a range of the covering index,
+    /// in order, nothing sorted.
+    #[test]
+    fn a_page_after_a_cursor_is_a_range_of_the_covering_index() {
+        let store = Store::open_in_memory().unwrap();
+        for (owner, sql, index, range) in [
+            (
+                Some("AK"),
+                "AND access_key = ?2",
+                "sessions_by_owner",
+                "access_key=? AND status_changed<?",
+            ),
+            (
+                None,
+                "AND ?2 IS NULL",
+                "sessions_by_change",
+                "status_changed<?",
+            ),
+        ] {
+            let f = SessionFilter {
+                statuses: SessionStatus::LIST_DEAD.to_vec(),
+                access_key: owner.map(str::to_string),
+                limit: 20,
+                after: Some(SessionCursor {
+                    status_changed: "2026-11-28T00:00:00".into(),
+                    created_at: "2026-11-28T00:00:00".into(),
+                    id: "x".into(),
+                }),
+                ..Default::default()
+            };
+            let page = Page::of(&f, 100_000, Engine::Sqlite);
+            let statuses = status_list(&SessionStatus::LIST_DEAD);
+            let conn = store.read();
+            let mut st = conn
+                .prepare(&format!(
+                    "EXPLAIN QUERY PLAN {}",
+                    page.ids_sql(&statuses, sql)
+                ))
+                .unwrap();
+            let p = st
+                .query_map(params![0, "AK", 20, 0, "a", "b", "c"], |r| {
+                    r.get::<_, String>(3)
+                })
+                .unwrap()
+                .map(|r| r.unwrap())
+                .collect::<Vec<_>>()
+                .join("; ");
+            assert!(
+                p.contains(&format!("COVERING INDEX {index} ({range})")),
+                "{p}"
+            );
             assert!(!p.contains("TEMP B-TREE"), "{p}");
         }
     }
@@ -406,6 +495,7 @@ mod tests {
             system: false,
             limit,
             offset,
+            after: None,
         };
         let p = Page::of(&f(99_990, 20), 100_000, Engine::Postgres);
         assert_eq!((p.order, p.limit, p.offset), ("ASC", 10, 0));

@@ -5,6 +5,7 @@
 
 mod admin;
 mod args;
+mod cursor;
 mod images;
 mod keypairs;
 mod policies;
@@ -103,6 +104,16 @@ impl SessionResolver<'_> {
             .and_then(Value::as_i64)
             .unwrap_or(0)
             .max(0);
+        // Keyset paging (bai's extension): the page after the one whose `next_cursor` this is.
+        let after = arg_str(args, "after")
+            .filter(|a| !a.is_empty())
+            .map(cursor::decode)
+            .transpose()?;
+        if after.is_some() && offset > 0 {
+            return Err(err(
+                "give either after (a cursor) or offset, not both: a cursor already says where the page starts",
+            ));
+        }
         let (rows, total) = self
             .m
             .store
@@ -113,10 +124,16 @@ impl SessionResolver<'_> {
                 system: arg_str(args, "type") == Some("system"),
                 limit,
                 offset,
+                after,
             })
             .map_err(db)?;
         let items: Vec<Value> = rows.iter().map(|r| session_json(self.m, r)).collect();
-        Ok(json!({"items": items, "total_count": total}))
+        // A full page may have a next one; a short one is the last.
+        let next = rows
+            .last()
+            .filter(|_| limit > 0 && rows.len() as i64 == limit)
+            .map(|r| cursor::encode(&bai_store::SessionCursor::after(r)));
+        Ok(json!({"items": items, "total_count": total, "next_cursor": next}))
     }
 }
 

@@ -34,6 +34,7 @@ fn check_limit(m: &Manager, caller: &Caller) -> ApiResult<()> {
         system: true,
         limit: 0,
         offset: 0,
+        after: None,
     })?;
     if open >= max {
         return Err(Problem::conflict(

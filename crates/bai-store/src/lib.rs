@@ -205,7 +205,7 @@ impl Store {
                 .pragma_update(None, "query_only", "ON")
                 .map_err(db::Error::Lite)?;
             reader
-                .pragma_update(None, "cache_size", -16384)
+                .pragma_update(None, "cache_size", -4096)
                 .map_err(db::Error::Lite)?;
             reader
                 .busy_timeout(std::time::Duration::from_secs(5))
@@ -244,9 +244,12 @@ impl Store {
                 c.pragma_update(None, "journal_mode", "WAL")?;
                 c.pragma_update(None, "synchronous", "NORMAL")?;
                 c.pragma_update(None, "foreign_keys", "ON")?;
-                // 64 MiB of page cache (the default is 2 MiB): a scheduling pass touches
-                // sessions, history and events pages of every queued session.
-                c.pragma_update(None, "cache_size", -65536)?;
+                // 32 MiB of page cache (the default is 2 MiB): a scheduling pass touches
+                // sessions, history and events pages of every queued session. With the
+                // readers' 4 MiB each, SQLite holds at most 48 MiB however long the history
+                // (a walk of 100,000 sessions fills the readers'; the file's pages stay in
+                // the kernel's page cache, outside baid's memory).
+                c.pragma_update(None, "cache_size", -32768)?;
                 c.pragma_update(None, "temp_store", "MEMORY")?;
                 c.busy_timeout(std::time::Duration::from_secs(5))
             };

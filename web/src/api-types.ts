@@ -5838,7 +5838,10 @@ export interface operations {
                 /** @description session, kernel or *. */
                 scope?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A reconnect: the id of the last event received. The stored events after it are sent first (those the caller may see; at most 10,000 on a sessionName=* stream), then live ones, none twice. */
+                "Last-Event-ID"?: string;
+            };
             path?: never;
             cookie?: never;
         };

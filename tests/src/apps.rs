@@ -99,3 +99,27 @@ pub fn jupyter_execute(ws: &mut KernelSocket, code: &str, expect: &str) -> Strin
     }
     out
 }
+
+/// Runs `print(6 * 7)` in a new kernel of the Jupyter server at `base` (`http://…/`).
+pub fn jupyter_runs_code(base: &str) -> String {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let kernel: serde_json::Value = rt.block_on(async {
+        let c = reqwest::Client::new();
+        let r = c
+            .post(format!("{base}api/kernels"))
+            .json(&serde_json::json!({}))
+            .send()
+            .await
+            .expect("POST api/kernels");
+        assert!(r.status().is_success(), "{}", r.status());
+        r.json().await.expect("kernel JSON")
+    });
+    let id = kernel["id"].as_str().expect("kernel id");
+    let ws_url = format!(
+        "{}api/kernels/{id}/channels",
+        base.replacen("http://", "ws://", 1)
+    );
+    let (mut ws, _) = tungstenite::connect(ws_url.as_str()).expect("kernel channels");
+    // The kernel answers on this socket; reading ends when it closes or says 42.
+    jupyter_execute(&mut ws, "print(6 * 7)", "42")
+}

@@ -7,7 +7,7 @@
 //! over the link; and the idle checker reclaims a session nobody uses while another lives on.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
-use bai_e2e::apps::{Forward, jupyter_execute, ssh_opts};
+use bai_e2e::apps::{Forward, jupyter_runs_code, ssh_opts};
 use bai_e2e::netns::Machine;
 use bai_e2e::remote::{Agent, IMAGE, manager_for_machines, query, wait_status};
 use bai_e2e::{Account, Server, bin, sha256};
@@ -31,30 +31,6 @@ fn dd(path: &Path, mib: u32) {
         .status()
         .expect("dd");
     assert!(st.success());
-}
-
-/// Runs `print(6 * 7)` in a new kernel of the Jupyter server at `base` (`http://…/`).
-fn jupyter_runs_code(base: &str) -> String {
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let kernel: Value = rt.block_on(async {
-        let c = reqwest::Client::new();
-        let r = c
-            .post(format!("{base}api/kernels"))
-            .json(&serde_json::json!({}))
-            .send()
-            .await
-            .expect("POST api/kernels");
-        assert!(r.status().is_success(), "{}", r.status());
-        r.json().await.expect("kernel JSON")
-    });
-    let id = kernel["id"].as_str().expect("kernel id");
-    let ws_url = format!(
-        "{}api/kernels/{id}/channels",
-        base.replacen("http://", "ws://", 1)
-    );
-    let (mut ws, _) = tungstenite::connect(ws_url.as_str()).expect("kernel channels");
-    // The kernel answers on this socket; reading ends when it closes or says 42.
-    jupyter_execute(&mut ws, "print(6 * 7)", "42")
 }
 
 #[test]

@@ -123,3 +123,21 @@ pub fn jupyter_runs_code(base: &str) -> String {
     // The kernel answers on this socket; reading ends when it closes or says 42.
     jupyter_execute(&mut ws, "print(6 * 7)", "42")
 }
+
+/// Opens `session`'s Jupyter through `bai app` as `acct`, waits until it answers, and runs
+/// `print(6 * 7)` in a new kernel there: what the kernel printed.
+pub fn jupyter_through_app(s: &Server, acct: &Account, session: &str) -> String {
+    let sid = s.info(acct, session)["id"]
+        .as_str()
+        .expect("session id")
+        .to_string();
+    let (_forward, port) = forward(s, &crate::bin("bai"), acct, session, "jupyter");
+    let base = format!("http://127.0.0.1:{port}/app/{sid}/jupyter/");
+    s.wait_for(120, "Jupyter to answer", || {
+        let rt = tokio::runtime::Runtime::new().ok()?;
+        rt.block_on(async { reqwest::get(format!("{base}api/status")).await.ok() })
+            .filter(|r| r.status().is_success())
+            .map(|_| ())
+    });
+    jupyter_runs_code(&base)
+}

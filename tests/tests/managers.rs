@@ -10,7 +10,7 @@
 //!   fenced, it starts again as a standby, and nothing it held is placed or ended twice.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
-use bai_e2e::apps::{forward, jupyter_runs_code};
+use bai_e2e::apps::jupyter_through_app;
 use bai_e2e::cut::CutLink;
 use bai_e2e::netns::Machine;
 use bai_e2e::remote::{
@@ -126,19 +126,7 @@ fn any_manager_serves_and_a_killed_leader_is_replaced() {
     let page = ttyd_page(b, "ha-2");
     assert!(page.contains("200"), "{page}");
     // Jupyter through B's app proxy (relayed to A's): a kernel runs code.
-    let sid = b.info(&b.admin, "ha-2")["id"]
-        .as_str()
-        .expect("session id")
-        .to_string();
-    let (_nb, np) = forward(b, &bin("bai"), &b.admin, "ha-2", "jupyter");
-    let base = format!("http://127.0.0.1:{np}/app/{sid}/jupyter/");
-    b.wait_for(120, "Jupyter to answer through B", || {
-        let rt = tokio::runtime::Runtime::new().ok()?;
-        rt.block_on(async { reqwest::get(format!("{base}api/status")).await.ok() })
-            .filter(|r| r.status().is_success())
-            .map(|_| ())
-    });
-    assert_eq!(jupyter_runs_code(&base).trim(), "42");
+    assert_eq!(jupyter_through_app(b, &b.admin, "ha-2").trim(), "42");
     // B's event stream sees a session A makes: `bai events` through B, then a start on A.
     let mut events = b
         .bai_command(&b.admin, &["events", "ha-3", "--wait", "session_started"])

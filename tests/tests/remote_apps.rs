@@ -7,7 +7,7 @@
 //! over the link; and the idle checker reclaims a session nobody uses while another lives on.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
-use bai_e2e::apps::{Forward, jupyter_runs_code, ssh_opts};
+use bai_e2e::apps::{Forward, jupyter_through_app, ssh_opts};
 use bai_e2e::netns::Machine;
 use bai_e2e::remote::{Agent, IMAGE, manager_for_machines, query, wait_status};
 use bai_e2e::{Account, Server, bin, sha256};
@@ -158,19 +158,7 @@ fn a_session_on_a_remote_agent_does_everything_a_local_one_does() {
     assert_eq!(sha256(&back), sum);
 
     // Jupyter: a kernel runs code.
-    let sid = s.info(admin, "far-away")["id"]
-        .as_str()
-        .expect("session id")
-        .to_string();
-    let (_nb, np) = forward(&s, admin, "far-away", "jupyter");
-    let base = format!("http://127.0.0.1:{np}/app/{sid}/jupyter/");
-    s.wait_for(120, "Jupyter to answer", || {
-        let rt = tokio::runtime::Runtime::new().ok()?;
-        rt.block_on(async { reqwest::get(format!("{base}api/status")).await.ok() })
-            .filter(|r| r.status().is_success())
-            .map(|_| ())
-    });
-    assert_eq!(jupyter_runs_code(&base).trim(), "42");
+    assert_eq!(jupyter_through_app(&s, admin, "far-away").trim(), "42");
 
     // Statistics, read over the link.
     let samples = s.wait_for(60, "samples of the remote session", || {

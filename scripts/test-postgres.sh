@@ -4,6 +4,8 @@
 # the tests read as BAI_TEST_POSTGRES; every test makes a database of its own in it.
 #   BAI_PG_DIR   where the cluster lives (default /var/tmp/bai-test-pg)
 #   BAI_PG_PORT  its port (default 55432)
+#   test-postgres.sh restart | stop   restarts the running cluster (every connection ends,
+#                                     `-m fast`) or stops it (`-m immediate`)
 set -euo pipefail
 dir="${BAI_PG_DIR:-/var/tmp/bai-test-pg}"
 port="${BAI_PG_PORT:-55432}"
@@ -29,6 +31,15 @@ url="postgres://postgres@127.0.0.1:$port/postgres"
 as_pg() {
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
+case "${1:-}" in
+  restart)
+    as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -m fast restart >/dev/null \
+      || { echo "error: the test PostgreSQL did not restart; see $dir/server.log" >&2; exit 1; }
+    echo "$url"; exit 0 ;;
+  stop) as_pg "$bin/pg_ctl" -D "$dir/data" -w -m immediate stop >/dev/null; exit ;;
+  "") ;;
+  *) echo "usage: $0 [restart|stop]" >&2; exit 2 ;;
+esac
 # Each test makes a database of its own; those of an earlier run go.
 drop_old() {
   for db in $(as_pg "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -Atc \

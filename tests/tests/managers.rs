@@ -405,14 +405,35 @@ fn sessions_survive_a_leader_killed_or_paused_every_few_seconds() {
                 }
                 let l = leader_now();
                 let other = 1 - l;
+                round += 1;
                 let took_over = || {
                     let deadline = Instant::now() + Duration::from_secs(120);
                     while leader_address(&url).as_deref() != Some(addresses[other].as_str()) {
-                        assert!(Instant::now() < deadline, "the standby did not take over");
+                        if Instant::now() > deadline {
+                            // What each manager said last, to see why.
+                            let g = servers.lock().unwrap();
+                            let said: Vec<String> = g
+                                .iter()
+                                .flatten()
+                                .map(|s| {
+                                    let log = s.log();
+                                    let tail: Vec<&str> = log.lines().rev().take(30).collect();
+                                    format!(
+                                        "--- {} ---\n{}",
+                                        s.endpoint,
+                                        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                                    )
+                                })
+                                .collect();
+                            panic!(
+                                "the standby did not take over (round {round}, lease {:?})\n{}",
+                                leader_address(&url),
+                                said.join("\n")
+                            );
+                        }
                         std::thread::sleep(Duration::from_millis(100));
                     }
                 };
-                round += 1;
                 if round % 3 == 0 {
                     // The database restarted under both managers: every connection ends.
                     pg.restart();

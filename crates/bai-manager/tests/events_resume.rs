@@ -43,6 +43,13 @@ async fn create(api: &Api, who: Keypair, name: &str) {
     );
 }
 
+async fn remove(api: &Api, who: Keypair, name: &str) {
+    let r = api
+        .call("DELETE", &format!("/session/{name}"), who, &Value::Null)
+        .await;
+    assert!(r.status < 300, "{}", String::from_utf8_lossy(&r.body));
+}
+
 /// `(id, name, sessionName)` of the next event; a hang guard only, not a timing check.
 async fn next(stream: &mut EventStream) -> (i64, String, String) {
     let ev = tokio::time::timeout(Duration::from_secs(120), stream.next())
@@ -84,10 +91,7 @@ async fn a_reconnecting_stream_of_every_session_gets_what_it_missed_once() {
     // user's session starts too.
     create(&api, USER, "resume-2").await;
     create(&api, ADMIN, "resume-other").await;
-    let r = api
-        .call("DELETE", "/session/resume-1", USER, &Value::Null)
-        .await;
-    assert!(r.status < 300, "{}", String::from_utf8_lossy(&r.body));
+    remove(&api, USER, "resume-1").await;
 
     let mut again = user
         .events_after("*", "session", Some(&last.to_string()))
@@ -142,10 +146,7 @@ async fn a_reconnecting_stream_of_one_session_resumes_after_its_id() {
     let before = until(&mut first, "resume-one", "session_started").await;
     let last = before.last().unwrap().0;
     drop(first);
-    let r = api
-        .call("DELETE", "/session/resume-one", USER, &Value::Null)
-        .await;
-    assert!(r.status < 300, "{}", String::from_utf8_lossy(&r.body));
+    remove(&api, USER, "resume-one").await;
 
     let mut again = user
         .events_after("resume-one", "session", Some(&last.to_string()))

@@ -85,17 +85,21 @@ pub async fn ps(client: &Client, a: &PsArgs, access_key: Option<&str>, admin: bo
                 .iter()
                 .map(|it| cols.iter().map(|(_, f)| cell(&it[*f])).collect::<Vec<_>>()),
         );
-        q.offset += n;
-        if !a.all || n == 0 || (q.cursor.is_none() && q.offset >= page.total_count) {
+        if !a.all || n == 0 {
             break page.total_count;
         }
-        if q.cursor.is_some() {
-            match page.next_cursor {
-                Some(next) => q.cursor = Some(Some(next)),
+        match &mut q.cursor {
+            // The next page starts after the last one's key.
+            Some(after) => match page.next_cursor {
+                Some(next) => *after = Some(next),
                 None => break page.total_count,
+            },
+            None => {
+                q.offset += n;
+                if q.offset >= page.total_count {
+                    break page.total_count;
+                }
             }
-            // The cursor says where the next page starts.
-            q.offset = 0;
         }
     };
     if rows.is_empty() && !crate::output::json_output() {

@@ -400,7 +400,13 @@ mod tests {
                 page.ids_sql(&statuses, owner)
             ))
             .unwrap();
-        st.query_map(params![0, "AK", 20, 0], |r| r.get::<_, String>(3))
+        let detail = |r: &crate::db::Row<'_>| r.get::<_, String>(3);
+        let steps = if page.keyset {
+            st.query_map(params![0, "AK", 20, 0, "a", "b", "c"], detail)
+        } else {
+            st.query_map(params![0, "AK", 20, 0], detail)
+        };
+        steps
             .unwrap()
             .map(|r| r.unwrap())
             .collect::<Vec<_>>()
@@ -462,22 +468,7 @@ mod tests {
                 ..Default::default()
             };
             let page = Page::of(&f, 100_000, Engine::Sqlite);
-            let statuses = status_list(&SessionStatus::LIST_DEAD);
-            let conn = store.read();
-            let mut st = conn
-                .prepare(&format!(
-                    "EXPLAIN QUERY PLAN {}",
-                    page.ids_sql(&statuses, sql)
-                ))
-                .unwrap();
-            let p = st
-                .query_map(params![0, "AK", 20, 0, "a", "b", "c"], |r| {
-                    r.get::<_, String>(3)
-                })
-                .unwrap()
-                .map(|r| r.unwrap())
-                .collect::<Vec<_>>()
-                .join("; ");
+            let p = plan(&store, &page, sql);
             assert!(
                 p.contains(&format!("COVERING INDEX {index} ({range})")),
                 "{p}"

@@ -119,6 +119,11 @@ impl CoreMap {
     pub fn release(&mut self, kernel: Uuid) {
         self.held.remove(&kernel);
     }
+
+    /// The cores a kernel holds.
+    pub fn held(&self, kernel: Uuid) -> Option<Vec<u32>> {
+        self.held.get(&kernel).cloned()
+    }
 }
 
 /// `0-3,8,10-11` → `[0, 1, 2, 3, 8, 10, 11]`; None when malformed.

@@ -28,6 +28,12 @@ pub fn start_app_line(name: &str) -> Result<String, AgentError> {
     Ok(format!("{v}\n"))
 }
 
+/// The request line that binds a pool kernel's runner to a session:
+/// `{"op":"bind","env":["NAME=value",…]}`.
+pub fn bind_line(env: &[String]) -> String {
+    format!("{}\n", serde_json::json!({"op": "bind", "env": env}))
+}
+
 /// The request line that lists a directory: `{"op":"list-files","path":…}`.
 pub fn list_files_line(path: &str) -> String {
     format!(

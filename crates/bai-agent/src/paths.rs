@@ -18,7 +18,12 @@ const MAX_SOCKET_PATH: usize = 107;
 
 impl KernelDirs {
     pub fn new(data_dir: &Path, kernel_id: Uuid) -> KernelDirs {
-        let root = data_dir.join("kernels").join(kernel_id.to_string());
+        Self::under(&data_dir.join("kernels"), kernel_id)
+    }
+
+    /// The same layout under `parent/<id>` (a pool kernel's, under `data_dir/pool`).
+    pub fn under(parent: &Path, id: Uuid) -> KernelDirs {
+        let root = parent.join(id.to_string());
         KernelDirs {
             work: root.join("work"),
             run: root.join("run"),

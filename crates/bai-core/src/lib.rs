@@ -17,6 +17,7 @@ pub mod history;
 pub mod idle;
 pub mod name;
 pub mod permission;
+pub mod pool;
 pub mod problem;
 pub mod reason;
 pub mod resources;

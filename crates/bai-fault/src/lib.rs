@@ -49,6 +49,13 @@ pub fn point(name: &str) {
     imp::point(|| std::borrow::Cow::Borrowed(name));
 }
 
+/// Whether the step `name` should fail instead of being done: a test build with
+/// `BAI_FAULT_FAIL=NAME[,NAME…]` in its environment says yes every time (a step that has a
+/// way to fail cleanly, e.g. `agent:pool-bind`, tests that way). Always false in other builds.
+pub fn fails(name: &str) -> bool {
+    imp::fails(name)
+}
+
 /// [`point`] for a status change; the name is only made when a point is armed.
 #[inline]
 pub fn transition(from: &dyn std::fmt::Display, to: &dyn std::fmt::Display, side: Side) {
@@ -97,6 +104,20 @@ mod imp {
         config().map(|a| (a.name, a.hit))
     }
 
+    pub fn fails(name: &str) -> bool {
+        static FAIL: OnceLock<Vec<String>> = OnceLock::new();
+        FAIL.get_or_init(|| {
+            std::env::var("BAI_FAULT_FAIL")
+                .unwrap_or_default()
+                .split(',')
+                .map(|n| n.trim().to_string())
+                .filter(|n| !n.is_empty())
+                .collect()
+        })
+        .iter()
+        .any(|n| n == name)
+    }
+
     pub fn point<'a>(name: impl FnOnce() -> Cow<'a, str>) {
         let Some(armed) = config() else { return };
         if name() != armed.name {
@@ -128,6 +149,10 @@ mod imp {
 
     pub fn armed() -> Option<(&'static str, u64)> {
         None
+    }
+
+    pub fn fails(_name: &str) -> bool {
+        false
     }
 
     #[inline(always)]

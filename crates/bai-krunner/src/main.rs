@@ -7,6 +7,8 @@
 //! ready, and exits with that command's exit code, which ends the container. If the REPL
 //! dies (out of memory), krunner exits with 137.
 //!
+//! A pool kernel's runner (`BAI_POOL`) only waits for the session it is given ([`pool`]).
+//!
 //! Environment: `BAI_BOOTSTRAP_SCRIPT`, `BAI_SESSION_TYPE`, `BAI_STARTUP_COMMAND`, and for
 //! tests outside a container `BAI_KRUNNER_SOCKET`, `BAI_KRUNNER_WORKDIR`, `BAI_PYTHON`.
 #![forbid(unsafe_code)]
@@ -15,6 +17,7 @@ mod apps;
 mod batch;
 mod listing;
 mod notebook;
+mod pool;
 mod proto;
 mod repl;
 mod server;
@@ -33,9 +36,26 @@ fn env_or(key: &str, default: &str) -> String {
     std::env::var(key).unwrap_or_else(|_| default.to_string())
 }
 
+fn listen(socket: &str) -> UnixListener {
+    // A stale socket from an earlier run of this kernel would make bind fail.
+    let _ = std::fs::remove_file(socket);
+    match UnixListener::bind(socket) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("krunner: cannot listen on {socket}: {e}");
+            std::process::exit(70);
+        }
+    }
+}
+
 fn main() {
     let socket = env_or("BAI_KRUNNER_SOCKET", SOCKET);
     let workdir = env_or("BAI_KRUNNER_WORKDIR", WORKDIR);
+    if std::env::var_os(pool::POOL_VAR).is_some() {
+        let e = pool::serve_until_bound(&listen(&socket), &socket);
+        eprintln!("krunner: cannot become the session's runner: {e}");
+        std::process::exit(70);
+    }
     if let Ok(script) = std::env::var("BAI_BOOTSTRAP_SCRIPT")
         && !script.trim().is_empty()
     {
@@ -64,15 +84,7 @@ fn main() {
         }
     };
     let state = Arc::new(State::new(repl, workdir));
-    // A stale socket from an earlier run of this kernel would make bind fail.
-    let _ = std::fs::remove_file(&socket);
-    let listener = match UnixListener::bind(&socket) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("krunner: cannot listen on {socket}: {e}");
-            std::process::exit(70);
-        }
-    };
+    let listener = listen(&socket);
     // The container's log always starts with this line, written before the runner answers
     // (so before the session is RUNNING): a session's logs are never empty.
     eprintln!(

@@ -1,6 +1,7 @@
 //! The socket protocol: one JSON line in, JSON lines out, one request per connection.
 //!
-//! In: `{"op":"ping"}` or `{"op":"exec","mode":…}` where the rest is a
+//! In: `{"op":"ping"}`, `{"op":"bind","env":[…]}` (a pool kernel's) or
+//! `{"op":"exec","mode":…}` where the rest is a
 //! `bai_core::agent::ExecRequest`. Out: `{"t":"pong"}`, or `bai_core::agent::ExecEvent`
 //! lines ending with `{"t":"finished",…}`. The shapes are duplicated here so krunner stays
 //! free of bai dependencies; bai-agent's tests check that both sides stay byte-compatible.
@@ -24,6 +25,12 @@ pub enum Request {
     #[serde(rename = "list-files")]
     ListFiles {
         path: String,
+    },
+    /// A pool kernel becomes a session's: `{"op":"bind","env":["NAME=value",…]}`, the
+    /// session's whole environment; answered with `finished` (0: krunner starts again
+    /// under it). Only a pool kernel's runner takes it (`crate::pool`).
+    Bind {
+        env: Vec<String>,
     },
 }
 

@@ -77,6 +77,11 @@ pub fn serve(state: &Arc<State>, stream: UnixStream) {
             state.mark_ready();
         }
         Request::Exec(ExecRequest::Query { code }) => query(state, &code, out, reader),
+        Request::Bind { .. } => {
+            let mut emit = emitter(&mut out);
+            emit(&Event::stderr("krunner: this kernel is bound already\n"));
+            emit(&Event::Finished { exit_code: 1 });
+        }
         Request::StartApp { name } => {
             let mut emit = emitter(&mut out);
             match state.apps.start(&name, Path::new(&state.workdir)) {

@@ -12,6 +12,7 @@ pub mod api;
 pub mod auth;
 pub mod error;
 pub mod exec_runs;
+pub mod heap;
 pub mod sftp;
 pub mod start;
 pub mod state;

@@ -63,6 +63,7 @@ pub async fn start(
     lifecycle::timeouts::spawn_sweeper(m.lifecycle.clone());
     monitor::round::spawn(m.monitor.clone());
     spawn_proxy_closer(m.clone());
+    crate::heap::spawn(&m);
     crate::audit::spawn_pruner(m.store.clone(), m.config.audit_retention);
     crate::lifecycle::retention::spawn_pruner(m.store.clone(), m.config.session_detail_retention);
     crate::serving::reconcile::spawn(m.serving.clone());

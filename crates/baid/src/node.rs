@@ -37,6 +37,23 @@ pub struct NodeArgs {
     /// pushes its kernel images there and lists what it holds.
     #[arg(long, env = "BAI_REGISTRY", value_name = "HOST:PORT")]
     pub registry: Option<String>,
+    /// Kernels this node keeps started for the shapes people launch, claimed by a create of
+    /// exactly that image and resources (a session from the pool starts without waiting for
+    /// the engine): `IMAGE[,cpu=N][,mem=SIZE][,shm=SIZE][,count=N]`, several separated by
+    /// `;`, e.g. `bai/python:3.11-bookworm,cpu=1,mem=1g,count=2`.
+    #[arg(long, env = "BAI_WARM_POOL", value_name = "SHAPES", default_value = "",
+          value_parser = parse_pool)]
+    pub warm_pool: PoolTargets,
+}
+
+/// The warm pool's targets, as one flag value.
+#[derive(Clone, Debug, Default)]
+pub struct PoolTargets(pub Vec<bai_core::pool::PoolTarget>);
+
+pub fn parse_pool(s: &str) -> Result<PoolTargets, String> {
+    bai_core::pool::parse_targets(s)
+        .map(PoolTargets)
+        .map_err(|e| e.to_string())
 }
 
 pub fn parse_mode(s: &str) -> Result<bai_core::accel::AllocMode, String> {
@@ -110,6 +127,7 @@ pub async fn docker_agent(
         storage_hosts,
         manager_host,
         registry: args.registry.clone(),
+        warm_pool: args.warm_pool.0.clone(),
     })
     .await
     .context("cannot reach the Docker engine (is dockerd running? `make up` starts it)")

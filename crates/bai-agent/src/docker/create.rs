@@ -4,10 +4,11 @@
 use super::place::{Placement, environment};
 use super::{
     Inner, LABEL_AGENT, LABEL_CPUSET, LABEL_DEVICES, LABEL_KERNEL, LABEL_SESSION, WORK_UID, adopt,
-    cluster, destroy, egress, home, inspect, netpool, place, ready, watch,
+    cluster, destroy, egress, home, inspect, netpool, place, pool, ready, watch,
 };
 use crate::cores::format_cpulist;
 use crate::error::{is_not_found, runtime};
+use crate::paths::KernelDirs;
 use bai_core::agent::{AgentError, KernelCreated, KernelSpec};
 use bai_core::cluster::ClusterInfo;
 use bollard::models::{ContainerCreateBody, DeviceMapping, HostConfig};
@@ -23,7 +24,7 @@ const NOT_READY_LOG_TAIL: usize = 8 * 1024;
 const PIDS_LIMIT: i64 = 4096;
 
 /// Creates `p` (and missing parents) owned by the work user.
-fn make_work_dir(p: &Path) -> Result<(), AgentError> {
+pub(super) fn make_work_dir(p: &Path) -> Result<(), AgentError> {
     std::fs::create_dir_all(p)
         .map_err(|e| runtime(format_args!("cannot create {}", p.display()), e))?;
     let meta = std::fs::metadata(p)
@@ -42,15 +43,15 @@ fn make_work_dir(p: &Path) -> Result<(), AgentError> {
     Ok(())
 }
 
-fn container_body(
+pub(super) fn container_body(
     inner: &Inner,
     spec: &KernelSpec,
+    dirs: &KernelDirs,
     placement: &Placement,
     cluster: &ClusterInfo,
     cluster_binds: Vec<String>,
     shared: &str,
 ) -> Result<ContainerCreateBody, AgentError> {
-    let dirs = inner.dirs(spec.kernel_id);
     let mut binds = vec![
         format!(
             "{}:/opt/bai/bin/krunner:ro",
@@ -166,8 +167,27 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
     if let Some(made) = adopt::earlier(inner, kernel_id).await? {
         return Ok(made);
     }
+    if let Some(made) = pool::claim::claim(inner, &spec).await {
+        return Ok(made);
+    }
+    let made = cold(inner, spec).await;
+    // Pool kernels count as free to the manager: they give the room back now.
+    pool::room::shrink_to_fit(inner).await;
+    made
+}
+
+/// A kernel made for its session: its container made, started and waited for.
+async fn cold(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreated, AgentError> {
+    let kernel_id = spec.kernel_id;
+    let dirs = inner.dirs(kernel_id);
     let image = place::image_config(inner, &spec.image).await?;
-    let placement = place::place(inner, &spec, &image)?;
+    let placement = match place::place(inner, &spec, &image) {
+        // Cores held by pool kernels are the session's first.
+        Err(AgentError::InsufficientResources(_)) if pool::room::evict(inner).await > 0 => {
+            place::place(inner, &spec, &image)?
+        }
+        other => other?,
+    };
     let mut cluster = spec.cluster_info();
     // The session's network on this node (taken or made once for all its kernels here).
     if let Some(net) = cluster.network.take() {
@@ -195,7 +215,9 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
         .and_then(|()| home::fill(&dirs.work, &spec.dotfiles))
         .and_then(|()| make_work_dir(&dirs.run))
         .and_then(|()| cluster::ssh_binds(&dirs.run, &cluster))
-        .and_then(|binds| container_body(inner, &spec, &placement, &cluster, binds, &shared));
+        .and_then(|binds| {
+            container_body(inner, &spec, &dirs, &placement, &cluster, binds, &shared)
+        });
     let body = match made {
         Ok(b) => b,
         Err(e) => {

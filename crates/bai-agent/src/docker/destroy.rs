@@ -40,8 +40,9 @@ pub async fn remove(inner: &Inner, kernel_id: Uuid) -> Result<(), AgentError> {
         }) => {}
         Err(e) => return Err(runtime(format_args!("cannot remove {name}"), e)),
     }
-    // The container is gone: its devices and cores are free again.
+    // The container is gone: its devices and cores are free again, room for the pools.
     inner.release(kernel_id);
+    inner.pool_wake.notify_one();
     if let Some((net, session)) = network {
         netpool::release(inner, &net, session).await;
     }

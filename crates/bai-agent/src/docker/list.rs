@@ -1,10 +1,10 @@
 //! What this agent has: its kernels (containers by label, directories on disk) and the
 //! kernel images of the engine.
 
-use super::{Inner, LABEL_AGENT, LABEL_KERNEL, LABEL_KERNELSPEC, egress, netpool};
+use super::{Inner, LABEL_AGENT, LABEL_KERNEL, LABEL_KERNELSPEC, egress, netpool, pool};
 use crate::error::runtime;
 use bai_core::agent::{AgentError, ImageInfo};
-use bollard::models::ContainerSummaryStateEnum;
+use bollard::models::{ContainerSummary, ContainerSummaryStateEnum};
 use bollard::query_parameters::{ListContainersOptions, ListImagesOptions};
 use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
@@ -43,8 +43,53 @@ pub fn kernel_network(labels: &HashMap<String, String>) -> (String, Option<Strin
     (network, label)
 }
 
+/// A container's kernel: its label's, but for a pool kernel the one in its name (a claim
+/// renames it `bai-k-<kernel>`; labels cannot change). An unclaimed pool kernel is none.
+fn kernel_of(labels: &HashMap<String, String>, names: &[String]) -> Option<Uuid> {
+    if labels.contains_key(pool::LABEL_POOL) {
+        return names.iter().find_map(|n| {
+            let id = n.trim_start_matches('/').strip_prefix("bai-k-")?;
+            Uuid::parse_str(id).ok()
+        });
+    }
+    labels
+        .get(LABEL_KERNEL)
+        .and_then(|k| Uuid::parse_str(k).ok())
+}
+
+/// The ids of this agent's unclaimed pool kernels, in any state.
+pub async fn pool_containers(inner: &Inner) -> Result<Vec<Uuid>, AgentError> {
+    Ok(summaries(inner)
+        .await?
+        .into_iter()
+        .filter_map(|c| {
+            let name = c.names?.into_iter().find_map(|n| {
+                let id = n.trim_start_matches('/').strip_prefix(pool::NAME_PREFIX)?;
+                Uuid::parse_str(id).ok()
+            });
+            name.filter(|_| c.labels.is_some_and(|l| l.contains_key(pool::LABEL_POOL)))
+        })
+        .collect())
+}
+
 /// This agent's containers, in any state.
 pub async fn containers(inner: &Inner) -> Result<Vec<Listed>, AgentError> {
+    Ok(summaries(inner)
+        .await?
+        .into_iter()
+        .filter_map(|c| {
+            let labels = c.labels?;
+            let kernel = kernel_of(&labels, c.names.as_deref().unwrap_or_default())?;
+            Some(Listed {
+                kernel,
+                labels,
+                never_started: c.state == Some(ContainerSummaryStateEnum::CREATED),
+            })
+        })
+        .collect())
+}
+
+async fn summaries(inner: &Inner) -> Result<Vec<ContainerSummary>, AgentError> {
     let mut filters = HashMap::new();
     filters.insert(
         "label".to_string(),
@@ -55,25 +100,11 @@ pub async fn containers(inner: &Inner) -> Result<Vec<Listed>, AgentError> {
         filters: Some(filters),
         ..Default::default()
     };
-    let list = inner
+    inner
         .docker
         .list_containers(Some(opts))
         .await
-        .map_err(|e| runtime("cannot list containers", e))?;
-    Ok(list
-        .into_iter()
-        .filter_map(|c| {
-            let labels = c.labels?;
-            let kernel = labels
-                .get(LABEL_KERNEL)
-                .and_then(|k| Uuid::parse_str(k).ok())?;
-            Some(Listed {
-                kernel,
-                labels,
-                never_started: c.state == Some(ContainerSummaryStateEnum::CREATED),
-            })
-        })
-        .collect())
+        .map_err(|e| runtime("cannot list containers", e))
 }
 
 /// Kernel ids that have a directory under `data_dir/kernels`.

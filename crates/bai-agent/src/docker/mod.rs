@@ -8,22 +8,23 @@
 mod adopt;
 mod cluster;
 mod commit;
-mod create;
-mod destroy;
+pub(crate) mod create;
+pub(crate) mod destroy;
 pub mod egress;
 mod exec;
 mod files;
-mod home;
+pub(crate) mod home;
 mod inspect;
 mod isolation;
-mod list;
+pub(crate) mod list;
 mod netpool;
 mod overlay;
-mod place;
-mod ready;
+pub(crate) mod place;
+pub mod pool;
+pub(crate) mod ready;
 mod registry;
 mod stats;
-mod watch;
+pub(crate) mod watch;
 
 use crate::accel::alloc::AllocMap;
 use crate::accel::{Accelerator, DeviceAlloc};
@@ -85,6 +86,8 @@ pub struct DockerAgentConfig {
     pub manager_host: Option<String>,
     /// The cluster's image registry (`host:port`) as this node reaches it.
     pub registry: Option<String>,
+    /// Kernels to keep started for these shapes (the warm pool; empty: none).
+    pub warm_pool: Vec<bai_core::pool::PoolTarget>,
 }
 
 pub(crate) struct Inner {
@@ -106,6 +109,9 @@ pub(crate) struct Inner {
     pub networks: tokio::sync::Mutex<netpool::Networks>,
     /// The egress rules this agent enforces on its kernel bridges.
     pub egress: tokio::sync::Mutex<egress::Egress>,
+    /// The warm pools, and the wake-up of the task that fills them.
+    pools: Mutex<pool::Pools>,
+    pub pool_wake: tokio::sync::Notify,
 }
 
 fn lock<T>(lock: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -188,6 +194,24 @@ impl Inner {
     /// The accelerator parts a kernel holds.
     pub fn held_devices(&self, kernel_id: Uuid) -> Option<DeviceAlloc> {
         lock(&self.devices).held(kernel_id)
+    }
+
+    pub fn pools(&self) -> MutexGuard<'_, pool::Pools> {
+        lock(&self.pools)
+    }
+
+    /// Hands what `from` holds (devices and cores) to `to`: a pool kernel claimed.
+    pub fn move_holds(&self, from: Uuid, to: Uuid) {
+        let mut devices = lock(&self.devices);
+        if let Some(d) = devices.release(from) {
+            devices.restore(to, d);
+        }
+        drop(devices);
+        let mut cores = lock(&self.cores);
+        if let Some(c) = cores.held(from) {
+            cores.release(from);
+            cores.restore(to, c);
+        }
     }
 
     /// Frees what a kernel held (devices and cores); done when its container is removed.
@@ -278,8 +302,11 @@ impl DockerAgent {
                 cores: Mutex::new(CoreMap::detect()),
                 networks: tokio::sync::Mutex::new(netpool::Networks::default()),
                 egress: tokio::sync::Mutex::new(egress::Egress::new(Arc::new(egress::NftCommand))),
+                pools: Mutex::new(pool::Pools::default()),
+                pool_wake: tokio::sync::Notify::new(),
             }),
         };
+        pool::make::remove_leftovers(&agent.inner).await?;
         // Each running kernel's network and egress spec, for the table loaded below.
         let mut bridges = Vec::new();
         for list::Listed {
@@ -306,6 +333,9 @@ impl DockerAgent {
         // Images built or loaded on this node later are reported as they appear.
         let seen = list::images(&agent.inner).await.unwrap_or_default();
         list::watch_images(&agent.inner, &seen);
+        let targets = agent.inner.config.warm_pool.clone();
+        pool::fill::set_targets(&agent.inner, targets).await;
+        pool::fill::spawn(&agent.inner);
         Ok(agent)
     }
 
@@ -313,6 +343,16 @@ impl DockerAgent {
     /// network). Kernels are left running; the next start takes them back.
     pub async fn stop(&self) {
         netpool::drop_spare(&self.inner).await;
+    }
+
+    /// Sets the shapes the warm pool keeps (what `warm_pool` in the configuration set first).
+    pub async fn set_warm_pool(&self, targets: Vec<bai_core::pool::PoolTarget>) {
+        pool::fill::set_targets(&self.inner, targets).await;
+    }
+
+    /// Each pool's size and what the pools did.
+    pub fn warm_pool(&self) -> (Vec<pool::PoolStatus>, pool::Counters) {
+        pool::status(&self.inner)
     }
 
     /// The configuration in use (paths canonicalized).

@@ -35,12 +35,20 @@ pub async fn ping(socket: &Path) -> std::io::Result<()> {
 /// Pings until krunner answers; fails when the container stops first or after
 /// [`READY_TIMEOUT`]. Returns why it failed.
 pub async fn wait(inner: &Inner, kernel_id: Uuid) -> Result<(), String> {
-    let socket = inner.dirs(kernel_id).socket;
-    let name = Inner::container_name(kernel_id);
+    wait_at(
+        inner,
+        &inner.dirs(kernel_id).socket,
+        &Inner::container_name(kernel_id),
+    )
+    .await
+}
+
+/// [`wait`] for the runner listening on `socket` in the container `name`.
+pub async fn wait_at(inner: &Inner, socket: &Path, name: &str) -> Result<(), String> {
     let pinging = async {
         let mut n = 0u32;
         loop {
-            if ping(&socket).await.is_ok() {
+            if ping(socket).await.is_ok() {
                 return;
             }
             n = n.saturating_add(1);
@@ -51,13 +59,13 @@ pub async fn wait(inner: &Inner, kernel_id: Uuid) -> Result<(), String> {
         let opts = WaitContainerOptions {
             condition: "not-running".into(),
         };
-        match inner.docker.wait_container(&name, Some(opts)).next().await {
+        match inner.docker.wait_container(name, Some(opts)).next().await {
             // A non-zero exit comes as an error too; so does a container that is gone.
             None | Some(Ok(_)) | Some(Err(DockerContainerWaitError { .. })) => {}
             Some(Err(e)) if is_not_found(&e) => {}
             Some(Err(e)) => {
                 // The engine did not answer the wait: rely on the pings and the timeout.
-                tracing::debug!(kernel = %kernel_id, error = %e, "cannot wait for the container");
+                tracing::debug!(container = %name, error = %e, "cannot wait for the container");
                 std::future::pending::<()>().await;
             }
         }

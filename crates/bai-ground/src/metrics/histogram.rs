@@ -59,6 +59,11 @@ impl AtomicHistogram {
         }
     }
 
+    /// How many observations so far.
+    pub fn count(&self) -> u64 {
+        self.count.load(Ordering::Relaxed)
+    }
+
     /// The observations so far, as a [`Histogram`].
     pub fn snapshot(&self) -> Histogram {
         Histogram {

@@ -1,0 +1,152 @@
+//! Claiming a pool kernel for a create: take one of the kernel's shape (atomically, under
+//! the pools' lock), then bind what belongs to the session. A claimed kernel is the
+//! session's alone and never goes back to the pool.
+
+use super::{Ready, make};
+use crate::docker::{Inner, home, place, ready, watch};
+use crate::krunner_proto;
+use bai_core::agent::{AgentError, KernelCreated, KernelSpec};
+use bai_core::egress::EgressSpec;
+use bai_core::pool::PoolShape;
+use bollard::query_parameters::RenameContainerOptions;
+use std::sync::Arc;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+/// The shape a create's kernel would take from a pool, if it can take one at all: the one
+/// kernel of its session, on the shared bridge under the default policy, with no data
+/// folders and no accelerator (what a running container cannot be given afterwards).
+pub fn fits(spec: &KernelSpec) -> Option<PoolShape> {
+    let alone = spec
+        .cluster
+        .as_ref()
+        .is_none_or(|c| c.size <= 1 && c.network.is_none() && c.keys.is_none());
+    let plain = spec.mounts.is_empty()
+        && spec.slots.accel.values().all(|v| *v == 0)
+        && spec.egress == EgressSpec::default();
+    (alone && plain).then(|| PoolShape {
+        image: spec.image.clone(),
+        cpu_milli: spec.slots.cpu_milli,
+        mem: spec.slots.mem,
+        shmem: spec.shmem,
+    })
+}
+
+/// Takes a ready pool kernel for `spec` and makes it the session's. `None`: the create goes
+/// the cold way (no pool of its shape, none ready, or the binding failed; then the pool
+/// kernel is gone).
+pub async fn claim(inner: &Arc<Inner>, spec: &KernelSpec) -> Option<KernelCreated> {
+    let shape = fits(spec)?;
+    let taken = {
+        let mut pools = inner.pools();
+        if !pools.targets.iter().any(|t| t.shape == shape) {
+            return None;
+        }
+        let at = pools.ready.iter().position(|r| r.shape == shape);
+        match at {
+            Some(i) => Some(pools.ready.swap_remove(i)),
+            None => {
+                pools.counters.misses += 1;
+                None
+            }
+        }
+    };
+    // Whatever happens now, the pool makes another.
+    inner.pool_wake.notify_one();
+    let r = taken?;
+    match bind(inner, spec, &r).await {
+        Ok(made) => {
+            inner.pools().counters.hits += 1;
+            tracing::info!(kernel = %spec.kernel_id, pool_kernel = %r.id, image = %spec.image, "kernel ready (from the pool)");
+            Some(made)
+        }
+        Err(e) => {
+            tracing::warn!(kernel = %spec.kernel_id, pool_kernel = %r.id, error = %e, "a pool kernel could not be bound; starting the kernel cold");
+            undo(inner, spec, &r).await;
+            let mut pools = inner.pools();
+            pools.counters.bind_failures += 1;
+            pools.counters.misses += 1;
+            None
+        }
+    }
+}
+
+/// Renames the container and the directory to the kernel's, moves what it holds, writes the
+/// owner's dotfiles, gives the runner the session's environment and waits for it.
+async fn bind(
+    inner: &Arc<Inner>,
+    spec: &KernelSpec,
+    r: &Ready,
+) -> Result<KernelCreated, AgentError> {
+    let kernel_id = spec.kernel_id;
+    // A test build's bind can be made to fail here (`BAI_FAULT_POINT=agent:pool-bind`).
+    if bai_fault::fails("agent:pool-bind") {
+        return Err(AgentError::Runtime("fault point agent:pool-bind".into()));
+    }
+    let from = make::dirs(inner, r.id);
+    let to = inner.dirs(kernel_id);
+    tokio::fs::rename(&from.root, &to.root)
+        .await
+        .map_err(|e| AgentError::Runtime(format!("cannot rename {}: {e}", from.root.display())))?;
+    inner
+        .docker
+        .rename_container(
+            &make::container_name(r.id),
+            RenameContainerOptions {
+                name: Inner::container_name(kernel_id),
+            },
+        )
+        .await
+        .map_err(|e| AgentError::Runtime(format!("cannot rename the pool kernel: {e}")))?;
+    inner.move_holds(r.id, kernel_id);
+    home::fill(&to.work, &spec.dotfiles)?;
+    let env = place::environment(spec, &r.placement);
+    send_bind(&to.socket, &env).await?;
+    ready::wait(inner, kernel_id)
+        .await
+        .map_err(AgentError::NotReady)?;
+    watch::spawn(inner, kernel_id);
+    Ok(KernelCreated {
+        kernel_id,
+        container_id: r.container_id.clone(),
+        cpuset: r
+            .placement
+            .cores
+            .as_deref()
+            .map(crate::cores::format_cpulist),
+        devices: r.placement.devices.clone(),
+    })
+}
+
+/// The bind request over the runner's socket; its answer must be `finished` 0.
+async fn send_bind(socket: &std::path::Path, env: &[String]) -> Result<(), AgentError> {
+    let line = krunner_proto::bind_line(env);
+    let io = |e: std::io::Error| AgentError::Runtime(format!("cannot bind the pool kernel: {e}"));
+    let mut s = tokio::net::UnixStream::connect(socket).await.map_err(io)?;
+    s.write_all(line.as_bytes()).await.map_err(io)?;
+    let mut lines = BufReader::new(s).lines();
+    while let Some(l) = lines.next_line().await.map_err(io)? {
+        if let Some(bai_core::agent::ExecEvent::Finished { exit_code }) =
+            krunner_proto::parse_event(l.as_bytes())
+        {
+            return if exit_code == 0 {
+                Ok(())
+            } else {
+                Err(AgentError::Runtime(format!(
+                    "the pool kernel's runner refused the binding ({exit_code})"
+                )))
+            };
+        }
+    }
+    Err(AgentError::Runtime(
+        "the pool kernel's runner closed without an answer".into(),
+    ))
+}
+
+/// After a failed binding: the container (under either name) and both directories go, and
+/// what it held is free again.
+async fn undo(inner: &Arc<Inner>, spec: &KernelSpec, r: &Ready) {
+    make::remove(inner, r.id).await;
+    if let Err(e) = crate::docker::destroy::remove(inner, spec.kernel_id).await {
+        tracing::warn!(kernel = %spec.kernel_id, error = %e, "cleanup after a failed binding failed");
+    }
+}

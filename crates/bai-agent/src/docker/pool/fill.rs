@@ -1,0 +1,111 @@
+//! Keeping the pools full: one task per agent makes the missing pool kernels one at a time
+//! (low priority: a create never waits behind it), only where the node's free capacity
+//! holds one more, and wakes when a kernel is claimed or the targets change.
+
+use super::make;
+use crate::docker::Inner;
+use bai_core::pool::{PoolShape, PoolTarget};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Pause after a pool kernel could not be made (a missing image, a full node).
+const AFTER_FAILURE: Duration = Duration::from_secs(10);
+
+/// Sets what the pools should keep; pool kernels of shapes no longer wanted, or past their
+/// count, go.
+pub async fn set_targets(inner: &Arc<Inner>, targets: Vec<PoolTarget>) {
+    let extra: Vec<_> = {
+        let mut pools = inner.pools();
+        pools.targets = targets;
+        let mut keep: Vec<(PoolShape, u32)> = pools
+            .targets
+            .iter()
+            .map(|t| (t.shape.clone(), t.count))
+            .collect();
+        let mut extra = Vec::new();
+        pools
+            .ready
+            .retain(|r| match keep.iter_mut().find(|(s, _)| *s == r.shape) {
+                Some((_, n)) if *n > 0 => {
+                    *n -= 1;
+                    true
+                }
+                _ => {
+                    extra.push(r.id);
+                    false
+                }
+            });
+        extra
+    };
+    for id in extra {
+        make::remove(inner, id).await;
+    }
+    inner.pool_wake.notify_one();
+}
+
+/// Starts the task that keeps the pools full.
+pub fn spawn(inner: &Arc<Inner>) {
+    let inner = inner.clone();
+    tokio::spawn(async move {
+        loop {
+            let Some(shape) = next(&inner).await else {
+                inner.pool_wake.notified().await;
+                continue;
+            };
+            let made = make::make(&inner, &shape).await;
+            let (failed, unwanted) = {
+                let mut pools = inner.pools();
+                if let Some(i) = pools.making.iter().position(|m| *m == shape) {
+                    pools.making.swap_remove(i);
+                }
+                let wanted = pools
+                    .targets
+                    .iter()
+                    .find(|t| t.shape == shape)
+                    .map_or(0, |t| t.count as usize);
+                let ready = pools.ready.iter().filter(|r| r.shape == shape).count();
+                match made {
+                    // The targets changed while it was made: not wanted any more.
+                    Ok(r) if ready >= wanted => (None, Some(r.id)),
+                    Ok(r) => {
+                        pools.counters.refills += 1;
+                        tracing::debug!(pool_kernel = %r.id, shape = %shape, "pool kernel ready");
+                        pools.ready.push(r);
+                        (None, None)
+                    }
+                    Err(e) => (Some(e), None),
+                }
+            };
+            if let Some(id) = unwanted {
+                make::remove(&inner, id).await;
+            }
+            if let Some(e) = failed {
+                tracing::warn!(shape = %shape, error = %e, "cannot make a pool kernel");
+                tokio::time::sleep(AFTER_FAILURE).await;
+            }
+        }
+    });
+}
+
+/// The next shape to make a pool kernel of (marked as being made), if any is missing and
+/// the node has room for it.
+async fn next(inner: &Arc<Inner>) -> Option<PoolShape> {
+    let wanted: Vec<PoolShape> = {
+        let pools = inner.pools();
+        pools
+            .targets
+            .iter()
+            .filter(|t| pools.have(&t.shape) < t.count as usize)
+            .map(|t| t.shape.clone())
+            .collect()
+    };
+    if wanted.is_empty() {
+        return None;
+    }
+    let free = super::room::free(inner).await;
+    let shape = wanted
+        .into_iter()
+        .find(|s| s.cpu_milli <= free.cpu_milli && s.mem <= free.mem)?;
+    inner.pools().making.push(shape.clone());
+    Some(shape)
+}

@@ -1,0 +1,152 @@
+//! Making a pool kernel (a container started for a shape, its runner waiting to be bound)
+//! and removing one.
+
+use super::{LABEL_POOL, NAME_PREFIX, Ready};
+use crate::docker::create::{container_body, make_work_dir};
+use crate::docker::{Inner, egress, place, ready};
+use crate::error::{is_not_found, runtime};
+use crate::paths::KernelDirs;
+use bai_core::agent::{AgentError, KernelSpec};
+use bai_core::cluster::ClusterInfo;
+use bai_core::egress::EgressSpec;
+use bai_core::pool::PoolShape;
+use bai_core::resources::ResourceSlots;
+use bai_core::status::SessionType;
+use bollard::query_parameters::{
+    CreateContainerOptions, RemoveContainerOptions, StartContainerOptions,
+};
+use uuid::Uuid;
+
+/// The variable that starts krunner in its pool mode.
+const POOL_VAR: &str = "BAI_POOL";
+
+/// A pool kernel's directory: `data_dir/pool/<id>`, renamed to the kernel's at a claim.
+pub fn dirs(inner: &Inner, id: Uuid) -> KernelDirs {
+    KernelDirs::under(&inner.config.data_dir.join("pool"), id)
+}
+
+pub fn container_name(id: Uuid) -> String {
+    format!("{NAME_PREFIX}{id}")
+}
+
+/// The spec a pool kernel is made from: the shape, and nothing of anybody's session. Every
+/// variable it puts in the environment is one a session's spec puts there too, so a bound
+/// runner's environment is exactly the session's.
+fn spec(shape: &PoolShape, id: Uuid) -> KernelSpec {
+    KernelSpec {
+        kernel_id: id,
+        session_id: Uuid::nil(),
+        session_name: String::new(),
+        session_type: SessionType::Interactive,
+        image: shape.image.clone(),
+        slots: ResourceSlots {
+            cpu_milli: shape.cpu_milli,
+            mem: shape.mem,
+            accel: Default::default(),
+        },
+        shmem: shape.shmem,
+        environ: Default::default(),
+        startup_command: None,
+        bootstrap_script: None,
+        owner_access_key: String::new(),
+        mounts: Vec::new(),
+        cluster: None,
+        egress: EgressSpec::default(),
+        dotfiles: Vec::new(),
+    }
+}
+
+/// Makes and starts one pool kernel of `shape` and waits for its runner.
+pub async fn make(inner: &Inner, shape: &PoolShape) -> Result<Ready, AgentError> {
+    let id = Uuid::new_v4();
+    let spec = spec(shape, id);
+    let image = place::image_config(inner, &shape.image).await?;
+    let placement = place::place(inner, &spec, &image)?;
+    let made = async {
+        let shared = egress::shared_network(&spec.egress.policy);
+        egress::bind(inner, &shared, &spec.egress).await?;
+        let dirs = dirs(inner, id);
+        dirs.check_socket_path().map_err(AgentError::Runtime)?;
+        make_work_dir(&dirs.root)?;
+        make_work_dir(&dirs.work)?;
+        make_work_dir(&dirs.run)?;
+        let cluster = ClusterInfo::single(id);
+        let mut body = container_body(inner, &spec, &dirs, &placement, &cluster, vec![], &shared)?;
+        if let Some(env) = body.env.as_mut() {
+            env.push(format!("{POOL_VAR}=1"));
+        }
+        if let Some(labels) = body.labels.as_mut() {
+            labels.insert(LABEL_POOL.to_string(), shape.key());
+        }
+        let name = container_name(id);
+        let opts = CreateContainerOptions {
+            name: Some(name.clone()),
+            ..Default::default()
+        };
+        let created = inner
+            .docker
+            .create_container(Some(opts), body)
+            .await
+            .map_err(|e| runtime(format_args!("cannot create {name}"), e))?;
+        inner
+            .docker
+            .start_container(&name, None::<StartContainerOptions>)
+            .await
+            .map_err(|e| runtime(format_args!("cannot start {name}"), e))?;
+        ready::wait_at(inner, &dirs.socket, &name)
+            .await
+            .map_err(AgentError::NotReady)?;
+        Ok::<_, AgentError>(created.id)
+    }
+    .await;
+    match made {
+        Ok(container_id) => Ok(Ready {
+            id,
+            shape: shape.clone(),
+            container_id,
+            placement,
+        }),
+        Err(e) => {
+            remove(inner, id).await;
+            Err(e)
+        }
+    }
+}
+
+/// Removes an unclaimed pool kernel: its container, its directory, what it held.
+pub async fn remove(inner: &Inner, id: Uuid) {
+    let name = container_name(id);
+    let opts = RemoveContainerOptions {
+        force: true,
+        v: true,
+        ..Default::default()
+    };
+    match inner.docker.remove_container(&name, Some(opts)).await {
+        Ok(()) => {}
+        Err(e) if is_not_found(&e) => {}
+        Err(e) => tracing::warn!(pool_kernel = %id, error = %e, "cannot remove a pool kernel"),
+    }
+    inner.release(id);
+    let root = dirs(inner, id).root;
+    if let Err(e) = tokio::fs::remove_dir_all(&root).await
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(dir = %root.display(), error = %e, "cannot remove a pool kernel's directory");
+    }
+}
+
+/// At the agent's start: pool kernels of an earlier run are nobody's; they go (the pools
+/// are made again). Claimed ones were renamed and are kernels like any other.
+pub async fn remove_leftovers(inner: &Inner) -> Result<(), AgentError> {
+    for c in crate::docker::list::pool_containers(inner).await? {
+        tracing::info!(pool_kernel = %c, "removing a pool kernel of an earlier run");
+        remove(inner, c).await;
+    }
+    let dir = inner.config.data_dir.join("pool");
+    if let Err(e) = tokio::fs::remove_dir_all(&dir).await
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        return Err(runtime(format_args!("cannot remove {}", dir.display()), e));
+    }
+    Ok(())
+}

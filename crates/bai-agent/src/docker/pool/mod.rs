@@ -1,0 +1,100 @@
+//! The warm pool: kernels started ahead of time for the shapes an admin configured
+//! ([`PoolTarget`]), each a container `bai-pool-<id>` whose runner waits to be bound to a
+//! session (`bai-krunner`'s pool mode). A pool kernel is nobody's: it is in no listing of
+//! kernels, the manager does not know it, it sits on the shared kernel bridge (no traffic
+//! between containers there) and holds no user data.
+//!
+//! A create whose kernel fits a ready pool kernel ([`claim::fits`]) takes it ([`claim`]):
+//! the container and its directory are renamed to the kernel's, its held cores move to the
+//! kernel, the owner's dotfiles are written, and the runner is given the session's whole
+//! environment and starts again under it. Anything failing there destroys the pool kernel
+//! and the create goes the cold way. [`fill`] makes pool kernels again in the background,
+//! one at a time, never past the node's free capacity, and gives them up when a session
+//! needs the room.
+
+pub mod claim;
+pub mod fill;
+pub(crate) mod make;
+pub mod room;
+
+use super::Inner;
+use super::place::Placement;
+use bai_core::pool::{PoolShape, PoolTarget};
+use serde::Serialize;
+use uuid::Uuid;
+
+/// Label on a pool kernel's container: its shape's key.
+pub const LABEL_POOL: &str = "ai.bai.pool";
+/// Name prefix of a pool kernel's container (a claimed one is renamed `bai-k-<kernel>`).
+pub const NAME_PREFIX: &str = "bai-pool-";
+
+/// A started pool kernel, ready to be claimed.
+#[derive(Debug, Clone)]
+pub struct Ready {
+    pub id: Uuid,
+    pub shape: PoolShape,
+    pub container_id: String,
+    /// What it holds on this node (pinned cores) and what its environment was made from.
+    pub placement: Placement,
+}
+
+/// The pools of one agent: what it should keep, what it has, what happened.
+#[derive(Debug, Default)]
+pub struct Pools {
+    pub targets: Vec<PoolTarget>,
+    pub ready: Vec<Ready>,
+    /// Pool kernels being made, by shape.
+    pub making: Vec<PoolShape>,
+    pub counters: Counters,
+}
+
+/// What the pools did since the agent started.
+#[derive(Debug, Default, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Counters {
+    /// Creates that took a pool kernel.
+    pub hits: u64,
+    /// Creates of a pooled shape that found none ready.
+    pub misses: u64,
+    /// Pool kernels made.
+    pub refills: u64,
+    /// Pool kernels whose binding failed (destroyed; their create went cold).
+    pub bind_failures: u64,
+    /// Pool kernels given up for room.
+    pub evictions: u64,
+}
+
+/// One shape's pool, as `bai agents` shows it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct PoolStatus {
+    pub shape: String,
+    pub target: u32,
+    pub ready: u32,
+    pub making: u32,
+}
+
+impl Pools {
+    /// How many of `shape` are ready or being made.
+    pub fn have(&self, shape: &PoolShape) -> usize {
+        self.ready.iter().filter(|r| &r.shape == shape).count()
+            + self.making.iter().filter(|m| *m == shape).count()
+    }
+
+    /// Each target's pool.
+    pub fn status(&self) -> Vec<PoolStatus> {
+        self.targets
+            .iter()
+            .map(|t| PoolStatus {
+                shape: t.shape.to_string(),
+                target: t.count,
+                ready: self.ready.iter().filter(|r| r.shape == t.shape).count() as u32,
+                making: self.making.iter().filter(|m| **m == t.shape).count() as u32,
+            })
+            .collect()
+    }
+}
+
+/// The pools' status and counters.
+pub fn status(inner: &Inner) -> (Vec<PoolStatus>, Counters) {
+    let p = inner.pools();
+    (p.status(), p.counters)
+}

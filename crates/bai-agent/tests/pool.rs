@@ -1,0 +1,211 @@
+//! DOCKER TESTS of the warm pool: a kernel claimed from the pool is the same kernel as one
+//! made cold for the same spec (what the user sees inside), nothing of one claimed kernel is
+//! in another, and a pool kernel that cannot be bound costs a cold start, not a failure.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
+
+mod common;
+
+use bai_core::agent::{AgentRpc, ExecRequest, KernelSpec};
+use bai_core::dotfile::Dotfile;
+use bai_core::pool::PoolTarget;
+use bai_core::status::SessionType;
+use common::*;
+use std::process::Command;
+use uuid::Uuid;
+
+/// The pool's one shape: the spec's.
+fn target(s: &KernelSpec) -> PoolTarget {
+    format!(
+        "{},cpu={},mem={},shm={},count=1",
+        s.image,
+        s.slots.cpu_milli as f64 / 1000.0,
+        s.slots.mem,
+        s.shmem
+    )
+    .parse()
+    .unwrap()
+}
+
+/// A spec of the pool's shape for a new session.
+fn session(base: &KernelSpec) -> KernelSpec {
+    let mut s = base.clone();
+    s.kernel_id = Uuid::new_v4();
+    s.session_id = Uuid::new_v4();
+    s.session_name = format!("pool-{}", &s.session_id.simple().to_string()[..6]);
+    s.dotfiles = vec![Dotfile {
+        path: ".config/bai-test".into(),
+        mode: 0o600,
+        data: "mine\n".into(),
+    }];
+    s
+}
+
+/// Waits until the pool has `n` ready kernels.
+async fn ready(t: &TestAgent, n: u32) {
+    for _ in 0..1200 {
+        let (pools, _) = t.agent.warm_pool();
+        if pools.iter().map(|p| p.ready).sum::<u32>() >= n {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the pool never had {n} ready: {:?}", t.agent.warm_pool());
+}
+
+/// What the user sees inside, with the kernel's and session's own ids and name replaced.
+async fn inside(t: &TestAgent, s: &KernelSpec) -> String {
+    let probe = "id -un; id -u; id -G; nproc; cat /sys/fs/cgroup/memory.max; \
+                 df -k /dev/shm | tail -1 | awk '{print $2}'; hostname; pwd; \
+                 env | grep -v -E '^(PWD|SHLVL|_|OLDPWD)=' | sort; \
+                 ls -la ~ ~/.config | awk '{print $1, $3, $NF}' | grep -v -E ' \\.\\.?$'; \
+                 cat ~/.config/bai-test; ls -la /opt/bai/run | awk '{print $1, $NF}' | tail -n +2";
+    let (out, err, code) = run(
+        &t.agent,
+        s.kernel_id,
+        ExecRequest::Batch {
+            clean: None,
+            build: None,
+            exec: Some(probe.into()),
+        },
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let (q_out, _, _) = run(
+        &t.agent,
+        s.kernel_id,
+        ExecRequest::Query {
+            code: "import os; print(os.environ['FOO'], os.environ.get('BAI_POOL'))".into(),
+        },
+    )
+    .await;
+    format!("{out}{q_out}")
+        .replace(&s.kernel_id.to_string(), "KERNEL")
+        .replace(&s.session_id.to_string(), "SESSION")
+        .replace(&s.session_name, "NAME")
+}
+
+#[tokio::test]
+async fn docker_a_pool_kernel_is_the_same_kernel_as_a_cold_one() {
+    let base = spec(SessionType::Interactive, 256, None);
+    let t = agent_with_pool(vec![target(&base)]).await;
+    ready(&t, 1).await;
+
+    let warm = session(&base);
+    let made = t.agent.create_kernel(warm.clone()).await.unwrap();
+    assert_eq!(made.kernel_id, warm.kernel_id);
+    let (_, counters) = t.agent.warm_pool();
+    assert_eq!((counters.hits, counters.misses), (1, 0), "{counters:?}");
+    // A claimed kernel is a kernel like any other: listed under its own id, its container
+    // and directory named for it.
+    let listed = t.agent.list_kernels().await.unwrap();
+    assert_eq!(
+        listed,
+        vec![warm.kernel_id],
+        "the pool kernels are not listed"
+    );
+    let name = format!("bai-k-{}", warm.kernel_id);
+    let inspect = Command::new("docker")
+        .args(["inspect", "-f", "{{.Id}}", &name])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&inspect.stdout).trim(),
+        made.container_id
+    );
+    assert!(kernel_dir(&t, warm.kernel_id).join("work").is_dir());
+
+    // The same request, cold (no pool any more).
+    t.agent.set_warm_pool(Vec::new()).await;
+    let cold = session(&base);
+    t.agent.create_kernel(cold.clone()).await.unwrap();
+    assert_eq!(
+        t.agent.warm_pool().1.hits,
+        1,
+        "the cold one was not from the pool"
+    );
+
+    let (w, c) = (inside(&t, &warm).await, inside(&t, &cold).await);
+    assert_eq!(w, c, "from the pool:\n{w}\ncold:\n{c}");
+    assert!(w.contains("bar None"), "{w}");
+    assert!(w.contains("BAI_KERNEL_ID=KERNEL"), "{w}");
+    assert!(w.contains("BAI_SESSION_NAME=NAME"), "{w}");
+    assert!(!w.contains("BAI_POOL"), "{w}");
+
+    // Logs start the same way.
+    let logs = t.agent.logs(warm.kernel_id).await.unwrap();
+    assert!(
+        logs.starts_with(&format!("krunner: kernel {} ready", warm.kernel_id)),
+        "{logs}"
+    );
+    for k in [warm.kernel_id, cold.kernel_id] {
+        t.agent.destroy_kernel(k).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn docker_claimed_kernels_share_nothing_and_a_broken_one_starts_cold() {
+    let base = spec(SessionType::Interactive, 256, None);
+    let t = agent_with_pool(vec![target(&base)]).await;
+    ready(&t, 1).await;
+    let first = session(&base);
+    t.agent.create_kernel(first.clone()).await.unwrap();
+    let (_, _, code) = run(
+        &t.agent,
+        first.kernel_id,
+        ExecRequest::Batch {
+            clean: None,
+            build: None,
+            exec: Some("echo secret > ~/left-behind && echo x > /tmp/left-behind".into()),
+        },
+    )
+    .await;
+    assert_eq!(code, 0);
+
+    // The pool refills; the next claimed kernel has nothing of the first.
+    ready(&t, 1).await;
+    let second = session(&base);
+    t.agent.create_kernel(second.clone()).await.unwrap();
+    assert_eq!(t.agent.warm_pool().1.hits, 2);
+    let (out, _, code) = run(
+        &t.agent,
+        second.kernel_id,
+        ExecRequest::Batch {
+            clean: None,
+            build: None,
+            exec: Some("ls ~/left-behind /tmp/left-behind 2>&1; true".into()),
+        },
+    )
+    .await;
+    assert_eq!(code, 0);
+    assert_eq!(out.matches("No such file").count(), 2, "{out}");
+
+    // A pool kernel that died while it waited: the create still succeeds, cold.
+    ready(&t, 1).await;
+    let pool_containers = Command::new("docker")
+        .args(["ps", "-q", "--filter"])
+        .arg("name=bai-pool-")
+        .args(["--filter", &format!("label=ai.bai.agent={}", t.id)])
+        .output()
+        .unwrap();
+    let ids = String::from_utf8_lossy(&pool_containers.stdout).to_string();
+    assert_eq!(ids.split_whitespace().count(), 1, "{ids}");
+    let killed = Command::new("docker")
+        .arg("kill")
+        .args(ids.split_whitespace())
+        .output()
+        .unwrap();
+    assert!(killed.status.success());
+    let third = session(&base);
+    t.agent.create_kernel(third.clone()).await.unwrap();
+    let (_, counters) = t.agent.warm_pool();
+    assert_eq!(
+        (counters.hits, counters.bind_failures),
+        (2, 1),
+        "{counters:?}"
+    );
+    let (out, _, _) = run(&t.agent, third.kernel_id, q("print(6 * 7)")).await;
+    assert_eq!(out.trim(), "42");
+    for k in [first.kernel_id, second.kernel_id, third.kernel_id] {
+        t.agent.destroy_kernel(k).await.unwrap();
+    }
+}

@@ -9,6 +9,8 @@
 #    difference of the medians.                                      goal p50 ≤ 1 ms
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Sessions here start cold: no warm pools (bench/pool.sh measures them).
+export BAI_WARM_POOLS="${BAI_WARM_POOLS:-off}"
 SIZE_MB="${SIZE_MB:-1024}"
 REQUESTS="${REQUESTS:-500}"
 BIN="$PWD/target/release"

@@ -5,6 +5,8 @@
 # N rounds, median ratio.                                                     goal ≤ 1.2×
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Sessions here start cold: no warm pools (bench/pool.sh measures them).
+export BAI_WARM_POOLS="${BAI_WARM_POOLS:-off}"
 ROUNDS="${ROUNDS:-8}"
 BIN=target/release
 data="$(mktemp -d /tmp/bai-bench.XXXXXX)"

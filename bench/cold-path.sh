@@ -8,6 +8,8 @@
 #   bench/cold-path.sh      (release build and the python image first: make bench does both)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Sessions here start cold: no warm pools (bench/pool.sh measures them).
+export BAI_WARM_POOLS="${BAI_WARM_POOLS:-off}"
 ROUNDS="${ROUNDS:-15}"
 BIN=target/release
 IMAGE=bai/python:3.11-bookworm

@@ -10,6 +10,8 @@
 #   bench/failover.sh       (after make build-test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Sessions here start cold: no warm pools (bench/pool.sh measures them).
+export BAI_WARM_POOLS="${BAI_WARM_POOLS:-off}"
 ROUNDS="${ROUNDS:-20}"
 BIN=target/release
 cluster="$(scripts/test-postgres.sh)"

@@ -13,6 +13,8 @@
 #   ENGINES=sqlite bench/history.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Sessions here start cold: no warm pools (bench/pool.sh measures them).
+export BAI_WARM_POOLS="${BAI_WARM_POOLS:-off}"
 BIG="${BIG:-100000}"
 SMALL="${SMALL:-100}"
 ROUNDS="${ROUNDS:-15}"

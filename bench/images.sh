@@ -14,6 +14,8 @@
 # builds bench/RESULTS.md from bench/results/, so a number only in RESULTS.md is lost).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Sessions here start cold: no warm pools (bench/pool.sh measures them).
+export BAI_WARM_POOLS="${BAI_WARM_POOLS:-off}"
 SIZE_MB="${SIZE_MB:-500}"
 ROUNDS="${ROUNDS:-3}"
 BIN="$PWD/target/release"

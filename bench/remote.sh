@@ -14,6 +14,8 @@
 #                                                          goal: unchanged (≤ 1.1× the time)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Sessions here start cold: no warm pools (bench/pool.sh measures them).
+export BAI_WARM_POOLS="${BAI_WARM_POOLS:-off}"
 ROUNDS="${ROUNDS:-10}"
 AGENTS="${AGENTS:-1000}"
 BIN=target/release

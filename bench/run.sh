@@ -11,6 +11,8 @@
 # 3. idle RSS of `baid up` with no sessions, vs dockerd's RSS.   goal < 60 MB
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Sessions here start cold: no warm pools (bench/pool.sh measures them).
+export BAI_WARM_POOLS="${BAI_WARM_POOLS:-off}"
 ROUNDS="${ROUNDS:-10}"
 BIN=target/release
 IMAGE=bai/python:3.11-bookworm

@@ -13,6 +13,8 @@
 #                                                                      goal ≤ +2 s, 0 failed
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Sessions here start cold: no warm pools (bench/pool.sh measures them).
+export BAI_WARM_POOLS="${BAI_WARM_POOLS:-off}"
 REQUESTS="${REQUESTS:-500}"
 CLIENTS="${CLIENTS:-8}"
 WORK_N="${WORK_N:-200000}"

@@ -5,6 +5,8 @@
 #   goals: throughput ≥ 0.7× cp; baid peak RSS flat, under 100 MB
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Sessions here start cold: no warm pools (bench/pool.sh measures them).
+export BAI_WARM_POOLS="${BAI_WARM_POOLS:-off}"
 SIZE_MB="${SIZE_MB:-1024}"
 BIN="$PWD/target/release"
 data="$(mktemp -d /var/tmp/bai-bench-vf.XXXXXX)"

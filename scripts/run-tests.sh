@@ -12,6 +12,10 @@ features=()
 [ -n "${FEATURES:-}" ] && features=(--features "$FEATURES")
 # The tests' private PostgreSQL cluster (Debian's postgresql): the store's suite and the
 # manager's run on it too, and the end-to-end tests start managers on it.
+# Managers started by the tests keep no warm pools unless a test asks (BAI_WARM_POOLS=on):
+# pool kernels are containers of their own, which tests that count an agent's containers
+# would see, and refills are work beside the test on a 2-core machine.
+export BAI_WARM_POOLS=off
 BAI_TEST_POSTGRES="$(scripts/test-postgres.sh)" || exit 1
 export BAI_TEST_POSTGRES
 cargo test --profile "$profile" --workspace "${features[@]}" --lib --bins --tests --no-fail-fast -- --test-threads="$threads" 2>&1 | tee "$log"

@@ -1,6 +1,7 @@
 // The Agents page (administrators): every agent from `GET /agents` with its resource group,
 // where it connects from, its state (ALIVE, DISCONNECTED, LOST, GONE; drained), what it has,
-// holds and has free, its last heartbeat and version, its accelerator devices, and the
+// holds and has free, its last heartbeat and version, its accelerator devices, its warm pools
+// (kernels started ahead per shape, and how creates used them), and the
 // drain / undrain buttons (and why an agent cannot enforce egress policies, if it cannot);
 // below, the resource groups with their egress policies, and the join tokens remote agents use (make one for a resource
 // group, shown once with the `baid agent` command to run; list; revoke).
@@ -10,6 +11,7 @@ import { api, formatSlotMap, Schema } from './api';
 import { displayUnit, formatDevice } from './accel';
 import { errText } from './dialogs';
 import ResourceGroups from './ResourceGroups';
+import { formatPool, warmPoolSummary } from './warmPool';
 
 type Agent = Schema<'Agent'>;
 type Token = Schema<'AgentToken'>;
@@ -89,6 +91,20 @@ export default function Agents() {
               ) : (
                 <Typography.Text type="secondary">none</Typography.Text>
               ),
+          },
+          {
+            title: 'Warm pools',
+            render: (_, a) => {
+              const summary = warmPoolSummary(a.warm_pool);
+              return summary ? (
+                <Space direction="vertical" size={0} data-testid={`agent-warm-pool-${a.id}`}>
+                  {a.warm_pool.pools.map((p) => (
+                    <span key={p.shape}>{formatPool(p)}</span>
+                  ))}
+                  <Typography.Text type="secondary">{summary}</Typography.Text>
+                </Space>
+              ) : null;
+            },
           },
           {
             title: '',

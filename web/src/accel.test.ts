@@ -29,6 +29,7 @@ function agent(id: string, group: string, slot: string | null, free: string, dev
     used: slots('0', '0', accel('0')),
     free: slots('8', String(16 * 2 ** 30), accel(free)),
     devices,
+    warm_pool: { pools: [], hits: 0, misses: 0, refills: 0, bind_failures: 0, evictions: 0 },
   };
 }
 

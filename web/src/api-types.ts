@@ -1879,6 +1879,18 @@ export interface components {
              * @default
              */
             version: string;
+            /**
+             * @description The kernels it keeps started for the shapes people launch, and what they did.
+             * @default {
+             *       "bind_failures": 0,
+             *       "evictions": 0,
+             *       "hits": 0,
+             *       "misses": 0,
+             *       "pools": [],
+             *       "refills": 0
+             *     }
+             */
+            warm_pool: components["schemas"]["AgentWarmPool"];
         };
         /** @description One accelerator device of an agent. */
         AgentDevice: {
@@ -1922,6 +1934,26 @@ export interface components {
             /** @description The agents. */
             agents: components["schemas"]["Agent"][];
         };
+        /** @description One shape's pool on an agent. */
+        AgentPool: {
+            /**
+             * Format: uint32
+             * @description How many are being made.
+             */
+            making: number;
+            /**
+             * Format: uint32
+             * @description How many are started and unclaimed.
+             */
+            ready: number;
+            /** @description The shape, as a warm pool entry is written: `IMAGE,cpu=…,mem=…,shm=…`. */
+            shape: string;
+            /**
+             * Format: uint32
+             * @description How many it should keep.
+             */
+            target: number;
+        };
         /** @description A join token. The token itself is shown only once, in the answer that made it. */
         AgentToken: {
             /** @description Where agents connect, `HOST:PORT` as the manager listens (only when just made). */
@@ -1941,6 +1973,36 @@ export interface components {
         /** @description `GET /admin/agent-tokens`. */
         AgentTokenList: {
             tokens: components["schemas"]["AgentToken"][];
+        };
+        /** @description An agent's warm pools: kernels started ahead, taken by creates of exactly their shape. */
+        AgentWarmPool: {
+            /**
+             * Format: uint64
+             * @description Pool kernels that failed their binding (their creates went cold).
+             */
+            bind_failures: number;
+            /**
+             * Format: uint64
+             * @description Pool kernels given up to make room for a session.
+             */
+            evictions: number;
+            /**
+             * Format: uint64
+             * @description Creates that took a pool kernel, since the agent started.
+             */
+            hits: number;
+            /**
+             * Format: uint64
+             * @description Creates of a pooled shape that found none ready (or could not bind one).
+             */
+            misses: number;
+            /** @description One per shape it keeps. */
+            pools: components["schemas"]["AgentPool"][];
+            /**
+             * Format: uint64
+             * @description Pool kernels made.
+             */
+            refills: number;
         };
         /**
          * @description One amount as a client gives it: a number, or a string the server parses (a number of
@@ -3243,6 +3305,20 @@ export interface components {
              * @description Seconds a session may be passed over before it holds the queue (default 300).
              */
             starvation_secs?: number;
+            /**
+             * @description The shapes its agents keep kernels started for: `IMAGE[,cpu=N][,mem=SIZE]
+             *     [,shm=SIZE][,count=N]` entries separated by `;` (an image alias is resolved; what is
+             *     left out is a session's default and one kernel); empty: none. Every shape must fit
+             *     one of the group's agents.
+             */
+            warm_pool?: string;
+            /**
+             * Format: uint32
+             * @description Kernels kept started for each of the group's two most launched shapes of the last
+             *     hour, within its agents' free room (0 turns the automatic mode off; default 1, at
+             *     most 8).
+             */
+            warm_pool_auto?: number;
         };
         /**
          * @description `POST /admin/resource-policies`: creates or replaces a policy. Every limit left out (or
@@ -3563,6 +3639,19 @@ export interface components {
              * @description Seconds a session may be passed over by smaller ones before it holds the queue.
              */
             starvation_secs: number;
+            /**
+             * @description The shapes its agents keep kernels started for, as set by an administrator:
+             *     `IMAGE,cpu=N,mem=SIZE,shm=SIZE,count=N` entries separated by `;` (empty: none).
+             * @default
+             */
+            warm_pool: string;
+            /**
+             * Format: uint32
+             * @description Kernels kept started for each of its two most launched shapes of the last hour
+             *     (the automatic mode; 0: off).
+             * @default 0
+             */
+            warm_pool_auto: number;
         };
         /**
          * @description `GET /resource-groups`: the groups open to the caller (`?all=true`: every group, for
@@ -3603,6 +3692,20 @@ export interface components {
              * @description Seconds a session may be passed over before it holds the queue (default 300).
              */
             starvation_secs?: number;
+            /**
+             * @description The shapes its agents keep kernels started for: `IMAGE[,cpu=N][,mem=SIZE]
+             *     [,shm=SIZE][,count=N]` entries separated by `;` (an image alias is resolved; what is
+             *     left out is a session's default and one kernel); empty: none. Every shape must fit
+             *     one of the group's agents.
+             */
+            warm_pool?: string;
+            /**
+             * Format: uint32
+             * @description Kernels kept started for each of the group's two most launched shapes of the last
+             *     hour, within its agents' free room (0 turns the automatic mode off; default 1, at
+             *     most 8).
+             */
+            warm_pool_auto?: number;
         };
         /** @description A keypair resource policy as the server shows it. */
         ResourcePolicy: {

@@ -43,13 +43,16 @@ fn session(base: &KernelSpec) -> KernelSpec {
 /// Waits until the pool has `n` ready kernels.
 async fn ready(t: &TestAgent, n: u32) {
     for _ in 0..1200 {
-        let (pools, _) = t.agent.warm_pool();
+        let pools = t.agent.warm_pool_report().pools;
         if pools.iter().map(|p| p.ready).sum::<u32>() >= n {
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    panic!("the pool never had {n} ready: {:?}", t.agent.warm_pool());
+    panic!(
+        "the pool never had {n} ready: {:?}",
+        t.agent.warm_pool_report()
+    );
 }
 
 /// What the user sees inside, with the kernel's and session's own ids and name replaced.
@@ -93,7 +96,7 @@ async fn docker_a_pool_kernel_is_the_same_kernel_as_a_cold_one() {
     let warm = session(&base);
     let made = t.agent.create_kernel(warm.clone()).await.unwrap();
     assert_eq!(made.kernel_id, warm.kernel_id);
-    let (_, counters) = t.agent.warm_pool();
+    let counters = t.agent.warm_pool_report().counters;
     assert_eq!((counters.hits, counters.misses), (1, 0), "{counters:?}");
     // A claimed kernel is a kernel like any other: listed under its own id, its container
     // and directory named for it.
@@ -119,7 +122,7 @@ async fn docker_a_pool_kernel_is_the_same_kernel_as_a_cold_one() {
     let cold = session(&base);
     t.agent.create_kernel(cold.clone()).await.unwrap();
     assert_eq!(
-        t.agent.warm_pool().1.hits,
+        t.agent.warm_pool_report().counters.hits,
         1,
         "the cold one was not from the pool"
     );
@@ -165,7 +168,7 @@ async fn docker_claimed_kernels_share_nothing_and_a_broken_one_starts_cold() {
     ready(&t, 1).await;
     let second = session(&base);
     t.agent.create_kernel(second.clone()).await.unwrap();
-    assert_eq!(t.agent.warm_pool().1.hits, 2);
+    assert_eq!(t.agent.warm_pool_report().counters.hits, 2);
     let (out, _, code) = run(
         &t.agent,
         second.kernel_id,
@@ -197,7 +200,7 @@ async fn docker_claimed_kernels_share_nothing_and_a_broken_one_starts_cold() {
     assert!(killed.status.success());
     let third = session(&base);
     t.agent.create_kernel(third.clone()).await.unwrap();
-    let (_, counters) = t.agent.warm_pool();
+    let counters = t.agent.warm_pool_report().counters;
     assert_eq!(
         (counters.hits, counters.bind_failures),
         (2, 1),

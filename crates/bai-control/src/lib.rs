@@ -19,6 +19,7 @@ pub use bai_ground::{
 pub mod images;
 pub mod lifecycle;
 pub mod monitor;
+pub mod pools;
 pub mod proxy;
 pub mod remote;
 pub mod scheduler;

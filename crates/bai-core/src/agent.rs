@@ -262,6 +262,16 @@ pub trait AgentRpc: Send + Sync + 'static {
     async fn info(&self) -> Result<AgentInfo, AgentError>;
     /// Creates the container, starts it and waits until its runner answers.
     async fn create_kernel(&self, spec: KernelSpec) -> Result<KernelCreated, AgentError>;
+
+    /// Sets the shapes this agent keeps kernels started for (`Some`; `None` changes nothing)
+    /// and says what its pools hold and did. An agent without pools keeps none.
+    async fn warm_pool(
+        &self,
+        targets: Option<Vec<crate::pool::PoolTarget>>,
+    ) -> Result<crate::pool::PoolReport, AgentError> {
+        let _ = targets;
+        Ok(crate::pool::PoolReport::default())
+    }
     /// Stops and removes the container and its scratch directory.
     async fn destroy_kernel(&self, kernel_id: Uuid) -> Result<KernelExit, AgentError>;
     /// Runs code; the stream ends after `Finished`.

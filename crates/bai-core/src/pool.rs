@@ -116,6 +116,77 @@ impl std::str::FromStr for PoolTarget {
     }
 }
 
+/// The targets as text, `;` between them (what [`parse_targets`] reads).
+pub fn format_targets(targets: &[PoolTarget]) -> String {
+    targets
+        .iter()
+        .map(|t| format!("{},count={}", t.shape, t.count))
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// Kernels per shape the automatic mode keeps by default.
+pub const DEFAULT_AUTO: u32 = 1;
+/// The most shapes the automatic mode keeps (the most launched ones of the last hour).
+pub const AUTO_SHAPES: usize = 2;
+/// The most kernels per shape the automatic mode may be set to.
+pub const MAX_AUTO: u32 = 8;
+
+fn default_auto() -> u32 {
+    DEFAULT_AUTO
+}
+
+/// A resource group's warm pools: the shapes an admin asked for, and how many kernels of
+/// each of the group's most launched recent shapes the automatic mode keeps (0: off).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WarmPoolPolicy {
+    #[serde(default)]
+    pub targets: Vec<PoolTarget>,
+    #[serde(default = "default_auto")]
+    pub auto: u32,
+}
+
+impl Default for WarmPoolPolicy {
+    fn default() -> Self {
+        WarmPoolPolicy {
+            targets: Vec::new(),
+            auto: DEFAULT_AUTO,
+        }
+    }
+}
+
+/// What the pools did since their agent started.
+#[derive(Debug, Default, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PoolCounters {
+    /// Creates that took a pool kernel.
+    pub hits: u64,
+    /// Creates of a pooled shape that found none ready (or whose binding failed).
+    pub misses: u64,
+    /// Pool kernels made.
+    pub refills: u64,
+    /// Pool kernels whose binding failed (destroyed; their create went cold).
+    pub bind_failures: u64,
+    /// Pool kernels given up for room.
+    pub evictions: u64,
+}
+
+/// One shape's pool on an agent.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PoolStatus {
+    /// The shape, as a target is written (`IMAGE,cpu=…,mem=…,shm=…`).
+    pub shape: String,
+    pub target: u32,
+    pub ready: u32,
+    pub making: u32,
+}
+
+/// An agent's pools and what they did.
+#[derive(Debug, Default, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PoolReport {
+    pub pools: Vec<PoolStatus>,
+    pub counters: PoolCounters,
+}
+
 /// A list of targets separated by `;` (empty: no pool).
 pub fn parse_targets(s: &str) -> Result<Vec<PoolTarget>, PoolError> {
     s.split(';')
@@ -147,6 +218,10 @@ mod tests {
         let two = parse_targets("a,count=2; b,shm=128m ;").unwrap();
         assert_eq!(two.len(), 2);
         assert_eq!(two[1].shape.shmem, 128 << 20);
+        assert_eq!(parse_targets(&format_targets(&two)).unwrap(), two);
+        let p: WarmPoolPolicy = serde_json::from_str("{}").unwrap();
+        assert_eq!(p, WarmPoolPolicy::default());
+        assert_eq!(p.auto, DEFAULT_AUTO);
     }
 
     #[test]

@@ -47,6 +47,9 @@ pub struct ManagerConfig {
     /// the manager; 0 in tests): every call to a remote agent carries it, and agents
     /// refuse a lower one than the highest they saw.
     pub lease_term: u64,
+    /// Whether agents are sent warm pool shapes (the groups' configured ones and the
+    /// automatic mode's). `baid` turns it on unless `--warm-pools off`; off here, for tests.
+    pub warm_pools: bool,
 }
 
 impl ManagerConfig {
@@ -78,6 +81,7 @@ impl Default for ManagerConfig {
             session_detail_retention: None,
             sftp_image: None,
             sftp_idle: std::time::Duration::from_secs(600),
+            warm_pools: false,
         }
     }
 }

@@ -303,6 +303,16 @@ impl AgentRpc for RemoteAgent {
         }
     }
 
+    async fn warm_pool(
+        &self,
+        targets: Option<Vec<bai_core::pool::PoolTarget>>,
+    ) -> Result<bai_core::pool::PoolReport, AgentError> {
+        match self.ask(Call::WarmPool(targets)).await? {
+            Reply::Pools(r) => Ok(*r),
+            r => Err(unexpected(r)),
+        }
+    }
+
     async fn destroy_kernel(&self, kernel_id: Uuid) -> Result<KernelExit, AgentError> {
         self.shared.listeners.close_kernel(kernel_id);
         match self.ask(Call::Destroy(kernel_id)).await? {

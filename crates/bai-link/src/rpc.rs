@@ -81,6 +81,8 @@ pub enum Call {
     Stage(Uuid, u32, File),
     /// Upload `.1`'s staged files into kernel `.0`, if they have the sizes `.2`.
     UploadStaged(Uuid, Uuid, Vec<u64>),
+    /// Set the warm pools' shapes (`Some`), and say what the pools hold and did.
+    WarmPool(Option<Vec<bai_core::pool::PoolTarget>>),
 }
 
 impl Call {
@@ -98,6 +100,8 @@ impl Call {
                 | Call::ListFiles(..)
                 | Call::Execute(..)
                 | Call::Tunnel(..)
+                // Setting the same shapes again changes nothing.
+                | Call::WarmPool(_)
         )
     }
 }
@@ -123,6 +127,8 @@ pub enum Reply {
         first: bool,
         file: File,
     },
+    /// The warm pools of an agent.
+    Pools(Box<bai_core::pool::PoolReport>),
 }
 
 pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {

@@ -246,6 +246,7 @@ async fn reply(
     match call {
         Call::Info => agent.info().await.map(|i| Reply::Info(Box::new(i))),
         Call::Create(spec) => agent.create_kernel(*spec).await.map(Reply::Created),
+        Call::WarmPool(t) => agent.warm_pool(t).await.map(|r| Reply::Pools(Box::new(r))),
         Call::Destroy(k) => agent.destroy_kernel(k).await.map(Reply::Exit),
         Call::Upload(k, files) => agent
             .upload_files(

@@ -20,7 +20,7 @@ pub mod web;
 
 pub use bai_control::{
     AgentHandle, ManagerConfig, agents, apps, audit, bgtask, browsers, bus, config, guard,
-    identity, images, lifecycle, metrics, monitor, proxy, remote, scheduler, stats, storage,
+    identity, images, lifecycle, metrics, monitor, pools, proxy, remote, scheduler, stats, storage,
 };
 pub use bai_serving as serving;
 pub use start::{StartError, Started, start};

@@ -64,6 +64,7 @@ pub async fn start(
     monitor::round::spawn(m.monitor.clone());
     spawn_proxy_closer(m.clone());
     crate::heap::spawn(&m);
+    crate::pools::spawn(m.pools.clone());
     crate::audit::spawn_pruner(m.store.clone(), m.config.audit_retention);
     crate::lifecycle::retention::spawn_pruner(m.store.clone(), m.config.session_detail_retention);
     crate::serving::reconcile::spawn(m.serving.clone());

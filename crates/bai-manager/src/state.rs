@@ -48,6 +48,8 @@ pub struct Manager {
     pub remote: Arc<Remote>,
     pub images: Arc<Images>,
     pub serving: Arc<Serving>,
+    /// The warm pools' targets per agent, and what the agents said of them.
+    pub pools: Arc<crate::pools::WarmPools>,
 
     // What the edge keeps itself, each in its own module.
     /// What the monitor read of running sessions (the API's stats and idle checks).
@@ -124,7 +126,9 @@ impl Manager {
             registry,
         });
         let serving = Arc::new(Serving::new(lifecycle.clone(), readings.clone()));
+        let pools = crate::pools::WarmPools::new(store.clone(), agents.clone(), config.warm_pools);
         Arc::new(Manager {
+            pools,
             store,
             config,
             agents,

@@ -44,6 +44,89 @@ fn spec(cpu: Amount, mem: &str) -> ResourceSlotsSpec {
     }
 }
 
+/// A group's warm pools: set, shown with the image resolved, refused with the reason (a bad
+/// entry, an image nobody has, a shape no agent of the group can hold, a group without
+/// agents), and a refused change changes nothing.
+#[tokio::test]
+async fn resource_group_warm_pools() {
+    let api = Api::start_with_agent().await;
+    let patch = |g: &'static str, v: Value| {
+        let api = &api;
+        async move {
+            api.call("PATCH", &format!("/admin/resource-groups/{g}"), ADMIN, &v)
+                .await
+        }
+    };
+    let r = patch(
+        "default",
+        json!({"warm_pool": format!("{},cpu=0.5,mem=512m,count=2", common::IMAGE), "warm_pool_auto": 0}),
+    )
+    .await;
+    let g: ResourceGroup = answer(&r, 200);
+    assert_eq!(
+        g.warm_pool,
+        format!("{},cpu=0.5,mem=512m,shm=64m,count=2", common::IMAGE)
+    );
+    assert_eq!(g.warm_pool_auto, 0);
+    let r = api
+        .call(
+            "POST",
+            "/admin/resource-groups",
+            ADMIN,
+            &json!({"name": "empty"}),
+        )
+        .await;
+    let created: ResourceGroup = answer(&r, 201);
+    assert_eq!(created.warm_pool_auto, bai_core::pool::DEFAULT_AUTO);
+    for (group, bad, says) in [
+        ("default", json!({"warm_pool": "cpu=1"}), "needs an image"),
+        (
+            "default",
+            json!({"warm_pool": format!("{},count=0", common::IMAGE)}),
+            "count",
+        ),
+        ("default", json!({"warm_pool": "no/such:image"}), "no image"),
+        (
+            "default",
+            json!({"warm_pool": format!("{},cpu=64", common::IMAGE)}),
+            "no agent can hold",
+        ),
+        ("default", json!({"warm_pool_auto": 9}), "at most 8"),
+        (
+            "empty",
+            json!({"warm_pool": common::IMAGE}),
+            "has no agents",
+        ),
+    ] {
+        let r = patch(group, bad.clone()).await;
+        let p: Problem = answer(&r, 400);
+        assert!(p.msg.contains(says), "{bad}: {p:?}");
+    }
+    let r = api
+        .call("GET", "/resource-groups?all=true", ADMIN, &Value::Null)
+        .await;
+    let list: ResourceGroupList = answer(&r, 200);
+    let default = list.resource_groups.iter().find(|g| g.name == "default");
+    assert_eq!(
+        default.map(|g| g.warm_pool.clone()),
+        Some(format!(
+            "{},cpu=0.5,mem=512m,shm=64m,count=2",
+            common::IMAGE
+        )),
+        "a refused change changes nothing"
+    );
+    // A user may not change it.
+    let r = api
+        .call(
+            "PATCH",
+            "/admin/resource-groups/default",
+            USER,
+            &json!({"warm_pool": ""}),
+        )
+        .await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+}
+
 #[tokio::test]
 async fn resource_groups() {
     let api = Api::start_with_agent().await;
@@ -57,6 +140,8 @@ async fn resource_groups() {
             starvation_secs: Some(60),
             pending_timeout_secs: Some(3600),
             egress: None,
+            warm_pool: None,
+            warm_pool_auto: Some(2),
         },
     };
     let r = api

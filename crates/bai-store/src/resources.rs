@@ -33,6 +33,8 @@ pub struct ResourceGroupRow {
     pub allowed_session_types: Vec<String>,
     /// Where its sessions' kernels may open connections.
     pub egress: bai_core::egress::EgressPolicy,
+    /// The kernels its agents keep started.
+    pub warm_pool: bai_core::pool::WarmPoolPolicy,
 }
 
 impl ResourceGroupRow {
@@ -55,6 +57,7 @@ impl ResourceGroupRow {
                 .map(String::from)
                 .to_vec(),
             egress: Default::default(),
+            warm_pool: Default::default(),
         }
     }
 }
@@ -92,7 +95,7 @@ pub struct PolicyRow {
 
 const GROUP_COLUMNS: &str = "name, description, is_public, scheduler, selector, starvation_secs, \
     pending_timeout_secs, created_at, is_active, driver, driver_opts, use_host_network, \
-    wsproxy_addr, allowed_session_types, egress";
+    wsproxy_addr, allowed_session_types, egress, warm_pool";
 
 fn group_row(r: &crate::db::Row<'_>) -> crate::db::Result<ResourceGroupRow> {
     Ok(ResourceGroupRow {
@@ -112,6 +115,7 @@ fn group_row(r: &crate::db::Row<'_>) -> crate::db::Result<ResourceGroupRow> {
         allowed_session_types: serde_json::from_str(&r.get::<_, String>(13)?).unwrap_or_default(),
         // An unreadable policy is read as the default one, never as open.
         egress: serde_json::from_str(&r.get::<_, String>(14)?).unwrap_or_default(),
+        warm_pool: serde_json::from_str(&r.get::<_, String>(15)?).unwrap_or_default(),
     })
 }
 
@@ -158,8 +162,9 @@ impl Store {
         conn.execute(
             "INSERT INTO resource_groups(name, description, is_public, scheduler, selector,
                 starvation_secs, pending_timeout_secs, created_at, is_active, driver,
-                driver_opts, use_host_network, wsproxy_addr, allowed_session_types, egress)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+                driver_opts, use_host_network, wsproxy_addr, allowed_session_types, egress,
+                warm_pool)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
              ON CONFLICT(name) DO UPDATE SET description = excluded.description,
                 is_public = excluded.is_public, scheduler = excluded.scheduler,
                 selector = excluded.selector, starvation_secs = excluded.starvation_secs,
@@ -169,7 +174,7 @@ impl Store {
                 use_host_network = excluded.use_host_network,
                 wsproxy_addr = excluded.wsproxy_addr,
                 allowed_session_types = excluded.allowed_session_types,
-                egress = excluded.egress",
+                egress = excluded.egress, warm_pool = excluded.warm_pool",
             params![
                 g.name,
                 g.description,
@@ -186,10 +191,55 @@ impl Store {
                 g.wsproxy_addr,
                 serde_json::to_string(&g.allowed_session_types)
                     .map_err(|e| corrupt("allowed_session_types", e))?,
-                serde_json::to_string(&g.egress).map_err(|e| corrupt("egress", e))?
+                serde_json::to_string(&g.egress).map_err(|e| corrupt("egress", e))?,
+                serde_json::to_string(&g.warm_pool).map_err(|e| corrupt("warm_pool", e))?
             ],
         )?;
         Ok(!existed)
+    }
+
+    /// The shapes of the group's single-kernel sessions without data folders created since
+    /// `since`, the most launched first (`limit` of them): what the warm pool's automatic
+    /// mode keeps. Reads only sessions whose status changed since then (the index by change).
+    pub fn recent_shapes(
+        &self,
+        group: &str,
+        since: &str,
+        limit: usize,
+    ) -> Result<Vec<bai_core::pool::PoolShape>> {
+        let conn = self.read();
+        let mut st = conn.prepare(
+            "SELECT image, requested_slots, shmem, COUNT(*) AS n FROM sessions
+             WHERE status_changed >= ?2 AND created_at >= ?2 AND scaling_group = ?1
+               AND cluster_size = 1 AND mounts = '[]'
+               AND type IN ('interactive', 'batch')
+             GROUP BY image, requested_slots, shmem
+             ORDER BY n DESC, image LIMIT 16",
+        )?;
+        let rows = st.query_map(params![group, since], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (image, slots, shmem) = row?;
+            let Ok(slots) = parse_slots("requested_slots", &slots) else {
+                continue;
+            };
+            if slots.accel.values().any(|v| *v > 0) || out.len() >= limit {
+                continue;
+            }
+            out.push(bai_core::pool::PoolShape {
+                image,
+                cpu_milli: slots.cpu_milli,
+                mem: slots.mem,
+                shmem: u64::try_from(shmem).unwrap_or(0),
+            });
+        }
+        Ok(out)
     }
 
     pub fn delete_resource_group(&self, name: &str) -> Result<bool> {

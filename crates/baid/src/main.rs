@@ -137,6 +137,10 @@ struct UpArgs {
     /// An SFTP session with no open connection for this long ends.
     #[arg(long, env = "BAI_SFTP_IDLE", default_value = "10m", value_parser = parse_duration)]
     sftp_idle: std::time::Duration,
+    /// Warm pools: agents keep kernels started for each resource group's configured shapes
+    /// and, in its automatic mode, its most launched recent ones (`on`), or none (`off`).
+    #[arg(long, env = "BAI_WARM_POOLS", default_value = "on", value_parser = parse_on_off)]
+    warm_pools: bool,
     /// Host ports the app proxy's port mode (and service endpoints) hand out, FIRST-LAST.
     #[arg(long, env = "BAI_APP_PORTS", default_value = "30000-30199", value_parser = parse_port_range)]
     app_ports: (u16, u16),
@@ -373,6 +377,7 @@ async fn up(args: UpArgs) -> Result<()> {
         session_detail_retention: Some(args.session_detail_retention).filter(|d| !d.is_zero()),
         sftp_image: args.sftp_image.clone().filter(|i| !i.trim().is_empty()),
         sftp_idle: args.sftp_idle,
+        warm_pools: args.warm_pools,
         lease_term: u64::try_from(lease.term).unwrap_or(0),
         ..Default::default()
     };
@@ -585,3 +590,12 @@ fn parse_port_range(s: &str) -> Result<(u16, u16), String> {
 #[cfg(test)]
 #[path = "cli_tests.rs"]
 mod tests;
+
+/// `on` or `off` (also `true`/`false`, `yes`/`no`, `1`/`0`).
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("{s:?}: say on or off")),
+    }
+}

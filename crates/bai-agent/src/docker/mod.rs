@@ -334,7 +334,7 @@ impl DockerAgent {
         let seen = list::images(&agent.inner).await.unwrap_or_default();
         list::watch_images(&agent.inner, &seen);
         let targets = agent.inner.config.warm_pool.clone();
-        pool::fill::set_targets(&agent.inner, targets).await;
+        pool::fill::set_targets(&agent.inner, pool::fill::Source::Node, targets).await;
         pool::fill::spawn(&agent.inner);
         Ok(agent)
     }
@@ -343,16 +343,17 @@ impl DockerAgent {
     /// network). Kernels are left running; the next start takes them back.
     pub async fn stop(&self) {
         netpool::drop_spare(&self.inner).await;
+        pool::room::evict(&self.inner).await;
     }
 
     /// Sets the shapes the warm pool keeps (what `warm_pool` in the configuration set first).
     pub async fn set_warm_pool(&self, targets: Vec<bai_core::pool::PoolTarget>) {
-        pool::fill::set_targets(&self.inner, targets).await;
+        pool::fill::set_targets(&self.inner, pool::fill::Source::Node, targets).await;
     }
 
     /// Each pool's size and what the pools did.
-    pub fn warm_pool(&self) -> (Vec<pool::PoolStatus>, pool::Counters) {
-        pool::status(&self.inner)
+    pub fn warm_pool_report(&self) -> pool::PoolReport {
+        pool::report(&self.inner)
     }
 
     /// The configuration in use (paths canonicalized).
@@ -424,6 +425,16 @@ impl AgentRpc for DockerAgent {
 
     async fn create_kernel(&self, spec: KernelSpec) -> Result<KernelCreated, AgentError> {
         create::create(&self.inner, spec).await
+    }
+
+    async fn warm_pool(
+        &self,
+        targets: Option<Vec<bai_core::pool::PoolTarget>>,
+    ) -> Result<bai_core::pool::PoolReport, AgentError> {
+        if let Some(t) = targets {
+            pool::fill::set_targets(&self.inner, pool::fill::Source::Manager, t).await;
+        }
+        Ok(pool::report(&self.inner))
     }
 
     async fn destroy_kernel(&self, kernel_id: Uuid) -> Result<KernelExit, AgentError> {

@@ -46,6 +46,61 @@ pub struct Agent {
     /// sessions of groups whose policy is `open`. Absent: it enforces them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub egress_error: Option<String>,
+    /// The kernels it keeps started for the shapes people launch, and what they did.
+    #[serde(default)]
+    pub warm_pool: AgentWarmPool,
+}
+
+/// An agent's warm pools: kernels started ahead, taken by creates of exactly their shape.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AgentWarmPool {
+    /// One per shape it keeps.
+    pub pools: Vec<AgentPool>,
+    /// Creates that took a pool kernel, since the agent started.
+    pub hits: u64,
+    /// Creates of a pooled shape that found none ready (or could not bind one).
+    pub misses: u64,
+    /// Pool kernels made.
+    pub refills: u64,
+    /// Pool kernels that failed their binding (their creates went cold).
+    pub bind_failures: u64,
+    /// Pool kernels given up to make room for a session.
+    pub evictions: u64,
+}
+
+/// One shape's pool on an agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AgentPool {
+    /// The shape, as a warm pool entry is written: `IMAGE,cpu=…,mem=…,shm=…`.
+    pub shape: String,
+    /// How many it should keep.
+    pub target: u32,
+    /// How many are started and unclaimed.
+    pub ready: u32,
+    /// How many are being made.
+    pub making: u32,
+}
+
+impl From<&bai_core::pool::PoolReport> for AgentWarmPool {
+    fn from(r: &bai_core::pool::PoolReport) -> Self {
+        AgentWarmPool {
+            pools: r
+                .pools
+                .iter()
+                .map(|p| AgentPool {
+                    shape: p.shape.clone(),
+                    target: p.target,
+                    ready: p.ready,
+                    making: p.making,
+                })
+                .collect(),
+            hits: r.counters.hits,
+            misses: r.counters.misses,
+            refills: r.counters.refills,
+            bind_failures: r.counters.bind_failures,
+            evictions: r.counters.evictions,
+        }
+    }
 }
 
 fn alive_status() -> String {

@@ -56,6 +56,14 @@ pub struct ResourceGroup {
     pub free: ResourceSlots,
     /// Where its sessions' kernels may open connections.
     pub egress: bai_core::egress::EgressPolicy,
+    /// The shapes its agents keep kernels started for, as set by an administrator:
+    /// `IMAGE,cpu=N,mem=SIZE,shm=SIZE,count=N` entries separated by `;` (empty: none).
+    #[serde(default)]
+    pub warm_pool: String,
+    /// Kernels kept started for each of its two most launched shapes of the last hour
+    /// (the automatic mode; 0: off).
+    #[serde(default)]
+    pub warm_pool_auto: u32,
 }
 
 /// `GET /resource-groups`: the groups open to the caller (`?all=true`: every group, for
@@ -101,6 +109,19 @@ pub struct ResourceGroupSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "bai_core::egress::EgressPolicy")]
     pub egress: Option<bai_core::egress::EgressPolicy>,
+    /// The shapes its agents keep kernels started for: `IMAGE[,cpu=N][,mem=SIZE]
+    /// [,shm=SIZE][,count=N]` entries separated by `;` (an image alias is resolved; what is
+    /// left out is a session's default and one kernel); empty: none. Every shape must fit
+    /// one of the group's agents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub warm_pool: Option<String>,
+    /// Kernels kept started for each of the group's two most launched shapes of the last
+    /// hour, within its agents' free room (0 turns the automatic mode off; default 1, at
+    /// most 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32")]
+    pub warm_pool_auto: Option<u32>,
 }
 
 /// `POST /admin/resource-groups`: a new group.

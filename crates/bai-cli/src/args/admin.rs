@@ -220,6 +220,15 @@ pub struct GroupFields {
     /// 10.0.0.0/8, 10.1.2.3:3128, [fd00::1]:443.
     #[arg(long, value_name = "CIDR[:PORT]", requires = "egress")]
     pub egress_allow: Vec<String>,
+    /// Kernels its agents keep started, claimed by a create of exactly that image and those
+    /// resources: `IMAGE[,cpu=N][,mem=SIZE][,shm=SIZE][,count=N]`, several separated by `;`
+    /// (`python,cpu=1,mem=1g,count=2`); "" for none.
+    #[arg(long, value_name = "SHAPES")]
+    pub warm_pool: Option<String>,
+    /// Kernels kept started for each of the group's two most launched shapes of the last
+    /// hour (0: the automatic mode off; default 1).
+    #[arg(long, value_name = "N")]
+    pub warm_pool_auto: Option<u32>,
 }
 
 #[derive(Subcommand, Debug)]

@@ -75,6 +75,27 @@ pub async fn agents(client: &Client) -> Result<i32> {
             );
         }
     }
+    // Warm pools, one line each, then what they did.
+    for a in &list.agents {
+        let w = &a.warm_pool;
+        for p in &w.pools {
+            let making = if p.making > 0 {
+                format!(", {} being made", p.making)
+            } else {
+                String::new()
+            };
+            println!(
+                "{} warm pool {}: {} of {} ready{making}",
+                a.id, p.shape, p.ready, p.target
+            );
+        }
+        if !w.pools.is_empty() || w.hits + w.misses > 0 {
+            println!(
+                "{} warm pools: {} hits, {} misses, {} made, {} failed to bind, {} given up for room",
+                a.id, w.hits, w.misses, w.refills, w.bind_failures, w.evictions
+            );
+        }
+    }
     // Accelerator devices, one line each (the mock plugin's say so).
     for a in &list.agents {
         for d in &a.devices {

@@ -154,6 +154,8 @@ fn group_settings(f: &GroupFields) -> Result<ResourceGroupSettings> {
             .map(|mode| bai_core::egress::EgressPolicy::parse(mode, &f.egress_allow))
             .transpose()
             .map_err(|e| anyhow!("--egress: {e}"))?,
+        warm_pool: f.warm_pool.clone(),
+        warm_pool_auto: f.warm_pool_auto,
     })
 }
 
@@ -171,6 +173,16 @@ fn print_group(g: &ResourceGroup) {
         g.pending_timeout_secs,
         g.egress.summary(),
     );
+    let auto = match g.warm_pool_auto {
+        0 => "automatic mode off".to_string(),
+        n => format!("automatic mode: {n} per recent shape"),
+    };
+    let pool = if g.warm_pool.is_empty() {
+        "none configured".to_string()
+    } else {
+        g.warm_pool.replace(';', "; ")
+    };
+    println!("  warm pool: {pool} ({auto})");
     if g.egress.mode == bai_core::egress::EgressMode::Open {
         println!("{OPEN_RISK}");
     }

@@ -168,6 +168,12 @@ impl AgentRpc for AgentSlot {
     async fn create_kernel(&self, spec: KernelSpec) -> Result<KernelCreated, AgentError> {
         self.agent()?.create_kernel(spec).await
     }
+    async fn warm_pool(
+        &self,
+        targets: Option<Vec<bai_core::pool::PoolTarget>>,
+    ) -> Result<bai_core::pool::PoolReport, AgentError> {
+        self.agent()?.warm_pool(targets).await
+    }
     async fn destroy_kernel(&self, kernel_id: Uuid) -> Result<KernelExit, AgentError> {
         self.agent()?.destroy_kernel(kernel_id).await
     }

@@ -69,13 +69,14 @@ pub async fn metrics(State(m): State<Arc<Manager>>, req: axum::extract::Request)
         ))
         .into_response();
     }
-    let text = crate::metrics::render(
+    let mut text = crate::metrics::render(
         &m.metrics,
         &m.store,
         &m.agents,
         &m.readings.stats,
         &m.traffic,
     );
+    text.push_str(&m.pools.metrics());
     (
         [(
             header::CONTENT_TYPE,

@@ -67,6 +67,10 @@ pub(super) const PG_MIGRATIONS: &[&str] = &[
         END IF;
     END $$;
     "#,
+    // 24: as SQLite's 24: a resource group's warm pools.
+    r#"
+    ALTER TABLE resource_groups ADD COLUMN warm_pool TEXT NOT NULL DEFAULT '{}';
+    "#,
 ];
 
 pub(super) const PG_SCHEMA: &str = include_str!("postgres.sql");

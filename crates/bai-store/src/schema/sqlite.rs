@@ -522,4 +522,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
         version TEXT NOT NULL
     );
     "#,
+    // 24: a resource group's warm pools (JSON of bai_core::pool::WarmPoolPolicy; `{}` is the
+    // default: the automatic mode with one kernel per recent shape).
+    r#"
+    ALTER TABLE resource_groups ADD COLUMN warm_pool TEXT NOT NULL DEFAULT '{}';
+    "#,
 ];

@@ -3,7 +3,7 @@
 //! session's alone and never goes back to the pool.
 
 use super::{Ready, make};
-use crate::docker::{Inner, home, place, ready, watch};
+use crate::docker::{Inner, egress, home, place, ready, watch};
 use crate::krunner_proto;
 use bai_core::agent::{AgentError, KernelCreated, KernelSpec};
 use bai_core::egress::EgressSpec;
@@ -13,8 +13,9 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// The shape a create's kernel would take from a pool, if it can take one at all: the one
-/// kernel of its session, on the shared bridge under the default policy, with no data
-/// folders and no accelerator (what a running container cannot be given afterwards).
+/// kernel of its session, on the shared bridge of the default policy, with no data folders
+/// and no accelerator (what a running container cannot be given afterwards). The nodes its
+/// policy closes are the bridge's rules, bound at the claim as a cold create binds them.
 pub fn fits(spec: &KernelSpec) -> Option<PoolShape> {
     let alone = spec
         .cluster
@@ -22,7 +23,7 @@ pub fn fits(spec: &KernelSpec) -> Option<PoolShape> {
         .is_none_or(|c| c.size <= 1 && c.network.is_none() && c.keys.is_none());
     let plain = spec.mounts.is_empty()
         && spec.slots.accel.values().all(|v| *v == 0)
-        && spec.egress == EgressSpec::default();
+        && spec.egress.policy == EgressSpec::default().policy;
     (alone && plain).then(|| PoolShape {
         image: spec.image.clone(),
         cpu_milli: spec.slots.cpu_milli,
@@ -35,10 +36,14 @@ pub fn fits(spec: &KernelSpec) -> Option<PoolShape> {
 /// the cold way (no pool of its shape, none ready, or the binding failed; then the pool
 /// kernel is gone).
 pub async fn claim(inner: &Arc<Inner>, spec: &KernelSpec) -> Option<KernelCreated> {
-    let shape = fits(spec)?;
+    let Some(shape) = fits(spec) else {
+        tracing::debug!(kernel = %spec.kernel_id, "the kernel cannot come from a pool");
+        return None;
+    };
     let taken = {
         let mut pools = inner.pools();
         if !pools.targets.iter().any(|t| t.shape == shape) {
+            tracing::debug!(kernel = %spec.kernel_id, shape = %shape, "no pool of the kernel's shape");
             return None;
         }
         let at = pools.ready.iter().position(|r| r.shape == shape);
@@ -98,6 +103,8 @@ async fn bind(
         .await
         .map_err(|e| AgentError::Runtime(format!("cannot rename the pool kernel: {e}")))?;
     inner.move_holds(r.id, kernel_id);
+    let shared = egress::shared_network(&spec.egress.policy);
+    egress::bind(inner, &shared, &spec.egress).await?;
     home::fill(&to.work, &spec.dotfiles)?;
     let env = place::environment(spec, &r.placement);
     send_bind(&to.socket, &env).await?;

@@ -11,12 +11,31 @@ use std::time::Duration;
 /// Pause after a pool kernel could not be made (a missing image, a full node).
 const AFTER_FAILURE: Duration = Duration::from_secs(10);
 
-/// Sets what the pools should keep; pool kernels of shapes no longer wanted, or past their
-/// count, go.
-pub async fn set_targets(inner: &Arc<Inner>, targets: Vec<PoolTarget>) {
+/// Who set a list of targets: the node's own configuration (`baid --warm-pool`) or the
+/// manager (its resource group's pools). The pools keep both; the node's count wins for a
+/// shape in both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Node,
+    Manager,
+}
+
+/// Sets what the pools should keep for `source`; pool kernels of shapes no longer wanted,
+/// or past their count, go.
+pub async fn set_targets(inner: &Arc<Inner>, source: Source, targets: Vec<PoolTarget>) {
     let extra: Vec<_> = {
         let mut pools = inner.pools();
-        pools.targets = targets;
+        match source {
+            Source::Node => pools.node = targets,
+            Source::Manager => pools.managed = targets,
+        }
+        let mut all = pools.node.clone();
+        for t in &pools.managed {
+            if !all.iter().any(|n| n.shape == t.shape) {
+                all.push(t.clone());
+            }
+        }
+        pools.targets = all;
         let mut keep: Vec<(PoolShape, u32)> = pools
             .targets
             .iter()

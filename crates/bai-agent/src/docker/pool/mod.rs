@@ -20,7 +20,6 @@ pub mod room;
 use super::Inner;
 use super::place::Placement;
 use bai_core::pool::{PoolShape, PoolTarget};
-use serde::Serialize;
 use uuid::Uuid;
 
 /// Label on a pool kernel's container: its shape's key.
@@ -41,6 +40,9 @@ pub struct Ready {
 /// The pools of one agent: what it should keep, what it has, what happened.
 #[derive(Debug, Default)]
 pub struct Pools {
+    /// What the node's configuration asks for, what the manager asks for, and both.
+    pub node: Vec<PoolTarget>,
+    pub managed: Vec<PoolTarget>,
     pub targets: Vec<PoolTarget>,
     pub ready: Vec<Ready>,
     /// Pool kernels being made, by shape.
@@ -48,29 +50,7 @@ pub struct Pools {
     pub counters: Counters,
 }
 
-/// What the pools did since the agent started.
-#[derive(Debug, Default, Clone, Copy, Serialize, PartialEq, Eq)]
-pub struct Counters {
-    /// Creates that took a pool kernel.
-    pub hits: u64,
-    /// Creates of a pooled shape that found none ready.
-    pub misses: u64,
-    /// Pool kernels made.
-    pub refills: u64,
-    /// Pool kernels whose binding failed (destroyed; their create went cold).
-    pub bind_failures: u64,
-    /// Pool kernels given up for room.
-    pub evictions: u64,
-}
-
-/// One shape's pool, as `bai agents` shows it.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct PoolStatus {
-    pub shape: String,
-    pub target: u32,
-    pub ready: u32,
-    pub making: u32,
-}
+pub use bai_core::pool::{PoolCounters as Counters, PoolReport, PoolStatus};
 
 impl Pools {
     /// How many of `shape` are ready or being made.
@@ -94,7 +74,10 @@ impl Pools {
 }
 
 /// The pools' status and counters.
-pub fn status(inner: &Inner) -> (Vec<PoolStatus>, Counters) {
+pub fn report(inner: &Inner) -> PoolReport {
     let p = inner.pools();
-    (p.status(), p.counters)
+    PoolReport {
+        pools: p.status(),
+        counters: p.counters,
+    }
 }

@@ -58,6 +58,7 @@ pub async fn list_agents(
                 free: WireSlots::from(&info.capacity.checked_sub(&u)),
                 devices: info.devices.iter().map(device_view).collect(),
                 egress_error: info.egress_error.clone(),
+                warm_pool: (&m.pools.report(&a.id)).into(),
             }
         })
         .collect();

@@ -58,6 +58,8 @@ fn group_view(
         capacity: WireSlots::from(&cap),
         free: WireSlots::from(&free),
         egress: g.egress.clone(),
+        warm_pool: bai_core::pool::format_targets(&g.warm_pool.targets),
+        warm_pool_auto: g.warm_pool.auto,
     }
 }
 
@@ -128,6 +130,73 @@ fn apply_settings(g: &mut ResourceGroupRow, s: ResourceGroupSettings) -> Result<
             .normalized()
             .map_err(|e| Problem::invalid(format!("egress: {e}")))?;
     }
+    if let Some(text) = s.warm_pool {
+        g.warm_pool.targets = bai_core::pool::parse_targets(&text)
+            .map_err(|e| Problem::invalid(format!("warm_pool: {e}")))?;
+    }
+    if let Some(n) = s.warm_pool_auto {
+        if n > bai_core::pool::MAX_AUTO {
+            return Err(Problem::invalid(format!(
+                "warm_pool_auto: at most {} kernels per shape, not {n}",
+                bai_core::pool::MAX_AUTO
+            )));
+        }
+        g.warm_pool.auto = n;
+    }
+    Ok(())
+}
+
+/// Resolves each warm pool shape's image (an alias becomes the reference a create of it
+/// would run) and refuses a shape that none of the group's agents can hold, saying why.
+fn check_pool(m: &Manager, g: &mut ResourceGroupRow) -> Result<(), Problem> {
+    if g.warm_pool.targets.is_empty() {
+        return Ok(());
+    }
+    let sources = crate::images::Sources {
+        store: &m.store,
+        agents: &m.agents,
+        registry: &m.images.registry,
+    };
+    let agents: Vec<_> = m
+        .agents
+        .all()
+        .into_iter()
+        .map(|a| a.info())
+        .filter(|i| i.scaling_group == g.name)
+        .collect();
+    for t in &mut g.warm_pool.targets {
+        let given = t.shape.image.clone();
+        t.shape.image = crate::images::resolve(&sources, &given, "", true)
+            .ok_or_else(|| Problem::invalid(format!("warm_pool: no image {given:?}")))?;
+        let holds = |i: &bai_core::agent::AgentInfo| {
+            i.capacity.cpu_milli >= t.shape.cpu_milli && i.capacity.mem >= t.shape.mem
+        };
+        if !agents.iter().any(holds) {
+            let why = if agents.is_empty() {
+                format!("resource group {:?} has no agents", g.name)
+            } else {
+                let big =
+                    agents
+                        .iter()
+                        .map(|i| &i.capacity)
+                        .fold(ResourceSlots::default(), |a, c| ResourceSlots {
+                            cpu_milli: a.cpu_milli.max(c.cpu_milli),
+                            mem: a.mem.max(c.mem),
+                            accel: Default::default(),
+                        });
+                format!(
+                    "the largest agent of {:?} has cpu {} and mem {} MiB",
+                    g.name,
+                    bai_core::resources::format_cpu(big.cpu_milli),
+                    big.mem >> 20
+                )
+            };
+            return Err(Problem::invalid(format!(
+                "warm_pool: no agent can hold {}: {why}",
+                t.shape
+            )));
+        }
+    }
     Ok(())
 }
 
@@ -151,6 +220,7 @@ pub async fn create_group(
     }
     let mut g = ResourceGroupRow::new(&name);
     apply_settings(&mut g, settings)?;
+    check_pool(&m, &mut g)?;
     m.store.put_resource_group(&g)?;
     m.bus.wake_scheduler();
     let used = agent_usage(&m)?;
@@ -165,7 +235,11 @@ pub async fn update_group(
 ) -> ApiResult<Json<ResourceGroup>> {
     let settings: ResourceGroupSettings = typed_body(&body)?;
     let mut g = existing_group(&m, &name)?;
+    let pool_given = settings.warm_pool.is_some();
     apply_settings(&mut g, settings)?;
+    if pool_given {
+        check_pool(&m, &mut g)?;
+    }
     m.store.put_resource_group(&g)?;
     m.bus.wake_scheduler();
     let used = agent_usage(&m)?;

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Warm pools (issue 40): sessions claimed from a pool against the same sessions started cold
+# and against `docker run --rm`, in one run. Two managers side by side on the local engine:
+# one whose agent keeps POOL kernels of the default shape (cpu 1, mem 1g, shm 64m), one with
+# no pools. Each round, alternating: `bai run --rm -c 'print(1)' python` on each (the pool's
+# only once its pool is full again, so every pool run is a claim) and `docker run --rm` of
+# the same image. Measured: create → RUNNING from the session's status history (PENDING to
+# RUNNING, the manager's clock), and the whole CLI run. Then 20 sessions at once on a pool
+# of 20 against 20 × `docker run -d`, and what an idle pool of 10 costs (baid's and the pool
+# containers' memory and CPU against none).
+#   bench/pool.sh      (after make build-test; ROUNDS=20 POOL=2 BURST=20 IDLE=10)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS="${ROUNDS:-20}"
+POOL="${POOL:-2}"
+BURST="${BURST:-20}"
+IDLE="${IDLE:-10}"
+BIN=target/release
+IMAGE=bai/python:3.11-bookworm
+SHAPE="$IMAGE,cpu=1,mem=1g,shm=64m"
+# The burst's and the idle pool's shape: 20 of them fit 2 cores.
+SMALL="$IMAGE,cpu=0.1,mem=256m,shm=64m"
+dirs=(); pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  for d in "${dirs[@]}"; do
+    agent=$(grep -o 'agent-[0-9a-f]*' "$d/out.log" 2>/dev/null | head -1 || true)
+    [ -n "$agent" ] && docker ps -aq --filter "label=ai.bai.agent=$agent" | xargs -r docker rm -f >/dev/null 2>&1
+    rm -rf "$d"
+  done
+  docker ps -aq --filter label=ai.bai.bench=pool | xargs -r docker rm -f >/dev/null
+}
+trap cleanup EXIT
+start() { # DIR PORT POOLS(on|off) WARM_POOL → pid
+  env BAI_DATA_DIR="$1" BAI_LISTEN="127.0.0.1:$2" BAI_AGENT_LISTEN=off BAI_KRUNNER="$BIN/bai-krunner" \
+    RUST_LOG=warn BAI_WARM_POOLS="$3" BAI_WARM_POOL="$4" setsid "$BIN/baid" up >"$1/out.log" 2>"$1/err.log" &
+  local pid=$!
+  for _ in $(seq 1 600); do grep -q "Stop with Ctrl-C" "$1/out.log" 2>/dev/null && break; sleep 0.1; done
+  grep -q "Stop with Ctrl-C" "$1/out.log" || { cat "$1/err.log" >&2; exit 1; }
+  echo "$pid"
+}
+on() { local d=$1; shift; (set -a; . "$d/env-user.sh"; "$@"); }
+admin() { local d=$1; shift; (set -a; . "$d/env-admin.sh"; "$@"); }
+now() { date +%s.%N; }
+# Waits until the agent's pool holds N ready kernels (as `bai agents` reports it).
+full() { # DIR N
+  for _ in $(seq 1 1200); do
+    admin "$1" "$BIN/bai" agents | grep -q " $2 of $2 ready" && return 0
+    sleep 0.1
+  done
+  echo "the pool never held $2 ready kernels:" >&2
+  admin "$1" "$BIN/bai" agents >&2; tail -20 "$1/err.log" >&2; exit 1
+}
+# PENDING → RUNNING of a session, in seconds, from its status history.
+to_running() { # DIR NAME
+  on "$1" "$BIN/bai" session history "$2" | python3 -c '
+import sys, datetime
+t = {}
+for line in sys.stdin:
+    p = line.split()
+    if len(p) == 2 and p[0].isupper():
+        t[p[0]] = datetime.datetime.fromisoformat(p[1].replace("Z", "+00:00")).timestamp()
+print(round(t["RUNNING"] - t["PENDING"], 4))'
+}
+rss() { awk '/VmRSS/ {print int($2/1024)}' "/proc/$1/status"; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+pd="$(mktemp -d /tmp/bai-bench-pool.XXXXXX)"; cd_="$(mktemp -d /tmp/bai-bench-cold.XXXXXX)"
+dirs+=("$pd" "$cd_")
+pp=$(start "$pd" $((20000 + RANDOM % 10000)) on ""); pids+=("$pp")
+admin "$pd" "$BIN/bai" admin resource-group update default --warm-pool "$SHAPE,count=$POOL" --warm-pool-auto 0 >/dev/null
+cp=$(start "$cd_" $((30000 + RANDOM % 10000)) off ""); pids+=("$cp")
+# Warm-up: the image's layers, each path's first run.
+on "$cd_" "$BIN/bai" run --rm -q -c 'print(1)' python >/dev/null
+docker run --rm "$IMAGE" python3 -c 'print(1)' >/dev/null
+full "$pd" "$POOL"
+on "$pd" "$BIN/bai" run --rm -q -c 'print(1)' python >/dev/null
+
+out=$(mktemp)
+for i in $(seq 1 "$ROUNDS"); do
+  full "$pd" "$POOL"
+  t0=$(now); on "$pd" "$BIN/bai" run --rm -q -t "pool-$i" -c 'print(1)' python >/dev/null; t1=$(now)
+  echo "pool run $(python3 -c "print(round($t1 - $t0, 4))")" >>"$out"
+  echo "pool running $(to_running "$pd" "pool-$i")" >>"$out"
+  t0=$(now); on "$cd_" "$BIN/bai" run --rm -q -t "cold-$i" -c 'print(1)' python >/dev/null; t1=$(now)
+  echo "cold run $(python3 -c "print(round($t1 - $t0, 4))")" >>"$out"
+  echo "cold running $(to_running "$cd_" "cold-$i")" >>"$out"
+  t0=$(now); docker run --rm "$IMAGE" python3 -c 'print(1)' >/dev/null; t1=$(now)
+  echo "docker run $(python3 -c "print(round($t1 - $t0, 4))")" >>"$out"
+done
+hits=$(admin "$pd" "$BIN/bai" agents | grep -o '[0-9]* hits' | head -1)
+
+# 20 at once on a pool of 20, against 20 × docker run -d (each until all run).
+admin "$pd" "$BIN/bai" admin resource-group update default --warm-pool "$SMALL,count=$BURST" >/dev/null
+full "$pd" "$BURST"
+t0=$(now)
+for i in $(seq 1 "$BURST"); do
+  on "$pd" "$BIN/bai" run -q -t "burst-$i" -r cpu=0.1 -r mem=256m -c 'print(1)' --enqueue-only python >/dev/null 2>&1 &
+done
+wait
+for _ in $(seq 1 3000); do
+  n=$(on "$pd" "$BIN/bai" ps -s RUNNING --limit 100 2>/dev/null | grep -c ' RUNNING ' || true)
+  [ "$n" -ge "$BURST" ] && break
+  sleep 0.05
+done
+t1=$(now); burst_bai=$(python3 -c "print(round($t1 - $t0, 3))")
+t0=$(now)
+for i in $(seq 1 "$BURST"); do
+  docker run -d --label ai.bai.bench=pool --cpus 0.1 --memory 256m "$IMAGE" sleep 600 >/dev/null &
+done
+wait
+t1=$(now); burst_docker=$(python3 -c "print(round($t1 - $t0, 3))")
+for i in $(seq 1 "$BURST"); do on "$pd" "$BIN/bai" rm "burst-$i" >/dev/null 2>&1 || true; done
+docker ps -aq --filter label=ai.bai.bench=pool | xargs -r docker rm -f >/dev/null
+
+# An idle pool of IDLE against none: baid's RSS and CPU, the pool containers' memory.
+admin "$pd" "$BIN/bai" admin resource-group update default --warm-pool "$SMALL,count=$IDLE" >/dev/null
+full "$pd" "$IDLE"
+sleep 5
+t_p=$(cpu_ticks "$pp"); t_c=$(cpu_ticks "$cp"); sleep 20
+cpu_pool=$(( $(cpu_ticks "$pp") - t_p )); cpu_none=$(( $(cpu_ticks "$cp") - t_c ))
+rss_pool=$(rss "$pp"); rss_none=$(rss "$cp")
+agent=$(grep -o 'agent-[0-9a-f]*' "$pd/out.log" | head -1)
+pool_mem=$(docker stats --no-stream --format '{{.MemUsage}}' $(docker ps -q --filter "label=ai.bai.agent=$agent" --filter name=bai-pool-) \
+  | awk '{v=$1; if (v ~ /GiB/) {sub("GiB","",v); v*=1024} else if (v ~ /MiB/) {sub("MiB","",v)} else if (v ~ /KiB/) {sub("KiB","",v); v/=1024}; s+=v} END {printf "%.0f", s}')
+
+python3 - "$out" "$ROUNDS" "$POOL" "$BURST" "$burst_bai" "$burst_docker" "$IDLE" "$rss_pool" "$rss_none" "$cpu_pool" "$cpu_none" "$pool_mem" "$hits" <<'PY' > bench/results/13-pool.md
+import sys, statistics, datetime, os, collections
+(path, rounds, pool, burst, burst_bai, burst_docker, idle, rss_pool, rss_none, cpu_pool, cpu_none,
+ pool_mem, hits) = sys.argv[1:]
+v = collections.defaultdict(list)
+for line in open(path):
+    a, b, x = line.split()
+    v[(a, b)].append(float(x))
+def p(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+med = lambda k: statistics.median(v[k])
+print("## Warm pools (bench/pool.sh)")
+print()
+print(f"Latest run ({datetime.date.today()}, {os.cpu_count()} cores; release build). Two managers side by side on the")
+print(f"local engine: one whose agent keeps {pool} kernels of the default shape (cpu 1, mem 1g, shm 64m) started,")
+print(f"one without pools; {rounds} rounds alternating (the pool's runs each start on a full pool: {hits}).")
+print()
+print("| benchmark | bai | baseline (same run) | ratio | goal |")
+print("|---|---|---|---|---|")
+pr, cr = v[("pool", "running")], v[("cold", "running")]
+print(f"| create → RUNNING from the pool, p50 | {p(pr, .5)*1000:.0f} ms | cold {p(cr, .5)*1000:.0f} ms | {p(pr, .5)/p(cr, .5):.2f}× | p50 ≤ 100 ms |")
+print(f"| create → RUNNING from the pool, p99 | {p(pr, .99)*1000:.0f} ms | cold {p(cr, .99)*1000:.0f} ms | {p(pr, .99)/p(cr, .99):.2f}× | |")
+d = med(("docker", "run"))
+print(f"| `bai run --rm -c 'print(1)' python` from the pool, median | {med(('pool', 'run')):.3f} s | `docker run --rm` {d:.3f} s | {med(('pool', 'run'))/d:.2f}× | ≤ 0.5× |")
+print(f"| `bai run --rm -c 'print(1)' python` cold, median | {med(('cold', 'run')):.3f} s | `docker run --rm` {d:.3f} s | {med(('cold', 'run'))/d:.2f}× | ≤ 1.0× |")
+print(f"| {burst} sessions (cpu 0.1, mem 256m) at once with a pool of {burst}, until all RUNNING | {float(burst_bai):.3f} s | {burst} × `docker run -d` {float(burst_docker):.3f} s | {float(burst_bai)/float(burst_docker):.2f}× | ≤ 0.3× |")
+print(f"| baid RSS with an idle pool of {idle} (cpu 0.1, mem 256m) | {rss_pool} MB | baid without pools {rss_none} MB | {int(rss_pool)/max(1, int(rss_none)):.2f}× | |")
+print(f"| baid CPU over 20 s with an idle pool of {idle} | {int(cpu_pool)*10} ms | without pools {int(cpu_none)*10} ms | | |")
+print(f"| the {idle} idle pool containers' memory | {pool_mem} MiB | | | |")
+PY
+cat bench/results/13-pool.md
+bench/assemble.sh

@@ -1,0 +1,187 @@
+//! Warm pools end to end on `baid up` with its Docker engine: a new user's second `bai run`
+//! is claimed from the automatic pool; an administrator sizes a resource group's pools with
+//! `bai admin resource-group update --warm-pool` (a shape no agent can hold is refused with one
+//! line); `bai agents` and `/metrics` show the pools and what they did; a pool kernel that
+//! fails its binding (a fault point) costs a cold start, never the session.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
+
+use bai_e2e::Server;
+
+const TOKEN: &str = "pool-metrics-token";
+
+fn agents(s: &Server) -> String {
+    let r = s.bai(&s.admin, &["agents"]);
+    r.expect_ok();
+    r.stdout.clone()
+}
+
+/// The count `what` (`hits`, `misses`, …) `bai agents` prints for the agent.
+fn counter(s: &Server, what: &str) -> u64 {
+    let out = agents(s);
+    out.lines()
+        .find(|l| l.contains("warm pools:"))
+        .and_then(|l| {
+            l.split(',')
+                .find(|part| part.trim_end().ends_with(what))
+                .and_then(|part| part.split_whitespace().rev().find_map(|w| w.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+/// Waits until `bai agents` says `what` is `n` (the manager reads its agents' pools every
+/// 2 s), and returns what it printed.
+fn wait_counter(s: &Server, what: &str, n: u64) -> String {
+    s.wait_for(120, &format!("{what} = {n}"), || {
+        let out = agents(s);
+        (counter(s, what) == n).then_some(out)
+    })
+}
+
+fn metrics(s: &Server) -> String {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        reqwest::Client::new()
+            .get(format!("{}/metrics", s.endpoint))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    })
+}
+
+/// Runs `code` in a new session of the default shape (or `-r` resources) and returns its
+/// output.
+fn run(s: &Server, resources: &[&str], code: &str) -> String {
+    let mut args = vec!["run", "--rm"];
+    for r in resources {
+        args.extend(["-r", r]);
+    }
+    args.extend(["-c", code, "python"]);
+    let r = s.bai(&s.user, &args);
+    r.expect_ok();
+    r.stdout.clone()
+}
+
+const PROBE: &str =
+    "import os; print(os.environ.get('BAI_POOL'), os.environ['BAI_SESSION_NAME'] != '', 6 * 7)";
+
+#[test]
+fn pools_start_sessions_from_started_kernels() {
+    let s = Server::start_with(&[("BAI_WARM_POOLS", "on"), ("BAI_METRICS_TOKEN", TOKEN)]);
+
+    // The first run is cold; its shape becomes the automatic pool's, and the second run
+    // takes the kernel kept for it.
+    assert!(run(&s, &[], PROBE).contains("None True 42"));
+    s.wait_for(180, "the automatic pool's kernel", || {
+        agents(&s).contains("1 of 1 ready").then_some(())
+    });
+    assert_eq!(counter(&s, "hits"), 0);
+    assert!(run(&s, &[], PROBE).contains("None True 42"));
+    wait_counter(&s, "hits", 1);
+    let m = metrics(&s);
+    assert!(
+        m.contains(&format!(
+            "bai_warm_pool_hits_total{{agent=\"{}\"}} 1",
+            s.agent_id
+        )),
+        "{m}"
+    );
+    assert!(m.contains("bai_warm_pool_refills_total"), "{m}");
+
+    // An administrator's pool: a shape no agent can hold is refused with the reason.
+    let r = s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--warm-pool",
+            "python,cpu=4096",
+        ],
+    );
+    r.expect_fail("no agent can hold");
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    let r = s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--warm-pool",
+            "python,cpu=0.5,mem=512m,count=2",
+            "--warm-pool-auto",
+            "0",
+        ],
+    );
+    r.expect_ok();
+    assert!(r.stdout.contains("automatic mode off"), "{}", r.stdout);
+    assert!(r.stdout.contains("cpu=0.5,mem=512m"), "{}", r.stdout);
+    // The configured shape fills; the automatic one is given up.
+    s.wait_for(180, "the configured pool, and no automatic one", || {
+        let out = agents(&s);
+        let pools: Vec<&str> = out.lines().filter(|l| l.contains(" warm pool ")).collect();
+        (pools.len() == 1 && pools[0].contains("cpu=0.5,mem=512m") && pools[0].contains("2 of 2"))
+            .then_some(())
+    });
+    let hits = counter(&s, "hits");
+    assert!(run(&s, &["cpu=0.5", "mem=512m"], PROBE).contains("None True 42"));
+    wait_counter(&s, "hits", hits + 1);
+    // Another shape is not the pool's: it starts cold (the agent logs each claim before
+    // the session is RUNNING).
+    let claims = |s: &Server| s.log().matches("kernel ready (from the pool)").count();
+    let before = claims(&s);
+    assert!(run(&s, &["cpu=0.5", "mem=640m"], PROBE).contains("None True 42"));
+    assert_eq!(claims(&s), before);
+    assert_eq!(counter(&s, "hits"), hits + 1);
+
+    // No pools: the pool kernels go.
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--warm-pool",
+            "",
+        ],
+    )
+    .expect_ok();
+    s.wait_for(120, "no pool kernels", || {
+        let out = std::process::Command::new("docker")
+            .args(["ps", "-aq", "--filter", "name=bai-pool-", "--filter"])
+            .arg(format!("label=ai.bai.agent={}", s.agent_id))
+            .output()
+            .unwrap();
+        (!agents(&s).contains(" warm pool ") && out.stdout.is_empty()).then_some(())
+    });
+}
+
+#[test]
+fn a_pool_kernel_that_cannot_be_bound_costs_a_cold_start() {
+    let s = Server::start_with(&[
+        ("BAI_WARM_POOLS", "on"),
+        ("BAI_FAULT_FAIL", "agent:pool-bind"),
+        (
+            "BAI_WARM_POOL",
+            "bai/python:3.11-bookworm,cpu=1,mem=1g,count=1",
+        ),
+    ]);
+    s.wait_for(180, "the node's pool kernel", || {
+        agents(&s).contains("1 of 1 ready").then_some(())
+    });
+    assert!(run(&s, &[], PROBE).contains("None True 42"));
+    wait_counter(&s, "failed to bind", 1);
+    assert_eq!(counter(&s, "hits"), 0);
+    assert!(
+        s.log()
+            .contains("could not be bound; starting the kernel cold"),
+        "{}",
+        s.log()
+    );
+}

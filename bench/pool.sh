@@ -25,10 +25,10 @@ cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   for d in "${dirs[@]}"; do
     agent=$(grep -o 'agent-[0-9a-f]*' "$d/out.log" 2>/dev/null | head -1 || true)
-    [ -n "$agent" ] && docker ps -aq --filter "label=ai.bai.agent=$agent" | xargs -r docker rm -f >/dev/null 2>&1
+    [ -n "$agent" ] && { docker ps -aq --filter "label=ai.bai.agent=$agent" | xargs -r docker rm -f >/dev/null 2>&1 || true; }
     rm -rf "$d"
   done
-  docker ps -aq --filter label=ai.bai.bench=pool | xargs -r docker rm -f >/dev/null
+  docker ps -aq --filter label=ai.bai.bench=pool | xargs -r docker rm -f >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 start() { # DIR PORT POOLS(on|off) WARM_POOL → pid

@@ -131,6 +131,35 @@ fn pools_start_sessions_from_started_kernels() {
     let hits = counter(&s, "hits");
     assert!(run(&s, &["cpu=0.5", "mem=512m"], PROBE).contains("None True 42"));
     wait_counter(&s, "hits", hits + 1);
+    // A session with a data folder takes a pool kernel too: the folder is mounted into it at
+    // the claim, and what it writes there is in the folder.
+    s.bai(&s.user, &["vfolder", "create", "data"]).expect_ok();
+    std::fs::write(s.work.path().join("in.txt"), "from the folder").unwrap();
+    s.bai(&s.user, &["vfolder", "upload", "-q", "data", "in.txt"])
+        .expect_ok();
+    s.wait_for(120, "the pool full again", || {
+        agents(&s).contains("2 of 2 ready").then_some(())
+    });
+    let hits = counter(&s, "hits");
+    let code = "print(open('/home/work/data/in.txt').read())\n\
+                open('/home/work/data/out.txt', 'w').write('written inside')";
+    let r = s.bai(
+        &s.user,
+        &[
+            "run", "--rm", "-r", "cpu=0.5", "-r", "mem=512m", "-m", "data", "-c", code, "python",
+        ],
+    );
+    r.expect_ok();
+    assert!(r.stdout.contains("from the folder"), "{}", r.stdout);
+    wait_counter(&s, "hits", hits + 1);
+    std::fs::remove_file(s.work.path().join("in.txt")).unwrap();
+    s.bai(&s.user, &["vfolder", "download", "data", "out.txt"])
+        .expect_ok();
+    assert_eq!(
+        std::fs::read_to_string(s.work.path().join("out.txt")).unwrap(),
+        "written inside"
+    );
+
     // Another shape is not the pool's: it starts cold (the agent logs each claim before
     // the session is RUNNING).
     let claims = |s: &Server| s.log().matches("kernel ready (from the pool)").count();

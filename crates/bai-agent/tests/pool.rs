@@ -61,7 +61,10 @@ async fn inside(t: &TestAgent, s: &KernelSpec) -> String {
                  df -k /dev/shm | tail -1 | awk '{print $2}'; hostname; pwd; \
                  env | grep -v -E '^(PWD|SHLVL|_|OLDPWD)=' | sort; \
                  ls -la ~ ~/.config | awk '{print $1, $3, $NF}' | grep -v -E ' \\.\\.?$'; \
-                 cat ~/.config/bai-test; ls -la /opt/bai/run | awk '{print $1, $NF}' | tail -n +2";
+                 cat ~/.config/bai-test; ls -la /opt/bai/run | awk '{print $1, $NF}' | tail -n +2; \
+                 ls -la ~/data ~/ro | awk '{print $1, $3, $NF}'; cat ~/data/hello; \
+                 grep ' /home/work' /proc/mounts | awk '{split($4, o, \",\"); print $2, o[1]}' | sort; \
+                 touch ~/ro/x 2>&1 | sed 's/.*: //'";
     let (out, err, code) = run(
         &t.agent,
         s.kernel_id,
@@ -87,9 +90,25 @@ async fn inside(t: &TestAgent, s: &KernelSpec) -> String {
         .replace(&s.session_name, "NAME")
 }
 
+/// A data folder on the host with one file in it.
+fn folder(name: &str, read_only: bool, dir: &tempfile::TempDir) -> bai_core::agent::Mount {
+    std::fs::write(dir.path().join("hello"), format!("{name}\n")).unwrap();
+    // A data folder is the kernel user's, as the storage host makes it.
+    std::os::unix::fs::chown(dir.path(), Some(1000), Some(1000)).unwrap();
+    bai_core::agent::Mount {
+        vfolder_id: Uuid::new_v4(),
+        name: name.into(),
+        host_path: dir.path().display().to_string(),
+        kernel_path: format!("/home/work/{name}"),
+        read_only,
+    }
+}
+
 #[tokio::test]
 async fn docker_a_pool_kernel_is_the_same_kernel_as_a_cold_one() {
-    let base = spec(SessionType::Interactive, 256, None);
+    let (data, ro) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut base = spec(SessionType::Interactive, 256, None);
+    base.mounts = vec![folder("data", false, &data), folder("ro", true, &ro)];
     let t = agent_with_pool(vec![target(&base)]).await;
     ready(&t, 1).await;
 
@@ -133,6 +152,25 @@ async fn docker_a_pool_kernel_is_the_same_kernel_as_a_cold_one() {
     assert!(w.contains("BAI_KERNEL_ID=KERNEL"), "{w}");
     assert!(w.contains("BAI_SESSION_NAME=NAME"), "{w}");
     assert!(!w.contains("BAI_POOL"), "{w}");
+    assert!(w.contains("/home/work/ro ro"), "{w}");
+    assert!(w.contains("/home/work/data rw"), "{w}");
+    assert!(w.contains("Read-only file system"), "{w}");
+    // A folder written from the claimed kernel is the host's folder.
+    let (_, err, code) = run(
+        &t.agent,
+        warm.kernel_id,
+        ExecRequest::Batch {
+            clean: None,
+            build: None,
+            exec: Some("echo from the pool > ~/data/written".into()),
+        },
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(data.path().join("written")).unwrap(),
+        "from the pool\n"
+    );
 
     // Logs start the same way.
     let logs = t.agent.logs(warm.kernel_id).await.unwrap();
@@ -143,6 +181,12 @@ async fn docker_a_pool_kernel_is_the_same_kernel_as_a_cold_one() {
     for k in [warm.kernel_id, cold.kernel_id] {
         t.agent.destroy_kernel(k).await.unwrap();
     }
+    // Its directory went, the folders' files did not.
+    assert!(!kernel_dir(&t, warm.kernel_id).exists());
+    for f in ["hello", "written"] {
+        assert!(data.path().join(f).is_file(), "{f} is gone from the folder");
+    }
+    assert!(ro.path().join("hello").is_file());
 }
 
 #[tokio::test]

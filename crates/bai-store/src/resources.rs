@@ -198,7 +198,7 @@ impl Store {
         Ok(!existed)
     }
 
-    /// The shapes of the group's single-kernel sessions without data folders created since
+    /// The shapes of the group's single-kernel sessions without accelerators created since
     /// `since`, the most launched first (`limit` of them): what the warm pool's automatic
     /// mode keeps. Reads only sessions whose status changed since then (the index by change).
     pub fn recent_shapes(
@@ -211,7 +211,7 @@ impl Store {
         let mut st = conn.prepare(
             "SELECT image, requested_slots, shmem, COUNT(*) AS n FROM sessions
              WHERE status_changed >= ?2 AND created_at >= ?2 AND scaling_group = ?1
-               AND cluster_size = 1 AND mounts = '[]'
+               AND cluster_size = 1
                AND type IN ('interactive', 'batch')
              GROUP BY image, requested_slots, shmem
              ORDER BY n DESC, image LIMIT 16",

@@ -49,6 +49,9 @@ pub async fn remove(inner: &Inner, kernel_id: Uuid) -> Result<(), AgentError> {
     // The container is gone, its scratch directory not yet (test builds only).
     bai_fault::point("agent:container-removed");
     let root = inner.dirs(kernel_id).root;
+    // A kernel claimed from a pool has its folders mounted under its home on this host:
+    // they go first, and the directory stays if one cannot.
+    super::pool::folders::release(&root)?;
     match tokio::fs::remove_dir_all(&root).await {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

@@ -54,6 +54,9 @@ pub struct TestAgent {
 
 impl Drop for TestAgent {
     fn drop(&mut self) {
+        // What a pool's claims mounted under the data directory (a failed test leaves its
+        // kernels), deepest first, so the directory can go.
+        let _ = self.unmount_all();
         let out = Command::new("docker")
             .args(["ps", "-aq", "--filter"])
             .arg(format!("label=ai.bai.agent={}", self.id))
@@ -65,6 +68,23 @@ impl Drop for TestAgent {
                 let _ = Command::new("docker").args(["rm", "-f"]).args(ids).output();
             }
         }
+    }
+}
+
+impl TestAgent {
+    fn unmount_all(&self) -> std::io::Result<()> {
+        let info = std::fs::read_to_string("/proc/self/mountinfo")?;
+        let root = std::fs::canonicalize(self.dir.path())?;
+        let mut points: Vec<&str> = info
+            .lines()
+            .filter_map(|l| l.split(' ').nth(4))
+            .filter(|p| Path::new(p).starts_with(&root))
+            .collect();
+        points.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        for p in points {
+            let _ = Command::new("umount").args(["-l", p]).output();
+        }
+        Ok(())
     }
 }
 

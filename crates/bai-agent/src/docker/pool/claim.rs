@@ -13,15 +13,15 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// The shape a create's kernel would take from a pool, if it can take one at all: the one
-/// kernel of its session, on the shared bridge of the default policy, with no data folders
-/// and no accelerator (what a running container cannot be given afterwards). The nodes its
+/// kernel of its session, on the shared bridge of the default policy, with its data folders
+/// under its home and no accelerator (what a running container cannot be given afterwards). The nodes its
 /// policy closes are the bridge's rules, bound at the claim as a cold create binds them.
 pub fn fits(spec: &KernelSpec) -> Option<PoolShape> {
     let alone = spec
         .cluster
         .as_ref()
         .is_none_or(|c| c.size <= 1 && c.network.is_none() && c.keys.is_none());
-    let plain = spec.mounts.is_empty()
+    let plain = super::folders::bindable(&spec.mounts)
         && spec.slots.accel.values().all(|v| *v == 0)
         && spec.egress.policy == EgressSpec::default().policy;
     (alone && plain).then(|| PoolShape {
@@ -106,6 +106,7 @@ async fn bind(
     let shared = egress::shared_network(&spec.egress.policy);
     egress::bind(inner, &shared, &spec.egress).await?;
     home::fill(&to.work, &spec.dotfiles)?;
+    super::folders::bind(&inner.config.data_dir, &to.work, &spec.mounts)?;
     let env = place::environment(spec, &r.placement);
     send_bind(&to.socket, &env).await?;
     ready::wait(inner, kernel_id)

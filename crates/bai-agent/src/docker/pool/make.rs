@@ -20,9 +20,15 @@ use uuid::Uuid;
 /// The variable that starts krunner in its pool mode.
 const POOL_VAR: &str = "BAI_POOL";
 
-/// A pool kernel's directory: `data_dir/pool/<id>`, renamed to the kernel's at a claim.
+/// The kernels' directory, `data_dir/kernels`: a shared mount once pools are made.
+fn kernels(inner: &Inner) -> std::path::PathBuf {
+    inner.config.data_dir.join("kernels")
+}
+
+/// A pool kernel's directory: `data_dir/kernels/.pool/<id>` (on the kernels' mount, so the
+/// claim's rename to `data_dir/kernels/<kernel>` stays on it).
 pub fn dirs(inner: &Inner, id: Uuid) -> KernelDirs {
-    KernelDirs::under(&inner.config.data_dir.join("pool"), id)
+    KernelDirs::under(&kernels(inner).join(".pool"), id)
 }
 
 pub fn container_name(id: Uuid) -> String {
@@ -67,6 +73,7 @@ pub async fn make(inner: &Inner, shape: &PoolShape) -> Result<Ready, AgentError>
         egress::bind(inner, &shared, &spec.egress).await?;
         let dirs = dirs(inner, id);
         dirs.check_socket_path().map_err(AgentError::Runtime)?;
+        super::folders::ensure_shared(&kernels(inner))?;
         make_work_dir(&dirs.root)?;
         make_work_dir(&dirs.work)?;
         make_work_dir(&dirs.run)?;
@@ -74,6 +81,13 @@ pub async fn make(inner: &Inner, shape: &PoolShape) -> Result<Ready, AgentError>
         let mut body = container_body(inner, &spec, &dirs, &placement, &cluster, vec![], &shared)?;
         if let Some(env) = body.env.as_mut() {
             env.push(format!("{POOL_VAR}=1"));
+        }
+        // The home receives the folders mounted under it at the claim.
+        let home = format!("{}:/home/work:rw", dirs.work.display());
+        if let Some(binds) = body.host_config.as_mut().and_then(|h| h.binds.as_mut()) {
+            for b in binds.iter_mut().filter(|b| **b == home) {
+                b.push_str(",rslave");
+            }
         }
         if let Some(labels) = body.labels.as_mut() {
             labels.insert(LABEL_POOL.to_string(), shape.key());
@@ -128,6 +142,10 @@ pub async fn remove(inner: &Inner, id: Uuid) {
     }
     inner.release(id);
     let root = dirs(inner, id).root;
+    if let Err(e) = super::folders::release(&root) {
+        tracing::error!(pool_kernel = %id, error = %e, "a pool kernel's directory is kept");
+        return;
+    }
     if let Err(e) = tokio::fs::remove_dir_all(&root).await
         && e.kind() != std::io::ErrorKind::NotFound
     {
@@ -142,7 +160,8 @@ pub async fn remove_leftovers(inner: &Inner) -> Result<(), AgentError> {
         tracing::info!(pool_kernel = %c, "removing a pool kernel of an earlier run");
         remove(inner, c).await;
     }
-    let dir = inner.config.data_dir.join("pool");
+    let dir = kernels(inner).join(".pool");
+    super::folders::release(&dir)?;
     if let Err(e) = tokio::fs::remove_dir_all(&dir).await
         && e.kind() != std::io::ErrorKind::NotFound
     {

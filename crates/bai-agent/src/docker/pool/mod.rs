@@ -14,6 +14,7 @@
 
 pub mod claim;
 pub mod fill;
+pub mod folders;
 pub(crate) mod make;
 pub mod room;
 

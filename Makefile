@@ -66,6 +66,7 @@ fuzz:
 
 bench: deps build
 	bench/run.sh
+	bench/pool.sh
 	bench/sched.sh
 	bench/vfolder.sh
 	bench/apps.sh

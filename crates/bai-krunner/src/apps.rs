@@ -110,6 +110,25 @@ fn start_sshd_with(sshd: &str, workdir: &Path, run: &Path) -> Result<(), String>
     Ok(())
 }
 
+/// How long sshd may take to listen before the runner answers without it.
+const SSHD_START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Waits until sshd accepts connections on its port (at most [`SSHD_START_TIMEOUT`]; it
+/// says so when it gives up).
+pub fn wait_sshd() {
+    let deadline = Instant::now() + SSHD_START_TIMEOUT;
+    while TcpStream::connect(("127.0.0.1", SSHD_PORT)).is_err() {
+        if Instant::now() > deadline {
+            eprintln!(
+                "krunner: sshd did not listen on port {SSHD_PORT} within {}s",
+                SSHD_START_TIMEOUT.as_secs()
+            );
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// How long an app may take to accept connections after it was started.
 const APP_START_TIMEOUT: Duration = Duration::from_secs(90);
 

@@ -36,6 +36,14 @@ fn env_or(key: &str, default: &str) -> String {
     std::env::var(key).unwrap_or_else(|_| default.to_string())
 }
 
+/// How many kernels the session has (`BACKENDAI_CLUSTER_SIZE`; 1 when unset).
+fn cluster_size() -> u32 {
+    std::env::var("BACKENDAI_CLUSTER_SIZE")
+        .ok()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(1)
+}
+
 fn listen(socket: &str) -> UnixListener {
     // A stale socket from an earlier run of this kernel would make bind fail.
     let _ = std::fs::remove_file(socket);
@@ -64,9 +72,14 @@ fn main() {
     // Intrinsic apps (in an image that has them); the manager's proxy retries until they answer.
     if let Some(run) = std::path::Path::new(&socket).parent()
         && std::env::var_os("BAI_KERNEL_ID").is_some()
-        && let Err(e) = apps::start_sshd(std::path::Path::new(&workdir), run)
     {
-        eprintln!("krunner: {e}");
+        match apps::start_sshd(std::path::Path::new(&workdir), run) {
+            // A cluster's kernels reach each other over SSH from their first moment
+            // (`ssh sub1`): the runner answers once sshd listens.
+            Ok(()) if cluster_size() > 1 => apps::wait_sshd(),
+            Ok(()) => {}
+            Err(e) => eprintln!("krunner: {e}"),
+        }
     }
     // A system session (SFTP) runs sshd alone.
     let system = std::env::var("BAI_SESSION_TYPE").is_ok_and(|t| t == "system");

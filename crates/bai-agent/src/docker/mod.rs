@@ -6,6 +6,7 @@
 //! kernel reports kernels that end on their own; `destroy_kernel` reports the others.
 
 mod adopt;
+pub(crate) mod body;
 mod cluster;
 mod commit;
 pub(crate) mod create;

@@ -2,7 +2,7 @@
 //! and removing one.
 
 use super::{LABEL_POOL, NAME_PREFIX, Ready};
-use crate::docker::create::{container_body, make_work_dir};
+use crate::docker::body::{container_body, make_work_dir};
 use crate::docker::{Inner, egress, place, ready};
 use crate::error::{is_not_found, runtime};
 use crate::paths::KernelDirs;

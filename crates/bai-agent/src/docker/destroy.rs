@@ -11,6 +11,24 @@ use uuid::Uuid;
 /// waited for when something in the kernel holds on.
 const STOP_GRACE_SECS: i32 = 1;
 
+/// Removes the container `name` by force (killing it if it runs); one already gone, or
+/// being removed by a concurrent call, is fine.
+pub async fn remove_container(inner: &Inner, name: &str) -> Result<(), AgentError> {
+    let opts = RemoveContainerOptions {
+        force: true,
+        v: true,
+        ..Default::default()
+    };
+    match inner.docker.remove_container(name, Some(opts)).await {
+        Ok(()) => Ok(()),
+        Err(e) if is_not_found(&e) => Ok(()),
+        Err(bollard::errors::Error::DockerResponseServerError {
+            status_code: 409, ..
+        }) => Ok(()),
+        Err(e) => Err(runtime(format_args!("cannot remove {name}"), e)),
+    }
+}
+
 /// Removes the container (killing it if needed) and the kernel's directory. Either may
 /// already be gone.
 pub async fn remove(inner: &Inner, kernel_id: Uuid) -> Result<(), AgentError> {
@@ -26,20 +44,7 @@ pub async fn remove(inner: &Inner, kernel_id: Uuid) -> Result<(), AgentError> {
             let session = l.get(LABEL_SESSION).and_then(|s| Uuid::parse_str(s).ok());
             Some((l.remove(netpool::LABEL_NETWORK)?, session))
         });
-    let opts = RemoveContainerOptions {
-        force: true,
-        v: true,
-        ..Default::default()
-    };
-    match inner.docker.remove_container(&name, Some(opts)).await {
-        Ok(()) => {}
-        Err(e) if is_not_found(&e) => {}
-        // Already being removed (e.g. by a concurrent call): fine.
-        Err(bollard::errors::Error::DockerResponseServerError {
-            status_code: 409, ..
-        }) => {}
-        Err(e) => return Err(runtime(format_args!("cannot remove {name}"), e)),
-    }
+    remove_container(inner, &name).await?;
     // The container is gone: its devices and cores are free again, room for the pools.
     inner.release(kernel_id);
     inner.pool_wake.notify_one();

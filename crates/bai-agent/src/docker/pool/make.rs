@@ -4,7 +4,7 @@
 use super::{LABEL_POOL, NAME_PREFIX, Ready};
 use crate::docker::body::{container_body, make_work_dir};
 use crate::docker::{Inner, egress, place, ready};
-use crate::error::{is_not_found, runtime};
+use crate::error::runtime;
 use crate::paths::KernelDirs;
 use bai_core::agent::{AgentError, KernelSpec};
 use bai_core::cluster::ClusterInfo;
@@ -12,9 +12,7 @@ use bai_core::egress::EgressSpec;
 use bai_core::pool::PoolShape;
 use bai_core::resources::ResourceSlots;
 use bai_core::status::SessionType;
-use bollard::query_parameters::{
-    CreateContainerOptions, RemoveContainerOptions, StartContainerOptions,
-};
+use bollard::query_parameters::{CreateContainerOptions, StartContainerOptions};
 use uuid::Uuid;
 
 /// The variable that starts krunner in its pool mode.
@@ -129,16 +127,8 @@ pub async fn make(inner: &Inner, shape: &PoolShape) -> Result<Ready, AgentError>
 
 /// Removes an unclaimed pool kernel: its container, its directory, what it held.
 pub async fn remove(inner: &Inner, id: Uuid) {
-    let name = container_name(id);
-    let opts = RemoveContainerOptions {
-        force: true,
-        v: true,
-        ..Default::default()
-    };
-    match inner.docker.remove_container(&name, Some(opts)).await {
-        Ok(()) => {}
-        Err(e) if is_not_found(&e) => {}
-        Err(e) => tracing::warn!(pool_kernel = %id, error = %e, "cannot remove a pool kernel"),
+    if let Err(e) = crate::docker::destroy::remove_container(inner, &container_name(id)).await {
+        tracing::warn!(pool_kernel = %id, error = %e, "cannot remove a pool kernel");
     }
     inner.release(id);
     let root = dirs(inner, id).root;

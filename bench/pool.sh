@@ -8,13 +8,16 @@
 # RUNNING, the manager's clock), and the whole CLI run. Then 20 sessions at once on a pool
 # of 20 against 20 × `docker run -d`, and what an idle pool of 10 costs (baid's and the pool
 # containers' memory and CPU against none).
-#   bench/pool.sh      (after make build-test; ROUNDS=20 POOL=2 BURST=20 IDLE=10)
+# Then `bai start` → the Jupyter URL that `bai open` prints answering 200, from the pool
+# (which pre-starts Jupyter) and cold.
+#   bench/pool.sh      (after make build-test; ROUNDS=20 POOL=2 BURST=20 IDLE=10 JROUNDS=10)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS="${ROUNDS:-20}"
 POOL="${POOL:-2}"
 BURST="${BURST:-20}"
 IDLE="${IDLE:-10}"
+JROUNDS="${JROUNDS:-10}"
 BIN=target/release
 IMAGE=bai/python:3.11-bookworm
 SHAPE="$IMAGE,cpu=1,mem=1g,shm=64m"
@@ -99,6 +102,22 @@ for i in $(seq 1 "$ROUNDS"); do
   t0=$(now); docker run --rm --network "$NOICC" "$IMAGE" python3 -c 'print(1)' >/dev/null; t1=$(now)
   echo "noicc run $(python3 -c "print(round($t1 - $t0, 4))")" >>"$out"
 done
+# `bai start` → the Jupyter URL `bai open` prints answers 200 (the permit's redirect followed).
+for i in $(seq 1 "$JROUNDS"); do
+  for side in cold pool; do
+    d=$pd; [ "$side" = cold ] && d=$cd_
+    # A refill's container start and Jupyter imports are done before either side starts.
+    full "$pd" "$POOL"; sleep 4
+    t0=$(now)
+    on "$d" "$BIN/bai" start -q -t "jup-$side-$i" python >/dev/null
+    url=$(on "$d" "$BIN/bai" open "jup-$side-$i" jupyter)
+    code=$(curl -sL -c /dev/null -o /dev/null -w '%{http_code}' "$url")
+    t1=$(now)
+    [ "$code" = 200 ] || { echo "jupyter answered $code from $side: $url" >&2; exit 1; }
+    echo "$side jupyter $(python3 -c "print(round($t1 - $t0, 4))")" >>"$out"
+    on "$d" "$BIN/bai" rm "jup-$side-$i" >/dev/null
+  done
+done
 hits=$(admin "$pd" "$BIN/bai" agents | grep -o '[0-9]* hits' | head -1)
 
 # 20 at once on a pool of 20, against 20 × docker run -d (each until all run).
@@ -163,6 +182,9 @@ print(f"| `bai run --rm -c 'print(1)' python` from the pool, median | {med(('poo
 n = med(("noicc", "run"))
 print(f"| `bai run --rm -c 'print(1)' python` cold, median | {med(('cold', 'run')):.3f} s | `docker run --rm` {d:.3f} s | {med(('cold', 'run'))/d:.2f}× | |")
 print(f"| `bai run --rm -c 'print(1)' python` cold, median | {med(('cold', 'run')):.3f} s | `docker run --rm` on a bridge like bai's (user-defined, no traffic between containers) {n:.3f} s | {med(('cold', 'run'))/n:.2f}× | ≤ 1.0× |")
+pj, cj = v[("pool", "jupyter")], v[("cold", "jupyter")]
+print(f"| `bai start` → the Jupyter URL of `bai open` answers 200, from the pool, p50 | {p(pj, .5):.3f} s | cold {p(cj, .5):.3f} s | {p(pj, .5)/p(cj, .5):.2f}× | ≤ 1 s |")
+print(f"| `bai start` → the Jupyter URL of `bai open` answers 200, cold, p50 | {p(cj, .5):.3f} s | | | ≤ 2 s |")
 print(f"| {burst} sessions (cpu 0.1, mem 256m) at once with a pool of {burst}, until all RUNNING | {float(burst_bai):.3f} s | {burst} × `docker run -d` {float(burst_docker):.3f} s | {float(burst_bai)/float(burst_docker):.2f}× | ≤ 0.3× |")
 print(f"| baid RSS with an idle pool of {idle} (cpu 0.1, mem 256m) | {rss_pool} MB | baid without pools {rss_none} MB | {int(rss_pool)/max(1, int(rss_none)):.2f}× | |")
 print(f"| baid CPU over 20 s with an idle pool of {idle} | {int(cpu_pool)*10} ms | without pools {int(cpu_none)*10} ms | | |")

@@ -256,3 +256,152 @@ async fn docker_claimed_kernels_share_nothing_and_a_broken_one_starts_cold() {
         t.agent.destroy_kernel(k).await.unwrap();
     }
 }
+
+/// What a batch step printed, asserting it succeeded.
+async fn sh(t: &TestAgent, k: Uuid, script: &str) -> String {
+    let (out, err, code) = run(
+        &t.agent,
+        k,
+        ExecRequest::Batch {
+            clean: None,
+            build: None,
+            exec: Some(script.into()),
+        },
+    )
+    .await;
+    assert_eq!(code, 0, "{script}: {out}{err}");
+    out
+}
+
+#[tokio::test]
+async fn docker_a_pool_kernel_hands_its_session_a_started_jupyter() {
+    let base = spec(SessionType::Interactive, 1024, None);
+    let t = agent_with_pool(vec![target(&base)]).await;
+    ready(&t, 1).await;
+    let s = session(&base);
+    t.agent.create_kernel(s.clone()).await.unwrap();
+    assert_eq!(t.agent.warm_pool_report().counters.hits, 1);
+    let logs = t.agent.logs(s.kernel_id).await.unwrap();
+    assert!(
+        logs.starts_with(&format!("krunner: kernel {} ready", s.kernel_id)),
+        "{logs}"
+    );
+    let pid = logs
+        .lines()
+        .find_map(|l| l.strip_prefix("krunner: jupyter was pre-started (pid "))
+        .and_then(|l| l.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("no pre-started Jupyter: {logs}"))
+        .to_string();
+    // Opening it finds that process, answering under the session's own path.
+    t.agent.start_app(s.kernel_id, "jupyter").await.unwrap();
+    let logs = t.agent.logs(s.kernel_id).await.unwrap();
+    assert!(!logs.contains("krunner: started jupyter"), "{logs}");
+    let base_url = format!("http://127.0.0.1:8091/app/{}/jupyter", s.session_id);
+    let ask = format!(
+        "import json, urllib.request as u\n\
+         print(sorted(json.load(u.urlopen('{base_url}/api/kernelspecs'))['kernelspecs']))\n\
+         r = u.Request('{base_url}/api/kernels', data=json.dumps({{'name': 'backendai'}}).encode(), \
+                       headers={{'Content-Type': 'application/json'}})\n\
+         print(json.load(u.urlopen(r))['name'])\n\
+         print(json.load(u.urlopen('{base_url}/api/contents'))['path'] == '')\n"
+    );
+    let out = sh(&t, s.kernel_id, &format!("python3 - <<'EOF'\n{ask}EOF\n")).await;
+    assert!(out.contains("'backendai'"), "{out}");
+    assert!(out.contains("backendai\nTrue"), "{out}");
+    // The notebook's kernel, started by that Jupyter, has the session's environment, not
+    // the pool's; the Jupyter is the one the pool kernel pre-started.
+    let env = sh(
+        &t,
+        s.kernel_id,
+        "for p in /proc/[0-9]*; do \
+           if tr '\\0' '\\n' < $p/environ 2>/dev/null | grep -q ^BAI_IPYKERNEL_SITE=; then \
+             tr '\\0' '\\n' < $p/environ; echo parent $(awk '{print $4}' $p/stat); fi; \
+         done | grep -E '^(BAI_SESSION_ID|FOO|BAI_POOL)=|^parent' | sort -u",
+    )
+    .await;
+    assert_eq!(
+        env,
+        format!("BAI_SESSION_ID={}\nFOO=bar\nparent {pid}\n", s.session_id),
+    );
+    t.agent.destroy_kernel(s.kernel_id).await.unwrap();
+
+    // A batch session gets no Jupyter: the pre-start ends.
+    ready(&t, 1).await;
+    let mut b = session(&base);
+    b.session_type = SessionType::Batch;
+    b.startup_command = Some("sleep 600".into());
+    t.agent.create_kernel(b.clone()).await.unwrap();
+    assert_eq!(t.agent.warm_pool_report().counters.hits, 2);
+    let procs = sh(
+        &t,
+        b.kernel_id,
+        "grep -l '[n]otebook.app' /proc/[0-9]*/cmdline 2>/dev/null | wc -l",
+    )
+    .await;
+    assert_eq!(procs.trim(), "0");
+    t.agent.destroy_kernel(b.kernel_id).await.unwrap();
+}
+
+/// Waits until the pool's one shape reports `kept` and `ready`.
+async fn settles(t: &TestAgent, kept: u32, ready: u32) {
+    for _ in 0..2400 {
+        let pools = t.agent.warm_pool_report().pools;
+        if pools
+            .iter()
+            .any(|p| p.kept == kept && p.ready == ready && p.making == 0)
+        {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!(
+        "the pool never kept {kept} with {ready} ready: {:?}",
+        t.agent.warm_pool_report()
+    );
+}
+
+/// Waits until the engine lists `n` pool kernels of this test's agent (the removal of
+/// those the pool gave up follows it).
+async fn pool_containers(t: &TestAgent, n: usize) {
+    let mut seen = 0;
+    for _ in 0..1200 {
+        let out = Command::new("docker")
+            .args(["ps", "-aq", "--filter", "name=bai-pool-", "--filter"])
+            .arg(format!("label=ai.bai.agent={}", t.id))
+            .output()
+            .unwrap();
+        seen = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .count();
+        if seen == n {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{seen} pool containers, not {n}");
+}
+
+#[tokio::test]
+async fn docker_an_idle_pool_shrinks_to_one_and_grows_back_when_asked() {
+    let base = spec(SessionType::Interactive, 256, None);
+    let mut three = target(&base);
+    three.count = 3;
+    let t = agent_with_pool(vec![three]).await;
+    settles(&t, 3, 3).await;
+    // Nobody launches its shape: it keeps one (the next start is still instant).
+    t.agent
+        .set_warm_pool_idle_after(std::time::Duration::from_millis(500));
+    settles(&t, 1, 1).await;
+    pool_containers(&t, 1).await;
+    let report = t.agent.warm_pool_report();
+    assert_eq!(report.pools[0].target, 3, "{report:?}");
+    // A start of its shape takes that one and grows it back to its whole count.
+    t.agent
+        .set_warm_pool_idle_after(std::time::Duration::from_secs(3600));
+    let s = session(&base);
+    t.agent.create_kernel(s.clone()).await.unwrap();
+    assert_eq!(t.agent.warm_pool_report().counters.hits, 1);
+    settles(&t, 3, 3).await;
+    pool_containers(&t, 3).await;
+    t.agent.destroy_kernel(s.kernel_id).await.unwrap();
+}

@@ -135,7 +135,7 @@ const APP_START_TIMEOUT: Duration = Duration::from_secs(90);
 /// An app krunner knows how to start: its command and the port it serves on. Web apps are
 /// served under `/app/<session id>/<name>/`, the path the manager's proxy uses in both of
 /// its modes; they need no token of their own (the proxy's permit guards them).
-fn app_command(name: &str, session_id: &str, workdir: &Path) -> Option<(Vec<String>, u16)> {
+pub fn app_command(name: &str, session_id: &str, workdir: &Path) -> Option<(Vec<String>, u16)> {
     let jupyter = |sub: &str, port: u16| {
         let args = vec![
             "jupyter".to_string(),
@@ -176,8 +176,22 @@ fn app_command(name: &str, session_id: &str, workdir: &Path) -> Option<(Vec<Stri
     }
 }
 
-/// Offers "Notebook for Backend.AI" (the image's own Python) to the Jupyter about to start.
-fn notebook_kernel(command: &mut Command) {
+/// The `JUPYTER_PATH` that offers "Notebook for Backend.AI" (the image's own Python) to
+/// Jupyter, its kernelspec written the first time it is asked for (two Python runs, a few
+/// hundred milliseconds: [`prepare_notebook`] takes them off the first opening's path).
+pub fn notebook_path() -> Option<String> {
+    static PATH: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    PATH.get_or_init(write_notebook).clone()
+}
+
+/// Writes the Notebook kernel's spec in the background when the image has Jupyter.
+pub fn prepare_notebook() {
+    if crate::notebook::jupyters_python().is_ok() {
+        std::thread::spawn(notebook_path);
+    }
+}
+
+fn write_notebook() -> Option<String> {
     let python = std::env::var("BAI_PYTHON").unwrap_or_else(|_| "python3".into());
     let python = std::env::var_os("PATH")
         .and_then(|p| {
@@ -194,19 +208,61 @@ fn notebook_kernel(command: &mut Command) {
             if let Some(old) = std::env::var_os("JUPYTER_PATH") {
                 paths.extend(std::env::split_paths(&old));
             }
-            if let Ok(joined) = std::env::join_paths(paths) {
-                command.env("JUPYTER_PATH", joined);
+            std::env::join_paths(paths)
+                .ok()
+                .map(|j| j.to_string_lossy().into_owned())
+        }
+        Err(e) => {
+            eprintln!("krunner: {e}");
+            None
+        }
+    }
+}
+
+/// An app's process: started by this runner, or pre-started in the pool kernel it was
+/// ([`crate::zygote`]) and adopted by pid.
+enum App {
+    Spawned(Child),
+    Adopted(u32),
+}
+
+impl App {
+    /// `Some(why)` once it ended.
+    fn ended(&mut self) -> Option<String> {
+        match self {
+            App::Spawned(c) => match c.try_wait() {
+                Ok(Some(st)) => Some(st.to_string()),
+                _ => None,
+            },
+            // Not this process image's child: its state in /proc (a zombie has ended).
+            App::Adopted(pid) => {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
+                let state = stat
+                    .as_deref()
+                    .and_then(|s| s.rsplit_once(')'))
+                    .and_then(|(_, rest)| rest.split_whitespace().next());
+                match state {
+                    Some("Z") | Some("X") | None => Some("it ended".into()),
+                    _ => None,
+                }
             }
         }
-        Err(e) => eprintln!("krunner: {e}"),
     }
 }
 
 /// Apps started on demand, by name.
 #[derive(Default)]
-pub struct Running(Mutex<HashMap<String, Child>>);
+pub struct Running(Mutex<HashMap<String, App>>);
 
 impl Running {
+    /// Takes over an app pre-started before this runner began.
+    pub fn adopt(&self, name: &str, pid: u32) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.to_string(), App::Adopted(pid));
+    }
+
     /// Starts `name` unless it runs, then waits until its port accepts connections.
     pub fn start(&self, name: &str, workdir: &Path) -> Result<(), String> {
         let session = std::env::var("BAI_SESSION_ID").unwrap_or_default();
@@ -214,23 +270,23 @@ impl Running {
             .ok_or_else(|| format!("krunner does not know how to start the app {name:?}"))?;
         if !cmd.is_empty() {
             let mut running = self.0.lock().unwrap_or_else(|p| p.into_inner());
-            let alive = running
-                .get_mut(name)
-                .is_some_and(|c| matches!(c.try_wait(), Ok(None)));
+            let alive = running.get_mut(name).is_some_and(|a| a.ended().is_none());
             if !alive {
                 let mut command = Command::new(&cmd[0]);
                 command
                     .args(&cmd[1..])
                     .current_dir(workdir)
                     .stdin(Stdio::null());
-                if name.starts_with("jupyter") {
-                    notebook_kernel(&mut command);
+                if name.starts_with("jupyter")
+                    && let Some(path) = notebook_path()
+                {
+                    command.env("JUPYTER_PATH", path);
                 }
                 let child = command
                     .spawn()
                     .map_err(|e| format!("cannot start {name} ({}): {e}", cmd[0]))?;
                 eprintln!("krunner: started {name} (pid {})", child.id());
-                running.insert(name.to_string(), child);
+                running.insert(name.to_string(), App::Spawned(child));
             }
         }
         let deadline = Instant::now() + APP_START_TIMEOUT;
@@ -243,7 +299,7 @@ impl Running {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .get_mut(name)
-                && let Ok(Some(st)) = c.try_wait()
+                && let Some(st) = c.ended()
             {
                 return Err(format!("{name} exited while starting: {st}"));
             }

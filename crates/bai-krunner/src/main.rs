@@ -23,6 +23,7 @@ mod repl;
 mod server;
 mod session;
 mod terminal;
+mod zygote;
 
 use repl::Repl;
 use server::State;
@@ -44,6 +45,12 @@ fn cluster_size() -> u32 {
         .unwrap_or(1)
 }
 
+/// Batch sessions run their command to its end; inference sessions run their model server
+/// in the same way (its exit ends the replica, which the manager replaces).
+fn runs_command() -> bool {
+    std::env::var("BAI_SESSION_TYPE").is_ok_and(|t| t == "batch" || t == "inference")
+}
+
 fn listen(socket: &str) -> UnixListener {
     // A stale socket from an earlier run of this kernel would make bind fail.
     let _ = std::fs::remove_file(socket);
@@ -60,7 +67,7 @@ fn main() {
     let socket = env_or("BAI_KRUNNER_SOCKET", SOCKET);
     let workdir = env_or("BAI_KRUNNER_WORKDIR", WORKDIR);
     if std::env::var_os(pool::POOL_VAR).is_some() {
-        let e = pool::serve_until_bound(&listen(&socket), &socket);
+        let e = pool::serve_until_bound(&listen(&socket), &socket, &workdir);
         eprintln!("krunner: cannot become the session's runner: {e}");
         std::process::exit(70);
     }
@@ -97,6 +104,9 @@ fn main() {
         }
     };
     let state = Arc::new(State::new(repl, workdir));
+    if std::env::var_os("BAI_KERNEL_ID").is_some() && !system && !runs_command() {
+        apps::prepare_notebook();
+    }
     let listener = listen(&socket);
     // The container's log always starts with this line, written before the runner answers
     // (so before the session is RUNNING): a session's logs are never empty.
@@ -105,11 +115,14 @@ fn main() {
         std::env::var("BAI_KERNEL_ID").unwrap_or_default(),
         std::env::var("BAI_SESSION_TYPE").unwrap_or_else(|_| "interactive".into())
     );
-    // Batch sessions run their command to its end; inference sessions run their model
-    // server in the same way (its exit ends the replica, which the manager replaces).
-    let runs_command =
-        std::env::var("BAI_SESSION_TYPE").is_ok_and(|t| t == "batch" || t == "inference");
-    if runs_command
+    // Jupyter pre-started in the pool kernel this was: opening it finds it running (it
+    // starts serving once this runner answers).
+    if let Some(run) = std::path::Path::new(&socket).parent()
+        && let Some(pid) = zygote::adopt(run)
+    {
+        state.apps.adopt(zygote::APP, pid);
+    }
+    if runs_command()
         && let Ok(cmd) = std::env::var("BAI_STARTUP_COMMAND")
         && !cmd.trim().is_empty()
     {

@@ -40,7 +40,7 @@ fn ask(python: &str, code: &str) -> Result<Vec<String>, String> {
 }
 
 /// The Python that runs `jupyter` (its script's `#!` line).
-fn jupyters_python() -> Result<String, String> {
+pub fn jupyters_python() -> Result<String, String> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let script = std::env::split_paths(&path)
         .map(|d| d.join("jupyter"))

@@ -4,11 +4,13 @@
 //! the session's runner by executing itself again with that environment, exactly as if the
 //! container had been made for the session (its bootstrap, sshd, terminal, REPL and startup
 //! command start then, under the session's variables). Nothing else is served before.
+//! Meanwhile Jupyter's imports may be paid in advance ([`crate::zygote`]).
 
 use crate::proto::{self, Event, Request};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 
 /// The variable that makes krunner a pool kernel's runner.
 pub const POOL_VAR: &str = "BAI_POOL";
@@ -17,12 +19,17 @@ const MAX_REQUEST: u64 = 1 << 20;
 
 /// Serves pings until a `bind` comes; then executes krunner again with the bound
 /// environment. Returns only when that fails (the caller exits).
-pub fn serve_until_bound(listener: &UnixListener, socket: &str) -> std::io::Error {
+pub fn serve_until_bound(listener: &UnixListener, socket: &str, workdir: &str) -> std::io::Error {
+    let workdir = Path::new(workdir);
+    let mut zygote = crate::zygote::Zygote::start(workdir);
     for conn in listener.incoming() {
         let Ok(stream) = conn else { continue };
         if let Some(env) = one_request(stream) {
             // The next runner makes its own socket; nobody may reach this one meanwhile.
             let _ = std::fs::remove_file(socket);
+            if let Some(z) = zygote.take() {
+                z.hand_over(&env, Path::new(socket), workdir);
+            }
             return become_session(&env);
         }
     }

@@ -1938,6 +1938,13 @@ export interface components {
         AgentPool: {
             /**
              * Format: uint32
+             * @description How many it keeps now: `target`, or 1 while no session of its shape started lately
+             *     (an idle pool shrinks; the next start of its shape grows it back).
+             * @default 0
+             */
+            kept: number;
+            /**
+             * Format: uint32
              * @description How many are being made.
              */
             making: number;

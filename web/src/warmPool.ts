@@ -4,10 +4,14 @@ import { Schema } from './api';
 export type WarmPool = Schema<'AgentWarmPool'>;
 export type Pool = Schema<'AgentPool'>;
 
-/** `IMAGE,cpu=1,mem=1024m,shm=64m — 1 of 2 ready (1 being made)`. */
+/** `IMAGE,cpu=1,mem=1024m,shm=64m — 1 of 2 ready (1 being made)`; an idle pool, shrunk:
+ * `… — 1 of 4 ready (idle: keeps 1)`. */
 export function formatPool(p: Pool): string {
-  const making = p.making ? ` (${p.making} being made)` : '';
-  return `${p.shape} — ${p.ready} of ${p.target} ready${making}`;
+  const notes = [];
+  if (p.making) notes.push(`${p.making} being made`);
+  if (p.kept < p.target) notes.push(`idle: keeps ${p.kept}`);
+  const more = notes.length ? ` (${notes.join(', ')})` : '';
+  return `${p.shape} — ${p.ready} of ${p.target} ready${more}`;
 }
 
 /** `Warm pools: 3 hits, 1 miss, 4 made, 0 failed to bind, 0 given up for room`, or null when the

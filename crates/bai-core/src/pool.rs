@@ -176,6 +176,10 @@ pub struct PoolStatus {
     /// The shape, as a target is written (`IMAGE,cpu=…,mem=…,shm=…`).
     pub shape: String,
     pub target: u32,
+    /// How many it keeps now: the target, or one while nobody asked for the shape lately
+    /// (an idle pool shrinks; the next create of its shape grows it back).
+    #[serde(default)]
+    pub kept: u32,
     pub ready: u32,
     pub making: u32,
 }

@@ -303,7 +303,10 @@ impl DockerAgent {
                 cores: Mutex::new(CoreMap::detect()),
                 networks: tokio::sync::Mutex::new(netpool::Networks::default()),
                 egress: tokio::sync::Mutex::new(egress::Egress::new(Arc::new(egress::NftCommand))),
-                pools: Mutex::new(pool::Pools::default()),
+                pools: Mutex::new(pool::Pools {
+                    idle_after: pool::IDLE_AFTER,
+                    ..Default::default()
+                }),
                 pool_wake: tokio::sync::Notify::new(),
             }),
         };
@@ -350,6 +353,13 @@ impl DockerAgent {
     /// Sets the shapes the warm pool keeps (what `warm_pool` in the configuration set first).
     pub async fn set_warm_pool(&self, targets: Vec<bai_core::pool::PoolTarget>) {
         pool::fill::set_targets(&self.inner, pool::fill::Source::Node, targets).await;
+    }
+
+    /// How long a pool keeps its whole count after the last create of its shape
+    /// ([`pool::IDLE_AFTER`] unless set).
+    pub fn set_warm_pool_idle_after(&self, after: std::time::Duration) {
+        self.inner.pools().idle_after = after;
+        self.inner.pool_wake.notify_one();
     }
 
     /// Each pool's size and what the pools did.

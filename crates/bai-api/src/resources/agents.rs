@@ -75,6 +75,10 @@ pub struct AgentPool {
     pub shape: String,
     /// How many it should keep.
     pub target: u32,
+    /// How many it keeps now: `target`, or 1 while no session of its shape started lately
+    /// (an idle pool shrinks; the next start of its shape grows it back).
+    #[serde(default)]
+    pub kept: u32,
     /// How many are started and unclaimed.
     pub ready: u32,
     /// How many are being made.
@@ -90,6 +94,7 @@ impl From<&bai_core::pool::PoolReport> for AgentWarmPool {
                 .map(|p| AgentPool {
                     shape: p.shape.clone(),
                     target: p.target,
+                    kept: p.kept,
                     ready: p.ready,
                     making: p.making,
                 })

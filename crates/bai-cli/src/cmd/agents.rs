@@ -79,11 +79,14 @@ pub async fn agents(client: &Client) -> Result<i32> {
     for a in &list.agents {
         let w = &a.warm_pool;
         for p in &w.pools {
-            let making = if p.making > 0 {
+            let mut making = if p.making > 0 {
                 format!(", {} being made", p.making)
             } else {
                 String::new()
             };
+            if p.kept < p.target {
+                making.push_str(&format!(", idle: keeps {}", p.kept));
+            }
             println!(
                 "{} warm pool {}: {} of {} ready{making}",
                 a.id, p.shape, p.ready, p.target

@@ -46,6 +46,7 @@ pub async fn claim(inner: &Arc<Inner>, spec: &KernelSpec) -> Option<KernelCreate
             tracing::debug!(kernel = %spec.kernel_id, shape = %shape, "no pool of the kernel's shape");
             return None;
         }
+        super::fill::asked(&mut pools, &shape);
         let at = pools.ready.iter().position(|r| r.shape == shape);
         match at {
             Some(i) => Some(pools.ready.swap_remove(i)),

@@ -1,6 +1,8 @@
 //! Keeping the pools full: one task per agent makes the missing pool kernels one at a time
 //! (low priority: a create never waits behind it), only where the node's free capacity
-//! holds one more, and wakes when a kernel is claimed or the targets change.
+//! holds one more, and wakes when a kernel is claimed or the targets change. A pool whose
+//! shape nobody launched for a while shrinks to one kernel ([`super::Pools::kept`]); checked
+//! every [`CHECK_IDLE`].
 
 use super::make;
 use crate::docker::Inner;
@@ -10,6 +12,8 @@ use std::time::Duration;
 
 /// Pause after a pool kernel could not be made (a missing image, a full node).
 const AFTER_FAILURE: Duration = Duration::from_secs(10);
+/// How often idle pools are looked for, at most.
+const CHECK_IDLE: Duration = Duration::from_secs(60);
 
 /// Who set a list of targets: the node's own configuration (`baid --warm-pool`) or the
 /// manager (its resource group's pools). The pools keep both; the node's count wins for a
@@ -35,26 +39,14 @@ pub async fn set_targets(inner: &Arc<Inner>, source: Source, targets: Vec<PoolTa
                 all.push(t.clone());
             }
         }
+        // A shape just set is one somebody wants: it starts with its whole count.
+        let now = std::time::Instant::now();
+        for t in &all {
+            pools.asked.entry(t.shape.clone()).or_insert(now);
+        }
+        pools.asked.retain(|s, _| all.iter().any(|t| t.shape == *s));
         pools.targets = all;
-        let mut keep: Vec<(PoolShape, u32)> = pools
-            .targets
-            .iter()
-            .map(|t| (t.shape.clone(), t.count))
-            .collect();
-        let mut extra = Vec::new();
-        pools
-            .ready
-            .retain(|r| match keep.iter_mut().find(|(s, _)| *s == r.shape) {
-                Some((_, n)) if *n > 0 => {
-                    *n -= 1;
-                    true
-                }
-                _ => {
-                    extra.push(r.id);
-                    false
-                }
-            });
-        extra
+        beyond_kept(&mut pools)
     };
     for id in extra {
         make::remove(inner, id).await;
@@ -62,13 +54,53 @@ pub async fn set_targets(inner: &Arc<Inner>, source: Source, targets: Vec<PoolTa
     inner.pool_wake.notify_one();
 }
 
+/// Takes the ready pool kernels past what their pools keep now out of the pools (shapes
+/// no longer wanted, counts lowered, idle pools); returns them for removal.
+fn beyond_kept(pools: &mut super::Pools) -> Vec<uuid::Uuid> {
+    let mut keep: Vec<(PoolShape, u32)> = pools
+        .targets
+        .iter()
+        .map(|t| (t.shape.clone(), pools.kept(t)))
+        .collect();
+    let mut extra = Vec::new();
+    pools
+        .ready
+        .retain(|r| match keep.iter_mut().find(|(s, _)| *s == r.shape) {
+            Some((_, n)) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => {
+                extra.push(r.id);
+                false
+            }
+        });
+    extra
+}
+
+/// A create asked for `shape` (a hit or a miss): its pool keeps its whole count again.
+pub fn asked(pools: &mut super::Pools, shape: &PoolShape) {
+    pools.asked.insert(shape.clone(), std::time::Instant::now());
+}
+
+/// Shrinks the pools nobody asked for lately.
+async fn shrink_idle(inner: &Arc<Inner>) {
+    let extra = beyond_kept(&mut inner.pools());
+    for id in extra {
+        tracing::info!(pool_kernel = %id, "an idle pool shrinks");
+        make::remove(inner, id).await;
+    }
+}
+
 /// Starts the task that keeps the pools full.
 pub fn spawn(inner: &Arc<Inner>) {
     let inner = inner.clone();
     tokio::spawn(async move {
         loop {
+            shrink_idle(&inner).await;
+            let check = inner.pools().idle_after.min(CHECK_IDLE);
             let Some(shape) = next(&inner).await else {
-                inner.pool_wake.notified().await;
+                let _ = tokio::time::timeout(check, inner.pool_wake.notified()).await;
                 continue;
             };
             let made = make::make(&inner, &shape).await;
@@ -81,7 +113,7 @@ pub fn spawn(inner: &Arc<Inner>) {
                     .targets
                     .iter()
                     .find(|t| t.shape == shape)
-                    .map_or(0, |t| t.count as usize);
+                    .map_or(0, |t| pools.kept(t) as usize);
                 let ready = pools.ready.iter().filter(|r| r.shape == shape).count();
                 match made {
                     // The targets changed while it was made: not wanted any more.
@@ -114,7 +146,7 @@ async fn next(inner: &Arc<Inner>) -> Option<PoolShape> {
         pools
             .targets
             .iter()
-            .filter(|t| pools.have(&t.shape) < t.count as usize)
+            .filter(|t| pools.have(&t.shape) < pools.kept(t) as usize)
             .map(|t| t.shape.clone())
             .collect()
     };

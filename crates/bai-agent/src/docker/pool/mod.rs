@@ -48,12 +48,35 @@ pub struct Pools {
     pub ready: Vec<Ready>,
     /// Pool kernels being made, by shape.
     pub making: Vec<PoolShape>,
+    /// When a create last asked for each shape (or its target was set).
+    pub asked: std::collections::HashMap<PoolShape, std::time::Instant>,
+    /// How long a shape nobody asks for keeps its whole count.
+    pub idle_after: std::time::Duration,
     pub counters: Counters,
 }
+
+/// What an idle pool shrinks to: one kernel, so the next start of its shape is still instant.
+pub const IDLE_KEEPS: u32 = 1;
+/// How long a pool keeps its whole count after the last create of its shape.
+pub const IDLE_AFTER: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 
 pub use bai_core::pool::{PoolCounters as Counters, PoolReport, PoolStatus};
 
 impl Pools {
+    /// How many of its shape `target` keeps now: all of them, or [`IDLE_KEEPS`] once no
+    /// create asked for the shape for [`Pools::idle_after`].
+    pub fn kept(&self, target: &PoolTarget) -> u32 {
+        let lately = self
+            .asked
+            .get(&target.shape)
+            .is_some_and(|t| t.elapsed() < self.idle_after);
+        if lately {
+            target.count
+        } else {
+            target.count.min(IDLE_KEEPS)
+        }
+    }
+
     /// How many of `shape` are ready or being made.
     pub fn have(&self, shape: &PoolShape) -> usize {
         self.ready.iter().filter(|r| &r.shape == shape).count()
@@ -67,6 +90,7 @@ impl Pools {
             .map(|t| PoolStatus {
                 shape: t.shape.to_string(),
                 target: t.count,
+                kept: self.kept(t),
                 ready: self.ready.iter().filter(|r| r.shape == t.shape).count() as u32,
                 making: self.making.iter().filter(|m| **m == t.shape).count() as u32,
             })

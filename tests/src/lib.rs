@@ -102,6 +102,24 @@ impl Account {
     }
 }
 
+/// Every line `r` gives until it ends, bytes that are not UTF-8 replaced: a reader that
+/// stopped early would leave baid writing into a pipe nobody reads (and then into a closed
+/// one, which ends it).
+fn lines_of(r: impl std::io::Read) -> impl Iterator<Item = String> {
+    BufReader::new(r)
+        .split(b'\n')
+        .map_while(Result::ok)
+        .map(|l| {
+            String::from_utf8_lossy(&l)
+                .trim_end_matches('\r')
+                .to_string()
+        })
+}
+
+/// In a server's environment: the baid binary to run instead of the build's (a test that
+/// replaces it while it runs, as an upgrade does).
+pub const BAID_BINARY: &str = "BAI_E2E_BAID";
+
 /// What starting baid waits for.
 #[derive(Clone, Copy)]
 enum Ready<'a> {
@@ -236,6 +254,11 @@ impl Server {
         self.child.id()
     }
 
+    /// How baid ended, if it did (it is reaped then).
+    pub fn ended(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
     /// Sends `signal` (`-STOP`, `-CONT`, …) to baid.
     pub fn signal(&self, signal: &str) {
         let ok = Command::new("kill")
@@ -257,7 +280,12 @@ impl Server {
         port: u16,
         ready: Ready<'_>,
     ) -> Server {
-        let mut cmd = Command::new(bin("baid"));
+        // A test may run baid from a copy of its own (BAID_BINARY, not passed on).
+        let exe = env
+            .iter()
+            .find(|(k, _)| *k == BAID_BINARY)
+            .map_or_else(|| bin("baid"), |(_, v)| PathBuf::from(v));
+        let mut cmd = Command::new(exe);
         cmd.arg("up")
             .env("BAI_DATA_DIR", data_dir.path())
             .env("BAI_LISTEN", format!("127.0.0.1:{port}"))
@@ -267,7 +295,7 @@ impl Server {
             .env("BAI_AGENT_LISTEN", "127.0.0.1:0")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        for (k, v) in env {
+        for (k, v) in env.iter().filter(|(k, _)| *k != BAID_BINARY) {
             cmd.env(k, v);
         }
         let mut child = cmd.spawn().expect("spawn baid");
@@ -276,7 +304,7 @@ impl Server {
         let log_path = data_dir.path().join("baid.log");
         let log_thread = std::thread::spawn(move || {
             let mut f = std::fs::File::create(log_path).ok();
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            for line in lines_of(stderr) {
                 if let Some(f) = f.as_mut() {
                     use std::io::Write;
                     let _ = writeln!(f, "{line}");
@@ -287,7 +315,7 @@ impl Server {
         let out_path = data_dir.path().join("baid.out");
         std::thread::spawn(move || {
             let mut f = std::fs::File::create(out_path).ok();
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            for line in lines_of(stdout) {
                 if let Some(f) = f.as_mut() {
                     use std::io::Write;
                     let _ = writeln!(f, "{line}");

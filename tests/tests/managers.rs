@@ -56,11 +56,15 @@ fn cluster(index: u8) -> Cluster {
 
 /// [`cluster`] with A reaching the database at `url_a` and B at `url_b` (one database).
 fn cluster_on(index: u8, url_a: &str, url_b: &str) -> Cluster {
+    cluster_with(index, url_a, url_b, &[])
+}
+
+/// [`cluster_on`] with more of A's environment.
+fn cluster_with(index: u8, url_a: &str, url_b: &str, more_a: &[(&str, &str)]) -> Cluster {
     let (pa, pb) = (free_port(), free_port());
-    let envs = [
-        manager_env(url_a, pa, "30600-30619"),
-        manager_env(url_b, pb, "30620-30639"),
-    ];
+    let mut env_a = manager_env(url_a, pa, "30600-30619");
+    env_a.extend(more_a.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let envs = [env_a, manager_env(url_b, pb, "30620-30639")];
     let a = Server::start_with(&refs(&envs[0]));
     let b = Server::start_standby(&refs(&envs[1]), free_port(), &a);
     assert!(
@@ -207,7 +211,18 @@ fn any_manager_serves_and_a_killed_leader_is_replaced() {
 
 #[test]
 fn a_paused_leader_is_fenced_and_stands_by() {
-    let c = cluster(37);
+    // A runs from a copy of baid that is replaced while it is paused (an upgrade of the
+    // package): it starts again all the same, as the build it is.
+    let copy = tempfile::tempdir().unwrap();
+    let exe = copy.path().join("baid");
+    std::fs::copy(bai_e2e::bin("baid"), &exe).unwrap();
+    let url = bai_store::testing::fresh_database().expect("a database in the test cluster");
+    let c = cluster_with(
+        37,
+        &url,
+        &url,
+        &[(bai_e2e::BAID_BINARY, exe.to_str().unwrap())],
+    );
     let (a, b) = (&c.a, &c.b);
     start_session(a, "paused-1", &[]);
 
@@ -221,6 +236,8 @@ fn a_paused_leader_is_fenced_and_stands_by() {
     start_session(b, "paused-2", &[]);
     b.bai(&b.admin, &["rm", "paused-1"]).expect_ok();
     b.wait_terminated(&b.admin, "paused-1", 120);
+    std::fs::remove_file(&exe).unwrap();
+    std::fs::write(&exe, "#!/bin/sh\necho not this build >&2; exit 9\n").unwrap();
 
     // A runs again: its lease is gone (its renewal is refused by the term fence, or finds
     // no answer in time), and it starts again as a standby, relaying to B.
@@ -234,6 +251,11 @@ fn a_paused_leader_is_fenced_and_stands_by() {
         let r = a.bai(&a.admin, &["session", "info", "--json", "paused-2"]);
         r.ok().then_some(())
     });
+    assert!(
+        !a.log().contains("cannot start again"),
+        "A did not start again: {}",
+        a.log()
+    );
     // Nothing was placed or ended twice: p-1 stays ended, p-2 runs in one container.
     assert_eq!(a.status(&a.admin, "paused-1"), "TERMINATED");
     one_container_each(&c.machine, b, &["paused-2"]);
@@ -456,25 +478,38 @@ fn sessions_survive_a_leader_killed_or_paused_every_few_seconds() {
                     while leader_address(&url).as_deref() != Some(addresses[other].as_str()) {
                         if Instant::now() > deadline {
                             // What each manager said last, to see why.
-                            let g = servers.lock().unwrap();
+                            let mut g = servers.lock().unwrap();
                             let said: Vec<String> = g
                                 .iter()
                                 .flatten()
                                 .map(|s| {
                                     let log = s.log();
                                     let tail: Vec<&str> = log.lines().rev().take(30).collect();
+                                    let out = s.output();
+                                    let printed: Vec<&str> = out.lines().rev().take(4).collect();
                                     format!(
-                                        "--- {} ---\n{}",
+                                        "--- {} ---\n{}\n--- its output ---\n{}",
                                         s.endpoint,
-                                        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                                        tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+                                        printed.into_iter().rev().collect::<Vec<_>>().join("\n")
                                     )
                                 })
                                 .collect();
                             let procs: Vec<String> =
                                 g.iter().flatten().map(|s| process_state(s.pid())).collect();
+                            // Reaped now: how each that ended did.
+                            let ended: Vec<String> = g
+                                .iter_mut()
+                                .flatten()
+                                .map(|s| {
+                                    let how = s.ended();
+                                    format!("{}: {how:?}", s.endpoint)
+                                })
+                                .collect();
                             panic!(
-                                "the standby did not take over (round {round}, lease {:?})\n{}\n{}\n{}",
+                                "the standby did not take over (round {round}, lease {:?})\nended: {}\n{}\n{}\n{}",
                                 leader_address(&url),
+                                ended.join(", "),
                                 said.join("\n"),
                                 procs.join("\n"),
                                 database_state(&url)

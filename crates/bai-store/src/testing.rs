@@ -45,24 +45,6 @@ pub fn new_session(name: &str, access_key: &str, user_id: &str) -> crate::NewSes
     )
 }
 
-/// A write `store` began and never finished, as a leader stopped in the middle of one
-/// leaves it: its transaction is open (on a fenced store, holding the lease row) and the
-/// store's writer is taken until this is dropped.
-pub struct WriteLeftOpen<'a>(crate::Held<'a>);
-
-/// Begins a write on `store`'s writer and leaves it open.
-pub fn write_left_open(store: &Store) -> Result<WriteLeftOpen<'_>> {
-    let conn = store.conn();
-    conn.execute_batch("BEGIN")?;
-    Ok(WriteLeftOpen(conn))
-}
-
-impl Drop for WriteLeftOpen<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.execute_batch("ROLLBACK");
-    }
-}
-
 /// Whether this test run's stores are PostgreSQL's.
 pub fn on_postgres() -> bool {
     std::env::var("BAI_TEST_STORE").is_ok_and(|v| v == "postgres")

@@ -274,7 +274,7 @@ async fn sh(t: &TestAgent, k: Uuid, script: &str) -> String {
 }
 
 #[tokio::test]
-async fn docker_a_pool_kernel_hands_its_session_a_started_jupyter() {
+async fn docker_a_pool_kernel_hands_its_session_a_pre_started_jupyter() {
     let base = spec(SessionType::Interactive, 1024, None);
     let t = agent_with_pool(vec![target(&base)]).await;
     ready(&t, 1).await;
@@ -288,14 +288,20 @@ async fn docker_a_pool_kernel_hands_its_session_a_started_jupyter() {
     );
     let pid = logs
         .lines()
-        .find_map(|l| l.strip_prefix("krunner: jupyter was pre-started (pid "))
+        .find_map(|l| l.strip_prefix("krunner: jupyter is pre-started (pid "))
         .and_then(|l| l.strip_suffix(')'))
         .unwrap_or_else(|| panic!("no pre-started Jupyter: {logs}"))
         .to_string();
-    // Opening it finds that process, answering under the session's own path.
+    // Opening it sends that process the session: it serves under the session's own path.
     t.agent.start_app(s.kernel_id, "jupyter").await.unwrap();
     let logs = t.agent.logs(s.kernel_id).await.unwrap();
-    assert!(!logs.contains("krunner: started jupyter"), "{logs}");
+    assert!(
+        logs.contains(&format!(
+            "krunner: started jupyter from its pre-start (pid {pid})"
+        )),
+        "{logs}"
+    );
+    assert!(!logs.contains("krunner: started jupyter (pid"), "{logs}");
     let base_url = format!("http://127.0.0.1:8091/app/{}/jupyter", s.session_id);
     let ask = format!(
         "import json, urllib.request as u\n\

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::net::TcpStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -220,9 +220,11 @@ fn write_notebook() -> Option<String> {
 }
 
 /// An app's process: started by this runner, or pre-started in the pool kernel it was
-/// ([`crate::zygote`]) and adopted by pid.
+/// ([`crate::zygote`]) and adopted by pid: waiting on its socket for the session until the
+/// app is first opened, then serving.
 enum App {
     Spawned(Child),
+    Waiting(u32, PathBuf),
     Adopted(u32),
 }
 
@@ -235,7 +237,7 @@ impl App {
                 _ => None,
             },
             // Not this process image's child: its state in /proc (a zombie has ended).
-            App::Adopted(pid) => {
+            App::Waiting(pid, _) | App::Adopted(pid) => {
                 let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
                 let state = stat
                     .as_deref()
@@ -255,12 +257,12 @@ impl App {
 pub struct Running(Mutex<HashMap<String, App>>);
 
 impl Running {
-    /// Takes over an app pre-started before this runner began.
-    pub fn adopt(&self, name: &str, pid: u32) {
+    /// Takes over an app pre-started before this runner began, waiting on `socket`.
+    pub fn adopt(&self, name: &str, pid: u32, socket: PathBuf) {
         self.0
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(name.to_string(), App::Adopted(pid));
+            .insert(name.to_string(), App::Waiting(pid, socket));
     }
 
     /// Starts `name` unless it runs, then waits until its port accepts connections.
@@ -270,7 +272,24 @@ impl Running {
             .ok_or_else(|| format!("krunner does not know how to start the app {name:?}"))?;
         if !cmd.is_empty() {
             let mut running = self.0.lock().unwrap_or_else(|p| p.into_inner());
-            let alive = running.get_mut(name).is_some_and(|a| a.ended().is_none());
+            let mut alive = running.get_mut(name).is_some_and(|a| a.ended().is_none());
+            if alive && let Some(App::Waiting(pid, socket)) = running.get(name) {
+                let (pid, socket) = (*pid, socket.clone());
+                let mut env: Vec<(String, String)> = std::env::vars().collect();
+                if let Some(path) = notebook_path() {
+                    env.push(("JUPYTER_PATH".into(), path));
+                }
+                match crate::zygote::order(&socket, &cmd, &env, workdir) {
+                    Ok(()) => {
+                        eprintln!("krunner: started {name} from its pre-start (pid {pid})");
+                        running.insert(name.to_string(), App::Adopted(pid));
+                    }
+                    Err(e) => {
+                        eprintln!("krunner: the pre-started {name} is gone ({e}); starting it");
+                        alive = false;
+                    }
+                }
+            }
             if !alive {
                 let mut command = Command::new(&cmd[0]);
                 command

@@ -115,12 +115,12 @@ fn main() {
         std::env::var("BAI_KERNEL_ID").unwrap_or_default(),
         std::env::var("BAI_SESSION_TYPE").unwrap_or_else(|_| "interactive".into())
     );
-    // Jupyter pre-started in the pool kernel this was: opening it finds it running (it
-    // starts serving once this runner answers).
+    // Jupyter pre-started in the pool kernel this was: opening it sends it the session.
     if let Some(run) = std::path::Path::new(&socket).parent()
-        && let Some(pid) = zygote::adopt(run)
+        && let Some((pid, waits_on)) = zygote::adopt(run)
     {
-        state.apps.adopt(zygote::APP, pid);
+        eprintln!("krunner: {} is pre-started (pid {pid})", zygote::APP);
+        state.apps.adopt(zygote::APP, pid, waits_on);
     }
     if runs_command()
         && let Ok(cmd) = std::env::var("BAI_STARTUP_COMMAND")

@@ -20,15 +20,17 @@ const MAX_REQUEST: u64 = 1 << 20;
 /// Serves pings until a `bind` comes; then executes krunner again with the bound
 /// environment. Returns only when that fails (the caller exits).
 pub fn serve_until_bound(listener: &UnixListener, socket: &str, workdir: &str) -> std::io::Error {
-    let workdir = Path::new(workdir);
-    let mut zygote = crate::zygote::Zygote::start(workdir);
+    // Ready (answering pings) once Jupyter's imports are paid, where it has them.
+    let mut zygote = Path::new(socket)
+        .parent()
+        .and_then(|run| crate::zygote::Zygote::start(run, Path::new(workdir)));
     for conn in listener.incoming() {
         let Ok(stream) = conn else { continue };
         if let Some(env) = one_request(stream) {
             // The next runner makes its own socket; nobody may reach this one meanwhile.
             let _ = std::fs::remove_file(socket);
             if let Some(z) = zygote.take() {
-                z.hand_over(&env, Path::new(socket), workdir);
+                z.hand_over(&env);
             }
             return become_session(&env);
         }

@@ -1,35 +1,37 @@
 //! Jupyter pre-started in pool kernels. Most of Jupyter's start (over a second) is its
 //! Python imports, which do not depend on the session. A pool kernel's runner therefore
 //! starts [`zygote.py`] under Jupyter's own Python: it imports the Notebook server and
-//! waits on a pipe, holding no port and no data. When the kernel is bound to an
-//! interactive session with no bootstrap script (one that could change what Jupyter
-//! sees), the runner hands it the session's command line, environment and directory
-//! before it executes itself as the session's runner; the server then answers within a
-//! few hundred milliseconds of RUNNING, where a cold kernel starts it when first opened.
-//!
-//! The session's runner adopts the process by the pid left in its run directory
-//! ([`PRESTARTED`]), so opening the app finds it running. Any other session ends it.
+//! waits on a socket in the run directory ([`SOCKET`]), holding no port and no data; the
+//! pool kernel is ready once that socket is there. Bound to an interactive session with no
+//! bootstrap script (one that could change what Jupyter sees), the kernel keeps it and leaves
+//! its pid for the session's runner ([`PRESTARTED`]); when the user first opens Jupyter, that
+//! runner sends it the session's command line, environment and directory, and the server
+//! answers within a few hundred milliseconds, where a cold start takes over a second. Any
+//! other session ends it before its runner starts.
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 const SCRIPT: &str = include_str!("zygote.py");
 /// The file in the run directory naming the pre-started Jupyter's pid, for the session's
 /// runner (a variable would show in the session's environment).
 pub const PRESTARTED: &str = "jupyter.pid";
+/// The socket in the run directory the pre-started Jupyter waits on.
+pub const SOCKET: &str = "jupyter-prestart.sock";
 /// The app it becomes.
 pub const APP: &str = "jupyter";
 /// Below this memory limit a pool kernel does not pre-start Jupyter: its imports would take
 /// a share of a small session's memory that the user may never use.
 const MIN_MEMORY: u64 = 512 << 20;
+/// The longest a pool kernel waits for the imports before it is ready without them.
+/// (Within the agent's 30 s for a kernel to answer.)
+const IMPORTS_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// A pre-started Jupyter waiting for its session.
 pub struct Zygote {
     child: Child,
-    order: ChildStdin,
-    /// `JUPYTER_PATH` with the Notebook kernel's spec, as a cold start sets it.
-    jupyter_path: Option<String>,
+    socket: PathBuf,
 }
 
 /// The container's memory limit (cgroup v2, or v1's file), `None` when unlimited or
@@ -48,43 +50,45 @@ fn memory_limit() -> Option<u64> {
 }
 
 impl Zygote {
-    /// Starts the imports when this kernel may pre-start Jupyter: it has Jupyter (its
-    /// Notebook kernel written now, as a cold start would), and memory to spare.
-    pub fn start(workdir: &Path) -> Option<Zygote> {
+    /// Starts the imports when this kernel may pre-start Jupyter (it has Jupyter and memory
+    /// to spare) and returns once they are done (its socket is there), or it gave up.
+    pub fn start(run: &Path, workdir: &Path) -> Option<Zygote> {
         if memory_limit().is_some_and(|m| m < MIN_MEMORY) {
             return None;
         }
         let python = crate::notebook::jupyters_python().ok()?;
-        let mut command = Command::new(python);
-        command
+        let socket = run.join(SOCKET);
+        let _ = std::fs::remove_file(&socket);
+        let mut child = match Command::new(python)
             .args(["-c", SCRIPT])
+            .arg(&socket)
             .current_dir(workdir)
-            .stdin(Stdio::piped());
-        let jupyter_path = crate::apps::notebook_path();
-        let mut child = match command.spawn() {
+            .stdin(Stdio::null())
+            .spawn()
+        {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("krunner: no Jupyter pre-start: {e}");
                 return None;
             }
         };
-        let order = child.stdin.take()?;
-        Some(Zygote {
-            child,
-            order,
-            jupyter_path,
-        })
+        let deadline = Instant::now() + IMPORTS_TIMEOUT;
+        while !socket.exists() {
+            let gone = !matches!(child.try_wait(), Ok(None));
+            if gone || Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Some(Zygote { child, socket })
     }
 
-    /// Hands the pre-started Jupyter to the session whose environment `env` is (the whole
-    /// of it) and leaves its pid beside `socket` for the session's runner; `false` when the
-    /// session is not one to give it to (it ended). It starts serving once the session's
-    /// runner answers on `socket`, so the session's log begins with the runner's line.
-    pub fn hand_over(mut self, env: &[(String, String)], socket: &Path, workdir: &Path) -> bool {
-        let Some(run) = socket.parent() else {
-            self.end();
-            return false;
-        };
+    /// Keeps the pre-started Jupyter for the session whose environment `env` is, leaving its
+    /// pid beside its socket for the session's runner; ends it when the session is not one
+    /// to give it to.
+    pub fn hand_over(mut self, env: &[(String, String)]) {
         let get = |k: &str| {
             env.iter()
                 .rev()
@@ -93,58 +97,49 @@ impl Zygote {
         };
         let interactive = get("BAI_SESSION_TYPE").is_none_or(|t| t == "interactive");
         let bootstrap = get("BAI_BOOTSTRAP_SCRIPT").is_some_and(|s| !s.trim().is_empty());
-        if !interactive || bootstrap {
-            self.end();
-            return false;
+        let kept = interactive
+            && !bootstrap
+            && self.socket.parent().is_some_and(|run| {
+                std::fs::write(run.join(PRESTARTED), self.child.id().to_string()).is_ok()
+            });
+        if !kept {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            let _ = std::fs::remove_file(&self.socket);
         }
-        let session = get("BAI_SESSION_ID").unwrap_or_default();
-        let Some((argv, _)) = crate::apps::app_command(APP, session, workdir) else {
-            self.end();
-            return false;
-        };
-        // Jupyter's own name for the server it runs (`jupyter notebook` executes this).
-        let argv: Vec<String> = std::iter::once("jupyter-notebook".to_string())
-            .chain(argv.into_iter().skip(2))
-            .collect();
-        let mut vars: std::collections::BTreeMap<String, String> = std::env::vars()
-            .filter(|(k, _)| k != crate::pool::POOL_VAR)
-            .collect();
-        vars.extend(env.iter().cloned());
-        if let Some(p) = self.jupyter_path.take() {
-            vars.insert("JUPYTER_PATH".into(), p);
-        }
-        let line = serde_json::json!({
-            "argv": argv,
-            "env": vars,
-            "cwd": workdir.display().to_string(),
-            "runner": socket.display().to_string(),
-        });
-        let pid = self.child.id();
-        let sent = std::fs::write(run.join(PRESTARTED), pid.to_string()).is_ok()
-            && writeln!(self.order, "{line}").is_ok()
-            && self.order.flush().is_ok();
-        if !sent {
-            let _ = std::fs::remove_file(run.join(PRESTARTED));
-            self.end();
-            return false;
-        }
-        true
-    }
-
-    fn end(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
-/// The pre-started Jupyter's pid, read once by the session's runner (the file is removed);
-/// it says so in the log after its first line.
-pub fn adopt(run: &Path) -> Option<u32> {
+/// The pre-started Jupyter of this kernel, taken once by the session's runner (the file is
+/// removed): its pid and socket.
+pub fn adopt(run: &Path) -> Option<(u32, PathBuf)> {
     let file = run.join(PRESTARTED);
     let pid = std::fs::read_to_string(&file).ok()?.trim().parse().ok();
     let _ = std::fs::remove_file(&file);
-    if let Some(pid) = pid {
-        eprintln!("krunner: {APP} was pre-started (pid {pid})");
-    }
-    pid
+    pid.map(|p| (p, run.join(SOCKET)))
+}
+
+/// Sends the pre-started Jupyter its session: this runner's command line for the app, its
+/// environment (the session's) and its directory. An error when it is gone.
+pub fn order(
+    socket: &Path,
+    argv: &[String],
+    env: &[(String, String)],
+    workdir: &Path,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    // Jupyter's own name for the server it runs (`jupyter notebook` executes this).
+    let argv: Vec<&str> = std::iter::once("jupyter-notebook")
+        .chain(argv.iter().skip(2).map(String::as_str))
+        .collect();
+    let env: std::collections::BTreeMap<&str, &str> =
+        env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let line = serde_json::json!({
+        "argv": argv,
+        "env": env,
+        "cwd": workdir.display().to_string(),
+    });
+    let mut s = std::os::unix::net::UnixStream::connect(socket)?;
+    writeln!(s, "{line}")?;
+    s.flush()
 }

@@ -214,3 +214,122 @@ fn a_pool_kernel_that_cannot_be_bound_costs_a_cold_start() {
         s.log()
     );
 }
+
+/// What a user sees of session `name` from outside: its fields (`bai session info`), its
+/// idle checks and stats (`bai session stats`), the first line of its logs and its apps,
+/// with what differs between any two sessions (ids, names, times, live counters) taken out.
+fn outside(s: &Server, name: &str) -> String {
+    const VOLATILE: [&str; 14] = [
+        "id",
+        "row_id",
+        "session_id",
+        "name",
+        "session_name",
+        "status_changed",
+        "status_history",
+        "created_at",
+        "main_kernel_id",
+        "container_id",
+        "remaining",
+        "rx_bytes",
+        "tx_bytes",
+        "last_activity",
+    ];
+    fn scrub(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.retain(|k, _| !VOLATILE.contains(&k.as_str()));
+                for (_, x) in m.iter_mut() {
+                    // Fields that hold JSON as text (idle_checks) are read as JSON.
+                    if let Some(inner) = x
+                        .as_str()
+                        .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+                        .filter(|j| j.is_object())
+                    {
+                        *x = inner;
+                    }
+                    scrub(x);
+                }
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(scrub),
+            _ => {}
+        }
+    }
+    let mut info = s.info(&s.user, name);
+    let kernel = info["main_kernel_id"].as_str().unwrap().to_string();
+    scrub(&mut info);
+    let stats = s.bai(&s.user, &["session", "stats", "--json", name]);
+    stats.expect_ok();
+    let mut stats: serde_json::Value = serde_json::from_str(&stats.stdout).unwrap();
+    scrub(&mut stats["idle_checks"]);
+    let logs = s.bai(&s.user, &["logs", name]);
+    logs.expect_ok();
+    let apps = s.bai(&s.user, &["apps", name]);
+    apps.expect_ok();
+    format!(
+        "{info:#}\n{:#}\n{}\n{}",
+        stats["idle_checks"],
+        logs.stdout
+            .lines()
+            .next()
+            .unwrap_or("")
+            .replace(&kernel, "KERNEL"),
+        apps.stdout
+    )
+}
+
+#[test]
+fn a_session_from_the_pool_looks_the_same_from_outside_as_a_cold_one() {
+    let s = Server::start_with(&[("BAI_WARM_POOLS", "on")]);
+    let pool = |shapes: &str| {
+        s.bai(
+            &s.admin,
+            &[
+                "admin",
+                "resource-group",
+                "update",
+                "default",
+                "--warm-pool",
+                shapes,
+                "--warm-pool-auto",
+                "0",
+            ],
+        )
+        .expect_ok();
+    };
+    let start = |name: &str| {
+        s.bai(
+            &s.user,
+            &[
+                "start", "-q", "-t", name, "-r", "cpu=0.5", "-r", "mem=512m", "python",
+            ],
+        )
+        .expect_ok();
+    };
+    pool("python,cpu=0.5,mem=512m,count=1");
+    s.wait_for(180, "the pool's kernel", || {
+        agents(&s).contains("1 of 1 ready").then_some(())
+    });
+    start("same-pool");
+    wait_counter(&s, "hits", 1);
+    // The same request with no pool: cold.
+    pool("");
+    s.wait_for(120, "no pool kernels", || {
+        let out = std::process::Command::new("docker")
+            .args(["ps", "-aq", "--filter", "name=bai-pool-", "--filter"])
+            .arg(format!("label=ai.bai.agent={}", s.agent_id))
+            .output()
+            .unwrap();
+        out.stdout.is_empty().then_some(())
+    });
+    start("same-cold");
+    let (warm, cold) = (outside(&s, "same-pool"), outside(&s, "same-cold"));
+    assert_eq!(warm, cold, "from the pool:\n{warm}\ncold:\n{cold}");
+    assert!(warm.contains("\"network_timeout\""), "{warm}");
+    assert!(
+        warm.contains("krunner: kernel KERNEL ready (interactive)"),
+        "{warm}"
+    );
+    assert!(warm.contains("jupyter"), "{warm}");
+    assert_eq!(counter(&s, "hits"), 1, "the second start was cold");
+}

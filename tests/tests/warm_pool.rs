@@ -37,6 +37,13 @@ fn wait_counter(s: &Server, what: &str, n: u64) -> String {
     })
 }
 
+/// `bai admin resource-group update default ARGS…` (the pools' options).
+fn update_group(s: &Server, args: &[&str]) -> bai_e2e::Run {
+    let mut all = vec!["admin", "resource-group", "update", "default"];
+    all.extend(args);
+    s.bai(&s.admin, &all)
+}
+
 fn metrics(s: &Server) -> String {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
@@ -92,26 +99,12 @@ fn pools_start_sessions_from_started_kernels() {
     assert!(m.contains("bai_warm_pool_refills_total"), "{m}");
 
     // An administrator's pool: a shape no agent can hold is refused with the reason.
-    let r = s.bai(
-        &s.admin,
-        &[
-            "admin",
-            "resource-group",
-            "update",
-            "default",
-            "--warm-pool",
-            "python,cpu=4096",
-        ],
-    );
+    let r = update_group(&s, &["--warm-pool", "python,cpu=4096"]);
     r.expect_fail("no agent can hold");
     assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
-    let r = s.bai(
-        &s.admin,
+    let r = update_group(
+        &s,
         &[
-            "admin",
-            "resource-group",
-            "update",
-            "default",
             "--warm-pool",
             "python,cpu=0.5,mem=512m,count=2",
             "--warm-pool-auto",
@@ -169,18 +162,7 @@ fn pools_start_sessions_from_started_kernels() {
     assert_eq!(counter(&s, "hits"), hits + 1);
 
     // No pools: the pool kernels go.
-    s.bai(
-        &s.admin,
-        &[
-            "admin",
-            "resource-group",
-            "update",
-            "default",
-            "--warm-pool",
-            "",
-        ],
-    )
-    .expect_ok();
+    update_group(&s, &["--warm-pool", ""]).expect_ok();
     s.wait_for(120, "no pool kernels", || {
         let out = std::process::Command::new("docker")
             .args(["ps", "-aq", "--filter", "name=bai-pool-", "--filter"])
@@ -282,20 +264,7 @@ fn outside(s: &Server, name: &str) -> String {
 fn a_session_from_the_pool_looks_the_same_from_outside_as_a_cold_one() {
     let s = Server::start_with(&[("BAI_WARM_POOLS", "on")]);
     let pool = |shapes: &str| {
-        s.bai(
-            &s.admin,
-            &[
-                "admin",
-                "resource-group",
-                "update",
-                "default",
-                "--warm-pool",
-                shapes,
-                "--warm-pool-auto",
-                "0",
-            ],
-        )
-        .expect_ok();
+        update_group(&s, &["--warm-pool", shapes, "--warm-pool-auto", "0"]).expect_ok();
     };
     let start = |name: &str| {
         s.bai(

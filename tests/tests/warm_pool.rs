@@ -44,6 +44,18 @@ fn update_group(s: &Server, args: &[&str]) -> bai_e2e::Run {
     s.bai(&s.admin, &all)
 }
 
+/// Waits until the agent's engine has no pool kernel left.
+fn no_pool_kernels(s: &Server) {
+    s.wait_for(120, "no pool kernels", || {
+        let out = std::process::Command::new("docker")
+            .args(["ps", "-aq", "--filter", "name=bai-pool-", "--filter"])
+            .arg(format!("label=ai.bai.agent={}", s.agent_id))
+            .output()
+            .unwrap();
+        out.stdout.is_empty().then_some(())
+    });
+}
+
 fn metrics(s: &Server) -> String {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
@@ -163,14 +175,8 @@ fn pools_start_sessions_from_started_kernels() {
 
     // No pools: the pool kernels go.
     update_group(&s, &["--warm-pool", ""]).expect_ok();
-    s.wait_for(120, "no pool kernels", || {
-        let out = std::process::Command::new("docker")
-            .args(["ps", "-aq", "--filter", "name=bai-pool-", "--filter"])
-            .arg(format!("label=ai.bai.agent={}", s.agent_id))
-            .output()
-            .unwrap();
-        (!agents(&s).contains(" warm pool ") && out.stdout.is_empty()).then_some(())
-    });
+    no_pool_kernels(&s);
+    assert!(!agents(&s).contains(" warm pool "), "{}", agents(&s));
 }
 
 #[test]
@@ -283,14 +289,7 @@ fn a_session_from_the_pool_looks_the_same_from_outside_as_a_cold_one() {
     wait_counter(&s, "hits", 1);
     // The same request with no pool: cold.
     pool("");
-    s.wait_for(120, "no pool kernels", || {
-        let out = std::process::Command::new("docker")
-            .args(["ps", "-aq", "--filter", "name=bai-pool-", "--filter"])
-            .arg(format!("label=ai.bai.agent={}", s.agent_id))
-            .output()
-            .unwrap();
-        out.stdout.is_empty().then_some(())
-    });
+    no_pool_kernels(&s);
     start("same-cold");
     let (warm, cold) = (outside(&s, "same-pool"), outside(&s, "same-cold"));
     assert_eq!(warm, cold, "from the pool:\n{warm}\ncold:\n{cold}");

@@ -65,17 +65,7 @@ async fn inside(t: &TestAgent, s: &KernelSpec) -> String {
                  ls -la ~/data ~/ro | awk '{print $1, $3, $NF}'; cat ~/data/hello; \
                  grep ' /home/work' /proc/mounts | awk '{split($4, o, \",\"); print $2, o[1]}' | sort; \
                  touch ~/ro/x 2>&1 | sed 's/.*: //'";
-    let (out, err, code) = run(
-        &t.agent,
-        s.kernel_id,
-        ExecRequest::Batch {
-            clean: None,
-            build: None,
-            exec: Some(probe.into()),
-        },
-    )
-    .await;
-    assert_eq!(code, 0, "{err}");
+    let out = sh(t, s.kernel_id, probe).await;
     let (q_out, _, _) = run(
         &t.agent,
         s.kernel_id,

@@ -204,7 +204,7 @@ fn a_pool_kernel_that_cannot_be_bound_costs_a_cold_start() {
 }
 
 /// What a user sees of session `name` from outside: its fields (`bai session info`), its
-/// idle checks and stats (`bai session stats`), the first line of its logs and its apps,
+/// idle checks and stats (`bai session stats`), its runner's line in its logs and its apps,
 /// with what differs between any two sessions (ids, names, times, live counters) taken out.
 fn outside(s: &Server, name: &str) -> String {
     const VOLATILE: [&str; 14] = [
@@ -257,9 +257,10 @@ fn outside(s: &Server, name: &str) -> String {
     format!(
         "{info:#}\n{:#}\n{}\n{}",
         stats["idle_checks"],
+        // The runner's line (sshd may say it listens before it, in either kind).
         logs.stdout
             .lines()
-            .next()
+            .find(|l| l.starts_with("krunner: kernel "))
             .unwrap_or("")
             .replace(&kernel, "KERNEL"),
         apps.stdout

@@ -204,25 +204,7 @@ pub fn release(store: &Store, bid: &LeaseBid, term: i64) {
 fn restart(why: &str) {
     tracing::error!("{why}: this manager stops leading and starts again as a standby");
     eprintln!("bai: {why}; starting again as a standby");
-    // The very build that runs, through the kernel's link to it: its file may have been
-    // replaced or removed since it started (a package upgrade), and a manager starting
-    // again must not die of that, nor become another version than the one it was.
-    let running = std::path::Path::new("/proc/self/exe");
-    let exe = if running.exists() {
-        running.to_path_buf()
-    } else {
-        std::env::current_exe().unwrap_or_else(|_| running.into())
-    };
-    let mut args = std::env::args_os();
-    let arg0 = args.next().unwrap_or_else(|| "baid".into());
-    let err = {
-        use std::os::unix::process::CommandExt;
-        std::process::Command::new(exe)
-            .arg0(arg0)
-            .args(args)
-            .env(REJOINED, "1")
-            .exec()
-    };
+    let err = crate::again::exec_again((REJOINED, "1"));
     // exec returns only when it failed: stop, so a supervisor starts it again.
     eprintln!("bai: cannot start again ({err}); stopping");
     std::process::exit(3);

@@ -2,6 +2,7 @@
 //! one agent on the local Docker engine, and the embedded SQLite database.
 #![forbid(unsafe_code)]
 
+mod again;
 mod agent;
 mod bootstrap;
 mod config_file;

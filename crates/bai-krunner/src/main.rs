@@ -108,8 +108,8 @@ fn main() {
         apps::prepare_notebook();
     }
     let listener = listen(&socket);
-    // The container's log always starts with this line, written before the runner answers
-    // (so before the session is RUNNING): a session's logs are never empty.
+    // The container's log holds this line, written before the runner answers (so before the
+    // session is RUNNING; sshd's own lines may come first): a session's logs are never empty.
     eprintln!(
         "krunner: kernel {} ready ({})",
         std::env::var("BAI_KERNEL_ID").unwrap_or_default(),

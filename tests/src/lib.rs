@@ -7,6 +7,7 @@
 pub mod apps;
 pub mod crash;
 pub mod cut;
+pub mod diagnose;
 pub mod netns;
 pub mod pg;
 pub mod registry;

@@ -8,6 +8,8 @@ pub mod apps;
 pub mod crash;
 pub mod cut;
 pub mod diagnose;
+mod launch;
+use launch::{Early, Ready, Started};
 pub mod netns;
 pub mod pg;
 pub mod registry;
@@ -15,7 +17,6 @@ pub mod remote;
 pub mod suite;
 pub mod tunnel;
 
-use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -103,32 +104,9 @@ impl Account {
     }
 }
 
-/// Every line `r` gives until it ends, bytes that are not UTF-8 replaced: a reader that
-/// stopped early would leave baid writing into a pipe nobody reads (and then into a closed
-/// one, which ends it).
-fn lines_of(r: impl std::io::Read) -> impl Iterator<Item = String> {
-    BufReader::new(r)
-        .split(b'\n')
-        .map_while(Result::ok)
-        .map(|l| {
-            String::from_utf8_lossy(&l)
-                .trim_end_matches('\r')
-                .to_string()
-        })
-}
-
 /// In a server's environment: the baid binary to run instead of the build's (a test that
 /// replaces it while it runs, as an upgrade does).
 pub const BAID_BINARY: &str = "BAI_E2E_BAID";
-
-/// What starting baid waits for.
-#[derive(Clone, Copy)]
-enum Ready<'a> {
-    /// It leads and serves ("Stop with Ctrl-C").
-    Up,
-    /// It stands by for the manager of this server ("bai stands by").
-    StandingBy(&'a Server),
-}
 
 /// A running `baid up`. Dropping it stops the server and removes its containers.
 pub struct Server {
@@ -274,89 +252,36 @@ impl Server {
         std::fs::read_to_string(self.data_dir.path().join("baid.out")).unwrap_or_default()
     }
 
-    /// Starts baid and waits for what `ready` names in its output.
+    /// Starts baid and waits for what `ready` names in its output. A port that another
+    /// process took meanwhile (a restart on the same port, with other tests' servers and
+    /// clients side by side) is tried again a few times; any other early end fails the test
+    /// with baid's output.
     fn start_ready(
         data_dir: tempfile::TempDir,
         env: &[(&str, &str)],
         port: u16,
         ready: Ready<'_>,
     ) -> Server {
-        // A test may run baid from a copy of its own (BAID_BINARY, not passed on).
-        let exe = env
-            .iter()
-            .find(|(k, _)| *k == BAID_BINARY)
-            .map_or_else(|| bin("baid"), |(_, v)| PathBuf::from(v));
-        let mut cmd = Command::new(exe);
-        cmd.arg("up")
-            .env("BAI_DATA_DIR", data_dir.path())
-            .env("BAI_LISTEN", format!("127.0.0.1:{port}"))
-            .env("BAI_KRUNNER", bin("bai-krunner"))
-            .env("RUST_LOG", "info,bollard=warn")
-            // Tests run side by side: each manager takes any free port for agents.
-            .env("BAI_AGENT_LISTEN", "127.0.0.1:0")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (k, v) in env.iter().filter(|(k, _)| *k != BAID_BINARY) {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().expect("spawn baid");
-        let stdout = child.stdout.take().expect("stdout");
-        let stderr = child.stderr.take().expect("stderr");
-        let log_path = data_dir.path().join("baid.log");
-        let log_thread = std::thread::spawn(move || {
-            let mut f = std::fs::File::create(log_path).ok();
-            for line in lines_of(stderr) {
-                if let Some(f) = f.as_mut() {
-                    use std::io::Write;
-                    let _ = writeln!(f, "{line}");
+        let mut attempt = 0;
+        let started = loop {
+            attempt += 1;
+            match launch::spawn_until(&data_dir, env, port, ready) {
+                Ok(started) => break started,
+                Err(Early { text, port_taken }) if port_taken && attempt < 5 => {
+                    eprintln!(
+                        "baid could not listen on {port} (attempt {attempt}); again:\n{text}"
+                    );
+                    std::thread::sleep(Duration::from_secs(1));
                 }
+                Err(Early { text, .. }) => panic!("{text}"),
             }
-        });
-        let (tx, rx) = std::sync::mpsc::channel();
-        let out_path = data_dir.path().join("baid.out");
-        std::thread::spawn(move || {
-            let mut f = std::fs::File::create(out_path).ok();
-            for line in lines_of(stdout) {
-                if let Some(f) = f.as_mut() {
-                    use std::io::Write;
-                    let _ = writeln!(f, "{line}");
-                }
-                let _ = tx.send(line);
-            }
-        });
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let mut agent_id = String::new();
-        let mut agent_listen = None;
-        let mut up = false;
-        while Instant::now() < deadline {
-            match rx.recv_timeout(Duration::from_millis(200)) {
-                Ok(line) => {
-                    if let Some(rest) = line.trim().strip_prefix("agent        : ") {
-                        agent_id = rest.split_whitespace().next().unwrap_or("").to_string();
-                    }
-                    if let Some(rest) = line.trim().strip_prefix("agents join  : ") {
-                        agent_listen = rest.split_whitespace().next().and_then(|a| a.parse().ok());
-                    }
-                    let done = match ready {
-                        Ready::Up => line.starts_with("Stop with Ctrl-C"),
-                        Ready::StandingBy(_) => line.starts_with("bai stands by"),
-                    };
-                    if done {
-                        up = true;
-                        break;
-                    }
-                }
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    if let Ok(Some(status)) = child.try_wait() {
-                        let log = std::fs::read_to_string(data_dir.path().join("baid.log"))
-                            .unwrap_or_default();
-                        panic!("baid exited early ({status}):\n{log}");
-                    }
-                }
-                Err(_) => break,
-            }
-        }
-        assert!(up, "baid did not come up within 60s");
+        };
+        let Started {
+            child,
+            log_thread,
+            agent_id,
+            agent_listen,
+        } = started;
         let (user, user2, admin) = match ready {
             Ready::Up => (
                 Account::load(&data_dir.path().join("env-user.sh")),
@@ -380,7 +305,7 @@ impl Server {
             .unwrap_or_else(|| "http".into());
         Server {
             child,
-            log_thread: Some(log_thread),
+            log_thread,
             endpoint: format!("{scheme}://127.0.0.1:{port}"),
             data_dir,
             agent_id,

@@ -21,6 +21,19 @@ fn lines_of(r: impl std::io::Read) -> impl Iterator<Item = String> {
         })
 }
 
+/// Writes every line of `r` into a new file at `path` (a file that cannot be made is
+/// skipped, the reading goes on) and hands it to `each`.
+fn copy_lines(r: impl std::io::Read, path: &std::path::Path, mut each: impl FnMut(String)) {
+    use std::io::Write;
+    let mut f = std::fs::File::create(path).ok();
+    for line in lines_of(r) {
+        if let Some(f) = f.as_mut() {
+            let _ = writeln!(f, "{line}");
+        }
+        each(line);
+    }
+}
+
 /// What starting baid waits for.
 #[derive(Clone, Copy)]
 pub(crate) enum Ready<'a> {
@@ -33,7 +46,7 @@ pub(crate) enum Ready<'a> {
 /// A baid that is up, before its accounts are read.
 pub(crate) struct Started {
     pub(crate) child: Child,
-    pub(crate) log_thread: Option<std::thread::JoinHandle<()>>,
+    pub(crate) log_thread: std::thread::JoinHandle<()>,
     pub(crate) agent_id: String,
     pub(crate) agent_listen: Option<std::net::SocketAddr>,
 }
@@ -95,26 +108,13 @@ pub(crate) fn spawn_until(
     let stdout = child.stdout.take().expect("stdout");
     let stderr = child.stderr.take().expect("stderr");
     let log_path = data_dir.path().join("baid.log");
-    let log_thread = std::thread::spawn(move || {
-        let mut f = std::fs::File::create(log_path).ok();
-        for line in lines_of(stderr) {
-            if let Some(f) = f.as_mut() {
-                use std::io::Write;
-                let _ = writeln!(f, "{line}");
-            }
-        }
-    });
+    let log_thread = std::thread::spawn(move || copy_lines(stderr, &log_path, |_| {}));
     let (tx, rx) = std::sync::mpsc::channel();
     let out_path = data_dir.path().join("baid.out");
     std::thread::spawn(move || {
-        let mut f = std::fs::File::create(out_path).ok();
-        for line in lines_of(stdout) {
-            if let Some(f) = f.as_mut() {
-                use std::io::Write;
-                let _ = writeln!(f, "{line}");
-            }
+        copy_lines(stdout, &out_path, |line| {
             let _ = tx.send(line);
-        }
+        })
     });
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut agent_id = String::new();
@@ -149,13 +149,15 @@ pub(crate) fn spawn_until(
             }
             // Its output closed: it ended (or is ending) before it was up.
             Err(_) => {
-                let status = (0..100).find_map(|_| {
-                    let st = child.try_wait().ok().flatten();
-                    if st.is_none() {
-                        std::thread::sleep(Duration::from_millis(100));
+                // Up to 10 s for its exit status.
+                let mut status = None;
+                for _ in 0..100 {
+                    status = child.try_wait().ok().flatten();
+                    if status.is_some() {
+                        break;
                     }
-                    st
-                });
+                    std::thread::sleep(Duration::from_millis(100));
+                }
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(Early::of(
@@ -177,7 +179,7 @@ pub(crate) fn spawn_until(
     }
     Ok(Started {
         child,
-        log_thread: Some(log_thread),
+        log_thread,
         agent_id,
         agent_listen,
     })

@@ -9,7 +9,6 @@ pub mod crash;
 pub mod cut;
 pub mod diagnose;
 mod launch;
-use launch::{Early, Ready, Started};
 pub mod netns;
 pub mod pg;
 pub mod registry;
@@ -17,6 +16,7 @@ pub mod remote;
 pub mod suite;
 pub mod tunnel;
 
+use launch::{Early, Ready, Started};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -305,7 +305,7 @@ impl Server {
             .unwrap_or_else(|| "http".into());
         Server {
             child,
-            log_thread,
+            log_thread: Some(log_thread),
             endpoint: format!("{scheme}://127.0.0.1:{port}"),
             data_dir,
             agent_id,

@@ -160,6 +160,12 @@ pub fn check_sessions(s: &Server, point: &str, step: Step, known: &[bool], f: &m
         });
     }
     for (n, id) in &ids {
+        // An ended session's stopped container is removed after its end: waited for, up to
+        // a minute, before what is left counts as leaked.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while containers(id).0 > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
         let (all, _) = containers(id);
         if all > 0 {
             f.leaked += all;
@@ -169,12 +175,21 @@ pub fn check_sessions(s: &Server, point: &str, step: Step, known: &[bool], f: &m
 }
 
 /// Counts the kernel scratch directories left under `data_dir/kernels` (the agent removes a
-/// kernel's directory with its container; none may stay).
+/// kernel's directory with its container, after the session ended; none may stay).
 pub fn count_scratch(point: &str, data_dir: &std::path::Path, f: &mut Figures) {
     let kernels = data_dir.join("kernels");
-    let left = std::fs::read_dir(&kernels)
-        .map(|d| d.filter_map(Result::ok).count())
-        .unwrap_or(0);
+    let count = || {
+        std::fs::read_dir(&kernels)
+            .map(|d| d.filter_map(Result::ok).count())
+            .unwrap_or(0)
+    };
+    // A kernel's directory goes after its container, which goes after the session's end: up
+    // to a minute for that before what is left counts.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while count() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let left = count();
     if left > 0 {
         f.scratch += left;
         eprintln!(

@@ -172,7 +172,10 @@ fn single_node_cluster_kernels_reach_each_other_and_nothing_else() {
     // Ending the session ends every kernel and removes its network.
     s.bai(&s.user, &["rm", "trio"]).expect_ok();
     s.wait_terminated(&s.user, "trio", 120);
-    assert_eq!(docker(&["ps", "-aq", "--filter", &filter]), "");
+    // The stopped containers are removed after the end.
+    s.wait_for(60, "the session's containers to be removed", || {
+        docker(&["ps", "-aq", "--filter", &filter]).is_empty().then_some(())
+    });
     // Its bridge is empty (kept as the agent's spare, or removed).
     let left = docker(&["network", "inspect", "-f", "{{len .Containers}}", &net]);
     assert!(
@@ -216,7 +219,10 @@ fn single_node_cluster_kernels_reach_each_other_and_nothing_else() {
     assert_eq!(session_network(&off_filter), net);
     s.bai(&s.user, &["rm", "offclus"]).expect_ok();
     s.wait_terminated(&s.user, "offclus", 120);
-    assert_eq!(docker(&["ps", "-aq", "--filter", &off_filter]), "");
+    // The stopped containers are removed after the end.
+    s.wait_for(60, "the session's containers to be removed", || {
+        docker(&["ps", "-aq", "--filter", &off_filter]).is_empty().then_some(())
+    });
 }
 
 /// The one network every container of a session (by `filter`) is on.

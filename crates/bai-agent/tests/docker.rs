@@ -252,13 +252,15 @@ async fn docker_destroy_removes_container_and_scratch() {
     let exit = a.destroy_kernel(k).await.expect("destroy");
     assert_eq!(exit.exit_code, None, "we ended it");
     assert!(exit.logs.is_empty() || !exit.logs.contains("Traceback"));
+    // It has stopped; the engine removes it after the answer, and a second destroy waits
+    // for that.
+    assert!(a.destroy_kernel(k).await.is_ok());
     assert!(!a.list_kernels().await.expect("list").contains(&k));
     assert!(!kernel_dir(&t, k).exists());
     assert!(matches!(
         a.execute(k, q("1")).await.map(|_| ()),
         Err(AgentError::KernelNotFound(_))
     ));
-    assert!(a.destroy_kernel(k).await.is_ok());
     // destroy_kernel answers for the kernel: no KernelExited event as well.
     let extra = tokio::time::timeout(Duration::from_millis(500), events.next()).await;
     assert!(extra.is_err(), "unexpected event {extra:?}");

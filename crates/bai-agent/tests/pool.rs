@@ -170,6 +170,8 @@ async fn docker_a_pool_kernel_is_the_same_kernel_as_a_cold_one() {
     );
     for k in [warm.kernel_id, cold.kernel_id] {
         t.agent.destroy_kernel(k).await.unwrap();
+        // The removal follows the answer; a second destroy waits for it.
+        t.agent.destroy_kernel(k).await.unwrap();
     }
     // Its directory went, the folders' files did not.
     assert!(!kernel_dir(&t, warm.kernel_id).exists());

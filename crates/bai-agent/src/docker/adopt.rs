@@ -39,6 +39,6 @@ pub async fn earlier(
         }));
     }
     tracing::info!(kernel = %kernel_id, "kernel asked for again: removing what its first creation left");
-    destroy::destroy(inner, kernel_id).await?;
+    destroy::destroy_now(inner, kernel_id).await?;
     Ok(None)
 }

@@ -1,10 +1,11 @@
-//! Destroying a kernel: stop it, collect what it left (exit code, OOM flag, logs), remove
-//! the container and its scratch directory.
+//! Destroying a kernel: stop it, collect what it left (exit code, OOM flag, logs), then
+//! remove the container and its scratch directory (after the answer).
 
 use super::{Inner, LABEL_SESSION, LOG_TAIL_BYTES, inspect, netpool};
 use crate::error::{is_not_found, runtime};
 use bai_core::agent::{AgentError, KernelExit};
 use bollard::query_parameters::{RemoveContainerOptions, StopContainerOptions};
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// Grace between SIGTERM and SIGKILL. krunner dies at once on SIGTERM, so this is only
@@ -64,15 +65,19 @@ pub async fn remove(inner: &Inner, kernel_id: Uuid) -> Result<(), AgentError> {
     }
 }
 
-/// Destroys a kernel: SIGTERM, SIGKILL after [`STOP_GRACE_SECS`], then removal.
+/// Destroys a kernel: SIGTERM, SIGKILL after [`STOP_GRACE_SECS`]; answers once it has
+/// stopped, with its exit and logs, and the engine removes the stopped container and its
+/// directory after the answer (a stopped kernel holds no CPU, memory or device: its cores and
+/// devices are free at once). [`destroy_now`] also waits for the removal.
 ///
 /// A kernel that was still running when asked has no exit code of its own (`exit_code:
 /// None`: we ended it). Idempotent: a kernel with neither container nor directory yields an
 /// empty [`KernelExit`], never `KernelNotFound`. When the kernel's end is already being
-/// handled (its watcher saw it stop, or another destroy runs), this waits until that is done,
-/// so the kernel is gone when destroy returns, and answers an empty [`KernelExit`]: the logs
-/// arrive with the `KernelExited` event.
-pub async fn destroy(inner: &Inner, kernel_id: Uuid) -> Result<KernelExit, AgentError> {
+/// handled (its watcher saw it stop, another destroy runs, or its removal is under way), this
+/// waits until that is done and answers an empty [`KernelExit`]: the logs arrive with the
+/// `KernelExited` event, or came with the first answer. A removal that fails is logged and
+/// left to the reconciliation, which removes every container no session wants.
+pub async fn destroy(inner: &Arc<Inner>, kernel_id: Uuid) -> Result<KernelExit, AgentError> {
     let empty = KernelExit {
         kernel_id,
         exit_code: None,
@@ -84,12 +89,39 @@ pub async fn destroy(inner: &Inner, kernel_id: Uuid) -> Result<KernelExit, Agent
         return Ok(empty);
     }
     inner.stop_watcher(kernel_id);
-    let result = stop_and_remove(inner, kernel_id, empty).await;
-    inner.release_end(kernel_id);
-    result
+    let exit = match stop(inner, kernel_id, empty).await {
+        Ok(exit) => exit,
+        Err(e) => {
+            inner.release_end(kernel_id);
+            return Err(e);
+        }
+    };
+    inner.release(kernel_id);
+    // The end stays claimed until the container and the directory are gone: a destroy or a
+    // create of the same kernel meanwhile waits for it.
+    let owned = inner.clone();
+    tokio::spawn(async move {
+        match remove(&owned, kernel_id).await {
+            Ok(()) => tracing::debug!(kernel = %kernel_id, "kernel removed"),
+            Err(e) => {
+                tracing::warn!(kernel = %kernel_id, error = %e, "cannot remove a stopped kernel; the reconciliation will")
+            }
+        }
+        owned.release_end(kernel_id);
+    });
+    Ok(exit)
 }
 
-async fn stop_and_remove(
+/// [`destroy`], returning once the container and the kernel's directory are gone too (a
+/// create of the same kernel follows, or the caller counts what it removed).
+pub async fn destroy_now(inner: &Arc<Inner>, kernel_id: Uuid) -> Result<KernelExit, AgentError> {
+    let exit = destroy(inner, kernel_id).await?;
+    inner.wait_end(kernel_id).await;
+    Ok(exit)
+}
+
+/// Stops the kernel if it runs and collects its exit and logs.
+async fn stop(
     inner: &Inner,
     kernel_id: Uuid,
     mut exit: KernelExit,
@@ -128,7 +160,6 @@ async fn stop_and_remove(
                 String::new()
             });
     }
-    remove(inner, kernel_id).await?;
-    tracing::info!(kernel = %kernel_id, exit_code = ?exit.exit_code, oom = exit.oom_killed, "kernel destroyed");
+    tracing::info!(kernel = %kernel_id, exit_code = ?exit.exit_code, oom = exit.oom_killed, "kernel stopped; its removal follows");
     Ok(exit)
 }

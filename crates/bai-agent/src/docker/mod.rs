@@ -379,7 +379,7 @@ impl DockerAgent {
         let live = list::kernels(&self.inner).await?;
         for k in live.iter().filter(|k| !keep.contains(k)) {
             tracing::info!(kernel = %k, "removing an orphan kernel");
-            destroy::destroy(&self.inner, *k).await?;
+            destroy::destroy_now(&self.inner, *k).await?;
             removed += 1;
         }
         for k in list::kernel_dirs(&self.inner).await {

@@ -174,7 +174,9 @@ fn single_node_cluster_kernels_reach_each_other_and_nothing_else() {
     s.wait_terminated(&s.user, "trio", 120);
     // The stopped containers are removed after the end.
     s.wait_for(60, "the session's containers to be removed", || {
-        docker(&["ps", "-aq", "--filter", &filter]).is_empty().then_some(())
+        docker(&["ps", "-aq", "--filter", &filter])
+            .is_empty()
+            .then_some(())
     });
     // Its bridge is empty (kept as the agent's spare, or removed).
     let left = docker(&["network", "inspect", "-f", "{{len .Containers}}", &net]);
@@ -221,7 +223,9 @@ fn single_node_cluster_kernels_reach_each_other_and_nothing_else() {
     s.wait_terminated(&s.user, "offclus", 120);
     // The stopped containers are removed after the end.
     s.wait_for(60, "the session's containers to be removed", || {
-        docker(&["ps", "-aq", "--filter", &off_filter]).is_empty().then_some(())
+        docker(&["ps", "-aq", "--filter", &off_filter])
+            .is_empty()
+            .then_some(())
     });
 }
 

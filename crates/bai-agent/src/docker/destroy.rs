@@ -68,7 +68,9 @@ pub async fn remove(inner: &Inner, kernel_id: Uuid) -> Result<(), AgentError> {
 /// Destroys a kernel: SIGTERM, SIGKILL after [`STOP_GRACE_SECS`]; answers once it has
 /// stopped, with its exit and logs, and the engine removes the stopped container and its
 /// directory after the answer (a stopped kernel holds no CPU, memory or device: its cores and
-/// devices are free at once). [`destroy_now`] also waits for the removal.
+/// devices are free at once). A cluster kernel is removed before the answer: its session's
+/// network goes with it, and the network's name and overlay id may serve the next session
+/// once this one ended. [`destroy_now`] also waits for the removal.
 ///
 /// A kernel that was still running when asked has no exit code of its own (`exit_code:
 /// None`: we ended it). Idempotent: a kernel with neither container nor directory yields an
@@ -89,14 +91,21 @@ pub async fn destroy(inner: &Arc<Inner>, kernel_id: Uuid) -> Result<KernelExit, 
         return Ok(empty);
     }
     inner.stop_watcher(kernel_id);
-    let exit = match stop(inner, kernel_id, empty).await {
-        Ok(exit) => exit,
+    let (exit, session_network) = match stop(inner, kernel_id, empty).await {
+        Ok(stopped) => stopped,
         Err(e) => {
             inner.release_end(kernel_id);
             return Err(e);
         }
     };
     inner.release(kernel_id);
+    if session_network {
+        // A cluster kernel: its session's network (and overlay device) goes with the
+        // removal, before the session's end frees the network's name and id for another.
+        let removed = remove(inner, kernel_id).await;
+        inner.release_end(kernel_id);
+        return removed.map(|()| exit);
+    }
     // The end stays claimed until the container and the directory are gone: a destroy or a
     // create of the same kernel meanwhile waits for it.
     let owned = inner.clone();
@@ -120,14 +129,17 @@ pub async fn destroy_now(inner: &Arc<Inner>, kernel_id: Uuid) -> Result<KernelEx
     Ok(exit)
 }
 
-/// Stops the kernel if it runs and collects its exit and logs.
+/// Stops the kernel if it runs and collects its exit and logs; says whether it is on a
+/// network of its session's own.
 async fn stop(
     inner: &Inner,
     kernel_id: Uuid,
     mut exit: KernelExit,
-) -> Result<KernelExit, AgentError> {
+) -> Result<(KernelExit, bool), AgentError> {
     let name = Inner::container_name(kernel_id);
+    let mut session_network = false;
     if let Some(state) = inspect::state(inner, kernel_id).await? {
+        session_network = state.session_network;
         if state.running {
             let opts = StopContainerOptions {
                 t: Some(STOP_GRACE_SECS),
@@ -161,5 +173,5 @@ async fn stop(
             });
     }
     tracing::info!(kernel = %kernel_id, exit_code = ?exit.exit_code, oom = exit.oom_killed, "kernel stopped; its removal follows");
-    Ok(exit)
+    Ok((exit, session_network))
 }

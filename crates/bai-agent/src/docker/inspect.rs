@@ -14,6 +14,8 @@ pub struct ContainerState {
     pub running: bool,
     pub exit_code: Option<i32>,
     pub oom_killed: bool,
+    /// On a network of its session's own (a cluster kernel's), which goes with its removal.
+    pub session_network: bool,
 }
 
 /// The kernel's container as the engine describes it; `Ok(None)` when it does not exist.
@@ -53,11 +55,17 @@ pub async fn existing(inner: &Inner, kernel_id: Uuid) -> Result<Option<Existing>
 /// The container's state; `Ok(None)` when it does not exist.
 pub async fn state(inner: &Inner, kernel_id: Uuid) -> Result<Option<ContainerState>, AgentError> {
     Ok(inspect(inner, kernel_id).await?.map(|info| {
+        let session_network = info
+            .config
+            .as_ref()
+            .and_then(|c| c.labels.as_ref())
+            .is_some_and(|l| l.contains_key(super::netpool::LABEL_NETWORK));
         let st = info.state.unwrap_or_default();
         ContainerState {
             running: st.running.unwrap_or(false),
             exit_code: st.exit_code.and_then(|c| i32::try_from(c).ok()),
             oom_killed: st.oom_killed.unwrap_or(false),
+            session_network,
         }
     }))
 }

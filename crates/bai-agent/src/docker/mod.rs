@@ -313,11 +313,13 @@ impl DockerAgent {
         pool::make::remove_leftovers(&agent.inner).await?;
         // Each running kernel's network and egress spec, for the table loaded below.
         let mut bridges = Vec::new();
+        let listed = list::containers(&agent.inner).await?;
+        let with_container: HashSet<Uuid> = listed.iter().map(|l| l.kernel).collect();
         for list::Listed {
             kernel,
             labels,
             never_started,
-        } in list::containers(&agent.inner).await?
+        } in listed
         {
             if never_started {
                 // A creation cut off before its start (the agent died): nobody was told of
@@ -329,6 +331,16 @@ impl DockerAgent {
             agent.inner.restore(kernel, &labels);
             bridges.push(list::kernel_network(&labels));
             watch::spawn(&agent.inner, kernel);
+        }
+        // A kernel's directory whose container is gone: its removal was cut off (it follows
+        // the kernel's stop, after the session ended), so nobody wants it any more.
+        for kernel in list::kernel_dirs(&agent.inner).await {
+            if !with_container.contains(&kernel) {
+                tracing::info!(kernel = %kernel, "removing the directory of a kernel whose container is gone");
+                if let Err(e) = destroy::remove(&agent.inner, kernel).await {
+                    tracing::warn!(kernel = %kernel, error = %e, "cannot remove a kernel's directory");
+                }
+            }
         }
         // Cluster networks a crash left behind (none of their containers is left) go.
         netpool::prune(&agent.inner).await;

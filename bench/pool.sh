@@ -62,8 +62,10 @@ full() { # DIR N
   echo "the pool never held $2 ready kernels:" >&2
   admin "$1" "$BIN/bai" agents >&2; tail -20 "$1/err.log" >&2; exit 1
 }
-# PENDING → RUNNING of a session, in seconds, from its status history.
-to_running() { # DIR NAME
+# The gaps of a session's status history, in seconds: "running" (PENDING → RUNNING), and the
+# steps of a run (call: PENDING → CREATING, claim: CREATING → RUNNING, code: RUNNING →
+# TERMINATING, end: TERMINATING → TERMINATED), one "SIDE STEP SECONDS" line each.
+steps() { # DIR NAME SIDE
   on "$1" "$BIN/bai" session history "$2" | python3 -c '
 import sys, datetime
 t = {}
@@ -71,7 +73,12 @@ for line in sys.stdin:
     p = line.split()
     if len(p) == 2 and p[0].isupper():
         t[p[0]] = datetime.datetime.fromisoformat(p[1].replace("Z", "+00:00")).timestamp()
-print(round(t["RUNNING"] - t["PENDING"], 4))'
+side = sys.argv[1]
+for name, a, b in [("running", "PENDING", "RUNNING"), ("call", "PENDING", "CREATING"),
+                   ("claim", "CREATING", "RUNNING"), ("code", "RUNNING", "TERMINATING"),
+                   ("end", "TERMINATING", "TERMINATED")]:
+    if a in t and b in t:
+        print(side, name, round(t[b] - t[a], 4))' "$3"
 }
 rss() { awk '/VmRSS/ {print int($2/1024)}' "/proc/$1/status"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -93,10 +100,12 @@ for i in $(seq 1 "$ROUNDS"); do
   full "$pd" "$POOL"
   t0=$(now); on "$pd" "$BIN/bai" run --rm -q -t "pool-$i" -c 'print(1)' python >/dev/null; t1=$(now)
   echo "pool run $(python3 -c "print(round($t1 - $t0, 4))")" >>"$out"
-  echo "pool running $(to_running "$pd" "pool-$i")" >>"$out"
+  steps "$pd" "pool-$i" pool >>"$out"
+  # The pool's refill (a container's start) is over before the cold run starts.
+  full "$pd" "$POOL"
   t0=$(now); on "$cd_" "$BIN/bai" run --rm -q -t "cold-$i" -c 'print(1)' python >/dev/null; t1=$(now)
   echo "cold run $(python3 -c "print(round($t1 - $t0, 4))")" >>"$out"
-  echo "cold running $(to_running "$cd_" "cold-$i")" >>"$out"
+  steps "$cd_" "cold-$i" cold >>"$out"
   t0=$(now); docker run --rm "$IMAGE" python3 -c 'print(1)' >/dev/null; t1=$(now)
   echo "docker run $(python3 -c "print(round($t1 - $t0, 4))")" >>"$out"
   t0=$(now); docker run --rm --network "$NOICC" "$IMAGE" python3 -c 'print(1)' >/dev/null; t1=$(now)
@@ -190,15 +199,17 @@ print(f"| baid RSS with an idle pool of {idle} (cpu 0.1, mem 256m) | {rss_pool} 
 print(f"| baid CPU over 20 s with an idle pool of {idle} | {int(cpu_pool)*10} ms | without pools {int(cpu_none)*10} ms | | |")
 print(f"| the {idle} idle pool containers' memory | {pool_mem} MiB | | | |")
 print()
-print("Where a run from the pool spends its time (the status history of one run on this machine, 2026-11-28):")
-print("the CLI's call to PENDING 5 ms; the claim (CREATING → RUNNING: the renames, the runner's binding")
-print("and its start again under the session's environment, its first ping) 22 ms; the code (RUNNING →")
-print("TERMINATING) 20 ms; the removal (TERMINATING → TERMINATED: the engine stops and removes the")
-print("container) about 100 ms. The removal is two thirds of it and is the engine's work; `docker run --rm`")
-print("pays its own inside its baseline. The cold path's gap over `docker run` on the same kind of bridge")
-print("(a user-defined one, whose start costs the engine about 50 ms more than its default bridge) is bai's")
-print("own steps, which `bench/cold-path.sh` lists one by one: the runner's readiness handshake, the code's")
-print("execution through the API, and a stop with SIGTERM before the removal.")
+st = lambda side, k: f"{med((side, k))*1000:.0f} ms"
+print(f"Where a run spends its time (medians of the status histories of this run's runs, pool / cold):")
+print(f"the CLI's call to CREATING {st('pool', 'call')} / {st('cold', 'call')}; CREATING → RUNNING (from the pool the claim:")
+print(f"the renames, the runner's binding and its start again under the session's environment, its first")
+print(f"ping; cold the engine's create and start and the runner's readiness) {st('pool', 'claim')} / {st('cold', 'claim')}; the code")
+print(f"(RUNNING → TERMINATING: the exec through the API and the CLI's destroy call) {st('pool', 'code')} / {st('cold', 'code')};")
+print(f"the end (TERMINATING → TERMINATED: SIGTERM until the kernel's processes are gone) {st('pool', 'end')} / {st('cold', 'end')}.")
+print("A session is TERMINATED once its kernel's processes are gone; the engine's clean-up and removal")
+print("of the stopped container (about 60 ms, see bench/cold-path.sh) follow in the background, while")
+print("`docker run --rm` waits for its removal. Each run starts on a quiet machine: the pool's refill")
+print("after a pool run is over before the cold run starts.")
 PY
 cat bench/results/13-pool.md
 bench/assemble.sh

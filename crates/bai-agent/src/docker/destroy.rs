@@ -1,16 +1,12 @@
-//! Destroying a kernel: stop it, collect what it left (exit code, OOM flag, logs), then
-//! remove the container and its scratch directory (after the answer).
+//! Destroying a kernel: stop it ([`super::stop`]), answer with what it left (exit code, OOM
+//! flag, logs), then remove the container and its scratch directory.
 
-use super::{Inner, LABEL_SESSION, LOG_TAIL_BYTES, inspect, netpool};
+use super::{Inner, LABEL_SESSION, netpool, stop};
 use crate::error::{is_not_found, runtime};
 use bai_core::agent::{AgentError, KernelExit};
-use bollard::query_parameters::{RemoveContainerOptions, StopContainerOptions};
+use bollard::query_parameters::RemoveContainerOptions;
 use std::sync::Arc;
 use uuid::Uuid;
-
-/// Grace between SIGTERM and SIGKILL. krunner dies at once on SIGTERM, so this is only
-/// waited for when something in the kernel holds on.
-const STOP_GRACE_SECS: i32 = 1;
 
 /// Removes the container `name` by force (killing it if it runs); one already gone, or
 /// being removed by a concurrent call, is fine.
@@ -65,8 +61,8 @@ pub async fn remove(inner: &Inner, kernel_id: Uuid) -> Result<(), AgentError> {
     }
 }
 
-/// Destroys a kernel: SIGTERM, SIGKILL after [`STOP_GRACE_SECS`]; answers once it has
-/// stopped, with its exit and logs, and the engine removes the stopped container and its
+/// Destroys a kernel: [`stop::stop`] (SIGTERM, then SIGKILL); answers once its processes
+/// are gone, with its exit and logs, and the engine removes the stopped container and its
 /// directory after the answer (a stopped kernel holds no CPU, memory or device: its cores and
 /// devices are free at once). A cluster kernel is removed before the answer: its session's
 /// network goes with it, and the network's name and overlay id may serve the next session
@@ -91,7 +87,11 @@ pub async fn destroy(inner: &Arc<Inner>, kernel_id: Uuid) -> Result<KernelExit, 
         return Ok(empty);
     }
     inner.stop_watcher(kernel_id);
-    let (exit, session_network) = match stop(inner, kernel_id, empty).await {
+    let stop::Stopped {
+        exit,
+        session_network,
+        settling,
+    } = match stop::stop(inner, kernel_id, empty).await {
         Ok(stopped) => stopped,
         Err(e) => {
             inner.release_end(kernel_id);
@@ -102,6 +102,7 @@ pub async fn destroy(inner: &Arc<Inner>, kernel_id: Uuid) -> Result<KernelExit, 
     if session_network {
         // A cluster kernel: its session's network (and overlay device) goes with the
         // removal, before the session's end frees the network's name and id for another.
+        stop::settled(settling).await;
         let removed = remove(inner, kernel_id).await;
         inner.release_end(kernel_id);
         return removed.map(|()| exit);
@@ -110,6 +111,7 @@ pub async fn destroy(inner: &Arc<Inner>, kernel_id: Uuid) -> Result<KernelExit, 
     // create of the same kernel meanwhile waits for it.
     let owned = inner.clone();
     tokio::spawn(async move {
+        stop::settled(settling).await;
         match remove(&owned, kernel_id).await {
             Ok(()) => tracing::debug!(kernel = %kernel_id, "kernel removed"),
             Err(e) => {
@@ -127,51 +129,4 @@ pub async fn destroy_now(inner: &Arc<Inner>, kernel_id: Uuid) -> Result<KernelEx
     let exit = destroy(inner, kernel_id).await?;
     inner.wait_end(kernel_id).await;
     Ok(exit)
-}
-
-/// Stops the kernel if it runs and collects its exit and logs; says whether it is on a
-/// network of its session's own.
-async fn stop(
-    inner: &Inner,
-    kernel_id: Uuid,
-    mut exit: KernelExit,
-) -> Result<(KernelExit, bool), AgentError> {
-    let name = Inner::container_name(kernel_id);
-    let mut session_network = false;
-    if let Some(state) = inspect::state(inner, kernel_id).await? {
-        session_network = state.session_network;
-        if state.running {
-            let opts = StopContainerOptions {
-                t: Some(STOP_GRACE_SECS),
-                signal: None,
-            };
-            match inner.docker.stop_container(&name, Some(opts)).await {
-                Ok(()) => {}
-                // 304: it stopped by itself meanwhile.
-                Err(bollard::errors::Error::DockerResponseServerError {
-                    status_code: 304, ..
-                }) => {}
-                Err(e) if is_not_found(&e) => {}
-                Err(e) => {
-                    tracing::warn!(kernel = %kernel_id, error = %e, "cannot stop; removing by force")
-                }
-            }
-            exit.oom_killed = inspect::state(inner, kernel_id)
-                .await
-                .ok()
-                .flatten()
-                .is_some_and(|s| s.oom_killed);
-        } else {
-            exit.exit_code = state.exit_code;
-            exit.oom_killed = state.oom_killed;
-        }
-        exit.logs = inspect::logs(inner, kernel_id, LOG_TAIL_BYTES)
-            .await
-            .unwrap_or_else(|e| {
-                tracing::warn!(kernel = %kernel_id, error = %e, "cannot collect logs");
-                String::new()
-            });
-    }
-    tracing::info!(kernel = %kernel_id, exit_code = ?exit.exit_code, oom = exit.oom_killed, "kernel stopped; its removal follows");
-    Ok((exit, session_network))
 }

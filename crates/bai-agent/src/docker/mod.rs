@@ -25,6 +25,7 @@ pub mod pool;
 pub(crate) mod ready;
 mod registry;
 mod stats;
+mod stop;
 pub(crate) mod watch;
 
 use crate::accel::alloc::AllocMap;

@@ -37,6 +37,7 @@ now() { date +%s.%N; }
 # Warm-up: the image's layers and both paths' first-run costs.
 "$bai" run --rm -q -c 'print(1)' python >/dev/null
 docker run --rm "$IMAGE" python3 -c 'print(1)' >/dev/null
+docker run --rm --network bai-kernels "$IMAGE" python3 -c 'print(1)' >/dev/null
 
 docker events --filter type=container --filter type=network \
   --format '{{.TimeNano}}|{{.Type}}|{{.Action}}|{{.Actor.ID}}|{{index .Actor.Attributes "ai.bai.session"}}|{{index .Actor.Attributes "container"}}|{{index .Actor.Attributes "ai.bai.bench"}}' \
@@ -49,6 +50,9 @@ for i in $(seq 1 "$ROUNDS"); do
   echo "bai cold-$i $t0 $t1" >>"$data/runs"
   t0=$(now); docker run --rm --label ai.bai.bench=cold-$i "$IMAGE" python3 -c 'print(1)' >/dev/null; t1=$(now)
   echo "docker cold-$i $t0 $t1" >>"$data/runs"
+  # The same, on bai's own kernel bridge.
+  t0=$(now); docker run --rm --network bai-kernels --label ai.bai.bench=same-$i "$IMAGE" python3 -c 'print(1)' >/dev/null; t1=$(now)
+  echo "same same-$i $t0 $t1" >>"$data/runs"
 done
 sleep 1
 kill "$events_pid" 2>/dev/null || true
@@ -81,7 +85,7 @@ owner = {}
 for e in events:
     if e[1] == "container" and e[4] not in ("", "<no value>"):
         owner.setdefault(e[3], ("session", e[4]))
-    if e[1] == "container" and e[6].startswith("cold-"):
+    if e[1] == "container" and e[6].startswith(("cold-", "same-")):
         owner.setdefault(e[3], ("bench", e[6]))
 ev = collections.defaultdict(dict)
 for e in events:
@@ -100,6 +104,7 @@ def steps(points):
     return [(f"{a} → {b}", tb - ta) for (a, ta), (b, tb) in zip(points, points[1:])]
 
 bai_rows, dock_rows = collections.defaultdict(list), collections.defaultdict(list)
+same_rows, same_total = collections.defaultdict(list), []
 bai_total, dock_total = [], []
 removal = []
 
@@ -124,7 +129,8 @@ for kind, name, t0, t1 in runs:
                ("CREATING", h.get("CREATING")),
                ("container created", c.get("create")), ("network connected", c.get("connect")),
                ("container started", c.get("start")), ("RUNNING", h.get("RUNNING")),
-               ("TERMINATING", h.get("TERMINATING")), ("container died", c.get("die")),
+               ("TERMINATING", h.get("TERMINATING")), ("container signalled", c.get("kill")),
+               ("container died", c.get("die")),
                ("TERMINATED", h.get("TERMINATED")), ("CLI exit", t1)]
         record(bai_rows, bai_total, pts, t0, t1)
         # The engine's removal of the stopped container, after the session's end.
@@ -136,19 +142,25 @@ for kind, name, t0, t1 in runs:
                ("network connected", c.get("connect")), ("container started", c.get("start")),
                ("container died", c.get("die")), ("container removed", c.get("destroy")),
                ("CLI exit", t1)]
-        record(dock_rows, dock_total, pts, t0, t1)
+        if kind == "same":
+            record(same_rows, same_total, pts, t0, t1)
+        else:
+            record(dock_rows, dock_total, pts, t0, t1)
 
 ms = lambda xs: f"{statistics.median(xs) * 1000:.0f} ms" if xs else "-"
 print("## The cold path, step by step (bench/cold-path.sh)")
 print()
 print(f"Latest run ({datetime.date.today()}, {os.cpu_count()} cores; release build), median of "
-      f"{len(bai_total)} `bai run --rm -q -c 'print(1)' python` and {len(dock_total)} "
-      "`docker run --rm` of the same image, alternating. Each step is the gap between two "
-      "points of the same run: the manager's status history, the engine's container events, "
-      "and the CLI's start and exit.")
+      f"{len(bai_total)} `bai run --rm -q -c 'print(1)' python`, {len(dock_total)} "
+      "`docker run --rm` of the same image on Docker's default bridge and "
+      f"{len(same_total)} on bai's own kernel bridge (`--network bai-kernels`), alternating. "
+      "Each step is the gap between two points of the same run: the manager's status history, "
+      "the engine's container events, and the CLI's start and exit.")
 print()
-print(f"Whole run: bai {ms(bai_total)}, docker {ms(dock_total)}, "
-      f"{statistics.median(bai_total) / statistics.median(dock_total):.2f}×.")
+ratio = lambda a, b: statistics.median(a) / statistics.median(b)
+print(f"Whole run: bai {ms(bai_total)}; docker {ms(dock_total)} on its default bridge "
+      f"({ratio(bai_total, dock_total):.2f}×), {ms(same_total)} on bai's kernel bridge "
+      f"({ratio(bai_total, same_total):.2f}×).")
 print()
 med = lambda rows, k: statistics.median(rows[k]) if rows.get(k) else 0.0
 own = ["CLI start → PENDING", "PENDING → SCHEDULED", "SCHEDULED → PREPARING",
@@ -158,19 +170,20 @@ own = ["CLI start → PENDING", "PENDING → SCHEDULED", "SCHEDULED → PREPARIN
 start = "network connected → container started"
 print(f"Reading it: the engine's start of the container ({start}) takes "
       f"{med(bai_rows, start) * 1000:.0f} ms on bai's isolated `bai-kernels` bridge against "
-      f"{med(dock_rows, start) * 1000:.0f} ms on Docker's default bridge. The platform's own "
+      f"{med(dock_rows, start) * 1000:.0f} ms for `docker run` on Docker's default bridge and "
+      f"{med(same_rows, start) * 1000:.0f} ms for `docker run` on the same bridge. The platform's own "
       f"steps (the CLI's call, every status change, the agent's work before the create, the "
       f"runner's readiness, the code's exec and the removal request) add up to "
       f"{sum(med(bai_rows, k) for k in own) * 1000:.0f} ms. The engine removes bai's stopped "
       f"container after the session ended (container died → container removed: "
       f"{ms(removal)}, not part of bai's run); `docker run --rm` waits for its removal.")
 print()
-print("| bai step | median | | docker step | median |")
-print("|---|---|---|---|---|")
+print("| bai step | median | | docker step | default bridge | bai's kernel bridge |")
+print("|---|---|---|---|---|---|")
 b, d = list(bai_rows.items()), list(dock_rows.items())
 for i in range(max(len(b), len(d))):
     left = f"{b[i][0]} | {ms(b[i][1])}" if i < len(b) else " | "
-    right = f"{d[i][0]} | {ms(d[i][1])}" if i < len(d) else " | "
+    right = f"{d[i][0]} | {ms(d[i][1])} | {ms(same_rows.get(d[i][0], []))}" if i < len(d) else " | | "
     print(f"| {left} | | {right} |")
 PY
 bench/assemble.sh

@@ -101,8 +101,9 @@ for i in $(seq 1 "$ROUNDS"); do
   t0=$(now); on "$pd" "$BIN/bai" run --rm -q -t "pool-$i" -c 'print(1)' python >/dev/null; t1=$(now)
   echo "pool run $(python3 -c "print(round($t1 - $t0, 4))")" >>"$out"
   steps "$pd" "pool-$i" pool >>"$out"
-  # The pool's refill (a container's start) is over before the cold run starts.
-  full "$pd" "$POOL"
+  # The pool's refill is over before the cold run starts: the new kernel's start, and the
+  # Jupyter it pre-starts (a second or two of imports on one of this machine's two cores).
+  full "$pd" "$POOL"; sleep 3
   t0=$(now); on "$cd_" "$BIN/bai" run --rm -q -t "cold-$i" -c 'print(1)' python >/dev/null; t1=$(now)
   echo "cold run $(python3 -c "print(round($t1 - $t0, 4))")" >>"$out"
   steps "$cd_" "cold-$i" cold >>"$out"
@@ -209,7 +210,7 @@ print(f"the end (TERMINATING → TERMINATED: SIGTERM until the kernel's processe
 print("A session is TERMINATED once its kernel's processes are gone; the engine's clean-up and removal")
 print("of the stopped container (about 60 ms, see bench/cold-path.sh) follow in the background, while")
 print("`docker run --rm` waits for its removal. Each run starts on a quiet machine: the pool's refill")
-print("after a pool run is over before the cold run starts.")
+print("after a pool run (its container start and the Jupyter it pre-starts) is over before the cold run starts.")
 PY
 cat bench/results/13-pool.md
 bench/assemble.sh

@@ -14,10 +14,10 @@ use uuid::Uuid;
 /// How long a kernel may take to become ready (bootstrap script included).
 pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Poll interval while waiting: short, start latency matters.
-const POLL_FAST: Duration = Duration::from_millis(5);
+const POLL_FAST: Duration = Duration::from_millis(2);
 const POLL_SLOW: Duration = Duration::from_millis(20);
 /// Polls at the fast interval before slowing down (about half a second).
-const FAST_POLLS: u32 = 100;
+const FAST_POLLS: u32 = 250;
 
 /// One ping over the kernel's socket.
 pub async fn ping(socket: &Path) -> std::io::Result<()> {

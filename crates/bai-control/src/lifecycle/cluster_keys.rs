@@ -1,125 +1,15 @@
 //! One SSH key pair per cluster session, made by the manager (so kernels on different agents
-//! share it) in OpenSSH's formats: an Ed25519 key written as `openssh-key-v1`, unencrypted,
-//! and its `ssh-ed25519 …` public line.
+//! share it) in OpenSSH's formats (`bai-sshkey`).
 
 use bai_core::cluster::ClusterKeys;
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
-use rand::RngCore;
-use ring::signature::{Ed25519KeyPair, KeyPair};
 
-const KEY_TYPE: &[u8] = b"ssh-ed25519";
 const COMMENT: &str = "work@cluster.bai.local";
-
-/// SSH wire `string`: a 32-bit big-endian length, then the bytes.
-fn put_string(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
-    out.extend_from_slice(bytes);
-}
-
-fn public_blob(public: &[u8]) -> Vec<u8> {
-    let mut b = Vec::new();
-    put_string(&mut b, KEY_TYPE);
-    put_string(&mut b, public);
-    b
-}
 
 /// A fresh key pair.
 pub fn generate() -> Result<ClusterKeys, String> {
-    let mut seed = [0u8; 32];
-    rand::rng().fill_bytes(&mut seed);
-    let pair = Ed25519KeyPair::from_seed_unchecked(&seed)
-        .map_err(|e| format!("cannot make an Ed25519 key: {e}"))?;
-    let public = pair.public_key().as_ref().to_vec();
-    let blob = public_blob(&public);
-
-    let check = rand::rng().next_u32().to_be_bytes();
-    let mut private = Vec::new();
-    private.extend_from_slice(&check);
-    private.extend_from_slice(&check);
-    put_string(&mut private, KEY_TYPE);
-    put_string(&mut private, &public);
-    let mut secret = seed.to_vec();
-    secret.extend_from_slice(&public);
-    put_string(&mut private, &secret);
-    put_string(&mut private, COMMENT.as_bytes());
-    let mut pad = 1u8;
-    while !private.len().is_multiple_of(8) {
-        private.push(pad);
-        pad += 1;
-    }
-
-    let mut file = b"openssh-key-v1\0".to_vec();
-    put_string(&mut file, b"none");
-    put_string(&mut file, b"none");
-    put_string(&mut file, b"");
-    file.extend_from_slice(&1u32.to_be_bytes());
-    put_string(&mut file, &blob);
-    put_string(&mut file, &private);
-
-    let body = STANDARD.encode(&file);
-    let mut pem = String::from("-----BEGIN OPENSSH PRIVATE KEY-----\n");
-    for chunk in body.as_bytes().chunks(70) {
-        pem.push_str(&String::from_utf8_lossy(chunk));
-        pem.push('\n');
-    }
-    pem.push_str("-----END OPENSSH PRIVATE KEY-----\n");
+    let k = bai_sshkey::ed25519(COMMENT).map_err(|e| e.to_string())?;
     Ok(ClusterKeys {
-        private_key: pem,
-        public_key: format!("ssh-ed25519 {} {COMMENT}\n", STANDARD.encode(&blob)),
+        private_key: k.private_key,
+        public_key: k.public_key,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_pair_is_new_and_well_formed() {
-        let a = generate().unwrap();
-        let b = generate().unwrap();
-        assert_ne!(a.private_key, b.private_key);
-        assert!(
-            a.private_key
-                .starts_with("-----BEGIN OPENSSH PRIVATE KEY-----\n")
-        );
-        let body: String = a
-            .private_key
-            .lines()
-            .filter(|l| !l.starts_with("-----"))
-            .collect();
-        let raw = STANDARD.decode(body).unwrap();
-        assert!(raw.starts_with(b"openssh-key-v1\0"));
-        let public = a.public_key.split_whitespace().nth(1).unwrap();
-        let blob = STANDARD.decode(public).unwrap();
-        // The public blob appears in the private file as it does on the public line.
-        assert!(raw.windows(blob.len()).any(|w| w == blob.as_slice()));
-    }
-
-    /// OpenSSH itself reads the private key back and derives the same public key (the
-    /// OpenSSH client is a test dependency: `scripts/ensure-deps.sh --test`).
-    #[test]
-    fn ssh_keygen_reads_the_private_key() {
-        let k = generate().unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("id");
-        std::fs::write(&path, &k.private_key).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let out = std::process::Command::new("ssh-keygen")
-            .arg("-y")
-            .arg("-f")
-            .arg(&path)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let derived = String::from_utf8_lossy(&out.stdout);
-        let want: Vec<_> = k.public_key.split_whitespace().take(2).collect();
-        let got: Vec<_> = derived.split_whitespace().take(2).collect();
-        assert_eq!(got, want);
-    }
 }

@@ -129,8 +129,7 @@ for kind, name, t0, t1 in runs:
                ("CREATING", h.get("CREATING")),
                ("container created", c.get("create")), ("network connected", c.get("connect")),
                ("container started", c.get("start")), ("RUNNING", h.get("RUNNING")),
-               ("TERMINATING", h.get("TERMINATING")), ("container signalled", c.get("kill")),
-               ("container died", c.get("die")),
+               ("TERMINATING", h.get("TERMINATING")), ("container died", c.get("die")),
                ("TERMINATED", h.get("TERMINATED")), ("CLI exit", t1)]
         record(bai_rows, bai_total, pts, t0, t1)
         # The engine's removal of the stopped container, after the session's end.

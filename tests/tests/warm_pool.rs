@@ -250,8 +250,12 @@ fn outside(s: &Server, name: &str) -> String {
     stats.expect_ok();
     let mut stats: serde_json::Value = serde_json::from_str(&stats.stdout).unwrap();
     scrub(&mut stats["idle_checks"]);
-    let logs = s.bai(&s.user, &["logs", name]);
-    logs.expect_ok();
+    // The runner's line is written as it answers; the engine's copy to the log may lag.
+    let logs = s.wait_for(60, "the runner's line in the session's logs", || {
+        let logs = s.bai(&s.user, &["logs", name]);
+        logs.expect_ok();
+        logs.stdout.contains("krunner: kernel ").then_some(logs)
+    });
     let apps = s.bai(&s.user, &["apps", name]);
     apps.expect_ok();
     format!(

@@ -8,6 +8,9 @@ use serde_json::Value;
 /// The readiness probe.
 pub const PING: &[u8] = b"{\"op\":\"ping\"}\n";
 
+/// Ends the runner at once (a kernel being destroyed); not answered.
+pub const EXIT: &[u8] = b"{\"op\":\"exit\"}\n";
+
 /// The request line for an execution: `{"op":"exec",` followed by the fields of the
 /// serialized [`ExecRequest`] (`"mode"` first), and a newline.
 pub fn request_line(req: &ExecRequest) -> Result<String, AgentError> {
@@ -105,6 +108,10 @@ mod tests {
         assert_eq!(
             krunner::parse_request(std::str::from_utf8(PING).expect("utf-8")).ok(),
             Some(krunner::Request::Ping)
+        );
+        assert_eq!(
+            krunner::parse_request(std::str::from_utf8(EXIT).expect("utf-8")).ok(),
+            Some(krunner::Request::Exit)
         );
     }
 

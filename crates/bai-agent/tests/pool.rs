@@ -163,7 +163,7 @@ async fn docker_a_pool_kernel_is_the_same_kernel_as_a_cold_one() {
     );
 
     // Logs start the same way.
-    let logs = t.agent.logs(warm.kernel_id).await.unwrap();
+    let logs = logs_with(&t, warm.kernel_id, "ready").await;
     assert!(
         logs.starts_with(&format!("krunner: kernel {} ready", warm.kernel_id)),
         "{logs}"
@@ -249,6 +249,19 @@ async fn docker_claimed_kernels_share_nothing_and_a_broken_one_starts_cold() {
     }
 }
 
+/// The kernel's logs once they hold `needle` (the engine copies a container's output to its
+/// log on its own time), or as they are after a minute.
+async fn logs_with(t: &TestAgent, k: Uuid, needle: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let logs = t.agent.logs(k).await.unwrap();
+        if logs.contains(needle) || std::time::Instant::now() > deadline {
+            return logs;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// What a batch step printed, asserting it succeeded.
 async fn sh(t: &TestAgent, k: Uuid, script: &str) -> String {
     let (out, err, code) = run(
@@ -273,7 +286,8 @@ async fn docker_a_pool_kernel_hands_its_session_a_pre_started_jupyter() {
     let s = session(&base);
     t.agent.create_kernel(s.clone()).await.unwrap();
     assert_eq!(t.agent.warm_pool_report().counters.hits, 1);
-    let logs = t.agent.logs(s.kernel_id).await.unwrap();
+    // The runner writes that line as it answers the agent; the engine's log copy may lag.
+    let logs = logs_with(&t, s.kernel_id, "krunner: jupyter is pre-started (pid ").await;
     assert!(
         logs.starts_with(&format!("krunner: kernel {} ready", s.kernel_id)),
         "{logs}"
@@ -286,7 +300,7 @@ async fn docker_a_pool_kernel_hands_its_session_a_pre_started_jupyter() {
         .to_string();
     // Opening it sends that process the session: it serves under the session's own path.
     t.agent.start_app(s.kernel_id, "jupyter").await.unwrap();
-    let logs = t.agent.logs(s.kernel_id).await.unwrap();
+    let logs = logs_with(&t, s.kernel_id, "krunner: started jupyter").await;
     assert!(
         logs.contains(&format!(
             "krunner: started jupyter from its pre-start (pid {pid})"

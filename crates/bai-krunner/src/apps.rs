@@ -204,12 +204,7 @@ pub fn prepare_notebook() {
 
 fn write_notebook() -> Option<String> {
     let python = std::env::var("BAI_PYTHON").unwrap_or_else(|_| "python3".into());
-    let python = std::env::var_os("PATH")
-        .and_then(|p| {
-            std::env::split_paths(&p)
-                .map(|d| d.join(&python))
-                .find(|f| f.is_file())
-        })
+    let python = crate::notebook::on_path(&python)
         .map(|f| f.display().to_string())
         .unwrap_or(python);
     let dir = std::env::temp_dir().join("bai-jupyter");

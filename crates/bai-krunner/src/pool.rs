@@ -53,6 +53,7 @@ fn one_request(stream: UnixStream) -> Option<Vec<(String, String)>> {
     };
     match proto::parse_request(&line) {
         Ok(Request::Ping) => reply(&[Event::Pong]),
+        Ok(Request::Exit) => std::process::exit(proto::EXIT_ASKED),
         Ok(Request::Bind { env }) => match parse_env(&env) {
             Ok(vars) => {
                 reply(&[Event::Finished { exit_code: 0 }]);

@@ -1,6 +1,6 @@
 //! The socket protocol: one JSON line in, JSON lines out, one request per connection.
 //!
-//! In: `{"op":"ping"}`, `{"op":"bind","env":[…]}` (a pool kernel's) or
+//! In: `{"op":"ping"}`, `{"op":"exit"}`, `{"op":"bind","env":[…]}` (a pool kernel's) or
 //! `{"op":"exec","mode":…}` where the rest is a
 //! `bai_core::agent::ExecRequest`. Out: `{"t":"pong"}`, or `bai_core::agent::ExecEvent`
 //! lines ending with `{"t":"finished",…}`. The shapes are duplicated here so krunner stays
@@ -32,7 +32,14 @@ pub enum Request {
     Bind {
         env: Vec<String>,
     },
+    /// The kernel is being destroyed: `{"op":"exit"}` ends krunner at once, as SIGTERM
+    /// does, without the engine's round of signalling (the agent's stop follows
+    /// regardless). Nothing is answered.
+    Exit,
 }
+
+/// krunner's exit status when asked to exit: SIGTERM's (128 + 15).
+pub const EXIT_ASKED: i32 = 143;
 
 /// Same shape as `bai_core::agent::ExecRequest`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

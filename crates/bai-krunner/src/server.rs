@@ -77,6 +77,7 @@ pub fn serve(state: &Arc<State>, stream: UnixStream) {
             state.mark_ready();
         }
         Request::Exec(ExecRequest::Query { code }) => query(state, &code, out, reader),
+        Request::Exit => std::process::exit(proto::EXIT_ASKED),
         Request::Bind { .. } => {
             let mut emit = emitter(&mut out);
             emit(&Event::stderr("krunner: this kernel is bound already\n"));

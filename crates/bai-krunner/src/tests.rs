@@ -45,6 +45,10 @@ fn requests_parse() {
             exec: None
         }))
     );
+    assert_eq!(
+        parse_request("{\"op\":\"exit\"}\n").ok(),
+        Some(Request::Exit)
+    );
     assert!(parse_request("{\"op\":\"exec\",\"mode\":\"nope\"}").is_err());
     assert!(parse_request("not json").is_err());
 }

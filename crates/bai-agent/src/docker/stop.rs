@@ -1,5 +1,5 @@
-//! Stopping a kernel for destroy: SIGTERM, SIGKILL after a grace, and the answer as soon as
-//! its processes are gone.
+//! Stopping a kernel for destroy: the runner asked to exit and the engine's stop (SIGTERM,
+//! SIGKILL after a grace), and the answer as soon as its processes are gone.
 //!
 //! The engine's `stop` call returns only after its own clean-up of the exited container
 //! (the network sandbox, the mounts): about 50 ms on a bridge, longer than the kernel took to
@@ -10,6 +10,7 @@
 
 use super::{Inner, LOG_TAIL_BYTES, inspect};
 use crate::error::is_not_found;
+use crate::krunner_proto::EXIT;
 use bai_core::agent::{AgentError, KernelExit};
 use bollard::query_parameters::{EventsOptions, StopContainerOptions};
 use futures::StreamExt;
@@ -21,6 +22,9 @@ use uuid::Uuid;
 /// Grace between SIGTERM and SIGKILL. krunner dies at once on SIGTERM, so this is only
 /// waited for when something in the kernel holds on.
 const STOP_GRACE_SECS: i32 = 1;
+
+/// How long asking the runner to exit may take before the stop alone ends it.
+const ASK_EXIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A kernel whose processes are gone.
 #[derive(Debug)]
@@ -103,6 +107,10 @@ async fn end(inner: &Inner, kernel_id: Uuid) -> Ended {
     // Events from this instant on (the engine replays them to a later subscriber), so a
     // `die` before the subscription is in place is not missed.
     let since = engine_time(SystemTime::now());
+    // The runner is asked to exit over its socket (as SIGTERM would end it, without the
+    // engine's signalling through the runtime: ~10 ms); the engine's stop follows at once
+    // regardless, and stays the guarantee (SIGKILL after the grace).
+    tokio::spawn(ask_exit(inner.dirs(kernel_id).socket));
     let mut call = tokio::spawn(stop_call(inner.docker.clone(), name.clone(), kernel_id));
     let filters = HashMap::from([
         ("container".to_string(), vec![name]),
@@ -139,6 +147,19 @@ async fn end(inner: &Inner, kernel_id: Uuid) -> Ended {
             },
             _ = &mut call => return Ended { oom_killed, settling: None },
         }
+    }
+}
+
+/// Asks the runner listening on `socket` to exit; a runner that cannot be reached is left to
+/// the engine's stop.
+async fn ask_exit(socket: std::path::PathBuf) {
+    use tokio::io::AsyncWriteExt;
+    let asked = async {
+        let mut s = tokio::net::UnixStream::connect(&socket).await?;
+        s.write_all(EXIT).await
+    };
+    if let Ok(Err(e)) = tokio::time::timeout(ASK_EXIT_TIMEOUT, asked).await {
+        tracing::debug!(socket = %socket.display(), error = %e, "cannot ask the runner to exit; the stop ends it");
     }
 }
 

@@ -206,7 +206,7 @@ print(f"the CLI's call to CREATING {st('pool', 'call')} / {st('cold', 'call')}; 
 print(f"the renames, the runner's binding and its start again under the session's environment, its first")
 print(f"ping; cold the engine's create and start and the runner's readiness) {st('pool', 'claim')} / {st('cold', 'claim')}; the code")
 print(f"(RUNNING → TERMINATING: the exec through the API and the CLI's destroy call) {st('pool', 'code')} / {st('cold', 'code')};")
-print(f"the end (TERMINATING → TERMINATED: SIGTERM until the kernel's processes are gone) {st('pool', 'end')} / {st('cold', 'end')}.")
+print(f"the end (TERMINATING → TERMINATED: the runner asked to exit, the engine told to stop, until the kernel's processes are gone) {st('pool', 'end')} / {st('cold', 'end')}.")
 print("A session is TERMINATED once its kernel's processes are gone; the engine's clean-up and removal")
 print("of the stopped container (about 60 ms, see bench/cold-path.sh) follow in the background, while")
 print("`docker run --rm` waits for its removal. Each run starts on a quiet machine: the pool's refill")

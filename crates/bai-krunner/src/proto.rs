@@ -4,7 +4,8 @@
 //! `{"op":"exec","mode":…}` where the rest is a
 //! `bai_core::agent::ExecRequest`. Out: `{"t":"pong"}`, or `bai_core::agent::ExecEvent`
 //! lines ending with `{"t":"finished",…}`. The shapes are duplicated here so krunner stays
-//! free of bai dependencies; bai-agent's tests check that both sides stay byte-compatible.
+//! free of bai-core (its one bai dependency is `bai-sshkey`); bai-agent's tests check that
+//! both sides stay byte-compatible.
 
 use serde::{Deserialize, Serialize};
 

@@ -2,9 +2,10 @@
 //! `baid agent` killed) share: which sessions to bring to a point, how a session comes to rest,
 //! and the figures they count.
 
-use crate::Server;
+use crate::{Server, wait_until};
 use serde_json::Value;
 use std::process::Command;
+use std::time::Duration;
 
 /// What the sessions are doing when the point is crossed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -162,10 +163,7 @@ pub fn check_sessions(s: &Server, point: &str, step: Step, known: &[bool], f: &m
     for (n, id) in &ids {
         // An ended session's stopped container is removed after its end: waited for, up to
         // a minute, before what is left counts as leaked.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while containers(id).0 > 0 && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
+        wait_until(Duration::from_secs(60), || containers(id).0 == 0);
         let (all, _) = containers(id);
         if all > 0 {
             f.leaked += all;
@@ -185,10 +183,7 @@ pub fn count_scratch(point: &str, data_dir: &std::path::Path, f: &mut Figures) {
     };
     // A kernel's directory goes after its container, which goes after the session's end: up
     // to a minute for that before what is left counts.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while count() > 0 && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    wait_until(Duration::from_secs(60), || count() == 0);
     let left = count();
     if left > 0 {
         f.scratch += left;

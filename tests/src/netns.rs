@@ -29,6 +29,7 @@
 //! succeeds knows that any namespace, veth, engine or directory of the same name was left by
 //! a crashed run and removes it before starting.
 
+use crate::wait_until;
 use std::ffi::OsStr;
 use std::net::Ipv4Addr;
 use std::os::linux::net::SocketAddrExt;
@@ -565,20 +566,6 @@ fn alive(pid: u32) -> bool {
                 .map(|state| state != "Z" && state != "X")
         })
         .unwrap_or(false)
-}
-
-/// Polls `done` every 100 ms until it holds (true) or `limit` passes (false).
-fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        if done() {
-            return true;
-        }
-        if Instant::now() > deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 /// Unmounts every mount point at or under `dir`, deepest first (lazily if a plain unmount

@@ -127,26 +127,31 @@ async fn end(inner: &Inner, kernel_id: Uuid) -> Ended {
     };
     let mut events = inner.docker.events(Some(opts));
     let mut oom_killed = false;
-    loop {
+    let died = loop {
         tokio::select! {
             event = events.next() => match event {
                 Some(Ok(e)) if e.action.as_deref() == Some("oom") => oom_killed = true,
-                Some(Ok(e)) if e.action.as_deref() == Some("die") => {
-                    return Ended { oom_killed, settling: Some(call) };
-                }
+                Some(Ok(e)) if e.action.as_deref() == Some("die") => break true,
                 Some(Ok(_)) => {}
                 Some(Err(e)) => {
                     tracing::debug!(kernel = %kernel_id, error = %e, "cannot follow the engine's events; waiting for the stop");
-                    let _ = (&mut call).await;
-                    return Ended { oom_killed, settling: None };
+                    break false;
                 }
-                None => {
-                    let _ = (&mut call).await;
-                    return Ended { oom_killed, settling: None };
-                }
+                None => break false,
             },
             _ = &mut call => return Ended { oom_killed, settling: None },
         }
+    };
+    if died {
+        return Ended {
+            oom_killed,
+            settling: Some(call),
+        };
+    }
+    let _ = call.await;
+    Ended {
+        oom_killed,
+        settling: None,
     }
 }
 

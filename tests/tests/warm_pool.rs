@@ -1,8 +1,9 @@
 //! Warm pools end to end on `baid up` with its Docker engine: a new user's second `bai run`
 //! is claimed from the automatic pool; an administrator sizes a resource group's pools with
 //! `bai admin resource-group update --warm-pool` (a shape no agent can hold is refused with one
-//! line); `bai agents` and `/metrics` show the pools and what they did; a pool kernel that
-//! fails its binding (a fault point) costs a cold start, never the session.
+//! line); `bai agents` and `/metrics` show the pools and what they did; sessions with data
+//! folders and a model service's replica (its model at `/models`) take pool kernels too; a
+//! pool kernel that fails its binding (a fault point) costs a cold start, never the session.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::Server;
@@ -54,6 +55,32 @@ fn no_pool_kernels(s: &Server) {
             .unwrap();
         out.stdout.is_empty().then_some(())
     });
+}
+
+/// A model folder `name` holding the serving tests' model (`fixtures/model-nb`), its health
+/// checks begun at once.
+fn model_folder(s: &Server, name: &str) {
+    let src = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/model-nb");
+    let files = [
+        "model-definition.yaml",
+        "train.py",
+        "serve.py",
+        "corpus.tsv",
+    ];
+    for f in files {
+        std::fs::copy(src.join(f), s.work.path().join(f)).unwrap();
+    }
+    let def = s.work.path().join("model-definition.yaml");
+    let text = std::fs::read_to_string(&def).unwrap();
+    std::fs::write(&def, text.replace("initial_delay: 30", "initial_delay: 1")).unwrap();
+    s.bai(&s.user, &["vfolder", "create", name, "-m", "model"])
+        .expect_ok();
+    let mut upload = vec!["vfolder", "upload", "-q", name];
+    upload.extend(files);
+    s.bai(&s.user, &upload).expect_ok();
+    for f in files {
+        std::fs::remove_file(s.work.path().join(f)).unwrap();
+    }
 }
 
 fn metrics(s: &Server) -> String {
@@ -164,6 +191,34 @@ fn pools_start_sessions_from_started_kernels() {
         std::fs::read_to_string(s.work.path().join("out.txt")).unwrap(),
         "written inside"
     );
+
+    // A model service's replica takes one too: its model folder, mounted outside the home
+    // (at /models), is put into the claimed container; the replica trains from it and
+    // serves.
+    model_folder(&s, "nb");
+    s.wait_for(120, "the pool full again", || {
+        agents(&s).contains("2 of 2 ready").then_some(())
+    });
+    let hits = counter(&s, "hits");
+    s.bai(
+        &s.user,
+        &[
+            "service", "create", "python", "nb", "1", "-t", "nbsvc", "-r", "cpu=0.5", "-r",
+            "mem=512m",
+        ],
+    )
+    .expect_ok();
+    wait_counter(&s, "hits", hits + 1);
+    let list = s.api(&s.user, "GET", "/services?name=nbsvc", None).unwrap();
+    let id = list[0]["id"].as_str().unwrap().to_string();
+    s.wait_for(300, "the replica from the pool to be healthy", || {
+        let v = s
+            .api(&s.user, "GET", &format!("/services/{id}"), None)
+            .unwrap();
+        let routes = v["active_routes"].as_array().cloned().unwrap_or_default();
+        (routes.len() == 1 && routes[0]["status"] == "healthy").then_some(())
+    });
+    s.bai(&s.user, &["service", "rm", "nbsvc"]).expect_ok();
 
     // Another shape is not the pool's: it starts cold (the agent logs each claim before
     // the session is RUNNING).

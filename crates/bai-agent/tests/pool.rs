@@ -63,8 +63,9 @@ async fn inside(t: &TestAgent, s: &KernelSpec) -> String {
                  ls -la ~ ~/.config | awk '{print $1, $3, $NF}' | grep -v -E ' \\.\\.?$'; \
                  cat ~/.config/bai-test; ls -la /opt/bai/run | awk '{print $1, $NF}' | tail -n +2; \
                  ls -la ~/data ~/ro | awk '{print $1, $3, $NF}'; cat ~/data/hello; \
-                 grep ' /home/work' /proc/mounts | awk '{split($4, o, \",\"); print $2, o[1]}' | sort; \
-                 touch ~/ro/x 2>&1 | sed 's/.*: //'";
+                 grep -E ' /(home/work|models)' /proc/mounts | awk '{split($4, o, \",\"); print $2, o[1]}' | sort; \
+                 touch ~/ro/x 2>&1 | sed 's/.*: //'; ls -la /models/iris | awk '{print $1, $3, $NF}'; \
+                 cat /models/iris/hello; touch /models/iris/x 2>&1 | sed 's/.*: //'";
     let out = sh(t, s.kernel_id, probe).await;
     let (q_out, _, _) = run(
         &t.agent,
@@ -97,8 +98,18 @@ fn folder(name: &str, read_only: bool, dir: &tempfile::TempDir) -> bai_core::age
 #[tokio::test]
 async fn docker_a_pool_kernel_is_the_same_kernel_as_a_cold_one() {
     let (data, ro) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let model = tempfile::tempdir().unwrap();
     let mut base = spec(SessionType::Interactive, 256, None);
-    base.mounts = vec![folder("data", false, &data), folder("ro", true, &ro)];
+    // A serving replica's model sits outside the home: the claim puts it into the container.
+    let mut at_models = folder("model", true, &model);
+    at_models.kernel_path = "/models/iris".into();
+    base.mounts = vec![
+        folder("data", false, &data),
+        folder("ro", true, &ro),
+        at_models,
+    ];
+    // The cluster's nodes the session's policy closes (an address nothing answers on).
+    base.egress.nodes = vec!["192.0.2.7".into()];
     let t = agent_with_pool(vec![target(&base)]).await;
     ready(&t, 1).await;
 
@@ -145,6 +156,13 @@ async fn docker_a_pool_kernel_is_the_same_kernel_as_a_cold_one() {
     assert!(w.contains("/home/work/ro ro"), "{w}");
     assert!(w.contains("/home/work/data rw"), "{w}");
     assert!(w.contains("Read-only file system"), "{w}");
+    assert!(w.contains("/models/iris ro\n"), "{w}");
+    assert!(w.contains("\nmodel\n"), "{w}");
+    // The claim kept the session's egress spec beside the kernel's directories, what the
+    // agent's next start restores the rules of its nodes from (the container's label is the
+    // pool's).
+    let kept = std::fs::read_to_string(kernel_dir(&t, warm.kernel_id).join("egress.json"));
+    assert!(kept.unwrap().contains("192.0.2.7"));
     // A folder written from the claimed kernel is the host's folder.
     let (_, err, code) = run(
         &t.agent,
@@ -165,7 +183,7 @@ async fn docker_a_pool_kernel_is_the_same_kernel_as_a_cold_one() {
     // Logs start the same way.
     let logs = logs_with(&t, warm.kernel_id, "ready").await;
     assert!(
-        logs.starts_with(&format!("krunner: kernel {} ready", warm.kernel_id)),
+        first_runner_line(&logs).starts_with(&format!("krunner: kernel {} ready", warm.kernel_id)),
         "{logs}"
     );
     for k in [warm.kernel_id, cold.kernel_id] {
@@ -262,6 +280,13 @@ async fn logs_with(t: &TestAgent, k: Uuid, needle: &str) -> String {
     }
 }
 
+/// The runner's first line in a kernel's log (sshd writes to the same log, on its own time).
+fn first_runner_line(logs: &str) -> &str {
+    logs.lines()
+        .find(|l| l.starts_with("krunner: "))
+        .unwrap_or_default()
+}
+
 /// What a batch step printed, asserting it succeeded.
 async fn sh(t: &TestAgent, k: Uuid, script: &str) -> String {
     let (out, err, code) = run(
@@ -289,7 +314,7 @@ async fn docker_a_pool_kernel_hands_its_session_a_pre_started_jupyter() {
     // The runner writes that line as it answers the agent; the engine's log copy may lag.
     let logs = logs_with(&t, s.kernel_id, "krunner: jupyter is pre-started (pid ").await;
     assert!(
-        logs.starts_with(&format!("krunner: kernel {} ready", s.kernel_id)),
+        first_runner_line(&logs).starts_with(&format!("krunner: kernel {} ready", s.kernel_id)),
         "{logs}"
     );
     let pid = logs
@@ -337,13 +362,39 @@ async fn docker_a_pool_kernel_hands_its_session_a_pre_started_jupyter() {
     );
     t.agent.destroy_kernel(s.kernel_id).await.unwrap();
 
+    // Whichever Jupyter the user opens first is the pre-started one: JupyterLab here; the
+    // Notebook opened after it starts as in a cold kernel.
+    ready(&t, 1).await;
+    let l = session(&base);
+    t.agent.create_kernel(l.clone()).await.unwrap();
+    assert_eq!(t.agent.warm_pool_report().counters.hits, 2);
+    t.agent.start_app(l.kernel_id, "jupyterlab").await.unwrap();
+    let logs = logs_with(&t, l.kernel_id, "krunner: started jupyterlab").await;
+    assert!(
+        logs.contains("krunner: started jupyterlab from its pre-start (pid "),
+        "{logs}"
+    );
+    let lab = format!("http://127.0.0.1:8092/app/{}/jupyterlab", l.session_id);
+    let ask = format!(
+        "import json, urllib.request as u\n\
+         print(u.urlopen('{lab}/lab').status)\n\
+         print(sorted(json.load(u.urlopen('{lab}/api/kernelspecs'))['kernelspecs']))\n"
+    );
+    let out = sh(&t, l.kernel_id, &format!("python3 - <<'EOF'\n{ask}EOF\n")).await;
+    assert!(out.starts_with("200\n"), "{out}");
+    assert!(out.contains("'backendai'"), "{out}");
+    t.agent.start_app(l.kernel_id, "jupyter").await.unwrap();
+    let logs = logs_with(&t, l.kernel_id, "krunner: started jupyter (pid").await;
+    assert!(logs.contains("krunner: started jupyter (pid "), "{logs}");
+    t.agent.destroy_kernel(l.kernel_id).await.unwrap();
+
     // A batch session gets no Jupyter: the pre-start ends.
     ready(&t, 1).await;
     let mut b = session(&base);
     b.session_type = SessionType::Batch;
     b.startup_command = Some("sleep 600".into());
     t.agent.create_kernel(b.clone()).await.unwrap();
-    assert_eq!(t.agent.warm_pool_report().counters.hits, 2);
+    assert_eq!(t.agent.warm_pool_report().counters.hits, 3);
     let procs = sh(
         &t,
         b.kernel_id,

@@ -115,7 +115,7 @@ fn start_sshd_with(sshd: &str, workdir: &Path, run: &Path) -> Result<(), String>
     // Reap it when it ends (krunner is not PID 1).
     std::thread::spawn(move || {
         if let Ok(st) = child.wait() {
-            eprintln!("krunner: sshd exited: {st}");
+            say!("krunner: sshd exited: {st}");
         }
     });
     Ok(())
@@ -130,7 +130,7 @@ pub fn wait_sshd() {
     let deadline = Instant::now() + SSHD_START_TIMEOUT;
     while TcpStream::connect(("127.0.0.1", SSHD_PORT)).is_err() {
         if Instant::now() > deadline {
-            eprintln!(
+            say!(
                 "krunner: sshd did not listen on port {SSHD_PORT} within {}s",
                 SSHD_START_TIMEOUT.as_secs()
             );
@@ -219,7 +219,7 @@ fn write_notebook() -> Option<String> {
                 .map(|j| j.to_string_lossy().into_owned())
         }
         Err(e) => {
-            eprintln!("krunner: {e}");
+            say!("krunner: {e}");
             None
         }
     }
@@ -262,13 +262,17 @@ impl App {
 #[derive(Default)]
 pub struct Running(Mutex<HashMap<String, App>>);
 
+/// Where the pre-started Jupyter waits among the apps until one of those it can become
+/// ([`crate::zygote::serves`]) is first opened.
+const PRESTART: &str = "(pre-started jupyter)";
+
 impl Running {
-    /// Takes over an app pre-started before this runner began, waiting on `socket`.
-    pub fn adopt(&self, name: &str, pid: u32, socket: PathBuf) {
+    /// Takes over the Jupyter pre-started before this runner began, waiting on `socket`.
+    pub fn adopt(&self, pid: u32, socket: PathBuf) {
         self.0
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(name.to_string(), App::Waiting(pid, socket));
+            .insert(PRESTART.to_string(), App::Waiting(pid, socket));
     }
 
     /// Starts `name` unless it runs, then waits until its port accepts connections.
@@ -279,20 +283,29 @@ impl Running {
         if !cmd.is_empty() {
             let mut running = self.0.lock().unwrap_or_else(|p| p.into_inner());
             let mut alive = running.get_mut(name).is_some_and(|a| a.ended().is_none());
-            if alive && let Some(App::Waiting(pid, socket)) = running.get(name) {
+            // The first of the Jupyters opened becomes the pre-started one, if it still waits.
+            if !alive
+                && crate::zygote::serves(name)
+                && let Some(mut waiting) = running.remove(PRESTART)
+                && let App::Waiting(pid, socket) = &waiting
+            {
                 let (pid, socket) = (*pid, socket.clone());
                 let mut env: Vec<(String, String)> = std::env::vars().collect();
                 if let Some(path) = notebook_path() {
                     env.push(("JUPYTER_PATH".into(), path));
                 }
-                match crate::zygote::order(&socket, &cmd, &env, workdir) {
+                let ordered = match waiting.ended() {
+                    Some(why) => Err(std::io::Error::other(why)),
+                    None => crate::zygote::order(&socket, &cmd, &env, workdir),
+                };
+                match ordered {
                     Ok(()) => {
-                        eprintln!("krunner: started {name} from its pre-start (pid {pid})");
+                        say!("krunner: started {name} from its pre-start (pid {pid})");
                         running.insert(name.to_string(), App::Adopted(pid));
+                        alive = true;
                     }
                     Err(e) => {
-                        eprintln!("krunner: the pre-started {name} is gone ({e}); starting it");
-                        alive = false;
+                        say!("krunner: the pre-started Jupyter is gone ({e}); starting {name}")
                     }
                 }
             }
@@ -310,7 +323,7 @@ impl Running {
                 let child = command
                     .spawn()
                     .map_err(|e| format!("cannot start {name} ({}): {e}", cmd[0]))?;
-                eprintln!("krunner: started {name} (pid {})", child.id());
+                say!("krunner: started {name} (pid {})", child.id());
                 running.insert(name.to_string(), App::Spawned(child));
             }
         }

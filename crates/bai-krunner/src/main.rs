@@ -13,6 +13,18 @@
 //! tests outside a container `BAI_KRUNNER_SOCKET`, `BAI_KRUNNER_WORKDIR`, `BAI_PYTHON`.
 #![forbid(unsafe_code)]
 
+/// One line on stderr in one write. `say!` writes a formatted line piece by piece, and
+/// the kernel's other writers to the same log (sshd, the bootstrap script) can land between
+/// the pieces.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut line = format!($($arg)*);
+        line.push('\n');
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    }};
+}
+
 mod apps;
 mod batch;
 mod listing;
@@ -57,7 +69,7 @@ fn listen(socket: &str) -> UnixListener {
     match UnixListener::bind(socket) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("krunner: cannot listen on {socket}: {e}");
+            say!("krunner: cannot listen on {socket}: {e}");
             std::process::exit(70);
         }
     }
@@ -68,7 +80,7 @@ fn main() {
     let workdir = env_or("BAI_KRUNNER_WORKDIR", WORKDIR);
     if std::env::var_os(pool::POOL_VAR).is_some() {
         let e = pool::serve_until_bound(&listen(&socket), &socket, &workdir);
-        eprintln!("krunner: cannot become the session's runner: {e}");
+        say!("krunner: cannot become the session's runner: {e}");
         std::process::exit(70);
     }
     if let Ok(script) = std::env::var("BAI_BOOTSTRAP_SCRIPT")
@@ -85,7 +97,7 @@ fn main() {
             // (`ssh sub1`): the runner answers once sshd listens.
             Ok(()) if cluster_size() > 1 => apps::wait_sshd(),
             Ok(()) => {}
-            Err(e) => eprintln!("krunner: {e}"),
+            Err(e) => say!("krunner: {e}"),
         }
     }
     // A system session (SFTP) runs sshd alone.
@@ -94,12 +106,12 @@ fn main() {
         && !system
         && let Err(e) = terminal::start(terminal::TERMINAL_PORT, workdir.clone())
     {
-        eprintln!("krunner: no web terminal: {e}");
+        say!("krunner: no web terminal: {e}");
     }
     let repl = match Repl::start(&env_or("BAI_PYTHON", "python3"), &workdir) {
         Ok(r) => Some(r),
         Err(e) => {
-            eprintln!("krunner: no Python REPL ({e}); query mode is unavailable");
+            say!("krunner: no Python REPL ({e}); query mode is unavailable");
             None
         }
     };
@@ -110,7 +122,7 @@ fn main() {
     let listener = listen(&socket);
     // The container's log holds this line, written before the runner answers (so before the
     // session is RUNNING; sshd's own lines may come first): a session's logs are never empty.
-    eprintln!(
+    say!(
         "krunner: kernel {} ready ({})",
         std::env::var("BAI_KERNEL_ID").unwrap_or_default(),
         std::env::var("BAI_SESSION_TYPE").unwrap_or_else(|_| "interactive".into())
@@ -119,8 +131,8 @@ fn main() {
     if let Some(run) = std::path::Path::new(&socket).parent()
         && let Some((pid, waits_on)) = zygote::adopt(run)
     {
-        eprintln!("krunner: {} is pre-started (pid {pid})", zygote::APP);
-        state.apps.adopt(zygote::APP, pid, waits_on);
+        say!("krunner: {} is pre-started (pid {pid})", zygote::APP);
+        state.apps.adopt(pid, waits_on);
     }
     if runs_command()
         && let Ok(cmd) = std::env::var("BAI_STARTUP_COMMAND")
@@ -135,7 +147,7 @@ fn main() {
                 let st = state.clone();
                 std::thread::spawn(move || server::serve(&st, stream));
             }
-            Err(e) => eprintln!("krunner: accept failed: {e}"),
+            Err(e) => say!("krunner: accept failed: {e}"),
         }
     }
 }

@@ -51,14 +51,14 @@ pub fn serve(state: &Arc<State>, stream: UnixStream) {
     let read_half = match stream.try_clone() {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("krunner: cannot use a connection: {e}");
+            say!("krunner: cannot use a connection: {e}");
             return;
         }
     };
     let mut reader = BufReader::new(read_half.take(MAX_REQUEST));
     let mut line = String::new();
     if let Err(e) = reader.read_line(&mut line) {
-        eprintln!("krunner: cannot read a request: {e}");
+        say!("krunner: cannot read a request: {e}");
         return;
     }
     let mut out = stream;
@@ -202,7 +202,7 @@ fn query<R: Read + Send + 'static>(
         }
         let _ = out.flush();
         let _ = out.shutdown(Shutdown::Both);
-        eprintln!("krunner: the Python REPL died; exiting with 137");
+        say!("krunner: the Python REPL died; exiting with 137");
         std::process::exit(137);
     }
     let _ = out.shutdown(Shutdown::Both);

@@ -21,11 +21,11 @@ fn shell(script: &str, workdir: &str) -> std::io::Result<i32> {
 /// Runs `BAI_BOOTSTRAP_SCRIPT` once, before the kernel is ready. A failure is logged, not
 /// fatal: the user can still look at the kernel.
 pub fn bootstrap(script: &str, workdir: &str) {
-    eprintln!("krunner: running the bootstrap script");
+    say!("krunner: running the bootstrap script");
     match shell(script, workdir) {
         Ok(0) => {}
-        Ok(code) => eprintln!("krunner: the bootstrap script exited with {code}"),
-        Err(e) => eprintln!("krunner: cannot run the bootstrap script: {e}"),
+        Ok(code) => say!("krunner: the bootstrap script exited with {code}"),
+        Err(e) => say!("krunner: cannot run the bootstrap script: {e}"),
     }
 }
 
@@ -37,7 +37,7 @@ pub fn run_startup(state: &State, cmd: &str) -> ! {
     let code = match shell(cmd, &state.workdir) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("krunner: cannot run the startup command: {e}");
+            say!("krunner: cannot run the startup command: {e}");
             127
         }
     };

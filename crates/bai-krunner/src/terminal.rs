@@ -33,7 +33,7 @@ fn serve(listener: TcpListener, workdir: String) {
             let wd = workdir.clone();
             std::thread::spawn(move || {
                 if let Err(e) = handle(conn, &wd) {
-                    eprintln!("krunner: terminal: {e}");
+                    say!("krunner: terminal: {e}");
                 }
             });
         }

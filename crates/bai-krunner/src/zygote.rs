@@ -68,7 +68,7 @@ impl Zygote {
         {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("krunner: no Jupyter pre-start: {e}");
+                say!("krunner: no Jupyter pre-start: {e}");
                 return None;
             }
         };
@@ -119,27 +119,44 @@ pub fn adopt(run: &Path) -> Option<(u32, PathBuf)> {
     pid.map(|p| (p, run.join(SOCKET)))
 }
 
-/// Sends the pre-started Jupyter its session: this runner's command line for the app, its
-/// environment (the session's) and its directory. An error when it is gone.
+/// Whether the pre-started Jupyter can become the app `name` (the one the user opens first).
+pub fn serves(name: &str) -> bool {
+    name == "jupyter" || name == "jupyterlab"
+}
+
+/// Sends the pre-started Jupyter its session: this runner's command line for the app
+/// (`jupyter notebook …` or `jupyter lab …`), its environment (the session's) and its
+/// directory. An error when it is gone or cannot be that app (then it ends).
 pub fn order(
     socket: &Path,
     argv: &[String],
     env: &[(String, String)],
     workdir: &Path,
 ) -> std::io::Result<()> {
-    use std::io::Write;
-    // Jupyter's own name for the server it runs (`jupyter notebook` executes this).
-    let argv: Vec<&str> = std::iter::once("jupyter-notebook")
+    use std::io::{BufRead, Write};
+    let sub = argv.get(1).map(String::as_str).unwrap_or("notebook");
+    // Jupyter's own name for the server it runs (`jupyter lab` executes `jupyter-lab`).
+    let program = format!("jupyter-{sub}");
+    let argv: Vec<&str> = std::iter::once(program.as_str())
         .chain(argv.iter().skip(2).map(String::as_str))
         .collect();
     let env: std::collections::BTreeMap<&str, &str> =
         env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let line = serde_json::json!({
+        "app": sub,
         "argv": argv,
         "env": env,
         "cwd": workdir.display().to_string(),
     });
     let mut s = std::os::unix::net::UnixStream::connect(socket)?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
     writeln!(s, "{line}")?;
-    s.flush()
+    s.flush()?;
+    let mut answer = String::new();
+    std::io::BufReader::new(s).read_line(&mut answer)?;
+    match answer.trim() {
+        "ok" => Ok(()),
+        "" => Err(std::io::Error::other("it closed without an answer")),
+        why => Err(std::io::Error::other(why.to_string())),
+    }
 }

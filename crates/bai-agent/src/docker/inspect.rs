@@ -70,6 +70,16 @@ pub async fn state(inner: &Inner, kernel_id: Uuid) -> Result<Option<ContainerSta
     }))
 }
 
+/// The process id of the container's init on this host (0 or an error: not running).
+pub async fn pid(inner: &Inner, kernel_id: Uuid) -> Result<u32, AgentError> {
+    inspect(inner, kernel_id)
+        .await?
+        .and_then(|info| info.state?.pid)
+        .and_then(|p| u32::try_from(p).ok())
+        .filter(|p| *p > 0)
+        .ok_or_else(|| AgentError::Runtime(format!("kernel {kernel_id} is not running")))
+}
+
 /// The container's address on its network (the engine's bridge), where its apps listen.
 pub async fn address(inner: &Inner, kernel_id: Uuid) -> Result<std::net::IpAddr, AgentError> {
     let info = inspect(inner, kernel_id)

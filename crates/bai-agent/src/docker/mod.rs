@@ -318,7 +318,7 @@ impl DockerAgent {
         let with_container: HashSet<Uuid> = listed.iter().map(|l| l.kernel).collect();
         for list::Listed {
             kernel,
-            labels,
+            mut labels,
             never_started,
         } in listed
         {
@@ -329,6 +329,7 @@ impl DockerAgent {
                 destroy::remove(&agent.inner, kernel).await?;
                 continue;
             }
+            pool::claim::session_labels(&agent.inner.dirs(kernel).root, &mut labels);
             agent.inner.restore(kernel, &labels);
             bridges.push(list::kernel_network(&labels));
             watch::spawn(&agent.inner, kernel);

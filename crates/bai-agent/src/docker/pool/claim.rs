@@ -9,13 +9,15 @@ use bai_core::agent::{AgentError, KernelCreated, KernelSpec};
 use bai_core::egress::EgressSpec;
 use bai_core::pool::PoolShape;
 use bollard::query_parameters::RenameContainerOptions;
+use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// The shape a create's kernel would take from a pool, if it can take one at all: the one
 /// kernel of its session, on the shared bridge of the default policy, with its data folders
-/// under its home and no accelerator (what a running container cannot be given afterwards). The nodes its
-/// policy closes are the bridge's rules, bound at the claim as a cold create binds them.
+/// where a claim can mount them (`folders::bindable`) and no accelerator (what a running
+/// container cannot be given afterwards). The nodes its policy closes are the bridge's
+/// rules, bound at the claim as a cold create binds them.
 pub fn fits(spec: &KernelSpec) -> Option<PoolShape> {
     let alone = spec
         .cluster
@@ -106,8 +108,17 @@ async fn bind(
     inner.move_holds(r.id, kernel_id);
     let shared = egress::shared_network(&spec.egress.policy);
     egress::bind(inner, &shared, &spec.egress).await?;
+    keep_egress(&to.root, &spec.egress)?;
     home::fill(&to.work, &spec.dotfiles)?;
     super::folders::bind(&inner.config.data_dir, &to.work, &spec.mounts)?;
+    if spec
+        .mounts
+        .iter()
+        .any(|m| super::folders::place(&to.work, &m.kernel_path).is_none())
+    {
+        let pid = crate::docker::inspect::pid(inner, kernel_id).await?;
+        super::inject::inject(&inner.config.data_dir, pid, &spec.mounts)?;
+    }
     let env = place::environment(spec, &r.placement);
     send_bind(&to.socket, &env).await?;
     ready::wait(inner, kernel_id)
@@ -124,6 +135,27 @@ async fn bind(
             .map(crate::cores::format_cpulist),
         devices: r.placement.devices.clone(),
     })
+}
+
+/// Beside the claimed kernel's directories (not in the container): the session's egress spec.
+/// The container's label is the pool's, without the session's nodes, and labels cannot change.
+const EGRESS_FILE: &str = "egress.json";
+
+fn keep_egress(root: &std::path::Path, spec: &EgressSpec) -> Result<(), AgentError> {
+    let text = serde_json::to_string(spec)
+        .map_err(|e| AgentError::Runtime(format!("egress spec: {e}")))?;
+    std::fs::write(root.join(EGRESS_FILE), text)
+        .map_err(|e| AgentError::Runtime(format!("cannot keep the kernel's egress spec: {e}")))
+}
+
+/// At the agent's start, a kernel's labels as its session had them: a claimed pool kernel's
+/// egress label (what its rules are restored from) is the one its claim kept under `root`.
+pub fn session_labels(root: &std::path::Path, labels: &mut HashMap<String, String>) {
+    if labels.contains_key(super::LABEL_POOL)
+        && let Ok(kept) = std::fs::read_to_string(root.join(EGRESS_FILE))
+    {
+        labels.insert(egress::LABEL_EGRESS.to_string(), kept);
+    }
 }
 
 /// The bind request over the runner's socket; its answer must be `finished` 0.
@@ -157,5 +189,37 @@ async fn undo(inner: &Arc<Inner>, spec: &KernelSpec, r: &Ready) {
     make::remove(inner, r.id).await;
     if let Err(e) = crate::docker::destroy::remove(inner, spec.kernel_id).await {
         tracing::warn!(kernel = %spec.kernel_id, error = %e, "cleanup after a failed binding failed");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claimed_kernel_is_restored_under_its_sessions_egress_not_the_pools() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool_label = serde_json::to_string(&EgressSpec::default()).unwrap();
+        let session = EgressSpec {
+            nodes: vec!["192.0.2.7".into()],
+            ..Default::default()
+        };
+        let labels = HashMap::from([
+            (super::super::LABEL_POOL.to_string(), "python".to_string()),
+            (egress::LABEL_EGRESS.to_string(), pool_label.clone()),
+        ]);
+        // Unclaimed, or claimed before the spec was kept: the label stands.
+        let mut l = labels.clone();
+        session_labels(dir.path(), &mut l);
+        assert_eq!(l[egress::LABEL_EGRESS], pool_label);
+        keep_egress(dir.path(), &session).unwrap();
+        let mut l = labels.clone();
+        session_labels(dir.path(), &mut l);
+        let restored: EgressSpec = serde_json::from_str(&l[egress::LABEL_EGRESS]).unwrap();
+        assert_eq!(restored.nodes, session.nodes);
+        // A kernel made cold keeps its own label, whatever lies in its directory.
+        let mut cold = HashMap::from([(egress::LABEL_EGRESS.to_string(), pool_label.clone())]);
+        session_labels(dir.path(), &mut cold);
+        assert_eq!(cold[egress::LABEL_EGRESS], pool_label);
     }
 }

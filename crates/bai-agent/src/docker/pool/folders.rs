@@ -14,9 +14,9 @@ use rustix::mount::{
 use std::path::{Path, PathBuf};
 
 /// Where a kernel's folders go inside: its home.
-const HOME: &str = "/home/work";
+pub(super) const HOME: &str = "/home/work";
 
-fn fail(what: impl std::fmt::Display, e: impl std::fmt::Display) -> AgentError {
+pub(super) fn fail(what: impl std::fmt::Display, e: impl std::fmt::Display) -> AgentError {
     AgentError::Runtime(format!("{what}: {e}"))
 }
 
@@ -75,7 +75,7 @@ pub fn ensure_shared(dir: &Path) -> Result<(), AgentError> {
 
 /// A private mount where a folder's bind is made read-only before it is moved under a
 /// kernel's home: a mount's flags are copied when it propagates, not changed after.
-fn staging(data_dir: &Path) -> Result<PathBuf, AgentError> {
+pub(super) fn staging(data_dir: &Path) -> Result<PathBuf, AgentError> {
     let dir = data_dir.join(".mounts");
     std::fs::create_dir_all(&dir)
         .map_err(|e| fail(format_args!("cannot make {}", dir.display()), e))?;
@@ -98,55 +98,72 @@ pub fn place(work: &Path, kernel_path: &str) -> Option<PathBuf> {
     confined_join(work, rel).ok()
 }
 
-/// Whether every folder can be bound at a claim (under the home, an absolute host path).
+/// Whether every folder can be bound at a claim: an absolute host path, mounted under the
+/// home or at a place [`super::inject`] can reach.
 pub fn bindable(mounts: &[Mount]) -> bool {
     mounts.iter().all(|m| {
         Path::new(&m.host_path).is_absolute()
             && !m.host_path.contains(':')
-            && place(Path::new("/w"), &m.kernel_path).is_some()
+            && (place(Path::new("/w"), &m.kernel_path).is_some()
+                || super::inject::elsewhere(&m.kernel_path).is_some())
     })
 }
 
 /// Binds each folder under `work` (the claimed kernel's home on the host): the same folders,
 /// places and modes a cold kernel's container gets. Each is bound in a private staging
 /// place, made read-only there if it is, then moved under the home, so the container's copy
-/// has its final flags.
+/// has its final flags. Folders outside the home are [`super::inject`]'s.
 pub fn bind(data_dir: &Path, work: &Path, mounts: &[Mount]) -> Result<(), AgentError> {
-    if mounts.is_empty() {
+    let home: Vec<(&Mount, PathBuf)> = mounts
+        .iter()
+        .filter_map(|m| Some((m, place(work, &m.kernel_path)?)))
+        .collect();
+    if home.is_empty() {
         return Ok(());
     }
     let stage = staging(data_dir)?;
-    for m in mounts {
-        let target = place(work, &m.kernel_path).ok_or_else(|| {
-            AgentError::BadRequest(format!("folder {} is not under {HOME}", m.name))
-        })?;
+    for (m, target) in home {
         std::fs::create_dir_all(&target)
             .map_err(|e| fail(format_args!("cannot make {}", target.display()), e))?;
-        let step = stage.join(uuid::Uuid::new_v4().to_string());
-        std::fs::create_dir(&step)
-            .map_err(|e| fail(format_args!("cannot make {}", step.display()), e))?;
-        let moved = mount_bind_recursive(&m.host_path, &step)
-            .map_err(|e| fail(format_args!("cannot mount folder {}", m.name), e))
-            .and_then(|()| {
-                if m.read_only {
-                    mount_remount(&step, MountFlags::BIND | MountFlags::RDONLY, "").map_err(|e| {
-                        fail(format_args!("cannot make folder {} read-only", m.name), e)
-                    })
-                } else {
-                    Ok(())
-                }
-            })
-            .and_then(|()| {
-                mount_move(&step, &target)
-                    .map_err(|e| fail(format_args!("cannot place folder {}", m.name), e))
-            });
-        if moved.is_err() {
-            let _ = unmount(&step, UnmountFlags::DETACH);
-        }
-        let _ = std::fs::remove_dir(&step);
+        let step = staged(&stage, m)?;
+        let moved = mount_move(&step, &target)
+            .map_err(|e| fail(format_args!("cannot place folder {}", m.name), e));
+        unstage(&step, moved.is_err());
         moved?;
     }
     Ok(())
+}
+
+/// A folder's bind at a new place under `stage`, read-only if the session asks.
+pub(super) fn staged(stage: &Path, m: &Mount) -> Result<PathBuf, AgentError> {
+    let step = stage.join(uuid::Uuid::new_v4().to_string());
+    std::fs::create_dir(&step)
+        .map_err(|e| fail(format_args!("cannot make {}", step.display()), e))?;
+    let bound = mount_bind_recursive(&m.host_path, &step)
+        .map_err(|e| fail(format_args!("cannot mount folder {}", m.name), e))
+        .and_then(|()| {
+            if m.read_only {
+                mount_remount(&step, MountFlags::BIND | MountFlags::RDONLY, "")
+                    .map_err(|e| fail(format_args!("cannot make folder {} read-only", m.name), e))
+            } else {
+                Ok(())
+            }
+        });
+    match bound {
+        Ok(()) => Ok(step),
+        Err(e) => {
+            unstage(&step, true);
+            Err(e)
+        }
+    }
+}
+
+/// Removes a staging place (unmounting what is still there, if `mounted`).
+pub(super) fn unstage(step: &Path, mounted: bool) {
+    if mounted {
+        let _ = unmount(step, UnmountFlags::DETACH);
+    }
+    let _ = std::fs::remove_dir(step);
 }
 
 /// Takes away every mount under `root` (deepest first), and fails when one is still there:

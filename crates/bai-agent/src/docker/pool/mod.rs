@@ -15,6 +15,7 @@
 pub mod claim;
 pub mod fill;
 pub mod folders;
+pub mod inject;
 pub(crate) mod make;
 pub mod room;
 

@@ -9,6 +9,7 @@ pub mod crash;
 pub mod cut;
 pub mod diagnose;
 mod launch;
+pub mod model;
 pub mod netns;
 pub mod pg;
 pub mod registry;

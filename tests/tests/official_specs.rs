@@ -12,7 +12,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::{Account, Server, official_client};
-use std::path::PathBuf;
 
 /// Whose keypair a spec runs with: the group and folder-invitation specs create groups and
 /// users, which only administrators may; the sharing spec shares a project folder, so its
@@ -455,16 +454,8 @@ new-image-name = "spec-image"
 fn backend_ai_integration_specs_pass() {
     let s = Server::start();
     // The model folder the model-service specs serve.
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/model-nb");
-    let files = [
-        "model-definition.yaml",
-        "train.py",
-        "serve.py",
-        "corpus.tsv",
-    ];
-    for f in files {
-        std::fs::copy(fixture.join(f), s.work.path().join(f)).unwrap();
-    }
+    bai_e2e::model::copy_to(s.work.path(), |d| d).unwrap();
+    let files = bai_e2e::model::FILES;
     // Each account serves its own copy (the group specs' services run as the admin).
     let mut upload = vec!["vfolder", "upload", "specmodel"];
     upload.extend(files);

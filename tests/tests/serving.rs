@@ -7,7 +7,6 @@
 use bai_e2e::{Account, Run, Server, official_client};
 use serde_json::{Value, json};
 use std::collections::HashSet;
-use std::path::PathBuf;
 
 fn ba(s: &Server, account: &Account, args: &[&str]) -> Run {
     s.run_as(official_client(), account, args)
@@ -16,33 +15,16 @@ fn ba(s: &Server, account: &Account, args: &[&str]) -> Run {
 /// A model folder `name` holding the fixture, its model-definition.yaml changed by `edit`
 /// (the files are written to the work dir and uploaded from there).
 fn model_folder(s: &Server, name: &str, edit: impl Fn(String) -> String) {
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/model-nb");
-    let dir = s.work.path();
-    for f in ["train.py", "serve.py", "corpus.tsv"] {
-        std::fs::copy(src.join(f), dir.join(f)).unwrap();
-    }
-    let def = std::fs::read_to_string(src.join("model-definition.yaml")).unwrap();
-    std::fs::write(dir.join("model-definition.yaml"), edit(def)).unwrap();
+    bai_e2e::model::copy_to(s.work.path(), edit).unwrap();
     ba(
         s,
         &s.user,
         &["vfolder", "create", name, "--usage-mode", "model"],
     )
     .expect_ok();
-    ba(
-        s,
-        &s.user,
-        &[
-            "vfolder",
-            "upload",
-            name,
-            "model-definition.yaml",
-            "train.py",
-            "serve.py",
-            "corpus.tsv",
-        ],
-    )
-    .expect_ok();
+    let mut upload = vec!["vfolder", "upload", name];
+    upload.extend(bai_e2e::model::FILES);
+    ba(s, &s.user, &upload).expect_ok();
 }
 
 fn endpoint_id(out: &str) -> String {

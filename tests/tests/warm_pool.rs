@@ -60,25 +60,16 @@ fn no_pool_kernels(s: &Server) {
 /// A model folder `name` holding the serving tests' model (`fixtures/model-nb`), its health
 /// checks begun at once.
 fn model_folder(s: &Server, name: &str) {
-    let src = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/model-nb");
-    let files = [
-        "model-definition.yaml",
-        "train.py",
-        "serve.py",
-        "corpus.tsv",
-    ];
-    for f in files {
-        std::fs::copy(src.join(f), s.work.path().join(f)).unwrap();
-    }
-    let def = s.work.path().join("model-definition.yaml");
-    let text = std::fs::read_to_string(&def).unwrap();
-    std::fs::write(&def, text.replace("initial_delay: 30", "initial_delay: 1")).unwrap();
+    bai_e2e::model::copy_to(s.work.path(), |d| {
+        d.replace("initial_delay: 30", "initial_delay: 1")
+    })
+    .unwrap();
     s.bai(&s.user, &["vfolder", "create", name, "-m", "model"])
         .expect_ok();
     let mut upload = vec!["vfolder", "upload", "-q", name];
-    upload.extend(files);
+    upload.extend(bai_e2e::model::FILES);
     s.bai(&s.user, &upload).expect_ok();
-    for f in files {
+    for f in bai_e2e::model::FILES {
         std::fs::remove_file(s.work.path().join(f)).unwrap();
     }
 }

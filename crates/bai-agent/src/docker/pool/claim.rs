@@ -15,7 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// The shape a create's kernel would take from a pool, if it can take one at all: the one
 /// kernel of its session, on the shared bridge of the default policy, with its data folders
-/// where a claim can mount them (`folders::bindable`) and no accelerator (what a running
+/// where a claim can mount them ([`bindable`]) and no accelerator (what a running
 /// container cannot be given afterwards). The nodes its policy closes are the bridge's
 /// rules, bound at the claim as a cold create binds them.
 pub fn fits(spec: &KernelSpec) -> Option<PoolShape> {
@@ -23,7 +23,7 @@ pub fn fits(spec: &KernelSpec) -> Option<PoolShape> {
         .cluster
         .as_ref()
         .is_none_or(|c| c.size <= 1 && c.network.is_none() && c.keys.is_none());
-    let plain = super::folders::bindable(&spec.mounts)
+    let plain = bindable(&spec.mounts)
         && spec.slots.accel.values().all(|v| *v == 0)
         && spec.egress.policy == EgressSpec::default().policy;
     (alone && plain).then(|| PoolShape {
@@ -31,6 +31,18 @@ pub fn fits(spec: &KernelSpec) -> Option<PoolShape> {
         cpu_milli: spec.slots.cpu_milli,
         mem: spec.slots.mem,
         shmem: spec.shmem,
+    })
+}
+
+/// Whether a claim can mount every folder: an absolute host path, mounted under the home
+/// (`folders.rs`) or at a place `inject.rs` can reach.
+fn bindable(mounts: &[bai_core::agent::Mount]) -> bool {
+    mounts.iter().all(|m| {
+        let host = std::path::Path::new(&m.host_path);
+        host.is_absolute()
+            && !m.host_path.contains(':')
+            && (super::folders::place(std::path::Path::new("/w"), &m.kernel_path).is_some()
+                || super::inject::elsewhere(&m.kernel_path).is_some())
     })
 }
 

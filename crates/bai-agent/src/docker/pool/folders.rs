@@ -98,21 +98,10 @@ pub fn place(work: &Path, kernel_path: &str) -> Option<PathBuf> {
     confined_join(work, rel).ok()
 }
 
-/// Whether every folder can be bound at a claim: an absolute host path, mounted under the
-/// home or at a place [`super::inject`] can reach.
-pub fn bindable(mounts: &[Mount]) -> bool {
-    mounts.iter().all(|m| {
-        Path::new(&m.host_path).is_absolute()
-            && !m.host_path.contains(':')
-            && (place(Path::new("/w"), &m.kernel_path).is_some()
-                || super::inject::elsewhere(&m.kernel_path).is_some())
-    })
-}
-
 /// Binds each folder under `work` (the claimed kernel's home on the host): the same folders,
 /// places and modes a cold kernel's container gets. Each is bound in a private staging
 /// place, made read-only there if it is, then moved under the home, so the container's copy
-/// has its final flags. Folders outside the home are [`super::inject`]'s.
+/// has its final flags. Folders outside the home are `inject.rs`'s.
 pub fn bind(data_dir: &Path, work: &Path, mounts: &[Mount]) -> Result<(), AgentError> {
     let home: Vec<(&Mount, PathBuf)> = mounts
         .iter()

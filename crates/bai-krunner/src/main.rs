@@ -13,7 +13,7 @@
 //! tests outside a container `BAI_KRUNNER_SOCKET`, `BAI_KRUNNER_WORKDIR`, `BAI_PYTHON`.
 #![forbid(unsafe_code)]
 
-/// One line on stderr in one write. `say!` writes a formatted line piece by piece, and
+/// One line on stderr in one write. `eprintln!` writes a formatted line piece by piece, and
 /// the kernel's other writers to the same log (sshd, the bootstrap script) can land between
 /// the pieces.
 macro_rules! say {

@@ -38,10 +38,9 @@ pub fn fits(spec: &KernelSpec) -> Option<PoolShape> {
 /// (`folders.rs`) or at a place `inject.rs` can reach.
 fn bindable(mounts: &[bai_core::agent::Mount]) -> bool {
     mounts.iter().all(|m| {
-        let host = std::path::Path::new(&m.host_path);
-        host.is_absolute()
+        std::path::Path::new(&m.host_path).is_absolute()
             && !m.host_path.contains(':')
-            && (super::folders::place(std::path::Path::new("/w"), &m.kernel_path).is_some()
+            && (super::folders::in_home(&m.kernel_path)
                 || super::inject::elsewhere(&m.kernel_path).is_some())
     })
 }
@@ -123,13 +122,10 @@ async fn bind(
     keep_egress(&to.root, &spec.egress)?;
     home::fill(&to.work, &spec.dotfiles)?;
     super::folders::bind(&inner.config.data_dir, &to.work, &spec.mounts)?;
-    if spec
-        .mounts
-        .iter()
-        .any(|m| super::folders::place(&to.work, &m.kernel_path).is_none())
-    {
+    let outside = super::inject::outside(&spec.mounts)?;
+    if !outside.is_empty() {
         let pid = crate::docker::inspect::pid(inner, kernel_id).await?;
-        super::inject::inject(&inner.config.data_dir, pid, &spec.mounts)?;
+        super::inject::inject(&inner.config.data_dir, pid, outside)?;
     }
     let env = place::environment(spec, &r.placement);
     send_bind(&to.socket, &env).await?;

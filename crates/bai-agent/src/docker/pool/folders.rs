@@ -98,6 +98,11 @@ pub fn place(work: &Path, kernel_path: &str) -> Option<PathBuf> {
     confined_join(work, rel).ok()
 }
 
+/// Whether a folder mounted at `kernel_path` inside is under the home.
+pub fn in_home(kernel_path: &str) -> bool {
+    place(Path::new("/w"), kernel_path).is_some()
+}
+
 /// Binds each folder under `work` (the claimed kernel's home on the host): the same folders,
 /// places and modes a cold kernel's container gets. Each is bound in a private staging
 /// place, made read-only there if it is, then moved under the home, so the container's copy

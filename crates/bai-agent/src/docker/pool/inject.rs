@@ -37,12 +37,12 @@ pub fn elsewhere(kernel_path: &str) -> Option<PathBuf> {
     (!reserved).then(|| p.to_path_buf())
 }
 
-/// Puts each folder of `mounts` that is outside the home into the mount namespace of the
-/// process `pid` (the kernel's init), at its path there, read-only if the session asks.
-pub fn inject(data_dir: &Path, pid: u32, mounts: &[Mount]) -> Result<(), AgentError> {
-    let outside: Vec<(&Mount, PathBuf)> = mounts
+/// The folders of `mounts` outside the home, each with its place inside; an error if one
+/// is where [`elsewhere`] refuses.
+pub fn outside(mounts: &[Mount]) -> Result<Vec<(&Mount, PathBuf)>, AgentError> {
+    mounts
         .iter()
-        .filter(|m| super::folders::place(Path::new("/w"), &m.kernel_path).is_none())
+        .filter(|m| !super::folders::in_home(&m.kernel_path))
         .map(|m| {
             elsewhere(&m.kernel_path).map(|p| (m, p)).ok_or_else(|| {
                 AgentError::BadRequest(format!(
@@ -51,7 +51,16 @@ pub fn inject(data_dir: &Path, pid: u32, mounts: &[Mount]) -> Result<(), AgentEr
                 ))
             })
         })
-        .collect::<Result<_, _>>()?;
+        .collect()
+}
+
+/// Puts each folder of `outside` (from [`outside`]) into the mount namespace of the process
+/// `pid` (the kernel's init), at its place there, read-only if the session asks.
+pub fn inject(
+    data_dir: &Path,
+    pid: u32,
+    outside: Vec<(&Mount, PathBuf)>,
+) -> Result<(), AgentError> {
     if outside.is_empty() {
         return Ok(());
     }

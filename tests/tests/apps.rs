@@ -1,15 +1,17 @@
 //! Apps end to end, against `baid up` and the real Docker engine: the seed's SSH recipe with
 //! `bai` and with the unmodified official client (download `id_container`, tunnel sshd through
-//! the manager, `ssh`, `scp` of 100 MB, `sftp`), preopen ports, who may open a tunnel, and
-//! tunnels closing when their session ends, and the raw tunnel of `bai app` next to the
-//! WebSocket one.
+//! the manager, `ssh`, `scp` of 100 MB, `sftp`), the session's environment in its shells,
+//! preopen ports, who may open a tunnel, and tunnels closing when their session ends, and the
+//! raw tunnel of `bai app` next to the WebSocket one.
 //!
 //! One test binary; the tests are grouped by what they cover: `ssh` (the seed's SSH recipe,
-//! own keys), `proxy` (web apps through the HTTP proxy) and `tunnels` (preopen ports, permits,
-//! tunnels closing with their session, raw and WebSocket tunnels). The helpers they share are
-//! here.
+//! own keys), `environ` (the session's variables in the terminal and over SSH), `proxy` (web
+//! apps through the HTTP proxy) and `tunnels` (preopen ports, permits, tunnels closing with
+//! their session, raw and WebSocket tunnels). The helpers they share are here.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
+#[path = "apps/environ.rs"]
+mod environ;
 #[path = "apps/proxy.rs"]
 mod proxy;
 #[path = "apps/ssh.rs"]

@@ -1,8 +1,8 @@
 //! Dotfiles end to end on `baid up` with its Docker engine: stored, listed, shown, replaced
 //! and deleted with `bai dotfile` and the official client's `backend.ai dotfile`; bad paths and
 //! modes refused with one line; a new session finds them in its home with their modes and
-//! owner, and tmux's mouse on by default (or as the user's own `.tmux.conf` says); a dotfile
-//! where a folder would be mounted refuses the create.
+//! owner, and tmux's mouse on by the system's configuration (a user's own `.tmux.conf` adds
+//! to it); a dotfile where a folder would be mounted refuses the create.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::{Account, Run, Server, official_client};
@@ -29,7 +29,8 @@ for p in (".vimrc", ".config/nvim/init.vim", ".bashrc"):
     else:
         print("file", p, "missing")
 subprocess.run(["tmux", "new-session", "-d", "-s", "probe"], check=True)
-print("tmux", subprocess.run(["tmux", "show", "-gv", "mouse"], capture_output=True, text=True).stdout.strip())
+show = lambda o: subprocess.run(["tmux", "show", "-gv", o], capture_output=True, text=True).stdout.strip()
+print("tmux", show("mouse"), show("prefix"))
 "#;
 
 #[test]
@@ -126,14 +127,15 @@ fn dotfiles_are_written_into_every_new_session() {
         "{out}"
     );
     assert!(out.contains("file .bashrc 0o644 mine"), "{out}");
-    assert!(out.contains("tmux on"), "{out}");
+    assert!(out.contains("tmux on C-b"), "{out}");
     // The other user's session has none of them, and the mouse on all the same.
     let theirs = inside(&s, &s.user2, PROBE);
     assert!(theirs.contains("file .vimrc missing"), "{theirs}");
-    assert!(theirs.contains("tmux on"), "{theirs}");
+    assert!(theirs.contains("tmux on C-b"), "{theirs}");
 
     // Replaced and deleted (the official client's update, bai's delete): the next session
-    // follows; the user's own .tmux.conf is the one tmux reads.
+    // follows; the user's own .tmux.conf adds to the system's (the mouse stays on when it
+    // only changes the prefix).
     std::fs::write(w.join("vimrc2"), "set nonumber\n").expect("write");
     ba(
         &s,
@@ -145,7 +147,7 @@ fn dotfiles_are_written_into_every_new_session() {
     .expect_ok();
     s.bai(&s.user, &["dotfile", "delete", ".bashrc"])
         .expect_ok();
-    std::fs::write(w.join("tmux"), "set -g mouse off\n").expect("write");
+    std::fs::write(w.join("tmux"), "set -g prefix C-a\n").expect("write");
     s.bai(&s.user, &["dotfile", "create", ".tmux.conf", "-f", "tmux"])
         .expect_ok();
     let out = inside(&s, &s.user, PROBE);
@@ -154,7 +156,7 @@ fn dotfiles_are_written_into_every_new_session() {
         "{out}"
     );
     assert!(out.contains("file .bashrc missing"), "{out}");
-    assert!(out.contains("tmux off"), "{out}");
+    assert!(out.contains("tmux on C-a"), "{out}");
 
     // A dotfile where a folder would be mounted: the create is refused, naming both.
     s.bai(&s.user, &["vfolder", "create", "proj"]).expect_ok();

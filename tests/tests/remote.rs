@@ -3,7 +3,8 @@
 //! reaching the manager only through their veth address: sessions spread over them, a
 //! chosen agent is honoured, code, files and apps work through them; a killed agent is LOST
 //! and comes back reconciled, a short cut loses nothing, a long one ends its sessions with
-//! `agent-lost` and their kernels are destroyed when the link heals. Trust: a revoked
+//! `agent-lost` and their kernels are destroyed when the link heals; a lost agent's warm pool
+//! is no longer shown. Trust: a revoked
 //! token, a wrong certificate and a forged agent id are refused.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
@@ -396,4 +397,41 @@ fn agents_are_refused_without_trust() {
         "{listed}"
     );
     assert!(!listed.contains(&good), "a listing never shows the token");
+}
+
+/// A remote agent's own warm pool is shown while the agent is alive, and not once it is
+/// lost: what it last reported says nothing of what it keeps now.
+#[test]
+fn a_lost_agents_pool_is_not_shown_as_ready() {
+    let (s, port, token) = manager_for_machines(&[("BAI_AGENT_LOST_AFTER", "15s")]);
+    let m = Machine::start(37);
+    m.load_image(IMAGE);
+    let pool = format!("{IMAGE},cpu=0.5,mem=512m,count=1");
+    let mut agent = Agent::start(
+        &m,
+        "node-pool",
+        port,
+        &token,
+        &["--warm-pool".to_string(), pool],
+    );
+    let pools = |s: &Server| {
+        let r = s.bai(&s.admin, &["agents"]);
+        r.expect_ok();
+        r.stdout
+    };
+    s.wait_for(180, "the remote agent's pool kernel", || {
+        let out = pools(&s);
+        (out.contains("node-pool warm pool") && out.contains("1 of 1 ready")).then_some(())
+    });
+    agent.kill();
+    wait_status(&s, "node-pool", "LOST", 120);
+    let out = pools(&s);
+    assert!(!out.contains("1 of 1 ready"), "{out}");
+    assert!(!out.contains("node-pool warm pool "), "{out}");
+    let listed = agents(&s);
+    let lost = listed
+        .iter()
+        .find(|a| a.id == "node-pool")
+        .expect("the lost agent is listed");
+    assert!(lost.warm_pool.pools.is_empty(), "{lost:?}");
 }

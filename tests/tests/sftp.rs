@@ -1,6 +1,8 @@
 //! SFTP to a data folder end to end on `baid up` with its Docker engine: `bai vfolder sftp`
-//! starts a system session (the folder mounted, only sshd) and saves its key; the real `sftp`
-//! uploads 100 MiB into the folder through the manager's port, and `bai vfolder ls` finds it.
+//! starts a system session (the folder mounted, only sshd) and saves its key; the real `sftp`,
+//! as the printed command goes (no `cd`), starts in the folder and uploads 100 MiB into it
+//! through the manager's port, and `bai vfolder ls` finds it; the scratch home around the
+//! folder takes no upload.
 //! The session is listed only with `--system`, the policy's `max_concurrent_sftp_sessions`
 //! (1 by default) refuses a second one, `POST /session` cannot make a system session, another
 //! key is refused, and the session ends by itself once no connection is open, or when the
@@ -79,11 +81,9 @@ fn a_folder_takes_a_100_mib_upload_over_sftp() {
     f.set_len(100 * 1024 * 1024).expect("size the file");
     drop(f);
     let batch = w.join("batch");
-    std::fs::write(
-        &batch,
-        format!("put {} {folder}/big.bin\nls -l {folder}\n", big.display()),
-    )
-    .expect("write the batch");
+    // As the printed command goes, with no `cd`: SFTP starts in the folder.
+    std::fs::write(&batch, format!("put {}\npwd\nls -l\n", big.display()))
+        .expect("write the batch");
     let mut args = bai_e2e::apps::ssh_opts(&key, "-P", port.parse().expect("a port"));
     args.extend(["-b".to_string(), batch.display().to_string()]);
     args.push(format!("{user}@127.0.0.1"));
@@ -94,11 +94,31 @@ fn a_folder_takes_a_100_mib_upload_over_sftp() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains(&format!("Remote working directory: {folder}")),
+        "{text}"
+    );
     let ls = s.bai(&s.user, &["vfolder", "ls", "sftpdata"]);
     ls.expect_ok();
     assert!(
         ls.stdout.contains("big.bin") && ls.stdout.contains("104857600"),
         "{ls:#?}"
+    );
+
+    // Nothing lands in the scratch home around the folder (it would go with the session).
+    let outside = w.join("outside");
+    std::fs::write(
+        &outside,
+        format!("put {} /home/work/lost.bin\n", big.display()),
+    )
+    .expect("write the batch");
+    let mut args = bai_e2e::apps::ssh_opts(&key, "-P", port.parse().expect("a port"));
+    args.extend(["-b".to_string(), outside.display().to_string()]);
+    args.push(format!("{user}@127.0.0.1"));
+    let out = Command::new("sftp").args(&args).output().expect("run sftp");
+    assert!(
+        !out.status.success(),
+        "an upload outside the folder was taken: {out:?}"
     );
 
     // Another key does not open it.

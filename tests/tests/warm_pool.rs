@@ -352,3 +352,167 @@ fn a_session_from_the_pool_looks_the_same_from_outside_as_a_cold_one() {
     assert!(warm.contains("jupyter"), "{warm}");
     assert_eq!(counter(&s, "hits"), 1, "the second start was cold");
 }
+
+/// The engine's reference of the customized image `name` (`bai images --customized`).
+fn customized(s: &Server, name: &str) -> String {
+    let r = s.bai(&s.user, &["images", "--customized", "--json"]);
+    r.expect_ok();
+    let list: Vec<bai_api::images::Image> = serde_json::from_str(&r.stdout).unwrap();
+    list.into_iter()
+        .find(|i| i.label("ai.backend.customized-image.name") == Some(name))
+        .and_then(|i| i.canonical_name)
+        .unwrap_or_else(|| panic!("no customized image {name}: {}", r.stdout))
+}
+
+/// `docker image inspect` of `reference`: its environment and labels, as JSON text.
+fn image_config(reference: &str) -> String {
+    let out = std::process::Command::new("docker")
+        .args([
+            "image",
+            "inspect",
+            "--format",
+            "{{json .Config.Env}} {{json .Config.Labels}}",
+            reference,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The names of the agent's session kernels (`bai-k-…`) that carry the pool's label.
+fn pool_labelled_kernels(s: &Server) -> Vec<String> {
+    let out = std::process::Command::new("docker")
+        .args([
+            "ps",
+            "-a",
+            "--format",
+            "{{.Names}}",
+            "--filter",
+            "label=ai.bai.pool",
+        ])
+        .arg("--filter")
+        .arg(format!("label=ai.bai.agent={}", s.agent_id))
+        .output()
+        .unwrap();
+    let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|n| n.starts_with("bai-k-"))
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names
+}
+
+/// Convert-to-image (the official client) of a session the pool made and of a cold one:
+/// each image has its source image's configuration and the customized-image labels, none of
+/// the kernel's runtime (no `BAI_`/`BACKENDAI_` variable, no `ai.bai.` label), and runs code;
+/// its sessions are no strangers among the agent's containers listed by the pool's label. An
+/// image that an older build committed (the engine's own commit, which keeps the pool
+/// kernel's `BAI_POOL=1`, ids and labels) runs code too: the agent clears what it owns.
+#[test]
+fn images_committed_from_pool_and_cold_sessions_run_code() {
+    let s = Server::start_with(&[("BAI_WARM_POOLS", "on")]);
+    update_group(
+        &s,
+        &[
+            "--warm-pool",
+            "python,cpu=0.5,mem=512m,count=1",
+            "--warm-pool-auto",
+            "0",
+        ],
+    )
+    .expect_ok();
+    s.wait_for(180, "the pool's kernel", || {
+        agents(&s).contains("1 of 1 ready").then_some(())
+    });
+    let start = |name: &str, cpu: &str, mem: &str, image: &str| {
+        s.bai(
+            &s.user,
+            &["start", "-q", "-t", name, "-r", cpu, "-r", mem, image],
+        )
+        .expect_ok();
+    };
+    start("commit-pool", "cpu=0.5", "mem=512m", "python");
+    wait_counter(&s, "hits", 1);
+    // Another shape: cold. Every session here is half a core, so all fit two cores.
+    start("commit-cold", "cpu=0.5", "mem=768m", "python");
+    let official = bai_e2e::official_client();
+    let mut made = Vec::new();
+    for (session, image) in [("commit-pool", "img-pool"), ("commit-cold", "img-cold")] {
+        s.run_as(
+            official.clone(),
+            &s.user,
+            &["session", "convert-to-image", session, image],
+        )
+        .expect_ok();
+        let reference = customized(&s, image);
+        let config = image_config(&reference);
+        for stranger in ["BAI_", "BACKENDAI_", "ai.bai."] {
+            assert!(!config.contains(stranger), "{image}: {config}");
+        }
+        assert!(
+            config.contains("ai.backend.customized-image.owner"),
+            "{config}"
+        );
+        let r = s.bai(
+            &s.user,
+            &[
+                "run",
+                "--rm",
+                "-r",
+                "cpu=0.5",
+                "-r",
+                "mem=512m",
+                "-c",
+                "print('ran', 6 * 7)",
+                &reference,
+            ],
+        );
+        r.expect_ok();
+        assert!(r.stdout.contains("ran 42"), "{image}: {r:#?}");
+        made.push(reference);
+    }
+    // Sessions of the new images are not taken for pool kernels.
+    let before = pool_labelled_kernels(&s);
+    start("from-img-pool", "cpu=0.5", "mem=512m", &made[0]);
+    start("from-img-cold", "cpu=0.5", "mem=512m", &made[1]);
+    assert_eq!(pool_labelled_kernels(&s), before);
+    for name in ["commit-cold", "from-img-pool", "from-img-cold"] {
+        s.bai(&s.user, &["rm", name]).expect_ok();
+    }
+
+    // What an older build made: the engine's commit of the pool session's container, over
+    // the same reference. It keeps the container's runtime, and runs code all the same.
+    let container = before.first().expect("the claimed pool kernel").clone();
+    let out = std::process::Command::new("docker")
+        .args(["commit", &container, &made[0]])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let legacy = image_config(&made[0]);
+    assert!(legacy.contains("BAI_POOL=1"), "{legacy}");
+    assert!(legacy.contains("ai.bai.pool"), "{legacy}");
+    let r = s.bai(
+        &s.user,
+        &[
+            "run",
+            "--rm",
+            "-r",
+            "cpu=0.5",
+            "-r",
+            "mem=512m",
+            "-c",
+            "import os; print('legacy', os.environ.get('BAI_POOL'), 6 * 7)",
+            &made[0],
+        ],
+    );
+    r.expect_ok();
+    assert!(r.stdout.contains("legacy None 42"), "{r:#?}");
+    s.bai(&s.user, &["rm", "commit-pool"]).expect_ok();
+    for reference in &made {
+        let _ = std::process::Command::new("docker")
+            .args(["rmi", "-f", reference])
+            .output();
+    }
+}

@@ -19,9 +19,6 @@ pub const MAX_PATH_LEN: usize = 255;
 pub const HOME: &str = "/home/work";
 /// The permission of a dotfile stored without one.
 pub const DEFAULT_PERMISSION: u32 = 0o644;
-/// What every session's `~/.tmux.conf` holds when its user keeps none: the mouse scrolls
-/// and selects panes in the web terminal, as the product describes.
-pub const DEFAULT_TMUX_CONF: &str = "# Written by bai: keep your own as a dotfile (bai dotfile create .tmux.conf).\nset -g mouse on\n";
 
 /// Paths the platform writes itself (a dotfile there would be overwritten or break SSH).
 const RESERVED: &[&str] = &[".ssh/authorized_keys", ".ssh/id_container", ".password"];

@@ -48,9 +48,16 @@ fn chmod(path: &Path, mode: u32) {
 }
 
 /// The sshd configuration: keys from `run`, users' keys from `.ssh/authorized_keys` or the
-/// generated one.
-fn sshd_config(run: &Path) -> String {
+/// generated one; the kernel's environment for every login and command (`setenv`: sshd
+/// starts them with its own); SFTP starting in `sftp_dir` where the session serves a folder.
+fn sshd_config(run: &Path, setenv: &str, sftp_dir: Option<&str>) -> String {
     let r = run.display();
+    let sftp = match sftp_dir {
+        // `-d` takes the directory as one word: a folder's path has no blank (its name
+        // is checked by the manager), and is quoted all the same.
+        Some(d) => format!("internal-sftp -d \"{}\"", d.replace('"', "")),
+        None => "internal-sftp".to_string(),
+    };
     format!(
         "Port {SSHD_PORT}\n\
          HostKey {r}/ssh_host_ed25519_key\n\
@@ -62,18 +69,24 @@ fn sshd_config(run: &Path) -> String {
          StrictModes no\n\
          PrintMotd no\n\
          AcceptEnv LANG LC_*\n\
-         Subsystem sftp internal-sftp\n"
+         {setenv}\
+         Subsystem sftp {sftp}\n"
     )
 }
 
 /// Prepares keys and starts sshd in the background; an image without sshd simply has no
 /// SSH app. Returns why it did not start, if it did not.
-pub fn start_sshd(workdir: &Path, run: &Path) -> Result<(), String> {
+pub fn start_sshd(workdir: &Path, run: &Path, env: &[(String, String)]) -> Result<(), String> {
     let sshd = std::env::var("BAI_SSHD").unwrap_or_else(|_| "/usr/sbin/sshd".into());
-    start_sshd_with(&sshd, workdir, run)
+    start_sshd_with(&sshd, workdir, run, env)
 }
 
-fn start_sshd_with(sshd: &str, workdir: &Path, run: &Path) -> Result<(), String> {
+fn start_sshd_with(
+    sshd: &str,
+    workdir: &Path,
+    run: &Path,
+    env: &[(String, String)],
+) -> Result<(), String> {
     if !Path::new(sshd).exists() {
         return Err(format!("{sshd} is not in this image; no SSH app"));
     }
@@ -103,7 +116,15 @@ fn start_sshd_with(sshd: &str, workdir: &Path, run: &Path) -> Result<(), String>
         chmod(&ours, 0o600);
     }
     let cfg = run.join("sshd_config");
-    std::fs::write(&cfg, sshd_config(run)).map_err(|e| format!("cannot write sshd_config: {e}"))?;
+    let sftp_dir = std::env::var("BAI_SFTP_DIR")
+        .ok()
+        .filter(|d| d.starts_with('/'));
+    let text = sshd_config(run, &crate::environ::sshd_setenv(env), sftp_dir.as_deref());
+    std::fs::write(&cfg, text).map_err(|e| format!("cannot write sshd_config: {e}"))?;
+    if sftp_dir.is_some() {
+        // The scratch home around the folder ends with the session: nothing is uploaded there.
+        chmod(workdir, 0o555);
+    }
     let mut child = Command::new(sshd)
         .arg("-D")
         .arg("-e")
@@ -358,7 +379,7 @@ mod tests {
 
     #[test]
     fn config_points_at_the_kernels_own_keys() {
-        let c = sshd_config(Path::new("/opt/bai/run"));
+        let c = sshd_config(Path::new("/opt/bai/run"), "", None);
         assert!(c.contains("Port 2200\n"));
         assert!(c.contains("HostKey /opt/bai/run/ssh_host_ed25519_key\n"));
         assert!(
@@ -366,6 +387,18 @@ mod tests {
         );
         assert!(c.contains("PasswordAuthentication no\n"));
         assert!(c.contains("Subsystem sftp internal-sftp\n"));
+    }
+
+    #[test]
+    fn sshd_carries_the_kernels_environment_and_sftp_starts_in_the_folder() {
+        let env = [("PATH".to_string(), "/opt/x/bin:/usr/bin".to_string())];
+        let setenv = crate::environ::sshd_setenv(&env);
+        let c = sshd_config(Path::new("/opt/bai/run"), &setenv, Some("/home/work/data"));
+        assert!(c.contains("\nSetEnv PATH=\"/opt/x/bin:/usr/bin\"\n"), "{c}");
+        assert!(
+            c.ends_with("Subsystem sftp internal-sftp -d \"/home/work/data\"\n"),
+            "{c}"
+        );
     }
 
     #[test]
@@ -388,7 +421,7 @@ mod tests {
     #[test]
     fn a_missing_sshd_means_no_ssh_app() {
         let dir = std::env::temp_dir();
-        let e = start_sshd_with("/nonexistent/sshd", &dir, &dir).unwrap_err();
+        let e = start_sshd_with("/nonexistent/sshd", &dir, &dir, &[]).unwrap_err();
         assert!(e.contains("not in this image"), "{e}");
     }
 

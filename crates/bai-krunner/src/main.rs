@@ -27,11 +27,13 @@ macro_rules! say {
 
 mod apps;
 mod batch;
+mod environ;
 mod listing;
 mod notebook;
 mod pool;
 mod proto;
 mod repl;
+mod scrub;
 mod server;
 mod session;
 mod terminal;
@@ -78,10 +80,26 @@ fn listen(socket: &str) -> UnixListener {
 fn main() {
     let socket = env_or("BAI_KRUNNER_SOCKET", SOCKET);
     let workdir = env_or("BAI_KRUNNER_WORKDIR", WORKDIR);
-    if std::env::var_os(pool::POOL_VAR).is_some() {
+    let cleared = scrub::cleared(std::env::vars_os());
+    if !cleared.is_empty() {
+        let e = scrub::exec_without(&cleared);
+        say!("krunner: cannot drop the variables the agent cleared: {e}");
+        std::process::exit(70);
+    }
+    if std::env::var_os(pool::POOL_VAR).is_some_and(|v| v == "1") {
         let e = pool::serve_until_bound(&listen(&socket), &socket, &workdir);
         say!("krunner: cannot become the session's runner: {e}");
         std::process::exit(70);
+    }
+    // What every shell of the kernel keeps (login shells and sshd set their own otherwise).
+    let env = environ::kept(
+        std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+    );
+    if let Some(run) = std::path::Path::new(&socket).parent()
+        && let Err(e) = environ::write(run, &env)
+    {
+        say!("krunner: cannot keep the environment for login shells: {e}");
     }
     if let Ok(script) = std::env::var("BAI_BOOTSTRAP_SCRIPT")
         && !script.trim().is_empty()
@@ -92,7 +110,7 @@ fn main() {
     if let Some(run) = std::path::Path::new(&socket).parent()
         && std::env::var_os("BAI_KERNEL_ID").is_some()
     {
-        match apps::start_sshd(std::path::Path::new(&workdir), run) {
+        match apps::start_sshd(std::path::Path::new(&workdir), run, &env) {
             // A cluster's kernels reach each other over SSH from their first moment
             // (`ssh sub1`): the runner answers once sshd listens.
             Ok(()) if cluster_size() > 1 => apps::wait_sshd(),

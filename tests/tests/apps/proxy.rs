@@ -61,8 +61,14 @@ fn open_app(s: &Server, acct: &Account, session: &str, args: &[&str]) -> (String
     let r = s.bai(acct, &all);
     r.expect_ok();
     let url = r.stdout.trim().to_string();
+    let (base, cookie) = permit_cookie(&url);
+    (url, base, cookie)
+}
+
+/// Swaps the permit of an app's `url` for the proxy's cookie; returns (base URL, cookie).
+pub(super) fn permit_cookie(url: &str) -> (String, String) {
     let base = url.split('?').next().unwrap_or_default().to_string();
-    let (status, headers, _) = http(&url, "GET", None, "");
+    let (status, headers, _) = http(url, "GET", None, "");
     assert_eq!(status, 302, "the permit is swapped for a cookie: {url}");
     assert_eq!(
         header(&headers, "location"),
@@ -77,10 +83,10 @@ fn open_app(s: &Server, acct: &Account, session: &str, args: &[&str]) -> (String
         .to_string();
     assert!(set.contains("HttpOnly"), "{set}");
     let cookie = set.split(';').next().unwrap_or_default().to_string();
-    (url, base, cookie)
+    (base, cookie)
 }
 
-fn ws_connect(
+pub(super) fn ws_connect(
     url: &str,
     cookie: Option<&str>,
 ) -> tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>> {

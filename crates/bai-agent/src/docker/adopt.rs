@@ -30,11 +30,9 @@ pub async fn earlier(
         return Ok(Some(KernelCreated {
             kernel_id,
             container_id: found.container_id,
-            cpuset: found.labels.get(LABEL_CPUSET).cloned(),
-            devices: found
-                .labels
-                .get(LABEL_DEVICES)
-                .and_then(|v| crate::accel::parse_alloc(v))
+            cpuset: super::owned::label(&found.labels, LABEL_CPUSET).map(String::from),
+            devices: super::owned::label(&found.labels, LABEL_DEVICES)
+                .and_then(crate::accel::parse_alloc)
                 .unwrap_or_default(),
         }));
     }

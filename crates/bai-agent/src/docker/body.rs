@@ -5,7 +5,7 @@
 use super::place::{Placement, environment};
 use super::{
     Inner, LABEL_AGENT, LABEL_CPUSET, LABEL_DEVICES, LABEL_KERNEL, LABEL_SESSION, WORK_UID,
-    cluster, egress, netpool,
+    cluster, egress, etc, netpool,
 };
 use crate::cores::format_cpulist;
 use crate::error::runtime;
@@ -57,6 +57,7 @@ pub fn container_body(
         format!("{}:/home/work:rw", dirs.work.display()),
         format!("{}:/opt/bai/run:rw", dirs.run.display()),
     ];
+    binds.extend(etc::binds(&inner.config.data_dir));
     // Data folders (paths validated by the manager: absolute, no ':').
     for m in &spec.mounts {
         if m.host_path.contains(':') || m.kernel_path.contains(':') {
@@ -83,6 +84,7 @@ pub fn container_body(
         .map_err(|e| AgentError::BadRequest(format!("egress spec: {e}")))?;
     labels.insert(egress::LABEL_EGRESS.to_string(), egress);
     let cpuset = placement.cores.as_deref().map(format_cpulist);
+    placement.carried.clear_labels(&mut labels);
     if let Some(c) = &cpuset {
         labels.insert(LABEL_CPUSET.to_string(), c.clone());
     }

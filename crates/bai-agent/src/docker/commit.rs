@@ -1,9 +1,10 @@
 //! Committing a kernel's container as an image: the container's writable layer on top of its
 //! base image, with the base image's own config (never the container's: its environment holds
-//! the kernel's id and keys, its labels the agent's bookkeeping). Mounts (`/home/work`, data
+//! the kernel's id and keys, its labels the agent's bookkeeping; the engine's commit merges
+//! them in, so the image is given its configuration again afterwards: [`super::reconfig`]). Mounts (`/home/work`, data
 //! folders, krunner) are not part of a container's layer, so they never reach the image.
 
-use super::Inner;
+use super::{Inner, owned, reconfig};
 use crate::error::{is_not_found, runtime};
 use bai_core::agent::{AgentError, CommitRequest, ImageInfo};
 use bollard::models::ContainerConfig;
@@ -39,19 +40,23 @@ pub async fn commit(inner: &Inner, req: CommitRequest) -> Result<ImageInfo, Agen
             runtime("cannot inspect the base image", e)
         }
     })?;
-    let bc = base.config.unwrap_or_default();
-    let mut labels = bc.labels.unwrap_or_default();
+    // The base image's own configuration, none of the agent's variables or labels (an image
+    // committed by an older build may carry its kernel's), with the customized image's labels.
+    let mut bc = base.config.unwrap_or_default();
+    bc.env = bc.env.map(owned::strip_env);
+    let mut labels = owned::strip_labels(bc.labels.take().unwrap_or_default());
     labels.extend(req.labels.clone());
+    bc.labels = Some(labels);
     let config = ContainerConfig {
-        user: bc.user,
-        exposed_ports: bc.exposed_ports,
-        env: bc.env,
-        cmd: bc.cmd,
-        working_dir: bc.working_dir,
-        entrypoint: bc.entrypoint,
-        labels: Some(labels),
-        stop_signal: bc.stop_signal,
-        shell: bc.shell,
+        user: bc.user.clone(),
+        exposed_ports: bc.exposed_ports.clone(),
+        env: bc.env.clone(),
+        cmd: bc.cmd.clone(),
+        working_dir: bc.working_dir.clone(),
+        entrypoint: bc.entrypoint.clone(),
+        labels: bc.labels.clone(),
+        stop_signal: bc.stop_signal.clone(),
+        shell: bc.shell.clone(),
         ..Default::default()
     };
     let opts = CommitContainerOptions {
@@ -66,6 +71,12 @@ pub async fn commit(inner: &Inner, req: CommitRequest) -> Result<ImageInfo, Agen
         .commit_container(opts, config)
         .await
         .map_err(|e| runtime("cannot commit the kernel's container", e))?;
+    // The engine merged the container's runtime configuration into the image: it is made
+    // again with the configuration above alone.
+    if let Err(e) = reconfig::replace(inner, &req.reference, &bc).await {
+        remove(inner, &req.reference).await?;
+        return Err(e);
+    }
     let info = image_info(inner, &req.reference).await?;
     if let Some(rel) = &req.tarball {
         let saved = save_tarball(inner, &req.reference, rel).await;

@@ -21,6 +21,8 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
     }
     let dirs = inner.dirs(kernel_id);
     dirs.check_socket_path().map_err(AgentError::Runtime)?;
+    // The pools' refill waits while this is in flight.
+    let _in_flight = inner.creates.enter();
     if let Some(made) = adopt::earlier(inner, kernel_id).await? {
         return Ok(made);
     }

@@ -1,5 +1,5 @@
-//! A kernel's home directory before it starts: its owner's dotfiles written into it, and a
-//! `.tmux.conf` with the mouse on when they keep none (the web terminal runs tmux).
+//! A kernel's home directory before it starts: its owner's dotfiles written into it (tmux's
+//! defaults are the system's, `etc.rs`: a user's `.tmux.conf` adds to them).
 //!
 //! The home is the kernel's fresh scratch directory on this host; every path is joined under
 //! it (no `..`, no absolute path: the manager refused those already, this refuses them again)
@@ -8,7 +8,7 @@
 use super::WORK_UID;
 use crate::paths::confined_join;
 use bai_core::agent::AgentError;
-use bai_core::dotfile::{DEFAULT_TMUX_CONF, Dotfile};
+use bai_core::dotfile::Dotfile;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
@@ -25,15 +25,9 @@ fn give(p: &Path) -> Result<(), AgentError> {
     })
 }
 
-/// Writes `dotfiles` (and the default `.tmux.conf` unless one of them is it) into `home`.
+/// Writes `dotfiles` into `home`.
 pub fn fill(home: &Path, dotfiles: &[Dotfile]) -> Result<(), AgentError> {
-    let tmux = Dotfile {
-        path: ".tmux.conf".into(),
-        mode: 0o644,
-        data: DEFAULT_TMUX_CONF.into(),
-    };
-    let default = (!dotfiles.iter().any(|d| d.path == tmux.path)).then_some(&tmux);
-    for d in dotfiles.iter().chain(default) {
+    for d in dotfiles {
         let target = confined_join(home, &d.path)
             .map_err(|e| AgentError::BadRequest(format!("dotfile {:?}: {e}", d.path)))?;
         // Its directories, each the kernel user's (none is a link: the home is new).
@@ -73,7 +67,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn dotfiles_land_in_the_home_with_their_modes_and_tmux_gets_the_mouse() {
+    fn dotfiles_land_in_the_home_with_their_modes_and_no_other_file() {
         if !nix_is_root() {
             // Handing files to uid 1000 needs root (the agent runs as root).
             return;
@@ -104,10 +98,10 @@ mod tests {
                 .uid(),
             WORK_UID
         );
-        let tmux = std::fs::read_to_string(home.path().join(".tmux.conf")).expect("tmux");
-        assert!(tmux.contains("set -g mouse on"), "{tmux}");
+        // tmux's defaults are the system's (etc.rs), not a file in the home.
+        assert!(!home.path().join(".tmux.conf").exists());
 
-        // The user's own .tmux.conf wins; a path out of the home is refused.
+        // The user's own .tmux.conf is written as it is; a path out of the home is refused.
         let own = tempfile::tempdir().expect("tempdir");
         let mine = Dotfile {
             path: ".tmux.conf".into(),

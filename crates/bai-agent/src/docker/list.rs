@@ -30,8 +30,8 @@ pub struct Listed {
 /// own network, else the shared one of its policy.
 pub fn kernel_network(labels: &HashMap<String, String>) -> (String, Option<String>) {
     let label = labels.get(egress::LABEL_EGRESS).cloned();
-    let network = match labels.get(netpool::LABEL_NETWORK) {
-        Some(n) => n.clone(),
+    let network = match super::owned::label(labels, netpool::LABEL_NETWORK) {
+        Some(n) => n.to_string(),
         None => {
             let spec = label
                 .as_deref()
@@ -46,7 +46,7 @@ pub fn kernel_network(labels: &HashMap<String, String>) -> (String, Option<Strin
 /// A container's kernel: its label's, but for a pool kernel the one in its name (a claim
 /// renames it `bai-k-<kernel>`; labels cannot change). An unclaimed pool kernel is none.
 fn kernel_of(labels: &HashMap<String, String>, names: &[String]) -> Option<Uuid> {
-    if labels.contains_key(pool::LABEL_POOL) {
+    if super::owned::label(labels, pool::LABEL_POOL).is_some() {
         return names.iter().find_map(|n| {
             let id = n.trim_start_matches('/').strip_prefix("bai-k-")?;
             Uuid::parse_str(id).ok()
@@ -67,7 +67,10 @@ pub async fn pool_containers(inner: &Inner) -> Result<Vec<Uuid>, AgentError> {
                 let id = n.trim_start_matches('/').strip_prefix(pool::NAME_PREFIX)?;
                 Uuid::parse_str(id).ok()
             });
-            name.filter(|_| c.labels.is_some_and(|l| l.contains_key(pool::LABEL_POOL)))
+            name.filter(|_| {
+                c.labels
+                    .is_some_and(|l| super::owned::label(&l, pool::LABEL_POOL).is_some())
+            })
         })
         .collect())
 }

@@ -12,6 +12,7 @@ mod commit;
 pub(crate) mod create;
 pub(crate) mod destroy;
 pub mod egress;
+mod etc;
 mod exec;
 mod files;
 pub(crate) mod home;
@@ -20,9 +21,11 @@ mod isolation;
 pub(crate) mod list;
 mod netpool;
 mod overlay;
+pub(crate) mod owned;
 pub(crate) mod place;
 pub mod pool;
 pub(crate) mod ready;
+mod reconfig;
 mod registry;
 mod stats;
 mod stop;
@@ -114,6 +117,10 @@ pub(crate) struct Inner {
     /// The warm pools, and the wake-up of the task that fills them.
     pools: Mutex<pool::Pools>,
     pub pool_wake: tokio::sync::Notify,
+    /// Creates in flight, which the pools' refill gives way to.
+    pub creates: pool::busy::Creates,
+    /// Whether the engine runs containers under cgroup v2 (its CPU weights differ).
+    pub cgroup_v2: bool,
 }
 
 fn lock<T>(lock: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -224,16 +231,10 @@ impl Inner {
 
     /// Takes back what a running kernel holds, from its container's labels (agent restart).
     pub fn restore(&self, kernel_id: Uuid, labels: &HashMap<String, String>) {
-        if let Some(a) = labels
-            .get(LABEL_DEVICES)
-            .and_then(|v| crate::accel::parse_alloc(v))
-        {
+        if let Some(a) = owned::label(labels, LABEL_DEVICES).and_then(crate::accel::parse_alloc) {
             lock(&self.devices).restore(kernel_id, a);
         }
-        if let Some(c) = labels
-            .get(LABEL_CPUSET)
-            .and_then(|v| crate::cores::parse_cpulist(v))
-        {
+        if let Some(c) = owned::label(labels, LABEL_CPUSET).and_then(crate::cores::parse_cpulist) {
             lock(&self.cores).restore(kernel_id, c);
         }
     }
@@ -270,6 +271,7 @@ impl DockerAgent {
             .map_err(|e| runtime(format_args!("cannot create {}", kernels.display()), e))?;
         config.data_dir = std::fs::canonicalize(&config.data_dir)
             .map_err(|e| runtime(format_args!("cannot use {}", config.data_dir.display()), e))?;
+        etc::write(&config.data_dir)?;
         KernelDirs::new(&config.data_dir, Uuid::nil())
             .check_socket_path()
             .map_err(AgentError::Runtime)?;
@@ -279,6 +281,8 @@ impl DockerAgent {
             krunner = %config.krunner_path.display(),
             "connected to the Docker engine"
         );
+        let cgroup_v2 = docker.info().await.ok().and_then(|i| i.cgroup_version)
+            == Some(bollard::models::SystemInfoCgroupVersionEnum::_2);
         let (events, _) = broadcast::channel(1024);
         let devices = match &config.accelerator {
             Some(a) => {
@@ -309,6 +313,8 @@ impl DockerAgent {
                     ..Default::default()
                 }),
                 pool_wake: tokio::sync::Notify::new(),
+                creates: Default::default(),
+                cgroup_v2,
             }),
         };
         pool::make::remove_leftovers(&agent.inner).await?;

@@ -31,6 +31,8 @@ pub struct Placement {
     pub corecount_vars: Vec<String>,
     /// The image's own values of the search-path variables the plugin appends to.
     pub image_paths: BTreeMap<String, String>,
+    /// The agent's variables and labels the image carries: set or cleared at the create.
+    pub carried: super::owned::Carried,
 }
 
 impl Placement {
@@ -143,6 +145,7 @@ pub fn place(
         accel,
         corecount_vars,
         image_paths,
+        carried: super::owned::Carried::of(&image.env, labels),
     })
 }
 
@@ -201,7 +204,9 @@ pub fn environment(spec: &KernelSpec, placement: &Placement) -> Vec<String> {
     if let Some(s) = &spec.bootstrap_script {
         env.insert("BAI_BOOTSTRAP_SCRIPT".into(), s.clone());
     }
-    env.into_iter().map(|(k, v)| format!("{k}={v}")).collect()
+    let mut env = env.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+    placement.carried.clear_env(&mut env);
+    env
 }
 
 #[cfg(test)]

@@ -54,7 +54,8 @@ pub struct Agent {
 /// An agent's warm pools: kernels started ahead, taken by creates of exactly their shape.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct AgentWarmPool {
-    /// One per shape it keeps.
+    /// One per shape it keeps; none while the agent is not alive (what a lost agent last
+    /// reported says nothing of what it keeps now).
     pub pools: Vec<AgentPool>,
     /// Creates that took a pool kernel, since the agent started.
     pub hits: u64,

@@ -123,7 +123,9 @@ pub struct CreateRequest {
     )]
     pub cluster_size: Option<u32>,
     /// How the kernels are spread: `single-node` (default: all on one agent, on a network of
-    /// their own) or `multi-node` (not available yet: refused with 400).
+    /// their own) or `multi-node` (spread over the group's agents, one kernel at most a node,
+    /// joined by an overlay network of their own; refused with 400 when the group's nodes
+    /// together cannot hold them).
     #[serde(
         rename = "clusterMode",
         default,

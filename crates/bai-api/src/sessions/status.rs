@@ -78,7 +78,7 @@ pub enum ClusterMode {
     /// All kernels on one agent.
     #[serde(rename = "single-node")]
     SingleNode,
-    /// Kernels on several agents of the resource group (not available yet).
+    /// Kernels spread over several agents of the resource group, on an overlay network.
     #[serde(rename = "multi-node")]
     MultiNode,
 }

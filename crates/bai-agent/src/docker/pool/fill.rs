@@ -1,5 +1,6 @@
 //! Keeping the pools full: one task per agent makes the missing pool kernels one at a time
-//! (low priority: a create never waits behind it), only where the node's free capacity
+//! (low priority: a create never waits behind it; one starts only while no create is in
+//! flight, and runs at the lowest CPU weight until ready: [`super::busy`]), only where the node's free capacity
 //! holds one more, and wakes when a kernel is claimed or the targets change. A pool whose
 //! shape nobody launched for a while shrinks to one kernel ([`super::Pools::kept`]); checked
 //! every [`CHECK_IDLE`].
@@ -83,9 +84,17 @@ pub fn asked(pools: &mut super::Pools, shape: &PoolShape) {
     pools.asked.insert(shape.clone(), std::time::Instant::now());
 }
 
-/// Shrinks the pools nobody asked for lately.
+/// Shrinks the pools nobody asked for lately (what a burst added goes with it).
 async fn shrink_idle(inner: &Arc<Inner>) {
-    let extra = beyond_kept(&mut inner.pools());
+    let extra = {
+        let mut pools = inner.pools();
+        let idle_after = pools.idle_after;
+        let asked = pools.asked.clone();
+        pools
+            .burst
+            .retain(|s, _| asked.get(s).is_some_and(|t| t.elapsed() < idle_after));
+        beyond_kept(&mut pools)
+    };
     for id in extra {
         tracing::info!(pool_kernel = %id, "an idle pool shrinks");
         make::remove(inner, id).await;
@@ -98,6 +107,8 @@ pub fn spawn(inner: &Arc<Inner>) {
     tokio::spawn(async move {
         loop {
             shrink_idle(&inner).await;
+            // A create in flight goes first: a refill beside it would slow it.
+            inner.creates.quiet().await;
             let check = inner.pools().idle_after.min(CHECK_IDLE);
             let Some(shape) = next(&inner).await else {
                 let _ = tokio::time::timeout(check, inner.pool_wake.notified()).await;

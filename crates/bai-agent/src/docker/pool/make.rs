@@ -1,7 +1,7 @@
 //! Making a pool kernel (a container started for a shape, its runner waiting to be bound)
 //! and removing one.
 
-use super::{LABEL_POOL, NAME_PREFIX, Ready};
+use super::{LABEL_POOL, NAME_PREFIX, Ready, busy};
 use crate::docker::body::{container_body, make_work_dir};
 use crate::docker::{Inner, egress, place, ready};
 use crate::error::runtime;
@@ -12,6 +12,7 @@ use bai_core::egress::EgressSpec;
 use bai_core::pool::PoolShape;
 use bai_core::resources::ResourceSlots;
 use bai_core::status::SessionType;
+use bollard::models::ContainerUpdateBody;
 use bollard::query_parameters::{CreateContainerOptions, StartContainerOptions};
 use uuid::Uuid;
 
@@ -78,6 +79,8 @@ pub async fn make(inner: &Inner, shape: &PoolShape) -> Result<Ready, AgentError>
         let cluster = ClusterInfo::single(id);
         let mut body = container_body(inner, &spec, &dirs, &placement, &cluster, vec![], &shared)?;
         if let Some(env) = body.env.as_mut() {
+            // Over the create's own clearing of an image's stale value.
+            env.retain(|kv| kv.split_once('=').is_none_or(|(k, _)| k != POOL_VAR));
             env.push(format!("{POOL_VAR}=1"));
         }
         // The home receives the folders mounted under it at the claim.
@@ -89,6 +92,10 @@ pub async fn make(inner: &Inner, shape: &PoolShape) -> Result<Ready, AgentError>
         }
         if let Some(labels) = body.labels.as_mut() {
             labels.insert(LABEL_POOL.to_string(), shape.key());
+        }
+        // Made at the lowest CPU weight: a create that comes meanwhile goes first.
+        if let Some(h) = body.host_config.as_mut() {
+            h.cpu_shares = Some(busy::LOW_CPU_SHARES);
         }
         let name = container_name(id);
         let opts = CreateContainerOptions {
@@ -108,6 +115,16 @@ pub async fn make(inner: &Inner, shape: &PoolShape) -> Result<Ready, AgentError>
         ready::wait_at(inner, &dirs.socket, &name)
             .await
             .map_err(AgentError::NotReady)?;
+        // Ready: the weight of a cold kernel, which the session it becomes has.
+        let shares = ContainerUpdateBody {
+            cpu_shares: Some(busy::default_cpu_shares(inner.cgroup_v2)),
+            ..Default::default()
+        };
+        inner
+            .docker
+            .update_container(&name, shares)
+            .await
+            .map_err(|e| runtime(format_args!("cannot give {name} its CPU weight"), e))?;
         Ok::<_, AgentError>(created.id)
     }
     .await;

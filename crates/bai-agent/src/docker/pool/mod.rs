@@ -12,6 +12,7 @@
 //! one at a time, never past the node's free capacity, and gives them up when a session
 //! needs the room.
 
+pub mod busy;
 pub mod claim;
 pub mod fill;
 pub mod folders;
@@ -53,6 +54,9 @@ pub struct Pools {
     pub asked: std::collections::HashMap<PoolShape, std::time::Instant>,
     /// How long a shape nobody asks for keeps its whole count.
     pub idle_after: std::time::Duration,
+    /// Kernels a shape keeps beyond its target after creates found its pool empty (a burst
+    /// of starts), at most [`BURST_MAX`]; gone when the shape idles.
+    pub burst: std::collections::HashMap<PoolShape, u32>,
     pub counters: Counters,
 }
 
@@ -72,7 +76,7 @@ impl Pools {
             .get(&target.shape)
             .is_some_and(|t| t.elapsed() < self.idle_after);
         if lately {
-            target.count
+            target.count + self.burst.get(&target.shape).copied().unwrap_or(0)
         } else {
             target.count.min(IDLE_KEEPS)
         }
@@ -99,11 +103,56 @@ impl Pools {
     }
 }
 
+/// Most kernels a burst of starts adds to a shape's pool.
+pub const BURST_MAX: u32 = 4;
+
+/// A create found `shape`'s pool empty: the pool keeps one more (up to [`BURST_MAX`] more)
+/// while the shape is asked for.
+pub fn grow(pools: &mut Pools, shape: &PoolShape) {
+    let n = pools.burst.entry(shape.clone()).or_insert(0);
+    *n = (*n + 1).min(BURST_MAX);
+}
+
 /// The pools' status and counters.
 pub fn report(inner: &Inner) -> PoolReport {
     let p = inner.pools();
     PoolReport {
         pools: p.status(),
         counters: p.counters,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_of_misses_grows_a_pool_until_the_shape_idles() {
+        let shape = PoolShape {
+            image: "bai/python:3.11-bookworm".into(),
+            cpu_milli: 1000,
+            mem: 1 << 30,
+            shmem: 64 << 20,
+        };
+        let target = PoolTarget {
+            shape: shape.clone(),
+            count: 1,
+        };
+        let mut pools = Pools {
+            idle_after: IDLE_AFTER,
+            ..Default::default()
+        };
+        pools.asked.insert(shape.clone(), std::time::Instant::now());
+        assert_eq!(pools.kept(&target), 1);
+        grow(&mut pools, &shape);
+        grow(&mut pools, &shape);
+        assert_eq!(pools.kept(&target), 3);
+        for _ in 0..10 {
+            grow(&mut pools, &shape);
+        }
+        assert_eq!(pools.kept(&target), 1 + BURST_MAX);
+        // Nobody asks any more: the idle pool keeps one.
+        pools.idle_after = std::time::Duration::ZERO;
+        assert_eq!(pools.kept(&target), IDLE_KEEPS);
     }
 }

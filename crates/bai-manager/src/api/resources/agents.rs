@@ -1,12 +1,15 @@
 //! Agents open to the caller, with what they hold and have free.
 
 use super::agent_usage;
+use crate::agents::AgentHandle;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::Manager;
 use axum::extract::State;
 use axum::{Extension, Json};
-use bai_api::resources::{Agent, AgentDevice, AgentList, ResourceSlots as WireSlots};
+use bai_api::resources::{
+    Agent, AgentDevice, AgentList, ResourceSlots as WireSlots, agents::AgentWarmPool,
+};
 use bai_core::accel::DeviceInfo;
 use bai_core::resources::format_cpu;
 use std::sync::Arc;
@@ -58,11 +61,21 @@ pub async fn list_agents(
                 free: WireSlots::from(&info.capacity.checked_sub(&u)),
                 devices: info.devices.iter().map(device_view).collect(),
                 egress_error: info.egress_error.clone(),
-                warm_pool: (&m.pools.report(&a.id)).into(),
+                warm_pool: pools_of(&m, a),
             }
         })
         .collect();
     Ok(Json(AgentList { agents }))
+}
+
+/// An agent's warm pools as the manager last heard of them; the pools themselves only while
+/// the agent is alive (a lost agent's last report says nothing of what it keeps now).
+fn pools_of(m: &Manager, a: &AgentHandle) -> AgentWarmPool {
+    let mut w = AgentWarmPool::from(&m.pools.report(&a.id));
+    if !a.is_alive() {
+        w.pools.clear();
+    }
+    w
 }
 
 /// One device as `GET /agents` prints it: amounts as decimal strings like the slots.

@@ -123,6 +123,12 @@ pub async fn sftp(
         .find(|mt| mt.vfolder_id == folder.id)
         .map(|mt| mt.kernel_path.clone())
         .unwrap_or_else(|| format!("/home/work/{}", folder.name));
+    // SFTP starts in the folder (krunner's sshd: `internal-sftp -d`), and the scratch home
+    // around it, which ends with the session, takes no upload.
+    plan.session
+        .spec
+        .environ
+        .insert("BAI_SFTP_DIR".into(), path.clone());
     let mut events = m.bus.subscribe();
     let row = match create(&m.lifecycle, &plan)? {
         Created::New(r) | Created::Retried(r) | Created::Reused(r) => r,

@@ -1,22 +1,26 @@
 // The Agents page (administrators): every agent from `GET /agents` with its resource group,
 // where it connects from, its state (ALIVE, DISCONNECTED, LOST, GONE; drained), what it has,
 // holds and has free, its last heartbeat and version, its accelerator devices, its warm pools
-// (kernels started ahead per shape, and how creates used them), and the
+// (kernels started ahead per shape, and how creates used them; not known while the agent is
+// not alive), each cell at most two lines (details in tooltips), and the
 // drain / undrain buttons (and why an agent cannot enforce egress policies, if it cannot);
 // below, the resource groups with their egress policies, and the join tokens remote agents use (make one for a resource
 // group, shown once with the `baid agent` command to run; list; revoke).
 import { useCallback, useEffect, useState } from 'react';
-import { Alert, App as AntApp, Button, Input, Popconfirm, Space, Table, Tag, Typography } from 'antd';
-import { api, formatSlotMap, Schema } from './api';
-import { displayUnit, formatDevice } from './accel';
+import { Alert, App as AntApp, Button, Input, Popconfirm, Space, Table, Tag, Tooltip, Typography } from 'antd';
+import { api, Schema } from './api';
+import { deviceSummary, heartbeat, resourceLines } from './agentRow';
 import { errText } from './dialogs';
 import ResourceGroups from './ResourceGroups';
-import { formatPool, warmPoolSummary } from './warmPool';
+import { poolCell } from './warmPool';
 
 type Agent = Schema<'Agent'>;
 type Token = Schema<'AgentToken'>;
 
 const STATUS_COLORS: Record<string, string> = { ALIVE: 'green', DISCONNECTED: 'gold', LOST: 'red', GONE: 'default' };
+/** One line of a cell: never wrapped, cut with an ellipsis (the whole text in its tooltip). */
+const LINE = { whiteSpace: 'nowrap', overflow: 'hidden', textOverflow: 'ellipsis' } as const;
+const TAG = { marginInlineEnd: 0 } as const;
 
 export default function Agents() {
   const { message } = AntApp.useApp();
@@ -51,63 +55,112 @@ export default function Agents() {
         dataSource={agents}
         loading={loading}
         pagination={false}
+        size="middle"
+        tableLayout="fixed"
         data-testid="agent-table"
         columns={[
-          { title: 'ID', dataIndex: 'id', render: (id: string) => <span data-testid={`agent-${id}`}>{id}</span> },
-          { title: 'Resource group', dataIndex: 'scaling_group' },
-          { title: 'Address', render: (_, a) => (a.remote ? a.address || '-' : <Typography.Text type="secondary">in the manager</Typography.Text>) },
+          {
+            // The id, and below it the resource group and where it connects from.
+            title: 'Agent',
+            render: (_, a) => {
+              const where = a.remote ? a.address || '-' : 'in the manager';
+              return (
+                <>
+                  <div style={LINE} title={a.id} data-testid={`agent-${a.id}`}>{a.id}</div>
+                  <div style={{ ...LINE, fontSize: 12 }} title={`resource group ${a.scaling_group} · ${where}`}>
+                    <Typography.Text type="secondary">{a.scaling_group} · {where}</Typography.Text>
+                  </div>
+                </>
+              );
+            },
+          },
           {
             title: 'Status',
+            width: 110,
             render: (_, a) => (
-              <span data-testid={`agent-status-${a.id}`}>
-                <Tag color={STATUS_COLORS[a.status] ?? 'default'}>{a.status.toLowerCase()}</Tag>
-                {a.drained && <Tag color="orange">drained</Tag>}
+              <span data-testid={`agent-status-${a.id}`} style={{ display: 'flex', flexWrap: 'wrap', gap: 4 }}>
+                <Tag color={STATUS_COLORS[a.status] ?? 'default'} style={TAG}>{a.status.toLowerCase()}</Tag>
+                {a.drained && <Tag color="orange" style={TAG}>drained</Tag>}
                 {a.egress_error && (
-                  <Tag color="red" title={a.egress_error} data-testid={`agent-egress-error-${a.id}`}>
-                    no egress rules: open groups only
-                  </Tag>
+                  <Tooltip title={`No egress rules (open groups only): ${a.egress_error}`}>
+                    <Tag color="red" style={TAG} data-testid={`agent-egress-error-${a.id}`}>no egress rules</Tag>
+                  </Tooltip>
                 )}
               </span>
             ),
           },
-          { title: 'Capacity', render: (_, a) => formatSlotMap(a.capacity) },
-          { title: 'Used', render: (_, a) => formatSlotMap(a.used) },
-          { title: 'Free', render: (_, a) => formatSlotMap(a.free) },
-          { title: 'Last heartbeat', render: (_, a) => a.last_heartbeat.replace('T', ' ').replace('Z', ' UTC') },
-          { title: 'Version', dataIndex: 'version' },
           {
-            title: 'Devices',
-            render: (_, a) =>
-              a.devices.length ? (
-                <Space direction="vertical" size={0} data-testid={`agent-devices-${a.id}`}>
-                  {a.devices.map((d) => (
-                    <span key={`${d.slot}/${d.id}`}>
-                      <Tag>{displayUnit(d.slot)} {d.id}</Tag>
-                      {formatDevice(d)}
-                      {d.plugin === 'mock' && <Typography.Text type="secondary"> (mock)</Typography.Text>}
-                    </span>
-                  ))}
-                </Space>
-              ) : (
-                <Typography.Text type="secondary">none</Typography.Text>
-              ),
+            // Free of its capacity (what its sessions hold in the tooltip).
+            title: 'Resources',
+            width: 230,
+            render: (_, a) => {
+              const r = resourceLines(a);
+              // A lost agent's figures are what it last reported, not what it has now.
+              const alive = a.status === 'ALIVE';
+              return (
+                <div title={alive ? r.full : `last reported: ${r.full}`} data-testid={`agent-resources-${a.id}`}>
+                  <div style={LINE}>{alive ? r.free : <Typography.Text type="secondary">{r.free}</Typography.Text>}</div>
+                  <div style={{ ...LINE, fontSize: 12 }}><Typography.Text type="secondary">{r.of}</Typography.Text></div>
+                </div>
+              );
+            },
           },
           {
-            title: 'Warm pools',
+            title: 'Devices',
+            width: 150,
             render: (_, a) => {
-              const summary = warmPoolSummary(a.warm_pool);
-              return summary ? (
-                <Space direction="vertical" size={0} data-testid={`agent-warm-pool-${a.id}`}>
-                  {a.warm_pool.pools.map((p) => (
-                    <span key={p.shape}>{formatPool(p)}</span>
-                  ))}
-                  <Typography.Text type="secondary">{summary}</Typography.Text>
-                </Space>
-              ) : null;
+              const d = deviceSummary(a.devices);
+              if (!d.lines.length) return <Typography.Text type="secondary" data-testid={`agent-devices-${a.id}`}>none</Typography.Text>;
+              return (
+                <Tooltip title={d.lines.map((l) => <div key={l}>{l}</div>)}>
+                  <div data-testid={`agent-devices-${a.id}`}>
+                    <div style={LINE}>{d.text}</div>
+                    <div style={{ ...LINE, fontSize: 12 }}><Typography.Text type="secondary">{d.detail}</Typography.Text></div>
+                  </div>
+                </Tooltip>
+              );
+            },
+          },
+          {
+            // Ready kernels while the agent is alive; a lost one's pools are not known.
+            title: 'Warm pools',
+            width: 150,
+            render: (_, a) => {
+              const p = poolCell(a.status, a.warm_pool);
+              if (!p.ready && !p.stale) return null;
+              return (
+                <Tooltip title={p.lines.map((l) => <div key={l}>{l}</div>)}>
+                  <div data-testid={`agent-warm-pool-${a.id}`}>
+                    {p.stale ? (
+                      <div style={LINE}><Typography.Text type="secondary" data-testid={`agent-warm-pool-stale-${a.id}`}>{p.stale}</Typography.Text></div>
+                    ) : (
+                      <>
+                        <div style={LINE}>{p.ready}</div>
+                        <div style={{ ...LINE, fontSize: 12 }}><Typography.Text type="secondary">{p.counters}</Typography.Text></div>
+                      </>
+                    )}
+                  </div>
+                </Tooltip>
+              );
+            },
+          },
+          {
+            // When it was last heard from, and its version.
+            title: 'Heartbeat',
+            width: 130,
+            render: (_, a) => {
+              const h = heartbeat(a.last_heartbeat);
+              return (
+                <>
+                  <div style={LINE} title={`last heartbeat ${h.full}`}>{h.short}</div>
+                  <div style={{ ...LINE, fontSize: 12 }} title={`version ${a.version}`}><Typography.Text type="secondary">{a.version}</Typography.Text></div>
+                </>
+              );
             },
           },
           {
             title: '',
+            width: 90,
             render: (_, a) =>
               a.drained ? (
                 <Button size="small" onClick={() => drain(a, false)} data-testid={`undrain-${a.id}`}>Undrain</Button>

@@ -12,6 +12,7 @@ import Serving from './Serving';
 import MyEnvironments from './MyEnvironments';
 import Settings from './Settings';
 import { LinkedPage, NavContext } from './nav';
+import SwitchingNotice from './SwitchingNotice';
 
 export interface Note {
   id: number;
@@ -38,22 +39,25 @@ function Login({ onLogin }: { onLogin: (m: Me) => void }) {
     }
   };
   return (
-    <div style={{ display: 'flex', justifyContent: 'center', marginTop: 120 }}>
-      <Card title="Log in to bai" style={{ width: 380 }}>
-        <Form layout="vertical" onFinish={submit}>
-          <Form.Item label="Email" name="email" rules={[{ required: true, message: 'Enter your email.' }]}>
-            <Input autoComplete="username" data-testid="login-email" />
-          </Form.Item>
-          <Form.Item label="Password" name="password" rules={[{ required: true, message: 'Enter your password.' }]}>
-            <Input.Password autoComplete="current-password" data-testid="login-password" />
-          </Form.Item>
-          {error && <Alert type="error" showIcon message={error} style={{ marginBottom: 16 }} data-testid="login-error" />}
-          <Button type="primary" htmlType="submit" block loading={busy} data-testid="login-submit">
-            Log in
-          </Button>
-        </Form>
-      </Card>
-    </div>
+    <>
+      <SwitchingNotice />
+      <div style={{ display: 'flex', justifyContent: 'center', marginTop: 120 }}>
+        <Card title="Log in to bai" style={{ width: 380 }}>
+          <Form layout="vertical" onFinish={submit}>
+            <Form.Item label="Email" name="email" rules={[{ required: true, message: 'Enter your email.' }]}>
+              <Input autoComplete="username" data-testid="login-email" />
+            </Form.Item>
+            <Form.Item label="Password" name="password" rules={[{ required: true, message: 'Enter your password.' }]}>
+              <Input.Password autoComplete="current-password" data-testid="login-password" />
+            </Form.Item>
+            {error && <Alert type="error" showIcon message={error} style={{ marginBottom: 16 }} data-testid="login-error" />}
+            <Button type="primary" htmlType="submit" block loading={busy} data-testid="login-submit">
+              Log in
+            </Button>
+          </Form>
+        </Card>
+      </div>
+    </>
   );
 }
 
@@ -79,7 +83,8 @@ export default function App() {
     setNotes((n) => [{ id: Date.now() + Math.random(), text, sessionId, at: new Date().toLocaleTimeString() }, ...n].slice(0, 50));
   }, []);
 
-  if (me === undefined) return null;
+  // While the first request waits (through a switch of managers, say), only the notice shows.
+  if (me === undefined) return <SwitchingNotice />;
   if (me === null) return <Login onLogin={setMe} />;
 
   // Nothing of one user's stays for the next one who logs in in this tab.
@@ -132,6 +137,7 @@ export default function App() {
         />
       </Layout.Sider>
       <Layout>
+        <SwitchingNotice />
         <Layout.Header style={{ display: 'flex', alignItems: 'center', justifyContent: 'flex-end', gap: 24, background: '#fff', borderBottom: '1px solid #eee' }}>
           <Space>
             <Dropdown

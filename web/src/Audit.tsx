@@ -47,17 +47,27 @@ export default function Audit() {
         dataSource={entries}
         loading={loading}
         size="small"
+        tableLayout="fixed"
         pagination={{ pageSize: 50 }}
         data-testid="audit-table"
         columns={[
-          { title: 'When', dataIndex: 'at', render: (t: string) => formatTime(t) },
-          { title: 'Who', dataIndex: 'actor' },
-          { title: 'Action', dataIndex: 'action', render: (a: string) => <Typography.Text code>{a}</Typography.Text> },
-          { title: 'Target', dataIndex: 'target' },
+          // One line a row (at 1280 × 800 too): long values end with an ellipsis, whole in their tooltips.
+          { title: 'When', dataIndex: 'at', width: 190, ellipsis: true, render: (t: string) => formatTime(t) },
+          { title: 'Who', dataIndex: 'actor', width: 170, ellipsis: true },
+          {
+            title: 'Action',
+            dataIndex: 'action',
+            width: 250,
+            ellipsis: { showTitle: false },
+            render: (a: string) => <Typography.Text code title={a}>{a}</Typography.Text>,
+          },
+          { title: 'Target', dataIndex: 'target', ellipsis: true },
           {
             title: 'Outcome',
+            width: 170,
+            ellipsis: { showTitle: false },
             render: (_, e) => (
-              <span>
+              <span title={[e.outcome, e.detail].filter(Boolean).join(' ')}>
                 <Tag color={e.outcome === 'ok' ? 'green' : 'red'}>{e.outcome}</Tag>
                 {e.detail}
               </span>

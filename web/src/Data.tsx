@@ -98,7 +98,7 @@ export default function Data({ isAdmin = false }: { isAdmin?: boolean }) {
           { title: 'Host', dataIndex: 'host' },
           { title: 'Permission', dataIndex: 'permission', render: (p: string) => <Tag>{p}</Tag> },
           { title: 'Owner', render: (_, f) => <span data-testid={`folder-owner-${f.name}`}>{owner(f)}</span> },
-          { title: 'Usage', render: (_, f) => `${formatBytes(f.used_bytes)}${f.max_size ? ` of ${f.max_size} MiB` : ''}` },
+          { title: 'Usage', render: (_, f) => <span style={{ whiteSpace: 'nowrap' }}>{formatBytes(f.used_bytes)}{f.max_size ? ` of ${f.max_size} MiB` : ''}</span> },
           {
             title: 'Controls',
             render: (_, f) => {

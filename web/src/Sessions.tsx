@@ -1,12 +1,16 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { App as AntApp, Button, Popconfirm, Space, Table, Tabs, Tag, Tooltip, Typography } from 'antd';
-import { ClockCircleOutlined } from '@ant-design/icons';
-import { elapsed, FINISHED_STATES, formatSlots, listSessions, Me, SessionItem } from './api';
+import { AppstoreOutlined, ClockCircleOutlined, CodeOutlined, FileTextOutlined, PoweroffOutlined } from '@ant-design/icons';
+import { elapsed, FINISHED_STATES, listSessions, Me, SessionItem } from './api';
 import type { LaunchSettings } from './launch';
 import { AppsDialog, errText, HistoryModal, LogsModal, openApp, SessionRef, STATUS_COLOR } from './dialogs';
 import Detail from './Detail';
 import { followSessions } from './live';
 import { useTerminate } from './terminate';
+import { sessionResources, shortImage, statusDetail } from './sessionRow';
+
+/** One line of a cell: never wrapped, cut with an ellipsis (the whole text in its tooltip). */
+const LINE = { whiteSpace: 'nowrap', overflow: 'hidden', textOverflow: 'ellipsis' } as const;
 
 const GROUPS: { key: string; label: string; statuses: string[]; system?: boolean }[] = [
   // Placed and not yet ended: the server's SessionStatus::HOLDS_RESOURCES.
@@ -97,53 +101,89 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
         loading={loading}
         dataSource={items}
         size="middle"
+        tableLayout="fixed"
         data-testid="session-table"
         columns={[
           {
+            // The name, and below it the type and environment (the full image in its tooltip).
             title: 'Name',
-            dataIndex: 'name',
-            render: (n: string, s) => <a onClick={() => setDetail(s.id)} data-testid={`session-${n}`}>{n}</a>,
-          },
-          {
-            title: 'Status',
             render: (_, s) => (
-              <Space>
-                <Tooltip title={s.status_info}>
-                  <Tag color={STATUS_COLOR[s.status]} data-testid={`status-${s.name}`}>{s.status}</Tag>
-                </Tooltip>
-                <Button size="small" type="text" title="Scheduling history" icon={<ClockCircleOutlined />} onClick={() => setDialog({ kind: 'history', s })} data-testid={`history-${s.name}`} />
-                {s.status_info && <Typography.Text type="secondary">{s.status_info}</Typography.Text>}
-              </Space>
+              <>
+                <div style={LINE}>
+                  <a onClick={() => setDetail(s.id)} data-testid={`session-${s.name}`} title={s.name}>{s.name}</a>
+                </div>
+                <div style={{ ...LINE, fontSize: 12 }} title={`${s.type} · ${s.image}`}>
+                  <Typography.Text type="secondary">{s.type} · {shortImage(s.image)}</Typography.Text>
+                </div>
+              </>
             ),
           },
-          { title: 'Type', dataIndex: 'type' },
-          { title: 'Environment', dataIndex: 'image' },
-          { title: 'Resources', render: (_, s) => formatSlots(s.occupying_slots) },
-          { title: 'Elapsed', render: (_, s) => elapsed(s.created_at, s.terminated_at) },
-          { title: 'Agent', dataIndex: 'agent', render: (a) => a ?? '-' },
-          ...(me.is_admin ? [{ title: 'Owner', dataIndex: 'user_email' }] : []),
           {
+            // The status and its history button; below, why (a pending one's reason, an ended
+            // one's cause), whole in the tooltip.
+            title: 'Status',
+            width: 250,
+            render: (_, s) => (
+              <>
+                <div style={{ ...LINE, display: 'flex', alignItems: 'center', gap: 4 }}>
+                  <Tooltip title={s.status_info}>
+                    <Tag color={STATUS_COLOR[s.status]} data-testid={`status-${s.name}`} style={{ marginInlineEnd: 0 }}>{s.status}</Tag>
+                  </Tooltip>
+                  <Button size="small" type="text" title="Scheduling history" icon={<ClockCircleOutlined />} onClick={() => setDialog({ kind: 'history', s })} data-testid={`history-${s.name}`} />
+                </div>
+                {s.status_info && (
+                  <div style={{ ...LINE, fontSize: 12 }} title={s.status_info} data-testid={`status-info-${s.name}`}>
+                    <Typography.Text type="secondary">{statusDetail(s.status_info)}</Typography.Text>
+                  </div>
+                )}
+              </>
+            ),
+          },
+          {
+            // What it holds (an ended one: had; a pending one: asks for), and on which agent.
+            title: 'Resources',
+            width: 210,
+            render: (_, s) => {
+              const r = sessionResources(s);
+              return (
+                <div title={[r.note ? `${r.text} (${r.note})` : r.text, r.where].filter(Boolean).join('\n')}>
+                  <div style={LINE} data-testid={`resources-${s.name}`}>{r.text}</div>
+                  {r.where && (
+                    <div style={{ ...LINE, fontSize: 12 }}>
+                      <Typography.Text type="secondary">{r.where}</Typography.Text>
+                    </div>
+                  )}
+                </div>
+              );
+            },
+          },
+          { title: 'Elapsed', width: 76, render: (_, s) => <div style={LINE}>{elapsed(s.created_at, s.terminated_at)}</div> },
+          ...(me.is_admin ? [{ title: 'Owner', dataIndex: 'user_email', width: 150, ellipsis: true }] : []),
+          {
+            // Icon buttons (named in their tooltips), Logs last as the seed's control panel has it.
             title: 'Controls',
+            width: 124,
             render: (_, s) => {
               const live = s.status === 'RUNNING';
               return (
-                <Space>
-                  <Button size="small" disabled={!live} onClick={() => setDialog({ kind: 'apps', s })} data-testid={`apps-${s.name}`}>Apps</Button>
-                  <Button
-                    size="small"
-                    disabled={!live}
-                    data-testid={`terminal-${s.name}`}
-                    onClick={() => openApp(s.id, 'ttyd', { path: true }).catch((e) => message.error(errText(e)))}
-                  >
-                    Terminal
-                  </Button>
-                  {!FINISHED_STATES.includes(s.status) && (
-                    <Popconfirm title={`Terminate ${s.name}?`} okText="Terminate" onConfirm={() => terminate({ id: s.id, name: s.name })}>
-                      <Button size="small" danger data-testid={`terminate-${s.name}`}>Terminate</Button>
-                    </Popconfirm>
-                  )}
-                  {/* Logs last, as the seed's control panel has it. */}
-                  <Button size="small" onClick={() => setDialog({ kind: 'logs', s })} data-testid={`logs-${s.name}`}>Logs</Button>
+                <Space size={4} style={{ whiteSpace: 'nowrap' }}>
+                  <Tooltip title="Apps">
+                    <Button size="small" aria-label="Apps" icon={<AppstoreOutlined />} disabled={!live} onClick={() => setDialog({ kind: 'apps', s })} data-testid={`apps-${s.name}`} />
+                  </Tooltip>
+                  <Tooltip title="Terminal">
+                    <Button
+                      size="small"
+                      aria-label="Terminal"
+                      icon={<CodeOutlined />}
+                      disabled={!live}
+                      data-testid={`terminal-${s.name}`}
+                      onClick={() => openApp(s.id, 'ttyd', { path: true }).catch((e) => message.error(errText(e)))}
+                    />
+                  </Tooltip>
+                  {!FINISHED_STATES.includes(s.status) && <TerminateButton name={s.name} onConfirm={() => terminate({ id: s.id, name: s.name })} />}
+                  <Tooltip title="Logs">
+                    <Button size="small" aria-label="Logs" icon={<FileTextOutlined />} onClick={() => setDialog({ kind: 'logs', s })} data-testid={`logs-${s.name}`} />
+                  </Tooltip>
                 </Space>
               );
             },
@@ -164,5 +204,19 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
         />
       )}
     </>
+  );
+}
+
+/** The row's terminate icon and its confirmation; its tooltip is hidden while the confirmation
+ *  is open, so that it never covers the confirmation's button. */
+function TerminateButton({ name, onConfirm }: { name: string; onConfirm: () => void }) {
+  const [confirming, setConfirming] = useState(false);
+  const [hovered, setHovered] = useState(false);
+  return (
+    <Popconfirm title={`Terminate ${name}?`} okText="Terminate" onConfirm={onConfirm} onOpenChange={setConfirming}>
+      <Tooltip title="Terminate" open={hovered && !confirming} onOpenChange={setHovered}>
+        <Button size="small" danger aria-label="Terminate session" icon={<PoweroffOutlined />} data-testid={`terminate-${name}`} />
+      </Tooltip>
+    </Popconfirm>
   );
 }

@@ -2003,7 +2003,10 @@ export interface components {
              * @description Creates of a pooled shape that found none ready (or could not bind one).
              */
             misses: number;
-            /** @description One per shape it keeps. */
+            /**
+             * @description One per shape it keeps; none while the agent is not alive (what a lost agent last
+             *     reported says nothing of what it keeps now).
+             */
             pools: components["schemas"]["AgentPool"][];
             /**
              * Format: uint64
@@ -2369,7 +2372,9 @@ export interface components {
             callback_url?: string | null;
             /**
              * @description How the kernels are spread: `single-node` (default: all on one agent, on a network of
-             *     their own) or `multi-node` (not available yet: refused with 400).
+             *     their own) or `multi-node` (spread over the group's agents, one kernel at most a node,
+             *     joined by an overlay network of their own; refused with 400 when the group's nodes
+             *     together cannot hold them).
              */
             clusterMode?: components["schemas"]["ClusterMode"] | null;
             /**
@@ -3626,7 +3631,10 @@ export interface components {
             description: string;
             /** @description Where its sessions' kernels may open connections. */
             egress: components["schemas"]["EgressPolicy"];
-            /** @description What the agents have free now. */
+            /**
+             * @description What its alive, undrained agents have free now (a lost or drained agent's room takes
+             *     no session).
+             */
             free: components["schemas"]["ResourceSlots"];
             /** @description Public groups are open to every keypair; others only to those allowed. */
             is_public: boolean;

@@ -1,8 +1,10 @@
 // The browser's API client: the session cookie authenticates (the browser never holds a
-// secret key); every request carries X-BAI-Web, which state-changing ones must have.
+// secret key); every request carries X-BAI-Web, which state-changing ones must have, and has
+// a bounded time; a switch of managers is waited through (retry.ts).
 
 import type { components, paths } from './api-types';
 import { formatAccel, isAccelSlot } from './accel';
+import { isSessionCreate, newIdempotencyKey, retrying, timeoutFor } from './retry';
 
 export class ApiError extends Error {
   /** `type` is the JSON problem's (`…/session-busy`), when the answer was one. */
@@ -97,17 +99,35 @@ export function problem(data: unknown): { msg?: string; title?: string } {
   return { msg, title: typeof p.title === 'string' ? p.title : undefined };
 }
 
-/** One request; the parsed JSON answer (`null` when empty), or an `ApiError`. */
+/** One request; the parsed JSON answer (`null` when empty), or an `ApiError`. A `503` of a
+ *  switch of managers is tried again for up to 30 s (retry.ts), a session create with the same
+ *  `Idempotency-Key` each time, so that it makes one session however often it is sent. */
 async function send(method: Method, url: string, body?: unknown): Promise<unknown> {
   const headers: Record<string, string> = { 'X-BAI-Web': '1', Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const r = await fetch(url, {
-    method,
-    headers,
-    credentials: 'same-origin',
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await r.text();
+  if (isSessionCreate(method, url)) headers['Idempotency-Key'] = newIdempotencyKey();
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return retrying(() => attempt(method, url, headers, payload));
+}
+
+/** One attempt, given up (an `ApiError` of type `timeout`) after `timeoutFor` it. */
+async function attempt(method: Method, url: string, headers: Record<string, string>, body: string | undefined): Promise<unknown> {
+  const abort = new AbortController();
+  const limit = timeoutFor(method, url);
+  const timer = setTimeout(() => abort.abort(), limit);
+  let r: Response;
+  let text: string;
+  try {
+    r = await fetch(url, { method, headers, credentials: 'same-origin', body, signal: abort.signal });
+    text = await r.text();
+  } catch (e) {
+    if (abort.signal.aborted) {
+      throw new ApiError(0, 'No answer', `The server did not answer within ${limit / 1000} s (${method} ${url.split('?')[0]}).`, 'timeout');
+    }
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
   let data: unknown = null;
   try {
     data = text ? JSON.parse(text) : null;
@@ -135,7 +155,7 @@ export type Me = Schema<'Me'>;
 /** A row of the session list: `compute_session_list` answers the fields of `GET /session/{reference}`. */
 export type SessionItem = Pick<
   Schema<'SessionInfo'>,
-  'id' | 'name' | 'type' | 'status' | 'status_info' | 'image' | 'created_at' | 'terminated_at' | 'occupying_slots' | 'agent' | 'user_email'
+  'id' | 'name' | 'type' | 'status' | 'status_info' | 'image' | 'created_at' | 'terminated_at' | 'occupying_slots' | 'requested_slots' | 'agent' | 'user_email'
 >;
 
 export const RUNNING_STATES = ['PENDING', 'SCHEDULED', 'PREPARING', 'PULLING', 'PREPARED', 'CREATING', 'RUNNING', 'RESTARTING', 'TERMINATING'];
@@ -146,7 +166,7 @@ export const FINISHED_STATES = ['TERMINATED', 'CANCELLED', 'ERROR'];
 export async function listSessions(statuses: string[], system = false): Promise<SessionItem[]> {
   const q = `query($limit:Int!, $offset:Int!, $status:String, $type:String) {
     compute_session_list(limit:$limit, offset:$offset, status:$status, type:$type) {
-      items { id name type status status_info image created_at terminated_at occupying_slots agent user_email }
+      items { id name type status status_info image created_at terminated_at occupying_slots requested_slots agent user_email }
       total_count
     }
   }`;

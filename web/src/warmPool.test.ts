@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatPool, warmPoolSummary, WarmPool } from './warmPool';
+import { formatPool, poolCell, warmPoolSummary, WarmPool } from './warmPool';
 
 const SHAPE = 'bai/python:3.11-bookworm,cpu=1,mem=1024m,shm=64m';
 const none: WarmPool = { pools: [], hits: 0, misses: 0, refills: 0, bind_failures: 0, evictions: 0 };
@@ -21,5 +21,28 @@ describe('warm pools', () => {
   it('says nothing for an agent with no pools and no hits or misses', () => {
     expect(warmPoolSummary(none)).toBeNull();
     expect(warmPoolSummary(undefined)).toBeNull();
+  });
+
+  it("shows an alive agent's pools in two lines, each pool in full for the tooltip", () => {
+    const one = { ...none, pools: [{ shape: SHAPE, target: 1, kept: 1, ready: 1, making: 0 }], hits: 2, misses: 1, refills: 3 };
+    expect(poolCell('ALIVE', one)).toEqual({
+      ready: '1 of 1 ready',
+      counters: '2 hits, 1 miss',
+      stale: null,
+      lines: [`${SHAPE} — 1 of 1 ready`, 'Warm pools: 2 hits, 1 miss, 3 made, 0 failed to bind, 0 given up for room'],
+    });
+    const two = { ...none, pools: [{ shape: SHAPE, target: 2, kept: 2, ready: 1, making: 1 }, { shape: `${SHAPE}x`, target: 1, kept: 1, ready: 1, making: 0 }] };
+    expect(poolCell('ALIVE', two).ready).toBe('2 of 3 ready in 2 pools, 1 being made');
+    expect(poolCell('ALIVE', none)).toEqual({ ready: null, counters: null, stale: null, lines: [] });
+  });
+  it("never shows a lost or gone agent's pools as ready", () => {
+    const one = { ...none, pools: [{ shape: SHAPE, target: 1, kept: 1, ready: 1, making: 0 }] };
+    for (const [status, why] of [['LOST', 'agent lost'], ['GONE', 'agent gone'], ['DISCONNECTED', 'link down']]) {
+      const c = poolCell(status, one);
+      expect(c.ready).toBeNull();
+      expect(c.stale).toBe(`not known (${why})`);
+      expect(c.lines[0]).toBe(`Not known while the agent is ${status.toLowerCase()}; last reported:`);
+    }
+    expect(poolCell('LOST', none).stale).toBeNull();
   });
 });

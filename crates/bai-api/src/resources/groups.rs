@@ -52,7 +52,8 @@ pub struct ResourceGroup {
     pub agents: Vec<String>,
     /// The sum of the agents' capacities.
     pub capacity: ResourceSlots,
-    /// What the agents have free now.
+    /// What its alive, undrained agents have free now (a lost or drained agent's room takes
+    /// no session).
     pub free: ResourceSlots,
     /// Where its sessions' kernels may open connections.
     pub egress: bai_core::egress::EgressPolicy,

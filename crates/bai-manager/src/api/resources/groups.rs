@@ -35,7 +35,10 @@ fn group_view(
         }
         let u = used.get(&a.id).cloned().unwrap_or_default();
         cap = cap.add(&info.capacity);
-        free = free.add(&info.capacity.checked_sub(&u));
+        // What a lost or drained agent has free takes no session.
+        if a.is_alive() && !a.is_drained() {
+            free = free.add(&info.capacity.checked_sub(&u));
+        }
         agents.push(a.id.clone());
     }
     ResourceGroup {

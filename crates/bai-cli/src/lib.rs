@@ -28,6 +28,8 @@ pub async fn main_with(cli: args::Cli) -> i32 {
         args::Cmd::Completion { shell } => Ok(cmd::completion(shell)),
         cmd => match bai_client::Client::from_env() {
             Ok(client) => {
+                // While the platform switches managers requests wait (bounded): one line says so.
+                let client = client.with_notice(|line| eprintln!("{line}"));
                 dispatch(
                     args::Cli {
                         output: cli.output,

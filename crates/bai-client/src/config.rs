@@ -5,6 +5,11 @@ use std::time::Duration;
 
 pub const DEFAULT_ENDPOINT: &str = "http://127.0.0.1:8090";
 
+/// The longest a request waits for the manager's next bytes by default: event streams get
+/// a keep-alive every 15 s, and every other answer begins within this unless the manager
+/// stopped (a create's wait for its session is asked again).
+pub const REQUEST_IDLE: Duration = Duration::from_secs(120);
+
 /// Where and as whom to talk to the manager.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -23,8 +28,15 @@ pub struct Config {
     /// vfolders appended to `config.mounts` of every created session.
     pub vfolder_mounts: Vec<String>,
     pub connect_timeout: Duration,
-    /// None: wait as long as the server needs (long-polls, blocking creates).
+    /// The longest a request waits for the manager's next bytes ([`REQUEST_IDLE`] unless
+    /// `BACKEND_READ_TIMEOUT` says otherwise), so that no request hangs for good on a
+    /// manager that stopped; a create that waits longer for its session is sent again with
+    /// its key. None (`BACKEND_READ_TIMEOUT=0`): wait as long as the server needs.
     pub read_timeout: Option<Duration>,
+    /// How long a request is sent again while the platform switches managers
+    /// (`BAI_FAILOVER_WAIT`, default [`crate::FAILOVER_WAIT`]; 0: not at all). A create waits
+    /// twice as long.
+    pub failover_wait: Duration,
     /// For `https://` endpoints: certificates trusted besides the web PKI's roots
     /// (`BAI_CA_CERT`, `SSL_CERT_FILE`).
     pub ca_files: Vec<std::path::PathBuf>,
@@ -54,7 +66,8 @@ impl Config {
             group: "default".into(),
             vfolder_mounts: Vec::new(),
             connect_timeout: Duration::from_secs(10),
-            read_timeout: None,
+            read_timeout: Some(REQUEST_IDLE),
+            failover_wait: crate::FAILOVER_WAIT,
             ca_files: Vec::new(),
             skip_tls_verify: false,
         })
@@ -110,6 +123,9 @@ impl Config {
         }
         if let Some(t) = var("READ_TIMEOUT") {
             c.read_timeout = seconds(&t, "BACKEND_READ_TIMEOUT")?;
+        }
+        if let Some(t) = get("BAI_FAILOVER_WAIT").filter(|t| !t.trim().is_empty()) {
+            c.failover_wait = seconds(t.trim(), "BAI_FAILOVER_WAIT")?.unwrap_or_default();
         }
         c.ca_files = ["BAI_CA_CERT", "SSL_CERT_FILE"]
             .iter()
@@ -234,7 +250,9 @@ mod tests {
         assert_eq!(c.domain, "default");
         assert_eq!(c.group, "default");
         assert_eq!(c.vfolder_mounts, vec!["a", "b"]);
-        assert_eq!(c.read_timeout, None);
+        // No request waits for good on a manager that stopped.
+        assert_eq!(c.read_timeout, Some(REQUEST_IDLE));
+        assert_eq!(c.failover_wait, crate::FAILOVER_WAIT);
     }
 
     #[test]
@@ -291,6 +309,11 @@ mod tests {
         assert_eq!(c.read_timeout, Some(Duration::from_secs(300)));
         let c = with("BACKEND_READ_TIMEOUT", "0").unwrap();
         assert_eq!(c.read_timeout, None, "0: no limit");
+        let c = with("BAI_FAILOVER_WAIT", "5s").unwrap();
+        assert_eq!(c.failover_wait, Duration::from_secs(5));
+        let c = with("BAI_FAILOVER_WAIT", "0").unwrap();
+        assert_eq!(c.failover_wait, Duration::ZERO, "0: not at all");
+        assert!(with("BAI_FAILOVER_WAIT", "soon").is_err());
         let c = with("BACKEND_CONNECTION_TIMEOUT", "0").unwrap();
         assert_eq!(c.connect_timeout, Duration::from_secs(10), "0: the default");
         let c = with("BACKEND_CONNECTION_TIMEOUT", "3").unwrap();

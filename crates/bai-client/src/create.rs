@@ -1,6 +1,7 @@
 //! `POST /session` (wire contract §5.2), written and read with the wire-contract types.
 
 use crate::request::typed;
+use crate::retry::{Failover, Sent};
 use crate::{Client, ClientError};
 use bai_api::sessions::{ClusterMode, CreateConfig, CreateRequest, ListOrText, NumberOrText};
 use bai_core::SessionType;
@@ -175,10 +176,13 @@ impl Client {
     /// `POST /session`. Unless `enqueue_only`, the manager answers once the session runs,
     /// failed, or (batch) finished, or `max_wait_secs` passed.
     ///
-    /// Safe to retry: every call sends a fresh `Idempotency-Key`, and when the manager
-    /// cannot be reached (it restarts, the connection drops mid-wait) the same request
-    /// is sent again with the same key for up to [`CREATE_RETRY_FOR`], so it creates one
-    /// session whatever happened to the first attempt.
+    /// Safe to retry: every call sends a fresh `Idempotency-Key`, and the same request is
+    /// sent again with the same key (so it creates one session whatever happened to the
+    /// first attempt) when the manager cannot be reached after the request went out (it
+    /// restarts, the connection drops mid-wait), or the platform switches managers, for up
+    /// to twice [`crate::Config::failover_wait`] (60 s); and when its wait outlasts the read timeout (no request
+    /// hangs for good: a repeat waits again as the first would have) while the session may
+    /// still start (`max_wait_secs` 0: as long as it takes).
     pub async fn create_session(&self, req: &CreateSession) -> Result<CreateReply, ClientError> {
         let key = uuid::Uuid::new_v4().to_string();
         self.create_session_keyed(req, &key).await
@@ -192,39 +196,56 @@ impl Client {
     ) -> Result<CreateReply, ClientError> {
         let payload = serde_json::to_string(&self.create_body(req))
             .map_err(|e| ClientError::Protocol(e.to_string()))?;
-        let give_up = std::time::Instant::now() + CREATE_RETRY_FOR;
-        let mut pause = std::time::Duration::from_millis(250);
-        // Once a request went out, a manager that stops answering may have stored it: the
-        // same key is sent again until it answers. A manager never reached is an error.
-        let mut sent_once = false;
+        const JSON: Option<&str> = Some("application/json");
+        let request = self.signed_request(Method::POST, "/session", JSON, |r| {
+            r.header("Idempotency-Key", key).body(payload)
+        })?;
+        // The manager answers by then at the latest, when the wait is bounded.
+        let answers_by = (req.max_wait_secs > 0 && !req.enqueue_only).then(|| {
+            std::time::Instant::now()
+                + std::time::Duration::from_secs(req.max_wait_secs)
+                + self.create_retry_for()
+        });
+        let mut failover = Failover::new(self.create_retry_for());
         loop {
-            let sent = self
-                .dispatch_reached(Method::POST, "/session", Some("application/json"), |r| {
-                    r.header("Idempotency-Key", key).body(payload.clone())
-                })
-                .await;
-            match sent {
+            let mut this = request
+                .try_clone()
+                .ok_or_else(|| ClientError::Protocol("the create cannot be sent again".into()))?;
+            self.resign(&mut this, "/session", JSON);
+            match self.execute_once(this).await {
                 Ok(resp) => {
+                    failover.done(&self.notice);
                     let bytes = resp.bytes().await.map_err(|e| self.connect_error(&e))?;
                     let v: Value = serde_json::from_slice(&bytes)
                         .map_err(|e| ClientError::Protocol(format!("reply is not JSON: {e}")))?;
                     return typed("create", v);
                 }
-                Err((ClientError::Connect { .. }, reached))
-                    if (sent_once || reached) && std::time::Instant::now() < give_up =>
+                // Still waiting for the session (or the manager froze): ask again with the
+                // same key, which waits as the first would have.
+                Err((_, Sent::TimedOut))
+                    if !req.enqueue_only
+                        && answers_by.is_none_or(|t| std::time::Instant::now() < t) =>
                 {
-                    sent_once = true;
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(std::time::Duration::from_secs(4));
+                    tracing::debug!("a create waited past the read timeout; sending it again");
                 }
-                Err((e, _)) => return Err(e),
+                Err((e, sent)) => {
+                    if !failover.again(&self.notice, &e, sent, true).await {
+                        return Err(e);
+                    }
+                }
             }
         }
     }
 }
 
-/// How long [`Client::create_session`] keeps sending a create the manager did not answer.
-pub const CREATE_RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(60);
+impl Client {
+    /// How long [`Client::create_session`] keeps sending a create the manager did not
+    /// answer (or answered that it is switching managers): twice what other requests wait,
+    /// as a create is always safe to send again.
+    pub fn create_retry_for(&self) -> std::time::Duration {
+        self.config.failover_wait * 2
+    }
+}
 
 #[cfg(test)]
 mod tests {

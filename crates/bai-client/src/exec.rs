@@ -1,5 +1,6 @@
 //! Code execution over the execute WebSocket (wire contract §6.2).
 
+use crate::retry::{Failover, Sent};
 use crate::session::session_path;
 use crate::{Client, ClientError};
 use futures::{SinkExt, Stream, StreamExt};
@@ -99,8 +100,27 @@ pub struct Execution {
 
 impl Client {
     /// Opens a signed WebSocket to `path_and_query` (signed as a GET without Content-Type);
-    /// a refused upgrade becomes the server's problem as [`ClientError::Api`].
+    /// a refused upgrade becomes the server's problem as [`ClientError::Api`]. The opening
+    /// is bounded (the connect and read timeouts) and, as a GET, is tried again while the
+    /// platform switches managers.
     pub(crate) async fn signed_ws(&self, path_and_query: &str) -> Result<Ws, ClientError> {
+        let mut failover = Failover::new(self.config.failover_wait);
+        loop {
+            match self.ws_once(path_and_query).await {
+                Ok(ws) => {
+                    failover.done(&self.notice);
+                    return Ok(ws);
+                }
+                Err((e, sent)) => {
+                    if !failover.again(&self.notice, &e, sent, true).await {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+
+    async fn ws_once(&self, path_and_query: &str) -> Result<Ws, (ClientError, Sent)> {
         let url = format!(
             "{}://{}{}{}",
             if self.config.is_https() { "wss" } else { "ws" },
@@ -108,33 +128,59 @@ impl Client {
             self.config.path_prefix(),
             path_and_query
         );
+        let fail = |e| (e, Sent::No);
         let mut req = url
             .as_str()
             .into_client_request()
-            .map_err(|e| ClientError::Config(format!("bad WebSocket URL {url}: {e}")))?;
+            .map_err(|e| fail(ClientError::Config(format!("bad WebSocket URL {url}: {e}"))))?;
         for (k, v) in self.sign_headers("GET", path_and_query, None).headers {
             let name = HeaderName::from_bytes(k.as_bytes())
-                .map_err(|_| ClientError::Config(format!("bad header name {k}")))?;
-            let value = HeaderValue::from_str(&v)
-                .map_err(|_| ClientError::Config(format!("bad value for header {k}: {v:?}")))?;
+                .map_err(|_| fail(ClientError::Config(format!("bad header name {k}"))))?;
+            let value = HeaderValue::from_str(&v).map_err(|_| {
+                fail(ClientError::Config(format!(
+                    "bad value for header {k}: {v:?}"
+                )))
+            })?;
             req.headers_mut().insert(name, value);
         }
         let connector = if self.config.is_https() {
             Some(tokio_tungstenite::Connector::Rustls(
-                crate::tls::client_config(&self.config.ca_files, self.config.skip_tls_verify)?,
+                crate::tls::client_config(&self.config.ca_files, self.config.skip_tls_verify)
+                    .map_err(fail)?,
             ))
         } else {
             None
         };
-        let (ws, _) = tokio_tungstenite::connect_async_tls_with_config(req, None, false, connector)
-            .await
-            .map_err(|e| match e {
-                tungstenite::Error::Http(resp) => {
-                    let body = resp.body().clone().unwrap_or_default();
-                    ClientError::from_reply(resp.status().as_u16(), &body)
-                }
-                other => ClientError::connect(self.config.endpoint(), &other),
-            })?;
+        let bound =
+            self.config.connect_timeout + self.config.read_timeout.unwrap_or(crate::REQUEST_IDLE);
+        let opened = tokio::time::timeout(
+            bound,
+            tokio_tungstenite::connect_async_tls_with_config(req, None, false, connector),
+        )
+        .await
+        .map_err(|_| {
+            let e = std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer in time");
+            (
+                ClientError::connect(self.config.endpoint(), &e),
+                Sent::TimedOut,
+            )
+        })?;
+        let (ws, _) = opened.map_err(|e| match e {
+            tungstenite::Error::Http(resp) => {
+                let body = resp.body().clone().unwrap_or_default();
+                (
+                    ClientError::from_reply(resp.status().as_u16(), &body),
+                    Sent::Yes,
+                )
+            }
+            tungstenite::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+                (ClientError::connect(self.config.endpoint(), &io), Sent::No)
+            }
+            other => (
+                ClientError::connect(self.config.endpoint(), &other),
+                Sent::Yes,
+            ),
+        })?;
         Ok(ws)
     }
 

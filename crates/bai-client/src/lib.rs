@@ -22,6 +22,7 @@ mod operations;
 mod raw;
 mod request;
 mod resources;
+mod retry;
 mod services;
 mod session;
 pub mod sse;
@@ -30,13 +31,14 @@ mod tls;
 mod user_policies;
 pub mod vfolder;
 
-pub use config::Config;
+pub use config::{Config, REQUEST_IDLE};
 pub use create::{CreateReply, CreateSession};
 pub use error::ClientError;
 pub use exec::{ExecResult, Execution, Mode};
 pub use gql::{KeypairInfo, SessionList, SessionListQuery};
 pub use request::Signed;
 pub use reqwest::Method;
+pub use retry::{FAILOVER_WAIT, notice_line};
 pub use sse::{Event, EventStream};
 pub use user_policies::UserPolicy;
 
@@ -45,6 +47,8 @@ pub use user_policies::UserPolicy;
 pub struct Client {
     pub(crate) config: Config,
     pub(crate) http: reqwest::Client,
+    /// Where the line saying that the platform switches managers goes.
+    pub(crate) notice: retry::Notice,
 }
 
 impl Client {
@@ -60,7 +64,19 @@ impl Client {
         let http = b
             .build()
             .map_err(|e| ClientError::Config(format!("cannot build the HTTP client: {e}")))?;
-        Ok(Client { config, http })
+        Ok(Client {
+            config,
+            http,
+            notice: retry::Notice::default(),
+        })
+    }
+
+    /// Says, in one line and once per switch, when requests wait while the platform
+    /// switches managers ([`notice_line`]); `bai` prints it on stderr. Without it the wait
+    /// is silent.
+    pub fn with_notice(mut self, sink: impl Fn(&str) + Send + Sync + 'static) -> Client {
+        self.notice = retry::Notice::to(std::sync::Arc::new(sink));
+        self
     }
 
     /// Reads [`Config::from_env`].

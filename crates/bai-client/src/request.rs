@@ -1,5 +1,6 @@
 //! Signed requests (wire contract §2.2–2.3).
 
+use crate::retry::{self, Failover, Sent};
 use crate::{Client, ClientError};
 use bai_core::sign::{DEFAULT_MEDIA_TYPE, SignInput, media_type_of, sign};
 use reqwest::Method;
@@ -109,6 +110,7 @@ impl Client {
     }
 
     /// Sends a request signed with `content_type`; a non-2xx reply becomes [`ClientError::Api`].
+    /// While the platform switches managers the request is sent again (`crate::retry`).
     pub(crate) async fn dispatch(
         &self,
         method: Method,
@@ -116,33 +118,76 @@ impl Client {
         content_type: Option<&str>,
         build: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, ClientError> {
-        self.dispatch_reached(method, path_and_query, content_type, build)
-            .await
-            .map_err(|(e, _)| e)
+        let request = self.signed_request(method, path_and_query, content_type, build)?;
+        let repeatable = retry::repeatable(request.method(), request.headers());
+        let mut failover = Failover::new(self.config.failover_wait);
+        loop {
+            // A body that cannot be copied (a stream) is sent once.
+            let Some(mut this) = request.try_clone() else {
+                return self.execute_once(request).await.map_err(|(e, _)| e);
+            };
+            self.resign(&mut this, path_and_query, content_type);
+            match self.execute_once(this).await {
+                Ok(resp) => {
+                    failover.done(&self.notice);
+                    return Ok(resp);
+                }
+                Err((e, sent)) => {
+                    if !failover.again(&self.notice, &e, sent, repeatable).await {
+                        return Err(e);
+                    }
+                }
+            }
+        }
     }
 
-    /// [`Client::dispatch`] whose error also says whether a connection was made at all
-    /// (false: nothing was sent, e.g. the manager is not listening).
-    pub(crate) async fn dispatch_reached(
+    /// A signed request, built by `build` from its method, URL and signature.
+    pub(crate) fn signed_request(
         &self,
         method: Method,
         path_and_query: &str,
         content_type: Option<&str>,
         build: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
-    ) -> Result<reqwest::Response, (ClientError, bool)> {
+    ) -> Result<reqwest::Request, ClientError> {
         let signed = self.sign_headers(method.as_str(), path_and_query, content_type);
         let mut req = self.http.request(method, self.url(path_and_query));
         for (k, v) in signed.headers {
             req = req.header(k, v);
         }
-        let resp = build(req)
-            .send()
+        build(req)
+            .build()
+            .map_err(|e| ClientError::Invalid(format!("cannot make the request: {e}")))
+    }
+
+    /// Signs a copy of a request anew (a try sent again later carries a current date).
+    pub(crate) fn resign(
+        &self,
+        req: &mut reqwest::Request,
+        path_and_query: &str,
+        content_type: Option<&str>,
+    ) {
+        let signed = self.sign_headers(req.method().as_str(), path_and_query, content_type);
+        for (k, v) in signed.headers {
+            if let Ok(v) = reqwest::header::HeaderValue::from_str(&v) {
+                req.headers_mut().insert(k, v);
+            }
+        }
+    }
+
+    /// Sends `req` once: its answer, or the error with how far it got.
+    pub(crate) async fn execute_once(
+        &self,
+        req: reqwest::Request,
+    ) -> Result<reqwest::Response, (ClientError, Sent)> {
+        let resp = self
+            .http
+            .execute(req)
             .await
-            .map_err(|e| (self.connect_error(&e), !e.is_connect()))?;
+            .map_err(|e| (self.connect_error(&e), Sent::of(&e)))?;
         let status = resp.status();
         if !status.is_success() {
             let bytes = resp.bytes().await.unwrap_or_default();
-            return Err((ClientError::from_reply(status.as_u16(), &bytes), true));
+            return Err((ClientError::from_reply(status.as_u16(), &bytes), Sent::Yes));
         }
         Ok(resp)
     }

@@ -13,7 +13,10 @@ use std::os::fd::OwnedFd;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, Interest};
 use tokio::net::TcpStream;
 
+pub mod exchange;
 pub mod file;
+
+pub use exchange::{Exchange, Waiting, tunnel_watched};
 
 /// The capacity asked for each pipe. Unprivileged processes may grow a pipe up to
 /// `/proc/sys/fs/pipe-max-size` (1 MiB by default); a smaller grant is used as it is.

@@ -9,7 +9,7 @@
 //! lease taken over, or no renewal for [`TTL`], means another manager may lead: this
 //! process then starts again from the beginning (`exec` of itself), and stands by.
 
-use crate::standby::{Absent, Standby};
+use crate::standby::{Absent, Leader, Standby};
 use anyhow::Result;
 use bai_store::{Claim, LeaseBid, LeaseRow, Store};
 use std::sync::Arc;
@@ -107,7 +107,7 @@ pub async fn take(store: &Arc<Store>, bid: &LeaseBid, plan: StandbyPlan) -> Resu
                 // A lease this very address held is an earlier run of this manager's (killed:
                 // it left its lease to expire): nothing to relay to meanwhile.
                 if let Some(s) = &standby {
-                    s.lead_by(Some(held.address.clone()).filter(|a| *a != bid.address));
+                    s.lead_by(Some(Leader::of(&held)).filter(|l| l.address != bid.address));
                 }
             }
             Err(e) => {

@@ -93,6 +93,20 @@ fn cluster_with(index: u8, url_a: &str, url_b: &str, more_a: &[(&str, &str)]) ->
         &[],
     );
     wait_status(&a, "node-ha", "ALIVE", 120);
+    // Its images come in a report of their own after it joined: a create before that finds
+    // no agent holding the image.
+    a.wait_for(120, "the agent's images in the catalogue", || {
+        let r = a.bai(&a.admin, &["admin", "image", "list", "--json"]);
+        let list: Vec<bai_api::images::Image> = serde_json::from_str(&r.stdout).ok()?;
+        list.iter()
+            .find(|i| i.canonical_name.as_deref() == Some(IMAGE))
+            .filter(|i| {
+                i.installed_agents
+                    .as_ref()
+                    .is_some_and(|a| a.iter().any(|n| n == "node-ha"))
+            })
+            .map(|_| ())
+    });
     Cluster {
         a,
         b,

@@ -9,8 +9,13 @@
 # does) and by offset (`--offset 1`, the official client's way), WALKS rounds each; its time
 # per page at BIG against SMALL, and the two walks against each other.
 #
+# With AGENTS=N each manager also runs N dummy agents (baid --dummy-agents, in resource group
+# AGENT_GROUP, default `default`, where the creates then land on them); that run's table goes
+# to its own section (bench/results/28-history-agents.md).
+#
 #   bench/history.sh         (after make build-test; BIG=100000 SMALL=100 ROUNDS=15 WALKS=3)
 #   ENGINES=sqlite bench/history.sh
+#   BIG=20000 AGENTS=100 bench/history.sh     (the shape of issue 56: 100 dummy agents)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Sessions here start cold: no warm pools (bench/pool.sh measures them).
@@ -20,6 +25,11 @@ SMALL="${SMALL:-100}"
 ROUNDS="${ROUNDS:-15}"
 WALKS="${WALKS:-3}"
 ENGINES="${ENGINES:-sqlite postgres}"
+AGENTS="${AGENTS:-0}"
+AGENT_GROUP="${AGENT_GROUP:-default}"
+IDLE="${IDLE:-5}"
+RESULT=bench/results/28-history.md
+if [ "$AGENTS" -gt 0 ]; then RESULT=bench/results/28-history-agents.md; fi
 BIN=target/release
 cargo build --profile release -q -p bai-manager --example history_fill
 FILL=target/release/examples/history_fill
@@ -37,7 +47,7 @@ cleanup() {
 trap cleanup EXIT
 start() { # DIR PORT [DATABASE] → pid
   env BAI_DATA_DIR="$1" BAI_LISTEN="127.0.0.1:$2" BAI_AGENT_LISTEN=off BAI_KRUNNER="$BIN/bai-krunner" \
-    RUST_LOG=warn ${3:+BAI_DATABASE=$3} setsid "$BIN/baid" up >"$1/out.log" 2>"$1/err.log" &
+    BAI_DUMMY_AGENTS="$AGENTS" BAI_DUMMY_GROUP="$AGENT_GROUP" RUST_LOG=warn ${3:+BAI_DATABASE=$3} setsid "$BIN/baid" up >"$1/out.log" 2>"$1/err.log" &
   local pid=$!
   for _ in $(seq 1 600); do grep -q "Stop with Ctrl-C" "$1/out.log" 2>/dev/null && break; sleep 0.1; done
   grep -q "Stop with Ctrl-C" "$1/out.log" || { cat "$1/err.log" >&2; exit 1; }
@@ -108,24 +118,31 @@ for engine in $ENGINES; do
   echo "$engine rss $(rss "$spid") $(rss "$bpid") $(ratio "$(rss "$bpid")" "$(rss "$spid")")" >>"$out"
   # baid gives its allocator's free pages back once a burst of queries ends (its store's use
   # counter read every 2 s, crates/bai-manager/src/heap.rs): the size it keeps while idle.
-  sleep 5
+  sleep "$IDLE"
   echo "$engine rssidle $(rss "$spid") $(rss "$bpid") $(ratio "$(rss "$bpid")" "$(rss "$spid")")" >>"$out"
   unset t
 done
-reading=$(sed -n '/^A page.s total comes from/,$p' bench/results/28-history.md 2>/dev/null || true)
-python3 - "$out" "$SMALL" "$BIG" "$ROUNDS" <<'PY' > bench/results/28-history.md
+# How to read the table: the text below it, written by hand, starts at a line "A page's total
+# comes from" (or "Where the memory goes", with agents); it is kept from the earlier file.
+reading=$(sed -n '/^\(A page.s total comes from\|Where the memory goes\)/,$p' "$RESULT" 2>/dev/null || true)
+python3 - "$out" "$SMALL" "$BIG" "$ROUNDS" "$AGENTS" "$AGENT_GROUP" "$IDLE" <<'PY' > "$RESULT"
 import sys, datetime, os
-path, small, big, rounds = sys.argv[1:]
+path, small, big, rounds, agents, group, idle = sys.argv[1:]
 names = {"first": "`bai ps --dead`, the first page (10)", "middle": "`bai ps --dead`, the page in the middle",
          "last": "`bai ps --dead`, the last page", "create": "`bai run --rm -c 'print(1)'`",
          "rss": "baid RSS right after the listings (MB)",
-         "rssidle": "baid RSS 5 s after the listings (MB)",
+         "rssidle": f"baid RSS {idle} s after the listings (MB)",
          "walk": "`bai ps --all` (every page) by cursor, per page of 100",
          "walkoff": "`bai ps --all` (every page) by offset, per page of 100"}
-print("## History at scale (bench/history.sh)")
+if int(agents):
+    print(f"## History at scale with {agents} dummy agents (AGENTS={agents} bench/history.sh)")
+else:
+    print("## History at scale (bench/history.sh)")
 print()
 print(f"Latest run ({datetime.date.today()}, {os.cpu_count()} cores; release build): a manager with {int(small):,} ended")
 print(f"sessions against one with {int(big):,}, side by side, each engine; median of {rounds} alternating runs")
+if int(agents):
+    print(f"(each manager also runs {agents} dummy agents in resource group `{group}` beside its Docker agent)")
 print("(times in seconds, each a whole CLI process: one GraphQL request and its start-up).")
 print()
 print(f"| engine | measure | {int(small):,} ended | {int(big):,} ended | ratio | goal |")
@@ -147,7 +164,6 @@ for engine in sorted({e for e, _ in walks}):
         print(f"- {engine}: {c * 1000:.2f} ms against {o * 1000:.2f} ms per page, {c / o:.2f}×; "
               f"the whole walk {c * (int(big) // 100):.1f} s against {o * (int(big) // 100):.1f} s")
 PY
-# How to read the table: written by hand below it, kept from the earlier file.
-if [ -n "$reading" ]; then printf '\n%s\n' "$reading" >>bench/results/28-history.md; fi
-cat bench/results/28-history.md
+if [ -n "$reading" ]; then printf '\n%s\n' "$reading" >>"$RESULT"; fi
+cat "$RESULT"
 bench/assemble.sh

@@ -157,6 +157,31 @@ pub enum AgentEvent {
     ImagesChanged { images: Vec<ImageInfo> },
 }
 
+/// An agent's events to each of its readers ([`AgentRpc::events`]): one unbounded queue per
+/// reader, which holds only the events that reader has not taken yet (none, mostly). A
+/// broadcast channel keeps its whole ring from the start instead, 1,024 slots of about 90
+/// bytes per agent whether or not an event ever comes (9 MB for 100 dummy agents), and drops
+/// what a reader that far behind has not read, a kernel's exit among them. A reader that was
+/// dropped is forgotten at the next event.
+#[derive(Debug, Default)]
+pub struct EventFanout(std::sync::Mutex<Vec<futures::channel::mpsc::UnboundedSender<AgentEvent>>>);
+
+impl EventFanout {
+    /// Hands `ev` to every reader; returns how many there are.
+    pub fn send(&self, ev: AgentEvent) -> usize {
+        let mut readers = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        readers.retain(|r| r.unbounded_send(ev.clone()).is_ok());
+        readers.len()
+    }
+
+    /// A new reader: every event sent from now on, in order.
+    pub fn subscribe(&self) -> BoxStream<'static, AgentEvent> {
+        let (tx, rx) = futures::channel::mpsc::unbounded();
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(tx);
+        Box::pin(rx)
+    }
+}
+
 /// Execution modes of the execute API (wire contract §6.2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "mode", rename_all = "lowercase")]
@@ -341,5 +366,34 @@ mod tests {
         assert_eq!(status(AgentError::Runtime("boom".into())), 500);
         let p = Problem::from(AgentError::BadRequest("cannot list \"x\"".into()));
         assert_eq!(p.msg, "cannot list \"x\"");
+    }
+
+    fn exit(n: u128) -> AgentEvent {
+        AgentEvent::KernelExited(KernelExit {
+            kernel_id: Uuid::from_u128(n),
+            exit_code: Some(0),
+            oom_killed: false,
+            logs: String::new(),
+        })
+    }
+
+    /// Each reader gets every event sent after it subscribed, in order, however far behind
+    /// it is (a broadcast ring of 1,024 would have dropped the oldest); a dropped reader is
+    /// forgotten at the next event.
+    #[test]
+    fn every_reader_gets_every_event_and_a_dropped_one_is_forgotten() {
+        use futures::StreamExt;
+        let fanout = EventFanout::default();
+        assert_eq!(fanout.send(exit(0)), 0, "no reader yet");
+        let a = fanout.subscribe();
+        let b = fanout.subscribe();
+        for i in 1..=3000 {
+            assert_eq!(fanout.send(exit(i)), 2);
+        }
+        drop(b);
+        assert_eq!(fanout.send(exit(3001)), 1, "the dropped reader is gone");
+        let got: Vec<AgentEvent> = futures::executor::block_on(a.take(3001).collect());
+        let want: Vec<AgentEvent> = (1..=3001).map(exit).collect();
+        assert_eq!(got, want);
     }
 }

@@ -25,7 +25,7 @@ pub fn release() -> bool {
 }
 
 /// Decides when to [`release`]: fed a counter of work done (store queries, requests) and the
-/// resident size at a steady tick, it answers yes after at least `min_work` units since the
+/// resident size at a steady tick, it answers yes ([`Why`]) after at least `min_work` units since the
 /// last release, once a tick saw less than `idle_below` units (the burst ended) or while the
 /// process is resident past `high_water` bytes (a long burst). A burst's end is counted from
 /// the last release at an end, so the releases in the middle of a long burst do not skip the
@@ -42,6 +42,15 @@ pub struct Quiet {
     ended_at: u64,
 }
 
+/// Why [`Quiet::tick`] answers yes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// The burst ended: the process is idle now, so caches its burst filled may go too.
+    Ended,
+    /// Still busy, but resident past the high water.
+    HighWater,
+}
+
 impl Quiet {
     pub fn new(min_work: u64, idle_below: u64, high_water: u64) -> Self {
         Quiet {
@@ -55,22 +64,25 @@ impl Quiet {
     }
 
     /// One tick with the work counter and the resident bytes as they are now: whether to
-    /// release now.
-    pub fn tick(&mut self, work: u64, resident: Option<u64>) -> bool {
+    /// release now, and why.
+    pub fn tick(&mut self, work: u64, resident: Option<u64>) -> Option<Why> {
         let this_tick = work.saturating_sub(self.seen);
         self.seen = work;
-        if this_tick < self.idle_below {
+        let why = if this_tick < self.idle_below {
             if work.saturating_sub(self.ended_at) < self.min_work {
-                return false;
+                return None;
             }
             self.ended_at = work;
+            Why::Ended
         } else if resident.is_none_or(|r| r < self.high_water)
             || work.saturating_sub(self.released_at) < self.min_work
         {
-            return false;
-        }
+            return None;
+        } else {
+            Why::HighWater
+        };
         self.released_at = work;
-        true
+        Some(why)
     }
 }
 
@@ -90,30 +102,42 @@ mod tests {
     fn releases_once_after_a_burst_when_it_stops() {
         let low = Some(10);
         let mut q = Quiet::new(100, 10, 1000);
-        assert!(!q.tick(0, low), "nothing done yet");
-        assert!(!q.tick(50, low), "working");
-        assert!(!q.tick(150, low), "still working");
-        assert!(
+        assert_eq!(q.tick(0, low), None, "nothing done yet");
+        assert_eq!(q.tick(50, low), None, "working");
+        assert_eq!(q.tick(150, low), None, "still working");
+        assert_eq!(
             q.tick(153, low),
+            Some(Why::Ended),
             "the burst stopped (a little background work)"
         );
-        assert!(!q.tick(155, low), "released already");
-        assert!(!q.tick(160, low), "idle, too little since the last release");
-        assert!(!q.tick(165, low), "idle, too little since the last release");
-        assert!(!q.tick(400, low), "a second burst");
-        assert!(q.tick(400, low), "it stopped");
-        assert!(!q.tick(600, low), "a third burst, small");
-        assert!(
+        assert_eq!(q.tick(155, low), None, "released already");
+        assert_eq!(
+            q.tick(160, low),
+            None,
+            "idle, too little since the last release"
+        );
+        assert_eq!(
+            q.tick(165, low),
+            None,
+            "idle, too little since the last release"
+        );
+        assert_eq!(q.tick(400, low), None, "a second burst");
+        assert_eq!(q.tick(400, low), Some(Why::Ended), "it stopped");
+        assert_eq!(q.tick(600, low), None, "a third burst, small");
+        assert_eq!(
             q.tick(800, Some(2000)),
+            Some(Why::HighWater),
             "still busy, but past the high water"
         );
-        assert!(
-            !q.tick(850, Some(2000)),
+        assert_eq!(
+            q.tick(850, Some(2000)),
+            None,
             "too little since the last release"
         );
-        assert!(!q.tick(900, None), "still busy, size unknown");
-        assert!(
+        assert_eq!(q.tick(900, None), None, "still busy, size unknown");
+        assert_eq!(
             q.tick(905, low),
+            Some(Why::Ended),
             "the burst ended: a release after the one in its middle"
         );
     }

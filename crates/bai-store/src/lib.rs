@@ -312,7 +312,11 @@ impl Store {
     }
 
     /// A connection for reading: a free one of the pool (the writer when there is no pool),
-    /// so a reader never waits behind a writer's transaction.
+    /// so a reader never waits behind a writer's transaction. The first free one in the
+    /// pool's order: each reader keeps a page cache of its own, and reads taken in turn by
+    /// all four would fill four caches with the same pages; so the later readers fill only
+    /// while the earlier ones are busy (reads at the same time). When all are busy, it waits
+    /// for one, taken in turn.
     pub(crate) fn read(&self) -> Held<'_> {
         let since = std::time::Instant::now();
         let n = self.readers.len();
@@ -320,9 +324,8 @@ impl Store {
             let guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
             return self.held(guard, since, "read");
         }
-        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
-        for i in 0..n {
-            match self.readers[(start + i) % n].try_lock() {
+        for reader in &self.readers {
+            match reader.try_lock() {
                 Ok(guard) => return self.held(guard, since, "read"),
                 Err(std::sync::TryLockError::Poisoned(p)) => {
                     return self.held(p.into_inner(), since, "read");
@@ -330,10 +333,33 @@ impl Store {
                 Err(std::sync::TryLockError::WouldBlock) => {}
             }
         }
+        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
         let guard = self.readers[start % n]
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         self.held(guard, since, "read")
+    }
+
+    /// Gives back the page caches of the SQLite connections that are free now (`PRAGMA
+    /// shrink_memory`; a connection in use keeps its cache): after a burst they hold up to
+    /// 48 MiB of pages (the writer's 32 MiB fills as sessions are written) that the next
+    /// queries read again from the kernel's page cache. The manager calls it once a burst
+    /// ends, before the allocator gives the freed pages back (`bai-manager`'s `heap.rs`).
+    /// Returns how many connections gave theirs back; PostgreSQL's keep nothing here (0).
+    pub fn release_memory(&self) -> usize {
+        std::iter::once(&self.conn)
+            .chain(&self.readers)
+            .filter_map(|c| match c.try_lock() {
+                Ok(guard) => Some(guard),
+                Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => None,
+            })
+            .filter(|guard| {
+                guard
+                    .sqlite()
+                    .is_some_and(|c| c.execute_batch("PRAGMA shrink_memory").is_ok())
+            })
+            .count()
     }
 
     pub fn meta_get(&self, key: &str) -> Result<Option<String>> {
@@ -402,6 +428,42 @@ mod tests {
                 .as_deref(),
             Some("v")
         );
+    }
+
+    /// Reads one after another all use the first reader (one page cache fills, not four);
+    /// a read while it is busy takes the next free one.
+    #[test]
+    fn reads_take_the_first_free_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("bai.db")).unwrap();
+        for _ in 0..3 {
+            let held = store.read();
+            assert!(store.readers[0].try_lock().is_err(), "the first reader");
+            assert!(store.readers[1..].iter().all(|r| r.try_lock().is_ok()));
+            drop(held);
+        }
+        let first = store.read();
+        let second = store.read();
+        assert!(store.readers[1].try_lock().is_err(), "the next free one");
+        assert!(store.readers[2..].iter().all(|r| r.try_lock().is_ok()));
+        drop((first, second));
+    }
+
+    /// Every free SQLite connection gives its cache back, one in use keeps it; the store
+    /// reads and writes as before afterwards.
+    #[test]
+    fn release_memory_shrinks_the_free_connections() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("bai.db")).unwrap();
+        store.meta_set("k", "v").unwrap();
+        assert_eq!(store.release_memory(), 1 + READERS);
+        let writing = store.conn();
+        assert_eq!(store.release_memory(), READERS, "the writer is in use");
+        drop(writing);
+        assert_eq!(store.meta_get("k").unwrap().as_deref(), Some("v"));
+        store.meta_set("k", "w").unwrap();
+        assert_eq!(store.meta_get("k").unwrap().as_deref(), Some("w"));
+        assert_eq!(Store::open_in_memory().unwrap().release_memory(), 1);
     }
 
     /// In memory there is one connection: reads use the writer's.

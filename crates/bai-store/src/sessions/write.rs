@@ -203,9 +203,12 @@ impl Store {
         Ok(())
     }
 
+    /// Read on a reader: every listing reads each ended session's `last_stat`, which on the
+    /// writer filled the writer's 32 MiB page cache with the sessions table (and waited for
+    /// its writes).
     fn kept(&self, id: Uuid, what: Kept) -> Result<Option<String>> {
         Ok(self
-            .conn()
+            .read()
             .query_row(
                 &format!("SELECT {} FROM sessions WHERE id = ?1", what.column()),
                 [id.to_string()],

@@ -14,7 +14,7 @@
 #   BEFORE=/path/to/earlier/release bench/history-ab.sh   (a directory with baid, bai-krunner;
 #                                  AFTER, default target/release, the same of this build)
 #   SHAPES=agents BEFORE=… bench/history-ab.sh
-# Writes bench/results/28-history-ab.md.
+# Writes bench/results/28b-history-ab.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export BAI_WARM_POOLS="${BAI_WARM_POOLS:-off}"
@@ -120,19 +120,19 @@ for shape in $SHAPES; do
 done
 # How to read the table: the text below it, written by hand from a line "Where the memory
 # went" on, kept from the earlier file.
-reading=$(sed -n '/^Where the memory went/,$p' bench/results/28-history-ab.md 2>/dev/null || true)
-python3 - "$out" "$BIG_FILL" "$BIG_API" "$AGENTS" "$ROUNDS" "$WALKS" "$IDLE" <<'PY' > bench/results/28-history-ab.md
+reading=$(sed -n '/^Where the memory went/,$p' bench/results/28b-history-ab.md 2>/dev/null || true)
+python3 - "$out" "$BIG_FILL" "$BIG_API" "$AGENTS" "$ROUNDS" "$WALKS" "$IDLE" <<'PY' > "$out.md"
 import sys, datetime, os
 path, big_fill, big_api, agents, rounds, walks, idle = sys.argv[1:]
 shapes = {"fill": f"{int(big_fill):,} ended (history_fill), no dummy agents",
           "agents": f"{int(big_api):,} ended, run on {agents} dummy agents through the API"}
-names = {"created": ("baid RSS once the history was run (MB)", "MB"),
-         "rss": (f"baid RSS right after {rounds} rounds of listings and creates (MB)", "MB"),
-         "rsswalk": (f"baid RSS right after {walks} whole walks (`bai ps --all`) (MB)", "MB"),
-         "rssidle": (f"baid RSS {idle} s after the walks (MB)", "MB"),
-         "first": ("`bai ps --dead`, the first page (s)", "s"), "middle": ("`bai ps --dead`, the page in the middle (s)", "s"),
-         "last": ("`bai ps --dead`, the last page (s)", "s"), "create": ("`bai run --rm -c 'print(1)'` (s)", "s"),
-         "walk": ("`bai ps --all` by cursor, per page of 100 (s)", "s")}
+names = {"created": "baid RSS once the history was run (MB)",
+         "rss": f"baid RSS right after {rounds} rounds of listings and creates (MB)",
+         "rsswalk": f"baid RSS right after {walks} whole walks (`bai ps --all`) (MB)",
+         "rssidle": f"baid RSS {idle} s after the walks (MB)",
+         "first": "`bai ps --dead`, the first page (s)", "middle": "`bai ps --dead`, the page in the middle (s)",
+         "last": "`bai ps --dead`, the last page (s)", "create": "`bai run --rm -c 'print(1)'` (s)",
+         "walk": "`bai ps --all` by cursor, per page of 100 (s)"}
 goals = {"rss": "≤ 100 MB", "rsswalk": "≤ 100 MB", "rssidle": "≤ 100 MB", "create": "≈ 1×",
          "first": "≈ 1×", "middle": "≈ 1×", "last": "≈ 1×", "walk": "≈ 1×", "created": ""}
 print("## History memory, this build against the one before (bench/history-ab.sh, issue 56)")
@@ -146,8 +146,9 @@ print("|---|---|---|---|---|---|")
 for line in open(path):
     shape, what, a, b = line.split()
     ratio = f"{float(b) / float(a):.2f}×" if float(a) else "—"
-    print(f"| {shapes[shape]} | {names[what][0]} | {a} | {b} | {ratio} | {goals[what]} |")
+    print(f"| {shapes[shape]} | {names[what]} | {a} | {b} | {ratio} | {goals[what]} |")
 PY
-if [ -n "$reading" ]; then printf '\n%s\n' "$reading" >>bench/results/28-history-ab.md; fi
-cat bench/results/28-history-ab.md
+if [ -n "$reading" ]; then printf '\n%s\n' "$reading" >>"$out.md"; fi
+mv "$out.md" bench/results/28b-history-ab.md
+cat bench/results/28b-history-ab.md
 bench/assemble.sh

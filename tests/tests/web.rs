@@ -229,7 +229,9 @@ fn web_ui_layout_at_1280_by_800() {
     // that joins, fills its warm pool and is killed (LOST three seconds later).
     let mock = tempfile::tempdir().expect("tempdir");
     let listen = format!("127.0.0.1:{}", free_port());
+    // `make test` runs managers without warm pools (BAI_WARM_POOLS=off) unless a test asks.
     let s = Server::start_with(&[
+        ("BAI_WARM_POOLS", "on"),
         ("BAI_DUMMY_AGENTS", "2"),
         ("BAI_DUMMY_CAPACITY", "cpu=2,mem=4g"),
         ("BAI_SCHEDULE_TICK_MS", "200"),

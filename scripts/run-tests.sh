@@ -18,26 +18,49 @@ features=()
 export BAI_WARM_POOLS=off
 BAI_TEST_POSTGRES="$(scripts/test-postgres.sh)" || exit 1
 export BAI_TEST_POSTGRES
-cargo test --profile "$profile" --workspace "${features[@]}" --lib --bins --tests --no-fail-fast -- --test-threads="$threads" 2>&1 | tee "$log"
-rc=${PIPESTATUS[0]}
-# The same store and manager tests again on PostgreSQL (BAI_TEST_STORE: bai_store::testing),
-# running the binaries the pass above built (a cargo call of its own would build them anew).
-echo "==> the store's and the manager's tests on PostgreSQL"
-cargo test --profile "$profile" --workspace "${features[@]}" --lib --tests --no-run --message-format=json 2>/dev/null \
-  | python3 -c '
+# Build every test binary first (diagnostics as usual on stderr), then run them side by side
+# in TEST_LANES lanes (scripts/test-lanes.py: the slowest first, each binary's output whole
+# once it ends). The store's and the manager's binaries run a second time on PostgreSQL
+# (BAI_TEST_STORE: bai_store::testing).
+cargo test --profile "$profile" --workspace "${features[@]}" --lib --bins --tests --no-run \
+  --message-format=json-render-diagnostics >"$log.json" || { rm -f "$log.json"; exit 101; }
+python3 - "$log.json" >"$log.jobs" <<'PY'
 import json, os, sys
-for line in sys.stdin:
+for line in open(sys.argv[1], encoding="utf-8"):
+    if not line.startswith("{"):
+        continue
     m = json.loads(line)
-    crate = os.path.dirname(m.get("manifest_path", ""))
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and os.path.basename(crate) in ("bai-store", "bai-manager"):
-        print(crate, m["executable"])
-' >"$log.pg"
-while read -r dir exe; do
-  echo "     Running $exe on PostgreSQL"
-  (cd "$dir" && BAI_TEST_STORE=postgres "$exe" --test-threads="$threads") 2>&1 | tee -a "$log"
-  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
-done <"$log.pg"
-rm -f "$log.pg"
+    if m.get("reason") != "compiler-artifact" or not m.get("executable"):
+        continue
+    crate = os.path.dirname(m["manifest_path"])
+    # path+file:///…/tests#bai-e2e@0.1.0, or path+file:///…/crates/bai-store#0.1.0
+    tail = m["package_id"].rsplit("#", 1)[-1]
+    package = tail.split("@")[0] if "@" in tail else os.path.basename(crate)
+    t = m["target"]
+    kind = "unittests" if t["kind"][0] in ("lib", "bin") else "tests"
+    name = f"{package}/{t['name']}"
+    label = f"{package} {kind} {t['name']}"
+    print(f"{name}\t{label}\t{crate}\t{m['executable']}")
+    if package in ("bai-store", "bai-manager"):
+        print(f"{name}@pg\t{label} on PostgreSQL\t{crate}\t{m['executable']}\tBAI_TEST_STORE=postgres")
+PY
+rm -f "$log.json"
+# The tests' Kubernetes (scripts/kube-cluster.sh, docs/KUBERNETES.md): built once per machine
+# (cached outside the clone), one cluster with a kubelet on this Docker engine for all the
+# tests (BAI_TEST_KUBECONFIG; each test works in a namespace of its own), stopped at the end.
+# BAI_TEST_KUBE=off: none (its tests then start their own, one at a time per machine).
+kube_dir=/var/tmp/bai-test-kube
+if [ "${BAI_TEST_KUBE:-on}" = off ]; then
+  echo "==> BAI_TEST_KUBE=off: no Kubernetes for all the tests" >&2
+elif scripts/kube-cluster.sh build >&2 && scripts/kube-cluster.sh start "$kube_dir" >/dev/null; then
+  export BAI_TEST_KUBECONFIG="$kube_dir/kubeconfig"
+  trap 'scripts/kube-cluster.sh stop "$kube_dir" >/dev/null 2>&1; rm -f "$log"' EXIT
+else
+  echo "==> the tests' Kubernetes did not start (above); its tests start their own" >&2
+fi
+TEST_THREADS="$threads" python3 scripts/test-lanes.py <"$log.jobs" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+rm -f "$log.jobs"
 awk '/^test result:/ { for (i = 2; i <= NF; i++) { if ($i ~ /^passed;?$/) p += $(i-1); if ($i ~ /^failed;?$/) f += $(i-1) } }
      END { printf "all tests: %d passed, %d failed\n", p, f }' "$log"
 exit "$rc"

@@ -568,7 +568,10 @@ fn presets_resource_groups_and_select_agent() {
             "random",
         ],
     );
-    assert!(r.stderr.contains("use fifo, lifo or drf"), "{r:#?}");
+    assert!(
+        r.stderr.contains("use fifo, lifo, drf or fairshare"),
+        "{r:#?}"
+    );
     let r = s.bai(
         &s.user,
         &["session", "history", "picked", "--result", "BOGUS"],

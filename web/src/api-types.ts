@@ -124,6 +124,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/fairshare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Each resource group's fair-share tree, domain → project → user, with shares, decayed usage and fair-share factor, as Slurm's sshare prints it (administrators). */
+        get: operations["get_admin_fairshare"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/fairshare/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set the fair-share shares of a domain, project or user (by email), in every resource group; null resets to 1 (administrators). */
+        put: operations["put_admin_fairshare_shares"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/gql": {
         parameters: {
             query?: never;
@@ -2706,6 +2740,84 @@ export interface components {
             /** @description `finished`, `continued` (ask again) or `waiting-input`. */
             status: string;
         };
+        /**
+         * @description `PUT /admin/fairshare/shares`: sets the shares of a domain, project or user (a user by
+         *     email), in every resource group; `shares` left out or null resets it to 1.
+         */
+        FairShareChange: {
+            /** @description `domain`, `project` or `user`. */
+            level: string;
+            name: string;
+            /**
+             * Format: double
+             * @default null
+             */
+            shares: number | null;
+        };
+        /** @description One resource group's tree. */
+        FairShareGroup: {
+            /**
+             * Format: uint64
+             * @description Usage counts half after this many seconds (0: never decays).
+             */
+            half_life_secs: number;
+            /** @description The tree depth first, each level's children by name. */
+            nodes: components["schemas"]["FairShareNode"][];
+            resource_group: string;
+            /**
+             * @description The group's scheduler (`fairshare` ranks its queue by the factor; the others only
+             *     record usage).
+             */
+            scheduler: components["schemas"]["Scheduler"];
+            /** @description What each slot unit weighs per second: `cpu=1,mem=0.1,SLOT=W,...,accel=W`. */
+            weights: string;
+        };
+        /** @description One node of a group's tree: a domain, a project in it, or a user in that project. */
+        FairShareNode: {
+            /**
+             * Format: uint32
+             * @description 1 for a domain, 2 for a project, 3 for a user.
+             */
+            depth: number;
+            /**
+             * Format: double
+             * @description Usage with its parent's over- or under-use folded in (Slurm's classic).
+             */
+            effective_usage: number;
+            /**
+             * Format: double
+             * @description `2^(-effective_usage / norm_shares)`: 1 unused, 0.5 at its share, lower above it.
+             */
+            factor: number;
+            /** @description `domain`, `project` or `user`. */
+            level: string;
+            /** @description The domain's or project's name, or the user's email (its id when it has none). */
+            name: string;
+            /**
+             * Format: double
+             * @description Its fraction of the whole group's shares (down the tree).
+             */
+            norm_shares: number;
+            /**
+             * Format: double
+             * @description Its fraction of the group's usage.
+             */
+            norm_usage: number;
+            /**
+             * Format: double
+             * @description Shares set by an administrator (1 unless set).
+             */
+            shares: number;
+            /**
+             * Format: double
+             * @description Decayed weighted resource-seconds.
+             */
+            usage: number;
+        };
+        /** @description `GET /admin/fairshare[?group=G]`: every resource group's tree, or one group's. */
+        FairShareReport: {
+            groups: components["schemas"]["FairShareGroup"][];
+        };
         /** @description One entry of a directory. */
         FileEntry: {
             /**
@@ -3299,6 +3411,18 @@ export interface components {
              *     change applies to sessions launched after it.
              */
             egress?: components["schemas"]["EgressPolicy"];
+            /**
+             * Format: uint64
+             * @description Fair share: seconds after which recorded usage counts half (default 604800, 7 days;
+             *     0: it never decays).
+             */
+            fairshare_half_life_secs?: number;
+            /**
+             * @description Fair share: per-slot weights, `SLOT=WEIGHT` separated by `,` (`cpu` per core, `mem`
+             *     per GiB, an accelerator slot per unit, `accel` for those not named; defaults
+             *     `cpu=1,mem=0.1,accel=50`); those left out keep their value.
+             */
+            fairshare_weights?: string;
             /** @description Whether every keypair may use the group (default `true`). */
             is_public?: boolean;
             /** @description 1 to 64 letters, digits, `-`, `_` or `.`. */
@@ -3632,6 +3756,18 @@ export interface components {
             /** @description Where its sessions' kernels may open connections. */
             egress: components["schemas"]["EgressPolicy"];
             /**
+             * Format: uint64
+             * @description Fair share: recorded usage counts half after this many seconds (0: never decays).
+             * @default 0
+             */
+            fairshare_half_life_secs: number;
+            /**
+             * @description Fair share: what each slot unit weighs per second (`cpu=1,mem=0.1,SLOT=W,...,accel=W`;
+             *     `accel`: accelerator slots not named).
+             * @default
+             */
+            fairshare_weights: string;
+            /**
              * @description What its alive, undrained agents have free now (a lost or drained agent's room takes
              *     no session).
              */
@@ -3691,6 +3827,18 @@ export interface components {
              *     change applies to sessions launched after it.
              */
             egress?: components["schemas"]["EgressPolicy"];
+            /**
+             * Format: uint64
+             * @description Fair share: seconds after which recorded usage counts half (default 604800, 7 days;
+             *     0: it never decays).
+             */
+            fairshare_half_life_secs?: number;
+            /**
+             * @description Fair share: per-slot weights, `SLOT=WEIGHT` separated by `,` (`cpu` per core, `mem`
+             *     per GiB, an accelerator slot per unit, `accel` for those not named; defaults
+             *     `cpu=1,mem=0.1,accel=50`); those left out keep their value.
+             */
+            fairshare_weights?: string;
             /** @description Whether every keypair may use the group (default `true`). */
             is_public?: boolean;
             /**
@@ -3900,7 +4048,7 @@ export interface components {
             target_count: number;
         };
         /** @description In which order a group's queued sessions are tried. */
-        Scheduler: "fifo" | "lifo" | "drf";
+        Scheduler: "fifo" | "lifo" | "drf" | "fairshare";
         /** @description `GET /session/{reference}/scheduling-history`. */
         SchedulingHistory: {
             /** @description The records that match the filter, oldest first. */
@@ -4898,6 +5046,56 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["AuditList"];
                 };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_admin_fairshare: {
+        parameters: {
+            query?: {
+                /** @description Only this resource group. */
+                group?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FairShareReport"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    put_admin_fairshare_shares: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description {level, name, shares} */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FairShareChange"];
+            };
+        };
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             "4XX": components["responses"]["Problem"];
             "5XX": components["responses"]["Problem"];

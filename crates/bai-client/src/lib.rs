@@ -16,6 +16,7 @@ mod dotfiles;
 pub mod encode;
 mod error;
 mod exec;
+mod fairshare;
 mod gql;
 mod images;
 mod operations;

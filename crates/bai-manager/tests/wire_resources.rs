@@ -142,6 +142,8 @@ async fn resource_groups() {
             egress: None,
             warm_pool: None,
             warm_pool_auto: Some(2),
+            fairshare_half_life_secs: None,
+            fairshare_weights: None,
         },
     };
     let r = api

@@ -144,6 +144,7 @@ mod tests {
             designated_agent: None,
             eligible: None,
             dependencies: vec![],
+            account: None,
         }
     }
 

@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod explain;
+pub mod fairshare;
 pub mod gang;
 pub mod pipeline;
 pub mod policy;

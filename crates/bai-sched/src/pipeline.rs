@@ -12,9 +12,10 @@
 //! time, dependencies, policy, a designated agent) never hold the queue.
 
 use crate::explain::{Shortage, estimate_start};
+use crate::fairshare::Factors;
 use crate::gang::{self, Unplaced};
 use crate::select::{AgentIndex, NoAgent};
-use crate::sequence::Queue;
+use crate::sequence::{Queue, Sequencer};
 use crate::step::SubStep;
 use crate::types::{AgentState, GroupConfig, OwnerUsage, Snapshot};
 use crate::validate::{self, Context};
@@ -49,6 +50,8 @@ pub struct Decision {
     pub shortage: Option<Shortage>,
     /// Earliest possible start, when running sessions' ends are known.
     pub estimated_start: Option<DateTime<Utc>>,
+    /// Under the `fairshare` sequencer: its priority and what it is made of.
+    pub factors: Option<Factors>,
 }
 
 /// The result of one pass.
@@ -87,7 +90,20 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
         let e = held.entry(r.owner.clone()).or_default();
         *e = e.add(&r.slots);
     }
-    let mut queue = Queue::new(cfg.sequencer, &snap.pending, total, held);
+    let mut factors: Vec<Option<Factors>> = Vec::new();
+    let mut queue = if cfg.sequencer == Sequencer::FairShare {
+        let fs = snap.fairshare.clone().unwrap_or_default();
+        let capacity = fs.policy.weights.rate(&total);
+        factors = vec![None; snap.pending.len()];
+        let mut order = Vec::with_capacity(snap.pending.len());
+        for (i, f) in crate::fairshare::rank(&snap.pending, &fs.tree, &fs.policy, capacity, now) {
+            order.push(i);
+            factors[i] = Some(f);
+        }
+        Queue::ordered(&snap.pending, order)
+    } else {
+        Queue::new(cfg.sequencer, &snap.pending, total, held)
+    };
     let mut index = AgentIndex::new(&agents);
     let mut decisions = Vec::with_capacity(snap.pending.len());
     let mut blocker: Option<(Uuid, i64)> = None;
@@ -101,10 +117,16 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
     while let Some(i) = queue.next_index() {
         position += 1;
         let w = &snap.pending[i];
-        let mut steps = vec![ok(
-            "sequencing",
-            format!("{} order, position {position}", cfg.sequencer.as_str()),
-        )];
+        let f = factors.get(i).cloned().flatten();
+        let sequencing = match &f {
+            Some(f) => format!(
+                "{} order, position {position}, {}",
+                cfg.sequencer.as_str(),
+                f.describe()
+            ),
+            None => format!("{} order, position {position}", cfg.sequencer.as_str()),
+        };
+        let mut steps = vec![ok("sequencing", sequencing)];
         let decision = |outcome, steps, shortage, estimated_start| Decision {
             id: w.id,
             outcome,
@@ -112,6 +134,7 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
             position,
             shortage,
             estimated_start,
+            factors: f.clone(),
         };
         if let Some((behind, waited)) = blocker {
             let message = format!(
@@ -273,7 +296,6 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sequence::Sequencer;
     use crate::types::{Limits, Workload};
     use chrono::Duration;
 
@@ -306,6 +328,7 @@ mod tests {
             designated_agent: None,
             eligible: None,
             dependencies: vec![],
+            account: None,
         }
     }
 
@@ -472,5 +495,41 @@ mod tests {
         all.extend(subs.iter().cloned());
         all.sort();
         assert_eq!(all, vec!["a", "b", "c"]);
+    }
+
+    #[test]
+    fn fairshare_starts_the_light_user_before_the_heavy_one() {
+        use crate::fairshare::{Account, Input, Policy, ShareTree, Shares};
+        let mut cfg = GroupConfig::new("default");
+        cfg.sequencer = Sequencer::FairShare;
+        let acct = |u: &str| Account::new("default", "default", u);
+        // Room for one 2-core session; the heavy user submitted first.
+        let mut heavy = w("heavy", 60, 2);
+        heavy.account = Some(acct("heavy"));
+        let mut light = w("light", 10, 2);
+        light.account = Some(acct("light"));
+        let mut s = snap(vec![heavy.clone(), light.clone()], vec![agent("a", 2, 8)]);
+        let tree = ShareTree::build(
+            [(acct("heavy"), 1.0e6), (acct("light"), 1.0e3)],
+            &Shares::default(),
+        );
+        s.fairshare = Some(Input {
+            tree: std::sync::Arc::new(tree),
+            policy: Policy::default(),
+        });
+        let p = schedule(&cfg, &s, &mut GroupState::default());
+        assert_eq!(p.decisions[0].id, light.id);
+        assert_eq!(kinds(&p), vec!["placed", "no-available-instances"]);
+        let waiting = &p.decisions[1];
+        let f = waiting.factors.as_ref().expect("factors");
+        assert!(f.fairshare < p.decisions[0].factors.as_ref().unwrap().fairshare);
+        let SubStep { message, .. } = &waiting.steps[0];
+        assert!(message.contains("fair-share factor"), "{message}");
+
+        // The same queue under FIFO starts the heavy user's (older) session.
+        cfg.sequencer = Sequencer::Fifo;
+        let p = schedule(&cfg, &s, &mut GroupState::default());
+        assert_eq!(p.decisions[0].id, heavy.id);
+        assert!(p.decisions[0].factors.is_none());
     }
 }

@@ -42,16 +42,24 @@ pub enum Sequencer {
     Lifo,
     /// Dominant resource fairness across owners.
     Drf,
+    /// Usage-decayed fair share (Slurm's multifactor priority, `fairshare` module).
+    FairShare,
 }
 
 impl Sequencer {
-    pub const ALL: [Sequencer; 3] = [Sequencer::Fifo, Sequencer::Lifo, Sequencer::Drf];
+    pub const ALL: [Sequencer; 4] = [
+        Sequencer::Fifo,
+        Sequencer::Lifo,
+        Sequencer::Drf,
+        Sequencer::FairShare,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Sequencer::Fifo => "fifo",
             Sequencer::Lifo => "lifo",
             Sequencer::Drf => "drf",
+            Sequencer::FairShare => "fairshare",
         }
     }
 

@@ -3,6 +3,8 @@
 //! Priority bands come first (higher priority first); inside a band the group's sequencer
 //! decides. DRF is dynamic: after every placement the owner with the smallest dominant share
 //! (the largest fraction of any one resource of the group it holds) is served next.
+//! The `fairshare` sequencer has no bands: its order comes from `fairshare::rank`
+//! ([`Queue::ordered`]).
 
 pub use crate::policy::Sequencer;
 use crate::types::Workload;
@@ -106,6 +108,21 @@ impl<'a> Queue<'a> {
         };
         q.start_band();
         q
+    }
+
+    /// A queue that hands out the workloads in the order given (the `fairshare` sequencer
+    /// ranks them itself: its priority number already holds the session's own priority).
+    pub fn ordered(pending: &'a [Workload], order: Vec<usize>) -> Queue<'a> {
+        Queue {
+            pending,
+            kind: Sequencer::FairShare,
+            bands: vec![order],
+            band: 0,
+            cursor: 0,
+            drf: None,
+            total: ResourceSlots::default(),
+            held: HashMap::new(),
+        }
     }
 
     fn start_band(&mut self) {
@@ -216,6 +233,7 @@ mod tests {
             designated_agent: None,
             eligible: None,
             dependencies: vec![],
+            account: None,
         }
     }
 

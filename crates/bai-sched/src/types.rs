@@ -30,6 +30,9 @@ pub struct Workload {
     pub eligible: Option<Eligible>,
     /// Sessions that must have ended successfully first.
     pub dependencies: Vec<Uuid>,
+    /// Who its usage is charged to (the `fairshare` sequencer ranks by it; None: an
+    /// account of its own, at its share).
+    pub account: Option<crate::fairshare::Account>,
 }
 
 /// The agents a workload may go to besides their free slots, and what the others lack (the
@@ -129,4 +132,7 @@ pub struct Snapshot {
     pub limits: HashMap<String, Limits>,
     pub dependencies: HashMap<Uuid, DepState>,
     pub running: Vec<RunningSession>,
+    /// The share tree and policy, for groups on the `fairshare` sequencer (None there:
+    /// every account at its share, so age, size and priority decide).
+    pub fairshare: Option<crate::fairshare::Input>,
 }

@@ -7,13 +7,18 @@ use crate::{Result, Store, StoreError};
 
 /// The tables, in the order they are made (so each one's foreign keys point back): the
 /// baseline's, then those migrations made after it that hold data of their own (the lease,
-/// whose term agents remember; not `ended_counts`, which triggers keep).
+/// whose term agents remember, and fair share's usage and shares; not `ended_counts`, which triggers keep).
 pub fn tables() -> Vec<&'static str> {
     include_str!("schema/postgres.sql")
         .lines()
         .filter_map(|l| l.trim().strip_prefix("CREATE TABLE "))
         .filter_map(|rest| rest.split([' ', '(']).next())
-        .chain(["leases"])
+        .chain([
+            "leases",
+            "fairshare_usage",
+            "fairshare_ticks",
+            "fairshare_shares",
+        ])
         .collect()
 }
 

@@ -35,6 +35,9 @@ pub struct ResourceGroupRow {
     pub egress: bai_core::egress::EgressPolicy,
     /// The kernels its agents keep started.
     pub warm_pool: bai_core::pool::WarmPoolPolicy,
+    /// Its fair-share policy as JSON (bai_sched::fairshare::Policy; `{}`: the defaults),
+    /// kept as given.
+    pub fairshare: String,
 }
 
 impl ResourceGroupRow {
@@ -58,6 +61,7 @@ impl ResourceGroupRow {
                 .to_vec(),
             egress: Default::default(),
             warm_pool: Default::default(),
+            fairshare: "{}".into(),
         }
     }
 }
@@ -95,7 +99,7 @@ pub struct PolicyRow {
 
 const GROUP_COLUMNS: &str = "name, description, is_public, scheduler, selector, starvation_secs, \
     pending_timeout_secs, created_at, is_active, driver, driver_opts, use_host_network, \
-    wsproxy_addr, allowed_session_types, egress, warm_pool";
+    wsproxy_addr, allowed_session_types, egress, warm_pool, fairshare";
 
 fn group_row(r: &crate::db::Row<'_>) -> crate::db::Result<ResourceGroupRow> {
     Ok(ResourceGroupRow {
@@ -116,6 +120,7 @@ fn group_row(r: &crate::db::Row<'_>) -> crate::db::Result<ResourceGroupRow> {
         // An unreadable policy is read as the default one, never as open.
         egress: serde_json::from_str(&r.get::<_, String>(14)?).unwrap_or_default(),
         warm_pool: serde_json::from_str(&r.get::<_, String>(15)?).unwrap_or_default(),
+        fairshare: r.get(16)?,
     })
 }
 
@@ -163,8 +168,8 @@ impl Store {
             "INSERT INTO resource_groups(name, description, is_public, scheduler, selector,
                 starvation_secs, pending_timeout_secs, created_at, is_active, driver,
                 driver_opts, use_host_network, wsproxy_addr, allowed_session_types, egress,
-                warm_pool)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+                warm_pool, fairshare)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
              ON CONFLICT(name) DO UPDATE SET description = excluded.description,
                 is_public = excluded.is_public, scheduler = excluded.scheduler,
                 selector = excluded.selector, starvation_secs = excluded.starvation_secs,
@@ -174,7 +179,8 @@ impl Store {
                 use_host_network = excluded.use_host_network,
                 wsproxy_addr = excluded.wsproxy_addr,
                 allowed_session_types = excluded.allowed_session_types,
-                egress = excluded.egress, warm_pool = excluded.warm_pool",
+                egress = excluded.egress, warm_pool = excluded.warm_pool,
+                fairshare = excluded.fairshare",
             params![
                 g.name,
                 g.description,
@@ -192,7 +198,8 @@ impl Store {
                 serde_json::to_string(&g.allowed_session_types)
                     .map_err(|e| corrupt("allowed_session_types", e))?,
                 serde_json::to_string(&g.egress).map_err(|e| corrupt("egress", e))?,
-                serde_json::to_string(&g.warm_pool).map_err(|e| corrupt("warm_pool", e))?
+                serde_json::to_string(&g.warm_pool).map_err(|e| corrupt("warm_pool", e))?,
+                g.fairshare
             ],
         )?;
         Ok(!existed)

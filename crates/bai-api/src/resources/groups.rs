@@ -15,6 +15,9 @@ pub enum Scheduler {
     Lifo,
     /// Dominant resource fairness across owners.
     Drf,
+    /// Usage-decayed fair share: sessions ranked by a priority made of the owner's
+    /// fair-share factor (domain → project → user), age, size and their own priority.
+    Fairshare,
 }
 
 /// How a group picks the agent a session runs on.
@@ -65,6 +68,13 @@ pub struct ResourceGroup {
     /// (the automatic mode; 0: off).
     #[serde(default)]
     pub warm_pool_auto: u32,
+    /// Fair share: recorded usage counts half after this many seconds (0: never decays).
+    #[serde(default)]
+    pub fairshare_half_life_secs: u64,
+    /// Fair share: what each slot unit weighs per second (`cpu=1,mem=0.1,SLOT=W,...,accel=W`;
+    /// `accel`: accelerator slots not named).
+    #[serde(default)]
+    pub fairshare_weights: String,
 }
 
 /// `GET /resource-groups`: the groups open to the caller (`?all=true`: every group, for
@@ -123,6 +133,17 @@ pub struct ResourceGroupSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u32")]
     pub warm_pool_auto: Option<u32>,
+    /// Fair share: seconds after which recorded usage counts half (default 604800, 7 days;
+    /// 0: it never decays).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
+    pub fairshare_half_life_secs: Option<u64>,
+    /// Fair share: per-slot weights, `SLOT=WEIGHT` separated by `,` (`cpu` per core, `mem`
+    /// per GiB, an accelerator slot per unit, `accel` for those not named; defaults
+    /// `cpu=1,mem=0.1,accel=50`); those left out keep their value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub fairshare_weights: Option<String>,
 }
 
 /// `POST /admin/resource-groups`: a new group.

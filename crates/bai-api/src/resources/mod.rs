@@ -2,6 +2,7 @@
 //! policies, agents, users and projects.
 
 pub mod agents;
+pub mod fairshare;
 pub mod gql_inputs;
 pub mod groups;
 pub mod policies;
@@ -11,6 +12,7 @@ pub mod slots;
 pub mod users;
 
 pub use agents::{Agent, AgentDevice, AgentList, AgentToken, AgentTokenList, NewAgentToken};
+pub use fairshare::{FairShareChange, FairShareGroup, FairShareNode, FairShareReport};
 pub use groups::{
     GroupAccess, GroupAccessChange, NewResourceGroup, ResourceGroup, ResourceGroupList,
     ResourceGroupSettings, Scheduler, Selector,
@@ -43,6 +45,11 @@ pub fn routes() -> Vec<Route> {
         Route::new("post", "/admin/resource-groups/{name}/access")
             .takes(json::<GroupAccessChange>())
             .answers(200, json::<GroupAccess>()),
+        // Fair share.
+        Route::new("get", "/admin/fairshare").answers(200, json::<FairShareReport>()),
+        Route::new("put", "/admin/fairshare/shares")
+            .takes(json::<FairShareChange>())
+            .answers(204, Body::Empty),
         // Presets.
         Route::new("get", "/resource/presets").answers(200, json::<PresetList>()),
         Route::new("post", "/resource/check-presets")

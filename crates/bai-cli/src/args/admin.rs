@@ -1,7 +1,7 @@
 //! Administrator commands: `bai admin …` (sessions, resource groups, presets, policies,
 //! projects, agents and their join tokens).
 
-use super::{AdminPsArgs, parse_kv, parse_secs_i64};
+use super::{AdminPsArgs, parse_kv, parse_secs, parse_secs_i64};
 use clap::{Args, Subcommand};
 
 #[derive(Subcommand, Debug)]
@@ -49,6 +49,23 @@ pub enum AdminCmd {
     /// Storage hosts (Backend.AI's storage volumes): list, info.
     #[command(subcommand)]
     Storage(AdminStorageCmd),
+    /// Fair share: each resource group's tree (domain → project → user) with shares,
+    /// decayed usage and fair-share factor, as Slurm's sshare prints it.
+    Fairshare(AdminFairshareArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct AdminFairshareArgs {
+    /// Only this resource group.
+    #[arg(long)]
+    pub group: Option<String>,
+    /// Set shares first, in every group: `domain:NAME=N`, `project:NAME=N` or
+    /// `user:EMAIL=N` (N `default` resets to 1); repeatable.
+    #[arg(long, value_name = "LEVEL:NAME=N")]
+    pub set: Vec<String>,
+    /// Print the answer as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -196,7 +213,7 @@ pub enum AdminAgentCmd {
 pub struct GroupFields {
     #[arg(long)]
     pub description: Option<String>,
-    /// Queue order: fifo, lifo or drf.
+    /// Queue order: fifo, lifo, drf or fairshare (usage-decayed fair share).
     #[arg(long)]
     pub scheduler: Option<String>,
     /// Agent choice: dispersed, concentrated or round-robin.
@@ -229,6 +246,14 @@ pub struct GroupFields {
     /// hour (0: the automatic mode off; default 1).
     #[arg(long, value_name = "N")]
     pub warm_pool_auto: Option<u32>,
+    /// Fair share: seconds after which recorded usage counts half (default 7 days; 0: never
+    /// decays).
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub fairshare_half_life: Option<u64>,
+    /// Fair share: per-slot weights, `cpu=1,mem=0.1,cuda.device=50,accel=50` (per core, per
+    /// GiB, per accelerator unit; `accel`: the slots not named).
+    #[arg(long, value_name = "SLOT=W,...")]
+    pub fairshare_weights: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]

@@ -16,9 +16,9 @@ mod vfolder;
 
 pub use accounts::{AdminDomainCmd, AdminUserCmd, UserFields};
 pub use admin::{
-    AdminAgentCmd, AdminAgentTokenCmd, AdminAuditArgs, AdminCmd, AdminGroupCmd, AdminKeypairCmd,
-    AdminPolicyCmd, AdminPresetCmd, AdminProjectCmd, AdminSessionCmd, AdminStorageCmd,
-    AdminUserPolicyCmd, GroupFields, UserPolicyLimits,
+    AdminAgentCmd, AdminAgentTokenCmd, AdminAuditArgs, AdminCmd, AdminFairshareArgs, AdminGroupCmd,
+    AdminKeypairCmd, AdminPolicyCmd, AdminPresetCmd, AdminProjectCmd, AdminSessionCmd,
+    AdminStorageCmd, AdminUserPolicyCmd, GroupFields, UserPolicyLimits,
 };
 pub use apps::{AppArgs, OpenArgs};
 pub use create::{CreateArgs, ResourceMaps, RunArgs, StartArgs, environ, resources};

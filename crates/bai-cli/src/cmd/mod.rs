@@ -7,6 +7,7 @@ pub mod create;
 mod dotfile;
 pub mod events;
 mod exec;
+mod fairshare;
 pub mod images;
 mod operations;
 mod ps;
@@ -80,6 +81,7 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
         Cmd::Admin(AdminCmd::User(c)) => accounts::user(client, &c).await,
         Cmd::Admin(AdminCmd::Domain(c)) => accounts::domain(client, &c).await,
         Cmd::Admin(AdminCmd::Storage(c)) => storage::admin_storage(client, &c).await,
+        Cmd::Admin(AdminCmd::Fairshare(a)) => fairshare::admin(client, &a).await,
         Cmd::Admin(AdminCmd::Audit(a)) => operations::audit(client, &a).await,
         Cmd::Admin(AdminCmd::Keypair(c)) => accounts::keypair(client, &c).await,
         Cmd::App(a) => apps::app(client, &a).await,

@@ -139,7 +139,7 @@ fn group_settings(f: &GroupFields) -> Result<ResourceGroupSettings> {
         scheduler: f
             .scheduler
             .as_deref()
-            .map(|s| setting("--scheduler", s, "fifo, lifo or drf"))
+            .map(|s| setting("--scheduler", s, "fifo, lifo, drf or fairshare"))
             .transpose()?,
         selector: f
             .selector
@@ -156,6 +156,8 @@ fn group_settings(f: &GroupFields) -> Result<ResourceGroupSettings> {
             .map_err(|e| anyhow!("--egress: {e}"))?,
         warm_pool: f.warm_pool.clone(),
         warm_pool_auto: f.warm_pool_auto,
+        fairshare_half_life_secs: f.fairshare_half_life,
+        fairshare_weights: f.fairshare_weights.clone(),
     })
 }
 
@@ -183,6 +185,12 @@ fn print_group(g: &ResourceGroup) {
         g.warm_pool.replace(';', "; ")
     };
     println!("  warm pool: {pool} ({auto})");
+    if g.scheduler == bai_api::resources::Scheduler::Fairshare {
+        println!(
+            "  fair share: half-life {}s, weights {}",
+            g.fairshare_half_life_secs, g.fairshare_weights
+        );
+    }
     if g.egress.mode == bai_core::egress::EgressMode::Open {
         println!("{OPEN_RISK}");
     }

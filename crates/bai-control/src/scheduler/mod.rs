@@ -7,6 +7,7 @@
 
 mod ctx;
 pub mod eligible;
+pub mod fairshare;
 pub mod snapshot;
 
 pub use ctx::Scheduler;
@@ -24,8 +25,17 @@ use uuid::Uuid;
 pub fn spawn(scheduler: Arc<Scheduler>) {
     tokio::spawn(async move {
         let tick = Duration::from_millis(scheduler.config.schedule_tick_ms);
+        let charge_every = fairshare::charge_interval();
+        let mut charged: Option<std::time::Instant> = None;
         loop {
             let started = std::time::Instant::now();
+            if charged.is_none_or(|t| t.elapsed() >= charge_every) {
+                charged = Some(started);
+                match fairshare::charge(&scheduler.store, chrono::Utc::now()) {
+                    Ok(n) => tracing::debug!(accounts = n, "fair-share usage charged"),
+                    Err(e) => tracing::warn!(error = %e, "charging fair-share usage failed"),
+                }
+            }
             if let Err(e) = schedule_pass(&scheduler) {
                 tracing::error!(error = %e, "scheduling pass failed");
             }
@@ -124,10 +134,15 @@ pub fn schedule_pass(scheduler: &Arc<Scheduler>) -> anyhow::Result<PassOutcome> 
                 Outcome::Placed { .. } => None,
             };
             if let Some((code, message)) = why {
+                // Under fair share the reason names the priority and its factors.
+                let reason = match &d.factors {
+                    Some(f) => format!("{message} (fairshare {})", f.describe()),
+                    None => message.clone(),
+                };
                 views.insert(
                     d.id,
                     PendingInfo {
-                        reason: message.clone(),
+                        reason,
                         code: code.to_string(),
                         queue_position: d.position as u64,
                         queue_length: queue_length as u64,

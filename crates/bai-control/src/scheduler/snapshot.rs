@@ -46,6 +46,11 @@ pub fn workload(r: &PendingRow) -> Workload {
         designated_agent: r.designated_agent.clone(),
         eligible: None,
         dependencies: r.dependencies.clone(),
+        account: Some(bai_sched::fairshare::Account::new(
+            &r.domain_name,
+            &r.group_name,
+            &r.user_id,
+        )),
     }
 }
 
@@ -202,6 +207,14 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
 
     let agents = scheduler.agents.all();
     let now = Utc::now();
+    let shares = if groups
+        .iter()
+        .any(|g| bai_sched::Sequencer::parse(&g.scheduler) == Some(bai_sched::Sequencer::FairShare))
+    {
+        super::fairshare::shares(&scheduler.store)?
+    } else {
+        Default::default()
+    };
     let mut out = Vec::new();
     for g in groups {
         let rows: HashMap<Uuid, PendingRow> = pending
@@ -261,7 +274,7 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
                     })
             })
             .collect();
-        let snapshot = Snapshot {
+        let mut snapshot = Snapshot {
             now,
             pending: pending
                 .iter()
@@ -277,9 +290,20 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
             limits: limits.clone(),
             dependencies: dependencies.clone(),
             running,
+            fairshare: None,
         };
+        let config = config_of(&g);
+        if config.sequencer == bai_sched::Sequencer::FairShare {
+            snapshot.fairshare = Some(super::fairshare::input(
+                &scheduler.store,
+                &g,
+                &shares,
+                &snapshot.pending,
+                now,
+            )?);
+        }
         out.push(GroupInput {
-            config: config_of(&g),
+            config,
             row: g,
             snapshot,
             rows,

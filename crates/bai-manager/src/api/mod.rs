@@ -25,11 +25,11 @@ use crate::state::Manager;
 use axum::Router;
 use axum::extract::State;
 use axum::middleware;
-use axum::routing::{delete, get, patch, post};
+use axum::routing::{delete, get, patch, post, put};
 use bai_api::sessions::{SessionMatch, SessionMatches};
 use bai_core::Problem;
 use bai_store::SessionRow;
-use resources::{agent_admin, agents, groups, policies, presets, projects, users};
+use resources::{agent_admin, agents, fairshare, groups, policies, presets, projects, users};
 use std::sync::Arc;
 
 pub(crate) use bai_api::body::typed_body;
@@ -286,6 +286,8 @@ fn admin_routes() -> Router<Arc<Manager>> {
             "/admin/resource-groups/{name}/access",
             post(groups::group_access),
         )
+        .route("/admin/fairshare", get(fairshare::report))
+        .route("/admin/fairshare/shares", put(fairshare::set_shares))
         .route("/admin/resource-presets", post(presets::put_preset))
         .route(
             "/admin/resource-presets/{name}",

@@ -71,6 +71,29 @@ pub(super) const PG_MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE resource_groups ADD COLUMN warm_pool TEXT NOT NULL DEFAULT '{}';
     "#,
+    // 25: as SQLite's 25: usage-decayed fair share.
+    r#"
+    ALTER TABLE resource_groups ADD COLUMN fairshare TEXT NOT NULL DEFAULT '{}';
+    CREATE TABLE fairshare_usage (
+        resource_group TEXT NOT NULL,
+        domain_name TEXT NOT NULL,
+        group_name TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        usage DOUBLE PRECISION NOT NULL,
+        updated_ms BIGINT NOT NULL,
+        PRIMARY KEY (resource_group, domain_name, group_name, user_id)
+    );
+    CREATE TABLE fairshare_ticks (
+        resource_group TEXT PRIMARY KEY,
+        at_ms BIGINT NOT NULL
+    );
+    CREATE TABLE fairshare_shares (
+        level TEXT NOT NULL,
+        name TEXT NOT NULL,
+        shares DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (level, name)
+    );
+    "#,
 ];
 
 pub(super) const PG_SCHEMA: &str = include_str!("postgres.sql");

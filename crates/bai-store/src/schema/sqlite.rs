@@ -527,4 +527,31 @@ pub(super) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE resource_groups ADD COLUMN warm_pool TEXT NOT NULL DEFAULT '{}';
     "#,
+    // 25: usage-decayed fair share (issue 58). Per resource group and account (domain,
+    // project, user) the decayed weighted resource-seconds, as of `updated_ms` (one row per
+    // account, updated in place as kernels run: no scan of ended sessions); when each group
+    // was last charged; the shares administrators set; a group's fair-share policy (JSON of
+    // bai_sched::fairshare::Policy; `{}`: the defaults).
+    r#"
+    ALTER TABLE resource_groups ADD COLUMN fairshare TEXT NOT NULL DEFAULT '{}';
+    CREATE TABLE fairshare_usage (
+        resource_group TEXT NOT NULL,
+        domain_name TEXT NOT NULL,
+        group_name TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        usage REAL NOT NULL,
+        updated_ms INTEGER NOT NULL,
+        PRIMARY KEY (resource_group, domain_name, group_name, user_id)
+    );
+    CREATE TABLE fairshare_ticks (
+        resource_group TEXT PRIMARY KEY,
+        at_ms INTEGER NOT NULL
+    );
+    CREATE TABLE fairshare_shares (
+        level TEXT NOT NULL,
+        name TEXT NOT NULL,
+        shares REAL NOT NULL,
+        PRIMARY KEY (level, name)
+    );
+    "#,
 ];

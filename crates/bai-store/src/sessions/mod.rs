@@ -43,6 +43,10 @@ pub struct PendingRow {
     pub mount_paths: Vec<String>,
     /// Multi-node cluster sessions: the kernels placed one by one; 1 otherwise.
     pub kernels: u32,
+    /// Who its usage is charged to (fair share): its user, domain and project.
+    pub user_id: String,
+    pub domain_name: String,
+    pub group_name: String,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -142,7 +142,8 @@ impl Store {
         let mut st = conn.prepare_cached(
             "SELECT id, access_key, scaling_group, priority, created_at, requested_slots,
                 starts_at, designated_agent, dependencies, status_info, image, mounts,
-                CASE WHEN cluster_mode = 'multi-node' THEN cluster_size ELSE 1 END
+                CASE WHEN cluster_mode = 'multi-node' THEN cluster_size ELSE 1 END,
+                user_id, domain_name, group_name
              FROM sessions WHERE status = 'PENDING' ORDER BY priority DESC, created_at ASC",
         )?;
         let rows = st.query_map([], |r| {
@@ -160,6 +161,9 @@ impl Store {
                 r.get::<_, String>(10)?,
                 r.get::<_, String>(11)?,
                 r.get::<_, i64>(12)?,
+                r.get::<_, String>(13)?,
+                r.get::<_, String>(14)?,
+                r.get::<_, String>(15)?,
             ))
         })?;
         let mut out = Vec::new();
@@ -178,6 +182,9 @@ impl Store {
                 image,
                 mounts,
                 spread,
+                user_id,
+                domain_name,
+                group_name,
             ) = row?;
             let mount_paths = if mounts == "[]" {
                 Vec::new()
@@ -207,6 +214,9 @@ impl Store {
                 image,
                 mount_paths,
                 kernels: u32::try_from(spread.clamp(1, 64)).unwrap_or(1),
+                user_id,
+                domain_name,
+                group_name,
             });
         }
         Ok(out)

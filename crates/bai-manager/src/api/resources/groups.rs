@@ -41,6 +41,7 @@ fn group_view(
         }
         agents.push(a.id.clone());
     }
+    let fs = bai_sched::fairshare::Policy::from_json(&g.fairshare);
     ResourceGroup {
         name: g.name.clone(),
         description: g.description.clone(),
@@ -49,6 +50,7 @@ fn group_view(
             Sequencer::Fifo => Scheduler::Fifo,
             Sequencer::Lifo => Scheduler::Lifo,
             Sequencer::Drf => Scheduler::Drf,
+            Sequencer::FairShare => Scheduler::Fairshare,
         },
         selector: match Strategy::parse(&g.selector).unwrap_or(Strategy::Dispersed) {
             Strategy::Dispersed => Selector::Dispersed,
@@ -63,6 +65,8 @@ fn group_view(
         egress: g.egress.clone(),
         warm_pool: bai_core::pool::format_targets(&g.warm_pool.targets),
         warm_pool_auto: g.warm_pool.auto,
+        fairshare_half_life_secs: fs.half_life_secs,
+        fairshare_weights: fs.weights.to_string(),
     }
 }
 
@@ -102,6 +106,7 @@ fn apply_settings(g: &mut ResourceGroupRow, s: ResourceGroupSettings) -> Result<
             Scheduler::Fifo => Sequencer::Fifo,
             Scheduler::Lifo => Sequencer::Lifo,
             Scheduler::Drf => Sequencer::Drf,
+            Scheduler::Fairshare => Sequencer::FairShare,
         }
         .as_str()
         .to_string();
@@ -145,6 +150,18 @@ fn apply_settings(g: &mut ResourceGroupRow, s: ResourceGroupSettings) -> Result<
             )));
         }
         g.warm_pool.auto = n;
+    }
+    if s.fairshare_half_life_secs.is_some() || s.fairshare_weights.is_some() {
+        let mut fs = bai_sched::fairshare::Policy::from_json(&g.fairshare);
+        if let Some(h) = s.fairshare_half_life_secs {
+            fs.half_life_secs = h;
+        }
+        if let Some(w) = s.fairshare_weights {
+            fs.weights
+                .parse_into(&w)
+                .map_err(|e| Problem::invalid(format!("fairshare_weights: {e}")))?;
+        }
+        g.fairshare = fs.to_json();
     }
     Ok(())
 }

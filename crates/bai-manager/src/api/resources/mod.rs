@@ -6,6 +6,7 @@
 
 pub(super) mod agent_admin;
 pub(super) mod agents;
+pub(super) mod fairshare;
 pub(super) mod groups;
 pub(super) mod policies;
 pub(super) mod presets;

@@ -1,0 +1,101 @@
+//! Fair share's records on either engine: usage rows replaced in place per account, the
+//! group's tick, shares set and reset, a group's policy kept, and a pending session's
+//! account read with the queue.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
+
+use bai_store::{ResourceGroupRow, Store, UsageRow, UserRow};
+
+fn row(group: &str, user: &str, usage: f64, at: i64) -> UsageRow {
+    UsageRow {
+        resource_group: group.into(),
+        domain: "default".into(),
+        project: "default".into(),
+        user_id: user.into(),
+        usage,
+        updated_ms: at,
+    }
+}
+
+#[test]
+fn usage_rows_are_kept_per_account_and_replaced() {
+    let s = Store::open_for_tests().unwrap();
+    assert!(s.fairshare_usage(None).unwrap().is_empty());
+    assert_eq!(s.fairshare_tick("gpu").unwrap(), None);
+    s.charge_fairshare(
+        "gpu",
+        &[row("gpu", "u1", 10.5, 1000), row("gpu", "u2", 3.0, 1000)],
+        1000,
+    )
+    .unwrap();
+    s.charge_fairshare("cpu", &[row("cpu", "u1", 1.0, 1500)], 1500)
+        .unwrap();
+    // A later charge replaces u1's row in gpu, leaves u2's.
+    s.charge_fairshare("gpu", &[row("gpu", "u1", 20.25, 2000)], 2000)
+        .unwrap();
+    let gpu = s.fairshare_usage(Some("gpu")).unwrap();
+    assert_eq!(
+        gpu,
+        vec![row("gpu", "u1", 20.25, 2000), row("gpu", "u2", 3.0, 1000)]
+    );
+    assert_eq!(s.fairshare_usage(None).unwrap().len(), 3);
+    assert_eq!(s.fairshare_tick("gpu").unwrap(), Some(2000));
+    assert_eq!(s.fairshare_tick("cpu").unwrap(), Some(1500));
+}
+
+#[test]
+fn shares_are_set_and_reset() {
+    let s = Store::open_for_tests().unwrap();
+    s.set_fairshare_share("project", "big", Some(2.0)).unwrap();
+    s.set_fairshare_share("user", "u1", Some(0.5)).unwrap();
+    s.set_fairshare_share("project", "big", Some(3.0)).unwrap();
+    let got: Vec<(String, String, f64)> = s
+        .fairshare_shares()
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.level, r.name, r.shares))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("project".into(), "big".into(), 3.0),
+            ("user".into(), "u1".into(), 0.5)
+        ]
+    );
+    s.set_fairshare_share("project", "big", None).unwrap();
+    assert_eq!(s.fairshare_shares().unwrap().len(), 1);
+}
+
+#[test]
+fn a_group_keeps_its_fairshare_policy_and_pending_rows_name_their_account() {
+    let s = Store::open_for_tests().unwrap();
+    let mut g = ResourceGroupRow::new("gpu");
+    g.scheduler = "fairshare".into();
+    g.fairshare = r#"{"half_life_secs":3600}"#.into();
+    s.put_resource_group(&g).unwrap();
+    let back = s.resource_group("gpu").unwrap().unwrap();
+    assert_eq!(back.scheduler, "fairshare");
+    assert_eq!(back.fairshare, r#"{"half_life_secs":3600}"#);
+    assert_eq!(
+        s.resource_group("default").unwrap().unwrap().fairshare,
+        "{}"
+    );
+
+    s.create_user_with_keypair(
+        &UserRow {
+            id: "u1".into(),
+            email: "u@x".into(),
+            role: "user".into(),
+        },
+        "AK1",
+        "SK1",
+        false,
+    )
+    .unwrap();
+    let n = bai_store::testing::new_session("s1", "AK1", "u1");
+    s.insert_session(&n).unwrap();
+    let q = s.pending_queue().unwrap();
+    assert_eq!(q.len(), 1);
+    assert_eq!(q[0].user_id, "u1");
+    assert_eq!(q[0].domain_name, n.spec.domain_name);
+    assert_eq!(q[0].group_name, n.spec.group_name);
+}

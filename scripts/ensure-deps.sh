@@ -21,6 +21,10 @@ if [ "${1:-}" = "--test" ]; then
   command -v nsenter >/dev/null 2>&1 || need_pkgs+=(util-linux)
   # Debian's registry (distribution) for the images-travel tests.
   command -v docker-registry >/dev/null 2>&1 || need_pkgs+=(docker-registry)
+  # OpenLDAP's server and tools for the directory login tests (tests/tests/ldap.rs starts its
+  # own slapd on a loopback port; the package's daemon is neither configured nor started).
+  [ -x /usr/sbin/slapd ] || need_pkgs+=(slapd)
+  command -v ldapsearch >/dev/null 2>&1 || need_pkgs+=(ldap-utils)
 fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
@@ -29,7 +33,19 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   fi
   echo "==> installing ${need_pkgs[*]} (Debian packages)"
   apt-get update -qq
+  made_policy=
+  if [[ " ${need_pkgs[*]} " == *" slapd "* ]]; then
+    # No directory of the package's own (dc=nodomain) and no daemon started by its postinst.
+    echo "slapd slapd/no_configuration boolean true" | debconf-set-selections
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+      printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+      chmod +x /usr/sbin/policy-rc.d
+      made_policy=1
+      trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+    fi
+  fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+  if [ -n "$made_policy" ]; then rm -f /usr/sbin/policy-rc.d; trap - EXIT; fi
 fi
 
 if ! docker info >/dev/null 2>&1; then

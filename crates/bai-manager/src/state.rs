@@ -70,6 +70,9 @@ pub struct Manager {
     pub rate: RateLimiter,
     /// Wrong web passwords per e-mail.
     pub logins: LoginThrottle,
+    /// The site's directory the web login also checks (`baid up --ldap-url …`; set once,
+    /// before the API is served). Unset: local accounts only.
+    pub directory: std::sync::OnceLock<bai_ldap::Directory>,
 }
 
 impl Manager {
@@ -150,6 +153,7 @@ impl Manager {
             exec_runs: Default::default(),
             rate: Default::default(),
             logins: Default::default(),
+            directory: Default::default(),
         })
     }
 }

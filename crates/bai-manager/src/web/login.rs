@@ -98,20 +98,8 @@ pub async fn login(
     });
     let email = b.username.trim();
     let password = b.password.as_str();
-    let refuse = |why: &str| {
-        (
-            StatusCode::UNAUTHORIZED,
-            Json(LoginRefusal {
-                authenticated: false,
-                data: LoginRefusalData {
-                    details: why.to_string(),
-                },
-            }),
-        )
-            .into_response()
-    };
     if email.is_empty() || password.is_empty() {
-        return refuse("Enter your email and password.");
+        return refusal("Enter your email and password.");
     }
     let now = crate::guard::now_secs();
     if let Some(wait) = m.logins.wait(email, now) {
@@ -135,6 +123,13 @@ pub async fn login(
         return r;
     }
     let found = m.store.login_of(email).ok().flatten();
+    // A name that is no local account with a password is the directory's, when there is one
+    // (local accounts, the superadmin's above all, never depend on it).
+    if found.is_none()
+        && let Some(dir) = m.directory.get()
+    {
+        return directory_login(&m, dir, email, password, now).await;
+    }
     // Verify against a dummy hash for unknown users too, so timing tells nothing.
     let ok = match &found {
         Some((hash, _)) => verify_password(password, hash),
@@ -154,18 +149,82 @@ pub async fn login(
             "web",
             Err("wrong email or password"),
         );
-        return refuse("The email or the password is wrong.");
+        return refusal(if m.directory.get().is_some() {
+            super::directory::WRONG
+        } else {
+            "The email or the password is wrong."
+        });
     };
     m.logins.succeeded(email);
+    logged_in(&m, kp, "web")
+}
+
+/// A login checked by the site's directory ([`super::directory`]): refusals count towards
+/// the throttle like wrong local passwords; a directory that cannot be asked is a 503.
+async fn directory_login(
+    m: &Manager,
+    dir: &bai_ldap::Directory,
+    name: &str,
+    password: &str,
+    now: f64,
+) -> Response {
+    match super::directory::login(&m.store, dir, name, password).await {
+        super::directory::Outcome::In(kp) => {
+            m.logins.succeeded(name);
+            logged_in(m, *kp, "web:directory")
+        }
+        super::directory::Outcome::Refused(why) => {
+            tracing::info!(user = %name, "directory login refused");
+            m.logins.failed(name, now);
+            crate::audit::record(&m.store, name, None, "login", "web:directory", Err(why));
+            refusal(why)
+        }
+        super::directory::Outcome::Unavailable(why) => {
+            tracing::warn!(user = %name, reason = %why, "directory login: the directory cannot be used");
+            crate::audit::record(
+                &m.store,
+                name,
+                None,
+                "login",
+                "web:directory",
+                Err("directory unavailable"),
+            );
+            crate::error::ApiError(Problem::new(
+                503,
+                "directory-unavailable",
+                "Directory unavailable",
+                "The site's directory (LDAP) cannot be reached now, so directory accounts cannot log in; local bai accounts still can.",
+            ))
+            .into_response()
+        }
+    }
+}
+
+/// A 401 login refusal in the web UI's shape.
+fn refusal(why: &str) -> Response {
+    (
+        StatusCode::UNAUTHORIZED,
+        Json(LoginRefusal {
+            authenticated: false,
+            data: LoginRefusalData {
+                details: why.to_string(),
+            },
+        }),
+    )
+        .into_response()
+}
+
+/// A web session opened for `kp`: the reply and its cookie.
+fn logged_in(m: &Manager, kp: bai_store::KeypairRow, via: &str) -> Response {
     let token = m.web_sessions.open(&kp.access_key);
     let caller = Caller::from(kp);
-    tracing::info!(email = %caller.email, "web login");
+    tracing::info!(email = %caller.email, via, "web login");
     crate::audit::record(
         &m.store,
         &caller.email,
         Some(&caller.access_key),
         "login",
-        "web",
+        via,
         Ok(()),
     );
     let mut r = Json(LoginReply {
@@ -175,7 +234,7 @@ pub async fn login(
     .into_response();
     if let Ok(v) = HeaderValue::from_str(&format!(
         "{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict{}",
-        secure(&m)
+        secure(m)
     )) {
         r.headers_mut().insert(header::SET_COOKIE, v);
     }

@@ -6,6 +6,7 @@
 //! A request with the cookie and no signature is the logged-in user's; state-changing ones must
 //! also carry `X-BAI-Web: 1` (a header no other site can make a browser send).
 
+pub mod directory;
 mod encoded;
 mod files;
 pub mod history;

@@ -1,0 +1,394 @@
+//! Web login through the site's LDAP directory (issue 60), against Debian's real `slapd`
+//! (`scripts/ensure-deps.sh --test` installs it): a test directory with two people, one in
+//! an admin group and one in a group mapped to a project, a manager started with the
+//! `--ldap-*` flags, and `POST /server/login` as the web UI sends it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bai_e2e::{Account, Server, free_port, wait_until};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const SUFFIX: &str = "dc=example,dc=org";
+const ROOT_DN: &str = "cn=root,dc=example,dc=org";
+const ROOT_PW: &str = "root-secret";
+const ADMINS: &str = "cn=bai-admins,ou=groups,dc=example,dc=org";
+const VISION: &str = "cn=vision,ou=groups,dc=example,dc=org";
+
+/// A `slapd` of our own on a loopback port, with its database in a temp dir; killed on drop.
+struct Slapd {
+    child: Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+fn sbin(name: &str) -> PathBuf {
+    let p = Path::new("/usr/sbin").join(name);
+    assert!(
+        p.exists(),
+        "{} is missing: run scripts/ensure-deps.sh --test (Debian's slapd and ldap-utils)",
+        p.display()
+    );
+    p
+}
+
+fn directory_ldif() -> String {
+    format!(
+        "dn: {SUFFIX}
+objectClass: dcObject
+objectClass: organization
+o: Example
+dc: example
+
+dn: ou=people,{SUFFIX}
+objectClass: organizationalUnit
+ou: people
+
+dn: ou=groups,{SUFFIX}
+objectClass: organizationalUnit
+ou: groups
+
+dn: cn=bai-search,{SUFFIX}
+objectClass: organizationalRole
+objectClass: simpleSecurityObject
+cn: bai-search
+userPassword: search-secret
+
+dn: uid=ada,ou=people,{SUFFIX}
+objectClass: inetOrgPerson
+uid: ada
+cn: Ada Lovelace
+sn: Lovelace
+mail: Ada@Example.org
+userPassword: ada-pass
+
+dn: uid=bob,ou=people,{SUFFIX}
+objectClass: inetOrgPerson
+uid: bob
+cn: Bob Vision
+sn: Vision
+mail: bob@example.org
+userPassword: bob-pass
+
+dn: {ADMINS}
+objectClass: groupOfNames
+cn: bai-admins
+member: uid=ada,ou=people,{SUFFIX}
+
+dn: {VISION}
+objectClass: groupOfNames
+cn: vision
+member: uid=bob,ou=people,{SUFFIX}
+"
+    )
+}
+
+impl Slapd {
+    fn start() -> Slapd {
+        let dir = tempfile::Builder::new()
+            .prefix("bai-slapd-")
+            .tempdir()
+            .unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("db")).unwrap();
+        let conf = format!(
+            "include /etc/ldap/schema/core.schema
+include /etc/ldap/schema/cosine.schema
+include /etc/ldap/schema/inetorgperson.schema
+pidfile {d}/slapd.pid
+modulepath /usr/lib/ldap
+moduleload back_mdb
+database mdb
+maxsize 16777216
+suffix \"{SUFFIX}\"
+rootdn \"{ROOT_DN}\"
+rootpw {ROOT_PW}
+directory {d}/db
+access to attrs=userPassword by anonymous auth by self write by * none
+access to * by users read by * none
+",
+            d = d.display()
+        );
+        std::fs::write(d.join("slapd.conf"), conf).unwrap();
+        std::fs::write(d.join("data.ldif"), directory_ldif()).unwrap();
+        let out = Command::new(sbin("slapadd"))
+            .arg("-f")
+            .arg(d.join("slapd.conf"))
+            .arg("-l")
+            .arg(d.join("data.ldif"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "slapadd: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let port = free_port();
+        let log = std::fs::File::create(d.join("slapd.log")).unwrap();
+        // -d 0: stay in the foreground (the test owns the process), log nothing extra.
+        let child = Command::new(sbin("slapd"))
+            .arg("-f")
+            .arg(d.join("slapd.conf"))
+            .arg("-h")
+            .arg(format!("ldap://127.0.0.1:{port}/"))
+            .args(["-d", "0"])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let mut s = Slapd { child, port, dir };
+        let up = wait_until(Duration::from_secs(15), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        assert!(up, "slapd did not listen: {}", s.log());
+        assert!(s.child.try_wait().unwrap().is_none(), "{}", s.log());
+        s
+    }
+
+    fn url(&self) -> String {
+        format!("ldap://127.0.0.1:{}", self.port)
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("slapd.log")).unwrap_or_default()
+    }
+
+    /// `ldapmodify` as the directory's root (the site's admin changing the directory).
+    fn modify(&self, ldif: &str) {
+        let file = self.dir.path().join("change.ldif");
+        std::fs::write(&file, ldif).unwrap();
+        let out = Command::new("ldapmodify")
+            .args(["-x", "-H", &self.url(), "-D", ROOT_DN, "-w", ROOT_PW, "-f"])
+            .arg(&file)
+            .output()
+            .expect("ldapmodify (ldap-utils)");
+        assert!(
+            out.status.success(),
+            "ldapmodify: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Slapd {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// `POST /server/login` as the web UI sends it: the status and the JSON body.
+fn login(s: &Server, name: &str, password: &str) -> (u16, Value) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let r = reqwest::Client::new()
+            .post(format!("{}/server/login", s.endpoint))
+            .json(&json!({"username": name, "password": password}))
+            .send()
+            .await
+            .expect("login request");
+        let status = r.status().as_u16();
+        let body = r.json::<Value>().await.unwrap_or(Value::Null);
+        (status, body)
+    })
+}
+
+fn gql(s: &Server, query: &str, variables: Value) -> Value {
+    s.api(
+        &s.admin,
+        "POST",
+        "/admin/gql",
+        Some(json!({"query": query, "variables": variables})),
+    )
+    .expect("admin GraphQL")
+}
+
+/// The user's role and project names, as an administrator sees them.
+fn role_and_projects(s: &Server, email: &str) -> (String, Vec<String>) {
+    let r = gql(
+        s,
+        "query($email: String) { user(email: $email) { role groups { name } } }",
+        json!({"email": email}),
+    );
+    let u = &r["data"]["user"];
+    let mut projects: Vec<String> = u["groups"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no user {email}: {r}"))
+        .iter()
+        .filter_map(|g| g["name"].as_str().map(String::from))
+        .collect();
+    projects.sort();
+    (u["role"].as_str().unwrap_or_default().to_string(), projects)
+}
+
+/// The account `bai` would use with the user's keypair.
+fn account_of(s: &Server, email: &str) -> Account {
+    let r = gql(
+        s,
+        "query($email: String) { keypairs(email: $email) { access_key secret_key } }",
+        json!({"email": email}),
+    );
+    let kp = &r["data"]["keypairs"][0];
+    let mut a = s.user.clone();
+    for (k, v) in &mut a.vars {
+        match k.as_str() {
+            "BACKEND_ACCESS_KEY" => *v = kp["access_key"].as_str().unwrap().to_string(),
+            "BACKEND_SECRET_KEY" => *v = kp["secret_key"].as_str().unwrap().to_string(),
+            _ => {}
+        }
+    }
+    a
+}
+
+fn web_password(s: &Server, email: &str) -> String {
+    std::fs::read_to_string(s.data_dir.path().join("web-login.txt"))
+        .expect("baid writes the web passwords")
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{email} ")))
+        .expect("a web password")
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn directory_users_log_in_and_follow_the_directory() {
+    let mut ldap = Slapd::start();
+    let pw_file = ldap.dir.path().join("bind-password");
+    std::fs::write(&pw_file, "search-secret\n").unwrap();
+    let url = ldap.url();
+    let groups = format!("{VISION}=vision");
+    let s = Server::start_with(&[
+        ("BAI_NO_DOCKER", "true"),
+        ("BAI_DUMMY_AGENTS", "1"),
+        ("BAI_LDAP_URL", &url),
+        ("BAI_LDAP_BIND_DN", &format!("cn=bai-search,{SUFFIX}")),
+        ("BAI_LDAP_BIND_PASSWORD_FILE", pw_file.to_str().unwrap()),
+        ("BAI_LDAP_USER_BASE", &format!("ou=people,{SUFFIX}")),
+        ("BAI_LDAP_ADMIN_GROUP", ADMINS),
+        ("BAI_LDAP_GROUP_PROJECTS", &groups),
+    ]);
+    let banner = wait_until(Duration::from_secs(5), || {
+        s.output().contains("directory    : ldap://")
+    });
+    assert!(banner, "{}", s.output());
+
+    // First logins make the accounts: ada by her user name (an admin), bob by his email.
+    let (status, ada) = login(&s, "ada", "ada-pass");
+    assert_eq!(status, 200, "{ada}\n{}", s.log());
+    assert_eq!(ada["data"]["email"], "ada@example.org");
+    assert_eq!(ada["data"]["is_admin"], true);
+    let (status, bob) = login(&s, "bob@example.org", "bob-pass");
+    assert_eq!(status, 200, "{bob}");
+    assert_eq!(bob["data"]["is_admin"], false);
+    assert_eq!(
+        role_and_projects(&s, "ada@example.org"),
+        ("admin".into(), vec!["default".into()])
+    );
+    assert_eq!(
+        role_and_projects(&s, "bob@example.org"),
+        ("user".into(), vec!["default".into(), "vision".into()])
+    );
+    // The keypair made for bob works for the CLI.
+    let bob_cli = account_of(&s, "bob@example.org");
+    assert_eq!(bob_cli.get("BACKEND_ACCESS_KEY"), bob["data"]["access_key"]);
+    s.bai(&bob_cli, &["ps"]).expect_ok();
+    // A second login is the same account with the same keypair.
+    let (status, again) = login(&s, "bob", "bob-pass");
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(again["data"]["access_key"], bob["data"]["access_key"]);
+
+    // Wrong password, unknown user and filter injections: the same 401.
+    let (status, wrong) = login(&s, "bob", "not-bobs");
+    assert_eq!(status, 401, "{wrong}");
+    let (status, unknown) = login(&s, "nobody", "bob-pass");
+    assert_eq!(status, 401, "{unknown}");
+    assert_eq!(wrong, unknown);
+    for name in ["*)(uid=*", "*", "b*", "bo*)(|(uid=*"] {
+        let (status, body) = login(&s, name, "bob-pass");
+        assert_eq!(status, 401, "{name}: {body}");
+        assert_eq!(body, wrong, "{name}");
+    }
+
+    // The directory changes: bob joins the admins and leaves vision; ada is removed.
+    ldap.modify(&format!(
+        "dn: {ADMINS}\nchangetype: modify\nadd: member\nmember: uid=bob,ou=people,{SUFFIX}\n\n\
+         dn: {VISION}\nchangetype: modify\nreplace: member\nmember: {ROOT_DN}\n\n\
+         dn: uid=ada,ou=people,{SUFFIX}\nchangetype: delete\n"
+    ));
+    let (status, bob2) = login(&s, "bob", "bob-pass");
+    assert_eq!(status, 200, "{bob2}");
+    assert_eq!(bob2["data"]["is_admin"], true);
+    assert_eq!(
+        role_and_projects(&s, "bob@example.org"),
+        ("admin".into(), vec!["default".into()])
+    );
+    let (status, gone) = login(&s, "ada", "ada-pass");
+    assert_eq!(status, 401, "{gone}");
+
+    // A local account still logs in with its own password (not the directory's).
+    let admin_email = "admin@bai.local";
+    let (status, local) = login(&s, admin_email, &web_password(&s, admin_email));
+    assert_eq!(status, 200, "{local}");
+
+    // The directory is down: a clear 503 for directory names, local accounts unaffected.
+    ldap.stop();
+    let (status, down) = login(&s, "bob", "bob-pass");
+    assert_eq!(status, 503, "{down}");
+    assert_eq!(
+        down["type"]
+            .as_str()
+            .map(|t| t.ends_with("directory-unavailable")),
+        Some(true),
+        "{down}"
+    );
+    let (status, local) = login(&s, admin_email, &web_password(&s, admin_email));
+    assert_eq!(status, 200, "{local}");
+    // No password reached the log.
+    let log = s.log();
+    for secret in ["search-secret", "bob-pass", "ada-pass", "not-bobs"] {
+        assert!(!log.contains(secret), "{secret} in the log");
+    }
+}
+
+#[test]
+fn bad_ldap_flags_stop_baid_with_one_line() {
+    let data = tempfile::tempdir().unwrap();
+    let out = Command::new(bai_e2e::bin("baid"))
+        .args(["up", "--no-docker", "--dummy-agents", "1", "--listen"])
+        .arg(format!("127.0.0.1:{}", free_port()))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args([
+            "--ldap-url",
+            "ldap://127.0.0.1:1",
+            "--ldap-user-filter",
+            "uid={user}",
+        ])
+        .args(["--ldap-user-base", "ou=people,dc=x"])
+        .env_remove("BAI_CONFIG")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let last = err.lines().last().unwrap_or_default();
+    assert!(last.starts_with("Error: --ldap-user-filter"), "{err}");
+    let out = Command::new(bai_e2e::bin("baid"))
+        .args(["up", "--no-docker", "--dummy-agents", "1"])
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["--ldap-user-base", "ou=people,dc=x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--ldap-user-base needs --ldap-url"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,5 +1,7 @@
 //! The bai agent: runs kernels as containers in a real Docker engine (bollard) and reaches
-//! each kernel's runner (`bai-krunner`) over a Unix socket in a per-kernel host directory.
+//! each kernel's runner (`bai-krunner`) over a Unix socket in a per-kernel host directory;
+//! or, with its peer backend [`kubernetes`], as pods on a Kubernetes cluster, reached the
+//! same way.
 //!
 //! The agent must run as root (or as a user that may `chown` to uid 1000 and talk to the
 //! Docker engine): kernel directories are handed to the image's `work` user.
@@ -12,6 +14,7 @@ pub mod dummy;
 mod error;
 pub mod host;
 pub mod krunner_proto;
+pub mod kubernetes;
 pub mod paths;
 
 pub use docker::{
@@ -19,3 +22,4 @@ pub use docker::{
     LABEL_KERNELSPEC, LABEL_SESSION, LOG_TAIL_BYTES, WORK_UID,
 };
 pub use dummy::{CreateStep, DummyAgent, DummyAgentConfig};
+pub use kubernetes::{KubeError, KubernetesAgent, KubernetesAgentConfig};

@@ -1,8 +1,10 @@
-//! `baid agent`: this machine's Docker engine as an agent of a manager elsewhere. It dials
+//! `baid agent`: this machine's Docker engine (or, with `--backend kubernetes`, pods on a
+//! Kubernetes cluster) as an agent of a manager elsewhere. It dials
 //! the manager (so it works behind NAT), pins the manager's certificate by the hash in the
 //! join token, and serves the agent interface over that one connection, dialing again
 //! whenever it breaks.
 
+use crate::backend::{Backend, BackendArgs};
 use crate::node::{self, NodeArgs};
 use anyhow::{Context, Result};
 use bai_core::agent::AgentRpc;
@@ -47,6 +49,8 @@ pub struct AgentArgs {
     heartbeat: Duration,
     #[command(flatten)]
     node: NodeArgs,
+    #[command(flatten)]
+    backend: BackendArgs,
 }
 
 /// The agent id: the flag, else the one this data dir already has, else a new one.
@@ -114,15 +118,37 @@ pub async fn run(args: AgentArgs) -> Result<()> {
         .first()
         .and_then(|m| m.rsplit_once(':'))
         .map(|(h, _)| h.trim_start_matches('[').trim_end_matches(']').to_string());
-    let agent = node::docker_agent(
-        &args.node,
-        &id,
-        &group,
-        &data_dir,
-        storage_hosts,
-        manager_host,
-    )
-    .await?;
+    let (agent, docker): (Arc<dyn AgentRpc>, _) = match args.backend.backend {
+        Backend::Docker => {
+            let docker = node::docker_agent(
+                &args.node,
+                &id,
+                &group,
+                &data_dir,
+                storage_hosts,
+                manager_host,
+            )
+            .await?;
+            (Arc::new(docker.clone()), Some(docker))
+        }
+        Backend::Kubernetes => {
+            let kube = crate::backend::kubernetes_agent(
+                &args.backend,
+                &args.node,
+                &id,
+                &group,
+                &data_dir,
+                storage_hosts,
+            )
+            .await?;
+            println!(
+                "bai agent {id}: Kubernetes node {} (namespace {})",
+                kube.node(),
+                kube.namespace()
+            );
+            (Arc::new(kube), None)
+        }
+    };
     let info = agent.info().await?;
     println!(
         "bai agent {} ({} cores, {} memory, {} images) joining {}",
@@ -142,8 +168,6 @@ pub async fn run(args: AgentArgs) -> Result<()> {
         keepalive: args.heartbeat,
         version: env!("CARGO_PKG_VERSION").to_string(),
     };
-    let docker = agent.clone();
-    let agent: Arc<dyn AgentRpc> = Arc::new(agent);
     let ended = tokio::select! {
         r = bai_link::join::run(config, agent) => match r {
             Ok(()) => Ok(()),
@@ -155,6 +179,8 @@ pub async fn run(args: AgentArgs) -> Result<()> {
         },
         _ = crate::shutdown_signal() => Ok(()),
     };
-    docker.stop().await;
+    if let Some(docker) = docker {
+        docker.stop().await;
+    }
     ended
 }

@@ -4,10 +4,12 @@
 
 mod again;
 mod agent;
+mod backend;
 mod bootstrap;
 mod config_file;
 mod db;
 mod https;
+mod ldap_flags;
 mod lead;
 mod lock;
 mod node;
@@ -124,6 +126,8 @@ struct UpArgs {
     agent_gone_after: std::time::Duration,
     #[command(flatten)]
     node: node::NodeArgs,
+    #[command(flatten)]
+    ldap: ldap_flags::LdapArgs,
     /// The host name model service URLs carry (`http://HOST:PORT`); default: the API's
     /// listen address, or 127.0.0.1 when that is 0.0.0.0.
     #[arg(long, env = "BAI_ENDPOINT_HOST")]
@@ -299,6 +303,8 @@ async fn up(args: UpArgs) -> Result<()> {
             std::process::exit(2);
         }
     };
+    // A bad directory configuration (`--ldap-*`) stops baid with one line, before anything.
+    let directory = args.ldap.directory_or_exit();
     // A database that does not open (or one of a newer schema than this build's) stops baid
     // with one line; a manager that starts again after losing the lead waits for it.
     let store = open::store(&args, &data_dir).await;
@@ -419,6 +425,9 @@ async fn up(args: UpArgs) -> Result<()> {
     }
     let started = bai_manager::start(store.clone(), config, agents).await?;
     let (m, handles) = (started.manager, started.agents);
+    if let Some(d) = directory {
+        let _ = m.directory.set(d);
+    }
     for h in &handles {
         bai_manager::images::aliases::register(&store, &h.info())?;
     }
@@ -436,6 +445,12 @@ async fn up(args: UpArgs) -> Result<()> {
         ),
     }
     println!("  data dir     : {}", data_dir.display());
+    if let Some(d) = m.directory.get() {
+        println!(
+            "  directory    : {} (web logins of names that are no local account)",
+            d.config().url
+        );
+    }
     if let Some(t) = &tls {
         println!("  HTTPS        : certificate {}", t.cert.display());
     }

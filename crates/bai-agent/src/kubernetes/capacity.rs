@@ -1,0 +1,146 @@
+//! What a node offers bai: its allocatable resources minus what pods bai did not make
+//! request there (other tenants share the cluster), and whether it may be used at all. Pure.
+
+use super::labels;
+use super::pod::{CUDA_DEVICE, NVIDIA_GPU};
+use super::quantity;
+use bai_core::agent::ImageInfo;
+use bai_core::resources::ResourceSlots;
+use k8s_openapi::api::core::v1::{Container, Node, Pod};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use std::collections::BTreeMap;
+
+/// Why a node is not offered (None: it is).
+pub fn unusable(node: &Node) -> Option<String> {
+    let name = node.metadata.name.as_deref().unwrap_or("?");
+    if node.spec.as_ref().and_then(|s| s.unschedulable) == Some(true) {
+        return Some(format!("node {name} is cordoned"));
+    }
+    let ready = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
+        .map(|c| c.status == "True");
+    (ready != Some(true)).then(|| format!("node {name} is not Ready"))
+}
+
+/// A pod's effective requests as the scheduler counts them: the sum over its containers,
+/// or an init container's if larger (init containers run one at a time).
+fn pod_requests(pod: &Pod) -> (u64, u64, u64) {
+    let Some(spec) = &pod.spec else {
+        return (0, 0, 0);
+    };
+    let of = |c: &Container| {
+        let r = c.resources.as_ref();
+        let get = |k: &str| {
+            r.and_then(|r| r.requests.as_ref().and_then(|q| q.get(k)))
+                .or_else(|| r.and_then(|r| r.limits.as_ref().and_then(|q| q.get(k))))
+        };
+        (
+            get("cpu").map_or(0, |q| quantity::cpu_milli(&q.0).unwrap_or(0)),
+            get("memory").map_or(0, |q| quantity::units(&q.0).unwrap_or(0)),
+            get(NVIDIA_GPU).map_or(0, |q| quantity::units(&q.0).unwrap_or(0)),
+        )
+    };
+    let sum = spec
+        .containers
+        .iter()
+        .map(of)
+        .fold((0u64, 0u64, 0u64), |a, b| {
+            (
+                a.0.saturating_add(b.0),
+                a.1.saturating_add(b.1),
+                a.2.saturating_add(b.2),
+            )
+        });
+    spec.init_containers
+        .iter()
+        .flatten()
+        .map(of)
+        .fold(sum, |a, b| (a.0.max(b.0), a.1.max(b.1), a.2.max(b.2)))
+}
+
+/// Whether a pod still holds its requests (it has not ended).
+fn holds(pod: &Pod) -> bool {
+    !matches!(
+        pod.status.as_ref().and_then(|s| s.phase.as_deref()),
+        Some("Succeeded" | "Failed")
+    )
+}
+
+fn allocatable<'a>(node: &'a Node, key: &str) -> Option<&'a Quantity> {
+    node.status.as_ref()?.allocatable.as_ref()?.get(key)
+}
+
+/// The node's allocatable resources less the requests of `pods` on it that bai did not make
+/// (bai's own kernels are counted by bai's scheduler). `pods` may hold pods of any node.
+pub fn offered(node: &Node, pods: &[Pod]) -> ResourceSlots {
+    let name = node.metadata.name.as_deref();
+    let q = |k: &str, f: fn(&str) -> Result<u64, quantity::BadQuantity>| {
+        allocatable(node, k).map_or(0, |q| f(&q.0).unwrap_or(0))
+    };
+    let (mut cpu, mut mem, mut gpu) = (
+        q("cpu", quantity::cpu_milli),
+        q("memory", quantity::units),
+        q(NVIDIA_GPU, quantity::units),
+    );
+    for pod in pods {
+        let on_node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()) == name;
+        if !on_node || !holds(pod) || labels::is_bai(pod.metadata.labels.as_ref()) {
+            continue;
+        }
+        let (c, m, g) = pod_requests(pod);
+        cpu = cpu.saturating_sub(c);
+        mem = mem.saturating_sub(m);
+        gpu = gpu.saturating_sub(g);
+    }
+    let mut accel = BTreeMap::new();
+    if gpu > 0 {
+        accel.insert(CUDA_DEVICE.to_string(), gpu.saturating_mul(1000));
+    }
+    ResourceSlots {
+        cpu_milli: cpu,
+        mem,
+        accel,
+    }
+}
+
+/// The images the node reports holding, by their tagged names (the API gives no labels).
+pub fn images(node: &Node) -> Vec<ImageInfo> {
+    let mut out = Vec::new();
+    for img in node
+        .status
+        .as_ref()
+        .and_then(|s| s.images.as_ref())
+        .into_iter()
+        .flatten()
+    {
+        let names = img.names.as_deref().unwrap_or_default();
+        let digest = names
+            .iter()
+            .find_map(|n| n.split_once('@').map(|(_, d)| d.to_string()))
+            .unwrap_or_default();
+        for n in names
+            .iter()
+            .filter(|n| !n.contains('@') && !n.ends_with(":<none>"))
+        {
+            out.push(ImageInfo {
+                name: n.clone(),
+                digest: digest.clone(),
+                labels: BTreeMap::new(),
+                size_bytes: img
+                    .size_bytes
+                    .and_then(|s| u64::try_from(s).ok())
+                    .unwrap_or(0),
+            });
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out.dedup_by(|a, b| a.name == b.name);
+    out
+}
+
+#[cfg(test)]
+#[path = "capacity_tests.rs"]
+mod tests;

@@ -1,0 +1,65 @@
+//! The Kubernetes backend's errors, and what they become at the agent interface.
+
+use super::pod::PodError;
+use bai_core::agent::AgentError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum KubeError {
+    #[error("cannot read the kubeconfig {path}: {source}")]
+    Kubeconfig {
+        path: String,
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
+    #[error("no --kubeconfig given and not running in a pod: {0}")]
+    InCluster(#[from] kube::config::InClusterError),
+    #[error("the Kubernetes API server at {server} does not answer: {detail}")]
+    Unreachable { server: String, detail: String },
+    #[error("{0}")]
+    NoNode(String),
+    #[error("{context}: {source}")]
+    Api {
+        context: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error(transparent)]
+    Pod(#[from] PodError),
+}
+
+impl KubeError {
+    pub fn api(context: impl std::fmt::Display) -> impl FnOnce(kube::Error) -> KubeError {
+        let context = context.to_string();
+        move |source| KubeError::Api { context, source }
+    }
+}
+
+/// Whether the API server answered 404.
+pub fn is_not_found(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 404)
+}
+
+/// Whether the API server answered 409 (the object exists already).
+pub fn is_conflict(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 409)
+}
+
+impl From<KubeError> for AgentError {
+    fn from(e: KubeError) -> AgentError {
+        match e {
+            KubeError::Pod(p) => AgentError::BadRequest(p.to_string()),
+            KubeError::NoNode(why) => AgentError::InsufficientResources(why),
+            KubeError::Api { ref source, .. } if matches!(source, kube::Error::Api(s) if s.code == 403) => {
+                AgentError::Runtime(format!("{e} (does the agent's Role allow it?)"))
+            }
+            other => AgentError::Runtime(other.to_string()),
+        }
+    }
+}
+
+/// What the Kubernetes backend does not do yet.
+pub fn unsupported(what: &str) -> AgentError {
+    AgentError::BadRequest(format!(
+        "{what} is not supported on the Kubernetes backend yet"
+    ))
+}

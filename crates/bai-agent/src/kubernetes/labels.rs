@@ -1,0 +1,102 @@
+//! The labels bai puts on its pods, and reading them back. Pure.
+
+use crate::{LABEL_AGENT, LABEL_KERNEL, LABEL_SESSION};
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+/// Every object bai makes carries this label with this value.
+pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+pub const MANAGED_BY: &str = "bai";
+/// The session's name (annotations allow any text).
+pub const ANNOTATION_SESSION_NAME: &str = "ai.bai/session-name";
+
+/// The labels of one kernel's pod.
+pub struct KernelLabels<'a> {
+    pub agent: &'a str,
+    pub kernel: Uuid,
+    pub session: Uuid,
+}
+
+impl KernelLabels<'_> {
+    pub fn to_map(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            (LABEL_MANAGED_BY.into(), MANAGED_BY.into()),
+            (LABEL_AGENT.into(), label_value(self.agent)),
+            (LABEL_KERNEL.into(), self.kernel.to_string()),
+            (LABEL_SESSION.into(), self.session.to_string()),
+        ])
+    }
+}
+
+/// A label value for any text: at most 63 characters of `[A-Za-z0-9._-]`, starting and
+/// ending with a letter or digit (others become `-`, the ends are trimmed).
+pub fn label_value(s: &str) -> String {
+    let mapped: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(63)
+        .collect();
+    mapped
+        .trim_matches(|c: char| !c.is_ascii_alphanumeric())
+        .to_string()
+}
+
+/// The selector of every pod of this agent.
+pub fn agent_selector(agent: &str) -> String {
+    format!(
+        "{LABEL_MANAGED_BY}={MANAGED_BY},{LABEL_AGENT}={}",
+        label_value(agent)
+    )
+}
+
+/// The kernel a pod's labels name, if any.
+pub fn kernel_of(labels: Option<&BTreeMap<String, String>>) -> Option<Uuid> {
+    labels?.get(LABEL_KERNEL)?.parse().ok()
+}
+
+/// Whether bai made the pod (its kernels are counted by bai's scheduler, not as others').
+pub fn is_bai(labels: Option<&BTreeMap<String, String>>) -> bool {
+    labels.is_some_and(|l| {
+        l.get(LABEL_MANAGED_BY).map(String::as_str) == Some(MANAGED_BY)
+            && l.contains_key(LABEL_KERNEL)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_valid_whatever_the_agent_is_called() {
+        assert_eq!(label_value("node-1"), "node-1");
+        assert_eq!(label_value("my agent@host!"), "my-agent-host");
+        assert_eq!(label_value(&"x".repeat(80)).len(), 63);
+        assert_eq!(label_value("-a-"), "a");
+    }
+
+    #[test]
+    fn a_kernel_pod_is_recognised_by_its_labels() {
+        let k = Uuid::from_u128(7);
+        let m = KernelLabels {
+            agent: "a 1",
+            kernel: k,
+            session: Uuid::from_u128(8),
+        }
+        .to_map();
+        assert_eq!(kernel_of(Some(&m)), Some(k));
+        assert!(is_bai(Some(&m)));
+        assert_eq!(m[LABEL_AGENT], "a-1");
+        assert_eq!(
+            agent_selector("a 1"),
+            "app.kubernetes.io/managed-by=bai,ai.bai.agent=a-1"
+        );
+        assert!(!is_bai(None));
+        assert!(!is_bai(Some(&BTreeMap::new())));
+    }
+}

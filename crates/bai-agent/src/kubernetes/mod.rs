@@ -1,0 +1,269 @@
+//! [`KubernetesAgent`]: the agent RPC interface on a Kubernetes cluster. A peer of
+//! `docker/`: the same runner protocol ([`crate::krunner_proto`]) and the same kernel
+//! layout, with Kubernetes running the containers.
+//!
+//! - A kernel is one Pod (`bai-k-<kernel id>`, [`pod::kernel_pod`]) in the agent's
+//!   namespace, pinned to the node bai chose by a required node affinity.
+//! - The agent runs on that node (this slice offers one node): the pod's runner binary, its
+//!   socket directory and its scratch home are hostPath volumes under the agent's data
+//!   directory, and the agent talks to krunner over the socket, as the Docker backend does.
+//! - One watch over the agent's pods ([`watch`]) reports kernels that end on their own.
+//! - Capacity: the node's allocatable less what pods bai did not make request
+//!   ([`capacity::offered`]).
+
+pub mod capacity;
+mod client;
+mod error;
+pub mod labels;
+mod lifecycle;
+pub mod observe;
+pub mod pod;
+pub mod quantity;
+mod rpc;
+mod runner;
+mod watch;
+
+pub use error::KubeError;
+
+use crate::paths::KernelDirs;
+use bai_core::agent::{AgentError, EventFanout};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::LogParams;
+use kube::{Api, Client};
+use observe::Observed;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use uuid::Uuid;
+
+/// The default namespace of bai's pods.
+pub const DEFAULT_NAMESPACE: &str = "bai";
+
+#[derive(Debug, Clone)]
+pub struct KubernetesAgentConfig {
+    pub agent_id: String,
+    pub scaling_group: String,
+    /// None: the service account of the pod the agent runs in.
+    pub kubeconfig: Option<PathBuf>,
+    /// Made when missing.
+    pub namespace: String,
+    /// Only nodes with all these labels are offered.
+    pub node_selector: BTreeMap<String, String>,
+    /// Kernel directories go under `data_dir/kernels/<kernel id>/{work,run}` on the node.
+    pub data_dir: PathBuf,
+    /// The runner binary on the node, mounted read-only into every pod.
+    pub krunner_path: PathBuf,
+    /// Storage hosts, mounted at the same path on every node (name → path).
+    pub storage_hosts: BTreeMap<String, PathBuf>,
+}
+
+pub(crate) struct Inner {
+    pub config: KubernetesAgentConfig,
+    pub client: Client,
+    /// Pods in the agent's namespace.
+    pub pods: Api<Pod>,
+    /// The node this agent offers.
+    pub node: String,
+    pub events: EventFanout,
+    /// What each kernel's pod said last (from the watch).
+    states: Mutex<HashMap<Uuid, Observed>>,
+    /// Woken at every change of `states`.
+    changed: tokio::sync::Notify,
+    /// Kernels whose end was handled (their late events are ignored).
+    finished: Mutex<HashSet<Uuid>>,
+    /// Kernels whose creation or end is being handled: one owner each.
+    ending: Mutex<HashSet<Uuid>>,
+    ended: tokio::sync::Notify,
+    /// Whether the watch has listed the pods once.
+    listed: tokio::sync::watch::Sender<bool>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Inner {
+    pub fn dirs(&self, kernel: Uuid) -> KernelDirs {
+        KernelDirs::new(&self.config.data_dir, kernel)
+    }
+
+    pub fn state(&self, kernel: Uuid) -> Option<Observed> {
+        lock(&self.states).get(&kernel).cloned()
+    }
+
+    pub fn set_state(&self, kernel: Uuid, observed: Observed) {
+        if lock(&self.finished).contains(&kernel) {
+            return;
+        }
+        lock(&self.states).insert(kernel, observed);
+        self.changed.notify_waiters();
+    }
+
+    pub fn is_known(&self, kernel: Uuid) -> bool {
+        lock(&self.states).contains_key(&kernel)
+    }
+
+    pub fn knows(&self, kernel: Uuid) -> bool {
+        self.is_known(kernel) || lock(&self.ending).contains(&kernel)
+    }
+
+    pub fn known_kernels(&self) -> Vec<Uuid> {
+        lock(&self.states).keys().copied().collect()
+    }
+
+    /// Drops what is known of a kernel whose creation failed (it may be made again).
+    pub fn forget(&self, kernel: Uuid) {
+        lock(&self.states).remove(&kernel);
+        self.changed.notify_waiters();
+    }
+
+    /// A kernel whose end was handled: later events about it are ignored.
+    pub fn finish(&self, kernel: Uuid) {
+        lock(&self.finished).insert(kernel);
+        self.forget(kernel);
+    }
+
+    pub fn claim_end(&self, kernel: Uuid) -> bool {
+        lock(&self.ending).insert(kernel)
+    }
+
+    pub fn release_end(&self, kernel: Uuid) {
+        lock(&self.ending).remove(&kernel);
+        self.ended.notify_waiters();
+    }
+
+    pub async fn wait_end(&self, kernel: Uuid) {
+        loop {
+            let woken = self.ended.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            if !lock(&self.ending).contains(&kernel) {
+                return;
+            }
+            woken.await;
+        }
+    }
+
+    /// Waits for the next change of any kernel's state.
+    pub async fn changed(&self) {
+        self.changed.notified().await;
+    }
+
+    pub fn mark_listed(&self) {
+        self.listed.send_replace(true);
+    }
+}
+
+/// Stops the pod watch when the last clone of the agent goes.
+struct WatchGuard(tokio::task::AbortHandle);
+
+impl Drop for WatchGuard {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The Kubernetes-backed agent. Cheap to clone (all clones share one state).
+#[derive(Clone)]
+pub struct KubernetesAgent {
+    inner: Arc<Inner>,
+    _watch: Arc<WatchGuard>,
+}
+
+impl KubernetesAgent {
+    /// Connects to the API server (the kubeconfig must work), makes the namespace if
+    /// missing, picks the node to offer, checks the runner binary and the data directory,
+    /// and starts watching this agent's pods (re-adopting the running ones).
+    pub async fn connect(mut config: KubernetesAgentConfig) -> Result<KubernetesAgent, KubeError> {
+        let client = client::connect(config.kubeconfig.as_deref()).await?;
+        let nodes = client::usable_nodes(&client, &config.node_selector).await?;
+        let Some(node) = nodes.first().and_then(|n| n.metadata.name.clone()) else {
+            let sel = client::selector(&config.node_selector);
+            return Err(KubeError::NoNode(if sel.is_empty() {
+                "no node of the cluster is Ready and schedulable".into()
+            } else {
+                format!("no Ready, schedulable node matches the node selector {sel}")
+            }));
+        };
+        if nodes.len() > 1 {
+            tracing::warn!(offered = %node, usable = nodes.len(),
+                "this version offers one node per agent; run one agent per node with --node-selector");
+        }
+        client::ensure_namespace(&client, &config.namespace).await?;
+        config.krunner_path = std::fs::canonicalize(&config.krunner_path)
+            .ok()
+            .filter(|p| p.is_file())
+            .ok_or_else(|| {
+                KubeError::NoNode(format!(
+                    "the kernel runner {} is missing",
+                    config.krunner_path.display()
+                ))
+            })?;
+        let kernels = config.data_dir.join("kernels");
+        std::fs::create_dir_all(&kernels)
+            .map_err(|e| KubeError::NoNode(format!("cannot create {}: {e}", kernels.display())))?;
+        config.data_dir = std::fs::canonicalize(&config.data_dir).map_err(|e| {
+            KubeError::NoNode(format!("cannot use {}: {e}", config.data_dir.display()))
+        })?;
+        tracing::info!(agent = %config.agent_id, namespace = %config.namespace, %node,
+            "the Kubernetes backend is ready");
+        let pods = Api::namespaced(client.clone(), &config.namespace);
+        let inner = Arc::new(Inner {
+            config,
+            client,
+            pods,
+            node,
+            events: EventFanout::default(),
+            states: Mutex::new(HashMap::new()),
+            changed: tokio::sync::Notify::new(),
+            finished: Mutex::new(HashSet::new()),
+            ending: Mutex::new(HashSet::new()),
+            ended: tokio::sync::Notify::new(),
+            listed: tokio::sync::watch::channel(false).0,
+        });
+        let watch = Arc::new(WatchGuard(watch::spawn(&inner)));
+        // Re-adoption: the first list of this agent's pods is in before anyone asks.
+        let mut listed = inner.listed.subscribe();
+        let _ =
+            tokio::time::timeout(std::time::Duration::from_secs(10), listed.wait_for(|l| *l)).await;
+        Ok(KubernetesAgent {
+            inner,
+            _watch: watch,
+        })
+    }
+
+    /// The node this agent offers.
+    pub fn node(&self) -> &str {
+        &self.inner.node
+    }
+
+    /// The namespace of its pods.
+    pub fn namespace(&self) -> &str {
+        &self.inner.config.namespace
+    }
+
+    fn socket(&self, kernel: Uuid) -> Result<PathBuf, AgentError> {
+        if !self.inner.knows(kernel) {
+            return Err(AgentError::KernelNotFound(kernel));
+        }
+        Ok(self.inner.dirs(kernel).socket)
+    }
+}
+
+/// Kubernetes names architectures as Go does (`amd64`, `arm64`); bai as the kernel does.
+fn normalize_arch(go: &str) -> String {
+    match go {
+        "amd64" => "x86_64".into(),
+        "arm64" => "aarch64".into(),
+        other => other.into(),
+    }
+}
+
+/// Log tail for the logs call.
+pub(crate) fn log_params() -> LogParams {
+    LogParams {
+        container: Some(pod::CONTAINER.into()),
+        limit_bytes: i64::try_from(crate::LOG_TAIL_BYTES).ok(),
+        ..Default::default()
+    }
+}

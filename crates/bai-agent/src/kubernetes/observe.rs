@@ -1,0 +1,215 @@
+//! What a kernel's pod says about the kernel: waiting (and why it cannot start, when
+//! Kubernetes says so), running (at which pod IP), or ended (how). Pure.
+
+use super::pod::CONTAINER;
+use k8s_openapi::api::core::v1::Pod;
+use std::net::IpAddr;
+
+/// Container waiting reasons that mean the image cannot be run on the node.
+const IMAGE_REASONS: [&str; 5] = [
+    "ErrImageNeverPull",
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "InvalidImageName",
+    "ImageInspectError",
+];
+/// Container waiting reasons that mean the container cannot be made.
+const CREATE_REASONS: [&str; 3] = [
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "RunContainerError",
+];
+
+/// Why a pod cannot start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// The scheduler finds no room (another tenant took it meanwhile).
+    Unschedulable(String),
+    /// The image is missing on the node or cannot be pulled.
+    Image(String),
+    /// The container cannot be made.
+    Create(String),
+}
+
+/// How a kernel's pod ended.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Ended {
+    pub exit_code: Option<i32>,
+    pub oom_killed: bool,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Observed {
+    Waiting(Option<Problem>),
+    Running(Option<IpAddr>),
+    Ended(Ended),
+}
+
+pub fn observe(pod: &Pod) -> Observed {
+    let Some(status) = &pod.status else {
+        return Observed::Waiting(None);
+    };
+    let node = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.node_name.as_deref())
+        .unwrap_or("?");
+    let kernel = status
+        .container_statuses
+        .iter()
+        .flatten()
+        .find(|c| c.name == CONTAINER);
+    let state = kernel.and_then(|c| c.state.as_ref());
+    if let Some(t) = state.and_then(|s| s.terminated.as_ref()) {
+        let reason = t.reason.clone().unwrap_or_default();
+        return Observed::Ended(Ended {
+            exit_code: Some(t.exit_code),
+            oom_killed: reason == "OOMKilled",
+            reason,
+        });
+    }
+    let phase = status.phase.as_deref().unwrap_or("");
+    if matches!(phase, "Failed" | "Succeeded") {
+        // Ended without a container state: rejected by the kubelet (OutOfcpu, …), evicted.
+        let reason = [status.reason.as_deref(), status.message.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(": ");
+        return Observed::Ended(Ended {
+            exit_code: None,
+            oom_killed: false,
+            reason: if reason.is_empty() {
+                format!("the pod {phase}")
+            } else {
+                reason
+            },
+        });
+    }
+    if let Some(w) = state.and_then(|s| s.waiting.as_ref()) {
+        let reason = w.reason.as_deref().unwrap_or("");
+        let message = w.message.as_deref().unwrap_or("");
+        let image = kernel.map(|c| c.image.as_str()).unwrap_or("?");
+        if IMAGE_REASONS.contains(&reason) {
+            return Observed::Waiting(Some(Problem::Image(format!(
+                "the image {image} cannot be run on node {node} ({reason}): {message}"
+            ))));
+        }
+        if CREATE_REASONS.contains(&reason) {
+            return Observed::Waiting(Some(Problem::Create(format!(
+                "the kernel's container cannot be made on node {node} ({reason}): {message}"
+            ))));
+        }
+    }
+    if state.and_then(|s| s.running.as_ref()).is_some() {
+        let ip = status.pod_ip.as_deref().and_then(|ip| ip.parse().ok());
+        return Observed::Running(ip);
+    }
+    let unschedulable = status.conditions.iter().flatten().find(|c| {
+        c.type_ == "PodScheduled"
+            && c.status == "False"
+            && c.reason.as_deref() == Some("Unschedulable")
+    });
+    if let Some(c) = unschedulable {
+        return Observed::Waiting(Some(Problem::Unschedulable(
+            c.message
+                .clone()
+                .unwrap_or_else(|| "no node has room".into()),
+        )));
+    }
+    Observed::Waiting(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod(status: serde_json::Value) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": "p"},
+            "spec": {"nodeName": "n1", "containers": [{"name": "kernel", "image": "img"}]},
+            "status": status
+        }))
+        .unwrap()
+    }
+
+    fn cstate(state: serde_json::Value) -> serde_json::Value {
+        json!({"phase": "Running", "podIP": "172.17.0.5", "containerStatuses": [{
+            "name": "kernel", "image": "bai/python:3.11-bookworm", "imageID": "", "ready": true,
+            "restartCount": 0, "state": state}]})
+    }
+
+    #[test]
+    fn running_with_its_pod_ip() {
+        let p = pod(cstate(json!({"running": {}})));
+        assert_eq!(
+            observe(&p),
+            Observed::Running(Some("172.17.0.5".parse().unwrap()))
+        );
+    }
+
+    #[test]
+    fn oom_killed_and_exit_codes_are_read() {
+        let p = pod(cstate(
+            json!({"terminated": {"exitCode": 137, "reason": "OOMKilled"}}),
+        ));
+        let Observed::Ended(e) = observe(&p) else {
+            panic!()
+        };
+        assert!(e.oom_killed);
+        assert_eq!(e.exit_code, Some(137));
+        let p = pod(cstate(
+            json!({"terminated": {"exitCode": 3, "reason": "Error"}}),
+        ));
+        assert_eq!(
+            observe(&p),
+            Observed::Ended(Ended {
+                exit_code: Some(3),
+                oom_killed: false,
+                reason: "Error".into()
+            })
+        );
+    }
+
+    #[test]
+    fn a_missing_image_names_the_image_and_the_node() {
+        let p = pod(cstate(
+            json!({"waiting": {"reason": "ErrImageNeverPull", "message": "not present"}}),
+        ));
+        let Observed::Waiting(Some(Problem::Image(why))) = observe(&p) else {
+            panic!()
+        };
+        assert!(
+            why.contains("bai/python:3.11-bookworm") && why.contains("n1"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn unschedulable_and_kubelet_rejections_are_told() {
+        let p = pod(
+            json!({"phase": "Pending", "conditions": [{"type": "PodScheduled",
+            "status": "False", "reason": "Unschedulable", "message": "0/1 nodes: Insufficient cpu."}]}),
+        );
+        assert_eq!(
+            observe(&p),
+            Observed::Waiting(Some(Problem::Unschedulable(
+                "0/1 nodes: Insufficient cpu.".into()
+            )))
+        );
+        let p = pod(
+            json!({"phase": "Failed", "reason": "OutOfcpu", "message": "Node didn't have enough resource: cpu"}),
+        );
+        let Observed::Ended(e) = observe(&p) else {
+            panic!()
+        };
+        assert_eq!(e.exit_code, None);
+        assert!(e.reason.starts_with("OutOfcpu"), "{}", e.reason);
+        assert_eq!(
+            observe(&pod(json!({"phase": "Pending"}))),
+            Observed::Waiting(None)
+        );
+    }
+}

@@ -1,0 +1,297 @@
+//! A kernel as a Pod: the pure mapping from a [`KernelSpec`] (and where this agent keeps the
+//! runner and the kernel's directories on the node) to the Pod the API server is asked to
+//! make. No I/O; everything here is unit-tested.
+//!
+//! - requests = limits (Guaranteed QoS): `cpu` in millicores, `mem` in bytes, `cuda.device`
+//!   as whole `nvidia.com/gpu`; `cuda.shares` and other accelerator slots are refused;
+//! - `/dev/shm` a memory-backed emptyDir of the session's `shmem`;
+//! - the runner, its socket directory and the scratch home are hostPath volumes at the same
+//!   places as in a Docker kernel (`/opt/bai/bin/krunner`, `/opt/bai/run`, `/home/work`);
+//! - uid/gid [`WORK_UID`], not privileged, no privilege escalation, every capability dropped,
+//!   no service account token, no service links;
+//! - the pause container as PID 1 (`shareProcessNamespace`), which reaps orphans as the
+//!   engine's init does for a Docker kernel;
+//! - a required node affinity to the node bai chose (never `nodeName`: a bound pod that no
+//!   longer fits is rejected by the kubelet instead of waiting).
+
+use super::labels::{self, KernelLabels};
+use crate::WORK_UID;
+use bai_core::agent::KernelSpec;
+use k8s_openapi::api::core::v1::{
+    Affinity, Capabilities, Container, EmptyDirVolumeSource, EnvVar, HostPathVolumeSource,
+    NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Pod, PodSecurityContext,
+    PodSpec, ResourceRequirements, SecurityContext, Volume, VolumeMount,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use std::collections::BTreeMap;
+
+/// The kernel's container in its pod.
+pub const CONTAINER: &str = "kernel";
+/// The extended resource of NVIDIA's device plugin.
+pub const NVIDIA_GPU: &str = "nvidia.com/gpu";
+/// bai's slot for whole GPUs (milli-units: 1000 a GPU).
+pub const CUDA_DEVICE: &str = "cuda.device";
+/// bai's slot for GPU shares, which Kubernetes cannot give.
+pub const CUDA_SHARES: &str = "cuda.shares";
+/// Where the runner is inside the kernel (as on Docker).
+pub const KRUNNER_INSIDE: &str = "/opt/bai/bin/krunner";
+/// Variables that get the kernel's core count (as on Docker).
+const THREAD_VARS: [&str; 4] = [
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+];
+
+/// Where this agent keeps a kernel's things on the node, and where the pod goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    pub namespace: String,
+    pub agent_id: String,
+    /// The node bai's scheduler chose.
+    pub node: String,
+    /// The runner binary on the node.
+    pub krunner: String,
+    /// The kernel's socket directory on the node (`/opt/bai/run` inside).
+    pub run_dir: String,
+    /// The kernel's scratch home on the node (`/home/work` inside).
+    pub work_dir: String,
+}
+
+/// Why a kernel cannot be a pod.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PodError {
+    #[error(
+        "cuda.shares (fractional GPUs) cannot run on the Kubernetes backend: Kubernetes gives \
+         whole GPUs only (nvidia.com/gpu); ask for cuda.device instead"
+    )]
+    SharesUnsupported,
+    #[error("cuda.device={0} is not a whole number of GPUs; Kubernetes gives whole GPUs only")]
+    FractionalGpu(String),
+    #[error("the accelerator slot {0} is not supported on the Kubernetes backend")]
+    UnsupportedSlot(String),
+    #[error("the kernel asks for no memory or no CPU; a pod needs both")]
+    NoResources,
+    #[error("the mount {name} must have absolute paths: {detail}")]
+    BadMount { name: String, detail: String },
+}
+
+/// The pod's name for a kernel.
+pub fn pod_name(kernel_id: uuid::Uuid) -> String {
+    format!("bai-k-{kernel_id}")
+}
+
+/// The Pod for `spec` on `at.node`.
+pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
+    let resources = resources(spec)?;
+    let (volumes, mounts) = volumes(spec, at)?;
+    let cluster = spec.cluster_info();
+    let meta = ObjectMeta {
+        name: Some(pod_name(spec.kernel_id)),
+        namespace: Some(at.namespace.clone()),
+        labels: Some(
+            KernelLabels {
+                agent: &at.agent_id,
+                kernel: spec.kernel_id,
+                session: spec.session_id,
+            }
+            .to_map(),
+        ),
+        annotations: Some(BTreeMap::from([(
+            labels::ANNOTATION_SESSION_NAME.to_string(),
+            spec.session_name.clone(),
+        )])),
+        ..Default::default()
+    };
+    let container = Container {
+        name: CONTAINER.into(),
+        image: Some(spec.image.clone()),
+        image_pull_policy: Some("IfNotPresent".into()),
+        command: Some(vec![KRUNNER_INSIDE.into()]),
+        env: Some(environment(spec)),
+        working_dir: Some("/home/work".into()),
+        resources: Some(resources),
+        security_context: Some(SecurityContext {
+            privileged: Some(false),
+            allow_privilege_escalation: Some(false),
+            capabilities: Some(Capabilities {
+                drop: Some(vec!["ALL".into()]),
+                add: None,
+            }),
+            run_as_user: Some(WORK_UID.into()),
+            run_as_group: Some(WORK_UID.into()),
+            ..Default::default()
+        }),
+        volume_mounts: Some(mounts),
+        ..Default::default()
+    };
+    let spec = PodSpec {
+        containers: vec![container],
+        restart_policy: Some("Never".into()),
+        // Deleted at once: a kernel's end is bai's decision, and the object goes in ~2 s.
+        termination_grace_period_seconds: Some(0),
+        automount_service_account_token: Some(false),
+        enable_service_links: Some(false),
+        share_process_namespace: Some(true),
+        hostname: Some(cluster.place.hostname.clone()),
+        security_context: Some(PodSecurityContext {
+            run_as_user: Some(WORK_UID.into()),
+            run_as_group: Some(WORK_UID.into()),
+            run_as_non_root: Some(true),
+            ..Default::default()
+        }),
+        affinity: Some(node_affinity(&at.node)),
+        volumes: Some(volumes),
+        ..Default::default()
+    };
+    Ok(Pod {
+        metadata: meta,
+        spec: Some(spec),
+        status: None,
+    })
+}
+
+/// requests = limits, from the slots.
+fn resources(spec: &KernelSpec) -> Result<ResourceRequirements, PodError> {
+    let slots = &spec.slots;
+    if slots.cpu_milli == 0 || slots.mem == 0 {
+        return Err(PodError::NoResources);
+    }
+    let mut q = BTreeMap::from([
+        ("cpu".to_string(), Quantity(format!("{}m", slots.cpu_milli))),
+        ("memory".to_string(), Quantity(slots.mem.to_string())),
+    ]);
+    for (slot, &milli) in &slots.accel {
+        match slot.as_str() {
+            _ if milli == 0 => {}
+            CUDA_SHARES => return Err(PodError::SharesUnsupported),
+            CUDA_DEVICE if milli % 1000 != 0 => {
+                return Err(PodError::FractionalGpu(format!(
+                    "{}",
+                    milli as f64 / 1000.0
+                )));
+            }
+            CUDA_DEVICE => {
+                q.insert(NVIDIA_GPU.into(), Quantity((milli / 1000).to_string()));
+            }
+            other => return Err(PodError::UnsupportedSlot(other.to_string())),
+        }
+    }
+    Ok(ResourceRequirements {
+        requests: Some(q.clone()),
+        limits: Some(q),
+        ..Default::default()
+    })
+}
+
+fn node_affinity(node: &str) -> Affinity {
+    Affinity {
+        node_affinity: Some(NodeAffinity {
+            required_during_scheduling_ignored_during_execution: Some(NodeSelector {
+                node_selector_terms: vec![NodeSelectorTerm {
+                    match_fields: Some(vec![NodeSelectorRequirement {
+                        key: "metadata.name".into(),
+                        operator: "In".into(),
+                        values: Some(vec![node.to_string()]),
+                    }]),
+                    match_expressions: None,
+                }],
+            }),
+            preferred_during_scheduling_ignored_during_execution: None,
+        }),
+        ..Default::default()
+    }
+}
+
+fn host_path(name: &str, path: &str, kind: &str) -> Volume {
+    Volume {
+        name: name.into(),
+        host_path: Some(HostPathVolumeSource {
+            path: path.into(),
+            type_: Some(kind.into()),
+        }),
+        ..Default::default()
+    }
+}
+
+fn mount(name: &str, at: &str, read_only: bool) -> VolumeMount {
+    VolumeMount {
+        name: name.into(),
+        mount_path: at.into(),
+        read_only: read_only.then_some(true),
+        ..Default::default()
+    }
+}
+
+fn volumes(spec: &KernelSpec, at: &Placement) -> Result<(Vec<Volume>, Vec<VolumeMount>), PodError> {
+    let mut volumes = vec![
+        host_path("krunner", &at.krunner, "File"),
+        host_path("run", &at.run_dir, "Directory"),
+        host_path("work", &at.work_dir, "Directory"),
+        Volume {
+            name: "shm".into(),
+            empty_dir: Some(EmptyDirVolumeSource {
+                medium: Some("Memory".into()),
+                size_limit: (spec.shmem > 0).then(|| Quantity(spec.shmem.to_string())),
+            }),
+            ..Default::default()
+        },
+    ];
+    let mut mounts = vec![
+        mount("krunner", KRUNNER_INSIDE, true),
+        mount("run", "/opt/bai/run", false),
+        mount("work", "/home/work", false),
+        mount("shm", "/dev/shm", false),
+    ];
+    // Data folders: a storage host is mounted at the same path on every node.
+    for (i, m) in spec.mounts.iter().enumerate() {
+        if !m.host_path.starts_with('/') || !m.kernel_path.starts_with('/') {
+            return Err(PodError::BadMount {
+                name: m.name.clone(),
+                detail: format!("{} → {}", m.host_path, m.kernel_path),
+            });
+        }
+        let name = format!("vfolder-{i}");
+        volumes.push(host_path(&name, &m.host_path, "Directory"));
+        mounts.push(mount(&name, &m.kernel_path, m.read_only));
+    }
+    Ok((volumes, mounts))
+}
+
+/// The kernel's environment, as a Docker kernel's (less what the node's devices add).
+fn environment(spec: &KernelSpec) -> Vec<EnvVar> {
+    let mut env: BTreeMap<String, String> = BTreeMap::new();
+    let cores = spec.slots.cpu_milli.div_ceil(1000).max(1).to_string();
+    for var in THREAD_VARS {
+        env.insert(var.into(), cores.clone());
+    }
+    env.insert("HOME".into(), "/home/work".into());
+    env.insert("LANG".into(), "C.UTF-8".into());
+    env.extend(spec.environ.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let cluster = spec.cluster_info();
+    env.extend(cluster.environment(spec.session_id));
+    env.insert("BAI_SESSION_ID".into(), spec.session_id.to_string());
+    env.insert("BAI_KERNEL_ID".into(), spec.kernel_id.to_string());
+    env.insert("BAI_SESSION_NAME".into(), spec.session_name.clone());
+    env.insert("BAI_SESSION_TYPE".into(), spec.session_type.as_str().into());
+    env.remove("BAI_STARTUP_COMMAND");
+    env.remove("BAI_BOOTSTRAP_SCRIPT");
+    if let Some(c) = &spec.startup_command {
+        env.insert("BAI_STARTUP_COMMAND".into(), c.clone());
+    }
+    if let Some(s) = &spec.bootstrap_script {
+        env.insert("BAI_BOOTSTRAP_SCRIPT".into(), s.clone());
+    }
+    env.into_iter()
+        .map(|(name, value)| EnvVar {
+            name,
+            value: Some(value),
+            value_from: None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "pod_tests.rs"]
+mod tests;

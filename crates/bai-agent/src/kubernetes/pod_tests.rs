@@ -1,0 +1,206 @@
+use super::*;
+use bai_core::agent::Mount;
+use bai_core::resources::ResourceSlots;
+use bai_core::status::SessionType;
+use uuid::Uuid;
+
+fn spec() -> KernelSpec {
+    KernelSpec {
+        kernel_id: Uuid::from_u128(1),
+        session_id: Uuid::from_u128(2),
+        session_name: "s1".into(),
+        session_type: SessionType::Interactive,
+        image: "bai/python:3.11-bookworm".into(),
+        slots: ResourceSlots {
+            cpu_milli: 500,
+            mem: 256 << 20,
+            accel: BTreeMap::new(),
+        },
+        shmem: 64 << 20,
+        environ: BTreeMap::from([("FOO".into(), "bar".into())]),
+        startup_command: None,
+        bootstrap_script: None,
+        owner_access_key: "AKIA".into(),
+        mounts: vec![],
+        cluster: None,
+        egress: Default::default(),
+        dotfiles: vec![],
+    }
+}
+
+fn at() -> Placement {
+    Placement {
+        namespace: "bai".into(),
+        agent_id: "k8s-1".into(),
+        node: "node-a".into(),
+        krunner: "/usr/lib/bai/bai-krunner".into(),
+        run_dir: "/var/lib/bai/kernels/1/run".into(),
+        work_dir: "/var/lib/bai/kernels/1/work".into(),
+    }
+}
+
+fn container(p: &Pod) -> &Container {
+    &p.spec.as_ref().unwrap().containers[0]
+}
+
+fn q(s: &str) -> Quantity {
+    Quantity(s.into())
+}
+
+#[test]
+fn requests_equal_limits_from_the_slots() {
+    let p = kernel_pod(&spec(), &at()).unwrap();
+    let r = container(&p).resources.as_ref().unwrap();
+    let want = BTreeMap::from([
+        ("cpu".to_string(), q("500m")),
+        ("memory".to_string(), q("268435456")),
+    ]);
+    assert_eq!(r.requests.as_ref(), Some(&want));
+    assert_eq!(r.limits.as_ref(), Some(&want));
+}
+
+#[test]
+fn whole_gpus_become_nvidia_gpu_and_shares_are_refused() {
+    let mut s = spec();
+    s.slots.accel.insert(CUDA_DEVICE.into(), 2000);
+    let p = kernel_pod(&s, &at()).unwrap();
+    let r = container(&p).resources.as_ref().unwrap();
+    assert_eq!(r.limits.as_ref().unwrap()[NVIDIA_GPU], q("2"));
+    assert_eq!(r.requests.as_ref().unwrap()[NVIDIA_GPU], q("2"));
+
+    s.slots.accel.insert(CUDA_DEVICE.into(), 1500);
+    assert_eq!(
+        kernel_pod(&s, &at()).unwrap_err(),
+        PodError::FractionalGpu("1.5".into())
+    );
+    let mut s = spec();
+    s.slots.accel.insert(CUDA_SHARES.into(), 500);
+    let e = kernel_pod(&s, &at()).unwrap_err();
+    assert_eq!(e, PodError::SharesUnsupported);
+    assert!(e.to_string().contains("cuda.device instead"), "{e}");
+    let mut s = spec();
+    s.slots.accel.insert("mock.shares".into(), 1000);
+    assert!(matches!(
+        kernel_pod(&s, &at()),
+        Err(PodError::UnsupportedSlot(_))
+    ));
+    // A slot asked at zero is no request.
+    let mut s = spec();
+    s.slots.accel.insert(CUDA_SHARES.into(), 0);
+    assert!(kernel_pod(&s, &at()).is_ok());
+}
+
+#[test]
+fn shmem_is_a_memory_backed_dev_shm_of_that_size() {
+    let p = kernel_pod(&spec(), &at()).unwrap();
+    let vols = p.spec.as_ref().unwrap().volumes.as_ref().unwrap();
+    let shm = vols.iter().find(|v| v.name == "shm").unwrap();
+    let e = shm.empty_dir.as_ref().unwrap();
+    assert_eq!(e.medium.as_deref(), Some("Memory"));
+    assert_eq!(e.size_limit, Some(q("67108864")));
+    let m = container(&p).volume_mounts.as_ref().unwrap();
+    assert!(
+        m.iter()
+            .any(|m| m.name == "shm" && m.mount_path == "/dev/shm")
+    );
+}
+
+#[test]
+fn the_kernel_is_unprivileged_as_the_work_user() {
+    let p = kernel_pod(&spec(), &at()).unwrap();
+    let sc = container(&p).security_context.as_ref().unwrap();
+    assert_eq!(sc.privileged, Some(false));
+    assert_eq!(sc.allow_privilege_escalation, Some(false));
+    assert_eq!(sc.run_as_user, Some(1000));
+    assert_eq!(sc.run_as_group, Some(1000));
+    assert_eq!(
+        sc.capabilities.as_ref().unwrap().drop.as_deref(),
+        Some(&["ALL".to_string()][..])
+    );
+    let ps = p.spec.as_ref().unwrap();
+    assert_eq!(ps.automount_service_account_token, Some(false));
+    assert_eq!(ps.termination_grace_period_seconds, Some(0));
+    assert_eq!(ps.restart_policy.as_deref(), Some("Never"));
+}
+
+#[test]
+fn the_pod_goes_to_the_chosen_node_by_required_affinity_not_node_name() {
+    let p = kernel_pod(&spec(), &at()).unwrap();
+    let ps = p.spec.as_ref().unwrap();
+    assert_eq!(ps.node_name, None);
+    let terms = &ps
+        .affinity
+        .as_ref()
+        .unwrap()
+        .node_affinity
+        .as_ref()
+        .unwrap()
+        .required_during_scheduling_ignored_during_execution
+        .as_ref()
+        .unwrap()
+        .node_selector_terms;
+    let f = &terms[0].match_fields.as_ref().unwrap()[0];
+    assert_eq!(
+        (f.key.as_str(), f.operator.as_str()),
+        ("metadata.name", "In")
+    );
+    assert_eq!(f.values.as_deref(), Some(&["node-a".to_string()][..]));
+}
+
+#[test]
+fn labels_name_session_and_kernel_and_the_runner_is_mounted() {
+    let p = kernel_pod(&spec(), &at()).unwrap();
+    assert_eq!(
+        p.metadata.name.as_deref(),
+        Some(&*pod_name(Uuid::from_u128(1)))
+    );
+    assert_eq!(p.metadata.namespace.as_deref(), Some("bai"));
+    let l = p.metadata.labels.as_ref().unwrap();
+    assert_eq!(l[crate::LABEL_KERNEL], Uuid::from_u128(1).to_string());
+    assert_eq!(l[crate::LABEL_SESSION], Uuid::from_u128(2).to_string());
+    assert_eq!(l[crate::LABEL_AGENT], "k8s-1");
+    let c = container(&p);
+    assert_eq!(
+        c.command.as_deref(),
+        Some(&[KRUNNER_INSIDE.to_string()][..])
+    );
+    let env = c.env.as_ref().unwrap();
+    let get = |k: &str| {
+        env.iter()
+            .find(|e| e.name == k)
+            .and_then(|e| e.value.clone())
+    };
+    assert_eq!(get("FOO").as_deref(), Some("bar"));
+    assert_eq!(get("BAI_KERNEL_ID"), Some(Uuid::from_u128(1).to_string()));
+    assert_eq!(get("OMP_NUM_THREADS").as_deref(), Some("1"));
+    let vols = p.spec.as_ref().unwrap().volumes.as_ref().unwrap();
+    let kr = vols.iter().find(|v| v.name == "krunner").unwrap();
+    assert_eq!(
+        kr.host_path.as_ref().unwrap().type_.as_deref(),
+        Some("File")
+    );
+}
+
+#[test]
+fn data_folders_are_host_paths_and_relative_ones_are_refused() {
+    let mut s = spec();
+    s.mounts.push(Mount {
+        vfolder_id: Uuid::from_u128(9),
+        name: "data".into(),
+        host_path: "/srv/nfs/data".into(),
+        kernel_path: "/home/work/data".into(),
+        read_only: true,
+    });
+    let p = kernel_pod(&s, &at()).unwrap();
+    let m = container(&p).volume_mounts.as_ref().unwrap();
+    let d = m
+        .iter()
+        .find(|m| m.mount_path == "/home/work/data")
+        .unwrap();
+    assert_eq!(d.read_only, Some(true));
+    s.mounts[0].host_path = "srv".into();
+    assert!(matches!(
+        kernel_pod(&s, &at()),
+        Err(PodError::BadMount { .. })
+    ));
+}

@@ -1,0 +1,190 @@
+//! The agent RPC interface on the Kubernetes backend: each call mapped to the pod, the
+//! runner or the API server; what this slice does not do answers a clear error.
+
+use super::error::{KubeError, unsupported};
+use super::observe::Observed;
+use super::{KubernetesAgent, capacity, client, lifecycle, normalize_arch, runner};
+use crate::krunner_proto::{list_files_line, request_line, start_app_line};
+use async_trait::async_trait;
+use bai_core::agent::{
+    AgentError, AgentEvent, AgentInfo, AgentRpc, ExecEvent, ExecRequest, KernelCreated, KernelExit,
+    KernelSpec,
+};
+use futures::stream::BoxStream;
+use k8s_openapi::api::core::v1::Pod;
+use kube::Api;
+use kube::api::ListParams;
+use uuid::Uuid;
+
+#[async_trait]
+impl AgentRpc for KubernetesAgent {
+    async fn info(&self) -> Result<AgentInfo, AgentError> {
+        let inner = &self.inner;
+        let c = &inner.config;
+        let node = client::node(&inner.client, &inner.node).await?;
+        let (capacity, images, arch) = match &node {
+            Some(n) if capacity::unusable(n).is_none() => {
+                let all: Api<Pod> = Api::all(inner.client.clone());
+                let lp = ListParams::default().fields(&format!("spec.nodeName={}", inner.node));
+                let pods = all
+                    .list(&lp)
+                    .await
+                    .map_err(KubeError::api("cannot list the node's pods"))?
+                    .items;
+                let arch = n
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.node_info.as_ref())
+                    .map(|i| i.architecture.clone())
+                    .unwrap_or_else(|| crate::host::architecture().into());
+                (capacity::offered(n, &pods), capacity::images(n), arch)
+            }
+            // Gone, cordoned or NotReady: nothing offered.
+            _ => (
+                Default::default(),
+                Vec::new(),
+                crate::host::architecture().into(),
+            ),
+        };
+        Ok(AgentInfo {
+            id: c.agent_id.clone(),
+            region: "kubernetes".into(),
+            scaling_group: c.scaling_group.clone(),
+            architecture: normalize_arch(&arch),
+            capacity,
+            images,
+            version: env!("CARGO_PKG_VERSION").into(),
+            devices: Vec::new(),
+            storage_hosts: c
+                .storage_hosts
+                .iter()
+                .map(|(k, v)| (k.clone(), v.display().to_string()))
+                .collect(),
+            registry: None,
+            egress_error: Some(
+                "egress policies are not enforced on the Kubernetes backend yet".into(),
+            ),
+        })
+    }
+
+    async fn create_kernel(&self, spec: KernelSpec) -> Result<KernelCreated, AgentError> {
+        lifecycle::create(&self.inner, spec).await
+    }
+
+    async fn destroy_kernel(&self, kernel_id: Uuid) -> Result<KernelExit, AgentError> {
+        lifecycle::destroy(&self.inner, kernel_id).await
+    }
+
+    async fn execute(
+        &self,
+        kernel_id: Uuid,
+        req: ExecRequest,
+    ) -> Result<BoxStream<'static, ExecEvent>, AgentError> {
+        runner::request(self.socket(kernel_id)?, request_line(&req)?).await
+    }
+
+    async fn upload_files(
+        &self,
+        _kernel_id: Uuid,
+        _files: Vec<(String, bytes::Bytes)>,
+    ) -> Result<(), AgentError> {
+        Err(unsupported("uploading files"))
+    }
+
+    async fn download_files(
+        &self,
+        _kernel_id: Uuid,
+        _paths: Vec<String>,
+    ) -> Result<Vec<(String, bytes::Bytes)>, AgentError> {
+        Err(unsupported("downloading files"))
+    }
+
+    async fn app_address(
+        &self,
+        kernel_id: Uuid,
+        port: u16,
+    ) -> Result<std::net::SocketAddr, AgentError> {
+        match self.inner.state(kernel_id) {
+            Some(Observed::Running(Some(ip))) => Ok(std::net::SocketAddr::new(ip, port)),
+            Some(_) => Err(AgentError::NotReady("the kernel's pod has no IP".into())),
+            None => Err(AgentError::KernelNotFound(kernel_id)),
+        }
+    }
+
+    async fn start_app(&self, kernel_id: Uuid, name: &str) -> Result<(), AgentError> {
+        let line = start_app_line(name)?;
+        match runner::collect(self.socket(kernel_id)?, line).await? {
+            Ok(_) => Ok(()),
+            Err(why) => Err(AgentError::BadRequest(format!(
+                "the app {name:?} did not start: {}",
+                why.trim()
+            ))),
+        }
+    }
+
+    async fn logs(&self, kernel_id: Uuid) -> Result<String, AgentError> {
+        if !self.inner.knows(kernel_id) {
+            return Err(AgentError::KernelNotFound(kernel_id));
+        }
+        lifecycle::logs(&self.inner, kernel_id)
+            .await
+            .map_err(AgentError::from)
+    }
+
+    async fn list_files(
+        &self,
+        kernel_id: Uuid,
+        path: String,
+    ) -> Result<Vec<bai_core::agent::FileEntry>, AgentError> {
+        match runner::collect(self.socket(kernel_id)?, list_files_line(&path)).await? {
+            Ok(out) => serde_json::from_str(&out).map_err(|e| {
+                AgentError::Runtime(format!("the kernel's runner sent a bad listing: {e}"))
+            }),
+            Err(why) => Err(AgentError::BadRequest(format!(
+                "cannot list {path:?}: {}",
+                why.trim()
+            ))),
+        }
+    }
+
+    async fn kernel_stats(
+        &self,
+        _kernel_id: Uuid,
+    ) -> Result<bai_core::stats::KernelStats, AgentError> {
+        Err(unsupported("kernel statistics"))
+    }
+
+    async fn list_kernels(&self) -> Result<Vec<Uuid>, AgentError> {
+        lifecycle::list(&self.inner).await.map_err(AgentError::from)
+    }
+
+    async fn commit_kernel(
+        &self,
+        _req: bai_core::agent::CommitRequest,
+    ) -> Result<bai_core::agent::ImageInfo, AgentError> {
+        Err(unsupported("committing a session as an image"))
+    }
+
+    async fn remove_image(&self, _reference: String) -> Result<(), AgentError> {
+        Err(unsupported("removing images"))
+    }
+
+    async fn tag_image(&self, _source: String, _target: String) -> Result<(), AgentError> {
+        Err(unsupported("tagging images"))
+    }
+
+    async fn pull_image(
+        &self,
+        _reference: String,
+    ) -> Result<bai_core::agent::ImageInfo, AgentError> {
+        Err(unsupported("pulling images"))
+    }
+
+    async fn push_image(&self, _reference: String) -> Result<(), AgentError> {
+        Err(unsupported("pushing images"))
+    }
+
+    fn events(&self) -> BoxStream<'static, AgentEvent> {
+        self.inner.events.subscribe()
+    }
+}

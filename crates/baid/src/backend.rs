@@ -1,0 +1,97 @@
+//! `baid agent --backend`: where the agent's kernels run, this machine's Docker engine
+//! (the default) or pods on a Kubernetes cluster (`--backend kubernetes --kubeconfig FILE`).
+
+use crate::node::NodeArgs;
+use anyhow::{Context, Result};
+use bai_agent::{KubernetesAgent, KubernetesAgentConfig};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Backend {
+    /// Containers in this machine's Docker engine.
+    Docker,
+    /// Pods on a Kubernetes cluster (the agent runs on the node it offers).
+    Kubernetes,
+}
+
+#[derive(clap::Args)]
+pub struct BackendArgs {
+    /// Where kernels run: `docker` (this machine's engine) or `kubernetes` (pods).
+    #[arg(long, env = "BAI_AGENT_BACKEND", value_enum, default_value = "docker")]
+    pub backend: Backend,
+    /// The Kubernetes backend: the cluster's kubeconfig (its current context); without it,
+    /// the service account of the pod the agent runs in.
+    #[arg(long, env = "BAI_KUBECONFIG", value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The Kubernetes backend: the namespace of the kernels' pods (made when missing).
+    #[arg(long, env = "BAI_KUBE_NAMESPACE", default_value = bai_agent::kubernetes::DEFAULT_NAMESPACE)]
+    pub namespace: String,
+    /// The Kubernetes backend: only nodes with this label are offered (repeatable).
+    #[arg(long = "node-selector", env = "BAI_KUBE_NODE_SELECTOR", value_name = "KEY=VALUE",
+          value_delimiter = ',', value_parser = parse_label)]
+    pub node_selector: Vec<(String, String)>,
+}
+
+fn parse_label(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!("{s:?} is not KEY=VALUE")),
+    }
+}
+
+/// The Kubernetes agent, or one line on stderr and exit 2 when the cluster cannot be used
+/// (a kubeconfig that does not work, no node to offer, no namespace).
+pub async fn kubernetes_agent(
+    args: &BackendArgs,
+    node: &NodeArgs,
+    id: &str,
+    group: &str,
+    data_dir: &Path,
+    storage_hosts: BTreeMap<String, PathBuf>,
+) -> Result<KubernetesAgent> {
+    let krunner = match node.krunner.clone() {
+        Some(p) => p,
+        None => std::env::current_exe()
+            .context("cannot find baid's own path")?
+            .with_file_name("bai-krunner"),
+    };
+    let config = KubernetesAgentConfig {
+        agent_id: id.to_string(),
+        scaling_group: group.to_string(),
+        kubeconfig: args.kubeconfig.clone(),
+        namespace: args.namespace.clone(),
+        node_selector: args.node_selector.iter().cloned().collect(),
+        data_dir: data_dir.to_path_buf(),
+        krunner_path: krunner,
+        storage_hosts,
+    };
+    match KubernetesAgent::connect(config).await {
+        Ok(a) => Ok(a),
+        Err(e) => {
+            let line = e
+                .to_string()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            eprintln!("Error: the Kubernetes backend cannot start: {line}");
+            std::process::exit(2);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_selectors_are_key_value_pairs() {
+        assert_eq!(
+            parse_label("gpu = a100"),
+            Ok(("gpu".to_string(), "a100".to_string()))
+        );
+        assert_eq!(parse_label("a="), Ok(("a".to_string(), String::new())));
+        assert!(parse_label("novalue").is_err());
+        assert!(parse_label("=x").is_err());
+    }
+}

@@ -1,0 +1,318 @@
+//! The Kubernetes agent backend (issue 57) end to end, on the full-node tier: a real
+//! single-node cluster (`scripts/kube-cluster.sh`, kubelet on this machine's Docker engine),
+//! a manager with no agent of its own, and `baid agent --backend kubernetes` joining it.
+//! `bai run --rm -c 'print(1)'` runs in a pod of the agent's namespace, and nothing labelled
+//! by bai is left there afterwards. A kubeconfig that does not work is one line and exit 2.
+//!
+//! The cluster is `BAI_TEST_KUBECONFIG` when set (the test runner starts one for all tests);
+//! otherwise the test starts one itself and stops it at the end. It reuses the machine's
+//! running kubelet cluster when there is one (only one may run per machine).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
+
+use bai_e2e::bin;
+use bai_e2e::remote::{agent_command, manager_for_machines, wait_status};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const MANAGED: &str = "app.kubernetes.io/managed-by=bai";
+
+/// The cluster the test uses; stopped on drop when the test started it.
+struct Cluster {
+    kubeconfig: PathBuf,
+    kubectl: String,
+    /// The folder of a cluster this test started (stopped at the end).
+    owned: Option<PathBuf>,
+}
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/kube-cluster.sh")
+}
+
+/// `KUBECTL` from the cluster's `env` file, else `kubectl` on the PATH.
+fn kubectl_of(kubeconfig: &Path) -> String {
+    let env = kubeconfig.with_file_name("env");
+    std::fs::read_to_string(env)
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                let v = l.trim().strip_prefix("export ").unwrap_or(l.trim());
+                v.strip_prefix("KUBECTL=")
+                    .map(|v| v.trim_matches(|c| c == '"' || c == '\'').to_string())
+            })
+        })
+        .filter(|k| !k.is_empty())
+        .unwrap_or_else(|| "kubectl".into())
+}
+
+impl Cluster {
+    fn get() -> Cluster {
+        if let Some(kc) = std::env::var_os("BAI_TEST_KUBECONFIG").filter(|v| !v.is_empty()) {
+            let kubeconfig = PathBuf::from(kc);
+            return Cluster {
+                kubectl: kubectl_of(&kubeconfig),
+                kubeconfig,
+                owned: None,
+            };
+        }
+        let dir = PathBuf::from(format!("/var/tmp/bai-e2e-kube.{}", std::process::id()));
+        let t = Instant::now();
+        let out = Command::new(script())
+            .arg("start")
+            .arg(&dir)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run kube-cluster.sh");
+        if out.status.success() {
+            let kubeconfig = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+            eprintln!("started a cluster in {:?}", t.elapsed());
+            return Cluster {
+                kubectl: kubectl_of(&kubeconfig),
+                kubeconfig,
+                owned: Some(dir),
+            };
+        }
+        // One kubelet cluster per machine: use the running one.
+        let running = std::fs::read_to_string("/run/bai-kube/kubelet-cluster").unwrap_or_default();
+        let kubeconfig = Path::new(running.trim()).join("kubeconfig");
+        assert!(
+            !running.trim().is_empty() && kubeconfig.is_file(),
+            "cannot start a cluster: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        eprintln!("using the running cluster {}", running.trim());
+        Cluster {
+            kubectl: kubectl_of(&kubeconfig),
+            kubeconfig,
+            owned: None,
+        }
+    }
+
+    fn kubectl(&self, args: &[&str]) -> std::process::Output {
+        Command::new(&self.kubectl)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run kubectl")
+    }
+
+    /// The names of bai's pods in `ns`.
+    fn bai_pods(&self, ns: &str) -> Vec<String> {
+        let out = self.kubectl(&["get", "pods", "-n", ns, "-l", MANAGED, "-o", "name"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.owned {
+            let _ = Command::new(script()).arg("stop").arg(dir).status();
+        }
+    }
+}
+
+/// A `baid agent --backend kubernetes` (killed on drop), its log kept in its data dir.
+struct KubeAgent {
+    child: std::process::Child,
+    data: tempfile::TempDir,
+}
+
+impl KubeAgent {
+    fn start(name: &str, manager: &str, token: &str, kubeconfig: &Path, ns: &str) -> KubeAgent {
+        let data = tempfile::Builder::new()
+            .prefix("bai-kagent-")
+            .tempdir()
+            .expect("tempdir");
+        let log = std::fs::File::create(data.path().join("agent.log")).expect("log");
+        let mut c = agent_command(Command::new(bin("baid")), name, manager, token, data.path());
+        c.args(["--backend", "kubernetes", "--namespace", ns])
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log);
+        KubeAgent {
+            child: c.spawn().expect("spawn baid agent"),
+            data,
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.data.path().join("agent.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for KubeAgent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_session_runs_as_a_pod_and_leaves_nothing() {
+    let cluster = Cluster::get();
+    let ns = format!("bai-e2e-{}", std::process::id());
+    let (s, port, token) = manager_for_machines(&[]);
+    // The backend does not enforce egress policies yet: it takes sessions of open groups.
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--egress",
+            "open",
+        ],
+    )
+    .expect_ok();
+    let agent = KubeAgent::start(
+        "kube-1",
+        &format!("127.0.0.1:{port}"),
+        &token,
+        &cluster.kubeconfig,
+        &ns,
+    );
+    let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_status(&s, "kube-1", "ALIVE", 60)
+    }));
+    assert!(joined.is_ok(), "the agent did not join:\n{}", agent.log());
+
+    // Watch the namespace while the session runs: its pod must be there.
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (seen, stop) = (seen.clone(), stop.clone());
+        let (kubectl, kc, ns) = (
+            cluster.kubectl.clone(),
+            cluster.kubeconfig.clone(),
+            ns.clone(),
+        );
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let c = Cluster {
+                    kubeconfig: kc.clone(),
+                    kubectl: kubectl.clone(),
+                    owned: None,
+                };
+                for p in c.bai_pods(&ns) {
+                    let mut seen = seen.lock().unwrap();
+                    if !seen.contains(&p) {
+                        seen.push(p);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(300));
+            }
+        })
+    };
+    let t = Instant::now();
+    let r = s.bai(
+        &s.admin,
+        &[
+            "run",
+            "--rm",
+            "-r",
+            "cpu=0.5",
+            "-r",
+            "mem=256m",
+            "-c",
+            "import time; time.sleep(2); print(1)",
+            "python",
+        ],
+    );
+    let took = t.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    watcher.join().unwrap();
+    assert!(r.ok(), "bai run failed: {r:?}\nagent:\n{}", agent.log());
+    assert_eq!(r.stdout.trim(), "1", "{r:?}");
+    eprintln!("bai run --rm on Kubernetes took {took:?}");
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "one pod for the session: {seen:?}");
+    assert!(seen[0].starts_with("pod/bai-k-"), "{seen:?}");
+
+    // Nothing of bai is left in the namespace, and none of its containers runs on the node
+    // (the kubelet removes stopped containers at its next garbage collection, within a
+    // minute).
+    let gone = bai_e2e::wait_until(Duration::from_secs(30), || cluster.bai_pods(&ns).is_empty());
+    assert!(gone, "pods left: {:?}", cluster.bai_pods(&ns));
+    let filter = format!("label=io.kubernetes.pod.namespace={ns}");
+    let containers_gone = bai_e2e::wait_until(Duration::from_secs(30), || {
+        let out = Command::new("docker")
+            .args(["ps", "-q", "--filter", &filter])
+            .output()
+            .expect("docker ps");
+        out.stdout.iter().all(u8::is_ascii_whitespace)
+    });
+    assert!(
+        containers_gone,
+        "the session's containers are still on the node"
+    );
+    let kernels = agent.data.path().join("kernels");
+    let left = std::fs::read_dir(&kernels).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(
+        left,
+        0,
+        "kernel directories left under {}",
+        kernels.display()
+    );
+
+    drop(agent);
+    drop(s);
+    cluster.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+/// A kubeconfig whose API server does not answer: one line on stderr, exit 2, before any
+/// manager is dialled.
+#[test]
+fn a_kubeconfig_that_does_not_work_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: x\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n",
+    )
+    .unwrap();
+    let token = format!(
+        "bai1.{}.{}.{}",
+        "a".repeat(8),
+        "b".repeat(32),
+        "c".repeat(64)
+    );
+    let missing = dir.path().join("missing");
+    for (config, what) in [(&kc, "127.0.0.1:1"), (&missing, "missing")] {
+        let t = Instant::now();
+        let out = agent_command(
+            Command::new(bin("baid")),
+            "k",
+            "127.0.0.1:1",
+            &token,
+            dir.path(),
+        )
+        .args(["--backend", "kubernetes"])
+        .arg("--kubeconfig")
+        .arg(config)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run baid agent");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "one line: {stderr}");
+        assert!(
+            lines[0].contains("Kubernetes") && lines[0].contains(what),
+            "{stderr}"
+        );
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "took {:?}",
+            t.elapsed()
+        );
+    }
+}

@@ -32,7 +32,7 @@ pub struct Workload {
     pub dependencies: Vec<Uuid>,
     /// Who its usage is charged to (the `fairshare` sequencer ranks by it; None: an
     /// account of its own, at its share).
-    pub account: Option<crate::fairshare::Account>,
+    pub account: Option<crate::fairshare::tree::Account>,
 }
 
 /// The agents a workload may go to besides their free slots, and what the others lack (the
@@ -134,5 +134,5 @@ pub struct Snapshot {
     pub running: Vec<RunningSession>,
     /// The share tree and policy, for groups on the `fairshare` sequencer (None there:
     /// every account at its share, so age, size and priority decide).
-    pub fairshare: Option<crate::fairshare::Input>,
+    pub fairshare: Option<crate::fairshare::policy::Input>,
 }

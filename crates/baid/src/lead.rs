@@ -9,17 +9,13 @@
 //! lease taken over, or no renewal for [`TTL`], means another manager may lead: this
 //! process then starts again from the beginning (`exec` of itself), and stands by.
 
+use crate::lease::{LEASE, TTL};
 use crate::standby::{Absent, Leader, Standby};
 use anyhow::Result;
 use bai_store::{Claim, LeaseBid, LeaseRow, Store};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The lease's name.
-pub const LEASE: &str = "manager";
-/// How long a lease lasts without a renewal: a dead leader's lease is taken over this long
-/// after its last renewal.
-pub const TTL: Duration = Duration::from_secs(5);
 /// How often the leader renews.
 const RENEW: Duration = Duration::from_secs(1);
 /// How often a standby tries to take over.

@@ -11,6 +11,7 @@ mod db;
 mod https;
 mod ldap_flags;
 mod lead;
+mod lease;
 mod lock;
 mod node;
 mod open;
@@ -342,7 +343,7 @@ async fn up(args: UpArgs) -> Result<()> {
             std::process::exit(2);
         }
     };
-    if let Err(e) = store.fence(lead::LEASE, lease.term) {
+    if let Err(e) = store.fence(lease::LEASE, lease.term) {
         open::database_failed(e);
     }
     lead::keep(store.clone(), bid.clone(), lease.term);

@@ -100,7 +100,7 @@ impl Default for Bounds {
             silent: Duration::from_secs(3),
             // The leader renews every second for `TTL` (5 s): less than 2.5 s left means no
             // renewal for 2.5 s, two and a half missed.
-            late_left: crate::lead::TTL.saturating_sub(Duration::from_millis(2500)),
+            late_left: crate::lease::TTL.saturating_sub(Duration::from_millis(2500)),
             tick: Duration::from_millis(250),
         }
     }

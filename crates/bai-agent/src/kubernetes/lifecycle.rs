@@ -5,7 +5,7 @@
 use super::error::{KubeError, is_not_found};
 use super::observe::{Ended, Observed, Problem};
 use super::pod::{Placement, kernel_pod, pod_name};
-use super::{Inner, labels, log_params, runner, watch};
+use super::{Inner, labels, log_params, runner};
 use crate::docker::body::make_work_dir;
 use bai_core::agent::{AgentError, KernelCreated, KernelExit, KernelSpec};
 use kube::api::{DeleteParams, ListParams, PostParams};
@@ -32,7 +32,7 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
             inner.release_end(kernel);
             // An end seen while the creation owned it is reported now.
             if let Some(Observed::Ended(e)) = inner.state(kernel) {
-                watch::report_end(inner, kernel, e);
+                report_end(inner, kernel, e);
             }
             Ok(created)
         }
@@ -219,4 +219,22 @@ pub async fn logs(inner: &Inner, kernel: Uuid) -> Result<String, KubeError> {
         .map_err(KubeError::api(format_args!(
             "cannot read the logs of kernel {kernel}"
         )))
+}
+
+/// Reports the end once and cleans up, unless a create or destroy owns this kernel's end.
+pub fn report_end(inner: &Arc<Inner>, kernel: Uuid, ended: Ended) {
+    if !inner.claim_end(kernel) {
+        return;
+    }
+    let inner = inner.clone();
+    tokio::spawn(async move {
+        tracing::info!(kernel = %kernel, exit_code = ?ended.exit_code, oom = ended.oom_killed,
+            reason = %ended.reason, "kernel ended");
+        let exit = remove(&inner, kernel, Some(ended)).await;
+        inner.finish(kernel);
+        inner.release_end(kernel);
+        inner
+            .events
+            .send(bai_core::agent::AgentEvent::KernelExited(exit));
+    });
 }

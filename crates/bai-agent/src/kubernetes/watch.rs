@@ -82,7 +82,7 @@ async fn round(inner: &Arc<Inner>) -> Result<(), kube::Error> {
 fn seen(inner: &Arc<Inner>, kernel: Uuid, pod: &Pod) {
     let observed = observe(pod);
     if let Observed::Ended(ended) = &observed {
-        report_end(inner, kernel, ended.clone());
+        lifecycle::report_end(inner, kernel, ended.clone());
     }
     inner.set_state(kernel, observed);
 }
@@ -96,24 +96,6 @@ fn deleted(inner: &Arc<Inner>, kernel: Uuid) {
     if !inner.is_known(kernel) {
         return; // gone before: reported, or its creation failed and was cleaned up
     }
-    report_end(inner, kernel, ended.clone());
+    lifecycle::report_end(inner, kernel, ended.clone());
     inner.set_state(kernel, Observed::Ended(ended));
-}
-
-/// Reports the end once and cleans up, unless a create or destroy owns this kernel's end.
-pub fn report_end(inner: &Arc<Inner>, kernel: Uuid, ended: Ended) {
-    if !inner.claim_end(kernel) {
-        return;
-    }
-    let inner = inner.clone();
-    tokio::spawn(async move {
-        tracing::info!(kernel = %kernel, exit_code = ?ended.exit_code, oom = ended.oom_killed,
-            reason = %ended.reason, "kernel ended");
-        let exit = lifecycle::remove(&inner, kernel, Some(ended)).await;
-        inner.finish(kernel);
-        inner.release_end(kernel);
-        inner
-            .events
-            .send(bai_core::agent::AgentEvent::KernelExited(exit));
-    });
 }

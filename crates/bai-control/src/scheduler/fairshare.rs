@@ -99,7 +99,7 @@ fn started_ms(r: &SessionRow) -> Option<i64> {
     let h = &r.state.status_history;
     h.get(&S::Running)
         .or(h.get(&S::Scheduled))
-        .and_then(|t| super::snapshot::parse_time(t))
+        .and_then(|t| super::time::parse_time(t))
         .map(|t| t.timestamp_millis())
 }
 

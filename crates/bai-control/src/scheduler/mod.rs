@@ -9,6 +9,7 @@ mod ctx;
 pub mod eligible;
 pub mod fairshare;
 pub mod snapshot;
+mod time;
 
 pub use ctx::Scheduler;
 

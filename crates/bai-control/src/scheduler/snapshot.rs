@@ -1,6 +1,7 @@
 //! Builds the scheduler's view of each resource group from the store and the agents.
 
 use super::Scheduler;
+use super::time::parse_time;
 use bai_core::resources::ResourceSlots;
 use bai_core::status::{SessionResult, SessionStatus as S};
 use bai_sched::{
@@ -10,12 +11,6 @@ use bai_store::{PendingRow, ResourceGroupRow, SessionRow};
 use chrono::{DateTime, Duration, Utc};
 use std::collections::HashMap;
 use uuid::Uuid;
-
-pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
-}
 
 /// One group, ready for a pass: its configuration, its snapshot, and its PENDING rows by id.
 pub struct GroupInput {

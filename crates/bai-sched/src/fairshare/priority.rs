@@ -8,41 +8,12 @@
 //! it would add, normalized like the tree's usage. Submitting 500 at once lowers the factor of
 //! the later ones and does not beat the share.
 
-use super::Policy;
+use super::policy::Policy;
 use super::tree::{Account, ShareTree, factor};
 use crate::types::Workload;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-
-/// How the factors (each in 0..=1) weigh in the priority number.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct PriorityWeights {
-    pub fairshare: f64,
-    pub age: f64,
-    pub size: f64,
-    /// The session's own priority (0..=100, as given at creation).
-    pub priority: f64,
-    /// The age at which the age factor reaches 1.
-    pub max_age_secs: u64,
-    /// How long each earlier pending session of an account is assumed to run (burst penalty;
-    /// 0: off).
-    pub burst_window_secs: u64,
-}
-
-impl Default for PriorityWeights {
-    fn default() -> PriorityWeights {
-        PriorityWeights {
-            fairshare: 10_000.0,
-            age: 1_000.0,
-            size: 1_000.0,
-            priority: 1_000.0,
-            max_age_secs: 7 * 86_400,
-            burst_window_secs: 3_600,
-        }
-    }
-}
 
 /// One pending session's factors and priority.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -30,7 +30,11 @@ for line in open(sys.argv[1], encoding="utf-8"):
     if not line.startswith("{"):
         continue
     m = json.loads(line)
+    # Test harnesses only: the binaries themselves (bai, baid, bai-krunner) are built too, for
+    # the integration tests, with profile.test false.
     if m.get("reason") != "compiler-artifact" or not m.get("executable"):
+        continue
+    if not m.get("profile", {}).get("test"):
         continue
     crate = os.path.dirname(m["manifest_path"])
     # path+file:///…/tests#bai-e2e@0.1.0, or path+file:///…/crates/bai-store#0.1.0

@@ -13,6 +13,7 @@ mod docker;
 pub mod dummy;
 mod error;
 pub mod host;
+mod kernel_env;
 pub mod krunner_proto;
 pub mod kubernetes;
 pub mod paths;

@@ -191,19 +191,7 @@ pub fn environment(spec: &KernelSpec, placement: &Placement) -> Vec<String> {
         env.entry("OMPI_MCA_btl_vader_single_copy_mechanism".into())
             .or_insert_with(|| "none".into());
     }
-    env.extend(cluster.environment(spec.session_id));
-    env.insert("BAI_SESSION_ID".into(), spec.session_id.to_string());
-    env.insert("BAI_KERNEL_ID".into(), spec.kernel_id.to_string());
-    env.insert("BAI_SESSION_NAME".into(), spec.session_name.clone());
-    env.insert("BAI_SESSION_TYPE".into(), spec.session_type.as_str().into());
-    env.remove("BAI_STARTUP_COMMAND");
-    env.remove("BAI_BOOTSTRAP_SCRIPT");
-    if let Some(c) = &spec.startup_command {
-        env.insert("BAI_STARTUP_COMMAND".into(), c.clone());
-    }
-    if let Some(s) = &spec.bootstrap_script {
-        env.insert("BAI_BOOTSTRAP_SCRIPT".into(), s.clone());
-    }
+    crate::kernel_env::add_session_vars(&mut env, spec);
     let mut env = env.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
     placement.carried.clear_env(&mut env);
     env

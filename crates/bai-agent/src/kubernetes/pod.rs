@@ -269,20 +269,7 @@ fn environment(spec: &KernelSpec) -> Vec<EnvVar> {
     env.insert("HOME".into(), "/home/work".into());
     env.insert("LANG".into(), "C.UTF-8".into());
     env.extend(spec.environ.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let cluster = spec.cluster_info();
-    env.extend(cluster.environment(spec.session_id));
-    env.insert("BAI_SESSION_ID".into(), spec.session_id.to_string());
-    env.insert("BAI_KERNEL_ID".into(), spec.kernel_id.to_string());
-    env.insert("BAI_SESSION_NAME".into(), spec.session_name.clone());
-    env.insert("BAI_SESSION_TYPE".into(), spec.session_type.as_str().into());
-    env.remove("BAI_STARTUP_COMMAND");
-    env.remove("BAI_BOOTSTRAP_SCRIPT");
-    if let Some(c) = &spec.startup_command {
-        env.insert("BAI_STARTUP_COMMAND".into(), c.clone());
-    }
-    if let Some(s) = &spec.bootstrap_script {
-        env.insert("BAI_BOOTSTRAP_SCRIPT".into(), s.clone());
-    }
+    crate::kernel_env::add_session_vars(&mut env, spec);
     env.into_iter()
         .map(|(name, value)| EnvVar {
             name,

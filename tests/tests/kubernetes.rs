@@ -2,11 +2,13 @@
 //! single-node cluster (`scripts/kube-cluster.sh`, kubelet on this machine's Docker engine),
 //! a manager with no agent of its own, and `baid agent --backend kubernetes` joining it.
 //! `bai run --rm -c 'print(1)'` runs in a pod of the agent's namespace, and nothing labelled
-//! by bai is left there afterwards. A kubeconfig that does not work is one line and exit 2.
+//! by bai is left there afterwards. A session's uploads, downloads, listing, dotfiles and
+//! counters work on a pod. A kubeconfig that does not work is one line and exit 2.
 //!
 //! The cluster is `BAI_TEST_KUBECONFIG` when set (the test runner starts one for all tests);
-//! otherwise the test starts one itself and stops it at the end. It reuses the machine's
-//! running kubelet cluster when there is one (only one may run per machine).
+//! otherwise the first test starts one, shared by the tests running beside it, and the last
+//! one stops it. It reuses the machine's running kubelet cluster when there is one (only one
+//! may run per machine).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::bin;
@@ -47,8 +49,22 @@ fn kubectl_of(kubeconfig: &Path) -> String {
         .unwrap_or_else(|| "kubectl".into())
 }
 
+/// The cluster the tests of this binary share while any of them runs (tests run side by side:
+/// one start, stopped when the last one drops it).
+static SHARED: Mutex<std::sync::Weak<Cluster>> = Mutex::new(std::sync::Weak::new());
+
 impl Cluster {
-    fn get() -> Cluster {
+    fn get() -> Arc<Cluster> {
+        let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = shared.upgrade() {
+            return c;
+        }
+        let c = Arc::new(Cluster::start());
+        *shared = Arc::downgrade(&c);
+        c
+    }
+
+    fn start() -> Cluster {
         if let Some(kc) = std::env::var_os("BAI_TEST_KUBECONFIG").filter(|v| !v.is_empty()) {
             let kubeconfig = PathBuf::from(kc);
             return Cluster {
@@ -268,6 +284,109 @@ fn a_session_runs_as_a_pod_and_leaves_nothing() {
     cluster.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
 }
 
+/// A session's files and counters on the Kubernetes backend: an upload lands in the pod's
+/// /home/work owned by the kernel's user, a folder made in the session comes back as a
+/// download, a missing path is one clear line, and the runner's cgroup readings feed
+/// `bai session stats` (what the utilization idle checker judges).
+#[test]
+fn a_pod_sessions_files_and_counters() {
+    let cluster = Cluster::get();
+    let ns = format!("bai-e2e-files-{}", std::process::id());
+    let (s, port, token) = manager_for_machines(&[("BAI_MONITOR_INTERVAL_MS", "300")]);
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--egress",
+            "open",
+        ],
+    )
+    .expect_ok();
+    let agent = KubeAgent::start(
+        "kube-files",
+        &format!("127.0.0.1:{port}"),
+        &token,
+        &cluster.kubeconfig,
+        &ns,
+    );
+    let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_status(&s, "kube-files", "ALIVE", 60)
+    }));
+    assert!(joined.is_ok(), "the agent did not join:\n{}", agent.log());
+    std::fs::write(s.work.path().join("vimrc"), "set number\n").unwrap();
+    s.bai(
+        &s.admin,
+        &["dotfile", "create", ".vimrc", "-f", "vimrc", "-p", "600"],
+    )
+    .expect_ok();
+    let started = s.bai(
+        &s.admin,
+        &[
+            "start", "-t", "kfiles", "-r", "cpu=0.5", "-r", "mem=256m", "python",
+        ],
+    );
+    assert!(started.ok(), "{started:?}\nagent:\n{}", agent.log());
+    s.wait_for(120, "the session to run", || {
+        (s.status(&s.admin, "kfiles") == "RUNNING").then_some(())
+    });
+
+    std::fs::write(s.work.path().join("payload.txt"), "into the pod\n").unwrap();
+    s.bai(&s.admin, &["upload", "kfiles", "payload.txt"])
+        .expect_ok();
+    let code = "import os; print(open('payload.txt').read().strip(), os.stat('payload.txt').st_uid); \
+                os.makedirs('out', exist_ok=True); open('out/r.txt', 'w').write('result'); \
+                st = os.stat('.vimrc'); print('vimrc', oct(st.st_mode & 0o777), st.st_uid, open('.vimrc').read().strip()); \
+                print('hook', os.path.isfile('/etc/profile.d/zz-bai-environ.sh'))";
+    let r = s.bai(&s.admin, &["run", "-t", "kfiles", "-c", code, "python"]);
+    assert!(r.ok(), "{r:?}\nagent:\n{}", agent.log());
+    assert!(r.stdout.contains("into the pod 1000"), "{r:?}");
+    // The owner's dotfile is in the home before the session starts, and the login-shell
+    // hook that keeps the session's PATH in the web terminal is mounted, as on Docker.
+    assert!(r.stdout.contains("vimrc 0o600 1000 set number"), "{r:?}");
+    assert!(r.stdout.contains("hook True"), "{r:?}");
+
+    let ls = s.bai(&s.admin, &["session", "files", "kfiles", "out"]);
+    assert!(ls.ok() && ls.stdout.contains("r.txt"), "{ls:?}");
+    std::fs::create_dir_all(s.work.path().join("back")).unwrap();
+    s.bai(&s.admin, &["download", "kfiles", "out", "--dest", "back"])
+        .expect_ok();
+    let back = std::fs::read_to_string(s.work.path().join("back/out/r.txt"));
+    assert_eq!(back.ok().as_deref(), Some("result"));
+    let missing = s.bai(
+        &s.admin,
+        &["download", "kfiles", "nope.txt", "--dest", "back"],
+    );
+    assert!(!missing.ok(), "{missing:?}");
+    assert!(missing.stderr.contains("nope.txt"), "{missing:?}");
+
+    // Counters from the pod's own cgroup, sampled by the manager.
+    let stats = s.wait_for(120, "counters of the pod", || {
+        let r = s.bai(&s.admin, &["session", "stats", "--json", "kfiles"]);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).ok()?;
+        let enough = v["samples"].as_array().is_some_and(|a| a.len() >= 2);
+        (enough && v["counters"]["cpu_used_ns"].as_u64() > Some(0)).then_some(v)
+    });
+    assert!(stats["counters"]["mem_bytes"].as_u64() > Some(0), "{stats}");
+    assert!(
+        stats["samples"]
+            .as_array()
+            .and_then(|a| a.last())
+            .and_then(|l| l["mem_bytes"].as_u64())
+            > Some(0),
+        "{stats}"
+    );
+
+    s.bai(&s.admin, &["rm", "kfiles"]).expect_ok();
+    let gone = bai_e2e::wait_until(Duration::from_secs(60), || cluster.bai_pods(&ns).is_empty());
+    assert!(gone, "pods left: {:?}", cluster.bai_pods(&ns));
+    drop(agent);
+    drop(s);
+    cluster.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
 /// A kubeconfig whose API server does not answer: one line on stderr, exit 2, before any
 /// manager is dialled.
 #[test]
@@ -287,7 +406,6 @@ fn a_kubeconfig_that_does_not_work_is_one_line_and_exit_2() {
     );
     let missing = dir.path().join("missing");
     for (config, what) in [(&kc, "127.0.0.1:1"), (&missing, "missing")] {
-        let t = Instant::now();
         let out = agent_command(
             Command::new(bin("baid")),
             "k",
@@ -308,11 +426,6 @@ fn a_kubeconfig_that_does_not_work_is_one_line_and_exit_2() {
         assert!(
             lines[0].contains("Kubernetes") && lines[0].contains(what),
             "{stderr}"
-        );
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "took {:?}",
-            t.elapsed()
         );
     }
 }

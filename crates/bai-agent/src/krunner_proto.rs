@@ -45,6 +45,14 @@ pub fn list_files_line(path: &str) -> String {
     )
 }
 
+/// The request line for the kernel's resource counters: `{"op":"stats"}`.
+pub const STATS: &str = "{\"op\":\"stats\"}\n";
+
+/// The request line that archives one file or folder: `{"op":"download","path":…}`.
+pub fn download_line(path: &str) -> String {
+    format!("{}\n", serde_json::json!({"op": "download", "path": path}))
+}
+
 /// Whether a reply line is the answer to [`PING`].
 pub fn is_pong(line: &str) -> bool {
     serde_json::from_str::<Value>(line.trim())
@@ -112,6 +120,16 @@ mod tests {
         assert_eq!(
             krunner::parse_request(std::str::from_utf8(EXIT).expect("utf-8")).ok(),
             Some(krunner::Request::Exit)
+        );
+        assert_eq!(
+            krunner::parse_request(STATS).ok(),
+            Some(krunner::Request::Stats)
+        );
+        assert_eq!(
+            krunner::parse_request(&download_line("out/a \"b\".csv")).ok(),
+            Some(krunner::Request::Download {
+                path: "out/a \"b\".csv".into()
+            })
         );
     }
 

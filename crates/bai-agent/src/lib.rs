@@ -14,13 +14,15 @@ pub mod dummy;
 mod error;
 pub mod host;
 mod kernel_env;
+pub mod kernel_files;
 pub mod krunner_proto;
 pub mod kubernetes;
 pub mod paths;
+pub mod runner;
 
 pub use docker::{
     DockerAgent, DockerAgentConfig, LABEL_AGENT, LABEL_CPUSET, LABEL_DEVICES, LABEL_KERNEL,
-    LABEL_KERNELSPEC, LABEL_SESSION, LOG_TAIL_BYTES, WORK_UID,
+    LABEL_KERNELSPEC, LABEL_SESSION, LOG_TAIL_BYTES,
 };
 pub use dummy::{CreateStep, DummyAgent, DummyAgentConfig};
 pub use kubernetes::{KubeError, KubernetesAgent, KubernetesAgentConfig};

@@ -26,6 +26,7 @@ macro_rules! say {
 }
 
 mod apps;
+mod archive;
 mod batch;
 mod environ;
 mod listing;
@@ -36,6 +37,7 @@ mod repl;
 mod scrub;
 mod server;
 mod session;
+mod stats;
 mod terminal;
 mod zygote;
 

@@ -27,6 +27,14 @@ pub enum Request {
     ListFiles {
         path: String,
     },
+    /// The kernel's resource counters: `{"op":"stats"}`; the reply is one `stdout` event
+    /// holding them as JSON (`crate::stats`), then `finished`.
+    Stats,
+    /// One file or folder as a tar archive: `{"op":"download","path":"out"}`; the reply is
+    /// `stdout` events of base64 text (`crate::archive`), then `finished`.
+    Download {
+        path: String,
+    },
     /// A pool kernel becomes a session's: `{"op":"bind","env":["NAME=value",…]}`, the
     /// session's whole environment; answered with `finished` (0: krunner starts again
     /// under it). Only a pool kernel's runner takes it (`crate::pool`).

@@ -1,9 +1,9 @@
 //! One connection: read the request line, answer it, close.
 
-use crate::batch;
 use crate::listing;
 use crate::proto::{self, Event, ExecRequest, Request};
 use crate::repl::{Outcome, Repl};
+use crate::{archive, batch, stats};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
@@ -13,6 +13,9 @@ use std::sync::{Arc, Condvar, Mutex};
 
 /// The longest request line accepted (code snippets included).
 const MAX_REQUEST: u64 = 64 << 20;
+/// The largest archive one download makes (built in memory, as the agent's Docker path does);
+/// bigger files travel through data folders or SFTP.
+const DOWNLOAD_LIMIT: usize = 256 << 20;
 
 pub struct State {
     pub repl: Option<Repl>,
@@ -104,6 +107,38 @@ pub fn serve(state: &Arc<State>, stream: UnixStream) {
                 }
                 Err(e) => {
                     emit(&Event::stderr(format!("{}: {e}\n", dir.display())));
+                    emit(&Event::Finished { exit_code: 1 });
+                }
+            }
+        }
+        Request::Stats => {
+            let mut emit = emitter(&mut out);
+            match stats::read(Path::new("/sys/fs/cgroup"), Path::new("/proc/net/dev")) {
+                Ok(c) => {
+                    let json = serde_json::to_string(&c).unwrap_or_else(|_| "{}".into());
+                    emit(&Event::Stdout { data: json });
+                    emit(&Event::Finished { exit_code: 0 });
+                }
+                Err(e) => {
+                    emit(&Event::stderr(format!("krunner: {e}\n")));
+                    emit(&Event::Finished { exit_code: 1 });
+                }
+            }
+        }
+        Request::Download { path } => {
+            let mut emit = emitter(&mut out);
+            let at = listing::resolve(Path::new(&state.workdir), &path);
+            match archive::tar_of(&at, DOWNLOAD_LIMIT) {
+                Ok(tar) => {
+                    for data in archive::chunks(&tar) {
+                        if !emit(&Event::Stdout { data }) {
+                            return;
+                        }
+                    }
+                    emit(&Event::Finished { exit_code: 0 });
+                }
+                Err(e) => {
+                    emit(&Event::stderr(format!("{path}: {e}\n")));
                     emit(&Event::Finished { exit_code: 1 });
                 }
             }

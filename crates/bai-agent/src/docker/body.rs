@@ -4,41 +4,19 @@
 
 use super::place::{Placement, environment};
 use super::{
-    Inner, LABEL_AGENT, LABEL_CPUSET, LABEL_DEVICES, LABEL_KERNEL, LABEL_SESSION, WORK_UID,
-    cluster, egress, etc, netpool,
+    Inner, LABEL_AGENT, LABEL_CPUSET, LABEL_DEVICES, LABEL_KERNEL, LABEL_SESSION, cluster, egress,
+    netpool,
 };
 use crate::cores::format_cpulist;
-use crate::error::runtime;
+use crate::kernel_files::{WORK_UID, etc};
 use crate::paths::KernelDirs;
 use bai_core::agent::{AgentError, KernelSpec};
 use bai_core::cluster::ClusterInfo;
 use bollard::models::{ContainerCreateBody, DeviceMapping, HostConfig};
 use std::collections::HashMap;
-use std::os::unix::fs::MetadataExt;
-use std::path::Path;
 
 /// Most processes (threads included) in one kernel.
 const PIDS_LIMIT: i64 = 4096;
-
-/// Creates `p` (and missing parents) owned by the work user.
-pub fn make_work_dir(p: &Path) -> Result<(), AgentError> {
-    std::fs::create_dir_all(p)
-        .map_err(|e| runtime(format_args!("cannot create {}", p.display()), e))?;
-    let meta = std::fs::metadata(p)
-        .map_err(|e| runtime(format_args!("cannot stat {}", p.display()), e))?;
-    if meta.uid() != WORK_UID || meta.gid() != WORK_UID {
-        std::os::unix::fs::chown(p, Some(WORK_UID), Some(WORK_UID)).map_err(|e| {
-            runtime(
-                format_args!(
-                    "cannot hand {} to uid {WORK_UID} (is the agent root?)",
-                    p.display()
-                ),
-                e,
-            )
-        })?;
-    }
-    Ok(())
-}
 
 pub fn container_body(
     inner: &Inner,

@@ -63,8 +63,12 @@ fn write_private(path: &Path, text: &str, mode: u32) -> Result<(), AgentError> {
         .map_err(|e| runtime(format_args!("cannot write {}", path.display()), e))?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
         .map_err(|e| runtime(format_args!("cannot chmod {}", path.display()), e))?;
-    std::os::unix::fs::chown(path, Some(super::WORK_UID), Some(super::WORK_UID))
-        .map_err(|e| runtime(format_args!("cannot chown {}", path.display()), e))
+    std::os::unix::fs::chown(
+        path,
+        Some(crate::kernel_files::WORK_UID),
+        Some(crate::kernel_files::WORK_UID),
+    )
+    .map_err(|e| runtime(format_args!("cannot chown {}", path.display()), e))
 }
 
 /// Writes the session's keys into the kernel's run directory and returns the binds that

@@ -1,12 +1,11 @@
 //! Creating a kernel: scratch directories, a container with real limits, start, wait
 //! until krunner answers, then watch it.
 
-use super::body::{container_body, make_work_dir};
-use super::{
-    Inner, adopt, cluster, destroy, egress, home, inspect, netpool, place, pool, ready, watch,
-};
+use super::body::container_body;
+use super::{Inner, adopt, cluster, destroy, egress, inspect, netpool, place, pool, ready, watch};
 use crate::cores::format_cpulist;
 use crate::error::{is_not_found, runtime};
+use crate::kernel_files::{home, make_work_dir};
 use bai_core::agent::{AgentError, KernelCreated, KernelSpec};
 use bollard::query_parameters::{CreateContainerOptions, StartContainerOptions};
 use std::sync::Arc;

@@ -12,10 +12,8 @@ mod commit;
 pub(crate) mod create;
 pub(crate) mod destroy;
 pub mod egress;
-mod etc;
 mod exec;
 mod files;
-pub(crate) mod home;
 mod inspect;
 mod isolation;
 pub(crate) mod list;
@@ -63,8 +61,6 @@ pub const LABEL_SESSION: &str = "ai.bai.session";
 pub const LABEL_KERNELSPEC: &str = "ai.backend.kernelspec";
 /// Most bytes of logs kept from a finished kernel.
 pub const LOG_TAIL_BYTES: usize = 256 * 1024;
-/// uid and gid of the `work` user inside kernel images.
-pub const WORK_UID: u32 = 1000;
 /// Label with the accelerator devices a kernel holds (`0=500,1=1000`).
 pub const LABEL_DEVICES: &str = "ai.bai.devices";
 /// Label with the cores a kernel is pinned to (`0,1`).
@@ -271,7 +267,7 @@ impl DockerAgent {
             .map_err(|e| runtime(format_args!("cannot create {}", kernels.display()), e))?;
         config.data_dir = std::fs::canonicalize(&config.data_dir)
             .map_err(|e| runtime(format_args!("cannot use {}", config.data_dir.display()), e))?;
-        etc::write(&config.data_dir)?;
+        crate::kernel_files::etc::write(&config.data_dir)?;
         KernelDirs::new(&config.data_dir, Uuid::nil())
             .check_socket_path()
             .map_err(AgentError::Runtime)?;

@@ -2,13 +2,12 @@
 
 use super::Inner;
 use crate::error::is_not_found;
-use crate::krunner_proto::{PING, is_pong};
+use crate::runner::ping;
 use bollard::errors::Error::DockerContainerWaitError;
 use bollard::query_parameters::WaitContainerOptions;
 use futures::StreamExt;
 use std::path::Path;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use uuid::Uuid;
 
 /// How long a kernel may take to become ready (bootstrap script included).
@@ -18,19 +17,6 @@ const POLL_FAST: Duration = Duration::from_millis(2);
 const POLL_SLOW: Duration = Duration::from_millis(20);
 /// Polls at the fast interval before slowing down (about half a second).
 const FAST_POLLS: u32 = 250;
-
-/// One ping over the kernel's socket.
-pub async fn ping(socket: &Path) -> std::io::Result<()> {
-    let mut s = tokio::net::UnixStream::connect(socket).await?;
-    s.write_all(PING).await?;
-    let mut line = String::new();
-    BufReader::new(s).read_line(&mut line).await?;
-    if is_pong(&line) {
-        Ok(())
-    } else {
-        Err(std::io::Error::other(format!("unexpected answer {line:?}")))
-    }
-}
 
 /// Pings until krunner answers; fails when the container stops first or after
 /// [`READY_TIMEOUT`]. Returns why it failed.

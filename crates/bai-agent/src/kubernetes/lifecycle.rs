@@ -5,8 +5,9 @@
 use super::error::{KubeError, is_not_found};
 use super::observe::{Ended, Observed, Problem};
 use super::pod::{Placement, kernel_pod, pod_name};
-use super::{Inner, labels, log_params, runner};
-use crate::docker::body::make_work_dir;
+use super::{Inner, labels, log_params};
+use crate::kernel_files::{home, make_work_dir};
+use crate::runner;
 use bai_core::agent::{AgentError, KernelCreated, KernelExit, KernelSpec};
 use kube::api::{DeleteParams, ListParams, PostParams};
 use std::sync::Arc;
@@ -56,11 +57,16 @@ async fn create_claimed(inner: &Inner, spec: &KernelSpec) -> Result<KernelCreate
         krunner: inner.config.krunner_path.display().to_string(),
         run_dir: dirs.run.display().to_string(),
         work_dir: dirs.work.display().to_string(),
+        etc: crate::kernel_files::etc::files(&inner.config.data_dir)
+            .into_iter()
+            .map(|(host, inside)| (host.display().to_string(), inside.to_string()))
+            .collect(),
     };
     let pod = kernel_pod(spec, &placement).map_err(KubeError::from)?;
     dirs.check_socket_path().map_err(AgentError::Runtime)?;
     make_work_dir(&dirs.work)?;
     make_work_dir(&dirs.run)?;
+    home::fill(&dirs.work, &spec.dotfiles)?;
     let _ = std::fs::remove_file(&dirs.socket);
     let started = Instant::now();
     let made = inner

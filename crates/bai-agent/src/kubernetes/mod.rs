@@ -6,7 +6,9 @@
 //!   namespace, pinned to the node bai chose by a required node affinity.
 //! - The agent runs on that node (this slice offers one node): the pod's runner binary, its
 //!   socket directory and its scratch home are hostPath volumes under the agent's data
-//!   directory, and the agent talks to krunner over the socket, as the Docker backend does.
+//!   directory, and the agent talks to krunner over the socket ([`crate::runner`], the
+//!   Docker backend's client); uploads, dotfiles and `/etc` files go into those directories
+//!   ([`crate::kernel_files`]), downloads and counters come from krunner.
 //! - One watch over the agent's pods ([`watch`]) reports kernels that end on their own.
 //! - Capacity: the node's allocatable less what pods bai did not make request
 //!   ([`capacity::offered`]).
@@ -20,7 +22,6 @@ pub mod observe;
 pub mod pod;
 pub mod quantity;
 mod rpc;
-mod runner;
 mod watch;
 
 pub use error::KubeError;
@@ -205,6 +206,8 @@ impl KubernetesAgent {
         config.data_dir = std::fs::canonicalize(&config.data_dir).map_err(|e| {
             KubeError::NoNode(format!("cannot use {}: {e}", config.data_dir.display()))
         })?;
+        crate::kernel_files::etc::write(&config.data_dir)
+            .map_err(|e| KubeError::NoNode(e.to_string()))?;
         tracing::info!(agent = %config.agent_id, namespace = %config.namespace, %node,
             "the Kubernetes backend is ready");
         let pods = Api::namespaced(client.clone(), &config.namespace);

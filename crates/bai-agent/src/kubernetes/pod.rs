@@ -15,7 +15,7 @@
 //!   longer fits is rejected by the kubelet instead of waiting).
 
 use super::labels::{self, KernelLabels};
-use crate::WORK_UID;
+use crate::kernel_files::WORK_UID;
 use bai_core::agent::KernelSpec;
 use k8s_openapi::api::core::v1::{
     Affinity, Capabilities, Container, EmptyDirVolumeSource, EnvVar, HostPathVolumeSource,
@@ -57,6 +57,9 @@ pub struct Placement {
     pub run_dir: String,
     /// The kernel's scratch home on the node (`/home/work` inside).
     pub work_dir: String,
+    /// Files of every kernel's `/etc`: on the node → inside, mounted read-only
+    /// ([`crate::kernel_files::etc`]).
+    pub etc: Vec<(String, String)>,
 }
 
 /// Why a kernel cannot be a pod.
@@ -244,6 +247,11 @@ fn volumes(spec: &KernelSpec, at: &Placement) -> Result<(Vec<Volume>, Vec<Volume
         mount("work", "/home/work", false),
         mount("shm", "/dev/shm", false),
     ];
+    for (i, (host, inside)) in at.etc.iter().enumerate() {
+        let name = format!("etc-{i}");
+        volumes.push(host_path(&name, host, "File"));
+        mounts.push(mount(&name, inside, true));
+    }
     // Data folders: a storage host is mounted at the same path on every node.
     for (i, m) in spec.mounts.iter().enumerate() {
         if !m.host_path.starts_with('/') || !m.kernel_path.starts_with('/') {

@@ -36,6 +36,10 @@ fn at() -> Placement {
         krunner: "/usr/lib/bai/bai-krunner".into(),
         run_dir: "/var/lib/bai/kernels/1/run".into(),
         work_dir: "/var/lib/bai/kernels/1/work".into(),
+        etc: vec![(
+            "/var/lib/bai/etc/profile.sh".into(),
+            "/etc/profile.d/zz-bai-environ.sh".into(),
+        )],
     }
 }
 
@@ -179,6 +183,22 @@ fn labels_name_session_and_kernel_and_the_runner_is_mounted() {
         kr.host_path.as_ref().unwrap().type_.as_deref(),
         Some("File")
     );
+    // The login-shell hook (the session's PATH in the web terminal) as on Docker: a file of
+    // the node, read-only.
+    let hook = vols.iter().find(|v| v.name == "etc-0").unwrap();
+    assert_eq!(
+        hook.host_path.as_ref().unwrap().path,
+        "/var/lib/bai/etc/profile.sh"
+    );
+    let m = c
+        .volume_mounts
+        .as_ref()
+        .unwrap()
+        .iter()
+        .find(|m| m.name == "etc-0")
+        .unwrap();
+    assert_eq!(m.mount_path, "/etc/profile.d/zz-bai-environ.sh");
+    assert_eq!(m.read_only, Some(true));
 }
 
 #[test]

@@ -3,8 +3,9 @@
 
 use super::error::{KubeError, unsupported};
 use super::observe::Observed;
-use super::{KubernetesAgent, capacity, client, lifecycle, normalize_arch, runner};
-use crate::krunner_proto::{list_files_line, request_line, start_app_line};
+use super::{KubernetesAgent, capacity, client, lifecycle, normalize_arch};
+use crate::krunner_proto::request_line;
+use crate::runner;
 use async_trait::async_trait;
 use bai_core::agent::{
     AgentError, AgentEvent, AgentInfo, AgentRpc, ExecEvent, ExecRequest, KernelCreated, KernelExit,
@@ -80,23 +81,36 @@ impl AgentRpc for KubernetesAgent {
         kernel_id: Uuid,
         req: ExecRequest,
     ) -> Result<BoxStream<'static, ExecEvent>, AgentError> {
-        runner::request(self.socket(kernel_id)?, request_line(&req)?).await
+        runner::request(&self.socket(kernel_id)?, kernel_id, request_line(&req)?).await
     }
 
     async fn upload_files(
         &self,
-        _kernel_id: Uuid,
-        _files: Vec<(String, bytes::Bytes)>,
+        kernel_id: Uuid,
+        files: Vec<(String, bytes::Bytes)>,
     ) -> Result<(), AgentError> {
-        Err(unsupported("uploading files"))
+        if !self.inner.knows(kernel_id) {
+            return Err(AgentError::KernelNotFound(kernel_id));
+        }
+        // The pod's /home/work is a hostPath of this node: written as on Docker.
+        crate::kernel_files::upload::into_work(&self.inner.dirs(kernel_id).work, kernel_id, files)
+            .await
     }
 
     async fn download_files(
         &self,
-        _kernel_id: Uuid,
-        _paths: Vec<String>,
+        kernel_id: Uuid,
+        paths: Vec<String>,
     ) -> Result<Vec<(String, bytes::Bytes)>, AgentError> {
-        Err(unsupported("downloading files"))
+        // Read by the kernel's runner as the kernel's user, so mounted folders are included
+        // and no link leads to the node.
+        let socket = self.socket(kernel_id)?;
+        let mut out = Vec::with_capacity(paths.len());
+        for rel in paths {
+            let tar = runner::download(&socket, kernel_id, &rel).await?;
+            out.push((rel, bytes::Bytes::from(tar)));
+        }
+        Ok(out)
     }
 
     async fn app_address(
@@ -112,14 +126,7 @@ impl AgentRpc for KubernetesAgent {
     }
 
     async fn start_app(&self, kernel_id: Uuid, name: &str) -> Result<(), AgentError> {
-        let line = start_app_line(name)?;
-        match runner::collect(self.socket(kernel_id)?, line).await? {
-            Ok(_) => Ok(()),
-            Err(why) => Err(AgentError::BadRequest(format!(
-                "the app {name:?} did not start: {}",
-                why.trim()
-            ))),
-        }
+        runner::start_app(&self.socket(kernel_id)?, kernel_id, name).await
     }
 
     async fn logs(&self, kernel_id: Uuid) -> Result<String, AgentError> {
@@ -136,22 +143,14 @@ impl AgentRpc for KubernetesAgent {
         kernel_id: Uuid,
         path: String,
     ) -> Result<Vec<bai_core::agent::FileEntry>, AgentError> {
-        match runner::collect(self.socket(kernel_id)?, list_files_line(&path)).await? {
-            Ok(out) => serde_json::from_str(&out).map_err(|e| {
-                AgentError::Runtime(format!("the kernel's runner sent a bad listing: {e}"))
-            }),
-            Err(why) => Err(AgentError::BadRequest(format!(
-                "cannot list {path:?}: {}",
-                why.trim()
-            ))),
-        }
+        runner::list_files(&self.socket(kernel_id)?, kernel_id, &path).await
     }
 
     async fn kernel_stats(
         &self,
-        _kernel_id: Uuid,
+        kernel_id: Uuid,
     ) -> Result<bai_core::stats::KernelStats, AgentError> {
-        Err(unsupported("kernel statistics"))
+        runner::stats(&self.socket(kernel_id)?, kernel_id).await
     }
 
     async fn list_kernels(&self) -> Result<Vec<Uuid>, AgentError> {

@@ -3,7 +3,8 @@
 //! session's alone and never goes back to the pool.
 
 use super::{Ready, make};
-use crate::docker::{Inner, egress, home, place, ready, watch};
+use crate::docker::{Inner, egress, place, ready, watch};
+use crate::kernel_files::home;
 use crate::krunner_proto;
 use bai_core::agent::{AgentError, KernelCreated, KernelSpec};
 use bai_core::egress::EgressSpec;

@@ -2,9 +2,10 @@
 //! and removing one.
 
 use super::{LABEL_POOL, NAME_PREFIX, Ready, busy};
-use crate::docker::body::{container_body, make_work_dir};
+use crate::docker::body::container_body;
 use crate::docker::{Inner, egress, place, ready};
 use crate::error::runtime;
+use crate::kernel_files::make_work_dir;
 use crate::paths::KernelDirs;
 use bai_core::agent::{AgentError, KernelSpec};
 use bai_core::cluster::ClusterInfo;

@@ -45,14 +45,19 @@ pub fn write(data_dir: &Path) -> Result<(), AgentError> {
     Ok(())
 }
 
-/// The read-only binds of the files into a kernel.
-pub fn binds(data_dir: &Path) -> Vec<String> {
+/// Each file: where it is on the node, where it goes inside a kernel (read-only).
+pub fn files(data_dir: &Path) -> Vec<(PathBuf, &'static str)> {
     FILES
         .iter()
-        .map(|(name, inside, _)| {
-            let host: PathBuf = data_dir.join("etc").join(name);
-            format!("{}:{inside}:ro", host.display())
-        })
+        .map(|(name, inside, _)| (data_dir.join("etc").join(name), *inside))
+        .collect()
+}
+
+/// The read-only Docker binds of the files into a kernel.
+pub fn binds(data_dir: &Path) -> Vec<String> {
+    files(data_dir)
+        .into_iter()
+        .map(|(host, inside)| format!("{}:{inside}:ro", host.display()))
         .collect()
 }
 

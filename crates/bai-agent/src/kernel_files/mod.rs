@@ -1,0 +1,36 @@
+//! A kernel's files on the node, the same on both backends: its scratch home and runner
+//! directories (the host side of a Docker bind mount or a Kubernetes hostPath), the
+//! owner's dotfiles written into the home before it starts ([`home`]), the read-only files of
+//! every kernel's `/etc` ([`etc`]) and uploads into a running kernel's home ([`upload`]).
+
+pub mod etc;
+pub mod home;
+pub mod upload;
+
+use crate::error::runtime;
+use bai_core::agent::AgentError;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+/// uid and gid of the `work` user inside kernel images.
+pub const WORK_UID: u32 = 1000;
+
+/// Creates `p` (and missing parents) owned by the work user.
+pub fn make_work_dir(p: &Path) -> Result<(), AgentError> {
+    std::fs::create_dir_all(p)
+        .map_err(|e| runtime(format_args!("cannot create {}", p.display()), e))?;
+    let meta = std::fs::metadata(p)
+        .map_err(|e| runtime(format_args!("cannot stat {}", p.display()), e))?;
+    if meta.uid() != WORK_UID || meta.gid() != WORK_UID {
+        std::os::unix::fs::chown(p, Some(WORK_UID), Some(WORK_UID)).map_err(|e| {
+            runtime(
+                format_args!(
+                    "cannot hand {} to uid {WORK_UID} (is the agent root?)",
+                    p.display()
+                ),
+                e,
+            )
+        })?;
+    }
+    Ok(())
+}

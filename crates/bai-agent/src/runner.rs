@@ -1,0 +1,228 @@
+//! The runner client, the same on both backends: a kernel's krunner listens on a Unix socket
+//! in the kernel's run directory on the node (a bind mount on Docker, a hostPath on
+//! Kubernetes), and the agent speaks [`crate::krunner_proto`] to it: one connection per
+//! request, one JSON line out, event lines back until `finished`.
+//!
+//! Each call takes the socket's path; the backend checks first that the kernel is its own.
+
+use crate::error::runtime;
+use crate::krunner_proto::{
+    PING, STATS, download_line, is_pong, list_files_line, parse_event, start_app_line,
+};
+use bai_core::agent::{AgentError, ExecEvent, FileEntry};
+use bai_core::stats::KernelStats;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use std::path::Path;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use uuid::Uuid;
+
+/// The longest event line accepted from a kernel (krunner sends at most 64 KiB of output
+/// per event; anything far longer is a broken or hostile kernel).
+const MAX_LINE: u64 = 16 << 20;
+/// Exit code reported when the kernel vanishes mid-execution (as if killed).
+const GONE_EXIT_CODE: i32 = 137;
+
+/// One ping; Ok when krunner answers `pong`.
+pub async fn ping(socket: &Path) -> std::io::Result<()> {
+    let mut s = UnixStream::connect(socket).await?;
+    s.write_all(PING).await?;
+    let mut line = String::new();
+    BufReader::new(s).read_line(&mut line).await?;
+    if is_pong(&line) {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!("unexpected answer {line:?}")))
+    }
+}
+
+enum Reading {
+    Open(BufReader<UnixStream>),
+    /// The connection ended before `Finished` (and that was said): finish now.
+    Gone,
+    Done,
+}
+
+/// Sends one request line to kernel `kernel_id`'s runner; its event lines become a stream
+/// that always ends with `Finished` (a broken connection is said on stderr first).
+pub async fn request(
+    socket: &Path,
+    kernel_id: Uuid,
+    line: String,
+) -> Result<BoxStream<'static, ExecEvent>, AgentError> {
+    let mut stream = UnixStream::connect(socket)
+        .await
+        .map_err(|e| runtime("cannot reach the kernel's runner", e))?;
+    stream
+        .write_all(line.as_bytes())
+        .await
+        .map_err(|e| runtime("cannot send the request to the kernel's runner", e))?;
+    let start = Reading::Open(BufReader::new(stream));
+    let events = futures::stream::unfold(start, move |st| async move {
+        match st {
+            Reading::Open(reader) => Some(next_event(reader, kernel_id).await),
+            Reading::Gone => Some((
+                ExecEvent::Finished {
+                    exit_code: GONE_EXIT_CODE,
+                },
+                Reading::Done,
+            )),
+            Reading::Done => None,
+        }
+    });
+    Ok(events.boxed())
+}
+
+/// Reads the next event; a broken connection becomes a stderr explanation.
+async fn next_event(mut reader: BufReader<UnixStream>, kernel_id: Uuid) -> (ExecEvent, Reading) {
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let read = (&mut reader)
+            .take(MAX_LINE)
+            .read_until(b'\n', &mut buf)
+            .await;
+        let why = match read {
+            Ok(0) => "the kernel went away during the execution (its runner closed the connection)"
+                .to_string(),
+            Ok(_) if buf.last() != Some(&b'\n') => {
+                if buf.len() as u64 >= MAX_LINE {
+                    "the kernel sent an oversized message; the execution is abandoned".to_string()
+                } else {
+                    "the kernel went away during the execution (its runner closed the connection)"
+                        .to_string()
+                }
+            }
+            Ok(_) => match parse_event(&buf) {
+                Some(ev) => {
+                    let next = if matches!(ev, ExecEvent::Finished { .. }) {
+                        Reading::Done
+                    } else {
+                        Reading::Open(reader)
+                    };
+                    return (ev, next);
+                }
+                None => {
+                    tracing::warn!(kernel = %kernel_id, line = %String::from_utf8_lossy(&buf).trim_end(), "ignoring an unknown line from krunner");
+                    continue;
+                }
+            },
+            Err(e) => format!("the connection to the kernel broke during the execution: {e}"),
+        };
+        tracing::warn!(kernel = %kernel_id, %why, "execution ended without finishing");
+        return (
+            ExecEvent::Stderr {
+                data: format!("bai: {why}\n"),
+            },
+            Reading::Gone,
+        );
+    }
+}
+
+/// The output of a request that must succeed (exit 0): its stdout, or its stderr (else its
+/// stdout) as the error.
+async fn collect(
+    socket: &Path,
+    kernel_id: Uuid,
+    line: String,
+) -> Result<Result<String, String>, AgentError> {
+    let mut events = request(socket, kernel_id, line).await?;
+    let (mut out, mut err) = (String::new(), String::new());
+    while let Some(ev) = events.next().await {
+        match ev {
+            ExecEvent::Stdout { data } => out.push_str(&data),
+            ExecEvent::Stderr { data } => err.push_str(&data),
+            ExecEvent::Finished { exit_code: 0 } => return Ok(Ok(out)),
+            ExecEvent::Finished { .. } => break,
+            ExecEvent::WaitingInput { .. } => {}
+        }
+    }
+    Ok(Err(if err.trim().is_empty() { out } else { err }))
+}
+
+/// Asks krunner to start an app and waits until it is ready (or refused).
+pub async fn start_app(socket: &Path, kernel_id: Uuid, name: &str) -> Result<(), AgentError> {
+    match collect(socket, kernel_id, start_app_line(name)?).await? {
+        Ok(_) => Ok(()),
+        Err(why) => Err(AgentError::BadRequest(format!(
+            "the app {name:?} did not start: {}",
+            why.trim()
+        ))),
+    }
+}
+
+/// One directory's entries, listed by krunner as the kernel's user inside the kernel, so
+/// mounted folders are seen and nothing of the node is.
+pub async fn list_files(
+    socket: &Path,
+    kernel_id: Uuid,
+    path: &str,
+) -> Result<Vec<FileEntry>, AgentError> {
+    match collect(socket, kernel_id, list_files_line(path)).await? {
+        Ok(out) => serde_json::from_str(&out).map_err(|e| {
+            AgentError::Runtime(format!("the kernel's runner sent a bad listing: {e}"))
+        }),
+        Err(why) => Err(AgentError::BadRequest(format!(
+            "cannot list {path:?}: {}",
+            why.trim()
+        ))),
+    }
+}
+
+/// The tar archive of one path (`{"op":"download"}`), made by krunner as the kernel's user
+/// (mounted folders included, no link followed to the node): the base64 chunks decoded as
+/// they come, so the archive is held once. A bad path or an archive past krunner's limit is
+/// the runner's error text.
+pub async fn download(socket: &Path, kernel_id: Uuid, path: &str) -> Result<Vec<u8>, AgentError> {
+    use base64::Engine;
+    let mut events = request(socket, kernel_id, download_line(path)).await?;
+    let (mut out, mut err) = (Vec::new(), String::new());
+    while let Some(ev) = events.next().await {
+        match ev {
+            ExecEvent::Stdout { data } => base64::engine::general_purpose::STANDARD
+                .decode_vec(data.as_bytes(), &mut out)
+                .map_err(|e| {
+                    AgentError::Runtime(format!("the kernel's runner sent a bad archive: {e}"))
+                })?,
+            ExecEvent::Stderr { data } => err.push_str(&data),
+            ExecEvent::Finished { exit_code: 0 } => return Ok(out),
+            ExecEvent::Finished { .. } => break,
+            ExecEvent::WaitingInput { .. } => {}
+        }
+    }
+    Err(AgentError::BadRequest(format!(
+        "cannot download {path:?}: {}",
+        err.trim()
+    )))
+}
+
+/// The kernel's counters (`{"op":"stats"}`), read by its runner from its own cgroup and
+/// network namespace.
+pub async fn stats(socket: &Path, kernel_id: Uuid) -> Result<KernelStats, AgentError> {
+    #[derive(serde::Deserialize)]
+    struct Counters {
+        cpu_used_ns: u64,
+        mem_bytes: u64,
+        net_rx_bytes: u64,
+        net_tx_bytes: u64,
+        io_read_bytes: u64,
+        io_write_bytes: u64,
+    }
+    let out = collect(socket, kernel_id, STATS.to_string())
+        .await?
+        .map_err(|why| AgentError::Runtime(format!("the kernel's counters: {}", why.trim())))?;
+    let c: Counters = serde_json::from_str(&out)
+        .map_err(|e| AgentError::Runtime(format!("the kernel's runner sent bad counters: {e}")))?;
+    Ok(KernelStats {
+        kernel_id,
+        at_ms: bai_core::stats::now_ms(),
+        cpu_used_ns: c.cpu_used_ns,
+        mem_bytes: c.mem_bytes,
+        net_rx_bytes: c.net_rx_bytes,
+        net_tx_bytes: c.net_tx_bytes,
+        io_read_bytes: c.io_read_bytes,
+        io_write_bytes: c.io_write_bytes,
+        devices: Vec::new(),
+    })
+}

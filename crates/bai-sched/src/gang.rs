@@ -46,14 +46,24 @@ pub fn designated_for(w: &Workload, k: u32) -> Option<&str> {
     w.designated_agent.as_deref().filter(|_| k == 0)
 }
 
-fn allocate(agents: &mut [AgentState], index: &mut AgentIndex, i: usize, want: &ResourceSlots) {
+pub(crate) fn allocate(
+    agents: &mut [AgentState],
+    index: &mut AgentIndex,
+    i: usize,
+    want: &ResourceSlots,
+) {
     let a = &mut agents[i];
     let old = select::key_of(a);
     a.used = a.used.add(want);
     index.reindex(i, old, select::key_of(a));
 }
 
-fn release(agents: &mut [AgentState], index: &mut AgentIndex, i: usize, want: &ResourceSlots) {
+pub(crate) fn release(
+    agents: &mut [AgentState],
+    index: &mut AgentIndex,
+    i: usize,
+    want: &ResourceSlots,
+) {
     let a = &mut agents[i];
     let old = select::key_of(a);
     a.used = a.used.checked_sub(want);
@@ -145,6 +155,7 @@ mod tests {
             eligible: None,
             dependencies: vec![],
             account: None,
+            max_runtime: None,
         }
     }
 

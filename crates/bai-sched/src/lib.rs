@@ -11,16 +11,20 @@
 //! validators ([`validate`]) → agent selector ([`select`]) → allocation (the chosen agent's free
 //! slots and the owner's usage are updated at once, so later sessions of the same pass see it).
 //!
-//! Head-of-line rule (see [`pipeline`]): a session that does not fit is passed over, so smaller
-//! sessions behind it can start; once it has waited longer than the group's starvation
-//! threshold it holds the queue: nothing behind it in its group starts until it fits.
+//! Head-of-line rule (see [`pipeline`], [`reserve`]): the first session that does not fit gets
+//! a reservation (the time and agents where it will fit, from running sessions' known ends);
+//! smaller sessions behind it start only if they do not delay it (EASY backfilling). When no
+//! end is known, it is passed over until it has waited longer than the group's starvation
+//! threshold; then it holds the queue: nothing behind it in its group starts until it fits.
 #![forbid(unsafe_code)]
 
+pub mod backfill;
 pub mod explain;
 pub mod fairshare;
 pub mod gang;
 pub mod pipeline;
 pub mod policy;
+pub mod reserve;
 pub mod select;
 pub mod sequence;
 pub mod step;

@@ -5,19 +5,32 @@
 //! allocation is made in memory, so later sessions of the pass see it. The manager commits all
 //! placements of a pass in one transaction (PENDING → SCHEDULED compare-and-set).
 //!
-//! Head-of-line rule: a session that finds no agent with room is passed over and smaller ones
-//! behind it may start (backfilling). Once it has waited for resources longer than the group's
-//! `starvation_after`, it holds the queue: every session after it in the pass is SKIPPED until
-//! it fits, so freed resources accumulate for it. Sessions waiting on their own limits (start
-//! time, dependencies, policy, a designated agent) never hold the queue.
+//! Head-of-line rule (EASY backfilling, [`crate::reserve`]): the first session of the pass that
+//! finds no agent with room (the head) gets a reservation: the earliest time and the agents
+//! where it will fit, from the known ends of the sessions occupying them (running ones, and
+//! those placed earlier in the pass, which end by their own maximum run time). Sessions after
+//! it may start only if they do not delay that: they end by the reservation time, or they go
+//! on agents the reservation does not need (or into what a reserved agent has to spare then);
+//! the others are HELD behind it. Its estimated start is the reservation time. The head keeps
+//! its place in the next passes (it is tried first while it is pending, whatever the
+//! sequencer's order then), so it starts no later than its reservation.
+//!
+//! Without a reservation (no known end tells when it would fit) the older rule holds: the
+//! session is passed over and smaller ones behind it may start, until it has waited for
+//! resources longer than the group's `starvation_after`; then it holds the queue: every session
+//! after it in the pass is SKIPPED until it fits, so freed resources accumulate for it.
+//! Sessions waiting on their own limits (start time, dependencies, policy, a designated agent)
+//! never hold the queue nor get a reservation.
 
+use crate::backfill::{self, Placement};
 use crate::explain::{Shortage, estimate_start};
 use crate::fairshare::Factors;
 use crate::gang::{self, Unplaced};
+use crate::reserve::{self, Reservation};
 use crate::select::{AgentIndex, NoAgent};
 use crate::sequence::{Queue, Sequencer};
 use crate::step::SubStep;
-use crate::types::{AgentState, GroupConfig, OwnerUsage, Snapshot};
+use crate::types::{AgentState, GroupConfig, OwnerUsage, RunningSession, Snapshot};
 use crate::validate::{self, Context};
 use bai_core::resources::ResourceSlots;
 use chrono::{DateTime, Utc};
@@ -75,6 +88,10 @@ impl Plan {
 #[derive(Debug, Clone, Default)]
 pub struct GroupState {
     pub round_robin: u64,
+    /// The session that held the group's reservation at the end of the last pass: while it
+    /// is pending it is tried first and stays the head, so its reservation is kept even when
+    /// the sequencer's order changes (fair share, DRF, a higher priority arriving).
+    pub head: Option<Uuid>,
 }
 
 pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> Plan {
@@ -107,6 +124,12 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
     let mut index = AgentIndex::new(&agents);
     let mut decisions = Vec::with_capacity(snap.pending.len());
     let mut blocker: Option<(Uuid, i64)> = None;
+    // The head of the queue: met once the first session finds no room.
+    let mut head_met = false;
+    let mut reservation: Option<Reservation> = None;
+    // What this pass placed before the head with a known end, each kernel (for the
+    // reservation).
+    let mut placed_now: Vec<RunningSession> = Vec::new();
     let mut position = 0;
     let now_s = now.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
     let ok = |step: &str, msg: String| SubStep::at(&now_s, step, Ok(msg));
@@ -114,7 +137,20 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
         SubStep::at(&now_s, step, Err((code.into(), msg.into())))
     };
 
-    while let Some(i) = queue.next_index() {
+    // The head of the last pass goes first (see `GroupState::head`).
+    let sticky = state
+        .head
+        .and_then(|h| snap.pending.iter().position(|w| w.id == h));
+    let mut first = sticky;
+    loop {
+        let i = match first.take() {
+            Some(i) => i,
+            None => match queue.next_index() {
+                Some(i) if Some(i) == sticky => continue,
+                Some(i) => i,
+                None => break,
+            },
+        };
         position += 1;
         let w = &snap.pending[i];
         let f = factors.get(i).cloned().flatten();
@@ -185,8 +221,30 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
         }
 
         let strategy = cfg.strategy;
-        match gang::place(strategy, &mut agents, &mut index, w, &mut state.round_robin) {
-            Ok(placed) => {
+        let ends = w.max_runtime.map(|d| now + d);
+        let tried = backfill::place(
+            strategy,
+            &mut agents,
+            &mut index,
+            w,
+            &mut state.round_robin,
+            reservation.as_mut(),
+            ends,
+        );
+        match tried {
+            Placement::WouldDelay { head, message } => {
+                steps.push(fail("backfill", "held-for-head-of-line", &message));
+                decisions.push(decision(
+                    Outcome::Held {
+                        behind: head,
+                        message,
+                    },
+                    steps,
+                    None,
+                    None,
+                ));
+            }
+            Placement::Placed(placed, how) => {
                 let ids: Vec<String> = placed.iter().map(|&ai| agents[ai].id.clone()).collect();
                 let chose = if ids.len() > 1 {
                     let each: Vec<String> = ids
@@ -205,15 +263,26 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
                 queue.placed(i);
                 let mut distinct = ids.clone();
                 distinct.dedup();
-                steps.push(ok(
-                    "allocation",
-                    format!("allocated on {}", distinct.join(", ")),
-                ));
+                let mut allocated = format!("allocated on {}", distinct.join(", "));
+                if let (Some(res), Some(how)) = (&reservation, &how) {
+                    allocated = format!("{allocated}; {}", res.explain(how));
+                }
+                steps.push(ok("allocation", allocated));
+                // Until the head is met, what ends by a known time counts for its reservation.
+                if !head_met && ends.is_some() {
+                    let each = gang::per_kernel(w);
+                    placed_now.extend(ids.iter().map(|a| RunningSession {
+                        owner: w.owner.clone(),
+                        agent: a.clone(),
+                        slots: each.clone(),
+                        ends_by: ends,
+                    }));
+                }
                 let agent = ids[0].clone();
                 let subs = ids[1..].to_vec();
                 decisions.push(decision(Outcome::Placed { agent, subs }, steps, None, None));
             }
-            Err(Unplaced { kernel, why, at }) => {
+            Placement::Unplaced(Unplaced { kernel, why, at }) => {
                 let multi = w.kernels > 1;
                 // A multi-node session names the kernel that found no room.
                 let which = |m: String| {
@@ -271,14 +340,37 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
                         };
                         let want = gang::per_kernel(w);
                         let shortage = Shortage::of(&pool, &want);
-                        let message = which(shortage.describe());
+                        let mut message = which(shortage.describe());
                         steps.push(fail("agent_selection", "no-available-instances", &message));
-                        let eta = estimate_start(&pool, &snap.running, &want, now);
-                        let waited = (now - w.enqueued_at).num_seconds();
-                        if w.designated_agent.is_none()
-                            && now - w.enqueued_at >= cfg.starvation_after
-                        {
-                            blocker = Some((w.id, waited));
+                        let mut eta = estimate_start(&pool, &snap.running, &want, now);
+                        let head = w.designated_agent.is_none() && !head_met;
+                        if head {
+                            head_met = true;
+                            reservation =
+                                reserve::reserve(w, &agents, &snap.running, &placed_now, now);
+                        }
+                        match &reservation {
+                            Some(res) if head => {
+                                steps.push(ok(
+                                    "reservation",
+                                    format!(
+                                        "{}, the earliest its room is free by the known ends of the sessions there; later sessions start before it only if they do not delay it",
+                                        res.describe()
+                                    ),
+                                ));
+                                message = format!("{message}; {}", res.describe());
+                                eta = Some(res.at);
+                            }
+                            // The head has a reservation: no one else holds the queue.
+                            Some(_) => {}
+                            None => {
+                                let waited = (now - w.enqueued_at).num_seconds();
+                                if w.designated_agent.is_none()
+                                    && now - w.enqueued_at >= cfg.starvation_after
+                                {
+                                    blocker = Some((w.id, waited));
+                                }
+                            }
                         }
                         let outcome = Outcome::Wait {
                             code: "no-available-instances",
@@ -290,246 +382,10 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
             }
         }
     }
+    state.head = reservation.map(|r| r.head);
     Plan { decisions, agents }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::types::{Limits, Workload};
-    use chrono::Duration;
-
-    fn slots(cpu: u64, mem_gib: u64) -> ResourceSlots {
-        ResourceSlots {
-            cpu_milli: cpu * 1000,
-            mem: mem_gib << 30,
-            accel: Default::default(),
-        }
-    }
-
-    fn agent(id: &str, cpu: u64, mem: u64) -> AgentState {
-        AgentState {
-            id: id.into(),
-            capacity: slots(cpu, mem),
-            used: ResourceSlots::default(),
-            schedulable: true,
-        }
-    }
-
-    fn w(owner: &str, age_s: i64, cpu: u64) -> Workload {
-        Workload {
-            id: Uuid::new_v4(),
-            owner: owner.into(),
-            priority: 10,
-            enqueued_at: Utc::now() - Duration::seconds(age_s),
-            slots: slots(cpu, 1),
-            kernels: 1,
-            starts_at: None,
-            designated_agent: None,
-            eligible: None,
-            dependencies: vec![],
-            account: None,
-        }
-    }
-
-    fn snap(pending: Vec<Workload>, agents: Vec<AgentState>) -> Snapshot {
-        Snapshot {
-            now: Utc::now(),
-            pending,
-            agents,
-            ..Default::default()
-        }
-    }
-
-    fn kinds(p: &Plan) -> Vec<&'static str> {
-        p.decisions
-            .iter()
-            .map(|d| match d.outcome {
-                Outcome::Placed { .. } => "placed",
-                Outcome::Wait { code, .. } => code,
-                Outcome::Held { .. } => "held",
-                Outcome::Failed { code, .. } => code,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn small_sessions_pass_a_big_one_until_it_starves() {
-        let cfg = GroupConfig::new("default");
-        // One 4-core agent with 3 cores used: the 4-core session waits, 1-core ones start.
-        let mut a = agent("a", 4, 16);
-        a.used = slots(3, 1);
-        let s = snap(vec![w("x", 60, 4), w("y", 30, 1)], vec![a.clone()]);
-        let p = schedule(&cfg, &s, &mut GroupState::default());
-        assert_eq!(kinds(&p), vec!["no-available-instances", "placed"]);
-        let d = &p.decisions[0];
-        assert_eq!(
-            d.shortage.as_ref().map(|s| s.describe()).as_deref(),
-            Some("cpu short on 1 of 1 agents")
-        );
-        assert!(d.steps.iter().any(|s| s.step == "agent_selection"
-            && s.error_code.as_deref() == Some("no-available-instances")));
-
-        // Past the starvation threshold the big session holds the queue.
-        let s = snap(vec![w("x", 600, 4), w("y", 30, 1)], vec![a]);
-        let p = schedule(&cfg, &s, &mut GroupState::default());
-        assert_eq!(kinds(&p), vec!["no-available-instances", "held"]);
-        assert_eq!(p.placed().count(), 0);
-    }
-
-    #[test]
-    fn allocations_within_a_pass_are_seen_by_later_sessions() {
-        let cfg = GroupConfig::new("default");
-        // N = 5 sessions of 1 core onto two 2-core agents: four start, one waits.
-        let pending: Vec<Workload> = (0..5).map(|i| w("x", 50 - i, 1)).collect();
-        let p = schedule(
-            &cfg,
-            &snap(pending, vec![agent("a", 2, 8), agent("b", 2, 8)]),
-            &mut GroupState::default(),
-        );
-        assert_eq!(
-            kinds(&p),
-            vec![
-                "placed",
-                "placed",
-                "placed",
-                "placed",
-                "no-available-instances"
-            ]
-        );
-        // Dispersed alternates between the two agents.
-        let agents: Vec<&str> = p.placed().map(|(_, a)| a).collect();
-        assert_eq!(agents, vec!["a", "b", "a", "b"]);
-        assert!(p.agents.iter().all(|a| a.free().cpu_milli == 0));
-        assert_eq!(p.decisions[4].position, 5);
-    }
-
-    #[test]
-    fn concurrency_limit_keeps_sessions_pending_without_blocking_others() {
-        let cfg = GroupConfig::new("default");
-        let mut s = snap(
-            vec![w("x", 50, 1), w("x", 40, 1), w("y", 30, 1)],
-            vec![agent("a", 8, 8)],
-        );
-        s.limits.insert(
-            "x".into(),
-            Limits {
-                max_concurrent_sessions: Some(1),
-                total_slots: None,
-            },
-        );
-        let p = schedule(&cfg, &s, &mut GroupState::default());
-        assert_eq!(kinds(&p), vec!["placed", "concurrency-limit", "placed"]);
-    }
-
-    #[test]
-    fn drf_gives_the_next_slot_to_the_smaller_dominant_share() {
-        let mut cfg = GroupConfig::new("default");
-        cfg.sequencer = Sequencer::Drf;
-        // "heavy" already runs 3 cores of 4; "light" runs nothing. One core is free.
-        let mut a = agent("a", 4, 64);
-        a.used = slots(3, 3);
-        let mut s = snap(vec![w("heavy", 100, 1), w("light", 10, 1)], vec![a]);
-        s.running.push(crate::types::RunningSession {
-            owner: "heavy".into(),
-            agent: "a".into(),
-            slots: slots(3, 3),
-            ends_by: None,
-        });
-        let p = schedule(&cfg, &s, &mut GroupState::default());
-        let placed: Vec<Uuid> = p.placed().map(|(id, _)| id).collect();
-        assert_eq!(placed, vec![s.pending[1].id]);
-        // FIFO would have given it to the older "heavy" session.
-        cfg.sequencer = Sequencer::Fifo;
-        let p = schedule(&cfg, &s, &mut GroupState::default());
-        let placed: Vec<Uuid> = p.placed().map(|(id, _)| id).collect();
-        assert_eq!(placed, vec![s.pending[0].id]);
-    }
-
-    #[test]
-    fn failed_dependency_gives_up_and_start_time_waits() {
-        let cfg = GroupConfig::new("default");
-        let dep = Uuid::new_v4();
-        let mut a = w("x", 10, 1);
-        a.dependencies = vec![dep];
-        let mut b = w("x", 5, 1);
-        b.starts_at = Some(Utc::now() + Duration::hours(1));
-        let mut s = snap(vec![a, b], vec![agent("a", 8, 8)]);
-        s.dependencies.insert(dep, crate::types::DepState::Failed);
-        let p = schedule(&cfg, &s, &mut GroupState::default());
-        assert_eq!(
-            kinds(&p),
-            vec!["dependency-failed", "starts-at-not-reached"]
-        );
-    }
-
-    #[test]
-    fn a_multi_node_gang_waits_naming_its_kernel_then_spreads() {
-        let cfg = GroupConfig::new("default");
-        let mut gang = w("x", 10, 3);
-        gang.kernels = 3;
-        let s = snap(vec![gang.clone()], vec![agent("a", 1, 8), agent("b", 1, 8)]);
-        let p = schedule(&cfg, &s, &mut GroupState::default());
-        assert_eq!(kinds(&p), vec!["no-available-instances"]);
-        let Outcome::Wait { message, .. } = &p.decisions[0].outcome else {
-            panic!("{:?}", p.decisions[0].outcome);
-        };
-        assert_eq!(
-            message,
-            "kernel sub2 found no room: cpu short on 2 of 2 agents"
-        );
-        assert!(
-            p.agents.iter().all(|a| a.used.cpu_milli == 0),
-            "nothing held"
-        );
-
-        let s = snap(
-            vec![gang],
-            vec![agent("a", 1, 8), agent("b", 1, 8), agent("c", 1, 8)],
-        );
-        let p = schedule(&cfg, &s, &mut GroupState::default());
-        let Outcome::Placed { agent, subs } = &p.decisions[0].outcome else {
-            panic!("{:?}", p.decisions[0].outcome);
-        };
-        let mut all = vec![agent.clone()];
-        all.extend(subs.iter().cloned());
-        all.sort();
-        assert_eq!(all, vec!["a", "b", "c"]);
-    }
-
-    #[test]
-    fn fairshare_starts_the_light_user_before_the_heavy_one() {
-        use crate::fairshare::{Account, Input, Policy, ShareTree, Shares};
-        let mut cfg = GroupConfig::new("default");
-        cfg.sequencer = Sequencer::FairShare;
-        let acct = |u: &str| Account::new("default", "default", u);
-        // Room for one 2-core session; the heavy user submitted first.
-        let mut heavy = w("heavy", 60, 2);
-        heavy.account = Some(acct("heavy"));
-        let mut light = w("light", 10, 2);
-        light.account = Some(acct("light"));
-        let mut s = snap(vec![heavy.clone(), light.clone()], vec![agent("a", 2, 8)]);
-        let tree = ShareTree::build(
-            [(acct("heavy"), 1.0e6), (acct("light"), 1.0e3)],
-            &Shares::default(),
-        );
-        s.fairshare = Some(Input {
-            tree: std::sync::Arc::new(tree),
-            policy: Policy::default(),
-        });
-        let p = schedule(&cfg, &s, &mut GroupState::default());
-        assert_eq!(p.decisions[0].id, light.id);
-        assert_eq!(kinds(&p), vec!["placed", "no-available-instances"]);
-        let waiting = &p.decisions[1];
-        let f = waiting.factors.as_ref().expect("factors");
-        assert!(f.fairshare < p.decisions[0].factors.as_ref().unwrap().fairshare);
-        let SubStep { message, .. } = &waiting.steps[0];
-        assert!(message.contains("fair-share factor"), "{message}");
-
-        // The same queue under FIFO starts the heavy user's (older) session.
-        cfg.sequencer = Sequencer::Fifo;
-        let p = schedule(&cfg, &s, &mut GroupState::default());
-        assert_eq!(p.decisions[0].id, heavy.id);
-        assert!(p.decisions[0].factors.is_none());
-    }
-}
+#[path = "pipeline_tests.rs"]
+mod tests;

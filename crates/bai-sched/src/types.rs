@@ -33,6 +33,10 @@ pub struct Workload {
     /// Who its usage is charged to (the `fairshare` sequencer ranks by it; None: an
     /// account of its own, at its share).
     pub account: Option<crate::fairshare::tree::Account>,
+    /// The longest it can run once started (a batch session's timeout, the owner's maximum
+    /// session lifetime), if known. A session with a known end may be backfilled ahead of
+    /// the head of the queue when it ends before the head's reservation ([`crate::reserve`]).
+    pub max_runtime: Option<Duration>,
 }
 
 /// The agents a workload may go to besides their free slots, and what the others lack (the
@@ -92,7 +96,8 @@ pub enum DepState {
 }
 
 /// A session occupying an agent, with the time it will end at the latest, if known (batch
-/// timeout, maximum lifetime). Used only to estimate when a waiting session may start.
+/// timeout, maximum lifetime). Used to estimate when a waiting session may start and to
+/// reserve room for the head of the queue ([`crate::reserve`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunningSession {
     pub owner: String,
@@ -107,7 +112,8 @@ pub struct GroupConfig {
     pub name: String,
     pub sequencer: Sequencer,
     pub strategy: Strategy,
-    /// How long a session may be passed over by smaller ones before it holds the queue.
+    /// How long a session may be passed over by smaller ones before it holds the queue (only
+    /// when no reservation can be made for it: the running sessions' ends are not known).
     pub starvation_after: Duration,
 }
 

@@ -190,6 +190,7 @@ mod tests {
             eligible: None,
             dependencies: vec![],
             account: None,
+            max_runtime: None,
         }
     }
 

@@ -46,6 +46,9 @@ pub fn workload(r: &PendingRow) -> Workload {
             &r.group_name,
             &r.user_id,
         )),
+        // Filled in by `build` from the owner's policy (the batch timeout is not read with
+        // the queue).
+        max_runtime: None,
     }
 }
 
@@ -277,6 +280,13 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
                 .map(|r| {
                     let mut w = workload(r);
                     w.eligible = eligible.get(scheduler, &g.name, &in_group, r);
+                    // Its known maximum run time: the owner's maximum session lifetime, as
+                    // `ends_by` counts it for running sessions (backfill needs it).
+                    w.max_runtime = lifetime_of
+                        .get(&r.access_key)
+                        .copied()
+                        .filter(|t| *t > 0)
+                        .map(Duration::seconds);
                     w
                 })
                 .collect(),

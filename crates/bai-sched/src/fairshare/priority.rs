@@ -159,6 +159,7 @@ mod tests {
             eligible: None,
             dependencies: vec![],
             account: Some(acct(user)),
+            max_runtime: None,
         }
     }
 

@@ -1,0 +1,240 @@
+//! Unit tests of one scheduling pass ([`super`]).
+
+use super::*;
+use crate::types::{Limits, Workload};
+use chrono::Duration;
+
+fn slots(cpu: u64, mem_gib: u64) -> ResourceSlots {
+    ResourceSlots {
+        cpu_milli: cpu * 1000,
+        mem: mem_gib << 30,
+        accel: Default::default(),
+    }
+}
+
+fn agent(id: &str, cpu: u64, mem: u64) -> AgentState {
+    AgentState {
+        id: id.into(),
+        capacity: slots(cpu, mem),
+        used: ResourceSlots::default(),
+        schedulable: true,
+    }
+}
+
+fn w(owner: &str, age_s: i64, cpu: u64) -> Workload {
+    Workload {
+        id: Uuid::new_v4(),
+        owner: owner.into(),
+        priority: 10,
+        enqueued_at: Utc::now() - Duration::seconds(age_s),
+        slots: slots(cpu, 1),
+        kernels: 1,
+        starts_at: None,
+        designated_agent: None,
+        eligible: None,
+        dependencies: vec![],
+        account: None,
+        max_runtime: None,
+    }
+}
+
+fn snap(pending: Vec<Workload>, agents: Vec<AgentState>) -> Snapshot {
+    Snapshot {
+        now: Utc::now(),
+        pending,
+        agents,
+        ..Default::default()
+    }
+}
+
+fn kinds(p: &Plan) -> Vec<&'static str> {
+    p.decisions
+        .iter()
+        .map(|d| match d.outcome {
+            Outcome::Placed { .. } => "placed",
+            Outcome::Wait { code, .. } => code,
+            Outcome::Held { .. } => "held",
+            Outcome::Failed { code, .. } => code,
+        })
+        .collect()
+}
+
+#[test]
+fn small_sessions_pass_a_big_one_until_it_starves() {
+    let cfg = GroupConfig::new("default");
+    // One 4-core agent with 3 cores used: the 4-core session waits, 1-core ones start.
+    let mut a = agent("a", 4, 16);
+    a.used = slots(3, 1);
+    let s = snap(vec![w("x", 60, 4), w("y", 30, 1)], vec![a.clone()]);
+    let p = schedule(&cfg, &s, &mut GroupState::default());
+    assert_eq!(kinds(&p), vec!["no-available-instances", "placed"]);
+    let d = &p.decisions[0];
+    assert_eq!(
+        d.shortage.as_ref().map(|s| s.describe()).as_deref(),
+        Some("cpu short on 1 of 1 agents")
+    );
+    assert!(d.steps.iter().any(|s| s.step == "agent_selection"
+        && s.error_code.as_deref() == Some("no-available-instances")));
+
+    // Past the starvation threshold the big session holds the queue.
+    let s = snap(vec![w("x", 600, 4), w("y", 30, 1)], vec![a]);
+    let p = schedule(&cfg, &s, &mut GroupState::default());
+    assert_eq!(kinds(&p), vec!["no-available-instances", "held"]);
+    assert_eq!(p.placed().count(), 0);
+}
+
+#[test]
+fn allocations_within_a_pass_are_seen_by_later_sessions() {
+    let cfg = GroupConfig::new("default");
+    // N = 5 sessions of 1 core onto two 2-core agents: four start, one waits.
+    let pending: Vec<Workload> = (0..5).map(|i| w("x", 50 - i, 1)).collect();
+    let p = schedule(
+        &cfg,
+        &snap(pending, vec![agent("a", 2, 8), agent("b", 2, 8)]),
+        &mut GroupState::default(),
+    );
+    assert_eq!(
+        kinds(&p),
+        vec![
+            "placed",
+            "placed",
+            "placed",
+            "placed",
+            "no-available-instances"
+        ]
+    );
+    // Dispersed alternates between the two agents.
+    let agents: Vec<&str> = p.placed().map(|(_, a)| a).collect();
+    assert_eq!(agents, vec!["a", "b", "a", "b"]);
+    assert!(p.agents.iter().all(|a| a.free().cpu_milli == 0));
+    assert_eq!(p.decisions[4].position, 5);
+}
+
+#[test]
+fn concurrency_limit_keeps_sessions_pending_without_blocking_others() {
+    let cfg = GroupConfig::new("default");
+    let mut s = snap(
+        vec![w("x", 50, 1), w("x", 40, 1), w("y", 30, 1)],
+        vec![agent("a", 8, 8)],
+    );
+    s.limits.insert(
+        "x".into(),
+        Limits {
+            max_concurrent_sessions: Some(1),
+            total_slots: None,
+        },
+    );
+    let p = schedule(&cfg, &s, &mut GroupState::default());
+    assert_eq!(kinds(&p), vec!["placed", "concurrency-limit", "placed"]);
+}
+
+#[test]
+fn drf_gives_the_next_slot_to_the_smaller_dominant_share() {
+    let mut cfg = GroupConfig::new("default");
+    cfg.sequencer = Sequencer::Drf;
+    // "heavy" already runs 3 cores of 4; "light" runs nothing. One core is free.
+    let mut a = agent("a", 4, 64);
+    a.used = slots(3, 3);
+    let mut s = snap(vec![w("heavy", 100, 1), w("light", 10, 1)], vec![a]);
+    s.running.push(crate::types::RunningSession {
+        owner: "heavy".into(),
+        agent: "a".into(),
+        slots: slots(3, 3),
+        ends_by: None,
+    });
+    let p = schedule(&cfg, &s, &mut GroupState::default());
+    let placed: Vec<Uuid> = p.placed().map(|(id, _)| id).collect();
+    assert_eq!(placed, vec![s.pending[1].id]);
+    // FIFO would have given it to the older "heavy" session.
+    cfg.sequencer = Sequencer::Fifo;
+    let p = schedule(&cfg, &s, &mut GroupState::default());
+    let placed: Vec<Uuid> = p.placed().map(|(id, _)| id).collect();
+    assert_eq!(placed, vec![s.pending[0].id]);
+}
+
+#[test]
+fn failed_dependency_gives_up_and_start_time_waits() {
+    let cfg = GroupConfig::new("default");
+    let dep = Uuid::new_v4();
+    let mut a = w("x", 10, 1);
+    a.dependencies = vec![dep];
+    let mut b = w("x", 5, 1);
+    b.starts_at = Some(Utc::now() + Duration::hours(1));
+    let mut s = snap(vec![a, b], vec![agent("a", 8, 8)]);
+    s.dependencies.insert(dep, crate::types::DepState::Failed);
+    let p = schedule(&cfg, &s, &mut GroupState::default());
+    assert_eq!(
+        kinds(&p),
+        vec!["dependency-failed", "starts-at-not-reached"]
+    );
+}
+
+#[test]
+fn a_multi_node_gang_waits_naming_its_kernel_then_spreads() {
+    let cfg = GroupConfig::new("default");
+    let mut gang = w("x", 10, 3);
+    gang.kernels = 3;
+    let s = snap(vec![gang.clone()], vec![agent("a", 1, 8), agent("b", 1, 8)]);
+    let p = schedule(&cfg, &s, &mut GroupState::default());
+    assert_eq!(kinds(&p), vec!["no-available-instances"]);
+    let Outcome::Wait { message, .. } = &p.decisions[0].outcome else {
+        panic!("{:?}", p.decisions[0].outcome);
+    };
+    assert_eq!(
+        message,
+        "kernel sub2 found no room: cpu short on 2 of 2 agents"
+    );
+    assert!(
+        p.agents.iter().all(|a| a.used.cpu_milli == 0),
+        "nothing held"
+    );
+
+    let s = snap(
+        vec![gang],
+        vec![agent("a", 1, 8), agent("b", 1, 8), agent("c", 1, 8)],
+    );
+    let p = schedule(&cfg, &s, &mut GroupState::default());
+    let Outcome::Placed { agent, subs } = &p.decisions[0].outcome else {
+        panic!("{:?}", p.decisions[0].outcome);
+    };
+    let mut all = vec![agent.clone()];
+    all.extend(subs.iter().cloned());
+    all.sort();
+    assert_eq!(all, vec!["a", "b", "c"]);
+}
+
+#[test]
+fn fairshare_starts_the_light_user_before_the_heavy_one() {
+    use crate::fairshare::{Account, Input, Policy, ShareTree, Shares};
+    let mut cfg = GroupConfig::new("default");
+    cfg.sequencer = Sequencer::FairShare;
+    let acct = |u: &str| Account::new("default", "default", u);
+    // Room for one 2-core session; the heavy user submitted first.
+    let mut heavy = w("heavy", 60, 2);
+    heavy.account = Some(acct("heavy"));
+    let mut light = w("light", 10, 2);
+    light.account = Some(acct("light"));
+    let mut s = snap(vec![heavy.clone(), light.clone()], vec![agent("a", 2, 8)]);
+    let tree = ShareTree::build(
+        [(acct("heavy"), 1.0e6), (acct("light"), 1.0e3)],
+        &Shares::default(),
+    );
+    s.fairshare = Some(Input {
+        tree: std::sync::Arc::new(tree),
+        policy: Policy::default(),
+    });
+    let p = schedule(&cfg, &s, &mut GroupState::default());
+    assert_eq!(p.decisions[0].id, light.id);
+    assert_eq!(kinds(&p), vec!["placed", "no-available-instances"]);
+    let waiting = &p.decisions[1];
+    let f = waiting.factors.as_ref().expect("factors");
+    assert!(f.fairshare < p.decisions[0].factors.as_ref().unwrap().fairshare);
+    let SubStep { message, .. } = &waiting.steps[0];
+    assert!(message.contains("fair-share factor"), "{message}");
+
+    // The same queue under FIFO starts the heavy user's (older) session.
+    cfg.sequencer = Sequencer::Fifo;
+    let p = schedule(&cfg, &s, &mut GroupState::default());
+    assert_eq!(p.decisions[0].id, heavy.id);
+    assert!(p.decisions[0].factors.is_none());
+}

@@ -48,6 +48,13 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   if [ -n "$made_policy" ]; then rm -f /usr/sbin/policy-rc.d; trap - EXIT; fi
 fi
 
+# The OpenID provider of the OIDC login tests (tests/tests/oidc.rs): the `oidc-provider` npm
+# package, from its committed lock file (the test also runs this when it is missing).
+if [ "${1:-}" = "--test" ] && [ ! -f tests/oidc-provider/node_modules/oidc-provider/package.json ]; then
+  echo "==> installing the test OpenID provider (npm ci in tests/oidc-provider)"
+  (cd tests/oidc-provider && npm ci --no-audit --no-fund >/dev/null)
+fi
+
 if ! docker info >/dev/null 2>&1; then
   echo "==> starting the Docker engine"
   mkdir -p /var/log

@@ -11,6 +11,7 @@ pub mod diagnose;
 mod launch;
 pub mod model;
 pub mod netns;
+pub mod oidc;
 pub mod pg;
 pub mod registry;
 pub mod remote;

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
-import { Alert, Badge, Button, Card, Dropdown, Form, Input, Layout, List, Menu, Space, Typography } from 'antd';
+import { Alert, Badge, Button, Card, Divider, Dropdown, Form, Input, Layout, List, Menu, Space, Typography } from 'antd';
 import { AppstoreOutlined, AuditOutlined, CloudServerOutlined, ClusterOutlined, DesktopOutlined, FolderOutlined, SettingOutlined } from '@ant-design/icons';
-import { api, ApiError, Me } from './api';
+import { api, ApiError, Me, Schema } from './api';
 import Sessions from './Sessions';
 import Launcher from './Launcher';
 import type { LaunchSettings } from './launch';
@@ -23,9 +23,22 @@ export interface Note {
 
 type Page = 'sessions' | 'launcher' | 'serving' | 'data' | 'environments' | 'settings' | 'agents' | 'audit';
 
-function Login({ onLogin }: { onLogin: (m: Me) => void }) {
+type LoginOptions = Schema<'LoginOptions'>;
+
+/** The site's OpenID provider, when the server has one (`baid up --oidc-issuer`). */
+function useLoginOptions(): LoginOptions | null {
+  const [options, setOptions] = useState<LoginOptions | null>(null);
+  useEffect(() => {
+    api('GET', '/server/login-options').then(setOptions, () => setOptions(null));
+  }, []);
+  return options;
+}
+
+function Login({ onLogin, loggedOut }: { onLogin: (m: Me) => void; loggedOut: boolean }) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const options = useLoginOptions();
+  const oidc = options?.oidc ?? null;
   const submit = async (v: { email: string; password: string }) => {
     setBusy(true);
     setError(null);
@@ -55,6 +68,23 @@ function Login({ onLogin }: { onLogin: (m: Me) => void }) {
               Log in
             </Button>
           </Form>
+          {oidc && (
+            <>
+              <Divider plain>or</Divider>
+              {/* A full-page navigation: the server sends the browser to the provider and back. */}
+              <Button block href={oidc.login_url} data-testid="login-oidc">
+                Log in with {oidc.name}
+              </Button>
+              {loggedOut && oidc.logout_url && (
+                <Typography.Paragraph type="secondary" style={{ marginTop: 12, marginBottom: 0 }}>
+                  You are logged out of bai.{' '}
+                  <a href={oidc.logout_url} data-testid="logout-oidc">
+                    Also log out of {oidc.name}
+                  </a>
+                </Typography.Paragraph>
+              )}
+            </>
+          )}
         </Card>
       </div>
     </>
@@ -68,6 +98,7 @@ export default function App() {
   const [collapsed, setCollapsed] = useState(false);
   const [notes, setNotes] = useState<Note[]>([]);
   const [relaunch, setRelaunch] = useState<LaunchSettings | null>(null);
+  const [loggedOut, setLoggedOut] = useState(false);
 
   useEffect(() => {
     api('GET', '/server/me').then(setMe, () => setMe(null));
@@ -85,7 +116,7 @@ export default function App() {
 
   // While the first request waits (through a switch of managers, say), only the notice shows.
   if (me === undefined) return <SwitchingNotice />;
-  if (me === null) return <Login onLogin={setMe} />;
+  if (me === null) return <Login onLogin={setMe} loggedOut={loggedOut} />;
 
   // Nothing of one user's stays for the next one who logs in in this tab.
   const logout = async () => {
@@ -93,6 +124,7 @@ export default function App() {
     setNotes([]);
     setRelaunch(null);
     setPage('sessions');
+    setLoggedOut(true);
     setMe(null);
   };
 

@@ -1111,6 +1111,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/server/login-options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the login page offers besides an email and a password: the site's OpenID provider, when there is one. */
+        get: operations["get_server_login_options"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/server/logout": {
         parameters: {
             query?: never;
@@ -1137,6 +1154,46 @@ export interface paths {
         };
         /** Who the web session belongs to (401 when nobody). */
         get: operations["get_server_me"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/server/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Back from the OpenID provider: the web session is opened and the browser sent to the UI (303).
+         * @description Takes `code` and `state` (or `error`); checks the state against this browser's login, exchanges the code with the client secret and the PKCE verifier, and checks the ID token's signature (the provider's JWKS), issuer, audience, expiry and nonce. The account is made on the first login and its role and projects follow the provider's groups at every login. A refusal is an HTML page for a browser (`Accept: text/html`) or a JSON problem: `oidc-state` (400), `oidc-refused`, `oidc-token`, `oidc-no-email` (401), `oidc-account` (403), `oidc-unavailable` (503).
+         */
+        get: operations["get_server_oidc_callback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/server/oidc/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The OpenID Connect login: a redirect (303) to the site's OpenID provider.
+         * @description Begins an authorization code login with PKCE (S256); `state` and `nonce` are kept by the server, and a short-lived `bai_oidc` cookie binds the login to this browser. 404 when no provider is configured (`baid up --oidc-issuer`); 503 when the provider cannot be reached.
+         */
+        get: operations["get_server_oidc_login"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3247,6 +3304,14 @@ export interface components {
             /** @description The entries. */
             items: components["schemas"]["FileEntry"][];
         };
+        /**
+         * @description `GET /server/login-options`: the ways of logging in the login page offers besides an
+         *     email and a password.
+         */
+        LoginOptions: {
+            /** @description The site's OpenID provider, when `baid up --oidc-issuer …` names one. */
+            oidc?: components["schemas"]["OidcOption"] | null;
+        };
         /** @description `POST /server/login` refused (401; not a problem document, as the web UI reads it). */
         LoginRefusal: {
             /** @description False. */
@@ -3565,6 +3630,18 @@ export interface components {
          *     (`"2"`, `2`, `"4g"`, `"30m"`, `1800`).
          */
         NumberOrText: number | string;
+        /** @description "Log in with …" through the site's OpenID provider. */
+        OidcOption: {
+            /** @description Where the button goes (`/server/oidc/login`, which redirects to the provider). */
+            login_url: string;
+            /**
+             * @description The provider's own logout page (its `end_session_endpoint`), when it has one: the UI
+             *     offers it after logging out of bai.
+             */
+            logout_url?: string | null;
+            /** @description What the button says after "Log in with" (`--oidc-name`). */
+            name: string;
+        };
         /** @description An empty JSON object: the action was done. */
         Ok: Record<string, never>;
         /** @description Whose a folder is. */
@@ -7241,6 +7318,28 @@ export interface operations {
             "5XX": components["responses"]["Problem"];
         };
     };
+    get_server_login_options: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginOptions"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
     post_server_logout: {
         parameters: {
             query?: never;
@@ -7280,6 +7379,53 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Me"];
                 };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_server_oidc_callback: {
+        parameters: {
+            query?: {
+                /** @description The provider's authorization code. */
+                code?: string;
+                /** @description The state of the login begun at /server/oidc/login. */
+                state?: string;
+                /** @description The provider's refusal, instead of a code. */
+                error?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the UI, logged in */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_server_oidc_login: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             "4XX": components["responses"]["Problem"];
             "5XX": components["responses"]["Problem"];

@@ -73,6 +73,9 @@ pub struct Manager {
     /// The site's directory the web login also checks (`baid up --ldap-url …`; set once,
     /// before the API is served). Unset: local accounts only.
     pub directory: std::sync::OnceLock<bai_ldap::Directory>,
+    /// The site's OpenID provider for web logins (`baid up --oidc-issuer …`; set once,
+    /// before the API is served). Unset: no "Log in with …".
+    pub oidc: std::sync::OnceLock<bai_oidc::Provider>,
 }
 
 impl Manager {
@@ -154,6 +157,7 @@ impl Manager {
             rate: Default::default(),
             logins: Default::default(),
             directory: Default::default(),
+            oidc: Default::default(),
         })
     }
 }

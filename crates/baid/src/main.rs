@@ -14,6 +14,7 @@ mod lead;
 mod lease;
 mod lock;
 mod node;
+mod oidc_flags;
 mod open;
 mod standby;
 
@@ -129,6 +130,8 @@ struct UpArgs {
     node: node::NodeArgs,
     #[command(flatten)]
     ldap: ldap_flags::LdapArgs,
+    #[command(flatten)]
+    oidc: oidc_flags::OidcArgs,
     /// The host name model service URLs carry (`http://HOST:PORT`); default: the API's
     /// listen address, or 127.0.0.1 when that is 0.0.0.0.
     #[arg(long, env = "BAI_ENDPOINT_HOST")]
@@ -306,6 +309,8 @@ async fn up(args: UpArgs) -> Result<()> {
     };
     // A bad directory configuration (`--ldap-*`) stops baid with one line, before anything.
     let directory = args.ldap.directory_or_exit();
+    // And a bad OpenID provider configuration (`--oidc-*`).
+    let oidc = args.oidc.provider_or_exit();
     // A database that does not open (or one of a newer schema than this build's) stops baid
     // with one line; a manager that starts again after losing the lead waits for it.
     let store = open::store(&args, &data_dir).await;
@@ -429,6 +434,9 @@ async fn up(args: UpArgs) -> Result<()> {
     if let Some(d) = directory {
         let _ = m.directory.set(d);
     }
+    if let Some(p) = oidc {
+        let _ = m.oidc.set(p);
+    }
     for h in &handles {
         bai_manager::images::aliases::register(&store, &h.info())?;
     }
@@ -450,6 +458,13 @@ async fn up(args: UpArgs) -> Result<()> {
         println!(
             "  directory    : {} (web logins of names that are no local account)",
             d.config().url
+        );
+    }
+    if let Some(p) = m.oidc.get() {
+        println!(
+            "  OpenID       : {} (\"Log in with {}\" on the login page)",
+            p.config().issuer,
+            p.config().name
         );
     }
     if let Some(t) = &tls {

@@ -51,8 +51,8 @@ pub use templates::{
     TemplateInfo, TemplateItem, TemplateListItem, UpdateTemplate,
 };
 pub use web::{
-    LauncherHistory, LoginRefusal, LoginRefusalData, LoginReply, LoginRequest, LogoutReply, Me,
-    WebRole,
+    LauncherHistory, LoginOptions, LoginRefusal, LoginRefusalData, LoginReply, LoginRequest,
+    LogoutReply, Me, OidcOption, WebRole,
 };
 
 use crate::route::{Body, Route, events, json};
@@ -125,6 +125,11 @@ pub fn routes() -> Vec<Route> {
             .also("401", json::<LoginRefusal>()),
         Route::new("post", "/server/logout").answers(200, json::<LogoutReply>()),
         Route::new("get", "/server/me").answers(200, json::<Me>()),
+        Route::new("get", "/server/login-options").answers(200, json::<LoginOptions>()),
+        // The OpenID Connect login: redirects to the provider and back (a refusal is a
+        // problem, or a page for a browser).
+        Route::new("get", "/server/oidc/login").answers(303, Body::Empty),
+        Route::new("get", "/server/oidc/callback").answers(303, Body::Empty),
         Route::new("get", "/user/launcher-history").answers(200, json::<LauncherHistory>()),
         Route::new("put", "/user/launcher-history")
             .takes(json::<LauncherHistory>())

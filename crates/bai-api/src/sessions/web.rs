@@ -67,6 +67,26 @@ pub struct LogoutReply {
     pub authenticated: bool,
 }
 
+/// `GET /server/login-options`: the ways of logging in the login page offers besides an
+/// email and a password.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LoginOptions {
+    /// The site's OpenID provider, when `baid up --oidc-issuer …` names one.
+    pub oidc: Option<OidcOption>,
+}
+
+/// "Log in with …" through the site's OpenID provider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OidcOption {
+    /// What the button says after "Log in with" (`--oidc-name`).
+    pub name: String,
+    /// Where the button goes (`/server/oidc/login`, which redirects to the provider).
+    pub login_url: String,
+    /// The provider's own logout page (its `end_session_endpoint`), when it has one: the UI
+    /// offers it after logging out of bai.
+    pub logout_url: Option<String>,
+}
+
 /// `GET|PUT /user/launcher-history`: the web launcher's Recent History, kept per user on
 /// the server (so the next user of a browser never sees it). The entries are the web UI's
 /// own (`id`, `label`, `pinned`, `at`, `settings`); the server checks their shape and size.

@@ -227,6 +227,10 @@ pub fn router(m: Arc<Manager>) -> Router {
         .route("/server/login", post(crate::web::login))
         .route("/server/logout", post(crate::web::logout))
         .route("/server/me", get(crate::web::me))
+        // What the login page offers, and the OpenID Connect login (redirects both ways).
+        .route("/server/login-options", get(crate::web::oidc::options))
+        .route("/server/oidc/login", get(crate::web::oidc::login))
+        .route("/server/oidc/callback", get(crate::web::oidc::callback))
         .route("/health", get(ops::health))
         .route("/metrics", get(ops::metrics))
         .merge(signed)

@@ -6,11 +6,12 @@
 //! Accounts made so are marked by the user setting [`DN_SETTING`] (the entry's DN); a local
 //! account (one without it) is never taken over by a directory entry with its email.
 
+use super::external::{self, External};
 use bai_ldap::{Directory, DirectoryUser, LoginError};
-use bai_store::{KeypairRow, NewUser, Store, StoreError, UserInfo};
+use bai_store::{KeypairRow, Store, StoreError};
 
 /// The user setting that marks an account as the directory's: the entry's DN (JSON text).
-pub const DN_SETTING: &str = "directory.dn";
+pub const DN_SETTING: &str = external::DN_SETTING;
 
 /// What a directory login came to.
 #[derive(Debug)]
@@ -48,117 +49,23 @@ pub async fn login(store: &Store, dir: &Directory, name: &str, password: &str) -
     }
 }
 
-/// The role a directory user gets.
-fn role_of(u: &DirectoryUser) -> &'static str {
-    if u.is_admin { "admin" } else { "user" }
-}
-
-/// Makes the account of `u` or brings it in line; `Ok(Err(why))` when it may not log in.
+/// The account of a directory user: made or brought in line ([`external::provision`]).
 pub fn provision(
     store: &Store,
     u: &DirectoryUser,
 ) -> Result<Result<KeypairRow, &'static str>, StoreError> {
-    let project_ids = project_ids(store, &u.projects)?;
-    let dn_json = serde_json::Value::String(u.dn.clone()).to_string();
-    match store.user_by_email(&u.email)? {
-        None => {
-            let (ak, sk) = bai_core::sign::new_keypair();
-            let username = match u.uid.as_deref() {
-                Some(uid) if !username_taken(store, uid)? => uid.to_string(),
-                _ => u.email.clone(),
-            };
-            let info = UserInfo {
-                id: uuid::Uuid::new_v4().to_string(),
-                email: u.email.clone(),
-                username,
-                full_name: u.full_name.clone(),
-                description: "from the site's directory".into(),
-                role: role_of(u).into(),
-                status: "active".into(),
-                need_password_change: false,
-                domain_name: "default".into(),
-                resource_policy: "default".into(),
-                created_at: String::new(),
-                main_access_key: Some(ak.clone()),
-            };
-            let id = info.id.clone();
-            let made = store.create_user(&NewUser {
-                info,
-                password_hash: None,
-                access_key: ak,
-                secret_key: sk,
-                project_ids,
-            })?;
-            if !made {
-                // Made by a login at the same moment: that one's account stands.
-                return Ok(Err("Your account is being made: log in again."));
-            }
-            store.set_user_setting(&id, DN_SETTING, &dn_json)?;
-            tracing::info!(email = %u.email, role = role_of(u), projects = ?u.projects, "account made from the directory");
-        }
-        Some(mut info) => {
-            if store.user_setting(&info.id, DN_SETTING)?.is_none() {
-                tracing::warn!(email = %u.email, "a directory entry has the email of a local account");
-                return Ok(Err(
-                    "A local bai account has this email: log in with its bai password.",
-                ));
-            }
-            if info.status != "active" {
-                return Ok(Err(
-                    "Your bai account is deactivated: ask the site's administrators.",
-                ));
-            }
-            // A superadmin made by hand stays one; otherwise the directory decides.
-            if info.role != "superadmin" {
-                info.role = role_of(u).into();
-            }
-            if !u.full_name.is_empty() {
-                info.full_name = u.full_name.clone();
-            }
-            let mut ids = project_ids;
-            if let Some(default) = project_id(store, "default")? {
-                ids.push(default);
-            }
-            store.update_user(&info, None, Some(ids.as_slice()))?;
-            store.set_user_setting(&info.id, DN_SETTING, &dn_json)?;
-        }
-    }
-    Ok(match store.keypair_by_email(&u.email)? {
-        Some(kp) if kp.is_active && kp.user_active => Ok(kp),
-        _ => Err("Your bai account has no active keypair: ask the site's administrators."),
-    })
-}
-
-/// The ids of the named projects, each made when missing.
-fn project_ids(store: &Store, names: &[String]) -> Result<Vec<String>, StoreError> {
-    let mut ids = Vec::with_capacity(names.len());
-    for name in names {
-        if project_id(store, name)?.is_none() {
-            store.create_project(name, "made for a group of the site's directory")?;
-            tracing::info!(project = %name, "project made for a directory group");
-        }
-        if let Some(id) = project_id(store, name)? {
-            ids.push(id);
-        }
-    }
-    Ok(ids)
-}
-
-fn project_id(store: &Store, name: &str) -> Result<Option<String>, StoreError> {
-    Ok(store
-        .project_rows(None)?
-        .into_iter()
-        .find(|p| p.name == name)
-        .map(|p| p.id))
-}
-
-fn username_taken(store: &Store, username: &str) -> Result<bool, StoreError> {
-    let (_, n) = store.user_list(&bai_store::UserFilter {
-        field: Some((bai_store::UserField::Username, username.to_string())),
-        limit: 1,
-        ..Default::default()
-    })?;
-    Ok(n > 0)
+    external::provision(
+        store,
+        &External {
+            marker: (DN_SETTING, u.dn.clone()),
+            made_by: "the site's directory",
+            uid: u.uid.clone(),
+            email: u.email.clone(),
+            full_name: u.full_name.clone(),
+            is_admin: u.is_admin,
+            projects: u.projects.clone(),
+        },
+    )
 }
 
 #[cfg(test)]

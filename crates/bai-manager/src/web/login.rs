@@ -216,6 +216,25 @@ fn refusal(why: &str) -> Response {
 
 /// A web session opened for `kp`: the reply and its cookie.
 fn logged_in(m: &Manager, kp: bai_store::KeypairRow, via: &str) -> Response {
+    let (caller, cookie) = open_session(m, kp, via);
+    let mut r = Json(LoginReply {
+        authenticated: true,
+        data: me_of(&caller),
+    })
+    .into_response();
+    if let Some(v) = cookie {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
+/// A web session opened for `kp` (logged and audited as a login `via`): who it is and the
+/// `Set-Cookie` value that carries it — the same for every way of logging in.
+pub(super) fn open_session(
+    m: &Manager,
+    kp: bai_store::KeypairRow,
+    via: &str,
+) -> (Caller, Option<HeaderValue>) {
     let token = m.web_sessions.open(&kp.access_key);
     let caller = Caller::from(kp);
     tracing::info!(email = %caller.email, via, "web login");
@@ -227,18 +246,12 @@ fn logged_in(m: &Manager, kp: bai_store::KeypairRow, via: &str) -> Response {
         via,
         Ok(()),
     );
-    let mut r = Json(LoginReply {
-        authenticated: true,
-        data: me_of(&caller),
-    })
-    .into_response();
-    if let Ok(v) = HeaderValue::from_str(&format!(
+    let cookie = HeaderValue::from_str(&format!(
         "{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict{}",
         secure(m)
-    )) {
-        r.headers_mut().insert(header::SET_COOKIE, v);
-    }
-    r
+    ))
+    .ok();
+    (caller, cookie)
 }
 
 /// An argon2 hash of a random password, compared against when the email is unknown.
@@ -263,7 +276,7 @@ pub async fn logout(State(m): State<Arc<Manager>>, headers: HeaderMap) -> Respon
 }
 
 /// The cookie attribute that keeps it off plain HTTP, when the API is served over HTTPS.
-fn secure(m: &Manager) -> &'static str {
+pub(super) fn secure(m: &Manager) -> &'static str {
     if m.config.tls { "; Secure" } else { "" }
 }
 

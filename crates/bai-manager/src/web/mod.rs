@@ -8,9 +8,11 @@
 
 pub mod directory;
 mod encoded;
+pub mod external;
 mod files;
 pub mod history;
 mod login;
+pub mod oidc;
 
 pub use crate::browsers as sessions;
 

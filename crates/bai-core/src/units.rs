@@ -2,7 +2,7 @@
 //! person (command line flags, environment variables, request fields).
 //!
 //! A **duration** is a number of seconds (`90`, `2.5`, `1e3`) or numbers with units, alone or
-//! combined: `90s`, `5m`, `2h`, `1d`, `1w`, `1h30m`, `1h 30m`, `5 m`.
+//! combined: `500ms`, `90s`, `5m`, `2h`, `1d`, `1w`, `1h30m`, `1h 30m`, `5 m`.
 //!
 //! A **size** is a number of bytes (`1048576`) or a number with a binary unit: `b`,
 //! `k`/`kb`/`kib`, `m`/`mb`/`mib`, `g`/`gb`/`gib`, `t`/`tb`/`tib` (all powers of 1024), with
@@ -24,7 +24,9 @@ pub enum Quantity {
 impl Quantity {
     fn hint(self) -> &'static str {
         match self {
-            Quantity::Duration => "use seconds, or 30s, 5m, 2h, 1d, 1w (combined like 1h30m)",
+            Quantity::Duration => {
+                "use seconds, or 500ms, 30s, 5m, 2h, 1d, 1w (combined like 1h30m)"
+            }
             Quantity::Size => "use bytes, or 512m, 1g, 2GiB",
         }
     }
@@ -143,6 +145,7 @@ fn duration_terms(input: &str, text: &str) -> Result<f64, UnitError> {
             .unwrap_or(after.len());
         let (unit, after) = after.split_at(unit_end);
         let mult = match unit {
+            "ms" => 0.001,
             "s" => 1.0,
             "m" => 60.0,
             "h" => 3600.0,
@@ -307,6 +310,9 @@ mod tests {
         assert_eq!(secs("0.5s"), 0.5);
         assert_eq!(secs("1e3s"), 1000.0);
         assert_eq!(secs("2e-1m"), 12.0);
+        assert_eq!(secs("500ms"), 0.5);
+        assert_eq!(secs("1s250ms"), 1.25);
+        assert_eq!(secs("1m1ms"), 60.001, "ms is its own unit, not minutes");
     }
 
     #[test]
@@ -341,7 +347,7 @@ mod tests {
                 parse_duration(bad)
             );
         }
-        for bad in ["5x", "5ms", "2 hours", "1y"] {
+        for bad in ["5x", "5mss", "2 hours", "1y"] {
             assert!(
                 matches!(parse_duration(bad), Err(UnitError::UnknownUnit { .. })),
                 "{bad}: {:?}",
@@ -406,11 +412,11 @@ mod tests {
     fn duration_errors_read_well() {
         assert_eq!(
             parse_duration("soon").unwrap_err().to_string(),
-            "\"soon\" is not a duration: use seconds, or 30s, 5m, 2h, 1d, 1w (combined like 1h30m)"
+            "\"soon\" is not a duration: use seconds, or 500ms, 30s, 5m, 2h, 1d, 1w (combined like 1h30m)"
         );
         assert_eq!(
             parse_duration("5x").unwrap_err().to_string(),
-            "\"5x\": unknown unit \"x\"; use seconds, or 30s, 5m, 2h, 1d, 1w (combined like 1h30m)"
+            "\"5x\": unknown unit \"x\"; use seconds, or 500ms, 30s, 5m, 2h, 1d, 1w (combined like 1h30m)"
         );
         assert_eq!(
             parse_duration("-3s").unwrap_err().to_string(),

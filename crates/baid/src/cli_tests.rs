@@ -42,7 +42,16 @@ fn durations_and_listen_addresses() {
         Ok(std::time::Duration::from_millis(750))
     );
     assert_eq!(parse_duration("3"), Ok(std::time::Duration::from_secs(3)));
-    for bad in ["", "0s", "s", "4d", "-1s"] {
+    // The one grammar of bai-core: units combine, and days are days.
+    assert_eq!(
+        parse_duration("1m30s"),
+        Ok(std::time::Duration::from_secs(90))
+    );
+    assert_eq!(
+        parse_duration("4d"),
+        Ok(std::time::Duration::from_secs(4 * 86400))
+    );
+    for bad in ["", "0s", "0", "s", "4x", "-1s"] {
         assert!(parse_duration(bad).is_err(), "{bad}");
     }
     assert_eq!(parse_listen("off"), Ok(Listen(None)));

@@ -197,26 +197,14 @@ fn parse_listen(s: &str) -> Result<Listen, String> {
         .map_err(|_| format!("{s:?} is not ADDR:PORT (e.g. 0.0.0.0:8091) or off"))
 }
 
-/// `40s`, `10m`, `1h`, `500ms` or plain seconds.
+/// An interval flag (`40s`, `10m`, `1h`, `500ms`, `1h30m` or plain seconds): bai-core's one
+/// duration grammar, and more than zero.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    let s = s.trim();
-    let bad = || format!("{s:?} is not a duration like 40s, 10m, 1h or 500ms");
-    let (num, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => s.split_at(i),
-        None => (s, "s"),
-    };
-    let n: u64 = num.parse().map_err(|_| bad())?;
-    let ms = match unit {
-        "ms" => n,
-        "s" => n * 1000,
-        "m" => n * 60_000,
-        "h" => n * 3_600_000,
-        _ => return Err(bad()),
-    };
-    if ms == 0 {
-        return Err(format!("{s:?} must be more than zero"));
+    match bai_core::parse_duration(s) {
+        Ok(d) if d.is_zero() => Err(format!("{:?} must be more than zero", s.trim())),
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.to_string()),
     }
-    Ok(std::time::Duration::from_millis(ms))
 }
 
 /// `--audit-retention`, `--session-detail-retention`: a duration like `90d` or `12h`, or `0`

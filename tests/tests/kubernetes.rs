@@ -387,6 +387,145 @@ fn a_pod_sessions_files_and_counters() {
     cluster.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
 }
 
+/// The agent with only what `dist/kubernetes/rbac.yaml` grants (its ServiceAccount's token,
+/// no admin certificate): it joins, runs a session end to end (pod made, watched, its logs
+/// read, deleted), and the service account really is that narrow (it may not list secrets).
+#[test]
+fn the_agent_runs_with_only_the_least_role() {
+    let cluster = Cluster::get();
+    let rbac = Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist/kubernetes/rbac.yaml");
+    // A namespace left terminating by an earlier run must be gone first.
+    let free = bai_e2e::wait_until(Duration::from_secs(120), || {
+        let out = cluster.kubectl(&["get", "namespace", "bai", "-o", "jsonpath={.status.phase}"]);
+        String::from_utf8_lossy(&out.stdout).trim() != "Terminating"
+    });
+    assert!(free, "the namespace bai is still terminating");
+    let applied = cluster.kubectl(&["apply", "-f", rbac.to_str().unwrap()]);
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+    // The token controller gives the service account a token secret.
+    let mut token = String::new();
+    let got = bai_e2e::wait_until(Duration::from_secs(60), || {
+        let sa = cluster.kubectl(&[
+            "get",
+            "serviceaccount",
+            "bai-agent",
+            "-n",
+            "bai",
+            "-o",
+            "jsonpath={.secrets[0].name}",
+        ]);
+        let secret = String::from_utf8_lossy(&sa.stdout).trim().to_string();
+        if secret.is_empty() {
+            return false;
+        }
+        let t = cluster.kubectl(&[
+            "get",
+            "secret",
+            &secret,
+            "-n",
+            "bai",
+            "-o",
+            "jsonpath={.data.token}",
+        ]);
+        let b64 = String::from_utf8_lossy(&t.stdout).trim().to_string();
+        let decoded = Command::new("base64")
+            .arg("-d")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().unwrap().write_all(b64.as_bytes())?;
+                c.wait_with_output()
+            });
+        token = decoded
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default();
+        !token.is_empty()
+    });
+    assert!(got, "no token for the service account bai-agent");
+    // The admin kubeconfig's cluster (server, CA), the service account's token as the user.
+    let admin = std::fs::read_to_string(&cluster.kubeconfig).unwrap();
+    let field = |key: &str| {
+        admin
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(key).map(|v| v.trim().to_string()))
+            .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {}\n    certificate-authority-data: {}\nusers:\n- name: bai-agent\n  user:\n    token: {token}\ncontexts:\n- name: c\n  context: {{cluster: c, user: bai-agent}}\ncurrent-context: c\n",
+            field("server:"),
+            field("certificate-authority-data:")
+        ),
+    )
+    .unwrap();
+    let narrow = Command::new(&cluster.kubectl)
+        .arg("--kubeconfig")
+        .arg(&kc)
+        .args(["get", "secrets", "-n", "bai"])
+        .output()
+        .unwrap();
+    assert!(
+        !narrow.status.success(),
+        "the role lets the agent read secrets"
+    );
+
+    let (s, port, join) = manager_for_machines(&[]);
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--egress",
+            "open",
+        ],
+    )
+    .expect_ok();
+    let agent = KubeAgent::start("kube-rbac", &format!("127.0.0.1:{port}"), &join, &kc, "bai");
+    let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_status(&s, "kube-rbac", "ALIVE", 60)
+    }));
+    assert!(joined.is_ok(), "the agent did not join:\n{}", agent.log());
+    let r = s.bai(
+        &s.admin,
+        &[
+            "run",
+            "--rm",
+            "-r",
+            "cpu=0.25",
+            "-r",
+            "mem=256m",
+            "-c",
+            "print('least role')",
+            "python",
+        ],
+    );
+    assert!(r.ok(), "{r:?}\nagent:\n{}", agent.log());
+    assert!(r.stdout.contains("least role"), "{r:?}");
+    assert!(
+        !agent.log().contains("Forbidden"),
+        "the agent was refused something:\n{}",
+        agent.log()
+    );
+    let gone = bai_e2e::wait_until(Duration::from_secs(60), || {
+        cluster.bai_pods("bai").is_empty()
+    });
+    assert!(gone, "pods left: {:?}", cluster.bai_pods("bai"));
+    drop(agent);
+    drop(s);
+    cluster.kubectl(&["delete", "-f", rbac.to_str().unwrap(), "--wait=false"]);
+}
+
 /// A kubeconfig whose API server does not answer: one line on stderr, exit 2, before any
 /// manager is dialled.
 #[test]

@@ -17,7 +17,7 @@ pub enum KubeError {
     Unreachable { server: String, detail: String },
     #[error("{0}")]
     NoNode(String),
-    #[error("{context}: {source}")]
+    #[error("{context}: {}", api_text(.source))]
     Api {
         context: String,
         #[source]
@@ -31,6 +31,17 @@ impl KubeError {
     pub fn api(context: impl std::fmt::Display) -> impl FnOnce(kube::Error) -> KubeError {
         let context = context.to_string();
         move |source| KubeError::Api { context, source }
+    }
+}
+
+/// An API error as one readable line: the server's own message and reason (`kube::Error`'s
+/// display adds the whole status structure).
+fn api_text(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) if !s.message.is_empty() => {
+            format!("{} ({} {})", s.message, s.code, s.reason)
+        }
+        other => other.to_string(),
     }
 }
 
@@ -62,4 +73,26 @@ pub fn unsupported(what: &str) -> AgentError {
     AgentError::BadRequest(format!(
         "{what} is not supported on the Kubernetes backend yet"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_errors_read_as_one_line_without_the_status_structure() {
+        let status =
+            kube::core::Status::failure("namespace bai-x is being terminated", "Forbidden")
+                .with_code(403);
+        let e =
+            KubeError::api("cannot create the pod of kernel k")(kube::Error::Api(Box::new(status)));
+        let line = AgentError::from(e).to_string();
+        assert!(
+            line.contains(
+                "cannot create the pod of kernel k: namespace bai-x is being terminated (403 Forbidden)"
+            ),
+            "{line}"
+        );
+        assert!(!line.contains("Status {"), "{line}");
+    }
 }

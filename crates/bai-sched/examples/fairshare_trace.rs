@@ -12,8 +12,8 @@
 //! `cargo run --profile release -p bai-sched --example fairshare_trace [days] [seed] [tree]`
 //!
 //! `tree`: `projects` (default: the three projects in one domain, shares on the projects) or
-//! `domains` (each project in a domain of its own, shares on the domains: Slurm's classic
-//! factor then has no parent usage to inherit, for comparison).
+//! `domains` (each project in a domain of its own, shares on the domains: the same split one
+//! level up, for comparison; Slurm's classic factor, replaced, met the shares only there).
 
 use bai_core::resources::ResourceSlots;
 use bai_sched::fairshare::{Account, Input, Level, Policy, ShareTree, Shares, accrue};

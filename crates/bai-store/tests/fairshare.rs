@@ -1,6 +1,6 @@
 //! Fair share's records on either engine: usage rows replaced in place per account, the
 //! group's tick, shares set and reset, a group's policy kept, and a pending session's
-//! account read with the queue.
+//! account and batch timeout read with the queue.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_store::{ResourceGroupRow, Store, UsageRow, UserRow};
@@ -98,4 +98,36 @@ fn a_group_keeps_its_fairshare_policy_and_pending_rows_name_their_account() {
     assert_eq!(q[0].user_id, "u1");
     assert_eq!(q[0].domain_name, n.spec.domain_name);
     assert_eq!(q[0].group_name, n.spec.group_name);
+}
+
+#[test]
+fn a_batch_sessions_timeout_is_read_with_the_queue() {
+    let s = Store::open_for_tests().unwrap();
+    s.create_user_with_keypair(
+        &UserRow {
+            id: "u1".into(),
+            email: "u@x".into(),
+            role: "user".into(),
+        },
+        "AK1",
+        "SK1",
+        false,
+    )
+    .unwrap();
+    let mut batch = bai_store::testing::new_session("batch", "AK1", "u1");
+    batch.spec.session_type = bai_core::status::SessionType::Batch;
+    batch.spec.batch_timeout = Some(600);
+    let plain = bai_store::testing::new_session("plain", "AK1", "u1");
+    let mut zero = bai_store::testing::new_session("zero", "AK1", "u1");
+    zero.spec.session_type = bai_core::status::SessionType::Batch;
+    zero.spec.batch_timeout = Some(0);
+    for n in [&batch, &plain, &zero] {
+        s.insert_session(n).unwrap();
+    }
+    let q = s.pending_queue().unwrap();
+    let timeout = |id| q.iter().find(|r| r.id == id).unwrap().batch_timeout;
+    assert_eq!(timeout(batch.id), Some(600));
+    assert_eq!(timeout(plain.id), None);
+    // 0 is no timeout, as a running session's end counts it.
+    assert_eq!(timeout(zero.id), None);
 }

@@ -21,9 +21,11 @@ pub struct FairShareNode {
     pub usage: f64,
     /// Its fraction of the group's usage.
     pub norm_usage: f64,
-    /// Usage with its parent's over- or under-use folded in (Slurm's classic).
+    /// `norm_shares` times the mean, over the levels down to it where it has siblings, of
+    /// its usage fraction among its siblings over its share fraction among them.
     pub effective_usage: f64,
-    /// `2^(-effective_usage / norm_shares)`: 1 unused, 0.5 at its share, lower above it.
+    /// `2^(-effective_usage / norm_shares)`: 1 unused, 0.5 with every level at its share,
+    /// lower above it.
     pub factor: f64,
 }
 

@@ -46,10 +46,22 @@ pub fn workload(r: &PendingRow) -> Workload {
             &r.group_name,
             &r.user_id,
         )),
-        // Filled in by `build` from the owner's policy (the batch timeout is not read with
-        // the queue).
-        max_runtime: None,
+        // Its own batch timeout; `build` lowers it to the owner's maximum lifetime.
+        max_runtime: r.batch_timeout.filter(|t| *t > 0).map(Duration::seconds),
     }
+}
+
+/// The longest a session may run: the shorter of its batch timeout and its owner's maximum
+/// lifetime (each in seconds, 0 or less: none), if either is set.
+fn max_runtime(batch_timeout: Option<i64>, lifetime: Option<&i64>) -> Option<Duration> {
+    let batch = batch_timeout.filter(|t| *t > 0);
+    let life = lifetime.copied().filter(|t| *t > 0);
+    let secs = match (batch, life) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => return None,
+    };
+    Some(Duration::seconds(secs))
 }
 
 /// When a running session will have ended at the latest, if known.
@@ -63,17 +75,7 @@ fn ends_by(r: &SessionRow, lifetime_of: &HashMap<String, i64>) -> Option<DateTim
             .status_history
             .get(&bai_core::SessionStatus::Scheduled))
         .and_then(|t| parse_time(t))?;
-    let batch = r.spec.batch_timeout.filter(|t| *t > 0);
-    let life = lifetime_of
-        .get(&r.spec.access_key)
-        .copied()
-        .filter(|t| *t > 0);
-    let secs = match (batch, life) {
-        (Some(a), Some(b)) => a.min(b),
-        (Some(a), None) | (None, Some(a)) => a,
-        (None, None) => return None,
-    };
-    Some(started + Duration::seconds(secs))
+    max_runtime(r.spec.batch_timeout, lifetime_of.get(&r.spec.access_key)).map(|d| started + d)
 }
 
 /// Who holds what now: the sessions that occupy resources (SCHEDULED through TERMINATING),
@@ -280,13 +282,10 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
                 .map(|r| {
                     let mut w = workload(r);
                     w.eligible = eligible.get(scheduler, &g.name, &in_group, r);
-                    // Its known maximum run time: the owner's maximum session lifetime, as
-                    // `ends_by` counts it for running sessions (backfill needs it).
-                    w.max_runtime = lifetime_of
-                        .get(&r.access_key)
-                        .copied()
-                        .filter(|t| *t > 0)
-                        .map(Duration::seconds);
+                    // Its known maximum run time: the shorter of its batch timeout and the
+                    // owner's maximum session lifetime, as `ends_by` counts it for running
+                    // sessions (backfill needs it).
+                    w.max_runtime = max_runtime(r.batch_timeout, lifetime_of.get(&r.access_key));
                     w
                 })
                 .collect(),
@@ -315,4 +314,21 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_known_run_time_is_the_shorter_of_batch_timeout_and_lifetime() {
+        let secs = |d: Option<Duration>| d.map(|d| d.num_seconds());
+        assert_eq!(secs(max_runtime(Some(600), Some(&3600))), Some(600));
+        assert_eq!(secs(max_runtime(Some(7200), Some(&3600))), Some(3600));
+        assert_eq!(secs(max_runtime(Some(600), None)), Some(600));
+        assert_eq!(secs(max_runtime(Some(600), Some(&0))), Some(600));
+        assert_eq!(secs(max_runtime(None, Some(&3600))), Some(3600));
+        assert_eq!(secs(max_runtime(Some(0), Some(&0))), None);
+        assert_eq!(secs(max_runtime(None, None)), None);
+    }
 }

@@ -1,9 +1,10 @@
-//! Usage-decayed fair share (Slurm's classic multifactor priority), without I/O.
+//! Usage-decayed fair share (Slurm's multifactor priority, with a level-wise fair-share
+//! factor), without I/O.
 //!
 //! - [`decay`]: weighted resource-seconds and their decay with a half-life (the manager
 //!   keeps one accumulator per account and group, updated as kernels run);
 //! - [`tree`]: shares down domain → project → user and the fair-share factor
-//!   `F = 2^(−effective usage / normalized shares)`;
+//!   `F = 2^(−mean over the levels of usage fraction / share fraction among siblings)`;
 //! - [`policy`]: a group's settings (half-life, slot weights, priority weights) and a pass's
 //!   input;
 //! - [`priority`]: fair share, age, size and the session's own priority in one number per

@@ -4,12 +4,13 @@
 //! Burst penalty: usage is recorded as sessions run, so between two recomputations a user's
 //! new submissions would all carry the same factor. Each pending session of an account is
 //! therefore ranked as if the account's earlier pending sessions (by submission) had already
-//! run for `burst_window_secs`: the k-th one's effective usage grows by what the k−1 before
-//! it would add, normalized like the tree's usage. Submitting 500 at once lowers the factor of
-//! the later ones and does not beat the share.
+//! run for `burst_window_secs`: the k-th one's usage, and that of each node above it, grows by
+//! what the k−1 before it would add, each level's fraction taken against its parent's usage
+//! (at least the group's capacity over the window; [`ShareTree::factor_with`]). Submitting
+//! 500 at once lowers the factor of the later ones and does not beat the share.
 
 use super::policy::Policy;
-use super::tree::{Account, ShareTree, factor};
+use super::tree::{Account, ShareTree};
 use crate::types::Workload;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -57,7 +58,7 @@ pub fn rank(
 ) -> Vec<(usize, Factors)> {
     let w = &policy.priority;
     let window = w.burst_window_secs as f64;
-    let denom = tree.total_usage().max(capacity_rate * window);
+    let floor = capacity_rate * window;
     let nobody = Account::default();
 
     // Each account's sessions in submission order.
@@ -76,16 +77,13 @@ pub fn rank(
                 .cmp(&pending[y].enqueued_at)
                 .then(x.cmp(&y))
         });
-        let (eff, shares, base) = match tree.leaf(account) {
-            Some(n) => (n.effective_usage, n.norm_shares, n.factor),
-            None => (1.0, 1.0, factor(1.0, 1.0)),
-        };
+        let base = tree.factor(account);
         let mut extra = 0.0;
         for (k, &i) in list.iter().enumerate() {
             let p = &pending[i];
             let rate = policy.weights.rate(&p.slots);
-            let fs = if extra > 0.0 && denom > 0.0 {
-                factor(eff + extra / denom, shares)
+            let fs = if extra > 0.0 {
+                tree.factor_with(account, extra, floor)
             } else {
                 base
             };

@@ -1,12 +1,25 @@
-//! The share tree (domain → project → user) and Slurm's classic fair-share factor.
+//! The share tree (domain → project → user) and a level-wise fair-share factor.
 //!
 //! For each node, with `S` its raw shares and `ΣS` those of it and its siblings:
-//! - normalized shares `s = s_parent × S / ΣS` (the root has 1);
+//! - normalized shares `s = s_parent × S / ΣS` (the root has 1), shown as Slurm shows them;
 //! - normalized usage `u = usage / usage of the whole tree`;
-//! - effective usage `ue = u + (ue_parent − u) × S / ΣS`, so a node inherits part of its
-//!   parent's over- or under-use (a domain, under the root: `ue = u`, as Slurm does);
-//! - fair-share factor `F = 2^(−ue / s)`: 1 for no usage, 0.5 for a domain at exactly its
-//!   share, towards 0 above it.
+//! - at its own level, the share among its siblings `ls = S / ΣS`, the usage among them
+//!   `lu = usage / usage of the parent` (0 when the parent has none) and their ratio
+//!   `r = lu / ls` (1: its siblings and it used the parent's usage as their shares say);
+//! - fair-share factor `F = 2^(−mean r)`, the mean over the levels from the domain down to
+//!   it where the node on its path has siblings (a node alone under its parent says nothing:
+//!   its `r` is 1, or 0 with the parent unused; every level when none has siblings): 1 for no
+//!   usage, 0.5 when every level on its path is exactly at its share, towards 0 above; 0
+//!   under a node without shares. Effective usage is `ue = s × mean r`, so `F = 2^(−ue / s)`
+//!   as in Slurm's printout (for a domain, `ue = u`, as in Slurm's classic factor).
+//!
+//! Siblings share every term above their own level, so their factors are equal exactly when
+//! their usage is split as their shares: under a scheduler that starts the highest factor,
+//! siblings converge to their share ratio at any depth. Slurm's classic factor
+//! (`ue = u + (ue_parent − u) × S / ΣS`) is not kept: it lets a project inherit part of its
+//! domain's usage, and three projects with shares 2:1:1 in one domain then balance at
+//! 60/20/20 % instead of 50/25/25 % (bench/fairshare.sh measured 56.9/21.2/21.9 %; the bias that
+//! made Slurm add its Fair Tree algorithm).
 
 use std::collections::HashMap;
 
@@ -80,6 +93,13 @@ pub struct Node {
     /// Decayed weighted resource-seconds.
     pub usage: f64,
     pub norm_usage: f64,
+    /// Its shares among its siblings (`S / ΣS`).
+    pub local_shares: f64,
+    /// Its usage among its siblings' (`usage / usage of the parent`; 0 when that is 0).
+    pub local_usage: f64,
+    /// `local_usage / local_shares` (0 without usage, infinite with usage and no shares).
+    pub level_ratio: f64,
+    /// `norm_shares × mean level_ratio` down its path.
     pub effective_usage: f64,
     pub factor: f64,
 }
@@ -111,6 +131,9 @@ impl ShareTree {
                 norm_shares: 1.0,
                 usage: 0.0,
                 norm_usage: 0.0,
+                local_shares: 1.0,
+                local_usage: 0.0,
+                level_ratio: 0.0,
                 effective_usage: 0.0,
                 factor: 1.0,
             }],
@@ -156,6 +179,9 @@ impl ShareTree {
             norm_shares: 0.0,
             usage: 0.0,
             norm_usage: 0.0,
+            local_shares: 0.0,
+            local_usage: 0.0,
+            level_ratio: 0.0,
             effective_usage: 0.0,
             factor: 1.0,
         });
@@ -168,8 +194,10 @@ impl ShareTree {
         let total = self.nodes[0].usage;
         let root_eff = if total > 0.0 { 1.0 } else { 0.0 };
         self.nodes[0].norm_usage = root_eff;
-        self.nodes[0].effective_usage = root_eff;
-        self.nodes[0].factor = factor(root_eff, 1.0);
+        self.nodes[0].local_usage = root_eff;
+        // Down each node's path: the level ratios of the levels where it has siblings, their
+        // count, and those of every level and their count.
+        let mut sums = vec![Sums::default(); self.nodes.len()];
         // Parents come before their children in `nodes`.
         for i in 1..self.nodes.len() {
             let Some(p) = self.nodes[i].parent else {
@@ -180,23 +208,63 @@ impl ShareTree {
                 .iter()
                 .map(|&c| self.nodes[c].raw_shares)
                 .sum();
-            let frac = if siblings > 0.0 {
+            let ls = if siblings > 0.0 {
                 self.nodes[i].raw_shares / siblings
             } else {
                 0.0
             };
-            let nu = if total > 0.0 {
-                self.nodes[i].usage / total
+            let alone = self.nodes[p].children.len() == 1;
+            let (p_norm, p_usage) = (self.nodes[p].norm_shares, self.nodes[p].usage);
+            let n = &mut self.nodes[i];
+            n.norm_shares = p_norm * ls;
+            n.norm_usage = if total > 0.0 { n.usage / total } else { 0.0 };
+            n.local_shares = ls;
+            n.local_usage = if p_usage > 0.0 {
+                n.usage / p_usage
             } else {
                 0.0
             };
-            let (p_norm, p_eff) = (self.nodes[p].norm_shares, self.nodes[p].effective_usage);
-            let n = &mut self.nodes[i];
-            n.norm_shares = p_norm * frac;
-            n.norm_usage = nu;
-            n.effective_usage = if p == 0 { nu } else { nu + (p_eff - nu) * frac };
-            n.factor = factor(n.effective_usage, n.norm_shares);
+            n.level_ratio = ratio(n.local_usage, ls);
+            sums[i] = sums[p].add(n.level_ratio, alone);
+            let mean = sums[i].mean();
+            n.effective_usage = if n.norm_shares > 0.0 {
+                n.norm_shares * mean
+            } else {
+                0.0
+            };
+            n.factor = level_factor(mean, n.norm_shares);
         }
+    }
+
+    /// The factor of `a` as if `extra` more usage were charged to it and to each node above
+    /// it, each level's added fraction taken against `max(the parent's usage, floor)` (the
+    /// burst penalty: the other accounts' usage does not move). An account the tree does not
+    /// know counts as at its share with the extra against `max(total usage, floor)`.
+    pub fn factor_with(&self, a: &Account, extra: f64, floor: f64) -> f64 {
+        let extra = if extra.is_finite() {
+            extra.max(0.0)
+        } else {
+            0.0
+        };
+        let Some(&leaf) = self.leaves.get(a) else {
+            let denom = self.total_usage().max(floor);
+            let add = if denom > 0.0 { extra / denom } else { 0.0 };
+            return level_factor(1.0 + add, 1.0);
+        };
+        let mut sums = Sums::default();
+        let mut at = leaf;
+        while let Some(p) = self.nodes[at].parent {
+            let n = &self.nodes[at];
+            let denom = self.nodes[p].usage.max(floor);
+            let lu = if denom > 0.0 {
+                n.local_usage + extra / denom
+            } else {
+                n.local_usage
+            };
+            sums = sums.add(ratio(lu, n.local_shares), self.nodes[p].children.len() == 1);
+            at = p;
+        }
+        level_factor(sums.mean(), self.nodes[leaf].norm_shares)
     }
 
     /// The user node of `a`, if it is in the tree.
@@ -245,6 +313,65 @@ pub fn factor(effective_usage: f64, norm_shares: f64) -> f64 {
     (-effective_usage / norm_shares).exp2()
 }
 
+/// Level ratios summed down a path.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sums {
+    /// Over the levels where the node has siblings.
+    shared: f64,
+    shared_n: usize,
+    /// Over every level.
+    all: f64,
+    all_n: usize,
+}
+
+impl Sums {
+    fn add(self, ratio: f64, alone: bool) -> Sums {
+        let (shared, shared_n) = if alone {
+            (self.shared, self.shared_n)
+        } else {
+            (self.shared + ratio, self.shared_n + 1)
+        };
+        Sums {
+            shared,
+            shared_n,
+            all: self.all + ratio,
+            all_n: self.all_n + 1,
+        }
+    }
+
+    /// The mean over the levels where the node has siblings (a node alone under its parent
+    /// is always at its share there, 1, or unused with it, 0: nothing to compare), or over
+    /// every level when it has none.
+    fn mean(self) -> f64 {
+        if self.shared_n > 0 {
+            self.shared / self.shared_n as f64
+        } else if self.all_n > 0 {
+            self.all / self.all_n as f64
+        } else {
+            0.0
+        }
+    }
+}
+
+/// A level's usage fraction against its share fraction.
+fn ratio(local_usage: f64, local_shares: f64) -> f64 {
+    if local_usage <= 0.0 {
+        0.0
+    } else if local_shares <= 0.0 {
+        f64::INFINITY
+    } else {
+        local_usage / local_shares
+    }
+}
+
+/// `2^(−mean level ratio)` (0 under a node without shares).
+fn level_factor(mean_ratio: f64, norm_shares: f64) -> f64 {
+    if norm_shares <= 0.0 || !mean_ratio.is_finite() {
+        return 0.0;
+    }
+    (-mean_ratio).exp2()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,7 +409,7 @@ mod tests {
         let d = even.walk()[0].1;
         assert_eq!(d.name, "d");
         assert!((d.factor - 0.5).abs() < 1e-9);
-        // Its users share its effective usage: equal users, equal factors.
+        // Equal users in one project, equal factors.
         let even = ShareTree::build(
             [(a("d", "p", "x"), 50.0), (a("d", "p", "y"), 50.0)],
             &Shares::default(),
@@ -317,6 +444,88 @@ mod tests {
             &Shares::default(),
         );
         assert!(t.factor(&a("d", "busy", "newcomer")) < t.factor(&a("d", "idle", "y")));
+    }
+
+    #[test]
+    fn siblings_meet_at_their_share_ratio() {
+        // Shares 2:1:1 on three projects of one domain. Slurm's classic factor gives these
+        // 2^-1.5 and 2^-1.75 (the big one inherits less of the domain's usage) and balances
+        // at 60/20/20 instead.
+        let shares = Shares(HashMap::from([((Level::Project, "big".to_string()), 2.0)]));
+        let build = |big: f64, small: f64| {
+            ShareTree::build(
+                [
+                    (a("d", "big", "x"), big),
+                    (a("d", "p", "y"), small),
+                    (a("d", "q", "z"), small),
+                ],
+                &shares,
+            )
+        };
+        let t = build(50.0, 25.0);
+        let (big, p, q) = (
+            t.factor(&a("d", "big", "x")),
+            t.factor(&a("d", "p", "y")),
+            t.factor(&a("d", "q", "z")),
+        );
+        assert!(
+            (big - p).abs() < 1e-12 && (p - q).abs() < 1e-12,
+            "{big} {p} {q}"
+        );
+        // Every level at its share: one half.
+        assert!((big - 0.5).abs() < 1e-12, "{big}");
+        let x = t.leaf(&a("d", "big", "x")).unwrap();
+        assert!((factor(x.effective_usage, x.norm_shares) - x.factor).abs() < 1e-12);
+        let t = build(60.0, 20.0);
+        assert!(t.factor(&a("d", "big", "x")) < t.factor(&a("d", "p", "y")));
+        // The same one level down: users with shares 2:1:1 in one project.
+        let shares = Shares(HashMap::from([((Level::User, "x".to_string()), 2.0)]));
+        let t = ShareTree::build(
+            [
+                (a("d", "p", "x"), 50.0),
+                (a("d", "p", "y"), 25.0),
+                (a("d", "p", "z"), 25.0),
+                (a("e", "q", "w"), 100.0),
+            ],
+            &shares,
+        );
+        let (x, y) = (t.factor(&a("d", "p", "x")), t.factor(&a("d", "p", "y")));
+        assert!((x - y).abs() < 1e-12, "{x} {y}");
+    }
+
+    #[test]
+    fn extra_usage_lowers_the_factor_like_usage() {
+        let t = ShareTree::build(
+            [(a("d", "p", "x"), 100.0), (a("d", "p", "y"), 100.0)],
+            &Shares::default(),
+        );
+        let x = a("d", "p", "x");
+        assert_eq!(t.factor_with(&x, 0.0, 0.0), t.factor(&x));
+        // 100 more charged to x, against the parents' usage as it stands (200): x's
+        // fraction of its project goes 0.5 → 1.0, ratio 2 (the project and the domain are
+        // alone at their levels and do not count).
+        let got = t.factor_with(&x, 100.0, 0.0);
+        assert!((got - 0.25).abs() < 1e-12, "{got}");
+        // With a sibling project, that level counts too: 1.0 → 1.5 of the domain's usage.
+        let t2 = ShareTree::build(
+            [
+                (a("d", "p", "x"), 100.0),
+                (a("d", "p", "y"), 100.0),
+                (a("d", "q", "z"), 0.0),
+            ],
+            &Shares::default(),
+        );
+        let got2 = t2.factor_with(&x, 100.0, 0.0);
+        assert!(
+            (got2 - (-(3.0 + 2.0) / 2.0f64).exp2()).abs() < 1e-12,
+            "{got2}"
+        );
+        // A floor above the usage makes the same extra weigh less.
+        assert!(t.factor_with(&x, 100.0, 1.0e6) > got);
+        // An unknown account: at its share, then lower.
+        let n = a("d", "p", "new");
+        assert_eq!(t.factor_with(&n, 0.0, 0.0), 0.5);
+        assert!(t.factor_with(&n, 100.0, 0.0) < 0.5);
     }
 
     #[test]

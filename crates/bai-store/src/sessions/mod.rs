@@ -47,6 +47,8 @@ pub struct PendingRow {
     pub user_id: String,
     pub domain_name: String,
     pub group_name: String,
+    /// A batch session's own timeout in seconds, as created (`None`: none, or not batch).
+    pub batch_timeout: Option<i64>,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -143,7 +143,7 @@ impl Store {
             "SELECT id, access_key, scaling_group, priority, created_at, requested_slots,
                 starts_at, designated_agent, dependencies, status_info, image, mounts,
                 CASE WHEN cluster_mode = 'multi-node' THEN cluster_size ELSE 1 END,
-                user_id, domain_name, group_name
+                user_id, domain_name, group_name, batch_timeout
              FROM sessions WHERE status = 'PENDING' ORDER BY priority DESC, created_at ASC",
         )?;
         let rows = st.query_map([], |r| {
@@ -164,6 +164,7 @@ impl Store {
                 r.get::<_, String>(13)?,
                 r.get::<_, String>(14)?,
                 r.get::<_, String>(15)?,
+                r.get::<_, Option<i64>>(16)?,
             ))
         })?;
         let mut out = Vec::new();
@@ -185,6 +186,7 @@ impl Store {
                 user_id,
                 domain_name,
                 group_name,
+                batch_timeout,
             ) = row?;
             let mount_paths = if mounts == "[]" {
                 Vec::new()
@@ -217,6 +219,7 @@ impl Store {
                 user_id,
                 domain_name,
                 group_name,
+                batch_timeout: batch_timeout.filter(|t| *t > 0),
             });
         }
         Ok(out)

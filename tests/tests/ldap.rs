@@ -392,3 +392,182 @@ fn bad_ldap_flags_stop_baid_with_one_line() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A manager that logs people in through `ldap`.
+fn server_for(ldap: &Slapd) -> Server {
+    let pw_file = ldap.dir.path().join("bind-password");
+    std::fs::write(&pw_file, "search-secret\n").unwrap();
+    Server::start_with(&[
+        ("BAI_NO_DOCKER", "true"),
+        ("BAI_DUMMY_AGENTS", "1"),
+        ("BAI_LDAP_URL", &ldap.url()),
+        ("BAI_LDAP_BIND_DN", &format!("cn=bai-search,{SUFFIX}")),
+        ("BAI_LDAP_BIND_PASSWORD_FILE", pw_file.to_str().unwrap()),
+        ("BAI_LDAP_USER_BASE", &format!("ou=people,{SUFFIX}")),
+        ("BAI_LDAP_ADMIN_GROUP", ADMINS),
+    ])
+}
+
+/// A web login's session cookie (`bai_web=…`) and access key.
+fn web_login(s: &Server, name: &str, password: &str) -> (String, String) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let r = reqwest::Client::new()
+            .post(format!("{}/server/login", s.endpoint))
+            .json(&json!({"username": name, "password": password}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200, "{name}: {}", s.log());
+        let cookie = r
+            .headers()
+            .get("set-cookie")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .expect("a session cookie")
+            .to_string();
+        let body = r.json::<Value>().await.unwrap();
+        (
+            cookie,
+            body["data"]["access_key"].as_str().unwrap().to_string(),
+        )
+    })
+}
+
+/// A request of the web UI (the cookie and `X-BAI-Web`): the status and the JSON body.
+fn web(s: &Server, cookie: &str, method: &str, path: &str) -> (u16, Value) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let r = reqwest::Client::new()
+            .request(
+                reqwest::Method::from_bytes(method.as_bytes()).unwrap(),
+                format!("{}{path}", s.endpoint),
+            )
+            .header("cookie", cookie)
+            .header("x-bai-web", "1")
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        (status, r.json::<Value>().await.unwrap_or(Value::Null))
+    })
+}
+
+fn with_keys(s: &Server, ak: &str, sk: &str) -> Account {
+    let mut a = s.user.clone();
+    for (k, v) in &mut a.vars {
+        match k.as_str() {
+            "BACKEND_ACCESS_KEY" => *v = ak.to_string(),
+            "BACKEND_SECRET_KEY" => *v = sk.to_string(),
+            _ => {}
+        }
+    }
+    a
+}
+
+/// The last stderr line of a failed `bai`, which must be its only one.
+fn one_error_line(r: &bai_e2e::Run) -> String {
+    assert!(!r.ok(), "should have failed: {r:#?}");
+    let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{r:#?}");
+    assert!(lines[0].starts_with("error: "), "{r:#?}");
+    lines[0].to_string()
+}
+
+#[test]
+fn directory_users_take_their_keys_to_the_cli() {
+    let ldap = Slapd::start();
+    let s = server_for(&ldap);
+    // The login form is told that a directory name works as well as an email.
+    let (_, opts) = web(&s, "", "GET", "/server/login-options");
+    assert_eq!(opts["directory"], true, "{opts}");
+
+    let (bob, bob_login) = web_login(&s, "bob", "bob-pass");
+    let (status, mine) = web(&s, &bob, "GET", "/user/keypairs");
+    assert_eq!(status, 200, "{mine}");
+    let items = mine["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{mine}");
+    assert_eq!(items[0]["access_key"], bob_login.as_str());
+    assert_eq!(items[0]["login"], true);
+    assert_eq!(items[0]["current"], true);
+    assert!(!mine.to_string().contains("secret"), "{mine}");
+    // The web login's keypair cannot be revoked (it would lock bob out of the web UI).
+    let path = |ak: &str, what: &str| format!("/user/keypairs/{ak}/{what}");
+    let (status, refused) = web(&s, &bob, "POST", &path(&bob_login, "revoke"));
+    assert_eq!(status, 409, "{refused}");
+    assert!(
+        refused["type"]
+            .as_str()
+            .unwrap()
+            .ends_with("keypair-needed")
+    );
+    assert!(refused["msg"].as_str().unwrap().contains("lock you out"));
+
+    // A keypair for the CLI: its secret is shown once, and `bai` works with it.
+    let (status, made) = web(&s, &bob, "POST", "/user/keypairs");
+    assert_eq!(status, 201, "{made}");
+    let ak = made["access_key"].as_str().unwrap().to_string();
+    let first = made["secret_key"].as_str().unwrap().to_string();
+    s.bai(&with_keys(&s, &ak, &first), &["ps"]).expect_ok();
+    // A new secret: the old one stops working at once.
+    let (status, again) = web(&s, &bob, "POST", &path(&ak, "secret"));
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(again["access_key"], ak.as_str());
+    let sk = again["secret_key"].as_str().unwrap().to_string();
+    assert_ne!(sk, first);
+    let cli = with_keys(&s, &ak, &sk);
+    s.bai(&cli, &["ps"]).expect_ok();
+    let login = s.bai(&cli, &["login"]);
+    login.expect_ok();
+    assert!(login.stdout.contains("bob@example.org"), "{login:#?}");
+    one_error_line(&s.bai(&with_keys(&s, &ak, &first), &["ps"]));
+
+    // Nobody else sees or touches bob's keys: another directory user, a local user's
+    // signed requests, even an administrator's (they have GraphQL for that).
+    let (ada, _) = web_login(&s, "ada", "ada-pass");
+    let (_, theirs) = web(&s, &ada, "GET", "/user/keypairs");
+    assert!(!theirs.to_string().contains(&ak), "{theirs}");
+    for what in ["secret", "revoke"] {
+        let (status, body) = web(&s, &ada, "POST", &path(&ak, what));
+        assert_eq!(status, 404, "{what}: {body}");
+        assert!(
+            body["title"].is_string() && body["msg"].is_string(),
+            "{body}"
+        );
+        let signed = s.api(&s.user, "POST", &path(&ak, what), None);
+        assert_eq!(signed.map_err(|e| e.0), Err(404), "{what}");
+    }
+    s.bai(&cli, &["ps"]).expect_ok();
+
+    // Revoked: `bai` fails with one clear line; bob's web login goes on.
+    let (status, revoked) = web(&s, &bob, "POST", &path(&ak, "revoke"));
+    assert_eq!(status, 200, "{revoked}");
+    assert_eq!(revoked["is_active"], false);
+    let line = one_error_line(&s.bai(&cli, &["ps"]));
+    assert!(!line.contains(&sk), "{line}");
+    let (status, _) = web(&s, &bob, "GET", "/user/keypairs");
+    assert_eq!(status, 200);
+    let (status, _) = web(&s, &bob, "POST", &path(&ak, "secret"));
+    assert_eq!(status, 409);
+
+    // Without keys, `bai login` says where to get them.
+    let none = with_keys(&s, "", "");
+    let line = one_error_line(&s.bai(&none, &["login"]));
+    assert!(
+        line.contains(&format!("{}/#keypair", s.endpoint)) && line.contains("My keypair"),
+        "{line}"
+    );
+
+    // The audit log has each change; no secret reached a log.
+    let audit = s
+        .api(&s.admin, "GET", "/admin/audit?limit=200", None)
+        .expect("audit");
+    let text = audit.to_string();
+    for action in ["keypair create", "keypair new secret", "keypair revoke"] {
+        assert!(text.contains(action), "{action}: {text}");
+    }
+    for secret in [&first, &sk] {
+        assert!(!text.contains(secret.as_str()));
+        assert!(!s.log().contains(secret.as_str()), "a secret in baid's log");
+    }
+}

@@ -39,6 +39,8 @@ function Login({ onLogin, loggedOut }: { onLogin: (m: Me) => void; loggedOut: bo
   const [busy, setBusy] = useState(false);
   const options = useLoginOptions();
   const oidc = options?.oidc ?? null;
+  // With a directory (LDAP) the field takes its user name as well as an email.
+  const nameLabel = options?.directory ? 'User name or email' : 'Email';
   const submit = async (v: { email: string; password: string }) => {
     setBusy(true);
     setError(null);
@@ -57,7 +59,7 @@ function Login({ onLogin, loggedOut }: { onLogin: (m: Me) => void; loggedOut: bo
       <div style={{ display: 'flex', justifyContent: 'center', marginTop: 120 }}>
         <Card title="Log in to bai" style={{ width: 380 }}>
           <Form layout="vertical" onFinish={submit}>
-            <Form.Item label="Email" name="email" rules={[{ required: true, message: 'Enter your email.' }]}>
+            <Form.Item label={nameLabel} name="email" rules={[{ required: true, message: `Enter your ${nameLabel.toLowerCase()}.` }]}>
               <Input autoComplete="username" data-testid="login-email" />
             </Form.Item>
             <Form.Item label="Password" name="password" rules={[{ required: true, message: 'Enter your password.' }]}>
@@ -93,7 +95,8 @@ function Login({ onLogin, loggedOut }: { onLogin: (m: Me) => void; loggedOut: bo
 
 export default function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
-  const [page, setPage] = useState<Page>('sessions');
+  // `#keypair` (where `bai login` sends users without keys) opens Settings → My keypair.
+  const [page, setPage] = useState<Page>(() => (window.location.hash === '#keypair' ? 'settings' : 'sessions'));
   // The left sidebar: collapsed by the user, or by a narrow window (below the `md` width).
   const [collapsed, setCollapsed] = useState(false);
   const [notes, setNotes] = useState<Note[]>([]);

@@ -1,10 +1,11 @@
-// Settings: the user's dotfiles (.tmux.conf, .bashrc, .vimrc, …), written into the home of
+// Settings: the user's keypair for the CLI (MyKeypair.tsx), and the user's dotfiles (.tmux.conf, .bashrc, .vimrc, …), written into the home of
 // every session they start from now on. Add, edit and delete; mistakes show beside the field.
 import { useCallback, useEffect, useState } from 'react';
 import { Alert, Button, Card, Form, Input, Modal, Popconfirm, Space, Table, Typography } from 'antd';
 import type { ButtonProps } from 'antd';
 import { api, ApiError } from './api';
 import { dataProps } from './dataProps';
+import MyKeypair from './MyKeypair';
 import { checkPath, checkPermission, Dotfile, DotfileField, fieldOf, HOME, preview } from './dotfiles';
 
 type Editing = { original?: Dotfile };
@@ -79,59 +80,62 @@ export default function Settings() {
     }
   };
   return (
-    <Card
-      title="Dotfiles"
-      extra={
-        <Button type="primary" onClick={() => setEditing({})} data-testid="dotfile-new">
-          New dotfile
-        </Button>
-      }
-      data-testid="settings-dotfiles"
-    >
-      <Typography.Paragraph type="secondary">
-        Every session you start from now on finds these files in its home directory ({HOME}). Without your own <code>.tmux.conf</code>, sessions get one that turns
-        tmux's mouse mode on (scroll and select panes in the web terminal).
-      </Typography.Paragraph>
-      {error && <Alert type="error" showIcon message={error} style={{ marginBottom: 12 }} data-testid="dotfiles-error" />}
-      <Table
-        size="small"
-        rowKey="path"
-        loading={list === null && !error}
-        dataSource={list ?? []}
-        pagination={false}
-        locale={{ emptyText: 'No dotfiles yet' }}
-        columns={[
-          { title: 'Path', dataIndex: 'path', render: (p: string) => <code data-testid={`dotfile-row-${p}`}>{p}</code> },
-          { title: 'Permission', dataIndex: 'permission', width: 110 },
-          { title: 'Content', dataIndex: 'data', render: (d: string) => <Typography.Text type="secondary">{preview(d)}</Typography.Text> },
-          {
-            title: 'Actions',
-            width: 160,
-            render: (_: unknown, d: Dotfile) => (
-              <Space>
-                <Button size="small" onClick={() => setEditing({ original: d })} data-testid={`dotfile-edit-${d.path}`}>
-                  Edit
-                </Button>
-                <Popconfirm title={`Delete ${d.path}?`} onConfirm={() => remove(d)} okButtonProps={dataProps<ButtonProps>({ 'data-testid': 'dotfile-delete-ok' })}>
-                  <Button size="small" danger data-testid={`dotfile-delete-${d.path}`}>
-                    Delete
+    <>
+      <MyKeypair />
+      <Card
+        title="Dotfiles"
+        extra={
+          <Button type="primary" onClick={() => setEditing({})} data-testid="dotfile-new">
+            New dotfile
+          </Button>
+        }
+        data-testid="settings-dotfiles"
+      >
+        <Typography.Paragraph type="secondary">
+          Every session you start from now on finds these files in its home directory ({HOME}). Without your own <code>.tmux.conf</code>, sessions get one that turns
+          tmux's mouse mode on (scroll and select panes in the web terminal).
+        </Typography.Paragraph>
+        {error && <Alert type="error" showIcon message={error} style={{ marginBottom: 12 }} data-testid="dotfiles-error" />}
+        <Table
+          size="small"
+          rowKey="path"
+          loading={list === null && !error}
+          dataSource={list ?? []}
+          pagination={false}
+          locale={{ emptyText: 'No dotfiles yet' }}
+          columns={[
+            { title: 'Path', dataIndex: 'path', render: (p: string) => <code data-testid={`dotfile-row-${p}`}>{p}</code> },
+            { title: 'Permission', dataIndex: 'permission', width: 110 },
+            { title: 'Content', dataIndex: 'data', render: (d: string) => <Typography.Text type="secondary">{preview(d)}</Typography.Text> },
+            {
+              title: 'Actions',
+              width: 160,
+              render: (_: unknown, d: Dotfile) => (
+                <Space>
+                  <Button size="small" onClick={() => setEditing({ original: d })} data-testid={`dotfile-edit-${d.path}`}>
+                    Edit
                   </Button>
-                </Popconfirm>
-              </Space>
-            ),
-          },
-        ]}
-      />
-      {editing && (
-        <DotfileEditor
-          editing={editing}
-          onClose={() => setEditing(null)}
-          onSaved={() => {
-            setEditing(null);
-            load();
-          }}
+                  <Popconfirm title={`Delete ${d.path}?`} onConfirm={() => remove(d)} okButtonProps={dataProps<ButtonProps>({ 'data-testid': 'dotfile-delete-ok' })}>
+                    <Button size="small" danger data-testid={`dotfile-delete-${d.path}`}>
+                      Delete
+                    </Button>
+                  </Popconfirm>
+                </Space>
+              ),
+            },
+          ]}
         />
-      )}
-    </Card>
+        {editing && (
+          <DotfileEditor
+            editing={editing}
+            onClose={() => setEditing(null)}
+            onSaved={() => {
+              setEditing(null);
+              load();
+            }}
+          />
+        )}
+      </Card>
+    </>
   );
 }

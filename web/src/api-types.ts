@@ -1863,6 +1863,58 @@ export interface paths {
         patch: operations["patch_user_config_dotfiles"];
         trace?: never;
     };
+    "/user/keypairs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's own keypairs, oldest first: access key, active or revoked, which one the web login uses; never a secret key. */
+        get: operations["get_user_keypairs"];
+        put?: never;
+        /** Makes the caller another keypair (the web login keypair's role, policy and rate limit; at most 10 active); its secret key is in this answer only. */
+        post: operations["post_user_keypairs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/user/keypairs/{access_key}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revokes (deactivates) one of the caller's keypairs; refused (409 keypair-needed) for the keypair the web login uses and for the last active one. Another user's access key: 404. */
+        post: operations["post_user_keypair_revoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/user/keypairs/{access_key}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Gives one of the caller's active keypairs a new secret key, answered once; the old secret stops working at once. Another user's access key: 404. */
+        post: operations["post_user_keypair_secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/user/launcher-history": {
         parameters: {
             query?: never;
@@ -2838,12 +2890,14 @@ export interface components {
             depth: number;
             /**
              * Format: double
-             * @description Usage with its parent's over- or under-use folded in (Slurm's classic).
+             * @description `norm_shares` times the mean, over the levels down to it where it has siblings, of
+             *     its usage fraction among its siblings over its share fraction among them.
              */
             effective_usage: number;
             /**
              * Format: double
-             * @description `2^(-effective_usage / norm_shares)`: 1 unused, 0.5 at its share, lower above it.
+             * @description `2^(-effective_usage / norm_shares)`: 1 unused, 0.5 with every level at its share,
+             *     lower above it.
              */
             factor: number;
             /** @description `domain`, `project` or `user`. */
@@ -3309,6 +3363,11 @@ export interface components {
          *     email and a password.
          */
         LoginOptions: {
+            /**
+             * @description A directory (LDAP) is configured: the login form takes its user name or an email.
+             * @default false
+             */
+            directory: boolean;
             /** @description The site's OpenID provider, when `baid up --oidc-issuer …` names one. */
             oidc?: components["schemas"]["OidcOption"] | null;
         };
@@ -3421,6 +3480,28 @@ export interface components {
             dst: string;
             /** @description The file or directory to move. */
             src: string;
+        };
+        /** @description One of the caller's own keypairs (`GET /user/keypairs`): never its secret key. */
+        MyKeypair: {
+            /** @description The access key (`BACKEND_ACCESS_KEY`). */
+            access_key: string;
+            /** @description When it was made. */
+            created_at: string;
+            /** @description The request that asked was authenticated with this keypair. */
+            current: boolean;
+            /** @description False once revoked: requests signed with it are refused. */
+            is_active: boolean;
+            /** @description The keypair acts as an administrator. */
+            is_admin: boolean;
+            /**
+             * @description The keypair the web login opens sessions with: it cannot be revoked here (that would
+             *     lock the user out of the web UI), only given a new secret.
+             */
+            login: boolean;
+        };
+        /** @description `GET /user/keypairs`: the caller's keypairs, oldest first. */
+        MyKeypairs: {
+            items: components["schemas"]["MyKeypair"][];
         };
         /** @description Bytes between the user and the session, through its proxies. */
         Network: {
@@ -3555,6 +3636,16 @@ export interface components {
             name: string;
             /** @description Cap on the sum of what a keypair's sessions hold. */
             total_resource_slots?: components["schemas"]["ResourceSlotsSpec"] | null;
+        };
+        /**
+         * @description A secret key shown once (`POST /user/keypairs`, `POST /user/keypairs/{access_key}/secret`):
+         *     bai keeps it to check signatures but never shows it again.
+         */
+        NewSecret: {
+            /** @description `BACKEND_ACCESS_KEY`. */
+            access_key: string;
+            /** @description `BACKEND_SECRET_KEY`. */
+            secret_key: string;
         };
         /** @description `POST /services`. */
         NewService: {
@@ -8868,6 +8959,100 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DotfileStored"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_user_keypairs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MyKeypairs"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_user_keypairs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewSecret"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_user_keypair_revoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description One of the caller's access keys. */
+                access_key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MyKeypair"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_user_keypair_secret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description One of the caller's access keys. */
+                access_key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewSecret"];
                 };
             };
             "4XX": components["responses"]["Problem"];

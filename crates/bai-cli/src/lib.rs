@@ -39,7 +39,13 @@ pub async fn main_with(cli: args::Cli) -> i32 {
                 )
                 .await
             }
-            Err(e) => Err(e.into()),
+            // Without keys, every command says where to get them (as `bai login` does).
+            Err(e) => Err(
+                match crate::cmd::login::missing_keys(|k| std::env::var(k).ok()) {
+                    Some(why) => anyhow::anyhow!(why),
+                    None => e.into(),
+                },
+            ),
         },
     };
     match result {

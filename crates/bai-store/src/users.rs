@@ -157,6 +157,15 @@ impl Store {
         )? == 1)
     }
 
+    /// Gives a keypair a new secret key (the old one stops working at once); false when
+    /// there is no such keypair.
+    pub fn set_secret_key(&self, access_key: &str, secret_key: &str) -> Result<bool> {
+        Ok(self.conn().execute(
+            "UPDATE keypairs SET secret_key = ?2 WHERE access_key = ?1",
+            params![access_key, secret_key],
+        )? == 1)
+    }
+
     pub fn user_count(&self) -> Result<i64> {
         Ok(self
             .read()

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 pub struct LdapArgs {
     /// The site's LDAP / Active Directory for web logins, `ldap://HOST:PORT` or
     /// `ldaps://HOST:PORT`: a name that is no local account is looked up there
-    /// (docs/LOGIN.md). Off when not given.
+    /// (docs/AUTH.md). Off when not given.
     #[arg(long, env = "BAI_LDAP_URL", value_name = "URL")]
     pub ldap_url: Option<String>,
     /// Upgrade an `ldap://` connection with StartTLS.

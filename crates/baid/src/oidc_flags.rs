@@ -10,7 +10,7 @@ use std::path::PathBuf;
 pub struct OidcArgs {
     /// The site's OpenID Connect provider for web logins (its issuer URL, e.g.
     /// `https://sso.example.org/realms/uni`): the login page offers "Log in with …"
-    /// (docs/LOGIN.md). Off when not given.
+    /// (docs/AUTH.md). Off when not given.
     #[arg(long, env = "BAI_OIDC_ISSUER", value_name = "URL")]
     pub oidc_issuer: Option<String>,
     /// bai's client id at the provider.

@@ -52,7 +52,7 @@ pub use templates::{
 };
 pub use web::{
     LauncherHistory, LoginOptions, LoginRefusal, LoginRefusalData, LoginReply, LoginRequest,
-    LogoutReply, Me, OidcOption, WebRole,
+    LogoutReply, Me, MyKeypair, MyKeypairs, NewSecret, OidcOption, WebRole,
 };
 
 use crate::route::{Body, Route, events, json};
@@ -130,6 +130,10 @@ pub fn routes() -> Vec<Route> {
         // problem, or a page for a browser).
         Route::new("get", "/server/oidc/login").answers(303, Body::Empty),
         Route::new("get", "/server/oidc/callback").answers(303, Body::Empty),
+        Route::new("get", "/user/keypairs").answers(200, json::<MyKeypairs>()),
+        Route::new("post", "/user/keypairs").answers(201, json::<NewSecret>()),
+        Route::new("post", "/user/keypairs/{access_key}/secret").answers(200, json::<NewSecret>()),
+        Route::new("post", "/user/keypairs/{access_key}/revoke").answers(200, json::<MyKeypair>()),
         Route::new("get", "/user/launcher-history").answers(200, json::<LauncherHistory>()),
         Route::new("put", "/user/launcher-history")
             .takes(json::<LauncherHistory>())

@@ -1,4 +1,5 @@
-//! The web UI's login: `POST /server/login`, `POST /server/logout`, `GET /server/me`.
+//! The web UI's login: `POST /server/login`, `POST /server/logout`, `GET /server/me`; and
+//! the user's own keypairs (`/user/keypairs`), for the CLI and the official client.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -71,6 +72,9 @@ pub struct LogoutReply {
 /// email and a password.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LoginOptions {
+    /// A directory (LDAP) is configured: the login form takes its user name or an email.
+    #[serde(default)]
+    pub directory: bool,
     /// The site's OpenID provider, when `baid up --oidc-issuer …` names one.
     pub oidc: Option<OidcOption>,
 }
@@ -100,4 +104,38 @@ impl LauncherHistory {
     pub const MAX_ENTRIES: usize = 20;
     /// The most bytes the whole history may take as JSON.
     pub const MAX_BYTES: usize = 64 * 1024;
+}
+
+/// One of the caller's own keypairs (`GET /user/keypairs`): never its secret key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MyKeypair {
+    /// The access key (`BACKEND_ACCESS_KEY`).
+    pub access_key: String,
+    /// False once revoked: requests signed with it are refused.
+    pub is_active: bool,
+    /// The keypair acts as an administrator.
+    pub is_admin: bool,
+    /// When it was made.
+    pub created_at: String,
+    /// The keypair the web login opens sessions with: it cannot be revoked here (that would
+    /// lock the user out of the web UI), only given a new secret.
+    pub login: bool,
+    /// The request that asked was authenticated with this keypair.
+    pub current: bool,
+}
+
+/// `GET /user/keypairs`: the caller's keypairs, oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MyKeypairs {
+    pub items: Vec<MyKeypair>,
+}
+
+/// A secret key shown once (`POST /user/keypairs`, `POST /user/keypairs/{access_key}/secret`):
+/// bai keeps it to check signatures but never shows it again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NewSecret {
+    /// `BACKEND_ACCESS_KEY`.
+    pub access_key: String,
+    /// `BACKEND_SECRET_KEY`.
+    pub secret_key: String,
 }

@@ -119,6 +119,9 @@ pub enum Cmd {
     Download(DownloadArgs),
     /// Upload files into a session's /home/work.
     Upload(UploadArgs),
+    /// Check your keypair (BACKEND_ACCESS_KEY, BACKEND_SECRET_KEY), or say where to get one:
+    /// the web UI's Settings → My keypair.
+    Login,
     /// Print the client version.
     Version,
     /// Print a shell completion script: `bai completion bash > /etc/bash_completion.d/bai`,

@@ -9,6 +9,7 @@ pub mod events;
 mod exec;
 mod fairshare;
 pub mod images;
+pub mod login;
 mod operations;
 mod ps;
 pub mod resources;
@@ -92,6 +93,7 @@ pub async fn dispatch(cli: Cli, client: &Client) -> Result<i32> {
         }
         Cmd::Upload(a) | Cmd::Session(SessionCmd::Upload(a)) => apps::upload(client, &a).await,
         Cmd::Completion { shell } => Ok(completion(shell)),
+        Cmd::Login => login::login(client).await,
         Cmd::Version => {
             println!(
                 "bai {} (Backend.AI API {})",

@@ -209,6 +209,18 @@ pub fn router(m: Arc<Manager>) -> Router {
         )
         .route("/projects", get(projects::list_projects))
         .route(
+            "/user/keypairs",
+            get(crate::web::keypairs::list).post(crate::web::keypairs::create),
+        )
+        .route(
+            "/user/keypairs/{access_key}/secret",
+            post(crate::web::keypairs::new_secret),
+        )
+        .route(
+            "/user/keypairs/{access_key}/revoke",
+            post(crate::web::keypairs::revoke),
+        )
+        .route(
             "/user/launcher-history",
             get(crate::web::history::get).put(crate::web::history::put),
         )

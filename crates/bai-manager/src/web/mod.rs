@@ -11,6 +11,7 @@ mod encoded;
 pub mod external;
 mod files;
 pub mod history;
+pub mod keypairs;
 mod login;
 pub mod oidc;
 

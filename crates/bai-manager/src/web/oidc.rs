@@ -33,6 +33,7 @@ const VIA: &str = "web:oidc";
 /// `GET /server/login-options`: what the login page offers.
 pub async fn options(State(m): State<Arc<Manager>>, headers: HeaderMap) -> Json<LoginOptions> {
     Json(LoginOptions {
+        directory: m.directory.get().is_some(),
         oidc: m.oidc.get().map(|p| OidcOption {
             name: p.config().name.clone(),
             login_url: LOGIN_PATH.into(),

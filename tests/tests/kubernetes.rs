@@ -11,8 +11,8 @@
 //! may run per machine).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
-use bai_e2e::bin;
 use bai_e2e::remote::{agent_command, manager_for_machines, wait_status};
+use bai_e2e::{Server, bin};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -171,12 +171,12 @@ impl Drop for KubeAgent {
     }
 }
 
-#[test]
-fn a_session_runs_as_a_pod_and_leaves_nothing() {
-    let cluster = Cluster::get();
-    let ns = format!("bai-e2e-{}", std::process::id());
-    let (s, port, token) = manager_for_machines(&[]);
-    // The backend does not enforce egress policies yet: it takes sessions of open groups.
+/// A manager with no agent of its own (`env` added to its environment) and
+/// `baid agent --backend kubernetes` named `name` joined to it with `kubeconfig`, its pods in
+/// `ns`. The backend does not enforce egress policies yet: it takes sessions of open groups,
+/// so the default group is made open.
+fn joined(name: &str, env: &[(&str, &str)], kubeconfig: &Path, ns: &str) -> (Server, KubeAgent) {
+    let (s, port, token) = manager_for_machines(env);
     s.bai(
         &s.admin,
         &[
@@ -189,17 +189,19 @@ fn a_session_runs_as_a_pod_and_leaves_nothing() {
         ],
     )
     .expect_ok();
-    let agent = KubeAgent::start(
-        "kube-1",
-        &format!("127.0.0.1:{port}"),
-        &token,
-        &cluster.kubeconfig,
-        &ns,
-    );
-    let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_status(&s, "kube-1", "ALIVE", 60)
+    let agent = KubeAgent::start(name, &format!("127.0.0.1:{port}"), &token, kubeconfig, ns);
+    let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_status(&s, name, "ALIVE", 60)
     }));
-    assert!(joined.is_ok(), "the agent did not join:\n{}", agent.log());
+    assert!(ok.is_ok(), "the agent did not join:\n{}", agent.log());
+    (s, agent)
+}
+
+#[test]
+fn a_session_runs_as_a_pod_and_leaves_nothing() {
+    let cluster = Cluster::get();
+    let ns = format!("bai-e2e-{}", std::process::id());
+    let (s, agent) = joined("kube-1", &[], &cluster.kubeconfig, &ns);
 
     // Watch the namespace while the session runs: its pod must be there.
     let seen = Arc::new(Mutex::new(Vec::<String>::new()));
@@ -292,30 +294,12 @@ fn a_session_runs_as_a_pod_and_leaves_nothing() {
 fn a_pod_sessions_files_and_counters() {
     let cluster = Cluster::get();
     let ns = format!("bai-e2e-files-{}", std::process::id());
-    let (s, port, token) = manager_for_machines(&[("BAI_MONITOR_INTERVAL_MS", "300")]);
-    s.bai(
-        &s.admin,
-        &[
-            "admin",
-            "resource-group",
-            "update",
-            "default",
-            "--egress",
-            "open",
-        ],
-    )
-    .expect_ok();
-    let agent = KubeAgent::start(
+    let (s, agent) = joined(
         "kube-files",
-        &format!("127.0.0.1:{port}"),
-        &token,
+        &[("BAI_MONITOR_INTERVAL_MS", "300")],
         &cluster.kubeconfig,
         &ns,
     );
-    let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_status(&s, "kube-files", "ALIVE", 60)
-    }));
-    assert!(joined.is_ok(), "the agent did not join:\n{}", agent.log());
     std::fs::write(s.work.path().join("vimrc"), "set number\n").unwrap();
     s.bai(
         &s.admin,
@@ -478,24 +462,7 @@ fn the_agent_runs_with_only_the_least_role() {
         "the role lets the agent read secrets"
     );
 
-    let (s, port, join) = manager_for_machines(&[]);
-    s.bai(
-        &s.admin,
-        &[
-            "admin",
-            "resource-group",
-            "update",
-            "default",
-            "--egress",
-            "open",
-        ],
-    )
-    .expect_ok();
-    let agent = KubeAgent::start("kube-rbac", &format!("127.0.0.1:{port}"), &join, &kc, "bai");
-    let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_status(&s, "kube-rbac", "ALIVE", 60)
-    }));
-    assert!(joined.is_ok(), "the agent did not join:\n{}", agent.log());
+    let (s, agent) = joined("kube-rbac", &[], &kc, "bai");
     let r = s.bai(
         &s.admin,
         &[

@@ -385,10 +385,12 @@ fn multi_node_placements_and_overlay_slots() {
     );
     assert_eq!(s.sessions_with_subs_on("n2").unwrap(), vec![a.id]);
 
-    // Overlay slots: the lowest free, kept by its session, free again once it ended.
-    assert_eq!(s.claim_overlay_slot(a.id, 4).unwrap(), Some(0));
-    assert_eq!(s.claim_overlay_slot(a.id, 4).unwrap(), Some(0));
-    assert_eq!(s.claim_overlay_slot(b.id, 4).unwrap(), Some(1));
+    // Overlay slots: a free one (where the search starts depends on the session's id), kept
+    // by its session, distinct from the others', free again once it ended.
+    let slot_a = s.claim_overlay_slot(a.id, 2).unwrap().expect("a slot");
+    assert!(slot_a < 2);
+    assert_eq!(s.claim_overlay_slot(a.id, 2).unwrap(), Some(slot_a));
+    assert_eq!(s.claim_overlay_slot(b.id, 2).unwrap(), Some(1 - slot_a));
     let c = new_session("multi-c");
     s.insert_session(&c).unwrap();
     assert_eq!(s.claim_overlay_slot(c.id, 2).unwrap(), None, "all taken");
@@ -402,7 +404,17 @@ fn multi_node_placements_and_overlay_slots() {
         ),
     )
     .unwrap();
-    assert_eq!(s.claim_overlay_slot(c.id, 2).unwrap(), Some(0));
+    assert_eq!(s.claim_overlay_slot(c.id, 2).unwrap(), Some(slot_a));
+    // Sessions start their search at different places, not at the lowest free slot: of a
+    // hundred over 4,096 slots some land far up (the lowest-free rule would give 2..=101).
+    let firsts: std::collections::HashSet<u32> = (0..100)
+        .map(|i| {
+            let x = new_session(&format!("spread-{i}"));
+            s.insert_session(&x).unwrap();
+            s.claim_overlay_slot(x.id, 4096).unwrap().expect("a slot")
+        })
+        .collect();
+    assert!(firsts.iter().any(|&x| x >= 1000), "{firsts:?}");
 }
 
 #[test]

@@ -170,8 +170,12 @@ impl Store {
             .collect())
     }
 
-    /// Gives a multi-node session an overlay slot no other unended session holds (the lowest
-    /// free one), or returns the one it holds. None when all are taken.
+    /// Gives a multi-node session an overlay slot no other unended session holds, or returns
+    /// the one it holds. None when all are taken. The search starts at a place drawn from
+    /// the session's id (then wraps), not at 0: the slot names the session's subnet on every
+    /// engine it touches, and two control planes that share an engine (test machines, a
+    /// staging manager beside production) would otherwise both take 10.224.0.0/24 first and
+    /// collide there; spread over 4,096 slots they almost never do.
     pub fn claim_overlay_slot(&self, session_id: Uuid, slots: u32) -> Result<Option<u32>> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
@@ -199,7 +203,9 @@ impl Store {
             let rows = st.query_map([], |r| r.get::<_, i64>(0))?;
             rows.collect::<crate::db::Result<_>>()?
         };
-        let Some(free) = (0..i64::from(slots)).find(|s| !taken.contains(s)) else {
+        let n = i64::from(slots);
+        let start = i64::try_from(session_id.as_u128() % u128::from(slots.max(1))).unwrap_or(0);
+        let Some(free) = (0..n).map(|i| (start + i) % n).find(|s| !taken.contains(s)) else {
             return Ok(None);
         };
         tx.execute(

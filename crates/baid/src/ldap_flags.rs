@@ -84,20 +84,13 @@ impl LdapArgs {
         })?)
     }
 
-    /// The directory to give the manager, or the one line that stops `baid up` (exit 2).
-    pub fn directory_or_exit(&self) -> Option<bai_ldap::Directory> {
-        let made = self.config().and_then(|c| {
+    /// The directory to give the manager (none without `--ldap-url`).
+    pub fn directory(&self) -> Result<Option<bai_ldap::Directory>> {
+        self.config().and_then(|c| {
             c.map(bai_ldap::Directory::new)
                 .transpose()
                 .map_err(Into::into)
-        });
-        match made {
-            Ok(d) => d,
-            Err(e) => {
-                eprintln!("Error: {e:#}");
-                std::process::exit(2);
-            }
-        }
+        })
     }
 }
 

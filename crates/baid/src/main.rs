@@ -207,6 +207,14 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     }
 }
 
+/// A login configuration that cannot be used stops `baid up`: one line, exit code 2.
+fn config_or_exit<T>(made: Result<T>) -> T {
+    made.unwrap_or_else(|e| {
+        eprintln!("Error: {e:#}");
+        std::process::exit(2)
+    })
+}
+
 /// `--audit-retention`, `--session-detail-retention`: a duration like `90d` or `12h`, or `0`
 /// for good.
 fn retention(s: &str) -> Result<std::time::Duration, String> {
@@ -295,10 +303,10 @@ async fn up(args: UpArgs) -> Result<()> {
             std::process::exit(2);
         }
     };
-    // A bad directory configuration (`--ldap-*`) stops baid with one line, before anything.
-    let directory = args.ldap.directory_or_exit();
-    // And a bad OpenID provider configuration (`--oidc-*`).
-    let oidc = args.oidc.provider_or_exit();
+    // A bad directory (`--ldap-*`) or OpenID provider (`--oidc-*`) configuration stops baid
+    // with one line, before anything.
+    let directory = config_or_exit(args.ldap.directory());
+    let oidc = config_or_exit(args.oidc.provider());
     // A database that does not open (or one of a newer schema than this build's) stops baid
     // with one line; a manager that starts again after losing the lead waits for it.
     let store = open::store(&args, &data_dir).await;

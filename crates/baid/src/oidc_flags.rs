@@ -73,20 +73,13 @@ impl OidcArgs {
         })?)
     }
 
-    /// The provider to give the manager, or the one line that stops `baid up` (exit 2).
-    pub fn provider_or_exit(&self) -> Option<bai_oidc::Provider> {
-        let made = self.config().and_then(|c| {
+    /// The provider to give the manager (none without `--oidc-issuer`).
+    pub fn provider(&self) -> Result<Option<bai_oidc::Provider>> {
+        self.config().and_then(|c| {
             c.map(bai_oidc::Provider::new)
                 .transpose()
                 .map_err(Into::into)
-        });
-        match made {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("Error: {e:#}");
-                std::process::exit(2);
-            }
-        }
+        })
     }
 }
 

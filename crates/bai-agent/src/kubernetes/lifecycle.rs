@@ -3,7 +3,7 @@
 //! its directories on the node after it).
 
 use super::error::{KubeError, is_not_found};
-use super::observe::{Ended, Observed, Problem};
+use super::observe::{Ended, Observed, Problem, why_pending};
 use super::pod::{Placement, kernel_pod, pod_name};
 use super::{Inner, labels, log_params};
 use crate::kernel_files::{home, make_work_dir};
@@ -103,6 +103,13 @@ async fn wait_ready(inner: &Inner, kernel: Uuid) -> Result<(), AgentError> {
             Some(Observed::Waiting(Some(Problem::Image(why) | Problem::Create(why)))) => {
                 return Err(AgentError::NotReady(why));
             }
+            Some(Observed::Ended(e)) if e.oom_killed => {
+                return Err(AgentError::NotReady(format!(
+                    "the kernel ran out of memory before its runner was ready (OOMKilled, exit \
+                     code {}); ask for more memory",
+                    e.exit_code.map_or("none".into(), |c| c.to_string())
+                )));
+            }
             Some(Observed::Ended(e)) => {
                 return Err(AgentError::NotReady(format!(
                     "the kernel's pod ended before its runner was ready: {} (exit code {})",
@@ -114,13 +121,38 @@ async fn wait_ready(inner: &Inner, kernel: Uuid) -> Result<(), AgentError> {
             _ => {}
         }
         if tokio::time::Instant::now() >= deadline {
-            return Err(AgentError::NotReady(format!(
-                "the runner did not answer within {}s",
-                READY_TIMEOUT.as_secs()
-            )));
+            return Err(not_ready_in_time(inner, kernel).await);
         }
         // The next state change, or the next ping.
         let _ = tokio::time::timeout(PING_EVERY, inner.changed()).await;
+    }
+}
+
+/// Why a kernel was not ready within [`READY_TIMEOUT`]: a pod still Pending says so in
+/// Kubernetes' words (placed on no node: no room, as the scheduler's Unschedulable is; bound
+/// but never started by its kubelet: the container's waiting reason); a running pod's runner
+/// did not answer.
+async fn not_ready_in_time(inner: &Inner, kernel: Uuid) -> AgentError {
+    let secs = READY_TIMEOUT.as_secs();
+    match inner.state(kernel) {
+        Some(Observed::Running(_)) => {
+            AgentError::NotReady(format!("the runner did not answer within {secs}s"))
+        }
+        _ => match inner.pods.get_opt(&pod_name(kernel)).await {
+            Ok(Some(pod)) => match why_pending(&pod) {
+                (true, why) => AgentError::InsufficientResources(format!(
+                    "Kubernetes did not place the kernel on node {} within {secs}s: {why}",
+                    inner.node
+                )),
+                (false, why) => AgentError::NotReady(format!("not started within {secs}s: {why}")),
+            },
+            Ok(None) => AgentError::NotReady(format!(
+                "the kernel's pod went before it started (within {secs}s)"
+            )),
+            Err(e) => AgentError::NotReady(format!(
+                "the kernel's pod did not start within {secs}s (and cannot be read: {e})"
+            )),
+        },
     }
 }
 

@@ -121,6 +121,62 @@ pub fn observe(pod: &Pod) -> Observed {
     Observed::Waiting(None)
 }
 
+/// Why a pod has not started yet, in Kubernetes' words, for a kernel that was not ready in
+/// time: not scheduled (the scheduler's message), or bound to a node whose kubelet has not
+/// started its container (the container's waiting reason, when it gave one). `true` when no
+/// node took the pod (a question of room, not of the kernel).
+pub fn why_pending(pod: &Pod) -> (bool, String) {
+    let status = pod.status.as_ref();
+    let phase = status.and_then(|s| s.phase.as_deref()).unwrap_or("Pending");
+    let node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref());
+    let Some(node) = node else {
+        let said = status
+            .and_then(|s| s.conditions.as_ref())
+            .and_then(|c| c.iter().find(|c| c.type_ == "PodScheduled"))
+            .and_then(|c| {
+                let text = [c.reason.as_deref(), c.message.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .filter(|t| !t.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(": ");
+                (!text.is_empty()).then_some(text)
+            });
+        return (
+            true,
+            match said {
+                Some(said) => format!("the pod is still {phase}, placed on no node: {said}"),
+                None => format!("the pod is still {phase}: the scheduler placed it on no node"),
+            },
+        );
+    };
+    let waiting = status
+        .and_then(|s| s.container_statuses.as_ref())
+        .and_then(|c| c.iter().find(|c| c.name == CONTAINER))
+        .and_then(|c| c.state.as_ref())
+        .and_then(|s| s.waiting.as_ref())
+        .and_then(|w| {
+            let text = [w.reason.as_deref(), w.message.as_deref()]
+                .into_iter()
+                .flatten()
+                .filter(|t| !t.is_empty())
+                .collect::<Vec<_>>()
+                .join(": ");
+            (!text.is_empty()).then_some(text)
+        });
+    (
+        false,
+        match waiting {
+            Some(w) => {
+                format!("the pod is still {phase} on node {node}: its container is waiting ({w})")
+            }
+            None => format!(
+                "the pod is still {phase} on node {node}: its kubelet has not started the container"
+            ),
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,5 +267,33 @@ mod tests {
             observe(&pod(json!({"phase": "Pending"}))),
             Observed::Waiting(None)
         );
+    }
+
+    #[test]
+    fn a_pod_pending_too_long_says_where_it_stands() {
+        let unplaced: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "kernel", "image": "img"}]},
+            "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled",
+                "status": "False", "reason": "Unschedulable", "message": "0/1 nodes: Too many pods."}]}
+        }))
+        .unwrap();
+        let (no_room, why) = why_pending(&unplaced);
+        assert!(no_room);
+        assert!(
+            why.contains("Unschedulable: 0/1 nodes: Too many pods."),
+            "{why}"
+        );
+        let (no_room, why) = why_pending(&pod(json!({"phase": "Pending"})));
+        assert!(!no_room);
+        assert!(
+            why.contains("on node n1") && why.contains("not started"),
+            "{why}"
+        );
+        let creating = pod(json!({"phase": "Pending", "containerStatuses": [{
+            "name": "kernel", "image": "img", "imageID": "", "ready": false, "restartCount": 0,
+            "state": {"waiting": {"reason": "ContainerCreating"}}}]}));
+        let (_, why) = why_pending(&creating);
+        assert!(why.contains("waiting (ContainerCreating)"), "{why}");
     }
 }

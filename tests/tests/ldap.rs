@@ -92,10 +92,13 @@ impl Slapd {
             .unwrap();
         let d = dir.path();
         std::fs::create_dir_all(d.join("db")).unwrap();
+        // A soft size limit far below the 300 groups of the many-groups test (a search
+        // without paging is cut there); paged searches may return them all.
         let conf = format!(
             "include /etc/ldap/schema/core.schema
 include /etc/ldap/schema/cosine.schema
 include /etc/ldap/schema/inetorgperson.schema
+sizelimit size.soft=100 size.hard=unlimited
 pidfile {d}/slapd.pid
 modulepath /usr/lib/ldap
 moduleload back_mdb
@@ -125,9 +128,20 @@ access to * by users read by * none
             String::from_utf8_lossy(&out.stderr)
         );
         let port = free_port();
-        let log = std::fs::File::create(d.join("slapd.log")).unwrap();
+        let child = Self::spawn(d, port);
+        let mut s = Slapd { child, port, dir };
+        s.wait_up();
+        s
+    }
+
+    fn spawn(d: &Path, port: u16) -> Child {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(d.join("slapd.log"))
+            .unwrap();
         // -d 0: stay in the foreground (the test owns the process), log nothing extra.
-        let child = Command::new(sbin("slapd"))
+        Command::new(sbin("slapd"))
             .arg("-f")
             .arg(d.join("slapd.conf"))
             .arg("-h")
@@ -137,14 +151,23 @@ access to * by users read by * none
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()
-            .unwrap();
-        let mut s = Slapd { child, port, dir };
+            .unwrap()
+    }
+
+    fn wait_up(&mut self) {
+        let port = self.port;
         let up = wait_until(Duration::from_secs(15), || {
             std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
         });
-        assert!(up, "slapd did not listen: {}", s.log());
-        assert!(s.child.try_wait().unwrap().is_none(), "{}", s.log());
-        s
+        assert!(up, "slapd did not listen: {}", self.log());
+        assert!(self.child.try_wait().unwrap().is_none(), "{}", self.log());
+    }
+
+    /// Starts the stopped directory again, with the same data and port.
+    fn restart(&mut self) {
+        self.stop();
+        self.child = Self::spawn(self.dir.path(), self.port);
+        self.wait_up();
     }
 
     fn url(&self) -> String {
@@ -570,4 +593,245 @@ fn directory_users_take_their_keys_to_the_cli() {
         assert!(!text.contains(secret.as_str()));
         assert!(!s.log().contains(secret.as_str()), "a secret in baid's log");
     }
+}
+
+/// Groups in groups are followed (admin and project by a group two levels up, a cycle
+/// included), and a person in 300 groups — three times the directory's size limit —
+/// logs in and gets the mapped ones.
+#[test]
+fn nested_groups_and_hundreds_of_groups() {
+    let ldap = Slapd::start();
+    // carol: in lab-a, which is in faculty, which is in bai-admins; faculty and lab-a list
+    // each other (a cycle). dave: in g000…g299 (ou=many); g150 is in vision.
+    let mut ldif = format!(
+        "dn: uid=carol,ou=people,{SUFFIX}\nchangetype: add\nobjectClass: inetOrgPerson\nuid: carol\ncn: Carol\nsn: C\nmail: carol@example.org\nuserPassword: carol-pass\n\n\
+         dn: uid=dave,ou=people,{SUFFIX}\nchangetype: add\nobjectClass: inetOrgPerson\nuid: dave\ncn: Dave\nsn: D\nmail: dave@example.org\nuserPassword: dave-pass\n\n\
+         dn: cn=lab-a,ou=groups,{SUFFIX}\nchangetype: add\nobjectClass: groupOfNames\ncn: lab-a\nmember: uid=carol,ou=people,{SUFFIX}\n\n\
+         dn: cn=faculty,ou=groups,{SUFFIX}\nchangetype: add\nobjectClass: groupOfNames\ncn: faculty\nmember: cn=lab-a,ou=groups,{SUFFIX}\n\n\
+         dn: cn=lab-a,ou=groups,{SUFFIX}\nchangetype: modify\nadd: member\nmember: cn=faculty,ou=groups,{SUFFIX}\n\n\
+         dn: {ADMINS}\nchangetype: modify\nadd: member\nmember: cn=faculty,ou=groups,{SUFFIX}\n\n\
+         dn: ou=many,ou=groups,{SUFFIX}\nchangetype: add\nobjectClass: organizationalUnit\nou: many\n\n"
+    );
+    for i in 0..300 {
+        ldif.push_str(&format!(
+            "dn: cn=g{i:03},ou=many,ou=groups,{SUFFIX}\nchangetype: add\nobjectClass: groupOfNames\ncn: g{i:03}\nmember: uid=dave,ou=people,{SUFFIX}\n\n"
+        ));
+    }
+    ldif.push_str(&format!(
+        "dn: {VISION}\nchangetype: modify\nadd: member\nmember: cn=g150,ou=many,ou=groups,{SUFFIX}\n"
+    ));
+    ldap.modify(&ldif);
+    // The size limit is real: bai's service account's plain search for dave's groups is cut
+    // short (the root DN has no limits).
+    let plain = Command::new("ldapsearch")
+        .args([
+            "-x",
+            "-H",
+            &ldap.url(),
+            "-w",
+            "search-secret",
+            "-b",
+            SUFFIX,
+            "-D",
+        ])
+        .arg(format!("cn=bai-search,{SUFFIX}"))
+        .arg(format!("(member=uid=dave,ou=people,{SUFFIX})"))
+        .arg("1.1")
+        .output()
+        .expect("ldapsearch (ldap-utils)");
+    assert_eq!(plain.status.code(), Some(4), "{plain:?}");
+
+    let pw_file = ldap.dir.path().join("bind-password");
+    std::fs::write(&pw_file, "search-secret\n").unwrap();
+    let groups = format!("{VISION}=vision");
+    let s = Server::start_with(&[
+        ("BAI_NO_DOCKER", "true"),
+        ("BAI_DUMMY_AGENTS", "1"),
+        ("BAI_LDAP_URL", &ldap.url()),
+        ("BAI_LDAP_BIND_DN", &format!("cn=bai-search,{SUFFIX}")),
+        ("BAI_LDAP_BIND_PASSWORD_FILE", pw_file.to_str().unwrap()),
+        ("BAI_LDAP_USER_BASE", &format!("ou=people,{SUFFIX}")),
+        ("BAI_LDAP_ADMIN_GROUP", ADMINS),
+        ("BAI_LDAP_GROUP_PROJECTS", &groups),
+    ]);
+    let (status, carol) = login(&s, "carol", "carol-pass");
+    assert_eq!(status, 200, "{carol}\n{}", s.log());
+    assert_eq!(carol["data"]["is_admin"], true, "{carol}");
+    assert_eq!(
+        role_and_projects(&s, "carol@example.org"),
+        ("admin".into(), vec!["default".into()])
+    );
+    let (status, dave) = login(&s, "dave", "dave-pass");
+    assert_eq!(status, 200, "{dave}\n{}", s.log());
+    assert_eq!(dave["data"]["is_admin"], false);
+    assert_eq!(
+        role_and_projects(&s, "dave@example.org"),
+        ("user".into(), vec!["default".into(), "vision".into()])
+    );
+    // Out of the chain: faculty leaves bai-admins, and carol's next login follows.
+    ldap.modify(&format!(
+        "dn: {ADMINS}\nchangetype: modify\ndelete: member\nmember: cn=faculty,ou=groups,{SUFFIX}\n"
+    ));
+    let (status, carol) = login(&s, "carol", "carol-pass");
+    assert_eq!(status, 200, "{carol}");
+    assert_eq!(carol["data"]["is_admin"], false, "{carol}");
+}
+
+/// A manager whose directory sync runs every second.
+fn syncing_server(ldap: &Slapd) -> Server {
+    let pw_file = ldap.dir.path().join("bind-password");
+    std::fs::write(&pw_file, "search-secret\n").unwrap();
+    Server::start_with(&[
+        ("BAI_NO_DOCKER", "true"),
+        ("BAI_DUMMY_AGENTS", "1"),
+        ("BAI_LDAP_URL", &ldap.url()),
+        ("BAI_LDAP_BIND_DN", &format!("cn=bai-search,{SUFFIX}")),
+        ("BAI_LDAP_BIND_PASSWORD_FILE", pw_file.to_str().unwrap()),
+        ("BAI_LDAP_USER_BASE", &format!("ou=people,{SUFFIX}")),
+        ("BAI_LDAP_SYNC_INTERVAL", "1s"),
+    ])
+}
+
+const BOB_ENTRY: &str = "objectClass: inetOrgPerson\nuid: bob\ncn: Bob Vision\nsn: Vision\nmail: bob@example.org\nuserPassword: bob-pass\n";
+
+/// A person removed from the directory loses their keys at the next sync (their web login
+/// with them), whatever keys they hold; a directory outage deactivates nobody; back in the
+/// directory, the keys work again.
+#[test]
+fn people_removed_from_the_directory_lose_their_keys() {
+    let mut ldap = Slapd::start();
+    let s = syncing_server(&ldap);
+    let (bob, _) = web_login(&s, "bob", "bob-pass");
+    let (_, ada_login) = web_login(&s, "ada", "ada-pass");
+    // bob's second keypair, made in the web UI.
+    let (status, made) = web(&s, &bob, "POST", "/user/keypairs");
+    assert_eq!(status, 201, "{made}");
+    let bob_cli = with_keys(
+        &s,
+        made["access_key"].as_str().unwrap(),
+        made["secret_key"].as_str().unwrap(),
+    );
+    let bob_main = account_of(&s, "bob@example.org");
+    let ada_cli = account_of(&s, "ada@example.org");
+    assert_eq!(ada_cli.get("BACKEND_ACCESS_KEY"), ada_login);
+    for a in [&bob_cli, &bob_main, &ada_cli] {
+        s.bai(a, &["ps"]).expect_ok();
+    }
+
+    // The directory goes down: a few syncs pass, nobody is deactivated.
+    ldap.stop();
+    std::thread::sleep(Duration::from_secs(3));
+    for a in [&bob_cli, &bob_main, &ada_cli] {
+        s.bai(a, &["ps"]).expect_ok();
+    }
+    assert!(s.log().contains("nobody is deactivated"), "{}", s.log());
+    ldap.restart();
+
+    // bob is removed: both his keypairs and his web session stop at the next sync.
+    ldap.modify(&format!(
+        "dn: uid=bob,ou=people,{SUFFIX}\nchangetype: delete\n"
+    ));
+    let gone = wait_until(Duration::from_secs(20), || !s.bai(&bob_cli, &["ps"]).ok());
+    assert!(gone, "bob's key still works: {}", s.log());
+    let line = one_error_line(&s.bai(&bob_cli, &["ps"]));
+    assert!(line.contains("deactivated"), "{line}");
+    one_error_line(&s.bai(&bob_main, &["ps"]));
+    let (status, _) = web(&s, &bob, "GET", "/user/keypairs");
+    assert_eq!(status, 401);
+    // ada is still in the directory: untouched.
+    s.bai(&ada_cli, &["ps"]).expect_ok();
+    let r = gql(
+        &s,
+        "query($email: String) { user(email: $email) { status } }",
+        json!({"email": "bob@example.org"}),
+    );
+    assert_eq!(r["data"]["user"]["status"], "inactive", "{r}");
+
+    // An account an administrator deactivated is not reactivated by the sync; bob, whom
+    // the sync deactivated, is once he is back.
+    let r = gql(
+        &s,
+        "mutation($email: String!) { modify_user(email: $email, props: {status: \"inactive\"}) { ok msg } }",
+        json!({"email": "ada@example.org"}),
+    );
+    assert_eq!(r["data"]["modify_user"]["ok"], true, "{r}");
+    ldap.modify(&format!(
+        "dn: uid=bob,ou=people,{SUFFIX}\nchangetype: add\n{BOB_ENTRY}"
+    ));
+    let back = wait_until(Duration::from_secs(20), || s.bai(&bob_cli, &["ps"]).ok());
+    assert!(back, "bob's key is not back: {}", s.log());
+    s.bai(&bob_main, &["ps"]).expect_ok();
+    std::thread::sleep(Duration::from_secs(2));
+    one_error_line(&s.bai(&ada_cli, &["ps"]));
+
+    // The audit log says who the sync deactivated and reactivated.
+    let audit = s
+        .api(&s.admin, "GET", "/admin/audit?limit=200", None)
+        .expect("audit")
+        .to_string();
+    for action in ["user deactivate", "user reactivate"] {
+        assert!(audit.contains(action), "{action}: {audit}");
+    }
+}
+
+/// Refused logins from one client are throttled whatever names it tries (a password
+/// sprayed over many directory names), and then even a right password waits.
+#[test]
+fn one_client_trying_many_names_is_throttled() {
+    let ldap = Slapd::start();
+    let s = server_for(&ldap);
+    let mut tries = 0;
+    let (status, body) = loop {
+        tries += 1;
+        let (status, body) = login(&s, &format!("user{tries}"), "Spring2026!");
+        if status != 401 {
+            break (status, body);
+        }
+        assert!(tries <= 20, "never throttled");
+    };
+    assert_eq!((status, tries), (429, 21), "{body}");
+    assert!(
+        body["data"]["details"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("from this address"),
+        "{body}"
+    );
+    let (status, body) = login(&s, "bob", "bob-pass");
+    assert_eq!(status, 429, "{body}");
+    // A signed API request is no login: the keys still work.
+    s.bai(&s.user, &["ps"]).expect_ok();
+}
+
+/// Settings → My keypair in Debian's chromium (`web/e2e/keypair.mjs`): a directory user logs
+/// in with the form, makes a keypair whose secret is shown once, checks it with `bai ps`,
+/// gives it a new secret, revokes it, and sees why the web login's keypair cannot be revoked.
+#[test]
+fn my_keypair_page_in_a_browser() {
+    let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("../web");
+    assert!(
+        web.join("dist/index.html").is_file(),
+        "the web UI is not built: run scripts/build-web.sh"
+    );
+    let ldap = Slapd::start();
+    let s = server_for(&ldap);
+    let mut cmd = Command::new("node");
+    cmd.arg("e2e/keypair.mjs")
+        .current_dir(&web)
+        .env("BAI_URL", &s.endpoint)
+        .env("BAI_USER", "bob")
+        .env("BAI_PASSWORD", "bob-pass")
+        .env("BAI_EMAIL", "bob@example.org")
+        .env("BAI_BIN", bai_e2e::bin("bai"));
+    if let Ok(dir) = std::env::var("BAI_SCREENSHOTS") {
+        cmd.env("SCREENSHOTS", dir);
+    }
+    let out = cmd.output().expect("node e2e/keypair.mjs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}\nbaid log:\n{}", s.log());
+    assert!(text.contains("keypair: 6 passed"), "{text}");
 }

@@ -203,6 +203,33 @@ fn provider_users_log_in_and_follow_the_provider() {
     let (status, _) = ada2.get_json(&format!("{bai}/server/me"));
     assert_eq!(status, 401);
 
+    // Callbacks of no login under way (forged states) from one client are throttled like
+    // wrong passwords: after 20 refusals from this address (those above count too), a
+    // 429, for callbacks and password logins alike.
+    let mut forger = Browser::new();
+    let mut tries = 0;
+    let throttled = loop {
+        tries += 1;
+        let (status, kind, msg) = problem(
+            &mut forger,
+            &format!("{bai}/server/oidc/callback?state=forged{tries}&code=x"),
+        );
+        if status == 429 {
+            break (kind, msg);
+        }
+        assert_eq!((status, kind.as_str()), (400, "oidc-state"), "{msg}");
+        assert!(tries <= 20, "never throttled");
+    };
+    assert_eq!(throttled.0, "too-many-logins", "{}", throttled.1);
+    assert!(throttled.1.contains("from this address"), "{}", throttled.1);
+    let r = forger.send(
+        "POST",
+        &format!("{bai}/server/login"),
+        Some(&[("username", "admin@bai.local"), ("password", "whatever")]),
+        true,
+    );
+    assert_eq!(r.status, 429, "{}", r.body);
+
     // Every refusal is in the audit log; no secret, code or token in bai's log.
     let audit = s
         .api(&s.admin, "GET", "/admin/audit?action=login&limit=100", None)

@@ -113,8 +113,27 @@ pub struct LdapConfig {
     pub email_attr: String,
     pub admin_group: Option<String>,
     pub group_projects: Vec<GroupProject>,
+    /// Where the groups that hold other groups are searched when nested groups are followed
+    /// (`--ldap-group-base`; default: the DN suffix the user base and the configured groups
+    /// share).
+    pub group_base: String,
+    /// The server is Active Directory (`--ldap-active-directory`): nested groups are
+    /// asked of it with LDAP_MATCHING_RULE_IN_CHAIN instead of followed level by level.
+    pub active_directory: bool,
+    /// How often the directory's accounts are checked against the directory (None: never).
+    pub sync_interval: Option<Duration>,
     /// How long one login may wait for the directory.
     pub timeout: Duration,
+}
+
+impl LdapConfig {
+    /// The groups a login asks about: the admin group, then the mapped groups.
+    pub fn wanted_groups(&self) -> impl Iterator<Item = &str> {
+        self.admin_group
+            .iter()
+            .map(String::as_str)
+            .chain(self.group_projects.iter().map(|g| g.group_dn.as_str()))
+    }
 }
 
 /// The flags as given (files already read), before they are checked.
@@ -131,6 +150,10 @@ pub struct LdapSettings {
     pub email_attr: Option<String>,
     pub admin_group: Option<String>,
     pub group_projects: Vec<String>,
+    pub group_base: Option<String>,
+    pub active_directory: bool,
+    /// None: no background check of the directory's accounts.
+    pub sync_interval: Option<Duration>,
 }
 
 impl LdapSettings {
@@ -146,6 +169,8 @@ impl LdapSettings {
             (self.email_attr.is_some(), "--ldap-email-attr"),
             (self.admin_group.is_some(), "--ldap-admin-group"),
             (!self.group_projects.is_empty(), "--ldap-group-project"),
+            (self.group_base.is_some(), "--ldap-group-base"),
+            (self.active_directory, "--ldap-active-directory"),
         ]
         .into_iter()
         .find(|(given, _)| *given)
@@ -243,6 +268,26 @@ impl LdapConfig {
             .iter()
             .map(|g| GroupProject::parse(g))
             .collect::<Result<Vec<_>, _>>()?;
+        let group_base = match s.group_base.map(|b| b.trim().to_string()) {
+            Some(b) if !b.contains('=') => {
+                return Err(ConfigError::Invalid(format!(
+                    "--ldap-group-base {b:?} is not a DN"
+                )));
+            }
+            Some(b) => b,
+            None => {
+                let groups = admin_group
+                    .iter()
+                    .chain(group_projects.iter().map(|g| &g.group_dn));
+                let base = groups.fold(user_base.clone(), |a, g| common_suffix(&a, g));
+                if base.is_empty() && !s.active_directory {
+                    return Err(ConfigError::Missing(
+                        "the groups and --ldap-user-base share no DN suffix: say where groups are searched with --ldap-group-base DN".into(),
+                    ));
+                }
+                base
+            }
+        };
         Ok(Some(LdapConfig {
             url: url.to_string(),
             transport,
@@ -253,9 +298,30 @@ impl LdapConfig {
             email_attr,
             admin_group,
             group_projects,
+            group_base,
+            active_directory: s.active_directory,
+            sync_interval: s.sync_interval.filter(|d| !d.is_zero()),
             timeout: Duration::from_secs(5),
         }))
     }
+}
+
+/// The RDNs two DNs end with alike (compared as [`crate::same_dn`] does), as written in `a`;
+/// empty when none.
+pub fn common_suffix(a: &str, b: &str) -> String {
+    let ra: Vec<&str> = a.split(',').collect();
+    let rb: Vec<&str> = b.split(',').collect();
+    let n = ra
+        .iter()
+        .rev()
+        .zip(rb.iter().rev())
+        .take_while(|(x, y)| crate::same_dn(x, y))
+        .count();
+    ra[ra.len() - n..]
+        .iter()
+        .map(|r| r.trim())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn transport_of(url: &str, starttls: bool) -> Result<Transport, ConfigError> {
@@ -406,6 +472,41 @@ mod tests {
             ..base()
         });
         assert!(e.contains("--ldap-admin-group"), "{e}");
+    }
+
+    #[test]
+    fn the_group_base_defaults_to_the_shared_suffix() {
+        let c = LdapConfig::from_settings(LdapSettings {
+            admin_group: Some("cn=admins,ou=groups,dc=example,dc=org".into()),
+            group_projects: vec!["CN=vision, OU=groups,DC=Example,DC=org=vision".into()],
+            ..base()
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(c.group_base, "dc=example,dc=org");
+        assert_eq!(
+            c.wanted_groups().collect::<Vec<_>>(),
+            [
+                "cn=admins,ou=groups,dc=example,dc=org",
+                "CN=vision, OU=groups,DC=Example,DC=org"
+            ]
+        );
+        assert_eq!(common_suffix("ou=a,dc=x", "ou=b,dc=y"), "");
+        let e = err(LdapSettings {
+            admin_group: Some("cn=admins,dc=elsewhere".into()),
+            ..base()
+        });
+        assert!(e.contains("--ldap-group-base"), "{e}");
+        let c = LdapConfig::from_settings(LdapSettings {
+            admin_group: Some("cn=admins,dc=elsewhere".into()),
+            group_base: Some("dc=elsewhere".into()),
+            sync_interval: Some(Duration::ZERO),
+            ..base()
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(c.group_base, "dc=elsewhere");
+        assert_eq!(c.sync_interval, None);
     }
 
     #[test]

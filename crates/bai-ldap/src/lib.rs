@@ -12,7 +12,7 @@ mod tls;
 
 pub use config::{
     ConfigError, DEFAULT_EMAIL_ATTR, DEFAULT_USER_FILTER, GroupProject, LdapConfig, LdapSettings,
-    Secret, ServiceAccount, Transport,
+    Secret, ServiceAccount, Transport, common_suffix,
 };
 pub use filter::{UserFilter, escape_filter_value};
-pub use login::{Directory, DirectoryUser, LoginError, same_dn};
+pub use login::{Directory, DirectoryUser, LoginError, MAX_DEPTH, Presence, same_dn};

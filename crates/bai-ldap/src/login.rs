@@ -3,10 +3,11 @@
 //! login, every step within the configured timeout.
 
 use crate::config::{LdapConfig, Transport};
-use crate::filter::membership_filter;
+use crate::filter::{escape_filter_value, membership_filter};
 use crate::tls;
+use ldap3::adapters::{Adapter, EntriesOnly, PagedResults};
 use ldap3::{Ldap, LdapConnAsync, LdapConnSettings, LdapError, Scope, SearchEntry};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// Who the directory says logged in.
@@ -172,20 +173,13 @@ impl Directory {
         let dn = entry.dn;
 
         // Groups, while still bound as the service account (the user may not read them).
-        let is_admin = match &c.admin_group {
-            Some(g) => {
-                self.is_member(ldap, g, &dn, uid.as_deref(), &member_of)
-                    .await?
-            }
-            None => false,
-        };
+        let groups = self
+            .groups_of(ldap, &dn, uid.as_deref(), &member_of)
+            .await?;
+        let is_admin = c.admin_group.as_deref().is_some_and(|g| groups.has(g));
         let mut projects = Vec::new();
         for gp in &c.group_projects {
-            if !projects.contains(&gp.project)
-                && self
-                    .is_member(ldap, &gp.group_dn, &dn, uid.as_deref(), &member_of)
-                    .await?
-            {
+            if !projects.contains(&gp.project) && groups.has(&gp.group_dn) {
                 projects.push(gp.project.clone());
             }
         }
@@ -215,26 +209,98 @@ impl Directory {
         })
     }
 
-    /// Whether the entry `dn` is in `group`: by its `memberOf`, else by the group's entry
-    /// listing it (member, uniqueMember or memberUid). A group that does not exist has no
-    /// members.
-    async fn is_member(
+    /// Which of the configured groups (admin, mapped) the entry `dn` is in, directly or
+    /// through groups in groups. Active Directory is asked once per configured group with
+    /// LDAP_MATCHING_RULE_IN_CHAIN; other directories are walked upwards level by level
+    /// ([`MAX_DEPTH`] at most, each group once, so cycles end).
+    async fn groups_of(
         &self,
         ldap: &mut Ldap,
-        group: &str,
         dn: &str,
         uid: Option<&str>,
         member_of: &[String],
-    ) -> Result<bool, LoginError> {
-        if member_of.iter().any(|m| same_dn(m, group)) {
-            return Ok(true);
+    ) -> Result<Groups, LoginError> {
+        let c = &self.config;
+        let mut groups = Groups::default();
+        for g in member_of {
+            groups.add(g);
         }
-        let filter = membership_filter(dn, uid);
-        match ldap.search(group, Scope::Base, &filter, vec!["1.1"]).await {
+        let wanted: Vec<&str> = c.wanted_groups().collect();
+        if wanted.is_empty() {
+            return Ok(groups);
+        }
+        if c.active_directory {
+            let filter = format!("(member:{IN_CHAIN}:={})", escape_filter_value(dn));
+            for g in wanted {
+                if !groups.has(g) && self.base_matches(ldap, g, &filter).await? {
+                    groups.add(g);
+                }
+            }
+            return Ok(groups);
+        }
+        // Level 1: the groups listing the entry (by DN, or by uid for posixGroups), with
+        // its memberOf; then the groups listing those, and so on.
+        let mut level: Vec<String> = Vec::new();
+        for g in member_of {
+            level.push(g.clone());
+        }
+        for g in self
+            .search_dns(ldap, &c.group_base, &membership_filter(dn, uid))
+            .await?
+        {
+            if groups.add(&g) {
+                level.push(g);
+            }
+        }
+        let mut depth = 1;
+        while !level.is_empty() && !wanted.iter().all(|w| groups.has(w)) {
+            if depth >= MAX_DEPTH || groups.len() >= MAX_GROUPS {
+                tracing::warn!(
+                    user = dn,
+                    depth,
+                    groups = groups.len(),
+                    "nested groups are followed no further"
+                );
+                break;
+            }
+            let mut next = Vec::new();
+            for chunk in level.chunks(FILTER_CHUNK) {
+                let filter = members_filter(chunk);
+                for g in self.search_dns(ldap, &c.group_base, &filter).await? {
+                    if groups.add(&g) {
+                        next.push(g);
+                    }
+                }
+            }
+            level = next;
+            depth += 1;
+        }
+        // A configured group outside the group base is asked directly.
+        for g in wanted {
+            if !groups.has(g)
+                && !is_under(g, &c.group_base)
+                && self
+                    .base_matches(ldap, g, &membership_filter(dn, uid))
+                    .await?
+            {
+                groups.add(g);
+            }
+        }
+        Ok(groups)
+    }
+
+    /// Whether the entry `base` matches `filter`. An entry that does not exist does not.
+    async fn base_matches(
+        &self,
+        ldap: &mut Ldap,
+        base: &str,
+        filter: &str,
+    ) -> Result<bool, LoginError> {
+        match ldap.search(base, Scope::Base, filter, vec!["1.1"]).await {
             Ok(r) => match r.success() {
                 Ok((entries, _)) => Ok(entries.iter().any(|e| !e.is_ref())),
-                Err(LdapError::LdapResult { result }) if result.rc == 32 => {
-                    tracing::warn!(group, "a configured directory group does not exist");
+                Err(LdapError::LdapResult { result }) if result.rc == NO_SUCH_OBJECT => {
+                    tracing::warn!(group = base, "a configured directory group does not exist");
                     Ok(false)
                 }
                 Err(e) => Err(unavailable(&self.config.url, &e)),
@@ -242,6 +308,213 @@ impl Directory {
             Err(e) => Err(unavailable(&self.config.url, &e)),
         }
     }
+
+    /// The DNs of every entry under `base` matching `filter`, page by page (the Paged
+    /// Results control), so a server's size limit never cuts the answer short unnoticed:
+    /// a search the server ends early is an error.
+    async fn search_dns(
+        &self,
+        ldap: &mut Ldap,
+        base: &str,
+        filter: &str,
+    ) -> Result<Vec<String>, LoginError> {
+        let url = &self.config.url;
+        let adapters: Vec<Box<dyn Adapter<'_, &str, Vec<&str>>>> = vec![
+            Box::new(EntriesOnly::new()),
+            Box::new(PagedResults::new(PAGE_SIZE)),
+        ];
+        let mut stream = ldap
+            .streaming_search_with(adapters, base, Scope::Subtree, filter, vec!["1.1"])
+            .await
+            .map_err(|e| unavailable(url, &e))?;
+        let mut dns = Vec::new();
+        while let Some(entry) = stream.next().await.map_err(|e| unavailable(url, &e))? {
+            dns.push(SearchEntry::construct(entry).dn);
+        }
+        let result = stream.finish().await;
+        match result.rc {
+            0 => Ok(dns),
+            NO_SUCH_OBJECT => {
+                tracing::warn!(base, "the directory's group base does not exist");
+                Ok(Vec::new())
+            }
+            rc => Err(LoginError::Unavailable(format!(
+                "{url}: the search of {base} ended with result {rc} ({}) after {} entries",
+                result.text,
+                dns.len()
+            ))),
+        }
+    }
+
+    /// Asks the directory about accounts made from it, by their DNs: each is
+    /// [`Presence::Present`], [`Presence::Missing`] (no such entry, or one the user filter
+    /// no longer finds, or outside the user base) or [`Presence::Disabled`] (Active
+    /// Directory's ACCOUNTDISABLE, a permanent ppolicy lock, `nsAccountLock`). Any trouble
+    /// asking — the directory down, the service account refused, the user base gone — is
+    /// an error for the whole list, so an outage never looks like people leaving.
+    pub async fn check_accounts(&self, dns: &[String]) -> Result<Vec<Presence>, LoginError> {
+        let c = &self.config;
+        let within = |what: &'static str| {
+            let url = c.url.clone();
+            move |_| LoginError::Unavailable(format!("{url}: {what} took too long"))
+        };
+        let mut ldap = tokio::time::timeout(c.timeout, self.connect())
+            .await
+            .map_err(within("connecting"))??;
+        let r = self.check_within(&mut ldap, dns).await;
+        let _ = ldap.unbind().await;
+        r
+    }
+
+    async fn check_within(
+        &self,
+        ldap: &mut Ldap,
+        dns: &[String],
+    ) -> Result<Vec<Presence>, LoginError> {
+        let c = &self.config;
+        let url = &c.url;
+        let late = |_| LoginError::Unavailable(format!("{url} did not answer in time"));
+        if let Some(svc) = &c.service {
+            let r =
+                tokio::time::timeout(c.timeout, ldap.simple_bind(&svc.dn, svc.password.expose()))
+                    .await
+                    .map_err(late)?
+                    .map_err(|e| unavailable(url, &e))?;
+            if r.rc != 0 {
+                return Err(LoginError::Unavailable(format!(
+                    "the service account {} cannot bind (result {}: {})",
+                    svc.dn, r.rc, r.text
+                )));
+            }
+        }
+        // The user base itself must be there: a base gone (or unreadable) is no reason to
+        // think everybody left.
+        let base = tokio::time::timeout(
+            c.timeout,
+            ldap.search(&c.user_base, Scope::Base, "(objectClass=*)", vec!["1.1"]),
+        )
+        .await
+        .map_err(late)?
+        .and_then(|r| r.success())
+        .map_err(|e| unavailable(url, &e))?;
+        if !base.0.iter().any(|e| !e.is_ref()) {
+            return Err(LoginError::Unavailable(format!(
+                "{url}: the user base {} cannot be read",
+                c.user_base
+            )));
+        }
+        let filter = c
+            .user_filter
+            .template()
+            .replace(crate::filter::USER_PLACEHOLDER, "*");
+        let attrs = vec![
+            "userAccountControl",
+            "pwdAccountLockedTime",
+            "nsAccountLock",
+        ];
+        let mut out = Vec::with_capacity(dns.len());
+        for dn in dns {
+            if !is_under(dn, &c.user_base) {
+                out.push(Presence::Missing);
+                continue;
+            }
+            let r = tokio::time::timeout(
+                c.timeout,
+                ldap.search(dn, Scope::Base, &filter, attrs.clone()),
+            )
+            .await
+            .map_err(late)?
+            .map_err(|e| unavailable(url, &e))?;
+            let presence = match r.success() {
+                Ok((entries, _)) => match entries.into_iter().find(|e| !e.is_ref()) {
+                    None => Presence::Missing,
+                    Some(e) => {
+                        if disabled(&lower_keys(SearchEntry::construct(e).attrs)) {
+                            Presence::Disabled
+                        } else {
+                            Presence::Present
+                        }
+                    }
+                },
+                Err(LdapError::LdapResult { result }) if result.rc == NO_SUCH_OBJECT => {
+                    Presence::Missing
+                }
+                Err(e) => return Err(unavailable(url, &e)),
+            };
+            out.push(presence);
+        }
+        Ok(out)
+    }
+}
+
+/// What the directory says of an account made from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presence {
+    Present,
+    Missing,
+    Disabled,
+}
+
+/// Whether an entry's attributes (lower-case names) say the account is disabled.
+fn disabled(attrs: &HashMap<String, Vec<String>>) -> bool {
+    let first = |a: &str| attrs.get(a).and_then(|v| v.first()).map(|s| s.trim());
+    // Active Directory: ACCOUNTDISABLE (0x2) of userAccountControl (not a lockout).
+    let ad = first("useraccountcontrol")
+        .and_then(|v| v.parse::<i64>().ok())
+        .is_some_and(|v| v & 2 != 0);
+    // OpenLDAP ppolicy: an administrator's permanent lock (a lockout after wrong passwords
+    // has a real time and ends by itself: it must not cost anyone their keys).
+    let ppolicy = first("pwdaccountlockedtime").is_some_and(|v| v == "000001010000Z");
+    // 389 Directory Server / FreeIPA.
+    let ns = first("nsaccountlock").is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    ad || ppolicy || ns
+}
+
+/// LDAP_MATCHING_RULE_IN_CHAIN: Active Directory's transitive match.
+const IN_CHAIN: &str = "1.2.840.113556.1.4.1941";
+/// noSuchObject.
+const NO_SUCH_OBJECT: u32 = 32;
+/// How many levels of groups in groups are followed.
+pub const MAX_DEPTH: usize = 8;
+/// How many groups one login follows at most.
+const MAX_GROUPS: usize = 10_000;
+/// Groups asked about in one filter.
+const FILTER_CHUNK: usize = 50;
+/// Entries per page of a paged search.
+const PAGE_SIZE: i32 = 200;
+
+/// The groups found for one login, compared as [`same_dn`] does.
+#[derive(Debug, Default)]
+struct Groups(HashSet<String>);
+
+impl Groups {
+    /// Adds a group; false when it was there already.
+    fn add(&mut self, dn: &str) -> bool {
+        self.0.insert(norm_dn(dn))
+    }
+    fn has(&self, dn: &str) -> bool {
+        self.0.contains(&norm_dn(dn))
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// The filter for groups listing any of `groups` as a member.
+fn members_filter(groups: &[String]) -> String {
+    let mut f = String::from("(|");
+    for g in groups {
+        let v = escape_filter_value(g);
+        f.push_str(&format!("(member={v})(uniqueMember={v})"));
+    }
+    f.push(')');
+    f
+}
+
+/// Whether `dn` is `base` or below it.
+fn is_under(dn: &str, base: &str) -> bool {
+    let (d, b) = (norm_dn(dn), norm_dn(base));
+    d == b || d.ends_with(&format!(",{b}"))
 }
 
 fn unavailable(url: &str, e: &LdapError) -> LoginError {
@@ -258,18 +531,19 @@ fn lower_keys(attrs: HashMap<String, Vec<String>>) -> HashMap<String, Vec<String
 /// Two DNs alike but for case and spaces around the separators (enough for `memberOf`
 /// values against a configured group).
 pub fn same_dn(a: &str, b: &str) -> bool {
-    fn norm(s: &str) -> String {
-        s.split(',')
-            .map(|rdn| {
-                rdn.split('=')
-                    .map(|p| p.trim().to_lowercase())
-                    .collect::<Vec<_>>()
-                    .join("=")
-            })
-            .collect::<Vec<_>>()
-            .join(",")
-    }
-    norm(a) == norm(b)
+    norm_dn(a) == norm_dn(b)
+}
+
+fn norm_dn(s: &str) -> String {
+    s.split(',')
+        .map(|rdn| {
+            rdn.split('=')
+                .map(|p| p.trim().to_lowercase())
+                .collect::<Vec<_>>()
+                .join("=")
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 #[cfg(test)]
@@ -283,6 +557,35 @@ mod tests {
             "cn=vision,ou=groups,dc=example,dc=org"
         ));
         assert!(!same_dn("cn=vision,dc=x", "cn=vision2,dc=x"));
+    }
+
+    #[test]
+    fn nesting_helpers() {
+        assert!(is_under("uid=a,OU=People,dc=x", "ou=people,dc=x"));
+        assert!(is_under("ou=people,dc=x", "ou=people, dc=x"));
+        assert!(!is_under("uid=a,ou=people2,dc=x", "ou=people,dc=x"));
+        assert!(!is_under("uid=a,xou=people,dc=x", "ou=people,dc=x"));
+        assert_eq!(
+            members_filter(&["cn=a,dc=x".into(), "cn=b (c),dc=x".into()]),
+            "(|(member=cn=a,dc=x)(uniqueMember=cn=a,dc=x)(member=cn=b \\28c\\29,dc=x)(uniqueMember=cn=b \\28c\\29,dc=x))"
+        );
+        let mut g = Groups::default();
+        assert!(g.add("CN=A, dc=x"));
+        assert!(!g.add("cn=a,dc=x"));
+        assert!(g.has("cn=a,DC=x"));
+    }
+
+    #[test]
+    fn disabled_accounts() {
+        let attrs = |k: &str, v: &str| HashMap::from([(k.to_string(), vec![v.to_string()])]);
+        assert!(disabled(&attrs("useraccountcontrol", "514")));
+        assert!(!disabled(&attrs("useraccountcontrol", "512")));
+        // A lockout (bit 0x10) is not a disabled account.
+        assert!(!disabled(&attrs("useraccountcontrol", "528")));
+        assert!(disabled(&attrs("pwdaccountlockedtime", "000001010000Z")));
+        assert!(!disabled(&attrs("pwdaccountlockedtime", "20260101120000Z")));
+        assert!(disabled(&attrs("nsaccountlock", "TRUE")));
+        assert!(!disabled(&HashMap::new()));
     }
 
     #[tokio::test]

@@ -79,7 +79,6 @@ pub fn verify_keypair(
     let kp = m
         .store
         .keypair(&cred.access_key)?
-        .filter(|k| k.is_active && k.user_active)
         .ok_or_else(|| Problem::unauthorized("unknown or inactive access key"))?;
     let host = header(headers, "host").unwrap_or("");
     let version = header(headers, "x-backendai-version").unwrap_or(bai_core::API_VERSION);
@@ -108,6 +107,17 @@ pub fn verify_keypair(
     if !ok {
         return Err(Problem::unauthorized(
             "signature mismatch: check BACKEND_SECRET_KEY and that BACKEND_ENDPOINT matches the server address",
+        ));
+    }
+    // Said only to whoever holds the secret: the keypair is theirs.
+    if !kp.user_active {
+        return Err(Problem::unauthorized(
+            "the account of this keypair is deactivated (by an administrator, or because the site's directory no longer has it): ask the site's administrators",
+        ));
+    }
+    if !kp.is_active {
+        return Err(Problem::unauthorized(
+            "this keypair is revoked: make or use another one (web UI: Settings → My keypair)",
         ));
     }
     Ok(kp)

@@ -70,6 +70,8 @@ pub struct Manager {
     pub rate: RateLimiter,
     /// Wrong web passwords per e-mail.
     pub logins: LoginThrottle,
+    /// Refused web logins per client address (any name; OpenID callbacks of no login).
+    pub client_logins: LoginThrottle,
     /// The site's directory the web login also checks (`baid up --ldap-url …`; set once,
     /// before the API is served). Unset: local accounts only.
     pub directory: std::sync::OnceLock<bai_ldap::Directory>,
@@ -156,6 +158,7 @@ impl Manager {
             exec_runs: Default::default(),
             rate: Default::default(),
             logins: Default::default(),
+            client_logins: LoginThrottle::with_max(crate::guard::logins::MAX_CLIENT_FAILURES),
             directory: Default::default(),
             oidc: Default::default(),
         })

@@ -131,6 +131,8 @@ pub async fn serve(
                 }
                 Err(_) => return,
             };
+            // The client's address, as axum's own server gives it (login throttling).
+            let app = app.layer(axum::Extension(axum::extract::ConnectInfo(peer)));
             let service = TowerToHyperService::new(app);
             if let Err(e) = Builder::new(TokioExecutor::new())
                 .serve_connection_with_upgrades(TokioIo::new(tls), service)

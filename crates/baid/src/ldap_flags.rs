@@ -5,6 +5,9 @@ use anyhow::{Context, Result};
 use bai_ldap::{LdapConfig, LdapSettings, Secret};
 use std::path::PathBuf;
 
+/// The default `--ldap-sync-interval`, 5 minutes.
+const DEFAULT_SYNC_SECS: u64 = 300;
+
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct LdapArgs {
     /// The site's LDAP / Active Directory for web logins, `ldap://HOST:PORT` or
@@ -49,6 +52,24 @@ pub struct LdapArgs {
         value_name = "GROUP_DN=PROJECT"
     )]
     pub ldap_group_project: Vec<String>,
+    /// Where groups are searched when groups in groups are followed (default: the DN suffix
+    /// --ldap-user-base and the configured groups share, e.g. `dc=example,dc=org`).
+    #[arg(long, env = "BAI_LDAP_GROUP_BASE", value_name = "DN")]
+    pub ldap_group_base: Option<String>,
+    /// The directory is Active Directory: nested groups are asked of it with
+    /// LDAP_MATCHING_RULE_IN_CHAIN (other directories: followed level by level, 8 at most).
+    #[arg(long, env = "BAI_LDAP_ACTIVE_DIRECTORY")]
+    pub ldap_active_directory: bool,
+    /// How often bai checks the accounts made from the directory against it: removed or
+    /// disabled entries are deactivated (their keypairs stop working), returning ones
+    /// reactivated. `0` or `off`: never.
+    #[arg(
+        long,
+        env = "BAI_LDAP_SYNC_INTERVAL",
+        value_name = "DURATION",
+        default_value = "5m"
+    )]
+    pub ldap_sync_interval: String,
 }
 
 impl LdapArgs {
@@ -70,6 +91,17 @@ impl LdapArgs {
             }
             None => None,
         };
+        let sync = self.ldap_sync_interval.trim();
+        let sync_interval = if sync.eq_ignore_ascii_case("off") {
+            None
+        } else if sync.is_empty() {
+            Some(std::time::Duration::from_secs(DEFAULT_SYNC_SECS))
+        } else {
+            Some(
+                bai_core::parse_duration(sync)
+                    .map_err(|e| anyhow::anyhow!("--ldap-sync-interval {sync:?}: {e}"))?,
+            )
+        };
         Ok(LdapConfig::from_settings(LdapSettings {
             url: self.ldap_url.clone(),
             starttls: self.ldap_starttls,
@@ -81,6 +113,9 @@ impl LdapArgs {
             email_attr: self.ldap_email_attr.clone(),
             admin_group: self.ldap_admin_group.clone(),
             group_projects: self.ldap_group_project.clone(),
+            group_base: self.ldap_group_base.clone(),
+            active_directory: self.ldap_active_directory,
+            sync_interval,
         })?)
     }
 
@@ -116,6 +151,23 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(c.service.unwrap().password.expose(), "s3cret");
+        let with = |every: &str| LdapArgs {
+            ldap_url: Some("ldap://127.0.0.1:3890".into()),
+            ldap_user_base: Some("ou=people,dc=x".into()),
+            ldap_sync_interval: every.into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            with("5m").config().unwrap().unwrap().sync_interval,
+            Some(std::time::Duration::from_secs(300))
+        );
+        assert_eq!(with("off").config().unwrap().unwrap().sync_interval, None);
+        assert_eq!(with("0").config().unwrap().unwrap().sync_interval, None);
+        let e = with("soon").config().unwrap_err();
+        assert!(
+            format!("{e:#}").starts_with("--ldap-sync-interval"),
+            "{e:#}"
+        );
         let e = LdapArgs {
             ldap_url: Some("ldap://h".into()),
             ldap_bind_dn: Some("cn=svc,dc=x".into()),

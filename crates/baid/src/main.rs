@@ -428,6 +428,7 @@ async fn up(args: UpArgs) -> Result<()> {
     let started = bai_manager::start(store.clone(), config, agents).await?;
     let (m, handles) = (started.manager, started.agents);
     if let Some(d) = directory {
+        bai_manager::web::directory::spawn_sync(m.store.clone(), d.clone());
         let _ = m.directory.set(d);
     }
     if let Some(p) = oidc {
@@ -506,10 +507,14 @@ async fn up(args: UpArgs) -> Result<()> {
             )
             .await
         }
-        None => axum::serve(listener, bai_manager::api::router(m))
-            .with_graceful_shutdown(shutdown_signal())
-            .await
-            .context("API server failed")?,
+        None => axum::serve(
+            listener,
+            bai_manager::api::router(m)
+                .into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .context("API server failed")?,
     }
     if let Some(a) = docker_agent {
         a.stop().await;

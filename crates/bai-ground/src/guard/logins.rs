@@ -8,14 +8,31 @@ use std::sync::Mutex;
 
 /// Wrong passwords allowed per e-mail per window.
 pub const MAX_FAILURES: usize = 5;
+/// Refused logins allowed per client address per window (any names, and OpenID callbacks
+/// of no login under way): enough for a few people behind one address mistyping.
+pub const MAX_CLIENT_FAILURES: usize = 20;
 
-/// Failed logins by e-mail (lower-cased).
-#[derive(Default)]
+/// Failed logins by e-mail (lower-cased), or by whatever key the caller counts by.
 pub struct LoginThrottle {
     failures: Mutex<HashMap<String, VecDeque<f64>>>,
+    max: usize,
+}
+
+impl Default for LoginThrottle {
+    fn default() -> LoginThrottle {
+        LoginThrottle::with_max(MAX_FAILURES)
+    }
 }
 
 impl LoginThrottle {
+    /// A throttle that locks a key after `max` failures in the window.
+    pub fn with_max(max: usize) -> LoginThrottle {
+        LoginThrottle {
+            failures: Mutex::default(),
+            max: max.max(1),
+        }
+    }
+
     fn key(email: &str) -> String {
         email.trim().to_lowercase()
     }
@@ -28,7 +45,7 @@ impl LoginThrottle {
         while q.front().is_some_and(|t| now - t >= w) {
             q.pop_front();
         }
-        if q.len() < MAX_FAILURES {
+        if q.len() < self.max {
             return None;
         }
         q.front().map(|t| ((t + w - now).ceil() as u64).max(1))
@@ -43,7 +60,7 @@ impl LoginThrottle {
         }
         let q = all.entry(Self::key(email)).or_default();
         q.push_back(now);
-        while q.len() > MAX_FAILURES {
+        while q.len() > self.max {
             q.pop_front();
         }
     }
@@ -74,6 +91,16 @@ mod tests {
         assert_eq!(wait, (100.0 + W - 110.0) as u64);
         assert_eq!(t.wait("b@x", 110.0), None, "other e-mails are not locked");
         assert_eq!(t.wait("a@x", 100.0 + W), None, "the oldest failure left");
+    }
+
+    #[test]
+    fn the_maximum_is_the_throttles() {
+        let t = LoginThrottle::with_max(MAX_CLIENT_FAILURES);
+        for i in 0..MAX_CLIENT_FAILURES {
+            assert_eq!(t.wait("127.0.0.1", i as f64), None);
+            t.failed("127.0.0.1", i as f64);
+        }
+        assert!(t.wait("127.0.0.1", 30.0).is_some());
     }
 
     #[test]

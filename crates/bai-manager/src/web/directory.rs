@@ -7,11 +7,142 @@
 //! account (one without it) is never taken over by a directory entry with its email.
 
 use super::external::{self, External};
-use bai_ldap::{Directory, DirectoryUser, LoginError};
-use bai_store::{KeypairRow, Store, StoreError};
+use bai_ldap::{Directory, DirectoryUser, LoginError, Presence};
+use bai_store::{KeypairRow, Store, StoreError, UserInfo};
+use std::sync::Arc;
 
 /// The user setting that marks an account as the directory's: the entry's DN (JSON text).
 pub const DN_SETTING: &str = external::DN_SETTING;
+/// The user setting of an account the directory sync deactivated: why (`"missing"` or
+/// `"disabled"`, JSON text; `null` once reactivated). Only such accounts are reactivated by
+/// it: one an administrator deactivated stays so.
+pub const LEFT_SETTING: &str = external::LEFT_SETTING;
+
+/// What one directory sync did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct SyncReport {
+    /// Accounts made from the directory, asked about.
+    pub checked: usize,
+    /// Emails deactivated: gone from the directory or disabled there.
+    pub deactivated: Vec<String>,
+    /// Emails reactivated: back in the directory.
+    pub reactivated: Vec<String>,
+}
+
+/// The accounts made from the directory, with their entries' DNs.
+fn directory_accounts(store: &Store) -> Result<Vec<(UserInfo, String)>, StoreError> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    loop {
+        let (page, _) = store.user_list(&bai_store::UserFilter {
+            limit: 500,
+            offset,
+            ..Default::default()
+        })?;
+        let n = page.len() as i64;
+        for u in page {
+            if let Some(dn) = store
+                .user_setting(&u.id, DN_SETTING)?
+                .and_then(|v| serde_json::from_str::<String>(&v).ok())
+            {
+                out.push((u, dn));
+            }
+        }
+        if n < 500 {
+            return Ok(out);
+        }
+        offset += n;
+    }
+}
+
+/// Checks every account made from the directory against it once: an entry gone (or no
+/// longer found by the user filter) or disabled there deactivates the account, so its
+/// keypairs and web sessions stop working; an account this sync deactivated whose entry is
+/// back is reactivated. Sessions keep running. A directory that cannot be asked changes
+/// nothing (the error says why).
+pub async fn sync_once(store: &Store, dir: &Directory) -> Result<SyncReport, String> {
+    let accounts = directory_accounts(store).map_err(|e| format!("the database: {e}"))?;
+    let mut report = SyncReport {
+        checked: accounts.len(),
+        ..Default::default()
+    };
+    if accounts.is_empty() {
+        return Ok(report);
+    }
+    let dns: Vec<String> = accounts.iter().map(|(_, dn)| dn.clone()).collect();
+    let presence = dir.check_accounts(&dns).await.map_err(|e| e.to_string())?;
+    for ((mut info, _), p) in accounts.into_iter().zip(presence) {
+        let left = store
+            .user_setting(&info.id, LEFT_SETTING)
+            .map_err(|e| e.to_string())?
+            .and_then(|v| serde_json::from_str::<String>(&v).ok());
+        let why = match p {
+            Presence::Present => None,
+            Presence::Missing => Some("missing"),
+            Presence::Disabled => Some("disabled"),
+        };
+        let write = |info: &UserInfo, left: &str| -> Result<(), StoreError> {
+            store.update_user(info, None, None)?;
+            store.set_user_setting(&info.id, LEFT_SETTING, left)
+        };
+        match (why, info.status.as_str(), left) {
+            (Some(why), "active", _) => {
+                info.status = "inactive".into();
+                let v = serde_json::Value::String(why.into()).to_string();
+                write(&info, &v).map_err(|e| e.to_string())?;
+                tracing::warn!(email = %info.email, why, "directory sync: the account is deactivated (its entry is {why} in the directory)");
+                crate::audit::record(
+                    store,
+                    "directory sync",
+                    None,
+                    "user deactivate",
+                    &info.email,
+                    Ok(()),
+                );
+                report.deactivated.push(info.email.clone());
+            }
+            (None, "inactive", Some(_)) => {
+                info.status = "active".into();
+                write(&info, "null").map_err(|e| e.to_string())?;
+                tracing::info!(email = %info.email, "directory sync: the account is back in the directory and reactivated");
+                crate::audit::record(
+                    store,
+                    "directory sync",
+                    None,
+                    "user reactivate",
+                    &info.email,
+                    Ok(()),
+                );
+                report.reactivated.push(info.email.clone());
+            }
+            _ => {}
+        }
+    }
+    Ok(report)
+}
+
+/// Runs [`sync_once`] every `--ldap-sync-interval` (nothing when it is off).
+pub fn spawn_sync(store: Arc<Store>, dir: Directory) {
+    let Some(every) = dir.config().sync_interval else {
+        return;
+    };
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(every).await;
+            match sync_once(&store, &dir).await {
+                Ok(r) => tracing::debug!(
+                    checked = r.checked,
+                    deactivated = r.deactivated.len(),
+                    reactivated = r.reactivated.len(),
+                    "directory sync"
+                ),
+                Err(why) => {
+                    tracing::warn!(reason = %why, "directory sync: the directory cannot be asked; nobody is deactivated")
+                }
+            }
+        }
+    });
+}
 
 /// What a directory login came to.
 #[derive(Debug)]

@@ -12,6 +12,9 @@ pub const DN_SETTING: &str = "directory.dn";
 /// The user setting that marks an account as the OpenID provider's: `ISSUER#SUBJECT`
 /// (JSON text), the one identity at the provider that may use it.
 pub const OIDC_SETTING: &str = "oidc.subject";
+/// The user setting of an account the directory sync deactivated (why, JSON text; `null`
+/// once reactivated): see [`super::directory::sync_once`].
+pub const LEFT_SETTING: &str = "directory.left";
 
 /// Someone the site's directory or OpenID provider vouches for.
 #[derive(Debug, Clone)]
@@ -98,6 +101,15 @@ pub fn provision(
                 return Ok(Err(
                     "Your bai account belongs to another identity at the provider: ask the site's administrators.",
                 ));
+            }
+            // Deactivated by the directory sync, and the directory vouches for them again.
+            let left = store
+                .user_setting(&info.id, LEFT_SETTING)?
+                .is_some_and(|v| v != "null");
+            if info.status == "inactive" && left && *setting == DN_SETTING {
+                info.status = "active".into();
+                store.set_user_setting(&info.id, LEFT_SETTING, "null")?;
+                tracing::info!(email = %u.email, "a login through the directory reactivates the account");
             }
             if info.status != "active" {
                 return Ok(Err(

@@ -4,13 +4,14 @@ use super::sessions::{COOKIE, CSRF_HEADER, cookie, verify_password};
 use crate::identity::Caller;
 use crate::state::Manager;
 use axum::Json;
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::extract::{ConnectInfo, State};
+use axum::http::{Extensions, HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bai_api::sessions::{
     LoginRefusal, LoginRefusalData, LoginReply, LoginRequest, LogoutReply, Me, WebRole,
 };
 use bai_core::Problem;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 /// The caller of a cookie request, if it carries a live web session. `Err` when it does but
@@ -58,12 +59,88 @@ fn me_of(c: &Caller) -> Me {
     }
 }
 
-/// `POST /server/login`.
+/// The key the per-client login throttle counts a request's failures by: the client's IP
+/// address (an IPv6 one by its /64, what one host usually holds), when the server was told
+/// it (`axum::extract::ConnectInfo`).
+pub(super) fn client_of(ext: &Extensions) -> Option<String> {
+    let ip = ext.get::<ConnectInfo<SocketAddr>>()?.0.ip();
+    Some(match ip {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+        },
+    })
+}
+
+/// The wait before `client` may try to log in again, if it is throttled.
+pub(super) fn client_wait(m: &Manager, client: Option<&str>) -> Option<u64> {
+    let wait = m.client_logins.wait(client?, crate::guard::now_secs())?;
+    tracing::info!(
+        client,
+        "web login throttled: too many refused logins from this address"
+    );
+    crate::audit::record(
+        &m.store,
+        client.unwrap_or("-"),
+        None,
+        "login",
+        "web",
+        Err("throttled (client)"),
+    );
+    Some(wait)
+}
+
+/// Counts a refused login (a 400, 401 or 403 answer) against `client`.
+pub(super) fn count_client(m: &Manager, client: Option<&str>, r: &Response) {
+    if let Some(c) = client
+        && matches!(r.status().as_u16(), 400 | 401 | 403)
+    {
+        m.client_logins.failed(c, crate::guard::now_secs());
+    }
+}
+
+/// `POST /server/login`: refused logins from one client address are throttled whatever
+/// names they give ([`Manager::client_logins`]), as those of one name are.
 pub async fn login(
     State(m): State<Arc<Manager>>,
     headers: HeaderMap,
+    ext: Extensions,
     body: axum::body::Bytes,
 ) -> Response {
+    let client = client_of(&ext);
+    if let Some(wait) = client_wait(&m, client.as_deref()) {
+        return throttled(
+            wait,
+            "Too many refused logins from this address: try again in {} minutes.",
+        );
+    }
+    let r = login_checked(m.clone(), headers, body).await;
+    count_client(&m, client.as_deref(), &r);
+    r
+}
+
+/// A 429 login refusal; `{}` in `words` is the minutes to wait.
+fn throttled(wait: u64, words: &str) -> Response {
+    let mut r = (
+        StatusCode::TOO_MANY_REQUESTS,
+        Json(LoginRefusal {
+            authenticated: false,
+            data: LoginRefusalData {
+                details: words.replace("{}", &wait.div_ceil(60).to_string()),
+            },
+        }),
+    )
+        .into_response();
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(wait));
+    r
+}
+
+async fn login_checked(m: Arc<Manager>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
     // The official client encodes the body over plain HTTP (`X-BackendAI-Encoded: true`).
     let encoded = headers
         .get("x-backendai-encoded")
@@ -105,22 +182,10 @@ pub async fn login(
     if let Some(wait) = m.logins.wait(email, now) {
         tracing::info!(%email, "web login throttled");
         crate::audit::record(&m.store, email, None, "login", "web", Err("throttled"));
-        let mut r = (
-            StatusCode::TOO_MANY_REQUESTS,
-            Json(LoginRefusal {
-                authenticated: false,
-                data: LoginRefusalData {
-                    details: format!(
-                        "Too many wrong passwords for this email: try again in {} minutes.",
-                        wait.div_ceil(60)
-                    ),
-                },
-            }),
-        )
-            .into_response();
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(wait));
-        return r;
+        return throttled(
+            wait,
+            "Too many wrong passwords for this email: try again in {} minutes.",
+        );
     }
     let found = m.store.login_of(email).ok().flatten();
     // A name that is no local account with a password is the directory's, when there is one

@@ -9,12 +9,12 @@
 //! never a 500; no code, token or secret is logged.
 
 use super::external::{self, External, OIDC_SETTING};
-use super::login::{open_session, secure};
+use super::login::{client_of, client_wait, count_client, open_session, secure};
 use super::sessions::cookie;
 use crate::state::Manager;
 use axum::Json;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bai_api::sessions::{LoginOptions, OidcOption};
 use bai_core::Problem;
@@ -84,11 +84,38 @@ pub async fn login(State(m): State<Arc<Manager>>, headers: HeaderMap) -> Respons
 }
 
 /// `GET /server/oidc/callback?code&state` (or `?error&state`): back from the provider.
+/// Refused callbacks — a forged or replayed state as much as a refused account — count
+/// towards the throttle of the client's address, which a password login shares.
 pub async fn callback(
     State(m): State<Arc<Manager>>,
     headers: HeaderMap,
+    ext: Extensions,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
+    let client = client_of(&ext);
+    if let Some(wait) = client_wait(&m, client.as_deref()) {
+        let why = Refusal {
+            status: 429,
+            slug: "too-many-logins",
+            title: "Too many logins",
+            msg: format!(
+                "Too many refused logins from this address: try again in {} minutes.",
+                wait.div_ceil(60)
+            ),
+        };
+        return refused(&m, &headers, "-", &why);
+    }
+    let r = callback_checked(&m, &headers, q).await;
+    count_client(&m, client.as_deref(), &r);
+    r
+}
+
+async fn callback_checked(
+    m: &Arc<Manager>,
+    headers: &HeaderMap,
+    q: HashMap<String, String>,
+) -> Response {
+    let (m, headers) = (m.clone(), headers.clone());
     let Some(p) = m.oidc.get() else {
         return not_configured();
     };

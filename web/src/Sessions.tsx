@@ -14,11 +14,11 @@ const LINE = { whiteSpace: 'nowrap', overflow: 'hidden', textOverflow: 'ellipsis
 
 const GROUPS: { key: string; label: string; statuses: string[]; system?: boolean }[] = [
   // Placed and not yet ended: the server's SessionStatus::HOLDS_RESOURCES.
-  { key: 'running', label: 'Running', statuses: ['SCHEDULED', 'PREPARING', 'PULLING', 'PREPARED', 'CREATING', 'RUNNING', 'RESTARTING', 'RUNNING_DEGRADED', 'TERMINATING'] },
+  { key: 'running', label: 'Running', statuses: ['SCHEDULED', 'PREPARING', 'PULLING', 'PREPARED', 'CREATING', 'RUNNING', 'RESTARTING', 'RUNNING_DEGRADED', 'PREEMPTED', 'TERMINATING'] },
   { key: 'pending', label: 'Pending', statuses: ['PENDING'] },
   { key: 'finished', label: 'Finished', statuses: FINISHED_STATES },
   // Sessions the platform made for the user (SFTP to a folder), running or ended.
-  { key: 'system', label: 'System', statuses: ['PENDING', 'SCHEDULED', 'PREPARING', 'PULLING', 'PREPARED', 'CREATING', 'RUNNING', 'RESTARTING', 'RUNNING_DEGRADED', 'TERMINATING', ...FINISHED_STATES], system: true },
+  { key: 'system', label: 'System', statuses: ['PENDING', 'SCHEDULED', 'PREPARING', 'PULLING', 'PREPARED', 'CREATING', 'RUNNING', 'RESTARTING', 'RUNNING_DEGRADED', 'PREEMPTED', 'TERMINATING', ...FINISHED_STATES], system: true },
 ];
 
 export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: string, id?: string) => void; onStart: (s: LaunchSettings | null) => void }) {
@@ -133,7 +133,8 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
                 </div>
                 {s.status_info && (
                   <div style={{ ...LINE, fontSize: 12 }} title={s.status_info} data-testid={`status-info-${s.name}`}>
-                    <Typography.Text type="secondary">{statusDetail(s.status_info)}</Typography.Text>
+                    {/* A preempted session ends (or is requeued) when its grace is over: said as a warning, as an idle session's end is. */}
+                    <Typography.Text type={s.status === 'PREEMPTED' ? 'warning' : 'secondary'}>{statusDetail(s.status_info)}</Typography.Text>
                   </div>
                 )}
               </>

@@ -2568,6 +2568,11 @@ export interface components {
              */
             priority?: number | null;
             /**
+             * @description Batch sessions only: when preempted for a more urgent session, go back to the queue
+             *     (keeping the id and name) and run again, instead of ending.
+             */
+            requeue?: boolean | null;
+            /**
              * @description When the owner has a live session of this name and image, answer it instead of
              *     refusing (default true).
              */
@@ -2593,7 +2598,7 @@ export interface components {
          * @description What `POST /session` reports: the session's status, or `TIMEOUT` when `maxWaitSeconds`
          *     passed before it ran.
          */
-        CreateStatus: "PENDING" | "SCHEDULED" | "PREPARING" | "PULLING" | "PREPARED" | "CREATING" | "RUNNING" | "RESTARTING" | "RUNNING_DEGRADED" | "TERMINATING" | "TERMINATED" | "ERROR" | "CANCELLED" | "TIMEOUT";
+        CreateStatus: "PENDING" | "SCHEDULED" | "PREPARING" | "PULLING" | "PREPARED" | "CREATING" | "RUNNING" | "RESTARTING" | "RUNNING_DEGRADED" | "PREEMPTED" | "TERMINATING" | "TERMINATED" | "ERROR" | "CANCELLED" | "TIMEOUT";
         /** @description `POST /template/session`: store templates. */
         CreateTemplates: {
             /** @description The domain (`default` when absent). Also read as `domain_name` and `domainName`. */
@@ -2790,10 +2795,10 @@ export interface components {
         /** @description The `data` of a server-sent event: a lifecycle event, or `{}` for `server_close`. */
         EventData: components["schemas"]["SessionEventData"] | components["schemas"]["CloseData"];
         /**
-         * @description The `event:` name of a server-sent event. `session_enqueued`: The session was queued. `session_scheduled`: The scheduler placed it on an agent. `session_preparing`: Its kernel is being prepared. `session_started`: It runs. `session_terminating`: It is being terminated. `session_terminated`: It ended (final). `session_cancelled`: It was cancelled before it ran (final). `session_success`: Its batch command exited with 0. `session_failure`: Its batch command failed, or it failed to start. `kernel_preparing`: The kernel is being prepared. `kernel_pulling`: The kernel's image is being pulled. `kernel_creating`: The kernel's container is being created. `kernel_started`: The kernel runs. `kernel_terminating`: The kernel is being destroyed. `kernel_terminated`: The kernel was destroyed. `kernel_cancelled`: The kernel was cancelled. `server_close`: the last event of a one-session stream, after the session ended; its data is `{}`.
+         * @description The `event:` name of a server-sent event. `session_enqueued`: The session was queued. `session_scheduled`: The scheduler placed it on an agent. `session_preparing`: Its kernel is being prepared. `session_started`: It runs. `session_terminating`: It is being terminated. `session_terminated`: It ended (final). `session_cancelled`: It was cancelled before it ran (final). `session_preempted`: It was preempted: its processes got SIGTERM and it ends after its grace (or goes back to the queue, started with `--requeue`). `session_success`: Its batch command exited with 0. `session_failure`: Its batch command failed, or it failed to start. `kernel_preparing`: The kernel is being prepared. `kernel_pulling`: The kernel's image is being pulled. `kernel_creating`: The kernel's container is being created. `kernel_started`: The kernel runs. `kernel_terminating`: The kernel is being destroyed. `kernel_terminated`: The kernel was destroyed. `kernel_cancelled`: The kernel was cancelled. `server_close`: the last event of a one-session stream, after the session ended; its data is `{}`.
          * @enum {string}
          */
-        EventName: "session_enqueued" | "session_scheduled" | "session_preparing" | "session_started" | "session_terminating" | "session_terminated" | "session_cancelled" | "session_success" | "session_failure" | "kernel_preparing" | "kernel_pulling" | "kernel_creating" | "kernel_started" | "kernel_terminating" | "kernel_terminated" | "kernel_cancelled" | "server_close";
+        EventName: "session_enqueued" | "session_scheduled" | "session_preparing" | "session_started" | "session_terminating" | "session_terminated" | "session_cancelled" | "session_preempted" | "session_success" | "session_failure" | "kernel_preparing" | "kernel_pulling" | "kernel_creating" | "kernel_started" | "kernel_terminating" | "kernel_terminated" | "kernel_cancelled" | "server_close";
         /** @description The answer: `{"result": …}`. */
         ExecuteReply: {
             result: components["schemas"]["ExecuteResult"];
@@ -3578,6 +3583,26 @@ export interface components {
              * @description Seconds a session may stay PENDING before it is cancelled (0 = never; the default).
              */
             pending_timeout_secs?: number;
+            /**
+             * @description Preemption: interactive sessions may be preempted too (default false; batch
+             *     sessions always may, a model service's replicas never).
+             */
+            preempt_interactive?: boolean;
+            /**
+             * @description Preemption: `off` (the default), `priority` (a pending session may end running ones
+             *     of a lower priority) or `fairshare` (of accounts far over their share).
+             */
+            preemption?: components["schemas"]["PreemptionMode"];
+            /**
+             * Format: uint64
+             * @description Preemption: seconds between SIGTERM and the end (default 60).
+             */
+            preemption_grace_secs?: number;
+            /**
+             * Format: uint64
+             * @description Preemption: seconds a session runs at least before it may be preempted (default 0).
+             */
+            preemption_min_runtime_secs?: number;
             /** @description The order queued sessions are tried in (default `fifo`). */
             scheduler?: components["schemas"]["Scheduler"];
             /** @description How an agent is picked (default `dispersed`). */
@@ -3794,6 +3819,31 @@ export interface components {
             /** @description The policy's name. */
             name: string;
         };
+        /** @description Which running sessions a pending one may end. */
+        PreemptionMode: "off" | "priority" | "fairshare";
+        /** @description A resource group's preemption settings (stored as JSON; `{}` is off). */
+        PreemptionPolicy: {
+            /**
+             * Format: uint64
+             * @description Seconds between SIGTERM and SIGKILL for a preempted session.
+             * @default 60
+             */
+            grace_secs: number;
+            /**
+             * @description Interactive sessions may be preempted too (batch sessions always may; a model
+             *     service's replicas never are).
+             * @default false
+             */
+            interactive: boolean;
+            /**
+             * Format: uint64
+             * @description Seconds a session runs at least before it may be preempted.
+             * @default 0
+             */
+            min_runtime_secs: number;
+            /** @default off */
+            mode: components["schemas"]["PreemptionMode"];
+        };
         /** @description A preset as the server shows it. */
         Preset: {
             /** @description The preset's name. */
@@ -3949,6 +3999,19 @@ export interface components {
              * @description Seconds a session may stay PENDING before it is cancelled (0 = never).
              */
             pending_timeout_secs: number;
+            /**
+             * @description Whether its pending sessions may end running ones (`mode` `off`, `priority` or
+             *     `fairshare`), with the grace between SIGTERM and the end, the minimum run time before
+             *     a session may be preempted, and whether interactive sessions may be (batch sessions
+             *     may, a model service's replicas never).
+             * @default {
+             *       "grace_secs": 60,
+             *       "interactive": false,
+             *       "min_runtime_secs": 0,
+             *       "mode": "off"
+             *     }
+             */
+            preemption: components["schemas"]["PreemptionPolicy"];
             /** @description The order queued sessions are tried in. */
             scheduler: components["schemas"]["Scheduler"];
             /** @description How an agent is picked. */
@@ -4014,6 +4077,26 @@ export interface components {
              * @description Seconds a session may stay PENDING before it is cancelled (0 = never; the default).
              */
             pending_timeout_secs?: number;
+            /**
+             * @description Preemption: interactive sessions may be preempted too (default false; batch
+             *     sessions always may, a model service's replicas never).
+             */
+            preempt_interactive?: boolean;
+            /**
+             * @description Preemption: `off` (the default), `priority` (a pending session may end running ones
+             *     of a lower priority) or `fairshare` (of accounts far over their share).
+             */
+            preemption?: components["schemas"]["PreemptionMode"];
+            /**
+             * Format: uint64
+             * @description Preemption: seconds between SIGTERM and the end (default 60).
+             */
+            preemption_grace_secs?: number;
+            /**
+             * Format: uint64
+             * @description Preemption: seconds a session runs at least before it may be preempted (default 0).
+             */
+            preemption_min_runtime_secs?: number;
             /** @description The order queued sessions are tried in (default `fifo`). */
             scheduler?: components["schemas"]["Scheduler"];
             /** @description How an agent is picked (default `dispersed`). */
@@ -4554,7 +4637,7 @@ export interface components {
         /** @description Outcome of a finished session. */
         SessionResult: "UNDEFINED" | "SUCCESS" | "FAILURE";
         /** @description Status of a session (and of its kernels), as the Backend.AI API spells it. */
-        SessionStatus: "PENDING" | "SCHEDULED" | "PREPARING" | "PULLING" | "PREPARED" | "CREATING" | "RUNNING" | "RESTARTING" | "RUNNING_DEGRADED" | "TERMINATING" | "TERMINATED" | "ERROR" | "CANCELLED";
+        SessionStatus: "PENDING" | "SCHEDULED" | "PREPARING" | "PULLING" | "PREPARED" | "CREATING" | "RUNNING" | "RESTARTING" | "RUNNING_DEGRADED" | "PREEMPTED" | "TERMINATING" | "TERMINATED" | "ERROR" | "CANCELLED";
         /**
          * @description Interactive, batch or inference; and system sessions, which the platform makes for its
          *     own services (SFTP access to a data folder) and no user creates through `POST /session`.
@@ -9118,6 +9201,6 @@ type ReadonlyArray<T> = [
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const pathsTemplateSessionIdGetParametersQueryFormatValues: ReadonlyArray<FlattenedDeepRequired<paths>["/template/session/{id}"]["get"]["parameters"]["query"]["format"]> = ["json", "yaml"];
 export const comparatorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Comparator"]> = ["LESS_THAN", "LESS_THAN_OR_EQUAL", "GREATER_THAN", "GREATER_THAN_OR_EQUAL"];
-export const eventNameValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EventName"]> = ["session_enqueued", "session_scheduled", "session_preparing", "session_started", "session_terminating", "session_terminated", "session_cancelled", "session_success", "session_failure", "kernel_preparing", "kernel_pulling", "kernel_creating", "kernel_started", "kernel_terminating", "kernel_terminated", "kernel_cancelled", "server_close"];
+export const eventNameValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EventName"]> = ["session_enqueued", "session_scheduled", "session_preparing", "session_started", "session_terminating", "session_terminated", "session_cancelled", "session_preempted", "session_success", "session_failure", "kernel_preparing", "kernel_pulling", "kernel_creating", "kernel_started", "kernel_terminating", "kernel_terminated", "kernel_cancelled", "server_close"];
 export const idleCheckerValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IdleChecker"]> = ["session_lifetime", "network_timeout", "utilization"];
 export const serviceStatusOneOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ServiceStatus"]> = ["DESTROYING", "DESTROYED"];

@@ -158,7 +158,7 @@ export type SessionItem = Pick<
   'id' | 'name' | 'type' | 'status' | 'status_info' | 'image' | 'created_at' | 'terminated_at' | 'occupying_slots' | 'requested_slots' | 'agent' | 'user_email'
 >;
 
-export const RUNNING_STATES = ['PENDING', 'SCHEDULED', 'PREPARING', 'PULLING', 'PREPARED', 'CREATING', 'RUNNING', 'RESTARTING', 'TERMINATING'];
+export const RUNNING_STATES = ['PENDING', 'SCHEDULED', 'PREPARING', 'PULLING', 'PREPARED', 'CREATING', 'RUNNING', 'RESTARTING', 'RUNNING_DEGRADED', 'PREEMPTED', 'TERMINATING'];
 export const FINISHED_STATES = ['TERMINATED', 'CANCELLED', 'ERROR'];
 
 /** The sessions in `statuses`: the user's own, or (`system`) the platform's system sessions

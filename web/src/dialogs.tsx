@@ -5,7 +5,7 @@ import { api, ApiError, formatTime, Query, Schema } from './api';
 
 export const STATUS_COLOR: Record<string, string> = {
   PENDING: 'gold', SCHEDULED: 'cyan', PREPARING: 'blue', PULLING: 'blue', PREPARED: 'blue', CREATING: 'blue',
-  RUNNING: 'green', TERMINATING: 'orange', TERMINATED: 'default', CANCELLED: 'default', ERROR: 'red',
+  RUNNING: 'green', PREEMPTED: 'volcano', TERMINATING: 'orange', TERMINATED: 'default', CANCELLED: 'default', ERROR: 'red',
 };
 
 /** Result badge colours of the Scheduling History table, as the seed's table gives them. */

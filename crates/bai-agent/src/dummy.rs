@@ -238,6 +238,11 @@ impl AgentRpc for DummyAgent {
         })
     }
 
+    async fn terminate_processes(&self, _kernel_id: Uuid) -> Result<(), AgentError> {
+        // A dummy kernel has no processes: its grace simply runs out.
+        Ok(())
+    }
+
     async fn destroy_kernel(&self, kernel_id: Uuid) -> Result<KernelExit, AgentError> {
         if self
             .inner

@@ -45,6 +45,10 @@ pub fn list_files_line(path: &str) -> String {
     )
 }
 
+/// The request line that begins a preemption's grace (SIGTERM to the kernel's processes but
+/// the runner): `{"op":"terminate"}`.
+pub const TERMINATE: &str = "{\"op\":\"terminate\"}\n";
+
 /// The request line for the kernel's resource counters: `{"op":"stats"}`.
 pub const STATS: &str = "{\"op\":\"stats\"}\n";
 

@@ -7,7 +7,7 @@
 
 use crate::error::runtime;
 use crate::krunner_proto::{
-    PING, STATS, download_line, is_pong, list_files_line, parse_event, start_app_line,
+    PING, STATS, TERMINATE, download_line, is_pong, list_files_line, parse_event, start_app_line,
 };
 use bai_core::agent::{AgentError, ExecEvent, FileEntry};
 use bai_core::stats::KernelStats;
@@ -195,6 +195,15 @@ pub async fn download(socket: &Path, kernel_id: Uuid, path: &str) -> Result<Vec<
         "cannot download {path:?}: {}",
         err.trim()
     )))
+}
+
+/// SIGTERM to the kernel's processes but its runner (`{"op":"terminate"}`): the start of a
+/// preemption's grace.
+pub async fn terminate(socket: &Path, kernel_id: Uuid) -> Result<(), AgentError> {
+    collect(socket, kernel_id, TERMINATE.to_string())
+        .await?
+        .map(drop)
+        .map_err(|why| AgentError::Runtime(format!("cannot signal the kernel: {}", why.trim())))
 }
 
 /// The kernel's counters (`{"op":"stats"}`), read by its runner from its own cgroup and

@@ -44,6 +44,8 @@ pub struct CreateSession {
     pub starts_at: Option<String>,
     /// Seconds, or `30s`, `5m`, `2h`.
     pub batch_timeout: Option<String>,
+    /// Batch sessions: back to the queue when preempted (sent only when set).
+    pub requeue: bool,
     pub tag: Option<String>,
     /// The script's text.
     pub bootstrap_script: Option<String>,
@@ -88,6 +90,7 @@ impl CreateSession {
             startup_command: None,
             starts_at: None,
             batch_timeout: None,
+            requeue: false,
             tag: None,
             bootstrap_script: None,
             dependencies: None,
@@ -129,6 +132,7 @@ impl Client {
             session_type: Some(req.session_type),
             startup_command: req.startup_command.clone(),
             batch_timeout: req.batch_timeout.clone().map(NumberOrText::Text),
+            requeue: req.requeue.then_some(true),
             starts_at: req.starts_at.clone(),
             bootstrap_script: req.bootstrap_script.clone(),
             group: Some(

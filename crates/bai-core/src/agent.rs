@@ -299,6 +299,14 @@ pub trait AgentRpc: Send + Sync + 'static {
     }
     /// Stops and removes the container and its scratch directory.
     async fn destroy_kernel(&self, kernel_id: Uuid) -> Result<KernelExit, AgentError>;
+    /// Sends SIGTERM to the kernel's processes (its runner stays and answers): a preemption's
+    /// grace begins. The destroy that follows ends what is left.
+    async fn terminate_processes(&self, kernel_id: Uuid) -> Result<(), AgentError> {
+        let _ = kernel_id;
+        Err(AgentError::BadRequest(
+            "this agent cannot signal a kernel's processes".into(),
+        ))
+    }
     /// Runs code; the stream ends after `Finished`.
     async fn execute(
         &self,

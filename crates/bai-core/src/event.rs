@@ -53,6 +53,9 @@ event_kinds! {
     SessionTerminated = "session_terminated",
     /// It was cancelled before it ran (final).
     SessionCancelled = "session_cancelled",
+    /// It was preempted: its processes got SIGTERM and it ends after its grace (or goes
+    /// back to the queue, started with `--requeue`).
+    SessionPreempted = "session_preempted",
     /// Its batch command exited with 0.
     SessionSuccess = "session_success",
     /// Its batch command failed, or it failed to start.
@@ -130,7 +133,7 @@ mod tests {
 
     #[test]
     fn each_kind_has_one_name_that_reads_back() {
-        assert_eq!(EventKind::ALL.len(), 16);
+        assert_eq!(EventKind::ALL.len(), 17);
         for &k in EventKind::ALL {
             assert_eq!(EventKind::parse(k.as_str()), Some(k));
             let json = serde_json::to_string(&k).unwrap();

@@ -18,6 +18,7 @@ pub mod idle;
 pub mod name;
 pub mod permission;
 pub mod pool;
+pub mod preemption;
 pub mod problem;
 pub mod reason;
 pub mod resources;

@@ -63,6 +63,12 @@ pub enum Reason {
         status: String,
         secs: i64,
     },
+    /// Ended (or sent back to the queue) to make room for a more urgent session: which one,
+    /// and why it may take this one's place.
+    Preempted {
+        by: String,
+        why: String,
+    },
     /// Text this version does not know (kept as it is).
     Other(String),
 }
@@ -108,6 +114,15 @@ impl Reason {
                 .and_then(|s| s.strip_suffix('s'))
                 .and_then(|s| s.parse().ok())
                 .map(|secs| Reason::CreationTimeout { secs })
+                .unwrap_or_else(|| Reason::Other(text.into())),
+            ("preempted", Some(r)) => r
+                .strip_prefix("for session ")
+                .and_then(|r| r.split_once(" ("))
+                .and_then(|(by, why)| Some((by, why.strip_suffix(')')?)))
+                .map(|(by, why)| Reason::Preempted {
+                    by: by.into(),
+                    why: why.into(),
+                })
                 .unwrap_or_else(|| Reason::Other(text.into())),
             ("image-not-found", Some(r)) => match r.split_once(" is not on agent ") {
                 Some((image, agent)) => Reason::ImageNotFound {
@@ -157,6 +172,7 @@ pub const SCHEDULER_CODES: &[&str] = &[
     "held-for-head-of-line",
     "pending-timeout",
     "dependency-failed",
+    "preempted-waits",
 ];
 
 impl fmt::Display for Reason {
@@ -196,6 +212,7 @@ impl fmt::Display for Reason {
             Reason::Stuck { status, secs } => {
                 write!(f, "stuck-in-{status}: no progress for {secs}s")
             }
+            Reason::Preempted { by, why } => write!(f, "preempted: for session {by} ({why})"),
             Reason::Other(text) => f.write_str(text),
         }
     }
@@ -247,6 +264,10 @@ mod tests {
             Reason::Stuck {
                 status: "preparing".into(),
                 secs: 150,
+            },
+            Reason::Preempted {
+                by: "4f1c9a52-0000-4000-8000-000000000001".into(),
+                why: "priority 80 over 10".into(),
             },
             Reason::Other("something new".into()),
         ]

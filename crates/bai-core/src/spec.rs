@@ -34,6 +34,8 @@ pub struct SessionSpec {
     pub bootstrap_script: Option<String>,
     /// Batch sessions: end after this many seconds.
     pub batch_timeout_secs: Option<i64>,
+    /// Batch sessions: preempted, go back to the queue instead of ending.
+    pub requeue: bool,
     /// Batch sessions: not before this time.
     pub starts_at: Option<chrono::DateTime<chrono::Utc>>,
     /// The project (`group`).
@@ -77,6 +79,7 @@ impl SessionSpec {
             startup_command: None,
             bootstrap_script: None,
             batch_timeout_secs: None,
+            requeue: false,
             starts_at: None,
             project: "default".into(),
             domain: "default".into(),

@@ -28,6 +28,10 @@ pub enum SessionStatus {
     Restarting,
     /// The kernel runs, but not everything of it is healthy.
     RunningDegraded,
+    /// Chosen to make room for a more urgent session: its processes were sent SIGTERM and it
+    /// ends when its grace is over (or earlier, when they exit). It still holds its
+    /// resources; it then ends or, started with `--requeue`, goes back to PENDING.
+    Preempted,
     /// The kernel is being destroyed.
     Terminating,
     /// Ended after it ran (final).
@@ -41,7 +45,7 @@ pub enum SessionStatus {
 use SessionStatus::*;
 
 impl SessionStatus {
-    pub const ALL: [SessionStatus; 13] = [
+    pub const ALL: [SessionStatus; 14] = [
         Pending,
         Scheduled,
         Preparing,
@@ -51,6 +55,7 @@ impl SessionStatus {
         Running,
         Restarting,
         RunningDegraded,
+        Preempted,
         Terminating,
         Terminated,
         Error,
@@ -69,9 +74,12 @@ impl SessionStatus {
                 | (Pulling, Prepared | Error | Terminating | Pending)
                 | (Prepared, Creating | Error | Terminating | Pending)
                 | (Creating, Running | Error | Terminating | Pending)
-                | (Running, Terminating | Restarting | RunningDegraded | Error)
-                | (Restarting, Running | Terminating | Error)
-                | (RunningDegraded, Running | Terminating | Error)
+                | (Running, Terminating | Restarting | RunningDegraded | Error | Preempted)
+                | (Restarting, Running | Terminating | Error | Preempted)
+                | (RunningDegraded, Running | Terminating | Error | Preempted)
+                // A preempted session's kernels are destroyed while it is PREEMPTED; then it
+                // ends, or (`--requeue`) waits again with new kernels.
+                | (Preempted, Terminating | Terminated | Pending | Error)
                 | (Terminating, Terminated | Error)
                 | (Error, Terminating | Terminated)
         )
@@ -87,7 +95,7 @@ impl SessionStatus {
 
     /// Every status that holds (or is about to hold) resources on an agent; see
     /// [`SessionStatus::occupies_resources`].
-    pub const HOLDS_RESOURCES: [SessionStatus; 9] = [
+    pub const HOLDS_RESOURCES: [SessionStatus; 10] = [
         Scheduled,
         Preparing,
         Pulling,
@@ -96,11 +104,12 @@ impl SessionStatus {
         Running,
         Restarting,
         RunningDegraded,
+        Preempted,
         Terminating,
     ];
 
     /// `ps` with no filter (seed 004): everything not yet ended.
-    pub const LIST_DEFAULT: [SessionStatus; 11] = [
+    pub const LIST_DEFAULT: [SessionStatus; 12] = [
         Pending,
         Scheduled,
         Preparing,
@@ -110,6 +119,7 @@ impl SessionStatus {
         Running,
         Restarting,
         RunningDegraded,
+        Preempted,
         Terminating,
         Error,
     ];
@@ -170,6 +180,7 @@ impl SessionStatus {
             Running => "RUNNING",
             Restarting => "RESTARTING",
             RunningDegraded => "RUNNING_DEGRADED",
+            Preempted => "PREEMPTED",
             Terminating => "TERMINATING",
             Terminated => "TERMINATED",
             Error => "ERROR",
@@ -312,6 +323,21 @@ mod tests {
     }
 
     #[test]
+    fn a_preempted_session_ends_or_waits_again_but_never_runs_on() {
+        for up in SessionStatus::UP {
+            assert!(up.can_transition_to(Preempted), "{up}");
+        }
+        assert!(
+            Preempted.occupies_resources(),
+            "its kernels run during the grace"
+        );
+        assert!(Preempted.can_transition_to(Pending) && Preempted.can_transition_to(Terminated));
+        assert!(!Preempted.can_transition_to(Running));
+        assert!(!Pending.can_transition_to(Preempted));
+        assert_eq!("preempted".parse::<SessionStatus>().ok(), Some(Preempted));
+    }
+
+    #[test]
     fn running_cannot_go_back_to_pending() {
         assert!(!Running.can_transition_to(Pending));
         assert!(!Terminating.can_transition_to(Running));
@@ -327,7 +353,7 @@ mod tests {
             );
             assert_eq!(
                 s.is_creating(),
-                s.occupies_resources() && !s.is_up() && s != Terminating,
+                s.occupies_resources() && !s.is_up() && !matches!(s, Terminating | Preempted),
                 "{s}"
             );
         }

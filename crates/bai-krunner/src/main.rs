@@ -37,6 +37,7 @@ mod repl;
 mod scrub;
 mod server;
 mod session;
+mod signal;
 mod stats;
 mod terminal;
 mod zygote;

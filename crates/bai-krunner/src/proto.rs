@@ -41,6 +41,10 @@ pub enum Request {
     Bind {
         env: Vec<String>,
     },
+    /// A preemption's grace begins: `{"op":"terminate"}` sends SIGTERM to every process
+    /// of the kernel but the container's init and krunner (`crate::signal`); answered with
+    /// `finished` (0: sent).
+    Terminate,
     /// The kernel is being destroyed: `{"op":"exit"}` ends krunner at once, as SIGTERM
     /// does, without the engine's round of signalling (the agent's stop follows
     /// regardless). Nothing is answered.

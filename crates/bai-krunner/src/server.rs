@@ -3,7 +3,7 @@
 use crate::listing;
 use crate::proto::{self, Event, ExecRequest, Request};
 use crate::repl::{Outcome, Repl};
-use crate::{archive, batch, stats};
+use crate::{archive, batch, signal, stats};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
@@ -121,6 +121,19 @@ pub fn serve(state: &Arc<State>, stream: UnixStream) {
                 }
                 Err(e) => {
                     emit(&Event::stderr(format!("krunner: {e}\n")));
+                    emit(&Event::Finished { exit_code: 1 });
+                }
+            }
+        }
+        Request::Terminate => {
+            let mut emit = emitter(&mut out);
+            match signal::terminate_others() {
+                Ok(n) => {
+                    say!("krunner: preempted: SIGTERM sent to {n} process(es)");
+                    emit(&Event::Finished { exit_code: 0 });
+                }
+                Err(e) => {
+                    emit(&Event::stderr(format!("krunner: cannot signal: {e}\n")));
                     emit(&Event::Finished { exit_code: 1 });
                 }
             }

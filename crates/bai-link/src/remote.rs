@@ -321,6 +321,13 @@ impl AgentRpc for RemoteAgent {
         }
     }
 
+    async fn terminate_processes(&self, kernel_id: Uuid) -> Result<(), AgentError> {
+        match self.ask(Call::Terminate(kernel_id)).await? {
+            Reply::Done => Ok(()),
+            r => Err(unexpected(r)),
+        }
+    }
+
     async fn execute(
         &self,
         kernel_id: Uuid,

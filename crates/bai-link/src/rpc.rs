@@ -55,6 +55,8 @@ pub enum Call {
     Info,
     Create(Box<bai_core::agent::KernelSpec>),
     Destroy(Uuid),
+    /// SIGTERM to a kernel's processes but its runner (a preemption's grace begins).
+    Terminate(Uuid),
     Execute(Uuid, ExecRequest),
     Upload(Uuid, Vec<File>),
     Download(Uuid, Vec<String>),

@@ -144,6 +144,10 @@ async fn resource_groups() {
             warm_pool_auto: Some(2),
             fairshare_half_life_secs: None,
             fairshare_weights: None,
+            preemption: Some(bai_core::preemption::PreemptionMode::Priority),
+            preemption_grace_secs: Some(30),
+            preemption_min_runtime_secs: None,
+            preempt_interactive: None,
         },
     };
     let r = api
@@ -153,6 +157,10 @@ async fn resource_groups() {
     assert_eq!(
         (g.scheduler, g.selector, g.pending_timeout_secs),
         (Scheduler::Drf, Selector::Concentrated, 3600)
+    );
+    assert_eq!(
+        (g.preemption.mode, g.preemption.grace_secs),
+        (bai_core::preemption::PreemptionMode::Priority, 30)
     );
 
     // A bare name takes the defaults.
@@ -190,6 +198,10 @@ async fn resource_groups() {
     assert_eq!(
         g.description, "long jobs",
         "fields left out keep their value"
+    );
+    assert_eq!(
+        g.preemption.grace_secs, 30,
+        "the preemption left out keeps its value"
     );
 
     // `roundrobin` is read as `round-robin`, by the server and by the type.

@@ -24,6 +24,7 @@ pub mod fairshare;
 pub mod gang;
 pub mod pipeline;
 pub mod policy;
+pub mod preempt;
 pub mod reserve;
 pub mod select;
 pub mod sequence;

@@ -26,7 +26,8 @@ use crate::backfill::{self, Placement};
 use crate::explain::{Shortage, estimate_start};
 use crate::fairshare::Factors;
 use crate::gang::{self, Unplaced};
-use crate::reserve::{self, Reservation};
+use crate::preempt::{self, Preemption};
+use crate::reserve::{self, Reservation, Reserved};
 use crate::select::{AgentIndex, NoAgent};
 use crate::sequence::{Queue, Sequencer};
 use crate::step::SubStep;
@@ -73,6 +74,8 @@ pub struct Plan {
     pub decisions: Vec<Decision>,
     /// The group's agents with this pass's allocations applied.
     pub agents: Vec<AgentState>,
+    /// Running sessions to end for the head of the queue ([`crate::preempt`]).
+    pub preemptions: Vec<Preemption>,
 }
 
 impl Plan {
@@ -131,6 +134,7 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
     // reservation).
     let mut placed_now: Vec<RunningSession> = Vec::new();
     let mut position = 0;
+    let mut preemptions = Vec::new();
     let now_s = now.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
     let ok = |step: &str, msg: String| SubStep::at(&now_s, step, Ok(msg));
     let fail = |step: &str, code: &str, msg: &str| {
@@ -187,6 +191,18 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
             continue;
         }
 
+        // A session a preemption sent back waits until the one it made room for started.
+        if let Some(p) = snap.requeued_behind.get(&w.id) {
+            let message =
+                format!("preempted for session {p}, it starts again once that one has started");
+            steps.push(fail("preemption", "preempted-waits", &message));
+            let outcome = Outcome::Wait {
+                code: "preempted-waits",
+                message,
+            };
+            decisions.push(decision(outcome, steps, None, None));
+            continue;
+        }
         let cx = Context {
             now,
             usage: &usage,
@@ -344,10 +360,35 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
                         steps.push(fail("agent_selection", "no-available-instances", &message));
                         let mut eta = estimate_start(&pool, &snap.running, &want, now);
                         let head = w.designated_agent.is_none() && !head_met;
+                        let mut preempting = None;
                         if head {
                             head_met = true;
-                            reservation =
-                                reserve::reserve(w, &agents, &snap.running, &placed_now, now);
+                            if !snap.preempting.contains(&w.id) {
+                                preempting = plan_preemption(cfg, snap, w, f.as_ref(), &agents);
+                            }
+                            reservation = match &preempting {
+                                // The room its victims leave is its own from their end on.
+                                Some(p) => Some(reserve_freed(w, p, &agents, snap)),
+                                None => {
+                                    reserve::reserve(w, &agents, &snap.running, &placed_now, now)
+                                }
+                            };
+                        }
+                        if let Some(p) = preempting {
+                            let ended = format!(
+                                "preempting {} running session(s) on agent {} ({}); they end by {}",
+                                p.victims.len(),
+                                p.agent,
+                                p.why,
+                                reserve::when(p.ends_by)
+                            );
+                            steps.push(ok("preemption", ended.clone()));
+                            message = format!("{message}; {ended}");
+                            preemptions.push(p);
+                        } else if snap.preempting.contains(&w.id) {
+                            message = format!(
+                                "{message}; waiting for the sessions preempted for it to end"
+                            );
                         }
                         match &reservation {
                             Some(res) if head => {
@@ -383,7 +424,64 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
         }
     }
     state.head = reservation.map(|r| r.head);
-    Plan { decisions, agents }
+    Plan {
+        decisions,
+        agents,
+        preemptions,
+    }
+}
+
+/// The victims for the head `w`, under the group's preemption settings.
+fn plan_preemption(
+    cfg: &GroupConfig,
+    snap: &Snapshot,
+    w: &crate::types::Workload,
+    factors: Option<&Factors>,
+    agents: &[AgentState],
+) -> Option<Preemption> {
+    let weights = snap
+        .fairshare
+        .as_ref()
+        .map(|f| f.policy.weights.clone())
+        .unwrap_or_default();
+    let head_factor = match (&snap.fairshare, &w.account) {
+        (Some(fs), Some(a)) => Some(fs.tree.factor(a)),
+        _ => factors.map(|f| f.fairshare),
+    };
+    preempt::plan(
+        &cfg.preemption,
+        w,
+        head_factor,
+        agents,
+        &snap.preemptible,
+        |s| weights.rate(s),
+        snap.now,
+    )
+}
+
+/// The head's reservation of the agent its victims free, from the end of their grace.
+fn reserve_freed(
+    w: &crate::types::Workload,
+    p: &Preemption,
+    agents: &[AgentState],
+    snap: &Snapshot,
+) -> Reservation {
+    let index = agents.iter().position(|a| a.id == p.agent).unwrap_or(0);
+    let freed = snap
+        .preemptible
+        .iter()
+        .filter(|c| p.victims.contains(&c.id))
+        .fold(agents[index].free(), |f, c| f.add(&c.slots));
+    Reservation {
+        head: w.id,
+        at: p.ends_by,
+        agents: vec![Reserved {
+            agent: p.agent.clone(),
+            index,
+            spare: freed.checked_sub(&w.slots),
+            need: w.slots.clone(),
+        }],
+    }
 }
 
 #[cfg(test)]

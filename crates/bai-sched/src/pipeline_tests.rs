@@ -238,3 +238,76 @@ fn fairshare_starts_the_light_user_before_the_heavy_one() {
     assert_eq!(p.decisions[0].id, heavy.id);
     assert!(p.decisions[0].factors.is_none());
 }
+
+fn preemptible(agent: &str, cpu: u64, priority: i64) -> crate::preempt::Candidate {
+    crate::preempt::Candidate {
+        id: Uuid::new_v4(),
+        agent: agent.into(),
+        slots: slots(cpu, 1),
+        priority,
+        factor: None,
+        running_since: Utc::now() - Duration::hours(1),
+    }
+}
+
+#[test]
+fn the_head_preempts_and_keeps_the_freed_room_for_itself() {
+    let mut cfg = GroupConfig::new("default");
+    cfg.preemption.mode = crate::preempt::Mode::Priority;
+    // A full 4-core agent: a low-priority 3-core session and a 1-core one of priority 90.
+    let mut a = agent("a", 4, 16);
+    a.used = slots(4, 2);
+    let low = preemptible("a", 3, 0);
+    let high = preemptible("a", 1, 90);
+    let mut urgent = w("u", 10, 3);
+    urgent.priority = 50;
+    // A 1-core session without a known end arrives behind it.
+    let small = w("s", 5, 1);
+    let mut s = snap(vec![urgent.clone(), small], vec![a]);
+    s.preemptible = vec![low.clone(), high];
+    let mut state = GroupState::default();
+    let p = schedule(&cfg, &s, &mut state);
+    assert_eq!(p.preemptions.len(), 1);
+    assert_eq!(p.preemptions[0].victims, vec![low.id]);
+    assert_eq!(p.preemptions[0].preemptor, urgent.id);
+    // The head waits with a reservation of the freed agent; nothing else takes it.
+    assert_eq!(kinds(&p)[0], "no-available-instances");
+    assert!(
+        p.decisions[0]
+            .steps
+            .iter()
+            .any(|st| st.step == "preemption" && st.message.contains("agent a")),
+        "{:?}",
+        p.decisions[0].steps
+    );
+    assert_eq!(state.head, Some(urgent.id));
+    assert_eq!(
+        p.decisions[0].estimated_start,
+        Some(p.preemptions[0].ends_by)
+    );
+
+    // Next pass, its victim still ending: no second round of victims.
+    s.preempting.insert(urgent.id);
+    let p = schedule(&cfg, &s, &mut state);
+    assert!(p.preemptions.is_empty());
+
+    // Off: the same pass preempts nothing.
+    cfg.preemption.mode = crate::preempt::Mode::Off;
+    s.preempting.clear();
+    let p = schedule(&cfg, &s, &mut GroupState::default());
+    assert!(p.preemptions.is_empty());
+}
+
+#[test]
+fn a_requeued_victim_waits_until_its_preemptor_started() {
+    let cfg = GroupConfig::new("default");
+    let victim = w("v", 100, 1);
+    let mut s = snap(vec![victim.clone()], vec![agent("a", 4, 16)]);
+    let preemptor = Uuid::new_v4();
+    s.requeued_behind.insert(victim.id, preemptor);
+    let p = schedule(&cfg, &s, &mut GroupState::default());
+    assert_eq!(kinds(&p), vec!["preempted-waits"]);
+    s.requeued_behind.clear();
+    let p = schedule(&cfg, &s, &mut GroupState::default());
+    assert_eq!(kinds(&p), vec!["placed"]);
+}

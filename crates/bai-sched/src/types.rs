@@ -115,6 +115,8 @@ pub struct GroupConfig {
     /// How long a session may be passed over by smaller ones before it holds the queue (only
     /// when no reservation can be made for it: the running sessions' ends are not known).
     pub starvation_after: Duration,
+    /// Whether (and how) the head of the queue may end running sessions ([`crate::preempt`]).
+    pub preemption: crate::preempt::Config,
 }
 
 impl GroupConfig {
@@ -124,6 +126,7 @@ impl GroupConfig {
             sequencer: Sequencer::Fifo,
             strategy: Strategy::Dispersed,
             starvation_after: Duration::minutes(5),
+            preemption: Default::default(),
         }
     }
 }
@@ -141,4 +144,11 @@ pub struct Snapshot {
     /// The share tree and policy, for groups on the `fairshare` sequencer (None there:
     /// every account at its share, so age, size and priority decide).
     pub fairshare: Option<crate::fairshare::policy::Input>,
+    /// Running sessions the group allows to be preempted (empty when preemption is off).
+    pub preemptible: Vec<crate::preempt::Candidate>,
+    /// Pending sessions whose victims are ending now: they plan no more victims.
+    pub preempting: std::collections::HashSet<Uuid>,
+    /// Sessions sent back to the queue by a preemption, each with the session it made room
+    /// for while that one is still pending: they are not started before it (no flapping).
+    pub requeued_behind: HashMap<Uuid, Uuid>,
 }

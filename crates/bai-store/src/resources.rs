@@ -38,6 +38,8 @@ pub struct ResourceGroupRow {
     /// Its fair-share policy as JSON (bai_sched::fairshare::Policy; `{}`: the defaults),
     /// kept as given.
     pub fairshare: String,
+    /// Whether its pending sessions may end running ones.
+    pub preemption: bai_core::preemption::PreemptionPolicy,
 }
 
 impl ResourceGroupRow {
@@ -62,6 +64,7 @@ impl ResourceGroupRow {
             egress: Default::default(),
             warm_pool: Default::default(),
             fairshare: "{}".into(),
+            preemption: Default::default(),
         }
     }
 }
@@ -99,7 +102,7 @@ pub struct PolicyRow {
 
 const GROUP_COLUMNS: &str = "name, description, is_public, scheduler, selector, starvation_secs, \
     pending_timeout_secs, created_at, is_active, driver, driver_opts, use_host_network, \
-    wsproxy_addr, allowed_session_types, egress, warm_pool, fairshare";
+    wsproxy_addr, allowed_session_types, egress, warm_pool, fairshare, preemption";
 
 fn group_row(r: &crate::db::Row<'_>) -> crate::db::Result<ResourceGroupRow> {
     Ok(ResourceGroupRow {
@@ -121,6 +124,8 @@ fn group_row(r: &crate::db::Row<'_>) -> crate::db::Result<ResourceGroupRow> {
         egress: serde_json::from_str(&r.get::<_, String>(14)?).unwrap_or_default(),
         warm_pool: serde_json::from_str(&r.get::<_, String>(15)?).unwrap_or_default(),
         fairshare: r.get(16)?,
+        // An unreadable policy is read as off.
+        preemption: serde_json::from_str(&r.get::<_, String>(17)?).unwrap_or_default(),
     })
 }
 
@@ -168,8 +173,9 @@ impl Store {
             "INSERT INTO resource_groups(name, description, is_public, scheduler, selector,
                 starvation_secs, pending_timeout_secs, created_at, is_active, driver,
                 driver_opts, use_host_network, wsproxy_addr, allowed_session_types, egress,
-                warm_pool, fairshare)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+                warm_pool, fairshare, preemption)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                ?18)
              ON CONFLICT(name) DO UPDATE SET description = excluded.description,
                 is_public = excluded.is_public, scheduler = excluded.scheduler,
                 selector = excluded.selector, starvation_secs = excluded.starvation_secs,
@@ -180,7 +186,7 @@ impl Store {
                 wsproxy_addr = excluded.wsproxy_addr,
                 allowed_session_types = excluded.allowed_session_types,
                 egress = excluded.egress, warm_pool = excluded.warm_pool,
-                fairshare = excluded.fairshare",
+                fairshare = excluded.fairshare, preemption = excluded.preemption",
             params![
                 g.name,
                 g.description,
@@ -199,7 +205,8 @@ impl Store {
                     .map_err(|e| corrupt("allowed_session_types", e))?,
                 serde_json::to_string(&g.egress).map_err(|e| corrupt("egress", e))?,
                 serde_json::to_string(&g.warm_pool).map_err(|e| corrupt("warm_pool", e))?,
-                g.fairshare
+                g.fairshare,
+                serde_json::to_string(&g.preemption).map_err(|e| corrupt("preemption", e))?,
             ],
         )?;
         Ok(!existed)

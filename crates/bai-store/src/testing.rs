@@ -37,6 +37,7 @@ pub fn new_session(name: &str, access_key: &str, user_id: &str) -> crate::NewSes
             shmem: 64 << 20,
             designated_agent: None,
             dependencies: Vec::new(),
+            requeue: false,
             mounts: Vec::new(),
             preopen_ports: Vec::new(),
             cluster_mode: Default::default(),

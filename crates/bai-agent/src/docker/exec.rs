@@ -26,6 +26,11 @@ pub async fn execute(
     runner::request(&socket(inner, kernel_id)?, kernel_id, request_line(&req)?).await
 }
 
+/// Asks krunner to send SIGTERM to the kernel's other processes (a preemption's grace).
+pub async fn terminate(inner: &Inner, kernel_id: Uuid) -> Result<(), AgentError> {
+    runner::terminate(&socket(inner, kernel_id)?, kernel_id).await
+}
+
 /// Asks krunner to start an app and waits until it is ready (or refused).
 pub async fn start_app(inner: &Inner, kernel_id: Uuid, name: &str) -> Result<(), AgentError> {
     runner::start_app(&socket(inner, kernel_id)?, kernel_id, name).await

@@ -468,6 +468,10 @@ impl AgentRpc for DockerAgent {
         destroy::destroy(&self.inner, kernel_id).await
     }
 
+    async fn terminate_processes(&self, kernel_id: Uuid) -> Result<(), AgentError> {
+        exec::terminate(&self.inner, kernel_id).await
+    }
+
     async fn execute(
         &self,
         kernel_id: Uuid,

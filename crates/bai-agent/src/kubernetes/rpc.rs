@@ -76,6 +76,10 @@ impl AgentRpc for KubernetesAgent {
         lifecycle::destroy(&self.inner, kernel_id).await
     }
 
+    async fn terminate_processes(&self, kernel_id: Uuid) -> Result<(), AgentError> {
+        runner::terminate(&self.socket(kernel_id)?, kernel_id).await
+    }
+
     async fn execute(
         &self,
         kernel_id: Uuid,

@@ -75,6 +75,12 @@ pub struct ResourceGroup {
     /// `accel`: accelerator slots not named).
     #[serde(default)]
     pub fairshare_weights: String,
+    /// Whether its pending sessions may end running ones (`mode` `off`, `priority` or
+    /// `fairshare`), with the grace between SIGTERM and the end, the minimum run time before
+    /// a session may be preempted, and whether interactive sessions may be (batch sessions
+    /// may, a model service's replicas never).
+    #[serde(default)]
+    pub preemption: bai_core::preemption::PreemptionPolicy,
 }
 
 /// `GET /resource-groups`: the groups open to the caller (`?all=true`: every group, for
@@ -144,6 +150,24 @@ pub struct ResourceGroupSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub fairshare_weights: Option<String>,
+    /// Preemption: `off` (the default), `priority` (a pending session may end running ones
+    /// of a lower priority) or `fairshare` (of accounts far over their share).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bai_core::preemption::PreemptionMode")]
+    pub preemption: Option<bai_core::preemption::PreemptionMode>,
+    /// Preemption: seconds between SIGTERM and the end (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
+    pub preemption_grace_secs: Option<u64>,
+    /// Preemption: seconds a session runs at least before it may be preempted (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
+    pub preemption_min_runtime_secs: Option<u64>,
+    /// Preemption: interactive sessions may be preempted too (default false; batch
+    /// sessions always may, a model service's replicas never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool")]
+    pub preempt_interactive: Option<bool>,
 }
 
 /// `POST /admin/resource-groups`: a new group.

@@ -55,6 +55,10 @@ pub struct CreateRequest {
     /// Batch sessions only: they are ended after this long (seconds, or `30s`, `5m`, `2h`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_timeout: Option<NumberOrText>,
+    /// Batch sessions only: when preempted for a more urgent session, go back to the queue
+    /// (keeping the id and name) and run again, instead of ending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requeue: Option<bool>,
     /// Batch sessions only: do not start before this time (ISO 8601; without a zone UTC) or
     /// this delay (`10s`, `5m`). Also read as `startsAt`.
     #[serde(alias = "startsAt", default, skip_serializing_if = "Option::is_none")]
@@ -162,6 +166,7 @@ impl CreateRequest {
             session_type: None,
             startup_command: None,
             batch_timeout: None,
+            requeue: None,
             starts_at: None,
             bootstrap_script: None,
             group: None,

@@ -76,6 +76,12 @@ impl CreateRequest {
                 "batch_timeout applies only to batch sessions (--type batch)",
             ));
         }
+        let requeue = self.requeue.unwrap_or(false);
+        if requeue && session_type != SessionType::Batch {
+            return Err(Problem::invalid(
+                "requeue applies only to batch sessions (--type batch)",
+            ));
+        }
         let starts_at = match self.starts_at.as_deref() {
             Some(_) if session_type != SessionType::Batch => {
                 return Err(Problem::invalid(
@@ -93,6 +99,7 @@ impl CreateRequest {
         spec.startup_command = self.startup_command.clone();
         spec.bootstrap_script = self.bootstrap_script.clone();
         spec.batch_timeout_secs = batch_timeout_secs;
+        spec.requeue = requeue;
         spec.starts_at = starts_at;
         spec.project = self.group.clone().unwrap_or_else(|| "default".into());
         spec.domain = self.domain.clone().unwrap_or_else(|| "default".into());

@@ -29,6 +29,8 @@ pub enum CreateStatus {
     Restarting,
     /// Running, not everything healthy.
     RunningDegraded,
+    /// Preempted for a more urgent session: it ends (or is requeued) after its grace.
+    Preempted,
     /// Being destroyed (a batch session that finished).
     Terminating,
     /// Ended (a batch session that finished).
@@ -55,6 +57,7 @@ impl From<SessionStatus> for CreateStatus {
             SessionStatus::Running => CreateStatus::Running,
             SessionStatus::Restarting => CreateStatus::Restarting,
             SessionStatus::RunningDegraded => CreateStatus::RunningDegraded,
+            SessionStatus::Preempted => CreateStatus::Preempted,
             SessionStatus::Terminating => CreateStatus::Terminating,
             SessionStatus::Terminated => CreateStatus::Terminated,
             SessionStatus::Error => CreateStatus::Error,

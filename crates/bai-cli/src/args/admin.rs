@@ -254,6 +254,19 @@ pub struct GroupFields {
     /// GiB, per accelerator unit; `accel`: the slots not named).
     #[arg(long, value_name = "SLOT=W,...")]
     pub fairshare_weights: Option<String>,
+    /// Preemption: off, priority (a pending session may end running ones of a lower
+    /// priority) or fairshare (of accounts far over their share).
+    #[arg(long, value_name = "MODE")]
+    pub preemption: Option<String>,
+    /// Preemption: time between SIGTERM and the end (default 60s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_secs)]
+    pub preemption_grace: Option<u64>,
+    /// Preemption: a session runs at least this long before it may be preempted (default 0).
+    #[arg(long, value_name = "DURATION", value_parser = parse_secs)]
+    pub preemption_min_runtime: Option<u64>,
+    /// Preemption: interactive sessions may be preempted too (batch sessions always may).
+    #[arg(long, value_name = "BOOL")]
+    pub preempt_interactive: Option<bool>,
 }
 
 #[derive(Subcommand, Debug)]

@@ -34,6 +34,10 @@ pub struct CreateArgs {
     /// Batch: terminate with task-timeout after this long (seconds, or 30s, 5m, 2h).
     #[arg(long, visible_alias = "timeout", value_name = "SECS", value_parser = parse_batch_timeout)]
     pub batch_timeout: Option<String>,
+    /// Batch: when preempted for a more urgent session, go back to the queue (same id and
+    /// name) and run again instead of ending.
+    #[arg(long)]
+    pub requeue: bool,
     /// A tag kept with the session.
     #[arg(long)]
     pub tag: Option<String>,

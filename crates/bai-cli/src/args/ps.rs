@@ -93,7 +93,7 @@ mod tests {
         );
         assert_eq!(ps(&["--dead"]).statuses(), "CANCELLED,TERMINATED");
         let all = ps(&["--all"]).statuses();
-        assert_eq!(all.split(',').count(), 13);
+        assert_eq!(all.split(',').count(), 14, "{all}");
         assert_eq!(ps(&["-s", "ALL"]).statuses(), all);
         assert_eq!(ps(&["-s", "running, error"]).statuses(), "RUNNING,ERROR");
         assert_eq!(ps(&[]).limit, 10);

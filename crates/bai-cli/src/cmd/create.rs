@@ -33,6 +33,7 @@ pub fn build_request(
     r.startup_command = startup_command;
     r.starts_at = a.starts_at.clone();
     r.batch_timeout = a.batch_timeout.clone();
+    r.requeue = a.requeue;
     r.tag = a.tag.clone();
     r.scaling_group = a.scaling_group.clone();
     r.owner_access_key = a.owner.clone();
@@ -129,7 +130,7 @@ pub fn outcome(r: &CreateReply) -> Outcome {
             Outcome::Done(format!("Session ID {id} is scheduled and about to start."))
         }
         S::Timeout => Outcome::Done(format!("Session ID {id} is still on the job queue.")),
-        S::Terminating | S::Terminated => {
+        S::Preempted | S::Terminating | S::Terminated => {
             Outcome::Done(format!("Session ID {id} has finished ({}).", r.status))
         }
         S::Restarting | S::Error | S::Cancelled => Outcome::Failed,

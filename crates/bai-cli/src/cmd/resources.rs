@@ -158,6 +158,14 @@ fn group_settings(f: &GroupFields) -> Result<ResourceGroupSettings> {
         warm_pool_auto: f.warm_pool_auto,
         fairshare_half_life_secs: f.fairshare_half_life,
         fairshare_weights: f.fairshare_weights.clone(),
+        preemption: f
+            .preemption
+            .as_deref()
+            .map(|s| setting("--preemption", s, "off, priority or fairshare"))
+            .transpose()?,
+        preemption_grace_secs: f.preemption_grace,
+        preemption_min_runtime_secs: f.preemption_min_runtime,
+        preempt_interactive: f.preempt_interactive,
     })
 }
 
@@ -191,6 +199,7 @@ fn print_group(g: &ResourceGroup) {
             g.fairshare_half_life_secs, g.fairshare_weights
         );
     }
+    println!("  preemption: {}", g.preemption.summary());
     if g.egress.mode == bai_core::egress::EgressMode::Open {
         println!("{OPEN_RISK}");
     }

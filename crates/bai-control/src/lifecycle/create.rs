@@ -222,6 +222,7 @@ pub fn plan_spec(
                 preopen_ports: spec.preopen_ports.clone(),
                 cluster_mode,
                 cluster_size,
+                requeue: spec.requeue,
             },
         ),
         enqueue_only: spec.enqueue_only,

@@ -12,6 +12,7 @@ pub mod kernels;
 pub mod launch;
 pub mod mounts;
 pub mod overlay;
+pub mod preempt;
 pub mod pull;
 pub mod reconcile;
 pub mod request;

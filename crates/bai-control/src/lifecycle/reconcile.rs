@@ -70,6 +70,16 @@ pub async fn reconcile(lifecycle: &Arc<Lifecycle>) -> anyhow::Result<()> {
                     ),
                 );
             }
+            // Marked before the restart: its grace goes on from when it was marked.
+            S::Preempted => {
+                keep.extend(kernel_ids(lifecycle, &row));
+                let grace = lifecycle
+                    .store
+                    .resource_group(&row.spec.scaling_group)?
+                    .map(|g| g.preemption.grace_secs)
+                    .unwrap_or(bai_core::preemption::DEFAULT_GRACE_SECS);
+                super::preempt::resume(lifecycle, row, Duration::from_secs(grace));
+            }
             s if s.is_up() => {
                 let kernels = kernels_at(lifecycle, &row);
                 let remote_away = kernels.iter().any(|k| {

@@ -45,7 +45,7 @@ pub async fn terminate(
                     return wait_until_ended(lifecycle, id).await;
                 }
             }
-            S::Running | S::Restarting | S::RunningDegraded | S::Error => {
+            S::Running | S::Restarting | S::RunningDegraded | S::Preempted | S::Error => {
                 let c = Change::new(
                     row.state.status,
                     S::Terminating,

@@ -135,7 +135,8 @@ async fn record_kernel_exit(
                 }
             }
         }
-        s if s.is_creating() => {
+        // In its grace: the preemption task sees the end and goes on at once.
+        s if s.is_creating() || s == S::Preempted => {
             if let Ok(mut early) = lifecycle.early_exits.lock() {
                 early.insert(exit.kernel_id, exit.clone());
             }

@@ -55,6 +55,8 @@ pub struct PassOutcome {
     pub scheduled: usize,
     pub waiting: usize,
     pub cancelled: usize,
+    /// Running sessions marked PREEMPTED.
+    pub preempted: usize,
 }
 
 fn steps_json(d: &Decision) -> String {
@@ -210,6 +212,26 @@ pub fn schedule_pass(scheduler: &Arc<Scheduler>) -> anyhow::Result<PassOutcome> 
         for (_, events) in result.cancelled {
             scheduler.bus.publish(events);
             out.cancelled += 1;
+        }
+        // Victims for the head of the queue: marked together (or not at all), then their
+        // grace runs in tasks of their own.
+        let grace = g.config.preemption.grace.to_std().unwrap_or_default();
+        for p in &plan.preemptions {
+            match crate::lifecycle::preempt::begin(
+                &scheduler.lifecycle,
+                p.preemptor,
+                &p.victims,
+                &p.why,
+                grace,
+            ) {
+                Ok(true) => out.preempted += p.victims.len(),
+                Ok(false) => {
+                    tracing::debug!(preemptor = %p.preemptor, "the victims changed meanwhile; the next pass plans again")
+                }
+                Err(e) => {
+                    tracing::warn!(preemptor = %p.preemptor, error = %e, "cannot mark the victims of a preemption")
+                }
+            }
         }
         out.waiting += entries
             .iter()

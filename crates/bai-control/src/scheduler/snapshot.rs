@@ -26,7 +26,64 @@ pub fn config_of(g: &ResourceGroupRow) -> GroupConfig {
         sequencer: bai_sched::Sequencer::parse(&g.scheduler).unwrap_or_default(),
         strategy: bai_sched::Strategy::parse(&g.selector).unwrap_or_default(),
         starvation_after: Duration::seconds(g.starvation_secs.max(0)),
+        preemption: preemption_of(&g.preemption),
     }
+}
+
+/// A group's stored preemption policy as the scheduler's settings.
+fn preemption_of(p: &bai_core::preemption::PreemptionPolicy) -> bai_sched::preempt::Config {
+    use bai_core::preemption::PreemptionMode as M;
+    bai_sched::preempt::Config {
+        mode: match p.mode {
+            M::Off => bai_sched::preempt::Mode::Off,
+            M::Priority => bai_sched::preempt::Mode::Priority,
+            M::Fairshare => bai_sched::preempt::Mode::FairShare,
+        },
+        grace: Duration::seconds(i64::try_from(p.grace_secs).unwrap_or(i64::MAX / 2)),
+        min_runtime: Duration::seconds(i64::try_from(p.min_runtime_secs).unwrap_or(i64::MAX / 2)),
+    }
+}
+
+/// When a session entered `status`, if it did.
+fn entered(r: &SessionRow, status: S) -> Option<DateTime<Utc>> {
+    r.state
+        .status_history
+        .get(&status)
+        .and_then(|t| parse_time(t))
+}
+
+/// The running sessions of group `g` that its preemption policy lets a pending session end:
+/// up, of a type it covers, on one agent.
+fn preemptible(
+    g: &ResourceGroupRow,
+    active: &[SessionRow],
+    placements: &bai_store::SubPlacements,
+) -> Vec<bai_sched::preempt::Candidate> {
+    if g.preemption.mode == bai_core::preemption::PreemptionMode::Off {
+        return Vec::new();
+    }
+    active
+        .iter()
+        .filter(|r| {
+            r.spec.scaling_group == g.name
+                && r.state.status.is_up()
+                && g.preemption.covers(r.spec.session_type)
+        })
+        .filter_map(|r| {
+            let held = held_on(r, placements);
+            let [(agent, slots)] = held.as_slice() else {
+                return None;
+            };
+            Some(bai_sched::preempt::Candidate {
+                id: r.id,
+                agent: agent.clone(),
+                slots: slots.clone(),
+                priority: r.spec.priority,
+                factor: None,
+                running_since: entered(r, S::Running).unwrap_or_else(Utc::now),
+            })
+        })
+        .collect()
 }
 
 pub fn workload(r: &PendingRow) -> Workload {
@@ -64,8 +121,16 @@ fn max_runtime(batch_timeout: Option<i64>, lifetime: Option<&i64>) -> Option<Dur
     Some(Duration::seconds(secs))
 }
 
-/// When a running session will have ended at the latest, if known.
-fn ends_by(r: &SessionRow, lifetime_of: &HashMap<String, i64>) -> Option<DateTime<Utc>> {
+/// When a running session will have ended at the latest, if known: a preempted one by the
+/// end of its grace.
+fn ends_by(
+    r: &SessionRow,
+    lifetime_of: &HashMap<String, i64>,
+    grace: Duration,
+) -> Option<DateTime<Utc>> {
+    if r.state.status == S::Preempted {
+        return entered(r, S::Preempted).map(|t| t + grace);
+    }
     let started = r
         .state
         .status_history
@@ -207,6 +272,7 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
 
     let agents = scheduler.agents.all();
     let now = Utc::now();
+    let requeued: HashMap<Uuid, Uuid> = scheduler.store.requeued_behind()?.into_iter().collect();
     let shares = if groups
         .iter()
         .any(|g| bai_sched::Sequencer::parse(&g.scheduler) == Some(bai_sched::Sequencer::FairShare))
@@ -263,7 +329,7 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
             .iter()
             .filter(|r| r.spec.scaling_group == g.name)
             .flat_map(|r| {
-                let ends = ends_by(r, &lifetime_of);
+                let ends = ends_by(r, &lifetime_of, config_of(&g).preemption.grace);
                 held_on(r, &placements)
                     .into_iter()
                     .map(move |(agent, slots)| RunningSession {
@@ -295,16 +361,28 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
             dependencies: dependencies.clone(),
             running,
             fairshare: None,
+            preemptible: preemptible(&g, &active, &placements),
+            preempting: active
+                .iter()
+                .filter(|r| r.state.status == S::Preempted)
+                .filter_map(|r| r.state.preempted_by)
+                .collect(),
+            requeued_behind: requeued.clone(),
         };
         let config = config_of(&g);
         if config.sequencer == bai_sched::Sequencer::FairShare {
-            snapshot.fairshare = Some(super::fairshare::input(
-                &scheduler.store,
-                &g,
-                &shares,
-                &snapshot.pending,
-                now,
-            )?);
+            let input =
+                super::fairshare::input(&scheduler.store, &g, &shares, &snapshot.pending, now)?;
+            // Under `--preemption fairshare` a victim is judged by its account's factor.
+            let account_of: HashMap<Uuid, bai_sched::fairshare::Account> = active
+                .iter()
+                .filter(|r| r.spec.scaling_group == g.name)
+                .map(|r| (r.id, super::fairshare::account_of(r)))
+                .collect();
+            for c in &mut snapshot.preemptible {
+                c.factor = account_of.get(&c.id).map(|a| input.tree.factor(a));
+            }
+            snapshot.fairshare = Some(input);
         }
         out.push(GroupInput {
             config,

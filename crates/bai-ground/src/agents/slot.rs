@@ -177,6 +177,9 @@ impl AgentRpc for AgentSlot {
     async fn destroy_kernel(&self, kernel_id: Uuid) -> Result<KernelExit, AgentError> {
         self.agent()?.destroy_kernel(kernel_id).await
     }
+    async fn terminate_processes(&self, kernel_id: Uuid) -> Result<(), AgentError> {
+        self.agent()?.terminate_processes(kernel_id).await
+    }
     async fn execute(
         &self,
         kernel_id: Uuid,

@@ -94,6 +94,12 @@ pub(super) const PG_MIGRATIONS: &[&str] = &[
         PRIMARY KEY (level, name)
     );
     "#,
+    // 26: as SQLite's 26: preemption.
+    r#"
+    ALTER TABLE resource_groups ADD COLUMN preemption TEXT NOT NULL DEFAULT '{}';
+    ALTER TABLE sessions ADD COLUMN requeue BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN preempted_by TEXT;
+    "#,
 ];
 
 pub(super) const PG_SCHEMA: &str = include_str!("postgres.sql");

@@ -554,4 +554,12 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (level, name)
     );
     "#,
+    // 26: preemption (issue 58). A resource group's preemption settings (JSON of
+    // bai_core::preemption::PreemptionPolicy; `{}`: off); whether a session goes back to the
+    // queue when preempted (`--requeue`); the session a preempted one made room for.
+    r#"
+    ALTER TABLE resource_groups ADD COLUMN preemption TEXT NOT NULL DEFAULT '{}';
+    ALTER TABLE sessions ADD COLUMN requeue INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN preempted_by TEXT;
+    "#,
 ];

@@ -7,6 +7,7 @@
 mod change;
 mod history;
 pub(crate) mod kernels;
+mod preempt;
 mod query;
 mod row;
 mod write;
@@ -89,7 +90,7 @@ pub(crate) const COLUMNS: &str = "id, name, access_key, user_id, domain_name, gr
     image, tag, priority, status, status_info, status_changed, status_history, result, exit_code, \
     created_at, terminated_at, starts_at, batch_timeout, startup_command, bootstrap_script, environ, \
     requested_slots, shmem, agent_id, main_kernel_id, container_id, designated_agent, dependencies, mounts, preopen_ports, \
-    cluster_mode, cluster_size, egress";
+    cluster_mode, cluster_size, egress, requeue, preempted_by";
 
 pub(crate) fn corrupt(column: &'static str, detail: impl ToString) -> StoreError {
     StoreError::Corrupt {
@@ -116,6 +117,8 @@ pub(crate) fn parse_row(
     let cluster_mode: String = r.get(33)?;
     let cluster_size: i64 = r.get(34)?;
     let egress: Option<String> = r.get(35)?;
+    let requeue: i64 = r.get(36)?;
+    let preempted_by: Option<String> = r.get(37)?;
     let build = || -> std::result::Result<SessionRow, StoreError> {
         Ok(SessionRow {
             id: Uuid::parse_str(&id).map_err(|e| corrupt("id", e))?,
@@ -151,6 +154,7 @@ pub(crate) fn parse_row(
                     .map_err(|e| corrupt("cluster_mode", e))?,
                 cluster_size: u32::try_from(cluster_size.max(1))
                     .map_err(|e| corrupt("cluster_size", e))?,
+                requeue: requeue != 0,
             },
             state: SessionState {
                 status: status.parse().map_err(|e| corrupt("status", e))?,
@@ -165,6 +169,10 @@ pub(crate) fn parse_row(
                 container_id: r.get(28)?,
                 egress: match egress {
                     Some(e) => Some(serde_json::from_str(&e).map_err(|e| corrupt("egress", e))?),
+                    None => None,
+                },
+                preempted_by: match preempted_by {
+                    Some(p) => Some(Uuid::parse_str(&p).map_err(|e| corrupt("preempted_by", e))?),
                     None => None,
                 },
             },

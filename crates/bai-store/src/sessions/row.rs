@@ -64,6 +64,8 @@ pub struct ResolvedSpec {
     pub cluster_mode: ClusterMode,
     /// How many kernels: main1 and `cluster_size - 1` sub kernels (in the `kernels` table).
     pub cluster_size: u32,
+    /// Preempted, it goes back to the queue (keeping its id and name) instead of ending.
+    pub requeue: bool,
 }
 
 impl ResolvedSpec {
@@ -91,6 +93,8 @@ pub struct SessionState {
     pub container_id: Option<String>,
     /// The egress policy its kernels were started under (set at launch; none before).
     pub egress: Option<bai_core::egress::EgressPolicy>,
+    /// The session it was last preempted for (a requeued one waits until that one started).
+    pub preempted_by: Option<Uuid>,
 }
 
 /// What a create stores: a new session's identity and spec (its state starts PENDING).

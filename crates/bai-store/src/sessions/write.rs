@@ -61,9 +61,11 @@ impl Store {
                 scaling_group, type, image, tag, priority, status, status_info, status_changed,
                 status_history, created_at, starts_at, batch_timeout, startup_command,
                 bootstrap_script, environ, requested_slots, shmem, main_kernel_id,
-                designated_agent, dependencies, mounts, preopen_ports, cluster_mode, cluster_size)
+                designated_agent, dependencies, mounts, preopen_ports, cluster_mode, cluster_size,
+                requeue)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?26, ?27, ?12,
-                ?13, ?12, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?28, ?29)",
+                ?13, ?12, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?28, ?29,
+                ?30)",
             params![
                 s.id.to_string(),
                 s.name,
@@ -94,6 +96,7 @@ impl Store {
                 Reason::Enqueued.to_string(),
                 s.spec.cluster_mode.as_str(),
                 i64::from(s.spec.cluster_size.max(1)),
+                i64::from(s.spec.requeue),
             ],
         )?;
         super::kernels::insert_subs_tx(&tx, s.id, &s.sub_kernels)?;

@@ -67,6 +67,7 @@ fn group_view(
         warm_pool_auto: g.warm_pool.auto,
         fairshare_half_life_secs: fs.half_life_secs,
         fairshare_weights: fs.weights.to_string(),
+        preemption: g.preemption.clone(),
     }
 }
 
@@ -162,6 +163,24 @@ fn apply_settings(g: &mut ResourceGroupRow, s: ResourceGroupSettings) -> Result<
                 .map_err(|e| Problem::invalid(format!("fairshare_weights: {e}")))?;
         }
         g.fairshare = fs.to_json();
+    }
+    if let Some(m) = s.preemption {
+        g.preemption.mode = m;
+    }
+    if let Some(secs) = s.preemption_grace_secs {
+        // SIGTERM with no time at all is SIGKILL: a grace of at least a second.
+        if secs == 0 {
+            return Err(Problem::invalid(
+                "preemption_grace_secs: at least 1 (the time between SIGTERM and the end)",
+            ));
+        }
+        g.preemption.grace_secs = secs;
+    }
+    if let Some(secs) = s.preemption_min_runtime_secs {
+        g.preemption.min_runtime_secs = secs;
+    }
+    if let Some(b) = s.preempt_interactive {
+        g.preemption.interactive = b;
     }
     Ok(())
 }

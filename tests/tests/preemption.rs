@@ -1,0 +1,341 @@
+//! Preemption end to end (issue 58 item 4), through the `bai` CLI: a resource group with
+//! `--preemption priority`, full of low-priority batch work, takes an urgent session; the
+//! victim is PREEMPTED (its processes get SIGTERM), then ends or goes back to the queue
+//! with its id and name, and starts again only after its preemptor started. A manager
+//! killed in the middle of a preemption leaves no victim ended without its preemptor placed.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
+
+use bai_e2e::{Account, Server};
+use serde_json::Value;
+
+fn wait_status(s: &Server, who: &Account, name: &str, want: &str, secs: u64) -> Value {
+    s.wait_for(secs, &format!("{name} to be {want}"), || {
+        let i = s.info(who, name);
+        (i["status"] == want).then_some(i)
+    })
+}
+
+fn batch(s: &Server, who: &Account, name: &str, extra: &[&str]) {
+    let mut a = vec!["start", "--enqueue-only", "--type", "batch", "-t", name];
+    a.extend_from_slice(extra);
+    a.push("python");
+    s.bai(who, &a).expect_ok();
+}
+
+/// The default group preempts by priority with a short grace; what `bai` printed.
+fn preempting(s: &Server, grace: &str) -> String {
+    let r = s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--preemption",
+            "priority",
+            "--preemption-grace",
+            grace,
+        ],
+    );
+    r.expect_ok();
+    r.stdout.clone()
+}
+
+#[test]
+fn an_urgent_session_preempts_low_priority_batch_work_which_is_requeued_or_ended() {
+    let s = Server::start_dummy(1, "cpu=2,mem=4g");
+    // Off (the default): nothing is preempted, the urgent session waits.
+    batch(
+        &s,
+        &s.user,
+        "low-requeue",
+        &[
+            "-c",
+            "sleep 1000",
+            "-r",
+            "cpu=1",
+            "--priority",
+            "5",
+            "--requeue",
+        ],
+    );
+    batch(
+        &s,
+        &s.user,
+        "low-ends",
+        &["-c", "sleep 1000", "-r", "cpu=1", "--priority", "5"],
+    );
+    wait_status(&s, &s.user, "low-requeue", "RUNNING", 60);
+    wait_status(&s, &s.user, "low-ends", "RUNNING", 60);
+    batch(
+        &s,
+        &s.user2,
+        "urgent",
+        &["-c", "sleep 1000", "-r", "cpu=2", "--priority", "80"],
+    );
+    s.wait_for(30, "urgent to wait for room", || {
+        let i = s.info(&s.user2, "urgent");
+        i["status_info"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("no-available-instances"))
+            .then_some(())
+    });
+    assert_eq!(s.status(&s.user, "low-requeue"), "RUNNING");
+
+    let shown = s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--description",
+            "gpus",
+        ],
+    );
+    assert!(shown.stdout.contains("preemption: off"), "{}", shown.stdout);
+    let shown_after = preempting(&s, "2s");
+    assert!(
+        shown_after
+            .contains("preemption: priority, grace 2s, minimum run time 0s, batch sessions only"),
+        "{shown_after}"
+    );
+
+    // Both low sessions are needed for a 2-core session: both are preempted, once.
+    let urgent = wait_status(&s, &s.user2, "urgent", "RUNNING", 120);
+    let urgent_id = urgent["session_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let ended = wait_status(&s, &s.user, "low-ends", "TERMINATED", 60);
+    let info = ended["status_info"].as_str().unwrap_or_default();
+    assert!(
+        info.starts_with(&format!(
+            "preempted: for session {urgent_id} (priority 80 over 5)"
+        )),
+        "{ended:#}"
+    );
+    assert_eq!(ended["result"], "FAILURE", "{ended:#}");
+    assert!(
+        ended["status_history"]["PREEMPTED"].is_string(),
+        "{ended:#}"
+    );
+
+    // The requeued one is PENDING again with its id and name, waiting for room.
+    let before = s.info(&s.user, "low-requeue");
+    let requeued = s.wait_for(60, "low-requeue to be queued again", || {
+        let i = s.info(&s.user, "low-requeue");
+        (i["status"] == "PENDING" && i["status_history"]["PREEMPTED"].is_string()).then_some(i)
+    });
+    assert_eq!(requeued["session_id"], before["session_id"]);
+    // It starts again once the urgent one ends.
+    s.bai(&s.user2, &["rm", "urgent"]).expect_ok();
+    let again = wait_status(&s, &s.user, "low-requeue", "RUNNING", 120);
+    assert_eq!(again["session_id"], before["session_id"]);
+
+    // The preemption is in the history and in the events.
+    let h = s.bai(
+        &s.user,
+        &["session", "history", "low-requeue", "--scheduling"],
+    );
+    h.expect_ok();
+    assert!(h.stdout.contains("preempt"), "{}", h.stdout);
+}
+
+#[test]
+fn interactive_sessions_and_higher_priorities_are_never_victims() {
+    let s = Server::start_dummy(1, "cpu=2,mem=4g");
+    preempting(&s, "2s");
+    s.bai(
+        &s.user,
+        &[
+            "start",
+            "--enqueue-only",
+            "-t",
+            "notebook",
+            "-r",
+            "cpu=1",
+            "--priority",
+            "0",
+            "python",
+        ],
+    )
+    .expect_ok();
+    batch(
+        &s,
+        &s.user,
+        "important",
+        &["-c", "sleep 1000", "-r", "cpu=1", "--priority", "90"],
+    );
+    wait_status(&s, &s.user, "notebook", "RUNNING", 60);
+    wait_status(&s, &s.user, "important", "RUNNING", 60);
+    batch(
+        &s,
+        &s.user2,
+        "urgent",
+        &["-c", "sleep 1000", "-r", "cpu=1", "--priority", "50"],
+    );
+    // It waits: no victim is allowed (and nothing is preempted for it in vain).
+    s.wait_for(30, "urgent to wait for room", || {
+        let i = s.info(&s.user2, "urgent");
+        i["status_info"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("no-available-instances"))
+            .then_some(())
+    });
+    // Several passes later, still nothing preempted.
+    for _ in 0..5 {
+        s.bai(&s.user, &["ps"]).expect_ok();
+    }
+    assert_eq!(s.status(&s.user, "notebook"), "RUNNING");
+    assert_eq!(s.status(&s.user, "important"), "RUNNING");
+    // Interactive sessions become victims only when the group says so.
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--preempt-interactive",
+            "true",
+        ],
+    )
+    .expect_ok();
+    wait_status(&s, &s.user2, "urgent", "RUNNING", 120);
+    let nb = wait_status(&s, &s.user, "notebook", "TERMINATED", 60);
+    assert!(
+        nb["status_info"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("preempted: "),
+        "{nb:#}"
+    );
+    assert_eq!(s.status(&s.user, "important"), "RUNNING");
+}
+
+#[test]
+fn bad_preemption_settings_are_refused_with_one_line() {
+    let s = Server::start_dummy(1, "cpu=2,mem=4g");
+    let r = s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--preemption",
+            "always",
+        ],
+    );
+    r.expect_fail("--preemption \"always\": use off, priority or fairshare");
+    let r = s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--preemption-grace",
+            "0s",
+        ],
+    );
+    r.expect_fail("preemption_grace_secs: at least 1");
+    // --requeue is for batch sessions.
+    let r = s.bai(&s.user, &["start", "--enqueue-only", "--requeue", "python"]);
+    r.expect_fail("requeue applies only to batch sessions");
+}
+
+/// A manager killed right after the victims were marked: the restarted one ends the grace
+/// and places the preemptor; killed right before: the victim keeps running until the
+/// restarted one preempts it. Either way one preemption, never a victim ended in vain. Real
+/// Docker kernels (they outlive the manager, as on a real node), so the victim's SIGTERM
+/// and its requeue are the real ones.
+#[test]
+fn a_manager_killed_in_the_middle_of_a_preemption_finishes_it_or_never_began_it() {
+    for point in ["preempt:after-mark", "preempt:before-mark"] {
+        let dir = tempfile::Builder::new()
+            .prefix("bai-e2e-")
+            .tempdir()
+            .expect("tempdir");
+        let armed = [("BAI_FAULT_POINT", point), ("BAI_SCHEDULE_TICK_MS", "200")];
+        let s = Server::start_in(dir, &armed);
+        preempting(&s, "3s");
+        let all = ["-r", "cpu=2", "-r", "mem=256m"];
+        let mut victim = vec!["-c", "sleep 1000", "--priority", "5", "--requeue"];
+        victim.extend_from_slice(&all);
+        batch(&s, &s.user, "victim", &victim);
+        wait_status(&s, &s.user, "victim", "RUNNING", 120);
+        let mut urgent = vec!["-c", "sleep 1000", "--priority", "80"];
+        urgent.extend_from_slice(&all);
+        batch(&s, &s.user2, "urgent", &urgent);
+        let (_, log, dir) = s.wait_exit(120);
+        assert!(log.contains(point), "{point}: {log}");
+        let s = Server::start_in(dir, &[("BAI_SCHEDULE_TICK_MS", "200")]);
+        let urgent = wait_status(&s, &s.user2, "urgent", "RUNNING", 120);
+        let victim = s.wait_for(60, "the victim requeued", || {
+            let i = s.info(&s.user, "victim");
+            (i["status"] == "PENDING").then_some(i)
+        });
+        // Preempted (its kernel ended by SIGTERM before the grace was over) and queued
+        // again behind the urgent session, which runs.
+        assert!(
+            victim["status_history"]["PREEMPTED"].is_string(),
+            "{point}: {victim:#}"
+        );
+        assert_eq!(urgent["status"], "RUNNING");
+        let h = s.bai(
+            &s.user,
+            &[
+                "session",
+                "history",
+                "victim",
+                "--scheduling",
+                "--to-status",
+                "PREEMPTED",
+            ],
+        );
+        h.expect_ok();
+        let marks = h
+            .stdout
+            .lines()
+            .filter(|l| {
+                l.split_whitespace()
+                    .next()
+                    .is_some_and(|id| uuid::Uuid::parse_str(id).is_ok())
+            })
+            .count();
+        assert_eq!(marks, 1, "{point}: preempted once: {}", h.stdout);
+    }
+}
+
+/// On a real kernel the victim's processes get SIGTERM at the start of the grace: a batch
+/// command that traps it saves its work and exits, and the session ends without waiting for
+/// the rest of the grace (the preemptor starts then).
+#[test]
+fn a_victims_processes_get_sigterm_and_may_end_before_the_grace() {
+    let s = Server::start();
+    // A long grace: the victim's own exit ends it, not the grace's end.
+    preempting(&s, "10m");
+    let all = ["-r", "cpu=2", "-r", "mem=256m"];
+    let script = "trap 'echo saved-on-sigterm; exit 0' TERM; while :; do sleep 1; done";
+    let mut victim = vec!["-c", script, "--priority", "5"];
+    victim.extend_from_slice(&all);
+    batch(&s, &s.user, "trapper", &victim);
+    wait_status(&s, &s.user, "trapper", "RUNNING", 120);
+    let mut urgent = vec!["-c", "sleep 1000", "--priority", "80"];
+    urgent.extend_from_slice(&all);
+    batch(&s, &s.user2, "urgent", &urgent);
+    let ended = wait_status(&s, &s.user, "trapper", "TERMINATED", 300);
+    assert!(
+        ended["status_info"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("preempted: "),
+        "{ended:#}"
+    );
+    let logs = s.bai(&s.user, &["logs", "trapper"]);
+    logs.expect_ok();
+    assert!(logs.stdout.contains("saved-on-sigterm"), "{}", logs.stdout);
+    wait_status(&s, &s.user2, "urgent", "RUNNING", 300);
+}

@@ -3,20 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The `data` of a 409 whose session exists already (`session-already-exists`,
-/// `idempotency-key-reused`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ExistingSession {
-    #[serde(rename = "existingSessionId")]
-    pub existing_session_id: String,
-}
-
-/// The `data` of a 400 `quota-exceeded`: the quota and what is used of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct QuotaData {
-    pub limit: u64,
-    pub current: u64,
-}
+// The problems' typed `data` are `bai-core`'s (what the server writes), with their schemas
+// from its `schema` feature.
+pub use bai_core::problem::{ExistingSession, QuotaData};
 
 /// An error, as every route answers one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -9,6 +9,27 @@ use uuid::Uuid;
 
 /// The most kernels one session may have, whatever a policy says.
 pub const MAX_CLUSTER_SIZE: u32 = 64;
+/// A session's `clusterSize`: 1 to [`MAX_CLUSTER_SIZE`] (the owner's policy is the
+/// lifecycle's). A size over bai's bound is "unavailable", as an over-limit size is in
+/// Backend.AI.
+pub fn check_size(n: u32) -> Result<u32, crate::Problem> {
+    match n {
+        0 => Err(crate::Problem::invalid(format!(
+            "clusterSize 0 is invalid: use a whole number from 1 to {MAX_CLUSTER_SIZE}"
+        ))),
+        n if n <= MAX_CLUSTER_SIZE => Ok(n),
+        n => Err(crate::Problem::new(
+            400,
+            "too-many-containers",
+            "Too many containers.",
+            format!(
+                "the session asks for {n} containers, but a session has at most {MAX_CLUSTER_SIZE}"
+            ),
+        )
+        .with_code("session_create_unavailable")),
+    }
+}
+
 /// Where every kernel's sshd listens (Backend.AI's port; `~/.ssh/config` of kernels says so).
 pub const SSH_PORT: u16 = 2200;
 

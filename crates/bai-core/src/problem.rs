@@ -148,3 +148,20 @@ impl std::fmt::Display for Problem {
 }
 
 impl std::error::Error for Problem {}
+
+/// The `data` of a 409 whose session exists already (`session-already-exists`,
+/// `idempotency-key-reused`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ExistingSession {
+    #[serde(rename = "existingSessionId")]
+    pub existing_session_id: String,
+}
+
+/// The `data` of a 400 `quota-exceeded`: the quota and what is used of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct QuotaData {
+    pub limit: u64,
+    pub current: u64,
+}

@@ -9,8 +9,9 @@
 //!   taking a service down);
 //! * [`gateway`]: the endpoint proxy (tokens, balancing, retry, counters);
 //! * [`token`]: the services' HS256 tokens;
-//! * [`autoscale`]: rules (Backend.AI's thresholds and target tracking) and their decisions;
-//! * [`view`]: what the API shows.
+//! * [`autoscale`]: rules (Backend.AI's thresholds and target tracking) and their decisions.
+//!
+//! What the API shows of a service is built at the edge (`bai-manager`'s `api/views`).
 //!
 //! It stands on `bai-control` (the lifecycle makes each route's session) and under the HTTP
 //! edge (`bai-manager`), which it cannot import.
@@ -31,6 +32,5 @@ pub mod replica;
 pub mod route_status;
 pub mod state;
 pub mod token;
-pub mod view;
 
-pub use limits::{MAX_REPLICAS, MAX_RETRIES};
+pub use limits::MAX_RETRIES;

@@ -6,8 +6,8 @@ use super::route_status;
 use crate::identity::Caller;
 use crate::lifecycle::create::{CreatePlan, Created, create, plan_spec};
 use crate::state::Serving;
-use bai_api::sessions::spec::resource_ask;
 use bai_core::agent::Mount;
+use bai_core::amount::resource_ask;
 use bai_core::resources::ResourceRequest;
 use bai_core::serving::ReplicaTemplate;
 use bai_core::{Problem, SessionName, SessionSpec, SessionType};
@@ -100,7 +100,7 @@ pub fn start(serving: &Serving, e: &EndpointRow) -> Result<RouteRow, Problem> {
         }
         Err(p) => {
             route.status = route_status::FAILED_TO_START.into();
-            let error = bai_api::services::RouteError {
+            let error = bai_core::serving::RouteError {
                 name: p.title.clone(),
                 repr: p.msg.clone(),
                 src: "create".into(),

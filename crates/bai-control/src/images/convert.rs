@@ -67,7 +67,7 @@ pub fn start(
                      convert again with the name of one to replace it"
                 ),
             )
-            .with_data_of(&bai_api::problem::QuotaData { limit, current }));
+            .with_data_of(&bai_core::problem::QuotaData { limit, current }));
         }
     }
     let task = images.bgtasks.start(&owner.access_key);

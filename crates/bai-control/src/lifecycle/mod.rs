@@ -14,7 +14,6 @@ pub mod mounts;
 pub mod overlay;
 pub mod pull;
 pub mod reconcile;
-pub mod request;
 pub mod retention;
 pub mod retry;
 pub mod terminate;

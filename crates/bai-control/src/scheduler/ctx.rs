@@ -10,7 +10,7 @@ use crate::images::registry_view::RegistryView;
 use crate::lifecycle::Lifecycle;
 use crate::metrics::Metrics;
 use crate::storage::Storage;
-use bai_api::sessions::PendingInfo;
+use bai_core::pending::PendingInfo;
 use bai_store::Store;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -14,7 +14,7 @@ mod time;
 pub use ctx::Scheduler;
 
 use crate::lifecycle::launch;
-use bai_api::sessions::PendingInfo;
+use bai_core::pending::PendingInfo;
 use bai_sched::{Decision, Outcome};
 use bai_store::{PassEntry, PassWrite};
 use std::collections::HashMap;

@@ -99,7 +99,7 @@ pub async fn list(
     let row = visible_session(&m, &caller, &reference)?;
     running(&row, "its apps can be listed")?;
     let apps = apps_of(&m, &row)?;
-    Ok(Json(apps.iter().map(App::wire).collect()))
+    Ok(Json(apps.iter().map(super::views::apps::app).collect()))
 }
 
 /// `GET /stream/session/{ref}/tcpproxy?app=NAME` (WebSocket, or a raw tunnel for bai's own

@@ -108,7 +108,7 @@ type Tx = tokio::sync::mpsc::Sender<Result<Event, Infallible>>;
 async fn forward(tx: &Tx, ev: &BgEvent) -> bool {
     let sse = Event::default()
         .event(ev.kind.as_str())
-        .data(serde_json::to_string(&ev.data()).unwrap_or_default());
+        .data(serde_json::to_string(&super::views::bgtask::event_data(ev)).unwrap_or_default());
     if tx.send(Ok(sse)).await.is_err() {
         return false;
     }

@@ -1,9 +1,10 @@
 //! `/services`: model services as the official client's `backend.ai service …` calls them
 //! (Backend.AI's legacy serving API). Owners see and change their own; administrators all.
 
+use super::views::services as view;
 use crate::auth::Caller;
 use crate::error::ApiResult;
-use crate::serving::{self, route_status as rs, view};
+use crate::serving::{self, route_status as rs};
 use crate::state::Manager;
 use axum::Extension;
 use axum::Json;
@@ -46,11 +47,12 @@ pub async fn create(
     Extension(caller): Extension<Caller>,
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<ServiceInfo>)> {
-    let req = bai_api::services::read_new_service(&body)?;
+    // The wire request becomes a spec here, at the edge; serving checks the rest.
+    let spec = super::service_spec::spec_of(bai_api::services::read_new_service(&body)?);
     let mm = m.clone();
     // Reading the model folder's definition touches the disk.
     let row = tokio::task::spawn_blocking(move || {
-        let row = serving::create::plan(&mm.serving, &caller, &req)?;
+        let row = serving::create::plan(&mm.serving, &caller, &spec)?;
         serving::create::create(&mm.serving, &row)
     })
     .await??;

@@ -78,7 +78,7 @@ async fn create_session_reply(
     let header = headers.get("idempotency-key").map(|v| v.as_bytes());
     let idempotency = crate::lifecycle::idempotent::key_of(header, &body.digest)?;
     // The wire request becomes a spec here, at the edge; the lifecycle checks the rest.
-    let spec = crate::lifecycle::request::spec_of(&m.lifecycle, &body.request)?;
+    let spec = super::session_spec::spec_of(&m.lifecycle, &body.request)?;
     let mut plan = plan_spec(&m.lifecycle, caller, &spec)?;
     plan.idempotency = idempotency;
     let mut rx = m.bus.subscribe();
@@ -255,7 +255,7 @@ pub async fn stats(
     Path(reference): Path<String>,
 ) -> ApiResult<Json<bai_api::sessions::Stats>> {
     let row = visible_session(&m, &caller, &reference)?;
-    Ok(Json(crate::stats::view::stats(&m.readings, &row)))
+    Ok(Json(super::views::stats::stats(&m.readings, &row)))
 }
 
 pub async fn rename(

@@ -25,7 +25,8 @@ pub fn plan(
     body: &Value,
 ) -> Result<CreatePlan, bai_core::Problem> {
     let body = bai_api::sessions::read_create(&serde_json::to_vec(body).expect("json"))?;
-    bai_manager::lifecycle::create::plan(lifecycle, caller, &body.request)
+    let spec = bai_manager::api::session_spec::spec_of(lifecycle, &body.request)?;
+    bai_manager::lifecycle::create::plan_spec(lifecycle, caller, &spec)
 }
 
 pub const IMAGE: &str = "bai/python:latest";

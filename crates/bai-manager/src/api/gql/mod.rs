@@ -223,7 +223,7 @@ impl SessionResolver<'_> {
                 Some((true, n)) => &e.name == n,
                 Some((false, n)) => e.name.to_lowercase().contains(&n.to_lowercase()),
             })
-            .map(|e| crate::serving::view::endpoint_node(&self.m.serving, e))
+            .map(|e| crate::api::views::services::endpoint_node(&self.m.serving, e))
             .collect();
         let total = all.len();
         let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
@@ -341,7 +341,10 @@ impl SessionResolver<'_> {
                 let id = arg_str(args, "endpoint_id").unwrap_or_default();
                 let e = super::services::visible_service(self.m, self.caller, id)
                     .map_err(|p| err(p.0.msg))?;
-                Ok(crate::serving::view::endpoint_node(&self.m.serving, &e))
+                Ok(crate::api::views::services::endpoint_node(
+                    &self.m.serving,
+                    &e,
+                ))
             }
             (OperationKind::Query, "endpoint_list") => self.endpoint_list(args),
             (OperationKind::Query, "endpoint_auto_scaling_rule_nodes")

@@ -24,7 +24,7 @@ fn props(args: &Map<String, Value>) -> Result<RuleFields, FieldError> {
         .get("props")
         .filter(|p| p.is_object())
         .ok_or_else(|| err("props is required"))?;
-    crate::serving::autoscale::input::read(props.clone()).map_err(problem)
+    crate::api::rule_input::read(props.clone()).map_err(problem)
 }
 
 pub fn resolve(

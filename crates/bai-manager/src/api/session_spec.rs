@@ -1,8 +1,9 @@
-//! A `POST /session` request (read at the edge by `bai_api::sessions::read_create`) becomes a
-//! [`SessionSpec`] here: its preset looked up, then converted by `bai_api`'s pure
-//! [`CreateRequest::to_spec`].
+//! A `POST /session` request (read by `bai_api::sessions::read_create`) becomes a
+//! [`SessionSpec`] here, at the edge: its preset looked up, then converted by `bai_api`'s pure
+//! [`CreateRequest::to_spec`]. Below the edge, the lifecycle plans the spec
+//! (`lifecycle::create::plan_spec`) and never sees the wire's request.
 
-use super::Lifecycle;
+use crate::lifecycle::Lifecycle;
 use bai_api::sessions::{CreateRequest, SpecContext};
 use bai_core::{Problem, ResourceSlots, SessionSpec};
 use bai_store::PresetRow;

@@ -35,12 +35,14 @@ pub const SSH_PORT: u16 = 2200;
 
 /// How the kernels of a session are spread.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum ClusterMode {
-    /// All kernels on one agent, on a bridge network of their own.
+    // (A bridge network of their own joins them.)
+    /// All kernels on one agent.
     #[default]
     #[serde(rename = "single-node")]
     SingleNode,
-    /// Kernels spread over the agents of the resource group.
+    /// Kernels spread over several agents of the resource group, on an overlay network.
     #[serde(rename = "multi-node")]
     MultiNode,
 }

@@ -147,11 +147,7 @@ fn resources(config: &CreateConfig, ctx: &SpecContext<'_>) -> Result<ResourceReq
 /// `clusterSize` (1 to bai's bound) and `clusterMode`. The owner's policy is the lifecycle's.
 fn cluster_shape(r: &CreateRequest) -> Result<(ClusterMode, u32), Problem> {
     let size = bai_core::cluster::check_size(r.cluster_size.unwrap_or(1))?;
-    Ok((
-        r.cluster_mode
-            .map_or(ClusterMode::SingleNode, ClusterMode::from),
-        size,
-    ))
+    Ok((r.cluster_mode.unwrap_or_default(), size))
 }
 
 /// "Select Agent" (`config.agentList`): one agent, or none.

@@ -13,8 +13,8 @@ use axum::body::Bytes;
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::StatusCode;
 use bai_api::sessions::{
-    CreateReply, CreateStatus, CreatedSession, Destroyed, DestroyedStats, HistoryRecord, Logs,
-    LogsResult, SchedulingHistory, StatusHistory,
+    CreateReply, CreateStatus, CreatedSession, Destroyed, DestroyedStats, Logs, LogsResult,
+    SchedulingHistory, StatusHistory,
 };
 use bai_core::Problem;
 use bai_core::history::{HistoryFilter, HistoryResult};
@@ -399,7 +399,6 @@ pub async fn scheduling_history(
         .history(row.id)?
         .into_iter()
         .filter(|h| filter.matches(h))
-        .map(HistoryRecord::from)
         .collect();
     Ok(Json(SchedulingHistory { result }))
 }

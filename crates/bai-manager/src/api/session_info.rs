@@ -117,7 +117,7 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
             .flatten()
             .map(|k| k.email),
         main_kernel_id: row.main_kernel_id.to_string(),
-        cluster_mode: row.spec.cluster_mode.into(),
+        cluster_mode: row.spec.cluster_mode,
         cluster_size: row.spec.cluster_size,
         egress: row.state.egress.clone(),
         agent: row.state.agent_id.clone(),

@@ -170,10 +170,7 @@ impl SessionResolver<'_> {
             .map_err(db)?
             .into_iter()
             .filter(|h| filter.matches(h))
-            .map(|h| {
-                serde_json::to_value(bai_api::sessions::HistoryRecord::from(h))
-                    .unwrap_or(Value::Null)
-            })
+            .map(|h| serde_json::to_value(h).unwrap_or(Value::Null))
             .collect();
         let count = all.len();
         let edges: Vec<Value> = all

@@ -6,15 +6,15 @@
 
 use super::definition::{self, Definition};
 use super::replica;
-use crate::identity::Caller;
-use crate::lifecycle::create::{CreatePlan, plan_spec};
 use crate::state::Serving;
+use bai_control::lifecycle::create::{CreatePlan, plan_spec};
 use bai_core::amount::resource_ask;
 use bai_core::cluster::{self, ClusterMode};
 use bai_core::resources::ResourceRequest;
 use bai_core::serving::{ReplicaTemplate, ServiceSpec, invalid_params};
 use bai_core::spec::check_env;
 use bai_core::{Problem, SessionName, SessionSpec, SessionType};
+use bai_ground::identity::Caller;
 use bai_store::{EndpointRow, EndpointSpec, EndpointState, VFolderRow};
 use uuid::Uuid;
 

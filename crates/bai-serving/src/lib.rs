@@ -13,12 +13,10 @@
 //!
 //! What the API shows of a service is built at the edge (`bai-manager`'s `api/views`).
 //!
-//! It stands on `bai-control` (the lifecycle makes each route's session) and under the HTTP
+//! It stands on `bai-control` (the lifecycle makes each route's session) and `bai-ground`
+//! (the registry, the bus, storage, readings), naming each crate it uses, and under the HTTP
 //! edge (`bai-manager`), which it cannot import.
 #![forbid(unsafe_code)]
-
-// The control plane's modules under the names this crate's code uses for them.
-use bai_control::{agents, bus, config, identity, lifecycle, stats, storage};
 
 pub mod autoscale;
 pub mod create;

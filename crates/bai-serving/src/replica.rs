@@ -3,14 +3,14 @@
 //! other folder), named `<service>-<route>`.
 
 use super::route_status;
-use crate::identity::Caller;
-use crate::lifecycle::create::{CreatePlan, Created, create, plan_spec};
 use crate::state::Serving;
+use bai_control::lifecycle::create::{CreatePlan, Created, create, plan_spec};
 use bai_core::agent::Mount;
 use bai_core::amount::resource_ask;
 use bai_core::resources::ResourceRequest;
 use bai_core::serving::ReplicaTemplate;
 use bai_core::{Problem, SessionName, SessionSpec, SessionType};
+use bai_ground::identity::Caller;
 use bai_store::{EndpointRow, RouteRow};
 use uuid::Uuid;
 

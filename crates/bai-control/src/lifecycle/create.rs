@@ -2,12 +2,12 @@
 //! Nothing is half-created: a bad request is answered with a problem and writes nothing.
 
 use super::Lifecycle;
-use crate::identity::Caller;
 use bai_core::Problem;
 use bai_core::agent::Mount;
 use bai_core::cluster::ClusterMode;
 use bai_core::name::SessionName;
 use bai_core::resources::{format_bytes, format_cpu};
+use bai_ground::identity::Caller;
 use bai_store::{NewSession, ResolvedSpec, SessionRow};
 
 use super::admit::{

@@ -24,7 +24,7 @@ pub mod watch;
 pub use ctx::Lifecycle;
 pub use transition::{Change, transition, transition_or_log};
 
-use crate::agents::AgentHandle;
+use bai_ground::agents::AgentHandle;
 
 /// Destroys a kernel whose session no longer needs it; a failure is logged (reconciliation
 /// removes what is left at the next start).

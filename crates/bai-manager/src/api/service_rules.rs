@@ -5,7 +5,6 @@
 use super::services::visible_service;
 use crate::auth::Caller;
 use crate::error::ApiResult;
-use crate::serving::autoscale;
 use crate::state::Manager;
 use axum::Extension;
 use axum::Json;
@@ -14,6 +13,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use bai_api::services::{Decision, DecisionList, Rule, RuleFields, RuleList, Success};
 use bai_core::Problem;
+use bai_serving::autoscale;
 use bai_store::EndpointRow;
 use std::sync::Arc;
 use uuid::Uuid;

@@ -4,8 +4,6 @@ use super::session_info::session_info;
 use super::visible_session;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::lifecycle::create::{Created, create as create_session, create_many, plan_spec};
-use crate::lifecycle::terminate::terminate;
 use crate::state::Manager;
 use axum::Extension;
 use axum::Json;
@@ -16,6 +14,8 @@ use bai_api::sessions::{
     CreateReply, CreateStatus, CreatedSession, Destroyed, DestroyedStats, Logs, LogsResult,
     SchedulingHistory, StatusHistory,
 };
+use bai_control::lifecycle::create::{Created, create as create_session, create_many, plan_spec};
+use bai_control::lifecycle::terminate::terminate;
 use bai_core::Problem;
 use bai_core::history::{HistoryFilter, HistoryResult};
 use bai_core::status::{SessionResult, SessionStatus as S, SessionType};
@@ -45,7 +45,7 @@ pub async fn create(
     body: Bytes,
 ) -> ApiResult<(
     StatusCode,
-    Extension<crate::audit::AuditTarget>,
+    Extension<bai_ground::audit::AuditTarget>,
     Json<CreateReply>,
 )> {
     create_answer(&m, &caller, &headers, &body).await
@@ -59,12 +59,16 @@ pub(crate) async fn create_answer(
     body: &[u8],
 ) -> ApiResult<(
     StatusCode,
-    Extension<crate::audit::AuditTarget>,
+    Extension<bai_ground::audit::AuditTarget>,
     Json<CreateReply>,
 )> {
     let (status, reply) = create_session_reply(m, caller, headers, body).await?;
     let target = reply.session_id.clone();
-    Ok((status, Extension(crate::audit::AuditTarget(target)), reply))
+    Ok((
+        status,
+        Extension(bai_ground::audit::AuditTarget(target)),
+        reply,
+    ))
 }
 
 async fn create_session_reply(
@@ -76,7 +80,7 @@ async fn create_session_reply(
     let m = m.clone();
     let body = bai_api::sessions::read_create(body)?;
     let header = headers.get("idempotency-key").map(|v| v.as_bytes());
-    let idempotency = crate::lifecycle::idempotent::key_of(header, &body.digest)?;
+    let idempotency = bai_control::lifecycle::idempotent::key_of(header, &body.digest)?;
     // The wire request becomes a spec here, at the edge; the lifecycle checks the rest.
     let spec = super::session_spec::spec_of(&m.lifecycle, &body.request)?;
     let mut plan = plan_spec(&m.lifecycle, caller, &spec)?;

@@ -3,8 +3,8 @@
 //! [`CreateRequest::to_spec`]. Below the edge, the lifecycle plans the spec
 //! (`lifecycle::create::plan_spec`) and never sees the wire's request.
 
-use crate::lifecycle::Lifecycle;
 use bai_api::sessions::{CreateRequest, SpecContext};
+use bai_control::lifecycle::Lifecycle;
 use bai_core::{Problem, ResourceSlots, SessionSpec};
 use bai_store::PresetRow;
 
@@ -19,7 +19,7 @@ pub fn spec_of(lifecycle: &Lifecycle, req: &CreateRequest) -> Result<SessionSpec
         .map(|name| named_preset(&presets, name))
         .transpose()?;
     let accel = lifecycle.agents.accel_slots();
-    let reserved: Vec<u16> = crate::apps::INTRINSIC.iter().map(|a| a.port).collect();
+    let reserved: Vec<u16> = bai_ground::apps::INTRINSIC.iter().map(|a| a.port).collect();
     req.to_spec(&SpecContext {
         preset,
         accel_slots: &accel,

@@ -1,7 +1,6 @@
 //! `POST /server/login|logout`, `GET /server/me`, and the caller of a cookie request.
 
 use super::sessions::{COOKIE, CSRF_HEADER, cookie, verify_password};
-use crate::identity::Caller;
 use crate::state::Manager;
 use axum::Json;
 use axum::extract::State;
@@ -11,6 +10,7 @@ use bai_api::sessions::{
     LoginRefusal, LoginRefusalData, LoginReply, LoginRequest, LogoutReply, Me, WebRole,
 };
 use bai_core::Problem;
+use bai_ground::identity::Caller;
 use std::sync::Arc;
 
 /// The caller of a cookie request, if it carries a live web session. `Err` when it does but
@@ -101,10 +101,10 @@ pub async fn login(
     if email.is_empty() || password.is_empty() {
         return refusal("Enter your email and password.");
     }
-    let now = crate::guard::now_secs();
+    let now = bai_ground::guard::now_secs();
     if let Some(wait) = m.logins.wait(email, now) {
         tracing::info!(%email, "web login throttled");
-        crate::audit::record(&m.store, email, None, "login", "web", Err("throttled"));
+        bai_ground::audit::record(&m.store, email, None, "login", "web", Err("throttled"));
         let mut r = (
             StatusCode::TOO_MANY_REQUESTS,
             Json(LoginRefusal {
@@ -141,7 +141,7 @@ pub async fn login(
     let Some((_, kp)) = found.filter(|_| ok) else {
         tracing::info!(%email, "web login refused");
         m.logins.failed(email, now);
-        crate::audit::record(
+        bai_ground::audit::record(
             &m.store,
             email,
             None,
@@ -176,12 +176,12 @@ async fn directory_login(
         super::directory::Outcome::Refused(why) => {
             tracing::info!(user = %name, "directory login refused");
             m.logins.failed(name, now);
-            crate::audit::record(&m.store, name, None, "login", "web:directory", Err(why));
+            bai_ground::audit::record(&m.store, name, None, "login", "web:directory", Err(why));
             refusal(why)
         }
         super::directory::Outcome::Unavailable(why) => {
             tracing::warn!(user = %name, reason = %why, "directory login: the directory cannot be used");
-            crate::audit::record(
+            bai_ground::audit::record(
                 &m.store,
                 name,
                 None,
@@ -238,7 +238,7 @@ pub(super) fn open_session(
     let token = m.web_sessions.open(&kp.access_key);
     let caller = Caller::from(kp);
     tracing::info!(email = %caller.email, via, "web login");
-    crate::audit::record(
+    bai_ground::audit::record(
         &m.store,
         &caller.email,
         Some(&caller.access_key),

@@ -243,7 +243,7 @@ impl Resolver for SessionResolver<'_> {
                 .iter()
                 .find_map(|k| args.get(*k).and_then(Value::as_str))
                 .unwrap_or("");
-            crate::audit::record(
+            bai_ground::audit::record(
                 &self.m.store,
                 &self.caller.email,
                 Some(&self.caller.access_key),

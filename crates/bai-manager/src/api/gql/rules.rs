@@ -6,10 +6,10 @@ use super::{err, problem};
 use crate::api::service_rules::{create_rule, modify_rule, rule_of};
 use crate::api::services::visible_service;
 use crate::auth::Caller;
-use crate::serving::autoscale::input::{from_row, rule_node};
 use crate::state::Manager;
 use bai_api::services::RuleFields;
 use bai_gql::FieldError;
+use bai_serving::autoscale::input::{from_row, rule_node};
 use serde_json::{Map, Value, json};
 
 fn text<'a>(args: &'a Map<String, Value>, k: &str) -> Result<&'a str, FieldError> {

@@ -1,7 +1,7 @@
 //! A session's apps as `GET /stream/session/{ref}/apps` lists them.
 
 use bai_api::sessions::{App as WireApp, AppProtocol};
-use bai_control::apps::App;
+use bai_ground::apps::App;
 
 /// The entry of `GET /stream/session/{ref}/apps` (wire contract §5.5).
 pub fn app(a: &App) -> WireApp {
@@ -20,7 +20,7 @@ pub fn app(a: &App) -> WireApp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bai_control::apps::session_apps;
+    use bai_ground::apps::session_apps;
     use serde_json::json;
 
     #[test]

@@ -1,7 +1,7 @@
 //! A background task's events as `GET /events/background-task` sends them.
 
 use bai_api::images::BgTaskEvent;
-use bai_control::bgtask::BgEvent;
+use bai_ground::bgtask::BgEvent;
 
 /// The event's data as Backend.AI's clients read it.
 pub fn event_data(ev: &BgEvent) -> BgTaskEvent {

@@ -1,8 +1,8 @@
 //! `GET /session/{reference}/stats`: a session's recent use, from the monitor's readings.
 
 use bai_api::sessions::Stats;
-use bai_control::stats::Readings;
-use bai_control::stats::view::{idle_checks, reports};
+use bai_ground::stats::Readings;
+use bai_ground::stats::view::{idle_checks, reports};
 use bai_store::SessionRow;
 
 /// The session's recent use as the API shows it: the interval, the samples, and the

@@ -3,6 +3,7 @@
 //! `main1` (role `main`, index 1, local rank 0) and `sub1` … `subN-1` (role `sub`, index and
 //! local rank i).
 
+use crate::problem::Problem;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use uuid::Uuid;
@@ -12,13 +13,13 @@ pub const MAX_CLUSTER_SIZE: u32 = 64;
 /// A session's `clusterSize`: 1 to [`MAX_CLUSTER_SIZE`] (the owner's policy is the
 /// lifecycle's). A size over bai's bound is "unavailable", as an over-limit size is in
 /// Backend.AI.
-pub fn check_size(n: u32) -> Result<u32, crate::Problem> {
+pub fn check_size(n: u32) -> Result<u32, Problem> {
     match n {
-        0 => Err(crate::Problem::invalid(format!(
+        0 => Err(Problem::invalid(format!(
             "clusterSize 0 is invalid: use a whole number from 1 to {MAX_CLUSTER_SIZE}"
         ))),
         n if n <= MAX_CLUSTER_SIZE => Ok(n),
-        n => Err(crate::Problem::new(
+        n => Err(Problem::new(
             400,
             "too-many-containers",
             "Too many containers.",

@@ -11,6 +11,7 @@ pub use service::ServiceSpec;
 
 use crate::amount::NumberOrText;
 use crate::cluster::ClusterMode;
+use crate::problem::Problem;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -18,8 +19,8 @@ use std::collections::BTreeMap;
 pub const MAX_REPLICAS: u32 = 16;
 
 /// A 400 of a service request, with Backend.AI's code.
-pub fn invalid_params(msg: impl Into<String>) -> crate::Problem {
-    crate::Problem::invalid(msg).with_code("api_parsing_invalid-parameters")
+pub fn invalid_params(msg: impl Into<String>) -> Problem {
+    Problem::invalid(msg).with_code("api_parsing_invalid-parameters")
 }
 
 /// What every replica of a service is made from (the service row's `spec` column keeps it).

@@ -118,19 +118,5 @@ pub async fn audit(
         since,
         limit,
     })?;
-    Ok(Json(AuditList {
-        entries: rows
-            .into_iter()
-            .map(|r| bai_api::server::AuditEntry {
-                id: r.id,
-                at: r.at,
-                actor: r.actor,
-                access_key: r.access_key,
-                action: r.action,
-                target: r.target,
-                outcome: r.outcome,
-                detail: r.detail,
-            })
-            .collect(),
-    }))
+    Ok(Json(AuditList { entries: rows }))
 }

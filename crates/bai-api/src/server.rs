@@ -49,19 +49,9 @@ pub struct AuditQuery {
     pub limit: Option<i64>,
 }
 
-/// One audit log entry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct AuditEntry {
-    pub id: i64,
-    pub at: String,
-    pub actor: String,
-    pub access_key: Option<String>,
-    pub action: String,
-    pub target: String,
-    /// `ok`, or `refused` with the status or reason in `detail`.
-    pub outcome: String,
-    pub detail: String,
-}
+// An audit log entry is `bai-core`'s (what the store keeps), with its schema (`AuditEntry`)
+// from its `schema` feature.
+pub use bai_core::audit::AuditRecord as AuditEntry;
 
 /// `GET /admin/audit`: newest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

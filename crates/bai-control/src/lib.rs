@@ -1,20 +1,14 @@
-//! bai's control plane below its HTTP edge: the agents (local and remote, over `bai-link`),
-//! the session lifecycle and the scheduler driver, images, data-folder storage, stats and
-//! metrics, the app proxy's plumbing, and the typed event bus between them. It reaches
-//! agents only through [`bai_core::agent::AgentRpc`] and keeps state only in `bai-store`.
+//! bai's control plane below its HTTP edge: remote agents' links, the session lifecycle and
+//! the scheduler driver, the monitor, images, warm pools and the app proxy's plumbing. It
+//! reaches agents only through [`bai_core::agent::AgentRpc`] and keeps state only in
+//! `bai-store`.
 //!
 //! It stands on `bai-ground` (configuration, bus, agent registry, storage, stats, metrics,
-//! identity, …; re-exported here under their old paths) and may import the domain
-//! (`bai-core`), the wire types (`bai-api`), the store, the scheduler's pure pipeline
-//! (`bai-sched`) and the agent link; never the serving layer or the HTTP edge above it
-//! (`bai-serving`, `bai-manager`), which the compiler enforces.
+//! identity, …), naming it where it uses it (`bai_ground::storage`; nothing is re-exported
+//! here), and may import the domain (`bai-core`), the store, the scheduler's pure pipeline
+//! (`bai-sched`) and the agent link; never the wire types (`bai-api`), the serving layer or
+//! the HTTP edge above it (`bai-serving`, `bai-manager`), which the compiler enforces.
 #![forbid(unsafe_code)]
-
-// The ground this crate stands on, under the paths it always had.
-pub use bai_ground::{
-    agents, apps, audit, bgtask, browsers, bus, config, guard, hourly, identity, metrics, stats,
-    storage,
-};
 
 pub mod images;
 pub mod lifecycle;
@@ -23,6 +17,3 @@ pub mod pools;
 pub mod proxy;
 pub mod remote;
 pub mod scheduler;
-
-pub use agents::AgentHandle;
-pub use config::ManagerConfig;

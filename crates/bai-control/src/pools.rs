@@ -6,8 +6,8 @@
 //! Agents page and `/metrics` show. The agents make, claim and give up pool kernels
 //! themselves (`bai-agent` `docker/pool`).
 
-use crate::agents::Agents;
 use bai_core::pool::{AUTO_SHAPES, PoolReport, PoolShape, PoolTarget};
+use bai_ground::agents::Agents;
 use bai_store::Store;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};

@@ -13,9 +13,9 @@
 //! cookie are refused with 403, unless the owner opened the app to the public. Proxies close
 //! when their session terminates.
 
-use crate::apps::Traffic;
 use axum::body::Body;
 use axum::http::{HeaderValue, Request, Response, StatusCode, header};
+use bai_ground::apps::Traffic;
 use futures::StreamExt;
 use http_body_util::BodyExt;
 use hyper_util::rt::TokioIo;
@@ -238,7 +238,7 @@ fn split_permit(query: &str) -> (Option<String>, String) {
 }
 
 fn cookie_value(req: &Request<Body>, name: &str) -> Option<String> {
-    crate::browsers::cookie(req.headers(), name)
+    bai_ground::browsers::cookie(req.headers(), name)
 }
 
 /// Constant-time comparison of permits.
@@ -381,7 +381,7 @@ pub async fn forward(p: &ProxyTarget, mut req: Request<Body>) -> Response<Body> 
 /// Whether an event ends a session's apps (it starts terminating, or was cancelled).
 /// Resolves when `session` starts terminating (its proxies, tunnels and SFTP port close then).
 pub fn session_end(
-    bus: &crate::bus::Bus,
+    bus: &bai_ground::bus::Bus,
     session: Uuid,
 ) -> impl std::future::Future<Output = ()> + Send + 'static {
     let mut rx = bus.subscribe();

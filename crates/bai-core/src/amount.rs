@@ -91,3 +91,21 @@ impl fmt::Display for NumberOrText {
         }
     }
 }
+
+/// `resources` and `resource_opts` (its `shmem`) as given, each amount as its text: what a
+/// create request and a service's stored spec both ask for.
+pub fn resource_ask(
+    resources: Option<&std::collections::BTreeMap<String, NumberOrText>>,
+    resource_opts: Option<&std::collections::BTreeMap<String, NumberOrText>>,
+) -> crate::resources::ResourceAsk {
+    crate::resources::ResourceAsk {
+        slots: resources
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.to_string()))
+            .collect(),
+        shmem: resource_opts
+            .and_then(|o| o.get("shmem"))
+            .map(|v| v.to_string()),
+    }
+}

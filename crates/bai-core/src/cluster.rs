@@ -3,23 +3,47 @@
 //! `main1` (role `main`, index 1, local rank 0) and `sub1` … `subN-1` (role `sub`, index and
 //! local rank i).
 
+use crate::problem::Problem;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
 /// The most kernels one session may have, whatever a policy says.
 pub const MAX_CLUSTER_SIZE: u32 = 64;
+/// A session's `clusterSize`: 1 to [`MAX_CLUSTER_SIZE`] (the owner's policy is the
+/// lifecycle's). A size over bai's bound is "unavailable", as an over-limit size is in
+/// Backend.AI.
+pub fn check_size(n: u32) -> Result<u32, Problem> {
+    match n {
+        0 => Err(Problem::invalid(format!(
+            "clusterSize 0 is invalid: use a whole number from 1 to {MAX_CLUSTER_SIZE}"
+        ))),
+        n if n <= MAX_CLUSTER_SIZE => Ok(n),
+        n => Err(Problem::new(
+            400,
+            "too-many-containers",
+            "Too many containers.",
+            format!(
+                "the session asks for {n} containers, but a session has at most {MAX_CLUSTER_SIZE}"
+            ),
+        )
+        .with_code("session_create_unavailable")),
+    }
+}
+
 /// Where every kernel's sshd listens (Backend.AI's port; `~/.ssh/config` of kernels says so).
 pub const SSH_PORT: u16 = 2200;
 
 /// How the kernels of a session are spread.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum ClusterMode {
-    /// All kernels on one agent, on a bridge network of their own.
+    // (A bridge network of their own joins them.)
+    /// All kernels on one agent.
     #[default]
     #[serde(rename = "single-node")]
     SingleNode,
-    /// Kernels spread over the agents of the resource group.
+    /// Kernels spread over several agents of the resource group, on an overlay network.
     #[serde(rename = "multi-node")]
     MultiNode,
 }

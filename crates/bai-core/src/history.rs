@@ -97,22 +97,38 @@ impl SubStep {
     }
 }
 
-/// One record. Identical consecutive attempts merge (`attempts += 1`).
+// As the store keeps it and as the API shows it (one spelling; the ids are UUIDs, as
+// Backend.AI's, written as text).
+/// One record of what happened to a session on its way. Identical consecutive attempts
+/// merge into one (`attempts` counts them).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HistoryRecord {
-    /// The record's id (a UUID, as Backend.AI's).
+    /// The record's id (a UUID).
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub id: uuid::Uuid,
+    /// The session's id.
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub session_id: uuid::Uuid,
+    /// Which part acted: `schedule`, `launch`, `terminate`, …
     pub phase: String,
+    /// How it went.
     pub result: HistoryResult,
+    /// The status before.
     pub from_status: Option<SessionStatus>,
+    /// The status after.
     pub to_status: Option<SessionStatus>,
+    /// The code of a failure or wait (e.g. `no-available-instances`).
     pub error_code: Option<String>,
+    /// What happened, in words.
     pub message: String,
+    /// How many identical attempts this record stands for.
     pub attempts: i64,
+    /// The first attempt (RFC 3339).
     pub created_at: String,
+    /// The last attempt (RFC 3339).
     pub updated_at: String,
-    /// The scheduler's steps (empty for lifecycle records).
+    /// The scheduler's steps (none for lifecycle records).
     pub sub_steps: Vec<SubStep>,
 }
 

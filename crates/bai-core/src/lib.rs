@@ -9,13 +9,16 @@
 pub mod accel;
 pub mod agent;
 pub mod amount;
+pub mod audit;
 pub mod cluster;
 pub mod dotfile;
 pub mod egress;
 pub mod event;
+pub mod files;
 pub mod history;
 pub mod idle;
 pub mod name;
+pub mod pending;
 pub mod permission;
 pub mod pool;
 pub mod preemption;
@@ -27,6 +30,7 @@ pub mod sign;
 pub mod spec;
 pub mod stats;
 pub mod status;
+pub mod storage;
 pub mod units;
 pub mod vpath;
 

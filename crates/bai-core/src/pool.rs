@@ -170,17 +170,26 @@ pub struct PoolCounters {
     pub evictions: u64,
 }
 
+// As the agent reports it and as the API shows it (`AgentPool`): one spelling.
 /// One shape's pool on an agent.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "AgentPool")
+)]
 pub struct PoolStatus {
-    /// The shape, as a target is written (`IMAGE,cpu=…,mem=…,shm=…`).
+    /// The shape, as a warm pool entry is written: `IMAGE,cpu=…,mem=…,shm=…`.
     pub shape: String,
+    /// How many it should keep.
     pub target: u32,
-    /// How many it keeps now: the target, or one while nobody asked for the shape lately
-    /// (an idle pool shrinks; the next create of its shape grows it back).
+    /// How many it keeps now: `target`, or 1 while no session of its shape started lately
+    /// (an idle pool shrinks; the next start of its shape grows it back).
     #[serde(default)]
     pub kept: u32,
+    /// How many are started and unclaimed.
     pub ready: u32,
+    /// How many are being made.
     pub making: u32,
 }
 

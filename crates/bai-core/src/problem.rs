@@ -2,19 +2,27 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One API error. `status` is the HTTP status; it is not serialized.
+// One spelling: what the server answers and what the wire documents (its schema behind the
+// `schema` feature). `status` is the HTTP status; it is not serialized (a problem read back
+// has 0 there).
+/// An error, as every route answers one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Problem {
     #[serde(skip)]
     pub status: u16,
+    /// A URI naming the kind of problem, e.g. `https://api.backend.ai/probs/invalid-api-params`.
     #[serde(rename = "type")]
     pub kind: String,
+    /// The kind in words, e.g. "Invalid API parameters.".
     pub title: String,
-    /// What went wrong and what to do, in words.
+    /// What went wrong with this request, for a person.
     pub msg: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Backend.AI's error code, e.g. `api_generic_invalid-parameters`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Details (e.g. the sessions a reference matched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<serde_json::Value>,
 }
 
@@ -148,3 +156,20 @@ impl std::fmt::Display for Problem {
 }
 
 impl std::error::Error for Problem {}
+
+/// The `data` of a 409 whose session exists already (`session-already-exists`,
+/// `idempotency-key-reused`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ExistingSession {
+    #[serde(rename = "existingSessionId")]
+    pub existing_session_id: String,
+}
+
+/// The `data` of a 400 `quota-exceeded`: the quota and what is used of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct QuotaData {
+    pub limit: u64,
+    pub current: u64,
+}

@@ -131,6 +131,18 @@ fn device_mem(d: &[crate::accel::DeviceReading]) -> Option<f64> {
     (total > 0).then(|| (100.0 * used as f64 / total as f64).min(100.0))
 }
 
+/// Bytes between the user and the session, through its proxies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Network {
+    /// Bytes from the user to the session.
+    pub rx_bytes: u64,
+    /// Bytes from the session to the user.
+    pub tx_bytes: u64,
+    /// When a byte last moved (RFC 3339); null when none did.
+    pub last_activity: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

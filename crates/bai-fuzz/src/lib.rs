@@ -136,7 +136,7 @@ pub fn units(data: &[u8]) {
 /// definition has a model to serve and a command line to start it with.
 pub fn model_definition(data: &[u8]) {
     let Some(s) = text(data) else { return };
-    if let Ok(def) = bai_manager::serving::definition::parse(s) {
+    if let Ok(def) = bai_serving::definition::parse(s) {
         assert!(!def.models.is_empty(), "{s:?}");
         assert!(!def.command_line().trim().is_empty(), "{s:?}");
         let _ = def.port();

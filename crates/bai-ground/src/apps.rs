@@ -46,23 +46,6 @@ pub struct App {
     pub port: u16,
 }
 
-impl App {
-    /// The entry of `GET /stream/session/{ref}/apps` (wire contract §5.5).
-    pub fn wire(&self) -> bai_api::sessions::App {
-        use bai_api::sessions::AppProtocol as P;
-        bai_api::sessions::App {
-            name: self.name.clone(),
-            protocol: match self.protocol.as_str() {
-                "tcp" => P::Tcp,
-                "pty" => P::Pty,
-                "preopen" => P::Preopen,
-                _ => P::Http,
-            },
-            ports: vec![self.port],
-        }
-    }
-}
-
 /// Parses the service-ports label; an empty label declares nothing.
 pub fn parse_service_ports(label: &str) -> Result<Vec<App>, String> {
     let mut out = Vec::new();
@@ -138,9 +121,9 @@ impl Traffic {
     }
 
     /// The counts as the API shows them (`network` of a session).
-    pub fn network(&self) -> bai_api::sessions::Network {
+    pub fn network(&self) -> bai_core::stats::Network {
         let last = self.last_activity_ms.load(Ordering::Relaxed);
-        bai_api::sessions::Network {
+        bai_core::stats::Network {
             rx_bytes: self.rx_bytes.load(Ordering::Relaxed),
             tx_bytes: self.tx_bytes.load(Ordering::Relaxed),
             last_activity: (last > 0)
@@ -223,7 +206,6 @@ impl TrafficBook {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn service_ports_label_parses_and_rejects_garbage() {
@@ -243,10 +225,8 @@ mod tests {
         let names: Vec<&str> = apps.iter().map(|a| a.name.as_str()).collect();
         assert_eq!(names, ["sshd", "ttyd", "jupyter", "8080"]);
         assert_eq!(apps[3].protocol, "preopen");
-        assert_eq!(
-            serde_json::to_value(apps[0].wire()).expect("writes"),
-            json!({"name": "sshd", "protocol": "tcp", "ports": [2200]})
-        );
+        assert_eq!(apps[0].protocol, "tcp");
+        assert_eq!(apps[0].port, 2200);
         // A broken label leaves the built-in apps.
         assert_eq!(session_apps(Some("nonsense"), &[]).len(), INTRINSIC.len());
     }

@@ -45,18 +45,6 @@ pub struct BgEvent {
     pub message: String,
 }
 
-impl BgEvent {
-    /// The event's data as Backend.AI's clients read it.
-    pub fn data(&self) -> bai_api::images::BgTaskEvent {
-        bai_api::images::BgTaskEvent {
-            task_id: self.task_id.to_string(),
-            message: self.message.clone(),
-            current_progress: self.current_progress,
-            total_progress: self.total_progress,
-        }
-    }
-}
-
 /// A running or finished task.
 pub struct BgTask {
     pub id: Uuid,

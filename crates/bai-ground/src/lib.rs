@@ -6,9 +6,9 @@
 //! traffic, the caller's identity, logged-in browsers, guards, the audit log and the hourly
 //! sweeps.
 //!
-//! It may import the domain (`bai-core`), the wire types (`bai-api`), the store and the
-//! agent link; never `bai-control` above it, which the compiler enforces. `bai-control`
-//! re-exports every module here under its old path (`bai_control::agents`, …).
+//! It may import the domain (`bai-core`), the store and the agent link; never the wire types
+//! (`bai-api`) or `bai-control` above it, which the compiler enforces. The crates above name
+//! it where they use it (`bai_ground::storage`, …); nothing re-exports it.
 #![forbid(unsafe_code)]
 
 pub mod agents;

@@ -22,8 +22,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark may stop on a failure
 
 use bai_agent::{DummyAgent, DummyAgentConfig};
+use bai_control::scheduler;
 use bai_core::resources::ResourceSlots;
-use bai_manager::{Manager, ManagerConfig, scheduler};
+use bai_ground::config::ManagerConfig;
+use bai_manager::Manager;
 use bai_store::{NewSession, ResourceGroupRow, Store};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -96,10 +98,10 @@ fn place(m: &Arc<Manager>, sessions: usize) -> anyhow::Result<(f64, usize, usize
 /// process), once all are connected.
 async fn join_over_the_link(m: &Arc<Manager>, agents: usize) -> anyhow::Result<()> {
     use bai_link::join::{JoinConfig, run};
-    let addr = bai_manager::remote::listener::start(&m.remote, "127.0.0.1:0".parse()?)
+    let addr = bai_control::remote::listener::start(&m.remote, "127.0.0.1:0".parse()?)
         .await
         .map_err(anyhow::Error::msg)?;
-    let (token, _) = bai_manager::remote::admin::create_token(&m.remote, "default", "bench")
+    let (token, _) = bai_control::remote::admin::create_token(&m.remote, "default", "bench")
         .map_err(|p| anyhow::anyhow!("{p:?}"))?;
     let creds = m.config.data_dir.join("credentials");
     std::fs::create_dir_all(&creds)?;

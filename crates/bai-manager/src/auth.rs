@@ -11,7 +11,7 @@ use bai_core::Problem;
 use bai_core::sign::{SignInput, media_type_of, parse_authorization, sign, signatures_match};
 use std::sync::Arc;
 
-pub use crate::identity::Caller;
+pub use bai_ground::identity::Caller;
 
 pub const CLOCK_WINDOW_SECS: i64 = 15 * 60;
 
@@ -146,7 +146,7 @@ pub async fn authenticate(State(m): State<Arc<Manager>>, mut req: Request, next:
     };
     let verdict = m
         .rate
-        .check(&kp.access_key, kp.rate_limit, crate::guard::now_secs());
+        .check(&kp.access_key, kp.rate_limit, bai_ground::guard::now_secs());
     let mut r = if verdict.allowed {
         let caller = Caller::from(kp);
         let method = req.method().clone();
@@ -159,15 +159,15 @@ pub async fn authenticate(State(m): State<Arc<Manager>>, mut req: Request, next:
         req.extensions_mut().insert(caller.clone());
         let r = next.run(req).await;
         // GraphQL records its mutations itself (its queries change nothing).
-        if crate::audit::changes(&method) && route != "/admin/gql" {
-            crate::audit::record_request(
+        if bai_ground::audit::changes(&method) && route != "/admin/gql" {
+            bai_ground::audit::record_request(
                 &m.store,
                 &caller,
                 method.as_str(),
                 &route,
                 &path,
                 r.status().as_u16(),
-                r.extensions().get::<crate::audit::AuditTarget>(),
+                r.extensions().get::<bai_ground::audit::AuditTarget>(),
             );
         }
         r
@@ -180,7 +180,7 @@ pub async fn authenticate(State(m): State<Arc<Manager>>, mut req: Request, next:
             format!(
                 "this keypair may make {} requests per {} minutes; try again in {}s",
                 verdict.limit,
-                crate::guard::WINDOW_SECS / 60,
+                bai_ground::guard::WINDOW_SECS / 60,
                 verdict.retry_after
             ),
         ))
@@ -198,7 +198,7 @@ pub async fn authenticate(State(m): State<Arc<Manager>>, mut req: Request, next:
         );
         h.insert(
             "x-ratelimit-window",
-            HeaderValue::from(crate::guard::WINDOW_SECS),
+            HeaderValue::from(bai_ground::guard::WINDOW_SECS),
         );
     }
     r

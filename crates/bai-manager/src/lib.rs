@@ -3,8 +3,9 @@
 //! ([`state::Manager`], [`start`]) that builds the control plane (`bai-control`) and the
 //! model services (`bai-serving`) under it and starts their loops.
 //!
-//! The layers below are re-exported under their old paths (`bai_manager::lifecycle`, …), so
-//! callers and tests name them as before; the compiler keeps them from importing this crate.
+//! Code names the crate each module lives in (`bai_ground::storage`, `bai_control::lifecycle`,
+//! `bai_serving::create`); nothing below is re-exported here. The compiler keeps the layers
+//! below from importing this crate.
 #![forbid(unsafe_code)]
 #![recursion_limit = "256"]
 
@@ -18,10 +19,5 @@ pub mod start;
 pub mod state;
 pub mod web;
 
-pub use bai_control::{
-    AgentHandle, ManagerConfig, agents, apps, audit, bgtask, browsers, bus, config, guard,
-    identity, images, lifecycle, metrics, monitor, pools, proxy, remote, scheduler, stats, storage,
-};
-pub use bai_serving as serving;
 pub use start::{StartError, Started, start};
 pub use state::Manager;

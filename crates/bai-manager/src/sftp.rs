@@ -17,7 +17,7 @@ use uuid::Uuid;
 /// Listens for SFTP to `session` on a free port of the app port pool; returns the port.
 pub async fn serve(m: &Arc<Manager>, session: Uuid, sshd: SocketAddr) -> Result<u16, String> {
     let (lo, hi) = m.config.app_port_pool;
-    for port in crate::proxy::candidates(None, (lo, hi), rand::random()) {
+    for port in bai_control::proxy::candidates(None, (lo, hi), rand::random()) {
         if let Ok(l) = TcpListener::bind(("0.0.0.0", port)).await {
             tokio::spawn(run(m.clone(), session, sshd, l));
             tracing::info!(session = %session, port, "sftp listener opened");
@@ -32,7 +32,7 @@ pub async fn serve(m: &Arc<Manager>, session: Uuid, sshd: SocketAddr) -> Result<
 /// Ends an SFTP session (its listener closes with it); a failure is logged, as there is no
 /// caller to tell.
 pub async fn end(m: &Manager, session: Uuid, reason: Reason) {
-    if let Err(e) = crate::lifecycle::terminate::terminate(
+    if let Err(e) = bai_control::lifecycle::terminate::terminate(
         &m.lifecycle,
         session,
         reason,
@@ -45,7 +45,7 @@ pub async fn end(m: &Manager, session: Uuid, reason: Reason) {
 }
 
 async fn run(m: Arc<Manager>, session: Uuid, sshd: SocketAddr, l: TcpListener) {
-    let ended = crate::proxy::session_end(&m.bus, session);
+    let ended = bai_control::proxy::session_end(&m.bus, session);
     tokio::pin!(ended);
     let open = Arc::new(AtomicUsize::new(0));
     let closed = Arc::new(tokio::sync::Notify::new());

@@ -2,11 +2,11 @@
 //! parses its flags, opens the store, builds its agents and calls [`start`]; it then serves
 //! [`crate::api::router`] and nothing else.
 
-use crate::agents::AgentHandle;
-use crate::config::ManagerConfig;
 use crate::state::Manager;
-use crate::{lifecycle, monitor, remote, scheduler};
+use bai_control::{lifecycle, monitor, remote, scheduler};
 use bai_core::agent::{AgentError, AgentRpc};
+use bai_ground::agents::AgentHandle;
+use bai_ground::config::ManagerConfig;
 use bai_store::Store;
 use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
@@ -55,20 +55,23 @@ pub async fn start(
             .await
             .map_err(StartError::AgentListener)?;
     }
-    crate::images::registry::refresh(&m.images).await;
-    crate::images::registry::spawn_refresher(&m.images);
-    crate::images::registry::publish_local(&m.images);
+    bai_control::images::registry::refresh(&m.images).await;
+    bai_control::images::registry::spawn_refresher(&m.images);
+    bai_control::images::registry::publish_local(&m.images);
     remote::states::spawn(m.remote.clone());
     scheduler::spawn(m.scheduler.clone());
     lifecycle::timeouts::spawn_sweeper(m.lifecycle.clone());
     monitor::round::spawn(m.monitor.clone());
     spawn_proxy_closer(m.clone());
     crate::heap::spawn(&m);
-    crate::pools::spawn(m.pools.clone());
-    crate::audit::spawn_pruner(m.store.clone(), m.config.audit_retention);
-    crate::lifecycle::retention::spawn_pruner(m.store.clone(), m.config.session_detail_retention);
-    crate::serving::reconcile::spawn(m.serving.clone());
-    crate::serving::autoscale::spawn(m.serving.clone());
+    bai_control::pools::spawn(m.pools.clone());
+    bai_ground::audit::spawn_pruner(m.store.clone(), m.config.audit_retention);
+    bai_control::lifecycle::retention::spawn_pruner(
+        m.store.clone(),
+        m.config.session_detail_retention,
+    );
+    bai_serving::reconcile::spawn(m.serving.clone());
+    bai_serving::autoscale::spawn(m.serving.clone());
     // SFTP sessions an earlier run left have no listener now: they end.
     let reaper = m.clone();
     tokio::spawn(async move { crate::sftp::reap(&reaper).await });
@@ -112,7 +115,7 @@ fn spawn_proxy_closer(m: Arc<Manager>) {
     tokio::spawn(async move {
         loop {
             match rx.recv().await {
-                Ok(ev) if crate::proxy::ends_session(ev.kind) => {
+                Ok(ev) if bai_control::proxy::ends_session(ev.kind) => {
                     let n = m.proxies.close_session(ev.session_id);
                     if n > 0 {
                         tracing::info!(session = %ev.session_id, closed = n, "app proxies closed");

@@ -4,26 +4,26 @@
 //! [`Lifecycle`], the scheduler its [`Scheduler`], …); only the edge (`api`, `auth`, `web`)
 //! and [`crate::start`] take the hub.
 
-use crate::agents::Agents;
-use crate::apps::TrafficBook;
-use crate::bgtask::BgTasks;
-use crate::browsers::WebSessions;
-use crate::bus::Bus;
-use crate::config::ManagerConfig;
 use crate::exec_runs::Runs;
-use crate::guard::{logins::LoginThrottle, rate::RateLimiter};
-use crate::images::Images;
-use crate::images::committing::Commits;
-use crate::images::registry_view::RegistryView;
-use crate::lifecycle::Lifecycle;
-use crate::metrics::Metrics;
-use crate::monitor::Monitor;
-use crate::proxy::Proxies;
-use crate::remote::Remote;
-use crate::scheduler::Scheduler;
-use crate::serving::state::Serving;
-use crate::stats::Readings;
-use crate::storage::{Storage, Transfer};
+use bai_control::images::Images;
+use bai_control::images::committing::Commits;
+use bai_control::images::registry_view::RegistryView;
+use bai_control::lifecycle::Lifecycle;
+use bai_control::monitor::Monitor;
+use bai_control::proxy::Proxies;
+use bai_control::remote::Remote;
+use bai_control::scheduler::Scheduler;
+use bai_ground::agents::Agents;
+use bai_ground::apps::TrafficBook;
+use bai_ground::bgtask::BgTasks;
+use bai_ground::browsers::WebSessions;
+use bai_ground::bus::Bus;
+use bai_ground::config::ManagerConfig;
+use bai_ground::guard::{logins::LoginThrottle, rate::RateLimiter};
+use bai_ground::metrics::Metrics;
+use bai_ground::stats::Readings;
+use bai_ground::storage::{Storage, Transfer};
+use bai_serving::state::Serving;
 use bai_store::Store;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -49,7 +49,7 @@ pub struct Manager {
     pub images: Arc<Images>,
     pub serving: Arc<Serving>,
     /// The warm pools' targets per agent, and what the agents said of them.
-    pub pools: Arc<crate::pools::WarmPools>,
+    pub pools: Arc<bai_control::pools::WarmPools>,
 
     // What the edge keeps itself, each in its own module.
     /// What the monitor read of running sessions (the API's stats and idle checks).
@@ -134,7 +134,8 @@ impl Manager {
             registry,
         });
         let serving = Arc::new(Serving::new(lifecycle.clone(), readings.clone()));
-        let pools = crate::pools::WarmPools::new(store.clone(), agents.clone(), config.warm_pools);
+        let pools =
+            bai_control::pools::WarmPools::new(store.clone(), agents.clone(), config.warm_pools);
         Arc::new(Manager {
             pools,
             store,
@@ -158,7 +159,7 @@ impl Manager {
             exec_runs: Default::default(),
             rate: Default::default(),
             logins: Default::default(),
-            client_logins: LoginThrottle::with_max(crate::guard::logins::MAX_CLIENT_FAILURES),
+            client_logins: LoginThrottle::with_max(bai_ground::guard::logins::MAX_CLIENT_FAILURES),
             directory: Default::default(),
             oidc: Default::default(),
         })

@@ -3,8 +3,9 @@
 
 use axum::http::{HeaderMap, HeaderValue};
 use bai_core::sign::{SignInput, sign};
+use bai_ground::config::ManagerConfig;
+use bai_manager::Manager;
 use bai_manager::auth::verify;
-use bai_manager::{Manager, ManagerConfig};
 use bai_store::{Store, UserRow};
 use std::sync::Arc;
 

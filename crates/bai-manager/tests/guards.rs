@@ -128,7 +128,7 @@ async fn repeated_wrong_passwords_throttle_that_email_and_are_audited() {
         let hash = bai_manager::web::sessions::hash_password("right-password").expect("hash");
         assert!(api.m.store.set_password_hash(email, &hash).expect("set"));
     }
-    for _ in 0..bai_manager::guard::logins::MAX_FAILURES {
+    for _ in 0..bai_ground::guard::logins::MAX_FAILURES {
         assert_eq!(login(&api, "user@test", "hunter2-typo").await.status, 401);
     }
     // Now even the right password waits.
@@ -152,7 +152,7 @@ async fn repeated_wrong_passwords_throttle_that_email_and_are_audited() {
         .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     let entries = r.json()["entries"].as_array().cloned().unwrap_or_default();
-    assert_eq!(entries.len(), bai_manager::guard::logins::MAX_FAILURES + 1);
+    assert_eq!(entries.len(), bai_ground::guard::logins::MAX_FAILURES + 1);
     assert_eq!(entries[0]["detail"], "throttled");
     assert_eq!(entries[1]["outcome"], "refused");
     // The audit log never holds a password.
@@ -312,9 +312,9 @@ async fn changes_are_audited_with_who_what_and_outcome_and_only_admins_read_them
     };
     let before = count(&api.m);
     assert!(before >= 4);
-    bai_manager::audit::prune(&api.m.store, std::time::Duration::from_secs(3600));
+    bai_ground::audit::prune(&api.m.store, std::time::Duration::from_secs(3600));
     assert_eq!(count(&api.m), before);
-    bai_manager::audit::prune(&api.m.store, std::time::Duration::ZERO);
+    bai_ground::audit::prune(&api.m.store, std::time::Duration::ZERO);
     assert_eq!(count(&api.m), 0);
 }
 

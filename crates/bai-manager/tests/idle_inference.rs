@@ -23,7 +23,7 @@ async fn only_a_services_replicas_are_exempt_from_the_idle_checks() {
         .expect("policy");
     let bare = h.create("bare-infer", json!({"type": "inference"}));
     let row = h.wait_status(bare.id, S::Running).await;
-    let checkers: Vec<Checker> = bai_manager::stats::view::reports(&h.m.readings, &row)
+    let checkers: Vec<Checker> = bai_ground::stats::view::reports(&h.m.readings, &row)
         .iter()
         .map(|r| r.checker)
         .collect();
@@ -44,5 +44,5 @@ async fn only_a_services_replicas_are_exempt_from_the_idle_checks() {
             created_at: String::new(),
         })
         .expect("route");
-    assert!(bai_manager::stats::view::reports(&h.m.readings, &row).is_empty());
+    assert!(bai_ground::stats::view::reports(&h.m.readings, &row).is_empty());
 }

@@ -7,8 +7,8 @@ mod support;
 
 use bai_core::Reason;
 use bai_core::status::SessionStatus as S;
-use bai_manager::ManagerConfig;
-use bai_manager::storage::{Storage, StorageConfig};
+use bai_ground::config::ManagerConfig;
+use bai_ground::storage::{Storage, StorageConfig};
 use bai_store::VFolderRow;
 use serde_json::json;
 use std::path::Path;

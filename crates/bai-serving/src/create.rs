@@ -1,18 +1,21 @@
 //! `POST /services`: everything is checked before anything is stored. The replicas' session
-//! request is validated exactly as `POST /session` would validate it (image, group,
-//! resources, environment, cluster shape, owner), the model folder must be a `model` folder
-//! the owner can see, and its definition must parse; a wrong field is a 400 naming it.
+//! is checked as `POST /session` checks a session (cluster shape, resources, environment,
+//! then image, group, owner and the rest by the lifecycle's `plan_spec`), the model folder
+//! must be a `model` folder the owner can see, and its definition must parse; a wrong field
+//! is a 400 naming it. The request arrives as a domain [`ServiceSpec`], made at the HTTP edge.
 
 use super::definition::{self, Definition};
 use super::replica;
-use crate::identity::Caller;
 use crate::state::Serving;
-use bai_core::Problem;
-use bai_core::serving::ReplicaTemplate;
+use bai_control::lifecycle::create::{CreatePlan, plan_spec};
+use bai_core::amount::resource_ask;
+use bai_core::cluster::{self, ClusterMode};
+use bai_core::resources::ResourceRequest;
+use bai_core::serving::{ReplicaTemplate, ServiceSpec, invalid_params};
+use bai_core::spec::check_env;
+use bai_core::{Problem, SessionName, SessionSpec, SessionType};
+use bai_ground::identity::Caller;
 use bai_store::{EndpointRow, EndpointSpec, EndpointState, VFolderRow};
-
-use bai_api::services::{NewService, invalid_params};
-use bai_api::sessions::{CreateConfig, CreateRequest, SessionType};
 use uuid::Uuid;
 
 /// A service name: 4–64 of letters, digits, `_` and `-`, starting and ending with a letter,
@@ -118,10 +121,44 @@ pub fn read_definition(
     )))
 }
 
-/// Validates a `POST /services` request (read at the edge by
-/// `bai_api::services::read_new_service`) into a service row (not stored).
-pub fn plan(serving: &Serving, caller: &Caller, req: &NewService) -> Result<EndpointRow, Problem> {
-    let config = &req.config;
+/// The replicas' session checked as `POST /session` checks one (the cluster shape, the
+/// resources, the environment, then what needs the server's state), planned and not
+/// stored: whose it is, where it runs and on which image.
+fn check_session(
+    serving: &Serving,
+    caller: &Caller,
+    req: &ServiceSpec,
+) -> Result<CreatePlan, Problem> {
+    let cluster_mode = req
+        .cluster_mode
+        .as_deref()
+        .map(str::parse::<ClusterMode>)
+        .transpose()
+        .map_err(invalid_params)?
+        .unwrap_or_default();
+    let cluster_size = cluster::check_size(req.cluster_size.unwrap_or(1))?;
+    let ask = resource_ask(Some(&req.resources), Some(&req.resource_opts));
+    let resources = ResourceRequest::parse(&ask, &serving.lifecycle.agents.accel_slots())
+        .map_err(|e| Problem::invalid(e.to_string()))?;
+    for (k, v) in &req.environ {
+        check_env(k, v).map_err(Problem::invalid)?;
+    }
+    let mut s = SessionSpec::new(req.image.clone(), resources);
+    s.name = Some(SessionName::parse("serve-check").map_err(|e| Problem::internal(e.to_string()))?);
+    s.session_type = SessionType::Inference;
+    s.owner_access_key = req.owner_access_key.clone();
+    s.project = req.project.clone().unwrap_or_else(|| "default".into());
+    s.domain = req.domain.clone().unwrap_or_else(|| "default".into());
+    s.scaling_group = req.scaling_group.clone();
+    s.cluster_mode = cluster_mode;
+    s.cluster_size = cluster_size;
+    s.environ = req.environ.clone();
+    plan_spec(&serving.lifecycle, caller, &s)
+}
+
+/// Validates a new service (made a [`ServiceSpec`] at the HTTP edge) into a service row (not
+/// stored).
+pub fn plan(serving: &Serving, caller: &Caller, req: &ServiceSpec) -> Result<EndpointRow, Problem> {
     let name = match &req.name {
         Some(n) => n.clone(),
         None => format!("bai-serve-{}", &Uuid::new_v4().simple().to_string()[..8]),
@@ -138,12 +175,9 @@ pub fn plan(serving: &Serving, caller: &Caller, req: &NewService) -> Result<Endp
             "runtime_variant {runtime_variant:?} is not available here: use custom (a model-definition.yaml) or cmd"
         )));
     }
-    let model_ref = config.model.as_str();
+    let model_ref = req.model.as_str();
     // A relative destination (Backend.AI's test suite sends `models`) is under `/`.
-    let asked = config
-        .model_mount_destination
-        .as_deref()
-        .unwrap_or("/models");
+    let asked = req.model_mount_destination.as_deref().unwrap_or("/models");
     let mount = match bai_core::vpath::confine(asked.trim_start_matches('/')) {
         Ok(p) if !p.as_os_str().is_empty() => format!("/{}", p.display()),
         _ => {
@@ -176,33 +210,10 @@ pub fn plan(serving: &Serving, caller: &Caller, req: &NewService) -> Result<Endp
         )));
     }
     let mount = mount.as_str();
-    let public = req.open_to_public.unwrap_or(false);
+    let public = req.open_to_public;
 
-    // The replicas' session request, checked as POST /session checks it.
-    let session_req = CreateRequest {
-        name: Some("serve-check".into()),
-        session_type: Some(SessionType::Inference),
-        group: Some(req.group.clone().unwrap_or_else(|| "default".into())),
-        domain: Some(req.domain.clone().unwrap_or_else(|| "default".into())),
-        cluster_size: Some(req.cluster_size.unwrap_or(1)),
-        cluster_mode: req
-            .cluster_mode
-            .as_deref()
-            .map(str::parse)
-            .transpose()
-            .map_err(invalid_params)?,
-        owner_access_key: req.owner_access_key.clone(),
-        config: Some(CreateConfig {
-            resources: config.resources.clone(),
-            resource_opts: config.resource_opts.clone(),
-            environ: config.environ.clone(),
-            scaling_group: config.scaling_group.clone(),
-            ..CreateConfig::default()
-        }),
-        ..CreateRequest::new(req.image.clone())
-    };
-    let session_spec = crate::lifecycle::request::spec_of(&serving.lifecycle, &session_req)?;
-    let check = crate::lifecycle::create::plan_spec(&serving.lifecycle, caller, &session_spec)?;
+    // The replicas' session, checked as POST /session checks one.
+    let check = check_session(serving, caller, req)?;
     let owner = &check.session;
     if let Some(existing) = serving
         .store
@@ -224,12 +235,12 @@ pub fn plan(serving: &Serving, caller: &Caller, req: &NewService) -> Result<Endp
         .flatten()
         .is_some_and(|k| k.is_admin);
     let folder = model_folder(serving, &owner.spec.user_id, owner_admin, model_ref)?;
-    let def_path = config.model_definition_path.as_deref();
+    let def_path = req.model_definition_path.as_deref();
     let (def_path, def) = read_definition(serving, &folder, def_path)?;
     let replica = ReplicaTemplate {
-        resources: config.resources.clone().unwrap_or_default(),
-        resource_opts: config.resource_opts.clone().unwrap_or_default(),
-        environ: config.environ.clone().unwrap_or_default(),
+        resources: req.resources.clone(),
+        resource_opts: req.resource_opts.clone(),
+        environ: req.environ.clone(),
         cluster_mode: owner.spec.cluster_mode,
         cluster_size: owner.spec.cluster_size,
         startup_command: req.startup_command.clone(),

@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 /// Marks a route `failed_to_start` with its error, counts a retry and backs off.
 pub fn fail_route(serving: &Serving, e: &EndpointRow, route: Uuid, why: &str, src: &str) {
-    let error = bai_api::services::RouteError {
+    let error = bai_core::serving::RouteError {
         name: "RouteFailedToStart".into(),
         repr: why.into(),
         src: src.into(),

@@ -7,6 +7,7 @@
 use super::token;
 use axum::body::Body;
 use axum::http::{HeaderValue, Request, Response, StatusCode, header};
+use bai_core::Problem;
 use hyper_util::rt::TokioIo;
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -361,13 +362,12 @@ async fn send(target: SocketAddr, req: Request<Body>) -> Result<Response<Body>, 
 }
 
 fn problem(status: StatusCode, kind: &str, msg: &str) -> Response<Body> {
-    let body = bai_api::Problem {
-        kind: format!("https://api.backend.ai/probs/{kind}"),
-        title: status.canonical_reason().unwrap_or("Error").into(),
-        msg: msg.into(),
-        error_code: None,
-        data: None,
-    };
+    let body = Problem::new(
+        status.as_u16(),
+        kind,
+        status.canonical_reason().unwrap_or("Error"),
+        msg,
+    );
     let mut r = Response::new(Body::from(serde_json::to_string(&body).unwrap_or_default()));
     *r.status_mut() = status;
     r.headers_mut().insert(

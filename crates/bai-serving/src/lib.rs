@@ -9,15 +9,14 @@
 //!   taking a service down);
 //! * [`gateway`]: the endpoint proxy (tokens, balancing, retry, counters);
 //! * [`token`]: the services' HS256 tokens;
-//! * [`autoscale`]: rules (Backend.AI's thresholds and target tracking) and their decisions;
-//! * [`view`]: what the API shows.
+//! * [`autoscale`]: rules (Backend.AI's thresholds and target tracking) and their decisions.
 //!
-//! It stands on `bai-control` (the lifecycle makes each route's session) and under the HTTP
+//! What the API shows of a service is built at the edge (`bai-manager`'s `api/views`).
+//!
+//! It stands on `bai-control` (the lifecycle makes each route's session) and `bai-ground`
+//! (the registry, the bus, storage, readings), naming each crate it uses, and under the HTTP
 //! edge (`bai-manager`), which it cannot import.
 #![forbid(unsafe_code)]
-
-// The control plane's modules under the names this crate's code uses for them.
-use bai_control::{agents, bus, config, identity, lifecycle, stats, storage};
 
 pub mod autoscale;
 pub mod create;
@@ -31,6 +30,5 @@ pub mod replica;
 pub mod route_status;
 pub mod state;
 pub mod token;
-pub mod view;
 
-pub use limits::{MAX_REPLICAS, MAX_RETRIES};
+pub use limits::MAX_RETRIES;

@@ -217,7 +217,7 @@ pub fn spawn(
 
 async fn end(serving: &Arc<Serving>, session: Uuid, why: &str) {
     let reason = Reason::Other(format!("health-check-failed: {why}"));
-    if let Err(p) = crate::lifecycle::terminate::terminate(
+    if let Err(p) = bai_control::lifecycle::terminate::terminate(
         &serving.lifecycle,
         session,
         reason,

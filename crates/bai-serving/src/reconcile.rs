@@ -98,7 +98,7 @@ async fn endpoint(serving: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_sto
             gw.retire(r.id);
             serving.stop_prober(r.id);
             if s.state.status == SessionStatus::Error {
-                let _ = crate::lifecycle::terminate::terminate(
+                let _ = bai_control::lifecycle::terminate::terminate(
                     &serving.lifecycle,
                     sid,
                     Reason::Other("service-route-failed".into()),
@@ -263,7 +263,7 @@ fn drain_and_end(serving: &Arc<Serving>, e: &EndpointRow, r: &RouteRow, why: &'s
             let _ = tokio::time::timeout(Duration::from_millis(500), gw.finished.notified()).await;
         }
         tracing::info!(%route, %session, why, "route drained; ending its session");
-        if let Err(p) = crate::lifecycle::terminate::terminate(
+        if let Err(p) = bai_control::lifecycle::terminate::terminate(
             &serving.lifecycle,
             session,
             Reason::Other(why.into()),

@@ -3,14 +3,14 @@
 //! other folder), named `<service>-<route>`.
 
 use super::route_status;
-use crate::identity::Caller;
-use crate::lifecycle::create::{CreatePlan, Created, create, plan_spec};
 use crate::state::Serving;
-use bai_api::sessions::spec::resource_ask;
+use bai_control::lifecycle::create::{CreatePlan, Created, create, plan_spec};
 use bai_core::agent::Mount;
+use bai_core::amount::resource_ask;
 use bai_core::resources::ResourceRequest;
 use bai_core::serving::ReplicaTemplate;
 use bai_core::{Problem, SessionName, SessionSpec, SessionType};
+use bai_ground::identity::Caller;
 use bai_store::{EndpointRow, RouteRow};
 use uuid::Uuid;
 
@@ -100,7 +100,7 @@ pub fn start(serving: &Serving, e: &EndpointRow) -> Result<RouteRow, Problem> {
         }
         Err(p) => {
             route.status = route_status::FAILED_TO_START.into();
-            let error = bai_api::services::RouteError {
+            let error = bai_core::serving::RouteError {
                 name: p.title.clone(),
                 repr: p.msg.clone(),
                 src: "create".into(),

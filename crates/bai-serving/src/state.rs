@@ -6,12 +6,12 @@
 
 use super::autoscale::memory::State as AutoscaleState;
 use super::gateway;
-use crate::agents::Agents;
-use crate::bus::Bus;
-use crate::config::ManagerConfig;
-use crate::lifecycle::Lifecycle;
-use crate::stats::readings::Readings;
-use crate::storage::Storage;
+use bai_control::lifecycle::Lifecycle;
+use bai_ground::agents::Agents;
+use bai_ground::bus::Bus;
+use bai_ground::config::ManagerConfig;
+use bai_ground::stats::readings::Readings;
+use bai_ground::storage::Storage;
 use bai_store::Store;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -4,24 +4,7 @@
 
 use crate::db::params;
 use crate::{Result, Store, now_str};
-use serde::Serialize;
-
-/// One entry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct AuditRow {
-    pub id: i64,
-    pub at: String,
-    /// The user's e-mail (or what a failed login gave).
-    pub actor: String,
-    pub access_key: Option<String>,
-    /// What was done: `METHOD /route/{template}`, `graphql FIELD`, or `login`.
-    pub action: String,
-    /// What it was done to (a session id, a folder, a policy name, …).
-    pub target: String,
-    /// `ok`, or `refused` / `failed` with the reason in `detail`.
-    pub outcome: String,
-    pub detail: String,
-}
+use bai_core::audit::AuditRecord;
 
 /// A new entry (the store adds its id and time).
 #[derive(Debug, Clone, Default)]
@@ -72,7 +55,7 @@ impl Store {
     }
 
     /// Entries matching `f`, newest first.
-    pub fn audit(&self, f: &AuditFilter) -> Result<Vec<AuditRow>> {
+    pub fn audit(&self, f: &AuditFilter) -> Result<Vec<AuditRecord>> {
         let (exact, prefix) = match f.action.as_deref() {
             Some(a) if a.ends_with('*') => (None, Some(a.trim_end_matches('*').to_string())),
             Some(a) => (Some(a.to_string()), None),
@@ -98,7 +81,7 @@ impl Store {
                 prefix
             ],
             |r| {
-                Ok(AuditRow {
+                Ok(AuditRecord {
                     id: r.get(0)?,
                     at: r.get(1)?,
                     actor: r.get(2)?,

@@ -39,7 +39,7 @@ pub use accounts::{
     KeypairInfo, NewUser, StillOwned, UserField, UserFilter, UserInfo, is_admin_role,
 };
 pub use agents::{AgentRow, AgentTokenRow};
-pub use audit::{AuditEntry, AuditFilter, AuditRow};
+pub use audit::{AuditEntry, AuditFilter};
 pub use domains::{DomainInUse, DomainRow};
 pub use endpoint_rules::RuleRow;
 pub use endpoints::{EndpointRow, EndpointSpec, EndpointState, EndpointTokenRow, RouteRow};

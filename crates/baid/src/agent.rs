@@ -94,7 +94,7 @@ pub async fn run(args: AgentArgs) -> Result<()> {
     let id = agent_id(&args, &data_dir)?;
     let group = args.group.clone().unwrap_or_else(|| "default".into());
     let mut storage_hosts = std::collections::BTreeMap::new();
-    match bai_manager::storage::parse_host_specs(&args.storage_hosts) {
+    match bai_ground::storage::parse_host_specs(&args.storage_hosts) {
         Ok(hosts) => {
             for (name, path) in hosts {
                 if !path.is_dir() {

@@ -21,7 +21,7 @@ mod standby;
 use anyhow::{Context, Result};
 use bai_agent::{DummyAgent, DummyAgentConfig};
 use bai_core::agent::AgentRpc;
-use bai_manager::ManagerConfig;
+use bai_ground::config::ManagerConfig;
 use clap::{CommandFactory, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -176,7 +176,7 @@ struct UpArgs {
     #[arg(
         long,
         env = "BAI_DEFAULT_STORAGE_HOST",
-        default_value = bai_manager::storage::LOCAL_HOST,
+        default_value = bai_ground::storage::LOCAL_HOST,
         value_name = "NAME"
     )]
     default_storage_host: String,
@@ -295,7 +295,7 @@ async fn up(args: UpArgs) -> Result<()> {
     // A bad storage configuration stops baid with one line (no backtrace, whatever
     // RUST_BACKTRACE says): what is wrong and with which host.
     let storage = match storage_config(&args.storage_hosts, &args.default_storage_host)
-        .and_then(|c| bai_manager::storage::Storage::open(&data_dir, &c))
+        .and_then(|c| bai_ground::storage::Storage::open(&data_dir, &c))
     {
         Ok(s) => s,
         Err(e) => {
@@ -370,7 +370,7 @@ async fn up(args: UpArgs) -> Result<()> {
         data_dir: data_dir.clone(),
         schedule_tick_ms: args.schedule_tick_ms.max(10),
         app_port_pool: args.app_ports,
-        monitor: bai_manager::stats::book::MonitorConfig {
+        monitor: bai_ground::stats::book::MonitorConfig {
             interval: std::time::Duration::from_millis(args.monitor_interval_ms.max(100)),
             utilization: args.idle_utilization.clone(),
         },
@@ -435,7 +435,7 @@ async fn up(args: UpArgs) -> Result<()> {
         let _ = m.oidc.set(p);
     }
     for h in &handles {
-        bai_manager::images::aliases::register(&store, &h.info())?;
+        bai_control::images::aliases::register(&store, &h.info())?;
     }
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
@@ -591,12 +591,12 @@ pub async fn shutdown_signal() {
 fn storage_config(
     hosts: &[String],
     default: &str,
-) -> Result<bai_manager::storage::StorageConfig, String> {
+) -> Result<bai_ground::storage::StorageConfig, String> {
     let default = default.trim();
-    bai_manager::storage::check_host_name(default)
+    bai_ground::storage::check_host_name(default)
         .map_err(|e| format!("--default-storage-host: {e}"))?;
-    Ok(bai_manager::storage::StorageConfig {
-        hosts: bai_manager::storage::parse_host_specs(hosts)?,
+    Ok(bai_ground::storage::StorageConfig {
+        hosts: bai_ground::storage::parse_host_specs(hosts)?,
         default: Some(default.to_string()),
     })
 }

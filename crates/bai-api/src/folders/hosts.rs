@@ -4,6 +4,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+// What keeps a host's folders is `bai-core`'s, with its schema from its `schema` feature.
+pub use bai_core::storage::Backend;
+
 /// The storage hosts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Hosts {
@@ -24,16 +27,6 @@ pub struct VolumeInfo {
     pub capabilities: Vec<Capability>,
     /// The filesystem it lives on.
     pub usage: VolumeUsage,
-}
-
-/// What keeps a host's folders.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    /// The built-in host, under the server's data directory.
-    Local,
-    /// A host configured on a directory of its own.
-    Vfs,
 }
 
 /// Something a storage host can do.

@@ -69,37 +69,14 @@ pub struct AgentWarmPool {
     pub evictions: u64,
 }
 
-/// One shape's pool on an agent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct AgentPool {
-    /// The shape, as a warm pool entry is written: `IMAGE,cpu=…,mem=…,shm=…`.
-    pub shape: String,
-    /// How many it should keep.
-    pub target: u32,
-    /// How many it keeps now: `target`, or 1 while no session of its shape started lately
-    /// (an idle pool shrinks; the next start of its shape grows it back).
-    #[serde(default)]
-    pub kept: u32,
-    /// How many are started and unclaimed.
-    pub ready: u32,
-    /// How many are being made.
-    pub making: u32,
-}
+// One shape's pool is `bai-core`'s (what the agent reports), with its schema (`AgentPool`)
+// from its `schema` feature.
+pub use bai_core::pool::PoolStatus as AgentPool;
 
 impl From<&bai_core::pool::PoolReport> for AgentWarmPool {
     fn from(r: &bai_core::pool::PoolReport) -> Self {
         AgentWarmPool {
-            pools: r
-                .pools
-                .iter()
-                .map(|p| AgentPool {
-                    shape: p.shape.clone(),
-                    target: p.target,
-                    kept: p.kept,
-                    ready: p.ready,
-                    making: p.making,
-                })
-                .collect(),
+            pools: r.pools.clone(),
             hits: r.counters.hits,
             misses: r.counters.misses,
             refills: r.counters.refills,

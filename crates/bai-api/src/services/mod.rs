@@ -15,6 +15,11 @@ pub use read::{MAX_REPLICAS, invalid_params, read_new_service, replicas_in};
 pub use rule_fields::{RuleFields, canonical_rule_props};
 pub use spellings::canonical_service_body;
 
+// A rule and its enums are `bai-core`'s (the autoscaler's own), with their schemas from its
+// `schema` feature.
+pub use bai_core::serving::RouteError;
+pub use bai_core::serving::autoscale::{Comparator, MetricSource, Rule, RuleMode};
+
 /// `POST /services`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NewService {
@@ -288,24 +293,6 @@ pub struct Success {
     pub success: bool,
 }
 
-/// Why a route failed to start, as its route keeps it (the `error` of [`ServiceError`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct RouteError {
-    /// `RouteFailedToStart`, or the title of the problem that refused its session.
-    pub name: String,
-    /// What went wrong.
-    pub repr: String,
-    /// Where: `create`, `session` or `health-check`.
-    pub src: String,
-}
-
-impl RouteError {
-    /// As the route keeps it: JSON text.
-    pub fn to_text(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
-    }
-}
-
 /// One route that failed to start.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ServiceError {
@@ -333,103 +320,6 @@ impl ServiceError {
 pub struct ServiceErrors {
     pub errors: Vec<ServiceError>,
     pub retries: u32,
-}
-
-/// How a rule decides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum RuleMode {
-    /// Backend.AI's: when `metric <comparator> threshold`, step the replicas by `step_size`.
-    Threshold,
-    /// Target tracking: replicas = ceil(metric × replicas / target), after the delays.
-    Target,
-}
-
-/// Where a rule's metric comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum MetricSource {
-    /// The replicas' kernels: `cpu_util`, `mem` (percent of what they were given).
-    Kernel,
-    /// The endpoint's requests per replica: `inflight`, `requests_per_second`, `latency_ms`.
-    InferenceFramework,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Comparator {
-    LessThan,
-    LessThanOrEqual,
-    GreaterThan,
-    GreaterThanOrEqual,
-}
-
-/// A rule's enum value from its word in either case (`greater_than`, ` KERNEL`), as
-/// [`RuleFields`] reads it; the error names the values it takes.
-fn word<T: serde::de::DeserializeOwned>(s: &str, case: fn(&str) -> String) -> Result<T, String> {
-    serde_json::from_value(Value::String(case(s.trim()))).map_err(|e| e.to_string())
-}
-
-impl std::str::FromStr for RuleMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<RuleMode, String> {
-        word(s, str::to_ascii_lowercase)
-    }
-}
-
-impl std::str::FromStr for MetricSource {
-    type Err = String;
-    fn from_str(s: &str) -> Result<MetricSource, String> {
-        word(s, str::to_ascii_uppercase)
-    }
-}
-
-impl std::str::FromStr for Comparator {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Comparator, String> {
-        word(s, str::to_ascii_uppercase)
-    }
-}
-
-impl Comparator {
-    /// `<`, `<=`, `>`, `>=`.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            Comparator::LessThan => "<",
-            Comparator::LessThanOrEqual => "<=",
-            Comparator::GreaterThan => ">",
-            Comparator::GreaterThanOrEqual => ">=",
-        }
-    }
-}
-
-/// An auto-scaling rule.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Rule {
-    pub id: String,
-    pub mode: RuleMode,
-    pub metric_source: MetricSource,
-    pub metric_name: String,
-    /// Threshold mode: the value compared (a decimal, as text).
-    pub threshold: Option<String>,
-    pub comparator: Option<Comparator>,
-    /// Threshold mode: replicas added (negative: removed) when it fires.
-    pub step_size: Option<i32>,
-    /// Target mode: the metric's value each replica should see.
-    pub target: Option<f64>,
-    /// Target mode: how long more replicas must be wanted before they start.
-    pub scale_up_delay_seconds: f64,
-    /// Target mode: how long fewer replicas must be wanted before some end.
-    pub scale_down_delay_seconds: f64,
-    /// No change within this long of the rule's, or the service's, last change.
-    pub cooldown_seconds: u32,
-    pub min_replicas: Option<u32>,
-    pub max_replicas: Option<u32>,
-    /// Higher first; the first rule that changes the count wins the round.
-    pub priority: i32,
-    pub enabled: bool,
-    pub created_at: String,
-    pub last_triggered_at: Option<String>,
 }
 
 /// `GET /services/{id}/rules`.

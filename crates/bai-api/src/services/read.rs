@@ -8,13 +8,9 @@ use crate::body::Fields;
 use bai_core::Problem;
 use serde_json::Value;
 
-/// Replicas one service may ask for.
-pub const MAX_REPLICAS: u32 = 16;
+pub use bai_core::serving::MAX_REPLICAS;
 
-/// A 400 of a service body, with Backend.AI's code.
-pub fn invalid_params(msg: impl Into<String>) -> Problem {
-    Problem::invalid(msg).with_code("api_parsing_invalid-parameters")
-}
+pub use bai_core::serving::invalid_params;
 
 fn field<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a Value> {
     keys.iter().find_map(|k| v.get(*k)).filter(|v| !v.is_null())

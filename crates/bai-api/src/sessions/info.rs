@@ -7,6 +7,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+// Why a session waits and its traffic are `bai-core`'s (the server writes them), with their
+// schemas from its `schema` feature.
+pub use bai_core::pending::PendingInfo;
+pub use bai_core::stats::Network;
+
 /// A session's fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SessionInfo {
@@ -149,17 +154,6 @@ pub enum MountMode {
     Ro,
 }
 
-/// Bytes between the user and the session, through its proxies.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Network {
-    /// Bytes from the user to the session.
-    pub rx_bytes: u64,
-    /// Bytes from the session to the user.
-    pub tx_bytes: u64,
-    /// When a byte last moved (RFC 3339); null when none did.
-    pub last_activity: Option<String>,
-}
-
 /// A session this one depends on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Dependency {
@@ -167,29 +161,6 @@ pub struct Dependency {
     pub id: String,
     /// Its name; null when it is gone.
     pub name: Option<String>,
-}
-
-/// Why a PENDING session waits.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct PendingInfo {
-    /// The reason in words.
-    pub reason: String,
-    /// The reason's code (`no-available-instances`, `concurrency-limit`, …).
-    pub code: String,
-    /// 1-based position in its resource group's queue, in the order the last pass tried it.
-    pub queue_position: u64,
-    /// Sessions in that queue.
-    pub queue_length: u64,
-    /// The resource group.
-    pub resource_group: String,
-    /// `[resource, number of agents short of it]`.
-    pub short_of: Vec<(String, u64)>,
-    /// Agents the pass considered.
-    pub agents_considered: u64,
-    /// Earliest possible start from running sessions' known ends (RFC 3339), if any.
-    pub estimated_start: Option<String>,
-    /// When the pass ran (RFC 3339).
-    pub updated_at: String,
 }
 
 /// A kernel (container) of a session: `main1`, then `sub1` … of a cluster session.

@@ -1,7 +1,7 @@
 //! The small answers about one session: logs, termination, status and scheduling history.
 
 use super::status::SessionStatus;
-pub use bai_core::history::{HistoryResult, StepResult, SubStep};
+pub use bai_core::history::{HistoryRecord, HistoryResult, StepResult, SubStep};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -92,53 +92,4 @@ pub struct DependencyNode {
 pub struct SchedulingHistory {
     /// The records that match the filter, oldest first.
     pub result: Vec<HistoryRecord>,
-}
-
-/// One record of what happened to a session on its way. Identical consecutive attempts
-/// merge into one (`attempts` counts them).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct HistoryRecord {
-    /// The record's id (a UUID).
-    pub id: String,
-    /// The session's id.
-    pub session_id: String,
-    /// Which part acted: `schedule`, `launch`, `terminate`, …
-    pub phase: String,
-    /// How it went.
-    pub result: HistoryResult,
-    /// The status before.
-    pub from_status: Option<SessionStatus>,
-    /// The status after.
-    pub to_status: Option<SessionStatus>,
-    /// The code of a failure or wait (e.g. `no-available-instances`).
-    pub error_code: Option<String>,
-    /// What happened, in words.
-    pub message: String,
-    /// How many identical attempts this record stands for.
-    pub attempts: i64,
-    /// The first attempt (RFC 3339).
-    pub created_at: String,
-    /// The last attempt (RFC 3339).
-    pub updated_at: String,
-    /// The scheduler's steps (none for lifecycle records).
-    pub sub_steps: Vec<SubStep>,
-}
-
-impl From<bai_core::history::HistoryRecord> for HistoryRecord {
-    fn from(r: bai_core::history::HistoryRecord) -> HistoryRecord {
-        HistoryRecord {
-            id: r.id.to_string(),
-            session_id: r.session_id.to_string(),
-            phase: r.phase,
-            result: r.result,
-            from_status: r.from_status,
-            to_status: r.to_status,
-            error_code: r.error_code,
-            message: r.message,
-            attempts: r.attempts,
-            created_at: r.created_at,
-            updated_at: r.updated_at,
-            sub_steps: r.sub_steps,
-        }
-    }
 }

@@ -5,15 +5,17 @@
 use super::create::{CreateConfig, CreateRequest, ListOrText, NumberOrText};
 use bai_core::Problem;
 use bai_core::accel::AccelSlot;
-use bai_core::cluster::{ClusterMode, MAX_CLUSTER_SIZE};
+use bai_core::cluster::ClusterMode;
 use bai_core::name::SessionName;
-use bai_core::resources::{ResourceAsk, ResourceRequest, ResourceSlots};
+use bai_core::resources::{ResourceRequest, ResourceSlots};
 use bai_core::spec::{
     DEFAULT_PRIORITY, FolderRef, MAX_COUNT, MAX_PREOPEN_PORTS, MountAsk, SessionSpec, check_env,
 };
 use bai_core::status::SessionType;
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
+
+pub use bai_core::amount::resource_ask;
 
 /// What the conversion is given from the server, read before it.
 #[derive(Debug, Clone)]
@@ -140,24 +142,6 @@ impl CreateRequest {
     }
 }
 
-/// `resources` and `resource_opts` (its `shmem`) as given, each amount as its text: what a
-/// create request and a service's stored spec both ask for.
-pub fn resource_ask(
-    resources: Option<&BTreeMap<String, NumberOrText>>,
-    resource_opts: Option<&BTreeMap<String, NumberOrText>>,
-) -> ResourceAsk {
-    ResourceAsk {
-        slots: resources
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| (k.clone(), v.to_string()))
-            .collect(),
-        shmem: resource_opts
-            .and_then(|o| o.get("shmem"))
-            .map(|v| v.to_string()),
-    }
-}
-
 /// `resources` and `resource_opts.shmem`, the preset filling in what they leave out.
 fn resources(config: &CreateConfig, ctx: &SpecContext<'_>) -> Result<ResourceRequest, Problem> {
     let mut ask = resource_ask(config.resources.as_ref(), config.resource_opts.as_ref());
@@ -169,31 +153,8 @@ fn resources(config: &CreateConfig, ctx: &SpecContext<'_>) -> Result<ResourceReq
 
 /// `clusterSize` (1 to bai's bound) and `clusterMode`. The owner's policy is the lifecycle's.
 fn cluster_shape(r: &CreateRequest) -> Result<(ClusterMode, u32), Problem> {
-    let size = match r.cluster_size.unwrap_or(1) {
-        0 => {
-            return Err(Problem::invalid(format!(
-                "clusterSize 0 is invalid: use a whole number from 1 to {MAX_CLUSTER_SIZE}"
-            )));
-        }
-        n if n <= MAX_CLUSTER_SIZE => n,
-        // A size over bai's bound is "unavailable", as an over-limit size is in Backend.AI.
-        n => {
-            return Err(Problem::new(
-                400,
-                "too-many-containers",
-                "Too many containers.",
-                format!(
-                    "the session asks for {n} containers, but a session has at most {MAX_CLUSTER_SIZE}"
-                ),
-            )
-            .with_code("session_create_unavailable"));
-        }
-    };
-    Ok((
-        r.cluster_mode
-            .map_or(ClusterMode::SingleNode, ClusterMode::from),
-        size,
-    ))
+    let size = bai_core::cluster::check_size(r.cluster_size.unwrap_or(1))?;
+    Ok((r.cluster_mode.unwrap_or_default(), size))
 }
 
 /// "Select Agent" (`config.agentList`): one agent, or none.

@@ -1,9 +1,10 @@
-//! The fixed words of a session: its status, type and result (`bai-core`'s, with their
-//! schemas), what create reports, and the cluster mode.
+//! The fixed words of a session: its status, type, result and cluster mode (`bai-core`'s,
+//! with their schemas), and what create reports.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use bai_core::cluster::ClusterMode;
 pub use bai_core::status::{SessionResult, SessionStatus, SessionType};
 
 /// What `POST /session` reports: the session's status, or `TIMEOUT` when `maxWaitSeconds`
@@ -75,60 +76,15 @@ impl std::fmt::Display for CreateStatus {
     }
 }
 
-/// How the kernels of a session are spread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub enum ClusterMode {
-    /// All kernels on one agent.
-    #[serde(rename = "single-node")]
-    SingleNode,
-    /// Kernels spread over several agents of the resource group, on an overlay network.
-    #[serde(rename = "multi-node")]
-    MultiNode,
-}
-
-impl From<bai_core::cluster::ClusterMode> for ClusterMode {
-    fn from(m: bai_core::cluster::ClusterMode) -> ClusterMode {
-        match m {
-            bai_core::cluster::ClusterMode::SingleNode => ClusterMode::SingleNode,
-            bai_core::cluster::ClusterMode::MultiNode => ClusterMode::MultiNode,
-        }
-    }
-}
-
-impl std::str::FromStr for ClusterMode {
-    type Err = String;
-    /// The spellings [`bai_core::cluster::ClusterMode`] accepts (`single_node`, `MULTI-NODE`, …).
-    fn from_str(s: &str) -> Result<ClusterMode, String> {
-        s.parse::<bai_core::cluster::ClusterMode>().map(Into::into)
-    }
-}
-
-impl From<ClusterMode> for bai_core::cluster::ClusterMode {
-    fn from(m: ClusterMode) -> bai_core::cluster::ClusterMode {
-        match m {
-            ClusterMode::SingleNode => bai_core::cluster::ClusterMode::SingleNode,
-            ClusterMode::MultiNode => bai_core::cluster::ClusterMode::MultiNode,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn cluster_modes_map_both_ways_in_the_same_word() {
-        for m in [
-            bai_core::cluster::ClusterMode::SingleNode,
-            bai_core::cluster::ClusterMode::MultiNode,
-        ] {
-            let wire = ClusterMode::from(m);
-            assert_eq!(serde_json::to_value(wire).unwrap(), m.as_str());
-            assert_eq!(bai_core::cluster::ClusterMode::from(wire), m);
-            assert_eq!(
-                m.as_str().to_uppercase().replace('-', "_").parse(),
-                Ok(wire)
-            );
+    fn cluster_modes_are_read_in_any_spelling_and_written_in_one() {
+        for m in [ClusterMode::SingleNode, ClusterMode::MultiNode] {
+            assert_eq!(serde_json::to_value(m).unwrap(), m.as_str());
+            assert_eq!(m.as_str().to_uppercase().replace('-', "_").parse(), Ok(m));
         }
         assert!("ring".parse::<ClusterMode>().is_err());
     }

@@ -57,7 +57,7 @@ pub async fn rule(client: &Client, c: &RuleCmd) -> Result<i32> {
                         ),
                     };
                     vec![
-                        r.id,
+                        r.id.to_string(),
                         match r.metric_source {
                             MetricSource::Kernel => "KERNEL",
                             MetricSource::InferenceFramework => "INFERENCE_FRAMEWORK",

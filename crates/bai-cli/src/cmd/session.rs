@@ -346,7 +346,7 @@ fn wire_word<T: serde::Serialize>(v: T) -> String {
 /// One row of the scheduling-history table.
 fn record_row(r: &HistoryRecord) -> Vec<String> {
     vec![
-        r.id.clone(),
+        r.id.to_string(),
         or_dash(Some(&r.phase)),
         wire_word(r.result),
         format!(
@@ -545,8 +545,8 @@ mod tests {
     #[test]
     fn scheduling_records_in_a_row() {
         let r = HistoryRecord {
-            id: "5f0c6f0e-8a8c-4c55-9a57-8d0f0f5f6a11".into(),
-            session_id: "u".into(),
+            id: "5f0c6f0e-8a8c-4c55-9a57-8d0f0f5f6a11".parse().unwrap(),
+            session_id: uuid::Uuid::nil(),
             phase: "schedule".into(),
             result: bai_api::sessions::HistoryResult::NeedRetry,
             from_status: Some(SessionStatus::Pending),

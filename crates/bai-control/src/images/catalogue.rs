@@ -4,7 +4,7 @@
 
 use super::reference::{image_id, split};
 use super::registry_view::RegistryView;
-use crate::agents::Agents;
+use bai_ground::agents::Agents;
 use bai_store::{CustomizedImageRow, Store};
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;

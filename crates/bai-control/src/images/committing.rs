@@ -1,7 +1,7 @@
 //! Which sessions are being committed now: one commit at a time per session, and a
 //! terminate that is not forced is refused meanwhile (a forced one cancels the commit).
 
-use crate::bgtask::BgTask;
+use bai_ground::bgtask::BgTask;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use uuid::Uuid;

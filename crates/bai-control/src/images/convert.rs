@@ -6,10 +6,10 @@
 use super::catalogue::{LABEL_EMAIL, LABEL_ID, LABEL_NAME, LABEL_OWNER};
 use super::ctx::Images;
 use super::reference::{check_name, customized_reference};
-use crate::bgtask::BgTask;
 use bai_core::Problem;
 use bai_core::agent::CommitRequest;
 use bai_core::status::SessionType;
+use bai_ground::bgtask::BgTask;
 use bai_store::{CustomizedImageRow, SessionRow};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -67,7 +67,7 @@ pub fn start(
                      convert again with the name of one to replace it"
                 ),
             )
-            .with_data_of(&bai_api::problem::QuotaData { limit, current }));
+            .with_data_of(&bai_core::problem::QuotaData { limit, current }));
         }
     }
     let task = images.bgtasks.start(&owner.access_key);
@@ -146,7 +146,7 @@ fn base_features(images: &Images, base: &str) -> String {
 
 async fn run(
     images: &Arc<Images>,
-    agent: &crate::agents::AgentHandle,
+    agent: &bai_ground::agents::AgentHandle,
     task: &BgTask,
     req: CommitRequest,
     mut record: CustomizedImageRow,

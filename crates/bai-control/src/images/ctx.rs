@@ -5,9 +5,9 @@
 use super::catalogue::Sources;
 use super::committing::Commits;
 use super::registry_view::RegistryView;
-use crate::agents::Agents;
-use crate::bgtask::BgTasks;
-use crate::config::ManagerConfig;
+use bai_ground::agents::Agents;
+use bai_ground::bgtask::BgTasks;
+use bai_ground::config::ManagerConfig;
 use bai_store::Store;
 use std::sync::Arc;
 

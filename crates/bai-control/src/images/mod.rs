@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 /// Reads an agent's images again (after a commit or a removal) so the catalogue and the
 /// scheduler see them.
-pub async fn refresh_agent(agents: &crate::agents::Agents, agent_id: &str) {
+pub async fn refresh_agent(agents: &bai_ground::agents::Agents, agent_id: &str) {
     let Some(a) = agents.get(agent_id) else {
         return;
     };
@@ -38,7 +38,7 @@ pub async fn refresh_agent(agents: &crate::agents::Agents, agent_id: &str) {
 pub fn commit_target(
     images: &Images,
     row: &SessionRow,
-) -> Result<Arc<crate::agents::AgentHandle>, Problem> {
+) -> Result<Arc<bai_ground::agents::AgentHandle>, Problem> {
     if row.state.status != SessionStatus::Running {
         return Err(Problem::invalid(format!(
             "session {:?} is {}: only a RUNNING session can be committed",

@@ -77,7 +77,7 @@ pub(super) fn check_project(
 
 /// A multi-node session's kernels together must fit the group's nodes together.
 pub(super) fn fits_group(
-    agents: &[std::sync::Arc<crate::agents::AgentHandle>],
+    agents: &[std::sync::Arc<bai_ground::agents::AgentHandle>],
     group: &str,
     total: &bai_core::ResourceSlots,
     kernels: u32,
@@ -109,7 +109,7 @@ pub(super) fn fits_group(
 /// request.
 pub(super) fn designated_agent(
     asked: Option<&str>,
-    agents: &[std::sync::Arc<crate::agents::AgentHandle>],
+    agents: &[std::sync::Arc<bai_ground::agents::AgentHandle>],
     group: &str,
     want: &bai_core::ResourceSlots,
 ) -> Result<Option<String>, Problem> {

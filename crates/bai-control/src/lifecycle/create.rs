@@ -2,12 +2,12 @@
 //! Nothing is half-created: a bad request is answered with a problem and writes nothing.
 
 use super::Lifecycle;
-use crate::identity::Caller;
 use bai_core::Problem;
 use bai_core::agent::Mount;
 use bai_core::cluster::ClusterMode;
 use bai_core::name::SessionName;
 use bai_core::resources::{format_bytes, format_cpu};
+use bai_ground::identity::Caller;
 use bai_store::{NewSession, ResolvedSpec, SessionRow};
 
 use super::admit::{
@@ -30,19 +30,10 @@ pub struct CreatePlan {
     pub idempotency: Option<super::idempotent::IdemKey>,
 }
 
-/// A `POST /session` request, made a spec ([`super::request::spec_of`]) and planned.
-pub fn plan(
-    lifecycle: &Lifecycle,
-    caller: &Caller,
-    req: &bai_api::sessions::CreateRequest,
-) -> Result<CreatePlan, Problem> {
-    plan_spec(lifecycle, caller, &super::request::spec_of(lifecycle, req)?)
-}
-
 /// Checks a session request against what the server has (the owner, the image, the
 /// resource group and its agents, the folders, the dependencies, the queue) and plans it.
-/// What needs no server state was checked when the spec was made (`bai_api`'s
-/// `CreateRequest::to_spec`, or the platform's own code for its sessions).
+/// What needs no server state was checked when the spec was made (at the HTTP edge, from a
+/// `POST /session` request; or by the platform's own code for its sessions).
 pub fn plan_spec(
     lifecycle: &Lifecycle,
     caller: &Caller,
@@ -344,7 +335,7 @@ pub fn create(lifecycle: &Lifecycle, plan: &CreatePlan) -> Result<Created, Probl
                 s.name
             ),
         )
-        .with_data_of(&bai_api::problem::ExistingSession {
+        .with_data_of(&bai_core::problem::ExistingSession {
             existing_session_id: existing.id.to_string(),
         }));
     }

@@ -2,13 +2,13 @@
 //! configuration, the storage hosts, what the registry holds, the monitor's readings) and the
 //! state it keeps itself (the launches in flight, exits that came early).
 
-use crate::agents::Agents;
-use crate::bus::Bus;
-use crate::config::ManagerConfig;
 use crate::images::registry_view::RegistryView;
-use crate::stats::readings::Readings;
-use crate::storage::Storage;
 use bai_core::agent::KernelExit;
+use bai_ground::agents::Agents;
+use bai_ground::bus::Bus;
+use bai_ground::config::ManagerConfig;
+use bai_ground::stats::readings::Readings;
+use bai_ground::storage::Storage;
 use bai_store::Store;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};

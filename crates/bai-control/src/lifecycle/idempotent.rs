@@ -29,7 +29,7 @@ impl IdemKey {
 }
 
 /// Reads the `Idempotency-Key` header's value (None without one): 1 to 255 visible ASCII
-/// characters. `digest` is the request's (`bai_api::sessions::CreateBody::digest`).
+/// characters. `digest` is the request's (the HTTP edge reads it with the body).
 pub fn key_of(header: Option<&[u8]>, digest: &str) -> Result<Option<IdemKey>, Problem> {
     let Some(raw) = header else {
         return Ok(None);
@@ -74,7 +74,7 @@ pub fn existing(
                 key.key
             ),
         )
-        .with_data_of(&bai_api::problem::ExistingSession {
+        .with_data_of(&bai_core::problem::ExistingSession {
             existing_session_id: id.to_string(),
         }));
     }

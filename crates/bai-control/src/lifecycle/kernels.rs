@@ -4,10 +4,10 @@
 
 use super::Lifecycle;
 use super::cluster_keys;
-use crate::agents::AgentHandle;
 use bai_core::Reason;
 use bai_core::agent::{AgentError, KernelCreated, KernelExit, KernelSpec, Mount};
 use bai_core::cluster::{ClusterInfo, KernelPlace, Overlay, layout, network_name};
+use bai_ground::agents::AgentHandle;
 use bai_store::{SessionRow, SubKernel};
 use futures::future::join_all;
 use std::sync::Arc;

@@ -15,7 +15,6 @@ pub mod overlay;
 pub mod preempt;
 pub mod pull;
 pub mod reconcile;
-pub mod request;
 pub mod retention;
 pub mod retry;
 pub mod terminate;
@@ -26,7 +25,7 @@ pub mod watch;
 pub use ctx::Lifecycle;
 pub use transition::{Change, transition, transition_or_log};
 
-use crate::agents::AgentHandle;
+use bai_ground::agents::AgentHandle;
 
 /// Destroys a kernel whose session no longer needs it; a failure is logged (reconciliation
 /// removes what is left at the next start).

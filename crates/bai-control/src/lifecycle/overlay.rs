@@ -2,11 +2,11 @@
 //! kernel's address, each agent's bridge address, and where each agent sends the session's
 //! tunnelled traffic (the other agents that hold its kernels).
 
-use crate::agents::AgentHandle;
 use bai_core::cluster::{
     OVERLAY_SUBNETS, Overlay, PEER_MANAGER, overlay_address, overlay_gateway, overlay_subnet,
     overlay_vni,
 };
+use bai_ground::agents::AgentHandle;
 
 /// Where an agent receives VXLAN traffic: a remote agent at the address its link comes from;
 /// the in-process agent on the manager's host, [`PEER_MANAGER`], which each remote agent

@@ -5,10 +5,10 @@
 //! its status info, which the session list shows.
 
 use super::Lifecycle;
-use crate::agents::AgentHandle;
 use bai_core::Reason;
 use bai_core::agent::AgentEvent;
 use bai_core::event::EventKind as E;
+use bai_ground::agents::AgentHandle;
 use bai_store::SessionRow;
 use futures::StreamExt;
 use std::collections::HashMap;

@@ -13,7 +13,7 @@ pub fn spawn_pruner(store: Arc<Store>, retention: Option<Duration>) {
     let Some(keep) = retention else {
         return;
     };
-    crate::hourly::spawn("ended sessions' detail pruning", move || {
+    bai_ground::hourly::spawn("ended sessions' detail pruning", move || {
         prune(&store, keep)
     });
 }

@@ -115,7 +115,7 @@ pub async fn finish_termination(
     if kernel_created && let Some(exit) = super::kernels::destroy_all(lifecycle, row).await {
         exit_code = exit_code.or(exit.exit_code);
     }
-    crate::stats::view::keep_last_stat(&lifecycle.readings, row);
+    bai_ground::stats::view::keep_last_stat(&lifecycle.readings, row);
     match mark_terminated(lifecycle, row, exit_code) {
         Ok(()) => {}
         // The store cannot write now (its disk is full, say): tried again, less often each

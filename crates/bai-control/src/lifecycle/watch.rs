@@ -5,11 +5,11 @@
 use super::Lifecycle;
 use super::terminate::finish_termination;
 use super::transition::{Change, TransitionError, transition};
-use crate::agents::AgentHandle;
 use bai_core::Reason;
 use bai_core::agent::{AgentEvent, KernelExit};
 use bai_core::event::EventKind as E;
 use bai_core::status::{SessionResult, SessionStatus as S, SessionType};
+use bai_ground::agents::AgentHandle;
 use futures::StreamExt;
 use std::sync::Arc;
 

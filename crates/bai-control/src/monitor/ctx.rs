@@ -1,9 +1,9 @@
 //! [`Monitor`]: what the monitor's round receives: the readings it adds to, the agents it
 //! reads counters from, and the lifecycle that ends the sessions an idle checker finds idle.
 
-use crate::agents::Agents;
 use crate::lifecycle::Lifecycle;
-use crate::stats::readings::Readings;
+use bai_ground::agents::Agents;
+use bai_ground::stats::readings::Readings;
 use std::sync::Arc;
 
 pub struct Monitor {

@@ -3,9 +3,9 @@
 
 use super::ctx::Monitor;
 use crate::lifecycle::terminate::terminate;
-use crate::stats::view::{forget_ended, judge, running_since};
 use bai_core::stats::now_ms;
 use bai_core::status::{SessionResult, SessionStatus as S};
+use bai_ground::stats::view::{forget_ended, judge, running_since};
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -3,10 +3,10 @@
 //! manager ended meanwhile are destroyed, sessions whose kernel vanished end.
 
 use super::Remote;
-use crate::agents::AgentHandle;
-use crate::agents::slot::AgentSlot;
 use crate::lifecycle;
 use bai_core::agent::AgentInfo;
+use bai_ground::agents::AgentHandle;
+use bai_ground::agents::slot::AgentSlot;
 use bai_link::hello::Hello;
 use bai_link::remote::{RemoteAgent, RemoteShared};
 use bai_link::{Link, Side};

@@ -1,6 +1,6 @@
 //! Remote agents (`baid agent` on other machines). They dial the manager's agent listener
 //! ([`listener`]), are admitted by join token and credential ([`gate`]), are held across
-//! reconnects by an [`crate::agents::slot::AgentSlot`], are reconciled when they come back
+//! reconnects by an [`bai_ground::agents::slot::AgentSlot`], are reconciled when they come back
 //! ([`connect`]), and move ALIVE → DISCONNECTED → LOST → GONE when they stay away
 //! ([`states`]). Admins mint and revoke tokens and drain or remove agents ([`admin`]).
 
@@ -10,10 +10,10 @@ pub mod gate;
 pub mod listener;
 pub mod states;
 
-use crate::agents::Agents;
-use crate::bus::Bus;
-use crate::config::ManagerConfig;
 use crate::lifecycle::Lifecycle;
+use bai_ground::agents::Agents;
+use bai_ground::bus::Bus;
+use bai_ground::config::ManagerConfig;
 use bai_link::ManagerIdentity;
 use bai_link::tunnel::Tunnels;
 use bai_store::Store;

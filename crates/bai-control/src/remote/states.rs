@@ -5,13 +5,13 @@
 //! back, never resumed).
 
 use super::Remote;
-use crate::agents::AgentHandle;
-use crate::agents::slot::AgentStatus;
 use crate::lifecycle::terminate::finish_termination;
 use crate::lifecycle::transition::{Change, transition, transition_or_log};
 use bai_core::Reason;
 use bai_core::event::EventKind as E;
 use bai_core::status::{SessionResult, SessionStatus as S};
+use bai_ground::agents::AgentHandle;
+use bai_ground::agents::slot::AgentStatus;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -3,14 +3,14 @@
 //! what it keeps between passes (each group's round-robin state, why each session waits,
 //! when an unchanged wait was last written).
 
-use crate::agents::Agents;
-use crate::bus::Bus;
-use crate::config::ManagerConfig;
 use crate::images::registry_view::RegistryView;
 use crate::lifecycle::Lifecycle;
-use crate::metrics::Metrics;
-use crate::storage::Storage;
-use bai_api::sessions::PendingInfo;
+use bai_core::pending::PendingInfo;
+use bai_ground::agents::Agents;
+use bai_ground::bus::Bus;
+use bai_ground::config::ManagerConfig;
+use bai_ground::metrics::Metrics;
+use bai_ground::storage::Storage;
 use bai_store::Store;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

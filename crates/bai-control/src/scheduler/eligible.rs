@@ -5,7 +5,7 @@
 //! image the cluster's registry holds (it pulls it). Computed once per distinct need per pass.
 
 use super::Scheduler;
-use crate::agents::AgentHandle;
+use bai_ground::agents::AgentHandle;
 use bai_sched::Eligible;
 use bai_store::PendingRow;
 use std::collections::{HashMap, HashSet};

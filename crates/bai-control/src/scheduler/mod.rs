@@ -14,7 +14,7 @@ mod time;
 pub use ctx::Scheduler;
 
 use crate::lifecycle::launch;
-use bai_api::sessions::PendingInfo;
+use bai_core::pending::PendingInfo;
 use bai_sched::{Decision, Outcome};
 use bai_store::{PassEntry, PassWrite};
 use std::collections::HashMap;
@@ -88,7 +88,7 @@ fn to_write(d: &Decision) -> PassWrite {
 
 pub fn schedule_pass(scheduler: &Arc<Scheduler>) -> anyhow::Result<PassOutcome> {
     let mut out = PassOutcome::default();
-    let groups = crate::metrics::timed(&scheduler.metrics, "snapshot", || {
+    let groups = bai_ground::metrics::timed(&scheduler.metrics, "snapshot", || {
         snapshot::build(scheduler)
     })?;
     let now = chrono::Utc::now();
@@ -191,7 +191,7 @@ pub fn schedule_pass(scheduler: &Arc<Scheduler>) -> anyhow::Result<PassOutcome> 
             // The pass decided to place sessions and has written nothing (test builds only).
             bai_fault::point("pass:before-apply");
         }
-        let result = crate::metrics::timed(&scheduler.metrics, "apply_pass", || {
+        let result = bai_ground::metrics::timed(&scheduler.metrics, "apply_pass", || {
             scheduler.store.apply_pass(&entries)
         })?;
         if bai_fault::ARMED && !result.placed.is_empty() {

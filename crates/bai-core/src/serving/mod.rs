@@ -2,14 +2,26 @@
 //! session is made from, and the model definition it serves. Typed from the create request to
 //! the store and back; `bai-serving` runs services from it.
 
+pub mod autoscale;
 pub mod definition;
+pub mod service;
 
 pub use definition::Definition;
+pub use service::ServiceSpec;
 
 use crate::amount::NumberOrText;
 use crate::cluster::ClusterMode;
+use crate::problem::Problem;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// Replicas one service may ask for.
+pub const MAX_REPLICAS: u32 = 16;
+
+/// A 400 of a service request, with Backend.AI's code.
+pub fn invalid_params(msg: impl Into<String>) -> Problem {
+    Problem::invalid(msg).with_code("api_parsing_invalid-parameters")
+}
 
 /// What every replica of a service is made from (the service row's `spec` column keeps it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,4 +39,24 @@ pub struct ReplicaTemplate {
     pub tag: Option<String>,
     pub model_name: String,
     pub definition: Definition,
+}
+
+/// Why a route failed to start, as its route keeps it (the `error` the API shows of a failed
+/// route).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RouteError {
+    /// `RouteFailedToStart`, or the title of the problem that refused its session.
+    pub name: String,
+    /// What went wrong.
+    pub repr: String,
+    /// Where: `create`, `session` or `health-check`.
+    pub src: String,
+}
+
+impl RouteError {
+    /// As the route keeps it: JSON text.
+    pub fn to_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
 }

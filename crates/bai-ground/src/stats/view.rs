@@ -97,17 +97,6 @@ pub fn judge(
     out
 }
 
-/// The session's recent use as the API shows it: the interval, the samples, and the
-/// cumulative counters of the last reading.
-pub fn stats(readings: &Readings, row: &SessionRow) -> bai_api::sessions::Stats {
-    bai_api::sessions::Stats {
-        interval_secs: readings.config.interval.as_secs_f64(),
-        samples: readings.stats.samples(row.id),
-        counters: readings.stats.last(row.id),
-        idle_checks: idle_checks(reports(readings, row)),
-    }
-}
-
 /// The reports as Backend.AI's `idle_checks` field: checker → report.
 pub fn idle_checks(reports: Vec<Report>) -> std::collections::BTreeMap<Checker, Report> {
     reports.into_iter().map(|r| (r.checker, r)).collect()

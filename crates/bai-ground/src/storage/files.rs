@@ -4,8 +4,8 @@
 //! [`Storage::blocking`] (or `usage_async`).
 
 use super::{Storage, WORK_UID, bad, io};
-use bai_api::folders::{FileEntry, FileType, Listing, MkdirAnswer, MkdirItem, MkdirResults};
 use bai_core::Problem;
+use bai_core::files::{FileEntry, FileType, Listing, MkdirAnswer, MkdirItem, MkdirResults};
 use bai_core::vpath::{confine, confine_name};
 use bai_store::VFolderRow;
 use std::path::{Path, PathBuf};

@@ -16,11 +16,11 @@ pub struct Host {
 impl Host {
     /// The backend name `GET /folders/_/hosts` reports: `local` for the directory under the
     /// data dir, `vfs` (a plain directory, e.g. an NFS mount) for configured hosts.
-    pub fn backend(&self) -> bai_api::folders::Backend {
+    pub fn backend(&self) -> bai_core::storage::Backend {
         if self.builtin {
-            bai_api::folders::Backend::Local
+            bai_core::storage::Backend::Local
         } else {
-            bai_api::folders::Backend::Vfs
+            bai_core::storage::Backend::Vfs
         }
     }
 }

@@ -95,11 +95,11 @@ fn open_creates_roots_checks_the_default_and_resolves_by_host() {
     assert_eq!(s.names(), vec!["local:volume1", "nfs:shared"]);
     assert_eq!(
         s.host("local:volume1").map(Host::backend),
-        Some(bai_api::folders::Backend::Local)
+        Some(bai_core::storage::Backend::Local)
     );
     assert_eq!(
         s.host("nfs:shared").map(Host::backend),
-        Some(bai_api::folders::Backend::Vfs)
+        Some(bai_core::storage::Backend::Vfs)
     );
 
     let v = row("nfs:shared");

@@ -4,13 +4,12 @@
 //! bai's own client (`Upgrade: bai-tcp`) the connection itself, relayed with splice(2); and
 //! `POST /session/{ref}/download?files=…` returns each file as a tar part of a
 //! `multipart/mixed` reply; `POST /session/{ref}/start-service` opens an HTTP app proxy
-//! (see `crate::proxy`), served in path mode by `GET /app/{session id}/{app}/…`. Only the session's owner (or an administrator) gets through:
+//! (see `bai_control::proxy`), served in path mode by `GET /app/{session id}/{app}/…`. Only the session's owner (or an administrator) gets through:
 //! anyone else is told the session does not exist.
 
 use super::raw::Switched;
 use super::session::safe_relative_path;
 use super::visible_session;
-use crate::apps::{App, SERVICE_PORTS_LABEL, Traffic, session_apps};
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::Manager;
@@ -24,6 +23,7 @@ use axum::response::{IntoResponse, Response};
 use bai_api::sessions::{ProxyMode, StartServiceReply, StartServiceRequest};
 use bai_core::Problem;
 use bai_core::status::SessionStatus;
+use bai_ground::apps::{App, SERVICE_PORTS_LABEL, Traffic, session_apps};
 use bai_store::SessionRow;
 use futures::{SinkExt, StreamExt};
 use std::net::SocketAddr;
@@ -99,7 +99,7 @@ pub async fn list(
     let row = visible_session(&m, &caller, &reference)?;
     running(&row, "its apps can be listed")?;
     let apps = apps_of(&m, &row)?;
-    Ok(Json(apps.iter().map(App::wire).collect()))
+    Ok(Json(apps.iter().map(super::views::apps::app).collect()))
 }
 
 /// `GET /stream/session/{ref}/tcpproxy?app=NAME` (WebSocket, or a raw tunnel for bai's own
@@ -165,7 +165,7 @@ async fn open_tunnel(
         Err(e) => return e.into_response(),
     };
     let traffic = m.traffic.of(t.session);
-    let ended = crate::proxy::session_end(&m.bus, t.session);
+    let ended = bai_control::proxy::session_end(&m.bus, t.session);
     tracing::info!(session = %t.session, app = %t.app, addr = %t.addr, mode = "websocket", "tcp tunnel opened");
     ws.on_upgrade(move |socket| tunnel(socket, t.addr, traffic, ended))
 }
@@ -228,7 +228,7 @@ async fn open_raw_tunnel(
         )
     })?;
     let traffic = m.traffic.of(t.session);
-    let ended = crate::proxy::session_end(&m.bus, t.session);
+    let ended = bai_control::proxy::session_end(&m.bus, t.session);
     tracing::info!(session = %t.session, app = %t.app, addr = %t.addr, mode = "raw", "tcp tunnel opened");
     tokio::spawn(raw_tunnel(on_upgrade, app, t.addr, traffic, ended));
     super::raw::switching(bai_core::RAW_TUNNEL_UPGRADE, &[])
@@ -472,7 +472,7 @@ pub async fn start_service(
     };
     let public = req.open_to_public.unwrap_or(false);
     let target = reach(&m, &row, app).await?;
-    let mut proxy = crate::proxy::AppProxy::new(
+    let mut proxy = bai_control::proxy::AppProxy::new(
         row.id,
         &app.name,
         target,
@@ -531,9 +531,9 @@ pub async fn path_proxy(
         .and_then(|(s, a)| m.proxies.get(s, &a));
     match proxy {
         Some(p) if p.host_port.is_none() => {
-            crate::proxy::forward(&crate::proxy::ProxyTarget::from(&*p), req).await
+            bai_control::proxy::forward(&bai_control::proxy::ProxyTarget::from(&*p), req).await
         }
-        _ => crate::proxy::page(
+        _ => bai_control::proxy::page(
             StatusCode::NOT_FOUND,
             "No such app is open: start it again from bai.",
         ),

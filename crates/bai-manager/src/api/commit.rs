@@ -5,9 +5,7 @@
 
 use super::visible_session;
 use crate::auth::Caller;
-use crate::bgtask::BgEvent;
 use crate::error::ApiResult;
-use crate::images::convert::Owner;
 use crate::state::Manager;
 use axum::Extension;
 use axum::Json;
@@ -17,7 +15,9 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use bai_api::body::Fields;
 use bai_api::images::{CommitStarted, CommitStatus, ImagifyStarted};
+use bai_control::images::convert::Owner;
 use bai_core::Problem;
+use bai_ground::bgtask::BgEvent;
 use futures::Stream;
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -43,7 +43,7 @@ pub async fn commit(
 ) -> ApiResult<(StatusCode, Json<CommitStarted>)> {
     let row = visible_session(&m, &caller, &reference)?;
     let email = owner_email(&m, &row.spec.access_key, &caller.email);
-    let s = crate::images::commit_file::start(&m.images, &row.spec.access_key, &email, &row)?;
+    let s = bai_control::images::commit_file::start(&m.images, &row.spec.access_key, &email, &row)?;
     Ok((
         StatusCode::CREATED,
         Json(CommitStarted {
@@ -95,7 +95,8 @@ pub async fn imagify(
         email: owner_email(&m, &row.spec.access_key, &caller.email),
         access_key: row.spec.access_key.clone(),
     };
-    let task = crate::images::convert::start(&m.images, owner, &row, &name, visibility.as_deref())?;
+    let task =
+        bai_control::images::convert::start(&m.images, owner, &row, &name, visibility.as_deref())?;
     Ok(Json(ImagifyStarted {
         task_id: task.to_string(),
     }))
@@ -108,7 +109,7 @@ type Tx = tokio::sync::mpsc::Sender<Result<Event, Infallible>>;
 async fn forward(tx: &Tx, ev: &BgEvent) -> bool {
     let sse = Event::default()
         .event(ev.kind.as_str())
-        .data(serde_json::to_string(&ev.data()).unwrap_or_default());
+        .data(serde_json::to_string(&super::views::bgtask::event_data(ev)).unwrap_or_default());
     if tx.send(Ok(sse)).await.is_err() {
         return false;
     }

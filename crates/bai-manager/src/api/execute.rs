@@ -3,7 +3,6 @@
 //! output; long ones send `continued` frames at most once a second.
 
 use super::visible_session;
-use crate::agents::AgentHandle;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::Manager;
@@ -15,6 +14,7 @@ use bai_api::sessions::{ExecuteRequest, ExecuteResult};
 use bai_core::Problem;
 use bai_core::agent::{ExecEvent, ExecRequest};
 use bai_core::status::SessionStatus;
+use bai_ground::agents::AgentHandle;
 use futures::{SinkExt, StreamExt};
 use std::sync::Arc;
 use std::time::Duration;
@@ -99,7 +99,7 @@ fn refused(why: String) -> Message {
 async fn serve(
     agent: Arc<AgentHandle>,
     kernel: Uuid,
-    traffic: Arc<crate::apps::Traffic>,
+    traffic: Arc<bai_ground::apps::Traffic>,
     socket: WebSocket,
 ) {
     let (mut tx, mut rx) = socket.split();

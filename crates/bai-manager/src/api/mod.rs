@@ -11,13 +11,17 @@ mod limits;
 mod ops;
 mod raw;
 mod resources;
+pub mod rule_input;
 mod service_rules;
+mod service_spec;
 mod services;
 mod session;
 mod session_files;
 mod session_info;
+pub mod session_spec;
 mod templates;
 pub(crate) mod vfolder;
+pub mod views;
 
 use crate::auth::{Caller, authenticate};
 use crate::error::ApiResult;

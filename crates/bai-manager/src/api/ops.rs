@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 /// `GET /health`.
 pub async fn health(State(m): State<Arc<Manager>>) -> Response {
-    let db = crate::metrics::timed(&m.metrics, "health", || m.store.user_count());
+    let db = bai_ground::metrics::timed(&m.metrics, "health", || m.store.user_count());
     let agents = m.agents.all();
     let alive = agents.iter().filter(|a| a.is_alive()).count();
     let body = Health {
@@ -69,7 +69,7 @@ pub async fn metrics(State(m): State<Arc<Manager>>, req: axum::extract::Request)
         ))
         .into_response();
     }
-    let mut text = crate::metrics::render(
+    let mut text = bai_ground::metrics::render(
         &m.metrics,
         &m.store,
         &m.agents,
@@ -118,19 +118,5 @@ pub async fn audit(
         since,
         limit,
     })?;
-    Ok(Json(AuditList {
-        entries: rows
-            .into_iter()
-            .map(|r| bai_api::server::AuditEntry {
-                id: r.id,
-                at: r.at,
-                actor: r.actor,
-                access_key: r.access_key,
-                action: r.action,
-                target: r.target,
-                outcome: r.outcome,
-                detail: r.detail,
-            })
-            .collect(),
-    }))
+    Ok(Json(AuditList { entries: rows }))
 }

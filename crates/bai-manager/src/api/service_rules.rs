@@ -5,15 +5,15 @@
 use super::services::visible_service;
 use crate::auth::Caller;
 use crate::error::ApiResult;
-use crate::serving::autoscale;
 use crate::state::Manager;
 use axum::Extension;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use bai_api::services::{Decision, DecisionList, Rule as WireRule, RuleFields, RuleList, Success};
+use bai_api::services::{Decision, DecisionList, Rule, RuleFields, RuleList, Success};
 use bai_core::Problem;
+use bai_serving::autoscale;
 use bai_store::EndpointRow;
 use std::sync::Arc;
 use uuid::Uuid;
@@ -29,19 +29,15 @@ pub async fn rules(
         .store
         .rules_of(e.id)?
         .iter()
-        .map(|r| autoscale::input::from_row(r).map(|r| autoscale::input::wire(&r)))
+        .map(autoscale::input::from_row)
         .collect::<Result<_, _>>()?;
     Ok(Json(RuleList { rules }))
 }
 
 /// Creates a rule of a service from its fields (REST body or GraphQL `props`).
-pub fn create_rule(
-    m: &Manager,
-    e: &EndpointRow,
-    fields: &RuleFields,
-) -> Result<autoscale::rule::Rule, Problem> {
+pub fn create_rule(m: &Manager, e: &EndpointRow, fields: &RuleFields) -> Result<Rule, Problem> {
     let mut rule = autoscale::input::blank();
-    autoscale::input::apply(&mut rule, fields)?;
+    super::rule_input::apply(&mut rule, fields)?;
     let text = Problem::json_text(&rule)?;
     rule.created_at = m.store.insert_rule(rule.id, e.id, &text)?;
     tracing::info!(service = %e.id, rule = %rule.id, "auto-scaling rule created");
@@ -54,10 +50,10 @@ pub fn modify_rule(
     caller: &Caller,
     id: &str,
     fields: &RuleFields,
-) -> Result<(autoscale::rule::Rule, EndpointRow), Problem> {
+) -> Result<(Rule, EndpointRow), Problem> {
     let (row, e) = rule_of(m, caller, id)?;
     let mut rule = autoscale::input::from_row(&row)?;
-    autoscale::input::apply(&mut rule, fields)?;
+    super::rule_input::apply(&mut rule, fields)?;
     let text = Problem::json_text(&rule)?;
     m.store.update_rule(row.id, &text)?;
     Ok((rule, e))
@@ -87,11 +83,11 @@ pub async fn add_rule(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<(StatusCode, Json<WireRule>)> {
+) -> ApiResult<(StatusCode, Json<Rule>)> {
     let e = visible_service(&m, &caller, &id)?;
     let fields = bai_api::services::RuleFields::read_body(&body)?;
     let rule = create_rule(&m, &e, &fields)?;
-    Ok((StatusCode::CREATED, Json(autoscale::input::wire(&rule))))
+    Ok((StatusCode::CREATED, Json(rule)))
 }
 
 /// `PATCH /services/{id}/rules/{rule}`.
@@ -100,7 +96,7 @@ pub async fn change_rule(
     Extension(caller): Extension<Caller>,
     Path((id, rule)): Path<(String, String)>,
     body: Bytes,
-) -> ApiResult<Json<WireRule>> {
+) -> ApiResult<Json<Rule>> {
     let e = visible_service(&m, &caller, &id)?;
     let fields = bai_api::services::RuleFields::read_body(&body)?;
     // The rule must be this service's before anything of it changes.
@@ -109,7 +105,7 @@ pub async fn change_rule(
         return Err(Problem::not_found("rule", "the rule belongs to another service").into());
     }
     let (rule, _) = modify_rule(&m, &caller, &rule, &fields)?;
-    Ok(Json(autoscale::input::wire(&rule)))
+    Ok(Json(rule))
 }
 
 /// `DELETE /services/{id}/rules/{rule}`.

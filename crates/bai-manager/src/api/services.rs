@@ -1,9 +1,9 @@
 //! `/services`: model services as the official client's `backend.ai service …` calls them
 //! (Backend.AI's legacy serving API). Owners see and change their own; administrators all.
 
+use super::views::services as view;
 use crate::auth::Caller;
 use crate::error::ApiResult;
-use crate::serving::{self, route_status as rs, view};
 use crate::state::Manager;
 use axum::Extension;
 use axum::Json;
@@ -17,6 +17,7 @@ use bai_api::services::{
     ServiceSearch, ServiceSearchResult, Success, TokenReply,
 };
 use bai_core::Problem;
+use bai_serving::route_status as rs;
 use bai_store::EndpointRow;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -46,12 +47,13 @@ pub async fn create(
     Extension(caller): Extension<Caller>,
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<ServiceInfo>)> {
-    let req = bai_api::services::read_new_service(&body)?;
+    // The wire request becomes a spec here, at the edge; serving checks the rest.
+    let spec = super::service_spec::spec_of(bai_api::services::read_new_service(&body)?);
     let mm = m.clone();
     // Reading the model folder's definition touches the disk.
     let row = tokio::task::spawn_blocking(move || {
-        let row = serving::create::plan(&mm.serving, &caller, &req)?;
-        serving::create::create(&mm.serving, &row)
+        let row = bai_serving::create::plan(&mm.serving, &caller, &spec)?;
+        bai_serving::create::create(&mm.serving, &row)
     })
     .await??;
     Ok((StatusCode::CREATED, Json(view::info(&m.serving, &row))))
@@ -164,7 +166,7 @@ pub async fn scale(
     }
     let b = Fields::read(&body)?;
     let to = bai_api::services::replicas_in(&b, &["to", "replicas"])?;
-    serving::create::check_policy_replicas(&m.serving, &e.spec.user_id, to)?;
+    bai_serving::create::check_policy_replicas(&m.serving, &e.spec.user_id, to)?;
     set_replicas(&m, &e, to)?;
     let current = m
         .store
@@ -229,12 +231,12 @@ pub async fn token(
             .into());
         }
     };
-    let claims = serving::token::Claims {
+    let claims = bai_serving::token::Claims {
         endpoint_id: e.id,
         user: e.spec.user_id.clone(),
         exp,
     };
-    let token = serving::token::sign(&e.token_secret, &claims);
+    let token = bai_serving::token::sign(&e.token_secret, &claims);
     let valid_until = chrono::DateTime::from_timestamp(exp, 0)
         .unwrap_or_default()
         .to_rfc3339();
@@ -374,9 +376,13 @@ pub async fn check_definition(
     let path = b.model_definition_path;
     let mm = m.clone();
     let (path, def) = tokio::task::spawn_blocking(move || {
-        let folder =
-            serving::create::model_folder(&mm.serving, &caller.user_id, caller.is_admin, &model)?;
-        serving::create::read_definition(&mm.serving, &folder, path.as_deref())
+        let folder = bai_serving::create::model_folder(
+            &mm.serving,
+            &caller.user_id,
+            caller.is_admin,
+            &model,
+        )?;
+        bai_serving::create::read_definition(&mm.serving, &folder, path.as_deref())
     })
     .await??;
     let model = def.model();

@@ -4,8 +4,6 @@ use super::session_info::session_info;
 use super::visible_session;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::lifecycle::create::{Created, create as create_session, create_many, plan_spec};
-use crate::lifecycle::terminate::terminate;
 use crate::state::Manager;
 use axum::Extension;
 use axum::Json;
@@ -13,9 +11,11 @@ use axum::body::Bytes;
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::StatusCode;
 use bai_api::sessions::{
-    CreateReply, CreateStatus, CreatedSession, Destroyed, DestroyedStats, HistoryRecord, Logs,
-    LogsResult, SchedulingHistory, StatusHistory,
+    CreateReply, CreateStatus, CreatedSession, Destroyed, DestroyedStats, Logs, LogsResult,
+    SchedulingHistory, StatusHistory,
 };
+use bai_control::lifecycle::create::{Created, create as create_session, create_many, plan_spec};
+use bai_control::lifecycle::terminate::terminate;
 use bai_core::Problem;
 use bai_core::history::{HistoryFilter, HistoryResult};
 use bai_core::status::{SessionResult, SessionStatus as S, SessionType};
@@ -45,7 +45,7 @@ pub async fn create(
     body: Bytes,
 ) -> ApiResult<(
     StatusCode,
-    Extension<crate::audit::AuditTarget>,
+    Extension<bai_ground::audit::AuditTarget>,
     Json<CreateReply>,
 )> {
     create_answer(&m, &caller, &headers, &body).await
@@ -59,12 +59,16 @@ pub(crate) async fn create_answer(
     body: &[u8],
 ) -> ApiResult<(
     StatusCode,
-    Extension<crate::audit::AuditTarget>,
+    Extension<bai_ground::audit::AuditTarget>,
     Json<CreateReply>,
 )> {
     let (status, reply) = create_session_reply(m, caller, headers, body).await?;
     let target = reply.session_id.clone();
-    Ok((status, Extension(crate::audit::AuditTarget(target)), reply))
+    Ok((
+        status,
+        Extension(bai_ground::audit::AuditTarget(target)),
+        reply,
+    ))
 }
 
 async fn create_session_reply(
@@ -76,9 +80,9 @@ async fn create_session_reply(
     let m = m.clone();
     let body = bai_api::sessions::read_create(body)?;
     let header = headers.get("idempotency-key").map(|v| v.as_bytes());
-    let idempotency = crate::lifecycle::idempotent::key_of(header, &body.digest)?;
+    let idempotency = bai_control::lifecycle::idempotent::key_of(header, &body.digest)?;
     // The wire request becomes a spec here, at the edge; the lifecycle checks the rest.
-    let spec = crate::lifecycle::request::spec_of(&m.lifecycle, &body.request)?;
+    let spec = super::session_spec::spec_of(&m.lifecycle, &body.request)?;
     let mut plan = plan_spec(&m.lifecycle, caller, &spec)?;
     plan.idempotency = idempotency;
     let mut rx = m.bus.subscribe();
@@ -255,7 +259,7 @@ pub async fn stats(
     Path(reference): Path<String>,
 ) -> ApiResult<Json<bai_api::sessions::Stats>> {
     let row = visible_session(&m, &caller, &reference)?;
-    Ok(Json(crate::stats::view::stats(&m.readings, &row)))
+    Ok(Json(super::views::stats::stats(&m.readings, &row)))
 }
 
 pub async fn rename(
@@ -399,7 +403,6 @@ pub async fn scheduling_history(
         .history(row.id)?
         .into_iter()
         .filter(|h| filter.matches(h))
-        .map(HistoryRecord::from)
         .collect();
     Ok(Json(SchedulingHistory { result }))
 }

@@ -13,8 +13,8 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
     let occupying = text::slots(Some(&row.spec.requested_slots).filter(|_| occupies));
     let resource_opts = text::resource_opts(row.spec.shmem);
     let idle_checks =
-        crate::stats::view::idle_checks(crate::stats::view::reports(&m.readings, row));
-    let live_stat = crate::stats::view::live_stat(&m.readings, row);
+        bai_ground::stats::view::idle_checks(bai_ground::stats::view::reports(&m.readings, row));
+    let live_stat = bai_ground::stats::view::live_stat(&m.readings, row);
     // An ended session's counters live in the store (the manager forgot them).
     let last_stat = if row.state.status.is_terminal() {
         m.store.last_stat(row.id).ok().flatten()
@@ -28,7 +28,7 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
     };
     let kernel_slots = row.spec.kernel_slots();
     let kernel_occupying = text::slots(Some(&kernel_slots).filter(|_| occupies));
-    let kernels: Vec<Kernel> = crate::lifecycle::kernels::places(row, &subs)
+    let kernels: Vec<Kernel> = bai_control::lifecycle::kernels::places(row, &subs)
         .iter()
         .map(|p| {
             let sub = subs.iter().find(|k| k.id == p.kernel_id);
@@ -117,7 +117,7 @@ pub fn session_info(m: &Manager, row: &SessionRow) -> SessionInfo {
             .flatten()
             .map(|k| k.email),
         main_kernel_id: row.main_kernel_id.to_string(),
-        cluster_mode: row.spec.cluster_mode.into(),
+        cluster_mode: row.spec.cluster_mode,
         cluster_size: row.spec.cluster_size,
         egress: row.state.egress.clone(),
         agent: row.state.agent_id.clone(),

@@ -91,7 +91,7 @@ pub async fn sync_once(store: &Store, dir: &Directory) -> Result<SyncReport, Str
                 let v = serde_json::Value::String(why.into()).to_string();
                 write(&info, &v).map_err(|e| e.to_string())?;
                 tracing::warn!(email = %info.email, why, "directory sync: the account is deactivated (its entry is {why} in the directory)");
-                crate::audit::record(
+                bai_ground::audit::record(
                     store,
                     "directory sync",
                     None,
@@ -105,7 +105,7 @@ pub async fn sync_once(store: &Store, dir: &Directory) -> Result<SyncReport, Str
                 info.status = "active".into();
                 write(&info, "null").map_err(|e| e.to_string())?;
                 tracing::info!(email = %info.email, "directory sync: the account is back in the directory and reactivated");
-                crate::audit::record(
+                bai_ground::audit::record(
                     store,
                     "directory sync",
                     None,

@@ -3,7 +3,6 @@
 //! after logout, so the next user saw (and could relaunch) the previous user's settings.
 
 use crate::error::ApiResult;
-use crate::identity::Caller;
 use crate::state::Manager;
 use axum::Extension;
 use axum::Json;
@@ -11,6 +10,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use bai_api::sessions::LauncherHistory;
 use bai_core::Problem;
+use bai_ground::identity::Caller;
 use serde_json::Value;
 use std::sync::Arc;
 

@@ -10,7 +10,6 @@
 //! new secret, which is what a user who lost or leaked it needs.
 
 use crate::error::ApiResult;
-use crate::identity::Caller;
 use crate::state::Manager;
 use axum::Extension;
 use axum::Json;
@@ -18,6 +17,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use bai_api::sessions::{MyKeypair, MyKeypairs, NewSecret};
 use bai_core::Problem;
+use bai_ground::identity::Caller;
 use bai_store::KeypairInfo;
 use std::sync::Arc;
 
@@ -65,7 +65,7 @@ fn audited<T>(
     ak: &str,
     r: ApiResult<T>,
 ) -> ApiResult<T> {
-    crate::audit::record(
+    bai_ground::audit::record(
         &m.store,
         &caller.email,
         Some(&caller.access_key),

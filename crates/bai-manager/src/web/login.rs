@@ -1,7 +1,6 @@
 //! `POST /server/login|logout`, `GET /server/me`, and the caller of a cookie request.
 
 use super::sessions::{COOKIE, CSRF_HEADER, cookie, verify_password};
-use crate::identity::Caller;
 use crate::state::Manager;
 use axum::Json;
 use axum::extract::{ConnectInfo, State};
@@ -11,6 +10,7 @@ use bai_api::sessions::{
     LoginRefusal, LoginRefusalData, LoginReply, LoginRequest, LogoutReply, Me, WebRole,
 };
 use bai_core::Problem;
+use bai_ground::identity::Caller;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
@@ -78,12 +78,14 @@ pub(super) fn client_of(ext: &Extensions) -> Option<String> {
 
 /// The wait before `client` may try to log in again, if it is throttled.
 pub(super) fn client_wait(m: &Manager, client: Option<&str>) -> Option<u64> {
-    let wait = m.client_logins.wait(client?, crate::guard::now_secs())?;
+    let wait = m
+        .client_logins
+        .wait(client?, bai_ground::guard::now_secs())?;
     tracing::info!(
         client,
         "web login throttled: too many refused logins from this address"
     );
-    crate::audit::record(
+    bai_ground::audit::record(
         &m.store,
         client.unwrap_or("-"),
         None,
@@ -99,7 +101,7 @@ pub(super) fn count_client(m: &Manager, client: Option<&str>, r: &Response) {
     if let Some(c) = client
         && matches!(r.status().as_u16(), 400 | 401 | 403)
     {
-        m.client_logins.failed(c, crate::guard::now_secs());
+        m.client_logins.failed(c, bai_ground::guard::now_secs());
     }
 }
 
@@ -178,10 +180,10 @@ async fn login_checked(m: Arc<Manager>, headers: HeaderMap, body: axum::body::By
     if email.is_empty() || password.is_empty() {
         return refusal("Enter your email and password.");
     }
-    let now = crate::guard::now_secs();
+    let now = bai_ground::guard::now_secs();
     if let Some(wait) = m.logins.wait(email, now) {
         tracing::info!(%email, "web login throttled");
-        crate::audit::record(&m.store, email, None, "login", "web", Err("throttled"));
+        bai_ground::audit::record(&m.store, email, None, "login", "web", Err("throttled"));
         return throttled(
             wait,
             "Too many wrong passwords for this email: try again in {} minutes.",
@@ -206,7 +208,7 @@ async fn login_checked(m: Arc<Manager>, headers: HeaderMap, body: axum::body::By
     let Some((_, kp)) = found.filter(|_| ok) else {
         tracing::info!(%email, "web login refused");
         m.logins.failed(email, now);
-        crate::audit::record(
+        bai_ground::audit::record(
             &m.store,
             email,
             None,
@@ -241,12 +243,12 @@ async fn directory_login(
         super::directory::Outcome::Refused(why) => {
             tracing::info!(user = %name, "directory login refused");
             m.logins.failed(name, now);
-            crate::audit::record(&m.store, name, None, "login", "web:directory", Err(why));
+            bai_ground::audit::record(&m.store, name, None, "login", "web:directory", Err(why));
             refusal(why)
         }
         super::directory::Outcome::Unavailable(why) => {
             tracing::warn!(user = %name, reason = %why, "directory login: the directory cannot be used");
-            crate::audit::record(
+            bai_ground::audit::record(
                 &m.store,
                 name,
                 None,
@@ -303,7 +305,7 @@ pub(super) fn open_session(
     let token = m.web_sessions.open(&kp.access_key);
     let caller = Caller::from(kp);
     tracing::info!(email = %caller.email, via, "web login");
-    crate::audit::record(
+    bai_ground::audit::record(
         &m.store,
         &caller.email,
         Some(&caller.access_key),

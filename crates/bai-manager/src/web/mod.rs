@@ -15,9 +15,9 @@ pub mod keypairs;
 mod login;
 pub mod oidc;
 
-pub use crate::browsers as sessions;
+pub use bai_ground::browsers as sessions;
 
-pub use crate::browsers::{
+pub use bai_ground::browsers::{
     COOKIE, CSRF_HEADER, WebSessions, cookie, hash_password, verify_password,
 };
 pub use files::{ui_file, wants_html, web_dir};

@@ -189,7 +189,7 @@ async fn callback_checked(
         }
     };
     let email = who.email.clone();
-    let now = crate::guard::now_secs();
+    let now = bai_ground::guard::now_secs();
     if let Some(wait) = m.logins.wait(&email, now) {
         let why = Refusal {
             status: 429,
@@ -307,7 +307,7 @@ fn short(code: &str) -> String {
 
 /// The refusal audited, as a page for a browser or a JSON problem.
 fn refused(m: &Manager, headers: &HeaderMap, actor: &str, why: &Refusal) -> Response {
-    crate::audit::record(&m.store, actor, None, "login", VIA, Err(why.slug));
+    bai_ground::audit::record(&m.store, actor, None, "login", VIA, Err(why.slug));
     let status = StatusCode::from_u16(why.status).unwrap_or(StatusCode::BAD_REQUEST);
     // The browser's binding cookie stays: a forged callback must not end its own login.
     if super::wants_html(headers) {

@@ -5,7 +5,8 @@
 use bai_agent::{DummyAgent, DummyAgentConfig};
 use bai_core::resources::ResourceSlots;
 use bai_core::sign::{SignInput, media_type_of, sign};
-use bai_manager::{Manager, ManagerConfig};
+use bai_ground::config::ManagerConfig;
+use bai_manager::Manager;
 use bai_store::{Store, UserRow};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -137,8 +138,8 @@ impl Api {
             .register(&api.m.store, Arc::new(agent))
             .await
             .expect("register the dummy agent");
-        bai_manager::lifecycle::watch::spawn(api.m.lifecycle.clone(), handle);
-        bai_manager::scheduler::spawn(api.m.scheduler.clone());
+        bai_control::lifecycle::watch::spawn(api.m.lifecycle.clone(), handle);
+        bai_control::scheduler::spawn(api.m.scheduler.clone());
         api
     }
 

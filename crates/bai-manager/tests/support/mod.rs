@@ -6,12 +6,13 @@
 #![allow(dead_code)]
 
 use bai_agent::{CreateStep, DummyAgent, DummyAgentConfig};
+use bai_control::lifecycle::create::{CreatePlan, create};
+use bai_control::lifecycle::terminate::terminate;
 use bai_core::agent::AgentRpc;
 use bai_core::status::SessionStatus as S;
-use bai_manager::identity::Caller;
-use bai_manager::lifecycle::create::{CreatePlan, create};
-use bai_manager::lifecycle::terminate::terminate;
-use bai_manager::{Manager, ManagerConfig};
+use bai_ground::config::ManagerConfig;
+use bai_ground::identity::Caller;
+use bai_manager::Manager;
 use bai_store::{SessionRow, Store, UserRow};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -20,12 +21,13 @@ use uuid::Uuid;
 
 /// A `POST /session` body read as the HTTP edge reads it, then planned.
 pub fn plan(
-    lifecycle: &bai_manager::lifecycle::Lifecycle,
+    lifecycle: &bai_control::lifecycle::Lifecycle,
     caller: &Caller,
     body: &Value,
 ) -> Result<CreatePlan, bai_core::Problem> {
     let body = bai_api::sessions::read_create(&serde_json::to_vec(body).expect("json"))?;
-    bai_manager::lifecycle::create::plan(lifecycle, caller, &body.request)
+    let spec = bai_manager::api::session_spec::spec_of(lifecycle, &body.request)?;
+    bai_control::lifecycle::create::plan_spec(lifecycle, caller, &spec)
 }
 
 pub const IMAGE: &str = "bai/python:latest";
@@ -136,9 +138,9 @@ impl Harness {
         }
         let p = plan(&self.m.lifecycle, &self.user, &body).expect("valid request");
         match create(&self.m.lifecycle, &p).expect("created") {
-            bai_manager::lifecycle::create::Created::New(row) => row,
-            bai_manager::lifecycle::create::Created::Reused(_)
-            | bai_manager::lifecycle::create::Created::Retried(_) => panic!("{name} was reused"),
+            bai_control::lifecycle::create::Created::New(row) => row,
+            bai_control::lifecycle::create::Created::Reused(_)
+            | bai_control::lifecycle::create::Created::Retried(_) => panic!("{name} was reused"),
         }
     }
 

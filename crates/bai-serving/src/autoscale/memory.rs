@@ -2,7 +2,7 @@
 //! each rule's memory, the last note recorded per rule, and when each service was last
 //! changed. No I/O and no manager code.
 
-use super::rule::Memory;
+use bai_core::serving::autoscale::Memory;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::Instant;

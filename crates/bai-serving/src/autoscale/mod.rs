@@ -1,6 +1,7 @@
 //! The autoscaler: every second, for each live service with rules, reads its metrics (the
-//! endpoint's requests, or the replicas' kernels), asks its rules ([`rule::decide`]) by
-//! priority, applies the first change and records every firing with its inputs.
+//! endpoint's requests, or the replicas' kernels), asks its rules
+//! (`bai_core::serving::autoscale::decide`) by priority, applies the first change and
+//! records every firing with its inputs.
 //!
 //! Metrics, per replica (healthy routes):
 //! * `INFERENCE_FRAMEWORK` (the endpoint's own): `inflight` (requests in flight, averaged
@@ -10,13 +11,12 @@
 
 pub mod input;
 pub mod memory;
-pub mod rule;
 
 use super::route_status as rs;
 use crate::state::Serving;
+use bai_core::serving::autoscale::{self, Decision, Inputs, MetricSource, Rule};
 use bai_store::EndpointRow;
 use memory::{Reading, lock};
-use rule::{Decision, Inputs, Rule, Source};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -94,28 +94,28 @@ fn service(
         }
         w.iter().copied().collect()
     };
-    let metric = |source: Source, name: &str| -> Option<f64> {
+    let metric = |source: MetricSource, name: &str| -> Option<f64> {
         if healthy.is_empty() {
             return None;
         }
         match (source, name) {
-            (Source::InferenceFramework, "inflight") => {
+            (MetricSource::InferenceFramework, "inflight") => {
                 let sum: u64 = window.iter().map(|r| r.inflight).sum();
                 (!window.is_empty()).then(|| sum as f64 / window.len() as f64 / n)
             }
-            (Source::InferenceFramework, "requests_per_second") => {
+            (MetricSource::InferenceFramework, "requests_per_second") => {
                 let (a, b) = (window.first()?, window.last()?);
                 (b.at > a.at)
                     .then(|| (b.requests.saturating_sub(a.requests)) as f64 / (b.at - a.at) / n)
             }
-            (Source::InferenceFramework, "latency_ms") => {
+            (MetricSource::InferenceFramework, "latency_ms") => {
                 let (a, b) = (window.first()?, window.last()?);
                 let reqs = b.requests.saturating_sub(a.requests);
                 (reqs > 0).then(|| {
                     b.latency_us.saturating_sub(a.latency_us) as f64 / reqs as f64 / 1000.0
                 })
             }
-            (Source::Kernel, name) => {
+            (MetricSource::Kernel, name) => {
                 let values: Vec<f64> = healthy
                     .iter()
                     .filter_map(|r| r.session_id)
@@ -143,7 +143,7 @@ fn service(
         };
         let decision = {
             let mut memories = lock(&st.memories);
-            rule::decide(rule, inputs, memories.entry(rule.id).or_default(), now)
+            autoscale::decide(rule, inputs, memories.entry(rule.id).or_default(), now)
         };
         let Some(d) = decision else {
             lock(&st.notes).remove(&rule.id);

@@ -6,8 +6,8 @@
 
 use super::{db, err};
 use crate::auth::Caller;
-use crate::images::{CatalogueImage, catalogue};
 use crate::state::Manager;
+use bai_control::images::{CatalogueImage, catalogue};
 use bai_gql::{FieldError, OperationKind};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -115,7 +115,7 @@ fn purge(m: &Arc<Manager>, i: &CatalogueImage) -> Result<(), FieldError> {
         handle
             .block_on(a.rpc.remove_image(i.reference.clone()))
             .map_err(|e| err(format!("agent {agent_id} cannot remove the image: {e}")))?;
-        handle.block_on(crate::images::refresh_agent(&m.agents, agent_id));
+        handle.block_on(bai_control::images::refresh_agent(&m.agents, agent_id));
     }
     if let Some(c) = &i.customized {
         m.store.delete_customized_image(c.id).map_err(db)?;
@@ -218,10 +218,10 @@ pub fn resolve(
             let task = m.bgtasks.start(&caller.access_key);
             let handle = tokio::runtime::Handle::current();
             let agents = m.agents.all();
-            handle.block_on(crate::images::registry::refresh(&m.images));
+            handle.block_on(bai_control::images::registry::refresh(&m.images));
             for a in &agents {
-                handle.block_on(crate::images::refresh_agent(&m.agents, &a.id));
-                if let Err(e) = crate::images::aliases::register(&m.store, &a.info()) {
+                handle.block_on(bai_control::images::refresh_agent(&m.agents, &a.id));
+                if let Err(e) = bai_control::images::aliases::register(&m.store, &a.info()) {
                     tracing::warn!(agent = %a.id, error = %e, "cannot register image aliases");
                 }
             }

@@ -170,10 +170,7 @@ impl SessionResolver<'_> {
             .map_err(db)?
             .into_iter()
             .filter(|h| filter.matches(h))
-            .map(|h| {
-                serde_json::to_value(bai_api::sessions::HistoryRecord::from(h))
-                    .unwrap_or(Value::Null)
-            })
+            .map(|h| serde_json::to_value(h).unwrap_or(Value::Null))
             .collect();
         let count = all.len();
         let edges: Vec<Value> = all
@@ -223,7 +220,7 @@ impl SessionResolver<'_> {
                 Some((true, n)) => &e.name == n,
                 Some((false, n)) => e.name.to_lowercase().contains(&n.to_lowercase()),
             })
-            .map(|e| crate::serving::view::endpoint_node(&self.m.serving, e))
+            .map(|e| crate::api::views::services::endpoint_node(&self.m.serving, e))
             .collect();
         let total = all.len();
         let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
@@ -246,7 +243,7 @@ impl Resolver for SessionResolver<'_> {
                 .iter()
                 .find_map(|k| args.get(*k).and_then(Value::as_str))
                 .unwrap_or("");
-            crate::audit::record(
+            bai_ground::audit::record(
                 &self.m.store,
                 &self.caller.email,
                 Some(&self.caller.access_key),
@@ -341,7 +338,10 @@ impl SessionResolver<'_> {
                 let id = arg_str(args, "endpoint_id").unwrap_or_default();
                 let e = super::services::visible_service(self.m, self.caller, id)
                     .map_err(|p| err(p.0.msg))?;
-                Ok(crate::serving::view::endpoint_node(&self.m.serving, &e))
+                Ok(crate::api::views::services::endpoint_node(
+                    &self.m.serving,
+                    &e,
+                ))
             }
             (OperationKind::Query, "endpoint_list") => self.endpoint_list(args),
             (OperationKind::Query, "endpoint_auto_scaling_rule_nodes")

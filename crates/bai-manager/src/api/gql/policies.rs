@@ -80,7 +80,7 @@ fn apply_props(p: &mut UserPolicyRow, props: UserPolicyProps) -> Result<(), Fiel
             &mut p.max_session_count_per_model_session,
             "max_session_count_per_model_session",
             0,
-            i64::from(crate::serving::MAX_REPLICAS),
+            i64::from(bai_core::serving::MAX_REPLICAS),
         ),
         (
             props.max_customized_image_count,

@@ -6,10 +6,10 @@ use super::{err, problem};
 use crate::api::service_rules::{create_rule, modify_rule, rule_of};
 use crate::api::services::visible_service;
 use crate::auth::Caller;
-use crate::serving::autoscale::input::{from_row, rule_node};
 use crate::state::Manager;
 use bai_api::services::RuleFields;
 use bai_gql::FieldError;
+use bai_serving::autoscale::input::{from_row, rule_node};
 use serde_json::{Map, Value, json};
 
 fn text<'a>(args: &'a Map<String, Value>, k: &str) -> Result<&'a str, FieldError> {
@@ -24,7 +24,7 @@ fn props(args: &Map<String, Value>) -> Result<RuleFields, FieldError> {
         .get("props")
         .filter(|p| p.is_object())
         .ok_or_else(|| err("props is required"))?;
-    crate::serving::autoscale::input::read(props.clone()).map_err(problem)
+    crate::api::rule_input::read(props.clone()).map_err(problem)
 }
 
 pub fn resolve(

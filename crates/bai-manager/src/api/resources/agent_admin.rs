@@ -2,14 +2,14 @@
 //! drain, undrain and remove (`/admin/agents/{id}`). Typed with `bai_api`.
 
 use crate::error::ApiResult;
-use crate::identity::Caller;
-use crate::remote::admin;
 use crate::state::Manager;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use bai_api::resources::{AgentToken, AgentTokenList, NewAgentToken};
+use bai_control::remote::admin;
 use bai_core::Problem;
+use bai_ground::identity::Caller;
 use bai_store::AgentTokenRow;
 use std::sync::Arc;
 

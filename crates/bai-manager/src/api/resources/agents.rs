@@ -1,7 +1,6 @@
 //! Agents open to the caller, with what they hold and have free.
 
 use super::agent_usage;
-use crate::agents::AgentHandle;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::Manager;
@@ -12,6 +11,7 @@ use bai_api::resources::{
 };
 use bai_core::accel::DeviceInfo;
 use bai_core::resources::format_cpu;
+use bai_ground::agents::AgentHandle;
 use std::sync::Arc;
 
 /// `GET /agents`: the agents of the groups open to the caller, with their free slots
@@ -94,7 +94,7 @@ fn device_view(d: &DeviceInfo) -> AgentDevice {
 
 /// When the agent was last heard from: a remote agent's last heartbeat; an agent inside the
 /// manager's process is heard from now.
-fn last_heartbeat(a: &crate::agents::AgentHandle) -> String {
+fn last_heartbeat(a: &bai_ground::agents::AgentHandle) -> String {
     let ms = a
         .remote
         .as_ref()

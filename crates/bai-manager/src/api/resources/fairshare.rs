@@ -3,7 +3,6 @@
 
 use super::{existing_group, typed_body};
 use crate::error::ApiResult;
-use crate::scheduler::fairshare as fs;
 use crate::state::Manager;
 use axum::Json;
 use axum::extract::{Query, State};
@@ -11,6 +10,7 @@ use axum::http::StatusCode;
 use bai_api::resources::{
     FairShareChange, FairShareGroup, FairShareNode, FairShareReport, Scheduler,
 };
+use bai_control::scheduler::fairshare as fs;
 use bai_core::Problem;
 use bai_sched::Sequencer;
 use bai_sched::fairshare::Level;

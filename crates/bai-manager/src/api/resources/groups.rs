@@ -191,7 +191,7 @@ fn check_pool(m: &Manager, g: &mut ResourceGroupRow) -> Result<(), Problem> {
     if g.warm_pool.targets.is_empty() {
         return Ok(());
     }
-    let sources = crate::images::Sources {
+    let sources = bai_control::images::Sources {
         store: &m.store,
         agents: &m.agents,
         registry: &m.images.registry,
@@ -205,7 +205,7 @@ fn check_pool(m: &Manager, g: &mut ResourceGroupRow) -> Result<(), Problem> {
         .collect();
     for t in &mut g.warm_pool.targets {
         let given = t.shape.image.clone();
-        t.shape.image = crate::images::resolve(&sources, &given, "", true)
+        t.shape.image = bai_control::images::resolve(&sources, &given, "", true)
             .ok_or_else(|| Problem::invalid(format!("warm_pool: no image {given:?}")))?;
         let holds = |i: &bai_core::agent::AgentInfo| {
             i.capacity.cpu_milli >= t.shape.cpu_milli && i.capacity.mem >= t.shape.mem

@@ -3,7 +3,6 @@
 use super::{check_name, slots_of, typed_body};
 use crate::auth::Caller;
 use crate::error::ApiResult;
-use crate::scheduler::snapshot::Occupancy;
 use crate::state::Manager;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -12,6 +11,7 @@ use bai_api::resources::{
     Amount, NewPreset, Preset, PresetCheck, PresetFit, PresetFits, PresetList,
     ResourceSlots as WireSlots,
 };
+use bai_control::scheduler::snapshot::Occupancy;
 use bai_core::Problem;
 use bai_core::resources::{ResourceSlots, parse_mem};
 use bai_store::PresetRow;

@@ -3,7 +3,6 @@
 
 use super::visible_template;
 use crate::api::session::create_answer;
-use crate::audit::AuditTarget;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::Manager;
@@ -13,6 +12,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::{Extension, Json};
 use bai_api::sessions::{TaskTemplate, TemplateCall};
 use bai_core::Problem;
+use bai_ground::audit::AuditTarget;
 use std::sync::Arc;
 
 pub async fn create_from_template(

@@ -2,11 +2,11 @@
 //! and the storage hosts.
 
 use crate::state::Manager;
-use crate::storage::{Host, Storage};
 use bai_api::folders::{
     Capability, Folder, FolderStatus, Hosts, Ownership, UsageMode, VolumeInfo, VolumeUsage,
 };
 use bai_core::Problem;
+use bai_ground::storage::{Host, Storage};
 use bai_store::VFolderRow;
 use std::sync::Arc;
 

@@ -4,8 +4,8 @@
 
 use super::transfers::{upload_reached, write_problem};
 use crate::state::Manager;
-use crate::storage::Transfer;
 use bai_core::Problem;
+use bai_ground::storage::Transfer;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;

@@ -7,12 +7,12 @@
 use super::visible_folder;
 use crate::auth::Caller;
 use crate::error::ApiResult;
-use crate::lifecycle::create::{Created, create, plan_spec};
 use crate::state::Manager;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use bai_api::folders::SftpAccess;
+use bai_control::lifecycle::create::{Created, create, plan_spec};
 use bai_core::resources::{DEFAULT_SHMEM, ResourceRequest, ResourceSlots};
 use bai_core::spec::{FolderRef, MountAsk};
 use bai_core::{Problem, SessionName, SessionSpec, SessionStatus as S, SessionType};
@@ -57,7 +57,7 @@ async fn sshd_address(
     let agent = m.agents.holding(row)?;
     agent
         .rpc
-        .app_address(row.main_kernel_id, crate::apps::SSHD_PORT)
+        .app_address(row.main_kernel_id, bai_ground::apps::SSHD_PORT)
         .await
         .map_err(|e| {
             Problem::from(e).context(format!("sshd of session {:?} cannot be reached", row.name))
@@ -78,7 +78,7 @@ pub async fn sftp(
         .into());
     }
     check_limit(&m, &caller)?;
-    let keys = crate::lifecycle::cluster_keys::generate().map_err(Problem::internal)?;
+    let keys = bai_control::lifecycle::cluster_keys::generate().map_err(Problem::internal)?;
     let image = m
         .config
         .sftp_image

@@ -14,9 +14,9 @@ mod storage;
 mod users;
 
 use super::{db, err};
-use crate::identity::Caller;
 use crate::state::Manager;
 use bai_gql::{FieldError, OperationKind};
+use bai_ground::identity::Caller;
 use serde_json::{Map, Value, json};
 
 pub fn handles(field: &str) -> bool {

@@ -10,8 +10,8 @@ pub fn handles(field: &str) -> bool {
     matches!(field, "storage_volume_list" | "storage_volume")
 }
 
-fn volume_json(h: &crate::storage::Host) -> Value {
-    let (total, used) = crate::storage::Storage::host_usage(&h.root).unwrap_or((0, 0));
+fn volume_json(h: &bai_ground::storage::Host) -> Value {
+    let (total, used) = bai_ground::storage::Storage::host_usage(&h.root).unwrap_or((0, 0));
     json!({
         "id": h.name,
         "backend": h.backend(),

@@ -172,7 +172,7 @@ fn password_hash(p: &UserProps) -> Result<Option<String>, FieldError> {
     match p.password.as_deref() {
         None => Ok(None),
         Some("") => Err(err("password must not be empty")),
-        Some(pw) => crate::browsers::hash_password(pw)
+        Some(pw) => bai_ground::browsers::hash_password(pw)
             .map(Some)
             .map_err(|e| err(format!("hashing the password failed: {e}"))),
     }

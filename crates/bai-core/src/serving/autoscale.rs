@@ -16,8 +16,76 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// The wire contract's enums are the rules' own.
-pub use bai_api::services::{Comparator, MetricSource as Source, RuleMode as Mode};
+/// How a rule decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum RuleMode {
+    /// Backend.AI's: when `metric <comparator> threshold`, step the replicas by `step_size`.
+    Threshold,
+    /// Target tracking: replicas = ceil(metric × replicas / target), after the delays.
+    Target,
+}
+
+/// Where a rule's metric comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum MetricSource {
+    /// The replicas' kernels: `cpu_util`, `mem` (percent of what they were given).
+    Kernel,
+    /// The endpoint's requests per replica: `inflight`, `requests_per_second`, `latency_ms`.
+    InferenceFramework,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Comparator {
+    LessThan,
+    LessThanOrEqual,
+    GreaterThan,
+    GreaterThanOrEqual,
+}
+
+/// A rule's enum value from its word in either case (`greater_than`, ` KERNEL`), as
+/// a rule's fields are read; the error names the values it takes.
+fn word<T: serde::de::DeserializeOwned>(s: &str, case: fn(&str) -> String) -> Result<T, String> {
+    serde_json::from_value(serde_json::Value::String(case(s.trim()))).map_err(|e| e.to_string())
+}
+
+impl std::str::FromStr for RuleMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<RuleMode, String> {
+        word(s, str::to_ascii_lowercase)
+    }
+}
+
+impl std::str::FromStr for MetricSource {
+    type Err = String;
+    fn from_str(s: &str) -> Result<MetricSource, String> {
+        word(s, str::to_ascii_uppercase)
+    }
+}
+
+impl std::str::FromStr for Comparator {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Comparator, String> {
+        word(s, str::to_ascii_uppercase)
+    }
+}
+
+impl Comparator {
+    /// `<`, `<=`, `>`, `>=`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Comparator::LessThan => "<",
+            Comparator::LessThanOrEqual => "<=",
+            Comparator::GreaterThan => ">",
+            Comparator::GreaterThanOrEqual => ">=",
+        }
+    }
+}
 
 /// Whether `value <comparator> threshold` holds.
 pub fn holds(c: Comparator, value: f64, threshold: f64) -> bool {
@@ -30,29 +98,40 @@ pub fn holds(c: Comparator, value: f64, threshold: f64) -> bool {
 }
 
 /// Metric names each source offers.
-pub fn metrics_of(source: Source) -> &'static [&'static str] {
+pub fn metrics_of(source: MetricSource) -> &'static [&'static str] {
     match source {
-        Source::Kernel => &["cpu_util", "mem"],
-        Source::InferenceFramework => &["inflight", "requests_per_second", "latency_ms"],
+        MetricSource::Kernel => &["cpu_util", "mem"],
+        MetricSource::InferenceFramework => &["inflight", "requests_per_second", "latency_ms"],
     }
 }
 
-/// A rule as stored and shown.
+// One spelling: as stored (the rule's JSON text, its times from the row) and as both APIs
+// show it.
+/// An auto-scaling rule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Rule {
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub id: Uuid,
-    pub mode: Mode,
-    pub metric_source: Source,
+    pub mode: RuleMode,
+    pub metric_source: MetricSource,
     pub metric_name: String,
+    /// Threshold mode: the value compared (a decimal, as text).
     pub threshold: Option<String>,
     pub comparator: Option<Comparator>,
+    /// Threshold mode: replicas added (negative: removed) when it fires.
     pub step_size: Option<i32>,
+    /// Target mode: the metric's value each replica should see.
     pub target: Option<f64>,
+    /// Target mode: how long more replicas must be wanted before they start.
     pub scale_up_delay_seconds: f64,
+    /// Target mode: how long fewer replicas must be wanted before some end.
     pub scale_down_delay_seconds: f64,
+    /// No change within this long of the rule's, or the service's, last change.
     pub cooldown_seconds: u32,
     pub min_replicas: Option<u32>,
     pub max_replicas: Option<u32>,
+    /// Higher first; the first rule that changes the count wins the round.
     pub priority: i32,
     pub enabled: bool,
     pub created_at: String,
@@ -75,13 +154,10 @@ impl Rule {
         {
             return Err(format!("min_replicas {lo} is more than max_replicas {hi}"));
         }
-        if self
-            .max_replicas
-            .is_some_and(|m| m > crate::limits::MAX_REPLICAS)
-        {
+        if self.max_replicas.is_some_and(|m| m > super::MAX_REPLICAS) {
             return Err(format!(
                 "max_replicas is more than a service may run ({})",
-                crate::limits::MAX_REPLICAS
+                super::MAX_REPLICAS
             ));
         }
         for (name, v) in [
@@ -93,7 +169,7 @@ impl Rule {
             }
         }
         match self.mode {
-            Mode::Threshold => {
+            RuleMode::Threshold => {
                 let t = self
                     .threshold
                     .as_deref()
@@ -113,7 +189,7 @@ impl Rule {
                     Some(_) => {}
                 }
             }
-            Mode::Target => {
+            RuleMode::Target => {
                 match self.target {
                     Some(t) if t.is_finite() && t > 0.0 => {}
                     _ => return Err("target must be a number above 0 for a target rule".into()),
@@ -158,7 +234,7 @@ pub struct Memory {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
     pub rule_id: Uuid,
-    pub metric_source: Source,
+    pub metric_source: MetricSource,
     pub metric_name: String,
     pub value: Option<f64>,
     pub from_replicas: u32,
@@ -175,9 +251,9 @@ pub fn decide(rule: &Rule, inputs: Inputs, memory: &mut Memory, now: f64) -> Opt
     }
     let value = inputs.value?;
     let lo = rule.min_replicas.unwrap_or(0);
-    let hi = rule.max_replicas.unwrap_or(crate::limits::MAX_REPLICAS);
+    let hi = rule.max_replicas.unwrap_or(super::MAX_REPLICAS);
     let (want, why) = match rule.mode {
-        Mode::Threshold => {
+        RuleMode::Threshold => {
             let cmp = rule.comparator?;
             let threshold = rule.threshold_value();
             if !holds(cmp, value, threshold) {
@@ -194,7 +270,7 @@ pub fn decide(rule: &Rule, inputs: Inputs, memory: &mut Memory, now: f64) -> Opt
                 ),
             )
         }
-        Mode::Target => {
+        RuleMode::Target => {
             let target = rule.target.unwrap_or(1.0);
             let total = value * f64::from(inputs.replicas.max(1));
             let want = ((total / target).ceil() as i64).clamp(i64::from(lo), i64::from(hi)) as u32;
@@ -268,8 +344,8 @@ mod tests {
     fn threshold(cmp: Comparator, t: &str, step: i32) -> Rule {
         Rule {
             id: Uuid::new_v4(),
-            mode: Mode::Threshold,
-            metric_source: Source::InferenceFramework,
+            mode: RuleMode::Threshold,
+            metric_source: MetricSource::InferenceFramework,
             metric_name: "inflight".into(),
             threshold: Some(t.into()),
             comparator: Some(cmp),
@@ -337,7 +413,7 @@ mod tests {
     #[test]
     fn a_target_rule_tracks_its_target_after_its_delays() {
         let mut r = threshold(Comparator::GreaterThan, "0", 1);
-        r.mode = Mode::Target;
+        r.mode = RuleMode::Target;
         r.target = Some(4.0);
         r.scale_up_delay_seconds = 10.0;
         r.scale_down_delay_seconds = 30.0;

@@ -1,9 +1,10 @@
-//! A `POST /session` request (read at the edge by `bai_api::sessions::read_create`) becomes a
-//! [`SessionSpec`] here: its preset looked up, then converted by `bai_api`'s pure
-//! [`CreateRequest::to_spec`].
+//! A `POST /session` request (read by `bai_api::sessions::read_create`) becomes a
+//! [`SessionSpec`] here, at the edge: its preset looked up, then converted by `bai_api`'s pure
+//! [`CreateRequest::to_spec`]. Below the edge, the lifecycle plans the spec
+//! (`lifecycle::create::plan_spec`) and never sees the wire's request.
 
-use super::Lifecycle;
 use bai_api::sessions::{CreateRequest, SpecContext};
+use bai_control::lifecycle::Lifecycle;
 use bai_core::{Problem, ResourceSlots, SessionSpec};
 use bai_store::PresetRow;
 
@@ -18,7 +19,7 @@ pub fn spec_of(lifecycle: &Lifecycle, req: &CreateRequest) -> Result<SessionSpec
         .map(|name| named_preset(&presets, name))
         .transpose()?;
     let accel = lifecycle.agents.accel_slots();
-    let reserved: Vec<u16> = crate::apps::INTRINSIC.iter().map(|a| a.port).collect();
+    let reserved: Vec<u16> = bai_ground::apps::INTRINSIC.iter().map(|a| a.port).collect();
     req.to_spec(&SpecContext {
         preset,
         accel_slots: &accel,

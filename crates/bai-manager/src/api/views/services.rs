@@ -1,9 +1,9 @@
 //! What the API shows of a service: the REST shape (`ServeInfoModel`) and the GraphQL
 //! `Endpoint` / `Routing` nodes, from the store and the endpoint's counters.
 
-use super::route_status as rs;
-use crate::state::Serving;
 use bai_api::services::{ActiveRoute, RouteStatus, ServiceInfo, ServiceListItem, ServiceStatus};
+use bai_serving::route_status as rs;
+use bai_serving::state::Serving;
 use bai_store::{EndpointRow, RouteRow};
 use serde_json::{Value, json};
 use std::sync::atomic::Ordering;

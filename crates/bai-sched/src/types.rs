@@ -116,7 +116,7 @@ pub struct GroupConfig {
     /// when no reservation can be made for it: the running sessions' ends are not known).
     pub starvation_after: Duration,
     /// Whether (and how) the head of the queue may end running sessions ([`crate::preempt`]).
-    pub preemption: crate::preempt::Config,
+    pub preemption: crate::preempt::settings::Config,
 }
 
 impl GroupConfig {
@@ -145,7 +145,7 @@ pub struct Snapshot {
     /// every account at its share, so age, size and priority decide).
     pub fairshare: Option<crate::fairshare::policy::Input>,
     /// Running sessions the group allows to be preempted (empty when preemption is off).
-    pub preemptible: Vec<crate::preempt::Candidate>,
+    pub preemptible: Vec<crate::preempt::settings::Candidate>,
     /// Pending sessions whose victims are ending now: they plan no more victims.
     pub preempting: std::collections::HashSet<Uuid>,
     /// Sessions sent back to the queue by a preemption, each with the session it made room

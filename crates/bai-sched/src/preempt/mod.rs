@@ -20,71 +20,14 @@
 //! of victims for the same session), and a victim sent back to the queue (`--requeue`) is
 //! not started again before its preemptor has started (no flapping).
 
+pub mod settings;
+
+pub use settings::{Candidate, Config, Mode};
+
 use crate::types::{AgentState, Workload};
 use bai_core::resources::ResourceSlots;
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
-
-/// Which running sessions a group's pending sessions may end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mode {
-    /// Nothing is preempted.
-    #[default]
-    Off,
-    /// A session of a higher priority may end ones of a lower priority.
-    Priority,
-    /// A session of an account under its share may end ones of accounts far over theirs.
-    FairShare,
-}
-
-impl Mode {
-    pub const ALL: [Mode; 3] = [Mode::Off, Mode::Priority, Mode::FairShare];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Off => "off",
-            Mode::Priority => "priority",
-            Mode::FairShare => "fairshare",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Mode> {
-        Mode::ALL.into_iter().find(|m| m.as_str() == s)
-    }
-}
-
-/// A group's preemption settings.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Config {
-    pub mode: Mode,
-    /// Between SIGTERM and the end (SIGKILL).
-    pub grace: Duration,
-    /// A session runs at least this long before it may be preempted.
-    pub min_runtime: Duration,
-}
-
-impl Default for Config {
-    fn default() -> Config {
-        Config {
-            mode: Mode::Off,
-            grace: Duration::seconds(60),
-            min_runtime: Duration::zero(),
-        }
-    }
-}
-
-/// A running session that may be preempted (the manager lists only those its group and its
-/// type allow).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Candidate {
-    pub id: Uuid,
-    pub agent: String,
-    pub slots: ResourceSlots,
-    pub priority: i64,
-    /// Its owner's fair-share factor (`fairshare` mode; None: at its share, 0.5).
-    pub factor: Option<f64>,
-    pub running_since: DateTime<Utc>,
-}
 
 /// The planner's answer: end `victims` on `agent` so that `preemptor` fits there.
 #[derive(Debug, Clone, PartialEq)]
@@ -277,5 +220,4 @@ fn choose<'a>(
 }
 
 #[cfg(test)]
-#[path = "preempt_tests.rs"]
 mod tests;

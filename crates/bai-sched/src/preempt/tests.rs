@@ -1,6 +1,7 @@
 //! Unit tests of the victim choice ([`super`]).
 
 use super::*;
+use chrono::Duration;
 
 fn gpus(n: u64) -> ResourceSlots {
     ResourceSlots {

@@ -66,6 +66,31 @@ fn the_user_with_recorded_usage_waits_behind_the_light_one() {
         ],
     )
     .expect_ok();
+    // The priority's weights are a group setting, printed back; a name it does not know is
+    // refused with one line.
+    let set = |w: &str| {
+        s.bai(
+            &s.admin,
+            &[
+                "admin",
+                "resource-group",
+                "update",
+                "default",
+                "--fairshare-priority",
+                w,
+            ],
+        )
+    };
+    let r = set("max-age=2d");
+    r.expect_ok();
+    assert!(
+        r.stdout.contains(
+            "priority fairshare=10000,age=1000,size=1000,priority=1000,max-age=172800s,burst-window=3600s"
+        ),
+        "{}",
+        r.stdout
+    );
+    set("speed=3").expect_fail("use fairshare, age, size, priority, max-age or burst-window");
     let (heavy, light) = (&s.user, &s.user2);
 
     // The heavy user holds the whole agent for a few seconds: its usage is recorded as it runs.

@@ -41,6 +41,17 @@ fn preempting(s: &Server, grace: &str) -> String {
     r.stdout.clone()
 }
 
+/// Waits until `name` is PENDING for want of room.
+fn waits_for_room(s: &Server, who: &Account, name: &str) {
+    s.wait_for(30, &format!("{name} to wait for room"), || {
+        let i = s.info(who, name);
+        i["status_info"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("no-available-instances"))
+            .then_some(())
+    });
+}
+
 #[test]
 fn an_urgent_session_preempts_low_priority_batch_work_which_is_requeued_or_ended() {
     let s = Server::start_dummy(1, "cpu=2,mem=4g");
@@ -73,13 +84,7 @@ fn an_urgent_session_preempts_low_priority_batch_work_which_is_requeued_or_ended
         "urgent",
         &["-c", "sleep 1000", "-r", "cpu=2", "--priority", "80"],
     );
-    s.wait_for(30, "urgent to wait for room", || {
-        let i = s.info(&s.user2, "urgent");
-        i["status_info"]
-            .as_str()
-            .is_some_and(|t| t.starts_with("no-available-instances"))
-            .then_some(())
-    });
+    waits_for_room(&s, &s.user2, "urgent");
     assert_eq!(s.status(&s.user, "low-requeue"), "RUNNING");
 
     let shown = s.bai(
@@ -176,13 +181,7 @@ fn interactive_sessions_and_higher_priorities_are_never_victims() {
         &["-c", "sleep 1000", "-r", "cpu=1", "--priority", "50"],
     );
     // It waits: no victim is allowed (and nothing is preempted for it in vain).
-    s.wait_for(30, "urgent to wait for room", || {
-        let i = s.info(&s.user2, "urgent");
-        i["status_info"]
-            .as_str()
-            .is_some_and(|t| t.starts_with("no-available-instances"))
-            .then_some(())
-    });
+    waits_for_room(&s, &s.user2, "urgent");
     // Several passes later, still nothing preempted.
     for _ in 0..5 {
         s.bai(&s.user, &["ps"]).expect_ok();

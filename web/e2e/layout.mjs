@@ -212,6 +212,9 @@ await step('the Agents page fits with all the agents, and shows no ready pool of
   // LOST, or GONE once away long enough.
   await expectText(byTest(`agent-status-${lostAgent}`), /lost|gone/);
   await byTest('group-egress-default').waitFor();
+  // The group's preemption setting and its fair-share tree are on the page and fit too.
+  await expectText(byTest('group-preemption-default'), 'off');
+  await byTest('fairshare-default').waitFor();
   await checkView('admin-agents');
   // An alive agent's pool is ready; the lost one's is not shown as ready (not known).
   await expectText(byTest('agent-table').locator('[data-testid^="agent-warm-pool-"]'), 'ready');

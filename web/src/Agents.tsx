@@ -11,6 +11,7 @@ import { Alert, App as AntApp, Button, Input, Popconfirm, Space, Table, Tag, Too
 import { api, Schema } from './api';
 import { deviceSummary, heartbeat, resourceLines } from './agentRow';
 import { errText } from './dialogs';
+import FairShare from './FairShare';
 import ResourceGroups from './ResourceGroups';
 import { poolCell } from './warmPool';
 
@@ -171,6 +172,7 @@ export default function Agents() {
         ]}
       />
       <ResourceGroups />
+      <FairShare />
       <JoinTokens onChange={load} />
     </>
   );

@@ -33,6 +33,19 @@ export default function ResourceGroups() {
           { title: 'Agents', render: (_, g) => g.agents.length },
           { title: 'Free', render: (_, g) => formatSlotMap(g.free) },
           {
+            // Whether its pending sessions may end running ones, and how gently.
+            title: 'Preemption',
+            render: (_, g) => (
+              <Tag
+                color={g.preemption.mode === 'off' ? 'default' : 'volcano'}
+                title={g.preemption.mode === 'off' ? 'pending sessions never end running ones' : `grace ${g.preemption.grace_secs}s, minimum run time ${g.preemption.min_runtime_secs}s, ${g.preemption.interactive ? 'batch and interactive sessions' : 'batch sessions only'}`}
+                data-testid={`group-preemption-${g.name}`}
+              >
+                {g.preemption.mode}
+              </Tag>
+            ),
+          },
+          {
             title: 'Egress',
             render: (_, g) =>
               editing === g.name ? (

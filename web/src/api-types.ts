@@ -3569,6 +3569,13 @@ export interface components {
              */
             fairshare_half_life_secs?: number;
             /**
+             * @description Fair share: the weights of the priority's factors and its two durations,
+             *     `fairshare=N,age=N,size=N,priority=N,max-age=7d,burst-window=1h` (defaults
+             *     `fairshare=10000,age=1000,size=1000,priority=1000,max-age=7d,burst-window=1h`;
+             *     `burst-window=0` turns the burst penalty off); those left out keep their value.
+             */
+            fairshare_priority?: string;
+            /**
              * @description Fair share: per-slot weights, `SLOT=WEIGHT` separated by `,` (`cpu` per core, `mem`
              *     per GiB, an accelerator slot per unit, `accel` for those not named; defaults
              *     `cpu=1,mem=0.1,accel=50`); those left out keep their value.
@@ -3980,6 +3987,13 @@ export interface components {
              */
             fairshare_half_life_secs: number;
             /**
+             * @description Fair share: how the factors weigh in a pending session's priority, and the age at
+             *     which the age factor is full and the burst window
+             *     (`fairshare=N,age=N,size=N,priority=N,max-age=7d,burst-window=1h`).
+             * @default
+             */
+            fairshare_priority: string;
+            /**
              * @description Fair share: what each slot unit weighs per second (`cpu=1,mem=0.1,SLOT=W,...,accel=W`;
              *     `accel`: accelerator slots not named).
              * @default
@@ -4064,6 +4078,13 @@ export interface components {
              *     0: it never decays).
              */
             fairshare_half_life_secs?: number;
+            /**
+             * @description Fair share: the weights of the priority's factors and its two durations,
+             *     `fairshare=N,age=N,size=N,priority=N,max-age=7d,burst-window=1h` (defaults
+             *     `fairshare=10000,age=1000,size=1000,priority=1000,max-age=7d,burst-window=1h`;
+             *     `burst-window=0` turns the burst penalty off); those left out keep their value.
+             */
+            fairshare_priority?: string;
             /**
              * @description Fair share: per-slot weights, `SLOT=WEIGHT` separated by `,` (`cpu` per core, `mem`
              *     per GiB, an accelerator slot per unit, `accel` for those not named; defaults
@@ -7480,6 +7501,16 @@ export interface operations {
             };
             /** @description A refusal with a body of its own, or a problem. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginRefusal"] | components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refusal with a body of its own, or a problem. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

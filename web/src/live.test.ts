@@ -6,7 +6,9 @@ describe('following the session event stream', () => {
   it("listens to the server's session events, taken from its schema", () => {
     expect(LIFECYCLE_EVENTS).toContain('session_enqueued');
     expect(LIFECYCLE_EVENTS).toContain('session_terminated');
-    expect(LIFECYCLE_EVENTS).toHaveLength(9);
+    // A preemption refreshes the list too (the victim's status and its warning).
+    expect(LIFECYCLE_EVENTS).toContain('session_preempted');
+    expect(LIFECYCLE_EVENTS).toHaveLength(10);
     expect(LIFECYCLE_EVENTS.every((n) => n.startsWith('session_'))).toBe(true);
   });
 

@@ -144,6 +144,7 @@ async fn resource_groups() {
             warm_pool_auto: Some(2),
             fairshare_half_life_secs: None,
             fairshare_weights: None,
+            fairshare_priority: None,
             preemption: Some(bai_core::preemption::PreemptionMode::Priority),
             preemption_grace_secs: Some(30),
             preemption_min_runtime_secs: None,

@@ -141,10 +141,18 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
         SubStep::at(&now_s, step, Err((code.into(), msg.into())))
     };
 
-    // The head of the last pass goes first (see `GroupState::head`).
+    // The head of the last pass goes first (see `GroupState::head`); in a group that
+    // preempts, not when a session of a higher priority waits (it is the urgent one).
     let sticky = state
         .head
-        .and_then(|h| snap.pending.iter().position(|w| w.id == h));
+        .and_then(|h| snap.pending.iter().position(|w| w.id == h))
+        .filter(|&i| {
+            cfg.preemption.mode == preempt::Mode::Off
+                || !snap
+                    .pending
+                    .iter()
+                    .any(|w| w.priority > snap.pending[i].priority)
+        });
     let mut first = sticky;
     loop {
         let i = match first.take() {

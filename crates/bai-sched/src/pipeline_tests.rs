@@ -311,3 +311,38 @@ fn a_requeued_victim_waits_until_its_preemptor_started() {
     let p = schedule(&cfg, &s, &mut GroupState::default());
     assert_eq!(kinds(&p), vec!["placed"]);
 }
+
+#[test]
+fn in_a_preempting_group_an_urgent_arrival_takes_the_head_from_a_reserved_one() {
+    let mut cfg = GroupConfig::new("default");
+    cfg.preemption.mode = crate::preempt::Mode::Priority;
+    let mut a = agent("a", 4, 16);
+    a.used = slots(4, 2);
+    let low = preemptible("a", 4, 10);
+    // A 4-core batch session waits with a reservation (the running one ends in an hour).
+    let mut waiting = w("b", 100, 4);
+    waiting.max_runtime = Some(Duration::hours(1));
+    let mut s = snap(vec![waiting.clone()], vec![a]);
+    s.running.push(crate::types::RunningSession {
+        owner: "x".into(),
+        agent: "a".into(),
+        slots: slots(4, 2),
+        ends_by: Some(Utc::now() + Duration::hours(1)),
+    });
+    s.preemptible = vec![low];
+    let mut state = GroupState::default();
+    let p = schedule(&cfg, &s, &mut state);
+    assert_eq!(state.head, Some(waiting.id));
+    assert!(
+        p.preemptions.is_empty(),
+        "the same priority preempts no one"
+    );
+    // An urgent session arrives: it is the head now and preempts.
+    let mut urgent = w("u", 1, 4);
+    urgent.priority = 80;
+    s.pending.push(urgent.clone());
+    let p = schedule(&cfg, &s, &mut state);
+    assert_eq!(p.preemptions.len(), 1, "{:?}", kinds(&p));
+    assert_eq!(p.preemptions[0].preemptor, urgent.id);
+    assert_eq!(state.head, Some(urgent.id));
+}

@@ -75,6 +75,11 @@ pub struct ResourceGroup {
     /// `accel`: accelerator slots not named).
     #[serde(default)]
     pub fairshare_weights: String,
+    /// Fair share: how the factors weigh in a pending session's priority, and the age at
+    /// which the age factor is full and the burst window
+    /// (`fairshare=N,age=N,size=N,priority=N,max-age=7d,burst-window=1h`).
+    #[serde(default)]
+    pub fairshare_priority: String,
     /// Whether its pending sessions may end running ones (`mode` `off`, `priority` or
     /// `fairshare`), with the grace between SIGTERM and the end, the minimum run time before
     /// a session may be preempted, and whether interactive sessions may be (batch sessions
@@ -150,6 +155,13 @@ pub struct ResourceGroupSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub fairshare_weights: Option<String>,
+    /// Fair share: the weights of the priority's factors and its two durations,
+    /// `fairshare=N,age=N,size=N,priority=N,max-age=7d,burst-window=1h` (defaults
+    /// `fairshare=10000,age=1000,size=1000,priority=1000,max-age=7d,burst-window=1h`;
+    /// `burst-window=0` turns the burst penalty off); those left out keep their value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub fairshare_priority: Option<String>,
     /// Preemption: `off` (the default), `priority` (a pending session may end running ones
     /// of a lower priority) or `fairshare` (of accounts far over their share).
     #[serde(default, skip_serializing_if = "Option::is_none")]

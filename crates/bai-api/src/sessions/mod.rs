@@ -122,7 +122,9 @@ pub fn routes() -> Vec<Route> {
         Route::new("post", "/server/login")
             .takes(json::<LoginRequest>())
             .answers(200, json::<LoginReply>())
-            .also("401", json::<LoginRefusal>()),
+            .also("401", json::<LoginRefusal>())
+            // Too many refused logins for the name or from the client (Retry-After).
+            .also("429", json::<LoginRefusal>()),
         Route::new("post", "/server/logout").answers(200, json::<LogoutReply>()),
         Route::new("get", "/server/me").answers(200, json::<Me>()),
         Route::new("get", "/server/login-options").answers(200, json::<LoginOptions>()),

@@ -254,6 +254,11 @@ pub struct GroupFields {
     /// GiB, per accelerator unit; `accel`: the slots not named).
     #[arg(long, value_name = "SLOT=W,...")]
     pub fairshare_weights: Option<String>,
+    /// Fair share: how the factors weigh in a pending session's priority, and two
+    /// durations: `fairshare=10000,age=1000,size=1000,priority=1000,max-age=7d,burst-window=1h`
+    /// (those left out keep their value; `burst-window=0`: no burst penalty).
+    #[arg(long, value_name = "NAME=V,...")]
+    pub fairshare_priority: Option<String>,
     /// Preemption: off, priority (a pending session may end running ones of a lower
     /// priority) or fairshare (of accounts far over their share).
     #[arg(long, value_name = "MODE")]

@@ -158,6 +158,7 @@ fn group_settings(f: &GroupFields) -> Result<ResourceGroupSettings> {
         warm_pool_auto: f.warm_pool_auto,
         fairshare_half_life_secs: f.fairshare_half_life,
         fairshare_weights: f.fairshare_weights.clone(),
+        fairshare_priority: f.fairshare_priority.clone(),
         preemption: f
             .preemption
             .as_deref()
@@ -195,8 +196,8 @@ fn print_group(g: &ResourceGroup) {
     println!("  warm pool: {pool} ({auto})");
     if g.scheduler == bai_api::resources::Scheduler::Fairshare {
         println!(
-            "  fair share: half-life {}s, weights {}",
-            g.fairshare_half_life_secs, g.fairshare_weights
+            "  fair share: half-life {}s, weights {}, priority {}",
+            g.fairshare_half_life_secs, g.fairshare_weights, g.fairshare_priority
         );
     }
     println!("  preemption: {}", g.preemption.summary());

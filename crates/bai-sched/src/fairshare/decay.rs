@@ -37,8 +37,14 @@ impl Default for SlotWeights {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("slot weights: {0}")]
+#[error("{0}")]
 pub struct WeightsError(String);
+
+impl WeightsError {
+    pub fn new(message: String) -> WeightsError {
+        WeightsError(message)
+    }
+}
 
 impl SlotWeights {
     /// Weighted units per second that `slots` add while held.

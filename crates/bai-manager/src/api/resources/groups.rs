@@ -67,6 +67,7 @@ fn group_view(
         warm_pool_auto: g.warm_pool.auto,
         fairshare_half_life_secs: fs.half_life_secs,
         fairshare_weights: fs.weights.to_string(),
+        fairshare_priority: fs.priority.to_string(),
         preemption: g.preemption.clone(),
     }
 }
@@ -152,7 +153,10 @@ fn apply_settings(g: &mut ResourceGroupRow, s: ResourceGroupSettings) -> Result<
         }
         g.warm_pool.auto = n;
     }
-    if s.fairshare_half_life_secs.is_some() || s.fairshare_weights.is_some() {
+    if s.fairshare_half_life_secs.is_some()
+        || s.fairshare_weights.is_some()
+        || s.fairshare_priority.is_some()
+    {
         let mut fs = bai_sched::fairshare::Policy::from_json(&g.fairshare);
         if let Some(h) = s.fairshare_half_life_secs {
             fs.half_life_secs = h;
@@ -161,6 +165,11 @@ fn apply_settings(g: &mut ResourceGroupRow, s: ResourceGroupSettings) -> Result<
             fs.weights
                 .parse_into(&w)
                 .map_err(|e| Problem::invalid(format!("fairshare_weights: {e}")))?;
+        }
+        if let Some(w) = s.fairshare_priority {
+            fs.priority
+                .parse_into(&w)
+                .map_err(|e| Problem::invalid(format!("fairshare_priority: {e}")))?;
         }
         g.fairshare = fs.to_json();
     }

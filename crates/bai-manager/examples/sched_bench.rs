@@ -66,11 +66,16 @@ fn open(dir: &std::path::Path, postgres: bool) -> anyhow::Result<Store> {
     })
 }
 
-/// A manager over a fresh store of `sessions` PENDING sessions in a DRF + dispersed group.
+/// A manager over a fresh store of `sessions` PENDING sessions in a DRF (or, `--fairshare`,
+/// fair-share) + dispersed group.
 fn manager(dir: &std::path::Path, sessions: usize, postgres: bool) -> anyhow::Result<Arc<Manager>> {
     let store = Arc::new(open(dir, postgres)?);
     let mut g = ResourceGroupRow::new("default");
-    g.scheduler = "drf".into();
+    g.scheduler = if std::env::args().any(|a| a == "--fairshare") {
+        "fairshare".into()
+    } else {
+        "drf".into()
+    };
     g.selector = "dispersed".into();
     store.put_resource_group(&g)?;
     fill(&store, sessions);

@@ -338,3 +338,42 @@ fn a_victims_processes_get_sigterm_and_may_end_before_the_grace() {
     assert!(logs.stdout.contains("saved-on-sigterm"), "{}", logs.stdout);
     wait_status(&s, &s.user2, "urgent", "RUNNING", 300);
 }
+
+/// The official client (Backend.AI 26.9's, which knows PREEMPTED as a 26.8 status) shows a
+/// session in its grace: `session info` names the status and why; `ps` still works.
+#[test]
+fn the_official_client_shows_a_preempted_session() {
+    let s = Server::start_dummy(1, "cpu=2,mem=4g");
+    // A long grace: a dummy kernel never ends by itself, so it stays PREEMPTED meanwhile.
+    preempting(&s, "10m");
+    batch(
+        &s,
+        &s.user,
+        "victim",
+        &["-c", "sleep 1000", "-r", "cpu=2", "--priority", "5"],
+    );
+    let v = wait_status(&s, &s.user, "victim", "RUNNING", 60);
+    let id = v["session_id"].as_str().unwrap_or_default().to_string();
+    batch(
+        &s,
+        &s.user2,
+        "urgent",
+        &["-c", "sleep 1000", "-r", "cpu=2", "--priority", "80"],
+    );
+    wait_status(&s, &s.user, "victim", "PREEMPTED", 60);
+    let info = s.run_as(
+        bai_e2e::official_client(),
+        &s.user,
+        &["session", "info", &id],
+    );
+    info.expect_ok();
+    assert!(
+        info.stdout.contains("PREEMPTED") && info.stdout.contains("preempted: for session"),
+        "{info:#?}"
+    );
+    s.run_as(bai_e2e::official_client(), &s.user, &["ps"])
+        .expect_ok();
+    // The urgent one waits for the grace, with that in its reason.
+    let u = s.info(&s.user2, "urgent");
+    assert_eq!(u["status"], "PENDING", "{u:#}");
+}

@@ -8,6 +8,7 @@ pub mod apps;
 pub mod crash;
 pub mod cut;
 pub mod diagnose;
+pub mod kube;
 mod launch;
 pub mod model;
 pub mod netns;
@@ -435,6 +436,20 @@ impl Server {
             .unwrap_or_else(|e| panic!("info is not JSON ({e}): {}", r.stdout))
     }
 
+    /// Waits until the session is in status `want` and returns its fields.
+    pub fn wait_status(
+        &self,
+        account: &Account,
+        reference: &str,
+        want: &str,
+        secs: u64,
+    ) -> serde_json::Value {
+        self.wait_for(secs, &format!("{reference} to be {want}"), || {
+            let i = self.info(account, reference);
+            (i["status"] == want).then_some(i)
+        })
+    }
+
     /// Waits until the session is TERMINATED and returns its fields.
     pub fn wait_terminated(
         &self,
@@ -442,10 +457,7 @@ impl Server {
         reference: &str,
         secs: u64,
     ) -> serde_json::Value {
-        self.wait_for(secs, &format!("{reference} to terminate"), || {
-            let i = self.info(account, reference);
-            (i["status"] == "TERMINATED").then_some(i)
-        })
+        self.wait_status(account, reference, "TERMINATED", secs)
     }
 
     pub fn status(&self, account: &Account, reference: &str) -> String {

@@ -6,7 +6,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::{Account, Server};
-use serde_json::Value;
 
 fn start(s: &Server, who: &Account, name: &str, cmd: &str) {
     s.bai(
@@ -28,13 +27,6 @@ fn start(s: &Server, who: &Account, name: &str, cmd: &str) {
         ],
     )
     .expect_ok();
-}
-
-fn wait_status(s: &Server, who: &Account, name: &str, want: &str, secs: u64) -> Value {
-    s.wait_for(secs, &format!("{name} to be {want}"), || {
-        let i = s.info(who, name);
-        (i["status"] == want).then_some(i)
-    })
 }
 
 /// The factor printed on a user's row of `bai admin fairshare`.
@@ -95,7 +87,7 @@ fn the_user_with_recorded_usage_waits_behind_the_light_one() {
 
     // The heavy user holds the whole agent for a few seconds: its usage is recorded as it runs.
     start(&s, heavy, "heavy-run", "sleep 5");
-    wait_status(&s, heavy, "heavy-run", "RUNNING", 20);
+    s.wait_status(heavy, "heavy-run", "RUNNING", 20);
     s.wait_for(20, "heavy usage recorded", || {
         let r = s.bai(&s.admin, &["admin", "fairshare", "--group", "default"]);
         r.expect_ok();
@@ -106,7 +98,7 @@ fn the_user_with_recorded_usage_waits_behind_the_light_one() {
     // Both queue for the agent: the heavy user first (FIFO would start it first).
     start(&s, heavy, "heavy-next", "sleep 30");
     start(&s, light, "light-next", "sleep 30");
-    wait_status(&s, light, "light-next", "RUNNING", 30);
+    s.wait_status(light, "light-next", "RUNNING", 30);
     let i = s.info(heavy, "heavy-next");
     assert_eq!(i["status"], "PENDING", "{i:#}");
 

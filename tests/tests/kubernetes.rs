@@ -29,10 +29,6 @@ struct Cluster {
     owned: Option<PathBuf>,
 }
 
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/kube-cluster.sh")
-}
-
 /// `KUBECTL` from the cluster's `env` file, else `kubectl` on the PATH.
 fn kubectl_of(kubeconfig: &Path) -> String {
     let env = kubeconfig.with_file_name("env");
@@ -55,13 +51,7 @@ static SHARED: Mutex<std::sync::Weak<Cluster>> = Mutex::new(std::sync::Weak::new
 
 impl Cluster {
     fn get() -> Arc<Cluster> {
-        let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(c) = shared.upgrade() {
-            return c;
-        }
-        let c = Arc::new(Cluster::start());
-        *shared = Arc::downgrade(&c);
-        c
+        bai_e2e::kube::shared(&SHARED, Cluster::start)
     }
 
     fn start() -> Cluster {
@@ -75,7 +65,7 @@ impl Cluster {
         }
         let dir = PathBuf::from(format!("/var/tmp/bai-e2e-kube.{}", std::process::id()));
         let t = Instant::now();
-        let out = Command::new(script())
+        let out = Command::new(bai_e2e::kube::script())
             .arg("start")
             .arg(&dir)
             .stdin(Stdio::null())
@@ -129,7 +119,10 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         if let Some(dir) = &self.owned {
-            let _ = Command::new(script()).arg("stop").arg(dir).status();
+            let _ = Command::new(bai_e2e::kube::script())
+                .arg("stop")
+                .arg(dir)
+                .status();
         }
     }
 }

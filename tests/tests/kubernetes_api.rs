@@ -19,7 +19,7 @@ use bai_e2e::remote::{agent_command, agents, manager_for_machines, wait_status};
 use bai_e2e::{Server, bin};
 use serde_json::{Value, json};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,10 +29,6 @@ const MANAGED: &str = "app.kubernetes.io/managed-by=bai";
 const IMAGE: &str = "bai/python:3.11-bookworm";
 /// The overall limit of every wait.
 const LIMIT: u64 = 120;
-
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/kube-cluster.sh")
-}
 
 /// An API-only cluster this binary started; stopped on drop.
 struct Cluster {
@@ -45,13 +41,7 @@ static SHARED: Mutex<std::sync::Weak<Cluster>> = Mutex::new(std::sync::Weak::new
 
 impl Cluster {
     fn get() -> Arc<Cluster> {
-        let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(c) = shared.upgrade() {
-            return c;
-        }
-        let c = Arc::new(Cluster::start());
-        *shared = Arc::downgrade(&c);
-        c
+        bai_e2e::kube::shared(&SHARED, Cluster::start)
     }
 
     fn start() -> Cluster {
@@ -59,7 +49,7 @@ impl Cluster {
         let n = STARTS.fetch_add(1, Ordering::Relaxed);
         let dir = PathBuf::from(format!("/var/tmp/bai-e2e-kapi.{}.{n}", std::process::id()));
         let t = Instant::now();
-        let out = Command::new(script())
+        let out = Command::new(bai_e2e::kube::script())
             .args(["start", "--no-kubelet"])
             .arg(&dir)
             .stdin(Stdio::null())
@@ -81,7 +71,10 @@ impl Cluster {
                 })
                 .collect::<Vec<_>>()
                 .join("\n");
-            let _ = Command::new(script()).arg("stop").arg(&dir).status();
+            let _ = Command::new(bai_e2e::kube::script())
+                .arg("stop")
+                .arg(&dir)
+                .status();
             panic!(
                 "cannot start an API-only cluster: {}\n{logs}",
                 String::from_utf8_lossy(&out.stderr)
@@ -206,7 +199,7 @@ impl Cluster {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        let _ = Command::new(script())
+        let _ = Command::new(bai_e2e::kube::script())
             .arg("stop")
             .arg(&self.dir)
             .stdout(Stdio::null())

@@ -6,14 +6,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::{Account, Server};
-use serde_json::Value;
-
-fn wait_status(s: &Server, who: &Account, name: &str, want: &str, secs: u64) -> Value {
-    s.wait_for(secs, &format!("{name} to be {want}"), || {
-        let i = s.info(who, name);
-        (i["status"] == want).then_some(i)
-    })
-}
 
 fn batch(s: &Server, who: &Account, name: &str, extra: &[&str]) {
     let mut a = vec!["start", "--enqueue-only", "--type", "batch", "-t", name];
@@ -76,8 +68,8 @@ fn an_urgent_session_preempts_low_priority_batch_work_which_is_requeued_or_ended
         "low-ends",
         &["-c", "sleep 1000", "-r", "cpu=1", "--priority", "5"],
     );
-    wait_status(&s, &s.user, "low-requeue", "RUNNING", 60);
-    wait_status(&s, &s.user, "low-ends", "RUNNING", 60);
+    s.wait_status(&s.user, "low-requeue", "RUNNING", 60);
+    s.wait_status(&s.user, "low-ends", "RUNNING", 60);
     batch(
         &s,
         &s.user2,
@@ -107,12 +99,12 @@ fn an_urgent_session_preempts_low_priority_batch_work_which_is_requeued_or_ended
     );
 
     // Both low sessions are needed for a 2-core session: both are preempted, once.
-    let urgent = wait_status(&s, &s.user2, "urgent", "RUNNING", 120);
+    let urgent = s.wait_status(&s.user2, "urgent", "RUNNING", 120);
     let urgent_id = urgent["session_id"]
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let ended = wait_status(&s, &s.user, "low-ends", "TERMINATED", 60);
+    let ended = s.wait_status(&s.user, "low-ends", "TERMINATED", 60);
     let info = ended["status_info"].as_str().unwrap_or_default();
     assert!(
         info.starts_with(&format!(
@@ -135,7 +127,7 @@ fn an_urgent_session_preempts_low_priority_batch_work_which_is_requeued_or_ended
     assert_eq!(requeued["session_id"], before["session_id"]);
     // It starts again once the urgent one ends.
     s.bai(&s.user2, &["rm", "urgent"]).expect_ok();
-    let again = wait_status(&s, &s.user, "low-requeue", "RUNNING", 120);
+    let again = s.wait_status(&s.user, "low-requeue", "RUNNING", 120);
     assert_eq!(again["session_id"], before["session_id"]);
 
     // The preemption is in the history and in the events.
@@ -172,8 +164,8 @@ fn interactive_sessions_and_higher_priorities_are_never_victims() {
         "important",
         &["-c", "sleep 1000", "-r", "cpu=1", "--priority", "90"],
     );
-    wait_status(&s, &s.user, "notebook", "RUNNING", 60);
-    wait_status(&s, &s.user, "important", "RUNNING", 60);
+    s.wait_status(&s.user, "notebook", "RUNNING", 60);
+    s.wait_status(&s.user, "important", "RUNNING", 60);
     batch(
         &s,
         &s.user2,
@@ -201,8 +193,8 @@ fn interactive_sessions_and_higher_priorities_are_never_victims() {
         ],
     )
     .expect_ok();
-    wait_status(&s, &s.user2, "urgent", "RUNNING", 120);
-    let nb = wait_status(&s, &s.user, "notebook", "TERMINATED", 60);
+    s.wait_status(&s.user2, "urgent", "RUNNING", 120);
+    let nb = s.wait_status(&s.user, "notebook", "TERMINATED", 60);
     assert!(
         nb["status_info"]
             .as_str()
@@ -264,14 +256,14 @@ fn a_manager_killed_in_the_middle_of_a_preemption_finishes_it_or_never_began_it(
         let mut victim = vec!["-c", "sleep 1000", "--priority", "5", "--requeue"];
         victim.extend_from_slice(&all);
         batch(&s, &s.user, "victim", &victim);
-        wait_status(&s, &s.user, "victim", "RUNNING", 120);
+        s.wait_status(&s.user, "victim", "RUNNING", 120);
         let mut urgent = vec!["-c", "sleep 1000", "--priority", "80"];
         urgent.extend_from_slice(&all);
         batch(&s, &s.user2, "urgent", &urgent);
         let (_, log, dir) = s.wait_exit(120);
         assert!(log.contains(point), "{point}: {log}");
         let s = Server::start_in(dir, &[("BAI_SCHEDULE_TICK_MS", "200")]);
-        let urgent = wait_status(&s, &s.user2, "urgent", "RUNNING", 120);
+        let urgent = s.wait_status(&s.user2, "urgent", "RUNNING", 120);
         let victim = s.wait_for(60, "the victim requeued", || {
             let i = s.info(&s.user, "victim");
             (i["status"] == "PENDING").then_some(i)
@@ -321,11 +313,11 @@ fn a_victims_processes_get_sigterm_and_may_end_before_the_grace() {
     let mut victim = vec!["-c", script, "--priority", "5"];
     victim.extend_from_slice(&all);
     batch(&s, &s.user, "trapper", &victim);
-    wait_status(&s, &s.user, "trapper", "RUNNING", 120);
+    s.wait_status(&s.user, "trapper", "RUNNING", 120);
     let mut urgent = vec!["-c", "sleep 1000", "--priority", "80"];
     urgent.extend_from_slice(&all);
     batch(&s, &s.user2, "urgent", &urgent);
-    let ended = wait_status(&s, &s.user, "trapper", "TERMINATED", 300);
+    let ended = s.wait_status(&s.user, "trapper", "TERMINATED", 300);
     assert!(
         ended["status_info"]
             .as_str()
@@ -336,7 +328,7 @@ fn a_victims_processes_get_sigterm_and_may_end_before_the_grace() {
     let logs = s.bai(&s.user, &["logs", "trapper"]);
     logs.expect_ok();
     assert!(logs.stdout.contains("saved-on-sigterm"), "{}", logs.stdout);
-    wait_status(&s, &s.user2, "urgent", "RUNNING", 300);
+    s.wait_status(&s.user2, "urgent", "RUNNING", 300);
 }
 
 /// The official client (Backend.AI 26.9's, which knows PREEMPTED as a 26.8 status) shows a
@@ -352,7 +344,7 @@ fn the_official_client_shows_a_preempted_session() {
         "victim",
         &["-c", "sleep 1000", "-r", "cpu=2", "--priority", "5"],
     );
-    let v = wait_status(&s, &s.user, "victim", "RUNNING", 60);
+    let v = s.wait_status(&s.user, "victim", "RUNNING", 60);
     let id = v["session_id"].as_str().unwrap_or_default().to_string();
     batch(
         &s,
@@ -360,7 +352,7 @@ fn the_official_client_shows_a_preempted_session() {
         "urgent",
         &["-c", "sleep 1000", "-r", "cpu=2", "--priority", "80"],
     );
-    wait_status(&s, &s.user, "victim", "PREEMPTED", 60);
+    s.wait_status(&s.user, "victim", "PREEMPTED", 60);
     let info = s.run_as(
         bai_e2e::official_client(),
         &s.user,

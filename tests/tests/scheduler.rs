@@ -17,13 +17,6 @@ fn status(s: &Server, who: &Account, name: &str) -> String {
     s.status(who, name)
 }
 
-fn wait_status(s: &Server, who: &Account, name: &str, want: &str, secs: u64) -> Value {
-    s.wait_for(secs, &format!("{name} to be {want}"), || {
-        let i = s.info(who, name);
-        (i["status"] == want).then_some(i)
-    })
-}
-
 /// The scheduling history records of a session, optionally filtered (`--result X` …).
 fn history(s: &Server, who: &Account, name: &str, filter: &[&str]) -> Vec<String> {
     let mut a = vec!["session", "history", name, "--scheduling"];
@@ -105,7 +98,7 @@ fn n_sessions_fill_the_agents_and_the_rest_wait_with_a_reason() {
 
     // As capacity frees, every one of them runs, each scheduled exactly once.
     for i in 1..=5 {
-        let done = wait_status(&s, &s.user, &format!("fill-{i}"), "TERMINATED", 60);
+        let done = s.wait_status(&s.user, &format!("fill-{i}"), "TERMINATED", 60);
         assert_eq!(done["result"], "SUCCESS", "{done:#}");
         let h = history(
             &s,
@@ -147,7 +140,7 @@ fn fifo_then_lifo_order_and_rm_of_a_pending_session() {
             .iter()
             .map(|n| {
                 (
-                    scheduled_at(&wait_status(&s, &s.user, n, "TERMINATED", 60)),
+                    scheduled_at(&s.wait_status(&s.user, n, "TERMINATED", 60)),
                     n.to_string(),
                 )
             })
@@ -167,7 +160,7 @@ fn fifo_then_lifo_order_and_rm_of_a_pending_session() {
     // Removing a PENDING session cancels it and frees its place in the queue.
     assert_eq!(status(&s, &s.user, "fifo-x"), "PENDING");
     s.bai(&s.user, &["rm", "fifo-x"]).expect_ok();
-    let x = wait_status(&s, &s.user, "fifo-x", "CANCELLED", 10);
+    let x = s.wait_status(&s.user, "fifo-x", "CANCELLED", 10);
     assert!(x["status_history"]["SCHEDULED"].is_null(), "{x:#}");
     assert_eq!(
         order(&["fifo-a", "fifo-b", "fifo-c"]),
@@ -192,7 +185,7 @@ fn fifo_then_lifo_order_and_rm_of_a_pending_session() {
         &s.user,
         &["-c", "sleep 1", "-t", "block2", "-r", "cpu=1"],
     );
-    wait_status(&s, &s.user, "block2", "RUNNING", 10);
+    s.wait_status(&s.user, "block2", "RUNNING", 10);
     for n in ["lifo-a", "lifo-b", "lifo-c"] {
         start(&s, &s.user, &["-c", "sleep 0.3", "-t", n, "-r", "cpu=1"]);
     }
@@ -248,7 +241,7 @@ fn drf_gives_the_free_core_to_the_user_with_the_smaller_share() {
             "mem=1g",
         ],
     );
-    wait_status(&s, &s.admin, "heavy-brief", "RUNNING", 10);
+    s.wait_status(&s.admin, "heavy-brief", "RUNNING", 10);
     // Both queue for the next free core: heavy's session first, then the user's.
     start(
         &s,
@@ -279,7 +272,7 @@ fn drf_gives_the_free_core_to_the_user_with_the_smaller_share() {
         ],
     );
     assert_eq!(status(&s, &s.admin, "heavy-next"), "PENDING");
-    wait_status(&s, &s.user, "light-next", "RUNNING", 30);
+    s.wait_status(&s.user, "light-next", "RUNNING", 30);
     assert_eq!(status(&s, &s.admin, "heavy-next"), "PENDING");
 }
 
@@ -296,7 +289,7 @@ fn starts_at_and_policy_limits_keep_sessions_pending_with_the_right_reason() {
     assert_eq!(i["status"], "PENDING");
     assert_eq!(i["pending"]["code"], "starts-at-not-reached", "{i:#}");
     let starts_at = i["starts_at"].as_str().unwrap_or_default().to_string();
-    let done = wait_status(&s, &s.user, "later", "TERMINATED", 30);
+    let done = s.wait_status(&s.user, "later", "TERMINATED", 30);
     assert!(
         scheduled_at(&done) >= starts_at,
         "scheduled {} before {starts_at}",
@@ -319,8 +312,8 @@ fn starts_at_and_policy_limits_keep_sessions_pending_with_the_right_reason() {
         s.info(&s.user, "dep-ok")["id"],
         "{i:#}"
     );
-    let dep = wait_status(&s, &s.user, "dep-ok", "TERMINATED", 30);
-    let after = wait_status(&s, &s.user, "after-ok", "TERMINATED", 30);
+    let dep = s.wait_status(&s.user, "dep-ok", "TERMINATED", 30);
+    let after = s.wait_status(&s.user, "after-ok", "TERMINATED", 30);
     let dep_end = dep["terminated_at"].as_str().unwrap_or_default();
     assert!(scheduled_at(&after).as_str() >= dep_end, "{after:#}");
     start(&s, &s.user, &["-c", "sleep 30", "-t", "dep-bad"]);
@@ -329,9 +322,9 @@ fn starts_at_and_policy_limits_keep_sessions_pending_with_the_right_reason() {
         &s.user,
         &["-c", "sleep 0", "-t", "after-bad", "--depends", "dep-bad"],
     );
-    wait_status(&s, &s.user, "dep-bad", "RUNNING", 10);
+    s.wait_status(&s.user, "dep-bad", "RUNNING", 10);
     s.bai(&s.user, &["rm", "dep-bad"]).expect_ok();
-    let i = wait_status(&s, &s.user, "after-bad", "CANCELLED", 20);
+    let i = s.wait_status(&s.user, "after-bad", "CANCELLED", 20);
     assert!(
         i["status_info"]
             .as_str()
@@ -366,7 +359,7 @@ fn starts_at_and_policy_limits_keep_sessions_pending_with_the_right_reason() {
     s.bai(&s.admin, &["admin", "policy", "assign", &ak, "tight"])
         .expect_ok();
     start(&s, &s.user, &["-c", "sleep 2", "-t", "lim-1"]);
-    wait_status(&s, &s.user, "lim-1", "RUNNING", 10);
+    s.wait_status(&s.user, "lim-1", "RUNNING", 10);
     start(&s, &s.user, &["-c", "sleep 0", "-t", "lim-2"]);
     start(&s, &s.user, &["-c", "sleep 0", "-t", "lim-3"]);
     let i = s.wait_for(10, "lim-2's reason", || {
@@ -400,8 +393,8 @@ fn starts_at_and_policy_limits_keep_sessions_pending_with_the_right_reason() {
     let r = s.bai(&s.user, &["session", "info", "lim-4"]);
     assert_ne!(r.code, 0, "{r:#?}");
     // They start as capacity under the policy frees.
-    wait_status(&s, &s.user, "lim-2", "TERMINATED", 30);
-    wait_status(&s, &s.user, "lim-3", "TERMINATED", 30);
+    s.wait_status(&s.user, "lim-2", "TERMINATED", 30);
+    s.wait_status(&s.user, "lim-3", "TERMINATED", 30);
     let h = history(&s, &s.user, "lim-3", &["--error-code", "concurrency-limit"]);
     assert_eq!(h.len(), 1, "{h:#?}");
 }
@@ -463,7 +456,7 @@ fn presets_resource_groups_and_select_agent() {
             "dummy-default-0001",
         ],
     );
-    let i = wait_status(&s, &s.user, "picked", "RUNNING", 10);
+    let i = s.wait_status(&s.user, "picked", "RUNNING", 10);
     assert_eq!(i["agent"], "dummy-default-0001", "{i:#}");
     // A private group is invisible to the user until allowed; a group without agents refuses.
     s.bai(
@@ -587,7 +580,7 @@ fn a_manager_crash_with_a_queue_in_flight_loses_nothing_and_schedules_nothing_tw
     for n in &names {
         start(&s, &s.user, &["-c", "sleep 1", "-t", n, "-r", "cpu=1"]);
     }
-    wait_status(&s, &s.user, "queued-1", "RUNNING", 10);
+    s.wait_status(&s.user, "queued-1", "RUNNING", 10);
     let user = s.user.clone();
     let dir = s.crash();
     let env = [

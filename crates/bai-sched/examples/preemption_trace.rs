@@ -314,43 +314,33 @@ fn main() {
             .copied()
             .unwrap_or(0)
     };
-    println!(
-        "{{\"urgent\":{},\"started\":{},\"wait_p50_s\":{},\"wait_max_s\":{},\"promise_s\":{},\"late\":{},\"preemptions\":{},\"victims\":{},\"victim_gpus\":{},\"needed_gpus\":{},\"over_taken\":{},\"flaps\":{},\"requeued\":{},\"lost\":{}}}",
-        urgent_total,
-        f.urgent_started,
-        pct(0.5),
-        pct(1.0),
-        GRACE_SECS + PASS_SECS,
-        f.late,
-        f.preemptions,
-        f.victims,
-        f.victim_gpus,
-        f.needed_gpus,
-        f.over_taken,
-        f.flaps,
-        f.requeued,
-        lost
-    );
+    // One list of the figures, printed as a JSON line and as a table.
+    let figures: [(&str, i64); 14] = [
+        ("urgent", urgent_total as i64),
+        ("started", f.urgent_started as i64),
+        ("wait_p50_s", pct(0.5)),
+        ("wait_max_s", pct(1.0)),
+        ("promise_s", GRACE_SECS + PASS_SECS),
+        ("late", f.late as i64),
+        ("preemptions", f.preemptions as i64),
+        ("victims", f.victims as i64),
+        ("victim_gpus", f.victim_gpus as i64),
+        ("needed_gpus", f.needed_gpus as i64),
+        ("over_taken", f.over_taken as i64),
+        ("flaps", f.flaps as i64),
+        ("requeued", f.requeued as i64),
+        ("lost", lost as i64),
+    ];
+    let json: Vec<String> = figures
+        .iter()
+        .map(|(k, v)| format!("\"{k}\":{v}"))
+        .collect();
+    println!("{{{}}}", json.join(","));
     println!();
-    println!(
-        "| urgent sessions started | wait p50 / max | promise (grace + one pass) | late | preemptions | victims (GPUs freed / needed) | over-taken | flaps | requeued | lost |"
-    );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
-    println!(
-        "| {} of {} | {} s / {} s | {} s | {} | {} | {} ({} / {}) | {} | {} | {} | {} |",
-        f.urgent_started,
-        urgent_total,
-        pct(0.5),
-        pct(1.0),
-        GRACE_SECS + PASS_SECS,
-        f.late,
-        f.preemptions,
-        f.victims,
-        f.victim_gpus,
-        f.needed_gpus,
-        f.over_taken,
-        f.flaps,
-        f.requeued,
-        lost
-    );
+    let cells = |f: &dyn Fn(&(&str, i64)) -> String| -> String {
+        figures.iter().map(f).collect::<Vec<_>>().join(" | ")
+    };
+    println!("| {} |", cells(&|(k, _)| k.to_string()));
+    println!("|{}|", vec!["---"; figures.len()].join("|"));
+    println!("| {} |", cells(&|(_, v)| v.to_string()));
 }

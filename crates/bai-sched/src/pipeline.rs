@@ -452,14 +452,11 @@ fn plan_preemption(
         .as_ref()
         .map(|f| f.policy.weights.clone())
         .unwrap_or_default();
-    let head_factor = match (&snap.fairshare, &w.account) {
-        (Some(fs), Some(a)) => Some(fs.tree.factor(a)),
-        _ => factors.map(|f| f.fairshare),
-    };
+    // Its account's factor in the tree (before the burst penalty), as victims' are judged.
     preempt::plan(
         &cfg.preemption,
         w,
-        head_factor,
+        factors.map(|f| f.fairshare_base),
         agents,
         &snap.preemptible,
         |s| weights.rate(s),

@@ -13,7 +13,6 @@ use bai_core::Reason;
 use bai_core::event::EventKind as E;
 use bai_core::status::{SessionResult, SessionStatus as S, SessionType};
 use bai_store::SessionRow;
-use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use std::time::Duration;
 use uuid::Uuid;
@@ -51,17 +50,12 @@ pub fn resume(lifecycle: &Arc<Lifecycle>, row: SessionRow, grace: Duration) {
 
 /// When the grace of `row` (marked PREEMPTED) is over.
 fn deadline(row: &SessionRow, grace: Duration) -> tokio::time::Instant {
-    let marked = row
+    let since = row
         .state
         .status_history
         .get(&S::Preempted)
-        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-        .map(|t| t.with_timezone(&Utc))
-        .unwrap_or_else(Utc::now);
-    let left = (marked + chrono::Duration::from_std(grace).unwrap_or_default() - Utc::now())
-        .to_std()
-        .unwrap_or_default();
-    tokio::time::Instant::now() + left
+        .map_or(0, |t| super::timeouts::age_secs(t).max(0));
+    tokio::time::Instant::now() + grace.saturating_sub(Duration::from_secs(since as u64))
 }
 
 fn spawn(lifecycle: Arc<Lifecycle>, row: SessionRow, grace: Duration) {

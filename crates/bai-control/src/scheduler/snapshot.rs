@@ -131,15 +131,7 @@ fn ends_by(
     if r.state.status == S::Preempted {
         return entered(r, S::Preempted).map(|t| t + grace);
     }
-    let started = r
-        .state
-        .status_history
-        .get(&bai_core::SessionStatus::Running)
-        .or(r
-            .state
-            .status_history
-            .get(&bai_core::SessionStatus::Scheduled))
-        .and_then(|t| parse_time(t))?;
+    let started = entered(r, S::Running).or_else(|| entered(r, S::Scheduled))?;
     max_runtime(r.spec.batch_timeout, lifetime_of.get(&r.spec.access_key)).map(|d| started + d)
 }
 
@@ -325,11 +317,12 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
                             .is_none()),
             })
             .collect();
+        let config = config_of(&g);
         let running: Vec<RunningSession> = active
             .iter()
             .filter(|r| r.spec.scaling_group == g.name)
             .flat_map(|r| {
-                let ends = ends_by(r, &lifetime_of, config_of(&g).preemption.grace);
+                let ends = ends_by(r, &lifetime_of, config.preemption.grace);
                 held_on(r, &placements)
                     .into_iter()
                     .map(move |(agent, slots)| RunningSession {
@@ -369,18 +362,19 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
                 .collect(),
             requeued_behind: requeued.clone(),
         };
-        let config = config_of(&g);
         if config.sequencer == bai_sched::Sequencer::FairShare {
             let input =
                 super::fairshare::input(&scheduler.store, &g, &shares, &snapshot.pending, now)?;
             // Under `--preemption fairshare` a victim is judged by its account's factor.
-            let account_of: HashMap<Uuid, bai_sched::fairshare::Account> = active
-                .iter()
-                .filter(|r| r.spec.scaling_group == g.name)
-                .map(|r| (r.id, super::fairshare::account_of(r)))
-                .collect();
-            for c in &mut snapshot.preemptible {
-                c.factor = account_of.get(&c.id).map(|a| input.tree.factor(a));
+            if !snapshot.preemptible.is_empty() {
+                let account_of: HashMap<Uuid, bai_sched::fairshare::Account> = active
+                    .iter()
+                    .filter(|r| r.spec.scaling_group == g.name)
+                    .map(|r| (r.id, super::fairshare::account_of(r)))
+                    .collect();
+                for c in &mut snapshot.preemptible {
+                    c.factor = account_of.get(&c.id).map(|a| input.tree.factor(a));
+                }
             }
             snapshot.fairshare = Some(input);
         }

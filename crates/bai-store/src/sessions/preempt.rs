@@ -3,7 +3,7 @@
 
 use super::change::{StatusChange, cas_status_tx};
 use super::{SessionRow, corrupt};
-use crate::db::params;
+use crate::db::{OptionalExtension, params};
 use crate::{Result, Store, now_str};
 use bai_core::Reason;
 use bai_core::event::{EventKind, SessionEvent};
@@ -31,7 +31,7 @@ impl Store {
             let status: Option<String> = tx
                 .prepare_cached("SELECT status FROM sessions WHERE id = ?1")?
                 .query_row([v.to_string()], |r| r.get(0))
-                .ok();
+                .optional()?;
             let Some(from) = status.and_then(|s| s.parse::<SessionStatus>().ok()) else {
                 return Ok(None);
             };

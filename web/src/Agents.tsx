@@ -82,6 +82,11 @@ export default function Agents() {
               <span data-testid={`agent-status-${a.id}`} style={{ display: 'flex', flexWrap: 'wrap', gap: 4 }}>
                 <Tag color={STATUS_COLORS[a.status] ?? 'default'} style={TAG}>{a.status.toLowerCase()}</Tag>
                 {a.drained && <Tag color="orange" style={TAG}>drained</Tag>}
+                {a.withheld && (
+                  <Tooltip title={`Offers nothing now: ${a.withheld}`}>
+                    <Tag color="orange" style={TAG} data-testid={`agent-withheld-${a.id}`}>withheld</Tag>
+                  </Tooltip>
+                )}
                 {a.egress_error && (
                   <Tooltip title={`No egress rules (open groups only): ${a.egress_error}`}>
                     <Tag color="red" style={TAG} data-testid={`agent-egress-error-${a.id}`}>no egress rules</Tag>

@@ -2034,6 +2034,12 @@ export interface components {
              *     }
              */
             warm_pool: components["schemas"]["AgentWarmPool"];
+            /**
+             * @description Why it offers nothing now although it is alive (its Kubernetes node is cordoned,
+             *     NotReady or gone); nothing new is placed on it meanwhile. Absent: it offers its
+             *     capacity.
+             */
+            withheld?: string | null;
         };
         /** @description One accelerator device of an agent. */
         AgentDevice: {

@@ -194,6 +194,7 @@ impl AgentRpc for DummyAgent {
             storage_hosts: Default::default(),
             registry: None,
             egress_error: None,
+            withheld: None,
         })
     }
 

@@ -37,6 +37,11 @@ pub struct AgentInfo {
     /// only sessions of groups whose policy is `open`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub egress_error: Option<String>,
+    /// Why the agent offers nothing now although it is there (its Kubernetes node is
+    /// cordoned, NotReady or gone); none: it offers its capacity. Nothing new is placed on
+    /// it meanwhile, as on a drained one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<String>,
 }
 
 /// A kernel image the agent can run.
@@ -155,6 +160,13 @@ pub enum AgentEvent {
     /// The agent's kernel images changed (an image built, loaded or removed on its node
     /// outside bai): the whole new list.
     ImagesChanged { images: Vec<ImageInfo> },
+    /// What the agent offers changed while it runs (another tenant's pods on its
+    /// Kubernetes node came or went; the node was cordoned, became NotReady or went): the
+    /// whole new capacity, and why nothing is offered now (none: the capacity is offered).
+    OfferChanged {
+        capacity: ResourceSlots,
+        withheld: Option<String>,
+    },
 }
 
 /// An agent's events to each of its readers ([`AgentRpc::events`]): one unbounded queue per

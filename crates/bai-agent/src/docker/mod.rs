@@ -447,6 +447,7 @@ impl AgentRpc for DockerAgent {
                 .collect(),
             registry: c.registry.clone(),
             egress_error: self.inner.egress.lock().await.error().map(str::to_string),
+            withheld: None,
         })
     }
 

@@ -11,7 +11,8 @@
 //!   ([`crate::kernel_files`]), downloads and counters come from krunner.
 //! - One watch over the agent's pods ([`watch`]) reports kernels that end on their own.
 //! - Capacity: the node's allocatable less what pods bai did not make request
-//!   ([`capacity::offered`]).
+//!   ([`capacity::offered`]), kept current by a watch on the node and those pods
+//!   ([`offer`]).
 
 pub mod capacity;
 mod client;
@@ -19,6 +20,7 @@ mod error;
 pub mod labels;
 mod lifecycle;
 pub mod observe;
+mod offer;
 pub mod pod;
 pub mod quantity;
 mod rpc;
@@ -155,7 +157,7 @@ impl Inner {
     }
 }
 
-/// Stops the pod watch when the last clone of the agent goes.
+/// Stops a watch when the last clone of the agent goes.
 struct WatchGuard(tokio::task::AbortHandle);
 
 impl Drop for WatchGuard {
@@ -169,6 +171,7 @@ impl Drop for WatchGuard {
 pub struct KubernetesAgent {
     inner: Arc<Inner>,
     _watch: Arc<WatchGuard>,
+    _offer: Arc<WatchGuard>,
 }
 
 impl KubernetesAgent {
@@ -229,9 +232,14 @@ impl KubernetesAgent {
         let mut listed = inner.listed.subscribe();
         let _ =
             tokio::time::timeout(std::time::Duration::from_secs(10), listed.wait_for(|l| *l)).await;
+        // The offer from now on: what the manager reads when the agent joins is read anew
+        // then, so a change between here and there is reported or read, never lost.
+        let first = offer::read(&inner).await?;
+        let offer = Arc::new(WatchGuard(offer::spawn(&inner, first)));
         Ok(KubernetesAgent {
             inner,
             _watch: watch,
+            _offer: offer,
         })
     }
 

@@ -1,9 +1,9 @@
 //! The agent RPC interface on the Kubernetes backend: each call mapped to the pod, the
 //! runner or the API server; what this slice does not do answers a clear error.
 
-use super::error::{KubeError, unsupported};
+use super::error::unsupported;
 use super::observe::Observed;
-use super::{KubernetesAgent, capacity, client, lifecycle, normalize_arch};
+use super::{KubernetesAgent, lifecycle, normalize_arch, offer};
 use crate::krunner_proto::request_line;
 use crate::runner;
 use async_trait::async_trait;
@@ -12,9 +12,6 @@ use bai_core::agent::{
     KernelSpec,
 };
 use futures::stream::BoxStream;
-use k8s_openapi::api::core::v1::Pod;
-use kube::Api;
-use kube::api::ListParams;
 use uuid::Uuid;
 
 #[async_trait]
@@ -22,31 +19,11 @@ impl AgentRpc for KubernetesAgent {
     async fn info(&self) -> Result<AgentInfo, AgentError> {
         let inner = &self.inner;
         let c = &inner.config;
-        let node = client::node(&inner.client, &inner.node).await?;
-        let (capacity, images, arch) = match &node {
-            Some(n) if capacity::unusable(n).is_none() => {
-                let all: Api<Pod> = Api::all(inner.client.clone());
-                let lp = ListParams::default().fields(&format!("spec.nodeName={}", inner.node));
-                let pods = all
-                    .list(&lp)
-                    .await
-                    .map_err(KubeError::api("cannot list the node's pods"))?
-                    .items;
-                let arch = n
-                    .status
-                    .as_ref()
-                    .and_then(|s| s.node_info.as_ref())
-                    .map(|i| i.architecture.clone())
-                    .unwrap_or_else(|| crate::host::architecture().into());
-                (capacity::offered(n, &pods), capacity::images(n), arch)
-            }
-            // Gone, cordoned or NotReady: nothing offered.
-            _ => (
-                Default::default(),
-                Vec::new(),
-                crate::host::architecture().into(),
-            ),
-        };
+        let offer = offer::read(inner).await?;
+        let (capacity, images) = (offer.capacity, offer.images);
+        let arch = offer
+            .arch
+            .unwrap_or_else(|| crate::host::architecture().into());
         Ok(AgentInfo {
             id: c.agent_id.clone(),
             region: "kubernetes".into(),
@@ -65,6 +42,7 @@ impl AgentRpc for KubernetesAgent {
             egress_error: Some(
                 "egress policies are not enforced on the Kubernetes backend yet".into(),
             ),
+            withheld: offer.withheld,
         })
     }
 

@@ -46,6 +46,11 @@ pub struct Agent {
     /// sessions of groups whose policy is `open`. Absent: it enforces them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub egress_error: Option<String>,
+    /// Why it offers nothing now although it is alive (its Kubernetes node is cordoned,
+    /// NotReady or gone); nothing new is placed on it meanwhile. Absent: it offers its
+    /// capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<String>,
     /// The kernels it keeps started for the shapes people launch, and what they did.
     #[serde(default)]
     pub warm_pool: AgentWarmPool,

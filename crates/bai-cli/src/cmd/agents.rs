@@ -7,14 +7,16 @@ use anyhow::Result;
 use bai_api::resources::Agent;
 use bai_client::Client;
 
-/// The state column: the status, and `drained` when it is.
+/// The state column: the status, and `drained` or `withheld` when it is.
 fn state(a: &Agent) -> String {
-    let status = a.status.to_ascii_lowercase();
+    let mut state = a.status.to_ascii_lowercase();
     if a.drained {
-        format!("{status}, drained")
-    } else {
-        status
+        state.push_str(", drained");
     }
+    if a.withheld.is_some() {
+        state.push_str(", withheld");
+    }
+    state
 }
 
 /// A text, or `-` for an empty one.
@@ -71,6 +73,15 @@ pub async fn agents(client: &Client) -> Result<i32> {
         if let Some(why) = &a.egress_error {
             println!(
                 "{}: cannot enforce egress policies (takes only sessions of open groups): {why}",
+                a.id
+            );
+        }
+    }
+    // Agents that offer nothing now, and why.
+    for a in &list.agents {
+        if let Some(why) = &a.withheld {
+            println!(
+                "{}: offers nothing now (no new sessions go there): {why}",
                 a.id
             );
         }

@@ -1,6 +1,6 @@
 //! Watching agents: a kernel whose main process ended (batch finished, crash, out of
 //! memory) ends its session with the reason in words; an agent's changed image list is
-//! taken into the catalogue.
+//! taken into the catalogue, and its changed offer into the scheduler's view.
 
 use super::Lifecycle;
 use super::terminate::finish_termination;
@@ -25,6 +25,9 @@ pub fn spawn(lifecycle: Arc<Lifecycle>, agent: Arc<AgentHandle>) {
                 AgentEvent::ImagesChanged { images } => {
                     set_agent_images(&lifecycle, &agent.id, images);
                 }
+                AgentEvent::OfferChanged { capacity, withheld } => {
+                    set_agent_offer(&lifecycle, &agent.id, capacity, withheld);
+                }
             }
         }
         tracing::warn!(agent = %agent.id, "agent event stream ended");
@@ -47,6 +50,28 @@ fn set_agent_images(
     if let Err(e) = crate::images::aliases::register(&lifecycle.store, &info) {
         tracing::warn!(agent = %agent_id, error = %e, "cannot register image aliases");
     }
+}
+
+/// Takes an agent's new offer (`AgentEvent::OfferChanged`): the scheduler places by it
+/// from its next pass, woken now (room may have come back).
+fn set_agent_offer(
+    lifecycle: &Lifecycle,
+    agent_id: &str,
+    capacity: bai_core::resources::ResourceSlots,
+    withheld: Option<String>,
+) {
+    let Some(a) = lifecycle.agents.get(agent_id) else {
+        return;
+    };
+    tracing::info!(
+        agent = %agent_id,
+        cpu = %bai_core::resources::format_cpu(capacity.cpu_milli),
+        mem = %bai_core::resources::format_bytes(capacity.mem),
+        withheld = withheld.as_deref().unwrap_or(""),
+        "the agent's offer changed"
+    );
+    a.set_offer(capacity, withheld);
+    lifecycle.bus.wake_scheduler();
 }
 
 /// Why a kernel ended.

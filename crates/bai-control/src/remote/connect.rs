@@ -86,6 +86,7 @@ fn empty_info(id: &str, group: &str) -> AgentInfo {
         storage_hosts: Default::default(),
         registry: None,
         egress_error: None,
+        withheld: None,
     }
 }
 

@@ -38,11 +38,31 @@ impl AgentHandle {
 
     /// Whether new sessions may be placed here.
     pub fn schedulable(&self) -> bool {
-        self.is_alive() && !self.is_drained()
+        self.is_alive() && !self.is_drained() && self.withheld().is_none()
     }
 
     pub fn info(&self) -> AgentInfo {
         self.info.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// What the agent offers, as it reported it last (`withheld`: why nothing is offered).
+    pub fn set_offer(
+        &self,
+        capacity: bai_core::resources::ResourceSlots,
+        withheld: Option<String>,
+    ) {
+        let mut info = self.info.write().unwrap_or_else(|p| p.into_inner());
+        info.capacity = capacity;
+        info.withheld = withheld;
+    }
+
+    /// Why the agent offers nothing now (its node is cordoned, say).
+    pub fn withheld(&self) -> Option<String> {
+        self.info
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .withheld
+            .clone()
     }
 
     /// The agent's kernel images as it reported them last.

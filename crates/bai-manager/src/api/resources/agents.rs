@@ -61,6 +61,7 @@ pub async fn list_agents(
                 free: WireSlots::from(&info.capacity.checked_sub(&u)),
                 devices: info.devices.iter().map(device_view).collect(),
                 egress_error: info.egress_error.clone(),
+                withheld: info.withheld.clone(),
                 warm_pool: pools_of(&m, a),
             }
         })

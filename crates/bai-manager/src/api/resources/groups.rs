@@ -35,8 +35,8 @@ fn group_view(
         }
         let u = used.get(&a.id).cloned().unwrap_or_default();
         cap = cap.add(&info.capacity);
-        // What a lost or drained agent has free takes no session.
-        if a.is_alive() && !a.is_drained() {
+        // What a lost, drained or withheld agent has free takes no session.
+        if a.schedulable() {
             free = free.add(&info.capacity.checked_sub(&u));
         }
         agents.push(a.id.clone());

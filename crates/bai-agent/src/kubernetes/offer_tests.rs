@@ -1,0 +1,137 @@
+use super::*;
+use serde_json::json;
+
+fn node(cordoned: bool, ready: &str, images: &[&str]) -> Node {
+    serde_json::from_value(json!({
+        "metadata": {"name": "n1", "resourceVersion": "7"},
+        "spec": {"unschedulable": cordoned},
+        "status": {
+            "allocatable": {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "1"},
+            "conditions": [{"type": "Ready", "status": ready}],
+            "images": [{"names": images, "sizeBytes": 1000}],
+            "nodeInfo": {"architecture": "amd64", "operatingSystem": "linux",
+                "machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "",
+                "osImage": "", "containerRuntimeVersion": "", "kubeletVersion": "",
+                "kubeProxyVersion": ""}
+        }
+    }))
+    .unwrap()
+}
+
+fn tenant(cpu: &str) -> Pod {
+    serde_json::from_value(json!({
+        "metadata": {"name": "theirs", "labels": {"app": "other"}},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c",
+            "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]},
+        "status": {"phase": "Running"}
+    }))
+    .unwrap()
+}
+
+const IMG: &[&str] = &["bai/python:3.11"];
+
+#[test]
+fn a_usable_node_offers_its_allocatable_less_others() {
+    let o = of(
+        "n1",
+        Some(&node(false, "True", IMG)),
+        &[tenant("1")],
+        "9".into(),
+    );
+    assert_eq!(o.capacity.cpu_milli, 3000);
+    assert_eq!(o.capacity.mem, 7 << 30);
+    assert_eq!(o.withheld, None);
+    assert_eq!(o.arch.as_deref(), Some("amd64"));
+    assert_eq!(o.images.len(), 1);
+    assert_eq!(o.versions, ("7".to_string(), "9".to_string()));
+}
+
+#[test]
+fn a_cordoned_not_ready_or_gone_node_withholds_its_offer_and_says_why() {
+    for (n, words) in [
+        (Some(node(true, "True", IMG)), "cordoned"),
+        (Some(node(false, "False", IMG)), "not Ready"),
+        (None, "gone"),
+    ] {
+        let o = of("n1", n.as_ref(), &[], String::new());
+        let why = o.withheld.clone().unwrap_or_default();
+        assert!(why.contains(words) && why.contains("n1"), "{o:?}");
+        // A node that is there keeps its size (a session that fits it waits for it).
+        assert_eq!(
+            o.capacity.cpu_milli,
+            if n.is_some() { 4000 } else { 0 },
+            "{o:?}"
+        );
+    }
+}
+
+#[test]
+fn only_a_change_is_reported() {
+    let ready = of("n1", Some(&node(false, "True", IMG)), &[], "1".into());
+    // Same offer, new versions (a heartbeat): nothing.
+    let again = of("n1", Some(&node(false, "True", IMG)), &[], "2".into());
+    assert!(changes(&ready, &again).is_empty());
+    // A tenant's pod came: the smaller offer.
+    let taken = of(
+        "n1",
+        Some(&node(false, "True", IMG)),
+        &[tenant("3")],
+        "3".into(),
+    );
+    assert_eq!(taken.capacity.cpu_milli, 1000);
+    assert_eq!(
+        changes(&ready, &taken),
+        vec![AgentEvent::OfferChanged {
+            capacity: taken.capacity.clone(),
+            withheld: None
+        }]
+    );
+    // Cordoned: withheld, with the reason.
+    let cordoned = of(
+        "n1",
+        Some(&node(true, "True", IMG)),
+        &[tenant("3")],
+        "4".into(),
+    );
+    let ev = changes(&taken, &cordoned);
+    assert!(
+        matches!(ev.as_slice(), [AgentEvent::OfferChanged { capacity, withheld: Some(w) }]
+            if *capacity == taken.capacity && w.contains("cordoned")),
+        "{ev:?}"
+    );
+    // Gone: withheld, and its size and images kept for its return.
+    let gone = of("n1", None, &[], "5".into());
+    let ev = changes(&cordoned, &gone);
+    assert!(
+        matches!(ev.as_slice(), [AgentEvent::OfferChanged { capacity, withheld: Some(w) }]
+            if *capacity == taken.capacity && w.contains("gone")),
+        "{ev:?}"
+    );
+    // Back, the tenant gone and a new image on the node: both said.
+    let back = of(
+        "n1",
+        Some(&node(false, "True", &["bai/python:3.11", "bai/r:4"])),
+        &[],
+        "6".into(),
+    );
+    let ev = changes(&gone, &back);
+    assert_eq!(ev.len(), 2, "{ev:?}");
+    assert_eq!(
+        ev[0],
+        AgentEvent::OfferChanged {
+            capacity: ready.capacity.clone(),
+            withheld: None
+        }
+    );
+    assert!(matches!(&ev[1], AgentEvent::ImagesChanged { images } if images.len() == 2));
+}
+
+#[test]
+fn others_are_listed_without_bais_own_pods() {
+    let lp = others_on("n1");
+    assert_eq!(lp.field_selector.as_deref(), Some("spec.nodeName=n1"));
+    assert_eq!(
+        lp.label_selector.as_deref(),
+        Some("app.kubernetes.io/managed-by!=bai")
+    );
+}

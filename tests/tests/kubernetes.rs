@@ -364,6 +364,75 @@ fn a_pod_sessions_files_and_counters() {
     cluster.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
 }
 
+/// A cluster session of pods: `--cluster-size 2` makes two pods on the node (main1, sub1);
+/// without cluster DNS each kernel finds the other by hostname (the session's host table at
+/// `/etc/hosts`, at the pods' own addresses), and `ssh sub1` runs there with the session's
+/// key, as on Docker; `bai rm` leaves no pod.
+#[test]
+fn a_cluster_session_of_pods_reaches_its_kernels_by_hostname_and_ssh() {
+    let cluster = Cluster::get();
+    let ns = format!("bai-e2e-clu-{}", std::process::id());
+    let (s, agent) = joined("kube-clu", &[], &cluster.kubeconfig, &ns);
+    let started = s.bai(
+        &s.admin,
+        &[
+            "start",
+            "-t",
+            "kclu",
+            "--cluster-size",
+            "2",
+            "-r",
+            "cpu=0.25",
+            "-r",
+            "mem=256m",
+            "python",
+        ],
+    );
+    assert!(started.ok(), "{started:?}\nagent:\n{}", agent.log());
+    s.wait_for(180, "the cluster session to run", || {
+        (s.status(&s.admin, "kclu") == "RUNNING").then_some(())
+    });
+    // Each kernel's pod and its address, by hostname.
+    let out = cluster.kubectl(&["get", "pods", "-n", &ns, "-l", MANAGED, "-o", "json"]);
+    let pods: serde_json::Value = serde_json::from_slice(&out.stdout).expect("pods");
+    let addr = |host: &str| {
+        pods["items"]
+            .as_array()
+            .and_then(|a| a.iter().find(|p| p["spec"]["hostname"] == host))
+            .and_then(|p| p["status"]["podIP"].as_str())
+            .unwrap_or_else(|| panic!("no running pod for {host}: {pods}"))
+            .to_string()
+    };
+    let (main1, sub1) = (addr("main1"), addr("sub1"));
+    assert_ne!(main1, sub1);
+    let code = "import socket, subprocess\n\
+        def sh(*a):\n    r = subprocess.run(list(a), capture_output=True, text=True, timeout=120)\n    print(r.stdout.strip() or r.stderr.strip())\n\
+        print('sub1', socket.gethostbyname('sub1'))\n\
+        print('main1', socket.gethostbyname('main1'))\n\
+        sh('ssh', 'sub1', 'hostname')\n\
+        sh('ssh', 'sub1', 'ssh', 'main1', 'hostname')";
+    let r = s.bai(&s.admin, &["run", "-t", "kclu", "-c", code, "python"]);
+    assert!(r.ok(), "{r:?}\nagent:\n{}", agent.log());
+    let lines: Vec<&str> = r.stdout.lines().map(str::trim).collect();
+    assert_eq!(
+        lines,
+        vec![
+            format!("sub1 {sub1}").as_str(),
+            format!("main1 {main1}").as_str(),
+            "sub1",
+            "main1"
+        ],
+        "{r:?}"
+    );
+
+    s.bai(&s.admin, &["rm", "kclu"]).expect_ok();
+    let gone = bai_e2e::wait_until(Duration::from_secs(60), || cluster.bai_pods(&ns).is_empty());
+    assert!(gone, "pods left: {:?}", cluster.bai_pods(&ns));
+    drop(agent);
+    drop(s);
+    cluster.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
 /// The agent with only what `dist/kubernetes/rbac.yaml` grants (its ServiceAccount's token,
 /// no admin certificate): it joins, runs a session end to end (pod made, watched, its logs
 /// read, deleted), and the service account really is that narrow (it may not list secrets).

@@ -50,6 +50,26 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
 async fn create_claimed(inner: &Inner, spec: &KernelSpec) -> Result<KernelCreated, AgentError> {
     let kernel = spec.kernel_id;
     let dirs = inner.dirs(kernel);
+    dirs.check_socket_path().map_err(AgentError::Runtime)?;
+    make_work_dir(&dirs.work)?;
+    make_work_dir(&dirs.run)?;
+    home::fill(&dirs.work, &spec.dotfiles)?;
+    let _ = std::fs::remove_file(&dirs.socket);
+    let mut files: Vec<(String, String)> = crate::kernel_files::etc::files(&inner.config.data_dir)
+        .into_iter()
+        .map(|(host, inside)| (host.display().to_string(), inside.to_string()))
+        .collect();
+    let cluster = spec.cluster_info();
+    if cluster.size > 1 {
+        for (host, inside) in crate::kernel_files::cluster::ssh_files(&dirs.run, &cluster)? {
+            files.push((host.display().to_string(), inside.to_string()));
+        }
+        let table =
+            inner
+                .hosts
+                .join(spec.session_id, kernel, &cluster.place.hostname, &dirs.run)?;
+        files.push((table.display().to_string(), "/etc/hosts".into()));
+    }
     let placement = Placement {
         namespace: inner.config.namespace.clone(),
         agent_id: inner.config.agent_id.clone(),
@@ -57,17 +77,9 @@ async fn create_claimed(inner: &Inner, spec: &KernelSpec) -> Result<KernelCreate
         krunner: inner.config.krunner_path.display().to_string(),
         run_dir: dirs.run.display().to_string(),
         work_dir: dirs.work.display().to_string(),
-        etc: crate::kernel_files::etc::files(&inner.config.data_dir)
-            .into_iter()
-            .map(|(host, inside)| (host.display().to_string(), inside.to_string()))
-            .collect(),
+        files,
     };
     let pod = kernel_pod(spec, &placement).map_err(KubeError::from)?;
-    dirs.check_socket_path().map_err(AgentError::Runtime)?;
-    make_work_dir(&dirs.work)?;
-    make_work_dir(&dirs.run)?;
-    home::fill(&dirs.work, &spec.dotfiles)?;
-    let _ = std::fs::remove_file(&dirs.socket);
     let started = Instant::now();
     let made = inner
         .pods
@@ -77,6 +89,19 @@ async fn create_claimed(inner: &Inner, spec: &KernelSpec) -> Result<KernelCreate
             "cannot create the pod of kernel {kernel}"
         )))?;
     wait_ready(inner, kernel).await?;
+    if cluster.size > 1 {
+        match inner.state(kernel) {
+            Some(Observed::Running(Some(addr))) => {
+                inner.hosts.up(spec.session_id, kernel, addr)?;
+            }
+            _ => {
+                return Err(AgentError::NotReady(format!(
+                    "the pod of kernel {kernel} runs without an address, so its session's \
+                     other kernels cannot reach it"
+                )));
+            }
+        }
+    }
     tracing::info!(kernel = %kernel, node = %inner.node, ms = started.elapsed().as_millis() as u64,
         "kernel ready");
     Ok(KernelCreated {
@@ -180,6 +205,7 @@ pub async fn remove(inner: &Inner, kernel: Uuid, ended: Option<Ended>) -> Kernel
         Err(e) if is_not_found(&e) => {}
         Err(e) => tracing::warn!(kernel = %kernel, error = %e, "cannot delete a kernel's pod"),
     }
+    inner.hosts.leave(kernel);
     let root = inner.dirs(kernel).root;
     if let Err(e) = tokio::fs::remove_dir_all(&root).await
         && e.kind() != std::io::ErrorKind::NotFound

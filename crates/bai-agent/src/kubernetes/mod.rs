@@ -10,6 +10,8 @@
 //!   Docker backend's client); uploads, dotfiles and `/etc` files go into those directories
 //!   ([`crate::kernel_files`]), downloads and counters come from krunner.
 //! - One watch over the agent's pods ([`watch`]) reports kernels that end on their own.
+//! - A cluster session's kernels find each other by hostname through the session's host
+//!   table at `/etc/hosts` ([`hosts`]) and `ssh sub1` with the session's keys, as on Docker.
 //! - Capacity: the node's allocatable less what pods bai did not make request
 //!   ([`capacity::offered`]), kept current by a watch on the node and those pods
 //!   ([`offer`]).
@@ -17,6 +19,7 @@
 pub mod capacity;
 mod client;
 mod error;
+mod hosts;
 pub mod labels;
 mod lifecycle;
 pub mod observe;
@@ -79,6 +82,8 @@ pub(crate) struct Inner {
     ended: tokio::sync::Notify,
     /// Whether the watch has listed the pods once.
     listed: tokio::sync::watch::Sender<bool>,
+    /// The host tables of cluster sessions (their kernels by hostname).
+    pub hosts: hosts::Tables,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -226,6 +231,7 @@ impl KubernetesAgent {
             ending: Mutex::new(HashSet::new()),
             ended: tokio::sync::Notify::new(),
             listed: tokio::sync::watch::channel(false).0,
+            hosts: hosts::Tables::default(),
         });
         let watch = Arc::new(WatchGuard(watch::spawn(&inner)));
         // Re-adoption: the first list of this agent's pods is in before anyone asks.

@@ -57,9 +57,10 @@ pub struct Placement {
     pub run_dir: String,
     /// The kernel's scratch home on the node (`/home/work` inside).
     pub work_dir: String,
-    /// Files of every kernel's `/etc`: on the node → inside, mounted read-only
-    /// ([`crate::kernel_files::etc`]).
-    pub etc: Vec<(String, String)>,
+    /// Files mounted read-only, on the node → inside: every kernel's `/etc` files
+    /// ([`crate::kernel_files::etc`]), and a cluster session's keys and host table
+    /// ([`crate::kernel_files::cluster`]).
+    pub files: Vec<(String, String)>,
 }
 
 /// Why a kernel cannot be a pod.
@@ -76,6 +77,11 @@ pub enum PodError {
     UnsupportedSlot(String),
     #[error("the kernel asks for no memory or no CPU; a pod needs both")]
     NoResources,
+    #[error(
+        "multi-node cluster sessions cannot run on the Kubernetes backend yet: start it as \
+         single-node (all its kernels as pods on one node)"
+    )]
+    MultiNode,
     #[error("the mount {name} must have absolute paths: {detail}")]
     BadMount { name: String, detail: String },
 }
@@ -87,9 +93,12 @@ pub fn pod_name(kernel_id: uuid::Uuid) -> String {
 
 /// The Pod for `spec` on `at.node`.
 pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
+    let cluster = spec.cluster_info();
+    if cluster.mode == bai_core::cluster::ClusterMode::MultiNode {
+        return Err(PodError::MultiNode);
+    }
     let resources = resources(spec)?;
     let (volumes, mounts) = volumes(spec, at)?;
-    let cluster = spec.cluster_info();
     let meta = ObjectMeta {
         name: Some(pod_name(spec.kernel_id)),
         namespace: Some(at.namespace.clone()),
@@ -247,8 +256,8 @@ fn volumes(spec: &KernelSpec, at: &Placement) -> Result<(Vec<Volume>, Vec<Volume
         mount("work", "/home/work", false),
         mount("shm", "/dev/shm", false),
     ];
-    for (i, (host, inside)) in at.etc.iter().enumerate() {
-        let name = format!("etc-{i}");
+    for (i, (host, inside)) in at.files.iter().enumerate() {
+        let name = format!("file-{i}");
         volumes.push(host_path(&name, host, "File"));
         mounts.push(mount(&name, inside, true));
     }

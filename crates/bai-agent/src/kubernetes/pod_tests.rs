@@ -36,7 +36,7 @@ fn at() -> Placement {
         krunner: "/usr/lib/bai/bai-krunner".into(),
         run_dir: "/var/lib/bai/kernels/1/run".into(),
         work_dir: "/var/lib/bai/kernels/1/work".into(),
-        etc: vec![(
+        files: vec![(
             "/var/lib/bai/etc/profile.sh".into(),
             "/etc/profile.d/zz-bai-environ.sh".into(),
         )],
@@ -185,7 +185,7 @@ fn labels_name_session_and_kernel_and_the_runner_is_mounted() {
     );
     // The login-shell hook (the session's PATH in the web terminal) as on Docker: a file of
     // the node, read-only.
-    let hook = vols.iter().find(|v| v.name == "etc-0").unwrap();
+    let hook = vols.iter().find(|v| v.name == "file-0").unwrap();
     assert_eq!(
         hook.host_path.as_ref().unwrap().path,
         "/var/lib/bai/etc/profile.sh"
@@ -195,7 +195,7 @@ fn labels_name_session_and_kernel_and_the_runner_is_mounted() {
         .as_ref()
         .unwrap()
         .iter()
-        .find(|m| m.name == "etc-0")
+        .find(|m| m.name == "file-0")
         .unwrap();
     assert_eq!(m.mount_path, "/etc/profile.d/zz-bai-environ.sh");
     assert_eq!(m.read_only, Some(true));
@@ -223,4 +223,19 @@ fn data_folders_are_host_paths_and_relative_ones_are_refused() {
         kernel_pod(&s, &at()),
         Err(PodError::BadMount { .. })
     ));
+}
+
+#[test]
+fn a_multi_node_cluster_session_is_refused_with_the_way_out() {
+    let mut s = spec();
+    let mut c = bai_core::cluster::ClusterInfo::single(s.kernel_id);
+    c.mode = bai_core::cluster::ClusterMode::MultiNode;
+    s.cluster = Some(c.clone());
+    let e = kernel_pod(&s, &at()).unwrap_err();
+    assert_eq!(e, PodError::MultiNode);
+    assert!(e.to_string().contains("single-node"), "{e}");
+    // Single-node clusters are pods like any other.
+    c.mode = bai_core::cluster::ClusterMode::SingleNode;
+    s.cluster = Some(c);
+    assert!(kernel_pod(&s, &at()).is_ok());
 }

@@ -1,0 +1,136 @@
+//! Cluster sessions on pods: a cluster without DNS for pods gives a kernel no way to find
+//! its siblings by name, so each kernel of a session of several kernels gets the session's
+//! host table as its `/etc/hosts` (a file in its run directory, mounted read-only; the
+//! kubelet leaves `/etc/hosts` alone in a container that mounts its own). A kernel's address
+//! is known once its pod runs; the tables of all the session's kernels on this agent are
+//! then rewritten in place, so every kernel knows every other by the time the session runs.
+
+use crate::kernel_files::cluster::write_hosts;
+use bai_core::agent::AgentError;
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use uuid::Uuid;
+
+/// One kernel of a session, as its table lists it.
+struct Member {
+    kernel: Uuid,
+    hostname: String,
+    addr: Option<IpAddr>,
+    run: PathBuf,
+}
+
+/// The host tables of this agent's cluster sessions, by session.
+#[derive(Default)]
+pub struct Tables(Mutex<HashMap<Uuid, Vec<Member>>>);
+
+impl Tables {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, Vec<Member>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A kernel of `session` about to be made: its table is written with the siblings known
+    /// so far (its own address comes when its pod runs). Returns the table's path on the node.
+    pub fn join(
+        &self,
+        session: Uuid,
+        kernel: Uuid,
+        hostname: &str,
+        run: &Path,
+    ) -> Result<PathBuf, AgentError> {
+        let mut all = self.lock();
+        let members = all.entry(session).or_default();
+        members.retain(|m| m.kernel != kernel);
+        members.push(Member {
+            kernel,
+            hostname: hostname.to_string(),
+            addr: None,
+            run: run.to_path_buf(),
+        });
+        write_hosts(run, &known(members))
+    }
+
+    /// The kernel's pod runs at `addr`: every table of its session says so.
+    pub fn up(&self, session: Uuid, kernel: Uuid, addr: IpAddr) -> Result<(), AgentError> {
+        let mut all = self.lock();
+        let Some(members) = all.get_mut(&session) else {
+            return Ok(());
+        };
+        if let Some(m) = members.iter_mut().find(|m| m.kernel == kernel) {
+            m.addr = Some(addr);
+        }
+        let hosts = known(members);
+        for m in members.iter() {
+            write_hosts(&m.run, &hosts)?;
+        }
+        Ok(())
+    }
+
+    /// The kernel is gone (its directory with its table goes with it).
+    pub fn leave(&self, kernel: Uuid) {
+        let mut all = self.lock();
+        all.retain(|_, members| {
+            members.retain(|m| m.kernel != kernel);
+            !members.is_empty()
+        });
+    }
+}
+
+/// The siblings whose addresses are known, in the session's order (main1, sub1, …).
+fn known(members: &[Member]) -> Vec<(String, IpAddr)> {
+    let mut out: Vec<(String, IpAddr)> = members
+        .iter()
+        .filter_map(|m| Some((m.hostname.clone(), m.addr?)))
+        .collect();
+    out.sort_by_key(|(h, _)| (!h.starts_with("main"), h.len(), h.clone()));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(dir: &Path) -> Vec<String> {
+        std::fs::read_to_string(dir.join("hosts"))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.contains("localhost"))
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn every_kernel_learns_each_sibling_as_its_pod_runs_and_forgets_none_too_early() {
+        if nix_is_not_root() {
+            return; // the tables are handed to the work user (chown needs root)
+        }
+        let d = tempfile::tempdir().unwrap();
+        let (s, k1, k2) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
+        let (r1, r2) = (d.path().join("k1"), d.path().join("k2"));
+        std::fs::create_dir_all(&r1).unwrap();
+        std::fs::create_dir_all(&r2).unwrap();
+        let t = Tables::default();
+        t.join(s, k1, "main1", &r1).unwrap();
+        t.join(s, k2, "sub1", &r2).unwrap();
+        assert!(table(&r1).is_empty());
+        t.up(s, k2, "10.1.0.7".parse().unwrap()).unwrap();
+        t.up(s, k1, "10.1.0.6".parse().unwrap()).unwrap();
+        let want = vec!["10.1.0.6\tmain1".to_string(), "10.1.0.7\tsub1".to_string()];
+        assert_eq!(table(&r1), want);
+        assert_eq!(table(&r2), want);
+        // Another session's kernels are not listed; a kernel that left is forgotten.
+        t.join(Uuid::from_u128(9), Uuid::from_u128(10), "main1", &r1)
+            .unwrap();
+        t.leave(Uuid::from_u128(10));
+        t.leave(k2);
+        t.up(s, k1, "10.1.0.6".parse().unwrap()).unwrap();
+        assert_eq!(table(&r1), vec!["10.1.0.6\tmain1".to_string()]);
+    }
+
+    fn nix_is_not_root() -> bool {
+        std::fs::metadata("/proc/self")
+            .map(|m| std::os::unix::fs::MetadataExt::uid(&m) != 0)
+            .unwrap_or(true)
+    }
+}

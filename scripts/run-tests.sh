@@ -10,8 +10,9 @@ trap 'rm -f "$log"' EXIT
 # FEATURES: the test build's (make test: baid/fault-points, for the crash tests).
 features=()
 [ -n "${FEATURES:-}" ] && features=(--features "$FEATURES")
-# The tests' private PostgreSQL cluster (Debian's postgresql): the store's suite and the
-# manager's run on it too, and the end-to-end tests start managers on it.
+# The tests' private PostgreSQL cluster (Debian's postgresql): the store's, the control
+# plane's and the manager's suites run on it too, and the end-to-end tests start managers on
+# it.
 # Managers started by the tests keep no warm pools unless a test asks (BAI_WARM_POOLS=on):
 # pool kernels are containers of their own, which tests that count an agent's containers
 # would see, and refills are work beside the test on a 2-core machine.
@@ -20,8 +21,8 @@ BAI_TEST_POSTGRES="$(scripts/test-postgres.sh)" || exit 1
 export BAI_TEST_POSTGRES
 # Build every test binary first (diagnostics as usual on stderr), then run them side by side
 # in TEST_LANES lanes (scripts/test-lanes.py: the slowest first, each binary's output whole
-# once it ends). The store's and the manager's binaries run a second time on PostgreSQL
-# (BAI_TEST_STORE: bai_store::testing).
+# once it ends). The store's, the control plane's and the manager's binaries run a second
+# time on PostgreSQL (BAI_TEST_STORE: bai_store::testing).
 cargo test --profile "$profile" --workspace "${features[@]}" --lib --bins --tests --no-run \
   --message-format=json-render-diagnostics >"$log.json" || { rm -f "$log.json"; exit 101; }
 python3 - "$log.json" >"$log.jobs" <<'PY'
@@ -45,7 +46,7 @@ for line in open(sys.argv[1], encoding="utf-8"):
     name = f"{package}/{t['name']}"
     label = f"{package} {kind} {t['name']}"
     print(f"{name}\t{label}\t{crate}\t{m['executable']}")
-    if package in ("bai-store", "bai-manager"):
+    if package in ("bai-store", "bai-control", "bai-manager"):
         print(f"{name}@pg\t{label} on PostgreSQL\t{crate}\t{m['executable']}\tBAI_TEST_STORE=postgres")
 PY
 rm -f "$log.json"

@@ -64,18 +64,25 @@ pub fn official_client() -> PathBuf {
     p
 }
 
-/// Polls `done` every 100 ms until it holds (true) or `limit` passes (false).
-pub fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+/// Asks `f` every `every` until it answers Some, and returns that; None once `limit` has
+/// passed. The one poll of these tests ([`wait_until`], [`Server::wait_for`] and the
+/// [`Server::wait_status`] on it are its spellings).
+pub fn poll<T>(limit: Duration, every: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now() + limit;
     loop {
-        if done() {
-            return true;
+        if let Some(v) = f() {
+            return Some(v);
         }
         if Instant::now() > deadline {
-            return false;
+            return None;
         }
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(every);
     }
+}
+
+/// Polls `done` every 100 ms until it holds (true) or `limit` passes (false).
+pub fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    poll(limit, Duration::from_millis(100), || done().then_some(())).is_some()
 }
 
 pub fn free_port() -> u16 {
@@ -397,20 +404,13 @@ impl Server {
     }
 
     /// Polls `f` every 200 ms until it returns Some, or panics after `secs`.
-    pub fn wait_for<T>(&self, secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            if let Some(v) = f() {
-                return v;
-            }
-            if Instant::now() > deadline {
-                panic!(
-                    "timed out waiting for {what}\n--- baid log ---\n{}",
-                    self.log()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
+    pub fn wait_for<T>(&self, secs: u64, what: &str, f: impl FnMut() -> Option<T>) -> T {
+        poll(Duration::from_secs(secs), Duration::from_millis(200), f).unwrap_or_else(|| {
+            panic!(
+                "timed out waiting for {what}\n--- baid log ---\n{}",
+                self.log()
+            )
+        })
     }
 
     /// A signed request through bai's SDK: Ok(reply JSON) or Err((status, problem text)).

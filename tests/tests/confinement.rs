@@ -124,14 +124,19 @@ fn a_session_cannot_escape_its_container_or_reach_another_session() {
     });
     let other_ip = address(&neighbour);
     // It serves: the host reaches it, so a refusal below is the bridge's doing.
-    let reached = (0..60).any(|_| {
-        let ok = std::net::TcpStream::connect((other_ip.as_str(), 8000)).is_ok();
-        if !ok {
-            std::thread::sleep(std::time::Duration::from_millis(500));
-        }
-        ok
-    });
-    assert!(reached, "the neighbour's server never answered the host");
+    let reached = bai_e2e::poll(
+        std::time::Duration::from_secs(30),
+        std::time::Duration::from_millis(500),
+        || {
+            std::net::TcpStream::connect((other_ip.as_str(), 8000))
+                .is_ok()
+                .then_some(())
+        },
+    );
+    assert!(
+        reached.is_some(),
+        "the neighbour's server never answered the host"
+    );
 
     let code = PROBE
         .replace("MANAGER_PORT", &s.port().to_string())

@@ -282,14 +282,12 @@ async fn domains_groups_and_scaling_groups_keep_their_rules() {
     assert!(rm.status < 300, "{}", String::from_utf8_lossy(&rm.body));
     // The session ends as the agent reports it; the purge is retried until then.
     let mut purged = Value::Null;
-    for _ in 0..1200 {
+    let done = common::poll(async || {
         purged = api.gql(ADMIN, purge_group, json!({"gid": gid})).await;
-        if purged["data"]["purge_group"]["ok"] == true {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    assert_eq!(purged["data"]["purge_group"]["ok"], true, "{purged}");
+        (purged["data"]["purge_group"]["ok"] == true).then_some(())
+    })
+    .await;
+    assert!(done.is_some(), "{purged}");
 
     // An inactive scaling group takes no session; an active one only its session types.
     let create_sg = "mutation($name: String!, $input: CreateScalingGroupInput!) { \

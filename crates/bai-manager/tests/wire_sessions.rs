@@ -13,7 +13,6 @@ use common::{ADMIN, Api, IMAGE, Keypair, Reply, USER};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use std::time::Duration;
 
 /// Reads the body as `T`, or fails with what did not match.
 fn typed<T: Serialize + DeserializeOwned>(reply: &Reply) -> T {
@@ -63,14 +62,12 @@ fn create_request(name: &str, image: &str) -> CreateRequest {
 
 /// Polls the session until it has `status`.
 async fn wait_for(api: &Api, reference: &str, status: SessionStatus) -> SessionInfo {
-    for _ in 0..100 {
+    common::poll(async || {
         let info: SessionInfo = typed(&get(api, &format!("/session/{reference}"), USER).await);
-        if info.status == status {
-            return info;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("session {reference} never got to {status:?}");
+        (info.status == status).then_some(info)
+    })
+    .await
+    .unwrap_or_else(|| panic!("session {reference} never got to {status:?}"))
 }
 
 /// `(event name, data)` of each server-sent event of a body.
@@ -439,15 +436,13 @@ async fn queued_sessions_and_refusals() {
     assert!(created.sessions.is_none());
 
     // Its info, once the scheduler looked at it: why it waits.
-    let mut info = wait_for(&api, "wire-later", SessionStatus::Pending).await;
-    for _ in 0..50 {
-        if info.pending.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        info = typed(&get(&api, "/session/wire-later", USER).await);
-    }
-    assert!(info.pending.is_some(), "the scheduler says why it waits");
+    wait_for(&api, "wire-later", SessionStatus::Pending).await;
+    let info: SessionInfo = common::poll(async || {
+        let info: SessionInfo = typed(&get(&api, "/session/wire-later", USER).await);
+        info.pending.is_some().then_some(info)
+    })
+    .await
+    .expect("the scheduler says why it waits");
     assert_eq!(info.kind, SessionType::Batch);
     assert_eq!(info.batch_timeout, Some(1800));
     let _: StatusHistory = typed(&get(&api, "/session/wire-later/status-history", USER).await);

@@ -5,7 +5,7 @@ use super::limits::MAX_RETRIES;
 use super::route_status as rs;
 use crate::state::Serving;
 use bai_store::EndpointRow;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use uuid::Uuid;
 
 /// Marks a route `failed_to_start` with its error, counts a retry and backs off.
@@ -30,7 +30,7 @@ pub fn fail_route(serving: &Serving, e: &EndpointRow, route: Uuid, why: &str, sr
         .map_or(e.state.retries, |x| x.state.retries)
         + 1;
     let _ = serving.store.set_endpoint_retries(e.id, retries);
-    let backoff = Duration::from_secs(1u64 << retries.min(6));
+    let backoff = super::decide::backoff(retries);
     serving
         .not_before
         .lock()

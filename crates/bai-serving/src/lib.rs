@@ -6,7 +6,7 @@
 //! * [`replica`]: one route's inference session;
 //! * [`probe`]: a running route's health checks (readiness and liveness);
 //! * [`reconcile`]: desired replicas against live routes, always (recovery, scaling, retries,
-//!   taking a service down);
+//!   taking a service down), acting on [`decide`]'s answers (no I/O there);
 //! * [`gateway`]: the endpoint proxy (tokens, balancing, retry, counters);
 //! * [`token`]: the services' HS256 tokens;
 //! * [`autoscale`]: rules (Backend.AI's thresholds and target tracking) and their decisions.
@@ -20,6 +20,7 @@
 
 pub mod autoscale;
 pub mod create;
+pub mod decide;
 pub mod definition;
 pub mod failure;
 pub mod gateway;

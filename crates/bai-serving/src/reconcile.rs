@@ -14,8 +14,9 @@
 //!   (requests wait at the endpoint until a route is healthy).
 //! * A service being removed ends all its routes the same way, then is `destroyed`.
 
+use super::decide::{self, EndedRoute};
 use super::failure::fail_route;
-use super::{MAX_RETRIES, probe, replica, route_status as rs};
+use super::{probe, replica, route_status as rs};
 use crate::state::Serving;
 use bai_core::status::SessionStatus;
 use bai_core::{Reason, SessionResult};
@@ -60,13 +61,6 @@ pub async fn tick(serving: &Arc<Serving>) -> Result<(), bai_store::StoreError> {
     Ok(())
 }
 
-fn ended(s: SessionStatus) -> bool {
-    matches!(
-        s,
-        SessionStatus::Terminated | SessionStatus::Cancelled | SessionStatus::Error
-    )
-}
-
 async fn endpoint(serving: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_store::StoreError> {
     let gw = serving.gateway(e);
     if let (Some(_), false) = (&e.state.url, gw.listening()) {
@@ -77,12 +71,11 @@ async fn endpoint(serving: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_sto
     }
     // Requests wait for a healthy route only while one may come: not once the service has
     // given up starting routes.
-    let waiting_for = if e.state.lifecycle == "created" && e.state.retries < MAX_RETRIES {
-        e.spec.replicas
-    } else {
-        0
-    };
-    gw.set_wanted(waiting_for);
+    gw.set_wanted(decide::waiting_for(
+        &e.state.lifecycle,
+        e.state.retries,
+        e.spec.replicas,
+    ));
     let mut active: Vec<RouteRow> = Vec::new();
     let mut live_sessions = 0;
     let mut running = 0;
@@ -94,7 +87,7 @@ async fn endpoint(serving: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_sto
             serving.store.delete_route(r.id)?;
             continue;
         };
-        if ended(s.state.status) {
+        if decide::session_ended(s.state.status) {
             gw.retire(r.id);
             serving.stop_prober(r.id);
             if s.state.status == SessionStatus::Error {
@@ -106,9 +99,9 @@ async fn endpoint(serving: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_sto
                 )
                 .await;
             }
-            match r.status.as_str() {
-                rs::FAILED_TO_START => {}
-                rs::PROVISIONING if e.state.lifecycle == "created" => {
+            match decide::ended_route(&r.status, &e.state.lifecycle) {
+                EndedRoute::KeepFailed => {}
+                EndedRoute::FailToStart => {
                     let why = s
                         .state
                         .status_info
@@ -122,7 +115,7 @@ async fn endpoint(serving: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_sto
                         "session",
                     );
                 }
-                _ => serving.store.delete_route(r.id)?,
+                EndedRoute::Delete => serving.store.delete_route(r.id)?,
             }
             continue;
         }
@@ -160,7 +153,7 @@ async fn endpoint(serving: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_sto
 
     let healthy = active.iter().filter(|r| r.status == rs::HEALTHY).count();
     let want = e.spec.replicas as usize;
-    if e.state.retries > 0 && healthy >= want && want > 0 {
+    if decide::clears_retries(e.state.retries, healthy, want) {
         serving.store.set_endpoint_retries(e.id, 0)?;
         serving.store.clear_failed_routes(e.id)?;
     }
@@ -175,24 +168,13 @@ async fn endpoint(serving: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_sto
             .store
             .endpoint(e.id)?
             .map_or(e.state.retries, |x| x.state.retries);
-        if retries < MAX_RETRIES && !waiting {
-            for _ in active.len()..want {
-                if let Err(p) = replica::start(serving, e) {
-                    tracing::error!(service = %e.id, error = %p.msg, "cannot store a route");
-                }
+        for _ in 0..decide::to_start(active.len(), want, retries, waiting) {
+            if let Err(p) = replica::start(serving, e) {
+                tracing::error!(service = %e.id, error = %p.msg, "cannot store a route");
             }
         }
-    } else if active.len() > want {
-        let mut extra = active.clone();
-        extra.sort_by_key(|r| {
-            let rank = match r.status.as_str() {
-                rs::UNHEALTHY => 0,
-                rs::PROVISIONING => 1,
-                _ => 2,
-            };
-            (rank, std::cmp::Reverse(r.created_at.clone()))
-        });
-        for r in extra.iter().take(active.len() - want) {
+    } else {
+        for r in decide::to_drain(&active, want) {
             drain_and_end(serving, e, r, "service-scaled-in");
         }
     }

@@ -8,7 +8,7 @@ use bai_e2e::{Server, bin};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[test]
 fn preopen_ports_permits_and_tunnels_closing_with_their_session() {
@@ -90,17 +90,12 @@ fn preopen_ports_permits_and_tunnels_closing_with_their_session() {
         .expect("ssh connected");
     assert_eq!(&first, b"connected\n");
     s.bai(user, &["rm", "web1"]).expect_ok();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(st) = long.try_wait().expect("ssh status") {
-            break Some(st);
-        }
-        if Instant::now() > deadline {
-            let _ = long.kill();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let status = bai_e2e::poll(Duration::from_secs(60), Duration::from_millis(200), || {
+        long.try_wait().expect("ssh status")
+    });
+    if status.is_none() {
+        let _ = long.kill();
+    }
     assert!(
         status.is_some(),
         "the ssh session outlived its compute session"

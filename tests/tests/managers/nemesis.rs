@@ -2,7 +2,7 @@
 //! paused or cut from a restarting PostgreSQL, again and again.
 
 use super::{Cluster, cluster_on, containers, one_container_each, refs};
-use bai_e2e::{Server, bin};
+use bai_e2e::{Server, bin, poll};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -84,16 +84,11 @@ fn sessions_survive_a_leader_killed_or_paused_every_few_seconds() {
     let leader_now = {
         let (url, addresses) = (url.clone(), addresses.clone());
         move || -> usize {
-            let deadline = Instant::now() + Duration::from_secs(120);
-            loop {
-                if let Some(a) = leader_address(&url)
-                    && let Some(i) = addresses.iter().position(|x| *x == a)
-                {
-                    return i;
-                }
-                assert!(Instant::now() < deadline, "no manager leads");
-                std::thread::sleep(Duration::from_millis(100));
-            }
+            poll(Duration::from_secs(120), Duration::from_millis(100), || {
+                let a = leader_address(&url)?;
+                addresses.iter().position(|x| *x == a)
+            })
+            .expect("no manager leads")
         }
     };
     let nemesis = {
@@ -244,15 +239,13 @@ fn sessions_survive_a_leader_killed_or_paused_every_few_seconds() {
     nemesis.join().expect("the nemesis");
 
     // Settled: no session left between two statuses.
-    let deadline = Instant::now() + Duration::from_secs(300);
-    let rows = loop {
+    let rows = poll(Duration::from_secs(300), Duration::from_millis(500), || {
         let rows = nemesis_sessions(&url);
-        if rows.iter().all(|(_, st, _)| SETTLED.contains(&st.as_str())) {
-            break rows;
-        }
-        assert!(Instant::now() < deadline, "sessions still moving: {rows:?}");
-        std::thread::sleep(Duration::from_millis(500));
-    };
+        rows.iter()
+            .all(|(_, st, _)| SETTLED.contains(&st.as_str()))
+            .then_some(rows)
+    })
+    .unwrap_or_else(|| panic!("sessions still moving: {:?}", nemesis_sessions(&url)));
     // Each create made one session.
     assert_eq!(rows.len(), created, "{rows:?}");
     let mut running = Vec::new();

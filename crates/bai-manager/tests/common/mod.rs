@@ -36,6 +36,26 @@ pub const USER: Keypair = Keypair {
     secret_key: "user-secret",
 };
 
+/// How long [`poll`] asks at most: a bound for a test that would hang, far above what a busy
+/// machine needs (no test times anything with it).
+pub const POLL_CEILING: Duration = Duration::from_secs(120);
+
+/// Asks `f` every 100 ms until it answers Some, and returns that; None once
+/// [`POLL_CEILING`] has passed. The one wait of these tests: the caller says what it waited
+/// for when it fails.
+pub async fn poll<T>(mut f: impl AsyncFnMut() -> Option<T>) -> Option<T> {
+    let deadline = tokio::time::Instant::now() + POLL_CEILING;
+    loop {
+        if let Some(v) = f().await {
+            return Some(v);
+        }
+        if tokio::time::Instant::now() > deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// One answer.
 #[derive(Debug)]
 pub struct Reply {

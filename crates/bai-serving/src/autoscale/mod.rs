@@ -11,6 +11,7 @@
 
 pub mod input;
 pub mod memory;
+pub mod metrics;
 
 use super::route_status as rs;
 use crate::state::Serving;
@@ -20,9 +21,6 @@ use memory::{Reading, lock};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-
-/// The window metrics are averaged over.
-const WINDOW_SECS: f64 = 10.0;
 
 /// Starts the autoscaler.
 pub fn spawn(serving: Arc<Serving>) {
@@ -50,11 +48,7 @@ pub fn round(serving: &Serving) -> Result<(), bai_store::StoreError> {
             .iter()
             .filter_map(|r| input::from_row(r).ok())
             .collect();
-        rules.sort_by(|a, b| {
-            b.priority
-                .cmp(&a.priority)
-                .then(a.created_at.cmp(&b.created_at))
-        });
+        metrics::by_priority(&mut rules);
         service(serving, &e, &rules)?;
     }
     Ok(())
@@ -69,7 +63,6 @@ fn service(
     let now = st.started.elapsed().as_secs_f64();
     let routes = serving.store.routes_of(e.id)?;
     let healthy: Vec<_> = routes.iter().filter(|r| r.status == rs::HEALTHY).collect();
-    let n = healthy.len().max(1) as f64;
     // The endpoint's counters now, and the window behind them.
     let window: Vec<Reading> = {
         let mut all = lock(&st.readings);
@@ -89,53 +82,30 @@ fn service(
             }
             w.push_back(reading);
         }
-        while w.front().is_some_and(|r| now - r.at > WINDOW_SECS) {
-            w.pop_front();
-        }
+        metrics::trim(w, now);
         w.iter().copied().collect()
     };
     let metric = |source: MetricSource, name: &str| -> Option<f64> {
         if healthy.is_empty() {
             return None;
         }
-        match (source, name) {
-            (MetricSource::InferenceFramework, "inflight") => {
-                let sum: u64 = window.iter().map(|r| r.inflight).sum();
-                (!window.is_empty()).then(|| sum as f64 / window.len() as f64 / n)
-            }
-            (MetricSource::InferenceFramework, "requests_per_second") => {
-                let (a, b) = (window.first()?, window.last()?);
-                (b.at > a.at)
-                    .then(|| (b.requests.saturating_sub(a.requests)) as f64 / (b.at - a.at) / n)
-            }
-            (MetricSource::InferenceFramework, "latency_ms") => {
-                let (a, b) = (window.first()?, window.last()?);
-                let reqs = b.requests.saturating_sub(a.requests);
-                (reqs > 0).then(|| {
-                    b.latency_us.saturating_sub(a.latency_us) as f64 / reqs as f64 / 1000.0
-                })
-            }
-            (MetricSource::Kernel, name) => {
+        match source {
+            MetricSource::InferenceFramework => metrics::framework(name, &window, healthy.len()),
+            MetricSource::Kernel => {
                 let values: Vec<f64> = healthy
                     .iter()
                     .filter_map(|r| r.session_id)
                     .filter_map(|s| serving.readings.stats.samples(s).last().cloned())
                     .map(|x| if name == "mem" { x.mem } else { x.cpu_util })
                     .collect();
-                (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+                metrics::mean(&values)
             }
-            _ => None,
         }
     };
     let now_utc = chrono::Utc::now();
     let service_changed = lock(&st.changed).get(&e.id).copied();
     for rule in rules {
-        let rule_changed = rule
-            .last_triggered_at
-            .as_deref()
-            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-            .map(|t| t.with_timezone(&chrono::Utc));
-        let last = rule_changed.max(service_changed);
+        let last = metrics::last_change(rule, service_changed);
         let inputs = Inputs {
             replicas: e.spec.replicas,
             value: metric(rule.metric_source, &rule.metric_name),

@@ -1,18 +1,18 @@
 //! Idle checks of inference sessions (seed 000): a service's replicas are never reclaimed by
-//! the idle checkers (the service decides how many run), but a bare inference session made
-//! through the API is checked as any other.
+//! the idle checkers (the service decides how many run), but a bare inference session is
+//! checked as any other.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
-mod support;
+mod harness;
 
 use bai_core::idle::Checker;
 use bai_core::status::SessionStatus as S;
-use serde_json::json;
-use support::Harness;
+use bai_core::status::SessionType;
+use harness::Plane;
 
 #[tokio::test(start_paused = true)]
 async fn only_a_services_replicas_are_exempt_from_the_idle_checks() {
-    let h = Harness::start().await;
+    let h = Plane::start().await;
     h.store
         .put_policy(&bai_store::PolicyRow {
             name: "default".into(),
@@ -21,9 +21,9 @@ async fn only_a_services_replicas_are_exempt_from_the_idle_checks() {
             ..Default::default()
         })
         .expect("policy");
-    let bare = h.create("bare-infer", json!({"type": "inference"}));
+    let bare = h.create("bare-infer", |s| s.session_type = SessionType::Inference);
     let row = h.wait_status(bare.id, S::Running).await;
-    let checkers: Vec<Checker> = bai_ground::stats::view::reports(&h.m.readings, &row)
+    let checkers: Vec<Checker> = bai_ground::stats::view::reports(&h.readings, &row)
         .iter()
         .map(|r| r.checker)
         .collect();
@@ -44,5 +44,5 @@ async fn only_a_services_replicas_are_exempt_from_the_idle_checks() {
             created_at: String::new(),
         })
         .expect("route");
-    assert!(bai_ground::stats::view::reports(&h.m.readings, &row).is_empty());
+    assert!(bai_ground::stats::view::reports(&h.readings, &row).is_empty());
 }

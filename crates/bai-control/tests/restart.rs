@@ -1,19 +1,19 @@
-//! A manager that starts again (after a crash) finds sessions in every intermediate status:
+//! A control plane that starts again (after a crash) finds sessions in every intermediate status:
 //! each ends RUNNING, queued, or ended with a reason, and no kernel is doubled or left.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
-mod support;
+mod harness;
 
 use bai_core::Reason;
 use bai_core::agent::{AgentRpc, KernelSpec};
 use bai_core::status::SessionStatus as S;
 use bai_store::{NewSession, StatusChange, Store};
+use harness::Plane;
 use std::sync::Arc;
-use support::Harness;
 
 fn queued(name: &str) -> NewSession {
     let mut n = bai_store::testing::new_session(name, "AKUSER", "u1");
-    n.spec.image = support::IMAGE.into();
+    n.spec.image = harness::IMAGE.into();
     n
 }
 
@@ -65,16 +65,16 @@ fn spec(n: &NewSession) -> KernelSpec {
     }
 }
 
-/// What the restarted manager makes of a session left in `at`, with or without its kernel
+/// What the restarted control plane makes of a session left in `at`, with or without its kernel
 /// still on the agent.
-async fn after_restart(at: S, kernel_alive: bool) -> (Harness, NewSession) {
-    let store = support::store();
-    let agent = support::agent();
+async fn after_restart(at: S, kernel_alive: bool) -> (Plane, NewSession) {
+    let store = harness::store();
+    let agent = harness::agent();
     let n = crashed_at(&store, &format!("crash-{}", at.as_str().to_lowercase()), at);
     if kernel_alive {
         agent.create_kernel(spec(&n)).await.expect("kernel");
     }
-    let h = Harness::start_on(Arc::clone(&store), agent, support::config()).await;
+    let h = Plane::start_on(Arc::clone(&store), agent, harness::config()).await;
     (h, n)
 }
 
@@ -163,11 +163,11 @@ async fn a_termination_in_flight_is_finished() {
 /// A kernel no session owns (its session ended while the manager was down) is removed.
 #[tokio::test(start_paused = true)]
 async fn orphan_kernels_are_removed() {
-    let store = support::store();
-    let agent = support::agent();
+    let store = harness::store();
+    let agent = harness::agent();
     let n = queued("orphan");
     agent.create_kernel(spec(&n)).await.expect("kernel");
-    let h = Harness::start_on(store, agent, support::config()).await;
+    let h = Plane::start_on(store, agent, harness::config()).await;
     assert!(h.agent.live().is_empty());
     assert_eq!(h.agent.destroyed(), [n.main_kernel_id]);
 }

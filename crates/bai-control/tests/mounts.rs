@@ -3,17 +3,17 @@
 //! host as it is at launch.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
-mod support;
+mod harness;
 
 use bai_core::Reason;
+use bai_core::spec::{FolderRef, MountAsk};
 use bai_core::status::SessionStatus as S;
 use bai_ground::config::ManagerConfig;
 use bai_ground::storage::{Storage, StorageConfig};
 use bai_store::VFolderRow;
-use serde_json::json;
+use harness::Plane;
 use std::path::Path;
 use std::sync::Arc;
-use support::Harness;
 use uuid::Uuid;
 
 fn config(data_dir: &Path, host_root: Option<&Path>, launch: bool) -> ManagerConfig {
@@ -32,7 +32,7 @@ fn config(data_dir: &Path, host_root: Option<&Path>, launch: bool) -> ManagerCon
         data_dir: data_dir.to_path_buf(),
         storage: Some(storage),
         launch_disabled: !launch,
-        ..support::config()
+        ..harness::config()
     }
 }
 
@@ -44,7 +44,7 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("runtime")
 }
 
-/// A first manager queues a session that mounts a folder on `nfs:shared` and places it, then
+/// A first control plane queues a session that mounts a folder on `nfs:shared` and places it, then
 /// dies before launching it (its runtime is dropped with every task). Returns the session.
 fn queue_then_crash(
     store: &Arc<bai_store::Store>,
@@ -54,7 +54,7 @@ fn queue_then_crash(
 ) -> Uuid {
     let rt = runtime();
     rt.block_on(async {
-        let h = Harness::start_on(
+        let h = Plane::start_on(
             store.clone(),
             agent.clone(),
             config(data, Some(root), false),
@@ -73,11 +73,13 @@ fn queue_then_crash(
             created_at: bai_store::now_str(),
         };
         assert!(store.insert_vfolder(&v).expect("folder"));
-        h.m.storage.create(&v).expect("folder dir");
-        let s = h.create(
-            "waits-long",
-            json!({"config": {"resources": {"cpu": 1, "mem": "1g"}, "mounts": ["shared-data"]}}),
-        );
+        h.storage.create(&v).expect("folder dir");
+        let s = h.create("waits-long", |s| {
+            s.mounts = vec![MountAsk {
+                folder: FolderRef::Name("shared-data".into()),
+                target: None,
+            }];
+        });
         let row = h.wait_status(s.id, S::Scheduled).await;
         assert!(
             row.spec.mounts[0]
@@ -92,12 +94,12 @@ fn queue_then_crash(
 fn a_moved_storage_host_is_used_where_it_is_at_launch() {
     let data = tempfile::tempdir().unwrap();
     let (old_root, new_root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let store = support::store();
-    let agent = support::agent();
+    let store = harness::store();
+    let agent = harness::agent();
     let id = queue_then_crash(&store, &agent, data.path(), old_root.path());
     // The administrator moved the host (say, a new NFS mount point) before the restart.
     runtime().block_on(async {
-        let h = Harness::start_on(
+        let h = Plane::start_on(
             store.clone(),
             agent.clone(),
             config(data.path(), Some(new_root.path()), true),
@@ -121,11 +123,11 @@ fn a_moved_storage_host_is_used_where_it_is_at_launch() {
 fn a_storage_host_gone_at_launch_is_a_clear_error() {
     let data = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
-    let store = support::store();
-    let agent = support::agent();
+    let store = harness::store();
+    let agent = harness::agent();
     let id = queue_then_crash(&store, &agent, data.path(), root.path());
     runtime().block_on(async {
-        let h = Harness::start_on(
+        let h = Plane::start_on(
             store.clone(),
             agent.clone(),
             config(data.path(), None, true),

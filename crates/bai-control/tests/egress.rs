@@ -1,18 +1,17 @@
-//! Egress policies through the manager, with the dummy agent: every kernel is given its
+//! Egress policies through the control plane, with the dummy agent: every kernel is given its
 //! group's policy at launch and the cluster's nodes, the session records the policy it was
 //! launched under (a later change of the group leaves it as it was), and an agent that
 //! cannot enforce policies takes only sessions of open groups.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
-mod support;
+mod harness;
 
 use bai_core::cluster::PEER_MANAGER;
 use bai_core::egress::{EgressMode, EgressPolicy};
 use bai_core::status::SessionStatus as S;
-use serde_json::json;
-use support::Harness;
+use harness::Plane;
 
-fn set_policy(h: &Harness, policy: EgressPolicy) {
+fn set_policy(h: &Plane, policy: EgressPolicy) {
     let mut g = h
         .store
         .resource_group("default")
@@ -24,11 +23,8 @@ fn set_policy(h: &Harness, policy: EgressPolicy) {
 
 #[tokio::test(start_paused = true)]
 async fn kernels_start_under_the_groups_policy_of_the_moment() {
-    let h = Harness::start().await;
-    let first = h.create(
-        "first",
-        json!({"clusterSize": 2, "clusterMode": "single-node"}),
-    );
+    let h = Plane::start().await;
+    let first = h.create("first", |s| s.cluster_size = 2);
     let row = h.wait_status(first.id, S::Running).await;
     assert_eq!(row.state.egress, Some(EgressPolicy::default()));
     let spec = h.agent.spec(row.main_kernel_id).expect("main1's spec");
@@ -43,7 +39,7 @@ async fn kernels_start_under_the_groups_policy_of_the_moment() {
 
     let closed = EgressPolicy::parse("closed", &["10.1.0.0/16:3128".into()]).expect("policy");
     set_policy(&h, closed.clone());
-    let second = h.create("second", json!({}));
+    let second = h.create("second", |_| {});
     let row2 = h.wait_status(second.id, S::Running).await;
     assert_eq!(row2.state.egress.as_ref(), Some(&closed));
     assert_eq!(
@@ -60,14 +56,14 @@ async fn kernels_start_under_the_groups_policy_of_the_moment() {
 
 #[tokio::test(start_paused = true)]
 async fn an_agent_that_cannot_enforce_takes_only_open_groups() {
-    let h = Harness::start().await;
-    let agent = h.m.agents.get("dummy-a").expect("the agent");
+    let h = Plane::start().await;
+    let agent = h.agents.get("dummy-a").expect("the agent");
     agent
         .info
         .write()
         .unwrap_or_else(|p| p.into_inner())
         .egress_error = Some("cannot run nft".into());
-    let s = h.create("waits", json!({}));
+    let s = h.create("waits", |_| {});
     // The scheduler passes it over, saying why it waits.
     let row = h
         .wait(s.id, "the scheduler to pass it over", |r| {

@@ -1,8 +1,13 @@
-//! What the Kubernetes test binaries share: the cluster script, and one cluster held by the
-//! tests of a binary while any of them runs.
+//! What the Kubernetes test binaries share: the cluster script, one cluster held by the
+//! tests of a binary while any of them runs, and the full-node tier's cluster, agent and
+//! joined manager ([`Cluster`], [`KubeAgent`], [`joined`]).
 
+use crate::remote::{agent_command, manager_for_machines, wait_status};
+use crate::{Server, bin};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, Weak};
+use std::time::Instant;
 
 /// `scripts/kube-cluster.sh` of this checkout.
 pub fn script() -> PathBuf {
@@ -19,4 +24,206 @@ pub fn shared<T>(slot: &Mutex<Weak<T>>, make: impl FnOnce() -> T) -> Arc<T> {
     let c = Arc::new(make());
     *held = Arc::downgrade(&c);
     c
+}
+
+pub const MANAGED: &str = "app.kubernetes.io/managed-by=bai";
+
+/// The cluster the test uses; stopped on drop when the test started it.
+pub struct Cluster {
+    pub kubeconfig: PathBuf,
+    pub kubectl: String,
+    /// The folder of a cluster this test started (stopped at the end).
+    pub owned: Option<PathBuf>,
+}
+
+/// `KUBECTL` from the cluster's `env` file, else `kubectl` on the PATH.
+pub fn kubectl_of(kubeconfig: &Path) -> String {
+    let env = kubeconfig.with_file_name("env");
+    std::fs::read_to_string(env)
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                let v = l.trim().strip_prefix("export ").unwrap_or(l.trim());
+                v.strip_prefix("KUBECTL=")
+                    .map(|v| v.trim_matches(|c| c == '"' || c == '\'').to_string())
+            })
+        })
+        .filter(|k| !k.is_empty())
+        .unwrap_or_else(|| "kubectl".into())
+}
+
+/// The cluster the tests of this binary share while any of them runs (tests run side by side:
+/// one start, stopped when the last one drops it).
+pub static SHARED: Mutex<std::sync::Weak<Cluster>> = Mutex::new(std::sync::Weak::new());
+
+impl Cluster {
+    pub fn get() -> Arc<Cluster> {
+        shared(&SHARED, Cluster::start)
+    }
+
+    pub fn start() -> Cluster {
+        if let Some(kc) = std::env::var_os("BAI_TEST_KUBECONFIG").filter(|v| !v.is_empty()) {
+            let kubeconfig = PathBuf::from(kc);
+            return Cluster {
+                kubectl: kubectl_of(&kubeconfig),
+                kubeconfig,
+                owned: None,
+            };
+        }
+        let dir = PathBuf::from(format!("/var/tmp/bai-e2e-kube.{}", std::process::id()));
+        let t = Instant::now();
+        let out = Command::new(script())
+            .arg("start")
+            .arg(&dir)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run kube-cluster.sh");
+        if out.status.success() {
+            let kubeconfig = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+            eprintln!("started a cluster in {:?}", t.elapsed());
+            return Cluster {
+                kubectl: kubectl_of(&kubeconfig),
+                kubeconfig,
+                owned: Some(dir),
+            };
+        }
+        // One kubelet cluster per machine: use the running one.
+        let running = std::fs::read_to_string("/run/bai-kube/kubelet-cluster").unwrap_or_default();
+        let kubeconfig = Path::new(running.trim()).join("kubeconfig");
+        assert!(
+            !running.trim().is_empty() && kubeconfig.is_file(),
+            "cannot start a cluster: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        eprintln!("using the running cluster {}", running.trim());
+        Cluster {
+            kubectl: kubectl_of(&kubeconfig),
+            kubeconfig,
+            owned: None,
+        }
+    }
+
+    pub fn kubectl(&self, args: &[&str]) -> std::process::Output {
+        Command::new(&self.kubectl)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run kubectl")
+    }
+
+    /// The names of bai's pods in `ns`.
+    pub fn bai_pods(&self, ns: &str) -> Vec<String> {
+        let out = self.kubectl(&["get", "pods", "-n", ns, "-l", MANAGED, "-o", "name"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.owned {
+            let _ = Command::new(script())
+                .arg("stop")
+                .arg(dir)
+                .status();
+        }
+    }
+}
+
+/// A `baid agent --backend kubernetes` (killed on drop), its log kept in its data dir.
+pub struct KubeAgent {
+    pub child: std::process::Child,
+    pub data: tempfile::TempDir,
+}
+
+impl KubeAgent {
+    pub fn start(name: &str, manager: &str, token: &str, kubeconfig: &Path, ns: &str) -> KubeAgent {
+        KubeAgent::start_with(name, manager, token, kubeconfig, ns, &[])
+    }
+
+    /// As [`KubeAgent::start`], with more arguments for `baid agent` (`--storage-host …`).
+    pub fn start_with(
+        name: &str,
+        manager: &str,
+        token: &str,
+        kubeconfig: &Path,
+        ns: &str,
+        extra: &[String],
+    ) -> KubeAgent {
+        let data = tempfile::Builder::new()
+            .prefix("bai-kagent-")
+            .tempdir()
+            .expect("tempdir");
+        let log = std::fs::File::create(data.path().join("agent.log")).expect("log");
+        let mut c = agent_command(Command::new(bin("baid")), name, manager, token, data.path());
+        c.args(["--backend", "kubernetes", "--namespace", ns])
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .args(extra)
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log);
+        KubeAgent {
+            child: c.spawn().expect("spawn baid agent"),
+            data,
+        }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.data.path().join("agent.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for KubeAgent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A manager with no agent of its own (`env` added to its environment) and
+/// `baid agent --backend kubernetes` named `name` joined to it with `kubeconfig`, its pods in
+/// `ns`. The backend does not enforce egress policies yet: it takes sessions of open groups,
+/// so the default group is made open.
+pub fn joined(name: &str, env: &[(&str, &str)], kubeconfig: &Path, ns: &str) -> (Server, KubeAgent) {
+    joined_with(name, env, &[], kubeconfig, ns)
+}
+
+/// As [`joined`], with more arguments for `baid agent` (`agent_args`).
+pub fn joined_with(
+    name: &str,
+    env: &[(&str, &str)],
+    agent_args: &[String],
+    kubeconfig: &Path,
+    ns: &str,
+) -> (Server, KubeAgent) {
+    let (s, port, token) = manager_for_machines(env);
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--egress",
+            "open",
+        ],
+    )
+    .expect_ok();
+    let agent = KubeAgent::start_with(
+        name,
+        &format!("127.0.0.1:{port}"),
+        &token,
+        kubeconfig,
+        ns,
+        agent_args,
+    );
+    let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_status(&s, name, "ALIVE", 60)
+    }));
+    assert!(ok.is_ok(), "the agent did not join:\n{}", agent.log());
+    (s, agent)
 }

@@ -11,184 +11,14 @@
 //! may run per machine).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
-use bai_e2e::remote::{agent_command, manager_for_machines, wait_status};
-use bai_e2e::{Server, bin};
-use std::path::{Path, PathBuf};
+use bai_e2e::bin;
+use bai_e2e::kube::{Cluster, MANAGED, joined};
+use bai_e2e::remote::agent_command;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-const MANAGED: &str = "app.kubernetes.io/managed-by=bai";
-
-/// The cluster the test uses; stopped on drop when the test started it.
-struct Cluster {
-    kubeconfig: PathBuf,
-    kubectl: String,
-    /// The folder of a cluster this test started (stopped at the end).
-    owned: Option<PathBuf>,
-}
-
-/// `KUBECTL` from the cluster's `env` file, else `kubectl` on the PATH.
-fn kubectl_of(kubeconfig: &Path) -> String {
-    let env = kubeconfig.with_file_name("env");
-    std::fs::read_to_string(env)
-        .ok()
-        .and_then(|t| {
-            t.lines().find_map(|l| {
-                let v = l.trim().strip_prefix("export ").unwrap_or(l.trim());
-                v.strip_prefix("KUBECTL=")
-                    .map(|v| v.trim_matches(|c| c == '"' || c == '\'').to_string())
-            })
-        })
-        .filter(|k| !k.is_empty())
-        .unwrap_or_else(|| "kubectl".into())
-}
-
-/// The cluster the tests of this binary share while any of them runs (tests run side by side:
-/// one start, stopped when the last one drops it).
-static SHARED: Mutex<std::sync::Weak<Cluster>> = Mutex::new(std::sync::Weak::new());
-
-impl Cluster {
-    fn get() -> Arc<Cluster> {
-        bai_e2e::kube::shared(&SHARED, Cluster::start)
-    }
-
-    fn start() -> Cluster {
-        if let Some(kc) = std::env::var_os("BAI_TEST_KUBECONFIG").filter(|v| !v.is_empty()) {
-            let kubeconfig = PathBuf::from(kc);
-            return Cluster {
-                kubectl: kubectl_of(&kubeconfig),
-                kubeconfig,
-                owned: None,
-            };
-        }
-        let dir = PathBuf::from(format!("/var/tmp/bai-e2e-kube.{}", std::process::id()));
-        let t = Instant::now();
-        let out = Command::new(bai_e2e::kube::script())
-            .arg("start")
-            .arg(&dir)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run kube-cluster.sh");
-        if out.status.success() {
-            let kubeconfig = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-            eprintln!("started a cluster in {:?}", t.elapsed());
-            return Cluster {
-                kubectl: kubectl_of(&kubeconfig),
-                kubeconfig,
-                owned: Some(dir),
-            };
-        }
-        // One kubelet cluster per machine: use the running one.
-        let running = std::fs::read_to_string("/run/bai-kube/kubelet-cluster").unwrap_or_default();
-        let kubeconfig = Path::new(running.trim()).join("kubeconfig");
-        assert!(
-            !running.trim().is_empty() && kubeconfig.is_file(),
-            "cannot start a cluster: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        eprintln!("using the running cluster {}", running.trim());
-        Cluster {
-            kubectl: kubectl_of(&kubeconfig),
-            kubeconfig,
-            owned: None,
-        }
-    }
-
-    fn kubectl(&self, args: &[&str]) -> std::process::Output {
-        Command::new(&self.kubectl)
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run kubectl")
-    }
-
-    /// The names of bai's pods in `ns`.
-    fn bai_pods(&self, ns: &str) -> Vec<String> {
-        let out = self.kubectl(&["get", "pods", "-n", ns, "-l", MANAGED, "-o", "name"]);
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(str::to_string)
-            .collect()
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        if let Some(dir) = &self.owned {
-            let _ = Command::new(bai_e2e::kube::script())
-                .arg("stop")
-                .arg(dir)
-                .status();
-        }
-    }
-}
-
-/// A `baid agent --backend kubernetes` (killed on drop), its log kept in its data dir.
-struct KubeAgent {
-    child: std::process::Child,
-    data: tempfile::TempDir,
-}
-
-impl KubeAgent {
-    fn start(name: &str, manager: &str, token: &str, kubeconfig: &Path, ns: &str) -> KubeAgent {
-        let data = tempfile::Builder::new()
-            .prefix("bai-kagent-")
-            .tempdir()
-            .expect("tempdir");
-        let log = std::fs::File::create(data.path().join("agent.log")).expect("log");
-        let mut c = agent_command(Command::new(bin("baid")), name, manager, token, data.path());
-        c.args(["--backend", "kubernetes", "--namespace", ns])
-            .arg("--kubeconfig")
-            .arg(kubeconfig)
-            .stdout(log.try_clone().expect("log"))
-            .stderr(log);
-        KubeAgent {
-            child: c.spawn().expect("spawn baid agent"),
-            data,
-        }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.data.path().join("agent.log")).unwrap_or_default()
-    }
-}
-
-impl Drop for KubeAgent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A manager with no agent of its own (`env` added to its environment) and
-/// `baid agent --backend kubernetes` named `name` joined to it with `kubeconfig`, its pods in
-/// `ns`. The backend does not enforce egress policies yet: it takes sessions of open groups,
-/// so the default group is made open.
-fn joined(name: &str, env: &[(&str, &str)], kubeconfig: &Path, ns: &str) -> (Server, KubeAgent) {
-    let (s, port, token) = manager_for_machines(env);
-    s.bai(
-        &s.admin,
-        &[
-            "admin",
-            "resource-group",
-            "update",
-            "default",
-            "--egress",
-            "open",
-        ],
-    )
-    .expect_ok();
-    let agent = KubeAgent::start(name, &format!("127.0.0.1:{port}"), &token, kubeconfig, ns);
-    let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_status(&s, name, "ALIVE", 60)
-    }));
-    assert!(ok.is_ok(), "the agent did not join:\n{}", agent.log());
-    (s, agent)
-}
 
 #[test]
 fn a_session_runs_as_a_pod_and_leaves_nothing() {
@@ -426,6 +256,86 @@ fn a_cluster_session_of_pods_reaches_its_kernels_by_hostname_and_ssh() {
     );
 
     s.bai(&s.admin, &["rm", "kclu"]).expect_ok();
+    let gone = bai_e2e::wait_until(Duration::from_secs(60), || cluster.bai_pods(&ns).is_empty());
+    assert!(gone, "pods left: {:?}", cluster.bai_pods(&ns));
+    drop(agent);
+    drop(s);
+    cluster.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+/// Preemption on the Kubernetes backend: in a group that preempts by priority, an urgent
+/// session that needs the whole node preempts a low-priority batch session running as a
+/// pod; the victim's processes get SIGTERM through its runner (a trap saves its work), it
+/// ends as preempted with its log, and the urgent session then runs as a pod of its own.
+#[test]
+fn an_urgent_session_preempts_a_pod_which_gets_sigterm() {
+    let cluster = Cluster::get();
+    let ns = format!("bai-e2e-pre-{}", std::process::id());
+    let (s, agent) = joined("kube-pre", &[], &cluster.kubeconfig, &ns);
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--preemption",
+            "priority",
+            "--preemption-grace",
+            "10m",
+        ],
+    )
+    .expect_ok();
+    // Both ask for all the node offers, so one must go for the other.
+    let cpu = bai_e2e::remote::agents(&s)
+        .into_iter()
+        .find(|a| a.id == "kube-pre")
+        .map(|a| a.capacity.cpu)
+        .expect("the agent");
+    let all = format!("cpu={cpu}");
+    let start = |name: &str, code: &str, priority: &str| {
+        let r = s.bai(
+            &s.admin,
+            &[
+                "start",
+                "--enqueue-only",
+                "--type",
+                "batch",
+                "-t",
+                name,
+                "-c",
+                code,
+                "--priority",
+                priority,
+                "-r",
+                &all,
+                "-r",
+                "mem=128m",
+                "python",
+            ],
+        );
+        assert!(r.ok(), "{r:?}\nagent:\n{}", agent.log());
+    };
+    start(
+        "trapper",
+        "trap 'echo saved-on-sigterm; exit 0' TERM; while :; do sleep 1; done",
+        "5",
+    );
+    s.wait_status(&s.admin, "trapper", "RUNNING", 180);
+    start("urgent", "sleep 1000", "80");
+    let ended = s.wait_status(&s.admin, "trapper", "TERMINATED", 300);
+    assert!(
+        ended["status_info"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("preempted: "),
+        "{ended:#}"
+    );
+    let logs = s.bai(&s.admin, &["logs", "trapper"]);
+    assert!(logs.stdout.contains("saved-on-sigterm"), "{logs:?}");
+    s.wait_status(&s.admin, "urgent", "RUNNING", 300);
+    assert_eq!(cluster.bai_pods(&ns).len(), 1, "{:?}", cluster.bai_pods(&ns));
+    s.bai(&s.admin, &["rm", "urgent"]).expect_ok();
     let gone = bai_e2e::wait_until(Duration::from_secs(60), || cluster.bai_pods(&ns).is_empty());
     assert!(gone, "pods left: {:?}", cluster.bai_pods(&ns));
     drop(agent);

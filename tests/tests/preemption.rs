@@ -369,3 +369,59 @@ fn the_official_client_shows_a_preempted_session() {
     let u = s.info(&s.user2, "urgent");
     assert_eq!(u["status"], "PENDING", "{u:#}");
 }
+
+/// The owner is told in the web UI (`web/e2e/preempt.mjs` in Debian's chromium): on the
+/// Sessions page while their batch session runs, another user's urgent session preempts
+/// it; a warning notification names it and why at once, and the header's Notifications
+/// list keeps it.
+#[test]
+fn the_owner_is_warned_in_the_web_ui() {
+    let web = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../web");
+    assert!(
+        web.join("dist/index.html").is_file(),
+        "the web UI is not built: run scripts/build-web.sh"
+    );
+    let s = Server::start_dummy(1, "cpu=2,mem=4g");
+    preempting(&s, "10m");
+    batch(
+        &s,
+        &s.user,
+        "victim",
+        &["-c", "sleep 1000", "-r", "cpu=2", "--priority", "5"],
+    );
+    s.wait_status(&s.user, "victim", "RUNNING", 60);
+    let logins = std::fs::read_to_string(s.data_dir.path().join("web-login.txt")).unwrap();
+    let password = logins
+        .lines()
+        .find_map(|l| l.strip_prefix("user@bai.local "))
+        .expect("the user's web password")
+        .trim()
+        .to_string();
+    let mut cmd = std::process::Command::new("node");
+    cmd.arg("e2e/preempt.mjs")
+        .current_dir(&web)
+        .env("BAI_URL", &s.endpoint)
+        .env("BAI_USER", "user@bai.local")
+        .env("BAI_PASSWORD", &password)
+        .env("BAI_EMAIL", "user@bai.local")
+        .env("BAI_VICTIM", "victim")
+        .env("BAI_BIN", bai_e2e::bin("bai"))
+        .env("URGENT_ACCESS_KEY", s.user2.get("BACKEND_ACCESS_KEY"))
+        .env("URGENT_SECRET_KEY", s.user2.get("BACKEND_SECRET_KEY"))
+        .env(
+            "URGENT_ARGS",
+            "--enqueue-only --type batch -t urgent -c sleep -r cpu=2 --priority 80 python",
+        );
+    if let Ok(dir) = std::env::var("BAI_SCREENSHOTS") {
+        cmd.env("SCREENSHOTS", dir);
+    }
+    let out = cmd.output().expect("node e2e/preempt.mjs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}\nbaid log:\n{}", s.log());
+    assert!(text.contains("preempt: 4 passed"), "{text}");
+    assert_eq!(s.status(&s.user, "victim"), "PREEMPTED");
+}

@@ -76,6 +76,23 @@ export default function Sessions({ me, notify, onStart }: { me: Me; notify: (t: 
         });
       }
       if (type === 'session_terminated') notify(`${name} terminated`, id);
+      // Preempted: its processes got SIGTERM and it ends (or goes back to the queue) when its
+      // grace is over. The owner is told at once, with who took the room and why.
+      if (type === 'session_preempted') {
+        const why = String(d.reason ?? '');
+        notify(`${name} was preempted${why ? `: ${why}` : ''}`, id);
+        notification.warning({
+          key: `preempted-${id}`,
+          placement: 'bottomRight',
+          message: `${name} was preempted`,
+          description: (
+            <span data-testid={`preempted-${name}`}>
+              {why || 'another session needs its room'}. Its processes got SIGTERM: save your work now; it ends when the grace is over (a batch session started with --requeue runs again later).
+            </span>
+          ),
+          duration: 0,
+        });
+      }
     };
     const stop = followSessions(new EventSource('/events/session?sessionName=*&scope=session'), {
       refresh: () => latest.current,

@@ -78,8 +78,8 @@ pub enum PodError {
     #[error("the kernel asks for no memory or no CPU; a pod needs both")]
     NoResources,
     #[error(
-        "multi-node cluster sessions cannot run on the Kubernetes backend yet: start it as \
-         single-node (all its kernels as pods on one node)"
+        "a multi-node cluster session whose kernels span several agents cannot run on the \
+         Kubernetes backend yet: start it as single-node (all its kernels as pods on one node)"
     )]
     MultiNode,
     #[error("the mount {name} must have absolute paths: {detail}")]
@@ -94,7 +94,12 @@ pub fn pod_name(kernel_id: uuid::Uuid) -> String {
 /// The Pod for `spec` on `at.node`.
 pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
     let cluster = spec.cluster_info();
-    if cluster.mode == bai_core::cluster::ClusterMode::MultiNode {
+    // A multi-node session the scheduler placed wholly on this agent runs as a single-node
+    // one (its kernels find each other through the session's host table); one that spans
+    // agents would need their pods' addresses across agents.
+    if cluster.mode == bai_core::cluster::ClusterMode::MultiNode
+        && cluster.overlay.as_ref().is_some_and(|o| !o.peers.is_empty())
+    {
         return Err(PodError::MultiNode);
     }
     let resources = resources(spec)?;

@@ -226,16 +226,26 @@ fn data_folders_are_host_paths_and_relative_ones_are_refused() {
 }
 
 #[test]
-fn a_multi_node_cluster_session_is_refused_with_the_way_out() {
+fn a_multi_node_cluster_session_runs_only_when_wholly_on_this_agent() {
     let mut s = spec();
     let mut c = bai_core::cluster::ClusterInfo::single(s.kernel_id);
     c.mode = bai_core::cluster::ClusterMode::MultiNode;
+    let overlay = |peers: Vec<String>| bai_core::cluster::Overlay {
+        vni: 1,
+        subnet: "10.224.0.0/24".into(),
+        gateway: "10.224.0.254".parse().unwrap(),
+        address: "10.224.0.10".parse().unwrap(),
+        hosts: vec![("main1".into(), "10.224.0.10".parse().unwrap())],
+        peers,
+    };
+    // Spread over agents: refused, with the way out.
+    c.overlay = Some(overlay(vec!["10.0.0.2".into()]));
     s.cluster = Some(c.clone());
     let e = kernel_pod(&s, &at()).unwrap_err();
     assert_eq!(e, PodError::MultiNode);
     assert!(e.to_string().contains("single-node"), "{e}");
-    // Single-node clusters are pods like any other.
-    c.mode = bai_core::cluster::ClusterMode::SingleNode;
+    // All its kernels here: pods like a single-node session's.
+    c.overlay = Some(overlay(Vec::new()));
     s.cluster = Some(c);
     assert!(kernel_pod(&s, &at()).is_ok());
 }

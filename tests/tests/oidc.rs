@@ -451,9 +451,21 @@ fn bad_oidc_flags_stop_baid_with_one_line() {
 
 /// Logins under way are in the store, not in the memory of the manager that began them: the
 /// browser leaves for the provider, the manager is killed and started again, and the
-/// callback finishes the login; a replay is still refused.
+/// callback finishes the login; a replay is still refused. On SQLite here, and on
+/// PostgreSQL below (the database the managers of one site share; the new manager takes the
+/// lease over from the dead one).
 #[test]
 fn a_login_begun_before_a_restart_finishes_after_it() {
+    login_across_a_restart(None);
+}
+
+#[test]
+fn a_login_begun_before_a_restart_finishes_after_it_on_postgres() {
+    let url = bai_store::testing::fresh_database().expect("a database in the test cluster");
+    login_across_a_restart(Some(&url));
+}
+
+fn login_across_a_restart(database: Option<&str>) {
     let bai_port = free_port();
     let callback = format!("http://127.0.0.1:{bai_port}/server/oidc/callback");
     let op = Op::start(
@@ -469,13 +481,16 @@ fn a_login_begun_before_a_restart_finishes_after_it() {
     let secret_file = data.path().join("oidc-secret");
     std::fs::write(&secret_file, SECRET).unwrap();
     let issuer = op.issuer();
-    let env = [
+    let mut env = vec![
         ("BAI_NO_DOCKER", "true"),
         ("BAI_DUMMY_AGENTS", "1"),
         ("BAI_OIDC_ISSUER", issuer.as_str()),
         ("BAI_OIDC_CLIENT_ID", "bai"),
         ("BAI_OIDC_CLIENT_SECRET_FILE", secret_file.to_str().unwrap()),
     ];
+    if let Some(url) = database {
+        env.push(("BAI_DATABASE", url));
+    }
     let s = Server::start_in_port(data, &env, bai_port);
     let bai = s.endpoint.clone();
     let mut bob = Browser::new();

@@ -308,6 +308,7 @@ impl Provider {
                 if !due {
                     return Ok(Err(LogoutError::Token(TokenError::UnknownKey(kid))));
                 }
+                let kid: Option<String> = kid.map(|k| k.chars().take(64).collect());
                 tracing::info!(kid = ?kid, "OpenID provider: a logout token of an unknown key, fetching its JWKS again");
                 let jwks = self.fetch_jwks(&m).await?;
                 Ok(logout::verify(logout_token, &jwks, &expect))

@@ -40,8 +40,10 @@ pub async fn backchannel_logout(State(m): State<Arc<Manager>>, body: Bytes) -> R
     let logout = match p.check_logout(&token).await {
         Ok(Ok(l)) => l,
         Ok(Err(e)) => {
-            tracing::info!(reason = %e, "OpenID back-channel logout refused");
-            let msg = format!("The logout token is refused: {e}.");
+            // The reason may quote the token's `kid`, which its sender chose: cut short.
+            let reason: String = e.to_string().chars().take(200).collect();
+            tracing::info!(%reason, "OpenID back-channel logout refused");
+            let msg = format!("The logout token is refused: {reason}.");
             return refused(&m, 400, "oidc-logout-token", &msg);
         }
         Err(e) => {

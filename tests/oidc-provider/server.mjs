@@ -4,7 +4,8 @@
 //
 //   node server.mjs CONFIG.json
 //
-// CONFIG: {"port": 9000, "kid": "k1", "clients": [{client_id, client_secret, redirect_uris}],
+// CONFIG: {"port": 9000, "kid": "k1", "clients": [{client_id, client_secret, redirect_uris,
+//          backchannel_logout_uri, …}],
 //          "users": "users.json"}. users.json maps a login name to its claims
 // ({"ada": {"email": …, "name": …, "groups": […]}}); it is read at every token, so a test
 // changes someone's groups by rewriting it. A new signing key (RS256, kid CONFIG.kid) is made
@@ -36,7 +37,19 @@ const provider = new Provider(issuer, {
   },
   // The scopes' claims in the ID token itself (bai reads the ID token, not userinfo).
   conformIdTokenClaims: false,
-  features: { devInteractions: { enabled: true } },
+  // Back-Channel Logout 1.0: at its logout page (end_session), the provider POSTs a logout
+  // token to every client of the session that has a backchannel_logout_uri.
+  features: {
+    devInteractions: { enabled: true },
+    backchannelLogout: { enabled: true },
+    rpInitiatedLogout: { enabled: true },
+  },
+  // The package refuses to send requests to special-use addresses (an SSRF guard); bai
+  // listens on a loopback address in these tests, so its back-channel logout URI is one.
+  fetch: (url, options) => {
+    delete options.dispatcher;
+    return globalThis.fetch(url, options);
+  },
   pkce: { required: () => true },
   async findAccount(_ctx, id) {
     const u = users()[id];

@@ -53,7 +53,12 @@ impl Op {
             .iter()
             .map(|(id, secret, redirect)| {
                 json!({"client_id": id, "client_secret": secret, "redirect_uris": [redirect],
-                       "post_logout_redirect_uris": [redirect.replace("/server/oidc/callback", "/")]})
+                       "post_logout_redirect_uris": [redirect.replace("/server/oidc/callback", "/")],
+                       // The provider's logout tells bai (Back-Channel Logout 1.0), with the
+                       // provider session's sid (also put in the ID tokens then).
+                       "backchannel_logout_uri":
+                           redirect.replace("/server/oidc/callback", "/server/oidc/backchannel-logout"),
+                       "backchannel_logout_session_required": true})
             })
             .collect();
         let users_file = dir.path().join("users.json");
@@ -234,6 +239,27 @@ impl Browser {
         }
         panic!("the provider never sent the browser back to bai")
     }
+}
+
+/// Logs out at the provider as its logout page does (`end_session`, then "Yes, sign me
+/// out"): the provider ends its session and sends its back-channel logouts before it answers.
+pub fn provider_logout(b: &mut Browser, issuer: &str, client_id: &str) {
+    let page = b.get(&format!("{issuer}/session/end?client_id={client_id}"));
+    assert_eq!(page.status, 200, "{}", page.body);
+    let action = absolute(issuer, &between(&page.body, "action=\"", "\""));
+    let xsrf = between(&page.body, "name=\"xsrf\" value=\"", "\"");
+    let done = b.send(
+        "POST",
+        &action,
+        Some(&[("xsrf", xsrf.as_str()), ("logout", "yes")]),
+        false,
+    );
+    assert!(
+        matches!(done.status, 200 | 303),
+        "{}: {}",
+        done.status,
+        done.body
+    );
 }
 
 /// The text between `start` and `end` (the first of each), `&amp;` undone.

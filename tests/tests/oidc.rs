@@ -448,3 +448,62 @@ fn bad_oidc_flags_stop_baid_with_one_line() {
         "{last}"
     );
 }
+
+/// Logins under way are in the store, not in the memory of the manager that began them: the
+/// browser leaves for the provider, the manager is killed and started again, and the
+/// callback finishes the login; a replay is still refused. On SQLite here, and on
+/// PostgreSQL below (the database the managers of one site share; the new manager takes the
+/// lease over from the dead one).
+#[test]
+fn a_login_begun_before_a_restart_finishes_after_it() {
+    login_across_a_restart(None);
+}
+
+#[test]
+fn a_login_begun_before_a_restart_finishes_after_it_on_postgres() {
+    let url = bai_store::testing::fresh_database().expect("a database in the test cluster");
+    login_across_a_restart(Some(&url));
+}
+
+fn login_across_a_restart(database: Option<&str>) {
+    let bai_port = free_port();
+    let callback = format!("http://127.0.0.1:{bai_port}/server/oidc/callback");
+    let op = Op::start(
+        free_port(),
+        "k1",
+        &[("bai", SECRET, callback.as_str())],
+        &users(&["vision"]),
+    );
+    let data = tempfile::Builder::new()
+        .prefix("bai-e2e-")
+        .tempdir()
+        .unwrap();
+    let secret_file = data.path().join("oidc-secret");
+    std::fs::write(&secret_file, SECRET).unwrap();
+    let issuer = op.issuer();
+    let mut env = vec![
+        ("BAI_NO_DOCKER", "true"),
+        ("BAI_DUMMY_AGENTS", "1"),
+        ("BAI_OIDC_ISSUER", issuer.as_str()),
+        ("BAI_OIDC_CLIENT_ID", "bai"),
+        ("BAI_OIDC_CLIENT_SECRET_FILE", secret_file.to_str().unwrap()),
+    ];
+    if let Some(url) = database {
+        env.push(("BAI_DATABASE", url));
+    }
+    let s = Server::start_in_port(data, &env, bai_port);
+    let bai = s.endpoint.clone();
+    let mut bob = Browser::new();
+    let cb = bob.through_provider(&format!("{bai}/server/oidc/login"), "bob", &callback);
+    // The manager that began the login goes away (killed: nothing of it is kept) and a new
+    // one starts on the same database before the browser comes back.
+    let data = s.crash();
+    let s = Server::start_in_port(data, &env, bai_port);
+    let done = bob.get(&cb);
+    assert_eq!(done.status, 303, "{}\n{}", done.body, s.log());
+    let (status, me) = bob.get_json(&format!("{bai}/server/me"));
+    assert_eq!(status, 200, "{me}");
+    assert_eq!(me["email"], "bob@example.org");
+    let (status, kind, msg) = problem(&mut bob, &cb);
+    assert_eq!((status, kind.as_str()), (400, "oidc-state"), "{msg}");
+}

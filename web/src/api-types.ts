@@ -1162,6 +1162,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/server/oidc/backchannel-logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * OpenID Connect Back-Channel Logout: the provider ends the web sessions of one of its sessions (200).
+         * @description Register this URI at the provider as the client's back-channel logout URI. Takes the form field `logout_token` (`application/x-www-form-urlencoded`), a JWT checked as an ID token is: signature against the provider's JWKS, `iss`, `aud`, `iat` (and `exp` when present), the `events` claim holding `http://schemas.openid.net/event/backchannel-logout`, no `nonce`, and a `sid` and/or a `sub`. Every bai web session that came from that provider session (`sid`), or with only `sub` every web session of that person through the provider, ends. A refused token is a JSON problem `oidc-logout-token` (400); `oidc-unavailable` (503) when the provider's keys cannot be fetched. Answers carry `Cache-Control: no-store`.
+         */
+        post: operations["post_server_oidc_backchannel_logout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/server/oidc/callback": {
         parameters: {
             query?: never;
@@ -7590,6 +7610,30 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Me"];
                 };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    post_server_oidc_backchannel_logout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": string;
+            };
+        };
+        responses: {
+            /** @description The sessions named are ended */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             "4XX": components["responses"]["Problem"];
             "5XX": components["responses"]["Problem"];

@@ -123,6 +123,11 @@ pub fn verify_keypair(
     Ok(kp)
 }
 
+/// In a request's extensions when its [`Caller`] signed it with the keypair's secret (HMAC),
+/// not when a web session's cookie stands for the signature: who already holds the secret.
+#[derive(Debug, Clone, Copy)]
+pub struct Signed;
+
 /// Axum middleware: verifies the signature and stores the [`Caller`] in the request.
 pub async fn authenticate(State(m): State<Arc<Manager>>, mut req: Request, next: Next) -> Response {
     let pq = req
@@ -131,12 +136,14 @@ pub async fn authenticate(State(m): State<Arc<Manager>>, mut req: Request, next:
         .map(|p| p.as_str().to_string())
         .unwrap_or_else(|| req.uri().path().to_string());
     // A browser of the web UI: its session cookie stands for the signature.
-    let result = if req.headers().contains_key("authorization") {
-        verify_keypair(&m, req.method().as_str(), &pq, req.headers())
+    let cookie = if req.headers().contains_key("authorization") {
+        None
     } else {
         crate::web::cookie_keypair(&m, req.method(), req.headers())
-            .unwrap_or_else(|| verify_keypair(&m, req.method().as_str(), &pq, req.headers()))
     };
+    let signed = cookie.is_none();
+    let result =
+        cookie.unwrap_or_else(|| verify_keypair(&m, req.method().as_str(), &pq, req.headers()));
     let kp = match result {
         Ok(kp) => kp,
         Err(p) => {
@@ -157,6 +164,9 @@ pub async fn authenticate(State(m): State<Arc<Manager>>, mut req: Request, next:
             .unwrap_or_default();
         let path = req.uri().path().to_string();
         req.extensions_mut().insert(caller.clone());
+        if signed {
+            req.extensions_mut().insert(Signed);
+        }
         let r = next.run(req).await;
         // GraphQL records its mutations itself (its queries change nothing).
         if bai_ground::audit::changes(&method) && route != "/admin/gql" {

@@ -452,3 +452,82 @@ async fn mutation_props_read_as_their_types_and_a_refusal_changes_nothing() {
         "{r}"
     );
 }
+
+/// `secret_key` is answered only to signed requests: the official client reading its own
+/// keypair, an administrator's signed request reading or listing anyone's (the official test
+/// package reads a user it made that way); a web session — the user's own, or an
+/// administrator's — gets null, and another user is refused.
+#[tokio::test]
+async fn a_secret_key_is_answered_only_to_signed_requests() {
+    let api = Api::start().await;
+    const OWN: &str = "query { keypair { access_key secret_key } }";
+    const ONE: &str =
+        "query($access_key: String) { keypair(access_key: $access_key) { access_key secret_key } }";
+    let secret = |r: &Value| r["data"]["keypair"]["secret_key"].clone();
+    // Signed with the keypair itself: its secret.
+    let r = api.gql(USER, OWN, json!({})).await;
+    assert_eq!(secret(&r), USER.secret_key, "{r}");
+    let r = api
+        .gql(USER, ONE, json!({"access_key": USER.access_key}))
+        .await;
+    assert_eq!(secret(&r), USER.secret_key, "{r}");
+    // An administrator's signed request: anyone's, read or listed.
+    let r = api.gql(ADMIN, OWN, json!({})).await;
+    assert_eq!(secret(&r), ADMIN.secret_key, "{r}");
+    let r = api
+        .gql(ADMIN, ONE, json!({"access_key": USER.access_key}))
+        .await;
+    assert_eq!(secret(&r), USER.secret_key, "{r}");
+    let r = api
+        .gql(ADMIN, KEYPAIRS, json!({"email": "user@test"}))
+        .await;
+    let k = &r["data"]["keypairs"][0];
+    assert_eq!(k["access_key"], USER.access_key, "{r}");
+    assert_eq!(k["secret_key"], USER.secret_key, "{r}");
+    // Another user: refused outright, no secret in the answer.
+    let r = api
+        .gql(USER, ONE, json!({"access_key": ADMIN.access_key}))
+        .await;
+    assert!(
+        r["errors"].to_string().contains("only administrators"),
+        "{r}"
+    );
+    assert!(!r.to_string().contains(ADMIN.secret_key), "{r}");
+    // Web sessions (the cookie stands for the signature): never a secret, not even the
+    // caller's own, not even an administrator's.
+    let web = |who: Keypair, query: &'static str, variables: Value| {
+        let token = api.m.web_sessions.open(who.access_key);
+        let body = serde_json::to_vec(&json!({"query": query, "variables": variables})).unwrap();
+        let api = &api;
+        async move {
+            let r = api
+                .send(
+                    "POST",
+                    "/admin/gql",
+                    None,
+                    "application/json",
+                    &[
+                        ("cookie", format!("bai_web={token}")),
+                        ("x-bai-web", "1".to_string()),
+                    ],
+                    body,
+                )
+                .await;
+            assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+            r.json()
+        }
+    };
+    let r = web(USER, OWN, json!({})).await;
+    assert_eq!(r["data"]["keypair"]["access_key"], USER.access_key, "{r}");
+    assert_eq!(secret(&r), Value::Null, "{r}");
+    let r = web(ADMIN, OWN, json!({})).await;
+    assert_eq!(r["data"]["keypair"]["access_key"], ADMIN.access_key, "{r}");
+    assert_eq!(secret(&r), Value::Null, "{r}");
+    let r = web(ADMIN, KEYPAIRS, json!({"email": null})).await;
+    let items = r["data"]["keypairs"].as_array().expect("keypairs");
+    assert!(items.len() >= 2, "{r}");
+    assert!(items.iter().all(|k| k["secret_key"].is_null()), "{r}");
+    for sk in [USER.secret_key, ADMIN.secret_key] {
+        assert!(!r.to_string().contains(sk), "{r}");
+    }
+}

@@ -6,14 +6,17 @@
 //! server-side and used once), [`token`] (an ID token's signature against the provider's
 //! JWKS and its `iss`/`aud`/`exp`/`nonce`) — then [`provider`], which talks to the provider:
 //! discovery, the authorization URL, the code exchange and the JWKS (fetched again once when a
-//! token names a key it does not have: the provider rotated its keys).
+//! token names a key it does not have: the provider rotated its keys) — and [`logout`], the
+//! logout tokens of OpenID Connect Back-Channel Logout 1.0, checked the same way.
 
 pub mod config;
 pub mod flow;
+pub mod logout;
 pub mod provider;
 pub mod token;
 
 pub use config::{ConfigError, GroupProject, OidcConfig, OidcSettings, Secret};
-pub use flow::{FlowError, Flows, Pending};
+pub use flow::{Begun, FlowError, Pending};
+pub use logout::{Logout, LogoutError};
 pub use provider::{Identity, OidcError, Provider};
 pub use token::{Jwks, TokenError};

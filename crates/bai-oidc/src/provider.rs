@@ -4,11 +4,13 @@
 //! when a token names a key it lacks (the provider rotated its keys).
 
 use crate::config::OidcConfig;
-use crate::flow::{Begun, Flows, Pending};
+use crate::flow::{self, Begun, Pending};
+use crate::logout::{self, ExpectLogout, Logout, LogoutError};
 use crate::token::{self, Expect, Jwks, TokenError};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// Why a login through the provider did not come to an [`Identity`].
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +48,9 @@ pub struct Identity {
     /// `preferred_username`, when the token has one.
     pub username: Option<String>,
     pub groups: Vec<String>,
+    /// The provider's session (`sid`), when the token has one: a back-channel logout may
+    /// name it.
+    pub sid: Option<String>,
 }
 
 impl Identity {
@@ -78,6 +83,7 @@ impl Identity {
             name: s("name").unwrap_or_default(),
             username,
             groups,
+            sid: s("sid").filter(|s| !s.is_empty()),
         })
     }
 }
@@ -99,8 +105,13 @@ pub struct Provider {
     http: reqwest::Client,
     meta: Mutex<Option<Metadata>>,
     jwks: Mutex<Option<Jwks>>,
-    pub flows: Flows,
+    /// When the JWKS was last fetched for a logout token naming an unknown key.
+    logout_refetch: Mutex<Option<Instant>>,
 }
+
+/// A logout token naming a key bai does not have makes it fetch the JWKS again at most this
+/// often: anyone may POST one, and a forged `kid` must not make bai hammer the provider.
+const LOGOUT_REFETCH: Duration = Duration::from_secs(30);
 
 impl std::fmt::Debug for Provider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -127,7 +138,7 @@ impl Provider {
             http,
             meta: Mutex::new(None),
             jwks: Mutex::new(None),
-            flows: Flows::default(),
+            logout_refetch: Mutex::new(None),
         })
     }
 
@@ -169,10 +180,11 @@ impl Provider {
         self.metadata().await.is_ok_and(|m| m.issuer == iss)
     }
 
-    /// A new login: where to send the browser, and the login's state and browser binding.
+    /// A new login: where to send the browser, and the login's state and browser binding
+    /// (which the caller keeps, to take back once at the callback).
     pub async fn begin(&self, redirect_uri: &str) -> Result<(String, Begun), OidcError> {
         let m = self.metadata().await?;
-        let b = self.flows.begin(redirect_uri);
+        let b = flow::begin(redirect_uri);
         let query: String = form_urlencoded::Serializer::new(String::new())
             .append_pair("response_type", "code")
             .append_pair("client_id", &self.config.client_id)
@@ -240,15 +252,11 @@ impl Provider {
         id_token: &str,
         nonce: &str,
     ) -> Result<Map<String, Value>, OidcError> {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or_default();
         let expect = Expect {
             issuer: &m.issuer,
             client_id: &self.config.client_id,
             nonce,
-            now,
+            now: now_secs(),
         };
         let cached = self.jwks.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let jwks = match cached {
@@ -264,6 +272,48 @@ impl Provider {
                 Ok(token::verify(id_token, &jwks, &expect)?)
             }
             other => Ok(other?),
+        }
+    }
+
+    /// A back-channel logout token checked: whose sessions end. `Ok(Err)` is a bad token
+    /// (the sender's fault), `Err` a provider that cannot be asked for its keys.
+    pub async fn check_logout(
+        &self,
+        logout_token: &str,
+    ) -> Result<Result<Logout, LogoutError>, OidcError> {
+        let m = self.metadata().await?;
+        let expect = ExpectLogout {
+            issuer: &m.issuer,
+            client_id: &self.config.client_id,
+            now: now_secs(),
+        };
+        let cached = self.jwks.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let jwks = match cached {
+            Some(j) => j,
+            None => self.fetch_jwks(&m).await?,
+        };
+        match logout::verify(logout_token, &jwks, &expect) {
+            Err(LogoutError::Token(TokenError::UnknownKey(kid))) => {
+                let due = {
+                    let mut last = self
+                        .logout_refetch
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner());
+                    let due = last.is_none_or(|t| t.elapsed() >= LOGOUT_REFETCH);
+                    if due {
+                        *last = Some(Instant::now());
+                    }
+                    due
+                };
+                if !due {
+                    return Ok(Err(LogoutError::Token(TokenError::UnknownKey(kid))));
+                }
+                let kid: Option<String> = kid.map(|k| k.chars().take(64).collect());
+                tracing::info!(kid = ?kid, "OpenID provider: a logout token of an unknown key, fetching its JWKS again");
+                let jwks = self.fetch_jwks(&m).await?;
+                Ok(logout::verify(logout_token, &jwks, &expect))
+            }
+            other => Ok(other),
         }
     }
 
@@ -302,6 +352,14 @@ impl Provider {
         let sep = if end.contains('?') { '&' } else { '?' };
         Some(format!("{end}{sep}{}", q.finish()))
     }
+}
+
+/// Seconds since the epoch.
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

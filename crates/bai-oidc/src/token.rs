@@ -144,6 +144,14 @@ fn signed_by(key: &Jwk, alg: &str, message: &[u8], sig: &[u8]) -> Result<bool, T
 
 /// The token's claims once its signature and claims are checked.
 pub fn verify(token: &str, jwks: &Jwks, expect: &Expect) -> Result<Map<String, Value>, TokenError> {
+    let claims = verify_signature(token, jwks)?;
+    check_claims(&claims, expect)?;
+    Ok(claims)
+}
+
+/// The token's claims once its signature is checked against `jwks` (RS256 or ES256 only),
+/// and nothing else: the caller checks the claims ([`check_claims`], or a logout token's).
+pub fn verify_signature(token: &str, jwks: &Jwks) -> Result<Map<String, Value>, TokenError> {
     let mut parts = token.split('.');
     let (Some(h), Some(p), Some(s), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())
@@ -178,8 +186,21 @@ pub fn verify(token: &str, jwks: &Jwks, expect: &Expect) -> Result<Map<String, V
         .map_err(|_| TokenError::Malformed("the payload is not base64url"))?;
     let claims: Map<String, Value> = serde_json::from_slice(&payload)
         .map_err(|_| TokenError::Malformed("the payload is not a JSON object"))?;
-    check_claims(&claims, expect)?;
     Ok(claims)
+}
+
+/// `aud` holds `client_id`, and `azp`, when there, is it (required when `aud` has several).
+pub(crate) fn for_client(claims: &Map<String, Value>, client_id: &str) -> bool {
+    let auds: Vec<&str> = match claims.get("aud") {
+        Some(Value::String(a)) => vec![a.as_str()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => return false,
+    };
+    auds.contains(&client_id)
+        && match claims.get("azp").and_then(Value::as_str) {
+            Some(azp) => azp == client_id,
+            None => auds.len() == 1,
+        }
 }
 
 /// The claim checks of OpenID Connect Core §3.1.3.7 (after the signature's).
@@ -187,18 +208,8 @@ pub fn check_claims(claims: &Map<String, Value>, expect: &Expect) -> Result<(), 
     if claims.get("iss").and_then(Value::as_str) != Some(expect.issuer) {
         return Err(TokenError::Issuer);
     }
-    let auds: Vec<&str> = match claims.get("aud") {
-        Some(Value::String(a)) => vec![a.as_str()],
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-        _ => return Err(TokenError::Audience),
-    };
-    if !auds.contains(&expect.client_id) {
+    if !for_client(claims, expect.client_id) {
         return Err(TokenError::Audience);
-    }
-    match claims.get("azp").and_then(Value::as_str) {
-        Some(azp) if azp != expect.client_id => return Err(TokenError::Audience),
-        None if auds.len() > 1 => return Err(TokenError::Audience),
-        _ => {}
     }
     let exp = claims
         .get("exp")
@@ -231,19 +242,19 @@ pub fn check_claims(claims: &Map<String, Value>, expect: &Expect) -> Result<(), 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use ring::rand::SystemRandom;
     use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
     use serde_json::json;
 
-    struct Key {
+    pub(crate) struct Key {
         pair: EcdsaKeyPair,
         kid: String,
     }
 
     impl Key {
-        fn new(kid: &str) -> Key {
+        pub(crate) fn new(kid: &str) -> Key {
             let rng = SystemRandom::new();
             let pkcs8 =
                 EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
@@ -255,7 +266,7 @@ mod tests {
                 kid: kid.into(),
             }
         }
-        fn jwk(&self) -> Jwk {
+        pub(crate) fn jwk(&self) -> Jwk {
             let p = self.pair.public_key().as_ref();
             Jwk {
                 kty: "EC".into(),
@@ -267,7 +278,7 @@ mod tests {
                 ..Default::default()
             }
         }
-        fn sign(&self, claims: &Value) -> String {
+        pub(crate) fn sign(&self, claims: &Value) -> String {
             let h = URL_SAFE_NO_PAD
                 .encode(json!({"alg": "ES256", "kid": self.kid, "typ": "JWT"}).to_string());
             let p = URL_SAFE_NO_PAD.encode(claims.to_string());

@@ -7,7 +7,8 @@ use crate::{Result, Store, StoreError};
 
 /// The tables, in the order they are made (so each one's foreign keys point back): the
 /// baseline's, then those migrations made after it that hold data of their own (the lease,
-/// whose term agents remember, and fair share's usage and shares; not `ended_counts`, which triggers keep).
+/// whose term agents remember, and fair share's usage and shares; not `ended_counts`, which triggers keep,
+/// nor `oidc_logins`, logins under way for a few minutes, which start again).
 pub fn tables() -> Vec<&'static str> {
     include_str!("schema/postgres.sql")
         .lines()

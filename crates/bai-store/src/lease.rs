@@ -10,7 +10,7 @@ use crate::{Result, Store};
 use std::time::Duration;
 
 /// The database's time now, in milliseconds since the epoch.
-fn now_ms(engine: Engine) -> &'static str {
+pub(crate) fn now_ms(engine: Engine) -> &'static str {
     match engine {
         Engine::Sqlite => "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)",
         Engine::Postgres => "CAST(extract(epoch FROM clock_timestamp()) * 1000 AS BIGINT)",

@@ -22,6 +22,7 @@ mod endpoint_rules;
 mod endpoints;
 mod fairshare;
 mod images;
+mod oidc_logins;
 mod pass;
 mod problem;
 mod projects;
@@ -46,6 +47,7 @@ pub use endpoints::{EndpointRow, EndpointSpec, EndpointState, EndpointTokenRow, 
 pub use fairshare::{ShareRow as FairShareRow, UsageRow};
 pub use images::CustomizedImageRow;
 pub use lease::{Claim, LeaseBid, LeaseRow};
+pub use oidc_logins::{OidcLoginRow, OidcTake};
 pub use pass::{PassEntry, PassResult, PassWrite};
 pub use projects::{ProjectRow, PurgeRefusal};
 pub use resources::{PolicyRow, PresetRow, ResourceGroupRow};

@@ -132,6 +132,11 @@ pub fn routes() -> Vec<Route> {
         // problem, or a page for a browser).
         Route::new("get", "/server/oidc/login").answers(303, Body::Empty),
         Route::new("get", "/server/oidc/callback").answers(303, Body::Empty),
+        // Back-Channel Logout 1.0: the provider POSTs a form with `logout_token` (a refused
+        // token is a 400 problem).
+        Route::new("post", "/server/oidc/backchannel-logout")
+            .takes(Body::Bytes("application/x-www-form-urlencoded"))
+            .answers(200, Body::Empty),
         Route::new("get", "/user/keypairs").answers(200, json::<MyKeypairs>()),
         Route::new("post", "/user/keypairs").answers(201, json::<NewSecret>()),
         Route::new("post", "/user/keypairs/{access_key}/secret").answers(200, json::<NewSecret>()),

@@ -247,6 +247,10 @@ pub fn router(m: Arc<Manager>) -> Router {
         .route("/server/login-options", get(crate::web::oidc::options))
         .route("/server/oidc/login", get(crate::web::oidc::login))
         .route("/server/oidc/callback", get(crate::web::oidc::callback))
+        .route(
+            "/server/oidc/backchannel-logout",
+            post(crate::web::oidc_logout::backchannel_logout),
+        )
         .route("/health", get(ops::health))
         .route("/metrics", get(ops::metrics))
         .merge(signed)

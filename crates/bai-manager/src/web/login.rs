@@ -283,7 +283,7 @@ fn refusal(why: &str) -> Response {
 
 /// A web session opened for `kp`: the reply and its cookie.
 fn logged_in(m: &Manager, kp: bai_store::KeypairRow, via: &str) -> Response {
-    let (caller, cookie) = open_session(m, kp, via);
+    let (caller, cookie) = open_session(m, kp, via, None);
     let mut r = Json(LoginReply {
         authenticated: true,
         data: me_of(&caller),
@@ -297,12 +297,14 @@ fn logged_in(m: &Manager, kp: bai_store::KeypairRow, via: &str) -> Response {
 
 /// A web session opened for `kp` (logged and audited as a login `via`): who it is and the
 /// `Set-Cookie` value that carries it — the same for every way of logging in.
+/// `origin`: the OpenID provider's login it came from (a back-channel logout may end it).
 pub(super) fn open_session(
     m: &Manager,
     kp: bai_store::KeypairRow,
     via: &str,
+    origin: Option<bai_ground::browsers::Origin>,
 ) -> (Caller, Option<HeaderValue>) {
-    let token = m.web_sessions.open(&kp.access_key);
+    let token = m.web_sessions.open_from(&kp.access_key, origin);
     let caller = Caller::from(kp);
     tracing::info!(email = %caller.email, via, "web login");
     bai_ground::audit::record(

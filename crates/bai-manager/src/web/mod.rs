@@ -14,6 +14,7 @@ pub mod history;
 pub mod keypairs;
 mod login;
 pub mod oidc;
+pub mod oidc_logout;
 
 pub use bai_ground::browsers as sessions;
 

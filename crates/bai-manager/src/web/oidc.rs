@@ -18,7 +18,8 @@ use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bai_api::sessions::{LoginOptions, OidcOption};
 use bai_core::Problem;
-use bai_oidc::{FlowError, Identity, OidcError, Provider};
+use bai_oidc::{FlowError, Identity, OidcError, Pending, Provider};
+use bai_store::OidcTake;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -28,7 +29,7 @@ const BINDING: &str = "bai_oidc";
 pub const LOGIN_PATH: &str = "/server/oidc/login";
 pub const CALLBACK_PATH: &str = "/server/oidc/callback";
 /// The audit log's target of these logins.
-const VIA: &str = "web:oidc";
+pub(super) const VIA: &str = "web:oidc";
 
 /// `GET /server/login-options`: what the login page offers.
 pub async fn options(State(m): State<Arc<Manager>>, headers: HeaderMap) -> Json<LoginOptions> {
@@ -65,6 +66,20 @@ pub async fn login(State(m): State<Arc<Manager>>, headers: HeaderMap) -> Respons
     };
     match p.begin(&redirect_uri(&m, p, &headers)).await {
         Ok((url, begun)) => {
+            let row = bai_store::OidcLoginRow {
+                state: begun.state.clone(),
+                binding_hash: bai_oidc::flow::binding_hash(&begun.binding),
+                nonce: begun.pending.nonce.clone(),
+                verifier: begun.pending.verifier.clone(),
+                redirect_uri: begun.pending.redirect_uri.clone(),
+            };
+            if let Err(e) =
+                m.store
+                    .oidc_login_put(&row, bai_oidc::flow::LIFETIME, bai_oidc::flow::MOST)
+            {
+                tracing::error!(error = %e, "OpenID login: the login under way cannot be kept");
+                return refused(&m, &headers, "-", &Refusal::database());
+            }
             let mut r = see_other(&url);
             if let Ok(v) = HeaderValue::from_str(&format!(
                 "{BINDING}={}; Path=/server/oidc; HttpOnly; SameSite=Lax; Max-Age={}{}",
@@ -120,14 +135,15 @@ async fn callback_checked(
         return not_configured();
     };
     let binding = cookie(&headers, BINDING);
-    let login = match p
-        .flows
-        .finish(q.get("state").map(String::as_str), binding.as_deref())
-    {
-        Ok(l) => l,
-        Err(e) => {
+    let login = match take_login(&m, q.get("state").map(String::as_str), binding.as_deref()) {
+        Ok(Ok(l)) => l,
+        Ok(Err(e)) => {
             tracing::info!(reason = %e, "OpenID login: a callback of no login under way");
             return refused(&m, &headers, "-", &Refusal::state(&e));
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "OpenID login: the logins under way cannot be read");
+            return refused(&m, &headers, "-", &Refusal::database());
         }
     };
     // RFC 9207: an `iss` in the answer is the provider's (no mix-up with another one).
@@ -206,7 +222,11 @@ async fn callback_checked(
     match external::provision(&m.store, &account) {
         Ok(Ok(kp)) => {
             m.logins.succeeded(&email);
-            let (_, session) = open_session(&m, kp, VIA);
+            let origin = bai_ground::browsers::Origin {
+                sub: who.subject.clone(),
+                sid: who.sid.clone(),
+            };
+            let (_, session) = open_session(&m, kp, VIA, Some(origin));
             let mut r = see_other("/");
             if let Some(v) = session {
                 r.headers_mut().append(header::SET_COOKIE, v);
@@ -235,6 +255,30 @@ async fn callback_checked(
             refused(&m, &headers, &email, &why)
         }
     }
+}
+
+/// The login `state` names, taken from the store (once), if the browser's `binding` cookie
+/// is the one it was begun with and it is not too old.
+fn take_login(
+    m: &Manager,
+    state: Option<&str>,
+    binding: Option<&str>,
+) -> Result<Result<Pending, FlowError>, bai_store::StoreError> {
+    let Some(state) = state.filter(|s| !s.is_empty()) else {
+        return Ok(Err(FlowError::NoState));
+    };
+    // Without its cookie, the hash of nothing: never a binding's.
+    let hash = binding.map_or_else(String::new, bai_oidc::flow::binding_hash);
+    Ok(match m.store.oidc_login_take(state, &hash)? {
+        OidcTake::Taken(row) => Ok(Pending {
+            nonce: row.nonce,
+            verifier: row.verifier,
+            redirect_uri: row.redirect_uri,
+        }),
+        OidcTake::Expired => Err(FlowError::Expired),
+        OidcTake::Unknown => Err(FlowError::UnknownState),
+        OidcTake::OtherBrowser => Err(FlowError::OtherBrowser),
+    })
 }
 
 /// The account the provider vouches for, by the group mapping.
@@ -287,6 +331,15 @@ impl Refusal {
         }
     }
 
+    fn database() -> Refusal {
+        Refusal {
+            status: 503,
+            slug: "database-unavailable",
+            title: "Database unavailable",
+            msg: "bai cannot keep or read your login now: try again in a moment.".into(),
+        }
+    }
+
     fn bad(msg: &str) -> Refusal {
         Refusal {
             status: 400,
@@ -328,7 +381,7 @@ fn refused(m: &Manager, headers: &HeaderMap, actor: &str, why: &Refusal) -> Resp
     }
 }
 
-fn not_configured() -> Response {
+pub(super) fn not_configured() -> Response {
     crate::error::ApiError(Problem::new(
         404,
         "oidc-not-configured",

@@ -100,6 +100,18 @@ pub(super) const PG_MIGRATIONS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN requeue BIGINT NOT NULL DEFAULT 0;
     ALTER TABLE sessions ADD COLUMN preempted_by TEXT;
     "#,
+    // 27: as SQLite's 27: OpenID Connect logins under way.
+    r#"
+    CREATE TABLE oidc_logins (
+        state TEXT PRIMARY KEY,
+        binding_hash TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        verifier TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        expires_ms BIGINT NOT NULL
+    );
+    CREATE INDEX oidc_logins_by_expiry ON oidc_logins (expires_ms);
+    "#,
 ];
 
 pub(super) const PG_SCHEMA: &str = include_str!("postgres.sql");

@@ -562,4 +562,19 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN requeue INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE sessions ADD COLUMN preempted_by TEXT;
     "#,
+    // 27: OpenID Connect logins under way (issue 60), kept in the store so that the
+    // callback may land at another manager, or after a restart: the `state` (the key), the
+    // SHA-256 of the browser binding, the nonce, the PKCE verifier, the redirect URI and
+    // when it expires (ms since the epoch, by the database's clock). Taken once.
+    r#"
+    CREATE TABLE oidc_logins (
+        state TEXT PRIMARY KEY,
+        binding_hash TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        verifier TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        expires_ms INTEGER NOT NULL
+    );
+    CREATE INDEX oidc_logins_by_expiry ON oidc_logins (expires_ms);
+    "#,
 ];

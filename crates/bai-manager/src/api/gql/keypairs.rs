@@ -4,6 +4,14 @@
 //! resource_policy})` and `delete_keypair` (refused while the keypair has a session that has
 //! not ended or a service), as the official client's `admin keypair` commands send them.
 //! Deactivating a keypair revokes it at once: its next signed request is refused (401).
+//!
+//! `secret_key` is answered only to signed requests (HMAC with a keypair's secret, as the
+//! official client and `bai` make them): of the signing keypair itself (whoever signed holds
+//! it already), and to an administrator for the keypairs it may read (as Backend.AI does: the
+//! official test package's user template makes a user, then reads its secret with
+//! `KeyPair.list`). A web session's request — even an administrator's — gets null: the web
+//! UI's My keypair page makes a new secret and shows it once instead, and a stolen or forged
+//! browser session cannot read any secret out.
 
 use super::args::props;
 use super::{db, err};
@@ -26,8 +34,18 @@ pub fn handles(field: &str) -> bool {
     )
 }
 
-/// A keypair of a list, as Backend.AI's `KeyPair` type.
-fn info_json(m: &Manager, k: &KeypairInfo) -> Value {
+/// The secret key of `access_key` as answered to `caller` (who may read that keypair): only
+/// to a signed request, of that keypair or of an administrator.
+fn secret_for(caller: &Caller, signed: bool, access_key: &str, secret_key: &str) -> Value {
+    if signed && (caller.access_key == access_key || caller.is_admin) {
+        Value::String(secret_key.to_string())
+    } else {
+        Value::Null
+    }
+}
+
+/// A keypair of a list, as Backend.AI's `KeyPair` type, with `secret` as its secret key.
+fn info_json(m: &Manager, k: &KeypairInfo, secret: Value) -> Value {
     let projects: Vec<String> = m
         .store
         .projects_of_user(&k.user_id)
@@ -41,7 +59,7 @@ fn info_json(m: &Manager, k: &KeypairInfo) -> Value {
         "projects": projects,
         "user_info": {"email": k.email, "full_name": k.full_name},
         "access_key": k.access_key,
-        "secret_key": k.secret_key,
+        "secret_key": secret,
         "is_active": k.is_active,
         "is_admin": k.is_admin,
         "created_at": k.created_at,
@@ -82,13 +100,13 @@ fn rate_limit_arg(n: i64) -> Result<i64, FieldError> {
     }
 }
 
-/// A keypair as Backend.AI's `KeyPair` type.
-fn keypair_json(m: &Manager, kp: &KeypairRow) -> Value {
+/// A keypair as Backend.AI's `KeyPair` type, with `secret` as its secret key.
+fn keypair_json(m: &Manager, kp: &KeypairRow, secret: Value) -> Value {
     json!({
         "user_id": kp.email,
         "user": kp.user_id,
         "access_key": kp.access_key,
-        "secret_key": kp.secret_key,
+        "secret_key": secret,
         "is_active": kp.is_active,
         "is_admin": kp.is_admin,
         "rate_limit": kp.rate_limit,
@@ -103,6 +121,7 @@ fn keypair_json(m: &Manager, kp: &KeypairRow) -> Value {
 pub fn resolve(
     m: &Manager,
     caller: &Caller,
+    signed: bool,
     kind: OperationKind,
     field: &str,
     args: &Map<String, Value>,
@@ -122,7 +141,8 @@ pub fn resolve(
                 .keypair(ak)
                 .map_err(db)?
                 .ok_or_else(|| err(format!("no keypair {ak:?}")))?;
-            Ok(keypair_json(m, &kp))
+            let secret = secret_for(caller, signed, &kp.access_key, &kp.secret_key);
+            Ok(keypair_json(m, &kp, secret))
         }
         (OperationKind::Mutation, "modify_keypair") => {
             admin_only(caller, "modify keypairs")?;
@@ -180,7 +200,13 @@ pub fn resolve(
                 .store
                 .keypair_list(email, is_active, limit, offset)
                 .map_err(db)?;
-            let items: Vec<Value> = rows.iter().map(|k| info_json(m, k)).collect();
+            let items: Vec<Value> = rows
+                .iter()
+                .map(|k| {
+                    let secret = secret_for(caller, signed, &k.access_key, &k.secret_key);
+                    info_json(m, k, secret)
+                })
+                .collect();
             Ok(if field == "keypairs" {
                 Value::Array(items)
             } else {
@@ -232,7 +258,8 @@ pub fn resolve(
             let made = rows
                 .iter()
                 .find(|r| r.access_key == ak)
-                .map(|r| info_json(m, r));
+                // Made just now by this administrator: its secret is shown this once.
+                .map(|r| info_json(m, r, Value::String(r.secret_key.clone())));
             Ok(json!({"ok": true, "msg": "success", "keypair": made}))
         }
         (OperationKind::Mutation, "delete_keypair") => {

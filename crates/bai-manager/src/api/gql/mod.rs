@@ -33,6 +33,9 @@ use uuid::Uuid;
 struct SessionResolver<'a> {
     m: &'a Arc<Manager>,
     caller: &'a Caller,
+    /// Whether the caller signed the request with its keypair (not a web session's cookie):
+    /// only then is that keypair's secret key answered ([`keypairs`]).
+    signed: bool,
 }
 
 /// A field's error, in words (every file of this folder answers with these two).
@@ -273,7 +276,7 @@ impl SessionResolver<'_> {
             return self::images::resolve(self.m, self.caller, kind, field, args);
         }
         if self::keypairs::handles(field) {
-            return self::keypairs::resolve(self.m, self.caller, kind, field, args);
+            return self::keypairs::resolve(self.m, self.caller, self.signed, kind, field, args);
         }
         if self::admin::handles(field) {
             return self::admin::resolve(self.m, self.caller, kind, field, args);
@@ -410,8 +413,10 @@ impl SessionResolver<'_> {
 pub async fn admin_gql(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
+    signed: Option<Extension<crate::auth::Signed>>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
+    let signed = signed.is_some();
     let GqlRequest {
         query,
         variables,
@@ -427,6 +432,7 @@ pub async fn admin_gql(
         let resolver = SessionResolver {
             m: &m,
             caller: &caller,
+            signed,
         };
         bai_gql::execute(&req, &resolver)
     })

@@ -126,10 +126,7 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         if let Some(dir) = &self.owned {
-            let _ = Command::new(script())
-                .arg("stop")
-                .arg(dir)
-                .status();
+            let _ = Command::new(script()).arg("stop").arg(dir).status();
         }
     }
 }
@@ -188,7 +185,12 @@ impl Drop for KubeAgent {
 /// `baid agent --backend kubernetes` named `name` joined to it with `kubeconfig`, its pods in
 /// `ns`. The backend does not enforce egress policies yet: it takes sessions of open groups,
 /// so the default group is made open.
-pub fn joined(name: &str, env: &[(&str, &str)], kubeconfig: &Path, ns: &str) -> (Server, KubeAgent) {
+pub fn joined(
+    name: &str,
+    env: &[(&str, &str)],
+    kubeconfig: &Path,
+    ns: &str,
+) -> (Server, KubeAgent) {
     joined_with(name, env, &[], kubeconfig, ns)
 }
 

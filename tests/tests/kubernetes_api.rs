@@ -257,6 +257,17 @@ fn the_offer_follows_the_node_after_the_agent_joined() {
     wait_offer("the tenant's pod taken off the offer", &|a| {
         cpu(a) == 5.0 && a.withheld.is_none()
     });
+    // A session larger than what is left, but not than the node, waits for the room
+    // (it is not refused as too large).
+    w.start("kbig", &["cpu=6", "mem=256m"]);
+    let i = w.s.wait_for(LIMIT, "kbig's pending reason", || {
+        let i = w.s.info(&w.s.admin, "kbig");
+        i["pending"]["reason"].is_string().then_some(i)
+    });
+    assert_eq!(i["status"], "PENDING", "{i:#}");
+    assert!(w.cluster.pods(&w.ns).is_empty(), "a pod was made");
+    w.s.bai(&w.s.admin, &["rm", "kbig"]).expect_ok();
+    w.wait_session("kbig", &["CANCELLED", "TERMINATED"]);
 
     // Cordoned: withheld, with the reason, its size kept.
     w.cluster.ok(&["cordon", &w.node.name], None);

@@ -510,7 +510,10 @@ fn run_specs(s: &Server) -> Vec<String> {
             .filter(|l| config.is_empty() || l.contains(config))
             .collect();
         let passed = !wanted.is_empty() && wanted.iter().all(|l| l.contains("completed"));
-        eprintln!("spec {spec} [{config}]: {}", if passed { "pass" } else { "FAIL" });
+        eprintln!(
+            "spec {spec} [{config}]: {}",
+            if passed { "pass" } else { "FAIL" }
+        );
         if !passed {
             failures.push(format!("{spec} [{config}]:\n{out}"));
         }
@@ -574,7 +577,11 @@ fn backend_ai_integration_specs_on_kubernetes() {
         failures.join("\n---\n"),
     )
     .unwrap();
-    assert!(failures.len() < SPECS.len(), "no spec passes:\n{}", agent.log());
+    assert!(
+        failures.len() < SPECS.len(),
+        "no spec passes:\n{}",
+        agent.log()
+    );
     drop(agent);
     drop(s);
     cluster.kubectl(&["delete", "namespace", &ns, "--wait=false"]);

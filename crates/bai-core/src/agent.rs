@@ -42,6 +42,18 @@ pub struct AgentInfo {
     /// it meanwhile, as on a drained one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withheld: Option<String>,
+    /// The most the agent could ever offer, where other pods may hold part of it for now
+    /// (a Kubernetes node's allocatable; `capacity` is what is left of it); none: its
+    /// capacity. A request larger than this is refused at once; one that fits it waits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<ResourceSlots>,
+}
+
+impl AgentInfo {
+    /// The most the agent could ever offer ([`AgentInfo::size`], else its capacity).
+    pub fn size(&self) -> ResourceSlots {
+        self.size.clone().unwrap_or_else(|| self.capacity.clone())
+    }
 }
 
 /// A kernel image the agent can run.
@@ -165,6 +177,7 @@ pub enum AgentEvent {
     /// whole new capacity, and why nothing is offered now (none: the capacity is offered).
     OfferChanged {
         capacity: ResourceSlots,
+        size: Option<ResourceSlots>,
         withheld: Option<String>,
     },
 }

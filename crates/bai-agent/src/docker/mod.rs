@@ -448,6 +448,7 @@ impl AgentRpc for DockerAgent {
             registry: c.registry.clone(),
             egress_error: self.inner.egress.lock().await.error().map(str::to_string),
             withheld: None,
+            size: None,
         })
     }
 

@@ -1,5 +1,6 @@
-//! What a node offers bai: its allocatable resources minus what pods bai did not make
-//! request there (other tenants share the cluster), and whether it may be used at all. Pure.
+//! What a node offers an agent: its allocatable resources minus what pods other than the
+//! agent's own kernels request there (other tenants, and other bai agents, share the
+//! cluster), and whether it may be used at all. Pure.
 
 use super::labels;
 use super::pod::{CUDA_DEVICE, NVIDIA_GPU};
@@ -73,9 +74,10 @@ fn allocatable<'a>(node: &'a Node, key: &str) -> Option<&'a Quantity> {
     node.status.as_ref()?.allocatable.as_ref()?.get(key)
 }
 
-/// The node's allocatable resources less the requests of `pods` on it that bai did not make
-/// (bai's own kernels are counted by bai's scheduler). `pods` may hold pods of any node.
-pub fn offered(node: &Node, pods: &[Pod]) -> ResourceSlots {
+/// The node's allocatable resources less the requests of `pods` on it that are not kernels
+/// of `agent` (its own kernels are counted by bai's scheduler; another tenant's pods and
+/// another bai agent's kernels hold room it cannot use). `pods` may hold pods of any node.
+pub fn offered(node: &Node, pods: &[Pod], agent: &str) -> ResourceSlots {
     let name = node.metadata.name.as_deref();
     let q = |k: &str, f: fn(&str) -> Result<u64, quantity::BadQuantity>| {
         allocatable(node, k).map_or(0, |q| f(&q.0).unwrap_or(0))
@@ -87,7 +89,7 @@ pub fn offered(node: &Node, pods: &[Pod]) -> ResourceSlots {
     );
     for pod in pods {
         let on_node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()) == name;
-        if !on_node || !holds(pod) || labels::is_bai(pod.metadata.labels.as_ref()) {
+        if !on_node || !holds(pod) || labels::is_agents(pod.metadata.labels.as_ref(), agent) {
             continue;
         }
         let (c, m, g) = pod_requests(pod);

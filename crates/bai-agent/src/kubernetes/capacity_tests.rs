@@ -20,7 +20,7 @@ fn pod(node: &str, bai: bool, phase: &str, cpu: &str, mem: &str, gpu: Option<&st
         req["nvidia.com/gpu"] = json!(g);
     }
     let labels = if bai {
-        json!({"app.kubernetes.io/managed-by": "bai", "ai.bai.kernel": uuid::Uuid::from_u128(3).to_string()})
+        json!({"app.kubernetes.io/managed-by": "bai", "ai.bai.agent": "me", "ai.bai.kernel": uuid::Uuid::from_u128(3).to_string()})
     } else {
         json!({"app": "other"})
     };
@@ -40,7 +40,7 @@ fn others_requests_are_taken_off_and_bai_kernels_are_not() {
         pod("n2", false, "Running", "1", "1Gi", None),
         pod("n1", false, "Succeeded", "1", "1Gi", None),
     ];
-    let got = offered(&node(false, "True"), &pods);
+    let got = offered(&node(false, "True"), &pods, "me");
     assert_eq!(got.cpu_milli, 3500);
     assert_eq!(got.mem, 7 << 30);
     assert_eq!(got.accel[CUDA_DEVICE], 1000);
@@ -54,7 +54,7 @@ fn init_containers_count_when_larger() {
     )
     .unwrap();
     p.spec.as_mut().unwrap().init_containers = Some(vec![init]);
-    assert_eq!(offered(&node(false, "True"), &[p]).cpu_milli, 2000);
+    assert_eq!(offered(&node(false, "True"), &[p], "me").cpu_milli, 2000);
 }
 
 #[test]

@@ -60,12 +60,19 @@ pub fn kernel_of(labels: Option<&BTreeMap<String, String>>) -> Option<Uuid> {
     labels?.get(LABEL_KERNEL)?.parse().ok()
 }
 
-/// Whether bai made the pod (its kernels are counted by bai's scheduler, not as others').
-pub fn is_bai(labels: Option<&BTreeMap<String, String>>) -> bool {
+/// Whether the pod is a kernel of this agent (its kernels are counted by bai's scheduler;
+/// every other pod on the node, another bai agent's included, holds room bai cannot use).
+pub fn is_agents(labels: Option<&BTreeMap<String, String>>, agent: &str) -> bool {
     labels.is_some_and(|l| {
         l.get(LABEL_MANAGED_BY).map(String::as_str) == Some(MANAGED_BY)
+            && l.get(LABEL_AGENT).is_some_and(|a| *a == label_value(agent))
             && l.contains_key(LABEL_KERNEL)
     })
+}
+
+/// The selector of every pod that is not one of this agent's (others' pods on its node).
+pub fn not_agents_selector(agent: &str) -> String {
+    format!("{LABEL_AGENT}!={}", label_value(agent))
 }
 
 #[cfg(test)]
@@ -90,13 +97,15 @@ mod tests {
         }
         .to_map();
         assert_eq!(kernel_of(Some(&m)), Some(k));
-        assert!(is_bai(Some(&m)));
+        assert!(is_agents(Some(&m), "a 1"));
+        assert!(!is_agents(Some(&m), "another"));
+        assert_eq!(not_agents_selector("a 1"), "ai.bai.agent!=a-1");
         assert_eq!(m[LABEL_AGENT], "a-1");
         assert_eq!(
             agent_selector("a 1"),
             "app.kubernetes.io/managed-by=bai,ai.bai.agent=a-1"
         );
-        assert!(!is_bai(None));
-        assert!(!is_bai(Some(&BTreeMap::new())));
+        assert!(!is_agents(None, "a 1"));
+        assert!(!is_agents(Some(&BTreeMap::new()), "a 1"));
     }
 }

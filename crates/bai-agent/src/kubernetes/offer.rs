@@ -1,6 +1,7 @@
 //! What this agent offers now, read from the API server, and kept current while the agent
 //! runs: the node is watched (cordoned, NotReady, gone, its images) and so are the pods
-//! on it that bai did not make (another tenant's pods take room, their ends give it back).
+//! on it that are not this agent's kernels (another tenant's pods, or another bai agent's,
+//! take room; their ends give it back).
 //! A change is reported as [`AgentEvent::OfferChanged`] (and a changed image list as
 //! [`AgentEvent::ImagesChanged`]), so the manager's scheduler never places by an offer
 //! the node no longer has. A cordoned, NotReady or gone node keeps its size (a session
@@ -34,7 +35,10 @@ const POLL: Duration = Duration::from_secs(10);
 /// The node's offer at one moment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Offer {
+    /// What is left for this agent's kernels: the node's allocatable less others' pods.
     pub capacity: ResourceSlots,
+    /// The node's whole allocatable (others' pods may hold part of it for now).
+    pub size: ResourceSlots,
     pub images: Vec<ImageInfo>,
     /// The node's architecture as Kubernetes names it (None: the node is gone).
     pub arch: Option<String>,
@@ -45,15 +49,11 @@ pub struct Offer {
     versions: (String, String),
 }
 
-/// The pods on `node` that bai did not make, across namespaces.
-fn others_on(node: &str) -> ListParams {
+/// The pods on `node` that are not kernels of `agent`, across namespaces.
+fn others_on(node: &str, agent: &str) -> ListParams {
     ListParams::default()
         .fields(&format!("spec.nodeName={node}"))
-        .labels(&format!(
-            "{}!={}",
-            labels::LABEL_MANAGED_BY,
-            labels::MANAGED_BY
-        ))
+        .labels(&labels::not_agents_selector(agent))
 }
 
 /// Reads the offer of the agent's node now.
@@ -61,15 +61,21 @@ pub async fn read(inner: &Inner) -> Result<Offer, KubeError> {
     let node = client::node(&inner.client, &inner.node).await?;
     let all: Api<Pod> = Api::all(inner.client.clone());
     let pods = all
-        .list(&others_on(&inner.node))
+        .list(&others_on(&inner.node, &inner.config.agent_id))
         .await
         .map_err(KubeError::api("cannot list the node's pods"))?;
     let pods_version = pods.metadata.resource_version.clone().unwrap_or_default();
-    Ok(of(&inner.node, node.as_ref(), &pods.items, pods_version))
+    Ok(of(
+        &inner.node,
+        &inner.config.agent_id,
+        node.as_ref(),
+        &pods.items,
+        pods_version,
+    ))
 }
 
-/// The offer of `node` (None: it is gone) with these pods on it. Pure.
-fn of(name: &str, node: Option<&Node>, pods: &[Pod], pods_version: String) -> Offer {
+/// The offer of `node` (None: it is gone) to `agent` with these pods on it. Pure.
+fn of(name: &str, agent: &str, node: Option<&Node>, pods: &[Pod], pods_version: String) -> Offer {
     let version = node
         .and_then(|n| n.metadata.resource_version.clone())
         .unwrap_or_default();
@@ -77,12 +83,21 @@ fn of(name: &str, node: Option<&Node>, pods: &[Pod], pods_version: String) -> Of
         None => Some(format!("node {name} is gone")),
         Some(n) => capacity::unusable(n),
     };
-    let (capacity, images) = match node {
-        Some(n) => (capacity::offered(n, pods), capacity::images(n)),
-        None => (ResourceSlots::default(), Vec::new()),
+    let (capacity, size, images) = match node {
+        Some(n) => (
+            capacity::offered(n, pods, agent),
+            capacity::offered(n, &[], agent),
+            capacity::images(n),
+        ),
+        None => (
+            ResourceSlots::default(),
+            ResourceSlots::default(),
+            Vec::new(),
+        ),
     };
     Offer {
         capacity,
+        size,
         images,
         arch: node
             .and_then(|n| n.status.as_ref())
@@ -98,14 +113,15 @@ fn of(name: &str, node: Option<&Node>, pods: &[Pod], pods_version: String) -> Of
 /// size it had and its images, for when it comes back.
 fn changes(before: &Offer, now: &Offer) -> Vec<AgentEvent> {
     let mut out = Vec::new();
-    let capacity = if now.gone {
-        &before.capacity
+    let (capacity, size) = if now.gone {
+        (&before.capacity, &before.size)
     } else {
-        &now.capacity
+        (&now.capacity, &now.size)
     };
-    if *capacity != before.capacity || now.withheld != before.withheld {
+    if *capacity != before.capacity || *size != before.size || now.withheld != before.withheld {
         out.push(AgentEvent::OfferChanged {
             capacity: capacity.clone(),
+            size: Some(size.clone()),
             withheld: now.withheld.clone(),
         });
     }
@@ -159,7 +175,10 @@ pub fn spawn(inner: &Arc<Inner>, first: Offer) -> tokio::task::AbortHandle {
 
 fn report(inner: &Inner, before: &Offer, now: &Offer) {
     for ev in changes(before, now) {
-        if let AgentEvent::OfferChanged { capacity, withheld } = &ev {
+        if let AgentEvent::OfferChanged {
+            capacity, withheld, ..
+        } = &ev
+        {
             tracing::info!(node = %inner.node, cpu_milli = capacity.cpu_milli,
                 mem = capacity.mem, withheld = withheld.as_deref().unwrap_or(""),
                 "the node's offer changed");
@@ -181,7 +200,7 @@ async fn next_change(inner: &Inner, versions: &(String, String)) -> Result<(), k
         .fields(&format!("metadata.name={}", inner.node))
         .timeout(WATCH_SECS);
     let node_events = nodes.watch(&wp, &versions.0).await?.boxed();
-    let others = others_on(&inner.node);
+    let others = others_on(&inner.node, &inner.config.agent_id);
     let mut wp = WatchParams::default().timeout(WATCH_SECS);
     wp.field_selector = others.field_selector;
     wp.label_selector = others.label_selector;

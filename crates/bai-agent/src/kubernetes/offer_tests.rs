@@ -34,11 +34,13 @@ const IMG: &[&str] = &["bai/python:3.11"];
 fn a_usable_node_offers_its_allocatable_less_others() {
     let o = of(
         "n1",
+        "me",
         Some(&node(false, "True", IMG)),
         &[tenant("1")],
         "9".into(),
     );
     assert_eq!(o.capacity.cpu_milli, 3000);
+    assert_eq!(o.size.cpu_milli, 4000);
     assert_eq!(o.capacity.mem, 7 << 30);
     assert_eq!(o.withheld, None);
     assert_eq!(o.arch.as_deref(), Some("amd64"));
@@ -53,7 +55,7 @@ fn a_cordoned_not_ready_or_gone_node_withholds_its_offer_and_says_why() {
         (Some(node(false, "False", IMG)), "not Ready"),
         (None, "gone"),
     ] {
-        let o = of("n1", n.as_ref(), &[], String::new());
+        let o = of("n1", "me", n.as_ref(), &[], String::new());
         let why = o.withheld.clone().unwrap_or_default();
         assert!(why.contains(words) && why.contains("n1"), "{o:?}");
         // A node that is there keeps its size (a session that fits it waits for it).
@@ -67,13 +69,14 @@ fn a_cordoned_not_ready_or_gone_node_withholds_its_offer_and_says_why() {
 
 #[test]
 fn only_a_change_is_reported() {
-    let ready = of("n1", Some(&node(false, "True", IMG)), &[], "1".into());
+    let ready = of("n1", "me", Some(&node(false, "True", IMG)), &[], "1".into());
     // Same offer, new versions (a heartbeat): nothing.
-    let again = of("n1", Some(&node(false, "True", IMG)), &[], "2".into());
+    let again = of("n1", "me", Some(&node(false, "True", IMG)), &[], "2".into());
     assert!(changes(&ready, &again).is_empty());
     // A tenant's pod came: the smaller offer.
     let taken = of(
         "n1",
+        "me",
         Some(&node(false, "True", IMG)),
         &[tenant("3")],
         "3".into(),
@@ -83,33 +86,36 @@ fn only_a_change_is_reported() {
         changes(&ready, &taken),
         vec![AgentEvent::OfferChanged {
             capacity: taken.capacity.clone(),
+            size: Some(ready.capacity.clone()),
             withheld: None
         }]
     );
     // Cordoned: withheld, with the reason.
     let cordoned = of(
         "n1",
+        "me",
         Some(&node(true, "True", IMG)),
         &[tenant("3")],
         "4".into(),
     );
     let ev = changes(&taken, &cordoned);
     assert!(
-        matches!(ev.as_slice(), [AgentEvent::OfferChanged { capacity, withheld: Some(w) }]
+        matches!(ev.as_slice(), [AgentEvent::OfferChanged { capacity, withheld: Some(w), .. }]
             if *capacity == taken.capacity && w.contains("cordoned")),
         "{ev:?}"
     );
     // Gone: withheld, and its size and images kept for its return.
-    let gone = of("n1", None, &[], "5".into());
+    let gone = of("n1", "me", None, &[], "5".into());
     let ev = changes(&cordoned, &gone);
     assert!(
-        matches!(ev.as_slice(), [AgentEvent::OfferChanged { capacity, withheld: Some(w) }]
-            if *capacity == taken.capacity && w.contains("gone")),
+        matches!(ev.as_slice(), [AgentEvent::OfferChanged { capacity, size: Some(size), withheld: Some(w) }]
+            if *capacity == taken.capacity && *size == ready.capacity && w.contains("gone")),
         "{ev:?}"
     );
     // Back, the tenant gone and a new image on the node: both said.
     let back = of(
         "n1",
+        "me",
         Some(&node(false, "True", &["bai/python:3.11", "bai/r:4"])),
         &[],
         "6".into(),
@@ -120,6 +126,7 @@ fn only_a_change_is_reported() {
         ev[0],
         AgentEvent::OfferChanged {
             capacity: ready.capacity.clone(),
+            size: Some(ready.capacity.clone()),
             withheld: None
         }
     );
@@ -127,11 +134,8 @@ fn only_a_change_is_reported() {
 }
 
 #[test]
-fn others_are_listed_without_bais_own_pods() {
-    let lp = others_on("n1");
+fn others_are_listed_without_this_agents_own_kernels() {
+    let lp = others_on("n1", "me");
     assert_eq!(lp.field_selector.as_deref(), Some("spec.nodeName=n1"));
-    assert_eq!(
-        lp.label_selector.as_deref(),
-        Some("app.kubernetes.io/managed-by!=bai")
-    );
+    assert_eq!(lp.label_selector.as_deref(), Some("ai.bai.agent!=me"));
 }

@@ -98,7 +98,10 @@ pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
     // one (its kernels find each other through the session's host table); one that spans
     // agents would need their pods' addresses across agents.
     if cluster.mode == bai_core::cluster::ClusterMode::MultiNode
-        && cluster.overlay.as_ref().is_some_and(|o| !o.peers.is_empty())
+        && cluster
+            .overlay
+            .as_ref()
+            .is_some_and(|o| !o.peers.is_empty())
     {
         return Err(PodError::MultiNode);
     }

@@ -20,7 +20,7 @@ impl AgentRpc for KubernetesAgent {
         let inner = &self.inner;
         let c = &inner.config;
         let offer = offer::read(inner).await?;
-        let (capacity, images) = (offer.capacity, offer.images);
+        let (capacity, size, images) = (offer.capacity, offer.size, offer.images);
         let arch = offer
             .arch
             .unwrap_or_else(|| crate::host::architecture().into());
@@ -43,6 +43,7 @@ impl AgentRpc for KubernetesAgent {
                 "egress policies are not enforced on the Kubernetes backend yet".into(),
             ),
             withheld: offer.withheld,
+            size: Some(size),
         })
     }
 

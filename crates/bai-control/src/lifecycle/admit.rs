@@ -85,7 +85,7 @@ pub(super) fn fits_group(
     let all = agents
         .iter()
         .fold(bai_core::ResourceSlots::default(), |t, a| {
-            t.add(&a.info().capacity)
+            t.add(&a.info().size())
         });
     if total.fits_in(&all) {
         return Ok(());
@@ -126,11 +126,11 @@ pub(super) fn designated_agent(
                         .join(", ")
                 )));
             };
-            if !want.fits_in(&a.info().capacity) {
+            if !want.fits_in(&a.info().size()) {
                 return Err(Problem::invalid(format!(
                     "agent {one:?} is too small for this request ({} cores, {} in all)",
-                    format_cpu(a.info().capacity.cpu_milli),
-                    format_bytes(a.info().capacity.mem)
+                    format_cpu(a.info().size().cpu_milli),
+                    format_bytes(a.info().size().mem)
                 )));
             }
             Ok(Some(one.to_string()))

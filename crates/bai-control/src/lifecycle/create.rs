@@ -123,12 +123,12 @@ pub fn plan_spec(
             ),
         ));
     }
-    if !agents.iter().any(|a| need.fits_in(&a.info().capacity)) {
+    if !agents.iter().any(|a| need.fits_in(&a.info().size())) {
         // An accelerator no node of the group has enough of, named first.
         for (slot, want) in need.accel.iter().filter(|(_, v)| **v > 0) {
             let most = agents
                 .iter()
-                .map(|a| a.info().capacity.accel.get(slot).copied().unwrap_or(0))
+                .map(|a| a.info().size().accel.get(slot).copied().unwrap_or(0))
                 .max()
                 .unwrap_or(0);
             if *want > most {
@@ -155,7 +155,7 @@ pub fn plan_spec(
         }
         let largest = agents
             .iter()
-            .map(|a| a.info().capacity)
+            .map(|a| a.info().size())
             .max_by_key(|c| (c.mem, c.cpu_milli))
             .unwrap_or_default();
         return Err(Problem::new(

@@ -25,8 +25,12 @@ pub fn spawn(lifecycle: Arc<Lifecycle>, agent: Arc<AgentHandle>) {
                 AgentEvent::ImagesChanged { images } => {
                     set_agent_images(&lifecycle, &agent.id, images);
                 }
-                AgentEvent::OfferChanged { capacity, withheld } => {
-                    set_agent_offer(&lifecycle, &agent.id, capacity, withheld);
+                AgentEvent::OfferChanged {
+                    capacity,
+                    size,
+                    withheld,
+                } => {
+                    set_agent_offer(&lifecycle, &agent.id, capacity, size, withheld);
                 }
             }
         }
@@ -58,6 +62,7 @@ fn set_agent_offer(
     lifecycle: &Lifecycle,
     agent_id: &str,
     capacity: bai_core::resources::ResourceSlots,
+    size: Option<bai_core::resources::ResourceSlots>,
     withheld: Option<String>,
 ) {
     let Some(a) = lifecycle.agents.get(agent_id) else {
@@ -70,7 +75,7 @@ fn set_agent_offer(
         withheld = withheld.as_deref().unwrap_or(""),
         "the agent's offer changed"
     );
-    a.set_offer(capacity, withheld);
+    a.set_offer(capacity, size, withheld);
     lifecycle.bus.wake_scheduler();
 }
 

@@ -49,10 +49,12 @@ impl AgentHandle {
     pub fn set_offer(
         &self,
         capacity: bai_core::resources::ResourceSlots,
+        size: Option<bai_core::resources::ResourceSlots>,
         withheld: Option<String>,
     ) {
         let mut info = self.info.write().unwrap_or_else(|p| p.into_inner());
         info.capacity = capacity;
+        info.size = size;
         info.withheld = withheld;
     }
 

@@ -59,6 +59,23 @@ pub fn store() -> Result<Store> {
     Store::open_postgres(&fresh_database()?)
 }
 
+/// A new store for one test (as [`store`]) with one user: `u1`, `user@bai.test`, role
+/// `user`, keypair `AKUSER` / `secret`, a member of the default project.
+pub fn store_with_user() -> Result<Store> {
+    let store = store()?;
+    store.create_user_with_keypair(
+        &crate::UserRow {
+            id: "u1".into(),
+            email: "user@bai.test".into(),
+            role: "user".into(),
+        },
+        "AKUSER",
+        "secret",
+        false,
+    )?;
+    Ok(store)
+}
+
 /// Makes a database no other test uses and returns its URL.
 pub fn fresh_database() -> Result<String> {
     let cluster = std::env::var("BAI_TEST_POSTGRES").unwrap_or_else(|_| DEFAULT_CLUSTER.into());

@@ -42,8 +42,7 @@ fn write_private(path: &Path, text: &str, mode: u32) -> Result<(), AgentError> {
         .map_err(|e| runtime(format_args!("cannot write {}", path.display()), e))?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
         .map_err(|e| runtime(format_args!("cannot chmod {}", path.display()), e))?;
-    std::os::unix::fs::chown(path, Some(super::WORK_UID), Some(super::WORK_UID))
-        .map_err(|e| runtime(format_args!("cannot chown {}", path.display()), e))
+    super::hand_to_work_user(path)
 }
 
 /// Writes the session's keys into the kernel's run directory `run` and returns where each

@@ -68,7 +68,7 @@ mod tests {
 
     #[test]
     fn dotfiles_land_in_the_home_with_their_modes_and_no_other_file() {
-        if !nix_is_root() {
+        if !crate::kernel_files::running_as_root() {
             // Handing files to uid 1000 needs root (the agent runs as root).
             return;
         }
@@ -120,14 +120,5 @@ mod tests {
         };
         assert!(fill(own.path(), &[out]).is_err());
         assert!(!own.path().parent().expect("parent").join("escape").exists());
-    }
-
-    fn nix_is_root() -> bool {
-        std::fs::metadata("/proc/self")
-            .map(|m| {
-                use std::os::unix::fs::MetadataExt;
-                m.uid() == 0
-            })
-            .unwrap_or(false)
     }
 }

@@ -17,6 +17,23 @@ use std::path::Path;
 /// uid and gid of the `work` user inside kernel images.
 pub const WORK_UID: u32 = 1000;
 
+/// Hands `p` to the work user (uid and gid [`WORK_UID`]).
+pub(crate) fn hand_to_work_user(p: &Path) -> Result<(), AgentError> {
+    std::os::unix::fs::chown(p, Some(WORK_UID), Some(WORK_UID)).map_err(|e| {
+        runtime(
+            format_args!("cannot hand {} to the kernel user", p.display()),
+            e,
+        )
+    })
+}
+
+/// Whether the tests run as root (handing files to the work user needs it).
+#[cfg(test)]
+pub(crate) fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
 /// Creates `p` (and missing parents) owned by the work user.
 pub fn make_work_dir(p: &Path) -> Result<(), AgentError> {
     std::fs::create_dir_all(p)

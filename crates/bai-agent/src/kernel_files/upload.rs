@@ -5,21 +5,11 @@
 //! too. The scratch directory belongs to the kernel's user, who could plant symbolic links
 //! in it; the agent writes as root, so it refuses to follow any link out of the directory.
 
-use super::WORK_UID;
 use crate::error::runtime;
 use crate::paths::confined_join;
 use bai_core::agent::AgentError;
 use std::path::{Path, PathBuf};
 use uuid::Uuid;
-
-fn chown_work(p: &Path) -> Result<(), AgentError> {
-    std::os::unix::fs::chown(p, Some(WORK_UID), Some(WORK_UID)).map_err(|e| {
-        runtime(
-            format_args!("cannot hand {} to the kernel user", p.display()),
-            e,
-        )
-    })
-}
 
 /// Creates the missing parent directories of `path` below `work` (canonical), owned by the
 /// work user.
@@ -48,7 +38,7 @@ async fn make_parents(work: &Path, path: &Path) -> Result<(), AgentError> {
     }
     for d in missing.iter().rev() {
         match tokio::fs::create_dir(d).await {
-            Ok(()) => chown_work(d)?,
+            Ok(()) => super::hand_to_work_user(d)?,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(runtime(format_args!("cannot create {}", d.display()), e)),
         }
@@ -110,7 +100,7 @@ pub async fn into_work(
         tokio::fs::write(&path, &data)
             .await
             .map_err(|e| runtime(format_args!("cannot write {rel:?}"), e))?;
-        chown_work(&path)?;
+        super::hand_to_work_user(&path)?;
         tracing::debug!(kernel = %kernel_id, file = %rel, bytes = data.len(), "uploaded");
     }
     Ok(())

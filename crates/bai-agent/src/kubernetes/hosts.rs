@@ -102,7 +102,7 @@ mod tests {
 
     #[test]
     fn every_kernel_learns_each_sibling_as_its_pod_runs_and_forgets_none_too_early() {
-        if nix_is_not_root() {
+        if !crate::kernel_files::running_as_root() {
             return; // the tables are handed to the work user (chown needs root)
         }
         let d = tempfile::tempdir().unwrap();
@@ -126,11 +126,5 @@ mod tests {
         t.leave(k2);
         t.up(s, k1, "10.1.0.6".parse().unwrap()).unwrap();
         assert_eq!(table(&r1), vec!["10.1.0.6\tmain1".to_string()]);
-    }
-
-    fn nix_is_not_root() -> bool {
-        std::fs::metadata("/proc/self")
-            .map(|m| std::os::unix::fs::MetadataExt::uid(&m) != 0)
-            .unwrap_or(true)
     }
 }

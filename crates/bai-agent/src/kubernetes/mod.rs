@@ -12,8 +12,8 @@
 //! - One watch over the agent's pods ([`watch`]) reports kernels that end on their own.
 //! - A cluster session's kernels find each other by hostname through the session's host
 //!   table at `/etc/hosts` ([`hosts`]) and `ssh sub1` with the session's keys, as on Docker.
-//! - Capacity: the node's allocatable less what pods bai did not make request
-//!   ([`capacity::offered`]), kept current by a watch on the node and those pods
+//! - Capacity: the node's allocatable less what the pods that are not this agent's kernels
+//!   request ([`capacity::offered`]), kept current by a watch on the node and those pods
 //!   ([`offer`]).
 
 pub mod capacity;

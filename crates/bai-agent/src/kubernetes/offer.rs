@@ -12,7 +12,7 @@
 //! so no event can be applied twice or missed; a watch that breaks is opened again from
 //! a fresh read.
 
-use super::error::KubeError;
+use super::error::{KubeError, is_forbidden};
 use super::{Inner, capacity, client, labels};
 use bai_core::agent::{AgentEvent, ImageInfo};
 use bai_core::resources::ResourceSlots;
@@ -185,10 +185,6 @@ fn report(inner: &Inner, before: &Offer, now: &Offer) {
         }
         inner.events.send(ev);
     }
-}
-
-fn is_forbidden(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 403)
 }
 
 /// Waits until the node or one of the others' pods on it changes after `versions` (or a

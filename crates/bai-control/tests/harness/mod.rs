@@ -30,7 +30,7 @@ use bai_ground::identity::Caller;
 use bai_ground::metrics::Metrics;
 use bai_ground::stats::Readings;
 use bai_ground::storage::Storage;
-use bai_store::{SessionRow, Store, UserRow};
+use bai_store::{SessionRow, Store};
 use std::sync::Arc;
 use std::time::Duration;
 use uuid::Uuid;
@@ -43,20 +43,7 @@ pub const WAIT_CEILING: Duration = Duration::from_secs(3600);
 
 /// A store with one user (`AKUSER`, member of the default project).
 pub fn store() -> Arc<Store> {
-    let store = Arc::new(Store::open_for_tests().expect("a store for tests"));
-    store
-        .create_user_with_keypair(
-            &UserRow {
-                id: "u1".into(),
-                email: "user@bai.test".into(),
-                role: "user".into(),
-            },
-            "AKUSER",
-            "secret",
-            false,
-        )
-        .expect("user");
-    store
+    Arc::new(bai_store::testing::store_with_user().expect("a store for tests with a user"))
 }
 
 /// The dummy agent of these tests: 8 cores, 16 GiB, the python image, no start delay.

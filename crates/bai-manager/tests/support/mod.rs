@@ -11,7 +11,7 @@ use bai_core::agent::AgentRpc;
 use bai_ground::config::ManagerConfig;
 use bai_ground::identity::Caller;
 use bai_manager::Manager;
-use bai_store::{Store, UserRow};
+use bai_store::Store;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,20 +39,7 @@ pub struct Harness {
 
 /// A store with one user (`AKUSER`, member of the default project).
 pub fn store() -> Arc<Store> {
-    let store = Arc::new(Store::open_for_tests().expect("in-memory store"));
-    store
-        .create_user_with_keypair(
-            &UserRow {
-                id: "u1".into(),
-                email: "user@bai.test".into(),
-                role: "user".into(),
-            },
-            "AKUSER",
-            "secret",
-            false,
-        )
-        .expect("user");
-    store
+    Arc::new(bai_store::testing::store_with_user().expect("a store for tests with a user"))
 }
 
 /// The dummy agent of these tests: 8 cores, 16 GiB, the python image, no start delay.

@@ -11,6 +11,9 @@
 //! may run per machine).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
+#[path = "kubernetes/commit.rs"]
+mod commit;
+
 use bai_e2e::bin;
 use bai_e2e::kube::{Cluster, MANAGED, joined};
 use bai_e2e::remote::agent_command;

@@ -10,6 +10,7 @@
 pub mod accel;
 pub mod cores;
 mod docker;
+mod engine;
 pub mod dummy;
 mod error;
 pub mod host;
@@ -17,6 +18,7 @@ mod kernel_env;
 pub mod kernel_files;
 pub mod krunner_proto;
 pub mod kubernetes;
+mod owned;
 pub mod paths;
 pub mod runner;
 

@@ -65,6 +65,7 @@ pub async fn kubernetes_agent(
         data_dir: data_dir.to_path_buf(),
         krunner_path: krunner,
         storage_hosts,
+        registry: node.registry.clone(),
     };
     match KubernetesAgent::connect(config).await {
         Ok(a) => Ok(a),

@@ -30,8 +30,8 @@ pub async fn earlier(
         return Ok(Some(KernelCreated {
             kernel_id,
             container_id: found.container_id,
-            cpuset: super::owned::label(&found.labels, LABEL_CPUSET).map(String::from),
-            devices: super::owned::label(&found.labels, LABEL_DEVICES)
+            cpuset: crate::owned::label(&found.labels, LABEL_CPUSET).map(String::from),
+            devices: crate::owned::label(&found.labels, LABEL_DEVICES)
                 .and_then(crate::accel::parse_alloc)
                 .unwrap_or_default(),
         }));

@@ -1,12 +1,12 @@
 //! What this agent has: its kernels (containers by label, directories on disk) and the
 //! kernel images of the engine.
 
-use super::{Inner, LABEL_AGENT, LABEL_KERNEL, LABEL_KERNELSPEC, egress, netpool, pool};
+use super::{Inner, LABEL_AGENT, LABEL_KERNEL, egress, netpool, pool};
 use crate::error::runtime;
 use bai_core::agent::{AgentError, ImageInfo};
 use bollard::models::{ContainerSummary, ContainerSummaryStateEnum};
-use bollard::query_parameters::{ListContainersOptions, ListImagesOptions};
-use std::collections::{BTreeMap, HashMap};
+use bollard::query_parameters::ListContainersOptions;
+use std::collections::HashMap;
 use uuid::Uuid;
 
 /// Kernel ids of this agent's containers, in any state.
@@ -30,7 +30,7 @@ pub struct Listed {
 /// own network, else the shared one of its policy.
 pub fn kernel_network(labels: &HashMap<String, String>) -> (String, Option<String>) {
     let label = labels.get(egress::LABEL_EGRESS).cloned();
-    let network = match super::owned::label(labels, netpool::LABEL_NETWORK) {
+    let network = match crate::owned::label(labels, netpool::LABEL_NETWORK) {
         Some(n) => n.to_string(),
         None => {
             let spec = label
@@ -46,7 +46,7 @@ pub fn kernel_network(labels: &HashMap<String, String>) -> (String, Option<Strin
 /// A container's kernel: its label's, but for a pool kernel the one in its name (a claim
 /// renames it `bai-k-<kernel>`; labels cannot change). An unclaimed pool kernel is none.
 fn kernel_of(labels: &HashMap<String, String>, names: &[String]) -> Option<Uuid> {
-    if super::owned::label(labels, pool::LABEL_POOL).is_some() {
+    if crate::owned::label(labels, pool::LABEL_POOL).is_some() {
         return names.iter().find_map(|n| {
             let id = n.trim_start_matches('/').strip_prefix("bai-k-")?;
             Uuid::parse_str(id).ok()
@@ -69,7 +69,7 @@ pub async fn pool_containers(inner: &Inner) -> Result<Vec<Uuid>, AgentError> {
             });
             name.filter(|_| {
                 c.labels
-                    .is_some_and(|l| super::owned::label(&l, pool::LABEL_POOL).is_some())
+                    .is_some_and(|l| crate::owned::label(&l, pool::LABEL_POOL).is_some())
             })
         })
         .collect())
@@ -129,37 +129,6 @@ pub async fn kernel_dirs(inner: &Inner) -> Vec<Uuid> {
     out
 }
 
-/// Local images labelled as kernels (`ai.backend.kernelspec`), named by their first tag.
-pub async fn images(inner: &Inner) -> Result<Vec<ImageInfo>, AgentError> {
-    let mut filters = HashMap::new();
-    filters.insert("label".to_string(), vec![LABEL_KERNELSPEC.to_string()]);
-    let opts = ListImagesOptions {
-        filters: Some(filters),
-        ..Default::default()
-    };
-    let list = inner
-        .docker
-        .list_images(Some(opts))
-        .await
-        .map_err(|e| runtime("cannot list images", e))?;
-    Ok(list
-        .into_iter()
-        .filter_map(|img| {
-            let name = img
-                .repo_tags
-                .iter()
-                .find(|t| t.as_str() != "<none>:<none>")?
-                .clone();
-            Some(ImageInfo {
-                name,
-                digest: img.id,
-                labels: img.labels.into_iter().collect::<BTreeMap<_, _>>(),
-                size_bytes: u64::try_from(img.size).unwrap_or(0),
-            })
-        })
-        .collect())
-}
-
 /// How often the agent reads its engine's image list for changes made outside bai.
 pub const IMAGE_SCAN: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -183,7 +152,7 @@ pub fn watch_images(inner: &std::sync::Arc<Inner>, seen: &[ImageInfo]) {
         loop {
             tokio::time::sleep(IMAGE_SCAN).await;
             let Some(inner) = weak.upgrade() else { return };
-            let Ok(now) = images(&inner).await else {
+            let Ok(now) = crate::engine::list::images(&inner.engine).await else {
                 continue;
             };
             let keys = image_keys(&now);

@@ -8,7 +8,6 @@
 mod adopt;
 pub(crate) mod body;
 mod cluster;
-mod commit;
 pub(crate) mod create;
 pub(crate) mod destroy;
 pub mod egress;
@@ -19,12 +18,9 @@ mod isolation;
 pub(crate) mod list;
 mod netpool;
 mod overlay;
-pub(crate) mod owned;
 pub(crate) mod place;
 pub mod pool;
 pub(crate) mod ready;
-mod reconfig;
-mod registry;
 mod stats;
 mod stop;
 pub(crate) mod watch;
@@ -58,7 +54,7 @@ pub const LABEL_KERNEL: &str = "ai.bai.kernel";
 /// Label with the session id.
 pub const LABEL_SESSION: &str = "ai.bai.session";
 /// Images that are kernels carry this label.
-pub const LABEL_KERNELSPEC: &str = "ai.backend.kernelspec";
+pub use crate::engine::LABEL_KERNELSPEC;
 /// Most bytes of logs kept from a finished kernel.
 pub const LOG_TAIL_BYTES: usize = 256 * 1024;
 /// Label with the accelerator devices a kernel holds (`0=500,1=1000`).
@@ -95,6 +91,8 @@ pub(crate) struct Inner {
     pub docker: Docker,
     pub config: DockerAgentConfig,
     pub events: broadcast::Sender<AgentEvent>,
+    /// The engine's image work (commit, list, tag, pull, push).
+    pub engine: crate::engine::Engine,
     /// Kernels whose end is being handled (by destroy or by the watcher): one owner each.
     ending: Mutex<HashSet<Uuid>>,
     /// Woken each time an end is released, for those waiting on one ([`Inner::wait_end`]).
@@ -227,10 +225,14 @@ impl Inner {
 
     /// Takes back what a running kernel holds, from its container's labels (agent restart).
     pub fn restore(&self, kernel_id: Uuid, labels: &HashMap<String, String>) {
-        if let Some(a) = owned::label(labels, LABEL_DEVICES).and_then(crate::accel::parse_alloc) {
+        if let Some(a) =
+            crate::owned::label(labels, LABEL_DEVICES).and_then(crate::accel::parse_alloc)
+        {
             lock(&self.devices).restore(kernel_id, a);
         }
-        if let Some(c) = owned::label(labels, LABEL_CPUSET).and_then(crate::cores::parse_cpulist) {
+        if let Some(c) =
+            crate::owned::label(labels, LABEL_CPUSET).and_then(crate::cores::parse_cpulist)
+        {
             lock(&self.cores).restore(kernel_id, c);
         }
     }
@@ -292,11 +294,23 @@ impl DockerAgent {
             }
             None => AllocMap::new(bai_core::accel::AllocMode::Discrete, &[]),
         };
+        let engine = {
+            let events = events.clone();
+            crate::engine::Engine::new(
+                docker.clone(),
+                config.data_dir.clone(),
+                config.registry.clone(),
+                Arc::new(move |ev| {
+                    let _ = events.send(ev);
+                }),
+            )
+        };
         let agent = DockerAgent {
             inner: Arc::new(Inner {
                 docker,
                 config,
                 events,
+                engine,
                 ending: Mutex::new(HashSet::new()),
                 ended: tokio::sync::Notify::new(),
                 watchers: Mutex::new(HashMap::new()),
@@ -351,7 +365,9 @@ impl DockerAgent {
         isolation::ensure(&agent.inner).await?;
         egress::restore(&agent.inner, bridges).await;
         // Images built or loaded on this node later are reported as they appear.
-        let seen = list::images(&agent.inner).await.unwrap_or_default();
+        let seen = crate::engine::list::images(&agent.inner.engine)
+            .await
+            .unwrap_or_default();
         list::watch_images(&agent.inner, &seen);
         let targets = agent.inner.config.warm_pool.clone();
         pool::fill::set_targets(&agent.inner, pool::fill::Source::Node, targets).await;
@@ -437,7 +453,7 @@ impl AgentRpc for DockerAgent {
                 mem,
                 accel,
             },
-            images: list::images(&self.inner).await?,
+            images: crate::engine::list::images(&self.inner.engine).await?,
             version: env!("CARGO_PKG_VERSION").into(),
             devices,
             storage_hosts: c
@@ -538,26 +554,27 @@ impl AgentRpc for DockerAgent {
         &self,
         req: bai_core::agent::CommitRequest,
     ) -> Result<bai_core::agent::ImageInfo, AgentError> {
-        commit::commit(&self.inner, req).await
+        let container = Inner::container_name(req.kernel_id);
+        crate::engine::commit::commit(&self.inner.engine, &container, req).await
     }
 
     async fn remove_image(&self, reference: String) -> Result<(), AgentError> {
-        commit::remove(&self.inner, &reference).await
+        crate::engine::commit::remove(&self.inner.engine, &reference).await
     }
 
     async fn tag_image(&self, source: String, target: String) -> Result<(), AgentError> {
-        commit::tag(&self.inner, &source, &target).await
+        crate::engine::commit::tag(&self.inner.engine, &source, &target).await
     }
 
     async fn pull_image(
         &self,
         reference: String,
     ) -> Result<bai_core::agent::ImageInfo, AgentError> {
-        registry::pull(&self.inner, &reference).await
+        crate::engine::registry::pull(&self.inner.engine, &reference).await
     }
 
     async fn push_image(&self, reference: String) -> Result<(), AgentError> {
-        registry::push(&self.inner, &reference).await
+        crate::engine::registry::push(&self.inner.engine, &reference).await
     }
 
     fn events(&self) -> BoxStream<'static, AgentEvent> {

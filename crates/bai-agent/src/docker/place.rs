@@ -32,7 +32,7 @@ pub struct Placement {
     /// The image's own values of the search-path variables the plugin appends to.
     pub image_paths: BTreeMap<String, String>,
     /// The agent's variables and labels the image carries: set or cleared at the create.
-    pub carried: super::owned::Carried,
+    pub carried: crate::owned::Carried,
 }
 
 impl Placement {
@@ -145,7 +145,7 @@ pub fn place(
         accel,
         corecount_vars,
         image_paths,
-        carried: super::owned::Carried::of(&image.env, labels),
+        carried: crate::owned::Carried::of(&image.env, labels),
     })
 }
 

@@ -73,13 +73,6 @@ impl From<KubeError> for AgentError {
     }
 }
 
-/// What the Kubernetes backend does not do yet.
-pub fn unsupported(what: &str) -> AgentError {
-    AgentError::BadRequest(format!(
-        "{what} is not supported on the Kubernetes backend yet"
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,6 +20,7 @@ pub mod capacity;
 mod client;
 mod error;
 mod hosts;
+mod images;
 pub mod labels;
 mod lifecycle;
 pub mod observe;
@@ -61,6 +62,9 @@ pub struct KubernetesAgentConfig {
     pub krunner_path: PathBuf,
     /// Storage hosts, mounted at the same path on every node (name → path).
     pub storage_hosts: BTreeMap<String, PathBuf>,
+    /// The cluster's image registry (`HOST:PORT`), for pulls and pushes through the node's
+    /// engine.
+    pub registry: Option<String>,
 }
 
 pub(crate) struct Inner {
@@ -70,7 +74,7 @@ pub(crate) struct Inner {
     pub pods: Api<Pod>,
     /// The node this agent offers.
     pub node: String,
-    pub events: EventFanout,
+    pub events: Arc<EventFanout>,
     /// What each kernel's pod said last (from the watch).
     states: Mutex<HashMap<Uuid, Observed>>,
     /// Woken at every change of `states`.
@@ -84,6 +88,8 @@ pub(crate) struct Inner {
     listed: tokio::sync::watch::Sender<bool>,
     /// The host tables of cluster sessions (their kernels by hostname).
     pub hosts: hosts::Tables,
+    /// The node's container engine for image work, or why there is none.
+    pub engine: images::NodeEngine,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -216,6 +222,19 @@ impl KubernetesAgent {
         })?;
         crate::kernel_files::etc::write(&config.data_dir)
             .map_err(|e| KubeError::NoNode(e.to_string()))?;
+        let events = Arc::new(EventFanout::default());
+        let engine = images::connect(
+            &node,
+            nodes.first(),
+            &config.data_dir,
+            config.registry.clone(),
+            events.clone(),
+        )
+        .await;
+        match &engine {
+            Ok(_) => tracing::info!(%node, "commit and images through the node's Docker engine"),
+            Err(why) => tracing::info!(%node, %why, "no commit or image work on this node"),
+        }
         tracing::info!(agent = %config.agent_id, namespace = %config.namespace, %node,
             "the Kubernetes backend is ready");
         let pods = Api::namespaced(client.clone(), &config.namespace);
@@ -224,7 +243,7 @@ impl KubernetesAgent {
             client,
             pods,
             node,
-            events: EventFanout::default(),
+            events,
             states: Mutex::new(HashMap::new()),
             changed: tokio::sync::Notify::new(),
             finished: Mutex::new(HashSet::new()),
@@ -232,6 +251,7 @@ impl KubernetesAgent {
             ended: tokio::sync::Notify::new(),
             listed: tokio::sync::watch::channel(false).0,
             hosts: hosts::Tables::default(),
+            engine,
         });
         let watch = Arc::new(WatchGuard(watch::spawn(&inner)));
         // Re-adoption: the first list of this agent's pods is in before anyone asks.

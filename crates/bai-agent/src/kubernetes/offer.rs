@@ -65,13 +65,17 @@ pub async fn read(inner: &Inner) -> Result<Offer, KubeError> {
         .await
         .map_err(KubeError::api("cannot list the node's pods"))?;
     let pods_version = pods.metadata.resource_version.clone().unwrap_or_default();
-    Ok(of(
+    let mut offer = of(
         &inner.node,
         &inner.config.agent_id,
         node.as_ref(),
         &pods.items,
         pods_version,
-    ))
+    );
+    if !offer.gone {
+        offer.images = super::images::offered(inner, std::mem::take(&mut offer.images)).await;
+    }
+    Ok(offer)
 }
 
 /// The offer of `node` (None: it is gone) to `agent` with these pods on it. Pure.

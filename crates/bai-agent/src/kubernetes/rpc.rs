@@ -1,9 +1,9 @@
 //! The agent RPC interface on the Kubernetes backend: each call mapped to the pod, the
 //! runner or the API server; what this slice does not do answers a clear error.
 
-use super::error::unsupported;
 use super::observe::Observed;
-use super::{KubernetesAgent, lifecycle, normalize_arch, offer};
+use super::{KubernetesAgent, images, lifecycle, normalize_arch, offer};
+use crate::engine;
 use crate::krunner_proto::request_line;
 use crate::runner;
 use async_trait::async_trait;
@@ -142,28 +142,37 @@ impl AgentRpc for KubernetesAgent {
 
     async fn commit_kernel(
         &self,
-        _req: bai_core::agent::CommitRequest,
+        req: bai_core::agent::CommitRequest,
     ) -> Result<bai_core::agent::ImageInfo, AgentError> {
-        Err(unsupported("committing a session as an image"))
+        let engine = images::engine(&self.inner, "committing a session as an image")?;
+        if !self.inner.knows(req.kernel_id) {
+            return Err(AgentError::KernelNotFound(req.kernel_id));
+        }
+        let container = images::container_of(&self.inner, req.kernel_id).await?;
+        engine::commit::commit(engine, &container, req).await
     }
 
-    async fn remove_image(&self, _reference: String) -> Result<(), AgentError> {
-        Err(unsupported("removing images"))
+    async fn remove_image(&self, reference: String) -> Result<(), AgentError> {
+        let engine = images::engine(&self.inner, "removing an image")?;
+        engine::commit::remove(engine, &reference).await
     }
 
-    async fn tag_image(&self, _source: String, _target: String) -> Result<(), AgentError> {
-        Err(unsupported("tagging images"))
+    async fn tag_image(&self, source: String, target: String) -> Result<(), AgentError> {
+        let engine = images::engine(&self.inner, "tagging an image")?;
+        engine::commit::tag(engine, &source, &target).await
     }
 
     async fn pull_image(
         &self,
-        _reference: String,
+        reference: String,
     ) -> Result<bai_core::agent::ImageInfo, AgentError> {
-        Err(unsupported("pulling images"))
+        let engine = images::engine(&self.inner, "pulling an image")?;
+        engine::registry::pull(engine, &reference).await
     }
 
-    async fn push_image(&self, _reference: String) -> Result<(), AgentError> {
-        Err(unsupported("pushing images"))
+    async fn push_image(&self, reference: String) -> Result<(), AgentError> {
+        let engine = images::engine(&self.inner, "pushing an image")?;
+        engine::registry::push(engine, &reference).await
     }
 
     fn events(&self) -> BoxStream<'static, AgentEvent> {

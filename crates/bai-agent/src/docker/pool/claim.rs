@@ -162,7 +162,7 @@ fn keep_egress(root: &std::path::Path, spec: &EgressSpec) -> Result<(), AgentErr
 /// At the agent's start, a kernel's labels as its session had them: a claimed pool kernel's
 /// egress label (what its rules are restored from) is the one its claim kept under `root`.
 pub fn session_labels(root: &std::path::Path, labels: &mut HashMap<String, String>) {
-    if crate::docker::owned::label(labels, super::LABEL_POOL).is_some()
+    if crate::owned::label(labels, super::LABEL_POOL).is_some()
         && let Ok(kept) = std::fs::read_to_string(root.join(EGRESS_FILE))
     {
         labels.insert(egress::LABEL_EGRESS.to_string(), kept);

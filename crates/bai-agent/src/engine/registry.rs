@@ -2,7 +2,7 @@
 //! `<registry>/<reference>` and keeps it under `<reference>` (the name every agent and the
 //! catalogue use); pushing tags `<registry>/<reference>` for as long as the push takes.
 
-use super::Inner;
+use super::Engine;
 use super::commit::{image_info, remove, tag};
 use crate::error::runtime;
 use bai_core::agent::{AgentError, ImageInfo};
@@ -13,8 +13,8 @@ use std::time::Duration;
 /// A pull or push of a large image can take long; the engine client's default is 2 minutes.
 const TRANSFER_TIMEOUT: Duration = Duration::from_secs(3600);
 
-fn registry(inner: &Inner) -> Result<&str, AgentError> {
-    inner.config.registry.as_deref().ok_or_else(|| {
+fn registry(engine: &Engine) -> Result<&str, AgentError> {
+    engine.registry.as_deref().ok_or_else(|| {
         AgentError::BadRequest("this agent has no image registry (baid --registry)".into())
     })
 }
@@ -27,11 +27,11 @@ fn split(reference: &str) -> (&str, &str) {
     }
 }
 
-pub async fn pull(inner: &Inner, reference: &str) -> Result<ImageInfo, AgentError> {
-    let reg = registry(inner)?;
+pub async fn pull(engine: &Engine, reference: &str) -> Result<ImageInfo, AgentError> {
+    let reg = registry(engine)?;
     let (repo, t) = split(reference);
     let remote = format!("{reg}/{repo}");
-    let docker = inner.docker.clone().with_timeout(TRANSFER_TIMEOUT);
+    let docker = engine.docker.clone().with_timeout(TRANSFER_TIMEOUT);
     let opts = CreateImageOptions {
         from_image: Some(remote.clone()),
         tag: Some(t.to_string()),
@@ -69,19 +69,19 @@ pub async fn pull(inner: &Inner, reference: &str) -> Result<ImageInfo, AgentErro
         }
         if last.elapsed() >= Duration::from_secs(1) {
             last = std::time::Instant::now();
-            progress(inner, reference, &layers);
+            progress(engine, reference, &layers);
         }
     }
-    progress(inner, reference, &layers);
+    progress(engine, reference, &layers);
     let pulled = format!("{remote}:{t}");
-    tag(inner, &pulled, reference).await?;
-    remove(inner, &pulled).await?;
+    tag(engine, &pulled, reference).await?;
+    remove(engine, &pulled).await?;
     tracing::info!(image = %reference, registry = %reg, "pulled");
-    image_info(inner, reference).await
+    image_info(engine, reference).await
 }
 
 fn progress(
-    inner: &Inner,
+    engine: &Engine,
     reference: &str,
     layers: &std::collections::HashMap<String, (u64, u64)>,
 ) {
@@ -89,19 +89,19 @@ fn progress(
         .values()
         .fold((0, 0), |(c, t), (lc, lt)| (c + lc, t + lt));
     tracing::info!(image = %reference, current, total, "pulling");
-    let _ = inner.events.send(bai_core::agent::AgentEvent::ImagePull {
+    engine.report(bai_core::agent::AgentEvent::ImagePull {
         image: reference.to_string(),
         current,
         total,
     });
 }
 
-pub async fn push(inner: &Inner, reference: &str) -> Result<(), AgentError> {
-    let reg = registry(inner)?;
+pub async fn push(engine: &Engine, reference: &str) -> Result<(), AgentError> {
+    let reg = registry(engine)?;
     let (repo, t) = split(reference);
     let remote = format!("{reg}/{repo}:{t}");
-    tag(inner, reference, &remote).await?;
-    let docker = inner.docker.clone().with_timeout(TRANSFER_TIMEOUT);
+    tag(engine, reference, &remote).await?;
+    let docker = engine.docker.clone().with_timeout(TRANSFER_TIMEOUT);
     let opts = PushImageOptions {
         tag: Some(t.to_string()),
         ..Default::default()
@@ -122,7 +122,7 @@ pub async fn push(inner: &Inner, reference: &str) -> Result<(), AgentError> {
             }
         }
     }
-    remove(inner, &remote).await?;
+    remove(engine, &remote).await?;
     result
 }
 

@@ -1,11 +1,13 @@
 //! Committing a kernel's container as an image: the container's writable layer on top of its
 //! base image, with the base image's own config (never the container's: its environment holds
 //! the kernel's id and keys, its labels the agent's bookkeeping; the engine's commit merges
-//! them in, so the image is given its configuration again afterwards: [`super::reconfig`]). Mounts (`/home/work`, data
-//! folders, krunner) are not part of a container's layer, so they never reach the image.
+//! them in, so the image is given its configuration again afterwards: [`super::reconfig`]).
+//! Mounts (`/home/work`, data folders, krunner) are not part of a container's layer, so they
+//! never reach the image.
 
-use super::{Inner, owned, reconfig};
+use super::{Engine, reconfig};
 use crate::error::{is_not_found, runtime};
+use crate::owned;
 use bai_core::agent::{AgentError, CommitRequest, ImageInfo};
 use bollard::models::ContainerConfig;
 use bollard::query_parameters::{CommitContainerOptions, RemoveImageOptions};
@@ -18,10 +20,15 @@ use std::time::Duration;
 /// A commit of a large layer can take long; the engine's default client timeout is 2 minutes.
 const COMMIT_TIMEOUT: Duration = Duration::from_secs(3600);
 
-pub async fn commit(inner: &Inner, req: CommitRequest) -> Result<ImageInfo, AgentError> {
+/// Commits `container` (the kernel `req.kernel_id`'s, by name or id) as `req.reference`.
+pub async fn commit(
+    engine: &Engine,
+    container: &str,
+    req: CommitRequest,
+) -> Result<ImageInfo, AgentError> {
     let (repo, tag) = split_reference(&req.reference)?;
-    let container = Inner::container_name(req.kernel_id);
-    let docker = inner.docker.clone().with_timeout(COMMIT_TIMEOUT);
+    let container = container.to_string();
+    let docker = engine.docker.clone().with_timeout(COMMIT_TIMEOUT);
     // The container must be this agent's kernel.
     docker
         .inspect_container(&container, None)
@@ -73,23 +80,23 @@ pub async fn commit(inner: &Inner, req: CommitRequest) -> Result<ImageInfo, Agen
         .map_err(|e| runtime("cannot commit the kernel's container", e))?;
     // The engine merged the container's runtime configuration into the image: it is made
     // again with the configuration above alone.
-    if let Err(e) = reconfig::replace(inner, &req.reference, &bc).await {
-        remove(inner, &req.reference).await?;
+    if let Err(e) = reconfig::replace(engine, &req.reference, &bc).await {
+        remove(engine, &req.reference).await?;
         return Err(e);
     }
-    let info = image_info(inner, &req.reference).await?;
+    let info = image_info(engine, &req.reference).await?;
     if let Some(rel) = &req.tarball {
-        let saved = save_tarball(inner, &req.reference, rel).await;
+        let saved = save_tarball(engine, &req.reference, rel).await;
         // The tarball is the result: the image itself does not stay.
-        remove(inner, &req.reference).await?;
+        remove(engine, &req.reference).await?;
         saved?;
     }
     Ok(info)
 }
 
 /// The image as the agent reports images (its first tag, id, labels, size).
-pub async fn image_info(inner: &Inner, reference: &str) -> Result<ImageInfo, AgentError> {
-    let img = inner.docker.inspect_image(reference).await.map_err(|e| {
+pub async fn image_info(engine: &Engine, reference: &str) -> Result<ImageInfo, AgentError> {
+    let img = engine.docker.inspect_image(reference).await.map_err(|e| {
         if is_not_found(&e) {
             AgentError::ImageNotFound(reference.to_string())
         } else {
@@ -110,13 +117,17 @@ pub async fn image_info(inner: &Inner, reference: &str) -> Result<ImageInfo, Age
 }
 
 /// Removes an image (its tag; the layers go when nothing else uses them).
-pub async fn remove(inner: &Inner, reference: &str) -> Result<(), AgentError> {
+pub async fn remove(engine: &Engine, reference: &str) -> Result<(), AgentError> {
     let opts = RemoveImageOptions {
         force: false,
         noprune: false,
         ..Default::default()
     };
-    match inner.docker.remove_image(reference, Some(opts), None).await {
+    match engine
+        .docker
+        .remove_image(reference, Some(opts), None)
+        .await
+    {
         Ok(_) => Ok(()),
         Err(e) if is_not_found(&e) => Ok(()),
         Err(e) => Err(runtime(format!("cannot remove image {reference}"), e)),
@@ -124,13 +135,13 @@ pub async fn remove(inner: &Inner, reference: &str) -> Result<(), AgentError> {
 }
 
 /// Gives `source` the reference `target` too.
-pub async fn tag(inner: &Inner, source: &str, target: &str) -> Result<(), AgentError> {
+pub async fn tag(engine: &Engine, source: &str, target: &str) -> Result<(), AgentError> {
     let (repo, tag) = split_reference(target)?;
     let opts = bollard::query_parameters::TagImageOptions {
         repo: Some(repo.to_string()),
         tag: Some(tag.to_string()),
     };
-    inner
+    engine
         .docker
         .tag_image(source, Some(opts))
         .await
@@ -156,7 +167,7 @@ fn split_reference(reference: &str) -> Result<(&str, &str), AgentError> {
 }
 
 /// `docker save` of the image, gzip'ed, at `commit_dir/rel` (a relative path without `..`).
-async fn save_tarball(inner: &Inner, reference: &str, rel: &str) -> Result<(), AgentError> {
+async fn save_tarball(engine: &Engine, reference: &str, rel: &str) -> Result<(), AgentError> {
     let relp = Path::new(rel);
     if relp
         .components()
@@ -166,7 +177,7 @@ async fn save_tarball(inner: &Inner, reference: &str, rel: &str) -> Result<(), A
             "tarball path {rel:?} must be relative, without `..`"
         )));
     }
-    let path = inner.config.data_dir.join("commit").join(relp);
+    let path = engine.data_dir.join("commit").join(relp);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| runtime("cannot make the commit directory", e))?;
     }
@@ -183,7 +194,7 @@ async fn save_tarball(inner: &Inner, reference: &str, rel: &str) -> Result<(), A
         gz.try_finish()?;
         gz.get_ref().sync_all()
     });
-    let docker = inner.docker.clone().with_timeout(COMMIT_TIMEOUT);
+    let docker = engine.docker.clone().with_timeout(COMMIT_TIMEOUT);
     let mut stream = docker.export_image(reference);
     let mut read: Result<(), AgentError> = Ok(());
     while let Some(chunk) = stream.next().await {

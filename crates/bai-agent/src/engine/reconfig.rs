@@ -9,7 +9,7 @@
 //! or copied, and the image it makes is the committed one with that configuration. The
 //! committed image, left untagged, is then removed.
 
-use super::Inner;
+use super::Engine;
 use crate::error::runtime;
 use bai_core::agent::AgentError;
 use bollard::models::ImageConfig;
@@ -20,11 +20,11 @@ use serde_json::json;
 /// Replaces the configuration of the image `reference` with `config`, keeping its layers,
 /// platform and creation time.
 pub async fn replace(
-    inner: &Inner,
+    engine: &Engine,
     reference: &str,
     config: &ImageConfig,
 ) -> Result<(), AgentError> {
-    let committed = inner
+    let committed = engine
         .docker
         .inspect_image(reference)
         .await
@@ -52,7 +52,7 @@ pub async fn replace(
         quiet: true,
         ..Default::default()
     };
-    let mut stream = inner
+    let mut stream = engine
         .docker
         .import_image(opts, bollard::body_full(tar.into()), None);
     while let Some(item) = stream.next().await {
@@ -70,7 +70,7 @@ pub async fn replace(
             noprune: true,
             ..Default::default()
         };
-        if let Err(e) = inner.docker.remove_image(&old, Some(opts), None).await {
+        if let Err(e) = engine.docker.remove_image(&old, Some(opts), None).await {
             tracing::warn!(image = %old, error = %e, "cannot remove the committed image's first form");
         }
     }

@@ -9,7 +9,8 @@
 //! it offers beside another tenant's pod, a pod Kubernetes cannot place or never starts
 //! (the session is not stuck: it ends with Kubernetes' reason), a missing image (ERROR naming
 //! the image and the node), OOMKilled (out of memory), the offer following the node after the
-//! join (a tenant's pod, cordon, NotReady), and nothing of bai left afterwards.
+//! join (a tenant's pod, cordon, NotReady), a node that goes down (its sessions degraded,
+//! resumed or ended as a lost agent's), and nothing of bai left afterwards.
 //!
 //! The tests of this binary share one cluster while any of them runs (API-only clusters may
 //! run beside each other and beside the machine's kubelet cluster); the last one stops it.
@@ -18,6 +19,9 @@
 
 #[path = "kubernetes_api/world.rs"]
 mod world;
+
+#[path = "kubernetes_api/node_down.rs"]
+mod node_down;
 
 use bai_e2e::remote::agents;
 use serde_json::json;
@@ -310,30 +314,13 @@ fn the_offer_follows_the_node_after_the_agent_joined() {
     assert!(agent(&w).withheld.is_none());
 
     // NotReady: withheld; Ready again: offered.
-    let ready = |status: &str| {
-        let hb = stamp();
-        w.cluster.ok(
-            &[
-                "patch",
-                "node",
-                &w.node.name,
-                "--subresource=status",
-                "--type=strategic",
-                "-p",
-                &json!({"status": {"conditions": [{"type": "Ready", "status": status,
-                    "reason": "Test", "lastHeartbeatTime": hb, "lastTransitionTime": hb}]}})
-                .to_string(),
-            ],
-            None,
-        );
-    };
-    ready("False");
+    w.set_ready("False");
     wait_offer("the offer withheld while NotReady", &|a| {
         a.withheld
             .as_deref()
             .is_some_and(|r| r.contains("not Ready"))
     });
-    ready("True");
+    w.set_ready("True");
     wait_offer("the offer back when Ready", &|a| a.withheld.is_none());
 
     // The tenant's pod goes: its room comes back.

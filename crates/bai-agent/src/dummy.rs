@@ -195,6 +195,7 @@ impl AgentRpc for DummyAgent {
             registry: None,
             egress_error: None,
             withheld: None,
+            kernels_unreachable: false,
             size: None,
         })
     }

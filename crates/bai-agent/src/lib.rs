@@ -10,8 +10,8 @@
 pub mod accel;
 pub mod cores;
 mod docker;
-mod engine;
 pub mod dummy;
+mod engine;
 mod error;
 pub mod host;
 mod kernel_env;

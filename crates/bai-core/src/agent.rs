@@ -42,6 +42,11 @@ pub struct AgentInfo {
     /// it meanwhile, as on a drained one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withheld: Option<String>,
+    /// The agent is there but its kernels cannot be reached (its Kubernetes node is NotReady
+    /// or gone): its sessions are handled as a lost agent's (degraded, ended after the
+    /// agent's gone time, resumed if the node comes back first).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub kernels_unreachable: bool,
     /// The most the agent could ever offer, where other pods may hold part of it for now
     /// (a Kubernetes node's allocatable; `capacity` is what is left of it); none: its
     /// capacity. A request larger than this is refused at once; one that fits it waits.
@@ -179,6 +184,9 @@ pub enum AgentEvent {
         capacity: ResourceSlots,
         size: Option<ResourceSlots>,
         withheld: Option<String>,
+        /// Its kernels cannot be reached now ([`AgentInfo::kernels_unreachable`]).
+        #[serde(default)]
+        kernels_unreachable: bool,
     },
 }
 

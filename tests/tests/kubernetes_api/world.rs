@@ -352,12 +352,22 @@ impl World {
     /// `before_join` runs once the node is there and before the agent joins (another
     /// tenant's pods, say).
     pub fn new(tag: &str, pods: u32, before_join: impl FnOnce(&Cluster, &str)) -> World {
+        World::with_env(tag, pods, &[], before_join)
+    }
+
+    /// As [`World::new`], the manager started with `env` too.
+    pub fn with_env(
+        tag: &str,
+        pods: u32,
+        env: &[(&str, &str)],
+        before_join: impl FnOnce(&Cluster, &str),
+    ) -> World {
         let cluster = Cluster::get();
         let pid = std::process::id();
         let node = FakeNode::register(&cluster, &format!("bai-fake-{tag}-{pid}"), pods);
         before_join(&cluster, &node.name);
         let ns = format!("bai-api-{tag}-{pid}");
-        let (s, port, token) = manager_for_machines(&[]);
+        let (s, port, token) = manager_for_machines(env);
         s.bai(
             &s.admin,
             &[
@@ -405,6 +415,25 @@ impl World {
             ns,
             cluster,
         }
+    }
+
+    /// Sets the node's Ready condition (`True`, `False`), as its kubelet would.
+    pub fn set_ready(&self, status: &str) {
+        let hb = stamp();
+        self.cluster.ok(
+            &[
+                "patch",
+                "node",
+                &self.node.name,
+                "--subresource=status",
+                "--type=strategic",
+                "-p",
+                &json!({"status": {"conditions": [{"type": "Ready", "status": status,
+                    "reason": "Test", "lastHeartbeatTime": hb, "lastTransitionTime": hb}]}})
+                .to_string(),
+            ],
+            None,
+        );
     }
 
     /// Queues a session (it does not wait for it to run).

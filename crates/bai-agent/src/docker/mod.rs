@@ -464,6 +464,7 @@ impl AgentRpc for DockerAgent {
             registry: c.registry.clone(),
             egress_error: self.inner.egress.lock().await.error().map(str::to_string),
             withheld: None,
+            kernels_unreachable: false,
             size: None,
         })
     }

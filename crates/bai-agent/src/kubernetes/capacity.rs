@@ -17,13 +17,16 @@ pub fn unusable(node: &Node) -> Option<String> {
     if node.spec.as_ref().and_then(|s| s.unschedulable) == Some(true) {
         return Some(format!("node {name} is cordoned"));
     }
-    let ready = node
-        .status
+    (!is_ready(node)).then(|| format!("node {name} is not Ready"))
+}
+
+/// Whether the node's kubelet says it is Ready (its kernels can be reached).
+pub fn is_ready(node: &Node) -> bool {
+    node.status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
         .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
-        .map(|c| c.status == "True");
-    (ready != Some(true)).then(|| format!("node {name} is not Ready"))
+        .is_some_and(|c| c.status == "True")
 }
 
 /// A pod's effective requests as the scheduler counts them: the sum over its containers,

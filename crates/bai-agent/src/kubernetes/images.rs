@@ -44,7 +44,10 @@ pub async fn connect(
     registry: Option<String>,
     events: Arc<bai_core::agent::EventFanout>,
 ) -> NodeEngine {
-    let runtime = node.and_then(runtime_of).unwrap_or("an unknown runtime");
+    let runtime = node
+        .and_then(runtime_of)
+        .filter(|r| !r.is_empty())
+        .unwrap_or("an unknown runtime");
     if !is_docker(runtime) {
         return Err(format!(
             "node {node_name} runs its containers with {runtime}, and only a node whose \

@@ -44,6 +44,8 @@ pub struct Offer {
     pub arch: Option<String>,
     /// Why nothing is offered (the node is cordoned, NotReady or gone).
     pub withheld: Option<String>,
+    /// The node is NotReady or gone: its kernels cannot be reached (a cordoned node's can).
+    pub unreachable: bool,
     gone: bool,
     /// Where watches start from: the node's and the pod list's resource versions.
     versions: (String, String),
@@ -108,6 +110,7 @@ fn of(name: &str, agent: &str, node: Option<&Node>, pods: &[Pod], pods_version: 
             .and_then(|s| s.node_info.as_ref())
             .map(|i| i.architecture.clone()),
         withheld,
+        unreachable: node.is_none_or(|n| !capacity::is_ready(n)),
         gone: node.is_none(),
         versions: (version, pods_version),
     }
@@ -122,11 +125,16 @@ fn changes(before: &Offer, now: &Offer) -> Vec<AgentEvent> {
     } else {
         (&now.capacity, &now.size)
     };
-    if *capacity != before.capacity || *size != before.size || now.withheld != before.withheld {
+    if *capacity != before.capacity
+        || *size != before.size
+        || now.withheld != before.withheld
+        || now.unreachable != before.unreachable
+    {
         out.push(AgentEvent::OfferChanged {
             capacity: capacity.clone(),
             size: Some(size.clone()),
             withheld: now.withheld.clone(),
+            kernels_unreachable: now.unreachable,
         });
     }
     if before.images != now.images && !now.gone {

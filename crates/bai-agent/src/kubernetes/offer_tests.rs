@@ -87,7 +87,8 @@ fn only_a_change_is_reported() {
         vec![AgentEvent::OfferChanged {
             capacity: taken.capacity.clone(),
             size: Some(ready.capacity.clone()),
-            withheld: None
+            withheld: None,
+            kernels_unreachable: false,
         }]
     );
     // Cordoned: withheld, with the reason.
@@ -100,15 +101,36 @@ fn only_a_change_is_reported() {
     );
     let ev = changes(&taken, &cordoned);
     assert!(
-        matches!(ev.as_slice(), [AgentEvent::OfferChanged { capacity, withheld: Some(w), .. }]
+        matches!(ev.as_slice(), [AgentEvent::OfferChanged { capacity, withheld: Some(w),
+                kernels_unreachable: false, .. }]
             if *capacity == taken.capacity && w.contains("cordoned")),
+        "{ev:?}"
+    );
+    // NotReady (and cordoned): its kernels cannot be reached.
+    let down = of(
+        "n1",
+        "me",
+        Some(&node(true, "Unknown", IMG)),
+        &[tenant("3")],
+        "4".into(),
+    );
+    let ev = changes(&cordoned, &down);
+    assert!(
+        matches!(
+            ev.as_slice(),
+            [AgentEvent::OfferChanged {
+                kernels_unreachable: true,
+                ..
+            }]
+        ),
         "{ev:?}"
     );
     // Gone: withheld, and its size and images kept for its return.
     let gone = of("n1", "me", None, &[], "5".into());
     let ev = changes(&cordoned, &gone);
     assert!(
-        matches!(ev.as_slice(), [AgentEvent::OfferChanged { capacity, size: Some(size), withheld: Some(w) }]
+        matches!(ev.as_slice(), [AgentEvent::OfferChanged { capacity, size: Some(size), withheld: Some(w),
+                kernels_unreachable: true }]
             if *capacity == taken.capacity && *size == ready.capacity && w.contains("gone")),
         "{ev:?}"
     );
@@ -127,7 +149,8 @@ fn only_a_change_is_reported() {
         AgentEvent::OfferChanged {
             capacity: ready.capacity.clone(),
             size: Some(ready.capacity.clone()),
-            withheld: None
+            withheld: None,
+            kernels_unreachable: false,
         }
     );
     assert!(matches!(&ev[1], AgentEvent::ImagesChanged { images } if images.len() == 2));

@@ -20,7 +20,7 @@ use bai_core::agent::KernelSpec;
 use k8s_openapi::api::core::v1::{
     Affinity, Capabilities, Container, EmptyDirVolumeSource, EnvVar, HostPathVolumeSource,
     NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Pod, PodSecurityContext,
-    PodSpec, ResourceRequirements, SecurityContext, Volume, VolumeMount,
+    PodSpec, ResourceRequirements, SecurityContext, Toleration, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -153,6 +153,7 @@ pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
         termination_grace_period_seconds: Some(0),
         automount_service_account_token: Some(false),
         enable_service_links: Some(false),
+        tolerations: Some(node_down_tolerations()),
         share_process_namespace: Some(true),
         hostname: Some(cluster.place.hostname.clone()),
         security_context: Some(PodSecurityContext {
@@ -302,6 +303,25 @@ fn environment(spec: &KernelSpec) -> Vec<EnvVar> {
             value_from: None,
         })
         .collect()
+}
+
+/// A kernel stays bound to a NotReady or unreachable node for as long as bai wants it:
+/// Kubernetes would evict its pod after 5 minutes (the default toleration), while bai handles
+/// the node as a lost agent (its sessions degraded, ended after the manager's gone time, or
+/// resumed when the node is back).
+fn node_down_tolerations() -> Vec<Toleration> {
+    [
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+    ]
+    .into_iter()
+    .map(|key| Toleration {
+        key: Some(key.into()),
+        operator: Some("Exists".into()),
+        effect: Some("NoExecute".into()),
+        ..Default::default()
+    })
+    .collect()
 }
 
 #[cfg(test)]

@@ -128,6 +128,29 @@ fn the_kernel_is_unprivileged_as_the_work_user() {
 }
 
 #[test]
+fn kubernetes_never_evicts_a_kernel_from_a_node_that_is_down() {
+    let p = kernel_pod(&spec(), &at()).unwrap();
+    let t = p
+        .spec
+        .as_ref()
+        .unwrap()
+        .tolerations
+        .clone()
+        .unwrap_or_default();
+    for key in [
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+    ] {
+        let found = t.iter().find(|t| t.key.as_deref() == Some(key));
+        let found = found.unwrap_or_else(|| panic!("no toleration of {key}: {t:?}"));
+        assert_eq!(found.effect.as_deref(), Some("NoExecute"));
+        assert_eq!(found.operator.as_deref(), Some("Exists"));
+        // For ever: bai decides when the kernel ends.
+        assert_eq!(found.toleration_seconds, None);
+    }
+}
+
+#[test]
 fn the_pod_goes_to_the_chosen_node_by_required_affinity_not_node_name() {
     let p = kernel_pod(&spec(), &at()).unwrap();
     let ps = p.spec.as_ref().unwrap();

@@ -43,6 +43,7 @@ impl AgentRpc for KubernetesAgent {
                 "egress policies are not enforced on the Kubernetes backend yet".into(),
             ),
             withheld: offer.withheld,
+            kernels_unreachable: offer.unreachable,
             size: Some(size),
         })
     }

@@ -29,8 +29,15 @@ pub fn spawn(lifecycle: Arc<Lifecycle>, agent: Arc<AgentHandle>) {
                     capacity,
                     size,
                     withheld,
+                    kernels_unreachable,
                 } => {
-                    set_agent_offer(&lifecycle, &agent.id, capacity, size, withheld);
+                    let offer = Offer {
+                        capacity,
+                        size,
+                        withheld,
+                        kernels_unreachable,
+                    };
+                    set_agent_offer(&lifecycle, &agent.id, offer);
                 }
             }
         }
@@ -58,13 +65,20 @@ fn set_agent_images(
 
 /// Takes an agent's new offer (`AgentEvent::OfferChanged`): the scheduler places by it
 /// from its next pass, woken now (room may have come back).
-fn set_agent_offer(
-    lifecycle: &Lifecycle,
-    agent_id: &str,
+struct Offer {
     capacity: bai_core::resources::ResourceSlots,
     size: Option<bai_core::resources::ResourceSlots>,
     withheld: Option<String>,
-) {
+    kernels_unreachable: bool,
+}
+
+fn set_agent_offer(lifecycle: &Lifecycle, agent_id: &str, offer: Offer) {
+    let Offer {
+        capacity,
+        size,
+        withheld,
+        kernels_unreachable,
+    } = offer;
     let Some(a) = lifecycle.agents.get(agent_id) else {
         return;
     };
@@ -73,9 +87,10 @@ fn set_agent_offer(
         cpu = %bai_core::resources::format_cpu(capacity.cpu_milli),
         mem = %bai_core::resources::format_bytes(capacity.mem),
         withheld = withheld.as_deref().unwrap_or(""),
+        kernels_unreachable,
         "the agent's offer changed"
     );
-    a.set_offer(capacity, size, withheld);
+    a.set_offer(capacity, size, withheld, kernels_unreachable);
     lifecycle.bus.wake_scheduler();
 }
 

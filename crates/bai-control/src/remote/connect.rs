@@ -87,6 +87,7 @@ fn empty_info(id: &str, group: &str) -> AgentInfo {
         registry: None,
         egress_error: None,
         withheld: None,
+        kernels_unreachable: false,
         size: None,
     }
 }

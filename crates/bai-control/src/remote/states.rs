@@ -2,7 +2,8 @@
 //! `lost_after`: on LOST its running sessions become RUNNING_DEGRADED (`agent-lost`) and a
 //! silent link is closed; once it has been away for `gone_after`, its sessions end with
 //! `agent-lost` and free their resources (its old kernels are destroyed if it ever comes
-//! back, never resumed).
+//! back, never resumed). An agent that is there but whose kernels are not (its Kubernetes
+//! node is down) is handled alike by [`super::node_down`].
 
 use super::Remote;
 use crate::lifecycle::terminate::finish_termination;
@@ -22,6 +23,7 @@ pub fn spawn(remote: Arc<Remote>) {
         .clamp(Duration::from_millis(100), Duration::from_secs(5));
     tokio::spawn(async move {
         let mut seen: HashMap<String, AgentStatus> = HashMap::new();
+        let mut downs = super::node_down::Downs::default();
         loop {
             tokio::time::sleep(tick).await;
             for h in remote.agents.all() {
@@ -48,6 +50,10 @@ pub fn spawn(remote: Arc<Remote>) {
                     } else if before != Some(AgentStatus::Lost) {
                         degrade_sessions(&remote, &h, silent);
                     }
+                }
+                if now == AgentStatus::Alive {
+                    // There, but its kernels may not be (a Kubernetes node that is down).
+                    super::node_down::check(&remote, &h, &mut downs).await;
                 }
             }
         }

@@ -51,11 +51,13 @@ impl AgentHandle {
         capacity: bai_core::resources::ResourceSlots,
         size: Option<bai_core::resources::ResourceSlots>,
         withheld: Option<String>,
+        kernels_unreachable: bool,
     ) {
         let mut info = self.info.write().unwrap_or_else(|p| p.into_inner());
         info.capacity = capacity;
         info.size = size;
         info.withheld = withheld;
+        info.kernels_unreachable = kernels_unreachable;
     }
 
     /// Why the agent offers nothing now (its node is cordoned, say).

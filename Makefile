@@ -68,6 +68,7 @@ bench: deps build
 	bench/run.sh
 	bench/pool.sh
 	bench/sched.sh
+	bench/sched-tree.sh
 	bench/vfolder.sh
 	bench/apps.sh
 	bench/remote.sh

@@ -14,6 +14,11 @@
 //! `BAI_TEST_POSTGRES` (`scripts/test-postgres.sh`), and the baseline the bare compare-and-set
 //! of the same rows there, in one transaction.
 //!
+//! With `--tree` (issue 58: fair share over a large account tree) each session belongs to a
+//! user of its own, in 200 projects of 10 domains (10,000 users at 10,000 sessions), every
+//! account with a decayed usage of its own in the store and some domains and projects given
+//! other shares, so the fair-share pass ranks over the whole tree (`--fairshare --tree`).
+//!
 //! With `--link` (issue "many machines": the scheduler with 1,000 agents connected) the
 //! same pass runs a second time, in the same run, on a manager whose agents are not in its
 //! process but joined over the real transport: each dummy agent dials the manager's agent
@@ -146,22 +151,76 @@ async fn join_over_the_link(m: &Arc<Manager>, agents: usize) -> anyhow::Result<(
     }
 }
 
+/// Domains and projects per domain of the `--tree` accounts.
+const TREE_DOMAINS: usize = 10;
+const TREE_PROJECTS: usize = 20;
+
+fn tree() -> bool {
+    std::env::args().any(|a| a == "--tree")
+}
+
+/// The account (domain, project, user) of session `i`.
+fn account(i: usize) -> (String, String, String) {
+    if tree() {
+        let d = i % TREE_DOMAINS;
+        let p = (i / TREE_DOMAINS) % TREE_PROJECTS;
+        (format!("d{d}"), format!("d{d}-p{p}"), format!("u{i:05}"))
+    } else {
+        ("default".into(), "default".into(), format!("u{}", i % 10))
+    }
+}
+
 fn session(i: usize) -> NewSession {
-    bai_store::testing::new_session(
+    let (domain, project, user) = account(i);
+    let mut s = bai_store::testing::new_session(
         &format!("bench-{i:05}"),
         &format!("AKBENCH{:02}", i % 10),
-        &format!("u{}", i % 10),
-    )
+        &user,
+    );
+    s.spec.domain_name = domain;
+    s.spec.group_name = project;
+    s
 }
 
 fn fill(store: &Store, n: usize) -> Vec<Uuid> {
-    (0..n)
+    let ids = (0..n)
         .map(|i| {
             let s = session(i);
             store.insert_session(&s).expect("insert");
             s.id
         })
-        .collect()
+        .collect();
+    if tree() {
+        // Every account has used something (hours of a core, varied), and some domains and
+        // projects hold other shares than the default.
+        let now = chrono::Utc::now().timestamp_millis();
+        let rows: Vec<_> = (0..n)
+            .map(|i| {
+                let (domain, project, user_id) = account(i);
+                bai_store::UsageRow {
+                    resource_group: "default".into(),
+                    domain,
+                    project,
+                    user_id,
+                    usage: (i % 97) as f64 * 3600.0,
+                    updated_ms: now - (i % 13) as i64 * 3_600_000,
+                }
+            })
+            .collect();
+        store
+            .charge_fairshare("default", &rows, now)
+            .expect("usage");
+        for d in 0..TREE_DOMAINS {
+            let shares = Some(1.0 + (d % 3) as f64);
+            store
+                .set_fairshare_share("domain", &format!("d{d}"), shares)
+                .expect("share");
+            store
+                .set_fairshare_share("project", &format!("d{d}-p0"), Some(3.0))
+                .expect("share");
+        }
+    }
+    ids
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -220,8 +279,9 @@ async fn main() -> anyhow::Result<()> {
         })
         .unwrap_or_default();
     let engine = if postgres { "postgres" } else { "sqlite" };
+    let accounts = if tree() { sessions } else { 10 };
     println!(
-        "{{\"engine\": \"{engine}\", \"sessions\": {sessions}, \"agents\": {agents}, \"placed\": {placed}, \"passes\": {passes}, \"bai_s\": {bai_s:.4}, \"placements_per_s\": {:.0}, \"baseline_s\": {base_s:.4}, \"baseline_per_s\": {:.0}, \"ratio\": {:.2}{link_fields}}}",
+        "{{\"engine\": \"{engine}\", \"accounts\": {accounts}, \"sessions\": {sessions}, \"agents\": {agents}, \"placed\": {placed}, \"passes\": {passes}, \"bai_s\": {bai_s:.4}, \"placements_per_s\": {:.0}, \"baseline_s\": {base_s:.4}, \"baseline_per_s\": {:.0}, \"ratio\": {:.2}{link_fields}}}",
         placed as f64 / bai_s,
         sessions as f64 / base_s,
         bai_s / base_s

@@ -10,9 +10,8 @@
 //   CHROMIUM, SCREENSHOTS   as in run.mjs
 // Prints one line per step and "keypair: N passed" at the end; exits non-zero on the first
 // failure.
-import { chromium } from 'playwright-core';
+import { open } from './browser.mjs';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 
 const { BAI_URL: url, BAI_USER: user, BAI_PASSWORD: password, BAI_EMAIL: email, BAI_BIN: bai } = process.env;
 if (!url || !user || !password || !email || !bai) {
@@ -20,30 +19,8 @@ if (!url || !user || !password || !email || !bai) {
   process.exit(2);
 }
 const shots = process.env.SCREENSHOTS;
-if (shots) mkdirSync(shots, { recursive: true });
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-});
-const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, reducedMotion: 'reduce' });
-const page = await context.newPage();
-page.setDefaultTimeout(30000);
-let passed = 0;
-async function step(label, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    passed += 1;
-    console.log(`ok   ${label} (${Date.now() - t0} ms)`);
-  } catch (e) {
-    console.log(`FAIL ${label}: ${e.message} (at ${page.url()})`);
-    if (shots) await page.screenshot({ path: `${shots}/keypair-failure.png` }).catch(() => {});
-    await browser.close();
-    process.exit(1);
-  }
-}
+const { page, step, done } = await open('keypair', { width: 1400, height: 900 });
 const byTest = (id) => page.getByTestId(id);
 
 /** `bai ps` with a keypair: its exit status and stderr. */
@@ -145,5 +122,4 @@ await step('the last keypair, the web login\'s, cannot be revoked: why, beside i
   await row(loginKey).filter({ hasText: 'active' }).waitFor();
 });
 
-await browser.close();
-console.log(`keypair: ${passed} passed`);
+await done();

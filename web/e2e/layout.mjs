@@ -14,8 +14,7 @@
 //   CHROMIUM                              the browser (default /usr/bin/chromium)
 //   SCREENSHOTS                           if set, a directory for a screenshot of every view
 // Prints one line per step and "layout: N passed" at the end; exits non-zero on the first failure.
-import { chromium } from 'playwright-core';
-import { mkdirSync } from 'node:fs';
+import { open } from './browser.mjs';
 
 const env = (k) => {
   const v = process.env[k];
@@ -32,32 +31,10 @@ const ended = env('BAI_ENDED');
 const lostAgent = env('BAI_LOST_AGENT');
 const agentCount = Number(env('BAI_AGENTS'));
 const shots = process.env.SCREENSHOTS;
-if (shots) mkdirSync(shots, { recursive: true });
 
 const WIDTH = 1280;
 const HEIGHT = 800;
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-});
-const context = await browser.newContext({ viewport: { width: WIDTH, height: HEIGHT }, reducedMotion: 'reduce' });
-const page = await context.newPage();
-page.setDefaultTimeout(30000);
-let passed = 0;
-async function step(name, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    passed += 1;
-    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-  } catch (e) {
-    console.log(`FAIL ${name}: ${e.message}`);
-    if (shots) await page.screenshot({ path: `${shots}/layout-failure.png`, fullPage: true }).catch(() => {});
-    await browser.close();
-    process.exit(1);
-  }
-}
+const { page, step, done } = await open('layout', { width: WIDTH, height: HEIGHT, fullPage: true });
 const byTest = (id) => page.getByTestId(id);
 const expectText = (locator, text) => locator.filter({ hasText: text }).first().waitFor();
 
@@ -229,5 +206,4 @@ await step('the Audit log page fits', async () => {
   await checkView('admin-audit');
 });
 
-await browser.close();
-console.log(`layout: ${passed} passed`);
+await done();

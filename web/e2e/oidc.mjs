@@ -6,8 +6,7 @@
 //   BAI_EMAIL               the email bai shows once logged in
 //   CHROMIUM, SCREENSHOTS   as in run.mjs
 // Prints one line per step and "oidc: N passed" at the end; exits non-zero on the first failure.
-import { chromium } from 'playwright-core';
-import { mkdirSync } from 'node:fs';
+import { open } from './browser.mjs';
 
 const { BAI_URL: url, OIDC_NAME: name, OIDC_USER: user, BAI_EMAIL: email } = process.env;
 if (!url || !name || !user || !email) {
@@ -15,29 +14,8 @@ if (!url || !name || !user || !email) {
   process.exit(2);
 }
 const shots = process.env.SCREENSHOTS;
-if (shots) mkdirSync(shots, { recursive: true });
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-});
-const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-page.setDefaultTimeout(30000);
-let passed = 0;
-async function step(label, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    passed += 1;
-    console.log(`ok   ${label} (${Date.now() - t0} ms)`);
-  } catch (e) {
-    console.log(`FAIL ${label}: ${e.message} (at ${page.url()})`);
-    if (shots) await page.screenshot({ path: `${shots}/oidc-failure.png` }).catch(() => {});
-    await browser.close();
-    process.exit(1);
-  }
-}
+const { page, step, done } = await open('oidc');
 
 await step('the login page offers the provider', async () => {
   await page.goto(url);
@@ -72,5 +50,4 @@ await step("logout, and the provider's logout offered", async () => {
   await page.getByTestId('logout-oidc').waitFor();
 });
 
-await browser.close();
-console.log(`oidc: ${passed} passed`);
+await done();

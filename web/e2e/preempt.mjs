@@ -12,9 +12,8 @@
 //   CHROMIUM, SCREENSHOTS   as in run.mjs
 // Prints one line per step and "preempt: N passed" at the end; exits non-zero on the first
 // failure.
-import { chromium } from 'playwright-core';
+import { open } from './browser.mjs';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 
 const env = process.env;
 const { BAI_URL: url, BAI_USER: user, BAI_PASSWORD: password, BAI_EMAIL: email, BAI_BIN: bai, BAI_VICTIM: victim } = env;
@@ -22,31 +21,8 @@ if (!url || !user || !password || !email || !bai || !victim || !env.URGENT_ACCES
   console.error('set BAI_URL, BAI_USER, BAI_PASSWORD, BAI_EMAIL, BAI_BIN, BAI_VICTIM, URGENT_ACCESS_KEY, URGENT_SECRET_KEY and URGENT_ARGS');
   process.exit(2);
 }
-const shots = env.SCREENSHOTS;
-if (shots) mkdirSync(shots, { recursive: true });
 
-const browser = await chromium.launch({
-  executablePath: env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-});
-const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
-const page = await context.newPage();
-page.setDefaultTimeout(60000);
-let passed = 0;
-async function step(label, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    passed += 1;
-    console.log(`ok   ${label} (${Date.now() - t0} ms)`);
-  } catch (e) {
-    console.log(`FAIL ${label}: ${e.message} (at ${page.url()})`);
-    if (shots) await page.screenshot({ path: `${shots}/preempt-failure.png` }).catch(() => {});
-    await browser.close();
-    process.exit(1);
-  }
-}
+const { page, step, done } = await open('preempt', { timeout: 60000 });
 const byTest = (id) => page.getByTestId(id);
 
 await step('log in and see the running session', async () => {
@@ -80,5 +56,4 @@ await step('the Notifications list keeps it', async () => {
   await page.locator('.ant-list-item', { hasText: `${victim} was preempted` }).first().waitFor();
 });
 
-await browser.close();
-console.log(`preempt: ${passed} passed`);
+await done();

@@ -7,9 +7,8 @@
 //   CHROMIUM                            the browser (default /usr/bin/chromium)
 //   SCREENSHOTS                         if set, a directory for screenshots of the main pages
 // Prints one line per step and "e2e: N passed" at the end; exits non-zero on the first failure.
-import { chromium } from 'playwright-core';
+import { open } from './browser.mjs';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -22,7 +21,6 @@ if (!url || !email || !password || !folder) {
   console.error('set BAI_URL, BAI_EMAIL, BAI_PASSWORD and BAI_FOLDER');
   process.exit(2);
 }
-if (shots) mkdirSync(shots, { recursive: true });
 const modelDir = process.env.BAI_MODEL_DIR || fileURLToPath(new URL('../../tests/fixtures/model-nb/', import.meta.url));
 const modelFiles = ['model-definition.yaml', 'train.py', 'serve.py', 'corpus.tsv'];
 // The user shares a folder with this account; the admin steps accept it.
@@ -31,30 +29,7 @@ const adminEmailForShare = process.env.BAI_ADMIN_EMAIL || 'admin@bai.local';
 // busy machine.
 const SERVE_MS = 300000;
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-});
-// Reduced motion: the UI then opens dialogs without animation, so a click never lands on a
-// dialog still zooming in (on a busy machine, it could land on the mask and close it).
-const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, reducedMotion: 'reduce' });
-const page = await context.newPage();
-page.setDefaultTimeout(30000);
-let passed = 0;
-async function step(name, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    passed += 1;
-    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-  } catch (e) {
-    console.log(`FAIL ${name}: ${e.message}`);
-    if (shots) await page.screenshot({ path: `${shots}/failure.png` }).catch(() => {});
-    await browser.close();
-    process.exit(1);
-  }
-}
+const { browser, page, step, done, context } = await open('e2e', { width: 1400, height: 900, failureShot: 'failure' });
 const byTest = (id) => page.getByTestId(id);
 async function closeModal() {
   const close = page.locator('.ant-modal-wrap:visible .ant-modal-close').last();
@@ -949,5 +924,4 @@ if (adminEmail && adminPassword) {
   });
 }
 
-await browser.close();
-console.log(`e2e: ${passed} passed`);
+await done();

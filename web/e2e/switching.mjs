@@ -7,8 +7,7 @@
 //   BAI_ENDED                           an ended session of that user (the Finished tab shows it)
 //   CHROMIUM, SCREENSHOTS               as in run.mjs
 // Prints one line per step and "switching: N passed" at the end; exits non-zero on the first failure.
-import { chromium } from 'playwright-core';
-import { mkdirSync } from 'node:fs';
+import { open } from './browser.mjs';
 
 const url = process.env.BAI_URL;
 const email = process.env.BAI_EMAIL;
@@ -19,30 +18,8 @@ if (!url || !email || !password || !ended) {
   process.exit(2);
 }
 const shots = process.env.SCREENSHOTS;
-if (shots) mkdirSync(shots, { recursive: true });
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-});
-const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
-const page = await context.newPage();
-page.setDefaultTimeout(30000);
-let passed = 0;
-async function step(name, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    passed += 1;
-    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-  } catch (e) {
-    console.log(`FAIL ${name}: ${e.message}`);
-    if (shots) await page.screenshot({ path: `${shots}/switching-failure.png` }).catch(() => {});
-    await browser.close();
-    process.exit(1);
-  }
-}
+const { page, step, done } = await open('switching');
 const byTest = (id) => page.getByTestId(id);
 const expectText = (locator, text) => locator.filter({ hasText: text }).first().waitFor();
 /** The answer of a standby while no manager leads. */
@@ -124,5 +101,4 @@ await step('a create whose answer was lost is sent again with the same Idempoten
   if (!gone.ok()) throw new Error(`terminating ${name}: ${gone.status()} ${await gone.text()}`);
 });
 
-await browser.close();
-console.log(`switching: ${passed} passed`);
+await done();

@@ -38,6 +38,24 @@ pub struct DummyAgentConfig {
     pub images: Vec<String>,
 }
 
+impl DummyAgentConfig {
+    /// An agent `id` of the default group with `cores` cores and 16 GiB, claiming `image`,
+    /// starting kernels at once: the dummy agent of the in-process tests.
+    pub fn sized(id: &str, cores: u64, image: &str) -> DummyAgentConfig {
+        DummyAgentConfig {
+            id: id.into(),
+            scaling_group: "default".into(),
+            capacity: ResourceSlots {
+                cpu_milli: cores * 1000,
+                mem: 16 << 30,
+                accel: Default::default(),
+            },
+            start_delay: Duration::ZERO,
+            images: vec![image.into()],
+        }
+    }
+}
+
 /// How a scripted kernel creation goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CreateStep {

@@ -53,17 +53,7 @@ pub fn agent() -> DummyAgent {
 
 /// A dummy agent `id` of `cores` cores and 16 GiB, with the python image.
 pub fn agent_with(id: &str, cores: u64) -> DummyAgent {
-    DummyAgent::new(DummyAgentConfig {
-        id: id.into(),
-        scaling_group: "default".into(),
-        capacity: ResourceSlots {
-            cpu_milli: cores * 1000,
-            mem: 16 << 30,
-            accel: Default::default(),
-        },
-        start_delay: Duration::ZERO,
-        images: vec![IMAGE.into()],
-    })
+    DummyAgent::new(DummyAgentConfig::sized(id, cores, IMAGE))
 }
 
 pub fn config() -> ManagerConfig {

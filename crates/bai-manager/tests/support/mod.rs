@@ -14,7 +14,6 @@ use bai_manager::Manager;
 use bai_store::Store;
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// A `POST /session` body read as the HTTP edge reads it, then planned.
 pub fn plan(
@@ -44,17 +43,7 @@ pub fn store() -> Arc<Store> {
 
 /// The dummy agent of these tests: 8 cores, 16 GiB, the python image, no start delay.
 pub fn agent() -> DummyAgent {
-    DummyAgent::new(DummyAgentConfig {
-        id: "dummy-a".into(),
-        scaling_group: "default".into(),
-        capacity: bai_core::ResourceSlots {
-            cpu_milli: 8000,
-            mem: 16 << 30,
-            accel: Default::default(),
-        },
-        start_delay: Duration::ZERO,
-        images: vec![IMAGE.into()],
-    })
+    DummyAgent::new(DummyAgentConfig::sized("dummy-a", 8, IMAGE))
 }
 
 pub fn config() -> ManagerConfig {

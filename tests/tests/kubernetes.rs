@@ -363,8 +363,8 @@ fn an_urgent_session_preempts_a_pod_which_gets_sigterm() {
 /// read, deleted), and the service account really is that narrow (it may not list secrets).
 #[test]
 fn the_agent_runs_with_only_the_least_role() {
-    let _dist = DIST_OBJECTS.lock().unwrap_or_else(|p| p.into_inner());
     let cluster = Cluster::get();
+    let _dist = DIST_OBJECTS.lock().unwrap_or_else(|p| p.into_inner());
     let rbac = Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist/kubernetes/rbac.yaml");
     // A namespace left terminating by an earlier run must be gone first.
     let free = bai_e2e::wait_until(Duration::from_secs(120), || {

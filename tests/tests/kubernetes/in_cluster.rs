@@ -114,8 +114,9 @@ fn put(text: String, from: &str, to: &str) -> String {
 
 #[test]
 fn the_agent_runs_in_the_cluster_as_a_daemonset() {
-    let _dist = DIST_OBJECTS.lock().unwrap_or_else(|p| p.into_inner());
+    // The cluster first: held while waiting, it is not stopped and started again.
     let cluster = Cluster::get();
+    let _dist = DIST_OBJECTS.lock().unwrap_or_else(|p| p.into_inner());
     let kc = &cluster.kubeconfig;
     let node = env_of(kc, "BAI_KUBE_NODE").expect("BAI_KUBE_NODE in the cluster's env");
     let node_ip = env_of(kc, "BAI_KUBE_NODE_IP").expect("BAI_KUBE_NODE_IP in the cluster's env");

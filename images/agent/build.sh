@@ -4,12 +4,13 @@
 #
 #   images/agent/build.sh [TAG] [BINDIR]   (defaults: bai/agent:latest, target/release)
 #
-# BAI_AGENT_BASE names the base image (default debian:bookworm-slim; any glibc Debian 12+).
-# No registry is needed when the base is on the local engine. Where it is not and
-# bai/python:3.11-bookworm is (bai's own test machines, which reach no image registry), a
-# base without that image's kernel labels is made from it once (`docker export | docker
-# import`, tagged bai/agent-base:bookworm, kept for the next build): the agent's image must not
-# carry `ai.backend.kernelspec`, or Docker agents on the machine would offer it as a kernel.
+# BAI_AGENT_BASE names the base image (default debian:bookworm-slim; any glibc Debian 12+),
+# pulled by `docker build` when the engine lacks it. Where no registry answers (bai's test
+# machines), BAI_AGENT_BASE_FROM=IMAGE makes the base from a local IMAGE instead, once
+# (`docker export | docker import`, tagged bai/agent-base:local, kept for the next build and
+# made again only when IMAGE changes): a copy of its files without its labels, since the
+# agent's image must not carry `ai.backend.kernelspec` (a Docker agent on the machine would
+# offer it as a kernel image). The tests use bai/python:3.11-bookworm.
 # Push TAG to the cluster's registry, or load it on each node (`imagePullPolicy: IfNotPresent`).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -21,16 +22,16 @@ for b in baid bai-krunner; do
   [ -x "$bindir/$b" ] || { echo "error: $bindir/$b is missing (cargo build --release --bins)" >&2; exit 1; }
 done
 
-if ! docker image inspect "$base" >/dev/null 2>&1; then
-  src=bai/python:3.11-bookworm
+if [ -n "${BAI_AGENT_BASE_FROM:-}" ] && ! docker image inspect "$base" >/dev/null 2>&1; then
+  src="$BAI_AGENT_BASE_FROM"
   src_id="$(docker image inspect -f '{{.Id}}' "$src" 2>/dev/null)" || {
-    echo "error: the base image $base is not on this engine (pull it, or set BAI_AGENT_BASE)" >&2
+    echo "error: BAI_AGENT_BASE_FROM=$src is not on this engine" >&2
     exit 1
   }
-  base=bai/agent-base:bookworm
+  base=bai/agent-base:local
   have="$(docker image inspect -f '{{ index .Config.Labels "ai.bai.flattened-from" }}' "$base" 2>/dev/null || true)"
   if [ "$have" != "$src_id" ]; then
-    echo "making $base from $src (once per machine)" >&2
+    echo "making $base from $src" >&2
     c="$(docker create "$src")"
     trap 'docker rm -f "$c" >/dev/null 2>&1 || true' EXIT
     docker export "$c" | docker import --change "LABEL ai.bai.flattened-from=$src_id" \

@@ -140,6 +140,8 @@ fn the_agent_runs_in_the_cluster_as_a_daemonset() {
         Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("../images/agent/build.sh"))
             .arg(&image)
             .arg(&bindir)
+            // No registry answers here: the base is made from the local python image.
+            .env("BAI_AGENT_BASE_FROM", "bai/python:3.11-bookworm")
             .stdin(Stdio::null())
             .output()
             .expect("run images/agent/build.sh");

@@ -72,6 +72,8 @@ images/python/build.sh
 for recipe in images/*/build.sh; do
   case "$recipe" in
     images/python/build.sh) ;;
+    # Not a kernel image: the agent's, from built binaries (docs/KUBERNETES.md).
+    images/agent/build.sh) ;;
     images/python-ml/build.sh)
       if [ "${1:-}" = "--test" ] || docker image inspect bai/python-ml:3.11-bookworm >/dev/null 2>&1; then
         "$recipe"

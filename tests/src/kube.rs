@@ -38,19 +38,29 @@ pub struct Cluster {
 
 /// `KUBECTL` from the cluster's `env` file, else `kubectl` on the PATH.
 pub fn kubectl_of(kubeconfig: &Path) -> String {
+    env_of(kubeconfig, "KUBECTL").unwrap_or_else(|| "kubectl".into())
+}
+
+/// `KEY` from the `env` file `scripts/kube-cluster.sh start` writes beside the kubeconfig
+/// (`BAI_KUBE_NODE`, `BAI_KUBE_NODE_IP`, `BAI_KUBE_SERVER` …), when set and not empty.
+pub fn env_of(kubeconfig: &Path, key: &str) -> Option<String> {
     let env = kubeconfig.with_file_name("env");
+    let prefix = format!("{key}=");
     std::fs::read_to_string(env)
         .ok()
         .and_then(|t| {
             t.lines().find_map(|l| {
                 let v = l.trim().strip_prefix("export ").unwrap_or(l.trim());
-                v.strip_prefix("KUBECTL=")
+                v.strip_prefix(&prefix)
                     .map(|v| v.trim_matches(|c| c == '"' || c == '\'').to_string())
             })
         })
         .filter(|k| !k.is_empty())
-        .unwrap_or_else(|| "kubectl".into())
 }
+
+/// Held by a test that uses `dist/kubernetes/rbac.yaml` as it is (the namespace `bai`, the
+/// cluster-wide role `bai-agent`): one such test at a time in a binary.
+pub static DIST_OBJECTS: Mutex<()> = Mutex::new(());
 
 /// The cluster the tests of this binary share while any of them runs (tests run side by side:
 /// one start, stopped when the last one drops it).

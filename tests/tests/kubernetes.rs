@@ -15,13 +15,16 @@
 mod commit;
 
 use bai_e2e::bin;
-use bai_e2e::kube::{Cluster, MANAGED, joined};
+use bai_e2e::kube::{Cluster, DIST_OBJECTS, MANAGED, joined};
 use bai_e2e::remote::agent_command;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+#[path = "kubernetes/in_cluster.rs"]
+mod in_cluster;
 
 #[test]
 fn a_session_runs_as_a_pod_and_leaves_nothing() {
@@ -364,6 +367,7 @@ fn an_urgent_session_preempts_a_pod_which_gets_sigterm() {
 #[test]
 fn the_agent_runs_with_only_the_least_role() {
     let cluster = Cluster::get();
+    let _dist = DIST_OBJECTS.lock().unwrap_or_else(|p| p.into_inner());
     let rbac = Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist/kubernetes/rbac.yaml");
     // A namespace left terminating by an earlier run must be gone first.
     let free = bai_e2e::wait_until(Duration::from_secs(120), || {

@@ -1,0 +1,371 @@
+//! The agent in the cluster: `dist/kubernetes/rbac.yaml` and `dist/kubernetes/agent.yaml`
+//! applied as shipped (with the test's values in place of the image, the manager, the data
+//! dir and the commented API-server lines), the image built by `images/agent/build.sh` from
+//! this build's binaries. The DaemonSet's pod uses the in-cluster config (its
+//! ServiceAccount's token; no kubeconfig anywhere in it), joins the test's manager at the
+//! node's address, runs a session end to end, and a new pod of the DaemonSet re-adopts a
+//! running kernel after the old one is deleted.
+
+use bai_e2e::bin;
+use bai_e2e::kube::{Cluster, DIST_OBJECTS, env_of};
+use bai_e2e::remote::{manager_for_machines, wait_status};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+const AGENT_LABEL: &str = "app.kubernetes.io/name=bai-agent";
+
+fn dist(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../dist/kubernetes")
+        .join(name)
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// `kubectl ARGS` with `input` on its stdin.
+fn kubectl_in(cluster: &Cluster, args: &[&str], input: &str) -> Output {
+    let mut c = Command::new(&cluster.kubectl)
+        .arg("--kubeconfig")
+        .arg(&cluster.kubeconfig)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run kubectl");
+    c.stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write to kubectl");
+    c.wait_with_output().expect("kubectl")
+}
+
+/// The agent pods of the DaemonSet: (name, phase).
+fn agent_pods(cluster: &Cluster) -> Vec<(String, String)> {
+    let out = cluster.kubectl(&["get", "pods", "-n", "bai", "-l", AGENT_LABEL, "-o", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    v["items"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|p| {
+                    let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+                    (s(&p["metadata"]["name"]), s(&p["status"]["phase"]))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn agent_log(cluster: &Cluster, pod: &str) -> String {
+    text(&cluster.kubectl(&["logs", "-n", "bai", pod, "-c", "agent"]))
+}
+
+/// What the test applied, removed on drop (also when it fails): the DaemonSet and its pods
+/// first (they use the data dir), then the Secret, the objects of rbac.yaml and the image.
+struct Installed<'a> {
+    cluster: &'a Cluster,
+    manifest: String,
+    image: String,
+}
+
+impl Drop for Installed<'_> {
+    fn drop(&mut self) {
+        let c = self.cluster;
+        kubectl_in(
+            c,
+            &["delete", "-f", "-", "--ignore-not-found"],
+            &self.manifest,
+        );
+        bai_e2e::wait_until(Duration::from_secs(60), || agent_pods(c).is_empty());
+        c.kubectl(&[
+            "delete",
+            "secret",
+            "bai-agent-token",
+            "-n",
+            "bai",
+            "--ignore-not-found",
+        ]);
+        let rbac = dist("rbac.yaml");
+        c.kubectl(&["delete", "-f", &rbac.to_string_lossy(), "--wait=false"]);
+        let _ = Command::new("docker")
+            .args(["rmi", "-f", &self.image])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// `text` with `from` replaced by `to`, which must be there (a changed file fails here, not
+/// later in a pod that runs with a placeholder).
+fn put(text: String, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "agent.yaml has no `{from}` any more");
+    text.replace(from, to)
+}
+
+#[test]
+fn the_agent_runs_in_the_cluster_as_a_daemonset() {
+    // The cluster first: held while waiting, it is not stopped and started again.
+    let cluster = Cluster::get();
+    let _dist = DIST_OBJECTS.lock().unwrap_or_else(|p| p.into_inner());
+    let kc = &cluster.kubeconfig;
+    let node = env_of(kc, "BAI_KUBE_NODE").expect("BAI_KUBE_NODE in the cluster's env");
+    let node_ip = env_of(kc, "BAI_KUBE_NODE_IP").expect("BAI_KUBE_NODE_IP in the cluster's env");
+    let server = env_of(kc, "BAI_KUBE_SERVER").expect("BAI_KUBE_SERVER in the cluster's env");
+    let (api_host, api_port) = server
+        .trim_start_matches("https://")
+        .trim_end_matches('/')
+        .rsplit_once(':')
+        .expect("the API server's host:port");
+    // A namespace left terminating by an earlier run must be gone first.
+    let free = bai_e2e::wait_until(Duration::from_secs(120), || {
+        let out = cluster.kubectl(&["get", "namespace", "bai", "-o", "jsonpath={.status.phase}"]);
+        String::from_utf8_lossy(&out.stdout).trim() != "Terminating"
+    });
+    assert!(free, "the namespace bai is still terminating");
+
+    // The image, from this build's binaries (the base's layers are reused).
+    let image = format!("bai-e2e/agent:{}", std::process::id());
+    let bindir = bin("baid").parent().expect("target dir").to_path_buf();
+    let built =
+        Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("../images/agent/build.sh"))
+            .arg(&image)
+            .arg(&bindir)
+            // No registry answers here: the base is made from the local python image.
+            .env("BAI_AGENT_BASE_FROM", "bai/python:3.11-bookworm")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run images/agent/build.sh");
+    assert!(built.status.success(), "{}", text(&built));
+
+    let (s, port, token) = manager_for_machines(&[]);
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--egress",
+            "open",
+        ],
+    )
+    .expect_ok();
+    let data = tempfile::Builder::new()
+        .prefix("bai-kagent-pod-")
+        .tempdir()
+        .expect("tempdir");
+    let data_dir = data.path().to_string_lossy().to_string();
+    let manifest = std::fs::read_to_string(dist("agent.yaml")).expect("agent.yaml");
+    let manifest = put(
+        manifest,
+        "image: bai/agent:latest",
+        &format!("image: {image}"),
+    );
+    let manifest = put(
+        manifest,
+        "manager.example.org:5002",
+        &format!("{node_ip}:{port}"),
+    );
+    let manifest = put(manifest, "/var/lib/bai", &data_dir);
+    let manifest = put(
+        manifest,
+        "# KUBERNETES_SERVICE_HOST: \"10.96.0.1\"",
+        &format!("KUBERNETES_SERVICE_HOST: \"{api_host}\""),
+    );
+    let manifest = put(
+        manifest,
+        "# KUBERNETES_SERVICE_PORT: \"443\"",
+        &format!("KUBERNETES_SERVICE_PORT: \"{api_port}\""),
+    );
+    let installed = Installed {
+        cluster: &cluster,
+        manifest,
+        image,
+    };
+    let rbac = dist("rbac.yaml");
+    let applied = cluster.kubectl(&["apply", "-f", &rbac.to_string_lossy()]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    let secret = cluster.kubectl(&[
+        "create",
+        "secret",
+        "generic",
+        "bai-agent-token",
+        "-n",
+        "bai",
+        &format!("--from-literal=token={token}"),
+    ]);
+    assert!(secret.status.success(), "{}", text(&secret));
+    let applied = kubectl_in(&cluster, &["apply", "-f", "-"], &installed.manifest);
+    assert!(applied.status.success(), "{}", text(&applied));
+
+    // The DaemonSet's pod joins the manager as the node's agent.
+    let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_status(&s, &node, "ALIVE", 120)
+    }));
+    let pods = agent_pods(&cluster);
+    let describe = || text(&cluster.kubectl(&["describe", "pods", "-n", "bai", "-l", AGENT_LABEL]));
+    assert!(
+        joined.is_ok(),
+        "the agent pod did not join: {pods:?}\n{}\n{}",
+        describe(),
+        pods.iter()
+            .map(|(p, _)| agent_log(&cluster, p))
+            .collect::<String>()
+    );
+    assert_eq!(pods.len(), 1, "one agent pod on the one node: {pods:?}");
+    let first = pods[0].0.clone();
+
+    // It runs as shipped: on the host network, root with three capabilities, read-only root,
+    // and with no kubeconfig: the client is the in-cluster one, at the service address the
+    // ConfigMap gave, with the ServiceAccount's token.
+    let out = cluster.kubectl(&["get", "pod", "-n", "bai", &first, "-o", "json"]);
+    let pod: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the agent's pod");
+    assert_eq!(pod["spec"]["hostNetwork"], true, "{pod}");
+    assert_eq!(pod["spec"]["serviceAccountName"], "bai-agent", "{pod}");
+    let agent = &pod["spec"]["containers"][0];
+    let sc = &agent["securityContext"];
+    assert_eq!(sc["privileged"], false, "{sc}");
+    assert_eq!(sc["readOnlyRootFilesystem"], true, "{sc}");
+    assert_eq!(
+        sc["capabilities"]["add"],
+        serde_json::json!(["CHOWN", "DAC_OVERRIDE", "FOWNER"]),
+        "{sc}"
+    );
+    assert!(!agent.to_string().contains("kubeconfig"), "{agent}");
+    // The pod's status may lag its container: its log is read once the kubelet says so.
+    let log = bai_e2e::poll(Duration::from_secs(60), Duration::from_millis(300), || {
+        let log = agent_log(&cluster, &first);
+        log.contains("joined the manager").then_some(log)
+    })
+    .unwrap_or_else(|| agent_log(&cluster, &first));
+    assert!(
+        log.contains("connected to the Kubernetes API server")
+            && log.contains(&format!("https://{api_host}:{api_port}/")),
+        "{log}\n{}\n{}",
+        describe(),
+        text(&cluster.kubectl(&["get", "events", "-n", "bai"]))
+    );
+    let token = cluster.kubectl(&[
+        "exec",
+        "-n",
+        "bai",
+        &first,
+        "-c",
+        "agent",
+        "--",
+        "cat",
+        "/var/run/secrets/kubernetes.io/serviceaccount/namespace",
+    ]);
+    assert_eq!(
+        text(&token).trim(),
+        "bai",
+        "the ServiceAccount's token is mounted"
+    );
+
+    // A session end to end through the agent in the pod; nothing of it is left.
+    let r = s.bai(
+        &s.admin,
+        &[
+            "run",
+            "--rm",
+            "-r",
+            "cpu=0.25",
+            "-r",
+            "mem=256m",
+            "-c",
+            "import os; print('in the cluster', os.getuid())",
+            "python",
+        ],
+    );
+    assert!(r.ok(), "{r:?}\nagent:\n{}", agent_log(&cluster, &first));
+    assert_eq!(r.stdout.trim(), "in the cluster 1000", "{r:?}");
+    let gone = bai_e2e::wait_until(Duration::from_secs(60), || {
+        cluster.bai_pods("bai").is_empty()
+    });
+    assert!(gone, "pods left: {:?}", cluster.bai_pods("bai"));
+    let kernels = data.path().join("kernels");
+    let left = || std::fs::read_dir(&kernels).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(
+        left(),
+        0,
+        "kernel directories left under {}",
+        kernels.display()
+    );
+
+    // A cluster session of two pods (their host table is rewritten in place as each gets
+    // its address: a file already handed to uid 1000, which FOWNER lets the agent chmod).
+    // The agent's pod deleted: the DaemonSet's next one re-adopts the running kernels.
+    s.bai(
+        &s.admin,
+        &[
+            "start",
+            "-t",
+            "kept",
+            "--cluster-size",
+            "2",
+            "-r",
+            "cpu=0.25",
+            "-r",
+            "mem=256m",
+            "python",
+        ],
+    )
+    .expect_ok();
+    let info = s.wait_status(&s.admin, "kept", "RUNNING", 180);
+    assert_eq!(info["agent"], node.as_str(), "{info}");
+    let kernel_pods = cluster.bai_pods("bai");
+    assert_eq!(kernel_pods.len(), 2, "{kernel_pods:?}");
+    let out = cluster.kubectl(&[
+        "get",
+        "pods",
+        "-n",
+        "bai",
+        "-l",
+        "app.kubernetes.io/managed-by=bai",
+        "-o",
+        "jsonpath={range .items[?(@.spec.hostname==\"sub1\")]}{.status.podIP}{end}",
+    ]);
+    let sub1 = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(!sub1.is_empty(), "{}", text(&out));
+    let deleted = cluster.kubectl(&["delete", "pod", "-n", "bai", &first]);
+    assert!(deleted.status.success(), "{}", text(&deleted));
+    let second = s.wait_for(120, "a new agent pod that joined", || {
+        agent_pods(&cluster)
+            .into_iter()
+            .find(|(p, phase)| {
+                p != &first
+                    && phase == "Running"
+                    && agent_log(&cluster, p).contains("joined the manager")
+            })
+            .map(|(p, _)| p)
+    });
+    let code = "import socket; print(6 * 7, socket.gethostbyname('sub1'))";
+    let r = s.bai(&s.admin, &["run", "-t", "kept", "-c", code, "python"]);
+    assert!(r.ok(), "{r:?}\nagent:\n{}", agent_log(&cluster, &second));
+    assert_eq!(r.stdout.trim(), format!("42 {sub1}"), "{r:?}");
+    assert_eq!(cluster.bai_pods("bai"), kernel_pods, "the same kernel pods");
+    s.bai(&s.admin, &["rm", "kept"]).expect_ok();
+    let gone = bai_e2e::wait_until(Duration::from_secs(60), || {
+        cluster.bai_pods("bai").is_empty()
+    });
+    assert!(gone, "pods left: {:?}", cluster.bai_pods("bai"));
+    let cleaned = bai_e2e::wait_until(Duration::from_secs(30), || left() == 0);
+    assert!(
+        cleaned,
+        "kernel directories left under {}",
+        kernels.display()
+    );
+
+    drop(installed);
+    drop(s);
+}

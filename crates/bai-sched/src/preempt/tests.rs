@@ -253,7 +253,13 @@ fn a_multi_node_head_preempts_on_as_many_agents_as_its_kernels_need() {
     // victim; b's victim makes room for the other.
     let a = [agent("a", 8, 4), agent("b", 8, 8)];
     let vb = victim("b", 4, 0, 60);
-    let p = run(&cfg(Mode::Priority), &multi(4, 2, 50), &a, &[vb.clone()]).expect("a plan");
+    let p = run(
+        &cfg(Mode::Priority),
+        &multi(4, 2, 50),
+        &a,
+        std::slice::from_ref(&vb),
+    )
+    .expect("a plan");
     assert_eq!(p.victims, vec![vb.id]);
     let mut on = p.placement.clone();
     on.sort();
@@ -261,7 +267,13 @@ fn a_multi_node_head_preempts_on_as_many_agents_as_its_kernels_need() {
     // Two kernels may share a freed agent.
     let a = [agent("a", 8, 8)];
     let big = victim("a", 8, 0, 60);
-    let p = run(&cfg(Mode::Priority), &multi(4, 2, 50), &a, &[big.clone()]).expect("a plan");
+    let p = run(
+        &cfg(Mode::Priority),
+        &multi(4, 2, 50),
+        &a,
+        std::slice::from_ref(&big),
+    )
+    .expect("a plan");
     assert_eq!(p.placement, vec![("a".to_string(), 2)]);
 }
 
@@ -329,7 +341,12 @@ fn nobody_is_preempted_for_a_multi_node_head_that_would_still_not_start() {
     );
     // Nor when a kernel is larger than any agent.
     assert_eq!(
-        run(&cfg(Mode::Priority), &multi(9, 2, 50), &a, &[low.clone()]),
+        run(
+            &cfg(Mode::Priority),
+            &multi(9, 2, 50),
+            &a,
+            std::slice::from_ref(&low)
+        ),
         None
     );
     // Nor on agents it may not go to: b's victim is on an agent outside its eligible ones.

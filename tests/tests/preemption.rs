@@ -1,13 +1,18 @@
 //! Preemption end to end (issue 58 item 4), through the `bai` CLI: a resource group with
 //! `--preemption priority`, full of low-priority batch work, takes an urgent session; the
 //! victim is PREEMPTED (its processes get SIGTERM), then ends or goes back to the queue
-//! with its id and name, and starts again only after its preemptor started. A manager
-//! killed in the middle of a preemption leaves no victim ended without its preemptor placed.
+//! with its id and name, and starts again only after its preemptor started. A multi-node
+//! urgent session preempts on as many agents as its kernels need (and nobody when that would
+//! not make room for all of them). A manager killed in the middle of a preemption leaves no
+//! victim ended without its preemptor placed.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::{Account, Server};
 
-fn batch(s: &Server, who: &Account, name: &str, extra: &[&str]) {
+#[path = "preemption/multi_node.rs"]
+mod multi_node;
+
+pub(crate) fn batch(s: &Server, who: &Account, name: &str, extra: &[&str]) {
     let mut a = vec!["start", "--enqueue-only", "--type", "batch", "-t", name];
     a.extend_from_slice(extra);
     a.push("python");
@@ -15,7 +20,7 @@ fn batch(s: &Server, who: &Account, name: &str, extra: &[&str]) {
 }
 
 /// The default group preempts by priority with a short grace; what `bai` printed.
-fn preempting(s: &Server, grace: &str) -> String {
+pub(crate) fn preempting(s: &Server, grace: &str) -> String {
     let r = s.bai(
         &s.admin,
         &[
@@ -34,7 +39,7 @@ fn preempting(s: &Server, grace: &str) -> String {
 }
 
 /// Waits until `name` is PENDING for want of room.
-fn waits_for_room(s: &Server, who: &Account, name: &str) {
+pub(crate) fn waits_for_room(s: &Server, who: &Account, name: &str) {
     s.wait_for(30, &format!("{name} to wait for room"), || {
         let i = s.info(who, name);
         i["status_info"]

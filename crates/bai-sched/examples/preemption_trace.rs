@@ -218,8 +218,7 @@ fn main() {
                 .filter(|h| !h.w.urgent && h.grace_ends.is_none())
                 .map(|h| Candidate {
                     id: h.w.id,
-                    agent: h.agent.clone(),
-                    slots: gpus(h.w.gpus),
+                    held: vec![(h.agent.clone(), gpus(h.w.gpus))],
                     priority: 10,
                     factor: None,
                     running_since: h.started,
@@ -274,7 +273,7 @@ fn main() {
             };
             let on_agent: u64 = held
                 .iter()
-                .filter(|h| h.agent == p.agent)
+                .filter(|h| p.placement.iter().any(|(a, _)| *a == h.agent))
                 .map(|h| h.w.gpus)
                 .sum();
             let free = GPUS_PER_AGENT - on_agent;

@@ -384,9 +384,9 @@ pub fn schedule(cfg: &GroupConfig, snap: &Snapshot, state: &mut GroupState) -> P
                         }
                         if let Some(p) = preempting {
                             let ended = format!(
-                                "preempting {} running session(s) on agent {} ({}); they end by {}",
+                                "preempting {} running session(s) on {} ({}); they end by {}",
                                 p.victims.len(),
-                                p.agent,
+                                p.agents(),
                                 p.why,
                                 reserve::when(p.ends_by)
                             );
@@ -464,28 +464,41 @@ fn plan_preemption(
     )
 }
 
-/// The head's reservation of the agent its victims free, from the end of their grace.
+/// The head's reservation of the agents of its placement, from the end of its victims'
+/// grace: on each, what its kernels there need out of what will be free then.
 fn reserve_freed(
     w: &crate::types::Workload,
     p: &Preemption,
     agents: &[AgentState],
     snap: &Snapshot,
 ) -> Reservation {
-    let index = agents.iter().position(|a| a.id == p.agent).unwrap_or(0);
-    let freed = snap
+    let each = gang::per_kernel(w);
+    let victims: Vec<&preempt::Candidate> = snap
         .preemptible
         .iter()
         .filter(|c| p.victims.contains(&c.id))
-        .fold(agents[index].free(), |f, c| f.add(&c.slots));
+        .collect();
+    let reserved = p
+        .placement
+        .iter()
+        .filter_map(|(agent, n)| {
+            let index = agents.iter().position(|a| a.id == *agent)?;
+            let freed = victims
+                .iter()
+                .fold(agents[index].free(), |f, c| f.add(&c.on(agent)));
+            let need = each.times(u64::from(*n));
+            Some(Reserved {
+                agent: agent.clone(),
+                index,
+                spare: freed.checked_sub(&need),
+                need,
+            })
+        })
+        .collect();
     Reservation {
         head: w.id,
         at: p.ends_by,
-        agents: vec![Reserved {
-            agent: p.agent.clone(),
-            index,
-            spare: freed.checked_sub(&w.slots),
-            need: w.slots.clone(),
-        }],
+        agents: reserved,
     }
 }
 

@@ -54,7 +54,7 @@ pub enum Backfill {
 }
 
 /// How many times `want` fits in `free`, up to `cap`.
-fn fits_times(want: &ResourceSlots, free: &ResourceSlots, cap: u32) -> u32 {
+pub(crate) fn fits_times(want: &ResourceSlots, free: &ResourceSlots, cap: u32) -> u32 {
     let mut n = 0;
     let mut left = free.clone();
     while n < cap && want.fits_in(&left) {

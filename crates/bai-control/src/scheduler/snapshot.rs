@@ -53,7 +53,7 @@ fn entered(r: &SessionRow, status: S) -> Option<DateTime<Utc>> {
 }
 
 /// The running sessions of group `g` that its preemption policy lets a pending session end:
-/// up, of a type it covers, on one agent.
+/// up, of a type it covers, placed (on one agent or, multi-node, on several).
 fn preemptible(
     g: &ResourceGroupRow,
     active: &[SessionRow],
@@ -70,14 +70,21 @@ fn preemptible(
                 && g.preemption.covers(r.spec.session_type)
         })
         .filter_map(|r| {
-            let held = held_on(r, placements);
-            let [(agent, slots)] = held.as_slice() else {
+            // Each agent once, with all its kernels there (a multi-node session spans
+            // several: ending it frees room on each).
+            let mut held: Vec<(String, ResourceSlots)> = Vec::new();
+            for (agent, slots) in held_on(r, placements) {
+                match held.iter_mut().find(|(a, _)| *a == agent) {
+                    Some((_, s)) => *s = s.add(&slots),
+                    None => held.push((agent, slots)),
+                }
+            }
+            if held.is_empty() {
                 return None;
-            };
+            }
             Some(bai_sched::preempt::Candidate {
                 id: r.id,
-                agent: agent.clone(),
-                slots: slots.clone(),
+                held,
                 priority: r.spec.priority,
                 factor: None,
                 running_since: entered(r, S::Running).unwrap_or_else(Utc::now),

@@ -58,10 +58,33 @@ impl Default for Config {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
     pub id: Uuid,
-    pub agent: String,
-    pub slots: ResourceSlots,
+    /// What it holds on each of its agents (one agent, or several for a multi-node session:
+    /// ending it frees room on all of them), each agent once.
+    pub held: Vec<(String, ResourceSlots)>,
     pub priority: i64,
     /// Its owner's fair-share factor (`fairshare` mode; None: at its share, 0.5).
     pub factor: Option<f64>,
     pub running_since: DateTime<Utc>,
+}
+
+impl Candidate {
+    /// What it holds on `agent` (nothing when it has no kernel there).
+    pub fn on(&self, agent: &str) -> ResourceSlots {
+        self.held
+            .iter()
+            .filter(|(a, _)| a == agent)
+            .fold(ResourceSlots::default(), |t, (_, s)| t.add(s))
+    }
+
+    /// What it holds in all (what ending it costs).
+    pub fn slots(&self) -> ResourceSlots {
+        self.held
+            .iter()
+            .fold(ResourceSlots::default(), |t, (_, s)| t.add(s))
+    }
+
+    /// Whether it has a kernel on `agent`.
+    pub fn is_on(&self, agent: &str) -> bool {
+        self.held.iter().any(|(a, _)| a == agent)
+    }
 }

@@ -7,7 +7,8 @@
 //! `sid`) or person (`issuer`, `sub`) it names; a disabled user or keypair is refused at use
 //! (the caller checks the keypair on every request). New: each access key keeps at most
 //! [`MOST_PER_KEY`] sessions (its least recently used go first), and the expired ones are
-//! swept at every login, so nobody can fill the table.
+//! swept at every login and every hour ([`WebSessions::spawn_sweeper`]), so nobody can fill
+//! the table.
 //!
 //! The request path stays cheap. Every web-UI request checks its cookie, but the store is
 //! asked (and the last use written) at most once per [`REFRESH`] (60 s) for each cookie:
@@ -156,6 +157,19 @@ impl WebSessions {
             }
         }
         live
+    }
+
+    /// Removes the sessions idle past [`IDLE`] now and every hour, for as long as the
+    /// manager runs (logins sweep them too).
+    pub fn spawn_sweeper(&self) {
+        let store = self.store.clone();
+        crate::hourly::spawn("web session sweep", move || {
+            match store.web_sessions_sweep(IDLE) {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(sessions = n, "idle web sessions swept"),
+                Err(e) => tracing::warn!(error = %e, "could not sweep the idle web sessions"),
+            }
+        });
     }
 
     /// Ends the session of `token` (a logout).

@@ -285,7 +285,7 @@ fn refusal(why: &str) -> Response {
 fn logged_in(m: &Manager, kp: bai_store::KeypairRow, via: &str) -> Response {
     let (caller, cookie) = match open_session(m, kp, via, None) {
         Ok(opened) => opened,
-        Err(e) => return unkept(&e),
+        Err(e) => return unkept(e),
     };
     let mut r = Json(LoginReply {
         authenticated: true,
@@ -327,16 +327,10 @@ pub(super) fn open_session(
     Ok((caller, cookie))
 }
 
-/// The 503 of a login or logout that the store cannot keep now.
-pub(super) fn unkept(e: &bai_store::StoreError) -> Response {
-    tracing::error!(error = %e, "the store cannot keep a web session now");
-    crate::error::ApiError(Problem::new(
-        503,
-        "database-unavailable",
-        "Database unavailable",
-        "bai cannot keep your web session now (its database does not answer): try again in a moment.",
-    ))
-    .into_response()
+/// The answer to a login or logout that the store cannot keep now (503 when the database
+/// cannot be reached, as every store failure answers).
+fn unkept(e: bai_store::StoreError) -> Response {
+    crate::error::ApiError::from(e).into_response()
 }
 
 /// An argon2 hash of a random password, compared against when the email is unknown.
@@ -348,7 +342,7 @@ pub async fn logout(State(m): State<Arc<Manager>>, headers: HeaderMap) -> Respon
         && let Err(e) = m.web_sessions.close(&t)
     {
         // Still logged in: saying otherwise would leave a session the person thinks ended.
-        return unkept(&e);
+        return unkept(e);
     }
     let mut r = Json(LogoutReply {
         authenticated: false,

@@ -271,6 +271,18 @@ impl Server {
         assert!(ok, "kill {signal} {}", self.pid());
     }
 
+    /// The web password `baid up` made for `email` (`web-login.txt` in its data dir: one
+    /// `EMAIL PASSWORD` a line).
+    pub fn web_password(&self, email: &str) -> String {
+        std::fs::read_to_string(self.data_dir.path().join("web-login.txt"))
+            .expect("baid writes the web passwords")
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{email} ")))
+            .expect("a web password")
+            .trim()
+            .to_string()
+    }
+
     /// What baid printed on its standard output so far.
     pub fn output(&self) -> String {
         std::fs::read_to_string(self.data_dir.path().join("baid.out")).unwrap_or_default()

@@ -144,6 +144,11 @@ impl Browser {
         self.jar.get(name)
     }
 
+    /// Puts a cookie in the jar (one kept from another browser).
+    pub fn set_cookie(&mut self, name: &str, value: &str) {
+        self.jar.insert(name.to_string(), value.to_string());
+    }
+
     pub fn send(
         &mut self,
         method: &str,
@@ -151,7 +156,6 @@ impl Browser {
         form: Option<&[(&str, &str)]>,
         json: bool,
     ) -> Page {
-        let cookies: Vec<String> = self.jar.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let mut req = match method {
             "POST" => self.http.post(url),
             _ => self.http.get(url),
@@ -164,11 +168,35 @@ impl Browser {
                 "text/html,*/*"
             },
         );
-        if !cookies.is_empty() {
-            req = req.header("cookie", cookies.join("; "));
-        }
         if let Some(f) = form {
             req = req.form(f);
+        }
+        self.exchange(url, req)
+    }
+
+    /// `POST /server/login` at `endpoint` as the web UI sends it (a local or directory
+    /// account): the status; the session's cookie is in the jar.
+    pub fn web_login(&mut self, endpoint: &str, email: &str, password: &str) -> u16 {
+        let url = format!("{endpoint}/server/login");
+        let req = self
+            .http
+            .post(&url)
+            .json(&json!({"username": email, "password": password}));
+        self.exchange(&url, req).status
+    }
+
+    /// `POST /server/logout` at `endpoint` as the web UI sends it: the status.
+    pub fn web_logout(&mut self, endpoint: &str) -> u16 {
+        let url = format!("{endpoint}/server/logout");
+        let req = self.http.post(&url).header("x-bai-web", "1");
+        self.exchange(&url, req).status
+    }
+
+    /// Sends `req` (to `url`) with the jar's cookies; keeps the cookies it sets.
+    fn exchange(&mut self, url: &str, mut req: reqwest::RequestBuilder) -> Page {
+        let cookies: Vec<String> = self.jar.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        if !cookies.is_empty() {
+            req = req.header("cookie", cookies.join("; "));
         }
         let r = self.rt.block_on(req.send()).expect("the request");
         for v in r.headers().get_all("set-cookie") {

@@ -49,17 +49,6 @@ fn login_cookie(port: u16, cert: &std::path::Path, email: &str, password: &str) 
     })
 }
 
-/// The web password baid made for `email` (`web-login.txt`: one `EMAIL PASSWORD` a line).
-fn web_password(s: &Server, email: &str) -> String {
-    std::fs::read_to_string(s.data_dir.path().join("web-login.txt"))
-        .expect("baid writes the web passwords")
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{email} ")))
-        .expect("a web password")
-        .trim()
-        .to_string()
-}
-
 #[test]
 fn the_api_and_the_web_ui_over_https() {
     let s = Server::start_with(&[
@@ -136,7 +125,7 @@ fn the_api_and_the_web_ui_over_https() {
         port,
         &cert,
         "user@bai.local",
-        &web_password(&s, "user@bai.local"),
+        &s.web_password("user@bai.local"),
     );
     for attr in ["HttpOnly", "SameSite=Strict", "Secure"] {
         assert!(cookie.contains(attr), "{attr} in {cookie}");

@@ -269,16 +269,6 @@ fn account_of(s: &Server, email: &str) -> Account {
     a
 }
 
-fn web_password(s: &Server, email: &str) -> String {
-    std::fs::read_to_string(s.data_dir.path().join("web-login.txt"))
-        .expect("baid writes the web passwords")
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{email} ")))
-        .expect("a web password")
-        .trim()
-        .to_string()
-}
-
 #[test]
 fn directory_users_log_in_and_follow_the_directory() {
     let mut ldap = Slapd::start();
@@ -356,7 +346,7 @@ fn directory_users_log_in_and_follow_the_directory() {
 
     // A local account still logs in with its own password (not the directory's).
     let admin_email = "admin@bai.local";
-    let (status, local) = login(&s, admin_email, &web_password(&s, admin_email));
+    let (status, local) = login(&s, admin_email, &s.web_password(admin_email));
     assert_eq!(status, 200, "{local}");
 
     // The directory is down: a clear 503 for directory names, local accounts unaffected.
@@ -370,7 +360,7 @@ fn directory_users_log_in_and_follow_the_directory() {
         Some(true),
         "{down}"
     );
-    let (status, local) = login(&s, admin_email, &web_password(&s, admin_email));
+    let (status, local) = login(&s, admin_email, &s.web_password(admin_email));
     assert_eq!(status, 200, "{local}");
     // No password reached the log.
     let log = s.log();

@@ -12,12 +12,15 @@
 //! `failover` shows the switch as a person at `bai` sees it: a create through the standby
 //! while the leader is frozen, or while none leads yet. `nemesis` runs hundreds of
 //! operations while the leader is killed, paused or loses its database again and again.
+//! `web_login`: a web UI login outlives the leader it was made at.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 #[path = "managers/failover.rs"]
 mod failover;
 #[path = "managers/nemesis.rs"]
 mod nemesis;
+#[path = "managers/web_login.rs"]
+mod web_login;
 
 use bai_e2e::apps::jupyter_through_app;
 use bai_e2e::cut::CutLink;
@@ -68,8 +71,18 @@ fn cluster_on(index: u8, url_a: &str, url_b: &str) -> Cluster {
     cluster_with(index, url_a, url_b, &[])
 }
 
-/// [`cluster_on`] with more of A's environment.
-fn cluster_with(index: u8, url_a: &str, url_b: &str, more_a: &[(&str, &str)]) -> Cluster {
+/// Two managers of one database, no agent yet: leader A (reaching the database at `url_a`,
+/// `more_a` added to its environment) and standby B (at `url_b`).
+struct Managers {
+    a: Server,
+    b: Server,
+    /// Each manager's environment (to start it again as it was).
+    envs: [Vec<(String, String)>; 2],
+    /// Where each listens for agents.
+    agent_ports: [u16; 2],
+}
+
+fn managers(url_a: &str, url_b: &str, more_a: &[(&str, &str)]) -> Managers {
     let (pa, pb) = (free_port(), free_port());
     let mut env_a = manager_env(url_a, pa, "30600-30619");
     env_a.extend(more_a.iter().map(|(k, v)| (k.to_string(), v.to_string())));
@@ -81,6 +94,22 @@ fn cluster_with(index: u8, url_a: &str, url_b: &str, more_a: &[(&str, &str)]) ->
         "B stands by: {}",
         b.output()
     );
+    Managers {
+        a,
+        b,
+        envs,
+        agent_ports: [pa, pb],
+    }
+}
+
+/// [`cluster_on`] with more of A's environment.
+fn cluster_with(index: u8, url_a: &str, url_b: &str, more_a: &[(&str, &str)]) -> Cluster {
+    let Managers {
+        a,
+        b,
+        envs,
+        agent_ports: [pa, pb],
+    } = managers(url_a, url_b, more_a);
     let token = join_token(&a);
     let machine = Machine::start(index);
     machine.load_image(IMAGE);

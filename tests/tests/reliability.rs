@@ -227,3 +227,28 @@ fn bursts_of_creates_from_several_users_all_end_or_are_refused_with_a_reason() {
         p99 * 1000.0
     );
 }
+
+/// A web UI login outlives a restart of `baid up` on SQLite (issue 60): the session is in
+/// the database, so the restarted manager answers the same cookie; a logout then ends it.
+#[test]
+fn a_web_login_outlives_a_restart() {
+    let s = Server::start_with(&DUMMY);
+    let email = "user@bai.local";
+    let password = s.web_password(email);
+    let mut browser = bai_e2e::oidc::Browser::new();
+    assert_eq!(browser.web_login(&s.endpoint, email, &password), 200);
+    let me = format!("{}/server/me", s.endpoint);
+    assert_eq!(browser.get_json(&me).0, 200);
+
+    // Stopped as an operator stops it (SIGTERM), and started again on its data dir.
+    let port = s.port();
+    s.signal("-TERM");
+    let (_, _, data) = s.wait_exit(60);
+    let s = Server::start_in_port(data, &DUMMY, port);
+    let (status, who) = browser.get_json(&me);
+    assert_eq!(status, 200, "the login did not survive: {who}\n{}", s.log());
+    assert_eq!(who["email"], email, "{who}");
+
+    assert_eq!(browser.web_logout(&s.endpoint), 200);
+    assert_eq!(browser.get_json(&me).0, 401);
+}

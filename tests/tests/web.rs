@@ -57,18 +57,6 @@ fn mock_accelerator(dir: &std::path::Path) -> String {
     file.to_str().expect("utf-8 path").to_string()
 }
 
-/// The web passwords `baid up` wrote, by email.
-fn web_password(s: &Server, email: &str) -> String {
-    let logins = std::fs::read_to_string(s.data_dir.path().join("web-login.txt"))
-        .expect("baid writes the web passwords");
-    logins
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{email} ")))
-        .expect("a web password")
-        .trim()
-        .to_string()
-}
-
 #[test]
 fn web_ui_end_to_end_in_chromium() {
     // Resource samples every second, and a utilization checker with a long grace period,
@@ -103,7 +91,7 @@ fn web_ui_end_to_end_in_chromium() {
         ],
     )
     .expect_ok();
-    let password_of = |email: &str| web_password(&s, email);
+    let password_of = |email: &str| s.web_password(email);
     let password = password_of("user@bai.local");
     let mut cmd = Command::new("node");
     cmd.arg("e2e/run.mjs")
@@ -380,9 +368,9 @@ fn web_ui_layout_at_1280_by_800() {
         .current_dir(web_dir())
         .env("BAI_URL", &s.endpoint)
         .env("BAI_EMAIL", "user@bai.local")
-        .env("BAI_PASSWORD", web_password(&s, "user@bai.local"))
+        .env("BAI_PASSWORD", s.web_password("user@bai.local"))
         .env("BAI_ADMIN_EMAIL", "admin@bai.local")
-        .env("BAI_ADMIN_PASSWORD", web_password(&s, "admin@bai.local"))
+        .env("BAI_ADMIN_PASSWORD", s.web_password("admin@bai.local"))
         .env("BAI_RUNNING", running)
         .env("BAI_PENDING", pending)
         .env("BAI_ENDED", ended)
@@ -407,7 +395,7 @@ fn web_ui_layout_at_1280_by_800() {
         .current_dir(web_dir())
         .env("BAI_URL", &s.endpoint)
         .env("BAI_EMAIL", "user@bai.local")
-        .env("BAI_PASSWORD", web_password(&s, "user@bai.local"))
+        .env("BAI_PASSWORD", s.web_password("user@bai.local"))
         .env("BAI_ENDED", ended);
     if let Ok(dir) = std::env::var("BAI_SCREENSHOTS") {
         cmd.env("SCREENSHOTS", dir);

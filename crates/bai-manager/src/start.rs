@@ -66,6 +66,7 @@ pub async fn start(
     crate::heap::spawn(&m);
     bai_control::pools::spawn(m.pools.clone());
     bai_ground::audit::spawn_pruner(m.store.clone(), m.config.audit_retention);
+    m.web_sessions.spawn_sweeper();
     bai_control::lifecycle::retention::spawn_pruner(
         m.store.clone(),
         m.config.session_detail_retention,

@@ -62,7 +62,8 @@ pub struct Manager {
     pub traffic: Arc<TrafficBook>,
     /// Open HTTP app proxies.
     pub proxies: Proxies,
-    /// Logged-in browsers of the web UI.
+    /// Logged-in browsers of the web UI (kept in the store; a short cache while this
+    /// manager leads).
     pub web_sessions: WebSessions,
     /// Executions by long poll (`POST /session/{ref}`) between their polls.
     pub exec_runs: Runs,
@@ -136,6 +137,7 @@ impl Manager {
         let serving = Arc::new(Serving::new(lifecycle.clone(), readings.clone()));
         let pools =
             bai_control::pools::WarmPools::new(store.clone(), agents.clone(), config.warm_pools);
+        let web_sessions = WebSessions::new(store.clone());
         Arc::new(Manager {
             pools,
             store,
@@ -155,7 +157,7 @@ impl Manager {
             transfers: Mutex::new(HashMap::new()),
             traffic,
             proxies,
-            web_sessions: Default::default(),
+            web_sessions,
             exec_runs: Default::default(),
             rate: Default::default(),
             logins: Default::default(),

@@ -496,7 +496,7 @@ async fn a_secret_key_is_answered_only_to_signed_requests() {
     // Web sessions (the cookie stands for the signature): never a secret, not even the
     // caller's own, not even an administrator's.
     let web = |who: Keypair, query: &'static str, variables: Value| {
-        let token = api.m.web_sessions.open(who.access_key);
+        let token = api.m.web_sessions.open(who.access_key).unwrap();
         let body = serde_json::to_vec(&json!({"query": query, "variables": variables})).unwrap();
         let api = &api;
         async move {

@@ -7,8 +7,9 @@ use crate::{Result, Store, StoreError};
 
 /// The tables, in the order they are made (so each one's foreign keys point back): the
 /// baseline's, then those migrations made after it that hold data of their own (the lease,
-/// whose term agents remember, and fair share's usage and shares; not `ended_counts`, which triggers keep,
-/// nor `oidc_logins`, logins under way for a few minutes, which start again).
+/// whose term agents remember, fair share's usage and shares, and the web UI's logins; not
+/// `ended_counts`, which triggers keep, nor `oidc_logins`, logins under way for a few
+/// minutes, which start again).
 pub fn tables() -> Vec<&'static str> {
     include_str!("schema/postgres.sql")
         .lines()
@@ -19,6 +20,7 @@ pub fn tables() -> Vec<&'static str> {
             "fairshare_usage",
             "fairshare_ticks",
             "fairshare_shares",
+            "web_sessions",
         ])
         .collect()
 }

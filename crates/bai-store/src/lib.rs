@@ -35,6 +35,7 @@ mod user_policies;
 mod users;
 mod vfolder_shares;
 mod vfolders;
+mod web_sessions;
 
 pub use accounts::{
     KeypairInfo, NewUser, StillOwned, UserField, UserFilter, UserInfo, is_admin_role,
@@ -60,6 +61,7 @@ pub use user_policies::UserPolicyRow;
 pub use users::{KeypairChange, KeypairRow, UserRow};
 pub use vfolder_shares::{AcceptRefusal, InvitationRow, ShareRow, invitation_state};
 pub use vfolders::{CLONING, TRASHED, VFolderRow};
+pub use web_sessions::{WebOrigin, WebSessionEnded, WebSessionRow};
 
 use db::Connection;
 use rusqlite::OpenFlags;

@@ -283,7 +283,10 @@ fn refusal(why: &str) -> Response {
 
 /// A web session opened for `kp`: the reply and its cookie.
 fn logged_in(m: &Manager, kp: bai_store::KeypairRow, via: &str) -> Response {
-    let (caller, cookie) = open_session(m, kp, via, None);
+    let (caller, cookie) = match open_session(m, kp, via, None) {
+        Ok(opened) => opened,
+        Err(e) => return unkept(e),
+    };
     let mut r = Json(LoginReply {
         authenticated: true,
         data: me_of(&caller),
@@ -298,13 +301,14 @@ fn logged_in(m: &Manager, kp: bai_store::KeypairRow, via: &str) -> Response {
 /// A web session opened for `kp` (logged and audited as a login `via`): who it is and the
 /// `Set-Cookie` value that carries it — the same for every way of logging in.
 /// `origin`: the OpenID provider's login it came from (a back-channel logout may end it).
+/// `Err` when the store cannot keep the session now (nothing was logged in).
 pub(super) fn open_session(
     m: &Manager,
     kp: bai_store::KeypairRow,
     via: &str,
     origin: Option<bai_ground::browsers::Origin>,
-) -> (Caller, Option<HeaderValue>) {
-    let token = m.web_sessions.open_from(&kp.access_key, origin);
+) -> Result<(Caller, Option<HeaderValue>), bai_store::StoreError> {
+    let token = m.web_sessions.open_from(&kp.access_key, origin)?;
     let caller = Caller::from(kp);
     tracing::info!(email = %caller.email, via, "web login");
     bai_ground::audit::record(
@@ -320,7 +324,13 @@ pub(super) fn open_session(
         secure(m)
     ))
     .ok();
-    (caller, cookie)
+    Ok((caller, cookie))
+}
+
+/// The answer to a login or logout that the store cannot keep now (503 when the database
+/// cannot be reached, as every store failure answers).
+fn unkept(e: bai_store::StoreError) -> Response {
+    crate::error::ApiError::from(e).into_response()
 }
 
 /// An argon2 hash of a random password, compared against when the email is unknown.
@@ -328,8 +338,11 @@ pub(super) const DUMMY_HASH: &str = "$argon2id$v=19$m=7168,t=5,p=1$c29tZXNhbHRzb
 
 /// `POST /server/logout`.
 pub async fn logout(State(m): State<Arc<Manager>>, headers: HeaderMap) -> Response {
-    if let Some(t) = cookie(&headers, COOKIE) {
-        m.web_sessions.close(&t);
+    if let Some(t) = cookie(&headers, COOKIE)
+        && let Err(e) = m.web_sessions.close(&t)
+    {
+        // Still logged in: saying otherwise would leave a session the person thinks ended.
+        return unkept(e);
     }
     let mut r = Json(LogoutReply {
         authenticated: false,

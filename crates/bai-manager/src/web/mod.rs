@@ -54,16 +54,6 @@ mod tests {
     }
 
     #[test]
-    fn web_sessions_open_touch_close() {
-        let s = WebSessions::default();
-        let t = s.open("AK1");
-        assert_eq!(s.touch(&t).as_deref(), Some("AK1"));
-        s.close(&t);
-        assert_eq!(s.touch(&t), None);
-        assert_eq!(s.touch("nonsense"), None);
-    }
-
-    #[test]
     fn cookies_and_html_requests() {
         let mut h = HeaderMap::new();
         h.insert(header::COOKIE, HeaderValue::from_static("a=1; bai_web=tok"));

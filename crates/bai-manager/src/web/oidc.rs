@@ -223,10 +223,23 @@ async fn callback_checked(
         Ok(Ok(kp)) => {
             m.logins.succeeded(&email);
             let origin = bai_ground::browsers::Origin {
+                issuer: who.issuer.clone(),
                 sub: who.subject.clone(),
                 sid: who.sid.clone(),
             };
-            let (_, session) = open_session(&m, kp, VIA, Some(origin));
+            let session = match open_session(&m, kp, VIA, Some(origin)) {
+                Ok((_, session)) => session,
+                Err(e) => {
+                    tracing::error!(error = %e, "the web session of an OpenID login cannot be kept");
+                    let why = Refusal {
+                        status: 503,
+                        slug: "database-unavailable",
+                        title: "Database unavailable",
+                        msg: "bai cannot keep your login now: try again in a moment.".into(),
+                    };
+                    return refused(&m, &headers, &email, &why);
+                }
+            };
             let mut r = see_other("/");
             if let Some(v) = session {
                 r.headers_mut().append(header::SET_COOKIE, v);

@@ -5,7 +5,9 @@
 //! know, at most every 30 s for these), `iss`, `aud`, `iat` — and must carry the
 //! back-channel logout event, no `nonce`, and a `sid` and/or a `sub` ([`bai_oidc::logout`]).
 //! Then every bai web session that came from that provider session (`sid`, remembered at the
-//! login), or with only a `sub` every web session of that person through the provider, ends.
+//! login), or with only a `sub` every web session of that person through the provider, ends:
+//! removed from the store (with the provider's issuer), so on every manager, after any
+//! failover or restart.
 //!
 //! A bad token is `400` with a JSON problem and an audit line (`logout`, target `web:oidc`),
 //! never a 500; the token itself is never logged. The answer carries `Cache-Control:
@@ -52,9 +54,18 @@ pub async fn backchannel_logout(State(m): State<Arc<Manager>>, body: Bytes) -> R
             return refused(&m, 503, "oidc-unavailable", msg);
         }
     };
-    let ended = m
-        .web_sessions
-        .close_from(logout.sub.as_deref(), logout.sid.as_deref());
+    let ended = match m.web_sessions.close_from(
+        &p.config().issuer,
+        logout.sub.as_deref(),
+        logout.sid.as_deref(),
+    ) {
+        Ok(ended) => ended,
+        Err(e) => {
+            tracing::error!(error = %e, "OpenID back-channel logout: the store cannot end the sessions now");
+            let msg = "bai cannot end the web sessions now (its database does not answer): send the logout again later.";
+            return refused(&m, 503, "database-unavailable", msg);
+        }
+    };
     // Who it was, for the audit log: the account of an ended session, else the subject.
     let actor = ended
         .first()
@@ -72,10 +83,10 @@ pub async fn backchannel_logout(State(m): State<Arc<Manager>>, body: Bytes) -> R
 
 fn refused(m: &Manager, status: u16, slug: &str, msg: &str) -> Response {
     bai_ground::audit::record(&m.store, "-", None, "logout", VIA, Err(slug));
-    let title = if status == 400 {
-        "Logout token refused"
-    } else {
-        "OpenID provider unavailable"
+    let title = match (status, slug) {
+        (400, _) => "Logout token refused",
+        (_, "database-unavailable") => "Database unavailable",
+        _ => "OpenID provider unavailable",
     };
     no_store(crate::error::ApiError(Problem::new(status, slug, title, msg)).into_response())
 }

@@ -112,6 +112,22 @@ pub(super) const PG_MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX oidc_logins_by_expiry ON oidc_logins (expires_ms);
     "#,
+    // 28: as SQLite's 28: web sessions.
+    r#"
+    CREATE TABLE web_sessions (
+        token_hash TEXT PRIMARY KEY,
+        access_key TEXT NOT NULL,
+        created_ms BIGINT NOT NULL,
+        used_ms BIGINT NOT NULL,
+        issuer TEXT,
+        sub TEXT,
+        sid TEXT
+    );
+    CREATE INDEX web_sessions_by_use ON web_sessions (used_ms);
+    CREATE INDEX web_sessions_by_keypair ON web_sessions (access_key, used_ms);
+    CREATE INDEX web_sessions_by_sid ON web_sessions (issuer, sid);
+    CREATE INDEX web_sessions_by_sub ON web_sessions (issuer, sub);
+    "#,
 ];
 
 pub(super) const PG_SCHEMA: &str = include_str!("postgres.sql");

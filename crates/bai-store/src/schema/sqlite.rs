@@ -577,4 +577,24 @@ pub(super) const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX oidc_logins_by_expiry ON oidc_logins (expires_ms);
     "#,
+    // 28: web sessions (issue 60), kept in the store so that a login outlives a restart or
+    // a failover: the SHA-256 of the cookie's token (the key; the token itself is never
+    // stored), the access key, when it was opened and last used (ms since the epoch, by the
+    // database's clock), and the OpenID provider's login it came from, if one vouched for it
+    // (issuer, `sub`, `sid`; a back-channel logout names them).
+    r#"
+    CREATE TABLE web_sessions (
+        token_hash TEXT PRIMARY KEY,
+        access_key TEXT NOT NULL,
+        created_ms INTEGER NOT NULL,
+        used_ms INTEGER NOT NULL,
+        issuer TEXT,
+        sub TEXT,
+        sid TEXT
+    );
+    CREATE INDEX web_sessions_by_use ON web_sessions (used_ms);
+    CREATE INDEX web_sessions_by_keypair ON web_sessions (access_key, used_ms);
+    CREATE INDEX web_sessions_by_sid ON web_sessions (issuer, sid);
+    CREATE INDEX web_sessions_by_sub ON web_sessions (issuer, sub);
+    "#,
 ];

@@ -179,7 +179,17 @@ async fn endpoint(serving: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_sto
         }
     }
 
-    if e.state.url.is_none() && running > 0 {
+    // The endpoint listens from its first replica's start, so its address is there by the
+    // time a replica runs (the API shows it only from then: a client that waits for a
+    // RUNNING replica and then reads the address always finds it).
+    let started = running > 0
+        || !active.is_empty()
+        || serving
+            .store
+            .routes_of(e.id)?
+            .iter()
+            .any(|r| rs::is_active(&r.status));
+    if e.state.url.is_none() && started {
         match gw.listen(serving.config.app_port_pool, None).await {
             Ok(port) => {
                 let url = format!("http://{}:{port}", serving.config.endpoint_host);

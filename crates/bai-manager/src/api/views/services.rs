@@ -78,6 +78,26 @@ fn active_route(serving: &Serving, e: &EndpointRow, r: &RouteRow) -> ActiveRoute
     }
 }
 
+/// The endpoint's address. It listens from its first replica's start, and is shown once a
+/// replica has run: hidden only while every route is still provisioning and no replica's
+/// session is RUNNING yet, so a client that waits for a running replica and then reads the
+/// address always finds it (and one that looks at once after the create sees none yet).
+fn published_url(serving: &Serving, e: &EndpointRow, routes: &[RouteRow]) -> Option<String> {
+    use bai_core::status::SessionStatus as S;
+    let url = e.state.url.clone()?;
+    let first_start = !routes.is_empty()
+        && routes.iter().all(|r| r.status == rs::PROVISIONING)
+        && !routes.iter().filter_map(|r| r.session_id).any(|sid| {
+            serving
+                .store
+                .session(sid)
+                .ok()
+                .flatten()
+                .is_some_and(|s| matches!(s.state.status, S::Running | S::RunningDegraded))
+        });
+    (!first_start).then_some(url)
+}
+
 /// `GET /services/{id}` and the answer of `POST /services`.
 pub fn info(serving: &Serving, e: &EndpointRow) -> ServiceInfo {
     let routes = serving.store.routes_of(e.id).unwrap_or_default();
@@ -95,7 +115,7 @@ pub fn info(serving: &Serving, e: &EndpointRow) -> ServiceInfo {
         desired_session_count: e.spec.replicas,
         model_definition_path: e.spec.model_definition_path.clone(),
         active_routes,
-        service_endpoint: e.state.url.clone(),
+        service_endpoint: published_url(serving, e, &routes),
         is_public: e.spec.open_to_public,
         runtime_variant: e.spec.runtime_variant.clone(),
         status: status(e, &routes),
@@ -115,7 +135,7 @@ pub fn list_item(serving: &Serving, e: &EndpointRow) -> ServiceListItem {
         replicas: e.spec.replicas,
         desired_session_count: e.spec.replicas,
         active_route_count: count(routes.iter().filter(|r| rs::is_active(&r.status)).count()),
-        service_endpoint: e.state.url.clone(),
+        service_endpoint: published_url(serving, e, &routes),
         is_public: e.spec.open_to_public,
         status: status(e, &routes),
         healthy_route_count: count(routes.iter().filter(|r| r.status == rs::HEALTHY).count()),

@@ -78,7 +78,6 @@ async fn endpoint(serving: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_sto
     ));
     let mut active: Vec<RouteRow> = Vec::new();
     let mut live_sessions = 0;
-    let mut running = 0;
     for r in serving.store.routes_of(e.id)? {
         let Some(sid) = r.session_id else {
             continue;
@@ -127,11 +126,11 @@ async fn endpoint(serving: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_sto
             }
             continue;
         }
-        if s.state.status == SessionStatus::Running && rs::is_active(&r.status) {
-            running += 1;
-            if !serving.has_prober(r.id) {
-                watch(serving, e, &r, &s).await;
-            }
+        if s.state.status == SessionStatus::Running
+            && rs::is_active(&r.status)
+            && !serving.has_prober(r.id)
+        {
+            watch(serving, e, &r, &s).await;
         }
         if rs::is_active(&r.status) {
             active.push(r);
@@ -182,14 +181,16 @@ async fn endpoint(serving: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_sto
     // The endpoint listens from its first replica's start, so its address is there by the
     // time a replica runs (the API shows it only from then: a client that waits for a
     // RUNNING replica and then reads the address always finds it).
-    let started = running > 0
-        || !active.is_empty()
-        || serving
-            .store
-            .routes_of(e.id)?
-            .iter()
-            .any(|r| rs::is_active(&r.status));
-    if e.state.url.is_none() && started {
+    // (A running replica's route is in `active`; one started in this pass is read back.)
+    let started = || -> Result<bool, bai_store::StoreError> {
+        Ok(!active.is_empty()
+            || serving
+                .store
+                .routes_of(e.id)?
+                .iter()
+                .any(|r| rs::is_active(&r.status)))
+    };
+    if e.state.url.is_none() && started()? {
         match gw.listen(serving.config.app_port_pool, None).await {
             Ok(port) => {
                 let url = format!("http://{}:{port}", serving.config.endpoint_host);

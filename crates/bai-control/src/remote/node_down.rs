@@ -11,6 +11,7 @@
 //! it down; a manager that starts leading counts anew (a session ends later, never sooner).
 
 use super::Remote;
+use super::states::sessions_on;
 use crate::lifecycle::terminate::finish_termination;
 use crate::lifecycle::transition::{Change, transition, transition_or_log};
 use bai_core::Reason;
@@ -143,13 +144,6 @@ pub async fn check(remote: &Arc<Remote>, h: &Arc<AgentHandle>, downs: &mut Downs
             }
         }
     }
-}
-
-fn sessions_on(remote: &Remote, agent: &str) -> Vec<bai_store::SessionRow> {
-    remote.store.sessions_on(agent).unwrap_or_else(|e| {
-        tracing::error!(error = %e, "cannot read the sessions");
-        vec![]
-    })
 }
 
 #[cfg(test)]

@@ -60,7 +60,8 @@ pub fn spawn(remote: Arc<Remote>) {
     });
 }
 
-fn sessions_on(remote: &Remote, agent: &str) -> Vec<bai_store::SessionRow> {
+/// The sessions on `agent` (none, logged, when the store cannot answer).
+pub(super) fn sessions_on(remote: &Remote, agent: &str) -> Vec<bai_store::SessionRow> {
     match remote.store.sessions_on(agent) {
         Ok(rows) => rows,
         Err(e) => {

@@ -11,9 +11,9 @@ Order: the longest first (seconds from scripts/test-weights.tsv by KEY; a binary
 counts as a short one). Jobs whose weight line names a group (python:
 the official client and schemathesis, CPU-bound Python beside their own manager) never run
 two of one group at once, so a lane of waiting tests pairs with one that computes. A job of
-the group `alone` runs with nothing beside it (the official admin suite: its expectations
-give each client command 5 s, which a busy 2-core machine does not always meet); it waits
-until the lanes are empty, and nothing starts while it runs.
+the group `alone` runs with nothing beside it (the official user and admin suites: their
+expectations give each client command 5 s, which a busy 2-core machine does not always
+meet); it waits until the lanes are empty, and nothing starts while it runs.
 
 Ends with each binary's time (the slowest first) and exits 1 if any binary failed.
 """

@@ -113,6 +113,7 @@ def main():
             lock.notify_all()
 
     workers = []
+    began = time.monotonic()
     with lock:
         while pending or running:
             job = pick() if running < lanes else None
@@ -132,6 +133,10 @@ def main():
     print(f"==> test binaries by time ({lanes} lanes):")
     for took, label in sorted(times, reverse=True)[:15]:
         print(f"     {took:7.1f}s  {label}")
+    print(
+        f"     {sum(t for t, _ in times):7.1f}s  all {len(times)} binaries together; "
+        f"{time.monotonic() - began:.1f}s from the first start to the last end"
+    )
     if failed:
         print("==> failed binaries: " + ", ".join(failed))
         sys.exit(1)

@@ -25,6 +25,12 @@ if [ "${1:-}" = "--test" ]; then
   # own slapd on a loopback port; the package's daemon is neither configured nor started).
   [ -x /usr/sbin/slapd ] || need_pkgs+=(slapd)
   command -v ldapsearch >/dev/null 2>&1 || need_pkgs+=(ldap-utils)
+  # Samba's Active Directory domain controller for the AD login test
+  # (tests/tests/ldap/active_directory.rs provisions a domain of its own in a temp dir and
+  # starts it on a loopback address; the package's daemons are neither configured nor
+  # started).
+  [ -x /usr/sbin/samba ] && [ -d /usr/share/samba/setup/ad-schema ] ||
+    need_pkgs+=(samba-ad-dc samba-ad-provision)
 fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
@@ -34,8 +40,8 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   echo "==> installing ${need_pkgs[*]} (Debian packages)"
   apt-get update -qq
   made_policy=
-  if [[ " ${need_pkgs[*]} " == *" slapd "* ]]; then
-    # No directory of the package's own (dc=nodomain) and no daemon started by its postinst.
+  if [[ " ${need_pkgs[*]} " == *" slapd "* || " ${need_pkgs[*]} " == *" samba-ad-dc "* ]]; then
+    # No directory of slapd's own (dc=nodomain), and no daemon started by a postinst.
     echo "slapd slapd/no_configuration boolean true" | debconf-set-selections
     if [ ! -e /usr/sbin/policy-rc.d ]; then
       printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d

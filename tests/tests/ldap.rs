@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+#[path = "ldap/active_directory.rs"]
+mod active_directory;
+
 const SUFFIX: &str = "dc=example,dc=org";
 const ROOT_DN: &str = "cn=root,dc=example,dc=org";
 const ROOT_PW: &str = "root-secret";

@@ -42,6 +42,33 @@ fn usage_rows_are_kept_per_account_and_replaced() {
     assert_eq!(s.fairshare_tick("cpu").unwrap(), Some(1500));
 }
 
+/// A charge of more accounts than one statement carries (256) writes every row, and a later
+/// one across the batches' edges replaces exactly its own.
+#[test]
+fn a_charge_of_many_accounts_writes_every_row() {
+    let s = Store::open_for_tests().unwrap();
+    let user = |i: usize| format!("u{i:04}");
+    let first: Vec<UsageRow> = (0..600)
+        .map(|i| row("gpu", &user(i), i as f64, 1000))
+        .collect();
+    s.charge_fairshare("gpu", &first, 1000).unwrap();
+    let again: Vec<UsageRow> = (200..500)
+        .map(|i| row("gpu", &user(i), i as f64 + 0.5, 2000))
+        .collect();
+    s.charge_fairshare("gpu", &again, 2000).unwrap();
+    let got = s.fairshare_usage(Some("gpu")).unwrap();
+    assert_eq!(got.len(), 600);
+    for (i, r) in got.iter().enumerate() {
+        let want = if (200..500).contains(&i) {
+            row("gpu", &user(i), i as f64 + 0.5, 2000)
+        } else {
+            row("gpu", &user(i), i as f64, 1000)
+        };
+        assert_eq!(r, &want);
+    }
+    assert_eq!(s.fairshare_tick("gpu").unwrap(), Some(2000));
+}
+
 #[test]
 fn shares_are_set_and_reset() {
     let s = Store::open_for_tests().unwrap();

@@ -8,6 +8,7 @@ pub mod apps;
 pub mod crash;
 pub mod cut;
 pub mod diagnose;
+pub mod images;
 pub mod kube;
 mod launch;
 pub mod model;

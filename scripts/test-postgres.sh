@@ -31,9 +31,18 @@ url="postgres://postgres@127.0.0.1:$port/postgres"
 as_pg() {
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
+# The server outlives this script: it must not keep what the caller left open. Under
+# `flock /work/cargo.lock …` that is the lock, which a server started there would hold (and
+# every other build wait on) until the server stops.
+close_inherited() {
+  local fd
+  for fd in $(ls /proc/$BASHPID/fd); do
+    if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+  done
+}
 case "${1:-}" in
   restart)
-    as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -m fast restart >/dev/null \
+    (close_inherited; as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -m fast restart >/dev/null) \
       || { echo "error: the test PostgreSQL did not restart; see $dir/server.log" >&2; exit 1; }
     echo "$url"; exit 0 ;;
   stop) as_pg "$bin/pg_ctl" -D "$dir/data" -w -m immediate stop >/dev/null; exit ;;
@@ -61,8 +70,8 @@ fi
 # Many tests open databases side by side: room for their connections. fsync off: a test
 # cluster holds nothing worth a flush. random_page_cost 1.1: local SSD storage, as docs/HA.md
 # advises (the default 4 prices an index walk for spinning disks).
-as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
-  -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c random_page_cost=1.1" >/dev/null \
+(close_inherited; as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
+  -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c random_page_cost=1.1" >/dev/null) \
   || { echo "error: the test PostgreSQL did not start; see $dir/server.log" >&2; tail -20 "$dir/server.log" >&2; exit 1; }
 drop_old
 echo "$url"

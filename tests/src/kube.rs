@@ -3,11 +3,11 @@
 //! joined manager ([`Cluster`], [`KubeAgent`], [`joined`]).
 
 use crate::remote::{agent_command, manager_for_machines, wait_status};
-use crate::{Server, bin};
+use crate::{Account, Server, bin};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex, Weak};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
 
 /// `scripts/kube-cluster.sh` of this checkout.
 pub fn script() -> PathBuf {
@@ -58,9 +58,28 @@ pub fn env_of(kubeconfig: &Path, key: &str) -> Option<String> {
         .filter(|k| !k.is_empty())
 }
 
+/// `dist/kubernetes/NAME` of this checkout (the manifests shipped).
+pub fn dist(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../dist/kubernetes")
+        .join(name)
+}
+
 /// Held by a test that uses `dist/kubernetes/rbac.yaml` as it is (the namespace `bai`, the
 /// cluster-wide role `bai-agent`): one such test at a time in a binary.
-pub static DIST_OBJECTS: Mutex<()> = Mutex::new(());
+static DIST_OBJECTS: Mutex<()> = Mutex::new(());
+
+/// The right to use the objects of `dist/kubernetes/rbac.yaml` as they are (see
+/// [`DIST_OBJECTS`]), once the namespace `bai` an earlier run left terminating is gone.
+pub fn dist_objects(cluster: &Cluster) -> MutexGuard<'static, ()> {
+    let held = DIST_OBJECTS.lock().unwrap_or_else(|p| p.into_inner());
+    let free = crate::wait_until(Duration::from_secs(120), || {
+        let out = cluster.kubectl(&["get", "namespace", "bai", "-o", "jsonpath={.status.phase}"]);
+        String::from_utf8_lossy(&out.stdout).trim() != "Terminating"
+    });
+    assert!(free, "the namespace bai is still terminating");
+    held
+}
 
 /// The cluster the tests of this binary share while any of them runs (tests run side by side:
 /// one start, stopped when the last one drops it).
@@ -131,6 +150,12 @@ impl Cluster {
             .map(str::to_string)
             .collect()
     }
+
+    /// Waits until bai has no pod left in `ns` (the kubelet takes a while to end them).
+    pub fn wait_no_pods(&self, ns: &str) {
+        let gone = crate::wait_until(Duration::from_secs(60), || self.bai_pods(ns).is_empty());
+        assert!(gone, "pods left: {:?}", self.bai_pods(ns));
+    }
 }
 
 impl Drop for Cluster {
@@ -182,6 +207,18 @@ impl KubeAgent {
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.data.path().join("agent.log")).unwrap_or_default()
     }
+
+    /// `bai start -t NAME ARGS` by `account` on `s` (the agent's log shown when it fails),
+    /// waited for until it runs.
+    pub fn started(&self, s: &Server, account: &Account, name: &str, args: &[&str], secs: u64) {
+        let mut a = vec!["start", "-t", name];
+        a.extend_from_slice(args);
+        let started = s.bai(account, &a);
+        assert!(started.ok(), "{started:?}\nagent:\n{}", self.log());
+        s.wait_for(secs, &format!("{name} to run"), || {
+            (s.status(account, name) == "RUNNING").then_some(())
+        });
+    }
 }
 
 impl Drop for KubeAgent {
@@ -191,10 +228,29 @@ impl Drop for KubeAgent {
     }
 }
 
-/// A manager with no agent of its own (`env` added to its environment) and
-/// `baid agent --backend kubernetes` named `name` joined to it with `kubeconfig`, its pods in
-/// `ns`. The backend does not enforce egress policies yet: it takes sessions of open groups,
-/// so the default group is made open.
+/// A manager with no agent of its own (`env` added to its environment) for agents of the
+/// Kubernetes backend: its port and a join token, as [`manager_for_machines`]. The backend
+/// does not enforce egress policies yet: it takes sessions of open groups, so the default
+/// group is made open.
+pub fn manager_for_pods(env: &[(&str, &str)]) -> (Server, u16, String) {
+    let (s, port, token) = manager_for_machines(env);
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--egress",
+            "open",
+        ],
+    )
+    .expect_ok();
+    (s, port, token)
+}
+
+/// A manager from [`manager_for_pods`] and `baid agent --backend kubernetes` named `name`
+/// joined to it with `kubeconfig`, its pods in `ns`.
 pub fn joined(
     name: &str,
     env: &[(&str, &str)],
@@ -212,19 +268,7 @@ pub fn joined_with(
     kubeconfig: &Path,
     ns: &str,
 ) -> (Server, KubeAgent) {
-    let (s, port, token) = manager_for_machines(env);
-    s.bai(
-        &s.admin,
-        &[
-            "admin",
-            "resource-group",
-            "update",
-            "default",
-            "--egress",
-            "open",
-        ],
-    )
-    .expect_ok();
+    let (s, port, token) = manager_for_pods(env);
     let agent = KubeAgent::start_with(
         name,
         &format!("127.0.0.1:{port}"),

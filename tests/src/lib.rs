@@ -8,6 +8,8 @@ pub mod apps;
 pub mod crash;
 pub mod cut;
 pub mod diagnose;
+pub mod host;
+pub mod images;
 pub mod kube;
 mod launch;
 pub mod model;
@@ -519,27 +521,8 @@ impl Drop for Server {
                 .args(["network", "prune", "-f", "--filter", &filter])
                 .output();
         }
-        unmount_under(self.data_dir.path());
-    }
-}
-
-/// Unmounts everything mounted under `dir` (a warm pool's shared kernels directory and the
-/// folders its claims mounted), deepest first, so the directory can be removed.
-pub fn unmount_under(dir: &Path) {
-    let (Ok(info), Ok(root)) = (
-        std::fs::read_to_string("/proc/self/mountinfo"),
-        std::fs::canonicalize(dir),
-    ) else {
-        return;
-    };
-    let mut points: Vec<&str> = info
-        .lines()
-        .filter_map(|l| l.split(' ').nth(4))
-        .filter(|p| Path::new(p).starts_with(&root))
-        .collect();
-    points.sort_by_key(|p| std::cmp::Reverse(p.len()));
-    for p in points {
-        let _ = Command::new("umount").args(["-l", p]).output();
+        // A warm pool's shared kernels directory and the folders its claims mounted.
+        host::unmount_under(self.data_dir.path());
     }
 }
 

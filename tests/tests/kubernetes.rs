@@ -15,9 +15,9 @@
 mod commit;
 
 use bai_e2e::bin;
-use bai_e2e::kube::{Cluster, DIST_OBJECTS, MANAGED, joined};
+use bai_e2e::images::run_rm;
+use bai_e2e::kube::{Cluster, MANAGED, dist, dist_objects, joined};
 use bai_e2e::remote::agent_command;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -60,19 +60,12 @@ fn a_session_runs_as_a_pod_and_leaves_nothing() {
         })
     };
     let t = Instant::now();
-    let r = s.bai(
+    let r = run_rm(
+        &s,
         &s.admin,
-        &[
-            "run",
-            "--rm",
-            "-r",
-            "cpu=0.5",
-            "-r",
-            "mem=256m",
-            "-c",
-            "import time; time.sleep(2); print(1)",
-            "python",
-        ],
+        &["cpu=0.5", "mem=256m"],
+        "import time; time.sleep(2); print(1)",
+        "python",
     );
     let took = t.elapsed();
     stop.store(true, Ordering::Relaxed);
@@ -87,8 +80,7 @@ fn a_session_runs_as_a_pod_and_leaves_nothing() {
     // Nothing of bai is left in the namespace, and none of its containers runs on the node
     // (the kubelet removes stopped containers at its next garbage collection, within a
     // minute).
-    let gone = bai_e2e::wait_until(Duration::from_secs(30), || cluster.bai_pods(&ns).is_empty());
-    assert!(gone, "pods left: {:?}", cluster.bai_pods(&ns));
+    cluster.wait_no_pods(&ns);
     let filter = format!("label=io.kubernetes.pod.namespace={ns}");
     let containers_gone = bai_e2e::wait_until(Duration::from_secs(30), || {
         let out = Command::new("docker")
@@ -135,16 +127,13 @@ fn a_pod_sessions_files_and_counters() {
         &["dotfile", "create", ".vimrc", "-f", "vimrc", "-p", "600"],
     )
     .expect_ok();
-    let started = s.bai(
+    agent.started(
+        &s,
         &s.admin,
-        &[
-            "start", "-t", "kfiles", "-r", "cpu=0.5", "-r", "mem=256m", "python",
-        ],
+        "kfiles",
+        &["-r", "cpu=0.5", "-r", "mem=256m", "python"],
+        120,
     );
-    assert!(started.ok(), "{started:?}\nagent:\n{}", agent.log());
-    s.wait_for(120, "the session to run", || {
-        (s.status(&s.admin, "kfiles") == "RUNNING").then_some(())
-    });
 
     std::fs::write(s.work.path().join("payload.txt"), "into the pod\n").unwrap();
     s.bai(&s.admin, &["upload", "kfiles", "payload.txt"])
@@ -193,8 +182,7 @@ fn a_pod_sessions_files_and_counters() {
     );
 
     s.bai(&s.admin, &["rm", "kfiles"]).expect_ok();
-    let gone = bai_e2e::wait_until(Duration::from_secs(60), || cluster.bai_pods(&ns).is_empty());
-    assert!(gone, "pods left: {:?}", cluster.bai_pods(&ns));
+    cluster.wait_no_pods(&ns);
     drop(agent);
     drop(s);
     cluster.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
@@ -209,12 +197,11 @@ fn a_cluster_session_of_pods_reaches_its_kernels_by_hostname_and_ssh() {
     let cluster = Cluster::get();
     let ns = format!("bai-e2e-clu-{}", std::process::id());
     let (s, agent) = joined("kube-clu", &[], &cluster.kubeconfig, &ns);
-    let started = s.bai(
+    agent.started(
+        &s,
         &s.admin,
+        "kclu",
         &[
-            "start",
-            "-t",
-            "kclu",
             "--cluster-size",
             "2",
             "-r",
@@ -223,11 +210,8 @@ fn a_cluster_session_of_pods_reaches_its_kernels_by_hostname_and_ssh() {
             "mem=256m",
             "python",
         ],
+        180,
     );
-    assert!(started.ok(), "{started:?}\nagent:\n{}", agent.log());
-    s.wait_for(180, "the cluster session to run", || {
-        (s.status(&s.admin, "kclu") == "RUNNING").then_some(())
-    });
     // Each kernel's pod and its address, by hostname.
     let out = cluster.kubectl(&["get", "pods", "-n", &ns, "-l", MANAGED, "-o", "json"]);
     let pods: serde_json::Value = serde_json::from_slice(&out.stdout).expect("pods");
@@ -262,8 +246,7 @@ fn a_cluster_session_of_pods_reaches_its_kernels_by_hostname_and_ssh() {
     );
 
     s.bai(&s.admin, &["rm", "kclu"]).expect_ok();
-    let gone = bai_e2e::wait_until(Duration::from_secs(60), || cluster.bai_pods(&ns).is_empty());
-    assert!(gone, "pods left: {:?}", cluster.bai_pods(&ns));
+    cluster.wait_no_pods(&ns);
     drop(agent);
     drop(s);
     cluster.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
@@ -354,8 +337,7 @@ fn an_urgent_session_preempts_a_pod_which_gets_sigterm() {
         cluster.bai_pods(&ns)
     );
     s.bai(&s.admin, &["rm", "urgent"]).expect_ok();
-    let gone = bai_e2e::wait_until(Duration::from_secs(60), || cluster.bai_pods(&ns).is_empty());
-    assert!(gone, "pods left: {:?}", cluster.bai_pods(&ns));
+    cluster.wait_no_pods(&ns);
     drop(agent);
     drop(s);
     cluster.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
@@ -367,14 +349,8 @@ fn an_urgent_session_preempts_a_pod_which_gets_sigterm() {
 #[test]
 fn the_agent_runs_with_only_the_least_role() {
     let cluster = Cluster::get();
-    let _dist = DIST_OBJECTS.lock().unwrap_or_else(|p| p.into_inner());
-    let rbac = Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist/kubernetes/rbac.yaml");
-    // A namespace left terminating by an earlier run must be gone first.
-    let free = bai_e2e::wait_until(Duration::from_secs(120), || {
-        let out = cluster.kubectl(&["get", "namespace", "bai", "-o", "jsonpath={.status.phase}"]);
-        String::from_utf8_lossy(&out.stdout).trim() != "Terminating"
-    });
-    assert!(free, "the namespace bai is still terminating");
+    let _dist = dist_objects(&cluster);
+    let rbac = dist("rbac.yaml");
     let applied = cluster.kubectl(&["apply", "-f", rbac.to_str().unwrap()]);
     assert!(
         applied.status.success(),
@@ -454,19 +430,12 @@ fn the_agent_runs_with_only_the_least_role() {
     );
 
     let (s, agent) = joined("kube-rbac", &[], &kc, "bai");
-    let r = s.bai(
+    let r = run_rm(
+        &s,
         &s.admin,
-        &[
-            "run",
-            "--rm",
-            "-r",
-            "cpu=0.25",
-            "-r",
-            "mem=256m",
-            "-c",
-            "print('least role')",
-            "python",
-        ],
+        &["cpu=0.25", "mem=256m"],
+        "print('least role')",
+        "python",
     );
     assert!(r.ok(), "{r:?}\nagent:\n{}", agent.log());
     assert!(r.stdout.contains("least role"), "{r:?}");
@@ -475,10 +444,7 @@ fn the_agent_runs_with_only_the_least_role() {
         "the agent was refused something:\n{}",
         agent.log()
     );
-    let gone = bai_e2e::wait_until(Duration::from_secs(60), || {
-        cluster.bai_pods("bai").is_empty()
-    });
-    assert!(gone, "pods left: {:?}", cluster.bai_pods("bai"));
+    cluster.wait_no_pods("bai");
     drop(agent);
     drop(s);
     cluster.kubectl(&["delete", "-f", rbac.to_str().unwrap(), "--wait=false"]);

@@ -383,13 +383,7 @@ fn tester_toml(s: &Server, who: As) -> String {
     } else {
         ""
     };
-    let login = std::fs::read_to_string(s.data_dir.path().join("web-login.txt")).unwrap();
-    let password = login
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{email} ")))
-        .expect("the web password")
-        .trim()
-        .to_string();
+    let password = s.web_password(email);
     format!(
         r#"[runner]
 concurrency = 1

@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::{Account, Server};
+use serde_json::Value;
 
 #[path = "preemption/multi_node.rs"]
 mod multi_node;
@@ -17,6 +18,30 @@ pub(crate) fn batch(s: &Server, who: &Account, name: &str, extra: &[&str]) {
     a.extend_from_slice(extra);
     a.push("python");
     s.bai(who, &a).expect_ok();
+}
+
+/// A batch session of `sleep 1000` at `priority` (`extra`: its resources and more), queued.
+pub(crate) fn sleeper(s: &Server, who: &Account, name: &str, priority: &str, extra: &[&str]) {
+    let mut a = vec!["-c", "sleep 1000", "--priority", priority];
+    a.extend_from_slice(extra);
+    batch(s, who, name, &a);
+}
+
+/// Waits until `name` has ended, preempted; its info.
+pub(crate) fn ends_preempted(s: &Server, who: &Account, name: &str, secs: u64) -> Value {
+    let ended = s.wait_status(who, name, "TERMINATED", secs);
+    let why = ended["status_info"].as_str().unwrap_or_default();
+    assert!(why.starts_with("preempted: "), "{name}: {ended:#}");
+    ended
+}
+
+/// Waits until `name`, preempted, is queued again (PENDING, PREEMPTED in its history); its
+/// info.
+pub(crate) fn queued_again(s: &Server, who: &Account, name: &str) -> Value {
+    s.wait_for(60, &format!("{name} to be queued again"), || {
+        let i = s.info(who, name);
+        (i["status"] == "PENDING" && i["status_history"]["PREEMPTED"].is_string()).then_some(i)
+    })
 }
 
 /// The default group preempts by priority with a short grace; what `bai` printed.
@@ -53,34 +78,17 @@ pub(crate) fn waits_for_room(s: &Server, who: &Account, name: &str) {
 fn an_urgent_session_preempts_low_priority_batch_work_which_is_requeued_or_ended() {
     let s = Server::start_dummy(1, "cpu=2,mem=4g");
     // Off (the default): nothing is preempted, the urgent session waits.
-    batch(
+    sleeper(
         &s,
         &s.user,
         "low-requeue",
-        &[
-            "-c",
-            "sleep 1000",
-            "-r",
-            "cpu=1",
-            "--priority",
-            "5",
-            "--requeue",
-        ],
+        "5",
+        &["-r", "cpu=1", "--requeue"],
     );
-    batch(
-        &s,
-        &s.user,
-        "low-ends",
-        &["-c", "sleep 1000", "-r", "cpu=1", "--priority", "5"],
-    );
+    sleeper(&s, &s.user, "low-ends", "5", &["-r", "cpu=1"]);
     s.wait_status(&s.user, "low-requeue", "RUNNING", 60);
     s.wait_status(&s.user, "low-ends", "RUNNING", 60);
-    batch(
-        &s,
-        &s.user2,
-        "urgent",
-        &["-c", "sleep 1000", "-r", "cpu=2", "--priority", "80"],
-    );
+    sleeper(&s, &s.user2, "urgent", "80", &["-r", "cpu=2"]);
     waits_for_room(&s, &s.user2, "urgent");
     assert_eq!(s.status(&s.user, "low-requeue"), "RUNNING");
 
@@ -109,7 +117,7 @@ fn an_urgent_session_preempts_low_priority_batch_work_which_is_requeued_or_ended
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let ended = s.wait_status(&s.user, "low-ends", "TERMINATED", 60);
+    let ended = ends_preempted(&s, &s.user, "low-ends", 60);
     let info = ended["status_info"].as_str().unwrap_or_default();
     assert!(
         info.starts_with(&format!(
@@ -125,10 +133,7 @@ fn an_urgent_session_preempts_low_priority_batch_work_which_is_requeued_or_ended
 
     // The requeued one is PENDING again with its id and name, waiting for room.
     let before = s.info(&s.user, "low-requeue");
-    let requeued = s.wait_for(60, "low-requeue to be queued again", || {
-        let i = s.info(&s.user, "low-requeue");
-        (i["status"] == "PENDING" && i["status_history"]["PREEMPTED"].is_string()).then_some(i)
-    });
+    let requeued = queued_again(&s, &s.user, "low-requeue");
     assert_eq!(requeued["session_id"], before["session_id"]);
     // It starts again once the urgent one ends.
     s.bai(&s.user2, &["rm", "urgent"]).expect_ok();
@@ -163,20 +168,10 @@ fn interactive_sessions_and_higher_priorities_are_never_victims() {
         ],
     )
     .expect_ok();
-    batch(
-        &s,
-        &s.user,
-        "important",
-        &["-c", "sleep 1000", "-r", "cpu=1", "--priority", "90"],
-    );
+    sleeper(&s, &s.user, "important", "90", &["-r", "cpu=1"]);
     s.wait_status(&s.user, "notebook", "RUNNING", 60);
     s.wait_status(&s.user, "important", "RUNNING", 60);
-    batch(
-        &s,
-        &s.user2,
-        "urgent",
-        &["-c", "sleep 1000", "-r", "cpu=1", "--priority", "50"],
-    );
+    sleeper(&s, &s.user2, "urgent", "50", &["-r", "cpu=1"]);
     // It waits: no victim is allowed (and nothing is preempted for it in vain).
     waits_for_room(&s, &s.user2, "urgent");
     // Several passes later, still nothing preempted.
@@ -199,14 +194,7 @@ fn interactive_sessions_and_higher_priorities_are_never_victims() {
     )
     .expect_ok();
     s.wait_status(&s.user2, "urgent", "RUNNING", 120);
-    let nb = s.wait_status(&s.user, "notebook", "TERMINATED", 60);
-    assert!(
-        nb["status_info"]
-            .as_str()
-            .unwrap_or_default()
-            .starts_with("preempted: "),
-        "{nb:#}"
-    );
+    ends_preempted(&s, &s.user, "notebook", 60);
     assert_eq!(s.status(&s.user, "important"), "RUNNING");
 }
 
@@ -258,13 +246,11 @@ fn a_manager_killed_in_the_middle_of_a_preemption_finishes_it_or_never_began_it(
         let s = Server::start_in(dir, &armed);
         preempting(&s, "3s");
         let all = ["-r", "cpu=2", "-r", "mem=256m"];
-        let mut victim = vec!["-c", "sleep 1000", "--priority", "5", "--requeue"];
-        victim.extend_from_slice(&all);
-        batch(&s, &s.user, "victim", &victim);
+        let mut victim = all.to_vec();
+        victim.push("--requeue");
+        sleeper(&s, &s.user, "victim", "5", &victim);
         s.wait_status(&s.user, "victim", "RUNNING", 120);
-        let mut urgent = vec!["-c", "sleep 1000", "--priority", "80"];
-        urgent.extend_from_slice(&all);
-        batch(&s, &s.user2, "urgent", &urgent);
+        sleeper(&s, &s.user2, "urgent", "80", &all);
         let (_, log, dir) = s.wait_exit(120);
         assert!(log.contains(point), "{point}: {log}");
         let s = Server::start_in(dir, &[("BAI_SCHEDULE_TICK_MS", "200")]);
@@ -319,17 +305,8 @@ fn a_victims_processes_get_sigterm_and_may_end_before_the_grace() {
     victim.extend_from_slice(&all);
     batch(&s, &s.user, "trapper", &victim);
     s.wait_status(&s.user, "trapper", "RUNNING", 120);
-    let mut urgent = vec!["-c", "sleep 1000", "--priority", "80"];
-    urgent.extend_from_slice(&all);
-    batch(&s, &s.user2, "urgent", &urgent);
-    let ended = s.wait_status(&s.user, "trapper", "TERMINATED", 300);
-    assert!(
-        ended["status_info"]
-            .as_str()
-            .unwrap_or_default()
-            .starts_with("preempted: "),
-        "{ended:#}"
-    );
+    sleeper(&s, &s.user2, "urgent", "80", &all);
+    ends_preempted(&s, &s.user, "trapper", 300);
     let logs = s.bai(&s.user, &["logs", "trapper"]);
     logs.expect_ok();
     assert!(logs.stdout.contains("saved-on-sigterm"), "{}", logs.stdout);
@@ -343,20 +320,10 @@ fn the_official_client_shows_a_preempted_session() {
     let s = Server::start_dummy(1, "cpu=2,mem=4g");
     // A long grace: a dummy kernel never ends by itself, so it stays PREEMPTED meanwhile.
     preempting(&s, "10m");
-    batch(
-        &s,
-        &s.user,
-        "victim",
-        &["-c", "sleep 1000", "-r", "cpu=2", "--priority", "5"],
-    );
+    sleeper(&s, &s.user, "victim", "5", &["-r", "cpu=2"]);
     let v = s.wait_status(&s.user, "victim", "RUNNING", 60);
     let id = v["session_id"].as_str().unwrap_or_default().to_string();
-    batch(
-        &s,
-        &s.user2,
-        "urgent",
-        &["-c", "sleep 1000", "-r", "cpu=2", "--priority", "80"],
-    );
+    sleeper(&s, &s.user2, "urgent", "80", &["-r", "cpu=2"]);
     s.wait_status(&s.user, "victim", "PREEMPTED", 60);
     let info = s.run_as(
         bai_e2e::official_client(),
@@ -388,20 +355,9 @@ fn the_owner_is_warned_in_the_web_ui() {
     );
     let s = Server::start_dummy(1, "cpu=2,mem=4g");
     preempting(&s, "10m");
-    batch(
-        &s,
-        &s.user,
-        "victim",
-        &["-c", "sleep 1000", "-r", "cpu=2", "--priority", "5"],
-    );
+    sleeper(&s, &s.user, "victim", "5", &["-r", "cpu=2"]);
     s.wait_status(&s.user, "victim", "RUNNING", 60);
-    let logins = std::fs::read_to_string(s.data_dir.path().join("web-login.txt")).unwrap();
-    let password = logins
-        .lines()
-        .find_map(|l| l.strip_prefix("user@bai.local "))
-        .expect("the user's web password")
-        .trim()
-        .to_string();
+    let password = s.web_password("user@bai.local");
     let mut cmd = std::process::Command::new("node");
     cmd.arg("e2e/preempt.mjs")
         .current_dir(&web)

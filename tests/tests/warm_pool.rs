@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::Server;
+use bai_e2e::images::{customized, image_config, run_rm};
 
 const TOKEN: &str = "pool-metrics-token";
 
@@ -353,33 +354,6 @@ fn a_session_from_the_pool_looks_the_same_from_outside_as_a_cold_one() {
     assert_eq!(counter(&s, "hits"), 1, "the second start was cold");
 }
 
-/// The engine's reference of the customized image `name` (`bai images --customized`).
-fn customized(s: &Server, name: &str) -> String {
-    let r = s.bai(&s.user, &["images", "--customized", "--json"]);
-    r.expect_ok();
-    let list: Vec<bai_api::images::Image> = serde_json::from_str(&r.stdout).unwrap();
-    list.into_iter()
-        .find(|i| i.label("ai.backend.customized-image.name") == Some(name))
-        .and_then(|i| i.canonical_name)
-        .unwrap_or_else(|| panic!("no customized image {name}: {}", r.stdout))
-}
-
-/// `docker image inspect` of `reference`: its environment and labels, as JSON text.
-fn image_config(reference: &str) -> String {
-    let out = std::process::Command::new("docker")
-        .args([
-            "image",
-            "inspect",
-            "--format",
-            "{{json .Config.Env}} {{json .Config.Labels}}",
-            reference,
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// The names of the agent's session kernels (`bai-k-…`) that carry the pool's label.
 fn pool_labelled_kernels(s: &Server) -> Vec<String> {
     let out = std::process::Command::new("docker")
@@ -446,7 +420,7 @@ fn images_committed_from_pool_and_cold_sessions_run_code() {
             &["session", "convert-to-image", session, image],
         )
         .expect_ok();
-        let reference = customized(&s, image);
+        let reference = customized(&s, &s.user, image);
         let config = image_config(&reference);
         for stranger in ["BAI_", "BACKENDAI_", "ai.bai."] {
             assert!(!config.contains(stranger), "{image}: {config}");
@@ -455,19 +429,12 @@ fn images_committed_from_pool_and_cold_sessions_run_code() {
             config.contains("ai.backend.customized-image.owner"),
             "{config}"
         );
-        let r = s.bai(
+        let r = run_rm(
+            &s,
             &s.user,
-            &[
-                "run",
-                "--rm",
-                "-r",
-                "cpu=0.5",
-                "-r",
-                "mem=512m",
-                "-c",
-                "print('ran', 6 * 7)",
-                &reference,
-            ],
+            &["cpu=0.5", "mem=512m"],
+            "print('ran', 6 * 7)",
+            &reference,
         );
         r.expect_ok();
         assert!(r.stdout.contains("ran 42"), "{image}: {r:#?}");
@@ -493,19 +460,12 @@ fn images_committed_from_pool_and_cold_sessions_run_code() {
     let legacy = image_config(&made[0]);
     assert!(legacy.contains("BAI_POOL=1"), "{legacy}");
     assert!(legacy.contains("ai.bai.pool"), "{legacy}");
-    let r = s.bai(
+    let r = run_rm(
+        &s,
         &s.user,
-        &[
-            "run",
-            "--rm",
-            "-r",
-            "cpu=0.5",
-            "-r",
-            "mem=512m",
-            "-c",
-            "import os; print('legacy', os.environ.get('BAI_POOL'), 6 * 7)",
-            &made[0],
-        ],
+        &["cpu=0.5", "mem=512m"],
+        "import os; print('legacy', os.environ.get('BAI_POOL'), 6 * 7)",
+        &made[0],
     );
     r.expect_ok();
     assert!(r.stdout.contains("legacy None 42"), "{r:#?}");

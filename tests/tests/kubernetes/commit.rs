@@ -4,9 +4,9 @@
 //! pod's session, the image carries nothing of the pod's runtime, and a new session runs from
 //! it as a pod with what the first one installed.
 
+use bai_e2e::images::{customized, image_config, run_rm};
 use bai_e2e::kube::{Cluster, joined};
 use bai_e2e::{Account, Run, Server, official_client};
-use std::time::Duration;
 
 fn ba(s: &Server, account: &Account, args: &[&str]) -> Run {
     s.run_as(official_client(), account, args)
@@ -23,16 +23,13 @@ fn a_pods_session_becomes_an_image_that_runs_as_a_pod() {
     let cluster = Cluster::get();
     let ns = format!("bai-e2e-commit-{}", std::process::id());
     let (s, agent) = joined("kube-commit", &[], &cluster.kubeconfig, &ns);
-    let started = s.bai(
+    agent.started(
+        &s,
         &s.user,
-        &[
-            "start", "-t", "kimg", "-r", "cpu=0.5", "-r", "mem=256m", "python",
-        ],
+        "kimg",
+        &["-r", "cpu=0.5", "-r", "mem=256m", "python"],
+        120,
     );
-    assert!(started.ok(), "{started:?}\nagent:\n{}", agent.log());
-    s.wait_for(120, "the session to run", || {
-        (s.status(&s.user, "kimg") == "RUNNING").then_some(())
-    });
     let w = s.bai(
         &s.user,
         &["run", "-t", "kimg", "-c", WRITE_PACKAGE, "python"],
@@ -46,30 +43,11 @@ fn a_pods_session_becomes_an_image_that_runs_as_a_pod() {
     );
     assert!(r.ok(), "{r:?}\nagent:\n{}", agent.log());
     assert!(r.stderr.contains("export process completed"), "{r:?}");
-    let listed = s.bai(&s.user, &["images", "--json", "--customized"]);
-    listed.expect_ok();
-    let images: Vec<bai_api::images::Image> =
-        serde_json::from_str(&listed.stdout).unwrap_or_else(|e| panic!("{e}: {listed:?}"));
-    let reference = images
-        .iter()
-        .find(|i| i.label("ai.backend.customized-image.name") == Some("kube-pkg"))
-        .and_then(|i| i.canonical_name.clone())
-        .unwrap_or_else(|| panic!("kube-pkg is not listed: {listed:?}"));
+    let reference = customized(&s, &s.user, "kube-pkg");
 
     // Nothing of the pod's runtime is in the image: no variable of bai's, no label of the
     // agent's (the kubelet's own labels on the container are not the image's either).
-    let inspect = std::process::Command::new("docker")
-        .args([
-            "image",
-            "inspect",
-            "--format",
-            "{{json .Config}}",
-            &reference,
-        ])
-        .output()
-        .expect("docker image inspect");
-    let config = String::from_utf8_lossy(&inspect.stdout).to_string();
-    assert!(inspect.status.success(), "{config}");
+    let config = image_config(&reference);
     for stranger in [
         "BAI_KERNEL_ID",
         "BACKENDAI_KERNEL_ID",
@@ -80,26 +58,18 @@ fn a_pods_session_becomes_an_image_that_runs_as_a_pod() {
     }
 
     // A new session from it runs as a pod and has the package.
-    let r = s.bai(
+    let r = run_rm(
+        &s,
         &s.user,
-        &[
-            "run",
-            "--rm",
-            "-r",
-            "cpu=0.5",
-            "-r",
-            "mem=256m",
-            "-c",
-            "import kubeprobe; print('probe', kubeprobe.ANSWER)",
-            &reference,
-        ],
+        &["cpu=0.5", "mem=256m"],
+        "import kubeprobe; print('probe', kubeprobe.ANSWER)",
+        &reference,
     );
     assert!(r.ok(), "{r:?}\nagent:\n{}", agent.log());
     assert!(r.stdout.contains("probe 42"), "{r:?}");
 
     s.bai(&s.user, &["rm", "kimg"]).expect_ok();
-    let gone = bai_e2e::wait_until(Duration::from_secs(60), || cluster.bai_pods(&ns).is_empty());
-    assert!(gone, "pods left: {:?}", cluster.bai_pods(&ns));
+    cluster.wait_no_pods(&ns);
     let _ = std::process::Command::new("docker")
         .args(["rmi", "-f", &reference])
         .output();

@@ -7,20 +7,15 @@
 //! running kernel after the old one is deleted.
 
 use bai_e2e::bin;
-use bai_e2e::kube::{Cluster, DIST_OBJECTS, env_of};
-use bai_e2e::remote::{manager_for_machines, wait_status};
+use bai_e2e::images::run_rm;
+use bai_e2e::kube::{Cluster, dist, dist_objects, env_of, manager_for_pods};
+use bai_e2e::remote::wait_status;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 const AGENT_LABEL: &str = "app.kubernetes.io/name=bai-agent";
-
-fn dist(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../dist/kubernetes")
-        .join(name)
-}
 
 fn text(o: &Output) -> String {
     format!(
@@ -116,7 +111,7 @@ fn put(text: String, from: &str, to: &str) -> String {
 fn the_agent_runs_in_the_cluster_as_a_daemonset() {
     // The cluster first: held while waiting, it is not stopped and started again.
     let cluster = Cluster::get();
-    let _dist = DIST_OBJECTS.lock().unwrap_or_else(|p| p.into_inner());
+    let _dist = dist_objects(&cluster);
     let kc = &cluster.kubeconfig;
     let node = env_of(kc, "BAI_KUBE_NODE").expect("BAI_KUBE_NODE in the cluster's env");
     let node_ip = env_of(kc, "BAI_KUBE_NODE_IP").expect("BAI_KUBE_NODE_IP in the cluster's env");
@@ -126,12 +121,6 @@ fn the_agent_runs_in_the_cluster_as_a_daemonset() {
         .trim_end_matches('/')
         .rsplit_once(':')
         .expect("the API server's host:port");
-    // A namespace left terminating by an earlier run must be gone first.
-    let free = bai_e2e::wait_until(Duration::from_secs(120), || {
-        let out = cluster.kubectl(&["get", "namespace", "bai", "-o", "jsonpath={.status.phase}"]);
-        String::from_utf8_lossy(&out.stdout).trim() != "Terminating"
-    });
-    assert!(free, "the namespace bai is still terminating");
 
     // The image, from this build's binaries (the base's layers are reused).
     let image = format!("bai-e2e/agent:{}", std::process::id());
@@ -147,19 +136,7 @@ fn the_agent_runs_in_the_cluster_as_a_daemonset() {
             .expect("run images/agent/build.sh");
     assert!(built.status.success(), "{}", text(&built));
 
-    let (s, port, token) = manager_for_machines(&[]);
-    s.bai(
-        &s.admin,
-        &[
-            "admin",
-            "resource-group",
-            "update",
-            "default",
-            "--egress",
-            "open",
-        ],
-    )
-    .expect_ok();
+    let (s, port, token) = manager_for_pods(&[]);
     let data = tempfile::Builder::new()
         .prefix("bai-kagent-pod-")
         .tempdir()
@@ -273,26 +250,16 @@ fn the_agent_runs_in_the_cluster_as_a_daemonset() {
     );
 
     // A session end to end through the agent in the pod; nothing of it is left.
-    let r = s.bai(
+    let r = run_rm(
+        &s,
         &s.admin,
-        &[
-            "run",
-            "--rm",
-            "-r",
-            "cpu=0.25",
-            "-r",
-            "mem=256m",
-            "-c",
-            "import os; print('in the cluster', os.getuid())",
-            "python",
-        ],
+        &["cpu=0.25", "mem=256m"],
+        "import os; print('in the cluster', os.getuid())",
+        "python",
     );
     assert!(r.ok(), "{r:?}\nagent:\n{}", agent_log(&cluster, &first));
     assert_eq!(r.stdout.trim(), "in the cluster 1000", "{r:?}");
-    let gone = bai_e2e::wait_until(Duration::from_secs(60), || {
-        cluster.bai_pods("bai").is_empty()
-    });
-    assert!(gone, "pods left: {:?}", cluster.bai_pods("bai"));
+    cluster.wait_no_pods("bai");
     let kernels = data.path().join("kernels");
     let left = || std::fs::read_dir(&kernels).map(|d| d.count()).unwrap_or(0);
     assert_eq!(
@@ -355,10 +322,7 @@ fn the_agent_runs_in_the_cluster_as_a_daemonset() {
     assert_eq!(r.stdout.trim(), format!("42 {sub1}"), "{r:?}");
     assert_eq!(cluster.bai_pods("bai"), kernel_pods, "the same kernel pods");
     s.bai(&s.admin, &["rm", "kept"]).expect_ok();
-    let gone = bai_e2e::wait_until(Duration::from_secs(60), || {
-        cluster.bai_pods("bai").is_empty()
-    });
-    assert!(gone, "pods left: {:?}", cluster.bai_pods("bai"));
+    cluster.wait_no_pods("bai");
     let cleaned = bai_e2e::wait_until(Duration::from_secs(30), || left() == 0);
     assert!(
         cleaned,

@@ -3,7 +3,8 @@
 //! `baid agent --backend kubernetes` that offers only that node, and the kernel's runner
 //! as the kubelet would start it. Waits poll for a condition under a generous limit.
 
-use bai_e2e::remote::{agent_command, manager_for_machines, wait_status};
+use bai_e2e::kube::manager_for_pods;
+use bai_e2e::remote::{agent_command, wait_status};
 use bai_e2e::{Server, bin};
 use serde_json::{Value, json};
 use std::io::Write;
@@ -367,19 +368,7 @@ impl World {
         let node = FakeNode::register(&cluster, &format!("bai-fake-{tag}-{pid}"), pods);
         before_join(&cluster, &node.name);
         let ns = format!("bai-api-{tag}-{pid}");
-        let (s, port, token) = manager_for_machines(env);
-        s.bai(
-            &s.admin,
-            &[
-                "admin",
-                "resource-group",
-                "update",
-                "default",
-                "--egress",
-                "open",
-            ],
-        )
-        .expect_ok();
+        let (s, port, token) = manager_for_pods(env);
         let data = tempfile::Builder::new()
             .prefix("bai-kapi-")
             .tempdir()

@@ -2,10 +2,11 @@
 //! session preempts on as many agents as its kernels need (victims that span agents
 //! included), and nobody when even that would not make room for all of its kernels.
 
-use super::{batch, preempting, waits_for_room};
+use super::{batch, ends_preempted, preempting, queued_again, sleeper, waits_for_room};
 use bai_e2e::{Account, Server};
 
-/// A multi-node batch session of `size` kernels of `cpu` cores each, queued.
+/// A multi-node batch session of `size` kernels of `cpu` cores each, queued (`extra`: its
+/// priority and more).
 fn multi_batch(s: &Server, who: &Account, name: &str, size: &str, cpu: &str, extra: &[&str]) {
     let cpu = format!("cpu={cpu}");
     let mut a = vec![
@@ -84,21 +85,7 @@ fn a_multi_node_urgent_session_preempts_on_both_agents_and_runs_across_them() {
     let spanning = s.wait_status(&s.user, "low-multi", "RUNNING", 60);
     assert_eq!(agents_of(&spanning).len(), 2, "{spanning:#}");
     for name in ["low-1", "low-2"] {
-        batch(
-            &s,
-            &s.user,
-            name,
-            &[
-                "-c",
-                "sleep 1000",
-                "-r",
-                "cpu=1",
-                "-r",
-                "mem=256m",
-                "--priority",
-                "5",
-            ],
-        );
+        sleeper(&s, &s.user, name, "5", &["-r", "cpu=1", "-r", "mem=256m"]);
         s.wait_status(&s.user, name, "RUNNING", 60);
     }
     let lows = [
@@ -120,7 +107,7 @@ fn a_multi_node_urgent_session_preempts_on_both_agents_and_runs_across_them() {
         .unwrap_or_default()
         .to_string();
     for name in ["low-1", "low-2"] {
-        let ended = s.wait_status(&s.user, name, "TERMINATED", 60);
+        let ended = ends_preempted(&s, &s.user, name, 60);
         let info = ended["status_info"].as_str().unwrap_or_default();
         assert!(
             info.starts_with(&format!("preempted: for session {id} (priority 80 over 5)")),
@@ -128,10 +115,7 @@ fn a_multi_node_urgent_session_preempts_on_both_agents_and_runs_across_them() {
         );
     }
     // The spanning one (`--requeue`) is queued again with its id, both kernels gone.
-    let requeued = s.wait_for(60, "low-multi to be queued again", || {
-        let i = s.info(&s.user, "low-multi");
-        (i["status"] == "PENDING" && i["status_history"]["PREEMPTED"].is_string()).then_some(i)
-    });
+    let requeued = queued_again(&s, &s.user, "low-multi");
     assert_eq!(requeued["session_id"], spanning["session_id"]);
     // It waited with both agents reserved (its last wait names them).
     let h = s.bai(&s.user2, &["session", "history", "urgent", "--scheduling"]);
@@ -162,14 +146,10 @@ fn a_multi_node_urgent_session_preempts_on_both_agents_and_runs_across_them() {
 fn a_multi_node_session_without_room_to_make_preempts_nobody() {
     let s = Server::start_dummy(2, "cpu=2,mem=4g");
     preempting(&s, "2s");
-    let each = ["-c", "sleep 1000", "-r", "cpu=2", "-r", "mem=256m"];
-    let mut low = each.to_vec();
-    low.extend_from_slice(&["--priority", "5"]);
-    batch(&s, &s.user, "low-work", &low);
+    let each = ["-r", "cpu=2", "-r", "mem=256m"];
+    sleeper(&s, &s.user, "low-work", "5", &each);
     s.wait_status(&s.user, "low-work", "RUNNING", 60);
-    let mut high = each.to_vec();
-    high.extend_from_slice(&["--priority", "90"]);
-    batch(&s, &s.user, "important", &high);
+    sleeper(&s, &s.user, "important", "90", &each);
     s.wait_status(&s.user, "important", "RUNNING", 60);
 
     multi_batch(&s, &s.user2, "urgent", "2", "2", &["--priority", "50"]);
@@ -194,12 +174,5 @@ fn a_multi_node_session_without_room_to_make_preempts_nobody() {
     s.bai(&s.user, &["rm", "important"]).expect_ok();
     let urgent = s.wait_status(&s.user2, "urgent", "RUNNING", 120);
     assert_eq!(agents_of(&urgent).len(), 2, "{urgent:#}");
-    let ended = s.wait_status(&s.user, "low-work", "TERMINATED", 60);
-    assert!(
-        ended["status_info"]
-            .as_str()
-            .unwrap_or_default()
-            .starts_with("preempted: "),
-        "{ended:#}"
-    );
+    ends_preempted(&s, &s.user, "low-work", 60);
 }

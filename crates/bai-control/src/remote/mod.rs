@@ -8,6 +8,7 @@ pub mod admin;
 pub mod connect;
 pub mod gate;
 pub mod listener;
+mod lost;
 pub mod node_down;
 pub mod states;
 

@@ -11,12 +11,8 @@
 //! it down; a manager that starts leading counts anew (a session ends later, never sooner).
 
 use super::Remote;
-use super::states::sessions_on;
-use crate::lifecycle::terminate::finish_termination;
-use crate::lifecycle::transition::{Change, transition, transition_or_log};
+use super::lost::{Loss, degrade_sessions, end_sessions};
 use bai_core::Reason;
-use bai_core::event::EventKind as E;
-use bai_core::status::{SessionResult, SessionStatus as S};
 use bai_ground::agents::AgentHandle;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -104,37 +100,24 @@ pub async fn check(remote: &Arc<Remote>, h: &Arc<AgentHandle>, downs: &mut Downs
         let secs = since.map_or(0, |s| now.duration_since(s).as_secs());
         Reason::AgentLost(format!("{what}, its kernels unreachable for {secs} s"))
     };
+    // The agent answers: it deletes its kernels' pods.
+    let loss = Loss {
+        agent: &h.id,
+        phase: "node-watch",
+        agent_answers: true,
+    };
     match step {
         Step::Nothing => {}
         Step::Degrade => {
             tracing::warn!(agent = %h.id, withheld = info.withheld.as_deref().unwrap_or(""),
                 "the agent's kernels are unreachable; its sessions are degraded");
             let reason = why(downs.since(&h.id));
-            for row in sessions_on(remote, &h.id) {
-                if row.state.status == S::Running {
-                    let c =
-                        Change::new(S::Running, S::RunningDegraded, reason.clone(), "node-watch");
-                    transition_or_log(&remote.lifecycle, row.id, c);
-                }
-            }
+            degrade_sessions(remote, &loss, |_| reason.clone());
         }
         Step::End => {
             tracing::warn!(agent = %h.id, "the agent's node stayed down; its sessions end");
             let reason = why(downs.since(&h.id));
-            for row in sessions_on(remote, &h.id) {
-                match row.state.status {
-                    s if s.is_up() => {
-                        let c = Change::new(s, S::Terminating, reason.clone(), "node-watch")
-                            .events(&[E::SessionTerminating])
-                            .result(SessionResult::Failure, None);
-                        if let Ok(Some(row)) = transition(&remote.lifecycle, row.id, c) {
-                            finish_termination(&remote.lifecycle, &row, true).await;
-                        }
-                    }
-                    S::Terminating => finish_termination(&remote.lifecycle, &row, true).await,
-                    _ => {}
-                }
-            }
+            end_sessions(remote, &loss, |_| reason.clone()).await;
         }
         Step::Resume => {
             tracing::info!(agent = %h.id, "the agent's kernels are reachable again");

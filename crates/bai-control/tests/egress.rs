@@ -73,6 +73,12 @@ async fn an_agent_that_cannot_enforce_takes_only_open_groups() {
         })
         .await;
     assert_eq!(row.state.status, S::Pending, "{:?}", row.state.status_info);
+    // The reason names the policy and the agent's own word.
+    let why = row.state.status_info.clone().unwrap_or_default();
+    assert!(
+        why.contains("can enforce its egress policy default") && why.contains("cannot run nft"),
+        "{why}"
+    );
     assert!(h.agent.live().is_empty());
     set_policy(&h, EgressPolicy::parse("open", &[]).expect("open"));
     let row = h.wait_status(s.id, S::Running).await;

@@ -193,8 +193,8 @@ impl Drop for KubeAgent {
 
 /// A manager with no agent of its own (`env` added to its environment) and
 /// `baid agent --backend kubernetes` named `name` joined to it with `kubeconfig`, its pods in
-/// `ns`. The backend does not enforce egress policies yet: it takes sessions of open groups,
-/// so the default group is made open.
+/// `ns`. Without `--network-policies enforced` the backend takes only sessions of open
+/// groups, so the default group is made open.
 pub fn joined(
     name: &str,
     env: &[(&str, &str)],

@@ -229,9 +229,9 @@ impl Drop for KubeAgent {
 }
 
 /// A manager with no agent of its own (`env` added to its environment) for agents of the
-/// Kubernetes backend: its port and a join token, as [`manager_for_machines`]. The backend
-/// does not enforce egress policies yet: it takes sessions of open groups, so the default
-/// group is made open.
+/// Kubernetes backend: its port and a join token, as [`manager_for_machines`]. Without
+/// `--network-policies enforced` the backend takes only sessions of open groups, so the
+/// default group is made open.
 pub fn manager_for_pods(env: &[(&str, &str)]) -> (Server, u16, String) {
     let (s, port, token) = manager_for_machines(env);
     s.bai(

@@ -16,7 +16,7 @@ mod commit;
 
 use bai_e2e::bin;
 use bai_e2e::images::run_rm;
-use bai_e2e::kube::{Cluster, MANAGED, dist, dist_objects, joined};
+use bai_e2e::kube::{Cluster, MANAGED, dist, dist_objects, joined, joined_with};
 use bai_e2e::remote::agent_command;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -344,8 +344,10 @@ fn an_urgent_session_preempts_a_pod_which_gets_sigterm() {
 }
 
 /// The agent with only what `dist/kubernetes/rbac.yaml` grants (its ServiceAccount's token,
-/// no admin certificate): it joins, runs a session end to end (pod made, watched, its logs
-/// read, deleted), and the service account really is that narrow (it may not list secrets).
+/// no admin certificate): it joins with `--network-policies enforced` (its NetworkPolicies
+/// listed at its start), runs a session of a `default` group end to end (its NetworkPolicy
+/// made, handed to the pod, deleted; the pod made, watched, its logs read, deleted), and the
+/// service account really is that narrow (it may not list secrets).
 #[test]
 fn the_agent_runs_with_only_the_least_role() {
     let cluster = Cluster::get();
@@ -429,7 +431,20 @@ fn the_agent_runs_with_only_the_least_role() {
         "the role lets the agent read secrets"
     );
 
-    let (s, agent) = joined("kube-rbac", &[], &kc, "bai");
+    let enforced = ["--network-policies".to_string(), "enforced".to_string()];
+    let (s, agent) = joined_with("kube-rbac", &[], &enforced, &kc, "bai");
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--egress",
+            "default",
+        ],
+    )
+    .expect_ok();
     let r = run_rm(
         &s,
         &s.admin,
@@ -440,11 +455,22 @@ fn the_agent_runs_with_only_the_least_role() {
     assert!(r.ok(), "{r:?}\nagent:\n{}", agent.log());
     assert!(r.stdout.contains("least role"), "{r:?}");
     assert!(
+        agent.log().contains("NetworkPolicy made"),
+        "no NetworkPolicy was made:\n{}",
+        agent.log()
+    );
+    assert!(
         !agent.log().contains("Forbidden"),
         "the agent was refused something:\n{}",
         agent.log()
     );
     cluster.wait_no_pods("bai");
+    let policies = cluster.kubectl(&["get", "networkpolicies", "-n", "bai", "-o", "name"]);
+    assert!(
+        policies.status.success() && policies.stdout.is_empty(),
+        "NetworkPolicies left: {}",
+        String::from_utf8_lossy(&policies.stdout)
+    );
     drop(agent);
     drop(s);
     cluster.kubectl(&["delete", "-f", rbac.to_str().unwrap(), "--wait=false"]);

@@ -10,7 +10,8 @@
 //! (the session is not stuck: it ends with Kubernetes' reason), a missing image (ERROR naming
 //! the image and the node), OOMKilled (out of memory), the offer following the node after the
 //! join (a tenant's pod, cordon, NotReady), a node that goes down (its sessions degraded,
-//! resumed or ended as a lost agent's), and nothing of bai left afterwards.
+//! resumed or ended as a lost agent's), the NetworkPolicy of a kernel under an egress policy
+//! (`egress.rs`), and nothing of bai left afterwards.
 //!
 //! The tests of this binary share one cluster while any of them runs (API-only clusters may
 //! run beside each other and beside the machine's kubelet cluster); the last one stops it.
@@ -22,6 +23,9 @@ mod world;
 
 #[path = "kubernetes_api/node_down.rs"]
 mod node_down;
+
+#[path = "kubernetes_api/egress.rs"]
+mod egress;
 
 use bai_e2e::remote::agents;
 use serde_json::json;

@@ -64,12 +64,14 @@ async fn an_agent_that_cannot_enforce_takes_only_open_groups() {
         .unwrap_or_else(|p| p.into_inner())
         .egress_error = Some("cannot run nft".into());
     let s = h.create("waits", |_| {});
-    // The scheduler passes it over, saying why it waits.
+    // The scheduler passes it over, saying why it waits: the policy and the agent's own word.
     let row = h
         .wait(s.id, "the scheduler to pass it over", |r| {
-            r.state.status == S::Pending
-                && r.state.status_info.as_deref() != Some("pending")
-                && r.state.status_info.is_some()
+            r.state.status != S::Pending
+                || r.state.status_info.as_deref().is_some_and(|i| {
+                    i.contains("can enforce its egress policy default")
+                        && i.contains("cannot run nft")
+                })
         })
         .await;
     assert_eq!(row.state.status, S::Pending, "{:?}", row.state.status_info);

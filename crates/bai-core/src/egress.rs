@@ -150,6 +150,13 @@ impl FromStr for Allowed {
         };
         let port = match port {
             None => None,
+            // One port per destination: a range would need nftables' and NetworkPolicy's
+            // ranges (`endPort`, which a Kubernetes 1.20 API server drops silently).
+            Some(p) if p.contains('-') => {
+                return Err(bad(
+                    "port ranges are not supported; list each port as a destination of its own",
+                ));
+            }
             Some(p) => match p.parse::<u16>() {
                 Ok(0) | Err(_) => return Err(bad("the port must be 1 to 65535")),
                 Ok(p) => Some(p),
@@ -307,6 +314,8 @@ mod tests {
             ("example.com", "not an IPv4 or IPv6 address"),
             ("[fd00::1", "no closing"),
             ("[fd00::1]443", "':' must follow"),
+            ("10.0.0.1:8000-8080", "port ranges are not supported"),
+            ("[fd00::1]:1-2", "port ranges are not supported"),
         ] {
             let e = given.parse::<Allowed>().expect_err(given);
             assert!(e.0.contains(why), "{given}: {e}");

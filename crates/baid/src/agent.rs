@@ -139,6 +139,7 @@ pub async fn run(args: AgentArgs) -> Result<()> {
                 &group,
                 &data_dir,
                 storage_hosts,
+                manager_host,
             )
             .await?;
             println!(

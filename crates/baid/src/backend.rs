@@ -31,6 +31,25 @@ pub struct BackendArgs {
     #[arg(long = "node-selector", env = "BAI_KUBE_NODE_SELECTOR", value_name = "KEY=VALUE",
           value_delimiter = ',', value_parser = parse_label)]
     pub node_selector: Vec<(String, String)>,
+    /// The Kubernetes backend: whether the cluster's network plugin enforces NetworkPolicy
+    /// (Calico, Cilium …; bai cannot see it). `enforced`: kernels under an egress policy
+    /// other than `open` get a NetworkPolicy each; `not-enforced`: the agent takes only
+    /// sessions of `open` groups.
+    #[arg(
+        long = "network-policies",
+        env = "BAI_KUBE_NETWORK_POLICIES",
+        value_enum,
+        default_value = "not-enforced"
+    )]
+    pub network_policies: NetworkPolicies,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum NetworkPolicies {
+    /// The cluster's network plugin enforces NetworkPolicy.
+    Enforced,
+    /// It does not, or nobody checked (the default).
+    NotEnforced,
 }
 
 fn parse_label(s: &str) -> Result<(String, String), String> {
@@ -49,6 +68,7 @@ pub async fn kubernetes_agent(
     group: &str,
     data_dir: &Path,
     storage_hosts: BTreeMap<String, PathBuf>,
+    manager_host: Option<String>,
 ) -> Result<KubernetesAgent> {
     let krunner = match node.krunner.clone() {
         Some(p) => p,
@@ -66,6 +86,8 @@ pub async fn kubernetes_agent(
         krunner_path: krunner,
         storage_hosts,
         registry: node.registry.clone(),
+        manager_host,
+        network_policies: args.network_policies == NetworkPolicies::Enforced,
     };
     match KubernetesAgent::connect(config).await {
         Ok(a) => Ok(a),

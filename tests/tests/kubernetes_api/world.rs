@@ -363,6 +363,17 @@ impl World {
         env: &[(&str, &str)],
         before_join: impl FnOnce(&Cluster, &str),
     ) -> World {
+        World::with_agent_args(tag, pods, env, &[], before_join)
+    }
+
+    /// As [`World::with_env`], the agent started with `agent_args` too.
+    pub fn with_agent_args(
+        tag: &str,
+        pods: u32,
+        env: &[(&str, &str)],
+        agent_args: &[&str],
+        before_join: impl FnOnce(&Cluster, &str),
+    ) -> World {
         let cluster = Cluster::get();
         let pid = std::process::id();
         let node = FakeNode::register(&cluster, &format!("bai-fake-{tag}-{pid}"), pods);
@@ -387,6 +398,7 @@ impl World {
             .arg(&cluster.kubeconfig)
             .arg("--node-selector")
             .arg(format!("kubernetes.io/hostname={}", node.name))
+            .args(agent_args)
             .stdout(log.try_clone().expect("log"))
             .stderr(log);
         let agent = KubeAgent {

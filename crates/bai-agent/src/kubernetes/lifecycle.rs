@@ -1,11 +1,11 @@
 //! A kernel's life as a pod: made and waited for until its runner answers (or Kubernetes
 //! says it cannot start), listed by label, and removed (pod deleted, its grace period 0,
-//! its directories on the node after it).
+//! its NetworkPolicy and its directories on the node after it).
 
 use super::error::{KubeError, is_not_found};
 use super::observe::{Ended, Observed, Problem, why_pending};
 use super::pod::{Placement, kernel_pod, pod_name};
-use super::{Inner, labels, log_params};
+use super::{Inner, egress, labels, log_params};
 use crate::kernel_files::{home, make_work_dir};
 use crate::runner;
 use bai_core::agent::{AgentError, KernelCreated, KernelExit, KernelSpec};
@@ -81,6 +81,8 @@ async fn create_claimed(inner: &Inner, spec: &KernelSpec) -> Result<KernelCreate
     };
     let pod = kernel_pod(spec, &placement).map_err(KubeError::from)?;
     let started = Instant::now();
+    // Its egress policy before the pod: the kernel never runs without it.
+    let policy = egress::before_pod(inner, spec).await?;
     let made = inner
         .pods
         .create(&PostParams::default(), &pod)
@@ -88,6 +90,10 @@ async fn create_claimed(inner: &Inner, spec: &KernelSpec) -> Result<KernelCreate
         .map_err(KubeError::api(format_args!(
             "cannot create the pod of kernel {kernel}"
         )))?;
+    if policy {
+        let uid = made.metadata.uid.as_deref().unwrap_or_default();
+        egress::own(inner, kernel, uid).await?;
+    }
     wait_ready(inner, kernel).await?;
     if cluster.size > 1 {
         match inner.state(kernel) {
@@ -205,6 +211,7 @@ pub async fn remove(inner: &Inner, kernel: Uuid, ended: Option<Ended>) -> Kernel
         Err(e) if is_not_found(&e) => {}
         Err(e) => tracing::warn!(kernel = %kernel, error = %e, "cannot delete a kernel's pod"),
     }
+    egress::remove(inner, kernel).await;
     inner.hosts.leave(kernel);
     let root = inner.dirs(kernel).root;
     if let Err(e) = tokio::fs::remove_dir_all(&root).await

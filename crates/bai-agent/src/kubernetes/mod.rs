@@ -12,12 +12,16 @@
 //! - One watch over the agent's pods ([`watch`]) reports kernels that end on their own.
 //! - A cluster session's kernels find each other by hostname through the session's host
 //!   table at `/etc/hosts` ([`hosts`]) and `ssh sub1` with the session's keys, as on Docker.
+//! - Egress: a kernel under a policy other than `open` gets a NetworkPolicy of its own,
+//!   made before its pod and owned by it ([`egress`]), when the admin says the cluster's
+//!   network plugin enforces them (`--network-policies enforced`).
 //! - Capacity: the node's allocatable less what the pods that are not this agent's kernels
 //!   request ([`capacity::offered`]), kept current by a watch on the node and those pods
 //!   ([`offer`]).
 
 pub mod capacity;
 mod client;
+mod egress;
 mod error;
 mod hosts;
 mod images;
@@ -35,6 +39,7 @@ pub use error::KubeError;
 use crate::paths::KernelDirs;
 use bai_core::agent::{AgentError, EventFanout};
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::LogParams;
 use kube::{Api, Client};
 use observe::Observed;
@@ -65,6 +70,11 @@ pub struct KubernetesAgentConfig {
     /// The cluster's image registry (`HOST:PORT`), for pulls and pushes through the node's
     /// engine.
     pub registry: Option<String>,
+    /// The manager's host as the agent dials it (closed to kernels under `default`).
+    pub manager_host: Option<String>,
+    /// The admin's word that the cluster's network plugin enforces NetworkPolicy: kernels
+    /// under a policy other than `open` get one (else such kernels are refused).
+    pub network_policies: bool,
 }
 
 pub(crate) struct Inner {
@@ -72,6 +82,8 @@ pub(crate) struct Inner {
     pub client: Client,
     /// Pods in the agent's namespace.
     pub pods: Api<Pod>,
+    /// NetworkPolicies in the agent's namespace (the kernels' egress policies).
+    pub policies: Api<NetworkPolicy>,
     /// The node this agent offers.
     pub node: String,
     pub events: Arc<EventFanout>,
@@ -238,10 +250,12 @@ impl KubernetesAgent {
         tracing::info!(agent = %config.agent_id, namespace = %config.namespace, %node,
             "the Kubernetes backend is ready");
         let pods = Api::namespaced(client.clone(), &config.namespace);
+        let policies = Api::namespaced(client.clone(), &config.namespace);
         let inner = Arc::new(Inner {
             config,
             client,
             pods,
+            policies,
             node,
             events,
             states: Mutex::new(HashMap::new()),
@@ -258,6 +272,7 @@ impl KubernetesAgent {
         let mut listed = inner.listed.subscribe();
         let _ =
             tokio::time::timeout(std::time::Duration::from_secs(10), listed.wait_for(|l| *l)).await;
+        egress::sweep(&inner).await;
         // The offer from now on: what the manager reads when the agent joins is read anew
         // then, so a change between here and there is reported or read, never lost.
         let first = offer::read(&inner).await?;

@@ -39,9 +39,7 @@ impl AgentRpc for KubernetesAgent {
                 .map(|(k, v)| (k.clone(), v.display().to_string()))
                 .collect(),
             registry: None,
-            egress_error: Some(
-                "egress policies are not enforced on the Kubernetes backend yet".into(),
-            ),
+            egress_error: (!c.network_policies).then(|| super::egress::NOT_ENFORCED.into()),
             withheld: offer.withheld,
             kernels_unreachable: offer.unreachable,
             size: Some(size),

@@ -119,6 +119,83 @@ pub fn eligible(group: &str, agents: &[Arc<AgentHandle>], n: &Needs) -> Option<E
     })
 }
 
+/// Narrows `e` (None: every agent of the group) to the agents that can enforce the group's
+/// egress policy `mode`: an agent that cannot (`AgentInfo::egress_error`) takes only sessions
+/// of `open` groups. When that leaves none, the pending reason says so, with the first such
+/// agent's own reason (a Kubernetes agent without `--network-policies enforced`, a Docker
+/// agent without nftables).
+pub fn enforcing(
+    e: Option<Eligible>,
+    group: &str,
+    mode: bai_core::egress::EgressMode,
+    agents: &[Arc<AgentHandle>],
+) -> Option<Eligible> {
+    if mode == bai_core::egress::EgressMode::Open {
+        return e;
+    }
+    let blind: Vec<(String, String)> = agents
+        .iter()
+        .filter_map(|a| {
+            let info = a.info.read().unwrap_or_else(|p| p.into_inner());
+            info.egress_error.clone().map(|why| (a.id.clone(), why))
+        })
+        .collect();
+    narrow(
+        e,
+        group,
+        mode.as_str(),
+        agents.iter().map(|a| a.id.as_str()),
+        &blind,
+    )
+}
+
+/// [`enforcing`] over agent ids: `blind` are the agents that cannot enforce, with why.
+fn narrow<'a>(
+    e: Option<Eligible>,
+    group: &str,
+    mode: &str,
+    all: impl Iterator<Item = &'a str>,
+    blind: &[(String, String)],
+) -> Option<Eligible> {
+    if blind.is_empty() {
+        return e;
+    }
+    let cannot = |id: &str| blind.iter().any(|(b, _)| b == id);
+    let ok: HashSet<String> = match &e {
+        Some(e) => e.agents.iter().filter(|a| !cannot(a)).cloned().collect(),
+        None => all.filter(|a| !cannot(a)).map(str::to_string).collect(),
+    };
+    let (agent, why) = &blind[0];
+    let egress = if ok.is_empty() {
+        format!("no agent of group {group} can enforce its egress policy {mode} ({agent}: {why})")
+    } else {
+        format!(
+            "only the agents of group {group} that can enforce its egress policy {mode} may \
+             take it ({agent}: {why})"
+        )
+    };
+    let why = match &e {
+        Some(e) if !e.why.is_empty() && !ok.is_empty() => e.why.clone(),
+        Some(e) if !e.why.is_empty() => format!("{}; {egress}", e.why),
+        _ => egress,
+    };
+    let preferred = e
+        .and_then(|e| e.preferred)
+        .map(|p| {
+            p.iter()
+                .filter(|a| ok.contains(*a))
+                .cloned()
+                .collect::<HashSet<_>>()
+        })
+        .filter(|p| !p.is_empty())
+        .map(Arc::new);
+    Some(Eligible {
+        agents: Arc::new(ok),
+        why,
+        preferred,
+    })
+}
+
 /// Per pass: one answer per distinct need (sessions without folders, the usual case, are
 /// looked up by their image alone, without allocating).
 #[derive(Default)]
@@ -149,5 +226,38 @@ impl Cache {
             .entry(n)
             .or_insert_with_key(|n| eligible(group, agents, n))
             .clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blind() -> Vec<(String, String)> {
+        vec![("k8s".to_string(), "not enforced here".to_string())]
+    }
+
+    #[test]
+    fn agents_that_cannot_enforce_are_left_out_with_their_reason() {
+        let e = narrow(None, "g", "default", ["k8s", "dock"].into_iter(), &blind()).expect("some");
+        assert_eq!(*e.agents, HashSet::from(["dock".to_string()]));
+        let e = narrow(None, "g", "closed", ["k8s"].into_iter(), &blind()).expect("some");
+        assert!(e.agents.is_empty());
+        assert_eq!(
+            e.why,
+            "no agent of group g can enforce its egress policy closed (k8s: not enforced here)"
+        );
+        // What the session needs otherwise is kept, and said first.
+        let image = Eligible {
+            agents: Arc::new(HashSet::from(["k8s".to_string()])),
+            why: "it needs image X, which only k8s of group g has".into(),
+            preferred: None,
+        };
+        let e = narrow(Some(image), "g", "default", std::iter::empty(), &blind()).expect("some");
+        assert!(e.agents.is_empty());
+        assert!(
+            e.why.starts_with("it needs image X") && e.why.contains("(k8s: not enforced here)")
+        );
+        assert!(narrow(None, "g", "default", ["a"].into_iter(), &[]).is_none());
     }
 }

@@ -347,7 +347,12 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
                 .filter(|r| r.scaling_group == g.name)
                 .map(|r| {
                     let mut w = workload(r);
-                    w.eligible = eligible.get(scheduler, &g.name, &in_group, r);
+                    w.eligible = super::eligible::enforcing(
+                        eligible.get(scheduler, &g.name, &in_group, r),
+                        &g.name,
+                        g.egress.mode,
+                        &in_group,
+                    );
                     // Its known maximum run time: the shorter of its batch timeout and the
                     // owner's maximum session lifetime, as `ends_by` counts it for running
                     // sessions (backfill needs it).

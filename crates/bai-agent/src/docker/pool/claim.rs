@@ -74,7 +74,7 @@ pub async fn claim(inner: &Arc<Inner>, spec: &KernelSpec) -> Option<KernelCreate
     // Whatever happens now, the pool makes another.
     inner.pool_wake.notify_one();
     let (r, waited) = match taken {
-        Found::Ready(r) => (r, false),
+        Found::Ready(r) => (*r, false),
         Found::Nothing => return None,
         Found::Coming(rx) => {
             tracing::info!(kernel = %spec.kernel_id, shape = %shape, "no pool kernel ready; waiting for the one being made");

@@ -31,7 +31,7 @@ pub struct Waiting {
 /// What a create finds for its shape.
 pub enum Found {
     /// A ready kernel, now the create's.
-    Ready(Ready),
+    Ready(Box<Ready>),
     /// A kernel being made, the create's once it is ready.
     Coming(oneshot::Receiver<Ready>),
     /// Nothing: the create starts cold.
@@ -51,7 +51,7 @@ pub fn may_wait(spec: &KernelSpec, shape: &PoolShape) -> bool {
 /// other create waits for, a place in line for it.
 pub fn take(pools: &mut Pools, shape: &PoolShape, wait: bool) -> Found {
     if let Some(i) = pools.ready.iter().position(|r| r.shape == *shape) {
-        return Found::Ready(pools.ready.swap_remove(i));
+        return Found::Ready(Box::new(pools.ready.swap_remove(i)));
     }
     pools.waiting.retain(|w| !w.tx.is_closed());
     let making = pools.making.iter().filter(|m| *m == shape).count();

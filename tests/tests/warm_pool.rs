@@ -476,3 +476,54 @@ fn images_committed_from_pool_and_cold_sessions_run_code() {
             .output();
     }
 }
+
+/// Issue 56: a start that finds its shape's pool empty while a kernel of that shape is being
+/// made takes that kernel when it is ready, instead of starting a second container beside it.
+/// Every pool kernel here is held once ready until a create waits for it (a fault point), so
+/// each start comes while its pool refills.
+#[test]
+fn a_start_during_a_refill_takes_the_refilling_kernel() {
+    const SHAPE: &str = "bai/python:3.11-bookworm,cpu=0.25,mem=256m,count=1";
+    let s = Server::start_with(&[
+        ("BAI_WARM_POOLS", "on"),
+        ("BAI_FAULT_FAIL", "agent:pool-refill-held"),
+        ("BAI_WARM_POOL", SHAPE),
+    ]);
+    let making = "0 of 1 ready, 1 being made";
+    s.wait_for(180, "a pool kernel being made", || {
+        agents(&s).contains(making).then_some(())
+    });
+    for (i, name) in ["during-refill-1", "during-refill-2"].iter().enumerate() {
+        s.bai(
+            &s.user,
+            &[
+                "start", "-q", "-t", name, "-r", "cpu=0.25", "-r", "mem=256m", "python",
+            ],
+        )
+        .expect_ok();
+        let out = wait_counter(&s, "hits", i as u64 + 1);
+        assert!(out.contains(" 0 misses"), "{out}");
+        // The session runs code in it, under its own environment (none of the pool's).
+        let r = s.bai(&s.user, &["run", "-t", name, "-c", PROBE, "python"]);
+        r.expect_ok();
+        assert!(r.stdout.contains("None True 42"), "{}", r.stdout);
+        // The next refill is under way (and held again), the pool's counts right.
+        s.wait_for(120, "the next refill", || {
+            agents(&s).contains(making).then_some(())
+        });
+    }
+    assert_eq!(
+        pool_labelled_kernels(&s).len(),
+        2,
+        "{:?}",
+        pool_labelled_kernels(&s)
+    );
+    assert!(
+        s.log().contains("waiting for the one being made"),
+        "{}",
+        s.log()
+    );
+    for name in ["during-refill-1", "during-refill-2"] {
+        s.bai(&s.user, &["rm", name]).expect_ok();
+    }
+}

@@ -2,6 +2,7 @@
 //! the pools' lock), then bind what belongs to the session. A claimed kernel is the
 //! session's alone and never goes back to the pool.
 
+use super::wait::{self, Found};
 use super::{Ready, make};
 use crate::docker::{Inner, egress, place, ready, watch};
 use crate::kernel_files::home;
@@ -61,24 +62,34 @@ pub async fn claim(inner: &Arc<Inner>, spec: &KernelSpec) -> Option<KernelCreate
             return None;
         }
         super::fill::asked(&mut pools, &shape);
-        let at = pools.ready.iter().position(|r| r.shape == shape);
-        match at {
-            Some(i) => Some(pools.ready.swap_remove(i)),
-            None => {
-                pools.counters.misses += 1;
-                // A burst of starts of this shape: its pool grows by one.
-                super::grow(&mut pools, &shape);
-                None
-            }
+        let found = wait::take(&mut pools, &shape, wait::may_wait(spec, &shape));
+        match found {
+            Found::Nothing => miss(&mut pools, &shape),
+            // The pool was empty all the same: a burst of starts grows it by one.
+            Found::Coming(_) => super::grow(&mut pools, &shape),
+            Found::Ready(_) => {}
         }
+        found
     };
     // Whatever happens now, the pool makes another.
     inner.pool_wake.notify_one();
-    let r = taken?;
+    let (r, waited) = match taken {
+        Found::Ready(r) => (*r, false),
+        Found::Nothing => return None,
+        Found::Coming(rx) => {
+            tracing::info!(kernel = %spec.kernel_id, shape = %shape, "no pool kernel ready; waiting for the one being made");
+            let Some(r) = wait::Coming::new(inner, rx).arrive().await else {
+                tracing::info!(kernel = %spec.kernel_id, "the pool kernel waited for was not made; starting the kernel cold");
+                inner.pools().counters.misses += 1;
+                return None;
+            };
+            (r, true)
+        }
+    };
     match bind(inner, spec, &r).await {
         Ok(made) => {
             inner.pools().counters.hits += 1;
-            tracing::info!(kernel = %spec.kernel_id, pool_kernel = %r.id, image = %spec.image, "kernel ready (from the pool)");
+            tracing::info!(kernel = %spec.kernel_id, pool_kernel = %r.id, image = %spec.image, waited, "kernel ready (from the pool)");
             Some(made)
         }
         Err(e) => {
@@ -90,6 +101,12 @@ pub async fn claim(inner: &Arc<Inner>, spec: &KernelSpec) -> Option<KernelCreate
             None
         }
     }
+}
+
+/// A create of `shape` starts cold: counted, and a burst of them grows the pool by one.
+fn miss(pools: &mut super::Pools, shape: &PoolShape) {
+    pools.counters.misses += 1;
+    super::grow(pools, shape);
 }
 
 /// Renames the container and the directory to the kernel's, moves what it holds, writes the

@@ -1,11 +1,12 @@
 //! Keeping the pools full: one task per agent makes the missing pool kernels one at a time
 //! (low priority: a create never waits behind it; one starts only while no create is in
 //! flight, and runs at the lowest CPU weight until ready: [`super::busy`]), only where the node's free capacity
-//! holds one more, and wakes when a kernel is claimed or the targets change. A pool whose
+//! holds one more, and wakes when a kernel is claimed or the targets change. A kernel made
+//! while a create waits for its shape is that create's ([`super::wait`]). A pool whose
 //! shape nobody launched for a while shrinks to one kernel ([`super::Pools::kept`]); checked
 //! every [`CHECK_IDLE`].
 
-use super::make;
+use super::{make, wait};
 use crate::docker::Inner;
 use bai_core::pool::{PoolShape, PoolTarget};
 use std::sync::Arc;
@@ -127,15 +128,25 @@ pub fn spawn(inner: &Arc<Inner>) {
                     .map_or(0, |t| pools.kept(t) as usize);
                 let ready = pools.ready.iter().filter(|r| r.shape == shape).count();
                 match made {
-                    // The targets changed while it was made: not wanted any more.
-                    Ok(r) if ready >= wanted => (None, Some(r.id)),
-                    Ok(r) => {
-                        pools.counters.refills += 1;
-                        tracing::debug!(pool_kernel = %r.id, shape = %shape, "pool kernel ready");
-                        pools.ready.push(r);
-                        (None, None)
+                    // A create waiting for it takes it first, wanted or not.
+                    Ok(r) => match wait::made(&mut pools, r) {
+                        None => {
+                            pools.counters.refills += 1;
+                            (None, None)
+                        }
+                        // The targets changed while it was made: not wanted any more.
+                        Some(r) if ready >= wanted => (None, Some(r.id)),
+                        Some(r) => {
+                            pools.counters.refills += 1;
+                            tracing::debug!(pool_kernel = %r.id, shape = %shape, "pool kernel ready");
+                            pools.ready.push(r);
+                            (None, None)
+                        }
+                    },
+                    Err(e) => {
+                        wait::failed(&mut pools, &shape);
+                        (Some(e), None)
                     }
-                    Err(e) => (Some(e), None),
                 }
             };
             if let Some(id) = unwanted {

@@ -38,7 +38,7 @@ pub fn container_name(id: Uuid) -> String {
 /// The spec a pool kernel is made from: the shape, and nothing of anybody's session. Every
 /// variable it puts in the environment is one a session's spec puts there too, so a bound
 /// runner's environment is exactly the session's.
-fn spec(shape: &PoolShape, id: Uuid) -> KernelSpec {
+pub(super) fn spec(shape: &PoolShape, id: Uuid) -> KernelSpec {
     KernelSpec {
         kernel_id: id,
         session_id: Uuid::nil(),
@@ -113,19 +113,16 @@ pub async fn make(inner: &Inner, shape: &PoolShape) -> Result<Ready, AgentError>
             .start_container(&name, None::<StartContainerOptions>)
             .await
             .map_err(|e| runtime(format_args!("cannot start {name}"), e))?;
+        // A create waits for it already: it is that create's kernel, at a cold one's weight.
+        if super::wait::waiters(&inner.pools(), shape) > 0 {
+            restore_weight(inner, &name).await?;
+        }
         ready::wait_at(inner, &dirs.socket, &name)
             .await
             .map_err(AgentError::NotReady)?;
+        held(inner, shape).await;
         // Ready: the weight of a cold kernel, which the session it becomes has.
-        let shares = ContainerUpdateBody {
-            cpu_shares: Some(busy::default_cpu_shares(inner.cgroup_v2)),
-            ..Default::default()
-        };
-        inner
-            .docker
-            .update_container(&name, shares)
-            .await
-            .map_err(|e| runtime(format_args!("cannot give {name} its CPU weight"), e))?;
+        restore_weight(inner, &name).await?;
         Ok::<_, AgentError>(created.id)
     }
     .await;
@@ -140,6 +137,43 @@ pub async fn make(inner: &Inner, shape: &PoolShape) -> Result<Ready, AgentError>
             remove(inner, id).await;
             Err(e)
         }
+    }
+}
+
+/// Gives the pool kernel `name` a cold kernel's CPU weight.
+async fn restore_weight(inner: &Inner, name: &str) -> Result<(), AgentError> {
+    let shares = ContainerUpdateBody {
+        cpu_shares: Some(busy::default_cpu_shares(inner.cgroup_v2)),
+        ..Default::default()
+    };
+    inner
+        .docker
+        .update_container(name, shares)
+        .await
+        .map_err(|e| runtime(format_args!("cannot give {name} its CPU weight"), e))
+}
+
+/// A test build's refill can be held once ready (`BAI_FAULT_FAIL=agent:pool-refill-held`)
+/// until a create waits for its shape or the shape is no longer wanted: a test's start then
+/// comes while a refill is in flight, whatever the machine's speed.
+async fn held(inner: &Inner, shape: &PoolShape) {
+    if !bai_fault::fails("agent:pool-refill-held") {
+        return;
+    }
+    loop {
+        {
+            let pools = inner.pools();
+            if super::wait::waiters(&pools, shape) > 0
+                || !pools.targets.iter().any(|t| t.shape == *shape)
+            {
+                return;
+            }
+        }
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_secs(1),
+            inner.pool_wake.notified(),
+        )
+        .await;
     }
 }
 

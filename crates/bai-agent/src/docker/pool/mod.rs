@@ -7,7 +7,8 @@
 //! A create whose kernel fits a ready pool kernel ([`claim::fits`]) takes it ([`claim`]):
 //! the container and its directory are renamed to the kernel's, its held cores move to the
 //! kernel, the owner's dotfiles are written, and the runner is given the session's whole
-//! environment and starts again under it. Anything failing there destroys the pool kernel
+//! environment and starts again under it. A create that finds none ready while one of its
+//! shape is being made may take that one when it is ready ([`wait`]). Anything failing there destroys the pool kernel
 //! and the create goes the cold way. [`fill`] makes pool kernels again in the background,
 //! one at a time, never past the node's free capacity, and gives them up when a session
 //! needs the room.
@@ -19,6 +20,7 @@ pub mod folders;
 pub mod inject;
 pub(crate) mod make;
 pub mod room;
+pub mod wait;
 
 use super::Inner;
 use super::place::Placement;
@@ -50,6 +52,8 @@ pub struct Pools {
     pub ready: Vec<Ready>,
     /// Pool kernels being made, by shape.
     pub making: Vec<PoolShape>,
+    /// Creates waiting for a kernel being made ([`wait`]), at most one per kernel.
+    pub waiting: Vec<wait::Waiting>,
     /// When a create last asked for each shape (or its target was set).
     pub asked: std::collections::HashMap<PoolShape, std::time::Instant>,
     /// How long a shape nobody asks for keeps its whole count.

@@ -468,3 +468,47 @@ async fn docker_an_idle_pool_shrinks_to_one_and_grows_back_when_asked() {
     pool_containers(&t, 3).await;
     t.agent.destroy_kernel(s.kernel_id).await.unwrap();
 }
+
+/// An agent that stops leaves no pool kernel behind, not even the refill it was making when
+/// asked to stop (before: that one was made after the pool was given up, and kept running
+/// until the agent's next start).
+#[tokio::test]
+async fn docker_a_stopping_agent_leaves_no_pool_kernel_even_one_being_made() {
+    let base = spec(SessionType::Interactive, 256, None);
+    let t = agent_with_pool(vec![target(&base)]).await;
+    ready(&t, 1).await;
+    let s = session(&base);
+    t.agent.create_kernel(s.clone()).await.unwrap();
+    assert_eq!(t.agent.warm_pool_report().counters.hits, 1);
+    // The claim starts a refill: stop while it is being made (or as soon as it is seen).
+    for _ in 0..500 {
+        if t.agent
+            .warm_pool_report()
+            .pools
+            .iter()
+            .any(|p| p.making > 0)
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    t.agent.stop().await;
+    let out = Command::new("docker")
+        .args(["ps", "-aq", "--filter", "name=bai-pool-", "--filter"])
+        .arg(format!("label=ai.bai.agent={}", t.id))
+        .output()
+        .unwrap();
+    let left = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(left.is_empty(), "pool containers left: {left}");
+    // The session's kernel is no pool kernel: it keeps running.
+    let (out, _, _) = run(
+        &t.agent,
+        s.kernel_id,
+        ExecRequest::Query {
+            code: "print('still here')".into(),
+        },
+    )
+    .await;
+    assert!(out.contains("still here"), "{out}");
+    t.agent.destroy_kernel(s.kernel_id).await.unwrap();
+}

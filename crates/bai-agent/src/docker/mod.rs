@@ -376,10 +376,11 @@ impl DockerAgent {
     }
 
     /// Before the process ends: removes what only this process knows of (the spare cluster
-    /// network). Kernels are left running; the next start takes them back.
+    /// network, the warm pool, with a kernel still being made). Kernels are left running;
+    /// the next start takes them back.
     pub async fn stop(&self) {
         netpool::drop_spare(&self.inner).await;
-        pool::room::evict(&self.inner).await;
+        pool::fill::stop(&self.inner).await;
     }
 
     /// Sets the shapes the warm pool keeps (what `warm_pool` in the configuration set first).

@@ -116,6 +116,19 @@ pub fn spawn(inner: &Arc<Inner>) {
                 continue;
             };
             let made = make::make(&inner, &shape).await;
+            if inner.pools().stopping {
+                // Made while the agent stops: removed before it counts as made, so `stop`,
+                // which waits for nothing to be in the making, never leaves it behind.
+                if let Ok(r) = &made {
+                    make::remove(&inner, r.id).await;
+                }
+                let mut pools = inner.pools();
+                wait::failed(&mut pools, &shape);
+                if let Some(i) = pools.making.iter().position(|m| *m == shape) {
+                    pools.making.swap_remove(i);
+                }
+                continue;
+            }
             let (failed, unwanted) = {
                 let mut pools = inner.pools();
                 if let Some(i) = pools.making.iter().position(|m| *m == shape) {
@@ -160,11 +173,34 @@ pub fn spawn(inner: &Arc<Inner>) {
     });
 }
 
+/// Before the process ends: nothing more is made, a kernel being made is removed once made
+/// (waited for, [`STOP_WAIT`] at most), and the ready ones are given up. A pool kernel
+/// outlives no agent: the next start would remove it, but until then it would hold its
+/// share of the node.
+pub async fn stop(inner: &Arc<Inner>) {
+    inner.pools().stopping = true;
+    let started = std::time::Instant::now();
+    while !inner.pools().making.is_empty() {
+        if started.elapsed() > STOP_WAIT {
+            tracing::warn!("a pool kernel was still being made when the agent stopped");
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    super::room::evict(inner).await;
+}
+
+/// How long [`stop`] waits for a pool kernel being made (a container create and start).
+const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The next shape to make a pool kernel of (marked as being made), if any is missing and
-/// the node has room for it.
+/// the node has room for it; none once the agent stops.
 async fn next(inner: &Arc<Inner>) -> Option<PoolShape> {
     let wanted: Vec<PoolShape> = {
         let pools = inner.pools();
+        if pools.stopping {
+            return None;
+        }
         pools
             .targets
             .iter()

@@ -62,6 +62,8 @@ pub struct Pools {
     /// of starts), at most [`BURST_MAX`]; gone when the shape idles.
     pub burst: std::collections::HashMap<PoolShape, u32>,
     pub counters: Counters,
+    /// The agent is stopping ([`fill::stop`]): nothing more is made.
+    pub stopping: bool,
 }
 
 /// What an idle pool shrinks to: one kernel, so the next start of its shape is still instant.

@@ -124,16 +124,12 @@ pub fn spawn(inner: &Arc<Inner>) {
                 }
                 let mut pools = inner.pools();
                 wait::failed(&mut pools, &shape);
-                if let Some(i) = pools.making.iter().position(|m| *m == shape) {
-                    pools.making.swap_remove(i);
-                }
+                pools.no_longer_making(&shape);
                 continue;
             }
             let (failed, unwanted) = {
                 let mut pools = inner.pools();
-                if let Some(i) = pools.making.iter().position(|m| *m == shape) {
-                    pools.making.swap_remove(i);
-                }
+                pools.no_longer_making(&shape);
                 let wanted = pools
                     .targets
                     .iter()

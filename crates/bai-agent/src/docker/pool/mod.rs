@@ -88,6 +88,13 @@ impl Pools {
         }
     }
 
+    /// One kernel of `shape` is no longer being made (made, failed or removed).
+    pub fn no_longer_making(&mut self, shape: &PoolShape) {
+        if let Some(i) = self.making.iter().position(|m| m == shape) {
+            self.making.swap_remove(i);
+        }
+    }
+
     /// How many of `shape` are ready or being made.
     pub fn have(&self, shape: &PoolShape) -> usize {
         self.ready.iter().filter(|r| &r.shape == shape).count()

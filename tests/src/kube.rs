@@ -234,18 +234,7 @@ impl Drop for KubeAgent {
 /// default group is made open.
 pub fn manager_for_pods(env: &[(&str, &str)]) -> (Server, u16, String) {
     let (s, port, token) = manager_for_machines(env);
-    s.bai(
-        &s.admin,
-        &[
-            "admin",
-            "resource-group",
-            "update",
-            "default",
-            "--egress",
-            "open",
-        ],
-    )
-    .expect_ok();
+    s.set_egress("default", "open");
     (s, port, token)
 }
 

@@ -375,6 +375,23 @@ impl Server {
         self.run_as(bin("bai"), account, args)
     }
 
+    /// Sets resource group `group`'s egress policy (`open`, `default`, `closed`) as the
+    /// administrator, with `bai admin resource-group update`.
+    pub fn set_egress(&self, group: &str, policy: &str) {
+        self.bai(
+            &self.admin,
+            &[
+                "admin",
+                "resource-group",
+                "update",
+                group,
+                "--egress",
+                policy,
+            ],
+        )
+        .expect_ok();
+    }
+
     /// `program ARGS` as `account`, in the server's scratch work dir, with no input.
     /// `bai ARGS` as `account`, in the server's scratch work dir, with no input: to spawn
     /// with the outputs the caller sets.

@@ -433,18 +433,7 @@ fn the_agent_runs_with_only_the_least_role() {
 
     let enforced = ["--network-policies".to_string(), "enforced".to_string()];
     let (s, agent) = joined_with("kube-rbac", &[], &enforced, &kc, "bai");
-    s.bai(
-        &s.admin,
-        &[
-            "admin",
-            "resource-group",
-            "update",
-            "default",
-            "--egress",
-            "default",
-        ],
-    )
-    .expect_ok();
+    s.set_egress("default", "default");
     let r = run_rm(
         &s,
         &s.admin,

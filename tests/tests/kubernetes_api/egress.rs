@@ -161,18 +161,7 @@ fn an_agent_that_does_not_enforce_takes_no_session_of_a_default_group() {
     );
     bad.expect_fail("port ranges are not supported");
     assert_eq!(bad.stderr.trim().lines().count(), 1, "{bad:?}");
-    w.s.bai(
-        &w.s.admin,
-        &[
-            "admin",
-            "resource-group",
-            "update",
-            "default",
-            "--egress",
-            "default",
-        ],
-    )
-    .expect_ok();
+    w.s.set_egress("default", "default");
     w.start("kwait", &["cpu=0.5", "mem=256m"]);
     let i = w.s.wait_for(LIMIT, "kwait's pending reason", || {
         let i = w.s.info(&w.s.admin, "kwait");
@@ -191,18 +180,7 @@ fn an_agent_that_does_not_enforce_takes_no_session_of_a_default_group() {
     assert!(w.cluster.pods(&w.ns).is_empty(), "a pod was made");
     assert!(policies(&w.cluster, &w.ns).is_empty(), "a policy was made");
     // The group opened: the same session runs there.
-    w.s.bai(
-        &w.s.admin,
-        &[
-            "admin",
-            "resource-group",
-            "update",
-            "default",
-            "--egress",
-            "open",
-        ],
-    )
-    .expect_ok();
+    w.s.set_egress("default", "open");
     let pod = w.cluster.bound_bai_pod(&w.ns);
     let runner = Runner::start(&pod);
     w.cluster.set_status(&w.ns, &pod_name(&pod), running());

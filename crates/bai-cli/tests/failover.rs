@@ -76,17 +76,28 @@ async fn manager(
         refusals: Mutex::new(refusals.iter().copied().collect()),
         ..Default::default()
     });
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let probe = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let at = probe.local_addr().unwrap();
-    drop(probe);
+    // Started now: listening before this returns (a task that binds later could lose the
+    // race with the client on a busy machine). Started late: nothing listens meanwhile.
+    let now = match late {
+        None => Some(probe),
+        Some(_) => {
+            drop(probe);
+            None
+        }
+    };
     let app = Router::new()
         .fallback(any(answer))
         .with_state(script.clone());
     tokio::spawn(async move {
-        if let Some(d) = late {
-            tokio::time::sleep(d).await;
-        }
-        let l = tokio::net::TcpListener::bind(at).await.unwrap();
+        let l = match now {
+            Some(l) => l,
+            None => {
+                tokio::time::sleep(late.unwrap_or_default()).await;
+                tokio::net::TcpListener::bind(at).await.unwrap()
+            }
+        };
         let _ = axum::serve(l, app).await;
     });
     (format!("http://{at}"), script)

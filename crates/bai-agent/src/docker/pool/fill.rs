@@ -50,14 +50,13 @@ pub async fn set_targets(inner: &Arc<Inner>, source: Source, targets: Vec<PoolTa
         pools.targets = all;
         beyond_kept(&mut pools)
     };
-    for id in extra {
-        make::remove(inner, id).await;
-    }
+    make::remove_taken(inner, extra).await;
     inner.pool_wake.notify_one();
 }
 
 /// Takes the ready pool kernels past what their pools keep now out of the pools (shapes
-/// no longer wanted, counts lowered, idle pools); returns them for removal.
+/// no longer wanted, counts lowered, idle pools); returns them for removal
+/// ([`make::remove_taken`]), counted as being removed.
 fn beyond_kept(pools: &mut super::Pools) -> Vec<uuid::Uuid> {
     let mut keep: Vec<(PoolShape, u32)> = pools
         .targets
@@ -77,6 +76,7 @@ fn beyond_kept(pools: &mut super::Pools) -> Vec<uuid::Uuid> {
                 false
             }
         });
+    pools.removing += extra.len();
     extra
 }
 
@@ -96,10 +96,10 @@ async fn shrink_idle(inner: &Arc<Inner>) {
             .retain(|s, _| asked.get(s).is_some_and(|t| t.elapsed() < idle_after));
         beyond_kept(&mut pools)
     };
-    for id in extra {
+    for id in &extra {
         tracing::info!(pool_kernel = %id, "an idle pool shrinks");
-        make::remove(inner, id).await;
     }
+    make::remove_taken(inner, extra).await;
 }
 
 /// Starts the task that keeps the pools full.
@@ -144,7 +144,10 @@ pub fn spawn(inner: &Arc<Inner>) {
                             (None, None)
                         }
                         // The targets changed while it was made: not wanted any more.
-                        Some(r) if ready >= wanted => (None, Some(r.id)),
+                        Some(r) if ready >= wanted => {
+                            pools.removing += 1;
+                            (None, Some(r.id))
+                        }
                         Some(r) => {
                             pools.counters.refills += 1;
                             tracing::debug!(pool_kernel = %r.id, shape = %shape, "pool kernel ready");
@@ -158,9 +161,7 @@ pub fn spawn(inner: &Arc<Inner>) {
                     }
                 }
             };
-            if let Some(id) = unwanted {
-                make::remove(&inner, id).await;
-            }
+            make::remove_taken(&inner, unwanted).await;
             if let Some(e) = failed {
                 tracing::warn!(shape = %shape, error = %e, "cannot make a pool kernel");
                 tokio::time::sleep(AFTER_FAILURE).await;
@@ -169,16 +170,17 @@ pub fn spawn(inner: &Arc<Inner>) {
     });
 }
 
-/// Before the process ends: nothing more is made, a kernel being made is removed once made
-/// (waited for, [`STOP_WAIT`] at most), and the ready ones are given up. A pool kernel
+/// Before the process ends: nothing more is made, a kernel being made is removed once made,
+/// kernels already taken out of the pools are removed (both waited for, [`STOP_WAIT`] at
+/// most), and the ready ones are given up. A pool kernel
 /// outlives no agent: the next start would remove it, but until then it would hold its
 /// share of the node.
 pub async fn stop(inner: &Arc<Inner>) {
     inner.pools().stopping = true;
     let started = std::time::Instant::now();
-    while !inner.pools().making.is_empty() {
+    while inner.pools().in_hand() {
         if started.elapsed() > STOP_WAIT {
-            tracing::warn!("a pool kernel was still being made when the agent stopped");
+            tracing::warn!("a pool kernel was still being made or removed when the agent stopped");
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -213,4 +215,55 @@ async fn next(inner: &Arc<Inner>) -> Option<PoolShape> {
         .find(|s| s.cpu_milli <= free.cpu_milli && s.mem <= free.mem)?;
     inner.pools().making.push(shape.clone());
     Some(shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::docker::pool::{Pools, Ready};
+
+    fn shape(cpu_milli: u64) -> PoolShape {
+        PoolShape {
+            image: "bai/python:3.11-bookworm".into(),
+            cpu_milli,
+            mem: 256 << 20,
+            shmem: 64 << 20,
+        }
+    }
+
+    fn kernel(shape: &PoolShape) -> Ready {
+        Ready {
+            id: uuid::Uuid::new_v4(),
+            shape: shape.clone(),
+            container_id: "c".into(),
+            placement: Default::default(),
+        }
+    }
+
+    #[test]
+    fn kernels_taken_out_of_the_pools_count_as_in_hand_until_removed() {
+        let (kept, dropped) = (shape(250), shape(500));
+        let mut pools = Pools {
+            idle_after: super::super::IDLE_AFTER,
+            targets: vec![PoolTarget {
+                shape: kept.clone(),
+                count: 1,
+            }],
+            ..Default::default()
+        };
+        pools.asked.insert(kept.clone(), std::time::Instant::now());
+        let ready = [kernel(&kept), kernel(&kept), kernel(&dropped)];
+        pools.ready = ready.to_vec();
+        assert!(!pools.in_hand());
+        // One of the kept shape past its count, and the shape no longer wanted, go.
+        let extra = beyond_kept(&mut pools);
+        assert_eq!(extra, vec![ready[1].id, ready[2].id]);
+        assert_eq!(pools.ready.len(), 1);
+        // Out of `ready` but not removed yet: a stopping agent must wait for them.
+        assert_eq!(pools.removing, 2);
+        assert!(pools.in_hand());
+        // Nothing more is past its count: nothing more is counted.
+        assert!(beyond_kept(&mut pools).is_empty());
+        assert_eq!(pools.removing, 2);
+    }
 }

@@ -195,6 +195,17 @@ pub async fn remove(inner: &Inner, id: Uuid) {
     }
 }
 
+/// Removes pool kernels already taken out of the pools and counted in
+/// [`super::Pools::removing`] (under the pools' lock, where they were taken out), one at a
+/// time, each uncounted once it is gone.
+pub async fn remove_taken(inner: &Inner, ids: impl IntoIterator<Item = Uuid>) {
+    for id in ids {
+        remove(inner, id).await;
+        let mut pools = inner.pools();
+        pools.removing = pools.removing.saturating_sub(1);
+    }
+}
+
 /// At the agent's start: pool kernels of an earlier run are nobody's; they go (the pools
 /// are made again). Claimed ones were renamed and are kernels like any other.
 pub async fn remove_leftovers(inner: &Inner) -> Result<(), AgentError> {

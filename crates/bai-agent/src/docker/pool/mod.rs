@@ -52,6 +52,9 @@ pub struct Pools {
     pub ready: Vec<Ready>,
     /// Pool kernels being made, by shape.
     pub making: Vec<PoolShape>,
+    /// Pool kernels taken out of the pools and not yet removed (unwanted, idle, evicted):
+    /// [`fill::stop`] waits for them as for those being made.
+    pub removing: usize,
     /// Creates waiting for a kernel being made ([`wait`]), at most one per kernel.
     pub waiting: Vec<wait::Waiting>,
     /// When a create last asked for each shape (or its target was set).
@@ -93,6 +96,12 @@ impl Pools {
         if let Some(i) = self.making.iter().position(|m| m == shape) {
             self.making.swap_remove(i);
         }
+    }
+
+    /// Whether a pool kernel is being made or being removed: neither is in `ready`, and
+    /// either would outlive an agent that ended now.
+    pub fn in_hand(&self) -> bool {
+        !self.making.is_empty() || self.removing > 0
     }
 
     /// How many of `shape` are ready or being made.

@@ -65,11 +65,14 @@ pub async fn free(inner: &Inner) -> ResourceSlots {
 /// Gives up every ready pool kernel (a create could not get its cores or memory).
 /// Returns how many went.
 pub async fn evict(inner: &Inner) -> usize {
-    let gone: Vec<_> = std::mem::take(&mut inner.pools().ready);
+    let gone: Vec<_> = {
+        let mut pools = inner.pools();
+        let gone = std::mem::take(&mut pools.ready);
+        pools.removing += gone.len();
+        gone
+    };
     let n = gone.len();
-    for r in gone {
-        make::remove(inner, r.id).await;
-    }
+    make::remove_taken(inner, gone.into_iter().map(|r| r.id)).await;
     if n > 0 {
         inner.pools().counters.evictions += n as u64;
         tracing::info!(evicted = n, "pool kernels given up for a session");
@@ -85,12 +88,17 @@ pub async fn shrink_to_fit(inner: &Inner) {
     let cap = capacity(inner);
     let mut used = held(inner).await;
     while used.cpu_milli > cap.cpu_milli || used.mem > cap.mem {
-        let Some(r) = inner.pools().ready.pop() else {
+        let Some(r) = ({
+            let mut pools = inner.pools();
+            let r = pools.ready.pop();
+            pools.removing += usize::from(r.is_some());
+            r
+        }) else {
             return;
         };
         used.cpu_milli = used.cpu_milli.saturating_sub(r.shape.cpu_milli);
         used.mem = used.mem.saturating_sub(r.shape.mem);
-        make::remove(inner, r.id).await;
+        make::remove_taken(inner, [r.id]).await;
         inner.pools().counters.evictions += 1;
         tracing::info!(pool_kernel = %r.id, "pool kernel given up: the node is full");
     }

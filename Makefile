@@ -46,7 +46,10 @@ up: deps build web install-cli
 official-client:
 	@scripts/official-client.sh
 
-test: test-deps official-client lint build-test web
+# No separate `build-test`: scripts/run-tests.sh builds the binaries with the test harnesses
+# in one `cargo test --no-run` (a `cargo build --bins` first would build the workspace twice:
+# the tests' dev-dependencies turn on tokio's test-util, which rebuilds all above it).
+test: test-deps official-client lint web
 	PROFILE=$(PROFILE) TEST_THREADS=$(TEST_THREADS) FEATURES=$(TEST_FEATURES) scripts/run-tests.sh
 
 # fmt and clippy -D warnings, part of `make test`. Clippy checks the release profile's

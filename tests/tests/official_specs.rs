@@ -475,7 +475,14 @@ fn run_specs(s: &Server) -> Vec<String> {
     .unwrap();
 
     let mut failures = Vec::new();
+    // BAI_SPECS=a,b: only those specs (to look into a failure by hand).
+    let only: Option<Vec<String>> = std::env::var("BAI_SPECS")
+        .ok()
+        .map(|v| v.split(',').map(|n| n.trim().to_string()).collect());
     for (spec, config, who) in SPECS {
+        if only.as_ref().is_some_and(|o| !o.iter().any(|n| n == spec)) {
+            continue;
+        }
         let file = match who {
             As::User => "tester.toml",
             As::Admin => "tester-admin.toml",
@@ -509,10 +516,40 @@ fn run_specs(s: &Server) -> Vec<String> {
             if passed { "pass" } else { "FAIL" }
         );
         if !passed {
-            failures.push(format!("{spec} [{config}]:\n{out}"));
+            failures.push(format!(
+                "{spec} [{config}]:\n{out}{}",
+                exception_logs(s.work.path())
+            ));
         }
     }
     failures
+}
+
+/// The runner's exception logs (`test_output/*_exception.log` in its directory: the API
+/// error a spec met, with its status and body), each read once and then removed.
+fn exception_logs(dir: &std::path::Path) -> String {
+    let Ok(entries) = std::fs::read_dir(dir.join("test_output")) else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.to_string_lossy().ends_with("_exception.log") {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            out.push_str(&format!("\n{}:\n{text}", path.display()));
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    out
+}
+
+/// The manager's warnings and errors, for a failure's message.
+fn manager_warnings(s: &Server) -> String {
+    s.log()
+        .lines()
+        .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
@@ -521,10 +558,11 @@ fn backend_ai_integration_specs_pass() {
     let failures = run_specs(&s);
     assert!(
         failures.is_empty(),
-        "{} of {} specs failed:\n{}",
+        "{} of {} specs failed:\n{}\n--- the manager's warnings:\n{}",
         failures.len(),
         SPECS.len(),
-        failures.join("\n---\n")
+        failures.join("\n---\n"),
+        manager_warnings(&s)
     );
 }
 

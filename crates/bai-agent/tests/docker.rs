@@ -301,3 +301,45 @@ async fn docker_info_and_orphans() {
     assert!(!kernel_dir(&t, stray).exists());
     a.destroy_kernel(keep_id).await.expect("destroy");
 }
+
+/// A second name of a kernel image (a registry's tag, an alias) is listed beside its first,
+/// and hides neither: both are the same image.
+#[tokio::test]
+async fn docker_an_image_with_a_second_name_is_listed_under_both() {
+    let t = agent().await;
+    // Sorts before and after `bai/…`, whichever name the engine lists first.
+    let names = [
+        format!("0bai-alias-{}/python:second", std::process::id()),
+        format!("zbai-alias-{}/python:second", std::process::id()),
+    ];
+    struct Untag<'a>(&'a [String]);
+    impl Drop for Untag<'_> {
+        fn drop(&mut self) {
+            for n in self.0 {
+                let _ = std::process::Command::new("docker")
+                    .args(["rmi", n])
+                    .output();
+            }
+        }
+    }
+    let _untag = Untag(&names);
+    for n in &names {
+        let out = std::process::Command::new("docker")
+            .args(["tag", IMAGE, n])
+            .output()
+            .expect("docker tag");
+        assert!(out.status.success(), "docker tag {IMAGE} {n}");
+    }
+    let info = t.agent.info().await.expect("info");
+    let digest_of = |name: &str| {
+        info.images
+            .iter()
+            .find(|i| i.name == name)
+            .map(|i| i.digest.clone())
+            .unwrap_or_else(|| panic!("{name} not in {:?}", info.images))
+    };
+    let first = digest_of(IMAGE);
+    for n in &names {
+        assert_eq!(digest_of(n), first, "{n} is the same image as {IMAGE}");
+    }
+}

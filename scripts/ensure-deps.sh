@@ -72,6 +72,14 @@ if ! docker info >/dev/null 2>&1; then
   docker info >/dev/null 2>&1 || { echo "error: dockerd did not start; see /var/log/bai-dockerd.log" >&2; tail -20 /var/log/bai-dockerd.log >&2; exit 1; }
 fi
 
+# The tests' Kubernetes (scripts/run-tests.sh starts it) is built once per machine: on a new
+# one, its build (~4 min of both cores) runs in the background at the lowest CPU priority
+# from here, beside the image builds below and the rest of `make test`'s set-up, which wait
+# on the network and the disk; run-tests.sh's own `build` waits for it.
+if [ "${1:-}" = "--test" ] && [ "${BAI_TEST_KUBE:-on}" != off ]; then
+  scripts/kube-cluster.sh build-background
+fi
+
 # `python` first: `python-ml` is made from it. For `make up`, `python-ml` (PyTorch and friends,
 # a few minutes) is built in the background; bai lists it once it exists. Tests need it now.
 images/python/build.sh

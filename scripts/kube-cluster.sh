@@ -4,6 +4,9 @@
 # binaries and no image can be pulled here). See docs/KUBERNETES.md, "The test cluster".
 #
 #   kube-cluster.sh build                    builds and caches the binaries (once per machine)
+#   kube-cluster.sh build-background         the same at the lowest CPU priority, in the
+#                                            background (log /var/tmp/bai-kube-build.log); a
+#                                            `build` meanwhile waits for it
 #   kube-cluster.sh start [--no-kubelet] [DIR]
 #                                            starts a cluster whose state lives in DIR (default
 #                                            a new /var/tmp/bai-kube.XXXXXX); prints DIR/kubeconfig
@@ -64,8 +67,9 @@ apt_install() {
   done
   [ ${#missing[@]} = 0 ] && return 0
   say "installing ${missing[*]} (Debian packages)"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  # Another apt run (the set-up beside a background build) is waited for, not failed on.
+  apt-get -o DPkg::Lock::Timeout=600 update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${missing[@]}" >/dev/null
 }
 
 # `apt-get source` needs deb-src entries: when apt knows no source for the package, a deb-src
@@ -88,13 +92,37 @@ ensure_deb_src() {
   done
   mv "$twin.tmp" "$twin"
   if [ -s "$twin.list.tmp" ]; then mv "$twin.list.tmp" "${twin%.sources}.list"; else rm -f "$twin.list.tmp"; fi
-  apt-get update -qq
+  apt-get -o DPkg::Lock::Timeout=600 update -qq
   apt-cache showsrc kubernetes 2>/dev/null | grep -qx "Version: $src_version" \
     || die "apt knows no source package kubernetes $src_version (is this Debian 12?)"
 }
 
+# A background build (`build-background`: its PID here) that still runs is waited for, then
+# the cache is looked at as usual (whole, or built anew when that build failed).
+bg_pid_file=/var/tmp/bai-kube-build.pid
+bg_log=/var/tmp/bai-kube-build.log
+
+wait_for_background_build() {
+  local pid
+  pid="$(cat "$bg_pid_file" 2>/dev/null)" || return 0
+  [ -n "$pid" ] && [ "$pid" != "$$" ] || return 0
+  if kill -0 "$pid" 2>/dev/null && grep -q kube-cluster "/proc/$pid/cmdline" 2>/dev/null; then
+    say "kubernetes is being built in the background (log $bg_log); waiting for it"
+    while kill -0 "$pid" 2>/dev/null; do sleep 2; done
+  fi
+}
+
+cmd_build_background() {
+  need_root
+  if cache_complete; then return 0; fi
+  setsid nohup nice -n 19 "$(readlink -f "$0")" build >"$bg_log" 2>&1 </dev/null &
+  echo $! >"$bg_pid_file"
+  say "building kubernetes in the background, at the lowest CPU priority (log $bg_log)"
+}
+
 cmd_build() {
   need_root
+  wait_for_background_build
   if cache_complete; then
     say "kubernetes $kube_version is built already: $cache"
     ensure_pause_image
@@ -583,6 +611,7 @@ cmd_status() {
 
 case "${1:-}" in
   build) shift; cmd_build "$@" ;;
+  build-background) shift; cmd_build_background "$@" ;;
   start) shift; cmd_start "$@" ;;
   stop) shift; cmd_stop "$@" ;;
   status) shift; cmd_status "$@" ;;

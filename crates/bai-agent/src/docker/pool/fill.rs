@@ -220,29 +220,12 @@ async fn next(inner: &Arc<Inner>) -> Option<PoolShape> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::docker::pool::{Pools, Ready};
-
-    fn shape(cpu_milli: u64) -> PoolShape {
-        PoolShape {
-            image: "bai/python:3.11-bookworm".into(),
-            cpu_milli,
-            mem: 256 << 20,
-            shmem: 64 << 20,
-        }
-    }
-
-    fn kernel(shape: &PoolShape) -> Ready {
-        Ready {
-            id: uuid::Uuid::new_v4(),
-            shape: shape.clone(),
-            container_id: "c".into(),
-            placement: Default::default(),
-        }
-    }
+    use crate::docker::pool::Pools;
+    use crate::docker::pool::testing::{kernel, shape};
 
     #[test]
     fn kernels_taken_out_of_the_pools_count_as_in_hand_until_removed() {
-        let (kept, dropped) = (shape(250), shape(500));
+        let (kept, dropped) = (shape(256 << 20), shape(1 << 30));
         let mut pools = Pools {
             idle_after: super::super::IDLE_AFTER,
             targets: vec![PoolTarget {

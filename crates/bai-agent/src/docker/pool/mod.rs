@@ -144,6 +144,32 @@ pub fn report(inner: &Inner) -> PoolReport {
     }
 }
 
+/// Shapes and ready kernels for the pools' unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// A shape of the python image with `mem` bytes (a quarter core, 64 MiB of /dev/shm).
+    pub fn shape(mem: u64) -> PoolShape {
+        PoolShape {
+            image: "bai/python:3.11-bookworm".into(),
+            cpu_milli: 250,
+            mem,
+            shmem: 64 << 20,
+        }
+    }
+
+    /// A ready pool kernel of `shape`, with no container behind it.
+    pub fn kernel(shape: &PoolShape) -> Ready {
+        Ready {
+            id: Uuid::new_v4(),
+            shape: shape.clone(),
+            container_id: "c".into(),
+            placement: Default::default(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

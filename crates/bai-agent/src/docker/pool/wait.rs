@@ -136,24 +136,7 @@ impl Drop for Coming {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn shape(mem: u64) -> PoolShape {
-        PoolShape {
-            image: "bai/python:3.11-bookworm".into(),
-            cpu_milli: 250,
-            mem,
-            shmem: 64 << 20,
-        }
-    }
-
-    fn kernel(shape: &PoolShape) -> Ready {
-        Ready {
-            id: uuid::Uuid::new_v4(),
-            shape: shape.clone(),
-            container_id: "c".into(),
-            placement: Default::default(),
-        }
-    }
+    use crate::docker::pool::testing::{kernel, shape};
 
     #[tokio::test]
     async fn a_create_during_a_refill_gets_the_refilling_kernel_and_the_counts_stay_right() {

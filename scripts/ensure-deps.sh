@@ -77,7 +77,7 @@ fi
 # from here, beside the image builds below and the rest of `make test`'s set-up, which wait
 # on the network and the disk; run-tests.sh's own `build` waits for it.
 if [ "${1:-}" = "--test" ] && [ "${BAI_TEST_KUBE:-on}" != off ]; then
-  scripts/kube-cluster.sh build-background
+  scripts/kube-cluster.sh build-background || echo "==> (the tests' Kubernetes is built later, by scripts/run-tests.sh)"
 fi
 
 # `python` first: `python-ml` is made from it. For `make up`, `python-ml` (PyTorch and friends,

@@ -69,14 +69,19 @@ fn a_pass_of_many_placements_writes_each_once() {
         assert_eq!(last.to_status, Some(SessionStatus::Scheduled));
         assert_eq!(last.sub_steps.len(), 1);
         assert_eq!(last.sub_steps[0].message, format!("placed {i}"));
+        // The row, its record and its event say the same placement (each of its own session,
+        // none mixed up with another of the batch).
+        let info = row.state.status_info.clone().unwrap_or_default();
+        assert!(info.contains(&agent), "{info}");
+        assert_eq!(last.message, info);
         let (_, ev) = out.placed.iter().find(|(id, _)| *id == e.id).unwrap();
         assert_eq!(ev.kind, EventKind::SessionScheduled);
-        assert!(ev.reason.contains(&agent), "{}", ev.reason);
+        assert_eq!(ev.session_id, e.id);
+        assert_eq!(ev.reason, info);
+        assert_eq!(ev.session_name, row.name);
+        assert_eq!(ev.access_key, row.spec.access_key);
+        assert_eq!(ev.kernel_id, None);
         let stored = s.events_of(e.id).unwrap();
-        assert!(
-            stored
-                .iter()
-                .any(|x| x.seq == ev.seq && x.kind == EventKind::SessionScheduled)
-        );
+        assert!(stored.iter().any(|x| x == ev), "{stored:?} lacks {ev:?}");
     }
 }

@@ -119,9 +119,21 @@ pub fn eligible(group: &str, agents: &[Arc<AgentHandle>], n: &Needs) -> Option<E
     })
 }
 
+/// The agents of a group that cannot enforce egress rules (`AgentInfo::egress_error`), with
+/// why: read once per group and pass, not once per session.
+pub fn blind(agents: &[Arc<AgentHandle>]) -> Vec<(String, String)> {
+    agents
+        .iter()
+        .filter_map(|a| {
+            let info = a.info.read().unwrap_or_else(|p| p.into_inner());
+            info.egress_error.clone().map(|why| (a.id.clone(), why))
+        })
+        .collect()
+}
+
 /// Narrows `e` (None: every agent of the group) to the agents that can enforce the group's
-/// egress policy `mode`: an agent that cannot (`AgentInfo::egress_error`) takes only sessions
-/// of `open` groups. When that leaves none, the pending reason says so, with the first such
+/// egress policy `mode`: an agent that cannot (`blind`, from [`blind`]) takes only sessions of
+/// `open` groups. When that leaves none, the pending reason says so, with the first such
 /// agent's own reason (a Kubernetes agent without `--network-policies enforced`, a Docker
 /// agent without nftables).
 pub fn enforcing(
@@ -129,23 +141,17 @@ pub fn enforcing(
     group: &str,
     mode: bai_core::egress::EgressMode,
     agents: &[Arc<AgentHandle>],
+    blind: &[(String, String)],
 ) -> Option<Eligible> {
     if mode == bai_core::egress::EgressMode::Open {
         return e;
     }
-    let blind: Vec<(String, String)> = agents
-        .iter()
-        .filter_map(|a| {
-            let info = a.info.read().unwrap_or_else(|p| p.into_inner());
-            info.egress_error.clone().map(|why| (a.id.clone(), why))
-        })
-        .collect();
     narrow(
         e,
         group,
         mode.as_str(),
         agents.iter().map(|a| a.id.as_str()),
-        &blind,
+        blind,
     )
 }
 

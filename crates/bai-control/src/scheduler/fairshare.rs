@@ -178,10 +178,13 @@ pub fn tree(
         .into_iter()
         .map(|r| {
             let age = (now_ms - r.updated_ms).max(0) as f64 / 1000.0;
-            (
-                Account::new(&r.domain, &r.project, &r.user_id),
-                fairshare::decayed(r.usage, age, h),
-            )
+            let usage = fairshare::decayed(r.usage, age, h);
+            let account = Account {
+                domain: r.domain,
+                project: r.project,
+                user: r.user_id,
+            };
+            (account, usage)
         })
         .collect();
     accounts.extend(also.into_iter().map(|a| (a, 0.0)));

@@ -169,8 +169,8 @@ pub fn schedule_pass(scheduler: &Arc<Scheduler>) -> anyhow::Result<PassOutcome> 
             // Unchanged waits are not rewritten every tick: only when the reason changed or
             // the history record is due for its attempt count (at most every 10 s).
             if let PassWrite::Wait { info, .. } | PassWrite::Held { info, .. } = &write
-                && let Some(row) = g.rows.get(&d.id)
-                && row.status_info.as_deref() == Some(info.as_str())
+                && let Some(stored) = g.status_info.get(&d.id)
+                && stored.as_deref() == Some(info.as_str())
                 && !scheduler.history_due(d.id)
             {
                 out.waiting += 1;

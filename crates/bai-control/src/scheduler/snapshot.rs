@@ -12,12 +12,13 @@ use chrono::{DateTime, Duration, Utc};
 use std::collections::HashMap;
 use uuid::Uuid;
 
-/// One group, ready for a pass: its configuration, its snapshot, and its PENDING rows by id.
+/// One group, ready for a pass: its configuration, its snapshot, and its PENDING rows'
+/// status_info by id (a wait whose reason is unchanged is not written again).
 pub struct GroupInput {
     pub config: GroupConfig,
     pub row: ResourceGroupRow,
     pub snapshot: Snapshot,
-    pub rows: HashMap<Uuid, PendingRow>,
+    pub status_info: HashMap<Uuid, Option<String>>,
 }
 
 pub fn config_of(g: &ResourceGroupRow) -> GroupConfig {
@@ -282,12 +283,12 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
     };
     let mut out = Vec::new();
     for g in groups {
-        let rows: HashMap<Uuid, PendingRow> = pending
+        let status_info: HashMap<Uuid, Option<String>> = pending
             .iter()
             .filter(|r| r.scaling_group == g.name)
-            .map(|r| (r.id, r.clone()))
+            .map(|r| (r.id, r.status_info.clone()))
             .collect();
-        if rows.is_empty() {
+        if status_info.is_empty() {
             continue;
         }
         let in_group: Vec<_> = agents
@@ -302,6 +303,7 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
             .cloned()
             .collect();
         let mut eligible = super::eligible::Cache::default();
+        let blind = super::eligible::blind(&in_group);
         let group_agents: Vec<AgentState> = in_group
             .iter()
             .map(|a| AgentState {
@@ -352,6 +354,7 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
                         &g.name,
                         g.egress.mode,
                         &in_group,
+                        &blind,
                     );
                     // Its known maximum run time: the shorter of its batch timeout and the
                     // owner's maximum session lifetime, as `ends_by` counts it for running
@@ -394,7 +397,7 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
             config,
             row: g,
             snapshot,
-            rows,
+            status_info,
         });
     }
     Ok(out)

@@ -250,7 +250,7 @@ impl<'c> Statement<'c> {
                 }
             }
             Which::Pg(c, sql) => {
-                for r in c.query(sql, params.values())? {
+                for r in c.rows(sql, params.values())? {
                     out.push(f(&Row(R::Pg(&r))));
                 }
             }
@@ -273,7 +273,7 @@ impl<'c> Statement<'c> {
                     None => Err(Error::NoRows),
                 }
             }
-            Which::Pg(c, sql) => match c.query(sql, params.values())?.first() {
+            Which::Pg(c, sql) => match c.rows(sql, params.values())?.first() {
                 Some(r) => f(&Row(R::Pg(r))),
                 None => Err(Error::NoRows),
             },
@@ -286,7 +286,7 @@ pub struct Row<'a>(R<'a>);
 
 enum R<'a> {
     Lite(&'a rusqlite::Row<'a>),
-    Pg(&'a [Value]),
+    Pg(&'a postgres::Row),
 }
 
 impl Row<'_> {
@@ -307,10 +307,8 @@ impl Row<'_> {
         let i = i.index();
         let v = match &self.0 {
             R::Lite(r) => Value::from_sqlite(r.get_ref(i)?),
-            R::Pg(r) => r
-                .get(i)
-                .cloned()
-                .ok_or(Error::Lite(rusqlite::Error::InvalidColumnIndex(i)))?,
+            R::Pg(r) if i < r.len() => pg::column_value(r, i)?,
+            R::Pg(_) => return Err(Error::Lite(rusqlite::Error::InvalidColumnIndex(i))),
         };
         value::column(i, v)
     }

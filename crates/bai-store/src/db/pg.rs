@@ -95,6 +95,16 @@ impl PgConn {
     }
 
     pub fn query(&self, sql: &str, params: Vec<Value>) -> Result<Vec<Vec<Value>>> {
+        self.rows(sql, params)?
+            .iter()
+            .map(|r| (0..r.len()).map(|i| column_value(r, i)).collect())
+            .collect()
+    }
+
+    /// The rows as the server sent them: each column is decoded where it is read
+    /// ([`column_value`]), on the caller's thread, once (not first into [`Value`]s that the
+    /// reader then copies).
+    pub fn rows(&self, sql: &str, params: Vec<Value>) -> Result<Vec<postgres::Row>> {
         let sql = sql.to_string();
         self.call(move |w| w.fenced(&sql, |w| w.query(&sql, &params)))
     }
@@ -260,7 +270,7 @@ impl Worker {
     /// never ran: the server said it ended the connection (57P0x: a statement it was
     /// running is rolled back), or the statement only reads. A write whose answer was lost
     /// on the wire is not tried again (it may have committed): its caller sees the error.
-    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>> {
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<postgres::Row>> {
         match self.query_rows(sql, params) {
             Err(Error::Pg(e)) if self.again(&e, sql) => self.query_rows(sql, params),
             r => r,
@@ -286,18 +296,11 @@ impl Worker {
         again
     }
 
-    fn query_rows(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>> {
+    fn query_rows(&mut self, sql: &str, params: &[Value]) -> Result<Vec<postgres::Row>> {
         let st = self.statement(sql, params)?;
         let args: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as _).collect();
         let r = self.client()?.query(&st, &args);
-        let rows = self.settle(r)?;
-        rows.iter()
-            .map(|r| {
-                (0..r.len())
-                    .map(|i| r.try_get::<_, Value>(i).map_err(Error::Pg))
-                    .collect()
-            })
-            .collect()
+        self.settle(r)
     }
 
     fn execute_once(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
@@ -306,6 +309,11 @@ impl Worker {
         let r = self.client()?.execute(&st, &args);
         self.settle(r)
     }
+}
+
+/// Column `i` of `row` as a [`Value`].
+pub(crate) fn column_value(row: &postgres::Row, i: usize) -> Result<Value> {
+    row.try_get::<_, Value>(i).map_err(Error::Pg)
 }
 
 /// Whether a statement only reads (bai writes no `SELECT` that changes anything).

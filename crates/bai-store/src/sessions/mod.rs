@@ -7,15 +7,17 @@
 mod change;
 mod history;
 pub(crate) mod kernels;
+mod place_many;
 mod preempt;
 mod query;
 mod row;
 mod write;
 
 pub use change::StatusChange;
-pub(crate) use change::{PLACEMENT_PHASE, Placement, cas_status_tx, place_many_tx, place_tx};
+pub(crate) use change::{PLACEMENT_PHASE, cas_status_tx, place_tx};
 pub(crate) use history::add_history_with_steps_tx;
 pub use kernels::{SubKernel, SubPlacements};
+pub(crate) use place_many::{Placement, place_many_tx};
 pub use query::{GroupQueue, SessionCount};
 pub use row::{NewSession, ResolvedSpec, SessionRow, SessionState, StatusHistory};
 

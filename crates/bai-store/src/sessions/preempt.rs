@@ -59,7 +59,7 @@ impl Store {
         let conn = self.read();
         let mut st = conn.prepare_cached(
             "SELECT s.id, s.preempted_by FROM sessions s JOIN sessions p ON p.id = s.preempted_by
-             WHERE s.status = 'PENDING' AND p.status = 'PENDING'",
+             WHERE s.status = 'PENDING' AND s.preempted_by IS NOT NULL AND p.status = 'PENDING'",
         )?;
         let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
         let mut out = Vec::new();

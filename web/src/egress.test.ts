@@ -11,5 +11,10 @@ describe('egress', () => {
     expect(allowList(' 10.0.0.0/8, 10.1.2.3:3128\n[fd00::1]:443 ')).toEqual(['10.0.0.0/8', '10.1.2.3:3128', '[fd00::1]:443']);
     for (const ok of ['10.0.0.0/8', '10.1.2.3', '10.1.2.3:3128', 'fd00::/8', '[fd00::1]:443']) expect(destinationProblem(ok)).toBeNull();
     expect(destinationProblem('metadata.internal')).toContain('"metadata.internal" is not an address');
+    // A port range gets the server's reason, not the generic shape message.
+    for (const range of ['10.0.0.1:8000-8080', '[fd00::1]:1-2']) {
+      expect(destinationProblem(range)).toContain('port ranges are not supported');
+      expect(destinationProblem(range)).not.toContain('is not an address');
+    }
   });
 });

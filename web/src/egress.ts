@@ -29,5 +29,7 @@ export function destinationProblem(d: string): string | null {
   const v4 = /^(\d{1,3}\.){3}\d{1,3}(\/\d{1,2})?(:\d{1,5})?$/;
   const v6 = /^[0-9a-fA-F:]+(\/\d{1,3})?$|^\[[0-9a-fA-F:]+(\/\d{1,3})?\](:\d{1,5})?$/;
   if (v4.test(d) || (d.includes(':') && v6.test(d))) return null;
+  // The server's own reason for a port range (bai-core egress.rs), not the generic one.
+  if (/:\d{1,5}-\d{1,5}$/.test(d)) return `"${d}": port ranges are not supported; list each port as a destination of its own`;
   return `"${d}" is not an address or block (10.0.0.0/8, 10.1.2.3:3128, [fd00::1]:443)`;
 }

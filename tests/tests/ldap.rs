@@ -4,278 +4,27 @@
 //! `--ldap-*` flags, and `POST /server/login` as the web UI sends it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bai_e2e::{Account, Server, free_port, wait_until};
-use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use bai_e2e::{Server, free_port, wait_until};
+use serde_json::json;
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
 #[path = "ldap/active_directory.rs"]
 mod active_directory;
 
-const SUFFIX: &str = "dc=example,dc=org";
-const ROOT_DN: &str = "cn=root,dc=example,dc=org";
-const ROOT_PW: &str = "root-secret";
-const ADMINS: &str = "cn=bai-admins,ou=groups,dc=example,dc=org";
-const VISION: &str = "cn=vision,ou=groups,dc=example,dc=org";
+#[path = "ldap/calls.rs"]
+mod calls;
+#[path = "ldap/slapd.rs"]
+mod slapd;
 
-/// A `slapd` of our own on a loopback port, with its database in a temp dir; killed on drop.
-struct Slapd {
-    child: Child,
-    port: u16,
-    dir: tempfile::TempDir,
-}
-
-fn sbin(name: &str) -> PathBuf {
-    let p = Path::new("/usr/sbin").join(name);
-    assert!(
-        p.exists(),
-        "{} is missing: run scripts/ensure-deps.sh --test (Debian's slapd and ldap-utils)",
-        p.display()
-    );
-    p
-}
-
-fn directory_ldif() -> String {
-    format!(
-        "dn: {SUFFIX}
-objectClass: dcObject
-objectClass: organization
-o: Example
-dc: example
-
-dn: ou=people,{SUFFIX}
-objectClass: organizationalUnit
-ou: people
-
-dn: ou=groups,{SUFFIX}
-objectClass: organizationalUnit
-ou: groups
-
-dn: cn=bai-search,{SUFFIX}
-objectClass: organizationalRole
-objectClass: simpleSecurityObject
-cn: bai-search
-userPassword: search-secret
-
-dn: uid=ada,ou=people,{SUFFIX}
-objectClass: inetOrgPerson
-uid: ada
-cn: Ada Lovelace
-sn: Lovelace
-mail: Ada@Example.org
-userPassword: ada-pass
-
-dn: uid=bob,ou=people,{SUFFIX}
-objectClass: inetOrgPerson
-uid: bob
-cn: Bob Vision
-sn: Vision
-mail: bob@example.org
-userPassword: bob-pass
-
-dn: {ADMINS}
-objectClass: groupOfNames
-cn: bai-admins
-member: uid=ada,ou=people,{SUFFIX}
-
-dn: {VISION}
-objectClass: groupOfNames
-cn: vision
-member: uid=bob,ou=people,{SUFFIX}
-"
-    )
-}
-
-impl Slapd {
-    fn start() -> Slapd {
-        let dir = tempfile::Builder::new()
-            .prefix("bai-slapd-")
-            .tempdir()
-            .unwrap();
-        let d = dir.path();
-        std::fs::create_dir_all(d.join("db")).unwrap();
-        // A soft size limit far below the 300 groups of the many-groups test (a search
-        // without paging is cut there); paged searches may return them all.
-        let conf = format!(
-            "include /etc/ldap/schema/core.schema
-include /etc/ldap/schema/cosine.schema
-include /etc/ldap/schema/inetorgperson.schema
-sizelimit size.soft=100 size.hard=unlimited
-pidfile {d}/slapd.pid
-modulepath /usr/lib/ldap
-moduleload back_mdb
-database mdb
-maxsize 16777216
-suffix \"{SUFFIX}\"
-rootdn \"{ROOT_DN}\"
-rootpw {ROOT_PW}
-directory {d}/db
-access to attrs=userPassword by anonymous auth by self write by * none
-access to * by users read by * none
-",
-            d = d.display()
-        );
-        std::fs::write(d.join("slapd.conf"), conf).unwrap();
-        std::fs::write(d.join("data.ldif"), directory_ldif()).unwrap();
-        let out = Command::new(sbin("slapadd"))
-            .arg("-f")
-            .arg(d.join("slapd.conf"))
-            .arg("-l")
-            .arg(d.join("data.ldif"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "slapadd: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let port = free_port();
-        let child = Self::spawn(d, port);
-        let mut s = Slapd { child, port, dir };
-        s.wait_up();
-        s
-    }
-
-    fn spawn(d: &Path, port: u16) -> Child {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(d.join("slapd.log"))
-            .unwrap();
-        // -d 0: stay in the foreground (the test owns the process), log nothing extra.
-        Command::new(sbin("slapd"))
-            .arg("-f")
-            .arg(d.join("slapd.conf"))
-            .arg("-h")
-            .arg(format!("ldap://127.0.0.1:{port}/"))
-            .args(["-d", "0"])
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap()
-    }
-
-    fn wait_up(&mut self) {
-        let port = self.port;
-        let up = wait_until(Duration::from_secs(15), || {
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-        });
-        assert!(up, "slapd did not listen: {}", self.log());
-        assert!(self.child.try_wait().unwrap().is_none(), "{}", self.log());
-    }
-
-    /// Starts the stopped directory again, with the same data and port.
-    fn restart(&mut self) {
-        self.stop();
-        self.child = Self::spawn(self.dir.path(), self.port);
-        self.wait_up();
-    }
-
-    fn url(&self) -> String {
-        format!("ldap://127.0.0.1:{}", self.port)
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("slapd.log")).unwrap_or_default()
-    }
-
-    /// `ldapmodify` as the directory's root (the site's admin changing the directory).
-    fn modify(&self, ldif: &str) {
-        let file = self.dir.path().join("change.ldif");
-        std::fs::write(&file, ldif).unwrap();
-        let out = Command::new("ldapmodify")
-            .args(["-x", "-H", &self.url(), "-D", ROOT_DN, "-w", ROOT_PW, "-f"])
-            .arg(&file)
-            .output()
-            .expect("ldapmodify (ldap-utils)");
-        assert!(
-            out.status.success(),
-            "ldapmodify: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Slapd {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-/// `POST /server/login` as the web UI sends it: the status and the JSON body.
-fn login(s: &Server, name: &str, password: &str) -> (u16, Value) {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(async {
-        let r = reqwest::Client::new()
-            .post(format!("{}/server/login", s.endpoint))
-            .json(&json!({"username": name, "password": password}))
-            .send()
-            .await
-            .expect("login request");
-        let status = r.status().as_u16();
-        let body = r.json::<Value>().await.unwrap_or(Value::Null);
-        (status, body)
-    })
-}
-
-fn gql(s: &Server, query: &str, variables: Value) -> Value {
-    s.api(
-        &s.admin,
-        "POST",
-        "/admin/gql",
-        Some(json!({"query": query, "variables": variables})),
-    )
-    .expect("admin GraphQL")
-}
-
-/// The user's role and project names, as an administrator sees them.
-fn role_and_projects(s: &Server, email: &str) -> (String, Vec<String>) {
-    let r = gql(
-        s,
-        "query($email: String) { user(email: $email) { role groups { name } } }",
-        json!({"email": email}),
-    );
-    let u = &r["data"]["user"];
-    let mut projects: Vec<String> = u["groups"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no user {email}: {r}"))
-        .iter()
-        .filter_map(|g| g["name"].as_str().map(String::from))
-        .collect();
-    projects.sort();
-    (u["role"].as_str().unwrap_or_default().to_string(), projects)
-}
-
-/// The account `bai` would use with the user's keypair.
-fn account_of(s: &Server, email: &str) -> Account {
-    let r = gql(
-        s,
-        "query($email: String) { keypairs(email: $email) { access_key secret_key } }",
-        json!({"email": email}),
-    );
-    let kp = &r["data"]["keypairs"][0];
-    let mut a = s.user.clone();
-    for (k, v) in &mut a.vars {
-        match k.as_str() {
-            "BACKEND_ACCESS_KEY" => *v = kp["access_key"].as_str().unwrap().to_string(),
-            "BACKEND_SECRET_KEY" => *v = kp["secret_key"].as_str().unwrap().to_string(),
-            _ => {}
-        }
-    }
-    a
-}
+use calls::*;
+use slapd::*;
 
 #[test]
 fn directory_users_log_in_and_follow_the_directory() {
     let mut ldap = Slapd::start();
-    let pw_file = ldap.dir.path().join("bind-password");
+    let pw_file = ldap.dir().join("bind-password");
     std::fs::write(&pw_file, "search-secret\n").unwrap();
     let url = ldap.url();
     let groups = format!("{VISION}=vision");
@@ -411,7 +160,7 @@ fn bad_ldap_flags_stop_baid_with_one_line() {
 
 /// A manager that logs people in through `ldap`.
 fn server_for(ldap: &Slapd) -> Server {
-    let pw_file = ldap.dir.path().join("bind-password");
+    let pw_file = ldap.dir().join("bind-password");
     std::fs::write(&pw_file, "search-secret\n").unwrap();
     Server::start_with(&[
         ("BAI_NO_DOCKER", "true"),
@@ -422,72 +171,6 @@ fn server_for(ldap: &Slapd) -> Server {
         ("BAI_LDAP_USER_BASE", &format!("ou=people,{SUFFIX}")),
         ("BAI_LDAP_ADMIN_GROUP", ADMINS),
     ])
-}
-
-/// A web login's session cookie (`bai_web=…`) and access key.
-fn web_login(s: &Server, name: &str, password: &str) -> (String, String) {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(async {
-        let r = reqwest::Client::new()
-            .post(format!("{}/server/login", s.endpoint))
-            .json(&json!({"username": name, "password": password}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status().as_u16(), 200, "{name}: {}", s.log());
-        let cookie = r
-            .headers()
-            .get("set-cookie")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .expect("a session cookie")
-            .to_string();
-        let body = r.json::<Value>().await.unwrap();
-        (
-            cookie,
-            body["data"]["access_key"].as_str().unwrap().to_string(),
-        )
-    })
-}
-
-/// A request of the web UI (the cookie and `X-BAI-Web`): the status and the JSON body.
-fn web(s: &Server, cookie: &str, method: &str, path: &str) -> (u16, Value) {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(async {
-        let r = reqwest::Client::new()
-            .request(
-                reqwest::Method::from_bytes(method.as_bytes()).unwrap(),
-                format!("{}{path}", s.endpoint),
-            )
-            .header("cookie", cookie)
-            .header("x-bai-web", "1")
-            .send()
-            .await
-            .unwrap();
-        let status = r.status().as_u16();
-        (status, r.json::<Value>().await.unwrap_or(Value::Null))
-    })
-}
-
-fn with_keys(s: &Server, ak: &str, sk: &str) -> Account {
-    let mut a = s.user.clone();
-    for (k, v) in &mut a.vars {
-        match k.as_str() {
-            "BACKEND_ACCESS_KEY" => *v = ak.to_string(),
-            "BACKEND_SECRET_KEY" => *v = sk.to_string(),
-            _ => {}
-        }
-    }
-    a
-}
-
-/// The last stderr line of a failed `bai`, which must be its only one.
-fn one_error_line(r: &bai_e2e::Run) -> String {
-    assert!(!r.ok(), "should have failed: {r:#?}");
-    let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "{r:#?}");
-    assert!(lines[0].starts_with("error: "), "{r:#?}");
-    lines[0].to_string()
 }
 
 #[test]
@@ -634,7 +317,7 @@ fn nested_groups_and_hundreds_of_groups() {
         .expect("ldapsearch (ldap-utils)");
     assert_eq!(plain.status.code(), Some(4), "{plain:?}");
 
-    let pw_file = ldap.dir.path().join("bind-password");
+    let pw_file = ldap.dir().join("bind-password");
     std::fs::write(&pw_file, "search-secret\n").unwrap();
     let groups = format!("{VISION}=vision");
     let s = Server::start_with(&[
@@ -672,7 +355,7 @@ fn nested_groups_and_hundreds_of_groups() {
 
 /// A manager whose directory sync runs every second.
 fn syncing_server(ldap: &Slapd) -> Server {
-    let pw_file = ldap.dir.path().join("bind-password");
+    let pw_file = ldap.dir().join("bind-password");
     std::fs::write(&pw_file, "search-secret\n").unwrap();
     Server::start_with(&[
         ("BAI_NO_DOCKER", "true"),

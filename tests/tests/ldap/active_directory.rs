@@ -6,7 +6,7 @@
 //! references in every subtree search of the domain, and the transitive matching rule
 //! LDAP_MATCHING_RULE_IN_CHAIN that `--ldap-active-directory` asks nested groups with.
 
-use super::{account_of, gql, login, one_error_line, role_and_projects};
+use super::calls::{account_of, gql, login, one_error_line, role_and_projects};
 use bai_e2e::{Server, wait_until};
 use serde_json::json;
 use std::net::TcpStream;

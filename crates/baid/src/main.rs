@@ -16,6 +16,7 @@ mod lock;
 mod node;
 mod oidc_flags;
 mod open;
+mod parse;
 mod standby;
 
 use anyhow::{Context, Result};
@@ -23,6 +24,7 @@ use bai_agent::{DummyAgent, DummyAgentConfig};
 use bai_core::agent::AgentRpc;
 use bai_ground::config::ManagerConfig;
 use clap::{CommandFactory, Parser, Subcommand};
+use parse::*;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -182,64 +184,12 @@ struct UpArgs {
     default_storage_host: String,
 }
 
-/// An address to listen on, or none (`off`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Listen(Option<SocketAddr>);
-
-/// `ADDR:PORT`, or `off`.
-fn parse_listen(s: &str) -> Result<Listen, String> {
-    if s.trim() == "off" {
-        return Ok(Listen(None));
-    }
-    s.trim()
-        .parse()
-        .map(|a| Listen(Some(a)))
-        .map_err(|_| format!("{s:?} is not ADDR:PORT (e.g. 0.0.0.0:8091) or off"))
-}
-
-/// An interval flag (`40s`, `10m`, `1h`, `500ms`, `1h30m` or plain seconds): bai-core's one
-/// duration grammar, and more than zero.
-pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    match bai_core::parse_duration(s) {
-        Ok(d) if d.is_zero() => Err(format!("{:?} must be more than zero", s.trim())),
-        Ok(d) => Ok(d),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
 /// A login configuration that cannot be used stops `baid up`: one line, exit code 2.
 fn config_or_exit<T>(made: Result<T>) -> T {
     made.unwrap_or_else(|e| {
         eprintln!("Error: {e:#}");
         std::process::exit(2)
     })
-}
-
-/// `--audit-retention`, `--session-detail-retention`: a duration like `90d` or `12h`, or `0`
-/// for good.
-fn retention(s: &str) -> Result<std::time::Duration, String> {
-    if s.trim() == "0" {
-        return Ok(std::time::Duration::ZERO);
-    }
-    bai_core::parse_duration(s).map_err(|e| format!("{e}; 0 keeps them for good"))
-}
-
-fn parse_utilization(s: &str) -> Result<bai_core::idle::UtilizationConfig, String> {
-    bai_core::idle::UtilizationConfig::parse(s)
-}
-
-/// `cpu=4,mem=8g` → slots.
-fn parse_capacity(s: &str) -> Result<bai_core::ResourceSlots> {
-    let mut ask = bai_core::resources::ResourceAsk::default();
-    for part in s.split(',').filter(|p| !p.trim().is_empty()) {
-        let (k, v) = part
-            .split_once('=')
-            .with_context(|| format!("capacity {part:?} must look like cpu=4 or mem=8g"))?;
-        ask.slots.insert(k.trim().to_string(), v.trim().to_string());
-    }
-    let req = bai_core::resources::ResourceRequest::parse(&ask, &[])
-        .map_err(|e| anyhow::anyhow!("bad --dummy-capacity: {e}"))?;
-    Ok(req.slots)
 }
 
 pub fn default_data_dir() -> PathBuf {
@@ -601,34 +551,6 @@ fn storage_config(
     })
 }
 
-/// `FIRST-LAST` (inclusive), both 1024–65535.
-fn parse_port_range(s: &str) -> Result<(u16, u16), String> {
-    let (a, b) = s
-        .split_once('-')
-        .ok_or_else(|| format!("{s:?} is not FIRST-LAST, e.g. 30000-30199"))?;
-    let port = |p: &str| -> Result<u16, String> {
-        p.trim()
-            .parse::<u16>()
-            .ok()
-            .filter(|p| *p >= 1024)
-            .ok_or_else(|| format!("{p:?} is not a port from 1024 to 65535"))
-    };
-    let (a, b) = (port(a)?, port(b)?);
-    if a > b {
-        return Err(format!("{s:?}: the first port is after the last"));
-    }
-    Ok((a, b))
-}
-
 #[cfg(test)]
 #[path = "cli_tests.rs"]
 mod tests;
-
-/// `on` or `off` (also `true`/`false`, `yes`/`no`, `1`/`0`).
-fn parse_on_off(s: &str) -> Result<bool, String> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "on" | "true" | "yes" | "1" => Ok(true),
-        "off" | "false" | "no" | "0" => Ok(false),
-        _ => Err(format!("{s:?}: say on or off")),
-    }
-}

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 #![forbid(unsafe_code)]
 
+pub mod accounts;
 pub mod apps;
 pub mod crash;
 pub mod cut;

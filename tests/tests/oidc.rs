@@ -5,34 +5,13 @@
 //! goes bai → the provider's login form → consent → bai's callback.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use bai_e2e::accounts::role_and_projects;
 use bai_e2e::oidc::{Browser, Op, between};
 use bai_e2e::{Server, free_port};
 use serde_json::{Value, json};
 use std::process::Command;
 
 const SECRET: &str = "bai-client-secret-123";
-
-/// The user's role and project names, as an administrator sees them.
-fn role_and_projects(s: &Server, email: &str) -> (String, Vec<String>) {
-    let r = s
-        .api(
-            &s.admin,
-            "POST",
-            "/admin/gql",
-            Some(json!({"query": "query($email: String) { user(email: $email) { role groups { name } } }",
-                        "variables": {"email": email}})),
-        )
-        .expect("admin GraphQL");
-    let u = &r["data"]["user"];
-    let mut projects: Vec<String> = u["groups"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no user {email}: {r}"))
-        .iter()
-        .filter_map(|g| g["name"].as_str().map(String::from))
-        .collect();
-    projects.sort();
-    (u["role"].as_str().unwrap_or_default().to_string(), projects)
-}
 
 fn users(bob_groups: &[&str]) -> Value {
     json!({

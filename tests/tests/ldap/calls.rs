@@ -1,51 +1,29 @@
 //! What the tests ask the manager: logins (API and web), GraphQL, a user's role and
 //! projects, their keys.
 
+pub use bai_e2e::accounts::{gql, role_and_projects};
 use bai_e2e::{Account, Server};
 use serde_json::{Value, json};
 
-/// `POST /server/login` as the web UI sends it: the status and the JSON body.
+/// `POST /server/login` as the web UI sends it.
+async fn post_login(s: &Server, name: &str, password: &str) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(format!("{}/server/login", s.endpoint))
+        .json(&json!({"username": name, "password": password}))
+        .send()
+        .await
+        .expect("login request")
+}
+
+/// [`post_login`]: the status and the JSON body.
 pub fn login(s: &Server, name: &str, password: &str) -> (u16, Value) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let r = reqwest::Client::new()
-            .post(format!("{}/server/login", s.endpoint))
-            .json(&json!({"username": name, "password": password}))
-            .send()
-            .await
-            .expect("login request");
+        let r = post_login(s, name, password).await;
         let status = r.status().as_u16();
         let body = r.json::<Value>().await.unwrap_or(Value::Null);
         (status, body)
     })
-}
-
-pub fn gql(s: &Server, query: &str, variables: Value) -> Value {
-    s.api(
-        &s.admin,
-        "POST",
-        "/admin/gql",
-        Some(json!({"query": query, "variables": variables})),
-    )
-    .expect("admin GraphQL")
-}
-
-/// The user's role and project names, as an administrator sees them.
-pub fn role_and_projects(s: &Server, email: &str) -> (String, Vec<String>) {
-    let r = gql(
-        s,
-        "query($email: String) { user(email: $email) { role groups { name } } }",
-        json!({"email": email}),
-    );
-    let u = &r["data"]["user"];
-    let mut projects: Vec<String> = u["groups"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no user {email}: {r}"))
-        .iter()
-        .filter_map(|g| g["name"].as_str().map(String::from))
-        .collect();
-    projects.sort();
-    (u["role"].as_str().unwrap_or_default().to_string(), projects)
 }
 
 /// The account `bai` would use with the user's keypair.
@@ -71,12 +49,7 @@ pub fn account_of(s: &Server, email: &str) -> Account {
 pub fn web_login(s: &Server, name: &str, password: &str) -> (String, String) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let r = reqwest::Client::new()
-            .post(format!("{}/server/login", s.endpoint))
-            .json(&json!({"username": name, "password": password}))
-            .send()
-            .await
-            .unwrap();
+        let r = post_login(s, name, password).await;
         assert_eq!(r.status().as_u16(), 200, "{name}: {}", s.log());
         let cookie = r
             .headers()

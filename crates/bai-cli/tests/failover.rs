@@ -79,14 +79,9 @@ async fn manager(
     let probe = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let at = probe.local_addr().unwrap();
     // Started now: listening before this returns (a task that binds later could lose the
-    // race with the client on a busy machine). Started late: nothing listens meanwhile.
-    let now = match late {
-        None => Some(probe),
-        Some(_) => {
-            drop(probe);
-            None
-        }
-    };
+    // race with the client on a busy machine). Started late: the probe is dropped here, so
+    // nothing listens meanwhile.
+    let now = late.is_none().then_some(probe);
     let app = Router::new()
         .fallback(any(answer))
         .with_state(script.clone());

@@ -133,9 +133,9 @@ pub fn blind(agents: &[Arc<AgentHandle>]) -> Vec<(String, String)> {
 
 /// Narrows `e` (None: every agent of the group) to the agents that can enforce the group's
 /// egress policy `mode`: an agent that cannot (in `blind`, the group's [`blind`] agents, read
-/// once per pass) takes only sessions of `open` groups. When that leaves none, the pending reason says so, with the first such
-/// agent's own reason (a Kubernetes agent without `--network-policies enforced`, a Docker
-/// agent without nftables).
+/// once per pass) takes only sessions of `open` groups. When that leaves none, the pending
+/// reason says so, with the first such agent's own reason (a Kubernetes agent without
+/// `--network-policies enforced`, a Docker agent without nftables).
 pub fn enforcing(
     e: Option<Eligible>,
     group: &str,

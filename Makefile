@@ -24,8 +24,10 @@ build:
 # Test builds carry the crash tests' fault points (crates/bai-fault); `make up` does not.
 TEST_FEATURES ?= baid/fault-points
 
+# The binaries with the test harnesses, in one build with one feature set (the tests'
+# dev-dependencies turn on tokio's test-util: binaries built without them would be built twice).
 build-test:
-	$(CARGO) build --profile $(PROFILE) --workspace --bins --features $(TEST_FEATURES)
+	$(CARGO) build --profile $(PROFILE) --workspace --lib --bins --tests --features $(TEST_FEATURES)
 
 # The web UI (web/dist, served by baid): built when missing or older than its sources.
 web:
@@ -47,8 +49,8 @@ official-client:
 	@scripts/official-client.sh
 
 # No separate `build-test`: scripts/run-tests.sh builds the binaries with the test harnesses
-# in one `cargo test --no-run` (a `cargo build --bins` first would build the workspace twice:
-# the tests' dev-dependencies turn on tokio's test-util, which rebuilds all above it).
+# in one `cargo build --bins --tests` (a `cargo build --bins` first would build the workspace
+# twice: the tests' dev-dependencies turn on tokio's test-util, which rebuilds all above it).
 test: test-deps official-client lint web
 	PROFILE=$(PROFILE) TEST_THREADS=$(TEST_THREADS) FEATURES=$(TEST_FEATURES) scripts/run-tests.sh
 

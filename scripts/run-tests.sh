@@ -23,8 +23,15 @@ export BAI_TEST_POSTGRES
 # in TEST_LANES lanes (scripts/test-lanes.py: the slowest first, each binary's output whole
 # once it ends). The store's, the control plane's and the manager's binaries run a second
 # time on PostgreSQL (BAI_TEST_STORE: bai_store::testing).
-cargo test --profile "$profile" --workspace "${features[@]}" --lib --bins --tests --no-run \
+# `cargo build --bins --tests`, not `cargo test --no-run`: the latter builds a crate's binaries
+# only where that crate has integration tests of its own (baid has none), and the end-to-end
+# tests start target/$profile/baid. One build, one feature set: the binaries are built with the
+# tests' dev-dependency features, so nothing is compiled twice.
+cargo build --profile "$profile" --workspace "${features[@]}" --lib --bins --tests \
   --message-format=json-render-diagnostics >"$log.json" || { rm -f "$log.json"; exit 101; }
+for bin in baid bai bai-krunner; do
+  [ -x "target/$profile/$bin" ] || { echo "run-tests.sh: the build left no target/$profile/$bin" >&2; exit 101; }
+done
 python3 - "$log.json" >"$log.jobs" <<'PY'
 import json, os, sys
 for line in open(sys.argv[1], encoding="utf-8"):

@@ -1,6 +1,7 @@
-//! Egress policies on the Kubernetes backend, at the API-server tier: the NetworkPolicy each
-//! kernel pod gets (its shape, its owner, its end with the session), and an agent without
-//! `--network-policies enforced` passed over for sessions of groups that are not `open`.
+//! Network policies on the Kubernetes backend, at the API-server tier: the NetworkPolicy each
+//! kernel pod gets (its egress rules, its ingress isolation from other sessions, its owner,
+//! its end with the session), and an agent without `--network-policies enforced` passed
+//! over for sessions of groups that are not `open`.
 //! The test cluster has no network plugin that enforces NetworkPolicy (pods sit on the
 //! docker bridge), so what is checked is the object the API server holds, not packets.
 
@@ -17,7 +18,8 @@ fn policies(cluster: &Cluster, ns: &str) -> Vec<Value> {
 }
 
 /// Runs a session under the group's current policy until RUNNING and returns its pod and
-/// the NetworkPolicy made for it (checked to select exactly that pod and be owned by it).
+/// the NetworkPolicy made for it (checked to select exactly that pod, be owned by it and let
+/// in only its session's pods and its node).
 fn run_and_read(w: &World, name: &str) -> (Value, Value, Runner) {
     w.start(name, &["cpu=0.5", "mem=256m"]);
     let pod = w.cluster.bound_bai_pod(&w.ns);
@@ -39,7 +41,13 @@ fn run_and_read(w: &World, name: &str) -> (Value, Value, Runner) {
         json!({"matchLabels": {"ai.bai.kernel": kernel}}),
         "{np}"
     );
-    assert_eq!(np["spec"]["policyTypes"], json!(["Egress"]), "{np}");
+    let session = pod["metadata"]["labels"]["ai.bai.session"].clone();
+    assert_eq!(
+        np["spec"]["ingress"],
+        json!([{"from": [{"podSelector": {"matchLabels": {"ai.bai.session": session}}}]},
+               {"from": [{"ipBlock": {"cidr": "10.99.0.5/32"}}]}]),
+        "{np:#}"
+    );
     let owners = &np["metadata"]["ownerReferences"];
     assert_eq!(owners.as_array().map(Vec::len), Some(1), "{np}");
     assert_eq!(owners[0]["kind"], "Pod", "{np}");
@@ -53,7 +61,8 @@ fn ports(p: u16) -> Value {
 }
 
 /// A kernel of a `default` group and one of a `closed` group with an allow list each get a
-/// NetworkPolicy of the right shape, owned by their pod; `bai rm` leaves none.
+/// NetworkPolicy of the right shape, owned by their pod; one of an `open` group gets its
+/// ingress isolation alone; `bai rm` leaves none.
 #[test]
 fn kernels_under_default_and_closed_get_their_network_policy() {
     let w = World::with_agent_args(
@@ -86,6 +95,11 @@ fn kernels_under_default_and_closed_get_their_network_policy() {
     group(&["--egress", "default"]);
     let (pod, np, runner) = run_and_read(&w, "kdef");
     let session = pod["metadata"]["labels"]["ai.bai.session"].clone();
+    assert_eq!(
+        np["spec"]["policyTypes"],
+        json!(["Ingress", "Egress"]),
+        "{np:#}"
+    );
     let rules = np["spec"]["egress"].as_array().expect("egress rules");
     assert_eq!(rules.len(), 3, "{np:#}");
     let v4 = &rules[0]["to"][0]["ipBlock"];
@@ -126,6 +140,11 @@ fn kernels_under_default_and_closed_get_their_network_policy() {
     let (pod, np, runner) = run_and_read(&w, "kclo");
     let session = pod["metadata"]["labels"]["ai.bai.session"].clone();
     assert_eq!(
+        np["spec"]["policyTypes"],
+        json!(["Ingress", "Egress"]),
+        "{np:#}"
+    );
+    assert_eq!(
         np["spec"]["egress"],
         json!([
             {"to": [{"podSelector": {"matchLabels": {"ai.bai.session": session}}}]},
@@ -135,6 +154,16 @@ fn kernels_under_default_and_closed_get_their_network_policy() {
         "{np:#}"
     );
     w.s.bai(&w.s.admin, &["rm", "kclo"]).expect_ok();
+    w.assert_nothing_left();
+    drop(runner);
+    assert!(policies(&w.cluster, &w.ns).is_empty(), "a policy is left");
+
+    // Open: every destination stays open, and other sessions still cannot dial the kernel.
+    w.s.set_egress("default", "open");
+    let (_, np, runner) = run_and_read(&w, "kopen");
+    assert_eq!(np["spec"]["policyTypes"], json!(["Ingress"]), "{np:#}");
+    assert!(np["spec"].get("egress").is_none(), "{np:#}");
+    w.s.bai(&w.s.admin, &["rm", "kopen"]).expect_ok();
     w.assert_nothing_left();
     drop(runner);
     assert!(policies(&w.cluster, &w.ns).is_empty(), "a policy is left");

@@ -1,9 +1,10 @@
-//! Egress policies on the Kubernetes backend: one NetworkPolicy per kernel pod under a
-//! policy other than `open` ([`policy::network_policy`]), enforced by the cluster's network
-//! plugin (Calico, Cilium … enforce NetworkPolicy; a plain bridge or flannel does not).
-//! bai cannot see whether the plugin enforces it, so the admin says so
-//! (`--network-policies enforced`); until then the agent reports [`NOT_ENFORCED`] and the
-//! manager gives it only sessions of `open` groups.
+//! Network policies on the Kubernetes backend: with `--network-policies enforced`, one
+//! NetworkPolicy per kernel pod ([`policy::network_policy`]): its egress policy (none under
+//! `open`) and its isolation from other sessions' pods (only its session's pods and its own
+//! node may dial it). The cluster's network plugin enforces them (Calico, Cilium … enforce
+//! NetworkPolicy; a plain bridge or flannel does not). bai cannot see whether the plugin
+//! enforces it, so the admin says so; until then the agent makes no policy, reports
+//! [`NOT_ENFORCED`], and the manager gives it only sessions of `open` groups.
 //!
 //! Order, so a kernel never runs a moment without its policy (its bootstrap script runs as
 //! the pod starts): the policy is made first (labelled as the pod, no owner yet), then the
@@ -31,9 +32,23 @@ pub const NOT_ENFORCED: &str = "egress policies are not enforced on this Kuberne
     start it with --network-policies enforced once the cluster's network plugin enforces \
     NetworkPolicy (Calico, Cilium …)";
 
+/// The addresses of the node the agent places kernels on.
+async fn own_node(inner: &Inner) -> Result<Vec<IpAddr>, AgentError> {
+    let node = client::node(&inner.client, &inner.node)
+        .await
+        .map_err(AgentError::from)?
+        .ok_or_else(|| {
+            AgentError::NotReady(format!(
+                "node {} is gone; its addresses are unknown",
+                inner.node
+            ))
+        })?;
+    Ok(policy::node_addresses(&node))
+}
+
 /// The addresses closed under `default`: the spec's nodes (the manager's host resolved) and
-/// the kernel's own node's.
-async fn nodes(inner: &Inner, spec: &KernelSpec) -> Result<BTreeSet<IpAddr>, AgentError> {
+/// the kernel's own node's (`own`).
+async fn closed_nodes(inner: &Inner, spec: &KernelSpec, own: &[IpAddr]) -> BTreeSet<IpAddr> {
     let mut out = BTreeSet::new();
     for n in &spec.egress.nodes {
         if n == PEER_MANAGER {
@@ -55,33 +70,29 @@ async fn nodes(inner: &Inner, spec: &KernelSpec) -> Result<BTreeSet<IpAddr>, Age
             Err(_) => tracing::warn!(node = %n, "a node's address is not an IP address"),
         }
     }
-    let node = client::node(&inner.client, &inner.node)
-        .await
-        .map_err(AgentError::from)?
-        .ok_or_else(|| {
-            AgentError::NotReady(format!(
-                "node {} is gone; its addresses are unknown",
-                inner.node
-            ))
-        })?;
-    out.extend(policy::node_addresses(&node));
-    Ok(out)
+    out.extend(own.iter().copied());
+    out
 }
 
 /// Makes the policy of a kernel about to start, before its pod: true when one was made
-/// (`open`: none). Refused when the agent does not enforce policies.
+/// (none while the agent does not enforce policies, where only `open` is taken).
 pub async fn before_pod(inner: &Inner, spec: &KernelSpec) -> Result<bool, AgentError> {
-    if spec.egress.policy.mode == EgressMode::Open {
-        return Ok(false);
-    }
     if !inner.config.network_policies {
+        if spec.egress.policy.mode == EgressMode::Open {
+            return Ok(false);
+        }
         return Err(AgentError::BadRequest(format!(
             "the kernel's egress policy is {}, and {NOT_ENFORCED}",
             spec.egress.policy.summary()
         )));
     }
     let kernel = spec.kernel_id;
-    let nodes = nodes(inner, spec).await?;
+    let own = own_node(inner).await?;
+    let closed = if spec.egress.policy.mode == EgressMode::Default {
+        closed_nodes(inner, spec, &own).await
+    } else {
+        BTreeSet::new()
+    };
     let target = policy::Target {
         namespace: &inner.config.namespace,
         labels: KernelLabels {
@@ -92,11 +103,9 @@ pub async fn before_pod(inner: &Inner, spec: &KernelSpec) -> Result<bool, AgentE
         .to_map(),
         kernel,
         session: spec.session_id,
+        node: own,
     };
-    let Some(np) = policy::network_policy(&target, &pod_name(kernel), &spec.egress.policy, &nodes)
-    else {
-        return Ok(false);
-    };
+    let np = policy::network_policy(&target, &pod_name(kernel), &spec.egress.policy, &closed);
     inner
         .policies
         .create(&PostParams::default(), &np)
@@ -105,7 +114,7 @@ pub async fn before_pod(inner: &Inner, spec: &KernelSpec) -> Result<bool, AgentE
             "cannot create the NetworkPolicy of kernel {kernel} (egress {})",
             spec.egress.policy.summary()
         )))?;
-    tracing::info!(kernel = %kernel, policy = %spec.egress.policy.summary(), nodes = nodes.len(),
+    tracing::info!(kernel = %kernel, policy = %spec.egress.policy.summary(), nodes = closed.len(),
         "NetworkPolicy made");
     Ok(true)
 }

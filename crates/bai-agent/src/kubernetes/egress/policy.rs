@@ -1,10 +1,20 @@
-//! A kernel's egress policy as a `networking.k8s.io/v1` NetworkPolicy: the same promises
-//! as the Docker backend's nftables tables (`docker/egress/rules.rs`), said as Kubernetes
-//! says them. No I/O here; [`super`] makes, owns and removes the object.
+//! A kernel's network policy as a `networking.k8s.io/v1` NetworkPolicy: its egress policy
+//! with the same promises as the Docker backend's nftables tables (`docker/egress/rules.rs`),
+//! said as Kubernetes says them, and its isolation from other sessions' pods. No I/O here;
+//! [`super`] makes, owns and removes the object.
 //!
-//! The object selects exactly one pod (by its kernel label) and has `policyTypes: [Egress]`,
-//! so what its rules do not allow is closed for that pod (NetworkPolicy rules only allow;
-//! several rules add up). Its rules:
+//! The object selects exactly one pod (by its kernel label). Its `policyTypes` are `Ingress`
+//! always and `Egress` unless the egress policy is `open`, so what its rules do not allow is
+//! closed for that pod in those directions (NetworkPolicy rules only allow; several rules add
+//! up).
+//!
+//! Ingress: only the session's own pods (a cluster session's kernels reach each other) and
+//! the kernel's own node. bai reaches a kernel only from its node (the agent there relays the
+//! app proxy, SSH and the runner), and Kubernetes lets a pod's own node in whatever a policy
+//! says; its addresses are listed anyway for plugins that police the host too. Another
+//! session's pods, in this namespace or elsewhere, are refused.
+//!
+//! Egress rules:
 //! - `default`: every address but the cluster's nodes (the spec's and the kernel's own
 //!   node's), link-local and the clouds' metadata addresses, as `ipBlock.except`; DNS (53,
 //!   TCP and UDP) to any address; the session's own pods; the allow list.
@@ -13,14 +23,14 @@
 //!   UDP. Only fields a Kubernetes 1.20 API server knows are written (it drops unknown ones
 //!   silently): never `endPort`, which came in 1.21 (bai's allow list names single ports).
 //!
-//! `open` has no object.
+//! `open` has no egress rule and no `Egress` type: every destination stays open.
 
 use crate::{LABEL_KERNEL, LABEL_SESSION};
 use bai_core::egress::{Allowed, EgressMode, EgressPolicy};
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::api::networking::v1::{
-    IPBlock, NetworkPolicy, NetworkPolicyEgressRule, NetworkPolicyPeer, NetworkPolicyPort,
-    NetworkPolicySpec,
+    IPBlock, NetworkPolicy, NetworkPolicyEgressRule, NetworkPolicyIngressRule, NetworkPolicyPeer,
+    NetworkPolicyPort, NetworkPolicySpec,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -40,6 +50,8 @@ pub struct Target<'a> {
     pub labels: BTreeMap<String, String>,
     pub kernel: Uuid,
     pub session: Uuid,
+    /// The addresses of the node the kernel runs on (always let in).
+    pub node: Vec<IpAddr>,
 }
 
 fn selector(key: &str, value: String) -> LabelSelector {
@@ -94,14 +106,42 @@ fn all_but(v6: bool, nodes: &BTreeSet<IpAddr>) -> NetworkPolicyPeer {
     block(all.into(), except.into_iter().collect())
 }
 
-/// The NetworkPolicy of a kernel's pod under `p` (None under `open`), with `nodes` the
-/// cluster's nodes and the kernel's own node, closed under `default`.
-pub fn network_policy(
+/// The session's own pods, as a peer.
+fn session_pods(session: Uuid) -> NetworkPolicyPeer {
+    NetworkPolicyPeer {
+        pod_selector: Some(selector(LABEL_SESSION, session.to_string())),
+        ..Default::default()
+    }
+}
+
+/// One address as a block of its own (`/32`, `/128`).
+fn host(a: &IpAddr) -> NetworkPolicyPeer {
+    let full = if a.is_ipv6() { 128 } else { 32 };
+    block(format!("{a}/{full}"), Vec::new())
+}
+
+/// Who may dial the kernel: its session's pods and its own node.
+fn ingress_rules(t: &Target<'_>) -> Vec<NetworkPolicyIngressRule> {
+    let mut rules = vec![NetworkPolicyIngressRule {
+        from: Some(vec![session_pods(t.session)]),
+        ports: None,
+    }];
+    if !t.node.is_empty() {
+        rules.push(NetworkPolicyIngressRule {
+            from: Some(t.node.iter().map(host).collect()),
+            ports: None,
+        });
+    }
+    rules
+}
+
+/// What the kernel may dial under `p` (None under `open`: no `Egress` type), with `nodes`
+/// the cluster's nodes and the kernel's own node, closed under `default`.
+fn egress_rules(
     t: &Target<'_>,
-    name: &str,
     p: &EgressPolicy,
     nodes: &BTreeSet<IpAddr>,
-) -> Option<NetworkPolicy> {
+) -> Option<Vec<NetworkPolicyEgressRule>> {
     let mut rules = Vec::new();
     match p.mode {
         EgressMode::Open => return None,
@@ -118,14 +158,28 @@ pub fn network_policy(
         EgressMode::Closed => {}
     }
     rules.push(NetworkPolicyEgressRule {
-        to: Some(vec![NetworkPolicyPeer {
-            pod_selector: Some(selector(LABEL_SESSION, t.session.to_string())),
-            ..Default::default()
-        }]),
+        to: Some(vec![session_pods(t.session)]),
         ports: None,
     });
     rules.extend(p.allow.iter().map(allow_rule));
-    Some(NetworkPolicy {
+    Some(rules)
+}
+
+/// The NetworkPolicy of a kernel's pod: ingress from its session and node only, egress
+/// under `p` with `nodes` the cluster's nodes and the kernel's own node, closed under
+/// `default`.
+pub fn network_policy(
+    t: &Target<'_>,
+    name: &str,
+    p: &EgressPolicy,
+    nodes: &BTreeSet<IpAddr>,
+) -> NetworkPolicy {
+    let egress = egress_rules(t, p, nodes);
+    let mut types = vec!["Ingress".to_string()];
+    if egress.is_some() {
+        types.push("Egress".into());
+    }
+    NetworkPolicy {
         metadata: ObjectMeta {
             name: Some(name.to_string()),
             namespace: Some(t.namespace.to_string()),
@@ -134,11 +188,11 @@ pub fn network_policy(
         },
         spec: Some(NetworkPolicySpec {
             pod_selector: Some(selector(LABEL_KERNEL, t.kernel.to_string())),
-            policy_types: Some(vec!["Egress".into()]),
-            egress: Some(rules),
-            ingress: None,
+            policy_types: Some(types),
+            egress,
+            ingress: Some(ingress_rules(t)),
         }),
-    })
+    }
 }
 
 /// The pod as the owner of its policy: Kubernetes' garbage collector deletes the policy

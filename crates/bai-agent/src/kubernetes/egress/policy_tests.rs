@@ -12,18 +12,30 @@ fn target() -> Target<'static> {
         labels: BTreeMap::from([("ai.bai.kernel".to_string(), Uuid::from_u128(1).to_string())]),
         kernel: Uuid::from_u128(1),
         session: Uuid::from_u128(2),
+        node: vec![
+            "10.0.0.7".parse().expect("ip"),
+            "fd00::7".parse().expect("ip"),
+        ],
     }
 }
 
 /// The object as the API server is sent it.
 fn wire(p: &EgressPolicy, nodes: &[&str]) -> Value {
     let nodes: BTreeSet<IpAddr> = nodes.iter().map(|n| n.parse().expect("ip")).collect();
-    let np = network_policy(&target(), "bai-k-1", p, &nodes).expect("an object");
+    let np = network_policy(&target(), "bai-k-1", p, &nodes);
     serde_json::to_value(&np).expect("json")
 }
 
 fn session_peers() -> Value {
     json!({"to": [{"podSelector": {"matchLabels": {"ai.bai.session": Uuid::from_u128(2).to_string()}}}]})
+}
+
+/// Who may dial every kernel: its session's pods, then its own node.
+fn ingress() -> Value {
+    json!([
+        {"from": [{"podSelector": {"matchLabels": {"ai.bai.session": Uuid::from_u128(2).to_string()}}}]},
+        {"from": [{"ipBlock": {"cidr": "10.0.0.7/32"}}, {"ipBlock": {"cidr": "fd00::7/128"}}]}
+    ])
 }
 
 #[test]
@@ -41,8 +53,8 @@ fn default_closes_the_nodes_and_metadata_and_keeps_dns_and_peers() {
         spec["podSelector"],
         json!({"matchLabels": {"ai.bai.kernel": Uuid::from_u128(1).to_string()}})
     );
-    assert_eq!(spec["policyTypes"], json!(["Egress"]));
-    assert!(spec.get("ingress").is_none(), "{w}");
+    assert_eq!(spec["policyTypes"], json!(["Ingress", "Egress"]));
+    assert_eq!(spec["ingress"], ingress(), "{w:#}");
     assert_eq!(
         spec["egress"],
         json!([
@@ -118,8 +130,28 @@ fn an_allowed_address_inside_a_closed_block_is_its_own_rule() {
 }
 
 #[test]
-fn open_has_no_object_and_owners_and_node_addresses_read_right() {
-    assert!(network_policy(&target(), "x", &policy("open", &[]), &BTreeSet::new()).is_none());
+fn open_keeps_only_the_ingress_isolation() {
+    let w = wire(&policy("open", &[]), &["10.213.1.1"]);
+    assert_eq!(w["spec"]["policyTypes"], json!(["Ingress"]), "{w:#}");
+    assert_eq!(w["spec"]["ingress"], ingress(), "{w:#}");
+    assert!(w["spec"].get("egress").is_none(), "{w:#}");
+    // Closed too keeps the same isolation beside its egress rules.
+    let c = wire(&policy("closed", &[]), &[]);
+    assert_eq!(c["spec"]["policyTypes"], json!(["Ingress", "Egress"]));
+    assert_eq!(c["spec"]["ingress"], ingress(), "{c:#}");
+}
+
+#[test]
+fn a_node_without_addresses_lets_in_only_the_session() {
+    let mut t = target();
+    t.node.clear();
+    let np = network_policy(&t, "x", &policy("open", &[]), &BTreeSet::new());
+    let w = serde_json::to_value(&np).expect("json");
+    assert_eq!(w["spec"]["ingress"], json!([ingress()[0].clone()]), "{w:#}");
+}
+
+#[test]
+fn owners_and_node_addresses_read_right() {
     let o = serde_json::to_value(owned_by("bai-k-1", "u-1")).expect("json");
     assert_eq!(
         o,

@@ -40,6 +40,7 @@ pub use gql::{KeypairInfo, SessionList, SessionListQuery};
 pub use request::Signed;
 pub use reqwest::Method;
 pub use retry::{FAILOVER_WAIT, notice_line};
+pub use session::upload_name;
 pub use sse::{Event, EventStream};
 pub use user_policies::UserPolicy;
 

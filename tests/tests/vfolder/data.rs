@@ -1,9 +1,10 @@
 //! The bytes in folders: mounts that outlive their sessions, read-only mounts, quotas in
-//! uploads and in sessions, and `bai`'s raw transfers.
+//! uploads and in sessions, `bai`'s raw transfers and the names its uploads get.
 
 use super::{api, ba};
 use bai_e2e::{Server, sha256};
-use serde_json::json;
+use serde_json::{Value, json};
+use std::path::PathBuf;
 
 #[test]
 fn mounted_folders_survive_sessions_and_ro_is_read_only() {
@@ -200,4 +201,53 @@ fn bai_moves_files_raw_and_intact() {
     });
     assert!(!seen("upload received", "http"), "{}", s.log());
     assert!(!seen("download started", "http"), "{}", s.log());
+}
+
+/// `bai vfolder upload` names a file by its path under the base directory (the working
+/// directory unless `--base-dir`), whether it was given relative or absolute; a file outside
+/// it keeps its file name alone. `vfolder ls --output json` lists what is there.
+#[test]
+fn uploads_are_named_by_their_path_under_the_base_directory() {
+    let s = Server::start_dummy(1, "cpu=2,mem=4g");
+    let w = s.work.path();
+    s.bai(&s.user, &["vfolder", "create", "names"]).expect_ok();
+    std::fs::create_dir_all(w.join("sub/deep")).unwrap();
+    std::fs::write(w.join("top.txt"), "t").unwrap();
+    std::fs::write(w.join("sub/deep/a.txt"), "a").unwrap();
+    std::fs::write(w.join("sub/deep/b.txt"), "b").unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("far.txt"), "f").unwrap();
+    let abs = |p: PathBuf| p.to_string_lossy().into_owned();
+    let up = |extra: &[&str]| {
+        let mut args = vec!["vfolder", "upload", "-q", "names"];
+        args.extend(extra);
+        s.bai(&s.user, &args).expect_ok();
+    };
+    up(&["top.txt"]);
+    up(&[&abs(w.join("sub/deep/a.txt"))]);
+    up(&["--base-dir", "sub", "deep/b.txt"]);
+    up(&[&abs(elsewhere.path().join("far.txt"))]);
+    let names = |dir: &str| -> Vec<String> {
+        let r = s.bai(
+            &s.user,
+            &["--output", "json", "vfolder", "ls", "names", dir],
+        );
+        r.expect_ok();
+        let v: Value = serde_json::from_str(&r.stdout).expect("json listing");
+        let mut n: Vec<String> = v["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .filter_map(|e| e["name"].as_str().map(String::from))
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names("."), ["deep", "far.txt", "sub", "top.txt"]);
+    assert_eq!(names("sub/deep"), ["a.txt"]);
+    assert_eq!(names("deep"), ["b.txt"]);
+    // A file that is not there: one line, nothing uploaded.
+    let bad = s.bai(&s.user, &["vfolder", "upload", "names", "missing.txt"]);
+    bad.expect_fail("missing.txt");
+    assert_eq!(names("."), ["deep", "far.txt", "sub", "top.txt"]);
 }

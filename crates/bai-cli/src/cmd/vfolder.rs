@@ -2,11 +2,11 @@
 
 use crate::args::VfolderCmd;
 use crate::output::{cell, table};
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use bai_api::folders;
 use bai_client::Client;
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A byte progress bar for one transfer (nothing when quiet).
 struct Progress(Option<ProgressBar>);
@@ -40,22 +40,6 @@ impl Progress {
             pb.finish_and_clear();
         }
     }
-}
-
-/// The remote name of an upload: the path relative to `base`, with `/` separators.
-pub fn remote_name(file: &Path, base: &Path) -> Result<String> {
-    let rel = file.strip_prefix(base).unwrap_or(file);
-    let parts: Vec<String> = rel
-        .components()
-        .filter_map(|c| match c {
-            std::path::Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
-            _ => None,
-        })
-        .collect();
-    if parts.is_empty() {
-        return Err(anyhow!("{} is not a file name", file.display()));
-    }
-    Ok(parts.join("/"))
 }
 
 pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
@@ -220,6 +204,15 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
         VfolderCmd::Ls { name, path } => {
             let id = client.vfolder_id(name).await?;
             let listing = client.list_files(&id, path).await?;
+            if crate::output::json_output() {
+                let items: Vec<serde_json::Value> = listing
+                    .items
+                    .iter()
+                    .map(|f| serde_json::to_value(f).unwrap_or_default())
+                    .collect();
+                crate::output::print_items(&items);
+                return Ok(0);
+            }
             let rows: Vec<Vec<String>> = listing
                 .items
                 .iter()
@@ -265,7 +258,9 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
                 } else {
                     base_dir.join(f)
                 };
-                let remote = remote_name(&local, base_dir)?;
+                // Named by its path under the base directory (the working directory unless
+                // --base-dir), given relative or absolute; one outside it by its file name.
+                let remote = bai_client::upload_name(&local, base_dir)?;
                 let pb = Progress::new(&remote, *quiet);
                 client
                     .upload_file(&id, &local, &remote, |d, t| pb.update(d, t))
@@ -337,22 +332,4 @@ fn write_key(path: &std::path::Path, key: &str) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write the key to {}", path.display()))?;
     f.write_all(key.as_bytes())
         .with_context(|| format!("cannot write the key to {}", path.display()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn upload_names_are_relative_to_the_base_dir() {
-        assert_eq!(
-            remote_name(Path::new("./a/b.txt"), Path::new(".")).unwrap(),
-            "a/b.txt"
-        );
-        assert_eq!(
-            remote_name(Path::new("/tmp/x/y.bin"), Path::new("/tmp/x")).unwrap(),
-            "y.bin"
-        );
-        assert!(remote_name(Path::new(".."), Path::new(".")).is_err());
-    }
 }

@@ -1,11 +1,12 @@
 //! Tunnels: preopen ports, who may open a tunnel, tunnels closing when their session ends,
-//! and large payloads both ways through the raw and the WebSocket tunnel.
+//! the URL `bai app` prints, and large payloads both ways through the raw and the WebSocket
+//! tunnel.
 
 use super::forward;
 use super::ssh::{chmod600, ssh_args};
 use bai_e2e::free_port;
 use bai_e2e::{Server, bin};
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -253,4 +254,60 @@ print('started')
         "{}",
         info["network"]
     );
+}
+
+/// `bai app SESSION APP` prints where to open the app: a web app's http URL with the path it
+/// is served under (Jupyter answers nowhere else), a TCP app's address; the URL printed for
+/// Jupyter answers.
+#[test]
+fn bai_app_prints_the_url_the_app_answers_at() {
+    let s = Server::start();
+    let user = &s.user;
+    s.bai(user, &["start", "-t", "urls", "python"]).expect_ok();
+    let id = s.info(user, "urls")["id"]
+        .as_str()
+        .expect("the session's id")
+        .to_string();
+    let printed = |app: &str| {
+        let port = free_port();
+        let mut cmd = s.bai_command(user, &["app", "urls", app, "-b", &port.to_string()]);
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("bai app");
+        // The pipe stays open while the forwarder runs (it prints again after this line).
+        let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        out.read_line(&mut line).expect("the first line");
+        let url = line
+            .trim()
+            .rsplit_once("is available at: ")
+            .map(|(_, u)| u.to_string())
+            .unwrap_or_else(|| panic!("no URL in {line:?}"));
+        (child, out, port, url)
+    };
+    let (mut ssh, _out, port, url) = printed("sshd");
+    assert_eq!(url, format!("tcp://127.0.0.1:{port}"));
+    let _ = ssh.kill();
+    let _ = ssh.wait();
+    let (mut jupyter, _out, port, url) = printed("jupyter");
+    let path = format!("/app/{id}/jupyter/");
+    assert_eq!(url, format!("http://127.0.0.1:{port}{path}"));
+    // Jupyter starts on the first connection; its page answers at that path.
+    let head = s.wait_for(180, "Jupyter at the printed URL", || {
+        let mut c = TcpStream::connect(("127.0.0.1", port)).ok()?;
+        c.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+        c.write_all(format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").as_bytes())
+            .ok()?;
+        let mut out = String::new();
+        c.read_to_string(&mut out).ok()?;
+        let status = out.lines().next()?.to_string();
+        (status.contains(" 200") || status.contains(" 302")).then_some(status)
+    });
+    assert!(head.starts_with("HTTP/1."), "{head}");
+    let _ = jupyter.kill();
+    let _ = jupyter.wait();
+    s.bai(user, &["rm", "urls"]).expect_ok();
 }

@@ -31,23 +31,37 @@ pub fn parse_bind(s: &str) -> Result<SocketAddr> {
     Ok(SocketAddr::new(ip, port))
 }
 
+/// Where a web app answers through a local proxy on `addr`: the path it is served under
+/// (`/app/<session id>/<name>/`, as krunner starts it).
+pub fn app_url(addr: SocketAddr, session_id: &str, app: &str) -> String {
+    format!("http://{addr}/app/{session_id}/{app}/")
+}
+
 pub async fn app(client: &Client, a: &AppArgs) -> Result<i32> {
     let addr = parse_bind(&a.bind)?;
     // Fail early on an unknown app or session, before listening.
     let apps = client.apps(&a.reference).await?;
-    if !apps.iter().any(|x| x.name == a.app) {
+    let Some(found) = apps.iter().find(|x| x.name == a.app) else {
         let names: Vec<&str> = apps.iter().map(|x| x.name.as_str()).collect();
         bail!(
             "the app {:?} is not supported by the session; its apps: {}",
             a.app,
             names.join(", ")
         );
-    }
+    };
+    // A web app answers under the path the app proxy gives it (Jupyter only there), so
+    // its URL names that path; a TCP app (sshd, a preopen port) is an address.
+    let url = if found.protocol == "http" {
+        let id = client.info_rest(&a.reference).await?.id;
+        app_url(addr, &id, &a.app)
+    } else {
+        format!("tcp://{addr}")
+    };
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     println!(
-        "A local proxy to the application \"{}\" provided by the session \"{}\" is available at: tcp://{addr}",
+        "A local proxy to the application \"{}\" provided by the session \"{}\" is available at: {url}",
         a.app, a.reference
     );
     println!("Press Ctrl-C to stop.");
@@ -137,5 +151,17 @@ mod tests {
         );
         assert!(parse_bind("99999").is_err());
         assert!(parse_bind("example.com:22").is_err());
+    }
+
+    #[test]
+    fn a_web_apps_url_names_its_path() {
+        assert_eq!(
+            app_url(parse_bind("8888").unwrap(), "s-1", "jupyter"),
+            "http://127.0.0.1:8888/app/s-1/jupyter/"
+        );
+        assert_eq!(
+            app_url(parse_bind("[::1]:80").unwrap(), "s-1", "ttyd"),
+            "http://[::1]:80/app/s-1/ttyd/"
+        );
     }
 }

@@ -253,11 +253,8 @@ pub async fn vfolder(client: &Client, c: &VfolderCmd) -> Result<i32> {
         } => {
             let id = client.vfolder_id(name).await?;
             for f in files {
-                let local = if f.is_absolute() {
-                    f.clone()
-                } else {
-                    base_dir.join(f)
-                };
+                // An absolute path stays itself (`join` keeps it).
+                let local = base_dir.join(f);
                 // Named by its path under the base directory (the working directory unless
                 // --base-dir), given relative or absolute; one outside it by its file name.
                 let remote = bai_client::upload_name(&local, base_dir)?;

@@ -92,15 +92,15 @@ fn allow_rule(a: &Allowed) -> NetworkPolicyEgressRule {
 
 /// Everything of one family but `closed` (the nodes of that family and its metadata blocks).
 fn all_but(v6: bool, nodes: &BTreeSet<IpAddr>) -> NetworkPolicyPeer {
-    let (all, meta, full) = if v6 {
-        ("::/0", &METADATA_V6[..], 128)
+    let (all, meta) = if v6 {
+        ("::/0", &METADATA_V6[..])
     } else {
-        ("0.0.0.0/0", &METADATA_V4[..], 32)
+        ("0.0.0.0/0", &METADATA_V4[..])
     };
     let mut except: BTreeSet<String> = nodes
         .iter()
         .filter(|n| n.is_ipv6() == v6)
-        .map(|n| format!("{n}/{full}"))
+        .map(single)
         .collect();
     except.extend(meta.iter().map(|m| m.to_string()));
     block(all.into(), except.into_iter().collect())
@@ -114,10 +114,15 @@ fn session_pods(session: Uuid) -> NetworkPolicyPeer {
     }
 }
 
-/// One address as a block of its own (`/32`, `/128`).
-fn host(a: &IpAddr) -> NetworkPolicyPeer {
+/// One address as a CIDR block of its own (`/32`, `/128`).
+fn single(a: &IpAddr) -> String {
     let full = if a.is_ipv6() { 128 } else { 32 };
-    block(format!("{a}/{full}"), Vec::new())
+    format!("{a}/{full}")
+}
+
+/// One address as a peer.
+fn host(a: &IpAddr) -> NetworkPolicyPeer {
+    block(single(a), Vec::new())
 }
 
 /// Who may dial the kernel: its session's pods and its own node.

@@ -26,6 +26,9 @@ use std::time::{Duration, Instant};
 #[path = "kubernetes/in_cluster.rs"]
 mod in_cluster;
 
+#[path = "kubernetes/multi_node.rs"]
+mod multi_node;
+
 #[test]
 fn a_session_runs_as_a_pod_and_leaves_nothing() {
     let cluster = Cluster::get();

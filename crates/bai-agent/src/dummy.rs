@@ -256,6 +256,7 @@ impl AgentRpc for DummyAgent {
             container_id: format!("dummy-{kernel_id}"),
             cpuset: None,
             devices: Default::default(),
+            address: None,
         })
     }
 

@@ -150,6 +150,11 @@ pub struct KernelCreated {
     /// Accelerator devices given: device id → milli-units of it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub devices: BTreeMap<String, u64>,
+    /// The kernel's own address where the agent learns it only once the kernel runs (a pod's
+    /// IP); `None` where it was known beforehand (a multi-node session's overlay address) or
+    /// does not matter (a single kernel, a single-node cluster on its bridge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<std::net::IpAddr>,
 }
 
 /// Why and how a kernel ended.
@@ -329,6 +334,20 @@ pub trait AgentRpc: Send + Sync + 'static {
     ) -> Result<crate::pool::PoolReport, AgentError> {
         let _ = targets;
         Ok(crate::pool::PoolReport::default())
+    }
+    /// Every kernel of the multi-node session `session_id`, on every agent, by hostname and
+    /// address (main1 first), told once all of them run and before the session does. An
+    /// agent whose kernels learn their addresses only as they start (pods, each with the IP
+    /// its cluster gives it: [`KernelCreated::address`]) writes the whole table into its
+    /// kernels of the session, so each reaches those on other agents by hostname. An agent
+    /// whose kernels' addresses were fixed beforehand (the overlay) has nothing to do.
+    async fn cluster_hosts(
+        &self,
+        session_id: Uuid,
+        hosts: Vec<(String, std::net::IpAddr)>,
+    ) -> Result<(), AgentError> {
+        let _ = (session_id, hosts);
+        Ok(())
     }
     /// Stops and removes the container and its scratch directory.
     async fn destroy_kernel(&self, kernel_id: Uuid) -> Result<KernelExit, AgentError>;

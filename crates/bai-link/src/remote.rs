@@ -328,6 +328,17 @@ impl AgentRpc for RemoteAgent {
         }
     }
 
+    async fn cluster_hosts(
+        &self,
+        session_id: Uuid,
+        hosts: Vec<(String, std::net::IpAddr)>,
+    ) -> Result<(), AgentError> {
+        match self.ask(Call::ClusterHosts(session_id, hosts)).await? {
+            Reply::Done => Ok(()),
+            r => Err(unexpected(r)),
+        }
+    }
+
     async fn execute(
         &self,
         kernel_id: Uuid,

@@ -85,6 +85,8 @@ pub enum Call {
     UploadStaged(Uuid, Uuid, Vec<u64>),
     /// Set the warm pools' shapes (`Some`), and say what the pools hold and did.
     WarmPool(Option<Vec<bai_core::pool::PoolTarget>>),
+    /// Every kernel of multi-node session `.0` by hostname and address (`cluster_hosts`).
+    ClusterHosts(Uuid, Vec<(String, std::net::IpAddr)>),
 }
 
 impl Call {

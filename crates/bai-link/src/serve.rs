@@ -249,6 +249,10 @@ async fn reply(
         Call::WarmPool(t) => agent.warm_pool(t).await.map(|r| Reply::Pools(Box::new(r))),
         Call::Destroy(k) => agent.destroy_kernel(k).await.map(Reply::Exit),
         Call::Terminate(k) => agent.terminate_processes(k).await.map(|()| Reply::Done),
+        Call::ClusterHosts(session, hosts) => agent
+            .cluster_hosts(session, hosts)
+            .await
+            .map(|()| Reply::Done),
         Call::Upload(k, files) => agent
             .upload_files(
                 k,

@@ -34,6 +34,7 @@ pub async fn earlier(
             devices: crate::owned::label(&found.labels, LABEL_DEVICES)
                 .and_then(crate::accel::parse_alloc)
                 .unwrap_or_default(),
+            address: None,
         }));
     }
     tracing::info!(kernel = %kernel_id, "kernel asked for again: removing what its first creation left");

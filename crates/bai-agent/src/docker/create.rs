@@ -173,5 +173,6 @@ async fn cold(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreated, Age
         container_id: created.id,
         cpuset: placement.cores.as_deref().map(format_cpulist),
         devices: placement.devices,
+        address: None,
     })
 }

@@ -3,7 +3,9 @@
 //! host table as its `/etc/hosts` (a file in its run directory, mounted read-only; the
 //! kubelet leaves `/etc/hosts` alone in a container that mounts its own). A kernel's address
 //! is known once its pod runs; the tables of all the session's kernels on this agent are
-//! then rewritten in place, so every kernel knows every other by the time the session runs.
+//! then rewritten in place. A multi-node session's kernels on other agents are told by the
+//! manager once all run ([`Tables::told`]), before the session runs, so every kernel knows
+//! every other by then.
 
 use crate::kernel_files::cluster::write_hosts;
 use bai_core::agent::AgentError;
@@ -13,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use uuid::Uuid;
 
-/// One kernel of a session, as its table lists it.
+/// One kernel of a session on this agent, as its table lists it.
 struct Member {
     kernel: Uuid,
     hostname: String,
@@ -21,12 +23,46 @@ struct Member {
     run: PathBuf,
 }
 
+/// A session's kernels on this agent, and the whole session as the manager told it.
+#[derive(Default)]
+struct Session {
+    members: Vec<Member>,
+    told: Vec<(String, IpAddr)>,
+}
+
+impl Session {
+    /// Every kernel whose address is known, in the session's order (main1, sub1, …): this
+    /// agent's as their pods run, the others' as told.
+    fn known(&self) -> Vec<(String, IpAddr)> {
+        let mut out: Vec<(String, IpAddr)> = self
+            .members
+            .iter()
+            .filter_map(|m| Some((m.hostname.clone(), m.addr?)))
+            .collect();
+        for (host, addr) in &self.told {
+            if !out.iter().any(|(h, _)| h == host) {
+                out.push((host.clone(), *addr));
+            }
+        }
+        out.sort_by_key(|(h, _)| (!h.starts_with("main"), h.len(), h.clone()));
+        out
+    }
+
+    fn write(&self) -> Result<(), AgentError> {
+        let hosts = self.known();
+        for m in &self.members {
+            write_hosts(&m.run, &hosts)?;
+        }
+        Ok(())
+    }
+}
+
 /// The host tables of this agent's cluster sessions, by session.
 #[derive(Default)]
-pub struct Tables(Mutex<HashMap<Uuid, Vec<Member>>>);
+pub struct Tables(Mutex<HashMap<Uuid, Session>>);
 
 impl Tables {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, Vec<Member>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, Session>> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -40,51 +76,51 @@ impl Tables {
         run: &Path,
     ) -> Result<PathBuf, AgentError> {
         let mut all = self.lock();
-        let members = all.entry(session).or_default();
-        members.retain(|m| m.kernel != kernel);
-        members.push(Member {
+        let s = all.entry(session).or_default();
+        s.members.retain(|m| m.kernel != kernel);
+        s.members.push(Member {
             kernel,
             hostname: hostname.to_string(),
             addr: None,
             run: run.to_path_buf(),
         });
-        write_hosts(run, &known(members))
+        write_hosts(run, &s.known())
     }
 
     /// The kernel's pod runs at `addr`: every table of its session says so.
     pub fn up(&self, session: Uuid, kernel: Uuid, addr: IpAddr) -> Result<(), AgentError> {
         let mut all = self.lock();
-        let Some(members) = all.get_mut(&session) else {
+        let Some(s) = all.get_mut(&session) else {
             return Ok(());
         };
-        if let Some(m) = members.iter_mut().find(|m| m.kernel == kernel) {
+        if let Some(m) = s.members.iter_mut().find(|m| m.kernel == kernel) {
             m.addr = Some(addr);
         }
-        let hosts = known(members);
-        for m in members.iter() {
-            write_hosts(&m.run, &hosts)?;
-        }
-        Ok(())
+        s.write()
+    }
+
+    /// The manager tells every kernel of multi-node `session`, on every agent, by hostname
+    /// and address: every table of the session on this agent lists them all.
+    pub fn told(&self, session: Uuid, hosts: Vec<(String, IpAddr)>) -> Result<(), AgentError> {
+        let mut all = self.lock();
+        let Some(s) = all.get_mut(&session) else {
+            return Err(AgentError::BadRequest(format!(
+                "no kernel of session {session} runs on this agent, so it has no host table \
+                 to write"
+            )));
+        };
+        s.told = hosts;
+        s.write()
     }
 
     /// The kernel is gone (its directory with its table goes with it).
     pub fn leave(&self, kernel: Uuid) {
         let mut all = self.lock();
-        all.retain(|_, members| {
-            members.retain(|m| m.kernel != kernel);
-            !members.is_empty()
+        all.retain(|_, s| {
+            s.members.retain(|m| m.kernel != kernel);
+            !s.members.is_empty()
         });
     }
-}
-
-/// The siblings whose addresses are known, in the session's order (main1, sub1, …).
-fn known(members: &[Member]) -> Vec<(String, IpAddr)> {
-    let mut out: Vec<(String, IpAddr)> = members
-        .iter()
-        .filter_map(|m| Some((m.hostname.clone(), m.addr?)))
-        .collect();
-    out.sort_by_key(|(h, _)| (!h.starts_with("main"), h.len(), h.clone()));
-    out
 }
 
 #[cfg(test)]
@@ -126,5 +162,39 @@ mod tests {
         t.leave(k2);
         t.up(s, k1, "10.1.0.6".parse().unwrap()).unwrap();
         assert_eq!(table(&r1), vec!["10.1.0.6\tmain1".to_string()]);
+    }
+
+    /// A multi-node session: this agent holds sub1 only; main1 and sub2 run on other agents
+    /// and are known once the manager tells the whole table. This agent's own address of a
+    /// kernel wins over a told one; a session with no kernel here is refused.
+    #[test]
+    fn kernels_on_other_agents_are_listed_once_told() {
+        if !crate::kernel_files::running_as_root() {
+            return;
+        }
+        let d = tempfile::tempdir().unwrap();
+        let (s, k) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let run = d.path().join("k");
+        std::fs::create_dir_all(&run).unwrap();
+        let t = Tables::default();
+        t.join(s, k, "sub1", &run).unwrap();
+        t.up(s, k, "10.1.0.7".parse().unwrap()).unwrap();
+        assert_eq!(table(&run), vec!["10.1.0.7\tsub1".to_string()]);
+        let told = vec![
+            ("sub2".to_string(), "10.2.0.9".parse().unwrap()),
+            ("main1".to_string(), "10.3.0.5".parse().unwrap()),
+            ("sub1".to_string(), "10.9.9.9".parse().unwrap()),
+        ];
+        t.told(s, told.clone()).unwrap();
+        assert_eq!(
+            table(&run),
+            vec![
+                "10.3.0.5\tmain1".to_string(),
+                "10.1.0.7\tsub1".to_string(),
+                "10.2.0.9\tsub2".to_string()
+            ]
+        );
+        let e = t.told(Uuid::from_u128(7), told).unwrap_err();
+        assert!(e.to_string().contains("no kernel of session"), "{e}");
     }
 }

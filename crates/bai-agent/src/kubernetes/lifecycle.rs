@@ -95,10 +95,12 @@ async fn create_claimed(inner: &Inner, spec: &KernelSpec) -> Result<KernelCreate
         egress::own(inner, kernel, uid).await?;
     }
     wait_ready(inner, kernel).await?;
+    let mut address = None;
     if cluster.size > 1 {
         match inner.state(kernel) {
             Some(Observed::Running(Some(addr))) => {
                 inner.hosts.up(spec.session_id, kernel, addr)?;
+                address = Some(addr);
             }
             _ => {
                 return Err(AgentError::NotReady(format!(
@@ -115,6 +117,8 @@ async fn create_claimed(inner: &Inner, spec: &KernelSpec) -> Result<KernelCreate
         container_id: made.metadata.uid.unwrap_or_else(|| pod_name(kernel)),
         cpuset: None,
         devices: Default::default(),
+        // A multi-node session's kernels on other agents learn it through the manager.
+        address,
     })
 }
 

@@ -77,11 +77,6 @@ pub enum PodError {
     UnsupportedSlot(String),
     #[error("the kernel asks for no memory or no CPU; a pod needs both")]
     NoResources,
-    #[error(
-        "a multi-node cluster session whose kernels span several agents cannot run on the \
-         Kubernetes backend yet: start it as single-node (all its kernels as pods on one node)"
-    )]
-    MultiNode,
     #[error("the mount {name} must have absolute paths: {detail}")]
     BadMount { name: String, detail: String },
 }
@@ -94,17 +89,9 @@ pub fn pod_name(kernel_id: uuid::Uuid) -> String {
 /// The Pod for `spec` on `at.node`.
 pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
     let cluster = spec.cluster_info();
-    // A multi-node session the scheduler placed wholly on this agent runs as a single-node
-    // one (its kernels find each other through the session's host table); one that spans
-    // agents would need their pods' addresses across agents.
-    if cluster.mode == bai_core::cluster::ClusterMode::MultiNode
-        && cluster
-            .overlay
-            .as_ref()
-            .is_some_and(|o| !o.peers.is_empty())
-    {
-        return Err(PodError::MultiNode);
-    }
+    // A multi-node session's overlay (`ClusterInfo::overlay`: a subnet, fixed addresses and
+    // VXLAN peers) is the Docker backend's: pods are on the cluster's own pod network, and
+    // their addresses go into the session's host table as they run (`hosts.rs`).
     let resources = resources(spec)?;
     let (volumes, mounts) = volumes(spec, at)?;
     let meta = ObjectMeta {

@@ -248,8 +248,11 @@ fn data_folders_are_host_paths_and_relative_ones_are_refused() {
     ));
 }
 
+/// A multi-node session's kernel is a pod like a single-node one's, whether its siblings
+/// are on this agent or on others: the overlay's fixed address is not used (the pod gets the
+/// cluster's), and its hostname is its place in the session.
 #[test]
-fn a_multi_node_cluster_session_runs_only_when_wholly_on_this_agent() {
+fn a_multi_node_cluster_sessions_kernel_is_a_pod_on_the_pod_network() {
     let mut s = spec();
     let mut c = bai_core::cluster::ClusterInfo::single(s.kernel_id);
     c.mode = bai_core::cluster::ClusterMode::MultiNode;
@@ -261,14 +264,17 @@ fn a_multi_node_cluster_session_runs_only_when_wholly_on_this_agent() {
         hosts: vec![("main1".into(), "10.224.0.10".parse().unwrap())],
         peers,
     };
-    // Spread over agents: refused, with the way out.
-    c.overlay = Some(overlay(vec!["10.0.0.2".into()]));
-    s.cluster = Some(c.clone());
-    let e = kernel_pod(&s, &at()).unwrap_err();
-    assert_eq!(e, PodError::MultiNode);
-    assert!(e.to_string().contains("single-node"), "{e}");
-    // All its kernels here: pods like a single-node session's.
-    c.overlay = Some(overlay(Vec::new()));
-    s.cluster = Some(c);
-    assert!(kernel_pod(&s, &at()).is_ok());
+    for peers in [vec!["10.0.0.2".to_string()], Vec::new()] {
+        c.overlay = Some(overlay(peers));
+        s.cluster = Some(c.clone());
+        let pod = kernel_pod(&s, &at()).unwrap();
+        let spec = pod.spec.unwrap();
+        assert_eq!(spec.hostname.as_deref(), Some("main1"));
+        assert_ne!(spec.host_network, Some(true));
+        let text = serde_json::to_string(&spec).unwrap();
+        assert!(
+            !text.contains("10.224.0."),
+            "no overlay address in the pod: {text}"
+        );
+    }
 }

@@ -58,6 +58,14 @@ impl AgentRpc for KubernetesAgent {
         runner::terminate(&self.socket(kernel_id)?, kernel_id).await
     }
 
+    async fn cluster_hosts(
+        &self,
+        session_id: Uuid,
+        hosts: Vec<(String, std::net::IpAddr)>,
+    ) -> Result<(), AgentError> {
+        self.inner.hosts.told(session_id, hosts)
+    }
+
     async fn execute(
         &self,
         kernel_id: Uuid,

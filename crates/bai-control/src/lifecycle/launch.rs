@@ -14,6 +14,7 @@ use bai_core::event::EventKind as E;
 use bai_core::status::SessionStatus as S;
 use bai_ground::agents::AgentHandle;
 use bai_store::{SessionRow, SubKernel};
+use futures::future::join_all;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -227,6 +228,10 @@ async fn launch(lifecycle: &Arc<Lifecycle>, row: SessionRow) {
         sub_event(spec, E::KernelCreating, "is being made", &a.id);
     }
     let limit = Duration::from_secs(lifecycle.config.create_timeout_secs);
+    let hostnames: Vec<String> = specs
+        .iter()
+        .map(|s| s.cluster_info().place.hostname)
+        .collect();
     let jobs: Vec<_> = kernel_agents.iter().cloned().zip(specs).collect();
     let up = |spec: &bai_core::agent::KernelSpec, agent: &str| {
         sub_event(spec, E::KernelStarted, "is up", agent)
@@ -238,6 +243,19 @@ async fn launch(lifecycle: &Arc<Lifecycle>, row: SessionRow) {
             return;
         }
     };
+    if multi_node(&row)
+        && let Err(reason) = tell_addresses(&row, &hostnames, &created, &kernel_agents, limit).await
+    {
+        join_all(
+            created
+                .iter()
+                .zip(&kernel_agents)
+                .map(|(c, a)| super::destroy_or_log(a, c.kernel_id)),
+        )
+        .await;
+        fail_creation(lifecycle, &row, reason).await;
+        return;
+    }
     for (c, a) in created.iter().zip(&kernel_agents).skip(1) {
         if let Err(e) = lifecycle
             .store
@@ -278,6 +296,22 @@ async fn launch(lifecycle: &Arc<Lifecycle>, row: SessionRow) {
         .unwrap_or_default();
     for exit in early {
         handle_kernel_exit(lifecycle, exit).await;
+    }
+}
+
+/// A multi-node session of pods: every agent learns where the session's kernels on the
+/// others run ([`super::addresses`]).
+async fn tell_addresses(
+    row: &SessionRow,
+    hostnames: &[String],
+    created: &[bai_core::agent::KernelCreated],
+    agents: &[Arc<AgentHandle>],
+    limit: Duration,
+) -> Result<(), Reason> {
+    let ids: Vec<&str> = agents.iter().map(|a| a.id.as_str()).collect();
+    match super::addresses::table(hostnames, created, &ids)? {
+        Some(hosts) => super::addresses::tell(row.id, &hosts, agents, limit).await,
+        None => Ok(()),
     }
 }
 

@@ -2,6 +2,7 @@
 //! [`transition::transition`], which checks the state machine, writes the row, the history
 //! record and the events in one transaction, and publishes the events.
 
+mod addresses;
 mod admit;
 pub mod cluster_keys;
 pub mod create;

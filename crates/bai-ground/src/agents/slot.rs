@@ -180,6 +180,13 @@ impl AgentRpc for AgentSlot {
     async fn terminate_processes(&self, kernel_id: Uuid) -> Result<(), AgentError> {
         self.agent()?.terminate_processes(kernel_id).await
     }
+    async fn cluster_hosts(
+        &self,
+        session_id: Uuid,
+        hosts: Vec<(String, std::net::IpAddr)>,
+    ) -> Result<(), AgentError> {
+        self.agent()?.cluster_hosts(session_id, hosts).await
+    }
     async fn execute(
         &self,
         kernel_id: Uuid,

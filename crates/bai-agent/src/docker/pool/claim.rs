@@ -162,6 +162,7 @@ async fn bind(
             .as_deref()
             .map(crate::cores::format_cpulist),
         devices: r.placement.devices.clone(),
+        address: None,
     })
 }
 

@@ -7,10 +7,22 @@
 use bai_e2e::kube::{Cluster, KubeAgent, MANAGED, manager_for_pods};
 use bai_e2e::remote::wait_status;
 
+/// Deletes the test's namespace however the test ends, so a failure leaves no pod holding
+/// the node's room for the tests after it.
+struct Namespace<'a>(&'a Cluster, String);
+
+impl Drop for Namespace<'_> {
+    fn drop(&mut self) {
+        self.0
+            .kubectl(&["delete", "namespace", &self.1, "--wait=false"]);
+    }
+}
+
 #[test]
 fn a_multi_node_session_spans_two_kubernetes_agents_by_hostname_and_ssh() {
     let cluster = Cluster::get();
     let ns = format!("bai-e2e-mn-{}", std::process::id());
+    let _ns = Namespace(&cluster, ns.clone());
     let (s, port, token) = manager_for_pods(&[]);
     let manager = format!("127.0.0.1:{port}");
     let agents: Vec<KubeAgent> = ["kube-mn-a", "kube-mn-b"]
@@ -139,5 +151,4 @@ fn a_multi_node_session_spans_two_kubernetes_agents_by_hostname_and_ssh() {
     }
     drop(agents);
     drop(s);
-    cluster.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
 }

@@ -8,7 +8,10 @@
 # 2. create → RUNNING (the session's status history) on that Kubernetes agent and on a
 #    Docker agent (`baid up`'s own, warm pools off) of the same machine, p50 and p99;
 # 3. BURST sessions at once on the Kubernetes group: all RUNNING, the agent's RSS then, all
-#    removed, and nothing of bai left in the namespace.
+#    removed, and nothing of bai left in the namespace;
+# 4. the warm pool on Kubernetes: `bai run --rm -c 'print(1)'` of a pooled shape (a pool pod
+#    ready before each) against the same with a shape no pool holds, alternating, ROUNDS
+#    each, and their create → RUNNING.
 # The cluster is scripts/kube-cluster.sh's (started here unless one runs already).
 #   bench/kubernetes.sh       (release build and the python image first: make bench does both)
 set -euo pipefail
@@ -54,13 +57,14 @@ wait_line() { # FILE TEXT
 mport=$((20000 + RANDOM % 10000)); aport=$((mport + 1))
 mkdir -p "$work/m" "$work/a"
 BAI_DATA_DIR="$work/m" BAI_LISTEN="127.0.0.1:$mport" BAI_AGENT_LISTEN="127.0.0.1:$aport" \
-  BAI_NO_LOCAL_AGENT=true BAI_KRUNNER="$BIN/bai-krunner" RUST_LOG=warn \
+  BAI_NO_LOCAL_AGENT=true BAI_WARM_POOLS=on BAI_KRUNNER="$BIN/bai-krunner" RUST_LOG=warn \
   "$BIN/baid" up >"$work/m/out.log" 2>"$work/m/err.log" &
 pids+=($!)
 wait_line "$work/m/out.log" "Stop with Ctrl-C"
 bai="$BIN/bai"
 as_admin() { (set -a; . "$work/m/env-admin.sh"; "$bai" "$@"); }
-as_admin admin resource-group update default --egress open >/dev/null
+# Pools on, but none until part 4 (the automatic mode off).
+as_admin admin resource-group update default --egress open --warm-pool-auto 0 >/dev/null
 token="$(as_admin admin agent-token create | tr -d '[:space:]')"
 BAI_DATA_DIR="$work/a" BAI_AGENT_TOKEN="$token" BAI_KRUNNER="$BIN/bai-krunner" RUST_LOG=warn \
   "$BIN/baid" agent --manager "127.0.0.1:$aport" --name kube-bench --heartbeat 1s \
@@ -137,6 +141,31 @@ done
 t2=$(now)
 echo "burst $BURST $burst_ok $pods_running $rss_kb $left $t0 $t1 $t2" >"$work/burst"
 
+# The warm pool: a pooled shape against one no pool holds.
+as_admin admin resource-group update default --warm-pool "python,cpu=0.25,mem=256m,count=1" >/dev/null
+pool_ready() {
+  for _ in $(seq 1 1200); do
+    as_admin agents 2>/dev/null | grep -q "1 of 1 ready" && return 0
+    sleep 0.1
+  done
+  echo "the pool pod was not ready" >&2; cat "$work/a/out.log" >&2; exit 1
+}
+for i in $(seq 1 "$ROUNDS"); do
+  pool_ready
+  t0=$(now); on_k8s run --rm -q -t "pool-$i" -r cpu=0.25 -r mem=256m -c 'print(1)' python >/dev/null; t1=$(now)
+  echo "pool-hit $t0 $t1" >>"$work/runs"
+  pool_ready
+  t0=$(now); on_k8s run --rm -q -t "cold-$i" -r cpu=0.25 -r mem=255m -c 'print(1)' python >/dev/null; t1=$(now)
+  echo "pool-cold $t0 $t1" >>"$work/runs"
+done
+for i in $(seq 1 "$ROUNDS"); do
+  { echo "== pool"; on_k8s session history "pool-$i" 2>/dev/null || true; } >>"$work/history"
+  { echo "== cold"; on_k8s session history "cold-$i" 2>/dev/null || true; } >>"$work/history"
+done
+hits=$(as_admin agents 2>/dev/null | grep -o "[0-9]* hits" | head -1 || true)
+as_admin admin resource-group update default --warm-pool "" >/dev/null
+echo "$hits" >"$work/hits"
+
 python3 - "$work" "$ROUNDS" "$BAI_KUBE_VERSION" <<'PY' > bench/results/29-kubernetes.md
 import datetime, statistics, sys
 work, rounds = sys.argv[1], int(sys.argv[2])
@@ -149,7 +178,7 @@ def pct(xs, q):
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
 p50 = {k: statistics.median(v) for k, v in runs.items()}
 # create → RUNNING from the status history.
-starts, cur, seen = {"k8s": [], "docker": []}, None, {}
+starts, cur, seen = {"k8s": [], "docker": [], "pool": [], "cold": []}, None, {}
 def flush():
     if cur and "PENDING" in seen and "RUNNING" in seen:
         starts[cur].append(seen["RUNNING"] - seen["PENDING"])
@@ -183,6 +212,19 @@ for k in ["k8s", "docker"]:
     xs = starts[k]
     if xs:
         print(f"| {k} | {len(xs)} | {statistics.median(xs) * 1000:.0f} | {pct(xs, 0.99) * 1000:.0f} |")
+hits = open(f"{work}/hits").read().strip() or "?"
+print("\nThe warm pool on Kubernetes (a pool of one pod, `python,cpu=0.25,mem=256m`, ready before "
+      "each pooled run; the cold runs ask for 255m, a shape no pool holds):\n")
+print("| path | p50 s | p99 s | create → RUNNING p50 ms | p99 ms |")
+print("|---|---|---|---|---|")
+for k, h, name in [("pool-hit", "pool", "`bai run --rm -c 'print(1)'`, from the pool"),
+                   ("pool-cold", "cold", "`bai run --rm -c 'print(1)'`, cold")]:
+    xs = starts[h]
+    c50 = f"{statistics.median(xs) * 1000:.0f}" if xs else "-"
+    c99 = f"{pct(xs, 0.99) * 1000:.0f}" if xs else "-"
+    print(f"| {name} | {p50[k]:.2f} | {pct(runs[k], 0.99):.2f} | {c50} | {c99} |")
+print(f"\n**From the pool / cold: {p50['pool-hit'] / p50['pool-cold']:.2f}×** (p50 of the whole run); "
+      f"the agent counted {hits}.")
 print(f"\n{n} sessions at once on the Kubernetes group (cpu 0.05, mem 96m each): all RUNNING: {ok}, "
       f"pods Running then: {pods}, in {t1 - t0:.1f} s; the agent's RSS with them: {rss_kb / 1024:.1f} MiB; "
       f"after `bai rm` of all: objects of bai left in the namespace: {left} ({t2 - t1:.1f} s).")

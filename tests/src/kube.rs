@@ -166,6 +166,23 @@ impl Drop for Cluster {
     }
 }
 
+/// Deletes a test's namespace however the test ends, so a failure leaves no pod holding the
+/// node's room for the tests after it.
+pub struct NamespaceGuard<'a>(&'a Cluster, String);
+
+impl<'a> NamespaceGuard<'a> {
+    pub fn new(cluster: &'a Cluster, ns: &str) -> NamespaceGuard<'a> {
+        NamespaceGuard(cluster, ns.to_string())
+    }
+}
+
+impl Drop for NamespaceGuard<'_> {
+    fn drop(&mut self) {
+        self.0
+            .kubectl(&["delete", "namespace", &self.1, "--wait=false"]);
+    }
+}
+
 /// A `baid agent --backend kubernetes` (killed on drop), its log kept in its data dir.
 pub struct KubeAgent {
     pub child: std::process::Child,

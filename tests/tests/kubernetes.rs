@@ -29,6 +29,9 @@ mod in_cluster;
 #[path = "kubernetes/multi_node.rs"]
 mod multi_node;
 
+#[path = "kubernetes/pool.rs"]
+mod pool;
+
 #[test]
 fn a_session_runs_as_a_pod_and_leaves_nothing() {
     let cluster = Cluster::get();

@@ -235,3 +235,29 @@ pub async fn stats(socket: &Path, kernel_id: Uuid) -> Result<KernelStats, AgentE
         devices: Vec::new(),
     })
 }
+
+/// Binds a pool kernel's runner to its session: the bind request with the session's whole
+/// environment over the runner's socket; its answer must be `finished` 0.
+pub async fn bind(socket: &std::path::Path, env: &[String]) -> Result<(), AgentError> {
+    let line = crate::krunner_proto::bind_line(env);
+    let io = |e: std::io::Error| AgentError::Runtime(format!("cannot bind the pool kernel: {e}"));
+    let mut s = tokio::net::UnixStream::connect(socket).await.map_err(io)?;
+    s.write_all(line.as_bytes()).await.map_err(io)?;
+    let mut lines = BufReader::new(s).lines();
+    while let Some(l) = lines.next_line().await.map_err(io)? {
+        if let Some(bai_core::agent::ExecEvent::Finished { exit_code }) =
+            crate::krunner_proto::parse_event(l.as_bytes())
+        {
+            return if exit_code == 0 {
+                Ok(())
+            } else {
+                Err(AgentError::Runtime(format!(
+                    "the pool kernel's runner refused the binding ({exit_code})"
+                )))
+            };
+        }
+    }
+    Err(AgentError::Runtime(
+        "the pool kernel's runner closed without an answer".into(),
+    ))
+}

@@ -118,7 +118,7 @@ pub async fn run(args: AgentArgs) -> Result<()> {
         .first()
         .and_then(|m| m.rsplit_once(':'))
         .map(|(h, _)| h.trim_start_matches('[').trim_end_matches(']').to_string());
-    let (agent, docker): (Arc<dyn AgentRpc>, _) = match args.backend.backend {
+    let (agent, docker, kube): (Arc<dyn AgentRpc>, _, _) = match args.backend.backend {
         Backend::Docker => {
             let docker = node::docker_agent(
                 &args.node,
@@ -129,7 +129,7 @@ pub async fn run(args: AgentArgs) -> Result<()> {
                 manager_host,
             )
             .await?;
-            (Arc::new(docker.clone()), Some(docker))
+            (Arc::new(docker.clone()), Some(docker), None)
         }
         Backend::Kubernetes => {
             let kube = crate::backend::kubernetes_agent(
@@ -147,7 +147,7 @@ pub async fn run(args: AgentArgs) -> Result<()> {
                 kube.node(),
                 kube.namespace()
             );
-            (Arc::new(kube), None)
+            (Arc::new(kube.clone()), None, Some(kube))
         }
     };
     let info = agent.info().await?;
@@ -182,6 +182,9 @@ pub async fn run(args: AgentArgs) -> Result<()> {
     };
     if let Some(docker) = docker {
         docker.stop().await;
+    }
+    if let Some(kube) = kube {
+        kube.stop().await;
     }
     ended
 }

@@ -4,25 +4,14 @@
 //! the manager tells every agent the whole table before the session runs, so main1 on one
 //! agent and sub1 on the other reach each other by hostname, and ssh works both ways.
 
-use bai_e2e::kube::{Cluster, KubeAgent, MANAGED, manager_for_pods};
+use bai_e2e::kube::{Cluster, KubeAgent, MANAGED, NamespaceGuard, manager_for_pods};
 use bai_e2e::remote::wait_status;
-
-/// Deletes the test's namespace however the test ends, so a failure leaves no pod holding
-/// the node's room for the tests after it.
-struct Namespace<'a>(&'a Cluster, String);
-
-impl Drop for Namespace<'_> {
-    fn drop(&mut self) {
-        self.0
-            .kubectl(&["delete", "namespace", &self.1, "--wait=false"]);
-    }
-}
 
 #[test]
 fn a_multi_node_session_spans_two_kubernetes_agents_by_hostname_and_ssh() {
     let cluster = Cluster::get();
     let ns = format!("bai-e2e-mn-{}", std::process::id());
-    let _ns = Namespace(&cluster, ns.clone());
+    let _ns = NamespaceGuard::new(&cluster, &ns);
     let (s, port, token) = manager_for_pods(&[]);
     let manager = format!("127.0.0.1:{port}");
     let agents: Vec<KubeAgent> = ["kube-mn-a", "kube-mn-b"]

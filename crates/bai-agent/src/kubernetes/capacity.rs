@@ -65,6 +65,16 @@ fn pod_requests(pod: &Pod) -> (u64, u64, u64) {
         .fold(sum, |a, b| (a.0.max(b.0), a.1.max(b.1), a.2.max(b.2)))
 }
 
+/// What `pods` that have not ended request together: cpu in millicores, memory in bytes.
+pub fn held_by(pods: &[Pod]) -> (u64, u64) {
+    pods.iter()
+        .filter(|p| holds(p))
+        .map(pod_requests)
+        .fold((0, 0), |a, b| {
+            (a.0.saturating_add(b.0), a.1.saturating_add(b.1))
+        })
+}
+
 /// Whether a pod still holds its requests (it has not ended).
 fn holds(pod: &Pod) -> bool {
     !matches!(

@@ -108,7 +108,7 @@ pub async fn offered(inner: &Inner, fallback: Vec<ImageInfo>) -> Vec<ImageInfo> 
 pub async fn container_of(inner: &Inner, kernel: Uuid) -> Result<String, AgentError> {
     let pod: Option<Pod> = inner
         .pods
-        .get_opt(&pod::pod_name(kernel))
+        .get_opt(&inner.pod_of(kernel))
         .await
         .map_err(|e| AgentError::Runtime(format!("cannot read the kernel's pod: {e}")))?;
     let Some(pod) = pod else {

@@ -5,7 +5,7 @@
 use super::error::{KubeError, is_not_found};
 use super::observe::{Ended, Observed, Problem, why_pending};
 use super::pod::{Placement, kernel_pod, pod_name};
-use super::{Inner, egress, labels, log_params};
+use super::{Inner, egress, labels, log_params, pool};
 use crate::kernel_files::{home, make_work_dir};
 use crate::runner;
 use bai_core::agent::{AgentError, KernelCreated, KernelExit, KernelSpec};
@@ -47,8 +47,14 @@ pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreate
     }
 }
 
-async fn create_claimed(inner: &Inner, spec: &KernelSpec) -> Result<KernelCreated, AgentError> {
+async fn create_claimed(
+    inner: &Arc<Inner>,
+    spec: &KernelSpec,
+) -> Result<KernelCreated, AgentError> {
     let kernel = spec.kernel_id;
+    if let Some(claimed) = pool::claim::claim(inner, spec).await {
+        return claimed;
+    }
     let dirs = inner.dirs(kernel);
     dirs.check_socket_path().map_err(AgentError::Runtime)?;
     make_work_dir(&dirs.work)?;
@@ -124,11 +130,20 @@ async fn create_claimed(inner: &Inner, spec: &KernelSpec) -> Result<KernelCreate
 
 /// Pings the runner until it answers; fails at once when Kubernetes says the pod cannot
 /// start (no room, no image, no container) or ended.
-async fn wait_ready(inner: &Inner, kernel: Uuid) -> Result<(), AgentError> {
+pub(crate) async fn wait_ready(inner: &Inner, kernel: Uuid) -> Result<(), AgentError> {
     let socket = inner.dirs(kernel).socket;
     let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+    let mut evicted = false;
     loop {
         match inner.state(kernel) {
+            // Pool pods may hold the room bai's scheduler counted as free: they give it
+            // up, and Kubernetes places the pod once they are gone (until the deadline).
+            Some(Observed::Waiting(Some(Problem::Unschedulable(_)))) if evicted => {}
+            Some(Observed::Waiting(Some(Problem::Unschedulable(_))))
+                if pool::evict_for(inner, kernel).await =>
+            {
+                evicted = true;
+            }
             Some(Observed::Waiting(Some(Problem::Unschedulable(why)))) => {
                 return Err(AgentError::InsufficientResources(format!(
                     "Kubernetes cannot place the kernel on node {}: {why}",
@@ -173,7 +188,7 @@ async fn not_ready_in_time(inner: &Inner, kernel: Uuid) -> AgentError {
         Some(Observed::Running(_)) => {
             AgentError::NotReady(format!("the runner did not answer within {secs}s"))
         }
-        _ => match inner.pods.get_opt(&pod_name(kernel)).await {
+        _ => match inner.pods.get_opt(&inner.pod_of(kernel)).await {
             Ok(Some(pod)) => match why_pending(&pod) {
                 (true, why) => AgentError::InsufficientResources(format!(
                     "Kubernetes did not place the kernel on node {} within {secs}s: {why}",
@@ -195,7 +210,7 @@ async fn not_ready_in_time(inner: &Inner, kernel: Uuid) -> AgentError {
 /// directories; answers how it ended (`ended`, else what the watch saw, else killed by us)
 /// with the tail of its logs. Failures are logged: the reconciliation removes what is left.
 pub async fn remove(inner: &Inner, kernel: Uuid, ended: Option<Ended>) -> KernelExit {
-    let name = pod_name(kernel);
+    let name = inner.pod_of(kernel);
     let logs = inner
         .pods
         .logs(&name, &log_params())
@@ -289,7 +304,7 @@ pub async fn list(inner: &Inner) -> Result<Vec<Uuid>, KubeError> {
 pub async fn logs(inner: &Inner, kernel: Uuid) -> Result<String, KubeError> {
     inner
         .pods
-        .logs(&pod_name(kernel), &log_params())
+        .logs(&inner.pod_of(kernel), &log_params())
         .await
         .map_err(KubeError::api(format_args!(
             "cannot read the logs of kernel {kernel}"

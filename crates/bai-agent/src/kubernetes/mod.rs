@@ -18,6 +18,9 @@
 //! - Capacity: the node's allocatable less what the pods that are not this agent's kernels
 //!   request ([`capacity::offered`]), kept current by a watch on the node and those pods
 //!   ([`offer`]).
+//! - Warm pools ([`pool`]): pods started ahead for the shapes the manager asks for, each
+//!   a runner waiting for its session; a create of that shape takes one (relabelled as the
+//!   kernel's, bound to the session's environment) instead of waiting for a pod to start.
 
 pub mod capacity;
 mod client;
@@ -30,6 +33,7 @@ mod lifecycle;
 pub mod observe;
 mod offer;
 pub mod pod;
+mod pool;
 pub mod quantity;
 mod rpc;
 mod watch;
@@ -102,6 +106,12 @@ pub(crate) struct Inner {
     pub hosts: hosts::Tables,
     /// The node's container engine for image work, or why there is none.
     pub engine: images::NodeEngine,
+    /// The pod of each kernel whose pod is not `bai-k-<kernel id>` (a claimed pool pod).
+    names: Mutex<HashMap<Uuid, String>>,
+    /// The warm pools: pods started ahead for the shapes the manager asks for.
+    pub pools: Mutex<pool::Pools>,
+    /// Wakes the pools' filler.
+    pub pool_wake: tokio::sync::Notify,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -111,6 +121,31 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Inner {
     pub fn dirs(&self, kernel: Uuid) -> KernelDirs {
         KernelDirs::new(&self.config.data_dir, kernel)
+    }
+
+    /// The name of a kernel's pod: `bai-k-<kernel id>`, or the pool pod it was given.
+    pub fn pod_of(&self, kernel: Uuid) -> String {
+        lock(&self.names)
+            .get(&kernel)
+            .cloned()
+            .unwrap_or_else(|| pod::pod_name(kernel))
+    }
+
+    /// The kernel's pod is `name` (a pool pod claimed for it, or one re-adopted).
+    pub fn name_pod(&self, kernel: Uuid, name: &str) {
+        if name != pod::pod_name(kernel) {
+            lock(&self.names).insert(kernel, name.to_string());
+        }
+    }
+
+    /// The kernel's pod is `bai-k-<kernel id>` again (a claim that failed before its pod was
+    /// relabelled).
+    pub fn unname_pod(&self, kernel: Uuid) {
+        lock(&self.names).remove(&kernel);
+    }
+
+    pub fn pools(&self) -> MutexGuard<'_, pool::Pools> {
+        lock(&self.pools)
     }
 
     pub fn state(&self, kernel: Uuid) -> Option<Observed> {
@@ -146,6 +181,7 @@ impl Inner {
     /// A kernel whose end was handled: later events about it are ignored.
     pub fn finish(&self, kernel: Uuid) {
         lock(&self.finished).insert(kernel);
+        lock(&self.names).remove(&kernel);
         self.forget(kernel);
     }
 
@@ -195,6 +231,7 @@ pub struct KubernetesAgent {
     inner: Arc<Inner>,
     _watch: Arc<WatchGuard>,
     _offer: Arc<WatchGuard>,
+    _pools: Arc<WatchGuard>,
 }
 
 impl KubernetesAgent {
@@ -266,6 +303,9 @@ impl KubernetesAgent {
             listed: tokio::sync::watch::channel(false).0,
             hosts: hosts::Tables::default(),
             engine,
+            names: Mutex::new(HashMap::new()),
+            pools: Mutex::new(pool::Pools::default()),
+            pool_wake: tokio::sync::Notify::new(),
         });
         let watch = Arc::new(WatchGuard(watch::spawn(&inner)));
         // Re-adoption: the first list of this agent's pods is in before anyone asks.
@@ -273,15 +313,24 @@ impl KubernetesAgent {
         let _ =
             tokio::time::timeout(std::time::Duration::from_secs(10), listed.wait_for(|l| *l)).await;
         egress::sweep(&inner).await;
+        pool::sweep(&inner).await;
         // The offer from now on: what the manager reads when the agent joins is read anew
         // then, so a change between here and there is reported or read, never lost.
         let first = offer::read(&inner).await?;
         let offer = Arc::new(WatchGuard(offer::spawn(&inner, first)));
+        let pools = Arc::new(WatchGuard(pool::fill::spawn(&inner)));
         Ok(KubernetesAgent {
             inner,
             _watch: watch,
             _offer: offer,
+            _pools: pools,
         })
+    }
+
+    /// The agent is stopping: its pool pods (nobody's) go; its kernels' pods stay, to be
+    /// re-adopted by the next run.
+    pub async fn stop(&self) {
+        pool::stop(&self.inner).await;
     }
 
     /// The node this agent offers.

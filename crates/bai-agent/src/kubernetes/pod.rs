@@ -273,7 +273,7 @@ fn volumes(spec: &KernelSpec, at: &Placement) -> Result<(Vec<Volume>, Vec<Volume
 }
 
 /// The kernel's environment, as a Docker kernel's (less what the node's devices add).
-fn environment(spec: &KernelSpec) -> Vec<EnvVar> {
+pub(crate) fn environment(spec: &KernelSpec) -> Vec<EnvVar> {
     let mut env: BTreeMap<String, String> = BTreeMap::new();
     let cores = spec.slots.cpu_milli.div_ceil(1000).max(1).to_string();
     for var in THREAD_VARS {

@@ -50,6 +50,18 @@ impl AgentRpc for KubernetesAgent {
         lifecycle::create(&self.inner, spec).await
     }
 
+    async fn warm_pool(
+        &self,
+        targets: Option<Vec<bai_core::pool::PoolTarget>>,
+    ) -> Result<bai_core::pool::PoolReport, AgentError> {
+        let mut pools = self.inner.pools();
+        if let Some(t) = targets {
+            pools.targets = t;
+            self.inner.pool_wake.notify_one();
+        }
+        Ok(pools.report())
+    }
+
     async fn destroy_kernel(&self, kernel_id: Uuid) -> Result<KernelExit, AgentError> {
         lifecycle::destroy(&self.inner, kernel_id).await
     }

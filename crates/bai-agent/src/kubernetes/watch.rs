@@ -80,6 +80,9 @@ async fn round(inner: &Arc<Inner>) -> Result<(), kube::Error> {
 }
 
 fn seen(inner: &Arc<Inner>, kernel: Uuid, pod: &Pod) {
+    if let Some(name) = pod.metadata.name.as_deref() {
+        inner.name_pod(kernel, name);
+    }
     let observed = observe(pod);
     if let Observed::Ended(ended) = &observed {
         lifecycle::report_end(inner, kernel, ended.clone());

@@ -6,14 +6,12 @@ use super::wait::{self, Found};
 use super::{Ready, make};
 use crate::docker::{Inner, egress, place, ready, watch};
 use crate::kernel_files::home;
-use crate::krunner_proto;
 use bai_core::agent::{AgentError, KernelCreated, KernelSpec};
 use bai_core::egress::EgressSpec;
 use bai_core::pool::PoolShape;
 use bollard::query_parameters::RenameContainerOptions;
 use std::collections::HashMap;
 use std::sync::Arc;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// The shape a create's kernel would take from a pool, if it can take one at all: the one
 /// kernel of its session, on the shared bridge of the default policy, with its data folders
@@ -148,7 +146,7 @@ async fn bind(
         super::inject::inject(&inner.config.data_dir, pid, outside)?;
     }
     let env = place::environment(spec, &r.placement);
-    send_bind(&to.socket, &env).await?;
+    crate::runner::bind(&to.socket, &env).await?;
     ready::wait(inner, kernel_id)
         .await
         .map_err(AgentError::NotReady)?;
@@ -185,31 +183,6 @@ pub fn session_labels(root: &std::path::Path, labels: &mut HashMap<String, Strin
     {
         labels.insert(egress::LABEL_EGRESS.to_string(), kept);
     }
-}
-
-/// The bind request over the runner's socket; its answer must be `finished` 0.
-async fn send_bind(socket: &std::path::Path, env: &[String]) -> Result<(), AgentError> {
-    let line = krunner_proto::bind_line(env);
-    let io = |e: std::io::Error| AgentError::Runtime(format!("cannot bind the pool kernel: {e}"));
-    let mut s = tokio::net::UnixStream::connect(socket).await.map_err(io)?;
-    s.write_all(line.as_bytes()).await.map_err(io)?;
-    let mut lines = BufReader::new(s).lines();
-    while let Some(l) = lines.next_line().await.map_err(io)? {
-        if let Some(bai_core::agent::ExecEvent::Finished { exit_code }) =
-            krunner_proto::parse_event(l.as_bytes())
-        {
-            return if exit_code == 0 {
-                Ok(())
-            } else {
-                Err(AgentError::Runtime(format!(
-                    "the pool kernel's runner refused the binding ({exit_code})"
-                )))
-            };
-        }
-    }
-    Err(AgentError::Runtime(
-        "the pool kernel's runner closed without an answer".into(),
-    ))
 }
 
 /// After a failed binding: the container (under either name) and both directories go, and

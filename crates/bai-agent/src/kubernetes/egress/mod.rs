@@ -122,8 +122,8 @@ pub async fn before_pod(inner: &Inner, spec: &KernelSpec) -> Result<bool, AgentE
 /// Makes the kernel's pod (`uid`) the owner of its policy.
 pub async fn own(inner: &Inner, kernel: Uuid, uid: &str) -> Result<(), AgentError> {
     let name = pod_name(kernel);
-    let patch =
-        serde_json::json!({"metadata": {"ownerReferences": [policy::owned_by(&name, uid)]}});
+    let owner = policy::owned_by(&inner.pod_of(kernel), uid);
+    let patch = serde_json::json!({"metadata": {"ownerReferences": [owner]}});
     inner
         .policies
         .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))

@@ -1,0 +1,211 @@
+//! Making and removing one pool pod: the pod a kernel of the shape would get (the same
+//! builder, [`kernel_pod`]), with nobody's ids, its own name and label, and the runner in
+//! its pool mode (`BAI_POOL=1`); ready once the runner answers on its socket.
+
+use super::{LABEL_POOL, Ready};
+use crate::kernel_files::make_work_dir;
+use crate::kubernetes::error::is_not_found;
+use crate::kubernetes::labels::{LABEL_MANAGED_BY, MANAGED_BY, label_value};
+use crate::kubernetes::lifecycle::READY_TIMEOUT;
+use crate::kubernetes::pod::{Placement, kernel_pod};
+use crate::kubernetes::{Inner, KubeError};
+use crate::paths::KernelDirs;
+use crate::{LABEL_AGENT, runner};
+use bai_core::agent::{AgentError, KernelSpec};
+use bai_core::egress::EgressSpec;
+use bai_core::pool::PoolShape;
+use bai_core::resources::ResourceSlots;
+use bai_core::status::SessionType;
+use k8s_openapi::api::core::v1::{EnvVar, Pod};
+use kube::api::{DeleteParams, PostParams};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+use uuid::Uuid;
+
+/// The variable that starts krunner in its pool mode.
+const POOL_VAR: &str = "BAI_POOL";
+const PING_EVERY: Duration = Duration::from_millis(50);
+
+/// Where pool pods' directories are: `data_dir/kernels/.pool` (beside the kernels', so the
+/// claim's rename stays on one file system).
+pub fn pool_dir(inner: &Inner) -> PathBuf {
+    inner.config.data_dir.join("kernels").join(".pool")
+}
+
+pub fn dirs(inner: &Inner, id: Uuid) -> KernelDirs {
+    KernelDirs::under(&pool_dir(inner), id)
+}
+
+pub fn pod_name(id: Uuid) -> String {
+    format!("bai-pool-{id}")
+}
+
+/// The spec a pool pod is made from: the shape, and nothing of anybody's session. Every
+/// variable it gives the pod is one a session's spec gives too, so a bound runner's
+/// environment is exactly the session's.
+pub fn spec(shape: &PoolShape, id: Uuid) -> KernelSpec {
+    KernelSpec {
+        kernel_id: id,
+        session_id: Uuid::nil(),
+        session_name: String::new(),
+        session_type: SessionType::Interactive,
+        image: shape.image.clone(),
+        slots: ResourceSlots {
+            cpu_milli: shape.cpu_milli,
+            mem: shape.mem,
+            accel: Default::default(),
+        },
+        shmem: shape.shmem,
+        environ: Default::default(),
+        startup_command: None,
+        bootstrap_script: None,
+        owner_access_key: String::new(),
+        mounts: Vec::new(),
+        cluster: None,
+        egress: EgressSpec::default(),
+        dotfiles: Vec::new(),
+    }
+}
+
+/// The pool pod of `shape` (pure): the kernel pod of [`spec`], renamed and relabelled.
+pub fn pool_pod(shape: &PoolShape, id: Uuid, at: &Placement) -> Result<Pod, KubeError> {
+    let mut pod = kernel_pod(&spec(shape, id), at)?;
+    pod.metadata.name = Some(pod_name(id));
+    pod.metadata.annotations = None;
+    pod.metadata.labels = Some(BTreeMap::from([
+        (LABEL_MANAGED_BY.to_string(), MANAGED_BY.to_string()),
+        (LABEL_AGENT.to_string(), label_value(&at.agent_id)),
+        (LABEL_POOL.to_string(), id.to_string()),
+    ]));
+    if let Some(c) = pod.spec.as_mut().and_then(|s| s.containers.first_mut()) {
+        c.env.get_or_insert_with(Vec::new).push(EnvVar {
+            name: POOL_VAR.into(),
+            value: Some("1".into()),
+            value_from: None,
+        });
+    }
+    Ok(pod)
+}
+
+/// Makes pool pod `id` of `shape` (listed in the pools' `making`) and waits until its runner
+/// answers; gives up when it is no longer listed (evicted meanwhile).
+pub async fn make(inner: &Inner, id: Uuid, shape: &PoolShape) -> Result<Ready, AgentError> {
+    let made = async {
+        let dirs = dirs(inner, id);
+        dirs.check_socket_path().map_err(AgentError::Runtime)?;
+        std::fs::create_dir_all(pool_dir(inner)).map_err(|e| {
+            AgentError::Runtime(format!("cannot create {}: {e}", pool_dir(inner).display()))
+        })?;
+        make_work_dir(&dirs.root)?;
+        make_work_dir(&dirs.work)?;
+        make_work_dir(&dirs.run)?;
+        let files = crate::kernel_files::etc::files(&inner.config.data_dir)
+            .into_iter()
+            .map(|(host, inside)| (host.display().to_string(), inside.to_string()))
+            .collect();
+        let at = Placement {
+            namespace: inner.config.namespace.clone(),
+            agent_id: inner.config.agent_id.clone(),
+            node: inner.node.clone(),
+            krunner: inner.config.krunner_path.display().to_string(),
+            run_dir: dirs.run.display().to_string(),
+            work_dir: dirs.work.display().to_string(),
+            files,
+        };
+        let pod = pool_pod(shape, id, &at)?;
+        inner
+            .pods
+            .create(&PostParams::default(), &pod)
+            .await
+            .map_err(KubeError::api(format_args!("cannot create pool pod {id}")))?;
+        let until = tokio::time::Instant::now() + READY_TIMEOUT;
+        while runner::ping(&dirs.socket).await.is_err() {
+            if !inner.pools().making.iter().any(|(m, _)| *m == id) {
+                return Err(AgentError::Runtime(format!(
+                    "pool pod {id} was given up for room before it was ready"
+                )));
+            }
+            if tokio::time::Instant::now() >= until {
+                return Err(AgentError::NotReady(format!(
+                    "pool pod {id}'s runner did not answer within {}s",
+                    READY_TIMEOUT.as_secs()
+                )));
+            }
+            tokio::time::sleep(PING_EVERY).await;
+        }
+        Ok(())
+    }
+    .await;
+    match made {
+        Ok(()) => Ok(Ready {
+            id,
+            shape: shape.clone(),
+        }),
+        Err(e) => {
+            remove(inner, id).await;
+            Err(e)
+        }
+    }
+}
+
+/// Deletes a pool pod (grace 0) and its directory, whichever is left.
+pub async fn remove(inner: &Inner, id: Uuid) {
+    match inner
+        .pods
+        .delete(&pod_name(id), &DeleteParams::default())
+        .await
+    {
+        Ok(_) => {}
+        Err(e) if is_not_found(&e) => {}
+        Err(e) => tracing::warn!(pool_pod = %id, error = %e, "cannot delete a pool pod"),
+    }
+    let root = dirs(inner, id).root;
+    if let Err(e) = tokio::fs::remove_dir_all(&root).await
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(pool_pod = %id, error = %e, "cannot remove a pool pod's directory");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pool_pod_is_a_kernel_pod_of_nobody_with_the_runner_in_pool_mode() {
+        let shape = PoolShape {
+            image: "bai/python:3.11-bookworm".into(),
+            cpu_milli: 500,
+            mem: 256 << 20,
+            shmem: 64 << 20,
+        };
+        let id = Uuid::from_u128(5);
+        let at = Placement {
+            namespace: "bai".into(),
+            agent_id: "k 1".into(),
+            node: "n1".into(),
+            krunner: "/var/lib/bai/krunner".into(),
+            run_dir: "/var/lib/bai/kernels/.pool/x/run".into(),
+            work_dir: "/var/lib/bai/kernels/.pool/x/work".into(),
+            files: Vec::new(),
+        };
+        let pod = pool_pod(&shape, id, &at).unwrap();
+        assert_eq!(pod.metadata.name.as_deref(), Some(pod_name(id).as_str()));
+        let labels = pod.metadata.labels.clone().unwrap();
+        assert_eq!(labels[LABEL_POOL], id.to_string());
+        assert_eq!(labels[LABEL_AGENT], "k-1");
+        assert!(!labels.contains_key(crate::LABEL_KERNEL));
+        assert!(!labels.contains_key(crate::LABEL_SESSION));
+        let spec = pod.spec.unwrap();
+        let c = &spec.containers[0];
+        let env = c.env.clone().unwrap();
+        assert!(
+            env.iter()
+                .any(|e| e.name == POOL_VAR && e.value.as_deref() == Some("1"))
+        );
+        let q = c.resources.as_ref().unwrap().limits.clone().unwrap();
+        assert_eq!(q["cpu"].0, "500m");
+        assert_eq!(q["memory"].0, (256u64 << 20).to_string());
+    }
+}

@@ -1,0 +1,257 @@
+//! Warm pools on Kubernetes: pods started ahead of time for the shapes the manager asks for
+//! (`AgentRpc::warm_pool`), each `bai-pool-<id>` with a runner in its pool mode, waiting for
+//! the session it will be given. A pool pod is nobody's: it carries the agent's label but no
+//! kernel's or session's, so no listing of kernels shows it, and it holds no user data.
+//!
+//! A create whose kernel fits ([`fits`]) takes a ready pod of its shape ([`claim`]): its
+//! directory is renamed to the kernel's (the pod's hostPath mounts follow it), the owner's
+//! dotfiles are written, its NetworkPolicy made where policies are enforced, the pod
+//! relabelled as the kernel's, and the runner given the session's whole environment. Any
+//! failure there deletes the pool pod and the create goes the cold way. [`fill`] makes pool
+//! pods again in the background, one at a time, only into room the node has free; a cold
+//! create that Kubernetes cannot place while pool pods hold room deletes them
+//! ([`evict_for`]), so the pools never keep a session waiting.
+
+pub mod claim;
+pub mod fill;
+pub mod make;
+
+use super::Inner;
+use super::labels;
+use bai_core::agent::KernelSpec;
+use bai_core::pool::{PoolCounters, PoolReport, PoolShape, PoolStatus, PoolTarget};
+use kube::api::ListParams;
+use uuid::Uuid;
+
+/// Label on a pool pod: its id (the pod is `bai-pool-<id>` until claimed, and keeps the
+/// name after).
+pub const LABEL_POOL: &str = "ai.bai.pool";
+
+/// A pool pod whose runner answers, ready to be claimed.
+#[derive(Debug, Clone)]
+pub struct Ready {
+    pub id: Uuid,
+    pub shape: PoolShape,
+}
+
+/// The pools of this agent.
+#[derive(Debug, Default)]
+pub struct Pools {
+    pub targets: Vec<PoolTarget>,
+    pub ready: Vec<Ready>,
+    /// The pool pods being made, by id.
+    pub making: Vec<(Uuid, PoolShape)>,
+    pub counters: PoolCounters,
+}
+
+impl Pools {
+    /// How many of `shape` are ready or being made.
+    pub fn have(&self, shape: &PoolShape) -> usize {
+        self.ready.iter().filter(|r| &r.shape == shape).count()
+            + self.making.iter().filter(|(_, m)| m == shape).count()
+    }
+
+    /// The first target with fewer pods than it asks for.
+    pub fn wanting(&self) -> Option<PoolShape> {
+        self.targets
+            .iter()
+            .find(|t| self.have(&t.shape) < t.count as usize)
+            .map(|t| t.shape.clone())
+    }
+
+    /// Ready pods no target asks for any more (a target gone or lowered).
+    pub fn unwanted(&mut self) -> Vec<Ready> {
+        let mut keep: Vec<Ready> = Vec::new();
+        let mut out = Vec::new();
+        for r in self.ready.drain(..) {
+            let count = self
+                .targets
+                .iter()
+                .find(|t| t.shape == r.shape)
+                .map_or(0, |t| t.count as usize);
+            if keep.iter().filter(|k| k.shape == r.shape).count() < count {
+                keep.push(r);
+            } else {
+                out.push(r);
+            }
+        }
+        self.ready = keep;
+        out
+    }
+
+    /// Takes a ready pod of `shape`.
+    pub fn take(&mut self, shape: &PoolShape) -> Option<Ready> {
+        let i = self.ready.iter().position(|r| &r.shape == shape)?;
+        Some(self.ready.remove(i))
+    }
+
+    pub fn report(&self) -> PoolReport {
+        PoolReport {
+            pools: self
+                .targets
+                .iter()
+                .map(|t| PoolStatus {
+                    shape: t.shape.to_string(),
+                    target: t.count,
+                    kept: t.count,
+                    ready: self.ready.iter().filter(|r| r.shape == t.shape).count() as u32,
+                    making: self.making.iter().filter(|(_, m)| *m == t.shape).count() as u32,
+                })
+                .collect(),
+            counters: self.counters,
+        }
+    }
+}
+
+/// The shape a create's kernel would take from a pool, if it can take one at all: the one
+/// kernel of its session, with no data folder and no accelerator (a running pod cannot be
+/// given a volume or a device afterwards).
+pub fn fits(spec: &KernelSpec) -> Option<PoolShape> {
+    let alone = spec.cluster.as_ref().is_none_or(|c| c.size <= 1);
+    let plain = spec.mounts.is_empty() && spec.slots.accel.values().all(|v| *v == 0);
+    (alone && plain).then(|| PoolShape {
+        image: spec.image.clone(),
+        cpu_milli: spec.slots.cpu_milli,
+        mem: spec.slots.mem,
+        shmem: spec.shmem,
+    })
+}
+
+/// The selector of this agent's pool pods.
+pub fn selector(agent: &str) -> String {
+    format!("{},{LABEL_POOL}", labels::agent_selector(agent))
+}
+
+/// At the agent's start: pool pods a previous run of it left (unclaimed, so nobody's) and
+/// their directories go.
+pub async fn sweep(inner: &Inner) {
+    let lp = ListParams::default().labels(&selector(&inner.config.agent_id));
+    let pods = match inner.pods.list(&lp).await {
+        Ok(l) => l.items,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot list the pool pods a previous run left");
+            return;
+        }
+    };
+    for p in pods {
+        if labels::kernel_of(p.metadata.labels.as_ref()).is_some() {
+            continue; // claimed: a kernel, re-adopted by the watch
+        }
+        let Some(id) = p
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(LABEL_POOL))
+            .and_then(|v| v.parse::<Uuid>().ok())
+        else {
+            continue;
+        };
+        make::remove(inner, id).await;
+    }
+    let _ = tokio::fs::remove_dir_all(make::pool_dir(inner)).await;
+}
+
+/// The agent is stopping: no more targets, and every pool pod (ready or being made) goes.
+pub async fn stop(inner: &Inner) {
+    let ids: Vec<Uuid> = {
+        let mut pools = inner.pools();
+        pools.targets.clear();
+        let mut ids: Vec<Uuid> = pools.ready.drain(..).map(|r| r.id).collect();
+        ids.extend(pools.making.drain(..).map(|(id, _)| id));
+        ids
+    };
+    for id in ids {
+        make::remove(inner, id).await;
+    }
+}
+
+/// A cold create that Kubernetes cannot place: the pool pods give their room up, the ready
+/// ones and those being made (each deleted; its maker sees it gone and stops), and the
+/// scheduler places the waiting pod when they are gone. Returns whether any was.
+pub async fn evict_for(inner: &Inner, kernel: Uuid) -> bool {
+    let (ready, making) = {
+        let mut pools = inner.pools();
+        let ready: Vec<Uuid> = pools.ready.drain(..).map(|r| r.id).collect();
+        let making: Vec<Uuid> = pools.making.drain(..).map(|(id, _)| id).collect();
+        pools.counters.evictions += (ready.len() + making.len()) as u64;
+        (ready, making)
+    };
+    if ready.is_empty() && making.is_empty() {
+        return false;
+    }
+    tracing::info!(kernel = %kernel, pods = ready.len() + making.len(),
+        "Kubernetes cannot place a kernel while pool pods hold room: removing them");
+    for id in ready.into_iter().chain(making) {
+        make::remove(inner, id).await;
+    }
+    inner.pool_wake.notify_one();
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(mem: u64) -> PoolShape {
+        PoolShape {
+            image: "bai/python:3.11-bookworm".into(),
+            cpu_milli: 500,
+            mem,
+            shmem: 64 << 20,
+        }
+    }
+
+    fn ready(mem: u64) -> Ready {
+        Ready {
+            id: Uuid::new_v4(),
+            shape: shape(mem),
+        }
+    }
+
+    #[test]
+    fn pools_make_what_targets_lack_and_give_up_what_none_wants() {
+        let mut p = Pools {
+            targets: vec![PoolTarget {
+                shape: shape(1 << 28),
+                count: 2,
+            }],
+            ..Default::default()
+        };
+        assert_eq!(p.wanting(), Some(shape(1 << 28)));
+        p.ready.push(ready(1 << 28));
+        p.making.push((Uuid::new_v4(), shape(1 << 28)));
+        assert_eq!(p.wanting(), None, "one ready and one being made");
+        p.ready.push(ready(1 << 29));
+        p.ready.push(ready(1 << 28));
+        let gone = p.unwanted();
+        assert_eq!(gone.len(), 1, "the other shape's pod goes");
+        assert_eq!(gone[0].shape, shape(1 << 29));
+        assert_eq!(p.ready.len(), 2, "both of the target's shape stay");
+        p.targets[0].count = 1;
+        assert_eq!(p.unwanted().len(), 1, "a lowered target gives one up");
+        let r = p.report();
+        assert_eq!(
+            (r.pools[0].target, r.pools[0].ready, r.pools[0].making),
+            (1, 1, 1)
+        );
+        assert!(p.take(&shape(1 << 28)).is_some());
+        assert!(p.take(&shape(1 << 28)).is_none());
+    }
+
+    #[test]
+    fn only_a_lone_kernel_without_folders_or_devices_fits_a_pool() {
+        let mut spec = super::make::spec(&shape(1 << 28), Uuid::new_v4());
+        assert_eq!(fits(&spec), Some(shape(1 << 28)));
+        spec.slots.accel.insert("cuda.device".into(), 1000);
+        assert_eq!(fits(&spec), None);
+        spec.slots.accel.clear();
+        spec.mounts.push(bai_core::agent::Mount {
+            vfolder_id: Uuid::nil(),
+            name: "data".into(),
+            host_path: "/srv/data".into(),
+            kernel_path: "/home/work/data".into(),
+            read_only: false,
+        });
+        assert_eq!(fits(&spec), None);
+    }
+}

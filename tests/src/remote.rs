@@ -196,3 +196,20 @@ pub fn ttyd_page(s: &Server, session: &str) -> String {
     let _ = child.wait();
     page
 }
+
+/// Each kernel's hostname and agent, main1 first.
+pub fn kernel_agents(info: &serde_json::Value) -> Vec<(String, String)> {
+    info["kernels"]
+        .as_array()
+        .map(|ks| {
+            ks.iter()
+                .map(|k| {
+                    (
+                        k["cluster_hostname"].as_str().unwrap_or("").to_string(),
+                        k["agent"].as_str().unwrap_or("").to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -9,7 +9,9 @@
 
 use bai_e2e::Server;
 use bai_e2e::netns::Machine;
-use bai_e2e::remote::{Agent, IMAGE, agents, containers, manager_for_machines, query, wait_status};
+use bai_e2e::remote::{
+    Agent, IMAGE, agents, containers, kernel_agents, manager_for_machines, query, wait_status,
+};
 use bai_e2e::tunnel::Tunnel;
 use serde_json::Value;
 
@@ -45,23 +47,6 @@ fn wait_running(s: &Server, name: &str) -> Value {
         let i = s.info(&s.admin, name);
         (i["status"] == "RUNNING").then_some(i)
     })
-}
-
-/// Each kernel's hostname and agent, main1 first.
-fn kernel_agents(info: &Value) -> Vec<(String, String)> {
-    info["kernels"]
-        .as_array()
-        .map(|ks| {
-            ks.iter()
-                .map(|k| {
-                    (
-                        k["cluster_hostname"].as_str().unwrap_or("").to_string(),
-                        k["agent"].as_str().unwrap_or("").to_string(),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The VXLAN devices in a machine's namespace.

@@ -5,7 +5,7 @@
 //! agent and sub1 on the other reach each other by hostname, and ssh works both ways.
 
 use bai_e2e::kube::{Cluster, KubeAgent, MANAGED, NamespaceGuard, manager_for_pods};
-use bai_e2e::remote::wait_status;
+use bai_e2e::remote::{kernel_agents, wait_status};
 
 #[test]
 fn a_multi_node_session_spans_two_kubernetes_agents_by_hostname_and_ssh() {
@@ -61,19 +61,7 @@ fn a_multi_node_session_spans_two_kubernetes_agents_by_hostname_and_ssh() {
         );
         (st == "RUNNING").then_some(i)
     });
-    let placed: Vec<(String, String)> = info["kernels"]
-        .as_array()
-        .map(|ks| {
-            ks.iter()
-                .map(|k| {
-                    (
-                        k["cluster_hostname"].as_str().unwrap_or("").to_string(),
-                        k["agent"].as_str().unwrap_or("").to_string(),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let placed = kernel_agents(&info);
     assert_eq!(placed.len(), 2, "{info:#}");
     assert_ne!(placed[0].1, placed[1].1, "one kernel per agent: {placed:?}");
 

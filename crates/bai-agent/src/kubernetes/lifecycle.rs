@@ -7,6 +7,7 @@ use super::observe::{Ended, Observed, Problem, why_pending};
 use super::pod::{Placement, kernel_pod, pod_name};
 use super::{Inner, egress, labels, log_params, pool};
 use crate::kernel_files::{home, make_work_dir};
+use crate::paths::KernelDirs;
 use crate::runner;
 use bai_core::agent::{AgentError, KernelCreated, KernelExit, KernelSpec};
 use kube::api::{DeleteParams, ListParams, PostParams};
@@ -61,10 +62,7 @@ async fn create_claimed(
     make_work_dir(&dirs.run)?;
     home::fill(&dirs.work, &spec.dotfiles)?;
     let _ = std::fs::remove_file(&dirs.socket);
-    let mut files: Vec<(String, String)> = crate::kernel_files::etc::files(&inner.config.data_dir)
-        .into_iter()
-        .map(|(host, inside)| (host.display().to_string(), inside.to_string()))
-        .collect();
+    let mut files: Vec<(String, String)> = Vec::new();
     let cluster = spec.cluster_info();
     if cluster.size > 1 {
         for (host, inside) in crate::kernel_files::cluster::ssh_files(&dirs.run, &cluster)? {
@@ -76,15 +74,7 @@ async fn create_claimed(
                 .join(spec.session_id, kernel, &cluster.place.hostname, &dirs.run)?;
         files.push((table.display().to_string(), "/etc/hosts".into()));
     }
-    let placement = Placement {
-        namespace: inner.config.namespace.clone(),
-        agent_id: inner.config.agent_id.clone(),
-        node: inner.node.clone(),
-        krunner: inner.config.krunner_path.display().to_string(),
-        run_dir: dirs.run.display().to_string(),
-        work_dir: dirs.work.display().to_string(),
-        files,
-    };
+    let placement = placement(inner, &dirs, files);
     let pod = kernel_pod(spec, &placement).map_err(KubeError::from)?;
     let started = Instant::now();
     // Its egress policy before the pod: the kernel never runs without it.
@@ -126,6 +116,30 @@ async fn create_claimed(
         // A multi-node session's kernels on other agents learn it through the manager.
         address,
     })
+}
+
+/// Where a kernel's pod goes and what it mounts: this agent's node and namespace, the
+/// runner, the kernel's directories `dirs`, every kernel's `/etc` files and `more` (host →
+/// inside).
+pub(crate) fn placement(
+    inner: &Inner,
+    dirs: &KernelDirs,
+    more: Vec<(String, String)>,
+) -> Placement {
+    let mut files: Vec<(String, String)> = crate::kernel_files::etc::files(&inner.config.data_dir)
+        .into_iter()
+        .map(|(host, inside)| (host.display().to_string(), inside.to_string()))
+        .collect();
+    files.extend(more);
+    Placement {
+        namespace: inner.config.namespace.clone(),
+        agent_id: inner.config.agent_id.clone(),
+        node: inner.node.clone(),
+        krunner: inner.config.krunner_path.display().to_string(),
+        run_dir: dirs.run.display().to_string(),
+        work_dir: dirs.work.display().to_string(),
+        files,
+    }
 }
 
 /// Pings the runner until it answers; fails at once when Kubernetes says the pod cannot

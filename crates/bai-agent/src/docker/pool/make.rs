@@ -7,12 +7,9 @@ use crate::docker::{Inner, egress, place, ready};
 use crate::error::runtime;
 use crate::kernel_files::make_work_dir;
 use crate::paths::KernelDirs;
-use bai_core::agent::{AgentError, KernelSpec};
+use bai_core::agent::AgentError;
 use bai_core::cluster::ClusterInfo;
-use bai_core::egress::EgressSpec;
 use bai_core::pool::PoolShape;
-use bai_core::resources::ResourceSlots;
-use bai_core::status::SessionType;
 use bollard::models::ContainerUpdateBody;
 use bollard::query_parameters::{CreateContainerOptions, StartContainerOptions};
 use uuid::Uuid;
@@ -35,37 +32,10 @@ pub fn container_name(id: Uuid) -> String {
     format!("{NAME_PREFIX}{id}")
 }
 
-/// The spec a pool kernel is made from: the shape, and nothing of anybody's session. Every
-/// variable it puts in the environment is one a session's spec puts there too, so a bound
-/// runner's environment is exactly the session's.
-pub(super) fn spec(shape: &PoolShape, id: Uuid) -> KernelSpec {
-    KernelSpec {
-        kernel_id: id,
-        session_id: Uuid::nil(),
-        session_name: String::new(),
-        session_type: SessionType::Interactive,
-        image: shape.image.clone(),
-        slots: ResourceSlots {
-            cpu_milli: shape.cpu_milli,
-            mem: shape.mem,
-            accel: Default::default(),
-        },
-        shmem: shape.shmem,
-        environ: Default::default(),
-        startup_command: None,
-        bootstrap_script: None,
-        owner_access_key: String::new(),
-        mounts: Vec::new(),
-        cluster: None,
-        egress: EgressSpec::default(),
-        dotfiles: Vec::new(),
-    }
-}
-
 /// Makes and starts one pool kernel of `shape` and waits for its runner.
 pub async fn make(inner: &Inner, shape: &PoolShape) -> Result<Ready, AgentError> {
     let id = Uuid::new_v4();
-    let spec = spec(shape, id);
+    let spec = crate::pool_kernel::spec(shape, id);
     let image = place::image_config(inner, &shape.image).await?;
     let placement = place::place(inner, &spec, &image)?;
     let made = async {

@@ -209,7 +209,7 @@ mod tests {
         let spec = |t: SessionType, bootstrap: Option<&str>| KernelSpec {
             session_type: t,
             bootstrap_script: bootstrap.map(String::from),
-            ..crate::docker::pool::make::spec(&shape(1 << 30), uuid::Uuid::nil())
+            ..crate::pool_kernel::spec(&shape(1 << 30), uuid::Uuid::nil())
         };
         let big = shape(1 << 30);
         let small = shape(256 << 20);

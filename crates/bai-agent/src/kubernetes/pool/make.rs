@@ -6,16 +6,13 @@ use super::{LABEL_POOL, Ready};
 use crate::kernel_files::make_work_dir;
 use crate::kubernetes::error::is_not_found;
 use crate::kubernetes::labels::{LABEL_MANAGED_BY, MANAGED_BY, label_value};
-use crate::kubernetes::lifecycle::READY_TIMEOUT;
+use crate::kubernetes::lifecycle::{self, READY_TIMEOUT};
 use crate::kubernetes::pod::{Placement, kernel_pod};
 use crate::kubernetes::{Inner, KubeError};
 use crate::paths::KernelDirs;
 use crate::{LABEL_AGENT, runner};
-use bai_core::agent::{AgentError, KernelSpec};
-use bai_core::egress::EgressSpec;
+use bai_core::agent::AgentError;
 use bai_core::pool::PoolShape;
-use bai_core::resources::ResourceSlots;
-use bai_core::status::SessionType;
 use k8s_openapi::api::core::v1::{EnvVar, Pod};
 use kube::api::{DeleteParams, PostParams};
 use std::collections::BTreeMap;
@@ -41,36 +38,9 @@ pub fn pod_name(id: Uuid) -> String {
     format!("bai-pool-{id}")
 }
 
-/// The spec a pool pod is made from: the shape, and nothing of anybody's session. Every
-/// variable it gives the pod is one a session's spec gives too, so a bound runner's
-/// environment is exactly the session's.
-pub fn spec(shape: &PoolShape, id: Uuid) -> KernelSpec {
-    KernelSpec {
-        kernel_id: id,
-        session_id: Uuid::nil(),
-        session_name: String::new(),
-        session_type: SessionType::Interactive,
-        image: shape.image.clone(),
-        slots: ResourceSlots {
-            cpu_milli: shape.cpu_milli,
-            mem: shape.mem,
-            accel: Default::default(),
-        },
-        shmem: shape.shmem,
-        environ: Default::default(),
-        startup_command: None,
-        bootstrap_script: None,
-        owner_access_key: String::new(),
-        mounts: Vec::new(),
-        cluster: None,
-        egress: EgressSpec::default(),
-        dotfiles: Vec::new(),
-    }
-}
-
-/// The pool pod of `shape` (pure): the kernel pod of [`spec`], renamed and relabelled.
+/// The pool pod of `shape` (pure): the kernel pod of [`crate::pool_kernel::spec`], renamed and relabelled.
 pub fn pool_pod(shape: &PoolShape, id: Uuid, at: &Placement) -> Result<Pod, KubeError> {
-    let mut pod = kernel_pod(&spec(shape, id), at)?;
+    let mut pod = kernel_pod(&crate::pool_kernel::spec(shape, id), at)?;
     pod.metadata.name = Some(pod_name(id));
     pod.metadata.annotations = None;
     pod.metadata.labels = Some(BTreeMap::from([
@@ -100,19 +70,7 @@ pub async fn make(inner: &Inner, id: Uuid, shape: &PoolShape) -> Result<Ready, A
         make_work_dir(&dirs.root)?;
         make_work_dir(&dirs.work)?;
         make_work_dir(&dirs.run)?;
-        let files = crate::kernel_files::etc::files(&inner.config.data_dir)
-            .into_iter()
-            .map(|(host, inside)| (host.display().to_string(), inside.to_string()))
-            .collect();
-        let at = Placement {
-            namespace: inner.config.namespace.clone(),
-            agent_id: inner.config.agent_id.clone(),
-            node: inner.node.clone(),
-            krunner: inner.config.krunner_path.display().to_string(),
-            run_dir: dirs.run.display().to_string(),
-            work_dir: dirs.work.display().to_string(),
-            files,
-        };
+        let at = lifecycle::placement(inner, &dirs, Vec::new());
         let pod = pool_pod(shape, id, &at)?;
         inner
             .pods

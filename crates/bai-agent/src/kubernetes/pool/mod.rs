@@ -240,7 +240,7 @@ mod tests {
 
     #[test]
     fn only_a_lone_kernel_without_folders_or_devices_fits_a_pool() {
-        let mut spec = super::make::spec(&shape(1 << 28), Uuid::new_v4());
+        let mut spec = crate::pool_kernel::spec(&shape(1 << 28), Uuid::new_v4());
         assert_eq!(fits(&spec), Some(shape(1 << 28)));
         spec.slots.accel.insert("cuda.device".into(), 1000);
         assert_eq!(fits(&spec), None);

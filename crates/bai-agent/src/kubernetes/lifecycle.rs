@@ -3,23 +3,20 @@
 //! its NetworkPolicy and its directories on the node after it).
 
 use super::error::{KubeError, is_not_found};
-use super::observe::{Ended, Observed, Problem, why_pending};
-use super::pod::{Placement, kernel_pod, pod_name};
+use super::observe::{Ended, Observed};
+use super::place::placement;
+use super::pod::{kernel_pod, pod_name};
+use super::ready::wait_ready;
 use super::{Inner, egress, labels, log_params, pool};
 use crate::kernel_files::{home, make_work_dir};
-use crate::paths::KernelDirs;
-use crate::runner;
 use bai_core::agent::{AgentError, KernelCreated, KernelExit, KernelSpec};
 use kube::api::{DeleteParams, ListParams, PostParams};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use uuid::Uuid;
 
-/// How long a kernel may take to become ready (bootstrap script included).
-pub const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a deleted pod may take to go (its containers with it).
 const GONE_TIMEOUT: Duration = Duration::from_secs(30);
-const PING_EVERY: Duration = Duration::from_millis(20);
 const POLL_GONE: Duration = Duration::from_millis(200);
 
 pub async fn create(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreated, AgentError> {
@@ -116,108 +113,6 @@ async fn create_claimed(
         // A multi-node session's kernels on other agents learn it through the manager.
         address,
     })
-}
-
-/// Where a kernel's pod goes and what it mounts: this agent's node and namespace, the
-/// runner, the kernel's directories `dirs`, every kernel's `/etc` files and `more` (host →
-/// inside).
-pub(crate) fn placement(
-    inner: &Inner,
-    dirs: &KernelDirs,
-    more: Vec<(String, String)>,
-) -> Placement {
-    let mut files: Vec<(String, String)> = crate::kernel_files::etc::files(&inner.config.data_dir)
-        .into_iter()
-        .map(|(host, inside)| (host.display().to_string(), inside.to_string()))
-        .collect();
-    files.extend(more);
-    Placement {
-        namespace: inner.config.namespace.clone(),
-        agent_id: inner.config.agent_id.clone(),
-        node: inner.node.clone(),
-        krunner: inner.config.krunner_path.display().to_string(),
-        run_dir: dirs.run.display().to_string(),
-        work_dir: dirs.work.display().to_string(),
-        files,
-    }
-}
-
-/// Pings the runner until it answers; fails at once when Kubernetes says the pod cannot
-/// start (no room, no image, no container) or ended.
-pub(crate) async fn wait_ready(inner: &Inner, kernel: Uuid) -> Result<(), AgentError> {
-    let socket = inner.dirs(kernel).socket;
-    let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
-    let mut evicted = false;
-    loop {
-        match inner.state(kernel) {
-            // Pool pods may hold the room bai's scheduler counted as free: they give it
-            // up, and Kubernetes places the pod once they are gone (until the deadline).
-            Some(Observed::Waiting(Some(Problem::Unschedulable(_)))) if evicted => {}
-            Some(Observed::Waiting(Some(Problem::Unschedulable(_))))
-                if pool::evict_for(inner, kernel).await =>
-            {
-                evicted = true;
-            }
-            Some(Observed::Waiting(Some(Problem::Unschedulable(why)))) => {
-                return Err(AgentError::InsufficientResources(format!(
-                    "Kubernetes cannot place the kernel on node {}: {why}",
-                    inner.node
-                )));
-            }
-            Some(Observed::Waiting(Some(Problem::Image(why) | Problem::Create(why)))) => {
-                return Err(AgentError::NotReady(why));
-            }
-            Some(Observed::Ended(e)) if e.oom_killed => {
-                return Err(AgentError::NotReady(format!(
-                    "the kernel ran out of memory before its runner was ready (OOMKilled, exit \
-                     code {}); ask for more memory",
-                    e.exit_code.map_or("none".into(), |c| c.to_string())
-                )));
-            }
-            Some(Observed::Ended(e)) => {
-                return Err(AgentError::NotReady(format!(
-                    "the kernel's pod ended before its runner was ready: {} (exit code {})",
-                    e.reason,
-                    e.exit_code.map_or("none".into(), |c| c.to_string())
-                )));
-            }
-            Some(Observed::Running(_)) if runner::ping(&socket).await.is_ok() => return Ok(()),
-            _ => {}
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return Err(not_ready_in_time(inner, kernel).await);
-        }
-        // The next state change, or the next ping.
-        let _ = tokio::time::timeout(PING_EVERY, inner.changed()).await;
-    }
-}
-
-/// Why a kernel was not ready within [`READY_TIMEOUT`]: a pod still Pending says so in
-/// Kubernetes' words (placed on no node: no room, as the scheduler's Unschedulable is; bound
-/// but never started by its kubelet: the container's waiting reason); a running pod's runner
-/// did not answer.
-async fn not_ready_in_time(inner: &Inner, kernel: Uuid) -> AgentError {
-    let secs = READY_TIMEOUT.as_secs();
-    match inner.state(kernel) {
-        Some(Observed::Running(_)) => {
-            AgentError::NotReady(format!("the runner did not answer within {secs}s"))
-        }
-        _ => match inner.pods.get_opt(&inner.pod_of(kernel)).await {
-            Ok(Some(pod)) => match why_pending(&pod) {
-                (true, why) => AgentError::InsufficientResources(format!(
-                    "Kubernetes did not place the kernel on node {} within {secs}s: {why}",
-                    inner.node
-                )),
-                (false, why) => AgentError::NotReady(format!("not started within {secs}s: {why}")),
-            },
-            Ok(None) => AgentError::NotReady(format!(
-                "the kernel's pod went before it started (within {secs}s)"
-            )),
-            Err(e) => AgentError::NotReady(format!(
-                "the kernel's pod did not start within {secs}s (and cannot be read: {e})"
-            )),
-        },
-    }
 }
 
 /// Deletes a kernel's pod (no grace period), waits until it is gone, removes its

@@ -32,9 +32,11 @@ pub mod labels;
 mod lifecycle;
 pub mod observe;
 mod offer;
+mod place;
 pub mod pod;
 mod pool;
 pub mod quantity;
+mod ready;
 mod rpc;
 mod watch;
 

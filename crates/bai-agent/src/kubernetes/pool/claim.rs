@@ -7,7 +7,7 @@
 use super::{LABEL_POOL, Ready, fits, make};
 use crate::kernel_files::home;
 use crate::kubernetes::labels::{ANNOTATION_SESSION_NAME, KernelLabels};
-use crate::kubernetes::{Inner, KubeError, egress, lifecycle, pod};
+use crate::kubernetes::{Inner, KubeError, egress, pod, ready};
 use bai_core::agent::{AgentError, KernelCreated, KernelSpec};
 use kube::api::{Patch, PatchParams};
 use std::sync::Arc;
@@ -129,7 +129,7 @@ async fn bind(
         .map(|e| format!("{}={}", e.name, e.value.unwrap_or_default()))
         .collect();
     crate::runner::bind(&inner.dirs(kernel).socket, &env).await?;
-    lifecycle::wait_ready(inner, kernel).await?;
+    ready::wait_ready(inner, kernel).await?;
     Ok(KernelCreated {
         kernel_id: kernel,
         container_id: uid,

@@ -2,7 +2,7 @@
 //! removes those no target wants. A pod is made only into room the node has free for this
 //! agent: the offer (the node's allocatable less others' pods) less what this agent's pods,
 //! kernels and pool pods, request. So a pool never takes room a session was placed into;
-//! room that frees later is used, and given back by [`super::evict_for`].
+//! room that frees later is used, and given back by [`super::room::evict_for`].
 
 use super::make;
 use crate::kubernetes::{Inner, capacity, labels, offer};

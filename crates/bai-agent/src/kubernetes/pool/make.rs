@@ -6,7 +6,7 @@ use super::{LABEL_POOL, Ready};
 use crate::kernel_files::make_work_dir;
 use crate::kubernetes::error::is_not_found;
 use crate::kubernetes::labels::{LABEL_MANAGED_BY, MANAGED_BY, label_value};
-use crate::kubernetes::lifecycle::{self, READY_TIMEOUT};
+use crate::kubernetes::place::placement;
 use crate::kubernetes::pod::{Placement, kernel_pod};
 use crate::kubernetes::{Inner, KubeError};
 use crate::paths::KernelDirs;
@@ -23,6 +23,8 @@ use uuid::Uuid;
 /// The variable that starts krunner in its pool mode.
 const POOL_VAR: &str = "BAI_POOL";
 const PING_EVERY: Duration = Duration::from_millis(50);
+/// How long a pool pod may take to become ready (as a kernel's: `ready::READY_TIMEOUT`).
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Where pool pods' directories are: `data_dir/kernels/.pool` (beside the kernels', so the
 /// claim's rename stays on one file system).
@@ -70,7 +72,7 @@ pub async fn make(inner: &Inner, id: Uuid, shape: &PoolShape) -> Result<Ready, A
         make_work_dir(&dirs.root)?;
         make_work_dir(&dirs.work)?;
         make_work_dir(&dirs.run)?;
-        let at = lifecycle::placement(inner, &dirs, Vec::new());
+        let at = placement(inner, &dirs, Vec::new());
         let pod = pool_pod(shape, id, &at)?;
         inner
             .pods

@@ -10,11 +10,12 @@
 //! failure there deletes the pool pod and the create goes the cold way. [`fill`] makes pool
 //! pods again in the background, one at a time, only into room the node has free; a cold
 //! create that Kubernetes cannot place while pool pods hold room deletes them
-//! ([`evict_for`]), so the pools never keep a session waiting.
+//! ([`room::evict_for`]), so the pools never keep a session waiting.
 
 pub mod claim;
 pub mod fill;
 pub mod make;
+pub mod room;
 
 use super::Inner;
 use super::labels;
@@ -163,29 +164,6 @@ pub async fn stop(inner: &Inner) {
     for id in ids {
         make::remove(inner, id).await;
     }
-}
-
-/// A cold create that Kubernetes cannot place: the pool pods give their room up, the ready
-/// ones and those being made (each deleted; its maker sees it gone and stops), and the
-/// scheduler places the waiting pod when they are gone. Returns whether any was.
-pub async fn evict_for(inner: &Inner, kernel: Uuid) -> bool {
-    let (ready, making) = {
-        let mut pools = inner.pools();
-        let ready: Vec<Uuid> = pools.ready.drain(..).map(|r| r.id).collect();
-        let making: Vec<Uuid> = pools.making.drain(..).map(|(id, _)| id).collect();
-        pools.counters.evictions += (ready.len() + making.len()) as u64;
-        (ready, making)
-    };
-    if ready.is_empty() && making.is_empty() {
-        return false;
-    }
-    tracing::info!(kernel = %kernel, pods = ready.len() + making.len(),
-        "Kubernetes cannot place a kernel while pool pods hold room: removing them");
-    for id in ready.into_iter().chain(making) {
-        make::remove(inner, id).await;
-    }
-    inner.pool_wake.notify_one();
-    true
 }
 
 #[cfg(test)]

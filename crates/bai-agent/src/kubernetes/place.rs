@@ -1,0 +1,29 @@
+//! Where a kernel's pod goes and what it mounts, for a kernel's pod and a pool pod alike.
+
+use super::Inner;
+use super::pod::Placement;
+use crate::paths::KernelDirs;
+
+/// Where a kernel's pod goes and what it mounts: this agent's node and namespace, the
+/// runner, the kernel's directories `dirs`, every kernel's `/etc` files and `more` (host →
+/// inside).
+pub(crate) fn placement(
+    inner: &Inner,
+    dirs: &KernelDirs,
+    more: Vec<(String, String)>,
+) -> Placement {
+    let mut files: Vec<(String, String)> = crate::kernel_files::etc::files(&inner.config.data_dir)
+        .into_iter()
+        .map(|(host, inside)| (host.display().to_string(), inside.to_string()))
+        .collect();
+    files.extend(more);
+    Placement {
+        namespace: inner.config.namespace.clone(),
+        agent_id: inner.config.agent_id.clone(),
+        node: inner.node.clone(),
+        krunner: inner.config.krunner_path.display().to_string(),
+        run_dir: dirs.run.display().to_string(),
+        work_dir: dirs.work.display().to_string(),
+        files,
+    }
+}

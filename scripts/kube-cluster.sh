@@ -381,6 +381,13 @@ cmd_start() {
     fi
     [ -z "$(ls -A "$dir")" ] || die "$dir is not empty (stop that cluster first: $0 stop $dir)"
   fi
+  # No other kubelet cluster runs (checked above), so a container dockershim made is a
+  # stopped cluster's left-over (a pod deleted just before its cluster stopped is no longer
+  # under that cluster's kubelet dir): a new kubelet refuses to start beside one ("no
+  # PodSandbox found with Id …"). Removed now.
+  if [ $kubelet = 1 ]; then
+    docker ps -aq --filter label=io.kubernetes.docker.type | xargs -r docker rm -f >/dev/null 2>&1 || true
+  fi
   local t0=$SECONDS
   # The mark `stop` looks for before it removes anything.
   echo "bai-kube $kube_version" >"$dir/.bai-kube"

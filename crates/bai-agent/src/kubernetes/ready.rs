@@ -2,8 +2,8 @@
 //! start. A cold pod that Kubernetes cannot place while this agent's pool pods hold room
 //! makes them give it up ([`super::pool::room`]).
 
-use super::observe::{Observed, Problem, why_pending};
 use super::Inner;
+use super::observe::{Observed, Problem, why_pending};
 use super::pool::room;
 use crate::runner;
 use bai_core::agent::AgentError;
@@ -91,4 +91,3 @@ async fn not_ready_in_time(inner: &Inner, kernel: Uuid) -> AgentError {
         },
     }
 }
-

@@ -62,7 +62,8 @@ pub async fn claim(
 }
 
 /// Renames the pool pod's directory to the kernel's, writes the owner's dotfiles and makes
-/// the kernel's NetworkPolicy (where enforced), owned by the pod. Returns the pod's uid.
+/// the kernel's NetworkPolicy (where enforced), owned by the pod (its uid, kept since it was
+/// made). Returns that uid.
 async fn prepare(inner: &Inner, spec: &KernelSpec, r: &Ready) -> Result<String, AgentError> {
     let kernel = spec.kernel_id;
     // A test build's claim can be made to fail here (`BAI_FAULT_POINT=agent:pool-bind`).
@@ -77,19 +78,10 @@ async fn prepare(inner: &Inner, spec: &KernelSpec, r: &Ready) -> Result<String, 
         .map_err(|e| AgentError::Runtime(format!("cannot rename {}: {e}", from.root.display())))?;
     inner.name_pod(kernel, &make::pod_name(r.id));
     home::fill(&to.work, &spec.dotfiles)?;
-    let pod = inner
-        .pods
-        .get(&make::pod_name(r.id))
-        .await
-        .map_err(KubeError::api(format_args!(
-            "cannot read pool pod {}",
-            r.id
-        )))?;
-    let uid = pod.metadata.uid.unwrap_or_default();
     if egress::before_pod(inner, spec).await? {
-        egress::own(inner, kernel, &uid).await?;
+        egress::own(inner, kernel, &r.uid).await?;
     }
-    Ok(uid)
+    Ok(r.uid.clone())
 }
 
 /// Relabels the pod as the kernel's (the watch follows it from now on), gives the runner

@@ -74,11 +74,12 @@ pub async fn make(inner: &Inner, id: Uuid, shape: &PoolShape) -> Result<Ready, A
         make_work_dir(&dirs.run)?;
         let at = placement(inner, &dirs, Vec::new());
         let pod = pool_pod(shape, id, &at)?;
-        inner
+        let made = inner
             .pods
             .create(&PostParams::default(), &pod)
             .await
             .map_err(KubeError::api(format_args!("cannot create pool pod {id}")))?;
+        let uid = made.metadata.uid.unwrap_or_default();
         let until = tokio::time::Instant::now() + READY_TIMEOUT;
         while runner::ping(&dirs.socket).await.is_err() {
             if !inner.pools().making.iter().any(|(m, _)| *m == id) {
@@ -94,13 +95,14 @@ pub async fn make(inner: &Inner, id: Uuid, shape: &PoolShape) -> Result<Ready, A
             }
             tokio::time::sleep(PING_EVERY).await;
         }
-        Ok(())
+        Ok(uid)
     }
     .await;
     match made {
-        Ok(()) => Ok(Ready {
+        Ok(uid) => Ok(Ready {
             id,
             shape: shape.clone(),
+            uid,
         }),
         Err(e) => {
             remove(inner, id).await;

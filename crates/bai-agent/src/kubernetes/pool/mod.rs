@@ -33,6 +33,8 @@ pub const LABEL_POOL: &str = "ai.bai.pool";
 pub struct Ready {
     pub id: Uuid,
     pub shape: PoolShape,
+    /// The pod's uid (what its NetworkPolicy names as owner at the claim).
+    pub uid: String,
 }
 
 /// The pools of this agent.
@@ -183,6 +185,7 @@ mod tests {
         Ready {
             id: Uuid::new_v4(),
             shape: shape(mem),
+            uid: String::new(),
         }
     }
 

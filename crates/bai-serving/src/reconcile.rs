@@ -156,7 +156,7 @@ async fn endpoint(serving: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_sto
         serving.store.set_endpoint_retries(e.id, 0)?;
         serving.store.clear_failed_routes(e.id)?;
     }
-    if active.len() < want {
+    let to_start = if active.len() < want {
         let waiting = serving
             .not_before
             .lock()
@@ -167,7 +167,31 @@ async fn endpoint(serving: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_sto
             .store
             .endpoint(e.id)?
             .map_or(e.state.retries, |x| x.state.retries);
-        for _ in 0..decide::to_start(active.len(), want, retries, waiting) {
+        decide::to_start(active.len(), want, retries, waiting)
+    } else {
+        0
+    };
+
+    // The endpoint listens before its first replica starts, and its address is stored
+    // right after the start, with no wait between: a replica may run within milliseconds
+    // (from a warm pool), and a client that waits for a RUNNING replica and then reads the
+    // address must find it. (The API shows the address only once a replica has run, and
+    // takes it from the listening gateway in the instant before it is stored.)
+    let opening = e.state.url.is_none() && (to_start > 0 || !active.is_empty());
+    let port = if opening {
+        match gw.listen(serving.config.app_port_pool, None).await {
+            Ok(port) => Some(port),
+            Err(err) => {
+                tracing::error!(service = %e.id, error = %err, "cannot open the service endpoint");
+                None
+            }
+        }
+    } else {
+        None
+    };
+
+    if active.len() < want {
+        for _ in 0..to_start {
             if let Err(p) = replica::start(serving, e) {
                 tracing::error!(service = %e.id, error = %p.msg, "cannot store a route");
             }
@@ -177,32 +201,17 @@ async fn endpoint(serving: &Arc<Serving>, e: &EndpointRow) -> Result<(), bai_sto
             drain_and_end(serving, e, r, "service-scaled-in");
         }
     }
-
-    // The endpoint listens from its first replica's start, so its address is there by the
-    // time a replica runs (the API shows it only from then: a client that waits for a
-    // RUNNING replica and then reads the address always finds it).
-    // (A running replica's route is in `active`; one started in this pass is read back.)
-    let started = || -> Result<bool, bai_store::StoreError> {
-        Ok(!active.is_empty()
-            || serving
-                .store
-                .routes_of(e.id)?
-                .iter()
-                .any(|r| rs::is_active(&r.status)))
-    };
-    if e.state.url.is_none() && started()? {
-        match gw.listen(serving.config.app_port_pool, None).await {
-            Ok(port) => {
-                let url = format!("http://{}:{port}", serving.config.endpoint_host);
-                serving.store.set_endpoint_url(e.id, &url, port)?;
-                tracing::info!(service = %e.id, %url, "service endpoint open");
-            }
-            Err(err) => {
-                tracing::error!(service = %e.id, error = %err, "cannot open the service endpoint")
-            }
-        }
+    if let Some(port) = port {
+        let url = endpoint_url(serving, port);
+        serving.store.set_endpoint_url(e.id, &url, port)?;
+        tracing::info!(service = %e.id, %url, "service endpoint open");
     }
     Ok(())
+}
+
+/// The address of a service endpoint listening on `port`.
+pub fn endpoint_url(serving: &Serving, port: u16) -> String {
+    format!("http://{}:{port}", serving.config.endpoint_host)
 }
 
 /// Starts checking a running route: where its main kernel's model port is reached.

@@ -79,23 +79,34 @@ fn active_route(serving: &Serving, e: &EndpointRow, r: &RouteRow) -> ActiveRoute
 }
 
 /// The endpoint's address. It listens from its first replica's start, and is shown once a
-/// replica has run: hidden only while every route is still provisioning and no replica's
-/// session is RUNNING yet, so a client that waits for a running replica and then reads the
-/// address always finds it (and one that looks at once after the create sees none yet).
+/// replica has run: hidden while no route exists yet or every route is still provisioning
+/// and no replica's session is RUNNING, so a client that looks at once after the create
+/// sees none yet, and one that waits for a running replica and then reads the address
+/// always finds it (from the listening gateway, in the instant before the reconciler has
+/// stored it).
 fn published_url(serving: &Serving, e: &EndpointRow, routes: &[RouteRow]) -> Option<String> {
     use bai_core::status::SessionStatus as S;
-    let url = e.state.url.clone()?;
-    let first_start = !routes.is_empty()
-        && routes.iter().all(|r| r.status == rs::PROVISIONING)
-        && !routes.iter().filter_map(|r| r.session_id).any(|sid| {
-            serving
-                .store
-                .session(sid)
-                .ok()
-                .flatten()
-                .is_some_and(|s| matches!(s.state.status, S::Running | S::RunningDegraded))
-        });
-    (!first_start).then_some(url)
+    let running = routes.iter().filter_map(|r| r.session_id).any(|sid| {
+        serving
+            .store
+            .session(sid)
+            .ok()
+            .flatten()
+            .is_some_and(|s| matches!(s.state.status, S::Running | S::RunningDegraded))
+    });
+    let first_start = !routes.is_empty() && routes.iter().all(|r| r.status == rs::PROVISIONING);
+    if first_start && !running {
+        return None;
+    }
+    match &e.state.url {
+        Some(url) => Some(url.clone()),
+        None if running => {
+            let gw = serving.existing_gateway(e.id)?;
+            let port = (*gw.port.lock().unwrap_or_else(|p| p.into_inner()))?;
+            Some(bai_serving::reconcile::endpoint_url(serving, port))
+        }
+        None => None,
+    }
 }
 
 /// `GET /services/{id}` and the answer of `POST /services`.

@@ -129,7 +129,14 @@ for p in "${starts[@]}"; do wait "$p" || true; done
 burst_ok=yes
 wait_all_started || burst_ok="no ($(on_k8s ps --all 2>/dev/null | grep -c 'burst-.*RUNNING' || true) of $BURST RUNNING)"
 t1=$(now)
-pods_running=$(kubectl get pods -n "$NS" -l app.kubernetes.io/managed-by=bai --no-headers 2>/dev/null | grep -c Running || true)
+# A session runs once its runner answers; the kubelet reports its pod Running at its next
+# relist (within a second or so): wait for that report before counting.
+pods_running=0
+for _ in $(seq 1 120); do
+  pods_running=$(kubectl get pods -n "$NS" -l app.kubernetes.io/managed-by=bai --no-headers 2>/dev/null | grep -c Running || true)
+  [ "$pods_running" -ge "$BURST" ] && break
+  sleep 0.5
+done
 rss_kb=$(awk '/VmRSS/ {print $2}' "/proc/$kagent/status")
 for i in $(seq 1 "$BURST"); do on_k8s rm "burst-$i" >/dev/null 2>&1 || true; done
 left=-1
@@ -226,7 +233,7 @@ for k, h, name in [("pool-hit", "pool", "`bai run --rm -c 'print(1)'`, from the 
 print(f"\n**From the pool / cold: {p50['pool-hit'] / p50['pool-cold']:.2f}×** (p50 of the whole run); "
       f"the agent counted {hits}.")
 print(f"\n{n} sessions at once on the Kubernetes group (cpu 0.05, mem 96m each): all RUNNING: {ok}, "
-      f"pods Running then: {pods}, in {t1 - t0:.1f} s; the agent's RSS with them: {rss_kb / 1024:.1f} MiB; "
+      f"pods the kubelet then reports Running: {pods}, in {t1 - t0:.1f} s; the agent's RSS with them: {rss_kb / 1024:.1f} MiB; "
       f"after `bai rm` of all: objects of bai left in the namespace: {left} ({t2 - t1:.1f} s).")
 PY
 cat bench/results/29-kubernetes.md

@@ -2,6 +2,7 @@
 //! over its WebSocket.
 
 use crate::{Account, Server, free_port};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -61,6 +62,32 @@ pub fn ssh_opts(key: &Path, port_flag: &str, port: u16) -> Vec<String> {
     .chain([key.display().to_string()])
     .chain([port_flag.to_string(), port.to_string()])
     .collect()
+}
+
+/// `scp -q FROM TO` with [`ssh_opts`] on `port`; panics unless it succeeds.
+pub fn scp(key: &Path, port: u16, from: &str, to: &str) {
+    let out = Command::new("scp")
+        .arg("-q")
+        .args(ssh_opts(key, "-P", port))
+        .args([from, to])
+        .output()
+        .expect("scp");
+    assert!(out.status.success(), "scp {from} {to}: {out:?}");
+}
+
+/// An HTTP/1.0 GET of `path` from a forwarder on local `port`, repeated (for up to `secs`)
+/// until the answer is a 200: the whole answer, headers included.
+pub fn http_get_ok(s: &Server, port: u16, path: &str, secs: u64) -> String {
+    s.wait_for(secs, "a 200 through the tunnel", || {
+        let mut c = TcpStream::connect(("127.0.0.1", port)).ok()?;
+        c.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .ok()?;
+        c.write_all(format!("GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").as_bytes())
+            .ok()?;
+        let mut out = String::new();
+        c.read_to_string(&mut out).ok()?;
+        out.contains("200").then_some(out)
+    })
 }
 
 /// A Jupyter kernel's channels socket.

@@ -3,13 +3,18 @@
 //! a manager with no agent of its own, and `baid agent --backend kubernetes` joining it.
 //! `bai run --rm -c 'print(1)'` runs in a pod of the agent's namespace, and nothing labelled
 //! by bai is left there afterwards. A session's uploads, downloads, listing, dotfiles and
-//! counters work on a pod. A kubeconfig that does not work is one line and exit 2.
+//! counters work on a pod, and so do its apps through the app proxy (SSH and SCP, the web
+//! terminal, Jupyter, a preopen port: `kubernetes/apps.rs`). A kubeconfig that does not work
+//! is one line and exit 2.
 //!
 //! The cluster is `BAI_TEST_KUBECONFIG` when set (the test runner starts one for all tests);
 //! otherwise the first test starts one, shared by the tests running beside it, and the last
 //! one stops it. It reuses the machine's running kubelet cluster when there is one (only one
 //! may run per machine).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
+
+#[path = "kubernetes/apps.rs"]
+mod apps;
 
 #[path = "kubernetes/commit.rs"]
 mod commit;

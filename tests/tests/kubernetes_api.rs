@@ -33,8 +33,8 @@ use world::*;
 
 /// The pod bai makes: requests = limits (millicores, bytes), `nvidia.com/gpu` from
 /// `cuda.device`, a memory-backed /dev/shm of the session's shmem, a required affinity to the
-/// node bai chose, not privileged, uid 1000. Played to Running, the session runs; removed,
-/// nothing of bai is left in the namespace.
+/// node bai chose, not privileged, uid 1000. Its runner answering, the session runs (before
+/// the pod's status says Running); removed, nothing of bai is left in the namespace.
 #[test]
 fn the_pod_bai_makes_runs_and_leaves_nothing() {
     let w = World::new("spec", 110, |_, _| {});
@@ -86,9 +86,12 @@ fn the_pod_bai_makes_runs_and_leaves_nothing() {
     assert_eq!(spec["securityContext"]["runAsNonRoot"], true, "{pod}");
     assert_eq!(spec["automountServiceAccountToken"], false, "{pod}");
 
+    // Ready when its runner answers, before the kubelet says the pod runs (the kubelet
+    // reports a started container only at its next relist, up to a second later).
     let runner = Runner::start(&pod);
-    w.cluster.set_status(&w.ns, &pod_name(&pod), running());
     w.wait_session("kspec", &["RUNNING"]);
+    assert_eq!(w.cluster.bai_pod(&w.ns)["status"]["phase"], "Pending");
+    w.cluster.set_status(&w.ns, &pod_name(&pod), running());
 
     w.s.bai(&w.s.admin, &["rm", "kspec"]).expect_ok();
     w.assert_nothing_left();

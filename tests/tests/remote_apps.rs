@@ -7,7 +7,7 @@
 //! over the link; and the idle checker reclaims a session nobody uses while another lives on.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
-use bai_e2e::apps::{Forward, jupyter_through_app, ssh_opts};
+use bai_e2e::apps::{Forward, jupyter_through_app, scp, ssh_opts};
 use bai_e2e::netns::Machine;
 use bai_e2e::remote::{Agent, IMAGE, manager_for_machines, query, wait_status};
 use bai_e2e::{Account, Server, bin, sha256};
@@ -137,21 +137,16 @@ fn a_session_on_a_remote_agent_does_everything_a_local_one_does() {
         .expect("ssh");
     assert!(out.status.success(), "{out:?}");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "work@main1");
-    let scp = |from: &str, to: &str| {
-        let out = Command::new("scp")
-            .arg("-q")
-            .args(ssh_opts(&key, "-P", sp))
-            .args([from, to])
-            .output()
-            .expect("scp");
-        assert!(out.status.success(), "scp {from} {to}: {out:?}");
-    };
     scp(
+        &key,
+        sp,
         &big.display().to_string(),
         "work@localhost:/home/work/by-scp.bin",
     );
     let back = w.join("by-scp-back.bin");
     scp(
+        &key,
+        sp,
         "work@localhost:/home/work/by-scp.bin",
         &back.display().to_string(),
     );

@@ -45,15 +45,7 @@ fn preopen_ports_permits_and_tunnels_closing_with_their_session() {
     let r = s.bai(user, &["run", "-t", "web1", "-c", code, "python"]);
     r.expect_ok();
     let (_fwd, port) = forward(&s, &bin("bai"), user, "web1", "8080");
-    let body = s.wait_for(30, "the preopen port to serve", || {
-        let mut c = TcpStream::connect(("127.0.0.1", port)).ok()?;
-        c.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-        c.write_all(b"GET /hello.txt HTTP/1.0\r\nHost: x\r\n\r\n")
-            .ok()?;
-        let mut out = String::new();
-        c.read_to_string(&mut out).ok()?;
-        out.contains("200").then_some(out)
-    });
+    let body = bai_e2e::apps::http_get_ok(&s, port, "/hello.txt", 30);
     assert!(body.contains("served from the session"), "{body}");
 
     // Another user is told the session does not exist: no app list, no tunnel, no files.

@@ -106,6 +106,8 @@ pub async fn offered(inner: &Inner, fallback: Vec<ImageInfo>) -> Vec<ImageInfo> 
 
 /// The engine's id of the kernel's container, from its pod's status (`docker://<id>`).
 pub async fn container_of(inner: &Inner, kernel: Uuid) -> Result<String, AgentError> {
+    // A ready kernel's container id comes with the kubelet's report.
+    super::ready::wait_reported(inner, kernel, super::ready::REPORT_WAIT).await;
     let pod: Option<Pod> = inner
         .pods
         .get_opt(&inner.pod_of(kernel))

@@ -6,7 +6,7 @@ use super::error::{KubeError, is_not_found};
 use super::observe::{Ended, Observed};
 use super::place::placement;
 use super::pod::{kernel_pod, pod_name};
-use super::ready::wait_ready;
+use super::ready::{REPORT_WAIT, wait_address, wait_ready, wait_reported};
 use super::{Inner, egress, labels, log_params, pool};
 use crate::kernel_files::{home, make_work_dir};
 use bai_core::agent::{AgentError, KernelCreated, KernelExit, KernelSpec};
@@ -87,15 +87,15 @@ async fn create_claimed(
         let uid = made.metadata.uid.as_deref().unwrap_or_default();
         egress::own(inner, kernel, uid).await?;
     }
-    wait_ready(inner, kernel).await?;
+    wait_ready(inner, kernel, cluster.size > 1).await?;
     let mut address = None;
     if cluster.size > 1 {
-        match inner.state(kernel) {
-            Some(Observed::Running(Some(addr))) => {
+        match wait_address(inner, kernel, REPORT_WAIT).await {
+            Some(addr) => {
                 inner.hosts.up(spec.session_id, kernel, addr)?;
                 address = Some(addr);
             }
-            _ => {
+            None => {
                 return Err(AgentError::NotReady(format!(
                     "the pod of kernel {kernel} runs without an address, so its session's \
                      other kernels cannot reach it"
@@ -209,8 +209,10 @@ pub async fn list(inner: &Inner) -> Result<Vec<Uuid>, KubeError> {
         .collect())
 }
 
-/// The tail of a kernel's logs.
+/// The tail of a kernel's logs (the API server has them once the kubelet reported the
+/// container).
 pub async fn logs(inner: &Inner, kernel: Uuid) -> Result<String, KubeError> {
+    wait_reported(inner, kernel, REPORT_WAIT).await;
     inner
         .pods
         .logs(&inner.pod_of(kernel), &log_params())

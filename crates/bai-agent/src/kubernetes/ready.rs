@@ -1,22 +1,40 @@
 //! Waiting for a kernel's pod: until its runner answers, or Kubernetes says why it cannot
 //! start. A cold pod that Kubernetes cannot place while this agent's pool pods hold room
 //! makes them give it up ([`super::pool::room`]).
+//!
+//! The runner is pinged from the pod's create on, not only once the pod is seen running:
+//! the kubelet reports a started container at its next relist (every second), so its
+//! Running status trails the runner by up to a second. A lone kernel is ready when its
+//! runner answers; what needs the kubelet's report waits for it where it is needed
+//! ([`wait_reported`]: an app's address, the logs, a commit). A kernel of a cluster session
+//! is pinged only once its pod runs with an IP: its session's host table needs every
+//! address before the session runs, and a batch session's command starts at the first
+//! ping.
 
 use super::Inner;
 use super::observe::{Observed, Problem, why_pending};
 use super::pool::room;
 use crate::runner;
 use bai_core::agent::AgentError;
+use std::net::IpAddr;
 use std::time::Duration;
 use uuid::Uuid;
 
 /// How long a kernel may take to become ready (bootstrap script included).
 pub const READY_TIMEOUT: Duration = Duration::from_secs(60);
 const PING_EVERY: Duration = Duration::from_millis(20);
+/// How long what needs the kubelet's report of a ready kernel (its IP, its logs, its
+/// container's id) waits for it: the kubelet relists every second.
+pub const REPORT_WAIT: Duration = Duration::from_secs(10);
 
-/// Pings the runner until it answers; fails at once when Kubernetes says the pod cannot
-/// start (no room, no image, no container) or ended.
-pub(crate) async fn wait_ready(inner: &Inner, kernel: Uuid) -> Result<(), AgentError> {
+/// Pings the runner until it answers (with `needs_address`, only once the pod runs with an
+/// IP); fails at once when Kubernetes says the pod cannot start (no room, no image, no
+/// container) or ended.
+pub(crate) async fn wait_ready(
+    inner: &Inner,
+    kernel: Uuid,
+    needs_address: bool,
+) -> Result<(), AgentError> {
     let socket = inner.dirs(kernel).socket;
     let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
     let mut evicted = false;
@@ -53,7 +71,14 @@ pub(crate) async fn wait_ready(inner: &Inner, kernel: Uuid) -> Result<(), AgentE
                     e.exit_code.map_or("none".into(), |c| c.to_string())
                 )));
             }
-            Some(Observed::Running(_)) if runner::ping(&socket).await.is_ok() => return Ok(()),
+            // Running with an IP; or, for a lone kernel, also waiting without a problem,
+            // not seen yet, or running without an IP: its runner may answer already.
+            ref s
+                if (!needs_address || matches!(s, Some(Observed::Running(Some(_)))))
+                    && runner::ping(&socket).await.is_ok() =>
+            {
+                return Ok(());
+            }
             _ => {}
         }
         if tokio::time::Instant::now() >= deadline {
@@ -61,6 +86,36 @@ pub(crate) async fn wait_ready(inner: &Inner, kernel: Uuid) -> Result<(), AgentE
         }
         // The next state change, or the next ping.
         let _ = tokio::time::timeout(PING_EVERY, inner.changed()).await;
+    }
+}
+
+/// Waits (at most `within`) until the kubelet has reported a ready kernel's container:
+/// running (with the pod's IP, if it has one) or ended. `None`: the kernel is unknown, or
+/// not reported by then.
+pub(crate) async fn wait_reported(
+    inner: &Inner,
+    kernel: Uuid,
+    within: Duration,
+) -> Option<Observed> {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match inner.state(kernel) {
+            None => return None,
+            Some(o @ (Observed::Running(_) | Observed::Ended(_))) => return Some(o),
+            Some(Observed::Waiting(_)) => {}
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        let _ = tokio::time::timeout(PING_EVERY, inner.changed()).await;
+    }
+}
+
+/// The pod IP of a ready kernel, once the kubelet has reported it (at most `within`).
+pub(crate) async fn wait_address(inner: &Inner, kernel: Uuid, within: Duration) -> Option<IpAddr> {
+    match wait_reported(inner, kernel, within).await {
+        Some(Observed::Running(ip)) => ip,
+        _ => None,
     }
 }
 

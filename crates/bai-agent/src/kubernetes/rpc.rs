@@ -1,7 +1,7 @@
 //! The agent RPC interface on the Kubernetes backend: each call mapped to the pod, the
 //! runner or the API server; what this slice does not do answers a clear error.
 
-use super::observe::Observed;
+use super::ready::{REPORT_WAIT, wait_address};
 use super::{KubernetesAgent, images, lifecycle, normalize_arch, offer};
 use crate::engine;
 use crate::krunner_proto::request_line;
@@ -120,10 +120,14 @@ impl AgentRpc for KubernetesAgent {
         kernel_id: Uuid,
         port: u16,
     ) -> Result<std::net::SocketAddr, AgentError> {
-        match self.inner.state(kernel_id) {
-            Some(Observed::Running(Some(ip))) => Ok(std::net::SocketAddr::new(ip, port)),
-            Some(_) => Err(AgentError::NotReady("the kernel's pod has no IP".into())),
-            None => Err(AgentError::KernelNotFound(kernel_id)),
+        if self.inner.state(kernel_id).is_none() {
+            return Err(AgentError::KernelNotFound(kernel_id));
+        }
+        // A kernel is ready when its runner answers, which may be a moment before the
+        // kubelet reports the pod running with its IP.
+        match wait_address(&self.inner, kernel_id, REPORT_WAIT).await {
+            Some(ip) => Ok(std::net::SocketAddr::new(ip, port)),
+            None => Err(AgentError::NotReady("the kernel's pod has no IP".into())),
         }
     }
 

@@ -121,7 +121,7 @@ async fn bind(
         .map(|e| format!("{}={}", e.name, e.value.unwrap_or_default()))
         .collect();
     crate::runner::bind(&inner.dirs(kernel).socket, &env).await?;
-    ready::wait_ready(inner, kernel).await?;
+    ready::wait_ready(inner, kernel, false).await?;
     Ok(KernelCreated {
         kernel_id: kernel,
         container_id: uid,

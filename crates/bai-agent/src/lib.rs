@@ -20,6 +20,7 @@ pub mod krunner_proto;
 pub mod kubernetes;
 mod owned;
 pub mod paths;
+mod pool_demand;
 mod pool_kernel;
 pub mod runner;
 

@@ -318,10 +318,7 @@ impl DockerAgent {
                 cores: Mutex::new(CoreMap::detect()),
                 networks: tokio::sync::Mutex::new(netpool::Networks::default()),
                 egress: tokio::sync::Mutex::new(egress::Egress::new(Arc::new(egress::NftCommand))),
-                pools: Mutex::new(pool::Pools {
-                    idle_after: pool::IDLE_AFTER,
-                    ..Default::default()
-                }),
+                pools: Mutex::new(pool::Pools::default()),
                 pool_wake: tokio::sync::Notify::new(),
                 creates: Default::default(),
                 cgroup_v2,
@@ -389,9 +386,9 @@ impl DockerAgent {
     }
 
     /// How long a pool keeps its whole count after the last create of its shape
-    /// ([`pool::IDLE_AFTER`] unless set).
+    /// ([`crate::pool_demand::IDLE_AFTER`] unless set).
     pub fn set_warm_pool_idle_after(&self, after: std::time::Duration) {
-        self.inner.pools().idle_after = after;
+        self.inner.pools().demand.idle_after = after;
         self.inner.pool_wake.notify_one();
     }
 

@@ -56,7 +56,7 @@ impl AgentRpc for KubernetesAgent {
     ) -> Result<bai_core::pool::PoolReport, AgentError> {
         let mut pools = self.inner.pools();
         if let Some(t) = targets {
-            pools.targets = t;
+            pools.set_targets(t);
             self.inner.pool_wake.notify_one();
         }
         Ok(pools.report())

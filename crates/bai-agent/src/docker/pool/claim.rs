@@ -64,7 +64,7 @@ pub async fn claim(inner: &Arc<Inner>, spec: &KernelSpec) -> Option<KernelCreate
         match found {
             Found::Nothing => miss(&mut pools, &shape),
             // The pool was empty all the same: a burst of starts grows it by one.
-            Found::Coming(_) => super::grow(&mut pools, &shape),
+            Found::Coming(_) => pools.demand.grow(&shape),
             Found::Ready(_) => {}
         }
         found
@@ -104,7 +104,7 @@ pub async fn claim(inner: &Arc<Inner>, spec: &KernelSpec) -> Option<KernelCreate
 /// A create of `shape` starts cold: counted, and a burst of them grows the pool by one.
 fn miss(pools: &mut super::Pools, shape: &PoolShape) {
     pools.counters.misses += 1;
-    super::grow(pools, shape);
+    pools.demand.grow(shape);
 }
 
 /// Renames the container and the directory to the kernel's, moves what it holds, writes the

@@ -42,11 +42,7 @@ pub async fn set_targets(inner: &Arc<Inner>, source: Source, targets: Vec<PoolTa
             }
         }
         // A shape just set is one somebody wants: it starts with its whole count.
-        let now = std::time::Instant::now();
-        for t in &all {
-            pools.asked.entry(t.shape.clone()).or_insert(now);
-        }
-        pools.asked.retain(|s, _| all.iter().any(|t| t.shape == *s));
+        pools.demand.targets_set(&all);
         pools.targets = all;
         beyond_kept(&mut pools)
     };
@@ -82,18 +78,14 @@ fn beyond_kept(pools: &mut super::Pools) -> Vec<uuid::Uuid> {
 
 /// A create asked for `shape` (a hit or a miss): its pool keeps its whole count again.
 pub fn asked(pools: &mut super::Pools, shape: &PoolShape) {
-    pools.asked.insert(shape.clone(), std::time::Instant::now());
+    pools.demand.asked(shape);
 }
 
 /// Shrinks the pools nobody asked for lately (what a burst added goes with it).
 async fn shrink_idle(inner: &Arc<Inner>) {
     let extra = {
         let mut pools = inner.pools();
-        let idle_after = pools.idle_after;
-        let asked = pools.asked.clone();
-        pools
-            .burst
-            .retain(|s, _| asked.get(s).is_some_and(|t| t.elapsed() < idle_after));
+        pools.demand.forget_idle();
         beyond_kept(&mut pools)
     };
     for id in &extra {
@@ -110,7 +102,7 @@ pub fn spawn(inner: &Arc<Inner>) {
             shrink_idle(&inner).await;
             // A create in flight goes first: a refill beside it would slow it.
             inner.creates.quiet().await;
-            let check = inner.pools().idle_after.min(CHECK_IDLE);
+            let check = inner.pools().demand.check_every(CHECK_IDLE);
             let Some(shape) = next(&inner).await else {
                 let _ = tokio::time::timeout(check, inner.pool_wake.notified()).await;
                 continue;
@@ -227,14 +219,13 @@ mod tests {
     fn kernels_taken_out_of_the_pools_count_as_in_hand_until_removed() {
         let (kept, dropped) = (shape(256 << 20), shape(1 << 30));
         let mut pools = Pools {
-            idle_after: super::super::IDLE_AFTER,
             targets: vec![PoolTarget {
                 shape: kept.clone(),
                 count: 1,
             }],
             ..Default::default()
         };
-        pools.asked.insert(kept.clone(), std::time::Instant::now());
+        pools.demand.asked(&kept);
         let ready = [kernel(&kept), kernel(&kept), kernel(&dropped)];
         pools.ready = ready.to_vec();
         assert!(!pools.in_hand());

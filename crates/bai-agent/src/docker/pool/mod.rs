@@ -57,38 +57,20 @@ pub struct Pools {
     pub removing: usize,
     /// Creates waiting for a kernel being made ([`wait`]), at most one per kernel.
     pub waiting: Vec<wait::Waiting>,
-    /// When a create last asked for each shape (or its target was set).
-    pub asked: std::collections::HashMap<PoolShape, std::time::Instant>,
-    /// How long a shape nobody asks for keeps its whole count.
-    pub idle_after: std::time::Duration,
-    /// Kernels a shape keeps beyond its target after creates found its pool empty (a burst
-    /// of starts), at most [`BURST_MAX`]; gone when the shape idles.
-    pub burst: std::collections::HashMap<PoolShape, u32>,
+    /// The demand for each shape: how many each pool keeps now (bursts, idle shrinking).
+    pub demand: Demand,
     pub counters: Counters,
     /// The agent is stopping ([`fill::stop`]): nothing more is made.
     pub stopping: bool,
 }
 
-/// What an idle pool shrinks to: one kernel, so the next start of its shape is still instant.
-pub const IDLE_KEEPS: u32 = 1;
-/// How long a pool keeps its whole count after the last create of its shape.
-pub const IDLE_AFTER: std::time::Duration = std::time::Duration::from_secs(15 * 60);
-
+pub use crate::pool_demand::Demand;
 pub use bai_core::pool::{PoolCounters as Counters, PoolReport, PoolStatus};
 
 impl Pools {
-    /// How many of its shape `target` keeps now: all of them, or [`IDLE_KEEPS`] once no
-    /// create asked for the shape for [`Pools::idle_after`].
+    /// How many of its shape `target` keeps now ([`Demand::kept`]).
     pub fn kept(&self, target: &PoolTarget) -> u32 {
-        let lately = self
-            .asked
-            .get(&target.shape)
-            .is_some_and(|t| t.elapsed() < self.idle_after);
-        if lately {
-            target.count + self.burst.get(&target.shape).copied().unwrap_or(0)
-        } else {
-            target.count.min(IDLE_KEEPS)
-        }
+        self.demand.kept(target)
     }
 
     /// One kernel of `shape` is no longer being made (made, failed or removed).
@@ -125,16 +107,6 @@ impl Pools {
     }
 }
 
-/// Most kernels a burst of starts adds to a shape's pool.
-pub const BURST_MAX: u32 = 4;
-
-/// A create found `shape`'s pool empty: the pool keeps one more (up to [`BURST_MAX`] more)
-/// while the shape is asked for.
-pub fn grow(pools: &mut Pools, shape: &PoolShape) {
-    let n = pools.burst.entry(shape.clone()).or_insert(0);
-    *n = (*n + 1).min(BURST_MAX);
-}
-
 /// The pools' status and counters.
 pub fn report(inner: &Inner) -> PoolReport {
     let p = inner.pools();
@@ -167,40 +139,5 @@ pub(crate) mod testing {
             container_id: "c".into(),
             placement: Default::default(),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_burst_of_misses_grows_a_pool_until_the_shape_idles() {
-        let shape = PoolShape {
-            image: "bai/python:3.11-bookworm".into(),
-            cpu_milli: 1000,
-            mem: 1 << 30,
-            shmem: 64 << 20,
-        };
-        let target = PoolTarget {
-            shape: shape.clone(),
-            count: 1,
-        };
-        let mut pools = Pools {
-            idle_after: IDLE_AFTER,
-            ..Default::default()
-        };
-        pools.asked.insert(shape.clone(), std::time::Instant::now());
-        assert_eq!(pools.kept(&target), 1);
-        grow(&mut pools, &shape);
-        grow(&mut pools, &shape);
-        assert_eq!(pools.kept(&target), 3);
-        for _ in 0..10 {
-            grow(&mut pools, &shape);
-        }
-        assert_eq!(pools.kept(&target), 1 + BURST_MAX);
-        // Nobody asks any more: the idle pool keeps one.
-        pools.idle_after = std::time::Duration::ZERO;
-        assert_eq!(pools.kept(&target), IDLE_KEEPS);
     }
 }

@@ -26,9 +26,7 @@ pub async fn claim(
             return None;
         }
         let taken = pools.take(&shape);
-        if taken.is_none() {
-            pools.counters.misses += 1;
-        }
+        pools.asked(&shape, taken.is_some());
         taken
     };
     // Whatever happens now, the pool makes another.

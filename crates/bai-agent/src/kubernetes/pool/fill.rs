@@ -1,5 +1,6 @@
-//! Keeping the pools full: one task makes the pool pods the targets lack, one at a time, and
-//! removes those no target wants. A pod is made only into room the node has free for this
+//! Keeping the pools full: one task makes the pool pods the pools keep and lack, one at a
+//! time, and removes those past what they keep (a target gone or lowered, an idle pool: it
+//! looks at least every [`LOOK_EVERY`]). A pod is made only into room the node has free for this
 //! agent: the offer (the node's allocatable less others' pods) less what this agent's pods,
 //! kernels and pool pods, request. So a pool never takes room a session was placed into;
 //! room that frees later is used, and given back by [`super::room::evict_for`].

@@ -7,8 +7,10 @@
 //! directory is renamed to the kernel's (the pod's hostPath mounts follow it), the owner's
 //! dotfiles are written, its NetworkPolicy made where policies are enforced, the pod
 //! relabelled as the kernel's, and the runner given the session's whole environment. Any
-//! failure there deletes the pool pod and the create goes the cold way. [`fill`] makes pool
-//! pods again in the background, one at a time, only into room the node has free; a cold
+//! failure there deletes the pool pod and the create goes the cold way. How many pods a
+//! pool keeps follows the demand for its shape, as on Docker ([`Demand`]: a burst of misses
+//! grows it, an idle pool keeps one). [`fill`] makes pool pods again in the background, one
+//! at a time, only into room the node has free; a cold
 //! create that Kubernetes cannot place while pool pods hold room deletes them
 //! ([`room::evict_for`]), so the pools never keep a session waiting.
 
@@ -19,6 +21,7 @@ pub mod room;
 
 use super::Inner;
 use super::labels;
+use crate::pool_demand::Demand;
 use bai_core::agent::KernelSpec;
 use bai_core::pool::{PoolCounters, PoolReport, PoolShape, PoolStatus, PoolTarget};
 use kube::api::ListParams;
@@ -44,26 +47,46 @@ pub struct Pools {
     pub ready: Vec<Ready>,
     /// The pool pods being made, by id.
     pub making: Vec<(Uuid, PoolShape)>,
+    /// The demand for each shape: how many each pool keeps now (bursts, idle shrinking).
+    pub demand: Demand,
     pub counters: PoolCounters,
 }
 
 impl Pools {
+    /// The manager's targets for this agent's pools.
+    pub fn set_targets(&mut self, targets: Vec<PoolTarget>) {
+        self.demand.targets_set(&targets);
+        self.targets = targets;
+    }
+
+    /// A create of `shape` asked its pool: a hit, or a miss that grows the pool by one
+    /// while the shape is asked for (a burst of starts).
+    pub fn asked(&mut self, shape: &PoolShape, hit: bool) {
+        self.demand.asked(shape);
+        if !hit {
+            self.counters.misses += 1;
+            self.demand.grow(shape);
+        }
+    }
+
     /// How many of `shape` are ready or being made.
     pub fn have(&self, shape: &PoolShape) -> usize {
         self.ready.iter().filter(|r| &r.shape == shape).count()
             + self.making.iter().filter(|(_, m)| m == shape).count()
     }
 
-    /// The first target with fewer pods than it asks for.
+    /// The first target with fewer pods than its pool keeps now.
     pub fn wanting(&self) -> Option<PoolShape> {
         self.targets
             .iter()
-            .find(|t| self.have(&t.shape) < t.count as usize)
+            .find(|t| self.have(&t.shape) < self.demand.kept(t) as usize)
             .map(|t| t.shape.clone())
     }
 
-    /// Ready pods no target asks for any more (a target gone or lowered).
+    /// Ready pods past what their pools keep now (a target gone or lowered, a pool idle);
+    /// what a burst added to an idle pool is forgotten first.
     pub fn unwanted(&mut self) -> Vec<Ready> {
+        self.demand.forget_idle();
         let mut keep: Vec<Ready> = Vec::new();
         let mut out = Vec::new();
         for r in self.ready.drain(..) {
@@ -71,7 +94,7 @@ impl Pools {
                 .targets
                 .iter()
                 .find(|t| t.shape == r.shape)
-                .map_or(0, |t| t.count as usize);
+                .map_or(0, |t| self.demand.kept(t) as usize);
             if keep.iter().filter(|k| k.shape == r.shape).count() < count {
                 keep.push(r);
             } else {
@@ -96,7 +119,7 @@ impl Pools {
                 .map(|t| PoolStatus {
                     shape: t.shape.to_string(),
                     target: t.count,
-                    kept: t.count,
+                    kept: self.demand.kept(t),
                     ready: self.ready.iter().filter(|r| r.shape == t.shape).count() as u32,
                     making: self.making.iter().filter(|(_, m)| *m == t.shape).count() as u32,
                 })
@@ -191,13 +214,11 @@ mod tests {
 
     #[test]
     fn pools_make_what_targets_lack_and_give_up_what_none_wants() {
-        let mut p = Pools {
-            targets: vec![PoolTarget {
-                shape: shape(1 << 28),
-                count: 2,
-            }],
-            ..Default::default()
-        };
+        let mut p = Pools::default();
+        p.set_targets(vec![PoolTarget {
+            shape: shape(1 << 28),
+            count: 2,
+        }]);
         assert_eq!(p.wanting(), Some(shape(1 << 28)));
         p.ready.push(ready(1 << 28));
         p.making.push((Uuid::new_v4(), shape(1 << 28)));
@@ -217,6 +238,40 @@ mod tests {
         );
         assert!(p.take(&shape(1 << 28)).is_some());
         assert!(p.take(&shape(1 << 28)).is_none());
+    }
+
+    #[test]
+    fn a_burst_of_misses_grows_a_pool_and_an_idle_pool_shrinks_to_one() {
+        let mut p = Pools::default();
+        p.set_targets(vec![PoolTarget {
+            shape: shape(1 << 28),
+            count: 2,
+        }]);
+        p.ready.push(ready(1 << 28));
+        p.ready.push(ready(1 << 28));
+        assert_eq!(p.wanting(), None, "the target's two are there");
+        // Two creates found the pool empty: it keeps two more while the shape is asked for.
+        p.asked(&shape(1 << 28), false);
+        p.asked(&shape(1 << 28), false);
+        assert_eq!(p.counters.misses, 2);
+        assert_eq!(p.report().pools[0].kept, 4);
+        assert_eq!(p.wanting(), Some(shape(1 << 28)));
+        p.ready.push(ready(1 << 28));
+        p.ready.push(ready(1 << 28));
+        assert_eq!(p.wanting(), None);
+        assert!(p.unwanted().is_empty());
+        // Nobody asks any more: the pool keeps one, and the burst is forgotten.
+        p.demand.idle_after = std::time::Duration::ZERO;
+        assert_eq!(p.unwanted().len(), 3);
+        assert_eq!(p.ready.len(), 1);
+        assert_eq!(p.report().pools[0].kept, 1);
+        p.demand.idle_after = crate::pool_demand::IDLE_AFTER;
+        p.asked(&shape(1 << 28), true);
+        assert_eq!(
+            p.report().pools[0].kept,
+            2,
+            "asked again: the target, no old burst"
+        );
     }
 
     #[test]

@@ -79,8 +79,10 @@ impl Op {
             .spawn()
             .expect("node (scripts/ensure-deps.sh installs it)");
         let mut op = Op { child, port, dir };
-        let up = wait_until(Duration::from_secs(20), || {
+        // Until it listens or ends (node starts slowly on a busy machine: a generous limit).
+        let up = wait_until(Duration::from_secs(180), || {
             std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+                || op.child.try_wait().ok().flatten().is_some()
         });
         assert!(up, "the provider did not listen: {}", op.log());
         assert!(op.child.try_wait().unwrap().is_none(), "{}", op.log());

@@ -95,10 +95,9 @@ pub fn alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
-/// Unmounts every mount point at or under `dir`, deepest first (lazily if a plain unmount
-/// fails): a machine's overlay layers, its data root's bind mount and namespace files that
-/// a killed dockerd left behind; a warm pool's shared kernels directory.
-pub fn unmount_under(dir: &Path) {
+/// The mount points at or under `dir` (by its real path) in this mount namespace, deepest
+/// first.
+pub fn mounts_under(dir: &Path) -> Vec<PathBuf> {
     // Mount points are listed by their real path.
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
@@ -110,7 +109,14 @@ pub fn unmount_under(dir: &Path) {
         .collect();
     points.sort_by_key(|p| std::cmp::Reverse(p.as_os_str().len()));
     points.dedup();
-    for p in points {
+    points
+}
+
+/// Unmounts every mount point at or under `dir`, deepest first (lazily if a plain unmount
+/// fails): a machine's overlay layers, its data root's bind mount and namespace files that
+/// a killed dockerd left behind; a warm pool's shared kernels directory.
+pub fn unmount_under(dir: &Path) {
+    for p in mounts_under(dir) {
         let plain = Command::new("umount")
             .arg(&p)
             .stderr(Stdio::null())

@@ -242,6 +242,8 @@ impl Drop for KubeAgent {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // A warm pool's shared kernels directory and the folders its claims mounted.
+        crate::host::unmount_under(self.data.path());
     }
 }
 

@@ -102,6 +102,8 @@ impl Agent {
 impl Drop for Agent {
     fn drop(&mut self) {
         self.kill();
+        // A warm pool's shared kernels directory and the folders its claims mounted.
+        crate::host::unmount_under(self.data.path());
     }
 }
 

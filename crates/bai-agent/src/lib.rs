@@ -21,6 +21,7 @@ pub mod kubernetes;
 mod owned;
 pub mod paths;
 mod pool_demand;
+pub(crate) mod pool_folders;
 mod pool_kernel;
 pub mod runner;
 

@@ -4,7 +4,7 @@
 //! and the pool makes another. A cold session that Kubernetes cannot place while pool pods
 //! hold the room makes them give it up and runs. With the target removed, nothing is left.
 
-use bai_e2e::kube::{Cluster, MANAGED, NamespaceGuard, joined};
+use bai_e2e::kube::{Cluster, MANAGED, NamespaceGuard, joined_with};
 use serde_json::Value;
 
 /// The agent's pods in `ns`: (name, kernel label if any).
@@ -50,9 +50,20 @@ fn a_pool_pod_is_claimed_refilled_and_gives_its_room_up() {
     let cluster = Cluster::get();
     let ns = format!("bai-e2e-pool-{}", std::process::id());
     let _ns = NamespaceGuard::new(&cluster, &ns);
-    let (s, agent) = joined(
+    // Data folders on a storage host the node mounts at the same path (as NFS would be).
+    let shared = tempfile::Builder::new()
+        .prefix("bai-kpool-nfs-")
+        .tempdir()
+        .unwrap();
+    let host = format!("nfs:shared={}", shared.path().display());
+    let (s, agent) = joined_with(
         "kube-pool",
-        &[("BAI_WARM_POOLS", "on")],
+        &[
+            ("BAI_WARM_POOLS", "on"),
+            ("BAI_STORAGE_HOSTS", &host),
+            ("BAI_DEFAULT_STORAGE_HOST", "nfs:shared"),
+        ],
+        &["--storage-host".to_string(), host.clone()],
         &cluster.kubeconfig,
         &ns,
     );
@@ -117,11 +128,17 @@ fn a_pool_pod_is_claimed_refilled_and_gives_its_room_up() {
         "{r:?}"
     );
     // The pool makes another pod of nobody's.
-    s.wait_for(180, "the pool refilled", || {
+    let second = s.wait_for(180, "the pool refilled", || {
         let u = unclaimed(&pods(&cluster, &ns));
-        (u.len() == 1 && u[0] != first).then_some(())
+        (u.len() == 1 && u[0] != first).then(|| u[0].clone())
     });
     s.bai(&s.admin, &["rm", "kpool1"]).expect_ok();
+
+    // A session with data folders takes that pod too: its folders are mounted under its
+    // home on the node at the claim and show inside (the pod's home receives them), the
+    // read-only one read-only; what the session writes is in the folder, and the kernel's
+    // removal leaves the folders whole and nothing mounted.
+    folders_in_a_pool_pod(&s, &cluster, &ns, &agent, &pool_mem, &second);
 
     // A cold session that fits bai's view of the node but not beside the pool pod: the
     // pod gives its room up, and the session runs.
@@ -169,4 +186,91 @@ fn a_pool_pod_is_claimed_refilled_and_gives_its_room_up() {
     cluster.wait_no_pods(&ns);
     drop(agent);
     drop(s);
+}
+
+fn folders_in_a_pool_pod(
+    s: &bai_e2e::Server,
+    cluster: &Cluster,
+    ns: &str,
+    agent: &bai_e2e::kube::KubeAgent,
+    pool_mem: &str,
+    pool_pod: &str,
+) {
+    s.bai(&s.admin, &["vfolder", "create", "data"]).expect_ok();
+    s.bai(&s.admin, &["vfolder", "create", "docs", "-p", "ro"])
+        .expect_ok();
+    for (folder, text) in [("data", "from the folder"), ("docs", "a manual")] {
+        let file = s.work.path().join("in.txt");
+        std::fs::write(&file, text).unwrap();
+        s.bai(&s.admin, &["vfolder", "upload", "-q", folder, "in.txt"])
+            .expect_ok();
+        std::fs::remove_file(&file).unwrap();
+    }
+    // Ready once its runner answers (what the agent says; `bai agents` may still show the
+    // report from before the last claim).
+    let id = pool_pod.trim_start_matches("bai-pool-");
+    s.wait_for(180, "the pool pod ready", || {
+        agent
+            .log()
+            .lines()
+            .any(|l| l.contains("pool pod ready") && l.contains(id))
+            .then_some(())
+    });
+    agent.started(
+        s,
+        &s.admin,
+        "kpoolf",
+        &[
+            "-r", "cpu=0.25", "-r", pool_mem, "-m", "data", "-m", "docs", "python",
+        ],
+        120,
+    );
+    let kernel_pods: Vec<String> = pods(cluster, ns)
+        .into_iter()
+        .filter(|(_, k)| k.is_some())
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(
+        kernel_pods,
+        vec![pool_pod.to_string()],
+        "the session with folders took the pool pod\nagent:\n{}",
+        agent.log()
+    );
+    let code = "import os\n\
+                print(open('/home/work/data/in.txt').read(), open('/home/work/docs/in.txt').read())\n\
+                open('/home/work/data/out.txt', 'w').write('written inside')\n\
+                try:\n    open('/home/work/docs/no.txt', 'w')\nexcept OSError as e:\n    print('refused', e.errno)\n\
+                print(os.stat('/home/work/data/out.txt').st_uid)";
+    let r = s.bai(&s.admin, &["run", "-t", "kpoolf", "-c", code, "python"]);
+    assert!(r.ok(), "{r:?}\nagent:\n{}", agent.log());
+    assert_eq!(
+        r.stdout.lines().map(str::trim).collect::<Vec<_>>(),
+        vec!["from the folder a manual", "refused 30", "1000"],
+        "{r:?}"
+    );
+    s.bai(&s.admin, &["rm", "kpoolf"]).expect_ok();
+    s.wait_for(120, "kpoolf's kernel pod gone", || {
+        (!pods(cluster, ns).iter().any(|(n, _)| n == pool_pod)).then_some(())
+    });
+    // Nothing stays mounted under the agent's kernels, and the folders are whole.
+    let kernels = agent.data.path().join("kernels");
+    s.wait_for(60, "no folder mounted under the kernels", || {
+        let left = bai_e2e::host::mounts_under(&kernels);
+        left.iter().all(|p| *p == kernels).then_some(())
+    });
+    for (folder, file, text) in [
+        ("data", "in.txt", "from the folder"),
+        ("data", "out.txt", "written inside"),
+        ("docs", "in.txt", "a manual"),
+    ] {
+        let got = s.work.path().join(file);
+        let _ = std::fs::remove_file(&got);
+        s.bai(&s.admin, &["vfolder", "download", folder, file])
+            .expect_ok();
+        assert_eq!(
+            std::fs::read_to_string(&got).unwrap(),
+            text,
+            "{folder}/{file}"
+        );
+    }
 }

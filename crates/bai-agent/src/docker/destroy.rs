@@ -53,7 +53,7 @@ pub async fn remove(inner: &Inner, kernel_id: Uuid) -> Result<(), AgentError> {
     let root = inner.dirs(kernel_id).root;
     // A kernel claimed from a pool has its folders mounted under its home on this host:
     // they go first, and the directory stays if one cannot.
-    super::pool::folders::release(&root)?;
+    crate::pool_folders::release(&root)?;
     match tokio::fs::remove_dir_all(&root).await {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

@@ -142,6 +142,17 @@ pub async fn remove(inner: &Inner, kernel: Uuid, ended: Option<Ended>) -> Kernel
     egress::remove(inner, kernel).await;
     inner.hosts.leave(kernel);
     let root = inner.dirs(kernel).root;
+    // A kernel claimed from a pool has its folders mounted under its home on the node: they
+    // go first, and the directory stays if one cannot (a removal must never reach a folder).
+    if let Err(e) = crate::pool_folders::release(&root) {
+        tracing::error!(kernel = %kernel, error = %e, "a kernel's directory is kept");
+        return KernelExit {
+            kernel_id: kernel,
+            exit_code: ended.exit_code,
+            oom_killed: ended.oom_killed,
+            logs,
+        };
+    }
     if let Err(e) = tokio::fs::remove_dir_all(&root).await
         && e.kind() != std::io::ErrorKind::NotFound
     {

@@ -114,6 +114,9 @@ pub(crate) struct Inner {
     pub pools: Mutex<pool::Pools>,
     /// Wakes the pools' filler.
     pub pool_wake: tokio::sync::Notify,
+    /// Whether pool pods' homes receive folders mounted on the node at a claim (decided at
+    /// the first pool pod: [`pool::make::home_propagates`]).
+    pub pool_folders: std::sync::OnceLock<bool>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -308,6 +311,7 @@ impl KubernetesAgent {
             names: Mutex::new(HashMap::new()),
             pools: Mutex::new(pool::Pools::default()),
             pool_wake: tokio::sync::Notify::new(),
+            pool_folders: std::sync::OnceLock::new(),
         });
         let watch = Arc::new(WatchGuard(watch::spawn(&inner)));
         // Re-adoption: the first list of this agent's pods is in before anyone asks.

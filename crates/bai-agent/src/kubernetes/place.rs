@@ -24,6 +24,7 @@ pub(crate) fn placement(
         krunner: inner.config.krunner_path.display().to_string(),
         run_dir: dirs.run.display().to_string(),
         work_dir: dirs.work.display().to_string(),
+        home_propagates: false,
         files,
     }
 }

@@ -57,6 +57,10 @@ pub struct Placement {
     pub run_dir: String,
     /// The kernel's scratch home on the node (`/home/work` inside).
     pub work_dir: String,
+    /// Whether mounts made under `work_dir` on the node later show inside
+    /// (`mountPropagation: HostToContainer`): a pool pod's, given its data folders at the
+    /// claim ([`crate::pool_folders`]).
+    pub home_propagates: bool,
     /// Files mounted read-only, on the node → inside: every kernel's `/etc` files
     /// ([`crate::kernel_files::etc`]), and a cluster session's keys and host table
     /// ([`crate::kernel_files::cluster`]).
@@ -249,7 +253,10 @@ fn volumes(spec: &KernelSpec, at: &Placement) -> Result<(Vec<Volume>, Vec<Volume
     let mut mounts = vec![
         mount("krunner", KRUNNER_INSIDE, true),
         mount("run", "/opt/bai/run", false),
-        mount("work", "/home/work", false),
+        VolumeMount {
+            mount_propagation: at.home_propagates.then(|| "HostToContainer".into()),
+            ..mount("work", "/home/work", false)
+        },
         mount("shm", "/dev/shm", false),
     ];
     for (i, (host, inside)) in at.files.iter().enumerate() {

@@ -36,6 +36,7 @@ fn at() -> Placement {
         krunner: "/usr/lib/bai/bai-krunner".into(),
         run_dir: "/var/lib/bai/kernels/1/run".into(),
         work_dir: "/var/lib/bai/kernels/1/work".into(),
+        home_propagates: false,
         files: vec![(
             "/var/lib/bai/etc/profile.sh".into(),
             "/etc/profile.d/zz-bai-environ.sh".into(),

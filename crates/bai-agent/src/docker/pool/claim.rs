@@ -35,12 +35,12 @@ pub fn fits(spec: &KernelSpec) -> Option<PoolShape> {
 }
 
 /// Whether a claim can mount every folder: an absolute host path, mounted under the home
-/// (`folders.rs`) or at a place `inject.rs` can reach.
+/// (`crate::pool_folders`) or at a place `inject.rs` can reach.
 fn bindable(mounts: &[bai_core::agent::Mount]) -> bool {
     mounts.iter().all(|m| {
         std::path::Path::new(&m.host_path).is_absolute()
             && !m.host_path.contains(':')
-            && (super::folders::in_home(&m.kernel_path)
+            && (crate::pool_folders::in_home(&m.kernel_path)
                 || super::inject::elsewhere(&m.kernel_path).is_some())
     })
 }
@@ -139,7 +139,7 @@ async fn bind(
     egress::bind(inner, &shared, &spec.egress).await?;
     keep_egress(&to.root, &spec.egress)?;
     home::fill(&to.work, &spec.dotfiles)?;
-    super::folders::bind(&inner.config.data_dir, &to.work, &spec.mounts)?;
+    crate::pool_folders::bind(&inner.config.data_dir, &to.work, &spec.mounts)?;
     let outside = super::inject::outside(&spec.mounts)?;
     if !outside.is_empty() {
         let pid = crate::docker::inspect::pid(inner, kernel_id).await?;

@@ -5,7 +5,7 @@
 //! made for it, which leaves the agent's filesystem context and joins the container's mount
 //! namespace (`setns`), and ends there. The mount goes with the container's namespace.
 
-use super::folders::{HOME, fail, staged, staging, unstage};
+use crate::pool_folders::{HOME, fail, staged, staging, unstage};
 use bai_core::agent::{AgentError, Mount};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::CWD;
@@ -42,7 +42,7 @@ pub fn elsewhere(kernel_path: &str) -> Option<PathBuf> {
 pub fn outside(mounts: &[Mount]) -> Result<Vec<(&Mount, PathBuf)>, AgentError> {
     mounts
         .iter()
-        .filter(|m| !super::folders::in_home(&m.kernel_path))
+        .filter(|m| !crate::pool_folders::in_home(&m.kernel_path))
         .map(|m| {
             elsewhere(&m.kernel_path).map(|p| (m, p)).ok_or_else(|| {
                 AgentError::BadRequest(format!(

@@ -43,7 +43,7 @@ pub async fn make(inner: &Inner, shape: &PoolShape) -> Result<Ready, AgentError>
         egress::bind(inner, &shared, &spec.egress).await?;
         let dirs = dirs(inner, id);
         dirs.check_socket_path().map_err(AgentError::Runtime)?;
-        super::folders::ensure_shared(&kernels(inner))?;
+        crate::pool_folders::ensure_shared(&kernels(inner))?;
         make_work_dir(&dirs.root)?;
         make_work_dir(&dirs.work)?;
         make_work_dir(&dirs.run)?;
@@ -154,7 +154,7 @@ pub async fn remove(inner: &Inner, id: Uuid) {
     }
     inner.release(id);
     let root = dirs(inner, id).root;
-    if let Err(e) = super::folders::release(&root) {
+    if let Err(e) = crate::pool_folders::release(&root) {
         tracing::error!(pool_kernel = %id, error = %e, "a pool kernel's directory is kept");
         return;
     }
@@ -184,7 +184,7 @@ pub async fn remove_leftovers(inner: &Inner) -> Result<(), AgentError> {
         remove(inner, c).await;
     }
     let dir = kernels(inner).join(".pool");
-    super::folders::release(&dir)?;
+    crate::pool_folders::release(&dir)?;
     if let Err(e) = tokio::fs::remove_dir_all(&dir).await
         && e.kind() != std::io::ErrorKind::NotFound
     {

@@ -16,7 +16,6 @@
 pub mod busy;
 pub mod claim;
 pub mod fill;
-pub mod folders;
 pub mod inject;
 pub(crate) mod make;
 pub mod room;

@@ -19,7 +19,8 @@ pub async fn claim(
     inner: &Arc<Inner>,
     spec: &KernelSpec,
 ) -> Option<Result<KernelCreated, AgentError>> {
-    let shape = fits(spec)?;
+    let folders = inner.pool_folders.get().copied().unwrap_or(false);
+    let shape = fits(spec, folders)?;
     let taken = {
         let mut pools = inner.pools();
         if !pools.targets.iter().any(|t| t.shape == shape) {
@@ -59,7 +60,8 @@ pub async fn claim(
     }
 }
 
-/// Renames the pool pod's directory to the kernel's, writes the owner's dotfiles and makes
+/// Renames the pool pod's directory to the kernel's, writes the owner's dotfiles, mounts its
+/// data folders under the home on the node (the pod's home receives them) and makes
 /// the kernel's NetworkPolicy (where enforced), owned by the pod (its uid, kept since it was
 /// made). Returns that uid.
 async fn prepare(inner: &Inner, spec: &KernelSpec, r: &Ready) -> Result<String, AgentError> {
@@ -76,6 +78,7 @@ async fn prepare(inner: &Inner, spec: &KernelSpec, r: &Ready) -> Result<String, 
         .map_err(|e| AgentError::Runtime(format!("cannot rename {}: {e}", from.root.display())))?;
     inner.name_pod(kernel, &make::pod_name(r.id));
     home::fill(&to.work, &spec.dotfiles)?;
+    crate::pool_folders::bind(&inner.config.data_dir, &to.work, &spec.mounts)?;
     if egress::before_pod(inner, spec).await? {
         egress::own(inner, kernel, &r.uid).await?;
     }
@@ -137,6 +140,10 @@ async fn undo(inner: &Inner, spec: &KernelSpec, r: &Ready) {
     egress::remove(inner, kernel).await;
     inner.unname_pod(kernel);
     let root = inner.dirs(kernel).root;
+    if let Err(e) = crate::pool_folders::release(&root) {
+        tracing::error!(kernel = %kernel, error = %e, "a failed claim's directory is kept");
+        return;
+    }
     if let Err(e) = tokio::fs::remove_dir_all(&root).await
         && e.kind() != std::io::ErrorKind::NotFound
     {

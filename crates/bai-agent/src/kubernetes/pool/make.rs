@@ -10,7 +10,7 @@ use crate::kubernetes::place::placement;
 use crate::kubernetes::pod::{Placement, kernel_pod};
 use crate::kubernetes::{Inner, KubeError};
 use crate::paths::KernelDirs;
-use crate::{LABEL_AGENT, runner};
+use crate::{LABEL_AGENT, pool_folders, runner};
 use bai_core::agent::AgentError;
 use bai_core::pool::PoolShape;
 use k8s_openapi::api::core::v1::{EnvVar, Pod};
@@ -72,7 +72,8 @@ pub async fn make(inner: &Inner, id: Uuid, shape: &PoolShape) -> Result<Ready, A
         make_work_dir(&dirs.root)?;
         make_work_dir(&dirs.work)?;
         make_work_dir(&dirs.run)?;
-        let at = placement(inner, &dirs, Vec::new());
+        let mut at = placement(inner, &dirs, Vec::new());
+        at.home_propagates = home_propagates(inner);
         let pod = pool_pod(shape, id, &at)?;
         let made = inner
             .pods
@@ -111,6 +112,25 @@ pub async fn make(inner: &Inner, id: Uuid, shape: &PoolShape) -> Result<Ready, A
     }
 }
 
+/// Whether pool pods' homes receive data folders at a claim, decided at the first pool pod:
+/// the kernels' directory must be a shared mount on the node ([`pool_folders::ensure_shared`];
+/// the agent needs `CAP_SYS_ADMIN` in the node's mount namespace: run on the node as root,
+/// not the shipped DaemonSet's pod). Where it cannot be, sessions with data folders start
+/// cold, as before.
+pub fn home_propagates(inner: &Inner) -> bool {
+    *inner.pool_folders.get_or_init(|| {
+        let kernels = inner.config.data_dir.join("kernels");
+        match pool_folders::ensure_shared(&kernels) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(error = %e, dir = %kernels.display(),
+                    "pool pods cannot be given data folders here; sessions with folders start cold");
+                false
+            }
+        }
+    })
+}
+
 /// Deletes a pool pod (grace 0) and its directory, whichever is left.
 pub async fn remove(inner: &Inner, id: Uuid) {
     match inner
@@ -123,6 +143,10 @@ pub async fn remove(inner: &Inner, id: Uuid) {
         Err(e) => tracing::warn!(pool_pod = %id, error = %e, "cannot delete a pool pod"),
     }
     let root = dirs(inner, id).root;
+    if let Err(e) = pool_folders::release(&root) {
+        tracing::error!(pool_pod = %id, error = %e, "a pool pod's directory is kept");
+        return;
+    }
     if let Err(e) = tokio::fs::remove_dir_all(&root).await
         && e.kind() != std::io::ErrorKind::NotFound
     {
@@ -150,6 +174,7 @@ mod tests {
             krunner: "/var/lib/bai/krunner".into(),
             run_dir: "/var/lib/bai/kernels/.pool/x/run".into(),
             work_dir: "/var/lib/bai/kernels/.pool/x/work".into(),
+            home_propagates: true,
             files: Vec::new(),
         };
         let pod = pool_pod(&shape, id, &at).unwrap();
@@ -169,5 +194,15 @@ mod tests {
         let q = c.resources.as_ref().unwrap().limits.clone().unwrap();
         assert_eq!(q["cpu"].0, "500m");
         assert_eq!(q["memory"].0, (256u64 << 20).to_string());
+        // Its home receives the folders mounted under it on the node at the claim; nothing
+        // else of the pod does.
+        let propagation = |name: &str| {
+            let m = c.volume_mounts.as_ref().unwrap();
+            let m = m.iter().find(|m| m.name == name).unwrap();
+            m.mount_propagation.clone()
+        };
+        assert_eq!(propagation("work").as_deref(), Some("HostToContainer"));
+        assert_eq!(propagation("run"), None);
+        assert_eq!(propagation("krunner"), None);
     }
 }

@@ -130,11 +130,15 @@ impl Pools {
 }
 
 /// The shape a create's kernel would take from a pool, if it can take one at all: the one
-/// kernel of its session, with no data folder and no accelerator (a running pod cannot be
-/// given a volume or a device afterwards).
-pub fn fits(spec: &KernelSpec) -> Option<PoolShape> {
+/// kernel of its session, with no accelerator (a running pod cannot be given a device
+/// afterwards), and data folders only under the home where `folders` (the pool pods' homes
+/// receive mounts made on the node: [`make::home_propagates`]); a folder elsewhere would be
+/// a volume the running pod lacks.
+pub fn fits(spec: &KernelSpec, folders: bool) -> Option<PoolShape> {
     let alone = spec.cluster.as_ref().is_none_or(|c| c.size <= 1);
-    let plain = spec.mounts.is_empty() && spec.slots.accel.values().all(|v| *v == 0);
+    let mounts_ok =
+        spec.mounts.is_empty() || (folders && crate::pool_folders::all_in_home(&spec.mounts));
+    let plain = mounts_ok && spec.slots.accel.values().all(|v| *v == 0);
     (alone && plain).then(|| PoolShape {
         image: spec.image.clone(),
         cpu_milli: spec.slots.cpu_milli,
@@ -174,7 +178,13 @@ pub async fn sweep(inner: &Inner) {
         };
         make::remove(inner, id).await;
     }
-    let _ = tokio::fs::remove_dir_all(make::pool_dir(inner)).await;
+    let dir = make::pool_dir(inner);
+    match crate::pool_folders::release(&dir) {
+        Ok(()) => {
+            let _ = tokio::fs::remove_dir_all(&dir).await;
+        }
+        Err(e) => tracing::error!(error = %e, "the pool pods' directory is kept"),
+    }
 }
 
 /// The agent is stopping: no more targets, and every pool pod (ready or being made) goes.
@@ -275,11 +285,11 @@ mod tests {
     }
 
     #[test]
-    fn only_a_lone_kernel_without_folders_or_devices_fits_a_pool() {
+    fn only_a_lone_kernel_without_devices_and_with_folders_under_its_home_fits_a_pool() {
         let mut spec = crate::pool_kernel::spec(&shape(1 << 28), Uuid::new_v4());
-        assert_eq!(fits(&spec), Some(shape(1 << 28)));
+        assert_eq!(fits(&spec, false), Some(shape(1 << 28)));
         spec.slots.accel.insert("cuda.device".into(), 1000);
-        assert_eq!(fits(&spec), None);
+        assert_eq!(fits(&spec, true), None);
         spec.slots.accel.clear();
         spec.mounts.push(bai_core::agent::Mount {
             vfolder_id: Uuid::nil(),
@@ -288,6 +298,26 @@ mod tests {
             kernel_path: "/home/work/data".into(),
             read_only: false,
         });
-        assert_eq!(fits(&spec), None);
+        assert_eq!(fits(&spec, true), Some(shape(1 << 28)));
+        assert_eq!(
+            fits(&spec, false),
+            None,
+            "pool pods whose homes receive no mounts take no folder"
+        );
+        // A folder outside the home would be a volume the running pod lacks.
+        spec.mounts.push(bai_core::agent::Mount {
+            vfolder_id: Uuid::nil(),
+            name: "model".into(),
+            host_path: "/srv/model".into(),
+            kernel_path: "/models".into(),
+            read_only: true,
+        });
+        assert_eq!(fits(&spec, true), None);
+        spec.mounts.pop();
+        spec.mounts[0].host_path = "srv/data".into();
+        assert_eq!(fits(&spec, true), None, "a relative host path");
+        spec.mounts.clear();
+        spec.cluster = Some(bai_core::cluster::ClusterInfo::single(Uuid::new_v4()));
+        assert_eq!(fits(&spec, false), Some(shape(1 << 28)), "a cluster of one");
     }
 }

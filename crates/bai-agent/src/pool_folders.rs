@@ -1,7 +1,9 @@
-//! Data folders in a claimed kernel. A container's bind mounts are fixed when it is made, so
-//! a pool kernel's home is bound with slave propagation from a shared mount of the kernels'
-//! directory: a folder bind-mounted under the kernel's home on the host at the claim shows
-//! inside at the same place (`/home/work/<folder>`), read-only where the session asks.
+//! Data folders in a claimed pool kernel, for both backends. A container's bind mounts (a
+//! pod's volumes) are fixed when it is made, so a pool kernel's home is bound with slave
+//! propagation (Docker's `rslave`, a pod's `mountPropagation: HostToContainer`) from a
+//! shared mount of the kernels' directory: a folder bind-mounted under the kernel's home on
+//! the host at the claim shows inside at the same place (`/home/work/<folder>`), read-only
+//! where the session asks.
 //! Before a kernel's directory is removed every mount under it is taken away and checked
 //! gone, so a removal never reaches into a folder.
 
@@ -14,9 +16,9 @@ use rustix::mount::{
 use std::path::{Path, PathBuf};
 
 /// Where a kernel's folders go inside: its home.
-pub(super) const HOME: &str = "/home/work";
+pub(crate) const HOME: &str = "/home/work";
 
-pub(super) fn fail(what: impl std::fmt::Display, e: impl std::fmt::Display) -> AgentError {
+pub(crate) fn fail(what: impl std::fmt::Display, e: impl std::fmt::Display) -> AgentError {
     AgentError::Runtime(format!("{what}: {e}"))
 }
 
@@ -75,7 +77,7 @@ pub fn ensure_shared(dir: &Path) -> Result<(), AgentError> {
 
 /// A private mount where a folder's bind is made read-only before it is moved under a
 /// kernel's home: a mount's flags are copied when it propagates, not changed after.
-pub(super) fn staging(data_dir: &Path) -> Result<PathBuf, AgentError> {
+pub(crate) fn staging(data_dir: &Path) -> Result<PathBuf, AgentError> {
     let dir = data_dir.join(".mounts");
     std::fs::create_dir_all(&dir)
         .map_err(|e| fail(format_args!("cannot make {}", dir.display()), e))?;
@@ -101,6 +103,16 @@ pub fn place(work: &Path, kernel_path: &str) -> Option<PathBuf> {
 /// Whether a folder mounted at `kernel_path` inside is under the home.
 pub fn in_home(kernel_path: &str) -> bool {
     place(Path::new("/w"), kernel_path).is_some()
+}
+
+/// Whether every folder of `mounts` can be bound under a claimed kernel's home: an absolute
+/// host path without `:`, mounted under the home inside.
+pub fn all_in_home(mounts: &[Mount]) -> bool {
+    mounts.iter().all(|m| {
+        Path::new(&m.host_path).is_absolute()
+            && !m.host_path.contains(':')
+            && in_home(&m.kernel_path)
+    })
 }
 
 /// Binds each folder under `work` (the claimed kernel's home on the host): the same folders,
@@ -129,7 +141,7 @@ pub fn bind(data_dir: &Path, work: &Path, mounts: &[Mount]) -> Result<(), AgentE
 }
 
 /// A folder's bind at a new place under `stage`, read-only if the session asks.
-pub(super) fn staged(stage: &Path, m: &Mount) -> Result<PathBuf, AgentError> {
+pub(crate) fn staged(stage: &Path, m: &Mount) -> Result<PathBuf, AgentError> {
     let step = stage.join(uuid::Uuid::new_v4().to_string());
     std::fs::create_dir(&step)
         .map_err(|e| fail(format_args!("cannot make {}", step.display()), e))?;
@@ -153,7 +165,7 @@ pub(super) fn staged(stage: &Path, m: &Mount) -> Result<PathBuf, AgentError> {
 }
 
 /// Removes a staging place (unmounting what is still there, if `mounted`).
-pub(super) fn unstage(step: &Path, mounted: bool) {
+pub(crate) fn unstage(step: &Path, mounted: bool) {
     if mounted {
         let _ = unmount(step, UnmountFlags::DETACH);
     }

@@ -13,6 +13,9 @@ describe('warm pools', () => {
     expect(formatPool({ shape: SHAPE, target: 4, kept: 1, ready: 1, making: 0 })).toBe(`${SHAPE} — 1 of 4 ready (idle: keeps 1)`);
     expect(formatPool({ shape: SHAPE, target: 4, kept: 1, ready: 0, making: 1 })).toBe(`${SHAPE} — 0 of 4 ready (1 being made, idle: keeps 1)`);
   });
+  it('says when a burst of starts grew a pool past its target', () => {
+    expect(formatPool({ shape: SHAPE, target: 1, kept: 3, ready: 2, making: 1 })).toBe(`${SHAPE} — 2 of 1 ready (1 being made, a burst: keeps 3)`);
+  });
   it('sums up the counters when the agent has pools or hits or misses', () => {
     const w = { pools: [{ shape: SHAPE, target: 2, kept: 2, ready: 1, making: 1 }], hits: 3, misses: 1, refills: 4, bind_failures: 0, evictions: 0 };
     expect(warmPoolSummary(w)).toBe('Warm pools: 3 hits, 1 miss, 4 made, 0 failed to bind, 0 given up for room');

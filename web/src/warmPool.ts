@@ -5,11 +5,13 @@ export type WarmPool = Schema<'AgentWarmPool'>;
 export type Pool = Schema<'AgentPool'>;
 
 /** `IMAGE,cpu=1,mem=1024m,shm=64m — 1 of 2 ready (1 being made)`; an idle pool, shrunk:
- * `… — 1 of 4 ready (idle: keeps 1)`. */
+ * `… — 1 of 4 ready (idle: keeps 1)`; a pool grown by creates that found it empty:
+ * `… — 3 of 1 ready (a burst: keeps 3)`. */
 export function formatPool(p: Pool): string {
   const notes = [];
   if (p.making) notes.push(`${p.making} being made`);
   if (p.kept < p.target) notes.push(`idle: keeps ${p.kept}`);
+  if (p.kept > p.target) notes.push(`a burst: keeps ${p.kept}`);
   const more = notes.length ? ` (${notes.join(', ')})` : '';
   return `${p.shape} — ${p.ready} of ${p.target} ready${more}`;
 }

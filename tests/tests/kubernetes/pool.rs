@@ -1,8 +1,9 @@
 //! Warm pools on the Kubernetes backend: a resource group's pool shape is kept started as a
 //! pod of nobody (`bai-pool-<id>`, the runner waiting); a `bai start` of that shape is given
 //! that pod, relabelled as its kernel and bound to the session's environment and dotfiles,
-//! and the pool makes another. A cold session that Kubernetes cannot place while pool pods
-//! hold the room makes them give it up and runs. With the target removed, nothing is left.
+//! and the pool makes another. A session with data folders takes one too. A cold session
+//! that Kubernetes cannot place while pool pods hold the room makes them give it up and
+//! runs. With the target removed, nothing is left. A burst of starts grows a pool.
 
 use bai_e2e::kube::{Cluster, MANAGED, NamespaceGuard, joined_with};
 use serde_json::Value;
@@ -167,10 +168,59 @@ fn a_pool_pod_is_claimed_refilled_and_gives_its_room_up() {
     assert!(left.is_empty(), "kernel directories left: {left:?}");
 
     // A stopping agent (SIGTERM) takes its pool pods with it: nobody would claim them.
-    group(&["--warm-pool", "python,cpu=0.25,mem=128m,count=1"]).expect_ok();
+    // A small shape (a tenth of a core), so the burst's kernels and the pods it adds fit
+    // beside whatever the other tests run.
+    group(&["--warm-pool", "python,cpu=0.1,mem=128m,count=1"]).expect_ok();
     s.wait_for(180, "a pool pod again", || {
         (unclaimed(&pods(&cluster, &ns)).len() == 1).then_some(())
     });
+
+    // A burst: four starts of the shape at once find one pod ready. The others start cold,
+    // and each miss makes the pool keep one more while the shape is asked for: it grows
+    // past its target of one.
+    let names = ["kburst1", "kburst2", "kburst3", "kburst4"];
+    let starts: Vec<std::process::Child> = names
+        .iter()
+        .map(|n| {
+            s.bai_command(
+                &s.admin,
+                &[
+                    "start", "-t", n, "-r", "cpu=0.1", "-r", "mem=128m", "python",
+                ],
+            )
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    for mut c in starts {
+        assert!(c.wait().unwrap().success(), "a start of the burst failed");
+    }
+    for n in names {
+        s.wait_for(180, &format!("{n} to run"), || {
+            (s.status(&s.admin, n) == "RUNNING").then_some(())
+        });
+    }
+    let grown = s.wait_for(180, "the pool grown by the burst", || {
+        let out = s.bai(&s.admin, &["agents"]).stdout;
+        let line = out.lines().find(|l| l.contains(" warm pool "))?.to_string();
+        let kept: u32 = line
+            .split("a burst: keeps ")
+            .nth(1)?
+            .trim_end_matches(')')
+            .trim()
+            .parse()
+            .ok()?;
+        (kept >= 2 && unclaimed(&pods(&cluster, &ns)).len() as u32 == kept).then_some(kept)
+    });
+    assert!(
+        grown as usize <= 1 + names.len(),
+        "a burst grows a pool by its misses, one per start at most: keeps {grown}"
+    );
+    for n in names {
+        s.bai(&s.admin, &["rm", n]).expect_ok();
+    }
     let mut agent = agent;
     let term = std::process::Command::new("kill")
         .args(["-TERM", &agent.child.id().to_string()])

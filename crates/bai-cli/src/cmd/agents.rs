@@ -98,6 +98,9 @@ pub async fn agents(client: &Client) -> Result<i32> {
             if p.kept < p.target {
                 making.push_str(&format!(", idle: keeps {}", p.kept));
             }
+            if p.kept > p.target {
+                making.push_str(&format!(", a burst: keeps {}", p.kept));
+            }
             println!(
                 "{} warm pool {}: {} of {} ready{making}",
                 a.id, p.shape, p.ready, p.target

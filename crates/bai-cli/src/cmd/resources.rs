@@ -15,16 +15,32 @@ use std::collections::BTreeMap;
 
 /// `{"cpu": "2", "mem": "4294967296"}` → `cpu 2, mem 4 GiB`.
 pub fn slots_text(s: &ResourceSlots) -> String {
+    // The wire's "Infinity": nothing limits the slot.
+    let word = |v: &str| {
+        if v == "Infinity" {
+            "unlimited".to_string()
+        } else {
+            v.to_string()
+        }
+    };
     let mem = match s.mem.parse::<u64>() {
         Ok(b) => bai_core::resources::format_bytes(b),
-        Err(_) => s.mem.clone(),
+        Err(_) => word(&s.mem),
     };
-    [format!("cpu {}", s.cpu), format!("mem {mem}")]
+    [format!("cpu {}", word(&s.cpu)), format!("mem {mem}")]
         .into_iter()
-        .chain(s.accelerators.iter().map(|(k, v)| format!("{k} {v}")))
+        .chain(
+            s.accelerators
+                .iter()
+                .map(|(k, v)| format!("{k} {}", word(v))),
+        )
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// What `bai presets` says where there is none yet.
+const NO_PRESETS: &str =
+    "No presets yet: an administrator adds them with `bai admin preset create NAME -r cpu=1 -r mem=2g`.";
 
 /// `public` or `private`.
 fn access_word(is_public: bool) -> &'static str {
@@ -95,7 +111,11 @@ pub async fn presets(client: &Client, a: &PresetsArgs) -> Result<i32> {
                 ]
             })
             .collect();
-        table(&["Name", "Resources", "Shared memory"], &rows);
+        if rows.is_empty() {
+            println!("{NO_PRESETS}");
+        } else {
+            table(&["Name", "Resources", "Shared memory"], &rows);
+        }
         return Ok(0);
     }
     let fits = client.check_presets(a.group.as_deref()).await?;
@@ -110,7 +130,11 @@ pub async fn presets(client: &Client, a: &PresetsArgs) -> Result<i32> {
             ]
         })
         .collect();
-    table(&["Name", "Resources", "Fits now"], &rows);
+    if rows.is_empty() {
+        println!("{NO_PRESETS}");
+    } else {
+        table(&["Name", "Resources", "Fits now"], &rows);
+    }
     println!();
     println!("resource group      : {}", fits.scaling_group);
     println!(
@@ -433,6 +457,15 @@ mod tests {
             accelerators: [("cuda.shares".to_string(), "0.5".to_string())].into(),
         };
         assert_eq!(slots_text(&slots), "cpu 2, mem 4 GiB, cuda.shares 0.5");
+        let unlimited = ResourceSlots {
+            cpu: "Infinity".into(),
+            mem: "Infinity".into(),
+            accelerators: [("cuda.device".to_string(), "Infinity".to_string())].into(),
+        };
+        assert_eq!(
+            slots_text(&unlimited),
+            "cpu unlimited, mem unlimited, cuda.device unlimited"
+        );
         let fields = GroupFields {
             scheduler: Some("drf".into()),
             public: Some(false),

@@ -11,7 +11,8 @@
 //! the image and the node), OOMKilled (out of memory), the offer following the node after the
 //! join (a tenant's pod, cordon, NotReady), a node that goes down (its sessions degraded,
 //! resumed or ended as a lost agent's), the NetworkPolicy of a kernel under an egress policy
-//! (`egress.rs`), and nothing of bai left afterwards.
+//! (`egress.rs`), time-sliced GPUs as `cuda.shares` (`gpus.rs`), and nothing of bai left
+//! afterwards.
 //!
 //! The tests of this binary share one cluster while any of them runs (API-only clusters may
 //! run beside each other and beside the machine's kubelet cluster); the last one stops it.
@@ -26,6 +27,9 @@ mod node_down;
 
 #[path = "kubernetes_api/egress.rs"]
 mod egress;
+
+#[path = "kubernetes_api/gpus.rs"]
+mod gpus;
 
 use bai_e2e::remote::agents;
 use serde_json::json;

@@ -2,8 +2,8 @@
 //! agent's own kernels request there (other tenants, and other bai agents, share the
 //! cluster), and whether it may be used at all. Pure.
 
+use super::gpus::{CUDA_DEVICE, CUDA_SHARES, NVIDIA_GPU, NVIDIA_GPU_SHARED, gpu_sharing};
 use super::labels;
-use super::pod::{CUDA_DEVICE, NVIDIA_GPU};
 use super::quantity;
 use bai_core::agent::ImageInfo;
 use bai_core::resources::ResourceSlots;
@@ -31,9 +31,9 @@ pub fn is_ready(node: &Node) -> bool {
 
 /// A pod's effective requests as the scheduler counts them: the sum over its containers,
 /// or an init container's if larger (init containers run one at a time).
-fn pod_requests(pod: &Pod) -> (u64, u64, u64) {
+fn pod_requests(pod: &Pod) -> (u64, u64, u64, u64) {
     let Some(spec) = &pod.spec else {
-        return (0, 0, 0);
+        return (0, 0, 0, 0);
     };
     let of = |c: &Container| {
         let r = c.resources.as_ref();
@@ -45,31 +45,38 @@ fn pod_requests(pod: &Pod) -> (u64, u64, u64) {
             get("cpu").map_or(0, |q| quantity::cpu_milli(&q.0).unwrap_or(0)),
             get("memory").map_or(0, |q| quantity::units(&q.0).unwrap_or(0)),
             get(NVIDIA_GPU).map_or(0, |q| quantity::units(&q.0).unwrap_or(0)),
+            get(NVIDIA_GPU_SHARED).map_or(0, |q| quantity::units(&q.0).unwrap_or(0)),
         )
     };
     let sum = spec
         .containers
         .iter()
         .map(of)
-        .fold((0u64, 0u64, 0u64), |a, b| {
+        .fold((0u64, 0u64, 0u64, 0u64), |a, b| {
             (
                 a.0.saturating_add(b.0),
                 a.1.saturating_add(b.1),
                 a.2.saturating_add(b.2),
+                a.3.saturating_add(b.3),
             )
         });
     spec.init_containers
         .iter()
         .flatten()
         .map(of)
-        .fold(sum, |a, b| (a.0.max(b.0), a.1.max(b.1), a.2.max(b.2)))
+        .fold(sum, |a, b| {
+            (a.0.max(b.0), a.1.max(b.1), a.2.max(b.2), a.3.max(b.3))
+        })
 }
 
 /// What `pods` that have not ended request together: cpu in millicores, memory in bytes.
 pub fn held_by(pods: &[Pod]) -> (u64, u64) {
     pods.iter()
         .filter(|p| holds(p))
-        .map(pod_requests)
+        .map(|p| {
+            let (c, m, _, _) = pod_requests(p);
+            (c, m)
+        })
         .fold((0, 0), |a, b| {
             (a.0.saturating_add(b.0), a.1.saturating_add(b.1))
         })
@@ -95,22 +102,40 @@ pub fn offered(node: &Node, pods: &[Pod], agent: &str) -> ResourceSlots {
     let q = |k: &str, f: fn(&str) -> Result<u64, quantity::BadQuantity>| {
         allocatable(node, k).map_or(0, |q| f(&q.0).unwrap_or(0))
     };
-    let (mut cpu, mut mem, mut gpu) = (
+    let (mut cpu, mut mem, mut gpu, mut shared) = (
         q("cpu", quantity::cpu_milli),
         q("memory", quantity::units),
         q(NVIDIA_GPU, quantity::units),
+        q(NVIDIA_GPU_SHARED, quantity::units),
     );
     for pod in pods {
         let on_node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()) == name;
         if !on_node || !holds(pod) || labels::is_agents(pod.metadata.labels.as_ref(), agent) {
             continue;
         }
-        let (c, m, g) = pod_requests(pod);
+        let (c, m, g, s) = pod_requests(pod);
         cpu = cpu.saturating_sub(c);
         mem = mem.saturating_sub(m);
         gpu = gpu.saturating_sub(g);
+        shared = shared.saturating_sub(s);
     }
     let mut accel = BTreeMap::new();
+    // Time-sliced GPUs are cuda.shares (slices / replicas GPUs); whole ones cuda.device.
+    let sharing = gpu_sharing(node);
+    let slices = match sharing.as_ref().map(|s| s.resource.as_str()) {
+        Some(NVIDIA_GPU_SHARED) => shared,
+        Some(_) => std::mem::take(&mut gpu),
+        None => 0,
+    };
+    if let Some(s) = &sharing
+        && slices > 0
+        && s.quantum_milli().is_some()
+    {
+        accel.insert(
+            CUDA_SHARES.to_string(),
+            slices.saturating_mul(1000) / s.replicas,
+        );
+    }
     if gpu > 0 {
         accel.insert(CUDA_DEVICE.to_string(), gpu.saturating_mul(1000));
     }

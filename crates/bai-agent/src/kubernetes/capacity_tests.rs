@@ -75,3 +75,84 @@ fn images_are_the_tagged_names() {
     assert_eq!(i[0].name, "bai/python:3.11-bookworm");
     assert_eq!(i[0].digest, "sha256:abc");
 }
+
+/// A node whose GPUs NVIDIA's device plugin time-slices: `labels` from GPU feature
+/// discovery, `allocatable` as the plugin advertises the slices.
+fn sliced(labels: serde_json::Value, allocatable: serde_json::Value) -> Node {
+    serde_json::from_value(json!({
+        "metadata": {"name": "n1", "labels": labels},
+        "status": {"allocatable": allocatable, "conditions": [{"type": "Ready", "status": "True"}]}
+    }))
+    .unwrap()
+}
+
+#[test]
+fn time_sliced_gpus_are_offered_as_cuda_shares_less_others_slices() {
+    let n = sliced(
+        json!({"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.count": "2",
+               "nvidia.com/gpu.product": "NVIDIA-H200", "nvidia.com/gpu.memory": "143771"}),
+        json!({"cpu": "8", "memory": "32Gi", "nvidia.com/gpu.shared": "8"}),
+    );
+    let sharing = crate::kubernetes::gpus::gpu_sharing(&n).unwrap();
+    assert_eq!(sharing.resource, "nvidia.com/gpu.shared");
+    assert_eq!(sharing.replicas, 4);
+    assert_eq!(sharing.slices(500), Some(2));
+    assert_eq!(sharing.slices(300), None);
+    let got = offered(&n, &[], "me");
+    assert_eq!(
+        got.accel[CUDA_SHARES], 2000,
+        "8 slices of 4 per GPU: 2 GPUs"
+    );
+    assert!(!got.accel.contains_key(CUDA_DEVICE));
+    // Another tenant's pod holding three slices leaves five (1.25 GPUs).
+    let mut other = pod("n1", false, "Running", "100m", "1Mi", None);
+    other.spec.as_mut().unwrap().containers[0]
+        .resources
+        .as_mut()
+        .unwrap()
+        .requests
+        .as_mut()
+        .unwrap()
+        .insert("nvidia.com/gpu.shared".into(), Quantity("3".into()));
+    assert_eq!(offered(&n, &[other], "me").accel[CUDA_SHARES], 1250);
+    // The devices the manager checks a request's step against: one per physical GPU.
+    let devices = crate::kubernetes::gpus::devices(&n);
+    assert_eq!(devices.len(), 2);
+    assert!(devices.iter().all(|d| d.slot == CUDA_SHARES
+        && d.quantum_milli == 250
+        && d.capacity_milli == 1000
+        && d.model == "NVIDIA-H200"
+        && d.memory == 143_771 << 20));
+}
+
+#[test]
+fn unrenamed_slices_are_shares_and_unsliced_or_odd_gpus_stay_whole() {
+    // Not renamed: nvidia.com/gpu counts slices.
+    let n = sliced(
+        json!({"nvidia.com/gpu.replicas": "2"}),
+        json!({"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "4"}),
+    );
+    let got = offered(&n, &[], "me");
+    assert_eq!(got.accel[CUDA_SHARES], 2000);
+    assert!(!got.accel.contains_key(CUDA_DEVICE));
+    assert_eq!(crate::kubernetes::gpus::devices(&n).len(), 2);
+    // Sliced three ways: a slice is no whole number of thousandths, and a slice is not a
+    // GPU either: nothing is offered.
+    let n = sliced(
+        json!({"nvidia.com/gpu.replicas": "3"}),
+        json!({"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "6"}),
+    );
+    assert!(offered(&n, &[], "me").accel.is_empty());
+    assert!(crate::kubernetes::gpus::devices(&n).is_empty());
+    // One replica (no sharing) or no number: whole GPUs, as on any node.
+    for replicas in ["1", "many"] {
+        let n = sliced(
+            json!({"nvidia.com/gpu.replicas": replicas}),
+            json!({"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "4"}),
+        );
+        let got = offered(&n, &[], "me");
+        assert_eq!(got.accel[CUDA_DEVICE], 4000, "replicas {replicas}");
+        assert!(!got.accel.contains_key(CUDA_SHARES));
+        assert!(crate::kubernetes::gpus::devices(&n).is_empty());
+    }
+}

@@ -26,6 +26,7 @@ pub mod capacity;
 mod client;
 mod egress;
 mod error;
+pub mod gpus;
 mod hosts;
 mod images;
 pub mod labels;
@@ -117,6 +118,9 @@ pub(crate) struct Inner {
     /// Whether pool pods' homes receive folders mounted on the node at a claim (decided at
     /// the first pool pod: [`pool::make::home_propagates`]).
     pub pool_folders: std::sync::OnceLock<bool>,
+    /// How the node's GPUs are time-sliced, as last read ([`offer::read`]): what a pod's
+    /// `cuda.shares` become.
+    pub gpu_sharing: Mutex<Option<gpus::GpuSharing>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -126,6 +130,15 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Inner {
     pub fn dirs(&self, kernel: Uuid) -> KernelDirs {
         KernelDirs::new(&self.config.data_dir, kernel)
+    }
+
+    /// How the node's GPUs are time-sliced, as last read.
+    pub fn gpu_sharing(&self) -> Option<gpus::GpuSharing> {
+        lock(&self.gpu_sharing).clone()
+    }
+
+    pub fn set_gpu_sharing(&self, sharing: Option<gpus::GpuSharing>) {
+        *lock(&self.gpu_sharing) = sharing;
     }
 
     /// The name of a kernel's pod: `bai-k-<kernel id>`, or the pool pod it was given.
@@ -312,6 +325,7 @@ impl KubernetesAgent {
             pools: Mutex::new(pool::Pools::default()),
             pool_wake: tokio::sync::Notify::new(),
             pool_folders: std::sync::OnceLock::new(),
+            gpu_sharing: Mutex::new(None),
         });
         let watch = Arc::new(WatchGuard(watch::spawn(&inner)));
         // Re-adoption: the first list of this agent's pods is in before anyone asks.

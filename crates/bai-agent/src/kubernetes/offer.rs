@@ -46,6 +46,11 @@ pub struct Offer {
     pub withheld: Option<String>,
     /// The node is NotReady or gone: its kernels cannot be reached (a cordoned node's can).
     pub unreachable: bool,
+    /// How the node time-slices its GPUs, if it does.
+    pub sharing: Option<super::gpus::GpuSharing>,
+    /// Its time-sliced GPUs, as devices of `cuda.shares` (the step a request is checked
+    /// against).
+    pub devices: Vec<bai_core::accel::DeviceInfo>,
     gone: bool,
     /// Where watches start from: the node's and the pod list's resource versions.
     versions: (String, String),
@@ -76,6 +81,7 @@ pub async fn read(inner: &Inner) -> Result<Offer, KubeError> {
     );
     if !offer.gone {
         offer.images = super::images::offered(inner, std::mem::take(&mut offer.images)).await;
+        inner.set_gpu_sharing(offer.sharing.clone());
     }
     Ok(offer)
 }
@@ -111,6 +117,8 @@ fn of(name: &str, agent: &str, node: Option<&Node>, pods: &[Pod], pods_version: 
             .map(|i| i.architecture.clone()),
         withheld,
         unreachable: node.is_none_or(|n| !capacity::is_ready(n)),
+        sharing: node.and_then(super::gpus::gpu_sharing),
+        devices: node.map(super::gpus::devices).unwrap_or_default(),
         gone: node.is_none(),
         versions: (version, pods_version),
     }

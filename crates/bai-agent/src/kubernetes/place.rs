@@ -25,6 +25,7 @@ pub(crate) fn placement(
         run_dir: dirs.run.display().to_string(),
         work_dir: dirs.work.display().to_string(),
         home_propagates: false,
+        gpu_sharing: inner.gpu_sharing(),
         files,
     }
 }

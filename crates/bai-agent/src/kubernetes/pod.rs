@@ -14,6 +14,7 @@
 //! - a required node affinity to the node bai chose (never `nodeName`: a bound pod that no
 //!   longer fits is rejected by the kubelet instead of waiting).
 
+use super::gpus::GpuSharing;
 use super::labels::{self, KernelLabels};
 use crate::kernel_files::WORK_UID;
 use bai_core::agent::KernelSpec;
@@ -28,12 +29,7 @@ use std::collections::BTreeMap;
 
 /// The kernel's container in its pod.
 pub const CONTAINER: &str = "kernel";
-/// The extended resource of NVIDIA's device plugin.
-pub const NVIDIA_GPU: &str = "nvidia.com/gpu";
-/// bai's slot for whole GPUs (milli-units: 1000 a GPU).
-pub const CUDA_DEVICE: &str = "cuda.device";
-/// bai's slot for GPU shares, which Kubernetes cannot give.
-pub const CUDA_SHARES: &str = "cuda.shares";
+pub use super::gpus::{CUDA_DEVICE, CUDA_SHARES, NVIDIA_GPU};
 /// Where the runner is inside the kernel (as on Docker).
 pub const KRUNNER_INSIDE: &str = "/opt/bai/bin/krunner";
 /// Variables that get the kernel's core count (as on Docker).
@@ -61,6 +57,8 @@ pub struct Placement {
     /// (`mountPropagation: HostToContainer`): a pool pod's, given its data folders at the
     /// claim ([`crate::pool_folders`]).
     pub home_propagates: bool,
+    /// How the node's GPUs are time-sliced, if they are (`cuda.shares` become slices).
+    pub gpu_sharing: Option<GpuSharing>,
     /// Files mounted read-only, on the node → inside: every kernel's `/etc` files
     /// ([`crate::kernel_files::etc`]), and a cluster session's keys and host table
     /// ([`crate::kernel_files::cluster`]).
@@ -71,10 +69,25 @@ pub struct Placement {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PodError {
     #[error(
-        "cuda.shares (fractional GPUs) cannot run on the Kubernetes backend: Kubernetes gives \
-         whole GPUs only (nvidia.com/gpu); ask for cuda.device instead"
+        "cuda.shares (fractional GPUs) cannot run on this Kubernetes node: its GPUs are whole \
+         (nvidia.com/gpu) and not time-sliced (NVIDIA's device plugin with \
+         nvidia.com/gpu.replicas); ask for cuda.device instead"
     )]
     SharesUnsupported,
+    #[error(
+        "cuda.shares={value} is not a whole number of GPU slices on this node: its GPUs are \
+         time-sliced {replicas} ways, ask for a multiple of {quantum}"
+    )]
+    SharesStep {
+        value: String,
+        replicas: u64,
+        quantum: String,
+    },
+    #[error(
+        "cuda.device cannot run on this node: its GPUs are time-sliced {0} ways \
+         (nvidia.com/gpu counts slices); ask for cuda.shares instead"
+    )]
+    GpusSliced(u64),
     #[error("cuda.device={0} is not a whole number of GPUs; Kubernetes gives whole GPUs only")]
     FractionalGpu(String),
     #[error("the accelerator slot {0} is not supported on the Kubernetes backend")]
@@ -96,7 +109,7 @@ pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
     // A multi-node session's overlay (`ClusterInfo::overlay`: a subnet, fixed addresses and
     // VXLAN peers) is the Docker backend's: pods are on the cluster's own pod network, and
     // their addresses go into the session's host table as they run (`hosts.rs`).
-    let resources = resources(spec)?;
+    let resources = resources(spec, at.gpu_sharing.as_ref())?;
     let (volumes, mounts) = volumes(spec, at)?;
     let meta = ObjectMeta {
         name: Some(pod_name(spec.kernel_id)),
@@ -164,8 +177,11 @@ pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
     })
 }
 
-/// requests = limits, from the slots.
-fn resources(spec: &KernelSpec) -> Result<ResourceRequirements, PodError> {
+/// requests = limits, from the slots (`cuda.shares` as slices of `sharing`'s GPUs).
+fn resources(
+    spec: &KernelSpec,
+    sharing: Option<&GpuSharing>,
+) -> Result<ResourceRequirements, PodError> {
     let slots = &spec.slots;
     if slots.cpu_milli == 0 || slots.mem == 0 {
         return Err(PodError::NoResources);
@@ -177,7 +193,22 @@ fn resources(spec: &KernelSpec) -> Result<ResourceRequirements, PodError> {
     for (slot, &milli) in &slots.accel {
         match slot.as_str() {
             _ if milli == 0 => {}
-            CUDA_SHARES => return Err(PodError::SharesUnsupported),
+            CUDA_SHARES => {
+                let Some(s) = sharing else {
+                    return Err(PodError::SharesUnsupported);
+                };
+                let Some(k) = s.slices(milli) else {
+                    return Err(PodError::SharesStep {
+                        value: format!("{}", milli as f64 / 1000.0),
+                        replicas: s.replicas,
+                        quantum: format!("{}", 1.0 / s.replicas as f64),
+                    });
+                };
+                q.insert(s.resource.clone(), Quantity(k.to_string()));
+            }
+            CUDA_DEVICE if sharing.is_some_and(|s| s.resource == NVIDIA_GPU) => {
+                return Err(PodError::GpusSliced(sharing.map_or(0, |s| s.replicas)));
+            }
             CUDA_DEVICE if milli % 1000 != 0 => {
                 return Err(PodError::FractionalGpu(format!(
                     "{}",

@@ -37,6 +37,7 @@ fn at() -> Placement {
         run_dir: "/var/lib/bai/kernels/1/run".into(),
         work_dir: "/var/lib/bai/kernels/1/work".into(),
         home_propagates: false,
+        gpu_sharing: None,
         files: vec![(
             "/var/lib/bai/etc/profile.sh".into(),
             "/etc/profile.d/zz-bai-environ.sh".into(),
@@ -93,6 +94,44 @@ fn whole_gpus_become_nvidia_gpu_and_shares_are_refused() {
     let mut s = spec();
     s.slots.accel.insert(CUDA_SHARES.into(), 0);
     assert!(kernel_pod(&s, &at()).is_ok());
+}
+
+#[test]
+fn shares_on_a_time_sliced_node_become_its_slices() {
+    let sliced = |resource: &str| Placement {
+        gpu_sharing: Some(GpuSharing {
+            resource: resource.into(),
+            replicas: 4,
+        }),
+        ..at()
+    };
+    let mut s = spec();
+    s.slots.accel.insert(CUDA_SHARES.into(), 500);
+    let p = kernel_pod(&s, &sliced("nvidia.com/gpu.shared")).unwrap();
+    let r = container(&p).resources.as_ref().unwrap();
+    assert_eq!(r.limits.as_ref().unwrap()["nvidia.com/gpu.shared"], q("2"));
+    assert_eq!(
+        r.requests.as_ref().unwrap()["nvidia.com/gpu.shared"],
+        q("2")
+    );
+    assert!(!r.limits.as_ref().unwrap().contains_key(NVIDIA_GPU));
+    // Not renamed: the slices are nvidia.com/gpu, and whole GPUs cannot be asked for.
+    let p = kernel_pod(&s, &sliced(NVIDIA_GPU)).unwrap();
+    let r = container(&p).resources.as_ref().unwrap();
+    assert_eq!(r.limits.as_ref().unwrap()[NVIDIA_GPU], q("2"));
+    let mut d = spec();
+    d.slots.accel.insert(CUDA_DEVICE.into(), 1000);
+    let e = kernel_pod(&d, &sliced(NVIDIA_GPU)).unwrap_err();
+    assert_eq!(e, PodError::GpusSliced(4));
+    assert!(e.to_string().contains("ask for cuda.shares"), "{e}");
+    // Not a whole number of slices: refused, naming the step.
+    s.slots.accel.insert(CUDA_SHARES.into(), 300);
+    let e = kernel_pod(&s, &sliced("nvidia.com/gpu.shared")).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("time-sliced 4 ways, ask for a multiple of 0.25"),
+        "{e}"
+    );
 }
 
 #[test]

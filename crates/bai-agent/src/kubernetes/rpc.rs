@@ -32,7 +32,7 @@ impl AgentRpc for KubernetesAgent {
             capacity,
             images,
             version: env!("CARGO_PKG_VERSION").into(),
-            devices: Vec::new(),
+            devices: offer.devices,
             storage_hosts: c
                 .storage_hosts
                 .iter()

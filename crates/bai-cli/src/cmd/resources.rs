@@ -39,8 +39,7 @@ pub fn slots_text(s: &ResourceSlots) -> String {
 }
 
 /// What `bai presets` says where there is none yet.
-const NO_PRESETS: &str =
-    "No presets yet: an administrator adds them with `bai admin preset create NAME -r cpu=1 -r mem=2g`.";
+const NO_PRESETS: &str = "No presets yet: an administrator adds them with `bai admin preset create NAME -r cpu=1 -r mem=2g`.";
 
 /// `public` or `private`.
 fn access_word(is_public: bool) -> &'static str {

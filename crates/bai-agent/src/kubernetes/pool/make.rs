@@ -175,6 +175,7 @@ mod tests {
             run_dir: "/var/lib/bai/kernels/.pool/x/run".into(),
             work_dir: "/var/lib/bai/kernels/.pool/x/work".into(),
             home_propagates: true,
+            gpu_sharing: None,
             files: Vec::new(),
         };
         let pod = pool_pod(&shape, id, &at).unwrap();

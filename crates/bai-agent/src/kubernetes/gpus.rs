@@ -1,0 +1,119 @@
+//! GPUs on a Kubernetes node as bai's slots: whole GPUs (`nvidia.com/gpu`) are
+//! `cuda.device`; GPUs that NVIDIA's device plugin time-slices ([`GpuSharing`]) are
+//! `cuda.shares`, one slice being `1/replicas` of a GPU. Pure.
+
+use super::quantity;
+use bai_core::accel::DeviceInfo;
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+
+/// Kubernetes' resource for whole NVIDIA GPUs (NVIDIA's device plugin).
+pub const NVIDIA_GPU: &str = "nvidia.com/gpu";
+/// bai's slot of whole GPUs (milli-units: 1000 a GPU).
+pub const CUDA_DEVICE: &str = "cuda.device";
+/// bai's slot of fractions of GPUs.
+pub const CUDA_SHARES: &str = "cuda.shares";
+/// The resource NVIDIA's device plugin advertises for time-sliced GPUs when it renames them
+/// (`renameByDefault: true`).
+pub const NVIDIA_GPU_SHARED: &str = "nvidia.com/gpu.shared";
+/// GPU feature discovery's label: how many slices each GPU of the node is cut into.
+pub const LABEL_GPU_REPLICAS: &str = "nvidia.com/gpu.replicas";
+/// GPU feature discovery's labels: the node's physical GPUs, their model and memory (MiB).
+const LABEL_GPU_COUNT: &str = "nvidia.com/gpu.count";
+const LABEL_GPU_PRODUCT: &str = "nvidia.com/gpu.product";
+const LABEL_GPU_MEMORY: &str = "nvidia.com/gpu.memory";
+
+/// A node's GPUs time-sliced by NVIDIA's device plugin: `resource` counts slices,
+/// `replicas` of them per GPU. bai hands them out as `cuda.shares`: one slice is
+/// `1/replicas` of a GPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuSharing {
+    pub resource: String,
+    pub replicas: u64,
+}
+
+impl GpuSharing {
+    /// One slice in milli-GPUs (the step `cuda.shares` is asked in), if it is whole.
+    pub fn quantum_milli(&self) -> Option<u64> {
+        1000u64
+            .is_multiple_of(self.replicas)
+            .then(|| 1000 / self.replicas)
+    }
+
+    /// The slices a request of `milli` GPUs takes, if it is a whole number of them.
+    pub fn slices(&self, milli: u64) -> Option<u64> {
+        let q = self.quantum_milli()?;
+        milli.is_multiple_of(q).then(|| milli / q)
+    }
+}
+
+/// How the node time-slices its GPUs, if it does: GPU feature discovery says
+/// `nvidia.com/gpu.replicas` ≥ 2 (NVIDIA's time-slicing), and the node advertises the
+/// slices as `nvidia.com/gpu.shared` or, not renamed, as `nvidia.com/gpu`. bai hands them
+/// out only where a slice is a whole number of thousandths of a GPU (2, 4, 5, 8, 10 … ways:
+/// [`GpuSharing::quantum_milli`]); other counts are offered as nothing.
+pub fn gpu_sharing(node: &Node) -> Option<GpuSharing> {
+    let replicas: u64 = node
+        .metadata
+        .labels
+        .as_ref()?
+        .get(LABEL_GPU_REPLICAS)?
+        .trim()
+        .parse()
+        .ok()?;
+    if replicas < 2 {
+        return None;
+    }
+    let resource = [NVIDIA_GPU_SHARED, NVIDIA_GPU]
+        .into_iter()
+        .find(|r| allocatable(node, r).is_some())?;
+    Some(GpuSharing {
+        resource: resource.to_string(),
+        replicas,
+    })
+}
+
+/// The node's time-sliced GPUs as devices of the `cuda.shares` slot (model and memory from
+/// GPU feature discovery's labels where it set them), each handed out in slices: the step
+/// the manager checks a request against. Whole GPUs are not listed (Kubernetes' device
+/// plugin picks them).
+pub fn devices(node: &Node) -> Vec<DeviceInfo> {
+    let Some(sharing) = gpu_sharing(node) else {
+        return Vec::new();
+    };
+    let Some(quantum) = sharing.quantum_milli() else {
+        return Vec::new();
+    };
+    let label = |k: &str| {
+        node.metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(k))
+            .map(|v| v.trim().to_string())
+    };
+    let slices = allocatable(node, &sharing.resource)
+        .and_then(|q| quantity::units(&q.0).ok())
+        .unwrap_or(0);
+    let count = label(LABEL_GPU_COUNT)
+        .and_then(|c| c.parse::<u64>().ok())
+        .unwrap_or(slices / sharing.replicas);
+    let memory = label(LABEL_GPU_MEMORY)
+        .and_then(|m| m.parse::<u64>().ok())
+        .map_or(0, |mib| mib << 20);
+    (0..count)
+        .map(|i| DeviceInfo {
+            slot: CUDA_SHARES.into(),
+            id: i.to_string(),
+            plugin: "kubernetes".into(),
+            model: label(LABEL_GPU_PRODUCT).unwrap_or_else(|| "NVIDIA GPU (time-sliced)".into()),
+            memory,
+            numa_node: None,
+            capacity_milli: 1000,
+            quantum_milli: quantum,
+        })
+        .collect()
+}
+
+fn allocatable<'a>(node: &'a Node, key: &str) -> Option<&'a Quantity> {
+    node.status.as_ref()?.allocatable.as_ref()?.get(key)
+}

@@ -1,0 +1,89 @@
+//! GPUs that NVIDIA's device plugin time-slices, on the API-server tier: the test's node
+//! carries GPU feature discovery's labels (`nvidia.com/gpu.replicas=4`, two H200s) and
+//! advertises eight `nvidia.com/gpu.shared` slices, as the plugin does with
+//! `renameByDefault`. bai offers them as `cuda.shares` (two GPUs, in steps of 0.25), refuses
+//! a request that is no whole number of slices before it is queued, and makes a pod of
+//! `cuda.shares=0.5` ask for two slices.
+
+use super::world::*;
+use bai_e2e::remote::agents;
+use serde_json::json;
+
+#[test]
+fn a_time_sliced_gpu_node_serves_cuda_shares_as_its_slices() {
+    let w = World::new("slices", 110, |cluster, node| {
+        cluster.ok(
+            &[
+                "label",
+                "node",
+                node,
+                "nvidia.com/gpu.replicas=4",
+                "nvidia.com/gpu.count=2",
+                "nvidia.com/gpu.product=NVIDIA-H200",
+            ],
+            None,
+        );
+        // The plugin advertises slices under the renamed resource and no whole GPU.
+        let res = json!({"nvidia.com/gpu": null, "nvidia.com/gpu.shared": "8"});
+        cluster.ok(
+            &[
+                "patch",
+                "node",
+                node,
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                &json!({"status": {"capacity": res, "allocatable": res}}).to_string(),
+            ],
+            None,
+        );
+    });
+    let a = agents(&w.s)
+        .into_iter()
+        .find(|a| a.id == "kapi-slices")
+        .expect("the agent");
+    let shares: f64 = a.capacity.accelerators["cuda.shares"].parse().unwrap();
+    assert!((shares - 2.0).abs() < 1e-9, "{:?}", a.capacity);
+    assert!(
+        !a.capacity.accelerators.contains_key("cuda.device"),
+        "{:?}",
+        a.capacity
+    );
+
+    // Not a whole number of slices: refused at once, naming the step.
+    let bad = w.s.bai(
+        &w.s.admin,
+        &[
+            "start",
+            "-t",
+            "kslicebad",
+            "-r",
+            "cpu=0.5",
+            "-r",
+            "mem=256m",
+            "-r",
+            "cuda.shares=0.3",
+            "python",
+        ],
+    );
+    assert!(!bad.ok(), "{bad:?}");
+    assert!(
+        bad.stderr
+            .contains("cuda.shares=0.3 is not a multiple of 0.25"),
+        "{bad:?}"
+    );
+
+    // Half a GPU is two slices: requests = limits.
+    w.start("kslice", &["cpu=0.5", "mem=256m", "cuda.shares=0.5"]);
+    let pod = w.cluster.bound_bai_pod(&w.ns);
+    assert_eq!(pod["spec"]["nodeName"], w.node.name.as_str(), "{pod}");
+    let want = json!({"cpu": "500m", "memory": "268435456", "nvidia.com/gpu.shared": "2"});
+    let container = &pod["spec"]["containers"][0];
+    assert_eq!(container["resources"]["requests"], want, "{pod}");
+    assert_eq!(container["resources"]["limits"], want, "{pod}");
+    let runner = Runner::start(&pod);
+    w.wait_session("kslice", &["RUNNING"]);
+    w.s.bai(&w.s.admin, &["rm", "kslice"]).expect_ok();
+    w.assert_nothing_left();
+    drop(runner);
+}

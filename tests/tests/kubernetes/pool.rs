@@ -30,6 +30,15 @@ fn pods(cluster: &Cluster, ns: &str) -> Vec<(String, Option<String>)> {
         .unwrap_or_default()
 }
 
+/// The names of the agent's pods in `ns` that are a kernel's.
+fn kernel_pods(cluster: &Cluster, ns: &str) -> Vec<String> {
+    pods(cluster, ns)
+        .into_iter()
+        .filter(|(_, k)| k.is_some())
+        .map(|(n, _)| n)
+        .collect()
+}
+
 /// The node's allocatable memory in MiB.
 fn node_mem_mib(cluster: &Cluster) -> u64 {
     let out = cluster.kubectl(&[
@@ -109,13 +118,8 @@ fn a_pool_pod_is_claimed_refilled_and_gives_its_room_up() {
         &["-e", "FOO=bar", "-r", "cpu=0.25", "-r", &pool_mem, "python"],
         120,
     );
-    let kernel_pods: Vec<String> = pods(&cluster, &ns)
-        .into_iter()
-        .filter(|(_, k)| k.is_some())
-        .map(|(n, _)| n)
-        .collect();
     assert_eq!(
-        kernel_pods,
+        kernel_pods(&cluster, &ns),
         vec![first.clone()],
         "the session took the pool pod"
     );
@@ -275,13 +279,8 @@ fn folders_in_a_pool_pod(
         ],
         120,
     );
-    let kernel_pods: Vec<String> = pods(cluster, ns)
-        .into_iter()
-        .filter(|(_, k)| k.is_some())
-        .map(|(n, _)| n)
-        .collect();
     assert_eq!(
-        kernel_pods,
+        kernel_pods(cluster, ns),
         vec![pool_pod.to_string()],
         "the session with folders took the pool pod\nagent:\n{}",
         agent.log()

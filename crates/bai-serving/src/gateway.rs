@@ -49,7 +49,8 @@ pub struct Gateway {
     /// Requests answered 401 (no or bad token).
     pub refused: AtomicU64,
     next: AtomicUsize,
-    pub port: Mutex<Option<u16>>,
+    /// The port it listens on, once it does ([`Gateway::port`]).
+    port: Mutex<Option<u16>>,
     listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// Woken when a request ends (drains wait on it).
     pub finished: tokio::sync::Notify,
@@ -64,6 +65,11 @@ pub struct Gateway {
 const WARMUP_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Gateway {
+    /// The port the endpoint listens on (None until it does).
+    pub fn port(&self) -> Option<u16> {
+        *self.port.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub fn new(endpoint_id: Uuid, secret: &str, public: bool) -> Gateway {
         Gateway {
             endpoint_id,

@@ -102,7 +102,7 @@ fn published_url(serving: &Serving, e: &EndpointRow, routes: &[RouteRow]) -> Opt
         Some(url) => Some(url.clone()),
         None if running => {
             let gw = serving.existing_gateway(e.id)?;
-            let port = (*gw.port.lock().unwrap_or_else(|p| p.into_inner()))?;
+            let port = gw.port()?;
             Some(bai_serving::reconcile::endpoint_url(serving, port))
         }
         None => None,

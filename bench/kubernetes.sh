@@ -10,8 +10,9 @@
 # 3. BURST sessions at once on the Kubernetes group: all RUNNING, the agent's RSS then, all
 #    removed, and nothing of bai left in the namespace;
 # 4. the warm pool on Kubernetes: `bai run --rm -c 'print(1)'` of a pooled shape (a pool pod
-#    ready before each) against the same with a shape no pool holds, alternating, ROUNDS
-#    each, and their create → RUNNING.
+#    ready before each), the same with a data folder (mounted into the pool pod at the
+#    claim), and the same with a shape no pool holds, alternating, ROUNDS each, and their
+#    create → RUNNING.
 # The cluster is scripts/kube-cluster.sh's (started here unless one runs already).
 #   bench/kubernetes.sh       (release build and the python image first: make bench does both)
 set -euo pipefail
@@ -31,6 +32,8 @@ cleanup() {
   [ -n "${KUBECONFIG:-}" ] && kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
   [ -n "$started_cluster" ] && scripts/kube-cluster.sh stop "$started_cluster" >/dev/null 2>&1 || true
   docker ps -aq --filter "label=ai.bai.agent" --filter "name=bai-" | xargs -r docker rm -f >/dev/null 2>&1 || true
+  # The pools' shared kernels mount and staging place (and any folder a claim mounted).
+  awk -v w="$work/" 'index($5, w) == 1 {print $5}' /proc/self/mountinfo | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -56,7 +59,11 @@ wait_line() { # FILE TEXT
 # A manager with no agent of its own, and the Kubernetes agent.
 mport=$((20000 + RANDOM % 10000)); aport=$((mport + 1))
 mkdir -p "$work/m" "$work/a"
+# Data folders on a storage host the node mounts at the same path (as NFS would be).
+mkdir -p "$work/nfs"
+storage="nfs:shared=$work/nfs"
 BAI_DATA_DIR="$work/m" BAI_LISTEN="127.0.0.1:$mport" BAI_AGENT_LISTEN="127.0.0.1:$aport" \
+  BAI_STORAGE_HOSTS="$storage" BAI_DEFAULT_STORAGE_HOST=nfs:shared \
   BAI_NO_LOCAL_AGENT=true BAI_WARM_POOLS=on BAI_KRUNNER="$BIN/bai-krunner" RUST_LOG=warn \
   "$BIN/baid" up >"$work/m/out.log" 2>"$work/m/err.log" &
 pids+=($!)
@@ -68,7 +75,7 @@ as_admin admin resource-group update default --egress open --warm-pool-auto 0 >/
 token="$(as_admin admin agent-token create | tr -d '[:space:]')"
 BAI_DATA_DIR="$work/a" BAI_AGENT_TOKEN="$token" BAI_KRUNNER="$BIN/bai-krunner" RUST_LOG=warn \
   "$BIN/baid" agent --manager "127.0.0.1:$aport" --name kube-bench --heartbeat 1s \
-  --backend kubernetes --kubeconfig "$KUBECONFIG" --namespace "$NS" \
+  --backend kubernetes --kubeconfig "$KUBECONFIG" --namespace "$NS" --storage-host "$storage" \
   >"$work/a/out.log" 2>&1 &
 kagent=$!
 pids+=($kagent)
@@ -150,9 +157,15 @@ echo "burst $BURST $burst_ok $pods_running $rss_kb $left $t0 $t1 $t2" >"$work/bu
 
 # The warm pool: a pooled shape against one no pool holds.
 as_admin admin resource-group update default --warm-pool "python,cpu=0.25,mem=256m,count=1" >/dev/null
+on_k8s vfolder create data >/dev/null
+# Ready again after the last claim: one report that counts every claim so far and a ready
+# pod (a report from before the claim would still say ready).
+claims=0
 pool_ready() {
   for _ in $(seq 1 1200); do
-    as_admin agents 2>/dev/null | grep -q "1 of 1 ready" && return 0
+    out=$(as_admin agents 2>/dev/null)
+    hits=$(echo "$out" | grep -o "[0-9]* hits" | head -1 | grep -o "[0-9]*" || true)
+    echo "$out" | grep -q "1 of 1 ready" && [ "${hits:-0}" -ge "$claims" ] && return 0
     sleep 0.1
   done
   echo "the pool pod was not ready" >&2; cat "$work/a/out.log" >&2; exit 1
@@ -161,12 +174,18 @@ for i in $(seq 1 "$ROUNDS"); do
   pool_ready
   t0=$(now); on_k8s run --rm -q -t "pool-$i" -r cpu=0.25 -r mem=256m -c 'print(1)' python >/dev/null; t1=$(now)
   echo "pool-hit $t0 $t1" >>"$work/runs"
+  claims=$((claims + 1))
+  pool_ready
+  t0=$(now); on_k8s run --rm -q -t "folder-$i" -r cpu=0.25 -r mem=256m -m data -c 'print(1)' python >/dev/null; t1=$(now)
+  echo "pool-folder $t0 $t1" >>"$work/runs"
+  claims=$((claims + 1))
   pool_ready
   t0=$(now); on_k8s run --rm -q -t "cold-$i" -r cpu=0.25 -r mem=255m -c 'print(1)' python >/dev/null; t1=$(now)
   echo "pool-cold $t0 $t1" >>"$work/runs"
 done
 for i in $(seq 1 "$ROUNDS"); do
   { echo "== pool"; on_k8s session history "pool-$i" 2>/dev/null || true; } >>"$work/history"
+  { echo "== folder"; on_k8s session history "folder-$i" 2>/dev/null || true; } >>"$work/history"
   { echo "== cold"; on_k8s session history "cold-$i" 2>/dev/null || true; } >>"$work/history"
 done
 hits=$(as_admin agents 2>/dev/null | grep -o "[0-9]* hits" | head -1 || true)
@@ -185,7 +204,7 @@ def pct(xs, q):
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
 p50 = {k: statistics.median(v) for k, v in runs.items()}
 # create → RUNNING from the status history.
-starts, cur, seen = {"k8s": [], "docker": [], "pool": [], "cold": []}, None, {}
+starts, cur, seen = {"k8s": [], "docker": [], "pool": [], "folder": [], "cold": []}, None, {}
 def flush():
     if cur and "PENDING" in seen and "RUNNING" in seen:
         starts[cur].append(seen["RUNNING"] - seen["PENDING"])
@@ -221,17 +240,20 @@ for k in ["k8s", "docker"]:
         print(f"| {k} | {len(xs)} | {statistics.median(xs) * 1000:.0f} | {pct(xs, 0.99) * 1000:.0f} |")
 hits = open(f"{work}/hits").read().strip() or "?"
 print("\nThe warm pool on Kubernetes (a pool of one pod, `python,cpu=0.25,mem=256m`, ready before "
-      "each pooled run; the cold runs ask for 255m, a shape no pool holds):\n")
+      "each pooled run; the runs with a data folder (`-m data`) take it too, the folder mounted "
+      "at the claim; the cold runs ask for 255m, a shape no pool holds):\n")
 print("| path | p50 s | p99 s | create → RUNNING p50 ms | p99 ms |")
 print("|---|---|---|---|---|")
 for k, h, name in [("pool-hit", "pool", "`bai run --rm -c 'print(1)'`, from the pool"),
+                   ("pool-folder", "folder", "`bai run --rm -m data -c 'print(1)'`, from the pool"),
                    ("pool-cold", "cold", "`bai run --rm -c 'print(1)'`, cold")]:
     xs = starts[h]
     c50 = f"{statistics.median(xs) * 1000:.0f}" if xs else "-"
     c99 = f"{pct(xs, 0.99) * 1000:.0f}" if xs else "-"
     print(f"| {name} | {p50[k]:.2f} | {pct(runs[k], 0.99):.2f} | {c50} | {c99} |")
-print(f"\n**From the pool / cold: {p50['pool-hit'] / p50['pool-cold']:.2f}×** (p50 of the whole run); "
-      f"the agent counted {hits}.")
+print(f"\n**From the pool / cold: {p50['pool-hit'] / p50['pool-cold']:.2f}×**, with a data folder "
+      f"{p50['pool-folder'] / p50['pool-cold']:.2f}× (p50 of the whole run); the agent counted {hits} "
+      f"(of {2 * rounds} pooled runs).")
 print(f"\n{n} sessions at once on the Kubernetes group (cpu 0.05, mem 96m each): all RUNNING: {ok}, "
       f"pods the kubelet then reports Running: {pods}, in {t1 - t0:.1f} s; the agent's RSS with them: {rss_kb / 1024:.1f} MiB; "
       f"after `bai rm` of all: objects of bai left in the namespace: {left} ({t2 - t1:.1f} s).")

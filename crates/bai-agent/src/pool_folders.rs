@@ -105,14 +105,17 @@ pub fn in_home(kernel_path: &str) -> bool {
     place(Path::new("/w"), kernel_path).is_some()
 }
 
-/// Whether every folder of `mounts` can be bound under a claimed kernel's home: an absolute
-/// host path without `:`, mounted under the home inside.
+/// Whether a folder's host path can be bound at a claim: absolute, without `:`.
+pub fn host_bindable(m: &Mount) -> bool {
+    Path::new(&m.host_path).is_absolute() && !m.host_path.contains(':')
+}
+
+/// Whether every folder of `mounts` can be bound under a claimed kernel's home: a
+/// [`host_bindable`] path, mounted under the home inside.
 pub fn all_in_home(mounts: &[Mount]) -> bool {
-    mounts.iter().all(|m| {
-        Path::new(&m.host_path).is_absolute()
-            && !m.host_path.contains(':')
-            && in_home(&m.kernel_path)
-    })
+    mounts
+        .iter()
+        .all(|m| host_bindable(m) && in_home(&m.kernel_path))
 }
 
 /// Binds each folder under `work` (the claimed kernel's home on the host): the same folders,

@@ -116,7 +116,7 @@ fn time_sliced_gpus_are_offered_as_cuda_shares_less_others_slices() {
         .insert("nvidia.com/gpu.shared".into(), Quantity("3".into()));
     assert_eq!(offered(&n, &[other], "me").accel[CUDA_SHARES], 1250);
     // The devices the manager checks a request's step against: one per physical GPU.
-    let devices = crate::kubernetes::gpus::devices(&n);
+    let devices = devices_of(&n);
     assert_eq!(devices.len(), 2);
     assert!(devices.iter().all(|d| d.slot == CUDA_SHARES
         && d.quantum_milli == 250
@@ -135,7 +135,7 @@ fn unrenamed_slices_are_shares_and_unsliced_or_odd_gpus_stay_whole() {
     let got = offered(&n, &[], "me");
     assert_eq!(got.accel[CUDA_SHARES], 2000);
     assert!(!got.accel.contains_key(CUDA_DEVICE));
-    assert_eq!(crate::kubernetes::gpus::devices(&n).len(), 2);
+    assert_eq!(devices_of(&n).len(), 2);
     // Sliced three ways: a slice is no whole number of thousandths, and a slice is not a
     // GPU either: nothing is offered.
     let n = sliced(
@@ -143,7 +143,7 @@ fn unrenamed_slices_are_shares_and_unsliced_or_odd_gpus_stay_whole() {
         json!({"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "6"}),
     );
     assert!(offered(&n, &[], "me").accel.is_empty());
-    assert!(crate::kubernetes::gpus::devices(&n).is_empty());
+    assert!(devices_of(&n).is_empty());
     // One replica (no sharing) or no number: whole GPUs, as on any node.
     for replicas in ["1", "many"] {
         let n = sliced(
@@ -153,6 +153,13 @@ fn unrenamed_slices_are_shares_and_unsliced_or_odd_gpus_stay_whole() {
         let got = offered(&n, &[], "me");
         assert_eq!(got.accel[CUDA_DEVICE], 4000, "replicas {replicas}");
         assert!(!got.accel.contains_key(CUDA_SHARES));
-        assert!(crate::kubernetes::gpus::devices(&n).is_empty());
+        assert!(devices_of(&n).is_empty());
     }
+}
+
+/// The devices a node's time-sliced GPUs report (none where it does not slice them).
+fn devices_of(n: &Node) -> Vec<bai_core::accel::DeviceInfo> {
+    crate::kubernetes::gpus::gpu_sharing(n)
+        .map(|s| crate::kubernetes::gpus::devices(n, &s))
+        .unwrap_or_default()
 }

@@ -73,14 +73,11 @@ pub fn gpu_sharing(node: &Node) -> Option<GpuSharing> {
     })
 }
 
-/// The node's time-sliced GPUs as devices of the `cuda.shares` slot (model and memory from
-/// GPU feature discovery's labels where it set them), each handed out in slices: the step
-/// the manager checks a request against. Whole GPUs are not listed (Kubernetes' device
-/// plugin picks them).
-pub fn devices(node: &Node) -> Vec<DeviceInfo> {
-    let Some(sharing) = gpu_sharing(node) else {
-        return Vec::new();
-    };
+/// The node's GPUs, time-sliced as `sharing` says ([`gpu_sharing`]), as devices of the
+/// `cuda.shares` slot (model and memory from GPU feature discovery's labels where it set
+/// them), each handed out in slices: the step the manager checks a request against. Whole
+/// GPUs are not listed (Kubernetes' device plugin picks them).
+pub fn devices(node: &Node, sharing: &GpuSharing) -> Vec<DeviceInfo> {
     let Some(quantum) = sharing.quantum_milli() else {
         return Vec::new();
     };

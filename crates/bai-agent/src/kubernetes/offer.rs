@@ -91,6 +91,7 @@ fn of(name: &str, agent: &str, node: Option<&Node>, pods: &[Pod], pods_version: 
     let version = node
         .and_then(|n| n.metadata.resource_version.clone())
         .unwrap_or_default();
+    let sharing = node.and_then(super::gpus::gpu_sharing);
     let withheld = match node {
         None => Some(format!("node {name} is gone")),
         Some(n) => capacity::unusable(n),
@@ -117,8 +118,11 @@ fn of(name: &str, agent: &str, node: Option<&Node>, pods: &[Pod], pods_version: 
             .map(|i| i.architecture.clone()),
         withheld,
         unreachable: node.is_none_or(|n| !capacity::is_ready(n)),
-        sharing: node.and_then(super::gpus::gpu_sharing),
-        devices: node.map(super::gpus::devices).unwrap_or_default(),
+        devices: node
+            .zip(sharing.as_ref())
+            .map(|(n, s)| super::gpus::devices(n, s))
+            .unwrap_or_default(),
+        sharing,
         gone: node.is_none(),
         versions: (version, pods_version),
     }

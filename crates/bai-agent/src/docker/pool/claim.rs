@@ -34,12 +34,11 @@ pub fn fits(spec: &KernelSpec) -> Option<PoolShape> {
     })
 }
 
-/// Whether a claim can mount every folder: an absolute host path, mounted under the home
+/// Whether a claim can mount every folder: a bindable host path, mounted under the home
 /// (`crate::pool_folders`) or at a place `inject.rs` can reach.
 fn bindable(mounts: &[bai_core::agent::Mount]) -> bool {
     mounts.iter().all(|m| {
-        std::path::Path::new(&m.host_path).is_absolute()
-            && !m.host_path.contains(':')
+        crate::pool_folders::host_bindable(m)
             && (crate::pool_folders::in_home(&m.kernel_path)
                 || super::inject::elsewhere(&m.kernel_path).is_some())
     })

@@ -14,6 +14,7 @@ use bai_core::stats::KernelStats;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use std::path::Path;
+use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use uuid::Uuid;
@@ -24,12 +25,34 @@ const MAX_LINE: u64 = 16 << 20;
 /// Exit code reported when the kernel vanishes mid-execution (as if killed).
 const GONE_EXIT_CODE: i32 = 137;
 
-/// One ping; Ok when krunner answers `pong`.
+/// How long one ping waits for its answer. A runner that took the connection but does not
+/// answer (a frozen or starved kernel) is not ready yet: the caller pings again or gives up
+/// at its own deadline, which a ping waiting for ever would never reach.
+const PING_WAIT: Duration = Duration::from_secs(5);
+/// The longest answer a ping reads: a pong is a few bytes; more is not one.
+const MAX_PONG: u64 = 4096;
+
+/// One ping; Ok when krunner answers `pong` within [`PING_WAIT`].
 pub async fn ping(socket: &Path) -> std::io::Result<()> {
-    let mut s = UnixStream::connect(socket).await?;
-    s.write_all(PING).await?;
-    let mut line = String::new();
-    BufReader::new(s).read_line(&mut line).await?;
+    ping_within(socket, PING_WAIT).await
+}
+
+async fn ping_within(socket: &Path, wait: Duration) -> std::io::Result<()> {
+    let answer = async {
+        let mut s = UnixStream::connect(socket).await?;
+        s.write_all(PING).await?;
+        let mut line = String::new();
+        BufReader::new(s.take(MAX_PONG))
+            .read_line(&mut line)
+            .await?;
+        Ok::<_, std::io::Error>(line)
+    };
+    let line = tokio::time::timeout(wait, answer).await.map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no answer to a ping within {}s", wait.as_secs_f32()),
+        )
+    })??;
     if is_pong(&line) {
         Ok(())
     } else {
@@ -260,4 +283,58 @@ pub async fn bind(socket: &std::path::Path, env: &[String]) -> Result<(), AgentE
     Err(AgentError::Runtime(
         "the pool kernel's runner closed without an answer".into(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::net::UnixListener;
+
+    /// A peer on a socket in a fresh directory that answers each connection with `answer`
+    /// (or, with `None`, takes it and never answers).
+    fn peer(answer: Option<Vec<u8>>) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("krunner.sock");
+        let listener = UnixListener::bind(&path).unwrap();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((mut s, _)) = listener.accept().await {
+                match &answer {
+                    Some(a) => {
+                        let _ = s.write_all(a).await;
+                    }
+                    None => held.push(s),
+                }
+            }
+        });
+        (dir, path)
+    }
+
+    #[tokio::test]
+    async fn a_pong_is_an_answer() {
+        let (_dir, path) = peer(Some(b"{\"t\":\"pong\"}\n".to_vec()));
+        ping(&path).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_runner_that_never_answers_fails_the_ping_instead_of_holding_it() {
+        let (_dir, path) = peer(None);
+        let e = ping_within(&path, Duration::from_millis(50))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{e}");
+    }
+
+    #[tokio::test]
+    async fn an_endless_answer_is_not_a_pong_and_is_not_read_whole() {
+        let (_dir, path) = peer(Some(vec![b'x'; 1 << 20]));
+        let e = ping(&path).await.unwrap_err();
+        let text = e.to_string();
+        assert!(text.starts_with("unexpected answer"), "{text}");
+        assert!(
+            text.len() < 2 * MAX_PONG as usize,
+            "read past the limit: {} bytes",
+            text.len()
+        );
+    }
 }

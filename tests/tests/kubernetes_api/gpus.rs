@@ -3,7 +3,9 @@
 //! advertises eight `nvidia.com/gpu.shared` slices, as the plugin does with
 //! `renameByDefault`. bai offers them as `cuda.shares` (two GPUs, in steps of 0.25), refuses
 //! a request that is no whole number of slices before it is queued, and makes a pod of
-//! `cuda.shares=0.5` ask for two slices.
+//! `cuda.shares=0.5` ask for two slices. A node that shares its GPUs with MPS is read the
+//! same way, but a kernel there gets one slice at most (the device plugin would fail a pod
+//! asking for more): bai says so instead of making that pod.
 
 use super::world::*;
 use bai_e2e::remote::agents;
@@ -84,6 +86,66 @@ fn a_time_sliced_gpu_node_serves_cuda_shares_as_its_slices() {
     let runner = Runner::start(&pod);
     w.wait_session("kslice", &["RUNNING"]);
     w.s.bai(&w.s.admin, &["rm", "kslice"]).expect_ok();
+    w.assert_nothing_left();
+    drop(runner);
+}
+
+#[test]
+fn an_mps_gpu_node_gives_a_kernel_one_slice_at_most() {
+    let w = World::new("mps", 110, |cluster, node| {
+        cluster.ok(
+            &[
+                "label",
+                "node",
+                node,
+                "nvidia.com/gpu.replicas=4",
+                "nvidia.com/gpu.sharing-strategy=mps",
+            ],
+            None,
+        );
+        // Not renamed: nvidia.com/gpu counts the MPS slices (two GPUs, four each).
+        let res = json!({"nvidia.com/gpu": "8"});
+        cluster.ok(
+            &[
+                "patch",
+                "node",
+                node,
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                &json!({"status": {"capacity": res, "allocatable": res}}).to_string(),
+            ],
+            None,
+        );
+    });
+    let a = agents(&w.s)
+        .into_iter()
+        .find(|a| a.id == "kapi-mps")
+        .expect("the agent");
+    let shares: f64 = a.capacity.accelerators["cuda.shares"].parse().unwrap();
+    assert!((shares - 2.0).abs() < 1e-9, "{:?}", a.capacity);
+
+    // Two slices: refused with the reason, and no pod is made for it.
+    w.start("kmpsbig", &["cpu=0.5", "mem=256m", "cuda.shares=0.5"]);
+    let ended = w.wait_session("kmpsbig", &["ERROR", "CANCELLED"]);
+    let why = ended["status_info"].as_str().unwrap_or("");
+    assert!(
+        why.contains("shared with MPS 4 ways, which gives a kernel one slice at most")
+            && why.contains("ask for cuda.shares=0.25"),
+        "{ended}"
+    );
+    w.assert_nothing_left();
+
+    // One slice: a pod asking for one nvidia.com/gpu.
+    w.start("kmps", &["cpu=0.5", "mem=256m", "cuda.shares=0.25"]);
+    let pod = w.cluster.bound_bai_pod(&w.ns);
+    let want = json!({"cpu": "500m", "memory": "268435456", "nvidia.com/gpu": "1"});
+    let container = &pod["spec"]["containers"][0];
+    assert_eq!(container["resources"]["requests"], want, "{pod}");
+    assert_eq!(container["resources"]["limits"], want, "{pod}");
+    let runner = Runner::start(&pod);
+    w.wait_session("kmps", &["RUNNING"]);
+    w.s.bai(&w.s.admin, &["rm", "kmps"]).expect_ok();
     w.assert_nothing_left();
     drop(runner);
 }

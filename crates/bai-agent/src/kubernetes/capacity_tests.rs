@@ -96,6 +96,8 @@ fn time_sliced_gpus_are_offered_as_cuda_shares_less_others_slices() {
     let sharing = crate::kubernetes::gpus::gpu_sharing(&n).unwrap();
     assert_eq!(sharing.resource, "nvidia.com/gpu.shared");
     assert_eq!(sharing.replicas, 4);
+    assert!(!sharing.mps, "no strategy label: time-slicing");
+    assert_eq!(sharing.most_slices(), None);
     assert_eq!(sharing.slices(500), Some(2));
     assert_eq!(sharing.slices(300), None);
     let got = offered(&n, &[], "me");
@@ -123,6 +125,32 @@ fn time_sliced_gpus_are_offered_as_cuda_shares_less_others_slices() {
         && d.capacity_milli == 1000
         && d.model == "NVIDIA-H200"
         && d.memory == 143_771 << 20));
+}
+
+#[test]
+fn gpus_shared_with_mps_are_offered_as_time_sliced_ones_are_but_one_slice_a_kernel() {
+    let n = sliced(
+        json!({"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "mps"}),
+        json!({"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "8"}),
+    );
+    let sharing = crate::kubernetes::gpus::gpu_sharing(&n).unwrap();
+    assert!(sharing.mps);
+    assert_eq!(sharing.resource, NVIDIA_GPU);
+    assert_eq!(sharing.most_slices(), Some(1));
+    assert_eq!(offered(&n, &[], "me").accel[CUDA_SHARES], 2000);
+    let devices = devices_of(&n);
+    assert_eq!(devices.len(), 2, "8 slices of 4 per GPU, no count label");
+    assert!(
+        devices
+            .iter()
+            .all(|d| d.quantum_milli == 250 && d.model == "NVIDIA GPU (shared with MPS)")
+    );
+    // Told time-slicing in so many words: as without the label.
+    let n = sliced(
+        json!({"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "time-slicing"}),
+        json!({"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "8"}),
+    );
+    assert!(!crate::kubernetes::gpus::gpu_sharing(&n).unwrap().mps);
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! GPUs on a Kubernetes node as bai's slots: whole GPUs (`nvidia.com/gpu`) are
-//! `cuda.device`; GPUs that NVIDIA's device plugin time-slices ([`GpuSharing`]) are
-//! `cuda.shares`, one slice being `1/replicas` of a GPU. Pure.
+//! `cuda.device`; GPUs that NVIDIA's device plugin shares ([`GpuSharing`]: time-slicing or
+//! MPS) are `cuda.shares`, one slice being `1/replicas` of a GPU. Pure.
 
 use super::quantity;
 use bai_core::accel::DeviceInfo;
@@ -18,18 +18,23 @@ pub const CUDA_SHARES: &str = "cuda.shares";
 pub const NVIDIA_GPU_SHARED: &str = "nvidia.com/gpu.shared";
 /// GPU feature discovery's label: how many slices each GPU of the node is cut into.
 pub const LABEL_GPU_REPLICAS: &str = "nvidia.com/gpu.replicas";
+/// NVIDIA's label: how the node's GPUs are shared (`none`, `time-slicing` or `mps`).
+pub const LABEL_GPU_SHARING_STRATEGY: &str = "nvidia.com/gpu.sharing-strategy";
 /// GPU feature discovery's labels: the node's physical GPUs, their model and memory (MiB).
 const LABEL_GPU_COUNT: &str = "nvidia.com/gpu.count";
 const LABEL_GPU_PRODUCT: &str = "nvidia.com/gpu.product";
 const LABEL_GPU_MEMORY: &str = "nvidia.com/gpu.memory";
 
-/// A node's GPUs time-sliced by NVIDIA's device plugin: `resource` counts slices,
-/// `replicas` of them per GPU. bai hands them out as `cuda.shares`: one slice is
-/// `1/replicas` of a GPU.
+/// A node's GPUs shared by NVIDIA's device plugin: `resource` counts slices, `replicas` of
+/// them per GPU. bai hands them out as `cuda.shares`: one slice is `1/replicas` of a GPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuSharing {
     pub resource: String,
     pub replicas: u64,
+    /// Shared with MPS (the label says `mps`), not time-sliced: each slice has its own
+    /// `1/replicas` of the GPU's memory and compute, and the plugin gives a container one
+    /// slice at most (it refuses a pod asking for more at admission).
+    pub mps: bool,
 }
 
 impl GpuSharing {
@@ -45,35 +50,48 @@ impl GpuSharing {
         let q = self.quantum_milli()?;
         milli.is_multiple_of(q).then(|| milli / q)
     }
+
+    /// The most slices one kernel's pod may ask for: one under MPS, else any number.
+    pub fn most_slices(&self) -> Option<u64> {
+        self.mps.then_some(1)
+    }
+
+    /// How the GPUs are shared, in words.
+    pub fn how(&self) -> &'static str {
+        if self.mps {
+            "shared with MPS"
+        } else {
+            "time-sliced"
+        }
+    }
 }
 
-/// How the node time-slices its GPUs, if it does: GPU feature discovery says
-/// `nvidia.com/gpu.replicas` ≥ 2 (NVIDIA's time-slicing), and the node advertises the
-/// slices as `nvidia.com/gpu.shared` or, not renamed, as `nvidia.com/gpu`. bai hands them
+/// How the node shares its GPUs, if it does: GPU feature discovery says
+/// `nvidia.com/gpu.replicas` ≥ 2 (NVIDIA's time-slicing, or MPS where
+/// `nvidia.com/gpu.sharing-strategy` says `mps`), and the node advertises the slices as
+/// `nvidia.com/gpu.shared` or, not renamed, as `nvidia.com/gpu`. bai hands them
 /// out only where a slice is a whole number of thousandths of a GPU (2, 4, 5, 8, 10 … ways:
 /// [`GpuSharing::quantum_milli`]); other counts are offered as nothing.
 pub fn gpu_sharing(node: &Node) -> Option<GpuSharing> {
-    let replicas: u64 = node
-        .metadata
-        .labels
-        .as_ref()?
-        .get(LABEL_GPU_REPLICAS)?
-        .trim()
-        .parse()
-        .ok()?;
+    let labels = node.metadata.labels.as_ref()?;
+    let replicas: u64 = labels.get(LABEL_GPU_REPLICAS)?.trim().parse().ok()?;
     if replicas < 2 {
         return None;
     }
     let resource = [NVIDIA_GPU_SHARED, NVIDIA_GPU]
         .into_iter()
         .find(|r| allocatable(node, r).is_some())?;
+    let mps = labels
+        .get(LABEL_GPU_SHARING_STRATEGY)
+        .is_some_and(|v| v.trim() == "mps");
     Some(GpuSharing {
         resource: resource.to_string(),
         replicas,
+        mps,
     })
 }
 
-/// The node's GPUs, time-sliced as `sharing` says ([`gpu_sharing`]), as devices of the
+/// The node's GPUs, shared as `sharing` says ([`gpu_sharing`]), as devices of the
 /// `cuda.shares` slot (model and memory from GPU feature discovery's labels where it set
 /// them), each handed out in slices: the step the manager checks a request against. Whole
 /// GPUs are not listed (Kubernetes' device plugin picks them).
@@ -102,7 +120,8 @@ pub fn devices(node: &Node, sharing: &GpuSharing) -> Vec<DeviceInfo> {
             slot: CUDA_SHARES.into(),
             id: i.to_string(),
             plugin: "kubernetes".into(),
-            model: label(LABEL_GPU_PRODUCT).unwrap_or_else(|| "NVIDIA GPU (time-sliced)".into()),
+            model: label(LABEL_GPU_PRODUCT)
+                .unwrap_or_else(|| format!("NVIDIA GPU ({})", sharing.how())),
             memory,
             numa_node: None,
             capacity_milli: 1000,

@@ -84,6 +84,16 @@ pub enum PodError {
         quantum: String,
     },
     #[error(
+        "cuda.shares={value} is more than one kernel may have on this node: its GPUs are \
+         shared with MPS {replicas} ways, which gives a kernel one slice at most; ask for \
+         cuda.shares={quantum}"
+    )]
+    SharesPastOneSlice {
+        value: String,
+        replicas: u64,
+        quantum: String,
+    },
+    #[error(
         "cuda.device cannot run on this node: its GPUs are time-sliced {0} ways \
          (nvidia.com/gpu counts slices); ask for cuda.shares instead"
     )]
@@ -197,13 +207,22 @@ fn resources(
                 let Some(s) = sharing else {
                     return Err(PodError::SharesUnsupported);
                 };
+                let value = format!("{}", milli as f64 / 1000.0);
+                let quantum = format!("{}", 1.0 / s.replicas as f64);
                 let Some(k) = s.slices(milli) else {
                     return Err(PodError::SharesStep {
-                        value: format!("{}", milli as f64 / 1000.0),
+                        value,
                         replicas: s.replicas,
-                        quantum: format!("{}", 1.0 / s.replicas as f64),
+                        quantum,
                     });
                 };
+                if s.most_slices().is_some_and(|most| k > most) {
+                    return Err(PodError::SharesPastOneSlice {
+                        value,
+                        replicas: s.replicas,
+                        quantum,
+                    });
+                }
                 q.insert(s.resource.clone(), Quantity(k.to_string()));
             }
             CUDA_DEVICE if sharing.is_some_and(|s| s.resource == NVIDIA_GPU) => {

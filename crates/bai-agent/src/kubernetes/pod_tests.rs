@@ -102,6 +102,7 @@ fn shares_on_a_time_sliced_node_become_its_slices() {
         gpu_sharing: Some(GpuSharing {
             resource: resource.into(),
             replicas: 4,
+            mps: false,
         }),
         ..at()
     };
@@ -130,6 +131,35 @@ fn shares_on_a_time_sliced_node_become_its_slices() {
     assert!(
         e.to_string()
             .contains("time-sliced 4 ways, ask for a multiple of 0.25"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_node_sharing_with_mps_gives_a_kernel_one_slice_at_most() {
+    let mps = Placement {
+        gpu_sharing: Some(GpuSharing {
+            resource: "nvidia.com/gpu.shared".into(),
+            replicas: 4,
+            mps: true,
+        }),
+        ..at()
+    };
+    let mut s = spec();
+    s.slots.accel.insert(CUDA_SHARES.into(), 250);
+    let p = kernel_pod(&s, &mps).unwrap();
+    let r = container(&p).resources.as_ref().unwrap();
+    assert_eq!(r.limits.as_ref().unwrap()["nvidia.com/gpu.shared"], q("1"));
+    // Two slices: the device plugin would refuse the pod at admission; bai refuses first.
+    s.slots.accel.insert(CUDA_SHARES.into(), 500);
+    let e = kernel_pod(&s, &mps).unwrap_err();
+    assert!(
+        matches!(e, PodError::SharesPastOneSlice { replicas: 4, .. }),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .contains("shared with MPS 4 ways, which gives a kernel one slice at most; ask for cuda.shares=0.25"),
         "{e}"
     );
 }

@@ -11,33 +11,40 @@ use super::world::*;
 use bai_e2e::remote::agents;
 use serde_json::json;
 
+/// The test's node as NVIDIA's plugin and GPU feature discovery would leave it: `labels`,
+/// and `resources` (JSON; `null` takes one away) as its capacity and allocatable.
+fn gpu_node(cluster: &Cluster, node: &str, labels: &[&str], resources: serde_json::Value) {
+    let mut args = vec!["label", "node", node];
+    args.extend_from_slice(labels);
+    cluster.ok(&args, None);
+    let status = json!({"status": {"capacity": resources, "allocatable": resources}});
+    cluster.ok(
+        &[
+            "patch",
+            "node",
+            node,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &status.to_string(),
+        ],
+        None,
+    );
+}
+
 #[test]
 fn a_time_sliced_gpu_node_serves_cuda_shares_as_its_slices() {
     let w = World::new("slices", 110, |cluster, node| {
-        cluster.ok(
+        // The plugin advertises slices under the renamed resource and no whole GPU.
+        gpu_node(
+            cluster,
+            node,
             &[
-                "label",
-                "node",
-                node,
                 "nvidia.com/gpu.replicas=4",
                 "nvidia.com/gpu.count=2",
                 "nvidia.com/gpu.product=NVIDIA-H200",
             ],
-            None,
-        );
-        // The plugin advertises slices under the renamed resource and no whole GPU.
-        let res = json!({"nvidia.com/gpu": null, "nvidia.com/gpu.shared": "8"});
-        cluster.ok(
-            &[
-                "patch",
-                "node",
-                node,
-                "--subresource=status",
-                "--type=merge",
-                "-p",
-                &json!({"status": {"capacity": res, "allocatable": res}}).to_string(),
-            ],
-            None,
+            json!({"nvidia.com/gpu": null, "nvidia.com/gpu.shared": "8"}),
         );
     });
     let a = agents(&w.s)
@@ -93,29 +100,15 @@ fn a_time_sliced_gpu_node_serves_cuda_shares_as_its_slices() {
 #[test]
 fn an_mps_gpu_node_gives_a_kernel_one_slice_at_most() {
     let w = World::new("mps", 110, |cluster, node| {
-        cluster.ok(
+        // Not renamed: nvidia.com/gpu counts the MPS slices (two GPUs, four each).
+        gpu_node(
+            cluster,
+            node,
             &[
-                "label",
-                "node",
-                node,
                 "nvidia.com/gpu.replicas=4",
                 "nvidia.com/gpu.sharing-strategy=mps",
             ],
-            None,
-        );
-        // Not renamed: nvidia.com/gpu counts the MPS slices (two GPUs, four each).
-        let res = json!({"nvidia.com/gpu": "8"});
-        cluster.ok(
-            &[
-                "patch",
-                "node",
-                node,
-                "--subresource=status",
-                "--type=merge",
-                "-p",
-                &json!({"status": {"capacity": res, "allocatable": res}}).to_string(),
-            ],
-            None,
+            json!({"nvidia.com/gpu": "8"}),
         );
     });
     let a = agents(&w.s)

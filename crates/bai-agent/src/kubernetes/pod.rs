@@ -76,10 +76,11 @@ pub enum PodError {
     SharesUnsupported,
     #[error(
         "cuda.shares={value} is not a whole number of GPU slices on this node: its GPUs are \
-         time-sliced {replicas} ways, ask for a multiple of {quantum}"
+         {how} {replicas} ways, ask for a multiple of {quantum}"
     )]
     SharesStep {
         value: String,
+        how: &'static str,
         replicas: u64,
         quantum: String,
     },
@@ -94,10 +95,10 @@ pub enum PodError {
         quantum: String,
     },
     #[error(
-        "cuda.device cannot run on this node: its GPUs are time-sliced {0} ways \
+        "cuda.device cannot run on this node: its GPUs are {how} {replicas} ways \
          (nvidia.com/gpu counts slices); ask for cuda.shares instead"
     )]
-    GpusSliced(u64),
+    GpusSliced { how: &'static str, replicas: u64 },
     #[error("cuda.device={0} is not a whole number of GPUs; Kubernetes gives whole GPUs only")]
     FractionalGpu(String),
     #[error("the accelerator slot {0} is not supported on the Kubernetes backend")]
@@ -212,6 +213,7 @@ fn resources(
                 let Some(k) = s.slices(milli) else {
                     return Err(PodError::SharesStep {
                         value,
+                        how: s.how(),
                         replicas: s.replicas,
                         quantum,
                     });
@@ -225,16 +227,19 @@ fn resources(
                 }
                 q.insert(s.resource.clone(), Quantity(k.to_string()));
             }
-            CUDA_DEVICE if sharing.is_some_and(|s| s.resource == NVIDIA_GPU) => {
-                return Err(PodError::GpusSliced(sharing.map_or(0, |s| s.replicas)));
-            }
-            CUDA_DEVICE if milli % 1000 != 0 => {
-                return Err(PodError::FractionalGpu(format!(
-                    "{}",
-                    milli as f64 / 1000.0
-                )));
-            }
             CUDA_DEVICE => {
+                if let Some(s) = sharing.filter(|s| s.resource == NVIDIA_GPU) {
+                    return Err(PodError::GpusSliced {
+                        how: s.how(),
+                        replicas: s.replicas,
+                    });
+                }
+                if milli % 1000 != 0 {
+                    return Err(PodError::FractionalGpu(format!(
+                        "{}",
+                        milli as f64 / 1000.0
+                    )));
+                }
                 q.insert(NVIDIA_GPU.into(), Quantity((milli / 1000).to_string()));
             }
             other => return Err(PodError::UnsupportedSlot(other.to_string())),

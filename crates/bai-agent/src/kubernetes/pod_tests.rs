@@ -123,7 +123,13 @@ fn shares_on_a_time_sliced_node_become_its_slices() {
     let mut d = spec();
     d.slots.accel.insert(CUDA_DEVICE.into(), 1000);
     let e = kernel_pod(&d, &sliced(NVIDIA_GPU)).unwrap_err();
-    assert_eq!(e, PodError::GpusSliced(4));
+    assert_eq!(
+        e,
+        PodError::GpusSliced {
+            how: "time-sliced",
+            replicas: 4
+        }
+    );
     assert!(e.to_string().contains("ask for cuda.shares"), "{e}");
     // Not a whole number of slices: refused, naming the step.
     s.slots.accel.insert(CUDA_SHARES.into(), 300);
@@ -160,6 +166,14 @@ fn a_node_sharing_with_mps_gives_a_kernel_one_slice_at_most() {
     assert!(
         e.to_string()
             .contains("shared with MPS 4 ways, which gives a kernel one slice at most; ask for cuda.shares=0.25"),
+        "{e}"
+    );
+    // Its other refusals say how the node shares its GPUs too.
+    s.slots.accel.insert(CUDA_SHARES.into(), 300);
+    let e = kernel_pod(&s, &mps).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("shared with MPS 4 ways, ask for a multiple of 0.25"),
         "{e}"
     );
 }

@@ -83,18 +83,12 @@ fn a_time_sliced_gpu_node_serves_cuda_shares_as_its_slices() {
     );
 
     // Half a GPU is two slices: requests = limits.
-    w.start("kslice", &["cpu=0.5", "mem=256m", "cuda.shares=0.5"]);
-    let pod = w.cluster.bound_bai_pod(&w.ns);
-    assert_eq!(pod["spec"]["nodeName"], w.node.name.as_str(), "{pod}");
-    let want = json!({"cpu": "500m", "memory": "268435456", "nvidia.com/gpu.shared": "2"});
-    let container = &pod["spec"]["containers"][0];
-    assert_eq!(container["resources"]["requests"], want, "{pod}");
-    assert_eq!(container["resources"]["limits"], want, "{pod}");
-    let runner = Runner::start(&pod);
-    w.wait_session("kslice", &["RUNNING"]);
-    w.s.bai(&w.s.admin, &["rm", "kslice"]).expect_ok();
-    w.assert_nothing_left();
-    drop(runner);
+    runs_as_a_pod_of(
+        &w,
+        "kslice",
+        "cuda.shares=0.5",
+        json!({"cpu": "500m", "memory": "268435456", "nvidia.com/gpu.shared": "2"}),
+    );
 }
 
 #[test]
@@ -130,15 +124,27 @@ fn an_mps_gpu_node_gives_a_kernel_one_slice_at_most() {
     w.assert_nothing_left();
 
     // One slice: a pod asking for one nvidia.com/gpu.
-    w.start("kmps", &["cpu=0.5", "mem=256m", "cuda.shares=0.25"]);
+    runs_as_a_pod_of(
+        &w,
+        "kmps",
+        "cuda.shares=0.25",
+        json!({"cpu": "500m", "memory": "268435456", "nvidia.com/gpu": "1"}),
+    );
+}
+
+/// A session `name` of half a core, 256 MiB and `gpus` becomes a pod bound to the test's node
+/// whose requests and limits are both `want`; with its runner answering it runs, and removed
+/// it leaves nothing.
+fn runs_as_a_pod_of(w: &World, name: &str, gpus: &str, want: serde_json::Value) {
+    w.start(name, &["cpu=0.5", "mem=256m", gpus]);
     let pod = w.cluster.bound_bai_pod(&w.ns);
-    let want = json!({"cpu": "500m", "memory": "268435456", "nvidia.com/gpu": "1"});
+    assert_eq!(pod["spec"]["nodeName"], w.node.name.as_str(), "{pod}");
     let container = &pod["spec"]["containers"][0];
     assert_eq!(container["resources"]["requests"], want, "{pod}");
     assert_eq!(container["resources"]["limits"], want, "{pod}");
     let runner = Runner::start(&pod);
-    w.wait_session("kmps", &["RUNNING"]);
-    w.s.bai(&w.s.admin, &["rm", "kmps"]).expect_ok();
+    w.wait_session(name, &["RUNNING"]);
+    w.s.bai(&w.s.admin, &["rm", name]).expect_ok();
     w.assert_nothing_left();
     drop(runner);
 }

@@ -87,6 +87,11 @@ export default function Agents() {
                     <Tag color="orange" style={TAG} data-testid={`agent-withheld-${a.id}`}>withheld</Tag>
                   </Tooltip>
                 )}
+                {(a.kernel_most ?? []).map((m) => (
+                  <Tooltip key={m.slot} title={`A kernel may have at most ${m.slot}=${m.most} here: ${m.why}`}>
+                    <Tag color="blue" style={TAG} data-testid={`agent-kernel-most-${a.id}`}>kernel ≤ {m.most}</Tag>
+                  </Tooltip>
+                ))}
                 {a.egress_error && (
                   <Tooltip title={`No egress rules (open groups only): ${a.egress_error}`}>
                     <Tag color="red" style={TAG} data-testid={`agent-egress-error-${a.id}`}>no egress rules</Tag>

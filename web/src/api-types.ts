@@ -2017,6 +2017,12 @@ export interface components {
             /** @description The agent's id. */
             id: string;
             /**
+             * @description Slots of which it gives one kernel less than it has (a Kubernetes node whose GPUs are
+             *     shared with MPS gives a kernel one slice): a kernel asking for more is never placed
+             *     here. Absent: a kernel may have all it has.
+             */
+            kernel_most?: components["schemas"]["AgentKernelMost"][];
+            /**
              * @description When it was last heard from (RFC 3339).
              * @default
              */
@@ -2094,6 +2100,15 @@ export interface components {
              *     `cuda.shares` (fractional GPUs, shown as `fGPU`), or another plugin's slot.
              */
             slot: string;
+        };
+        /** @description The most one kernel may have of a slot on an agent. */
+        AgentKernelMost: {
+            /** @description The most, as a decimal in the slot's unit (`0.25`). */
+            most: string;
+            /** @description The slot, e.g. `cuda.shares`. */
+            slot: string;
+            /** @description Why, in words. */
+            why: string;
         };
         /**
          * @description `GET /agents`: the agents of the groups open to the caller (administrators: every

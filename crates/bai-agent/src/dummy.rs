@@ -215,6 +215,7 @@ impl AgentRpc for DummyAgent {
             withheld: None,
             kernels_unreachable: false,
             size: None,
+            kernel_most: Default::default(),
         })
     }
 

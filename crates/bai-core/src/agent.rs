@@ -52,6 +52,11 @@ pub struct AgentInfo {
     /// capacity. A request larger than this is refused at once; one that fits it waits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<ResourceSlots>,
+    /// The most one kernel may have of a slot here, where the agent cannot give one kernel
+    /// all it has (a Kubernetes node whose GPUs are shared with MPS gives a kernel one slice):
+    /// slot → its limit. The scheduler places no kernel asking for more on this agent.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub kernel_most: BTreeMap<String, KernelMost>,
 }
 
 impl AgentInfo {
@@ -59,6 +64,58 @@ impl AgentInfo {
     pub fn size(&self) -> ResourceSlots {
         self.size.clone().unwrap_or_else(|| self.capacity.clone())
     }
+
+    /// The first slot of which one kernel asking for `kernel` would get more than this
+    /// agent gives a kernel ([`AgentInfo::kernel_most`]), with its limit; none: it may.
+    pub fn over_kernel_most(&self, kernel: &ResourceSlots) -> Option<KernelOver<'_>> {
+        over_kernel_most(&self.kernel_most, kernel)
+    }
+}
+
+/// The most one kernel may have of a slot on an agent ([`AgentInfo::kernel_most`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelMost {
+    /// In the slot's milli-units (250: a quarter of a GPU).
+    pub amount: u64,
+    /// Why, in words (e.g. `its GPUs are shared with MPS 4 ways, which gives a kernel one
+    /// slice at most`).
+    pub why: String,
+}
+
+/// A kernel's request over an agent's [`KernelMost`]: the slot, what the kernel asks, and
+/// the limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelOver<'a> {
+    pub slot: &'a str,
+    pub asked: u64,
+    pub most: &'a KernelMost,
+}
+
+impl KernelOver<'_> {
+    /// `a kernel may have at most cuda.shares=0.25 on AGENT (WHY)`.
+    pub fn on(&self, agent: &str) -> String {
+        format!(
+            "a kernel may have at most {}={} on {agent} ({})",
+            self.slot,
+            crate::resources::format_cpu(self.most.amount),
+            self.most.why
+        )
+    }
+}
+
+/// The first slot of `most` that `kernel` asks more of, if any.
+pub fn over_kernel_most<'a>(
+    most: &'a BTreeMap<String, KernelMost>,
+    kernel: &ResourceSlots,
+) -> Option<KernelOver<'a>> {
+    most.iter().find_map(|(slot, m)| {
+        let asked = kernel.accel.get(slot).copied().unwrap_or(0);
+        (asked > m.amount).then_some(KernelOver {
+            slot,
+            asked,
+            most: m,
+        })
+    })
 }
 
 /// A kernel image the agent can run.
@@ -192,6 +249,9 @@ pub enum AgentEvent {
         /// Its kernels cannot be reached now ([`AgentInfo::kernels_unreachable`]).
         #[serde(default)]
         kernels_unreachable: bool,
+        /// The most one kernel may have of a slot now ([`AgentInfo::kernel_most`]).
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        kernel_most: BTreeMap<String, KernelMost>,
     },
 }
 
@@ -455,5 +515,32 @@ mod tests {
         let got: Vec<AgentEvent> = futures::executor::block_on(a.take(3001).collect());
         let want: Vec<AgentEvent> = (1..=3001).map(exit).collect();
         assert_eq!(got, want);
+    }
+
+    /// A kernel over an agent's per-kernel limit is found by slot, with words naming the
+    /// limit; one at the limit, or asking nothing of that slot, is not over it.
+    #[test]
+    fn a_kernel_over_the_most_one_kernel_may_have_is_named() {
+        let most = BTreeMap::from([(
+            "cuda.shares".to_string(),
+            KernelMost {
+                amount: 250,
+                why: "its GPUs are shared with MPS 4 ways".into(),
+            },
+        )]);
+        let kernel = |shares: u64| ResourceSlots {
+            cpu_milli: 1000,
+            mem: 1 << 30,
+            accel: BTreeMap::from([("cuda.shares".to_string(), shares)]),
+        };
+        assert_eq!(over_kernel_most(&most, &kernel(250)), None);
+        assert_eq!(over_kernel_most(&most, &ResourceSlots::default()), None);
+        let over = over_kernel_most(&most, &kernel(500)).expect("over");
+        assert_eq!((over.slot, over.asked), ("cuda.shares", 500));
+        assert_eq!(
+            over.on("k8s-a"),
+            "a kernel may have at most cuda.shares=0.25 on k8s-a (its GPUs are shared with MPS 4 ways)"
+        );
+        assert_eq!(over_kernel_most(&BTreeMap::new(), &kernel(8000)), None);
     }
 }

@@ -332,6 +332,57 @@ impl KubeAgent {
     }
 }
 
+impl KubeAgent {
+    /// Starts `baid agent --backend kubernetes` named `kapi-TAG`, offering only `node`,
+    /// joining the manager `s` at `join` (address, token); waits until it is ALIVE.
+    fn join(
+        cluster: &Cluster,
+        s: &Server,
+        join: &(String, String),
+        ns: &str,
+        tag: &str,
+        node: &str,
+        agent_args: &[&str],
+    ) -> KubeAgent {
+        let data = tempfile::Builder::new()
+            .prefix("bai-kapi-")
+            .tempdir()
+            .expect("tempdir");
+        let log = std::fs::File::create(data.path().join("agent.log")).expect("log");
+        let name = format!("kapi-{tag}");
+        let mut c = agent_command(
+            Command::new(bin("baid")),
+            &name,
+            &join.0,
+            &join.1,
+            data.path(),
+        );
+        c.args(["--backend", "kubernetes", "--namespace", ns])
+            .arg("--kubeconfig")
+            .arg(&cluster.kubeconfig)
+            .arg("--node-selector")
+            .arg(format!("kubernetes.io/hostname={node}"))
+            .args(agent_args)
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log);
+        let agent = KubeAgent {
+            child: c.spawn().expect("spawn baid agent"),
+            data,
+        };
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            wait_status(s, &name, "ALIVE", LIMIT)
+        }));
+        assert!(ok.is_ok(), "the agent did not join:\n{}", agent.log());
+        agent
+    }
+}
+
+/// A second node with its agent ([`World::another`]); the agent stops before the node goes.
+pub struct Another {
+    pub agent: KubeAgent,
+    pub node: FakeNode,
+}
+
 impl Drop for KubeAgent {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -347,6 +398,8 @@ pub struct World {
     pub node: FakeNode,
     pub ns: String,
     pub cluster: Arc<Cluster>,
+    /// The manager's address for agents and the first agent's join token.
+    join: (String, String),
 }
 
 impl World {
@@ -380,42 +433,38 @@ impl World {
         before_join(&cluster, &node.name);
         let ns = format!("bai-api-{tag}-{pid}");
         let (s, port, token) = manager_for_pods(env);
-        let data = tempfile::Builder::new()
-            .prefix("bai-kapi-")
-            .tempdir()
-            .expect("tempdir");
-        let log = std::fs::File::create(data.path().join("agent.log")).expect("log");
-        let name = format!("kapi-{tag}");
-        let mut c = agent_command(
-            Command::new(bin("baid")),
-            &name,
-            &format!("127.0.0.1:{port}"),
-            &token,
-            data.path(),
-        );
-        c.args(["--backend", "kubernetes", "--namespace", &ns])
-            .arg("--kubeconfig")
-            .arg(&cluster.kubeconfig)
-            .arg("--node-selector")
-            .arg(format!("kubernetes.io/hostname={}", node.name))
-            .args(agent_args)
-            .stdout(log.try_clone().expect("log"))
-            .stderr(log);
-        let agent = KubeAgent {
-            child: c.spawn().expect("spawn baid agent"),
-            data,
-        };
-        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            wait_status(&s, &name, "ALIVE", LIMIT)
-        }));
-        assert!(ok.is_ok(), "the agent did not join:\n{}", agent.log());
+        let join = (format!("127.0.0.1:{port}"), token);
+        let agent = KubeAgent::join(&cluster, &s, &join, &ns, tag, &node.name, agent_args);
         World {
             agent,
             s,
             node,
             ns,
             cluster,
+            join,
         }
+    }
+
+    /// A second fake node and an agent offering it, in the same resource group and
+    /// namespace (`before_join` runs once the node is there).
+    pub fn another(&self, tag: &str, before_join: impl FnOnce(&Cluster, &str)) -> Another {
+        let node = FakeNode::register(
+            &self.cluster,
+            &format!("bai-fake-{tag}-{}", std::process::id()),
+            110,
+        );
+        before_join(&self.cluster, &node.name);
+        let join = (self.join.0.clone(), bai_e2e::remote::join_token(&self.s));
+        let agent = KubeAgent::join(
+            &self.cluster,
+            &self.s,
+            &join,
+            &self.ns,
+            tag,
+            &node.name,
+            &[],
+        );
+        Another { agent, node }
     }
 
     /// Sets the node's Ready condition (`True`, `False`), as its kubelet would.

@@ -464,6 +464,7 @@ impl AgentRpc for DockerAgent {
             withheld: None,
             kernels_unreachable: false,
             size: None,
+            kernel_most: Default::default(),
         })
     }
 

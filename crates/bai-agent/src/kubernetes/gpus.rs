@@ -4,8 +4,10 @@
 
 use super::quantity;
 use bai_core::accel::DeviceInfo;
+use bai_core::agent::KernelMost;
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use std::collections::BTreeMap;
 
 /// Kubernetes' resource for whole NVIDIA GPUs (NVIDIA's device plugin).
 pub const NVIDIA_GPU: &str = "nvidia.com/gpu";
@@ -54,6 +56,30 @@ impl GpuSharing {
     /// The most slices one kernel's pod may ask for: one under MPS, else any number.
     pub fn most_slices(&self) -> Option<u64> {
         self.mps.then_some(1)
+    }
+
+    /// The most of `cuda.shares` one kernel may have on the node, for the manager to place
+    /// by ([`bai_core::agent::AgentInfo::kernel_most`]): one slice under MPS, else no limit.
+    pub fn kernel_most(&self) -> BTreeMap<String, KernelMost> {
+        match (self.most_slices(), self.quantum_milli()) {
+            (Some(most), Some(q)) => BTreeMap::from([(
+                CUDA_SHARES.to_string(),
+                KernelMost {
+                    amount: most * q,
+                    why: format!(
+                        "its GPUs are {} {} ways, which gives a kernel {} at most",
+                        self.how(),
+                        self.replicas,
+                        if most == 1 {
+                            "one slice".to_string()
+                        } else {
+                            format!("{most} slices")
+                        }
+                    ),
+                },
+            )]),
+            _ => BTreeMap::new(),
+        }
     }
 
     /// How the GPUs are shared, in words.

@@ -13,6 +13,7 @@
 //! a fresh read.
 
 use super::error::{KubeError, is_forbidden};
+use super::gpus::GpuSharing;
 use super::{Inner, capacity, client, labels};
 use bai_core::agent::{AgentEvent, ImageInfo};
 use bai_core::resources::ResourceSlots;
@@ -137,16 +138,26 @@ fn changes(before: &Offer, now: &Offer) -> Vec<AgentEvent> {
     } else {
         (&now.capacity, &now.size)
     };
+    // A node that went keeps how it shared its GPUs too.
+    let sharing = if now.gone {
+        &before.sharing
+    } else {
+        &now.sharing
+    };
+    let most = |s: &Option<GpuSharing>| s.as_ref().map(GpuSharing::kernel_most).unwrap_or_default();
+    let (kernel_most, most_before) = (most(sharing), most(&before.sharing));
     if *capacity != before.capacity
         || *size != before.size
         || now.withheld != before.withheld
         || now.unreachable != before.unreachable
+        || kernel_most != most_before
     {
         out.push(AgentEvent::OfferChanged {
             capacity: capacity.clone(),
             size: Some(size.clone()),
             withheld: now.withheld.clone(),
             kernels_unreachable: now.unreachable,
+            kernel_most,
         });
     }
     if before.images != now.images && !now.gone {

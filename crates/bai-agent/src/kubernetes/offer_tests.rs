@@ -89,6 +89,7 @@ fn only_a_change_is_reported() {
             size: Some(ready.capacity.clone()),
             withheld: None,
             kernels_unreachable: false,
+            kernel_most: Default::default(),
         }]
     );
     // Cordoned: withheld, with the reason.
@@ -130,7 +131,7 @@ fn only_a_change_is_reported() {
     let ev = changes(&cordoned, &gone);
     assert!(
         matches!(ev.as_slice(), [AgentEvent::OfferChanged { capacity, size: Some(size), withheld: Some(w),
-                kernels_unreachable: true }]
+                kernels_unreachable: true, .. }]
             if *capacity == taken.capacity && *size == ready.capacity && w.contains("gone")),
         "{ev:?}"
     );
@@ -151,6 +152,7 @@ fn only_a_change_is_reported() {
             size: Some(ready.capacity.clone()),
             withheld: None,
             kernels_unreachable: false,
+            kernel_most: Default::default(),
         }
     );
     assert!(matches!(&ev[1], AgentEvent::ImagesChanged { images } if images.len() == 2));
@@ -161,4 +163,48 @@ fn others_are_listed_without_this_agents_own_kernels() {
     let lp = others_on("n1", "me");
     assert_eq!(lp.field_selector.as_deref(), Some("spec.nodeName=n1"));
     assert_eq!(lp.label_selector.as_deref(), Some("ai.bai.agent!=me"));
+}
+
+/// A node whose GPUs come to be shared with MPS (the device plugin reconfigured, the label
+/// set): the offer's change says how much of `cuda.shares` one kernel may have there, and
+/// its return to time-slicing takes that limit away again.
+#[test]
+fn a_node_that_comes_to_share_its_gpus_with_mps_reports_a_kernels_limit() {
+    let shared = |strategy: &str| -> Node {
+        let mut n = node(false, "True", IMG);
+        n.metadata.labels = Some(
+            [
+                ("nvidia.com/gpu.replicas".to_string(), "4".to_string()),
+                (
+                    "nvidia.com/gpu.sharing-strategy".to_string(),
+                    strategy.to_string(),
+                ),
+            ]
+            .into(),
+        );
+        n
+    };
+    let sliced = of("n1", "me", Some(&shared("time-slicing")), &[], "1".into());
+    let mps = of("n1", "me", Some(&shared("mps")), &[], "2".into());
+    assert_eq!(sliced.capacity, mps.capacity, "the same slices offered");
+    let ev = changes(&sliced, &mps);
+    let [AgentEvent::OfferChanged { kernel_most, .. }] = ev.as_slice() else {
+        panic!("{ev:?}");
+    };
+    let most = &kernel_most["cuda.shares"];
+    assert_eq!(most.amount, 250);
+    assert_eq!(
+        most.why,
+        "its GPUs are shared with MPS 4 ways, which gives a kernel one slice at most"
+    );
+    let ev = changes(&mps, &sliced);
+    assert!(
+        matches!(ev.as_slice(), [AgentEvent::OfferChanged { kernel_most, .. }] if kernel_most.is_empty()),
+        "{ev:?}"
+    );
+    // Gone, it keeps its limit for its return.
+    let gone = of("n1", "me", None, &[], "3".into());
+    assert!(
+        matches!(changes(&mps, &gone).as_slice(), [AgentEvent::OfferChanged { kernel_most, .. }] if kernel_most.len() == 1)
+    );
 }

@@ -20,6 +20,11 @@ impl AgentRpc for KubernetesAgent {
         let inner = &self.inner;
         let c = &inner.config;
         let offer = offer::read(inner).await?;
+        let kernel_most = offer
+            .sharing
+            .as_ref()
+            .map(super::gpus::GpuSharing::kernel_most)
+            .unwrap_or_default();
         let (capacity, size, images) = (offer.capacity, offer.size, offer.images);
         let arch = offer
             .arch
@@ -43,6 +48,7 @@ impl AgentRpc for KubernetesAgent {
             withheld: offer.withheld,
             kernels_unreachable: offer.unreachable,
             size: Some(size),
+            kernel_most,
         })
     }
 

@@ -51,9 +51,25 @@ pub struct Agent {
     /// capacity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withheld: Option<String>,
+    /// Slots of which it gives one kernel less than it has (a Kubernetes node whose GPUs are
+    /// shared with MPS gives a kernel one slice): a kernel asking for more is never placed
+    /// here. Absent: a kernel may have all it has.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_most: Vec<AgentKernelMost>,
     /// The kernels it keeps started for the shapes people launch, and what they did.
     #[serde(default)]
     pub warm_pool: AgentWarmPool,
+}
+
+/// The most one kernel may have of a slot on an agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AgentKernelMost {
+    /// The slot, e.g. `cuda.shares`.
+    pub slot: String,
+    /// The most, as a decimal in the slot's unit (`0.25`).
+    pub most: String,
+    /// Why, in words.
+    pub why: String,
 }
 
 /// An agent's warm pools: kernels started ahead, taken by creates of exactly their shape.

@@ -11,7 +11,9 @@ pub mod projects;
 pub mod slots;
 pub mod users;
 
-pub use agents::{Agent, AgentDevice, AgentList, AgentToken, AgentTokenList, NewAgentToken};
+pub use agents::{
+    Agent, AgentDevice, AgentKernelMost, AgentList, AgentToken, AgentTokenList, NewAgentToken,
+};
 pub use fairshare::{FairShareChange, FairShareGroup, FairShareNode, FairShareReport};
 pub use groups::{
     GroupAccess, GroupAccessChange, NewResourceGroup, ResourceGroup, ResourceGroupList,

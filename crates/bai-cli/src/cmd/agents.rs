@@ -86,6 +86,15 @@ pub async fn agents(client: &Client) -> Result<i32> {
             );
         }
     }
+    // Agents that give one kernel less than they have, and why.
+    for a in &list.agents {
+        for m in &a.kernel_most {
+            println!(
+                "{}: a kernel may have at most {}={} here: {}",
+                a.id, m.slot, m.most, m.why
+            );
+        }
+    }
     // Warm pools, one line each, then what they did.
     for a in &list.agents {
         let w = &a.warm_pool;

@@ -105,13 +105,53 @@ pub(super) fn fits_group(
     .with_code("session_create_unavailable"))
 }
 
-/// "Select Agent" (`config.agentList`): the agent must be in the group and able to hold the
-/// request.
+/// Some node of the group that is large enough for `need` (what one placement takes) must
+/// also give one kernel all of `kernel` (one kernel's request): a node whose GPUs are shared
+/// with MPS gives a kernel one slice at most ([`bai_core::agent::AgentInfo::kernel_most`]).
+/// `agents` are the group's, at least one of them large enough.
+pub(super) fn kernel_fits_some(
+    agents: &[std::sync::Arc<bai_ground::agents::AgentHandle>],
+    group: &str,
+    need: &bai_core::ResourceSlots,
+    kernel: &bai_core::ResourceSlots,
+) -> Result<(), Problem> {
+    let mut first = None;
+    let mut most = 0;
+    for a in agents {
+        let info = a.info();
+        if !need.fits_in(&info.size()) {
+            continue;
+        }
+        let Some(over) = info.over_kernel_most(kernel) else {
+            return Ok(());
+        };
+        most = most.max(over.most.amount);
+        first.get_or_insert_with(|| (over.slot.to_string(), over.asked, over.on(&a.id)));
+    }
+    let Some((slot, asked, on)) = first else {
+        return Ok(());
+    };
+    Err(Problem::new(
+        400,
+        "resource-request-too-large",
+        "Too large resource request.",
+        format!(
+            "the session asks for {slot}={} for each kernel, but no node of resource group {group:?} gives one kernel that much: {on}; ask for {slot}={} or less",
+            format_cpu(asked),
+            format_cpu(most)
+        ),
+    )
+    .with_code("session_create_unavailable"))
+}
+
+/// "Select Agent" (`config.agentList`): the agent must be in the group, able to hold the
+/// request (`want`) and to give one kernel all of `kernel`.
 pub(super) fn designated_agent(
     asked: Option<&str>,
     agents: &[std::sync::Arc<bai_ground::agents::AgentHandle>],
     group: &str,
     want: &bai_core::ResourceSlots,
+    kernel: &bai_core::ResourceSlots,
 ) -> Result<Option<String>, Problem> {
     match asked {
         None => Ok(None),
@@ -131,6 +171,12 @@ pub(super) fn designated_agent(
                     "agent {one:?} is too small for this request ({} cores, {} in all)",
                     format_cpu(a.info().size().cpu_milli),
                     format_bytes(a.info().size().mem)
+                )));
+            }
+            if let Some(over) = a.info().over_kernel_most(kernel) {
+                return Err(Problem::invalid(format!(
+                    "agent {one:?} cannot take this session: {}",
+                    over.on(one)
                 )));
             }
             Ok(Some(one.to_string()))

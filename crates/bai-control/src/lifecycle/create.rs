@@ -172,12 +172,19 @@ pub fn plan_spec(
         )
         .with_code("session_create_unavailable"));
     }
+    super::admit::kernel_fits_some(&agents, &scaling_group, &need, &req.slots)?;
     if multi_node {
         super::admit::fits_group(&agents, &scaling_group, &total, cluster_size)?;
     }
     // The selected agent holds what one placement on it needs: the whole of a single-node
     // session, main1 of a multi-node one.
-    let designated_agent = designated_agent(spec.agent.as_deref(), &agents, &scaling_group, &need)?;
+    let designated_agent = designated_agent(
+        spec.agent.as_deref(),
+        &agents,
+        &scaling_group,
+        &need,
+        &req.slots,
+    )?;
 
     // Data folders.
     let mounts = resolve_mounts(lifecycle, &user_id, &spec.mounts)?;

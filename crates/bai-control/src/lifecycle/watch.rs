@@ -30,12 +30,14 @@ pub fn spawn(lifecycle: Arc<Lifecycle>, agent: Arc<AgentHandle>) {
                     size,
                     withheld,
                     kernels_unreachable,
+                    kernel_most,
                 } => {
                     let offer = Offer {
                         capacity,
                         size,
                         withheld,
                         kernels_unreachable,
+                        kernel_most,
                     };
                     set_agent_offer(&lifecycle, &agent.id, offer);
                 }
@@ -70,6 +72,7 @@ struct Offer {
     size: Option<bai_core::resources::ResourceSlots>,
     withheld: Option<String>,
     kernels_unreachable: bool,
+    kernel_most: std::collections::BTreeMap<String, bai_core::agent::KernelMost>,
 }
 
 fn set_agent_offer(lifecycle: &Lifecycle, agent_id: &str, offer: Offer) {
@@ -78,6 +81,7 @@ fn set_agent_offer(lifecycle: &Lifecycle, agent_id: &str, offer: Offer) {
         size,
         withheld,
         kernels_unreachable,
+        kernel_most,
     } = offer;
     let Some(a) = lifecycle.agents.get(agent_id) else {
         return;
@@ -90,7 +94,7 @@ fn set_agent_offer(lifecycle: &Lifecycle, agent_id: &str, offer: Offer) {
         kernels_unreachable,
         "the agent's offer changed"
     );
-    a.set_offer(capacity, size, withheld, kernels_unreachable);
+    a.set_offer(capacity, size, withheld, kernels_unreachable, kernel_most);
     lifecycle.bus.wake_scheduler();
 }
 

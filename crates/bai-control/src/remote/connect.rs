@@ -89,6 +89,7 @@ fn empty_info(id: &str, group: &str) -> AgentInfo {
         withheld: None,
         kernels_unreachable: false,
         size: None,
+        kernel_most: Default::default(),
     }
 }
 

@@ -5,10 +5,11 @@
 //! image the cluster's registry holds (it pulls it). Computed once per distinct need per pass.
 
 use super::Scheduler;
+use bai_core::agent::KernelMost;
 use bai_ground::agents::AgentHandle;
 use bai_sched::Eligible;
 use bai_store::PendingRow;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// What a session needs of its agent.
@@ -148,42 +149,114 @@ pub fn enforcing(
     }
     narrow(
         e,
-        group,
-        mode.as_str(),
         agents.iter().map(|a| a.id.as_str()),
         blind,
+        egress_said(group, mode.as_str()),
     )
 }
 
-/// [`enforcing`] over agent ids: `blind` are the agents that cannot enforce, with why.
-fn narrow<'a>(
+/// The pending reason of [`enforcing`].
+fn egress_said<'a>(group: &'a str, mode: &'a str) -> impl FnOnce(bool, &str, &str) -> String + 'a {
+    move |none_left, agent, why| {
+        if none_left {
+            format!(
+                "no agent of group {group} can enforce its egress policy {mode} ({agent}: {why})"
+            )
+        } else {
+            format!(
+                "only the agents of group {group} that can enforce its egress policy {mode} may \
+                 take it ({agent}: {why})"
+            )
+        }
+    }
+}
+
+/// The agents of a group that give one kernel less than they have of some slot
+/// ([`bai_core::agent::AgentInfo::kernel_most`]: GPUs shared with MPS), with their limits:
+/// read once per group and pass, not once per session.
+pub fn limited(agents: &[Arc<AgentHandle>]) -> Vec<(String, BTreeMap<String, KernelMost>)> {
+    agents
+        .iter()
+        .filter_map(|a| {
+            let info = a.info.read().unwrap_or_else(|p| p.into_inner());
+            (!info.kernel_most.is_empty()).then(|| (a.id.clone(), info.kernel_most.clone()))
+        })
+        .collect()
+}
+
+/// Narrows `e` (None: every agent of the group) to the agents that give one kernel all of
+/// `kernel` (one kernel's request): of `limited` (the group's [`limited`] agents), those
+/// that give a kernel less are left out, and the pending reason says which limit, when it
+/// leaves none.
+pub fn within_kernel_most(
     e: Option<Eligible>,
     group: &str,
-    mode: &str,
-    all: impl Iterator<Item = &'a str>,
-    blind: &[(String, String)],
+    kernel: &bai_core::ResourceSlots,
+    agents: &[Arc<AgentHandle>],
+    limited: &[(String, BTreeMap<String, KernelMost>)],
 ) -> Option<Eligible> {
-    if blind.is_empty() {
+    if limited.is_empty() {
         return e;
     }
-    let cannot = |id: &str| blind.iter().any(|(b, _)| b == id);
+    narrow(
+        e,
+        agents.iter().map(|a| a.id.as_str()),
+        &over_limits(limited, kernel),
+        kernel_said(group),
+    )
+}
+
+/// Of `limited`, the agents that give one kernel less than `kernel`, each with the limit
+/// in words.
+fn over_limits(
+    limited: &[(String, BTreeMap<String, KernelMost>)],
+    kernel: &bai_core::ResourceSlots,
+) -> Vec<(String, String)> {
+    limited
+        .iter()
+        .filter_map(|(id, most)| {
+            bai_core::agent::over_kernel_most(most, kernel).map(|o| (id.clone(), o.on(id)))
+        })
+        .collect()
+}
+
+/// The pending reason of [`within_kernel_most`].
+fn kernel_said(group: &str) -> impl FnOnce(bool, &str, &str) -> String + '_ {
+    move |none_left, _, on| {
+        if none_left {
+            format!("no agent of group {group} can give one kernel all it asks for: {on}")
+        } else {
+            format!(
+                "only the agents of group {group} that give one kernel all it asks for may take \
+                 it: {on}"
+            )
+        }
+    }
+}
+
+/// Narrows `e` (None: every agent in `all`) to the agents not in `left_out` (each with why it
+/// is). The reason, when some are left out, is `said(none left, first left out, its why)`,
+/// after what `e` said already where that leaves none.
+fn narrow<'a>(
+    e: Option<Eligible>,
+    all: impl Iterator<Item = &'a str>,
+    left_out: &[(String, String)],
+    said: impl FnOnce(bool, &str, &str) -> String,
+) -> Option<Eligible> {
+    if left_out.is_empty() {
+        return e;
+    }
+    let out = |id: &str| left_out.iter().any(|(b, _)| b == id);
     let ok: HashSet<String> = match &e {
-        Some(e) => e.agents.iter().filter(|a| !cannot(a)).cloned().collect(),
-        None => all.filter(|a| !cannot(a)).map(str::to_string).collect(),
+        Some(e) => e.agents.iter().filter(|a| !out(a)).cloned().collect(),
+        None => all.filter(|a| !out(a)).map(str::to_string).collect(),
     };
-    let (agent, why) = &blind[0];
-    let egress = if ok.is_empty() {
-        format!("no agent of group {group} can enforce its egress policy {mode} ({agent}: {why})")
-    } else {
-        format!(
-            "only the agents of group {group} that can enforce its egress policy {mode} may \
-             take it ({agent}: {why})"
-        )
-    };
+    let (agent, why) = &left_out[0];
+    let words = said(ok.is_empty(), agent, why);
     let why = match &e {
         Some(e) if !e.why.is_empty() && !ok.is_empty() => e.why.clone(),
-        Some(e) if !e.why.is_empty() => format!("{}; {egress}", e.why),
-        _ => egress,
+        Some(e) if !e.why.is_empty() => format!("{}; {words}", e.why),
+        _ => words,
     };
     let preferred = e
         .and_then(|e| e.preferred)
@@ -245,9 +318,21 @@ mod tests {
 
     #[test]
     fn agents_that_cannot_enforce_are_left_out_with_their_reason() {
-        let e = narrow(None, "g", "default", ["k8s", "dock"].into_iter(), &blind()).expect("some");
+        let e = narrow(
+            None,
+            ["k8s", "dock"].into_iter(),
+            &blind(),
+            egress_said("g", "default"),
+        )
+        .expect("some");
         assert_eq!(*e.agents, HashSet::from(["dock".to_string()]));
-        let e = narrow(None, "g", "closed", ["k8s"].into_iter(), &blind()).expect("some");
+        let e = narrow(
+            None,
+            ["k8s"].into_iter(),
+            &blind(),
+            egress_said("g", "closed"),
+        )
+        .expect("some");
         assert!(e.agents.is_empty());
         assert_eq!(
             e.why,
@@ -259,11 +344,50 @@ mod tests {
             why: "it needs image X, which only k8s of group g has".into(),
             preferred: None,
         };
-        let e = narrow(Some(image), "g", "default", std::iter::empty(), &blind()).expect("some");
+        let e = narrow(
+            Some(image.clone()),
+            std::iter::empty(),
+            &blind(),
+            egress_said("g", "default"),
+        )
+        .expect("some");
         assert!(e.agents.is_empty());
         assert!(
             e.why.starts_with("it needs image X") && e.why.contains("(k8s: not enforced here)")
         );
-        assert!(narrow(None, "g", "default", ["a"].into_iter(), &[]).is_none());
+        assert!(narrow(None, ["a"].into_iter(), &[], egress_said("g", "default")).is_none());
+    }
+
+    /// An agent that gives one kernel less of a slot than the session's kernel asks (an MPS
+    /// node: one slice) is left out, and the reason names its limit; a kernel within the
+    /// limit may go anywhere.
+    #[test]
+    fn agents_that_give_a_kernel_less_than_it_asks_are_left_out() {
+        let limited = vec![(
+            "mps".to_string(),
+            BTreeMap::from([(
+                "cuda.shares".to_string(),
+                KernelMost {
+                    amount: 250,
+                    why: "its GPUs are shared with MPS 4 ways".into(),
+                },
+            )]),
+        )];
+        let kernel = |milli: u64| bai_core::ResourceSlots {
+            cpu_milli: 500,
+            mem: 1 << 28,
+            accel: BTreeMap::from([("cuda.shares".to_string(), milli)]),
+        };
+        assert!(over_limits(&limited, &kernel(250)).is_empty());
+        let over = over_limits(&limited, &kernel(500));
+        let e = narrow(None, ["mps", "sliced"].into_iter(), &over, kernel_said("g")).expect("some");
+        assert_eq!(*e.agents, HashSet::from(["sliced".to_string()]));
+        let e = narrow(None, ["mps"].into_iter(), &over, kernel_said("g")).expect("some");
+        assert!(e.agents.is_empty());
+        assert_eq!(
+            e.why,
+            "no agent of group g can give one kernel all it asks for: a kernel may have at \
+             most cuda.shares=0.25 on mps (its GPUs are shared with MPS 4 ways)"
+        );
     }
 }

@@ -304,6 +304,7 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
             .collect();
         let mut eligible = super::eligible::Cache::default();
         let blind = super::eligible::blind(&in_group);
+        let limited = super::eligible::limited(&in_group);
         let group_agents: Vec<AgentState> = in_group
             .iter()
             .map(|a| AgentState {
@@ -355,6 +356,15 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
                         g.egress.mode,
                         &in_group,
                         &blind,
+                    );
+                    // Not where one kernel would get less than it asks for (GPUs shared
+                    // with MPS give a kernel one slice).
+                    w.eligible = super::eligible::within_kernel_most(
+                        w.eligible,
+                        &g.name,
+                        &r.requested_slots.divided(u64::from(r.cluster_size)),
+                        &in_group,
+                        &limited,
                     );
                     // Its known maximum run time: the shorter of its batch timeout and the
                     // owner's maximum session lifetime, as `ends_by` counts it for running

@@ -52,12 +52,14 @@ impl AgentHandle {
         size: Option<bai_core::resources::ResourceSlots>,
         withheld: Option<String>,
         kernels_unreachable: bool,
+        kernel_most: std::collections::BTreeMap<String, bai_core::agent::KernelMost>,
     ) {
         let mut info = self.info.write().unwrap_or_else(|p| p.into_inner());
         info.capacity = capacity;
         info.size = size;
         info.withheld = withheld;
         info.kernels_unreachable = kernels_unreachable;
+        info.kernel_most = kernel_most;
     }
 
     /// Why the agent offers nothing now (its node is cordoned, say).

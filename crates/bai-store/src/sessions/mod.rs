@@ -52,6 +52,9 @@ pub struct PendingRow {
     pub group_name: String,
     /// A batch session's own timeout in seconds, as created (`None`: none, or not batch).
     pub batch_timeout: Option<i64>,
+    /// Its kernels (single-node or multi-node): each asks for one `cluster_size`-th of
+    /// `requested_slots`.
+    pub cluster_size: u32,
 }
 
 #[derive(Debug, Clone, Default)]

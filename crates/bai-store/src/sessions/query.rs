@@ -143,7 +143,7 @@ impl Store {
             "SELECT id, access_key, scaling_group, priority, created_at, requested_slots,
                 starts_at, designated_agent, dependencies, status_info, image, mounts,
                 CASE WHEN cluster_mode = 'multi-node' THEN cluster_size ELSE 1 END,
-                user_id, domain_name, group_name, batch_timeout
+                user_id, domain_name, group_name, batch_timeout, cluster_size
              FROM sessions WHERE status = 'PENDING' ORDER BY priority DESC, created_at ASC",
         )?;
         let rows = st.query_map([], |r| {
@@ -165,6 +165,7 @@ impl Store {
                 r.get::<_, String>(14)?,
                 r.get::<_, String>(15)?,
                 r.get::<_, Option<i64>>(16)?,
+                r.get::<_, i64>(17)?,
             ))
         })?;
         let mut out = Vec::new();
@@ -187,6 +188,7 @@ impl Store {
                 domain_name,
                 group_name,
                 batch_timeout,
+                cluster_size,
             ) = row?;
             let mount_paths = if mounts == "[]" {
                 Vec::new()
@@ -220,6 +222,7 @@ impl Store {
                 domain_name,
                 group_name,
                 batch_timeout: batch_timeout.filter(|t| *t > 0),
+                cluster_size: u32::try_from(cluster_size.clamp(1, 64)).unwrap_or(1),
             });
         }
         Ok(out)

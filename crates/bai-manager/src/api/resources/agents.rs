@@ -62,6 +62,15 @@ pub async fn list_agents(
                 devices: info.devices.iter().map(device_view).collect(),
                 egress_error: info.egress_error.clone(),
                 withheld: info.withheld.clone(),
+                kernel_most: info
+                    .kernel_most
+                    .iter()
+                    .map(|(slot, m)| bai_api::resources::AgentKernelMost {
+                        slot: slot.clone(),
+                        most: bai_core::resources::format_cpu(m.amount),
+                        why: m.why.clone(),
+                    })
+                    .collect(),
                 warm_pool: pools_of(&m, a),
             }
         })

@@ -4,7 +4,7 @@
 //! as the kubelet would start it. Waits poll for a condition under a generous limit.
 
 use bai_e2e::kube::manager_for_pods;
-use bai_e2e::remote::{agent_command, wait_status};
+use bai_e2e::remote::wait_status;
 use bai_e2e::{Server, bin};
 use serde_json::{Value, json};
 use std::io::Write;
@@ -313,26 +313,21 @@ impl Drop for FakeNode {
     }
 }
 
-/// A `baid agent --backend kubernetes` offering only `node` (killed on drop).
-pub struct KubeAgent {
-    pub child: Child,
-    pub data: tempfile::TempDir,
-}
+/// A `baid agent --backend kubernetes` offering only one node (killed on drop).
+pub struct KubeAgent(bai_e2e::kube::KubeAgent);
 
 impl KubeAgent {
     pub fn log(&self) -> String {
-        std::fs::read_to_string(self.data.path().join("agent.log")).unwrap_or_default()
+        self.0.log()
     }
 
     /// The kernel directories left on the "node" (this machine).
     pub fn kernel_dirs(&self) -> usize {
-        std::fs::read_dir(self.data.path().join("kernels"))
+        std::fs::read_dir(self.0.data.path().join("kernels"))
             .map(|d| d.count())
             .unwrap_or(0)
     }
-}
 
-impl KubeAgent {
     /// Starts `baid agent --backend kubernetes` named `kapi-TAG`, offering only `node`,
     /// joining the manager `s` at `join` (address, token); waits until it is ALIVE.
     fn join(
@@ -344,31 +339,20 @@ impl KubeAgent {
         node: &str,
         agent_args: &[&str],
     ) -> KubeAgent {
-        let data = tempfile::Builder::new()
-            .prefix("bai-kapi-")
-            .tempdir()
-            .expect("tempdir");
-        let log = std::fs::File::create(data.path().join("agent.log")).expect("log");
         let name = format!("kapi-{tag}");
-        let mut c = agent_command(
-            Command::new(bin("baid")),
+        let mut args = vec![
+            "--node-selector".to_string(),
+            format!("kubernetes.io/hostname={node}"),
+        ];
+        args.extend(agent_args.iter().map(|a| a.to_string()));
+        let agent = KubeAgent(bai_e2e::kube::KubeAgent::start_with(
             &name,
             &join.0,
             &join.1,
-            data.path(),
-        );
-        c.args(["--backend", "kubernetes", "--namespace", ns])
-            .arg("--kubeconfig")
-            .arg(&cluster.kubeconfig)
-            .arg("--node-selector")
-            .arg(format!("kubernetes.io/hostname={node}"))
-            .args(agent_args)
-            .stdout(log.try_clone().expect("log"))
-            .stderr(log);
-        let agent = KubeAgent {
-            child: c.spawn().expect("spawn baid agent"),
-            data,
-        };
+            &cluster.kubeconfig,
+            ns,
+            &args,
+        ));
         let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             wait_status(s, &name, "ALIVE", LIMIT)
         }));
@@ -381,13 +365,6 @@ impl KubeAgent {
 pub struct Another {
     pub agent: KubeAgent,
     pub node: FakeNode,
-}
-
-impl Drop for KubeAgent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// One test's world: a fake node, a manager, the agent offering the node, pods in `ns`.

@@ -75,6 +75,17 @@ pub(super) fn check_project(
     Ok(())
 }
 
+/// The refusal of a request no node (or no set of nodes) of the group could ever hold.
+pub(super) fn too_large(msg: String) -> Problem {
+    Problem::new(
+        400,
+        "resource-request-too-large",
+        "Too large resource request.",
+        msg,
+    )
+    .with_code("session_create_unavailable")
+}
+
 /// A multi-node session's kernels together must fit the group's nodes together.
 pub(super) fn fits_group(
     agents: &[std::sync::Arc<bai_ground::agents::AgentHandle>],
@@ -90,19 +101,13 @@ pub(super) fn fits_group(
     if total.fits_in(&all) {
         return Ok(());
     }
-    Err(Problem::new(
-        400,
-        "resource-request-too-large",
-        "Too large resource request.",
-        format!(
-            "the session's {kernels} kernels ask for {} cores and {} of memory in all, but the nodes of resource group {group:?} have {} cores and {} together; ask for fewer or smaller kernels",
-            bai_core::resources::format_cpu(total.cpu_milli),
-            bai_core::resources::format_bytes(total.mem),
-            bai_core::resources::format_cpu(all.cpu_milli),
-            bai_core::resources::format_bytes(all.mem)
-        ),
-    )
-    .with_code("session_create_unavailable"))
+    Err(too_large(format!(
+        "the session's {kernels} kernels ask for {} cores and {} of memory in all, but the nodes of resource group {group:?} have {} cores and {} together; ask for fewer or smaller kernels",
+        bai_core::resources::format_cpu(total.cpu_milli),
+        bai_core::resources::format_bytes(total.mem),
+        bai_core::resources::format_cpu(all.cpu_milli),
+        bai_core::resources::format_bytes(all.mem)
+    )))
 }
 
 /// Some node of the group that is large enough for `need` (what one placement takes) must
@@ -131,17 +136,11 @@ pub(super) fn kernel_fits_some(
     let Some((slot, asked, on)) = first else {
         return Ok(());
     };
-    Err(Problem::new(
-        400,
-        "resource-request-too-large",
-        "Too large resource request.",
-        format!(
-            "the session asks for {slot}={} for each kernel, but no node of resource group {group:?} gives one kernel that much: {on}; ask for {slot}={} or less",
-            format_cpu(asked),
-            format_cpu(most)
-        ),
-    )
-    .with_code("session_create_unavailable"))
+    Err(too_large(format!(
+        "the session asks for {slot}={} for each kernel, but no node of resource group {group:?} gives one kernel that much: {on}; ask for {slot}={} or less",
+        format_cpu(asked),
+        format_cpu(most)
+    )))
 }
 
 /// "Select Agent" (`config.agentList`): the agent must be in the group, able to hold the

@@ -141,16 +141,10 @@ pub fn plan_spec(
                         format_cpu(most)
                     )
                 };
-                return Err(Problem::new(
-                    400,
-                    "resource-request-too-large",
-                    "Too large resource request.",
-                    format!(
-                        "the session asks for {slot}={} ({unit}){each}, but {has}; ask for less",
-                        format_cpu(*want)
-                    ),
-                )
-                .with_code("session_create_unavailable"));
+                return Err(super::admit::too_large(format!(
+                    "the session asks for {slot}={} ({unit}){each}, but {has}; ask for less",
+                    format_cpu(*want)
+                )));
             }
         }
         let largest = agents
@@ -158,19 +152,13 @@ pub fn plan_spec(
             .map(|a| a.info().size())
             .max_by_key(|c| (c.mem, c.cpu_milli))
             .unwrap_or_default();
-        return Err(Problem::new(
-            400,
-            "resource-request-too-large",
-            "Too large resource request.",
-            format!(
-                "the session asks for {} cores and {} of memory{each}, but the largest node of resource group {scaling_group:?} has {} cores and {}; ask for less",
-                format_cpu(need.cpu_milli),
-                format_bytes(need.mem),
-                format_cpu(largest.cpu_milli),
-                format_bytes(largest.mem)
-            ),
-        )
-        .with_code("session_create_unavailable"));
+        return Err(super::admit::too_large(format!(
+            "the session asks for {} cores and {} of memory{each}, but the largest node of resource group {scaling_group:?} has {} cores and {}; ask for less",
+            format_cpu(need.cpu_milli),
+            format_bytes(need.mem),
+            format_cpu(largest.cpu_milli),
+            format_bytes(largest.mem)
+        )));
     }
     super::admit::kernel_fits_some(&agents, &scaling_group, &need, &req.slots)?;
     if multi_node {

@@ -61,9 +61,19 @@ pub fn memory_share(memory: u64, milli: u64, capacity_milli: u64) -> u64 {
     (memory as u128 * milli.min(cap) as u128 / cap as u128) as u64
 }
 
-/// Slots named `<key>.device` count whole devices; every other accelerator slot is a share.
+/// Slots named `<key>.device` count whole devices, and so do MIG instances
+/// ([`is_mig`]); every other accelerator slot is a share.
 pub fn is_whole(slot: &str) -> bool {
-    slot.ends_with(".device")
+    slot.ends_with(".device") || is_mig(slot)
+}
+
+/// A slot of one MIG profile's instances, by Backend.AI's name for it:
+/// `cuda.device:<profile>-mig` (`cuda.device:1g.10gb-mig`). Each instance is a whole device
+/// to a kernel.
+pub fn is_mig(slot: &str) -> bool {
+    slot.strip_prefix("cuda.device:")
+        .and_then(|p| p.strip_suffix("-mig"))
+        .is_some_and(|profile| !profile.is_empty())
 }
 
 /// The unit a user reads for a slot: `GPU`, `fGPU`, or the slot's own name.
@@ -71,6 +81,7 @@ pub fn display_unit(slot: &str) -> &str {
     match slot {
         CUDA_DEVICE => "GPU",
         CUDA_SHARES => "fGPU",
+        mig if is_mig(mig) => "MIG instance",
         other => other,
     }
 }
@@ -203,5 +214,30 @@ mod tests {
         assert!(parse_quantum(0.0).is_err() && parse_quantum(1.5).is_err());
         assert_eq!(memory_share(8 << 30, 500, 1000), 4 << 30);
         assert_eq!(memory_share(8 << 30, 5000, 1000), 8 << 30);
+    }
+
+    /// A MIG profile's slot (Backend.AI's `cuda.device:<profile>-mig`) counts whole
+    /// instances: its step is one, and half of one is refused saying what an instance is.
+    #[test]
+    fn mig_instances_are_whole_devices() {
+        let mig = "cuda.device:1g.18gb-mig";
+        assert!(is_mig(mig) && is_whole(mig));
+        assert!(!is_mig("cuda.device:-mig") && !is_mig(CUDA_DEVICE) && !is_mig(CUDA_SHARES));
+        assert_eq!(display_unit(mig), "MIG instance");
+        let key = mig.to_string();
+        let offered = AccelSlot::collect([], [&key]);
+        assert_eq!(offered[0].quantum_milli, 1000);
+        let ask = |v: &str| crate::resources::ResourceAsk {
+            slots: [(key.clone(), v.to_string())].into(),
+            shmem: None,
+        };
+        let one = crate::resources::ResourceRequest::parse(&ask("1"), &offered).expect("one");
+        assert_eq!(one.slots.accel[mig], 1000);
+        let half = crate::resources::ResourceRequest::parse(&ask("0.5"), &offered).unwrap_err();
+        assert_eq!(
+            half.to_string(),
+            "cuda.device:1g.18gb-mig=0.5: cuda.device:1g.18gb-mig counts whole devices: each is \
+             one MIG instance of a GPU, ask for 1, 2, …"
+        );
     }
 }

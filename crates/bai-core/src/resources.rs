@@ -343,7 +343,11 @@ fn check_step(key: &str, slot: &crate::accel::AccelSlot, amount: u64) -> Result<
             return Err(ResourceError::WholeDevices {
                 slot: slot.name.clone(),
                 value,
-                hint: format!("{hint}: the GPUs of this cluster are not shared, ask for 1, 2, …"),
+                hint: if crate::accel::is_mig(&slot.name) {
+                    format!("{hint}: each is one MIG instance of a GPU, ask for 1, 2, …")
+                } else {
+                    format!("{hint}: the GPUs of this cluster are not shared, ask for 1, 2, …")
+                },
             });
         }
     } else if slot.quantum_milli > 1 && !amount.is_multiple_of(slot.quantum_milli) {

@@ -48,39 +48,20 @@ fn a_time_sliced_gpu_node_serves_cuda_shares_as_its_slices() {
             json!({"nvidia.com/gpu": null, "nvidia.com/gpu.shared": "8"}),
         );
     });
-    let a = agents(&w.s)
-        .into_iter()
-        .find(|a| a.id == "kapi-slices")
-        .expect("the agent");
-    let shares: f64 = a.capacity.accelerators["cuda.shares"].parse().unwrap();
-    assert!((shares - 2.0).abs() < 1e-9, "{:?}", a.capacity);
-    assert!(
-        !a.capacity.accelerators.contains_key("cuda.device"),
-        "{:?}",
-        a.capacity
+    let offer = accelerators(&w, "kapi-slices");
+    assert_eq!(
+        offer.get("cuda.shares").map(String::as_str),
+        Some("2"),
+        "{offer:?}"
     );
+    assert!(!offer.contains_key("cuda.device"), "{offer:?}");
 
     // Not a whole number of slices: refused at once, naming the step.
-    let bad = w.s.bai(
-        &w.s.admin,
-        &[
-            "start",
-            "-t",
-            "kslicebad",
-            "-r",
-            "cpu=0.5",
-            "-r",
-            "mem=256m",
-            "-r",
-            "cuda.shares=0.3",
-            "python",
-        ],
-    );
-    assert!(!bad.ok(), "{bad:?}");
-    assert!(
-        bad.stderr
-            .contains("cuda.shares=0.3 is not a multiple of 0.25"),
-        "{bad:?}"
+    refused(
+        &w,
+        "kslicebad",
+        "cuda.shares=0.3",
+        "cuda.shares=0.3 is not a multiple of 0.25",
     );
 
     // Half a GPU is two slices: requests = limits.
@@ -107,12 +88,12 @@ fn an_mps_gpu_node_gives_a_kernel_one_slice_at_most() {
         );
     };
     let w = World::new("mps", 110, mps);
-    let a = agents(&w.s)
-        .into_iter()
-        .find(|a| a.id == "kapi-mps")
-        .expect("the agent");
-    let shares: f64 = a.capacity.accelerators["cuda.shares"].parse().unwrap();
-    assert!((shares - 2.0).abs() < 1e-9, "{:?}", a.capacity);
+    let offer = accelerators(&w, "kapi-mps");
+    assert_eq!(
+        offer.get("cuda.shares").map(String::as_str),
+        Some("2"),
+        "{offer:?}"
+    );
     // The manager knows the limit, and the admin sees it.
     let listed = w.s.bai(&w.s.admin, &["agents"]).expect_ok().stdout.clone();
     assert!(
@@ -125,26 +106,12 @@ fn an_mps_gpu_node_gives_a_kernel_one_slice_at_most() {
 
     // Two slices, where the group's only node gives a kernel one: refused at once, in one
     // line, before it is queued; no pod is made.
-    let big = [
-        "start",
-        "-t",
+    refused(
+        &w,
         "kmpsbig",
-        "-r",
-        "cpu=0.5",
-        "-r",
-        "mem=256m",
-        "-r",
         "cuda.shares=0.5",
-        "python",
-    ];
-    let refused = w.s.bai(&w.s.admin, &big);
-    assert!(!refused.ok(), "{refused:?}");
-    assert!(
-        refused.stderr.contains(
-            "a kernel may have at most cuda.shares=0.25 on kapi-mps (its GPUs are shared with \
-             MPS 4 ways, which gives a kernel one slice at most); ask for cuda.shares=0.25 or less"
-        ) && refused.stderr.trim().lines().count() == 1,
-        "{refused:?}"
+        "a kernel may have at most cuda.shares=0.25 on kapi-mps (its GPUs are shared with MPS 4 \
+         ways, which gives a kernel one slice at most); ask for cuda.shares=0.25 or less",
     );
     let none = w.s.bai(&w.s.admin, &["session", "info", "kmpsbig"]);
     assert!(!none.ok(), "no session was made: {none:?}");
@@ -191,6 +158,69 @@ fn an_mps_gpu_node_gives_a_kernel_one_slice_at_most() {
         );
         drop(runner);
     }
+}
+
+/// NVIDIA's device plugin under the `mixed` MIG strategy offers each MIG profile as its own
+/// resource (`nvidia.com/mig-1g.18gb`, an H200 cut in seven): bai offers it as Backend.AI's
+/// slot `cuda.device:1g.18gb-mig`, in whole instances, and a kernel of one becomes a pod of
+/// that resource.
+#[test]
+fn a_mig_node_offers_its_instances_by_profile() {
+    let w = World::new("mig", 110, |cluster, node| {
+        gpu_node(
+            cluster,
+            node,
+            &["nvidia.com/mig.strategy=mixed"],
+            json!({"nvidia.com/gpu": null, "nvidia.com/mig-1g.18gb": "7"}),
+        );
+    });
+    let offer = accelerators(&w, "kapi-mig");
+    assert_eq!(
+        offer.get("cuda.device:1g.18gb-mig").map(String::as_str),
+        Some("7"),
+        "{offer:?}"
+    );
+    assert!(!offer.contains_key("cuda.device"), "{offer:?}");
+
+    // Half an instance: refused at once, saying what an instance is.
+    refused(
+        &w,
+        "kmighalf",
+        "cuda.device:1g.18gb-mig=0.5",
+        "each is one MIG instance of a GPU, ask for 1, 2",
+    );
+
+    // One instance: a pod of one nvidia.com/mig-1g.18gb, requests = limits.
+    runs_as_a_pod_of(
+        &w,
+        "kmig",
+        "cuda.device:1g.18gb-mig=1",
+        json!({"cpu": "500m", "memory": "268435456", "nvidia.com/mig-1g.18gb": "1"}),
+    );
+}
+
+/// The accelerator slots the agent `id` offers, as `bai agents` has them.
+fn accelerators(w: &World, id: &str) -> std::collections::BTreeMap<String, String> {
+    agents(&w.s)
+        .into_iter()
+        .find(|a| a.id == id)
+        .expect("the agent")
+        .capacity
+        .accelerators
+}
+
+/// `bai start` of a session `name` of half a core, 256 MiB and `gpus` fails at once in one
+/// line that says `words`.
+fn refused(w: &World, name: &str, gpus: &str, words: &str) {
+    let args = [
+        "start", "-t", name, "-r", "cpu=0.5", "-r", "mem=256m", "-r", gpus, "python",
+    ];
+    let r = w.s.bai(&w.s.admin, &args);
+    assert!(!r.ok(), "{r:?}");
+    assert!(
+        r.stderr.contains(words) && r.stderr.trim().lines().count() == 1,
+        "{r:?}"
+    );
 }
 
 /// A session `name` of half a core, 256 MiB and `gpus` becomes a pod bound to the test's node

@@ -2,7 +2,7 @@
 //! agent's own kernels request there (other tenants, and other bai agents, share the
 //! cluster), and whether it may be used at all. Pure.
 
-use super::gpus::{CUDA_DEVICE, CUDA_SHARES, NVIDIA_GPU, NVIDIA_GPU_SHARED, gpu_sharing};
+use super::gpus::{CUDA_DEVICE, CUDA_SHARES, NVIDIA_GPU, NVIDIA_GPU_SHARED, gpu_sharing, mig_slot};
 use super::labels;
 use super::quantity;
 use bai_core::agent::ImageInfo;
@@ -29,44 +29,39 @@ pub fn is_ready(node: &Node) -> bool {
         .is_some_and(|c| c.status == "True")
 }
 
-/// A pod's effective requests as the scheduler counts them: the sum over its containers,
-/// or an init container's if larger (init containers run one at a time).
-fn pod_requests(pod: &Pod) -> (u64, u64, u64, u64) {
+/// A pod's effective request of `key` as the scheduler counts it, read by `parse`: the sum
+/// over its containers, or an init container's if larger (init containers run one at a
+/// time).
+fn pod_request(pod: &Pod, key: &str, parse: fn(&str) -> Result<u64, quantity::BadQuantity>) -> u64 {
     let Some(spec) = &pod.spec else {
-        return (0, 0, 0, 0);
+        return 0;
     };
     let of = |c: &Container| {
         let r = c.resources.as_ref();
-        let get = |k: &str| {
-            r.and_then(|r| r.requests.as_ref().and_then(|q| q.get(k)))
-                .or_else(|| r.and_then(|r| r.limits.as_ref().and_then(|q| q.get(k))))
-        };
-        (
-            get("cpu").map_or(0, |q| quantity::cpu_milli(&q.0).unwrap_or(0)),
-            get("memory").map_or(0, |q| quantity::units(&q.0).unwrap_or(0)),
-            get(NVIDIA_GPU).map_or(0, |q| quantity::units(&q.0).unwrap_or(0)),
-            get(NVIDIA_GPU_SHARED).map_or(0, |q| quantity::units(&q.0).unwrap_or(0)),
-        )
+        r.and_then(|r| r.requests.as_ref().and_then(|q| q.get(key)))
+            .or_else(|| r.and_then(|r| r.limits.as_ref().and_then(|q| q.get(key))))
+            .map_or(0, |q| parse(&q.0).unwrap_or(0))
     };
     let sum = spec
         .containers
         .iter()
         .map(of)
-        .fold((0u64, 0u64, 0u64, 0u64), |a, b| {
-            (
-                a.0.saturating_add(b.0),
-                a.1.saturating_add(b.1),
-                a.2.saturating_add(b.2),
-                a.3.saturating_add(b.3),
-            )
-        });
+        .fold(0u64, u64::saturating_add);
     spec.init_containers
         .iter()
         .flatten()
         .map(of)
-        .fold(sum, |a, b| {
-            (a.0.max(b.0), a.1.max(b.1), a.2.max(b.2), a.3.max(b.3))
-        })
+        .fold(sum, u64::max)
+}
+
+/// A pod's effective requests of cpu (millicores), memory, whole GPUs and shared slices.
+fn pod_requests(pod: &Pod) -> (u64, u64, u64, u64) {
+    (
+        pod_request(pod, "cpu", quantity::cpu_milli),
+        pod_request(pod, "memory", quantity::units),
+        pod_request(pod, NVIDIA_GPU, quantity::units),
+        pod_request(pod, NVIDIA_GPU_SHARED, quantity::units),
+    )
 }
 
 /// What `pods` that have not ended request together: cpu in millicores, memory in bytes.
@@ -90,6 +85,14 @@ fn holds(pod: &Pod) -> bool {
     )
 }
 
+/// Whether `pod` holds room on the node `name` that `agent` cannot use: it is on that node,
+/// has not ended, and is not one of the agent's kernels.
+fn others_holding(pod: &Pod, name: Option<&str>, agent: &str) -> bool {
+    pod.spec.as_ref().and_then(|s| s.node_name.as_deref()) == name
+        && holds(pod)
+        && !labels::is_agents(pod.metadata.labels.as_ref(), agent)
+}
+
 fn allocatable<'a>(node: &'a Node, key: &str) -> Option<&'a Quantity> {
     node.status.as_ref()?.allocatable.as_ref()?.get(key)
 }
@@ -109,8 +112,7 @@ pub fn offered(node: &Node, pods: &[Pod], agent: &str) -> ResourceSlots {
         q(NVIDIA_GPU_SHARED, quantity::units),
     );
     for pod in pods {
-        let on_node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()) == name;
-        if !on_node || !holds(pod) || labels::is_agents(pod.metadata.labels.as_ref(), agent) {
+        if !others_holding(pod, name, agent) {
             continue;
         }
         let (c, m, g, s) = pod_requests(pod);
@@ -120,6 +122,25 @@ pub fn offered(node: &Node, pods: &[Pod], agent: &str) -> ResourceSlots {
         shared = shared.saturating_sub(s);
     }
     let mut accel = BTreeMap::new();
+    // MIG instances (the device plugin's mixed strategy): one slot per profile, whole ones.
+    let mig = node
+        .status
+        .as_ref()
+        .and_then(|s| s.allocatable.as_ref())
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, q)| Some((k, mig_slot(k)?, quantity::units(&q.0).ok()?)));
+    for (resource, slot, all) in mig {
+        let taken = pods
+            .iter()
+            .filter(|p| others_holding(p, name, agent))
+            .map(|p| pod_request(p, resource, quantity::units))
+            .fold(0u64, u64::saturating_add);
+        let left = all.saturating_sub(taken);
+        if left > 0 {
+            accel.insert(slot, left.saturating_mul(1000));
+        }
+    }
     // Time-sliced GPUs are cuda.shares (slices / replicas GPUs); whole ones cuda.device.
     let sharing = gpu_sharing(node);
     let slices = match sharing.as_ref().map(|s| s.resource.as_str()) {

@@ -191,3 +191,52 @@ fn devices_of(n: &Node) -> Vec<bai_core::accel::DeviceInfo> {
         .map(|s| crate::kubernetes::gpus::devices(n, &s))
         .unwrap_or_default()
 }
+
+/// MIG instances (the device plugin's mixed strategy) are offered per profile by
+/// Backend.AI's slot names, as whole devices, less what others' pods (init containers
+/// counted as for cpu) hold; a profile all taken is not offered, and a resource that only
+/// looks like one is not read.
+#[test]
+fn mig_instances_are_offered_per_profile_less_others() {
+    let mut n = node(false, "True");
+    let all = n.status.as_mut().unwrap().allocatable.as_mut().unwrap();
+    all.insert("nvidia.com/mig-1g.18gb".into(), Quantity("7".into()));
+    all.insert("nvidia.com/mig-3g.71gb".into(), Quantity("1".into()));
+    all.insert("nvidia.com/mig-".into(), Quantity("4".into()));
+    let holding = |resource: &str, count: &str, bai: bool| {
+        let mut p = pod("n1", bai, "Running", "100m", "1Mi", None);
+        let c = &mut p.spec.as_mut().unwrap().containers[0];
+        c.resources
+            .as_mut()
+            .unwrap()
+            .requests
+            .as_mut()
+            .unwrap()
+            .insert(resource.into(), Quantity(count.into()));
+        p
+    };
+    let pods = vec![
+        holding("nvidia.com/mig-1g.18gb", "2", false),
+        holding("nvidia.com/mig-1g.18gb", "1", true),
+        holding("nvidia.com/mig-3g.71gb", "1", false),
+    ];
+    let got = offered(&n, &pods, "me");
+    assert_eq!(got.accel["cuda.device:1g.18gb-mig"], 5000, "{got:?}");
+    assert!(
+        !got.accel.contains_key("cuda.device:3g.71gb-mig"),
+        "{got:?}"
+    );
+    assert_eq!(
+        got.accel.len(),
+        2,
+        "cuda.device and one MIG profile: {got:?}"
+    );
+    assert_eq!(
+        crate::kubernetes::gpus::mig_resource("cuda.device:1g.18gb-mig").as_deref(),
+        Some("nvidia.com/mig-1g.18gb")
+    );
+    assert_eq!(
+        crate::kubernetes::gpus::mig_resource("cuda.device:a/b-mig"),
+        None
+    );
+}

@@ -18,6 +18,9 @@ pub const CUDA_SHARES: &str = "cuda.shares";
 /// The resource NVIDIA's device plugin advertises for time-sliced GPUs when it renames them
 /// (`renameByDefault: true`).
 pub const NVIDIA_GPU_SHARED: &str = "nvidia.com/gpu.shared";
+/// NVIDIA's device plugin under the `mixed` MIG strategy: one resource per MIG profile,
+/// `nvidia.com/mig-<profile>` (`nvidia.com/mig-1g.10gb`).
+pub const NVIDIA_MIG_PREFIX: &str = "nvidia.com/mig-";
 /// GPU feature discovery's label: how many slices each GPU of the node is cut into.
 pub const LABEL_GPU_REPLICAS: &str = "nvidia.com/gpu.replicas";
 /// NVIDIA's label: how the node's GPUs are shared (`none`, `time-slicing` or `mps`).
@@ -90,6 +93,24 @@ impl GpuSharing {
             "time-sliced"
         }
     }
+}
+
+/// bai's slot for the MIG instances Kubernetes offers as `resource`, by Backend.AI's name
+/// (`nvidia.com/mig-1g.10gb` → `cuda.device:1g.10gb-mig`); None for any other resource.
+pub fn mig_slot(resource: &str) -> Option<String> {
+    let profile = resource.strip_prefix(NVIDIA_MIG_PREFIX)?;
+    let fine = !profile.is_empty()
+        && profile
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    fine.then(|| format!("cuda.device:{profile}-mig"))
+}
+
+/// The Kubernetes resource of a MIG slot ([`mig_slot`] backwards).
+pub fn mig_resource(slot: &str) -> Option<String> {
+    let profile = slot.strip_prefix("cuda.device:")?.strip_suffix("-mig")?;
+    let resource = format!("{NVIDIA_MIG_PREFIX}{profile}");
+    (mig_slot(&resource).as_deref() == Some(slot)).then_some(resource)
 }
 
 /// How the node shares its GPUs, if it does: GPU feature discovery says

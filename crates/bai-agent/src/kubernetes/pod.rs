@@ -242,6 +242,18 @@ fn resources(
                 }
                 q.insert(NVIDIA_GPU.into(), Quantity((milli / 1000).to_string()));
             }
+            mig if bai_core::accel::is_mig(mig) => {
+                let Some(resource) = super::gpus::mig_resource(mig) else {
+                    return Err(PodError::UnsupportedSlot(mig.to_string()));
+                };
+                if milli % 1000 != 0 {
+                    return Err(PodError::FractionalGpu(format!(
+                        "{}",
+                        milli as f64 / 1000.0
+                    )));
+                }
+                q.insert(resource, Quantity((milli / 1000).to_string()));
+            }
             other => return Err(PodError::UnsupportedSlot(other.to_string())),
         }
     }

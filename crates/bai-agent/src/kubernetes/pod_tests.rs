@@ -362,3 +362,24 @@ fn a_multi_node_cluster_sessions_kernel_is_a_pod_on_the_pod_network() {
         );
     }
 }
+
+/// A MIG profile's slot becomes that profile's resource, requests = limits, in whole
+/// instances.
+#[test]
+fn mig_instances_become_their_profiles_resource() {
+    let mut s = spec();
+    s.slots.accel.insert("cuda.device:1g.18gb-mig".into(), 2000);
+    let p = kernel_pod(&s, &at()).unwrap();
+    let r = container(&p).resources.as_ref().unwrap();
+    assert_eq!(r.limits.as_ref().unwrap()["nvidia.com/mig-1g.18gb"], q("2"));
+    assert_eq!(
+        r.requests.as_ref().unwrap()["nvidia.com/mig-1g.18gb"],
+        q("2")
+    );
+    assert!(!r.limits.as_ref().unwrap().contains_key(NVIDIA_GPU));
+    s.slots.accel.insert("cuda.device:1g.18gb-mig".into(), 500);
+    assert!(matches!(
+        kernel_pod(&s, &at()),
+        Err(PodError::FractionalGpu(_))
+    ));
+}

@@ -111,10 +111,11 @@ pub fn offered(node: &Node, pods: &[Pod], agent: &str) -> ResourceSlots {
         q(NVIDIA_GPU, quantity::units),
         q(NVIDIA_GPU_SHARED, quantity::units),
     );
-    for pod in pods {
-        if !others_holding(pod, name, agent) {
-            continue;
-        }
+    let others: Vec<&Pod> = pods
+        .iter()
+        .filter(|p| others_holding(p, name, agent))
+        .collect();
+    for pod in &others {
         let (c, m, g, s) = pod_requests(pod);
         cpu = cpu.saturating_sub(c);
         mem = mem.saturating_sub(m);
@@ -131,9 +132,8 @@ pub fn offered(node: &Node, pods: &[Pod], agent: &str) -> ResourceSlots {
         .flatten()
         .filter_map(|(k, q)| Some((k, mig_slot(k)?, quantity::units(&q.0).ok()?)));
     for (resource, slot, all) in mig {
-        let taken = pods
+        let taken = others
             .iter()
-            .filter(|p| others_holding(p, name, agent))
             .map(|p| pod_request(p, resource, quantity::units))
             .fold(0u64, u64::saturating_add);
         let left = all.saturating_sub(taken);

@@ -99,8 +99,8 @@ pub enum PodError {
          (nvidia.com/gpu counts slices); ask for cuda.shares instead"
     )]
     GpusSliced { how: &'static str, replicas: u64 },
-    #[error("cuda.device={0} is not a whole number of GPUs; Kubernetes gives whole GPUs only")]
-    FractionalGpu(String),
+    #[error("{slot}={value} is not a whole number of GPUs; Kubernetes gives whole GPUs only")]
+    FractionalGpu { slot: String, value: String },
     #[error("the accelerator slot {0} is not supported on the Kubernetes backend")]
     UnsupportedSlot(String),
     #[error("the kernel asks for no memory or no CPU; a pod needs both")]
@@ -234,25 +234,13 @@ fn resources(
                         replicas: s.replicas,
                     });
                 }
-                if milli % 1000 != 0 {
-                    return Err(PodError::FractionalGpu(format!(
-                        "{}",
-                        milli as f64 / 1000.0
-                    )));
-                }
-                q.insert(NVIDIA_GPU.into(), Quantity((milli / 1000).to_string()));
+                q.insert(NVIDIA_GPU.into(), whole(slot, milli)?);
             }
             mig if bai_core::accel::is_mig(mig) => {
                 let Some(resource) = super::gpus::mig_resource(mig) else {
                     return Err(PodError::UnsupportedSlot(mig.to_string()));
                 };
-                if milli % 1000 != 0 {
-                    return Err(PodError::FractionalGpu(format!(
-                        "{}",
-                        milli as f64 / 1000.0
-                    )));
-                }
-                q.insert(resource, Quantity((milli / 1000).to_string()));
+                q.insert(resource, whole(slot, milli)?);
             }
             other => return Err(PodError::UnsupportedSlot(other.to_string())),
         }
@@ -262,6 +250,17 @@ fn resources(
         limits: Some(q),
         ..Default::default()
     })
+}
+
+/// `milli` of a slot of whole devices as the count Kubernetes takes; a fraction is refused.
+fn whole(slot: &str, milli: u64) -> Result<Quantity, PodError> {
+    if !milli.is_multiple_of(1000) {
+        return Err(PodError::FractionalGpu {
+            slot: slot.to_string(),
+            value: format!("{}", milli as f64 / 1000.0),
+        });
+    }
+    Ok(Quantity((milli / 1000).to_string()))
 }
 
 fn node_affinity(node: &str) -> Affinity {

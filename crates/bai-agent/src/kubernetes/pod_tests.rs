@@ -77,7 +77,10 @@ fn whole_gpus_become_nvidia_gpu_and_shares_are_refused() {
     s.slots.accel.insert(CUDA_DEVICE.into(), 1500);
     assert_eq!(
         kernel_pod(&s, &at()).unwrap_err(),
-        PodError::FractionalGpu("1.5".into())
+        PodError::FractionalGpu {
+            slot: CUDA_DEVICE.into(),
+            value: "1.5".into()
+        }
     );
     let mut s = spec();
     s.slots.accel.insert(CUDA_SHARES.into(), 500);
@@ -380,6 +383,6 @@ fn mig_instances_become_their_profiles_resource() {
     s.slots.accel.insert("cuda.device:1g.18gb-mig".into(), 500);
     assert!(matches!(
         kernel_pod(&s, &at()),
-        Err(PodError::FractionalGpu(_))
+        Err(PodError::FractionalGpu { slot, .. }) if slot == "cuda.device:1g.18gb-mig"
     ));
 }

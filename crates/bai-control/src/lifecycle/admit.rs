@@ -123,7 +123,7 @@ pub(super) fn kernel_fits_some(
     let mut first = None;
     let mut most = 0;
     for a in agents {
-        let info = a.info();
+        let info = a.info.read().unwrap_or_else(|p| p.into_inner());
         if !need.fits_in(&info.size()) {
             continue;
         }
@@ -165,14 +165,16 @@ pub(super) fn designated_agent(
                         .join(", ")
                 )));
             };
-            if !want.fits_in(&a.info().size()) {
+            let info = a.info.read().unwrap_or_else(|p| p.into_inner());
+            let size = info.size();
+            if !want.fits_in(&size) {
                 return Err(Problem::invalid(format!(
                     "agent {one:?} is too small for this request ({} cores, {} in all)",
-                    format_cpu(a.info().size().cpu_milli),
-                    format_bytes(a.info().size().mem)
+                    format_cpu(size.cpu_milli),
+                    format_bytes(size.mem)
                 )));
             }
-            if let Some(over) = a.info().over_kernel_most(kernel) {
+            if let Some(over) = info.over_kernel_most(kernel) {
                 return Err(Problem::invalid(format!(
                     "agent {one:?} cannot take this session: {}",
                     over.on(one)

@@ -184,24 +184,25 @@ pub fn limited(agents: &[Arc<AgentHandle>]) -> Vec<(String, BTreeMap<String, Ker
         .collect()
 }
 
-/// Narrows `e` (None: every agent of the group) to the agents that give one kernel all of
-/// `kernel` (one kernel's request): of `limited` (the group's [`limited`] agents), those
-/// that give a kernel less are left out, and the pending reason says which limit, when it
-/// leaves none.
+/// Narrows `e` (None: every agent of the group) to the agents that give one kernel of `row`
+/// all it asks for (its request divided by its cluster size): of `limited` (the group's
+/// [`limited`] agents), those that give a kernel less are left out, and the pending reason
+/// says which limit, when it leaves none. Nothing is computed in a group without such agents.
 pub fn within_kernel_most(
     e: Option<Eligible>,
     group: &str,
-    kernel: &bai_core::ResourceSlots,
+    row: &PendingRow,
     agents: &[Arc<AgentHandle>],
     limited: &[(String, BTreeMap<String, KernelMost>)],
 ) -> Option<Eligible> {
     if limited.is_empty() {
         return e;
     }
+    let kernel = row.requested_slots.divided(u64::from(row.cluster_size));
     narrow(
         e,
         agents.iter().map(|a| a.id.as_str()),
-        &over_limits(limited, kernel),
+        &over_limits(limited, &kernel),
         kernel_said(group),
     )
 }

@@ -360,11 +360,7 @@ pub fn build(scheduler: &Scheduler) -> anyhow::Result<Vec<GroupInput>> {
                     // Not where one kernel would get less than it asks for (GPUs shared
                     // with MPS give a kernel one slice).
                     w.eligible = super::eligible::within_kernel_most(
-                        w.eligible,
-                        &g.name,
-                        &r.requested_slots.divided(u64::from(r.cluster_size)),
-                        &in_group,
-                        &limited,
+                        w.eligible, &g.name, r, &in_group, &limited,
                     );
                     // Its known maximum run time: the shorter of its batch timeout and the
                     // owner's maximum session lifetime, as `ends_by` counts it for running

@@ -18,7 +18,7 @@ import ModelFolderField from './ModelFolderField';
 import { useNavigate } from './nav';
 import { dataProps } from './dataProps';
 import * as v from './validate';
-import { accelOffer, formatAccel, toMilli } from './accel';
+import { accelOffer, accelOffers, formatAccel, toMilli } from './accel';
 import NameDialog from './NameDialog';
 import { defaultImage, findImage, minimumOf } from './images';
 import { useImages } from './useImages';
@@ -104,8 +104,9 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
   }, [agents, s.group]);
   // AI accelerators: the slot the group's agents (the chosen agent's) offer, its unit and
   // step, up to the most one agent has free.
-  const accel = useMemo(() => accelOffer(agents, s.group, s.agent), [agents, s.group, s.agent]);
-  const groupAccel = useMemo(() => accelOffer(agents, s.group), [agents, s.group]);
+  const accelKinds = useMemo(() => accelOffers(agents, s.group, s.agent), [agents, s.group, s.agent]);
+  const accel = useMemo(() => accelOffer(agents, s.group, s.agent, s.accelSlot), [agents, s.group, s.agent, s.accelSlot]);
+  const groupAccel = useMemo(() => accelOffer(agents, s.group, null, s.accelSlot), [agents, s.group, s.accelSlot]);
   const accelProblem = v.accelerator(s.accelerator, accel);
   const accelText = s.accelerator && accel ? formatAccel(s.accelerator, accel.slot) : s.accelerator ? `${s.accelerator} (no accelerator in this resource group)` : '-';
   // What is launched: the free reference if given, else the chosen environment.
@@ -133,6 +134,8 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
     const p = presets.find((x) => x.name === name);
     if (p) {
       clearServiceError('cpu', 'mem');
+      // The kind of accelerator the preset names, where the group offers it.
+      const kind = accelKinds.find((o) => Number(p.resource_slots[o.slot] ?? 0) > 0)?.slot ?? accel?.slot ?? null;
       setS((o) => ({
         ...o,
         preset: name,
@@ -141,7 +144,8 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
         // The server sends null for a preset without shared memory (the document says a string).
         shmemGiB: p.shared_memory ? Number(p.shared_memory) / 2 ** 30 : o.shmemGiB,
         // Its GPU too: the slider and the Confirm card show it.
-        accelerator: presetAccelerator(p.resource_slots as Record<string, string | undefined>, accel?.slot ?? null),
+        accelSlot: kind,
+        accelerator: presetAccelerator(p.resource_slots as Record<string, string | undefined>, kind),
       }));
     }
   };
@@ -363,6 +367,16 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
         validateStatus={accelProblem ? 'error' : ''}
         help={accelProblem ?? (accel ? `Up to ${formatAccel(accel.max, accel.slot)} free on one agent, in steps of ${formatAccel(accel.step, accel.slot)}.` : undefined)}
       >
+        {accelKinds.length > 1 && (
+          // A kernel takes one kind: whole GPUs, shares or one MIG profile's instances.
+          <Select
+            data-testid="res-accelerator-kind"
+            value={accel?.slot}
+            onChange={(k) => set('accelSlot', k)}
+            options={accelKinds.map((o) => ({ value: o.slot, label: o.unit }))}
+            style={{ width: 240, marginBottom: 8 }}
+          />
+        )}
         <Row gutter={12}>
           <Col span={16}>
             <Slider

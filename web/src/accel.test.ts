@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Schema } from './api';
 import { formatSlotMap, formatSlots } from './api';
-import { accelOffer, deviceKind, deviceSeries, displayUnit, formatAccel, formatAmount, formatDevice, formatGiB, isWhole, toMilli } from './accel';
+import { accelOffer, accelOffers, deviceKind, deviceSeries, displayUnit, formatAccel, formatAmount, formatDevice, formatGiB, isWhole, migProfile, toMilli } from './accel';
 
 type Agent = Schema<'Agent'>;
 type Device = Schema<'AgentDevice'>;
@@ -45,6 +45,12 @@ describe('units', () => {
     expect(displayUnit('mock.shares')).toBe('mock.shares');
     expect(isWhole('cuda.device')).toBe(true);
     expect(isWhole('cuda.shares')).toBe(false);
+    expect(isWhole('cuda.device:1g.18gb-mig')).toBe(true);
+    expect(migProfile('cuda.device:1g.18gb-mig')).toBe('1g.18gb');
+    expect(migProfile('cuda.device')).toBeNull();
+    expect(migProfile('cuda.device:-mig')).toBeNull();
+    expect(displayUnit('cuda.device:1g.18gb-mig')).toBe('MIG 1g.18gb');
+    expect(formatAccel('1', 'cuda.device:1g.18gb-mig')).toBe('1 MIG 1g.18gb');
   });
   it('write whole GPUs as integers and shares with two decimals', () => {
     expect(formatAccel('1', 'cuda.device')).toBe('1 GPU');
@@ -99,6 +105,22 @@ describe('what a resource group offers', () => {
       agent('b', 'other', 'cuda.shares', '1', [device('cuda.shares', '0', '0.25')]),
     ];
     expect(accelOffer(agents, 'default')).toMatchObject({ quantumMilli: 250, step: 0.25, max: 1 });
+  });
+  it('offers each kind of GPU a Kubernetes node has, MIG instances one at a time', () => {
+    const mig = 'cuda.device:1g.18gb-mig';
+    const node = agent('k', 'default', 'cuda.device', '1', []);
+    node.capacity = { ...node.capacity, [mig]: '7' };
+    node.free = { ...node.free, [mig]: '5' };
+    const offers = accelOffers([node], 'default');
+    expect(offers.map((o) => o.slot)).toEqual(['cuda.device', mig]);
+    expect(offers[1]).toEqual({ slot: mig, unit: 'MIG 1g.18gb', whole: true, quantumMilli: 1000, step: 1, max: 1, precision: 0 });
+    // The launch's choice, where offered; else the first.
+    expect(accelOffer([node], 'default', null, mig)?.slot).toBe(mig);
+    expect(accelOffer([node], 'default', null, 'cuda.shares')?.slot).toBe('cuda.device');
+    expect(accelOffer([node], 'default', null, null)?.slot).toBe('cuda.device');
+    // None free: nothing to ask for.
+    node.free = { ...node.free, [mig]: '0' };
+    expect(accelOffer([node], 'default', null, mig)?.max).toBe(0);
   });
   it('offers a dummy agent’s shares without devices in steps of 0.1, leaving the quantum to the server', () => {
     const o = accelOffer([agent('d', 'default', 'mock.shares', '4', [])], 'default');

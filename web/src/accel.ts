@@ -17,13 +17,23 @@ export const CUDA_SHARES = 'cuda.shares';
 /** The step of a fractional slot the cluster says nothing about (0.1). */
 const DEFAULT_STEP_MILLI = 100;
 
-/** Slots named `<key>.device` count whole devices; every other accelerator slot is a share. */
-export function isWhole(slot: string): boolean {
-  return slot.endsWith('.device');
+/** The MIG profile of a slot of MIG instances (Backend.AI's `cuda.device:<profile>-mig`,
+ *  offered by Kubernetes nodes under NVIDIA's mixed strategy): `1g.18gb`; null for others. */
+export function migProfile(slot: string): string | null {
+  const m = /^cuda\.device:(.+)-mig$/.exec(slot);
+  return m ? m[1] : null;
 }
 
-/** The unit a user reads for a slot: `GPU`, `fGPU`, or the slot's own name. */
+/** Slots named `<key>.device` count whole devices, and so do MIG instances; every other
+ *  accelerator slot is a share. */
+export function isWhole(slot: string): boolean {
+  return slot.endsWith('.device') || migProfile(slot) !== null;
+}
+
+/** The unit a user reads for a slot: `GPU`, `fGPU`, `MIG 1g.18gb`, or the slot's own name. */
 export function displayUnit(slot: string): string {
+  const mig = migProfile(slot);
+  if (mig) return `MIG ${mig}`;
   return slot === CUDA_DEVICE ? 'GPU' : slot === CUDA_SHARES ? 'fGPU' : slot;
 }
 
@@ -80,17 +90,28 @@ export interface AccelOffer {
   precision: number;
 }
 
-/** The accelerator the agents of `group` offer (the one `agent` has, where one is chosen):
- *  its slot (devices' slots before plain capacity keys), unit, step (the coarsest quantum
- *  of the cluster's devices of that slot, as the server checks it; 1 for whole devices) and
- *  the largest free amount on one alive agent. Null where the group has no accelerator. */
-export function accelOffer(agents: Agent[], group: string, agent?: string | null): AccelOffer | null {
+/** The accelerators the agents of `group` offer (those `agent` has, where one is chosen),
+ *  devices' slots before plain capacity keys (a Kubernetes node offers whole GPUs, shares or
+ *  MIG instances as capacity), each as `offerOf` says. A kernel takes one of them. */
+export function accelOffers(agents: Agent[], group: string, agent?: string | null): AccelOffer[] {
   const inGroup = agents.filter((a) => a.scaling_group === group && (!agent || a.id === agent));
   const slots: string[] = [];
   for (const a of inGroup) for (const d of a.devices) if (!slots.includes(d.slot)) slots.push(d.slot);
   for (const a of inGroup) for (const k of Object.keys(a.capacity)) if (isAccelSlot(k) && !slots.includes(k)) slots.push(k);
-  const slot = slots[0];
-  if (slot === undefined) return null;
+  return slots.map((slot) => offerOf(agents, inGroup, slot));
+}
+
+/** The accelerator of `group` (of `agent`, where one is chosen) a launch asks for: `slot`
+ *  where it is offered, else the first offered. Null where the group has no accelerator. */
+export function accelOffer(agents: Agent[], group: string, agent?: string | null, slot?: string | null): AccelOffer | null {
+  const offers = accelOffers(agents, group, agent);
+  return offers.find((o) => o.slot === slot) ?? offers[0] ?? null;
+}
+
+/** One accelerator slot of `inGroup`: its unit, step (the coarsest quantum of the cluster's
+ *  devices of that slot, as the server checks it; 1 for whole devices) and the largest free
+ *  amount on one alive agent (one for MIG instances: a kernel takes one). */
+function offerOf(agents: Agent[], inGroup: Agent[], slot: string): AccelOffer {
   const whole = isWhole(slot);
   // The server takes the coarsest quantum of every agent's devices of the slot.
   const quanta = agents.flatMap((a) => a.devices.filter((d) => d.slot === slot).map((d) => toMilli(d.quantum))).filter((q) => q > 0);
@@ -98,6 +119,7 @@ export function accelOffer(agents: Agent[], group: string, agent?: string | null
   const stepMilli = quantumMilli ?? DEFAULT_STEP_MILLI;
   let freeMilli = 0;
   for (const a of inGroup) if (a.alive) freeMilli = Math.max(freeMilli, toMilli(a.free[slot] ?? 0));
+  if (migProfile(slot)) freeMilli = Math.min(freeMilli, 1000);
   const maxMilli = Math.floor(freeMilli / stepMilli) * stepMilli;
   return { slot, unit: displayUnit(slot), whole, quantumMilli, step: stepMilli / 1000, max: maxMilli / 1000, precision: whole ? 0 : 2 };
 }

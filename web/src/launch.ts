@@ -24,6 +24,9 @@ export interface LaunchSettings {
   memGiB: number;
   shmemGiB: number;
   accelerator: number;
+  /** The accelerator slot asked for where the group offers several (whole GPUs, shares,
+   *  MIG instances); null: the first offered. */
+  accelSlot: string | null;
   count: number;
   agent: string | null;
   clusterMode: Schema<'ClusterMode'>;
@@ -43,7 +46,7 @@ export interface LaunchSettings {
 export const DEFAULTS: LaunchSettings = {
   type: 'interactive', name: '', startupCommand: '', startsAt: null, timeoutSecs: null, ownerEmail: '',
   ownerAccessKey: null, project: 'default', environment: DEFAULT_IMAGE, image: '', env: [], group: 'default', preset: null,
-  cpu: 1, memGiB: 1, shmemGiB: 0.0625, accelerator: 0, count: 1, agent: null, clusterMode: 'single-node',
+  cpu: 1, memGiB: 1, shmemGiB: 0.0625, accelerator: 0, accelSlot: null, count: 1, agent: null, clusterMode: 'single-node',
   clusterSize: 1, ompThreads: null, openblasThreads: null, mounts: [], preopen: '', model: '', replicas: 1, openToPublic: false,
 };
 

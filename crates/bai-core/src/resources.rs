@@ -46,6 +46,16 @@ pub enum ResourceError {
         value: String,
         quantum: String,
     },
+    #[error(
+        "a kernel takes one kind of GPU, but this asks for both {first} and {second}: whole GPUs, \
+         fractional shares and each MIG profile's instances are handed out apart; ask for one of them"
+    )]
+    MixedGpus { first: String, second: String },
+    #[error(
+        "{slot}={value}: a kernel takes one MIG instance at most (CUDA sees one MIG instance in a \
+         process); ask for 1, or for a cluster session with a kernel for each instance"
+    )]
+    ManyMig { slot: String, value: String },
     #[error("{slot}={value} is too small: at least {min} is needed")]
     TooSmall {
         slot: &'static str,
@@ -215,8 +225,8 @@ pub struct ResourceAsk {
 
 impl ResourceAsk {
     /// What a resource preset adds: each of its slots that the request does not give itself
-    /// (under any name of that slot, `gpu` included), and its shared memory when the request
-    /// gives none.
+    /// (under any name of that slot, `gpu` included; none of its CUDA slots where the request
+    /// names a CUDA slot of its own), and its shared memory when the request gives none.
     pub fn with_preset(
         mut self,
         preset: &ResourceSlots,
@@ -235,8 +245,13 @@ impl ResourceAsk {
         if !given(&self, "mem") {
             add.push(("mem".to_string(), preset.mem.to_string()));
         }
+        // A kernel takes one kind of GPU: a request that names one keeps the preset's out.
+        let names_cuda = self.slots.keys().any(|k| {
+            crate::accel::resolve(k, accel_slots).is_some_and(|s| s.name.starts_with("cuda."))
+        });
         for (name, amount) in &preset.accel {
-            if !given(&self, name) {
+            let other_kind = names_cuda && name.starts_with("cuda.");
+            if !given(&self, name) && !other_kind {
                 add.push((name.clone(), format_cpu(*amount)));
             }
         }
@@ -310,6 +325,7 @@ impl ResourceRequest {
                 },
             }
         }
+        check_one_gpu_kind(&slots.accel)?;
         if mem_given && slots.mem < MIN_MEM {
             return Err(ResourceError::TooSmall {
                 slot: "mem",
@@ -330,6 +346,30 @@ impl ResourceRequest {
     }
 }
 
+/// A kernel takes one kind of CUDA device (Backend.AI's rule: `cuda.device`, `cuda.shares`
+/// and the MIG slots exclude each other in one session), and one MIG instance at most (a
+/// CUDA process enumerates only one MIG instance, so a second would be idle).
+fn check_one_gpu_kind(accel: &BTreeMap<String, u64>) -> Result<(), ResourceError> {
+    let mut cuda = accel
+        .iter()
+        .filter(|(name, amount)| name.starts_with("cuda.") && **amount > 0);
+    if let Some((first, amount)) = cuda.next() {
+        if let Some((second, _)) = cuda.next() {
+            return Err(ResourceError::MixedGpus {
+                first: first.clone(),
+                second: second.clone(),
+            });
+        }
+        if crate::accel::is_mig(first) && *amount > 1000 {
+            return Err(ResourceError::ManyMig {
+                slot: first.clone(),
+                value: format_cpu(*amount),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Whole-device slots take whole numbers; shares come in steps of the slot's quantum.
 fn check_step(key: &str, slot: &crate::accel::AccelSlot, amount: u64) -> Result<(), ResourceError> {
     let value = format_cpu(amount);
@@ -344,7 +384,7 @@ fn check_step(key: &str, slot: &crate::accel::AccelSlot, amount: u64) -> Result<
                 slot: slot.name.clone(),
                 value,
                 hint: if crate::accel::is_mig(&slot.name) {
-                    format!("{hint}: each is one MIG instance of a GPU, ask for 1, 2, …")
+                    format!("{hint}: each is one MIG instance of a GPU, ask for 1")
                 } else {
                     format!("{hint}: the GPUs of this cluster are not shared, ask for 1, 2, …")
                 },
@@ -361,156 +401,5 @@ fn check_step(key: &str, slot: &crate::accel::AccelSlot, amount: u64) -> Result<
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::accel::AccelSlot;
-    use serde_json::json;
-
-    fn ask(r: serde_json::Value) -> ResourceAsk {
-        ResourceAsk {
-            slots: r
-                .as_object()
-                .unwrap()
-                .iter()
-                .map(|(k, v)| (k.clone(), amount_text(v)))
-                .collect(),
-            shmem: None,
-        }
-    }
-
-    fn req(r: serde_json::Value) -> Result<ResourceRequest, ResourceError> {
-        ResourceRequest::parse(
-            &ask(r),
-            &[AccelSlot {
-                name: "mock.shares".to_string(),
-                quantum_milli: 1,
-            }],
-        )
-    }
-
-    fn with(
-        slot: &str,
-        quantum_milli: u64,
-        r: serde_json::Value,
-    ) -> Result<ResourceRequest, ResourceError> {
-        ResourceRequest::parse(
-            &ask(r),
-            &[AccelSlot {
-                name: slot.to_string(),
-                quantum_milli,
-            }],
-        )
-    }
-
-    #[test]
-    fn gpu_aliases_whole_devices_and_quanta() {
-        let r = with("cuda.shares", 100, json!({"gpu": "0.5"})).unwrap();
-        assert_eq!(r.slots.accel["cuda.shares"], 500);
-        let r = with("cuda.shares", 100, json!({"fgpu": 1.5})).unwrap();
-        assert_eq!(r.slots.accel["cuda.shares"], 1500);
-        let e = with("cuda.shares", 100, json!({"cuda.shares": "0.25"})).unwrap_err();
-        assert!(matches!(e, ResourceError::Quantum { .. }), "{e}");
-        let e = with("cuda.device", 1000, json!({"gpu": "0.5"})).unwrap_err();
-        assert!(matches!(e, ResourceError::WholeDevices { .. }), "{e}");
-        assert!(e.to_string().contains("gpu is cuda.device here"), "{e}");
-        let r = with("cuda.device", 1000, json!({"gpu": 2})).unwrap();
-        assert_eq!(r.slots.accel["cuda.device"], 2000);
-    }
-
-    #[test]
-    fn a_preset_fills_what_the_request_leaves_out() {
-        let shares = [AccelSlot {
-            name: "cuda.shares".to_string(),
-            quantum_milli: 100,
-        }];
-        let preset = ResourceSlots {
-            cpu_milli: 4000,
-            mem: 8 << 30,
-            accel: BTreeMap::from([("cuda.shares".to_string(), 1000)]),
-        };
-        // `gpu` is cuda.shares here: the request's own amount stays, under either name.
-        let a = ask(json!({"cpu": "1", "gpu": "0.5"})).with_preset(&preset, Some(1 << 30), &shares);
-        let r = ResourceRequest::parse(&a, &shares).unwrap();
-        assert_eq!(r.slots.cpu_milli, 1000);
-        assert_eq!(r.slots.mem, 8 << 30);
-        assert_eq!(r.slots.accel["cuda.shares"], 500);
-        assert_eq!(r.shmem, 1 << 30);
-        // A request's own shared memory wins over the preset's.
-        let mut a = ask(json!({}));
-        a.shmem = Some("128m".into());
-        let r = ResourceRequest::parse(&a.with_preset(&preset, Some(1 << 30), &shares), &shares)
-            .unwrap();
-        assert_eq!((r.slots.cpu_milli, r.shmem), (4000, 128 << 20));
-    }
-
-    #[test]
-    fn parses_cli_forms() {
-        let r = req(json!({"cpu": "2", "mem": "1g", "shmem": "128m"})).unwrap();
-        assert_eq!(r.slots.cpu_milli, 2000);
-        assert_eq!(r.slots.mem, 1 << 30);
-        assert_eq!(r.shmem, 128 << 20);
-        let r = req(json!({"cpu": 1, "mem": "512mb"})).unwrap();
-        assert_eq!(r.slots.mem, 512 << 20);
-        let r = req(json!({"mem": "4096m", "gpu": "0.5"})).unwrap();
-        assert_eq!(r.slots.mem, 4096 << 20);
-        assert_eq!(r.slots.accel["mock.shares"], 500);
-    }
-
-    #[test]
-    fn rejects_bad_values_with_reasons() {
-        assert!(matches!(
-            req(json!({"cpu": "-1"})),
-            Err(ResourceError::Invalid { .. })
-        ));
-        assert!(matches!(
-            req(json!({"cpu": "0"})),
-            Err(ResourceError::Invalid { .. })
-        ));
-        assert!(matches!(
-            req(json!({"mem": "lots"})),
-            Err(ResourceError::Invalid { .. })
-        ));
-        assert!(matches!(
-            req(json!({"mem": "1g", "shmem": "2g"})),
-            Err(ResourceError::ShmemOverMem { .. })
-        ));
-        // 64 MiB of memory holds no more than the default 64 MiB of shared memory.
-        assert!(matches!(
-            req(json!({"mem": "64m"})),
-            Err(ResourceError::ShmemOverMem { .. })
-        ));
-        assert!(req(json!({"mem": "64m", "shmem": "16m"})).is_ok());
-        assert!(matches!(
-            req(json!({"tpu": "1"})),
-            Err(ResourceError::UnknownSlot(..))
-        ));
-        assert!(matches!(
-            req(json!({"mem": "1m"})),
-            Err(ResourceError::TooSmall { .. })
-        ));
-    }
-
-    #[test]
-    fn fitting_and_shortage() {
-        let want = ResourceSlots {
-            cpu_milli: 2000,
-            mem: 4 << 30,
-            accel: BTreeMap::new(),
-        };
-        let have = ResourceSlots {
-            cpu_milli: 1000,
-            mem: 8 << 30,
-            accel: BTreeMap::new(),
-        };
-        assert!(!want.fits_in(&have));
-        assert_eq!(want.short_of(&have), vec!["cpu".to_string()]);
-        let left = have.checked_sub(&ResourceSlots {
-            cpu_milli: 500,
-            mem: 1 << 30,
-            ..Default::default()
-        });
-        assert_eq!(left.cpu_milli, 500);
-        assert_eq!(format_cpu(1500), "1.5");
-        assert_eq!(format_bytes(1 << 30), "1 GiB");
-    }
-}
+#[path = "resources_tests.rs"]
+mod tests;

@@ -60,7 +60,7 @@ fn a_time_sliced_gpu_node_serves_cuda_shares_as_its_slices() {
     refused(
         &w,
         "kslicebad",
-        "cuda.shares=0.3",
+        &["cuda.shares=0.3"],
         "cuda.shares=0.3 is not a multiple of 0.25",
     );
 
@@ -109,12 +109,10 @@ fn an_mps_gpu_node_gives_a_kernel_one_slice_at_most() {
     refused(
         &w,
         "kmpsbig",
-        "cuda.shares=0.5",
+        &["cuda.shares=0.5"],
         "a kernel may have at most cuda.shares=0.25 on kapi-mps (its GPUs are shared with MPS 4 \
          ways, which gives a kernel one slice at most); ask for cuda.shares=0.25 or less",
     );
-    let none = w.s.bai(&w.s.admin, &["session", "info", "kmpsbig"]);
-    assert!(!none.ok(), "no session was made: {none:?}");
     w.assert_nothing_left();
 
     // One slice: a pod asking for one nvidia.com/gpu.
@@ -135,6 +133,34 @@ fn an_mps_gpu_node_gives_a_kernel_one_slice_at_most() {
             json!({"nvidia.com/gpu": "8"}),
         );
     });
+    // Sent to the MPS node by hand (`--assign-agent`), two slices are refused at once, in one
+    // line, although the group now has a node for them.
+    let args = [
+        "start",
+        "-t",
+        "kmpsput",
+        "--assign-agent",
+        "kapi-mps",
+        "-r",
+        "cpu=0.5",
+        "-r",
+        "mem=256m",
+        "-r",
+        "cuda.shares=0.5",
+        "python",
+    ];
+    let r = w.s.bai(&w.s.admin, &args);
+    assert!(!r.ok(), "{r:?}");
+    assert!(
+        r.stderr.contains(
+            "agent \"kapi-mps\" cannot take this session: a kernel may have at most \
+             cuda.shares=0.25 on kapi-mps"
+        ) && r.stderr.trim().lines().count() == 1,
+        "{r:?}"
+    );
+    let none = w.s.bai(&w.s.admin, &["session", "info", "kmpsput"]);
+    assert!(!none.ok(), "no session was made: {none:?}");
+
     for name in ["kslic1", "kslic2"] {
         w.start(name, &["cpu=0.5", "mem=256m", "cuda.shares=0.5"]);
         let pod = w.cluster.bound_bai_pod(&w.ns);
@@ -166,12 +192,13 @@ fn an_mps_gpu_node_gives_a_kernel_one_slice_at_most() {
 /// that resource.
 #[test]
 fn a_mig_node_offers_its_instances_by_profile() {
+    // NVIDIA's mixed strategy on a node of two GPUs: one whole, one cut into seven instances.
     let w = World::new("mig", 110, |cluster, node| {
         gpu_node(
             cluster,
             node,
             &["nvidia.com/mig.strategy=mixed"],
-            json!({"nvidia.com/gpu": null, "nvidia.com/mig-1g.18gb": "7"}),
+            json!({"nvidia.com/gpu": "1", "nvidia.com/mig-1g.18gb": "7"}),
         );
     });
     let offer = accelerators(&w, "kapi-mig");
@@ -180,15 +207,35 @@ fn a_mig_node_offers_its_instances_by_profile() {
         Some("7"),
         "{offer:?}"
     );
-    assert!(!offer.contains_key("cuda.device"), "{offer:?}");
+    assert_eq!(
+        offer.get("cuda.device").map(String::as_str),
+        Some("1"),
+        "{offer:?}"
+    );
 
     // Half an instance: refused at once, saying what an instance is.
     refused(
         &w,
         "kmighalf",
-        "cuda.device:1g.18gb-mig=0.5",
-        "each is one MIG instance of a GPU, ask for 1, 2",
+        &["cuda.device:1g.18gb-mig=0.5"],
+        "each is one MIG instance of a GPU, ask for 1",
     );
+    // Two instances: CUDA would use one of them; refused at once.
+    refused(
+        &w,
+        "kmigtwo",
+        &["cuda.device:1g.18gb-mig=2"],
+        "a kernel takes one MIG instance at most",
+    );
+    // An instance and the whole GPU beside it: one kind of GPU per kernel (Backend.AI's rule).
+    refused(
+        &w,
+        "kmigmixed",
+        &["cuda.device:1g.18gb-mig=1", "cuda.device=1"],
+        "a kernel takes one kind of GPU, but this asks for both cuda.device and \
+         cuda.device:1g.18gb-mig",
+    );
+    w.assert_nothing_left();
 
     // One instance: a pod of one nvidia.com/mig-1g.18gb, requests = limits.
     runs_as_a_pod_of(
@@ -209,18 +256,22 @@ fn accelerators(w: &World, id: &str) -> std::collections::BTreeMap<String, Strin
         .accelerators
 }
 
-/// `bai start` of a session `name` of half a core, 256 MiB and `gpus` fails at once in one
-/// line that says `words`.
-fn refused(w: &World, name: &str, gpus: &str, words: &str) {
-    let args = [
-        "start", "-t", name, "-r", "cpu=0.5", "-r", "mem=256m", "-r", gpus, "python",
-    ];
+/// `bai start` of a session `name` of half a core, 256 MiB and `gpus` (each a `-r`) fails at
+/// once in one line that says `words`, and no session is made.
+fn refused(w: &World, name: &str, gpus: &[&str], words: &str) {
+    let mut args = vec!["start", "-t", name, "-r", "cpu=0.5", "-r", "mem=256m"];
+    for g in gpus {
+        args.extend(["-r", g]);
+    }
+    args.push("python");
     let r = w.s.bai(&w.s.admin, &args);
     assert!(!r.ok(), "{r:?}");
     assert!(
         r.stderr.contains(words) && r.stderr.trim().lines().count() == 1,
         "{r:?}"
     );
+    let none = w.s.bai(&w.s.admin, &["session", "info", name]);
+    assert!(!none.ok(), "no session was made: {none:?}");
 }
 
 /// A session `name` of half a core, 256 MiB and `gpus` becomes a pod bound to the test's node

@@ -21,7 +21,7 @@ mod commit;
 
 use bai_e2e::bin;
 use bai_e2e::images::run_rm;
-use bai_e2e::kube::{Cluster, MANAGED, dist, dist_objects, joined, joined_with};
+use bai_e2e::kube::{Cluster, KubeAgent, MANAGED, dist, dist_objects, joined, joined_with};
 use bai_e2e::remote::agent_command;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -124,11 +124,25 @@ fn a_session_runs_as_a_pod_and_leaves_nothing() {
 /// `bai session stats` (what the utilization idle checker judges).
 #[test]
 fn a_pod_sessions_files_and_counters() {
+    files_and_counters("socket");
+}
+
+/// The same with the runner reached over the pod network (`--runner-reach network`), as an
+/// agent that does not share the kernel's node reaches it: code, listing, download and
+/// counters all go to the pod's IP with the kernel's token; a connection without the token
+/// is closed unanswered.
+#[test]
+fn a_pod_sessions_files_and_counters_with_the_runner_on_the_pod_network() {
+    files_and_counters("network");
+}
+
+fn files_and_counters(reach: &str) {
     let cluster = Cluster::get();
-    let ns = format!("bai-e2e-files-{}", std::process::id());
-    let (s, agent) = joined(
-        "kube-files",
+    let ns = format!("bai-e2e-files-{reach}-{}", std::process::id());
+    let (s, agent) = joined_with(
+        &format!("kube-files-{reach}"),
         &[("BAI_MONITOR_INTERVAL_MS", "300")],
+        &["--runner-reach".to_string(), reach.to_string()],
         &cluster.kubeconfig,
         &ns,
     );
@@ -174,6 +188,9 @@ fn a_pod_sessions_files_and_counters() {
     );
     assert!(!missing.ok(), "{missing:?}");
     assert!(missing.stderr.contains("nope.txt"), "{missing:?}");
+    if reach == "network" {
+        over_the_pod_network_only_with_the_token(&cluster, &ns, &agent);
+    }
 
     // Counters from the pod's own cgroup, sampled by the manager.
     let stats = s.wait_for(120, "counters of the pod", || {
@@ -197,6 +214,48 @@ fn a_pod_sessions_files_and_counters() {
     drop(agent);
     drop(s);
     cluster.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+/// The kernel's pod listens on the pod network where the agent reaches it there, and a
+/// connection from this machine (as another pod would) that does not open with the
+/// kernel's token is closed unanswered; one that does is answered.
+fn over_the_pod_network_only_with_the_token(cluster: &Cluster, ns: &str, agent: &KubeAgent) {
+    use std::io::{Read, Write};
+    let out = cluster.kubectl(&["-n", ns, "get", "pods", "-l", MANAGED, "-o", "json"]);
+    let pods: serde_json::Value = serde_json::from_slice(&out.stdout).expect("pods");
+    let pod = &pods["items"][0];
+    let env = &pod["spec"]["containers"][0]["env"];
+    let listen = env
+        .as_array()
+        .and_then(|e| e.iter().find(|v| v["name"] == "BAI_KRUNNER_LISTEN"))
+        .map(|v| v["value"].clone());
+    assert_eq!(listen, Some(serde_json::json!("0.0.0.0:2001")), "{pod}");
+    let ip = pod["status"]["podIP"].as_str().expect("the pod's IP");
+    let ask = |first: &str| {
+        let mut c = std::net::TcpStream::connect((ip, 2001)).expect("the runner's port");
+        c.write_all(format!("{first}\n{{\"op\":\"ping\"}}\n").as_bytes())
+            .unwrap();
+        let mut answer = String::new();
+        let _ = c.read_to_string(&mut answer);
+        answer
+    };
+    assert_eq!(ask(""), "", "answered without the token");
+    assert_eq!(
+        ask("0123456789abcdef0123456789abcdef"),
+        "",
+        "answered another token"
+    );
+    // The token is in the kernel's run directory under the agent's data dir.
+    let kernels = agent.data.path().join("kernels");
+    let token = std::fs::read_dir(&kernels)
+        .expect("the kernels directory")
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("run/krunner.token")).ok())
+        .next()
+        .expect("a kernel's token");
+    assert!(
+        ask(token.trim()).contains("pong"),
+        "the kernel's token is answered"
+    );
 }
 
 /// A cluster session of pods: `--cluster-size 2` makes two pods on the node (main1, sub1);

@@ -41,6 +41,7 @@ describe('preopen ports', () => {
     expect(preopenPorts('8080,8080').problem).toMatch(/twice/);
     expect(preopenPorts('abc').problem).toMatch(/not a port/);
     expect(preopenPorts('2200').problem).toMatch(/built-in/);
+    expect(preopenPorts('2001').problem).toMatch(/the session's runner/);
   });
 });
 
@@ -82,6 +83,14 @@ describe('AI accelerators', () => {
     expect(accelerator(0.0001, fgpu)).toMatch(/at most 3 decimals/);
     expect(accelerator(1.6, fgpu)).toBe('At most 1.50 fGPU is free on one agent of this resource group.');
     expect(accelerator(0.5, { ...fgpu, max: 0 })).toBe('No fGPU is free in this resource group now.');
+  });
+  it('takes one MIG instance', () => {
+    const mig: AccelOffer = { slot: 'cuda.device:1g.18gb-mig', unit: 'MIG 1g.18gb', whole: true, quantumMilli: 1000, step: 1, max: 1, precision: 0 };
+    expect(accelerator(1, mig)).toBeNull();
+    expect(accelerator(0, mig)).toBeNull();
+    expect(accelerator(2, mig)).toBe('A kernel takes one MIG 1g.18gb instance: ask for 1 (CUDA sees one MIG instance in a process).');
+    expect(accelerator(0.5, mig)).toMatch(/one MIG 1g.18gb instance: ask for 1/);
+    expect(accelerator(1, { ...mig, max: 0 })).toBe('No MIG 1g.18gb is free in this resource group now.');
   });
   it('leaves the step to the server where the cluster sets no quantum', () => {
     expect(accelerator(0.25, mock)).toBeNull();

@@ -1,7 +1,7 @@
 // The launcher's validation rules. They mirror the server's (which enforces them all again):
 // session names (bai_core::name), environment variable names, resources, accelerators,
 // preopen ports.
-import { AccelOffer, formatAccel, toMilli } from './accel';
+import { AccelOffer, formatAccel, migProfile, toMilli } from './accel';
 
 export type Problem = string | null;
 
@@ -45,6 +45,7 @@ export function preopenPorts(text: string): { ports: number[]; problem: Problem 
     if (p < 1024 || p > 65535) return { ports, problem: `${p} is out of range: use 1024 to 65535.` };
     if (ports.includes(p)) return { ports, problem: `${p} is given twice.` };
     if (p === 2200 || p === 7681) return { ports, problem: `${p} is taken by a built-in app.` };
+    if (p === 2001) return { ports, problem: `${p} is taken by the session's runner.` };
     ports.push(p);
   }
   if (ports.length > 16) return { ports, problem: 'At most 16 ports.' };
@@ -77,6 +78,7 @@ export function accelerator(amount: number, offer: AccelOffer | null): Problem {
   if (amount === 0) return null;
   if (!offer) return 'This resource group has no AI accelerators.';
   const milli = amount * 1000;
+  if (migProfile(offer.slot) && amount !== 1) return `A kernel takes one ${offer.unit} instance: ask for 1 (CUDA sees one MIG instance in a process).`;
   if (offer.whole && !Number.isInteger(amount))
     return `The ${offer.unit}s of this cluster are not shared: ask for whole ${offer.unit}s (1, 2, …).`;
   if (Math.abs(milli - Math.round(milli)) > 1e-6) return `Use at most 3 decimals (${offer.unit}).`;

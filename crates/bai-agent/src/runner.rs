@@ -1,9 +1,12 @@
 //! The runner client, the same on both backends: a kernel's krunner listens on a Unix socket
 //! in the kernel's run directory on the node (a bind mount on Docker, a hostPath on
-//! Kubernetes), and the agent speaks [`crate::krunner_proto`] to it: one connection per
-//! request, one JSON line out, event lines back until `finished`.
+//! Kubernetes) and, for an agent that does not share the kernel's node, on the pod network
+//! too ([`RunnerAt::Network`]: each connection opens with the kernel's token). The agent
+//! speaks [`crate::krunner_proto`] to it: one connection per request, one JSON line out,
+//! event lines back until `finished`.
 //!
-//! Each call takes the socket's path; the backend checks first that the kernel is its own.
+//! Each call takes where the runner answers; the backend checks first that the kernel is its
+//! own.
 
 use crate::error::runtime;
 use crate::krunner_proto::{
@@ -13,11 +16,58 @@ use bai_core::agent::{AgentError, ExecEvent, FileEntry};
 use bai_core::stats::KernelStats;
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use std::path::Path;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::{TcpStream, UnixStream};
 use uuid::Uuid;
+
+/// Where a kernel's runner answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunnerAt {
+    /// Its Unix socket in the kernel's run directory on this node.
+    Socket(PathBuf),
+    /// Its pod's address on the pod network; each connection opens with `token` on a line of
+    /// its own (krunner's `BAI_KRUNNER_LISTEN`).
+    Network { addr: SocketAddr, token: String },
+}
+
+impl From<&Path> for RunnerAt {
+    fn from(p: &Path) -> RunnerAt {
+        RunnerAt::Socket(p.to_path_buf())
+    }
+}
+
+impl From<&PathBuf> for RunnerAt {
+    fn from(p: &PathBuf) -> RunnerAt {
+        RunnerAt::Socket(p.clone())
+    }
+}
+
+impl From<PathBuf> for RunnerAt {
+    fn from(p: PathBuf) -> RunnerAt {
+        RunnerAt::Socket(p)
+    }
+}
+
+/// A connection to a runner, on either way.
+trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+type Conn = Box<dyn Io>;
+
+/// Opens a connection to the runner at `at` (over the network, its token said first).
+async fn connect(at: &RunnerAt) -> std::io::Result<Conn> {
+    match at {
+        RunnerAt::Socket(path) => Ok(Box::new(UnixStream::connect(path).await?)),
+        RunnerAt::Network { addr, token } => {
+            let mut s = TcpStream::connect(addr).await?;
+            s.set_nodelay(true)?;
+            s.write_all(format!("{token}\n").as_bytes()).await?;
+            Ok(Box::new(s))
+        }
+    }
+}
 
 /// The longest event line accepted from a kernel (krunner sends at most 64 KiB of output
 /// per event; anything far longer is a broken or hostile kernel).
@@ -33,13 +83,13 @@ const PING_WAIT: Duration = Duration::from_secs(5);
 const MAX_PONG: u64 = 4096;
 
 /// One ping; Ok when krunner answers `pong` within [`PING_WAIT`].
-pub async fn ping(socket: &Path) -> std::io::Result<()> {
-    ping_within(socket, PING_WAIT).await
+pub async fn ping(at: impl Into<RunnerAt>) -> std::io::Result<()> {
+    ping_within(&at.into(), PING_WAIT).await
 }
 
-async fn ping_within(socket: &Path, wait: Duration) -> std::io::Result<()> {
+async fn ping_within(at: &RunnerAt, wait: Duration) -> std::io::Result<()> {
     let answer = async {
-        let mut s = UnixStream::connect(socket).await?;
+        let mut s = connect(at).await?;
         s.write_all(PING).await?;
         let mut line = String::new();
         BufReader::new(s.take(MAX_PONG))
@@ -61,7 +111,7 @@ async fn ping_within(socket: &Path, wait: Duration) -> std::io::Result<()> {
 }
 
 enum Reading {
-    Open(BufReader<UnixStream>),
+    Open(BufReader<Conn>),
     /// The connection ended before `Finished` (and that was said): finish now.
     Gone,
     Done,
@@ -70,11 +120,11 @@ enum Reading {
 /// Sends one request line to kernel `kernel_id`'s runner; its event lines become a stream
 /// that always ends with `Finished` (a broken connection is said on stderr first).
 pub async fn request(
-    socket: &Path,
+    at: impl Into<RunnerAt>,
     kernel_id: Uuid,
     line: String,
 ) -> Result<BoxStream<'static, ExecEvent>, AgentError> {
-    let mut stream = UnixStream::connect(socket)
+    let mut stream = connect(&at.into())
         .await
         .map_err(|e| runtime("cannot reach the kernel's runner", e))?;
     stream
@@ -98,7 +148,7 @@ pub async fn request(
 }
 
 /// Reads the next event; a broken connection becomes a stderr explanation.
-async fn next_event(mut reader: BufReader<UnixStream>, kernel_id: Uuid) -> (ExecEvent, Reading) {
+async fn next_event(mut reader: BufReader<Conn>, kernel_id: Uuid) -> (ExecEvent, Reading) {
     let mut buf = Vec::new();
     loop {
         buf.clear();
@@ -146,11 +196,11 @@ async fn next_event(mut reader: BufReader<UnixStream>, kernel_id: Uuid) -> (Exec
 /// The output of a request that must succeed (exit 0): its stdout, or its stderr (else its
 /// stdout) as the error.
 async fn collect(
-    socket: &Path,
+    at: impl Into<RunnerAt>,
     kernel_id: Uuid,
     line: String,
 ) -> Result<Result<String, String>, AgentError> {
-    let mut events = request(socket, kernel_id, line).await?;
+    let mut events = request(at, kernel_id, line).await?;
     let (mut out, mut err) = (String::new(), String::new());
     while let Some(ev) = events.next().await {
         match ev {
@@ -165,8 +215,12 @@ async fn collect(
 }
 
 /// Asks krunner to start an app and waits until it is ready (or refused).
-pub async fn start_app(socket: &Path, kernel_id: Uuid, name: &str) -> Result<(), AgentError> {
-    match collect(socket, kernel_id, start_app_line(name)?).await? {
+pub async fn start_app(
+    at: impl Into<RunnerAt>,
+    kernel_id: Uuid,
+    name: &str,
+) -> Result<(), AgentError> {
+    match collect(at, kernel_id, start_app_line(name)?).await? {
         Ok(_) => Ok(()),
         Err(why) => Err(AgentError::BadRequest(format!(
             "the app {name:?} did not start: {}",
@@ -178,11 +232,11 @@ pub async fn start_app(socket: &Path, kernel_id: Uuid, name: &str) -> Result<(),
 /// One directory's entries, listed by krunner as the kernel's user inside the kernel, so
 /// mounted folders are seen and nothing of the node is.
 pub async fn list_files(
-    socket: &Path,
+    at: impl Into<RunnerAt>,
     kernel_id: Uuid,
     path: &str,
 ) -> Result<Vec<FileEntry>, AgentError> {
-    match collect(socket, kernel_id, list_files_line(path)).await? {
+    match collect(at, kernel_id, list_files_line(path)).await? {
         Ok(out) => serde_json::from_str(&out).map_err(|e| {
             AgentError::Runtime(format!("the kernel's runner sent a bad listing: {e}"))
         }),
@@ -197,9 +251,13 @@ pub async fn list_files(
 /// (mounted folders included, no link followed to the node): the base64 chunks decoded as
 /// they come, so the archive is held once. A bad path or an archive past krunner's limit is
 /// the runner's error text.
-pub async fn download(socket: &Path, kernel_id: Uuid, path: &str) -> Result<Vec<u8>, AgentError> {
+pub async fn download(
+    at: impl Into<RunnerAt>,
+    kernel_id: Uuid,
+    path: &str,
+) -> Result<Vec<u8>, AgentError> {
     use base64::Engine;
-    let mut events = request(socket, kernel_id, download_line(path)).await?;
+    let mut events = request(at, kernel_id, download_line(path)).await?;
     let (mut out, mut err) = (Vec::new(), String::new());
     while let Some(ev) = events.next().await {
         match ev {
@@ -222,8 +280,8 @@ pub async fn download(socket: &Path, kernel_id: Uuid, path: &str) -> Result<Vec<
 
 /// SIGTERM to the kernel's processes but its runner (`{"op":"terminate"}`): the start of a
 /// preemption's grace.
-pub async fn terminate(socket: &Path, kernel_id: Uuid) -> Result<(), AgentError> {
-    collect(socket, kernel_id, TERMINATE.to_string())
+pub async fn terminate(at: impl Into<RunnerAt>, kernel_id: Uuid) -> Result<(), AgentError> {
+    collect(at, kernel_id, TERMINATE.to_string())
         .await?
         .map(drop)
         .map_err(|why| AgentError::Runtime(format!("cannot signal the kernel: {}", why.trim())))
@@ -231,7 +289,7 @@ pub async fn terminate(socket: &Path, kernel_id: Uuid) -> Result<(), AgentError>
 
 /// The kernel's counters (`{"op":"stats"}`), read by its runner from its own cgroup and
 /// network namespace.
-pub async fn stats(socket: &Path, kernel_id: Uuid) -> Result<KernelStats, AgentError> {
+pub async fn stats(at: impl Into<RunnerAt>, kernel_id: Uuid) -> Result<KernelStats, AgentError> {
     #[derive(serde::Deserialize)]
     struct Counters {
         cpu_used_ns: u64,
@@ -241,7 +299,7 @@ pub async fn stats(socket: &Path, kernel_id: Uuid) -> Result<KernelStats, AgentE
         io_read_bytes: u64,
         io_write_bytes: u64,
     }
-    let out = collect(socket, kernel_id, STATS.to_string())
+    let out = collect(at, kernel_id, STATS.to_string())
         .await?
         .map_err(|why| AgentError::Runtime(format!("the kernel's counters: {}", why.trim())))?;
     let c: Counters = serde_json::from_str(&out)
@@ -261,10 +319,10 @@ pub async fn stats(socket: &Path, kernel_id: Uuid) -> Result<KernelStats, AgentE
 
 /// Binds a pool kernel's runner to its session: the bind request with the session's whole
 /// environment over the runner's socket; its answer must be `finished` 0.
-pub async fn bind(socket: &std::path::Path, env: &[String]) -> Result<(), AgentError> {
+pub async fn bind(at: impl Into<RunnerAt>, env: &[String]) -> Result<(), AgentError> {
     let line = crate::krunner_proto::bind_line(env);
     let io = |e: std::io::Error| AgentError::Runtime(format!("cannot bind the pool kernel: {e}"));
-    let mut s = tokio::net::UnixStream::connect(socket).await.map_err(io)?;
+    let mut s = connect(&at.into()).await.map_err(io)?;
     s.write_all(line.as_bytes()).await.map_err(io)?;
     let mut lines = BufReader::new(s).lines();
     while let Some(l) = lines.next_line().await.map_err(io)? {
@@ -319,10 +377,37 @@ mod tests {
     #[tokio::test]
     async fn a_runner_that_never_answers_fails_the_ping_instead_of_holding_it() {
         let (_dir, path) = peer(None);
-        let e = ping_within(&path, Duration::from_millis(50))
+        let e = ping_within(&RunnerAt::from(&path), Duration::from_millis(50))
             .await
             .unwrap_err();
         assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{e}");
+    }
+
+    #[tokio::test]
+    async fn over_the_network_a_connection_opens_with_the_token() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let seen = tokio::spawn(async move {
+            let (s, _) = listener.accept().await.unwrap();
+            let mut lines = BufReader::new(s);
+            let (mut token, mut request) = (String::new(), String::new());
+            lines.read_line(&mut token).await.unwrap();
+            lines.read_line(&mut request).await.unwrap();
+            lines
+                .into_inner()
+                .write_all(b"{\"t\":\"pong\"}\n")
+                .await
+                .unwrap();
+            (token, request)
+        });
+        let at = RunnerAt::Network {
+            addr,
+            token: "t0k3n".into(),
+        };
+        ping(at).await.unwrap();
+        let (token, request) = seen.await.unwrap();
+        assert_eq!(token, "t0k3n\n");
+        assert_eq!(request.as_bytes(), PING);
     }
 
     #[tokio::test]

@@ -34,6 +34,11 @@ pub fn check_size(n: u32) -> Result<u32, Problem> {
 /// Where every kernel's sshd listens (Backend.AI's port; `~/.ssh/config` of kernels says so).
 pub const SSH_PORT: u16 = 2200;
 
+/// Where a kernel's runner listens on the pod network for an agent that does not share its
+/// node (the Kubernetes backend's `--runner-reach network`); in Backend.AI's range of the
+/// kernel runner's own ports (2000–2003), which no preopen port may take.
+pub const RUNNER_PORT: u16 = 2001;
+
 /// How the kernels of a session are spread.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

@@ -9,8 +9,9 @@
 //!
 //! A pool kernel's runner (`BAI_POOL`) only waits for the session it is given ([`pool`]).
 //!
-//! Environment: `BAI_BOOTSTRAP_SCRIPT`, `BAI_SESSION_TYPE`, `BAI_STARTUP_COMMAND`, and for
-//! tests outside a container `BAI_KRUNNER_SOCKET`, `BAI_KRUNNER_WORKDIR`, `BAI_PYTHON`.
+//! Environment: `BAI_BOOTSTRAP_SCRIPT`, `BAI_SESSION_TYPE`, `BAI_STARTUP_COMMAND`,
+//! `BAI_KRUNNER_LISTEN` (also listen on the pod network, [`network`]), and for tests outside
+//! a container `BAI_KRUNNER_SOCKET`, `BAI_KRUNNER_WORKDIR`, `BAI_PYTHON`.
 #![forbid(unsafe_code)]
 
 /// One line on stderr in one write. `eprintln!` writes a formatted line piece by piece, and
@@ -30,6 +31,7 @@ mod archive;
 mod batch;
 mod environ;
 mod listing;
+mod network;
 mod notebook;
 mod pool;
 mod proto;
@@ -141,6 +143,22 @@ fn main() {
         apps::prepare_notebook();
     }
     let listener = listen(&socket);
+    // An agent elsewhere reaches the runner over the pod network (`network`), from the
+    // same moment as the socket.
+    if let Ok(addr) = std::env::var(network::LISTEN_VAR)
+        && let Some(run) = std::path::Path::new(&socket).parent()
+    {
+        match network::listen(&addr, run) {
+            Ok((tcp, token)) => {
+                let st = state.clone();
+                std::thread::spawn(move || network::serve_all(&tcp, &token, &st));
+            }
+            Err(e) => {
+                say!("krunner: {e}");
+                std::process::exit(70);
+            }
+        }
+    }
     // The container's log holds this line, written before the runner answers (so before the
     // session is RUNNING; sshd's own lines may come first): a session's logs are never empty.
     say!(
@@ -166,7 +184,7 @@ fn main() {
         match conn {
             Ok(stream) => {
                 let st = state.clone();
-                std::thread::spawn(move || server::serve(&st, stream));
+                std::thread::spawn(move || server::serve(&st, network::Conn::Unix(stream)));
             }
             Err(e) => say!("krunner: accept failed: {e}"),
         }

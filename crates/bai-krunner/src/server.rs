@@ -1,12 +1,12 @@
 //! One connection: read the request line, answer it, close.
 
 use crate::listing;
+use crate::network::Conn;
 use crate::proto::{self, Event, ExecRequest, Request};
 use crate::repl::{Outcome, Repl};
 use crate::{archive, batch, signal, stats};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::Shutdown;
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
@@ -50,7 +50,7 @@ impl State {
     }
 }
 
-pub fn serve(state: &Arc<State>, stream: UnixStream) {
+pub fn serve(state: &Arc<State>, stream: Conn) {
     let read_half = match stream.try_clone() {
         Ok(s) => s,
         Err(e) => {
@@ -201,7 +201,7 @@ pub fn serve(state: &Arc<State>, stream: UnixStream) {
     }
 }
 
-fn emitter(out: &mut UnixStream) -> impl FnMut(&Event) -> bool + '_ {
+fn emitter(out: &mut Conn) -> impl FnMut(&Event) -> bool + '_ {
     move |ev: &Event| out.write_all(ev.line().as_bytes()).is_ok()
 }
 
@@ -210,7 +210,7 @@ fn emitter(out: &mut UnixStream) -> impl FnMut(&Event) -> bool + '_ {
 fn query<R: Read + Send + 'static>(
     state: &Arc<State>,
     code: &str,
-    mut out: UnixStream,
+    mut out: Conn,
     mut reader: BufReader<R>,
 ) {
     let Some(repl) = &state.repl else {

@@ -42,6 +42,24 @@ pub struct BackendArgs {
         default_value = "not-enforced"
     )]
     pub network_policies: NetworkPolicies,
+    /// The Kubernetes backend: how the agent reaches its kernels' runners. `socket` (the
+    /// default): their Unix socket in the kernel's directory on the node; `network`: the
+    /// pod's IP at port 2001, each connection opening with the kernel's token (no warm pools).
+    #[arg(
+        long = "runner-reach",
+        env = "BAI_KUBE_RUNNER_REACH",
+        value_enum,
+        default_value = "socket"
+    )]
+    pub runner_reach: RunnerReach,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RunnerReach {
+    /// The runner's socket in the kernel's run directory on the node.
+    Socket,
+    /// The pod's IP, with the kernel's token.
+    Network,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -88,6 +106,10 @@ pub async fn kubernetes_agent(
         registry: node.registry.clone(),
         manager_host,
         network_policies: args.network_policies == NetworkPolicies::Enforced,
+        runner_reach: match args.runner_reach {
+            RunnerReach::Socket => bai_agent::kubernetes::RunnerReach::Socket,
+            RunnerReach::Network => bai_agent::kubernetes::RunnerReach::Network,
+        },
     };
     match KubernetesAgent::connect(config).await {
         Ok(a) => Ok(a),

@@ -6,6 +6,7 @@ use super::error::{KubeError, is_not_found};
 use super::observe::{Ended, Observed};
 use super::place::placement;
 use super::pod::{kernel_pod, pod_name};
+use super::reach::{self, RunnerReach};
 use super::ready::{REPORT_WAIT, wait_address, wait_ready, wait_reported};
 use super::{Inner, egress, labels, log_params, pool};
 use crate::kernel_files::{home, make_work_dir};
@@ -59,6 +60,9 @@ async fn create_claimed(
     make_work_dir(&dirs.run)?;
     home::fill(&dirs.work, &spec.dotfiles)?;
     let _ = std::fs::remove_file(&dirs.socket);
+    if inner.config.runner_reach == RunnerReach::Network {
+        reach::write_token(&dirs.run)?;
+    }
     let mut files: Vec<(String, String)> = Vec::new();
     let cluster = spec.cluster_info();
     if cluster.size > 1 {

@@ -7,8 +7,9 @@
 //! - The agent runs on that node (this slice offers one node): the pod's runner binary, its
 //!   socket directory and its scratch home are hostPath volumes under the agent's data
 //!   directory, and the agent talks to krunner over the socket ([`crate::runner`], the
-//!   Docker backend's client); uploads, dotfiles and `/etc` files go into those directories
-//!   ([`crate::kernel_files`]), downloads and counters come from krunner.
+//!   Docker backend's client), or over the pod network with the kernel's token
+//!   ([`reach`], `--runner-reach network`); uploads, dotfiles and `/etc` files go into those
+//!   directories ([`crate::kernel_files`]), downloads and counters come from krunner.
 //! - One watch over the agent's pods ([`watch`]) reports kernels that end on their own.
 //! - A cluster session's kernels find each other by hostname through the session's host
 //!   table at `/etc/hosts` ([`hosts`]) and `ssh sub1` with the session's keys, as on Docker.
@@ -37,11 +38,13 @@ mod place;
 pub mod pod;
 mod pool;
 pub mod quantity;
+mod reach;
 mod ready;
 mod rpc;
 mod watch;
 
 pub use error::KubeError;
+pub use reach::{RUNNER_PORT, RunnerReach};
 
 use crate::paths::KernelDirs;
 use bai_core::agent::{AgentError, EventFanout};
@@ -82,6 +85,8 @@ pub struct KubernetesAgentConfig {
     /// The admin's word that the cluster's network plugin enforces NetworkPolicy: kernels
     /// under a policy other than `open` get one (else such kernels are refused).
     pub network_policies: bool,
+    /// How the agent reaches its kernels' runners ([`reach`]).
+    pub runner_reach: RunnerReach,
 }
 
 pub(crate) struct Inner {
@@ -363,11 +368,12 @@ impl KubernetesAgent {
         &self.inner.config.namespace
     }
 
-    fn socket(&self, kernel: Uuid) -> Result<PathBuf, AgentError> {
+    /// Where a kernel of this agent's runner answers.
+    async fn runner(&self, kernel: Uuid) -> Result<crate::runner::RunnerAt, AgentError> {
         if !self.inner.knows(kernel) {
             return Err(AgentError::KernelNotFound(kernel));
         }
-        Ok(self.inner.dirs(kernel).socket)
+        reach::runner_of(&self.inner, kernel).await
     }
 }
 

@@ -26,6 +26,7 @@ pub(crate) fn placement(
         work_dir: dirs.work.display().to_string(),
         home_propagates: false,
         gpu_sharing: inner.gpu_sharing(),
+        runner_listen: inner.config.runner_reach.listen(),
         files,
     }
 }

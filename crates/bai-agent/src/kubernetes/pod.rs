@@ -59,6 +59,9 @@ pub struct Placement {
     pub home_propagates: bool,
     /// How the node's GPUs are time-sliced, if they are (`cuda.shares` become slices).
     pub gpu_sharing: Option<GpuSharing>,
+    /// Where krunner listens on the pod network besides its socket (`BAI_KRUNNER_LISTEN`),
+    /// for an agent that reaches it there ([`super::reach`]).
+    pub runner_listen: Option<String>,
     /// Files mounted read-only, on the node → inside: every kernel's `/etc` files
     /// ([`crate::kernel_files::etc`]), and a cluster session's keys and host table
     /// ([`crate::kernel_files::cluster`]).
@@ -144,7 +147,7 @@ pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
         image: Some(spec.image.clone()),
         image_pull_policy: Some("IfNotPresent".into()),
         command: Some(vec![KRUNNER_INSIDE.into()]),
-        env: Some(environment(spec)),
+        env: Some(with_listen(environment(spec), at.runner_listen.as_deref())),
         working_dir: Some("/home/work".into()),
         resources: Some(resources),
         security_context: Some(SecurityContext {
@@ -364,6 +367,23 @@ pub(crate) fn environment(spec: &KernelSpec) -> Vec<EnvVar> {
         })
         .collect()
 }
+
+/// The environment and, where the agent reaches the runner over the pod network, where
+/// krunner listens there (the agent's value, whatever the session's variables say).
+fn with_listen(mut env: Vec<EnvVar>, listen: Option<&str>) -> Vec<EnvVar> {
+    env.retain(|e| e.name != LISTEN_VAR);
+    if let Some(addr) = listen {
+        env.push(EnvVar {
+            name: LISTEN_VAR.into(),
+            value: Some(addr.into()),
+            value_from: None,
+        });
+    }
+    env
+}
+
+/// krunner's variable for its listener on the pod network.
+const LISTEN_VAR: &str = "BAI_KRUNNER_LISTEN";
 
 /// A kernel stays bound to a NotReady or unreachable node for as long as bai wants it:
 /// Kubernetes would evict its pod after 5 minutes (the default toleration), while bai handles

@@ -38,6 +38,7 @@ fn at() -> Placement {
         work_dir: "/var/lib/bai/kernels/1/work".into(),
         home_propagates: false,
         gpu_sharing: None,
+        runner_listen: None,
         files: vec![(
             "/var/lib/bai/etc/profile.sh".into(),
             "/etc/profile.d/zz-bai-environ.sh".into(),
@@ -385,4 +386,31 @@ fn mig_instances_become_their_profiles_resource() {
         kernel_pod(&s, &at()),
         Err(PodError::FractionalGpu { slot, .. }) if slot == "cuda.device:1g.18gb-mig"
     ));
+}
+
+#[test]
+fn the_runner_listens_on_the_pod_network_only_where_the_agent_reaches_it_there() {
+    let listen = |p: &Pod| {
+        container(p)
+            .env
+            .as_ref()
+            .unwrap()
+            .iter()
+            .filter(|e| e.name == "BAI_KRUNNER_LISTEN")
+            .map(|e| e.value.clone().unwrap_or_default())
+            .collect::<Vec<_>>()
+    };
+    assert!(listen(&kernel_pod(&spec(), &at()).unwrap()).is_empty());
+    let network = Placement {
+        runner_listen: Some("0.0.0.0:2001".into()),
+        ..at()
+    };
+    // The agent's value, once, whatever the session's variables say.
+    let mut s = spec();
+    s.environ
+        .insert("BAI_KRUNNER_LISTEN".into(), "0.0.0.0:9".into());
+    assert_eq!(
+        listen(&kernel_pod(&s, &network).unwrap()),
+        vec!["0.0.0.0:2001".to_string()]
+    );
 }

@@ -14,6 +14,7 @@
 use super::Inner;
 use super::observe::{Observed, Problem, why_pending};
 use super::pool::room;
+use super::reach::{self, RunnerReach};
 use crate::runner;
 use bai_core::agent::AgentError;
 use std::net::IpAddr;
@@ -27,15 +28,15 @@ const PING_EVERY: Duration = Duration::from_millis(20);
 /// container's id) waits for it: the kubelet relists every second.
 pub const REPORT_WAIT: Duration = Duration::from_secs(10);
 
-/// Pings the runner until it answers (with `needs_address`, only once the pod runs with an
-/// IP); fails at once when Kubernetes says the pod cannot start (no room, no image, no
-/// container) or ended.
+/// Pings the runner until it answers (with `needs_address`, or where the runner is reached
+/// over the network, only once the pod runs with an IP); fails at once when Kubernetes says
+/// the pod cannot start (no room, no image, no container) or ended.
 pub(crate) async fn wait_ready(
     inner: &Inner,
     kernel: Uuid,
     needs_address: bool,
 ) -> Result<(), AgentError> {
-    let socket = inner.dirs(kernel).socket;
+    let needs_address = needs_address || inner.config.runner_reach == RunnerReach::Network;
     let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
     let mut evicted = false;
     loop {
@@ -73,11 +74,12 @@ pub(crate) async fn wait_ready(
             }
             // Running with an IP; or, for a lone kernel, also waiting without a problem,
             // not seen yet, or running without an IP: its runner may answer already.
-            ref s
-                if (!needs_address || matches!(s, Some(Observed::Running(Some(_)))))
-                    && runner::ping(&socket).await.is_ok() =>
-            {
-                return Ok(());
+            ref s if !needs_address || matches!(s, Some(Observed::Running(Some(_)))) => {
+                if let Some(at) = reach::now(inner, kernel, s.as_ref())
+                    && runner::ping(at).await.is_ok()
+                {
+                    return Ok(());
+                }
             }
             _ => {}
         }

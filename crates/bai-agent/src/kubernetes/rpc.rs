@@ -61,7 +61,10 @@ impl AgentRpc for KubernetesAgent {
         targets: Option<Vec<bai_core::pool::PoolTarget>>,
     ) -> Result<bai_core::pool::PoolReport, AgentError> {
         let mut pools = self.inner.pools();
-        if let Some(t) = targets {
+        // A pool pod's runner listens on its socket only: an agent that reaches runners over
+        // the network keeps no pool ([`super::reach`]).
+        let pooled = self.inner.config.runner_reach == super::RunnerReach::Socket;
+        if let Some(t) = targets.filter(|_| pooled) {
             pools.set_targets(t);
             self.inner.pool_wake.notify_one();
         }
@@ -73,7 +76,7 @@ impl AgentRpc for KubernetesAgent {
     }
 
     async fn terminate_processes(&self, kernel_id: Uuid) -> Result<(), AgentError> {
-        runner::terminate(&self.socket(kernel_id)?, kernel_id).await
+        runner::terminate(self.runner(kernel_id).await?, kernel_id).await
     }
 
     async fn cluster_hosts(
@@ -89,7 +92,12 @@ impl AgentRpc for KubernetesAgent {
         kernel_id: Uuid,
         req: ExecRequest,
     ) -> Result<BoxStream<'static, ExecEvent>, AgentError> {
-        runner::request(&self.socket(kernel_id)?, kernel_id, request_line(&req)?).await
+        runner::request(
+            self.runner(kernel_id).await?,
+            kernel_id,
+            request_line(&req)?,
+        )
+        .await
     }
 
     async fn upload_files(
@@ -112,10 +120,10 @@ impl AgentRpc for KubernetesAgent {
     ) -> Result<Vec<(String, bytes::Bytes)>, AgentError> {
         // Read by the kernel's runner as the kernel's user, so mounted folders are included
         // and no link leads to the node.
-        let socket = self.socket(kernel_id)?;
+        let at = self.runner(kernel_id).await?;
         let mut out = Vec::with_capacity(paths.len());
         for rel in paths {
-            let tar = runner::download(&socket, kernel_id, &rel).await?;
+            let tar = runner::download(at.clone(), kernel_id, &rel).await?;
             out.push((rel, bytes::Bytes::from(tar)));
         }
         Ok(out)
@@ -138,7 +146,7 @@ impl AgentRpc for KubernetesAgent {
     }
 
     async fn start_app(&self, kernel_id: Uuid, name: &str) -> Result<(), AgentError> {
-        runner::start_app(&self.socket(kernel_id)?, kernel_id, name).await
+        runner::start_app(self.runner(kernel_id).await?, kernel_id, name).await
     }
 
     async fn logs(&self, kernel_id: Uuid) -> Result<String, AgentError> {
@@ -155,14 +163,14 @@ impl AgentRpc for KubernetesAgent {
         kernel_id: Uuid,
         path: String,
     ) -> Result<Vec<bai_core::agent::FileEntry>, AgentError> {
-        runner::list_files(&self.socket(kernel_id)?, kernel_id, &path).await
+        runner::list_files(self.runner(kernel_id).await?, kernel_id, &path).await
     }
 
     async fn kernel_stats(
         &self,
         kernel_id: Uuid,
     ) -> Result<bai_core::stats::KernelStats, AgentError> {
-        runner::stats(&self.socket(kernel_id)?, kernel_id).await
+        runner::stats(self.runner(kernel_id).await?, kernel_id).await
     }
 
     async fn list_kernels(&self) -> Result<Vec<Uuid>, AgentError> {

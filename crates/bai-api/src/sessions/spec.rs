@@ -234,7 +234,8 @@ pub fn preopen_ports(
         }
         if reserved.contains(&port) {
             return Err(Problem::invalid(format!(
-                "preopen port {port} is taken by a built-in app; choose another"
+                "preopen port {port} is taken by a built-in app or the session's runner; choose \
+                 another"
             )));
         }
         ports.push(port);

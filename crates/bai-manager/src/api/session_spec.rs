@@ -19,7 +19,8 @@ pub fn spec_of(lifecycle: &Lifecycle, req: &CreateRequest) -> Result<SessionSpec
         .map(|name| named_preset(&presets, name))
         .transpose()?;
     let accel = lifecycle.agents.accel_slots();
-    let reserved: Vec<u16> = bai_ground::apps::INTRINSIC.iter().map(|a| a.port).collect();
+    let mut reserved: Vec<u16> = bai_ground::apps::INTRINSIC.iter().map(|a| a.port).collect();
+    reserved.push(bai_core::cluster::RUNNER_PORT);
     req.to_spec(&SpecContext {
         preset,
         accel_slots: &accel,

@@ -176,6 +176,7 @@ mod tests {
             work_dir: "/var/lib/bai/kernels/.pool/x/work".into(),
             home_propagates: true,
             gpu_sharing: None,
+            runner_listen: None,
             files: Vec::new(),
         };
         let pod = pool_pod(&shape, id, &at).unwrap();

@@ -5,19 +5,12 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 const TOKEN: &str = "5f0c2a9e8d7b4c1a9e2f3b4c5d6e7f80a1b2c3d4e5f60718293a4b5c6d7e8f90";
 
-struct Runner(Child, PathBuf);
-
-impl Drop for Runner {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-        let _ = std::fs::remove_dir_all(&self.1);
-    }
-}
+mod common;
+use common::Runner;
 
 /// A fresh run directory, with the token file when `token` is given.
 fn run_dir(name: &str, token: Option<&str>) -> PathBuf {
@@ -130,19 +123,8 @@ fn without_a_token_the_runner_does_not_start() {
         .stderr(Stdio::piped())
         .output()
         .unwrap();
-    let _cleanup = scopeguard(dir.clone());
+    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(70), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no token for the network listener"), "{err}");
-}
-
-/// Removes `dir` when dropped.
-fn scopeguard(dir: PathBuf) -> impl Drop {
-    struct Gone(PathBuf);
-    impl Drop for Gone {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-    Gone(dir)
 }

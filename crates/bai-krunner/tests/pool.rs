@@ -4,18 +4,11 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::path::Path;
+use std::process::Command;
 
-struct Runner(Child, PathBuf);
-
-impl Drop for Runner {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-        let _ = std::fs::remove_dir_all(&self.1);
-    }
-}
+mod common;
+use common::Runner;
 
 /// Sends one request line; every reply line.
 fn ask(socket: &Path, line: &str) -> Option<Vec<serde_json::Value>> {

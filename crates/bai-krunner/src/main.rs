@@ -29,6 +29,7 @@ macro_rules! say {
 mod apps;
 mod archive;
 mod batch;
+mod conn;
 mod environ;
 mod listing;
 mod network;
@@ -184,7 +185,7 @@ fn main() {
         match conn {
             Ok(stream) => {
                 let st = state.clone();
-                std::thread::spawn(move || server::serve(&st, network::Conn::Unix(stream)));
+                std::thread::spawn(move || server::serve(&st, conn::Conn::Unix(stream)));
             }
             Err(e) => say!("krunner: accept failed: {e}"),
         }

@@ -6,10 +6,10 @@
 //! is closed unanswered, so a pod of another tenant that reaches the port learns nothing
 //! and runs nothing. After that line a connection is served exactly as one on the socket.
 
+use crate::conn::Conn;
 use crate::server::{self, State};
-use std::io::{Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
-use std::os::unix::net::UnixStream;
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,53 +24,6 @@ const MIN_TOKEN: usize = 32;
 const MAX_TOKEN_LINE: usize = 256;
 /// How long a new connection may take to say its first line.
 const FIRST_LINE_WAIT: Duration = Duration::from_secs(10);
-
-/// One connection to the runner: on its socket, or admitted over TCP.
-pub enum Conn {
-    Unix(UnixStream),
-    Tcp(TcpStream),
-}
-
-impl Conn {
-    pub fn try_clone(&self) -> std::io::Result<Conn> {
-        Ok(match self {
-            Conn::Unix(s) => Conn::Unix(s.try_clone()?),
-            Conn::Tcp(s) => Conn::Tcp(s.try_clone()?),
-        })
-    }
-
-    pub fn shutdown(&self, how: Shutdown) -> std::io::Result<()> {
-        match self {
-            Conn::Unix(s) => s.shutdown(how),
-            Conn::Tcp(s) => s.shutdown(how),
-        }
-    }
-}
-
-impl Read for Conn {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Conn::Unix(s) => s.read(buf),
-            Conn::Tcp(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Conn {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Conn::Unix(s) => s.write(buf),
-            Conn::Tcp(s) => s.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            Conn::Unix(s) => s.flush(),
-            Conn::Tcp(s) => s.flush(),
-        }
-    }
-}
 
 /// Listens at `addr` with the token in `run`: an error (to say, then exit) when either is
 /// missing, for a listener without a token must never open.
@@ -141,7 +94,8 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::BufRead;
+    use std::io::{BufRead, Write};
+    use std::net::Shutdown;
 
     const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 

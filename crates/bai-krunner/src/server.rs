@@ -1,7 +1,7 @@
 //! One connection: read the request line, answer it, close.
 
+use crate::conn::Conn;
 use crate::listing;
-use crate::network::Conn;
 use crate::proto::{self, Event, ExecRequest, Request};
 use crate::repl::{Outcome, Repl};
 use crate::{archive, batch, signal, stats};

@@ -373,7 +373,7 @@ impl KubernetesAgent {
         if !self.inner.knows(kernel) {
             return Err(AgentError::KernelNotFound(kernel));
         }
-        reach::runner_of(&self.inner, kernel).await
+        ready::runner_of(&self.inner, kernel).await
     }
 }
 

@@ -13,7 +13,6 @@
 
 use super::Inner;
 use super::observe::Observed;
-use super::ready::{REPORT_WAIT, wait_address};
 use crate::runner::RunnerAt;
 use bai_core::agent::AgentError;
 use std::io::Write;
@@ -93,21 +92,7 @@ pub(crate) fn now(inner: &Inner, kernel: Uuid, observed: Option<&Observed>) -> O
     }
 }
 
-/// Where the runner of a known kernel answers, waiting (at most [`REPORT_WAIT`]) for the
-/// kubelet to report its pod's IP where the runner is reached over the network.
-pub(crate) async fn runner_of(inner: &Inner, kernel: Uuid) -> Result<RunnerAt, AgentError> {
-    match inner.config.runner_reach {
-        RunnerReach::Socket => Ok(RunnerAt::Socket(inner.dirs(kernel).socket)),
-        RunnerReach::Network => match wait_address(inner, kernel, REPORT_WAIT).await {
-            Some(ip) => network(inner, kernel, ip),
-            None => Err(AgentError::NotReady(
-                "the kernel's pod has no IP, so its runner cannot be reached".into(),
-            )),
-        },
-    }
-}
-
-fn network(inner: &Inner, kernel: Uuid, ip: IpAddr) -> Result<RunnerAt, AgentError> {
+pub(crate) fn network(inner: &Inner, kernel: Uuid, ip: IpAddr) -> Result<RunnerAt, AgentError> {
     Ok(RunnerAt::Network {
         addr: SocketAddr::new(ip, RUNNER_PORT),
         token: read_token(&inner.dirs(kernel).run)?,

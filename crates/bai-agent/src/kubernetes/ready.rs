@@ -15,7 +15,7 @@ use super::Inner;
 use super::observe::{Observed, Problem, why_pending};
 use super::pool::room;
 use super::reach::{self, RunnerReach};
-use crate::runner;
+use crate::runner::{self, RunnerAt};
 use bai_core::agent::AgentError;
 use std::net::IpAddr;
 use std::time::Duration;
@@ -118,6 +118,20 @@ pub(crate) async fn wait_address(inner: &Inner, kernel: Uuid, within: Duration) 
     match wait_reported(inner, kernel, within).await {
         Some(Observed::Running(ip)) => ip,
         _ => None,
+    }
+}
+
+/// Where the runner of a known kernel answers, waiting (at most [`REPORT_WAIT`]) for the
+/// kubelet to report its pod's IP where the runner is reached over the network.
+pub(crate) async fn runner_of(inner: &Inner, kernel: Uuid) -> Result<RunnerAt, AgentError> {
+    match inner.config.runner_reach {
+        RunnerReach::Socket => Ok(RunnerAt::Socket(inner.dirs(kernel).socket)),
+        RunnerReach::Network => match wait_address(inner, kernel, REPORT_WAIT).await {
+            Some(ip) => reach::network(inner, kernel, ip),
+            None => Err(AgentError::NotReady(
+                "the kernel's pod has no IP, so its runner cannot be reached".into(),
+            )),
+        },
     }
 }
 

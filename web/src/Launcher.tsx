@@ -105,7 +105,7 @@ export default function Launcher({ me, initial, notify, onDone }: { me: Me; init
   // AI accelerators: the slot the group's agents (the chosen agent's) offer, its unit and
   // step, up to the most one agent has free.
   const accelKinds = useMemo(() => accelOffers(agents, s.group, s.agent), [agents, s.group, s.agent]);
-  const accel = useMemo(() => accelOffer(agents, s.group, s.agent, s.accelSlot), [agents, s.group, s.agent, s.accelSlot]);
+  const accel = useMemo(() => accelKinds.find((o) => o.slot === s.accelSlot) ?? accelKinds[0] ?? null, [accelKinds, s.accelSlot]);
   const groupAccel = useMemo(() => accelOffer(agents, s.group, null, s.accelSlot), [agents, s.group, s.accelSlot]);
   const accelProblem = v.accelerator(s.accelerator, accel);
   const accelText = s.accelerator && accel ? formatAccel(s.accelerator, accel.slot) : s.accelerator ? `${s.accelerator} (no accelerator in this resource group)` : '-';

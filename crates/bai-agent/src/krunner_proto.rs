@@ -11,6 +11,13 @@ pub const PING: &[u8] = b"{\"op\":\"ping\"}\n";
 /// Ends the runner at once (a kernel being destroyed); not answered.
 pub const EXIT: &[u8] = b"{\"op\":\"exit\"}\n";
 
+/// The variable that makes krunner listen on the pod network too (`ADDR:PORT`), serving only
+/// connections whose first line is the token in [`TOKEN_FILE`] of its run directory.
+pub const LISTEN_VAR: &str = "BAI_KRUNNER_LISTEN";
+
+/// The token's file in a kernel's run directory (krunner's `network::TOKEN_FILE`).
+pub const TOKEN_FILE: &str = "krunner.token";
+
 /// The request line for an execution: `{"op":"exec",` followed by the fields of the
 /// serialized [`ExecRequest`] (`"mode"` first), and a newline.
 pub fn request_line(req: &ExecRequest) -> Result<String, AgentError> {

@@ -45,12 +45,6 @@ impl From<&PathBuf> for RunnerAt {
     }
 }
 
-impl From<PathBuf> for RunnerAt {
-    fn from(p: PathBuf) -> RunnerAt {
-        RunnerAt::Socket(p)
-    }
-}
-
 /// A connection to a runner, on either way.
 trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}

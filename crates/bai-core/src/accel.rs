@@ -61,6 +61,11 @@ pub fn memory_share(memory: u64, milli: u64, capacity_milli: u64) -> u64 {
     (memory as u128 * milli.min(cap) as u128 / cap as u128) as u64
 }
 
+/// NVIDIA's slots: `cuda.device`, `cuda.shares` and the MIG slots.
+pub fn is_cuda(slot: &str) -> bool {
+    slot.starts_with("cuda.")
+}
+
 /// Slots named `<key>.device` count whole devices, and so do MIG instances
 /// ([`is_mig`]); every other accelerator slot is a share.
 pub fn is_whole(slot: &str) -> bool {
@@ -134,7 +139,7 @@ pub fn resolve<'a>(key: &str, slots: &'a [AccelSlot]) -> Option<&'a AccelSlot> {
         CUDA_SHARES => None,
         _ => return None,
     };
-    let has_cuda = slots.iter().any(|s| s.name.starts_with("cuda."));
+    let has_cuda = slots.iter().any(|s| is_cuda(&s.name));
     cuda.or_else(|| (!has_cuda).then(|| slots.first()).flatten())
 }
 

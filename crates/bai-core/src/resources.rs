@@ -247,10 +247,10 @@ impl ResourceAsk {
         }
         // A kernel takes one kind of GPU: a request that names one keeps the preset's out.
         let names_cuda = self.slots.keys().any(|k| {
-            crate::accel::resolve(k, accel_slots).is_some_and(|s| s.name.starts_with("cuda."))
+            crate::accel::resolve(k, accel_slots).is_some_and(|s| crate::accel::is_cuda(&s.name))
         });
         for (name, amount) in &preset.accel {
-            let other_kind = names_cuda && name.starts_with("cuda.");
+            let other_kind = names_cuda && crate::accel::is_cuda(name);
             if !given(&self, name) && !other_kind {
                 add.push((name.clone(), format_cpu(*amount)));
             }
@@ -352,7 +352,7 @@ impl ResourceRequest {
 fn check_one_gpu_kind(accel: &BTreeMap<String, u64>) -> Result<(), ResourceError> {
     let mut cuda = accel
         .iter()
-        .filter(|(name, amount)| name.starts_with("cuda.") && **amount > 0);
+        .filter(|(name, amount)| crate::accel::is_cuda(name) && **amount > 0);
     if let Some((first, amount)) = cuda.next() {
         if let Some((second, _)) = cuda.next() {
             return Err(ResourceError::MixedGpus {

@@ -371,6 +371,7 @@ pub(crate) fn environment(spec: &KernelSpec) -> Vec<EnvVar> {
 /// The environment and, where the agent reaches the runner over the pod network, where
 /// krunner listens there (the agent's value, whatever the session's variables say).
 fn with_listen(mut env: Vec<EnvVar>, listen: Option<&str>) -> Vec<EnvVar> {
+    use crate::krunner_proto::LISTEN_VAR;
     env.retain(|e| e.name != LISTEN_VAR);
     if let Some(addr) = listen {
         env.push(EnvVar {
@@ -381,9 +382,6 @@ fn with_listen(mut env: Vec<EnvVar>, listen: Option<&str>) -> Vec<EnvVar> {
     }
     env
 }
-
-/// krunner's variable for its listener on the pod network.
-const LISTEN_VAR: &str = "BAI_KRUNNER_LISTEN";
 
 /// A kernel stays bound to a NotReady or unreachable node for as long as bai wants it:
 /// Kubernetes would evict its pod after 5 minutes (the default toleration), while bai handles

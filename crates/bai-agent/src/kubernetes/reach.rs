@@ -13,6 +13,7 @@
 
 use super::Inner;
 use super::observe::Observed;
+use crate::krunner_proto::TOKEN_FILE;
 use crate::runner::RunnerAt;
 use bai_core::agent::AgentError;
 use std::io::Write;
@@ -22,9 +23,6 @@ use std::path::Path;
 use uuid::Uuid;
 
 pub use bai_core::cluster::RUNNER_PORT;
-
-/// The token's file in a kernel's run directory (krunner's `network::TOKEN_FILE`).
-const TOKEN_FILE: &str = "krunner.token";
 
 /// How the agent reaches its kernels' runners.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -291,3 +291,47 @@ pub fn joined_with(
     assert!(ok.is_ok(), "the agent did not join:\n{}", agent.log());
     (s, agent)
 }
+
+/// The image whose runner detached kernel pods copy in (`--runner-image`): the agent's image
+/// (`images/agent/build.sh`) from this build's binaries, tagged `bai-e2e/runner:<pid>`, made
+/// once per test process on this machine's Docker engine (the test cluster's node); the
+/// images earlier test processes left are removed first.
+pub fn runner_image() -> String {
+    static BUILT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let image = format!("bai-e2e/runner:{}", std::process::id());
+            let old = Command::new("docker")
+                .args([
+                    "images",
+                    "--format",
+                    "{{.Repository}}:{{.Tag}}",
+                    "bai-e2e/runner",
+                ])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+                .unwrap_or_default();
+            for stale in old.lines().filter(|l| *l != image && !l.is_empty()) {
+                let _ = Command::new("docker").args(["rmi", "-f", stale]).output();
+            }
+            let bindir = bin("baid").parent().expect("target dir").to_path_buf();
+            let built = Command::new(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../images/agent/build.sh"),
+            )
+            .arg(&image)
+            .arg(&bindir)
+            // No registry answers here: the base is made from the local python image.
+            .env("BAI_AGENT_BASE_FROM", "bai/python:3.11-bookworm")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run images/agent/build.sh");
+            assert!(
+                built.status.success(),
+                "images/agent/build.sh: {}{}",
+                String::from_utf8_lossy(&built.stdout),
+                String::from_utf8_lossy(&built.stderr)
+            );
+            image
+        })
+        .clone()
+}

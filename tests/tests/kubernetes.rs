@@ -4,8 +4,11 @@
 //! `bai run --rm -c 'print(1)'` runs in a pod of the agent's namespace, and nothing labelled
 //! by bai is left there afterwards. A session's uploads, downloads, listing, dotfiles and
 //! counters work on a pod, and so do its apps through the app proxy (SSH and SCP, the web
-//! terminal, Jupyter, a preopen port: `kubernetes/apps.rs`). A kubeconfig that does not work
-//! is one line and exit 2.
+//! terminal, Jupyter, a preopen port: `kubernetes/apps.rs`). Detached pods
+//! (`--runner-reach network`: the runner from an init container, the kernel's files in its
+//! own Secret and through its runner) run the files and cluster-session tests again. The
+//! agent with only its least role: `kubernetes/least_role.rs`. A kubeconfig that does not
+//! work is one line and exit 2.
 //!
 //! The cluster is `BAI_TEST_KUBECONFIG` when set (the test runner starts one for all tests);
 //! otherwise the first test starts one, shared by the tests running beside it, and the last
@@ -21,15 +24,30 @@ mod commit;
 
 use bai_e2e::bin;
 use bai_e2e::images::run_rm;
-use bai_e2e::kube::{Cluster, KubeAgent, MANAGED, dist, dist_objects, joined, joined_with};
+use bai_e2e::kube::{Cluster, MANAGED, joined, joined_with, runner_image};
 use bai_e2e::remote::agent_command;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// Held by the tests that take much of the one node's room (the preemption's 60 % of its
+/// free CPU, the pool's 65 % of its memory, the in-cluster agent with its kernels) and by
+/// the one whose two agents offer that same
+/// node (each counts the node's free room as its own, so that test needs twice its kernels'
+/// room free): never two of them at once, whatever order the runner picks.
+pub static NODE_ROOM: Mutex<()> = Mutex::new(());
+
+/// [`NODE_ROOM`], also after a test that held it failed.
+pub fn node_room() -> std::sync::MutexGuard<'static, ()> {
+    NODE_ROOM.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 #[path = "kubernetes/in_cluster.rs"]
 mod in_cluster;
+
+#[path = "kubernetes/least_role.rs"]
+mod least_role;
 
 #[path = "kubernetes/multi_node.rs"]
 mod multi_node;
@@ -139,10 +157,14 @@ fn a_pod_sessions_files_and_counters_with_the_runner_on_the_pod_network() {
 fn files_and_counters(reach: &str) {
     let cluster = Cluster::get();
     let ns = format!("bai-e2e-files-{reach}-{}", std::process::id());
+    let mut args = vec!["--runner-reach".to_string(), reach.to_string()];
+    if reach == "network" {
+        args.extend(["--runner-image".to_string(), runner_image()]);
+    }
     let (s, agent) = joined_with(
         &format!("kube-files-{reach}"),
         &[("BAI_MONITOR_INTERVAL_MS", "300")],
-        &["--runner-reach".to_string(), reach.to_string()],
+        &args,
         &cluster.kubeconfig,
         &ns,
     );
@@ -189,7 +211,22 @@ fn files_and_counters(reach: &str) {
     assert!(!missing.ok(), "{missing:?}");
     assert!(missing.stderr.contains("nope.txt"), "{missing:?}");
     if reach == "network" {
-        over_the_pod_network_only_with_the_token(&cluster, &ns, &agent);
+        over_the_pod_network_only_with_the_token(&cluster, &ns);
+        // A larger upload than one request carries travels in pieces, whole.
+        let big: Vec<u8> = (0..(20u32 << 20)).map(|i| (i % 251) as u8).collect();
+        std::fs::write(s.work.path().join("big.bin"), &big).unwrap();
+        s.bai(&s.admin, &["upload", "kfiles", "big.bin"])
+            .expect_ok();
+        let r = s.bai(
+            &s.admin,
+            &["run", "-t", "kfiles", "-c",
+              "import os; d = open('big.bin', 'rb').read(); print(len(d), d == bytes(i % 251 for i in range(len(d))), os.stat('big.bin').st_uid)",
+              "python"],
+        );
+        let want = format!("{} True 1000", big.len());
+        assert!(r.ok() && r.stdout.contains(&want), "{r:?}\nwant {want}");
+        let escape = s.bai(&s.admin, &["upload", "kfiles", "../x"]);
+        assert!(!escape.ok(), "{escape:?}");
     }
 
     // Counters from the pod's own cgroup, sampled by the manager.
@@ -218,8 +255,10 @@ fn files_and_counters(reach: &str) {
 
 /// The kernel's pod listens on the pod network where the agent reaches it there, and a
 /// connection from this machine (as another pod would) that does not open with the
-/// kernel's token is closed unanswered; one that does is answered.
-fn over_the_pod_network_only_with_the_token(cluster: &Cluster, ns: &str, agent: &KubeAgent) {
+/// kernel's token is closed unanswered; one that does is answered. The pod needs nothing of
+/// the node's disk: no hostPath, the runner from an init container, the token in the
+/// kernel's own Secret, owned by the pod.
+fn over_the_pod_network_only_with_the_token(cluster: &Cluster, ns: &str) {
     use std::io::{Read, Write};
     let out = cluster.kubectl(&["-n", ns, "get", "pods", "-l", MANAGED, "-o", "json"]);
     let pods: serde_json::Value = serde_json::from_slice(&out.stdout).expect("pods");
@@ -230,6 +269,27 @@ fn over_the_pod_network_only_with_the_token(cluster: &Cluster, ns: &str, agent: 
         .and_then(|e| e.iter().find(|v| v["name"] == "BAI_KRUNNER_LISTEN"))
         .map(|v| v["value"].clone());
     assert_eq!(listen, Some(serde_json::json!("0.0.0.0:2001")), "{pod}");
+    let volumes = pod["spec"]["volumes"].as_array().expect("volumes");
+    assert!(
+        volumes.iter().all(|v| v.get("hostPath").is_none()),
+        "a detached pod mounts nothing of the node: {volumes:?}"
+    );
+    assert_eq!(pod["spec"]["initContainers"][0]["name"], "runner", "{pod}");
+    let name = pod["metadata"]["name"].as_str().expect("the pod's name");
+    let secret = cluster.kubectl(&["-n", ns, "get", "secret", name, "-o", "json"]);
+    let secret: serde_json::Value = serde_json::from_slice(&secret.stdout).expect("the Secret");
+    assert_eq!(
+        secret["metadata"]["ownerReferences"][0]["uid"], pod["metadata"]["uid"],
+        "the kernel's Secret is its pod's: {secret}"
+    );
+    let token = secret["data"]["krunner.token"]
+        .as_str()
+        .and_then(|t| {
+            use base64::Engine;
+            base64::engine::general_purpose::STANDARD.decode(t).ok()
+        })
+        .map(|t| String::from_utf8_lossy(&t).trim().to_string())
+        .expect("the runner's token in the kernel's Secret");
     let ip = pod["status"]["podIP"].as_str().expect("the pod's IP");
     let ask = |first: &str| {
         let mut c = std::net::TcpStream::connect((ip, 2001)).expect("the runner's port");
@@ -245,15 +305,8 @@ fn over_the_pod_network_only_with_the_token(cluster: &Cluster, ns: &str, agent: 
         "",
         "answered another token"
     );
-    // The token is in the kernel's run directory under the agent's data dir.
-    let kernels = agent.data.path().join("kernels");
-    let token = std::fs::read_dir(&kernels)
-        .expect("the kernels directory")
-        .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("run/krunner.token")).ok())
-        .next()
-        .expect("a kernel's token");
     assert!(
-        ask(token.trim()).contains("pong"),
+        ask(&token).contains("pong"),
         "the kernel's token is answered"
     );
 }
@@ -264,9 +317,31 @@ fn over_the_pod_network_only_with_the_token(cluster: &Cluster, ns: &str, agent: 
 /// key, as on Docker; `bai rm` leaves no pod.
 #[test]
 fn a_cluster_session_of_pods_reaches_its_kernels_by_hostname_and_ssh() {
+    cluster_session_by_hostname_and_ssh("socket");
+}
+
+/// The same with detached pods (`--runner-reach network`): the session's keys come in each
+/// kernel's own Secret, and each host table is written by its kernel's runner as the pods
+/// get their addresses; `bai rm` leaves no Secret either.
+#[test]
+fn a_cluster_session_of_detached_pods_reaches_its_kernels_by_hostname_and_ssh() {
+    cluster_session_by_hostname_and_ssh("network");
+}
+
+fn cluster_session_by_hostname_and_ssh(reach: &str) {
     let cluster = Cluster::get();
-    let ns = format!("bai-e2e-clu-{}", std::process::id());
-    let (s, agent) = joined("kube-clu", &[], &cluster.kubeconfig, &ns);
+    let ns = format!("bai-e2e-clu-{reach}-{}", std::process::id());
+    let mut args = vec!["--runner-reach".to_string(), reach.to_string()];
+    if reach == "network" {
+        args.extend(["--runner-image".to_string(), runner_image()]);
+    }
+    let (s, agent) = joined_with(
+        &format!("kube-clu-{reach}"),
+        &[],
+        &args,
+        &cluster.kubeconfig,
+        &ns,
+    );
     agent.started(
         &s,
         &s.admin,
@@ -317,6 +392,11 @@ fn a_cluster_session_of_pods_reaches_its_kernels_by_hostname_and_ssh() {
 
     s.bai(&s.admin, &["rm", "kclu"]).expect_ok();
     cluster.wait_no_pods(&ns);
+    let no_secret = bai_e2e::wait_until(Duration::from_secs(120), || {
+        let out = cluster.kubectl(&["-n", &ns, "get", "secrets", "-l", MANAGED, "-o", "name"]);
+        out.status.success() && out.stdout.iter().all(u8::is_ascii_whitespace)
+    });
+    assert!(no_secret, "a kernel's Secret is left in {ns}");
     drop(agent);
     drop(s);
     cluster.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
@@ -328,6 +408,7 @@ fn a_cluster_session_of_pods_reaches_its_kernels_by_hostname_and_ssh() {
 /// ends as preempted with its log, and the urgent session then runs as a pod of its own.
 #[test]
 fn an_urgent_session_preempts_a_pod_which_gets_sigterm() {
+    let _room = node_room();
     let cluster = Cluster::get();
     let ns = format!("bai-e2e-pre-{}", std::process::id());
     let (s, agent) = joined("kube-pre", &[], &cluster.kubeconfig, &ns);
@@ -411,128 +492,6 @@ fn an_urgent_session_preempts_a_pod_which_gets_sigterm() {
     drop(agent);
     drop(s);
     cluster.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
-}
-
-/// The agent with only what `dist/kubernetes/rbac.yaml` grants (its ServiceAccount's token,
-/// no admin certificate): it joins with `--network-policies enforced` (its NetworkPolicies
-/// listed at its start), runs a session of a `default` group end to end (its NetworkPolicy
-/// made, handed to the pod, deleted; the pod made, watched, its logs read, deleted), and the
-/// service account really is that narrow (it may not list secrets).
-#[test]
-fn the_agent_runs_with_only_the_least_role() {
-    let cluster = Cluster::get();
-    let _dist = dist_objects(&cluster);
-    let rbac = dist("rbac.yaml");
-    let applied = cluster.kubectl(&["apply", "-f", rbac.to_str().unwrap()]);
-    assert!(
-        applied.status.success(),
-        "{}",
-        String::from_utf8_lossy(&applied.stderr)
-    );
-    // The token controller gives the service account a token secret.
-    let mut token = String::new();
-    let got = bai_e2e::wait_until(Duration::from_secs(60), || {
-        let sa = cluster.kubectl(&[
-            "get",
-            "serviceaccount",
-            "bai-agent",
-            "-n",
-            "bai",
-            "-o",
-            "jsonpath={.secrets[0].name}",
-        ]);
-        let secret = String::from_utf8_lossy(&sa.stdout).trim().to_string();
-        if secret.is_empty() {
-            return false;
-        }
-        let t = cluster.kubectl(&[
-            "get",
-            "secret",
-            &secret,
-            "-n",
-            "bai",
-            "-o",
-            "jsonpath={.data.token}",
-        ]);
-        let b64 = String::from_utf8_lossy(&t.stdout).trim().to_string();
-        let decoded = Command::new("base64")
-            .arg("-d")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .and_then(|mut c| {
-                use std::io::Write;
-                c.stdin.take().unwrap().write_all(b64.as_bytes())?;
-                c.wait_with_output()
-            });
-        token = decoded
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .unwrap_or_default();
-        !token.is_empty()
-    });
-    assert!(got, "no token for the service account bai-agent");
-    // The admin kubeconfig's cluster (server, CA), the service account's token as the user.
-    let admin = std::fs::read_to_string(&cluster.kubeconfig).unwrap();
-    let field = |key: &str| {
-        admin
-            .lines()
-            .find_map(|l| l.trim().strip_prefix(key).map(|v| v.trim().to_string()))
-            .unwrap()
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let kc = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kc,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {}\n    certificate-authority-data: {}\nusers:\n- name: bai-agent\n  user:\n    token: {token}\ncontexts:\n- name: c\n  context: {{cluster: c, user: bai-agent}}\ncurrent-context: c\n",
-            field("server:"),
-            field("certificate-authority-data:")
-        ),
-    )
-    .unwrap();
-    let narrow = Command::new(&cluster.kubectl)
-        .arg("--kubeconfig")
-        .arg(&kc)
-        .args(["get", "secrets", "-n", "bai"])
-        .output()
-        .unwrap();
-    assert!(
-        !narrow.status.success(),
-        "the role lets the agent read secrets"
-    );
-
-    let enforced = ["--network-policies".to_string(), "enforced".to_string()];
-    let (s, agent) = joined_with("kube-rbac", &[], &enforced, &kc, "bai");
-    s.set_egress("default", "default");
-    let r = run_rm(
-        &s,
-        &s.admin,
-        &["cpu=0.25", "mem=256m"],
-        "print('least role')",
-        "python",
-    );
-    assert!(r.ok(), "{r:?}\nagent:\n{}", agent.log());
-    assert!(r.stdout.contains("least role"), "{r:?}");
-    assert!(
-        agent.log().contains("NetworkPolicy made"),
-        "no NetworkPolicy was made:\n{}",
-        agent.log()
-    );
-    assert!(
-        !agent.log().contains("Forbidden"),
-        "the agent was refused something:\n{}",
-        agent.log()
-    );
-    cluster.wait_no_pods("bai");
-    let policies = cluster.kubectl(&["get", "networkpolicies", "-n", "bai", "-o", "name"]);
-    assert!(
-        policies.status.success() && policies.stdout.is_empty(),
-        "NetworkPolicies left: {}",
-        String::from_utf8_lossy(&policies.stdout)
-    );
-    drop(agent);
-    drop(s);
-    cluster.kubectl(&["delete", "-f", rbac.to_str().unwrap(), "--wait=false"]);
 }
 
 /// A kubeconfig whose API server does not answer: one line on stderr, exit 2, before any

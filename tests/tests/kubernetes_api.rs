@@ -11,7 +11,8 @@
 //! the image and the node), OOMKilled (out of memory), the offer following the node after the
 //! join (a tenant's pod, cordon, NotReady), a node that goes down (its sessions degraded,
 //! resumed or ended as a lost agent's), the NetworkPolicy of a kernel under an egress policy
-//! (`egress.rs`), time-sliced GPUs as `cuda.shares` (`gpus.rs`), and nothing of bai left
+//! (`egress.rs`), time-sliced GPUs as `cuda.shares` (`gpus.rs`), one process offering two
+//! nodes as two agents with detached pods (`each_node.rs`), and nothing of bai left
 //! afterwards.
 //!
 //! The tests of this binary share one cluster while any of them runs (API-only clusters may
@@ -30,6 +31,9 @@ mod egress;
 
 #[path = "kubernetes_api/gpus.rs"]
 mod gpus;
+
+#[path = "kubernetes_api/each_node.rs"]
+mod each_node;
 
 use bai_e2e::remote::agents;
 use serde_json::json;

@@ -64,6 +64,18 @@ pub fn download_line(path: &str) -> String {
     format!("{}\n", serde_json::json!({"op": "download", "path": path}))
 }
 
+/// The request line that writes one file into the kernel as its user:
+/// `{"op":"put","place":"home"|"run","path":…,"data":"<base64>","mode":…,"append":…}`.
+pub fn put_line(place: &str, path: &str, data: &[u8], mode: u32, append: bool) -> String {
+    use base64::Engine;
+    let data = base64::engine::general_purpose::STANDARD.encode(data);
+    format!(
+        "{}\n",
+        serde_json::json!({"op": "put", "place": place, "path": path, "data": data,
+            "mode": mode, "append": append})
+    )
+}
+
 /// Whether a reply line is the answer to [`PING`].
 pub fn is_pong(line: &str) -> bool {
     serde_json::from_str::<Value>(line.trim())
@@ -107,6 +119,27 @@ mod tests {
                 r#"{"op":"exec","mode":"input","line":"bob"}"#,
             ),
         ]
+    }
+
+    #[test]
+    fn a_put_line_is_what_krunner_reads() {
+        let line = put_line("run", "hosts", b"10.0.0.2\tsub1\n", 0o644, true);
+        let krunner::Request::Put(p) = krunner::parse_request(&line).expect("krunner parses it")
+        else {
+            panic!("not a put: {line}");
+        };
+        assert_eq!(p.place, krunner::Place::Run);
+        assert_eq!(p.path, "hosts");
+        assert_eq!(p.data, "MTAuMC4wLjIJc3ViMQo=");
+        assert_eq!((p.mode, p.append), (0o644, true));
+        let home = put_line("home", "a.txt", b"", 0o600, false);
+        let krunner::Request::Put(p) = krunner::parse_request(&home).expect("parses") else {
+            panic!("not a put: {home}");
+        };
+        assert_eq!(
+            (p.place, p.mode, p.append),
+            (krunner::Place::Home, 0o600, false)
+        );
     }
 
     #[test]

@@ -208,6 +208,27 @@ async fn collect(
     Ok(Err(if err.trim().is_empty() { out } else { err }))
 }
 
+/// Writes one file into the kernel as its user (`place`: `home` or `run`; `append` adds
+/// to it), for an agent that shares no disk with the kernel.
+pub async fn put(
+    at: impl Into<RunnerAt>,
+    kernel_id: Uuid,
+    place: &str,
+    path: &str,
+    data: &[u8],
+    mode: u32,
+    append: bool,
+) -> Result<(), AgentError> {
+    let line = crate::krunner_proto::put_line(place, path, data, mode, append);
+    match collect(at, kernel_id, line).await? {
+        Ok(_) => Ok(()),
+        Err(why) => Err(AgentError::BadRequest(format!(
+            "cannot write {path} into the kernel: {}",
+            why.trim().trim_start_matches("krunner: ")
+        ))),
+    }
+}
+
 /// Asks krunner to start an app and waits until it is ready (or refused).
 pub async fn start_app(
     at: impl Into<RunnerAt>,

@@ -11,7 +11,9 @@
 //!
 //! Environment: `BAI_BOOTSTRAP_SCRIPT`, `BAI_SESSION_TYPE`, `BAI_STARTUP_COMMAND`,
 //! `BAI_KRUNNER_LISTEN` (also listen on the pod network, [`network`]), and for tests outside
-//! a container `BAI_KRUNNER_SOCKET`, `BAI_KRUNNER_WORKDIR`, `BAI_PYTHON`.
+//! a container `BAI_KRUNNER_SOCKET`, `BAI_KRUNNER_WORKDIR`, `BAI_PYTHON`,
+//! `BAI_KRUNNER_SECRET` (where the kernel's Secret is, [`unpack`]). `bai-krunner install BIN
+//! RUN` is a pod's init container ([`unpack::install`]).
 #![forbid(unsafe_code)]
 
 /// One line on stderr in one write. `eprintln!` writes a formatted line piece by piece, and
@@ -36,6 +38,7 @@ mod network;
 mod notebook;
 mod pool;
 mod proto;
+mod put;
 mod repl;
 mod scrub;
 mod server;
@@ -43,6 +46,7 @@ mod session;
 mod signal;
 mod stats;
 mod terminal;
+mod unpack;
 mod zygote;
 
 use repl::Repl;
@@ -71,6 +75,24 @@ fn runs_command() -> bool {
     std::env::var("BAI_SESSION_TYPE").is_ok_and(|t| t == "batch" || t == "inference")
 }
 
+/// `bai-krunner install BIN RUN` (a kernel pod's init container): exits.
+fn install(args: &[std::ffi::OsString]) -> ! {
+    let (Some(bin), Some(run)) = (args.get(2), args.get(3)) else {
+        say!("usage: bai-krunner install BIN RUN");
+        std::process::exit(64);
+    };
+    let done = std::env::current_exe()
+        .map_err(|e| format!("cannot find this binary: {e}"))
+        .and_then(|me| unpack::install(&me, std::path::Path::new(bin), std::path::Path::new(run)));
+    match done {
+        Ok(()) => std::process::exit(0),
+        Err(e) => {
+            say!("krunner: {e}");
+            std::process::exit(70);
+        }
+    }
+}
+
 fn listen(socket: &str) -> UnixListener {
     // A stale socket from an earlier run of this kernel would make bind fail.
     let _ = std::fs::remove_file(socket);
@@ -84,6 +106,10 @@ fn listen(socket: &str) -> UnixListener {
 }
 
 fn main() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "install") {
+        install(&args);
+    }
     let socket = env_or("BAI_KRUNNER_SOCKET", SOCKET);
     let workdir = env_or("BAI_KRUNNER_WORKDIR", WORKDIR);
     let cleared = scrub::cleared(std::env::vars_os());
@@ -91,6 +117,17 @@ fn main() {
         let e = scrub::exec_without(&cleared);
         say!("krunner: cannot drop the variables the agent cleared: {e}");
         std::process::exit(70);
+    }
+    // What an agent elsewhere handed over in the kernel's Secret (dotfiles, the token).
+    if let Some(run) = std::path::Path::new(&socket).parent() {
+        let secret = env_or("BAI_KRUNNER_SECRET", unpack::SECRET_DIR);
+        for e in unpack::unpack(
+            std::path::Path::new(&secret),
+            std::path::Path::new(&workdir),
+            run,
+        ) {
+            say!("krunner: {e}");
+        }
     }
     if std::env::var_os(pool::POOL_VAR).is_some_and(|v| v == "1") {
         let e = pool::serve_until_bound(&listen(&socket), &socket, &workdir);
@@ -139,7 +176,11 @@ fn main() {
             None
         }
     };
-    let state = Arc::new(State::new(repl, workdir));
+    let run = std::path::Path::new(&socket)
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_else(|| "/opt/bai/run".into());
+    let state = Arc::new(State::new(repl, workdir, run));
     if std::env::var_os("BAI_KERNEL_ID").is_some() && !system && !runs_command() {
         apps::prepare_notebook();
     }

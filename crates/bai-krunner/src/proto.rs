@@ -35,6 +35,10 @@ pub enum Request {
     Download {
         path: String,
     },
+    /// Write one file into the kernel, as its user (`crate::put`): an agent that shares no
+    /// disk with the kernel sends dotfiles, uploads and the session's host table this way;
+    /// answered with `finished` (1 and a `stderr` line when refused).
+    Put(Put),
     /// A pool kernel becomes a session's: `{"op":"bind","env":["NAME=value",…]}`, the
     /// session's whole environment; answered with `finished` (0: krunner starts again
     /// under it). Only a pool kernel's runner takes it (`crate::pool`).
@@ -49,6 +53,34 @@ pub enum Request {
     /// does, without the engine's round of signalling (the agent's stop follows
     /// regardless). Nothing is answered.
     Exit,
+}
+
+/// Where a put goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Place {
+    /// Under the kernel's working directory (`/home/work`).
+    #[default]
+    Home,
+    /// The runner's own directory (`/opt/bai/run`): one file name.
+    Run,
+}
+
+/// A put request's fields.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Put {
+    #[serde(default)]
+    pub place: Place,
+    pub path: String,
+    pub data: String,
+    #[serde(default = "default_mode")]
+    pub mode: u32,
+    #[serde(default)]
+    pub append: bool,
+}
+
+fn default_mode() -> u32 {
+    0o644
 }
 
 /// krunner's exit status when asked to exit: SIGTERM's (128 + 15).

@@ -22,16 +22,19 @@ pub struct State {
     /// Apps started on demand.
     pub apps: crate::apps::Running,
     pub workdir: String,
+    /// The runner's own directory (its socket's, `/opt/bai/run`): a put's `run` place.
+    pub run: std::path::PathBuf,
     /// Set on the first ping: the agent has seen the kernel ready.
     ready: (Mutex<bool>, Condvar),
 }
 
 impl State {
-    pub fn new(repl: Option<Repl>, workdir: String) -> State {
+    pub fn new(repl: Option<Repl>, workdir: String, run: std::path::PathBuf) -> State {
         State {
             repl,
             apps: Default::default(),
             workdir,
+            run,
             ready: (Mutex::new(false), Condvar::new()),
         }
     }
@@ -155,6 +158,16 @@ pub fn serve(state: &Arc<State>, stream: Conn) {
                     emit(&Event::Finished { exit_code: 1 });
                 }
             }
+        }
+        Request::Put(req) => {
+            let mut emit = emitter(&mut out);
+            match crate::put::put(Path::new(&state.workdir), &state.run, &req) {
+                Ok(()) => emit(&Event::Finished { exit_code: 0 }),
+                Err(e) => {
+                    emit(&Event::stderr(format!("krunner: {e}\n")));
+                    emit(&Event::Finished { exit_code: 1 })
+                }
+            };
         }
         Request::Exec(ExecRequest::Input { line }) => {
             let mut emit = emitter(&mut out);

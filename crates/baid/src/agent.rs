@@ -118,6 +118,26 @@ pub async fn run(args: AgentArgs) -> Result<()> {
         .first()
         .and_then(|m| m.rsplit_once(':'))
         .map(|(h, _)| h.trim_start_matches('[').trim_end_matches(']').to_string());
+    if args.backend.backend == Backend::Kubernetes && args.backend.each_node {
+        let shared = crate::each_node::Shared {
+            name: args.name.clone(),
+            group,
+            data_dir: data_dir.clone(),
+            storage_hosts,
+            manager_host,
+            join: JoinConfig {
+                managers: args.manager.clone(),
+                token,
+                agent_id: String::new(),
+                group: args.group.clone(),
+                credential_file: data_dir.join("agent-credential"),
+                heartbeat: args.heartbeat,
+                keepalive: args.heartbeat,
+                version: env!("CARGO_PKG_VERSION").to_string(),
+            },
+        };
+        return crate::each_node::run(&args.backend, &args.node, shared).await;
+    }
     let (agent, docker, kube): (Arc<dyn AgentRpc>, _, _) = match args.backend.backend {
         Backend::Docker => {
             let docker = node::docker_agent(
@@ -132,7 +152,7 @@ pub async fn run(args: AgentArgs) -> Result<()> {
             (Arc::new(docker.clone()), Some(docker), None)
         }
         Backend::Kubernetes => {
-            let kube = crate::backend::kubernetes_agent(
+            let kube = crate::backend::kubernetes_agent(crate::backend::kubernetes_config(
                 &args.backend,
                 &args.node,
                 &id,
@@ -140,7 +160,8 @@ pub async fn run(args: AgentArgs) -> Result<()> {
                 &data_dir,
                 storage_hosts,
                 manager_host,
-            )
+                None,
+            )?)
             .await?;
             println!(
                 "bai agent {id}: Kubernetes node {} (namespace {})",

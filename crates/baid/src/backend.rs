@@ -44,7 +44,8 @@ pub struct BackendArgs {
     pub network_policies: NetworkPolicies,
     /// The Kubernetes backend: how the agent reaches its kernels' runners. `socket` (the
     /// default): their Unix socket in the kernel's directory on the node; `network`: the
-    /// pod's IP at port 2001, each connection opening with the kernel's token (no warm pools).
+    /// pod's IP at port 2001, each connection opening with the kernel's token, and the pods
+    /// need nothing of the node's disk (with `--runner-image`; no warm pools).
     #[arg(
         long = "runner-reach",
         env = "BAI_KUBE_RUNNER_REACH",
@@ -52,6 +53,21 @@ pub struct BackendArgs {
         default_value = "socket"
     )]
     pub runner_reach: RunnerReach,
+    /// The Kubernetes backend with `--runner-reach network`: an image holding
+    /// `/usr/local/bin/bai-krunner` (the agent's own, `images/agent`) that every offered node
+    /// has or can pull; each kernel pod's init container copies the runner from it, so the
+    /// pods need nothing of the node's disk.
+    #[arg(
+        long = "runner-image",
+        env = "BAI_KUBE_RUNNER_IMAGE",
+        value_name = "IMAGE"
+    )]
+    pub runner_image: Option<String>,
+    /// The Kubernetes backend: offer every usable node the selector matches, each joining as
+    /// an agent of its own (`NAME-NODE`, or `NODE` without `--name`), nodes that come later
+    /// too; needs `--runner-reach network`. Without it the agent offers one node.
+    #[arg(long = "each-node", env = "BAI_KUBE_EACH_NODE")]
+    pub each_node: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -77,9 +93,9 @@ fn parse_label(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// The Kubernetes agent, or one line on stderr and exit 2 when the cluster cannot be used
-/// (a kubeconfig that does not work, no node to offer, no namespace).
-pub async fn kubernetes_agent(
+/// What the agent for one node (`offer`; `None`: the first usable one) is given.
+#[allow(clippy::too_many_arguments)]
+pub fn kubernetes_config(
     args: &BackendArgs,
     node: &NodeArgs,
     id: &str,
@@ -87,19 +103,21 @@ pub async fn kubernetes_agent(
     data_dir: &Path,
     storage_hosts: BTreeMap<String, PathBuf>,
     manager_host: Option<String>,
-) -> Result<KubernetesAgent> {
+    offer: Option<String>,
+) -> Result<KubernetesAgentConfig> {
     let krunner = match node.krunner.clone() {
         Some(p) => p,
         None => std::env::current_exe()
             .context("cannot find baid's own path")?
             .with_file_name("bai-krunner"),
     };
-    let config = KubernetesAgentConfig {
+    Ok(KubernetesAgentConfig {
         agent_id: id.to_string(),
         scaling_group: group.to_string(),
         kubeconfig: args.kubeconfig.clone(),
         namespace: args.namespace.clone(),
         node_selector: args.node_selector.iter().cloned().collect(),
+        node: offer,
         data_dir: data_dir.to_path_buf(),
         krunner_path: krunner,
         storage_hosts,
@@ -110,18 +128,30 @@ pub async fn kubernetes_agent(
             RunnerReach::Socket => bai_agent::kubernetes::RunnerReach::Socket,
             RunnerReach::Network => bai_agent::kubernetes::RunnerReach::Network,
         },
-    };
+        runner_image: args.runner_image.clone(),
+    })
+}
+
+/// The Kubernetes backend's error as the one line it is printed as.
+pub fn one_line(e: &bai_agent::KubeError) -> String {
+    e.to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Prints why the Kubernetes backend cannot start and exits 2.
+pub fn cannot_start(why: &str) -> ! {
+    eprintln!("Error: the Kubernetes backend cannot start: {why}");
+    std::process::exit(2);
+}
+
+/// The Kubernetes agent, or one line on stderr and exit 2 when the cluster cannot be used
+/// (a kubeconfig that does not work, no node to offer, no namespace).
+pub async fn kubernetes_agent(config: KubernetesAgentConfig) -> Result<KubernetesAgent> {
     match KubernetesAgent::connect(config).await {
         Ok(a) => Ok(a),
-        Err(e) => {
-            let line = e
-                .to_string()
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
-            eprintln!("Error: the Kubernetes backend cannot start: {line}");
-            std::process::exit(2);
-        }
+        Err(e) => cannot_start(&one_line(&e)),
     }
 }
 

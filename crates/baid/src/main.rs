@@ -8,6 +8,7 @@ mod backend;
 mod bootstrap;
 mod config_file;
 mod db;
+mod each_node;
 mod https;
 mod ldap_flags;
 mod lead;

@@ -109,6 +109,8 @@ fn put(text: String, from: &str, to: &str) -> String {
 
 #[test]
 fn the_agent_runs_in_the_cluster_as_a_daemonset() {
+    // Its agent pod and kernels hold a good share of the one node.
+    let _room = super::node_room();
     // The cluster first: held while waiting, it is not stopped and started again.
     let cluster = Cluster::get();
     let _dist = dist_objects(&cluster);

@@ -9,6 +9,7 @@ use bai_e2e::remote::{kernel_agents, wait_status};
 
 #[test]
 fn a_multi_node_session_spans_two_kubernetes_agents_by_hostname_and_ssh() {
+    let _room = super::node_room();
     let cluster = Cluster::get();
     let ns = format!("bai-e2e-mn-{}", std::process::id());
     let _ns = NamespaceGuard::new(&cluster, &ns);

@@ -98,6 +98,7 @@ fn node_mem_mib(cluster: &Cluster) -> u64 {
 
 #[test]
 fn a_pool_pod_is_claimed_refilled_and_gives_its_room_up() {
+    let _room = super::node_room();
     let cluster = Cluster::get();
     let ns = format!("bai-e2e-pool-{}", std::process::id());
     let _ns = NamespaceGuard::new(&cluster, &ns);

@@ -45,34 +45,63 @@ fn write_private(path: &Path, text: &str, mode: u32) -> Result<(), AgentError> {
     super::hand_to_work_user(path)
 }
 
-/// Writes the session's keys into the kernel's run directory `run` and returns where each
-/// file is on the node and where it goes inside the kernel (read-only): the private key at
-/// Backend.AI's path, its public half, and the client configuration. The public key is also
-/// among the keys the kernel's sshd accepts (`cluster_authorized_keys` in the run directory,
-/// which krunner's sshd reads). Nothing for a session of one kernel.
+/// One of a cluster session's SSH files: its name in the kernel's run directory, its text
+/// and mode, and where it goes inside the kernel (read-only), or `None` for the one that
+/// stays in the run directory (`cluster_authorized_keys`, which krunner's sshd reads).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshFile {
+    pub name: &'static str,
+    pub text: String,
+    pub mode: u32,
+    pub inside: Option<&'static str>,
+}
+
+/// The session's SSH files: the private key at Backend.AI's path, its public half, the
+/// client configuration, and the public key among those the kernel's sshd accepts. Nothing
+/// for a session of one kernel.
+pub fn ssh_set(cluster: &ClusterInfo) -> Vec<SshFile> {
+    let Some(keys) = &cluster.keys else {
+        return Vec::new();
+    };
+    let file = |name, text: &str, mode, inside| SshFile {
+        name,
+        text: text.to_string(),
+        mode,
+        inside,
+    };
+    vec![
+        file("id_cluster", &keys.private_key, 0o600, Some(KEY_IN_KERNEL)),
+        file(
+            "id_cluster.pub",
+            &keys.public_key,
+            0o644,
+            Some(PUB_IN_KERNEL),
+        ),
+        file("cluster_authorized_keys", &keys.public_key, 0o600, None),
+        file(
+            "ssh_cluster.conf",
+            &ssh_config(),
+            0o644,
+            Some(SSH_CONFIG_IN_KERNEL),
+        ),
+    ]
+}
+
+/// Writes the session's SSH files ([`ssh_set`]) into the kernel's run directory `run` and
+/// returns where each that goes elsewhere is on the node and where it goes inside the kernel.
 pub fn ssh_files(
     run: &Path,
     cluster: &ClusterInfo,
 ) -> Result<Vec<(PathBuf, &'static str)>, AgentError> {
-    let Some(keys) = &cluster.keys else {
-        return Ok(Vec::new());
-    };
-    let key = run.join("id_cluster");
-    let public = run.join("id_cluster.pub");
-    let config = run.join("ssh_cluster.conf");
-    write_private(&key, &keys.private_key, 0o600)?;
-    write_private(&public, &keys.public_key, 0o644)?;
-    write_private(
-        &run.join("cluster_authorized_keys"),
-        &keys.public_key,
-        0o600,
-    )?;
-    write_private(&config, &ssh_config(), 0o644)?;
-    Ok(vec![
-        (key, KEY_IN_KERNEL),
-        (public, PUB_IN_KERNEL),
-        (config, SSH_CONFIG_IN_KERNEL),
-    ])
+    let mut out = Vec::new();
+    for f in ssh_set(cluster) {
+        let path = run.join(f.name);
+        write_private(&path, &f.text, f.mode)?;
+        if let Some(inside) = f.inside {
+            out.push((path, inside));
+        }
+    }
+    Ok(out)
 }
 
 /// The host table of a session whose kernels are at `hosts` (hostname, address; those

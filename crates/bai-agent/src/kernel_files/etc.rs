@@ -53,6 +53,12 @@ pub fn files(data_dir: &Path) -> Vec<(PathBuf, &'static str)> {
         .collect()
 }
 
+/// Each file: its name, where it goes inside a kernel, its text (for a kernel whose files
+/// travel in its own Secret: Kubernetes with `--runner-reach network`).
+pub fn texts() -> [(&'static str, &'static str, &'static str); 2] {
+    FILES
+}
+
 /// The read-only Docker binds of the files into a kernel.
 pub fn binds(data_dir: &Path) -> Vec<String> {
     files(data_dir)

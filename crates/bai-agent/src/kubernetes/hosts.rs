@@ -6,8 +6,14 @@
 //! then rewritten in place. A multi-node session's kernels on other agents are told by the
 //! manager once all run ([`Tables::told`]), before the session runs, so every kernel knows
 //! every other by then.
+//!
+//! A detached kernel's table (`--runner-reach network`) is not on this agent's disk: its
+//! runner writes it (a `put` into its run directory). Such a kernel's table is written once
+//! its pod runs (its own address known), then at every change: the calls answer the
+//! tables to send ([`Push`]), which the caller sends through the runners in the order the
+//! tables were made ([`super::handover::push_hosts`]).
 
-use crate::kernel_files::cluster::write_hosts;
+use crate::kernel_files::cluster::{hosts_text, write_hosts};
 use bai_core::agent::AgentError;
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -20,8 +26,12 @@ struct Member {
     kernel: Uuid,
     hostname: String,
     addr: Option<IpAddr>,
-    run: PathBuf,
+    /// Its run directory on this node; `None`: detached, written by its runner.
+    run: Option<PathBuf>,
 }
+
+/// A detached kernel's table to send through its runner: the kernel and the table's text.
+pub type Push = (Uuid, String);
 
 /// A session's kernels on this agent, and the whole session as the manager told it.
 #[derive(Default)]
@@ -48,12 +58,19 @@ impl Session {
         out
     }
 
-    fn write(&self) -> Result<(), AgentError> {
+    /// Writes every table on this node; answers the detached kernels' tables (those whose
+    /// pods run) to send.
+    fn write(&self) -> Result<Vec<Push>, AgentError> {
         let hosts = self.known();
+        let mut push = Vec::new();
         for m in &self.members {
-            write_hosts(&m.run, &hosts)?;
+            match &m.run {
+                Some(run) => drop(write_hosts(run, &hosts)?),
+                None if m.addr.is_some() => push.push((m.kernel, hosts_text(&hosts))),
+                None => {}
+            }
         }
-        Ok(())
+        Ok(push)
     }
 }
 
@@ -67,14 +84,15 @@ impl Tables {
     }
 
     /// A kernel of `session` about to be made: its table is written with the siblings known
-    /// so far (its own address comes when its pod runs). Returns the table's path on the node.
+    /// so far (its own address comes when its pod runs). Returns the table's path on the node
+    /// (none for a detached kernel, `run` `None`).
     pub fn join(
         &self,
         session: Uuid,
         kernel: Uuid,
         hostname: &str,
-        run: &Path,
-    ) -> Result<PathBuf, AgentError> {
+        run: Option<&Path>,
+    ) -> Result<Option<PathBuf>, AgentError> {
         let mut all = self.lock();
         let s = all.entry(session).or_default();
         s.members.retain(|m| m.kernel != kernel);
@@ -82,16 +100,16 @@ impl Tables {
             kernel,
             hostname: hostname.to_string(),
             addr: None,
-            run: run.to_path_buf(),
+            run: run.map(Path::to_path_buf),
         });
-        write_hosts(run, &s.known())
+        run.map(|run| write_hosts(run, &s.known())).transpose()
     }
 
     /// The kernel's pod runs at `addr`: every table of its session says so.
-    pub fn up(&self, session: Uuid, kernel: Uuid, addr: IpAddr) -> Result<(), AgentError> {
+    pub fn up(&self, session: Uuid, kernel: Uuid, addr: IpAddr) -> Result<Vec<Push>, AgentError> {
         let mut all = self.lock();
         let Some(s) = all.get_mut(&session) else {
-            return Ok(());
+            return Ok(Vec::new());
         };
         if let Some(m) = s.members.iter_mut().find(|m| m.kernel == kernel) {
             m.addr = Some(addr);
@@ -101,7 +119,11 @@ impl Tables {
 
     /// The manager tells every kernel of multi-node `session`, on every agent, by hostname
     /// and address: every table of the session on this agent lists them all.
-    pub fn told(&self, session: Uuid, hosts: Vec<(String, IpAddr)>) -> Result<(), AgentError> {
+    pub fn told(
+        &self,
+        session: Uuid,
+        hosts: Vec<(String, IpAddr)>,
+    ) -> Result<Vec<Push>, AgentError> {
         let mut all = self.lock();
         let Some(s) = all.get_mut(&session) else {
             return Err(AgentError::BadRequest(format!(
@@ -147,8 +169,8 @@ mod tests {
         std::fs::create_dir_all(&r1).unwrap();
         std::fs::create_dir_all(&r2).unwrap();
         let t = Tables::default();
-        t.join(s, k1, "main1", &r1).unwrap();
-        t.join(s, k2, "sub1", &r2).unwrap();
+        t.join(s, k1, "main1", Some(&r1)).unwrap();
+        t.join(s, k2, "sub1", Some(&r2)).unwrap();
         assert!(table(&r1).is_empty());
         t.up(s, k2, "10.1.0.7".parse().unwrap()).unwrap();
         t.up(s, k1, "10.1.0.6".parse().unwrap()).unwrap();
@@ -156,7 +178,7 @@ mod tests {
         assert_eq!(table(&r1), want);
         assert_eq!(table(&r2), want);
         // Another session's kernels are not listed; a kernel that left is forgotten.
-        t.join(Uuid::from_u128(9), Uuid::from_u128(10), "main1", &r1)
+        t.join(Uuid::from_u128(9), Uuid::from_u128(10), "main1", Some(&r1))
             .unwrap();
         t.leave(Uuid::from_u128(10));
         t.leave(k2);
@@ -177,7 +199,7 @@ mod tests {
         let run = d.path().join("k");
         std::fs::create_dir_all(&run).unwrap();
         let t = Tables::default();
-        t.join(s, k, "sub1", &run).unwrap();
+        t.join(s, k, "sub1", Some(&run)).unwrap();
         t.up(s, k, "10.1.0.7".parse().unwrap()).unwrap();
         assert_eq!(table(&run), vec!["10.1.0.7\tsub1".to_string()]);
         let told = vec![
@@ -196,5 +218,31 @@ mod tests {
         );
         let e = t.told(Uuid::from_u128(7), told).unwrap_err();
         assert!(e.to_string().contains("no kernel of session"), "{e}");
+    }
+
+    /// Detached kernels: nothing is written here; each table is answered to send once its
+    /// kernel's pod runs, and again at every change after.
+    #[test]
+    fn a_detached_kernels_table_is_sent_once_its_pod_runs() {
+        let (s, k1, k2) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
+        let t = Tables::default();
+        assert_eq!(t.join(s, k1, "main1", None).unwrap(), None);
+        assert_eq!(t.join(s, k2, "sub1", None).unwrap(), None);
+        let first = t.up(s, k2, "10.1.0.7".parse().unwrap()).unwrap();
+        assert_eq!(first.len(), 1, "main1's pod does not run yet: {first:?}");
+        assert_eq!(first[0].0, k2);
+        assert!(first[0].1.contains("10.1.0.7\tsub1"), "{first:?}");
+        let both = t.up(s, k1, "10.1.0.6".parse().unwrap()).unwrap();
+        assert_eq!(both.iter().map(|p| p.0).collect::<Vec<_>>(), vec![k1, k2]);
+        for (_, text) in &both {
+            assert!(text.contains("10.1.0.6\tmain1\n10.1.0.7\tsub1\n"), "{text}");
+        }
+        let told = t
+            .told(s, vec![("sub2".to_string(), "10.2.0.9".parse().unwrap())])
+            .unwrap();
+        assert!(
+            told.iter().all(|(_, t)| t.contains("10.2.0.9\tsub2")),
+            "{told:?}"
+        );
     }
 }

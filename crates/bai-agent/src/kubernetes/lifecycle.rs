@@ -4,11 +4,11 @@
 
 use super::error::{KubeError, is_not_found};
 use super::observe::{Ended, Observed};
-use super::place::placement;
+use super::place::{self, placement};
 use super::pod::{kernel_pod, pod_name};
 use super::reach::{self, RunnerReach};
 use super::ready::{REPORT_WAIT, wait_address, wait_ready, wait_reported};
-use super::{Inner, egress, labels, log_params, pool};
+use super::{Inner, egress, handover, labels, log_params, pool, secret};
 use crate::kernel_files::{home, make_work_dir};
 use bai_core::agent::{AgentError, KernelCreated, KernelExit, KernelSpec};
 use kube::api::{DeleteParams, ListParams, PostParams};
@@ -54,32 +54,38 @@ async fn create_claimed(
     if let Some(claimed) = pool::claim::claim(inner, spec).await {
         return claimed;
     }
-    let dirs = inner.dirs(kernel);
-    dirs.check_socket_path().map_err(AgentError::Runtime)?;
-    make_work_dir(&dirs.work)?;
-    make_work_dir(&dirs.run)?;
-    home::fill(&dirs.work, &spec.dotfiles)?;
-    let _ = std::fs::remove_file(&dirs.socket);
-    if inner.config.runner_reach == RunnerReach::Network {
-        reach::write_token(&dirs.run)?;
-    }
-    let mut files: Vec<(String, String)> = Vec::new();
     let cluster = spec.cluster_info();
-    if cluster.size > 1 {
-        for (host, inside) in crate::kernel_files::cluster::ssh_files(&dirs.run, &cluster)? {
-            files.push((host.display().to_string(), inside.to_string()));
+    let detached = match &inner.config.runner_image {
+        Some(image) if inner.config.runner_reach == RunnerReach::Network => {
+            let token = reach::new_token();
+            let made = secret::kernel_secret(
+                spec,
+                &inner.config.namespace,
+                &inner.config.agent_id,
+                &token,
+            )?;
+            inner.set_token(kernel, token);
+            if cluster.size > 1 {
+                inner
+                    .hosts
+                    .join(spec.session_id, kernel, &cluster.place.hostname, None)?;
+            }
+            Some((place::detached(inner, image, &made, cluster.size > 1), made))
         }
-        let table =
-            inner
-                .hosts
-                .join(spec.session_id, kernel, &cluster.place.hostname, &dirs.run)?;
-        files.push((table.display().to_string(), "/etc/hosts".into()));
-    }
-    let placement = placement(inner, &dirs, files);
+        _ => None,
+    };
+    let placement = match &detached {
+        Some((placement, _)) => placement.clone(),
+        None => on_node(inner, spec, &cluster)?,
+    };
     let pod = kernel_pod(spec, &placement).map_err(KubeError::from)?;
     let started = Instant::now();
     // Its egress policy before the pod: the kernel never runs without it.
     let policy = egress::before_pod(inner, spec).await?;
+    // A detached kernel's Secret too: its pod waits for it.
+    if let Some((_, made)) = &detached {
+        secret::before_pod(inner, &made.secret).await?;
+    }
     let made = inner
         .pods
         .create(&PostParams::default(), &pod)
@@ -87,16 +93,19 @@ async fn create_claimed(
         .map_err(KubeError::api(format_args!(
             "cannot create the pod of kernel {kernel}"
         )))?;
+    let uid = made.metadata.uid.as_deref().unwrap_or_default();
     if policy {
-        let uid = made.metadata.uid.as_deref().unwrap_or_default();
         egress::own(inner, kernel, uid).await?;
+    }
+    if detached.is_some() {
+        secret::own(inner, kernel, uid).await?;
     }
     wait_ready(inner, kernel, cluster.size > 1).await?;
     let mut address = None;
     if cluster.size > 1 {
         match wait_address(inner, kernel, REPORT_WAIT).await {
             Some(addr) => {
-                inner.hosts.up(spec.session_id, kernel, addr)?;
+                handover::host_up(inner, spec.session_id, kernel, addr).await?;
                 address = Some(addr);
             }
             None => {
@@ -117,6 +126,38 @@ async fn create_claimed(
         // A multi-node session's kernels on other agents learn it through the manager.
         address,
     })
+}
+
+/// A kernel's directories on this node, filled as on Docker (the owner's dotfiles, a
+/// cluster session's keys and host table), and the placement that mounts them.
+fn on_node(
+    inner: &Inner,
+    spec: &KernelSpec,
+    cluster: &bai_core::cluster::ClusterInfo,
+) -> Result<super::pod::Placement, AgentError> {
+    let kernel = spec.kernel_id;
+    let dirs = inner.dirs(kernel);
+    dirs.check_socket_path().map_err(AgentError::Runtime)?;
+    make_work_dir(&dirs.work)?;
+    make_work_dir(&dirs.run)?;
+    home::fill(&dirs.work, &spec.dotfiles)?;
+    let _ = std::fs::remove_file(&dirs.socket);
+    let mut files: Vec<(String, String)> = Vec::new();
+    if cluster.size > 1 {
+        for (host, inside) in crate::kernel_files::cluster::ssh_files(&dirs.run, cluster)? {
+            files.push((host.display().to_string(), inside.to_string()));
+        }
+        let table = inner.hosts.join(
+            spec.session_id,
+            kernel,
+            &cluster.place.hostname,
+            Some(&dirs.run),
+        )?;
+        if let Some(table) = table {
+            files.push((table.display().to_string(), "/etc/hosts".into()));
+        }
+    }
+    Ok(placement(inner, &dirs, files))
 }
 
 /// Deletes a kernel's pod (no grace period), waits until it is gone, removes its
@@ -144,6 +185,9 @@ pub async fn remove(inner: &Inner, kernel: Uuid, ended: Option<Ended>) -> Kernel
         Err(e) => tracing::warn!(kernel = %kernel, error = %e, "cannot delete a kernel's pod"),
     }
     egress::remove(inner, kernel).await;
+    if inner.config.runner_reach == RunnerReach::Network {
+        secret::remove(inner, kernel).await;
+    }
     inner.hosts.leave(kernel);
     let root = inner.dirs(kernel).root;
     // A kernel claimed from a pool has its folders mounted under its home on the node: they

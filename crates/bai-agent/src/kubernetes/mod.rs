@@ -4,12 +4,17 @@
 //!
 //! - A kernel is one Pod (`bai-k-<kernel id>`, [`pod::kernel_pod`]) in the agent's
 //!   namespace, pinned to the node bai chose by a required node affinity.
-//! - The agent runs on that node (this slice offers one node): the pod's runner binary, its
-//!   socket directory and its scratch home are hostPath volumes under the agent's data
-//!   directory, and the agent talks to krunner over the socket ([`crate::runner`], the
-//!   Docker backend's client), or over the pod network with the kernel's token
-//!   ([`reach`], `--runner-reach network`); uploads, dotfiles and `/etc` files go into those
-//!   directories ([`crate::kernel_files`]), downloads and counters come from krunner.
+//! - By default (`--runner-reach socket`) the agent runs on that node: the pod's runner
+//!   binary, its socket directory and its scratch home are hostPath volumes under the
+//!   agent's data directory, the agent talks to krunner over the socket ([`crate::runner`],
+//!   the Docker backend's client), and uploads, dotfiles and `/etc` files go into those
+//!   directories ([`crate::kernel_files`]).
+//! - Detached (`--runner-reach network`, [`reach`]): the pod needs nothing of the node's
+//!   disk. An init container copies the runner in, the home and the run directory are
+//!   emptyDirs, the token, dotfiles and `/etc` files travel in the kernel's Secret
+//!   ([`secret`]), the agent reaches krunner at the pod's IP with the token, and uploads and
+//!   host tables go through it ([`handover`]).
+//! - Downloads, listings and counters come from krunner either way.
 //! - One watch over the agent's pods ([`watch`]) reports kernels that end on their own.
 //! - A cluster session's kernels find each other by hostname through the session's host
 //!   table at `/etc/hosts` ([`hosts`]) and `ssh sub1` with the session's keys, as on Docker.
@@ -28,6 +33,7 @@ mod client;
 mod egress;
 mod error;
 pub mod gpus;
+mod handover;
 mod hosts;
 mod images;
 pub mod labels;
@@ -41,6 +47,7 @@ pub mod quantity;
 mod reach;
 mod ready;
 mod rpc;
+mod secret;
 mod watch;
 
 pub use error::KubeError;
@@ -48,7 +55,7 @@ pub use reach::{RUNNER_PORT, RunnerReach};
 
 use crate::paths::KernelDirs;
 use bai_core::agent::{AgentError, EventFanout};
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::LogParams;
 use kube::{Api, Client};
@@ -71,6 +78,10 @@ pub struct KubernetesAgentConfig {
     pub namespace: String,
     /// Only nodes with all these labels are offered.
     pub node_selector: BTreeMap<String, String>,
+    /// The one node to offer (it must be usable and match the selector); `None`: the first
+    /// usable one by name. A process that offers every node runs one agent per node, each
+    /// naming its own.
+    pub node: Option<String>,
     /// Kernel directories go under `data_dir/kernels/<kernel id>/{work,run}` on the node.
     pub data_dir: PathBuf,
     /// The runner binary on the node, mounted read-only into every pod.
@@ -87,6 +98,9 @@ pub struct KubernetesAgentConfig {
     pub network_policies: bool,
     /// How the agent reaches its kernels' runners ([`reach`]).
     pub runner_reach: RunnerReach,
+    /// Detached pods (`RunnerReach::Network`): the image whose `bai-krunner` their init
+    /// container copies in (the agent's own image).
+    pub runner_image: Option<String>,
 }
 
 pub(crate) struct Inner {
@@ -96,6 +110,12 @@ pub(crate) struct Inner {
     pub pods: Api<Pod>,
     /// NetworkPolicies in the agent's namespace (the kernels' egress policies).
     pub policies: Api<NetworkPolicy>,
+    /// Secrets in the agent's namespace (detached kernels' own, [`secret`]).
+    pub secrets: Api<Secret>,
+    /// Detached kernels' runner tokens, as made or read back from their Secrets.
+    tokens: Mutex<HashMap<Uuid, String>>,
+    /// One change of the detached kernels' host tables at a time ([`handover`]).
+    pub hosts_sent: tokio::sync::Mutex<()>,
     /// The node this agent offers.
     pub node: String,
     pub events: Arc<EventFanout>,
@@ -198,13 +218,24 @@ impl Inner {
     /// Drops what is known of a kernel whose creation failed (it may be made again).
     pub fn forget(&self, kernel: Uuid) {
         lock(&self.states).remove(&kernel);
+        lock(&self.tokens).remove(&kernel);
         self.changed.notify_waiters();
+    }
+
+    /// A detached kernel's runner token, where known here.
+    pub fn token(&self, kernel: Uuid) -> Option<String> {
+        lock(&self.tokens).get(&kernel).cloned()
+    }
+
+    pub fn set_token(&self, kernel: Uuid, token: String) {
+        lock(&self.tokens).insert(kernel, token);
     }
 
     /// A kernel whose end was handled: later events about it are ignored.
     pub fn finish(&self, kernel: Uuid) {
         lock(&self.finished).insert(kernel);
         lock(&self.names).remove(&kernel);
+        lock(&self.tokens).remove(&kernel);
         self.forget(kernel);
     }
 
@@ -264,28 +295,59 @@ impl KubernetesAgent {
     pub async fn connect(mut config: KubernetesAgentConfig) -> Result<KubernetesAgent, KubeError> {
         let client = client::connect(config.kubeconfig.as_deref()).await?;
         let nodes = client::usable_nodes(&client, &config.node_selector).await?;
-        let Some(node) = nodes.first().and_then(|n| n.metadata.name.clone()) else {
+        let chosen = match &config.node {
+            Some(want) => nodes
+                .iter()
+                .find(|n| n.metadata.name.as_deref() == Some(want.as_str())),
+            None => nodes.first(),
+        };
+        let Some(node) = chosen.and_then(|n| n.metadata.name.clone()) else {
             let sel = client::selector(&config.node_selector);
-            return Err(KubeError::NoNode(if sel.is_empty() {
-                "no node of the cluster is Ready and schedulable".into()
-            } else {
-                format!("no Ready, schedulable node matches the node selector {sel}")
+            return Err(KubeError::NoNode(match (&config.node, sel.is_empty()) {
+                (Some(want), _) => format!(
+                    "the node {want} is not Ready and schedulable, or does not match the node \
+                     selector {sel}"
+                ),
+                (None, true) => "no node of the cluster is Ready and schedulable".into(),
+                (None, false) => {
+                    format!("no Ready, schedulable node matches the node selector {sel}")
+                }
             }));
         };
-        if nodes.len() > 1 {
+        if config.node.is_none() && nodes.len() > 1 {
             tracing::warn!(offered = %node, usable = nodes.len(),
-                "this version offers one node per agent; run one agent per node with --node-selector");
+                "an agent offers one node: run one agent per node (the DaemonSet), or one process \
+             for every node with --each-node and --runner-reach network");
         }
         client::ensure_namespace(&client, &config.namespace).await?;
-        config.krunner_path = std::fs::canonicalize(&config.krunner_path)
-            .ok()
-            .filter(|p| p.is_file())
-            .ok_or_else(|| {
-                KubeError::NoNode(format!(
-                    "the kernel runner {} is missing",
-                    config.krunner_path.display()
-                ))
-            })?;
+        match config.runner_reach {
+            // Detached pods: the runner comes from an image, nothing from this machine.
+            RunnerReach::Network => {
+                if config
+                    .runner_image
+                    .as_deref()
+                    .is_none_or(|i| i.trim().is_empty())
+                {
+                    return Err(KubeError::NoNode(
+                        "--runner-reach network needs --runner-image: an image with \
+                         /usr/local/bin/bai-krunner (the agent's own, images/agent) that every \
+                         node can run"
+                            .into(),
+                    ));
+                }
+            }
+            RunnerReach::Socket => {
+                config.krunner_path = std::fs::canonicalize(&config.krunner_path)
+                    .ok()
+                    .filter(|p| p.is_file())
+                    .ok_or_else(|| {
+                        KubeError::NoNode(format!(
+                            "the kernel runner {} is missing",
+                            config.krunner_path.display()
+                        ))
+                    })?;
+            }
+        }
         let kernels = config.data_dir.join("kernels");
         std::fs::create_dir_all(&kernels)
             .map_err(|e| KubeError::NoNode(format!("cannot create {}: {e}", kernels.display())))?;
@@ -295,14 +357,25 @@ impl KubernetesAgent {
         crate::kernel_files::etc::write(&config.data_dir)
             .map_err(|e| KubeError::NoNode(e.to_string()))?;
         let events = Arc::new(EventFanout::default());
-        let engine = images::connect(
-            &node,
-            nodes.first(),
-            &config.data_dir,
-            config.registry.clone(),
-            events.clone(),
-        )
-        .await;
+        // The engine on this machine is the node's only where the agent runs on the node it
+        // offers (socket mode); a detached agent may run anywhere.
+        let engine = match config.runner_reach {
+            RunnerReach::Socket => {
+                images::connect(
+                    &node,
+                    chosen,
+                    &config.data_dir,
+                    config.registry.clone(),
+                    events.clone(),
+                )
+                .await
+            }
+            RunnerReach::Network => Err(format!(
+                "an agent with --runner-reach network need not run on node {node}, so it does \
+                 not use the node's container engine: commit and image work are done by an \
+                 agent on the node (--runner-reach socket)"
+            )),
+        };
         match &engine {
             Ok(_) => tracing::info!(%node, "commit and images through the node's Docker engine"),
             Err(why) => tracing::info!(%node, %why, "no commit or image work on this node"),
@@ -311,11 +384,15 @@ impl KubernetesAgent {
             "the Kubernetes backend is ready");
         let pods = Api::namespaced(client.clone(), &config.namespace);
         let policies = Api::namespaced(client.clone(), &config.namespace);
+        let secrets = Api::namespaced(client.clone(), &config.namespace);
         let inner = Arc::new(Inner {
             config,
             client,
             pods,
             policies,
+            secrets,
+            tokens: Mutex::new(HashMap::new()),
+            hosts_sent: tokio::sync::Mutex::new(()),
             node,
             events,
             states: Mutex::new(HashMap::new()),
@@ -338,6 +415,7 @@ impl KubernetesAgent {
         let _ =
             tokio::time::timeout(std::time::Duration::from_secs(10), listed.wait_for(|l| *l)).await;
         egress::sweep(&inner).await;
+        secret::sweep(&inner).await;
         pool::sweep(&inner).await;
         // The offer from now on: what the manager reads when the agent joins is read anew
         // then, so a change between here and there is reported or read, never lost.
@@ -375,6 +453,20 @@ impl KubernetesAgent {
         }
         ready::runner_of(&self.inner, kernel).await
     }
+}
+
+/// The names of the nodes an agent with `kubeconfig` and `node_selector` may offer now
+/// (Ready, schedulable, matching), by name; a kubeconfig that does not work is an error.
+pub async fn usable_node_names(
+    kubeconfig: Option<&std::path::Path>,
+    node_selector: &BTreeMap<String, String>,
+) -> Result<Vec<String>, KubeError> {
+    let client = client::connect(kubeconfig).await?;
+    Ok(client::usable_nodes(&client, node_selector)
+        .await?
+        .into_iter()
+        .filter_map(|n| n.metadata.name)
+        .collect())
 }
 
 /// Kubernetes names architectures as Go does (`amd64`, `arm64`); bai as the kernel does.

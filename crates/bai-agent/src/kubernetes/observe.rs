@@ -1,7 +1,7 @@
 //! What a kernel's pod says about the kernel: waiting (and why it cannot start, when
 //! Kubernetes says so), running (at which pod IP), or ended (how). Pure.
 
-use super::pod::CONTAINER;
+use super::pod::{CONTAINER, INIT_CONTAINER};
 use k8s_openapi::api::core::v1::Pod;
 use std::net::IpAddr;
 
@@ -86,6 +86,28 @@ pub fn observe(pod: &Pod) -> Observed {
                 reason
             },
         });
+    }
+    // A detached pod's init container, which brings the runner in from its image.
+    let init = status
+        .init_container_statuses
+        .iter()
+        .flatten()
+        .find(|c| c.name == INIT_CONTAINER);
+    if let Some((c, w)) = init.and_then(|c| Some((c, c.state.as_ref()?.waiting.as_ref()?))) {
+        let reason = w.reason.as_deref().unwrap_or("");
+        let message = w.message.as_deref().unwrap_or("");
+        if IMAGE_REASONS.contains(&reason) {
+            return Observed::Waiting(Some(Problem::Image(format!(
+                "the runner's image {} cannot be run on node {node} ({reason}): {message}; \
+                 the agent's --runner-image must be on every node or pullable there",
+                c.image
+            ))));
+        }
+        if CREATE_REASONS.contains(&reason) {
+            return Observed::Waiting(Some(Problem::Create(format!(
+                "the runner's init container cannot be made on node {node} ({reason}): {message}"
+            ))));
+        }
     }
     if let Some(w) = state.and_then(|s| s.waiting.as_ref()) {
         let reason = w.reason.as_deref().unwrap_or("");
@@ -239,6 +261,21 @@ mod tests {
         };
         assert!(
             why.contains("bai/python:3.11-bookworm") && why.contains("n1"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_missing_runner_image_is_told_as_such() {
+        let p = pod(json!({"phase": "Pending", "initContainerStatuses": [{
+            "name": "runner", "image": "bai/agent:9", "imageID": "", "ready": false,
+            "restartCount": 0, "state": {"waiting": {"reason": "ErrImageNeverPull",
+            "message": "not present"}}}]}));
+        let Observed::Waiting(Some(Problem::Image(why))) = observe(&p) else {
+            panic!("{:?}", observe(&p))
+        };
+        assert!(
+            why.contains("runner's image bai/agent:9") && why.contains("n1"),
             "{why}"
         );
     }

@@ -1,7 +1,8 @@
 //! Where a kernel's pod goes and what it mounts, for a kernel's pod and a pool pod alike.
 
 use super::Inner;
-use super::pod::Placement;
+use super::pod::{Detached, Placement};
+use super::secret::KernelSecret;
 use crate::paths::KernelDirs;
 
 /// Where a kernel's pod goes and what it mounts: this agent's node and namespace, the
@@ -28,5 +29,35 @@ pub(crate) fn placement(
         gpu_sharing: inner.gpu_sharing(),
         runner_listen: inner.config.runner_reach.listen(),
         files,
+        detached: None,
+    }
+}
+
+/// Where a detached kernel's pod goes (`--runner-reach network`): nothing of the node's disk
+/// but data folders; the runner from `runner_image`, the kernel's Secret mounted (`secret`:
+/// its keys → paths inside), its host table in its run directory when `hosts`.
+pub(crate) fn detached(
+    inner: &Inner,
+    runner_image: &str,
+    secret: &KernelSecret,
+    hosts: bool,
+) -> Placement {
+    Placement {
+        namespace: inner.config.namespace.clone(),
+        agent_id: inner.config.agent_id.clone(),
+        node: inner.node.clone(),
+        krunner: String::new(),
+        run_dir: String::new(),
+        work_dir: String::new(),
+        home_propagates: false,
+        gpu_sharing: inner.gpu_sharing(),
+        runner_listen: inner.config.runner_reach.listen(),
+        files: Vec::new(),
+        detached: Some(Detached {
+            runner_image: runner_image.to_string(),
+            secret: secret.secret.metadata.name.clone().unwrap_or_default(),
+            mounts: secret.mounts.clone(),
+            hosts,
+        }),
     }
 }

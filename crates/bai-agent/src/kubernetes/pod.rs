@@ -21,7 +21,8 @@ use bai_core::agent::KernelSpec;
 use k8s_openapi::api::core::v1::{
     Affinity, Capabilities, Container, EmptyDirVolumeSource, EnvVar, HostPathVolumeSource,
     NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Pod, PodSecurityContext,
-    PodSpec, ResourceRequirements, SecurityContext, Toleration, Volume, VolumeMount,
+    PodSpec, ResourceRequirements, SecretVolumeSource, SecurityContext, Toleration, Volume,
+    VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -32,6 +33,10 @@ pub const CONTAINER: &str = "kernel";
 pub use super::gpus::{CUDA_DEVICE, CUDA_SHARES, NVIDIA_GPU};
 /// Where the runner is inside the kernel (as on Docker).
 pub const KRUNNER_INSIDE: &str = "/opt/bai/bin/krunner";
+/// The init container that copies the runner into a detached pod ([`Detached`]).
+pub const INIT_CONTAINER: &str = "runner";
+/// Where the runner is in its image (`images/agent`).
+const KRUNNER_IN_IMAGE: &str = "/usr/local/bin/bai-krunner";
 /// Variables that get the kernel's core count (as on Docker).
 const THREAD_VARS: [&str; 4] = [
     "OMP_NUM_THREADS",
@@ -66,6 +71,26 @@ pub struct Placement {
     /// ([`crate::kernel_files::etc`]), and a cluster session's keys and host table
     /// ([`crate::kernel_files::cluster`]).
     pub files: Vec<(String, String)>,
+    /// For an agent that shares no disk with the kernel: nothing of the node is mounted
+    /// but data folders (`run_dir`, `work_dir`, `krunner` and `files` are not used).
+    pub detached: Option<Detached>,
+}
+
+/// A pod that needs nothing of its node's disk (`--runner-reach network`): the runner is
+/// copied in by an init container of `runner_image` into an emptyDir, the home and the run
+/// directory are emptyDirs, and what the agent hands the kernel is its Secret
+/// ([`super::secret`]), mounted at `/opt/bai/secret` and, key by key, at `mounts`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detached {
+    /// An image with `/usr/local/bin/bai-krunner` (the agent's own).
+    pub runner_image: String,
+    /// The kernel's Secret.
+    pub secret: String,
+    /// The Secret's keys mounted read-only, key → path inside.
+    pub mounts: Vec<(String, String)>,
+    /// Whether the kernel's `/etc/hosts` is the session's host table (`hosts` in its run
+    /// directory, made by the init container, written by the runner).
+    pub hosts: bool,
 }
 
 /// Why a kernel cannot be a pod.
@@ -164,7 +189,12 @@ pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
         volume_mounts: Some(mounts),
         ..Default::default()
     };
+    let init = at
+        .detached
+        .as_ref()
+        .map(|d| vec![init_container(d, &container)]);
     let spec = PodSpec {
+        init_containers: init,
         containers: vec![container],
         restart_policy: Some("Never".into()),
         // Deleted at once: a kernel's end is bai's decision, and the object goes in ~2 s.
@@ -178,6 +208,9 @@ pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
             run_as_user: Some(WORK_UID.into()),
             run_as_group: Some(WORK_UID.into()),
             run_as_non_root: Some(true),
+            // The Secret's files readable by the kernel's user (group), as the runner reads
+            // them.
+            fs_group: at.detached.as_ref().map(|_| WORK_UID.into()),
             ..Default::default()
         }),
         affinity: Some(node_affinity(&at.node)),
@@ -305,34 +338,32 @@ fn mount(name: &str, at: &str, read_only: bool) -> VolumeMount {
     }
 }
 
-fn volumes(spec: &KernelSpec, at: &Placement) -> Result<(Vec<Volume>, Vec<VolumeMount>), PodError> {
-    let mut volumes = vec![
-        host_path("krunner", &at.krunner, "File"),
-        host_path("run", &at.run_dir, "Directory"),
-        host_path("work", &at.work_dir, "Directory"),
-        Volume {
-            name: "shm".into(),
-            empty_dir: Some(EmptyDirVolumeSource {
-                medium: Some("Memory".into()),
-                size_limit: (spec.shmem > 0).then(|| Quantity(spec.shmem.to_string())),
-            }),
-            ..Default::default()
-        },
-    ];
-    let mut mounts = vec![
-        mount("krunner", KRUNNER_INSIDE, true),
-        mount("run", "/opt/bai/run", false),
-        VolumeMount {
-            mount_propagation: at.home_propagates.then(|| "HostToContainer".into()),
-            ..mount("work", "/home/work", false)
-        },
-        mount("shm", "/dev/shm", false),
-    ];
-    for (i, (host, inside)) in at.files.iter().enumerate() {
-        let name = format!("file-{i}");
-        volumes.push(host_path(&name, host, "File"));
-        mounts.push(mount(&name, inside, true));
+fn shm(spec: &KernelSpec) -> Volume {
+    Volume {
+        name: "shm".into(),
+        empty_dir: Some(EmptyDirVolumeSource {
+            medium: Some("Memory".into()),
+            size_limit: (spec.shmem > 0).then(|| Quantity(spec.shmem.to_string())),
+        }),
+        ..Default::default()
     }
+}
+
+fn empty_dir(name: &str) -> Volume {
+    Volume {
+        name: name.into(),
+        empty_dir: Some(EmptyDirVolumeSource::default()),
+        ..Default::default()
+    }
+}
+
+fn volumes(spec: &KernelSpec, at: &Placement) -> Result<(Vec<Volume>, Vec<VolumeMount>), PodError> {
+    let (mut volumes, mut mounts) = match &at.detached {
+        None => on_node(at),
+        Some(d) => detached(d),
+    };
+    volumes.push(shm(spec));
+    mounts.push(mount("shm", "/dev/shm", false));
     // Data folders: a storage host is mounted at the same path on every node.
     for (i, m) in spec.mounts.iter().enumerate() {
         if !m.host_path.starts_with('/') || !m.kernel_path.starts_with('/') {
@@ -346,6 +377,104 @@ fn volumes(spec: &KernelSpec, at: &Placement) -> Result<(Vec<Volume>, Vec<Volume
         mounts.push(mount(&name, &m.kernel_path, m.read_only));
     }
     Ok((volumes, mounts))
+}
+
+/// The runner, its directory and the home from the agent's own node (hostPaths).
+fn on_node(at: &Placement) -> (Vec<Volume>, Vec<VolumeMount>) {
+    let mut volumes = vec![
+        host_path("krunner", &at.krunner, "File"),
+        host_path("run", &at.run_dir, "Directory"),
+        host_path("work", &at.work_dir, "Directory"),
+    ];
+    let mut mounts = vec![
+        mount("krunner", KRUNNER_INSIDE, true),
+        mount("run", "/opt/bai/run", false),
+        VolumeMount {
+            mount_propagation: at.home_propagates.then(|| "HostToContainer".into()),
+            ..mount("work", "/home/work", false)
+        },
+    ];
+    for (i, (host, inside)) in at.files.iter().enumerate() {
+        let name = format!("file-{i}");
+        volumes.push(host_path(&name, host, "File"));
+        mounts.push(mount(&name, inside, true));
+    }
+    (volumes, mounts)
+}
+
+/// Nothing of the node: emptyDirs and the kernel's Secret.
+fn detached(d: &Detached) -> (Vec<Volume>, Vec<VolumeMount>) {
+    let volumes = vec![
+        empty_dir("krunner"),
+        empty_dir("run"),
+        empty_dir("work"),
+        Volume {
+            name: "secret".into(),
+            secret: Some(SecretVolumeSource {
+                secret_name: Some(d.secret.clone()),
+                default_mode: Some(0o440),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    ];
+    let mut mounts = vec![
+        mount("krunner", "/opt/bai/bin", true),
+        mount("run", "/opt/bai/run", false),
+        mount("work", "/home/work", false),
+        mount("secret", super::secret::SECRET_INSIDE, true),
+    ];
+    for (key, inside) in &d.mounts {
+        mounts.push(VolumeMount {
+            sub_path: Some(key.clone()),
+            ..mount("secret", inside, true)
+        });
+    }
+    if d.hosts {
+        mounts.push(VolumeMount {
+            sub_path: Some(crate::kernel_files::cluster::HOSTS_FILE.into()),
+            ..mount("run", "/etc/hosts", true)
+        });
+    }
+    (volumes, mounts)
+}
+
+/// The init container of a detached pod: `bai-krunner install` from the runner's image
+/// copies the runner into the pod's `krunner` volume and makes the empty host table. It
+/// runs as the kernel does, with the kernel's CPU and memory (so the pod stays Guaranteed
+/// and asks for no more than the kernel).
+fn init_container(d: &Detached, kernel: &Container) -> Container {
+    let cpu_mem = |m: &Option<BTreeMap<String, Quantity>>| {
+        m.as_ref().map(|m| {
+            m.iter()
+                .filter(|(k, _)| *k == "cpu" || *k == "memory")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<BTreeMap<_, _>>()
+        })
+    };
+    let resources = kernel.resources.as_ref().map(|r| ResourceRequirements {
+        requests: cpu_mem(&r.requests),
+        limits: cpu_mem(&r.limits),
+        ..Default::default()
+    });
+    Container {
+        name: INIT_CONTAINER.into(),
+        image: Some(d.runner_image.clone()),
+        image_pull_policy: Some("IfNotPresent".into()),
+        command: Some(vec![
+            KRUNNER_IN_IMAGE.into(),
+            "install".into(),
+            KRUNNER_INSIDE.into(),
+            "/opt/bai/run".into(),
+        ]),
+        resources,
+        security_context: kernel.security_context.clone(),
+        volume_mounts: Some(vec![
+            mount("krunner", "/opt/bai/bin", false),
+            mount("run", "/opt/bai/run", false),
+        ]),
+        ..Default::default()
+    }
 }
 
 /// The kernel's environment, as a Docker kernel's (less what the node's devices add).

@@ -43,6 +43,7 @@ fn at() -> Placement {
             "/var/lib/bai/etc/profile.sh".into(),
             "/etc/profile.d/zz-bai-environ.sh".into(),
         )],
+        detached: None,
     }
 }
 
@@ -413,4 +414,98 @@ fn the_runner_listens_on_the_pod_network_only_where_the_agent_reaches_it_there()
         listen(&kernel_pod(&s, &network).unwrap()),
         vec!["0.0.0.0:2001".to_string()]
     );
+}
+
+/// A detached pod (`--runner-reach network`) needs nothing of its node's disk: the runner
+/// copied in by an init container of the runner's image (as the kernel runs, with its CPU and
+/// memory, no GPU), emptyDirs for the runner, its directory and the home, the kernel's Secret
+/// mounted whole and key by key, the host table from the run directory; only data folders
+/// are hostPaths.
+#[test]
+fn a_detached_pod_mounts_nothing_of_its_node_but_data_folders() {
+    let mut s = spec();
+    s.slots.accel.insert(CUDA_DEVICE.into(), 1000);
+    s.mounts = vec![Mount {
+        vfolder_id: Uuid::from_u128(7),
+        name: "data".into(),
+        host_path: "/srv/nfs/data".into(),
+        kernel_path: "/home/work/data".into(),
+        read_only: false,
+    }];
+    let mut at = at();
+    at.detached = Some(Detached {
+        runner_image: "bai/agent:1".into(),
+        secret: "bai-k-1".into(),
+        mounts: vec![("tmux.conf".into(), "/etc/tmux.conf".into())],
+        hosts: true,
+    });
+    let p = kernel_pod(&s, &at).unwrap();
+    let spec = p.spec.as_ref().unwrap();
+    let volumes = spec.volumes.as_ref().unwrap();
+    let host_paths: Vec<&str> = volumes
+        .iter()
+        .filter_map(|v| v.host_path.as_ref().map(|h| h.path.as_str()))
+        .collect();
+    assert_eq!(host_paths, vec!["/srv/nfs/data"]);
+    let secret = volumes.iter().find(|v| v.name == "secret").unwrap();
+    let sv = secret.secret.as_ref().unwrap();
+    assert_eq!(sv.secret_name.as_deref(), Some("bai-k-1"));
+    assert_eq!(sv.default_mode, Some(0o440));
+    for name in ["krunner", "run", "work"] {
+        let v = volumes.iter().find(|v| v.name == name).unwrap();
+        assert!(v.empty_dir.is_some(), "{v:?}");
+    }
+    assert_eq!(
+        spec.security_context.as_ref().unwrap().fs_group,
+        Some(i64::from(crate::kernel_files::WORK_UID))
+    );
+    let c = container(&p);
+    let mounts = c.volume_mounts.as_ref().unwrap();
+    let at_path = |path: &str| mounts.iter().find(|m| m.mount_path == path).unwrap();
+    assert_eq!(at_path("/opt/bai/bin").name, "krunner");
+    assert_eq!(at_path("/opt/bai/bin").read_only, Some(true));
+    assert_eq!(
+        c.command.as_deref(),
+        Some(&[KRUNNER_INSIDE.to_string()][..])
+    );
+    assert_eq!(at_path("/opt/bai/secret").name, "secret");
+    let tmux = at_path("/etc/tmux.conf");
+    assert_eq!(
+        (tmux.name.as_str(), tmux.sub_path.as_deref()),
+        ("secret", Some("tmux.conf"))
+    );
+    let hosts = at_path("/etc/hosts");
+    assert_eq!(
+        (hosts.name.as_str(), hosts.sub_path.as_deref()),
+        ("run", Some("hosts"))
+    );
+    assert_eq!(at_path("/home/work").name, "work");
+    assert_eq!(at_path("/home/work/data").name, "vfolder-0");
+
+    let init = &spec.init_containers.as_ref().unwrap()[0];
+    assert_eq!(init.name, INIT_CONTAINER);
+    assert_eq!(init.image.as_deref(), Some("bai/agent:1"));
+    assert_eq!(
+        init.command.as_deref().unwrap(),
+        &[
+            "/usr/local/bin/bai-krunner".to_string(),
+            "install".into(),
+            KRUNNER_INSIDE.into(),
+            "/opt/bai/run".into()
+        ]
+    );
+    let r = init.resources.as_ref().unwrap();
+    let want = BTreeMap::from([
+        ("cpu".to_string(), q("500m")),
+        ("memory".to_string(), q("268435456")),
+    ]);
+    assert_eq!(r.requests.as_ref(), Some(&want), "no GPU for the copy");
+    assert_eq!(r.limits.as_ref(), Some(&want));
+    assert_eq!(init.security_context, c.security_context);
+
+    // Not detached: no init container, no fsGroup, the runner from the node.
+    let p = kernel_pod(&super::tests::spec(), &super::tests::at()).unwrap();
+    let spec = p.spec.as_ref().unwrap();
+    assert!(spec.init_containers.is_none());
+    assert_eq!(spec.security_context.as_ref().unwrap().fs_group, None);
 }

@@ -127,7 +127,7 @@ pub(crate) async fn runner_of(inner: &Inner, kernel: Uuid) -> Result<RunnerAt, A
     match inner.config.runner_reach {
         RunnerReach::Socket => Ok(RunnerAt::Socket(inner.dirs(kernel).socket)),
         RunnerReach::Network => match wait_address(inner, kernel, REPORT_WAIT).await {
-            Some(ip) => reach::network(inner, kernel, ip),
+            Some(ip) => reach::network(inner, kernel, ip).await,
             None => Err(AgentError::NotReady(
                 "the kernel's pod has no IP, so its runner cannot be reached".into(),
             )),

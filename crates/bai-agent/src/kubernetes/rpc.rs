@@ -84,7 +84,7 @@ impl AgentRpc for KubernetesAgent {
         session_id: Uuid,
         hosts: Vec<(String, std::net::IpAddr)>,
     ) -> Result<(), AgentError> {
-        self.inner.hosts.told(session_id, hosts)
+        super::handover::hosts_told(&self.inner, session_id, hosts).await
     }
 
     async fn execute(
@@ -107,6 +107,10 @@ impl AgentRpc for KubernetesAgent {
     ) -> Result<(), AgentError> {
         if !self.inner.knows(kernel_id) {
             return Err(AgentError::KernelNotFound(kernel_id));
+        }
+        if self.inner.config.runner_reach == super::RunnerReach::Network {
+            // A detached pod's home is its own: the runner writes it.
+            return super::handover::upload(&self.inner, kernel_id, files).await;
         }
         // The pod's /home/work is a hostPath of this node: written as on Docker.
         crate::kernel_files::upload::into_work(&self.inner.dirs(kernel_id).work, kernel_id, files)

@@ -178,6 +178,7 @@ mod tests {
             gpu_sharing: None,
             runner_listen: None,
             files: Vec::new(),
+            detached: None,
         };
         let pod = pool_pod(&shape, id, &at).unwrap();
         assert_eq!(pod.metadata.name.as_deref(), Some(pod_name(id).as_str()));

@@ -314,24 +314,29 @@ pub fn runner_image() -> String {
             for stale in old.lines().filter(|l| *l != image && !l.is_empty()) {
                 let _ = Command::new("docker").args(["rmi", "-f", stale]).output();
             }
-            let bindir = bin("baid").parent().expect("target dir").to_path_buf();
-            let built = Command::new(
-                Path::new(env!("CARGO_MANIFEST_DIR")).join("../images/agent/build.sh"),
-            )
-            .arg(&image)
+            build_agent_image(&image);
+            image
+        })
+        .clone()
+}
+
+/// `images/agent/build.sh TAG` from this build's binaries, on this machine's Docker engine
+/// (the test cluster's node); its output in the failure.
+pub fn build_agent_image(tag: &str) {
+    let bindir = bin("baid").parent().expect("target dir").to_path_buf();
+    let built =
+        Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("../images/agent/build.sh"))
+            .arg(tag)
             .arg(&bindir)
             // No registry answers here: the base is made from the local python image.
             .env("BAI_AGENT_BASE_FROM", "bai/python:3.11-bookworm")
             .stdin(Stdio::null())
             .output()
             .expect("run images/agent/build.sh");
-            assert!(
-                built.status.success(),
-                "images/agent/build.sh: {}{}",
-                String::from_utf8_lossy(&built.stdout),
-                String::from_utf8_lossy(&built.stderr)
-            );
-            image
-        })
-        .clone()
+    assert!(
+        built.status.success(),
+        "images/agent/build.sh: {}{}",
+        String::from_utf8_lossy(&built.stdout),
+        String::from_utf8_lossy(&built.stderr)
+    );
 }

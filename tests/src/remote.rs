@@ -167,6 +167,17 @@ pub fn manager_for_machines(env: &[(&str, &str)]) -> (Server, u16, String) {
     (s, port, token)
 }
 
+/// A join token of the right shape that no manager issued (for agents refused before they
+/// dial).
+pub fn unissued_join_token() -> String {
+    format!(
+        "bai1.{}.{}.{}",
+        "a".repeat(8),
+        "b".repeat(32),
+        "c".repeat(64)
+    )
+}
+
 /// A new join token from `s` (`bai admin agent-token create`).
 pub fn join_token(s: &Server) -> String {
     s.bai(&s.admin, &["admin", "agent-token", "create"])

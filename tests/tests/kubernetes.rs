@@ -505,12 +505,7 @@ fn a_kubeconfig_that_does_not_work_is_one_line_and_exit_2() {
         "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: x\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n",
     )
     .unwrap();
-    let token = format!(
-        "bai1.{}.{}.{}",
-        "a".repeat(8),
-        "b".repeat(32),
-        "c".repeat(64)
-    );
+    let token = bai_e2e::remote::unissued_join_token();
     let missing = dir.path().join("missing");
     for (config, what) in [(&kc, "127.0.0.1:1"), (&missing, "missing")] {
         let out = agent_command(

@@ -6,12 +6,10 @@
 //! node's address, runs a session end to end, and a new pod of the DaemonSet re-adopts a
 //! running kernel after the old one is deleted.
 
-use bai_e2e::bin;
 use bai_e2e::images::run_rm;
 use bai_e2e::kube::{Cluster, dist, dist_objects, env_of, manager_for_pods};
 use bai_e2e::remote::wait_status;
 use std::io::Write;
-use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
@@ -126,17 +124,7 @@ fn the_agent_runs_in_the_cluster_as_a_daemonset() {
 
     // The image, from this build's binaries (the base's layers are reused).
     let image = format!("bai-e2e/agent:{}", std::process::id());
-    let bindir = bin("baid").parent().expect("target dir").to_path_buf();
-    let built =
-        Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("../images/agent/build.sh"))
-            .arg(&image)
-            .arg(&bindir)
-            // No registry answers here: the base is made from the local python image.
-            .env("BAI_AGENT_BASE_FROM", "bai/python:3.11-bookworm")
-            .stdin(Stdio::null())
-            .output()
-            .expect("run images/agent/build.sh");
-    assert!(built.status.success(), "{}", text(&built));
+    bai_e2e::kube::build_agent_image(&image);
 
     let (s, port, token) = manager_for_pods(&[]);
     let data = tempfile::Builder::new()

@@ -251,12 +251,7 @@ fn one_process_offers_every_node_each_as_an_agent() {
 fn each_node_needs_the_runner_on_the_pod_network() {
     let cluster = Cluster::get();
     let dir = tempfile::tempdir().unwrap();
-    let token = format!(
-        "bai1.{}.{}.{}",
-        "a".repeat(8),
-        "b".repeat(32),
-        "c".repeat(64)
-    );
+    let token = bai_e2e::remote::unissued_join_token();
     let out = agent_command(
         Command::new(bin("baid")),
         "k",

@@ -60,6 +60,21 @@ pub fn kernel_of(labels: Option<&BTreeMap<String, String>>) -> Option<Uuid> {
     labels?.get(LABEL_KERNEL)?.parse().ok()
 }
 
+/// The kernel of an object made for it (a NetworkPolicy, a Secret) that has no owner yet:
+/// made before its pod, which a crash may have kept from being made or handed the object.
+pub fn unowned_kernel(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+) -> Option<Uuid> {
+    let owned = meta
+        .owner_references
+        .as_ref()
+        .is_some_and(|o| !o.is_empty());
+    if owned {
+        return None;
+    }
+    kernel_of(meta.labels.as_ref())
+}
+
 /// Whether the pod is a kernel of this agent (its kernels are counted by bai's scheduler;
 /// every other pod on the node, another bai agent's included, holds room bai cannot use).
 pub fn is_agents(labels: Option<&BTreeMap<String, String>>, agent: &str) -> bool {
@@ -107,5 +122,32 @@ mod tests {
         );
         assert!(!is_agents(None, "a 1"));
         assert!(!is_agents(Some(&BTreeMap::new()), "a 1"));
+    }
+
+    #[test]
+    fn only_an_object_without_an_owner_is_a_crashs_leftover() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+        let k = Uuid::from_u128(7);
+        let mut meta = ObjectMeta {
+            labels: Some(
+                KernelLabels {
+                    agent: "a",
+                    kernel: k,
+                    session: Uuid::from_u128(8),
+                }
+                .to_map(),
+            ),
+            ..Default::default()
+        };
+        assert_eq!(unowned_kernel(&meta), Some(k));
+        meta.owner_references = Some(vec![OwnerReference {
+            api_version: "v1".into(),
+            kind: "Pod".into(),
+            name: "bai-k-7".into(),
+            uid: "u".into(),
+            ..Default::default()
+        }]);
+        assert_eq!(unowned_kernel(&meta), None);
+        assert_eq!(unowned_kernel(&ObjectMeta::default()), None);
     }
 }

@@ -48,6 +48,8 @@ mod reach;
 mod ready;
 mod rpc;
 mod secret;
+#[cfg(test)]
+mod test_spec;
 mod watch;
 
 pub use error::KubeError;

@@ -35,6 +35,8 @@ pub use super::gpus::{CUDA_DEVICE, CUDA_SHARES, NVIDIA_GPU};
 pub const KRUNNER_INSIDE: &str = "/opt/bai/bin/krunner";
 /// The init container that copies the runner into a detached pod ([`Detached`]).
 pub const INIT_CONTAINER: &str = "runner";
+/// Where a detached kernel's Secret is mounted (krunner reads its manifest there).
+pub const SECRET_INSIDE: &str = "/opt/bai/secret";
 /// Where the runner is in its image (`images/agent`).
 const KRUNNER_IN_IMAGE: &str = "/usr/local/bin/bai-krunner";
 /// Variables that get the kernel's core count (as on Docker).
@@ -79,7 +81,7 @@ pub struct Placement {
 /// A pod that needs nothing of its node's disk (`--runner-reach network`): the runner is
 /// copied in by an init container of `runner_image` into an emptyDir, the home and the run
 /// directory are emptyDirs, and what the agent hands the kernel is its Secret
-/// ([`super::secret`]), mounted at `/opt/bai/secret` and, key by key, at `mounts`.
+/// (`super::secret`), mounted at [`SECRET_INSIDE`] and, key by key, at `mounts`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Detached {
     /// An image with `/usr/local/bin/bai-krunner` (the agent's own).
@@ -422,7 +424,7 @@ fn detached(d: &Detached) -> (Vec<Volume>, Vec<VolumeMount>) {
         mount("krunner", "/opt/bai/bin", true),
         mount("run", "/opt/bai/run", false),
         mount("work", "/home/work", false),
-        mount("secret", super::secret::SECRET_INSIDE, true),
+        mount("secret", SECRET_INSIDE, true),
     ];
     for (key, inside) in &d.mounts {
         mounts.push(VolumeMount {

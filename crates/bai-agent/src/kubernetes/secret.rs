@@ -26,8 +26,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use uuid::Uuid;
 
-/// Where the Secret is mounted in the kernel (krunner reads its manifest there).
-pub const SECRET_INSIDE: &str = "/opt/bai/secret";
 /// The Secret's key of the runner's token.
 pub const TOKEN_KEY: &str = crate::krunner_proto::TOKEN_FILE;
 /// The Secret's list of what krunner writes where.
@@ -187,15 +185,10 @@ pub async fn sweep(inner: &Inner) {
         }
     };
     for s in list.items {
-        let owned = s
-            .metadata
-            .owner_references
-            .as_ref()
-            .is_some_and(|o| !o.is_empty());
-        let Some(kernel) = labels::kernel_of(s.metadata.labels.as_ref()) else {
+        let Some(kernel) = labels::unowned_kernel(&s.metadata) else {
             continue;
         };
-        if !owned && !inner.knows(kernel) {
+        if !inner.knows(kernel) {
             tracing::info!(kernel = %kernel, "removing a Secret left without its pod");
             remove(inner, kernel).await;
         }

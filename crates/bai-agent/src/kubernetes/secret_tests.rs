@@ -1,29 +1,10 @@
 use super::*;
 use bai_core::cluster::{ClusterInfo, ClusterKeys};
 use bai_core::dotfile::Dotfile;
-use bai_core::resources::ResourceSlots;
-use bai_core::status::SessionType;
 
+/// The test kernel with two dotfiles.
 fn spec() -> KernelSpec {
     KernelSpec {
-        kernel_id: Uuid::from_u128(1),
-        session_id: Uuid::from_u128(2),
-        session_name: "s1".into(),
-        session_type: SessionType::Interactive,
-        image: "bai/python:3.11-bookworm".into(),
-        slots: ResourceSlots {
-            cpu_milli: 500,
-            mem: 256 << 20,
-            accel: BTreeMap::new(),
-        },
-        shmem: 0,
-        environ: BTreeMap::new(),
-        startup_command: None,
-        bootstrap_script: None,
-        owner_access_key: "AKIA".into(),
-        mounts: vec![],
-        cluster: None,
-        egress: Default::default(),
         dotfiles: vec![
             Dotfile {
                 path: ".vimrc".into(),
@@ -36,6 +17,7 @@ fn spec() -> KernelSpec {
                 data: "[user]\n".into(),
             },
         ],
+        ..crate::kubernetes::test_spec::spec()
     }
 }
 

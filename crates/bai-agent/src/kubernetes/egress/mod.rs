@@ -167,15 +167,10 @@ pub async fn sweep(inner: &Inner) {
         }
     };
     for np in list.items {
-        let owned = np
-            .metadata
-            .owner_references
-            .as_ref()
-            .is_some_and(|o| !o.is_empty());
-        let Some(kernel) = labels::kernel_of(np.metadata.labels.as_ref()) else {
+        let Some(kernel) = labels::unowned_kernel(&np.metadata) else {
             continue;
         };
-        if !owned && !inner.knows(kernel) {
+        if !inner.knows(kernel) {
             tracing::info!(kernel = %kernel, "removing a NetworkPolicy left without its pod");
             remove(inner, kernel).await;
         }

@@ -118,16 +118,19 @@ fn main() {
         say!("krunner: cannot drop the variables the agent cleared: {e}");
         std::process::exit(70);
     }
+    // The runner's own directory: its socket's.
+    let run = std::path::Path::new(&socket)
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_else(|| "/opt/bai/run".into());
     // What an agent elsewhere handed over in the kernel's Secret (dotfiles, the token).
-    if let Some(run) = std::path::Path::new(&socket).parent() {
-        let secret = env_or("BAI_KRUNNER_SECRET", unpack::SECRET_DIR);
-        for e in unpack::unpack(
-            std::path::Path::new(&secret),
-            std::path::Path::new(&workdir),
-            run,
-        ) {
-            say!("krunner: {e}");
-        }
+    let secret = env_or("BAI_KRUNNER_SECRET", unpack::SECRET_DIR);
+    for e in unpack::unpack(
+        std::path::Path::new(&secret),
+        std::path::Path::new(&workdir),
+        &run,
+    ) {
+        say!("krunner: {e}");
     }
     if std::env::var_os(pool::POOL_VAR).is_some_and(|v| v == "1") {
         let e = pool::serve_until_bound(&listen(&socket), &socket, &workdir);
@@ -176,10 +179,6 @@ fn main() {
             None
         }
     };
-    let run = std::path::Path::new(&socket)
-        .parent()
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_else(|| "/opt/bai/run".into());
     let state = Arc::new(State::new(repl, workdir, run));
     if std::env::var_os("BAI_KERNEL_ID").is_some() && !system && !runs_command() {
         apps::prepare_notebook();

@@ -77,6 +77,25 @@ fn agent_id(args: &AgentArgs, data_dir: &std::path::Path) -> Result<String> {
     Ok(id)
 }
 
+/// How this process joins the manager as agent `id`.
+fn join_config(
+    args: &AgentArgs,
+    token: JoinToken,
+    id: String,
+    credential_file: PathBuf,
+) -> JoinConfig {
+    JoinConfig {
+        managers: args.manager.clone(),
+        token,
+        agent_id: id,
+        group: args.group.clone(),
+        credential_file,
+        heartbeat: args.heartbeat,
+        keepalive: args.heartbeat,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+    }
+}
+
 pub async fn run(args: AgentArgs) -> Result<()> {
     let token = match JoinToken::parse(&args.token) {
         Ok(t) => t,
@@ -91,7 +110,6 @@ pub async fn run(args: AgentArgs) -> Result<()> {
         .unwrap_or_else(crate::default_data_dir);
     std::fs::create_dir_all(&data_dir)
         .with_context(|| format!("cannot create the data dir {}", data_dir.display()))?;
-    let id = agent_id(&args, &data_dir)?;
     let group = args.group.clone().unwrap_or_else(|| "default".into());
     let mut storage_hosts = std::collections::BTreeMap::new();
     match bai_ground::storage::parse_host_specs(&args.storage_hosts) {
@@ -125,19 +143,17 @@ pub async fn run(args: AgentArgs) -> Result<()> {
             data_dir: data_dir.clone(),
             storage_hosts,
             manager_host,
-            join: JoinConfig {
-                managers: args.manager.clone(),
+            // Each node's agent sets its own id and credential file.
+            join: join_config(
+                &args,
                 token,
-                agent_id: String::new(),
-                group: args.group.clone(),
-                credential_file: data_dir.join("agent-credential"),
-                heartbeat: args.heartbeat,
-                keepalive: args.heartbeat,
-                version: env!("CARGO_PKG_VERSION").to_string(),
-            },
+                String::new(),
+                data_dir.join("agent-credential"),
+            ),
         };
         return crate::each_node::run(&args.backend, &args.node, shared).await;
     }
+    let id = agent_id(&args, &data_dir)?;
     let (agent, docker, kube): (Arc<dyn AgentRpc>, _, _) = match args.backend.backend {
         Backend::Docker => {
             let docker = node::docker_agent(
@@ -180,16 +196,7 @@ pub async fn run(args: AgentArgs) -> Result<()> {
         info.images.len(),
         args.manager.join(", ")
     );
-    let config = JoinConfig {
-        managers: args.manager.clone(),
-        token,
-        agent_id: id,
-        group: args.group.clone(),
-        credential_file: data_dir.join("agent-credential"),
-        heartbeat: args.heartbeat,
-        keepalive: args.heartbeat,
-        version: env!("CARGO_PKG_VERSION").to_string(),
-    };
+    let config = join_config(&args, token, id, data_dir.join("agent-credential"));
     let ended = tokio::select! {
         r = bai_link::join::run(config, agent) => match r {
             Ok(()) => Ok(()),

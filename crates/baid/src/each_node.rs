@@ -15,7 +15,7 @@ use crate::backend::{BackendArgs, cannot_start, kubernetes_config, one_line};
 use crate::node::NodeArgs;
 use anyhow::Result;
 use bai_agent::KubernetesAgent;
-use bai_agent::kubernetes::usable_node_names;
+use bai_agent::kubernetes::NodeLister;
 use bai_core::agent::AgentRpc;
 use bai_link::join::{JoinConfig, JoinError};
 use std::collections::{BTreeMap, HashMap};
@@ -71,16 +71,12 @@ pub async fn run(backend: &BackendArgs, node: &NodeArgs, shared: Shared) -> Resu
         cannot_start(&why);
     }
     let selector: BTreeMap<String, String> = backend.node_selector.iter().cloned().collect();
-    let list = || usable_node_names(backend.kubeconfig.as_deref(), &selector);
-    let first = match list().await {
-        Ok(n) if n.is_empty() => cannot_start(&format!(
-            "no Ready, schedulable node matches the node selector {}",
-            selector
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(",")
-        )),
+    let nodes_now = NodeLister::connect(backend.kubeconfig.as_deref(), selector);
+    let lister = match nodes_now.await {
+        Ok(l) => l,
+        Err(e) => cannot_start(&one_line(&e)),
+    };
+    let first = match lister.usable().await {
         Ok(n) => n,
         Err(e) => cannot_start(&one_line(&e)),
     };
@@ -108,7 +104,7 @@ pub async fn run(backend: &BackendArgs, node: &NodeArgs, shared: Shared) -> Resu
             _ = tokio::time::sleep(RELIST) => {}
             _ = crate::shutdown_signal() => break,
         }
-        match list().await {
+        match lister.usable().await {
             Ok(n) => nodes = n,
             Err(e) => tracing::warn!(error = %one_line(&e), "cannot list the nodes again"),
         }

@@ -11,7 +11,7 @@
 //! runner writes it (a `put` into its run directory). Such a kernel's table is written once
 //! its pod runs (its own address known), then at every change: the calls answer the
 //! tables to send ([`Push`]), which the caller sends through the runners in the order the
-//! tables were made ([`super::handover::push_hosts`]).
+//! tables were made (`super::handover`).
 
 use crate::kernel_files::cluster::{hosts_text, write_hosts};
 use bai_core::agent::AgentError;

@@ -185,32 +185,33 @@ pub async fn remove(inner: &Inner, kernel: Uuid, ended: Option<Ended>) -> Kernel
         Err(e) => tracing::warn!(kernel = %kernel, error = %e, "cannot delete a kernel's pod"),
     }
     egress::remove(inner, kernel).await;
-    if inner.config.runner_reach == RunnerReach::Network {
-        secret::remove(inner, kernel).await;
-    }
+    secret::remove(inner, kernel).await;
     inner.hosts.leave(kernel);
-    let root = inner.dirs(kernel).root;
-    // A kernel claimed from a pool has its folders mounted under its home on the node: they
-    // go first, and the directory stays if one cannot (a removal must never reach a folder).
-    if let Err(e) = crate::pool_folders::release(&root) {
-        tracing::error!(kernel = %kernel, error = %e, "a kernel's directory is kept");
-        return KernelExit {
-            kernel_id: kernel,
-            exit_code: ended.exit_code,
-            oom_killed: ended.oom_killed,
-            logs,
-        };
-    }
-    if let Err(e) = tokio::fs::remove_dir_all(&root).await
-        && e.kind() != std::io::ErrorKind::NotFound
-    {
-        tracing::warn!(kernel = %kernel, error = %e, dir = %root.display(), "cannot remove a kernel's directory");
+    // A detached kernel has nothing on this machine.
+    if inner.config.runner_reach == RunnerReach::Socket {
+        remove_dirs(inner, kernel).await;
     }
     KernelExit {
         kernel_id: kernel,
         exit_code: ended.exit_code,
         oom_killed: ended.oom_killed,
         logs,
+    }
+}
+
+/// Removes a kernel's directories on this node. A kernel claimed from a pool has its folders
+/// mounted under its home: they go first, and the directory stays if one cannot (a removal
+/// must never reach a folder).
+async fn remove_dirs(inner: &Inner, kernel: Uuid) {
+    let root = inner.dirs(kernel).root;
+    if let Err(e) = crate::pool_folders::release(&root) {
+        tracing::error!(kernel = %kernel, error = %e, "a kernel's directory is kept");
+        return;
+    }
+    if let Err(e) = tokio::fs::remove_dir_all(&root).await
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(kernel = %kernel, error = %e, dir = %root.display(), "cannot remove a kernel's directory");
     }
 }
 

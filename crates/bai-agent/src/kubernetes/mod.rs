@@ -237,7 +237,6 @@ impl Inner {
     pub fn finish(&self, kernel: Uuid) {
         lock(&self.finished).insert(kernel);
         lock(&self.names).remove(&kernel);
-        lock(&self.tokens).remove(&kernel);
         self.forget(kernel);
     }
 
@@ -304,17 +303,14 @@ impl KubernetesAgent {
             None => nodes.first(),
         };
         let Some(node) = chosen.and_then(|n| n.metadata.name.clone()) else {
-            let sel = client::selector(&config.node_selector);
-            return Err(KubeError::NoNode(match (&config.node, sel.is_empty()) {
-                (Some(want), _) => format!(
+            return Err(match &config.node {
+                Some(want) => KubeError::NoNode(format!(
                     "the node {want} is not Ready and schedulable, or does not match the node \
-                     selector {sel}"
-                ),
-                (None, true) => "no node of the cluster is Ready and schedulable".into(),
-                (None, false) => {
-                    format!("no Ready, schedulable node matches the node selector {sel}")
-                }
-            }));
+                     selector {}",
+                    client::selector(&config.node_selector)
+                )),
+                None => no_usable_node(&config.node_selector),
+            });
         };
         if config.node.is_none() && nodes.len() > 1 {
             tracing::warn!(offered = %node, usable = nodes.len(),
@@ -356,8 +352,11 @@ impl KubernetesAgent {
         config.data_dir = std::fs::canonicalize(&config.data_dir).map_err(|e| {
             KubeError::NoNode(format!("cannot use {}: {e}", config.data_dir.display()))
         })?;
-        crate::kernel_files::etc::write(&config.data_dir)
-            .map_err(|e| KubeError::NoNode(e.to_string()))?;
+        // The `/etc` files mounted from this machine (a detached kernel's are in its Secret).
+        if config.runner_reach == RunnerReach::Socket {
+            crate::kernel_files::etc::write(&config.data_dir)
+                .map_err(|e| KubeError::NoNode(e.to_string()))?;
+        }
         let events = Arc::new(EventFanout::default());
         // The engine on this machine is the node's only where the agent runs on the node it
         // offers (socket mode); a detached agent may run anywhere.
@@ -457,18 +456,48 @@ impl KubernetesAgent {
     }
 }
 
-/// The names of the nodes an agent with `kubeconfig` and `node_selector` may offer now
-/// (Ready, schedulable, matching), by name; a kubeconfig that does not work is an error.
-pub async fn usable_node_names(
-    kubeconfig: Option<&std::path::Path>,
-    node_selector: &BTreeMap<String, String>,
-) -> Result<Vec<String>, KubeError> {
-    let client = client::connect(kubeconfig).await?;
-    Ok(client::usable_nodes(&client, node_selector)
-        .await?
-        .into_iter()
-        .filter_map(|n| n.metadata.name)
-        .collect())
+/// The nodes a process offering every node (`baid agent --each-node`) may offer, listed
+/// again as often as it asks, over one connection.
+pub struct NodeLister {
+    client: Client,
+    node_selector: BTreeMap<String, String>,
+}
+
+impl NodeLister {
+    /// Connects with `kubeconfig` (one that does not work is an error).
+    pub async fn connect(
+        kubeconfig: Option<&std::path::Path>,
+        node_selector: BTreeMap<String, String>,
+    ) -> Result<NodeLister, KubeError> {
+        Ok(NodeLister {
+            client: client::connect(kubeconfig).await?,
+            node_selector,
+        })
+    }
+
+    /// The usable nodes (Ready, schedulable, matching) by name; none is an error that says
+    /// so, as an agent offering one node says it.
+    pub async fn usable(&self) -> Result<Vec<String>, KubeError> {
+        let names: Vec<String> = client::usable_nodes(&self.client, &self.node_selector)
+            .await?
+            .into_iter()
+            .filter_map(|n| n.metadata.name)
+            .collect();
+        if names.is_empty() {
+            return Err(no_usable_node(&self.node_selector));
+        }
+        Ok(names)
+    }
+}
+
+/// No node of the cluster (or none that `node_selector` matches) is Ready and schedulable.
+fn no_usable_node(node_selector: &BTreeMap<String, String>) -> KubeError {
+    let sel = client::selector(node_selector);
+    KubeError::NoNode(if sel.is_empty() {
+        "no node of the cluster is Ready and schedulable".into()
+    } else {
+        format!("no Ready, schedulable node matches the node selector {sel}")
+    })
 }
 
 /// Kubernetes names architectures as Go does (`amd64`, `arm64`); bai as the kernel does.

@@ -93,36 +93,42 @@ pub fn observe(pod: &Pod) -> Observed {
         .iter()
         .flatten()
         .find(|c| c.name == INIT_CONTAINER);
-    if let Some((c, w)) = init.and_then(|c| Some((c, c.state.as_ref()?.waiting.as_ref()?))) {
-        let reason = w.reason.as_deref().unwrap_or("");
-        let message = w.message.as_deref().unwrap_or("");
-        if IMAGE_REASONS.contains(&reason) {
-            return Observed::Waiting(Some(Problem::Image(format!(
-                "the runner's image {} cannot be run on node {node} ({reason}): {message}; \
-                 the agent's --runner-image must be on every node or pullable there",
-                c.image
-            ))));
-        }
-        if CREATE_REASONS.contains(&reason) {
-            return Observed::Waiting(Some(Problem::Create(format!(
-                "the runner's init container cannot be made on node {node} ({reason}): {message}"
-            ))));
-        }
+    let init_waiting = init.and_then(|c| Some((c, c.state.as_ref()?.waiting.as_ref()?)));
+    if let Some(problem) = init_waiting.and_then(|(c, w)| {
+        cannot_start(
+            w,
+            |reason, message| {
+                format!(
+                    "the runner's image {} cannot be run on node {node} ({reason}): {message}; \
+                     the agent's --runner-image must be on every node or pullable there",
+                    c.image
+                )
+            },
+            |reason, message| {
+                format!(
+                    "the runner's init container cannot be made on node {node} ({reason}): \
+                     {message}"
+                )
+            },
+        )
+    }) {
+        return Observed::Waiting(Some(problem));
     }
-    if let Some(w) = state.and_then(|s| s.waiting.as_ref()) {
-        let reason = w.reason.as_deref().unwrap_or("");
-        let message = w.message.as_deref().unwrap_or("");
+    if let Some(problem) = state.and_then(|s| s.waiting.as_ref()).and_then(|w| {
         let image = kernel.map(|c| c.image.as_str()).unwrap_or("?");
-        if IMAGE_REASONS.contains(&reason) {
-            return Observed::Waiting(Some(Problem::Image(format!(
-                "the image {image} cannot be run on node {node} ({reason}): {message}"
-            ))));
-        }
-        if CREATE_REASONS.contains(&reason) {
-            return Observed::Waiting(Some(Problem::Create(format!(
-                "the kernel's container cannot be made on node {node} ({reason}): {message}"
-            ))));
-        }
+        cannot_start(
+            w,
+            |reason, message| {
+                format!("the image {image} cannot be run on node {node} ({reason}): {message}")
+            },
+            |reason, message| {
+                format!(
+                    "the kernel's container cannot be made on node {node} ({reason}): {message}"
+                )
+            },
+        )
+    }) {
+        return Observed::Waiting(Some(problem));
     }
     if state.and_then(|s| s.running.as_ref()).is_some() {
         let ip = status.pod_ip.as_deref().and_then(|ip| ip.parse().ok());
@@ -141,6 +147,25 @@ pub fn observe(pod: &Pod) -> Observed {
         )));
     }
     Observed::Waiting(None)
+}
+
+/// What a waiting container's reason says: its image cannot be run (told by `image`) or
+/// it cannot be made (told by `create`), each given the reason and the message; `None` for
+/// any other wait.
+fn cannot_start(
+    w: &k8s_openapi::api::core::v1::ContainerStateWaiting,
+    image: impl FnOnce(&str, &str) -> String,
+    create: impl FnOnce(&str, &str) -> String,
+) -> Option<Problem> {
+    let reason = w.reason.as_deref().unwrap_or("");
+    let message = w.message.as_deref().unwrap_or("");
+    if IMAGE_REASONS.contains(&reason) {
+        Some(Problem::Image(image(reason, message)))
+    } else if CREATE_REASONS.contains(&reason) {
+        Some(Problem::Create(create(reason, message)))
+    } else {
+        None
+    }
 }
 
 /// Why a pod has not started yet, in Kubernetes' words, for a kernel that was not ready in

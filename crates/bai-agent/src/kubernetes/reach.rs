@@ -53,10 +53,7 @@ pub(crate) fn now(inner: &Inner, kernel: Uuid, observed: Option<&Observed>) -> O
     match inner.config.runner_reach {
         RunnerReach::Socket => Some(RunnerAt::Socket(inner.dirs(kernel).socket)),
         RunnerReach::Network => match observed {
-            Some(Observed::Running(Some(ip))) => Some(RunnerAt::Network {
-                addr: SocketAddr::new(*ip, RUNNER_PORT),
-                token: inner.token(kernel)?,
-            }),
+            Some(Observed::Running(Some(ip))) => Some(at(*ip, inner.token(kernel)?)),
             _ => None,
         },
     }
@@ -77,10 +74,15 @@ pub(crate) async fn network(
             t
         }
     };
-    Ok(RunnerAt::Network {
+    Ok(at(ip, token))
+}
+
+/// The runner at the pod IP `ip`, reached with `token`.
+fn at(ip: IpAddr, token: String) -> RunnerAt {
+    RunnerAt::Network {
         addr: SocketAddr::new(ip, RUNNER_PORT),
         token,
-    })
+    }
 }
 
 #[cfg(test)]

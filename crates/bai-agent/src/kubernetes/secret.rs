@@ -159,6 +159,9 @@ pub async fn token(inner: &Inner, kernel: Uuid) -> Result<String, AgentError> {
 
 /// Deletes a kernel's Secret (none there is fine: it goes with its pod).
 pub async fn remove(inner: &Inner, kernel: Uuid) {
+    if inner.config.runner_reach != super::RunnerReach::Network {
+        return; // none was made by this agent
+    }
     match inner
         .secrets
         .delete(&pod_name(kernel), &DeleteParams::default())

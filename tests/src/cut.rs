@@ -1,10 +1,13 @@
 //! A TCP link the test can cut: a forwarder on a loopback port of its own to a target (the
 //! tests' PostgreSQL), as a network link between a manager and its database. Cut, it
 //! refuses new connections and stalls the open ones (their bytes go nowhere, neither end is
-//! told: a partition, as a pulled cable is); healed, it forwards again.
+//! told: a partition, as a pulled cable is); healed, it forwards again. Also a plain
+//! forwarder from another of this machine's addresses ([`CutLink::from_to`]: the test
+//! cluster's API server, which listens on loopback, to its pods on the docker bridge, as
+//! kube-proxy would forward the `kubernetes` Service).
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -17,12 +20,20 @@ pub struct CutLink {
 impl CutLink {
     /// Forwards a new loopback port to `target`.
     pub fn to(target: SocketAddr) -> CutLink {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the link");
-        let port = listener.local_addr().expect("its address").port();
+        CutLink::from_to(IpAddr::V4(Ipv4Addr::LOCALHOST), target)
+    }
+
+    /// Forwards a new port of this machine's address `listen` to `target`.
+    pub fn from_to(listen: IpAddr, target: SocketAddr) -> CutLink {
+        let listener = TcpListener::bind((listen, 0)).expect("bind the link");
+        let at = listener.local_addr().expect("its address");
         let cut = Arc::new(AtomicBool::new(false));
         let flag = cut.clone();
-        std::thread::spawn(move || accept(listener, port, target, flag));
-        CutLink { port, cut }
+        std::thread::spawn(move || accept(listener, at, target, flag));
+        CutLink {
+            port: at.port(),
+            cut,
+        }
     }
 
     /// The port the link listens on.
@@ -46,7 +57,7 @@ impl Drop for CutLink {
     }
 }
 
-fn accept(mut listener: TcpListener, port: u16, target: SocketAddr, cut: Arc<AtomicBool>) {
+fn accept(mut listener: TcpListener, at: SocketAddr, target: SocketAddr, cut: Arc<AtomicBool>) {
     let _ = listener.set_nonblocking(true);
     loop {
         if cut.load(Ordering::SeqCst) {
@@ -56,7 +67,7 @@ fn accept(mut listener: TcpListener, port: u16, target: SocketAddr, cut: Arc<Ato
                 std::thread::sleep(Duration::from_millis(50));
             }
             listener = loop {
-                match TcpListener::bind(("127.0.0.1", port)) {
+                match TcpListener::bind(at) {
                     Ok(l) => break l,
                     Err(_) => std::thread::sleep(Duration::from_millis(50)),
                 }

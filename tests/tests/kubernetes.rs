@@ -6,9 +6,11 @@
 //! counters work on a pod, and so do its apps through the app proxy (SSH and SCP, the web
 //! terminal, Jupyter, a preopen port: `kubernetes/apps.rs`). Detached pods
 //! (`--runner-reach network`: the runner from an init container, the kernel's files in its
-//! own Secret and through its runner) run the files and cluster-session tests again. The
-//! agent with only its least role: `kubernetes/least_role.rs`. A kubeconfig that does not
-//! work is one line and exit 2.
+//! own Secret and through its runner) run the files, cluster-session and multi-node tests
+//! again. The agent with only its least role: `kubernetes/least_role.rs`; in the cluster as
+//! a DaemonSet (`kubernetes/in_cluster.rs`) and as one unprivileged Deployment for every node
+//! (`kubernetes/in_cluster_each_node.rs`). A kubeconfig that does not work is one line and
+//! exit 2.
 //!
 //! The cluster is `BAI_TEST_KUBECONFIG` when set (the test runner starts one for all tests);
 //! otherwise the first test starts one, shared by the tests running beside it, and the last
@@ -45,6 +47,9 @@ pub fn node_room() -> std::sync::MutexGuard<'static, ()> {
 
 #[path = "kubernetes/in_cluster.rs"]
 mod in_cluster;
+
+#[path = "kubernetes/in_cluster_each_node.rs"]
+mod in_cluster_each_node;
 
 #[path = "kubernetes/least_role.rs"]
 mod least_role;

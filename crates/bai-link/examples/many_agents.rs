@@ -9,6 +9,7 @@ use bai_agent::{DummyAgent, DummyAgentConfig};
 use bai_core::agent::AgentRpc;
 use bai_core::resources::ResourceSlots;
 use bai_link::JoinToken;
+use bai_link::credential::CredentialFile;
 use bai_link::join::{JoinConfig, run};
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,7 +43,7 @@ async fn main() -> Result<(), String> {
             token: token.clone(),
             agent_id: id.clone(),
             group: None,
-            credential_file: dir.path().join(&id),
+            credentials: Arc::new(CredentialFile(dir.path().join(&id))),
             heartbeat,
             keepalive: heartbeat,
             version: "load".into(),

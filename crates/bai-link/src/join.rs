@@ -2,15 +2,16 @@
 //! serve the link, and dial again when it breaks (with backoff), until the manager refuses
 //! for good. Given several managers (of one database), it dials the one it last reached
 //! first, and the next in turn when that one does not answer (a standby does not listen
-//! for agents): it ends up at the leader. The credential the manager gives on the first join is kept in a file (mode
-//! 0600) and presented from then on.
+//! for agents): it ends up at the leader. The credential the manager gives on the first join
+//! is kept in the config's [`CredentialStore`] (a file of mode 0600, or a Secret) and
+//! presented from then on.
 
+use crate::credential::CredentialStore;
 use crate::hello::{self, Hello, Purpose, Welcome};
 use crate::serve::{Serving, TunnelDialer, serve};
 use crate::{JoinToken, Link, Side, pin};
 use async_trait::async_trait;
 use bai_core::agent::{AgentError, AgentRpc};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpStream;
@@ -35,7 +36,7 @@ pub struct JoinConfig {
     /// The resource group asked for (the token decides; a mismatch is refused).
     pub group: Option<String>,
     /// Where the credential is kept.
-    pub credential_file: PathBuf,
+    pub credentials: Arc<dyn CredentialStore>,
     pub heartbeat: Duration,
     pub keepalive: Duration,
     pub version: String,
@@ -147,10 +148,12 @@ impl Dialer {
         }
     }
 
-    fn keep_credential(&self, credential: String) -> Result<(), JoinError> {
-        let text = format!("{}\n{}\n", self.config.agent_id, credential);
-        crate::identity::write_private(&self.config.credential_file, text.as_bytes())
-            .map_err(JoinError::Config)?;
+    async fn keep_credential(&self, credential: String) -> Result<(), JoinError> {
+        self.config
+            .credentials
+            .keep(&self.config.agent_id, &credential)
+            .await
+            .map_err(|e| JoinError::Config(format!("cannot keep the agent's credential: {e}")))?;
         *self.credential.lock().unwrap_or_else(|p| p.into_inner()) = Some(credential);
         Ok(())
     }
@@ -183,20 +186,27 @@ fn pin_refused(e: &std::io::Error) -> bool {
     )
 }
 
-/// Reads the credential kept for `agent_id` (another agent's file is ignored).
-fn load_credential(config: &JoinConfig) -> Option<String> {
-    let text = std::fs::read_to_string(&config.credential_file).ok()?;
-    let mut lines = text.lines();
-    (lines.next()? == config.agent_id)
-        .then(|| lines.next().map(str::to_string))
-        .flatten()
+/// The credential kept for this agent; a store that cannot be read now is asked again (with
+/// backoff) rather than joined without: the manager would refuse the agent's id for good.
+async fn load_credential(config: &JoinConfig) -> Option<String> {
+    let mut pause = Duration::from_millis(500);
+    loop {
+        match config.credentials.load(&config.agent_id).await {
+            Ok(c) => return c,
+            Err(e) => {
+                tracing::warn!(agent = %config.agent_id, error = %e, "cannot read the agent's credential; trying again");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
 }
 
 /// Joins the manager and serves `agent` over the link for as long as the manager accepts
 /// it. Returns only when the manager refuses for good (or the configuration is unusable).
 pub async fn run(config: JoinConfig, agent: Arc<dyn AgentRpc>) -> Result<(), JoinError> {
     let client = pin::client_config(&config.token.ca_hash).map_err(JoinError::Config)?;
-    let credential = load_credential(&config);
+    let credential = load_credential(&config).await;
     let dialer = Arc::new(Dialer {
         connector: TlsConnector::from(client),
         credential: Mutex::new(credential),
@@ -216,7 +226,7 @@ pub async fn run(config: JoinConfig, agent: Arc<dyn AgentRpc>) -> Result<(), Joi
         match dialer.connect(Purpose::Control).await {
             Ok((tls, credential)) => {
                 if let Some(c) = credential {
-                    dialer.keep_credential(c)?;
+                    dialer.keep_credential(c).await?;
                 }
                 tracing::info!(
                     manager = %dialer.manager(),
@@ -242,30 +252,5 @@ pub async fn run(config: JoinConfig, agent: Arc<dyn AgentRpc>) -> Result<(), Joi
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_credential_is_read_back_only_for_its_own_agent() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut config = JoinConfig {
-            managers: vec!["127.0.0.1:8091".into()],
-            token: JoinToken::new(&"ab".repeat(32)),
-            agent_id: "node-1".into(),
-            group: None,
-            credential_file: dir.path().join("credential"),
-            heartbeat: Duration::from_secs(10),
-            keepalive: Duration::from_secs(10),
-            version: "test".into(),
-        };
-        assert_eq!(load_credential(&config), None);
-        crate::identity::write_private(&config.credential_file, b"node-1\nc0ffee\n").unwrap();
-        assert_eq!(load_credential(&config).as_deref(), Some("c0ffee"));
-        config.agent_id = "node-2".into();
-        assert_eq!(load_credential(&config), None);
     }
 }

@@ -13,6 +13,7 @@
 
 pub mod accept;
 pub mod conn;
+pub mod credential;
 pub mod frame;
 pub mod hello;
 pub mod identity;

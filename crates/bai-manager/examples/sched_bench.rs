@@ -122,7 +122,7 @@ async fn join_over_the_link(m: &Arc<Manager>, agents: usize) -> anyhow::Result<(
             token: token.clone(),
             agent_id: id.clone(),
             group: None,
-            credential_file: creds.join(&id),
+            credentials: Arc::new(bai_link::credential::CredentialFile(creds.join(&id))),
             heartbeat: Duration::from_secs(10),
             keepalive: Duration::from_secs(10),
             version: "bench".into(),

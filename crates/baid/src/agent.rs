@@ -9,6 +9,7 @@ use crate::node::{self, NodeArgs};
 use anyhow::{Context, Result};
 use bai_core::agent::AgentRpc;
 use bai_link::JoinToken;
+use bai_link::credential::{CredentialFile, CredentialStore};
 use bai_link::join::{JoinConfig, JoinError};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -82,14 +83,14 @@ fn join_config(
     args: &AgentArgs,
     token: JoinToken,
     id: String,
-    credential_file: PathBuf,
+    credentials: Arc<dyn CredentialStore>,
 ) -> JoinConfig {
     JoinConfig {
         managers: args.manager.clone(),
         token,
         agent_id: id,
         group: args.group.clone(),
-        credential_file,
+        credentials,
         heartbeat: args.heartbeat,
         keepalive: args.heartbeat,
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -104,6 +105,11 @@ pub async fn run(args: AgentArgs) -> Result<()> {
             std::process::exit(2);
         }
     };
+    let kubernetes = args.backend.backend == Backend::Kubernetes;
+    if let Err(why) = crate::credentials::check(args.backend.credentials, kubernetes) {
+        eprintln!("Error: {why}");
+        std::process::exit(2);
+    }
     let data_dir = args
         .data_dir
         .clone()
@@ -136,19 +142,20 @@ pub async fn run(args: AgentArgs) -> Result<()> {
         .first()
         .and_then(|m| m.rsplit_once(':'))
         .map(|(h, _)| h.trim_start_matches('[').trim_end_matches(']').to_string());
-    if args.backend.backend == Backend::Kubernetes && args.backend.each_node {
+    if kubernetes && args.backend.each_node {
         let shared = crate::each_node::Shared {
             name: args.name.clone(),
             group,
             data_dir: data_dir.clone(),
             storage_hosts,
             manager_host,
-            // Each node's agent sets its own id and credential file.
+            credentials: args.backend.credentials,
+            // Each node's agent sets its own id and credential store.
             join: join_config(
                 &args,
                 token,
                 String::new(),
-                data_dir.join("agent-credential"),
+                Arc::new(CredentialFile(data_dir.join("agent-credential"))),
             ),
         };
         return crate::each_node::run(&args.backend, &args.node, shared).await;
@@ -196,7 +203,12 @@ pub async fn run(args: AgentArgs) -> Result<()> {
         info.images.len(),
         args.manager.join(", ")
     );
-    let config = join_config(&args, token, id, data_dir.join("agent-credential"));
+    let credentials = crate::credentials::store(
+        args.backend.credentials,
+        data_dir.join("agent-credential"),
+        kube.as_ref(),
+    );
+    let config = join_config(&args, token, id, credentials);
     let ended = tokio::select! {
         r = bai_link::join::run(config, agent) => match r {
             Ok(()) => Ok(()),

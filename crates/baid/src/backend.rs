@@ -68,6 +68,17 @@ pub struct BackendArgs {
     /// too; needs `--runner-reach network`. Without it the agent offers one node.
     #[arg(long = "each-node", env = "BAI_KUBE_EACH_NODE")]
     pub each_node: bool,
+    /// Where the agent keeps the credential the manager gives it on its first join (without
+    /// it a restarted agent is refused its own id): `file`, in the data dir (the default), or
+    /// with the Kubernetes backend `secret`, a Secret per agent id in the kernels' namespace,
+    /// for an agent in a pod whose data dir goes with the pod (needs rbac-network.yaml).
+    #[arg(
+        long,
+        env = "BAI_AGENT_CREDENTIALS",
+        value_enum,
+        default_value = "file"
+    )]
+    pub credentials: crate::credentials::Place,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -4,7 +4,8 @@
 //! node's free room is one agent's offer, and "why is my session waiting" names the node).
 //!
 //! Each node's agent is a [`KubernetesAgent`] that offers only that node, named `NAME-NODE`
-//! (`NODE` without `--name`), with its own credential file; all use the one join token.
+//! (`NODE` without `--name`), with its own credential (a file, or with `--credentials
+//! secret` a Secret: what a Deployment's pod needs); all use the one join token.
 //! Detached pods (`--runner-reach network`) need nothing of this process's machine, so the
 //! process may run anywhere that reaches the API server and the pod network. The nodes are
 //! listed again every [`RELIST`]: a node that comes (or becomes usable) joins; a node that
@@ -34,7 +35,9 @@ pub struct Shared {
     pub data_dir: PathBuf,
     pub storage_hosts: BTreeMap<String, PathBuf>,
     pub manager_host: Option<String>,
-    /// The join, its agent id and credential file set per node.
+    /// Where each node's agent keeps its credential.
+    pub credentials: crate::credentials::Place,
+    /// The join, its agent id and credential store set per node.
     pub join: JoinConfig,
 }
 
@@ -144,7 +147,11 @@ async fn join_node(
     );
     let join = JoinConfig {
         agent_id: id.clone(),
-        credential_file: shared.data_dir.join(format!("agent-credential-{id}")),
+        credentials: crate::credentials::store(
+            shared.credentials,
+            shared.data_dir.join(format!("agent-credential-{id}")),
+            Some(&agent),
+        ),
         ..shared.join.clone()
     };
     let rpc: Arc<dyn AgentRpc> = Arc::new(agent.clone());

@@ -7,6 +7,7 @@ mod agent;
 mod backend;
 mod bootstrap;
 mod config_file;
+mod credentials;
 mod db;
 mod each_node;
 mod https;

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 const AGENT_LABEL: &str = "app.kubernetes.io/name=bai-agent";
 
-fn text(o: &Output) -> String {
+pub(super) fn text(o: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
@@ -24,7 +24,7 @@ fn text(o: &Output) -> String {
 }
 
 /// `kubectl ARGS` with `input` on its stdin.
-fn kubectl_in(cluster: &Cluster, args: &[&str], input: &str) -> Output {
+pub(super) fn kubectl_in(cluster: &Cluster, args: &[&str], input: &str) -> Output {
     let mut c = Command::new(&cluster.kubectl)
         .arg("--kubeconfig")
         .arg(&cluster.kubeconfig)
@@ -42,9 +42,9 @@ fn kubectl_in(cluster: &Cluster, args: &[&str], input: &str) -> Output {
     c.wait_with_output().expect("kubectl")
 }
 
-/// The agent pods of the DaemonSet: (name, phase).
-fn agent_pods(cluster: &Cluster) -> Vec<(String, String)> {
-    let out = cluster.kubectl(&["get", "pods", "-n", "bai", "-l", AGENT_LABEL, "-o", "json"]);
+/// The agent pods labelled `label` (the DaemonSet's: [`AGENT_LABEL`]): (name, phase).
+pub(super) fn agent_pods(cluster: &Cluster, label: &str) -> Vec<(String, String)> {
+    let out = cluster.kubectl(&["get", "pods", "-n", "bai", "-l", label, "-o", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
     v["items"]
         .as_array()
@@ -59,16 +59,46 @@ fn agent_pods(cluster: &Cluster) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
-fn agent_log(cluster: &Cluster, pod: &str) -> String {
+pub(super) fn agent_log(cluster: &Cluster, pod: &str) -> String {
     text(&cluster.kubectl(&["logs", "-n", "bai", pod, "-c", "agent"]))
 }
 
-/// What the test applied, removed on drop (also when it fails): the DaemonSet and its pods
-/// first (they use the data dir), then the Secret, the objects of rbac.yaml and the image.
-struct Installed<'a> {
-    cluster: &'a Cluster,
-    manifest: String,
-    image: String,
+/// What the test applied, removed on drop (also when it fails): the agent's workload and its
+/// pods first (they use the data dir), then the Secrets, the objects of the RBAC files (the
+/// last one, rbac.yaml, takes the namespace) and the image.
+pub(super) struct Installed<'a> {
+    pub cluster: &'a Cluster,
+    pub manifest: String,
+    pub image: String,
+    /// The agent pods' label.
+    pub label: &'static str,
+    /// The RBAC files of dist/kubernetes, rbac.yaml last (applied in the reverse order).
+    pub rbac: &'static [&'static str],
+}
+
+impl Installed<'_> {
+    /// Applies the RBAC files (rbac.yaml first: it makes the namespace), the join token's
+    /// Secret, and the manifest.
+    pub fn apply(&self, token: &str) {
+        let c = self.cluster;
+        for file in self.rbac.iter().rev() {
+            let rbac = dist(file);
+            let applied = c.kubectl(&["apply", "-f", &rbac.to_string_lossy()]);
+            assert!(applied.status.success(), "{file}: {}", text(&applied));
+        }
+        let secret = c.kubectl(&[
+            "create",
+            "secret",
+            "generic",
+            "bai-agent-token",
+            "-n",
+            "bai",
+            &format!("--from-literal=token={token}"),
+        ]);
+        assert!(secret.status.success(), "{}", text(&secret));
+        let applied = kubectl_in(c, &["apply", "-f", "-"], &self.manifest);
+        assert!(applied.status.success(), "{}", text(&applied));
+    }
 }
 
 impl Drop for Installed<'_> {
@@ -79,7 +109,9 @@ impl Drop for Installed<'_> {
             &["delete", "-f", "-", "--ignore-not-found"],
             &self.manifest,
         );
-        bai_e2e::wait_until(Duration::from_secs(60), || agent_pods(c).is_empty());
+        bai_e2e::wait_until(Duration::from_secs(60), || {
+            agent_pods(c, self.label).is_empty()
+        });
         c.kubectl(&[
             "delete",
             "secret",
@@ -88,8 +120,18 @@ impl Drop for Installed<'_> {
             "bai",
             "--ignore-not-found",
         ]);
-        let rbac = dist("rbac.yaml");
-        c.kubectl(&["delete", "-f", &rbac.to_string_lossy(), "--wait=false"]);
+        c.kubectl(&[
+            "delete",
+            "secrets",
+            "-n",
+            "bai",
+            "-l",
+            "app.kubernetes.io/component=agent-credential",
+        ]);
+        for file in self.rbac {
+            let rbac = dist(file);
+            c.kubectl(&["delete", "-f", &rbac.to_string_lossy(), "--wait=false"]);
+        }
         let _ = Command::new("docker")
             .args(["rmi", "-f", &self.image])
             .stdout(Stdio::null())
@@ -98,10 +140,64 @@ impl Drop for Installed<'_> {
     }
 }
 
-/// `text` with `from` replaced by `to`, which must be there (a changed file fails here, not
-/// later in a pod that runs with a placeholder).
-fn put(text: String, from: &str, to: &str) -> String {
-    assert!(text.contains(from), "agent.yaml has no `{from}` any more");
+/// What the test puts into a shipped manifest, from the cluster's env file.
+pub(super) struct ClusterEnv {
+    /// The one node's name.
+    pub node: String,
+    /// Its address, where the test's manager listens for agents.
+    pub node_ip: String,
+    /// The API server's address (pods cannot reach it at its Service: no kube-proxy).
+    pub api_host: String,
+    pub api_port: String,
+}
+
+impl ClusterEnv {
+    pub fn of(cluster: &Cluster) -> ClusterEnv {
+        let kc = &cluster.kubeconfig;
+        let var =
+            |name: &str| env_of(kc, name).unwrap_or_else(|| panic!("{name} in the cluster's env"));
+        let server = var("BAI_KUBE_SERVER");
+        let (host, port) = server
+            .trim_start_matches("https://")
+            .trim_end_matches('/')
+            .rsplit_once(':')
+            .expect("the API server's host:port");
+        ClusterEnv {
+            node: var("BAI_KUBE_NODE"),
+            node_ip: var("BAI_KUBE_NODE_IP"),
+            api_host: host.to_string(),
+            api_port: port.to_string(),
+        }
+    }
+
+    /// The shipped manifest `file` with the test's image, its manager's agent `port` at the
+    /// node's address, and the API server's address `api` (HOST, PORT) in place of the
+    /// commented lines.
+    pub fn manifest(&self, file: &str, image: &str, port: u16, api: (&str, &str)) -> String {
+        let manifest = std::fs::read_to_string(dist(file)).expect("the shipped manifest");
+        let manifest = put(manifest, "bai/agent:latest", image);
+        let manifest = put(
+            manifest,
+            "manager.example.org:5002",
+            &format!("{}:{port}", self.node_ip),
+        );
+        let manifest = put(
+            manifest,
+            "# KUBERNETES_SERVICE_HOST: \"10.96.0.1\"",
+            &format!("KUBERNETES_SERVICE_HOST: \"{}\"", api.0),
+        );
+        put(
+            manifest,
+            "# KUBERNETES_SERVICE_PORT: \"443\"",
+            &format!("KUBERNETES_SERVICE_PORT: \"{}\"", api.1),
+        )
+    }
+}
+
+/// `text` with `from` replaced by `to` (every time), which must be there (a changed file
+/// fails here, not later in a pod that runs with a placeholder).
+pub(super) fn put(text: String, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "the manifest has no `{from}` any more");
     text.replace(from, to)
 }
 
@@ -112,15 +208,8 @@ fn the_agent_runs_in_the_cluster_as_a_daemonset() {
     // The cluster first: held while waiting, it is not stopped and started again.
     let cluster = Cluster::get();
     let _dist = dist_objects(&cluster);
-    let kc = &cluster.kubeconfig;
-    let node = env_of(kc, "BAI_KUBE_NODE").expect("BAI_KUBE_NODE in the cluster's env");
-    let node_ip = env_of(kc, "BAI_KUBE_NODE_IP").expect("BAI_KUBE_NODE_IP in the cluster's env");
-    let server = env_of(kc, "BAI_KUBE_SERVER").expect("BAI_KUBE_SERVER in the cluster's env");
-    let (api_host, api_port) = server
-        .trim_start_matches("https://")
-        .trim_end_matches('/')
-        .rsplit_once(':')
-        .expect("the API server's host:port");
+    let env = ClusterEnv::of(&cluster);
+    let node = env.node.clone();
 
     // The image, from this build's binaries (the base's layers are reused).
     let image = format!("bai-e2e/agent:{}", std::process::id());
@@ -132,54 +221,23 @@ fn the_agent_runs_in_the_cluster_as_a_daemonset() {
         .tempdir()
         .expect("tempdir");
     let data_dir = data.path().to_string_lossy().to_string();
-    let manifest = std::fs::read_to_string(dist("agent.yaml")).expect("agent.yaml");
-    let manifest = put(
-        manifest,
-        "image: bai/agent:latest",
-        &format!("image: {image}"),
-    );
-    let manifest = put(
-        manifest,
-        "manager.example.org:5002",
-        &format!("{node_ip}:{port}"),
-    );
+    // On the host network: the API server at its loopback address.
+    let manifest = env.manifest("agent.yaml", &image, port, (&env.api_host, &env.api_port));
     let manifest = put(manifest, "/var/lib/bai", &data_dir);
-    let manifest = put(
-        manifest,
-        "# KUBERNETES_SERVICE_HOST: \"10.96.0.1\"",
-        &format!("KUBERNETES_SERVICE_HOST: \"{api_host}\""),
-    );
-    let manifest = put(
-        manifest,
-        "# KUBERNETES_SERVICE_PORT: \"443\"",
-        &format!("KUBERNETES_SERVICE_PORT: \"{api_port}\""),
-    );
     let installed = Installed {
         cluster: &cluster,
         manifest,
         image,
+        label: AGENT_LABEL,
+        rbac: &["rbac.yaml"],
     };
-    let rbac = dist("rbac.yaml");
-    let applied = cluster.kubectl(&["apply", "-f", &rbac.to_string_lossy()]);
-    assert!(applied.status.success(), "{}", text(&applied));
-    let secret = cluster.kubectl(&[
-        "create",
-        "secret",
-        "generic",
-        "bai-agent-token",
-        "-n",
-        "bai",
-        &format!("--from-literal=token={token}"),
-    ]);
-    assert!(secret.status.success(), "{}", text(&secret));
-    let applied = kubectl_in(&cluster, &["apply", "-f", "-"], &installed.manifest);
-    assert!(applied.status.success(), "{}", text(&applied));
+    installed.apply(&token);
 
     // The DaemonSet's pod joins the manager as the node's agent.
     let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         wait_status(&s, &node, "ALIVE", 120)
     }));
-    let pods = agent_pods(&cluster);
+    let pods = agent_pods(&cluster, AGENT_LABEL);
     let describe = || text(&cluster.kubectl(&["describe", "pods", "-n", "bai", "-l", AGENT_LABEL]));
     assert!(
         joined.is_ok(),
@@ -217,7 +275,7 @@ fn the_agent_runs_in_the_cluster_as_a_daemonset() {
     .unwrap_or_else(|| agent_log(&cluster, &first));
     assert!(
         log.contains("connected to the Kubernetes API server")
-            && log.contains(&format!("https://{api_host}:{api_port}/")),
+            && log.contains(&format!("https://{}:{}/", env.api_host, env.api_port)),
         "{log}\n{}\n{}",
         describe(),
         text(&cluster.kubectl(&["get", "events", "-n", "bai"]))
@@ -297,7 +355,7 @@ fn the_agent_runs_in_the_cluster_as_a_daemonset() {
     let deleted = cluster.kubectl(&["delete", "pod", "-n", "bai", &first]);
     assert!(deleted.status.success(), "{}", text(&deleted));
     let second = s.wait_for(120, "a new agent pod that joined", || {
-        agent_pods(&cluster)
+        agent_pods(&cluster, AGENT_LABEL)
             .into_iter()
             .find(|(p, phase)| {
                 p != &first

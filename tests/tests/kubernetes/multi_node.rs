@@ -2,24 +2,46 @@
 //! agents (each offers the test cluster's one node, as two agents of a site share nothing
 //! but the cluster's pod network). Each agent learns its pods' addresses only as they run;
 //! the manager tells every agent the whole table before the session runs, so main1 on one
-//! agent and sub1 on the other reach each other by hostname, and ssh works both ways.
+//! agent and sub1 on the other reach each other by hostname, and ssh works both ways. The
+//! same with detached pods (`--runner-reach network`): each agent pushes the table to its
+//! pods through their runners.
 
-use bai_e2e::kube::{Cluster, KubeAgent, MANAGED, NamespaceGuard, manager_for_pods};
+use bai_e2e::kube::{Cluster, KubeAgent, MANAGED, NamespaceGuard, manager_for_pods, runner_image};
 use bai_e2e::remote::{kernel_agents, wait_status};
 
 #[test]
 fn a_multi_node_session_spans_two_kubernetes_agents_by_hostname_and_ssh() {
+    spans_two_agents("mn", &[]);
+}
+
+#[test]
+fn a_multi_node_session_of_detached_pods_spans_two_kubernetes_agents() {
+    let detached = [
+        "--runner-reach".to_string(),
+        "network".into(),
+        "--runner-image".into(),
+        runner_image(),
+    ];
+    spans_two_agents("mnd", &detached);
+}
+
+/// Two agents `kube-TAG-a` and `kube-TAG-b` (with `agent_args`), one session of a kernel
+/// on each.
+fn spans_two_agents(tag: &str, agent_args: &[String]) {
     let _room = super::node_room();
     let cluster = Cluster::get();
-    let ns = format!("bai-e2e-mn-{}", std::process::id());
+    let ns = format!("bai-e2e-{tag}-{}", std::process::id());
     let _ns = NamespaceGuard::new(&cluster, &ns);
     let (s, port, token) = manager_for_pods(&[]);
     let manager = format!("127.0.0.1:{port}");
-    let agents: Vec<KubeAgent> = ["kube-mn-a", "kube-mn-b"]
+    let names = [format!("kube-{tag}-a"), format!("kube-{tag}-b")];
+    let agents: Vec<KubeAgent> = names
         .iter()
-        .map(|name| KubeAgent::start(name, &manager, &token, &cluster.kubeconfig, &ns))
+        .map(|name| {
+            KubeAgent::start_with(name, &manager, &token, &cluster.kubeconfig, &ns, agent_args)
+        })
         .collect();
-    for (name, a) in ["kube-mn-a", "kube-mn-b"].iter().zip(&agents) {
+    for (name, a) in names.iter().zip(&agents) {
         let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             wait_status(&s, name, "ALIVE", 60)
         }));
@@ -77,6 +99,13 @@ fn a_multi_node_session_spans_two_kubernetes_agents_by_hostname_and_ssh() {
             .unwrap_or_else(|| panic!("no pod for {host}: {pods}"))
     };
     let (main1, sub1) = (pod("main1"), pod("sub1"));
+    let detached = agent_args.iter().any(|a| a == "network");
+    for p in [&main1, &sub1] {
+        let host_paths = p["spec"]["volumes"].as_array().map_or(0, |v| {
+            v.iter().filter(|v| v.get("hostPath").is_some()).count()
+        });
+        assert_eq!(detached, host_paths == 0, "{p}");
+    }
     assert_ne!(
         main1["metadata"]["labels"]["ai.bai.agent"], sub1["metadata"]["labels"]["ai.bai.agent"],
         "the pods of two agents"

@@ -246,8 +246,9 @@ fn one_process_offers_every_node_each_as_an_agent() {
     let _ = cluster.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
 }
 
-/// `--each-node` without `--runner-reach network`, and network mode without
-/// `--runner-image`: each one line, exit 2, before anything joins.
+/// `--each-node` without `--runner-reach network`, network mode without `--runner-image`,
+/// and a credential kept in a Secret without the Kubernetes backend: each one line, exit 2,
+/// before anything joins.
 #[test]
 fn each_node_needs_the_runner_on_the_pod_network() {
     let cluster = Cluster::get();
@@ -302,6 +303,27 @@ fn each_node_needs_the_runner_on_the_pod_network() {
     assert_eq!(lines.len(), 1, "one line: {err}");
     assert!(
         lines[0].contains("--runner-reach network needs --runner-image"),
+        "{err}"
+    );
+
+    // A Secret to keep the credential in, but no cluster to keep it in.
+    let out = agent_command(
+        Command::new(bin("baid")),
+        "k",
+        "127.0.0.1:1",
+        &token,
+        dir.path(),
+    )
+    .args(["--credentials", "secret"])
+    .env("RUST_LOG", "warn")
+    .output()
+    .expect("run baid agent");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line: {err}");
+    assert!(
+        lines[0].contains("--credentials secret needs --backend kubernetes"),
         "{err}"
     );
 }

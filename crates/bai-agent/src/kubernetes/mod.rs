@@ -30,6 +30,7 @@
 
 pub mod capacity;
 mod client;
+pub mod credential;
 mod egress;
 mod error;
 pub mod gpus;
@@ -445,6 +446,12 @@ impl KubernetesAgent {
     /// The namespace of its pods.
     pub fn namespace(&self) -> &str {
         &self.inner.config.namespace
+    }
+
+    /// The agents' credentials kept in Secrets of this agent's namespace
+    /// (`baid agent --credentials secret`).
+    pub fn credential_secrets(&self) -> credential::CredentialSecrets {
+        credential::CredentialSecrets::new(self.inner.client.clone(), &self.inner.config.namespace)
     }
 
     /// Where a kernel of this agent's runner answers.

@@ -34,7 +34,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Held by the tests that take much of the one node's room (the preemption's 60 % of its
-/// free CPU, the pool's 65 % of its memory, the in-cluster agent with its kernels) and by
+/// free CPU, the pool's 65 % of its memory, the in-cluster agents with their kernels), by
+/// the detached pool's (its refills need room free), and by
 /// the one whose two agents offer that same
 /// node (each counts the node's free room as its own, so that test needs twice its kernels'
 /// room free): never two of them at once, whatever order the runner picks.

@@ -133,7 +133,17 @@ fn main() {
         say!("krunner: {e}");
     }
     if std::env::var_os(pool::POOL_VAR).is_some_and(|v| v == "1") {
-        let e = pool::serve_until_bound(&listen(&socket), &socket, &workdir);
+        // A detached pool pod is claimed over the pod network, with its token.
+        let tcp = std::env::var(network::LISTEN_VAR).ok().map(|addr| {
+            match network::listen(&addr, &run) {
+                Ok(l) => l,
+                Err(e) => {
+                    say!("krunner: {e}");
+                    std::process::exit(70);
+                }
+            }
+        });
+        let e = pool::serve_until_bound(&listen(&socket), tcp, &socket, &workdir);
         say!("krunner: cannot become the session's runner: {e}");
         std::process::exit(70);
     }

@@ -45,7 +45,7 @@ pub struct BackendArgs {
     /// The Kubernetes backend: how the agent reaches its kernels' runners. `socket` (the
     /// default): their Unix socket in the kernel's directory on the node; `network`: the
     /// pod's IP at port 2001, each connection opening with the kernel's token, and the pods
-    /// need nothing of the node's disk (with `--runner-image`; no warm pools).
+    /// need nothing of the node's disk (with `--runner-image`).
     #[arg(
         long = "runner-reach",
         env = "BAI_KUBE_RUNNER_REACH",

@@ -3,9 +3,14 @@
 //! that pod, relabelled as its kernel and bound to the session's environment and dotfiles,
 //! and the pool makes another. A session with data folders takes one too. A cold session
 //! that Kubernetes cannot place while pool pods hold the room makes them give it up and
-//! runs. With the target removed, nothing is left. A burst of starts grows a pool.
+//! runs. With the target removed, nothing is left. A burst of starts grows a pool. Detached
+//! pool pods (`--runner-reach network`) are claimed over the pod network, and a restarted
+//! agent re-adopts a kernel that was one.
 
-use bai_e2e::kube::{Cluster, MANAGED, NamespaceGuard, joined_with};
+use bai_e2e::kube::{
+    Cluster, KubeAgent, MANAGED, NamespaceGuard, joined_with, manager_for_pods, runner_image,
+};
+use bai_e2e::remote::wait_status;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -378,4 +383,161 @@ fn folders_in_a_pool_pod(
             "{folder}/{file}"
         );
     }
+}
+
+/// A detached agent's pool: the pool pod needs nothing of the node (its own Secret, owned by
+/// it, holds its runner's token); a start of its shape is given it, the owner's dotfile
+/// written through its runner with its mode, the session's variables bound over the pod
+/// network, and the pool refills. The agent killed and started again with a new data dir
+/// (its credential in a Secret) reaches that kernel with the token read back from the pool
+/// pod's Secret. Nothing is left at the end.
+#[test]
+fn a_detached_pool_pod_is_claimed_over_the_pod_network() {
+    // Its refills must find room: not beside the tests that take much of the node.
+    let _room = super::node_room();
+    let cluster = Cluster::get();
+    let ns = format!("bai-e2e-dpool-{}", std::process::id());
+    let _ns = NamespaceGuard::new(&cluster, &ns);
+    let args = [
+        "--runner-reach".to_string(),
+        "network".into(),
+        "--runner-image".into(),
+        runner_image(),
+        "--credentials".into(),
+        "secret".into(),
+    ];
+    let (s, port, token) = manager_for_pods(&[("BAI_WARM_POOLS", "on")]);
+    let manager = format!("127.0.0.1:{port}");
+    let start = || {
+        let a = KubeAgent::start_with(
+            "kube-dpool",
+            &manager,
+            &token,
+            &cluster.kubeconfig,
+            &ns,
+            &args,
+        );
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            wait_status(&s, "kube-dpool", "ALIVE", 60)
+        }));
+        assert!(ok.is_ok(), "the agent did not join:\n{}", a.log());
+        a
+    };
+    let agent = start();
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--warm-pool",
+            "python,cpu=0.2,mem=256m,count=1",
+            "--warm-pool-auto",
+            "0",
+        ],
+    )
+    .expect_ok();
+    let unclaimed = || {
+        pods(&cluster, &ns)
+            .into_iter()
+            .filter(|(n, k)| n.starts_with("bai-pool-") && k.is_none())
+            .map(|(n, _)| n)
+            .collect::<Vec<_>>()
+    };
+    let first = s.wait_for(180, "a ready pool pod", || {
+        let ready = s.bai(&s.admin, &["agents"]).stdout.contains("1 of 1 ready");
+        let u = unclaimed();
+        (ready && u.len() == 1).then(|| u[0].clone())
+    });
+    let out = cluster.kubectl(&["get", "pod", "-n", &ns, &first, "-o", "json"]);
+    let pod: Value = serde_json::from_slice(&out.stdout).expect("the pool pod");
+    let volumes = pod["spec"]["volumes"].as_array().expect("volumes");
+    assert!(
+        volumes.iter().all(|v| v.get("hostPath").is_none()),
+        "{volumes:?}"
+    );
+    assert!(
+        volumes
+            .iter()
+            .any(|v| v["secret"]["secretName"] == first.as_str()),
+        "its own Secret: {volumes:?}"
+    );
+    let out = cluster.kubectl(&["get", "secret", "-n", &ns, &first, "-o", "json"]);
+    let secret: Value = serde_json::from_slice(&out.stdout).expect("the pool pod's Secret");
+    assert_eq!(
+        secret["metadata"]["ownerReferences"][0]["uid"], pod["metadata"]["uid"],
+        "{secret}"
+    );
+
+    std::fs::write(s.work.path().join("vimrc"), "set number\n").unwrap();
+    s.bai(
+        &s.admin,
+        &["dotfile", "create", ".vimrc", "-f", "vimrc", "-p", "600"],
+    )
+    .expect_ok();
+    agent.started(
+        &s,
+        &s.admin,
+        "kdpool1",
+        &["-e", "FOO=bar", "-r", "cpu=0.2", "-r", "mem=256m", "python"],
+        120,
+    );
+    assert_eq!(
+        kernel_pods(&cluster, &ns),
+        vec![first.clone()],
+        "the session took the pool pod\nagent:\n{}",
+        agent.log()
+    );
+    let code = "import os; print(os.environ['FOO'], os.environ.get('BAI_POOL') or '-', \
+                os.environ['BAI_SESSION_NAME'], os.getuid()); \
+                print(open('.vimrc').read().strip(), oct(os.stat('.vimrc').st_mode & 0o777))";
+    let r = s.bai(&s.admin, &["run", "-t", "kdpool1", "-c", code, "python"]);
+    assert!(r.ok(), "{r:?}\nagent:\n{}", agent.log());
+    assert_eq!(
+        r.stdout.lines().map(str::trim).collect::<Vec<_>>(),
+        vec!["bar - kdpool1 1000", "set number 0o600"],
+        "{r:?}"
+    );
+    s.wait_for(180, "the pool refilled", || {
+        let u = unclaimed();
+        (u.len() == 1 && u[0] != first).then_some(())
+    });
+
+    // Killed, and started again with nothing of the first run on this machine.
+    let mut agent = agent;
+    agent.child.kill().unwrap();
+    agent.child.wait().unwrap();
+    wait_status(&s, "kube-dpool", "LOST", 60);
+    drop(agent);
+    let again = start();
+    let r = s.bai(
+        &s.admin,
+        &["run", "-t", "kdpool1", "-c", "print(6 * 7)", "python"],
+    );
+    assert!(r.ok(), "{r:?}\nagent:\n{}", again.log());
+    assert_eq!(r.stdout.trim(), "42", "{r:?}");
+    assert_eq!(kernel_pods(&cluster, &ns), vec![first.clone()]);
+
+    s.bai(&s.admin, &["rm", "kdpool1"]).expect_ok();
+    s.bai(
+        &s.admin,
+        &[
+            "admin",
+            "resource-group",
+            "update",
+            "default",
+            "--warm-pool",
+            "",
+        ],
+    )
+    .expect_ok();
+    cluster.wait_no_pods(&ns);
+    let gone = bai_e2e::wait_until(Duration::from_secs(60), || {
+        let out = cluster.kubectl(&["get", "secrets", "-n", &ns, "-l", MANAGED, "-o", "name"]);
+        out.status.success() && out.stdout.iter().all(u8::is_ascii_whitespace)
+    });
+    assert!(gone, "Secrets left in {ns}\nagent:\n{}", again.log());
+    drop(again);
+    drop(s);
 }

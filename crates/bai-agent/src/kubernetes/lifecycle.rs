@@ -98,7 +98,7 @@ async fn create_claimed(
         egress::own(inner, kernel, uid).await?;
     }
     if detached.is_some() {
-        secret::own(inner, kernel, uid).await?;
+        secret::own(inner, &inner.pod_of(kernel), uid).await?;
     }
     wait_ready(inner, kernel, cluster.size > 1).await?;
     let mut address = None;

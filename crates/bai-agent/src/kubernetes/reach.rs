@@ -10,8 +10,8 @@
 //!   kernel's Secret (krunner writes it into its run directory, mode 0600, before it
 //!   listens), and reads back from that Secret after a restart (so it still reaches the
 //!   kernels it re-adopts). The runner is pinged only once the kubelet reports the pod
-//!   running with its IP. Warm pools are not kept in this mode (a pool pod's runner listens
-//!   on its socket only): those sessions start cold.
+//!   running with its IP. A pool pod's runner listens there too with its own pod's token,
+//!   which becomes the kernel's at the claim (`pool::claim`).
 
 use super::Inner;
 use super::observe::Observed;

@@ -61,10 +61,7 @@ impl AgentRpc for KubernetesAgent {
         targets: Option<Vec<bai_core::pool::PoolTarget>>,
     ) -> Result<bai_core::pool::PoolReport, AgentError> {
         let mut pools = self.inner.pools();
-        // A pool pod's runner listens on its socket only: an agent that reaches runners over
-        // the network keeps no pool ([`super::reach`]).
-        let pooled = self.inner.config.runner_reach == super::RunnerReach::Socket;
-        if let Some(t) = targets.filter(|_| pooled) {
+        if let Some(t) = targets {
             pools.set_targets(t);
             self.inner.pool_wake.notify_one();
         }

@@ -120,27 +120,24 @@ pub async fn before_pod(inner: &Inner, secret: &Secret) -> Result<(), AgentError
     Ok(())
 }
 
-/// Makes the kernel's pod (`uid`) the owner of its Secret.
-pub async fn own(inner: &Inner, kernel: Uuid, uid: &str) -> Result<(), AgentError> {
-    let owner = egress::policy::owned_by(&inner.pod_of(kernel), uid);
+/// Makes the pod `name` (`uid`) the owner of its Secret (of the same name).
+pub async fn own(inner: &Inner, name: &str, uid: &str) -> Result<(), AgentError> {
+    let owner = egress::policy::owned_by(name, uid);
     let patch = serde_json::json!({"metadata": {"ownerReferences": [owner]}});
     inner
         .secrets
-        .patch(
-            &pod_name(kernel),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
-        )
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .map_err(KubeError::api(format_args!(
-            "cannot hand the Secret of kernel {kernel} to its pod"
+            "cannot hand the Secret {name} to its pod"
         )))?;
     Ok(())
 }
 
-/// The runner's token of a kernel, read back from its Secret (a re-adopted kernel's).
+/// The runner's token of a kernel, read back from its Secret (a re-adopted kernel's): the
+/// Secret of its pod's name (`bai-k-<kernel>`, or the pool pod's it was given).
 pub async fn token(inner: &Inner, kernel: Uuid) -> Result<String, AgentError> {
-    let name = pod_name(kernel);
+    let name = inner.pod_of(kernel);
     let s = inner
         .secrets
         .get(&name)
@@ -162,14 +159,15 @@ pub async fn remove(inner: &Inner, kernel: Uuid) {
     if inner.config.runner_reach != super::RunnerReach::Network {
         return; // none was made by this agent
     }
-    match inner
-        .secrets
-        .delete(&pod_name(kernel), &DeleteParams::default())
-        .await
-    {
+    delete(inner, &inner.pod_of(kernel)).await;
+}
+
+/// Deletes the Secret `name` (none there is fine).
+pub async fn delete(inner: &Inner, name: &str) {
+    match inner.secrets.delete(name, &DeleteParams::default()).await {
         Ok(_) => {}
         Err(e) if is_not_found(&e) => {}
-        Err(e) => tracing::warn!(kernel = %kernel, error = %e, "cannot delete a kernel's Secret"),
+        Err(e) => tracing::warn!(secret = %name, error = %e, "cannot delete a kernel's Secret"),
     }
 }
 

@@ -8,8 +8,11 @@ use super::{LABEL_POOL, Ready, fits, make};
 use crate::kernel_files::home;
 use crate::kubernetes::labels::{ANNOTATION_SESSION_NAME, KernelLabels};
 use crate::kubernetes::{Inner, KubeError, egress, pod, ready};
+use crate::paths::confined_join;
+use crate::runner::{self, RunnerAt};
 use bai_core::agent::{AgentError, KernelCreated, KernelSpec};
 use kube::api::{Patch, PatchParams};
+use std::path::Path;
 use std::sync::Arc;
 
 /// Takes a ready pool pod for `spec` and makes it the session's kernel. `None`: the create
@@ -70,6 +73,33 @@ async fn prepare(inner: &Inner, spec: &KernelSpec, r: &Ready) -> Result<String, 
     if bai_fault::fails("agent:pool-bind") {
         return Err(AgentError::Runtime("fault point agent:pool-bind".into()));
     }
+    if let Some(at) = &r.net {
+        // Detached: the pod's Secret (of its name) and its runner's token are the kernel's
+        // now; the dotfiles go through the runner, written as the kernel's user.
+        inner.name_pod(kernel, &make::pod_name(r.id));
+        if let RunnerAt::Network { token, .. } = at {
+            inner.set_token(kernel, token.clone());
+        }
+        for d in &spec.dotfiles {
+            let path = confined_join(Path::new(""), &d.path)
+                .map_err(|e| AgentError::BadRequest(format!("dotfile {:?}: {e}", d.path)))?;
+            let path = path.display().to_string();
+            runner::put(
+                at.clone(),
+                kernel,
+                "home",
+                &path,
+                d.data.as_bytes(),
+                d.mode & 0o777,
+                false,
+            )
+            .await?;
+        }
+        if egress::before_pod(inner, spec).await? {
+            egress::own(inner, kernel, &r.uid).await?;
+        }
+        return Ok(r.uid.clone());
+    }
     let from = make::dirs(inner, r.id);
     let to = inner.dirs(kernel);
     to.check_socket_path().map_err(AgentError::Runtime)?;
@@ -121,7 +151,10 @@ async fn bind(
         .into_iter()
         .map(|e| format!("{}={}", e.name, e.value.unwrap_or_default()))
         .collect();
-    crate::runner::bind(&inner.dirs(kernel).socket, &env).await?;
+    match &r.net {
+        Some(at) => runner::bind(at.clone(), &env).await?,
+        None => runner::bind(&inner.dirs(kernel).socket, &env).await?,
+    }
     ready::wait_ready(inner, kernel, false).await?;
     Ok(KernelCreated {
         kernel_id: kernel,
@@ -139,6 +172,10 @@ async fn undo(inner: &Inner, spec: &KernelSpec, r: &Ready) {
     make::remove(inner, r.id).await;
     egress::remove(inner, kernel).await;
     inner.unname_pod(kernel);
+    inner.forget(kernel);
+    if r.net.is_some() {
+        return; // nothing of it on this machine
+    }
     let root = inner.dirs(kernel).root;
     if let Err(e) = crate::pool_folders::release(&root) {
         tracing::error!(kernel = %kernel, error = %e, "a failed claim's directory is kept");

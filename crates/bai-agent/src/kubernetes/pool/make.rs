@@ -1,15 +1,20 @@
 //! Making and removing one pool pod: the pod a kernel of the shape would get (the same
 //! builder, [`kernel_pod`]), with nobody's ids, its own name and label, and the runner in
-//! its pool mode (`BAI_POOL=1`); ready once the runner answers on its socket.
+//! its pool mode (`BAI_POOL=1`); ready once the runner answers on its socket. A detached
+//! pool pod (`--runner-reach network`) is made as a detached kernel's, with a Secret of its
+//! own name (its runner's token, every kernel's `/etc` files) that it owns; it is ready once
+//! its runner answers at its pod IP with that token, and nothing of it is on this machine.
 
 use super::{LABEL_POOL, Ready};
 use crate::kernel_files::make_work_dir;
 use crate::kubernetes::error::is_not_found;
 use crate::kubernetes::labels::{LABEL_MANAGED_BY, MANAGED_BY, label_value};
-use crate::kubernetes::place::placement;
+use crate::kubernetes::place::{self, placement};
 use crate::kubernetes::pod::{Placement, kernel_pod};
-use crate::kubernetes::{Inner, KubeError};
+use crate::kubernetes::reach::{self, RUNNER_PORT, RunnerReach};
+use crate::kubernetes::{Inner, KubeError, secret};
 use crate::paths::KernelDirs;
+use crate::runner::RunnerAt;
 use crate::{LABEL_AGENT, pool_folders, runner};
 use bai_core::agent::AgentError;
 use bai_core::pool::PoolShape;
@@ -23,6 +28,8 @@ use uuid::Uuid;
 /// The variable that starts krunner in its pool mode.
 const POOL_VAR: &str = "BAI_POOL";
 const PING_EVERY: Duration = Duration::from_millis(50);
+/// How often a detached pool pod is read for its IP until it has one.
+const IP_EVERY: Duration = Duration::from_millis(200);
 /// How long a pool pod may take to become ready (as a kernel's: `ready::READY_TIMEOUT`).
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -40,16 +47,21 @@ pub fn pod_name(id: Uuid) -> String {
     format!("bai-pool-{id}")
 }
 
+/// The labels of pool pod `id` of agent `agent`, and of its Secret: nobody's kernel.
+fn pool_labels(agent: &str, id: Uuid) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (LABEL_MANAGED_BY.to_string(), MANAGED_BY.to_string()),
+        (LABEL_AGENT.to_string(), label_value(agent)),
+        (LABEL_POOL.to_string(), id.to_string()),
+    ])
+}
+
 /// The pool pod of `shape` (pure): the kernel pod of [`crate::pool_kernel::spec`], renamed and relabelled.
 pub fn pool_pod(shape: &PoolShape, id: Uuid, at: &Placement) -> Result<Pod, KubeError> {
     let mut pod = kernel_pod(&crate::pool_kernel::spec(shape, id), at)?;
     pod.metadata.name = Some(pod_name(id));
     pod.metadata.annotations = None;
-    pod.metadata.labels = Some(BTreeMap::from([
-        (LABEL_MANAGED_BY.to_string(), MANAGED_BY.to_string()),
-        (LABEL_AGENT.to_string(), label_value(&at.agent_id)),
-        (LABEL_POOL.to_string(), id.to_string()),
-    ]));
+    pod.metadata.labels = Some(pool_labels(&at.agent_id, id));
     if let Some(c) = pod.spec.as_mut().and_then(|s| s.containers.first_mut()) {
         c.env.get_or_insert_with(Vec::new).push(EnvVar {
             name: POOL_VAR.into(),
@@ -63,53 +75,122 @@ pub fn pool_pod(shape: &PoolShape, id: Uuid, at: &Placement) -> Result<Pod, Kube
 /// Makes pool pod `id` of `shape` (listed in the pools' `making`) and waits until its runner
 /// answers; gives up when it is no longer listed (evicted meanwhile).
 pub async fn make(inner: &Inner, id: Uuid, shape: &PoolShape) -> Result<Ready, AgentError> {
-    let made = async {
-        let dirs = dirs(inner, id);
-        dirs.check_socket_path().map_err(AgentError::Runtime)?;
-        std::fs::create_dir_all(pool_dir(inner)).map_err(|e| {
-            AgentError::Runtime(format!("cannot create {}: {e}", pool_dir(inner).display()))
-        })?;
-        make_work_dir(&dirs.root)?;
-        make_work_dir(&dirs.work)?;
-        make_work_dir(&dirs.run)?;
-        let mut at = placement(inner, &dirs, Vec::new());
-        at.home_propagates = home_propagates(inner);
-        let pod = pool_pod(shape, id, &at)?;
-        let made = inner
-            .pods
-            .create(&PostParams::default(), &pod)
-            .await
-            .map_err(KubeError::api(format_args!("cannot create pool pod {id}")))?;
-        let uid = made.metadata.uid.unwrap_or_default();
-        let until = tokio::time::Instant::now() + READY_TIMEOUT;
-        while runner::ping(&dirs.socket).await.is_err() {
-            if !inner.pools().making.iter().any(|(m, _)| *m == id) {
-                return Err(AgentError::Runtime(format!(
-                    "pool pod {id} was given up for room before it was ready"
-                )));
-            }
-            if tokio::time::Instant::now() >= until {
-                return Err(AgentError::NotReady(format!(
-                    "pool pod {id}'s runner did not answer within {}s",
-                    READY_TIMEOUT.as_secs()
-                )));
+    let made = match &inner.config.runner_image {
+        Some(image) if inner.config.runner_reach == RunnerReach::Network => {
+            detached(inner, id, shape, image).await
+        }
+        _ => on_node(inner, id, shape).await,
+    };
+    if made.is_err() {
+        remove(inner, id).await;
+    }
+    made
+}
+
+/// A pool pod whose directories are on this node, its runner on its socket there.
+async fn on_node(inner: &Inner, id: Uuid, shape: &PoolShape) -> Result<Ready, AgentError> {
+    let dirs = dirs(inner, id);
+    dirs.check_socket_path().map_err(AgentError::Runtime)?;
+    std::fs::create_dir_all(pool_dir(inner)).map_err(|e| {
+        AgentError::Runtime(format!("cannot create {}: {e}", pool_dir(inner).display()))
+    })?;
+    make_work_dir(&dirs.root)?;
+    make_work_dir(&dirs.work)?;
+    make_work_dir(&dirs.run)?;
+    let mut at = placement(inner, &dirs, Vec::new());
+    at.home_propagates = home_propagates(inner);
+    let pod = pool_pod(shape, id, &at)?;
+    let uid = create(inner, id, &pod).await?;
+    let until = tokio::time::Instant::now() + READY_TIMEOUT;
+    while runner::ping(&dirs.socket).await.is_err() {
+        still_wanted(inner, id, until)?;
+        tokio::time::sleep(PING_EVERY).await;
+    }
+    Ok(Ready {
+        id,
+        shape: shape.clone(),
+        uid,
+        net: None,
+    })
+}
+
+/// A detached pool pod: its Secret, the pod, and its runner at the pod's IP.
+async fn detached(
+    inner: &Inner,
+    id: Uuid,
+    shape: &PoolShape,
+    image: &str,
+) -> Result<Ready, AgentError> {
+    let token = reach::new_token();
+    let spec = crate::pool_kernel::spec(shape, id);
+    let mut made = secret::kernel_secret(
+        &spec,
+        &inner.config.namespace,
+        &inner.config.agent_id,
+        &token,
+    )?;
+    made.secret.metadata.name = Some(pod_name(id));
+    made.secret.metadata.labels = Some(pool_labels(&inner.config.agent_id, id));
+    let at = place::detached(inner, image, &made, false);
+    let pod = pool_pod(shape, id, &at)?;
+    secret::before_pod(inner, &made.secret).await?;
+    let uid = create(inner, id, &pod).await?;
+    secret::own(inner, &pod_name(id), &uid).await?;
+    let until = tokio::time::Instant::now() + READY_TIMEOUT;
+    loop {
+        still_wanted(inner, id, until)?;
+        let ip = match inner.pods.get_opt(&pod_name(id)).await {
+            Ok(Some(p)) => p
+                .status
+                .and_then(|s| s.pod_ip)
+                .and_then(|ip| ip.parse::<std::net::IpAddr>().ok()),
+            _ => None,
+        };
+        if let Some(ip) = ip {
+            let at = RunnerAt::Network {
+                addr: std::net::SocketAddr::new(ip, RUNNER_PORT),
+                token: token.clone(),
+            };
+            if runner::ping(at.clone()).await.is_ok() {
+                return Ok(Ready {
+                    id,
+                    shape: shape.clone(),
+                    uid,
+                    net: Some(at),
+                });
             }
             tokio::time::sleep(PING_EVERY).await;
-        }
-        Ok(uid)
-    }
-    .await;
-    match made {
-        Ok(uid) => Ok(Ready {
-            id,
-            shape: shape.clone(),
-            uid,
-        }),
-        Err(e) => {
-            remove(inner, id).await;
-            Err(e)
+        } else {
+            tokio::time::sleep(IP_EVERY).await;
         }
     }
+}
+
+/// Creates the pool pod; its uid.
+async fn create(inner: &Inner, id: Uuid, pod: &Pod) -> Result<String, AgentError> {
+    let made = inner
+        .pods
+        .create(&PostParams::default(), pod)
+        .await
+        .map_err(KubeError::api(format_args!("cannot create pool pod {id}")))?;
+    Ok(made.metadata.uid.unwrap_or_default())
+}
+
+/// Whether to keep waiting for pool pod `id`: an error once it was given up for room (no
+/// longer listed as being made) or `until` passed.
+fn still_wanted(inner: &Inner, id: Uuid, until: tokio::time::Instant) -> Result<(), AgentError> {
+    if !inner.pools().making.iter().any(|(m, _)| *m == id) {
+        return Err(AgentError::Runtime(format!(
+            "pool pod {id} was given up for room before it was ready"
+        )));
+    }
+    if tokio::time::Instant::now() >= until {
+        return Err(AgentError::NotReady(format!(
+            "pool pod {id}'s runner did not answer within {}s",
+            READY_TIMEOUT.as_secs()
+        )));
+    }
+    Ok(())
 }
 
 /// Whether pool pods' homes receive data folders at a claim, decided at the first pool pod:
@@ -131,7 +212,7 @@ pub fn home_propagates(inner: &Inner) -> bool {
     })
 }
 
-/// Deletes a pool pod (grace 0) and its directory, whichever is left.
+/// Deletes a pool pod (grace 0) and its directory or Secret, whichever is left.
 pub async fn remove(inner: &Inner, id: Uuid) {
     match inner
         .pods
@@ -141,6 +222,11 @@ pub async fn remove(inner: &Inner, id: Uuid) {
         Ok(_) => {}
         Err(e) if is_not_found(&e) => {}
         Err(e) => tracing::warn!(pool_pod = %id, error = %e, "cannot delete a pool pod"),
+    }
+    if inner.config.runner_reach == RunnerReach::Network {
+        // Its pod owns it, but one made before a failed pod is nobody's.
+        secret::delete(inner, &pod_name(id)).await;
+        return; // nothing of it on this machine
     }
     let root = dirs(inner, id).root;
     if let Err(e) = pool_folders::release(&root) {
@@ -207,5 +293,56 @@ mod tests {
         assert_eq!(propagation("work").as_deref(), Some("HostToContainer"));
         assert_eq!(propagation("run"), None);
         assert_eq!(propagation("krunner"), None);
+    }
+
+    #[test]
+    fn a_detached_pool_pod_mounts_only_its_own_secret_and_listens_on_the_pod_network() {
+        let shape = PoolShape {
+            image: "bai/python:3.11-bookworm".into(),
+            cpu_milli: 200,
+            mem: 256 << 20,
+            shmem: 64 << 20,
+        };
+        let id = Uuid::from_u128(6);
+        let at = Placement {
+            namespace: "bai".into(),
+            agent_id: "k1".into(),
+            node: "n1".into(),
+            krunner: String::new(),
+            run_dir: String::new(),
+            work_dir: String::new(),
+            home_propagates: false,
+            gpu_sharing: None,
+            runner_listen: Some("0.0.0.0:2001".into()),
+            files: Vec::new(),
+            detached: Some(crate::kubernetes::pod::Detached {
+                runner_image: "bai/agent:1".into(),
+                secret: pod_name(id),
+                mounts: Vec::new(),
+                hosts: false,
+            }),
+        };
+        let pod = pool_pod(&shape, id, &at).unwrap();
+        let spec = pod.spec.unwrap();
+        let volumes = spec.volumes.unwrap();
+        assert!(volumes.iter().all(|v| v.host_path.is_none()), "{volumes:?}");
+        let secrets: Vec<_> = volumes
+            .iter()
+            .filter_map(|v| v.secret.as_ref()?.secret_name.clone())
+            .collect();
+        assert_eq!(secrets, vec![pod_name(id)]);
+        assert_eq!(
+            spec.init_containers.unwrap()[0].image.as_deref(),
+            Some("bai/agent:1")
+        );
+        let env = spec.containers[0].env.clone().unwrap();
+        let var = |n: &str| {
+            env.iter()
+                .find(|e| e.name == n)
+                .and_then(|e| e.value.clone())
+        };
+        assert_eq!(var(POOL_VAR).as_deref(), Some("1"));
+        assert_eq!(var("BAI_KRUNNER_LISTEN").as_deref(), Some("0.0.0.0:2001"));
+        assert_eq!(pool_labels("k1", id), pod.metadata.labels.unwrap());
     }
 }

@@ -5,7 +5,8 @@
 //!
 //! A create whose kernel fits ([`fits`]) takes a ready pod of its shape ([`claim`]): its
 //! directory is renamed to the kernel's (the pod's hostPath mounts follow it), the owner's
-//! dotfiles are written, its NetworkPolicy made where policies are enforced, the pod
+//! dotfiles are written (a detached pool pod's through its runner, over the pod network,
+//! its Secret and token becoming the kernel's), its NetworkPolicy made where policies are enforced, the pod
 //! relabelled as the kernel's, and the runner given the session's whole environment. Any
 //! failure there deletes the pool pod and the create goes the cold way. How many pods a
 //! pool keeps follows the demand for its shape, as on Docker ([`Demand`]: a burst of misses
@@ -38,6 +39,8 @@ pub struct Ready {
     pub shape: PoolShape,
     /// The pod's uid (what its NetworkPolicy names as owner at the claim).
     pub uid: String,
+    /// A detached pool pod's runner at its pod IP, with its token (`None`: on its socket).
+    pub net: Option<crate::runner::RunnerAt>,
 }
 
 /// The pools of this agent.
@@ -153,7 +156,7 @@ pub fn selector(agent: &str) -> String {
 }
 
 /// At the agent's start: pool pods a previous run of it left (unclaimed, so nobody's) and
-/// their directories go.
+/// their directories (or Secrets) go.
 pub async fn sweep(inner: &Inner) {
     let lp = ListParams::default().labels(&selector(&inner.config.agent_id));
     let pods = match inner.pods.list(&lp).await {
@@ -177,6 +180,19 @@ pub async fn sweep(inner: &Inner) {
             continue;
         };
         make::remove(inner, id).await;
+    }
+    // Detached pool pods' Secrets a crash left before their pods owned them.
+    if let Ok(list) = inner.secrets.list(&lp).await {
+        for sec in list.items {
+            let owned = sec
+                .metadata
+                .owner_references
+                .as_ref()
+                .is_some_and(|o| !o.is_empty());
+            if let (false, Some(name)) = (owned, sec.metadata.name.as_deref()) {
+                super::secret::delete(inner, name).await;
+            }
+        }
     }
     let dir = make::pool_dir(inner);
     match crate::pool_folders::release(&dir) {
@@ -219,6 +235,7 @@ mod tests {
             id: Uuid::new_v4(),
             shape: shape(mem),
             uid: String::new(),
+            net: None,
         }
     }
 

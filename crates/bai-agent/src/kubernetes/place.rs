@@ -1,13 +1,13 @@
 //! Where a kernel's pod goes and what it mounts, for a kernel's pod and a pool pod alike.
 
 use super::Inner;
-use super::pod::{Detached, Placement};
+use super::pod::{Detached, Disk, OnNode, Placement};
 use super::secret::KernelSecret;
 use crate::paths::KernelDirs;
 
 /// Where a kernel's pod goes and what it mounts: this agent's node and namespace, the
 /// runner, the kernel's directories `dirs`, every kernel's `/etc` files and `more` (host →
-/// inside).
+/// inside); `home_propagates` false (a pool pod's sets it).
 pub(crate) fn placement(
     inner: &Inner,
     dirs: &KernelDirs,
@@ -22,14 +22,15 @@ pub(crate) fn placement(
         namespace: inner.config.namespace.clone(),
         agent_id: inner.config.agent_id.clone(),
         node: inner.node.clone(),
-        krunner: inner.config.krunner_path.display().to_string(),
-        run_dir: dirs.run.display().to_string(),
-        work_dir: dirs.work.display().to_string(),
-        home_propagates: false,
         gpu_sharing: inner.gpu_sharing(),
         runner_listen: inner.config.runner_reach.listen(),
-        files,
-        detached: None,
+        disk: Disk::OnNode(OnNode {
+            krunner: inner.config.krunner_path.display().to_string(),
+            run_dir: dirs.run.display().to_string(),
+            work_dir: dirs.work.display().to_string(),
+            home_propagates: false,
+            files,
+        }),
     }
 }
 
@@ -46,14 +47,9 @@ pub(crate) fn detached(
         namespace: inner.config.namespace.clone(),
         agent_id: inner.config.agent_id.clone(),
         node: inner.node.clone(),
-        krunner: String::new(),
-        run_dir: String::new(),
-        work_dir: String::new(),
-        home_propagates: false,
         gpu_sharing: inner.gpu_sharing(),
         runner_listen: inner.config.runner_reach.listen(),
-        files: Vec::new(),
-        detached: Some(Detached {
+        disk: Disk::Detached(Detached {
             runner_image: runner_image.to_string(),
             secret: secret.secret.metadata.name.clone().unwrap_or_default(),
             mounts: secret.mounts.clone(),

@@ -47,13 +47,33 @@ const THREAD_VARS: [&str; 4] = [
     "NUMEXPR_NUM_THREADS",
 ];
 
-/// Where this agent keeps a kernel's things on the node, and where the pod goes.
+/// Where the pod goes and what of a disk it uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placement {
     pub namespace: String,
     pub agent_id: String,
     /// The node bai's scheduler chose.
     pub node: String,
+    /// How the node's GPUs are time-sliced, if they are (`cuda.shares` become slices).
+    pub gpu_sharing: Option<GpuSharing>,
+    /// Where krunner listens on the pod network besides its socket (`BAI_KRUNNER_LISTEN`),
+    /// for an agent that reaches it there ([`super::reach`]).
+    pub runner_listen: Option<String>,
+    /// The kernel's things: in directories on the node, or in the pod alone.
+    pub disk: Disk,
+}
+
+/// Where a kernel's runner, home and files are: on the agent's own node, or in the pod alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Disk {
+    OnNode(OnNode),
+    Detached(Detached),
+}
+
+/// A pod whose runner, home and files are directories and files of the agent's node
+/// (`--runner-reach socket`), mounted as hostPaths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OnNode {
     /// The runner binary on the node.
     pub krunner: String,
     /// The kernel's socket directory on the node (`/opt/bai/run` inside).
@@ -64,18 +84,20 @@ pub struct Placement {
     /// (`mountPropagation: HostToContainer`): a pool pod's, given its data folders at the
     /// claim ([`crate::pool_folders`]).
     pub home_propagates: bool,
-    /// How the node's GPUs are time-sliced, if they are (`cuda.shares` become slices).
-    pub gpu_sharing: Option<GpuSharing>,
-    /// Where krunner listens on the pod network besides its socket (`BAI_KRUNNER_LISTEN`),
-    /// for an agent that reaches it there ([`super::reach`]).
-    pub runner_listen: Option<String>,
     /// Files mounted read-only, on the node → inside: every kernel's `/etc` files
     /// ([`crate::kernel_files::etc`]), and a cluster session's keys and host table
     /// ([`crate::kernel_files::cluster`]).
     pub files: Vec<(String, String)>,
-    /// For an agent that shares no disk with the kernel: nothing of the node is mounted
-    /// but data folders (`run_dir`, `work_dir`, `krunner` and `files` are not used).
-    pub detached: Option<Detached>,
+}
+
+impl Placement {
+    /// The detached pod's part, if it is one.
+    pub fn detached(&self) -> Option<&Detached> {
+        match &self.disk {
+            Disk::Detached(d) => Some(d),
+            Disk::OnNode(_) => None,
+        }
+    }
 }
 
 /// A pod that needs nothing of its node's disk (`--runner-reach network`): the runner is
@@ -191,10 +213,7 @@ pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
         volume_mounts: Some(mounts),
         ..Default::default()
     };
-    let init = at
-        .detached
-        .as_ref()
-        .map(|d| vec![init_container(d, &container)]);
+    let init = at.detached().map(|d| vec![init_container(d, &container)]);
     let spec = PodSpec {
         init_containers: init,
         containers: vec![container],
@@ -212,7 +231,7 @@ pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
             run_as_non_root: Some(true),
             // The Secret's files readable by the kernel's user (group), as the runner reads
             // them.
-            fs_group: at.detached.as_ref().map(|_| WORK_UID.into()),
+            fs_group: at.detached().map(|_| WORK_UID.into()),
             ..Default::default()
         }),
         affinity: Some(node_affinity(&at.node)),
@@ -360,9 +379,9 @@ fn empty_dir(name: &str) -> Volume {
 }
 
 fn volumes(spec: &KernelSpec, at: &Placement) -> Result<(Vec<Volume>, Vec<VolumeMount>), PodError> {
-    let (mut volumes, mut mounts) = match &at.detached {
-        None => on_node(at),
-        Some(d) => detached(d),
+    let (mut volumes, mut mounts) = match &at.disk {
+        Disk::OnNode(n) => on_node(n),
+        Disk::Detached(d) => detached(d),
     };
     volumes.push(shm(spec));
     mounts.push(mount("shm", "/dev/shm", false));
@@ -382,7 +401,7 @@ fn volumes(spec: &KernelSpec, at: &Placement) -> Result<(Vec<Volume>, Vec<Volume
 }
 
 /// The runner, its directory and the home from the agent's own node (hostPaths).
-fn on_node(at: &Placement) -> (Vec<Volume>, Vec<VolumeMount>) {
+fn on_node(at: &OnNode) -> (Vec<Volume>, Vec<VolumeMount>) {
     let mut volumes = vec![
         host_path("krunner", &at.krunner, "File"),
         host_path("run", &at.run_dir, "Directory"),

@@ -8,17 +8,18 @@ fn at() -> Placement {
         namespace: "bai".into(),
         agent_id: "k8s-1".into(),
         node: "node-a".into(),
-        krunner: "/usr/lib/bai/bai-krunner".into(),
-        run_dir: "/var/lib/bai/kernels/1/run".into(),
-        work_dir: "/var/lib/bai/kernels/1/work".into(),
-        home_propagates: false,
         gpu_sharing: None,
         runner_listen: None,
-        files: vec![(
-            "/var/lib/bai/etc/profile.sh".into(),
-            "/etc/profile.d/zz-bai-environ.sh".into(),
-        )],
-        detached: None,
+        disk: Disk::OnNode(OnNode {
+            krunner: "/usr/lib/bai/bai-krunner".into(),
+            run_dir: "/var/lib/bai/kernels/1/run".into(),
+            work_dir: "/var/lib/bai/kernels/1/work".into(),
+            home_propagates: false,
+            files: vec![(
+                "/var/lib/bai/etc/profile.sh".into(),
+                "/etc/profile.d/zz-bai-environ.sh".into(),
+            )],
+        }),
     }
 }
 
@@ -408,7 +409,7 @@ fn a_detached_pod_mounts_nothing_of_its_node_but_data_folders() {
         read_only: false,
     }];
     let mut at = at();
-    at.detached = Some(Detached {
+    at.disk = Disk::Detached(Detached {
         runner_image: "bai/agent:1".into(),
         secret: "bai-k-1".into(),
         mounts: vec![("tmux.conf".into(), "/etc/tmux.conf".into())],

@@ -10,7 +10,7 @@ use crate::kernel_files::make_work_dir;
 use crate::kubernetes::error::is_not_found;
 use crate::kubernetes::labels::{LABEL_MANAGED_BY, MANAGED_BY, label_value};
 use crate::kubernetes::place::{self, placement};
-use crate::kubernetes::pod::{Placement, kernel_pod};
+use crate::kubernetes::pod::{Disk, Placement, kernel_pod};
 use crate::kubernetes::reach::{self, RUNNER_PORT, RunnerReach};
 use crate::kubernetes::{Inner, KubeError, secret};
 use crate::paths::KernelDirs;
@@ -98,7 +98,9 @@ async fn on_node(inner: &Inner, id: Uuid, shape: &PoolShape) -> Result<Ready, Ag
     make_work_dir(&dirs.work)?;
     make_work_dir(&dirs.run)?;
     let mut at = placement(inner, &dirs, Vec::new());
-    at.home_propagates = home_propagates(inner);
+    if let Disk::OnNode(n) = &mut at.disk {
+        n.home_propagates = home_propagates(inner);
+    }
     let pod = pool_pod(shape, id, &at)?;
     let uid = create(inner, id, &pod).await?;
     let until = tokio::time::Instant::now() + READY_TIMEOUT;
@@ -257,14 +259,15 @@ mod tests {
             namespace: "bai".into(),
             agent_id: "k 1".into(),
             node: "n1".into(),
-            krunner: "/var/lib/bai/krunner".into(),
-            run_dir: "/var/lib/bai/kernels/.pool/x/run".into(),
-            work_dir: "/var/lib/bai/kernels/.pool/x/work".into(),
-            home_propagates: true,
             gpu_sharing: None,
             runner_listen: None,
-            files: Vec::new(),
-            detached: None,
+            disk: Disk::OnNode(crate::kubernetes::pod::OnNode {
+                krunner: "/var/lib/bai/krunner".into(),
+                run_dir: "/var/lib/bai/kernels/.pool/x/run".into(),
+                work_dir: "/var/lib/bai/kernels/.pool/x/work".into(),
+                home_propagates: true,
+                files: Vec::new(),
+            }),
         };
         let pod = pool_pod(&shape, id, &at).unwrap();
         assert_eq!(pod.metadata.name.as_deref(), Some(pod_name(id).as_str()));
@@ -308,14 +311,9 @@ mod tests {
             namespace: "bai".into(),
             agent_id: "k1".into(),
             node: "n1".into(),
-            krunner: String::new(),
-            run_dir: String::new(),
-            work_dir: String::new(),
-            home_propagates: false,
             gpu_sharing: None,
             runner_listen: Some("0.0.0.0:2001".into()),
-            files: Vec::new(),
-            detached: Some(crate::kubernetes::pod::Detached {
+            disk: Disk::Detached(crate::kubernetes::pod::Detached {
                 runner_image: "bai/agent:1".into(),
                 secret: pod_name(id),
                 mounts: Vec::new(),

@@ -77,6 +77,26 @@ pub(super) struct Installed<'a> {
 }
 
 impl Installed<'_> {
+    /// Waits until agent `id` of the manager `s` is ALIVE (its pod joined; the pods
+    /// described and their logs shown if not), and answers the one agent pod's name.
+    pub fn joined(&self, s: &bai_e2e::Server, id: &str) -> String {
+        let c = self.cluster;
+        let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            wait_status(s, id, "ALIVE", 120)
+        }));
+        let pods = agent_pods(c, self.label);
+        assert!(
+            joined.is_ok(),
+            "the agent pod did not join as {id}: {pods:?}\n{}\n{}",
+            text(&c.kubectl(&["describe", "pods", "-n", "bai", "-l", self.label])),
+            pods.iter()
+                .map(|(p, _)| agent_log(c, p))
+                .collect::<String>()
+        );
+        assert_eq!(pods.len(), 1, "one agent pod: {pods:?}");
+        pods[0].0.clone()
+    }
+
     /// Applies the RBAC files (rbac.yaml first: it makes the namespace), the join token's
     /// Secret, and the manifest.
     pub fn apply(&self, token: &str) {
@@ -234,21 +254,8 @@ fn the_agent_runs_in_the_cluster_as_a_daemonset() {
     installed.apply(&token);
 
     // The DaemonSet's pod joins the manager as the node's agent.
-    let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_status(&s, &node, "ALIVE", 120)
-    }));
-    let pods = agent_pods(&cluster, AGENT_LABEL);
+    let first = installed.joined(&s, &node);
     let describe = || text(&cluster.kubectl(&["describe", "pods", "-n", "bai", "-l", AGENT_LABEL]));
-    assert!(
-        joined.is_ok(),
-        "the agent pod did not join: {pods:?}\n{}\n{}",
-        describe(),
-        pods.iter()
-            .map(|(p, _)| agent_log(&cluster, p))
-            .collect::<String>()
-    );
-    assert_eq!(pods.len(), 1, "one agent pod on the one node: {pods:?}");
-    let first = pods[0].0.clone();
 
     // It runs as shipped: on the host network, root with three capabilities, read-only root,
     // and with no kubeconfig: the client is the in-cluster one, at the service address the

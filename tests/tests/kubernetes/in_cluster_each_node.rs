@@ -58,21 +58,7 @@ fn the_agent_runs_in_the_cluster_as_one_deployment_for_every_node() {
     };
     installed.apply(&token);
 
-    let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_status(&s, &id, "ALIVE", 120)
-    }));
-    let pods = agent_pods(&cluster, LABEL);
-    let describe = || text(&cluster.kubectl(&["describe", "pods", "-n", "bai", "-l", LABEL]));
-    assert!(
-        joined.is_ok(),
-        "the agent pod did not join as {id}: {pods:?}\n{}\n{}",
-        describe(),
-        pods.iter()
-            .map(|(p, _)| agent_log(&cluster, p))
-            .collect::<String>()
-    );
-    assert_eq!(pods.len(), 1, "{pods:?}");
-    let first = pods[0].0.clone();
+    let first = installed.joined(&s, &id);
 
     // As shipped: not on the host network, not root, nothing added, nothing of the node.
     let out = cluster.kubectl(&["get", "pod", "-n", "bai", &first, "-o", "json"]);

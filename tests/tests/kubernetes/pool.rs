@@ -424,20 +424,23 @@ fn a_detached_pool_pod_is_claimed_over_the_pod_network() {
         a
     };
     let agent = start();
-    s.bai(
-        &s.admin,
-        &[
-            "admin",
-            "resource-group",
-            "update",
-            "default",
-            "--warm-pool",
-            "python,cpu=0.2,mem=256m,count=1",
-            "--warm-pool-auto",
-            "0",
-        ],
-    )
-    .expect_ok();
+    let pool = |target: &str| {
+        s.bai(
+            &s.admin,
+            &[
+                "admin",
+                "resource-group",
+                "update",
+                "default",
+                "--warm-pool",
+                target,
+                "--warm-pool-auto",
+                "0",
+            ],
+        )
+        .expect_ok();
+    };
+    pool("python,cpu=0.2,mem=256m,count=1");
     let unclaimed = || {
         pods(&cluster, &ns)
             .into_iter()
@@ -520,18 +523,7 @@ fn a_detached_pool_pod_is_claimed_over_the_pod_network() {
     assert_eq!(kernel_pods(&cluster, &ns), vec![first.clone()]);
 
     s.bai(&s.admin, &["rm", "kdpool1"]).expect_ok();
-    s.bai(
-        &s.admin,
-        &[
-            "admin",
-            "resource-group",
-            "update",
-            "default",
-            "--warm-pool",
-            "",
-        ],
-    )
-    .expect_ok();
+    pool("");
     cluster.wait_no_pods(&ns);
     let gone = bai_e2e::wait_until(Duration::from_secs(60), || {
         let out = cluster.kubectl(&["get", "secrets", "-n", &ns, "-l", MANAGED, "-o", "name"]);

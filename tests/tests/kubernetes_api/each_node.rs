@@ -254,76 +254,62 @@ fn each_node_needs_the_runner_on_the_pod_network() {
     let cluster = Cluster::get();
     let dir = tempfile::tempdir().unwrap();
     let token = bai_e2e::remote::unissued_join_token();
-    let out = agent_command(
-        Command::new(bin("baid")),
-        "k",
-        "127.0.0.1:1",
-        &token,
-        dir.path(),
-    )
-    .args(["--backend", "kubernetes", "--each-node"])
-    .arg("--kubeconfig")
-    .arg(&cluster.kubeconfig)
-    .env("RUST_LOG", "warn")
-    .output()
-    .expect("run baid agent");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "one line: {err}");
-    assert!(
-        lines[0].contains("--each-node needs --runner-reach network"),
-        "{err}"
+    // `baid agent ARGS` is refused in one line, exit 2, saying `why`.
+    let refused = |args: &[String], why: &str| {
+        let out = agent_command(
+            Command::new(bin("baid")),
+            "k",
+            "127.0.0.1:1",
+            &token,
+            dir.path(),
+        )
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run baid agent");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "one line: {err}");
+        assert!(lines[0].contains(why), "{err}");
+    };
+    let kubeconfig = cluster.kubeconfig.display().to_string();
+    let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    refused(
+        &args(&[
+            "--backend",
+            "kubernetes",
+            "--each-node",
+            "--kubeconfig",
+            &kubeconfig,
+        ]),
+        "--each-node needs --runner-reach network",
     );
 
-    // Network mode without the image its pods' runner comes from: one line, exit 2.
+    // Network mode without the image its pods' runner comes from.
     let node = FakeNode::register(
         &cluster,
         &format!("bai-fake-noimage-{}", std::process::id()),
         110,
     );
-    let out = agent_command(
-        Command::new(bin("baid")),
-        "k",
-        "127.0.0.1:1",
-        &token,
-        dir.path(),
-    )
-    .args(["--backend", "kubernetes", "--runner-reach", "network"])
-    .arg("--node-selector")
-    .arg(format!("kubernetes.io/hostname={}", node.name))
-    .arg("--kubeconfig")
-    .arg(&cluster.kubeconfig)
-    .env("RUST_LOG", "warn")
-    .output()
-    .expect("run baid agent");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "one line: {err}");
-    assert!(
-        lines[0].contains("--runner-reach network needs --runner-image"),
-        "{err}"
+    let selector = format!("kubernetes.io/hostname={}", node.name);
+    refused(
+        &args(&[
+            "--backend",
+            "kubernetes",
+            "--runner-reach",
+            "network",
+            "--node-selector",
+            &selector,
+            "--kubeconfig",
+            &kubeconfig,
+        ]),
+        "--runner-reach network needs --runner-image",
     );
 
     // A Secret to keep the credential in, but no cluster to keep it in.
-    let out = agent_command(
-        Command::new(bin("baid")),
-        "k",
-        "127.0.0.1:1",
-        &token,
-        dir.path(),
-    )
-    .args(["--credentials", "secret"])
-    .env("RUST_LOG", "warn")
-    .output()
-    .expect("run baid agent");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "one line: {err}");
-    assert!(
-        lines[0].contains("--credentials secret needs --backend kubernetes"),
-        "{err}"
+    refused(
+        &args(&["--credentials", "secret"]),
+        "--credentials secret needs --backend kubernetes",
     );
 }

@@ -300,11 +300,17 @@ fn a_victims_processes_get_sigterm_and_may_end_before_the_grace() {
     // A long grace: the victim's own exit ends it, not the grace's end.
     preempting(&s, "10m");
     let all = ["-r", "cpu=2", "-r", "mem=256m"];
-    let script = "trap 'echo saved-on-sigterm; exit 0' TERM; while :; do sleep 1; done";
+    let script =
+        "trap 'echo saved-on-sigterm; exit 0' TERM; echo trap-set; while :; do sleep 1; done";
     let mut victim = vec!["-c", script, "--priority", "5"];
     victim.extend_from_slice(&all);
     batch(&s, &s.user, "trapper", &victim);
     s.wait_status(&s.user, "trapper", "RUNNING", 120);
+    // Its trap is set before anything preempts it (RUNNING comes before its command starts).
+    s.wait_for(120, "trapper's trap set", || {
+        let logs = s.bai(&s.user, &["logs", "trapper"]);
+        logs.stdout.contains("trap-set").then_some(())
+    });
     sleeper(&s, &s.user2, "urgent", "80", &all);
     ends_preempted(&s, &s.user, "trapper", 300);
     let logs = s.bai(&s.user, &["logs", "trapper"]);

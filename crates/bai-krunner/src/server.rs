@@ -26,6 +26,10 @@ pub struct State {
     pub run: std::path::PathBuf,
     /// Set on the first ping: the agent has seen the kernel ready.
     ready: (Mutex<bool>, Condvar),
+    /// Set by the first `terminate` (a preemption), which holds it while it signals; a batch
+    /// session's startup command is started under it, so the command is either among the
+    /// processes signalled or never started.
+    pub terminating: Mutex<bool>,
 }
 
 impl State {
@@ -36,6 +40,7 @@ impl State {
             workdir,
             run,
             ready: (Mutex::new(false), Condvar::new()),
+            terminating: Mutex::new(false),
         }
     }
 
@@ -130,7 +135,11 @@ pub fn serve(state: &Arc<State>, stream: Conn) {
         }
         Request::Terminate => {
             let mut emit = emitter(&mut out);
-            match signal::terminate_others() {
+            let mut terminating = state.terminating.lock().unwrap_or_else(|p| p.into_inner());
+            *terminating = true;
+            let signalled = signal::terminate_others();
+            drop(terminating);
+            match signalled {
                 Ok(n) => {
                     say!("krunner: preempted: SIGTERM sent to {n} process(es)");
                     emit(&Event::Finished { exit_code: 0 });

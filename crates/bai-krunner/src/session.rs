@@ -6,6 +6,8 @@ use crate::server::State;
 use std::process::Command;
 use std::time::Duration;
 
+/// A command ended by SIGTERM, as a shell reports it (128 + 15).
+const SIGTERM_EXIT: i32 = 143;
 /// How long a batch session waits for the agent's first ping before starting anyway.
 const READY_WAIT: Duration = Duration::from_secs(30);
 
@@ -34,8 +36,22 @@ pub fn bootstrap(script: &str, workdir: &str) {
 /// with the command's exit code (128+n for a signal).
 pub fn run_startup(state: &State, cmd: &str) -> ! {
     state.wait_ready(READY_WAIT);
-    let code = match shell(cmd, &state.workdir) {
-        Ok(code) => code,
+    // Started under the terminate lock: a preemption that came first leaves it unstarted
+    // (ended as by SIGTERM), one that comes after signals it with the rest.
+    let started = {
+        let terminating = state.terminating.lock().unwrap_or_else(|p| p.into_inner());
+        if *terminating {
+            say!("krunner: preempted before the startup command started");
+            std::process::exit(SIGTERM_EXIT);
+        }
+        Command::new("/bin/sh")
+            .arg("-c")
+            .arg(cmd)
+            .current_dir(&state.workdir)
+            .spawn()
+    };
+    let code = match started.and_then(|mut c| c.wait()) {
+        Ok(status) => exit_code(status),
         Err(e) => {
             say!("krunner: cannot run the startup command: {e}");
             127

@@ -65,14 +65,17 @@ pub fn kernel_of(labels: Option<&BTreeMap<String, String>>) -> Option<Uuid> {
 pub fn unowned_kernel(
     meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
 ) -> Option<Uuid> {
-    let owned = meta
-        .owner_references
-        .as_ref()
-        .is_some_and(|o| !o.is_empty());
-    if owned {
+    if owned(meta) {
         return None;
     }
     kernel_of(meta.labels.as_ref())
+}
+
+/// Whether an object has an owner (Kubernetes removes it with that owner).
+pub fn owned(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> bool {
+    meta.owner_references
+        .as_ref()
+        .is_some_and(|o| !o.is_empty())
 }
 
 /// Whether the pod is a kernel of this agent (its kernels are counted by bai's scheduler;

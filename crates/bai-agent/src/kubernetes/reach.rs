@@ -78,7 +78,7 @@ pub(crate) async fn network(
 }
 
 /// The runner at the pod IP `ip`, reached with `token`.
-fn at(ip: IpAddr, token: String) -> RunnerAt {
+pub(crate) fn at(ip: IpAddr, token: String) -> RunnerAt {
     RunnerAt::Network {
         addr: SocketAddr::new(ip, RUNNER_PORT),
         token,

@@ -59,12 +59,11 @@ pub fn kernel_secret(
         mounts.push((name.to_string(), inside.to_string()));
     }
     for (i, d) in spec.dotfiles.iter().enumerate() {
-        let path = confined_join(Path::new(""), &d.path)
-            .map_err(|e| AgentError::BadRequest(format!("dotfile {:?}: {e}", d.path)))?;
+        let path = dotfile_path(d)?;
         let key = format!("dotfile-{i}");
         put(key.clone(), d.data.as_bytes());
         manifest.push(serde_json::json!({"key": key, "place": "home",
-            "path": path.display().to_string(), "mode": d.mode & 0o777}));
+            "path": path, "mode": d.mode & 0o777}));
     }
     for f in cluster::ssh_set(&spec.cluster_info()) {
         put(f.name.into(), f.text.as_bytes());
@@ -97,6 +96,14 @@ pub fn kernel_secret(
         ..Default::default()
     };
     Ok(KernelSecret { secret, mounts })
+}
+
+/// A dotfile's path under the home as krunner takes it (relative, normalized); one that
+/// leaves the home is refused.
+pub fn dotfile_path(d: &bai_core::dotfile::Dotfile) -> Result<String, AgentError> {
+    confined_join(Path::new(""), &d.path)
+        .map(|p| p.display().to_string())
+        .map_err(|e| AgentError::BadRequest(format!("dotfile {:?}: {e}", d.path)))
 }
 
 /// Makes the kernel's Secret (before its pod: the kubelet starts no container without it).

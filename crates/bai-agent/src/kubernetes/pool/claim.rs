@@ -7,12 +7,10 @@
 use super::{LABEL_POOL, Ready, fits, make};
 use crate::kernel_files::home;
 use crate::kubernetes::labels::{ANNOTATION_SESSION_NAME, KernelLabels};
-use crate::kubernetes::{Inner, KubeError, egress, pod, ready};
-use crate::paths::confined_join;
+use crate::kubernetes::{Inner, KubeError, egress, pod, ready, secret};
 use crate::runner::{self, RunnerAt};
 use bai_core::agent::{AgentError, KernelCreated, KernelSpec};
 use kube::api::{Patch, PatchParams};
-use std::path::Path;
 use std::sync::Arc;
 
 /// Takes a ready pool pod for `spec` and makes it the session's kernel. `None`: the create
@@ -81,9 +79,7 @@ async fn prepare(inner: &Inner, spec: &KernelSpec, r: &Ready) -> Result<String, 
             inner.set_token(kernel, token.clone());
         }
         for d in &spec.dotfiles {
-            let path = confined_join(Path::new(""), &d.path)
-                .map_err(|e| AgentError::BadRequest(format!("dotfile {:?}: {e}", d.path)))?;
-            let path = path.display().to_string();
+            let path = secret::dotfile_path(d)?;
             runner::put(
                 at.clone(),
                 kernel,

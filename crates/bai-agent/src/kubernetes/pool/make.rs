@@ -11,10 +11,9 @@ use crate::kubernetes::error::is_not_found;
 use crate::kubernetes::labels::{LABEL_MANAGED_BY, MANAGED_BY, label_value};
 use crate::kubernetes::place::{self, placement};
 use crate::kubernetes::pod::{Disk, Placement, kernel_pod};
-use crate::kubernetes::reach::{self, RUNNER_PORT, RunnerReach};
+use crate::kubernetes::reach::{self, RunnerReach};
 use crate::kubernetes::{Inner, KubeError, secret};
 use crate::paths::KernelDirs;
-use crate::runner::RunnerAt;
 use crate::{LABEL_AGENT, pool_folders, runner};
 use bai_core::agent::AgentError;
 use bai_core::pool::PoolShape;
@@ -149,10 +148,7 @@ async fn detached(
             _ => None,
         };
         if let Some(ip) = ip {
-            let at = RunnerAt::Network {
-                addr: std::net::SocketAddr::new(ip, RUNNER_PORT),
-                token: token.clone(),
-            };
+            let at = reach::at(ip, token.clone());
             if runner::ping(at.clone()).await.is_ok() {
                 return Ok(Ready {
                     id,

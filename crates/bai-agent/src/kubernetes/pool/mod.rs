@@ -184,11 +184,7 @@ pub async fn sweep(inner: &Inner) {
     // Detached pool pods' Secrets a crash left before their pods owned them.
     if let Ok(list) = inner.secrets.list(&lp).await {
         for sec in list.items {
-            let owned = sec
-                .metadata
-                .owner_references
-                .as_ref()
-                .is_some_and(|o| !o.is_empty());
+            let owned = labels::owned(&sec.metadata);
             if let (false, Some(name)) = (owned, sec.metadata.name.as_deref()) {
                 super::secret::delete(inner, name).await;
             }

@@ -213,15 +213,19 @@ fn pool_ready(s: &Server, agent: &str) -> u64 {
 
 #[test]
 fn web_ui_layout_at_1280_by_800() {
-    // Four agents: the Docker one (with two mock GPUs), two dummy ones, and one on this host
-    // that joins, fills its warm pool and is killed (LOST three seconds later).
+    // Four agents: the Docker one (with two mock GPUs), two dummy ones (with two MIG
+    // instances each: the group has two kinds of GPU), and one on this host that joins, fills
+    // its warm pool and is killed (LOST three seconds later).
     let mock = tempfile::tempdir().expect("tempdir");
     let listen = format!("127.0.0.1:{}", free_port());
     // `make test` runs managers without warm pools (BAI_WARM_POOLS=off) unless a test asks.
     let s = Server::start_with(&[
         ("BAI_WARM_POOLS", "on"),
         ("BAI_DUMMY_AGENTS", "2"),
-        ("BAI_DUMMY_CAPACITY", "cpu=2,mem=4g"),
+        (
+            "BAI_DUMMY_CAPACITY",
+            "cpu=2,mem=4g,cuda.device:1g.18gb-mig=2",
+        ),
         ("BAI_SCHEDULE_TICK_MS", "200"),
         ("BAI_AGENT_LISTEN", &listen),
         ("BAI_AGENT_LOST_AFTER", "3s"),
@@ -278,6 +282,7 @@ fn web_ui_layout_at_1280_by_800() {
     let running = "layout-running-notebook-with-a-long-name";
     let ended = "layout-ended-by-the-user";
     let pending = "layout-pending-waits-for-a-gpu";
+    let mig = "layout-launched-on-a-mig-instance";
     let start = |name: &str, more: &[&str]| {
         let mut args = vec![
             "start",
@@ -375,6 +380,7 @@ fn web_ui_layout_at_1280_by_800() {
         .env("BAI_PENDING", pending)
         .env("BAI_ENDED", ended)
         .env("BAI_LOST_AGENT", &name)
+        .env("BAI_MIG", mig)
         .env("BAI_AGENTS", "4");
     if let Ok(dir) = std::env::var("BAI_SCREENSHOTS") {
         cmd.env("SCREENSHOTS", dir);
@@ -386,7 +392,18 @@ fn web_ui_layout_at_1280_by_800() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "{text}\nbaid log:\n{}", s.log());
-    assert!(text.contains("layout: 12 passed"), "{text}");
+    assert!(text.contains("layout: 13 passed"), "{text}");
+    // The launcher's choice of GPU kind reached the server: one MIG instance and no fGPU, on
+    // a dummy agent (the only ones with MIG instances).
+    let i = s.info(&s.user, mig);
+    let asked: serde_json::Value =
+        serde_json::from_str(i["requested_slots"].as_str().unwrap_or("{}")).expect("slots");
+    assert_eq!(asked["cuda.device:1g.18gb-mig"], "1", "{i:#}");
+    assert!(asked.get("cuda.shares").is_none(), "{i:#}");
+    assert!(
+        i["agent"].as_str().is_some_and(|a| a.starts_with("dummy-")),
+        "{i:#}"
+    );
 
     // A switch of managers, as the browser sees it (`web/e2e/switching.mjs`): answers of
     // `503 no-leader` waited through with a notice; a create retried with its key, once.

@@ -9,6 +9,7 @@
 //   - a status detail squeezed narrower than a few words.
 //   BAI_URL, BAI_EMAIL, BAI_PASSWORD, BAI_ADMIN_EMAIL, BAI_ADMIN_PASSWORD   where and who
 //   BAI_RUNNING, BAI_PENDING, BAI_ENDED   the user's sessions: running, pending with a reason, ended
+//   BAI_MIG                               the name of a session the launcher starts on a MIG instance
 //   BAI_LOST_AGENT                        an agent that is LOST (it had a warm pool)
 //   BAI_AGENTS                            how many agents there are at least
 //   CHROMIUM                              the browser (default /usr/bin/chromium)
@@ -28,6 +29,7 @@ const url = env('BAI_URL');
 const running = env('BAI_RUNNING');
 const pending = env('BAI_PENDING');
 const ended = env('BAI_ENDED');
+const mig = env('BAI_MIG');
 const lostAgent = env('BAI_LOST_AGENT');
 const agentCount = Number(env('BAI_AGENTS'));
 const shots = process.env.SCREENSHOTS;
@@ -158,6 +160,34 @@ await step("the launcher's pages fit", async () => {
   await checkView('user-launcher-review');
   await page.getByRole('button', { name: 'Cancel' }).click();
   await byTest('tab-running').waitFor();
+});
+
+// The group has two kinds of GPU (the Docker agent's mock fGPU, the dummy agents' MIG
+// instances): the launcher asks which, a kernel takes one kind, and the launch asks for the
+// kind chosen.
+await step('the launcher offers each kind of GPU of the group and launches the one chosen', async () => {
+  await byTest('start').click();
+  await byTest('session-name').fill(mig);
+  await byTest('next').click();
+  const kind = byTest('res-accelerator-kind');
+  await kind.click();
+  const options = page.locator('.ant-select-dropdown:visible .ant-select-item-option');
+  await options.filter({ hasText: 'fGPU' }).first().waitFor();
+  await options.filter({ hasText: 'MIG 1g.18gb' }).first().click();
+  await page.getByText('AI accelerator (MIG 1g.18gb)').first().waitFor();
+  const acc = byTest('res-accelerator');
+  const accInput = (await acc.evaluate((e) => e.tagName)) === 'INPUT' ? acc : acc.locator('input');
+  await accInput.fill('1');
+  await accInput.blur();
+  await checkView('user-launcher-gpu-kind');
+  await byTest('skip-to-review').click();
+  await expectText(page.locator('.ant-card'), '1 MIG 1g.18gb');
+  await byTest('launch').click();
+  // No folder is mounted: the launcher asks first.
+  await page.locator('.ant-modal').filter({ hasText: 'No folders are mounted' }).getByRole('button', { name: 'Start' }).click();
+  await byTest('tab-running').waitFor();
+  await expectText(byTest(`status-${mig}`), 'RUNNING');
+  await expectText(byTest(`resources-${mig}`), 'MIG 1g.18gb');
 });
 
 for (const [name, ready] of [

@@ -42,17 +42,31 @@ pub fn parse_utilization(s: &str) -> Result<bai_core::idle::UtilizationConfig, S
     bai_core::idle::UtilizationConfig::parse(s)
 }
 
-/// `cpu=4,mem=8g` → slots.
+/// `cpu=4,mem=8g` → slots. Any other key is an accelerator slot the dummy agents offer
+/// (`cuda.device=2`, `cuda.shares=4`, `cuda.device:1g.18gb-mig=2`): whole devices in whole
+/// numbers. A kernel's rules (one kind of GPU) do not apply to what a node has.
 pub fn parse_capacity(s: &str) -> Result<bai_core::ResourceSlots> {
     let mut ask = bai_core::resources::ResourceAsk::default();
+    let mut accel = std::collections::BTreeMap::new();
     for part in s.split(',').filter(|p| !p.trim().is_empty()) {
         let (k, v) = part
             .split_once('=')
             .with_context(|| format!("capacity {part:?} must look like cpu=4 or mem=8g"))?;
-        ask.slots.insert(k.trim().to_string(), v.trim().to_string());
+        let (k, v) = (k.trim(), v.trim());
+        if matches!(k, "cpu" | "mem" | "shmem") {
+            ask.slots.insert(k.to_string(), v.to_string());
+            continue;
+        }
+        let amount = bai_core::resources::parse_cpu(k, v)
+            .map_err(|e| anyhow::anyhow!("bad --dummy-capacity: {e}"))?;
+        if bai_core::accel::is_whole(k) && amount % 1000 != 0 {
+            anyhow::bail!("bad --dummy-capacity: {k}={v} counts whole devices");
+        }
+        accel.insert(k.to_string(), amount);
     }
-    let req = bai_core::resources::ResourceRequest::parse(&ask, &[])
+    let mut req = bai_core::resources::ResourceRequest::parse(&ask, &[])
         .map_err(|e| anyhow::anyhow!("bad --dummy-capacity: {e}"))?;
+    req.slots.accel = accel;
     Ok(req.slots)
 }
 
@@ -81,5 +95,31 @@ pub fn parse_on_off(s: &str) -> Result<bool, String> {
         "on" | "true" | "yes" | "1" => Ok(true),
         "off" | "false" | "no" | "0" => Ok(false),
         _ => Err(format!("{s:?}: say on or off")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_capacity;
+
+    #[test]
+    fn dummy_capacity_takes_accelerator_slots_of_every_kind() {
+        let c =
+            parse_capacity("cpu=2,mem=4g,cuda.device=2,cuda.device:1g.18gb-mig=3,mock.shares=1.5")
+                .expect("parse");
+        assert_eq!(c.cpu_milli, 2000);
+        assert_eq!(c.mem, 4 << 30);
+        assert_eq!(c.accel.get("cuda.device"), Some(&2000));
+        assert_eq!(c.accel.get("cuda.device:1g.18gb-mig"), Some(&3000));
+        assert_eq!(c.accel.get("mock.shares"), Some(&1500));
+    }
+
+    #[test]
+    fn dummy_capacity_refuses_half_a_device_and_bad_numbers() {
+        let e = parse_capacity("cpu=2,cuda.device=0.5").expect_err("half a device");
+        assert!(e.to_string().contains("counts whole devices"), "{e}");
+        let e = parse_capacity("cuda.shares=lots").expect_err("not a number");
+        assert!(e.to_string().starts_with("bad --dummy-capacity"), "{e}");
+        assert!(parse_capacity("cpu").is_err());
     }
 }

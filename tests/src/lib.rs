@@ -17,6 +17,7 @@ pub mod model;
 pub mod netns;
 pub mod oidc;
 pub mod pg;
+pub mod probe;
 pub mod registry;
 pub mod remote;
 pub mod suite;

@@ -28,12 +28,6 @@ def serve(p):\n    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.S
 ts = [threading.Thread(target=serve, args=(int(p),)) for p in sys.argv[1:]]\n\
 [t.start() for t in ts]\n[t.join() for t in ts]\n";
 
-/// Dials each `[name, host, port]` of TARGETS and prints one JSON line of outcomes.
-const PROBE: &str = "import json, socket\n\
-res = {}\n\
-for name, host, port in TARGETS:\n    try:\n        socket.create_connection((host, port), timeout=60).close(); res[name] = 'open'\n    except ConnectionRefusedError:\n        res[name] = 'refused'\n    except OSError as e:\n        res[name] = 'failed: %s' % (e,)\n\
-print('PROBE' + json.dumps(res))\n";
-
 fn ip(args: &[&str]) {
     let st = Command::new("ip").args(args).status().expect("ip");
     assert!(st.success(), "ip {} failed", args.join(" "));
@@ -198,18 +192,13 @@ impl Site {
             .or_else(|| info["agent"].as_str())
             .unwrap_or_else(|| panic!("{session} has no agent: {info:#}"));
         let peer = info["cluster_size"].as_u64().unwrap_or(1) > 1;
-        let code = PROBE.replace("TARGETS", &self.targets(self.node(agent), peer).to_string());
+        let code = bai_e2e::probe::code(&self.targets(self.node(agent), peer));
         let r = self.s.bai(
             &self.s.admin,
             &["run", "-t", session, "-c", &code, "python"],
         );
         r.expect_ok();
-        let line = r
-            .stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("PROBE"))
-            .unwrap_or_else(|| panic!("no probe result: {r:?}"));
-        serde_json::from_str(line).expect("probe JSON")
+        bai_e2e::probe::answer(&r.stdout).unwrap_or_else(|| panic!("no probe result: {r:?}"))
     }
 
     /// Starts a session on `node-a` (or spread, for multi-node) and waits until it runs.

@@ -9,8 +9,9 @@
 //! own Secret and through its runner) run the files, cluster-session and multi-node tests
 //! again. The agent with only its least role: `kubernetes/least_role.rs`; in the cluster as
 //! a DaemonSet (`kubernetes/in_cluster.rs`) and as one unprivileged Deployment for every node
-//! (`kubernetes/in_cluster_each_node.rs`). A kubeconfig that does not work is one line and
-//! exit 2.
+//! (`kubernetes/in_cluster_each_node.rs`). The agent's own enforcement of egress policies
+//! and isolation in each pod's network namespace (`--network-policies node`:
+//! `kubernetes/egress_node.rs`). A kubeconfig that does not work is one line and exit 2.
 //!
 //! The cluster is `BAI_TEST_KUBECONFIG` when set (the test runner starts one for all tests);
 //! otherwise the first test starts one, shared by the tests running beside it, and the last
@@ -45,6 +46,9 @@ pub static NODE_ROOM: Mutex<()> = Mutex::new(());
 pub fn node_room() -> std::sync::MutexGuard<'static, ()> {
     NODE_ROOM.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+#[path = "kubernetes/egress_node.rs"]
+mod egress_node;
 
 #[path = "kubernetes/in_cluster.rs"]
 mod in_cluster;

@@ -18,6 +18,7 @@ mod kernel_env;
 pub mod kernel_files;
 pub mod krunner_proto;
 pub mod kubernetes;
+mod nft;
 mod owned;
 pub mod paths;
 mod pool_demand;

@@ -106,7 +106,9 @@ pub async fn run(args: AgentArgs) -> Result<()> {
         }
     };
     let kubernetes = args.backend.backend == Backend::Kubernetes;
-    if let Err(why) = crate::credentials::check(args.backend.credentials, kubernetes) {
+    if let Err(why) = crate::credentials::check(args.backend.credentials, kubernetes)
+        .and_then(|()| crate::backend::check_enforcement(&args.backend))
+    {
         eprintln!("Error: {why}");
         std::process::exit(2);
     }

@@ -3,6 +3,7 @@
 
 use crate::node::NodeArgs;
 use anyhow::{Context, Result};
+use bai_agent::kubernetes::Enforcement;
 use bai_agent::{KubernetesAgent, KubernetesAgentConfig};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -33,8 +34,10 @@ pub struct BackendArgs {
     pub node_selector: Vec<(String, String)>,
     /// The Kubernetes backend: whether the cluster's network plugin enforces NetworkPolicy
     /// (Calico, Cilium …; bai cannot see it). `enforced`: kernels under an egress policy
-    /// other than `open` get a NetworkPolicy each; `not-enforced`: the agent takes only
-    /// sessions of `open` groups.
+    /// other than `open` get a NetworkPolicy each; `node`: the agent enforces each kernel's
+    /// policy and isolation itself, with nftables in the pod's own network namespace (it
+    /// runs on the kernels' node as root, with `--runner-reach socket`); `not-enforced`:
+    /// the agent takes only sessions of `open` groups.
     #[arg(
         long = "network-policies",
         env = "BAI_KUBE_NETWORK_POLICIES",
@@ -95,6 +98,9 @@ pub enum NetworkPolicies {
     Enforced,
     /// It does not, or nobody checked (the default).
     NotEnforced,
+    /// The agent enforces them itself, with nftables in each kernel pod's network
+    /// namespace (the agent on the kernels' node as root, `--runner-reach socket`).
+    Node,
 }
 
 fn parse_label(s: &str) -> Result<(String, String), String> {
@@ -134,13 +140,31 @@ pub fn kubernetes_config(
         storage_hosts,
         registry: node.registry.clone(),
         manager_host,
-        network_policies: args.network_policies == NetworkPolicies::Enforced,
+        network_policies: match args.network_policies {
+            NetworkPolicies::Enforced => Enforcement::NetworkPolicy,
+            NetworkPolicies::Node => Enforcement::Node,
+            NetworkPolicies::NotEnforced => Enforcement::None,
+        },
         runner_reach: match args.runner_reach {
             RunnerReach::Socket => bai_agent::kubernetes::RunnerReach::Socket,
             RunnerReach::Network => bai_agent::kubernetes::RunnerReach::Network,
         },
         runner_image: args.runner_image.clone(),
     })
+}
+
+/// Why `--network-policies node` cannot be used with these flags: the agent loads each
+/// pod's rules from the kernels' own node, so it must share that node (`--runner-reach
+/// socket`; an `--each-node` agent needs `network`).
+pub fn check_enforcement(args: &BackendArgs) -> Result<(), String> {
+    if args.network_policies == NetworkPolicies::Node && args.runner_reach != RunnerReach::Socket {
+        return Err(
+            "--network-policies node needs --runner-reach socket: the agent loads each \
+             kernel pod's rules on the pod's own node, so it runs there"
+                .into(),
+        );
+    }
+    Ok(())
 }
 
 /// The Kubernetes backend's error as the one line it is printed as.
@@ -179,5 +203,47 @@ mod tests {
         assert_eq!(parse_label("a="), Ok(("a".to_string(), String::new())));
         assert!(parse_label("novalue").is_err());
         assert!(parse_label("=x").is_err());
+    }
+
+    #[derive(clap::Parser)]
+    struct Flags {
+        #[command(flatten)]
+        backend: BackendArgs,
+    }
+
+    fn flags(args: &[&str]) -> BackendArgs {
+        let mut argv = vec!["baid"];
+        argv.extend_from_slice(args);
+        <Flags as clap::Parser>::try_parse_from(argv)
+            .expect("parse")
+            .backend
+    }
+
+    #[test]
+    fn node_enforcement_needs_the_agent_on_the_kernels_node() {
+        let on_node = flags(&["--backend", "kubernetes", "--network-policies", "node"]);
+        assert_eq!(on_node.network_policies, NetworkPolicies::Node);
+        assert_eq!(check_enforcement(&on_node), Ok(()));
+        let elsewhere = flags(&[
+            "--backend",
+            "kubernetes",
+            "--network-policies",
+            "node",
+            "--runner-reach",
+            "network",
+        ]);
+        let why = check_enforcement(&elsewhere).expect_err("refused");
+        assert!(
+            why.starts_with("--network-policies node needs --runner-reach socket"),
+            "{why}"
+        );
+        assert!(!why.contains('\n'), "{why}");
+        let plugin = flags(&[
+            "--network-policies",
+            "enforced",
+            "--runner-reach",
+            "network",
+        ]);
+        assert_eq!(check_enforcement(&plugin), Ok(()));
     }
 }

@@ -56,6 +56,7 @@ pub async fn host_up(
 ) -> Result<(), AgentError> {
     let _one = inner.hosts_sent.lock().await;
     let tables = inner.hosts.up(session, kernel, addr)?;
+    super::egress::node::peers(inner, session).await?;
     push(inner, tables).await
 }
 
@@ -68,5 +69,6 @@ pub async fn hosts_told(
 ) -> Result<(), AgentError> {
     let _one = inner.hosts_sent.lock().await;
     let tables = inner.hosts.told(session, hosts)?;
+    super::egress::node::peers(inner, session).await?;
     push(inner, tables).await
 }

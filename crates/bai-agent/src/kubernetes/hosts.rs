@@ -135,6 +135,17 @@ impl Tables {
         s.write()
     }
 
+    /// The session's kernels on this agent, and the addresses of all its kernels known so
+    /// far (what `--network-policies node` lets each of them reach and be reached by).
+    pub fn peers(&self, session: Uuid) -> (Vec<Uuid>, std::collections::BTreeSet<IpAddr>) {
+        let all = self.lock();
+        let Some(s) = all.get(&session) else {
+            return Default::default();
+        };
+        let kernels = s.members.iter().map(|m| m.kernel).collect();
+        (kernels, s.known().into_iter().map(|(_, a)| a).collect())
+    }
+
     /// The kernel is gone (its directory with its table goes with it).
     pub fn leave(&self, kernel: Uuid) {
         let mut all = self.lock();

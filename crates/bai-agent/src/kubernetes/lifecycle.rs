@@ -100,7 +100,11 @@ async fn create_claimed(
     if detached.is_some() {
         secret::own(inner, &inner.pod_of(kernel), uid).await?;
     }
-    wait_ready(inner, kernel, cluster.size > 1).await?;
+    // Under `--network-policies node` the kernel waits at its gate for its rules.
+    tokio::try_join!(
+        egress::node::apply(inner, spec),
+        wait_ready(inner, kernel, cluster.size > 1),
+    )?;
     let mut address = None;
     if cluster.size > 1 {
         match wait_address(inner, kernel, REPORT_WAIT).await {

@@ -71,6 +71,20 @@ use uuid::Uuid;
 /// The default namespace of bai's pods.
 pub const DEFAULT_NAMESPACE: &str = "bai";
 
+/// Who enforces the kernels' egress policies and their isolation from other sessions' pods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Enforcement {
+    /// Nobody (the admin has not said the cluster does): only sessions of `open` groups.
+    #[default]
+    None,
+    /// The cluster's network plugin, from one NetworkPolicy per kernel ([`egress::policy`]).
+    NetworkPolicy,
+    /// The agent, with nftables in each kernel pod's own network namespace
+    /// ([`egress::netns`]): for plugins that do not enforce NetworkPolicy. The agent runs on
+    /// the kernels' node as root (`--runner-reach socket`).
+    Node,
+}
+
 #[derive(Debug, Clone)]
 pub struct KubernetesAgentConfig {
     pub agent_id: String,
@@ -96,9 +110,9 @@ pub struct KubernetesAgentConfig {
     pub registry: Option<String>,
     /// The manager's host as the agent dials it (closed to kernels under `default`).
     pub manager_host: Option<String>,
-    /// The admin's word that the cluster's network plugin enforces NetworkPolicy: kernels
-    /// under a policy other than `open` get one (else such kernels are refused).
-    pub network_policies: bool,
+    /// Who enforces the kernels' egress policies and isolation (nobody: kernels under a
+    /// policy other than `open` are refused).
+    pub network_policies: Enforcement,
     /// How the agent reaches its kernels' runners ([`reach`]).
     pub runner_reach: RunnerReach,
     /// Detached pods (`RunnerReach::Network`): the image whose `bai-krunner` their init
@@ -117,6 +131,9 @@ pub(crate) struct Inner {
     pub secrets: Api<Secret>,
     /// Detached kernels' runner tokens, as made or read back from their Secrets.
     tokens: Mutex<HashMap<Uuid, String>>,
+    /// The kernels whose pods' network namespaces have the agent's rules
+    /// (`--network-policies node`, [`egress::node`]).
+    pub netns: Mutex<HashSet<Uuid>>,
     /// One change of the detached kernels' host tables at a time ([`handover`]).
     pub hosts_sent: tokio::sync::Mutex<()>,
     /// The node this agent offers.
@@ -222,6 +239,7 @@ impl Inner {
     pub fn forget(&self, kernel: Uuid) {
         lock(&self.states).remove(&kernel);
         lock(&self.tokens).remove(&kernel);
+        lock(&self.netns).remove(&kernel);
         self.changed.notify_waiters();
     }
 
@@ -394,6 +412,7 @@ impl KubernetesAgent {
             policies,
             secrets,
             tokens: Mutex::new(HashMap::new()),
+            netns: Mutex::new(HashSet::new()),
             hosts_sent: tokio::sync::Mutex::new(()),
             node,
             events,

@@ -29,6 +29,7 @@ pub(crate) fn placement(
             run_dir: dirs.run.display().to_string(),
             work_dir: dirs.work.display().to_string(),
             home_propagates: false,
+            egress_gate: inner.config.network_policies == super::Enforcement::Node,
             files,
         }),
     }

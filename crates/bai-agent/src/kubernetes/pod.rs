@@ -35,6 +35,11 @@ pub use super::gpus::{CUDA_DEVICE, CUDA_SHARES, NVIDIA_GPU};
 pub const KRUNNER_INSIDE: &str = "/opt/bai/bin/krunner";
 /// The init container that copies the runner into a detached pod ([`Detached`]).
 pub const INIT_CONTAINER: &str = "runner";
+/// The init container that waits for the agent's egress rules (`--network-policies node`).
+pub const GATE_CONTAINER: &str = "egress-gate";
+/// The file in a kernel's run directory that opens its gate (written by
+/// `egress::node` once the rules are in).
+pub const GATE_FILE: &str = "egress-ready";
 /// Where a detached kernel's Secret is mounted (krunner reads its manifest there).
 pub const SECRET_INSIDE: &str = "/opt/bai/secret";
 /// Where the runner is in its image (`images/agent`).
@@ -84,6 +89,10 @@ pub struct OnNode {
     /// (`mountPropagation: HostToContainer`): a pool pod's, given its data folders at the
     /// claim ([`crate::pool_folders`]).
     pub home_propagates: bool,
+    /// Whether the kernel waits for the agent's egress rules in its network namespace
+    /// (`--network-policies node`): an init container, `egress-gate`, runs until the agent
+    /// writes [`GATE_FILE`] into the run directory.
+    pub egress_gate: bool,
     /// Files mounted read-only, on the node → inside: every kernel's `/etc` files
     /// ([`crate::kernel_files::etc`]), and a cluster session's keys and host table
     /// ([`crate::kernel_files::cluster`]).
@@ -213,7 +222,11 @@ pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
         volume_mounts: Some(mounts),
         ..Default::default()
     };
-    let init = at.detached().map(|d| vec![init_container(d, &container)]);
+    let init = match &at.disk {
+        Disk::Detached(d) => Some(vec![init_container(d, &container)]),
+        Disk::OnNode(n) if n.egress_gate => Some(vec![gate_container(&container)]),
+        Disk::OnNode(_) => None,
+    };
     let spec = PodSpec {
         init_containers: init,
         containers: vec![container],
@@ -464,7 +477,9 @@ fn detached(d: &Detached) -> (Vec<Volume>, Vec<VolumeMount>) {
 /// copies the runner into the pod's `krunner` volume and makes the empty host table. It
 /// runs as the kernel does, with the kernel's CPU and memory (so the pod stays Guaranteed
 /// and asks for no more than the kernel).
-fn init_container(d: &Detached, kernel: &Container) -> Container {
+/// An init container's resources: the kernel's CPU and memory (requests = limits, so the
+/// pod's class and what it holds do not change), none of its devices.
+fn init_resources(kernel: &Container) -> Option<ResourceRequirements> {
     let cpu_mem = |m: &Option<BTreeMap<String, Quantity>>| {
         m.as_ref().map(|m| {
             m.iter()
@@ -473,11 +488,35 @@ fn init_container(d: &Detached, kernel: &Container) -> Container {
                 .collect::<BTreeMap<_, _>>()
         })
     };
-    let resources = kernel.resources.as_ref().map(|r| ResourceRequirements {
+    kernel.resources.as_ref().map(|r| ResourceRequirements {
         requests: cpu_mem(&r.requests),
         limits: cpu_mem(&r.limits),
         ..Default::default()
-    });
+    })
+}
+
+/// The init container that holds a kernel back until the agent's egress rules are in its
+/// pod's network namespace (the kernel's own image: it needs `/bin/sh` and nothing else).
+fn gate_container(kernel: &Container) -> Container {
+    let gate = format!("/opt/bai/run/{GATE_FILE}");
+    Container {
+        name: GATE_CONTAINER.into(),
+        image: kernel.image.clone(),
+        image_pull_policy: kernel.image_pull_policy.clone(),
+        command: Some(vec![
+            "/bin/sh".into(),
+            "-c".into(),
+            format!("until [ -e {gate} ]; do sleep 0.1; done"),
+        ]),
+        resources: init_resources(kernel),
+        security_context: kernel.security_context.clone(),
+        volume_mounts: Some(vec![mount("run", "/opt/bai/run", true)]),
+        ..Default::default()
+    }
+}
+
+fn init_container(d: &Detached, kernel: &Container) -> Container {
+    let resources = init_resources(kernel);
     Container {
         name: INIT_CONTAINER.into(),
         image: Some(d.runner_image.clone()),

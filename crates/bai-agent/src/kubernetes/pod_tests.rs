@@ -15,6 +15,7 @@ fn at() -> Placement {
             run_dir: "/var/lib/bai/kernels/1/run".into(),
             work_dir: "/var/lib/bai/kernels/1/work".into(),
             home_propagates: false,
+            egress_gate: false,
             files: vec![(
                 "/var/lib/bai/etc/profile.sh".into(),
                 "/etc/profile.d/zz-bai-environ.sh".into(),
@@ -484,4 +485,56 @@ fn a_detached_pod_mounts_nothing_of_its_node_but_data_folders() {
     let spec = p.spec.as_ref().unwrap();
     assert!(spec.init_containers.is_none());
     assert_eq!(spec.security_context.as_ref().unwrap().fs_group, None);
+}
+
+#[test]
+fn under_node_enforcement_the_kernel_waits_at_its_gate_for_the_agents_rules() {
+    assert!(
+        kernel_pod(&spec(), &at())
+            .unwrap()
+            .spec
+            .unwrap()
+            .init_containers
+            .is_none()
+    );
+    let mut gated = at();
+    if let Disk::OnNode(n) = &mut gated.disk {
+        n.egress_gate = true;
+    }
+    let p = kernel_pod(&spec(), &gated).unwrap();
+    let kernel = container(&p).clone();
+    let init = p.spec.unwrap().init_containers.unwrap();
+    assert_eq!(init.len(), 1);
+    let gate = &init[0];
+    assert_eq!(gate.name, GATE_CONTAINER);
+    // The kernel's own image, its user and its dropped capabilities, and the same CPU and
+    // memory (the pod holds no more than the kernel asked for).
+    assert_eq!(gate.image, kernel.image);
+    assert_eq!(gate.security_context, kernel.security_context);
+    let r = gate.resources.as_ref().unwrap();
+    assert_eq!(r.limits, r.requests);
+    assert_eq!(
+        r.limits.as_ref().unwrap().get("cpu"),
+        kernel
+            .resources
+            .as_ref()
+            .unwrap()
+            .limits
+            .as_ref()
+            .unwrap()
+            .get("cpu")
+    );
+    assert_eq!(
+        gate.command.as_deref().unwrap(),
+        &[
+            "/bin/sh".to_string(),
+            "-c".into(),
+            "until [ -e /opt/bai/run/egress-ready ]; do sleep 0.1; done".into()
+        ]
+    );
+    let m = &gate.volume_mounts.as_ref().unwrap()[0];
+    assert_eq!(
+        (m.name.as_str(), m.mount_path.as_str(), m.read_only),
+        ("run", "/opt/bai/run", Some(true))
+    );
 }

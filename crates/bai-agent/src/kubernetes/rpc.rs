@@ -44,7 +44,8 @@ impl AgentRpc for KubernetesAgent {
                 .map(|(k, v)| (k.clone(), v.display().to_string()))
                 .collect(),
             registry: None,
-            egress_error: (!c.network_policies).then(|| super::egress::NOT_ENFORCED.into()),
+            egress_error: (c.network_policies == super::Enforcement::None)
+                .then(|| super::egress::NOT_ENFORCED.into()),
             withheld: offer.withheld,
             kernels_unreachable: offer.unreachable,
             size: Some(size),

@@ -60,32 +60,7 @@ pub struct NftCommand;
 #[async_trait]
 impl Nft for NftCommand {
     async fn load(&self, script: &str) -> Result<(), String> {
-        use tokio::io::AsyncWriteExt;
-        let mut child = tokio::process::Command::new("nft")
-            .args(["-f", "-"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run nft ({e}); install Debian's nftables"))?;
-        if let Some(mut stdin) = child.stdin.take() {
-            stdin
-                .write_all(script.as_bytes())
-                .await
-                .map_err(|e| format!("cannot write to nft: {e}"))?;
-        }
-        let out = child
-            .wait_with_output()
-            .await
-            .map_err(|e| format!("nft did not finish: {e}"))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "nft refused the rules: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ))
-        }
+        crate::nft::load("nft", &["-f", "-"], script, "install Debian's nftables").await
     }
 
     async fn tables(&self) -> Result<Vec<String>, String> {

@@ -12,13 +12,18 @@
 //! pod whoever deletes it. A policy that cannot be made stops the kernel before its pod
 //! exists; a failure after it removes both. Policies a crash left without their pod are
 //! removed at the agent's start.
+//!
+//! With `--network-policies node` the agent enforces the same itself, with nftables in each
+//! kernel pod's own network namespace ([`netns`], [`node`]), and makes no NetworkPolicy.
 
+pub mod netns;
+pub mod node;
 pub mod policy;
 
 use super::error::{KubeError, is_not_found};
 use super::labels::{self, KernelLabels};
 use super::pod::pod_name;
-use super::{Inner, client};
+use super::{Enforcement, Inner, client};
 use bai_core::agent::{AgentError, KernelSpec};
 use bai_core::cluster::PEER_MANAGER;
 use bai_core::egress::EgressMode;
@@ -27,13 +32,14 @@ use std::collections::BTreeSet;
 use std::net::IpAddr;
 use uuid::Uuid;
 
-/// What the agent says while `--network-policies` is not `enforced`.
+/// What the agent says while nobody enforces policies (`--network-policies not-enforced`).
 pub const NOT_ENFORCED: &str = "egress policies are not enforced on this Kubernetes agent: \
     start it with --network-policies enforced once the cluster's network plugin enforces \
-    NetworkPolicy (Calico, Cilium …)";
+    NetworkPolicy (Calico, Cilium …), or with --network-policies node to have the agent \
+    enforce them on its node";
 
 /// The addresses of the node the agent places kernels on.
-async fn own_node(inner: &Inner) -> Result<Vec<IpAddr>, AgentError> {
+pub(super) async fn own_node(inner: &Inner) -> Result<Vec<IpAddr>, AgentError> {
     let node = client::node(&inner.client, &inner.node)
         .await
         .map_err(AgentError::from)?
@@ -48,7 +54,11 @@ async fn own_node(inner: &Inner) -> Result<Vec<IpAddr>, AgentError> {
 
 /// The addresses closed under `default`: the spec's nodes (the manager's host resolved) and
 /// the kernel's own node's (`own`).
-async fn closed_nodes(inner: &Inner, spec: &KernelSpec, own: &[IpAddr]) -> BTreeSet<IpAddr> {
+pub(super) async fn closed_nodes(
+    inner: &Inner,
+    spec: &KernelSpec,
+    own: &[IpAddr],
+) -> BTreeSet<IpAddr> {
     let mut out = BTreeSet::new();
     for n in &spec.egress.nodes {
         if n == PEER_MANAGER {
@@ -77,14 +87,17 @@ async fn closed_nodes(inner: &Inner, spec: &KernelSpec, own: &[IpAddr]) -> BTree
 /// Makes the policy of a kernel about to start, before its pod: true when one was made
 /// (none while the agent does not enforce policies, where only `open` is taken).
 pub async fn before_pod(inner: &Inner, spec: &KernelSpec) -> Result<bool, AgentError> {
-    if !inner.config.network_policies {
-        if spec.egress.policy.mode == EgressMode::Open {
-            return Ok(false);
+    match inner.config.network_policies {
+        Enforcement::NetworkPolicy => {}
+        // The agent's own rules, in the pod's namespace before its kernel starts.
+        Enforcement::Node => return Ok(false),
+        Enforcement::None if spec.egress.policy.mode == EgressMode::Open => return Ok(false),
+        Enforcement::None => {
+            return Err(AgentError::BadRequest(format!(
+                "the kernel's egress policy is {}, and {NOT_ENFORCED}",
+                spec.egress.policy.summary()
+            )));
         }
-        return Err(AgentError::BadRequest(format!(
-            "the kernel's egress policy is {}, and {NOT_ENFORCED}",
-            spec.egress.policy.summary()
-        )));
     }
     let kernel = spec.kernel_id;
     let own = own_node(inner).await?;
@@ -136,7 +149,7 @@ pub async fn own(inner: &Inner, kernel: Uuid, uid: &str) -> Result<(), AgentErro
 
 /// Deletes a kernel's policy (none there is fine; the garbage collector may have been first).
 pub async fn remove(inner: &Inner, kernel: Uuid) {
-    if !inner.config.network_policies {
+    if inner.config.network_policies != Enforcement::NetworkPolicy {
         return; // none was made by this agent; any older one goes with its pod
     }
     match inner
@@ -155,7 +168,7 @@ pub async fn remove(inner: &Inner, kernel: Uuid) {
 /// At the agent's start (its pods listed): removes its policies that have no owner and whose
 /// kernel has no pod (a crash between the policy and its pod).
 pub async fn sweep(inner: &Inner) {
-    if !inner.config.network_policies {
+    if inner.config.network_policies != Enforcement::NetworkPolicy {
         return;
     }
     let lp = ListParams::default().labels(&labels::agent_selector(&inner.config.agent_id));

@@ -99,6 +99,7 @@ async fn on_node(inner: &Inner, id: Uuid, shape: &PoolShape) -> Result<Ready, Ag
     let mut at = placement(inner, &dirs, Vec::new());
     if let Disk::OnNode(n) = &mut at.disk {
         n.home_propagates = home_propagates(inner);
+        n.egress_gate = false;
     }
     let pod = pool_pod(shape, id, &at)?;
     let uid = create(inner, id, &pod).await?;
@@ -262,6 +263,7 @@ mod tests {
                 run_dir: "/var/lib/bai/kernels/.pool/x/run".into(),
                 work_dir: "/var/lib/bai/kernels/.pool/x/work".into(),
                 home_propagates: true,
+                egress_gate: false,
                 files: Vec::new(),
             }),
         };

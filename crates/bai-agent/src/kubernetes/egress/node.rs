@@ -1,0 +1,184 @@
+//! `--network-policies node`: the agent loads each kernel pod's rules ([`super::netns`])
+//! into the pod's own network namespace before the kernel starts.
+//!
+//! Order, so a kernel never runs a moment without its rules: the pod's first container is
+//! the gate (`egress-gate`, an init container of the kernel's image), which waits for
+//! [`GATE_FILE`] in the kernel's run directory; once the gate runs, the agent finds its
+//! process on the node (by the container id Kubernetes reports, which names its cgroup under
+//! every runtime), loads the table into its network namespace, the pod's
+//! (`nsenter --net … nft -f -`), and only then writes the file. Rules that
+//! cannot be loaded fail the kernel (its pod is removed); the gate never opens without them.
+//!
+//! A cluster session's pods let each other in (and, under `closed`, out): each pod's `peers`
+//! sets get every address of the session as its pods run, in the same step as the host
+//! tables ([`super::super::handover`]). The agent runs on the kernels' node, in its PID and
+//! network namespaces, as root (the tests run it so; in a pod: `hostPID`, `NET_ADMIN` and
+//! `SYS_ADMIN` to enter namespaces).
+
+use super::super::pod::{CONTAINER, GATE_CONTAINER, GATE_FILE};
+use super::super::ready::READY_TIMEOUT;
+use super::super::{Enforcement, Inner};
+use super::netns::{self, PodRules};
+use bai_core::agent::{AgentError, KernelSpec};
+use bai_core::egress::EgressMode;
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+use std::time::Duration;
+use uuid::Uuid;
+
+/// How often the agent looks for the gate's process.
+const LOOK_EVERY: Duration = Duration::from_millis(200);
+
+/// A process of container `id` on this node, by its cgroup.
+fn container_process(id: &str) -> Option<u32> {
+    let dir = std::fs::read_dir("/proc").ok()?;
+    dir.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+        netns::in_container(&cgroup, id).then_some(pid)
+    })
+}
+
+/// A process in the network namespace of `kernel`'s pod: of its container `name` (the gate
+/// or the kernel's), once that runs.
+async fn find(inner: &Inner, kernel: Uuid, name: &str) -> Option<u32> {
+    let pod = inner.pods.get_opt(&inner.pod_of(kernel)).await.ok()??;
+    let status = pod.status?;
+    let id = status
+        .init_container_statuses
+        .iter()
+        .flatten()
+        .chain(status.container_statuses.iter().flatten())
+        .find(|c| c.name == name && c.state.as_ref().is_some_and(|s| s.running.is_some()))?
+        .container_id
+        .clone()?;
+    let id = netns::container_id(&id)?.to_string();
+    tokio::task::spawn_blocking(move || container_process(&id))
+        .await
+        .ok()
+        .flatten()
+}
+
+/// Loads `script` into the network namespace of process `pid`.
+async fn load(pid: u32, script: &str) -> Result<(), String> {
+    let net = format!("--net=/proc/{pid}/ns/net");
+    crate::nft::load(
+        "nsenter",
+        &[&net, "nft", "-f", "-"],
+        script,
+        "install util-linux and nftables",
+    )
+    .await
+}
+
+/// Every address of this machine (the kernels' node).
+async fn host_addresses() -> Result<BTreeSet<IpAddr>, AgentError> {
+    let out = tokio::process::Command::new("ip")
+        .args(["-j", "addr", "show"])
+        .output()
+        .await
+        .map_err(|e| AgentError::Runtime(format!("cannot run ip ({e}); install iproute2")))?;
+    if !out.status.success() {
+        return Err(AgentError::Runtime(format!(
+            "cannot list the node's addresses: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(netns::host_addresses(&String::from_utf8_lossy(&out.stdout)))
+}
+
+fn loaded(inner: &Inner) -> std::sync::MutexGuard<'_, std::collections::HashSet<Uuid>> {
+    inner.netns.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Loads the rules of the kernel whose pod was just made, then opens its gate. Returns at
+/// once where the agent does not enforce policies itself.
+pub async fn apply(inner: &Inner, spec: &KernelSpec) -> Result<(), AgentError> {
+    if inner.config.network_policies != Enforcement::Node {
+        return Ok(());
+    }
+    let kernel = spec.kernel_id;
+    let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+    let pid = loop {
+        if let Some(pid) = find(inner, kernel, GATE_CONTAINER).await {
+            break pid;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(AgentError::NotReady(format!(
+                "the gate of kernel {kernel} did not run on node {} within {}s, so its \
+                 egress rules cannot be loaded",
+                inner.node,
+                READY_TIMEOUT.as_secs()
+            )));
+        }
+        tokio::time::sleep(LOOK_EVERY).await;
+    };
+    // The node: its addresses as Kubernetes reports them, every address of its own (the
+    // agent runs in its network namespace) and the pod's gateway.
+    let mut node: BTreeSet<IpAddr> = super::own_node(inner).await?.into_iter().collect();
+    node.extend(host_addresses().await?);
+    if let Some(g) = std::fs::read_to_string(format!("/proc/{pid}/net/route"))
+        .ok()
+        .and_then(|r| netns::gateway(&r))
+    {
+        node.insert(IpAddr::V4(g));
+    }
+    let nodes = if spec.egress.policy.mode == EgressMode::Default {
+        super::closed_nodes(inner, spec, &[]).await
+    } else {
+        BTreeSet::new()
+    };
+    // The session's addresses and this pod's entry change together (one change of a
+    // session's tables at a time): a sibling that comes up meanwhile is never missed.
+    let _one = inner.hosts_sent.lock().await;
+    let (_, peers) = inner.hosts.peers(spec.session_id);
+    let script = netns::script(&PodRules {
+        policy: &spec.egress.policy,
+        node: &node,
+        nodes: &nodes,
+        peers: &peers,
+    });
+    load(pid, &script).await.map_err(|e| {
+        AgentError::Runtime(format!(
+            "cannot load the egress rules of kernel {kernel} into its pod's network \
+             namespace: {e}"
+        ))
+    })?;
+    loaded(inner).insert(kernel);
+    let gate = inner.dirs(kernel).run.join(GATE_FILE);
+    std::fs::write(&gate, b"").map_err(|e| {
+        AgentError::Runtime(format!("cannot open the gate of kernel {kernel}: {e}"))
+    })?;
+    tracing::info!(kernel = %kernel, policy = %spec.egress.policy.summary(), pid,
+        "egress rules loaded into the pod's network namespace");
+    Ok(())
+}
+
+/// Every address of `session` known now goes into the `peers` sets of its pods on this
+/// agent whose rules are loaded (the caller holds the session tables' lock).
+pub async fn peers(inner: &Inner, session: Uuid) -> Result<(), AgentError> {
+    if inner.config.network_policies != Enforcement::Node {
+        return Ok(());
+    }
+    let (kernels, addrs) = inner.hosts.peers(session);
+    let script = netns::add_peers(&addrs);
+    if script.is_empty() {
+        return Ok(());
+    }
+    for kernel in kernels {
+        if !loaded(inner).contains(&kernel) {
+            continue; // its rules are made with the peers known then
+        }
+        let Some(pid) = find(inner, kernel, CONTAINER).await else {
+            // Its gate is open but its kernel not running yet: its own address comes up
+            // later, and that change gives it every address known then.
+            continue;
+        };
+        load(pid, &script).await.map_err(|e| {
+            AgentError::Runtime(format!(
+                "cannot let kernel {kernel}'s session in through its rules: {e}"
+            ))
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,246 @@
+//! `--network-policies node` on the full-node tier: on a cluster whose network plugin
+//! enforces no NetworkPolicy (this one's pods are on Docker's bridge), the agent loads each
+//! kernel pod's egress policy and isolation into the pod's own network namespace before the
+//! kernel starts. Probed from inside real pods, by connecting: under `default` the node
+//! (its Kubernetes address and every other address of this machine) and the metadata
+//! address are refused and an allowed destination is open; under `closed` only the allowed
+//! one; under `open` the node answers. Under every policy another session's pod is refused,
+//! while a cluster session's kernels reach each other (ssh's port) and the app proxy reaches
+//! the kernel's web terminal from the node.
+
+use bai_e2e::Server;
+use bai_e2e::kube::{Cluster, NamespaceGuard, env_of, joined_with};
+use bai_e2e::remote::ttyd_page;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::net::{IpAddr, TcpListener};
+
+/// A port of this machine that accepts (and closes) every connection, on every address.
+fn listener() -> u16 {
+    let l = TcpListener::bind("0.0.0.0:0").expect("listen");
+    let port = l.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for c in l.incoming().flatten() {
+            let mut c = c;
+            let _ = c.read(&mut [0u8; 1]);
+        }
+    });
+    port
+}
+
+/// An address of this machine that is not the node's Kubernetes address, loopback or the
+/// pods' bridge (`node_ip`).
+fn other_host_address(node_ip: &str) -> String {
+    let out = std::process::Command::new("ip")
+        .args(["-j", "-4", "addr", "show"])
+        .output()
+        .expect("ip");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("ip -j");
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|i| i["addr_info"].as_array().cloned().unwrap_or_default())
+        .filter_map(|a| a["local"].as_str().map(str::to_string))
+        .find(|a| a != node_ip && a.parse::<IpAddr>().is_ok_and(|ip| !ip.is_loopback()))
+        .expect("this machine has an address besides loopback and the bridge")
+}
+
+/// What session `name`'s main kernel gets connecting to each target.
+fn probe(s: &Server, name: &str, targets: &[(&str, &str, u16)]) -> BTreeMap<String, String> {
+    let list: Vec<serde_json::Value> = targets
+        .iter()
+        .map(|(n, h, p)| serde_json::json!([n, h, p]))
+        .collect();
+    let code = bai_e2e::probe::code(&serde_json::Value::from(list));
+    let r = s.bai(&s.admin, &["run", "-t", name, "-c", &code, "python"]);
+    r.expect_ok();
+    bai_e2e::probe::answer(&r.stdout).unwrap_or_else(|| panic!("no probe result: {r:?}"))
+}
+
+fn start(s: &Server, name: &str, extra: &[&str]) {
+    let mut args = vec![
+        "start", "-q", "-t", name, "-r", "cpu=0.25", "-r", "mem=256m",
+    ];
+    args.extend_from_slice(extra);
+    args.push("python");
+    s.bai(&s.admin, &args).expect_ok();
+    s.wait_for(240, &format!("{name} to run"), || {
+        let i = s.info(&s.admin, name);
+        assert_ne!(i["status"], "ERROR", "{i:#}");
+        (i["status"] == "RUNNING").then_some(())
+    });
+}
+
+fn group(s: &Server, args: &[&str]) {
+    let mut a = vec!["admin", "resource-group", "update", "default"];
+    a.extend_from_slice(args);
+    s.bai(&s.admin, &a).expect_ok();
+}
+
+fn expect(
+    got: &BTreeMap<String, String>,
+    want: &[(&str, &str)],
+    what: &str,
+    log: &dyn Fn() -> String,
+) {
+    for (target, answer) in want {
+        assert_eq!(
+            got.get(*target).map(String::as_str),
+            Some(*answer),
+            "{what}: {target} in {got:?}\nagent log:\n{}",
+            log()
+        );
+    }
+}
+
+#[test]
+fn the_agent_enforces_egress_and_isolation_in_each_pods_network_namespace() {
+    let cluster = Cluster::get();
+    let ns = format!("bai-e2e-en-{}", std::process::id());
+    let _ns = NamespaceGuard::new(&cluster, &ns);
+    let (s, agent) = joined_with(
+        "kube-en",
+        &[],
+        &["--network-policies".into(), "node".into()],
+        &cluster.kubeconfig,
+        &ns,
+    );
+    let log = || agent.log();
+    let node_ip = env_of(&cluster.kubeconfig, "BAI_KUBE_NODE_IP").expect("the node's address");
+    let host_ip = other_host_address(&node_ip);
+    let (closed_port, allowed_port) = (listener(), listener());
+    let allow = format!("{node_ip}:{allowed_port}");
+
+    // default, with one destination allowed: the node and this machine's other address
+    // refused, the allowed port open, the metadata address refused at once.
+    group(&s, &["--egress", "default", "--egress-allow", &allow]);
+    start(&s, "en-a", &[]);
+    let outside = [
+        ("node", node_ip.as_str(), closed_port),
+        ("host", host_ip.as_str(), closed_port),
+        ("allowed", node_ip.as_str(), allowed_port),
+    ];
+    let mut targets = outside.to_vec();
+    targets.push(("metadata", "169.254.169.254", 80));
+    expect(
+        &probe(&s, "en-a", &targets),
+        &[
+            ("node", "refused"),
+            ("host", "refused"),
+            ("allowed", "open"),
+            ("metadata", "refused"),
+        ],
+        "en-a under default",
+        &log,
+    );
+    // A listener in en-a's pod, at its pod address.
+    let r = s.bai(
+        &s.admin,
+        &[
+            "run",
+            "-t",
+            "en-a",
+            "-c",
+            "import socket, subprocess, sys, time\n\
+             subprocess.Popen([sys.executable, '-m', 'http.server', '8123'], start_new_session=True,\n\
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n\
+             while True:\n    try:\n        socket.create_connection(('127.0.0.1', 8123), timeout=5).close(); break\n    except OSError:\n        time.sleep(0.2)\n\
+             print('IP' + socket.gethostbyname(socket.gethostname()))\n",
+            "python",
+        ],
+    );
+    r.expect_ok();
+    let a_ip = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("IP"))
+        .unwrap_or_else(|| panic!("no address: {r:?}"))
+        .to_string();
+    assert_ne!(a_ip, "127.0.0.1", "{r:?}");
+    // en-a reaches its own listener at its pod address, and bai reaches its apps from the
+    // node (the app proxy's way in: the web terminal's page).
+    expect(
+        &probe(&s, "en-a", &[("itself", &a_ip, 8123)]),
+        &[("itself", "open")],
+        "en-a to itself",
+        &log,
+    );
+    assert!(ttyd_page(&s, "en-a").contains("Terminal"), "{}", log());
+
+    // A cluster session under default: its kernels reach each other (sshd on sub1), not
+    // en-a's pod, nor the node.
+    start(&s, "en-c", &["--cluster-size", "2"]);
+    expect(
+        &probe(
+            &s,
+            "en-c",
+            &[
+                ("sub1", "sub1", 2200),
+                ("other-session", &a_ip, 8123),
+                ("node", &node_ip, closed_port),
+            ],
+        ),
+        &[
+            ("sub1", "open"),
+            ("other-session", "refused"),
+            ("node", "refused"),
+        ],
+        "en-c under default",
+        &log,
+    );
+    s.bai(&s.admin, &["rm", "en-c"]).expect_ok();
+
+    // closed: only the allowed destination, and still not en-a's pod.
+    group(&s, &["--egress", "closed", "--egress-allow", &allow]);
+    start(&s, "en-b", &[]);
+    expect(
+        &probe(
+            &s,
+            "en-b",
+            &[
+                ("allowed", &node_ip, allowed_port),
+                ("node", &node_ip, closed_port),
+                ("other-session", &a_ip, 8123),
+            ],
+        ),
+        &[
+            ("allowed", "open"),
+            ("node", "refused"),
+            ("other-session", "refused"),
+        ],
+        "en-b under closed",
+        &log,
+    );
+    s.bai(&s.admin, &["rm", "en-b"]).expect_ok();
+
+    // open: the node answers (so each refusal above was the rules' doing), and another
+    // session's pod is still refused.
+    group(&s, &["--egress", "open"]);
+    start(&s, "en-d", &[]);
+    expect(
+        &probe(
+            &s,
+            "en-d",
+            &[
+                ("node", &node_ip, closed_port),
+                ("host", &host_ip, closed_port),
+                ("other-session", &a_ip, 8123),
+            ],
+        ),
+        &[
+            ("node", "open"),
+            ("host", "open"),
+            ("other-session", "refused"),
+        ],
+        "en-d under open",
+        &log,
+    );
+    for name in ["en-d", "en-a"] {
+        s.bai(&s.admin, &["rm", name]).expect_ok();
+    }
+    assert!(
+        log().contains("egress rules loaded into the pod's network namespace"),
+        "{}",
+        log()
+    );
+}

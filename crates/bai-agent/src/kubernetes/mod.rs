@@ -131,9 +131,6 @@ pub(crate) struct Inner {
     pub secrets: Api<Secret>,
     /// Detached kernels' runner tokens, as made or read back from their Secrets.
     tokens: Mutex<HashMap<Uuid, String>>,
-    /// The kernels whose pods' network namespaces have the agent's rules
-    /// (`--network-policies node`, [`egress::node`]).
-    pub netns: Mutex<HashSet<Uuid>>,
     /// One change of the detached kernels' host tables at a time ([`handover`]).
     pub hosts_sent: tokio::sync::Mutex<()>,
     /// The node this agent offers.
@@ -239,7 +236,6 @@ impl Inner {
     pub fn forget(&self, kernel: Uuid) {
         lock(&self.states).remove(&kernel);
         lock(&self.tokens).remove(&kernel);
-        lock(&self.netns).remove(&kernel);
         self.changed.notify_waiters();
     }
 
@@ -412,7 +408,6 @@ impl KubernetesAgent {
             policies,
             secrets,
             tokens: Mutex::new(HashMap::new()),
-            netns: Mutex::new(HashSet::new()),
             hosts_sent: tokio::sync::Mutex::new(()),
             node,
             events,

@@ -2,7 +2,7 @@
 //! Kubernetes says so), running (at which pod IP), or ended (how). Pure.
 
 use super::pod::{CONTAINER, GATE_CONTAINER, INIT_CONTAINER};
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 use std::net::IpAddr;
 
 /// Container waiting reasons that mean the image cannot be run on the node.
@@ -46,6 +46,15 @@ pub enum Observed {
     Ended(Ended),
 }
 
+/// The status of the container `name` among `statuses` (a pod's containers' or init
+/// containers').
+pub fn named<'a>(
+    statuses: &'a Option<Vec<ContainerStatus>>,
+    name: &str,
+) -> Option<&'a ContainerStatus> {
+    statuses.iter().flatten().find(|c| c.name == name)
+}
+
 pub fn observe(pod: &Pod) -> Observed {
     let Some(status) = &pod.status else {
         return Observed::Waiting(None);
@@ -55,11 +64,7 @@ pub fn observe(pod: &Pod) -> Observed {
         .as_ref()
         .and_then(|s| s.node_name.as_deref())
         .unwrap_or("?");
-    let kernel = status
-        .container_statuses
-        .iter()
-        .flatten()
-        .find(|c| c.name == CONTAINER);
+    let kernel = named(&status.container_statuses, CONTAINER);
     let state = kernel.and_then(|c| c.state.as_ref());
     if let Some(t) = state.and_then(|s| s.terminated.as_ref()) {
         let reason = t.reason.clone().unwrap_or_default();
@@ -88,11 +93,7 @@ pub fn observe(pod: &Pod) -> Observed {
         });
     }
     // A detached pod's init container, which brings the runner in from its image.
-    let init = status
-        .init_container_statuses
-        .iter()
-        .flatten()
-        .find(|c| c.name == INIT_CONTAINER);
+    let init = named(&status.init_container_statuses, INIT_CONTAINER);
     let init_waiting = init.and_then(|c| Some((c, c.state.as_ref()?.waiting.as_ref()?)));
     if let Some(problem) = init_waiting.and_then(|(c, w)| {
         cannot_start(
@@ -116,11 +117,7 @@ pub fn observe(pod: &Pod) -> Observed {
     }
     // The egress gate (`--network-policies node`) runs the kernel's own image first: what
     // stops it is said as of the kernel's container.
-    let gate = status
-        .init_container_statuses
-        .iter()
-        .flatten()
-        .find(|c| c.name == GATE_CONTAINER)
+    let gate = named(&status.init_container_statuses, GATE_CONTAINER)
         .and_then(|c| c.state.as_ref()?.waiting.as_ref());
     let waiting = gate.or_else(|| state.and_then(|s| s.waiting.as_ref()));
     if let Some(problem) = waiting.and_then(|w| {

@@ -15,6 +15,7 @@
 //! network namespaces, as root (the tests run it so; in a pod: `hostPID`, `NET_ADMIN` and
 //! `SYS_ADMIN` to enter namespaces).
 
+use super::super::observe::named;
 use super::super::pod::{CONTAINER, GATE_CONTAINER, GATE_FILE};
 use super::super::ready::READY_TIMEOUT;
 use super::super::{Enforcement, Inner};
@@ -44,12 +45,9 @@ fn container_process(id: &str) -> Option<u32> {
 async fn find(inner: &Inner, kernel: Uuid, name: &str) -> Option<u32> {
     let pod = inner.pods.get_opt(&inner.pod_of(kernel)).await.ok()??;
     let status = pod.status?;
-    let id = status
-        .init_container_statuses
-        .iter()
-        .flatten()
-        .chain(status.container_statuses.iter().flatten())
-        .find(|c| c.name == name && c.state.as_ref().is_some_and(|s| s.running.is_some()))?
+    let id = named(&status.init_container_statuses, name)
+        .or_else(|| named(&status.container_statuses, name))
+        .filter(|c| c.state.as_ref().is_some_and(|s| s.running.is_some()))?
         .container_id
         .clone()?;
     let id = netns::container_id(&id)?.to_string();
@@ -87,8 +85,9 @@ async fn host_addresses() -> Result<BTreeSet<IpAddr>, AgentError> {
     Ok(netns::host_addresses(&String::from_utf8_lossy(&out.stdout)))
 }
 
-fn loaded(inner: &Inner) -> std::sync::MutexGuard<'_, std::collections::HashSet<Uuid>> {
-    inner.netns.lock().unwrap_or_else(|p| p.into_inner())
+/// Whether `kernel`'s rules are in: its gate is opened only after they are.
+fn loaded(inner: &Inner, kernel: Uuid) -> bool {
+    inner.dirs(kernel).run.join(GATE_FILE).exists()
 }
 
 /// Loads the rules of the kernel whose pod was just made, then opens its gate. Returns at
@@ -144,7 +143,6 @@ pub async fn apply(inner: &Inner, spec: &KernelSpec) -> Result<(), AgentError> {
              namespace: {e}"
         ))
     })?;
-    loaded(inner).insert(kernel);
     let gate = inner.dirs(kernel).run.join(GATE_FILE);
     std::fs::write(&gate, b"").map_err(|e| {
         AgentError::Runtime(format!("cannot open the gate of kernel {kernel}: {e}"))
@@ -155,7 +153,8 @@ pub async fn apply(inner: &Inner, spec: &KernelSpec) -> Result<(), AgentError> {
 }
 
 /// Every address of `session` known now goes into the `peers` sets of its pods on this
-/// agent whose rules are loaded (the caller holds the session tables' lock).
+/// agent whose rules are loaded (the caller holds the session tables' lock, as [`apply`]
+/// does from loading a pod's rules to opening its gate).
 pub async fn peers(inner: &Inner, session: Uuid) -> Result<(), AgentError> {
     if inner.config.network_policies != Enforcement::Node {
         return Ok(());
@@ -166,7 +165,7 @@ pub async fn peers(inner: &Inner, session: Uuid) -> Result<(), AgentError> {
         return Ok(());
     }
     for kernel in kernels {
-        if !loaded(inner).contains(&kernel) {
+        if !loaded(inner, kernel) {
             continue; // its rules are made with the peers known then
         }
         let Some(pid) = find(inner, kernel, CONTAINER).await else {

@@ -20,9 +20,6 @@ pub async fn claim(
     inner: &Arc<Inner>,
     spec: &KernelSpec,
 ) -> Option<Result<KernelCreated, AgentError>> {
-    if inner.config.network_policies == crate::kubernetes::Enforcement::Node {
-        return None; // a running pool pod has no rules of its own: such agents keep no pools
-    }
     let folders = inner.pool_folders.get().copied().unwrap_or(false);
     let shape = fits(spec, folders)?;
     let taken = {

@@ -28,13 +28,7 @@ pub fn spawn(inner: &Arc<Inner>) -> tokio::task::AbortHandle {
             for r in unwanted {
                 make::remove(&inner, r.id).await;
             }
-            // An agent that loads each kernel's rules before it starts keeps no pool pods
-            // (they would run without them).
-            let wanted = if inner.config.network_policies == crate::kubernetes::Enforcement::Node {
-                None
-            } else {
-                inner.pools().wanting()
-            };
+            let wanted = inner.pools().wanting();
             match wanted {
                 Some(shape) if has_room(&inner, &shape).await => {
                     let id = uuid::Uuid::new_v4();

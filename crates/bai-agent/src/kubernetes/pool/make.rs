@@ -99,7 +99,6 @@ async fn on_node(inner: &Inner, id: Uuid, shape: &PoolShape) -> Result<Ready, Ag
     let mut at = placement(inner, &dirs, Vec::new());
     if let Disk::OnNode(n) = &mut at.disk {
         n.home_propagates = home_propagates(inner);
-        n.egress_gate = false;
     }
     let pod = pool_pod(shape, id, &at)?;
     let uid = create(inner, id, &pod).await?;

@@ -6,10 +6,11 @@
 //! address are refused and an allowed destination is open; under `closed` only the allowed
 //! one; under `open` the node answers. Under every policy another session's pod is refused,
 //! while a cluster session's kernels reach each other (ssh's port) and the app proxy reaches
-//! the kernel's web terminal from the node.
+//! the kernel's web terminal from the node. A warm pool's pod, claimed, runs under its
+//! session's rules.
 
 use bai_e2e::Server;
-use bai_e2e::kube::{Cluster, NamespaceGuard, env_of, joined_with};
+use bai_e2e::kube::{Cluster, MANAGED, NamespaceGuard, env_of, joined_with};
 use bai_e2e::remote::ttyd_page;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -93,6 +94,26 @@ fn expect(
     }
 }
 
+/// The session (name annotation) of each of the agent's pool pods in `ns` (`bai-pool-…`),
+/// claimed or not, by pod name.
+fn pool_pods(cluster: &Cluster, ns: &str) -> BTreeMap<String, Option<String>> {
+    let out = cluster.kubectl(&["get", "pods", "-n", ns, "-l", MANAGED, "-o", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    v["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["metadata"]["deletionTimestamp"].is_null())
+        .filter_map(|p| {
+            let name = p["metadata"]["name"].as_str()?;
+            name.starts_with("bai-pool-").then(|| {
+                let session = p["metadata"]["annotations"]["ai.bai/session-name"].as_str();
+                (name.to_string(), session.map(str::to_string))
+            })
+        })
+        .collect()
+}
+
 #[test]
 fn the_agent_enforces_egress_and_isolation_in_each_pods_network_namespace() {
     let cluster = Cluster::get();
@@ -100,7 +121,7 @@ fn the_agent_enforces_egress_and_isolation_in_each_pods_network_namespace() {
     let _ns = NamespaceGuard::new(&cluster, &ns);
     let (s, agent) = joined_with(
         "kube-en",
-        &[],
+        &[("BAI_WARM_POOLS", "on")],
         &["--network-policies".into(), "node".into()],
         &cluster.kubeconfig,
         &ns,
@@ -113,7 +134,17 @@ fn the_agent_enforces_egress_and_isolation_in_each_pods_network_namespace() {
 
     // default, with one destination allowed: the node and this machine's other address
     // refused, the allowed port open, the metadata address refused at once.
-    group(&s, &["--egress", "default", "--egress-allow", &allow]);
+    group(
+        &s,
+        &[
+            "--egress",
+            "default",
+            "--egress-allow",
+            &allow,
+            "--warm-pool-auto",
+            "0",
+        ],
+    );
     start(&s, "en-a", &[]);
     let outside = [
         ("node", node_ip.as_str(), closed_port),
@@ -235,7 +266,60 @@ fn the_agent_enforces_egress_and_isolation_in_each_pods_network_namespace() {
         "en-d under open",
         &log,
     );
-    for name in ["en-d", "en-a"] {
+    s.bai(&s.admin, &["rm", "en-d"]).expect_ok();
+
+    // A warm pool under default: its pod waits at its gate for the pool's rules (nothing
+    // out), and a start of its shape is given that very pod with the session's rules in
+    // place of the pool's: the allowed port opens (the pool's would refuse it), the node
+    // and another session stay refused.
+    group(
+        &s,
+        &[
+            "--egress",
+            "default",
+            "--egress-allow",
+            &allow,
+            "--warm-pool",
+            "python,cpu=0.25,mem=256m,count=1",
+        ],
+    );
+    let pooled = s.wait_for(180, "a ready pool pod", || {
+        let ready = s.bai(&s.admin, &["agents"]).stdout.contains("1 of 1 ready");
+        let free: Vec<String> = pool_pods(&cluster, &ns)
+            .into_iter()
+            .filter_map(|(pod, session)| session.is_none().then_some(pod))
+            .collect();
+        (ready && free.len() == 1).then(|| free[0].clone())
+    });
+    start(&s, "en-p", &[]);
+    assert_eq!(
+        pool_pods(&cluster, &ns).get(&pooled),
+        Some(&Some("en-p".to_string())),
+        "en-p took the pool pod\nagent log:\n{}",
+        log()
+    );
+    expect(
+        &probe(
+            &s,
+            "en-p",
+            &[
+                ("allowed", &node_ip, allowed_port),
+                ("node", &node_ip, closed_port),
+                ("host", &host_ip, closed_port),
+                ("other-session", &a_ip, 8123),
+            ],
+        ),
+        &[
+            ("allowed", "open"),
+            ("node", "refused"),
+            ("host", "refused"),
+            ("other-session", "refused"),
+        ],
+        "en-p from the pool under default",
+        &log,
+    );
+    group(&s, &["--warm-pool", ""]);
+    for name in ["en-p", "en-a"] {
         s.bai(&s.admin, &["rm", name]).expect_ok();
     }
     assert!(

@@ -63,13 +63,6 @@ impl AgentRpc for KubernetesAgent {
     ) -> Result<bai_core::pool::PoolReport, AgentError> {
         let mut pools = self.inner.pools();
         if let Some(t) = targets {
-            // An agent that loads each kernel's rules before it starts keeps no pool pods
-            // (they would run before anyone knows their session's policy).
-            let t = if self.inner.config.network_policies == super::Enforcement::Node {
-                Vec::new()
-            } else {
-                t
-            };
             pools.set_targets(t);
             self.inner.pool_wake.notify_one();
         }

@@ -144,6 +144,22 @@ pub fn script(r: &PodRules<'_>) -> String {
     out
 }
 
+/// The table of a pool pod, whose session nobody knows yet (pure): nothing out but its
+/// loopback, nothing in but its node. The same table, so the claim's [`script`] replaces it
+/// in one transaction before the runner is bound (no moment without rules, and none with a
+/// pool's in place of the session's once code runs).
+pub fn pool_script(node: &BTreeSet<IpAddr>) -> String {
+    script(&PodRules {
+        policy: &EgressPolicy {
+            mode: EgressMode::Closed,
+            allow: Vec::new(),
+        },
+        node,
+        nodes: &BTreeSet::new(),
+        peers: &BTreeSet::new(),
+    })
+}
+
 /// The script that lets the session's pods `peers` in (and, under `closed`, out to them):
 /// added to the sets, the rest unchanged.
 pub fn add_peers(peers: &BTreeSet<IpAddr>) -> String {

@@ -104,6 +104,31 @@ fn open_closes_nothing_outward_but_every_policy_isolates_the_pod() {
 }
 
 #[test]
+fn a_pool_pod_lets_nothing_out_and_only_its_node_in_and_a_claim_replaces_its_table() {
+    let node = ips(&["172.17.0.1"]);
+    let s = pool_script(&node);
+    assert_eq!(
+        chain(&s, "output"),
+        [
+            "oifname \"lo\" accept",
+            "ct state established,related accept",
+            "ip daddr @peers4 accept",
+            "ip6 daddr @peers6 accept",
+            "jump refuse",
+        ]
+    );
+    assert!(s.contains("  set peers4 {\n    type ipv4_addr\n  }"), "{s}");
+    assert!(s.contains("  set node4 {\n    type ipv4_addr\n    elements = { 172.17.0.1 }\n  }"));
+    assert_eq!(chain(&s, "input").last(), Some(&"jump refuse"));
+    // The session's table is the same table, made anew in the one transaction that removes
+    // the pool's.
+    let claimed = script_of(&policy("open", &[]), &[]);
+    for t in [&s, &claimed] {
+        assert!(t.starts_with("table inet bai {}\ndelete table inet bai\ntable inet bai {\n"));
+    }
+}
+
+#[test]
 fn peers_are_added_by_family_and_nothing_is_said_for_none() {
     assert_eq!(
         add_peers(&ips(&["10.1.0.7", "10.1.0.8", "fd00::7"])),

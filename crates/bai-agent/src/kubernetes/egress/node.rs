@@ -9,6 +9,11 @@
 //! (`nsenter --net … nft -f -`), and only then writes the file. Rules that
 //! cannot be loaded fail the kernel (its pod is removed); the gate never opens without them.
 //!
+//! A pool pod (made before anyone knows its session) gets the same gate and a table that
+//! lets nothing out and only its node in ([`netns::pool_script`]); the claim replaces it with
+//! the session's in one transaction, before the runner is bound to the session, so the
+//! session's code runs under its own rules only.
+//!
 //! A cluster session's pods let each other in (and, under `closed`, out): each pod's `peers`
 //! sets get every address of the session as its pods run, in the same step as the host
 //! tables ([`super::super::handover`]). The agent runs on the kernels' node, in its PID and
@@ -24,6 +29,7 @@ use bai_core::agent::{AgentError, KernelSpec};
 use bai_core::egress::EgressMode;
 use std::collections::BTreeSet;
 use std::net::IpAddr;
+use std::path::Path;
 use std::time::Duration;
 use uuid::Uuid;
 
@@ -40,10 +46,10 @@ fn container_process(id: &str) -> Option<u32> {
     })
 }
 
-/// A process in the network namespace of `kernel`'s pod: of its container `name` (the gate
-/// or the kernel's), once that runs.
-async fn find(inner: &Inner, kernel: Uuid, name: &str) -> Option<u32> {
-    let pod = inner.pods.get_opt(&inner.pod_of(kernel)).await.ok()??;
+/// A process of container `name` of pod `pod` (the gate or the kernel's), in the pod's
+/// network namespace, once that container runs.
+async fn find_in(inner: &Inner, pod: &str, name: &str) -> Option<u32> {
+    let pod = inner.pods.get_opt(pod).await.ok()??;
     let status = pod.status?;
     let id = named(&status.init_container_statuses, name)
         .or_else(|| named(&status.container_statuses, name))
@@ -55,6 +61,26 @@ async fn find(inner: &Inner, kernel: Uuid, name: &str) -> Option<u32> {
         .await
         .ok()
         .flatten()
+}
+
+/// A process in the network namespace of `kernel`'s pod: of its container `name`.
+async fn find(inner: &Inner, kernel: Uuid, name: &str) -> Option<u32> {
+    find_in(inner, &inner.pod_of(kernel), name).await
+}
+
+/// The process of pod `pod`'s gate once it runs, looking until `give_up` says why not.
+async fn gate_process(
+    inner: &Inner,
+    pod: &str,
+    give_up: impl Fn() -> Result<(), AgentError>,
+) -> Result<u32, AgentError> {
+    loop {
+        if let Some(pid) = find_in(inner, pod, GATE_CONTAINER).await {
+            return Ok(pid);
+        }
+        give_up()?;
+        tokio::time::sleep(LOOK_EVERY).await;
+    }
 }
 
 /// Loads `script` into the network namespace of process `pid`.
@@ -85,35 +111,16 @@ async fn host_addresses() -> Result<BTreeSet<IpAddr>, AgentError> {
     Ok(netns::host_addresses(&String::from_utf8_lossy(&out.stdout)))
 }
 
-/// Whether `kernel`'s rules are in: its gate is opened only after they are.
+/// Whether `kernel`'s rules are in: its gate is opened only after they are (a claimed pool
+/// pod's: the pool's until the claim loads the session's, under the same lock).
 fn loaded(inner: &Inner, kernel: Uuid) -> bool {
     inner.dirs(kernel).run.join(GATE_FILE).exists()
 }
 
-/// Loads the rules of the kernel whose pod was just made, then opens its gate. Returns at
-/// once where the agent does not enforce policies itself.
-pub async fn apply(inner: &Inner, spec: &KernelSpec) -> Result<(), AgentError> {
-    if inner.config.network_policies != Enforcement::Node {
-        return Ok(());
-    }
-    let kernel = spec.kernel_id;
-    let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
-    let pid = loop {
-        if let Some(pid) = find(inner, kernel, GATE_CONTAINER).await {
-            break pid;
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return Err(AgentError::NotReady(format!(
-                "the gate of kernel {kernel} did not run on node {} within {}s, so its \
-                 egress rules cannot be loaded",
-                inner.node,
-                READY_TIMEOUT.as_secs()
-            )));
-        }
-        tokio::time::sleep(LOOK_EVERY).await;
-    };
-    // The node: its addresses as Kubernetes reports them, every address of its own (the
-    // agent runs in its network namespace) and the pod's gateway.
+/// The node as seen from the pod of process `pid`: its addresses as Kubernetes reports
+/// them, every address of its own (the agent runs in its network namespace) and the pod's
+/// gateway.
+async fn node_addresses(inner: &Inner, pid: u32) -> Result<BTreeSet<IpAddr>, AgentError> {
     let mut node: BTreeSet<IpAddr> = super::own_node(inner).await?.into_iter().collect();
     node.extend(host_addresses().await?);
     if let Some(g) = std::fs::read_to_string(format!("/proc/{pid}/net/route"))
@@ -122,14 +129,26 @@ pub async fn apply(inner: &Inner, spec: &KernelSpec) -> Result<(), AgentError> {
     {
         node.insert(IpAddr::V4(g));
     }
+    Ok(node)
+}
+
+/// Loads `spec`'s session rules into the network namespace of process `pid` (its pod's).
+/// Returns the session tables' lock, held: the session's addresses and this pod's rules
+/// change together (a sibling that comes up meanwhile is never missed), and the caller
+/// opens the gate under it.
+async fn load_session<'a>(
+    inner: &'a Inner,
+    spec: &KernelSpec,
+    pid: u32,
+) -> Result<tokio::sync::MutexGuard<'a, ()>, AgentError> {
+    let kernel = spec.kernel_id;
+    let node = node_addresses(inner, pid).await?;
     let nodes = if spec.egress.policy.mode == EgressMode::Default {
         super::closed_nodes(inner, spec, &[]).await
     } else {
         BTreeSet::new()
     };
-    // The session's addresses and this pod's entry change together (one change of a
-    // session's tables at a time): a sibling that comes up meanwhile is never missed.
-    let _one = inner.hosts_sent.lock().await;
+    let one = inner.hosts_sent.lock().await;
     let (_, peers) = inner.hosts.peers(spec.session_id);
     let script = netns::script(&PodRules {
         policy: &spec.egress.policy,
@@ -143,12 +162,87 @@ pub async fn apply(inner: &Inner, spec: &KernelSpec) -> Result<(), AgentError> {
              namespace: {e}"
         ))
     })?;
-    let gate = inner.dirs(kernel).run.join(GATE_FILE);
-    std::fs::write(&gate, b"").map_err(|e| {
-        AgentError::Runtime(format!("cannot open the gate of kernel {kernel}: {e}"))
-    })?;
     tracing::info!(kernel = %kernel, policy = %spec.egress.policy.summary(), pid,
         "egress rules loaded into the pod's network namespace");
+    Ok(one)
+}
+
+/// Opens the gate of the pod whose run directory is `run`: its kernel starts.
+fn open_gate(run: &Path) -> Result<(), AgentError> {
+    std::fs::write(run.join(GATE_FILE), b"")
+        .map_err(|e| AgentError::Runtime(format!("cannot open the gate in {}: {e}", run.display())))
+}
+
+/// Loads the rules of the kernel whose pod was just made, then opens its gate. Returns at
+/// once where the agent does not enforce policies itself.
+pub async fn apply(inner: &Inner, spec: &KernelSpec) -> Result<(), AgentError> {
+    if inner.config.network_policies != Enforcement::Node {
+        return Ok(());
+    }
+    let kernel = spec.kernel_id;
+    let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+    let pid = gate_process(inner, &inner.pod_of(kernel), || {
+        if tokio::time::Instant::now() < deadline {
+            return Ok(());
+        }
+        Err(AgentError::NotReady(format!(
+            "the gate of kernel {kernel} did not run on node {} within {}s, so its \
+             egress rules cannot be loaded",
+            inner.node,
+            READY_TIMEOUT.as_secs()
+        )))
+    })
+    .await?;
+    let _one = load_session(inner, spec, pid).await?;
+    open_gate(&inner.dirs(kernel).run)
+}
+
+/// A pool pod's rules (nobody's session yet: [`netns::pool_script`]), loaded once its gate
+/// runs, then its gate opened (its runner starts in its pool mode); returns once Kubernetes
+/// reports its kernel's container running, which is how the claim finds the pod's
+/// namespace again (the runner may answer a moment before the kubelet reports it).
+/// `give_up` says why to stop waiting (the pod was given up for room, or took too long).
+/// Returns at once where the agent does not enforce policies itself.
+pub async fn pool(
+    inner: &Inner,
+    pod: &str,
+    run: &Path,
+    give_up: impl Fn() -> Result<(), AgentError>,
+) -> Result<(), AgentError> {
+    if inner.config.network_policies != Enforcement::Node {
+        return Ok(());
+    }
+    let pid = gate_process(inner, pod, &give_up).await?;
+    let script = netns::pool_script(&node_addresses(inner, pid).await?);
+    load(pid, &script).await.map_err(|e| {
+        AgentError::Runtime(format!(
+            "cannot load pool pod {pod}'s rules into its network namespace: {e}"
+        ))
+    })?;
+    open_gate(run)?;
+    while find_in(inner, pod, CONTAINER).await.is_none() {
+        give_up()?;
+        tokio::time::sleep(LOOK_EVERY).await;
+    }
+    Ok(())
+}
+
+/// At the claim of a pool pod for `spec` (the pod named for the kernel, before its runner
+/// is bound): the session's rules replace the pool's, in one transaction, so the session's
+/// code never runs under the pool's and never without rules. Returns at once where the
+/// agent does not enforce policies itself.
+pub async fn claimed(inner: &Inner, spec: &KernelSpec) -> Result<(), AgentError> {
+    if inner.config.network_policies != Enforcement::Node {
+        return Ok(());
+    }
+    let kernel = spec.kernel_id;
+    let pid = find(inner, kernel, CONTAINER).await.ok_or_else(|| {
+        AgentError::Runtime(format!(
+            "the pool pod {} given to kernel {kernel} is not running",
+            inner.pod_of(kernel)
+        ))
+    })?;
+    let _one = load_session(inner, spec, pid).await?;
     Ok(())
 }
 

@@ -64,7 +64,8 @@ pub async fn claim(
 /// Renames the pool pod's directory to the kernel's, writes the owner's dotfiles, mounts its
 /// data folders under the home on the node (the pod's home receives them) and makes
 /// the kernel's NetworkPolicy (where enforced), owned by the pod (its uid, kept since it was
-/// made). Returns that uid.
+/// made), or, where the agent enforces policies itself, loads the session's rules in place
+/// of the pool's. Returns that uid.
 async fn prepare(inner: &Inner, spec: &KernelSpec, r: &Ready) -> Result<String, AgentError> {
     let kernel = spec.kernel_id;
     // A test build's claim can be made to fail here (`BAI_FAULT_POINT=agent:pool-bind`).
@@ -108,6 +109,7 @@ async fn prepare(inner: &Inner, spec: &KernelSpec, r: &Ready) -> Result<String, 
     if egress::before_pod(inner, spec).await? {
         egress::own(inner, kernel, &r.uid).await?;
     }
+    egress::node::claimed(inner, spec).await?;
     Ok(r.uid.clone())
 }
 

@@ -12,7 +12,7 @@ use crate::kubernetes::labels::{LABEL_MANAGED_BY, MANAGED_BY, label_value};
 use crate::kubernetes::place::{self, placement};
 use crate::kubernetes::pod::{Disk, Placement, kernel_pod};
 use crate::kubernetes::reach::{self, RunnerReach};
-use crate::kubernetes::{Inner, KubeError, secret};
+use crate::kubernetes::{Inner, KubeError, egress, secret};
 use crate::paths::KernelDirs;
 use crate::{LABEL_AGENT, pool_folders, runner};
 use bai_core::agent::AgentError;
@@ -103,6 +103,11 @@ async fn on_node(inner: &Inner, id: Uuid, shape: &PoolShape) -> Result<Ready, Ag
     let pod = pool_pod(shape, id, &at)?;
     let uid = create(inner, id, &pod).await?;
     let until = tokio::time::Instant::now() + READY_TIMEOUT;
+    // Where the agent enforces policies itself, the pod's gate waits for the pool's rules.
+    egress::node::pool(inner, &pod_name(id), &dirs.run, || {
+        still_wanted(inner, id, until)
+    })
+    .await?;
     while runner::ping(&dirs.socket).await.is_err() {
         still_wanted(inner, id, until)?;
         tokio::time::sleep(PING_EVERY).await;
@@ -293,6 +298,17 @@ mod tests {
         assert_eq!(propagation("work").as_deref(), Some("HostToContainer"));
         assert_eq!(propagation("run"), None);
         assert_eq!(propagation("krunner"), None);
+        assert!(spec.init_containers.is_none());
+        // Where the agent enforces policies itself, a pool pod waits at the gate as a
+        // kernel's does (for the pool's rules).
+        let mut gated = at.clone();
+        if let Disk::OnNode(n) = &mut gated.disk {
+            n.egress_gate = true;
+        }
+        let pod = pool_pod(&shape, id, &gated).unwrap();
+        let init = pod.spec.unwrap().init_containers.unwrap();
+        assert_eq!(init.len(), 1);
+        assert_eq!(init[0].name, crate::kubernetes::pod::GATE_CONTAINER);
     }
 
     #[test]

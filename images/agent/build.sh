@@ -11,6 +11,8 @@
 # made again only when IMAGE changes): a copy of its files without its labels, since the
 # agent's image must not carry `ai.backend.kernelspec` (a Docker agent on the machine would
 # offer it as a kernel image). The tests use bai/python:3.11-bookworm.
+# The build installs nftables and iproute2 from the base's Debian mirror (`--network host`:
+# the build reaches what this machine reaches).
 # Push TAG to the cluster's registry, or load it on each node (`imagePullPolicy: IfNotPresent`).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -48,7 +50,7 @@ cp "$here/Dockerfile" "$ctx/"
 for b in baid bai-krunner; do
   ln "$bindir/$b" "$ctx/$b" 2>/dev/null || cp "$bindir/$b" "$ctx/$b"
 done
-DOCKER_BUILDKIT=0 docker build -q --build-arg "BASE=$base" -t "$tag" "$ctx" >"$ctx/build.log" 2>&1 || {
+DOCKER_BUILDKIT=0 docker build -q --network host --build-arg "BASE=$base" -t "$tag" "$ctx" >"$ctx/build.log" 2>&1 || {
   cat "$ctx/build.log" >&2
   exit 1
 }

@@ -53,6 +53,9 @@ mod egress_node;
 #[path = "kubernetes/in_cluster.rs"]
 mod in_cluster;
 
+#[path = "kubernetes/in_cluster_node.rs"]
+mod in_cluster_node;
+
 #[path = "kubernetes/in_cluster_each_node.rs"]
 mod in_cluster_each_node;
 

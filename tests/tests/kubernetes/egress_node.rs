@@ -17,7 +17,7 @@ use std::io::Read;
 use std::net::{IpAddr, TcpListener};
 
 /// A port of this machine that accepts (and closes) every connection, on every address.
-fn listener() -> u16 {
+pub(super) fn listener() -> u16 {
     let l = TcpListener::bind("0.0.0.0:0").expect("listen");
     let port = l.local_addr().expect("addr").port();
     std::thread::spawn(move || {
@@ -47,7 +47,11 @@ fn other_host_address(node_ip: &str) -> String {
 }
 
 /// What session `name`'s main kernel gets connecting to each target.
-fn probe(s: &Server, name: &str, targets: &[(&str, &str, u16)]) -> BTreeMap<String, String> {
+pub(super) fn probe(
+    s: &Server,
+    name: &str,
+    targets: &[(&str, &str, u16)],
+) -> BTreeMap<String, String> {
     let list: Vec<serde_json::Value> = targets
         .iter()
         .map(|(n, h, p)| serde_json::json!([n, h, p]))
@@ -72,13 +76,13 @@ fn start(s: &Server, name: &str, extra: &[&str]) {
     });
 }
 
-fn group(s: &Server, args: &[&str]) {
+pub(super) fn group(s: &Server, args: &[&str]) {
     let mut a = vec!["admin", "resource-group", "update", "default"];
     a.extend_from_slice(args);
     s.bai(&s.admin, &a).expect_ok();
 }
 
-fn expect(
+pub(super) fn expect(
     got: &BTreeMap<String, String>,
     want: &[(&str, &str)],
     what: &str,

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-const AGENT_LABEL: &str = "app.kubernetes.io/name=bai-agent";
+pub(super) const AGENT_LABEL: &str = "app.kubernetes.io/name=bai-agent";
 
 pub(super) fn text(o: &Output) -> String {
     format!(

@@ -46,22 +46,6 @@ fn other_host_address(node_ip: &str) -> String {
         .expect("this machine has an address besides loopback and the bridge")
 }
 
-/// What session `name`'s main kernel gets connecting to each target.
-pub(super) fn probe(
-    s: &Server,
-    name: &str,
-    targets: &[(&str, &str, u16)],
-) -> BTreeMap<String, String> {
-    let list: Vec<serde_json::Value> = targets
-        .iter()
-        .map(|(n, h, p)| serde_json::json!([n, h, p]))
-        .collect();
-    let code = bai_e2e::probe::code(&serde_json::Value::from(list));
-    let r = s.bai(&s.admin, &["run", "-t", name, "-c", &code, "python"]);
-    r.expect_ok();
-    bai_e2e::probe::answer(&r.stdout).unwrap_or_else(|| panic!("no probe result: {r:?}"))
-}
-
 fn start(s: &Server, name: &str, extra: &[&str]) {
     let mut args = vec![
         "start", "-q", "-t", name, "-r", "cpu=0.25", "-r", "mem=256m",
@@ -82,13 +66,24 @@ pub(super) fn group(s: &Server, args: &[&str]) {
     s.bai(&s.admin, &a).expect_ok();
 }
 
-pub(super) fn expect(
-    got: &BTreeMap<String, String>,
-    want: &[(&str, &str)],
+/// Connects from session `name`'s main kernel to each (label, host, port) and checks that
+/// each answers as expected (`open` or `refused`); `what` and the agent's `log` in a failure.
+pub(super) fn connects(
+    s: &Server,
+    name: &str,
+    cases: &[(&str, &str, u16, &str)],
     what: &str,
     log: &dyn Fn() -> String,
 ) {
-    for (target, answer) in want {
+    let list: Vec<serde_json::Value> = cases
+        .iter()
+        .map(|(n, h, p, _)| serde_json::json!([n, h, p]))
+        .collect();
+    let code = bai_e2e::probe::code(&serde_json::Value::from(list));
+    let r = s.bai(&s.admin, &["run", "-t", name, "-c", &code, "python"]);
+    r.expect_ok();
+    let got = bai_e2e::probe::answer(&r.stdout).unwrap_or_else(|| panic!("no probe result: {r:?}"));
+    for (target, _, _, answer) in cases {
         assert_eq!(
             got.get(*target).map(String::as_str),
             Some(*answer),
@@ -150,20 +145,14 @@ fn the_agent_enforces_egress_and_isolation_in_each_pods_network_namespace() {
         ],
     );
     start(&s, "en-a", &[]);
-    let outside = [
-        ("node", node_ip.as_str(), closed_port),
-        ("host", host_ip.as_str(), closed_port),
-        ("allowed", node_ip.as_str(), allowed_port),
-    ];
-    let mut targets = outside.to_vec();
-    targets.push(("metadata", "169.254.169.254", 80));
-    expect(
-        &probe(&s, "en-a", &targets),
+    connects(
+        &s,
+        "en-a",
         &[
-            ("node", "refused"),
-            ("host", "refused"),
-            ("allowed", "open"),
-            ("metadata", "refused"),
+            ("node", &node_ip, closed_port, "refused"),
+            ("host", &host_ip, closed_port, "refused"),
+            ("allowed", &node_ip, allowed_port, "open"),
+            ("metadata", "169.254.169.254", 80, "refused"),
         ],
         "en-a under default",
         &log,
@@ -194,9 +183,10 @@ fn the_agent_enforces_egress_and_isolation_in_each_pods_network_namespace() {
     assert_ne!(a_ip, "127.0.0.1", "{r:?}");
     // en-a reaches its own listener at its pod address, and bai reaches its apps from the
     // node (the app proxy's way in: the web terminal's page).
-    expect(
-        &probe(&s, "en-a", &[("itself", &a_ip, 8123)]),
-        &[("itself", "open")],
+    connects(
+        &s,
+        "en-a",
+        &[("itself", &a_ip, 8123, "open")],
         "en-a to itself",
         &log,
     );
@@ -205,20 +195,13 @@ fn the_agent_enforces_egress_and_isolation_in_each_pods_network_namespace() {
     // A cluster session under default: its kernels reach each other (sshd on sub1), not
     // en-a's pod, nor the node.
     start(&s, "en-c", &["--cluster-size", "2"]);
-    expect(
-        &probe(
-            &s,
-            "en-c",
-            &[
-                ("sub1", "sub1", 2200),
-                ("other-session", &a_ip, 8123),
-                ("node", &node_ip, closed_port),
-            ],
-        ),
+    connects(
+        &s,
+        "en-c",
         &[
-            ("sub1", "open"),
-            ("other-session", "refused"),
-            ("node", "refused"),
+            ("sub1", "sub1", 2200, "open"),
+            ("other-session", &a_ip, 8123, "refused"),
+            ("node", &node_ip, closed_port, "refused"),
         ],
         "en-c under default",
         &log,
@@ -228,20 +211,13 @@ fn the_agent_enforces_egress_and_isolation_in_each_pods_network_namespace() {
     // closed: only the allowed destination, and still not en-a's pod.
     group(&s, &["--egress", "closed", "--egress-allow", &allow]);
     start(&s, "en-b", &[]);
-    expect(
-        &probe(
-            &s,
-            "en-b",
-            &[
-                ("allowed", &node_ip, allowed_port),
-                ("node", &node_ip, closed_port),
-                ("other-session", &a_ip, 8123),
-            ],
-        ),
+    connects(
+        &s,
+        "en-b",
         &[
-            ("allowed", "open"),
-            ("node", "refused"),
-            ("other-session", "refused"),
+            ("allowed", &node_ip, allowed_port, "open"),
+            ("node", &node_ip, closed_port, "refused"),
+            ("other-session", &a_ip, 8123, "refused"),
         ],
         "en-b under closed",
         &log,
@@ -252,20 +228,13 @@ fn the_agent_enforces_egress_and_isolation_in_each_pods_network_namespace() {
     // session's pod is still refused.
     group(&s, &["--egress", "open"]);
     start(&s, "en-d", &[]);
-    expect(
-        &probe(
-            &s,
-            "en-d",
-            &[
-                ("node", &node_ip, closed_port),
-                ("host", &host_ip, closed_port),
-                ("other-session", &a_ip, 8123),
-            ],
-        ),
+    connects(
+        &s,
+        "en-d",
         &[
-            ("node", "open"),
-            ("host", "open"),
-            ("other-session", "refused"),
+            ("node", &node_ip, closed_port, "open"),
+            ("host", &host_ip, closed_port, "open"),
+            ("other-session", &a_ip, 8123, "refused"),
         ],
         "en-d under open",
         &log,
@@ -302,22 +271,14 @@ fn the_agent_enforces_egress_and_isolation_in_each_pods_network_namespace() {
         "en-p took the pool pod\nagent log:\n{}",
         log()
     );
-    expect(
-        &probe(
-            &s,
-            "en-p",
-            &[
-                ("allowed", &node_ip, allowed_port),
-                ("node", &node_ip, closed_port),
-                ("host", &host_ip, closed_port),
-                ("other-session", &a_ip, 8123),
-            ],
-        ),
+    connects(
+        &s,
+        "en-p",
         &[
-            ("allowed", "open"),
-            ("node", "refused"),
-            ("host", "refused"),
-            ("other-session", "refused"),
+            ("allowed", &node_ip, allowed_port, "open"),
+            ("node", &node_ip, closed_port, "refused"),
+            ("host", &host_ip, closed_port, "refused"),
+            ("other-session", &a_ip, 8123, "refused"),
         ],
         "en-p from the pool under default",
         &log,

@@ -5,7 +5,7 @@
 //! `default` with one destination allowed, the node and the metadata address are refused
 //! and the allowed port answers.
 
-use super::egress_node::{expect, group, listener, probe};
+use super::egress_node::{connects, group, listener};
 use super::in_cluster::{AGENT_LABEL, ClusterEnv, Installed, agent_log, put};
 use bai_e2e::kube::{Cluster, build_agent_image, dist_objects, manager_for_pods};
 
@@ -70,20 +70,13 @@ fn the_agent_in_the_cluster_enforces_egress_in_each_pods_network_namespace() {
     .expect_ok();
     let info = s.wait_status(&s.admin, "en-pod", "RUNNING", 180);
     assert_eq!(info["agent"], env.node.as_str(), "{info}");
-    expect(
-        &probe(
-            &s,
-            "en-pod",
-            &[
-                ("node", &env.node_ip, closed_port),
-                ("allowed", &env.node_ip, allowed_port),
-                ("metadata", "169.254.169.254", 80),
-            ],
-        ),
+    connects(
+        &s,
+        "en-pod",
         &[
-            ("node", "refused"),
-            ("allowed", "open"),
-            ("metadata", "refused"),
+            ("node", &env.node_ip, closed_port, "refused"),
+            ("allowed", &env.node_ip, allowed_port, "open"),
+            ("metadata", "169.254.169.254", 80, "refused"),
         ],
         "a kernel of the agent in the cluster, under default",
         &log,

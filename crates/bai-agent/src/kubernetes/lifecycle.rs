@@ -7,7 +7,7 @@ use super::observe::{Ended, Observed};
 use super::place::{self, placement};
 use super::pod::{kernel_pod, pod_name};
 use super::reach::{self, RunnerReach};
-use super::ready::{REPORT_WAIT, wait_address, wait_ready, wait_reported};
+use super::ready::{READY_TIMEOUT, REPORT_WAIT, wait_address, wait_ready, wait_reported};
 use super::{Inner, egress, handover, labels, log_params, pool, secret};
 use crate::kernel_files::{home, make_work_dir};
 use bai_core::agent::{AgentError, KernelCreated, KernelExit, KernelSpec};
@@ -102,7 +102,7 @@ async fn create_claimed(
     }
     // Under `--network-policies node` the kernel waits at its gate for its rules.
     tokio::try_join!(
-        egress::node::apply(inner, spec),
+        egress::node::apply(inner, spec, READY_TIMEOUT),
         wait_ready(inner, kernel, cluster.size > 1),
     )?;
     let mut address = None;

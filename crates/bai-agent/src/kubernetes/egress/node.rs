@@ -22,7 +22,6 @@
 
 use super::super::observe::named;
 use super::super::pod::{CONTAINER, GATE_CONTAINER, GATE_FILE};
-use super::super::ready::READY_TIMEOUT;
 use super::super::{Enforcement, Inner};
 use super::netns::{self, PodRules};
 use bai_core::agent::{AgentError, KernelSpec};
@@ -173,14 +172,15 @@ fn open_gate(run: &Path) -> Result<(), AgentError> {
         .map_err(|e| AgentError::Runtime(format!("cannot open the gate in {}: {e}", run.display())))
 }
 
-/// Loads the rules of the kernel whose pod was just made, then opens its gate. Returns at
-/// once where the agent does not enforce policies itself.
-pub async fn apply(inner: &Inner, spec: &KernelSpec) -> Result<(), AgentError> {
+/// Loads the rules of the kernel whose pod was just made, then opens its gate; fails when
+/// the gate does not run `within` (the kernel's ready limit). Returns at once where the
+/// agent does not enforce policies itself.
+pub async fn apply(inner: &Inner, spec: &KernelSpec, within: Duration) -> Result<(), AgentError> {
     if inner.config.network_policies != Enforcement::Node {
         return Ok(());
     }
     let kernel = spec.kernel_id;
-    let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+    let deadline = tokio::time::Instant::now() + within;
     let pid = gate_process(inner, &inner.pod_of(kernel), || {
         if tokio::time::Instant::now() < deadline {
             return Ok(());
@@ -189,7 +189,7 @@ pub async fn apply(inner: &Inner, spec: &KernelSpec) -> Result<(), AgentError> {
             "the gate of kernel {kernel} did not run on node {} within {}s, so its \
              egress rules cannot be loaded",
             inner.node,
-            READY_TIMEOUT.as_secs()
+            within.as_secs()
         )))
     })
     .await?;

@@ -161,5 +161,9 @@ for k in ["open", "gated", "pool"]:
 print(f"\n**Cold, gated / open: {p50['gated'] / p50['open']:.2f}×** (create → RUNNING "
       f"{s50['gated'] / s50['open']:.2f}×); **from the pool / cold, gated: {p50['pool'] / p50['gated']:.2f}×**; "
       f"the gated agent counted {hits} (of {rounds} pooled runs).")
+print("\nWhere a gated cold start's extra time goes: the runner waits at its gate until the agent "
+      "has loaded the pod's table, and the agent learns which process's namespace that is only "
+      "when the kubelet reports the kernel's container running, at its next relist (about a "
+      "second). A warm pool pays that before anyone asks.")
 PY
 cat bench/results/29b-kube-egress.md

@@ -33,6 +33,7 @@ mod archive;
 mod batch;
 mod conn;
 mod environ;
+mod gate;
 mod listing;
 mod network;
 mod notebook;
@@ -109,6 +110,11 @@ fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args.get(1).is_some_and(|a| a == "install") {
         install(&args);
+    }
+    // Under the agent's own egress rules (Kubernetes, `--network-policies node`): nothing
+    // before they are in.
+    if let Some(file) = std::env::var_os(gate::VAR) {
+        gate::wait(std::path::Path::new(&file));
     }
     let socket = env_or("BAI_KRUNNER_SOCKET", SOCKET);
     let workdir = env_or("BAI_KRUNNER_WORKDIR", WORKDIR);

@@ -144,7 +144,36 @@ fn the_agent_enforces_egress_and_isolation_in_each_pods_network_namespace() {
             "0",
         ],
     );
-    start(&s, "en-a", &[]);
+    // Its bootstrap script (the first of the session's code, run as the kernel starts)
+    // dials the node: refused, since the runner started nothing before the rules were in.
+    let boot = s.work.path().join("boot.sh");
+    std::fs::write(
+        &boot,
+        format!(
+            "python3 -c \"import socket\ntry:\n    socket.create_connection(('{node_ip}', \
+             {closed_port}), timeout=5).close(); r = 'open'\nexcept OSError:\n    r = \
+             'refused'\nopen('/home/work/boot-probe', 'w').write(r)\"\n"
+        ),
+    )
+    .unwrap();
+    start(&s, "en-a", &["--bootstrap-script", &boot.to_string_lossy()]);
+    let r = s.bai(
+        &s.admin,
+        &[
+            "run",
+            "-t",
+            "en-a",
+            "-c",
+            "print(open('boot-probe').read())",
+            "python",
+        ],
+    );
+    assert_eq!(
+        r.stdout.trim(),
+        "refused",
+        "the bootstrap script's dial: {r:?}\nagent log:\n{}",
+        log()
+    );
     connects(
         &s,
         "en-a",

@@ -1,7 +1,7 @@
 //! What a kernel's pod says about the kernel: waiting (and why it cannot start, when
 //! Kubernetes says so), running (at which pod IP), or ended (how). Pure.
 
-use super::pod::{CONTAINER, GATE_CONTAINER, INIT_CONTAINER};
+use super::pod::{CONTAINER, INIT_CONTAINER};
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 use std::net::IpAddr;
 
@@ -115,11 +115,7 @@ pub fn observe(pod: &Pod) -> Observed {
     }) {
         return Observed::Waiting(Some(problem));
     }
-    // The egress gate (`--network-policies node`) runs the kernel's own image first: what
-    // stops it is said as of the kernel's container.
-    let gate = named(&status.init_container_statuses, GATE_CONTAINER)
-        .and_then(|c| c.state.as_ref()?.waiting.as_ref());
-    let waiting = gate.or_else(|| state.and_then(|s| s.waiting.as_ref()));
+    let waiting = state.and_then(|s| s.waiting.as_ref());
     if let Some(problem) = waiting.and_then(|w| {
         let image = kernel.map(|c| c.image.as_str()).unwrap_or("?");
         cannot_start(

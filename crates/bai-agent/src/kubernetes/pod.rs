@@ -35,11 +35,12 @@ pub use super::gpus::{CUDA_DEVICE, CUDA_SHARES, NVIDIA_GPU};
 pub const KRUNNER_INSIDE: &str = "/opt/bai/bin/krunner";
 /// The init container that copies the runner into a detached pod ([`Detached`]).
 pub const INIT_CONTAINER: &str = "runner";
-/// The init container that waits for the agent's egress rules (`--network-policies node`).
-pub const GATE_CONTAINER: &str = "egress-gate";
 /// The file in a kernel's run directory that opens its gate (written by
 /// `egress::node` once the rules are in).
 pub const GATE_FILE: &str = "egress-ready";
+/// The runner's variable naming that file inside (`bai-krunner`'s `gate::VAR`): the runner
+/// starts nothing until it exists.
+pub const GATE_VAR: &str = "BAI_EGRESS_GATE";
 /// Where a detached kernel's Secret is mounted (krunner reads its manifest there).
 pub const SECRET_INSIDE: &str = "/opt/bai/secret";
 /// Where the runner is in its image (`images/agent`).
@@ -90,8 +91,8 @@ pub struct OnNode {
     /// claim ([`crate::pool_folders`]).
     pub home_propagates: bool,
     /// Whether the kernel waits for the agent's egress rules in its network namespace
-    /// (`--network-policies node`): an init container, `egress-gate`, runs until the agent
-    /// writes [`GATE_FILE`] into the run directory.
+    /// (`--network-policies node`): its runner starts nothing until the agent writes
+    /// [`GATE_FILE`] into the run directory ([`GATE_VAR`] names it).
     pub egress_gate: bool,
     /// Files mounted read-only, on the node → inside: every kernel's `/etc` files
     /// ([`crate::kernel_files::etc`]), and a cluster session's keys and host table
@@ -205,7 +206,10 @@ pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
         image: Some(spec.image.clone()),
         image_pull_policy: Some("IfNotPresent".into()),
         command: Some(vec![KRUNNER_INSIDE.into()]),
-        env: Some(with_listen(environment(spec), at.runner_listen.as_deref())),
+        env: Some(with_gate(
+            with_listen(environment(spec), at.runner_listen.as_deref()),
+            matches!(&at.disk, Disk::OnNode(n) if n.egress_gate),
+        )),
         working_dir: Some("/home/work".into()),
         resources: Some(resources),
         security_context: Some(SecurityContext {
@@ -224,7 +228,6 @@ pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
     };
     let init = match &at.disk {
         Disk::Detached(d) => Some(vec![init_container(d, &container)]),
-        Disk::OnNode(n) if n.egress_gate => Some(vec![gate_container(&container)]),
         Disk::OnNode(_) => None,
     };
     let spec = PodSpec {
@@ -495,26 +498,6 @@ fn init_resources(kernel: &Container) -> Option<ResourceRequirements> {
     })
 }
 
-/// The init container that holds a kernel back until the agent's egress rules are in its
-/// pod's network namespace (the kernel's own image: it needs `/bin/sh` and nothing else).
-fn gate_container(kernel: &Container) -> Container {
-    let gate = format!("/opt/bai/run/{GATE_FILE}");
-    Container {
-        name: GATE_CONTAINER.into(),
-        image: kernel.image.clone(),
-        image_pull_policy: kernel.image_pull_policy.clone(),
-        command: Some(vec![
-            "/bin/sh".into(),
-            "-c".into(),
-            format!("until [ -e {gate} ]; do sleep 0.1; done"),
-        ]),
-        resources: init_resources(kernel),
-        security_context: kernel.security_context.clone(),
-        volume_mounts: Some(vec![mount("run", "/opt/bai/run", true)]),
-        ..Default::default()
-    }
-}
-
 fn init_container(d: &Detached, kernel: &Container) -> Container {
     let resources = init_resources(kernel);
     Container {
@@ -559,6 +542,20 @@ pub(crate) fn environment(spec: &KernelSpec) -> Vec<EnvVar> {
 
 /// The environment and, where the agent reaches the runner over the pod network, where
 /// krunner listens there (the agent's value, whatever the session's variables say).
+/// `env` with the gate's variable where the kernel waits for the agent's egress rules (and
+/// never one of the session's own by that name).
+fn with_gate(mut env: Vec<EnvVar>, gated: bool) -> Vec<EnvVar> {
+    env.retain(|e| e.name != GATE_VAR);
+    if gated {
+        env.push(EnvVar {
+            name: GATE_VAR.into(),
+            value: Some(format!("/opt/bai/run/{GATE_FILE}")),
+            value_from: None,
+        });
+    }
+    env
+}
+
 fn with_listen(mut env: Vec<EnvVar>, listen: Option<&str>) -> Vec<EnvVar> {
     use crate::krunner_proto::LISTEN_VAR;
     env.retain(|e| e.name != LISTEN_VAR);

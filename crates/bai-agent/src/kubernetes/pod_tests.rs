@@ -488,53 +488,40 @@ fn a_detached_pod_mounts_nothing_of_its_node_but_data_folders() {
 }
 
 #[test]
-fn under_node_enforcement_the_kernel_waits_at_its_gate_for_the_agents_rules() {
-    assert!(
-        kernel_pod(&spec(), &at())
+fn under_node_enforcement_the_kernels_runner_waits_at_its_gate_for_the_agents_rules() {
+    let gate = |p: &Pod| {
+        container(p)
+            .env
+            .as_ref()
             .unwrap()
-            .spec
-            .unwrap()
-            .init_containers
-            .is_none()
-    );
+            .iter()
+            .filter(|e| e.name == GATE_VAR)
+            .map(|e| e.value.clone().unwrap_or_default())
+            .collect::<Vec<_>>()
+    };
+    // A session's own variable of that name never reaches the runner.
+    let mut own = spec();
+    own.environ.insert(GATE_VAR.into(), "/tmp/x".into());
+    let p = kernel_pod(&own, &at()).unwrap();
+    assert!(gate(&p).is_empty());
+    assert!(p.spec.unwrap().init_containers.is_none());
     let mut gated = at();
     if let Disk::OnNode(n) = &mut gated.disk {
         n.egress_gate = true;
     }
-    let p = kernel_pod(&spec(), &gated).unwrap();
-    let kernel = container(&p).clone();
-    let init = p.spec.unwrap().init_containers.unwrap();
-    assert_eq!(init.len(), 1);
-    let gate = &init[0];
-    assert_eq!(gate.name, GATE_CONTAINER);
-    // The kernel's own image, its user and its dropped capabilities, and the same CPU and
-    // memory (the pod holds no more than the kernel asked for).
-    assert_eq!(gate.image, kernel.image);
-    assert_eq!(gate.security_context, kernel.security_context);
-    let r = gate.resources.as_ref().unwrap();
-    assert_eq!(r.limits, r.requests);
-    assert_eq!(
-        r.limits.as_ref().unwrap().get("cpu"),
-        kernel
-            .resources
-            .as_ref()
-            .unwrap()
-            .limits
-            .as_ref()
-            .unwrap()
-            .get("cpu")
-    );
-    assert_eq!(
-        gate.command.as_deref().unwrap(),
-        &[
-            "/bin/sh".to_string(),
-            "-c".into(),
-            "until [ -e /opt/bai/run/egress-ready ]; do sleep 0.1; done".into()
-        ]
-    );
-    let m = &gate.volume_mounts.as_ref().unwrap()[0];
-    assert_eq!(
-        (m.name.as_str(), m.mount_path.as_str(), m.read_only),
-        ("run", "/opt/bai/run", Some(true))
-    );
+    let p = kernel_pod(&own, &gated).unwrap();
+    // The runner (the pod's one container, no init container to start first) waits for
+    // the file the agent writes into the run directory, mounted at /opt/bai/run.
+    assert_eq!(gate(&p), ["/opt/bai/run/egress-ready"]);
+    let run = container(&p)
+        .volume_mounts
+        .as_ref()
+        .unwrap()
+        .iter()
+        .find(|m| m.name == "run")
+        .unwrap()
+        .mount_path
+        .clone();
+    assert_eq!(run, "/opt/bai/run");
+    assert!(p.spec.unwrap().init_containers.is_none());
 }

@@ -1,13 +1,14 @@
 //! `--network-policies node`: the agent loads each kernel pod's rules ([`super::netns`])
 //! into the pod's own network namespace before the kernel starts.
 //!
-//! Order, so a kernel never runs a moment without its rules: the pod's first container is
-//! the gate (`egress-gate`, an init container of the kernel's image), which waits for
-//! [`GATE_FILE`] in the kernel's run directory; once the gate runs, the agent finds its
-//! process on the node (by the container id Kubernetes reports, which names its cgroup under
-//! every runtime), loads the table into its network namespace, the pod's
-//! (`nsenter --net … nft -f -`), and only then writes the file. Rules that
-//! cannot be loaded fail the kernel (its pod is removed); the gate never opens without them.
+//! Order, so a kernel never runs a moment without its rules: the pod's runner, its first
+//! process, waits at the gate ([`GATE_VAR`](super::super::pod::GATE_VAR) names
+//! [`GATE_FILE`] in the kernel's run directory) and starts nothing before it opens; once
+//! the kernel's container runs, the agent finds its process on the node (by the container
+//! id Kubernetes reports, which names its cgroup under every runtime), loads the table into
+//! its network namespace, the pod's (`nsenter --net … nft -f -`), and only then writes the
+//! file. Rules that cannot be loaded fail the kernel (its pod is removed); the gate never
+//! opens without them.
 //!
 //! A pool pod (made before anyone knows its session) gets the same gate and a table that
 //! lets nothing out and only its node in ([`netns::pool_script`]); the claim replaces it with
@@ -21,7 +22,7 @@
 //! `SYS_ADMIN` to enter namespaces).
 
 use super::super::observe::named;
-use super::super::pod::{CONTAINER, GATE_CONTAINER, GATE_FILE};
+use super::super::pod::{CONTAINER, GATE_FILE};
 use super::super::{Enforcement, Inner};
 use super::netns::{self, PodRules};
 use bai_core::agent::{AgentError, KernelSpec};
@@ -32,7 +33,7 @@ use std::path::Path;
 use std::time::Duration;
 use uuid::Uuid;
 
-/// How often the agent looks for the gate's process.
+/// How often the agent looks for the gated kernel's process.
 const LOOK_EVERY: Duration = Duration::from_millis(200);
 
 /// A process of container `id` on this node, by its cgroup.
@@ -45,13 +46,12 @@ fn container_process(id: &str) -> Option<u32> {
     })
 }
 
-/// A process of container `name` of pod `pod` (the gate or the kernel's), in the pod's
-/// network namespace, once that container runs.
-async fn find_in(inner: &Inner, pod: &str, name: &str) -> Option<u32> {
+/// A process of pod `pod`'s kernel container (so in the pod's network namespace), once
+/// Kubernetes reports that container running.
+async fn find_in(inner: &Inner, pod: &str) -> Option<u32> {
     let pod = inner.pods.get_opt(pod).await.ok()??;
     let status = pod.status?;
-    let id = named(&status.init_container_statuses, name)
-        .or_else(|| named(&status.container_statuses, name))
+    let id = named(&status.container_statuses, CONTAINER)
         .filter(|c| c.state.as_ref().is_some_and(|s| s.running.is_some()))?
         .container_id
         .clone()?;
@@ -62,19 +62,20 @@ async fn find_in(inner: &Inner, pod: &str, name: &str) -> Option<u32> {
         .flatten()
 }
 
-/// A process in the network namespace of `kernel`'s pod: of its container `name`.
-async fn find(inner: &Inner, kernel: Uuid, name: &str) -> Option<u32> {
-    find_in(inner, &inner.pod_of(kernel), name).await
+/// A process in the network namespace of `kernel`'s pod.
+async fn find(inner: &Inner, kernel: Uuid) -> Option<u32> {
+    find_in(inner, &inner.pod_of(kernel)).await
 }
 
-/// The process of pod `pod`'s gate once it runs, looking until `give_up` says why not.
-async fn gate_process(
+/// A process of pod `pod`'s kernel container once it runs (its runner, waiting at the
+/// gate), looking until `give_up` says why not.
+async fn gated_process(
     inner: &Inner,
     pod: &str,
     give_up: impl Fn() -> Result<(), AgentError>,
 ) -> Result<u32, AgentError> {
     loop {
-        if let Some(pid) = find_in(inner, pod, GATE_CONTAINER).await {
+        if let Some(pid) = find_in(inner, pod).await {
             return Ok(pid);
         }
         give_up()?;
@@ -173,7 +174,7 @@ fn open_gate(run: &Path) -> Result<(), AgentError> {
 }
 
 /// Loads the rules of the kernel whose pod was just made, then opens its gate; fails when
-/// the gate does not run `within` (the kernel's ready limit). Returns at once where the
+/// the kernel's container does not run `within` (the kernel's ready limit). Returns at once where the
 /// agent does not enforce policies itself.
 pub async fn apply(inner: &Inner, spec: &KernelSpec, within: Duration) -> Result<(), AgentError> {
     if inner.config.network_policies != Enforcement::Node {
@@ -181,12 +182,12 @@ pub async fn apply(inner: &Inner, spec: &KernelSpec, within: Duration) -> Result
     }
     let kernel = spec.kernel_id;
     let deadline = tokio::time::Instant::now() + within;
-    let pid = gate_process(inner, &inner.pod_of(kernel), || {
+    let pid = gated_process(inner, &inner.pod_of(kernel), || {
         if tokio::time::Instant::now() < deadline {
             return Ok(());
         }
         Err(AgentError::NotReady(format!(
-            "the gate of kernel {kernel} did not run on node {} within {}s, so its \
+            "the container of kernel {kernel} did not run on node {} within {}s, so its \
              egress rules cannot be loaded",
             inner.node,
             within.as_secs()
@@ -197,12 +198,11 @@ pub async fn apply(inner: &Inner, spec: &KernelSpec, within: Duration) -> Result
     open_gate(&inner.dirs(kernel).run)
 }
 
-/// A pool pod's rules (nobody's session yet: [`netns::pool_script`]), loaded once its gate
-/// runs, then its gate opened (its runner starts in its pool mode); returns once Kubernetes
-/// reports its kernel's container running, which is how the claim finds the pod's
-/// namespace again (the runner may answer a moment before the kubelet reports it).
-/// `give_up` says why to stop waiting (the pod was given up for room, or took too long).
-/// Returns at once where the agent does not enforce policies itself.
+/// A pool pod's rules (nobody's session yet: [`netns::pool_script`]), loaded once its
+/// container runs (Kubernetes reports it so: the claim finds the pod's namespace the same
+/// way), then its gate opened (its runner starts in its pool mode). `give_up` says why to
+/// stop waiting (the pod was given up for room, or took too long). Returns at once where
+/// the agent does not enforce policies itself.
 pub async fn pool(
     inner: &Inner,
     pod: &str,
@@ -212,19 +212,14 @@ pub async fn pool(
     if inner.config.network_policies != Enforcement::Node {
         return Ok(());
     }
-    let pid = gate_process(inner, pod, &give_up).await?;
+    let pid = gated_process(inner, pod, give_up).await?;
     let script = netns::pool_script(&node_addresses(inner, pid).await?);
     load(pid, &script).await.map_err(|e| {
         AgentError::Runtime(format!(
             "cannot load pool pod {pod}'s rules into its network namespace: {e}"
         ))
     })?;
-    open_gate(run)?;
-    while find_in(inner, pod, CONTAINER).await.is_none() {
-        give_up()?;
-        tokio::time::sleep(LOOK_EVERY).await;
-    }
-    Ok(())
+    open_gate(run)
 }
 
 /// At the claim of a pool pod for `spec` (the pod named for the kernel, before its runner
@@ -236,7 +231,7 @@ pub async fn claimed(inner: &Inner, spec: &KernelSpec) -> Result<(), AgentError>
         return Ok(());
     }
     let kernel = spec.kernel_id;
-    let pid = find(inner, kernel, CONTAINER).await.ok_or_else(|| {
+    let pid = find(inner, kernel).await.ok_or_else(|| {
         AgentError::Runtime(format!(
             "the pool pod {} given to kernel {kernel} is not running",
             inner.pod_of(kernel)
@@ -262,9 +257,9 @@ pub async fn peers(inner: &Inner, session: Uuid) -> Result<(), AgentError> {
         if !loaded(inner, kernel) {
             continue; // its rules are made with the peers known then
         }
-        let Some(pid) = find(inner, kernel, CONTAINER).await else {
-            // Its gate is open but its kernel not running yet: its own address comes up
-            // later, and that change gives it every address known then.
+        let Some(pid) = find(inner, kernel).await else {
+            // Its gate is open but its container not reported running yet: its own address
+            // comes up later, and that change gives it every address known then.
             continue;
         };
         load(pid, &script).await.map_err(|e| {

@@ -299,16 +299,18 @@ mod tests {
         assert_eq!(propagation("run"), None);
         assert_eq!(propagation("krunner"), None);
         assert!(spec.init_containers.is_none());
-        // Where the agent enforces policies itself, a pool pod waits at the gate as a
-        // kernel's does (for the pool's rules).
+        // Where the agent enforces policies itself, a pool pod's runner waits at the gate
+        // as a kernel's does (for the pool's rules).
         let mut gated = at.clone();
         if let Disk::OnNode(n) = &mut gated.disk {
             n.egress_gate = true;
         }
         let pod = pool_pod(&shape, id, &gated).unwrap();
-        let init = pod.spec.unwrap().init_containers.unwrap();
-        assert_eq!(init.len(), 1);
-        assert_eq!(init[0].name, crate::kubernetes::pod::GATE_CONTAINER);
+        let env = pod.spec.unwrap().containers[0].env.clone().unwrap();
+        assert!(
+            env.iter()
+                .any(|e| e.name == crate::kubernetes::pod::GATE_VAR && e.value.is_some())
+        );
     }
 
     #[test]

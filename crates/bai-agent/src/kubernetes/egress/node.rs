@@ -169,13 +169,15 @@ async fn load_session<'a>(
 
 /// Opens the gate of the pod whose run directory is `run`: its kernel starts.
 fn open_gate(run: &Path) -> Result<(), AgentError> {
-    std::fs::write(run.join(GATE_FILE), b"")
-        .map_err(|e| AgentError::Runtime(format!("cannot open the gate in {}: {e}", run.display())))
+    std::fs::write(run.join(GATE_FILE), b"").map_err(|e| {
+        let run = run.display();
+        AgentError::Runtime(format!("cannot open the gate in {run}: {e}"))
+    })
 }
 
 /// Loads the rules of the kernel whose pod was just made, then opens its gate; fails when
-/// the kernel's container does not run `within` (the kernel's ready limit). Returns at once where the
-/// agent does not enforce policies itself.
+/// the kernel's container does not run `within` (the kernel's ready limit). Returns at once
+/// where the agent does not enforce policies itself.
 pub async fn apply(inner: &Inner, spec: &KernelSpec, within: Duration) -> Result<(), AgentError> {
     if inner.config.network_policies != Enforcement::Node {
         return Ok(());

@@ -307,10 +307,12 @@ async fn docker_info_and_orphans() {
 #[tokio::test]
 async fn docker_an_image_with_a_second_name_is_listed_under_both() {
     let t = agent().await;
-    // Sorts before and after `bai/…`, whichever name the engine lists first.
+    // Sorts before and after `bai/…`, whichever name the engine lists first. Not named
+    // `…/python`: a manager of a test running beside this one on the same engine would make
+    // the short name `python` point at the first-sorted such name, gone a moment later.
     let names = [
-        format!("0bai-alias-{}/python:second", std::process::id()),
-        format!("zbai-alias-{}/python:second", std::process::id()),
+        format!("0bai-alias-{}/second-name:x", std::process::id()),
+        format!("zbai-alias-{}/second-name:x", std::process::id()),
     ];
     struct Untag<'a>(&'a [String]);
     impl Drop for Untag<'_> {

@@ -15,6 +15,11 @@ pub const EXIT: &[u8] = b"{\"op\":\"exit\"}\n";
 /// connections whose first line is the token in [`TOKEN_FILE`] of its run directory.
 pub const LISTEN_VAR: &str = "BAI_KRUNNER_LISTEN";
 
+/// The variable naming the file whose existence lets krunner start (krunner's `gate::VAR`):
+/// until then it starts nothing (the Kubernetes backend's `--network-policies node`, while
+/// the agent loads the pod's egress rules).
+pub const GATE_VAR: &str = "BAI_EGRESS_GATE";
+
 /// The token's file in a kernel's run directory (krunner's `network::TOKEN_FILE`).
 pub const TOKEN_FILE: &str = "krunner.token";
 

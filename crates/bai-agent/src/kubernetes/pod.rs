@@ -36,11 +36,10 @@ pub const KRUNNER_INSIDE: &str = "/opt/bai/bin/krunner";
 /// The init container that copies the runner into a detached pod ([`Detached`]).
 pub const INIT_CONTAINER: &str = "runner";
 /// The file in a kernel's run directory that opens its gate (written by
-/// `egress::node` once the rules are in).
+/// `egress::node` once the rules are in; [`crate::krunner_proto::GATE_VAR`] names it).
 pub const GATE_FILE: &str = "egress-ready";
-/// The runner's variable naming that file inside (`bai-krunner`'s `gate::VAR`): the runner
-/// starts nothing until it exists.
-pub const GATE_VAR: &str = "BAI_EGRESS_GATE";
+/// Where the kernel's run directory (the runner's socket, its gate) is inside.
+const RUN_INSIDE: &str = "/opt/bai/run";
 /// Where a detached kernel's Secret is mounted (krunner reads its manifest there).
 pub const SECRET_INSIDE: &str = "/opt/bai/secret";
 /// Where the runner is in its image (`images/agent`).
@@ -92,7 +91,7 @@ pub struct OnNode {
     pub home_propagates: bool,
     /// Whether the kernel waits for the agent's egress rules in its network namespace
     /// (`--network-policies node`): its runner starts nothing until the agent writes
-    /// [`GATE_FILE`] into the run directory ([`GATE_VAR`] names it).
+    /// [`GATE_FILE`] into the run directory.
     pub egress_gate: bool,
     /// Files mounted read-only, on the node → inside: every kernel's `/etc` files
     /// ([`crate::kernel_files::etc`]), and a cluster session's keys and host table
@@ -425,7 +424,7 @@ fn on_node(at: &OnNode) -> (Vec<Volume>, Vec<VolumeMount>) {
     ];
     let mut mounts = vec![
         mount("krunner", KRUNNER_INSIDE, true),
-        mount("run", "/opt/bai/run", false),
+        mount("run", RUN_INSIDE, false),
         VolumeMount {
             mount_propagation: at.home_propagates.then(|| "HostToContainer".into()),
             ..mount("work", "/home/work", false)
@@ -457,7 +456,7 @@ fn detached(d: &Detached) -> (Vec<Volume>, Vec<VolumeMount>) {
     ];
     let mut mounts = vec![
         mount("krunner", "/opt/bai/bin", true),
-        mount("run", "/opt/bai/run", false),
+        mount("run", RUN_INSIDE, false),
         mount("work", "/home/work", false),
         mount("secret", SECRET_INSIDE, true),
     ];
@@ -508,13 +507,13 @@ fn init_container(d: &Detached, kernel: &Container) -> Container {
             KRUNNER_IN_IMAGE.into(),
             "install".into(),
             KRUNNER_INSIDE.into(),
-            "/opt/bai/run".into(),
+            RUN_INSIDE.into(),
         ]),
         resources,
         security_context: kernel.security_context.clone(),
         volume_mounts: Some(vec![
             mount("krunner", "/opt/bai/bin", false),
-            mount("run", "/opt/bai/run", false),
+            mount("run", RUN_INSIDE, false),
         ]),
         ..Default::default()
     }
@@ -540,22 +539,23 @@ pub(crate) fn environment(spec: &KernelSpec) -> Vec<EnvVar> {
         .collect()
 }
 
-/// The environment and, where the agent reaches the runner over the pod network, where
-/// krunner listens there (the agent's value, whatever the session's variables say).
 /// `env` with the gate's variable where the kernel waits for the agent's egress rules (and
 /// never one of the session's own by that name).
 fn with_gate(mut env: Vec<EnvVar>, gated: bool) -> Vec<EnvVar> {
+    use crate::krunner_proto::GATE_VAR;
     env.retain(|e| e.name != GATE_VAR);
     if gated {
         env.push(EnvVar {
             name: GATE_VAR.into(),
-            value: Some(format!("/opt/bai/run/{GATE_FILE}")),
+            value: Some(format!("{RUN_INSIDE}/{GATE_FILE}")),
             value_from: None,
         });
     }
     env
 }
 
+/// The environment and, where the agent reaches the runner over the pod network, where
+/// krunner listens there (the agent's value, whatever the session's variables say).
 fn with_listen(mut env: Vec<EnvVar>, listen: Option<&str>) -> Vec<EnvVar> {
     use crate::krunner_proto::LISTEN_VAR;
     env.retain(|e| e.name != LISTEN_VAR);

@@ -1,4 +1,5 @@
 use super::*;
+use crate::krunner_proto::GATE_VAR;
 use crate::kubernetes::test_spec::spec;
 use bai_core::agent::Mount;
 use uuid::Uuid;

@@ -2,7 +2,7 @@
 //! into the pod's own network namespace before the kernel starts.
 //!
 //! Order, so a kernel never runs a moment without its rules: the pod's runner, its first
-//! process, waits at the gate ([`GATE_VAR`](super::super::pod::GATE_VAR) names
+//! process, waits at the gate ([`GATE_VAR`](crate::krunner_proto::GATE_VAR) names
 //! [`GATE_FILE`] in the kernel's run directory) and starts nothing before it opens; once
 //! the kernel's container runs, the agent finds its process on the node (by the container
 //! id Kubernetes reports, which names its cgroup under every runtime), loads the table into

@@ -309,7 +309,7 @@ mod tests {
         let env = pod.spec.unwrap().containers[0].env.clone().unwrap();
         assert!(
             env.iter()
-                .any(|e| e.name == crate::kubernetes::pod::GATE_VAR && e.value.is_some())
+                .any(|e| e.name == crate::krunner_proto::GATE_VAR && e.value.is_some())
         );
     }
 

@@ -147,13 +147,10 @@ fn the_agent_enforces_egress_and_isolation_in_each_pods_network_namespace() {
     // Its bootstrap script (the first of the session's code, run as the kernel starts)
     // dials the node: refused, since the runner started nothing before the rules were in.
     let boot = s.work.path().join("boot.sh");
+    let dial = bai_e2e::probe::code(&serde_json::json!([["node", node_ip, closed_port]]));
     std::fs::write(
         &boot,
-        format!(
-            "python3 -c \"import socket\ntry:\n    socket.create_connection(('{node_ip}', \
-             {closed_port}), timeout=5).close(); r = 'open'\nexcept OSError:\n    r = \
-             'refused'\nopen('/home/work/boot-probe', 'w').write(r)\"\n"
-        ),
+        format!("python3 - > /home/work/boot-probe <<'PROBE'\n{dial}PROBE\n"),
     )
     .unwrap();
     start(&s, "en-a", &["--bootstrap-script", &boot.to_string_lossy()]);
@@ -168,9 +165,13 @@ fn the_agent_enforces_egress_and_isolation_in_each_pods_network_namespace() {
             "python",
         ],
     );
+    let booted = bai_e2e::probe::answer(&r.stdout);
     assert_eq!(
-        r.stdout.trim(),
-        "refused",
+        booted
+            .as_ref()
+            .and_then(|b| b.get("node"))
+            .map(String::as_str),
+        Some("refused"),
         "the bootstrap script's dial: {r:?}\nagent log:\n{}",
         log()
     );

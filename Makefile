@@ -18,8 +18,11 @@ deps:
 test-deps:
 	@scripts/ensure-deps.sh --test
 
+# The kernel runner is then linked statically (scripts/build-krunner.sh: it runs inside every
+# kernel image, whatever C library that image has, or none).
 build:
 	$(CARGO) build --profile $(PROFILE) --workspace --bins
+	PROFILE=$(PROFILE) scripts/build-krunner.sh
 
 # Test builds carry the crash tests' fault points (crates/bai-fault); `make up` does not.
 TEST_FEATURES ?= baid/fault-points
@@ -28,6 +31,7 @@ TEST_FEATURES ?= baid/fault-points
 # dev-dependencies turn on tokio's test-util: binaries built without them would be built twice).
 build-test:
 	$(CARGO) build --profile $(PROFILE) --workspace --lib --bins --tests --features $(TEST_FEATURES)
+	PROFILE=$(PROFILE) scripts/build-krunner.sh
 
 # The web UI (web/dist, served by baid): built when missing or older than its sources.
 web:

@@ -21,6 +21,8 @@ if [ "${1:-}" = "--test" ]; then
   command -v nsenter >/dev/null 2>&1 || need_pkgs+=(util-linux)
   # Debian's registry (distribution) for the images-travel tests.
   command -v docker-registry >/dev/null 2>&1 || need_pkgs+=(docker-registry)
+  # A statically linked busybox: a kernel image with no C library (tests/tests/images.rs).
+  dpkg -s busybox-static >/dev/null 2>&1 || need_pkgs+=(busybox-static)
   # OpenLDAP's server and tools for the directory login tests (tests/tests/ldap.rs starts its
   # own slapd on a loopback port; the package's daemon is neither configured nor started).
   [ -x /usr/sbin/slapd ] || need_pkgs+=(slapd)

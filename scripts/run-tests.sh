@@ -29,6 +29,8 @@ export BAI_TEST_POSTGRES
 # tests' dev-dependency features, so nothing is compiled twice.
 cargo build --profile "$profile" --workspace "${features[@]}" --lib --bins --tests \
   --message-format=json-render-diagnostics >"$log.json" || { rm -f "$log.json"; exit 101; }
+# The kernel runner linked statically, over the workspace build's dynamic one.
+PROFILE="$profile" scripts/build-krunner.sh || { rm -f "$log.json"; exit 101; }
 for bin in baid bai bai-krunner; do
   [ -x "target/$profile/$bin" ] || { echo "run-tests.sh: the build left no target/$profile/$bin" >&2; exit 101; }
 done

@@ -21,7 +21,7 @@ bindir="${2:-$here/../../target/release}"
 base="${BAI_AGENT_BASE:-debian:bookworm-slim}"
 
 for b in baid bai-krunner; do
-  [ -x "$bindir/$b" ] || { echo "error: $bindir/$b is missing (cargo build --release --bins)" >&2; exit 1; }
+  [ -x "$bindir/$b" ] || { echo "error: $bindir/$b is missing (make build)" >&2; exit 1; }
 done
 
 if [ -n "${BAI_AGENT_BASE_FROM:-}" ] && ! docker image inspect "$base" >/dev/null 2>&1; then

@@ -375,3 +375,106 @@ fn the_python_ml_environment_runs_torch() {
     r.expect_ok();
     assert!(r.stdout.contains("sum 3.0"), "{r:#?}");
 }
+
+/// Makes a kernel image with no C library at all: Debian's statically linked busybox as
+/// `/bin/sh` and its applets, nothing else (as Alpine's musl images, or an image whose glibc
+/// is older than the agent machine's, have no glibc the runner could load). Tagged `tag`.
+fn busybox_image(tag: &str) {
+    let busybox = std::path::Path::new("/bin/busybox");
+    assert!(
+        busybox.is_file(),
+        "Debian's busybox-static is needed (scripts/ensure-deps.sh --test installs it)"
+    );
+    let root = tempfile::tempdir().unwrap();
+    let bin = root.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for dir in ["tmp", "etc", "home/work"] {
+        std::fs::create_dir_all(root.path().join(dir)).unwrap();
+    }
+    std::fs::copy(busybox, bin.join("busybox")).unwrap();
+    let applets = std::process::Command::new(busybox)
+        .arg("--list")
+        .output()
+        .unwrap();
+    for applet in String::from_utf8_lossy(&applets.stdout).lines() {
+        if applet != "busybox" {
+            std::os::unix::fs::symlink("busybox", bin.join(applet)).unwrap();
+        }
+    }
+    let import = format!(
+        "tar -C {} -c . | docker import -c 'ENV PATH=/bin' -c 'WORKDIR /home/work' \
+         -c 'LABEL ai.backend.kernelspec=1' -c 'LABEL ai.backend.features=batch' \
+         -c 'LABEL ai.backend.base-distro=busybox' - {tag}",
+        root.path().display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &import])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:#?}");
+}
+
+/// The runner is the kernel's first program in every image, so it must not need the image's
+/// C library: a batch session runs in an image that has none, with its output and exit code,
+/// and an interactive one starts there and runs shell commands (the runner was dynamically
+/// linked against the agent machine's glibc and could not start in such an image, nor in
+/// one with an older glibc, as Ubuntu 20.04's CUDA images).
+#[test]
+fn an_image_without_a_c_library_runs_sessions() {
+    let s = Server::start();
+    let tag = format!("bai-test/busybox-{}:static", std::process::id());
+    busybox_image(&tag);
+    // The agent watches its engine's images: the new one reaches the catalogue.
+    let listed = (0..120).any(|_| {
+        let found = images(&s, &s.user, false).iter().any(|i| {
+            format!(
+                "{}:{}",
+                i.name.clone().unwrap_or_default(),
+                i.tag.clone().unwrap_or_default()
+            ) == tag
+        });
+        if !found {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        found
+    });
+    assert!(listed, "{tag} never reached the catalogue");
+    let r = s.bai(
+        &s.user,
+        &[
+            "start",
+            "--type",
+            "batch",
+            "-t",
+            "nolibc-batch",
+            "-c",
+            "echo from $(uname -s) without libc; exit 3",
+            &tag,
+        ],
+    );
+    let info = s.wait_terminated(&s.user, "nolibc-batch", 60);
+    assert_eq!(info["exit_code"], 3, "{info} {r:#?}");
+    let logs = s.bai(&s.user, &["logs", "nolibc-batch"]);
+    assert!(logs.stdout.contains("from Linux without libc"), "{logs:#?}");
+
+    // An interactive session: a shell step (batch mode) and its files.
+    let ls = s.bai(
+        &s.user,
+        &[
+            "run",
+            "-t",
+            "nolibc-shell",
+            "--exec",
+            "ls /bin/busybox > seen.txt; cat seen.txt",
+            &tag,
+        ],
+    );
+    ls.expect_ok();
+    assert!(ls.stdout.contains("/bin/busybox"), "{ls:#?}");
+    let files = s.bai(&s.user, &["session", "files", "nolibc-shell"]);
+    assert!(files.stdout.contains("seen.txt"), "{files:#?}");
+    s.bai(&s.user, &["rm", "nolibc-shell"]).expect_ok();
+    let _ = std::process::Command::new("docker")
+        .args(["rmi", "-f", &tag])
+        .output();
+}

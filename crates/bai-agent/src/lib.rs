@@ -16,6 +16,7 @@ mod error;
 pub mod host;
 mod kernel_env;
 pub mod kernel_files;
+mod krunner_link;
 pub mod krunner_proto;
 pub mod kubernetes;
 mod nft;

@@ -1,7 +1,7 @@
 //! DOCKER TESTS: the agent against the real Docker engine and the real kernel image
 //! `bai/python:3.11-bookworm` (built by images/python/build.sh). Every test here is named
 //! `docker_*` and needs a running engine; the krunner binary is built on demand
-//! (`cargo build -p bai-krunner`), so `cargo test -p bai-agent` alone is enough.
+//! (`scripts/build-krunner.sh`), so `cargo test -p bai-agent` alone is enough.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_core::agent::{AgentError, AgentRpc, ExecEvent, ExecRequest, KernelSpec};

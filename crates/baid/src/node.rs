@@ -111,7 +111,7 @@ pub async fn docker_agent(
     // Docker bind mounts need an absolute path.
     let krunner = std::fs::canonicalize(&krunner).with_context(|| {
         format!(
-            "the kernel runner {} is missing: build it with `cargo build -p bai-krunner` or set BAI_KRUNNER",
+            "the kernel runner {} is missing: build it with scripts/build-krunner.sh (make build) or set BAI_KRUNNER",
             krunner.display()
         )
     })?;

@@ -260,10 +260,11 @@ impl DockerAgent {
             .filter(|p| p.is_file())
             .ok_or_else(|| {
                 AgentError::Runtime(format!(
-                    "the kernel runner {} is missing: build it with `cargo build -p bai-krunner`",
+                    "the kernel runner {} is missing: build it with scripts/build-krunner.sh",
                     config.krunner_path.display()
                 ))
             })?;
+        crate::krunner_link::warn_if_dynamic(&config.krunner_path);
         let kernels = config.data_dir.join("kernels");
         std::fs::create_dir_all(&kernels)
             .map_err(|e| runtime(format_args!("cannot create {}", kernels.display()), e))?;

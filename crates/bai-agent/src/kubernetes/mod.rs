@@ -359,6 +359,7 @@ impl KubernetesAgent {
                             config.krunner_path.display()
                         ))
                     })?;
+                crate::krunner_link::warn_if_dynamic(&config.krunner_path);
             }
         }
         let kernels = config.data_dir.join("kernels");

@@ -28,15 +28,21 @@ pub fn krunner() -> PathBuf {
                 .and_then(Path::parent)
                 .expect("target/<profile>")
                 .to_path_buf();
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let mut cmd = Command::new(cargo);
-            cmd.args(["build", "--quiet", "-p", "bai-krunner"])
-                .current_dir(env!("CARGO_MANIFEST_DIR"));
-            if profile_dir.file_name().is_some_and(|n| n == "release") {
-                cmd.arg("--release");
-            }
-            let status = cmd.status().expect("cargo runs");
-            assert!(status.success(), "cargo build -p bai-krunner failed");
+            // The runner as `make build` makes it (static: scripts/build-krunner.sh); a
+            // plain `cargo build` here would put back a dynamically linked one, which tests
+            // running beside this one (images without glibc) would then start.
+            let script =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/build-krunner.sh");
+            let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+                Some("debug") | None => "dev",
+                Some(other) => other,
+            };
+            let status = Command::new(script)
+                .arg("--quiet")
+                .env("PROFILE", profile)
+                .status()
+                .expect("scripts/build-krunner.sh runs");
+            assert!(status.success(), "scripts/build-krunner.sh failed");
             let p = profile_dir.join("bai-krunner");
             assert!(p.is_file(), "{} is missing after the build", p.display());
             p

@@ -5,11 +5,14 @@
 //! raw tunnel of `bai app` next to the WebSocket one.
 //!
 //! One test binary; the tests are grouped by what they cover: `ssh` (the seed's SSH recipe,
-//! own keys), `environ` (the session's variables in the terminal and over SSH), `proxy` (web
+//! own keys), `bare_image` (sessions and the terminal in an image with no C library),
+//! `environ` (the session's variables in the terminal and over SSH), `proxy` (web
 //! apps through the HTTP proxy) and `tunnels` (preopen ports, permits, tunnels closing with
 //! their session, raw and WebSocket tunnels). The helpers they share are here.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
+#[path = "apps/bare_image.rs"]
+mod bare_image;
 #[path = "apps/environ.rs"]
 mod environ;
 #[path = "apps/proxy.rs"]

@@ -148,7 +148,37 @@ fn handle(mut conn: TcpStream, workdir: &str) -> std::io::Result<()> {
     }
 }
 
-/// Runs tmux (or bash) in a PTY and relays it to the WebSocket until either side ends.
+/// What the terminal runs: tmux (its shells outlive a closed tab); without it a login bash,
+/// and in an image without bash (busybox, Alpine) a login `sh`.
+fn shell() -> CommandBuilder {
+    let has_tmux = std::process::Command::new("tmux")
+        .arg("-V")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if has_tmux {
+        let mut c = CommandBuilder::new("tmux");
+        c.args(["new-session", "-A", "-s", "main"]);
+        return c;
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut c = CommandBuilder::new(if on_path(&path, "bash") { "bash" } else { "sh" });
+    c.arg("-l");
+    c
+}
+
+/// Whether a directory of `path` (a `PATH` value) has an executable file `name`.
+fn on_path(path: &std::ffi::OsStr, name: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(path).any(|dir| {
+        std::fs::metadata(dir.join(name))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
+
+/// Runs the terminal's shell ([`shell`]) in a PTY and relays it to the WebSocket until
+/// either side ends.
 fn attach(
     mut ws: tungstenite::WebSocket<Replay>,
     conn: &TcpStream,
@@ -163,21 +193,7 @@ fn attach(
             pixel_height: 0,
         })
         .map_err(|e| std::io::Error::other(format!("cannot open a pty: {e}")))?;
-    let has_tmux = std::process::Command::new("tmux")
-        .arg("-V")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    let mut cmd = if has_tmux {
-        let mut c = CommandBuilder::new("tmux");
-        c.args(["new-session", "-A", "-s", "main"]);
-        c
-    } else {
-        let mut c = CommandBuilder::new("bash");
-        c.arg("-l");
-        c
-    };
+    let mut cmd = shell();
     cmd.cwd(workdir);
     cmd.env("TERM", "xterm-256color");
     cmd.env("HOME", workdir);
@@ -297,6 +313,23 @@ mod tests {
         );
         assert_eq!(route("GET /ws HTTP/1.1\r\n\r\n"), Route::Missing);
         assert_eq!(route("GET /etc/passwd HTTP/1.1\r\n\r\n"), Route::Missing);
+    }
+
+    #[test]
+    fn a_shell_is_on_the_path_only_as_an_executable_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        std::fs::write(a.path().join("bash"), "").unwrap();
+        std::fs::write(b.path().join("sh"), "").unwrap();
+        std::fs::set_permissions(b.path().join("sh"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        std::fs::create_dir(b.path().join("zsh")).unwrap();
+        let path = std::env::join_paths([a.path(), b.path()]).unwrap();
+        assert!(on_path(&path, "sh"));
+        assert!(!on_path(&path, "bash"), "not executable");
+        assert!(!on_path(&path, "zsh"), "a directory");
+        assert!(!on_path(std::ffi::OsStr::new(""), "sh"));
     }
 
     #[test]

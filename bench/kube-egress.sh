@@ -115,6 +115,10 @@ for i in $(seq 1 "$ROUNDS"); do
     { echo "== $k"; as_user session history "$k-$i" 2>/dev/null || true; } >>"$work/history"
   done
 done
+# The agent reports its hits with its next heartbeat: wait for the last claim's (it was read
+# at once before, and the last hit was not counted yet: "9 hits of 10" while no pooled run
+# had gone cold, p99 0.48 s).
+pool_ready
 hits=$(gated_pool | grep -o "[0-9]* hits" | head -1 || true)
 loaded=$(grep -c "egress rules loaded" "$work/kube-gated/out.log" || true)
 as_admin admin resource-group update gated --warm-pool "" >/dev/null

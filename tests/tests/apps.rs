@@ -6,6 +6,7 @@
 //!
 //! One test binary; the tests are grouped by what they cover: `ssh` (the seed's SSH recipe,
 //! own keys), `bare_image` (sessions and the terminal in an image with no C library),
+//! `recipe` (an image's own web app from its Backend.AI recipe),
 //! `environ` (the session's variables in the terminal and over SSH), `proxy` (web
 //! apps through the HTTP proxy) and `tunnels` (preopen ports, permits, tunnels closing with
 //! their session, raw and WebSocket tunnels). The helpers they share are here.
@@ -17,6 +18,8 @@ mod bare_image;
 mod environ;
 #[path = "apps/proxy.rs"]
 mod proxy;
+#[path = "apps/recipe.rs"]
+mod recipe;
 #[path = "apps/ssh.rs"]
 mod ssh;
 #[path = "apps/tunnels.rs"]

@@ -9,6 +9,7 @@
 pub mod accel;
 pub mod agent;
 pub mod amount;
+pub mod apps;
 pub mod audit;
 pub mod cluster;
 pub mod dotfile;

@@ -101,6 +101,27 @@ pub fn session_apps(label: Option<&str>, preopen: &[u16]) -> Vec<App> {
     apps
 }
 
+/// The image label naming its interpreter (Backend.AI's), `{runtime_path}` in app recipes.
+pub const RUNTIME_PATH_LABEL: &str = "ai.backend.runtime-path";
+
+/// What a kernel's runner reads of its image to start the apps the image brings recipes
+/// for (`bai-krunner/src/recipe.rs`): the service-ports label as `BAI_SERVICE_PORTS` and the
+/// runtime path as `BAI_RUNTIME_PATH`, where the image has them.
+pub fn image_vars(labels: &std::collections::BTreeMap<String, String>) -> Vec<(String, String)> {
+    [
+        (SERVICE_PORTS_LABEL, "BAI_SERVICE_PORTS"),
+        (RUNTIME_PATH_LABEL, "BAI_RUNTIME_PATH"),
+    ]
+    .into_iter()
+    .filter_map(|(label, var)| {
+        labels
+            .get(label)
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| (var.to_string(), v.clone()))
+    })
+    .collect()
+}
+
 /// Bytes through a session's proxies and when they last moved.
 #[derive(Debug, Default)]
 pub struct Traffic {
@@ -242,5 +263,18 @@ mod tests {
         assert_eq!(t.rx_bytes, 15);
         assert_eq!(t.tx_bytes, 32);
         assert!(t.last_activity.is_some());
+    }
+
+    #[test]
+    fn the_image_vars_are_its_labels_where_it_has_them() {
+        let labels = std::collections::BTreeMap::from([
+            (SERVICE_PORTS_LABEL.to_string(), "web:http:8180".to_string()),
+            (RUNTIME_PATH_LABEL.to_string(), " ".to_string()),
+            ("other".to_string(), "x".to_string()),
+        ]);
+        assert_eq!(
+            image_vars(&labels),
+            [("BAI_SERVICE_PORTS".to_string(), "web:http:8180".to_string())]
+        );
     }
 }

@@ -299,9 +299,16 @@ impl Running {
     /// Starts `name` unless it runs, then waits until its port accepts connections.
     pub fn start(&self, name: &str, workdir: &Path) -> Result<(), String> {
         let session = std::env::var("BAI_SESSION_ID").unwrap_or_default();
-        let (cmd, port) = app_command(name, &session, workdir)
-            .ok_or_else(|| format!("krunner does not know how to start the app {name:?}"))?;
-        if !cmd.is_empty() {
+        // krunner's own apps, else the image's recipe for it (`crate::recipe`).
+        let (cmd, port, recipe) = match app_command(name, &session, workdir) {
+            Some((cmd, port)) => (cmd, port, None),
+            None => {
+                let ports = std::env::var(crate::recipe::PORTS_VAR).unwrap_or_default();
+                let r = crate::recipe::Recipe::find(Path::new(crate::recipe::DIR), name, &ports)?;
+                (Vec::new(), r.port, Some(r))
+            }
+        };
+        if !cmd.is_empty() || recipe.as_ref().is_some_and(|r| r.spawns()) {
             let mut running = self.0.lock().unwrap_or_else(|p| p.into_inner());
             let mut alive = running.get_mut(name).is_some_and(|a| a.ended().is_none());
             // The first of the Jupyters opened becomes the pre-started one, if it still waits.
@@ -331,9 +338,21 @@ impl Running {
                 }
             }
             if !alive {
+                let (cmd, env) = match &recipe {
+                    Some(r) => {
+                        let runtime = std::env::var(crate::recipe::RUNTIME_PATH_VAR)
+                            .unwrap_or_else(|_| "python3".into());
+                        let l = r
+                            .prepare(workdir, &runtime)
+                            .map_err(|e| format!("cannot start {name}: {e}"))?;
+                        (l.args, l.env)
+                    }
+                    None => (cmd, Vec::new()),
+                };
                 let mut command = Command::new(&cmd[0]);
                 command
                     .args(&cmd[1..])
+                    .envs(env)
                     .current_dir(workdir)
                     .stdin(Stdio::null());
                 if name.starts_with("jupyter")

@@ -40,6 +40,7 @@ mod notebook;
 mod pool;
 mod proto;
 mod put;
+mod recipe;
 mod repl;
 mod scrub;
 mod server;

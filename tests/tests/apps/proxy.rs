@@ -8,7 +8,7 @@ use std::time::Duration;
 
 /// A plain HTTP/1.1 request over TCP (no redirects followed, no cookie jar): status, the
 /// headers (lower-cased names) and the body.
-fn http(
+pub(super) fn http(
     url: &str,
     method: &str,
     cookie: Option<&str>,
@@ -55,7 +55,12 @@ fn header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
 }
 
 /// Opens `app` through start-service; returns (url with permit, base URL of the app, cookie).
-fn open_app(s: &Server, acct: &Account, session: &str, args: &[&str]) -> (String, String, String) {
+pub(super) fn open_app(
+    s: &Server,
+    acct: &Account,
+    session: &str,
+    args: &[&str],
+) -> (String, String, String) {
     let mut all = vec!["open", session];
     all.extend_from_slice(args);
     let r = s.bai(acct, &all);

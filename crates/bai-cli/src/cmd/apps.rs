@@ -49,11 +49,14 @@ pub async fn app(client: &Client, a: &AppArgs) -> Result<i32> {
             names.join(", ")
         );
     };
-    // A web app answers under the path the app proxy gives it (Jupyter only there), so
-    // its URL names that path; a TCP app (sshd, a preopen port) is an address.
-    let url = if found.protocol == "http" {
+    // The runner's own web apps answer under the path the app proxy gives them (Jupyter
+    // only there), so their URL names that path; an image's own web app answers at its
+    // root; a TCP app (sshd, a preopen port) is an address.
+    let url = if found.protocol == "http" && bai_core::apps::serves_under_prefix(&a.app) {
         let id = client.info_rest(&a.reference).await?.id;
         app_url(addr, &id, &a.app)
+    } else if found.protocol == "http" {
+        format!("http://{addr}/")
     } else {
         format!("tcp://{addr}")
     };

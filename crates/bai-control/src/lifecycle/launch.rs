@@ -206,13 +206,25 @@ async fn launch(lifecycle: &Arc<Lifecycle>, row: SessionRow) {
             return;
         }
     };
-    let specs = match kernels::specs(&row, &subs, mounts, overlays, &egress, &dotfiles) {
+    let mut specs = match kernels::specs(&row, &subs, mounts, overlays, &egress, &dotfiles) {
         Ok(specs) => specs,
         Err(e) => {
             fail_creation(lifecycle, &row, Reason::CreationFailed(e)).await;
             return;
         }
     };
+    // What the runner reads of the image for the apps it has recipes for (its labels, as
+    // the agents list them).
+    let image_vars = kernel_agents.iter().find_map(|a| {
+        a.info()
+            .images
+            .iter()
+            .find(|i| i.name == row.spec.image)
+            .map(|i| bai_ground::apps::image_vars(&i.labels))
+    });
+    for spec in &mut specs {
+        spec.environ.extend(image_vars.iter().flatten().cloned());
+    }
     // Which kernel is being made where, and which is up (main1's are the session's events).
     let sub_event = |spec: &bai_core::agent::KernelSpec, kind: E, what: &str, agent: &str| {
         if let Some(c) = spec

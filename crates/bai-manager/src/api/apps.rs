@@ -477,7 +477,9 @@ pub async fn start_service(
         &app.name,
         target,
         public,
-        app.protocol == "preopen",
+        // Served at their root: preopen ports (the user's servers) and the image's own
+        // apps; the runner's Jupyter, TensorBoard and terminal serve under the path.
+        app.protocol == "preopen" || !bai_core::apps::serves_under_prefix(&app.name),
         m.traffic.of(row.id),
     );
     let host_header = headers

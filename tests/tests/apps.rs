@@ -28,6 +28,18 @@ mod tunnels;
 use bai_e2e::apps::forward;
 use std::path::PathBuf;
 
+/// An image a test made on the shared engine, removed when the test ends, passed or not
+/// (made before the test's server, so it goes after the server's containers).
+struct TestImage(String);
+
+impl Drop for TestImage {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("docker")
+            .args(["rmi", "-f", &self.0])
+            .output();
+    }
+}
+
 fn official() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv-official/bin/backend.ai")
 }

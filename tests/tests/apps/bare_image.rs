@@ -61,8 +61,9 @@ fn listed(s: &Server, tag: &str) -> bool {
 
 #[test]
 fn an_image_without_a_c_library_runs_sessions_and_a_terminal() {
-    let s = Server::start();
     let tag = format!("bai-test/busybox-{}:static", std::process::id());
+    let _image = super::TestImage(tag.clone());
+    let s = Server::start();
     busybox_image(&tag);
     // The agent watches its engine's images: the new one reaches the catalogue.
     let seen = (0..120).any(|_| {
@@ -132,7 +133,4 @@ fn an_image_without_a_c_library_runs_sessions_and_a_terminal() {
     }
     drop(ws);
     s.bai(&s.user, &["rm", "nolibc-shell"]).expect_ok();
-    let _ = std::process::Command::new("docker")
-        .args(["rmi", "-f", &tag])
-        .output();
 }

@@ -46,9 +46,10 @@ fn recipe_image(tag: &str) {
 
 #[test]
 fn an_images_recipe_starts_its_app_behind_the_proxy_and_a_tunnel() {
+    let tag = format!("bai-test/recipe-{}:x", std::process::id());
+    let _image = super::TestImage(tag.clone());
     let s = Server::start();
     let user = &s.user;
-    let tag = format!("bai-test/recipe-{}:x", std::process::id());
     recipe_image(&tag);
     s.wait_for(60, "the image in the catalogue", || {
         let r = s.bai(user, &["images"]);
@@ -98,5 +99,4 @@ fn an_images_recipe_starts_its_app_behind_the_proxy_and_a_tunnel() {
     assert_ne!(r.code, 0, "{r:#?}");
     assert!(r.stderr.contains("no recipe for it"), "{r:#?}");
     s.bai(user, &["rm", "recipesess"]).expect_ok();
-    let _ = Command::new("docker").args(["rmi", "-f", &tag]).output();
 }

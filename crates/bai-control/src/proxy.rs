@@ -34,8 +34,9 @@ pub struct AppProxy {
     /// The permit; also the cookie's value.
     pub token: String,
     pub public: bool,
-    /// Whether the app expects paths without the `/app/<session>/<app>` prefix (preopen
-    /// ports run the user's own servers).
+    /// Whether the app expects paths without the `/app/<session>/<app>` prefix: every app
+    /// but the runner's own (`bai_core::apps::serves_under_prefix`), as preopen ports run the
+    /// user's own servers and an image's apps serve at their root.
     pub strip_prefix: bool,
     /// Port mode: the host port serving this proxy.
     pub host_port: Option<u16>,

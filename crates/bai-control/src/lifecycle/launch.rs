@@ -215,13 +215,9 @@ async fn launch(lifecycle: &Arc<Lifecycle>, row: SessionRow) {
     };
     // What the runner reads of the image for the apps it has recipes for (its labels, as
     // the agents list them).
-    let image_vars = kernel_agents.iter().find_map(|a| {
-        a.info()
-            .images
-            .iter()
-            .find(|i| i.name == row.spec.image)
-            .map(|i| bai_ground::apps::image_vars(&i.labels))
-    });
+    let image_vars = kernel_agents
+        .iter()
+        .find_map(|a| a.with_image(&row.spec.image, |i| bai_ground::apps::image_vars(&i.labels)));
     for spec in &mut specs {
         spec.environ.extend(image_vars.iter().flatten().cloned());
     }

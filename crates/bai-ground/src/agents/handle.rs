@@ -45,6 +45,17 @@ impl AgentHandle {
         self.info.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// `f` of the image named `image` as this agent reported it last (its labels), without
+    /// copying the agent's whole info; `None` when the agent does not have it.
+    pub fn with_image<T>(
+        &self,
+        image: &str,
+        f: impl FnOnce(&bai_core::agent::ImageInfo) -> T,
+    ) -> Option<T> {
+        let info = self.info.read().unwrap_or_else(|p| p.into_inner());
+        info.images.iter().find(|i| i.name == image).map(f)
+    }
+
     /// What the agent offers, as it reported it last (`withheld`: why nothing is offered).
     pub fn set_offer(
         &self,

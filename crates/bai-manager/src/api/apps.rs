@@ -62,13 +62,11 @@ fn running(row: &SessionRow, what: &str) -> Result<(), Problem> {
 /// The apps of a session, from its image's label and its preopen ports.
 fn apps_of(m: &Manager, row: &SessionRow) -> Result<Vec<App>, Problem> {
     let agent = m.agents.holding(row)?;
-    let label = {
-        let info = agent.info.read().unwrap_or_else(|p| p.into_inner());
-        info.images
-            .iter()
-            .find(|i| i.name == row.spec.image)
-            .and_then(|i| i.labels.get(SERVICE_PORTS_LABEL).cloned())
-    };
+    let label = agent
+        .with_image(&row.spec.image, |i| {
+            i.labels.get(SERVICE_PORTS_LABEL).cloned()
+        })
+        .flatten();
     let mut apps = session_apps(label.as_deref(), &row.spec.preopen_ports);
     // A system session (SFTP) serves sshd alone.
     if row.spec.session_type == bai_core::SessionType::System {
@@ -477,9 +475,9 @@ pub async fn start_service(
         &app.name,
         target,
         public,
-        // Served at their root: preopen ports (the user's servers) and the image's own
-        // apps; the runner's Jupyter, TensorBoard and terminal serve under the path.
-        app.protocol == "preopen" || !bai_core::apps::serves_under_prefix(&app.name),
+        // Served at their root: every app but the runner's own (preopen ports, named by
+        // number, and the image's apps).
+        !bai_core::apps::serves_under_prefix(&app.name),
         m.traffic.of(row.id),
     );
     let host_header = headers

@@ -224,7 +224,7 @@ pub fn prepare_notebook() {
 }
 
 fn write_notebook() -> Option<String> {
-    let python = std::env::var("BAI_PYTHON").unwrap_or_else(|_| "python3".into());
+    let python = crate::runtime::python();
     let python = crate::notebook::on_path(&python)
         .map(|f| f.display().to_string())
         .unwrap_or(python);
@@ -340,8 +340,7 @@ impl Running {
             if !alive {
                 let (cmd, env) = match &recipe {
                     Some(r) => {
-                        let runtime = std::env::var(crate::recipe::RUNTIME_PATH_VAR)
-                            .unwrap_or_else(|_| "python3".into());
+                        let runtime = crate::runtime::python();
                         let l = r
                             .prepare(workdir, &runtime)
                             .map_err(|e| format!("cannot start {name}: {e}"))?;

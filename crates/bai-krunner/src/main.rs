@@ -42,6 +42,7 @@ mod proto;
 mod put;
 mod recipe;
 mod repl;
+mod runtime;
 mod scrub;
 mod server;
 mod session;
@@ -189,7 +190,7 @@ fn main() {
     {
         say!("krunner: no web terminal: {e}");
     }
-    let repl = match Repl::start(&env_or("BAI_PYTHON", "python3"), &workdir) {
+    let repl = match Repl::start(&runtime::python(), &workdir) {
         Ok(r) => Some(r),
         Err(e) => {
             say!("krunner: no Python REPL ({e}); query mode is unavailable");

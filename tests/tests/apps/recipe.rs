@@ -5,7 +5,8 @@
 //! and whose command serves it with Python's `http.server`. Opened through the HTTP app
 //! proxy (which gives it paths without the proxy's prefix, as it serves at its root) and
 //! through `bai app`'s tunnel (whose URL is the root). Before, krunner knew only its own
-//! Jupyter and TensorBoard: "krunner does not know how to start the app".
+//! Jupyter and TensorBoard: "krunner does not know how to start the app". The image's
+//! runtime path (a wrapper that marks its processes) is also the Python its code runs in.
 
 use bai_e2e::apps::{forward, http_get_ok};
 use bai_e2e::{Server, bin};
@@ -29,11 +30,23 @@ fn recipe_image(tag: &str) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("webdemo.json"), RECIPE).unwrap();
     std::fs::write(
+        dir.path().join("python"),
+        "#!/bin/sh\nexport BAI_TEST_RUNTIME=the-images\nexec /usr/bin/python3 \"$@\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(
+        dir.path().join("python"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::write(
         dir.path().join("Dockerfile"),
         "FROM bai/python:3.11-bookworm\n\
          COPY webdemo.json /etc/backend.ai/service-defs/webdemo.json\n\
+         COPY python /opt/runtime/bin/python\n\
          LABEL ai.backend.service-ports=\"jupyter:http:8091,webdemo:http:8180,norecipe:http:8181\" \
-               ai.backend.runtime-path=/usr/bin/python3\n",
+               ai.backend.runtime-path=/opt/runtime/bin/python\n",
     )
     .unwrap();
     let out = Command::new("docker")
@@ -61,6 +74,11 @@ fn an_images_recipe_starts_its_app_behind_the_proxy_and_a_tunnel() {
         .expect_ok();
     let apps = s.bai(user, &["apps", "recipesess"]);
     assert!(apps.stdout.contains("webdemo"), "{apps:#?}");
+
+    // Code runs in the image's Python (its runtime path), not the first python3 on PATH.
+    let code = "import os; print('runtime:', os.environ.get('BAI_TEST_RUNTIME'))";
+    let r = s.bai(user, &["run", "-t", "recipesess", "-c", code, &tag]);
+    assert!(r.stdout.contains("runtime: the-images"), "{r:#?}");
 
     // The HTTP proxy: the page the recipe's steps made, served by its command.
     let want = "<p>recipe on 8180 (8180) with python 3, {ok}</p>";

@@ -6,7 +6,8 @@
 //!
 //! One test binary; the tests are grouped by what they cover: `ssh` (the seed's SSH recipe,
 //! own keys), `bare_image` (sessions and the terminal in an image with no C library),
-//! `recipe` (an image's own web app from its Backend.AI recipe),
+//! `recipe` (an image's own web app from its Backend.AI recipe), `foreign_user` (an image
+//! without the `work` user: its name for code and SSH),
 //! `environ` (the session's variables in the terminal and over SSH), `proxy` (web
 //! apps through the HTTP proxy) and `tunnels` (preopen ports, permits, tunnels closing with
 //! their session, raw and WebSocket tunnels). The helpers they share are here.
@@ -16,6 +17,8 @@
 mod bare_image;
 #[path = "apps/environ.rs"]
 mod environ;
+#[path = "apps/foreign_user.rs"]
+mod foreign_user;
 #[path = "apps/proxy.rs"]
 mod proxy;
 #[path = "apps/recipe.rs"]

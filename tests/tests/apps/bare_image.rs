@@ -5,7 +5,8 @@
 //! agent machine's glibc and could not start there: "exec /opt/bai/bin/krunner failed: No
 //! such file or directory"). A batch session runs with its output and exit code, an
 //! interactive one runs a shell step and keeps its files, and its web terminal is a login
-//! `sh` (no tmux, no bash there).
+//! `sh` (no tmux, no bash there). Its kernel's user is `work` though the image has no
+//! `/etc/passwd` (`bai-agent/src/kernel_files/users.rs`).
 
 use bai_e2e::Server;
 
@@ -101,12 +102,14 @@ fn an_image_without_a_c_library_runs_sessions_and_a_terminal() {
             "-t",
             "nolibc-shell",
             "--exec",
-            "ls /bin/busybox > seen.txt; cat seen.txt",
+            "ls /bin/busybox > seen.txt; cat seen.txt; echo user=$(whoami)",
             &tag,
         ],
     );
     ls.expect_ok();
     assert!(ls.stdout.contains("/bin/busybox"), "{ls:#?}");
+    // The image has no account files: the kernel's user is named all the same.
+    assert!(ls.stdout.contains("user=work"), "{ls:#?}");
     let files = s.bai(&s.user, &["session", "files", "nolibc-shell"]);
     assert!(files.stdout.contains("seen.txt"), "{files:#?}");
 

@@ -127,6 +127,10 @@ async fn cold(inner: &Arc<Inner>, spec: KernelSpec) -> Result<KernelCreated, Age
         }
     };
     tracing::debug!(kernel = %kernel_id, container = %created.id, "container created");
+    // The kernel's user named in the image's account files, where they lack it.
+    if let Err(e) = super::users::ensure(inner, &name, &image.id).await {
+        tracing::warn!(kernel = %kernel_id, error = %e, "the kernel's user stays without a name");
+    }
     // The container and its scratch directory exist, nothing runs yet (test builds only).
     bai_fault::point("agent:container-created");
     let mut started = inner

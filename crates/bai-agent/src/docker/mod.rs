@@ -23,6 +23,7 @@ pub mod pool;
 pub(crate) mod ready;
 mod stats;
 mod stop;
+mod users;
 pub(crate) mod watch;
 
 use crate::accel::alloc::AllocMap;
@@ -115,6 +116,8 @@ pub(crate) struct Inner {
     pub creates: pool::busy::Creates,
     /// Whether the engine runs containers under cgroup v2 (its CPU weights differ).
     pub cgroup_v2: bool,
+    /// Which images' containers need the kernel's user added, by image id.
+    pub users: users::Known,
 }
 
 fn lock<T>(lock: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -322,6 +325,7 @@ impl DockerAgent {
                 pools: Mutex::new(pool::Pools::default()),
                 pool_wake: tokio::sync::Notify::new(),
                 creates: Default::default(),
+                users: Default::default(),
                 cgroup_v2,
             }),
         };

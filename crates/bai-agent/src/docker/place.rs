@@ -48,6 +48,8 @@ impl Placement {
 /// What a kernel's placement reads of its image.
 #[derive(Debug, Clone, Default)]
 pub struct ImageConfig {
+    /// The image's id (`sha256:…`).
+    pub id: String,
     pub labels: HashMap<String, String>,
     /// The image's environment, `NAME` → value.
     pub env: BTreeMap<String, String>,
@@ -66,6 +68,7 @@ pub async fn image_config(inner: &Inner, image: &str) -> Result<ImageConfig, Age
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
             Ok(ImageConfig {
+                id: i.id.unwrap_or_default(),
                 labels: c.labels.unwrap_or_default(),
                 env,
             })

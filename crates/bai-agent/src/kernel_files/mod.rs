@@ -1,13 +1,14 @@
 //! A kernel's files on the node, the same on both backends: its scratch home and runner
 //! directories (the host side of a Docker bind mount or a Kubernetes hostPath), the
 //! owner's dotfiles written into the home before it starts ([`home`]), the read-only files of
-//! every kernel's `/etc` ([`etc`]), a cluster session's keys and host table ([`cluster`]) and
+//! every kernel's `/etc` ([`etc`]), the kernel's user in images without it ([`users`]), a cluster session's keys and host table ([`cluster`]) and
 //! uploads into a running kernel's home ([`upload`]).
 
 pub mod cluster;
 pub mod etc;
 pub mod home;
 pub mod upload;
+pub mod users;
 
 use crate::error::runtime;
 use bai_core::agent::AgentError;

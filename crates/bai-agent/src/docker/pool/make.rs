@@ -78,6 +78,9 @@ pub async fn make(inner: &Inner, shape: &PoolShape) -> Result<Ready, AgentError>
             .create_container(Some(opts), body)
             .await
             .map_err(|e| runtime(format_args!("cannot create {name}"), e))?;
+        if let Err(e) = crate::docker::users::ensure(inner, &name, &image.id).await {
+            tracing::warn!(container = %name, error = %e, "the kernel's user stays without a name");
+        }
         inner
             .docker
             .start_container(&name, None::<StartContainerOptions>)

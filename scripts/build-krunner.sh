@@ -29,3 +29,5 @@ mkdir -p "target/$dir"
 # own copy in deps/, which writing through would change behind cargo's back.
 cp "$built" "target/$dir/.bai-krunner.static"
 mv -f "target/$dir/.bai-krunner.static" "target/$dir/bai-krunner"
+# The SSH server for images without their own (cached: instant after the first build).
+PROFILE="$profile" scripts/build-sshd.sh

@@ -47,7 +47,8 @@ ctx="$(mktemp -d /var/tmp/bai-agent-image.XXXXXX)"
 trap 'rm -rf "$ctx"' EXIT
 cp "$here/Dockerfile" "$ctx/"
 # Hard links where they can be (same file system): no copy of the 40 MB baid.
-for b in baid bai-krunner; do
+for b in baid bai-krunner bai-dropbear bai-sftp-server; do
+  [ -e "$bindir/$b" ] || continue # the SSH server: where scripts/build-sshd.sh built it
   ln "$bindir/$b" "$ctx/$b" 2>/dev/null || cp "$bindir/$b" "$ctx/$b"
 done
 DOCKER_BUILDKIT=0 docker build -q --network host --build-arg "BASE=$base" -t "$tag" "$ctx" >"$ctx/build.log" 2>&1 || {

@@ -26,6 +26,7 @@ mod pool_demand;
 pub(crate) mod pool_folders;
 mod pool_kernel;
 pub mod runner;
+mod sshd_kit;
 
 pub use docker::{
     DockerAgent, DockerAgentConfig, LABEL_AGENT, LABEL_CPUSET, LABEL_DEVICES, LABEL_KERNEL,

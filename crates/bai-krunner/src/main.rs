@@ -47,6 +47,7 @@ mod scrub;
 mod server;
 mod session;
 mod signal;
+mod sshd;
 mod stats;
 mod terminal;
 mod unpack;
@@ -174,10 +175,10 @@ fn main() {
     if let Some(run) = std::path::Path::new(&socket).parent()
         && std::env::var_os("BAI_KERNEL_ID").is_some()
     {
-        match apps::start_sshd(std::path::Path::new(&workdir), run, &env) {
+        match sshd::start_sshd(std::path::Path::new(&workdir), run, &env) {
             // A cluster's kernels reach each other over SSH from their first moment
             // (`ssh sub1`): the runner answers once sshd listens.
-            Ok(()) if cluster_size() > 1 => apps::wait_sshd(),
+            Ok(()) if cluster_size() > 1 => sshd::wait_sshd(),
             Ok(()) => {}
             Err(e) => say!("krunner: {e}"),
         }

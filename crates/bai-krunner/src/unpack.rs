@@ -67,15 +67,33 @@ pub fn unpack(secret: &Path, home: &Path, run: &Path) -> Vec<String> {
     failed
 }
 
+/// The SSH server for images without one, where it is beside the runner (the agent's image),
+/// and its name beside the installed runner.
+const BESIDE: [(&str, &str); 2] = [
+    ("bai-dropbear", "dropbear"),
+    ("bai-sftp-server", "sftp-server"),
+];
+
 /// `bai-krunner install BIN RUN`: this binary copied to `BIN` (a new file renamed over, mode
-/// 0755) and an empty `RUN/hosts`.
+/// 0755), with the SSH server beside it where it is beside this one, and an empty
+/// `RUN/hosts`.
 pub fn install(me: &Path, bin: &Path, run: &Path) -> Result<(), String> {
-    let tmp = bin.with_extension("new");
-    std::fs::copy(me, &tmp)
-        .and_then(|_| std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)))
-        .and_then(|()| std::fs::rename(&tmp, bin))
-        .map_err(|e| format!("cannot copy the runner to {}: {e}", bin.display()))?;
+    copy_program(me, bin)?;
+    for (name, installed) in BESIDE {
+        let from = me.with_file_name(name);
+        if from.is_file() {
+            copy_program(&from, &bin.with_file_name(installed))?;
+        }
+    }
     put::write(run, Place::Run, "hosts", b"", 0o644, false)
+}
+
+fn copy_program(from: &Path, to: &Path) -> Result<(), String> {
+    let tmp = to.with_extension("new");
+    std::fs::copy(from, &tmp)
+        .and_then(|_| std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)))
+        .and_then(|()| std::fs::rename(&tmp, to))
+        .map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))
 }
 
 #[cfg(test)]
@@ -148,5 +166,14 @@ mod tests {
             std::fs::read_to_string(run.path().join("hosts")).unwrap(),
             ""
         );
+        // No SSH server beside it: none installed.
+        assert!(!bin.path().join("dropbear").exists());
+        // With one: it goes beside the runner under its inside name.
+        std::fs::write(from.path().join("bai-dropbear"), "#!dropbear").unwrap();
+        install(&me, &dest, run.path()).unwrap();
+        let db = bin.path().join("dropbear");
+        assert_eq!(std::fs::read_to_string(&db).unwrap(), "#!dropbear");
+        assert_eq!(std::fs::metadata(&db).unwrap().mode() & 0o777, 0o755);
+        assert!(!bin.path().join("sftp-server").exists());
     }
 }

@@ -6,7 +6,9 @@
 //! such file or directory"). A batch session runs with its output and exit code, an
 //! interactive one runs a shell step and keeps its files, and its web terminal is a login
 //! `sh` (no tmux, no bash there). Its kernel's user is `work` though the image has no
-//! `/etc/passwd` (`bai-agent/src/kernel_files/users.rs`).
+//! `/etc/passwd` (`bai-agent/src/kernel_files/users.rs`), and SSH, scp and sftp reach it
+//! through bai's static Dropbear and sftp-server (`scripts/build-sshd.sh`), with the
+//! session's `PATH`.
 
 use bai_e2e::Server;
 
@@ -101,6 +103,8 @@ fn an_image_without_a_c_library_runs_sessions_and_a_terminal() {
             "run",
             "-t",
             "nolibc-shell",
+            "-e",
+            "PATH=/opt/own/bin:/bin",
             "--exec",
             "ls /bin/busybox > seen.txt; cat seen.txt; echo user=$(whoami)",
             &tag,
@@ -135,5 +139,35 @@ fn an_image_without_a_c_library_runs_sessions_and_a_terminal() {
         }
     }
     drop(ws);
+
+    // SSH: the image has no sshd, so the kernel runs bai's static Dropbear. A command sees
+    // the session's PATH, scp (SFTP underneath) writes into the home, sftp lists it.
+    s.bai(&s.user, &["download", "nolibc-shell", "id_container"])
+        .expect_ok();
+    let key = s.work.path().join("id_container");
+    super::ssh::chmod600(&key);
+    let (_fwd, port) = super::forward(&s, &bai_e2e::bin("bai"), &s.user, "nolibc-shell", "sshd");
+    let local = s.work.path().join("up.txt");
+    std::fs::write(&local, "sent over sftp\n").unwrap();
+    bai_e2e::apps::scp(
+        &key,
+        port,
+        &local.display().to_string(),
+        "work@localhost:up.txt",
+    );
+    let out = std::process::Command::new("ssh")
+        .args(super::ssh::ssh_args(&key, port))
+        .arg("work@localhost")
+        .arg("echo \"$(whoami) $PATH $(cat up.txt)\"")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "work /opt/own/bin:/bin sent over sftp"
+    );
+    let files = s.bai(&s.user, &["session", "files", "nolibc-shell"]);
+    assert!(files.stdout.contains("up.txt"), "{files:#?}");
     s.bai(&s.user, &["rm", "nolibc-shell"]).expect_ok();
 }

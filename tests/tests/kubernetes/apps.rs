@@ -88,3 +88,85 @@ fn a_pods_apps_work_through_the_app_proxy() {
     s.bai(admin, &["rm", "kapps"]).expect_ok();
     cluster.wait_no_pods(&ns);
 }
+
+/// Removes the test's image when the test ends, passed or not.
+struct ImageGuard(String);
+
+impl Drop for ImageGuard {
+    fn drop(&mut self) {
+        let _ = Command::new("docker").args(["rmi", "-f", &self.0]).output();
+    }
+}
+
+/// An image without sshd of its own (the python image less `/usr/sbin/sshd`): its pod runs
+/// bai's static Dropbear, mounted beside the runner from the node, with the session's
+/// variables for a command.
+#[test]
+fn a_pod_of_an_image_without_sshd_gets_bais_ssh_server() {
+    let cluster = Cluster::get();
+    let tag = format!("bai-test/no-sshd-{}:x", std::process::id());
+    let _image = ImageGuard(tag.clone());
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("Dockerfile"),
+        "FROM bai/python:3.11-bookworm\nUSER root\nRUN rm /usr/sbin/sshd\nUSER work\n",
+    )
+    .expect("Dockerfile");
+    let built = Command::new("docker")
+        .args(["build", "-q", "-t", &tag])
+        .arg(dir.path())
+        .output()
+        .expect("docker build");
+    assert!(built.status.success(), "{built:?}");
+    let ns = format!("bai-e2e-nosshd-{}", std::process::id());
+    let _ns = NamespaceGuard::new(&cluster, &ns);
+    let (s, agent) = joined("kube-nosshd", &[], &cluster.kubeconfig, &ns);
+    let admin = &s.admin;
+    s.wait_for(60, "the image in the catalogue", || {
+        let r = s.bai(admin, &["images"]);
+        r.stdout
+            .contains(&format!("bai-test/no-sshd-{}", std::process::id()))
+            .then_some(())
+    });
+    let r = s.bai(
+        admin,
+        &[
+            "start",
+            "-t",
+            "knossh",
+            "-r",
+            "cpu=0.5",
+            "-r",
+            "mem=512m",
+            "-e",
+            "MARK=kept",
+            &tag,
+        ],
+    );
+    assert!(r.ok(), "{r:?}\nagent:\n{}", agent.log());
+    s.bai(admin, &["download", "knossh", "id_container"])
+        .expect_ok();
+    let key = s.work.path().join("id_container");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    }
+    let (_sshd, sp) = forward(&s, &bin("bai"), admin, "knossh", "sshd");
+    let out = Command::new("ssh")
+        .args(ssh_opts(&key, "-p", sp))
+        .args([
+            "work@localhost",
+            "test -e /usr/sbin/sshd || echo $(whoami) $MARK",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .expect("ssh");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "work kept",
+        "{out:?}\nagent:\n{}",
+        agent.log()
+    );
+    s.bai(admin, &["rm", "knossh"]).expect_ok();
+    cluster.wait_no_pods(&ns);
+}

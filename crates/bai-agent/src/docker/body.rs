@@ -36,6 +36,7 @@ pub fn container_body(
         format!("{}:/opt/bai/run:rw", dirs.run.display()),
     ];
     binds.extend(etc::binds(&inner.config.data_dir));
+    binds.extend(crate::sshd_kit::binds(&inner.config.krunner_path));
     // Data folders (paths validated by the manager: absolute, no ':').
     for m in &spec.mounts {
         if m.host_path.contains(':') || m.kernel_path.contains(':') {

@@ -6,7 +6,8 @@ use super::secret::KernelSecret;
 use crate::paths::KernelDirs;
 
 /// Where a kernel's pod goes and what it mounts: this agent's node and namespace, the
-/// runner, the kernel's directories `dirs`, every kernel's `/etc` files and `more` (host →
+/// runner (and the SSH server beside it), the kernel's directories `dirs`, every kernel's
+/// `/etc` files and `more` (host →
 /// inside); `home_propagates` false (a pool pod's sets it).
 pub(crate) fn placement(
     inner: &Inner,
@@ -17,6 +18,9 @@ pub(crate) fn placement(
         .into_iter()
         .map(|(host, inside)| (host.display().to_string(), inside.to_string()))
         .collect();
+    for (host, inside) in crate::sshd_kit::beside(&inner.config.krunner_path) {
+        files.push((host.display().to_string(), inside.to_string()));
+    }
     files.extend(more);
     Placement {
         namespace: inner.config.namespace.clone(),

@@ -34,10 +34,17 @@ build() {
   command -v musl-gcc >/dev/null || need+=(musl-tools)
   command -v autoreconf >/dev/null || need+=(autoconf automake)
   command -v dpkg-source >/dev/null || need+=(dpkg-dev)
+  command -v patch >/dev/null || need+=(patch)
   if [ ${#need[@]} -gt 0 ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null ||
-      give_up "cannot install ${need[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+      "${need[@]}" >/dev/null || give_up "cannot install ${need[*]}"
   fi
+  mkdir -p "$(dirname "$cache")" 2>/dev/null && [ -w "$(dirname "$cache")" ] ||
+    give_up "cannot write $(dirname "$cache") (BAI_SSHD_CACHE)"
+  # shellcheck source=scripts/deb-src.sh
+  . scripts/deb-src.sh
+  { ensure_deb_src dropbear && ensure_deb_src openssh; } 2>/dev/null ||
+    give_up "apt knows no source package dropbear or openssh"
   work="$(mktemp -d)"
   trap 'rm -rf "$work"' EXIT
   echo "building the kernels' SSH server (Dropbear, sftp-server; kept in $cache)" >&2

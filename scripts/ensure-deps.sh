@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs and starts what bai needs on a fresh Debian 12 machine, skipping what is there:
-# Debian's docker.io and debootstrap, node/npm, chromium and the OpenSSH client, a running
-# Docker engine, and the kernel images.
+# Debian's docker.io and debootstrap, node/npm, musl and autotools (the kernels' SSH server),
+# chromium and the OpenSSH client, a running Docker engine, and the kernel images.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +14,12 @@ command -v nft >/dev/null 2>&1 || need_pkgs+=(nftables)
 # tests, the OpenSSH client (ssh, scp, sftp) for the apps tests, iproute2/util-linux for the
 # multi-machine tests and docker-registry for images that travel between them.
 command -v npm >/dev/null 2>&1 || need_pkgs+=(nodejs npm)
+# musl, autotools and dpkg-dev: the SSH server for images without their own, built from
+# Debian's dropbear and openssh sources (scripts/build-sshd.sh).
+command -v musl-gcc >/dev/null 2>&1 || need_pkgs+=(musl-tools)
+command -v autoreconf >/dev/null 2>&1 || need_pkgs+=(autoconf automake)
+command -v dpkg-source >/dev/null 2>&1 || need_pkgs+=(dpkg-dev)
+command -v patch >/dev/null 2>&1 || need_pkgs+=(patch)
 if [ "${1:-}" = "--test" ]; then
   command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
   command -v ssh >/dev/null 2>&1 || need_pkgs+=(openssh-client)

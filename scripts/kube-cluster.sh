@@ -72,28 +72,11 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${missing[@]}" >/dev/null
 }
 
-# `apt-get source` needs deb-src entries: when apt knows no source for the package, a deb-src
-# twin of every deb822 `Types: deb` stanza of the machine's lists is written beside them.
-ensure_deb_src() {
-  if apt-cache showsrc kubernetes 2>/dev/null | grep -qx "Version: $src_version"; then return 0; fi
-  local twin=/etc/apt/sources.list.d/bai-kube-deb-src.sources f
-  say "adding deb-src entries ($twin)"
-  : >"$twin.tmp"
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [ -e "$f" ] && [ "$f" != "$twin" ] || continue
-    awk 'BEGIN { RS = ""; ORS = "\n\n" }
-         /(^|\n)Types:[^\n]*deb( |$|\n)/ { gsub(/(^|\n)Types:[^\n]*/, "\nTypes: deb-src"); sub(/^\n/, ""); print }' \
-      "$f" >>"$twin.tmp"
-  done
-  # One-line lists (sources.list and *.list): their `deb` lines, as `deb-src`.
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-    [ -e "$f" ] || continue
-    sed -n 's/^[[:space:]]*deb[[:space:]]/deb-src /p' "$f" >>"$twin.list.tmp"
-  done
-  mv "$twin.tmp" "$twin"
-  if [ -s "$twin.list.tmp" ]; then mv "$twin.list.tmp" "${twin%.sources}.list"; else rm -f "$twin.list.tmp"; fi
-  apt-get -o DPkg::Lock::Timeout=600 update -qq
-  apt-cache showsrc kubernetes 2>/dev/null | grep -qx "Version: $src_version" \
+# `apt-get source` needs deb-src entries (scripts/deb-src.sh writes them where apt has none).
+ensure_kube_deb_src() {
+  # shellcheck source=scripts/deb-src.sh
+  . "$(dirname "${BASH_SOURCE[0]}")/deb-src.sh"
+  ensure_deb_src kubernetes "$src_version" \
     || die "apt knows no source package kubernetes $src_version (is this Debian 12?)"
 }
 
@@ -132,7 +115,7 @@ cmd_build() {
   # A build cut short left no stamp: start that folder over.
   rm -rf "$cache"
   apt_install golang-go etcd-server dpkg-dev openssl gcc libc6-dev golang-github-modern-go-reflect2-dev
-  ensure_deb_src
+  ensure_kube_deb_src
 
   # Scratch (~1.8 GB at its peak) under /var/tmp, removed at the end whatever happens.
   local scratch

@@ -25,10 +25,7 @@ pub fn beside(krunner: &Path) -> Vec<(PathBuf, &'static str)> {
 
 /// Their read-only Docker binds.
 pub fn binds(krunner: &Path) -> Vec<String> {
-    beside(krunner)
-        .into_iter()
-        .map(|(host, inside)| format!("{}:{inside}:ro", host.display()))
-        .collect()
+    crate::kernel_files::etc::read_only_binds(beside(krunner))
 }
 
 #[cfg(test)]

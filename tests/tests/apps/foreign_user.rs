@@ -9,7 +9,7 @@ use bai_e2e::{Server, bin};
 use std::process::{Command, Stdio};
 
 /// Builds `tag` from the python image with `work` replaced by `ubuntu` at uid 1000.
-fn ubuntu_like_image(tag: &str) {
+fn ubuntu_like_image(tag: &str) -> super::TestImage {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("Dockerfile"),
@@ -20,27 +20,16 @@ fn ubuntu_like_image(tag: &str) {
          USER 1000\n",
     )
     .unwrap();
-    let out = Command::new("docker")
-        .args(["build", "-q", "-t", tag])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:#?}");
+    super::TestImage::build(tag, dir.path())
 }
 
 #[test]
 fn an_image_without_the_work_user_gets_it_for_code_and_ssh() {
     let tag = format!("bai-test/ubuntu-like-{}:x", std::process::id());
-    let _image = super::TestImage(tag.clone());
+    let image = ubuntu_like_image(&tag);
     let s = Server::start();
     let user = &s.user;
-    ubuntu_like_image(&tag);
-    s.wait_for(60, "the image in the catalogue", || {
-        let r = s.bai(user, &["images"]);
-        r.stdout
-            .contains(&format!("bai-test/ubuntu-like-{}", std::process::id()))
-            .then_some(())
-    });
+    image.wait_listed(&s, user);
     let code = "import os, pwd; p = pwd.getpwuid(os.getuid()); print('user:', p.pw_name, p.pw_dir)";
     let r = s.bai(user, &["run", "-t", "usersess", "-c", code, &tag]);
     assert!(r.stdout.contains("user: work /home/work"), "{r:#?}");

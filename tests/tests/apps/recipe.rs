@@ -26,7 +26,7 @@ const RECIPE: &str = r#"{
 }"#;
 
 /// Builds `tag` from the python image with the recipe and the labels that declare it.
-fn recipe_image(tag: &str) {
+fn recipe_image(tag: &str) -> super::TestImage {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("webdemo.json"), RECIPE).unwrap();
     std::fs::write(
@@ -49,27 +49,16 @@ fn recipe_image(tag: &str) {
                ai.backend.runtime-path=/opt/runtime/bin/python\n",
     )
     .unwrap();
-    let out = Command::new("docker")
-        .args(["build", "-q", "-t", tag])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:#?}");
+    super::TestImage::build(tag, dir.path())
 }
 
 #[test]
 fn an_images_recipe_starts_its_app_behind_the_proxy_and_a_tunnel() {
     let tag = format!("bai-test/recipe-{}:x", std::process::id());
-    let _image = super::TestImage(tag.clone());
+    let image = recipe_image(&tag);
     let s = Server::start();
     let user = &s.user;
-    recipe_image(&tag);
-    s.wait_for(60, "the image in the catalogue", || {
-        let r = s.bai(user, &["images"]);
-        r.stdout
-            .contains(&format!("bai-test/recipe-{}", std::process::id()))
-            .then_some(())
-    });
+    image.wait_listed(&s, user);
     s.bai(user, &["start", "-t", "recipesess", &tag])
         .expect_ok();
     let apps = s.bai(user, &["apps", "recipesess"]);

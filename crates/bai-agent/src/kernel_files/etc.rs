@@ -61,7 +61,12 @@ pub fn texts() -> [(&'static str, &'static str, &'static str); 2] {
 
 /// The read-only Docker binds of the files into a kernel.
 pub fn binds(data_dir: &Path) -> Vec<String> {
-    files(data_dir)
+    read_only_binds(files(data_dir))
+}
+
+/// Docker binds of files (where they are, where they go inside a kernel), read-only.
+pub fn read_only_binds(files: Vec<(PathBuf, &str)>) -> Vec<String> {
+    files
         .into_iter()
         .map(|(host, inside)| format!("{}:{inside}:ro", host.display()))
         .collect()

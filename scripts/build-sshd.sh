@@ -39,8 +39,6 @@ build() {
     DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
       "${need[@]}" >/dev/null || give_up "cannot install ${need[*]}"
   fi
-  mkdir -p "$(dirname "$cache")" 2>/dev/null && [ -w "$(dirname "$cache")" ] ||
-    give_up "cannot write $(dirname "$cache") (BAI_SSHD_CACHE)"
   # shellcheck source=scripts/deb-src.sh
   . scripts/deb-src.sh
   { ensure_deb_src dropbear && ensure_deb_src openssh; } 2>/dev/null ||
@@ -81,7 +79,16 @@ build() {
   mv "$cache.new" "$cache"
 }
 
-[ -x "$cache/dropbear" ] && [ -x "$cache/sftp-server" ] || build
+built() { [ -x "$cache/dropbear" ] && [ -x "$cache/sftp-server" ]; }
+if ! built; then
+  mkdir -p "$(dirname "$cache")" 2>/dev/null && [ -w "$(dirname "$cache")" ] ||
+    give_up "cannot write $(dirname "$cache") (BAI_SSHD_CACHE)"
+  # One build at a time (scripts/run-tests.sh starts one beside the workspace's build; the
+  # runner's build then waits for it and finds it done).
+  exec 9>"$(dirname "$cache")/.build.lock"
+  flock 9
+  built || build
+fi
 mkdir -p "target/$dir"
 for b in dropbear sftp-server; do
   cp "$cache/$b" "target/$dir/.bai-$b.new"

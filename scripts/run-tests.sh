@@ -19,6 +19,9 @@ features=()
 export BAI_WARM_POOLS=off
 BAI_TEST_POSTGRES="$(scripts/test-postgres.sh)" || exit 1
 export BAI_TEST_POSTGRES
+# The kernels' SSH server (scripts/build-sshd.sh: a minute the first time, then cached) is
+# built beside the workspace, at the lowest priority; the runner's build below waits for it.
+nice -n 19 env PROFILE="$profile" scripts/build-sshd.sh >"$log.sshd" 2>&1 &
 # Build every test binary first (diagnostics as usual on stderr), then run them side by side
 # in TEST_LANES lanes (scripts/test-lanes.py: the slowest first, each binary's output whole
 # once it ends). The store's, the control plane's and the manager's binaries run a second
@@ -31,6 +34,9 @@ cargo build --profile "$profile" --workspace "${features[@]}" --lib --bins --tes
   --message-format=json-render-diagnostics >"$log.json" || { rm -f "$log.json"; exit 101; }
 # The kernel runner linked statically, over the workspace build's dynamic one.
 PROFILE="$profile" scripts/build-krunner.sh || { rm -f "$log.json"; exit 101; }
+wait
+cat "$log.sshd" >&2
+rm -f "$log.sshd"
 for bin in baid bai bai-krunner; do
   [ -x "target/$profile/$bin" ] || { echo "run-tests.sh: the build left no target/$profile/$bin" >&2; exit 101; }
 done

@@ -17,6 +17,16 @@ deb_src_known() {
 
 ensure_deb_src() {
   deb_src_known "$@" && return 0
+  # One writer at a time (the tests' Kubernetes and the SSH server may be built at once).
+  local lock
+  exec {lock}>/var/lock/bai-deb-src.lock
+  flock "$lock"
+  deb_src_known "$@" || write_deb_src
+  exec {lock}>&-
+  deb_src_known "$@"
+}
+
+write_deb_src() {
   local twin=/etc/apt/sources.list.d/bai-deb-src.sources f
   echo "adding deb-src entries ($twin)" >&2
   : >"$twin.tmp"
@@ -38,5 +48,4 @@ ensure_deb_src() {
   mv "$twin.tmp" "$twin"
   if [ -s "$twin.list.tmp" ]; then mv "$twin.list.tmp" "${twin%.sources}.list"; else rm -f "$twin.list.tmp"; fi
   apt-get -o DPkg::Lock::Timeout=600 update -qq
-  deb_src_known "$@"
 }

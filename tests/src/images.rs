@@ -1,5 +1,5 @@
 //! Running an image once, and the images users made from their sessions: what several test
-//! binaries (warm pools, the Kubernetes backend) check alike.
+//! binaries (warm pools, the Kubernetes backend) check alike; and images a test builds.
 
 use crate::{Account, Run, Server};
 
@@ -40,4 +40,41 @@ pub fn image_config(reference: &str) -> String {
         .expect("docker image inspect");
     assert!(out.status.success(), "{out:?}");
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// An image a test made on the shared engine, removed when the test ends, passed or not
+/// (made before the test's server, so it goes after the server's containers).
+pub struct TestImage(pub String);
+
+impl TestImage {
+    /// Builds `tag` from the Docker build folder `dir` (a Dockerfile and its files).
+    pub fn build(tag: &str, dir: &std::path::Path) -> TestImage {
+        let image = TestImage(tag.to_string());
+        let out = std::process::Command::new("docker")
+            .args(["build", "-q", "-t", tag])
+            .arg(dir)
+            .output()
+            .unwrap_or_else(|e| panic!("docker build: {e}"));
+        assert!(out.status.success(), "{out:#?}");
+        image
+    }
+
+    /// Waits until the account's `bai images` lists it (the agent watches its engine).
+    pub fn wait_listed(&self, s: &Server, account: &Account) {
+        let repo = self.0.split(':').next().unwrap_or_default();
+        s.wait_for(60, "the image in the catalogue", || {
+            s.bai(account, &["images"])
+                .stdout
+                .contains(repo)
+                .then_some(())
+        });
+    }
+}
+
+impl Drop for TestImage {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("docker")
+            .args(["rmi", "-f", &self.0])
+            .output();
+    }
 }

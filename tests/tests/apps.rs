@@ -31,42 +31,7 @@ mod tunnels;
 use bai_e2e::apps::forward;
 use std::path::PathBuf;
 
-/// An image a test made on the shared engine, removed when the test ends, passed or not
-/// (made before the test's server, so it goes after the server's containers).
-struct TestImage(String);
-
-impl TestImage {
-    /// Builds `tag` from the Docker build folder `dir` (a Dockerfile and its files).
-    fn build(tag: &str, dir: &std::path::Path) -> TestImage {
-        let image = TestImage(tag.to_string());
-        let out = std::process::Command::new("docker")
-            .args(["build", "-q", "-t", tag])
-            .arg(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:#?}");
-        image
-    }
-
-    /// Waits until the account's `bai images` lists it (the agent watches its engine).
-    fn wait_listed(&self, s: &bai_e2e::Server, account: &bai_e2e::Account) {
-        let repo = self.0.split(':').next().unwrap_or_default();
-        s.wait_for(60, "the image in the catalogue", || {
-            s.bai(account, &["images"])
-                .stdout
-                .contains(repo)
-                .then_some(())
-        });
-    }
-}
-
-impl Drop for TestImage {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("docker")
-            .args(["rmi", "-f", &self.0])
-            .output();
-    }
-}
+use bai_e2e::images::TestImage;
 
 fn official() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv-official/bin/backend.ai")

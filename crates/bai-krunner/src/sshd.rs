@@ -142,7 +142,7 @@ fn authorize(workdir: &Path, run: &Path) -> Result<(), String> {
 /// and command (`-e`; the patch keeps its `PATH`), sftp by bai's static sftp-server.
 fn start_dropbear(workdir: &Path, run: &Path, env: &[(String, String)]) -> Result<(), String> {
     authorize(workdir, run)?;
-    let mut child = Command::new(DROPBEAR)
+    let child = Command::new(DROPBEAR)
         .args(dropbear_args(run))
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -150,11 +150,7 @@ fn start_dropbear(workdir: &Path, run: &Path, env: &[(String, String)]) -> Resul
         .stdin(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot start {DROPBEAR}: {e}"))?;
-    std::thread::spawn(move || {
-        if let Ok(st) = child.wait() {
-            say!("krunner: dropbear exited: {st}");
-        }
-    });
+    reap(child, "dropbear");
     Ok(())
 }
 
@@ -192,7 +188,7 @@ fn start_sshd_with(
         // The scratch home around the folder ends with the session: nothing is uploaded there.
         chmod(workdir, 0o555);
     }
-    let mut child = Command::new(sshd)
+    let child = Command::new(sshd)
         .arg("-D")
         .arg("-e")
         .arg("-f")
@@ -200,13 +196,17 @@ fn start_sshd_with(
         .stdin(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot start {sshd}: {e}"))?;
-    // Reap it when it ends (krunner is not PID 1).
+    reap(child, "sshd");
+    Ok(())
+}
+
+/// Reaps the server when it ends (krunner is not PID 1), saying so in the log.
+fn reap(mut child: std::process::Child, name: &'static str) {
     std::thread::spawn(move || {
         if let Ok(st) = child.wait() {
-            say!("krunner: sshd exited: {st}");
+            say!("krunner: {name} exited: {st}");
         }
     });
-    Ok(())
 }
 
 /// How long sshd may take to listen before the runner answers without it.

@@ -5,6 +5,7 @@
 //! kubelet has reported the pod's IP, and an app must still find the pod then.
 
 use bai_e2e::apps::{forward, http_get_ok, jupyter_through_app, scp, ssh_opts};
+use bai_e2e::images::TestImage;
 use bai_e2e::kube::{Cluster, NamespaceGuard, joined};
 use bai_e2e::remote::ttyd_page;
 use bai_e2e::{bin, sha256};
@@ -89,15 +90,6 @@ fn a_pods_apps_work_through_the_app_proxy() {
     cluster.wait_no_pods(&ns);
 }
 
-/// Removes the test's image when the test ends, passed or not.
-struct ImageGuard(String);
-
-impl Drop for ImageGuard {
-    fn drop(&mut self) {
-        let _ = Command::new("docker").args(["rmi", "-f", &self.0]).output();
-    }
-}
-
 /// An image without sshd of its own (the python image less `/usr/sbin/sshd`): its pod runs
 /// bai's static Dropbear, mounted beside the runner from the node, with the session's
 /// variables for a command.
@@ -105,29 +97,18 @@ impl Drop for ImageGuard {
 fn a_pod_of_an_image_without_sshd_gets_bais_ssh_server() {
     let cluster = Cluster::get();
     let tag = format!("bai-test/no-sshd-{}:x", std::process::id());
-    let _image = ImageGuard(tag.clone());
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(
         dir.path().join("Dockerfile"),
         "FROM bai/python:3.11-bookworm\nUSER root\nRUN rm /usr/sbin/sshd\nUSER work\n",
     )
     .expect("Dockerfile");
-    let built = Command::new("docker")
-        .args(["build", "-q", "-t", &tag])
-        .arg(dir.path())
-        .output()
-        .expect("docker build");
-    assert!(built.status.success(), "{built:?}");
+    let image = TestImage::build(&tag, dir.path());
     let ns = format!("bai-e2e-nosshd-{}", std::process::id());
     let _ns = NamespaceGuard::new(&cluster, &ns);
     let (s, agent) = joined("kube-nosshd", &[], &cluster.kubeconfig, &ns);
     let admin = &s.admin;
-    s.wait_for(60, "the image in the catalogue", || {
-        let r = s.bai(admin, &["images"]);
-        r.stdout
-            .contains(&format!("bai-test/no-sshd-{}", std::process::id()))
-            .then_some(())
-    });
+    image.wait_listed(&s, admin);
     let r = s.bai(
         admin,
         &[

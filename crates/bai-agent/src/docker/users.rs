@@ -23,18 +23,11 @@ pub struct Known(Mutex<HashMap<String, Option<Arc<Accounts>>>>);
 
 impl Known {
     fn get(&self, image_id: &str) -> Option<Option<Arc<Accounts>>> {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(image_id)
-            .cloned()
+        super::lock(&self.0).get(image_id).cloned()
     }
 
     fn put(&self, image_id: &str, need: Option<Arc<Accounts>>) {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(image_id.to_string(), need);
+        super::lock(&self.0).insert(image_id.to_string(), need);
     }
 }
 

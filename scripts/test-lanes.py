@@ -10,10 +10,7 @@ ends, so the log reads binary by binary as cargo's would.
 Order: the longest first (seconds from scripts/test-weights.tsv by KEY; a binary not listed
 counts as a short one). Jobs whose weight line names a group (python:
 the official client and schemathesis, CPU-bound Python beside their own manager) never run
-two of one group at once, so a lane of waiting tests pairs with one that computes. A job of
-the group `alone` runs with nothing beside it (the official user and admin suites: their
-expectations give each client command 5 s, which a busy 2-core machine does not always
-meet); it waits until the lanes are empty, and nothing starts while it runs.
+two of one group at once, so a lane of waiting tests pairs with one that computes.
 
 Ends with each binary's time (the slowest first) and exits 1 if any binary failed.
 """
@@ -67,26 +64,18 @@ def main():
     lock = threading.Condition()
     busy_groups = set()
     running = 0
-    alone = False
     failed = []
     times = []
 
     def pick():
-        if alone:
-            return None
         for j in pending:
-            if j["group"] == "alone":
-                if running == 0:
-                    pending.remove(j)
-                    return j
-                continue
             if j["group"] is None or j["group"] not in busy_groups:
                 pending.remove(j)
                 return j
         return None
 
     def run(job):
-        nonlocal running, alone
+        nonlocal running
         env = dict(os.environ)
         env.update(job["env"])
         started = time.monotonic()
@@ -105,9 +94,7 @@ def main():
             times.append((took, job["label"]))
             if proc.returncode != 0:
                 failed.append(job["label"])
-            if job["group"] == "alone":
-                alone = False
-            elif job["group"] is not None:
+            if job["group"] is not None:
                 busy_groups.discard(job["group"])
             running -= 1
             lock.notify_all()
@@ -120,9 +107,7 @@ def main():
             if job is None:
                 lock.wait()
                 continue
-            if job["group"] == "alone":
-                alone = True
-            elif job["group"] is not None:
+            if job["group"] is not None:
                 busy_groups.add(job["group"])
             running += 1
             t = threading.Thread(target=run, args=(job,))

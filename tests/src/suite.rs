@@ -52,6 +52,13 @@ impl SuiteRun {
     }
 }
 
+/// Where `bai_patience.py` is: a pytest plugin that gives each of the suites' `backend.ai`
+/// commands 120 s instead of 5 s and changes nothing else. The client alone takes 2-3 s to
+/// start on an idle 2-core machine, so a busy one missed the 5 s now and then.
+fn patience_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/official")
+}
+
 /// Runs `backend.ai test run-cli PACKAGE` with the three accounts the suite asks for.
 pub fn run_cli(
     s: &Server,
@@ -78,13 +85,20 @@ pub fn run_cli(
         .arg("--admin-file")
         .arg(&admin)
         .current_dir(&dir)
-        .env("BACKEND_BUILD_ROOT", &root);
+        .env("BACKEND_BUILD_ROOT", &root)
+        // The suites' per-command limit, 5 s, raised (fixtures/official/bai_patience.py).
+        .env("PYTEST_PLUGINS", "bai_patience")
+        .env("PYTHONPATH", patience_dir());
     for k in crate::CLIENT_ENV {
         cmd.env_remove(k);
     }
     let out = cmd.output().expect("run backend.ai test run-cli");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains("bai_patience: "),
+        "the suite ran without its patience plugin:\n{stdout}\n{stderr}"
+    );
     let summary = stdout
         .lines()
         .rev()

@@ -1,10 +1,11 @@
-//! The official admin suite, unmodified: `backend.ai test run-cli admin` from
+//! The official admin suite, its cases unmodified: `backend.ai test run-cli admin` from
 //! backend.ai-test 26.9.6. Its 29 pytest cases drive the official `backend.ai` CLI as an
 //! administrator through pexpect: domains (add with folder-host permissions and registries,
 //! rename, purge), groups, images, keypairs (add for new users, update, list, and a deletion
 //! refused while the keypair's session is queued), keypair resource policies, scaling groups
 //! (driver and scheduler options), storage volumes and users (add with roles and statuses,
-//! update, purge), all with `--output=json`. Its own binary, like the user suite.
+//! update, purge), all with `--output=json`. Each command may take 120 s, not the published
+//! 5 s (`tests/fixtures/official/bai_patience.py`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
 use bai_e2e::Server;

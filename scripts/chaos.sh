@@ -11,6 +11,7 @@ profile="${PROFILE:-release}"
 features=(--features "${FEATURES:-baid/fault-points}")
 cargo build --profile "$profile" --workspace "${features[@]}" --bins --tests >/dev/null || exit 1
 PROFILE="$profile" scripts/build-krunner.sh >/dev/null || exit 1
+scripts/build-images.sh --wait || exit 1
 # The test binaries run target/$profile/baid as built above, fault points included.
 t() { cargo test --profile "$profile" -p "$1" --test "$2" -- --test-threads=1 --nocapture "${@:3}" 2>&1; }
 

@@ -88,24 +88,12 @@ if [ "${1:-}" = "--test" ] && [ "${BAI_TEST_KUBE:-on}" != off ]; then
   scripts/kube-cluster.sh build-background || echo "==> (the tests' Kubernetes is built later, by scripts/run-tests.sh)"
 fi
 
-# `python` first: `python-ml` is made from it. For `make up`, `python-ml` (PyTorch and friends,
-# a few minutes) is built in the background; bai lists it once it exists. Tests need it now.
-images/python/build.sh
-for recipe in images/*/build.sh; do
-  case "$recipe" in
-    images/python/build.sh) ;;
-    # Not a kernel image: the agent's, from built binaries (docs/KUBERNETES.md).
-    images/agent/build.sh) ;;
-    images/python-ml/build.sh)
-      if [ "${1:-}" = "--test" ] || docker image inspect bai/python-ml:3.11-bookworm >/dev/null 2>&1; then
-        "$recipe"
-      else
-        log=/var/tmp/bai-image-python-ml.log
-        echo "==> building the python-ml image in the background (a few minutes; log $log);"
-        echo "    it appears in \`bai images\` and the launcher when it is done"
-        setsid nohup "$recipe" >"$log" 2>&1 </dev/null &
-      fi
-      ;;
-    *) "$recipe" ;;
-  esac
-done
+# The kernel images (scripts/build-images.sh). For `make test` they are built in the
+# background while the workspace builds (they wait on the network and the disk, the build on
+# the CPUs); scripts/run-tests.sh waits for them before the tests. For `make up`, `python-ml`
+# (PyTorch and friends, a few minutes) is built in the background; bai lists it once it exists.
+if [ "${1:-}" = "--test" ]; then
+  scripts/build-images.sh --background
+else
+  scripts/build-images.sh --ml-later
+fi

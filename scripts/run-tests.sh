@@ -37,6 +37,8 @@ PROFILE="$profile" scripts/build-krunner.sh || { rm -f "$log.json"; exit 101; }
 wait
 cat "$log.sshd" >&2
 rm -f "$log.sshd"
+# The kernel images, built in the background since `make test` began (scripts/ensure-deps.sh).
+scripts/build-images.sh --wait || { rm -f "$log.json"; exit 1; }
 for bin in baid bai bai-krunner; do
   [ -x "target/$profile/$bin" ] || { echo "run-tests.sh: the build left no target/$profile/$bin" >&2; exit 101; }
 done

@@ -12,7 +12,9 @@
 #   ST_TIMEOUT       wall-clock limit per role in seconds (default 600)
 #   ST_WORKERS       schemathesis workers (default 2)
 #   ST_FIXTURES      1 (default): give each role a running session and a data folder to
-#                    aim at (so session/folder routes get past 404); 0: random ids only
+#                    aim at (so session/folder routes get past 404); 0: random ids only.
+#                    Either way the event streams get a request timeout of their own (10 s)
+#                    and each role's sessions are ended before the next role begins
 #   ST_SEED          schemathesis seed (default: random)
 #   ST_ROLES         roles to run, in order (default "user admin": admin drains agents)
 #   ST_OUT           where the reports go (default: a new temp dir, printed)
@@ -117,16 +119,17 @@ for role in $roles; do
         # shellcheck disable=SC1090
         . "$data/env-$role.sh"
         export PYTHONPATH="$root/scripts${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=schemathesis_hooks
-        protect="" cfg=()
+        protect="" cfg=(--config-file "$out/$role/fixtures.toml")
         if [ "$fixtures" = 1 ]; then
-            if protect=$("$venv/bin/python" "$root/scripts/schemathesis_hooks.py" fixtures "stfix-$role" \
+            if ! protect=$("$venv/bin/python" "$root/scripts/schemathesis_hooks.py" fixtures "stfix-$role" \
                     "$root/docs/openapi.json" "$out/$role/fixtures.toml"); then
-                cfg=(--config-file "$out/$role/fixtures.toml")
-            else
                 echo "schemathesis.sh: [$role] no fixtures; random ids only" >&2
                 protect=""
             fi
         fi
+        # Without fixtures, the config holds only the event streams' own request timeout.
+        [ -n "$protect" ] || "$venv/bin/python" "$root/scripts/schemathesis_hooks.py" streams \
+            "$root/docs/openapi.json" "$out/$role/fixtures.toml" || cfg=()
         export BAI_ST_PROTECT=$protect
         echo "schemathesis.sh: [$role] st run ($BACKEND_ACCESS_KEY), max examples $max_examples" >&2
         # st keeps a cache (.schemathesis/) in its working directory: keep it out of the tree.
@@ -143,7 +146,8 @@ for role in $roles; do
             sed -n '/^=* SUMMARY =*$/,$p' "$out/$role/output.txt"
         fi
         [ $rc -eq 124 ] && echo "schemathesis.sh: [$role] timed out after ${role_timeout}s" >&2
-        [ -n "$protect" ] && "$venv/bin/python" "$root/scripts/schemathesis_hooks.py" cleanup "$protect" >&2
+        # Every session of this role ends before the next role's fixture asks for the CPUs.
+        "$venv/bin/python" "$root/scripts/schemathesis_hooks.py" cleanup "${protect:--}" >&2
         exit $rc
     )
     rc=$?

@@ -269,6 +269,7 @@ def make_fixtures(name: str, openapi: str, config_out: str) -> None:
             "[[operations]]", f"include-operation-id = [{ids}]",
             f'parameters = {{ "path.{param}" = {{ dictionary = "{dictionary}", probability = {FIXTURE_PROBABILITY} }} }}', "",
         ]
+    lines += stream_blocks(spec)
     with open(config_out, "w") as f:
         f.write("\n".join(lines))
     print(f"fixtures: folder {name} ({folder_id}), session {name} ({sess['sessionId']}, {sess.get('status')})",
@@ -276,15 +277,93 @@ def make_fixtures(name: str, openapi: str, config_out: str) -> None:
     print(f"{name},{sess['sessionId']},{folder_id}")
 
 
+# An event stream (`GET /events/session`, `/events/background-task`) answers at once and then
+# stays open while nothing happens: schemathesis reads it until its request timeout, so each
+# such case took the whole 30 s (a third of the run). Its answer's status, media type and
+# first events are what the checks see; STREAM_TIMEOUT_S of listening shows them.
+STREAM_TIMEOUT_S = 10
+
+
+def stream_blocks(spec: dict) -> list[str]:
+    """Config lines giving the spec's event-stream operations a request timeout of their own."""
+    ids = []
+    for ops in spec["paths"].values():
+        for op in ops.values():
+            if not isinstance(op, dict):
+                continue
+            if any("text/event-stream" in (r.get("content") or {}) for r in op.get("responses", {}).values()):
+                ids.append(op["operationId"])
+    if not ids:
+        return []
+    listed = ", ".join(_toml_str(i) for i in sorted(ids))
+    return ["[[operations]]", f"include-operation-id = [{listed}]", f"request-timeout = {STREAM_TIMEOUT_S}", ""]
+
+
+def write_stream_config(openapi: str, config_out: str) -> None:
+    """The config without fixtures: only the event streams' timeout."""
+    import json
+
+    with open(config_out, "w") as f:
+        f.write("\n".join(stream_blocks(json.load(open(openapi)))))
+
+
+LIVE_WAIT_S = 300
+# Every status but the two final ones (CANCELLED, TERMINATED).
+LIVE = ("PENDING,SCHEDULED,PREPARING,PULLING,PREPARED,CREATING,RUNNING,RESTARTING,RUNNING_DEGRADED,"
+        "PREEMPTED,TERMINATING,ERROR")
+
+
+def _live_sessions(auth, endpoint, access_key: str) -> list[str]:
+    """The keypair's sessions that have not ended: its own and its system ones (the SFTP
+    sessions a folder's `sftp` route starts, listed only with `type: "system"`)."""
+    query = ("query($s: String, $ak: String, $t: String) { compute_session_list(limit: 100, offset: 0,"
+             " status: $s, access_key: $ak, type: $t) { items { id } } }")
+    ids = []
+    for kind in (None, "system"):
+        body = {"query": query, "variables": {"s": LIVE, "ak": access_key, "t": kind}}
+        data = _call(auth, endpoint, "POST", "/admin/gql", body)
+        ids += [i["id"] for i in data["data"]["compute_session_list"]["items"]]
+    return ids
+
+
 def cleanup_fixtures(protect: str) -> None:
-    """Ends the session and deletes the folder named by the `fixtures` line NAME,SESSION_ID,FOLDER_ID."""
-    _name, session_id, folder_id = protect.split(",")
+    """Ends every session of the role's keypair (the fixture's and those the run made, which
+    would hold the agent's CPUs from the next role's fixture), waits until they have ended,
+    then deletes the fixture's folder. `protect` is the `fixtures` line
+    NAME,SESSION_ID,FOLDER_ID, or "-" when there were no fixtures."""
+    import time
+
     endpoint, auth = _env_auth()
-    for method, path, body in (("DELETE", f"/session/{session_id}", None), ("DELETE", "/folders", {"id": folder_id})):
+    access_key = os.environ["BACKEND_ACCESS_KEY"]
+    asked: set[str] = set()
+    deadline = time.monotonic() + LIVE_WAIT_S
+    while True:
         try:
-            _call(auth, endpoint, method, path, body)
-        except Exception as exc:  # best effort: the run may have ended or renamed them
+            live = _live_sessions(auth, endpoint, access_key)
+        except Exception as exc:  # best effort: the next role then waits for the agent
             print(f"cleanup: {exc}")
+            break
+        if not live:
+            break
+        if time.monotonic() > deadline:
+            print(f"cleanup: {len(live)} sessions still live after {LIVE_WAIT_S} s")
+            break
+        for sid in live:
+            if sid not in asked:
+                asked.add(sid)
+                try:
+                    _call(auth, endpoint, "DELETE", f"/session/{sid}?forced=true")
+                except Exception as exc:
+                    print(f"cleanup: {exc}")
+        time.sleep(1)
+    print(f"cleanup: ended {len(asked)} sessions")
+    if protect == "-":
+        return
+    _name, _session_id, folder_id = protect.split(",")
+    try:
+        _call(auth, endpoint, "DELETE", "/folders", {"id": folder_id})
+    except Exception as exc:  # best effort: the run may have renamed it
+        print(f"cleanup: {exc}")
 
 
 if __name__ == "__main__":
@@ -292,7 +371,10 @@ if __name__ == "__main__":
 
     if len(sys.argv) == 5 and sys.argv[1] == "fixtures":
         make_fixtures(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif len(sys.argv) == 4 and sys.argv[1] == "streams":
+        write_stream_config(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 3 and sys.argv[1] == "cleanup":
         cleanup_fixtures(sys.argv[2])
     else:
-        sys.exit("usage: schemathesis_hooks.py fixtures NAME OPENAPI CONFIG_OUT | cleanup NAME,SESSION_ID,FOLDER_ID")
+        sys.exit("usage: schemathesis_hooks.py fixtures NAME OPENAPI CONFIG_OUT | streams OPENAPI CONFIG_OUT"
+                 " | cleanup NAME,SESSION_ID,FOLDER_ID|-")

@@ -3,7 +3,9 @@
 //! `scripts/schemathesis_hooks.py`), a fixed seed and a few examples per operation. Checks:
 //! no 5xx (but the documented 503 `no-agents`, the answer to a create in a resource group no
 //! agent node is in, which the stateful phase can bring about), every answer's status, media
-//! type and body as the document says. The full runs
+//! type and body as the document says. An event stream is listened to for 10 s (it stays
+//! open while nothing happens; the default 30 s per case was a third of the run), and each
+//! role's sessions end before the next role's fixtures are made. The full runs
 //! (more examples, a random seed) are `make chaos`'s.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 

@@ -91,6 +91,8 @@ cleanup() {
         docker ps -aq --filter "label=ai.bai.agent=$agent" | xargs -r docker rm -f >/dev/null 2>&1
     fi
     cp "$data/baid.out" "$out/baid.out" 2>/dev/null
+    # The agent's shared mount of its kernels' directory outlives it (a restart reuses it).
+    umount -R "$data/kernels" 2>/dev/null || umount -l "$data/kernels" 2>/dev/null
     rm -rf "$data"
 }
 trap cleanup EXIT

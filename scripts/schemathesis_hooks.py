@@ -27,6 +27,7 @@ import hashlib
 import hmac
 import json
 import os
+import time
 from urllib.parse import urlsplit
 
 import requests
@@ -301,10 +302,10 @@ def stream_blocks(spec: dict) -> list[str]:
 
 def write_stream_config(openapi: str, config_out: str) -> None:
     """The config without fixtures: only the event streams' timeout."""
-    import json
-
+    with open(openapi) as f:
+        spec = json.load(f)
     with open(config_out, "w") as f:
-        f.write("\n".join(stream_blocks(json.load(open(openapi)))))
+        f.write("\n".join(stream_blocks(spec)))
 
 
 LIVE_WAIT_S = 300
@@ -331,8 +332,6 @@ def cleanup_fixtures(protect: str) -> None:
     would hold the agent's CPUs from the next role's fixture), waits until they have ended,
     then deletes the fixture's folder. `protect` is the `fixtures` line
     NAME,SESSION_ID,FOLDER_ID, or "-" when there were no fixtures."""
-    import time
-
     endpoint, auth = _env_auth()
     access_key = os.environ["BACKEND_ACCESS_KEY"]
     asked: set[str] = set()

@@ -269,11 +269,6 @@ fn files_and_counters(reach: &str) {
     cluster.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
 }
 
-/// The kernel's pod listens on the pod network where the agent reaches it there, and a
-/// connection from this machine (as another pod would) that does not open with the
-/// kernel's token is closed unanswered; one that does is answered. The pod needs nothing of
-/// the node's disk: no hostPath, the runner from an init container, the token in the
-/// kernel's own Secret, owned by the pod.
 /// `POST /session/{reference}/upload` of one part whose file name is `name`, signed as
 /// `acct`: the answer's status and body.
 fn upload_named(
@@ -303,6 +298,11 @@ fn upload_named(
     })
 }
 
+/// The kernel's pod listens on the pod network where the agent reaches it there, and a
+/// connection from this machine (as another pod would) that does not open with the
+/// kernel's token is closed unanswered; one that does is answered. The pod needs nothing of
+/// the node's disk: no hostPath, the runner from an init container, the token in the
+/// kernel's own Secret, owned by the pod.
 fn over_the_pod_network_only_with_the_token(cluster: &Cluster, ns: &str) {
     use std::io::{Read, Write};
     let out = cluster.kubectl(&["-n", ns, "get", "pods", "-l", MANAGED, "-o", "json"]);

@@ -7,13 +7,24 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-/// A background `bai app …` / `backend.ai app …`, killed on drop.
-pub struct Forward(Child);
+/// A background `bai app …` / `backend.ai app …`, killed on drop; what it printed is kept
+/// for a failure's message ([`Forward::log`]).
+pub struct Forward {
+    child: Child,
+    log: tempfile::NamedTempFile,
+}
+
+impl Forward {
+    /// What the forwarder printed so far (why a tunnel it was asked for did not open).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log.path()).unwrap_or_default()
+    }
+}
 
 impl Drop for Forward {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -27,16 +38,28 @@ pub fn forward(
     app: &str,
 ) -> (Forward, u16) {
     let port = free_port();
+    let log = tempfile::NamedTempFile::new().expect("the forwarder's log");
+    // Both streams append, so neither writes over the other.
+    let append = || {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(log.path())
+            .expect("the forwarder's log")
+    };
+    let (out, err) = (append(), append());
     let mut cmd = Command::new(program);
     cmd.args(["app", session, app, "-b", &port.to_string()])
         .current_dir(s.work.path())
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stdout(out)
+        .stderr(err);
     for (k, v) in &acct.vars {
         cmd.env(k, v);
     }
-    let f = Forward(cmd.spawn().expect("spawn the app forwarder"));
+    let f = Forward {
+        child: cmd.spawn().expect("spawn the app forwarder"),
+        log,
+    };
     s.wait_for(30, "the local app port", || {
         TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ())
     });

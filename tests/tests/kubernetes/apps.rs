@@ -44,14 +44,21 @@ fn a_pods_apps_work_through_the_app_proxy() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod");
     }
-    let (_sshd, sp) = forward(&s, &bin("bai"), admin, "kapps", "sshd");
+    let (sshd, sp) = forward(&s, &bin("bai"), admin, "kapps", "sshd");
     let out = Command::new("ssh")
         .args(ssh_opts(&key, "-p", sp))
         .args(["work@localhost", "echo $(whoami)@$(id -u)"])
         .stdin(Stdio::null())
         .output()
         .expect("ssh");
-    assert!(out.status.success(), "{out:?}\nagent:\n{}", agent.log());
+    assert!(
+        out.status.success(),
+        "{out:?}\nforwarder:\n{}\nkernel's log:\n{}\nagent:\n{}\nmanager:\n{}",
+        sshd.log(),
+        s.bai(admin, &["logs", "kapps"]).stdout,
+        agent.log(),
+        s.log()
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "work@1000");
     let payload = w.join("payload.bin");
     std::fs::write(&payload, b"through the pod's sshd\n".repeat(4096)).expect("payload");

@@ -68,6 +68,9 @@ mod multi_node;
 #[path = "kubernetes/pool.rs"]
 mod pool;
 
+#[path = "kubernetes/users.rs"]
+mod users;
+
 #[test]
 fn a_session_runs_as_a_pod_and_leaves_nothing() {
     let cluster = Cluster::get();

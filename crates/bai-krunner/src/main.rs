@@ -13,7 +13,8 @@
 //! `BAI_KRUNNER_LISTEN` (also listen on the pod network, [`network`]), and for tests outside
 //! a container `BAI_KRUNNER_SOCKET`, `BAI_KRUNNER_WORKDIR`, `BAI_PYTHON`,
 //! `BAI_KRUNNER_SECRET` (where the kernel's Secret is, [`unpack`]). `bai-krunner install BIN
-//! RUN` is a pod's init container ([`unpack::install`]).
+//! RUN` is a pod's init container ([`unpack::install`]); so is `bai-krunner accounts DIR`
+//! ([`accounts`]), in the kernel's image.
 #![forbid(unsafe_code)]
 
 /// One line on stderr in one write. `eprintln!` writes a formatted line piece by piece, and
@@ -28,6 +29,7 @@ macro_rules! say {
     }};
 }
 
+mod accounts;
 mod apps;
 mod archive;
 mod batch;
@@ -97,6 +99,27 @@ fn install(args: &[std::ffi::OsString]) -> ! {
     }
 }
 
+/// `bai-krunner accounts DIR` (a kernel pod's init container, in the kernel's image): writes
+/// the kernel's account files into DIR, says what it found in the termination message, exits.
+fn accounts(args: &[std::ffi::OsString]) -> ! {
+    let Some(out) = args.get(2) else {
+        say!("usage: bai-krunner accounts DIR");
+        std::process::exit(64);
+    };
+    match accounts::write(std::path::Path::new("/etc"), std::path::Path::new(out)) {
+        Ok(said) => {
+            // Where Kubernetes gave no termination log, the agent only learns nothing.
+            let _ = std::fs::write(accounts::TERMINATION_LOG, said);
+            say!("krunner: {said}");
+            std::process::exit(0);
+        }
+        Err(e) => {
+            say!("krunner: {e}");
+            std::process::exit(70);
+        }
+    }
+}
+
 fn listen(socket: &str) -> UnixListener {
     // A stale socket from an earlier run of this kernel would make bind fail.
     let _ = std::fs::remove_file(socket);
@@ -113,6 +136,9 @@ fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args.get(1).is_some_and(|a| a == "install") {
         install(&args);
+    }
+    if args.get(1).is_some_and(|a| a == "accounts") {
+        accounts(&args);
     }
     // Under the agent's own egress rules (Kubernetes, `--network-policies node`): nothing
     // before they are in.

@@ -1,5 +1,5 @@
 //! The kernel's user in a container of an image that lacks it
-//! ([`crate::kernel_files::users`]): after the container is made and before it starts, the
+//! (`bai_accounts`): after the container is made and before it starts, the
 //! agent reads the image's `/etc/passwd`, `/etc/group` and `/etc/shells` through the engine
 //! and, where they do not name `work`, writes the completed files into the container's own
 //! layer (the image is untouched; a commit of the session keeps them). What each image needs
@@ -8,7 +8,7 @@
 
 use super::Inner;
 use crate::error::{is_not_found, runtime};
-use crate::kernel_files::users::{Accounts, with_work_user};
+use bai_accounts::{Accounts, with_work_user};
 use bai_core::agent::AgentError;
 use bollard::query_parameters::{DownloadFromContainerOptions, UploadToContainerOptions};
 use std::collections::HashMap;

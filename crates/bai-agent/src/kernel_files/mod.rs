@@ -1,14 +1,14 @@
 //! A kernel's files on the node, the same on both backends: its scratch home and runner
 //! directories (the host side of a Docker bind mount or a Kubernetes hostPath), the
 //! owner's dotfiles written into the home before it starts ([`home`]), the read-only files of
-//! every kernel's `/etc` ([`etc`]), the kernel's user in images without it ([`users`]), a cluster session's keys and host table ([`cluster`]) and
-//! uploads into a running kernel's home ([`upload`]).
+//! every kernel's `/etc` ([`etc`]), a cluster session's keys and host table ([`cluster`]) and
+//! uploads into a running kernel's home ([`upload`]). The kernel's user in images without
+//! it is `bai-accounts`' (text shared with the runner).
 
 pub mod cluster;
 pub mod etc;
 pub mod home;
 pub mod upload;
-pub mod users;
 
 use crate::error::runtime;
 use bai_core::agent::AgentError;
@@ -16,7 +16,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// uid and gid of the `work` user inside kernel images.
-pub const WORK_UID: u32 = 1000;
+pub use bai_accounts::WORK_UID;
 
 /// Hands `p` to the work user (uid and gid [`WORK_UID`]).
 pub(crate) fn hand_to_work_user(p: &Path) -> Result<(), AgentError> {

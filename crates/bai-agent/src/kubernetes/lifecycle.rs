@@ -70,7 +70,10 @@ async fn create_claimed(
                     .hosts
                     .join(spec.session_id, kernel, &cluster.place.hostname, None)?;
             }
-            Some((place::detached(inner, image, &made, cluster.size > 1), made))
+            Some((
+                place::detached(inner, &spec.image, image, &made, cluster.size > 1),
+                made,
+            ))
         }
         _ => None,
     };
@@ -161,7 +164,7 @@ fn on_node(
             files.push((table.display().to_string(), "/etc/hosts".into()));
         }
     }
-    Ok(placement(inner, &dirs, files))
+    Ok(placement(inner, &spec.image, &dirs, files))
 }
 
 /// Deletes a kernel's pod (no grace period), waits until it is gone, removes its

@@ -28,6 +28,7 @@
 //!   a runner waiting for its session; a create of that shape takes one (relabelled as the
 //!   kernel's, bound to the session's environment) instead of waiting for a pod to start.
 
+mod accounts;
 pub mod capacity;
 mod client;
 pub mod credential;
@@ -37,6 +38,7 @@ pub mod gpus;
 mod handover;
 mod hosts;
 mod images;
+mod init;
 pub mod labels;
 mod lifecycle;
 pub mod observe;
@@ -163,6 +165,9 @@ pub(crate) struct Inner {
     /// How the node's GPUs are time-sliced, as last read ([`offer::read`]): what a pod's
     /// `cuda.shares` become.
     pub gpu_sharing: Mutex<Option<gpus::GpuSharing>>,
+    /// Which images' pods need the kernel's user written into their account files
+    /// ([`accounts`]), as the watch learns it.
+    pub accounts: accounts::Known,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -425,6 +430,7 @@ impl KubernetesAgent {
             pool_wake: tokio::sync::Notify::new(),
             pool_folders: std::sync::OnceLock::new(),
             gpu_sharing: Mutex::new(None),
+            accounts: accounts::Known::default(),
         });
         let watch = Arc::new(WatchGuard(watch::spawn(&inner)));
         // Re-adoption: the first list of this agent's pods is in before anyone asks.

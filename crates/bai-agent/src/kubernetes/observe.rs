@@ -1,6 +1,7 @@
 //! What a kernel's pod says about the kernel: waiting (and why it cannot start, when
 //! Kubernetes says so), running (at which pod IP), or ended (how). Pure.
 
+use super::accounts::INIT as ACCOUNTS;
 use super::pod::{CONTAINER, INIT_CONTAINER};
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 use std::net::IpAddr;
@@ -115,9 +116,16 @@ pub fn observe(pod: &Pod) -> Observed {
     }) {
         return Observed::Waiting(Some(problem));
     }
-    let waiting = state.and_then(|s| s.waiting.as_ref());
-    if let Some(problem) = waiting.and_then(|w| {
-        let image = kernel.map(|c| c.image.as_str()).unwrap_or("?");
+    // The kernel's image runs first in the init container that makes its account files
+    // (`super::accounts`): a missing image shows there, while the kernel's container waits
+    // in PodInitializing.
+    let accounts = named(&status.init_container_statuses, ACCOUNTS)
+        .and_then(|c| Some((c, c.state.as_ref()?.waiting.as_ref()?)))
+        .filter(|(_, w)| w.reason.as_deref() != Some("PodInitializing"));
+    let waiting =
+        accounts.or_else(|| kernel.and_then(|c| Some((c, c.state.as_ref()?.waiting.as_ref()?))));
+    if let Some(problem) = waiting.and_then(|(c, w)| {
+        let image = c.image.as_str();
         cannot_start(
             w,
             |reason, message| {
@@ -305,6 +313,31 @@ mod tests {
             why.contains("runner's image bai/agent:9") && why.contains("n1"),
             "{why}"
         );
+    }
+
+    #[test]
+    fn a_missing_image_is_told_where_its_account_files_are_made_first() {
+        let p = pod(json!({"phase": "Pending",
+            "initContainerStatuses": [{
+                "name": "accounts", "image": "site/torch:2", "imageID": "", "ready": false,
+                "restartCount": 0, "state": {"waiting": {"reason": "ErrImageNeverPull",
+                "message": "not present"}}}],
+            "containerStatuses": [{
+                "name": "kernel", "image": "site/torch:2", "imageID": "", "ready": false,
+                "restartCount": 0, "state": {"waiting": {"reason": "PodInitializing"}}}]}));
+        let Observed::Waiting(Some(Problem::Image(why))) = observe(&p) else {
+            panic!("{:?}", observe(&p))
+        };
+        assert!(
+            why.contains("image site/torch:2 cannot be run on node n1"),
+            "{why}"
+        );
+        // Still initializing: no problem.
+        let p = pod(json!({"phase": "Pending",
+            "initContainerStatuses": [{
+                "name": "accounts", "image": "site/torch:2", "imageID": "", "ready": false,
+                "restartCount": 0, "state": {"running": {}}}]}));
+        assert_eq!(observe(&p), Observed::Waiting(None));
     }
 
     #[test]

@@ -5,12 +5,13 @@ use super::pod::{Detached, Disk, OnNode, Placement};
 use super::secret::KernelSecret;
 use crate::paths::KernelDirs;
 
-/// Where a kernel's pod goes and what it mounts: this agent's node and namespace, the
-/// runner (and the SSH server beside it), the kernel's directories `dirs`, every kernel's
-/// `/etc` files and `more` (host →
-/// inside); `home_propagates` false (a pool pod's sets it).
+/// Where a kernel's pod of `image` goes and what it mounts: this agent's node and
+/// namespace, the runner (and the SSH server beside it), the kernel's directories `dirs`,
+/// every kernel's `/etc` files and `more` (host → inside), the account files where the image
+/// may lack the kernel's user; `home_propagates` false (a pool pod's sets it).
 pub(crate) fn placement(
     inner: &Inner,
+    image: &str,
     dirs: &KernelDirs,
     more: Vec<(String, String)>,
 ) -> Placement {
@@ -28,6 +29,7 @@ pub(crate) fn placement(
         node: inner.node.clone(),
         gpu_sharing: inner.gpu_sharing(),
         runner_listen: inner.config.runner_reach.listen(),
+        accounts: inner.accounts.wanted(image),
         disk: Disk::OnNode(OnNode {
             krunner: inner.config.krunner_path.display().to_string(),
             run_dir: dirs.run.display().to_string(),
@@ -39,11 +41,12 @@ pub(crate) fn placement(
     }
 }
 
-/// Where a detached kernel's pod goes (`--runner-reach network`): nothing of the node's disk
-/// but data folders; the runner from `runner_image`, the kernel's Secret mounted (`secret`:
+/// Where a detached kernel's pod of `image` goes (`--runner-reach network`): nothing of the
+/// node's disk but data folders; the runner from `runner_image`, the kernel's Secret mounted (`secret`:
 /// its keys → paths inside), its host table in its run directory when `hosts`.
 pub(crate) fn detached(
     inner: &Inner,
+    image: &str,
     runner_image: &str,
     secret: &KernelSecret,
     hosts: bool,
@@ -54,6 +57,7 @@ pub(crate) fn detached(
         node: inner.node.clone(),
         gpu_sharing: inner.gpu_sharing(),
         runner_listen: inner.config.runner_reach.listen(),
+        accounts: inner.accounts.wanted(image),
         disk: Disk::Detached(Detached {
             runner_image: runner_image.to_string(),
             secret: secret.secret.metadata.name.clone().unwrap_or_default(),

@@ -13,8 +13,11 @@
 //!   engine's init does for a Docker kernel;
 //! - a required node affinity to the node bai chose (never `nodeName`: a bound pod that no
 //!   longer fits is rejected by the kubelet instead of waiting).
+//! - init containers ([`super::init`]): a detached pod's runner copied in, and the kernel's
+//!   account files made in its image where it may lack the kernel's user.
 
 use super::gpus::GpuSharing;
+use super::init;
 use super::labels::{self, KernelLabels};
 use crate::kernel_files::WORK_UID;
 use bai_core::agent::KernelSpec;
@@ -39,11 +42,9 @@ pub const INIT_CONTAINER: &str = "runner";
 /// `egress::node` once the rules are in; [`crate::krunner_proto::GATE_VAR`] names it).
 pub const GATE_FILE: &str = "egress-ready";
 /// Where the kernel's run directory (the runner's socket, its gate) is inside.
-const RUN_INSIDE: &str = "/opt/bai/run";
+pub(super) const RUN_INSIDE: &str = "/opt/bai/run";
 /// Where a detached kernel's Secret is mounted (krunner reads its manifest there).
 pub const SECRET_INSIDE: &str = "/opt/bai/secret";
-/// Where the runner is in its image (`images/agent`).
-const KRUNNER_IN_IMAGE: &str = "/usr/local/bin/bai-krunner";
 /// Variables that get the kernel's core count (as on Docker).
 const THREAD_VARS: [&str; 4] = [
     "OMP_NUM_THREADS",
@@ -66,6 +67,10 @@ pub struct Placement {
     pub runner_listen: Option<String>,
     /// The kernel's things: in directories on the node, or in the pod alone.
     pub disk: Disk,
+    /// Whether the pod makes the kernel's account files in the kernel's image (the init
+    /// container `accounts`) and mounts them over the image's: where the agent does not know
+    /// that the image names the kernel's user ([`super::accounts`]).
+    pub accounts: bool,
 }
 
 /// Where a kernel's runner, home and files are: on the agent's own node, or in the pod alone.
@@ -182,7 +187,12 @@ pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
     // VXLAN peers) is the Docker backend's: pods are on the cluster's own pod network, and
     // their addresses go into the session's host table as they run (`hosts.rs`).
     let resources = resources(spec, at.gpu_sharing.as_ref())?;
-    let (volumes, mounts) = volumes(spec, at)?;
+    let (mut volumes, mut mounts) = volumes(spec, at)?;
+    if at.accounts {
+        let (volume, files) = init::accounts_volume();
+        volumes.push(volume);
+        mounts.extend(files);
+    }
     let meta = ObjectMeta {
         name: Some(pod_name(spec.kernel_id)),
         namespace: Some(at.namespace.clone()),
@@ -225,12 +235,16 @@ pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
         volume_mounts: Some(mounts),
         ..Default::default()
     };
-    let init = match &at.disk {
-        Disk::Detached(d) => Some(vec![init_container(d, &container)]),
-        Disk::OnNode(_) => None,
-    };
+    // The runner first (a detached pod's), then the accounts, which run it.
+    let init: Vec<Container> = [
+        at.detached().map(|d| init::runner(d, &container)),
+        at.accounts.then(|| init::accounts(&container)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let spec = PodSpec {
-        init_containers: init,
+        init_containers: (!init.is_empty()).then_some(init),
         containers: vec![container],
         restart_policy: Some("Never".into()),
         // Deleted at once: a kernel's end is bai's decision, and the object goes in ~2 s.
@@ -475,50 +489,6 @@ fn detached(d: &Detached) -> (Vec<Volume>, Vec<VolumeMount>) {
     (volumes, mounts)
 }
 
-/// The init container of a detached pod: `bai-krunner install` from the runner's image
-/// copies the runner into the pod's `krunner` volume and makes the empty host table. It
-/// runs as the kernel does, with the kernel's CPU and memory (so the pod stays Guaranteed
-/// and asks for no more than the kernel).
-/// An init container's resources: the kernel's CPU and memory (requests = limits, so the
-/// pod's class and what it holds do not change), none of its devices.
-fn init_resources(kernel: &Container) -> Option<ResourceRequirements> {
-    let cpu_mem = |m: &Option<BTreeMap<String, Quantity>>| {
-        m.as_ref().map(|m| {
-            m.iter()
-                .filter(|(k, _)| *k == "cpu" || *k == "memory")
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect::<BTreeMap<_, _>>()
-        })
-    };
-    kernel.resources.as_ref().map(|r| ResourceRequirements {
-        requests: cpu_mem(&r.requests),
-        limits: cpu_mem(&r.limits),
-        ..Default::default()
-    })
-}
-
-fn init_container(d: &Detached, kernel: &Container) -> Container {
-    let resources = init_resources(kernel);
-    Container {
-        name: INIT_CONTAINER.into(),
-        image: Some(d.runner_image.clone()),
-        image_pull_policy: Some("IfNotPresent".into()),
-        command: Some(vec![
-            KRUNNER_IN_IMAGE.into(),
-            "install".into(),
-            KRUNNER_INSIDE.into(),
-            RUN_INSIDE.into(),
-        ]),
-        resources,
-        security_context: kernel.security_context.clone(),
-        volume_mounts: Some(vec![
-            mount("krunner", "/opt/bai/bin", false),
-            mount("run", RUN_INSIDE, false),
-        ]),
-        ..Default::default()
-    }
-}
-
 /// The kernel's environment, as a Docker kernel's (less what the node's devices add).
 pub(crate) fn environment(spec: &KernelSpec) -> Vec<EnvVar> {
     let mut env: BTreeMap<String, String> = BTreeMap::new();
@@ -590,4 +560,4 @@ fn node_down_tolerations() -> Vec<Toleration> {
 
 #[cfg(test)]
 #[path = "pod_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -4,13 +4,14 @@ use crate::kubernetes::test_spec::spec;
 use bai_core::agent::Mount;
 use uuid::Uuid;
 
-fn at() -> Placement {
+pub(in crate::kubernetes) fn at() -> Placement {
     Placement {
         namespace: "bai".into(),
         agent_id: "k8s-1".into(),
         node: "node-a".into(),
         gpu_sharing: None,
         runner_listen: None,
+        accounts: false,
         disk: Disk::OnNode(OnNode {
             krunner: "/usr/lib/bai/bai-krunner".into(),
             run_dir: "/var/lib/bai/kernels/1/run".into(),
@@ -25,7 +26,7 @@ fn at() -> Placement {
     }
 }
 
-fn container(p: &Pod) -> &Container {
+pub(in crate::kubernetes) fn container(p: &Pod) -> &Container {
     &p.spec.as_ref().unwrap().containers[0]
 }
 

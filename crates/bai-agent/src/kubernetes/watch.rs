@@ -1,7 +1,9 @@
 //! One watch over this agent's pods (by label) keeps what each kernel's pod says now; ends
 //! seen there (the runner exited, OOMKilled, the kubelet rejected the pod, someone deleted
 //! it) are reported as [`AgentEvent::KernelExited`] and cleaned up. The watch is listed
-//! anew whenever it breaks, so an end missed meanwhile is seen in the new list.
+//! anew whenever it breaks, so an end missed meanwhile is seen in the new list. Every pod
+//! of the agent's (a pool pod's too) also tells whether its image names the kernel's user
+//! ([`super::accounts`]).
 
 use super::observe::{Ended, Observed, observe};
 use super::{Inner, labels, lifecycle};
@@ -41,6 +43,7 @@ async fn round(inner: &Arc<Inner>) -> Result<(), kube::Error> {
         .await?;
     let mut present = HashSet::new();
     for pod in &list.items {
+        inner.accounts.learn(pod);
         if let Some(k) = labels::kernel_of(pod.metadata.labels.as_ref()) {
             present.insert(k);
             seen(inner, k, pod);
@@ -59,6 +62,8 @@ async fn round(inner: &Arc<Inner>) -> Result<(), kube::Error> {
     while let Some(ev) = stream.next().await {
         match ev? {
             WatchEvent::Added(p) | WatchEvent::Modified(p) => {
+                // Before the kernel's state: what waits for the pod's report has learnt it.
+                inner.accounts.learn(&p);
                 if let Some(k) = labels::kernel_of(p.metadata.labels.as_ref()) {
                     seen(inner, k, &p);
                 }

@@ -96,7 +96,7 @@ async fn on_node(inner: &Inner, id: Uuid, shape: &PoolShape) -> Result<Ready, Ag
     make_work_dir(&dirs.root)?;
     make_work_dir(&dirs.work)?;
     make_work_dir(&dirs.run)?;
-    let mut at = placement(inner, &dirs, Vec::new());
+    let mut at = placement(inner, &shape.image, &dirs, Vec::new());
     if let Disk::OnNode(n) = &mut at.disk {
         n.home_propagates = home_propagates(inner);
     }
@@ -137,7 +137,7 @@ async fn detached(
     )?;
     made.secret.metadata.name = Some(pod_name(id));
     made.secret.metadata.labels = Some(pool_labels(&inner.config.agent_id, id));
-    let at = place::detached(inner, image, &made, false);
+    let at = place::detached(inner, &shape.image, image, &made, false);
     let pod = pool_pod(shape, id, &at)?;
     secret::before_pod(inner, &made.secret).await?;
     let uid = create(inner, id, &pod).await?;
@@ -262,6 +262,7 @@ mod tests {
             node: "n1".into(),
             gpu_sharing: None,
             runner_listen: None,
+            accounts: false,
             disk: Disk::OnNode(crate::kubernetes::pod::OnNode {
                 krunner: "/var/lib/bai/krunner".into(),
                 run_dir: "/var/lib/bai/kernels/.pool/x/run".into(),
@@ -328,6 +329,7 @@ mod tests {
             node: "n1".into(),
             gpu_sharing: None,
             runner_listen: Some("0.0.0.0:2001".into()),
+            accounts: false,
             disk: Disk::Detached(crate::kubernetes::pod::Detached {
                 runner_image: "bai/agent:1".into(),
                 secret: pod_name(id),

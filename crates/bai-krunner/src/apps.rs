@@ -98,6 +98,8 @@ fn write_notebook() -> Option<String> {
 /// ([`crate::zygote`]) and adopted by pid: waiting on its socket for the session until the
 /// app is first opened, then serving.
 enum App {
+    /// Being started by an open of it (its recipe's steps, its spawn).
+    Starting,
     Spawned(Child),
     Waiting(u32, PathBuf),
     Adopted(u32),
@@ -107,6 +109,7 @@ impl App {
     /// `Some(why)` once it ended.
     fn ended(&mut self) -> Option<String> {
         match self {
+            App::Starting => None,
             App::Spawned(c) => match c.try_wait() {
                 Ok(Some(st)) => Some(st.to_string()),
                 _ => None,
@@ -146,72 +149,43 @@ impl Running {
 
     /// Starts `name` unless it runs, then waits until its port accepts connections.
     pub fn start(&self, name: &str, workdir: &Path) -> Result<(), String> {
+        let ports = std::env::var(crate::recipe::PORTS_VAR).unwrap_or_default();
+        self.start_from(Path::new(crate::recipe::DIR), &ports, name, workdir)
+    }
+
+    /// [`Running::start`] with the image's recipes in `recipes` and the session's apps
+    /// `ports` (a [`crate::recipe::PORTS_VAR`] value).
+    fn start_from(
+        &self,
+        recipes: &Path,
+        ports: &str,
+        name: &str,
+        workdir: &Path,
+    ) -> Result<(), String> {
         let session = std::env::var("BAI_SESSION_ID").unwrap_or_default();
         // krunner's own apps, else the image's recipe for it (`crate::recipe`).
         let (cmd, port, recipe) = match app_command(name, &session, workdir) {
             Some((cmd, port)) => (cmd, port, None),
             None => {
-                let ports = std::env::var(crate::recipe::PORTS_VAR).unwrap_or_default();
-                let r = crate::recipe::Recipe::find(Path::new(crate::recipe::DIR), name, &ports)?;
+                let r = crate::recipe::Recipe::find(recipes, name, ports)?;
                 (Vec::new(), r.port, Some(r))
             }
         };
-        if !cmd.is_empty() || recipe.as_ref().is_some_and(|r| r.spawns()) {
-            let mut running = self.0.lock().unwrap_or_else(|p| p.into_inner());
-            let mut alive = running.get_mut(name).is_some_and(|a| a.ended().is_none());
-            // The first of the Jupyters opened becomes the pre-started one, if it still waits.
-            if !alive
-                && crate::zygote::serves(name)
-                && let Some(mut waiting) = running.remove(PRESTART)
-                && let App::Waiting(pid, socket) = &waiting
-            {
-                let (pid, socket) = (*pid, socket.clone());
-                let mut env: Vec<(String, String)> = std::env::vars().collect();
-                if let Some(path) = notebook_path() {
-                    env.push(("JUPYTER_PATH".into(), path));
+        let spawns = !cmd.is_empty() || recipe.as_ref().is_some_and(|r| r.spawns());
+        if spawns && self.claim(name, &cmd, workdir) {
+            // The recipe's steps and the spawn run outside the lock: the app's slot says
+            // Starting meanwhile, so a second open of it waits for this start, and other
+            // apps are not held up by its steps.
+            let launched = launch(name, cmd, recipe.as_ref(), workdir);
+            let mut running = self.lock();
+            match launched {
+                Ok(child) => {
+                    running.insert(name.to_string(), App::Spawned(child));
                 }
-                let ordered = match waiting.ended() {
-                    Some(why) => Err(std::io::Error::other(why)),
-                    None => crate::zygote::order(&socket, &cmd, &env, workdir),
-                };
-                match ordered {
-                    Ok(()) => {
-                        say!("krunner: started {name} from its pre-start (pid {pid})");
-                        running.insert(name.to_string(), App::Adopted(pid));
-                        alive = true;
-                    }
-                    Err(e) => {
-                        say!("krunner: the pre-started Jupyter is gone ({e}); starting {name}")
-                    }
+                Err(e) => {
+                    running.remove(name);
+                    return Err(e);
                 }
-            }
-            if !alive {
-                let (cmd, env) = match &recipe {
-                    Some(r) => {
-                        let runtime = crate::runtime::python();
-                        let l = r
-                            .prepare(workdir, &runtime)
-                            .map_err(|e| format!("cannot start {name}: {e}"))?;
-                        (l.args, l.env)
-                    }
-                    None => (cmd, Vec::new()),
-                };
-                let mut command = Command::new(&cmd[0]);
-                command
-                    .args(&cmd[1..])
-                    .envs(env)
-                    .current_dir(workdir)
-                    .stdin(Stdio::null());
-                if name.starts_with("jupyter")
-                    && let Some(path) = notebook_path()
-                {
-                    command.env("JUPYTER_PATH", path);
-                }
-                let child = command
-                    .spawn()
-                    .map_err(|e| format!("cannot start {name} ({}): {e}", cmd[0]))?;
-                say!("krunner: started {name} (pid {})", child.id());
-                running.insert(name.to_string(), App::Spawned(child));
             }
         }
         let deadline = Instant::now() + APP_START_TIMEOUT;
@@ -219,14 +193,11 @@ impl Running {
             if TcpStream::connect(("127.0.0.1", port)).is_ok() {
                 return Ok(());
             }
-            if let Some(c) = self
-                .0
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get_mut(name)
-                && let Some(st) = c.ended()
-            {
-                return Err(format!("{name} exited while starting: {st}"));
+            match self.lock().get_mut(name).map(App::ended) {
+                Some(Some(st)) => return Err(format!("{name} exited while starting: {st}")),
+                // Its start, by another open of it, failed (that open said why).
+                None if spawns => return Err(format!("{name} could not be started")),
+                _ => {}
             }
             if Instant::now() > deadline {
                 return Err(format!(
@@ -237,6 +208,82 @@ impl Running {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, App>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether this open is the one to start `name` (its slot then says Starting): not when
+    /// it runs or is being started, nor when the pre-started Jupyter became it.
+    fn claim(&self, name: &str, cmd: &[String], workdir: &Path) -> bool {
+        let mut running = self.lock();
+        if running.get_mut(name).is_some_and(|a| a.ended().is_none()) {
+            return false;
+        }
+        // The first of the Jupyters opened becomes the pre-started one, if it still waits.
+        if crate::zygote::serves(name)
+            && let Some(mut waiting) = running.remove(PRESTART)
+            && let App::Waiting(pid, socket) = &waiting
+        {
+            let (pid, socket) = (*pid, socket.clone());
+            let mut env: Vec<(String, String)> = std::env::vars().collect();
+            if let Some(path) = notebook_path() {
+                env.push(("JUPYTER_PATH".into(), path));
+            }
+            let ordered = match waiting.ended() {
+                Some(why) => Err(std::io::Error::other(why)),
+                None => crate::zygote::order(&socket, cmd, &env, workdir),
+            };
+            match ordered {
+                Ok(()) => {
+                    say!("krunner: started {name} from its pre-start (pid {pid})");
+                    running.insert(name.to_string(), App::Adopted(pid));
+                    return false;
+                }
+                Err(e) => say!("krunner: the pre-started Jupyter is gone ({e}); starting {name}"),
+            }
+        }
+        running.insert(name.to_string(), App::Starting);
+        true
+    }
+}
+
+/// Runs the recipe's steps, if it is one, and spawns the app (`cmd` for krunner's own).
+fn launch(
+    name: &str,
+    cmd: Vec<String>,
+    recipe: Option<&crate::recipe::Recipe>,
+    workdir: &Path,
+) -> Result<Child, String> {
+    let (cmd, env) = match recipe {
+        Some(r) => {
+            let runtime = crate::runtime::python();
+            let l = r
+                .prepare(workdir, &runtime)
+                .map_err(|e| format!("cannot start {name}: {e}"))?;
+            (l.args, l.env)
+        }
+        None => (cmd, Vec::new()),
+    };
+    let Some(program) = cmd.first() else {
+        return Err(format!("cannot start {name}: its command is empty"));
+    };
+    let mut command = Command::new(program);
+    command
+        .args(&cmd[1..])
+        .envs(env)
+        .current_dir(workdir)
+        .stdin(Stdio::null());
+    if name.starts_with("jupyter")
+        && let Some(path) = notebook_path()
+    {
+        command.env("JUPYTER_PATH", path);
+    }
+    let child = command
+        .spawn()
+        .map_err(|e| format!("cannot start {name} ({program}): {e}"))?;
+    say!("krunner: started {name} (pid {})", child.id());
+    Ok(child)
 }
 
 #[cfg(test)]
@@ -258,5 +305,89 @@ mod tests {
             .start("nosuch", Path::new("/"))
             .unwrap_err();
         assert!(e.contains("does not know"), "{e}");
+    }
+
+    fn free_port() -> u16 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    }
+
+    /// Waits (at most two minutes, a failure's bound) for `f`.
+    fn until(what: &str, f: impl Fn() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !f() {
+            assert!(Instant::now() < deadline, "never: {what}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// An app whose recipe's steps wait (here: until the test lets them go) holds up neither
+    /// another app's start nor a second open of itself, which waits for the same process.
+    #[test]
+    fn an_apps_steps_hold_up_neither_another_app_nor_a_second_open_of_it() {
+        use std::sync::{Arc, mpsc};
+        let dir = tempfile::tempdir().unwrap();
+        let (began, go) = (dir.path().join("began"), dir.path().join("go"));
+        let serve = r#"["python3", "-m", "http.server", "--bind", "127.0.0.1", "{ports[0]}"]"#;
+        // (The loop ends with the test's directory too, should the test fail first.)
+        let steps = format!(
+            "echo once >> {b}; while [ ! -e {g} ] && [ -d {d} ]; do sleep 0.02; done",
+            b = began.display(),
+            g = go.display(),
+            d = dir.path().display()
+        );
+        std::fs::write(
+            dir.path().join("slow.json"),
+            format!(
+                r#"{{"prestart": [{{"action": "run_command", "args": {{"command": ["sh", "-c", {}]}}}}],
+                    "command": {serve}}}"#,
+                serde_json::to_string(&steps).unwrap()
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("quick.json"),
+            format!(r#"{{"command": {serve}}}"#),
+        )
+        .unwrap();
+        let ports = format!("slow:http:{},quick:http:{}", free_port(), free_port());
+        let apps = Arc::new(Running::default());
+        let _stop = Stop(apps.clone(), go.clone());
+        let (tx, rx) = mpsc::channel();
+        let open = |name: &'static str| {
+            let (apps, tx, ports) = (apps.clone(), tx.clone(), ports.clone());
+            let dir = dir.path().to_path_buf();
+            std::thread::spawn(move || {
+                let r = apps.start_from(&dir, &ports, name, &dir);
+                let _ = tx.send((name, r));
+            });
+        };
+        open("slow");
+        until("the slow app's steps began", || began.exists());
+        open("slow");
+        open("quick");
+        let wait = || rx.recv_timeout(Duration::from_secs(120)).unwrap();
+        assert_eq!(wait(), ("quick", Ok(())), "held up by the other's steps");
+        assert!(!go.exists());
+        std::fs::write(&go, "").unwrap();
+        assert_eq!(wait(), ("slow", Ok(())));
+        assert_eq!(wait(), ("slow", Ok(())));
+        assert_eq!(std::fs::read_to_string(&began).unwrap(), "once\n");
+    }
+
+    /// Lets waiting steps go (the file `.1`) and ends the apps a test started, also when
+    /// it fails.
+    struct Stop(std::sync::Arc<Running>, PathBuf);
+
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            let _ = std::fs::write(&self.1, "");
+            for app in self.0.lock().values_mut() {
+                if let App::Spawned(c) = app {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                }
+            }
+        }
     }
 }

@@ -66,6 +66,17 @@ pub fn forward(
     (f, port)
 }
 
+/// Downloads session `session`'s key `id_container` into the work directory, readable by
+/// its owner alone as ssh wants it; its path.
+pub fn session_key(s: &Server, acct: &Account, session: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    s.bai(acct, &["download", session, "id_container"])
+        .expect_ok();
+    let key = s.work.path().join("id_container");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    key
+}
+
 /// The options ssh, scp and sftp share: no host-key prompts or files, no password
 /// prompts, the key `key`, and the port (`-p` for ssh, `-P` for scp and sftp).
 pub fn ssh_opts(key: &Path, port_flag: &str, port: u16) -> Vec<String> {

@@ -7,7 +7,7 @@
 //! over the link; and the idle checker reclaims a session nobody uses while another lives on.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it did not expect
 
-use bai_e2e::apps::{Forward, jupyter_through_app, scp, ssh_opts};
+use bai_e2e::apps::{Forward, jupyter_through_app, scp, session_key, ssh_opts};
 use bai_e2e::netns::Machine;
 use bai_e2e::remote::{Agent, IMAGE, manager_for_machines, query, wait_status};
 use bai_e2e::{Account, Server, bin, sha256};
@@ -121,13 +121,7 @@ fn a_session_on_a_remote_agent_does_everything_a_local_one_does() {
     assert_eq!(sha256(&w.join("back/big.bin")), sum, "and came back intact");
 
     // ssh and scp through the app tunnel.
-    s.bai(admin, &["download", "far-away", "id_container"])
-        .expect_ok();
-    let key = w.join("id_container");
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-    }
+    let key = session_key(&s, admin, "far-away");
     let (_sshd, sp) = forward(&s, admin, "far-away", "sshd");
     let out = Command::new("ssh")
         .args(ssh_opts(&key, "-p", sp))

@@ -4,7 +4,7 @@
 //! `bai start` returns: a kernel is ready when its runner answers, which may be before the
 //! kubelet has reported the pod's IP, and an app must still find the pod then.
 
-use bai_e2e::apps::{forward, http_get_ok, jupyter_through_app, scp, ssh_opts};
+use bai_e2e::apps::{forward, http_get_ok, jupyter_through_app, scp, session_key, ssh_opts};
 use bai_e2e::images::TestImage;
 use bai_e2e::kube::{Cluster, NamespaceGuard, joined};
 use bai_e2e::remote::ttyd_page;
@@ -37,13 +37,7 @@ fn a_pods_apps_work_through_the_app_proxy() {
     assert!(r.ok(), "{r:?}\nagent:\n{}", agent.log());
 
     // SSH at once, then SCP both ways.
-    s.bai(admin, &["download", "kapps", "id_container"])
-        .expect_ok();
-    let key = w.join("id_container");
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-    }
+    let key = session_key(&s, admin, "kapps");
     let (sshd, sp) = forward(&s, &bin("bai"), admin, "kapps", "sshd");
     let out = Command::new("ssh")
         .args(ssh_opts(&key, "-p", sp))
@@ -132,13 +126,7 @@ fn a_pod_of_an_image_without_sshd_gets_bais_ssh_server() {
         ],
     );
     assert!(r.ok(), "{r:?}\nagent:\n{}", agent.log());
-    s.bai(admin, &["download", "knossh", "id_container"])
-        .expect_ok();
-    let key = s.work.path().join("id_container");
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-    }
+    let key = session_key(&s, admin, "knossh");
     let (_sshd, sp) = forward(&s, &bin("bai"), admin, "knossh", "sshd");
     let out = Command::new("ssh")
         .args(ssh_opts(&key, "-p", sp))

@@ -6,7 +6,7 @@
 //! an image makes the account files again; a second pod of bai's own image (which has the
 //! user) runs without the init container.
 
-use bai_e2e::apps::{forward, ssh_opts};
+use bai_e2e::apps::{forward, session_key, ssh_opts};
 use bai_e2e::images::TestImage;
 use bai_e2e::kube::{Cluster, NamespaceGuard, joined};
 use bai_e2e::{Server, bin};
@@ -75,13 +75,7 @@ fn a_pod_of_an_image_without_the_work_user_has_it() {
         agent.log()
     );
     assert_eq!(inits(&cluster, &ns, "nowork"), ["accounts"]);
-    s.bai(admin, &["download", "nowork", "id_container"])
-        .expect_ok();
-    let key = s.work.path().join("id_container");
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-    }
+    let key = session_key(&s, admin, "nowork");
     let (sshd, sp) = forward(&s, &bin("bai"), admin, "nowork", "sshd");
     let out = Command::new("ssh")
         .args(ssh_opts(&key, "-p", sp))

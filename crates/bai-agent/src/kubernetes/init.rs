@@ -5,7 +5,7 @@
 //! the pod stays Guaranteed and asks for no more than the kernel.
 
 use super::accounts::INIT as ACCOUNTS;
-use super::pod::{Detached, INIT_CONTAINER, KRUNNER_INSIDE, RUN_INSIDE};
+use super::pod::{Detached, INIT_CONTAINER, KRUNNER_INSIDE, RUN_INSIDE, mount};
 use k8s_openapi::api::core::v1::{
     Container, EmptyDirVolumeSource, ResourceRequirements, Volume, VolumeMount,
 };
@@ -34,15 +34,6 @@ fn resources(kernel: &Container) -> Option<ResourceRequirements> {
         limits: cpu_mem(&r.limits),
         ..Default::default()
     })
-}
-
-fn mount(name: &str, at: &str, read_only: bool) -> VolumeMount {
-    VolumeMount {
-        name: name.into(),
-        mount_path: at.into(),
-        read_only: read_only.then_some(true),
-        ..Default::default()
-    }
 }
 
 /// The init container of a detached pod: `bai-krunner install` from the runner's image

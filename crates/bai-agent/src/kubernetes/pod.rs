@@ -379,7 +379,8 @@ fn host_path(name: &str, path: &str, kind: &str) -> Volume {
     }
 }
 
-fn mount(name: &str, at: &str, read_only: bool) -> VolumeMount {
+/// A volume `name` mounted at `at`.
+pub(super) fn mount(name: &str, at: &str, read_only: bool) -> VolumeMount {
     VolumeMount {
         name: name.into(),
         mount_path: at.into(),

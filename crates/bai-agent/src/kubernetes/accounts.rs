@@ -12,14 +12,13 @@
 //! the image id the kubelet ran: a later pod of that reference that runs another image (a tag
 //! moved) makes the agent forget it, so the next pod of it is asked again.
 
-use super::observe::named;
-use super::pod::CONTAINER;
+use super::layout::{ACCOUNTS_CONTAINER, CONTAINER, named};
 use k8s_openapi::api::core::v1::Pod;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 /// The init container that makes the kernel's account files.
-pub const INIT: &str = "accounts";
+pub const INIT: &str = ACCOUNTS_CONTAINER;
 /// Its termination message when the image lacked the user (`bai-krunner`'s).
 pub const ADDED: &str = "work added";
 /// Its termination message when the image had the user.

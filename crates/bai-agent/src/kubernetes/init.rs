@@ -4,8 +4,9 @@
 //! [`super::accounts`]). Both run as the kernel does, with the kernel's CPU and memory, so
 //! the pod stays Guaranteed and asks for no more than the kernel.
 
-use super::accounts::INIT as ACCOUNTS;
-use super::pod::{Detached, INIT_CONTAINER, KRUNNER_INSIDE, RUN_INSIDE, mount};
+use super::layout::{
+    ACCOUNTS_CONTAINER as ACCOUNTS, INIT_CONTAINER, KRUNNER_INSIDE, RUN_INSIDE, mount,
+};
 use k8s_openapi::api::core::v1::{
     Container, EmptyDirVolumeSource, ResourceRequirements, Volume, VolumeMount,
 };
@@ -36,12 +37,12 @@ fn resources(kernel: &Container) -> Option<ResourceRequirements> {
     })
 }
 
-/// The init container of a detached pod: `bai-krunner install` from the runner's image
+/// The init container of a detached pod: `bai-krunner install` from `runner_image`
 /// copies the runner into the pod's `krunner` volume and makes the empty host table.
-pub fn runner(d: &Detached, kernel: &Container) -> Container {
+pub fn runner(runner_image: &str, kernel: &Container) -> Container {
     Container {
         name: INIT_CONTAINER.into(),
-        image: Some(d.runner_image.clone()),
+        image: Some(runner_image.to_string()),
         image_pull_policy: Some("IfNotPresent".into()),
         command: Some(vec![
             KRUNNER_IN_IMAGE.into(),

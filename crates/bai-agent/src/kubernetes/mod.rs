@@ -40,6 +40,7 @@ mod hosts;
 mod images;
 mod init;
 pub mod labels;
+mod layout;
 mod lifecycle;
 pub mod observe;
 mod offer;

@@ -1,9 +1,9 @@
 //! What a kernel's pod says about the kernel: waiting (and why it cannot start, when
 //! Kubernetes says so), running (at which pod IP), or ended (how). Pure.
 
-use super::accounts::INIT as ACCOUNTS;
-use super::pod::{CONTAINER, INIT_CONTAINER};
-use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
+pub use super::layout::named;
+use super::layout::{ACCOUNTS_CONTAINER as ACCOUNTS, CONTAINER, INIT_CONTAINER};
+use k8s_openapi::api::core::v1::Pod;
 use std::net::IpAddr;
 
 /// Container waiting reasons that mean the image cannot be run on the node.
@@ -45,15 +45,6 @@ pub enum Observed {
     Waiting(Option<Problem>),
     Running(Option<IpAddr>),
     Ended(Ended),
-}
-
-/// The status of the container `name` among `statuses` (a pod's containers' or init
-/// containers').
-pub fn named<'a>(
-    statuses: &'a Option<Vec<ContainerStatus>>,
-    name: &str,
-) -> Option<&'a ContainerStatus> {
-    statuses.iter().flatten().find(|c| c.name == name)
 }
 
 pub fn observe(pod: &Pod) -> Observed {

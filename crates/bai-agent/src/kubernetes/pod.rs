@@ -31,18 +31,12 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use std::collections::BTreeMap;
 
-/// The kernel's container in its pod.
-pub const CONTAINER: &str = "kernel";
 pub use super::gpus::{CUDA_DEVICE, CUDA_SHARES, NVIDIA_GPU};
-/// Where the runner is inside the kernel (as on Docker).
-pub const KRUNNER_INSIDE: &str = "/opt/bai/bin/krunner";
-/// The init container that copies the runner into a detached pod ([`Detached`]).
-pub const INIT_CONTAINER: &str = "runner";
+pub use super::layout::{CONTAINER, INIT_CONTAINER, KRUNNER_INSIDE};
+use super::layout::{RUN_INSIDE, mount};
 /// The file in a kernel's run directory that opens its gate (written by
 /// `egress::node` once the rules are in; [`crate::krunner_proto::GATE_VAR`] names it).
 pub const GATE_FILE: &str = "egress-ready";
-/// Where the kernel's run directory (the runner's socket, its gate) is inside.
-pub(super) const RUN_INSIDE: &str = "/opt/bai/run";
 /// Where a detached kernel's Secret is mounted (krunner reads its manifest there).
 pub const SECRET_INSIDE: &str = "/opt/bai/secret";
 /// Variables that get the kernel's core count (as on Docker).
@@ -237,7 +231,8 @@ pub fn kernel_pod(spec: &KernelSpec, at: &Placement) -> Result<Pod, PodError> {
     };
     // The runner first (a detached pod's), then the accounts, which run it.
     let init: Vec<Container> = [
-        at.detached().map(|d| init::runner(d, &container)),
+        at.detached()
+            .map(|d| init::runner(&d.runner_image, &container)),
         at.accounts.then(|| init::accounts(&container)),
     ]
     .into_iter()
@@ -375,16 +370,6 @@ fn host_path(name: &str, path: &str, kind: &str) -> Volume {
             path: path.into(),
             type_: Some(kind.into()),
         }),
-        ..Default::default()
-    }
-}
-
-/// A volume `name` mounted at `at`.
-pub(super) fn mount(name: &str, at: &str, read_only: bool) -> VolumeMount {
-    VolumeMount {
-        name: name.into(),
-        mount_path: at.into(),
-        read_only: read_only.then_some(true),
         ..Default::default()
     }
 }

@@ -18,6 +18,12 @@ pub const WORK_UID: u32 = 1000;
 /// The user's name in every kernel.
 pub const WORK_USER: &str = "work";
 
+/// What the runner's `accounts` init container says (its termination message), read by the
+/// Kubernetes agent: the image lacked the user, and the files have it added.
+pub const ADDED: &str = "work added";
+/// What it says when the image names the user already.
+pub const UNCHANGED: &str = "work present";
+
 /// The account files a container of the image gets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Accounts {

@@ -11,10 +11,7 @@ use std::path::Path;
 
 /// Where Kubernetes takes a container's termination message from (the default path).
 pub const TERMINATION_LOG: &str = "/dev/termination-log";
-/// The termination message when the image lacked the user.
-pub const ADDED: &str = "work added";
-/// The termination message when the image had the user already.
-pub const UNCHANGED: &str = "work present";
+pub use bai_accounts::{ADDED, UNCHANGED};
 
 /// Reads the image's account files under `etc`, writes the kernel's under `out`; answers
 /// the termination message.

@@ -141,9 +141,7 @@ const PRESTART: &str = "(pre-started jupyter)";
 impl Running {
     /// Takes over the Jupyter pre-started before this runner began, waiting on `socket`.
     pub fn adopt(&self, pid: u32, socket: PathBuf) {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        self.lock()
             .insert(PRESTART.to_string(), App::Waiting(pid, socket));
     }
 

@@ -19,10 +19,8 @@ use std::sync::Mutex;
 
 /// The init container that makes the kernel's account files.
 pub const INIT: &str = ACCOUNTS_CONTAINER;
-/// Its termination message when the image lacked the user (`bai-krunner`'s).
-pub const ADDED: &str = "work added";
-/// Its termination message when the image had the user.
-pub const UNCHANGED: &str = "work present";
+/// Its termination messages (the runner's, from `bai-accounts`).
+pub use bai_accounts::{ADDED, UNCHANGED};
 
 /// What this agent learnt of each image (by reference): whether its pods need the init
 /// container, and the image id that said so. An image not in it gets one.

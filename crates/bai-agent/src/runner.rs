@@ -20,7 +20,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::net::{TcpStream, UnixStream};
+use tokio::net::UnixStream;
 use uuid::Uuid;
 
 /// Where a kernel's runner answers.
@@ -55,8 +55,8 @@ async fn connect(at: &RunnerAt) -> std::io::Result<Conn> {
     match at {
         RunnerAt::Socket(path) => Ok(Box::new(UnixStream::connect(path).await?)),
         RunnerAt::Network { addr, token } => {
-            let mut s = TcpStream::connect(addr).await?;
-            s.set_nodelay(true)?;
+            // A pod that vanished drops the SYN: give it up within seconds.
+            let mut s = bai_relay::dial(*addr, bai_relay::DIAL_WAIT).await?;
             s.write_all(format!("{token}\n").as_bytes()).await?;
             Ok(Box::new(s))
         }

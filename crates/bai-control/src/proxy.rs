@@ -323,7 +323,7 @@ pub async fn forward(p: &ProxyTarget, mut req: Request<Body>) -> Response<Body> 
     }
     let upgrade = req.headers().contains_key(header::UPGRADE);
     let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut req));
-    let stream = match tokio::net::TcpStream::connect(p.target).await {
+    let stream = match bai_relay::dial(p.target, bai_relay::DIAL_WAIT).await {
         Ok(s) => s,
         Err(e) => {
             return page(
@@ -332,7 +332,6 @@ pub async fn forward(p: &ProxyTarget, mut req: Request<Body>) -> Response<Body> 
             );
         }
     };
-    let _ = stream.set_nodelay(true);
     let (mut sender, conn) = match hyper::client::conn::http1::handshake(TokioIo::new(stream)).await
     {
         Ok(x) => x,

@@ -68,7 +68,7 @@ async fn run(m: Arc<Manager>, session: Uuid, sshd: SocketAddr, l: TcpListener) {
                 open.fetch_add(1, Ordering::SeqCst);
                 let (open, closed, traffic) = (open.clone(), closed.clone(), traffic.clone());
                 tokio::spawn(async move {
-                    match tokio::net::TcpStream::connect(sshd).await {
+                    match bai_relay::dial(sshd, bai_relay::DIAL_WAIT).await {
                         Ok(mut server) => {
                             if let Ok((up, down)) =
                                 tokio::io::copy_bidirectional(&mut client, &mut server).await

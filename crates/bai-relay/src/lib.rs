@@ -13,9 +13,11 @@ use std::os::fd::OwnedFd;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, Interest};
 use tokio::net::TcpStream;
 
+pub mod dial;
 pub mod exchange;
 pub mod file;
 
+pub use dial::{DIAL_WAIT, dial, dial_while_starting};
 pub use exchange::{Exchange, Waiting, tunnel_watched};
 
 /// The capacity asked for each pipe. Unprivileged processes may grow a pipe up to

@@ -352,10 +352,9 @@ impl Gateway {
 
 /// Sends one request to a replica; an error means it never answered.
 async fn send(target: SocketAddr, req: Request<Body>) -> Result<Response<Body>, String> {
-    let stream = tokio::net::TcpStream::connect(target)
+    let stream = bai_relay::dial(target, bai_relay::DIAL_WAIT)
         .await
         .map_err(|e| e.to_string())?;
-    let _ = stream.set_nodelay(true);
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
         .map_err(|e| e.to_string())?;

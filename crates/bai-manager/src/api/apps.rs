@@ -28,7 +28,7 @@ use bai_store::SessionRow;
 use futures::{SinkExt, StreamExt};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use uuid::Uuid;
 
@@ -232,22 +232,10 @@ async fn open_raw_tunnel(
     super::raw::switching(bai_core::RAW_TUNNEL_UPGRADE, &[])
 }
 
-/// Connects to the app, retrying while it starts.
+/// Connects to the app, retrying while it starts; a silent app is given up within
+/// [`bai_relay::DIAL_WAIT`] a try, [`APP_START_WAIT`] in all.
 async fn connect(addr: SocketAddr) -> std::io::Result<tokio::net::TcpStream> {
-    let deadline = Instant::now() + APP_START_WAIT;
-    loop {
-        match tokio::net::TcpStream::connect(addr).await {
-            Ok(s) => {
-                let _ = s.set_nodelay(true);
-                return Ok(s);
-            }
-            Err(e) if Instant::now() < deadline => {
-                tracing::debug!(%addr, error = %e, "app not answering yet");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            Err(e) => return Err(e),
-        }
-    }
+    bai_relay::dial_while_starting(addr, APP_START_WAIT).await
 }
 
 async fn close(ws: &mut futures::stream::SplitSink<WebSocket, Message>, code: u16, why: String) {

@@ -45,20 +45,23 @@ impl Known {
     /// Learns from a pod whose init container `accounts` has ended well; forgets an image
     /// whose reference a pod without it ran as another image.
     pub fn learn(&self, pod: &Pod) {
-        let mut known = super::lock(&self.0);
+        // Read the pod first: most watch events say nothing of an image, and take no lock.
         if let Some(l) = learned(pod) {
+            let mut known = super::lock(&self.0);
             if known.get(&l.image).map(|k| k.needed) != Some(l.needed) {
                 tracing::debug!(image = %l.image, needed = l.needed,
                     "learnt whether the image names the kernel's user");
             }
             known.insert(l.image.clone(), l);
-        } else if let Some((image, id)) = ran_without(pod)
-            && known
+        } else if let Some((image, id)) = ran_without(pod) {
+            let mut known = super::lock(&self.0);
+            if known
                 .get(&image)
                 .is_some_and(|k| !k.image_id.is_empty() && k.image_id != id)
-        {
-            tracing::debug!(%image, "the image's reference names another image now; asking again");
-            known.remove(&image);
+            {
+                tracing::debug!(%image, "the image's reference names another image now; asking again");
+                known.remove(&image);
+            }
         }
     }
 }

@@ -309,9 +309,21 @@ def write_stream_config(openapi: str, config_out: str) -> None:
 
 
 LIVE_WAIT_S = 300
-# Every status but the two final ones (CANCELLED, TERMINATED).
-LIVE = ("PENDING,SCHEDULED,PREPARING,PULLING,PREPARED,CREATING,RUNNING,RESTARTING,RUNNING_DEGRADED,"
-        "PREEMPTED,TERMINATING,ERROR")
+# The two statuses a session never leaves; every other one of the API document's is live.
+FINAL = ("TERMINATED", "CANCELLED")
+OPENAPI = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "openapi.json")
+
+
+def live_statuses(openapi: str = OPENAPI) -> str:
+    """The statuses of a session that has not ended, as the list filter takes them: read from
+    the document's `SessionStatus`, so a status added there is waited for here too."""
+    with open(openapi) as f:
+        schema = json.load(f)["components"]["schemas"]["SessionStatus"]
+    names = [s["const"] for s in schema["oneOf"]]
+    missing = [f for f in FINAL if f not in names]
+    if missing:
+        raise RuntimeError(f"schemathesis_hooks: SessionStatus has no {missing}")
+    return ",".join(n for n in names if n not in FINAL)
 
 
 def _live_sessions(auth, endpoint, access_key: str) -> list[str]:
@@ -320,8 +332,9 @@ def _live_sessions(auth, endpoint, access_key: str) -> list[str]:
     query = ("query($s: String, $ak: String, $t: String) { compute_session_list(limit: 100, offset: 0,"
              " status: $s, access_key: $ak, type: $t) { items { id } } }")
     ids = []
+    live = live_statuses()
     for kind in (None, "system"):
-        body = {"query": query, "variables": {"s": LIVE, "ak": access_key, "t": kind}}
+        body = {"query": query, "variables": {"s": live, "ak": access_key, "t": kind}}
         data = _call(auth, endpoint, "POST", "/admin/gql", body)
         ids += [i["id"] for i in data["data"]["compute_session_list"]["items"]]
     return ids

@@ -20,13 +20,15 @@ pub mod pg;
 pub mod probe;
 pub mod registry;
 pub mod remote;
+mod run;
 pub mod suite;
 pub mod tunnel;
 
 use launch::{Early, Ready, Started};
+pub use run::Run;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The target directory of the running test (`target/debug` or `target/release`).
@@ -542,48 +544,6 @@ impl Drop for Server {
         }
         // A warm pool's shared kernels directory and the folders its claims mounted.
         host::unmount_under(self.data_dir.path());
-    }
-}
-
-/// The outcome of one command.
-#[derive(Debug, Clone)]
-pub struct Run {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-    pub cmd: String,
-}
-
-impl Run {
-    /// The outcome of a command run elsewhere (`cmd`: how it is named in failures).
-    pub fn of(o: Output, cmd: String) -> Run {
-        Self::from(o, cmd)
-    }
-
-    fn from(o: Output, cmd: String) -> Run {
-        Run {
-            code: o.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-            cmd,
-        }
-    }
-    pub fn ok(&self) -> bool {
-        self.code == 0
-    }
-    #[track_caller]
-    pub fn expect_ok(&self) -> &Run {
-        assert!(self.ok(), "command failed: {self:#?}");
-        self
-    }
-    #[track_caller]
-    pub fn expect_fail(&self, needle: &str) -> &Run {
-        assert!(!self.ok(), "command should have failed: {self:#?}");
-        assert!(
-            self.stderr.to_lowercase().contains(&needle.to_lowercase()),
-            "stderr should mention {needle:?}: {self:#?}"
-        );
-        self
     }
 }
 

@@ -162,10 +162,15 @@ impl Dialer {
 #[async_trait]
 impl TunnelDialer for Dialer {
     async fn open(&self, tunnel: Uuid, target: std::net::SocketAddr) -> Result<(), AgentError> {
-        let mut kernel = tokio::time::timeout(DIAL_TIMEOUT, TcpStream::connect(target))
-            .await
-            .map_err(|_| AgentError::Runtime(format!("the app at {target} does not answer")))?
-            .map_err(|e| AgentError::Runtime(format!("the app at {target} refused: {e}")))?;
+        let mut kernel =
+            bai_relay::dial(target, DIAL_TIMEOUT)
+                .await
+                .map_err(|e| match e.kind() {
+                    std::io::ErrorKind::TimedOut => {
+                        AgentError::Runtime(format!("the app at {target} does not answer"))
+                    }
+                    _ => AgentError::Runtime(format!("the app at {target} refused: {e}")),
+                })?;
         let (mut tls, _) = self
             .connect(Purpose::Tunnel(tunnel))
             .await

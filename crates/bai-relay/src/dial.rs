@@ -33,8 +33,8 @@ pub async fn dial(addr: SocketAddr, within: Duration) -> io::Result<TcpStream> {
     }
 }
 
-/// Connects to an app that may still be starting: a refusal is tried again every 100 ms,
-/// each try bounded by [`DIAL_WAIT`], the whole by `wait`. The last error is returned.
+/// Connects to an app that may still be starting: a failed try (refused, or silent for
+/// [`DIAL_WAIT`]) is tried again 100 ms later while `wait` lasts. The last error is returned.
 pub async fn dial_while_starting(addr: SocketAddr, wait: Duration) -> io::Result<TcpStream> {
     let deadline = Instant::now() + wait;
     loop {

@@ -28,14 +28,14 @@ pub type Outcome = Result<(), String>;
 /// One probe: the HTTP check, or a connection when there is no check.
 pub async fn probe(target: SocketAddr, check: Option<&HealthCheck>) -> Outcome {
     let Some(h) = check else {
-        return tokio::time::timeout(
-            Duration::from_secs(5),
-            tokio::net::TcpStream::connect(target),
-        )
-        .await
-        .map_err(|_| "the port did not accept a connection within 5 s".to_string())?
-        .map(|_| ())
-        .map_err(|e| format!("the port refuses connections: {e}"));
+        return match bai_relay::dial(target, bai_relay::DIAL_WAIT).await {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => Err(format!(
+                "the port did not accept a connection within {} s",
+                bai_relay::DIAL_WAIT.as_secs()
+            )),
+            Err(e) => Err(format!("the port refuses connections: {e}")),
+        };
     };
     let wait = Duration::from_secs_f64(h.max_wait_time.max(0.1));
     let attempt = async {

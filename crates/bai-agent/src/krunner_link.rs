@@ -38,9 +38,18 @@ pub(crate) fn interpreter(elf: &[u8]) -> Option<String> {
     })
 }
 
+/// The runner's file at `path` made absolute, or `None` where there is no such file; a
+/// runner that needs a dynamic loader is warned of. Both backends check theirs with it when
+/// they start (each says in its own words what is missing).
+pub(crate) fn runner_file(path: &Path) -> Option<std::path::PathBuf> {
+    let path = std::fs::canonicalize(path).ok().filter(|p| p.is_file())?;
+    warn_if_dynamic(&path);
+    Some(path)
+}
+
 /// Logs a warning when the runner at `path` needs a dynamic loader (read errors are the
 /// caller's: it checked the file is there).
-pub(crate) fn warn_if_dynamic(path: &Path) {
+fn warn_if_dynamic(path: &Path) {
     let Ok(elf) = std::fs::read(path) else {
         return;
     };

@@ -46,6 +46,15 @@ impl KernelDirs {
     }
 }
 
+/// Makes the data directory's `kernels` directory and gives the data directory back made
+/// absolute: what both backends do with it when they start.
+pub fn prepare_data_dir(data_dir: &Path) -> Result<PathBuf, String> {
+    let kernels = data_dir.join("kernels");
+    std::fs::create_dir_all(&kernels)
+        .map_err(|e| format!("cannot create {}: {e}", kernels.display()))?;
+    std::fs::canonicalize(data_dir).map_err(|e| format!("cannot use {}: {e}", data_dir.display()))
+}
+
 /// Joins a user-given relative path under `base`, refusing anything that could escape it.
 pub fn confined_join(base: &Path, rel: &str) -> Result<PathBuf, String> {
     if rel.contains('\0') {

@@ -24,21 +24,15 @@ pub(super) async fn connect(mut config: DockerAgentConfig) -> Result<DockerAgent
         .ping()
         .await
         .map_err(|e| runtime("the Docker engine does not answer", e))?;
-    config.krunner_path = std::fs::canonicalize(&config.krunner_path)
-        .ok()
-        .filter(|p| p.is_file())
-        .ok_or_else(|| {
+    config.krunner_path =
+        crate::krunner_link::runner_file(&config.krunner_path).ok_or_else(|| {
             AgentError::Runtime(format!(
                 "the kernel runner {} is missing: build it with scripts/build-krunner.sh",
                 config.krunner_path.display()
             ))
         })?;
-    crate::krunner_link::warn_if_dynamic(&config.krunner_path);
-    let kernels = config.data_dir.join("kernels");
-    std::fs::create_dir_all(&kernels)
-        .map_err(|e| runtime(format_args!("cannot create {}", kernels.display()), e))?;
-    config.data_dir = std::fs::canonicalize(&config.data_dir)
-        .map_err(|e| runtime(format_args!("cannot use {}", config.data_dir.display()), e))?;
+    config.data_dir =
+        crate::paths::prepare_data_dir(&config.data_dir).map_err(AgentError::Runtime)?;
     crate::kernel_files::etc::write(&config.data_dir)?;
     KernelDirs::new(&config.data_dir, Uuid::nil())
         .check_socket_path()

@@ -356,24 +356,17 @@ impl KubernetesAgent {
                 }
             }
             RunnerReach::Socket => {
-                config.krunner_path = std::fs::canonicalize(&config.krunner_path)
-                    .ok()
-                    .filter(|p| p.is_file())
+                config.krunner_path = crate::krunner_link::runner_file(&config.krunner_path)
                     .ok_or_else(|| {
                         KubeError::NoNode(format!(
                             "the kernel runner {} is missing",
                             config.krunner_path.display()
                         ))
                     })?;
-                crate::krunner_link::warn_if_dynamic(&config.krunner_path);
             }
         }
-        let kernels = config.data_dir.join("kernels");
-        std::fs::create_dir_all(&kernels)
-            .map_err(|e| KubeError::NoNode(format!("cannot create {}: {e}", kernels.display())))?;
-        config.data_dir = std::fs::canonicalize(&config.data_dir).map_err(|e| {
-            KubeError::NoNode(format!("cannot use {}: {e}", config.data_dir.display()))
-        })?;
+        config.data_dir =
+            crate::paths::prepare_data_dir(&config.data_dir).map_err(KubeError::NoNode)?;
         // The `/etc` files mounted from this machine (a detached kernel's are in its Secret).
         if config.runner_reach == RunnerReach::Socket {
             crate::kernel_files::etc::write(&config.data_dir)

@@ -308,8 +308,19 @@ fn outside(s: &Server, name: &str) -> String {
     });
     let apps = s.bai(&s.user, &["apps", name]);
     apps.expect_ok();
+    // A file of its home, downloaded (`bai download`): the session's own SSH key, which every
+    // session has (its type, not the key itself, is the same in both).
+    let dest = format!("dl-{name}");
+    s.bai(
+        &s.user,
+        &["download", name, "id_container.pub", "--dest", &dest],
+    )
+    .expect_ok();
+    let key = std::fs::read_to_string(s.work.path().join(&dest).join("id_container.pub"))
+        .unwrap_or_else(|e| panic!("the downloaded key of {name}: {e}"));
+    let key_type = key.split_whitespace().next().unwrap_or("").to_string();
     format!(
-        "{info:#}\n{:#}\n{}\n{}",
+        "{info:#}\n{:#}\n{}\n{}\ndownloaded key: {key_type}",
         stats["idle_checks"],
         // The runner's line (sshd may say it listens before it, in either kind).
         logs.stdout
@@ -317,7 +328,7 @@ fn outside(s: &Server, name: &str) -> String {
             .find(|l| l.starts_with("krunner: kernel "))
             .unwrap_or("")
             .replace(&kernel, "KERNEL"),
-        apps.stdout
+        apps.stdout,
     )
 }
 
@@ -354,6 +365,7 @@ fn a_session_from_the_pool_looks_the_same_from_outside_as_a_cold_one() {
         "{warm}"
     );
     assert!(warm.contains("jupyter"), "{warm}");
+    assert!(warm.contains("downloaded key: ssh-"), "{warm}");
     assert_eq!(counter(&s, "hits"), 1, "the second start was cold");
 }
 

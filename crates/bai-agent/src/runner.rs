@@ -293,6 +293,25 @@ pub async fn download(
     )))
 }
 
+/// Each path (relative to /home/work) as its own archive, by [`download`]: how both
+/// backends read a kernel's files, as the kernel sees them. The engine's copy of a
+/// container's files (Docker's archive API) mounts the container's volumes again from their
+/// recorded sources, which a warm-pool kernel's home no longer has once claimed (its
+/// directory was renamed to the kernel's), so it is not used.
+pub async fn download_all(
+    at: impl Into<RunnerAt>,
+    kernel_id: Uuid,
+    paths: Vec<String>,
+) -> Result<Vec<(String, bytes::Bytes)>, AgentError> {
+    let at = at.into();
+    let mut out = Vec::with_capacity(paths.len());
+    for rel in paths {
+        let tar = download(at.clone(), kernel_id, &rel).await?;
+        out.push((rel, bytes::Bytes::from(tar)));
+    }
+    Ok(out)
+}
+
 /// SIGTERM to the kernel's processes but its runner (`{"op":"terminate"}`): the start of a
 /// preemption's grace.
 pub async fn terminate(at: impl Into<RunnerAt>, kernel_id: Uuid) -> Result<(), AgentError> {

@@ -1,7 +1,8 @@
 //! `{"op":"download","path":…}`: one file or folder of the kernel as a tar archive, read as
 //! the kernel's user sees it (mounted folders included; links are stored as links, never
-//! followed), for backends whose engine cannot copy out of a container (Kubernetes). The
-//! archive holds the path under its own name, as `docker cp` makes it (`notes.txt`, or
+//! followed): how both backends read a kernel's files (Docker's own copy out of a container
+//! mounts its volumes again from their recorded sources, which a claimed warm-pool kernel's
+//! home no longer has; Kubernetes has no such copy). The archive holds the path under its own name, as `docker cp` makes it (`notes.txt`, or
 //! `out/` and everything below). It travels as `stdout` events of base64 text, each chunk
 //! encoding whole 3-byte groups so their concatenation is one base64 string, then
 //! `finished` (1 and a `stderr` line on failure, or when the archive would pass `limit`).

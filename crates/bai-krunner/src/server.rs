@@ -13,7 +13,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 /// The longest request line accepted (code snippets included).
 const MAX_REQUEST: u64 = 64 << 20;
-/// The largest archive one download makes (built in memory, as the agent's Docker path does);
+/// The largest archive one download makes (built in memory);
 /// bigger files travel through data folders or SFTP.
 const DOWNLOAD_LIMIT: usize = 256 << 20;
 

@@ -1,4 +1,4 @@
-//! Code execution, apps and listings on the Docker backend: the kernel's runner reached over
+//! Code execution, apps, listings and downloads on the Docker backend: the kernel's runner reached over
 //! its socket ([`crate::runner`], shared with the Kubernetes backend).
 
 use super::Inner;
@@ -43,4 +43,14 @@ pub async fn list_files(
     path: &str,
 ) -> Result<Vec<FileEntry>, AgentError> {
     runner::list_files(&socket(inner, kernel_id)?, kernel_id, path).await
+}
+
+/// Asks krunner for each path (relative to /home/work) as a tar archive, read as the kernel's
+/// user: files in mounted folders are included and no link leads to the host.
+pub async fn download(
+    inner: &Inner,
+    kernel_id: Uuid,
+    paths: Vec<String>,
+) -> Result<Vec<(String, bytes::Bytes)>, AgentError> {
+    runner::download_all(&socket(inner, kernel_id)?, kernel_id, paths).await
 }

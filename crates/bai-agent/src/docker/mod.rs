@@ -394,7 +394,7 @@ impl AgentRpc for DockerAgent {
         kernel_id: Uuid,
         paths: Vec<String>,
     ) -> Result<Vec<(String, bytes::Bytes)>, AgentError> {
-        files::download(&self.inner, kernel_id, paths).await
+        exec::download(&self.inner, kernel_id, paths).await
     }
 
     async fn app_address(

@@ -122,13 +122,7 @@ impl AgentRpc for KubernetesAgent {
     ) -> Result<Vec<(String, bytes::Bytes)>, AgentError> {
         // Read by the kernel's runner as the kernel's user, so mounted folders are included
         // and no link leads to the node.
-        let at = self.runner(kernel_id).await?;
-        let mut out = Vec::with_capacity(paths.len());
-        for rel in paths {
-            let tar = runner::download(at.clone(), kernel_id, &rel).await?;
-            out.push((rel, bytes::Bytes::from(tar)));
-        }
-        Ok(out)
+        runner::download_all(self.runner(kernel_id).await?, kernel_id, paths).await
     }
 
     async fn app_address(

@@ -308,6 +308,30 @@ fn outside(s: &Server, name: &str) -> String {
     });
     let apps = s.bai(&s.user, &["apps", name]);
     apps.expect_ok();
+    // A file uploaded into its home (`bai upload`) is seen there by its code and in its
+    // listing (`bai session files`: names only, times differ).
+    std::fs::write(s.work.path().join("sent.txt"), "sent from outside").unwrap();
+    s.bai(&s.user, &["upload", name, "sent.txt"]).expect_ok();
+    let read = s.bai(
+        &s.user,
+        &[
+            "run",
+            "-t",
+            name,
+            "-c",
+            "print(open('sent.txt').read())",
+            "python",
+        ],
+    );
+    read.expect_ok();
+    let files = s.bai(&s.user, &["--output", "json", "session", "files", name]);
+    files.expect_ok();
+    let files: serde_json::Value = serde_json::from_str(&files.stdout).unwrap();
+    let mut names: Vec<&str> = files["items"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|f| f["filename"].as_str()).collect())
+        .unwrap_or_default();
+    names.sort_unstable();
     // A file of its home, downloaded (`bai download`): the session's own SSH key, which every
     // session has (its type, not the key itself, is the same in both).
     let dest = format!("dl-{name}");
@@ -320,7 +344,7 @@ fn outside(s: &Server, name: &str) -> String {
         .unwrap_or_else(|e| panic!("the downloaded key of {name}: {e}"));
     let key_type = key.split_whitespace().next().unwrap_or("").to_string();
     format!(
-        "{info:#}\n{:#}\n{}\n{}\ndownloaded key: {key_type}",
+        "{info:#}\n{:#}\n{}\n{}\nread inside: {}\nfiles: {names:?}\ndownloaded key: {key_type}",
         stats["idle_checks"],
         // The runner's line (sshd may say it listens before it, in either kind).
         logs.stdout
@@ -329,6 +353,7 @@ fn outside(s: &Server, name: &str) -> String {
             .unwrap_or("")
             .replace(&kernel, "KERNEL"),
         apps.stdout,
+        read.stdout.trim(),
     )
 }
 
@@ -366,6 +391,8 @@ fn a_session_from_the_pool_looks_the_same_from_outside_as_a_cold_one() {
     );
     assert!(warm.contains("jupyter"), "{warm}");
     assert!(warm.contains("downloaded key: ssh-"), "{warm}");
+    assert!(warm.contains("read inside: sent from outside"), "{warm}");
+    assert!(warm.contains("\"sent.txt\""), "{warm}");
     assert_eq!(counter(&s, "hits"), 1, "the second start was cold");
 }
 

@@ -8,7 +8,7 @@
 // group, shown once with the `baid agent` command to run; list; revoke).
 import { useCallback, useEffect, useState } from 'react';
 import { Alert, App as AntApp, Button, Input, Popconfirm, Space, Table, Tag, Tooltip, Typography } from 'antd';
-import { api, Schema } from './api';
+import { api, formatTime, Schema } from './api';
 import { deviceSummary, heartbeat, resourceLines } from './agentRow';
 import { errText } from './dialogs';
 import FairShare from './FairShare';
@@ -263,7 +263,7 @@ function JoinTokens({ onChange }: { onChange: () => void }) {
           { title: 'ID', dataIndex: 'id' },
           { title: 'Resource group', dataIndex: 'group' },
           { title: 'Made by', dataIndex: 'created_by' },
-          { title: 'Made', dataIndex: 'created_at', render: (t: string) => t.replace('T', ' ').replace('Z', ' UTC') },
+          { title: 'Made', dataIndex: 'created_at', render: (t: string) => formatTime(t) },
           { title: 'State', render: (_, t) => (t.revoked_at ? <Tag>revoked</Tag> : <Tag color="green">valid</Tag>) },
           {
             title: '',

@@ -5,7 +5,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { Alert, Button, Card, Modal, Popconfirm, Space, Table, Tag, Tooltip, Typography } from 'antd';
 import type { ButtonProps } from 'antd';
-import { api, ApiError, Schema } from './api';
+import { api, ApiError, formatTime, Schema } from './api';
 import { copyText } from './clipboard';
 import { dataProps } from './dataProps';
 import { endpointOf, envLines, revokeBlocked } from './keypairs';
@@ -113,7 +113,7 @@ export default function MyKeypair() {
               </Space>
             ),
           },
-          { title: 'Made', dataIndex: 'created_at', width: 200 },
+          { title: 'Made', dataIndex: 'created_at', width: 200, render: (t: string) => formatTime(t) },
           {
             title: 'State',
             dataIndex: 'is_active',

@@ -92,8 +92,8 @@ export default function Settings() {
         data-testid="settings-dotfiles"
       >
         <Typography.Paragraph type="secondary">
-          Every session you start from now on finds these files in its home directory ({HOME}). Without your own <code>.tmux.conf</code>, sessions get one that turns
-          tmux's mouse mode on (scroll and select panes in the web terminal).
+          Every session you start from now on finds these files in its home directory ({HOME}). tmux's mouse mode is on in every session
+          (scroll and select panes in the web terminal); your own <code>.tmux.conf</code> adds to it or turns it off.
         </Typography.Paragraph>
         {error && <Alert type="error" showIcon message={error} style={{ marginBottom: 12 }} data-testid="dotfiles-error" />}
         <Table

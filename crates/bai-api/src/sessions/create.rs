@@ -127,9 +127,10 @@ pub struct CreateRequest {
     )]
     pub cluster_size: Option<u32>,
     /// How the kernels are spread: `single-node` (default: all on one agent, on a network of
-    /// their own) or `multi-node` (spread over the group's agents, one kernel at most a node,
-    /// joined by an overlay network of their own; refused with 400 when the group's nodes
-    /// together cannot hold them).
+    /// their own) or `multi-node` (each kernel placed on its own by the group's strategy, on
+    /// any agent with room for one kernel, so several may share an agent; joined by an overlay
+    /// network of their own; refused with 400 when the group's nodes together cannot hold
+    /// them).
     #[serde(
         rename = "clusterMode",
         default,

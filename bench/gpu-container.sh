@@ -17,7 +17,9 @@
 #   3. `--gpu-mode fractional`: two 0.5 sessions at once, each stopped by CUDA's
 #      out-of-memory error at its MPS cap;
 #   4. GPU utilization in `bai session stats` while work runs, and the idle GPU session
-#      reclaimed by the utilization checker (`idle-utilization`).
+#      reclaimed by the utilization checker (`idle-utilization`);
+#   2b. (issue 56.2) `nvidia-smi` in a login shell, as the web terminal's tmux and an SSH
+#      login start it, under an /etc/profile that resets PATH as Debian's does.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cmd=${1:-run}
@@ -118,6 +120,11 @@ done
 ln -sf $(basename $py) $R/usr/bin/python3
 cp -a /usr/lib/$pyver $R/usr/lib/ 2>/dev/null
 rm -rf $R/usr/lib/$pyver/{test,site-packages,dist-packages,config-*}
+# A login shell's /etc/profile as Debian's behaves for a user (issue 56.2): PATH set anew,
+# then /etc/profile.d/*.sh, where the agent binds zz-bai-environ.sh (the kernel's own
+# environment back, the driver's bin and LD_LIBRARY_PATH with it).
+mkdir -p $R/etc/profile.d
+printf 'PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games\nexport PATH\nfor i in /etc/profile.d/*.sh; do [ -r "$i" ] && . "$i"; done\nunset i\n' >$R/etc/profile
 printf 'root:x:0:0::/root:/bin/sh\nwork:x:1000:1000::/home/work:/bin/bash\n' >$R/etc/passwd
 printf 'root:x:0:\nwork:x:1000:\n' >$R/etc/group
 chmod 1777 $R/tmp; chown 1000:1000 $R/home/work
@@ -211,6 +218,20 @@ if [ -n "${torch_job:-}" ]; then
   else
     result "pytorch: no image ($(tail -2 $W/torch-image.log | tr '\n' ' '))"
   fi
+fi
+
+step "2b. the GPU in a login shell (what the web terminal's tmux and an SSH login start)"
+# Debian's /etc/profile resets PATH; bai's profile.d file gives the kernel's back.
+if [ -z "${MOCK:-}" ]; then probe='nvidia-smi -L'; else probe='true'; fi
+out=$(timeout 120 bai run --rm -r cpu=1 -r mem=1g -r cuda.device=1 \
+  --exec "echo \"kernel PATH=\$PATH\"; bash -lc 'echo \"login PATH=\$PATH\"; echo \"login LD_LIBRARY_PATH=\$LD_LIBRARY_PATH\"; $probe'" $IMAGE 2>&1)
+echo "$out"
+kp=$(echo "$out" | grep -m1 '^kernel PATH=' | cut -d= -f2-)
+lp=$(echo "$out" | grep -m1 '^login PATH=' | cut -d= -f2-)
+if [ -n "$kp" ] && [ "$kp" = "$lp" ] && { [ -n "${MOCK:-}" ] || echo "$out" | grep -q '^GPU 0:'; }; then
+  result "login shell: the kernel's PATH kept ($lp), '$probe' works there"
+else
+  result "login shell: FAILED (kernel PATH '$kp', login PATH '$lp')"
 fi
 
 step "4. utilization in session stats, then the idle checker"

@@ -202,9 +202,10 @@ impl Client {
                     .map_err(|e| ClientError::Protocol(format!("bad tar path: {e}")))?
                     .into_owned();
                 // unpack_in refuses entries that would land outside `dest`.
-                let ok = entry.unpack_in(dest).map_err(|source| ClientError::File {
+                let ok = entry.unpack_in(dest).map_err(|err| ClientError::File {
+                    what: "write",
                     path: dest.join(&rel).display().to_string(),
-                    source,
+                    err,
                 })?;
                 if ok {
                     written.push(dest.join(rel));

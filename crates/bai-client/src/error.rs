@@ -22,11 +22,14 @@ pub enum ClientError {
     /// A bad argument, refused before anything was sent.
     #[error("{0}")]
     Invalid(String),
-    #[error("cannot read {path}: {source}")]
+    /// A local file (read to upload, written by a download). The cause is in the message,
+    /// not a `source`, so an error chain (`{:#}`) names it once.
+    #[error("cannot {what} {path}: {err}")]
     File {
+        /// `read` or `write`.
+        what: &'static str,
         path: String,
-        #[source]
-        source: std::io::Error,
+        err: std::io::Error,
     },
     #[error("unexpected reply from the manager: {0}")]
     Protocol(String),

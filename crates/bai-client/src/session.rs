@@ -27,9 +27,10 @@ pub(crate) fn session_path(reference: &str, tail: &str) -> Result<String, Client
 /// its file name when it lies outside `basedir`.
 pub fn upload_name(file: &Path, basedir: &Path) -> Result<String, ClientError> {
     fn io(p: &Path) -> impl FnOnce(std::io::Error) -> ClientError + '_ {
-        move |source| ClientError::File {
+        move |err| ClientError::File {
+            what: "read",
             path: p.display().to_string(),
-            source,
+            err,
         }
     }
     let abs = std::fs::canonicalize(file).map_err(io(file))?;
@@ -177,12 +178,11 @@ impl Client {
         let mut form = reqwest::multipart::Form::new();
         for f in files {
             let name = upload_name(f, basedir)?;
-            let data = tokio::fs::read(f)
-                .await
-                .map_err(|source| ClientError::File {
-                    path: f.display().to_string(),
-                    source,
-                })?;
+            let data = tokio::fs::read(f).await.map_err(|err| ClientError::File {
+                what: "read",
+                path: f.display().to_string(),
+                err,
+            })?;
             let part = reqwest::multipart::Part::bytes(data)
                 .file_name(name)
                 .mime_str("application/octet-stream")

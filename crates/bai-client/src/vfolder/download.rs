@@ -58,9 +58,10 @@ impl Client {
             return Err(ClientError::from_reply(status, &body));
         }
         let total = resp.content_length().unwrap_or(0);
-        let file_err = |e: std::io::Error| ClientError::File {
+        let file_err = |err: std::io::Error| ClientError::File {
+            what: "write",
             path: local.display().to_string(),
-            source: e,
+            err,
         };
         if let Some(parent) = local.parent().filter(|p| !p.as_os_str().is_empty()) {
             tokio::fs::create_dir_all(parent).await.map_err(file_err)?;
@@ -141,9 +142,10 @@ impl Client {
             200 => return Ok(false),
             _ => return Err(self.raw_error(&mut conn, &head, early).await),
         };
-        let file_err = |source: std::io::Error| ClientError::File {
+        let file_err = |err: std::io::Error| ClientError::File {
+            what: "write",
             path: local.display().to_string(),
-            source,
+            err,
         };
         if let Some(parent) = local.parent().filter(|p| !p.as_os_str().is_empty()) {
             tokio::fs::create_dir_all(parent).await.map_err(file_err)?;

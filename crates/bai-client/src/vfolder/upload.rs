@@ -34,9 +34,10 @@ impl Client {
         remote: &str,
         mut progress: impl FnMut(u64, u64),
     ) -> Result<(), ClientError> {
-        let file_err = |e: std::io::Error| ClientError::File {
+        let file_err = |err: std::io::Error| ClientError::File {
+            what: "read",
             path: local.display().to_string(),
-            source: e,
+            err,
         };
         let size = tokio::fs::metadata(local).await.map_err(file_err)?.len();
         let v = self
@@ -175,10 +176,11 @@ impl Client {
                 ));
             }
         }
-        let file = std::fs::File::open(local).map_err(|source| {
+        let file = std::fs::File::open(local).map_err(|err| {
             RawFailure::Fatal(ClientError::File {
+                what: "read",
                 path: local.display().to_string(),
-                source,
+                err,
             })
         })?;
         let sock = self.blocking(conn).map_err(broken)?;

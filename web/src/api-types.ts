@@ -3499,7 +3499,7 @@ export interface components {
         };
         /**
          * @description `POST /folders/{id}/mkdir`: what became of each path. The answer is 201 when at least one
-         *     directory was made (or none was asked for), else 400 with this same body.
+         *     directory was made (or none was asked for), else 400 ([`MkdirRefused`]).
          */
         MkdirAnswer: {
             /** @description The paths, split by outcome. */
@@ -3511,6 +3511,24 @@ export interface components {
             item: string;
             /** @description Why it failed, for a person; `null` on success. */
             msg?: string | null;
+        };
+        /**
+         * @description `POST /folders/{id}/mkdir` when every path failed (400): a problem, which clients print
+         *     (its `msg` names each path and why), with the answer's `results` beside its fields.
+         */
+        MkdirRefused: {
+            /** @description Details (e.g. the sessions a reference matched). */
+            data?: unknown;
+            /** @description Backend.AI's error code, e.g. `api_generic_invalid-parameters`. */
+            error_code?: string | null;
+            /** @description What went wrong with this request, for a person. */
+            msg: string;
+            /** @description The paths, split by outcome (none made). */
+            results: components["schemas"]["MkdirResults"];
+            /** @description The kind in words, e.g. "Invalid API parameters.". */
+            title: string;
+            /** @description A URI naming the kind of problem, e.g. `https://api.backend.ai/probs/invalid-api-params`. */
+            type: string;
         };
         /** @description The paths of a mkdir, split by outcome, each in the order asked. */
         MkdirResults: {
@@ -7117,7 +7135,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MkdirAnswer"] | components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["MkdirRefused"] | components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };

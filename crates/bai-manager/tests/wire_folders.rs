@@ -9,8 +9,8 @@ use bai_api::Problem;
 use bai_api::check::round_trip;
 use bai_api::folders::{
     CreateFolder, DeleteFiles, Done, FileType, Folder, FolderId, FolderRef, FolderStatus, Hosts,
-    IdLookup, Listing, Mkdir, MkdirAnswer, MoveFile, Ownership, Paths, Permission, RenameFile,
-    RenameFolder, RequestDownload, RequestUpload, Ticket, UsageMode,
+    IdLookup, Listing, Mkdir, MkdirAnswer, MkdirRefused, MoveFile, Ownership, Paths, Permission,
+    RenameFile, RenameFolder, RequestDownload, RequestUpload, Ticket, UsageMode,
 };
 use common::{ADMIN, Api, Keypair, Reply, USER};
 use serde::Serialize;
@@ -337,10 +337,20 @@ async fn files_and_transfers(api: &Api, id: &str) {
         exist_ok: None,
     };
     let r = call("POST", "mkdir", body(&again)).await;
-    // Every path failed: 400, with the results (not a problem).
-    let failed: MkdirAnswer = answer(&r, 400, "mkdir of an existing directory");
+    // Every path failed: 400, a problem that clients print (the official client reads its
+    // `title`, bai its `msg`), with the results beside it.
+    let failed: MkdirRefused = answer(&r, 400, "mkdir of an existing directory");
     assert_eq!(failed.results.failed.len(), 1, "{failed:?}");
-    assert!(failed.results.failed[0].msg.is_some(), "{failed:?}");
+    assert!(failed.results.success.is_empty(), "{failed:?}");
+    let why = failed.results.failed[0].msg.clone().unwrap_or_default();
+    assert!(!why.is_empty(), "{failed:?}");
+    assert!(
+        failed.problem.kind.ends_with("/invalid-api-params"),
+        "{failed:?}"
+    );
+    assert_eq!(failed.problem.title, "Invalid API parameters.");
+    assert_eq!(failed.problem.msg, why);
+    assert!(why.contains("x already exists"), "{failed:?}");
 
     let r = call(
         "POST",

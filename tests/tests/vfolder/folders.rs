@@ -19,12 +19,16 @@ fn official_client_vfolder_commands_and_isolation() {
     std::fs::write(w.join("hello.txt"), "hello data\n").unwrap();
     ba(&s, false, &["vfolder", "upload", "mydata", "hello.txt"]).expect_ok();
     ba(&s, false, &["vfolder", "mkdir", "-p", "mydata", "a/b"]).expect_ok();
-    // mkdir without -p of an existing dir fails; with -e it is fine.
-    assert!(
-        !ba(&s, false, &["vfolder", "mkdir", "mydata", "a"])
-            .stdout
-            .contains("Successfully created")
-    );
+    // mkdir without -p of an existing dir fails, saying why (the official client printed a
+    // traceback when the 400 was not a problem with a title); with -e it is fine.
+    let r = ba(&s, false, &["vfolder", "mkdir", "mydata", "a"]);
+    assert!(!r.stdout.contains("Successfully created"), "{r:#?}");
+    r.expect_fail("a already exists");
+    assert!(!r.stderr.contains("Traceback"), "{r:#?}");
+    let r = s.bai(&s.user, &["vfolder", "mkdir", "mydata", "a", "../up"]);
+    r.expect_fail("a already exists");
+    assert!(r.stderr.contains("goes outside the folder"), "{r:#?}");
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{r:#?}");
     ba(&s, false, &["vfolder", "mkdir", "-e", "mydata", "a"]).expect_ok();
     ba(
         &s,

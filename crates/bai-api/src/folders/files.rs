@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 
 // A directory's entries and a mkdir's answer are `bai-core`'s (the server's storage writes
 // them), with their schemas from its `schema` feature.
-pub use bai_core::files::{FileEntry, FileType, Listing, MkdirAnswer, MkdirItem, MkdirResults};
+pub use bai_core::files::{
+    FileEntry, FileType, Listing, MkdirAnswer, MkdirItem, MkdirRefused, MkdirResults,
+};
 
 /// One path or several.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

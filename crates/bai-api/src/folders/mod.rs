@@ -12,8 +12,8 @@ pub mod sharing;
 pub mod transfers;
 
 pub use files::{
-    DeleteFiles, Done, FileEntry, FileType, Listing, Mkdir, MkdirAnswer, MkdirItem, MkdirResults,
-    MoveFile, Paths, RenameFile,
+    DeleteFiles, Done, FileEntry, FileType, Listing, Mkdir, MkdirAnswer, MkdirItem, MkdirRefused,
+    MkdirResults, MoveFile, Paths, RenameFile,
 };
 pub use folder::{
     CreateFolder, Folder, FolderId, FolderRef, FolderStatus, IdLookup, Ownership, Permission,
@@ -95,8 +95,8 @@ pub fn routes() -> Vec<Route> {
         Route::new("post", "/folders/{id}/mkdir")
             .takes(json::<Mkdir>())
             .answers(201, json::<MkdirAnswer>())
-            // Every path failed: the same answer, as a 400.
-            .also("400", json::<MkdirAnswer>()),
+            // Every path failed: a problem with the same results.
+            .also("400", json::<MkdirRefused>()),
         Route::new("post", "/folders/{id}/rename-file")
             .takes(json::<RenameFile>())
             .answers(200, json::<Done>()),

@@ -8,10 +8,11 @@ use crate::state::Manager;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use bai_api::body::Fields;
 use bai_api::folders::{
-    DeleteFiles, Done, Listing, Mkdir, MkdirAnswer, MoveFile, Paths, RenameFile,
+    DeleteFiles, Done, Listing, Mkdir, MkdirRefused, MoveFile, Paths, RenameFile,
 };
 use bai_core::Problem;
 use serde::Deserialize;
@@ -39,7 +40,7 @@ pub async fn mkdir(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<(StatusCode, Json<MkdirAnswer>)> {
+) -> ApiResult<Response> {
     let v = writable_folder(&m, &caller, &id)?;
     let b = Fields::read(&body)?;
     if !b.given("path") {
@@ -59,12 +60,11 @@ pub async fn mkdir(
         .storage
         .blocking(move |s| s.mkdir(&v, &paths, parents, exist_ok))
         .await?;
-    let status = if !out.results.failed.is_empty() && out.results.success.is_empty() {
-        StatusCode::BAD_REQUEST
-    } else {
-        StatusCode::CREATED
-    };
-    Ok((status, Json(out)))
+    if !out.results.failed.is_empty() && out.results.success.is_empty() {
+        let refused = MkdirRefused::new(out.results);
+        return Ok((StatusCode::BAD_REQUEST, Json(refused)).into_response());
+    }
+    Ok((StatusCode::CREATED, Json(out)).into_response())
 }
 
 pub async fn rename_file(

@@ -182,6 +182,36 @@ fn official_client_manages_sessions() {
     all.expect_ok();
     assert!(all.stdout.contains("offsess2"), "{all:#?}");
 
+    // `admin agent list|info` (GraphQL `agent_list`, `agent`): the agent, alive, with the
+    // running session's CPU in its occupied slots; for administrators only.
+    let agents = ba(&s, true, &["admin", "agent", "list"]);
+    agents.expect_ok();
+    let row = agents
+        .stdout
+        .lines()
+        .find(|l| l.contains(&s.agent_id))
+        .unwrap_or_else(|| panic!("the agent listed: {agents:#?}"));
+    assert!(row.contains("ALIVE") && row.contains("cpu:"), "{row}");
+    let lost = ba(&s, true, &["admin", "agent", "list", "--status", "LOST"]);
+    lost.expect_ok();
+    assert!(!lost.stdout.contains(&s.agent_id), "{lost:#?}");
+    let info = ba(&s, true, &["admin", "agent", "info", &s.agent_id]);
+    info.expect_ok();
+    let occupied = info
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Occupied Slots"))
+        .unwrap_or_else(|| panic!("occupied slots shown: {info:#?}"));
+    assert!(
+        occupied.contains("cpu:") && !occupied.contains("cpu:0,"),
+        "{occupied}"
+    );
+    let r = ba(&s, false, &["admin", "agent", "list"]);
+    assert!(
+        r.stdout.contains("only administrators") || r.stderr.contains("only administrators"),
+        "{r:#?}"
+    );
+
     ba(&s, false, &["rm", "offsess2"]).expect_ok();
     let ev = ba(&s, false, &["events", "offsess2"]);
     ev.expect_ok();

@@ -20,13 +20,21 @@ pub async fn list_agents(
     State(m): State<Arc<Manager>>,
     Extension(caller): Extension<Caller>,
 ) -> ApiResult<Json<AgentList>> {
+    Ok(Json(AgentList {
+        agents: agent_views(&m, &caller)?,
+    }))
+}
+
+/// The agents of the groups open to `caller` (administrators: every agent) as `GET /agents`
+/// shows them; Backend.AI's GraphQL `agent_list` shows the same (`api/gql/admin/agents.rs`).
+pub(crate) fn agent_views(m: &Manager, caller: &Caller) -> ApiResult<Vec<Agent>> {
     let groups: Vec<String> = m
         .store
         .groups_for(&caller.access_key)?
         .into_iter()
         .map(|g| g.name)
         .collect();
-    let used = agent_usage(&m)?;
+    let used = agent_usage(m)?;
     let agents = m
         .agents
         .all()
@@ -71,11 +79,11 @@ pub async fn list_agents(
                         why: m.why.clone(),
                     })
                     .collect(),
-                warm_pool: pools_of(&m, a),
+                warm_pool: pools_of(m, a),
             }
         })
         .collect();
-    Ok(Json(AgentList { agents }))
+    Ok(agents)
 }
 
 /// An agent's warm pools as the manager last heard of them; the pools themselves only while

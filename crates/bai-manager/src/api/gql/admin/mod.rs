@@ -1,4 +1,4 @@
-//! Backend.AI's admin GraphQL, as the official client's `admin domain|group|user|keypair|
+//! Backend.AI's admin GraphQL, as the official client's `admin agent|domain|group|user|keypair|
 //! keypair-resource-policy|scaling-group|storage` commands send it. One file per kind; every
 //! field here is for administrators only, except what a user may read of their own.
 //!
@@ -6,6 +6,7 @@
 //! name taken, something still running) is `ok: false` with the reason; a malformed request
 //! is a GraphQL error.
 
+mod agents;
 mod domains;
 mod groups;
 mod kp_policies;
@@ -20,7 +21,8 @@ use bai_ground::identity::Caller;
 use serde_json::{Map, Value, json};
 
 pub fn handles(field: &str) -> bool {
-    domains::handles(field)
+    agents::handles(field)
+        || domains::handles(field)
         || groups::handles(field)
         || kp_policies::handles(field)
         || scaling_groups::handles(field)
@@ -36,7 +38,9 @@ pub fn resolve(
     args: &Map<String, Value>,
 ) -> Result<Value, FieldError> {
     let a = Args { m, caller, args };
-    if domains::handles(field) {
+    if agents::handles(field) {
+        agents::resolve(&a, kind, field)
+    } else if domains::handles(field) {
         domains::resolve(&a, kind, field)
     } else if groups::handles(field) {
         groups::resolve(&a, kind, field)

@@ -212,6 +212,47 @@ fn official_client_manages_sessions() {
         "{r:#?}"
     );
 
+    // The other admin listings: the manager's status (the running session counted), the
+    // slot types, the storage hosts, and every user's folders (a user's, listed to the admin).
+    let st = ba(&s, true, &["admin", "manager", "status"]);
+    st.expect_ok();
+    let line = st
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("running"))
+        .unwrap_or_else(|| panic!("the status: {st:#?}"));
+    let active: u64 = line
+        .split_whitespace()
+        .last()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("a count: {line}"));
+    assert!(active >= 1, "{st:#?}");
+    let slots = ba(&s, true, &["admin", "resource", "query-slots"]);
+    assert!(
+        slots.stdout.contains("cpu (count)") && slots.stdout.contains("mem (bytes)"),
+        "{slots:#?}"
+    );
+    let hosts = ba(&s, true, &["admin", "vfolder", "list-hosts"]);
+    hosts.expect_ok();
+    assert!(hosts.stdout.contains("local:volume1"), "{hosts:#?}");
+    ba(
+        &s,
+        false,
+        &["vfolder", "create", "users-folder", "local:volume1"],
+    )
+    .expect_ok();
+    let folders = ba(&s, true, &["admin", "vfolder", "list"]);
+    folders.expect_ok();
+    assert!(
+        folders
+            .stdout
+            .lines()
+            .any(|l| l.contains("users-folder") && l.contains("user@bai.local")),
+        "{folders:#?}"
+    );
+    let r = ba(&s, false, &["admin", "manager", "status"]);
+    assert!(!r.ok(), "{r:#?}");
+
     ba(&s, false, &["rm", "offsess2"]).expect_ok();
     let ev = ba(&s, false, &["events", "offsess2"]);
     ev.expect_ok();

@@ -461,6 +461,23 @@ export interface paths {
         patch: operations["patch_app_session_app_rest"];
         trace?: never;
     };
+    "/config/resource-slots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every resource slot the cluster's agents have now, with its unit (`cpu`: `count`, `mem`: `bytes`, accelerators: `count`); the official client's `admin resource query-slots`. */
+        get: operations["get_config_resource_slots"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events/background-task": {
         parameters: {
             query?: never;
@@ -509,6 +526,23 @@ export interface paths {
         post: operations["post_folders"];
         /** Move a folder to its owner's trash (restore or purge it from there). */
         delete: operations["delete_folders"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/folders/_/all_hosts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every storage host (administrators; the official client's `admin vfolder list-hosts`): the same answer as `/folders/_/hosts`. */
+        get: operations["get_folders___all_hosts"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1001,6 +1035,23 @@ export interface paths {
         };
         /** The manager's announcement (none). */
         get: operations["get_manager_announcement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/manager/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The manager's status (administrators; the official client's `admin manager status`): always `running` (bai's managers do not freeze), with the sessions not yet ended. */
+        get: operations["get_manager_status"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3459,6 +3510,37 @@ export interface components {
             /** @description The container's output (stdout and stderr), as text; kept after the session ended. */
             logs: string;
         };
+        /** @description One manager in [`ManagerStatus`]. */
+        ManagerNode: {
+            /**
+             * Format: int64
+             * @description Sessions not yet terminated or cancelled.
+             */
+            active_sessions: number;
+            /** @description The API version it speaks (`v9.20250722`). */
+            api_version: string;
+            /** @description The manager's instance id. */
+            id: string;
+            /** @description `running`. */
+            status: string;
+            /** @description Its bai version. */
+            version: string;
+        };
+        /**
+         * @description `GET /manager/status` (administrators; the official client's `admin manager status`):
+         *     Backend.AI's manager status. bai's managers do not freeze, so it is always `running`.
+         */
+        ManagerStatus: {
+            /**
+             * Format: int64
+             * @description Sessions not yet terminated or cancelled (pending ones included).
+             */
+            active_sessions: number;
+            /** @description The manager that answered. */
+            nodes: components["schemas"]["ManagerNode"][];
+            /** @description `running`. */
+            status: string;
+        };
         /** @description Who a web session belongs to (`GET /server/me`). */
         Me: {
             /** @description The keypair the web session acts with. */
@@ -3514,7 +3596,8 @@ export interface components {
         };
         /**
          * @description `POST /folders/{id}/mkdir` when every path failed (400): a problem, which clients print
-         *     (its `msg` names each path and why), with the answer's `results` beside its fields.
+         *     (its `msg` says why each path failed, `; ` between them), with the answer's `results`
+         *     beside its fields.
          */
         MkdirRefused: {
             /** @description Details (e.g. the sessions a reference matched). */
@@ -6444,6 +6527,30 @@ export interface operations {
             "5XX": components["responses"]["Problem"];
         };
     };
+    get_config_resource_slots: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
     get_events_background_task: {
         parameters: {
             query: {
@@ -6582,6 +6689,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_folders___all_hosts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hosts"];
+                };
             };
             "4XX": components["responses"]["Problem"];
             "5XX": components["responses"]["Problem"];
@@ -7412,6 +7541,28 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Announcement"];
+                };
+            };
+            "4XX": components["responses"]["Problem"];
+            "5XX": components["responses"]["Problem"];
+        };
+    };
+    get_manager_status: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManagerStatus"];
                 };
             };
             "4XX": components["responses"]["Problem"];

@@ -20,6 +20,37 @@ pub struct Announcement {
     pub message: String,
 }
 
+/// `GET /manager/status` (administrators; the official client's `admin manager status`):
+/// Backend.AI's manager status. bai's managers do not freeze, so it is always `running`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ManagerStatus {
+    /// `running`.
+    pub status: String,
+    /// Sessions not yet terminated or cancelled (pending ones included).
+    pub active_sessions: i64,
+    /// The manager that answered.
+    pub nodes: Vec<ManagerNode>,
+}
+
+/// One manager in [`ManagerStatus`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ManagerNode {
+    /// The manager's instance id.
+    pub id: String,
+    /// `running`.
+    pub status: String,
+    /// Its bai version.
+    pub version: String,
+    /// The API version it speaks (`v9.20250722`).
+    pub api_version: String,
+    /// Sessions not yet terminated or cancelled.
+    pub active_sessions: i64,
+}
+
+/// `GET /config/resource-slots`: every resource slot the cluster has now, with its unit
+/// (`cpu`: `count`, `mem`: `bytes`, an accelerator's: `count`), as Backend.AI answers it.
+pub type ResourceSlotTypes = std::collections::BTreeMap<String, String>;
+
 /// `GET /health`: whether the manager can serve (503 when its database does not answer).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Health {
@@ -64,6 +95,8 @@ pub fn routes() -> Vec<Route> {
     let mut out = vec![
         Route::new("get", "/").answers(200, json::<Version>()),
         Route::new("get", "/manager/announcement").answers(200, json::<Announcement>()),
+        Route::new("get", "/manager/status").answers(200, json::<ManagerStatus>()),
+        Route::new("get", "/config/resource-slots").answers(200, json::<ResourceSlotTypes>()),
         Route::new("get", "/health").answers(200, json::<Health>()),
         Route::new("get", "/metrics").answers(200, Body::Bytes("text/plain")),
         Route::new("get", "/admin/audit").answers(200, json::<AuditList>()),

@@ -46,6 +46,7 @@ pub fn routes() -> Vec<Route> {
             .takes(json::<IdLookup>())
             .answers(200, json::<FolderRef>()),
         Route::new("get", "/folders/_/hosts").answers(200, json::<Hosts>()),
+        Route::new("get", "/folders/_/all_hosts").answers(200, json::<Hosts>()),
         Route::new("post", "/folders/purge")
             .takes(json::<FolderId>())
             .answers(204, Body::Empty),

@@ -49,6 +49,7 @@ pub fn router(m: Arc<Manager>) -> Router {
                 })
             }),
         )
+        .route("/config/resource-slots", get(ops::resource_slots))
         .route("/session", post(session::create))
         .route(
             "/session/_/create-from-template",
@@ -331,6 +332,8 @@ fn admin_routes() -> Router<Arc<Manager>> {
         )
         .route("/admin/users/{email}", get(users::user_by_email))
         .route("/admin/audit", get(ops::audit))
+        .route("/manager/status", get(ops::manager_status))
+        .route("/folders/_/all_hosts", get(vfolder::hosts))
         .route(
             "/admin/agent-tokens",
             post(agent_admin::create_token).get(agent_admin::list_tokens),

@@ -120,3 +120,54 @@ pub async fn audit(
     })?;
     Ok(Json(AuditList { entries: rows }))
 }
+
+/// `GET /manager/status` (administrators): Backend.AI's manager status, as the official
+/// client's `admin manager status` prints it. bai's managers do not freeze: `running`.
+pub async fn manager_status(
+    State(m): State<Arc<Manager>>,
+) -> ApiResult<Json<bai_api::server::ManagerStatus>> {
+    let active: i64 = m
+        .store
+        .session_counts()?
+        .iter()
+        .filter(|c| {
+            c.status
+                .parse::<bai_core::SessionStatus>()
+                .is_ok_and(|s| s.is_live())
+        })
+        .map(|c| c.count)
+        .sum();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default();
+    Ok(Json(bai_api::server::ManagerStatus {
+        status: "running".into(),
+        active_sessions: active,
+        nodes: vec![bai_api::server::ManagerNode {
+            id: if host.is_empty() {
+                "manager".into()
+            } else {
+                host
+            },
+            status: "running".into(),
+            version: bai_core::MANAGER_VERSION.into(),
+            api_version: bai_core::API_VERSION.into(),
+            active_sessions: active,
+        }],
+    }))
+}
+
+/// `GET /config/resource-slots`: the slots the cluster's agents have now, with their units.
+pub async fn resource_slots(
+    State(m): State<Arc<Manager>>,
+) -> Json<bai_api::server::ResourceSlotTypes> {
+    let mut slots = bai_api::server::ResourceSlotTypes::new();
+    slots.insert("cpu".into(), "count".into());
+    slots.insert("mem".into(), "bytes".into());
+    for a in m.agents.all() {
+        for slot in a.info().capacity.accel.keys() {
+            slots.insert(slot.clone(), "count".into());
+        }
+    }
+    Json(slots)
+}

@@ -72,6 +72,20 @@ pub fn decode_global_id(s: &str) -> Option<Uuid> {
 }
 
 impl SessionResolver<'_> {
+    /// The project a folder listing's `group_id` names (its id, or its name), if any.
+    fn project_arg(&self, args: &Map<String, Value>) -> Result<Option<String>, FieldError> {
+        let Some(g) = arg_str(args, "group_id").filter(|g| !g.is_empty()) else {
+            return Ok(None);
+        };
+        if let Some(p) = self.m.store.project_by_id(g).map_err(db)? {
+            return Ok(Some(p.name));
+        }
+        if self.m.store.project_exists(g).map_err(db)? {
+            return Ok(Some(g.to_string()));
+        }
+        Err(err(format!("no project {g:?}")))
+    }
+
     fn visible(&self, id: Uuid) -> Result<Option<bai_store::SessionRow>, FieldError> {
         let row = self.m.store.session(id).map_err(db)?;
         Ok(row.filter(|r| self.caller.is_admin || r.spec.access_key == self.caller.access_key))
@@ -294,13 +308,19 @@ impl SessionResolver<'_> {
                 | "vfolder_project_list",
             ) => {
                 // `vfolder_invited_list`: user folders shared with the caller.
-                let visible = self
-                    .m
-                    .store
-                    .visible_vfolders(&self.caller.user_id, self.caller.is_admin)
-                    .map_err(db)?;
+                let visible = if field == "vfolder_list" && self.caller.is_admin {
+                    // Backend.AI's `admin vfolder list`: every folder, everyone's.
+                    self.m.store.vfolders(None).map_err(db)?
+                } else {
+                    self.m
+                        .store
+                        .visible_vfolders(&self.caller.user_id, self.caller.is_admin)
+                        .map_err(db)?
+                };
+                let project = self.project_arg(args)?;
                 let all: Vec<Value> = visible
                     .iter()
+                    .filter(|v| project.is_none() || v.project == project)
                     .filter(|v| match field {
                         "vfolder_own_list" => {
                             v.project.is_none() && v.user_id == self.caller.user_id
@@ -313,9 +333,19 @@ impl SessionResolver<'_> {
                     })
                     .map(|v| {
                         let mut j = folder_json(self.m, v, &self.caller.user_id);
-                        if v.user_id == self.caller.user_id {
-                            j["creator"] = json!(self.caller.email);
-                            j["user_email"] = json!(self.caller.email);
+                        let email = if v.user_id == self.caller.user_id {
+                            Some(self.caller.email.clone())
+                        } else {
+                            self.m
+                                .store
+                                .user_by_id(&v.user_id)
+                                .ok()
+                                .flatten()
+                                .map(|u| u.email)
+                        };
+                        if let Some(email) = email {
+                            j["creator"] = json!(email);
+                            j["user_email"] = json!(email);
                         }
                         j
                     })
